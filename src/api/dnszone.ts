@@ -1,0 +1,196 @@
+/** DNSZone (namespaced): a hosted zone. */
+import { RECORD_TYPES } from '../dns/rrtype.ts';
+import { AGE_COLUMN, type KindDefinition, READY_COLUMN } from './kind.ts';
+import {
+  conditionsSchema,
+  DNS1123_LABEL,
+  DNS1123_SUBDOMAIN,
+  DOMAIN_NAME_PATTERN,
+  labelMessage,
+  MAX_TTL,
+  NAME_PATTERN_PATTERN,
+  type ObjectMeta,
+  objectRefSchema,
+  observedGenerationSchema,
+  soaOverridesSchema,
+  subdomainMessage,
+  ttlSchema,
+} from './meta.ts';
+import { type Infer, quote, s } from './schema.ts';
+
+export const MAX_DELEGATIONS = 64;
+
+export const delegationSchema = s.object(
+  {
+    namespaces: s.optional(
+      s.array(
+        s.string({
+          description: 'A namespace name.',
+          minLength: 1,
+          maxLength: 63,
+          pattern: DNS1123_LABEL,
+          patternMessage: labelMessage,
+        }),
+        {
+          description:
+            'Namespaces whose DNSRecordSets may publish in this zone. An entry without namespaces admits ' +
+            "no other namespace (records from the zone's own namespace are always allowed).",
+          maxItems: 64,
+          listType: 'set',
+        },
+      ),
+    ),
+    names: s.optional(
+      s.array(
+        s.string({
+          description: 'A name pattern relative to the zone.',
+          minLength: 1,
+          maxLength: 253,
+          pattern: NAME_PATTERN_PATTERN,
+          patternMessage:
+            'is not a relative name pattern; use "@" for the apex, a relative name like "api" or "a.b", ' +
+            '"*.apps" for every name below apps, or "*" for every name below the apex (no trailing dot)',
+        }),
+        {
+          description:
+            'Owner names the delegated namespaces may use, relative to the zone: "@" is the apex, "api" ' +
+            'exactly api, "*.apps" one or more labels below apps (not apps itself), "*" every name below ' +
+            'the apex. Empty or absent: any name.',
+          maxItems: 64,
+          listType: 'set',
+        },
+      ),
+    ),
+    types: s.optional(
+      s.array(s.string({ description: 'A record type.', enum: RECORD_TYPES }), {
+        description: 'Record types the delegated namespaces may publish. Empty or absent: any type.',
+        maxItems: 32,
+        listType: 'set',
+      }),
+    ),
+  },
+  { description: 'Lets DNSRecordSets from other namespaces publish in this zone.' },
+);
+export type Delegation = Infer<typeof delegationSchema>;
+
+export const dnsZoneSpecSchema = s.object(
+  {
+    domainName: s.string({
+      description:
+        'The zone apex, e.g. "example.com" (at least two labels; the trailing dot is optional; case does ' +
+        'not matter). Immutable: to move a zone, create a new DNSZone.',
+      minLength: 1,
+      maxLength: 253,
+      pattern: DOMAIN_NAME_PATTERN,
+      patternMessage: (value) =>
+        value.includes('.') && !value.includes('..') && !value.startsWith('.')
+          ? 'is not a valid domain name: labels are 1-63 letters, digits, "-" or "_", not starting or ending with "-"'
+          : 'is not a valid zone name: use a domain name of at least two labels, e.g. "example.com"',
+      rules: [
+        {
+          cel: 'self == oldSelf',
+          message: 'domainName is immutable; create a new DNSZone instead',
+          transition: true,
+          code: 'IMMUTABLE',
+          check: (self, oldSelf) => self === oldSelf,
+          detail: (self, oldSelf) =>
+            `domainName is immutable (was ${quote(String(oldSelf))}, now ${quote(self)}); create a new DNSZone instead`,
+        },
+      ],
+    }),
+    className: s.string({
+      description: 'Name of the DNSZoneClass whose backend serves this zone.',
+      minLength: 1,
+      maxLength: 253,
+      pattern: DNS1123_SUBDOMAIN,
+      patternMessage: subdomainMessage,
+    }),
+    ttl: s.optional(
+      ttlSchema(
+        `Default TTL in seconds for records of this zone without their own (1-${MAX_TTL}). Default: the class's defaults.ttl, else 300.`,
+      ),
+    ),
+    soa: s.optional({
+      ...soaOverridesSchema,
+      description: "Overrides for the zone's SOA record; each field defaults to the class's defaults.soa.",
+    }),
+    delegations: s.optional(
+      s.array(delegationSchema, {
+        description:
+          'Who else may publish records in this zone. Records from the same namespace are always allowed; ' +
+          'a record set from another namespace is accepted when one entry admits its namespace, name and type.',
+        maxItems: MAX_DELEGATIONS,
+      }),
+    ),
+  },
+  { description: 'The desired zone.' },
+);
+export type DNSZoneSpec = Infer<typeof dnsZoneSpecSchema>;
+
+export const dnsZoneStatusSchema = s.object(
+  {
+    observedGeneration: observedGenerationSchema(),
+    serial: s.optional(
+      s.integer({
+        description:
+          'SOA serial of the current content: YYYYMMDDnn, increased whenever the content hash changes, never decreased.',
+        minimum: 0,
+        maximum: 4294967295,
+        format: 'int64',
+      }),
+    ),
+    hash: s.optional(s.string({ description: 'SHA-256 over the canonical zone content.', maxLength: 128 })),
+    recordCount: s.optional(
+      s.integer({
+        description: 'Number of DNSRecordSets published in the zone.',
+        minimum: 0,
+        format: 'int32',
+      }),
+    ),
+    nameservers: s.optional(
+      s.array(s.string({ description: 'An absolute host name.', maxLength: 253 }), {
+        description: 'The name servers to delegate to from the parent zone.',
+      }),
+    ),
+    parentZone: s.optional({
+      ...objectRefSchema,
+      description: 'The managed DNSZone that delegates to this one, if any.',
+    }),
+    conditions: conditionsSchema(
+      'Accepted: the spec is valid and the class exists. Programmed: the backend serves exactly status.serial. ' +
+        'Ready: both.',
+    ),
+  },
+  { description: 'Observed state of the zone.' },
+);
+export type DNSZoneStatus = Infer<typeof dnsZoneStatusSchema>;
+
+export interface DNSZone {
+  apiVersion: string;
+  kind: 'DNSZone';
+  metadata: ObjectMeta;
+  spec: DNSZoneSpec;
+  status?: DNSZoneStatus;
+}
+
+export const dnsZoneDefinition: KindDefinition<'DNSZone'> = {
+  kind: 'DNSZone',
+  plural: 'dnszones',
+  singular: 'dnszone',
+  listKind: 'DNSZoneList',
+  shortNames: ['dnsz'],
+  scope: 'Namespaced',
+  description:
+    'DNSZone is a hosted zone: its apex, the class that serves it, TTL and SOA overrides, and which ' +
+    'other namespaces may publish records in it.',
+  spec: dnsZoneSpecSchema,
+  status: dnsZoneStatusSchema,
+  printerColumns: [
+    { name: 'Domain', type: 'string', jsonPath: '.spec.domainName' },
+    { name: 'Class', type: 'string', jsonPath: '.spec.className' },
+    { name: 'Serial', type: 'integer', jsonPath: '.status.serial' },
+    { name: 'Records', type: 'integer', jsonPath: '.status.recordCount' },
+    READY_COLUMN,
+    AGE_COLUMN,
+  ],
+};

@@ -1,0 +1,47 @@
+/** The Zonekeeper API (dns.zonekeeper.dev/v1alpha1): types, validation and CRDs from one definition per kind. */
+
+export { crdFileName, crdsYaml, crdYaml, generateCrds } from './crds.ts';
+export type { DNSRecordSet, DNSRecordSetSpec, DNSRecordSetStatus } from './dnsrecordset.ts';
+export {
+  dnsRecordSetDefinition,
+  dnsRecordSetSpecSchema,
+  dnsRecordSetStatusSchema,
+  MAX_RECORD_LENGTH,
+  MAX_RECORDS,
+} from './dnsrecordset.ts';
+export type { Delegation, DNSZone, DNSZoneSpec, DNSZoneStatus } from './dnszone.ts';
+export {
+  delegationSchema,
+  dnsZoneDefinition,
+  dnsZoneSpecSchema,
+  dnsZoneStatusSchema,
+  MAX_DELEGATIONS,
+} from './dnszone.ts';
+export type { DNSZoneClass, DNSZoneClassSpec, DNSZoneClassStatus } from './dnszoneclass.ts';
+export {
+  BACKEND_KINDS,
+  dnsZoneClassDefinition,
+  dnsZoneClassSpecSchema,
+  dnsZoneClassStatusSchema,
+} from './dnszoneclass.ts';
+export type { KindDefinition, PrinterColumn } from './kind.ts';
+export type {
+  Condition,
+  ConditionTypeName,
+  ObjectMeta,
+  ObjectRef,
+  ReasonName,
+  SOAOverrides,
+} from './meta.ts';
+export { API_VERSION, ConditionType, GROUP, MAX_TTL, Reason, VERSION } from './meta.ts';
+export type { Kind, Resource, ResourceOfKind, ValidateOptions, ValidationResult } from './resource.ts';
+export {
+  DEFAULT_NAMESPACE,
+  isKind,
+  isNamespaced,
+  KIND_DEFINITIONS,
+  KINDS,
+  validateResource,
+} from './resource.ts';
+export type { Infer, Problem, Rule, Schema } from './schema.ts';
+export { formatProblem, normalizeValue, s, toOpenApi, validateValue } from './schema.ts';

@@ -1,0 +1,279 @@
+/** The resource kinds together, and validation of whole objects (manifests folder, CLI `validate`). */
+import { type DNSRecordSet, dnsRecordSetDefinition } from './dnsrecordset.ts';
+import { type DNSZone, dnsZoneDefinition } from './dnszone.ts';
+import { type DNSZoneClass, dnsZoneClassDefinition } from './dnszoneclass.ts';
+import type { KindDefinition } from './kind.ts';
+import {
+  API_VERSION,
+  DNS1123_LABEL,
+  DNS1123_SUBDOMAIN,
+  GROUP,
+  labelMessage,
+  type ObjectMeta,
+  subdomainMessage,
+} from './meta.ts';
+import {
+  isPlainObject,
+  joinPath,
+  normalize,
+  type Problem,
+  quote,
+  type Schema,
+  s,
+  unknownFieldMessage,
+  validateValue,
+} from './schema.ts';
+
+export type Resource = DNSZoneClass | DNSZone | DNSRecordSet;
+export type Kind = Resource['kind'];
+export type ResourceOfKind<K extends Kind> = Extract<Resource, { kind: K }>;
+
+export const KINDS: readonly Kind[] = ['DNSZoneClass', 'DNSZone', 'DNSRecordSet'];
+
+export const KIND_DEFINITIONS: { readonly [K in Kind]: KindDefinition<K> } = {
+  DNSZoneClass: dnsZoneClassDefinition,
+  DNSZone: dnsZoneDefinition,
+  DNSRecordSet: dnsRecordSetDefinition,
+};
+
+export function isKind(value: unknown): value is Kind {
+  return typeof value === 'string' && (KINDS as readonly string[]).includes(value);
+}
+
+export function isNamespaced(kind: Kind): boolean {
+  return KIND_DEFINITIONS[kind].scope === 'Namespaced';
+}
+
+/** The namespace a namespaced object without one lands in, as with kubectl. */
+export const DEFAULT_NAMESPACE = 'default';
+
+export type ValidationResult =
+  | { ok: true; resource: Resource }
+  | { ok: false; kind?: string; name?: string; problems: Problem[] };
+
+export interface ValidateOptions {
+  /**
+   * Keep and validate `status` (for objects read back from the API server or a state file). By default
+   * status is input the user does not own, and is dropped.
+   */
+  keepStatus?: boolean;
+}
+
+const VERSION_HINT = 'this version of Zonekeeper serves v1alpha1 only';
+
+const TOP_LEVEL_FIELDS = ['apiVersion', 'kind', 'metadata', 'spec', 'status'];
+
+// Kubernetes ObjectMeta fields Zonekeeper does not keep: accepted (so `kubectl get -o yaml` output
+// validates) and dropped.
+const IGNORED_METADATA = [
+  'generateName',
+  'selfLink',
+  'ownerReferences',
+  'managedFields',
+  'deletionGracePeriodSeconds',
+];
+
+// Label/annotation keys: an optional DNS-subdomain prefix and '/', then a name (Kubernetes qualified name).
+const QUALIFIED_NAME =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+const metadataSchemas = {
+  name: s.string({
+    minLength: 1,
+    maxLength: 253,
+    pattern: DNS1123_SUBDOMAIN,
+    patternMessage: subdomainMessage,
+  }),
+  namespace: s.string({ minLength: 1, maxLength: 63, pattern: DNS1123_LABEL, patternMessage: labelMessage }),
+  uid: s.string(),
+  generation: s.integer({ minimum: 0 }),
+  resourceVersion: s.string(),
+  creationTimestamp: s.string(),
+  deletionTimestamp: s.string(),
+  labels: s.map(s.string({ maxLength: 63 })),
+  annotations: s.map(s.string()),
+  finalizers: s.array(s.string({ minLength: 1, maxLength: 316 }), { listType: 'set' }),
+} satisfies Record<keyof ObjectMeta, Schema>;
+
+function validateQualifiedKeys(map: Record<string, unknown>, path: string): Problem[] {
+  const problems: Problem[] = [];
+  for (const key of Object.keys(map)) {
+    const slash = key.indexOf('/');
+    const name = slash < 0 ? key : key.slice(slash + 1);
+    const prefix = slash < 0 ? '' : key.slice(0, slash);
+    if (!QUALIFIED_NAME.test(key) || name.length > 63 || prefix.length > 253) {
+      problems.push({
+        path: `${path}[${key}]`,
+        code: 'INVALID_KEY',
+        message: `${quote(key)} is not a valid key: use an optional DNS-subdomain prefix and "/", then a name of at most 63 letters, digits, "-", "_" or "."`,
+      });
+    }
+  }
+  return problems;
+}
+
+function validateMetadata(
+  meta: Record<string, unknown>,
+  kind: Kind,
+): { problems: Problem[]; metadata: ObjectMeta | undefined } {
+  const problems: Problem[] = [];
+  const known = [...Object.keys(metadataSchemas), ...IGNORED_METADATA];
+  for (const key of Object.keys(meta)) {
+    if (!known.includes(key)) {
+      problems.push({
+        path: joinPath('metadata', key),
+        code: 'UNKNOWN_FIELD',
+        message: unknownFieldMessage(key, Object.keys(metadataSchemas)),
+      });
+    }
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, schema] of Object.entries(metadataSchemas) as [keyof ObjectMeta, Schema][]) {
+    const value = meta[key];
+    const path = `metadata.${key}`;
+    if (value === undefined || value === null) {
+      if (key === 'name') problems.push({ path, code: 'REQUIRED', message: 'required field is missing' });
+      continue;
+    }
+    if (key === 'namespace' && !isNamespaced(kind)) {
+      problems.push({
+        path,
+        code: 'CLUSTER_SCOPED',
+        message: `${kind} is cluster-scoped and has no namespace; remove metadata.namespace`,
+      });
+      continue;
+    }
+    const found = validateValue(schema, value, path);
+    if (found.length === 0 && (key === 'labels' || key === 'annotations') && isPlainObject(value)) {
+      found.push(...validateQualifiedKeys(value, path));
+      if (key === 'labels') {
+        for (const [k, v] of Object.entries(value)) {
+          if (typeof v === 'string' && !LABEL_VALUE.test(v)) {
+            found.push({
+              path: `${path}[${k}]`,
+              code: 'PATTERN',
+              message: `${quote(v)} is not a valid label value: use letters, digits, "-", "_" and ".", starting and ending with a letter or digit`,
+            });
+          }
+        }
+      }
+    }
+    problems.push(...found);
+    if (found.length === 0) out[key] = normalize(schema, value);
+  }
+  if (isNamespaced(kind) && out.namespace === undefined) out.namespace = DEFAULT_NAMESPACE;
+  return { problems, metadata: problems.length === 0 ? (out as unknown as ObjectMeta) : undefined };
+}
+
+/**
+ * Validates an object as the API server would (schema, CEL rules) and more strictly where the API
+ * server would silently drop data: unknown fields are problems, not pruned. `old` is the previous
+ * version of the same object, for transition rules (the immutable DNSZone domainName).
+ *
+ * On success the resource is a clean copy: metadata limited to ObjectMeta, the namespace defaulted to
+ * "default" for namespaced kinds, nulls removed, status dropped (unless `options.keepStatus`).
+ */
+export function validateResource(
+  obj: unknown,
+  old?: Resource,
+  options: ValidateOptions = {},
+): ValidationResult {
+  if (!isPlainObject(obj)) {
+    return {
+      ok: false,
+      problems: [
+        {
+          path: '',
+          code: 'INVALID_TYPE',
+          message: 'expected a mapping with apiVersion, kind, metadata and spec',
+        },
+      ],
+    };
+  }
+  const problems: Problem[] = [];
+  const rawKind = obj.kind;
+  const rawName = isPlainObject(obj.metadata) ? obj.metadata.name : undefined;
+  const fail = (): ValidationResult => ({
+    ok: false,
+    ...(typeof rawKind === 'string' ? { kind: rawKind } : {}),
+    ...(typeof rawName === 'string' ? { name: rawName } : {}),
+    problems,
+  });
+
+  if (obj.apiVersion === undefined || obj.apiVersion === null) {
+    problems.push({
+      path: 'apiVersion',
+      code: 'REQUIRED',
+      message: `required; set apiVersion: ${API_VERSION}`,
+    });
+  } else if (obj.apiVersion !== API_VERSION) {
+    const got = typeof obj.apiVersion === 'string' ? quote(obj.apiVersion) : String(obj.apiVersion);
+    const hint =
+      typeof obj.apiVersion === 'string' && obj.apiVersion.startsWith(`${GROUP}/`)
+        ? `; ${VERSION_HINT}`
+        : '; Zonekeeper resources use this group and version';
+    problems.push({
+      path: 'apiVersion',
+      code: 'API_VERSION',
+      message: `must be ${API_VERSION}, got ${got}${hint}`,
+    });
+  }
+
+  if (!isKind(rawKind)) {
+    problems.push({
+      path: 'kind',
+      code: rawKind === undefined || rawKind === null ? 'REQUIRED' : 'KIND',
+      message:
+        rawKind === undefined || rawKind === null
+          ? `required; one of ${KINDS.join(', ')}`
+          : `${typeof rawKind === 'string' ? quote(rawKind) : String(rawKind)} is not one of ${KINDS.join(', ')}`,
+    });
+    return fail();
+  }
+  const kind = rawKind;
+  const definition = KIND_DEFINITIONS[kind];
+
+  for (const key of Object.keys(obj)) {
+    if (!TOP_LEVEL_FIELDS.includes(key)) {
+      problems.push({
+        path: key,
+        code: 'UNKNOWN_FIELD',
+        message: unknownFieldMessage(key, TOP_LEVEL_FIELDS),
+      });
+    }
+  }
+
+  let metadata: ObjectMeta | undefined;
+  if (!isPlainObject(obj.metadata)) {
+    problems.push({
+      path: 'metadata',
+      code: obj.metadata === undefined || obj.metadata === null ? 'REQUIRED' : 'INVALID_TYPE',
+      message: 'required: a mapping with at least a name',
+    });
+  } else {
+    const result = validateMetadata(obj.metadata, kind);
+    problems.push(...result.problems);
+    metadata = result.metadata;
+  }
+
+  const oldSpec = old !== undefined && old.kind === kind ? old.spec : undefined;
+  if (obj.spec === undefined || obj.spec === null) {
+    problems.push({ path: 'spec', code: 'REQUIRED', message: 'required field is missing' });
+  } else {
+    problems.push(...validateValue(definition.spec, obj.spec, 'spec', oldSpec));
+  }
+
+  const keepStatus = options.keepStatus === true && obj.status !== undefined && obj.status !== null;
+  if (keepStatus) problems.push(...validateValue(definition.status, obj.status, 'status'));
+
+  if (problems.length > 0 || metadata === undefined) return fail();
+  const resource: Record<string, unknown> = {
+    apiVersion: API_VERSION,
+    kind,
+    metadata,
+    spec: normalize(definition.spec, obj.spec),
+  };
+  if (keepStatus) resource.status = normalize(definition.status, obj.status);
+  return { ok: true, resource: resource as unknown as Resource };
+}

@@ -1,0 +1,577 @@
+/**
+ * A small schema language: one definition per field gives the TypeScript type (`Infer`), the runtime
+ * validation used in folder mode (`validateValue`) and the Kubernetes structural OpenAPI v3 schema
+ * published in the CRDs (`toOpenApi`).
+ *
+ * Every CEL rule (`x-kubernetes-validations`) carries an equivalent TypeScript `check`, so that the
+ * manifests folder rejects exactly what the API server rejects. Patterns are written in the common
+ * subset of RE2 (the API server) and ECMAScript (here): no look-around, no back-references.
+ */
+
+/** One validation problem: where (`spec.records[1]`), what is wrong and what to do, and a stable code. */
+export interface Problem {
+  path: string;
+  message: string;
+  code: string;
+}
+
+/** `spec.records[1]: "10 mail" is ...` — the one-line form for logs and the CLI. */
+export function formatProblem(p: Problem): string {
+  return p.path === '' ? p.message : `${p.path}: ${p.message}`;
+}
+
+/**
+ * A CEL rule and its TypeScript twin. `check` must accept exactly what `cel` accepts. Rules run only
+ * when the value is present and its own schema (and its children's) is satisfied, like the API
+ * server's. A transition rule (`transition: true`, using `oldSelf`) runs only on update, when the old
+ * object had the field too.
+ */
+export interface Rule<T> {
+  cel: string;
+  message: string;
+  check(self: T, oldSelf?: T): boolean;
+  transition?: boolean;
+  /** A JSONPath relative to the node (`.records`) to report the problem at, for rules on an object. */
+  fieldPath?: string;
+  /** Kubernetes' field error reason for the CEL rule (the default is FieldValueInvalid). */
+  reason?: 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';
+  /** Problem code in folder mode (UPPER_SNAKE_CASE); default `RULE`. */
+  code?: string;
+  /** A more specific message for folder mode, given the failing value and where it is. */
+  detail?(self: T, oldSelf: T | undefined, path: string): string;
+}
+
+interface Base {
+  description?: string;
+  // biome-ignore lint/suspicious/noExplicitAny: rules are typed at the builder; the tree stores them erased
+  rules?: readonly Rule<any>[];
+  /** Set by `s.optional`: the property may be absent from its object. */
+  optional?: boolean;
+}
+
+export interface StringSchema<T extends string = string> extends Base {
+  kind: 'string';
+  enum?: readonly T[];
+  pattern?: string;
+  /** What the pattern means, for folder-mode messages; a function gets the rejected value. */
+  patternMessage?: string | ((value: string) => string);
+  minLength?: number;
+  maxLength?: number;
+  format?: string;
+  default?: T;
+}
+
+export interface IntegerSchema extends Base {
+  kind: 'integer';
+  minimum?: number;
+  maximum?: number;
+  format?: 'int32' | 'int64';
+  default?: number;
+}
+
+export interface BooleanSchema extends Base {
+  kind: 'boolean';
+  default?: boolean;
+}
+
+export interface ArraySchema<I extends Schema = Schema> extends Base {
+  kind: 'array';
+  items: I;
+  minItems?: number;
+  maxItems?: number;
+  /** `x-kubernetes-list-type`: `set` requires unique scalar items, `map` unique `listMapKeys`. */
+  listType?: 'atomic' | 'set' | 'map';
+  listMapKeys?: readonly string[];
+}
+
+export type Props = Record<string, Schema>;
+
+export interface ObjectSchema<P extends Props = Props> extends Base {
+  kind: 'object';
+  properties: P;
+}
+
+/** A string-keyed map (`additionalProperties`). */
+export interface MapSchema<V extends Schema = Schema> extends Base {
+  kind: 'map';
+  values: V;
+  maxProperties?: number;
+}
+
+export type Schema =
+  | StringSchema<string>
+  | IntegerSchema
+  | BooleanSchema
+  | ArraySchema
+  | ObjectSchema
+  | MapSchema;
+
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+type OptionalKeys<P> = { [K in keyof P]: P[K] extends { optional: true } ? K : never }[keyof P];
+type RequiredKeys<P> = Exclude<keyof P, OptionalKeys<P>>;
+
+/** The object type for a property list; an object without properties must be empty (`{}`). */
+export type InferObject<P extends Props> = [keyof P] extends [never]
+  ? Record<string, never>
+  : Simplify<{ [K in RequiredKeys<P>]: Infer<P[K]> } & { [K in OptionalKeys<P>]?: Infer<P[K]> }>;
+
+/** The TypeScript type a schema describes. */
+export type Infer<S> =
+  S extends StringSchema<infer T>
+    ? T
+    : S extends IntegerSchema
+      ? number
+      : S extends BooleanSchema
+        ? boolean
+        : S extends ArraySchema<infer I>
+          ? Infer<I>[]
+          : S extends MapSchema<infer V>
+            ? Record<string, Infer<V>>
+            : S extends ObjectSchema<infer P>
+              ? InferObject<P>
+              : never;
+
+type Opts<T> = { description?: string; rules?: readonly Rule<T>[] };
+export type StringOpts<T extends string> = Opts<T> & Omit<StringSchema<T>, 'kind' | keyof Base>;
+export type IntegerOpts = Opts<number> & Omit<IntegerSchema, 'kind' | keyof Base>;
+export type ArrayOpts<T> = Opts<T[]> & Omit<ArraySchema, 'kind' | 'items' | keyof Base>;
+export type MapOpts<T> = Opts<Record<string, T>> & Omit<MapSchema, 'kind' | 'values' | keyof Base>;
+
+/** Schema builders. */
+export const s = {
+  string<const T extends string = string>(opts: StringOpts<T> = {}): StringSchema<T> {
+    return { kind: 'string', ...opts };
+  },
+  integer(opts: IntegerOpts = {}): IntegerSchema {
+    return { kind: 'integer', ...opts };
+  },
+  boolean(opts: Opts<boolean> & { default?: boolean } = {}): BooleanSchema {
+    return { kind: 'boolean', ...opts };
+  },
+  array<I extends Schema>(items: I, opts: ArrayOpts<Infer<I>> = {}): ArraySchema<I> {
+    return { kind: 'array', items, ...opts };
+  },
+  object<P extends Props>(properties: P, opts: Opts<InferObject<P>> = {}): ObjectSchema<P> {
+    return { kind: 'object', properties, ...opts };
+  },
+  map<V extends Schema>(values: V, opts: MapOpts<Infer<V>> = {}): MapSchema<V> {
+    return { kind: 'map', values, ...opts };
+  },
+  optional<S extends Schema>(schema: S): S & { optional: true } {
+    return { ...schema, optional: true };
+  },
+};
+
+// ---------------------------------------------------------------------------------------------------
+// OpenAPI (Kubernetes structural schema)
+
+export type JsonObject = { [key: string]: unknown };
+
+/**
+ * The Kubernetes structural OpenAPI v3 schema for a node: `type` on every node, no `$ref`,
+ * `additionalProperties` only on maps (never beside `properties`), CEL rules as `x-kubernetes-validations`.
+ * Keys come out in a fixed order so the generated YAML is stable.
+ */
+export function toOpenApi(schema: Schema): JsonObject {
+  const out: JsonObject = {};
+  if (schema.description !== undefined) out.description = schema.description;
+  switch (schema.kind) {
+    case 'string':
+      out.type = 'string';
+      if (schema.format !== undefined) out.format = schema.format;
+      if (schema.enum !== undefined) out.enum = [...schema.enum];
+      if (schema.pattern !== undefined) out.pattern = schema.pattern;
+      if (schema.minLength !== undefined) out.minLength = schema.minLength;
+      if (schema.maxLength !== undefined) out.maxLength = schema.maxLength;
+      if (schema.default !== undefined) out.default = schema.default;
+      break;
+    case 'integer':
+      out.type = 'integer';
+      if (schema.format !== undefined) out.format = schema.format;
+      if (schema.minimum !== undefined) out.minimum = schema.minimum;
+      if (schema.maximum !== undefined) out.maximum = schema.maximum;
+      if (schema.default !== undefined) out.default = schema.default;
+      break;
+    case 'boolean':
+      out.type = 'boolean';
+      if (schema.default !== undefined) out.default = schema.default;
+      break;
+    case 'array':
+      out.type = 'array';
+      out.items = toOpenApi(schema.items);
+      if (schema.minItems !== undefined) out.minItems = schema.minItems;
+      if (schema.maxItems !== undefined) out.maxItems = schema.maxItems;
+      if (schema.listType !== undefined) out['x-kubernetes-list-type'] = schema.listType;
+      if (schema.listMapKeys !== undefined) out['x-kubernetes-list-map-keys'] = [...schema.listMapKeys];
+      break;
+    case 'object': {
+      out.type = 'object';
+      const entries = Object.entries(schema.properties);
+      if (entries.length > 0) {
+        out.properties = Object.fromEntries(entries.map(([k, v]) => [k, toOpenApi(v)]));
+        const required = entries.filter(([, v]) => v.optional !== true).map(([k]) => k);
+        if (required.length > 0) out.required = required;
+      }
+      break;
+    }
+    case 'map':
+      out.type = 'object';
+      out.additionalProperties = toOpenApi(schema.values);
+      if (schema.maxProperties !== undefined) out.maxProperties = schema.maxProperties;
+      break;
+  }
+  if (schema.rules !== undefined && schema.rules.length > 0) {
+    out['x-kubernetes-validations'] = schema.rules.map((r) => {
+      const v: JsonObject = { rule: r.cel, message: r.message };
+      if (r.fieldPath !== undefined) v.fieldPath = r.fieldPath;
+      if (r.reason !== undefined) v.reason = r.reason;
+      return v;
+    });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Validation (folder mode)
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** `spec` + `records` → `spec.records`; keys that are not identifiers are bracketed. */
+export function joinPath(path: string, key: string): string {
+  if (/^[A-Za-z_$][A-Za-z0-9_$-]*$/.test(key)) return path === '' ? key : `${path}.${key}`;
+  return `${path}[${JSON.stringify(key)}]`;
+}
+
+function describeValue(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  switch (typeof v) {
+    case 'string':
+      return `a string (${quote(v)})`;
+    case 'number':
+      return Number.isInteger(v) ? `an integer (${v})` : `a number (${v})`;
+    case 'boolean':
+      return `a boolean (${v})`;
+    case 'object':
+      return 'a mapping';
+    default:
+      return typeof v;
+  }
+}
+
+/** A value for messages: JSON-quoted and shortened. */
+export function quote(v: string): string {
+  const shown = v.length > 80 ? `${v.slice(0, 77)}...` : v;
+  return JSON.stringify(shown);
+}
+
+/** Unicode code points, as the API server counts minLength/maxLength. */
+function codePoints(v: string): number {
+  let n = 0;
+  for (const _ of v) n++;
+  return n;
+}
+
+const regexCache = new Map<string, RegExp>();
+function regex(pattern: string): RegExp {
+  let re = regexCache.get(pattern);
+  if (re === undefined) {
+    re = new RegExp(pattern);
+    regexCache.set(pattern, re);
+  }
+  return re;
+}
+
+function editDistance(a: string, b: string): number {
+  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0]!;
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = prev[j]!;
+      prev[j] = Math.min(above + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = above;
+    }
+  }
+  return prev[b.length]!;
+}
+
+/** The closest known name, if it is close enough to be a likely typo. */
+export function suggest(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const k of known) {
+    const d = editDistance(name.toLowerCase(), k.toLowerCase());
+    if (d < bestDistance) {
+      best = k;
+      bestDistance = d;
+    }
+  }
+  return best !== undefined && bestDistance <= Math.max(1, Math.floor(best.length / 3)) ? best : undefined;
+}
+
+/** `unknown field "recrods"; known fields: a, b; did you mean "records"?` */
+export function unknownFieldMessage(key: string, known: readonly string[]): string {
+  const hint = suggest(key, known);
+  const list = known.length === 0 ? 'none (use {})' : known.join(', ');
+  return `unknown field ${quote(key)}; known fields: ${list}${hint === undefined ? '' : `; did you mean ${quote(hint)}?`}`;
+}
+
+function typeProblem(expected: string, value: unknown, path: string): Problem {
+  let hint = '';
+  if (typeof value === 'string') {
+    const quotedNumber = expected === 'an integer' && /^-?[0-9]+$/.test(value.trim());
+    const quotedBoolean = expected.startsWith('a boolean') && /^(true|false)$/.test(value.trim());
+    if (quotedNumber || quotedBoolean) hint = '; remove the quotes';
+  }
+  return { path, code: 'INVALID_TYPE', message: `must be ${expected}, got ${describeValue(value)}${hint}` };
+}
+
+function plural(n: number, word: string): string {
+  if (n === 1) return `${n} ${word}`;
+  return word.endsWith('y') ? `${n} ${word.slice(0, -1)}ies` : `${n} ${word}s`;
+}
+
+/**
+ * Validates a value against a schema. `path` names the value (`spec`); problems carry full paths.
+ * `oldValue` is the previous version of the same value, for transition rules (immutability).
+ * Absent (`undefined`) or `null` object properties count as not set, as the API server prunes nulls.
+ */
+export function validateValue(schema: Schema, value: unknown, path: string, oldValue?: unknown): Problem[] {
+  const problems: Problem[] = [];
+  switch (schema.kind) {
+    case 'string': {
+      if (typeof value !== 'string') return [typeProblem('a string', value, path)];
+      if (schema.enum !== undefined && !schema.enum.includes(value)) {
+        const upper = schema.enum.find((e) => e.toLowerCase() === value.toLowerCase());
+        problems.push({
+          path,
+          code: 'NOT_IN_ENUM',
+          message: `${quote(value)} is not one of ${schema.enum.join(', ')}${upper === undefined ? '' : `; did you mean ${quote(upper)}?`}`,
+        });
+        break;
+      }
+      const length = codePoints(value);
+      if (schema.minLength !== undefined && length < schema.minLength) {
+        problems.push({
+          path,
+          code: 'TOO_SHORT',
+          message:
+            schema.minLength === 1
+              ? 'must not be empty'
+              : `is ${plural(length, 'character')} long, the minimum is ${schema.minLength}`,
+        });
+        break;
+      }
+      if (schema.maxLength !== undefined && length > schema.maxLength) {
+        problems.push({
+          path,
+          code: 'TOO_LONG',
+          message: `is ${plural(length, 'character')} long, the maximum is ${schema.maxLength}`,
+        });
+        break;
+      }
+      if (schema.pattern !== undefined && !regex(schema.pattern).test(value)) {
+        // A failing rule says it more precisely (e.g. "add the trailing dot"): report that instead.
+        const ruleProblems = runRules(schema, value, path, oldValue);
+        if (ruleProblems.length > 0) return ruleProblems;
+        const meaning =
+          typeof schema.patternMessage === 'function' ? schema.patternMessage(value) : schema.patternMessage;
+        problems.push({
+          path,
+          code: 'PATTERN',
+          message:
+            meaning === undefined
+              ? `${quote(value)} does not match the pattern ${schema.pattern}`
+              : `${quote(value)} ${meaning}`,
+        });
+      }
+      break;
+    }
+    case 'integer': {
+      if (typeof value !== 'number' || !Number.isInteger(value))
+        return [typeProblem('an integer', value, path)];
+      if (schema.minimum !== undefined && value < schema.minimum) {
+        problems.push({
+          path,
+          code: 'TOO_SMALL',
+          message: `${value} is below the minimum ${schema.minimum}`,
+        });
+      } else if (schema.maximum !== undefined && value > schema.maximum) {
+        problems.push({
+          path,
+          code: 'TOO_LARGE',
+          message: `${value} is above the maximum ${schema.maximum}`,
+        });
+      }
+      break;
+    }
+    case 'boolean':
+      if (typeof value !== 'boolean') return [typeProblem('a boolean (true or false)', value, path)];
+      break;
+    case 'array': {
+      if (!Array.isArray(value)) return [typeProblem('a list', value, path)];
+      if (schema.minItems !== undefined && value.length < schema.minItems) {
+        problems.push({
+          path,
+          code: 'TOO_FEW_ITEMS',
+          message: `must have at least ${plural(schema.minItems, 'item')}, got ${value.length}`,
+        });
+      }
+      if (schema.maxItems !== undefined && value.length > schema.maxItems) {
+        problems.push({
+          path,
+          code: 'TOO_MANY_ITEMS',
+          message: `must have at most ${plural(schema.maxItems, 'item')}, got ${value.length}`,
+        });
+        break; // do not validate thousands of items past the limit
+      }
+      const oldItems = Array.isArray(oldValue) ? oldValue : undefined;
+      value.forEach((item, i) => {
+        const old = oldItems === undefined ? undefined : correlate(schema, item, oldItems);
+        problems.push(...validateValue(schema.items, item, `${path}[${i}]`, old));
+      });
+      if (problems.length === 0) problems.push(...uniqueness(schema, value, path));
+      break;
+    }
+    case 'object': {
+      if (!isPlainObject(value)) return [typeProblem('a mapping', value, path)];
+      const known = Object.keys(schema.properties);
+      for (const key of Object.keys(value)) {
+        if (!Object.hasOwn(schema.properties, key)) {
+          problems.push({
+            path: joinPath(path, key),
+            code: 'UNKNOWN_FIELD',
+            message: unknownFieldMessage(key, known),
+          });
+        }
+      }
+      const old = isPlainObject(oldValue) ? oldValue : undefined;
+      for (const [key, prop] of Object.entries(schema.properties)) {
+        const v = value[key];
+        const p = joinPath(path, key);
+        if (v === undefined || v === null) {
+          if (prop.optional !== true && !hasDefault(prop)) {
+            problems.push({ path: p, code: 'REQUIRED', message: 'required field is missing' });
+          }
+          continue;
+        }
+        const o = old?.[key];
+        problems.push(...validateValue(prop, v, p, o === null ? undefined : o));
+      }
+      break;
+    }
+    case 'map': {
+      if (!isPlainObject(value)) return [typeProblem('a mapping', value, path)];
+      const entries = Object.entries(value);
+      if (schema.maxProperties !== undefined && entries.length > schema.maxProperties) {
+        problems.push({
+          path,
+          code: 'TOO_MANY_ITEMS',
+          message: `must have at most ${plural(schema.maxProperties, 'entry')}, got ${entries.length}`,
+        });
+        break;
+      }
+      const old = isPlainObject(oldValue) ? oldValue : undefined;
+      for (const [key, v] of entries)
+        problems.push(...validateValue(schema.values, v, `${path}[${key}]`, old?.[key]));
+      break;
+    }
+  }
+  if (problems.length > 0) return problems;
+  return runRules(schema, value, path, oldValue);
+}
+
+function hasDefault(p: Schema): p is Schema & { default: string | number | boolean } {
+  return 'default' in p && p.default !== undefined;
+}
+
+function runRules(schema: Schema, value: unknown, path: string, oldValue: unknown): Problem[] {
+  const problems: Problem[] = [];
+  for (const rule of schema.rules ?? []) {
+    if (rule.transition === true && oldValue === undefined) continue;
+    let ok: boolean;
+    try {
+      ok = rule.check(value, rule.transition === true ? oldValue : undefined);
+    } catch {
+      ok = false;
+    }
+    if (ok) continue;
+    const at = rule.fieldPath === undefined ? path : path + rule.fieldPath;
+    problems.push({
+      path: at,
+      code: rule.code ?? 'RULE',
+      message: rule.detail?.(value, oldValue, path) ?? rule.message,
+    });
+  }
+  return problems;
+}
+
+/** The old item matching a new one in a list-type map (by its keys); other lists do not correlate. */
+function correlate(schema: ArraySchema, item: unknown, oldItems: readonly unknown[]): unknown {
+  const keys = schema.listMapKeys;
+  if (schema.listType !== 'map' || keys === undefined || !isPlainObject(item)) return undefined;
+  return oldItems.find((o) => isPlainObject(o) && keys.every((k) => o[k] === item[k]));
+}
+
+function uniqueness(schema: ArraySchema, value: readonly unknown[], path: string): Problem[] {
+  if (schema.listType !== 'set' && schema.listType !== 'map') return [];
+  const problems: Problem[] = [];
+  const seen = new Map<string, number>();
+  value.forEach((item, i) => {
+    const keys = schema.listMapKeys ?? [];
+    const identity =
+      schema.listType === 'map' && isPlainObject(item)
+        ? JSON.stringify(keys.map((k) => item[k]))
+        : JSON.stringify(item);
+    const first = seen.get(identity);
+    if (first === undefined) {
+      seen.set(identity, i);
+      return;
+    }
+    const what =
+      schema.listType === 'map' && isPlainObject(item)
+        ? `an entry with ${keys.map((k) => `${k} ${JSON.stringify(item[k])}`).join(', ')}`
+        : `the value ${identity}`;
+    problems.push({
+      path: `${path}[${i}]`,
+      code: 'DUPLICATE_ENTRY',
+      message: `duplicate: ${what} is already at ${path}[${first}]; list entries must be unique`,
+    });
+  });
+  return problems;
+}
+
+/**
+ * A clean copy of a value that `validateValue` accepted: `null` properties removed, schema defaults
+ * applied to absent properties. Unknown fields cannot occur (validation rejects them).
+ */
+export function normalizeValue<S extends Schema>(schema: S, value: unknown): Infer<S> {
+  return normalize(schema, value) as Infer<S>;
+}
+
+/** `normalizeValue` for a schema known only as `Schema`. */
+export function normalize(schema: Schema, value: unknown): unknown {
+  switch (schema.kind) {
+    case 'array':
+      return (value as unknown[]).map((item) => normalize(schema.items, item));
+    case 'map':
+      return Object.fromEntries(
+        Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, normalize(schema.values, v)]),
+      );
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      const obj = value as Record<string, unknown>;
+      for (const [key, prop] of Object.entries(schema.properties)) {
+        const v = obj[key];
+        if (v !== undefined && v !== null) out[key] = normalize(prop, v);
+        else if (hasDefault(prop)) out[key] = prop.default;
+      }
+      return out;
+    }
+    default:
+      return value;
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * The types generated from the schemas must be exactly the API contract other packages code against.
+ * These assertions are checked by `tsc`; the test only makes the file part of the test run.
+ */
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import type { RecordTypeName } from '../dns/rrtype.ts';
+import type * as api from './index.ts';
+
+type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+
+interface SOAOverrides {
+  rname?: string;
+  refresh?: number;
+  retry?: number;
+  expire?: number;
+  minimum?: number;
+}
+interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  observedGeneration?: number;
+  lastTransitionTime: string;
+}
+interface DNSZoneClassSpec {
+  backend: { builtin?: Record<string, never> };
+  nameServers: string[];
+  defaults?: { ttl?: number; soa?: SOAOverrides };
+}
+interface DNSZoneClassStatus {
+  conditions?: Condition[];
+  observedGeneration?: number;
+  zones?: number;
+}
+interface Delegation {
+  namespaces?: string[];
+  names?: string[];
+  types?: RecordTypeName[];
+}
+interface DNSZoneSpec {
+  domainName: string;
+  className: string;
+  ttl?: number;
+  soa?: SOAOverrides;
+  delegations?: Delegation[];
+}
+interface ObjectRef {
+  namespace: string;
+  name: string;
+}
+interface DNSZoneStatus {
+  observedGeneration?: number;
+  serial?: number;
+  hash?: string;
+  recordCount?: number;
+  nameservers?: string[];
+  parentZone?: ObjectRef;
+  conditions?: Condition[];
+}
+interface DNSRecordSetSpec {
+  zoneRef?: { name: string; namespace?: string };
+  name: string;
+  type: RecordTypeName;
+  ttl?: number;
+  records: string[];
+}
+interface DNSRecordSetStatus {
+  observedGeneration?: number;
+  fqdn?: string;
+  zone?: ObjectRef;
+  conditions?: Condition[];
+}
+
+export const contract = {
+  SOAOverrides: true satisfies Equals<api.SOAOverrides, SOAOverrides>,
+  Condition: true satisfies Equals<api.Condition, Condition>,
+  DNSZoneClassSpec: true satisfies Equals<api.DNSZoneClassSpec, DNSZoneClassSpec>,
+  DNSZoneClassStatus: true satisfies Equals<api.DNSZoneClassStatus, DNSZoneClassStatus>,
+  Delegation: true satisfies Equals<api.Delegation, Delegation>,
+  DNSZoneSpec: true satisfies Equals<api.DNSZoneSpec, DNSZoneSpec>,
+  ObjectRef: true satisfies Equals<api.ObjectRef, ObjectRef>,
+  DNSZoneStatus: true satisfies Equals<api.DNSZoneStatus, DNSZoneStatus>,
+  DNSRecordSetSpec: true satisfies Equals<api.DNSRecordSetSpec, DNSRecordSetSpec>,
+  DNSRecordSetStatus: true satisfies Equals<api.DNSRecordSetStatus, DNSRecordSetStatus>,
+  Kind: true satisfies Equals<api.Kind, 'DNSZoneClass' | 'DNSZone' | 'DNSRecordSet'>,
+  ResourceStatus: true satisfies Equals<
+    NonNullable<api.Resource['status']>,
+    DNSZoneClassStatus | DNSZoneStatus | DNSRecordSetStatus
+  >,
+};
+
+it('generated types equal the API contract (checked by tsc)', () => {
+  assert.ok(Object.values(contract).every((v) => v));
+});

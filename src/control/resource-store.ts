@@ -1,0 +1,25 @@
+import type { Kind, Resource } from '../api/index.ts';
+import type { ResourceKey } from '../zones/resource-key.ts';
+
+export const FINALIZER = 'dns.zonekeeper.dev/finalizer';
+
+export type StoreEvent =
+  | { type: 'upsert'; kind: Kind; key: ResourceKey; object: Resource }
+  | { type: 'delete'; kind: Kind; key: ResourceKey; object: Resource };
+
+/**
+ * Where resources come from and where their status goes. Implemented by the manifests folder
+ * (in memory) and by the Kubernetes API. Objects handed out are snapshots: callers never mutate them.
+ * Deletion follows Kubernetes: an object with finalizers gets a `deletionTimestamp` and stays until
+ * the last finalizer is removed.
+ */
+export interface ResourceStore {
+  list(kind: Kind): Resource[];
+  get(kind: Kind, key: ResourceKey): Resource | undefined;
+  /** Handlers must only record keys; they run synchronously inside the store's update. */
+  watch(handler: (event: StoreEvent) => void): () => void;
+  /** Replaces `status` (the /status subresource). No-op for objects that are gone. */
+  updateStatus(kind: Kind, key: ResourceKey, status: NonNullable<Resource['status']>): Promise<void>;
+  addFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void>;
+  removeFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void>;
+}

@@ -1,0 +1,29 @@
+import type { Name } from '../dns/name.ts';
+
+/** The last serial published for a zone and the content hash it was published for. */
+export interface ZoneSerialState {
+  serial: number;
+  hash: string;
+}
+
+/**
+ * Durable serial state, keyed by zone origin rather than by resource, so that a zone deleted and
+ * created again continues above the serial its secondaries and caches last saw.
+ */
+export interface SerialStore {
+  get(origin: Name): ZoneSerialState | undefined;
+  /** Resolves once the state is durable: a serial is never served before it is saved. */
+  set(origin: Name, state: ZoneSerialState): Promise<void>;
+}
+
+export class MemorySerialStore implements SerialStore {
+  private readonly states = new Map<string, ZoneSerialState>();
+
+  get(origin: Name): ZoneSerialState | undefined {
+    return this.states.get(origin.toLowerCase());
+  }
+
+  async set(origin: Name, state: ZoneSerialState): Promise<void> {
+    this.states.set(origin.toLowerCase(), state);
+  }
+}

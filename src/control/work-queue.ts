@@ -1,0 +1,139 @@
+/**
+ * A deduplicating, keyed work queue with per-key exponential backoff, after client-go's
+ * workqueue: a key is queued at most once; a key being processed that is added again is processed
+ * once more after the current run; failures back off `baseDelay * 2^failures` up to `maxDelay`;
+ * success forgets the failure count.
+ */
+export interface WorkQueueOptions {
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  concurrency?: number;
+}
+
+export type ReconcileResult = { requeueAfterMs?: number } | undefined;
+export type Reconcile = (key: string) => Promise<ReconcileResult>;
+
+export class WorkQueue {
+  private readonly queue: string[] = [];
+  private readonly queued = new Set<string>();
+  private readonly processing = new Set<string>();
+  private readonly dirty = new Set<string>();
+  private readonly failures = new Map<string, number>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly waiters: (() => void)[] = [];
+  private idleWaiters: (() => void)[] = [];
+  private stopped = false;
+  private readonly baseDelayMs: number;
+  private readonly maxDelayMs: number;
+  private readonly concurrency: number;
+  private running = 0;
+  /** Called after each reconcile with its outcome; used for metrics and logs. */
+  onResult?: (key: string, error: unknown, durationMs: number) => void;
+
+  private readonly reconcile: Reconcile;
+
+  constructor(reconcile: Reconcile, options: WorkQueueOptions = {}) {
+    this.reconcile = reconcile;
+    this.baseDelayMs = options.baseDelayMs ?? 50;
+    this.maxDelayMs = options.maxDelayMs ?? 60_000;
+    this.concurrency = options.concurrency ?? 1;
+  }
+
+  get length(): number {
+    return this.queue.length;
+  }
+
+  add(key: string): void {
+    if (this.stopped) return;
+    const timer = this.timers.get(key);
+    if (timer) {
+      clearTimeout(timer);
+      this.timers.delete(key);
+    }
+    if (this.processing.has(key)) {
+      this.dirty.add(key);
+      return;
+    }
+    if (this.queued.has(key)) return;
+    this.queued.add(key);
+    this.queue.push(key);
+    this.wake();
+  }
+
+  /** Adds the key after a delay, unless an earlier add or delay is already pending. */
+  addAfter(key: string, delayMs: number): void {
+    if (this.stopped || this.queued.has(key) || this.timers.has(key)) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(key);
+      this.add(key);
+    }, delayMs);
+    timer.unref();
+    this.timers.set(key, timer);
+  }
+
+  /** The backoff the next failure of this key would wait. */
+  backoffFor(key: string): number {
+    const n = this.failures.get(key) ?? 0;
+    return Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** n);
+  }
+
+  start(): void {
+    for (let i = 0; i < this.concurrency; i++) void this.worker();
+  }
+
+  /** Resolves once nothing is queued or processing (delayed retries may still be pending). */
+  idle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  shutdown(): void {
+    this.stopped = true;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  private isIdle(): boolean {
+    return this.queue.length === 0 && this.running === 0;
+  }
+
+  private wake(): void {
+    this.waiters.shift()?.();
+  }
+
+  private async worker(): Promise<void> {
+    while (!this.stopped) {
+      const key = this.queue.shift();
+      if (key === undefined) {
+        if (this.running === 0) for (const done of this.idleWaiters.splice(0)) done();
+        await new Promise<void>((resolve) => this.waiters.push(resolve));
+        continue;
+      }
+      this.queued.delete(key);
+      this.processing.add(key);
+      this.running++;
+      const started = performance.now();
+      let error: unknown;
+      let result: ReconcileResult;
+      try {
+        result = await this.reconcile(key);
+      } catch (e) {
+        error = e;
+      }
+      this.running--;
+      this.processing.delete(key);
+      this.onResult?.(key, error, performance.now() - started);
+      if (error !== undefined) {
+        const delay = this.backoffFor(key);
+        this.failures.set(key, (this.failures.get(key) ?? 0) + 1);
+        this.dirty.delete(key);
+        this.addAfter(key, delay);
+      } else {
+        this.failures.delete(key);
+        if (result?.requeueAfterMs !== undefined) this.addAfter(key, result.requeueAfterMs);
+      }
+      if (this.dirty.delete(key)) this.add(key);
+    }
+  }
+}

@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { formatIPv6, parseIPv4, parseIPv6 } from './ip.ts';
+
+test('IPv4 is strict', () => {
+  assert.deepEqual([...parseIPv4('192.0.2.1')!], [192, 0, 2, 1]);
+  assert.deepEqual([...parseIPv4('0.0.0.0')!], [0, 0, 0, 0]);
+  for (const bad of [
+    '192.0.2',
+    '192.0.2.1.5',
+    '192.0.2.256',
+    '192.0.02.1',
+    '1..2.3',
+    '',
+    'a.b.c.d',
+    ' 1.2.3.4',
+    '1.2.3.4.',
+  ]) {
+    assert.equal(parseIPv4(bad), undefined, bad);
+  }
+});
+
+test('IPv6 accepts RFC 4291 forms and prints RFC 5952', () => {
+  const canon = (s: string): string => formatIPv6(parseIPv6(s)!);
+  assert.equal(canon('2001:DB8:0:0:0:0:0:1'), '2001:db8::1');
+  assert.equal(canon('2001:0db8:0000:0000:0001:0000:0000:0001'), '2001:db8::1:0:0:1'); // first longest run
+  assert.equal(canon('2001:db8:0:0:1:0:0:0'), '2001:db8:0:0:1::'); // longer run wins
+  assert.equal(canon('2001:db8:0:1:1:1:1:1'), '2001:db8:0:1:1:1:1:1'); // single zero group not shortened
+  assert.equal(canon('::'), '::');
+  assert.equal(canon('::1'), '::1');
+  assert.equal(canon('1::'), '1::');
+  assert.equal(canon('::ffff:192.0.2.1'), '::ffff:192.0.2.1');
+  assert.equal(canon('2001:db8:122:344::192.0.2.33'), '2001:db8:122:344::c000:221');
+  assert.equal(canon('1:2:3:4:5:6:7:8'), '1:2:3:4:5:6:7:8');
+  for (const bad of [
+    '1:2:3:4:5:6:7',
+    '1:2:3:4:5:6:7:8:9',
+    '1::2::3',
+    '12345::',
+    'g::',
+    ':1::',
+    '1:2:3:4:5:6:7::8',
+    '::1.2.3',
+    'fe80::1%eth0',
+    '',
+  ]) {
+    assert.equal(parseIPv6(bad), undefined, bad);
+  }
+});

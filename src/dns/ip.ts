@@ -1,0 +1,132 @@
+/** IPv4 and IPv6 address text <-> octets. */
+
+/**
+ * Parses strict dotted-quad IPv4 text into `out` at `offset`: exactly four decimal octets 0-255 without
+ * leading zeros (leading zeros are ambiguous: some resolvers read them as octal). Returns false if invalid.
+ */
+export function parseIPv4Into(text: string, out: Uint8Array, offset: number): boolean {
+  let part = 0;
+  let value = 0;
+  let digits = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 0x2e;
+    if (c === 0x2e) {
+      if (digits === 0 || part > 3) return false;
+      out[offset + part] = value;
+      part++;
+      value = 0;
+      digits = 0;
+      continue;
+    }
+    if (c < 0x30 || c > 0x39) return false;
+    if (digits === 1 && value === 0) return false; // leading zero
+    value = value * 10 + (c - 0x30);
+    digits++;
+    if (value > 255) return false;
+  }
+  return part === 4;
+}
+
+export function parseIPv4(text: string): Uint8Array | undefined {
+  const out = new Uint8Array(4);
+  return parseIPv4Into(text, out, 0) ? out : undefined;
+}
+
+export function formatIPv4(bytes: Uint8Array, offset = 0): string {
+  return `${bytes[offset]}.${bytes[offset + 1]}.${bytes[offset + 2]}.${bytes[offset + 3]}`;
+}
+
+function hexValue(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  if (c >= 0x61 && c <= 0x66) return c - 0x57;
+  if (c >= 0x41 && c <= 0x46) return c - 0x37;
+  return -1;
+}
+
+/** Parses hex groups "x:x:..." (optionally ending in a dotted quad) into 16-bit values; undefined if invalid. */
+function parseGroups(text: string, allowIPv4Tail: boolean): number[] | undefined {
+  const groups: number[] = [];
+  if (text.length === 0) return groups;
+  const parts = text.split(':');
+  for (let p = 0; p < parts.length; p++) {
+    const part = parts[p]!;
+    if (allowIPv4Tail && p === parts.length - 1 && part.includes('.')) {
+      const v4 = parseIPv4(part);
+      if (v4 === undefined) return undefined;
+      groups.push((v4[0]! << 8) | v4[1]!, (v4[2]! << 8) | v4[3]!);
+      continue;
+    }
+    if (part.length === 0 || part.length > 4) return undefined;
+    let value = 0;
+    for (let i = 0; i < part.length; i++) {
+      const h = hexValue(part.charCodeAt(i));
+      if (h < 0) return undefined;
+      value = (value << 4) | h;
+    }
+    groups.push(value);
+  }
+  return groups;
+}
+
+/** Parses any RFC 4291 §2.2 text form of an IPv6 address into `out` at `offset`. Returns false if invalid. */
+export function parseIPv6Into(text: string, out: Uint8Array, offset: number): boolean {
+  const gap = text.indexOf('::');
+  let groups: number[];
+  if (gap === -1) {
+    const g = parseGroups(text, true);
+    if (g === undefined || g.length !== 8) return false;
+    groups = g;
+  } else {
+    if (text.indexOf('::', gap + 1) !== -1) return false; // "::" may appear only once
+    const head = parseGroups(text.slice(0, gap), false);
+    const tail = parseGroups(text.slice(gap + 2), true);
+    if (head === undefined || tail === undefined) return false;
+    const missing = 8 - head.length - tail.length;
+    if (missing < 1) return false; // "::" stands for at least one zero group
+    groups = [...head, ...new Array<number>(missing).fill(0), ...tail];
+  }
+  for (let i = 0; i < 8; i++) {
+    const g = groups[i]!;
+    out[offset + 2 * i] = g >> 8;
+    out[offset + 2 * i + 1] = g & 0xff;
+  }
+  return true;
+}
+
+export function parseIPv6(text: string): Uint8Array | undefined {
+  const out = new Uint8Array(16);
+  return parseIPv6Into(text, out, 0) ? out : undefined;
+}
+
+/** RFC 5952 §4 canonical text: lowercase, no leading zeros, longest run (≥2) of zero groups as "::". */
+export function formatIPv6(bytes: Uint8Array, offset = 0): string {
+  const groups: number[] = [];
+  for (let i = 0; i < 8; i++) groups.push((bytes[offset + 2 * i]! << 8) | bytes[offset + 2 * i + 1]!);
+  // RFC 5952 §5: IPv4-mapped addresses use the mixed notation ::ffff:a.b.c.d.
+  if (groups[0] === 0 && groups[1] === 0 && groups[2] === 0 && groups[3] === 0 && groups[4] === 0) {
+    if (groups[5] === 0xffff) return `::ffff:${formatIPv4(bytes, offset + 12)}`;
+  }
+  let bestStart = -1;
+  let bestLen = 1; // RFC 5952 §4.2.2: a single zero group is not shortened
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    // RFC 5952 §4.2.3: the longest run wins; on a tie, the first one.
+    if (j - i > bestLen) {
+      bestStart = i;
+      bestLen = j - i;
+    }
+    i = j;
+  }
+  const hex = (from: number, to: number): string =>
+    groups
+      .slice(from, to)
+      .map((g) => g.toString(16))
+      .join(':');
+  if (bestStart < 0) return hex(0, 8);
+  return `${hex(0, bestStart)}::${hex(bestStart + bestLen, 8)}`;
+}

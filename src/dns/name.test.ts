@@ -1,0 +1,212 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { DnsError } from './errors.ts';
+import {
+  compareCanonical,
+  encodeNameUncompressed,
+  isHostname,
+  isInDomain,
+  isWildcardName,
+  labelCount,
+  nameEquals,
+  nameFromLabels,
+  nameKey,
+  nameLabels,
+  nameWireLength,
+  parentName,
+  parseName,
+  relativeName,
+} from './name.ts';
+
+function throwsCode(fn: () => unknown, code: string, messageIncludes?: string): void {
+  assert.throws(fn, (e: unknown) => {
+    assert.ok(e instanceof DnsError, `expected DnsError, got ${String(e)}`);
+    assert.equal(e.code, code, e.message);
+    if (messageIncludes !== undefined) assert.ok(e.message.includes(messageIncludes), e.message);
+    return true;
+  });
+}
+
+describe('parseName', () => {
+  test('absolute, relative and @', () => {
+    assert.equal(parseName('www.example.com.'), 'www.example.com.');
+    assert.equal(parseName('www', 'example.com.'), 'www.example.com.');
+    assert.equal(parseName('a.b', 'example.com.'), 'a.b.example.com.');
+    assert.equal(parseName('@', 'example.com.'), 'example.com.');
+    assert.equal(parseName('www.other.org.', 'example.com.'), 'www.other.org.');
+    assert.equal(parseName('.'), '.');
+    assert.equal(parseName('com', '.'), 'com.');
+  });
+
+  test('case is preserved', () => {
+    assert.equal(parseName('WWW.Example.COM.'), 'WWW.Example.COM.');
+  });
+
+  test('relative name without origin is rejected', () => {
+    throwsCode(() => parseName('www'), 'RELATIVE_NAME_WITHOUT_ORIGIN', 'trailing dot');
+    throwsCode(() => parseName('@'), 'RELATIVE_NAME_WITHOUT_ORIGIN');
+  });
+
+  test('origin must be absolute', () => {
+    throwsCode(() => parseName('www', 'example.com'), 'BAD_ORIGIN');
+  });
+
+  test('escapes are normalised canonically', () => {
+    assert.equal(parseName('\\065bc.example.'), 'Abc.example.');
+    assert.equal(parseName('a\\.b.example.'), 'a\\.b.example.');
+    assert.equal(parseName('a\\046b.example.'), 'a\\.b.example.');
+    assert.equal(parseName('a\\\\b.example.'), 'a\\\\b.example.');
+    assert.equal(parseName('a\\092b.example.'), 'a\\\\b.example.');
+    assert.equal(parseName('\\000\\255\\032.example.'), '\\000\\255\\032.example.');
+    assert.equal(parseName('a\\ b.example.'), 'a\\032b.example.');
+    assert.equal(parseName('a"b.example.'), 'a\\"b.example.');
+    assert.equal(parseName('\\@\\$\\(\\);.example.'), '\\@\\$\\(\\)\\;.example.');
+    assert.equal(parseName('\\x.example.'), 'x.example.');
+  });
+
+  test('escape round trip through wire form', () => {
+    const name = parseName('a\\.b\\000\\\\c\\"d.example.');
+    const wire = encodeNameUncompressed(name);
+    assert.deepEqual([...wire.subarray(0, 9)], [8, 0x61, 0x2e, 0x62, 0, 0x5c, 0x63, 0x22, 0x64]);
+    assert.equal(parseName(name), name);
+  });
+
+  test('bad escapes', () => {
+    throwsCode(() => parseName('a\\'), 'BAD_ESCAPE');
+    throwsCode(() => parseName('a\\25.'), 'BAD_ESCAPE', 'three digits');
+    throwsCode(() => parseName('a\\256.'), 'BAD_ESCAPE', 'above 255');
+  });
+
+  test('empty labels', () => {
+    throwsCode(() => parseName('a..b.'), 'EMPTY_LABEL');
+    throwsCode(() => parseName('.a.'), 'EMPTY_LABEL');
+    throwsCode(() => parseName('..'), 'EMPTY_LABEL');
+    throwsCode(() => parseName(''), 'EMPTY_NAME');
+  });
+
+  test('spaces and non-ASCII are rejected with a fix', () => {
+    throwsCode(() => parseName('mail example.com.'), 'BAD_NAME_CHARACTER', '\\032');
+    throwsCode(() => parseName('bücher.example.'), 'NON_ASCII_NAME', 'xn--');
+  });
+
+  test('label length boundary: 63 ok, 64 fails', () => {
+    const l63 = 'a'.repeat(63);
+    assert.equal(parseName(`${l63}.example.`), `${l63}.example.`);
+    throwsCode(() => parseName(`${'a'.repeat(64)}.example.`), 'LABEL_TOO_LONG', '63');
+    // escapes count as one octet
+    assert.equal(labelCount(parseName(`${'\\065'.repeat(63)}.`)), 1);
+    throwsCode(() => parseName(`${'\\065'.repeat(64)}.`), 'LABEL_TOO_LONG');
+  });
+
+  test('name length boundary: 255 octets ok, 256 fails', () => {
+    // 3 labels of 63 + 1 label of 61 = 4*64 - 2 + 1 (root) = 255
+    const ok = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}.`;
+    assert.equal(nameWireLength(parseName(ok)), 255);
+    const tooLong = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(62)}.`;
+    throwsCode(() => parseName(tooLong), 'NAME_TOO_LONG', '256 octets');
+    // the limit also applies after appending the origin
+    throwsCode(
+      () => parseName('d'.repeat(62), `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.`),
+      'NAME_TOO_LONG',
+    );
+  });
+});
+
+describe('name utilities', () => {
+  test('nameKey and nameEquals are ASCII case-insensitive', () => {
+    assert.equal(nameKey('WWW.Example.COM.'), 'www.example.com.');
+    assert.ok(nameEquals('WWW.example.com.', 'www.EXAMPLE.com.'));
+    assert.ok(!nameEquals('www.example.com.', 'ww.example.com.'));
+    assert.ok(nameEquals('\\065.example.', 'a.example.'));
+    // \200 and \232 are distinct octets: no non-ASCII case folding (RFC 4343)
+    assert.ok(!nameEquals('\\200.example.', '\\232.example.'));
+    assert.equal(nameKey('\\200X.'), '\\200x.');
+  });
+
+  test('isInDomain is label-boundary and escape aware', () => {
+    assert.ok(isInDomain('example.com.', 'example.com.'));
+    assert.ok(isInDomain('www.Example.COM.', 'example.com.'));
+    assert.ok(isInDomain('a.b.example.com.', 'example.com.'));
+    assert.ok(!isInDomain('example.com.', 'ample.com.'));
+    assert.ok(!isInDomain('com.', 'example.com.'));
+    assert.ok(!isInDomain('x\\.example.com.', 'example.com.'));
+    assert.ok(isInDomain('x\\\\.example.com.', 'example.com.'));
+    assert.ok(isInDomain('anything.', '.'));
+    assert.ok(isInDomain('.', '.'));
+    assert.ok(!isInDomain('.', 'com.'));
+  });
+
+  test('labels', () => {
+    assert.deepEqual(nameLabels('www.example.com.'), ['www', 'example', 'com']);
+    assert.deepEqual(nameLabels('.'), []);
+    assert.deepEqual(nameLabels('a\\.b.c.'), ['a\\.b', 'c']);
+    assert.equal(nameFromLabels(['a\\.b', 'c']), 'a\\.b.c.');
+    assert.equal(nameFromLabels([]), '.');
+    assert.throws(() => nameFromLabels(['a.b']), DnsError);
+    assert.equal(labelCount('.'), 0);
+    assert.equal(labelCount('a\\.b.c.'), 2);
+  });
+
+  test('parentName', () => {
+    assert.equal(parentName('www.example.com.'), 'example.com.');
+    assert.equal(parentName('com.'), '.');
+    assert.equal(parentName('a\\.b.c.'), 'c.');
+    assert.throws(() => parentName('.'), DnsError);
+  });
+
+  test('wildcards', () => {
+    assert.ok(isWildcardName('*.example.com.'));
+    assert.ok(isWildcardName('*.'));
+    assert.ok(!isWildcardName('a.*.example.com.'));
+    assert.ok(!isWildcardName('*a.example.com.'));
+    assert.ok(!isWildcardName('example.com.'));
+  });
+
+  test('relativeName', () => {
+    assert.equal(relativeName('example.com.', 'example.com.'), '@');
+    assert.equal(relativeName('www.example.com.', 'example.com.'), 'www');
+    assert.equal(relativeName('a.b.Example.com.', 'example.COM.'), 'a.b');
+    assert.equal(relativeName('www.other.org.', 'example.com.'), 'www.other.org.');
+    assert.equal(relativeName('example.com.', 'ample.com.'), 'example.com.');
+  });
+
+  test('RFC 4034 §6.1 canonical order example', () => {
+    const ordered = [
+      'example.',
+      'a.example.',
+      'yljkjljk.a.example.',
+      'Z.a.example.',
+      'zABC.a.EXAMPLE.',
+      'z.example.',
+      '\\001.z.example.',
+      '*.z.example.',
+      '\\200.z.example.',
+    ];
+    const shuffled = [...ordered].reverse();
+    shuffled.sort(compareCanonical);
+    assert.deepEqual(shuffled, ordered);
+    assert.equal(compareCanonical('A.example.', 'a.EXAMPLE.'), 0);
+    assert.ok(compareCanonical('.', 'com.') < 0);
+  });
+
+  test('wire length and encoding', () => {
+    assert.equal(nameWireLength('.'), 1);
+    assert.equal(nameWireLength('www.example.com.'), 17);
+    assert.equal(nameWireLength('\\000a.'), 4);
+    assert.deepEqual([...encodeNameUncompressed('.')], [0]);
+    assert.deepEqual([...encodeNameUncompressed('Ab.c.')], [2, 0x41, 0x62, 1, 0x63, 0]);
+  });
+
+  test('isHostname', () => {
+    assert.ok(isHostname('mail.example.com.'));
+    assert.ok(isHostname('1mail.example.com.'));
+    assert.ok(isHostname('*.example.com.'));
+    assert.ok(isHostname('.'));
+    assert.ok(!isHostname('a.*.example.com.'));
+    assert.ok(!isHostname('_sip._tcp.example.com.'));
+    assert.ok(!isHostname('-a.example.com.'));
+    assert.ok(!isHostname('a-.example.com.'));
+    assert.ok(!isHostname('a\\.b.example.com.'));
+    assert.ok(isHostname('a-b.example.com.'));
+  });
+});

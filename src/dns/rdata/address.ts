@@ -1,0 +1,63 @@
+/** A (RFC 1035 §3.4.1) and AAAA (RFC 3596 §2.2) address RDATA. */
+import { DnsError } from '../errors.ts';
+import { formatIPv4, formatIPv6, parseIPv4Into, parseIPv6Into } from '../ip.ts';
+import type { RdataCodec } from './codec.ts';
+import type { AaaaRdata, ARdata } from './types.ts';
+
+const scratch = new Uint8Array(16);
+
+function badAddress(type: string, address: string): DnsError {
+  return new DnsError(
+    'BAD_RDATA',
+    `cannot encode ${type} address ${JSON.stringify(address)}: not a valid address; build RDATA with parseRdata`,
+  );
+}
+
+export const aCodec: RdataCodec<ARdata> = {
+  syntax: '<IPv4 address>, e.g. "192.0.2.1"',
+  parse(f) {
+    f.expectCount(1);
+    const text = f.next('address').text;
+    const bytes = new Uint8Array(4);
+    if (!parseIPv4Into(text, bytes, 0)) {
+      const hint = text.includes(':') ? '; this looks like IPv6, use an AAAA record' : '';
+      throw f.invalid(
+        'address',
+        text,
+        `expected an IPv4 address of four decimal octets 0-255 without leading zeros, e.g. "192.0.2.1"${hint}`,
+      );
+    }
+    return { type: 'A', address: formatIPv4(bytes) };
+  },
+  print: (r) => r.address,
+  encode(r, w) {
+    if (!parseIPv4Into(r.address, scratch, 0)) throw badAddress('A', r.address);
+    w.u8(scratch[0]!);
+    w.u8(scratch[1]!);
+    w.u8(scratch[2]!);
+    w.u8(scratch[3]!);
+  },
+  decode: (r) => ({ type: 'A', address: formatIPv4(r.bytes(4)) }),
+};
+
+export const aaaaCodec: RdataCodec<AaaaRdata> = {
+  syntax: '<IPv6 address>, e.g. "2001:db8::1"',
+  parse(f) {
+    f.expectCount(1);
+    const text = f.next('address').text;
+    const bytes = new Uint8Array(16);
+    if (!parseIPv6Into(text, bytes, 0)) {
+      const hint = /^[0-9.]+$/.test(text) ? '; this looks like IPv4, use an A record' : '';
+      throw f.invalid('address', text, `expected an IPv6 address (RFC 4291 §2.2), e.g. "2001:db8::1"${hint}`);
+    }
+    return { type: 'AAAA', address: formatIPv6(bytes) };
+  },
+  print: (r) => r.address,
+  encode(r, w) {
+    if (!parseIPv6Into(r.address, scratch, 0)) {
+      throw badAddress('AAAA', r.address);
+    }
+    w.bytes(scratch);
+  },
+  decode: (r) => ({ type: 'AAAA', address: formatIPv6(r.bytes(16)) }),
+};

@@ -1,0 +1,189 @@
+import { type Name, nameKey } from '../dns/name.ts';
+import { additionalTargets, type Rdata } from '../dns/rdata.ts';
+import { RRType } from '../dns/rrtype.ts';
+import type { ServedRRset, ZoneNode, ZoneSnapshot } from './zone-snapshot.ts';
+import { stripFirstLabel, type ZoneTable } from './zone-table.ts';
+
+export const Outcome = {
+  Answer: 'answer',
+  NoData: 'nodata',
+  NxDomain: 'nxdomain',
+  Referral: 'referral',
+  Refused: 'refused',
+  /** A/AAAA at a name with ALIAS: the caller resolves the target and completes the answer. */
+  Alias: 'alias',
+} as const;
+export type Outcome = (typeof Outcome)[keyof typeof Outcome];
+
+export interface Answer {
+  outcome: Outcome;
+  /** Authoritative answer (RFC 1034 §4.3.2 step 3); clear on referrals and REFUSED. */
+  aa: boolean;
+  answer: ServedRRset[];
+  authority: ServedRRset[];
+  additional: ServedRRset[];
+  /** For Outcome.Alias: the owner to answer for, the ALIAS target and its TTL cap. */
+  alias?: { owner: Name; target: Name; ttl: number };
+}
+
+/** CNAME chains longer than this are cut (loop protection; RFC 1034 §3.6.2 warns against loops). */
+export const MAX_CNAME_CHAIN = 12;
+
+/**
+ * The authoritative answer algorithm of RFC 1034 §4.3.2 with the wildcard rules of RFC 4592 and the
+ * negative-answer form of RFC 2308: finds the zone, descends to the name, and produces a referral at a
+ * zone cut, the matching RRset, a CNAME (followed through the zones served), a synthesized wildcard
+ * answer, NODATA or NXDOMAIN, with NS/MX/SRV targets' addresses in the additional section.
+ */
+export function answerQuery(table: ZoneTable, qname: Name, qtype: number): Answer {
+  const result: Answer = { outcome: Outcome.Answer, aa: true, answer: [], authority: [], additional: [] };
+  let zone = table.findZone(nameKey(qname));
+  if (!zone) return { ...result, outcome: Outcome.Refused, aa: false };
+  let name = qname;
+  const seen = new Set<string>();
+  for (let hop = 0; ; hop++) {
+    const key = nameKey(name);
+    const step = lookup(zone, name, key, qtype);
+    if (step.kind === 'referral') {
+      if (hop > 0) {
+        // A CNAME led into a delegated name: the answer so far stands; the resolver follows on.
+        break;
+      }
+      result.outcome = Outcome.Referral;
+      result.aa = false;
+      result.authority.push(step.ns);
+      addAddresses(table, step.ns.rdata, result, zone, true);
+      return result;
+    }
+    if (step.kind === 'nxdomain' || step.kind === 'nodata') {
+      // RFC 2308 §2.1/§2.2: after a CNAME, the rcode describes the last name in the chain.
+      result.outcome = step.kind === 'nxdomain' ? Outcome.NxDomain : Outcome.NoData;
+      result.authority.push(zone.negativeSoa);
+      return result;
+    }
+    if (step.kind === 'alias') {
+      result.outcome = Outcome.Alias;
+      result.alias = { owner: name, target: step.target, ttl: step.ttl };
+      return result;
+    }
+    if (step.kind === 'answer') {
+      for (const rrset of step.rrsets) result.answer.push(rrset);
+      for (const rrset of step.rrsets) addAddresses(table, rrset.rdata, result, zone, false);
+      return result;
+    }
+    // CNAME: RFC 1034 §4.3.2 step 3a — add it and restart with the canonical name.
+    result.answer.push(step.cname);
+    if (seen.has(key) || hop + 1 >= MAX_CNAME_CHAIN) break;
+    seen.add(key);
+    const target = (step.cname.rdata[0] as Extract<Rdata, { type: 'CNAME' }>).target;
+    const next = table.findZone(nameKey(target));
+    if (!next) break; // out of the zones served: the resolver continues from here
+    zone = next;
+    name = target;
+  }
+  return result;
+}
+
+type Step =
+  | { kind: 'answer'; rrsets: ServedRRset[] }
+  | { kind: 'cname'; cname: ServedRRset }
+  | { kind: 'referral'; ns: ServedRRset }
+  | { kind: 'nodata' }
+  | { kind: 'nxdomain' }
+  | { kind: 'alias'; target: Name; ttl: number };
+
+/** One pass of RFC 1034 §4.3.2 step 3 inside one zone. */
+function lookup(zone: ZoneSnapshot, qname: Name, key: string, qtype: number): Step {
+  // Step 3b: a zone cut at or above the name (but below the apex) means a referral — except that a DS
+  // query for the cut itself is answered from the parent side (RFC 4035 §3.1.4.1).
+  const cut = findCut(zone, key);
+  if (cut && !(qtype === RRType.DS && nameKey(cut.owner) === key)) {
+    return { kind: 'referral', ns: cut.rrsets.get(RRType.NS)! };
+  }
+  const node = zone.nodes.get(key);
+  if (node) return fromNode(node, qname, qtype, false);
+  if (zone.emptyNonTerminals.has(key)) return { kind: 'nodata' };
+  // Step 3c: RFC 4592 §3.3.1 — the closest encloser is the deepest existing ancestor; only its
+  // wildcard child can synthesize, so no synthesis happens below names that exist.
+  let encloser = stripFirstLabel(key);
+  while (!zone.nodes.has(encloser) && !zone.emptyNonTerminals.has(encloser) && encloser !== zone.originKey) {
+    encloser = stripFirstLabel(encloser);
+  }
+  const wildcard = zone.nodes.get(`*.${encloser}`);
+  if (wildcard) return fromNode(wildcard, qname, qtype, true);
+  return { kind: 'nxdomain' };
+}
+
+function fromNode(node: ZoneNode, qname: Name, qtype: number, synthesized: boolean): Step {
+  const own = (rrset: ServedRRset): ServedRRset => (synthesized ? { ...rrset, owner: qname } : rrset);
+  const cname = node.rrsets.get(RRType.CNAME);
+  if (cname && qtype !== RRType.CNAME) return { kind: 'cname', cname: own(cname) };
+  if (qtype === RRType.ANY) {
+    // RFC 8482 §4.1: answer ANY with one RRset rather than everything at the name.
+    const first = pickForAny(node);
+    return first ? { kind: 'answer', rrsets: [own(first)] } : { kind: 'nodata' };
+  }
+  const exact = node.rrsets.get(qtype);
+  if (exact) return { kind: 'answer', rrsets: [own(exact)] };
+  if (qtype === RRType.A || qtype === RRType.AAAA) {
+    const alias = node.rrsets.get(RRType.ALIAS);
+    if (alias) {
+      const target = (alias.rdata[0] as Extract<Rdata, { type: 'ALIAS' }>).target;
+      return { kind: 'alias', target, ttl: alias.ttl };
+    }
+  }
+  return { kind: 'nodata' };
+}
+
+function pickForAny(node: ZoneNode): ServedRRset | undefined {
+  for (const type of [RRType.A, RRType.AAAA, RRType.MX, RRType.TXT, RRType.SOA]) {
+    const rrset = node.rrsets.get(type);
+    if (rrset) return rrset;
+  }
+  for (const [type, rrset] of node.rrsets) if (type !== RRType.ALIAS) return rrset;
+  return undefined;
+}
+
+/** The highest delegation point between the apex (exclusive) and the name (inclusive). */
+function findCut(zone: ZoneSnapshot, key: string): ZoneNode | undefined {
+  // Collect the ancestors below the apex, then test from the top down: the topmost cut wins.
+  const chain: string[] = [];
+  let k = key;
+  while (k !== zone.originKey && k !== '.') {
+    chain.push(k);
+    k = stripFirstLabel(k);
+  }
+  for (let i = chain.length - 1; i >= 0; i--) {
+    const node = zone.nodes.get(chain[i]!);
+    if (node?.cut) return node;
+  }
+  return undefined;
+}
+
+/**
+ * RFC 1034 §4.3.2 step 6 and RFC 2782/RFC 9460 §4: A and AAAA of NS, MX, SRV and SVCB targets, taken
+ * from the zones served. For referrals, glue below the cut is required (RFC 9471); names at or below
+ * a cut elsewhere are never used as additional data.
+ */
+function addAddresses(
+  table: ZoneTable,
+  rdata: readonly Rdata[],
+  result: Answer,
+  zone: ZoneSnapshot,
+  glue: boolean,
+): void {
+  for (const r of rdata) {
+    for (const target of additionalTargets(r)) {
+      const key = nameKey(target);
+      const targetZone = glue ? zone : table.findZone(key);
+      if (!targetZone) continue;
+      if (!glue && findCut(targetZone, key)) continue;
+      const node = targetZone.nodes.get(key);
+      if (!node) continue;
+      for (const type of [RRType.A, RRType.AAAA]) {
+        const rrset = node.rrsets.get(type);
+        if (rrset && !result.additional.includes(rrset)) result.additional.push(rrset);
+      }
+    }
+  }
+}

@@ -1,0 +1,200 @@
+import { Rcode } from '../dns/message.ts';
+import { type Name, nameKey } from '../dns/name.ts';
+import { RRClass, RRType } from '../dns/rrtype.ts';
+import { WireWriter } from '../dns/wire.ts';
+import type { AliasResolver } from './alias-resolver.ts';
+import { type Answer, answerQuery, Outcome } from './answer.ts';
+import { parseQuery, type Query } from './query.ts';
+import { encodeResponse, errorParts, type ResponseParts, responseLimit } from './response.ts';
+import type { ServerMetrics, Transport } from './server-metrics.ts';
+import type { ServedRRset } from './zone-snapshot.ts';
+import type { ZoneTable } from './zone-table.ts';
+
+export interface ChaosIdentity {
+  /** Answer for id.server. and hostname.bind.; undefined refuses them. */
+  identity?: string;
+  /** Answer for version.server. and version.bind.; off unless configured. */
+  version?: string;
+}
+
+export interface QueryHandlerOptions {
+  table: ZoneTable;
+  chaos?: ChaosIdentity;
+  aliasResolver?: AliasResolver;
+  metrics?: ServerMetrics;
+}
+
+/**
+ * Turns one request into one response (or none). Synchronous for everything answered from memory;
+ * a Promise only when an ALIAS target has to be resolved.
+ */
+export class QueryHandler {
+  private readonly table: ZoneTable;
+  private readonly chaos: ChaosIdentity;
+  private readonly aliasResolver: AliasResolver | undefined;
+  private readonly metrics: ServerMetrics | undefined;
+  private readonly writer = new WireWriter(4096);
+
+  constructor(options: QueryHandlerOptions) {
+    this.table = options.table;
+    this.chaos = options.chaos ?? {};
+    this.aliasResolver = options.aliasResolver;
+    this.metrics = options.metrics;
+  }
+
+  handle(buf: Uint8Array, transport: Transport): Uint8Array | null | Promise<Uint8Array | null> {
+    const started = performance.now();
+    const tcp = transport === 'tcp';
+    const parsed = parseQuery(buf);
+    if (parsed.kind === 'drop') {
+      this.metrics?.drop(parsed.why);
+      return null;
+    }
+    if (parsed.kind === 'error') {
+      const q = parsed.question;
+      const header = { id: parsed.id, opcode: parsed.opcode, rd: parsed.rd, cd: false };
+      const limit = responseLimit(parsed.edns, tcp);
+      const out = encodeResponse(
+        this.writer,
+        q ? { ...q, ...header } : header,
+        errorParts(parsed.rcode),
+        parsed.edns,
+        limit,
+      );
+      this.metrics?.query(q?.qtype ?? 0, parsed.rcode, transport, (performance.now() - started) / 1000);
+      return out.bytes;
+    }
+    const query = parsed.query;
+    const parts = this.respond(query);
+    if (parts instanceof Promise) {
+      return parts.then((p) => this.finish(new WireWriter(1024), query, p, transport, started));
+    }
+    return this.finish(this.writer, query, parts, transport, started);
+  }
+
+  private finish(
+    w: WireWriter,
+    query: Query,
+    parts: ResponseParts,
+    transport: Transport,
+    started: number,
+  ): Uint8Array {
+    const out = encodeResponse(w, query, parts, query.edns, responseLimit(query.edns, transport === 'tcp'));
+    if (out.truncated) this.metrics?.truncated.inc();
+    this.metrics?.query(query.qtype, parts.rcode, transport, (performance.now() - started) / 1000);
+    return out.bytes;
+  }
+
+  private respond(query: Query): ResponseParts | Promise<ResponseParts> {
+    // RFC 6891 §6.1.3: we implement EDNS version 0 only.
+    if (query.edns && query.edns.version !== 0) return errorParts(Rcode.BADVERS);
+    if (query.qclass === RRClass.CH) return this.chaosAnswer(query);
+    // RFC 1035 §3.2.5: QCLASS ANY matches IN, the only class we hold data for.
+    if (query.qclass !== RRClass.IN && query.qclass !== RRClass.ANY) return errorParts(Rcode.REFUSED);
+    // Zone transfers and meta-queries are not served over this path (RFC 5936 needs TCP and an ACL).
+    if (query.qtype === RRType.AXFR || query.qtype === RRType.IXFR || query.qtype === RRType.OPT) {
+      return errorParts(query.qtype === RRType.OPT ? Rcode.FORMERR : Rcode.REFUSED);
+    }
+    const answer = answerQuery(this.table, query.qname, query.qtype);
+    if (answer.outcome === Outcome.Alias) return this.completeAlias(query, answer);
+    return partsFrom(answer);
+  }
+
+  private async completeAlias(query: Query, answer: Answer): Promise<ResponseParts> {
+    const alias = answer.alias!;
+    if (!this.aliasResolver) return { ...errorParts(Rcode.SERVFAIL), answer: answer.answer };
+    const resolved = await this.aliasResolver.resolve(alias.target, query.qtype);
+    if (resolved.kind === 'fail') return { ...errorParts(Rcode.SERVFAIL), answer: answer.answer };
+    const zone = this.table.findZone(nameKey(alias.owner));
+    if (resolved.kind === 'nodata' || resolved.rdata.length === 0) {
+      return {
+        rcode: Rcode.NOERROR,
+        aa: true,
+        answer: answer.answer,
+        authority: zone ? [zone.negativeSoa] : [],
+        additional: [],
+      };
+    }
+    // The synthesized RRset lives no longer than the ALIAS record or the target's records.
+    const rrset: ServedRRset = {
+      owner: alias.owner,
+      type: query.qtype,
+      ttl: Math.min(alias.ttl, resolved.ttl),
+      rdata: resolved.rdata,
+    };
+    return {
+      rcode: Rcode.NOERROR,
+      aa: true,
+      answer: [...answer.answer, rrset],
+      authority: [],
+      additional: [],
+    };
+  }
+
+  /** CHAOS-class identity queries (RFC 4892 §2 for id.server; hostname.bind and version.bind by convention). */
+  private chaosAnswer(query: Query): ResponseParts {
+    const key = nameKey(query.qname);
+    let text: string | undefined;
+    if (key === 'id.server.' || key === 'hostname.bind.') text = this.chaos.identity;
+    else if (key === 'version.server.' || key === 'version.bind.') text = this.chaos.version;
+    else return errorParts(Rcode.REFUSED);
+    if (text === undefined) return errorParts(Rcode.REFUSED);
+    if (query.qtype !== RRType.TXT && query.qtype !== RRType.ANY) {
+      return {
+        rcode: Rcode.NOERROR,
+        aa: true,
+        answer: [],
+        authority: [],
+        additional: [],
+        rrclass: RRClass.CH,
+      };
+    }
+    const rrset: ServedRRset = {
+      owner: query.qname as Name,
+      type: RRType.TXT,
+      ttl: 0,
+      rdata: [{ type: 'TXT', strings: [text] }],
+    };
+    return {
+      rcode: Rcode.NOERROR,
+      aa: true,
+      answer: [rrset],
+      authority: [],
+      additional: [],
+      rrclass: RRClass.CH,
+    };
+  }
+}
+
+function partsFrom(answer: Answer): ResponseParts {
+  switch (answer.outcome) {
+    case Outcome.Refused:
+      // RFC 1035 §4.1.1: REFUSED for names outside every zone we are authoritative for.
+      return errorParts(Rcode.REFUSED);
+    case Outcome.NxDomain:
+      return {
+        rcode: Rcode.NXDOMAIN,
+        aa: true,
+        answer: answer.answer,
+        authority: answer.authority,
+        additional: [],
+      };
+    case Outcome.Referral:
+      return {
+        rcode: Rcode.NOERROR,
+        aa: false,
+        answer: [],
+        authority: answer.authority,
+        additional: answer.additional,
+        glueRequired: true,
+      };
+    default:
+      return {
+        rcode: Rcode.NOERROR,
+        aa: true,
+        answer: answer.answer,
+        authority: answer.authority,
+        additional: answer.additional,
+      };
+  }
+}

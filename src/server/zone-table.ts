@@ -1,0 +1,59 @@
+import { type Name, nameKey } from '../dns/name.ts';
+import type { ZoneSnapshot } from './zone-snapshot.ts';
+
+/**
+ * The zones a server answers for. Replacing a zone is a single Map.set of a fully built snapshot,
+ * which is atomic for readers on the same thread.
+ */
+export class ZoneTable {
+  private readonly zones = new Map<string, ZoneSnapshot>();
+  /** Called after each change, e.g. to refresh metrics. */
+  onChange?: () => void;
+
+  get size(): number {
+    return this.zones.size;
+  }
+
+  set(snapshot: ZoneSnapshot): void {
+    this.zones.set(snapshot.originKey, snapshot);
+    this.onChange?.();
+  }
+
+  delete(origin: Name): boolean {
+    const removed = this.zones.delete(nameKey(origin));
+    if (removed) this.onChange?.();
+    return removed;
+  }
+
+  get(origin: Name): ZoneSnapshot | undefined {
+    return this.zones.get(nameKey(origin));
+  }
+
+  all(): IterableIterator<ZoneSnapshot> {
+    return this.zones.values();
+  }
+
+  /** The zone with the longest origin that contains `key` (a nameKey), walking up label by label. */
+  findZone(key: string): ZoneSnapshot | undefined {
+    let k = key;
+    for (;;) {
+      const zone = this.zones.get(k);
+      if (zone) return zone;
+      if (k === '.') return undefined;
+      k = stripFirstLabel(k);
+    }
+  }
+}
+
+/** Removes the leftmost label of a name key, honouring `\.` and `\DDD` escapes. */
+export function stripFirstLabel(key: string): string {
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    if (c === 0x5c /* \ */) {
+      i++;
+      continue;
+    }
+    if (c === 0x2e /* . */) return i + 1 >= key.length ? '.' : key.slice(i + 1);
+  }
+  return '.';
+}

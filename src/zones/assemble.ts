@@ -1,0 +1,284 @@
+import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../api/index.ts';
+import {
+  compareCanonical,
+  isInDomain,
+  labelCount,
+  type Name,
+  nameEquals,
+  nameKey,
+  parseName,
+} from '../dns/name.ts';
+import type { Rdata } from '../dns/rdata.ts';
+import { RRType } from '../dns/rrtype.ts';
+import { getOrInsert } from '../util/get-or-insert.ts';
+import { zoneContentHash } from './content-hash.ts';
+import { parseRecordSetRecords } from './record-parse.ts';
+import { compareByAge, type ResourceKey, resourceKey } from './resource-key.ts';
+import type { RRset } from './rrset.ts';
+import { type SoaFields, soaFor, zoneDefaultTtl } from './soa.ts';
+
+/** A managed child zone, as its parent must publish it: NS at the cut plus glue below it. */
+export interface ChildDelegation {
+  zone: ResourceKey;
+  origin: Name;
+  nameServers: Name[];
+  ttl: number;
+  /** A/AAAA RRsets of the child for its own nameservers that lie inside the child zone. */
+  glue: RRset[];
+}
+
+export interface AssemblyInput {
+  zone: DNSZone;
+  zoneClass: DNSZoneClass;
+  origin: Name;
+  /** Record sets the catalog resolved to this zone, with their absolute owner names. */
+  records: { recordSet: DNSRecordSet; fqdn: Name }[];
+  children: ChildDelegation[];
+}
+
+export type RecordVerdict =
+  | { accepted: true; fqdn: Name }
+  | { accepted: false; reason: 'Invalid' | 'Conflict'; message: string; fqdn: Name };
+
+export interface AssembledZone {
+  origin: Name;
+  soa: SoaFields;
+  nameServers: Name[];
+  /** Every RRset but the SOA, in canonical order (owner, then type code). */
+  rrsets: RRset[];
+  hash: string;
+  verdicts: Map<ResourceKey, RecordVerdict>;
+  /** Record sets published in this zone. */
+  acceptedCount: number;
+  /** Things that serve but deserve a look, e.g. an in-zone nameserver without an address. */
+  warnings: string[];
+}
+
+interface Cut {
+  owner: Name;
+  hosts: Name[];
+  by: string;
+}
+
+/**
+ * Computes the exact content of one zone: SOA and apex NS from the class and zone, NS and glue for
+ * managed child zones, and the record sets that pass every rule. Deterministic: the same input gives
+ * the same zone and hash whatever the order of `records`.
+ */
+export function assembleZone(input: AssemblyInput): AssembledZone {
+  const { zone, zoneClass, origin } = input;
+  const soa = soaFor(zone, zoneClass, origin);
+  const defaultTtl = zoneDefaultTtl(zone, zoneClass);
+  const nameServers = zoneClass.spec.nameServers.map((ns) => parseName(ns));
+  const rrsets: RRset[] = [
+    {
+      owner: origin,
+      type: 'NS',
+      ttl: defaultTtl,
+      rdata: nameServers.map((host) => ({ type: 'NS', host })),
+      origin: { kind: 'apex' },
+    },
+  ];
+  const verdicts = new Map<ResourceKey, RecordVerdict>();
+  const warnings: string[] = [];
+
+  // Published RRsets by owner, for conflict checks: owner key -> type -> who published it.
+  const byOwner = new Map<string, Map<string, string>>();
+  const publish = (rrset: RRset, by: string) => {
+    rrsets.push(rrset);
+    const k = nameKey(rrset.owner);
+    const types = getOrInsert(byOwner, k, () => new Map());
+    types.set(rrset.type, by);
+  };
+  byOwner.set(
+    nameKey(origin),
+    new Map([
+      ['SOA', 'the zone'],
+      ['NS', `DNSZoneClass ${zoneClass.metadata.name}`],
+    ]),
+  );
+
+  const cuts: Cut[] = [];
+  for (const child of [...input.children].sort((a, b) => compareCanonical(a.origin, b.origin))) {
+    const by = `DNSZone ${child.zone}`;
+    publish(
+      {
+        owner: child.origin,
+        type: 'NS',
+        ttl: child.ttl,
+        rdata: child.nameServers.map((host) => ({ type: 'NS', host })),
+        origin: { kind: 'childZone', ...splitOrigin(child.zone) },
+      },
+      by,
+    );
+    cuts.push({ owner: child.origin, hosts: child.nameServers, by });
+    for (const glue of child.glue) publish(glue, by);
+  }
+
+  // Parse first; then NS record sets (they define cuts; shallower and older first), then the rest by age.
+  const parsed: { rs: DNSRecordSet; key: ResourceKey; fqdn: Name; rdata: Rdata[] }[] = [];
+  for (const { recordSet: rs, fqdn } of input.records) {
+    const key = resourceKey(rs.metadata);
+    const invalid = (message: string) =>
+      verdicts.set(key, { accepted: false, reason: 'Invalid', message, fqdn });
+    const result = parseRecordSetRecords(rs, origin);
+    if (!result.ok) {
+      invalid(result.message);
+      continue;
+    }
+    const atApex = nameEquals(fqdn, origin);
+    const type = rs.spec.type;
+    if (type === 'SOA') {
+      invalid('the SOA is generated from the DNSZone and its class; set spec.soa on the DNSZone instead');
+    } else if (atApex && type === 'NS') {
+      invalid(
+        `apex NS records come from DNSZoneClass ${zoneClass.metadata.name} spec.nameServers; change them there`,
+      );
+    } else if (atApex && type === 'CNAME') {
+      invalid(
+        'a CNAME cannot be at the zone apex, where the SOA and NS must exist (RFC 1034 §3.6.2); use ALIAS',
+      );
+    } else if (atApex && type === 'DS') {
+      invalid('a DS record belongs in the parent zone, at the delegation point (RFC 4035 §2.4)');
+    } else {
+      parsed.push({ rs, key, fqdn, rdata: result.rdata });
+    }
+  }
+  parsed.sort((a, b) => {
+    const aNs = a.rs.spec.type === 'NS' ? 0 : 1;
+    const bNs = b.rs.spec.type === 'NS' ? 0 : 1;
+    if (aNs !== bNs) return aNs - bNs;
+    if (aNs === 0) {
+      const depth = labelCount(a.fqdn) - labelCount(b.fqdn);
+      if (depth !== 0) return depth;
+    }
+    return compareByAge(a.rs, b.rs);
+  });
+
+  let acceptedCount = 0;
+  for (const { rs, key, fqdn, rdata } of parsed) {
+    const type = rs.spec.type;
+    const reject = (reason: 'Invalid' | 'Conflict', message: string) =>
+      verdicts.set(key, { accepted: false, reason, message, fqdn });
+    const cut = cuts.find((c) => isInDomain(fqdn, c.owner));
+    if (cut) {
+      const atCut = nameEquals(fqdn, cut.owner);
+      const isGlue =
+        !atCut && (type === 'A' || type === 'AAAA') && cut.hosts.some((h) => nameEquals(h, fqdn));
+      if (atCut && type !== 'DS') {
+        reject(
+          'Conflict',
+          `${fqdn} is a delegation point (NS from ${cut.by}); only NS and DS records exist there (RFC 1034 §4.2.1)`,
+        );
+        continue;
+      }
+      if (!atCut && !isGlue) {
+        reject(
+          'Invalid',
+          `${fqdn} is below the delegation ${cut.owner} (NS from ${cut.by}) and would never be served; publish it in the delegated zone`,
+        );
+        continue;
+      }
+    }
+    const here = byOwner.get(nameKey(fqdn));
+    const existing = here?.get(type);
+    if (existing) {
+      reject(
+        'Conflict',
+        `${fqdn} ${type} is already published by ${existing}, which is older; delete one of the two`,
+      );
+      continue;
+    }
+    if (here && here.size > 0) {
+      const clash = exclusivityClash(type, here);
+      if (clash) {
+        reject(
+          'Conflict',
+          `${fqdn} ${type} cannot coexist with the ${clash.type} published by ${clash.by} (${clash.rule})`,
+        );
+        continue;
+      }
+    }
+    const by = `DNSRecordSet ${key}`;
+    publish(
+      {
+        owner: fqdn,
+        type,
+        ttl: rs.spec.ttl ?? defaultTtl,
+        rdata,
+        origin: { kind: 'recordSet', ...splitOrigin(key) },
+      },
+      by,
+    );
+    if (type === 'NS') cuts.push({ owner: fqdn, hosts: rdata.map((r) => (r as { host: Name }).host), by });
+    verdicts.set(key, { accepted: true, fqdn });
+    acceptedCount++;
+  }
+
+  for (const ns of nameServers) {
+    if (isInDomain(ns, origin) && !cuts.some((c) => isInDomain(ns, c.owner)) && !hasAddress(byOwner, ns)) {
+      warnings.push(`nameserver ${ns} is inside the zone but has no A or AAAA record`);
+    }
+  }
+  for (const cut of cuts) {
+    for (const host of cut.hosts) {
+      if (isInDomain(host, cut.owner) && !hasAddress(byOwner, host)) {
+        warnings.push(
+          `delegation ${cut.owner} names nameserver ${host} below the cut but no glue A/AAAA exists`,
+        );
+      }
+    }
+  }
+
+  rrsets.sort(
+    (a, b) =>
+      compareCanonical(a.owner, b.owner) ||
+      RRType[a.type as keyof typeof RRType] - RRType[b.type as keyof typeof RRType],
+  );
+  return {
+    origin,
+    soa,
+    nameServers,
+    rrsets,
+    hash: zoneContentHash(soa, rrsets),
+    verdicts,
+    acceptedCount,
+    warnings,
+  };
+}
+
+/** RFC 1034 §3.6.2 / RFC 2181 §10.1: a CNAME owner has no other data; ALIAS stands in for A and AAAA. */
+function exclusivityClash(
+  type: string,
+  here: Map<string, string>,
+): { type: string; by: string; rule: string } | undefined {
+  const cname = 'a CNAME owner has no other data, RFC 1034 §3.6.2';
+  if (type === 'CNAME') {
+    const [otherType, by] = here.entries().next().value as [string, string];
+    return { type: otherType, by, rule: cname };
+  }
+  const existingCname = here.get('CNAME');
+  if (existingCname) return { type: 'CNAME', by: existingCname, rule: cname };
+  const alias = 'ALIAS answers A and AAAA queries itself';
+  if (type === 'ALIAS') {
+    for (const t of ['A', 'AAAA']) {
+      const by = here.get(t);
+      if (by) return { type: t, by, rule: alias };
+    }
+  }
+  if (type === 'A' || type === 'AAAA') {
+    const by = here.get('ALIAS');
+    if (by) return { type: 'ALIAS', by, rule: alias };
+  }
+  return undefined;
+}
+
+function hasAddress(byOwner: Map<string, Map<string, string>>, name: Name): boolean {
+  const types = byOwner.get(nameKey(name));
+  return types !== undefined && (types.has('A') || types.has('AAAA'));
+}
+
+function splitOrigin(key: ResourceKey): { namespace: string; name: string } {
+  const slash = key.indexOf('/');
+  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}

@@ -1,0 +1,248 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
+import { Catalog } from './catalog.ts';
+
+function catalogWith(): Catalog {
+  const c = new Catalog();
+  c.setClass(zoneClass());
+  c.setZone(
+    zone('dns', 'example-com', 'example.com', {
+      delegations: [
+        { namespaces: ['team-a'], names: ['api', '*.apps'], types: ['A', 'CNAME'] },
+        { namespaces: ['team-b'], names: ['sub'], types: ['NS'] },
+      ],
+    }),
+  );
+  return c;
+}
+
+describe('zone verdicts', () => {
+  test('a zone with an existing class is accepted', () => {
+    const c = catalogWith();
+    const v = c.zoneVerdict('dns/example-com');
+    assert.ok(v?.accepted);
+    assert.equal(v.origin, 'example.com.');
+  });
+
+  test('a missing class is reported and resolved when the class appears', () => {
+    const c = new Catalog();
+    c.setZone(zone('dns', 'z', 'example.org', { className: 'later' }));
+    const v = c.zoneVerdict('dns/z');
+    assert.ok(v && !v.accepted && v.reason === 'ClassNotFound');
+    assert.match(v.message, /"later" does not exist/);
+    const affected = c.setClass(zoneClass('later'));
+    assert.ok(affected.zones.has('dns/z'));
+    assert.ok(c.zoneVerdict('dns/z')?.accepted);
+  });
+
+  test('two zones for one domain: the oldest wins, the other gets Conflict naming it', () => {
+    const c = catalogWith();
+    c.setZone(zone('other', 'dup', 'EXAMPLE.com.', {}, 10));
+    const v = c.zoneVerdict('other/dup');
+    assert.ok(v && !v.accepted && v.reason === 'Conflict');
+    assert.match(v.message, /dns\/example-com/);
+    // deleting the winner hands the domain to the other
+    const affected = c.deleteZone('dns/example-com');
+    assert.ok(affected.zones.has('other/dup'));
+    assert.ok(c.zoneVerdict('other/dup')?.accepted);
+  });
+
+  test("a child zone in another namespace needs the parent's NS delegation", () => {
+    const c = catalogWith();
+    c.setZone(zone('team-b', 'sub', 'sub.example.com', {}, 5));
+    assert.ok(c.zoneVerdict('team-b/sub')?.accepted);
+    c.setZone(zone('team-c', 'other', 'other.example.com', {}, 6));
+    const v = c.zoneVerdict('team-c/other');
+    assert.ok(v && !v.accepted && v.reason === 'NotDelegated');
+    assert.match(v.message, /names: \[other\], types: \[NS\]/);
+  });
+
+  test("a child zone in the parent's own namespace needs no delegation", () => {
+    const c = catalogWith();
+    c.setZone(zone('dns', 'internal', 'internal.example.com', {}, 5));
+    const v = c.zoneVerdict('dns/internal');
+    assert.ok(v?.accepted);
+    assert.equal(v.parent, 'dns/example-com');
+    assert.deepEqual(
+      c.childZonesOf('dns/example-com').map((z) => z.metadata.name),
+      ['internal'],
+    );
+  });
+
+  test('an invalid domain name is rejected as Invalid', () => {
+    const c = catalogWith();
+    c.setZone(zone('dns', 'bad', `${'a'.repeat(64)}.com`));
+    const v = c.zoneVerdict('dns/bad');
+    assert.ok(v && !v.accepted && v.reason === 'Invalid');
+  });
+});
+
+describe('record adoption', () => {
+  test('zoneRef with a relative name', () => {
+    const c = catalogWith();
+    c.setRecord(
+      recordSet('dns', 'www', {
+        zoneRef: { name: 'example-com' },
+        name: 'www',
+        type: 'A',
+        records: ['192.0.2.1'],
+      }),
+    );
+    assert.deepEqual(c.recordResolution('dns/www'), {
+      resolved: true,
+      zone: 'dns/example-com',
+      fqdn: 'www.example.com.',
+    });
+    assert.equal(c.recordsOf('dns/example-com').length, 1);
+  });
+
+  test('zoneRef: "@" is the apex; an absolute name must be inside the zone', () => {
+    const c = catalogWith();
+    c.setRecord(
+      recordSet('dns', 'apex', { zoneRef: { name: 'example-com' }, name: '@', type: 'TXT', records: ['x'] }),
+    );
+    assert.equal((c.recordResolution('dns/apex') as { fqdn: string }).fqdn, 'example.com.');
+    c.setRecord(
+      recordSet('dns', 'out', {
+        zoneRef: { name: 'example-com' },
+        name: 'www.example.org.',
+        type: 'A',
+        records: ['192.0.2.1'],
+      }),
+    );
+    const r = c.recordResolution('dns/out');
+    assert.ok(r && !r.resolved && r.reason === 'OutOfZone');
+    assert.match(r.message, /outside zone example\.com\./);
+  });
+
+  test('zoneRef to a missing zone is ZoneNotFound, and resolves once the zone appears', () => {
+    const c = catalogWith();
+    c.setRecord(
+      recordSet('dns', 'x', { zoneRef: { name: 'later' }, name: 'www', type: 'A', records: ['192.0.2.1'] }),
+    );
+    const r = c.recordResolution('dns/x');
+    assert.ok(r && !r.resolved && r.reason === 'ZoneNotFound');
+    const affected = c.setZone(zone('dns', 'later', 'later.example.net'));
+    assert.ok(affected.records.has('dns/x'));
+    assert.ok(c.recordResolution('dns/x')?.resolved);
+  });
+
+  test('without zoneRef the name must be absolute', () => {
+    const c = catalogWith();
+    c.setRecord(recordSet('dns', 'rel', { name: 'www', type: 'A', records: ['192.0.2.1'] }));
+    const r = c.recordResolution('dns/rel');
+    assert.ok(r && !r.resolved && r.reason === 'Invalid');
+    assert.match(r.message, /trailing dot/);
+  });
+
+  test('without zoneRef the deepest zone containing the name adopts it', () => {
+    const c = catalogWith();
+    c.setZone(zone('team-b', 'sub', 'sub.example.com', {}, 5));
+    c.setRecord(
+      recordSet('team-b', 'deep', { name: 'www.SUB.example.com.', type: 'A', records: ['192.0.2.1'] }),
+    );
+    assert.equal((c.recordResolution('team-b/deep') as { zone: string }).zone, 'team-b/sub');
+    c.setRecord(recordSet('dns', 'top', { name: 'www.example.com.', type: 'A', records: ['192.0.2.1'] }));
+    assert.equal((c.recordResolution('dns/top') as { zone: string }).zone, 'dns/example-com');
+  });
+
+  test('a new child zone takes over records below it; deleting it hands them back', () => {
+    const c = catalogWith();
+    c.setRecord(
+      recordSet('dns', 'w', { name: 'www.internal.example.com.', type: 'A', records: ['192.0.2.1'] }),
+    );
+    assert.equal((c.recordResolution('dns/w') as { zone: string }).zone, 'dns/example-com');
+    const affected = c.setZone(zone('dns', 'internal', 'internal.example.com', {}, 5));
+    assert.ok(affected.records.has('dns/w'));
+    assert.ok(affected.zones.has('dns/example-com'), 'the parent loses the record and gains NS');
+    assert.equal((c.recordResolution('dns/w') as { zone: string }).zone, 'dns/internal');
+    c.deleteZone('dns/internal');
+    assert.equal((c.recordResolution('dns/w') as { zone: string }).zone, 'dns/example-com');
+  });
+
+  test('delegations gate other namespaces by name and type', () => {
+    const c = catalogWith();
+    c.setRecord(recordSet('team-a', 'api', { name: 'api.example.com.', type: 'A', records: ['192.0.2.1'] }));
+    assert.ok(c.recordResolution('team-a/api')?.resolved);
+    c.setRecord(
+      recordSet('team-a', 'app', {
+        zoneRef: { name: 'example-com', namespace: 'dns' },
+        name: 'x.apps',
+        type: 'CNAME',
+        records: ['api'],
+      }),
+    );
+    assert.ok(c.recordResolution('team-a/app')?.resolved);
+    c.setRecord(recordSet('team-a', 'txt', { name: 'api.example.com.', type: 'TXT', records: ['nope'] }));
+    const r = c.recordResolution('team-a/txt');
+    assert.ok(r && !r.resolved && r.reason === 'NotDelegated');
+    assert.match(r.message, /does not delegate api TXT to namespace team-a/);
+    c.setRecord(
+      recordSet('intruder', 'www', { name: 'www.example.com.', type: 'A', records: ['192.0.2.66'] }),
+    );
+    assert.equal((c.recordResolution('intruder/www') as { reason: string }).reason, 'NotDelegated');
+  });
+
+  test('the deepest zone decides: a parent delegation cannot reach below a child zone', () => {
+    const c = catalogWith();
+    c.setZone(zone('team-b', 'sub', 'sub.example.com', {}, 5));
+    // dns owns example.com but sub.example.com belongs to team-b, which delegates nothing.
+    c.setRecord(
+      recordSet('dns', 'sneak', { name: 'www.sub.example.com.', type: 'A', records: ['192.0.2.1'] }),
+    );
+    assert.equal((c.recordResolution('dns/sneak') as { reason: string }).reason, 'NotDelegated');
+    c.setRecord(
+      recordSet('dns', 'sneak2', {
+        zoneRef: { name: 'example-com' },
+        name: 'www.sub',
+        type: 'A',
+        records: ['192.0.2.1'],
+      }),
+    );
+    const r = c.recordResolution('dns/sneak2');
+    assert.ok(r && !r.resolved && r.reason === 'OutOfZone');
+    assert.match(r.message, /zone cut sub\.example\.com\./);
+  });
+
+  test('DS at a child zone apex belongs to the parent side (RFC 4035 §2.4)', () => {
+    const c = catalogWith();
+    c.setZone(zone('team-b', 'sub', 'sub.example.com', {}, 5));
+    c.setRecord(recordSet('dns', 'ds', { name: 'sub.example.com.', type: 'DS', records: ['1 13 2 abcd'] }));
+    assert.equal((c.recordResolution('dns/ds') as { zone: string }).zone, 'dns/example-com');
+    c.setRecord(
+      recordSet('dns', 'ds2', {
+        zoneRef: { name: 'example-com' },
+        name: 'sub',
+        type: 'DS',
+        records: ['1 13 2 abcd'],
+      }),
+    );
+    assert.ok(c.recordResolution('dns/ds2')?.resolved);
+  });
+
+  test('deleting a record removes it from its zone and reports the zone', () => {
+    const c = catalogWith();
+    c.setRecord(
+      recordSet('dns', 'www', {
+        zoneRef: { name: 'example-com' },
+        name: 'www',
+        type: 'A',
+        records: ['192.0.2.1'],
+      }),
+    );
+    const affected = c.deleteRecord('dns/www');
+    assert.ok(affected.zones.has('dns/example-com'));
+    assert.equal(c.recordsOf('dns/example-com').length, 0);
+  });
+
+  test('A/AAAA in a child zone also touches the parent (glue)', () => {
+    const c = catalogWith();
+    c.setZone(zone('dns', 'internal', 'internal.example.com', {}, 5));
+    const affected = c.setRecord(
+      recordSet('dns', 'ns', { name: 'ns1.internal.example.com.', type: 'A', records: ['192.0.2.1'] }),
+    );
+    assert.ok(affected.zones.has('dns/internal'));
+    assert.ok(affected.zones.has('dns/example-com'));
+  });
+});

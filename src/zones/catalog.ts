@@ -1,0 +1,434 @@
+import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../api/index.ts';
+import { DnsError } from '../dns/errors.ts';
+import {
+  isInDomain,
+  labelCount,
+  type Name,
+  nameKey,
+  parentName,
+  parseName,
+  relativeName,
+} from '../dns/name.ts';
+import { getOrInsert } from '../util/get-or-insert.ts';
+import { zoneAdmits } from './delegation.ts';
+import { compareByAge, type ResourceKey, resourceKey } from './resource-key.ts';
+
+/** Whether a DNSZone is served, and if not, why. */
+export type ZoneVerdict =
+  | { accepted: true; origin: Name; zoneClass: DNSZoneClass; parent?: ResourceKey }
+  | {
+      accepted: false;
+      reason: 'Invalid' | 'ClassNotFound' | 'Conflict' | 'NotDelegated';
+      message: string;
+      origin?: Name;
+    };
+
+/** Which zone a record set belongs to, or why it belongs to none. */
+export type RecordResolution =
+  | { resolved: true; zone: ResourceKey; fqdn: Name }
+  | {
+      resolved: false;
+      reason: 'Invalid' | 'ZoneNotFound' | 'OutOfZone' | 'NotDelegated';
+      message: string;
+      zone?: ResourceKey;
+      fqdn?: Name;
+    };
+
+/** The keys a change touched; the engine enqueues exactly these. */
+export interface Affected {
+  zones: Set<ResourceKey>;
+  records: Set<ResourceKey>;
+}
+
+const UNRESOLVED = '';
+
+/**
+ * The in-memory index of every class, zone and record set, and the rules that relate them: which
+ * zone is accepted for a domain (oldest wins; a child zone of a managed parent in another namespace
+ * needs the parent's delegation), and which accepted zone adopts each record set. Pure and
+ * synchronous; every mutation returns the keys whose outcome may have changed.
+ */
+export class Catalog {
+  readonly classes = new Map<string, DNSZoneClass>();
+  readonly zones = new Map<ResourceKey, DNSZone>();
+  readonly records = new Map<ResourceKey, DNSRecordSet>();
+
+  private verdicts = new Map<ResourceKey, ZoneVerdict>();
+  /** accepted zone per domain (nameKey of the origin) */
+  private byDomain = new Map<string, ResourceKey>();
+  private children = new Map<ResourceKey, Set<ResourceKey>>();
+  private resolutions = new Map<ResourceKey, RecordResolution>();
+  /** record keys per resolved zone key; UNRESOLVED holds the ones without a zone */
+  private membership = new Map<ResourceKey, Set<ResourceKey>>();
+
+  zoneVerdict(key: ResourceKey): ZoneVerdict | undefined {
+    return this.verdicts.get(key);
+  }
+
+  recordResolution(key: ResourceKey): RecordResolution | undefined {
+    return this.resolutions.get(key);
+  }
+
+  /** Record sets resolved to this zone (the candidates its assembly decides about). */
+  recordsOf(zone: ResourceKey): DNSRecordSet[] {
+    const keys = this.membership.get(zone);
+    if (!keys) return [];
+    const out: DNSRecordSet[] = [];
+    for (const key of keys) {
+      const rs = this.records.get(key);
+      if (rs) out.push(rs);
+    }
+    return out;
+  }
+
+  /** Accepted zones whose nearest accepted ancestor is this zone. */
+  childZonesOf(zone: ResourceKey): DNSZone[] {
+    return [...(this.children.get(zone) ?? [])].flatMap((k) => this.zones.get(k) ?? []);
+  }
+
+  /** The accepted zone serving exactly this domain, if any. */
+  zoneForDomain(origin: Name): ResourceKey | undefined {
+    return this.byDomain.get(nameKey(origin));
+  }
+
+  acceptedZones(): ResourceKey[] {
+    return [...this.byDomain.values()];
+  }
+
+  setClass(zoneClass: DNSZoneClass): Affected {
+    this.classes.set(zoneClass.metadata.name, zoneClass);
+    return this.classChanged(zoneClass.metadata.name);
+  }
+
+  deleteClass(name: string): Affected {
+    this.classes.delete(name);
+    return this.classChanged(name);
+  }
+
+  setZone(zone: DNSZone): Affected {
+    const key = resourceKey(zone.metadata);
+    this.zones.set(key, zone);
+    const affected = this.recomputeZones();
+    affected.zones.add(key);
+    return affected;
+  }
+
+  deleteZone(key: ResourceKey): Affected {
+    this.zones.delete(key);
+    const affected = this.recomputeZones();
+    affected.zones.add(key);
+    return affected;
+  }
+
+  setRecord(rs: DNSRecordSet): Affected {
+    const key = resourceKey(rs.metadata);
+    this.records.set(key, rs);
+    return this.reresolve([key]);
+  }
+
+  deleteRecord(key: ResourceKey): Affected {
+    const before = this.resolutions.get(key);
+    this.records.delete(key);
+    this.resolutions.delete(key);
+    const zone = before?.resolved ? before.zone : UNRESOLVED;
+    this.membership.get(zone)?.delete(key);
+    const affected: Affected = { zones: new Set(), records: new Set([key]) };
+    if (before?.resolved) affected.zones.add(before.zone);
+    return affected;
+  }
+
+  private classChanged(name: string): Affected {
+    const affected = this.recomputeZones();
+    for (const [key, zone] of this.zones) if (zone.spec.className === name) affected.zones.add(key);
+    return affected;
+  }
+
+  /**
+   * Recomputes every zone verdict (cheap: a map walk per zone) and re-resolves the records whose zone
+   * could have changed: those in zones that appeared, disappeared or changed verdict, those in the
+   * parent zones of such zones, and those without a zone.
+   */
+  private recomputeZones(): Affected {
+    const previous = this.verdicts;
+    const previousDomains = this.byDomain;
+    this.verdicts = new Map();
+    this.byDomain = new Map();
+    this.children = new Map();
+
+    const candidates: { key: ResourceKey; zone: DNSZone; origin: Name }[] = [];
+    for (const [key, zone] of this.zones) {
+      try {
+        candidates.push({ key, zone, origin: parseName(absolute(zone.spec.domainName)) });
+      } catch (e) {
+        this.verdicts.set(key, {
+          accepted: false,
+          reason: 'Invalid',
+          message: `spec.domainName ${JSON.stringify(zone.spec.domainName)}: ${errorText(e)}`,
+        });
+      }
+    }
+    // Parents before children, and within a domain the oldest first.
+    candidates.sort((a, b) => labelCount(a.origin) - labelCount(b.origin) || compareByAge(a.zone, b.zone));
+    for (const { key, zone, origin } of candidates) {
+      const domain = nameKey(origin);
+      const holder = this.byDomain.get(domain);
+      if (holder !== undefined) {
+        this.verdicts.set(key, {
+          accepted: false,
+          reason: 'Conflict',
+          origin,
+          message: `${origin} is already served by DNSZone ${holder}, which is older; delete one of the two`,
+        });
+        continue;
+      }
+      const zoneClass = this.classes.get(zone.spec.className);
+      if (!zoneClass) {
+        this.verdicts.set(key, {
+          accepted: false,
+          reason: 'ClassNotFound',
+          origin,
+          message: `DNSZoneClass ${JSON.stringify(zone.spec.className)} does not exist; create it or fix spec.className`,
+        });
+        continue;
+      }
+      const parent = this.deepestZoneAbove(origin);
+      if (parent !== undefined) {
+        const parentZone = this.zones.get(parent)!;
+        const parentOrigin = (this.verdicts.get(parent) as { origin: Name }).origin;
+        const namespace = zone.metadata.namespace ?? '';
+        const relative = relativeName(origin, parentOrigin);
+        const parentNamespace = parentZone.metadata.namespace ?? '';
+        if (!zoneAdmits(parentNamespace, parentZone.spec.delegations, namespace, relative, 'NS')) {
+          this.verdicts.set(key, {
+            accepted: false,
+            reason: 'NotDelegated',
+            origin,
+            message:
+              `${origin} is inside zone ${parentOrigin} (DNSZone ${parent}), which does not delegate ${relative} ` +
+              `to namespace ${namespace}; its owners can add a delegation {namespaces: [${namespace}], names: [${relative}], types: [NS]}`,
+          });
+          continue;
+        }
+      }
+      this.verdicts.set(key, {
+        accepted: true,
+        origin,
+        zoneClass,
+        ...(parent !== undefined ? { parent } : {}),
+      });
+      this.byDomain.set(domain, key);
+      if (parent !== undefined) {
+        const set = getOrInsert(this.children, parent, () => new Set());
+        set.add(key);
+      }
+    }
+
+    const affected: Affected = { zones: new Set(), records: new Set() };
+    const touched = new Set<ResourceKey>();
+    for (const key of new Set([...previous.keys(), ...this.verdicts.keys()])) {
+      if (!sameVerdict(previous.get(key), this.verdicts.get(key))) touched.add(key);
+    }
+    for (const key of touched) {
+      affected.zones.add(key);
+      const now = this.verdicts.get(key);
+      const before = previous.get(key);
+      for (const v of [now, before]) {
+        if (v?.accepted && v.parent !== undefined) affected.zones.add(v.parent);
+      }
+    }
+    // Domains that appeared or disappeared move records between a zone and its ancestors.
+    const recordZones = new Set<ResourceKey>([UNRESOLVED]);
+    for (const [domain, key] of this.byDomain) {
+      if (previousDomains.get(domain) !== key) {
+        recordZones.add(key);
+        const p = this.verdicts.get(key);
+        if (p?.accepted && p.parent !== undefined) recordZones.add(p.parent);
+      }
+    }
+    for (const [domain, key] of previousDomains) {
+      if (this.byDomain.get(domain) !== key) {
+        recordZones.add(key);
+        const p = previous.get(key);
+        if (p?.accepted && p.parent !== undefined) recordZones.add(p.parent);
+        // its records fall back to the nearest remaining ancestor, found by re-resolving them
+      }
+    }
+    const toResolve: ResourceKey[] = [];
+    for (const zone of recordZones) for (const r of this.membership.get(zone) ?? []) toResolve.push(r);
+    // Records that name a touched zone explicitly.
+    for (const [rkey, rs] of this.records) {
+      const ref = rs.spec.zoneRef;
+      if (
+        ref &&
+        touched.has(resourceKey({ name: ref.name, namespace: ref.namespace ?? rs.metadata.namespace }))
+      ) {
+        toResolve.push(rkey);
+      }
+    }
+    const fromRecords = this.reresolve(toResolve);
+    for (const z of fromRecords.zones) affected.zones.add(z);
+    for (const r of fromRecords.records) affected.records.add(r);
+    return affected;
+  }
+
+  /** The accepted zone whose origin is the nearest strict ancestor of `origin`. */
+  private deepestZoneAbove(origin: Name): ResourceKey | undefined {
+    let name = origin;
+    while (name !== '.') {
+      name = parentName(name);
+      const key = this.byDomain.get(nameKey(name));
+      if (key !== undefined) return key;
+    }
+    return undefined;
+  }
+
+  /** The accepted zone whose origin is `name` or its nearest ancestor. */
+  private deepestZoneAtOrAbove(name: Name): ResourceKey | undefined {
+    const here = this.byDomain.get(nameKey(name));
+    return here ?? (name === '.' ? undefined : this.deepestZoneAbove(name));
+  }
+
+  private reresolve(keys: Iterable<ResourceKey>): Affected {
+    const affected: Affected = { zones: new Set(), records: new Set() };
+    for (const key of keys) {
+      const rs = this.records.get(key);
+      if (!rs) continue;
+      const before = this.resolutions.get(key);
+      const after = this.resolve(rs);
+      this.resolutions.set(key, after);
+      const fromZone = before?.resolved ? before.zone : UNRESOLVED;
+      const toZone = after.resolved ? after.zone : UNRESOLVED;
+      if (before === undefined || fromZone !== toZone) {
+        this.membership.get(fromZone)?.delete(key);
+        const set = getOrInsert(this.membership, toZone, () => new Set());
+        set.add(key);
+      }
+      affected.records.add(key);
+      for (const zone of [fromZone, toZone]) {
+        if (zone === UNRESOLVED) continue;
+        affected.zones.add(zone);
+        // A/AAAA in a child zone may be glue its parent publishes.
+        const v = this.verdicts.get(zone);
+        if ((rs.spec.type === 'A' || rs.spec.type === 'AAAA') && v?.accepted && v.parent !== undefined) {
+          affected.zones.add(v.parent);
+        }
+      }
+    }
+    return affected;
+  }
+
+  /** Adoption: explicit zoneRef, else the deepest accepted zone containing the name (see ADR 0003). */
+  resolve(rs: DNSRecordSet): RecordResolution {
+    const namespace = rs.metadata.namespace ?? '';
+    const { name, type, zoneRef } = rs.spec;
+    let zoneKey: ResourceKey | undefined;
+    let fqdn: Name;
+    if (zoneRef) {
+      zoneKey = resourceKey({ name: zoneRef.name, namespace: zoneRef.namespace ?? namespace });
+      const verdict = this.verdicts.get(zoneKey);
+      if (!verdict) {
+        return {
+          resolved: false,
+          reason: 'ZoneNotFound',
+          message: `DNSZone ${zoneKey} (spec.zoneRef) does not exist`,
+        };
+      }
+      if (!verdict.accepted) {
+        return {
+          resolved: false,
+          reason: 'ZoneNotFound',
+          zone: zoneKey,
+          message: `DNSZone ${zoneKey} (spec.zoneRef) is not served: ${verdict.message}`,
+        };
+      }
+      try {
+        fqdn = parseName(name, verdict.origin);
+      } catch (e) {
+        return { resolved: false, reason: 'Invalid', zone: zoneKey, message: `spec.name: ${errorText(e)}` };
+      }
+      if (!isInDomain(fqdn, verdict.origin)) {
+        return {
+          resolved: false,
+          reason: 'OutOfZone',
+          zone: zoneKey,
+          fqdn,
+          message: `${fqdn} is outside zone ${verdict.origin} (DNSZone ${zoneKey}); use a name inside the zone or another zoneRef`,
+        };
+      }
+      const deepest = this.deepestZoneAtOrAbove(fqdn);
+      if (deepest !== undefined && deepest !== zoneKey) {
+        const child = this.verdicts.get(deepest) as { origin: Name };
+        const dsAtCut = type === 'DS' && nameKey(child.origin) === nameKey(fqdn);
+        if (!dsAtCut) {
+          return {
+            resolved: false,
+            reason: 'OutOfZone',
+            zone: zoneKey,
+            fqdn,
+            message: `${fqdn} is at or below the zone cut ${child.origin} of DNSZone ${deepest}; publish it in that zone`,
+          };
+        }
+      }
+    } else {
+      if (!name.endsWith('.')) {
+        return {
+          resolved: false,
+          reason: 'Invalid',
+          message: `spec.name ${JSON.stringify(name)} is relative but spec.zoneRef is not set; set spec.zoneRef or write the absolute name with a trailing dot`,
+        };
+      }
+      try {
+        fqdn = parseName(name);
+      } catch (e) {
+        return { resolved: false, reason: 'Invalid', message: `spec.name: ${errorText(e)}` };
+      }
+      zoneKey = this.deepestZoneAtOrAbove(fqdn);
+      // RFC 4035 §2.4: a DS RRset lives on the parent side of the zone cut.
+      if (zoneKey !== undefined && type === 'DS') {
+        const v = this.verdicts.get(zoneKey) as { origin: Name; parent?: ResourceKey };
+        if (nameKey(v.origin) === nameKey(fqdn)) zoneKey = v.parent;
+      }
+      if (zoneKey === undefined) {
+        return {
+          resolved: false,
+          reason: 'ZoneNotFound',
+          fqdn,
+          message: `no served DNSZone contains ${fqdn}; create the zone or fix spec.name`,
+        };
+      }
+    }
+    const verdict = this.verdicts.get(zoneKey) as { origin: Name };
+    const zone = this.zones.get(zoneKey)!;
+    const relative = relativeName(fqdn, verdict.origin);
+    const zoneNamespace = zone.metadata.namespace ?? '';
+    if (!zoneAdmits(zoneNamespace, zone.spec.delegations, namespace, relative, type)) {
+      return {
+        resolved: false,
+        reason: 'NotDelegated',
+        zone: zoneKey,
+        fqdn,
+        message:
+          `zone ${verdict.origin} (DNSZone ${zoneKey}) does not delegate ${relative} ${type} to namespace ${namespace}; ` +
+          `its owners can add a delegation {namespaces: [${namespace}], names: [${relative}], types: [${type}]}`,
+      };
+    }
+    return { resolved: true, zone: zoneKey, fqdn };
+  }
+}
+
+function absolute(domain: string): string {
+  return domain.endsWith('.') ? domain : `${domain}.`;
+}
+
+function errorText(e: unknown): string {
+  return e instanceof DnsError || e instanceof Error ? e.message : String(e);
+}
+
+function sameVerdict(a: ZoneVerdict | undefined, b: ZoneVerdict | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  if (a.accepted !== b.accepted) return false;
+  if (a.accepted && b.accepted) {
+    return a.origin === b.origin && a.parent === b.parent && a.zoneClass === b.zoneClass;
+  }
+  return !a.accepted && !b.accepted && a.reason === b.reason && a.message === b.message;
+}

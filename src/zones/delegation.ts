@@ -1,0 +1,53 @@
+import type { Delegation } from '../api/index.ts';
+import { nameKey } from '../dns/name.ts';
+import type { RecordTypeName } from '../dns/rrtype.ts';
+
+/**
+ * Whether a relative name matches a delegation name pattern. Patterns are relative to the zone:
+ * `@` is the apex, `api` is exactly `api`, and a leading `*` stands for one or more labels, so
+ * `*.apps` admits `web.apps` and `a.b.apps` but not `apps` itself, and `*` admits every name below
+ * the apex. Comparison is case-insensitive.
+ */
+export function namePatternMatches(pattern: string, relative: string): boolean {
+  const p = nameKey(pattern);
+  const r = nameKey(relative);
+  if (p === '*') return r !== '@';
+  if (p.startsWith('*.')) {
+    const suffix = p.slice(1); // ".apps"
+    return r !== '@' && r.endsWith(suffix) && r.length > suffix.length;
+  }
+  return p === r;
+}
+
+/** Whether one delegation entry admits a record from `namespace` at `relative` of type `type`. */
+export function delegationAdmits(
+  d: Delegation,
+  namespace: string,
+  relative: string,
+  type: RecordTypeName,
+): boolean {
+  const namespaces = d.namespaces ?? [];
+  if (namespaces.length > 0 && !namespaces.includes(namespace)) return false;
+  const names = d.names ?? [];
+  if (names.length > 0 && !names.some((pattern) => namePatternMatches(pattern, relative))) return false;
+  const types = d.types ?? [];
+  return types.length === 0 || types.includes(type);
+}
+
+/**
+ * A zone admits records from its own namespace always, and from other namespaces only through one of
+ * its delegations. A delegation without `namespaces` would otherwise open the zone to every namespace,
+ * so for foreign namespaces an entry must name them explicitly.
+ */
+export function zoneAdmits(
+  zoneNamespace: string,
+  delegations: readonly Delegation[] | undefined,
+  namespace: string,
+  relative: string,
+  type: RecordTypeName,
+): boolean {
+  if (namespace === zoneNamespace) return true;
+  return (delegations ?? []).some(
+    (d) => (d.namespaces ?? []).includes(namespace) && delegationAdmits(d, namespace, relative, type),
+  );
+}

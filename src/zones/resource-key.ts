@@ -1,0 +1,29 @@
+import type { ObjectMeta } from '../api/index.ts';
+
+/** `namespace/name` for namespaced objects, `name` for cluster-scoped ones (as client-go's MetaNamespaceKeyFunc). */
+export type ResourceKey = string;
+
+export function resourceKey(meta: Pick<ObjectMeta, 'name' | 'namespace'>): ResourceKey {
+  return meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name;
+}
+
+export function splitKey(key: ResourceKey): { namespace?: string; name: string } {
+  const slash = key.indexOf('/');
+  return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+/**
+ * Oldest first: creation time, then namespace/name. This is the one ordering used to settle every
+ * "one writer" conflict, so the winner is stable and predictable.
+ */
+export function compareByAge(
+  a: { metadata: Pick<ObjectMeta, 'name' | 'namespace' | 'creationTimestamp'> },
+  b: { metadata: Pick<ObjectMeta, 'name' | 'namespace' | 'creationTimestamp'> },
+): number {
+  const ta = a.metadata.creationTimestamp ?? '';
+  const tb = b.metadata.creationTimestamp ?? '';
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  const ka = resourceKey(a.metadata);
+  const kb = resourceKey(b.metadata);
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}

@@ -1,0 +1,19 @@
+import type { Name } from '../dns/name.ts';
+import type { Rdata } from '../dns/rdata.ts';
+import type { RecordTypeName } from '../dns/rrtype.ts';
+
+/** Where an RRset in a computed zone came from: a user's record set, the class, or a child zone. */
+export type RRsetOrigin =
+  | { kind: 'recordSet'; namespace: string; name: string }
+  | { kind: 'apex' }
+  | { kind: 'childZone'; namespace: string; name: string }
+  | { kind: 'glue'; namespace: string; name: string };
+
+/** One RRset: every record of one type at one owner name, with one TTL (RFC 2181 §5.2). */
+export interface RRset {
+  owner: Name;
+  type: RecordTypeName;
+  ttl: number;
+  rdata: Rdata[];
+  origin: RRsetOrigin;
+}
