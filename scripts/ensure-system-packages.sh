@@ -9,7 +9,7 @@ declare -A needed=(
   [dig]=dnsutils
   [kdig]=knot-dnsutils
   [knotd]=knot
-  [kzonecheck]=knot
+  [kzonecheck]=knot-dnssecutils
   [dnsperf]=dnsperf
 )
 
