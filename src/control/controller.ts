@@ -56,6 +56,11 @@ export class Controller {
   private readonly programmed = new Map<ResourceKey, ProgrammedState>();
   /** Per record set: the zone whose programmed content includes it. */
   private readonly programmedRecord = new Map<ResourceKey, ResourceKey>();
+  /** Per record set: the inputs and the status object of its last status write. */
+  private readonly recordStatusMemo = new Map<
+    ResourceKey,
+    { signature: string; status: DNSRecordSetStatus | undefined }
+  >();
   /** Last generation and deletion state seen per object, to skip status-only events. */
   private readonly seen = new Map<string, string>();
   private unsubscribe?: () => void;
@@ -109,11 +114,24 @@ export class Controller {
     }
   }
 
-  /** Loads what the store holds, then follows its events. */
+  /** Loads what the store holds in one batch, then follows its events. */
   start(): void {
+    const live = {
+      DNSZoneClass: [] as DNSZoneClass[],
+      DNSZone: [] as DNSZone[],
+      DNSRecordSet: [] as DNSRecordSet[],
+    };
     for (const kind of ['DNSZoneClass', 'DNSZone', 'DNSRecordSet'] as const) {
-      for (const object of this.store.list(kind)) this.observe(kind, object);
+      for (const object of this.store.list(kind)) {
+        const key = keyOf(object);
+        this.seen.set(`${kind}/${key}`, observedState(object));
+        if (!object.metadata.deletionTimestamp) (live[kind] as Resource[]).push(object);
+        this.enqueue(kind, key);
+      }
     }
+    const affected = this.catalog.load(live.DNSZoneClass, live.DNSZone, live.DNSRecordSet);
+    for (const zone of affected.zones) this.zones.add(zone);
+    for (const record of affected.records) this.records.add(record);
     this.unsubscribe = this.store.watch((event) => this.onEvent(event));
     this.classes.start();
     this.zones.start();
@@ -138,6 +156,7 @@ export class Controller {
   private onEvent(event: StoreEvent): void {
     if (event.type === 'delete') {
       this.seen.delete(`${event.kind}/${event.key}`);
+      if (event.kind === 'DNSRecordSet') this.recordStatusMemo.delete(event.key);
       this.apply(event.kind, event.key, undefined);
       this.enqueue(event.kind, event.key);
       return;
@@ -148,7 +167,7 @@ export class Controller {
   /** Feeds an object into the catalog unless only its status changed. */
   private observe(kind: Kind, object: Resource): void {
     const key = keyOf(object);
-    const state = `${object.metadata.generation ?? 0}/${object.metadata.deletionTimestamp ? 'deleting' : 'live'}`;
+    const state = observedState(object);
     const id = `${kind}/${key}`;
     if (this.seen.get(id) === state) return;
     this.seen.set(id, state);
@@ -161,6 +180,9 @@ export class Controller {
     if (kind === 'DNSZoneClass') {
       affected = object ? this.catalog.setClass(object as DNSZoneClass) : this.catalog.deleteClass(key);
     } else if (kind === 'DNSZone') {
+      // The class counts its zones.
+      const className = ((object as DNSZone | undefined) ?? this.catalog.zones.get(key))?.spec.className;
+      if (className !== undefined) this.classes.add(className);
       affected = object ? this.catalog.setZone(object as DNSZone) : this.catalog.deleteZone(key);
     } else {
       affected = object ? this.catalog.setRecord(object as DNSRecordSet) : this.catalog.deleteRecord(key);
@@ -344,7 +366,8 @@ export class Controller {
             type: 'Programmed',
             status: programmed ? 'True' : 'False',
             reason: programmed ? 'Programmed' : 'Pending',
-            message: programmedMessage,
+            // No serial here: a record's status must not change when other records of its zone do.
+            message: programmed ? `served by ${this.backend.name}` : programmedMessage,
             observedGeneration: generation,
           },
           {
@@ -367,12 +390,23 @@ export class Controller {
     fields: Omit<DNSRecordSetStatus, 'conditions' | 'observedGeneration'>,
     conditions: ConditionInput[],
   ): Promise<void> {
+    // A zone reconcile visits every record set of the zone; most are unchanged. When the status we
+    // last wrote is still the object's status and the inputs are the same, skip the comparison.
+    const key = keyOf(rs);
+    const signature = JSON.stringify([rs.metadata.generation, fields, conditions]);
+    const memo = this.recordStatusMemo.get(key);
+    if (memo && memo.signature === signature && memo.status === rs.status) return;
     const status: DNSRecordSetStatus = {
       observedGeneration: rs.metadata.generation,
       ...fields,
       conditions: setConditions(rs.status?.conditions, conditions, this.now()),
     };
-    if (!jsonEqual(status, rs.status)) await this.store.updateStatus('DNSRecordSet', keyOf(rs), status);
+    if (jsonEqual(status, rs.status)) {
+      this.recordStatusMemo.set(key, { signature, status: rs.status });
+      return;
+    }
+    await this.store.updateStatus('DNSRecordSet', key, status);
+    this.recordStatusMemo.set(key, { signature, status });
   }
 
   private async reconcileRecord(key: ResourceKey): Promise<ReconcileResult> {
@@ -420,6 +454,11 @@ export class Controller {
     };
     if (!jsonEqual(status, zoneClass.status)) await this.store.updateStatus('DNSZoneClass', key, status);
   }
+}
+
+/** What decides whether an event matters: the spec generation and whether deletion started. */
+function observedState(object: Resource): string {
+  return `${object.metadata.generation ?? 0}/${object.metadata.deletionTimestamp ? 'deleting' : 'live'}`;
 }
 
 function rejected(reason: string, message: string, generation: number | undefined): ConditionInput[] {

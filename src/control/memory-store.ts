@@ -1,6 +1,7 @@
 import type { Kind, Resource } from '../api/index.ts';
 import { getOrInsert } from '../util/get-or-insert.ts';
 import { type ResourceKey, resourceKey } from '../zones/resource-key.ts';
+import { jsonEqual } from './conditions.ts';
 import type { ResourceStore, StoreEvent } from './resource-store.ts';
 
 /**
@@ -42,31 +43,30 @@ export class MemoryStore implements ResourceStore {
     const byKey = this.bucket(desired.kind);
     const existing = byKey.get(key);
     if (existing?.metadata.deletionTimestamp) return; // being deleted; a re-create waits for it to go
+    const specChanged = !existing || !jsonEqual(existing.spec, desired.spec);
     if (
       existing &&
-      JSON.stringify(existing.spec) === JSON.stringify(desired.spec) &&
-      JSON.stringify(existing.metadata.labels ?? {}) === JSON.stringify(desired.metadata.labels ?? {}) &&
-      JSON.stringify(existing.metadata.annotations ?? {}) ===
-        JSON.stringify(desired.metadata.annotations ?? {})
+      !specChanged &&
+      jsonEqual(existing.metadata.labels ?? {}, desired.metadata.labels ?? {}) &&
+      jsonEqual(existing.metadata.annotations ?? {}, desired.metadata.annotations ?? {})
     ) {
       return;
     }
-    const metadata = {
+    const metadata: Resource['metadata'] = {
       ...desired.metadata,
       uid: existing?.metadata.uid ?? `uid-${++this.uid}`,
-      generation: existing ? (existing.metadata.generation ?? 1) + (sameSpec(existing, desired) ? 0 : 1) : 1,
+      generation: (existing?.metadata.generation ?? 0) + (specChanged ? 1 : 0),
       creationTimestamp:
         existing?.metadata.creationTimestamp ?? creationTimestamp ?? this.now().toISOString(),
       resourceVersion: String(++this.resourceVersion),
       ...(existing?.metadata.finalizers ? { finalizers: existing.metadata.finalizers } : {}),
     };
+    const { status: _ignored, ...rest } = desired as Resource & { status?: unknown };
     const object = {
-      ...desired,
+      ...rest,
       metadata,
       ...(existing?.status ? { status: existing.status } : {}),
     } as Resource;
-    delete (object as { status?: unknown }).status;
-    if (existing?.status) (object as { status?: unknown }).status = existing.status;
     byKey.set(key, object);
     this.emit({ type: 'upsert', kind: desired.kind, key, object });
   }
@@ -138,8 +138,4 @@ export class MemoryStore implements ResourceStore {
   private emit(event: StoreEvent): void {
     for (const handler of this.handlers) handler(event);
   }
-}
-
-function sameSpec(a: Resource, b: Resource): boolean {
-  return JSON.stringify(a.spec) === JSON.stringify(b.spec);
 }

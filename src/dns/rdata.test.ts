@@ -220,7 +220,8 @@ describe('SOA', () => {
   });
   test('rejects', () => {
     rejects('SOA', 'ns1 hostmaster 1 2 3 4', 'needs exactly 7');
-    rejects('SOA', 'ns1 hostmaster@example.com 1 2 3 4 5', 'rname', 'hostmaster.example.com.');
+    rejects('SOA', 'ns1 hostmaster@example.com 1 2 3 4 5', 'rname', '"hostmaster.example.com."');
+    rejects('SOA', 'ns1 john.doe@example.com. 1 2 3 4 5', 'rname', '"john\\.doe.example.com."');
     rejects('SOA', 'ns1 hostmaster 4294967296 2 3 4 5', 'SOA serial');
     rejects('SOA', 'ns1 hostmaster 1 1x 3 4 5', 'SOA refresh "1x"');
   });

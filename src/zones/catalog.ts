@@ -60,6 +60,8 @@ export class Catalog {
   private resolutions = new Map<ResourceKey, RecordResolution>();
   /** record keys per resolved zone key; UNRESOLVED holds the ones without a zone */
   private membership = new Map<ResourceKey, Set<ResourceKey>>();
+  /** record keys per zone key named in their spec.zoneRef */
+  private readonly byZoneRef = new Map<ResourceKey, Set<ResourceKey>>();
 
   zoneVerdict(key: ResourceKey): ZoneVerdict | undefined {
     return this.verdicts.get(key);
@@ -120,14 +122,57 @@ export class Catalog {
     return affected;
   }
 
+  /**
+   * Loads many objects at once (start-up, resync): zone verdicts are computed once for the whole set
+   * instead of once per zone, and every record is resolved once.
+   */
+  load(classes: Iterable<DNSZoneClass>, zones: Iterable<DNSZone>, records: Iterable<DNSRecordSet>): Affected {
+    for (const c of classes) this.classes.set(c.metadata.name, c);
+    for (const z of zones) this.zones.set(resourceKey(z.metadata), z);
+    const keys: ResourceKey[] = [];
+    for (const rs of records) {
+      const key = resourceKey(rs.metadata);
+      this.indexZoneRef(key, this.records.get(key), rs);
+      this.records.set(key, rs);
+      keys.push(key);
+    }
+    const affected = this.recomputeZones();
+    const resolved = this.reresolve(keys);
+    for (const z of this.zones.keys()) affected.zones.add(z);
+    for (const z of resolved.zones) affected.zones.add(z);
+    for (const r of resolved.records) affected.records.add(r);
+    return affected;
+  }
+
   setRecord(rs: DNSRecordSet): Affected {
     const key = resourceKey(rs.metadata);
+    this.indexZoneRef(key, this.records.get(key), rs);
     this.records.set(key, rs);
     return this.reresolve([key]);
   }
 
+  private indexZoneRef(
+    key: ResourceKey,
+    before: DNSRecordSet | undefined,
+    after: DNSRecordSet | undefined,
+  ): void {
+    const refOf = (rs: DNSRecordSet | undefined) =>
+      rs?.spec.zoneRef
+        ? resourceKey({
+            name: rs.spec.zoneRef.name,
+            namespace: rs.spec.zoneRef.namespace ?? rs.metadata.namespace,
+          })
+        : undefined;
+    const from = refOf(before);
+    const to = refOf(after);
+    if (from === to) return;
+    if (from !== undefined) this.byZoneRef.get(from)?.delete(key);
+    if (to !== undefined) getOrInsert(this.byZoneRef, to, () => new Set()).add(key);
+  }
+
   deleteRecord(key: ResourceKey): Affected {
     const before = this.resolutions.get(key);
+    this.indexZoneRef(key, this.records.get(key), undefined);
     this.records.delete(key);
     this.resolutions.delete(key);
     const zone = before?.resolved ? before.zone : UNRESOLVED;
@@ -256,15 +301,7 @@ export class Catalog {
     const toResolve: ResourceKey[] = [];
     for (const zone of recordZones) for (const r of this.membership.get(zone) ?? []) toResolve.push(r);
     // Records that name a touched zone explicitly.
-    for (const [rkey, rs] of this.records) {
-      const ref = rs.spec.zoneRef;
-      if (
-        ref &&
-        touched.has(resourceKey({ name: ref.name, namespace: ref.namespace ?? rs.metadata.namespace }))
-      ) {
-        toResolve.push(rkey);
-      }
-    }
+    for (const zone of touched) for (const r of this.byZoneRef.get(zone) ?? []) toResolve.push(r);
     const fromRecords = this.reresolve(toResolve);
     for (const z of fromRecords.zones) affected.zones.add(z);
     for (const r of fromRecords.records) affected.records.add(r);

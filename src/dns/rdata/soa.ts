@@ -12,6 +12,14 @@ function hasUnescapedAt(text: string): boolean {
   return false;
 }
 
+/** "john.doe@example.com" -> "john\\.doe.example.com." (RFC 1035 §8 mailbox encoding). */
+function mailboxAsName(mailbox: string): string {
+  const at = mailbox.indexOf('@');
+  const local = mailbox.slice(0, at).replaceAll('.', '\\.');
+  const domain = mailbox.slice(at + 1);
+  return `${local}.${domain}${domain.endsWith('.') ? '' : '.'}`;
+}
+
 export const soaCodec: RdataCodec<SoaRdata> = {
   syntax:
     '<mname> <rname> <serial> <refresh> <retry> <expire> <minimum>, e.g. "ns1.example.com. hostmaster.example.com. 1 7200 3600 1209600 3600"',
@@ -23,7 +31,7 @@ export const soaCodec: RdataCodec<SoaRdata> = {
       throw f.invalid(
         'rname',
         rnameText,
-        `the mailbox is written as a name with the "@" replaced by a dot, e.g. "${rnameText.replace('@', '.')}${rnameText.endsWith('.') ? '' : '.'}" (RFC 1035 §8)`,
+        `the mailbox is written as a name with the "@" replaced by a dot (dots before the "@" escaped), e.g. "${mailboxAsName(rnameText)}" (RFC 1035 §8)`,
       );
     }
     const rname = f.name('rname', origin);

@@ -1,8 +1,10 @@
 import { type FSWatcher, watch } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { KINDS, type Kind, type Problem, type Resource, validateResource } from '../../api/index.ts';
 import type { MemoryStore } from '../../control/memory-store.ts';
+import { getOrInsert } from '../../util/get-or-insert.ts';
 import { resourceKey } from '../../zones/resource-key.ts';
-import { type ManifestDocument, readManifests } from './load-manifests.ts';
+import { listManifestFiles, type ManifestDocument, readManifests } from './load-manifests.ts';
 import type { StateFile } from './state-file.ts';
 
 /** A problem found in the manifests, located as precisely as possible. */
@@ -36,16 +38,28 @@ export interface ManifestSourceOptions {
   debounceMs?: number;
 }
 
+/** What one file contributed at its last read. */
+interface FileState {
+  mtimeMs: number;
+  size: number;
+  /** Valid definitions, by object id (`Kind/key`), in document order. */
+  definitions: Map<string, { resource: Resource; document: number }>;
+  problems: ManifestProblem[];
+}
+
 /**
  * Feeds the store from a folder of manifests and keeps it in step: adds, edits and deletions are
- * applied as the folder changes. Invalid input never deletes anything: an object whose new version is
- * invalid keeps its last valid version, and a file that cannot be parsed keeps all the objects it
- * held. Problems are reported with file, document, line and field.
+ * applied as the folder changes. A reload re-reads only files whose size or modification time
+ * changed, and touches only the objects those files define, so an edit costs work proportional to the
+ * file edited. Invalid input never deletes anything: an object whose new version is invalid keeps its
+ * last valid version, and a file that cannot be fully parsed keeps every object it held. Problems are
+ * reported with file, document, line and field.
  */
 export class ManifestSource {
   private readonly options: Required<Omit<ManifestSourceOptions, 'log'>> & Pick<ManifestSourceOptions, 'log'>;
-  /** Object id (`Kind/key`) → the file it came from, for the objects currently in the store. */
-  private readonly origins = new Map<string, string>();
+  private readonly files = new Map<string, FileState>();
+  /** Object id → the files that define it validly; the first in path order wins. */
+  private readonly definers = new Map<string, Set<string>>();
   private current: ManifestProblem[] = [];
   private watcher?: FSWatcher;
   private timer?: NodeJS.Timeout;
@@ -81,7 +95,7 @@ export class ManifestSource {
     this.timer = setTimeout(() => void this.reload(), this.options.debounceMs);
   }
 
-  /** Re-reads the folder and applies the difference; concurrent calls are folded into one more run. */
+  /** Re-reads what changed in the folder; concurrent calls are folded into one more run. */
   async reload(): Promise<void> {
     if (this.reloading) {
       this.again = true;
@@ -90,7 +104,11 @@ export class ManifestSource {
     this.reloading = (async () => {
       do {
         this.again = false;
-        await this.reloadOnce();
+        try {
+          await this.reloadOnce();
+        } catch (e) {
+          this.options.log?.('error', `reading ${this.options.dir}: ${(e as Error).message}`);
+        }
       } while (this.again);
     })().finally(() => {
       this.reloading = undefined;
@@ -100,74 +118,160 @@ export class ManifestSource {
 
   private async reloadOnce(): Promise<void> {
     const { store, state } = this.options;
-    const read = await readManifests([this.options.dir]);
-    const problems: ManifestProblem[] = read.fileErrors.map((e) => ({
-      ...e,
-      code: 'YAML_INVALID',
-      message: e.message,
-    }));
-    /** Files whose content we could not fully account for: their previous objects are kept. */
-    const unsure = new Set(read.fileErrors.map((e) => e.file));
-    const desired = new Map<string, { resource: Resource; doc: ManifestDocument }>();
-    const keep = new Set<string>();
-
-    for (const doc of read.documents) {
-      const identity = identify(doc.value);
-      const id = identity ? `${identity.kind}/${identity.key}` : undefined;
-      const previous = identity
-        ? (store.get(identity.kind, identity.key) as Resource | undefined)
-        : undefined;
-      const result = validateResource(doc.value, previous);
-      if (!result.ok) {
-        const object = identity ? `${identity.kind} ${identity.key}` : undefined;
-        for (const p of result.problems) problems.push(locate(doc, p, object));
-        if (id) keep.add(id);
-        else unsure.add(doc.file);
-        continue;
+    const paths = await listManifestFiles(this.options.dir);
+    const touched = new Set<string>();
+    const present = new Set(paths);
+    for (const [file, previous] of this.files) {
+      if (present.has(file)) continue;
+      this.files.delete(file);
+      for (const id of previous.definitions.keys()) this.undefine(id, file, touched);
+    }
+    for (const file of paths) {
+      let info: { mtimeMs: number; size: number };
+      try {
+        info = await stat(file);
+      } catch {
+        continue; // removed between listing and stat: the next reload sees it gone
       }
-      const resource = result.resource;
-      const rid = `${resource.kind}/${resourceKey(resource.metadata)}`;
-      const first = desired.get(rid);
-      if (first) {
-        problems.push({
-          file: doc.file,
-          document: doc.document,
-          line: doc.line,
-          object: `${resource.kind} ${resourceKey(resource.metadata)}`,
-          code: 'DUPLICATE',
-          message: `also defined in ${first.doc.file} (document ${first.doc.document}); the first definition is used, remove one`,
-        });
-        continue;
+      const previous = this.files.get(file);
+      if (previous && previous.mtimeMs === info.mtimeMs && previous.size === info.size) continue;
+      const next = await this.readFile(file, info, previous);
+      this.files.set(file, next);
+      for (const id of previous?.definitions.keys() ?? []) {
+        if (!next.definitions.has(id)) this.undefine(id, file, touched);
       }
-      desired.set(rid, { resource, doc });
+      for (const id of next.definitions.keys()) {
+        getOrInsert(this.definers, id, () => new Set()).add(file);
+        touched.add(id);
+      }
     }
 
-    for (const [id, { resource, doc }] of desired) {
+    for (const id of touched) {
+      const winner = this.winner(id);
+      const { kind, key } = splitId(id);
+      if (!winner) {
+        store.remove(kind, key);
+        state.forgetCreated(id);
+        continue;
+      }
       let created = state.createdAt(id);
       if (!created) {
         created = new Date().toISOString();
         state.noteCreated(id, created);
       }
-      this.origins.set(id, doc.file);
-      store.apply(resource, created);
+      store.apply(winner.resource, created);
     }
-    for (const kind of KINDS) {
-      for (const object of store.list(kind)) {
-        const key = resourceKey(object.metadata);
-        const id = `${kind}/${key}`;
-        if (desired.has(id) || keep.has(id)) continue;
-        const file = this.origins.get(id);
-        if (file !== undefined && unsure.has(file)) continue;
-        store.remove(kind, key);
-        this.origins.delete(id);
-        state.forgetCreated(id);
-      }
-    }
-    await state.save();
+    if (touched.size > 0) await state.save();
+    const problems: ManifestProblem[] = [];
+    for (const file of paths) problems.push(...(this.files.get(file)?.problems ?? []));
+    problems.push(...this.duplicateProblems());
     this.current = problems;
-    for (const p of problems) this.options.log?.('warn', formatProblem(p));
+    if (touched.size > 0 || problems.length > 0) {
+      for (const p of problems) this.options.log?.('warn', formatProblem(p));
+    }
     this.onReload?.(problems);
   }
+
+  /**
+   * Parses one file. Valid documents become its definitions. An invalid document that names its
+   * object keeps that object's previous definition from this file; a file with a YAML error or an
+   * anonymous invalid document keeps all of its previous definitions (nothing is deleted on bad input).
+   */
+  private async readFile(
+    file: string,
+    info: { mtimeMs: number; size: number },
+    previous: FileState | undefined,
+  ): Promise<FileState> {
+    const { store } = this.options;
+    const read = await readManifests([file]);
+    const problems: ManifestProblem[] = read.fileErrors.map((e) => ({
+      ...e,
+      code: 'YAML_INVALID',
+      message: e.message,
+    }));
+    let keepAll = read.fileErrors.length > 0;
+    const definitions = new Map<string, { resource: Resource; document: number }>();
+    const keep = new Set<string>();
+    for (const doc of read.documents) {
+      const identity = identify(doc.value);
+      const previousObject = identity
+        ? (store.get(identity.kind, identity.key) as Resource | undefined)
+        : undefined;
+      const result = validateResource(doc.value, previousObject);
+      if (!result.ok) {
+        const object = identity ? `${identity.kind} ${identity.key}` : undefined;
+        for (const p of result.problems) problems.push(locate(doc, p, object));
+        if (identity) keep.add(`${identity.kind}/${identity.key}`);
+        else keepAll = true;
+        continue;
+      }
+      const id = `${result.resource.kind}/${resourceKey(result.resource.metadata)}`;
+      if (definitions.has(id)) {
+        problems.push({
+          file,
+          document: doc.document,
+          line: doc.line,
+          object: `${result.resource.kind} ${resourceKey(result.resource.metadata)}`,
+          code: 'DUPLICATE',
+          message: `defined twice in this file (first in document ${definitions.get(id)!.document}); the first is used, remove one`,
+        });
+        continue;
+      }
+      definitions.set(id, { resource: result.resource, document: doc.document });
+    }
+    for (const [id, definition] of previous?.definitions ?? []) {
+      if (definitions.has(id)) continue;
+      if (keepAll || keep.has(id)) definitions.set(id, definition);
+    }
+    if (keepAll && previous) {
+      problems.push({
+        file,
+        code: 'KEPT_PREVIOUS',
+        message: 'the file has errors; the objects it defined before keep their last valid versions',
+      });
+    }
+    return { mtimeMs: info.mtimeMs, size: info.size, definitions, problems };
+  }
+
+  private undefine(id: string, file: string, touched: Set<string>): void {
+    const set = this.definers.get(id);
+    if (!set) return;
+    set.delete(file);
+    if (set.size === 0) this.definers.delete(id);
+    touched.add(id);
+  }
+
+  private winner(id: string): { resource: Resource; file: string } | undefined {
+    const files = this.definers.get(id);
+    if (!files || files.size === 0) return undefined;
+    const file = [...files].sort()[0]!;
+    const definition = this.files.get(file)?.definitions.get(id);
+    return definition ? { resource: definition.resource, file } : undefined;
+  }
+
+  private duplicateProblems(): ManifestProblem[] {
+    const out: ManifestProblem[] = [];
+    for (const [id, files] of this.definers) {
+      if (files.size < 2) continue;
+      const [first, ...others] = [...files].sort();
+      for (const file of others) {
+        const definition = this.files.get(file)?.definitions.get(id);
+        out.push({
+          file,
+          ...(definition ? { document: definition.document } : {}),
+          object: id.replace('/', ' '),
+          code: 'DUPLICATE',
+          message: `also defined in ${first}; the definition there is used, remove one`,
+        });
+      }
+    }
+    return out;
+  }
+}
+
+function splitId(id: string): { kind: Kind; key: string } {
+  const slash = id.indexOf('/');
+  return { kind: id.slice(0, slash) as Kind, key: id.slice(slash + 1) };
 }
 
 function identify(value: unknown): { kind: Kind; key: string } | undefined {

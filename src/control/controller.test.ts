@@ -1,0 +1,223 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
+import type { DNSRecordSet, DNSZone, DNSZoneClass, Kind, Resource } from '../api/index.ts';
+import { type Backend, BackendError, type ProgrammedZone } from '../backends/backend.ts';
+import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
+import type { Name } from '../dns/name.ts';
+import { ZoneTable } from '../server/zone-table.ts';
+import { Controller } from './controller.ts';
+import { MemoryStore } from './memory-store.ts';
+import { FINALIZER } from './resource-store.ts';
+import { MemorySerialStore, type SerialStore } from './serial-store.ts';
+
+const now = () => new Date('2026-11-21T12:00:00Z');
+
+function setup(backend?: Backend, serials: SerialStore = new MemorySerialStore()) {
+  const store = new MemoryStore(now);
+  const table = new ZoneTable();
+  const controller = new Controller({ store, backend: backend ?? new BuiltinBackend(table), serials, now });
+  return { store, table, controller };
+}
+
+function cond(store: MemoryStore, kind: Kind, key: string, type: string) {
+  return (store.get(kind, key) as Resource | undefined)?.status?.conditions?.find((c) => c.type === type);
+}
+
+function seed(store: MemoryStore) {
+  store.apply(zoneClass());
+  store.apply(zone('dns', 'example-com', 'example.com'));
+  store.apply(
+    recordSet(
+      'dns',
+      'www',
+      { zoneRef: { name: 'example-com' }, name: 'www', type: 'A', records: ['192.0.2.1'] },
+      1,
+    ),
+  );
+}
+
+describe('Controller', () => {
+  test('programs the zone and writes Accepted/Programmed/Ready with observedGeneration', async () => {
+    const { store, table, controller } = setup();
+    seed(store);
+    controller.start();
+    await controller.idle();
+    const z = store.get('DNSZone', 'dns/example-com') as DNSZone;
+    assert.equal(z.status?.serial, 2026112100);
+    assert.equal(z.status?.recordCount, 1);
+    assert.deepEqual(z.status?.nameservers, ['ns1.example.com.', 'ns2.example.com.']);
+    for (const type of ['Accepted', 'Programmed', 'Ready']) {
+      const c = cond(store, 'DNSZone', 'dns/example-com', type);
+      assert.equal(c?.status, 'True', `${type}: ${c?.message}`);
+      assert.equal(c?.observedGeneration, 1);
+    }
+    assert.equal(cond(store, 'DNSRecordSet', 'dns/www', 'Ready')?.status, 'True');
+    const rs = store.get('DNSRecordSet', 'dns/www') as DNSRecordSet;
+    assert.equal(rs.status?.fqdn, 'www.example.com.');
+    assert.deepEqual(rs.status?.zone, { namespace: 'dns', name: 'example-com' });
+    assert.equal(table.get('example.com.')?.serial, 2026112100);
+    assert.deepEqual(z.metadata.finalizers, [FINALIZER]);
+    controller.stop();
+  });
+
+  test('a change raises the serial once; an unchanged resync writes no status', async () => {
+    const { store, controller } = setup();
+    seed(store);
+    controller.start();
+    await controller.idle();
+    store.apply(
+      recordSet(
+        'dns',
+        'www',
+        { zoneRef: { name: 'example-com' }, name: 'www', type: 'A', records: ['192.0.2.2'] },
+        1,
+      ),
+    );
+    await controller.idle();
+    assert.equal((store.get('DNSZone', 'dns/example-com') as DNSZone).status?.serial, 2026112101);
+    assert.equal(cond(store, 'DNSRecordSet', 'dns/www', 'Ready')?.observedGeneration, 2);
+    let writes = 0;
+    const original = store.updateStatus.bind(store);
+    store.updateStatus = async (...args) => {
+      writes++;
+      return original(...args);
+    };
+    // Touch a label only: the generation stays, nothing is reconciled into a new status.
+    store.apply({
+      ...zone('dns', 'example-com', 'example.com'),
+      metadata: { ...zone('dns', 'example-com', 'example.com').metadata, labels: { a: 'b' } },
+    });
+    await controller.idle();
+    assert.equal(writes, 0);
+    controller.stop();
+  });
+
+  test('a conflicting record set gets Conflict naming the winner; the winner keeps serving', async () => {
+    const { store, table, controller } = setup();
+    seed(store);
+    store.apply(
+      recordSet(
+        'dns',
+        'www-2',
+        { zoneRef: { name: 'example-com' }, name: 'www', type: 'A', records: ['192.0.2.66'] },
+        9,
+      ),
+    );
+    controller.start();
+    await controller.idle();
+    const c = cond(store, 'DNSRecordSet', 'dns/www-2', 'Accepted');
+    assert.equal(c?.status, 'False');
+    assert.equal(c?.reason, 'Conflict');
+    assert.match(c?.message ?? '', /dns\/www/);
+    const node = table.get('example.com.')!.nodes.get('www.example.com.')!;
+    assert.deepEqual([...node.rrsets.values()][0]!.rdata, [{ type: 'A', address: '192.0.2.1' }]);
+    controller.stop();
+  });
+
+  test('a record without a zone gets ZoneNotFound; it is adopted when the zone appears', async () => {
+    const { store, controller } = setup();
+    store.apply(zoneClass());
+    store.apply(recordSet('dns', 'orphan', { name: 'www.example.org.', type: 'A', records: ['192.0.2.1'] }));
+    controller.start();
+    await controller.idle();
+    assert.equal(cond(store, 'DNSRecordSet', 'dns/orphan', 'Accepted')?.reason, 'ZoneNotFound');
+    store.apply(zone('dns', 'org', 'example.org'));
+    await controller.idle();
+    assert.equal(cond(store, 'DNSRecordSet', 'dns/orphan', 'Ready')?.status, 'True');
+    controller.stop();
+  });
+
+  test('deleting a zone waits on the finalizer until the backend no longer serves it', async () => {
+    const { store, table, controller } = setup();
+    seed(store);
+    controller.start();
+    await controller.idle();
+    store.remove('DNSZone', 'dns/example-com');
+    assert.ok(store.get('DNSZone', 'dns/example-com'), 'held by the finalizer');
+    await controller.idle();
+    assert.equal(store.get('DNSZone', 'dns/example-com'), undefined);
+    assert.equal(table.get('example.com.'), undefined);
+    assert.equal(cond(store, 'DNSRecordSet', 'dns/www', 'Accepted')?.reason, 'ZoneNotFound');
+    controller.stop();
+  });
+
+  test('deleting a record set releases it only after the zone stopped serving it', async () => {
+    const { store, table, controller } = setup();
+    seed(store);
+    controller.start();
+    await controller.idle();
+    store.remove('DNSRecordSet', 'dns/www');
+    await controller.idle();
+    assert.equal(store.get('DNSRecordSet', 'dns/www'), undefined);
+    assert.equal(table.get('example.com.')!.nodes.get('www.example.com.'), undefined);
+    controller.stop();
+  });
+
+  test('a backend outage loses nothing: Programmed=False, retried, then Ready', async () => {
+    const table = new ZoneTable();
+    const real = new BuiltinBackend(table);
+    let down = true;
+    const flaky: Backend = {
+      name: 'flaky',
+      applyZone: (z: ProgrammedZone) =>
+        down
+          ? Promise.reject(new BackendError('BackendUnreachable', 'connection refused'))
+          : real.applyZone(z),
+      deleteZone: (o: Name) => real.deleteZone(o),
+      servedSerial: (o: Name) => real.servedSerial(o),
+    };
+    const { store, controller } = setup(flaky);
+    seed(store);
+    controller.start();
+    await new Promise((r) => setTimeout(r, 150));
+    const c = cond(store, 'DNSZone', 'dns/example-com', 'Programmed');
+    assert.equal(c?.status, 'False');
+    assert.equal(c?.reason, 'BackendUnreachable');
+    assert.match(c?.message ?? '', /connection refused/);
+    store.apply(
+      recordSet(
+        'dns',
+        'mail',
+        { zoneRef: { name: 'example-com' }, name: 'mail', type: 'A', records: ['192.0.2.25'] },
+        2,
+      ),
+    );
+    down = false;
+    for (let i = 0; i < 100 && cond(store, 'DNSZone', 'dns/example-com', 'Ready')?.status !== 'True'; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(cond(store, 'DNSZone', 'dns/example-com', 'Ready')?.status, 'True');
+    assert.ok(
+      table.get('example.com.')!.nodes.get('mail.example.com.'),
+      'the change made during the outage is served',
+    );
+    controller.stop();
+  });
+
+  test('serials are kept across a restart and never lowered', async () => {
+    const serials = new MemorySerialStore();
+    const first = setup(undefined, serials);
+    seed(first.store);
+    first.controller.start();
+    await first.controller.idle();
+    first.controller.stop();
+    const second = setup(undefined, serials);
+    seed(second.store);
+    second.controller.start();
+    await second.controller.idle();
+    assert.equal((second.store.get('DNSZone', 'dns/example-com') as DNSZone).status?.serial, 2026112100);
+    second.controller.stop();
+  });
+
+  test('the class counts its zones', async () => {
+    const { store, controller } = setup();
+    seed(store);
+    controller.start();
+    await controller.idle();
+    store.apply(zone('dns', 'org', 'example.org'));
+    await controller.idle();
+    assert.equal((store.get('DNSZoneClass', 'builtin') as DNSZoneClass).status?.zones, 2);
+    controller.stop();
+  });
+});
