@@ -216,17 +216,19 @@ describe('serials survive restarts', () => {
   test('a restart keeps the serial; the next change goes above it', async () => {
     const manifests = await copyExamples();
     const state = await tempDir('state');
+    let serve: ServeProcess | undefined;
     try {
-      let serve = await startServe(manifests, state);
+      serve = await startServe(manifests, state);
+      const first = serve;
       const file = path.join(manifests, 'example.com', 'www.yaml');
       await writeFile(file, (await readFile(file, 'utf8')).replace('192.0.2.11', '192.0.2.12'));
       const raised = await waitFor(async () => {
-        const s = soaSerial((await dig(serve.dnsPort, 'example.com', 'SOA')).answer);
-        return rdataOf(await dig(serve.dnsPort, 'www.example.com', 'A'), 'A').includes('192.0.2.12')
+        const s = soaSerial((await dig(first.dnsPort, 'example.com', 'SOA')).answer);
+        return rdataOf(await dig(first.dnsPort, 'www.example.com', 'A'), 'A').includes('192.0.2.12')
           ? s
           : undefined;
       });
-      const serial = soaSerial((await dig(serve.dnsPort, 'example.com', 'SOA')).answer);
+      const serial = soaSerial((await dig(first.dnsPort, 'example.com', 'SOA')).answer);
       assert.ok(raised.value >= serial - 0);
       await serve.stop();
       serve = await startServe(manifests, state);
@@ -242,6 +244,7 @@ describe('serials survive restarts', () => {
       assert.ok(soaSerial((await dig(serve.dnsPort, 'example.com', 'SOA')).answer) > serial);
       await serve.stop();
     } finally {
+      await serve?.stop();
       await removeAll(manifests, state);
     }
   });

@@ -1,12 +1,26 @@
 import type { Name } from '../dns/name.ts';
-import type { AssembledZone } from '../zones/assemble.ts';
+import type { RecordTypeName } from '../dns/rrtype.ts';
 import type { ResourceKey } from '../zones/resource-key.ts';
+import type { RRset } from '../zones/rrset.ts';
+import type { SoaFields } from '../zones/soa.ts';
 
-/** A computed zone with the serial the reconciler assigned to it. */
+/** The content of a zone at a serial, and how it differs from the previous serial when known. */
 export interface ProgrammedZone {
   key: ResourceKey;
-  zone: AssembledZone;
+  origin: Name;
+  soa: SoaFields;
   serial: number;
+  /** Every RRset but the SOA, in canonical order; computed on demand (O(zone)). */
+  rrsets: () => Iterable<RRset>;
+  /**
+   * The change from `fromSerial` to `serial`. A backend that holds the zone at exactly `fromSerial`
+   * applies just this; any other backend state takes the full content.
+   */
+  delta?: {
+    fromSerial: number;
+    upserts: readonly RRset[];
+    deletes: readonly { owner: Name; type: RecordTypeName }[];
+  };
 }
 
 /**

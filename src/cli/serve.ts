@@ -103,6 +103,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     source,
     async stop() {
       source.stop();
+      await controller.idle();
+      await controller.flush();
       controller.stop();
       await Promise.all([dns.stop(), http.stop()]);
       await state.save();

@@ -9,13 +9,17 @@ export type ConditionInput = Omit<Condition, 'lastTransitionTime'>;
 export function setCondition(
   conditions: readonly Condition[] | undefined,
   next: ConditionInput,
-  now: Date,
+  now: Date | string,
 ): Condition[] {
   const list = [...(conditions ?? [])];
   const i = list.findIndex((c) => c.type === next.type);
   const previous = i >= 0 ? list[i] : undefined;
   const lastTransitionTime =
-    previous && previous.status === next.status ? previous.lastTransitionTime : now.toISOString();
+    previous && previous.status === next.status
+      ? previous.lastTransitionTime
+      : typeof now === 'string'
+        ? now
+        : now.toISOString();
   const condition: Condition = { ...next, lastTransitionTime };
   if (i >= 0) list[i] = condition;
   else list.push(condition);
@@ -25,10 +29,11 @@ export function setCondition(
 export function setConditions(
   conditions: readonly Condition[] | undefined,
   next: readonly ConditionInput[],
-  now: Date,
+  now: Date | string,
 ): Condition[] {
+  const time = typeof now === 'string' ? now : now.toISOString();
   let list = [...(conditions ?? [])];
-  for (const c of next) list = setCondition(list, c, now);
+  for (const c of next) list = setCondition(list, c, time);
   return list;
 }
 

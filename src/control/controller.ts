@@ -12,14 +12,16 @@ import type {
 import { type Backend, BackendError } from '../backends/backend.ts';
 import type { Name } from '../dns/name.ts';
 import type { Registry } from '../metrics/registry.ts';
-import { assembleZone } from '../zones/assemble.ts';
+import { getOrInsert } from '../util/get-or-insert.ts';
+import type { RecordVerdict } from '../zones/assemble.ts';
 import { type Affected, Catalog } from '../zones/catalog.ts';
 import { type ResourceKey, splitKey } from '../zones/resource-key.ts';
 import { nextSerial } from '../zones/serial.ts';
-import { zoneAssemblyInput } from '../zones/zone-inputs.ts';
+import { zoneChildren } from '../zones/zone-inputs.ts';
+import { ZoneModel } from '../zones/zone-model.ts';
 import { type ConditionInput, jsonEqual, setConditions } from './conditions.ts';
 import { FINALIZER, type ResourceStore, type StoreEvent } from './resource-store.ts';
-import type { SerialStore } from './serial-store.ts';
+import type { SerialStore, ZoneSerialState } from './serial-store.ts';
 import { type ReconcileResult, WorkQueue } from './work-queue.ts';
 
 export interface ControllerOptions {
@@ -34,8 +36,20 @@ export interface ControllerOptions {
 interface ProgrammedState {
   origin: Name;
   serial: number;
-  records: Set<ResourceKey>;
+  /** The backend's state is unknown (a failed apply): send the whole zone next time. */
+  needsFull: boolean;
 }
+
+interface ZoneModelState {
+  model: ZoneModel;
+  /** Built but not yet synced: the first update is a full one. */
+  fresh: boolean;
+  programmedOk?: boolean;
+  warnings?: string[];
+}
+
+/** How long after a change the content hash is computed (off the path from change to answer). */
+const HASH_DELAY_MS = 1000;
 
 /**
  * The reconcile engine: store events update the catalog and enqueue the keys they affect; zone,
@@ -54,6 +68,10 @@ export class Controller {
   private readonly classes: WorkQueue;
   /** What the backend holds, per zone key. */
   private readonly programmed = new Map<ResourceKey, ProgrammedState>();
+  /** Each served zone's incremental model. */
+  private readonly models = new Map<ResourceKey, ZoneModelState>();
+  /** Per zone: record sets that may have changed since its last reconcile. */
+  private readonly dirty = new Map<ResourceKey, Set<ResourceKey>>();
   /** Per record set: the zone whose programmed content includes it. */
   private readonly programmedRecord = new Map<ResourceKey, ResourceKey>();
   /** Per record set: the inputs and the status object of its last status write. */
@@ -129,13 +147,24 @@ export class Controller {
         this.enqueue(kind, key);
       }
     }
-    const affected = this.catalog.load(live.DNSZoneClass, live.DNSZone, live.DNSRecordSet);
-    for (const zone of affected.zones) this.zones.add(zone);
-    for (const record of affected.records) this.records.add(record);
+    this.enqueueAffected(this.catalog.load(live.DNSZoneClass, live.DNSZone, live.DNSRecordSet));
     this.unsubscribe = this.store.watch((event) => this.onEvent(event));
     this.classes.start();
     this.zones.start();
     this.records.start();
+  }
+
+  /**
+   * Computes and saves the content hashes still pending after recent changes, so that a graceful
+   * restart keeps serials exactly (only a crash makes the next start raise them to be safe).
+   */
+  async flush(): Promise<void> {
+    for (const state of this.models.values()) {
+      const origin = state.model.origin;
+      const stored = this.serials.get(origin);
+      if (!stored || stored.hash !== undefined || state.fresh) continue;
+      await this.serials.set(origin, { serial: stored.serial, hash: state.model.assembled().hash });
+    }
   }
 
   stop(): void {
@@ -187,6 +216,14 @@ export class Controller {
     } else {
       affected = object ? this.catalog.setRecord(object as DNSRecordSet) : this.catalog.deleteRecord(key);
     }
+    this.enqueueAffected(affected);
+  }
+
+  private enqueueAffected(affected: Affected): void {
+    for (const [zone, keys] of affected.recordsByZone) {
+      const set = getOrInsert(this.dirty, zone, () => new Set());
+      for (const k of keys) set.add(k);
+    }
     for (const zone of affected.zones) this.zones.add(zone);
     for (const record of affected.records) this.records.add(record);
   }
@@ -233,44 +270,76 @@ export class Controller {
       );
       return;
     }
-    const input = zoneAssemblyInput(this.catalog, key)!;
-    const assembled = assembleZone(input);
-    const origin = assembled.origin;
-    const stored =
-      this.serials.get(origin) ??
-      (zone.status?.serial !== undefined && zone.status.hash
-        ? { serial: zone.status.serial, hash: zone.status.hash }
-        : undefined);
-    let serial = stored?.serial;
-    if (!stored || stored.hash !== assembled.hash) {
+    const model = this.modelFor(key, zone, verdict.zoneClass, verdict.origin);
+    const dirty = this.dirty.get(key);
+    this.dirty.delete(key);
+    const fresh = model.fresh;
+    const records = fresh || dirty === undefined ? this.zoneRecords(key) : this.changedRecords(key, dirty);
+    const delta = model.model.update(records, zoneChildren(this.catalog, key), fresh || dirty === undefined);
+    model.fresh = false;
+    const origin = model.model.origin;
+    const stored = this.serialState(origin, zone);
+    let serial: number;
+    let hash = stored?.hash;
+    if (fresh) {
+      // A full build: compare with the stored hash, as after a restart.
+      hash = model.model.assembled().hash;
+      serial = stored && stored.hash === hash ? stored.serial : nextSerial(stored?.serial, this.now());
+      if (serial !== stored?.serial || hash !== stored?.hash)
+        await this.serials.set(origin, { serial, hash });
+    } else if (delta.upserts.length > 0 || delta.deletes.length > 0) {
+      // The content changed: a new serial now; the content hash follows in a later reconcile, off the
+      // path from change to answer. Until then the stored hash is unknown, and a restart in between
+      // conservatively raises the serial again.
       serial = nextSerial(stored?.serial, this.now());
-      await this.serials.set(origin, { serial, hash: assembled.hash });
+      hash = undefined;
+      await this.serials.set(origin, { serial });
+    } else {
+      serial = stored?.serial ?? nextSerial(undefined, this.now());
+      if (hash === undefined) {
+        hash = model.model.assembled().hash;
+        await this.serials.set(origin, { serial, hash });
+      }
     }
-    const accepted = new Set<ResourceKey>();
-    for (const [recordKey, v] of assembled.verdicts) if (v.accepted) accepted.add(recordKey);
-
+    const state = this.programmed.get(key);
+    const previousSerial = state?.serial;
+    const canPatch = !fresh && state !== undefined && !state.needsFull && previousSerial !== undefined;
     const common = {
-      serial: serial!,
-      hash: assembled.hash,
-      recordCount: assembled.acceptedCount,
-      nameservers: assembled.nameServers,
+      serial,
+      ...(hash !== undefined
+        ? { hash }
+        : zone.status?.hash !== undefined && serial === zone.status.serial
+          ? { hash: zone.status.hash }
+          : {}),
+      recordCount: model.model.acceptedCount,
+      nameservers: model.model.nameServers,
       ...(verdict.parent !== undefined ? { parentZone: toRef(verdict.parent) } : {}),
     };
+    const warnings = fresh || delta.verdicts.size > 0 ? model.model.warnings() : (model.warnings ?? []);
+    model.warnings = warnings;
     const acceptedCondition: ConditionInput = {
       type: 'Accepted',
       status: 'True',
       reason: 'Accepted',
-      message:
-        assembled.warnings.length > 0
-          ? `accepted with warnings: ${assembled.warnings.join('; ')}`
-          : `serving ${origin}`,
+      message: warnings.length > 0 ? `accepted with warnings: ${warnings.join('; ')}` : `serving ${origin}`,
       observedGeneration: generation,
     };
     let served: number | undefined;
     try {
-      await this.backend.applyZone({ key, zone: assembled, serial: serial! });
+      await this.backend.applyZone({
+        key,
+        origin,
+        soa: model.model.soa,
+        serial,
+        rrsets: () => model.model.rrsets(),
+        ...(canPatch
+          ? { delta: { fromSerial: previousSerial, upserts: delta.upserts, deletes: delta.deletes } }
+          : {}),
+      });
       served = await this.backend.servedSerial(origin);
     } catch (e) {
+      // What the backend holds is unknown now: the next attempt sends the whole zone.
+      this.programmed.set(key, { origin, serial: previousSerial ?? serial, needsFull: true });
       const reason = e instanceof BackendError ? e.reason : 'BackendUnreachable';
       const message = `backend ${this.backend.name}: ${e instanceof Error ? e.message : String(e)}`;
       await this.writeZoneStatus(zone, common, [
@@ -278,19 +347,23 @@ export class Controller {
         { type: 'Programmed', status: 'False', reason, message, observedGeneration: generation },
         { type: 'Ready', status: 'False', reason, message, observedGeneration: generation },
       ]);
-      await this.writeRecordStatuses(key, assembled.verdicts, false, message);
+      await this.writeRecordStatuses(key, model.model.verdicts, model.model.verdicts.keys(), false, message);
+      model.programmedOk = false;
       throw e;
     }
     const programmedOk = served === serial;
-    const before = this.programmed.get(key);
-    this.programmed.set(key, { origin, serial: serial!, records: accepted });
-    for (const recordKey of accepted) this.programmedRecord.set(recordKey, key);
-    for (const recordKey of before?.records ?? []) {
-      if (!accepted.has(recordKey)) {
-        if (this.programmedRecord.get(recordKey) === key) this.programmedRecord.delete(recordKey);
+    this.programmed.set(key, { origin, serial, needsFull: !programmedOk });
+    for (const recordKey of delta.verdicts) {
+      const v = model.model.verdicts.get(recordKey);
+      if (v?.accepted) this.programmedRecord.set(recordKey, key);
+      else if (this.programmedRecord.get(recordKey) === key) {
+        this.programmedRecord.delete(recordKey);
         this.records.add(recordKey); // lets a deleting record release its finalizer
       }
     }
+    if (fresh)
+      for (const [recordKey, v] of model.model.verdicts)
+        if (v.accepted) this.programmedRecord.set(recordKey, key);
     const programmedMessage = programmedOk
       ? `${this.backend.name} serves serial ${serial}`
       : `${this.backend.name} serves serial ${served ?? 'nothing'}, expected ${serial}`;
@@ -311,18 +384,78 @@ export class Controller {
         observedGeneration: generation,
       },
     ]);
-    await this.writeRecordStatuses(key, assembled.verdicts, programmedOk, programmedMessage);
-    return programmedOk ? undefined : { requeueAfterMs: 1000 };
+    // Record statuses: all of them when the zone's programmed state flipped, else only changed verdicts.
+    const all = fresh || model.programmedOk !== programmedOk;
+    model.programmedOk = programmedOk;
+    await this.writeRecordStatuses(
+      key,
+      model.model.verdicts,
+      // The record sets that changed in this reconcile, and those whose verdict changed.
+      all ? model.model.verdicts.keys() : new Set([...delta.verdicts, ...(dirty ?? [])]),
+      programmedOk,
+      programmedMessage,
+    );
+    if (!programmedOk) return { requeueAfterMs: 1000 };
+    return hash === undefined ? { requeueAfterMs: HASH_DELAY_MS } : undefined;
+  }
+
+  /** The zone's model, rebuilt when its configuration (SOA, TTL, nameservers) changed. */
+  private modelFor(key: ResourceKey, zone: DNSZone, zoneClass: DNSZoneClass, origin: Name): ZoneModelState {
+    const existing = this.models.get(key);
+    if (existing && existing.model.configSignature === ZoneModel.signature(zone, zoneClass, origin))
+      return existing;
+    const state: ZoneModelState = { model: new ZoneModel(zone, zoneClass, origin), fresh: true };
+    this.models.set(key, state);
+    return state;
+  }
+
+  private serialState(origin: Name, zone: DNSZone): ZoneSerialState | undefined {
+    const stored = this.serials.get(origin);
+    if (stored) return stored;
+    const s = zone.status;
+    return s?.serial !== undefined ? { serial: s.serial, ...(s.hash ? { hash: s.hash } : {}) } : undefined;
+  }
+
+  /** Every record set resolved to the zone. */
+  private zoneRecords(
+    key: ResourceKey,
+  ): { key: ResourceKey; current: { recordSet: DNSRecordSet; fqdn: Name } }[] {
+    const out: { key: ResourceKey; current: { recordSet: DNSRecordSet; fqdn: Name } }[] = [];
+    for (const rs of this.catalog.recordsOf(key)) {
+      const recordKey = keyOf(rs);
+      const resolution = this.catalog.recordResolution(recordKey);
+      if (resolution?.resolved)
+        out.push({ key: recordKey, current: { recordSet: rs, fqdn: resolution.fqdn } });
+    }
+    return out;
+  }
+
+  /** The given record sets as they stand now for this zone: resolved to it, or gone from it. */
+  private changedRecords(zone: ResourceKey, keys: Set<ResourceKey>) {
+    return [...keys].map((recordKey) => {
+      const rs = this.catalog.records.get(recordKey);
+      const resolution = this.catalog.recordResolution(recordKey);
+      return {
+        key: recordKey,
+        current:
+          rs && resolution?.resolved && resolution.zone === zone
+            ? { recordSet: rs, fqdn: resolution.fqdn }
+            : undefined,
+      };
+    });
   }
 
   private async unprogram(key: ResourceKey): Promise<void> {
+    const model = this.models.get(key);
+    this.models.delete(key);
+    this.dirty.delete(key);
     const state = this.programmed.get(key);
     if (!state) return;
     // Another zone may have taken over the same origin (a conflict settled); leave it alone then.
     const owner = this.catalog.zoneForDomain(state.origin);
     if (owner === undefined || owner === key) await this.backend.deleteZone(state.origin);
     this.programmed.delete(key);
-    for (const recordKey of state.records) {
+    for (const recordKey of model?.model.verdicts.keys() ?? []) {
       if (this.programmedRecord.get(recordKey) === key) this.programmedRecord.delete(recordKey);
       this.records.add(recordKey);
     }
@@ -343,45 +476,54 @@ export class Controller {
 
   private async writeRecordStatuses(
     zoneKey: ResourceKey,
-    verdicts: ReturnType<typeof assembleZone>['verdicts'],
+    verdicts: ReadonlyMap<ResourceKey, RecordVerdict>,
+    keys: Iterable<ResourceKey>,
     programmed: boolean,
     programmedMessage: string,
   ): Promise<void> {
     const zoneRef = toRef(zoneKey);
-    for (const [recordKey, verdict] of verdicts) {
+    const now = this.now().toISOString();
+    const publishedIn = `published in zone ${zoneKey}`;
+    const servedBy = programmed ? `served by ${this.backend.name}` : programmedMessage;
+    for (const recordKey of keys) {
+      const verdict = verdicts.get(recordKey);
+      if (!verdict) continue; // it left the zone; whoever holds it now writes its status
       const rs = this.store.get('DNSRecordSet', recordKey) as DNSRecordSet | undefined;
       if (!rs || rs.metadata.deletionTimestamp) continue;
       const generation = rs.metadata.generation;
-      let conditions: ConditionInput[];
-      if (verdict.accepted) {
-        conditions = [
-          {
-            type: 'Accepted',
-            status: 'True',
-            reason: 'Accepted',
-            message: `published in zone ${zoneKey}`,
-            observedGeneration: generation,
-          },
-          {
-            type: 'Programmed',
-            status: programmed ? 'True' : 'False',
-            reason: programmed ? 'Programmed' : 'Pending',
-            // No serial here: a record's status must not change when other records of its zone do.
-            message: programmed ? `served by ${this.backend.name}` : programmedMessage,
-            observedGeneration: generation,
-          },
-          {
-            type: 'Ready',
-            status: programmed ? 'True' : 'False',
-            reason: programmed ? 'Ready' : 'Pending',
-            message: programmed ? `${verdict.fqdn} ${rs.spec.type} is served` : programmedMessage,
-            observedGeneration: generation,
-          },
-        ];
-      } else {
-        conditions = rejected(verdict.reason, verdict.message, generation);
-      }
-      await this.writeRecordStatus(rs, { fqdn: verdict.fqdn, zone: zoneRef }, conditions);
+      // Everything the status depends on, cheaply: skip unchanged record sets before building anything.
+      const signature = verdict.accepted
+        ? `${generation}\u0001${verdict.fqdn}\u0001${zoneKey}\u0001${servedBy}`
+        : `${generation}\u0001${verdict.fqdn}\u0001${zoneKey}\u0001${verdict.reason}\u0001${verdict.message}`;
+      const memo = this.recordStatusMemo.get(recordKey);
+      if (memo && memo.signature === signature && memo.status === rs.status) continue;
+      const conditions: ConditionInput[] = verdict.accepted
+        ? [
+            {
+              type: 'Accepted',
+              status: 'True',
+              reason: 'Accepted',
+              message: publishedIn,
+              observedGeneration: generation,
+            },
+            {
+              type: 'Programmed',
+              status: programmed ? 'True' : 'False',
+              reason: programmed ? 'Programmed' : 'Pending',
+              // No serial here: a record's status must not change when other records of its zone do.
+              message: servedBy,
+              observedGeneration: generation,
+            },
+            {
+              type: 'Ready',
+              status: programmed ? 'True' : 'False',
+              reason: programmed ? 'Ready' : 'Pending',
+              message: programmed ? `${verdict.fqdn} ${rs.spec.type} is served` : programmedMessage,
+              observedGeneration: generation,
+            },
+          ]
+        : rejected(verdict.reason, verdict.message, generation);
+      await this.writeRecordStatus(rs, { fqdn: verdict.fqdn, zone: zoneRef }, conditions, now, signature);
     }
   }
 
@@ -389,17 +531,18 @@ export class Controller {
     rs: DNSRecordSet,
     fields: Omit<DNSRecordSetStatus, 'conditions' | 'observedGeneration'>,
     conditions: ConditionInput[],
+    now: string = this.now().toISOString(),
+    signature: string = JSON.stringify([rs.metadata.generation, fields, conditions]),
   ): Promise<void> {
     // A zone reconcile visits every record set of the zone; most are unchanged. When the status we
     // last wrote is still the object's status and the inputs are the same, skip the comparison.
     const key = keyOf(rs);
-    const signature = JSON.stringify([rs.metadata.generation, fields, conditions]);
     const memo = this.recordStatusMemo.get(key);
     if (memo && memo.signature === signature && memo.status === rs.status) return;
     const status: DNSRecordSetStatus = {
       observedGeneration: rs.metadata.generation,
       ...fields,
-      conditions: setConditions(rs.status?.conditions, conditions, this.now()),
+      conditions: setConditions(rs.status?.conditions, conditions, now),
     };
     if (jsonEqual(status, rs.status)) {
       this.recordStatusMemo.set(key, { signature, status: rs.status });

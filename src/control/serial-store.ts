@@ -1,9 +1,12 @@
 import type { Name } from '../dns/name.ts';
 
-/** The last serial published for a zone and the content hash it was published for. */
+/**
+ * The last serial published for a zone and the content hash it was published for. The hash is
+ * computed shortly after a change; while it is unknown, a restart raises the serial to be safe.
+ */
 export interface ZoneSerialState {
   serial: number;
-  hash: string;
+  hash?: string;
 }
 
 /**

@@ -14,7 +14,9 @@ export type ReconcileResult = { requeueAfterMs?: number } | undefined;
 export type Reconcile = (key: string) => Promise<ReconcileResult>;
 
 export class WorkQueue {
-  private readonly queue: string[] = [];
+  /** FIFO: `queue[head..]` are waiting; shift() on a large array is O(n), so the head moves instead. */
+  private queue: string[] = [];
+  private head = 0;
   private readonly queued = new Set<string>();
   private readonly processing = new Set<string>();
   private readonly dirty = new Set<string>();
@@ -40,7 +42,7 @@ export class WorkQueue {
   }
 
   get length(): number {
-    return this.queue.length;
+    return this.queue.length - this.head;
   }
 
   add(key: string): void {
@@ -95,7 +97,17 @@ export class WorkQueue {
   }
 
   private isIdle(): boolean {
-    return this.queue.length === 0 && this.running === 0;
+    return this.length === 0 && this.running === 0;
+  }
+
+  private take(): string | undefined {
+    if (this.head >= this.queue.length) return undefined;
+    const key = this.queue[this.head++]!;
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+    return key;
   }
 
   private wake(): void {
@@ -104,7 +116,7 @@ export class WorkQueue {
 
   private async worker(): Promise<void> {
     while (!this.stopped) {
-      const key = this.queue.shift();
+      const key = this.take();
       if (key === undefined) {
         if (this.running === 0) for (const done of this.idleWaiters.splice(0)) done();
         await new Promise<void>((resolve) => this.waiters.push(resolve));

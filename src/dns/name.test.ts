@@ -210,3 +210,32 @@ describe('name utilities', () => {
     assert.ok(isHostname('a-b.example.com.'));
   });
 });
+
+describe('canonicalSortKey', () => {
+  test('orders exactly like compareCanonical, and subtrees are key prefixes', async () => {
+    const { canonicalSortKey, compareCanonical } = await import('./name.ts');
+    const names = [
+      'example.',
+      'a.example.',
+      'yljkjljk.a.example.',
+      'Z.a.example.',
+      'zABC.a.EXAMPLE.',
+      'z.example.',
+      '\\001.z.example.',
+      '*.z.example.',
+      '\\200.z.example.',
+      'ab.example.',
+      'a\\000.example.',
+      '.',
+    ];
+    const byCompare = [...names].sort(compareCanonical);
+    const byKey = [...names].sort((a, b) =>
+      canonicalSortKey(a) < canonicalSortKey(b) ? -1 : canonicalSortKey(a) > canonicalSortKey(b) ? 1 : 0,
+    );
+    assert.deepEqual(byKey, byCompare);
+    const parent = canonicalSortKey('a.example.');
+    assert.ok(canonicalSortKey('x.y.a.example.').startsWith(`${parent}\u0000`));
+    assert.ok(!canonicalSortKey('ab.example.').startsWith(`${parent}\u0000`));
+    assert.equal(canonicalSortKey('.'), '');
+  });
+});

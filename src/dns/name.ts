@@ -399,6 +399,24 @@ export function compareCanonical(a: Name, b: Name): number {
   return la.length - lb.length;
 }
 
+/**
+ * A string whose plain (code-unit) order is the RFC 4034 §6.1 canonical order of names: labels
+ * rightmost first, each octet lowercased and written as the character (octet + 1), labels separated by
+ * U+0000, which sorts before every octet ("absence of an octet sorts before a zero-value octet").
+ * The descendants of a name are exactly the keys that start with its key followed by U+0000, so a
+ * sorted array of keys holds every subtree as one contiguous range. The root's key is "".
+ */
+export function canonicalSortKey(name: Name): string {
+  const labels = reversedLowerLabels(name);
+  let out = '';
+  for (let i = 0; i < labels.length; i++) {
+    if (i > 0) out += '\u0000';
+    const label = labels[i]!;
+    for (let j = 0; j < label.length; j++) out += String.fromCharCode(label[j]! + 1);
+  }
+  return out;
+}
+
 function isLdhLabel(name: Name, start: number, end: number): boolean {
   if (end <= start) return false;
   for (let i = start; i < end; i++) {

@@ -1,8 +1,8 @@
 import { labelCount, type Name, nameKey, parentName } from '../dns/name.ts';
 import type { Rdata } from '../dns/rdata.ts';
-import { RRType } from '../dns/rrtype.ts';
-import { getOrInsert } from '../util/get-or-insert.ts';
-import type { AssembledZone } from '../zones/assemble.ts';
+import { type RecordTypeName, RRType } from '../dns/rrtype.ts';
+import type { RRset } from '../zones/rrset.ts';
+import type { SoaFields } from '../zones/soa.ts';
 
 /** An RRset as the server holds it: wire type code, TTL and RDATA. */
 export interface ServedRRset {
@@ -19,84 +19,158 @@ export interface ZoneNode {
   cut: boolean;
 }
 
+/** A change to a served zone: RRsets replaced or added, and RRsets removed. */
+export interface ZonePatch {
+  upserts: readonly RRset[];
+  deletes: readonly { owner: Name; type: RecordTypeName }[];
+}
+
 /**
- * One zone, immutable once built, served as a whole: the server swaps snapshots atomically, so no
- * query ever sees half a change. Names are looked up by `nameKey` (ASCII-lowercased).
+ * One zone as the server answers from it. A zone is built once and then patched: a patch touches only
+ * the names it changes (plus their empty-non-terminal ancestors), and runs synchronously, so a query —
+ * which also runs to completion on the same thread — sees the zone either wholly before or wholly
+ * after a change, never half of it. Names are looked up by `nameKey` (ASCII-lowercased).
  */
 export class ZoneSnapshot {
   readonly origin: Name;
   readonly originKey: string;
   readonly originLabels: number;
-  readonly serial: number;
-  readonly soa: ServedRRset;
+  serial: number;
+  soa: ServedRRset;
   /** RFC 2308 §5: negative answers carry the SOA with TTL = min(SOA TTL, SOA MINIMUM). */
-  readonly negativeSoa: ServedRRset;
-  readonly nodes: Map<string, ZoneNode>;
+  negativeSoa: ServedRRset;
+  readonly nodes = new Map<string, ZoneNode>();
   /** Names with no records that have descendants: empty non-terminals answer NODATA (RFC 4592 §2.2.2). */
-  readonly emptyNonTerminals: Set<string>;
-  readonly recordCount: number;
+  readonly emptyNonTerminals = new Set<string>();
+  /** Direct children (nodes or empty non-terminals) per name, to keep the empty non-terminals exact. */
+  private readonly childCount = new Map<string, number>();
+  private records = 0;
 
-  private constructor(
-    origin: Name,
-    serial: number,
-    soa: ServedRRset,
-    nodes: Map<string, ZoneNode>,
-    ents: Set<string>,
-  ) {
+  private constructor(origin: Name, soa: SoaFields, serial: number) {
     this.origin = origin;
     this.originKey = nameKey(origin);
     this.originLabels = labelCount(origin);
     this.serial = serial;
-    this.soa = soa;
-    const soaData = soa.rdata[0] as Extract<Rdata, { type: 'SOA' }>;
-    this.negativeSoa = { ...soa, ttl: Math.min(soa.ttl, soaData.minimum) };
-    this.nodes = nodes;
-    this.emptyNonTerminals = ents;
-    let count = 0;
-    for (const node of nodes.values()) for (const rrset of node.rrsets.values()) count += rrset.rdata.length;
-    this.recordCount = count;
+    this.soa = soaRRset(origin, soa, serial);
+    this.negativeSoa = negative(this.soa, soa);
   }
 
-  static fromAssembled(zone: AssembledZone, serial: number): ZoneSnapshot {
-    const soa: ServedRRset = {
-      owner: zone.origin,
-      type: RRType.SOA,
-      ttl: zone.soa.ttl,
-      rdata: [
-        {
-          type: 'SOA',
-          mname: zone.soa.mname,
-          rname: zone.soa.rname,
-          serial,
-          refresh: zone.soa.refresh,
-          retry: zone.soa.retry,
-          expire: zone.soa.expire,
-          minimum: zone.soa.minimum,
-        },
-      ],
-    };
-    const nodes = new Map<string, ZoneNode>();
-    const originKey = nameKey(zone.origin);
-    const add = (rrset: ServedRRset) => {
-      const key = nameKey(rrset.owner);
-      const node = getOrInsert(nodes, key, () => ({ owner: rrset.owner, rrsets: new Map(), cut: false }));
-      node.rrsets.set(rrset.type, rrset);
-      if (rrset.type === RRType.NS && key !== originKey) node.cut = true;
-    };
-    add(soa);
-    for (const rrset of zone.rrsets) {
-      add({ owner: rrset.owner, type: RRType[rrset.type], ttl: rrset.ttl, rdata: rrset.rdata });
-    }
-    const ents = new Set<string>();
-    for (const node of nodes.values()) {
-      let name = node.owner;
-      while (nameKey(name) !== originKey) {
-        name = parentName(name);
-        const key = nameKey(name);
-        if (nodes.has(key) || ents.has(key)) break;
-        ents.add(key);
+  get recordCount(): number {
+    return this.records;
+  }
+
+  static build(origin: Name, soa: SoaFields, serial: number, rrsets: Iterable<RRset>): ZoneSnapshot {
+    const zone = new ZoneSnapshot(origin, soa, serial);
+    zone.upsert(zone.soa);
+    for (const rrset of rrsets) zone.upsert(served(rrset));
+    return zone;
+  }
+
+  /** Builds from a full computed zone (as `assembleZone` returns it). */
+  static fromAssembled(
+    zone: { origin: Name; soa: SoaFields; rrsets: Iterable<RRset> },
+    serial: number,
+  ): ZoneSnapshot {
+    return ZoneSnapshot.build(zone.origin, zone.soa, serial, zone.rrsets);
+  }
+
+  /** Applies a patch and the new serial and SOA in one synchronous step. */
+  patch(patch: ZonePatch, serial: number, soa: SoaFields): void {
+    for (const d of patch.deletes) this.remove(nameKey(d.owner), RRType[d.type]);
+    for (const rrset of patch.upserts) this.upsert(served(rrset));
+    this.serial = serial;
+    this.soa = soaRRset(this.origin, soa, serial);
+    this.negativeSoa = negative(this.soa, soa);
+    this.nodes.get(this.originKey)!.rrsets.set(RRType.SOA, this.soa);
+  }
+
+  private upsert(rrset: ServedRRset): void {
+    const key = nameKey(rrset.owner);
+    let node = this.nodes.get(key);
+    if (!node) {
+      node = { owner: rrset.owner, rrsets: new Map(), cut: false };
+      this.nodes.set(key, node);
+      if (this.emptyNonTerminals.delete(key)) {
+        // It was counted by its parent as an empty non-terminal already.
+      } else if (key !== this.originKey) {
+        this.linkToParent(rrset.owner);
       }
     }
-    return new ZoneSnapshot(zone.origin, serial, soa, nodes, ents);
+    this.records += rrset.rdata.length - (node.rrsets.get(rrset.type)?.rdata.length ?? 0);
+    node.rrsets.set(rrset.type, rrset);
+    if (rrset.type === RRType.NS && key !== this.originKey) node.cut = true;
   }
+
+  private remove(key: string, type: number): void {
+    const node = this.nodes.get(key);
+    const rrset = node?.rrsets.get(type);
+    if (!node || !rrset) return;
+    node.rrsets.delete(type);
+    this.records -= rrset.rdata.length;
+    if (type === RRType.NS) node.cut = false;
+    if (node.rrsets.size > 0 || key === this.originKey) return;
+    this.nodes.delete(key);
+    if ((this.childCount.get(key) ?? 0) > 0) {
+      this.emptyNonTerminals.add(key);
+      return;
+    }
+    this.unlinkFromParent(node.owner);
+  }
+
+  /** Counts a new name under its parent, turning missing ancestors into empty non-terminals. */
+  private linkToParent(owner: Name): void {
+    let name = owner;
+    for (;;) {
+      name = parentName(name);
+      const key = nameKey(name);
+      const count = this.childCount.get(key) ?? 0;
+      this.childCount.set(key, count + 1);
+      if (key === this.originKey || this.nodes.has(key) || this.emptyNonTerminals.has(key)) return;
+      this.emptyNonTerminals.add(key);
+    }
+  }
+
+  /** Uncounts a removed name; ancestors left with no children and no records disappear too. */
+  private unlinkFromParent(owner: Name): void {
+    let name = owner;
+    for (;;) {
+      name = parentName(name);
+      const key = nameKey(name);
+      const count = (this.childCount.get(key) ?? 1) - 1;
+      if (count > 0) {
+        this.childCount.set(key, count);
+        return;
+      }
+      this.childCount.delete(key);
+      if (!this.emptyNonTerminals.delete(key)) return;
+    }
+  }
+}
+
+function served(rrset: RRset): ServedRRset {
+  return { owner: rrset.owner, type: RRType[rrset.type], ttl: rrset.ttl, rdata: rrset.rdata };
+}
+
+function soaRRset(origin: Name, soa: SoaFields, serial: number): ServedRRset {
+  return {
+    owner: origin,
+    type: RRType.SOA,
+    ttl: soa.ttl,
+    rdata: [
+      {
+        type: 'SOA',
+        mname: soa.mname,
+        rname: soa.rname,
+        serial,
+        refresh: soa.refresh,
+        retry: soa.retry,
+        expire: soa.expire,
+        minimum: soa.minimum,
+      },
+    ],
+  };
+}
+
+function negative(soaRR: ServedRRset, soa: SoaFields): ServedRRset {
+  return { ...soaRR, ttl: Math.min(soa.ttl, soa.minimum) };
 }

@@ -19,6 +19,11 @@ export class ZoneTable {
     this.onChange?.();
   }
 
+  /** Notes that a zone held here was patched in place. */
+  changed(_snapshot: ZoneSnapshot): void {
+    this.onChange?.();
+  }
+
   delete(origin: Name): boolean {
     const removed = this.zones.delete(nameKey(origin));
     if (removed) this.onChange?.();

@@ -12,6 +12,7 @@ import type { Rdata } from '../dns/rdata.ts';
 import { RRType } from '../dns/rrtype.ts';
 import { getOrInsert } from '../util/get-or-insert.ts';
 import { zoneContentHash } from './content-hash.ts';
+import { exclusivityClash } from './exclusivity.ts';
 import { parseRecordSetRecords } from './record-parse.ts';
 import { compareByAge, type ResourceKey, resourceKey } from './resource-key.ts';
 import type { RRset } from './rrset.ts';
@@ -245,32 +246,6 @@ export function assembleZone(input: AssemblyInput): AssembledZone {
     acceptedCount,
     warnings,
   };
-}
-
-/** RFC 1034 §3.6.2 / RFC 2181 §10.1: a CNAME owner has no other data; ALIAS stands in for A and AAAA. */
-function exclusivityClash(
-  type: string,
-  here: Map<string, string>,
-): { type: string; by: string; rule: string } | undefined {
-  const cname = 'a CNAME owner has no other data, RFC 1034 §3.6.2';
-  if (type === 'CNAME') {
-    const [otherType, by] = here.entries().next().value as [string, string];
-    return { type: otherType, by, rule: cname };
-  }
-  const existingCname = here.get('CNAME');
-  if (existingCname) return { type: 'CNAME', by: existingCname, rule: cname };
-  const alias = 'ALIAS answers A and AAAA queries itself';
-  if (type === 'ALIAS') {
-    for (const t of ['A', 'AAAA']) {
-      const by = here.get(t);
-      if (by) return { type: t, by, rule: alias };
-    }
-  }
-  if (type === 'A' || type === 'AAAA') {
-    const by = here.get('ALIAS');
-    if (by) return { type: 'ALIAS', by, rule: alias };
-  }
-  return undefined;
 }
 
 function hasAddress(byOwner: Map<string, Map<string, string>>, name: Name): boolean {

@@ -38,6 +38,23 @@ export type RecordResolution =
 export interface Affected {
   zones: Set<ResourceKey>;
   records: Set<ResourceKey>;
+  /** Per zone: the record sets that joined, left or changed in it (for incremental zone updates). */
+  recordsByZone: Map<ResourceKey, Set<ResourceKey>>;
+}
+
+function noneAffected(): Affected {
+  return { zones: new Set(), records: new Set(), recordsByZone: new Map() };
+}
+
+/** Adds everything in `from` to `into`. */
+export function mergeAffected(into: Affected, from: Affected): Affected {
+  for (const z of from.zones) into.zones.add(z);
+  for (const r of from.records) into.records.add(r);
+  for (const [zone, keys] of from.recordsByZone) {
+    const set = getOrInsert(into.recordsByZone, zone, () => new Set());
+    for (const k of keys) set.add(k);
+  }
+  return into;
 }
 
 const UNRESOLVED = '';
@@ -136,11 +153,8 @@ export class Catalog {
       this.records.set(key, rs);
       keys.push(key);
     }
-    const affected = this.recomputeZones();
-    const resolved = this.reresolve(keys);
+    const affected = mergeAffected(this.recomputeZones(false), this.reresolve(keys));
     for (const z of this.zones.keys()) affected.zones.add(z);
-    for (const z of resolved.zones) affected.zones.add(z);
-    for (const r of resolved.records) affected.records.add(r);
     return affected;
   }
 
@@ -177,8 +191,12 @@ export class Catalog {
     this.resolutions.delete(key);
     const zone = before?.resolved ? before.zone : UNRESOLVED;
     this.membership.get(zone)?.delete(key);
-    const affected: Affected = { zones: new Set(), records: new Set([key]) };
-    if (before?.resolved) affected.zones.add(before.zone);
+    const affected = noneAffected();
+    affected.records.add(key);
+    if (before?.resolved) {
+      affected.zones.add(before.zone);
+      affected.recordsByZone.set(before.zone, new Set([key]));
+    }
     return affected;
   }
 
@@ -193,7 +211,7 @@ export class Catalog {
    * could have changed: those in zones that appeared, disappeared or changed verdict, those in the
    * parent zones of such zones, and those without a zone.
    */
-  private recomputeZones(): Affected {
+  private recomputeZones(resolveRecords = true): Affected {
     const previous = this.verdicts;
     const previousDomains = this.byDomain;
     this.verdicts = new Map();
@@ -268,7 +286,7 @@ export class Catalog {
       }
     }
 
-    const affected: Affected = { zones: new Set(), records: new Set() };
+    const affected = noneAffected();
     const touched = new Set<ResourceKey>();
     for (const key of new Set([...previous.keys(), ...this.verdicts.keys()])) {
       if (!sameVerdict(previous.get(key), this.verdicts.get(key))) touched.add(key);
@@ -298,14 +316,12 @@ export class Catalog {
         // its records fall back to the nearest remaining ancestor, found by re-resolving them
       }
     }
+    if (!resolveRecords) return affected;
     const toResolve: ResourceKey[] = [];
     for (const zone of recordZones) for (const r of this.membership.get(zone) ?? []) toResolve.push(r);
     // Records that name a touched zone explicitly.
     for (const zone of touched) for (const r of this.byZoneRef.get(zone) ?? []) toResolve.push(r);
-    const fromRecords = this.reresolve(toResolve);
-    for (const z of fromRecords.zones) affected.zones.add(z);
-    for (const r of fromRecords.records) affected.records.add(r);
-    return affected;
+    return mergeAffected(affected, this.reresolve(toResolve));
   }
 
   /** The accepted zone whose origin is the nearest strict ancestor of `origin`. */
@@ -326,7 +342,7 @@ export class Catalog {
   }
 
   private reresolve(keys: Iterable<ResourceKey>): Affected {
-    const affected: Affected = { zones: new Set(), records: new Set() };
+    const affected = noneAffected();
     for (const key of keys) {
       const rs = this.records.get(key);
       if (!rs) continue;
@@ -344,6 +360,7 @@ export class Catalog {
       for (const zone of [fromZone, toZone]) {
         if (zone === UNRESOLVED) continue;
         affected.zones.add(zone);
+        getOrInsert(affected.recordsByZone, zone, () => new Set()).add(key);
         // A/AAAA in a child zone may be glue its parent publishes.
         const v = this.verdicts.get(zone);
         if ((rs.spec.type === 'A' || rs.spec.type === 'AAAA') && v?.accepted && v.parent !== undefined) {

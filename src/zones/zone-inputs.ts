@@ -21,6 +21,15 @@ export function zoneAssemblyInput(catalog: Catalog, key: ResourceKey): AssemblyI
     const resolution = catalog.recordResolution(resourceKey(rs.metadata));
     if (resolution?.resolved) records.push({ recordSet: rs, fqdn: resolution.fqdn });
   }
+  const children = zoneChildren(catalog, key);
+  return { zone, zoneClass: verdict.zoneClass, origin: verdict.origin, records, children };
+}
+
+/** Each accepted child zone of the zone as its parent publishes it: NS at the cut, glue below. */
+export function zoneChildren(catalog: Catalog, key: ResourceKey): ChildDelegation[] {
+  const zone = catalog.zones.get(key);
+  const verdict = catalog.zoneVerdict(key);
+  if (!zone || !verdict?.accepted) return [];
   const children: ChildDelegation[] = [];
   for (const child of catalog.childZonesOf(key)) {
     const childKey = resourceKey(child.metadata);
@@ -35,7 +44,7 @@ export function zoneAssemblyInput(catalog: Catalog, key: ResourceKey): AssemblyI
       glue: glueFromChild(catalog, childKey, childVerdict.origin, nameServers),
     });
   }
-  return { zone, zoneClass: verdict.zoneClass, origin: verdict.origin, records, children };
+  return children;
 }
 
 /**

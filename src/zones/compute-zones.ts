@@ -1,0 +1,39 @@
+import type { Resource } from '../api/index.ts';
+import type { Name } from '../dns/name.ts';
+import { type AssembledZone, assembleZone } from './assemble.ts';
+import { Catalog } from './catalog.ts';
+import type { ResourceKey } from './resource-key.ts';
+import { zoneAssemblyInput } from './zone-inputs.ts';
+
+/** One served zone as the core computes it. */
+export interface ComputedZone {
+  /** The DNSZone's `namespace/name`. */
+  key: ResourceKey;
+  origin: Name;
+  zone: AssembledZone;
+}
+
+/**
+ * The exact content of every zone the given (already validated) resources produce, as the controller
+ * computes it: classes, zones and record sets go through the Catalog (acceptance, adoption, child
+ * zones) and each accepted zone through `assembleZone`. Pure and synchronous; zones come back sorted
+ * by origin. Serials are not part of the content: pair each zone with the serial it is served at
+ * (e.g. for `printZoneFile`).
+ */
+export function computeZones(resources: readonly Resource[]): ComputedZone[] {
+  const catalog = new Catalog();
+  // Classes first, then zones, then record sets: the order the catalog settles fastest in; the result
+  // does not depend on it.
+  for (const r of resources) if (r.kind === 'DNSZoneClass') catalog.setClass(r);
+  for (const r of resources) if (r.kind === 'DNSZone') catalog.setZone(r);
+  for (const r of resources) if (r.kind === 'DNSRecordSet') catalog.setRecord(r);
+  const out: ComputedZone[] = [];
+  for (const key of catalog.acceptedZones()) {
+    const input = zoneAssemblyInput(catalog, key);
+    if (!input) continue;
+    const zone = assembleZone(input);
+    out.push({ key, origin: zone.origin, zone });
+  }
+  out.sort((a, b) => (a.origin < b.origin ? -1 : a.origin > b.origin ? 1 : 0));
+  return out;
+}

@@ -1,0 +1,230 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
+import type { DNSRecordSet } from '../api/index.ts';
+import { type Name, nameKey, parseName } from '../dns/name.ts';
+import { printRdata } from '../dns/rdata.ts';
+import type { RecordTypeName } from '../dns/rrtype.ts';
+import { assembleZone, type ChildDelegation } from './assemble.ts';
+import type { RRset } from './rrset.ts';
+import { ZoneModel } from './zone-model.ts';
+
+const ORIGIN = 'example.com.';
+const theZone = zone('dns', 'z', 'example.com');
+const theClass = zoneClass('builtin', ['ns1.example.com.', 'ns.elsewhere.net.']);
+
+/** A tiny PRNG so failures reproduce from the seed. */
+function rng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const NAMES = [
+  '@',
+  'www',
+  'b',
+  'a.b',
+  'x.a.b',
+  '*.w',
+  'ns1',
+  'deleg',
+  'ns.deleg',
+  'c.deleg',
+  'kid',
+  'ns1.kid',
+  'WWW',
+];
+const VALUES: Record<string, string[]> = {
+  A: ['192.0.2.1', '192.0.2.2'],
+  AAAA: ['2001:db8::1'],
+  CNAME: ['target.example.net.', 'www'],
+  ALIAS: ['cdn.example.net.'],
+  TXT: ['hello', 'v=spf1 -all'],
+  NS: ['ns.deleg', 'ns.other.net.'],
+  DS: [`1 13 2 ${'ab'.repeat(32)}`],
+  MX: ['10 mail', '20 mx.example.net.'],
+  SOA: ['a. b. 1 2 3 4 5'],
+};
+const TYPES = Object.keys(VALUES) as RecordTypeName[];
+
+function pick<T>(r: () => number, list: readonly T[]): T {
+  return list[Math.floor(r() * list.length)]!;
+}
+
+function randomRecordSet(r: () => number, id: number): DNSRecordSet {
+  const type = pick(r, TYPES);
+  const values = VALUES[type]!;
+  const records = r() < 0.1 ? ['not valid at all'] : values.slice(0, 1 + Math.floor(r() * values.length));
+  return recordSet(
+    'dns',
+    `rs${id}`,
+    {
+      zoneRef: { name: 'z' },
+      name: pick(r, NAMES),
+      type,
+      records: type === 'CNAME' || type === 'ALIAS' ? records.slice(0, 1) : records,
+      ...(r() < 0.2 ? { ttl: 60 } : {}),
+    },
+    Math.floor(r() * 50),
+  );
+}
+
+const child: ChildDelegation = {
+  zone: 'team/kid',
+  origin: 'kid.example.com.',
+  nameServers: ['ns1.kid.example.com.', 'ns.elsewhere.net.'],
+  ttl: 300,
+  glue: [
+    {
+      owner: 'ns1.kid.example.com.',
+      type: 'A',
+      ttl: 300,
+      rdata: [{ type: 'A', address: '192.0.2.53' }],
+      origin: { kind: 'glue', namespace: 'team', name: 'ns1' },
+    },
+  ],
+};
+
+function describeRRsets(rrsets: Iterable<RRset>): string[] {
+  return [...rrsets].map(
+    (r) => `${nameKey(r.owner)} ${r.type} ${r.ttl} ${r.rdata.map(printRdata).sort().join(' | ')}`,
+  );
+}
+
+describe('ZoneModel', () => {
+  test('stays equal to assembleZone through 3,000 random changes (5 seeds)', () => {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const r = rng(seed);
+      const model = new ZoneModel(theZone, theClass, ORIGIN);
+      const current = new Map<string, DNSRecordSet>();
+      let children: ChildDelegation[] = [];
+      for (let step = 0; step < 600; step++) {
+        const changed: string[] = [];
+        const op = r();
+        if (op < 0.5 || current.size === 0) {
+          const rs = randomRecordSet(r, Math.floor(r() * 40));
+          current.set(`dns/${rs.metadata.name}`, rs);
+          changed.push(`dns/${rs.metadata.name}`);
+        } else if (op < 0.8) {
+          const key = pick(r, [...current.keys()]);
+          current.delete(key);
+          changed.push(key);
+        } else if (op < 0.95) {
+          const key = pick(r, [...current.keys()]);
+          const before = current.get(key)!;
+          const next = randomRecordSet(r, 0);
+          current.set(key, { ...next, metadata: before.metadata });
+          changed.push(key);
+        } else {
+          children = children.length === 0 ? [child] : [];
+        }
+        const at = (key: string) => {
+          const rs = current.get(key);
+          return rs ? { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) } : undefined;
+        };
+        model.update(
+          changed.map((key) => ({ key, current: at(key) })),
+          children,
+        );
+        const records = [...current.values()].map((rs) => ({
+          recordSet: rs,
+          fqdn: parseName(rs.spec.name, ORIGIN) as Name,
+        }));
+        const expected = assembleZone({
+          zone: theZone,
+          zoneClass: theClass,
+          origin: ORIGIN,
+          records,
+          children,
+        });
+        const context = `seed ${seed} step ${step}`;
+        assert.deepEqual(describeRRsets(model.rrsets()), describeRRsets(expected.rrsets), context);
+        for (const [key, verdict] of expected.verdicts) {
+          const got = model.verdicts.get(key);
+          assert.ok(got, `${context}: no verdict for ${key}`);
+          assert.equal(
+            got.accepted,
+            verdict.accepted,
+            `${context}: ${key} ${JSON.stringify(verdict)} vs ${JSON.stringify(got)}`,
+          );
+          if (!got.accepted && !verdict.accepted)
+            assert.equal(got.reason, verdict.reason, `${context}: ${key}`);
+        }
+        assert.equal(model.verdicts.size, expected.verdicts.size, context);
+        assert.equal(model.acceptedCount, expected.acceptedCount, context);
+        assert.equal(model.assembled().hash, expected.hash, context);
+      }
+    }
+  });
+
+  test('a one-record change reports exactly that RRset', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const records = Array.from({ length: 1000 }, (_, i) =>
+      recordSet(
+        'dns',
+        `h${i}`,
+        { zoneRef: { name: 'z' }, name: `h${i}`, type: 'A', records: ['192.0.2.1'] },
+        i,
+      ),
+    );
+    model.update(
+      records.map((rs) => ({
+        key: `dns/${rs.metadata.name}`,
+        current: { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) },
+      })),
+      [],
+      true,
+    );
+    const changed = recordSet(
+      'dns',
+      'h500',
+      { zoneRef: { name: 'z' }, name: 'h500', type: 'A', records: ['192.0.2.9'] },
+      500,
+    );
+    const delta = model.update(
+      [{ key: 'dns/h500', current: { recordSet: changed, fqdn: 'h500.example.com.' } }],
+      [],
+    );
+    assert.deepEqual(
+      delta.upserts.map((r) => `${r.owner} ${r.type}`),
+      ['h500.example.com. A'],
+    );
+    assert.deepEqual(delta.deletes, []);
+    assert.deepEqual([...delta.verdicts], []);
+    const removed = model.update([{ key: 'dns/h7', current: undefined }], []);
+    assert.deepEqual(removed.deletes, [{ owner: 'h7.example.com.', type: 'A' }]);
+    assert.deepEqual([...removed.verdicts], ['dns/h7']);
+  });
+
+  test('a new delegation NS rejects the names below it, and removing it restores them', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const below = recordSet(
+      'dns',
+      'below',
+      { zoneRef: { name: 'z' }, name: 'www.deleg', type: 'A', records: ['192.0.2.1'] },
+      1,
+    );
+    model.update([{ key: 'dns/below', current: { recordSet: below, fqdn: 'www.deleg.example.com.' } }], []);
+    assert.ok(model.verdicts.get('dns/below')?.accepted);
+    const ns = recordSet(
+      'dns',
+      'ns',
+      { zoneRef: { name: 'z' }, name: 'deleg', type: 'NS', records: ['ns.other.net.'] },
+      2,
+    );
+    const added = model.update(
+      [{ key: 'dns/ns', current: { recordSet: ns, fqdn: 'deleg.example.com.' } }],
+      [],
+    );
+    assert.equal(model.verdicts.get('dns/below')?.accepted, false);
+    assert.deepEqual(added.deletes, [{ owner: 'www.deleg.example.com.', type: 'A' }]);
+    model.update([{ key: 'dns/ns', current: undefined }], []);
+    assert.ok(model.verdicts.get('dns/below')?.accepted);
+  });
+});

@@ -1,0 +1,516 @@
+import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../api/index.ts';
+import { canonicalSortKey, isInDomain, type Name, nameEquals, nameKey, parseName } from '../dns/name.ts';
+import type { Rdata } from '../dns/rdata.ts';
+import { type RecordTypeName, RRType } from '../dns/rrtype.ts';
+import type { AssembledZone, ChildDelegation, RecordVerdict } from './assemble.ts';
+import { zoneContentHash } from './content-hash.ts';
+import { exclusivityClash } from './exclusivity.ts';
+import { parseRecordSetRecords } from './record-parse.ts';
+import { compareByAge, type ResourceKey } from './resource-key.ts';
+import type { RRset } from './rrset.ts';
+import { type SoaFields, soaFor, zoneDefaultTtl } from './soa.ts';
+
+/** What changed in a zone's published content, RRset by RRset. */
+export interface ZoneDelta {
+  upserts: RRset[];
+  deletes: { owner: Name; type: RecordTypeName }[];
+  /** Record sets whose verdict changed. */
+  verdicts: Set<ResourceKey>;
+}
+
+/** A record set as the model holds it. */
+interface Entry {
+  key: ResourceKey;
+  spec: DNSRecordSet['spec'];
+  recordSet: DNSRecordSet;
+  fqdn: Name;
+  ownerKey: string;
+  type: RecordTypeName;
+  /** Set when the record set breaks a rule that does not depend on other records. */
+  invalid?: string;
+  rrset?: RRset;
+  by: string;
+}
+
+interface Cut {
+  owner: Name;
+  hosts: Name[];
+  by: string;
+}
+
+interface Owner {
+  name: Name;
+  key: string;
+  entries: Entry[];
+  /** RRsets the zone itself places here: apex NS, a child zone's NS, glue from a child. */
+  fixed: { rrset: RRset; by: string }[];
+  published: Map<RecordTypeName, RRset>;
+  cut?: Cut;
+}
+
+/**
+ * One zone's content, maintained incrementally: a changed record set re-decides only its owner name
+ * (and, when a delegation point appears or goes, the names below it), and the model reports exactly
+ * the RRsets that changed. It applies the same rules as `assembleZone` — which stays the reference
+ * implementation; a randomized test keeps the two equal — in per-owner form:
+ * - invalid record sets (unparsable, SOA, apex NS/CNAME/DS) are rejected on their own;
+ * - below a delegation point only glue (A/AAAA of the delegation's nameservers) is kept;
+ * - at a delegation point only NS and DS exist (RFC 1034 §4.2.1);
+ * - one writer per name and type, oldest first; CNAME and ALIAS exclusivity (RFC 1034 §3.6.2).
+ * NS record sets are decided before the other types at a name, so a delegation always wins there.
+ */
+export class ZoneModel {
+  readonly origin: Name;
+  readonly originKey: string;
+  readonly soa: SoaFields;
+  readonly nameServers: Name[];
+  readonly defaultTtl: number;
+  /** Changes when anything that shapes every record (SOA, TTL, nameservers) changes: rebuild then. */
+  readonly configSignature: string;
+  readonly verdicts = new Map<ResourceKey, RecordVerdict>();
+  private readonly classNameText: string;
+  private readonly owners = new Map<string, Owner>();
+  /** Canonical sort keys of all owners, sorted: every subtree is a contiguous range. */
+  private sortedKeys: string[] = [];
+  /** Owners created since the last sort; merged in one pass (many) or spliced in (few). */
+  private newKeys: string[] = [];
+  private readonly entries = new Map<ResourceKey, Entry>();
+  private readonly cuts = new Map<string, Cut>();
+  private childSignature = '';
+  private accepted = 0;
+
+  constructor(zone: DNSZone, zoneClass: DNSZoneClass, origin: Name) {
+    this.origin = origin;
+    this.originKey = canonicalSortKey(origin);
+    this.soa = soaFor(zone, zoneClass, origin);
+    this.defaultTtl = zoneDefaultTtl(zone, zoneClass);
+    this.nameServers = zoneClass.spec.nameServers.map((ns) => parseName(ns));
+    this.classNameText = zoneClass.metadata.name;
+    this.configSignature = ZoneModel.signature(zone, zoneClass, origin);
+    const apex = this.owner(origin, this.originKey);
+    apex.fixed.push({
+      rrset: {
+        owner: origin,
+        type: 'NS',
+        ttl: this.defaultTtl,
+        rdata: this.nameServers.map((host) => ({ type: 'NS', host })),
+        origin: { kind: 'apex' },
+      },
+      by: `DNSZoneClass ${zoneClass.metadata.name}`,
+    });
+    this.mergeNewKeys();
+    this.decide(this.originKey, { upserts: [], deletes: [], verdicts: new Set() });
+  }
+
+  static signature(zone: DNSZone, zoneClass: DNSZoneClass, origin: Name): string {
+    return JSON.stringify([
+      origin,
+      soaFor(zone, zoneClass, origin),
+      zoneDefaultTtl(zone, zoneClass),
+      zoneClass.spec.nameServers,
+      zoneClass.metadata.name,
+    ]);
+  }
+
+  get acceptedCount(): number {
+    return this.accepted;
+  }
+
+  /**
+   * Brings the model in line with the given record sets (all of the zone's, or just those that may
+   * have changed when `complete` is false) and child zones. Record sets are compared by spec object
+   * identity, so unchanged ones cost a map lookup.
+   */
+  update(
+    records: Iterable<{ key: ResourceKey; current: { recordSet: DNSRecordSet; fqdn: Name } | undefined }>,
+    children: readonly ChildDelegation[],
+    complete = false,
+  ): ZoneDelta {
+    const delta: ZoneDelta = { upserts: [], deletes: [], verdicts: new Set() };
+    const dirty = new Set<string>();
+    const seen = complete ? new Set<ResourceKey>() : undefined;
+    for (const { key, current } of records) {
+      seen?.add(key);
+      const before = this.entries.get(key);
+      if (current && before && before.spec === current.recordSet.spec && before.fqdn === current.fqdn) {
+        before.recordSet = current.recordSet;
+        continue;
+      }
+      if (before) this.removeEntry(before, dirty, delta, current !== undefined);
+      if (current) this.addEntry(key, current.recordSet, current.fqdn, dirty);
+    }
+    if (seen) {
+      for (const entry of [...this.entries.values()])
+        if (!seen.has(entry.key)) this.removeEntry(entry, dirty, delta);
+    }
+    this.setChildren(children, dirty);
+    this.mergeNewKeys();
+    const ordered = [...dirty].sort();
+    let coveredUntil = '';
+    for (const key of ordered) {
+      if (coveredUntil && key.startsWith(coveredUntil)) continue;
+      if (this.decide(key, delta)) {
+        // A delegation point appeared, went or changed: everything below it is decided again.
+        const prefix = key === '' ? '' : `${key}\u0000`;
+        for (const below of this.range(prefix)) this.decide(below, delta);
+        coveredUntil = prefix;
+      }
+    }
+    for (const key of ordered) this.dropIfEmpty(key);
+    return delta;
+  }
+
+  /** Every published RRset, in canonical order (owner, then type code). */
+  *rrsets(): Generator<RRset> {
+    for (const key of this.sortedKeys) {
+      const owner = this.owners.get(key)!;
+      if (owner.published.size === 0) continue;
+      const list = [...owner.published.values()];
+      if (list.length > 1) list.sort((a, b) => RRType[a.type] - RRType[b.type]);
+      yield* list;
+    }
+  }
+
+  /** The zone as `assembleZone` would compute it, hash included: O(zone size), for exports and hashing. */
+  assembled(): AssembledZone {
+    const rrsets = [...this.rrsets()];
+    return {
+      origin: this.origin,
+      soa: this.soa,
+      nameServers: this.nameServers,
+      rrsets,
+      hash: zoneContentHash(this.soa, rrsets),
+      verdicts: this.verdicts,
+      acceptedCount: this.accepted,
+      warnings: this.warnings(),
+    };
+  }
+
+  /** Things that serve but deserve a look, e.g. an in-zone nameserver without an address. */
+  warnings(): string[] {
+    const out: string[] = [];
+    const hasAddress = (name: Name) => {
+      const o = this.owners.get(canonicalSortKey(name));
+      return o !== undefined && (o.published.has('A') || o.published.has('AAAA'));
+    };
+    for (const ns of this.nameServers) {
+      if (isInDomain(ns, this.origin) && !this.cutAbove(canonicalSortKey(ns), true) && !hasAddress(ns)) {
+        out.push(`nameserver ${ns} is inside the zone but has no A or AAAA record`);
+      }
+    }
+    for (const cut of this.cuts.values()) {
+      for (const host of cut.hosts) {
+        if (isInDomain(host, cut.owner) && !hasAddress(host)) {
+          out.push(
+            `delegation ${cut.owner} names nameserver ${host} below the cut but no glue A/AAAA exists`,
+          );
+        }
+      }
+    }
+    return out;
+  }
+
+  private owner(name: Name, key: string): Owner {
+    let owner = this.owners.get(key);
+    if (!owner) {
+      owner = { name, key, entries: [], fixed: [], published: new Map() };
+      this.owners.set(key, owner);
+      this.newKeys.push(key);
+    }
+    return owner;
+  }
+
+  private mergeNewKeys(): void {
+    const added = this.newKeys.filter((k) => this.owners.has(k));
+    this.newKeys = [];
+    if (added.length === 0) return;
+    if (added.length < 64) {
+      for (const key of added) this.sortedKeys.splice(lowerBound(this.sortedKeys, key), 0, key);
+      return;
+    }
+    added.sort();
+    const merged: string[] = new Array(this.sortedKeys.length + added.length);
+    let i = 0;
+    let j = 0;
+    let k = 0;
+    while (i < this.sortedKeys.length && j < added.length) {
+      merged[k++] = this.sortedKeys[i]! < added[j]! ? this.sortedKeys[i++]! : added[j++]!;
+    }
+    while (i < this.sortedKeys.length) merged[k++] = this.sortedKeys[i++]!;
+    while (j < added.length) merged[k++] = added[j++]!;
+    this.sortedKeys = merged;
+  }
+
+  private dropIfEmpty(key: string): void {
+    const owner = this.owners.get(key);
+    if (!owner || owner.entries.length > 0 || owner.fixed.length > 0 || key === this.originKey) return;
+    this.owners.delete(key);
+    const i = lowerBound(this.sortedKeys, key);
+    if (this.sortedKeys[i] === key) this.sortedKeys.splice(i, 1);
+  }
+
+  /** Keys in the sorted range that start with `prefix` (the subtree below a name). */
+  private *range(prefix: string): Generator<string> {
+    if (prefix === '') {
+      yield* this.sortedKeys.filter((k) => k !== '');
+      return;
+    }
+    for (let i = lowerBound(this.sortedKeys, prefix); i < this.sortedKeys.length; i++) {
+      const key = this.sortedKeys[i]!;
+      if (!key.startsWith(prefix)) break;
+      yield key;
+    }
+  }
+
+  private addEntry(key: ResourceKey, recordSet: DNSRecordSet, fqdn: Name, dirty: Set<string>): void {
+    const ownerKey = canonicalSortKey(fqdn);
+    const type = recordSet.spec.type;
+    const entry: Entry = {
+      key,
+      spec: recordSet.spec,
+      recordSet,
+      fqdn,
+      ownerKey,
+      type,
+      by: `DNSRecordSet ${key}`,
+    };
+    const parsed = parseRecordSetRecords(recordSet, this.origin);
+    const atApex = ownerKey === this.originKey;
+    if (!parsed.ok) entry.invalid = parsed.message;
+    else if (type === 'SOA')
+      entry.invalid =
+        'the SOA is generated from the DNSZone and its class; set spec.soa on the DNSZone instead';
+    else if (atApex && type === 'NS')
+      entry.invalid = `apex NS records come from DNSZoneClass ${this.classNameText} spec.nameServers; change them there`;
+    else if (atApex && type === 'CNAME')
+      entry.invalid =
+        'a CNAME cannot be at the zone apex, where the SOA and NS must exist (RFC 1034 §3.6.2); use ALIAS';
+    else if (atApex && type === 'DS')
+      entry.invalid = 'a DS record belongs in the parent zone, at the delegation point (RFC 4035 §2.4)';
+    else {
+      entry.rrset = {
+        owner: fqdn,
+        type,
+        ttl: recordSet.spec.ttl ?? this.defaultTtl,
+        rdata: parsed.rdata,
+        origin: {
+          kind: 'recordSet',
+          namespace: recordSet.metadata.namespace ?? '',
+          name: recordSet.metadata.name,
+        },
+      };
+    }
+    this.entries.set(key, entry);
+    this.owner(fqdn, ownerKey).entries.push(entry);
+    dirty.add(ownerKey);
+  }
+
+  /** Removes an entry; `replaced` keeps its verdict for the new version to compare against. */
+  private removeEntry(entry: Entry, dirty: Set<string>, delta: ZoneDelta, replaced = false): void {
+    this.entries.delete(entry.key);
+    const owner = this.owners.get(entry.ownerKey);
+    if (owner) owner.entries = owner.entries.filter((e) => e !== entry);
+    dirty.add(entry.ownerKey);
+    if (replaced) return;
+    const verdict = this.verdicts.get(entry.key);
+    if (verdict?.accepted) this.accepted--;
+    this.verdicts.delete(entry.key);
+    delta.verdicts.add(entry.key);
+  }
+
+  /** Places the NS and glue of managed child zones; children are few, so they are compared whole. */
+  private setChildren(children: readonly ChildDelegation[], dirty: Set<string>): void {
+    const signature = JSON.stringify(
+      [...children]
+        .sort((a, b) => (a.zone < b.zone ? -1 : 1))
+        .map((c) => [
+          c.zone,
+          c.origin,
+          c.nameServers,
+          c.ttl,
+          c.glue.map((g) => [g.owner, g.type, g.ttl, g.rdata]),
+        ]),
+    );
+    if (signature === this.childSignature) return;
+    this.childSignature = signature;
+    for (const owner of this.owners.values()) {
+      if (owner.key === this.originKey || owner.fixed.length === 0) continue;
+      owner.fixed = [];
+      dirty.add(owner.key);
+    }
+    for (const child of children) {
+      const by = `DNSZone ${child.zone}`;
+      const key = canonicalSortKey(child.origin);
+      this.owner(child.origin, key).fixed.push({
+        rrset: {
+          owner: child.origin,
+          type: 'NS',
+          ttl: child.ttl,
+          rdata: child.nameServers.map((host) => ({ type: 'NS', host })),
+          origin: { kind: 'childZone', ...splitKey(child.zone) },
+        },
+        by,
+      });
+      dirty.add(key);
+      for (const glue of child.glue) {
+        const glueKey = canonicalSortKey(glue.owner);
+        this.owner(glue.owner, glueKey).fixed.push({ rrset: glue, by });
+        dirty.add(glueKey);
+      }
+    }
+  }
+
+  /**
+   * The highest delegation point strictly between the apex and `key` (or at `key` itself when
+   * `inclusive`). Ancestors are the prefixes of the canonical key that end at a label boundary.
+   */
+  private cutAbove(key: string, inclusive = false): Cut | undefined {
+    if (key === this.originKey) return undefined;
+    let i = this.originKey.length === 0 ? 0 : this.originKey.length + 1;
+    for (;;) {
+      const end = key.indexOf('\u0000', i);
+      if (end < 0) return inclusive ? this.cuts.get(key) : undefined;
+      const cut = this.cuts.get(key.slice(0, end));
+      if (cut) return cut;
+      i = end + 1;
+    }
+  }
+
+  /**
+   * Decides what one owner name publishes and the verdict of each record set there; returns whether
+   * its delegation point changed (then the names below must be decided again).
+   */
+  private decide(key: string, delta: ZoneDelta): boolean {
+    const owner = this.owners.get(key);
+    if (!owner) return false;
+    const before: ReadonlyMap<RecordTypeName, RRset> = owner.published;
+    const beforeCut = owner.cut;
+    const published = new Map<RecordTypeName, RRset>();
+    const byType = new Map<string, string>();
+    const atApex = key === this.originKey;
+    if (atApex) byType.set('SOA', 'the zone');
+    let cut: Cut | undefined;
+    for (const { rrset, by } of owner.fixed) {
+      published.set(rrset.type, rrset);
+      byType.set(rrset.type, by);
+      if (rrset.type === 'NS' && !atApex) cut = { owner: rrset.owner, hosts: hostsOf(rrset.rdata), by };
+    }
+    const above = atApex ? undefined : this.cutAbove(key);
+    const order = [...owner.entries].sort((a, b) => {
+      const an = a.type === 'NS' ? 0 : 1;
+      const bn = b.type === 'NS' ? 0 : 1;
+      return an - bn || compareByAge(a.recordSet, b.recordSet);
+    });
+    for (const entry of order) {
+      const verdict = this.judge(entry, above, cut, byType);
+      if (verdict.accepted) {
+        published.set(entry.type, entry.rrset!);
+        byType.set(entry.type, entry.by);
+        if (entry.type === 'NS' && !atApex)
+          cut = { owner: entry.fqdn, hosts: hostsOf(entry.rrset!.rdata), by: entry.by };
+      }
+      this.setVerdict(entry.key, verdict, delta);
+    }
+    owner.published = published;
+    for (const [type, rrset] of published) if (before.get(type) !== rrset) delta.upserts.push(rrset);
+    for (const type of before.keys()) {
+      if (!published.has(type)) delta.deletes.push({ owner: owner.name, type });
+    }
+    owner.cut = cut;
+    if (cut) this.cuts.set(key, cut);
+    else this.cuts.delete(key);
+    return !sameCut(beforeCut, cut);
+  }
+
+  private judge(
+    entry: Entry,
+    above: Cut | undefined,
+    cut: Cut | undefined,
+    byType: Map<string, string>,
+  ): RecordVerdict {
+    const fqdn = entry.fqdn;
+    if (entry.invalid !== undefined)
+      return { accepted: false, reason: 'Invalid', message: entry.invalid, fqdn };
+    const type = entry.type;
+    if (above) {
+      const isGlue = (type === 'A' || type === 'AAAA') && above.hosts.some((h) => nameEquals(h, fqdn));
+      if (!isGlue) {
+        return {
+          accepted: false,
+          reason: 'Invalid',
+          message: `${fqdn} is below the delegation ${above.owner} (NS from ${above.by}) and would never be served; publish it in the delegated zone`,
+          fqdn,
+        };
+      }
+    } else if (cut && type !== 'DS') {
+      return {
+        accepted: false,
+        reason: 'Conflict',
+        message: `${fqdn} is a delegation point (NS from ${cut.by}); only NS and DS records exist there (RFC 1034 §4.2.1)`,
+        fqdn,
+      };
+    }
+    const existing = byType.get(type);
+    if (existing) {
+      return {
+        accepted: false,
+        reason: 'Conflict',
+        message: `${fqdn} ${type} is already published by ${existing}, which is older; delete one of the two`,
+        fqdn,
+      };
+    }
+    const clash = exclusivityClash(type, byType);
+    if (clash) {
+      return {
+        accepted: false,
+        reason: 'Conflict',
+        message: `${fqdn} ${type} cannot coexist with the ${clash.type} published by ${clash.by} (${clash.rule})`,
+        fqdn,
+      };
+    }
+    return { accepted: true, fqdn };
+  }
+
+  private setVerdict(key: ResourceKey, verdict: RecordVerdict, delta: ZoneDelta): void {
+    const before = this.verdicts.get(key);
+    if (before && sameVerdict(before, verdict)) return;
+    if (before?.accepted) this.accepted--;
+    if (verdict.accepted) this.accepted++;
+    this.verdicts.set(key, verdict);
+    delta.verdicts.add(key);
+  }
+}
+
+function hostsOf(rdata: readonly Rdata[]): Name[] {
+  return rdata.map((r) => (r as { host: Name }).host);
+}
+
+function sameCut(a: Cut | undefined, b: Cut | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return (
+    nameKey(a.owner) === nameKey(b.owner) &&
+    a.hosts.length === b.hosts.length &&
+    a.hosts.every((h, i) => nameEquals(h, b.hosts[i]!))
+  );
+}
+
+function sameVerdict(a: RecordVerdict, b: RecordVerdict): boolean {
+  if (a.accepted !== b.accepted || a.fqdn !== b.fqdn) return false;
+  return a.accepted || (!b.accepted && a.reason === b.reason && a.message === b.message);
+}
+
+function lowerBound(sorted: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function splitKey(key: ResourceKey): { namespace: string; name: string } {
+  const slash = key.indexOf('/');
+  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
