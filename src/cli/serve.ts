@@ -1,5 +1,7 @@
 import { KINDS } from '../api/index.ts';
+import type { Backend } from '../backends/backend.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
+import { WorkerPoolBackend } from '../backends/builtin/worker-pool-backend.ts';
 import { Controller } from '../control/controller.ts';
 import { MemoryStore } from '../control/memory-store.ts';
 import { Registry } from '../metrics/registry.ts';
@@ -22,6 +24,8 @@ export interface ServeOptions {
   aliasResolver?: string;
   identity?: string;
   version?: string;
+  /** DNS processes sharing the port (SO_REUSEPORT): 1 serves from this process alone. */
+  workers?: number;
   log: Log;
 }
 
@@ -44,13 +48,24 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   if (!state.persistent)
     log('warn', 'no --state-dir: serials start again from the date serial after a restart');
   const store = new MemoryStore();
-  const controller = new Controller({
-    store,
-    backend: new BuiltinBackend(table),
-    serials: state,
-    registry,
-    log,
-  });
+  const workers = Math.max(1, options.workers ?? 1);
+  let pool: WorkerPoolBackend | undefined;
+  const backend = (): Backend => {
+    if (workers === 1) return new BuiltinBackend(table);
+    const address = dns.address();
+    pool = new WorkerPoolBackend(table, {
+      workers: workers - 1,
+      registry,
+      log: (level, message) => log(level, message),
+      config: {
+        listen: `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`,
+        ...(options.identity ? { identity: options.identity } : {}),
+        ...(options.version ? { version: options.version } : {}),
+        ...(options.aliasResolver ? { aliasResolver: options.aliasResolver } : {}),
+      },
+    });
+    return pool;
+  };
   const source = new ManifestSource({
     dir: options.manifests,
     store,
@@ -72,7 +87,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       ...(options.aliasResolver ? { upstream: options.aliasResolver } : {}),
     }),
   });
-  const dns = new DnsServer({ listen: options.dns, handler, metrics });
+  const dns = new DnsServer({ listen: options.dns, handler, metrics, reusePort: workers > 1 });
   let ready = false;
   const http = new HttpServer(options.http, {
     healthy: () => true,
@@ -84,15 +99,20 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     }),
   });
 
+  // Bind first (with several workers they join the port the primary got), then load and program.
+  await dns.start();
+  const zoneBackend = backend();
+  await pool?.start();
+  const controller = new Controller({ store, backend: zoneBackend, serials: state, registry, log });
   await source.start();
   controller.start();
-  await dns.start();
   await http.start();
   await controller.idle();
   ready = true;
   log('info', 'serving', {
     dns: `${dns.address().host}:${dns.address().port}`,
     http: `${http.address().host}:${http.address().port}`,
+    workers,
     zones: table.size,
     problems: source.problems().length,
   });
@@ -106,7 +126,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       await controller.idle();
       await controller.flush();
       controller.stop();
-      await Promise.all([dns.stop(), http.stop()]);
+      await Promise.all([dns.stop(), http.stop(), pool?.stop()]);
       await state.save();
     },
   };

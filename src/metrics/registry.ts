@@ -63,6 +63,11 @@ export class Counter implements Metric {
     return this.children.get(values.join('\u0000'))?.child.value ?? 0;
   }
 
+  /** Every labelled series and its value. */
+  series(): [string[], number][] {
+    return [...this.children.values()].map(({ values, child }) => [values, child.value]);
+  }
+
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
     for (const { values, child } of this.children.values()) {
@@ -156,6 +161,16 @@ export class Histogram implements Metric {
     this.labels().observe(v);
   }
 
+  /** Every labelled series: bucket counts (not cumulative), sum and count. */
+  series(): [string[], number[], number, number][] {
+    return [...this.children.values()].map(({ values, child }) => [
+      values,
+      [...child.counts],
+      child.sum,
+      child.count,
+    ]);
+  }
+
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
     for (const { values, child } of this.children.values()) {
@@ -175,8 +190,16 @@ export class Histogram implements Metric {
   }
 }
 
+/** Counter and histogram values of a registry, as plain data that can cross a process boundary. */
+export interface RegistrySnapshot {
+  counters: Record<string, [string[], number][]>;
+  histograms: Record<string, [string[], number[], number, number][]>;
+}
+
 export class Registry {
   private readonly metrics = new Map<string, Metric>();
+  /** The last snapshot absorbed from each source, to turn cumulative values into increments. */
+  private readonly absorbed = new Map<string, Map<string, number[]>>();
 
   register<M extends Metric>(metric: M): M {
     if (this.metrics.has(metric.name)) throw new Error(`metric ${metric.name} registered twice`);
@@ -203,5 +226,48 @@ export class Registry {
 
   render(): string {
     return `${[...this.metrics.values()].map((m) => m.render()).join('\n')}\n`;
+  }
+
+  snapshot(): RegistrySnapshot {
+    const out: RegistrySnapshot = { counters: {}, histograms: {} };
+    for (const metric of this.metrics.values()) {
+      if (metric instanceof Counter) out.counters[metric.name] = metric.series();
+      else if (metric instanceof Histogram) out.histograms[metric.name] = metric.series();
+    }
+    return out;
+  }
+
+  /**
+   * Adds what another process counted since its previous snapshot to the metrics of the same name
+   * here, so that one scrape shows the whole server. A value below the previous one means the
+   * source restarted: it is then taken whole.
+   */
+  absorb(source: string, snapshot: RegistrySnapshot): void {
+    const last = getOrInsert(this.absorbed, source, () => new Map());
+    const increment = (id: string, now: number[]): number[] => {
+      const before = last.get(id);
+      last.set(id, now);
+      if (!before || now.some((v, i) => v < (before[i] ?? 0))) return now;
+      return now.map((v, i) => v - (before[i] ?? 0));
+    };
+    for (const [name, series] of Object.entries(snapshot.counters)) {
+      const metric = this.metrics.get(name);
+      if (!(metric instanceof Counter)) continue;
+      for (const [labels, value] of series) {
+        const [delta] = increment(`c\u0000${name}\u0000${labels.join('\u0000')}`, [value]);
+        if (delta) metric.labels(...labels).inc(delta);
+      }
+    }
+    for (const [name, series] of Object.entries(snapshot.histograms)) {
+      const metric = this.metrics.get(name);
+      if (!(metric instanceof Histogram)) continue;
+      for (const [labels, counts, sum, count] of series) {
+        const delta = increment(`h\u0000${name}\u0000${labels.join('\u0000')}`, [...counts, sum, count]);
+        const child = metric.labels(...labels);
+        for (let i = 0; i < counts.length; i++) child.counts[i]! += delta[i]!;
+        child.sum += delta[counts.length]!;
+        child.count += delta[counts.length + 1]!;
+      }
+    }
   }
 }

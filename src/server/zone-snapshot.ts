@@ -1,7 +1,7 @@
 import { labelCount, type Name, nameKey, parentName } from '../dns/name.ts';
 import type { Rdata } from '../dns/rdata.ts';
-import { type RecordTypeName, RRType } from '../dns/rrtype.ts';
-import type { RRset } from '../zones/rrset.ts';
+import { type RecordTypeName, RRType, typeName } from '../dns/rrtype.ts';
+import type { RRsetData } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
 
 /** An RRset as the server holds it: wire type code, TTL and RDATA. */
@@ -21,7 +21,7 @@ export interface ZoneNode {
 
 /** A change to a served zone: RRsets replaced or added, and RRsets removed. */
 export interface ZonePatch {
-  upserts: readonly RRset[];
+  upserts: readonly RRsetData[];
   deletes: readonly { owner: Name; type: RecordTypeName }[];
 }
 
@@ -36,6 +36,7 @@ export class ZoneSnapshot {
   readonly originKey: string;
   readonly originLabels: number;
   serial: number;
+  soaFields: SoaFields;
   soa: ServedRRset;
   /** RFC 2308 §5: negative answers carry the SOA with TTL = min(SOA TTL, SOA MINIMUM). */
   negativeSoa: ServedRRset;
@@ -51,6 +52,7 @@ export class ZoneSnapshot {
     this.originKey = nameKey(origin);
     this.originLabels = labelCount(origin);
     this.serial = serial;
+    this.soaFields = soa;
     this.soa = soaRRset(origin, soa, serial);
     this.negativeSoa = negative(this.soa, soa);
   }
@@ -59,7 +61,7 @@ export class ZoneSnapshot {
     return this.records;
   }
 
-  static build(origin: Name, soa: SoaFields, serial: number, rrsets: Iterable<RRset>): ZoneSnapshot {
+  static build(origin: Name, soa: SoaFields, serial: number, rrsets: Iterable<RRsetData>): ZoneSnapshot {
     const zone = new ZoneSnapshot(origin, soa, serial);
     zone.upsert(zone.soa);
     for (const rrset of rrsets) zone.upsert(served(rrset));
@@ -68,7 +70,7 @@ export class ZoneSnapshot {
 
   /** Builds from a full computed zone (as `assembleZone` returns it). */
   static fromAssembled(
-    zone: { origin: Name; soa: SoaFields; rrsets: Iterable<RRset> },
+    zone: { origin: Name; soa: SoaFields; rrsets: Iterable<RRsetData> },
     serial: number,
   ): ZoneSnapshot {
     return ZoneSnapshot.build(zone.origin, zone.soa, serial, zone.rrsets);
@@ -79,9 +81,25 @@ export class ZoneSnapshot {
     for (const d of patch.deletes) this.remove(nameKey(d.owner), RRType[d.type]);
     for (const rrset of patch.upserts) this.upsert(served(rrset));
     this.serial = serial;
+    this.soaFields = soa;
     this.soa = soaRRset(this.origin, soa, serial);
     this.negativeSoa = negative(this.soa, soa);
     this.nodes.get(this.originKey)!.rrsets.set(RRType.SOA, this.soa);
+  }
+
+  /** The zone's RRsets (SOA excluded), e.g. to hand the whole zone to another process. */
+  *rrsets(): Generator<RRsetData> {
+    for (const node of this.nodes.values()) {
+      for (const rrset of node.rrsets.values()) {
+        if (rrset.type === RRType.SOA) continue;
+        yield {
+          owner: rrset.owner,
+          type: typeName(rrset.type) as RecordTypeName,
+          ttl: rrset.ttl,
+          rdata: rrset.rdata,
+        };
+      }
+    }
   }
 
   private upsert(rrset: ServedRRset): void {
@@ -147,7 +165,7 @@ export class ZoneSnapshot {
   }
 }
 
-function served(rrset: RRset): ServedRRset {
+function served(rrset: RRsetData): ServedRRset {
   return { owner: rrset.owner, type: RRType[rrset.type], ttl: rrset.ttl, rdata: rrset.rdata };
 }
 

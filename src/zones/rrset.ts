@@ -10,10 +10,14 @@ export type RRsetOrigin =
   | { kind: 'glue'; namespace: string; name: string };
 
 /** One RRset: every record of one type at one owner name, with one TTL (RFC 2181 §5.2). */
-export interface RRset {
+export interface RRsetData {
   owner: Name;
   type: RecordTypeName;
   ttl: number;
   rdata: Rdata[];
+}
+
+/** An RRset in a computed zone, with where it came from. */
+export interface RRset extends RRsetData {
   origin: RRsetOrigin;
 }

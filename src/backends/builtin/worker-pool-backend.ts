@@ -1,0 +1,193 @@
+import cluster, { type Worker } from 'node:cluster';
+import type { Name } from '../../dns/name.ts';
+import type { Registry } from '../../metrics/registry.ts';
+import type { DnsWorkerConfig, FromWorker, ToWorker } from '../../server/worker-protocol.ts';
+import { WORKER_CONFIG_ENV } from '../../server/worker-protocol.ts';
+import type { ZoneTable } from '../../server/zone-table.ts';
+import type { Backend, ProgrammedZone } from '../backend.ts';
+import { BuiltinBackend } from './builtin-backend.ts';
+
+export interface WorkerPoolOptions {
+  /** DNS processes besides the primary. */
+  workers: number;
+  config: DnsWorkerConfig;
+  registry?: Registry;
+  log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /** How long applyZone waits for every worker to confirm a serial. */
+  ackTimeoutMs?: number;
+}
+
+interface PoolWorker {
+  worker: Worker;
+  ready: boolean;
+  served: Map<string, number | undefined>;
+}
+
+/**
+ * The built-in server spread over several processes: the primary serves from its own table and
+ * forwards every change to its DNS workers, which share the port through SO_REUSEPORT. A serial
+ * counts as served only when every live worker has confirmed it; a worker that misses a patch's base
+ * serial asks for the whole zone; a worker that dies is replaced and sent every zone.
+ */
+export class WorkerPoolBackend implements Backend {
+  readonly name = 'builtin';
+  private readonly local: BuiltinBackend;
+  private readonly table: ZoneTable;
+  private readonly options: WorkerPoolOptions;
+  private readonly pool = new Map<number, PoolWorker>();
+  private readonly waiters = new Set<() => void>();
+  private stopping = false;
+
+  constructor(table: ZoneTable, options: WorkerPoolOptions) {
+    this.table = table;
+    this.local = new BuiltinBackend(table);
+    this.options = options;
+  }
+
+  async start(): Promise<void> {
+    cluster.setupPrimary({ serialization: 'advanced' });
+    await Promise.all(Array.from({ length: this.options.workers }, () => this.fork()));
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await Promise.all(
+      [...this.pool.values()].map(
+        ({ worker }) =>
+          new Promise<void>((resolve) => {
+            worker.once('exit', () => resolve());
+            worker.disconnect();
+            setTimeout(() => worker.process.kill('SIGKILL'), 5000).unref();
+          }),
+      ),
+    );
+  }
+
+  async applyZone(zone: ProgrammedZone): Promise<void> {
+    const before = this.table.get(zone.origin)?.serial;
+    await this.local.applyZone(zone);
+    const patchable = zone.delta !== undefined && before === zone.delta.fromSerial;
+    for (const member of this.pool.values()) {
+      if (!member.ready) continue;
+      if (patchable && member.served.get(zone.origin.toLowerCase()) === zone.delta!.fromSerial) {
+        this.send(member, {
+          t: 'patch',
+          origin: zone.origin,
+          soa: zone.soa,
+          serial: zone.serial,
+          fromSerial: zone.delta!.fromSerial,
+          upserts: [...zone.delta!.upserts],
+          deletes: [...zone.delta!.deletes],
+        });
+      } else if (member.served.get(zone.origin.toLowerCase()) !== zone.serial) {
+        this.sendZone(member, zone.origin);
+      }
+    }
+    await this.settled(() => this.allServe(zone.origin, zone.serial));
+  }
+
+  async deleteZone(origin: Name): Promise<void> {
+    await this.local.deleteZone(origin);
+    for (const member of this.pool.values()) if (member.ready) this.send(member, { t: 'delete', origin });
+    await this.settled(() => this.allServe(origin, undefined));
+  }
+
+  /** The lowest serial any process serves (undefined when one of them does not serve the zone). */
+  async servedSerial(origin: Name): Promise<number | undefined> {
+    const local = await this.local.servedSerial(origin);
+    if (local === undefined) return undefined;
+    let lowest = local;
+    for (const member of this.pool.values()) {
+      if (!member.ready) continue;
+      const served = member.served.get(origin.toLowerCase());
+      // NaN: a change was sent and not yet confirmed.
+      if (served === undefined || Number.isNaN(served)) return undefined;
+      if (served < lowest) lowest = served;
+    }
+    return lowest;
+  }
+
+  private allServe(origin: Name, serial: number | undefined): boolean {
+    const key = origin.toLowerCase();
+    return [...this.pool.values()].every((m) => !m.ready || m.served.get(key) === serial);
+  }
+
+  /** Resolves when `done()` holds, or after the ack timeout (servedSerial then tells the truth). */
+  private settled(done: () => boolean): Promise<void> {
+    if (done()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const check = () => {
+        if (!done()) return;
+        finish();
+      };
+      const finish = () => {
+        clearTimeout(timer);
+        this.waiters.delete(check);
+        resolve();
+      };
+      const timer = setTimeout(finish, this.options.ackTimeoutMs ?? 5000);
+      this.waiters.add(check);
+    });
+  }
+
+  private send(member: PoolWorker, message: ToWorker): void {
+    if (!member.worker.isConnected()) return;
+    if (message.t === 'patch' || message.t === 'zone')
+      member.served.set(message.origin.toLowerCase(), Number.NaN);
+    member.worker.send(message);
+  }
+
+  private sendZone(member: PoolWorker, origin: Name): void {
+    const zone = this.table.get(origin);
+    if (!zone) {
+      this.send(member, { t: 'delete', origin });
+      return;
+    }
+    this.send(member, {
+      t: 'zone',
+      origin: zone.origin,
+      soa: zone.soaFields,
+      serial: zone.serial,
+      rrsets: [...zone.rrsets()],
+    });
+  }
+
+  private fork(): Promise<void> {
+    const worker = cluster.fork({ [WORKER_CONFIG_ENV]: JSON.stringify(this.options.config) });
+    const member: PoolWorker = { worker, ready: false, served: new Map() };
+    this.pool.set(worker.id, member);
+    return new Promise((resolve, reject) => {
+      worker.on('message', (message: FromWorker) => {
+        switch (message.t) {
+          case 'ready':
+            member.ready = true;
+            for (const zone of this.table.all()) this.sendZone(member, zone.origin);
+            resolve();
+            break;
+          case 'applied':
+            member.served.set(message.origin.toLowerCase(), message.serial);
+            break;
+          case 'need-zone':
+            this.sendZone(member, message.origin);
+            break;
+          case 'metrics':
+            this.options.registry?.absorb(`worker-${worker.id}`, message.snapshot);
+            break;
+        }
+        for (const check of [...this.waiters]) check();
+      });
+      worker.once('exit', (code, signal) => {
+        this.pool.delete(worker.id);
+        for (const check of [...this.waiters]) check();
+        if (!member.ready)
+          reject(new Error(`DNS worker exited during start (code ${code}, signal ${signal})`));
+        if (this.stopping) return;
+        this.options.log?.(
+          'error',
+          `DNS worker ${worker.process.pid} exited (code ${code}, signal ${signal}); starting another`,
+        );
+        void this.fork().catch((e: Error) => this.options.log?.('error', e.message));
+      });
+    });
+  }
+}

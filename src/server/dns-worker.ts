@@ -1,0 +1,64 @@
+import { Registry } from '../metrics/registry.ts';
+import { ZoneAliasResolver } from './alias-resolver.ts';
+import { DnsServer } from './dns-server.ts';
+import { QueryHandler } from './query-handler.ts';
+import { ServerMetrics } from './server-metrics.ts';
+import type { DnsWorkerConfig, FromWorker, ToWorker } from './worker-protocol.ts';
+import { ZoneSnapshot } from './zone-snapshot.ts';
+import { ZoneTable } from './zone-table.ts';
+
+const METRICS_INTERVAL_MS = 1000;
+
+/**
+ * A DNS worker process of `serve --workers N`: it answers queries on the shared port from its own copy
+ * of the zones, which the primary keeps current with whole zones and patches over IPC.
+ */
+export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
+  const send = (message: FromWorker) => process.send?.(message);
+  const registry = new Registry();
+  const table = new ZoneTable();
+  const metrics = new ServerMetrics(registry, table);
+  const handler = new QueryHandler({
+    table,
+    metrics,
+    chaos: {
+      ...(config.identity ? { identity: config.identity } : {}),
+      ...(config.version ? { version: config.version } : {}),
+    },
+    aliasResolver: new ZoneAliasResolver({
+      table,
+      ...(config.aliasResolver ? { upstream: config.aliasResolver } : {}),
+    }),
+  });
+  const server = new DnsServer({ listen: config.listen, handler, metrics, reusePort: true });
+  process.on('message', (message: ToWorker) => {
+    switch (message.t) {
+      case 'zone':
+        table.set(ZoneSnapshot.build(message.origin, message.soa, message.serial, message.rrsets));
+        send({ t: 'applied', origin: message.origin, serial: message.serial });
+        return;
+      case 'patch': {
+        const zone = table.get(message.origin);
+        if (!zone || zone.serial !== message.fromSerial) {
+          send({ t: 'need-zone', origin: message.origin });
+          return;
+        }
+        zone.patch(message, message.serial, message.soa);
+        table.changed(zone);
+        send({ t: 'applied', origin: message.origin, serial: message.serial });
+        return;
+      }
+      case 'delete':
+        table.delete(message.origin);
+        send({ t: 'applied', origin: message.origin, serial: undefined });
+        return;
+    }
+  });
+  // The primary is gone: nothing will keep our zones current, so stop serving them.
+  process.on('disconnect', () => {
+    void server.stop().finally(() => process.exit(0));
+  });
+  await server.start();
+  setInterval(() => send({ t: 'metrics', snapshot: registry.snapshot() }), METRICS_INTERVAL_MS).unref();
+  send({ t: 'ready' });
+}

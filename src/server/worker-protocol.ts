@@ -1,0 +1,38 @@
+import type { Name } from '../dns/name.ts';
+import type { RecordTypeName } from '../dns/rrtype.ts';
+import type { RegistrySnapshot } from '../metrics/registry.ts';
+import type { RRsetData } from '../zones/rrset.ts';
+import type { SoaFields } from '../zones/soa.ts';
+
+/** What a DNS worker process needs to know to serve: passed in its environment at fork. */
+export interface DnsWorkerConfig {
+  /** The address the primary bound; workers bind the same one with SO_REUSEPORT. */
+  listen: string;
+  identity?: string;
+  version?: string;
+  aliasResolver?: string;
+}
+
+export const WORKER_CONFIG_ENV = 'ZONEKEEPER_DNS_WORKER';
+
+/** Primary → worker: zone content, as whole zones or as patches against the worker's serial. */
+export type ToWorker =
+  | { t: 'zone'; origin: Name; soa: SoaFields; serial: number; rrsets: RRsetData[] }
+  | {
+      t: 'patch';
+      origin: Name;
+      soa: SoaFields;
+      serial: number;
+      fromSerial: number;
+      upserts: RRsetData[];
+      deletes: { owner: Name; type: RecordTypeName }[];
+    }
+  | { t: 'delete'; origin: Name };
+
+/** Worker → primary: readiness, what it serves now, and its counters. */
+export type FromWorker =
+  | { t: 'ready' }
+  | { t: 'applied'; origin: Name; serial: number | undefined }
+  /** A patch did not apply to what the worker holds: send the whole zone. */
+  | { t: 'need-zone'; origin: Name }
+  | { t: 'metrics'; snapshot: RegistrySnapshot };

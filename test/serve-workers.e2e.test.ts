@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { dig, rdataOf } from './support/dig.ts';
+import {
+  copyExamples,
+  removeAll,
+  type ServeProcess,
+  startServe,
+  tempDir,
+  waitFor,
+} from './support/zonekeeper-process.ts';
+
+const run = promisify(execFile);
+
+/** PIDs of the DNS worker processes forked by the serve process. */
+async function workerPids(parent: number): Promise<number[]> {
+  const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(parent)]);
+  return stdout.split(/\s+/).filter(Boolean).map(Number);
+}
+
+/** Many queries from fresh source ports, so SO_REUSEPORT spreads them over every process. */
+async function answersFromAll(port: number, name: string, type: string, n = 24): Promise<Set<string>> {
+  const seen = new Set<string>();
+  for (let i = 0; i < n; i++) {
+    const r = await dig(port, name, type, { tcp: i % 2 === 1 });
+    seen.add(rdataOf(r, type).sort().join(','));
+  }
+  return seen;
+}
+
+describe('zonekeeper serve --workers 3', () => {
+  let manifests: string;
+  let state: string;
+  let serve: ServeProcess;
+
+  before(async () => {
+    manifests = await copyExamples();
+    state = await tempDir('state');
+    serve = await startServe(manifests, state, ['--workers', '3']);
+  });
+  after(async () => {
+    await serve?.stop();
+    await removeAll(manifests, state);
+  });
+
+  test('forks two DNS workers that answer like the primary', async () => {
+    assert.equal((await workerPids(serve.pid)).length, 2);
+    assert.deepEqual(
+      [...(await answersFromAll(serve.dnsPort, 'www.example.com', 'A'))],
+      ['192.0.2.10,192.0.2.11'],
+    );
+  });
+
+  test('a change reaches every process before the zone reports Ready at the new serial', async (t) => {
+    const file = path.join(manifests, 'example.com', 'www.yaml');
+    await writeFile(
+      file,
+      (await readFile(file, 'utf8')).replace('["192.0.2.10", "192.0.2.11"]', '["203.0.113.44"]'),
+    );
+    const ready = await waitFor(async () => {
+      const body = (await (await fetch(`${serve.httpUrl}/api/v1/resources`)).json()) as {
+        items: {
+          kind: string;
+          metadata: { name: string };
+          status?: { serial?: number; conditions?: { type: string; status: string; message: string }[] };
+        }[];
+      };
+      const zone = body.items.find((i) => i.kind === 'DNSZone' && i.metadata.name === 'example-com');
+      const c = zone?.status?.conditions?.find((x) => x.type === 'Programmed');
+      return c?.status === 'True' &&
+        /serves serial/.test(c.message) &&
+        (await dig(serve.dnsPort, 'www.example.com', 'A')).answer.length === 1
+        ? zone
+        : undefined;
+    });
+    t.diagnostic(`Ready at serial ${ready.value.status?.serial} after ${ready.ms.toFixed(0)} ms`);
+    assert.deepEqual([...(await answersFromAll(serve.dnsPort, 'www.example.com', 'A'))], ['203.0.113.44']);
+  });
+
+  test('a worker that dies is replaced and gets every zone', async () => {
+    const [victim] = await workerPids(serve.pid);
+    process.kill(victim!, 'SIGKILL');
+    await waitFor(async () => {
+      const pids = await workerPids(serve.pid);
+      return pids.length === 2 && !pids.includes(victim!) ? pids : undefined;
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const answers = await answersFromAll(serve.dnsPort, 'www.sub.example.com', 'A');
+    assert.deepEqual([...answers], ['198.51.100.80']);
+    assert.match(serve.log(), /DNS worker \d+ exited .*starting another/);
+  });
+
+  test('metrics count the queries of every process', async () => {
+    const total = async () => {
+      await new Promise((r) => setTimeout(r, 1300)); // workers report once a second
+      const metrics = await (await fetch(`${serve.httpUrl}/metrics`)).text();
+      return [...metrics.matchAll(/^zonekeeper_dns_queries_total\{[^}]*\} (\d+)$/gm)].reduce(
+        (n, m) => n + Number(m[1]),
+        0,
+      );
+    };
+    const before = await total();
+    await answersFromAll(serve.dnsPort, 'www.example.com', 'A', 30);
+    assert.equal((await total()) - before, 30, 'every query counted once, whichever process answered it');
+  });
+});
