@@ -33,6 +33,8 @@ export interface Backend {
   deleteZone(origin: Name): Promise<void>;
   /** The serial the backend actually serves for the zone, undefined when it does not serve it. */
   servedSerial(origin: Name): Promise<number | undefined>;
+  /** Whether the backend is reachable and healthy (shown on the DNSZoneClass; never blocks zones). */
+  health?(): Promise<{ ok: boolean; message: string }>;
 }
 
 /** A backend failure with a stable reason for conditions (e.g. BackendUnreachable). */

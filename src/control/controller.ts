@@ -26,7 +26,8 @@ import { type ReconcileResult, WorkQueue } from './work-queue.ts';
 
 export interface ControllerOptions {
   store: ResourceStore;
-  backend: Backend;
+  /** The backend of each zone class (one backend for every class when given directly). */
+  backend: Backend | ((zoneClass: DNSZoneClass) => Backend);
   serials: SerialStore;
   registry?: Registry;
   now?: () => Date;
@@ -36,6 +37,7 @@ export interface ControllerOptions {
 interface ProgrammedState {
   origin: Name;
   serial: number;
+  backend: Backend;
   /** The backend's state is unknown (a failed apply): send the whole zone next time. */
   needsFull: boolean;
 }
@@ -48,6 +50,9 @@ interface ZoneModelState {
   warnings?: string[];
 }
 
+/** How often a class re-checks its backend's health. */
+const HEALTH_INTERVAL_MS = 60_000;
+
 /** How long after a change the content hash is computed (off the path from change to answer). */
 const HASH_DELAY_MS = 1000;
 
@@ -59,7 +64,7 @@ const HASH_DELAY_MS = 1000;
 export class Controller {
   readonly catalog = new Catalog();
   private readonly store: ResourceStore;
-  private readonly backend: Backend;
+  private readonly backendFor: (zoneClass: DNSZoneClass) => Backend;
   private readonly serials: SerialStore;
   private readonly now: () => Date;
   private readonly log: NonNullable<ControllerOptions['log']>;
@@ -87,7 +92,8 @@ export class Controller {
 
   constructor(options: ControllerOptions) {
     this.store = options.store;
-    this.backend = options.backend;
+    const backend = options.backend;
+    this.backendFor = typeof backend === 'function' ? backend : () => backend;
     this.serials = options.serials;
     this.now = options.now ?? (() => new Date());
     this.log = options.log ?? (() => {});
@@ -270,6 +276,12 @@ export class Controller {
       );
       return;
     }
+    const backend = this.backendFor(verdict.zoneClass);
+    const previousBackend = this.programmed.get(key)?.backend;
+    if (previousBackend && previousBackend !== backend) {
+      // The zone moved to a class with another backend: clean the old one first.
+      await this.unprogram(key);
+    }
     const model = this.modelFor(key, zone, verdict.zoneClass, verdict.origin);
     const dirty = this.dirty.get(key);
     this.dirty.delete(key);
@@ -326,7 +338,7 @@ export class Controller {
     };
     let served: number | undefined;
     try {
-      await this.backend.applyZone({
+      await backend.applyZone({
         key,
         origin,
         soa: model.model.soa,
@@ -336,23 +348,30 @@ export class Controller {
           ? { delta: { fromSerial: previousSerial, upserts: delta.upserts, deletes: delta.deletes } }
           : {}),
       });
-      served = await this.backend.servedSerial(origin);
+      served = await backend.servedSerial(origin);
     } catch (e) {
       // What the backend holds is unknown now: the next attempt sends the whole zone.
-      this.programmed.set(key, { origin, serial: previousSerial ?? serial, needsFull: true });
+      this.programmed.set(key, { origin, serial: previousSerial ?? serial, needsFull: true, backend });
       const reason = e instanceof BackendError ? e.reason : 'BackendUnreachable';
-      const message = `backend ${this.backend.name}: ${e instanceof Error ? e.message : String(e)}`;
+      const message = `backend ${backend.name}: ${e instanceof Error ? e.message : String(e)}`;
       await this.writeZoneStatus(zone, common, [
         acceptedCondition,
         { type: 'Programmed', status: 'False', reason, message, observedGeneration: generation },
         { type: 'Ready', status: 'False', reason, message, observedGeneration: generation },
       ]);
-      await this.writeRecordStatuses(key, model.model.verdicts, model.model.verdicts.keys(), false, message);
+      await this.writeRecordStatuses(
+        key,
+        backend,
+        model.model.verdicts,
+        model.model.verdicts.keys(),
+        false,
+        message,
+      );
       model.programmedOk = false;
       throw e;
     }
     const programmedOk = served === serial;
-    this.programmed.set(key, { origin, serial, needsFull: !programmedOk });
+    this.programmed.set(key, { origin, serial, needsFull: !programmedOk, backend });
     for (const recordKey of delta.verdicts) {
       const v = model.model.verdicts.get(recordKey);
       if (v?.accepted) this.programmedRecord.set(recordKey, key);
@@ -365,8 +384,8 @@ export class Controller {
       for (const [recordKey, v] of model.model.verdicts)
         if (v.accepted) this.programmedRecord.set(recordKey, key);
     const programmedMessage = programmedOk
-      ? `${this.backend.name} serves serial ${serial}`
-      : `${this.backend.name} serves serial ${served ?? 'nothing'}, expected ${serial}`;
+      ? `${backend.name} serves serial ${serial}`
+      : `${backend.name} serves serial ${served ?? 'nothing'}, expected ${serial}`;
     await this.writeZoneStatus(zone, common, [
       acceptedCondition,
       {
@@ -389,6 +408,7 @@ export class Controller {
     model.programmedOk = programmedOk;
     await this.writeRecordStatuses(
       key,
+      backend,
       model.model.verdicts,
       // The record sets that changed in this reconcile, and those whose verdict changed.
       all ? model.model.verdicts.keys() : new Set([...delta.verdicts, ...(dirty ?? [])]),
@@ -453,7 +473,7 @@ export class Controller {
     if (!state) return;
     // Another zone may have taken over the same origin (a conflict settled); leave it alone then.
     const owner = this.catalog.zoneForDomain(state.origin);
-    if (owner === undefined || owner === key) await this.backend.deleteZone(state.origin);
+    if (owner === undefined || owner === key) await state.backend.deleteZone(state.origin);
     this.programmed.delete(key);
     for (const recordKey of model?.model.verdicts.keys() ?? []) {
       if (this.programmedRecord.get(recordKey) === key) this.programmedRecord.delete(recordKey);
@@ -476,6 +496,7 @@ export class Controller {
 
   private async writeRecordStatuses(
     zoneKey: ResourceKey,
+    backend: Backend,
     verdicts: ReadonlyMap<ResourceKey, RecordVerdict>,
     keys: Iterable<ResourceKey>,
     programmed: boolean,
@@ -484,7 +505,7 @@ export class Controller {
     const zoneRef = toRef(zoneKey);
     const now = this.now().toISOString();
     const publishedIn = `published in zone ${zoneKey}`;
-    const servedBy = programmed ? `served by ${this.backend.name}` : programmedMessage;
+    const servedBy = programmed ? `served by ${backend.name}` : programmedMessage;
     for (const recordKey of keys) {
       const verdict = verdicts.get(recordKey);
       if (!verdict) continue; // it left the zone; whoever holds it now writes its status
@@ -578,6 +599,18 @@ export class Controller {
     const zoneClass = this.store.get('DNSZoneClass', key) as DNSZoneClass | undefined;
     if (!zoneClass) return;
     const zones = [...this.catalog.zones.values()].filter((z) => z.spec.className === key).length;
+    const backend = this.backendFor(zoneClass);
+    let health: { ok: boolean; message: string };
+    try {
+      health = backend.health
+        ? await backend.health()
+        : { ok: true, message: `backend ${backend.name} is ready` };
+    } catch (e) {
+      health = {
+        ok: false,
+        message: `backend ${backend.name}: ${e instanceof Error ? e.message : String(e)}`,
+      };
+    }
     const status: DNSZoneClassStatus = {
       observedGeneration: zoneClass.metadata.generation,
       zones,
@@ -586,9 +619,9 @@ export class Controller {
         [
           {
             type: 'Ready',
-            status: 'True',
-            reason: 'Ready',
-            message: `backend ${Object.keys(zoneClass.spec.backend)[0]} is ready`,
+            status: health.ok ? 'True' : 'False',
+            reason: health.ok ? 'Ready' : 'BackendUnreachable',
+            message: health.message,
             observedGeneration: zoneClass.metadata.generation,
           },
         ],
@@ -596,6 +629,8 @@ export class Controller {
       ),
     };
     if (!jsonEqual(status, zoneClass.status)) await this.store.updateStatus('DNSZoneClass', key, status);
+    // Health is informational (zones are reconciled regardless) and re-checked periodically.
+    return backend.health ? { requeueAfterMs: HEALTH_INTERVAL_MS } : undefined;
   }
 }
 

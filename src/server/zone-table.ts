@@ -7,6 +7,8 @@ import type { ZoneSnapshot } from './zone-snapshot.ts';
  */
 export class ZoneTable {
   private readonly zones = new Map<string, ZoneSnapshot>();
+  /** Moves on every change to any zone (cached responses made at an older version are stale). */
+  version = 0;
   /** Called after each change, e.g. to refresh metrics. */
   onChange?: () => void;
 
@@ -16,17 +18,22 @@ export class ZoneTable {
 
   set(snapshot: ZoneSnapshot): void {
     this.zones.set(snapshot.originKey, snapshot);
+    this.version++;
     this.onChange?.();
   }
 
   /** Notes that a zone held here was patched in place. */
   changed(_snapshot: ZoneSnapshot): void {
+    this.version++;
     this.onChange?.();
   }
 
   delete(origin: Name): boolean {
     const removed = this.zones.delete(nameKey(origin));
-    if (removed) this.onChange?.();
+    if (removed) {
+      this.version++;
+      this.onChange?.();
+    }
     return removed;
   }
 
