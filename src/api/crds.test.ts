@@ -187,6 +187,9 @@ describe('generated CRDs', () => {
     assert.deepEqual(rules, [
       '(has(self.builtin) ? 1 : 0) == 1',
       "self.endsWith('.')",
+      '!has(self.requireTsig) || !self.requireTsig || (has(self.tsigKeys) && size(self.tsigKeys) > 0)',
+      '(has(self.file) ? 1 : 0) + (has(self.env) ? 1 : 0) + (has(self.name) ? 1 : 0) == 1',
+      'has(self.name) == has(self.key)',
       'self == oldSelf',
       "!(self.type in ['CNAME', 'ALIAS']) || size(self.records) == 1",
       "self.type != 'SOA'",

@@ -9,6 +9,16 @@ import {
   ttlSchema,
 } from './meta.ts';
 import { type Infer, quote, type Rule, s } from './schema.ts';
+import { secretRefSchema } from './secret-ref.ts';
+
+/** An IPv4 or IPv6 address, optionally with a prefix length. */
+const CIDR_PATTERN =
+  '^([0-9]{1,3}(\\.[0-9]{1,3}){3}(/[0-9]{1,2})?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(/[0-9]{1,3})?)$';
+/** host:port with an IPv6 host in brackets. */
+const HOST_PORT_PATTERN = '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$';
+/** A domain name, relative or absolute. */
+const DOMAIN_NAME_PATTERN_ANY =
+  '^([A-Za-z0-9_]([-A-Za-z0-9_]*[A-Za-z0-9_])?\\.)*[A-Za-z0-9_]([-A-Za-z0-9_]*[A-Za-z0-9_])?\\.?$';
 
 /**
  * The backends a class can use, exactly one per class. Adding a backend is one line here: the
@@ -45,6 +55,103 @@ function exactlyOneOf(keys: readonly string[], what: string): Rule<Record<string
   };
 }
 
+/** Zone transfers (AXFR, IXFR) and NOTIFY for the zones of a class: replication to any secondary. */
+export const transfersSchema = s.object(
+  {
+    allowFrom: s.optional(
+      s.array(
+        s.string({
+          description:
+            'A network in CIDR form, e.g. 192.0.2.0/24 or 2001:db8::/32 (a bare address is one host).',
+          maxLength: 64,
+          pattern: CIDR_PATTERN,
+          patternMessage:
+            'is not an address or network; write e.g. "192.0.2.53", "192.0.2.0/24" or "2001:db8::/32"',
+        }),
+        {
+          description:
+            'Source networks allowed to transfer the zones. Empty or absent: transfers are refused.',
+          maxItems: 64,
+          listType: 'set',
+        },
+      ),
+    ),
+    requireTsig: s.optional(
+      s.boolean({
+        description:
+          'Whether transfers must be signed with one of tsigKeys (RFC 8945). Default: true when tsigKeys is set.',
+      }),
+    ),
+    tsigKeys: s.optional(
+      s.array(
+        s.object(
+          {
+            name: s.string({
+              description: 'The key name, a domain name shared with the secondaries, e.g. transfer-key.',
+              minLength: 1,
+              maxLength: 253,
+              pattern: DOMAIN_NAME_PATTERN_ANY,
+              patternMessage:
+                'is not a valid key name; use a domain name such as "transfer-key" or "xfr.example.com"',
+            }),
+            algorithm: s.string({
+              description: 'HMAC algorithm (RFC 8945 §6).',
+              enum: ['hmac-sha256', 'hmac-sha384', 'hmac-sha512'] as const,
+            }),
+            secretRef: secretRefSchema,
+          },
+          { description: 'A TSIG key; its base64 secret is read from secretRef.' },
+        ),
+        { description: 'TSIG keys accepted for transfers and used to sign NOTIFY.', maxItems: 16 },
+      ),
+    ),
+    notify: s.optional(
+      s.array(
+        s.object(
+          {
+            address: s.string({
+              description:
+                'host:port of a secondary to NOTIFY on every serial change (RFC 1996), e.g. 192.0.2.53:53.',
+              minLength: 1,
+              maxLength: 262,
+              pattern: HOST_PORT_PATTERN,
+              patternMessage: 'is not host:port; write e.g. "192.0.2.53:53" or "[2001:db8::53]:53"',
+            }),
+            tsigKey: s.optional(
+              s.string({ description: 'Name of one of tsigKeys to sign the NOTIFY with.', maxLength: 253 }),
+            ),
+          },
+          { description: 'A secondary to notify.' },
+        ),
+        { description: 'Secondaries told of every serial change (RFC 1996), with retries.', maxItems: 64 },
+      ),
+    ),
+    journalSize: s.optional(
+      s.integer({
+        description:
+          'How many recent changes per zone are kept to answer IXFR (RFC 1995); older serials get AXFR. Default: 100.',
+        minimum: 0,
+        maximum: 10000,
+        format: 'int32',
+      }),
+    ),
+  },
+  {
+    description:
+      'Zone transfers to secondaries (Knot, NSD, BIND, PowerDNS): who may transfer, with which keys, and whom to notify.',
+    rules: [
+      {
+        cel: '!has(self.requireTsig) || !self.requireTsig || (has(self.tsigKeys) && size(self.tsigKeys) > 0)',
+        message: 'requireTsig needs at least one key in tsigKeys',
+        code: 'TSIG_KEYS_REQUIRED',
+        check: (self) => !self.requireTsig || (self.tsigKeys ?? []).length > 0,
+      },
+    ],
+  },
+);
+
+export type TransfersSpec = Infer<typeof transfersSchema>;
+
 export const dnsZoneClassSpecSchema = s.object(
   {
     backend: s.object(backendProperties, {
@@ -79,6 +186,7 @@ export const dnsZoneClassSpecSchema = s.object(
         listType: 'set',
       },
     ),
+    transfers: s.optional(transfersSchema),
     defaults: s.optional(
       s.object(
         {

@@ -24,9 +24,28 @@ interface Condition {
   observedGeneration?: number;
   lastTransitionTime: string;
 }
+interface SecretRef {
+  file?: string;
+  env?: string;
+  namespace?: string;
+  name?: string;
+  key?: string;
+}
+interface Transfers {
+  allowFrom?: string[];
+  requireTsig?: boolean;
+  tsigKeys?: {
+    name: string;
+    algorithm: 'hmac-sha256' | 'hmac-sha384' | 'hmac-sha512';
+    secretRef: SecretRef;
+  }[];
+  notify?: { address: string; tsigKey?: string }[];
+  journalSize?: number;
+}
 interface DNSZoneClassSpec {
   backend: { builtin?: Record<string, never> };
   nameServers: string[];
+  transfers?: Transfers;
   defaults?: { ttl?: number; soa?: SOAOverrides };
 }
 interface DNSZoneClassStatus {

@@ -1,23 +1,36 @@
+import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { writeCrdFiles } from '../api/crd-files.ts';
 import { crdsYaml } from '../api/index.ts';
+import { runDnsWorker } from '../server/dns-worker.ts';
+import { type DnsWorkerConfig, WORKER_CONFIG_ENV } from '../server/worker-protocol.ts';
 import { createLogger } from './logger.ts';
 import { startServe } from './serve.ts';
 import { runStatus } from './status.ts';
 import { runValidate } from './validate.ts';
+import { runZoneExport } from './zone-export.ts';
+import { runZoneImport } from './zone-import.ts';
 
 const USAGE = `zonekeeper — Kubernetes-native authoritative DNS
 
 Usage:
   zonekeeper serve --manifests DIR [--dns 127.0.0.1:5353] [--http 127.0.0.1:8080] [--state-dir DIR]
-                   [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
+                   [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
       Serve the zones described by the YAML in DIR with the built-in DNS server; follow edits live.
+      --workers: DNS processes sharing the port (default 1; auto = one per CPU).
   zonekeeper validate PATH...
       Check manifests (files or folders); print one line per problem; exit 1 if any is invalid.
   zonekeeper status [--http URL]
       Show zones and record sets of a running \`zonekeeper serve\` (default http://127.0.0.1:8080).
   zonekeeper crds [--out DIR]
       Print the CustomResourceDefinitions, or write one file per kind into DIR.
+  zonekeeper zone export --manifests DIR --zone NAME [--state-dir DIR]
+      Print one zone as an RFC 1035 zone file, exactly as \`serve\` serves it (serial from --state-dir).
+  zonekeeper zone import FILE --zone NAME --namespace NS [--class NAME] [--name RESOURCE]
+                         [--prefix TEXT] [--manifests DIR] [--strict]
+      Print a zone file as DNSZone + DNSRecordSet YAML; problems go to stderr (exit 1 on errors;
+      --strict: also when a record is skipped). --manifests DIR: existing manifests; the class there is
+      compared with the SOA MNAME/apex NS, and DNSZones there that are child zones replace delegations.
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -34,6 +47,7 @@ async function main(argv: string[]): Promise<number> {
           'alias-resolver': { type: 'string' },
           identity: { type: 'string' },
           'version-string': { type: 'string' },
+          workers: { type: 'string', default: '1' },
         },
       });
       if (!values.manifests) throw new UsageError('serve needs --manifests DIR');
@@ -46,6 +60,7 @@ async function main(argv: string[]): Promise<number> {
         ...(values['alias-resolver'] ? { aliasResolver: values['alias-resolver'] } : {}),
         ...(values.identity ? { identity: values.identity } : {}),
         ...(values['version-string'] ? { version: values['version-string'] } : {}),
+        workers: parseWorkers(values.workers),
         log,
       });
       await new Promise<void>((resolve) => {
@@ -81,6 +96,8 @@ async function main(argv: string[]): Promise<number> {
       }
       return 0;
     }
+    case 'zone':
+      return runZone(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -92,9 +109,89 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+async function runZone(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  switch (sub) {
+    case 'export': {
+      const { values } = parseArgs({
+        args: rest,
+        options: {
+          manifests: { type: 'string' },
+          zone: { type: 'string' },
+          'state-dir': { type: 'string' },
+        },
+      });
+      if (!values.manifests || !values.zone)
+        throw new UsageError('zone export needs --manifests DIR and --zone NAME');
+      return runZoneExport(
+        {
+          manifests: values.manifests,
+          zone: values.zone,
+          ...(values['state-dir'] ? { stateDir: values['state-dir'] } : {}),
+        },
+        process.stdout,
+        process.stderr,
+      );
+    }
+    case 'import': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: {
+          zone: { type: 'string' },
+          namespace: { type: 'string' },
+          class: { type: 'string', default: 'builtin' },
+          name: { type: 'string' },
+          prefix: { type: 'string' },
+          manifests: { type: 'string' },
+          strict: { type: 'boolean', default: false },
+        },
+      });
+      const [file, ...extra] = positionals;
+      if (!file || extra.length > 0) throw new UsageError('zone import needs exactly one FILE');
+      if (!values.zone || !values.namespace) {
+        throw new UsageError('zone import needs --zone NAME and --namespace NS');
+      }
+      return runZoneImport(
+        {
+          file,
+          zone: values.zone,
+          namespace: values.namespace,
+          className: values.class,
+          strict: values.strict,
+          ...(values.name !== undefined ? { name: values.name } : {}),
+          ...(values.prefix !== undefined ? { prefix: values.prefix } : {}),
+          ...(values.manifests !== undefined ? { manifests: values.manifests } : {}),
+        },
+        process.stdout,
+        process.stderr,
+      );
+    }
+    default:
+      throw new UsageError(
+        sub === undefined
+          ? 'zone needs a subcommand: export or import'
+          : `unknown zone subcommand ${JSON.stringify(sub)}`,
+      );
+  }
+}
+
 class UsageError extends Error {}
 
-main(process.argv.slice(2)).then(
+function parseWorkers(text: string): number {
+  if (text === 'auto') return availableParallelism();
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > 256)
+    throw new UsageError(`--workers ${JSON.stringify(text)}: give a whole number from 1 to 256, or auto`);
+  return n;
+}
+
+const workerConfig = process.env[WORKER_CONFIG_ENV];
+const run = workerConfig
+  ? // A DNS worker forked by `serve --workers N`.
+    runDnsWorker(JSON.parse(workerConfig) as DnsWorkerConfig).then(() => new Promise<number>(() => {}))
+  : main(process.argv.slice(2));
+run.then(
   (code) => {
     process.exitCode = code;
   },

@@ -36,7 +36,8 @@ export class ResponseCache {
     if (n < 17 || n > 512) return undefined;
     // Header: QR=0, opcode QUERY, QDCOUNT=1, ANCOUNT=NSCOUNT=0, ARCOUNT<=1.
     if ((query[2]! & 0xf8) !== 0 || query[4] !== 0 || query[5] !== 1) return undefined;
-    if (query[6] !== 0 || query[7] !== 0 || query[8] !== 0 || query[9] !== 0 || query[10] !== 0) return undefined;
+    if (query[6] !== 0 || query[7] !== 0 || query[8] !== 0 || query[9] !== 0 || query[10] !== 0)
+      return undefined;
     const arcount = query[11]!;
     if (arcount > 1) return undefined;
     const scratch = this.scratch;
@@ -64,10 +65,14 @@ export class ResponseCache {
     if (arcount === 1) {
       // OPT: root owner, type 41, version 0, no options (RFC 6891 §6.1.2); anything else: slow path.
       if (i + 11 !== n || query[i] !== 0 || query[i + 1] !== 0 || query[i + 2] !== 41) return undefined;
-      if (query[i + 5] !== 0 || query[i + 6] !== 0 || query[i + 9] !== 0 || query[i + 10] !== 0) return undefined;
+      if (query[i + 5] !== 0 || query[i + 6] !== 0 || query[i + 9] !== 0 || query[i + 10] !== 0)
+        return undefined;
       scratch[o++] = 1;
       scratch[o++] = query[i + 7]! & 0x80; // DO
-      limit = responseLimit({ udpSize: (query[i + 3]! << 8) | query[i + 4]!, version: 0, dnssecOk: false }, tcp);
+      limit = responseLimit(
+        { udpSize: (query[i + 3]! << 8) | query[i + 4]!, version: 0, dnssecOk: false },
+        tcp,
+      );
     } else {
       if (i !== n) return undefined;
       scratch[o++] = 0;

@@ -8,12 +8,14 @@ import { nextSerial } from './serial.ts';
 import { printZoneFile } from './zone-file.ts';
 
 /**
- * The serial `serve` publishes for this content, as the controller decides it: the stored serial while
- * the content hash is unchanged, else the next one (`max(YYYYMMDD00, last + 1)`); the date serial
- * when nothing is stored.
+ * The serial `serve` publishes for this content, from its persisted state: the stored serial while the
+ * stored content hash is this content's, or while the hash is still pending (a running serve stores the
+ * serial of a change at once and its hash a moment later); the next serial (`max(YYYYMMDD00,
+ * last + 1)`) when the content differs from what was published, as serve decides on its next start;
+ * the date serial when nothing is stored.
  */
 export function servedSerial(zone: AssembledZone, stored: ZoneSerialState | undefined, now: Date): number {
-  if (stored && stored.hash === zone.hash) return stored.serial;
+  if (stored && (stored.hash === undefined || stored.hash === zone.hash)) return stored.serial;
   return nextSerial(stored?.serial, now);
 }
 

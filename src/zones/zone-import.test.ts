@@ -266,6 +266,19 @@ describe('importZone', () => {
     assert.ok(codes(r).includes('TTL_RAISED'));
   });
 
+  test('a file for another zone is an error, not an empty import', () => {
+    const parsed = parseZoneFile('$TTL 1\n@ SOA ns1 h 1 2 3 4 5\nwww A 192.0.2.1\n', {
+      origin: 'example.org.',
+    });
+    const r = importZone(parsed.records, { zone: 'example.com', namespace: 'dns' });
+    const p = r.problems.find((x) => x.code === 'ZONE_MISMATCH');
+    assert.equal(p?.severity, 'error');
+    assert.match(
+      p.message,
+      /none of the 2 records is in zone example\.com\. \(the first is example\.org\.\); check --zone/,
+    );
+  });
+
   test('a zone name the API rejects is reported, not thrown', () => {
     const parsed = parseZoneFile('$TTL 1\n@ A 192.0.2.1\n', { origin: 'com.' });
     const r = importZone(parsed.records, { zone: 'com', namespace: 'dns' });

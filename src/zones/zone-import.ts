@@ -14,6 +14,7 @@ import type { DNSRecordSet, DNSZone } from '../api/index.ts';
 import { API_VERSION, MAX_TTL, validateResource } from '../api/index.ts';
 import { MAILBOX_PATTERN } from '../api/meta.ts';
 import {
+  asciiLower,
   compareCanonical,
   isInDomain,
   labelCount,
@@ -144,6 +145,15 @@ export function importZone(records: readonly ZoneFileRecord[], options: ZoneImpo
     set.sources.push(r);
   }
 
+  if (records.length > 0 && rrsets.size === 0) {
+    say(
+      { file: records[0]!.file },
+      'error',
+      'ZONE_MISMATCH',
+      `none of the ${records.length} records is in zone ${origin} (the first is ${records[0]!.owner}); check --zone`,
+    );
+  }
+
   // The apex SOA becomes the DNSZone; the apex NS come from the class.
   const apexKey = (type: RecordTypeName) => `${nameKey(origin)} ${type}`;
   const soaSet = rrsets.get(apexKey('SOA'));
@@ -170,7 +180,7 @@ export function importZone(records: readonly ZoneFileRecord[], options: ZoneImpo
   }
 
   const nameServers = options.classNameServers?.map((n) => parseName(n));
-  const spec: DNSZone['spec'] = { domainName: origin.slice(0, -1), className };
+  const spec: DNSZone['spec'] = { domainName: asciiLower(origin.slice(0, -1)), className };
   const allSets = [...rrsets.values()];
   const zoneTtl = soaSet ? soaSet.ttl : mostCommonTtl(allSets);
   if (zoneTtl !== undefined) spec.ttl = clampTtl(zoneTtl, soaSet?.sources[0], 'the zone TTL', say);
