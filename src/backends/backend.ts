@@ -1,7 +1,8 @@
 import type { Name } from '../dns/name.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
+import type { ResolvedTransfers } from '../server/transfer/transfer-policy.ts';
 import type { ResourceKey } from '../zones/resource-key.ts';
-import type { RRset } from '../zones/rrset.ts';
+import type { RRset, RRsetOrigin } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
 
 /** The content of a zone at a serial, and how it differs from the previous serial when known. */
@@ -10,6 +11,8 @@ export interface ProgrammedZone {
   origin: Name;
   soa: SoaFields;
   serial: number;
+  /** Transfer settings of the zone's class, secrets read (backends that serve DNS themselves use them). */
+  transfers?: ResolvedTransfers;
   /** Every RRset but the SOA, in canonical order; computed on demand (O(zone)). */
   rrsets: () => Iterable<RRset>;
   /**
@@ -24,12 +27,38 @@ export interface ProgrammedZone {
 }
 
 /**
+ * One RRset of the zone the backend did not program while programming the rest: something the backend
+ * holds and Zonekeeper does not own takes its name (`Conflict`), or the backend refused its content
+ * (`BackendRejected`). The message says what holds it or what was refused, and what to do.
+ */
+export interface RRsetProblem {
+  owner: Name;
+  type: RecordTypeName;
+  /** Where the RRset came from, so the problem is reported on the record set (or zone) behind it. */
+  origin: RRsetOrigin;
+  reason: 'Conflict' | 'BackendRejected';
+  message: string;
+}
+
+/** What an apply leaves to report besides the serial (read back with `servedSerial`). */
+export interface ApplyResult {
+  /** RRsets left out; every other RRset is programmed. Empty or absent: the whole zone is. */
+  problems?: readonly RRsetProblem[];
+}
+
+/**
  * What a reconciler needs from an authoritative backend. Implementations must be idempotent: applying
  * the same zone twice is a no-op, deleting a missing zone succeeds.
  */
 export interface Backend {
   readonly name: string;
-  applyZone(zone: ProgrammedZone): Promise<void>;
+  // biome-ignore lint/suspicious/noConfusingVoidType: a backend with nothing to report returns nothing
+  applyZone(zone: ProgrammedZone): Promise<ApplyResult | void>;
+  /**
+   * When set, every programmed zone is applied again this often even when nothing changed, so a
+   * backend that others can edit (PowerDNS) reads its state back and repairs drift.
+   */
+  readonly resyncIntervalMs?: number;
   deleteZone(origin: Name): Promise<void>;
   /** The serial the backend actually serves for the zone, undefined when it does not serve it. */
   servedSerial(origin: Name): Promise<number | undefined>;

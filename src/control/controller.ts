@@ -9,9 +9,10 @@ import type {
   Kind,
   Resource,
 } from '../api/index.ts';
-import { type Backend, BackendError } from '../backends/backend.ts';
+import { type ApplyResult, type Backend, BackendError, type RRsetProblem } from '../backends/backend.ts';
 import type { Name } from '../dns/name.ts';
 import type { Registry } from '../metrics/registry.ts';
+import { type ResolvedTransfers, resolveTransfers } from '../server/transfer/transfer-policy.ts';
 import { getOrInsert } from '../util/get-or-insert.ts';
 import type { RecordVerdict } from '../zones/assemble.ts';
 import { type Affected, Catalog } from '../zones/catalog.ts';
@@ -21,6 +22,7 @@ import { zoneChildren } from '../zones/zone-inputs.ts';
 import { ZoneModel } from '../zones/zone-model.ts';
 import { type ConditionInput, jsonEqual, setConditions } from './conditions.ts';
 import { FINALIZER, type ResourceStore, type StoreEvent } from './resource-store.ts';
+import { fileAndEnvSecrets, type SecretResolver } from './secrets.ts';
 import type { SerialStore, ZoneSerialState } from './serial-store.ts';
 import { type ReconcileResult, WorkQueue } from './work-queue.ts';
 
@@ -30,8 +32,16 @@ export interface ControllerOptions {
   backend: Backend | ((zoneClass: DNSZoneClass) => Backend);
   serials: SerialStore;
   registry?: Registry;
+  /** Reads secrets by reference (transfer keys); folder mode reads files and environment variables. */
+  secrets?: SecretResolver;
   now?: () => Date;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  /**
+   * Compute the content hash together with each new serial (O(zone) per change) instead of shortly
+   * after it, so that one status write carries both. The Kubernetes operator sets it: `zonekeeper
+   * server` replicas publish a serial only once they can match its hash.
+   */
+  hashOnChange?: boolean;
 }
 
 interface ProgrammedState {
@@ -48,6 +58,8 @@ interface ZoneModelState {
   fresh: boolean;
   programmedOk?: boolean;
   warnings?: string[];
+  /** Record sets the backend left out at the last apply, with the reason and message reported. */
+  problems?: ReadonlyMap<ResourceKey, RRsetProblem>;
 }
 
 /** How often a class re-checks its backend's health. */
@@ -67,7 +79,14 @@ export class Controller {
   private readonly backendFor: (zoneClass: DNSZoneClass) => Backend;
   private readonly serials: SerialStore;
   private readonly now: () => Date;
+  private readonly secrets: SecretResolver;
+  /** Per class: its transfer settings with secrets read, for the class version they were read at. */
+  private readonly transferSettings = new Map<
+    string,
+    { version: string; result: Promise<{ resolved?: ResolvedTransfers; error?: string }> }
+  >();
   private readonly log: NonNullable<ControllerOptions['log']>;
+  private readonly hashOnChange: boolean;
   private readonly zones: WorkQueue;
   private readonly records: WorkQueue;
   private readonly classes: WorkQueue;
@@ -96,7 +115,9 @@ export class Controller {
     this.backendFor = typeof backend === 'function' ? backend : () => backend;
     this.serials = options.serials;
     this.now = options.now ?? (() => new Date());
+    this.secrets = options.secrets ?? fileAndEnvSecrets();
     this.log = options.log ?? (() => {});
+    this.hashOnChange = options.hashOnChange ?? false;
     this.zones = new WorkQueue((key) => this.reconcileZone(key), { concurrency: 2 });
     this.records = new WorkQueue((key) => this.reconcileRecord(key), { concurrency: 2 });
     this.classes = new WorkQueue((key) => this.reconcileClass(key));
@@ -304,8 +325,8 @@ export class Controller {
       // path from change to answer. Until then the stored hash is unknown, and a restart in between
       // conservatively raises the serial again.
       serial = nextSerial(stored?.serial, this.now());
-      hash = undefined;
-      await this.serials.set(origin, { serial });
+      hash = this.hashOnChange ? model.model.assembled().hash : undefined;
+      await this.serials.set(origin, hash === undefined ? { serial } : { serial, hash });
     } else {
       serial = stored?.serial ?? nextSerial(undefined, this.now());
       if (hash === undefined) {
@@ -327,8 +348,10 @@ export class Controller {
       nameservers: model.model.nameServers,
       ...(verdict.parent !== undefined ? { parentZone: toRef(verdict.parent) } : {}),
     };
-    const warnings = fresh || delta.verdicts.size > 0 ? model.model.warnings() : (model.warnings ?? []);
+    const transfers = await this.transfersOf(verdict.zoneClass);
+    let warnings = fresh || delta.verdicts.size > 0 ? model.model.warnings() : (model.warnings ?? []);
     model.warnings = warnings;
+    if (transfers.error) warnings = [...warnings, `zone transfers are off: ${transfers.error}`];
     const acceptedCondition: ConditionInput = {
       type: 'Accepted',
       status: 'True',
@@ -337,17 +360,20 @@ export class Controller {
       observedGeneration: generation,
     };
     let served: number | undefined;
+    let applied: ApplyResult | undefined;
     try {
-      await backend.applyZone({
-        key,
-        origin,
-        soa: model.model.soa,
-        serial,
-        rrsets: () => model.model.rrsets(),
-        ...(canPatch
-          ? { delta: { fromSerial: previousSerial, upserts: delta.upserts, deletes: delta.deletes } }
-          : {}),
-      });
+      applied =
+        (await backend.applyZone({
+          key,
+          origin,
+          soa: model.model.soa,
+          serial,
+          rrsets: () => model.model.rrsets(),
+          ...(transfers.resolved ? { transfers: transfers.resolved } : {}),
+          ...(canPatch
+            ? { delta: { fromSerial: previousSerial, upserts: delta.upserts, deletes: delta.deletes } }
+            : {}),
+        })) ?? undefined;
       served = await backend.servedSerial(origin);
     } catch (e) {
       // What the backend holds is unknown now: the next attempt sends the whole zone.
@@ -372,6 +398,20 @@ export class Controller {
     }
     const programmedOk = served === serial;
     this.programmed.set(key, { origin, serial, needsFull: !programmedOk, backend });
+    // RRsets the backend left out: on their record sets; those of no record set (apex, child zone NS,
+    // glue) as warnings of the zone.
+    const problems = new Map<ResourceKey, RRsetProblem>();
+    for (const p of applied?.problems ?? []) {
+      if (p.origin.kind === 'recordSet') problems.set(`${p.origin.namespace}/${p.origin.name}`, p);
+      else acceptedCondition.message += `; ${p.owner} ${p.type} not programmed: ${p.message}`;
+    }
+    const problemsChanged = new Set<ResourceKey>();
+    for (const k of new Set([...problems.keys(), ...(model.problems?.keys() ?? [])])) {
+      const before = model.problems?.get(k);
+      const now = problems.get(k);
+      if (before?.reason !== now?.reason || before?.message !== now?.message) problemsChanged.add(k);
+    }
+    model.problems = problems;
     for (const recordKey of delta.verdicts) {
       const v = model.model.verdicts.get(recordKey);
       if (v?.accepted) this.programmedRecord.set(recordKey, key);
@@ -410,13 +450,35 @@ export class Controller {
       key,
       backend,
       model.model.verdicts,
-      // The record sets that changed in this reconcile, and those whose verdict changed.
-      all ? model.model.verdicts.keys() : new Set([...delta.verdicts, ...(dirty ?? [])]),
+      // The record sets that changed in this reconcile, and those whose verdict or problem changed.
+      all ? model.model.verdicts.keys() : new Set([...delta.verdicts, ...(dirty ?? []), ...problemsChanged]),
       programmedOk,
       programmedMessage,
+      problems,
     );
     if (!programmedOk) return { requeueAfterMs: 1000 };
-    return hash === undefined ? { requeueAfterMs: HASH_DELAY_MS } : undefined;
+    // A backend others can edit is re-applied periodically (drift repair); the hash comes first.
+    const resync = backend.resyncIntervalMs;
+    if (hash === undefined) return { requeueAfterMs: Math.min(HASH_DELAY_MS, resync ?? HASH_DELAY_MS) };
+    return resync !== undefined ? { requeueAfterMs: resync } : undefined;
+  }
+
+  /** A class's transfer settings with their secrets read, once per class version. */
+  private transfersOf(zoneClass: DNSZoneClass): Promise<{ resolved?: ResolvedTransfers; error?: string }> {
+    const name = zoneClass.metadata.name;
+    const version = `${zoneClass.metadata.uid}/${zoneClass.metadata.generation}`;
+    const cached = this.transferSettings.get(name);
+    if (cached && cached.version === version) return cached.result;
+    const result = resolveTransfers(zoneClass.spec.transfers, this.secrets).then(
+      (resolved) => (resolved ? { resolved } : {}),
+      (e: Error) => {
+        // Read again on the next reconcile: the file or variable may appear.
+        this.transferSettings.delete(name);
+        return { error: e.message };
+      },
+    );
+    this.transferSettings.set(name, { version, result });
+    return result;
   }
 
   /** The zone's model, rebuilt when its configuration (SOA, TTL, nameservers) changed. */
@@ -501,6 +563,7 @@ export class Controller {
     keys: Iterable<ResourceKey>,
     programmed: boolean,
     programmedMessage: string,
+    problems?: ReadonlyMap<ResourceKey, RRsetProblem>,
   ): Promise<void> {
     const zoneRef = toRef(zoneKey);
     const now = this.now().toISOString();
@@ -512,38 +575,41 @@ export class Controller {
       const rs = this.store.get('DNSRecordSet', recordKey) as DNSRecordSet | undefined;
       if (!rs || rs.metadata.deletionTimestamp) continue;
       const generation = rs.metadata.generation;
+      const problem = verdict.accepted ? problems?.get(recordKey) : undefined;
       // Everything the status depends on, cheaply: skip unchanged record sets before building anything.
       const signature = verdict.accepted
-        ? `${generation}\u0001${verdict.fqdn}\u0001${zoneKey}\u0001${servedBy}`
+        ? `${generation}\u0001${verdict.fqdn}\u0001${zoneKey}\u0001${servedBy}\u0001${problem?.reason ?? ''}\u0001${problem?.message ?? ''}`
         : `${generation}\u0001${verdict.fqdn}\u0001${zoneKey}\u0001${verdict.reason}\u0001${verdict.message}`;
       const memo = this.recordStatusMemo.get(recordKey);
       if (memo && memo.signature === signature && memo.status === rs.status) continue;
-      const conditions: ConditionInput[] = verdict.accepted
-        ? [
-            {
-              type: 'Accepted',
-              status: 'True',
-              reason: 'Accepted',
-              message: publishedIn,
-              observedGeneration: generation,
-            },
-            {
-              type: 'Programmed',
-              status: programmed ? 'True' : 'False',
-              reason: programmed ? 'Programmed' : 'Pending',
-              // No serial here: a record's status must not change when other records of its zone do.
-              message: servedBy,
-              observedGeneration: generation,
-            },
-            {
-              type: 'Ready',
-              status: programmed ? 'True' : 'False',
-              reason: programmed ? 'Ready' : 'Pending',
-              message: programmed ? `${verdict.fqdn} ${rs.spec.type} is served` : programmedMessage,
-              observedGeneration: generation,
-            },
-          ]
-        : rejected(verdict.reason, verdict.message, generation);
+      const conditions: ConditionInput[] = problem
+        ? problemConditions(problem, backend.name, publishedIn, generation)
+        : verdict.accepted
+          ? [
+              {
+                type: 'Accepted',
+                status: 'True',
+                reason: 'Accepted',
+                message: publishedIn,
+                observedGeneration: generation,
+              },
+              {
+                type: 'Programmed',
+                status: programmed ? 'True' : 'False',
+                reason: programmed ? 'Programmed' : 'Pending',
+                // No serial here: a record's status must not change when other records of its zone do.
+                message: servedBy,
+                observedGeneration: generation,
+              },
+              {
+                type: 'Ready',
+                status: programmed ? 'True' : 'False',
+                reason: programmed ? 'Ready' : 'Pending',
+                message: programmed ? `${verdict.fqdn} ${rs.spec.type} is served` : programmedMessage,
+                observedGeneration: generation,
+              },
+            ]
+          : rejected(verdict.reason, verdict.message, generation);
       await this.writeRecordStatus(rs, { fqdn: verdict.fqdn, zone: zoneRef }, conditions, now, signature);
     }
   }
@@ -637,6 +703,37 @@ export class Controller {
 /** What decides whether an event matters: the spec generation and whether deletion started. */
 function observedState(object: Resource): string {
   return `${object.metadata.generation ?? 0}/${object.metadata.deletionTimestamp ? 'deleting' : 'live'}`;
+}
+
+/**
+ * A record set the backend left out: held by something the backend does not let Zonekeeper own
+ * (Accepted=False, Conflict), or content the backend refused (Programmed=False, BackendRejected).
+ */
+function problemConditions(
+  problem: RRsetProblem,
+  backend: string,
+  publishedIn: string,
+  generation: number | undefined,
+): ConditionInput[] {
+  const message = `backend ${backend}: ${problem.message}`;
+  if (problem.reason === 'Conflict') return rejected('Conflict', message, generation);
+  return [
+    {
+      type: 'Accepted',
+      status: 'True',
+      reason: 'Accepted',
+      message: publishedIn,
+      observedGeneration: generation,
+    },
+    {
+      type: 'Programmed',
+      status: 'False',
+      reason: 'BackendRejected',
+      message,
+      observedGeneration: generation,
+    },
+    { type: 'Ready', status: 'False', reason: 'BackendRejected', message, observedGeneration: generation },
+  ];
 }
 
 function rejected(reason: string, message: string, generation: number | undefined): ConditionInput[] {

@@ -200,7 +200,7 @@ function decodeRecordData(r: WireReader, type: number, klass: number, length: nu
   const structured =
     klass === RRClass.IN || ((klass === RRClass.NONE || klass === RRClass.ANY) && length > 0);
   if (structured) return decodeRdata(type, r, length);
-  return { type, data: r.bytes(length).slice() };
+  return { type, data: new Uint8Array(r.bytes(length)) };
 }
 
 interface RawRecord {
@@ -269,7 +269,7 @@ function decodeOpt(r: WireReader, h: RawRecord): Edns {
         `EDNS option ${code} of ${length} octets overruns the OPT RDATA (RFC 6891 §6.1.2)`,
       );
     }
-    options.push({ code, data: r.bytes(length).slice() });
+    options.push({ code, data: new Uint8Array(r.bytes(length)) });
   }
   return {
     udpSize: h.class,

@@ -394,3 +394,36 @@ describe('multi-message responses (§5.3.1)', () => {
     assert.throws(() => new TsigStreamSigner(KEY, request.mac, { every: 0 }), { code: 'TSIG_BAD_INTERVAL' });
   });
 });
+
+describe('TSIG on Node Buffers', () => {
+  test("reading and verifying never change the caller's bytes (Buffer.slice is a view)", async () => {
+    const { encodeMessage } = await import('./message.ts');
+    const key = parseTsigKey({
+      name: 'k',
+      algorithm: 'hmac-sha256',
+      secret: Buffer.from('0123456789abcdef0123456789abcdef').toString('base64'),
+    });
+    const query = encodeMessage({
+      id: 7,
+      qr: false,
+      opcode: 0,
+      aa: false,
+      tc: false,
+      rd: false,
+      ra: false,
+      ad: false,
+      cd: false,
+      rcode: 0,
+      questions: [{ name: 'example.com.', type: 252, class: 1 }],
+      answers: [],
+      authority: [],
+      additional: [],
+    });
+    const signed = Buffer.from(signMessage(query, key).bytes);
+    const before = Buffer.from(signed);
+    assert.ok(readTsig(signed));
+    assert.equal(verifyMessage(signed, keyring([key])).ok, true);
+    assert.deepEqual(signed, before);
+    assert.equal(verifyMessage(signed, keyring([key])).ok, true, 'verifies again');
+  });
+});

@@ -140,7 +140,8 @@ function canonicalName(name: Name): Uint8Array {
 }
 
 function withCount(message: Uint8Array, arcount: number, id?: number): Uint8Array {
-  const copy = message.slice();
+  // new Uint8Array copies: on a Node Buffer, slice() would return a view and mutate the caller's bytes.
+  const copy = new Uint8Array(message);
   copy[10] = (arcount >>> 8) & 0xff;
   copy[11] = arcount & 0xff;
   if (id !== undefined) {
@@ -376,10 +377,10 @@ export function readTsig(message: Uint8Array): FoundTsig | undefined {
     const algorithm = d.name();
     const timeSigned = d.u16() * 0x1_0000_0000 + d.u32();
     const fudge = d.u16();
-    const mac = d.bytes(d.u16()).slice();
+    const mac = new Uint8Array(d.bytes(d.u16()));
     const originalId = d.u16();
     const error = d.u16();
-    const otherData = d.bytes(d.u16()).slice();
+    const otherData = new Uint8Array(d.bytes(d.u16()));
     record = { keyName: found.name, algorithm, timeSigned, fudge, mac, originalId, error, otherData };
   } catch (e) {
     if (e instanceof WireError) throw formerr(`malformed TSIG RDATA: ${e.message}`);

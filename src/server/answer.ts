@@ -37,20 +37,22 @@ export const MAX_CNAME_CHAIN = 12;
  */
 export function answerQuery(table: ZoneTable, qname: Name, qtype: number): Answer {
   const result: Answer = { outcome: Outcome.Answer, aa: true, answer: [], authority: [], additional: [] };
-  let zone = table.findZone(nameKey(qname));
+  let zone = zoneFor(table, nameKey(qname), qtype);
   if (!zone) return { ...result, outcome: Outcome.Refused, aa: false };
   let name = qname;
+  // Owners already in the answer: a CNAME pointing back to one of them closes a loop.
   const seen = new Set<string>();
   for (let hop = 0; ; hop++) {
     const key = nameKey(name);
     const step = lookup(zone, name, key, qtype);
     if (step.kind === 'referral') {
-      if (hop > 0) {
-        // A CNAME led into a delegated name: the answer so far stands; the resolver follows on.
-        break;
+      // RFC 1034 §4.3.2 step 3b: NS of the cut in authority, addresses (glue) in additional. After a
+      // CNAME (step 3a restarted with the canonical name) the answer so far stands and AA still
+      // describes the question's name (RFC 1035 §4.1.1), so only a referral for QNAME itself clears AA.
+      if (hop === 0) {
+        result.outcome = Outcome.Referral;
+        result.aa = false;
       }
-      result.outcome = Outcome.Referral;
-      result.aa = false;
       result.authority.push(step.ns);
       addAddresses(table, step.ns.rdata, result, zone, true);
       return result;
@@ -73,15 +75,31 @@ export function answerQuery(table: ZoneTable, qname: Name, qtype: number): Answe
     }
     // CNAME: RFC 1034 §4.3.2 step 3a — add it and restart with the canonical name.
     result.answer.push(step.cname);
-    if (seen.has(key) || hop + 1 >= MAX_CNAME_CHAIN) break;
     seen.add(key);
     const target = (step.cname.rdata[0] as Extract<Rdata, { type: 'CNAME' }>).target;
-    const next = table.findZone(nameKey(target));
+    // RFC 1034 §3.6.2: a loop (the target is already in the answer) or an over-long chain ends the
+    // answer here; each RRset appears once.
+    if (seen.has(nameKey(target)) || hop + 1 >= MAX_CNAME_CHAIN) break;
+    const next = zoneFor(table, nameKey(target), qtype);
     if (!next) break; // out of the zones served: the resolver continues from here
     zone = next;
     name = target;
   }
   return result;
+}
+
+/**
+ * The zone to answer from: the served zone nearest to the name, except that DS at the apex of a zone
+ * delegated from a parent zone served here too is answered from the parent side of the cut, where the
+ * DS lives (RFC 4035 §3.1.4.1).
+ */
+function zoneFor(table: ZoneTable, key: string, qtype: number): ZoneSnapshot | undefined {
+  const zone = table.findZone(key);
+  if (zone && qtype === RRType.DS && zone.originKey === key && key !== '.') {
+    const parent = table.findZone(stripFirstLabel(key));
+    if (parent?.nodes.get(key)?.cut) return parent;
+  }
+  return zone;
 }
 
 type Step =
@@ -109,15 +127,24 @@ function lookup(zone: ZoneSnapshot, qname: Name, key: string, qtype: number): St
   while (!zone.nodes.has(encloser) && !zone.emptyNonTerminals.has(encloser) && encloser !== zone.originKey) {
     encloser = stripFirstLabel(encloser);
   }
-  const wildcard = zone.nodes.get(`*.${encloser}`);
+  const source = `*.${encloser}`;
+  const wildcard = zone.nodes.get(source);
   if (wildcard) return fromNode(wildcard, qname, qtype, true);
+  // RFC 4592 §4.9: a source of synthesis that is an empty non-terminal exists, so the name does too:
+  // NODATA, not NXDOMAIN.
+  if (zone.emptyNonTerminals.has(source)) return { kind: 'nodata' };
   return { kind: 'nxdomain' };
 }
 
 function fromNode(node: ZoneNode, qname: Name, qtype: number, synthesized: boolean): Step {
   const own = (rrset: ServedRRset): ServedRRset => (synthesized ? { ...rrset, owner: qname } : rrset);
   const cname = node.rrsets.get(RRType.CNAME);
-  if (cname && qtype !== RRType.CNAME) return { kind: 'cname', cname: own(cname) };
+  if (cname) {
+    // RFC 1034 §4.3.2 step 3a: the chain is followed only when QTYPE does not match CNAME; ANY matches
+    // every type, so ANY at an alias is answered with the CNAME itself (also RFC 8482 §4.1: one RRset).
+    if (qtype === RRType.CNAME || qtype === RRType.ANY) return { kind: 'answer', rrsets: [own(cname)] };
+    return { kind: 'cname', cname: own(cname) };
+  }
   if (qtype === RRType.ANY) {
     // RFC 8482 §4.1: answer ANY with one RRset rather than everything at the name.
     const first = pickForAny(node);

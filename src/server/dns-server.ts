@@ -3,6 +3,7 @@ import net from 'node:net';
 import { splitHostPort } from './alias-resolver.ts';
 import type { QueryHandler } from './query-handler.ts';
 import type { ServerMetrics } from './server-metrics.ts';
+import { TransferHandler } from './transfer/transfer-handler.ts';
 
 export interface DnsServerOptions {
   /** `host:port`, e.g. `127.0.0.1:5353` or `[::1]:53`. */
@@ -15,6 +16,8 @@ export interface DnsServerOptions {
   maxTcpConnections?: number;
   /** Share the port with other processes (SO_REUSEPORT on UDP, cluster-shared TCP listeners). */
   reusePort?: boolean;
+  /** Answers AXFR and IXFR; without it they are refused. */
+  transfers?: TransferHandler;
 }
 
 /** Bytes a client may leave unread on a TCP connection before we give up on it. */
@@ -22,7 +25,8 @@ const MAX_PENDING_WRITE = 1 << 20;
 
 /** The UDP and TCP listeners of the built-in server, both on the same address and port. */
 export class DnsServer {
-  private readonly options: Required<Omit<DnsServerOptions, 'metrics'>> & { metrics?: ServerMetrics };
+  private readonly options: Required<Omit<DnsServerOptions, 'metrics' | 'transfers'>> &
+    Pick<DnsServerOptions, 'metrics' | 'transfers'>;
   private udp?: dgram.Socket;
   private tcp?: net.Server;
   private readonly connections = new Set<net.Socket>();
@@ -39,6 +43,25 @@ export class DnsServer {
 
   async start(): Promise<void> {
     const { host, port } = splitHostPort(this.options.listen);
+    // With port 0 the UDP socket gets a free port, but the same number may be taken for TCP (the two
+    // port spaces are separate, and busy hosts have many TCP sockets): then try another, a few times.
+    for (let attempt = 1; ; attempt++) {
+      const udp = await this.bindUdp(host, port);
+      try {
+        this.tcp = await this.listenTcp(host, udp.address().port);
+      } catch (e) {
+        await new Promise<void>((resolve) => udp.close(() => resolve()));
+        if (port !== 0 || (e as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 20) throw e;
+        continue;
+      }
+      udp.on('error', () => this.options.metrics?.drop('udp_error'));
+      udp.on('message', (msg, rinfo) => this.onUdp(udp, msg, rinfo));
+      this.udp = udp;
+      return;
+    }
+  }
+
+  private async bindUdp(host: string, port: number): Promise<dgram.Socket> {
     const udp = dgram.createSocket({
       type: net.isIPv6(host) ? 'udp6' : 'udp4',
       reuseAddr: this.options.reusePort,
@@ -46,37 +69,56 @@ export class DnsServer {
     });
     await new Promise<void>((resolve, reject) => {
       udp.once('error', reject);
-      udp.bind(port, host, () => {
+      // exclusive: in a cluster worker, bind our own socket (shared with SO_REUSEPORT) rather than
+      // one handed out by the primary.
+      udp.bind({ port, address: host, exclusive: true }, () => {
         udp.off('error', reject);
         resolve();
       });
     });
-    udp.on('error', () => this.options.metrics?.drop('udp_error'));
-    udp.on('message', (msg, rinfo) => this.onUdp(udp, msg, rinfo));
-    this.udp = udp;
-    const boundPort = udp.address().port;
-    const tcp = net.createServer({ noDelay: true }, (socket) => this.onTcp(socket));
+    return udp;
+  }
+
+  private async listenTcp(host: string, port: number): Promise<net.Server> {
+    const tcp = net.createServer({ noDelay: true, allowHalfOpen: true }, (socket) => this.onTcp(socket));
     tcp.maxConnections = this.options.maxTcpConnections;
     tcp.on('drop', () => this.options.metrics?.drop('tcp_connection_limit'));
     await new Promise<void>((resolve, reject) => {
       tcp.once('error', reject);
-      tcp.listen({ port: boundPort, host, exclusive: !this.options.reusePort }, () => {
+      tcp.listen({ port, host, exclusive: true, reusePort: this.options.reusePort }, () => {
         tcp.off('error', reject);
         resolve();
       });
     });
-    this.tcp = tcp;
+    return tcp;
   }
 
+  /** Closes the listeners and every connection; calling it again does nothing. */
   async stop(): Promise<void> {
+    const { udp, tcp } = this;
+    this.udp = undefined;
+    this.tcp = undefined;
     for (const socket of this.connections) socket.destroy();
     await Promise.all([
-      new Promise<void>((resolve) => (this.udp ? this.udp.close(() => resolve()) : resolve())),
-      new Promise<void>((resolve) => (this.tcp ? this.tcp.close(() => resolve()) : resolve())),
+      new Promise<void>((resolve) => (udp ? udp.close(() => resolve()) : resolve())),
+      new Promise<void>((resolve) => (tcp ? tcp.close(() => resolve()) : resolve())),
     ]);
   }
 
   private onUdp(udp: dgram.Socket, msg: Buffer, rinfo: dgram.RemoteInfo): void {
+    // RFC 768: a zero source port means the sender expects no reply, and none can be sent (dgram throws
+    // on port 0): such datagrams, e.g. spoofed ones, are dropped before any work is done.
+    if (rinfo.port === 0) {
+      this.options.metrics?.drop('udp_source_port_zero');
+      return;
+    }
+    const transfers = this.options.transfers;
+    if (transfers && TransferHandler.isTransfer(msg)) {
+      // IXFR over UDP gets the SOA (the client retries on TCP); AXFR over UDP is refused (RFC 5936 §4.2).
+      const [reply] = transfers.handle(msg, rinfo.address, false);
+      if (reply) udp.send(reply, rinfo.port, rinfo.address);
+      return;
+    }
     let response: ReturnType<QueryHandler['handle']>;
     try {
       response = this.options.handler.handle(msg, 'udp');
@@ -87,33 +129,58 @@ export class DnsServer {
     if (response === null) return;
     if (response instanceof Promise) {
       response.then(
-        (bytes) => bytes && udp.send(bytes, rinfo.port, rinfo.address),
+        (bytes) => bytes && this.sendUdp(udp, bytes, rinfo),
         () => this.options.metrics?.drop('internal_error'),
       );
       return;
     }
-    udp.send(response, rinfo.port, rinfo.address);
+    this.sendUdp(udp, response, rinfo);
   }
 
-  /** RFC 7766 §8: two-octet length framing; queries are answered as they arrive (pipelining). */
+  /** Sends a UDP response; a send that cannot start (e.g. the socket was closed meanwhile) is counted, not thrown. */
+  private sendUdp(udp: dgram.Socket, bytes: Uint8Array, rinfo: dgram.RemoteInfo): void {
+    try {
+      udp.send(bytes, rinfo.port, rinfo.address);
+    } catch {
+      this.options.metrics?.drop('udp_send_error');
+    }
+  }
+
+  /**
+   * RFC 7766 §8: two-octet length framing; queries are answered as they arrive (pipelining). A client
+   * that half-closes after its queries still gets every answer: the connection is ended only once no
+   * response is pending (RFC 7766 §6.2.3: a connection is idle only when every query has been answered).
+   */
   private onTcp(socket: net.Socket): void {
     this.connections.add(socket);
     socket.on('close', () => this.connections.delete(socket));
     socket.on('error', () => socket.destroy());
     let buffer: Buffer = Buffer.alloc(0);
+    /** Responses still being computed (ALIAS lookups). */
+    let pending = 0;
+    let clientEnded = false;
     const idle = () => socket.destroy();
     let timer = setTimeout(idle, this.options.tcpIdleTimeoutMs);
     const send = (bytes: Uint8Array | null) => {
-      if (!bytes || socket.destroyed) return;
+      if (!bytes || socket.destroyed || !socket.writable) return;
       const frame = Buffer.allocUnsafe(2 + bytes.length);
       frame.writeUInt16BE(bytes.length, 0);
       frame.set(bytes, 2);
       socket.write(frame);
       if (socket.writableLength > MAX_PENDING_WRITE) socket.destroy();
     };
+    const settle = (bytes: Uint8Array | null) => {
+      pending--;
+      send(bytes);
+      if (clientEnded && pending === 0 && !socket.destroyed) socket.end();
+    };
+    socket.on('end', () => {
+      clientEnded = true;
+      if (pending === 0) socket.end();
+    });
     socket.on('data', (chunk: Buffer) => {
       buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
-      while (buffer.length >= 2) {
+      while (buffer.length >= 2 && !socket.destroyed) {
         const length = buffer.readUInt16BE(0);
         if (length === 0) {
           // A zero-length message is malformed; nothing sensible can follow it on this stream.
@@ -127,9 +194,30 @@ export class DnsServer {
         clearTimeout(timer);
         timer = setTimeout(idle, this.options.tcpIdleTimeoutMs);
         try {
+          const transfers = this.options.transfers;
+          if (transfers && TransferHandler.isTransfer(message)) {
+            // A transfer may be megabytes for a permitted secondary: no pending-write cap, and the idle
+            // clock waits until the socket has drained.
+            clearTimeout(timer);
+            for (const reply of transfers.handle(message, socket.remoteAddress, true)) {
+              const frame = Buffer.allocUnsafe(2 + reply.length);
+              frame.writeUInt16BE(reply.length, 0);
+              frame.set(reply, 2);
+              if (!socket.destroyed) socket.write(frame);
+            }
+            const restart = () => {
+              clearTimeout(timer);
+              timer = setTimeout(idle, this.options.tcpIdleTimeoutMs);
+            };
+            if (socket.writableNeedDrain) socket.once('drain', restart);
+            else restart();
+            continue;
+          }
           const response = this.options.handler.handle(message, 'tcp');
-          if (response instanceof Promise) response.then(send, () => socket.destroy());
-          else send(response);
+          if (response instanceof Promise) {
+            pending++;
+            response.then(settle, () => socket.destroy());
+          } else send(response);
         } catch {
           this.options.metrics?.drop('internal_error');
           socket.destroy();

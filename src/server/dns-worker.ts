@@ -1,8 +1,11 @@
+import { policyFor, setPolicy } from '../backends/builtin/builtin-backend.ts';
 import { Registry } from '../metrics/registry.ts';
 import { ZoneAliasResolver } from './alias-resolver.ts';
 import { DnsServer } from './dns-server.ts';
 import { QueryHandler } from './query-handler.ts';
 import { ServerMetrics } from './server-metrics.ts';
+import { TransferHandler } from './transfer/transfer-handler.ts';
+import type { TransferPolicy } from './transfer/transfer-policy.ts';
 import type { DnsWorkerConfig, FromWorker, ToWorker } from './worker-protocol.ts';
 import { ZoneSnapshot } from './zone-snapshot.ts';
 import { ZoneTable } from './zone-table.ts';
@@ -30,11 +33,21 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
       ...(config.aliasResolver ? { upstream: config.aliasResolver } : {}),
     }),
   });
-  const server = new DnsServer({ listen: config.listen, handler, metrics, reusePort: true });
+  const policies = new Map<string, TransferPolicy>();
+  const transfers = new TransferHandler(table, { registry });
+  const server = new DnsServer({ listen: config.listen, handler, metrics, reusePort: true, transfers });
   process.on('message', (message: ToWorker) => {
     switch (message.t) {
       case 'zone':
-        table.set(ZoneSnapshot.build(message.origin, message.soa, message.serial, message.rrsets));
+        table.set(
+          ZoneSnapshot.build(
+            message.origin,
+            message.soa,
+            message.serial,
+            message.rrsets,
+            policyFor(policies, message.transfers),
+          ),
+        );
         send({ t: 'applied', origin: message.origin, serial: message.serial });
         return;
       case 'patch': {
@@ -43,6 +56,7 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
           send({ t: 'need-zone', origin: message.origin });
           return;
         }
+        setPolicy(zone, policyFor(policies, message.transfers));
         zone.patch(message, message.serial, message.soa);
         table.changed(zone);
         send({ t: 'applied', origin: message.origin, serial: message.serial });

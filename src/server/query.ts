@@ -53,17 +53,19 @@ export function parseQuery(buf: Uint8Array): ParsedQuery {
   const ancount = (buf[6]! << 8) | buf[7]!;
   const nscount = (buf[8]! << 8) | buf[9]!;
   const arcount = (buf[10]! << 8) | buf[11]!;
+  // RFC 1035 §4.1.1: NOTIMP for kinds of query we do not support. The message is still read, so that
+  // the NOTIMP echoes the question and the OPT like every other error (RFC 6891 §7: a request with OPT
+  // gets a response with OPT); whatever else is wrong with it, the answer stays NOTIMP.
+  const notImplemented = opcode !== Opcode.QUERY;
   const fail = (rcode: number, question?: Query, edns?: QueryEdns): ParsedQuery => ({
     kind: 'error',
-    rcode,
+    rcode: notImplemented ? Rcode.NOTIMP : rcode,
     id,
     opcode,
     rd,
     ...(question ? { question } : {}),
     ...(edns ? { edns } : {}),
   });
-  // RFC 1035 §4.1.1: NOTIMP for kinds of query we do not support.
-  if (opcode !== Opcode.QUERY) return fail(Rcode.NOTIMP);
   // RFC 9619: a query carries exactly one question.
   if (qdcount !== 1) return fail(Rcode.FORMERR);
   const r = new WireReader(buf, HEADER_LENGTH);
@@ -98,6 +100,7 @@ export function parseQuery(buf: Uint8Array): ParsedQuery {
   } catch {
     return fail(Rcode.FORMERR, query, edns);
   }
+  if (notImplemented) return fail(Rcode.NOTIMP, query, edns);
   if (edns) query.edns = edns;
   return { kind: 'query', query };
 }

@@ -104,6 +104,6 @@ export class ResponseCache {
       // Oldest first (Map keeps insertion order): bounded memory whatever the query stream.
       this.entries.delete(this.entries.keys().next().value!);
     }
-    this.entries.set(key, { bytes: response.slice(), version });
+    this.entries.set(key, { bytes: new Uint8Array(response), version });
   }
 }

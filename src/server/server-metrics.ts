@@ -55,14 +55,12 @@ export class ServerMetrics {
   }
 
   query(qtype: number, rcode: number, transport: Transport, seconds: number): void {
-    const key = `${qtype}/${rcode}/${transport}`;
+    // Keyed by the label values, not the raw qtype: random query types must not grow the cache.
+    const type = KNOWN_TYPES.get(qtype) ?? 'other';
+    const key = `${type}/${rcode}/${transport}`;
     let child = this.cache.get(key);
     if (!child) {
-      child = this.queries.labels(
-        KNOWN_TYPES.get(qtype) ?? 'other',
-        RCODE_NAMES[rcode] ?? String(rcode),
-        transport,
-      );
+      child = this.queries.labels(type, RCODE_NAMES[rcode] ?? String(rcode), transport);
       this.cache.set(key, child);
     }
     child.inc();

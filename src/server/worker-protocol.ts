@@ -3,6 +3,7 @@ import type { RecordTypeName } from '../dns/rrtype.ts';
 import type { RegistrySnapshot } from '../metrics/registry.ts';
 import type { RRsetData } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
+import type { ResolvedTransfers } from './transfer/transfer-policy.ts';
 
 /** What a DNS worker process needs to know to serve: passed in its environment at fork. */
 export interface DnsWorkerConfig {
@@ -17,7 +18,14 @@ export const WORKER_CONFIG_ENV = 'ZONEKEEPER_DNS_WORKER';
 
 /** Primary → worker: zone content, as whole zones or as patches against the worker's serial. */
 export type ToWorker =
-  | { t: 'zone'; origin: Name; soa: SoaFields; serial: number; rrsets: RRsetData[] }
+  | {
+      t: 'zone';
+      origin: Name;
+      soa: SoaFields;
+      serial: number;
+      rrsets: RRsetData[];
+      transfers?: ResolvedTransfers;
+    }
   | {
       t: 'patch';
       origin: Name;
@@ -26,6 +34,7 @@ export type ToWorker =
       fromSerial: number;
       upserts: RRsetData[];
       deletes: { owner: Name; type: RecordTypeName }[];
+      transfers?: ResolvedTransfers;
     }
   | { t: 'delete'; origin: Name };
 

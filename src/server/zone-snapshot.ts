@@ -1,8 +1,10 @@
 import { labelCount, type Name, nameKey, parentName } from '../dns/name.ts';
-import type { Rdata } from '../dns/rdata.ts';
+import { printRdata, type Rdata } from '../dns/rdata.ts';
 import { type RecordTypeName, RRType, typeName } from '../dns/rrtype.ts';
 import type { RRsetData } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
+import { ZoneJournal } from './transfer/journal.ts';
+import type { TransferPolicy } from './transfer/transfer-policy.ts';
 
 /** An RRset as the server holds it: wire type code, TTL and RDATA. */
 export interface ServedRRset {
@@ -43,11 +45,17 @@ export class ZoneSnapshot {
   readonly nodes = new Map<string, ZoneNode>();
   /** Names with no records that have descendants: empty non-terminals answer NODATA (RFC 4592 §2.2.2). */
   readonly emptyNonTerminals = new Set<string>();
+  /** Recent changes, for IXFR. */
+  readonly journal: ZoneJournal;
+  /** Who may transfer the zone and how (from the zone's class); undefined: transfers refused. */
+  transfers: TransferPolicy | undefined;
   /** Direct children (nodes or empty non-terminals) per name, to keep the empty non-terminals exact. */
   private readonly childCount = new Map<string, number>();
   private records = 0;
 
-  private constructor(origin: Name, soa: SoaFields, serial: number) {
+  private constructor(origin: Name, soa: SoaFields, serial: number, transfers?: TransferPolicy) {
+    this.transfers = transfers;
+    this.journal = new ZoneJournal(transfers?.journalSize ?? 0);
     this.origin = origin;
     this.originKey = nameKey(origin);
     this.originLabels = labelCount(origin);
@@ -61,8 +69,14 @@ export class ZoneSnapshot {
     return this.records;
   }
 
-  static build(origin: Name, soa: SoaFields, serial: number, rrsets: Iterable<RRsetData>): ZoneSnapshot {
-    const zone = new ZoneSnapshot(origin, soa, serial);
+  static build(
+    origin: Name,
+    soa: SoaFields,
+    serial: number,
+    rrsets: Iterable<RRsetData>,
+    transfers?: TransferPolicy,
+  ): ZoneSnapshot {
+    const zone = new ZoneSnapshot(origin, soa, serial, transfers);
     zone.upsert(zone.soa);
     for (const rrset of rrsets) zone.upsert(served(rrset));
     return zone;
@@ -76,10 +90,27 @@ export class ZoneSnapshot {
     return ZoneSnapshot.build(zone.origin, zone.soa, serial, zone.rrsets);
   }
 
-  /** Applies a patch and the new serial and SOA in one synchronous step. */
+  /**
+   * Applies a patch and the new serial and SOA in one synchronous step, and records what changed
+   * record by record in the journal (for IXFR).
+   */
   patch(patch: ZonePatch, serial: number, soa: SoaFields): void {
-    for (const d of patch.deletes) this.remove(nameKey(d.owner), RRType[d.type]);
-    for (const rrset of patch.upserts) this.upsert(served(rrset));
+    const journaling = this.journal.enabled;
+    const removed: ServedRRset[] = [];
+    const added: ServedRRset[] = [];
+    for (const d of patch.deletes) {
+      const old = this.remove(nameKey(d.owner), RRType[d.type]);
+      if (old && journaling) removed.push(old);
+    }
+    for (const rrset of patch.upserts) {
+      const next = served(rrset);
+      const old = this.upsert(next);
+      if (!journaling) continue;
+      const [gone, come] = recordDiff(old, next);
+      if (gone) removed.push(gone);
+      if (come) added.push(come);
+    }
+    if (journaling) this.journal.append({ from: this.serial, to: serial, removed, added });
     this.serial = serial;
     this.soaFields = soa;
     this.soa = soaRRset(this.origin, soa, serial);
@@ -102,7 +133,8 @@ export class ZoneSnapshot {
     }
   }
 
-  private upsert(rrset: ServedRRset): void {
+  /** Adds or replaces an RRset; returns the one it replaced. */
+  private upsert(rrset: ServedRRset): ServedRRset | undefined {
     const key = nameKey(rrset.owner);
     let node = this.nodes.get(key);
     if (!node) {
@@ -114,25 +146,26 @@ export class ZoneSnapshot {
         this.linkToParent(rrset.owner);
       }
     }
-    this.records += rrset.rdata.length - (node.rrsets.get(rrset.type)?.rdata.length ?? 0);
+    const old = node.rrsets.get(rrset.type);
+    this.records += rrset.rdata.length - (old?.rdata.length ?? 0);
     node.rrsets.set(rrset.type, rrset);
     if (rrset.type === RRType.NS && key !== this.originKey) node.cut = true;
+    return old;
   }
 
-  private remove(key: string, type: number): void {
+  /** Removes an RRset; returns it. */
+  private remove(key: string, type: number): ServedRRset | undefined {
     const node = this.nodes.get(key);
     const rrset = node?.rrsets.get(type);
-    if (!node || !rrset) return;
+    if (!node || !rrset) return undefined;
     node.rrsets.delete(type);
     this.records -= rrset.rdata.length;
     if (type === RRType.NS) node.cut = false;
-    if (node.rrsets.size > 0 || key === this.originKey) return;
+    if (node.rrsets.size > 0 || key === this.originKey) return rrset;
     this.nodes.delete(key);
-    if ((this.childCount.get(key) ?? 0) > 0) {
-      this.emptyNonTerminals.add(key);
-      return;
-    }
-    this.unlinkFromParent(node.owner);
+    if ((this.childCount.get(key) ?? 0) > 0) this.emptyNonTerminals.add(key);
+    else this.unlinkFromParent(node.owner);
+    return rrset;
   }
 
   /** Counts a new name under its parent, turning missing ancestors into empty non-terminals. */
@@ -163,6 +196,23 @@ export class ZoneSnapshot {
       if (!this.emptyNonTerminals.delete(key)) return;
     }
   }
+}
+
+/** The records an RRset replacement removes and adds (same RDATA and TTL count as unchanged). */
+function recordDiff(
+  old: ServedRRset | undefined,
+  next: ServedRRset,
+): [ServedRRset | undefined, ServedRRset | undefined] {
+  if (!old) return [undefined, next];
+  if (old.ttl !== next.ttl) return [old, next];
+  const before = new Set(old.rdata.map((r) => printRdata(r).toLowerCase()));
+  const after = new Set(next.rdata.map((r) => printRdata(r).toLowerCase()));
+  const gone = old.rdata.filter((r) => !after.has(printRdata(r).toLowerCase()));
+  const come = next.rdata.filter((r) => !before.has(printRdata(r).toLowerCase()));
+  return [
+    gone.length > 0 ? { ...old, rdata: gone } : undefined,
+    come.length > 0 ? { ...next, rdata: come } : undefined,
+  ];
 }
 
 function served(rrset: RRsetData): ServedRRset {

@@ -8,6 +8,8 @@ export const CLI = path.join(ROOT, 'src/cli/main.ts');
 
 /** A `zonekeeper serve` child process on ephemeral loopback ports. */
 export interface ServeProcess {
+  /** The child's process ID (e.g. to read /proc/<pid>/status). */
+  pid: number;
   dnsPort: number;
   httpUrl: string;
   log: () => string;
@@ -50,13 +52,20 @@ export async function startServe(
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
-  const started = await new Promise<{ dnsPort: number; httpUrl: string }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${output}`)), 20_000);
+  const starting = new Promise<{ dnsPort: number; httpUrl: string }>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // never leave a half-started server behind
+      reject(new Error(`serve did not start:\n${output}`));
+    }, 20_000);
     const check = () => {
       const m = / serving dns="127\.0\.0\.1:(\d+)" http="127\.0\.0\.1:(\d+)"/.exec(output);
       if (m) {
         clearTimeout(timer);
         resolve({ dnsPort: Number(m[1]), httpUrl: `http://127.0.0.1:${m[2]}` });
+      } else if (/^zonekeeper: /m.test(output)) {
+        // The CLI reports a fatal error this way (and may not exit by itself).
+        clearTimeout(timer);
+        reject(new Error(`serve failed to start:\n${output}`));
       }
     };
     child.stderr!.on('data', check);
@@ -65,8 +74,16 @@ export async function startServe(
       reject(new Error(`serve exited with ${code}:\n${output}`));
     });
   });
+  let started: { dnsPort: number; httpUrl: string };
+  try {
+    started = await starting;
+  } catch (e) {
+    await stopChild(child); // never leave a half-started child behind: its pipes would keep the runner alive
+    throw e;
+  }
   return {
     ...started,
+    pid: child.pid!,
     log: () => output,
     stop: () => stopChild(child),
   };

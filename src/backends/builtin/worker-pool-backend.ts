@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Name } from '../../dns/name.ts';
 import type { Registry } from '../../metrics/registry.ts';
+import type { Notifier } from '../../server/transfer/notifier.ts';
 import type { DnsWorkerConfig, FromWorker, ToWorker } from '../../server/worker-protocol.ts';
 import { WORKER_CONFIG_ENV } from '../../server/worker-protocol.ts';
 import type { ZoneTable } from '../../server/zone-table.ts';
@@ -38,9 +39,9 @@ export class WorkerPoolBackend implements Backend {
   private readonly waiters = new Set<() => void>();
   private stopping = false;
 
-  constructor(table: ZoneTable, options: WorkerPoolOptions) {
+  constructor(table: ZoneTable, options: WorkerPoolOptions, notifier?: Notifier) {
     this.table = table;
-    this.local = new BuiltinBackend(table);
+    this.local = new BuiltinBackend(table, notifier);
     this.options = options;
   }
 
@@ -78,6 +79,7 @@ export class WorkerPoolBackend implements Backend {
           fromSerial: zone.delta!.fromSerial,
           upserts: [...zone.delta!.upserts],
           deletes: [...zone.delta!.deletes],
+          ...(zone.transfers ? { transfers: zone.transfers } : {}),
         });
       } else if (member.served.get(zone.origin.toLowerCase()) !== zone.serial) {
         this.sendZone(member, zone.origin);
@@ -147,6 +149,7 @@ export class WorkerPoolBackend implements Backend {
       t: 'zone',
       origin: zone.origin,
       soa: zone.soaFields,
+      ...(zone.transfers ? { transfers: zone.transfers.resolved } : {}),
       serial: zone.serial,
       rrsets: [...zone.rrsets()],
     });

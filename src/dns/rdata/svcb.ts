@@ -126,7 +126,7 @@ export const svcbCodec: RdataCodec<SvcbRdata> = {
     while (r.offset < end) {
       const key = r.u16();
       const length = r.u16();
-      const value = r.bytes(length).slice();
+      const value = new Uint8Array(r.bytes(length));
       // RFC 9460 §2.2: keys in strictly increasing order, otherwise the RR is malformed.
       if (key <= prev) {
         throw new WireError(

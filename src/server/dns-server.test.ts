@@ -1,0 +1,266 @@
+import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
+import net from 'node:net';
+import { afterEach, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Registry } from '../metrics/registry.ts';
+import { DnsServer, type DnsServerOptions } from './dns-server.ts';
+import type { QueryHandler } from './query-handler.ts';
+import { ServerMetrics } from './server-metrics.ts';
+import { ZoneTable } from './zone-table.ts';
+
+/** A query for www.example.com A with the given ID. */
+function query(id: number): Buffer {
+  const q = Buffer.from('00000100000100000000000003777777076578616d706c6503636f6d0000010001', 'hex');
+  q.writeUInt16BE(id, 0);
+  return q;
+}
+
+function frame(message: Uint8Array): Buffer {
+  const out = Buffer.alloc(2 + message.length);
+  out.writeUInt16BE(message.length, 0);
+  out.set(message, 2);
+  return out;
+}
+
+/** Echoes the request with QR set, after `delayMs` when given (as an ALIAS lookup would). */
+function echoHandler(options: { delayMs?: number; size?: number } = {}) {
+  const calls: Uint8Array[] = [];
+  const reply = (buf: Uint8Array) => {
+    const out = new Uint8Array(Math.max(options.size ?? 0, buf.length));
+    out.set(buf);
+    out[2] = out[2]! | 0x80;
+    return out;
+  };
+  const handler = {
+    handle(buf: Uint8Array) {
+      calls.push(Uint8Array.from(buf));
+      if (options.delayMs === undefined) return reply(buf);
+      return sleep(options.delayMs).then(() => reply(buf));
+    },
+  } as unknown as QueryHandler;
+  return { handler, calls };
+}
+
+const started: DnsServer[] = [];
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((s) => s.stop()));
+});
+
+async function serve(options: Omit<DnsServerOptions, 'listen' | 'metrics'>) {
+  const registry = new Registry();
+  const server = new DnsServer({
+    listen: '127.0.0.1:0',
+    metrics: new ServerMetrics(registry, new ZoneTable()),
+    ...options,
+  });
+  await server.start();
+  started.push(server);
+  const dropped = (reason: string) => {
+    const m = new RegExp(`^zonekeeper_dns_dropped_total\\{reason="${reason}"\\} (\\d+)$`, 'm').exec(
+      registry.render(),
+    );
+    return m ? Number(m[1]) : 0;
+  };
+  return { server, port: server.address().port, dropped };
+}
+
+interface Client {
+  socket: net.Socket;
+  received: () => Buffer;
+  closed: Promise<void>;
+}
+
+function connect(port: number): Promise<Client> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ port, host: '127.0.0.1', noDelay: true });
+    let data = Buffer.alloc(0);
+    socket.on('data', (d: Buffer) => {
+      data = Buffer.concat([data, d]);
+    });
+    socket.on('error', () => {});
+    const closed = new Promise<void>((r) => socket.once('close', () => r()));
+    socket.once('connect', () => resolve({ socket, received: () => data, closed }));
+    socket.once('error', reject);
+  });
+}
+
+/** Resolves with how long `p` took, or rejects after `ms`. */
+async function within(p: Promise<unknown>, ms: number, what: string): Promise<number> {
+  const t0 = performance.now();
+  const timeout = sleep(ms).then(() => {
+    throw new Error(`${what}: not within ${ms} ms`);
+  });
+  await Promise.race([p, timeout]);
+  return performance.now() - t0;
+}
+
+describe('DnsServer start', () => {
+  test('with port 0, a UDP port whose number is taken on TCP is given up for another pair', async (t) => {
+    // Regression: UDP picked a free port, then TCP listened on the same number, which a TCP socket may
+    // already hold: start() failed with EADDRINUSE (and `serve --dns 127.0.0.1:0` with it).
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const taken = (blocker.address() as net.AddressInfo).port;
+    const bind = dgram.Socket.prototype.bind;
+    let first = true;
+    t.mock.method(dgram.Socket.prototype, 'bind', function (this: dgram.Socket, ...args: unknown[]) {
+      if (first) {
+        first = false;
+        args[0] = { ...(args[0] as dgram.BindOptions), port: taken }; // as if the kernel had picked it
+      }
+      return (bind as (...a: unknown[]) => dgram.Socket).apply(this, args);
+    });
+    try {
+      const { server, port } = await serve({ handler: echoHandler().handler });
+      assert.equal(first, false, 'the first bind landed on the taken port');
+      assert.notEqual(port, taken);
+      assert.equal(server.address().port, port);
+      const client = await connect(port);
+      client.socket.end(frame(query(9)));
+      await within(client.closed, 2000, 'answered over TCP on the same port');
+      assert.equal(client.received().readUInt16BE(2), 9);
+    } finally {
+      blocker.close();
+    }
+  });
+});
+
+describe('DnsServer over UDP', () => {
+  test('a datagram from source port 0 is dropped and counted, and the server keeps serving (RFC 768)', async () => {
+    // Regression: dgram's send() throws on port 0, and it was called from the message handler, so one
+    // spoofed datagram with source port 0 killed the process.
+    const { handler, calls } = echoHandler();
+    const { server, port, dropped } = await serve({ handler });
+    const udp = (server as unknown as { udp: dgram.Socket }).udp;
+    udp.emit('message', query(1), { address: '127.0.0.1', family: 'IPv4', port: 0, size: 33 });
+    assert.equal(calls.length, 0, 'not even parsed');
+    assert.equal(dropped('udp_source_port_zero'), 1);
+
+    const client = dgram.createSocket('udp4');
+    try {
+      const reply = new Promise<Buffer>((resolve) => client.once('message', resolve));
+      client.send(query(2), port, '127.0.0.1');
+      assert.equal((await reply).readUInt16BE(0), 2);
+    } finally {
+      client.close();
+    }
+  });
+
+  test('an answer that completes after stop() is counted, not thrown', async () => {
+    const { handler, calls } = echoHandler({ delayMs: 100 });
+    const { server, port, dropped } = await serve({ handler });
+    const rejections: unknown[] = [];
+    const onRejection = (e: unknown) => rejections.push(e);
+    process.on('unhandledRejection', onRejection);
+    const client = dgram.createSocket('udp4');
+    try {
+      client.send(query(3), port, '127.0.0.1');
+      while (calls.length === 0) await sleep(5);
+      await server.stop();
+      await sleep(200);
+      assert.deepEqual(rejections, []);
+      assert.equal(dropped('udp_send_error'), 1);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+      client.close();
+    }
+  });
+});
+
+describe('DnsServer over TCP', () => {
+  test('a client that half-closes after its query still gets a pending answer (RFC 7766 §6.2.3)', async () => {
+    // Regression: the server ended its side as soon as the client's FIN arrived, so an answer still
+    // being computed (an ALIAS lookup) was lost.
+    const { handler } = echoHandler({ delayMs: 50 });
+    const { port } = await serve({ handler });
+    const client = await connect(port);
+    client.socket.end(frame(query(4)));
+    await within(client.closed, 2000, 'the server closes once it has answered');
+    const got = client.received();
+    assert.equal(got.length, 2 + 33);
+    assert.equal(got.readUInt16BE(2), 4);
+  });
+
+  test('a half-closed connection with nothing pending is closed at once', async () => {
+    const { handler } = echoHandler();
+    const { port } = await serve({ handler });
+    const client = await connect(port);
+    client.socket.end(Buffer.from([0x01])); // half a length prefix, then FIN
+    await within(client.closed, 1000, 'closed after the FIN');
+  });
+
+  test('a zero-length frame closes the connection and is counted', async () => {
+    const { handler, calls } = echoHandler();
+    const { port, dropped } = await serve({ handler });
+    const client = await connect(port);
+    client.socket.write(Buffer.concat([Buffer.from([0, 0]), frame(query(5))]));
+    await within(client.closed, 1000, 'closed');
+    assert.equal(calls.length, 0);
+    assert.equal(dropped('tcp_zero_length'), 1);
+  });
+
+  test('connections beyond maxTcpConnections are closed at once and counted (RFC 7766 §6.2.2)', async () => {
+    const { handler } = echoHandler();
+    const { port, dropped } = await serve({ handler, maxTcpConnections: 2 });
+    const a = await connect(port);
+    const b = await connect(port);
+    await sleep(50); // both accepted
+    const c = await connect(port);
+    await within(c.closed, 1000, 'the third connection is closed');
+    assert.equal(dropped('tcp_connection_limit'), 1);
+    for (const client of [a, b]) {
+      client.socket.write(frame(query(6)));
+    }
+    await sleep(100);
+    assert.equal(a.received().length, 35, 'the first connection is still served');
+    assert.equal(b.received().length, 35, 'the second connection is still served');
+    a.socket.destroy();
+    b.socket.destroy();
+  });
+
+  test('idle connections close after tcpIdleTimeoutMs; partial frames do not keep them open, queries do', async () => {
+    const { handler } = echoHandler();
+    const { port } = await serve({ handler, tcpIdleTimeoutMs: 300 });
+    const silent = await connect(port);
+    const dripping = await connect(port);
+    const busy = await connect(port);
+    // A frame declaring 256 octets, one octet every 50 ms: never complete, so never a reset of the clock.
+    dripping.socket.write(Buffer.from([0x01, 0x00]));
+    const drip = setInterval(() => dripping.socket.write(Buffer.from([0x41])), 50);
+    const query150 = setInterval(() => busy.socket.write(frame(query(7))), 150);
+    try {
+      const silentMs = await within(silent.closed, 1500, 'the silent connection closes');
+      const drippingMs = await within(dripping.closed, 1500, 'the dripping connection closes');
+      assert.ok(silentMs < 800 && drippingMs < 800, `${silentMs} ms, ${drippingMs} ms`);
+      await sleep(400);
+      assert.equal(busy.socket.destroyed, false, 'a connection with a query every 150 ms stays open');
+    } finally {
+      clearInterval(drip);
+      clearInterval(query150);
+      busy.socket.destroy();
+    }
+  });
+
+  test('a client that never reads is cut off, and its remaining queries are not handled', async () => {
+    // Regression: after the write backlog passed 1 MiB the socket was destroyed, but the rest of the
+    // received chunk was still parsed and answered into the void.
+    const { handler, calls } = echoHandler({ size: 60_000 });
+    const { port } = await serve({ handler });
+    const client = await connect(port);
+    client.socket.pause(); // never read
+    const frames = Buffer.concat(Array.from({ length: 1000 }, (_, i) => frame(query(i))));
+    client.socket.write(frames);
+    let seen = -1;
+    while (calls.length !== seen) {
+      seen = calls.length;
+      await sleep(200);
+    }
+    assert.ok(
+      calls.length < 1000,
+      `${calls.length} of 1000 queries handled after the connection was dropped`,
+    );
+    client.socket.resume(); // a paused client only notices the close once it reads
+    await within(client.closed, 5000, 'the server gave up on the connection');
+  });
+});

@@ -1,0 +1,238 @@
+import { decodeMessage, Rcode } from '../../dns/message.ts';
+import { type Name, nameKey } from '../../dns/name.ts';
+import { encodeRdata, type Rdata } from '../../dns/rdata.ts';
+import { RRClass, RRType } from '../../dns/rrtype.ts';
+import { readTsig, TsigStreamSigner, tsigErrorResponse, verifyMessage } from '../../dns/tsig.ts';
+import { WireWriter } from '../../dns/wire.ts';
+import type { Counter, Registry } from '../../metrics/registry.ts';
+import { serialGreater } from '../../zones/serial.ts';
+import { SERVER_UDP_PAYLOAD } from '../response.ts';
+import type { ServedRRset, ZoneSnapshot } from '../zone-snapshot.ts';
+import type { ZoneTable } from '../zone-table.ts';
+
+/** An OPT record advertising our UDP payload size, no flags, no options (RFC 6891 §6.1.2). */
+const OPT = Uint8Array.of(0, 0, 41, SERVER_UDP_PAYLOAD >> 8, SERVER_UDP_PAYLOAD & 0xff, 0, 0, 0, 0, 0, 0);
+
+/** Messages of a transfer carry at most this much (RFC 5936 §2.2: up to 65535 octets over TCP). */
+const MESSAGE_BUDGET = 16_384;
+
+/**
+ * Outgoing zone transfers: AXFR (RFC 5936) and IXFR (RFC 1995) from the zone's journal, with the
+ * class's source-network ACL and TSIG (RFC 8945). Returns the messages to send, in order.
+ */
+export class TransferHandler {
+  private readonly table: ZoneTable;
+  private readonly transfers?: Counter;
+  private readonly now: () => number;
+
+  constructor(table: ZoneTable, options: { registry?: Registry; now?: () => number } = {}) {
+    this.table = table;
+    this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
+    this.transfers = options.registry?.counter(
+      'zonekeeper_transfers_total',
+      'Zone transfer requests, by type (AXFR, IXFR) and result (ok, refused, notauth, badsig, formerr, ...).',
+      ['type', 'result'],
+    );
+  }
+
+  /** Whether a query asks for a transfer (opcode QUERY, one question of type AXFR or IXFR). */
+  static isTransfer(query: Uint8Array): boolean {
+    if (query.length < 17 || (query[2]! & 0xf8) !== 0 || query[4] !== 0 || query[5] !== 1) return false;
+    let i = 12;
+    for (;;) {
+      const len = query[i];
+      if (len === undefined || len > 63) return false;
+      i += 1 + len;
+      if (len === 0) break;
+    }
+    if (i + 2 > query.length) return false;
+    const type = (query[i]! << 8) | query[i + 1]!;
+    return type === RRType.AXFR || type === RRType.IXFR;
+  }
+
+  handle(query: Uint8Array, remote: string | undefined, tcp: boolean): Uint8Array[] {
+    const count = (type: string, result: string) => this.transfers?.labels(type, result).inc();
+    let found: ReturnType<typeof readTsig>;
+    try {
+      found = readTsig(query);
+    } catch {
+      count('unknown', 'formerr');
+      return [errorReply(query, Rcode.FORMERR)];
+    }
+    const plain = found?.stripped ?? query;
+    let message: ReturnType<typeof decodeMessage>;
+    try {
+      message = decodeMessage(plain);
+    } catch {
+      count('unknown', 'formerr');
+      return [errorReply(query, Rcode.FORMERR)];
+    }
+    const question = message.questions[0]!;
+    const type = question.type === RRType.AXFR ? 'AXFR' : 'IXFR';
+    const refuse = (rcode: number, result: string) => {
+      count(type, result);
+      return [errorReply(plain, rcode, message.edns)];
+    };
+    if (question.class !== RRClass.IN) return refuse(Rcode.REFUSED, 'refused');
+    // RFC 5936 §4.2: AXFR is defined over TCP only.
+    if (type === 'AXFR' && !tcp) return refuse(Rcode.FORMERR, 'formerr');
+    const zone = this.table.get(question.name);
+    // RFC 5936 §2.2.1: not authoritative for the zone asked for.
+    if (!zone || nameKey(zone.origin) !== nameKey(question.name)) return refuse(Rcode.NOTAUTH, 'notauth');
+    const policy = zone.transfers;
+    if (!policy || !policy.allows(remote)) return refuse(Rcode.REFUSED, 'refused');
+    let signer: TsigStreamSigner | undefined;
+    if (found) {
+      const verified = verifyMessage(query, policy.keys, { now: this.now() });
+      if (!verified.ok) {
+        count(type, verified.error.toLowerCase());
+        const reply = tsigErrorResponse(query, verified, { now: this.now() });
+        return reply ? [reply] : [errorReply(plain, Rcode.NOTAUTH, message.edns)];
+      }
+      signer = new TsigStreamSigner(verified.key, verified.mac, { now: this.now });
+    } else if (policy.requireTsig) {
+      return refuse(Rcode.REFUSED, 'unsigned');
+    }
+    let records: ServedRRset[];
+    let kind = 'axfr';
+    if (type === 'IXFR') {
+      const soa = message.authority.find((rr) => rr.type === RRType.SOA);
+      // RFC 1995 §3: the query carries the client's SOA in the authority section.
+      if (!soa) return refuse(Rcode.FORMERR, 'formerr');
+      const clientSerial = (soa.data as Extract<Rdata, { type: 'SOA' }>).serial;
+      if (!serialGreater(zone.serial, clientSerial)) {
+        records = [zone.soa]; // up to date (or ahead): the current SOA alone
+        kind = 'current';
+      } else if (!tcp) {
+        // RFC 1995 §2: over UDP, a reply that would not fit is just the SOA; the client retries on TCP.
+        records = [zone.soa];
+        kind = 'udp-soa';
+      } else {
+        const changes = zone.journal.since(clientSerial);
+        if (changes) {
+          records = incremental(zone, changes);
+          kind = 'ixfr';
+        } else {
+          records = full(zone); // RFC 1995 §4: AXFR-style when the journal does not reach back
+        }
+      }
+    } else {
+      records = full(zone);
+    }
+    count(type, kind === 'axfr' && type === 'IXFR' ? 'ok-axfr-fallback' : 'ok');
+    const messages = pack(message.id, question.name, question.type, records, tcp ? MESSAGE_BUDGET : 512);
+    if (!signer) return messages;
+    return messages.map((m, i) => signer.sign(m, i === messages.length - 1));
+  }
+}
+
+/** AXFR: the SOA, every other RRset, the SOA again (RFC 5936 §2.2). */
+function full(zone: ZoneSnapshot): ServedRRset[] {
+  const out: ServedRRset[] = [zone.soa];
+  for (const node of zone.nodes.values()) {
+    for (const rrset of node.rrsets.values()) if (rrset.type !== RRType.SOA) out.push(rrset);
+  }
+  out.push(zone.soa);
+  return out;
+}
+
+/** IXFR (RFC 1995 §4): current SOA, then per change: old SOA, deletions, new SOA, additions; current SOA. */
+function incremental(
+  zone: ZoneSnapshot,
+  changes: ReturnType<ZoneSnapshot['journal']['since']> & object,
+): ServedRRset[] {
+  const soaAt = (serial: number): ServedRRset => {
+    const data = zone.soa.rdata[0] as Extract<Rdata, { type: 'SOA' }>;
+    return { ...zone.soa, rdata: [{ ...data, serial }] };
+  };
+  const out: ServedRRset[] = [zone.soa];
+  for (const change of changes) {
+    out.push(soaAt(change.from), ...change.removed, soaAt(change.to), ...change.added);
+  }
+  out.push(zone.soa);
+  return out;
+}
+
+/** Splits records into messages of at most `budget` octets, each with the question (RFC 5936 §2.2.1). */
+function pack(id: number, qname: Name, qtype: number, rrsets: ServedRRset[], budget: number): Uint8Array[] {
+  const messages: Uint8Array[] = [];
+  const w = new WireWriter(budget + 4096);
+  let count = 0;
+  const begin = () => {
+    w.reset();
+    w.u16(id);
+    w.u16(0x8400); // QR, AA; opcode QUERY, NOERROR
+    w.u16(1);
+    w.u16(0);
+    w.u16(0);
+    w.u16(0);
+    w.name(qname, false);
+    w.u16(qtype);
+    w.u16(RRClass.IN);
+    count = 0;
+  };
+  const end = () => {
+    w.patchU16(6, count);
+    messages.push(w.finish());
+  };
+  begin();
+  for (const rrset of rrsets) {
+    for (const rdata of rrset.rdata) {
+      const before = w.length;
+      writeRecord(w, rrset, rdata);
+      if (w.length > budget && count > 0) {
+        w.truncate(before);
+        end();
+        begin();
+        writeRecord(w, rrset, rdata);
+      }
+      count++;
+    }
+  }
+  end();
+  return messages;
+}
+
+function writeRecord(w: WireWriter, rrset: ServedRRset, rdata: Rdata): void {
+  w.name(rrset.owner, true);
+  w.u16(rrset.type);
+  w.u16(RRClass.IN);
+  w.u32(rrset.ttl);
+  const at = w.length;
+  w.u16(0);
+  encodeRdata(rdata, w);
+  w.patchU16(at, w.length - at - 2);
+}
+
+/**
+ * A reply with just the header and the question of the request (as received), and an rcode; with an
+ * OPT when the request had one (RFC 6891 §7).
+ */
+function errorReply(request: Uint8Array, rcode: number, edns?: { dnssecOk: boolean }): Uint8Array {
+  let end = 12;
+  if (request.length >= 12 && request[4] === 0 && request[5] === 1) {
+    let i = 12;
+    for (;;) {
+      const len = request[i];
+      if (len === undefined || len > 63) break;
+      i += 1 + len;
+      if (len === 0) {
+        if (i + 4 <= request.length) end = i + 4;
+        break;
+      }
+    }
+  }
+  const out = new Uint8Array(end + (edns ? OPT.length : 0));
+  out.set(request.subarray(0, Math.min(end, request.length)));
+  out[2] = 0x80 | (request[2]! & 0x79); // QR, keep opcode and RD
+  out[3] = rcode & 0xf;
+  out[4] = 0;
+  out[5] = end > 12 ? 1 : 0;
+  out.fill(0, 6, 12);
+  if (edns) {
+    out.set(OPT, end);
+    if (edns.dnssecOk) out[end + 7] = 0x80; // RFC 3225 §3: DO is echoed
+    out[11] = 1;
+  }
+  return out;
+}
