@@ -6,6 +6,7 @@ import type { AliasResolver } from './alias-resolver.ts';
 import { type Answer, answerQuery, Outcome } from './answer.ts';
 import { parseQuery, type Query } from './query.ts';
 import { encodeResponse, errorParts, type ResponseParts, responseLimit } from './response.ts';
+import { ResponseCache } from './response-cache.ts';
 import type { ServerMetrics, Transport } from './server-metrics.ts';
 import type { ServedRRset } from './zone-snapshot.ts';
 import type { ZoneTable } from './zone-table.ts';
@@ -22,6 +23,8 @@ export interface QueryHandlerOptions {
   chaos?: ChaosIdentity;
   aliasResolver?: AliasResolver;
   metrics?: ServerMetrics;
+  /** Responses kept for reuse (default 20,000; 0 turns the cache off). */
+  responseCache?: number;
 }
 
 /**
@@ -34,17 +37,32 @@ export class QueryHandler {
   private readonly aliasResolver: AliasResolver | undefined;
   private readonly metrics: ServerMetrics | undefined;
   private readonly writer = new WireWriter(4096);
+  /** Whole responses for repeated plain questions; off when `responseCache` is 0. */
+  private readonly cache: ResponseCache | undefined;
 
   constructor(options: QueryHandlerOptions) {
     this.table = options.table;
     this.chaos = options.chaos ?? {};
     this.aliasResolver = options.aliasResolver;
     this.metrics = options.metrics;
+    const size = options.responseCache ?? 20_000;
+    this.cache = size > 0 ? new ResponseCache(size) : undefined;
   }
 
   handle(buf: Uint8Array, transport: Transport): Uint8Array | null | Promise<Uint8Array | null> {
     const started = performance.now();
     const tcp = transport === 'tcp';
+    const cache = this.cache;
+    const cacheKey = cache?.keyOf(buf, tcp);
+    const version = this.table.version;
+    if (cacheKey) {
+      const hit = cache!.get(cacheKey.key, version);
+      this.metrics?.cacheLookup(hit !== undefined);
+      if (hit) {
+        this.metrics?.query(hit.qtype, hit.rcode, transport, (performance.now() - started) / 1000);
+        return ResponseCache.answer(hit, buf, cacheKey.questionEnd);
+      }
+    }
     const parsed = parseQuery(buf);
     if (parsed.kind === 'drop') {
       this.metrics?.drop(parsed.why);
@@ -69,7 +87,9 @@ export class QueryHandler {
     if (parts instanceof Promise) {
       return parts.then((p) => this.finish(new WireWriter(1024), query, p, transport, started));
     }
-    return this.finish(this.writer, query, parts, transport, started);
+    const bytes = this.finish(this.writer, query, parts, transport, started);
+    if (cacheKey) cache!.set(cacheKey.key, bytes, version, query.qtype);
+    return bytes;
   }
 
   private finish(

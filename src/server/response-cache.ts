@@ -1,5 +1,13 @@
 import { responseLimit } from './response.ts';
 
+/** A stored response, with what the metrics need to count a hit like any other answer. */
+export interface CachedResponse {
+  bytes: Uint8Array;
+  version: number;
+  qtype: number;
+  rcode: number;
+}
+
 /**
  * Encoded responses for plain queries, reused byte for byte: a hit copies the stored response and
  * patches in the query's ID and its question as asked (so the case of the name, RFC 1035 §7.1 / 0x20,
@@ -13,7 +21,7 @@ import { responseLimit } from './response.ts';
  * tracking would be unsafe.
  */
 export class ResponseCache {
-  private readonly entries = new Map<string, { bytes: Uint8Array; version: number }>();
+  private readonly entries = new Map<string, CachedResponse>();
   private readonly maxEntries: number;
   private readonly scratch = Buffer.alloc(512);
   hits = 0;
@@ -83,14 +91,19 @@ export class ResponseCache {
     return { key: scratch.toString('latin1', 0, o), questionEnd };
   }
 
-  /** A copy of the cached response with the query's ID and question, or undefined. */
-  get(key: string, query: Uint8Array, questionEnd: number, version: number): Uint8Array | undefined {
+  /** The cached response (to copy with `answer`), or undefined. */
+  get(key: string, version: number): CachedResponse | undefined {
     const entry = this.entries.get(key);
     if (!entry || entry.version !== version) {
       this.misses++;
       return undefined;
     }
     this.hits++;
+    return entry;
+  }
+
+  /** A copy of a cached response carrying the query's ID and its question as asked. */
+  static answer(entry: CachedResponse, query: Uint8Array, questionEnd: number): Uint8Array {
     const out = Buffer.allocUnsafe(entry.bytes.length);
     out.set(entry.bytes);
     out[0] = query[0]!;
@@ -99,11 +112,11 @@ export class ResponseCache {
     return out;
   }
 
-  set(key: string, response: Uint8Array, version: number): void {
+  set(key: string, response: Uint8Array, version: number, qtype: number): void {
     if (this.entries.size >= this.maxEntries && !this.entries.has(key)) {
       // Oldest first (Map keeps insertion order): bounded memory whatever the query stream.
       this.entries.delete(this.entries.keys().next().value!);
     }
-    this.entries.set(key, { bytes: new Uint8Array(response), version });
+    this.entries.set(key, { bytes: new Uint8Array(response), version, qtype, rcode: response[3]! & 0xf });
   }
 }

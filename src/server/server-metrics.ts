@@ -16,10 +16,19 @@ export class ServerMetrics {
   private readonly latency;
   readonly truncated;
   private readonly dropped;
+  private readonly cacheHits;
+  private readonly cacheMisses;
   private readonly cache = new Map<string, CounterChild>();
   private readonly latencyCache = new Map<string, HistogramChild>();
 
   constructor(registry: Registry, table: ZoneTable) {
+    const cache = registry.counter(
+      'zonekeeper_dns_response_cache_total',
+      'Lookups of cacheable queries in the response cache, by result (hit, miss).',
+      ['result'],
+    );
+    this.cacheHits = cache.labels('hit');
+    this.cacheMisses = cache.labels('miss');
     this.queries = registry.counter(
       'zonekeeper_dns_queries_total',
       'DNS queries answered, by query type, response code and transport.',
@@ -52,6 +61,11 @@ export class ServerMetrics {
       for (const zone of table.all()) n += zone.recordCount;
       records.set(n);
     };
+  }
+
+  /** Counts a lookup in the response cache. */
+  cacheLookup(hit: boolean): void {
+    (hit ? this.cacheHits : this.cacheMisses).inc();
   }
 
   query(qtype: number, rcode: number, transport: Transport, seconds: number): void {
