@@ -20,6 +20,9 @@ export interface DnsServerOptions {
   transfers?: TransferHandler;
 }
 
+/** Requested UDP socket buffer size. */
+const UDP_BUFFER_BYTES = 4 << 20;
+
 /** Bytes a client may leave unread on a TCP connection before we give up on it. */
 const MAX_PENDING_WRITE = 1 << 20;
 
@@ -54,7 +57,15 @@ export class DnsServer {
         if (port !== 0 || (e as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 20) throw e;
         continue;
       }
-      udp.on('error', () => this.options.metrics?.drop('udp_error'));
+      try {
+      // Room for bursts: queries that arrive while the event loop is busy wait here instead of being
+      // dropped by the kernel (capped by net.core.rmem_max / wmem_max).
+      udp.setRecvBufferSize(UDP_BUFFER_BYTES);
+      udp.setSendBufferSize(UDP_BUFFER_BYTES);
+    } catch {
+      // Not fatal: the kernel keeps its default sizes.
+    }
+    udp.on('error', () => this.options.metrics?.drop('udp_error'));
       udp.on('message', (msg, rinfo) => this.onUdp(udp, msg, rinfo));
       this.udp = udp;
       return;
