@@ -58,14 +58,14 @@ export class DnsServer {
         continue;
       }
       try {
-      // Room for bursts: queries that arrive while the event loop is busy wait here instead of being
-      // dropped by the kernel (capped by net.core.rmem_max / wmem_max).
-      udp.setRecvBufferSize(UDP_BUFFER_BYTES);
-      udp.setSendBufferSize(UDP_BUFFER_BYTES);
-    } catch {
-      // Not fatal: the kernel keeps its default sizes.
-    }
-    udp.on('error', () => this.options.metrics?.drop('udp_error'));
+        // Room for bursts: queries that arrive while the event loop is busy wait here instead of being
+        // dropped by the kernel (capped by net.core.rmem_max / wmem_max).
+        udp.setRecvBufferSize(UDP_BUFFER_BYTES);
+        udp.setSendBufferSize(UDP_BUFFER_BYTES);
+      } catch {
+        // Not fatal: the kernel keeps its default sizes.
+      }
+      udp.on('error', () => this.options.metrics?.drop('udp_error'));
       udp.on('message', (msg, rinfo) => this.onUdp(udp, msg, rinfo));
       this.udp = udp;
       return;

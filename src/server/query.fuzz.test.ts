@@ -9,17 +9,25 @@ import { describe, test } from 'node:test';
 import {
   allowedRcodes,
   buildQuery,
+  bytes,
   craftedCases,
   envNumber,
   expectedProblems,
   fuzzPacket,
   fuzzSeed,
+  header,
   hex,
+  mutate,
+  optBytes,
   Prng,
+  questionBytes,
   replyProblems,
+  rrBytes,
   type Transport,
+  u32,
   VALID_QUESTIONS,
   verdictFor,
+  wireName,
 } from '../../test/support/dns-fuzz.ts';
 import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
 import type { DNSRecordSet } from '../api/index.ts';
@@ -33,11 +41,13 @@ import { ZoneAliasResolver } from './alias-resolver.ts';
 import { parseQuery } from './query.ts';
 import { QueryHandler } from './query-handler.ts';
 import { ServerMetrics } from './server-metrics.ts';
+import { TransferHandler } from './transfer/transfer-handler.ts';
+import { TransferPolicy } from './transfer/transfer-policy.ts';
 import { ZoneSnapshot } from './zone-snapshot.ts';
 import { ZoneTable } from './zone-table.ts';
 
 /** example.com as in examples/, reduced to what the generators ask about. */
-function exampleTable(): ZoneTable {
+function exampleTable(transfers?: TransferPolicy): ZoneTable {
   const c = new Catalog();
   c.setClass(zoneClass('builtin', ['ns1.example.com.', 'ns2.example.com.']));
   c.setZone(zone('dns', 'example-com', 'example.com'));
@@ -62,7 +72,7 @@ function exampleTable(): ZoneTable {
   const rejected = [...assembled.verdicts.values()].filter((v) => !v.accepted);
   assert.deepEqual(rejected, [], 'every fixture record is accepted');
   const table = new ZoneTable();
-  table.set(ZoneSnapshot.fromAssembled(assembled, 2026010101));
+  table.set(ZoneSnapshot.build(assembled.origin, assembled.soa, 2026010101, assembled.rrsets, transfers));
   return table;
 }
 
@@ -200,5 +210,82 @@ describe('query fuzzing: generated packets', () => {
       const question = { name: 'www.example.com.', type, class: RRClass.IN };
       assert.ok(allowedRcodes(question, undefined).includes(m.rcode), `type ${type}: rcode ${m.rcode}`);
     }
+  });
+});
+
+describe('transfer path fuzzing', () => {
+  test('AXFR/IXFR requests, valid and mutated, with TSIG-like records: no throw, every reply decodes', (t) => {
+    // A zone that allows transfers from loopback, so that requests reach the streaming code too.
+    const policy = new TransferPolicy({
+      allowFrom: ['127.0.0.0/8'],
+      requireTsig: false,
+      keys: [],
+      notify: [],
+      journalSize: 8,
+    });
+    const transfers = new TransferHandler(exampleTable(policy));
+    const seed = fuzzSeed(0x7a11f00d);
+    const count = Math.min(envNumber('FUZZ_PACKETS', 20_000), 200_000) / 4;
+    t.diagnostic(`seed ${seed} (rerun with FUZZ_SEED=${seed}), ${count} packets`);
+    const rng = new Prng(seed);
+    const apex = wireName('example.com.');
+    const failures: string[] = [];
+    let routed = 0;
+    for (let i = 0; i < count && failures.length < 5; i++) {
+      const type = rng.pick([RRType.AXFR, RRType.IXFR, RRType.SOA]);
+      const soa = rrBytes(
+        apex,
+        RRType.SOA,
+        RRClass.IN,
+        300,
+        bytes(0, 0, u32(rng.u32()), u32(1), u32(1), u32(1), u32(1)),
+      );
+      // A record typed TSIG (250) with random RDATA: exercises the TSIG reader on garbage.
+      const tsig = rrBytes(
+        rng.chance(0.5) ? bytes(0) : wireName('key.example.'),
+        250,
+        255,
+        0,
+        rng.bytes(rng.int(80)),
+      );
+      const ns = type === RRType.IXFR && rng.chance(0.8) ? 1 : 0;
+      const ar = (rng.chance(0.3) ? 1 : 0) + (rng.chance(0.4) ? 1 : 0);
+      let p = bytes(
+        header({ id: i & 0xffff, qd: 1, ns, ar }),
+        questionBytes(
+          rng.chance(0.8) ? apex : wireName('www.example.com.'),
+          type,
+          rng.chance(0.9) ? RRClass.IN : RRClass.CH,
+        ),
+        ns ? soa : [],
+        ar >= 1 && rng.chance(0.5) ? optBytes() : [],
+        ar === 2 || (ar === 1 && rng.chance(0.5)) ? tsig : [],
+      );
+      if (rng.chance(0.5)) p = mutate(rng, p);
+      if (!TransferHandler.isTransfer(p)) continue;
+      routed++;
+      const tcp = rng.chance(0.5);
+      let replies: Uint8Array[];
+      try {
+        replies = transfers.handle(p, '127.0.0.1', tcp);
+      } catch (e) {
+        failures.push(`#${i} threw ${(e as Error).stack}\n  ${hex(p)}`);
+        continue;
+      }
+      if (replies.length === 0) failures.push(`#${i} no reply\n  ${hex(p)}`);
+      for (const reply of replies) {
+        try {
+          const m = decodeMessage(reply);
+          if (m.id !== ((p[0]! << 8) | p[1]!) || !m.qr)
+            failures.push(`#${i} ID/QR wrong\n  ${hex(p)}\n  ${hex(reply)}`);
+          if (!tcp && reply.length > 65535) failures.push(`#${i} oversized UDP reply`);
+        } catch (e) {
+          failures.push(`#${i} reply does not decode: ${(e as Error).message}\n  ${hex(p)}\n  ${hex(reply)}`);
+        }
+      }
+    }
+    t.diagnostic(`${routed} packets reached the transfer path`);
+    assert.deepEqual(failures, [], `seed ${seed}`);
+    assert.ok(routed > count / 4, `${routed} routed`);
   });
 });

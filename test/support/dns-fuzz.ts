@@ -8,6 +8,7 @@ import { decodeMessage, type Message, type Question, Rcode } from '../../src/dns
 import { encodeNameUncompressed, type Name } from '../../src/dns/name.ts';
 import { RRClass, RRType } from '../../src/dns/rrtype.ts';
 import { WireReader } from '../../src/dns/wire.ts';
+import { TransferHandler } from '../../src/server/transfer/transfer-handler.ts';
 
 // ---------------------------------------------------------------------------------------------------
 // Seeded randomness
@@ -434,7 +435,8 @@ export function fuzzPacket(rng: Prng, id: number, opts: GeneratorOptions): Uint8
 export type Expected =
   | { drop: 'short' | 'response' }
   | {
-      rcode: number;
+      /** The rcode, or the rcodes that are all right. */
+      rcode: number | readonly number[];
       /** Whether the reply echoes the question. */
       question: boolean;
       /** Exact number of answer records, when it matters. */
@@ -452,7 +454,7 @@ export interface CraftedCase {
 const WWW = wireName('www.example.com.');
 const A = RRType.A;
 const IN = RRClass.IN;
-const { FORMERR, NOTIMP, REFUSED, NOERROR, NXDOMAIN, BADVERS } = Rcode;
+const { FORMERR, NOTIMP, REFUSED, NOERROR, NXDOMAIN, BADVERS, NOTAUTH } = Rcode;
 
 /** Labels of 63 octets (and one shorter) in front of `suffix`, to a total wire length of `total`. */
 export function nameOfLength(total: number, suffix: Name): Uint8Array {
@@ -831,12 +833,19 @@ function buildCraftedCases(): CraftedCase[] {
     },
   );
   add('qtype 0', buildQuery({ name: WWW, type: 0 }), { rcode: NOERROR, question: true, answers: 0 });
+  // REFUSED from the query path (no transfer allowed). A server with the transfer path answers AXFR
+  // over UDP with FORMERR (RFC 5936 §4.2: not defined over UDP), and IXFR without the client's SOA in
+  // the authority section with FORMERR (RFC 1995 §3).
   add('qtype AXFR', buildQuery({ name: 'example.com.', type: RRType.AXFR }), {
-    rcode: REFUSED,
+    rcode: [REFUSED, FORMERR],
     question: true,
   });
-  add('qtype IXFR', buildQuery({ name: 'example.com.', type: RRType.IXFR }), {
-    rcode: REFUSED,
+  add('qtype IXFR without the client SOA', buildQuery({ name: 'example.com.', type: RRType.IXFR }), {
+    rcode: [REFUSED, FORMERR],
+    question: true,
+  });
+  add('qtype AXFR below the apex', buildQuery({ name: 'www.example.com.', type: RRType.AXFR }), {
+    rcode: [REFUSED, FORMERR, NOTAUTH],
     question: true,
   });
   add('qtype OPT', buildQuery({ name: WWW, type: RRType.OPT }), { rcode: FORMERR, question: true });
@@ -947,6 +956,34 @@ export function udpReplyLimit(edns: EdnsSeen | undefined): number {
 
 export type Transport = 'udp' | 'tcp';
 
+export interface RuleOptions {
+  /**
+   * The server routes zone transfers (and TSIG-signed SOA queries) to its transfer path, as
+   * `TransferHandler.isTransfer` tells: those replies follow RFC 5936 / RFC 1995 / RFC 8945 instead.
+   */
+  transfers?: boolean;
+}
+
+/** Whether `request` goes to the transfer path of a server that has one. */
+export function isTransferRequest(request: Uint8Array, opts: RuleOptions): boolean {
+  return opts.transfers === true && TransferHandler.isTransfer(request);
+}
+
+/**
+ * The rcodes of the transfer path: a transfer or NOERROR for an allowed one; FORMERR for a malformed
+ * request, AXFR over UDP (RFC 5936 §4.2) or IXFR without the client's SOA (RFC 1995 §3); NOTAUTH outside
+ * a zone apex (RFC 5936 §2.2.1) or for a bad TSIG (RFC 8945 §5.3.2); REFUSED when not allowed; and for
+ * signed SOA queries whatever the query path would answer.
+ */
+const TRANSFER_RCODES: readonly number[] = [
+  Rcode.NOERROR,
+  Rcode.FORMERR,
+  Rcode.NOTAUTH,
+  Rcode.REFUSED,
+  Rcode.NXDOMAIN,
+  Rcode.BADVERS,
+];
+
 /**
  * Everything wrong with `reply` as the answer to `request` (an empty list when nothing is):
  * it must be a message decodeMessage accepts, with the request's ID and opcode, QR set, RD echoed,
@@ -958,6 +995,7 @@ export function replyProblems(
   verdict: Verdict,
   reply: Uint8Array,
   transport: Transport,
+  opts: RuleOptions = {},
 ): string[] {
   if (verdict.kind === 'drop') return [`replied to a packet that must be dropped (${verdict.reason})`];
   let m: Message;
@@ -983,6 +1021,14 @@ export function replyProblems(
     m.questions[0]!.name === q.name &&
     m.questions[0]!.type === q.type &&
     m.questions[0]!.class === q.class;
+  if (isTransferRequest(request, opts)) {
+    if (!TRANSFER_RCODES.includes(m.rcode)) problems.push(`transfer rcode ${m.rcode}`);
+    const q = verdict.question;
+    if (m.questions.length > 1 || (m.questions.length === 1 && q && !echoed(q))) {
+      problems.push(`question ${JSON.stringify(m.questions)}, expected ${JSON.stringify(q ?? null)}`);
+    }
+    return problems;
+  }
   if (verdict.kind === 'error') {
     if (m.rcode !== verdict.rcode) problems.push(`rcode ${m.rcode}, expected ${verdict.rcode}`);
     if (verdict.question ? !echoed(verdict.question) : m.questions.length !== 0) {
@@ -1014,10 +1060,11 @@ export function replyProblems(
 /** Problems of a reply to a crafted case, beyond `replyProblems`: the exact rcode, echo and answer count. */
 export function expectedProblems(expect: Expected, reply: Uint8Array | null): string[] {
   if ('drop' in expect) return reply === null ? [] : ['replied, but the packet must be dropped'];
-  if (reply === null) return [`no reply, expected rcode ${expect.rcode}`];
+  const rcodes = typeof expect.rcode === 'number' ? [expect.rcode] : expect.rcode;
+  if (reply === null) return [`no reply, expected rcode ${rcodes.join('/')}`];
   const m = decodeMessage(reply);
   const problems: string[] = [];
-  if (m.rcode !== expect.rcode) problems.push(`rcode ${m.rcode}, expected ${expect.rcode}`);
+  if (!rcodes.includes(m.rcode)) problems.push(`rcode ${m.rcode}, expected ${rcodes.join('/')}`);
   if ((m.questions.length === 1) !== expect.question) {
     problems.push(`${m.questions.length} question(s) echoed, expected ${expect.question ? 1 : 0}`);
   }
