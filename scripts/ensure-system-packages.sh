@@ -11,11 +11,21 @@ declare -A needed=(
   [knotd]=knot
   [kzonecheck]=knot-dnssecutils
   [dnsperf]=dnsperf
+  [nsd]=nsd
+  [named]=bind9
+  [named-checkzone]=bind9-utils
+  [pdns_server]=pdns-server
+  [pdnsutil]=pdns-server
+  [sqlite3]=sqlite3
 )
 
 missing=()
 for cmd in "${!needed[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || missing+=("${needed[$cmd]}")
+done
+# PowerDNS backends are modules, not commands (test/powerdns.test.ts runs LMDB and SQLite).
+for module in lmdb:pdns-backend-lmdb gsqlite3:pdns-backend-sqlite3; do
+  compgen -G "/usr/lib/*/pdns/lib${module%%:*}backend.so" >/dev/null || missing+=("${module#*:}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 

@@ -184,7 +184,7 @@ function stopKnotd(child: ChildProcess): Promise<void> {
 }
 
 /** A loopback port free for both TCP and UDP at the time of the call. */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   for (;;) {
     const server = net.createServer();
     const port = await new Promise<number>((resolve, reject) => {

@@ -49,6 +49,7 @@ export class ZoneJournal {
 
   /** The changes from `serial` to now, or undefined when the journal does not reach back that far. */
   since(serial: number): JournalEntry[] | undefined {
+    if (this.entries.at(-1)?.to === serial) return []; // up to date
     const start = this.entries.findIndex((e) => e.from === serial);
     if (start < 0) return undefined;
     return this.entries.slice(start);

@@ -33,6 +33,7 @@ export class Notifier {
     Pick<NotifierOptions, 'log'>;
   private readonly results?: Counter;
   private readonly latest = new Map<string, number>();
+  private readonly inFlight = new Map<string, number>();
 
   constructor(options: NotifierOptions = {}) {
     this.options = { retryDelaysMs: [1000, 2000, 4000, 8000, 16000], timeoutMs: 1000, ...options };
@@ -48,12 +49,32 @@ export class Notifier {
     const serial = (soa.rdata[0] as Extract<Rdata, { type: 'SOA' }>).serial;
     for (const target of targets) {
       const id = `${origin.toLowerCase()} ${target.host}:${target.port}`;
+      // The same serial already being delivered (e.g. the zone re-applied unchanged): nothing to add.
+      if (this.latest.get(id) === serial && this.inFlight.has(id)) continue;
       this.latest.set(id, serial);
       void this.deliver(id, soa, serial, target);
     }
   }
 
+  /** Deliveries still trying (the target has not acknowledged yet); for tests and shutdown. */
+  get pending(): number {
+    let n = 0;
+    for (const count of this.inFlight.values()) n += count;
+    return n;
+  }
+
   private async deliver(id: string, soa: ServedRRset, serial: number, target: NotifyTarget): Promise<void> {
+    this.inFlight.set(id, (this.inFlight.get(id) ?? 0) + 1);
+    try {
+      await this.attempts(id, soa, serial, target);
+    } finally {
+      const left = (this.inFlight.get(id) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(id, left);
+      else this.inFlight.delete(id);
+    }
+  }
+
+  private async attempts(id: string, soa: ServedRRset, serial: number, target: NotifyTarget): Promise<void> {
     const origin = soa.owner;
     const delays = this.options.retryDelaysMs;
     for (let attempt = 0; attempt <= delays.length; attempt++) {
@@ -105,32 +126,47 @@ export class Notifier {
     return new Promise((resolve) => {
       const socket = dgram.createSocket(net.isIPv6(target.host) ? 'udp6' : 'udp4');
       const timer = setTimeout(() => done('timeout'), this.options.timeoutMs);
+      let finished = false;
       const done = (outcome: string) => {
+        if (finished) return;
+        finished = true;
         clearTimeout(timer);
         socket.close();
         resolve(outcome);
       };
       socket.on('error', (e) => done(e.message));
       socket.on('message', (msg) => {
+        // RFC 1996 §4.7: the answer to our NOTIFY carries its ID, QR and opcode NOTIFY; anything else
+        // (a stray or late datagram) is ignored, and the attempt waits on.
+        if (msg.length < 12 || ((msg[0]! << 8) | msg[1]!) !== id) return;
+        if ((msg[2]! & 0x80) === 0 || ((msg[2]! >> 3) & 0xf) !== Opcode.NOTIFY) return;
+        const rcode = msg[3]! & 0xf;
         try {
           if (target.key) {
-            const verified = verifyMessage(
-              msg,
-              (name) => (name === target.key!.name ? target.key : undefined),
-              {
-                ...(requestMac ? { requestMac } : {}),
-              },
-            );
-            if (!verified.ok) return done(`answer TSIG ${verified.error}`);
+            const key = target.key;
+            const verified = verifyMessage(msg, (name) => (name === key.name ? key : undefined), {
+              ...(requestMac ? { requestMac } : {}),
+            });
+            if (!verified.ok) {
+              // E.g. NOTAUTH with TSIG BADKEY: the secondary does not know this key (RFC 8945 §5.3.2).
+              const why = verified.reportedByPeer
+                ? `TSIG ${verified.error} from the secondary`
+                : verified.message;
+              return done(`${rcodeName(rcode)}, answer not verified: ${why}`);
+            }
           }
-          const answer = decodeMessage(msg);
-          if (answer.id !== id || !answer.qr || answer.opcode !== Opcode.NOTIFY) return;
-          done(answer.rcode === Rcode.NOERROR ? 'ok' : `rcode ${answer.rcode}`);
-        } catch {
-          // not an answer to us; wait for the timeout
+          decodeMessage(msg);
+        } catch (e) {
+          return done(`malformed answer: ${(e as Error).message}`);
         }
+        done(rcode === Rcode.NOERROR ? 'ok' : rcodeName(rcode));
       });
       socket.send(bytes, target.port, target.host);
     });
   }
+}
+
+function rcodeName(rcode: number): string {
+  const name = Object.entries(Rcode).find(([, v]) => v === rcode)?.[0];
+  return `rcode ${name ?? rcode}`;
 }

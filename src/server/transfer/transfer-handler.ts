@@ -2,11 +2,19 @@ import { decodeMessage, Rcode } from '../../dns/message.ts';
 import { type Name, nameKey } from '../../dns/name.ts';
 import { encodeRdata, type Rdata } from '../../dns/rdata.ts';
 import { RRClass, RRType } from '../../dns/rrtype.ts';
-import { readTsig, TsigStreamSigner, tsigErrorResponse, verifyMessage } from '../../dns/tsig.ts';
+import { readTsig, signMessage, TsigStreamSigner, tsigErrorResponse, verifyMessage } from '../../dns/tsig.ts';
 import { WireWriter } from '../../dns/wire.ts';
 import type { Counter, Registry } from '../../metrics/registry.ts';
 import { serialGreater } from '../../zones/serial.ts';
-import { SERVER_UDP_PAYLOAD } from '../response.ts';
+import { answerQuery, Outcome } from '../answer.ts';
+import { parseQuery } from '../query.ts';
+import {
+  encodeResponse,
+  errorParts,
+  type ResponseParts,
+  responseLimit,
+  SERVER_UDP_PAYLOAD,
+} from '../response.ts';
 import type { ServedRRset, ZoneSnapshot } from '../zone-snapshot.ts';
 import type { ZoneTable } from '../zone-table.ts';
 
@@ -35,7 +43,11 @@ export class TransferHandler {
     );
   }
 
-  /** Whether a query asks for a transfer (opcode QUERY, one question of type AXFR or IXFR). */
+  /**
+   * Whether this handler answers a query (opcode QUERY, one question): a transfer (AXFR or IXFR), or a
+   * TSIG-signed SOA query — the serial check of a secondary's refresh (RFC 1034 §4.3.5, RFC 1996 §4.7),
+   * which secondaries sign with the transfer key and which must get a signed answer (RFC 8945 §5.3).
+   */
   static isTransfer(query: Uint8Array): boolean {
     if (query.length < 17 || (query[2]! & 0xf8) !== 0 || query[4] !== 0 || query[5] !== 1) return false;
     let i = 12;
@@ -47,7 +59,14 @@ export class TransferHandler {
     }
     if (i + 2 > query.length) return false;
     const type = (query[i]! << 8) | query[i + 1]!;
-    return type === RRType.AXFR || type === RRType.IXFR;
+    if (type === RRType.AXFR || type === RRType.IXFR) return true;
+    // ARCOUNT 0: no TSIG. Otherwise look for one (SOA queries are rare enough to parse here).
+    if (type !== RRType.SOA || (query[10] === 0 && query[11] === 0)) return false;
+    try {
+      return readTsig(query) !== undefined;
+    } catch {
+      return false; // malformed: the query path answers FORMERR
+    }
   }
 
   handle(query: Uint8Array, remote: string | undefined, tcp: boolean): Uint8Array[] {
@@ -68,6 +87,12 @@ export class TransferHandler {
       return [errorReply(query, Rcode.FORMERR)];
     }
     const question = message.questions[0]!;
+    if (question.type === RRType.SOA) {
+      // Only signed SOA queries come here (isTransfer); an unsigned one belongs to the query path.
+      if (found) return [this.signedSoa(query, found, message.edns, tcp)];
+      count('SOA', 'unsigned');
+      return [errorReply(plain, Rcode.REFUSED, message.edns)];
+    }
     const type = question.type === RRType.AXFR ? 'AXFR' : 'IXFR';
     const refuse = (rcode: number, result: string) => {
       count(type, result);
@@ -80,7 +105,7 @@ export class TransferHandler {
     // RFC 5936 §2.2.1: not authoritative for the zone asked for.
     if (!zone || nameKey(zone.origin) !== nameKey(question.name)) return refuse(Rcode.NOTAUTH, 'notauth');
     const policy = zone.transfers;
-    if (!policy || !policy.allows(remote)) return refuse(Rcode.REFUSED, 'refused');
+    if (!policy?.allows(remote)) return refuse(Rcode.REFUSED, 'refused');
     let signer: TsigStreamSigner | undefined;
     if (found) {
       const verified = verifyMessage(query, policy.keys, { now: this.now() });
@@ -124,7 +149,64 @@ export class TransferHandler {
     if (!signer) return messages;
     return messages.map((m, i) => signer.sign(m, i === messages.length - 1));
   }
+
+  /**
+   * A TSIG-signed SOA query (a secondary's refresh check): verified with the keys of the zone holding
+   * the name, answered as the query path would answer it, and signed (RFC 8945 §5.3). Without this,
+   * BIND refuses the unsigned answer ("expected a TSIG or SIG(0)") and never transfers. The
+   * source-network ACL does not apply: the SOA is public data. A failed TSIG gets the RFC 8945 §5.3.2
+   * error (NOTAUTH with BADKEY, BADSIG or BADTIME); a zone without transfer keys knows no key (BADKEY).
+   */
+  private signedSoa(
+    query: Uint8Array,
+    found: NonNullable<ReturnType<typeof readTsig>>,
+    edns: { dnssecOk: boolean } | undefined,
+    tcp: boolean,
+  ): Uint8Array {
+    const count = (result: string) => this.transfers?.labels('SOA', result).inc();
+    const parsed = parseQuery(found.stripped);
+    if (parsed.kind !== 'query') {
+      count('formerr');
+      return errorReply(query, Rcode.FORMERR, edns);
+    }
+    const q = parsed.query;
+    const zone = this.table.findZone(nameKey(q.qname));
+    const keys = zone?.transfers?.keys ?? (() => undefined);
+    const verified = verifyMessage(query, keys, { now: this.now() });
+    if (!verified.ok) {
+      count(verified.error.toLowerCase());
+      return (
+        tsigErrorResponse(query, verified, { now: this.now() }) ?? errorReply(query, Rcode.NOTAUTH, edns)
+      );
+    }
+    let parts: ResponseParts;
+    if (q.edns && q.edns.version !== 0)
+      parts = errorParts(Rcode.BADVERS); // RFC 6891 §6.1.3
+    else if (q.qclass !== RRClass.IN) parts = errorParts(Rcode.REFUSED);
+    else {
+      const answer = answerQuery(this.table, q.qname, q.qtype);
+      parts =
+        answer.outcome === Outcome.Refused
+          ? errorParts(Rcode.REFUSED)
+          : {
+              rcode: answer.outcome === Outcome.NxDomain ? Rcode.NXDOMAIN : Rcode.NOERROR,
+              aa: answer.aa,
+              answer: answer.answer,
+              authority: answer.authority,
+              additional: answer.additional,
+              ...(answer.outcome === Outcome.Referral ? { glueRequired: true } : {}),
+            };
+    }
+    count('ok');
+    // Room for the TSIG RR (RFC 8945 §4.2: key and algorithm names, a MAC of up to 64 octets).
+    const limit = responseLimit(q.edns, tcp) - (TSIG_RR_ROOM + found.record.keyName.length);
+    const response = encodeResponse(new WireWriter(1024), q, parts, q.edns, limit).bytes;
+    return signMessage(response, verified.key, { time: this.now(), requestMac: verified.mac }).bytes;
+  }
 }
+
+/** An upper bound of a TSIG RR without its key name (algorithm name, fixed fields, a 64-octet MAC). */
+const TSIG_RR_ROOM = 2 + 10 + 13 + 16 + 64 + 8;
 
 /** AXFR: the SOA, every other RRset, the SOA again (RFC 5936 §2.2). */
 function full(zone: ZoneSnapshot): ServedRRset[] {

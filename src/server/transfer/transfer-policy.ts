@@ -15,7 +15,13 @@ export interface ResolvedTransfers {
 
 export const DEFAULT_JOURNAL_SIZE = 100;
 
-/** Reads the secrets of `spec` (from the zone's class) into plain data. */
+/**
+ * Reads the secrets of `spec` (from the zone's class) into plain data, and checks what the schema's
+ * patterns cannot: that every allowFrom entry is an address or network, every secret valid base64,
+ * every notify port in range and every notify tsigKey one of tsigKeys. Throws an Error naming each
+ * problem; the controller then turns transfers off for the class's zones (they keep being served) and
+ * shows the message in the zone's Accepted condition — rather than failing every zone reconcile.
+ */
 export async function resolveTransfers(
   spec: TransfersSpec | undefined,
   secrets: SecretResolver,
@@ -25,7 +31,7 @@ export async function resolveTransfers(
   for (const key of spec.tsigKeys ?? []) {
     keys.push({ name: key.name, algorithm: key.algorithm, secret: await secrets(key.secretRef) });
   }
-  return {
+  const resolved: ResolvedTransfers = {
     allowFrom: spec.allowFrom ?? [],
     requireTsig: spec.requireTsig ?? keys.length > 0,
     keys,
@@ -35,6 +41,61 @@ export async function resolveTransfers(
     })),
     journalSize: spec.journalSize ?? DEFAULT_JOURNAL_SIZE,
   };
+  const problems = transfersProblems(resolved);
+  if (problems.length > 0) throw new Error(problems.join('; '));
+  return resolved;
+}
+
+/** What is wrong with resolved transfer settings (empty when nothing is). */
+export function transfersProblems(resolved: ResolvedTransfers): string[] {
+  const problems: string[] = [];
+  for (const [i, cidr] of resolved.allowFrom.entries()) {
+    if (!parseNetwork(cidr)) {
+      problems.push(
+        `allowFrom[${i}] ${JSON.stringify(cidr)} is not an IP address or network; write e.g. "192.0.2.0/24" or "2001:db8::/32"`,
+      );
+    }
+  }
+  const keyNames = new Set<string>();
+  for (const [i, key] of resolved.keys.entries()) {
+    try {
+      keyNames.add(parseTsigKey(key).name);
+    } catch (e) {
+      problems.push(`tsigKeys[${i}]: ${(e as Error).message}`);
+    }
+  }
+  for (const [i, n] of resolved.notify.entries()) {
+    const { port } = splitHostPort(n.address);
+    if (!Number.isInteger(port) || port < 1 || port > 65535) {
+      problems.push(`notify[${i}] ${JSON.stringify(n.address)}: the port must be 1 to 65535`);
+    }
+    if (n.tsigKey !== undefined && !keyNames.has(canonicalKeyName(n.tsigKey))) {
+      const known = resolved.keys.map((k) => k.name).join(', ');
+      problems.push(
+        `notify[${i}] tsigKey ${JSON.stringify(n.tsigKey)} is not one of tsigKeys${known ? ` (${known})` : ' (none set)'}`,
+      );
+    }
+  }
+  return problems;
+}
+
+/** An allowFrom entry: an address (one host) or a network in CIDR form; undefined when it is neither. */
+export function parseNetwork(
+  cidr: string,
+): { address: string; prefix: number | undefined; family: 'ipv4' | 'ipv6' } | undefined {
+  const [address, bits, extra] = cidr.split('/');
+  if (address === undefined || extra !== undefined) return undefined;
+  const version = net.isIP(address);
+  if (version === 0) return undefined;
+  const family = version === 4 ? 'ipv4' : 'ipv6';
+  if (bits === undefined) return { address, prefix: undefined, family };
+  if (!/^[0-9]{1,3}$/.test(bits) || Number(bits) > (version === 4 ? 32 : 128)) return undefined;
+  return { address, prefix: Number(bits), family };
+}
+
+/** A key name as parseTsigKey spells it: lowercase, absolute. */
+function canonicalKeyName(name: string): string {
+  return `${name.toLowerCase().replace(/\.$/, '')}.`;
 }
 
 /** The policy a DNS process applies to transfer requests. */
@@ -55,18 +116,20 @@ export class TransferPolicy {
     this.keyList = resolved.keys.map((k) => parseTsigKey(k));
     this.keys = keyring(this.keyList);
     this.journalSize = resolved.journalSize;
+    // resolveTransfers refuses settings with an invalid entry; should one get here anyway, it allows
+    // nothing (an exception here would fail every reconcile of the zone).
+    let networks = 0;
     for (const cidr of resolved.allowFrom) {
-      const [address, bits] = cidr.split('/') as [string, string | undefined];
-      const family = net.isIPv6(address) ? 'ipv6' : 'ipv4';
-      if (bits === undefined) this.allow.addAddress(address, family);
-      else this.allow.addSubnet(address, Number(bits), family);
+      const network = parseNetwork(cidr);
+      if (!network) continue;
+      if (network.prefix === undefined) this.allow.addAddress(network.address, network.family);
+      else this.allow.addSubnet(network.address, network.prefix, network.family);
+      networks++;
     }
-    this.anyAllowed = resolved.allowFrom.length > 0;
+    this.anyAllowed = networks > 0;
     this.notify = resolved.notify.map((n) => {
       const { host, port } = splitHostPort(n.address);
-      const key = n.tsigKey
-        ? this.keyList.find((k) => k.name === `${n.tsigKey!.toLowerCase().replace(/\.$/, '')}.`)
-        : undefined;
+      const key = n.tsigKey ? this.keyList.find((k) => k.name === canonicalKeyName(n.tsigKey!)) : undefined;
       return { host, port, ...(key ? { key } : {}) };
     });
   }
