@@ -1,5 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import jsYaml from 'js-yaml';
 import { type Document, LineCounter, parseAllDocuments } from 'yaml';
 
 /** One document read from a manifest file, before validation. */
@@ -72,7 +73,56 @@ export async function readManifests(paths: readonly string[]): Promise<ManifestR
   return { documents, fileErrors };
 }
 
+/**
+ * Parses a manifest file. The common case — valid YAML — takes the fast path (js-yaml, YAML 1.2 core
+ * schema, the same scalar resolution as `yaml`'s default), about ten times faster on large folders;
+ * positions (document start lines, field lines) are computed only when a problem is reported, from a
+ * full `yaml` parse of that one file. A file js-yaml rejects goes through `yaml`, whose errors say
+ * where and what.
+ */
 export function parseManifestText(text: string, file: string): ManifestRead {
+  // Anchors and aliases go through `yaml`, which caps alias expansion (a "billion laughs" file would
+  // otherwise cost exponential work); manifests rarely use them.
+  if (ANCHOR.test(text)) return parseManifestTextPrecisely(text, file);
+  let values: unknown[];
+  try {
+    values = [];
+    jsYaml.loadAll(text, (doc) => values.push(doc), {
+      schema: jsYaml.CORE_SCHEMA,
+      filename: file,
+      json: false,
+    });
+  } catch {
+    return parseManifestTextPrecisely(text, file);
+  }
+  let precise: ManifestDocument[] | undefined;
+  const positioned = (k: number): ManifestDocument | undefined => {
+    precise ??= parseManifestTextPrecisely(text, file).documents;
+    return precise[k];
+  };
+  const documents: ManifestDocument[] = [];
+  let k = 0;
+  for (const [i, value] of values.entries()) {
+    if (value === null || value === undefined) continue;
+    const index = k++;
+    documents.push({
+      file,
+      // js-yaml calls back once per document, empty ones included: the same numbering as `yaml`.
+      document: i + 1,
+      get line() {
+        return positioned(index)?.line ?? 1;
+      },
+      value,
+      lineOf: (fieldPath) => positioned(index)?.lineOf(fieldPath),
+    });
+  }
+  return { documents, fileErrors: [] };
+}
+
+const ANCHOR = /(^|[\s[{,:-])&[^\s]/m;
+
+/** The full parse with `yaml`: every position known, every error located. */
+function parseManifestTextPrecisely(text: string, file: string): ManifestRead {
   const lineCounter = new LineCounter();
   const docs = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const documents: ManifestDocument[] = [];
@@ -95,7 +145,14 @@ export function parseManifestText(text: string, file: string): ManifestRead {
       }
       return;
     }
-    const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: 100 });
+    } catch (e) {
+      // e.g. too many aliases: refuse the document rather than expand it
+      fileErrors.push({ file, document: i + 1, line, message: `YAML: ${(e as Error).message}` });
+      return;
+    }
     if (value === null || value === undefined) return;
     documents.push({
       file,

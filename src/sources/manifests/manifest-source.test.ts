@@ -115,3 +115,32 @@ describe('ManifestSource', () => {
     assert.deepEqual(records(), ['a=192.0.2.1']);
   });
 });
+
+describe('manifest parsing', () => {
+  test('fast and precise parses agree, and problems still carry lines', async () => {
+    const { parseManifestText } = await import('./load-manifests.ts');
+    const text = `# comment\n---\napiVersion: v1\nkind: A\nmetadata:\n  name: x\n---\n---\nkind: B\nspec:\n  records:\n    - one\n    - 2020-01-01\n`;
+    const read = parseManifestText(text, 'f.yaml');
+    assert.equal(read.documents.length, 2);
+    assert.deepEqual(
+      read.documents[1]!.value,
+      { kind: 'B', spec: { records: ['one', '2020-01-01'] } },
+      'dates stay strings (YAML 1.2 core)',
+    );
+    assert.equal(read.documents[1]!.document, 3, 'a leading comment belongs to the first document');
+    assert.equal(read.documents[1]!.line, 8, 'a document starts at its --- marker');
+    assert.equal(read.documents[1]!.lineOf('spec.records[1]'), 13);
+  });
+
+  test('anchors take the precise path, which caps alias expansion', async () => {
+    const { parseManifestText } = await import('./load-manifests.ts');
+    const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
+    for (let i = 0; i < 12; i++)
+      bomb.push(
+        `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)}]`,
+      );
+    const read = parseManifestText(bomb.join('\n'), 'bomb.yaml');
+    assert.equal(read.documents.length, 0);
+    assert.match(read.fileErrors[0]?.message ?? '', /YAML: .*alias/i);
+  });
+});
