@@ -80,6 +80,36 @@ export function validCases(): ExampleCase[] {
     { name: 'zone example', object: exampleZone(), problems: [] },
     { name: 'record set example', object: exampleRecordSet(), problems: [] },
     {
+      name: 'powerdns class with every setting',
+      object: edit(exampleZoneClass(), (o) => {
+        spec(o).backend = {
+          powerdns: {
+            url: 'https://pdns.example.net:8443/pdns',
+            serverId: 'localhost',
+            apiKeySecretRef: { namespace: 'dns-system', name: 'pdns-api', key: 'api-key' },
+            zoneKind: 'Master',
+            tls: {
+              caFile: '/etc/zonekeeper/pdns-ca.pem',
+              serverName: 'pdns.example.net',
+              insecureSkipVerify: false,
+            },
+            resyncSeconds: 60,
+            timeoutSeconds: 5,
+          },
+        };
+      }),
+      problems: [],
+    },
+    {
+      name: 'powerdns class with an API key file',
+      object: edit(exampleZoneClass(), (o) => {
+        spec(o).backend = {
+          powerdns: { url: 'http://127.0.0.1:8081', apiKeySecretRef: { file: '/run/pdns-key' } },
+        };
+      }),
+      problems: [],
+    },
+    {
       name: 'minimal class',
       object: edit(exampleZoneClass(), (o) => {
         delete spec(o).defaults;
@@ -177,14 +207,86 @@ export function invalidCases(): ExampleCase[] {
     {
       name: 'class with an unknown backend',
       object: edit(exampleZoneClass(), (o) => {
-        spec(o).backend = { powerdns: { url: 'http://pdns:8081' } };
+        spec(o).backend = { rfc2136: { server: '192.0.2.53:53' } };
       }),
       pruned: true,
       problems: [
         {
-          path: 'spec.backend.powerdns',
+          path: 'spec.backend.rfc2136',
           code: 'UNKNOWN_FIELD',
-          message: 'unknown field "powerdns"; known fields: builtin',
+          message: 'unknown field "rfc2136"; known fields: builtin, powerdns',
+        },
+      ],
+    },
+    {
+      name: 'powerdns backend without an API key reference',
+      object: edit(exampleZoneClass(), (o) => {
+        spec(o).backend = { powerdns: { url: 'http://pdns:8081' } };
+      }),
+      problems: [
+        {
+          path: 'spec.backend.powerdns.apiKeySecretRef',
+          code: 'REQUIRED',
+          message: 'required field is missing',
+        },
+      ],
+    },
+    {
+      name: 'powerdns API key from a file and an environment variable at once',
+      object: edit(exampleZoneClass(), (o) => {
+        spec(o).backend = {
+          powerdns: { url: 'http://pdns:8081', apiKeySecretRef: { file: '/run/pdns-key', env: 'PDNS_KEY' } },
+        };
+      }),
+      problems: [
+        {
+          path: 'spec.backend.powerdns.apiKeySecretRef',
+          code: 'EXACTLY_ONE',
+          message: 'set exactly one of file, env, or name',
+        },
+      ],
+    },
+    {
+      name: 'powerdns url that is not http(s)',
+      object: edit(exampleZoneClass(), (o) => {
+        spec(o).backend = { powerdns: { url: 'pdns:8081', apiKeySecretRef: { env: 'PDNS_KEY' } } };
+      }),
+      problems: [
+        {
+          path: 'spec.backend.powerdns.url',
+          code: 'PATTERN',
+          message: 'is not an http:// or https:// URL',
+        },
+      ],
+    },
+    {
+      name: 'powerdns zone kind not Native or Master',
+      object: edit(exampleZoneClass(), (o) => {
+        spec(o).backend = {
+          powerdns: { url: 'http://pdns:8081', apiKeySecretRef: { env: 'PDNS_KEY' }, zoneKind: 'native' },
+        };
+      }),
+      problems: [
+        {
+          path: 'spec.backend.powerdns.zoneKind',
+          code: 'NOT_IN_ENUM',
+          message: '"native" is not one of Native, Master; did you mean "Native"?',
+        },
+      ],
+    },
+    {
+      name: 'two backends',
+      object: edit(exampleZoneClass(), (o) => {
+        spec(o).backend = {
+          builtin: {},
+          powerdns: { url: 'http://pdns:8081', apiKeySecretRef: { env: 'K' } },
+        };
+      }),
+      problems: [
+        {
+          path: 'spec.backend',
+          code: 'EXACTLY_ONE',
+          message: 'exactly one backend must be set, found 2 (builtin, powerdns); keep one',
         },
       ],
     },

@@ -42,8 +42,17 @@ interface Transfers {
   notify?: { address: string; tsigKey?: string }[];
   journalSize?: number;
 }
+interface PowerDnsBackend {
+  url: string;
+  serverId?: string;
+  apiKeySecretRef: SecretRef;
+  zoneKind?: 'Native' | 'Master';
+  tls?: { caFile?: string; serverName?: string; insecureSkipVerify?: boolean };
+  resyncSeconds?: number;
+  timeoutSeconds?: number;
+}
 interface DNSZoneClassSpec {
-  backend: { builtin?: Record<string, never> };
+  backend: { builtin?: Record<string, never>; powerdns?: PowerDnsBackend };
   nameServers: string[];
   transfers?: Transfers;
   defaults?: { ttl?: number; soa?: SOAOverrides };

@@ -5,7 +5,9 @@ import { crdsYaml } from '../api/index.ts';
 import { runDnsWorker } from '../server/dns-worker.ts';
 import { type DnsWorkerConfig, WORKER_CONFIG_ENV } from '../server/worker-protocol.ts';
 import { createLogger } from './logger.ts';
+import { podNamespace, startOperator } from './operator.ts';
 import { startServe } from './serve.ts';
+import { startServer } from './server.ts';
 import { runStatus } from './status.ts';
 import { runValidate } from './validate.ts';
 import { runZoneExport } from './zone-export.ts';
@@ -18,6 +20,14 @@ Usage:
                    [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
       Serve the zones described by the YAML in DIR with the built-in DNS server; follow edits live.
       --workers: DNS processes sharing the port (default 1; auto = one per CPU).
+  zonekeeper operator [--kubeconfig FILE] [--context NAME] [--namespace NS] [--http 0.0.0.0:8080]
+                      [--leader-elect=false] [--leader-election-id NAME] [--identity NAME]
+      Reconcile DNSZoneClasses, DNSZones and DNSRecordSets in a Kubernetes cluster: serials and hashes in
+      DNSZone.status, conditions, finalizers, Events; one leader per --namespace Lease (15 s/10 s/2 s).
+  zonekeeper server [--kubeconfig FILE] [--context NAME] [--dns 0.0.0.0:5353] [--http 0.0.0.0:8080]
+                    [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
+                    [--unconfirmed-after SECONDS]
+      Serve the cluster's zones read-only, at the serials the operator recorded; any number of replicas.
   zonekeeper validate PATH...
       Check manifests (files or folders); print one line per problem; exit 1 if any is invalid.
   zonekeeper status [--http URL]
@@ -71,6 +81,70 @@ async function main(argv: string[]): Promise<number> {
         process.once('SIGINT', () => stop('SIGINT'));
         process.once('SIGTERM', () => stop('SIGTERM'));
       });
+      await handle.stop();
+      return 0;
+    }
+    case 'operator': {
+      const { values } = parseArgs({
+        args: rest,
+        options: {
+          kubeconfig: { type: 'string' },
+          context: { type: 'string' },
+          namespace: { type: 'string' },
+          http: { type: 'string', default: '0.0.0.0:8080' },
+          'leader-elect': { type: 'string', default: 'true' },
+          'leader-election-id': { type: 'string', default: 'zonekeeper-operator' },
+          identity: { type: 'string' },
+        },
+      });
+      const namespace = values.namespace ?? podNamespace() ?? 'zonekeeper-system';
+      const log = createLogger();
+      const handle = await startOperator({
+        ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
+        ...(values.context ? { context: values.context } : {}),
+        namespace,
+        http: values.http,
+        leaderElect: parseBoolean('--leader-elect', values['leader-elect']),
+        leaseName: values['leader-election-id'],
+        ...(values.identity ? { identity: values.identity } : {}),
+        log,
+      });
+      await untilSignal(log);
+      await handle.stop();
+      return 0;
+    }
+    case 'server': {
+      const { values } = parseArgs({
+        args: rest,
+        options: {
+          kubeconfig: { type: 'string' },
+          context: { type: 'string' },
+          dns: { type: 'string', default: '0.0.0.0:5353' },
+          http: { type: 'string', default: '0.0.0.0:8080' },
+          workers: { type: 'string', default: '1' },
+          'alias-resolver': { type: 'string' },
+          identity: { type: 'string' },
+          'version-string': { type: 'string' },
+          'unconfirmed-after': { type: 'string', default: '30' },
+        },
+      });
+      const unconfirmed = Number(values['unconfirmed-after']);
+      if (!Number.isFinite(unconfirmed) || unconfirmed < 0)
+        throw new UsageError('--unconfirmed-after: give seconds (0 or more)');
+      const log = createLogger();
+      const handle = await startServer({
+        ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
+        ...(values.context ? { context: values.context } : {}),
+        dns: values.dns,
+        http: values.http,
+        workers: parseWorkers(values.workers),
+        ...(values['alias-resolver'] ? { aliasResolver: values['alias-resolver'] } : {}),
+        ...(values.identity ? { identity: values.identity } : {}),
+        ...(values['version-string'] ? { version: values['version-string'] } : {}),
+        unconfirmedAfterMs: unconfirmed * 1000,
+        log,
+      });
+      await untilSignal(log);
       await handle.stop();
       return 0;
     }
@@ -178,6 +252,24 @@ async function runZone(argv: string[]): Promise<number> {
 
 class UsageError extends Error {}
 
+/** Resolves on SIGINT or SIGTERM (graceful shutdown of `operator` and `server`). */
+function untilSignal(log: ReturnType<typeof createLogger>): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = (signal: string) => {
+      log('info', `received ${signal}, shutting down`);
+      resolve();
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+}
+
+function parseBoolean(flag: string, text: string): boolean {
+  if (text === 'true') return true;
+  if (text === 'false') return false;
+  throw new UsageError(`${flag} ${JSON.stringify(text)}: give true or false`);
+}
+
 function parseWorkers(text: string): number {
   if (text === 'auto') return availableParallelism();
   const n = Number(text);
@@ -202,6 +294,8 @@ run.then(
       return;
     }
     process.stderr.write(`zonekeeper: ${(e as Error).stack ?? String(e)}\n`);
-    process.exitCode = 1;
+    // A command that failed may have left listeners, watchers or timers behind (e.g. serve when its
+    // HTTP port is taken): exit rather than linger half-started.
+    process.exit(1);
   },
 );

@@ -1,15 +1,19 @@
 import { KINDS } from '../api/index.ts';
 import type { Backend } from '../backends/backend.ts';
+import { createBackendFactory } from '../backends/backend-factory.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { WorkerPoolBackend } from '../backends/builtin/worker-pool-backend.ts';
 import { Controller } from '../control/controller.ts';
 import { MemoryStore } from '../control/memory-store.ts';
+import { fileAndEnvSecrets } from '../control/secrets.ts';
 import { Registry } from '../metrics/registry.ts';
 import { ZoneAliasResolver } from '../server/alias-resolver.ts';
 import { DnsServer } from '../server/dns-server.ts';
 import { HttpServer } from '../server/http-server.ts';
 import { QueryHandler } from '../server/query-handler.ts';
 import { ServerMetrics } from '../server/server-metrics.ts';
+import { Notifier } from '../server/transfer/notifier.ts';
+import { TransferHandler } from '../server/transfer/transfer-handler.ts';
 import { ZoneTable } from '../server/zone-table.ts';
 import { ManifestSource } from '../sources/manifests/manifest-source.ts';
 import { StateFile } from '../sources/manifests/state-file.ts';
@@ -37,7 +41,10 @@ export interface ServeHandle {
   stop(): Promise<void>;
 }
 
-/** `zonekeeper serve`: the manifests folder as source, the built-in server as backend, all in one process. */
+/**
+ * `zonekeeper serve`: the manifests folder as source, all in one process; zones of builtin classes are
+ * served by the built-in server, those of powerdns classes programmed into PowerDNS.
+ */
 export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const { log } = options;
   const registry = new Registry();
@@ -49,21 +56,26 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     log('warn', 'no --state-dir: serials start again from the date serial after a restart');
   const store = new MemoryStore();
   const workers = Math.max(1, options.workers ?? 1);
+  const notifier = new Notifier({ registry, log: (level, message) => log(level, message) });
   let pool: WorkerPoolBackend | undefined;
   const backend = (): Backend => {
-    if (workers === 1) return new BuiltinBackend(table);
+    if (workers === 1) return new BuiltinBackend(table, notifier);
     const address = dns.address();
-    pool = new WorkerPoolBackend(table, {
-      workers: workers - 1,
-      registry,
-      log: (level, message) => log(level, message),
-      config: {
-        listen: `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`,
-        ...(options.identity ? { identity: options.identity } : {}),
-        ...(options.version ? { version: options.version } : {}),
-        ...(options.aliasResolver ? { aliasResolver: options.aliasResolver } : {}),
+    pool = new WorkerPoolBackend(
+      table,
+      {
+        workers: workers - 1,
+        registry,
+        log: (level, message) => log(level, message),
+        config: {
+          listen: `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`,
+          ...(options.identity ? { identity: options.identity } : {}),
+          ...(options.version ? { version: options.version } : {}),
+          ...(options.aliasResolver ? { aliasResolver: options.aliasResolver } : {}),
+        },
       },
-    });
+      notifier,
+    );
     return pool;
   };
   const source = new ManifestSource({
@@ -87,7 +99,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       ...(options.aliasResolver ? { upstream: options.aliasResolver } : {}),
     }),
   });
-  const dns = new DnsServer({ listen: options.dns, handler, metrics, reusePort: workers > 1 });
+  const transfers = new TransferHandler(table, { registry });
+  const dns = new DnsServer({ listen: options.dns, handler, metrics, reusePort: workers > 1, transfers });
   let ready = false;
   const http = new HttpServer(options.http, {
     healthy: () => true,
@@ -103,7 +116,11 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   await dns.start();
   const zoneBackend = backend();
   await pool?.start();
-  const controller = new Controller({ store, backend: zoneBackend, serials: state, registry, log });
+  // builtin classes: this process's server; powerdns classes: their PowerDNS (API keys from files or
+  // environment variables here; a Kubernetes Secret reference is reported as needing a cluster).
+  const secrets = fileAndEnvSecrets();
+  const backends = createBackendFactory({ builtin: zoneBackend, secrets, log });
+  const controller = new Controller({ store, backend: backends, serials: state, registry, log, secrets });
   await source.start();
   controller.start();
   await http.start();
@@ -126,6 +143,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       await controller.idle();
       await controller.flush();
       controller.stop();
+      backends.close();
       await Promise.all([dns.stop(), http.stop(), pool?.stop()]);
       await state.save();
     },

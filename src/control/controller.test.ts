@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
 import type { DNSRecordSet, DNSZone, DNSZoneClass, Kind, Resource } from '../api/index.ts';
-import { type Backend, BackendError, type ProgrammedZone } from '../backends/backend.ts';
+import {
+  type ApplyResult,
+  type Backend,
+  BackendError,
+  type ProgrammedZone,
+  type RRsetProblem,
+} from '../backends/backend.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import type { Name } from '../dns/name.ts';
 import { ZoneTable } from '../server/zone-table.ts';
@@ -219,5 +225,126 @@ describe('Controller', () => {
     await controller.idle();
     assert.equal((store.get('DNSZoneClass', 'builtin') as DNSZoneClass).status?.zones, 2);
     controller.stop();
+  });
+
+  test('RRsets a backend leaves out are reported on their record sets; the rest of the zone is Ready', async () => {
+    const table = new ZoneTable();
+    const real = new BuiltinBackend(table);
+    let problems: RRsetProblem[] = [];
+    const partial: Backend = {
+      name: 'partial',
+      applyZone: async (z: ProgrammedZone): Promise<ApplyResult> => {
+        await real.applyZone(z);
+        const out: RRsetProblem[] = [];
+        for (const rrset of z.rrsets()) {
+          const p = problems.find((q) => q.owner === rrset.owner && q.type === rrset.type);
+          if (p) out.push({ ...p, origin: rrset.origin });
+        }
+        return { problems: out };
+      },
+      deleteZone: (o: Name) => real.deleteZone(o),
+      servedSerial: (o: Name) => real.servedSerial(o),
+    };
+    const { store, controller } = setup(partial);
+    seed(store);
+    store.apply(
+      recordSet(
+        'dns',
+        'txt',
+        { zoneRef: { name: 'example-com' }, name: '@', type: 'TXT', records: ['"x"'] },
+        2,
+      ),
+    );
+    problems = [
+      {
+        owner: 'www.example.com.',
+        type: 'A',
+        origin: { kind: 'apex' },
+        reason: 'Conflict',
+        message: 'PowerDNS already holds www.example.com. A, which Zonekeeper did not create',
+      },
+      {
+        owner: 'example.com.',
+        type: 'TXT',
+        origin: { kind: 'apex' },
+        reason: 'BackendRejected',
+        message: 'PowerDNS refused example.com. TXT: too long',
+      },
+    ];
+    controller.start();
+    await controller.idle();
+    assert.equal(cond(store, 'DNSZone', 'dns/example-com', 'Ready')?.status, 'True');
+    const accepted = cond(store, 'DNSRecordSet', 'dns/www', 'Accepted');
+    assert.equal(accepted?.status, 'False');
+    assert.equal(accepted?.reason, 'Conflict');
+    assert.match(accepted?.message ?? '', /^backend partial: PowerDNS already holds www\.example\.com\. A/);
+    assert.equal(cond(store, 'DNSRecordSet', 'dns/txt', 'Accepted')?.status, 'True');
+    const programmed = cond(store, 'DNSRecordSet', 'dns/txt', 'Programmed');
+    assert.equal(programmed?.status, 'False');
+    assert.equal(programmed?.reason, 'BackendRejected');
+    assert.match(programmed?.message ?? '', /too long/);
+    // The conflict is resolved in the backend: the next apply (any change) clears it.
+    problems = [];
+    store.apply(
+      recordSet(
+        'dns',
+        'mail',
+        { zoneRef: { name: 'example-com' }, name: 'mail', type: 'A', records: ['192.0.2.25'] },
+        3,
+      ),
+    );
+    await controller.idle();
+    assert.equal(cond(store, 'DNSRecordSet', 'dns/www', 'Ready')?.status, 'True');
+    assert.equal(cond(store, 'DNSRecordSet', 'dns/txt', 'Ready')?.status, 'True');
+    controller.stop();
+  });
+
+  test('a backend with resyncIntervalMs has every zone applied again periodically (drift repair)', async () => {
+    const table = new ZoneTable();
+    const real = new BuiltinBackend(table);
+    let applies = 0;
+    const resyncing: Backend = {
+      name: 'resyncing',
+      resyncIntervalMs: 40,
+      applyZone: (z: ProgrammedZone) => {
+        applies++;
+        return real.applyZone(z);
+      },
+      deleteZone: (o: Name) => real.deleteZone(o),
+      servedSerial: (o: Name) => real.servedSerial(o),
+    };
+    const { store, controller } = setup(resyncing);
+    seed(store);
+    controller.start();
+    await controller.idle();
+    const serial = (store.get('DNSZone', 'dns/example-com') as DNSZone).status?.serial;
+    const after = applies;
+    await new Promise((r) => setTimeout(r, 300));
+    assert.ok(applies >= after + 3, `applied ${applies - after} more times`);
+    assert.equal(
+      (store.get('DNSZone', 'dns/example-com') as DNSZone).status?.serial,
+      serial,
+      'no new serial',
+    );
+    controller.stop();
+    // Without an interval (the built-in server), nothing is applied again without a change.
+    let quietApplies = 0;
+    const quietReal = new BuiltinBackend(new ZoneTable());
+    const quiet = setup({
+      name: 'quiet',
+      applyZone: (z) => {
+        quietApplies++;
+        return quietReal.applyZone(z);
+      },
+      deleteZone: (o) => quietReal.deleteZone(o),
+      servedSerial: (o) => quietReal.servedSerial(o),
+    });
+    seed(quiet.store);
+    quiet.controller.start();
+    await quiet.controller.idle();
+    const settled = quietApplies;
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(quietApplies, settled);
+    quiet.controller.stop();
   });
 });

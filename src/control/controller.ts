@@ -42,6 +42,12 @@ export interface ControllerOptions {
    * server` replicas publish a serial only once they can match its hash.
    */
   hashOnChange?: boolean;
+  /**
+   * Status and finalizer writes in flight at once: record-set statuses of one zone reconcile, and record
+   * sets reconciled in parallel (default 1 and 2). The Kubernetes operator raises it: there every write
+   * is a round trip to the API server.
+   */
+  writeConcurrency?: number;
 }
 
 interface ProgrammedState {
@@ -87,6 +93,7 @@ export class Controller {
   >();
   private readonly log: NonNullable<ControllerOptions['log']>;
   private readonly hashOnChange: boolean;
+  private readonly writeConcurrency: number;
   private readonly zones: WorkQueue;
   private readonly records: WorkQueue;
   private readonly classes: WorkQueue;
@@ -118,8 +125,11 @@ export class Controller {
     this.secrets = options.secrets ?? fileAndEnvSecrets();
     this.log = options.log ?? (() => {});
     this.hashOnChange = options.hashOnChange ?? false;
+    this.writeConcurrency = Math.max(1, options.writeConcurrency ?? 1);
     this.zones = new WorkQueue((key) => this.reconcileZone(key), { concurrency: 2 });
-    this.records = new WorkQueue((key) => this.reconcileRecord(key), { concurrency: 2 });
+    this.records = new WorkQueue((key) => this.reconcileRecord(key), {
+      concurrency: Math.max(2, this.writeConcurrency),
+    });
     this.classes = new WorkQueue((key) => this.reconcileClass(key));
     if (options.registry) {
       this.reconciles = options.registry.counter(
@@ -446,16 +456,24 @@ export class Controller {
     // Record statuses: all of them when the zone's programmed state flipped, else only changed verdicts.
     const all = fresh || model.programmedOk !== programmedOk;
     model.programmedOk = programmedOk;
-    await this.writeRecordStatuses(
-      key,
-      backend,
-      model.model.verdicts,
-      // The record sets that changed in this reconcile, and those whose verdict or problem changed.
-      all ? model.model.verdicts.keys() : new Set([...delta.verdicts, ...(dirty ?? []), ...problemsChanged]),
-      programmedOk,
-      programmedMessage,
-      problems,
-    );
+    try {
+      await this.writeRecordStatuses(
+        key,
+        backend,
+        model.model.verdicts,
+        // The record sets that changed in this reconcile, and those whose verdict or problem changed.
+        all
+          ? model.model.verdicts.keys()
+          : new Set([...delta.verdicts, ...(dirty ?? []), ...problemsChanged]),
+        programmedOk,
+        programmedMessage,
+        problems,
+      );
+    } catch (e) {
+      // Some record statuses were not written: the retry visits all of them (unchanged ones are skipped).
+      model.programmedOk = undefined;
+      throw e;
+    }
     if (!programmedOk) return { requeueAfterMs: 1000 };
     // A backend others can edit is re-applied periodically (drift repair); the hash comes first.
     const resync = backend.resyncIntervalMs;
@@ -569,7 +587,12 @@ export class Controller {
     const now = this.now().toISOString();
     const publishedIn = `published in zone ${zoneKey}`;
     const servedBy = programmed ? `served by ${backend.name}` : programmedMessage;
+    // Up to writeConcurrency writes in flight; the first failure fails the reconcile once all settled.
+    const inFlight = new Set<Promise<void>>();
+    let failure: { error: unknown } | undefined;
     for (const recordKey of keys) {
+      if (inFlight.size >= this.writeConcurrency) await Promise.race(inFlight);
+      if (failure) break;
       const verdict = verdicts.get(recordKey);
       if (!verdict) continue; // it left the zone; whoever holds it now writes its status
       const rs = this.store.get('DNSRecordSet', recordKey) as DNSRecordSet | undefined;
@@ -610,8 +633,25 @@ export class Controller {
               },
             ]
           : rejected(verdict.reason, verdict.message, generation);
-      await this.writeRecordStatus(rs, { fqdn: verdict.fqdn, zone: zoneRef }, conditions, now, signature);
+      const write: Promise<void> = this.writeRecordStatus(
+        rs,
+        { fqdn: verdict.fqdn, zone: zoneRef },
+        conditions,
+        now,
+        signature,
+      ).then(
+        () => {
+          inFlight.delete(write);
+        },
+        (error: unknown) => {
+          inFlight.delete(write);
+          failure ??= { error };
+        },
+      );
+      inFlight.add(write);
     }
+    await Promise.all(inFlight);
+    if (failure) throw failure.error;
   }
 
   private async writeRecordStatus(

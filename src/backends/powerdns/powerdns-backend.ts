@@ -1,0 +1,471 @@
+/**
+ * PowerDNS Authoritative as a backend, programmed through its HTTP API
+ * (https://doc.powerdns.com/authoritative/http-api/zone.html).
+ *
+ * Every apply reads the zone back (GET with its RRsets, and the ownership metadata, in parallel),
+ * computes the minimal change against it and sends it as one PATCH of REPLACE/DELETE changetypes —
+ * so drift is repaired on every apply, and the controller re-applies every zone each `resyncSeconds`
+ * to find drift when nothing changes. Zonekeeper writes the SOA itself (its serial is authoritative;
+ * the zone's SOA-EDIT-API and SOA-EDIT are set empty so PowerDNS never rewrites it).
+ *
+ * Ownership: Zonekeeper touches only the apex SOA and NS and the RRsets listed in the zone metadata
+ * `X-ZONEKEEPER-RRSETS`. RRset comments would be the natural marker, but the LMDB backend of the seed
+ * deployment refuses comments before 5.1 ("Hosting backend does not support editing comments") and
+ * leaves them behind when an RRset or zone is deleted in 5.1 (PowerDNS issue #18051), which would make
+ * a later hand-made RRset look like ours. Zone metadata works on every backend with the API.
+ */
+import type { DNSZoneClassSpec } from '../../api/index.ts';
+import type { SecretResolver } from '../../control/secrets.ts';
+import type { Name } from '../../dns/name.ts';
+import { nameEquals, nameKey } from '../../dns/name.ts';
+import { parseRdata, type Rdata, rdataEquals, type SoaRdata } from '../../dns/rdata.ts';
+import { isRecordTypeName } from '../../dns/rrtype.ts';
+import type { ApplyResult, Backend, ProgrammedZone, RRsetProblem } from '../backend.ts';
+import { PowerDnsClient, type ZoneInfo } from './client.ts';
+import { powerDnsContent } from './content.ts';
+import { type DesiredRRset, diffZone, entryKey, planPatches, type RRsetChange, rrsetKey } from './diff.ts';
+import { PowerDnsError, recordFromError } from './errors.ts';
+
+export type PowerDnsSettings = NonNullable<DNSZoneClassSpec['backend']['powerdns']>;
+
+/** Zone metadata kind listing the RRsets Zonekeeper owns (custom kinds start with X-). */
+export const OWNERSHIP_METADATA = 'X-ZONEKEEPER-RRSETS';
+export const DEFAULT_RESYNC_SECONDS = 300;
+export const DEFAULT_TIMEOUT_SECONDS = 10;
+/** Below PowerDNS's default webserver-max-bodysize (2 MB), with room for escaping. */
+export const DEFAULT_MAX_PATCH_BYTES = 1 << 20;
+/** How long a complete apply stands for an apply of the same serial with nothing changed. */
+const REAPPLY_GRACE_MS = 10_000;
+/** PATCHes retried after PowerDNS named one record it refused (that record left out each time). */
+const MAX_REFUSED_RECORDS = 32;
+
+export interface PowerDnsBackendOptions {
+  settings: PowerDnsSettings;
+  /** Reads `apiKeySecretRef`. */
+  secrets: SecretResolver;
+  /** Reads `tls.caFile`; default: the file system. */
+  readFile?: (path: string) => Promise<string>;
+  log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  maxPatchBytes?: number;
+  /** Called after every apply with what it did (tests, benchmarks). */
+  onApply?: (origin: Name, stats: ApplyStats) => void;
+}
+
+/** What one apply did, for logs, tests and the benchmark. */
+export interface ApplyStats {
+  created: boolean;
+  replaced: number;
+  deleted: number;
+  unchanged: number;
+  patches: number;
+  requests: number;
+}
+
+export class PowerDnsBackend implements Backend {
+  readonly name = 'powerdns';
+  private settings: PowerDnsSettings;
+  private client: PowerDnsClient;
+  private readonly options: PowerDnsBackendOptions;
+  /**
+   * PowerDNS's own spelling of contents it refused as "Not in expected format (parsed as '...')",
+   * checked to mean the same: `${type} ${ours}` → theirs. Versions differ (4.7 has no `dohpath`).
+   */
+  private readonly spelling = new Map<string, string>();
+  /** Per zone: the serial the last complete apply left in PowerDNS, and when (see applyZone). */
+  private readonly verified = new Map<string, { serial: number; at: number }>();
+
+  constructor(options: PowerDnsBackendOptions) {
+    this.options = options;
+    this.settings = options.settings;
+    this.client = this.makeClient();
+  }
+
+  get resyncIntervalMs(): number {
+    return (this.settings.resyncSeconds ?? DEFAULT_RESYNC_SECONDS) * 1000;
+  }
+
+  /** Takes a class's new settings; the client is rebuilt when how to reach PowerDNS changed. */
+  configure(settings: PowerDnsSettings): void {
+    const before = JSON.stringify(this.settings);
+    this.settings = settings;
+    if (JSON.stringify(settings) === before) return;
+    this.client.close();
+    this.client = this.makeClient();
+  }
+
+  close(): void {
+    this.client.close();
+  }
+
+  async health(): Promise<{ ok: boolean; message: string }> {
+    const server = await this.client.json<{ version?: string; daemon_type?: string }>(
+      'GET',
+      this.client.serverPath(),
+      `GET server ${this.client.serverId}`,
+    );
+    return {
+      ok: true,
+      message: `PowerDNS ${server.daemon_type ?? 'authoritative'} ${server.version ?? '(version unknown)'} at ${this.client.url} (server ${this.client.serverId})`,
+    };
+  }
+
+  async applyZone(zone: ProgrammedZone): Promise<ApplyResult> {
+    const key = nameKey(zone.origin);
+    const last = this.verified.get(key);
+    // The controller applies a zone again right after a change (to hash it) with nothing new: a read
+    // back of the same serial moments ago stands. Never across a resync interval, an error or problems.
+    if (
+      last !== undefined &&
+      last.serial === zone.serial &&
+      zone.delta !== undefined &&
+      zone.delta.upserts.length === 0 &&
+      zone.delta.deletes.length === 0 &&
+      performance.now() - last.at < Math.min(REAPPLY_GRACE_MS, this.resyncIntervalMs / 2)
+    ) {
+      return {};
+    }
+    this.verified.delete(key);
+    const result = await this.apply(zone);
+    if (result.problems === undefined) this.verified.set(key, { serial: zone.serial, at: performance.now() });
+    return result;
+  }
+
+  private async apply(zone: ProgrammedZone): Promise<ApplyResult> {
+    const client = this.client;
+    const origin = zone.origin;
+    const stats: ApplyStats = {
+      created: false,
+      replaced: 0,
+      deleted: 0,
+      unchanged: 0,
+      patches: 0,
+      requests: 0,
+    };
+    const desired = this.desiredOf(zone);
+    let [info, owned] = await Promise.all([this.getZone(origin), this.getOwned(origin)]);
+    stats.requests += 2;
+    if (info === undefined) {
+      info = await this.createZone(zone, desired);
+      owned = [];
+      stats.created = true;
+      stats.requests++;
+    }
+    if (await this.fixZoneSettings(info)) stats.requests++;
+    const diff = diffZone({ origin, desired, held: info.rrsets ?? [], owned: new Set(owned) });
+    const problems: RRsetProblem[] = [...diff.problems];
+    let recorded = new Set(owned);
+    if (diff.claim.length > 0 || stats.created) {
+      // Claimed before the RRsets exist: a crash in between leaves an entry for nothing (released
+      // next time), never an RRset of ours that looks foreign. A new zone's list is written whole, so
+      // nothing a deleted namesake left behind survives.
+      recorded = new Set([...recorded, ...diff.claim]);
+      await this.putOwned(origin, recorded);
+      stats.requests++;
+    }
+    const refused = await this.patch(zone, desired, diff.deletes, diff.replaces, problems, stats);
+    const final = new Set(recorded);
+    for (const entry of diff.release) final.delete(entry);
+    for (const key of refused) {
+      const entry = diff.claim.find((e) => entryKey(e, origin) === key);
+      if (entry !== undefined) final.delete(entry);
+    }
+    if (final.size !== recorded.size) {
+      await this.putOwned(origin, final);
+      stats.requests++;
+    }
+    stats.replaced = diff.replaces.length - refused.size;
+    stats.deleted = diff.deletes.length;
+    stats.unchanged = diff.unchanged;
+    this.options.onApply?.(origin, stats);
+    if (stats.patches > 0 || stats.created) {
+      this.options.log?.('info', `powerdns: zone ${origin} programmed at serial ${zone.serial}`, {
+        url: client.url,
+        created: stats.created,
+        replaced: stats.replaced,
+        deleted: stats.deleted,
+        unchanged: stats.unchanged,
+        problems: problems.length,
+      });
+    }
+    for (const p of problems)
+      this.options.log?.('warn', `powerdns: ${p.owner} ${p.type} not programmed (${p.reason}): ${p.message}`);
+    return problems.length > 0 ? { problems } : {};
+  }
+
+  async deleteZone(origin: Name): Promise<void> {
+    this.verified.delete(nameKey(origin));
+    const client = this.client;
+    const what = `DELETE zone ${origin}`;
+    // Ownership first: LMDB has kept a deleted zone's data before (PowerDNS#11114, #18051), and a zone
+    // created again under the name must not inherit claims.
+    await client.request('DELETE', client.zonePath(origin, `/metadata/${OWNERSHIP_METADATA}`), what, {
+      expect: [404, 422],
+    });
+    await client.request('DELETE', client.zonePath(origin), what, { expect: [404] });
+    if ((await this.getZone(origin, false)) !== undefined) {
+      throw new PowerDnsError(
+        'PDNS_HTTP',
+        `PowerDNS at ${client.url} still holds zone ${origin} after deleting it`,
+      );
+    }
+  }
+
+  /** The serial PowerDNS serves: its SOA, read back (never a cached value). */
+  async servedSerial(origin: Name): Promise<number | undefined> {
+    const client = this.client;
+    const response = await client.request(
+      'GET',
+      client.zonePath(origin, `?rrset_name=${encodeURIComponent(origin)}&rrset_type=SOA`),
+      `GET SOA of ${origin}`,
+      { expect: [404, 422] },
+    );
+    if (response.status !== 200) return undefined;
+    const zone = client.parse<ZoneInfo>(response, `GET SOA of ${origin}`);
+    const soa = zone.rrsets?.find((r) => r.type === 'SOA' && nameEquals(r.name, origin));
+    const content = soa?.records[0]?.content;
+    if (content === undefined) return undefined;
+    const serial = Number(content.trim().split(/\s+/)[2]);
+    return Number.isInteger(serial) ? serial : undefined;
+  }
+
+  // -------------------------------------------------------------------------------------------------
+
+  private makeClient(): PowerDnsClient {
+    const settings = this.settings;
+    return new PowerDnsClient({
+      url: settings.url,
+      serverId: settings.serverId ?? 'localhost',
+      timeoutMs: (settings.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000,
+      apiKey: () => this.options.secrets(settings.apiKeySecretRef),
+      ...(settings.tls ? { tls: settings.tls } : {}),
+      ...(this.options.readFile ? { readFile: this.options.readFile } : {}),
+    });
+  }
+
+  private contentOf(rdata: Rdata): string {
+    const ours = powerDnsContent(rdata);
+    return this.spelling.get(`${rdata.type} ${ours}`) ?? ours;
+  }
+
+  /** The SOA (Zonekeeper's serial) and every RRset of the zone, with PowerDNS content. */
+  private desiredOf(zone: ProgrammedZone): DesiredRRset[] {
+    const soa: SoaRdata = {
+      type: 'SOA',
+      mname: zone.soa.mname,
+      rname: zone.soa.rname,
+      serial: zone.serial,
+      refresh: zone.soa.refresh,
+      retry: zone.soa.retry,
+      expire: zone.soa.expire,
+      minimum: zone.soa.minimum,
+    };
+    const out: DesiredRRset[] = [
+      {
+        owner: zone.origin,
+        type: 'SOA',
+        ttl: zone.soa.ttl,
+        rdata: [soa],
+        content: [this.contentOf(soa)],
+        origin: { kind: 'apex' },
+      },
+    ];
+    for (const rrset of zone.rrsets()) {
+      out.push({
+        owner: rrset.owner,
+        type: rrset.type,
+        ttl: rrset.ttl,
+        rdata: rrset.rdata,
+        content: rrset.rdata.map((r) => this.contentOf(r)),
+        origin: rrset.origin,
+      });
+    }
+    return out;
+  }
+
+  private async getZone(origin: Name, rrsets = true): Promise<ZoneInfo | undefined> {
+    const client = this.client;
+    const what = `GET zone ${origin}`;
+    const response = await client.request(
+      'GET',
+      client.zonePath(origin, rrsets ? '' : '?rrsets=false'),
+      what,
+      { expect: [404] },
+    );
+    if (response.status === 404) return undefined;
+    return client.parse<ZoneInfo>(response, what);
+  }
+
+  private async getOwned(origin: Name): Promise<string[]> {
+    const client = this.client;
+    const what = `GET metadata ${OWNERSHIP_METADATA} of ${origin}`;
+    const response = await client.request(
+      'GET',
+      client.zonePath(origin, `/metadata/${OWNERSHIP_METADATA}`),
+      what,
+      { expect: [404, 422] },
+    );
+    if (response.status !== 200) return [];
+    const parsed = client.parse<{ metadata?: unknown }>(response, what);
+    return Array.isArray(parsed.metadata) ? parsed.metadata.filter((v) => typeof v === 'string') : [];
+  }
+
+  private async putOwned(origin: Name, entries: ReadonlySet<string>): Promise<void> {
+    const client = this.client;
+    await client.request(
+      'PUT',
+      client.zonePath(origin, `/metadata/${OWNERSHIP_METADATA}`),
+      `PUT metadata ${OWNERSHIP_METADATA} of ${origin}`,
+      { body: { kind: OWNERSHIP_METADATA, metadata: [...entries].sort() } },
+    );
+  }
+
+  /**
+   * Creates the zone with the class's name servers and Zonekeeper's SOA at serial 0 (the real serial
+   * comes with the content, in the PATCH), SOA-EDIT-API and SOA-EDIT empty. 409: it exists already
+   * (created meanwhile, or by someone else) — then it is read like any other.
+   */
+  private async createZone(zone: ProgrammedZone, desired: readonly DesiredRRset[]): Promise<ZoneInfo> {
+    const client = this.client;
+    const soa = desired[0]!;
+    const ns = desired.find((d) => d.type === 'NS' && nameEquals(d.owner, zone.origin));
+    const serialZero = { ...(soa.rdata[0] as SoaRdata), serial: 0 };
+    const what = `POST zone ${zone.origin}`;
+    const response = await client.request('POST', client.serverPath('/zones'), what, {
+      body: {
+        name: zone.origin,
+        kind: this.settings.zoneKind ?? 'Native',
+        nameservers: ns ? ns.rdata.map((r) => (r.type === 'NS' ? r.host : '')).filter(Boolean) : [],
+        soa_edit_api: '',
+        soa_edit: '',
+        rrsets: [
+          {
+            name: zone.origin,
+            type: 'SOA',
+            ttl: soa.ttl,
+            records: [{ content: this.contentOf(serialZero), disabled: false }],
+          },
+        ],
+      },
+      expect: [409],
+    });
+    if (response.status === 201) {
+      const created = client.parse<ZoneInfo>(response, what);
+      if (Array.isArray(created.rrsets)) return created;
+    }
+    const info = await this.getZone(zone.origin);
+    if (info === undefined)
+      throw new PowerDnsError('PDNS_HTTP', `PowerDNS at ${client.url} did not keep zone ${zone.origin}`);
+    return info;
+  }
+
+  /** Kind, SOA-EDIT-API and SOA-EDIT as configured, also when someone changed them by hand. */
+  private async fixZoneSettings(info: ZoneInfo): Promise<boolean> {
+    const kind = this.settings.zoneKind ?? 'Native';
+    const sameKind = normalizeKind(info.kind) === normalizeKind(kind);
+    if (sameKind && (info.soa_edit_api ?? '') === '' && (info.soa_edit ?? '') === '') return false;
+    this.options.log?.(
+      'warn',
+      `powerdns: zone ${info.name} had kind ${JSON.stringify(info.kind)}, soa_edit_api ${JSON.stringify(info.soa_edit_api ?? '')}, soa_edit ${JSON.stringify(info.soa_edit ?? '')}; setting kind ${kind} and both SOA edits empty (Zonekeeper writes the serial)`,
+    );
+    const client = this.client;
+    await client.request('PUT', client.zonePath(info.name), `PUT zone ${info.name}`, {
+      body: { kind, soa_edit_api: '', soa_edit: '' },
+    });
+    return true;
+  }
+
+  /**
+   * Sends the change (normally one PATCH). A 422 naming one record is handled and the PATCH sent
+   * again: content PowerDNS only spells differently is re-sent in its spelling (remembered); content
+   * it refuses is left out and reported (`BackendRejected`). Returns the keys of RRsets left out.
+   */
+  private async patch(
+    zone: ProgrammedZone,
+    desired: readonly DesiredRRset[],
+    deletes: RRsetChange[],
+    replaces: RRsetChange[],
+    problems: RRsetProblem[],
+    stats: ApplyStats,
+  ): Promise<Set<string>> {
+    const client = this.client;
+    const refused = new Set<string>();
+    const byKey = new Map(desired.map((d) => [rrsetKey(d.owner, d.type), d]));
+    let pending = replaces;
+    for (let attempt = 0; ; attempt++) {
+      const bodies = planPatches(
+        { deletes, replaces: pending },
+        this.options.maxPatchBytes ?? DEFAULT_MAX_PATCH_BYTES,
+      );
+      let failed: PowerDnsError | undefined;
+      for (const rrsets of bodies) {
+        try {
+          await client.request('PATCH', client.zonePath(zone.origin), `PATCH zone ${zone.origin}`, {
+            body: { rrsets },
+          });
+          stats.patches++;
+          stats.requests++;
+          // What is applied stays applied; only the rest is sent again.
+          const done = new Set(rrsets);
+          deletes = deletes.filter((c) => !done.has(c));
+          pending = pending.filter((c) => !done.has(c));
+        } catch (e) {
+          if (!(e instanceof PowerDnsError) || e.code !== 'PDNS_UNPROCESSABLE') throw e;
+          failed = e;
+          break;
+        }
+      }
+      if (failed === undefined) return refused;
+      const named = recordFromError(failed.detail ?? '');
+      const key = named && isRecordTypeName(named.type) ? rrsetKey(named.owner, named.type) : undefined;
+      const d = key === undefined ? undefined : byKey.get(key);
+      if (named === undefined || key === undefined || d === undefined || attempt >= MAX_REFUSED_RECORDS)
+        throw failed;
+      if (
+        named.parsedAs !== undefined &&
+        named.content !== undefined &&
+        this.learnSpelling(d, named.content, named.parsedAs)
+      ) {
+        pending = pending.map((c) =>
+          c.changetype === 'REPLACE' && rrsetKey(c.name, c.type) === key
+            ? {
+                ...c,
+                records: d.rdata.map((r) => ({ content: this.contentOf(r), disabled: false as const })),
+              }
+            : c,
+        );
+        continue;
+      }
+      if (d.type === 'SOA') throw failed;
+      refused.add(key);
+      pending = pending.filter((c) => rrsetKey(c.name, c.type) !== key);
+      problems.push({
+        owner: d.owner,
+        type: d.type,
+        origin: d.origin,
+        reason: 'BackendRejected',
+        message: `PowerDNS refused ${d.owner} ${d.type}: ${named.reason}; change the record so PowerDNS accepts it`,
+      });
+    }
+  }
+
+  /** Remembers PowerDNS's spelling of a content when it means exactly the same record. */
+  private learnSpelling(d: DesiredRRset, ours: string, theirs: string): boolean {
+    let parsed: Rdata;
+    try {
+      parsed = parseRdata(d.type, theirs, d.owner);
+    } catch {
+      return false;
+    }
+    const i = d.content.indexOf(ours);
+    const mine = i >= 0 ? d.rdata[i] : undefined;
+    if (mine === undefined || !rdataEquals(mine, parsed)) return false;
+    this.spelling.set(`${d.type} ${powerDnsContent(mine)}`, theirs);
+    return true;
+  }
+}
+
+/** Newer PowerDNS names the kinds Primary/Secondary (4.7 already accepts them); either may come back. */
+function normalizeKind(kind: string): string {
+  const k = kind.toLowerCase();
+  return k === 'primary' ? 'master' : k === 'secondary' ? 'slave' : k;
+}

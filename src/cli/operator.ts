@@ -1,0 +1,236 @@
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { KINDS, type Kind, type Problem } from '../api/index.ts';
+import { createBackendFactory } from '../backends/backend-factory.ts';
+import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
+import { Controller } from '../control/controller.ts';
+import { MemorySerialStore } from '../control/serial-store.ts';
+import { Registry } from '../metrics/registry.ts';
+import { HttpServer } from '../server/http-server.ts';
+import { ZoneTable } from '../server/zone-table.ts';
+import { EventRecorder } from '../sources/kubernetes/events.ts';
+import { KubeApi, type KubeJson, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
+import { type InvalidObject, KubernetesStore } from '../sources/kubernetes/kubernetes-store.ts';
+import { LeaderElector } from '../sources/kubernetes/leader-election.ts';
+import { kubernetesSecrets } from '../sources/kubernetes/secrets.ts';
+import { splitKey } from '../zones/resource-key.ts';
+import type { Log } from './logger.ts';
+
+export interface OperatorOptions {
+  kubeconfig?: string;
+  context?: string;
+  /** The operator's namespace: its Lease, and Events about cluster-scoped objects. */
+  namespace: string;
+  http: string;
+  leaderElect: boolean;
+  leaseName?: string;
+  identity?: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  log: Log;
+  /** What to do when leadership is lost (the CLI exits; tests may do otherwise). */
+  onLostLeadership?: () => void;
+}
+
+export interface OperatorHandle {
+  http: { host: string; port: number };
+  store: KubernetesStore;
+  isLeader: () => boolean;
+  controller: () => Controller | undefined;
+  stop(): Promise<void>;
+}
+
+/** The namespace a pod runs in (in-cluster), for the default of --namespace. */
+export function podNamespace(): string | undefined {
+  if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
+  try {
+    return (
+      readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8').trim() || undefined
+    );
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `zonekeeper operator`: the reconcile engine of `serve`, fed by the Kubernetes API. Every replica
+ * keeps a warm cache; the one holding the Lease runs the controllers: it assigns serials and content
+ * hashes (DNSZone.status), writes conditions through /status, holds deletions with the finalizer until
+ * the backend is clean, and records Events. The built-in backend here is an in-process zone table: the
+ * DNS data plane is `zonekeeper server`, which serves exactly the serials recorded in status.
+ */
+export async function startOperator(options: OperatorOptions): Promise<OperatorHandle> {
+  const { log } = options;
+  const identity = options.identity ?? process.env.POD_NAME ?? `${hostname()}-${process.pid}`;
+  const api = new KubeApi(loadKubeConfig(options.kubeconfig, options.context));
+  const registry = new Registry();
+  const events = new EventRecorder({
+    api,
+    instance: identity,
+    // The API server files events about cluster-scoped objects under "default".
+    clusterNamespace: 'default',
+    registry,
+    log,
+  });
+  const store = new KubernetesStore({ api, log, registry, events });
+  // The built-in backend here is an in-process table (the data plane is `zonekeeper server`); other
+  // backends (PowerDNS) are programmed by the operator itself, with secrets read by reference.
+  const table = new ZoneTable();
+  const secrets = kubernetesSecrets(api, options.namespace);
+  const backends = createBackendFactory({ builtin: new BuiltinBackend(table), secrets, log });
+  let controller: Controller | undefined;
+  let leading = !options.leaderElect;
+  let stopping = false;
+
+  const leaderGauge = registry.gauge('zonekeeper_leader', 'Whether this operator replica holds the lease.');
+  leaderGauge.collect = () => leaderGauge.set(controller ? 1 : 0);
+  store.onInvalid = (invalid, raw) => {
+    if (controller) void writeInvalidStatus(api, invalid, raw, log);
+  };
+
+  const http = new HttpServer(options.http, {
+    healthy: () => true,
+    ready: () =>
+      store.hasSynced
+        ? { ready: true, message: controller ? 'leading' : 'standby (cache synced)' }
+        : { ready: false, message: 'syncing the cache' },
+    metrics: () => registry.render(),
+    resources: () => ({
+      leader: controller !== undefined,
+      items: KINDS.flatMap((kind) => store.list(kind)),
+      problems: store.invalidObjects(),
+    }),
+  });
+  await http.start();
+  store.start();
+  await store.synced();
+  log('info', 'cache synced', Object.fromEntries(KINDS.map((k) => [k, store.list(k).length])));
+
+  const lead = () => {
+    if (stopping || controller) return;
+    leading = true;
+    controller = new Controller({
+      store,
+      backend: backends,
+      serials: new MemorySerialStore(),
+      registry,
+      log,
+      hashOnChange: true,
+      // Every status or finalizer write is an API round trip: keep several in flight.
+      writeConcurrency: 16,
+      secrets,
+    });
+    controller.start();
+    // Objects that were invalid before this replica led: report them in status now.
+    for (const invalid of store.invalidObjects()) {
+      const { namespace, name } = splitKey(invalid.key);
+      void api.get(invalid.kind, namespace, name).then((raw) => {
+        if (raw) void writeInvalidStatus(api, invalid, raw, log);
+      });
+    }
+  };
+
+  let elector: LeaderElector | undefined;
+  if (options.leaderElect) {
+    elector = new LeaderElector({
+      api,
+      namespace: options.namespace,
+      name: options.leaseName ?? 'zonekeeper-operator',
+      identity,
+      ...(options.leaseDurationMs ? { leaseDurationMs: options.leaseDurationMs } : {}),
+      ...(options.renewDeadlineMs ? { renewDeadlineMs: options.renewDeadlineMs } : {}),
+      ...(options.retryPeriodMs ? { retryPeriodMs: options.retryPeriodMs } : {}),
+      log,
+      onStartedLeading: lead,
+      onStoppedLeading: () => {
+        leading = false;
+        controller?.stop();
+        controller = undefined;
+        (options.onLostLeadership ?? (() => process.exit(1)))();
+      },
+      onNewLeader: (holder) => {
+        if (holder !== identity) log('info', 'leader election: another replica leads', { leader: holder });
+      },
+    });
+    elector.start();
+  } else {
+    lead();
+  }
+  log('info', 'operator started', {
+    http: `${http.address().host}:${http.address().port}`,
+    identity,
+    leaderElection: options.leaderElect
+      ? `${options.namespace}/${options.leaseName ?? 'zonekeeper-operator'}`
+      : 'off',
+  });
+
+  return {
+    http: http.address(),
+    store,
+    isLeader: () => leading && controller !== undefined,
+    controller: () => controller,
+    async stop() {
+      stopping = true;
+      const c = controller;
+      if (c) {
+        // Let in-flight work finish (bounded), so status matches what was programmed.
+        await Promise.race([c.idle(), new Promise((r) => setTimeout(r, 5000).unref())]);
+        await c.flush();
+        c.stop();
+      }
+      controller = undefined;
+      await elector?.stop(); // releases the lease: a standby takes over at once
+      backends.close();
+      await store.stop();
+      await http.stop();
+    },
+  };
+}
+
+/**
+ * Status for an object the API server accepted but Zonekeeper cannot use (its rules are stricter than
+ * the schema in places): Accepted=False, reason Invalid, with every problem. Best effort.
+ */
+async function writeInvalidStatus(
+  api: KubeApi,
+  invalid: InvalidObject,
+  raw: KubeJson,
+  log: Log,
+): Promise<void> {
+  const metadata = raw.metadata as {
+    name: string;
+    namespace?: string;
+    resourceVersion?: string;
+    generation?: number;
+  };
+  const message = invalid.problems.map((p: Problem) => `${p.path}: ${p.message}`).join('; ');
+  const now = new Date().toISOString();
+  const condition = (type: string) => ({
+    type,
+    status: 'False',
+    reason: 'Invalid',
+    message: message.slice(0, 32_000),
+    ...(metadata.generation !== undefined ? { observedGeneration: metadata.generation } : {}),
+    lastTransitionTime: now,
+  });
+  try {
+    await api.replaceStatus(invalid.kind as Kind, {
+      apiVersion: String(raw.apiVersion),
+      kind: invalid.kind,
+      metadata: {
+        name: metadata.name,
+        ...(metadata.namespace ? { namespace: metadata.namespace } : {}),
+        ...(metadata.resourceVersion ? { resourceVersion: metadata.resourceVersion } : {}),
+      },
+      status: {
+        ...(metadata.generation !== undefined ? { observedGeneration: metadata.generation } : {}),
+        conditions: ['Accepted', 'Programmed', 'Ready'].map(condition),
+      },
+    });
+  } catch (e) {
+    log('warn', `could not write the status of invalid ${invalid.kind} ${invalid.key}`, {
+      error: e instanceof Error ? e.message : String(e),
+    });
+  }
+}

@@ -1,0 +1,129 @@
+import { KINDS } from '../api/index.ts';
+import type { Backend } from '../backends/backend.ts';
+import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
+import { WorkerPoolBackend } from '../backends/builtin/worker-pool-backend.ts';
+import { ZoneFollower } from '../control/zone-follower.ts';
+import { Registry } from '../metrics/registry.ts';
+import { ZoneAliasResolver } from '../server/alias-resolver.ts';
+import { DnsServer } from '../server/dns-server.ts';
+import { HttpServer } from '../server/http-server.ts';
+import { QueryHandler } from '../server/query-handler.ts';
+import { ServerMetrics } from '../server/server-metrics.ts';
+import { ZoneTable } from '../server/zone-table.ts';
+import { KubeApi, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
+import { KubernetesStore } from '../sources/kubernetes/kubernetes-store.ts';
+import type { Log } from './logger.ts';
+
+export interface ServerOptions {
+  kubeconfig?: string;
+  context?: string;
+  dns: string;
+  http: string;
+  workers?: number;
+  aliasResolver?: string;
+  identity?: string;
+  version?: string;
+  /** See ZoneFollower: how long a zone never served here waits for the operator's confirmation. */
+  unconfirmedAfterMs?: number;
+  log: Log;
+}
+
+export interface ServerHandle {
+  dns: { host: string; port: number };
+  http: { host: string; port: number };
+  follower: ZoneFollower;
+  store: KubernetesStore;
+  table: ZoneTable;
+  stop(): Promise<void>;
+}
+
+/**
+ * `zonekeeper server`: the DNS data plane alone. Watches DNSZoneClasses, DNSZones and DNSRecordSets
+ * read-only (get/list/watch is all its RBAC allows), computes each zone as the operator does and
+ * serves it at the serial the operator recorded in DNSZone.status (the rule is in ZoneFollower), so
+ * every replica answers identically. Run as many replicas as wanted.
+ */
+export async function startServer(options: ServerOptions): Promise<ServerHandle> {
+  const { log } = options;
+  const api = new KubeApi(loadKubeConfig(options.kubeconfig, options.context));
+  const registry = new Registry();
+  const table = new ZoneTable();
+  const metrics = new ServerMetrics(registry, table);
+  const store = new KubernetesStore({ api, log, registry });
+  const workers = Math.max(1, options.workers ?? 1);
+  let pool: WorkerPoolBackend | undefined;
+  const handler = new QueryHandler({
+    table,
+    metrics,
+    chaos: { identity: options.identity, version: options.version },
+    aliasResolver: new ZoneAliasResolver({
+      table,
+      ...(options.aliasResolver ? { upstream: options.aliasResolver } : {}),
+    }),
+  });
+  const dns = new DnsServer({ listen: options.dns, handler, metrics, reusePort: workers > 1 });
+  let ready = false;
+  const http = new HttpServer(options.http, {
+    healthy: () => true,
+    ready: () =>
+      ready
+        ? { ready: true, message: 'serving' }
+        : { ready: false, message: store.hasSynced ? 'publishing zones' : 'syncing the cache' },
+    metrics: () => registry.render(),
+    resources: () => ({
+      items: KINDS.flatMap((kind) => store.list(kind)),
+      problems: store.invalidObjects(),
+    }),
+  });
+
+  await dns.start();
+  let backend: Backend = new BuiltinBackend(table);
+  if (workers > 1) {
+    const address = dns.address();
+    pool = new WorkerPoolBackend(table, {
+      workers: workers - 1,
+      registry,
+      log: (level, message) => log(level, message),
+      config: {
+        listen: `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`,
+        ...(options.identity ? { identity: options.identity } : {}),
+        ...(options.version ? { version: options.version } : {}),
+        ...(options.aliasResolver ? { aliasResolver: options.aliasResolver } : {}),
+      },
+    });
+    backend = pool;
+    await pool.start();
+  }
+  await http.start();
+  store.start();
+  await store.synced();
+  const follower = new ZoneFollower({
+    store,
+    backend,
+    registry,
+    log,
+    ...(options.unconfirmedAfterMs !== undefined ? { unconfirmedAfterMs: options.unconfirmedAfterMs } : {}),
+  });
+  follower.start();
+  await follower.idle();
+  ready = true;
+  log('info', 'serving', {
+    dns: `${dns.address().host}:${dns.address().port}`,
+    http: `${http.address().host}:${http.address().port}`,
+    workers,
+    zones: table.size,
+  });
+  return {
+    dns: dns.address(),
+    http: http.address(),
+    follower,
+    store,
+    table,
+    async stop() {
+      ready = false;
+      follower.stop();
+      await store.stop();
+      await Promise.all([dns.stop(), http.stop(), pool?.stop()]);
+    },
+  };
+}

@@ -1,0 +1,204 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
+import type { DNSZone, Resource } from '../api/index.ts';
+import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
+import { printRdata } from '../dns/rdata.ts';
+import { ZoneTable } from '../server/zone-table.ts';
+import { Controller } from './controller.ts';
+import { MemoryStore } from './memory-store.ts';
+import { MemorySerialStore } from './serial-store.ts';
+import { ZoneFollower } from './zone-follower.ts';
+
+const now = () => new Date('2026-11-21T12:00:00Z');
+
+function www(address: string) {
+  return recordSet(
+    'dns',
+    'www',
+    { zoneRef: { name: 'example-com' }, name: 'www', type: 'A', records: [address] },
+    1,
+  );
+}
+
+function seed(store: MemoryStore) {
+  store.apply(zoneClass());
+  store.apply(zone('dns', 'example-com', 'example.com'));
+  store.apply(www('192.0.2.1'));
+}
+
+/** The operator's engine as `zonekeeper operator` runs it. */
+function operator(store: MemoryStore) {
+  return new Controller({
+    store,
+    backend: new BuiltinBackend(new ZoneTable()),
+    serials: new MemorySerialStore(),
+    now,
+    hashOnChange: true,
+  });
+}
+
+function follower(store: MemoryStore, unconfirmedAfterMs = 60_000) {
+  const table = new ZoneTable();
+  const f = new ZoneFollower({ store, backend: new BuiltinBackend(table), unconfirmedAfterMs });
+  return { table, follower: f };
+}
+
+/** What a zone table serves for example.com: the serial and every RRset as text. */
+function served(table: ZoneTable): { serial: number | undefined; records: string[] } {
+  const z = table.get('example.com.');
+  if (!z) return { serial: undefined, records: [] };
+  const records = [...z.rrsets()].flatMap((r) =>
+    r.rdata.map((d) => `${r.owner} ${r.ttl} ${r.type} ${printRdata(d)}`),
+  );
+  return { serial: z.serial, records: records.sort() };
+}
+
+function status(store: MemoryStore) {
+  return (store.get('DNSZone', 'dns/example-com') as DNSZone).status;
+}
+
+describe('ZoneFollower (zonekeeper server) with the operator engine', () => {
+  test('with hashOnChange, every new serial is written together with its content hash', async () => {
+    const store = new MemoryStore(now);
+    const writes: { serial?: number; hash?: string }[] = [];
+    const update = store.updateStatus.bind(store);
+    store.updateStatus = async (kind, key, s: NonNullable<Resource['status']>) => {
+      if (kind === 'DNSZone') writes.push(s as { serial?: number; hash?: string });
+      return update(kind, key, s);
+    };
+    seed(store);
+    const c = operator(store);
+    c.start();
+    await c.idle();
+    store.apply(www('192.0.2.2'));
+    await c.idle();
+    c.stop();
+    const serials = [...new Set(writes.map((w) => w.serial))];
+    assert.deepEqual(serials, [2026112100, 2026112101]);
+    for (const w of writes)
+      assert.match(w.hash ?? '', /^[0-9a-f]{64}$/, `serial ${w.serial} written without its hash`);
+  });
+
+  test('two replicas serve exactly the serial in status, with the same content', async () => {
+    const store = new MemoryStore(now);
+    seed(store);
+    const c = operator(store);
+    c.start();
+    await c.idle();
+    const a = follower(store);
+    const b = follower(store);
+    a.follower.start();
+    b.follower.start();
+    await Promise.all([a.follower.idle(), b.follower.idle()]);
+    assert.equal(served(a.table).serial, status(store)?.serial);
+    assert.deepEqual(served(a.table), served(b.table));
+    assert.ok(served(a.table).records.includes('www.example.com. 300 A 192.0.2.1'));
+    c.stop();
+    a.follower.stop();
+    b.follower.stop();
+  });
+
+  test('a change waits for the operator: the old version is served until status carries the new hash', async () => {
+    const store = new MemoryStore(now);
+    seed(store);
+    const first = operator(store);
+    first.start();
+    await first.idle();
+    first.stop(); // the operator is away
+    const { table, follower: f } = follower(store);
+    f.start();
+    await f.idle();
+    const before = served(table);
+    assert.equal(before.serial, 2026112100);
+
+    store.apply(www('192.0.2.9'));
+    await f.idle();
+    assert.deepEqual(served(table), before, 'unconfirmed content is not served at the old serial');
+
+    const second = operator(store); // a new leader
+    second.start();
+    await second.idle();
+    await f.idle();
+    const after = served(table);
+    assert.equal(after.serial, status(store)?.serial);
+    assert.equal(after.serial, 2026112101);
+    assert.ok(after.records.includes('www.example.com. 300 A 192.0.2.9'));
+    assert.deepEqual(f.publishedState('dns/example-com'), { serial: 2026112101, confirmed: true });
+    second.stop();
+    f.stop();
+  });
+
+  test('a replica that never served a zone serves unconfirmed content only after waiting; none without a serial', async () => {
+    const store = new MemoryStore(now);
+    seed(store);
+    const c = operator(store);
+    c.start();
+    await c.idle();
+    c.stop();
+    store.apply(www('192.0.2.7')); // changed while the operator is away
+    store.apply(zone('dns', 'other-com', 'other.com')); // never seen by an operator: no serial
+    const { table, follower: f } = follower(store, 100);
+    f.start();
+    await f.idle();
+    assert.equal(served(table).serial, undefined, 'waits for the operator first');
+    await new Promise((r) => setTimeout(r, 150));
+    await f.idle();
+    assert.equal(served(table).serial, 2026112100);
+    assert.ok(served(table).records.includes('www.example.com. 300 A 192.0.2.7'));
+    assert.deepEqual(f.publishedState('dns/example-com'), { serial: 2026112100, confirmed: false });
+    assert.equal(table.get('other.com.'), undefined);
+
+    // The operator comes back: a new serial, confirmed.
+    const back = operator(store);
+    back.start();
+    await back.idle();
+    await f.idle();
+    assert.deepEqual(f.publishedState('dns/example-com'), { serial: 2026112101, confirmed: true });
+    assert.ok(table.get('other.com.'), 'served once the operator recorded its serial');
+    back.stop();
+    f.stop();
+  });
+
+  test('zones of a class with another backend are not served here', async () => {
+    const store = new MemoryStore(now);
+    seed(store);
+    const c = operator(store);
+    c.start();
+    await c.idle();
+    c.stop();
+    const { table, follower: f } = follower(store);
+    f.start();
+    await f.idle();
+    assert.ok(table.get('example.com.'));
+    const other = zoneClass();
+    store.apply({
+      ...other,
+      spec: {
+        ...other.spec,
+        backend: { powerdns: { url: 'http://127.0.0.1:8081', apiKeySecretRef: { env: 'PDNS_API_KEY' } } },
+      },
+    } as typeof other);
+    await f.idle();
+    assert.equal(table.get('example.com.'), undefined);
+    f.stop();
+  });
+
+  test('a zone being deleted is dropped at once, without waiting for the operator', async () => {
+    const store = new MemoryStore(now);
+    seed(store);
+    const c = operator(store);
+    c.start();
+    await c.idle();
+    c.stop();
+    const { table, follower: f } = follower(store);
+    f.start();
+    await f.idle();
+    assert.ok(table.get('example.com.'));
+    store.remove('DNSZone', 'dns/example-com'); // held by the finalizer: deletionTimestamp set
+    assert.ok(store.get('DNSZone', 'dns/example-com')?.metadata.deletionTimestamp);
+    await f.idle();
+    assert.equal(table.get('example.com.'), undefined);
+    f.stop();
+  });
+});

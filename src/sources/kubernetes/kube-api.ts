@@ -1,0 +1,334 @@
+/**
+ * The Kubernetes API calls Zonekeeper makes, on the official client (@kubernetes/client-node): list and
+ * watch the three kinds, write status through the /status subresource, patch finalizers, create
+ * events.k8s.io/v1 Events, read and write coordination.k8s.io/v1 Leases, and read a Secret by
+ * reference. Errors become `KubeApiError` with the HTTP status and the Status reason.
+ */
+import {
+  ApiException,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  EventsV1Api,
+  type EventsV1Event,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Lease,
+  V1MicroTime,
+  Watch,
+} from '@kubernetes/client-node';
+import { GROUP, KIND_DEFINITIONS, type Kind, VERSION } from '../../api/index.ts';
+import type { KubeObject, ListerWatcher, ListResult, WatchEvent, WatchHandle } from './reflector.ts';
+
+export class KubeApiError extends Error {
+  /** HTTP status (409 conflict, 404 not found, 403 forbidden, 410 gone, 422 invalid, ...). */
+  readonly status: number;
+  readonly reason: string | undefined;
+
+  constructor(status: number, reason: string | undefined, message: string) {
+    super(message);
+    this.name = 'KubeApiError';
+    this.status = status;
+    this.reason = reason;
+  }
+}
+
+/** Normalizes a client error into a KubeApiError (the Status message, not the client's dump). */
+export function toKubeError(error: unknown): unknown {
+  if (error instanceof KubeApiError) return error;
+  if (error instanceof ApiException) {
+    let body: unknown = error.body;
+    if (typeof body === 'string') {
+      try {
+        body = JSON.parse(body);
+      } catch {
+        // plain text
+      }
+    }
+    const status = body as { message?: string; reason?: string } | undefined;
+    const message =
+      typeof status === 'object' && status?.message
+        ? status.message
+        : typeof body === 'string' && body !== ''
+          ? body
+          : `HTTP ${error.code}`;
+    return new KubeApiError(error.code, typeof status === 'object' ? status?.reason : undefined, message);
+  }
+  return error;
+}
+
+async function call<T>(f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (e) {
+    throw toKubeError(e);
+  }
+}
+
+export function isStatus(error: unknown, status: number): boolean {
+  return error instanceof KubeApiError && error.status === status;
+}
+
+/**
+ * Loads the client configuration: an explicit kubeconfig file, else $KUBECONFIG or ~/.kube/config,
+ * else the in-cluster service account.
+ */
+export function loadKubeConfig(kubeconfig?: string, context?: string): KubeConfig {
+  const config = new KubeConfig();
+  if (kubeconfig) config.loadFromFile(kubeconfig);
+  else if (process.env.KUBERNETES_SERVICE_HOST && !process.env.KUBECONFIG) config.loadFromCluster();
+  else config.loadFromDefault();
+  if (context) config.setCurrentContext(context);
+  if (!config.getCurrentCluster())
+    throw new Error('no Kubernetes cluster configured (kubeconfig or in-cluster)');
+  return config;
+}
+
+/** A JSON object as the API server returns it. */
+export type KubeJson = KubeObject & Record<string, unknown>;
+
+export interface LeaseRecord {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+  resourceVersion?: string;
+}
+
+export interface EventInput {
+  regarding: { kind: Kind; name: string; namespace?: string; uid?: string; resourceVersion?: string };
+  type: 'Normal' | 'Warning';
+  reason: string;
+  action: string;
+  note: string;
+}
+
+export class KubeApi {
+  readonly config: KubeConfig;
+  private readonly custom: CustomObjectsApi;
+  private readonly coordination: CoordinationV1Api;
+  private readonly events: EventsV1Api;
+  private readonly core: CoreV1Api;
+  /** Page size of lists: large kinds come in pages, so a 10,000-object list is not one response. */
+  listPageSize = 500;
+
+  constructor(config: KubeConfig) {
+    this.config = config;
+    this.custom = config.makeApiClient(CustomObjectsApi);
+    this.coordination = config.makeApiClient(CoordinationV1Api);
+    this.events = config.makeApiClient(EventsV1Api);
+    this.core = config.makeApiClient(CoreV1Api);
+  }
+
+  /**
+   * List and watch of one kind across all namespaces. The client ends a watch on which no byte arrived
+   * for 30 s by default; that is raised to `inactivityMs` (the reflector's own watchdog, longer than the
+   * API server's bookmark interval of about a minute), so a quiet kind is not re-watched every 30 s.
+   */
+  listerWatcher(kind: Kind, inactivityMs = 300_000): ListerWatcher {
+    const plural = KIND_DEFINITIONS[kind].plural;
+    const watch = new Watch(this.config);
+    if ('requestTimeoutMs' in watch)
+      (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = inactivityMs + 5000;
+    return {
+      list: () => this.listAll(plural),
+      watch: async (resourceVersion, timeoutSeconds, onEvent, onDone): Promise<WatchHandle> => {
+        const controller = await watch.watch(
+          `/apis/${GROUP}/${VERSION}/${plural}`,
+          { resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
+          (type: string, object: KubeObject) => onEvent({ type, object } as WatchEvent),
+          (error: unknown) => onDone(error ?? undefined),
+        );
+        return { abort: () => controller.abort() };
+      },
+    };
+  }
+
+  private async listAll(plural: string): Promise<ListResult> {
+    for (;;) {
+      const items: KubeObject[] = [];
+      let next: string | undefined;
+      let resourceVersion = '';
+      try {
+        do {
+          const page = (await call(() =>
+            this.custom.listClusterCustomObject({
+              group: GROUP,
+              version: VERSION,
+              plural,
+              limit: this.listPageSize,
+              ...(next ? { _continue: next } : {}),
+            }),
+          )) as { items?: KubeObject[]; metadata?: { resourceVersion?: string; continue?: string } };
+          for (const item of page.items ?? []) items.push(item);
+          resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
+          next = page.metadata?.continue || undefined;
+        } while (next);
+      } catch (e) {
+        // The continue token expired during a long list: start over, as client-go's pager does.
+        if (isStatus(e, 410) && next) continue;
+        throw e;
+      }
+      return { items, resourceVersion };
+    }
+  }
+
+  async get(kind: Kind, namespace: string | undefined, name: string): Promise<KubeJson | undefined> {
+    const plural = KIND_DEFINITIONS[kind].plural;
+    try {
+      return (await call(() =>
+        namespace
+          ? this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, name })
+          : this.custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural, name }),
+      )) as KubeJson;
+    } catch (e) {
+      if (isStatus(e, 404)) return undefined;
+      throw e;
+    }
+  }
+
+  /** PUT on the /status subresource; `object.metadata.resourceVersion` makes it conditional (409). */
+  async replaceStatus(kind: Kind, object: KubeJson): Promise<KubeJson> {
+    const plural = KIND_DEFINITIONS[kind].plural;
+    const { name, namespace } = object.metadata as { name: string; namespace?: string };
+    return (await call(() =>
+      namespace
+        ? this.custom.replaceNamespacedCustomObjectStatus({
+            group: GROUP,
+            version: VERSION,
+            namespace,
+            plural,
+            name,
+            body: object,
+          })
+        : this.custom.replaceClusterCustomObjectStatus({
+            group: GROUP,
+            version: VERSION,
+            plural,
+            name,
+            body: object,
+          }),
+    )) as KubeJson;
+  }
+
+  /** A JSON merge patch (RFC 7386) of the object itself; put metadata.resourceVersion in it for a precondition. */
+  async mergePatch(
+    kind: Kind,
+    namespace: string | undefined,
+    name: string,
+    patch: object,
+  ): Promise<KubeJson> {
+    const plural = KIND_DEFINITIONS[kind].plural;
+    const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    return (await call(() =>
+      namespace
+        ? this.custom.patchNamespacedCustomObject(
+            { group: GROUP, version: VERSION, namespace, plural, name, body: patch },
+            options,
+          )
+        : this.custom.patchClusterCustomObject(
+            { group: GROUP, version: VERSION, plural, name, body: patch },
+            options,
+          ),
+    )) as KubeJson;
+  }
+
+  async createEvent(
+    namespace: string,
+    event: EventInput,
+    controller: string,
+    instance: string,
+    now: Date,
+  ): Promise<void> {
+    const { regarding } = event;
+    const eventTime = new V1MicroTime(now.getTime());
+    const body: EventsV1Event = {
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      metadata: {
+        // client-go's naming: the object name and a unique, time-ordered suffix.
+        name: `${regarding.name}.${(now.getTime() * 1000 + Math.floor(Math.random() * 1000)).toString(16)}`,
+        namespace,
+      },
+      eventTime,
+      reportingController: controller,
+      reportingInstance: instance,
+      action: event.action,
+      reason: event.reason,
+      note: event.note.length > 1024 ? `${event.note.slice(0, 1021)}...` : event.note,
+      type: event.type,
+      regarding: {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: regarding.kind,
+        name: regarding.name,
+        ...(regarding.namespace ? { namespace: regarding.namespace } : {}),
+        ...(regarding.uid ? { uid: regarding.uid } : {}),
+        ...(regarding.resourceVersion ? { resourceVersion: regarding.resourceVersion } : {}),
+      },
+    };
+    await call(() => this.events.createNamespacedEvent({ namespace, body }));
+  }
+
+  async readLease(namespace: string, name: string): Promise<LeaseRecord | undefined> {
+    try {
+      return leaseRecord(await call(() => this.coordination.readNamespacedLease({ namespace, name })));
+    } catch (e) {
+      if (isStatus(e, 404)) return undefined;
+      throw e;
+    }
+  }
+
+  /** Creates (no resourceVersion) or replaces (conditional on resourceVersion) the lease. */
+  async writeLease(namespace: string, name: string, record: LeaseRecord): Promise<LeaseRecord> {
+    const body: V1Lease = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: {
+        name,
+        namespace,
+        ...(record.resourceVersion ? { resourceVersion: record.resourceVersion } : {}),
+      },
+      spec: {
+        ...(record.holderIdentity !== undefined ? { holderIdentity: record.holderIdentity } : {}),
+        ...(record.leaseDurationSeconds !== undefined
+          ? { leaseDurationSeconds: record.leaseDurationSeconds }
+          : {}),
+        ...(record.acquireTime ? { acquireTime: new V1MicroTime(record.acquireTime) } : {}),
+        ...(record.renewTime ? { renewTime: new V1MicroTime(record.renewTime) } : {}),
+        ...(record.leaseTransitions !== undefined ? { leaseTransitions: record.leaseTransitions } : {}),
+      },
+    };
+    const written = await call(() =>
+      record.resourceVersion
+        ? this.coordination.replaceNamespacedLease({ namespace, name, body })
+        : this.coordination.createNamespacedLease({ namespace, body }),
+    );
+    return leaseRecord(written);
+  }
+
+  /** One key of a Secret, decoded (Secrets are read by reference only, never listed or watched). */
+  async readSecretKey(namespace: string, name: string, key: string): Promise<string | undefined> {
+    const secret = await call(() => this.core.readNamespacedSecret({ namespace, name }));
+    const value = secret.data?.[key];
+    return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
+  }
+}
+
+function leaseRecord(lease: V1Lease): LeaseRecord {
+  const spec = lease.spec ?? {};
+  const time = (t: unknown) => (t instanceof Date ? t.toISOString() : typeof t === 'string' ? t : undefined);
+  const acquireTime = time(spec.acquireTime);
+  const renewTime = time(spec.renewTime);
+  return {
+    ...(spec.holderIdentity !== undefined && spec.holderIdentity !== null
+      ? { holderIdentity: spec.holderIdentity }
+      : {}),
+    ...(spec.leaseDurationSeconds !== undefined ? { leaseDurationSeconds: spec.leaseDurationSeconds } : {}),
+    ...(acquireTime ? { acquireTime } : {}),
+    ...(renewTime ? { renewTime } : {}),
+    ...(spec.leaseTransitions !== undefined ? { leaseTransitions: spec.leaseTransitions } : {}),
+    ...(lease.metadata?.resourceVersion ? { resourceVersion: lease.metadata.resourceVersion } : {}),
+  };
+}

@@ -1,0 +1,375 @@
+/**
+ * The Kubernetes API as a ResourceStore: one reflector per kind fills a cache of validated objects;
+ * status goes through the /status subresource, finalizers through merge patches on
+ * metadata.finalizers, both conditional on resourceVersion and retried after a refetch on conflict.
+ */
+import {
+  KIND_DEFINITIONS,
+  KINDS,
+  type Kind,
+  type Problem,
+  type Resource,
+  validateResource,
+} from '../../api/index.ts';
+import { jsonEqual } from '../../control/conditions.ts';
+import type { ResourceStore, StoreEvent } from '../../control/resource-store.ts';
+import type { Registry } from '../../metrics/registry.ts';
+import { getOrInsert } from '../../util/get-or-insert.ts';
+import { type ResourceKey, resourceKey, splitKey } from '../../zones/resource-key.ts';
+import type { EventRecorder } from './events.ts';
+import { isStatus, type KubeApi, type KubeJson } from './kube-api.ts';
+import { type KubeObject, Reflector, type ReflectorOptions } from './reflector.ts';
+
+/** An object the API server holds but Zonekeeper cannot use, and why. */
+export interface InvalidObject {
+  kind: Kind;
+  key: ResourceKey;
+  problems: Problem[];
+}
+
+export interface KubernetesStoreOptions {
+  api: Pick<KubeApi, 'listerWatcher' | 'get' | 'replaceStatus' | 'mergePatch'>;
+  log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  registry?: Registry;
+  /** Events for status transitions (the operator only). */
+  events?: EventRecorder;
+  reflector?: Pick<ReflectorOptions, 'inactivityMs' | 'watchTimeoutSeconds' | 'backoff'>;
+}
+
+/** A write of ours that the watch has not delivered yet: until it does, it is the newest version. */
+interface Overlay {
+  resourceVersion: string;
+  object: Resource;
+  expires: number;
+}
+
+/** How long an overlay may wait for its watch event (a safety net; the event normally comes in ms). */
+const OVERLAY_TTL_MS = 60_000;
+/** resourceVersions remembered per object, to tell whether the watch already delivered a write. */
+const RECENT_VERSIONS = 8;
+const MAX_CONFLICT_RETRIES = 5;
+
+export class KubernetesStore implements ResourceStore {
+  private readonly options: KubernetesStoreOptions;
+  private readonly cache = new Map<Kind, Map<ResourceKey, Resource>>();
+  private readonly overlays = new Map<string, Overlay>();
+  private readonly recent = new Map<string, string[]>();
+  private readonly invalid = new Map<string, InvalidObject>();
+  private readonly handlers = new Set<(event: StoreEvent) => void>();
+  private readonly reflectors: Reflector[];
+  private readonly counters?: {
+    events: ReturnType<Registry['counter']>;
+    reflector: ReturnType<Registry['counter']>;
+    writes: ReturnType<Registry['counter']>;
+  };
+  /** Called for each object that fails validation (the operator writes its status). */
+  onInvalid?: (object: InvalidObject, raw: KubeJson) => void;
+
+  constructor(options: KubernetesStoreOptions) {
+    this.options = options;
+    const registry = options.registry;
+    if (registry) {
+      this.counters = {
+        events: registry.counter(
+          'zonekeeper_kube_watch_events_total',
+          'Watch events received, by kind and type.',
+          ['kind', 'type'],
+        ),
+        reflector: registry.counter(
+          'zonekeeper_kube_reflector_total',
+          'Reflector activity by kind: lists, relists after 410 Gone, watches, watch errors, watchdog restarts, bookmarks.',
+          ['kind', 'what'],
+        ),
+        writes: registry.counter(
+          'zonekeeper_kube_writes_total',
+          'Writes to the API server by kind, what (status, finalizers) and result (ok, conflict, error).',
+          ['kind', 'what', 'result'],
+        ),
+      };
+      const objects = registry.gauge('zonekeeper_kube_objects', 'Objects in the cache, by kind.', ['kind']);
+      objects.collect = () => {
+        for (const kind of KINDS) objects.set(this.cache.get(kind)?.size ?? 0, kind);
+      };
+      const invalid = registry.gauge(
+        'zonekeeper_kube_invalid_objects',
+        'Objects the API server holds that fail Zonekeeper validation.',
+      );
+      invalid.collect = () => invalid.set(this.invalid.size);
+      const synced = registry.gauge('zonekeeper_kube_cache_synced', 'Whether every kind was listed once.');
+      synced.collect = () => synced.set(this.hasSynced ? 1 : 0);
+    }
+    this.reflectors = KINDS.map(
+      (kind) =>
+        new Reflector({
+          name: KIND_DEFINITIONS[kind].plural,
+          listerWatcher: options.api.listerWatcher(kind, options.reflector?.inactivityMs),
+          onReplace: (items) => this.replace(kind, items),
+          onEvent: (type, object) => this.event(kind, type, object),
+          ...(options.log ? { log: options.log } : {}),
+          onMetric: (what) => this.counters?.reflector.labels(kind, what).inc(),
+          ...options.reflector,
+        }),
+    );
+  }
+
+  start(): void {
+    for (const r of this.reflectors) r.start();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.reflectors.map((r) => r.stop()));
+  }
+
+  /** Resolves once every kind was listed. */
+  async synced(): Promise<void> {
+    await Promise.all(this.reflectors.map((r) => r.synced));
+  }
+
+  get hasSynced(): boolean {
+    return this.reflectors.every((r) => r.hasSynced);
+  }
+
+  invalidObjects(): InvalidObject[] {
+    return [...this.invalid.values()];
+  }
+
+  list(kind: Kind): Resource[] {
+    return [...(this.cache.get(kind)?.values() ?? [])];
+  }
+
+  get(kind: Kind, key: ResourceKey): Resource | undefined {
+    return this.cache.get(kind)?.get(key);
+  }
+
+  watch(handler: (event: StoreEvent) => void): () => void {
+    this.handlers.add(handler);
+    return () => this.handlers.delete(handler);
+  }
+
+  async updateStatus(kind: Kind, key: ResourceKey, status: NonNullable<Resource['status']>): Promise<void> {
+    const before = this.get(kind, key);
+    if (!before) return;
+    const written = await this.write(kind, key, 'status', (base) => {
+      if (jsonEqual(base.status, status)) return undefined;
+      const { name, namespace } = base.metadata;
+      return (api, rv) =>
+        api.replaceStatus(kind, {
+          apiVersion: base.apiVersion,
+          kind,
+          metadata: { name, ...(namespace ? { namespace } : {}), resourceVersion: rv },
+          status: status as unknown as Record<string, unknown>,
+        });
+    });
+    if (written) this.options.events?.statusChanged(before, written);
+  }
+
+  async addFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void> {
+    await this.write(kind, key, 'finalizers', (base) => {
+      const finalizers = base.metadata.finalizers ?? [];
+      if (base.metadata.deletionTimestamp || finalizers.includes(finalizer)) return undefined;
+      return (api, rv) => this.patchFinalizers(api, kind, base, [...finalizers, finalizer], rv);
+    });
+  }
+
+  async removeFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void> {
+    await this.write(kind, key, 'finalizers', (base) => {
+      const finalizers = base.metadata.finalizers ?? [];
+      if (!finalizers.includes(finalizer)) return undefined;
+      return (api, rv) =>
+        this.patchFinalizers(
+          api,
+          kind,
+          base,
+          finalizers.filter((f) => f !== finalizer),
+          rv,
+        );
+    });
+  }
+
+  private patchFinalizers(
+    api: KubernetesStoreOptions['api'],
+    kind: Kind,
+    base: Resource,
+    finalizers: string[],
+    resourceVersion: string,
+  ): Promise<KubeJson> {
+    // A merge patch replaces the whole list; the resourceVersion makes it fail (409) if the list moved.
+    return api.mergePatch(kind, base.metadata.namespace, base.metadata.name, {
+      metadata: { finalizers, resourceVersion },
+    });
+  }
+
+  /**
+   * A conditional write: `plan` looks at the newest known object and returns the request (or nothing
+   * when there is nothing to do). On 409 the object is read again and planned again.
+   */
+  private async write(
+    kind: Kind,
+    key: ResourceKey,
+    what: 'status' | 'finalizers',
+    plan: (
+      base: Resource,
+    ) => ((api: KubernetesStoreOptions['api'], resourceVersion: string) => Promise<KubeJson>) | undefined,
+  ): Promise<Resource | undefined> {
+    let base = this.get(kind, key);
+    for (let attempt = 0; base; attempt++) {
+      const request = plan(base);
+      if (!request) return undefined;
+      const sent = base.metadata.resourceVersion ?? '';
+      try {
+        const response = await request(this.options.api, sent);
+        this.counters?.writes.labels(kind, what, 'ok').inc();
+        return this.writeThrough(kind, key, response);
+      } catch (e) {
+        if (isStatus(e, 404)) {
+          this.counters?.writes.labels(kind, what, 'gone').inc();
+          return undefined;
+        }
+        if (!isStatus(e, 409) || attempt >= MAX_CONFLICT_RETRIES) {
+          this.counters?.writes.labels(kind, what, 'error').inc();
+          throw e;
+        }
+        this.counters?.writes.labels(kind, what, 'conflict').inc();
+        // Someone else changed the object: read it again and decide again.
+        const { namespace, name } = splitKey(key);
+        const fresh = await this.options.api.get(kind, namespace, name);
+        base = fresh ? this.parse(kind, fresh) : undefined;
+      }
+    }
+    return undefined;
+  }
+
+  /** Makes a write of ours visible at once, before the watch delivers it. */
+  private writeThrough(kind: Kind, key: ResourceKey, raw: KubeJson): Resource | undefined {
+    const object = this.parse(kind, raw);
+    if (!object) return undefined;
+    const id = `${kind}/${key}`;
+    const rv = object.metadata.resourceVersion ?? '';
+    if (object.metadata.deletionTimestamp && (object.metadata.finalizers ?? []).length === 0) {
+      // The last finalizer went: the API server deletes the object now. The overlay stays as a
+      // tombstone, so the watch's last events for it do not bring it back before DELETED arrives.
+      const existing = this.bucket(kind).get(key);
+      this.bucket(kind).delete(key);
+      this.overlays.set(id, { resourceVersion: rv, object, expires: Date.now() + OVERLAY_TTL_MS });
+      if (existing) this.emit({ type: 'delete', kind, key, object: existing });
+      return object;
+    }
+    // Written with a version the watch already delivered (an update that changed nothing): no event
+    // will follow, so nothing is waited for.
+    if (!(this.recent.get(id) ?? []).includes(rv))
+      this.overlays.set(id, { resourceVersion: rv, object, expires: Date.now() + OVERLAY_TTL_MS });
+    this.bucket(kind).set(key, object);
+    this.emit({ type: 'upsert', kind, key, object });
+    return object;
+  }
+
+  private replace(kind: Kind, items: KubeObject[]): void {
+    const bucket = this.bucket(kind);
+    const seen = new Set<ResourceKey>();
+    for (const raw of items) {
+      const key = keyOfRaw(kind, raw);
+      if (!key) continue;
+      seen.add(key);
+      const id = `${kind}/${key}`;
+      this.overlays.delete(id); // a list is at least as new as any write of ours
+      this.remember(id, raw.metadata?.resourceVersion);
+      const object = this.parse(kind, raw as KubeJson);
+      if (!object) continue; // invalid: the last valid version (if any) stays
+      const existing = bucket.get(key);
+      if (existing?.metadata.resourceVersion === object.metadata.resourceVersion) continue;
+      bucket.set(key, object);
+      this.emit({ type: 'upsert', kind, key, object });
+    }
+    for (const [key, existing] of [...bucket]) {
+      if (seen.has(key)) continue;
+      bucket.delete(key);
+      this.forget(`${kind}/${key}`);
+      this.emit({ type: 'delete', kind, key, object: existing });
+    }
+    for (const [id, invalid] of [...this.invalid])
+      if (invalid.kind === kind && !seen.has(invalid.key)) this.invalid.delete(id);
+  }
+
+  private event(kind: Kind, type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: KubeObject): void {
+    this.counters?.events.labels(kind, type).inc();
+    const key = keyOfRaw(kind, raw);
+    if (!key) return;
+    const id = `${kind}/${key}`;
+    const bucket = this.bucket(kind);
+    if (type === 'DELETED') {
+      const existing = bucket.get(key);
+      bucket.delete(key);
+      this.forget(id);
+      this.invalid.delete(id);
+      if (existing) this.emit({ type: 'delete', kind, key, object: existing });
+      return;
+    }
+    const rv = raw.metadata?.resourceVersion;
+    this.remember(id, rv);
+    const overlay = this.overlays.get(id);
+    if (overlay) {
+      if (overlay.resourceVersion === rv) {
+        // Our own write, already applied: nothing new.
+        this.overlays.delete(id);
+        return;
+      }
+      // Older than our write (the watch is catching up): our write already showed the newer state.
+      if (Date.now() < overlay.expires) return;
+      this.overlays.delete(id);
+    }
+    const object = this.parse(kind, raw as KubeJson);
+    if (!object) return;
+    bucket.set(key, object);
+    this.emit({ type: 'upsert', kind, key, object });
+  }
+
+  /** Validates an object from the API server; invalid ones are reported and not used. */
+  private parse(kind: Kind, raw: KubeJson): Resource | undefined {
+    const { managedFields: _m, ...metadata } = (raw.metadata ?? {}) as Record<string, unknown>;
+    const result = validateResource({ ...raw, kind, metadata }, undefined, { keepStatus: true });
+    const key = keyOfRaw(kind, raw);
+    if (!key) return undefined;
+    const id = `${kind}/${key}`;
+    if (result.ok) {
+      this.invalid.delete(id);
+      return result.resource;
+    }
+    const known = this.invalid.get(id);
+    const entry: InvalidObject = { kind, key, problems: result.problems };
+    this.invalid.set(id, entry);
+    if (!known || !jsonEqual(known.problems, result.problems)) {
+      this.options.log?.('warn', `${kind} ${key} is invalid and is ignored`, {
+        problems: result.problems.map((p) => `${p.path}: ${p.message}`).join('; '),
+      });
+      this.onInvalid?.(entry, raw);
+    }
+    return undefined;
+  }
+
+  private remember(id: string, rv: string | undefined): void {
+    if (!rv) return;
+    const list = getOrInsert(this.recent, id, () => []);
+    list.push(rv);
+    if (list.length > RECENT_VERSIONS) list.shift();
+  }
+
+  private forget(id: string): void {
+    this.overlays.delete(id);
+    this.recent.delete(id);
+  }
+
+  private bucket(kind: Kind): Map<ResourceKey, Resource> {
+    return getOrInsert(this.cache, kind, () => new Map());
+  }
+
+  private emit(event: StoreEvent): void {
+    for (const handler of this.handlers) handler(event);
+  }
+}
+
+function keyOfRaw(kind: Kind, raw: KubeObject): ResourceKey | undefined {
+  const name = raw.metadata?.name;
+  if (!name) return undefined;
+  const namespace = KIND_DEFINITIONS[kind].scope === 'Namespaced' ? raw.metadata?.namespace : undefined;
+  return resourceKey({ name, ...(namespace ? { namespace } : {}) });
+}

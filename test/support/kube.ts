@@ -1,0 +1,390 @@
+/**
+ * A real Kubernetes control plane for tests, started the way envtest starts one: etcd and
+ * kube-apiserver on loopback, ephemeral ports, a temporary data directory, a throwaway CA and serving
+ * certificate, static token authentication, RBAC authorization and service-account signing keys. No
+ * controller manager, scheduler or kubelet: objects are stored and validated (schema, CEL, RBAC) but
+ * no pods run. The binaries come from scripts/ensure-k8s-binaries.sh (built from Go modules, cached
+ * outside the clone); `kubectl` is the machine's when its version is close enough, else the one
+ * built beside kube-apiserver.
+ */
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { createServer } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const execFileP = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+export const K8S_VERSION = process.env.ZONEKEEPER_K8S_VERSION ?? '1.33.13';
+
+/** Where ensure-k8s-binaries.sh puts the binaries of K8S_VERSION. */
+export function k8sBinDir(): string {
+  if (process.env.ZONEKEEPER_K8S_BIN) return process.env.ZONEKEEPER_K8S_BIN;
+  const cache = process.env.ZONEKEEPER_CACHE ?? path.join(homedir(), '.cache', 'zonekeeper');
+  return path.join(cache, 'k8s', `v${K8S_VERSION}`);
+}
+
+/**
+ * The binaries, built when missing (that takes 10-20 minutes on 2 cores; `npm test` runs the script
+ * first, so a test only builds when run on its own on a fresh machine).
+ */
+export function ensureK8sBinaries(): string {
+  const dir = k8sBinDir();
+  if (['kube-apiserver', 'etcd', 'helm'].every((b) => existsSync(path.join(dir, b)))) return dir;
+  const r = spawnSync('bash', [path.join(ROOT, 'scripts/ensure-k8s-binaries.sh')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`scripts/ensure-k8s-binaries.sh failed (exit ${r.status})`);
+  return dir;
+}
+
+/** A user of the test cluster, authenticated by a static token. */
+export interface KubeUser {
+  name: string;
+  groups: string[];
+}
+
+export const ADMIN: KubeUser = { name: 'zonekeeper-test-admin', groups: ['system:masters'] };
+
+/** The identity a pod of this service account would have (RBAC bindings to the SA match it). */
+export function serviceAccountUser(namespace: string, name: string): KubeUser {
+  return {
+    name: `system:serviceaccount:${namespace}:${name}`,
+    groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
+  };
+}
+
+export interface KubectlResult {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
+
+export interface KubeCluster {
+  server: string;
+  dir: string;
+  binDir: string;
+  /** The kubeconfig of the admin user (system:masters). */
+  adminKubeconfig: string;
+  kubectlPath: string;
+  /** A kubeconfig for `user`, which must be one of those passed to startKube. */
+  kubeconfigFor(user: KubeUser): string;
+  /** Runs kubectl (admin unless `kubeconfig` is given); never throws on a non-zero exit. */
+  kubectl(
+    args: string[],
+    options?: { input?: string; kubeconfig?: string; timeoutMs?: number },
+  ): Promise<KubectlResult>;
+  /** Like kubectl, but throws with stderr when it fails. */
+  kubectlOk(
+    args: string[],
+    options?: { input?: string; kubeconfig?: string; timeoutMs?: number },
+  ): Promise<string>;
+  logs(): string;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function kubeconfigYaml(server: string, ca: string, user: string, token: string): string {
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    `- name: test`,
+    '  cluster:',
+    `    server: ${server}`,
+    `    certificate-authority: ${ca}`,
+    'users:',
+    `- name: ${JSON.stringify(user)}`,
+    '  user:',
+    `    token: ${token}`,
+    'contexts:',
+    '- name: test',
+    '  context:',
+    '    cluster: test',
+    `    user: ${JSON.stringify(user)}`,
+    'current-context: test',
+    '',
+  ].join('\n');
+}
+
+/** The kubectl built beside kube-apiserver (same version) if any, else the machine's if its minor version is within one of the API server's. */
+function pickKubectl(binDir: string): string {
+  const built = path.join(binDir, 'kubectl');
+  if (existsSync(built)) return built;
+  const minor = Number(K8S_VERSION.split('.')[1]);
+  const r = spawnSync('kubectl', ['version', '--client', '-o', 'json'], { encoding: 'utf8' });
+  if (r.status === 0) {
+    try {
+      const v = JSON.parse(r.stdout) as { clientVersion?: { minor?: string } };
+      const m = Number.parseInt(v.clientVersion?.minor ?? '', 10);
+      if (Math.abs(m - minor) <= 1) return 'kubectl';
+    } catch {
+      // fall through
+    }
+  }
+  throw new Error(
+    `no kubectl within one minor version of ${K8S_VERSION} (install Debian's or run scripts/ensure-k8s-binaries.sh with ZONEKEEPER_BUILD_KUBECTL=1)`,
+  );
+}
+
+export async function startKube(options: { users?: KubeUser[]; crds?: boolean } = {}): Promise<KubeCluster> {
+  const binDir = ensureK8sBinaries();
+  const kubectlPath = pickKubectl(binDir);
+  const dir = await mkdtemp(path.join(tmpdir(), 'zonekeeper-kube-'));
+  let output = '';
+  const children: ChildProcess[] = [];
+  const start = (name: string, bin: string, args: string[]) => {
+    const child = spawn(path.join(binDir, bin), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const append = (d: Buffer) => {
+      output += d
+        .toString()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => `[${name}] ${l}\n`)
+        .join('');
+      if (output.length > 2_000_000) output = output.slice(-1_000_000);
+    };
+    child.stdout!.on('data', append);
+    child.stderr!.on('data', append);
+    children.push(child);
+    return child;
+  };
+  const stopAll = async () => {
+    for (const child of children.reverse()) {
+      if (child.exitCode !== null || child.signalCode !== null) continue;
+      await new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+      });
+    }
+    await rm(dir, { recursive: true, force: true });
+  };
+
+  try {
+    // Certificates: a throwaway CA and a serving certificate for 127.0.0.1.
+    const pki = path.join(dir, 'pki');
+    await mkdir(pki);
+    const openssl = (args: string[]) => execFileP('openssl', args, { cwd: pki });
+    await openssl([
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=zonekeeper-test-ca',
+    ]);
+    await openssl([
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'apiserver.key',
+      '-out',
+      'apiserver.csr',
+      '-subj',
+      '/CN=kube-apiserver',
+    ]);
+    await writeFile(
+      path.join(pki, 'ext.cnf'),
+      'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n',
+    );
+    await openssl([
+      'x509',
+      '-req',
+      '-in',
+      'apiserver.csr',
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'apiserver.crt',
+      '-days',
+      '2',
+      '-extfile',
+      'ext.cnf',
+    ]);
+    const sa = generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    });
+    await writeFile(path.join(pki, 'sa.pub'), sa.publicKey);
+    await writeFile(path.join(pki, 'sa.key'), sa.privateKey);
+
+    // Static tokens: the admin and the users the test asked for.
+    const users = [ADMIN, ...(options.users ?? [])];
+    const tokens = new Map(users.map((u) => [u.name, randomBytes(24).toString('hex')]));
+    await writeFile(
+      path.join(pki, 'tokens.csv'),
+      users.map((u, i) => `${tokens.get(u.name)},${u.name},uid-${i},"${u.groups.join(',')}"`).join('\n') +
+        '\n',
+    );
+
+    const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+    const etcd = start('etcd', 'etcd', [
+      '--name=default',
+      `--data-dir=${path.join(dir, 'etcd')}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+      '--unsafe-no-fsync', // a test cluster: speed over durability, as envtest
+      '--log-level=warn',
+    ]);
+    await waitUntil(async () => {
+      if (etcd.exitCode !== null) throw new Error(`etcd exited (${etcd.exitCode}):\n${output}`);
+      try {
+        const r = await fetch(`${etcdUrl}/health`);
+        return r.ok;
+      } catch {
+        return false;
+      }
+    }, 20_000);
+
+    const server = `https://127.0.0.1:${apiPort}`;
+    const apiserver = start('kube-apiserver', 'kube-apiserver', [
+      `--etcd-servers=${etcdUrl}`,
+      `--cert-dir=${path.join(dir, 'apiserver-certs')}`,
+      `--tls-cert-file=${path.join(pki, 'apiserver.crt')}`,
+      `--tls-private-key-file=${path.join(pki, 'apiserver.key')}`,
+      `--secure-port=${apiPort}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${path.join(pki, 'sa.pub')}`,
+      `--service-account-signing-key-file=${path.join(pki, 'sa.key')}`,
+      `--token-auth-file=${path.join(pki, 'tokens.csv')}`,
+      '--authorization-mode=RBAC',
+      '--allow-privileged=true',
+      // No controller manager mints service-account tokens here (envtest disables it too).
+      '--disable-admission-plugins=ServiceAccount',
+      '--enable-priority-and-fairness=false',
+      '--profiling=false',
+      '--v=0',
+    ]);
+    const adminToken = tokens.get(ADMIN.name)!;
+    const ca = path.join(pki, 'ca.crt');
+    const kubeconfigs = new Map<string, string>();
+    for (const u of users) {
+      const file = path.join(dir, `kubeconfig-${kubeconfigs.size}`);
+      await writeFile(file, kubeconfigYaml(server, ca, u.name, tokens.get(u.name)!));
+      kubeconfigs.set(u.name, file);
+    }
+    const adminKubeconfig = kubeconfigs.get(ADMIN.name)!;
+    // Ready when /readyz says so (RBAC bootstrap roles and CRD informers are up).
+    await waitUntil(async () => {
+      if (apiserver.exitCode !== null)
+        throw new Error(`kube-apiserver exited (${apiserver.exitCode}):\n${output}`);
+      return (await httpsStatus(`${server}/readyz`, adminToken, await readFile(ca))) === 200;
+    }, 60_000);
+
+    const cacheDir = path.join(dir, 'kubectl-cache');
+    const kubectl: KubeCluster['kubectl'] = async (args, opts = {}) => {
+      return new Promise((resolve) => {
+        const child = execFile(
+          kubectlPath,
+          ['--kubeconfig', opts.kubeconfig ?? adminKubeconfig, '--cache-dir', cacheDir, ...args],
+          { timeout: opts.timeoutMs ?? 60_000, maxBuffer: 256 * 1024 * 1024 },
+          (error, stdout, stderr) => {
+            const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+            resolve({ stdout, stderr, code });
+          },
+        );
+        if (opts.input !== undefined) child.stdin!.end(opts.input);
+        else child.stdin!.end();
+      });
+    };
+    const cluster: KubeCluster = {
+      server,
+      dir,
+      binDir,
+      adminKubeconfig,
+      kubectlPath,
+      kubeconfigFor: (user) => {
+        const file = kubeconfigs.get(user.name);
+        if (!file) throw new Error(`user ${user.name} was not passed to startKube`);
+        return file;
+      },
+      kubectl,
+      kubectlOk: async (args, opts) => {
+        const r = await kubectl(args, opts);
+        if (r.code !== 0)
+          throw new Error(`kubectl ${args.join(' ')} failed (${r.code}):\n${r.stderr}${r.stdout}`);
+        return r.stdout;
+      },
+      logs: () => output,
+      stop: stopAll,
+    };
+    if (options.crds !== false) await installCrds(cluster);
+    return cluster;
+  } catch (e) {
+    await stopAll();
+    throw e;
+  }
+}
+
+/** Applies deploy/crds/ and waits until every CRD is Established. */
+export async function installCrds(cluster: KubeCluster): Promise<void> {
+  await cluster.kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'deploy/crds')]);
+  await cluster.kubectlOk([
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/dnszoneclasses.dns.zonekeeper.dev',
+    'crd/dnszones.dns.zonekeeper.dev',
+    'crd/dnsrecordsets.dns.zonekeeper.dev',
+  ]);
+}
+
+/** The HTTP status of a GET with a bearer token, or 0 when the server cannot be reached. */
+function httpsStatus(url: string, token: string, ca: Buffer): Promise<number> {
+  return new Promise((resolve) => {
+    const req = request(url, { ca, headers: { authorization: `Bearer ${token}` }, timeout: 5000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', () => resolve(0));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
+}
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`not ready within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
