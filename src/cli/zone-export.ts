@@ -1,10 +1,9 @@
-import { readFile, stat } from 'node:fs/promises';
-import path from 'node:path';
+import { stat } from 'node:fs/promises';
 import { type Resource, validateResource } from '../api/index.ts';
-import type { ZoneSerialState } from '../control/serial-store.ts';
 import { type Name, nameKey, parseName } from '../dns/name.ts';
 import { readManifests } from '../sources/manifests/load-manifests.ts';
 import { formatProblem, type ManifestProblem } from '../sources/manifests/manifest-source.ts';
+import { StateFile } from '../sources/manifests/state-file.ts';
 import { Catalog } from '../zones/catalog.ts';
 import { computeZones } from '../zones/compute-zones.ts';
 import { resourceKey } from '../zones/resource-key.ts';
@@ -17,10 +16,7 @@ export interface ZoneExportOptions {
   now?: Date;
 }
 
-interface StateSnapshot {
-  serials: Record<string, ZoneSerialState>;
-  created: Record<string, string>;
-}
+type StateSnapshot = ReturnType<StateFile['snapshot']>;
 
 /**
  * `zonekeeper zone export`: the zone file of one zone exactly as `zonekeeper serve --manifests DIR
@@ -123,22 +119,11 @@ export async function loadServedResources(
   return { resources, problems };
 }
 
-/** `<state-dir>/state.json` as serve writes it (src/sources/manifests/state-file.ts); empty if absent. */
+/** What `serve` saved in `<state-dir>` (serials and creation times); empty when there is none. */
 async function readState(dir: string | undefined): Promise<StateSnapshot> {
-  if (dir === undefined) return { serials: {}, created: {} };
-  let text: string;
-  try {
-    text = await readFile(path.join(dir, 'state.json'), 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { serials: {}, created: {} };
-    throw e;
-  }
-  const parsed = JSON.parse(text) as { version?: unknown; serials?: unknown; created?: unknown };
-  if (parsed.version !== 1) throw new Error(`state.json has unsupported version ${String(parsed.version)}`);
-  return {
-    serials: (parsed.serials ?? {}) as Record<string, ZoneSerialState>,
-    created: (parsed.created ?? {}) as Record<string, string>,
-  };
+  const state = new StateFile(dir);
+  await state.load();
+  return state.snapshot();
 }
 
 /** Why no zone `origin` is served from these resources, with what to do about it. */

@@ -126,7 +126,9 @@ export class Controller {
     this.log = options.log ?? (() => {});
     this.hashOnChange = options.hashOnChange ?? false;
     this.writeConcurrency = Math.max(1, options.writeConcurrency ?? 1);
-    this.zones = new WorkQueue((key) => this.reconcileZone(key), { concurrency: 2 });
+    // Several zones at once: their durable serial writes share one file write (start-up with many
+    // zones), and one slow backend call does not hold up the other zones.
+    this.zones = new WorkQueue((key) => this.reconcileZone(key), { concurrency: 8 });
     this.records = new WorkQueue((key) => this.reconcileRecord(key), {
       concurrency: Math.max(2, this.writeConcurrency),
     });
@@ -317,8 +319,10 @@ export class Controller {
     const dirty = this.dirty.get(key);
     this.dirty.delete(key);
     const fresh = model.fresh;
-    const records = fresh || dirty === undefined ? this.zoneRecords(key) : this.changedRecords(key, dirty);
-    const delta = model.model.update(records, zoneChildren(this.catalog, key), fresh || dirty === undefined);
+    // A new model takes every record set; afterwards exactly those the catalog reported as changed
+    // (none for a requeue, e.g. the delayed hash), so a reconcile costs what changed, not the zone.
+    const records = fresh ? this.zoneRecords(key) : this.changedRecords(key, dirty ?? new Set());
+    const delta = model.model.update(records, zoneChildren(this.catalog, key), fresh);
     model.fresh = false;
     const origin = model.model.origin;
     const stored = this.serialState(origin, zone);

@@ -30,19 +30,26 @@ export interface ManifestRead {
 
 /** Every `*.yaml`/`*.yml` below `root` (hidden files and folders skipped), in sorted order. */
 export async function listManifestFiles(root: string): Promise<string[]> {
-  const out: string[] = [];
+  return (await listManifestTree(root)).files;
+}
+
+/** The manifest files below `root` and the folders they live in (root included), sorted. */
+export async function listManifestTree(root: string): Promise<{ files: string[]; dirs: string[] }> {
+  const files: string[] = [];
+  const dirs: string[] = [];
   const walk = async (dir: string) => {
+    dirs.push(dir);
     const entries = await readdir(dir, { withFileTypes: true });
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
       if (entry.name.startsWith('.')) continue;
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) await walk(full);
-      else if (entry.isFile() && /\.ya?ml$/i.test(entry.name)) out.push(full);
+      else if (entry.isFile() && /\.ya?ml$/i.test(entry.name)) files.push(full);
     }
   };
   await walk(root);
-  return out;
+  return { files, dirs };
 }
 
 /** Reads files (or folders, recursively) into YAML documents; empty documents are skipped. */

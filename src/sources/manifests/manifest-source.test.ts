@@ -144,3 +144,32 @@ describe('manifest parsing', () => {
     assert.match(read.fileErrors[0]?.message ?? '', /YAML: .*alias/i);
   });
 });
+
+describe('ManifestSource watching', () => {
+  test('follows edits made by renaming a new file over the old one, again and again', async () => {
+    const { mkdtemp, rename, rm, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const dir = await mkdtemp(path.join(tmpdir(), 'zk-rename-'));
+    const outside = await mkdtemp(path.join(tmpdir(), 'zk-rename-src-'));
+    const store = new MemoryStore();
+    const source = new ManifestSource({ dir, store, state: new StateFile(undefined) });
+    const file = path.join(dir, 'a.yaml');
+    const value = () => (store.get('DNSRecordSet', 'dns/a') as DNSRecordSet | undefined)?.spec.records[0];
+    try {
+      await writeFile(file, record('a', '192.0.2.1'));
+      await source.start();
+      for (const address of ['192.0.2.2', '192.0.2.3', '192.0.2.4']) {
+        // Written outside the watched folder, then renamed in (as git and ConfigMap volumes do).
+        const tmp = path.join(outside, `a.yaml.${address}`);
+        await writeFile(tmp, record('a', address));
+        await rename(tmp, file); // as editors, git and ConfigMap volumes do
+        for (let i = 0; i < 150 && value() !== address; i++) await new Promise((r) => setTimeout(r, 10));
+        assert.equal(value(), address, `the edit to ${address} was seen`);
+      }
+    } finally {
+      source.stop();
+      await rm(dir, { recursive: true, force: true });
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+});

@@ -4,7 +4,7 @@ import { KINDS, type Kind, type Problem, type Resource, validateResource } from 
 import type { MemoryStore } from '../../control/memory-store.ts';
 import { getOrInsert } from '../../util/get-or-insert.ts';
 import { resourceKey } from '../../zones/resource-key.ts';
-import { listManifestFiles, type ManifestDocument, readManifests } from './load-manifests.ts';
+import { listManifestTree, type ManifestDocument, readManifests } from './load-manifests.ts';
 import type { StateFile } from './state-file.ts';
 
 /** A problem found in the manifests, located as precisely as possible. */
@@ -38,10 +38,14 @@ export interface ManifestSourceOptions {
   debounceMs?: number;
 }
 
+/** How often the folder is re-checked even without a watcher event. */
+const RESCAN_MS = 5000;
+
 /** What one file contributed at its last read. */
 interface FileState {
   mtimeMs: number;
   size: number;
+  ino: number;
   /** Valid definitions, by object id (`Kind/key`), in document order. */
   definitions: Map<string, { resource: Resource; document: number }>;
   problems: ManifestProblem[];
@@ -61,8 +65,10 @@ export class ManifestSource {
   /** Object id → the files that define it validly; the first in path order wins. */
   private readonly definers = new Map<string, Set<string>>();
   private current: ManifestProblem[] = [];
-  private watcher?: FSWatcher;
+  private readonly watchers = new Map<string, FSWatcher>();
+  private watching = false;
   private timer?: NodeJS.Timeout;
+  private rescan?: NodeJS.Timeout;
   private reloading: Promise<void> | undefined;
   private again = false;
   /** Called after each reload with the problems found. */
@@ -78,16 +84,48 @@ export class ManifestSource {
 
   /** Loads the folder once and starts watching it. */
   async start(): Promise<void> {
+    this.watching = true;
     await this.reload();
-    this.watcher = watch(this.options.dir, { recursive: true }, () => this.schedule());
-    this.watcher.on('error', (e) =>
-      this.options.log?.('error', `watching ${this.options.dir}: ${e.message}`),
-    );
+    // A safety net for events a watcher misses: a stat pass over the folder now and then.
+    this.rescan = setInterval(() => void this.reload(), RESCAN_MS);
+    this.rescan.unref();
   }
 
   stop(): void {
-    this.watcher?.close();
+    this.watching = false;
+    for (const watcher of this.watchers.values()) watcher.close();
+    this.watchers.clear();
     clearTimeout(this.timer);
+    clearInterval(this.rescan);
+  }
+
+  /**
+   * One plain watcher per folder, kept in step with the folders found by each reload. Node's
+   * recursive watch on Linux stops reporting a file once a rename has replaced it (what editors, git
+   * checkouts and ConfigMap volumes do); plain directory watchers see every replacement.
+   */
+  private watchFolders(dirs: readonly string[]): void {
+    if (!this.watching) return;
+    const wanted = new Set(dirs);
+    for (const [dir, watcher] of this.watchers) {
+      if (wanted.has(dir)) continue;
+      watcher.close();
+      this.watchers.delete(dir);
+    }
+    for (const dir of dirs) {
+      if (this.watchers.has(dir)) continue;
+      try {
+        const watcher = watch(dir, () => this.schedule());
+        watcher.on('error', () => {
+          watcher.close();
+          this.watchers.delete(dir); // gone; the next reload decides
+          this.schedule();
+        });
+        this.watchers.set(dir, watcher);
+      } catch (e) {
+        this.options.log?.('error', `watching ${dir}: ${(e as Error).message}`);
+      }
+    }
   }
 
   private schedule(): void {
@@ -118,7 +156,8 @@ export class ManifestSource {
 
   private async reloadOnce(): Promise<void> {
     const { store, state } = this.options;
-    const paths = await listManifestFiles(this.options.dir);
+    const { files: paths, dirs } = await listManifestTree(this.options.dir);
+    this.watchFolders(dirs);
     const touched = new Set<string>();
     const present = new Set(paths);
     for (const [file, previous] of this.files) {
@@ -127,14 +166,22 @@ export class ManifestSource {
       for (const id of previous.definitions.keys()) this.undefine(id, file, touched);
     }
     for (const file of paths) {
-      let info: { mtimeMs: number; size: number };
+      let info: { mtimeMs: number; size: number; ino: number };
       try {
         info = await stat(file);
       } catch {
         continue; // removed between listing and stat: the next reload sees it gone
       }
       const previous = this.files.get(file);
-      if (previous && previous.mtimeMs === info.mtimeMs && previous.size === info.size) continue;
+      // A replaced file (rename over it) has a new inode even when size and mtime look the same.
+      if (
+        previous &&
+        previous.mtimeMs === info.mtimeMs &&
+        previous.size === info.size &&
+        previous.ino === info.ino
+      ) {
+        continue;
+      }
       const next = await this.readFile(file, info, previous);
       this.files.set(file, next);
       for (const id of previous?.definitions.keys() ?? []) {
@@ -161,7 +208,7 @@ export class ManifestSource {
       }
       store.apply(winner.resource, created);
     }
-    if (touched.size > 0) await state.save();
+    // Creation times are saved in the background (StateFile); serials are saved before they are served.
     const problems: ManifestProblem[] = [];
     for (const file of paths) problems.push(...(this.files.get(file)?.problems ?? []));
     problems.push(...this.duplicateProblems());
@@ -179,7 +226,7 @@ export class ManifestSource {
    */
   private async readFile(
     file: string,
-    info: { mtimeMs: number; size: number },
+    info: { mtimeMs: number; size: number; ino: number },
     previous: FileState | undefined,
   ): Promise<FileState> {
     const { store } = this.options;
@@ -230,7 +277,7 @@ export class ManifestSource {
         message: 'the file has errors; the objects it defined before keep their last valid versions',
       });
     }
-    return { mtimeMs: info.mtimeMs, size: info.size, definitions, problems };
+    return { mtimeMs: info.mtimeMs, size: info.size, ino: info.ino, definitions, problems };
   }
 
   private undefine(id: string, file: string, touched: Set<string>): void {
