@@ -321,7 +321,7 @@ export class Controller {
     const fresh = model.fresh;
     // A new model takes every record set; afterwards exactly those the catalog reported as changed
     // (none for a requeue, e.g. the delayed hash), so a reconcile costs what changed, not the zone.
-    const records = fresh ? this.zoneRecords(key) : this.changedRecords(key, dirty ?? new Set());
+    const records = fresh ? this.catalog.zoneMembers(key) : this.catalog.membersNow(key, dirty ?? new Set());
     const delta = model.model.update(records, zoneChildren(this.catalog, key), fresh);
     model.fresh = false;
     const origin = model.model.origin;
@@ -518,35 +518,6 @@ export class Controller {
     if (stored) return stored;
     const s = zone.status;
     return s?.serial !== undefined ? { serial: s.serial, ...(s.hash ? { hash: s.hash } : {}) } : undefined;
-  }
-
-  /** Every record set resolved to the zone. */
-  private zoneRecords(
-    key: ResourceKey,
-  ): { key: ResourceKey; current: { recordSet: DNSRecordSet; fqdn: Name } }[] {
-    const out: { key: ResourceKey; current: { recordSet: DNSRecordSet; fqdn: Name } }[] = [];
-    for (const rs of this.catalog.recordsOf(key)) {
-      const recordKey = keyOf(rs);
-      const resolution = this.catalog.recordResolution(recordKey);
-      if (resolution?.resolved)
-        out.push({ key: recordKey, current: { recordSet: rs, fqdn: resolution.fqdn } });
-    }
-    return out;
-  }
-
-  /** The given record sets as they stand now for this zone: resolved to it, or gone from it. */
-  private changedRecords(zone: ResourceKey, keys: Set<ResourceKey>) {
-    return [...keys].map((recordKey) => {
-      const rs = this.catalog.records.get(recordKey);
-      const resolution = this.catalog.recordResolution(recordKey);
-      return {
-        key: recordKey,
-        current:
-          rs && resolution?.resolved && resolution.zone === zone
-            ? { recordSet: rs, fqdn: resolution.fqdn }
-            : undefined,
-      };
-    });
   }
 
   private async unprogram(key: ResourceKey): Promise<void> {

@@ -204,7 +204,7 @@ export class ZoneFollower {
     const dirty = this.dirty.get(key);
     this.dirty.delete(key);
     const complete = followed.fresh || dirty === undefined;
-    const records = complete ? this.zoneRecords(key) : this.changedRecords(key, dirty);
+    const records = complete ? this.catalog.zoneMembers(key) : this.catalog.membersNow(key, dirty);
     const delta = followed.model.update(records, zoneChildren(this.catalog, key), complete);
     followed.fresh = false;
     if (delta.upserts.length > 0 || delta.deletes.length > 0) {
@@ -307,31 +307,6 @@ export class ZoneFollower {
     if (owner === undefined || owner === key || !this.zones.has(owner))
       await this.options.backend.deleteZone(origin);
     this.publishedOrigin.delete(key);
-  }
-
-  private zoneRecords(key: ResourceKey) {
-    const out: { key: ResourceKey; current: { recordSet: DNSRecordSet; fqdn: Name } }[] = [];
-    for (const rs of this.catalog.recordsOf(key)) {
-      const recordKey = resourceKey(rs.metadata);
-      const resolution = this.catalog.recordResolution(recordKey);
-      if (resolution?.resolved)
-        out.push({ key: recordKey, current: { recordSet: rs, fqdn: resolution.fqdn } });
-    }
-    return out;
-  }
-
-  private changedRecords(zone: ResourceKey, keys: Set<ResourceKey>) {
-    return [...keys].map((recordKey) => {
-      const rs = this.catalog.records.get(recordKey);
-      const resolution = this.catalog.recordResolution(recordKey);
-      return {
-        key: recordKey,
-        current:
-          rs && resolution?.resolved && resolution.zone === zone
-            ? { recordSet: rs, fqdn: resolution.fqdn }
-            : undefined,
-      };
-    });
   }
 }
 

@@ -163,6 +163,30 @@ export function encodeOpt(w: WireWriter, edns: Edns, rcode: number): void {
   }
 }
 
+/**
+ * A request with one question and everything else cleared (class IN unless given); `fields`
+ * overrides any part, e.g. `{ rd: true }`, `{ opcode: Opcode.NOTIFY, aa: true }` or `{ edns }`.
+ */
+export function queryMessage(name: Name, type: number, fields: Partial<Message> = {}): Message {
+  return {
+    id: 0,
+    qr: false,
+    opcode: Opcode.QUERY,
+    aa: false,
+    tc: false,
+    rd: false,
+    ra: false,
+    ad: false,
+    cd: false,
+    rcode: 0,
+    questions: [{ name, type, class: 1 }],
+    answers: [],
+    authority: [],
+    additional: [],
+    ...fields,
+  };
+}
+
 /** Encodes a complete message with name compression; OPT goes last in the additional section. */
 export function encodeMessage(msg: Message): Uint8Array {
   if (msg.rcode > 0xf && msg.edns === undefined) {

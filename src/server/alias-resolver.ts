@@ -1,10 +1,10 @@
 import { randomInt } from 'node:crypto';
 import dgram from 'node:dgram';
 import net from 'node:net';
-import { decodeMessage, encodeMessage, type Message, Rcode } from '../dns/message.ts';
+import { decodeMessage, encodeMessage, type Message, queryMessage, Rcode } from '../dns/message.ts';
 import { type Name, nameEquals, nameKey } from '../dns/name.ts';
 import type { Rdata } from '../dns/rdata.ts';
-import { RRClass, RRType } from '../dns/rrtype.ts';
+import { RRType } from '../dns/rrtype.ts';
 import { answerQuery, Outcome } from './answer.ts';
 import type { ZoneTable } from './zone-table.ts';
 
@@ -90,23 +90,11 @@ export class ZoneAliasResolver implements AliasResolver {
 
   private async ask(target: Name, qtype: number): Promise<AliasResult> {
     const id = randomInt(0, 65536);
-    const query: Message = {
+    const query = queryMessage(target, qtype, {
       id,
-      qr: false,
-      opcode: 0,
-      aa: false,
-      tc: false,
       rd: true,
-      ra: false,
-      ad: false,
-      cd: false,
-      rcode: 0,
-      questions: [{ name: target, type: qtype, class: RRClass.IN }],
-      answers: [],
-      authority: [],
-      additional: [],
       edns: { udpSize: 1232, extendedRcode: 0, version: 0, dnssecOk: false, options: [] },
-    };
+    });
     const bytes = encodeMessage(query);
     try {
       let response = await this.udp(bytes, id);

@@ -34,6 +34,12 @@ export type RecordResolution =
       fqdn?: Name;
     };
 
+/** A record set as a zone sees it: present with its absolute name, or gone (undefined). */
+export interface ZoneMember {
+  key: ResourceKey;
+  current: { recordSet: DNSRecordSet; fqdn: Name } | undefined;
+}
+
 /** The keys a change touched; the engine enqueues exactly these. */
 export interface Affected {
   zones: Set<ResourceKey>;
@@ -98,6 +104,32 @@ export class Catalog {
       if (rs) out.push(rs);
     }
     return out;
+  }
+
+  /** Every record set resolved to the zone, with its absolute name (a zone model's full input). */
+  zoneMembers(zone: ResourceKey): ZoneMember[] {
+    const out: ZoneMember[] = [];
+    for (const rs of this.recordsOf(zone)) {
+      const key = resourceKey(rs.metadata);
+      const resolution = this.resolutions.get(key);
+      if (resolution?.resolved) out.push({ key, current: { recordSet: rs, fqdn: resolution.fqdn } });
+    }
+    return out;
+  }
+
+  /** The given record sets as they stand now for the zone: resolved to it, or gone from it. */
+  membersNow(zone: ResourceKey, keys: Iterable<ResourceKey>): ZoneMember[] {
+    return [...keys].map((key) => {
+      const rs = this.records.get(key);
+      const resolution = this.resolutions.get(key);
+      return {
+        key,
+        current:
+          rs && resolution?.resolved && resolution.zone === zone
+            ? { recordSet: rs, fqdn: resolution.fqdn }
+            : undefined,
+      };
+    });
   }
 
   /** Accepted zones whose nearest accepted ancestor is this zone. */

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import dgram from 'node:dgram';
 import net from 'node:net';
-import { decodeMessage, encodeMessage, Opcode, Rcode } from '../../dns/message.ts';
+import { decodeMessage, encodeMessage, Opcode, queryMessage, Rcode } from '../../dns/message.ts';
 import type { Rdata } from '../../dns/rdata.ts';
 import { RRClass, RRType } from '../../dns/rrtype.ts';
 import { signMessage, type TsigKey, verifyMessage } from '../../dns/tsig.ts';
@@ -100,23 +100,15 @@ export class Notifier {
   private once(soa: ServedRRset, target: NotifyTarget): Promise<string> {
     const origin = soa.owner;
     const id = randomInt(0, 65536);
-    let bytes = encodeMessage({
-      id,
-      qr: false,
-      opcode: Opcode.NOTIFY,
-      aa: true, // RFC 1996 §3.7: AA set
-      tc: false,
-      rd: false,
-      ra: false,
-      ad: false,
-      cd: false,
-      rcode: 0,
-      questions: [{ name: origin, type: RRType.SOA, class: RRClass.IN }],
-      // RFC 1996 §3.7: the new SOA may ride along in the answer section.
-      answers: [{ name: origin, type: RRType.SOA, class: RRClass.IN, ttl: soa.ttl, data: soa.rdata[0]! }],
-      authority: [],
-      additional: [],
-    });
+    let bytes = encodeMessage(
+      queryMessage(origin, RRType.SOA, {
+        id,
+        opcode: Opcode.NOTIFY,
+        aa: true, // RFC 1996 §3.7: AA set
+        // RFC 1996 §3.7: the new SOA may ride along in the answer section.
+        answers: [{ name: origin, type: RRType.SOA, class: RRClass.IN, ttl: soa.ttl, data: soa.rdata[0]! }],
+      }),
+    );
     let requestMac: Uint8Array | undefined;
     if (target.key) {
       const signed = signMessage(bytes, target.key);
