@@ -375,6 +375,18 @@ describe('Kubernetes: operator, server, chart on a real API server', { timeout: 
       },
       /spec\.domainName in body should match/,
     );
+    // Transfer settings: a network the pattern lets through but CEL's isIP/isCIDR does not, and a
+    // NOTIFY key that is not among the class's keys.
+    const transfers = (t: object) => ({
+      ...CLASS,
+      metadata: { name: 'bad-transfers' },
+      spec: { ...CLASS.spec, transfers: t },
+    });
+    await reject(transfers({ allowFrom: ['999.1.1.1'] }), /must be an IP address or a network in CIDR form/);
+    await reject(
+      transfers({ allowFrom: ['127.0.0.1'], notify: [{ address: '127.0.0.1:53', tsigKey: 'nope' }] }),
+      /every notify tsigKey must name one of tsigKeys/,
+    );
   });
 
   test('what the API server cannot check lands in status with the reason, and in an Event', async () => {

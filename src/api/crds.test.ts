@@ -191,6 +191,8 @@ describe('generated CRDs', () => {
       'has(self.name) == has(self.key)',
       "self.endsWith('.')",
       '!has(self.requireTsig) || !self.requireTsig || (has(self.tsigKeys) && size(self.tsigKeys) > 0)',
+      '!has(self.notify) || self.notify.all(n, !has(n.tsigKey) || (has(self.tsigKeys) && self.tsigKeys.exists(k, k.name == n.tsigKey)))',
+      'isIP(self) || isCIDR(self)',
       '(has(self.file) ? 1 : 0) + (has(self.env) ? 1 : 0) + (has(self.name) ? 1 : 0) == 1',
       'has(self.name) == has(self.key)',
       'self == oldSelf',

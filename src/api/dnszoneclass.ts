@@ -1,4 +1,5 @@
 /** DNSZoneClass (cluster-scoped): a backend and the policy its zones share. */
+import { isIP } from 'node:net';
 import { AGE_COLUMN, type KindDefinition, READY_COLUMN } from './kind.ts';
 import {
   ABSOLUTE_HOST_PATTERN,
@@ -155,6 +156,15 @@ export const transfersSchema = s.object(
           pattern: CIDR_PATTERN,
           patternMessage:
             'is not an address or network; write e.g. "192.0.2.53", "192.0.2.0/24" or "2001:db8::/32"',
+          rules: [
+            {
+              // Kubernetes CEL's IP and CIDR libraries (1.31+); the pattern above only checks the shape.
+              cel: 'isIP(self) || isCIDR(self)',
+              message: 'must be an IP address or a network in CIDR form, e.g. 192.0.2.0/24 or 2001:db8::/32',
+              code: 'BAD_NETWORK',
+              check: (self) => isAddressOrNetwork(self),
+            },
+          ],
         }),
         {
           description:
@@ -234,11 +244,31 @@ export const transfersSchema = s.object(
         code: 'TSIG_KEYS_REQUIRED',
         check: (self) => !self.requireTsig || (self.tsigKeys ?? []).length > 0,
       },
+      {
+        cel: '!has(self.notify) || self.notify.all(n, !has(n.tsigKey) || (has(self.tsigKeys) && self.tsigKeys.exists(k, k.name == n.tsigKey)))',
+        message: 'every notify tsigKey must name one of tsigKeys',
+        code: 'UNKNOWN_TSIG_KEY',
+        check: (self) =>
+          (self.notify ?? []).every(
+            (n) => n.tsigKey === undefined || (self.tsigKeys ?? []).some((k) => k.name === n.tsigKey),
+          ),
+      },
     ],
   },
 );
 
 export type TransfersSpec = Infer<typeof transfersSchema>;
+
+/** An IPv4/IPv6 address, or one with a prefix length valid for its family (what CEL's isIP/isCIDR accept). */
+function isAddressOrNetwork(text: string): boolean {
+  const slash = text.indexOf('/');
+  const address = slash < 0 ? text : text.slice(0, slash);
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (slash < 0) return true;
+  const bits = text.slice(slash + 1);
+  return /^[0-9]{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
 
 export const dnsZoneClassSpecSchema = s.object(
   {
