@@ -60,19 +60,16 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   let pool: WorkerPoolBackend | undefined;
   const backend = (): Backend => {
     if (workers === 1) return new BuiltinBackend(table, notifier);
-    const address = dns.address();
-    pool = new WorkerPoolBackend(
+    pool = WorkerPoolBackend.forListener(
       table,
+      dns.address(),
       {
         workers: workers - 1,
         registry,
         log: (level, message) => log(level, message),
-        config: {
-          listen: `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`,
-          ...(options.identity ? { identity: options.identity } : {}),
-          ...(options.version ? { version: options.version } : {}),
-          ...(options.aliasResolver ? { aliasResolver: options.aliasResolver } : {}),
-        },
+        ...(options.identity ? { identity: options.identity } : {}),
+        ...(options.version ? { version: options.version } : {}),
+        ...(options.aliasResolver ? { aliasResolver: options.aliasResolver } : {}),
       },
       notifier,
     );

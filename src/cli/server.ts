@@ -79,17 +79,13 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
   await dns.start();
   let backend: Backend = new BuiltinBackend(table);
   if (workers > 1) {
-    const address = dns.address();
-    pool = new WorkerPoolBackend(table, {
+    pool = WorkerPoolBackend.forListener(table, dns.address(), {
       workers: workers - 1,
       registry,
       log: (level, message) => log(level, message),
-      config: {
-        listen: `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`,
-        ...(options.identity ? { identity: options.identity } : {}),
-        ...(options.version ? { version: options.version } : {}),
-        ...(options.aliasResolver ? { aliasResolver: options.aliasResolver } : {}),
-      },
+      ...(options.identity ? { identity: options.identity } : {}),
+      ...(options.version ? { version: options.version } : {}),
+      ...(options.aliasResolver ? { aliasResolver: options.aliasResolver } : {}),
     });
     backend = pool;
     await pool.start();

@@ -45,6 +45,41 @@ export class WorkerPoolBackend implements Backend {
     this.options = options;
   }
 
+  /**
+   * The pool for a DNS listener already bound at `address`: its workers join that port and answer
+   * like it (identity, version, ALIAS resolver).
+   */
+  static forListener(
+    table: ZoneTable,
+    address: { host: string; port: number },
+    options: {
+      workers: number;
+      registry?: Registry;
+      log?: WorkerPoolOptions['log'];
+      identity?: string;
+      version?: string;
+      aliasResolver?: string;
+    },
+    notifier?: Notifier,
+  ): WorkerPoolBackend {
+    const host = address.host.includes(':') ? `[${address.host}]` : address.host;
+    return new WorkerPoolBackend(
+      table,
+      {
+        workers: options.workers,
+        ...(options.registry ? { registry: options.registry } : {}),
+        ...(options.log ? { log: options.log } : {}),
+        config: {
+          listen: `${host}:${address.port}`,
+          ...(options.identity ? { identity: options.identity } : {}),
+          ...(options.version ? { version: options.version } : {}),
+          ...(options.aliasResolver ? { aliasResolver: options.aliasResolver } : {}),
+        },
+      },
+      notifier,
+    );
+  }
+
   async start(): Promise<void> {
     cluster.setupPrimary({ serialization: 'advanced' });
     await Promise.all(Array.from({ length: this.options.workers }, () => this.fork()));
