@@ -16,7 +16,7 @@ import { type ResolvedTransfers, resolveTransfers } from '../server/transfer/tra
 import { getOrInsert } from '../util/get-or-insert.ts';
 import type { RecordVerdict } from '../zones/assemble.ts';
 import { type Affected, Catalog } from '../zones/catalog.ts';
-import { type ResourceKey, splitKey } from '../zones/resource-key.ts';
+import { type ResourceKey, refOf, resourceKey } from '../zones/resource-key.ts';
 import { nextSerial } from '../zones/serial.ts';
 import { zoneChildren } from '../zones/zone-inputs.ts';
 import { ZoneModel } from '../zones/zone-model.ts';
@@ -360,7 +360,7 @@ export class Controller {
           : {}),
       recordCount: model.model.acceptedCount,
       nameservers: model.model.nameServers,
-      ...(verdict.parent !== undefined ? { parentZone: toRef(verdict.parent) } : {}),
+      ...(verdict.parent !== undefined ? { parentZone: refOf(verdict.parent) } : {}),
     };
     const transfers = await this.transfersOf(verdict.zoneClass);
     let warnings = fresh || delta.verdicts.size > 0 ? model.model.warnings() : (model.warnings ?? []);
@@ -558,7 +558,7 @@ export class Controller {
     programmedMessage: string,
     problems?: ReadonlyMap<ResourceKey, RRsetProblem>,
   ): Promise<void> {
-    const zoneRef = toRef(zoneKey);
+    const zoneRef = refOf(zoneKey);
     const now = this.now().toISOString();
     const publishedIn = `published in zone ${zoneKey}`;
     const servedBy = programmed ? `served by ${backend.name}` : programmedMessage;
@@ -670,7 +670,7 @@ export class Controller {
       rs,
       {
         ...(resolution.fqdn !== undefined ? { fqdn: resolution.fqdn } : {}),
-        ...(resolution.zone !== undefined ? { zone: toRef(resolution.zone) } : {}),
+        ...(resolution.zone !== undefined ? { zone: refOf(resolution.zone) } : {}),
       },
       rejected(resolution.reason, resolution.message, rs.metadata.generation),
     );
@@ -760,14 +760,7 @@ function rejected(reason: string, message: string, generation: number | undefine
 }
 
 function keyOf(object: Resource): ResourceKey {
-  return object.metadata.namespace
-    ? `${object.metadata.namespace}/${object.metadata.name}`
-    : object.metadata.name;
-}
-
-function toRef(key: ResourceKey): { namespace: string; name: string } {
-  const { namespace, name } = splitKey(key);
-  return { namespace: namespace ?? '', name };
+  return resourceKey(object.metadata);
 }
 
 export type { Condition };

@@ -14,7 +14,7 @@ import { getOrInsert } from '../util/get-or-insert.ts';
 import { zoneContentHash } from './content-hash.ts';
 import { exclusivityClash } from './exclusivity.ts';
 import { parseRecordSetRecords } from './record-parse.ts';
-import { compareByAge, type ResourceKey, resourceKey } from './resource-key.ts';
+import { compareByAge, type ResourceKey, refOf, resourceKey } from './resource-key.ts';
 import type { RRset } from './rrset.ts';
 import { type SoaFields, soaFor, zoneDefaultTtl } from './soa.ts';
 
@@ -108,7 +108,7 @@ export function assembleZone(input: AssemblyInput): AssembledZone {
         type: 'NS',
         ttl: child.ttl,
         rdata: child.nameServers.map((host) => ({ type: 'NS', host })),
-        origin: { kind: 'childZone', ...splitOrigin(child.zone) },
+        origin: { kind: 'childZone', ...refOf(child.zone) },
       },
       by,
     );
@@ -207,7 +207,7 @@ export function assembleZone(input: AssemblyInput): AssembledZone {
         type,
         ttl: rs.spec.ttl ?? defaultTtl,
         rdata,
-        origin: { kind: 'recordSet', ...splitOrigin(key) },
+        origin: { kind: 'recordSet', ...refOf(key) },
       },
       by,
     );
@@ -251,9 +251,4 @@ export function assembleZone(input: AssemblyInput): AssembledZone {
 function hasAddress(byOwner: Map<string, Map<string, string>>, name: Name): boolean {
   const types = byOwner.get(nameKey(name));
   return types !== undefined && (types.has('A') || types.has('AAAA'));
-}
-
-function splitOrigin(key: ResourceKey): { namespace: string; name: string } {
-  const slash = key.indexOf('/');
-  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }

@@ -12,6 +12,12 @@ export function splitKey(key: ResourceKey): { namespace?: string; name: string }
   return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
+/** The `{namespace, name}` reference of a namespaced key (status fields, RRset origins). */
+export function refOf(key: ResourceKey): { namespace: string; name: string } {
+  const { namespace, name } = splitKey(key);
+  return { namespace: namespace ?? '', name };
+}
+
 /**
  * Oldest first: creation time, then namespace/name. This is the one ordering used to settle every
  * "one writer" conflict, so the winner is stable and predictable.

@@ -6,7 +6,7 @@ import type { AssembledZone, ChildDelegation, RecordVerdict } from './assemble.t
 import { zoneContentHash } from './content-hash.ts';
 import { exclusivityClash } from './exclusivity.ts';
 import { parseRecordSetRecords } from './record-parse.ts';
-import { compareByAge, type ResourceKey } from './resource-key.ts';
+import { compareByAge, type ResourceKey, refOf } from './resource-key.ts';
 import type { RRset } from './rrset.ts';
 import { type SoaFields, soaFor, zoneDefaultTtl } from './soa.ts';
 
@@ -347,7 +347,7 @@ export class ZoneModel {
           type: 'NS',
           ttl: child.ttl,
           rdata: child.nameServers.map((host) => ({ type: 'NS', host })),
-          origin: { kind: 'childZone', ...splitKey(child.zone) },
+          origin: { kind: 'childZone', ...refOf(child.zone) },
         },
         by,
       });
@@ -508,9 +508,4 @@ function lowerBound(sorted: readonly string[], key: string): number {
     else hi = mid;
   }
   return lo;
-}
-
-function splitKey(key: ResourceKey): { namespace: string; name: string } {
-  const slash = key.indexOf('/');
-  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
