@@ -1,7 +1,11 @@
 import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../api/index.ts';
 import { type Resource, validateResource } from '../api/index.ts';
-import { type ManifestDocument, readManifests } from '../sources/manifests/load-manifests.ts';
-import { formatProblem, type ManifestProblem } from '../sources/manifests/manifest-source.ts';
+import {
+  documentIdentity,
+  type ManifestDocument,
+  readManifests,
+} from '../sources/manifests/load-manifests.ts';
+import { formatProblem, locateProblem, type ManifestProblem } from '../sources/manifests/manifest-source.ts';
 import { assembleZone } from '../zones/assemble.ts';
 import { Catalog } from '../zones/catalog.ts';
 import { parseRecordSetRecords } from '../zones/record-parse.ts';
@@ -30,18 +34,9 @@ export async function validatePaths(paths: readonly string[]): Promise<Validatio
   for (const doc of read.documents) {
     const result = validateResource(doc.value);
     if (!result.ok) {
-      const object = describeObject(doc.value);
-      for (const p of result.problems) {
-        errors.push({
-          file: doc.file,
-          document: doc.document,
-          line: (p.path ? doc.lineOf(p.path) : undefined) ?? doc.line,
-          ...(object ? { object } : {}),
-          path: p.path,
-          code: p.code,
-          message: p.message,
-        });
-      }
+      const id = documentIdentity(doc.value);
+      const object = id ? `${id.kind} ${id.key}` : undefined;
+      for (const p of result.problems) errors.push(locateProblem(doc, p, object));
       continue;
     }
     const r = result.resource;
@@ -137,18 +132,4 @@ export async function runValidate(paths: readonly string[], out: NodeJS.Writable
     `${report.resources} valid resource(s), ${report.errors.length} error(s), ${report.warnings.length} warning(s)\n`,
   );
   return report.errors.length === 0 ? 0 : 1;
-}
-
-/** `Kind namespace/name` of a raw document, as far as it can be read. */
-function describeObject(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const v = value as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } };
-  if (typeof v.kind !== 'string' || typeof v.metadata?.name !== 'string') return undefined;
-  const namespace =
-    typeof v.metadata.namespace === 'string'
-      ? `${v.metadata.namespace}/`
-      : v.kind === 'DNSZoneClass'
-        ? ''
-        : 'default/';
-  return `${v.kind} ${namespace}${v.metadata.name}`;
 }

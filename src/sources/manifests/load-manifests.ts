@@ -192,3 +192,17 @@ async function isDirectory(p: string): Promise<boolean> {
   const { stat } = await import('node:fs/promises');
   return (await stat(p)).isDirectory();
 }
+
+/**
+ * `kind` and `namespace/name` key of a raw document, as far as it can be read: namespaced kinds
+ * without a namespace get `default` (as kubectl does); DNSZoneClass is cluster-scoped.
+ */
+export function documentIdentity(value: unknown): { kind: string; key: string } | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } };
+  const name = v.metadata?.name;
+  if (typeof v.kind !== 'string' || typeof name !== 'string' || name === '') return undefined;
+  if (v.kind === 'DNSZoneClass') return { kind: v.kind, key: name };
+  const namespace = typeof v.metadata?.namespace === 'string' ? v.metadata.namespace : 'default';
+  return { kind: v.kind, key: `${namespace}/${name}` };
+}

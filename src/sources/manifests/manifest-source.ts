@@ -4,7 +4,12 @@ import { KINDS, type Kind, type Problem, type Resource, validateResource } from 
 import type { MemoryStore } from '../../control/memory-store.ts';
 import { getOrInsert } from '../../util/get-or-insert.ts';
 import { resourceKey } from '../../zones/resource-key.ts';
-import { listManifestTree, type ManifestDocument, readManifests } from './load-manifests.ts';
+import {
+  documentIdentity,
+  listManifestTree,
+  type ManifestDocument,
+  readManifests,
+} from './load-manifests.ts';
 import type { StateFile } from './state-file.ts';
 
 /** A problem found in the manifests, located as precisely as possible. */
@@ -247,7 +252,7 @@ export class ManifestSource {
       const result = validateResource(doc.value, previousObject);
       if (!result.ok) {
         const object = identity ? `${identity.kind} ${identity.key}` : undefined;
-        for (const p of result.problems) problems.push(locate(doc, p, object));
+        for (const p of result.problems) problems.push(locateProblem(doc, p, object));
         if (identity) keep.add(`${identity.kind}/${identity.key}`);
         else keepAll = true;
         continue;
@@ -321,23 +326,20 @@ function splitId(id: string): { kind: Kind; key: string } {
   return { kind: id.slice(0, slash) as Kind, key: id.slice(slash + 1) };
 }
 
+/** The identity of a document of one of our kinds (others are not ours to keep). */
 function identify(value: unknown): { kind: Kind; key: string } | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const v = value as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } };
-  if (typeof v.kind !== 'string' || !(KINDS as readonly string[]).includes(v.kind)) return undefined;
-  const name = v.metadata?.name;
-  if (typeof name !== 'string' || name === '') return undefined;
-  const kind = v.kind as Kind;
-  const namespace =
-    kind === 'DNSZoneClass'
-      ? undefined
-      : typeof v.metadata?.namespace === 'string'
-        ? v.metadata.namespace
-        : 'default';
-  return { kind, key: resourceKey({ name, namespace }) };
+  const id = documentIdentity(value);
+  return id && (KINDS as readonly string[]).includes(id.kind)
+    ? { kind: id.kind as Kind, key: id.key }
+    : undefined;
 }
 
-function locate(doc: ManifestDocument, p: Problem, object: string | undefined): ManifestProblem {
+/** A validation problem of a document, placed at its file, document and line. */
+export function locateProblem(
+  doc: ManifestDocument,
+  p: Problem,
+  object: string | undefined,
+): ManifestProblem {
   return {
     file: doc.file,
     document: doc.document,
