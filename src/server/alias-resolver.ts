@@ -6,6 +6,7 @@ import { type Name, nameEquals, nameKey } from '../dns/name.ts';
 import type { Rdata } from '../dns/rdata.ts';
 import { RRType } from '../dns/rrtype.ts';
 import { answerQuery, Outcome } from './answer.ts';
+import { tcpFrame } from './tcp-frame.ts';
 import type { ZoneTable } from './zone-table.ts';
 
 export type AliasResult =
@@ -135,12 +136,7 @@ export class ZoneAliasResolver implements AliasResolver {
       const socket = net.connect({ host, port });
       const chunks: Buffer[] = [];
       const timer = setTimeout(() => socket.destroy(new Error('timeout')), this.timeoutMs);
-      socket.on('connect', () => {
-        const frame = Buffer.alloc(2 + bytes.length);
-        frame.writeUInt16BE(bytes.length, 0);
-        frame.set(bytes, 2);
-        socket.write(frame);
-      });
+      socket.on('connect', () => socket.write(tcpFrame(bytes)));
       socket.on('data', (chunk) => {
         chunks.push(chunk);
         const all = Buffer.concat(chunks);

@@ -3,6 +3,7 @@ import net from 'node:net';
 import { splitHostPort } from './alias-resolver.ts';
 import type { QueryHandler } from './query-handler.ts';
 import type { ServerMetrics } from './server-metrics.ts';
+import { tcpFrame } from './tcp-frame.ts';
 import { TransferHandler } from './transfer/transfer-handler.ts';
 
 export interface DnsServerOptions {
@@ -172,12 +173,13 @@ export class DnsServer {
     let clientEnded = false;
     const idle = () => socket.destroy();
     let timer = setTimeout(idle, this.options.tcpIdleTimeoutMs);
+    const restartIdle = () => {
+      clearTimeout(timer);
+      timer = setTimeout(idle, this.options.tcpIdleTimeoutMs);
+    };
     const send = (bytes: Uint8Array | null) => {
       if (!bytes || socket.destroyed || !socket.writable) return;
-      const frame = Buffer.allocUnsafe(2 + bytes.length);
-      frame.writeUInt16BE(bytes.length, 0);
-      frame.set(bytes, 2);
-      socket.write(frame);
+      socket.write(tcpFrame(bytes));
       if (socket.writableLength > MAX_PENDING_WRITE) socket.destroy();
     };
     const settle = (bytes: Uint8Array | null) => {
@@ -202,8 +204,7 @@ export class DnsServer {
         if (buffer.length < 2 + length) break;
         const message = buffer.subarray(2, 2 + length);
         buffer = buffer.subarray(2 + length);
-        clearTimeout(timer);
-        timer = setTimeout(idle, this.options.tcpIdleTimeoutMs);
+        restartIdle();
         try {
           const transfers = this.options.transfers;
           if (transfers && TransferHandler.isTransfer(message)) {
@@ -211,17 +212,10 @@ export class DnsServer {
             // clock waits until the socket has drained.
             clearTimeout(timer);
             for (const reply of transfers.handle(message, socket.remoteAddress, true)) {
-              const frame = Buffer.allocUnsafe(2 + reply.length);
-              frame.writeUInt16BE(reply.length, 0);
-              frame.set(reply, 2);
-              if (!socket.destroyed) socket.write(frame);
+              if (!socket.destroyed) socket.write(tcpFrame(reply));
             }
-            const restart = () => {
-              clearTimeout(timer);
-              timer = setTimeout(idle, this.options.tcpIdleTimeoutMs);
-            };
-            if (socket.writableNeedDrain) socket.once('drain', restart);
-            else restart();
+            if (socket.writableNeedDrain) socket.once('drain', restartIdle);
+            else restartIdle();
             continue;
           }
           const response = this.options.handler.handle(message, 'tcp');
