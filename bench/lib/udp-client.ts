@@ -3,7 +3,7 @@
  * without the cost of spawning dig for every probe.
  */
 import dgram from 'node:dgram';
-import { decodeMessage, encodeMessage, type Message } from '../../src/dns/message.ts';
+import { decodeMessage, encodeMessage, type Message, queryMessage } from '../../src/dns/message.ts';
 import { printRdata, type Rdata } from '../../src/dns/rdata.ts';
 import { RRType } from '../../src/dns/rrtype.ts';
 
@@ -51,22 +51,7 @@ export class UdpClient {
     if (code === undefined) throw new Error(`unknown type ${type}`);
     this.nextId = (this.nextId + 1) & 0xffff;
     const id = this.nextId;
-    const bytes = encodeMessage({
-      id,
-      qr: false,
-      opcode: 0,
-      aa: false,
-      tc: false,
-      rd: false,
-      ra: false,
-      ad: false,
-      cd: false,
-      rcode: 0,
-      questions: [{ name, type: code, class: 1 }],
-      answers: [],
-      authority: [],
-      additional: [],
-    });
+    const bytes = encodeMessage(queryMessage(name, code, { id }));
     const started = performance.now();
     const reply = await new Promise<Message | undefined>((resolve) => {
       const timer = setTimeout(() => {
