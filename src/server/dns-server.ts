@@ -5,6 +5,7 @@ import type { QueryHandler } from './query-handler.ts';
 import type { ServerMetrics } from './server-metrics.ts';
 import { tcpFrame } from './tcp-frame.ts';
 import { TransferHandler } from './transfer/transfer-handler.ts';
+import { UdpEndpoint, type UdpPath } from './udp-endpoint.ts';
 
 export interface DnsServerOptions {
   /** `host:port`, e.g. `127.0.0.1:5353` or `[::1]:53`. */
@@ -32,11 +33,17 @@ export class DnsServer {
   private readonly options: Required<Omit<DnsServerOptions, 'metrics' | 'transfers'>> &
     Pick<DnsServerOptions, 'metrics' | 'transfers'>;
   private udp?: dgram.Socket;
+  private endpoint?: UdpEndpoint;
   private tcp?: net.Server;
   private readonly connections = new Set<net.Socket>();
 
   constructor(options: DnsServerOptions) {
     this.options = { tcpIdleTimeoutMs: 10_000, maxTcpConnections: 1000, reusePort: false, ...options };
+  }
+
+  /** How UDP datagrams move (see UdpEndpoint); undefined before start(). */
+  get udpPath(): UdpPath | undefined {
+    return this.endpoint?.path;
   }
 
   /** The bound address (useful with port 0 in tests). */
@@ -66,8 +73,11 @@ export class DnsServer {
       } catch {
         // Not fatal: the kernel keeps its default sizes.
       }
-      udp.on('error', () => this.options.metrics?.drop('udp_error'));
-      udp.on('message', (msg, rinfo) => this.onUdp(udp, msg, rinfo));
+      this.endpoint = new UdpEndpoint(
+        udp,
+        (msg, address, peerPort) => this.onUdp(msg, address, peerPort),
+        () => this.options.metrics?.drop('udp_error'),
+      );
       this.udp = udp;
       return;
     }
@@ -117,18 +127,18 @@ export class DnsServer {
     ]);
   }
 
-  private onUdp(udp: dgram.Socket, msg: Buffer, rinfo: dgram.RemoteInfo): void {
-    // RFC 768: a zero source port means the sender expects no reply, and none can be sent (dgram throws
-    // on port 0): such datagrams, e.g. spoofed ones, are dropped before any work is done.
-    if (rinfo.port === 0) {
+  private onUdp(msg: Buffer, address: string, port: number): void {
+    // RFC 768: a zero source port means the sender expects no reply, and none can be sent: such
+    // datagrams, e.g. spoofed ones, are dropped before any work is done.
+    if (port === 0) {
       this.options.metrics?.drop('udp_source_port_zero');
       return;
     }
     const transfers = this.options.transfers;
-    if (transfers && TransferHandler.isTransfer(msg)) {
+    if (transfers !== undefined && TransferHandler.isTransfer(msg)) {
       // IXFR over UDP gets the SOA (the client retries on TCP); AXFR over UDP is refused (RFC 5936 §4.2).
-      const [reply] = transfers.handle(msg, rinfo.address, false);
-      if (reply) udp.send(reply, rinfo.port, rinfo.address);
+      const [reply] = transfers.handle(msg, address, false);
+      if (reply) this.sendUdp(reply, address, port);
       return;
     }
     let response: ReturnType<QueryHandler['handle']>;
@@ -141,19 +151,18 @@ export class DnsServer {
     if (response === null) return;
     if (response instanceof Promise) {
       response.then(
-        (bytes) => bytes && this.sendUdp(udp, bytes, rinfo),
+        (bytes) => bytes && this.sendUdp(bytes, address, port),
         () => this.options.metrics?.drop('internal_error'),
       );
       return;
     }
-    this.sendUdp(udp, response, rinfo);
+    this.sendUdp(response, address, port);
   }
 
   /** Sends a UDP response; a send that cannot start (e.g. the socket was closed meanwhile) is counted, not thrown. */
-  private sendUdp(udp: dgram.Socket, bytes: Uint8Array, rinfo: dgram.RemoteInfo): void {
-    try {
-      udp.send(bytes, rinfo.port, rinfo.address);
-    } catch {
+  private sendUdp(bytes: Uint8Array, address: string, port: number): void {
+    const endpoint = this.endpoint;
+    if (endpoint === undefined || this.udp === undefined || !endpoint.send(bytes, port, address)) {
       this.options.metrics?.drop('udp_send_error');
     }
   }

@@ -6,7 +6,7 @@ import type { AliasResolver } from './alias-resolver.ts';
 import { type Answer, answerQuery, Outcome } from './answer.ts';
 import { parseQuery, type Query } from './query.ts';
 import { encodeResponse, errorParts, type ResponseParts, responseLimit } from './response.ts';
-import { ResponseCache } from './response-cache.ts';
+import { DEFAULT_RESPONSE_CACHE_ENTRIES, ResponseCache } from './response-cache.ts';
 import type { ServerMetrics, Transport } from './server-metrics.ts';
 import type { ServedRRset } from './zone-snapshot.ts';
 import type { ZoneTable } from './zone-table.ts';
@@ -23,7 +23,7 @@ export interface QueryHandlerOptions {
   chaos?: ChaosIdentity;
   aliasResolver?: AliasResolver;
   metrics?: ServerMetrics;
-  /** Responses kept for reuse (default 20,000; 0 turns the cache off). */
+  /** Responses kept for reuse (default DEFAULT_RESPONSE_CACHE_ENTRIES, 100,000; 0 turns the cache off). */
   responseCache?: number;
 }
 
@@ -45,7 +45,7 @@ export class QueryHandler {
     this.chaos = options.chaos ?? {};
     this.aliasResolver = options.aliasResolver;
     this.metrics = options.metrics;
-    const size = options.responseCache ?? 20_000;
+    const size = options.responseCache ?? DEFAULT_RESPONSE_CACHE_ENTRIES;
     this.cache = size > 0 ? new ResponseCache(size) : undefined;
   }
 
@@ -53,14 +53,14 @@ export class QueryHandler {
     const started = performance.now();
     const tcp = transport === 'tcp';
     const cache = this.cache;
-    const cacheKey = cache?.keyOf(buf, tcp);
+    const questionEnd = cache === undefined ? 0 : cache.read(buf, tcp);
     const version = this.table.version;
-    if (cacheKey) {
-      const hit = cache!.get(cacheKey.key, version);
+    if (questionEnd !== 0) {
+      const hit = cache!.get(version);
       this.metrics?.cacheLookup(hit !== undefined);
-      if (hit) {
+      if (hit !== undefined) {
         this.metrics?.query(hit.qtype, hit.rcode, transport, (performance.now() - started) / 1000);
-        return ResponseCache.answer(hit, buf, cacheKey.questionEnd);
+        return ResponseCache.answer(hit, buf, questionEnd);
       }
     }
     const parsed = parseQuery(buf);
@@ -88,7 +88,8 @@ export class QueryHandler {
       return parts.then((p) => this.finish(new WireWriter(1024), query, p, transport, started));
     }
     const bytes = this.finish(this.writer, query, parts, transport, started);
-    if (cacheKey) cache!.set(cacheKey.key, bytes, version, query.qtype);
+    // Nothing ran between read() and here (the ALIAS path above is the only await), so the key stands.
+    if (questionEnd !== 0) cache!.set(bytes, version, query.qtype);
     return bytes;
   }
 

@@ -80,19 +80,18 @@ describe('ResponseCache', () => {
 
   test('the key separates EDNS, DO, RD/CD and transport; odd shapes are not cached', () => {
     const cache = new ResponseCache();
-    const plain = cache.keyOf(query('www.example.com.', 1), false)!.key;
+    const keyOf = (q: Uint8Array, tcp: boolean) => (cache.read(q, tcp) === 0 ? undefined : cache.lastKey());
+    const plain = keyOf(query('www.example.com.', 1), false)!;
     const edns = { udpSize: 1232, extendedRcode: 0, version: 0, dnssecOk: false, options: [] };
-    const withEdns = cache.keyOf(query('www.example.com.', 1, { edns }), false)!.key;
-    const withDo = cache.keyOf(
-      query('www.example.com.', 1, { edns: { ...edns, dnssecOk: true } }),
-      false,
-    )!.key;
-    const overTcp = cache.keyOf(query('www.example.com.', 1), true)!.key;
-    const noRd = cache.keyOf(query('www.example.com.', 1, { rd: false }), false)!.key;
-    assert.equal(new Set([plain, withEdns, withDo, overTcp, noRd]).size, 5);
-    assert.equal(cache.keyOf(query('WWW.example.com.', 1), false)!.key, plain, 'case-insensitive');
+    const withEdns = keyOf(query('www.example.com.', 1, { edns }), false)!;
+    const withDo = keyOf(query('www.example.com.', 1, { edns: { ...edns, dnssecOk: true } }), false)!;
+    const overTcp = keyOf(query('www.example.com.', 1), true)!;
+    const noRd = keyOf(query('www.example.com.', 1, { rd: false }), false)!;
+    const withCd = keyOf(query('www.example.com.', 1, { cd: true }), false)!;
+    assert.equal(new Set([plain, withEdns, withDo, overTcp, noRd, withCd]).size, 6);
+    assert.equal(keyOf(query('WWW.example.com.', 1), false)!, plain, 'case-insensitive');
     assert.equal(
-      cache.keyOf(
+      keyOf(
         query('www.example.com.', 1, { edns: { ...edns, options: [{ code: 10, data: new Uint8Array(8) }] } }),
         false,
       ),
@@ -100,19 +99,70 @@ describe('ResponseCache', () => {
       'EDNS options',
     );
     assert.equal(
-      cache.keyOf(query('www.example.com.', 1, { edns: { ...edns, version: 1 } }), false),
+      keyOf(query('www.example.com.', 1, { edns: { ...edns, version: 1 } }), false),
       undefined,
-      'EDNS version 1',
+      'EDNS 1',
     );
-    assert.equal(cache.keyOf(query('www.example.com.', 1, { opcode: 4 }), false), undefined, 'NOTIFY');
-    assert.equal(cache.keyOf(new Uint8Array(11), false), undefined, 'short');
+    assert.equal(keyOf(query('www.example.com.', 1, { opcode: 4 }), false), undefined, 'NOTIFY');
+    assert.equal(keyOf(new Uint8Array(11), false), undefined, 'short');
   });
 
-  test('bounded: the oldest entries go first', () => {
+  /** Stores a dummy response for `name` and says whether `probe` names are cached afterwards. */
+  function store(cache: ResponseCache, name: string, version = 0): void {
+    assert.ok(cache.read(query(name, 1), false));
+    if (cache.get(version) === undefined) cache.set(query(name, 1), version, 1);
+  }
+  function cached(cache: ResponseCache, name: string, version = 0): boolean {
+    assert.ok(cache.read(query(name, 1), false));
+    return cache.get(version) !== undefined;
+  }
+
+  test('bounded: a full cache evicts, and entries that were hit get a second chance (CLOCK)', () => {
+    const cache = new ResponseCache(3);
+    for (const n of ['a.', 'b.', 'c.']) store(cache, n);
+    assert.ok(cached(cache, 'a.'), 'a is hit once: it survives the next sweep');
+    store(cache, 'd.');
+    assert.equal(cache.size, 3);
+    assert.ok(cached(cache, 'a.'));
+    assert.equal(cached(cache, 'b.'), false, 'b was never hit: evicted first');
+    // A stream of one-off names does not flush a popular entry.
+    for (let i = 0; i < 100; i++) {
+      store(cache, `once${i}.`);
+      assert.ok(cached(cache, 'a.'), `a survives one-off name ${i}`);
+    }
+    assert.equal(cache.size, 3);
+  });
+
+  test('stale entries (older table version) are replaced in place and evicted before live ones', () => {
     const cache = new ResponseCache(2);
-    for (const k of ['a', 'b', 'c']) cache.set(k, new Uint8Array(12), 0, 1);
-    assert.equal(cache.size, 2);
-    assert.equal(cache.get('a', 0), undefined);
-    assert.ok(cache.get('c', 0));
+    store(cache, 'a.', 1);
+    assert.ok(cached(cache, 'a.', 1));
+    assert.equal(cached(cache, 'a.', 2), false, 'stale after a change');
+    store(cache, 'a.', 2);
+    assert.ok(cached(cache, 'a.', 2));
+    assert.equal(cache.size, 1, 'replaced, not added');
+  });
+
+  test('entries whose hashes collide stay apart (keys are compared byte by byte)', () => {
+    // Two names whose keys (RD set, no EDNS, UDP) share a 30-bit hash, found by a birthday search.
+    const cache = new ResponseCache(10);
+    const hashOf = (name: string) => {
+      cache.read(query(name, 1), false);
+      return (cache as unknown as { hash: number }).hash;
+    };
+    const pair = ['c83648.example.', 'c440512.example.'] as const;
+    assert.equal(hashOf(pair[0]), hashOf(pair[1]), 'the pair collides');
+    const [first, second] = pair;
+    store(cache, first);
+    assert.equal(cached(cache, second), false, 'same hash, other key: a miss');
+    store(cache, second);
+    for (const n of pair) {
+      assert.ok(cache.read(query(n, 1), false));
+      const answer = ResponseCache.answer(cache.get(0)!, query(n, 1), 12 + n.length + 1 + 4);
+      assert.equal(decodeMessage(answer).questions[0]!.name, n);
+    }
+    // Evicting one of them keeps the other reachable.
+    for (let i = 0; i < 20; i++) store(cache, `fill${i}.`);
+    assert.equal(cache.size, 10);
   });
 });

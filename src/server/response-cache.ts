@@ -2,11 +2,30 @@ import { responseLimit } from './response.ts';
 
 /** A stored response, with what the metrics need to count a hit like any other answer. */
 export interface CachedResponse {
+  readonly bytes: Uint8Array;
+  readonly version: number;
+  readonly qtype: number;
+  readonly rcode: number;
+}
+
+interface Entry extends CachedResponse {
   bytes: Uint8Array;
   version: number;
   qtype: number;
   rcode: number;
+  readonly hash: number;
+  readonly key: Uint8Array;
+  /** CLOCK bit: set by a hit, cleared as the hand passes. */
+  referenced: boolean;
+  /** Next entry with the same hash. */
+  next: Entry | undefined;
 }
+
+/** Default number of responses kept (about 250 bytes each for typical answers). */
+export const DEFAULT_RESPONSE_CACHE_ENTRIES = 100_000;
+
+/** Longest key: a 255-octet name, type and class, and 6 octets of flags and limits. */
+const MAX_KEY = 255 + 4 + 6;
 
 /**
  * Encoded responses for plain queries, reused byte for byte: a hit copies the stored response and
@@ -19,85 +38,117 @@ export interface CachedResponse {
  * limit. Every entry records the zone table version it was made at, and any change to any zone makes
  * it stale — responses can depend on several zones (CNAME chains, additional data), so per-zone
  * tracking would be unsafe.
+ *
+ * This is the hot path of the server, so it allocates nothing until it answers: the key is built in a
+ * scratch buffer with its FNV-1a hash, the index is a Map from 30-bit hashes (small integers, no string
+ * hashing) to chains of entries compared byte by byte. Eviction is CLOCK (second chance): an entry
+ * that was hit since the hand last passed stays, so a stream of one-off names (random subdomains,
+ * synthesized wildcard names) cycles through the unreferenced entries instead of flushing the
+ * popular ones, as plain FIFO or LRU would.
+ *
+ * Usage: `read(query)` builds the key of one query; `get` and `set` then apply to that key until the
+ * next `read`.
  */
 export class ResponseCache {
-  private readonly entries = new Map<string, CachedResponse>();
+  private readonly index = new Map<number, Entry>();
+  /** The CLOCK ring: every entry, in the slot it was inserted into. */
+  private readonly ring: Entry[] = [];
+  private hand = 0;
   private readonly maxEntries: number;
-  private readonly scratch = Buffer.alloc(512);
+  private readonly scratch = Buffer.alloc(MAX_KEY);
+  private keyLength = 0;
+  private hash = 0;
   hits = 0;
   misses = 0;
 
-  constructor(maxEntries = 20_000) {
-    this.maxEntries = maxEntries;
+  constructor(maxEntries = DEFAULT_RESPONSE_CACHE_ENTRIES) {
+    this.maxEntries = Math.max(1, Math.floor(maxEntries));
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.ring.length;
   }
 
   /**
-   * The cache key of a query, or undefined when the query is not of the cacheable shape; also where
-   * its question ends.
+   * Reads the cache key of a query. Returns where its question ends, or 0 when the query is not of the
+   * cacheable shape (then `get` and `set` must not be called for it).
    */
-  keyOf(query: Uint8Array, tcp: boolean): { key: string; questionEnd: number } | undefined {
+  read(query: Uint8Array, tcp: boolean): number {
     const n = query.length;
-    if (n < 17 || n > 512) return undefined;
+    if (n < 17 || n > 512) return 0;
     // Header: QR=0, opcode QUERY, QDCOUNT=1, ANCOUNT=NSCOUNT=0, ARCOUNT<=1.
-    if ((query[2]! & 0xf8) !== 0 || query[4] !== 0 || query[5] !== 1) return undefined;
-    if (query[6] !== 0 || query[7] !== 0 || query[8] !== 0 || query[9] !== 0 || query[10] !== 0)
-      return undefined;
+    if ((query[2]! & 0xf8) !== 0 || query[4] !== 0 || query[5] !== 1) return 0;
+    if (query[6] !== 0 || query[7] !== 0 || query[8] !== 0 || query[9] !== 0 || query[10] !== 0) return 0;
     const arcount = query[11]!;
-    if (arcount > 1) return undefined;
+    if (arcount > 1) return 0;
     const scratch = this.scratch;
+    // FNV-1a, 32 bits.
+    let h = 0x811c9dc5;
     let i = 12;
     let o = 0;
     for (;;) {
       const len = query[i];
-      if (len === undefined || len > 63) return undefined; // pointers and reserved label types: slow path
+      if (len === undefined || len > 63) return 0; // pointers and reserved label types: slow path
       scratch[o++] = len;
+      h = Math.imul(h ^ len, 0x01000193);
       i++;
       if (len === 0) break;
-      if (i + len > n || o + len > 255) return undefined;
+      if (i + len > n || o + len > 255) return 0;
       for (let j = 0; j < len; j++) {
-        const c = query[i++]!;
-        scratch[o++] = c >= 0x41 && c <= 0x5a ? c | 0x20 : c;
+        let c = query[i++]!;
+        if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+        scratch[o++] = c;
+        h = Math.imul(h ^ c, 0x01000193);
       }
     }
-    if (i + 4 > n) return undefined;
-    for (let j = 0; j < 4; j++) scratch[o++] = query[i++]!;
+    if (i + 4 > n) return 0;
+    for (let j = 0; j < 4; j++) {
+      const c = query[i++]!;
+      scratch[o++] = c;
+      h = Math.imul(h ^ c, 0x01000193);
+    }
     const questionEnd = i;
     // RD and CD are copied into the response; the rest of the flags must be clear.
-    scratch[o++] = query[2]! & 0x01;
-    scratch[o++] = query[3]! & 0x10;
+    let flags = (query[2]! & 0x01) | (query[3]! & 0x10);
     let limit: number;
     if (arcount === 1) {
       // OPT: root owner, type 41, version 0, no options (RFC 6891 §6.1.2); anything else: slow path.
-      if (i + 11 !== n || query[i] !== 0 || query[i + 1] !== 0 || query[i + 2] !== 41) return undefined;
-      if (query[i + 5] !== 0 || query[i + 6] !== 0 || query[i + 9] !== 0 || query[i + 10] !== 0)
-        return undefined;
-      scratch[o++] = 1;
-      scratch[o++] = query[i + 7]! & 0x80; // DO
+      if (i + 11 !== n || query[i] !== 0 || query[i + 1] !== 0 || query[i + 2] !== 41) return 0;
+      if (query[i + 5] !== 0 || query[i + 6] !== 0 || query[i + 9] !== 0 || query[i + 10] !== 0) return 0;
+      flags |= 0x40 | (query[i + 7]! & 0x80); // EDNS used, DO
       limit = responseLimit(
         { udpSize: (query[i + 3]! << 8) | query[i + 4]!, version: 0, dnssecOk: false },
         tcp,
       );
     } else {
-      if (i !== n) return undefined;
-      scratch[o++] = 0;
+      if (i !== n) return 0;
       limit = responseLimit(undefined, tcp);
     }
+    scratch[o++] = flags;
     scratch[o++] = limit >> 8;
     scratch[o++] = limit & 0xff;
-    return { key: scratch.toString('latin1', 0, o), questionEnd };
+    h = Math.imul(h ^ flags, 0x01000193);
+    h = Math.imul(h ^ (limit >> 8), 0x01000193);
+    h = Math.imul(h ^ (limit & 0xff), 0x01000193);
+    this.keyLength = o;
+    // 30 bits keep the Map key a small integer (no heap number per lookup).
+    this.hash = h & 0x3fffffff;
+    return questionEnd;
   }
 
-  /** The cached response (to copy with `answer`), or undefined. */
-  get(key: string, version: number): CachedResponse | undefined {
-    const entry = this.entries.get(key);
-    if (!entry || entry.version !== version) {
+  /** The key built by the last `read`, as text (for tests and diagnostics). */
+  lastKey(): string {
+    return this.scratch.toString('latin1', 0, this.keyLength);
+  }
+
+  /** The cached response for the last key read (to copy with `answer`), or undefined. */
+  get(version: number): CachedResponse | undefined {
+    const entry = this.find();
+    if (entry === undefined || entry.version !== version) {
       this.misses++;
       return undefined;
     }
+    entry.referenced = true;
     this.hits++;
     return entry;
   }
@@ -108,15 +159,81 @@ export class ResponseCache {
     out.set(entry.bytes);
     out[0] = query[0]!;
     out[1] = query[1]!;
-    out.set(query.subarray(12, questionEnd), 12);
+    for (let i = 12; i < questionEnd; i++) out[i] = query[i]!;
     return out;
   }
 
-  set(key: string, response: Uint8Array, version: number, qtype: number): void {
-    if (this.entries.size >= this.maxEntries && !this.entries.has(key)) {
-      // Oldest first (Map keeps insertion order): bounded memory whatever the query stream.
-      this.entries.delete(this.entries.keys().next().value!);
+  /** Stores a response under the last key read. */
+  set(response: Uint8Array, version: number, qtype: number): void {
+    const existing = this.find();
+    const rcode = response[3]! & 0xf;
+    if (existing !== undefined) {
+      existing.bytes = new Uint8Array(response);
+      existing.version = version;
+      existing.qtype = qtype;
+      existing.rcode = rcode;
+      return;
     }
-    this.entries.set(key, { bytes: new Uint8Array(response), version, qtype, rcode: response[3]! & 0xf });
+    const keyLength = this.keyLength;
+    const block = new Uint8Array(keyLength + response.length);
+    block.set(this.scratch.subarray(0, keyLength));
+    block.set(response, keyLength);
+    const entry: Entry = {
+      hash: this.hash,
+      key: block.subarray(0, keyLength),
+      bytes: block.subarray(keyLength),
+      version,
+      qtype,
+      rcode,
+      // New entries start without a second chance: one-off names are the first to go.
+      referenced: false,
+      next: this.index.get(this.hash),
+    };
+    this.index.set(this.hash, entry);
+    if (this.ring.length < this.maxEntries) {
+      this.ring.push(entry);
+      return;
+    }
+    this.ring[this.evictSlot(version)] = entry;
+  }
+
+  /** Advances the CLOCK hand to an entry without a second chance (or a stale one), unlinks it, returns its slot. */
+  private evictSlot(version: number): number {
+    const ring = this.ring;
+    for (;;) {
+      const slot = this.hand;
+      this.hand = slot + 1 === ring.length ? 0 : slot + 1;
+      const victim = ring[slot]!;
+      if (victim.referenced && victim.version === version) {
+        victim.referenced = false;
+        continue;
+      }
+      this.unlink(victim);
+      return slot;
+    }
+  }
+
+  private unlink(victim: Entry): void {
+    let e = this.index.get(victim.hash);
+    if (e === victim) {
+      if (victim.next === undefined) this.index.delete(victim.hash);
+      else this.index.set(victim.hash, victim.next);
+      return;
+    }
+    while (e !== undefined && e.next !== victim) e = e.next;
+    if (e !== undefined) e.next = victim.next;
+  }
+
+  private find(): Entry | undefined {
+    const scratch = this.scratch;
+    const n = this.keyLength;
+    for (let e = this.index.get(this.hash); e !== undefined; e = e.next) {
+      const key = e.key;
+      if (key.length !== n) continue;
+      let i = 0;
+      while (i < n && key[i] === scratch[i]) i++;
+      if (i === n) return e;
+    }
+    return undefined;
   }
 }

@@ -4,7 +4,7 @@ import { Registry } from '../metrics/registry.ts';
 import { ServerMetrics } from './server-metrics.ts';
 import { ZoneTable } from './zone-table.ts';
 
-test('random query types do not grow the metrics: unknown types share the "other" series and its cache entry', () => {
+test('random query types do not grow the metrics: unknown types share the "other" series and its cached counter', () => {
   // Regression: the per-series cache was keyed by the raw qtype, so hostile traffic with random types
   // added up to 65536 × rcodes × transports entries (~30 MB) that were never freed.
   const registry = new Registry();
@@ -12,13 +12,27 @@ test('random query types do not grow the metrics: unknown types share the "other
   for (let qtype = 0; qtype < 0x10000; qtype++) {
     for (const rcode of [0, 1, 3, 5]) metrics.query(qtype, rcode, qtype % 2 ? 'udp' : 'tcp', 0.0001);
   }
-  const cache = (metrics as unknown as { cache: Map<string, unknown> }).cache;
+  const slots = (metrics as unknown as { slots: unknown[] }).slots.filter((s) => s !== undefined);
   const series = registry
     .render()
     .split('\n')
     .filter((l) => l.startsWith('zonekeeper_dns_queries_total{'));
-  assert.ok(cache.size <= series.length, `${cache.size} cache entries for ${series.length} series`);
+  assert.ok(slots.length <= series.length, `${slots.length} cached counters for ${series.length} series`);
   assert.ok(series.length < 300, `${series.length} series`);
   const other = series.filter((l) => l.includes('qtype="other",rcode="NOERROR",transport="udp"'));
   assert.equal(other.length, 1);
+});
+
+test('response codes beyond the header and EDNS range are counted under their own number without growing the slots', () => {
+  const registry = new Registry();
+  const metrics = new ServerMetrics(registry, new ZoneTable());
+  for (let i = 0; i < 3; i++) metrics.query(1, 3, 'udp', 0.0001);
+  metrics.query(1, 16, 'tcp', 0.0001);
+  metrics.query(1, 4000, 'udp', 0.0001);
+  metrics.query(1, 4000, 'udp', 0.0001);
+  const text = registry.render();
+  assert.match(text, /^zonekeeper_dns_queries_total\{qtype="A",rcode="NXDOMAIN",transport="udp"\} 3$/m);
+  assert.match(text, /^zonekeeper_dns_queries_total\{qtype="A",rcode="16",transport="tcp"\} 1$/m);
+  assert.match(text, /^zonekeeper_dns_queries_total\{qtype="A",rcode="4000",transport="udp"\} 2$/m);
+  assert.match(text, /^zonekeeper_dns_response_seconds_count\{transport="udp"\} 5$/m);
 });

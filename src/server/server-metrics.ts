@@ -1,10 +1,16 @@
 import { RRType } from '../dns/rrtype.ts';
 import type { CounterChild, HistogramChild, Registry } from '../metrics/registry.ts';
-import { getOrInsert } from '../util/get-or-insert.ts';
 import type { ZoneTable } from './zone-table.ts';
 
 const RCODE_NAMES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'];
 const KNOWN_TYPES = new Map<number, string>(Object.entries(RRType).map(([name, code]) => [code, name]));
+/** Query type code → its label ("other" for unknown codes, so random types cannot grow the registry). */
+const TYPE_LABELS = ['other', ...KNOWN_TYPES.values()];
+/** Query type code → index into TYPE_LABELS. */
+const TYPE_SLOT = new Uint8Array(65536);
+for (const [i, name] of TYPE_LABELS.entries()) if (i > 0) TYPE_SLOT[RRType[name as keyof typeof RRType]] = i;
+/** Response codes with a counter slot of their own (the 4-bit header codes and the EDNS ones up to BADCOOKIE). */
+const RCODE_SLOTS = 32;
 export type Transport = 'udp' | 'tcp';
 
 /**
@@ -18,8 +24,10 @@ export class ServerMetrics {
   private readonly dropped;
   private readonly cacheHits;
   private readonly cacheMisses;
-  private readonly cache = new Map<string, CounterChild>();
-  private readonly latencyCache = new Map<string, HistogramChild>();
+  /** Counter per (type, rcode, transport), found by index: this runs once per query. */
+  private readonly slots: (CounterChild | undefined)[] = [];
+  private readonly latencyUdp: HistogramChild;
+  private readonly latencyTcp: HistogramChild;
 
   constructor(registry: Registry, table: ZoneTable) {
     const cache = registry.counter(
@@ -40,6 +48,8 @@ export class ServerMetrics {
       [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1],
       ['transport'],
     );
+    this.latencyUdp = this.latency.labels('udp');
+    this.latencyTcp = this.latency.labels('tcp');
     this.truncated = registry
       .counter('zonekeeper_dns_truncated_total', 'UDP responses sent with TC set because they did not fit.', [
         'transport',
@@ -69,20 +79,29 @@ export class ServerMetrics {
   }
 
   query(qtype: number, rcode: number, transport: Transport, seconds: number): void {
-    // Keyed by the label values, not the raw qtype: random query types must not grow the cache.
-    const type = KNOWN_TYPES.get(qtype) ?? 'other';
-    const key = `${type}/${rcode}/${transport}`;
-    let child = this.cache.get(key);
-    if (!child) {
-      child = this.queries.labels(type, RCODE_NAMES[rcode] ?? String(rcode), transport);
-      this.cache.set(key, child);
+    const tcp = transport === 'tcp';
+    const type = TYPE_SLOT[qtype] ?? 0;
+    const code = rcode >= 0 && rcode < RCODE_SLOTS ? rcode : RCODE_SLOTS;
+    const slot = (type * (RCODE_SLOTS + 1) + code) * 2 + (tcp ? 1 : 0);
+    let child = this.slots[slot];
+    if (child === undefined) {
+      child = this.queries.labels(
+        TYPE_LABELS[type]!,
+        rcodeLabel(code === RCODE_SLOTS ? rcode : code),
+        transport,
+      );
+      // Codes beyond the slots share one slot: only the first such code gets a counter of its own.
+      if (code < RCODE_SLOTS) this.slots[slot] = child;
     }
     child.inc();
-    const h = getOrInsert(this.latencyCache, transport, () => this.latency.labels(transport));
-    h.observe(seconds);
+    (tcp ? this.latencyTcp : this.latencyUdp).observe(seconds);
   }
 
   drop(reason: string): void {
     this.dropped.labels(reason).inc();
   }
+}
+
+function rcodeLabel(rcode: number): string {
+  return RCODE_NAMES[rcode] ?? String(rcode);
 }

@@ -1,0 +1,62 @@
+/**
+ * Query handling without sockets: the bench zone and query mix of `bench/run.ts`, replayed through
+ * `QueryHandler.handle` in one process. It isolates the cost of answering (parse, lookup, encode,
+ * response cache, metrics) from the cost of Node's UDP I/O, which `bench/run.ts` measures together.
+ *
+ *   npx node bench/handler.ts [--records 10000] [--seconds 5] [--cache 20000] [--no-metrics]
+ */
+import { parseArgs } from 'node:util';
+import { encodeMessage, queryMessage } from '../src/dns/message.ts';
+import { parseName } from '../src/dns/name.ts';
+import { typeCode } from '../src/dns/rrtype.ts';
+import { Registry } from '../src/metrics/registry.ts';
+import { QueryHandler } from '../src/server/query-handler.ts';
+import { ServerMetrics } from '../src/server/server-metrics.ts';
+import { ZoneSnapshot } from '../src/server/zone-snapshot.ts';
+import { ZoneTable } from '../src/server/zone-table.ts';
+import { generateQueries } from './lib/queries.ts';
+import { assemble, generateZone } from './lib/zone.ts';
+
+const { values } = parseArgs({
+  options: {
+    records: { type: 'string', default: '10000' },
+    lines: { type: 'string', default: '100000' },
+    seconds: { type: 'string', default: '5' },
+    cache: { type: 'string', default: '20000' },
+    'no-metrics': { type: 'boolean', default: false },
+  },
+});
+const records = Number(values.records);
+const origin = 'bench.example.';
+const nameServers = [`ns1.${origin}`, `ns2.${origin}`];
+const assembled = assemble(
+  generateZone(origin, { name: 'bench', namespace: 'bench' }, records, { withNameServers: true }),
+  nameServers,
+);
+const table = new ZoneTable();
+table.set(ZoneSnapshot.build(assembled.origin, assembled.soa, 1, assembled.rrsets));
+const handler = new QueryHandler({
+  table,
+  responseCache: Number(values.cache),
+  ...(values['no-metrics'] ? {} : { metrics: new ServerMetrics(new Registry(), table) }),
+});
+const packets = generateQueries(origin, records, Number(values.lines)).map((q, i) =>
+  Buffer.from(encodeMessage({ ...queryMessage(parseName(q.name), typeCode(q.qtype)!), id: i & 0xffff })),
+);
+
+const deadline = performance.now() + Number(values.seconds) * 1000;
+let n = 0;
+let bytes = 0;
+const started = performance.now();
+while (performance.now() < deadline) {
+  for (let k = 0; k < 10_000; k++) {
+    const out = handler.handle(packets[n % packets.length]!, 'udp');
+    if (out instanceof Uint8Array) bytes += out.length;
+    n++;
+  }
+}
+const elapsed = (performance.now() - started) / 1000;
+console.log(
+  `${n} queries in ${elapsed.toFixed(2)} s: ${Math.round(n / elapsed)} per second, ` +
+    `${((elapsed * 1e6) / n).toFixed(2)} µs per query, ${(bytes / n).toFixed(1)} bytes per response`,
+);
