@@ -40,8 +40,9 @@ export function answerQuery(table: ZoneTable, qname: Name, qtype: number): Answe
   let zone = zoneFor(table, nameKey(qname), qtype);
   if (!zone) return { ...result, outcome: Outcome.Refused, aa: false };
   let name = qname;
-  // Owners already in the answer: a CNAME pointing back to one of them closes a loop.
-  const seen = new Set<string>();
+  // Owners already in the answer: a CNAME pointing back to one of them closes a loop (made on the
+  // first CNAME: most answers have none).
+  let seen: Set<string> | undefined;
   for (let hop = 0; ; hop++) {
     const key = nameKey(name);
     const step = lookup(zone, name, key, qtype);
@@ -70,11 +71,14 @@ export function answerQuery(table: ZoneTable, qname: Name, qtype: number): Answe
     }
     if (step.kind === 'answer') {
       for (const rrset of step.rrsets) result.answer.push(rrset);
-      for (const rrset of step.rrsets) addAddresses(table, rrset.rdata, result, zone, false);
+      for (const rrset of step.rrsets) {
+        if (HAS_ADDITIONAL_TARGETS.has(rrset.type)) addAddresses(table, rrset.rdata, result, zone, false);
+      }
       return result;
     }
     // CNAME: RFC 1034 §4.3.2 step 3a — add it and restart with the canonical name.
     result.answer.push(step.cname);
+    seen ??= new Set();
     seen.add(key);
     const target = (step.cname.rdata[0] as Extract<Rdata, { type: 'CNAME' }>).target;
     // RFC 1034 §3.6.2: a loop (the target is already in the answer) or an over-long chain ends the
@@ -171,8 +175,19 @@ function pickForAny(node: ZoneNode): ServedRRset | undefined {
   return undefined;
 }
 
+/** Types whose RDATA names targets for additional-section processing (see `additionalTargets`). */
+const HAS_ADDITIONAL_TARGETS: ReadonlySet<number> = new Set([
+  RRType.NS,
+  RRType.MX,
+  RRType.SRV,
+  RRType.SVCB,
+  RRType.HTTPS,
+]);
+const ADDRESS_TYPES = [RRType.A, RRType.AAAA] as const;
+
 /** The highest delegation point between the apex (exclusive) and the name (inclusive). */
 function findCut(zone: ZoneSnapshot, key: string): ZoneNode | undefined {
+  if (zone.cutCount === 0) return undefined;
   // Collect the ancestors below the apex, then test from the top down: the topmost cut wins.
   const chain: string[] = [];
   let k = key;
@@ -207,7 +222,7 @@ function addAddresses(
       if (!glue && findCut(targetZone, key)) continue;
       const node = targetZone.nodes.get(key);
       if (!node) continue;
-      for (const type of [RRType.A, RRType.AAAA]) {
+      for (const type of ADDRESS_TYPES) {
         const rrset = node.rrsets.get(type);
         if (rrset && !result.additional.includes(rrset)) result.additional.push(rrset);
       }

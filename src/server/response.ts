@@ -1,7 +1,7 @@
 import { Rcode } from '../dns/message.ts';
 import { encodeRdata } from '../dns/rdata.ts';
-import { RRClass } from '../dns/rrtype.ts';
-import type { WireWriter } from '../dns/wire.ts';
+import { RRClass, RRType } from '../dns/rrtype.ts';
+import { WireWriter } from '../dns/wire.ts';
 import { HEADER_LENGTH, type Query, type QueryEdns } from './query.ts';
 import type { ServedRRset } from './zone-snapshot.ts';
 
@@ -73,14 +73,22 @@ export function encodeResponse(
   outer: for (let s = 0; s < 3; s++) {
     for (const rrset of sections[s]!) {
       const before = w.length;
-      for (const rdata of rrset.rdata) {
+      const wire = rdataWire(rrset);
+      const rdata = rrset.rdata;
+      for (let i = 0; i < rdata.length; i++) {
         w.name(rrset.owner, true);
         w.u16(rrset.type);
         w.u16(rrclass);
         w.u32(rrset.ttl);
+        if (wire !== null) {
+          const bytes = wire[i]!;
+          w.u16(bytes.length);
+          w.bytes(bytes);
+          continue;
+        }
         const lengthAt = w.length;
         w.u16(0);
-        encodeRdata(rdata, w);
+        encodeRdata(rdata[i]!, w);
         w.patchU16(lengthAt, w.length - lengthAt - 2);
       }
       if (w.length > budget) {
@@ -117,7 +125,36 @@ export function encodeResponse(
   w.patchU16(6, counts[0]!);
   w.patchU16(8, counts[1]!);
   w.patchU16(10, arcount);
-  return { bytes: w.finish(), truncated };
+  return { bytes: w.finishPooled(), truncated };
+}
+
+/**
+ * RFC 3597 §4: only the RDATA names of the RFC 1035 types may be compressed; of those served here,
+ * NS, CNAME, SOA, PTR and MX. Every other RDATA is the same bytes in every message.
+ */
+const COMPRESSED_RDATA: ReadonlySet<number> = new Set([
+  RRType.NS,
+  RRType.CNAME,
+  RRType.SOA,
+  RRType.PTR,
+  RRType.MX,
+]);
+const rdataScratch = new WireWriter(512);
+
+/** The RRset's RDATA in wire form, computed once per RRset; null when it holds compressible names. */
+function rdataWire(rrset: ServedRRset): readonly Uint8Array[] | null {
+  const cached = rrset.wire;
+  if (cached !== undefined) return cached;
+  let wire: Uint8Array[] | null = null;
+  if (!COMPRESSED_RDATA.has(rrset.type)) {
+    wire = rrset.rdata.map((r) => {
+      rdataScratch.reset();
+      encodeRdata(r, rdataScratch);
+      return rdataScratch.finish();
+    });
+  }
+  rrset.wire = wire;
+  return wire;
 }
 
 /** A response carrying only an rcode (and the question when it could be read). */

@@ -12,6 +12,12 @@ export interface ServedRRset {
   type: number;
   ttl: number;
   rdata: Rdata[];
+  /**
+   * The RDATA in wire form, filled in by the first response that carries the RRset (null for types
+   * whose RDATA names are compressed, which depend on the message). RRsets are replaced, never
+   * mutated, when a zone changes, so this never goes stale.
+   */
+  wire?: readonly Uint8Array[] | null;
 }
 
 export interface ZoneNode {
@@ -47,6 +53,8 @@ export class ZoneSnapshot {
   readonly emptyNonTerminals = new Set<string>();
   /** Recent changes, for IXFR. */
   readonly journal: ZoneJournal;
+  /** Delegation points in the zone: while there are none, lookups skip the search for a cut. */
+  cutCount = 0;
   /** Who may transfer the zone and how (from the zone's class); undefined: transfers refused. */
   transfers: TransferPolicy | undefined;
   /** Direct children (nodes or empty non-terminals) per name, to keep the empty non-terminals exact. */
@@ -149,7 +157,10 @@ export class ZoneSnapshot {
     const old = node.rrsets.get(rrset.type);
     this.records += rrset.rdata.length - (old?.rdata.length ?? 0);
     node.rrsets.set(rrset.type, rrset);
-    if (rrset.type === RRType.NS && key !== this.originKey) node.cut = true;
+    if (rrset.type === RRType.NS && key !== this.originKey && !node.cut) {
+      node.cut = true;
+      this.cutCount++;
+    }
     return old;
   }
 
@@ -160,7 +171,10 @@ export class ZoneSnapshot {
     if (!node || !rrset) return undefined;
     node.rrsets.delete(type);
     this.records -= rrset.rdata.length;
-    if (type === RRType.NS) node.cut = false;
+    if (type === RRType.NS && node.cut) {
+      node.cut = false;
+      this.cutCount--;
+    }
     if (node.rrsets.size > 0 || key === this.originKey) return rrset;
     this.nodes.delete(key);
     if ((this.childCount.get(key) ?? 0) > 0) this.emptyNonTerminals.add(key);
@@ -216,7 +230,13 @@ function recordDiff(
 }
 
 function served(rrset: RRsetData): ServedRRset {
-  return { owner: rrset.owner, type: RRType[rrset.type], ttl: rrset.ttl, rdata: rrset.rdata };
+  return {
+    owner: rrset.owner,
+    type: RRType[rrset.type],
+    ttl: rrset.ttl,
+    rdata: rrset.rdata,
+    wire: undefined,
+  };
 }
 
 function soaRRset(origin: Name, soa: SoaFields, serial: number): ServedRRset {
