@@ -108,3 +108,22 @@ describe('zonekeeper serve --workers 3', () => {
     assert.equal((await total()) - before, 30, 'every query counted once, whichever process answered it');
   });
 });
+
+describe('zonekeeper serve --workers 2 --response-cache 0', () => {
+  test('every process answers without a response cache (the option reaches the workers)', async () => {
+    const manifests = await copyExamples();
+    const state = await tempDir('state');
+    const serve = await startServe(manifests, state, ['--workers', '2', '--response-cache', '0']);
+    try {
+      await answersFromAll(serve.dnsPort, 'www.example.com', 'A', 30);
+      await new Promise((r) => setTimeout(r, 1300)); // workers report once a second
+      const metrics = await (await fetch(`${serve.httpUrl}/metrics`)).text();
+      const sum = (re: RegExp) => [...metrics.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
+      assert.ok(sum(/^zonekeeper_dns_queries_total\{[^}]*\} (\d+)$/gm) >= 30);
+      assert.equal(sum(/^zonekeeper_dns_response_cache_total\{[^}]*\} (\d+)$/gm), 0, 'no cache lookups');
+    } finally {
+      await serve.stop();
+      await removeAll(manifests, state);
+    }
+  });
+});

@@ -18,15 +18,17 @@ const USAGE = `zonekeeper — Kubernetes-native authoritative DNS
 Usage:
   zonekeeper serve --manifests DIR [--dns 127.0.0.1:5353] [--http 127.0.0.1:8080] [--state-dir DIR]
                    [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
+                   [--response-cache N]
       Serve the zones described by the YAML in DIR with the built-in DNS server; follow edits live.
       --workers: DNS processes sharing the port (default 1; auto = one per CPU).
+      --response-cache: answers kept for reuse per DNS process (default 100000; 0 = off).
   zonekeeper operator [--kubeconfig FILE] [--context NAME] [--namespace NS] [--http 0.0.0.0:8080]
                       [--leader-elect=false] [--leader-election-id NAME] [--identity NAME]
       Reconcile DNSZoneClasses, DNSZones and DNSRecordSets in a Kubernetes cluster: serials and hashes in
       DNSZone.status, conditions, finalizers, Events; one leader per --namespace Lease (15 s/10 s/2 s).
   zonekeeper server [--kubeconfig FILE] [--context NAME] [--dns 0.0.0.0:5353] [--http 0.0.0.0:8080]
                     [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
-                    [--unconfirmed-after SECONDS]
+                    [--unconfirmed-after SECONDS] [--response-cache N]
       Serve the cluster's zones read-only, at the serials the operator recorded; any number of replicas.
   zonekeeper validate PATH...
       Check manifests (files or folders); print one line per problem; exit 1 if any is invalid.
@@ -58,6 +60,7 @@ async function main(argv: string[]): Promise<number> {
           identity: { type: 'string' },
           'version-string': { type: 'string' },
           workers: { type: 'string', default: '1' },
+          'response-cache': { type: 'string' },
         },
       });
       if (!values.manifests) throw new UsageError('serve needs --manifests DIR');
@@ -71,6 +74,7 @@ async function main(argv: string[]): Promise<number> {
         ...(values.identity ? { identity: values.identity } : {}),
         ...(values['version-string'] ? { version: values['version-string'] } : {}),
         workers: parseWorkers(values.workers),
+        ...responseCacheOption(values['response-cache']),
         log,
       });
       await new Promise<void>((resolve) => {
@@ -126,6 +130,7 @@ async function main(argv: string[]): Promise<number> {
           identity: { type: 'string' },
           'version-string': { type: 'string' },
           'unconfirmed-after': { type: 'string', default: '30' },
+          'response-cache': { type: 'string' },
         },
       });
       const unconfirmed = Number(values['unconfirmed-after']);
@@ -142,6 +147,7 @@ async function main(argv: string[]): Promise<number> {
         ...(values.identity ? { identity: values.identity } : {}),
         ...(values['version-string'] ? { version: values['version-string'] } : {}),
         unconfirmedAfterMs: unconfirmed * 1000,
+        ...responseCacheOption(values['response-cache']),
         log,
       });
       await untilSignal(log);
@@ -276,6 +282,17 @@ function parseWorkers(text: string): number {
   if (!Number.isInteger(n) || n < 1 || n > 256)
     throw new UsageError(`--workers ${JSON.stringify(text)}: give a whole number from 1 to 256, or auto`);
   return n;
+}
+
+/** `--response-cache N`: answers kept per DNS process; 0 turns the cache off. */
+function responseCacheOption(text: string | undefined): { responseCache?: number } {
+  if (text === undefined) return {};
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0 || n > 10_000_000)
+    throw new UsageError(
+      `--response-cache ${JSON.stringify(text)}: give a whole number of answers from 0 (off) to 10000000`,
+    );
+  return { responseCache: n };
 }
 
 const workerConfig = process.env[WORKER_CONFIG_ENV];

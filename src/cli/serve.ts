@@ -28,6 +28,8 @@ export interface ServeOptions {
   aliasResolver?: string;
   identity?: string;
   version?: string;
+  /** Responses kept for reuse per DNS process (default 100,000; 0 turns the cache off). */
+  responseCache?: number;
   /** DNS processes sharing the port (SO_REUSEPORT): 1 serves from this process alone. */
   workers?: number;
   log: Log;
@@ -70,6 +72,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         ...(options.identity ? { identity: options.identity } : {}),
         ...(options.version ? { version: options.version } : {}),
         ...(options.aliasResolver ? { aliasResolver: options.aliasResolver } : {}),
+        ...(options.responseCache !== undefined ? { responseCache: options.responseCache } : {}),
       },
       notifier,
     );
@@ -91,6 +94,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     table,
     metrics,
     chaos: { identity: options.identity, version: options.version },
+    ...(options.responseCache !== undefined ? { responseCache: options.responseCache } : {}),
     aliasResolver: new ZoneAliasResolver({
       table,
       ...(options.aliasResolver ? { upstream: options.aliasResolver } : {}),

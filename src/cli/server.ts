@@ -23,6 +23,8 @@ export interface ServerOptions {
   aliasResolver?: string;
   identity?: string;
   version?: string;
+  /** Responses kept for reuse per DNS process (default 100,000; 0 turns the cache off). */
+  responseCache?: number;
   /** See ZoneFollower: how long a zone never served here waits for the operator's confirmation. */
   unconfirmedAfterMs?: number;
   log: Log;
@@ -56,6 +58,7 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
     table,
     metrics,
     chaos: { identity: options.identity, version: options.version },
+    ...(options.responseCache !== undefined ? { responseCache: options.responseCache } : {}),
     aliasResolver: new ZoneAliasResolver({
       table,
       ...(options.aliasResolver ? { upstream: options.aliasResolver } : {}),
@@ -86,6 +89,7 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
       ...(options.identity ? { identity: options.identity } : {}),
       ...(options.version ? { version: options.version } : {}),
       ...(options.aliasResolver ? { aliasResolver: options.aliasResolver } : {}),
+      ...(options.responseCache !== undefined ? { responseCache: options.responseCache } : {}),
     });
     backend = pool;
     await pool.start();

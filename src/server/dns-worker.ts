@@ -24,6 +24,7 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
   const handler = new QueryHandler({
     table,
     metrics,
+    ...(config.responseCache !== undefined ? { responseCache: config.responseCache } : {}),
     chaos: {
       ...(config.identity ? { identity: config.identity } : {}),
       ...(config.version ? { version: config.version } : {}),

@@ -12,6 +12,8 @@ export interface DnsWorkerConfig {
   identity?: string;
   version?: string;
   aliasResolver?: string;
+  /** Responses kept for reuse per process (QueryHandlerOptions.responseCache). */
+  responseCache?: number;
 }
 
 export const WORKER_CONFIG_ENV = 'ZONEKEEPER_DNS_WORKER';

@@ -47,7 +47,7 @@ export class WorkerPoolBackend implements Backend {
 
   /**
    * The pool for a DNS listener already bound at `address`: its workers join that port and answer
-   * like it (identity, version, ALIAS resolver).
+   * like it (identity, version, ALIAS resolver, response cache size).
    */
   static forListener(
     table: ZoneTable,
@@ -59,6 +59,7 @@ export class WorkerPoolBackend implements Backend {
       identity?: string;
       version?: string;
       aliasResolver?: string;
+      responseCache?: number;
     },
     notifier?: Notifier,
   ): WorkerPoolBackend {
@@ -74,6 +75,7 @@ export class WorkerPoolBackend implements Backend {
           ...(options.identity ? { identity: options.identity } : {}),
           ...(options.version ? { version: options.version } : {}),
           ...(options.aliasResolver ? { aliasResolver: options.aliasResolver } : {}),
+          ...(options.responseCache !== undefined ? { responseCache: options.responseCache } : {}),
         },
       },
       notifier,
