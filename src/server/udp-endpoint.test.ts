@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import dgram from 'node:dgram';
 import { describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { UdpEndpoint, type UdpPath } from './udp-endpoint.ts';
 
 async function bound(type: 'udp4' | 'udp6', host: string): Promise<dgram.Socket> {
@@ -79,7 +81,7 @@ describe('UdpEndpoint', () => {
         const server = await echo(type, host, path);
         try {
           assert.equal(server.endpoint.path, path);
-          const payloads = Array.from({ length: 200 }, (_, i) => Buffer.from(`query-${i}-${'x'.repeat(i)}`));
+          const payloads = Array.from({ length: 100 }, (_, i) => Buffer.from(`query-${i}-${'x'.repeat(i)}`));
           const got = await roundTrip(type, host, server.port, payloads);
           const want = payloads.map((p) => Buffer.from(p).reverse().toString()).sort();
           assert.deepEqual(got.map((g) => g.toString()).sort(), want);
@@ -96,6 +98,38 @@ describe('UdpEndpoint', () => {
       assert.equal(server.endpoint.send(Buffer.from('x'), 9, '127.0.0.1'), false);
     });
   }
+
+  test('handle path: sends that libuv queues (no immediate send) complete, and their requests are not reused', async () => {
+    // Node's --test-udp-no-try-send makes every send take the queued path that a full socket buffer
+    // takes in production; an echo server in such a process must still answer every datagram.
+    const child = `
+      import dgram from 'node:dgram';
+      import { UdpEndpoint } from ${JSON.stringify(new URL('./udp-endpoint.ts', import.meta.url).href)};
+      const server = dgram.createSocket('udp4');
+      await new Promise((r) => server.bind(0, '127.0.0.1', r));
+      const endpoint = new UdpEndpoint(server, (m, a, p) => endpoint.send(Buffer.from(m).reverse(), p, a), () => {});
+      const client = dgram.createSocket('udp4');
+      await new Promise((r) => client.bind(0, '127.0.0.1', r));
+      // Windows of 50 in flight: a burst of hundreds overflows the sockets' default buffers.
+      let got = 0;
+      let waiting = () => {};
+      client.on('message', () => { got++; waiting(); });
+      for (let w = 0; w < 10; w++) {
+        const want = (w + 1) * 50;
+        const done = new Promise((r) => { waiting = () => got >= want && r(); });
+        for (let i = 0; i < 50; i++) client.send(Buffer.from('q' + w + '-' + i), server.address().port, '127.0.0.1');
+        await Promise.race([done, new Promise((r) => setTimeout(r, 2000))]);
+      }
+      console.log(endpoint.path, got);
+      process.exit(0);
+    `;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--test-udp-no-try-send', '--input-type=module', '-e', child],
+      { timeout: 20_000 },
+    );
+    assert.equal(stdout.trim(), 'handle 500');
+  });
 
   test('ZONEKEEPER_UDP_PATH=dgram selects the public API', async () => {
     const socket = await bound('udp4', '127.0.0.1');

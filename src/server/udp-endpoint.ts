@@ -24,7 +24,7 @@ interface UdpHandle {
 }
 
 interface SendWrapConstructor {
-  new (): { list?: Uint8Array[] };
+  new (): { list?: Uint8Array[] | undefined };
 }
 
 /**
@@ -43,6 +43,8 @@ export class UdpEndpoint {
   private readonly socket: dgram.Socket;
   private readonly handle: UdpHandle | undefined;
   private readonly SendWrap: SendWrapConstructor | undefined;
+  /** A request object free for the next send (see `send`). */
+  private idleReq: { list?: Uint8Array[] | undefined } | undefined;
 
   /**
    * Attaches to a bound socket. `onError` gets receive errors (the socket keeps running). The
@@ -91,7 +93,10 @@ export class UdpEndpoint {
         return false;
       }
     }
-    const req = new this.SendWrap!();
+    // The request object of a send that completed at once is reused: most sends do, and making one
+    // costs a call into C++. A queued send's request belongs to libuv until it completes.
+    const req = this.idleReq ?? new this.SendWrap!();
+    this.idleReq = undefined;
     // The request keeps the bytes alive until libuv is done with them (only matters when queued).
     const list = [bytes];
     req.list = list;
@@ -100,6 +105,11 @@ export class UdpEndpoint {
       result = handle.send(req, list, 1, port, address, false);
     } catch {
       return false;
+    }
+    // Sent at once (bytes + 1): Node returned before wrapping the request, so it is free again.
+    if (result > 0) {
+      req.list = undefined;
+      this.idleReq = req;
     }
     // > 0: sent at once (bytes + 1); 0: queued by libuv; < 0: a libuv error code.
     return result >= 0;
