@@ -32,8 +32,8 @@ interface SendWrapConstructor {
  *
  * Node's `socket.send(buf, port, address)` resolves the address through `dns.lookup` (a `nextTick`
  * even for a literal), validates and copies its arguments, and emits `'message'` through an
- * EventEmitter; at tens of thousands of datagrams per second per core that is a fifth of the time
- * (bench: a bare responder answers 60.9k qps through `dgram`, 72.6k through the handle). The handle
+ * EventEmitter; at tens of thousands of datagrams per second per core that matters (bench/udp-floor.ts:
+ * a bare responder answers about 57k qps through `dgram`, 62k through the handle). The handle
  * path calls the same libuv handle `dgram` calls, with the address and port a received datagram
  * already carries. It depends on Node internals, so it is feature-checked when the socket is
  * attached, and anything unexpected falls back to the public API; `path` says which one is in use.
