@@ -224,8 +224,9 @@ function recordDiff(
   const gone = old.rdata.filter((r) => !after.has(printRdata(r).toLowerCase()));
   const come = next.rdata.filter((r) => !before.has(printRdata(r).toLowerCase()));
   return [
-    gone.length > 0 ? { ...old, rdata: gone } : undefined,
-    come.length > 0 ? { ...next, rdata: come } : undefined,
+    // Subsets of the RDATA: the cached wire form of the whole RRset does not apply to them.
+    gone.length > 0 ? { ...old, rdata: gone, wire: undefined } : undefined,
+    come.length > 0 ? { ...next, rdata: come, wire: undefined } : undefined,
   ];
 }
 
