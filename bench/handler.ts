@@ -3,7 +3,10 @@
  * `QueryHandler.handle` in one process. It isolates the cost of answering (parse, lookup, encode,
  * response cache, metrics) from the cost of Node's UDP I/O, which `bench/run.ts` measures together.
  *
- *   npx node bench/handler.ts [--records 10000] [--seconds 5] [--cache 20000] [--no-metrics]
+ *   npx node bench/handler.ts [--records 10000] [--seconds 5] [--cache 100000] [--no-metrics] [--kind K]
+ *
+ * `--kind` keeps only the queries of one kind of the mix (`nxdomain`, `a-wildcard`, `a-hit`, ... as in
+ * bench/lib/queries.ts): `--kind nxdomain --cache 0` is a random-subdomain flood.
  */
 import { parseArgs } from 'node:util';
 import { encodeMessage, queryMessage } from '../src/dns/message.ts';
@@ -22,7 +25,8 @@ const { values } = parseArgs({
     records: { type: 'string', default: '10000' },
     lines: { type: 'string', default: '100000' },
     seconds: { type: 'string', default: '5' },
-    cache: { type: 'string', default: '20000' },
+    cache: { type: 'string', default: '100000' },
+    kind: { type: 'string' },
     'no-metrics': { type: 'boolean', default: false },
   },
 });
@@ -40,7 +44,11 @@ const handler = new QueryHandler({
   responseCache: Number(values.cache),
   ...(values['no-metrics'] ? {} : { metrics: new ServerMetrics(new Registry(), table) }),
 });
-const packets = generateQueries(origin, records, Number(values.lines)).map((q, i) =>
+const queries = generateQueries(origin, records, Number(values.lines)).filter(
+  (q) => values.kind === undefined || q.kind === values.kind,
+);
+if (queries.length === 0) throw new Error(`no queries of kind ${values.kind}`);
+const packets = queries.map((q, i) =>
   Buffer.from(encodeMessage({ ...queryMessage(parseName(q.name), typeCode(q.qtype)!), id: i & 0xffff })),
 );
 

@@ -141,7 +141,10 @@ function lookup(zone: ZoneSnapshot, qname: Name, key: string, qtype: number): St
 }
 
 function fromNode(node: ZoneNode, qname: Name, qtype: number, synthesized: boolean): Step {
-  const own = (rrset: ServedRRset): ServedRRset => (synthesized ? { ...rrset, owner: qname } : rrset);
+  const own = (rrset: ServedRRset): ServedRRset =>
+    synthesized
+      ? { owner: qname, type: rrset.type, ttl: rrset.ttl, rdata: rrset.rdata, source: rrset }
+      : rrset;
   const cname = node.rrsets.get(RRType.CNAME);
   if (cname) {
     // RFC 1034 §4.3.2 step 3a: the chain is followed only when QTYPE does not match CNAME; ANY matches

@@ -142,7 +142,9 @@ const COMPRESSED_RDATA: ReadonlySet<number> = new Set([
 const rdataScratch = new WireWriter(512);
 
 /** The RRset's RDATA in wire form, computed once per RRset; null when it holds compressible names. */
-function rdataWire(rrset: ServedRRset): readonly Uint8Array[] | null {
+function rdataWire(served: ServedRRset): readonly Uint8Array[] | null {
+  // A wildcard's synthesized copies share its RDATA: the wire form is kept on the wildcard's RRset.
+  const rrset = served.source ?? served;
   const cached = rrset.wire;
   if (cached !== undefined) return cached;
   let wire: Uint8Array[] | null = null;

@@ -18,6 +18,11 @@ export interface ServedRRset {
    * mutated, when a zone changes, so this never goes stale.
    */
   wire?: readonly Uint8Array[] | null;
+  /**
+   * For an RRset synthesized from a wildcard (RFC 4592 §3.3.1): the wildcard's RRset, whose RDATA (and
+   * so whose wire form) it shares.
+   */
+  source?: ServedRRset;
 }
 
 export interface ZoneNode {
