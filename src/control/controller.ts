@@ -202,7 +202,7 @@ export class Controller {
       const origin = state.model.origin;
       const stored = this.serials.get(origin);
       if (!stored || stored.hash !== undefined || state.fresh) continue;
-      await this.serials.set(origin, { serial: stored.serial, hash: state.model.assembled().hash });
+      await this.serials.set(origin, { serial: stored.serial, hash: state.model.contentHash() });
     }
   }
 
@@ -330,7 +330,7 @@ export class Controller {
     let hash = stored?.hash;
     if (fresh) {
       // A full build: compare with the stored hash, as after a restart.
-      hash = model.model.assembled().hash;
+      hash = model.model.contentHash();
       serial = stored && stored.hash === hash ? stored.serial : nextSerial(stored?.serial, this.now());
       if (serial !== stored?.serial || hash !== stored?.hash)
         await this.serials.set(origin, { serial, hash });
@@ -339,12 +339,12 @@ export class Controller {
       // path from change to answer. Until then the stored hash is unknown, and a restart in between
       // conservatively raises the serial again.
       serial = nextSerial(stored?.serial, this.now());
-      hash = this.hashOnChange ? model.model.assembled().hash : undefined;
+      hash = this.hashOnChange ? model.model.contentHash() : undefined;
       await this.serials.set(origin, hash === undefined ? { serial } : { serial, hash });
     } else {
       serial = stored?.serial ?? nextSerial(undefined, this.now());
       if (hash === undefined) {
-        hash = model.model.assembled().hash;
+        hash = model.model.contentHash();
         await this.serials.set(origin, { serial, hash });
       }
     }

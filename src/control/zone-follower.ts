@@ -292,7 +292,7 @@ export class ZoneFollower {
 
   private hashOf(followed: FollowedZone): string {
     if (followed.hash?.version !== followed.version || followed.full) {
-      followed.hash = { version: followed.version, value: followed.model.assembled().hash };
+      followed.hash = { version: followed.version, value: followed.model.contentHash() };
     }
     return followed.hash.value;
   }

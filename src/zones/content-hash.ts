@@ -1,25 +1,57 @@
 import { createHash } from 'node:crypto';
-import { nameKey } from '../dns/name.ts';
+import { canonicalSortKey, nameKey } from '../dns/name.ts';
 import { printRdata } from '../dns/rdata.ts';
 import type { RRset } from './rrset.ts';
 import type { SoaFields } from './soa.ts';
 
 /**
- * SHA-256 over the canonical, sorted content of a zone: every RR as `owner TTL type rdata` with the
- * owner lowercased and RDATA in canonical presentation form, one per line, sorted; the SOA without its
- * serial first. Two zones with equal content hash equal regardless of the order their records arrived
- * in, and any change that a resolver could observe changes the hash.
+ * The content hash of a zone, in two levels so that a change costs work for the names it touches
+ * (ADR 0012):
+ *
+ * - an owner digest per name: SHA-256 over the name's records as lines `owner TTL type rdata` (owner
+ *   lowercased, RDATA in canonical presentation form), sorted, joined by newlines;
+ * - the zone hash: SHA-256 over the SOA without its serial, then the owner digests of every name that
+ *   has records, in canonical name order (RFC 4034 §6.1).
+ *
+ * Two zones with equal content hash equal regardless of the order their records arrived in, any
+ * change a resolver could observe changes the hash, and collisions are as hard as for SHA-256.
+ * `ZoneModel` keeps the owner digests and recomputes only those of changed names; this function is
+ * the reference that computes everything from scratch.
  */
 export function zoneContentHash(soa: SoaFields, rrsets: readonly RRset[]): string {
+  const byOwner = new Map<string, RRset[]>();
+  for (const rrset of rrsets) {
+    const key = canonicalSortKey(rrset.owner);
+    const list = byOwner.get(key);
+    if (list) list.push(rrset);
+    else byOwner.set(key, [rrset]);
+  }
+  const keys = [...byOwner.keys()].sort();
+  return zoneDigest(
+    soa,
+    keys.map((k) => ownerDigest(byOwner.get(k)!)),
+  );
+}
+
+/**
+ * SHA-256 over the records of one owner name (every RRset given must have that owner), as a 32-character
+ * latin1 string: a one-byte string is the smallest way to keep a digest per name.
+ */
+export function ownerDigest(rrsets: Iterable<RRset>): string {
   const lines: string[] = [];
   for (const rrset of rrsets) {
     const owner = nameKey(rrset.owner);
     for (const rdata of rrset.rdata) lines.push(`${owner} ${rrset.ttl} ${rrset.type} ${printRdata(rdata)}`);
   }
   lines.sort();
-  const head = `SOA ${soa.ttl} ${nameKey(soa.mname)} ${nameKey(soa.rname)} ${soa.refresh} ${soa.retry} ${soa.expire} ${soa.minimum}`;
+  return createHash('sha256').update(lines.join('\n')).digest('binary'); // 'binary' is latin1
+}
+
+/** The zone hash from the SOA and the owner digests in canonical name order. */
+export function zoneDigest(soa: SoaFields, ownerDigests: readonly string[]): string {
+  const head = `SOA ${soa.ttl} ${nameKey(soa.mname)} ${nameKey(soa.rname)} ${soa.refresh} ${soa.retry} ${soa.expire} ${soa.minimum}\n`;
   const hash = createHash('sha256');
   hash.update(head);
-  for (const line of lines) hash.update(`\n${line}`);
+  hash.update(ownerDigests.join(''), 'latin1');
   return hash.digest('hex');
 }

@@ -3,7 +3,7 @@ import { canonicalSortKey, isInDomain, type Name, nameEquals, nameKey, parseName
 import type { Rdata } from '../dns/rdata.ts';
 import { type RecordTypeName, RRType } from '../dns/rrtype.ts';
 import type { AssembledZone, ChildDelegation, RecordVerdict } from './assemble.ts';
-import { zoneContentHash } from './content-hash.ts';
+import { ownerDigest, zoneDigest } from './content-hash.ts';
 import { exclusivityClash } from './exclusivity.ts';
 import { parseRecordSetRecords } from './record-parse.ts';
 import { compareByAge, type ResourceKey, refOf } from './resource-key.ts';
@@ -72,6 +72,8 @@ export class ZoneModel {
   private readonly owners = new Map<string, Owner>();
   /** Canonical sort keys of all owners, sorted: every subtree is a contiguous range. */
   private sortedKeys: string[] = [];
+  /** SHA-256 of each owner's published records (see content-hash.ts), kept as names change. */
+  private readonly ownerDigests = new Map<string, string>();
   /** Owners created since the last sort; merged in one pass (many) or spliced in (few). */
   private newKeys: string[] = [];
   private readonly entries = new Map<ResourceKey, Entry>();
@@ -171,7 +173,20 @@ export class ZoneModel {
     }
   }
 
-  /** The zone as `assembleZone` would compute it, hash included: O(zone size), for exports and hashing. */
+  /**
+   * The content hash (`zoneContentHash` of the published zone) from the kept owner digests: hashing
+   * 32 octets per name, not the records themselves.
+   */
+  contentHash(): string {
+    const digests: string[] = [];
+    for (const key of this.sortedKeys) {
+      const digest = this.ownerDigests.get(key);
+      if (digest !== undefined) digests.push(digest);
+    }
+    return zoneDigest(this.soa, digests);
+  }
+
+  /** The zone as `assembleZone` would compute it, hash included: O(zone size), for exports. */
   assembled(): AssembledZone {
     const rrsets = [...this.rrsets()];
     return {
@@ -179,7 +194,7 @@ export class ZoneModel {
       soa: this.soa,
       nameServers: this.nameServers,
       rrsets,
-      hash: zoneContentHash(this.soa, rrsets),
+      hash: this.contentHash(),
       verdicts: this.verdicts,
       acceptedCount: this.accepted,
       warnings: this.warnings(),
@@ -245,6 +260,7 @@ export class ZoneModel {
     const owner = this.owners.get(key);
     if (!owner || owner.entries.length > 0 || owner.fixed.length > 0 || key === this.originKey) return;
     this.owners.delete(key);
+    this.ownerDigests.delete(key);
     const i = lowerBound(this.sortedKeys, key);
     if (this.sortedKeys[i] === key) this.sortedKeys.splice(i, 1);
   }
@@ -412,9 +428,20 @@ export class ZoneModel {
       this.setVerdict(entry.key, verdict, delta);
     }
     owner.published = published;
-    for (const [type, rrset] of published) if (before.get(type) !== rrset) delta.upserts.push(rrset);
+    let changed = published.size !== before.size;
+    for (const [type, rrset] of published) {
+      if (before.get(type) === rrset) continue;
+      delta.upserts.push(rrset);
+      changed = true;
+    }
     for (const type of before.keys()) {
-      if (!published.has(type)) delta.deletes.push({ owner: owner.name, type });
+      if (published.has(type)) continue;
+      delta.deletes.push({ owner: owner.name, type });
+      changed = true;
+    }
+    if (changed) {
+      if (published.size === 0) this.ownerDigests.delete(key);
+      else this.ownerDigests.set(key, ownerDigest(published.values()));
     }
     owner.cut = cut;
     if (cut) this.cuts.set(key, cut);
