@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { decodeMessage, encodeMessage, type Message } from '../dns/message.ts';
 import { RRType } from '../dns/rrtype.ts';
 import { QueryHandler } from './query-handler.ts';
-import { ResponseCache } from './response-cache.ts';
+import { MAX_CHAIN, ResponseCache } from './response-cache.ts';
 import { ZoneSnapshot } from './zone-snapshot.ts';
 import { ZoneTable } from './zone-table.ts';
 
@@ -144,8 +144,9 @@ describe('ResponseCache', () => {
   });
 
   test('entries whose hashes collide stay apart (keys are compared byte by byte)', () => {
-    // Two names whose keys (RD set, no EDNS, UDP) share a 30-bit hash, found by a birthday search.
-    const cache = new ResponseCache(10);
+    // Two names whose keys (RD set, no EDNS, UDP) share a 30-bit hash from the FNV offset basis as
+    // seed, found by a birthday search.
+    const cache = new ResponseCache(10, { seed: 0x811c9dc5 });
     const hashOf = (name: string) => {
       cache.read(query(name, 1), false);
       return (cache as unknown as { hash: number }).hash;
@@ -164,5 +165,27 @@ describe('ResponseCache', () => {
     // Evicting one of them keeps the other reachable.
     for (let i = 0; i < 20; i++) store(cache, `fill${i}.`);
     assert.equal(cache.size, 10);
+  });
+
+  test('hash chains are capped: colliding names cannot make lookups slow, they are just not cached', () => {
+    // Regression: the key hash was unseeded FNV-1a and chains were unbounded, so 2^17 crafted names
+    // with one hash (each REFUSED or NXDOMAIN answer is cached) made every lookup walk them all.
+    // One bit of hash: every name lands in one of two chains.
+    const cache = new ResponseCache(1000, { hashBits: 1 });
+    const names = Array.from({ length: 100 }, (_, i) => `flood${i}.example.`);
+    for (const n of names) store(cache, n);
+    assert.ok(cache.size <= 2 * MAX_CHAIN, `${cache.size} entries in two chains`);
+    assert.ok(cache.chainFull >= 100 - 2 * MAX_CHAIN);
+    const cachedNames = names.filter((n) => cached(cache, n));
+    assert.equal(cachedNames.length, cache.size, 'what was stored is found');
+  });
+
+  test('every cache draws its own hash seed', () => {
+    const hashOf = (cache: ResponseCache) => {
+      cache.read(query('www.example.com.', 1), false);
+      return (cache as unknown as { hash: number }).hash;
+    };
+    const seen = new Set(Array.from({ length: 4 }, () => hashOf(new ResponseCache(1))));
+    assert.ok(seen.size > 1, 'four caches, one hash: the seed is not random');
   });
 });

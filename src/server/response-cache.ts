@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { responseLimit } from './response.ts';
 
 /** A stored response, with what the metrics need to count a hit like any other answer. */
@@ -24,6 +25,19 @@ interface Entry extends CachedResponse {
 /** Default number of responses kept (about 250 bytes each for typical answers). */
 export const DEFAULT_RESPONSE_CACHE_ENTRIES = 100_000;
 
+/**
+ * Most entries one hash chain may hold. Names that collide are cheap to make for an unkeyed hash, and a
+ * long chain would make every lookup in it slow; beyond this, colliding answers are simply not cached.
+ */
+export const MAX_CHAIN = 8;
+
+export interface ResponseCacheOptions {
+  /** Starting state of the key hash; random per cache by default, so collisions cannot be precomputed. */
+  seed?: number;
+  /** Bits of hash used as the index key (default 30; tests use fewer to force collisions). */
+  hashBits?: number;
+}
+
 /** Longest key: a 255-octet name, type and class, and 6 octets of flags and limits. */
 const MAX_KEY = 255 + 4 + 6;
 
@@ -40,8 +54,9 @@ const MAX_KEY = 255 + 4 + 6;
  * tracking would be unsafe.
  *
  * This is the hot path of the server, so it allocates nothing until it answers: the key is built in a
- * scratch buffer with its FNV-1a hash, the index is a Map from 30-bit hashes (small integers, no string
- * hashing) to chains of entries compared byte by byte. Eviction is CLOCK (second chance): an entry
+ * scratch buffer with its FNV-1a hash (from a random per-process seed), the index is a Map from 30-bit
+ * hashes (small integers, no string hashing) to chains of at most MAX_CHAIN entries compared byte by
+ * byte, so crafted colliding names cannot make lookups slow. Eviction is CLOCK (second chance): an entry
  * that was hit since the hand last passed stays, so a stream of one-off names (random subdomains,
  * synthesized wildcard names) cycles through the unreferenced entries instead of flushing the
  * popular ones, as plain FIFO or LRU would.
@@ -58,11 +73,19 @@ export class ResponseCache {
   private readonly scratch = Buffer.alloc(MAX_KEY);
   private keyLength = 0;
   private hash = 0;
+  /** Length of the chain `find` last walked for the current key. */
+  private chainLength = 0;
+  private readonly seed: number;
+  private readonly hashMask: number;
   hits = 0;
   misses = 0;
+  /** Answers not cached because their hash chain was full. */
+  chainFull = 0;
 
-  constructor(maxEntries = DEFAULT_RESPONSE_CACHE_ENTRIES) {
+  constructor(maxEntries = DEFAULT_RESPONSE_CACHE_ENTRIES, options: ResponseCacheOptions = {}) {
     this.maxEntries = Math.max(1, Math.floor(maxEntries));
+    this.seed = (options.seed ?? randomInt(0, 2 ** 32)) | 0;
+    this.hashMask = 2 ** Math.min(30, Math.max(1, options.hashBits ?? 30)) - 1;
   }
 
   get size(): number {
@@ -82,8 +105,8 @@ export class ResponseCache {
     const arcount = query[11]!;
     if (arcount > 1) return 0;
     const scratch = this.scratch;
-    // FNV-1a, 32 bits.
-    let h = 0x811c9dc5;
+    // FNV-1a, 32 bits, from the cache's seed.
+    let h = this.seed;
     let i = 12;
     let o = 0;
     for (;;) {
@@ -132,7 +155,7 @@ export class ResponseCache {
     h = Math.imul(h ^ (limit & 0xff), 0x01000193);
     this.keyLength = o;
     // 30 bits keep the Map key a small integer (no heap number per lookup).
-    this.hash = h & 0x3fffffff;
+    this.hash = h & this.hashMask;
     return questionEnd;
   }
 
@@ -172,6 +195,10 @@ export class ResponseCache {
       existing.version = version;
       existing.qtype = qtype;
       existing.rcode = rcode;
+      return;
+    }
+    if (this.chainLength >= MAX_CHAIN) {
+      this.chainFull++;
       return;
     }
     const keyLength = this.keyLength;
@@ -227,13 +254,19 @@ export class ResponseCache {
   private find(): Entry | undefined {
     const scratch = this.scratch;
     const n = this.keyLength;
+    let length = 0;
     for (let e = this.index.get(this.hash); e !== undefined; e = e.next) {
+      length++;
       const key = e.key;
       if (key.length !== n) continue;
       let i = 0;
       while (i < n && key[i] === scratch[i]) i++;
-      if (i === n) return e;
+      if (i === n) {
+        this.chainLength = length;
+        return e;
+      }
     }
+    this.chainLength = length;
     return undefined;
   }
 }

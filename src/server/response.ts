@@ -129,26 +129,33 @@ export function encodeResponse(
 }
 
 /**
- * RFC 3597 §4: only the RDATA names of the RFC 1035 types may be compressed; of those served here,
- * NS, CNAME, SOA, PTR and MX. Every other RDATA is the same bytes in every message.
+ * RDATA that holds domain names is always encoded in place. Names in NS, CNAME, SOA, PTR and MX may be
+ * compressed (RFC 3597 §4), so their bytes depend on the message; names in SRV, NAPTR, SVCB and HTTPS
+ * are never compressed but, written through the writer, become compression targets for later names
+ * (an SRV target's A record in the additional section points into it). Every other RDATA is the
+ * same bytes in every message.
  */
-const COMPRESSED_RDATA: ReadonlySet<number> = new Set([
+const NAMED_RDATA: ReadonlySet<number> = new Set([
   RRType.NS,
   RRType.CNAME,
   RRType.SOA,
   RRType.PTR,
   RRType.MX,
+  RRType.SRV,
+  RRType.NAPTR,
+  RRType.SVCB,
+  RRType.HTTPS,
 ]);
 const rdataScratch = new WireWriter(512);
 
-/** The RRset's RDATA in wire form, computed once per RRset; null when it holds compressible names. */
+/** The RRset's RDATA in wire form, computed once per RRset; null when it holds domain names. */
 function rdataWire(served: ServedRRset): readonly Uint8Array[] | null {
   // A wildcard's synthesized copies share its RDATA: the wire form is kept on the wildcard's RRset.
   const rrset = served.source ?? served;
   const cached = rrset.wire;
   if (cached !== undefined) return cached;
   let wire: Uint8Array[] | null = null;
-  if (!COMPRESSED_RDATA.has(rrset.type)) {
+  if (!NAMED_RDATA.has(rrset.type)) {
     wire = rrset.rdata.map((r) => {
       rdataScratch.reset();
       encodeRdata(r, rdataScratch);

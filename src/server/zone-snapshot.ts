@@ -14,7 +14,7 @@ export interface ServedRRset {
   rdata: Rdata[];
   /**
    * The RDATA in wire form, filled in by the first response that carries the RRset (null for types
-   * whose RDATA names are compressed, which depend on the message). RRsets are replaced, never
+   * whose RDATA holds domain names, which are written in place for name compression). RRsets are replaced, never
    * mutated, when a zone changes, so this never goes stale.
    */
   wire?: readonly Uint8Array[] | null;
