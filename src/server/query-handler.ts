@@ -89,7 +89,7 @@ export class QueryHandler {
     }
     const bytes = this.finish(this.writer, query, parts, transport, started);
     // Nothing ran between read() and here (the ALIAS path above is the only await), so the key stands.
-    if (questionEnd !== 0) cache!.set(bytes, version, query.qtype);
+    if (questionEnd !== 0 && !cache!.set(bytes, version, query.qtype)) this.metrics?.cacheChainFull.inc();
     return bytes;
   }
 

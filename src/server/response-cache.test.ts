@@ -173,9 +173,14 @@ describe('ResponseCache', () => {
     // One bit of hash: every name lands in one of two chains.
     const cache = new ResponseCache(1000, { hashBits: 1 });
     const names = Array.from({ length: 100 }, (_, i) => `flood${i}.example.`);
-    for (const n of names) store(cache, n);
+    let refused = 0;
+    for (const n of names) {
+      assert.ok(cache.read(query(n, 1), false));
+      if (!cache.set(query(n, 1), 0, 1)) refused++;
+    }
     assert.ok(cache.size <= 2 * MAX_CHAIN, `${cache.size} entries in two chains`);
-    assert.ok(cache.chainFull >= 100 - 2 * MAX_CHAIN);
+    assert.equal(refused, 100 - cache.size, 'set() says which answers it did not keep');
+    assert.equal(cache.chainFull, refused);
     const cachedNames = names.filter((n) => cached(cache, n));
     assert.equal(cachedNames.length, cache.size, 'what was stored is found');
   });

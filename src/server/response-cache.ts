@@ -186,8 +186,8 @@ export class ResponseCache {
     return out;
   }
 
-  /** Stores a response under the last key read. */
-  set(response: Uint8Array, version: number, qtype: number): void {
+  /** Stores a response under the last key read; false when its hash chain is full and it was not kept. */
+  set(response: Uint8Array, version: number, qtype: number): boolean {
     const existing = this.find();
     const rcode = response[3]! & 0xf;
     if (existing !== undefined) {
@@ -195,11 +195,11 @@ export class ResponseCache {
       existing.version = version;
       existing.qtype = qtype;
       existing.rcode = rcode;
-      return;
+      return true;
     }
     if (this.chainLength >= MAX_CHAIN) {
       this.chainFull++;
-      return;
+      return false;
     }
     const keyLength = this.keyLength;
     const block = new Uint8Array(keyLength + response.length);
@@ -219,9 +219,10 @@ export class ResponseCache {
     this.index.set(this.hash, entry);
     if (this.ring.length < this.maxEntries) {
       this.ring.push(entry);
-      return;
+      return true;
     }
     this.ring[this.evictSlot(version)] = entry;
+    return true;
   }
 
   /** Advances the CLOCK hand to an entry without a second chance (or a stale one), unlinks it, returns its slot. */

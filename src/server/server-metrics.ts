@@ -24,6 +24,8 @@ export class ServerMetrics {
   private readonly dropped;
   private readonly cacheHits;
   private readonly cacheMisses;
+  /** Answers the response cache refused (see ResponseCache MAX_CHAIN). */
+  readonly cacheChainFull;
   /** Counter per (type, rcode, transport), found by index: this runs once per query. */
   private readonly slots: (CounterChild | undefined)[] = [];
   private readonly latencyUdp: HistogramChild;
@@ -37,6 +39,10 @@ export class ServerMetrics {
     );
     this.cacheHits = cache.labels('hit');
     this.cacheMisses = cache.labels('miss');
+    this.cacheChainFull = registry.counter(
+      'zonekeeper_dns_response_cache_chain_full_total',
+      'Answers not cached because their hash chain was full: many questions with one hash, e.g. crafted names.',
+    );
     this.queries = registry.counter(
       'zonekeeper_dns_queries_total',
       'DNS queries answered, by query type, response code and transport.',
