@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { DnsError } from './errors.ts';
-import { decodeMessage, encodeMessage, type Message, Rcode } from './message.ts';
+import { decodeMessage, encodeMessage, queryMessage, Rcode } from './message.ts';
 import { RRType } from './rrtype.ts';
 import {
   keyring,
@@ -22,38 +22,12 @@ const KEYS = keyring([KEY]);
 const NOW = 1_700_000_000;
 
 function query(id = 0x1234, name = 'example.com.', type: number = RRType.SOA): Uint8Array {
-  const m: Message = {
-    id,
-    qr: false,
-    opcode: 0,
-    aa: false,
-    tc: false,
-    rd: false,
-    ra: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    questions: [{ name, type, class: 1 }],
-    answers: [],
-    authority: [],
-    additional: [],
-  };
-  return encodeMessage(m);
+  return encodeMessage(queryMessage(name, type, { id }));
 }
 
 function response(id: number, answers: number): Uint8Array {
   return encodeMessage({
-    id,
-    qr: true,
-    opcode: 0,
-    aa: true,
-    tc: false,
-    rd: false,
-    ra: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    questions: [{ name: 'example.com.', type: RRType.AXFR, class: 1 }],
+    ...queryMessage('example.com.', RRType.AXFR, { id, qr: true, aa: true }),
     answers: Array.from({ length: answers }, (_, i) => ({
       name: `h${i}.example.com.`,
       type: RRType.A,
@@ -397,29 +371,12 @@ describe('multi-message responses (§5.3.1)', () => {
 
 describe('TSIG on Node Buffers', () => {
   test("reading and verifying never change the caller's bytes (Buffer.slice is a view)", async () => {
-    const { encodeMessage } = await import('./message.ts');
     const key = parseTsigKey({
       name: 'k',
       algorithm: 'hmac-sha256',
       secret: Buffer.from('0123456789abcdef0123456789abcdef').toString('base64'),
     });
-    const query = encodeMessage({
-      id: 7,
-      qr: false,
-      opcode: 0,
-      aa: false,
-      tc: false,
-      rd: false,
-      ra: false,
-      ad: false,
-      cd: false,
-      rcode: 0,
-      questions: [{ name: 'example.com.', type: 252, class: 1 }],
-      answers: [],
-      authority: [],
-      additional: [],
-    });
-    const signed = Buffer.from(signMessage(query, key).bytes);
+    const signed = Buffer.from(signMessage(query(7, 'example.com.', RRType.AXFR), key).bytes);
     const before = Buffer.from(signed);
     assert.ok(readTsig(signed));
     assert.equal(verifyMessage(signed, keyring([key])).ok, true);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { decodeMessage, encodeMessage, type Message } from '../dns/message.ts';
+import { decodeMessage, encodeMessage, type Message, queryMessage } from '../dns/message.ts';
 import { RRType } from '../dns/rrtype.ts';
 import { QueryHandler } from './query-handler.ts';
 import { MAX_CHAIN, ResponseCache } from './response-cache.ts';
@@ -18,23 +18,7 @@ const SOA = {
 };
 
 function query(name: string, type: number, extra: Partial<Message> = {}): Uint8Array {
-  return encodeMessage({
-    id: 4242,
-    qr: false,
-    opcode: 0,
-    aa: false,
-    tc: false,
-    rd: true,
-    ra: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    questions: [{ name, type, class: 1 }],
-    answers: [],
-    authority: [],
-    additional: [],
-    ...extra,
-  });
+  return encodeMessage(queryMessage(name, type, { id: 4242, rd: true, ...extra }));
 }
 
 function setup() {

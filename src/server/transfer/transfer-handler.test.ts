@@ -5,6 +5,7 @@ import {
   encodeMessage,
   type Message,
   Opcode,
+  queryMessage,
   Rcode,
   type ResourceRecord,
 } from '../../dns/message.ts';
@@ -87,23 +88,7 @@ function setup(options: { policy?: TransferPolicy | null; rrsets?: RRsetData[] }
 }
 
 function request(type: number, extra: Partial<Message> = {}, name = ORIGIN): Uint8Array {
-  return encodeMessage({
-    id: 0x1234,
-    qr: false,
-    opcode: Opcode.QUERY,
-    aa: false,
-    tc: false,
-    rd: false,
-    ra: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    questions: [{ name, type, class: 1 }],
-    answers: [],
-    authority: [],
-    additional: [],
-    ...extra,
-  });
+  return encodeMessage(queryMessage(name, type, { id: 0x1234, ...extra }));
 }
 
 function soaRecord(serial: number): ResourceRecord {
