@@ -26,6 +26,7 @@ import { type ComputedZone, computeZones } from '../src/zones/compute-zones.ts';
 import { printZoneFile } from '../src/zones/zone-file.ts';
 import { buildQuery, type DnsExchange, exchange, type QuerySpec, rawQuestion } from './support/dns-client.ts';
 import { type KnotProcess, startKnot } from './support/knot.ts';
+import { prng } from './support/prng.ts';
 import { removeAll, type ServeProcess, startServe, tempDir } from './support/zonekeeper-process.ts';
 
 // ---------------------------------------------------------------------------------------------------
@@ -223,18 +224,6 @@ interface CorpusQuery {
 
 const T = RRType;
 const EDNS_SIZES = [undefined, 512, 1232, 4096] as const;
-
-/** Deterministic PRNG (mulberry32), so a failing case can be reproduced. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Randomises the case of ASCII letters (the 0x20 technique), leaving escapes alone. */
 function mixCase(name: string, random: () => number): string {

@@ -8,6 +8,7 @@ import { printRdata } from '../../src/dns/rdata.ts';
 import { getOrInsert } from '../../src/util/get-or-insert.ts';
 import type { AssembledZone } from '../../src/zones/assemble.ts';
 import type { RRset } from '../../src/zones/rrset.ts';
+import { prng } from '../../test/support/prng.ts';
 
 export interface MixEntry {
   kind: string;
@@ -87,18 +88,6 @@ export const MIX: readonly MixEntry[] = [
     expect: 'NODATA',
   },
 ];
-
-/** Small, fast, seedable PRNG (mulberry32) so that query files are reproducible. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Relative owner name queried for one mix entry (index `i` must have the entry's slot). */
 function relativeQueryName(entry: MixEntry, i: number, random: () => number): string {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { prng } from '../../test/support/prng.ts';
 import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
 import type { DNSRecordSet } from '../api/index.ts';
 import { type Name, nameKey, parseName } from '../dns/name.ts';
@@ -12,18 +13,6 @@ import { ZoneModel } from './zone-model.ts';
 const ORIGIN = 'example.com.';
 const theZone = zone('dns', 'z', 'example.com');
 const theClass = zoneClass('builtin', ['ns1.example.com.', 'ns.elsewhere.net.']);
-
-/** A tiny PRNG so failures reproduce from the seed. */
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const NAMES = [
   '@',
@@ -100,7 +89,7 @@ function describeRRsets(rrsets: Iterable<RRset>): string[] {
 describe('ZoneModel', () => {
   test('stays equal to assembleZone through 3,000 random changes (5 seeds)', () => {
     for (const seed of [1, 2, 3, 4, 5]) {
-      const r = rng(seed);
+      const r = prng(seed);
       const model = new ZoneModel(theZone, theClass, ORIGIN);
       const current = new Map<string, DNSRecordSet>();
       let children: ChildDelegation[] = [];

@@ -9,24 +9,17 @@ import { encodeNameUncompressed, type Name } from '../../src/dns/name.ts';
 import { RRClass, RRType } from '../../src/dns/rrtype.ts';
 import { WireReader } from '../../src/dns/wire.ts';
 import { TransferHandler } from '../../src/server/transfer/transfer-handler.ts';
+import { mulberry32 } from './prng.ts';
 
 // ---------------------------------------------------------------------------------------------------
 // Seeded randomness
 
 /** mulberry32: small, fast and good enough to drive a fuzzer; the same seed gives the same packets. */
 export class Prng {
-  private state: number;
+  readonly u32: () => number;
 
   constructor(seed: number) {
-    this.state = seed >>> 0;
-  }
-
-  u32(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
+    this.u32 = mulberry32(seed);
   }
 
   /** An integer in [0, n). */
