@@ -37,6 +37,33 @@ export function setConditions(
   return list;
 }
 
+/**
+ * The Programmed and Ready pair of an object whose content the backend either serves (both True) or
+ * not yet (both False, reason Pending, with `pendingMessage`).
+ */
+export function programmedConditions(
+  programmed: boolean,
+  messages: { programmed: string; ready: string; pending: string },
+  observedGeneration: ConditionInput['observedGeneration'],
+): ConditionInput[] {
+  return [
+    {
+      type: 'Programmed',
+      status: programmed ? 'True' : 'False',
+      reason: programmed ? 'Programmed' : 'Pending',
+      message: programmed ? messages.programmed : messages.pending,
+      observedGeneration,
+    },
+    {
+      type: 'Ready',
+      status: programmed ? 'True' : 'False',
+      reason: programmed ? 'Ready' : 'Pending',
+      message: programmed ? messages.ready : messages.pending,
+      observedGeneration,
+    },
+  ];
+}
+
 export function findCondition(
   conditions: readonly Condition[] | undefined,
   type: string,

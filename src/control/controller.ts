@@ -20,7 +20,7 @@ import { type ResourceKey, refOf, resourceKey } from '../zones/resource-key.ts';
 import { nextSerial } from '../zones/serial.ts';
 import { zoneChildren } from '../zones/zone-inputs.ts';
 import { ZoneModel } from '../zones/zone-model.ts';
-import { type ConditionInput, jsonEqual, setConditions } from './conditions.ts';
+import { type ConditionInput, jsonEqual, programmedConditions, setConditions } from './conditions.ts';
 import { FINALIZER, type ResourceStore, type StoreEvent } from './resource-store.ts';
 import { fileAndEnvSecrets, type SecretResolver } from './secrets.ts';
 import type { SerialStore, ZoneSerialState } from './serial-store.ts';
@@ -442,20 +442,15 @@ export class Controller {
       : `${backend.name} serves serial ${served ?? 'nothing'}, expected ${serial}`;
     await this.writeZoneStatus(zone, common, [
       acceptedCondition,
-      {
-        type: 'Programmed',
-        status: programmedOk ? 'True' : 'False',
-        reason: programmedOk ? 'Programmed' : 'Pending',
-        message: programmedMessage,
-        observedGeneration: generation,
-      },
-      {
-        type: 'Ready',
-        status: programmedOk ? 'True' : 'False',
-        reason: programmedOk ? 'Ready' : 'Pending',
-        message: programmedOk ? `serving ${origin} at serial ${serial}` : programmedMessage,
-        observedGeneration: generation,
-      },
+      ...programmedConditions(
+        programmedOk,
+        {
+          programmed: programmedMessage,
+          ready: `serving ${origin} at serial ${serial}`,
+          pending: programmedMessage,
+        },
+        generation,
+      ),
     ]);
     // Record statuses: all of them when the zone's programmed state flipped, else only changed verdicts.
     const all = fresh || model.programmedOk !== programmedOk;
@@ -591,21 +586,16 @@ export class Controller {
                 message: publishedIn,
                 observedGeneration: generation,
               },
-              {
-                type: 'Programmed',
-                status: programmed ? 'True' : 'False',
-                reason: programmed ? 'Programmed' : 'Pending',
-                // No serial here: a record's status must not change when other records of its zone do.
-                message: servedBy,
-                observedGeneration: generation,
-              },
-              {
-                type: 'Ready',
-                status: programmed ? 'True' : 'False',
-                reason: programmed ? 'Ready' : 'Pending',
-                message: programmed ? `${verdict.fqdn} ${rs.spec.type} is served` : programmedMessage,
-                observedGeneration: generation,
-              },
+              // No serial here: a record's status must not change when other records of its zone do.
+              ...programmedConditions(
+                programmed,
+                {
+                  programmed: servedBy,
+                  ready: `${verdict.fqdn} ${rs.spec.type} is served`,
+                  pending: programmedMessage,
+                },
+                generation,
+              ),
             ]
           : rejected(verdict.reason, verdict.message, generation);
       const write: Promise<void> = this.writeRecordStatus(
