@@ -264,25 +264,15 @@ export class ZoneFollower {
       else deletes.push(change.delete);
     }
     const patch = published !== undefined && !followed.full && published.serial !== serial;
-    await this.options.backend.applyZone({
-      key,
-      origin: model.origin,
-      soa: model.soa,
-      serial,
-      rrsets: () => model.rrsets(),
-      ...(patch ? { delta: { fromSerial: published.serial, upserts, deletes } } : {}),
-    });
+    const whole = { key, origin: model.origin, soa: model.soa, serial, rrsets: () => model.rrsets() };
+    await this.options.backend.applyZone(
+      patch ? { ...whole, delta: { fromSerial: published.serial, upserts, deletes } } : whole,
+    );
     if (published?.serial === serial && published.hash !== hash) {
       // Same serial, other content (only when unconfirmed content gets confirmed at the same
       // serial): a delta cannot express that, so the whole zone goes again.
       await this.options.backend.deleteZone(model.origin);
-      await this.options.backend.applyZone({
-        key,
-        origin: model.origin,
-        soa: model.soa,
-        serial,
-        rrsets: () => model.rrsets(),
-      });
+      await this.options.backend.applyZone(whole);
     }
     followed.published = { serial, hash, confirmed };
     followed.pending.clear();
