@@ -7,10 +7,9 @@ import { Controller } from '../control/controller.ts';
 import { MemoryStore } from '../control/memory-store.ts';
 import { fileAndEnvSecrets } from '../control/secrets.ts';
 import { Registry } from '../metrics/registry.ts';
-import { ZoneAliasResolver } from '../server/alias-resolver.ts';
+import { type AnswerSettings, answerSettings, createQueryHandler } from '../server/answer-settings.ts';
 import { DnsServer } from '../server/dns-server.ts';
 import { HttpServer } from '../server/http-server.ts';
-import { QueryHandler } from '../server/query-handler.ts';
 import { ServerMetrics } from '../server/server-metrics.ts';
 import { Notifier } from '../server/transfer/notifier.ts';
 import { TransferHandler } from '../server/transfer/transfer-handler.ts';
@@ -19,17 +18,11 @@ import { ManifestSource } from '../sources/manifests/manifest-source.ts';
 import { StateFile } from '../sources/manifests/state-file.ts';
 import type { Log } from './logger.ts';
 
-export interface ServeOptions {
+export interface ServeOptions extends AnswerSettings {
   manifests: string;
   dns: string;
   http: string;
   stateDir?: string;
-  /** `host:port` of a recursive resolver for ALIAS targets outside the zones served. */
-  aliasResolver?: string;
-  identity?: string;
-  version?: string;
-  /** Responses kept for reuse per DNS process (default 100,000; 0 turns the cache off). */
-  responseCache?: number;
   /** DNS processes sharing the port (SO_REUSEPORT): 1 serves from this process alone. */
   workers?: number;
   log: Log;
@@ -69,10 +62,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         workers: workers - 1,
         registry,
         log: (level, message) => log(level, message),
-        ...(options.identity ? { identity: options.identity } : {}),
-        ...(options.version ? { version: options.version } : {}),
-        ...(options.aliasResolver ? { aliasResolver: options.aliasResolver } : {}),
-        ...(options.responseCache !== undefined ? { responseCache: options.responseCache } : {}),
+        ...answerSettings(options),
       },
       notifier,
     );
@@ -90,16 +80,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   );
   source.onReload = (problems) => problemsGauge.set(problems.length);
 
-  const handler = new QueryHandler({
-    table,
-    metrics,
-    chaos: { identity: options.identity, version: options.version },
-    ...(options.responseCache !== undefined ? { responseCache: options.responseCache } : {}),
-    aliasResolver: new ZoneAliasResolver({
-      table,
-      ...(options.aliasResolver ? { upstream: options.aliasResolver } : {}),
-    }),
-  });
+  const handler = createQueryHandler(table, metrics, options);
   const transfers = new TransferHandler(table, { registry });
   const dns = new DnsServer({ listen: options.dns, handler, metrics, reusePort: workers > 1, transfers });
   let ready = false;

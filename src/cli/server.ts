@@ -4,27 +4,21 @@ import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { WorkerPoolBackend } from '../backends/builtin/worker-pool-backend.ts';
 import { ZoneFollower } from '../control/zone-follower.ts';
 import { Registry } from '../metrics/registry.ts';
-import { ZoneAliasResolver } from '../server/alias-resolver.ts';
+import { type AnswerSettings, answerSettings, createQueryHandler } from '../server/answer-settings.ts';
 import { DnsServer } from '../server/dns-server.ts';
 import { HttpServer } from '../server/http-server.ts';
-import { QueryHandler } from '../server/query-handler.ts';
 import { ServerMetrics } from '../server/server-metrics.ts';
 import { ZoneTable } from '../server/zone-table.ts';
 import { KubeApi, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
 import { KubernetesStore } from '../sources/kubernetes/kubernetes-store.ts';
 import type { Log } from './logger.ts';
 
-export interface ServerOptions {
+export interface ServerOptions extends AnswerSettings {
   kubeconfig?: string;
   context?: string;
   dns: string;
   http: string;
   workers?: number;
-  aliasResolver?: string;
-  identity?: string;
-  version?: string;
-  /** Responses kept for reuse per DNS process (default 100,000; 0 turns the cache off). */
-  responseCache?: number;
   /** See ZoneFollower: how long a zone never served here waits for the operator's confirmation. */
   unconfirmedAfterMs?: number;
   log: Log;
@@ -54,16 +48,7 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
   const store = new KubernetesStore({ api, log, registry });
   const workers = Math.max(1, options.workers ?? 1);
   let pool: WorkerPoolBackend | undefined;
-  const handler = new QueryHandler({
-    table,
-    metrics,
-    chaos: { identity: options.identity, version: options.version },
-    ...(options.responseCache !== undefined ? { responseCache: options.responseCache } : {}),
-    aliasResolver: new ZoneAliasResolver({
-      table,
-      ...(options.aliasResolver ? { upstream: options.aliasResolver } : {}),
-    }),
-  });
+  const handler = createQueryHandler(table, metrics, options);
   const dns = new DnsServer({ listen: options.dns, handler, metrics, reusePort: workers > 1 });
   let ready = false;
   const http = new HttpServer(options.http, {
@@ -86,10 +71,7 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
       workers: workers - 1,
       registry,
       log: (level, message) => log(level, message),
-      ...(options.identity ? { identity: options.identity } : {}),
-      ...(options.version ? { version: options.version } : {}),
-      ...(options.aliasResolver ? { aliasResolver: options.aliasResolver } : {}),
-      ...(options.responseCache !== undefined ? { responseCache: options.responseCache } : {}),
+      ...answerSettings(options),
     });
     backend = pool;
     await pool.start();

@@ -1,8 +1,7 @@
 import { policyFor, setPolicy } from '../backends/builtin/builtin-backend.ts';
 import { Registry } from '../metrics/registry.ts';
-import { ZoneAliasResolver } from './alias-resolver.ts';
+import { createQueryHandler } from './answer-settings.ts';
 import { DnsServer } from './dns-server.ts';
-import { QueryHandler } from './query-handler.ts';
 import { ServerMetrics } from './server-metrics.ts';
 import { TransferHandler } from './transfer/transfer-handler.ts';
 import type { TransferPolicy } from './transfer/transfer-policy.ts';
@@ -21,19 +20,7 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
   const registry = new Registry();
   const table = new ZoneTable();
   const metrics = new ServerMetrics(registry, table);
-  const handler = new QueryHandler({
-    table,
-    metrics,
-    ...(config.responseCache !== undefined ? { responseCache: config.responseCache } : {}),
-    chaos: {
-      ...(config.identity ? { identity: config.identity } : {}),
-      ...(config.version ? { version: config.version } : {}),
-    },
-    aliasResolver: new ZoneAliasResolver({
-      table,
-      ...(config.aliasResolver ? { upstream: config.aliasResolver } : {}),
-    }),
-  });
+  const handler = createQueryHandler(table, metrics, config);
   const policies = new Map<string, TransferPolicy>();
   const transfers = new TransferHandler(table, { registry });
   const server = new DnsServer({ listen: config.listen, handler, metrics, reusePort: true, transfers });

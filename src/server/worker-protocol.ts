@@ -3,17 +3,13 @@ import type { RecordTypeName } from '../dns/rrtype.ts';
 import type { RegistrySnapshot } from '../metrics/registry.ts';
 import type { RRsetData } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
+import type { AnswerSettings } from './answer-settings.ts';
 import type { ResolvedTransfers } from './transfer/transfer-policy.ts';
 
 /** What a DNS worker process needs to know to serve: passed in its environment at fork. */
-export interface DnsWorkerConfig {
+export interface DnsWorkerConfig extends AnswerSettings {
   /** The address the primary bound; workers bind the same one with SO_REUSEPORT. */
   listen: string;
-  identity?: string;
-  version?: string;
-  aliasResolver?: string;
-  /** Responses kept for reuse per process (QueryHandlerOptions.responseCache). */
-  responseCache?: number;
 }
 
 export const WORKER_CONFIG_ENV = 'ZONEKEEPER_DNS_WORKER';

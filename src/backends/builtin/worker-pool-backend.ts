@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Name } from '../../dns/name.ts';
 import type { Registry } from '../../metrics/registry.ts';
+import { type AnswerSettings, answerSettings } from '../../server/answer-settings.ts';
 import type { Notifier } from '../../server/transfer/notifier.ts';
 import type { DnsWorkerConfig, FromWorker, ToWorker } from '../../server/worker-protocol.ts';
 import { WORKER_CONFIG_ENV } from '../../server/worker-protocol.ts';
@@ -56,11 +57,7 @@ export class WorkerPoolBackend implements Backend {
       workers: number;
       registry?: Registry;
       log?: WorkerPoolOptions['log'];
-      identity?: string;
-      version?: string;
-      aliasResolver?: string;
-      responseCache?: number;
-    },
+    } & AnswerSettings,
     notifier?: Notifier,
   ): WorkerPoolBackend {
     const host = address.host.includes(':') ? `[${address.host}]` : address.host;
@@ -72,10 +69,7 @@ export class WorkerPoolBackend implements Backend {
         ...(options.log ? { log: options.log } : {}),
         config: {
           listen: `${host}:${address.port}`,
-          ...(options.identity ? { identity: options.identity } : {}),
-          ...(options.version ? { version: options.version } : {}),
-          ...(options.aliasResolver ? { aliasResolver: options.aliasResolver } : {}),
-          ...(options.responseCache !== undefined ? { responseCache: options.responseCache } : {}),
+          ...answerSettings(options),
         },
       },
       notifier,
