@@ -36,6 +36,7 @@ import {
   verifyMessage,
 } from '../src/dns/tsig.ts';
 import { buildQuery } from './support/dns-client.ts';
+import { freePort } from './support/ports.ts';
 
 const KNOTD = process.env.KNOTD ?? '/usr/sbin/knotd';
 
@@ -46,25 +47,6 @@ const TXT_RECORDS = 1500;
 
 function now(): number {
   return Math.floor(Date.now() / 1000);
-}
-
-/** A loopback port free for TCP and UDP at the time of the call. */
-async function freePort(): Promise<number> {
-  for (;;) {
-    const server = net.createServer();
-    const port = await new Promise<number>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port));
-    });
-    const udp = dgram.createSocket('udp4');
-    const free = await new Promise<boolean>((resolve) => {
-      udp.once('error', () => resolve(false));
-      udp.bind(port, '127.0.0.1', () => resolve(true));
-    });
-    if (free) await new Promise<void>((resolve) => udp.close(() => resolve()));
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    if (free) return port;
-  }
 }
 
 /** Sends one request over TCP and collects response messages until `done` says the last one came. */

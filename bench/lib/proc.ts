@@ -4,9 +4,7 @@
  * resident memory and CPU time of a process tree.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import dgram from 'node:dgram';
 import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 export const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -178,23 +176,7 @@ export function parseCpuList(list: string): number[] {
 // Ports
 
 /** A loopback port free for both UDP and TCP at the time of the call. */
-export async function freePort(): Promise<number> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const udp = dgram.createSocket('udp4');
-    const port = await new Promise<number>((resolve, reject) => {
-      udp.once('error', reject);
-      udp.bind(0, '127.0.0.1', () => resolve(udp.address().port));
-    });
-    const tcpFree = await new Promise<boolean>((resolve) => {
-      const srv = net.createServer();
-      srv.once('error', () => resolve(false));
-      srv.listen({ port, host: '127.0.0.1', exclusive: true }, () => srv.close(() => resolve(true)));
-    });
-    await new Promise<void>((resolve) => udp.close(() => resolve()));
-    if (tcpFree) return port;
-  }
-  throw new Error('no free loopback port found');
-}
+export { freePort } from '../../test/support/ports.ts';
 
 // ---------------------------------------------------------------------------------------------------
 // /proc readers

@@ -1,11 +1,10 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import dgram from 'node:dgram';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { buildQuery, exchange } from './dns-client.ts';
+import { freePort } from './ports.ts';
 
 const run = promisify(execFile);
 
@@ -181,25 +180,6 @@ function stopKnotd(child: ChildProcess): Promise<void> {
     child.kill('SIGTERM');
     setTimeout(() => child.kill('SIGKILL'), 5000).unref();
   });
-}
-
-/** A loopback port free for both TCP and UDP at the time of the call. */
-export async function freePort(): Promise<number> {
-  for (;;) {
-    const server = net.createServer();
-    const port = await new Promise<number>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port));
-    });
-    const udp = dgram.createSocket('udp4');
-    const udpFree = await new Promise<boolean>((resolve) => {
-      udp.once('error', () => resolve(false));
-      udp.bind(port, '127.0.0.1', () => resolve(true));
-    });
-    if (udpFree) await new Promise<void>((resolve) => udp.close(() => resolve()));
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    if (udpFree) return port;
-  }
 }
 
 /** A double-quoted string for Knot's YAML-like configuration. */

@@ -12,10 +12,10 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './ports.ts';
 
 const execFileP = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -87,18 +87,6 @@ export interface KubeCluster {
   ): Promise<string>;
   logs(): string;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function kubeconfigYaml(server: string, ca: string, user: string, token: string): string {
@@ -248,7 +236,11 @@ export async function startKube(options: { users?: KubeUser[]; crds?: boolean } 
         '\n',
     );
 
-    const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const [etcdPort, peerPort, apiPort] = [
+      await freePort(false),
+      await freePort(false),
+      await freePort(false),
+    ];
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
     const etcd = start('etcd', 'etcd', [
       '--name=default',

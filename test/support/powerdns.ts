@@ -9,13 +9,13 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import dgram from 'node:dgram';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { decodeMessage, encodeMessage, Rcode } from '../../src/dns/message.ts';
 import { nameKey } from '../../src/dns/name.ts';
 import { RRType } from '../../src/dns/rrtype.ts';
+import { freePort } from './ports.ts';
 
 const run = promisify(execFile);
 
@@ -257,28 +257,6 @@ class Instance {
       // plain text (PowerDNS answers some errors so)
     }
     return { status: response.status, body: parsed };
-  }
-}
-
-/** A loopback port free (TCP, and UDP too when `udp`) at the time of the call. */
-export async function freePort(udp: boolean): Promise<number> {
-  for (;;) {
-    const server = net.createServer();
-    const port = await new Promise<number>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port));
-    });
-    let free = true;
-    if (udp) {
-      const socket = dgram.createSocket('udp4');
-      free = await new Promise<boolean>((resolve) => {
-        socket.once('error', () => resolve(false));
-        socket.bind(port, '127.0.0.1', () => resolve(true));
-      });
-      if (free) await new Promise<void>((resolve) => socket.close(() => resolve()));
-    }
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    if (free) return port;
   }
 }
 

@@ -15,7 +15,8 @@ import type { Message } from '../../src/dns/message.ts';
 import { printRdata, type Rdata } from '../../src/dns/rdata.ts';
 import { RRType } from '../../src/dns/rrtype.ts';
 import { buildQuery, exchange } from './dns-client.ts';
-import { freePort, KNOTD } from './knot.ts';
+import { KNOTD } from './knot.ts';
+import { freePort } from './ports.ts';
 
 export const NSD = process.env.NSD ?? '/usr/sbin/nsd';
 export const NAMED = process.env.NAMED ?? '/usr/sbin/named';
