@@ -15,6 +15,7 @@ import {
   nameWireLength,
   parentName,
   parseName,
+  relativeLabelKeys,
   relativeName,
 } from './name.ts';
 
@@ -145,6 +146,25 @@ describe('name utilities', () => {
     assert.throws(() => nameFromLabels(['a.b']), DnsError);
     assert.equal(labelCount('.'), 0);
     assert.equal(labelCount('a\\.b.c.'), 2);
+  });
+
+  test('relativeLabelKeys: parsed labels, lowercased, escaped dots inside labels', () => {
+    assert.deepEqual(relativeLabelKeys('@'), []);
+    assert.deepEqual(relativeLabelKeys('Web.APPS'), ['web', 'apps']);
+    assert.deepEqual(relativeLabelKeys('evil\\.apps'), ['evil\\.apps']);
+    assert.deepEqual(
+      relativeLabelKeys('www\\046apps'),
+      ['www\\.apps'],
+      '\\046 is a dot octet inside the label',
+    );
+    assert.deepEqual(relativeLabelKeys('\\065pi'), ['api']);
+    assert.deepEqual(
+      relativeLabelKeys('a\\\\.b'),
+      ['a\\\\', 'b'],
+      'an escaped backslash ends before the separator',
+    );
+    assert.deepEqual(relativeLabelKeys('*.apps'), ['*', 'apps']);
+    assert.throws(() => relativeLabelKeys('a..b'), DnsError);
   });
 
   test('parentName', () => {

@@ -244,6 +244,18 @@ export function nameLabels(name: Name): string[] {
   return labels;
 }
 
+/**
+ * The labels of a name relative to an origin, for comparing names label by label (never by text
+ * suffix, where an escaped dot would pass for a separator): "@" gives [], "a.b" gives ["a", "b"], and
+ * "evil\\.apps" or "evil\\046apps" gives the single label ["evil\\.apps"]. Each label is in canonical
+ * presentation form and ASCII-lowercased (RFC 4343), so equal labels are equal strings. A name with a
+ * trailing dot is taken as written. Throws a DnsError for text that is not a name.
+ */
+export function relativeLabelKeys(relative: string): string[] {
+  if (relative === '@') return [];
+  return nameLabels(asciiLower(parseName(relative, ROOT)));
+}
+
 /** Inverse of nameLabels; each label must be a single presentation label (dots inside it escaped). */
 export function nameFromLabels(labels: readonly string[]): Name {
   if (labels.length === 0) return ROOT;

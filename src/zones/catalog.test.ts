@@ -134,6 +134,11 @@ describe('record adoption', () => {
     const r = c.recordResolution('dns/rel');
     assert.ok(r && !r.resolved && r.reason === 'Invalid');
     assert.match(r.message, /trailing dot/);
+    // A final escaped dot is part of the label: the name is still relative.
+    c.setRecord(recordSet('dns', 'esc', { name: 'www\\.', type: 'A', records: ['192.0.2.1'] }));
+    const e = c.recordResolution('dns/esc');
+    assert.ok(e && !e.resolved && e.reason === 'Invalid');
+    assert.match(e.message, /is relative but spec\.zoneRef is not set/);
   });
 
   test('without zoneRef the deepest zone containing the name adopts it', () => {
@@ -244,5 +249,43 @@ describe('record adoption', () => {
     );
     assert.ok(affected.zones.has('dns/internal'));
     assert.ok(affected.zones.has('dns/example-com'));
+  });
+
+  test('an escaped dot does not reach below a delegated name: one label under the apex is not under apps', () => {
+    const c = catalogWith(); // team-a is delegated api and *.apps (A, CNAME)
+    const attempts = [
+      recordSet('team-a', 'ref-escaped', {
+        zoneRef: { name: 'example-com', namespace: 'dns' },
+        name: 'evil\\.apps',
+        type: 'A',
+        records: ['192.0.2.66'],
+      }),
+      recordSet('team-a', 'ref-decimal', {
+        zoneRef: { name: 'example-com', namespace: 'dns' },
+        name: 'www\\046apps',
+        type: 'A',
+        records: ['192.0.2.66'],
+      }),
+      recordSet('team-a', 'abs-escaped', {
+        name: 'evil\\.apps.example.com.',
+        type: 'A',
+        records: ['192.0.2.66'],
+      }),
+      recordSet('team-a', 'abs-decimal', {
+        name: 'www\\046apps.example.com.',
+        type: 'A',
+        records: ['192.0.2.66'],
+      }),
+    ];
+    for (const rs of attempts) {
+      c.setRecord(rs);
+      const r = c.recordResolution(`team-a/${rs.metadata.name}`);
+      assert.ok(r && !r.resolved && r.reason === 'NotDelegated', `${rs.metadata.name}: ${JSON.stringify(r)}`);
+      assert.match(r.message, /does not delegate (evil|www)\\\.apps A to namespace team-a/);
+    }
+    c.setRecord(
+      recordSet('team-a', 'ok', { name: 'www.apps.example.com.', type: 'A', records: ['192.0.2.1'] }),
+    );
+    assert.ok(c.recordResolution('team-a/ok')?.resolved);
   });
 });

@@ -456,16 +456,17 @@ export class Catalog {
         }
       }
     } else {
-      if (!name.endsWith('.')) {
-        return {
-          resolved: false,
-          reason: 'Invalid',
-          message: `spec.name ${JSON.stringify(name)} is relative but spec.zoneRef is not set; set spec.zoneRef or write the absolute name with a trailing dot`,
-        };
-      }
       try {
         fqdn = parseName(name);
       } catch (e) {
+        // A name is absolute only when it ends in an unescaped dot: "www\\." is one relative label.
+        if (e instanceof DnsError && e.code === 'RELATIVE_NAME_WITHOUT_ORIGIN') {
+          return {
+            resolved: false,
+            reason: 'Invalid',
+            message: `spec.name ${JSON.stringify(name)} is relative but spec.zoneRef is not set; set spec.zoneRef or write the absolute name with a trailing dot`,
+          };
+        }
         return { resolved: false, reason: 'Invalid', message: `spec.name: ${errorText(e)}` };
       }
       zoneKey = this.deepestZoneAtOrAbove(fqdn);

@@ -36,4 +36,24 @@ describe('delegation patterns', () => {
   test('a delegation without names or types admits every name and type for its namespaces', () => {
     assert.ok(zoneAdmits('dns', [{ namespaces: ['team-a'] }], 'team-a', 'deep.name', 'MX'));
   });
+
+  test('names are matched label by label: an escaped dot is part of a label, not a separator', () => {
+    // `evil\.apps` and `www\046apps` are one label directly under the apex, not names below `apps`.
+    assert.ok(!namePatternMatches('*.apps', 'evil\\.apps'));
+    assert.ok(!namePatternMatches('*.apps', 'www\\046apps'));
+    assert.ok(!namePatternMatches('*.apps', 'x\\.y\\.apps'));
+    assert.ok(!namePatternMatches('a.b', 'a\\.b'), 'an exact pattern of two labels is not one label');
+    assert.ok(!namePatternMatches('*.b', 'a\\.b'));
+    assert.ok(namePatternMatches('*.apps', 'evil\\.x.apps'), 'a label with a dot in it, below apps');
+    assert.ok(namePatternMatches('*.apps', 'web.APPS'));
+    assert.ok(namePatternMatches('api', '\\097pi'), 'escapes of ordinary characters are the same octets');
+    assert.ok(
+      !namePatternMatches('*.apps', 'x.apps\\\\'),
+      'a trailing escaped backslash belongs to the label',
+    );
+    const delegations = [{ namespaces: ['team-a'], names: ['*.apps'] }];
+    assert.ok(!zoneAdmits('dns', delegations, 'team-a', 'evil\\.apps', 'A'));
+    assert.ok(!zoneAdmits('dns', delegations, 'team-a', 'www\\046apps', 'A'));
+    assert.ok(zoneAdmits('dns', delegations, 'team-a', 'www.apps', 'A'));
+  });
 });

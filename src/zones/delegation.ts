@@ -1,22 +1,32 @@
 import type { Delegation } from '../api/index.ts';
-import { nameKey } from '../dns/name.ts';
+import { relativeLabelKeys } from '../dns/name.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
 
 /**
  * Whether a relative name matches a delegation name pattern. Patterns are relative to the zone:
  * `@` is the apex, `api` is exactly `api`, and a leading `*` stands for one or more labels, so
  * `*.apps` admits `web.apps` and `a.b.apps` but not `apps` itself, and `*` admits every name below
- * the apex. Comparison is case-insensitive.
+ * the apex. Both sides are compared label by label on parsed labels, case-insensitively: `evil\\.apps`
+ * (or `evil\\046apps`) is one label under the apex, so `*.apps` does not admit it. Text that is not a
+ * name matches nothing.
  */
 export function namePatternMatches(pattern: string, relative: string): boolean {
-  const p = nameKey(pattern);
-  const r = nameKey(relative);
-  if (p === '*') return r !== '@';
-  if (p.startsWith('*.')) {
-    const suffix = p.slice(1); // ".apps"
-    return r !== '@' && r.endsWith(suffix) && r.length > suffix.length;
+  let p: string[];
+  let r: string[];
+  try {
+    p = relativeLabelKeys(pattern);
+    r = relativeLabelKeys(relative);
+  } catch {
+    return false;
   }
-  return p === r;
+  if (p[0] === '*') {
+    // `*` is one or more labels; the labels after it must be the rightmost labels of the name.
+    const suffix = p.length - 1;
+    if (r.length <= suffix) return false;
+    for (let i = 1; i < p.length; i++) if (p[i] !== r[r.length - suffix + i - 1]) return false;
+    return true;
+  }
+  return p.length === r.length && p.every((label, i) => label === r[i]);
 }
 
 /** Whether one delegation entry admits a record from `namespace` at `relative` of type `type`. */
