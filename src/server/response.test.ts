@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { decodeMessage, encodeMessage, queryMessage } from '../dns/message.ts';
+import { decodeMessage, encodeMessage, queryMessage, Rcode } from '../dns/message.ts';
 import { RRType } from '../dns/rrtype.ts';
 import { QueryHandler } from './query-handler.ts';
 import { ZoneSnapshot } from './zone-snapshot.ts';
@@ -72,5 +72,36 @@ describe('response encoding', () => {
       }
       assert.ok(message.additional.length >= 6, `${message.additional.length} addresses fit (${round})`);
     }
+  });
+
+  test('RD is echoed for QUERY only: other opcodes get NOTIMP with RD clear (RFC 1035 §4.1.1, RFC 6895 §2)', () => {
+    // Regression: a NOTIFY, UPDATE or STATUS request with RD set got NOTIMP with RD copied, though RD
+    // (like RA, AA and AD) is defined for QUERY alone.
+    const table = new ZoneTable();
+    table.set(ZoneSnapshot.build('example.com.', SOA, 1, []));
+    const handler = new QueryHandler({ table });
+    for (let opcode = 0; opcode < 16; opcode++) {
+      for (const edns of [false, true]) {
+        const edns0 = { udpSize: 1232, extendedRcode: 0, version: 0, dnssecOk: false, options: [] };
+        const request = encodeMessage(
+          queryMessage('example.com.', RRType.SOA, { rd: true, opcode, ...(edns ? { edns: edns0 } : {}) }),
+        );
+        const reply = decodeMessage(handler.handle(request, 'udp') as Uint8Array);
+        assert.equal(reply.opcode, opcode);
+        assert.equal(reply.rcode, opcode === 0 ? Rcode.NOERROR : Rcode.NOTIMP, `opcode ${opcode}`);
+        assert.equal(reply.rd, opcode === 0, `RD for opcode ${opcode}`);
+      }
+    }
+    // A QUERY that is malformed (two questions) still echoes RD with its FORMERR.
+    const twoQuestions = encodeMessage({
+      ...queryMessage('example.com.', RRType.SOA, { rd: true }),
+      questions: [
+        { name: 'example.com.', type: RRType.SOA, class: 1 },
+        { name: 'example.com.', type: RRType.NS, class: 1 },
+      ],
+    });
+    const formerr = decodeMessage(handler.handle(twoQuestions, 'udp') as Uint8Array);
+    assert.equal(formerr.rcode, Rcode.FORMERR);
+    assert.equal(formerr.rd, true);
   });
 });

@@ -1,4 +1,4 @@
-import { Rcode } from '../dns/message.ts';
+import { Opcode, Rcode } from '../dns/message.ts';
 import { encodeRdata } from '../dns/rdata.ts';
 import { RRClass, RRType } from '../dns/rrtype.ts';
 import { WireWriter } from '../dns/wire.ts';
@@ -119,7 +119,9 @@ export function encodeResponse(
   let flags = 0x8000 | ((query.opcode & 0xf) << 11) | rcodeLow;
   if (parts.aa) flags |= 0x0400;
   if (truncated) flags |= 0x0200;
-  if (query.rd) flags |= 0x0100;
+  // RFC 1035 §4.1.1, RFC 6895 §2: RD (like RA, AA and AD) is defined for QUERY only; a NOTIMP for
+  // another opcode does not copy it.
+  if (query.rd && query.opcode === Opcode.QUERY) flags |= 0x0100;
   if (query.cd) flags |= 0x0010;
   w.patchU16(2, flags);
   w.patchU16(6, counts[0]!);

@@ -979,7 +979,7 @@ const TRANSFER_RCODES: readonly number[] = [
 
 /**
  * Everything wrong with `reply` as the answer to `request` (an empty list when nothing is):
- * it must be a message decodeMessage accepts, with the request's ID and opcode, QR set, RD echoed,
+ * it must be a message decodeMessage accepts, with the request's ID and opcode, QR set, RD echoed (for QUERY),
  * within the UDP size limit, the rcode the verdict calls for, the question echoed exactly when it
  * could be read, and OPT present exactly when the request had one.
  */
@@ -1000,7 +1000,8 @@ export function replyProblems(
   const problems: string[] = [];
   const id = (request[0]! << 8) | request[1]!;
   const opcode = (request[2]! >> 3) & 0xf;
-  const rd = (request[2]! & 0x01) !== 0;
+  // RD is echoed for QUERY only (RFC 1035 §4.1.1, RFC 6895 §2): other opcodes get it clear.
+  const rd = opcode === 0 && (request[2]! & 0x01) !== 0;
   if (m.id !== id) problems.push(`ID ${m.id}, expected ${id}`);
   if (!m.qr) problems.push('QR clear');
   if (m.opcode !== opcode) problems.push(`opcode ${m.opcode}, expected ${opcode}`);
