@@ -15,7 +15,7 @@ export async function runStatus(url: string, out: NodeJS.WritableStream): Promis
     body = (await res.json()) as ResourcesResponse;
   } catch (e) {
     out.write(
-      `cannot reach zonekeeper at ${url}: ${(e as Error).message}; is \`zonekeeper serve\` running (see --http)?\n`,
+      `cannot reach zonekeeper at ${printable(url)}: ${printable((e as Error).message)}; is \`zonekeeper serve\` running (see --http)?\n`,
     );
     return 1;
   }
@@ -78,14 +78,17 @@ export function renderStatus(body: ResourcesResponse): string {
     ),
   );
   const notReady = body.items.filter((r) => ready(r).status !== 'True');
-  const lines = notReady.map(
-    (r) =>
+  const lines = notReady.map((r) =>
+    printable(
       `  ${r.kind} ${r.metadata.namespace ? `${r.metadata.namespace}/` : ''}${r.metadata.name}: ${ready(r).message}`,
+    ),
   );
   if (lines.length > 0) sections.push(`Not ready:\n${lines.join('\n')}\n`);
   const problems = body.problems ?? [];
   if (problems.length > 0)
-    sections.push(`Manifest problems:\n${problems.map((p) => `  ${formatProblem(p)}`).join('\n')}\n`);
+    sections.push(
+      `Manifest problems:\n${problems.map((p) => `  ${printable(formatProblem(p))}`).join('\n')}\n`,
+    );
   return sections.join('\n');
 }
 
@@ -99,8 +102,9 @@ function cond(
     : { status: 'Unknown', reason: '', message: 'not reconciled yet' };
 }
 
-function table(header: string[], rows: string[][]): string {
-  if (rows.length === 0) return `${header.join('  ')}\n(none)\n`;
+function table(header: string[], cells: string[][]): string {
+  if (cells.length === 0) return `${header.join('  ')}\n(none)\n`;
+  const rows = cells.map((r) => r.map(printable));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells
@@ -108,4 +112,23 @@ function table(header: string[], rows: string[][]): string {
       .join('  ')
       .trimEnd();
   return `${[line(header), ...rows.map(line)].join('\n')}\n`;
+}
+
+/**
+ * Characters a terminal acts on or that change how text reads: C0 and C1 controls and DEL (escape
+ * sequences set the title, clear the screen, move the cursor), line and paragraph separators, format
+ * characters (bidi overrides reorder a line, zero-width ones hide text) and lone surrogates.
+ */
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+
+/**
+ * `text` with every unprintable character shown as an escape (`\x1b`, `\u{202e}`), so that what a
+ * resource holds is printed, never acted on by the terminal. Everything else (DNS escapes such as
+ * `\.` and `\027`, letters of any script) is left as it is.
+ */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, (c) => {
+    const code = c.codePointAt(0)!;
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u{${code.toString(16)}}`;
+  });
 }
