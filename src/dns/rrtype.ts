@@ -29,6 +29,15 @@ export const RRType = {
   ALIAS: 65401,
 } as const;
 
+/**
+ * Whether a type code names data internal to Zonekeeper rather than a DNS type: ALIAS (PowerDNS's
+ * private-use code 65401) is answered through A and AAAA queries, so a query for the code itself is
+ * answered as for any unknown type (NODATA), and metrics count it as an unknown type.
+ */
+export function isInternalType(code: number): boolean {
+  return code === RRType.ALIAS;
+}
+
 /** The record types Zonekeeper manages in zones. */
 export type RecordTypeName =
   | 'A'

@@ -217,3 +217,28 @@ describe('answerQuery: negative answers and additional data', () => {
     assert.equal(a.aa, false);
   });
 });
+
+describe('answerQuery: ALIAS is internal', () => {
+  const aliased = table(
+    zone('example.org.', [
+      ['@', 'ALIAS', 'www.example.org.'],
+      ['www', 'A', '192.0.2.80'],
+      ['*.w', 'ALIAS', 'www.example.org.'],
+    ]),
+  );
+
+  test('a query for the ALIAS type code is answered as any unknown type: NODATA, the ALIAS never leaves', () => {
+    // Regression: TYPE65401 (PowerDNS's private-use code, used inside Zonekeeper for ALIAS) returned the
+    // ALIAS record itself, exposing an internal type to clients that cannot know it.
+    for (const name of ['example.org.', 'x.w.example.org.']) {
+      const a = ask(aliased, name, RRType.ALIAS);
+      assert.equal(a.outcome, Outcome.NoData, name);
+      assert.deepEqual(a.answer, [], name);
+      assert.equal(a.authority[0]?.type, RRType.SOA, name);
+      const other = ask(aliased, name, 65400);
+      assert.deepEqual([other.outcome, other.answer, other.authority], [a.outcome, a.answer, a.authority]);
+    }
+    // A and AAAA still go through the ALIAS.
+    assert.equal(ask(aliased, 'example.org.', RRType.A).outcome, Outcome.Alias);
+  });
+});

@@ -1,6 +1,6 @@
 import { type Name, nameKey } from '../dns/name.ts';
 import { additionalTargets, type Rdata } from '../dns/rdata.ts';
-import { RRType } from '../dns/rrtype.ts';
+import { isInternalType, RRType } from '../dns/rrtype.ts';
 import type { ServedRRset, ZoneNode, ZoneSnapshot } from './zone-snapshot.ts';
 import { stripFirstLabel, type ZoneTable } from './zone-table.ts';
 
@@ -157,7 +157,8 @@ function fromNode(node: ZoneNode, qname: Name, qtype: number, synthesized: boole
     const first = pickForAny(node);
     return first ? { kind: 'answer', rrsets: [own(first)] } : { kind: 'nodata' };
   }
-  const exact = node.rrsets.get(qtype);
+  // The ALIAS RRset is held under its internal code: a query for that code finds nothing (NODATA).
+  const exact = isInternalType(qtype) ? undefined : node.rrsets.get(qtype);
   if (exact) return { kind: 'answer', rrsets: [own(exact)] };
   if (qtype === RRType.A || qtype === RRType.AAAA) {
     const alias = node.rrsets.get(RRType.ALIAS);

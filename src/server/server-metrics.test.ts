@@ -36,3 +36,14 @@ test('response codes beyond the header and EDNS range are counted under their ow
   assert.match(text, /^zonekeeper_dns_queries_total\{qtype="A",rcode="4000",transport="udp"\} 2$/m);
   assert.match(text, /^zonekeeper_dns_response_seconds_count\{transport="udp"\} 5$/m);
 });
+
+test('the ALIAS type code is counted like any unknown type, never as "ALIAS"', () => {
+  // Regression: queries for TYPE65401 were labelled qtype="ALIAS", naming an internal type.
+  const registry = new Registry();
+  const metrics = new ServerMetrics(registry, new ZoneTable());
+  metrics.query(65401, 0, 'udp', 0.0001);
+  metrics.query(65400, 0, 'udp', 0.0001);
+  const text = registry.render();
+  assert.doesNotMatch(text, /qtype="ALIAS"/);
+  assert.match(text, /^zonekeeper_dns_queries_total\{qtype="other",rcode="NOERROR",transport="udp"\} 2$/m);
+});

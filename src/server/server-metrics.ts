@@ -1,9 +1,14 @@
-import { RRType } from '../dns/rrtype.ts';
+import { isInternalType, RRType } from '../dns/rrtype.ts';
 import type { CounterChild, HistogramChild, Registry } from '../metrics/registry.ts';
 import type { ZoneTable } from './zone-table.ts';
 
 const RCODE_NAMES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'];
-const KNOWN_TYPES = new Map<number, string>(Object.entries(RRType).map(([name, code]) => [code, name]));
+/** Type codes labelled by name; ALIAS's internal code counts as an unknown type. */
+const KNOWN_TYPES = new Map<number, string>(
+  Object.entries(RRType)
+    .filter(([, code]) => !isInternalType(code))
+    .map(([name, code]) => [code, name]),
+);
 /** Query type code → its label ("other" for unknown codes, so random types cannot grow the registry). */
 const TYPE_LABELS = ['other', ...KNOWN_TYPES.values()];
 /** Query type code → index into TYPE_LABELS. */
