@@ -157,7 +157,9 @@ export const dnsZoneStatusSchema = s.object(
       description: 'The managed DNSZone that delegates to this one, if any.',
     }),
     conditions: conditionsSchema(
-      'Accepted: the spec is valid and the class exists. Programmed: the backend serves exactly status.serial. ' +
+      'Accepted: the spec is valid, the class exists and the zone may be served at its domain (no older zone ' +
+        'holds it, and the delegations between it and older zones of other namespaces admit it). ' +
+        'Programmed: the backend serves exactly status.serial. ' +
         'Ready: both.',
     ),
   },

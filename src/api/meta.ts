@@ -28,6 +28,7 @@ export const Reason = {
   Invalid: 'Invalid',
   Conflict: 'Conflict',
   NotDelegated: 'NotDelegated',
+  ZoneShadowed: 'ZoneShadowed',
   ZoneNotFound: 'ZoneNotFound',
   ClassNotFound: 'ClassNotFound',
   BackendUnreachable: 'BackendUnreachable',

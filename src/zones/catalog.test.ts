@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
+import type { DNSZoneSpec } from '../api/index.ts';
 import { Catalog } from './catalog.ts';
 
 function catalogWith(): Catalog {
@@ -287,5 +288,280 @@ describe('record adoption', () => {
       recordSet('team-a', 'ok', { name: 'www.apps.example.com.', type: 'A', records: ['192.0.2.1'] }),
     );
     assert.ok(c.recordResolution('team-a/ok')?.resolved);
+  });
+});
+
+describe('a newer zone above an older zone of another namespace (ZoneShadowed)', () => {
+  /** dns/a-b serves a.b.example.net with www; every test adds zones after it. */
+  function served(): Catalog {
+    const c = new Catalog();
+    c.setClass(zoneClass());
+    c.setZone(zone('dns', 'a-b', 'a.b.example.net', {}, 0));
+    c.setRecord(
+      recordSet('dns', 'www', { zoneRef: { name: 'a-b' }, name: 'www', type: 'A', records: ['192.0.2.10'] }),
+    );
+    return c;
+  }
+  const wildcard = recordSet('team-c', 'star-a', {
+    zoneRef: { name: 'b' },
+    name: '*.a',
+    type: 'A',
+    records: ['203.0.113.66'],
+  });
+  const nsAtChild = recordSet('team-c', 'ns-a', {
+    zoneRef: { name: 'b' },
+    name: 'a',
+    type: 'NS',
+    records: ['ns.attacker.example.'],
+  });
+
+  test('the newer parent is refused, naming the older zone, and the older zone keeps serving', () => {
+    const c = served();
+    const affected = c.setZone(zone('team-c', 'b', 'b.example.net', {}, 10));
+    c.setRecord(wildcard);
+    c.setRecord(nsAtChild);
+    const p = c.zoneVerdict('team-c/b');
+    assert.ok(p && !p.accepted && p.reason === 'ZoneShadowed', JSON.stringify(p));
+    assert.match(p.message, /DNSZone dns\/a-b/);
+    assert.match(p.message, /names: \[a\], types: \[NS\]/);
+    assert.ok(affected.zones.has('team-c/b'));
+    const child = c.zoneVerdict('dns/a-b');
+    assert.ok(child?.accepted);
+    assert.equal(child.parent, undefined);
+    assert.deepEqual(c.recordResolution('dns/www'), {
+      resolved: true,
+      zone: 'dns/a-b',
+      fqdn: 'www.a.b.example.net.',
+    });
+    for (const key of ['team-c/star-a', 'team-c/ns-a']) {
+      const r = c.recordResolution(key);
+      assert.ok(r && !r.resolved && r.reason === 'ZoneNotFound', key);
+      assert.match(r.message, /DNSZone team-c\/b \(spec\.zoneRef\) is refused \(ZoneShadowed\)/);
+    }
+    assert.deepEqual(c.acceptedZones(), ['dns/a-b']);
+  });
+
+  test('a delegation to the older zone admits the parent; withdrawing it refuses the parent again', () => {
+    const c = served();
+    const delegating = zone(
+      'team-c',
+      'b',
+      'b.example.net',
+      { delegations: [{ namespaces: ['dns'], names: ['a'], types: ['NS'] }] },
+      10,
+    );
+    c.setZone(delegating);
+    c.setRecord(wildcard);
+    assert.ok(c.zoneVerdict('team-c/b')?.accepted);
+    const child = c.zoneVerdict('dns/a-b');
+    assert.ok(child?.accepted);
+    assert.equal(child.parent, 'team-c/b', 'the parent publishes the NS and glue of the child');
+    assert.deepEqual(
+      c.childZonesOf('team-c/b').map((z) => z.metadata.name),
+      ['a-b'],
+    );
+    // The wildcard *.a.b.example.net is at or below the child's cut: not the parent's.
+    assert.equal((c.recordResolution('team-c/star-a') as { reason: string }).reason, 'OutOfZone');
+    assert.equal((c.recordResolution('dns/www') as { zone: string }).zone, 'dns/a-b');
+
+    const withdrawn = c.setZone({ ...delegating, spec: { ...delegating.spec, delegations: [] } });
+    const p = c.zoneVerdict('team-c/b');
+    assert.ok(p && !p.accepted && p.reason === 'ZoneShadowed');
+    assert.ok(withdrawn.zones.has('team-c/b'));
+    assert.ok(withdrawn.zones.has('dns/a-b'), 'the child loses its parent');
+    assert.equal((c.zoneVerdict('dns/a-b') as { parent?: string }).parent, undefined);
+    assert.ok(withdrawn.records.has('team-c/star-a'), 'records naming the parent are re-resolved');
+  });
+
+  test('a delegation for another namespace, name or type does not admit the parent', () => {
+    for (const d of [
+      { namespaces: ['other'], names: ['a'], types: ['NS' as const] },
+      { namespaces: ['dns'], names: ['x'], types: ['NS' as const] },
+      { namespaces: ['dns'], names: ['a'], types: ['A' as const] },
+      { namespaces: ['dns'], names: ['*.a'], types: ['NS' as const] },
+    ]) {
+      const c = served();
+      c.setZone(zone('team-c', 'b', 'b.example.net', { delegations: [d] }, 10));
+      assert.equal(
+        (c.zoneVerdict('team-c/b') as { reason?: string }).reason,
+        'ZoneShadowed',
+        JSON.stringify(d),
+      );
+    }
+  });
+
+  test('a newer parent in the same namespace needs no delegation', () => {
+    const c = served();
+    c.setZone(zone('dns', 'b', 'b.example.net', {}, 10));
+    assert.ok(c.zoneVerdict('dns/b')?.accepted);
+    assert.equal((c.zoneVerdict('dns/a-b') as { parent?: string }).parent, 'dns/b');
+  });
+
+  test('an older parent still decides: a newer child needs its delegation (NotDelegated)', () => {
+    const c = new Catalog();
+    c.setClass(zoneClass());
+    c.setZone(zone('team-c', 'b', 'b.example.net', {}, 0));
+    c.setZone(zone('dns', 'a-b', 'a.b.example.net', {}, 10));
+    assert.ok(c.zoneVerdict('team-c/b')?.accepted);
+    assert.equal((c.zoneVerdict('dns/a-b') as { reason?: string }).reason, 'NotDelegated');
+  });
+
+  test('equal creation times: the parent counts as older, whatever the namespace names', () => {
+    for (const [parentNs, childNs] of [
+      ['zz', 'aa'],
+      ['aa', 'zz'],
+    ] as const) {
+      const c = new Catalog();
+      c.setClass(zoneClass());
+      c.setZone(zone(childNs, 'child', 'a.b.example.net', {}, 5));
+      c.setZone(zone(parentNs, 'parent', 'b.example.net', {}, 5));
+      assert.ok(c.zoneVerdict(`${parentNs}/parent`)?.accepted, `${parentNs} above ${childNs}`);
+      assert.equal((c.zoneVerdict(`${childNs}/child`) as { reason?: string }).reason, 'NotDelegated');
+    }
+  });
+
+  test('deleting the older zone admits the parent; a refused older zone shadows nothing', () => {
+    const c = served();
+    c.setZone(zone('team-c', 'b', 'b.example.net', {}, 10));
+    assert.equal((c.zoneVerdict('team-c/b') as { reason?: string }).reason, 'ZoneShadowed');
+    const affected = c.deleteZone('dns/a-b');
+    assert.ok(affected.zones.has('team-c/b'));
+    assert.ok(c.zoneVerdict('team-c/b')?.accepted);
+
+    const d = new Catalog();
+    d.setClass(zoneClass());
+    d.setZone(zone('dns', 'a-b', 'a.b.example.net', { className: 'missing' }, 0));
+    d.setZone(zone('team-c', 'b', 'b.example.net', {}, 10));
+    assert.ok(d.zoneVerdict('team-c/b')?.accepted, 'a zone without its class serves nothing to protect');
+  });
+
+  test('several older zones below: every one of another namespace needs a delegation; the oldest is named', () => {
+    const c = new Catalog();
+    c.setClass(zoneClass());
+    c.setZone(zone('team-y', 'y', 'y.example.net', {}, 1));
+    c.setZone(zone('team-z', 'z', 'deep.z.example.net', {}, 2));
+    c.setZone(zone('team-x', 'x', 'x.example.net', {}, 3)); // same namespace as the parent: fine
+    const parent = (delegations: DNSZoneSpec['delegations']) =>
+      zone('team-x', 'parent', 'example.net', { delegations }, 10);
+    c.setZone(parent([]));
+    let v = c.zoneVerdict('team-x/parent');
+    assert.ok(v && !v.accepted && v.reason === 'ZoneShadowed');
+    assert.match(v.message, /DNSZone team-y\/y/);
+    assert.match(v.message, /1 more/);
+    c.setZone(parent([{ namespaces: ['team-y'], names: ['y'], types: ['NS'] }]));
+    v = c.zoneVerdict('team-x/parent');
+    assert.ok(v && !v.accepted && v.reason === 'ZoneShadowed');
+    assert.match(v.message, /DNSZone team-z\/z/);
+    assert.match(v.message, /names: \[deep\.z\], types: \[NS\]/);
+    c.setZone(
+      parent([
+        { namespaces: ['team-y'], names: ['y'], types: ['NS'] },
+        { namespaces: ['team-z'], names: ['*.z'], types: ['NS'] },
+      ]),
+    );
+    assert.ok(c.zoneVerdict('team-x/parent')?.accepted);
+    assert.deepEqual(
+      c
+        .childZonesOf('team-x/parent')
+        .map((z) => z.metadata.name)
+        .sort(),
+      ['x', 'y', 'z'],
+    );
+  });
+
+  test('chains: a newer zone between a grandparent and an older child must delegate to the child', () => {
+    const c = new Catalog();
+    c.setClass(zoneClass());
+    c.setZone(
+      zone(
+        'dns',
+        'root',
+        'example.net',
+        {
+          delegations: [
+            { namespaces: ['team-c'], names: ['b'], types: ['NS'] },
+            { namespaces: ['team-y'], names: ['a.b'], types: ['NS'] },
+          ],
+        },
+        0,
+      ),
+    );
+    c.setZone(zone('team-y', 'a-b', 'a.b.example.net', {}, 1));
+    assert.equal((c.zoneVerdict('team-y/a-b') as { parent?: string }).parent, 'dns/root');
+    // team-c was delegated b by the grandparent, but a.b already belongs to team-y.
+    c.setZone(zone('team-c', 'b', 'b.example.net', {}, 2));
+    assert.equal((c.zoneVerdict('team-c/b') as { reason?: string }).reason, 'ZoneShadowed');
+    assert.equal((c.zoneVerdict('team-y/a-b') as { parent?: string }).parent, 'dns/root');
+    const affected = c.setZone(
+      zone(
+        'team-c',
+        'b',
+        'b.example.net',
+        { delegations: [{ namespaces: ['team-y'], names: ['a'], types: ['NS'] }] },
+        2,
+      ),
+    );
+    assert.ok(c.zoneVerdict('team-c/b')?.accepted);
+    assert.equal((c.zoneVerdict('team-y/a-b') as { parent?: string }).parent, 'team-c/b');
+    for (const key of ['dns/root', 'team-c/b', 'team-y/a-b']) assert.ok(affected.zones.has(key), key);
+    assert.deepEqual(
+      c.childZonesOf('dns/root').map((z) => z.metadata.name),
+      ['b'],
+    );
+  });
+
+  test('a newer grandparent is checked against every older zone below it, not only the nearest', () => {
+    const c = new Catalog();
+    c.setClass(zoneClass());
+    c.setZone(zone('team-y', 'a-b', 'a.b.example.net', {}, 0));
+    c.setZone(
+      zone(
+        'team-c',
+        'b',
+        'b.example.net',
+        { delegations: [{ namespaces: ['team-y'], names: ['a'], types: ['NS'] }] },
+        1,
+      ),
+    );
+    c.setZone(
+      zone(
+        'dns',
+        'root',
+        'example.net',
+        { delegations: [{ namespaces: ['team-c'], names: ['b'], types: ['NS'] }] },
+        2,
+      ),
+    );
+    const v = c.zoneVerdict('dns/root');
+    assert.ok(v && !v.accepted && v.reason === 'ZoneShadowed');
+    assert.match(v.message, /team-y\/a-b/);
+    // Deleting the zone in between must not hand a.b to the grandparent either way.
+    c.deleteZone('team-c/b');
+    assert.equal((c.zoneVerdict('dns/root') as { reason?: string }).reason, 'ZoneShadowed');
+    assert.ok(c.zoneVerdict('team-y/a-b')?.accepted);
+  });
+
+  test('load() gives the same verdicts as one change at a time', () => {
+    const c = new Catalog();
+    c.load(
+      [zoneClass()],
+      [zone('team-c', 'b', 'b.example.net', {}, 10), zone('dns', 'a-b', 'a.b.example.net', {}, 0)],
+      [wildcard],
+    );
+    assert.equal((c.zoneVerdict('team-c/b') as { reason?: string }).reason, 'ZoneShadowed');
+    assert.ok(c.zoneVerdict('dns/a-b')?.accepted);
+  });
+});
+
+describe('removing a delegation', () => {
+  test('re-resolves the record sets it admitted', () => {
+    const c = catalogWith();
+    c.setRecord(recordSet('team-a', 'api', { name: 'api.example.com.', type: 'A', records: ['192.0.2.1'] }));
+    assert.ok(c.recordResolution('team-a/api')?.resolved);
+    const affected = c.setZone(zone('dns', 'example-com', 'example.com', {}));
+    assert.ok(affected.records.has('team-a/api'));
+    assert.deepEqual(affected.recordsByZone.get('dns/example-com'), new Set(['team-a/api']));
+    assert.equal((c.recordResolution('team-a/api') as { reason?: string }).reason, 'NotDelegated');
+    assert.equal(c.recordsOf('dns/example-com').length, 0);
   });
 });

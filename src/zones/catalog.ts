@@ -18,7 +18,7 @@ export type ZoneVerdict =
   | { accepted: true; origin: Name; zoneClass: DNSZoneClass; parent?: ResourceKey }
   | {
       accepted: false;
-      reason: 'Invalid' | 'ClassNotFound' | 'Conflict' | 'NotDelegated';
+      reason: 'Invalid' | 'ClassNotFound' | 'Conflict' | 'NotDelegated' | 'ZoneShadowed';
       message: string;
       origin?: Name;
     };
@@ -158,9 +158,18 @@ export class Catalog {
 
   setZone(zone: DNSZone): Affected {
     const key = resourceKey(zone.metadata);
+    const before = this.zones.get(key);
     this.zones.set(key, zone);
     const affected = this.recomputeZones();
     affected.zones.add(key);
+    if (
+      before &&
+      JSON.stringify(before.spec.delegations ?? []) !== JSON.stringify(zone.spec.delegations ?? [])
+    ) {
+      // Delegations gate the record sets of other namespaces: those it held may no longer be admitted.
+      const keys = [...(this.membership.get(key) ?? []), ...(this.byZoneRef.get(key) ?? [])];
+      mergeAffected(affected, this.reresolve(keys));
+    }
     return affected;
   }
 
@@ -262,60 +271,41 @@ export class Catalog {
         });
       }
     }
-    // Parents before children, and within a domain the oldest first.
-    candidates.sort((a, b) => labelCount(a.origin) - labelCount(b.origin) || compareByAge(a.zone, b.zone));
-    for (const { key, zone, origin } of candidates) {
+    // Oldest first (ADR 0013): each zone is judged against the zones older than it, so a newer zone
+    // never changes whether an older one is served. Equal creation times put the parent first.
+    candidates.sort(
+      (a, b) =>
+        compareTimestamps(a.zone, b.zone) ||
+        labelCount(a.origin) - labelCount(b.origin) ||
+        compareByAge(a.zone, b.zone),
+    );
+    const candidateDomains = new Set(candidates.map((c) => nameKey(c.origin)));
+    /** Accepted zones (all older than the one being judged) below each candidate domain, oldest first. */
+    const below = new Map<string, { key: ResourceKey; zone: DNSZone; origin: Name }[]>();
+    for (const candidate of candidates) {
+      const { key, zone, origin } = candidate;
       const domain = nameKey(origin);
-      const holder = this.byDomain.get(domain);
-      if (holder !== undefined) {
-        this.verdicts.set(key, {
-          accepted: false,
-          reason: 'Conflict',
-          origin,
-          message: `${origin} is already served by DNSZone ${holder}, which is older; delete one of the two`,
-        });
+      const refusal = this.refusal(candidate, below.get(domain) ?? []);
+      if (refusal) {
+        this.verdicts.set(key, refusal);
         continue;
       }
-      const zoneClass = this.classes.get(zone.spec.className);
-      if (!zoneClass) {
-        this.verdicts.set(key, {
-          accepted: false,
-          reason: 'ClassNotFound',
-          origin,
-          message: `DNSZoneClass ${JSON.stringify(zone.spec.className)} does not exist; create it or fix spec.className`,
-        });
-        continue;
-      }
-      const parent = this.deepestZoneAbove(origin);
-      if (parent !== undefined) {
-        const parentZone = this.zones.get(parent)!;
-        const parentOrigin = (this.verdicts.get(parent) as { origin: Name }).origin;
-        const namespace = zone.metadata.namespace ?? '';
-        const relative = relativeName(origin, parentOrigin);
-        const parentNamespace = parentZone.metadata.namespace ?? '';
-        if (!zoneAdmits(parentNamespace, parentZone.spec.delegations, namespace, relative, 'NS')) {
-          this.verdicts.set(key, {
-            accepted: false,
-            reason: 'NotDelegated',
-            origin,
-            message:
-              `${origin} is inside zone ${parentOrigin} (DNSZone ${parent}), which does not delegate ${relative} ` +
-              `to namespace ${namespace}; its owners can add a delegation {namespaces: [${namespace}], names: [${relative}], types: [NS]}`,
-          });
-          continue;
-        }
-      }
-      this.verdicts.set(key, {
-        accepted: true,
-        origin,
-        zoneClass,
-        ...(parent !== undefined ? { parent } : {}),
-      });
+      // The parent is set once every zone is judged: a newer zone may come between.
+      this.verdicts.set(key, { accepted: true, origin, zoneClass: this.classes.get(zone.spec.className)! });
       this.byDomain.set(domain, key);
-      if (parent !== undefined) {
-        const set = getOrInsert(this.children, parent, () => new Set());
-        set.add(key);
+      for (let name = origin; name !== '.'; ) {
+        name = parentName(name);
+        const k = nameKey(name);
+        if (candidateDomains.has(k)) getOrInsert(below, k, () => []).push(candidate);
       }
+    }
+    // The nearest accepted ancestor publishes a zone's NS and glue.
+    for (const key of this.byDomain.values()) {
+      const verdict = this.verdicts.get(key) as Extract<ZoneVerdict, { accepted: true }>;
+      const parent = this.deepestZoneAbove(verdict.origin);
+      if (parent === undefined) continue;
+      this.verdicts.set(key, { ...verdict, parent });
+      getOrInsert(this.children, parent, () => new Set()).add(key);
     }
 
     const affected = noneAffected();
@@ -354,6 +344,88 @@ export class Catalog {
     // Records that name a touched zone explicitly.
     for (const zone of touched) for (const r of this.byZoneRef.get(zone) ?? []) toResolve.push(r);
     return mergeAffected(affected, this.reresolve(toResolve));
+  }
+
+  /**
+   * Why a zone is refused, judged against the zones older than it (those accepted so far), or
+   * undefined when it is accepted. `older` lists the accepted zones below it, oldest first.
+   */
+  private refusal(
+    candidate: { key: ResourceKey; zone: DNSZone; origin: Name },
+    older: readonly { key: ResourceKey; zone: DNSZone; origin: Name }[],
+  ): ZoneVerdict | undefined {
+    const { zone, origin } = candidate;
+    const holder = this.byDomain.get(nameKey(origin));
+    if (holder !== undefined) {
+      return {
+        accepted: false,
+        reason: 'Conflict',
+        origin,
+        message: `${origin} is already served by DNSZone ${holder}, which is older; delete one of the two`,
+      };
+    }
+    if (!this.classes.has(zone.spec.className)) {
+      return {
+        accepted: false,
+        reason: 'ClassNotFound',
+        origin,
+        message: `DNSZoneClass ${JSON.stringify(zone.spec.className)} does not exist; create it or fix spec.className`,
+      };
+    }
+    const namespace = zone.metadata.namespace ?? '';
+    // ADR 0003: below an older zone of another namespace, that zone's delegation is needed.
+    const parent = this.deepestZoneAbove(origin);
+    if (parent !== undefined) {
+      const parentZone = this.zones.get(parent)!;
+      const parentOrigin = (this.verdicts.get(parent) as { origin: Name }).origin;
+      const relative = relativeName(origin, parentOrigin);
+      const parentNamespace = parentZone.metadata.namespace ?? '';
+      if (!zoneAdmits(parentNamespace, parentZone.spec.delegations, namespace, relative, 'NS')) {
+        return {
+          accepted: false,
+          reason: 'NotDelegated',
+          origin,
+          message:
+            `${origin} is inside zone ${parentOrigin} (DNSZone ${parent}), which does not delegate ${relative} ` +
+            `to namespace ${namespace}; its owners can add a delegation {namespaces: [${namespace}], names: [${relative}], types: [NS]}`,
+        };
+      }
+    }
+    // ADR 0013: above an older zone of another namespace, this zone must delegate to it.
+    const shadowed = older.filter((c) => {
+      const childNamespace = c.zone.metadata.namespace ?? '';
+      if (childNamespace === namespace) return false;
+      return !zoneAdmits(
+        namespace,
+        zone.spec.delegations,
+        childNamespace,
+        relativeName(c.origin, origin),
+        'NS',
+      );
+    });
+    const first = shadowed[0];
+    if (first !== undefined) {
+      const childNamespace = first.zone.metadata.namespace ?? '';
+      const relative = relativeName(first.origin, origin);
+      const more =
+        shadowed.length > 1
+          ? ` (and ${shadowed.length - 1} more older zone${shadowed.length > 2 ? 's' : ''} of other namespaces below it: ` +
+            `${shadowed
+              .slice(1, 4)
+              .map((c) => `DNSZone ${c.key}`)
+              .join(', ')}${shadowed.length > 4 ? ', ...' : ''})`
+          : '';
+      return {
+        accepted: false,
+        reason: 'ZoneShadowed',
+        origin,
+        message:
+          `${origin} would take over ${first.origin}, served by the older DNSZone ${first.key} of namespace ${childNamespace}${more}; ` +
+          `to serve ${origin} above it, add a delegation {namespaces: [${childNamespace}], names: [${relative}], types: [NS]} ` +
+          'to spec.delegations',
+      };
+    }
+    return undefined;
   }
 
   /** The accepted zone whose origin is the nearest strict ancestor of `origin`. */
@@ -424,7 +496,7 @@ export class Catalog {
           resolved: false,
           reason: 'ZoneNotFound',
           zone: zoneKey,
-          message: `DNSZone ${zoneKey} (spec.zoneRef) is not served: ${verdict.message}`,
+          message: `DNSZone ${zoneKey} (spec.zoneRef) is refused (${verdict.reason}): ${verdict.message}`,
         };
       }
       try {
@@ -501,6 +573,13 @@ export class Catalog {
     }
     return { resolved: true, zone: zoneKey, fqdn };
   }
+}
+
+/** Creation time only (compareByAge without its name tiebreak). */
+function compareTimestamps(a: DNSZone, b: DNSZone): number {
+  const ta = a.metadata.creationTimestamp ?? '';
+  const tb = b.metadata.creationTimestamp ?? '';
+  return ta < tb ? -1 : ta > tb ? 1 : 0;
 }
 
 function absolute(domain: string): string {
