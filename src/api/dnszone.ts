@@ -78,7 +78,8 @@ export const dnsZoneSpecSchema = s.object(
     domainName: s.string({
       description:
         'The zone apex, e.g. "example.com" (at least two labels; the trailing dot is optional; case does ' +
-        'not matter). Immutable: to move a zone, create a new DNSZone.',
+        'not matter; not a public suffix such as "co.uk" unless the class sets allowPublicSuffixZones). ' +
+        'Immutable: to move a zone, create a new DNSZone.',
       minLength: 1,
       maxLength: 253,
       pattern: DOMAIN_NAME_PATTERN,

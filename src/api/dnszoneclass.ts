@@ -305,6 +305,15 @@ export const dnsZoneClassSpecSchema = s.object(
       },
     ),
     transfers: s.optional(transfersSchema),
+    allowPublicSuffixZones: s.optional(
+      s.boolean({
+        description:
+          'Whether zones of this class may be public suffixes (co.uk, github.io: names of the ICANN or private ' +
+          'section of the Public Suffix List, under which unrelated parties register names). Only for an ' +
+          'installation that really operates such a suffix. Default: false (such a DNSZone gets ' +
+          'Accepted=False, reason PublicSuffix).',
+      }),
+    ),
     defaults: s.optional(
       s.object(
         {

@@ -29,6 +29,7 @@ export const Reason = {
   Conflict: 'Conflict',
   NotDelegated: 'NotDelegated',
   ZoneShadowed: 'ZoneShadowed',
+  PublicSuffix: 'PublicSuffix',
   ZoneNotFound: 'ZoneNotFound',
   ClassNotFound: 'ClassNotFound',
   BackendUnreachable: 'BackendUnreachable',

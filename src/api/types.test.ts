@@ -55,6 +55,7 @@ interface DNSZoneClassSpec {
   backend: { builtin?: Record<string, never>; powerdns?: PowerDnsBackend };
   nameServers: string[];
   transfers?: Transfers;
+  allowPublicSuffixZones?: boolean;
   defaults?: { ttl?: number; soa?: SOAOverrides };
 }
 interface DNSZoneClassStatus {

@@ -565,3 +565,46 @@ describe('removing a delegation', () => {
     assert.equal(c.recordsOf('dns/example-com').length, 0);
   });
 });
+
+describe('public suffixes (PublicSuffix)', () => {
+  test('a zone for a public suffix is refused, ICANN or private section; zones below it are not', () => {
+    const c = new Catalog();
+    c.setClass(zoneClass());
+    c.setZone(zone('team-c', 'co-uk', 'co.uk', {}, 0));
+    c.setZone(zone('team-c', 'github-io', 'GitHub.IO.', {}, 1));
+    c.setZone(zone('team-c', 'in-addr', 'in-addr.arpa', {}, 2));
+    c.setZone(zone('team-c', 'shop', 'shop.co.uk', {}, 3));
+    for (const [key, section] of [
+      ['team-c/co-uk', 'ICANN'],
+      ['team-c/github-io', 'private'],
+      ['team-c/in-addr', 'ICANN'],
+    ] as const) {
+      const v = c.zoneVerdict(key);
+      assert.ok(v && !v.accepted && v.reason === 'PublicSuffix', `${key}: ${JSON.stringify(v)}`);
+      assert.match(v.message, new RegExp(`${section} section of the Public Suffix List`));
+      assert.match(v.message, /allowPublicSuffixZones: true on DNSZoneClass builtin/);
+    }
+    assert.ok(c.zoneVerdict('team-c/shop')?.accepted);
+    assert.equal((c.zoneVerdict('team-c/shop') as { parent?: string }).parent, undefined);
+  });
+
+  test('a class that allows public suffixes serves them; turning it off refuses them again', () => {
+    const c = new Catalog();
+    c.setClass(zoneClass('registry', undefined, { allowPublicSuffixZones: true }));
+    c.setZone(zone('registry', 'co-uk', 'co.uk', { className: 'registry' }, 0));
+    assert.ok(c.zoneVerdict('registry/co-uk')?.accepted);
+    const affected = c.setClass(zoneClass('registry', undefined, { allowPublicSuffixZones: false }));
+    assert.ok(affected.zones.has('registry/co-uk'));
+    assert.equal((c.zoneVerdict('registry/co-uk') as { reason?: string }).reason, 'PublicSuffix');
+  });
+
+  test('a refused public suffix zone shadows nothing and adopts nothing', () => {
+    const c = new Catalog();
+    c.setClass(zoneClass());
+    c.setZone(zone('team-c', 'co-uk', 'co.uk', {}, 0));
+    c.setZone(zone('shop', 'shop', 'shop.co.uk', {}, 5));
+    c.setRecord(recordSet('team-c', 'www', { name: 'www.co.uk.', type: 'A', records: ['203.0.113.66'] }));
+    assert.ok(c.zoneVerdict('shop/shop')?.accepted);
+    assert.equal((c.recordResolution('team-c/www') as { reason?: string }).reason, 'ZoneNotFound');
+  });
+});

@@ -11,6 +11,7 @@ import {
 } from '../dns/name.ts';
 import { getOrInsert } from '../util/get-or-insert.ts';
 import { zoneAdmits } from './delegation.ts';
+import { publicSuffixSection } from './public-suffix.ts';
 import { compareByAge, type ResourceKey, resourceKey } from './resource-key.ts';
 
 /** Whether a DNSZone is served, and if not, why. */
@@ -18,7 +19,7 @@ export type ZoneVerdict =
   | { accepted: true; origin: Name; zoneClass: DNSZoneClass; parent?: ResourceKey }
   | {
       accepted: false;
-      reason: 'Invalid' | 'ClassNotFound' | 'Conflict' | 'NotDelegated' | 'ZoneShadowed';
+      reason: 'Invalid' | 'ClassNotFound' | 'PublicSuffix' | 'Conflict' | 'NotDelegated' | 'ZoneShadowed';
       message: string;
       origin?: Name;
     };
@@ -370,6 +371,19 @@ export class Catalog {
         reason: 'ClassNotFound',
         origin,
         message: `DNSZoneClass ${JSON.stringify(zone.spec.className)} does not exist; create it or fix spec.className`,
+      };
+    }
+    const zoneClass = this.classes.get(zone.spec.className)!;
+    const section = zoneClass.spec.allowPublicSuffixZones === true ? undefined : publicSuffixSection(origin);
+    if (section !== undefined) {
+      return {
+        accepted: false,
+        reason: 'PublicSuffix',
+        origin,
+        message:
+          `${origin} is a public suffix (${section} section of the Public Suffix List): unrelated parties register ` +
+          `names below it, so it is not served; create the zone for your own domain below it instead, or, if this ` +
+          `installation really operates the suffix, set allowPublicSuffixZones: true on DNSZoneClass ${zoneClass.metadata.name}`,
       };
     }
     const namespace = zone.metadata.namespace ?? '';
