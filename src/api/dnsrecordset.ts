@@ -12,7 +12,12 @@ import {
   subdomainMessage,
   ttlSchema,
 } from './meta.ts';
-import { type Infer, s } from './schema.ts';
+import { type Infer, quote, s } from './schema.ts';
+
+/** A wildcard owner name as written: "*" or "*." followed by more (RFC 4592 §2.1.1). */
+function isWildcardText(name: string): boolean {
+  return name === '*' || name.startsWith('*.');
+}
 
 export const MAX_RECORDS = 1000;
 export const MAX_RECORD_LENGTH = 65535;
@@ -81,6 +86,17 @@ export const dnsRecordSetSpecSchema = s.object(
         check: (self) => !(self.type === 'CNAME' || self.type === 'ALIAS') || self.records.length === 1,
         detail: (self) =>
           `${self.type === 'ALIAS' ? 'an' : 'a'} ${self.type} record set has exactly one record, found ${self.records.length}; keep one`,
+      },
+      {
+        // RFC 4592 §4.2: an NS RRset at a wildcard name does not delegate anything; its meaning is undefined.
+        cel: "self.type != 'NS' || !(self.name == '*' || self.name.startsWith('*.'))",
+        message:
+          'an NS record set cannot have a wildcard owner name: a wildcard does not delegate (RFC 4592 §4.2); publish NS records at each name to delegate',
+        fieldPath: '.name',
+        code: 'WILDCARD_NS',
+        check: (self) => !(self.type === 'NS' && isWildcardText(self.name)),
+        detail: (self) =>
+          `an NS record set cannot have a wildcard owner name (${quote(self.name)}): a wildcard does not delegate (RFC 4592 §4.2); publish NS records at each name to delegate`,
       },
       {
         cel: "self.type != 'SOA'",

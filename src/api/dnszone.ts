@@ -15,6 +15,7 @@ import {
   soaOverridesSchema,
   subdomainMessage,
   ttlSchema,
+  zoneDomainMessage,
 } from './meta.ts';
 import { type Infer, quote, s } from './schema.ts';
 
@@ -83,10 +84,7 @@ export const dnsZoneSpecSchema = s.object(
       minLength: 1,
       maxLength: 253,
       pattern: DOMAIN_NAME_PATTERN,
-      patternMessage: (value) =>
-        value.includes('.') && !value.includes('..') && !value.startsWith('.')
-          ? 'is not a valid domain name: labels are 1-63 letters, digits, "-" or "_", not starting or ending with "-"'
-          : 'is not a valid zone name: use a domain name of at least two labels, e.g. "example.com"',
+      patternMessage: zoneDomainMessage,
       rules: [
         {
           cel: 'self == oldSelf',

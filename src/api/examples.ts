@@ -402,9 +402,49 @@ export function invalidCases(): ExampleCase[] {
     {
       name: 'zone with an empty label',
       object: edit(exampleZone(), (o) => {
-        spec(o).domainName = 'example..com';
+        spec(o).domainName = 'z3..example';
       }),
-      problems: [{ path: 'spec.domainName', code: 'PATTERN', message: 'is not a valid zone name' }],
+      problems: [
+        {
+          path: 'spec.domainName',
+          code: 'PATTERN',
+          message: '"z3..example" has an empty label (a leading or doubled "."); remove the extra dot',
+        },
+      ],
+    },
+    {
+      name: 'zone with a leading dot',
+      object: edit(exampleZone(), (o) => {
+        spec(o).domainName = '.example.com';
+      }),
+      problems: [{ path: 'spec.domainName', code: 'PATTERN', message: 'has an empty label' }],
+    },
+    {
+      name: 'zone with a character a domain name cannot have',
+      object: edit(exampleZone(), (o) => {
+        spec(o).domainName = 'ex!ample.com';
+      }),
+      problems: [
+        {
+          path: 'spec.domainName',
+          code: 'PATTERN',
+          message: 'label "ex!ample" contains "!"; labels are letters, digits, "-" and "_"',
+        },
+      ],
+    },
+    {
+      name: 'zone with a label ending in a hyphen',
+      object: edit(exampleZone(), (o) => {
+        spec(o).domainName = 'example-.com';
+      }),
+      problems: [{ path: 'spec.domainName', code: 'PATTERN', message: 'label "example-" ends with "-"' }],
+    },
+    {
+      name: 'zone with a label over 63 characters',
+      object: edit(exampleZone(), (o) => {
+        spec(o).domainName = `${'a'.repeat(64)}.com`;
+      }),
+      problems: [{ path: 'spec.domainName', code: 'PATTERN', message: 'has a label of 64 characters' }],
     },
     {
       name: 'zone domainName changed',
@@ -514,6 +554,31 @@ export function invalidCases(): ExampleCase[] {
           message: 'the SOA is generated from the DNSZone and its class; set spec.soa on the DNSZone',
         },
       ],
+    },
+    {
+      name: 'NS record set at a wildcard name',
+      object: edit(exampleRecordSet(), (o) => {
+        spec(o).name = '*.apps';
+        spec(o).type = 'NS';
+        spec(o).records = ['ns1.example.net.'];
+      }),
+      problems: [
+        {
+          path: 'spec.name',
+          code: 'WILDCARD_NS',
+          message:
+            'an NS record set cannot have a wildcard owner name ("*.apps"): a wildcard does not delegate (RFC 4592 §4.2); publish NS records at each name to delegate',
+        },
+      ],
+    },
+    {
+      name: 'NS record set at the wildcard of an absolute name',
+      object: edit(exampleRecordSet(), (o) => {
+        spec(o).name = '*.example.com.';
+        spec(o).type = 'NS';
+        spec(o).records = ['ns1.example.net.'];
+      }),
+      problems: [{ path: 'spec.name', code: 'WILDCARD_NS', message: 'RFC 4592 §4.2' }],
     },
     {
       name: 'unknown record type',
@@ -635,6 +700,22 @@ export function invalidCases(): ExampleCase[] {
       }),
       metadataOnly: true,
       problems: [{ path: 'metadata.name', code: 'PATTERN', message: 'is not a valid name' }],
+    },
+    {
+      name: 'object name with capitals and an underscore: the suggestion is itself valid',
+      object: edit(exampleZone(), (o) => {
+        meta(o).name = 'Upper_Case';
+      }),
+      metadataOnly: true,
+      problems: [{ path: 'metadata.name', code: 'PATTERN', message: 'try "upper-case"' }],
+    },
+    {
+      name: 'namespace with an underscore: the suggestion is itself valid',
+      object: edit(exampleZone(), (o) => {
+        meta(o).namespace = 'Team_A.';
+      }),
+      metadataOnly: true,
+      problems: [{ path: 'metadata.namespace', code: 'PATTERN', message: 'try "team-a"' }],
     },
     {
       name: 'typo in metadata',

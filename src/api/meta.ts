@@ -162,15 +162,64 @@ export function observedGenerationSchema() {
   );
 }
 
+/**
+ * A valid Kubernetes name close to `value` (lowercased, other characters turned into "-", ends trimmed),
+ * or undefined when there is none or it would be the same text.
+ */
+function validNameLike(value: string, subdomain: boolean): string | undefined {
+  const label = (text: string) => text.replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '');
+  const lower = value.toLowerCase();
+  let name = subdomain
+    ? lower
+        .split('.')
+        .map(label)
+        .filter((l) => l.length > 0)
+        .join('.')
+    : label(lower.replace(/\./g, '-'));
+  name = name.slice(0, subdomain ? 253 : 63).replace(/[-.]+$/, '');
+  const pattern = new RegExp(subdomain ? DNS1123_SUBDOMAIN : DNS1123_LABEL);
+  return name !== value && pattern.test(name) ? name : undefined;
+}
+
 /** `name must be ...` message helper for Kubernetes object names. */
 export function subdomainMessage(value: string): string {
-  const lower = value.toLowerCase();
-  const hint = lower !== value ? `; try ${quote(lower)}` : '';
+  const suggestion = validNameLike(value, true);
+  const hint = suggestion !== undefined ? `; try ${quote(suggestion)}` : '';
   return `is not a valid name: use lowercase letters, digits, '-' and '.', starting and ending with a letter or digit${hint}`;
 }
 
 export function labelMessage(value: string): string {
-  const lower = value.toLowerCase();
-  const hint = lower !== value ? `; try ${quote(lower)}` : '';
+  const suggestion = validNameLike(value, false);
+  const hint = suggestion !== undefined ? `; try ${quote(suggestion)}` : '';
   return `is not a valid namespace name: use lowercase letters, digits and '-', starting and ending with a letter or digit (at most 63)${hint}`;
+}
+
+/**
+ * What is wrong with a zone domain name that fails DOMAIN_NAME_PATTERN, told precisely: an empty label,
+ * a single label, a label that is too long, a character a label cannot have, or a hyphen at a label's end.
+ */
+export function zoneDomainMessage(value: string): string {
+  const name = value.endsWith('.') ? value.slice(0, -1) : value;
+  const labels = name.split('.');
+  if (labels.some((l) => l.length === 0)) {
+    return 'has an empty label (a leading or doubled "."); remove the extra dot';
+  }
+  if (labels.length < 2) {
+    return 'is not a valid zone name: use a domain name of at least two labels, e.g. "example.com"';
+  }
+  for (const l of labels) {
+    if (l.length > 63) {
+      return `has a label of ${l.length} characters (${quote(`${l.slice(0, 16)}...`)}); a label is at most 63 (RFC 1035 §2.3.4)`;
+    }
+    const bad = /[^A-Za-z0-9_-]/u.exec(l);
+    if (bad) {
+      const hint = /[^\x00-\x7f]/u.test(bad[0])
+        ? '; write an internationalised name in its IDNA A-label ("xn--...") form'
+        : '';
+      return `is not a valid domain name: label ${quote(l)} contains ${quote(bad[0])}; labels are letters, digits, "-" and "_"${hint}`;
+    }
+    if (l.startsWith('-')) return `is not a valid domain name: label ${quote(l)} starts with "-"; remove it`;
+    if (l.endsWith('-')) return `is not a valid domain name: label ${quote(l)} ends with "-"; remove it`;
+  }
+  return 'is not a valid domain name: labels are 1-63 letters, digits, "-" or "_", not starting or ending with "-"';
 }

@@ -31,12 +31,16 @@ export async function validatePaths(paths: readonly string[]): Promise<Validatio
   const docs = new Map<string, ManifestDocument>();
   const seen = new Map<string, ManifestDocument>();
   const valid: Resource[] = [];
+  /** Zones whose manifest is invalid: record sets naming them say so, not that they do not exist. */
+  const refusedZones = new Map<string, string>();
   for (const doc of read.documents) {
     const result = validateResource(doc.value);
     if (!result.ok) {
       const id = documentIdentity(doc.value);
       const object = id ? `${id.kind} ${id.key}` : undefined;
       for (const p of result.problems) errors.push(locateProblem(doc, p, object));
+      const first = result.problems[0];
+      if (id?.kind === 'DNSZone' && first) refusedZones.set(id.key, `${first.path}: ${first.message}`);
       continue;
     }
     const r = result.resource;
@@ -67,6 +71,7 @@ export async function validatePaths(paths: readonly string[]): Promise<Validatio
   }
   for (const r of valid) if (r.kind === 'DNSZoneClass') catalog.setClass(r as DNSZoneClass);
   for (const r of valid) if (r.kind === 'DNSZone') catalog.setZone(r as DNSZone);
+  for (const [key, why] of refusedZones) if (!catalog.zones.has(key)) catalog.setZoneRefused(key, why);
   for (const r of valid) if (r.kind === 'DNSRecordSet') catalog.setRecord(r as DNSRecordSet);
 
   const report = (r: Resource, code: string, message: string, path?: string, asWarning = false) => {

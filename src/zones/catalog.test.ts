@@ -129,6 +129,23 @@ describe('record adoption', () => {
     assert.ok(c.recordResolution('dns/x')?.resolved);
   });
 
+  test('zoneRef to a zone refused before the catalog (invalid manifest) says it is refused and why', () => {
+    const c = catalogWith();
+    c.setRecord(
+      recordSet('dns', 'x', { zoneRef: { name: 'z3' }, name: 'www', type: 'A', records: ['192.0.2.1'] }),
+    );
+    const why =
+      'spec.domainName: "z3..example" has an empty label (a leading or doubled "."); remove the extra dot';
+    const affected = c.setZoneRefused('dns/z3', why);
+    assert.ok(affected.records.has('dns/x'));
+    const r = c.recordResolution('dns/x');
+    assert.ok(r && !r.resolved && r.reason === 'ZoneNotFound');
+    assert.equal(r.message, `DNSZone dns/z3 (spec.zoneRef) is refused: ${why}`);
+    assert.doesNotMatch(r.message, /does not exist/);
+    c.setZoneRefused('dns/z3', undefined);
+    assert.match((c.recordResolution('dns/x') as { message: string }).message, /does not exist/);
+  });
+
   test('without zoneRef the name must be absolute', () => {
     const c = catalogWith();
     c.setRecord(recordSet('dns', 'rel', { name: 'www', type: 'A', records: ['192.0.2.1'] }));
@@ -606,5 +623,51 @@ describe('public suffixes (PublicSuffix)', () => {
     c.setRecord(recordSet('team-c', 'www', { name: 'www.co.uk.', type: 'A', records: ['203.0.113.66'] }));
     assert.ok(c.zoneVerdict('shop/shop')?.accepted);
     assert.equal((c.recordResolution('team-c/www') as { reason?: string }).reason, 'ZoneNotFound');
+  });
+});
+
+describe('wildcard NS (RFC 4592 §4.2)', () => {
+  test('an NS record set at a wildcard name is Invalid however the star is written', () => {
+    const c = catalogWith();
+    const cases = [
+      recordSet('dns', 'plain', {
+        zoneRef: { name: 'example-com' },
+        name: '*',
+        type: 'NS',
+        records: ['ns.example.net.'],
+      }),
+      recordSet('dns', 'escaped', {
+        zoneRef: { name: 'example-com' },
+        name: '\\*.apps',
+        type: 'NS',
+        records: ['ns.example.net.'],
+      }),
+      recordSet('dns', 'decimal', { name: '\\042.example.com.', type: 'NS', records: ['ns.example.net.'] }),
+    ];
+    for (const rs of cases) {
+      c.setRecord(rs);
+      const r = c.recordResolution(`dns/${rs.metadata.name}`);
+      assert.ok(r && !r.resolved && r.reason === 'Invalid', `${rs.metadata.name}: ${JSON.stringify(r)}`);
+      assert.match(r.message, /RFC 4592 §4\.2/);
+    }
+    // Other types at a wildcard, and NS at a name that merely contains a star, are fine.
+    c.setRecord(
+      recordSet('dns', 'a', {
+        zoneRef: { name: 'example-com' },
+        name: '*',
+        type: 'A',
+        records: ['192.0.2.1'],
+      }),
+    );
+    c.setRecord(
+      recordSet('dns', 'ns', {
+        zoneRef: { name: 'example-com' },
+        name: 'a*',
+        type: 'NS',
+        records: ['ns.example.net.'],
+      }),
+    );
+    assert.ok(c.recordResolution('dns/a')?.resolved);
+    assert.ok(c.recordResolution('dns/ns')?.resolved);
   });
 });

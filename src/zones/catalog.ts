@@ -2,6 +2,7 @@ import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../api/index.ts';
 import { DnsError } from '../dns/errors.ts';
 import {
   isInDomain,
+  isWildcardName,
   labelCount,
   type Name,
   nameKey,
@@ -86,6 +87,8 @@ export class Catalog {
   private membership = new Map<ResourceKey, Set<ResourceKey>>();
   /** record keys per zone key named in their spec.zoneRef */
   private readonly byZoneRef = new Map<ResourceKey, Set<ResourceKey>>();
+  /** Zones that exist but never reached the catalog (their manifest fails validation): key → why. */
+  private readonly refusedElsewhere = new Map<ResourceKey, string>();
 
   zoneVerdict(key: ResourceKey): ZoneVerdict | undefined {
     return this.verdicts.get(key);
@@ -224,6 +227,20 @@ export class Catalog {
     if (from === to) return;
     if (from !== undefined) this.byZoneRef.get(from)?.delete(key);
     if (to !== undefined) getOrInsert(this.byZoneRef, to, () => new Set()).add(key);
+  }
+
+  /**
+   * Notes that a DNSZone exists but was refused before the catalog could see it (its manifest fails
+   * validation, so it is never set here), or with `undefined` that this is over. Record sets naming it
+   * in spec.zoneRef then say that it is refused and why, instead of that it does not exist.
+   */
+  setZoneRefused(key: ResourceKey, why: string | undefined): Affected {
+    if (why === undefined ? !this.refusedElsewhere.has(key) : this.refusedElsewhere.get(key) === why) {
+      return noneAffected();
+    }
+    if (why === undefined) this.refusedElsewhere.delete(key);
+    else this.refusedElsewhere.set(key, why);
+    return this.reresolve(this.byZoneRef.get(key) ?? []);
   }
 
   deleteRecord(key: ResourceKey): Affected {
@@ -499,10 +516,14 @@ export class Catalog {
       zoneKey = resourceKey({ name: zoneRef.name, namespace: zoneRef.namespace ?? namespace });
       const verdict = this.verdicts.get(zoneKey);
       if (!verdict) {
+        const why = this.refusedElsewhere.get(zoneKey);
         return {
           resolved: false,
           reason: 'ZoneNotFound',
-          message: `DNSZone ${zoneKey} (spec.zoneRef) does not exist`,
+          message:
+            why === undefined
+              ? `DNSZone ${zoneKey} (spec.zoneRef) does not exist`
+              : `DNSZone ${zoneKey} (spec.zoneRef) is refused: ${why}`,
         };
       }
       if (!verdict.accepted) {
@@ -569,6 +590,17 @@ export class Catalog {
           message: `no served DNSZone contains ${fqdn}; create the zone or fix spec.name`,
         };
       }
+    }
+    // RFC 4592 §4.2: an NS RRset at a wildcard name delegates nothing and its meaning is undefined.
+    // The schema refuses "*" and "*.x" as written; this catches every spelling of the star ("\\*", "\\042").
+    if (type === 'NS' && isWildcardName(fqdn)) {
+      return {
+        resolved: false,
+        reason: 'Invalid',
+        zone: zoneKey,
+        fqdn,
+        message: `an NS record set cannot have a wildcard owner name (${fqdn}): a wildcard does not delegate (RFC 4592 §4.2); publish NS records at each name to delegate`,
+      };
     }
     const verdict = this.verdicts.get(zoneKey) as { origin: Name };
     const zone = this.zones.get(zoneKey)!;
