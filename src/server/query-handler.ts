@@ -57,10 +57,11 @@ export class QueryHandler {
     const version = this.table.version;
     if (questionEnd !== 0) {
       const hit = cache!.get(version);
-      this.metrics?.cacheLookup(hit !== undefined);
-      if (hit !== undefined) {
-        this.metrics?.query(hit.qtype, hit.rcode, transport, (performance.now() - started) / 1000);
-        return ResponseCache.answer(hit, buf, questionEnd);
+      this.metrics?.cacheLookup(hit >= 0);
+      if (hit >= 0) {
+        const c = cache!;
+        this.metrics?.query(c.qtypeAt(hit), c.rcodeAt(hit), transport, (performance.now() - started) / 1000);
+        return c.answer(hit, buf, questionEnd);
       }
     }
     const parsed = parseQuery(buf);
@@ -89,7 +90,9 @@ export class QueryHandler {
     }
     const bytes = this.finish(this.writer, query, parts, transport, started);
     // Nothing ran between read() and here (the ALIAS path above is the only await), so the key stands.
-    if (questionEnd !== 0 && !cache!.set(bytes, version, query.qtype)) this.metrics?.cacheChainFull.inc();
+    if (questionEnd !== 0 && cache!.set(bytes, version, query.qtype) === 'chain-full') {
+      this.metrics?.cacheChainFull.inc();
+    }
     return bytes;
   }
 

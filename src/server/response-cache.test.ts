@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { decodeMessage, encodeMessage, type Message, queryMessage } from '../dns/message.ts';
 import { RRType } from '../dns/rrtype.ts';
 import { QueryHandler } from './query-handler.ts';
@@ -94,11 +96,11 @@ describe('ResponseCache', () => {
   /** Stores a dummy response for `name` and says whether `probe` names are cached afterwards. */
   function store(cache: ResponseCache, name: string, version = 0): void {
     assert.ok(cache.read(query(name, 1), false));
-    if (cache.get(version) === undefined) cache.set(query(name, 1), version, 1);
+    if (cache.get(version) < 0) cache.set(query(name, 1), version, 1);
   }
   function cached(cache: ResponseCache, name: string, version = 0): boolean {
     assert.ok(cache.read(query(name, 1), false));
-    return cache.get(version) !== undefined;
+    return cache.get(version) >= 0;
   }
 
   test('bounded: a full cache evicts, and entries that were hit get a second chance (CLOCK)', () => {
@@ -143,7 +145,7 @@ describe('ResponseCache', () => {
     store(cache, second);
     for (const n of pair) {
       assert.ok(cache.read(query(n, 1), false));
-      const answer = ResponseCache.answer(cache.get(0)!, query(n, 1), 12 + n.length + 1 + 4);
+      const answer = cache.answer(cache.get(0), query(n, 1), 12 + n.length + 1 + 4);
       assert.equal(decodeMessage(answer).questions[0]!.name, n);
     }
     // Evicting one of them keeps the other reachable.
@@ -160,7 +162,7 @@ describe('ResponseCache', () => {
     let refused = 0;
     for (const n of names) {
       assert.ok(cache.read(query(n, 1), false));
-      if (!cache.set(query(n, 1), 0, 1)) refused++;
+      if (cache.set(query(n, 1), 0, 1) !== 'kept') refused++;
     }
     assert.ok(cache.size <= 2 * MAX_CHAIN, `${cache.size} entries in two chains`);
     assert.equal(refused, 100 - cache.size, 'set() says which answers it did not keep');
@@ -176,5 +178,121 @@ describe('ResponseCache', () => {
     };
     const seen = new Set(Array.from({ length: 4 }, () => hashOf(new ResponseCache(1))));
     assert.ok(seen.size > 1, 'four caches, one hash: the seed is not random');
+  });
+});
+
+describe('ResponseCache store', () => {
+  /** A response of `length` octets whose body names what it answers (key and serial). */
+  function response(length: number, tag: number): Buffer {
+    const r = Buffer.alloc(length);
+    r[3] = 0;
+    for (let i = 4; i < length; i++) r[i] = (tag * 31 + i) & 0xff;
+    return r;
+  }
+
+  test('every hit is exactly the last answer stored for its key, across wraps, growth and eviction', () => {
+    // A model check: random answers of 12 octets to 20 KB (so that bytes, not entries, bound the
+    // store most of the time), replaced by larger and smaller ones, with table changes in between.
+    let seed = 12345;
+    const rand = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % n;
+    };
+    const cache = new ResponseCache(50);
+    const stored = new Map<string, { tag: number; length: number; version: number }>();
+    let version = 1;
+    let tag = 0;
+    let hits = 0;
+    for (let step = 0; step < 20_000; step++) {
+      if (rand(500) === 0) version++;
+      const name = `n${rand(rand(10) === 0 ? 400 : 40)}.example.`;
+      const q = query(name, 1);
+      const questionEnd = 12 + name.length + 1 + 4;
+      assert.ok(cache.read(q, false));
+      const slot = cache.get(version);
+      const expected = stored.get(name);
+      if (slot >= 0) {
+        hits++;
+        assert.ok(
+          expected && expected.version === version,
+          `step ${step}: a hit for ${name} never stored now`,
+        );
+        const got = Buffer.from(cache.answer(slot, q, questionEnd));
+        const want = response(expected.length, expected.tag);
+        for (const i of [0, 1]) want[i] = q[i]!;
+        for (let i = 12; i < questionEnd; i++) want[i] = q[i]!;
+        assert.ok(got.equals(want), `step ${step}: ${name} answered with other bytes`);
+        continue;
+      }
+      const length = rand(3) === 0 ? 1000 + rand(19_000) : 12 + rand(300);
+      tag++;
+      assert.equal(cache.set(response(length, tag), version, 1), 'kept');
+      stored.set(name, { tag, length, version });
+      assert.ok(cache.size <= 50);
+    }
+    assert.ok(hits > 5000, `${hits} hits`);
+  });
+
+  test('a popular answer survives a flood of one-off answers when bytes bound the store', () => {
+    const cache = new ResponseCache(1000);
+    const storeBytes = cache.storeBytes;
+    const popular = query('popular.example.', 1);
+    assert.ok(cache.read(popular, false));
+    cache.set(response(100, 1), 0, 1);
+    let flooded = 0;
+    for (let i = 0; flooded < storeBytes * 3; i++) {
+      assert.ok(cache.read(query(`once${i}.example.`, 1), false));
+      if (cache.get(0) < 0) cache.set(response(3000, i), 0, 1);
+      flooded += 3000;
+      assert.ok(cache.read(popular, false));
+      assert.ok(cache.get(0) >= 0, `evicted after ${i} one-off answers`);
+    }
+  });
+
+  test('any single response, up to 64 KiB over TCP, fits even the smallest store', () => {
+    const cache = new ResponseCache(1);
+    assert.ok(cache.storeBytes >= 4 * 65535);
+    for (const name of ['big1.example.', 'big2.example.', 'big1.example.']) {
+      assert.ok(cache.read(query(name, 1), true));
+      if (cache.get(0) < 0) assert.equal(cache.set(response(65535, 1), 0, 1), 'kept');
+    }
+    assert.equal(cache.size, 1);
+  });
+});
+
+describe('ResponseCache memory', () => {
+  /** The heap and off-heap bytes in use after a full garbage collection. */
+  function used(): number {
+    const gc = runInNewContext('gc') as () => void;
+    gc();
+    gc();
+    const m = process.memoryUsage();
+    return m.heapUsed + m.external;
+  }
+  setFlagsFromString('--expose-gc');
+
+  test('stays within its byte budget however many distinct answers pass through it', () => {
+    // Regression: every entry was an object with a buffer of its own (~650 bytes of heap and off-heap
+    // memory per entry, ~1.5 KB of RSS), so a full 100,000-entry cache took ~150 MB instead of the
+    // ~25 MB documented, and the long fuzz run failed its RSS bound.
+    const entries = 20_000;
+    const cache = new ResponseCache(entries);
+    const response = Buffer.alloc(120, 7);
+    const fill = (from: number, to: number) => {
+      for (let i = from; i < to; i++) {
+        const q = query(`n${i}.x${i % 97}.example.com.`, 1);
+        assert.ok(cache.read(q, false));
+        if (cache.get(0) < 0) cache.set(response, 0, 1);
+      }
+    };
+    fill(0, 1000); // warm up: code, scratch space, the first entries
+    const before = used();
+    fill(1000, entries * 3);
+    const grown = used() - before;
+    assert.ok(cache.size > entries / 2, `${cache.size} entries kept`);
+    assert.ok(
+      grown < entries * 48,
+      `grew by ${(grown / 1024 / 1024).toFixed(1)} MB (${Math.round(grown / entries)} bytes per entry)`,
+    );
   });
 });

@@ -1,29 +1,15 @@
 import { randomInt } from 'node:crypto';
 import { responseLimit } from './response.ts';
 
-/** A stored response, with what the metrics need to count a hit like any other answer. */
-export interface CachedResponse {
-  readonly bytes: Uint8Array;
-  readonly version: number;
-  readonly qtype: number;
-  readonly rcode: number;
-}
-
-interface Entry extends CachedResponse {
-  bytes: Uint8Array;
-  version: number;
-  qtype: number;
-  rcode: number;
-  readonly hash: number;
-  readonly key: Uint8Array;
-  /** CLOCK bit: set by a hit, cleared as the hand passes. */
-  referenced: boolean;
-  /** Next entry with the same hash. */
-  next: Entry | undefined;
-}
-
-/** Default number of responses kept (about 250 bytes each for typical answers). */
+/** Default number of responses kept. */
 export const DEFAULT_RESPONSE_CACHE_ENTRIES = 100_000;
+
+/**
+ * Bytes of answers (key and response) the cache holds per entry it may keep: the store is entries ×
+ * this, allocated once. Typical answers take 60–300 bytes with their key; larger ones use the room of
+ * smaller ones.
+ */
+export const BYTES_PER_ENTRY = 256;
 
 /**
  * Most entries one hash chain may hold. Names that collide are cheap to make for an unkeyed hash, and a
@@ -38,8 +24,24 @@ export interface ResponseCacheOptions {
   hashBits?: number;
 }
 
+/** What `set` did with an answer. */
+export type CacheStore = 'kept' | 'chain-full' | 'too-large';
+
 /** Longest key: a 255-octet name, type and class, and 6 octets of flags and limits. */
 const MAX_KEY = 255 + 4 + 6;
+
+/** Smallest store: any single response (up to 64 KiB over TCP) fits, so size never decides what is cached. */
+const MIN_STORE = 4 * (65535 + MAX_KEY);
+
+function storeBytes(entries: number): number {
+  return Math.max(MIN_STORE, entries * BYTES_PER_ENTRY);
+}
+
+/** Slot states. */
+const FREE = 0;
+const LIVE = 1;
+/** Replaced by a larger answer elsewhere in the store: its bytes wait for the log to pass. */
+const DEAD = 2;
 
 /**
  * Encoded responses for plain queries, reused byte for byte: a hit copies the stored response and
@@ -53,23 +55,56 @@ const MAX_KEY = 255 + 4 + 6;
  * it stale — responses can depend on several zones (CNAME chains, additional data), so per-zone
  * tracking would be unsafe.
  *
+ * Memory is bounded and allocated once (ADR 0011): at most `maxEntries` entries, whose keys and
+ * responses live in one store of `maxEntries × BYTES_PER_ENTRY` bytes (pages are touched as it fills),
+ * and whose fields live in typed arrays indexed by slot. Nothing is allocated per entry, so the garbage
+ * collector never sees the cache and its size in memory is what it says.
+ *
+ * The store is a circular log: a new entry is written at the head, and the entries the head reaches
+ * are evicted — except entries hit since the head last passed them (and still current), which keep
+ * their place while the head skips over them: CLOCK's second chance, in log order. So a stream of
+ * one-off names (random subdomains, names synthesised from wildcards) replaces itself instead of
+ * flushing the popular answers.
+ *
  * This is the hot path of the server, so it allocates nothing until it answers: the key is built in a
- * scratch buffer with its FNV-1a hash (from a random per-process seed), the index is a Map from 30-bit
- * hashes (small integers, no string hashing) to chains of at most MAX_CHAIN entries compared byte by
- * byte, so crafted colliding names cannot make lookups slow. Eviction is CLOCK (second chance): an entry
- * that was hit since the hand last passed stays, so a stream of one-off names (random subdomains,
- * synthesized wildcard names) cycles through the unreferenced entries instead of flushing the
- * popular ones, as plain FIFO or LRU would.
+ * scratch buffer with its FNV-1a hash (from a random per-process seed), the index is a table of hash
+ * buckets with chains of at most MAX_CHAIN entries compared byte by byte, so crafted colliding names
+ * cannot make lookups slow.
  *
  * Usage: `read(query)` builds the key of one query; `get` and `set` then apply to that key until the
  * next `read`.
  */
 export class ResponseCache {
-  private readonly index = new Map<number, Entry>();
-  /** The CLOCK ring: every entry, in the slot it was inserted into. */
-  private readonly ring: Entry[] = [];
-  private hand = 0;
   private readonly maxEntries: number;
+  /** Keys and responses, entry after entry, written circularly at `head`. */
+  private readonly store: Buffer;
+  private head = 0;
+  /** Per slot. */
+  private readonly state: Uint8Array;
+  private readonly hashOf: Int32Array;
+  /** Next slot in the same bucket, -1 at the end. */
+  private readonly nextOf: Int32Array;
+  private readonly offsetOf: Uint32Array;
+  /** Bytes the slot occupies in the store (at least its key and response). */
+  private readonly roomOf: Uint32Array;
+  private readonly keyLengthOf: Uint16Array;
+  private readonly responseLengthOf: Uint32Array;
+  private readonly versionOf: Float64Array;
+  private readonly qtypeOf: Uint16Array;
+  private readonly rcodeOf: Uint8Array;
+  /** The second-chance bit: set by a hit, cleared as the head passes. */
+  private readonly referenced: Uint8Array;
+  /** First slot of each bucket, -1 when empty. */
+  private readonly buckets: Int32Array;
+  private readonly bucketMask: number;
+  /** Slots in store order from the head (oldest first): a circular queue. */
+  private readonly order: Int32Array;
+  private orderStart = 0;
+  private orderCount = 0;
+  /** Free slots (a stack). */
+  private readonly freeSlots: Int32Array;
+  private freeCount: number;
+  private live = 0;
   private readonly scratch = Buffer.alloc(MAX_KEY);
   private keyLength = 0;
   private hash = 0;
@@ -83,13 +118,42 @@ export class ResponseCache {
   chainFull = 0;
 
   constructor(maxEntries = DEFAULT_RESPONSE_CACHE_ENTRIES, options: ResponseCacheOptions = {}) {
-    this.maxEntries = Math.max(1, Math.floor(maxEntries));
+    const n = Math.max(1, Math.floor(maxEntries));
+    this.maxEntries = n;
     this.seed = (options.seed ?? randomInt(0, 2 ** 32)) | 0;
     this.hashMask = 2 ** Math.min(30, Math.max(1, options.hashBits ?? 30)) - 1;
+    // Zero-filled: the pages are mapped lazily, so resident memory grows as the log first goes round.
+    this.store = Buffer.alloc(storeBytes(n));
+    this.state = new Uint8Array(n);
+    this.hashOf = new Int32Array(n);
+    this.nextOf = new Int32Array(n);
+    this.offsetOf = new Uint32Array(n);
+    this.roomOf = new Uint32Array(n);
+    this.keyLengthOf = new Uint16Array(n);
+    this.responseLengthOf = new Uint32Array(n);
+    this.versionOf = new Float64Array(n);
+    this.qtypeOf = new Uint16Array(n);
+    this.rcodeOf = new Uint8Array(n);
+    this.referenced = new Uint8Array(n);
+    // At least two buckets per entry: chains stay short unless names are made to collide.
+    let buckets = 2;
+    while (buckets < 2 * n) buckets *= 2;
+    this.buckets = new Int32Array(buckets).fill(-1);
+    this.bucketMask = buckets - 1;
+    this.order = new Int32Array(n);
+    this.freeSlots = new Int32Array(n);
+    for (let i = 0; i < n; i++) this.freeSlots[i] = n - 1 - i;
+    this.freeCount = n;
   }
 
+  /** Entries held. */
   get size(): number {
-    return this.ring.length;
+    return this.live;
+  }
+
+  /** Bytes of the store for keys and responses (fixed at construction). */
+  get storeBytes(): number {
+    return this.store.length;
   }
 
   /**
@@ -164,110 +228,165 @@ export class ResponseCache {
     return this.scratch.toString('latin1', 0, this.keyLength);
   }
 
-  /** The cached response for the last key read (to copy with `answer`), or undefined. */
-  get(version: number): CachedResponse | undefined {
-    const entry = this.find();
-    if (entry === undefined || entry.version !== version) {
+  /**
+   * The slot of the cached response for the last key read (for `answer`, `qtypeAt`, `rcodeAt`), or -1.
+   */
+  get(version: number): number {
+    const slot = this.find();
+    if (slot < 0 || this.versionOf[slot] !== version) {
       this.misses++;
-      return undefined;
+      return -1;
     }
-    entry.referenced = true;
+    this.referenced[slot] = 1;
     this.hits++;
-    return entry;
+    return slot;
   }
 
-  /** A copy of a cached response carrying the query's ID and its question as asked. */
-  static answer(entry: CachedResponse, query: Uint8Array, questionEnd: number): Uint8Array {
-    const out = Buffer.allocUnsafe(entry.bytes.length);
-    out.set(entry.bytes);
+  /** The query type of the answer in `slot` (for metrics). */
+  qtypeAt(slot: number): number {
+    return this.qtypeOf[slot]!;
+  }
+
+  /** The response code of the answer in `slot` (for metrics). */
+  rcodeAt(slot: number): number {
+    return this.rcodeOf[slot]!;
+  }
+
+  /** A copy of the response in `slot` carrying the query's ID and its question as asked. */
+  answer(slot: number, query: Uint8Array, questionEnd: number): Uint8Array {
+    const length = this.responseLengthOf[slot]!;
+    const from = this.offsetOf[slot]! + this.keyLengthOf[slot]!;
+    const out = Buffer.allocUnsafe(length);
+    this.store.copy(out, 0, from, from + length);
     out[0] = query[0]!;
     out[1] = query[1]!;
     for (let i = 12; i < questionEnd; i++) out[i] = query[i]!;
     return out;
   }
 
-  /** Stores a response under the last key read; false when its hash chain is full and it was not kept. */
-  set(response: Uint8Array, version: number, qtype: number): boolean {
-    const existing = this.find();
-    const rcode = response[3]! & 0xf;
-    if (existing !== undefined) {
-      existing.bytes = new Uint8Array(response);
-      existing.version = version;
-      existing.qtype = qtype;
-      existing.rcode = rcode;
-      return true;
-    }
-    if (this.chainLength >= MAX_CHAIN) {
-      this.chainFull++;
-      return false;
-    }
+  /** Stores a response under the last key read; says whether it was kept, and why not. */
+  set(response: Uint8Array, version: number, qtype: number): CacheStore {
     const keyLength = this.keyLength;
-    const block = new Uint8Array(keyLength + response.length);
-    block.set(this.scratch.subarray(0, keyLength));
-    block.set(response, keyLength);
-    const entry: Entry = {
-      hash: this.hash,
-      key: block.subarray(0, keyLength),
-      bytes: block.subarray(keyLength),
-      version,
-      qtype,
-      rcode,
-      // New entries start without a second chance: one-off names are the first to go.
-      referenced: false,
-      next: this.index.get(this.hash),
-    };
-    this.index.set(this.hash, entry);
-    if (this.ring.length < this.maxEntries) {
-      this.ring.push(entry);
-      return true;
+    const size = keyLength + response.length;
+    // One answer may take at most a quarter of the store, so the log always has room to turn.
+    if (size > this.store.length / 4) return 'too-large';
+    const rcode = response[3]! & 0xf;
+    let slot = this.find();
+    if (slot >= 0) {
+      if (size <= this.roomOf[slot]!) {
+        // Same key, made again (after a change): in place.
+        this.write(slot, response, version, qtype, rcode);
+        return 'kept';
+      }
+      // Larger than its room: the old bytes stay until the head passes them; the answer goes to the head.
+      this.unlink(slot);
+      this.state[slot] = DEAD;
+      this.live--;
+    } else if (this.chainLength >= MAX_CHAIN) {
+      this.chainFull++;
+      return 'chain-full';
     }
-    this.ring[this.evictSlot(version)] = entry;
-    return true;
+    while (this.freeCount === 0) this.advance(version);
+    this.makeRoom(size, version);
+    slot = this.freeSlots[--this.freeCount]!;
+    this.state[slot] = LIVE;
+    this.live++;
+    this.offsetOf[slot] = this.head;
+    this.roomOf[slot] = size;
+    this.keyLengthOf[slot] = keyLength;
+    this.scratch.copy(this.store, this.head, 0, keyLength);
+    this.write(slot, response, version, qtype, rcode);
+    this.head += size;
+    this.order[(this.orderStart + this.orderCount++) % this.maxEntries] = slot;
+    this.hashOf[slot] = this.hash;
+    const bucket = this.hash & this.bucketMask;
+    this.nextOf[slot] = this.buckets[bucket]!;
+    this.buckets[bucket] = slot;
+    return 'kept';
   }
 
-  /** Advances the CLOCK hand to an entry without a second chance (or a stale one), unlinks it, returns its slot. */
-  private evictSlot(version: number): number {
-    const ring = this.ring;
+  private write(slot: number, response: Uint8Array, version: number, qtype: number, rcode: number): void {
+    this.store.set(response, this.offsetOf[slot]! + this.keyLengthOf[slot]!);
+    this.responseLengthOf[slot] = response.length;
+    this.versionOf[slot] = version;
+    this.qtypeOf[slot] = qtype;
+    this.rcodeOf[slot] = rcode;
+    // New entries start without a second chance: one-off names are the first to go.
+    this.referenced[slot] = 0;
+  }
+
+  /** Frees `size` bytes at the head, before the end of the store, by evicting what the head reaches. */
+  private makeRoom(size: number, version: number): void {
+    const end = this.store.length;
     for (;;) {
-      const slot = this.hand;
-      this.hand = slot + 1 === ring.length ? 0 : slot + 1;
-      const victim = ring[slot]!;
-      if (victim.referenced && victim.version === version) {
-        victim.referenced = false;
+      if (this.head + size > end) {
+        // Not enough room before the end: deal with the entries between the head and the end, then wrap.
+        while (this.orderCount > 0 && this.offsetOf[this.order[this.orderStart]!]! >= this.head) {
+          this.advance(version, false);
+        }
+        this.head = 0;
         continue;
       }
-      this.unlink(victim);
-      return slot;
+      if (this.orderCount === 0) return;
+      const offset = this.offsetOf[this.order[this.orderStart]!]!;
+      // The oldest entry lies behind the head (nothing up to the end), or far enough ahead.
+      if (offset < this.head || offset >= this.head + size) return;
+      this.advance(version);
     }
   }
 
-  private unlink(victim: Entry): void {
-    let e = this.index.get(victim.hash);
-    if (e === victim) {
-      if (victim.next === undefined) this.index.delete(victim.hash);
-      else this.index.set(victim.hash, victim.next);
+  /**
+   * Takes the oldest entry in the log: evicts it, or gives it its second chance (it stays where it is
+   * and becomes the newest; with `skip`, the head moves past it).
+   */
+  private advance(version: number, skip = true): void {
+    const slot = this.order[this.orderStart]!;
+    this.orderStart = this.orderStart + 1 === this.maxEntries ? 0 : this.orderStart + 1;
+    this.orderCount--;
+    if (this.state[slot] === LIVE && this.referenced[slot] === 1 && this.versionOf[slot] === version) {
+      this.referenced[slot] = 0;
+      this.order[(this.orderStart + this.orderCount++) % this.maxEntries] = slot;
+      if (skip) this.head = this.offsetOf[slot]! + this.roomOf[slot]!;
       return;
     }
-    while (e !== undefined && e.next !== victim) e = e.next;
-    if (e !== undefined) e.next = victim.next;
+    if (this.state[slot] === LIVE) {
+      this.unlink(slot);
+      this.live--;
+    }
+    this.state[slot] = FREE;
+    this.freeSlots[this.freeCount++] = slot;
   }
 
-  private find(): Entry | undefined {
+  private unlink(slot: number): void {
+    const bucket = this.hashOf[slot]! & this.bucketMask;
+    let s = this.buckets[bucket]!;
+    if (s === slot) {
+      this.buckets[bucket] = this.nextOf[slot]!;
+      return;
+    }
+    while (s >= 0 && this.nextOf[s] !== slot) s = this.nextOf[s]!;
+    if (s >= 0) this.nextOf[s] = this.nextOf[slot]!;
+  }
+
+  /** The slot holding the last key read, or -1; notes the length of the chain walked. */
+  private find(): number {
     const scratch = this.scratch;
+    const store = this.store;
     const n = this.keyLength;
+    const hash = this.hash;
     let length = 0;
-    for (let e = this.index.get(this.hash); e !== undefined; e = e.next) {
+    for (let s = this.buckets[hash & this.bucketMask]!; s >= 0; s = this.nextOf[s]!) {
       length++;
-      const key = e.key;
-      if (key.length !== n) continue;
+      if (this.hashOf[s] !== hash || this.keyLengthOf[s] !== n) continue;
+      const at = this.offsetOf[s]!;
       let i = 0;
-      while (i < n && key[i] === scratch[i]) i++;
+      while (i < n && store[at + i] === scratch[i]) i++;
       if (i === n) {
         this.chainLength = length;
-        return e;
+        return s;
       }
     }
     this.chainLength = length;
-    return undefined;
+    return -1;
   }
 }
