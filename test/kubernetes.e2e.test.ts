@@ -350,6 +350,11 @@ describe('Kubernetes: operator, server, chart on a real API server', { timeout: 
       /a CNAME or ALIAS record set has exactly one record/,
     );
     await reject(recordSet('rs-soa', 'SOA', ['x']), /spec\.type: (Unsupported value|Forbidden)/);
+    const wildNs = recordSet('rs-wild-ns', 'NS', ['ns1.example.net.']);
+    await reject(
+      { ...wildNs, spec: { ...wildNs.spec, name: '*.wild' } },
+      /an NS record set cannot have a wildcard owner name: a wildcard does not delegate \(RFC 4592 §4\.2\)/,
+    );
     await reject(
       { ...CLASS, metadata: { name: 'no-backend' }, spec: { ...CLASS.spec, backend: {} } },
       /exactly one backend must be set/,
