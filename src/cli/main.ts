@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { writeCrdFiles } from '../api/crd-files.ts';
 import { crdsYaml } from '../api/index.ts';
 import { runDnsWorker } from '../server/dns-worker.ts';
+import { parseCidr, RRL_LIMITS, type RrlSettings } from '../server/rrl.ts';
 import { type DnsWorkerConfig, WORKER_CONFIG_ENV } from '../server/worker-protocol.ts';
 import { createLogger } from './logger.ts';
 import { podNamespace, startOperator } from './operator.ts';
@@ -22,14 +23,18 @@ Usage:
       Serve the zones described by the YAML in DIR with the built-in DNS server; follow edits live.
       --workers: DNS processes sharing the port (default 1; auto = one per CPU).
       --response-cache: answers kept for reuse per DNS process (default 100000; 0 = off).
+      --rrl on|off, --rrl-rate N, --rrl-slip N, --rrl-table-size N, --rrl-exempt CIDR[,CIDR...]|none:
+      response rate limiting on UDP (default on: 20 responses/s per client network and kind of answer,
+      every 2nd over the rate sent truncated, 65536 buckets, loopback exempt); see docs/rrl.md.
   zonekeeper operator [--kubeconfig FILE] [--context NAME] [--namespace NS] [--http 0.0.0.0:8080]
                       [--leader-elect=false] [--leader-election-id NAME] [--identity NAME]
       Reconcile DNSZoneClasses, DNSZones and DNSRecordSets in a Kubernetes cluster: serials and hashes in
       DNSZone.status, conditions, finalizers, Events; one leader per --namespace Lease (15 s/10 s/2 s).
   zonekeeper server [--kubeconfig FILE] [--context NAME] [--dns 0.0.0.0:5353] [--http 0.0.0.0:8080]
                     [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
-                    [--unconfirmed-after SECONDS] [--response-cache N]
+                    [--unconfirmed-after SECONDS] [--response-cache N] [--rrl ...]
       Serve the cluster's zones read-only, at the serials the operator recorded; any number of replicas.
+      --response-cache and the --rrl flags as in serve.
   zonekeeper validate PATH...
       Check manifests (files or folders); print one line per problem; exit 1 if any is invalid.
   zonekeeper status [--http URL]
@@ -61,6 +66,7 @@ async function main(argv: string[]): Promise<number> {
           'version-string': { type: 'string' },
           workers: { type: 'string', default: '1' },
           'response-cache': { type: 'string' },
+          ...RRL_FLAGS,
         },
       });
       if (!values.manifests) throw new UsageError('serve needs --manifests DIR');
@@ -75,6 +81,7 @@ async function main(argv: string[]): Promise<number> {
         ...(values['version-string'] ? { version: values['version-string'] } : {}),
         workers: parseWorkers(values.workers),
         ...responseCacheOption(values['response-cache']),
+        ...rrlOption(values),
         log,
       });
       await new Promise<void>((resolve) => {
@@ -131,6 +138,7 @@ async function main(argv: string[]): Promise<number> {
           'version-string': { type: 'string' },
           'unconfirmed-after': { type: 'string', default: '30' },
           'response-cache': { type: 'string' },
+          ...RRL_FLAGS,
         },
       });
       const unconfirmed = Number(values['unconfirmed-after']);
@@ -148,6 +156,7 @@ async function main(argv: string[]): Promise<number> {
         ...(values['version-string'] ? { version: values['version-string'] } : {}),
         unconfirmedAfterMs: unconfirmed * 1000,
         ...responseCacheOption(values['response-cache']),
+        ...rrlOption(values),
         log,
       });
       await untilSignal(log);
@@ -293,6 +302,59 @@ function responseCacheOption(text: string | undefined): { responseCache?: number
       `--response-cache ${JSON.stringify(text)}: give a whole number of answers from 0 (off) to 10000000`,
     );
   return { responseCache: n };
+}
+
+/** The response rate limiting flags of `serve` and `server`. */
+const RRL_FLAGS = {
+  rrl: { type: 'string' },
+  'rrl-rate': { type: 'string' },
+  'rrl-slip': { type: 'string' },
+  'rrl-table-size': { type: 'string' },
+  'rrl-exempt': { type: 'string', multiple: true },
+} as const;
+
+/** Response rate limiting settings from the --rrl flags; none given: the defaults (on). */
+function rrlOption(values: {
+  rrl?: string | undefined;
+  'rrl-rate'?: string | undefined;
+  'rrl-slip'?: string | undefined;
+  'rrl-table-size'?: string | undefined;
+  'rrl-exempt'?: string[] | undefined;
+}): { rrl?: RrlSettings } {
+  const rrl: RrlSettings = {};
+  if (values.rrl !== undefined) {
+    const text = values.rrl.toLowerCase();
+    if (!['on', 'off', 'true', 'false', '1', '0'].includes(text))
+      throw new UsageError(`--rrl ${JSON.stringify(values.rrl)}: give on or off`);
+    rrl.enabled = text === 'on' || text === 'true' || text === '1';
+  }
+  const whole = (flag: string, text: string | undefined, [min, max]: readonly [number, number]) => {
+    if (text === undefined) return undefined;
+    const n = Number(text);
+    if (!/^\d+$/.test(text) || n < min || n > max)
+      throw new UsageError(`--${flag} ${JSON.stringify(text)}: give a whole number from ${min} to ${max}`);
+    return n;
+  };
+  const rate = whole('rrl-rate', values['rrl-rate'], RRL_LIMITS.rate);
+  if (rate !== undefined) rrl.rate = rate;
+  const slip = whole('rrl-slip', values['rrl-slip'], RRL_LIMITS.slip);
+  if (slip !== undefined) rrl.slip = slip;
+  const tableSize = whole('rrl-table-size', values['rrl-table-size'], RRL_LIMITS.tableSize);
+  if (tableSize !== undefined) rrl.tableSize = tableSize;
+  if (values['rrl-exempt'] !== undefined) {
+    const networks = values['rrl-exempt'].flatMap((v) => v.split(',')).map((v) => v.trim());
+    if (networks.includes('none')) {
+      if (networks.length > 1) throw new UsageError('--rrl-exempt none: give it alone (no client is exempt)');
+      rrl.exempt = [];
+    } else {
+      for (const network of networks) {
+        const parsed = parseCidr(network);
+        if (typeof parsed === 'string') throw new UsageError(`--rrl-exempt ${parsed}`);
+      }
+      rrl.exempt = networks;
+    }
+  }
+  return Object.keys(rrl).length > 0 ? { rrl } : {};
 }
 
 const workerConfig = process.env[WORKER_CONFIG_ENV];

@@ -1,5 +1,6 @@
 import { ZoneAliasResolver } from './alias-resolver.ts';
 import { QueryHandler } from './query-handler.ts';
+import type { RrlSettings } from './rrl.ts';
 import type { ServerMetrics } from './server-metrics.ts';
 import type { ZoneTable } from './zone-table.ts';
 
@@ -13,6 +14,8 @@ export interface AnswerSettings {
   aliasResolver?: string;
   /** Responses kept for reuse per DNS process (default 100,000; 0 turns the cache off). */
   responseCache?: number;
+  /** Response rate limiting on UDP: on with the defaults of rrl.ts unless `enabled: false`. */
+  rrl?: RrlSettings;
 }
 
 /** Only the settings that are set (empty strings count as unset), e.g. for a worker's config. */
@@ -22,6 +25,7 @@ export function answerSettings(o: AnswerSettings): AnswerSettings {
     ...(o.version ? { version: o.version } : {}),
     ...(o.aliasResolver ? { aliasResolver: o.aliasResolver } : {}),
     ...(o.responseCache !== undefined ? { responseCache: o.responseCache } : {}),
+    ...(o.rrl !== undefined ? { rrl: o.rrl } : {}),
   };
 }
 
@@ -40,6 +44,8 @@ export function createQueryHandler(
       ...(s.version !== undefined ? { version: s.version } : {}),
     },
     ...(s.responseCache !== undefined ? { responseCache: s.responseCache } : {}),
+    // On by default in every DNS process.
+    rrl: s.rrl ?? {},
     aliasResolver: new ZoneAliasResolver({
       table,
       ...(s.aliasResolver !== undefined ? { upstream: s.aliasResolver } : {}),

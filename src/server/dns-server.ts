@@ -134,16 +134,18 @@ export class DnsServer {
       this.options.metrics?.drop('udp_source_port_zero');
       return;
     }
+    // One clock reading per datagram: the handler's latency metric and the rate limiter share it.
+    const received = performance.now();
     const transfers = this.options.transfers;
     if (transfers !== undefined && TransferHandler.isTransfer(msg)) {
       // IXFR over UDP gets the SOA (the client retries on TCP); AXFR over UDP is refused (RFC 5936 §4.2).
       const [reply] = transfers.handle(msg, address, false);
-      if (reply) this.sendUdp(reply, address, port);
+      if (reply) this.sendUdp(reply, address, port, received);
       return;
     }
     let response: ReturnType<QueryHandler['handle']>;
     try {
-      response = this.options.handler.handle(msg, 'udp');
+      response = this.options.handler.handle(msg, 'udp', received);
     } catch {
       this.options.metrics?.drop('internal_error');
       return;
@@ -151,16 +153,22 @@ export class DnsServer {
     if (response === null) return;
     if (response instanceof Promise) {
       response.then(
-        (bytes) => bytes && this.sendUdp(bytes, address, port),
+        (bytes) => bytes && this.sendUdp(bytes, address, port, performance.now()),
         () => this.options.metrics?.drop('internal_error'),
       );
       return;
     }
-    this.sendUdp(response, address, port);
+    this.sendUdp(response, address, port, received);
   }
 
-  /** Sends a UDP response; a send that cannot start (e.g. the socket was closed meanwhile) is counted, not thrown. */
-  private sendUdp(bytes: Uint8Array, address: string, port: number): void {
+  /**
+   * Sends a UDP response, unless response rate limiting drops it or sends it truncated instead (TCP is
+   * never limited); a send that cannot start (e.g. the socket was closed meanwhile) is counted, not thrown.
+   */
+  private sendUdp(response: Uint8Array, address: string, port: number, now: number): void {
+    const limiter = this.options.handler.rateLimiter;
+    const bytes = limiter === undefined ? response : limiter.filter(response, address, now);
+    if (bytes === null) return;
     const endpoint = this.endpoint;
     if (endpoint === undefined || this.udp === undefined || !endpoint.send(bytes, port, address)) {
       this.options.metrics?.drop('udp_send_error');

@@ -7,6 +7,7 @@ import { type Answer, answerQuery, Outcome } from './answer.ts';
 import { parseQuery, type Query } from './query.ts';
 import { encodeResponse, errorParts, type ResponseParts, responseLimit } from './response.ts';
 import { DEFAULT_RESPONSE_CACHE_ENTRIES, ResponseCache } from './response-cache.ts';
+import { ResponseRateLimiter, type RrlSettings } from './rrl.ts';
 import type { ServerMetrics, Transport } from './server-metrics.ts';
 import type { ServedRRset } from './zone-snapshot.ts';
 import type { ZoneTable } from './zone-table.ts';
@@ -25,6 +26,8 @@ export interface QueryHandlerOptions {
   metrics?: ServerMetrics;
   /** Responses kept for reuse (default DEFAULT_RESPONSE_CACHE_ENTRIES, 100,000; 0 turns the cache off). */
   responseCache?: number;
+  /** Response rate limiting for UDP (see rrl.ts); off unless given (`createQueryHandler` turns it on). */
+  rrl?: RrlSettings;
 }
 
 /**
@@ -39,6 +42,8 @@ export class QueryHandler {
   private readonly writer = new WireWriter(4096);
   /** Whole responses for repeated plain questions; off when `responseCache` is 0. */
   private readonly cache: ResponseCache | undefined;
+  /** Applied by the server to every UDP response (`DnsServer`); undefined when off. */
+  readonly rateLimiter: ResponseRateLimiter | undefined;
 
   constructor(options: QueryHandlerOptions) {
     this.table = options.table;
@@ -47,10 +52,21 @@ export class QueryHandler {
     this.metrics = options.metrics;
     const size = options.responseCache ?? DEFAULT_RESPONSE_CACHE_ENTRIES;
     this.cache = size > 0 ? new ResponseCache(size) : undefined;
+    const rrl = options.rrl;
+    this.rateLimiter =
+      rrl !== undefined && rrl.enabled !== false ? new ResponseRateLimiter(rrl, this.metrics) : undefined;
   }
 
-  handle(buf: Uint8Array, transport: Transport): Uint8Array | null | Promise<Uint8Array | null> {
-    const started = performance.now();
+  /**
+   * `received`: when the request arrived (`performance.now()`), if the caller took the time already
+   * (the UDP path does, for response rate limiting too).
+   */
+  handle(
+    buf: Uint8Array,
+    transport: Transport,
+    received = performance.now(),
+  ): Uint8Array | null | Promise<Uint8Array | null> {
+    const started = received;
     const tcp = transport === 'tcp';
     const cache = this.cache;
     const questionEnd = cache === undefined ? 0 : cache.read(buf, tcp);

@@ -1,5 +1,6 @@
 import { isInternalType, RRType } from '../dns/rrtype.ts';
 import type { CounterChild, HistogramChild, Registry } from '../metrics/registry.ts';
+import { RRL_KINDS, type RrlCounters, type RrlKind } from './rrl.ts';
 import type { ZoneTable } from './zone-table.ts';
 
 const RCODE_NAMES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'];
@@ -22,7 +23,7 @@ export type Transport = 'udp' | 'tcp';
  * The server's Prometheus metrics. Label values are bounded (unknown query types count as "other")
  * so that hostile traffic cannot grow the registry.
  */
-export class ServerMetrics {
+export class ServerMetrics implements RrlCounters {
   private readonly queries;
   private readonly latency;
   readonly truncated;
@@ -35,6 +36,8 @@ export class ServerMetrics {
   private readonly slots: (CounterChild | undefined)[] = [];
   private readonly latencyUdp: HistogramChild;
   private readonly latencyTcp: HistogramChild;
+  private readonly rrlDrops = new Map<RrlKind, CounterChild>();
+  private readonly rrlSlips = new Map<RrlKind, CounterChild>();
 
   constructor(registry: Registry, table: ZoneTable) {
     const cache = registry.counter(
@@ -71,6 +74,20 @@ export class ServerMetrics {
       'Packets dropped without a response, by reason.',
       ['reason'],
     );
+    const rrlDropped = registry.counter(
+      'zonekeeper_dns_rrl_dropped_total',
+      'UDP responses not sent because their client network went over its response rate, by kind of response.',
+      ['kind'],
+    );
+    const rrlSlipped = registry.counter(
+      'zonekeeper_dns_rrl_slipped_total',
+      'UDP responses over the rate sent truncated (TC) instead, so that real clients retry over TCP, by kind.',
+      ['kind'],
+    );
+    for (const kind of RRL_KINDS) {
+      this.rrlDrops.set(kind, rrlDropped.labels(kind));
+      this.rrlSlips.set(kind, rrlSlipped.labels(kind));
+    }
     const zones = registry.gauge('zonekeeper_zones_served', 'Zones the DNS server answers for.');
     const records = registry.gauge(
       'zonekeeper_records_served',
@@ -106,6 +123,14 @@ export class ServerMetrics {
     }
     child.inc();
     (tcp ? this.latencyTcp : this.latencyUdp).observe(seconds);
+  }
+
+  rrlDropped(kind: RrlKind): void {
+    this.rrlDrops.get(kind)!.inc();
+  }
+
+  rrlSlipped(kind: RrlKind): void {
+    this.rrlSlips.get(kind)!.inc();
   }
 
   drop(reason: string): void {
