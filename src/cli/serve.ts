@@ -86,7 +86,17 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   let ready = false;
   const http = new HttpServer(options.http, {
     healthy: () => true,
-    ready: () => (ready ? { ready: true, message: 'ready' } : { ready: false, message: 'loading manifests' }),
+    ready: () => {
+      if (!ready) return { ready: false, message: 'loading manifests' };
+      // A zone whose latest change is not saved or served yet (retried with backoff) is not ready.
+      const failing = controller.pendingZones();
+      if (failing.length > 0)
+        return {
+          ready: false,
+          message: failing.map((z) => `zone ${z.key} is not ready (${z.reason}): ${z.message}`).join('\n'),
+        };
+      return { ready: true, message: 'ready' };
+    },
     metrics: () => registry.render(),
     resources: () => ({
       items: KINDS.flatMap((kind) => store.list(kind)),

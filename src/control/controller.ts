@@ -10,14 +10,16 @@ import type {
   Resource,
 } from '../api/index.ts';
 import { type ApplyResult, type Backend, BackendError, type RRsetProblem } from '../backends/backend.ts';
-import type { Name } from '../dns/name.ts';
+import { type Name, nameKey } from '../dns/name.ts';
+import type { RecordTypeName } from '../dns/rrtype.ts';
 import type { Registry } from '../metrics/registry.ts';
 import { type ResolvedTransfers, resolveTransfers } from '../server/transfer/transfer-policy.ts';
 import { getOrInsert } from '../util/get-or-insert.ts';
 import type { RecordVerdict } from '../zones/assemble.ts';
 import { type Affected, Catalog } from '../zones/catalog.ts';
 import { type ResourceKey, refOf, resourceKey } from '../zones/resource-key.ts';
-import { nextSerial } from '../zones/serial.ts';
+import type { RRset } from '../zones/rrset.ts';
+import { nextSerial, serialGreater } from '../zones/serial.ts';
 import { zoneChildren } from '../zones/zone-inputs.ts';
 import { ZoneModel } from '../zones/zone-model.ts';
 import { type ConditionInput, jsonEqual, programmedConditions, setConditions } from './conditions.ts';
@@ -48,6 +50,14 @@ export interface ControllerOptions {
    * is a round trip to the API server.
    */
   writeConcurrency?: number;
+  /**
+   * Backoff of a failed reconcile: the first retry waits `retryBaseDelayMs`, each further failure
+   * doubles it up to `retryMaxDelayMs` (defaults 50 ms and 60 s). Success resets it.
+   */
+  retryBaseDelayMs?: number;
+  retryMaxDelayMs?: number;
+  /** How long after a change the content hash of its serial is computed and saved (default 1 s). */
+  hashDelayMs?: number;
 }
 
 interface ProgrammedState {
@@ -58,14 +68,55 @@ interface ProgrammedState {
   needsFull: boolean;
 }
 
+type PendingChange = { upsert: RRset } | { delete: { owner: Name; type: RecordTypeName } };
+
+/** A serial chosen for one content of a zone's model; `saved` once the serial store made it durable. */
+interface AssignedSerial {
+  serial: number;
+  /** The content hash saved with the serial; undefined until it is computed (off the change path). */
+  hash?: string;
+  saved: boolean;
+}
+
 interface ZoneModelState {
   model: ZoneModel;
   /** Built but not yet synced: the first update is a full one. */
   fresh: boolean;
+  /** No serial chosen for this model yet: the first is compared with the stored hash, as after a restart. */
+  firstSerial: boolean;
+  /** The backend has not confirmed this model's whole content yet: the next apply sends the whole zone. */
+  full: boolean;
+  /**
+   * RRset changes the backend has not confirmed yet, merged per owner and type (the last one wins):
+   * the delta from the serial the backend holds to the model's content.
+   */
+  pending: Map<string, PendingChange>;
+  /**
+   * The serial of the model's current content. Cleared by every content change, so that a serial is
+   * only ever saved, retried and served with the one content it was chosen for.
+   */
+  assigned?: AssignedSerial;
+  /** Record sets whose verdict changed since the backend last confirmed the zone ('all' after a build). */
+  verdictsPending: Set<ResourceKey> | 'all';
+  /** Record sets whose status may be stale ('all' after a build). */
+  statusesPending: Set<ResourceKey> | 'all';
   programmedOk?: boolean;
   warnings?: string[];
   /** Record sets the backend left out at the last apply, with the reason and message reported. */
   problems?: ReadonlyMap<ResourceKey, RRsetProblem>;
+}
+
+/** Why a zone's latest change is not (fully) served or saved: set when a reconcile fails, cleared on success. */
+export interface ZoneFailure {
+  key: ResourceKey;
+  /** `SerialNotSaved`, `BackendUnreachable` or `BackendRejected`. */
+  reason: string;
+  message: string;
+}
+
+/** A serial store write failed: the change is not served until it succeeds. */
+class SerialNotSavedError extends Error {
+  override readonly name = 'SerialNotSavedError';
 }
 
 /** How often a class re-checks its backend's health. */
@@ -73,6 +124,14 @@ const HEALTH_INTERVAL_MS = 60_000;
 
 /** How long after a change the content hash is computed (off the path from change to answer). */
 const HASH_DELAY_MS = 1000;
+
+function rrsetId(owner: Name, type: RecordTypeName): string {
+  return `${nameKey(owner)}\u0000${type}`;
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
 
 /**
  * The reconcile engine: store events update the catalog and enqueue the keys they affect; zone,
@@ -110,6 +169,13 @@ export class Controller {
     ResourceKey,
     { signature: string; status: DNSRecordSetStatus | undefined }
   >();
+  /** Per zone origin (nameKey): the highest serial this process asked the serial store to save. */
+  private readonly claimed = new Map<string, number>();
+  /** Zone origins (nameKey) whose last serial store write failed: what the store returns may not be durable. */
+  private readonly unsaved = new Set<string>();
+  /** Zones whose last reconcile failed, with why; retried with backoff until it succeeds. */
+  private readonly failing = new Map<ResourceKey, ZoneFailure>();
+  private readonly hashDelayMs: number;
   /** Last generation and deletion state seen per object, to skip status-only events. */
   private readonly seen = new Map<string, string>();
   private unsubscribe?: () => void;
@@ -126,13 +192,19 @@ export class Controller {
     this.log = options.log ?? (() => {});
     this.hashOnChange = options.hashOnChange ?? false;
     this.writeConcurrency = Math.max(1, options.writeConcurrency ?? 1);
+    this.hashDelayMs = options.hashDelayMs ?? HASH_DELAY_MS;
+    const backoff = {
+      ...(options.retryBaseDelayMs !== undefined ? { baseDelayMs: options.retryBaseDelayMs } : {}),
+      ...(options.retryMaxDelayMs !== undefined ? { maxDelayMs: options.retryMaxDelayMs } : {}),
+    };
     // Several zones at once: their durable serial writes share one file write (start-up with many
     // zones), and one slow backend call does not hold up the other zones.
-    this.zones = new WorkQueue((key) => this.reconcileZone(key), { concurrency: 8 });
+    this.zones = new WorkQueue((key) => this.reconcileZone(key), { concurrency: 8, ...backoff });
     this.records = new WorkQueue((key) => this.reconcileRecord(key), {
       concurrency: Math.max(2, this.writeConcurrency),
+      ...backoff,
     });
-    this.classes = new WorkQueue((key) => this.reconcileClass(key));
+    this.classes = new WorkQueue((key) => this.reconcileClass(key), backoff);
     if (options.registry) {
       this.reconciles = options.registry.counter(
         'zonekeeper_reconcile_total',
@@ -152,6 +224,20 @@ export class Controller {
         depth.set(this.zones.length, 'DNSZone');
         depth.set(this.records.length, 'DNSRecordSet');
         depth.set(this.classes.length, 'DNSZoneClass');
+      };
+      const failing = options.registry.gauge(
+        'zonekeeper_zones_failing',
+        'Zones whose latest change is not yet saved or served (retried with backoff), by reason.',
+        ['reason'],
+      );
+      failing.collect = () => {
+        const counts = new Map<string, number>([
+          ['SerialNotSaved', 0],
+          ['BackendUnreachable', 0],
+          ['BackendRejected', 0],
+        ]);
+        for (const f of this.failing.values()) counts.set(f.reason, (counts.get(f.reason) ?? 0) + 1);
+        for (const [reason, n] of counts) failing.set(n, reason);
       };
     }
     for (const [kind, queue] of [
@@ -195,15 +281,32 @@ export class Controller {
 
   /**
    * Computes and saves the content hashes still pending after recent changes, so that a graceful
-   * restart keeps serials exactly (only a crash makes the next start raise them to be safe).
+   * restart keeps serials exactly (only a crash makes the next start raise them to be safe). A hash
+   * is saved only with the serial chosen for the same content.
    */
   async flush(): Promise<void> {
-    for (const state of this.models.values()) {
-      const origin = state.model.origin;
-      const stored = this.serials.get(origin);
-      if (!stored || stored.hash !== undefined || state.fresh) continue;
-      await this.serials.set(origin, { serial: stored.serial, hash: state.model.contentHash() });
+    for (const [key, state] of this.models) {
+      const assigned = state.assigned;
+      if (!assigned?.saved || assigned.hash !== undefined) continue;
+      const hash = state.model.contentHash();
+      try {
+        await this.serials.set(state.model.origin, { serial: assigned.serial, hash });
+        assigned.hash = hash;
+      } catch (e) {
+        this.log(
+          'warn',
+          `zone ${key}: the content hash could not be saved; the next start raises the serial`,
+          {
+            error: errorText(e),
+          },
+        );
+      }
     }
+  }
+
+  /** Zones whose latest change is not yet saved or served, with why (for readiness and `status`). */
+  pendingZones(): ZoneFailure[] {
+    return [...this.failing.values()];
   }
 
   stop(): void {
@@ -324,44 +427,22 @@ export class Controller {
     const records = fresh ? this.catalog.zoneMembers(key) : this.catalog.membersNow(key, dirty ?? new Set());
     const delta = model.model.update(records, zoneChildren(this.catalog, key), fresh);
     model.fresh = false;
-    const origin = model.model.origin;
-    const stored = this.serialState(origin, zone);
-    let serial: number;
-    let hash = stored?.hash;
-    if (fresh) {
-      // A full build: compare with the stored hash, as after a restart.
-      hash = model.model.contentHash();
-      serial = stored && stored.hash === hash ? stored.serial : nextSerial(stored?.serial, this.now());
-      if (serial !== stored?.serial || hash !== stored?.hash)
-        await this.serials.set(origin, { serial, hash });
-    } else if (delta.upserts.length > 0 || delta.deletes.length > 0) {
-      // The content changed: a new serial now; the content hash follows in a later reconcile, off the
-      // path from change to answer. Until then the stored hash is unknown, and a restart in between
-      // conservatively raises the serial again.
-      serial = nextSerial(stored?.serial, this.now());
-      hash = this.hashOnChange ? model.model.contentHash() : undefined;
-      await this.serials.set(origin, hash === undefined ? { serial } : { serial, hash });
-    } else {
-      serial = stored?.serial ?? nextSerial(undefined, this.now());
-      if (hash === undefined) {
-        hash = model.model.contentHash();
-        await this.serials.set(origin, { serial, hash });
-      }
+    // The model holds the change from here on; what the backend and the serial store have not
+    // confirmed stays pending on the model until they have, so a failure below leaves a retry.
+    const changed = delta.upserts.length > 0 || delta.deletes.length > 0;
+    if (changed) {
+      for (const rrset of delta.upserts)
+        model.pending.set(rrsetId(rrset.owner, rrset.type), { upsert: rrset });
+      for (const d of delta.deletes) model.pending.set(rrsetId(d.owner, d.type), { delete: d });
+      // New content needs a serial of its own: the one chosen before (saved or not) stays with the old.
+      model.assigned = undefined;
     }
-    const state = this.programmed.get(key);
-    const previousSerial = state?.serial;
-    const canPatch = !fresh && state !== undefined && !state.needsFull && previousSerial !== undefined;
-    const common = {
-      serial,
-      ...(hash !== undefined
-        ? { hash }
-        : zone.status?.hash !== undefined && serial === zone.status.serial
-          ? { hash: zone.status.hash }
-          : {}),
-      recordCount: model.model.acceptedCount,
-      nameservers: model.model.nameServers,
-      ...(verdict.parent !== undefined ? { parentZone: refOf(verdict.parent) } : {}),
-    };
+    if (model.verdictsPending !== 'all') for (const k of delta.verdicts) model.verdictsPending.add(k);
+    if (model.statusesPending !== 'all') {
+      for (const k of delta.verdicts) model.statusesPending.add(k);
+      for (const k of dirty ?? []) model.statusesPending.add(k);
+    }
+    const origin = model.model.origin;
     const transfers = await this.transfersOf(verdict.zoneClass);
     let warnings = fresh || delta.verdicts.size > 0 ? model.model.warnings() : (model.warnings ?? []);
     model.warnings = warnings;
@@ -373,9 +454,44 @@ export class Controller {
       message: warnings.length > 0 ? `accepted with warnings: ${warnings.join('; ')}` : `serving ${origin}`,
       observedGeneration: generation,
     };
+    const described = {
+      recordCount: model.model.acceptedCount,
+      nameservers: model.model.nameServers,
+      ...(verdict.parent !== undefined ? { parentZone: refOf(verdict.parent) } : {}),
+    };
+
+    // 1. A serial for the content, durable before anything serves it (ADR 0005).
+    let assigned: AssignedSerial;
+    try {
+      assigned = await this.assignSerial(origin, zone, model);
+    } catch (e) {
+      const servedSerial = this.programmed.get(key)?.serial;
+      const message =
+        `the serial of the latest change could not be saved: ${errorText(e)}; ` +
+        `${servedSerial !== undefined ? `still serving serial ${servedSerial}` : 'not served yet'}, retrying`;
+      await this.failed(key, zone, model, backend, described, acceptedCondition, 'SerialNotSaved', message, {
+        programmed: false,
+        records: model.statusesPending === 'all' ? model.model.verdicts.keys() : model.statusesPending,
+      });
+      throw e;
+    }
+    const serial = assigned.serial;
+
+    // 2. The backend, from the serial it holds to this one: the pending changes, or the whole zone.
+    const state = this.programmed.get(key);
+    const previousSerial = state?.serial;
+    const canPatch = !model.full && state !== undefined && !state.needsFull && previousSerial !== undefined;
     let served: number | undefined;
     let applied: ApplyResult | undefined;
     try {
+      const upserts: RRset[] = [];
+      const deletes: { owner: Name; type: RecordTypeName }[] = [];
+      if (canPatch) {
+        for (const change of model.pending.values()) {
+          if ('upsert' in change) upserts.push(change.upsert);
+          else deletes.push(change.delete);
+        }
+      }
       applied =
         (await backend.applyZone({
           key,
@@ -384,34 +500,33 @@ export class Controller {
           serial,
           rrsets: () => model.model.rrsets(),
           ...(transfers.resolved ? { transfers: transfers.resolved } : {}),
-          ...(canPatch
-            ? { delta: { fromSerial: previousSerial, upserts: delta.upserts, deletes: delta.deletes } }
-            : {}),
+          ...(canPatch ? { delta: { fromSerial: previousSerial, upserts, deletes } } : {}),
         })) ?? undefined;
       served = await backend.servedSerial(origin);
     } catch (e) {
       // What the backend holds is unknown now: the next attempt sends the whole zone.
       this.programmed.set(key, { origin, serial: previousSerial ?? serial, needsFull: true, backend });
       const reason = e instanceof BackendError ? e.reason : 'BackendUnreachable';
-      const message = `backend ${backend.name}: ${e instanceof Error ? e.message : String(e)}`;
-      await this.writeZoneStatus(zone, common, [
-        acceptedCondition,
-        { type: 'Programmed', status: 'False', reason, message, observedGeneration: generation },
-        { type: 'Ready', status: 'False', reason, message, observedGeneration: generation },
-      ]);
-      await this.writeRecordStatuses(
+      await this.failed(
         key,
+        zone,
+        model,
         backend,
-        model.model.verdicts,
-        model.model.verdicts.keys(),
-        false,
-        message,
+        { ...described, ...this.serialFields(zone, assigned) },
+        acceptedCondition,
+        reason,
+        `backend ${backend.name}: ${errorText(e)}`,
+        { programmed: false, records: model.model.verdicts.keys() },
       );
       model.programmedOk = false;
       throw e;
     }
     const programmedOk = served === serial;
     this.programmed.set(key, { origin, serial, needsFull: !programmedOk, backend });
+    if (programmedOk) {
+      model.pending.clear();
+      model.full = false;
+    }
     // RRsets the backend left out: on their record sets; those of no record set (apex, child zone NS,
     // glue) as warnings of the zone.
     const problems = new Map<ResourceKey, RRsetProblem>();
@@ -426,17 +541,46 @@ export class Controller {
       if (before?.reason !== now?.reason || before?.message !== now?.message) problemsChanged.add(k);
     }
     model.problems = problems;
-    for (const recordKey of delta.verdicts) {
-      const v = model.model.verdicts.get(recordKey);
-      if (v?.accepted) this.programmedRecord.set(recordKey, key);
-      else if (this.programmedRecord.get(recordKey) === key) {
-        this.programmedRecord.delete(recordKey);
-        this.records.add(recordKey); // lets a deleting record release its finalizer
+    if (programmedOk) {
+      // Which zone serves each record set, once the backend serves it (a deleted record set's
+      // finalizer is released only after that).
+      const keys = model.verdictsPending === 'all' ? [...model.model.verdicts.keys()] : model.verdictsPending;
+      for (const recordKey of keys) {
+        const v = model.model.verdicts.get(recordKey);
+        if (v?.accepted) this.programmedRecord.set(recordKey, key);
+        else if (this.programmedRecord.get(recordKey) === key) {
+          this.programmedRecord.delete(recordKey);
+          this.records.add(recordKey); // lets a deleting record release its finalizer
+        }
       }
+      model.verdictsPending = new Set();
     }
-    if (fresh)
-      for (const [recordKey, v] of model.model.verdicts)
-        if (v.accepted) this.programmedRecord.set(recordKey, key);
+
+    // 3. The content hash of the serial, off the path from change to answer: in a later reconcile.
+    if (programmedOk && assigned.hash === undefined && !changed) {
+      const hash = model.model.contentHash();
+      try {
+        await this.serials.set(origin, { serial, hash });
+      } catch (e) {
+        this.unsaved.add(nameKey(origin));
+        await this.failed(
+          key,
+          zone,
+          model,
+          backend,
+          { ...described, ...this.serialFields(zone, assigned) },
+          acceptedCondition,
+          'SerialNotSaved',
+          `serving serial ${serial}, but its content hash could not be saved: ${errorText(e)}; ` +
+            'a restart now would raise the serial; retrying',
+          { programmed: true, records: [] },
+        );
+        throw e;
+      }
+      this.unsaved.delete(nameKey(origin));
+      assigned.hash = hash;
+    }
+    const common = { ...this.serialFields(zone, assigned), ...described };
     const programmedMessage = programmedOk
       ? `${backend.name} serves serial ${serial}`
       : `${backend.name} serves serial ${served ?? 'nothing'}, expected ${serial}`;
@@ -452,18 +596,18 @@ export class Controller {
         generation,
       ),
     ]);
-    // Record statuses: all of them when the zone's programmed state flipped, else only changed verdicts.
-    const all = fresh || model.programmedOk !== programmedOk;
+    // Record statuses: all of them when the zone's programmed state flipped, else only those whose
+    // inputs, verdict or problem changed since they were last written.
+    const all = model.statusesPending === 'all' || model.programmedOk !== programmedOk;
     model.programmedOk = programmedOk;
     try {
       await this.writeRecordStatuses(
         key,
         backend,
         model.model.verdicts,
-        // The record sets that changed in this reconcile, and those whose verdict or problem changed.
         all
           ? model.model.verdicts.keys()
-          : new Set([...delta.verdicts, ...(dirty ?? []), ...problemsChanged]),
+          : new Set([...(model.statusesPending as Set<ResourceKey>), ...problemsChanged]),
         programmedOk,
         programmedMessage,
         problems,
@@ -473,11 +617,114 @@ export class Controller {
       model.programmedOk = undefined;
       throw e;
     }
-    if (!programmedOk) return { requeueAfterMs: 1000 };
+    if (programmedOk) model.statusesPending = new Set();
+    if (!programmedOk) {
+      this.failing.set(key, { key, reason: 'Pending', message: programmedMessage });
+      return { requeueAfterMs: 1000 };
+    }
+    this.failing.delete(key);
     // A backend others can edit is re-applied periodically (drift repair); the hash comes first.
     const resync = backend.resyncIntervalMs;
-    if (hash === undefined) return { requeueAfterMs: Math.min(HASH_DELAY_MS, resync ?? HASH_DELAY_MS) };
+    if (assigned.hash === undefined)
+      return { requeueAfterMs: Math.min(this.hashDelayMs, resync ?? this.hashDelayMs) };
     return resync !== undefined ? { requeueAfterMs: resync } : undefined;
+  }
+
+  /**
+   * The serial of the model's current content, saved durably: the one already chosen for it (saved
+   * again after a failed write), else a new one. A model's first serial keeps the stored one when the
+   * stored hash is this content's (a restart or rebuild without changes); any other content gets
+   * `max(YYYYMMDD00, last + 1)` above every serial this process asked to save, saved or not, so a
+   * serial is never reused for other content even if a failed write did reach the disk.
+   */
+  private async assignSerial(origin: Name, zone: DNSZone, model: ZoneModelState): Promise<AssignedSerial> {
+    const id = nameKey(origin);
+    let assigned = model.assigned;
+    if (!assigned) {
+      const stored = this.serialState(origin, zone);
+      if (model.firstSerial) {
+        const hash = model.model.contentHash();
+        assigned =
+          stored && stored.hash === hash
+            ? { serial: stored.serial, hash, saved: !this.unsaved.has(id) }
+            : { serial: this.claimSerial(id, stored), hash, saved: false };
+      } else {
+        const serial = this.claimSerial(id, stored);
+        assigned = this.hashOnChange
+          ? { serial, hash: model.model.contentHash(), saved: false }
+          : { serial, saved: false };
+      }
+      model.assigned = assigned;
+      model.firstSerial = false;
+    }
+    if (!assigned.saved) {
+      const { serial, hash } = assigned;
+      try {
+        await this.serials.set(origin, hash === undefined ? { serial } : { serial, hash });
+      } catch (e) {
+        this.unsaved.add(id);
+        throw new SerialNotSavedError(errorText(e), { cause: e });
+      }
+      this.unsaved.delete(id);
+      assigned.saved = true;
+    }
+    return assigned;
+  }
+
+  /** A new serial for an origin: above the stored one and above every one claimed before. */
+  private claimSerial(id: string, stored: ZoneSerialState | undefined): number {
+    let last = stored?.serial;
+    const claimed = this.claimed.get(id);
+    if (claimed !== undefined && (last === undefined || serialGreater(claimed, last))) last = claimed;
+    const serial = nextSerial(last, this.now());
+    this.claimed.set(id, serial);
+    return serial;
+  }
+
+  /** The serial and hash fields of the zone's status for a saved serial. */
+  private serialFields(zone: DNSZone, assigned: AssignedSerial): { serial: number; hash?: string } {
+    const hash = assigned.hash ?? (zone.status?.serial === assigned.serial ? zone.status.hash : undefined);
+    return { serial: assigned.serial, ...(hash !== undefined ? { hash } : {}) };
+  }
+
+  /**
+   * Reports a failed step: the zone (Programmed as given, Ready=False with the reason), the listed
+   * record sets as not programmed, and the zone in `pendingZones()` until a reconcile succeeds.
+   */
+  private async failed(
+    key: ResourceKey,
+    zone: DNSZone,
+    model: ZoneModelState,
+    backend: Backend,
+    fields: Omit<DNSZoneStatus, 'conditions' | 'observedGeneration'>,
+    accepted: ConditionInput,
+    reason: string,
+    message: string,
+    what: { programmed: boolean; records: Iterable<ResourceKey> },
+  ): Promise<void> {
+    this.failing.set(key, { key, reason, message });
+    const generation = zone.metadata.generation;
+    const status = {
+      // Without a newly saved serial the status keeps the serial (and hash) it had.
+      ...(zone.status?.serial !== undefined ? { serial: zone.status.serial } : {}),
+      ...(zone.status?.hash !== undefined ? { hash: zone.status.hash } : {}),
+      ...fields,
+    };
+    await this.writeZoneStatus(zone, status, [
+      accepted,
+      what.programmed
+        ? {
+            type: 'Programmed',
+            status: 'True',
+            reason: 'Programmed',
+            message: `${backend.name} serves serial ${status.serial}`,
+            observedGeneration: generation,
+          }
+        : { type: 'Programmed', status: 'False', reason, message, observedGeneration: generation },
+      { type: 'Ready', status: 'False', reason, message, observedGeneration: generation },
+    ]);
+    if (!what.programmed)
+      await this.writeRecordStatuses(key, backend, model.model.verdicts, what.records, false, message);
   }
 
   /** A class's transfer settings with their secrets read, once per class version. */
@@ -503,7 +750,15 @@ export class Controller {
     const existing = this.models.get(key);
     if (existing && existing.model.configSignature === ZoneModel.signature(zone, zoneClass, origin))
       return existing;
-    const state: ZoneModelState = { model: new ZoneModel(zone, zoneClass, origin), fresh: true };
+    const state: ZoneModelState = {
+      model: new ZoneModel(zone, zoneClass, origin),
+      fresh: true,
+      firstSerial: true,
+      full: true,
+      pending: new Map(),
+      verdictsPending: 'all',
+      statusesPending: 'all',
+    };
     this.models.set(key, state);
     return state;
   }
@@ -519,6 +774,7 @@ export class Controller {
     const model = this.models.get(key);
     this.models.delete(key);
     this.dirty.delete(key);
+    this.failing.delete(key);
     const state = this.programmed.get(key);
     if (!state) return;
     // Another zone may have taken over the same origin (a conflict settled); leave it alone then.

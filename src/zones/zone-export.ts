@@ -8,14 +8,16 @@ import { nextSerial } from './serial.ts';
 import { printZoneFile } from './zone-file.ts';
 
 /**
- * The serial `serve` publishes for this content, from its persisted state: the stored serial while the
- * stored content hash is this content's, or while the hash is still pending (a running serve stores the
- * serial of a change at once and its hash a moment later); the next serial (`max(YYYYMMDD00,
- * last + 1)`) when the content differs from what was published, as serve decides on its next start;
- * the date serial when nothing is stored.
+ * The serial `serve` publishes for this content, from its persisted state, by the rule serve applies
+ * when it starts (ADR 0005): the stored serial when the stored content hash is this content's; the
+ * next serial (`max(YYYYMMDD00, last + 1)`) when it is another content's, or unknown (a running serve
+ * saves the hash of a change's serial a moment after the serial; until then it cannot be known which
+ * content that serial was served with, so this content is shown under the serial it would get); the
+ * date serial when nothing is stored. So an export never shows a serial with content other than what
+ * serve served under it.
  */
 export function servedSerial(zone: AssembledZone, stored: ZoneSerialState | undefined, now: Date): number {
-  if (stored && (stored.hash === undefined || stored.hash === zone.hash)) return stored.serial;
+  if (stored && stored.hash !== undefined && stored.hash === zone.hash) return stored.serial;
   return nextSerial(stored?.serial, now);
 }
 
