@@ -6,7 +6,7 @@ import { runDnsWorker } from '../server/dns-worker.ts';
 import { parseCidr, RRL_LIMITS, type RrlSettings } from '../server/rrl.ts';
 import { type DnsWorkerConfig, WORKER_CONFIG_ENV } from '../server/worker-protocol.ts';
 import { createLogger } from './logger.ts';
-import { podNamespace, startOperator } from './operator.ts';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS, podNamespace, startOperator } from './operator.ts';
 import { startServe } from './serve.ts';
 import { startServer } from './server.ts';
 import { runStatus } from './status.ts';
@@ -28,8 +28,10 @@ Usage:
       every 2nd over the rate sent truncated, 65536 buckets, loopback exempt); see docs/rrl.md.
   zonekeeper operator [--kubeconfig FILE] [--context NAME] [--namespace NS] [--http 0.0.0.0:8080]
                       [--leader-elect=false] [--leader-election-id NAME] [--identity NAME]
+                      [--shutdown-timeout SECONDS]
       Reconcile DNSZoneClasses, DNSZones and DNSRecordSets in a Kubernetes cluster: serials and hashes in
       DNSZone.status, conditions, finalizers, Events; one leader per --namespace Lease (15 s/10 s/2 s).
+      --shutdown-timeout: on SIGTERM, stop within this many seconds (default 20), API server or not.
   zonekeeper server [--kubeconfig FILE] [--context NAME] [--dns 0.0.0.0:5353] [--http 0.0.0.0:8080]
                     [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
                     [--unconfirmed-after SECONDS] [--response-cache N] [--rrl ...]
@@ -106,8 +108,12 @@ async function main(argv: string[]): Promise<number> {
           'leader-elect': { type: 'string', default: 'true' },
           'leader-election-id': { type: 'string', default: 'zonekeeper-operator' },
           identity: { type: 'string' },
+          'shutdown-timeout': { type: 'string', default: String(DEFAULT_SHUTDOWN_TIMEOUT_MS / 1000) },
         },
       });
+      const shutdownTimeout = Number(values['shutdown-timeout']);
+      if (!Number.isFinite(shutdownTimeout) || shutdownTimeout < 0 || shutdownTimeout > 3600)
+        throw new UsageError('--shutdown-timeout: give seconds, from 0 to 3600');
       const namespace = values.namespace ?? podNamespace() ?? 'zonekeeper-system';
       const log = createLogger();
       const handle = await startOperator({
@@ -118,10 +124,13 @@ async function main(argv: string[]): Promise<number> {
         leaderElect: parseBoolean('--leader-elect', values['leader-elect']),
         leaseName: values['leader-election-id'],
         ...(values.identity ? { identity: values.identity } : {}),
+        shutdownTimeoutMs: shutdownTimeout * 1000,
         log,
       });
       await untilSignal(log);
-      await handle.stop();
+      const { unfinished } = await handle.stop();
+      // Requests to an API server that does not answer would keep the process alive: end it here.
+      if (unfinished.length > 0) process.exit(1);
       return 0;
     }
     case 'server': {

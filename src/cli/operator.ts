@@ -13,6 +13,7 @@ import { KubeApi, type KubeJson, loadKubeConfig } from '../sources/kubernetes/ku
 import { type InvalidObject, KubernetesStore } from '../sources/kubernetes/kubernetes-store.ts';
 import { LeaderElector } from '../sources/kubernetes/leader-election.ts';
 import { kubernetesSecrets } from '../sources/kubernetes/secrets.ts';
+import { within } from '../util/within.ts';
 import { splitKey } from '../zones/resource-key.ts';
 import type { Log } from './logger.ts';
 
@@ -28,6 +29,12 @@ export interface OperatorOptions {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
+  /**
+   * The graceful-shutdown budget: every step of `stop()` (finishing reconciles, releasing the lease,
+   * stopping the watches and the HTTP server) waits at most what is left of it (default 20 s, below
+   * the chart's terminationGracePeriodSeconds of 30 s).
+   */
+  shutdownTimeoutMs?: number;
   log: Log;
   /** What to do when leadership is lost (the CLI exits; tests may do otherwise). */
   onLostLeadership?: () => void;
@@ -38,8 +45,19 @@ export interface OperatorHandle {
   store: KubernetesStore;
   isLeader: () => boolean;
   controller: () => Controller | undefined;
-  stop(): Promise<void>;
+  /** Graceful shutdown within the budget; lists the steps that did not finish in time. */
+  stop(): Promise<ShutdownResult>;
 }
+
+export interface ShutdownResult {
+  /** Steps cut short by the budget (e.g. `release the lease`); empty when everything finished. */
+  unfinished: string[];
+}
+
+/** Default graceful-shutdown budget of `zonekeeper operator`. */
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 20_000;
+/** How long in-flight reconciles may take to finish on shutdown, at most (within the budget). */
+const RECONCILE_DRAIN_MS = 5000;
 
 /** The namespace a pod runs in (in-cluster), for the default of --namespace. */
 export function podNamespace(): string | undefined {
@@ -172,18 +190,32 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     controller: () => controller,
     async stop() {
       stopping = true;
+      const budget = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+      const deadline = performance.now() + budget;
+      const left = () => deadline - performance.now();
+      const unfinished: string[] = [];
+      const step = async (name: string, work: Promise<unknown>, limitMs = left()) => {
+        if (!(await within(work, Math.min(limitMs, left())))) unfinished.push(name);
+      };
       const c = controller;
       if (c) {
         // Let in-flight work finish (bounded), so status matches what was programmed.
-        await Promise.race([c.idle(), new Promise((r) => setTimeout(r, 5000).unref())]);
-        await c.flush();
+        await step('finish the reconciles in flight', c.idle(), RECONCILE_DRAIN_MS);
+        await step('save the content hashes', c.flush());
         c.stop();
       }
       controller = undefined;
-      await elector?.stop(); // releases the lease: a standby takes over at once
+      // Releases the lease: a standby takes over at once (or once it expires, if the API server is gone).
+      if (elector && !(await elector.stop(Math.max(0, left())))) unfinished.push('leave the leader election');
       backends.close();
-      await store.stop();
-      await http.stop();
+      await step('stop the watches', store.stop());
+      await step('stop the HTTP server', http.stop());
+      if (unfinished.length > 0)
+        log('warn', 'shutdown: not everything finished within the budget', {
+          budgetMs: budget,
+          unfinished: unfinished.join('; '),
+        });
+      return { unfinished };
     },
   };
 }

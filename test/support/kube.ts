@@ -70,6 +70,8 @@ export interface KubeCluster {
   server: string;
   dir: string;
   binDir: string;
+  /** The kube-apiserver's process ID (to stop, freeze or kill it in a test). */
+  apiServerPid: number;
   /** The kubeconfig of the admin user (system:masters). */
   adminKubeconfig: string;
   kubectlPath: string;
@@ -321,6 +323,7 @@ export async function startKube(options: { users?: KubeUser[]; crds?: boolean } 
       server,
       dir,
       binDir,
+      apiServerPid: apiserver.pid!,
       adminKubeconfig,
       kubectlPath,
       kubeconfigFor: (user) => {

@@ -9,6 +9,7 @@
  * - on graceful shutdown the leader releases the lease (empty holder), so a standby takes over at once.
  * Writes are conditional on resourceVersion: two candidates cannot both win.
  */
+import { within } from '../../util/within.ts';
 import { isStatus, type KubeApi, type LeaseRecord } from './kube-api.ts';
 
 export interface LeaderElectorOptions {
@@ -66,16 +67,34 @@ export class LeaderElector {
     this.running ??= this.loop();
   }
 
-  /** Stops campaigning; a leader releases the lease so that another replica can take over at once. */
-  async stop(): Promise<void> {
+  /**
+   * Stops campaigning; a leader releases the lease so that another replica can take over at once.
+   * Bounded by `timeoutMs`: a request to an API server that does not answer is not waited for beyond
+   * it (the lease then expires after its duration instead). Resolves true when everything finished.
+   */
+  async stop(timeoutMs = Number.POSITIVE_INFINITY): Promise<boolean> {
+    const { log = () => {} } = this.options;
+    const deadline = performance.now() + timeoutMs;
     this.stopped = true;
     clearTimeout(this.timer);
     this.wake?.();
-    await this.running;
+    let complete = await within(this.running ?? Promise.resolve(), deadline - performance.now());
+    if (!complete)
+      log('warn', 'leader election: a lease request is still waiting for the API server; stopping anyway');
     if (this.leading) {
       this.leading = false;
-      await this.release();
+      if (!(await within(this.release(), deadline - performance.now()))) {
+        complete = false;
+        log(
+          'warn',
+          'leader election: the lease was not released in time; a standby takes it once it expires',
+          {
+            leaseDurationMs: this.options.leaseDurationMs,
+          },
+        );
+      }
     }
+    return complete;
   }
 
   private now(): number {
