@@ -29,14 +29,19 @@ export interface ProgrammedZone {
 /**
  * One RRset of the zone the backend did not program while programming the rest: something the backend
  * holds and Zonekeeper does not own takes its name (`Conflict`), or the backend refused its content
- * (`BackendRejected`). The message says what holds it or what was refused, and what to do.
+ * (`BackendRejected`), or cannot answer for it (`AliasTargetUnresolvable`). The message says what holds
+ * it or what was refused, and what to do.
  */
 export interface RRsetProblem {
   owner: Name;
   type: RecordTypeName;
   /** Where the RRset came from, so the problem is reported on the record set (or zone) behind it. */
   origin: RRsetOrigin;
-  reason: 'Conflict' | 'BackendRejected';
+  /**
+   * `AliasTargetUnresolvable`: an ALIAS the built-in server serves but cannot answer (its target is
+   * outside the zones served and no recursive resolver is configured).
+   */
+  reason: 'Conflict' | 'BackendRejected' | 'AliasTargetUnresolvable';
   message: string;
 }
 

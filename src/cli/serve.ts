@@ -53,8 +53,13 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const workers = Math.max(1, options.workers ?? 1);
   const notifier = new Notifier({ registry, log: (level, message) => log(level, message) });
   let pool: WorkerPoolBackend | undefined;
+  // Without --alias-resolver, an ALIAS whose target is outside the zones served cannot be answered:
+  // the built-in backend reports its record set (not Ready) and has zones rechecked as others come and go.
+  const aliasCheck = options.aliasResolver
+    ? undefined
+    : { recheck: (zone: string) => controller.recheckZone(zone) };
   const backend = (): Backend => {
-    if (workers === 1) return new BuiltinBackend(table, notifier);
+    if (workers === 1) return new BuiltinBackend(table, notifier, aliasCheck ? { aliasCheck } : {});
     pool = WorkerPoolBackend.forListener(
       table,
       dns.address(),
@@ -63,6 +68,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         registry,
         log: (level, message) => log(level, message),
         ...answerSettings(options),
+        ...(aliasCheck ? { aliasCheck } : {}),
       },
       notifier,
     );

@@ -309,6 +309,14 @@ export class Controller {
     return [...this.failing.values()];
   }
 
+  /**
+   * Reconciles a zone again though nothing of it changed: its backend's report on it may have (the
+   * built-in server's ALIAS targets, when other zones come and go).
+   */
+  recheckZone(key: ResourceKey): void {
+    this.zones.add(key);
+  }
+
   stop(): void {
     this.unsubscribe?.();
     this.zones.shutdown();
@@ -968,7 +976,8 @@ function observedState(object: Resource): string {
 
 /**
  * A record set the backend left out: held by something the backend does not let Zonekeeper own
- * (Accepted=False, Conflict), or content the backend refused (Programmed=False, BackendRejected).
+ * (Accepted=False, Conflict), or content the backend refused or cannot answer for (Programmed=False,
+ * with the problem's reason: BackendRejected, AliasTargetUnresolvable).
  */
 function problemConditions(
   problem: RRsetProblem,
@@ -989,11 +998,11 @@ function problemConditions(
     {
       type: 'Programmed',
       status: 'False',
-      reason: 'BackendRejected',
+      reason: problem.reason,
       message,
       observedGeneration: generation,
     },
-    { type: 'Ready', status: 'False', reason: 'BackendRejected', message, observedGeneration: generation },
+    { type: 'Ready', status: 'False', reason: problem.reason, message, observedGeneration: generation },
   ];
 }
 

@@ -3,7 +3,20 @@ import type { Notifier } from '../../server/transfer/notifier.ts';
 import { type ResolvedTransfers, TransferPolicy } from '../../server/transfer/transfer-policy.ts';
 import { ZoneSnapshot } from '../../server/zone-snapshot.ts';
 import type { ZoneTable } from '../../server/zone-table.ts';
-import type { Backend, ProgrammedZone } from '../backend.ts';
+import type { ResourceKey } from '../../zones/resource-key.ts';
+import type { RRset } from '../../zones/rrset.ts';
+import type { ApplyResult, Backend, ProgrammedZone } from '../backend.ts';
+import { AliasTargets } from './alias-targets.ts';
+
+export interface BuiltinBackendOptions {
+  /**
+   * For the server that answers (`serve`) when it has no `--alias-resolver`: report ALIAS record sets
+   * whose target is outside the zones served (their A/AAAA queries get SERVFAIL) as problems, and hand
+   * the zones whose report may change when a zone comes or goes to `recheck` (the controller applies
+   * them again). Left out where the table is not what clients query (the operator).
+   */
+  aliasCheck?: { recheck: (zone: ResourceKey) => void };
+}
 
 /**
  * The built-in server as a backend. A change arrives as a delta and patches the served zone in place
@@ -15,32 +28,51 @@ export class BuiltinBackend implements Backend {
   private readonly table: ZoneTable;
   private readonly notifier: Notifier | undefined;
   private readonly policies = new Map<string, TransferPolicy>();
+  private readonly aliases: AliasTargets | undefined;
 
-  constructor(table: ZoneTable, notifier?: Notifier) {
+  constructor(table: ZoneTable, notifier?: Notifier, options: BuiltinBackendOptions = {}) {
     this.table = table;
     this.notifier = notifier;
+    this.aliases = options.aliasCheck ? new AliasTargets(table, options.aliasCheck.recheck) : undefined;
   }
 
-  async applyZone(zone: ProgrammedZone): Promise<void> {
+  async applyZone(zone: ProgrammedZone): Promise<ApplyResult | undefined> {
     const current = this.table.get(zone.origin);
     const policy = policyFor(this.policies, zone.transfers);
     if (current && current.serial === zone.serial) {
       setPolicy(current, policy);
-      return;
+      return this.result(zone);
     }
     if (current && zone.delta && current.serial === zone.delta.fromSerial) {
       setPolicy(current, policy);
       current.patch(zone.delta, zone.serial, zone.soa);
       this.table.changed(current);
+      this.aliases?.patch(zone.key, zone.origin, zone.delta.upserts, zone.delta.deletes);
     } else {
-      this.table.set(ZoneSnapshot.build(zone.origin, zone.soa, zone.serial, zone.rrsets(), policy));
+      const aliases = this.aliases;
+      const seen: RRset[] = [];
+      const rrsets = aliases ? tapAliases(zone.rrsets(), seen) : zone.rrsets();
+      this.table.set(ZoneSnapshot.build(zone.origin, zone.soa, zone.serial, rrsets, policy));
+      aliases?.replace(zone.key, zone.origin, seen);
+      // A zone served from now on may hold the targets of other zones' ALIAS record sets.
+      if (!current) aliases?.servedChanged(zone.origin);
     }
     const served = this.table.get(zone.origin)!;
     if (policy && policy.notify.length > 0) this.notifier?.notify(served.soa, policy.notify);
+    return this.result(zone);
+  }
+
+  /** What the apply leaves to report: ALIAS record sets this server cannot answer. */
+  private result(zone: ProgrammedZone): ApplyResult | undefined {
+    const problems = this.aliases?.problems(zone.origin);
+    return problems && problems.length > 0 ? { problems } : undefined;
   }
 
   async deleteZone(origin: Name): Promise<void> {
-    this.table.delete(origin);
+    if (this.table.delete(origin) && this.aliases) {
+      this.aliases.forget(origin);
+      this.aliases.servedChanged(origin);
+    }
   }
 
   async servedSerial(origin: Name): Promise<number | undefined> {
@@ -66,4 +98,12 @@ export function policyFor(
 export function setPolicy(zone: ZoneSnapshot, policy: TransferPolicy | undefined): void {
   zone.transfers = policy;
   zone.journal.resize(policy?.journalSize ?? 0);
+}
+
+/** Passes RRsets through, collecting the ALIAS ones (so a whole zone is read once). */
+function* tapAliases(rrsets: Iterable<RRset>, aliases: RRset[]): Generator<RRset> {
+  for (const rrset of rrsets) {
+    if (rrset.type === 'ALIAS') aliases.push(rrset);
+    yield rrset;
+  }
 }

@@ -6,8 +6,8 @@ import type { Notifier } from '../../server/transfer/notifier.ts';
 import type { DnsWorkerConfig, FromWorker, ToWorker } from '../../server/worker-protocol.ts';
 import { WORKER_CONFIG_ENV } from '../../server/worker-protocol.ts';
 import type { ZoneTable } from '../../server/zone-table.ts';
-import type { Backend, ProgrammedZone } from '../backend.ts';
-import { BuiltinBackend } from './builtin-backend.ts';
+import type { ApplyResult, Backend, ProgrammedZone } from '../backend.ts';
+import { BuiltinBackend, type BuiltinBackendOptions } from './builtin-backend.ts';
 
 export interface WorkerPoolOptions {
   /** DNS processes besides the primary. */
@@ -17,6 +17,8 @@ export interface WorkerPoolOptions {
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** How long applyZone waits for every worker to confirm a serial. */
   ackTimeoutMs?: number;
+  /** ALIAS record sets the processes cannot answer (see BuiltinBackendOptions). */
+  aliasCheck?: BuiltinBackendOptions['aliasCheck'];
 }
 
 interface PoolWorker {
@@ -42,7 +44,11 @@ export class WorkerPoolBackend implements Backend {
 
   constructor(table: ZoneTable, options: WorkerPoolOptions, notifier?: Notifier) {
     this.table = table;
-    this.local = new BuiltinBackend(table, notifier);
+    this.local = new BuiltinBackend(
+      table,
+      notifier,
+      options.aliasCheck ? { aliasCheck: options.aliasCheck } : {},
+    );
     this.options = options;
   }
 
@@ -57,6 +63,7 @@ export class WorkerPoolBackend implements Backend {
       workers: number;
       registry?: Registry;
       log?: WorkerPoolOptions['log'];
+      aliasCheck?: WorkerPoolOptions['aliasCheck'];
     } & AnswerSettings,
     notifier?: Notifier,
   ): WorkerPoolBackend {
@@ -67,6 +74,7 @@ export class WorkerPoolBackend implements Backend {
         workers: options.workers,
         ...(options.registry ? { registry: options.registry } : {}),
         ...(options.log ? { log: options.log } : {}),
+        ...(options.aliasCheck ? { aliasCheck: options.aliasCheck } : {}),
         config: {
           listen: `${host}:${address.port}`,
           ...answerSettings(options),
@@ -95,9 +103,9 @@ export class WorkerPoolBackend implements Backend {
     );
   }
 
-  async applyZone(zone: ProgrammedZone): Promise<void> {
+  async applyZone(zone: ProgrammedZone): Promise<ApplyResult | undefined> {
     const before = this.table.get(zone.origin)?.serial;
-    await this.local.applyZone(zone);
+    const result = await this.local.applyZone(zone);
     const patchable = zone.delta !== undefined && before === zone.delta.fromSerial;
     for (const member of this.pool.values()) {
       if (!member.ready) continue;
@@ -117,6 +125,7 @@ export class WorkerPoolBackend implements Backend {
       }
     }
     await this.settled(() => this.allServe(zone.origin, zone.serial));
+    return result;
   }
 
   async deleteZone(origin: Name): Promise<void> {
