@@ -19,8 +19,10 @@ const USAGE = `zonekeeper — Kubernetes-native authoritative DNS
 Usage:
   zonekeeper serve --manifests DIR [--dns 127.0.0.1:5353] [--http 127.0.0.1:8080] [--state-dir DIR]
                    [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
-                   [--response-cache N]
+                   [--response-cache N] [--secondary-probe-timeout SECONDS]
       Serve the zones described by the YAML in DIR with the built-in DNS server; follow edits live.
+      --secondary-probe-timeout: a zone with no serial in --state-dir first asks its NOTIFY targets for
+      their SOA serial and starts above it; how long to wait for them (default 2; 0 = do not ask).
       --workers: DNS processes sharing the port (default 1; auto = one per CPU).
       --response-cache: answers kept for reuse per DNS process (default 100000; 0 = off).
       --rrl on|off, --rrl-rate N, --rrl-slip N, --rrl-table-size N, --rrl-exempt CIDR[,CIDR...]|none:
@@ -69,9 +71,17 @@ async function main(argv: string[]): Promise<number> {
           workers: { type: 'string', default: '1' },
           'response-cache': { type: 'string' },
           ...RRL_FLAGS,
+          'secondary-probe-timeout': { type: 'string' },
         },
       });
       if (!values.manifests) throw new UsageError('serve needs --manifests DIR');
+      const probe = values['secondary-probe-timeout'];
+      const probeSeconds = probe === undefined ? undefined : Number(probe);
+      if (
+        probeSeconds !== undefined &&
+        (!Number.isFinite(probeSeconds) || probeSeconds < 0 || probeSeconds > 60)
+      )
+        throw new UsageError('--secondary-probe-timeout: give seconds, from 0 (do not ask) to 60');
       const log = createLogger();
       const handle = await startServe({
         manifests: values.manifests,
@@ -84,6 +94,7 @@ async function main(argv: string[]): Promise<number> {
         workers: parseWorkers(values.workers),
         ...responseCacheOption(values['response-cache']),
         ...rrlOption(values),
+        ...(probeSeconds !== undefined ? { secondaryProbeTimeoutMs: probeSeconds * 1000 } : {}),
         log,
       });
       await new Promise<void>((resolve) => {

@@ -6,13 +6,16 @@ import { WorkerPoolBackend } from '../backends/builtin/worker-pool-backend.ts';
 import { Controller } from '../control/controller.ts';
 import { MemoryStore } from '../control/memory-store.ts';
 import { fileAndEnvSecrets } from '../control/secrets.ts';
+import type { Name } from '../dns/name.ts';
 import { Registry } from '../metrics/registry.ts';
 import { type AnswerSettings, answerSettings, createQueryHandler } from '../server/answer-settings.ts';
 import { DnsServer } from '../server/dns-server.ts';
 import { HttpServer } from '../server/http-server.ts';
 import { ServerMetrics } from '../server/server-metrics.ts';
 import { Notifier } from '../server/transfer/notifier.ts';
+import { probeSoaSerials } from '../server/transfer/soa-probe.ts';
 import { TransferHandler } from '../server/transfer/transfer-handler.ts';
+import { type ResolvedTransfers, TransferPolicy } from '../server/transfer/transfer-policy.ts';
 import { ZoneTable } from '../server/zone-table.ts';
 import { ManifestSource } from '../sources/manifests/manifest-source.ts';
 import { StateFile } from '../sources/manifests/state-file.ts';
@@ -25,8 +28,16 @@ export interface ServeOptions extends AnswerSettings {
   stateDir?: string;
   /** DNS processes sharing the port (SO_REUSEPORT): 1 serves from this process alone. */
   workers?: number;
+  /**
+   * How long a zone with nothing stored waits for its secondaries' SOA serials before its first serial
+   * (default 2000 ms; 0: do not ask).
+   */
+  secondaryProbeTimeoutMs?: number;
   log: Log;
 }
+
+/** Default of `--secondary-probe-timeout`. */
+export const DEFAULT_SECONDARY_PROBE_TIMEOUT_MS = 2000;
 
 export interface ServeHandle {
   dns: { host: string; port: number };
@@ -47,8 +58,19 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const metrics = new ServerMetrics(registry, table);
   const state = new StateFile(options.stateDir);
   await state.load();
+  // Without stored serials a zone starts at the date serial, or above the serial its secondaries
+  // (NOTIFY targets) answer: lower than what was served before, secondaries would ignore it.
   if (!state.persistent)
-    log('warn', 'no --state-dir: serials start again from the date serial after a restart');
+    log(
+      'warn',
+      'no --state-dir: serials start again from the date serial after a restart (above what secondaries answer, for zones with NOTIFY targets)',
+    );
+  else if (Object.keys(state.snapshot().serials).length === 0)
+    log(
+      'warn',
+      `the state in ${options.stateDir} is empty (new or lost): serials start at the date serial, or above the serial each zone's secondaries (NOTIFY targets) answer`,
+    );
+  const probeTimeoutMs = options.secondaryProbeTimeoutMs ?? DEFAULT_SECONDARY_PROBE_TIMEOUT_MS;
   const store = new MemoryStore();
   const workers = Math.max(1, options.workers ?? 1);
   const notifier = new Notifier({ registry, log: (level, message) => log(level, message) });
@@ -118,7 +140,20 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   // environment variables here; a Kubernetes Secret reference is reported as needing a cluster).
   const secrets = fileAndEnvSecrets();
   const backends = createBackendFactory({ builtin: zoneBackend, secrets, log });
-  const controller = new Controller({ store, backend: backends, serials: state, registry, log, secrets });
+  const controller = new Controller({
+    store,
+    backend: backends,
+    serials: state,
+    registry,
+    log,
+    secrets,
+    ...(probeTimeoutMs > 0
+      ? {
+          secondarySerials: (origin: Name, transfers: ResolvedTransfers) =>
+            probeSoaSerials(origin, new TransferPolicy(transfers).notify, probeTimeoutMs),
+        }
+      : {}),
+  });
   await source.start();
   controller.start();
   await http.start();

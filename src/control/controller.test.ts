@@ -12,7 +12,7 @@ import {
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import type { Name } from '../dns/name.ts';
 import { ZoneTable } from '../server/zone-table.ts';
-import { Controller } from './controller.ts';
+import { Controller, type ControllerOptions } from './controller.ts';
 import { MemoryStore } from './memory-store.ts';
 import { FINALIZER } from './resource-store.ts';
 import { MemorySerialStore, type SerialStore } from './serial-store.ts';
@@ -346,5 +346,77 @@ describe('Controller', () => {
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(quietApplies, settled);
     quiet.controller.stop();
+  });
+});
+
+describe('Controller: nothing stored for a zone', () => {
+  const notifying = () =>
+    zoneClass('builtin', ['ns1.example.com.', 'ns2.example.com.'], {
+      transfers: { allowFrom: ['127.0.0.1/32'], notify: [{ address: '127.0.0.1:5300' }] },
+    });
+
+  function start(secondarySerials: ControllerOptions['secondarySerials'], serials = new MemorySerialStore()) {
+    const store = new MemoryStore(now);
+    const table = new ZoneTable();
+    const logs: string[] = [];
+    const controller = new Controller({
+      store,
+      backend: new BuiltinBackend(table),
+      serials,
+      now,
+      log: (level, message, fields) => logs.push(`${level} ${message} ${JSON.stringify(fields ?? {})}`),
+      ...(secondarySerials ? { secondarySerials } : {}),
+    });
+    store.apply(notifying());
+    store.apply(zone('dns', 'example-com', 'example.com'));
+    controller.start();
+    return { store, table, controller, logs };
+  }
+
+  test('starts above the highest serial the secondaries answer, and says so', async () => {
+    const asked: string[] = [];
+    const { store, controller, logs } = start(async (origin, transfers) => {
+      asked.push(`${origin} ${transfers.notify.map((n) => n.address).join(',')}`);
+      return [
+        { target: '127.0.0.1:5300', serial: 2026112107 },
+        { target: '127.0.0.1:5301', error: 'no answer within 2000 ms' },
+      ];
+    });
+    await controller.idle();
+    assert.deepEqual(asked, ['example.com. 127.0.0.1:5300']);
+    assert.equal((store.get('DNSZone', 'dns/example-com') as DNSZone).status?.serial, 2026112108);
+    assert.ok(logs.some((l) => /^warn zone example\.com\.: no serial stored; .*up to 2026112107/.test(l)));
+    assert.ok(logs.some((l) => /127\.0\.0\.1:5301: no answer/.test(l)));
+    controller.stop();
+  });
+
+  test('secondaries below the date serial, none answering, or a failing probe: the date serial', async () => {
+    for (const answer of [
+      async () => [{ target: 'a', serial: 2025010100 }],
+      async () => [{ target: 'a', error: 'timeout' }],
+      async () => {
+        throw new Error('socket error');
+      },
+    ]) {
+      const { store, controller, logs } = start(answer);
+      await controller.idle();
+      assert.equal((store.get('DNSZone', 'dns/example-com') as DNSZone).status?.serial, 2026112100);
+      assert.ok(logs.some((l) => l.startsWith('warn zone example.com.: no serial stored')));
+      controller.stop();
+    }
+  });
+
+  test('a stored serial is used without asking the secondaries', async () => {
+    const serials = new MemorySerialStore();
+    await serials.set('example.com.', { serial: 2026112105 });
+    let asked = 0;
+    const { store, controller } = start(async () => {
+      asked++;
+      return [];
+    }, serials);
+    await controller.idle();
+    assert.equal(asked, 0);
+    assert.equal((store.get('DNSZone', 'dns/example-com') as DNSZone).status?.serial, 2026112106);
+    controller.stop();
   });
 });

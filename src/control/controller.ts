@@ -13,6 +13,7 @@ import { type ApplyResult, type Backend, BackendError, type RRsetProblem } from 
 import { type Name, nameKey } from '../dns/name.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
 import type { Registry } from '../metrics/registry.ts';
+import { highestSerial, type SoaProbeResult } from '../server/transfer/soa-probe.ts';
 import { type ResolvedTransfers, resolveTransfers } from '../server/transfer/transfer-policy.ts';
 import { getOrInsert } from '../util/get-or-insert.ts';
 import type { RecordVerdict } from '../zones/assemble.ts';
@@ -58,6 +59,12 @@ export interface ControllerOptions {
   retryMaxDelayMs?: number;
   /** How long after a change the content hash of its serial is computed and saved (default 1 s). */
   hashDelayMs?: number;
+  /**
+   * Asks a zone's secondaries (its class's NOTIFY targets) which SOA serial they serve. Used when no
+   * serial is stored for the zone (an empty, new or lost state): its first serial starts above the
+   * highest answer, so secondaries that hold a serial from before still follow. Folder mode sets it.
+   */
+  secondarySerials?: (origin: Name, transfers: ResolvedTransfers) => Promise<SoaProbeResult[]>;
 }
 
 interface ProgrammedState {
@@ -176,6 +183,7 @@ export class Controller {
   /** Zones whose last reconcile failed, with why; retried with backoff until it succeeds. */
   private readonly failing = new Map<ResourceKey, ZoneFailure>();
   private readonly hashDelayMs: number;
+  private readonly secondarySerials: ControllerOptions['secondarySerials'];
   /** Last generation and deletion state seen per object, to skip status-only events. */
   private readonly seen = new Map<string, string>();
   private unsubscribe?: () => void;
@@ -193,6 +201,7 @@ export class Controller {
     this.hashOnChange = options.hashOnChange ?? false;
     this.writeConcurrency = Math.max(1, options.writeConcurrency ?? 1);
     this.hashDelayMs = options.hashDelayMs ?? HASH_DELAY_MS;
+    this.secondarySerials = options.secondarySerials;
     const backoff = {
       ...(options.retryBaseDelayMs !== undefined ? { baseDelayMs: options.retryBaseDelayMs } : {}),
       ...(options.retryMaxDelayMs !== undefined ? { maxDelayMs: options.retryMaxDelayMs } : {}),
@@ -471,7 +480,7 @@ export class Controller {
     // 1. A serial for the content, durable before anything serves it (ADR 0005).
     let assigned: AssignedSerial;
     try {
-      assigned = await this.assignSerial(origin, zone, model);
+      assigned = await this.assignSerial(origin, zone, model, transfers.resolved);
     } catch (e) {
       const servedSerial = this.programmed.get(key)?.serial;
       const message =
@@ -645,11 +654,17 @@ export class Controller {
    * `max(YYYYMMDD00, last + 1)` above every serial this process asked to save, saved or not, so a
    * serial is never reused for other content even if a failed write did reach the disk.
    */
-  private async assignSerial(origin: Name, zone: DNSZone, model: ZoneModelState): Promise<AssignedSerial> {
+  private async assignSerial(
+    origin: Name,
+    zone: DNSZone,
+    model: ZoneModelState,
+    transfers: ResolvedTransfers | undefined,
+  ): Promise<AssignedSerial> {
     const id = nameKey(origin);
     let assigned = model.assigned;
     if (!assigned) {
-      const stored = this.serialState(origin, zone);
+      let stored = this.serialState(origin, zone);
+      if (!stored && !this.claimed.has(id)) stored = await this.serialFromSecondaries(origin, transfers);
       if (model.firstSerial) {
         const hash = model.model.contentHash();
         assigned =
@@ -677,6 +692,34 @@ export class Controller {
       assigned.saved = true;
     }
     return assigned;
+  }
+
+  /**
+   * Nothing is stored for the zone: the highest serial its secondaries answer, so that the first
+   * serial starts above it (as if it had been stored), or undefined (the date serial then).
+   */
+  private async serialFromSecondaries(
+    origin: Name,
+    transfers: ResolvedTransfers | undefined,
+  ): Promise<ZoneSerialState | undefined> {
+    if (!this.secondarySerials || !transfers || transfers.notify.length === 0) return undefined;
+    let results: SoaProbeResult[];
+    try {
+      results = await this.secondarySerials(origin, transfers);
+    } catch (e) {
+      results = [{ target: 'secondaries', error: errorText(e) }];
+    }
+    const highest = highestSerial(results);
+    const answers = results.map((r) => `${r.target}: ${r.serial ?? r.error}`).join(', ');
+    this.log(
+      'warn',
+      highest !== undefined
+        ? `zone ${origin}: no serial stored; its secondaries serve up to ${highest}, so it starts above that`
+        : `zone ${origin}: no serial stored and no secondary answered its SOA; it starts at the date serial, ` +
+            'and a secondary that holds a higher serial ignores it until the serial passes that one',
+      { secondaries: answers },
+    );
+    return highest !== undefined ? { serial: highest } : undefined;
   }
 
   /** A new serial for an origin: above the stored one and above every one claimed before. */
