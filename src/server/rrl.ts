@@ -37,7 +37,7 @@ export interface RrlSettings {
   rate?: number;
   /** Every slip-th limited response is sent truncated instead of dropped; 0 drops them all (default 2). */
   slip?: number;
-  /** Buckets in the table, rounded up to a power of two (default 65,536: about 2 MB). */
+  /** Buckets in the table, rounded up to a power of two (default 65,536: 1 MB). */
   tableSize?: number;
   /** Client networks (CIDR) never limited; default the loopback networks. */
   exempt?: string[];
@@ -91,12 +91,13 @@ export class ResponseRateLimiter {
   private readonly slip: number;
   private readonly mask: number;
   /**
-   * The buckets, 32 bytes each in one buffer, so that a lookup (a pair of buckets) touches one cache
-   * line: as 32-bit words, [8b] and [8b+1] the two words identifying the bucket, [8b+2] responses
-   * limited so far (for the slip); as doubles, [4b+2] the credit and [4b+3] when it was last updated.
+   * The buckets, 16 bytes each in one buffer, so that a lookup (a pair of buckets) touches half a
+   * cache line and the default table takes 1 MB: as 32-bit integers, [4b] the word identifying the
+   * bucket (0: empty), [4b+1] when it was last updated (whole milliseconds, modulo 2^32), [4b+2]
+   * responses limited so far (for the slip); as a 32-bit float, [4b+3] its credit.
    */
-  private readonly words: Int32Array;
-  private readonly doubles: Float64Array;
+  private readonly ints: Int32Array;
+  private readonly floats: Float32Array;
   /** Exempt IPv4 networks as [network, mask] pairs of 32-bit words (checked on the path of limited responses). */
   private readonly exempt4: Int32Array;
   /** Exempt IPv6 networks. */
@@ -115,10 +116,9 @@ export class ResponseRateLimiter {
     let size = 2;
     while (size < (settings.tableSize ?? RRL_DEFAULTS.tableSize)) size *= 2;
     this.mask = size - 1;
-    const buffer = new ArrayBuffer(size * 32);
-    this.words = new Int32Array(buffer);
-    this.doubles = new Float64Array(buffer);
-    for (let b = 0; b < size; b++) this.doubles[4 * b + 3] = Number.NEGATIVE_INFINITY;
+    const buffer = new ArrayBuffer(size * 16);
+    this.ints = new Int32Array(buffer);
+    this.floats = new Float32Array(buffer);
     const v4: number[] = [];
     this.exempt6 = new net.BlockList();
     for (const cidr of settings.exempt ?? RRL_DEFAULTS.exempt) {
@@ -149,38 +149,42 @@ export class ResponseRateLimiter {
     if (response.length < 12 || !this.client(address)) return response;
     const kind = classify(response);
     const subject = this.subject(response, kind);
-    // Two independent 32-bit words identify the bucket: one places it, both must match.
-    const a = fmix(subject ^ Math.imul(this.keyHigh, 0x9e3779b1) ^ Math.imul(this.keyLow + kind, 0x85ebca6b));
-    const b = fmix(Math.imul(subject, 0xc2b2ae35) + this.keyHigh * 31 + this.keyLow * 7 + kind + 0x27d4eb2f);
-    const words = this.words;
-    const doubles = this.doubles;
-    const first = a & this.mask & ~1;
+    // The hash places the bucket (its low bits) and identifies it (all 32 bits, never 0: 0 is empty).
+    const tag =
+      fmix(subject ^ Math.imul(this.keyHigh, 0x9e3779b1) ^ Math.imul(this.keyLow + kind, 0x85ebca6b)) | 1;
+    const ints = this.ints;
+    const floats = this.floats;
+    const ms = now | 0;
+    const first = tag & this.mask & ~1;
     let slot = first;
-    if (words[8 * slot] !== a || words[8 * slot + 1] !== b) {
+    if (ints[4 * slot] !== tag) {
       slot = first + 1;
-      if (words[8 * slot] !== a || words[8 * slot + 1] !== b) {
-        // A new bucket, in place of the one of the pair used least recently, with full credit.
-        slot = doubles[4 * first + 3]! <= doubles[4 * first + 7]! ? first : first + 1;
-        words[8 * slot] = a;
-        words[8 * slot + 1] = b;
-        words[8 * slot + 2] = 0;
-        doubles[4 * slot + 2] = this.rate;
-        doubles[4 * slot + 3] = now;
+      if (ints[4 * slot] !== tag) {
+        // A new bucket, in place of the one of the pair idle longest (or empty), with full credit.
+        const idle0 = ints[4 * first] === 0 ? 0x7fffffff : (ms - ints[4 * first + 1]!) | 0;
+        const idle1 = ints[4 * first + 4] === 0 ? 0x7fffffff : (ms - ints[4 * first + 5]!) | 0;
+        slot = (idle0 < 0 ? 0x7fffffff : idle0) >= (idle1 < 0 ? 0x7fffffff : idle1) ? first : first + 1;
+        ints[4 * slot] = tag;
+        ints[4 * slot + 1] = ms;
+        ints[4 * slot + 2] = 0;
+        floats[4 * slot + 3] = this.rate;
       }
     }
     const rate = this.rate;
-    let credit = doubles[4 * slot + 2]! + ((now - doubles[4 * slot + 3]!) * rate) / 1000;
+    // Elapsed time modulo 2^32 ms; negative only after weeks of silence: then the bucket is full.
+    const elapsed = (ms - ints[4 * slot + 1]!) | 0;
+    let credit = elapsed < 0 ? rate : floats[4 * slot + 3]! + (elapsed * rate) / 1000;
     if (credit > rate) credit = rate;
-    doubles[4 * slot + 3] = now;
+    ints[4 * slot + 1] = ms;
     if (credit >= 1) {
-      doubles[4 * slot + 2] = credit - 1;
+      floats[4 * slot + 3] = credit - 1;
       return response;
     }
-    doubles[4 * slot + 2] = credit;
+    floats[4 * slot + 3] = credit;
     // Over its rate: exempt clients are told apart here, off the common path.
     if (this.isExempt(address)) return response;
-    const n = (words[8 * slot + 2]! + 1) | 0;
-    words[8 * slot + 2] = n;
+    const n = (ints[4 * slot + 2]! + 1) | 0;
+    ints[4 * slot + 2] = n;
     if (this.slip > 0 && n % this.slip === 0) {
       this.counters?.rrlSlipped(RRL_KINDS[kind]!);
       return truncated(response);
