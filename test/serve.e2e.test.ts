@@ -164,17 +164,18 @@ describe('zonekeeper serve on the examples, queried with dig and kdig', () => {
       return accepted?.status === 'False' ? accepted.message : undefined;
     });
     assert.match(problems.value, /spec\.records\[0\] "192\.0\.2\.300"/);
-    // RDATA problems are found when the zone is assembled: the record set is rejected, its old data is
-    // no longer published, and everything else keeps serving.
+    // A record value that does not parse is an invalid version like any other: the last valid one
+    // keeps serving, and everything else too.
+    assert.deepEqual(rdataOf(await dig(serve.dnsPort, 'api.example.com', 'A'), 'A'), ['192.0.2.80']);
     assert.deepEqual(rdataOf(await dig(serve.dnsPort, 'www.sub.example.com', 'A'), 'A'), ['198.51.100.80']);
-    // A schema-level problem keeps the last valid version.
-    await writeFile(file, original.replace('type: A', 'type: BOGUS'));
+    // A schema-level problem keeps the last valid version too.
     await writeFile(file, original);
-    await waitFor(async () =>
-      rdataOf(await dig(serve.dnsPort, 'api.example.com', 'A'), 'A').join() === '192.0.2.80'
-        ? true
-        : undefined,
-    );
+    await waitFor(async () => {
+      const body = (await (await fetch(`${serve.httpUrl}/api/v1/resources`)).json()) as {
+        problems: { file: string }[];
+      };
+      return body.problems.some((p) => p.file === file) ? undefined : true;
+    });
     await writeFile(file, original.replace('type: A', 'type: BOGUS'));
     const reported = await waitFor(async () => {
       const body = (await (await fetch(`${serve.httpUrl}/api/v1/resources`)).json()) as {
@@ -311,7 +312,7 @@ describe('zonekeeper validate', () => {
       assert.match(result.stdout, /broken\.yaml:25 \(document 4\): DNSRecordSet dns\/ttl spec\.ttl: /);
       assert.match(
         result.stdout,
-        /broken\.yaml:\d+ \(document 5\): DNSRecordSet dns\/clash: a CNAME cannot be at the zone apex/,
+        /broken\.yaml:30 \(document 5\): DNSRecordSet dns\/clash spec\.name: a CNAME cannot be at the zone apex/,
       );
       assert.match(result.stdout, /syntax\.yaml:\d+ \(document 1\): YAML: /);
     } finally {

@@ -19,10 +19,11 @@ const USAGE = `zonekeeper — Kubernetes-native authoritative DNS
 Usage:
   zonekeeper serve --manifests DIR [--dns 127.0.0.1:5353] [--http 127.0.0.1:8080] [--state-dir DIR]
                    [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
-                   [--response-cache N] [--secondary-probe-timeout SECONDS]
+                   [--response-cache N] [--max-manifest-bytes SIZE] [--secondary-probe-timeout SECONDS]
       Serve the zones described by the YAML in DIR with the built-in DNS server; follow edits live.
       --secondary-probe-timeout: a zone with no serial in --state-dir first asks its NOTIFY targets for
       their SOA serial and starts above it; how long to wait for them (default 2; 0 = do not ask).
+      --max-manifest-bytes: larger manifest files are not read (default 16MiB; 512KiB, 64MiB, bytes).
       --workers: DNS processes sharing the port (default 1; auto = one per CPU).
       --response-cache: answers kept for reuse per DNS process (default 100000; 0 = off).
       --rrl on|off, --rrl-rate N, --rrl-slip N, --rrl-table-size N, --rrl-exempt CIDR[,CIDR...]|none:
@@ -39,8 +40,10 @@ Usage:
                     [--unconfirmed-after SECONDS] [--response-cache N] [--rrl ...]
       Serve the cluster's zones read-only, at the serials the operator recorded; any number of replicas.
       --response-cache and the --rrl flags as in serve.
-  zonekeeper validate PATH...
+  zonekeeper validate [--state-dir DIR] [--max-manifest-bytes SIZE] PATH...
       Check manifests (files or folders); print one line per problem; exit 1 if any is invalid.
+      --state-dir: the state folder of the serve reading PATH: judge as it would (immutable fields,
+      last valid versions it keeps).
   zonekeeper status [--http URL]
       Show zones and record sets of a running \`zonekeeper serve\` (default http://127.0.0.1:8080).
   zonekeeper crds [--out DIR]
@@ -71,6 +74,7 @@ async function main(argv: string[]): Promise<number> {
           workers: { type: 'string', default: '1' },
           'response-cache': { type: 'string' },
           ...RRL_FLAGS,
+          'max-manifest-bytes': { type: 'string' },
           'secondary-probe-timeout': { type: 'string' },
         },
       });
@@ -94,6 +98,7 @@ async function main(argv: string[]): Promise<number> {
         workers: parseWorkers(values.workers),
         ...responseCacheOption(values['response-cache']),
         ...rrlOption(values),
+        ...maxManifestBytesOption(values['max-manifest-bytes']),
         ...(probeSeconds !== undefined ? { secondaryProbeTimeoutMs: probeSeconds * 1000 } : {}),
         log,
       });
@@ -184,9 +189,20 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'validate': {
-      const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: { 'state-dir': { type: 'string' }, 'max-manifest-bytes': { type: 'string' } },
+      });
       if (positionals.length === 0) throw new UsageError('validate needs at least one PATH');
-      return runValidate(positionals, process.stdout);
+      if (values['state-dir'] !== undefined && positionals.length !== 1)
+        throw new UsageError(
+          'validate --state-dir needs exactly one PATH: the folder serve --manifests reads',
+        );
+      return runValidate(positionals, process.stdout, {
+        ...(values['state-dir'] !== undefined ? { stateDir: values['state-dir'] } : {}),
+        ...maxManifestBytesOption(values['max-manifest-bytes']),
+      });
     }
     case 'status': {
       const { values } = parseArgs({
@@ -322,6 +338,26 @@ function responseCacheOption(text: string | undefined): { responseCache?: number
       `--response-cache ${JSON.stringify(text)}: give a whole number of answers from 0 (off) to 10000000`,
     );
   return { responseCache: n };
+}
+
+/** `--max-manifest-bytes SIZE`: bytes, or with a unit (KiB, MiB, GiB; K, M, G are the same). */
+function maxManifestBytesOption(text: string | undefined): { maxManifestBytes?: number } {
+  if (text === undefined) return {};
+  const m = /^(\d+)\s*(|K|KiB|M|MiB|G|GiB)$/i.exec(text.trim());
+  const unit = m
+    ? (
+        { '': 1, k: 2 ** 10, kib: 2 ** 10, m: 2 ** 20, mib: 2 ** 20, g: 2 ** 30, gib: 2 ** 30 } as Record<
+          string,
+          number
+        >
+      )[m[2]!.toLowerCase()]
+    : undefined;
+  const bytes = m && unit ? Number(m[1]) * unit : Number.NaN;
+  if (!Number.isSafeInteger(bytes) || bytes < 1)
+    throw new UsageError(
+      `--max-manifest-bytes ${JSON.stringify(text)}: give a size such as 16MiB, 512KiB or a number of bytes`,
+    );
+  return { maxManifestBytes: bytes };
 }
 
 /** The response rate limiting flags of `serve` and `server`. */

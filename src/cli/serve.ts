@@ -17,8 +17,10 @@ import { probeSoaSerials } from '../server/transfer/soa-probe.ts';
 import { TransferHandler } from '../server/transfer/transfer-handler.ts';
 import { type ResolvedTransfers, TransferPolicy } from '../server/transfer/transfer-policy.ts';
 import { ZoneTable } from '../server/zone-table.ts';
+import { WorkerManifestParser } from '../sources/manifests/manifest-parser.ts';
 import { ManifestSource } from '../sources/manifests/manifest-source.ts';
-import { StateFile } from '../sources/manifests/state-file.ts';
+import { registerSourceMetrics } from '../sources/manifests/resource-metrics.ts';
+import { StateStore } from '../sources/manifests/state-file.ts';
 import type { Log } from './logger.ts';
 
 export interface ServeOptions extends AnswerSettings {
@@ -26,6 +28,8 @@ export interface ServeOptions extends AnswerSettings {
   dns: string;
   http: string;
   stateDir?: string;
+  /** Per-file size limit of the manifests (default DEFAULT_MAX_MANIFEST_BYTES, 16 MiB). */
+  maxManifestBytes?: number;
   /** DNS processes sharing the port (SO_REUSEPORT): 1 serves from this process alone. */
   workers?: number;
   /**
@@ -56,8 +60,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const registry = new Registry();
   const table = new ZoneTable();
   const metrics = new ServerMetrics(registry, table);
-  const state = new StateFile(options.stateDir);
-  await state.load();
+  const state = await StateStore.open(options.stateDir, { log: (level, message) => log(level, message) });
   // Without stored serials a zone starts at the date serial, or above the serial its secondaries
   // (NOTIFY targets) answer: lower than what was served before, secondaries would ignore it.
   if (!state.persistent)
@@ -96,17 +99,17 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     );
     return pool;
   };
+  // YAML is parsed on a worker thread: never on a thread that answers DNS.
+  const parser = new WorkerManifestParser();
   const source = new ManifestSource({
     dir: options.manifests,
     store,
     state,
+    parser,
+    ...(options.maxManifestBytes !== undefined ? { maxFileBytes: options.maxManifestBytes } : {}),
     log: (level, message) => log(level, message),
   });
-  const problemsGauge = registry.gauge(
-    'zonekeeper_manifest_problems',
-    'Problems found in the manifests folder at the last reload.',
-  );
-  source.onReload = (problems) => problemsGauge.set(problems.length);
+  registerSourceMetrics(registry, store, source);
 
   const handler = createQueryHandler(table, metrics, options);
   const transfers = new TransferHandler(table, { registry });
@@ -116,6 +119,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     healthy: () => true,
     ready: () => {
       if (!ready) return { ready: false, message: 'loading manifests' };
+      const folder = source.folderProblem();
+      if (folder) return { ready: false, message: folder.message };
       // A zone whose latest change is not saved or served yet (retried with backoff) is not ready.
       const failing = controller.pendingZones();
       if (failing.length > 0)
@@ -127,7 +132,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     },
     metrics: () => registry.render(),
     resources: () => ({
-      items: KINDS.flatMap((kind) => store.list(kind)),
+      // Objects kept at their last valid version show Accepted=False with the manifest's problem.
+      items: KINDS.flatMap((kind) => store.list(kind).map((object) => source.present(object))),
       problems: source.problems(),
     }),
   });
@@ -177,8 +183,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       await controller.flush();
       controller.stop();
       backends.close();
-      await Promise.all([dns.stop(), http.stop(), pool?.stop()]);
-      await state.save();
+      await Promise.all([dns.stop(), http.stop(), pool?.stop(), parser.close()]);
+      await state.close();
     },
   };
 }

@@ -1,14 +1,13 @@
+import { readFile } from 'node:fs/promises';
 import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../api/index.ts';
-import { type Resource, validateResource } from '../api/index.ts';
-import {
-  documentIdentity,
-  type ManifestDocument,
-  readManifests,
-} from '../sources/manifests/load-manifests.ts';
-import { formatProblem, locateProblem, type ManifestProblem } from '../sources/manifests/manifest-source.ts';
+import { KINDS, type Resource } from '../api/index.ts';
+import { MemoryStore } from '../control/memory-store.ts';
+import { type ManifestDocument, parseManifestText } from '../sources/manifests/load-manifests.ts';
+import { formatProblem, type ManifestProblem, ManifestSource } from '../sources/manifests/manifest-source.ts';
+import { StateStore } from '../sources/manifests/state-file.ts';
 import { assembleZone } from '../zones/assemble.ts';
 import { Catalog } from '../zones/catalog.ts';
-import { parseRecordSetRecords } from '../zones/record-parse.ts';
+import { longTxtStrings } from '../zones/record-parse.ts';
 import { resourceKey } from '../zones/resource-key.ts';
 import { zoneAssemblyInput } from '../zones/zone-inputs.ts';
 
@@ -16,86 +15,124 @@ export interface ValidationReport {
   errors: ManifestProblem[];
   /** References that cannot be checked from these files alone (a zone or class defined elsewhere). */
   warnings: ManifestProblem[];
+  /** What is worth knowing but not wrong: versions `serve` keeps, TXT strings it splits. */
+  notes: ManifestProblem[];
   resources: number;
 }
 
-/**
- * Checks manifests the way `serve` would take them: the schema and rules of each resource, the RDATA
- * of every record, and then the whole set together — zone ownership, conflicts, delegations.
- */
-export async function validatePaths(paths: readonly string[]): Promise<ValidationReport> {
-  const read = await readManifests(paths);
-  const errors: ManifestProblem[] = read.fileErrors.map((e) => ({ ...e, code: 'YAML_INVALID' }));
-  const warnings: ManifestProblem[] = [];
-  const catalog = new Catalog();
-  const docs = new Map<string, ManifestDocument>();
-  const seen = new Map<string, ManifestDocument>();
-  const valid: Resource[] = [];
-  /** Zones whose manifest is invalid: record sets naming them say so, not that they do not exist. */
-  const refusedZones = new Map<string, string>();
-  for (const doc of read.documents) {
-    const result = validateResource(doc.value);
-    if (!result.ok) {
-      const id = documentIdentity(doc.value);
-      const object = id ? `${id.kind} ${id.key}` : undefined;
-      for (const p of result.problems) errors.push(locateProblem(doc, p, object));
-      const first = result.problems[0];
-      if (id?.kind === 'DNSZone' && first) refusedZones.set(id.key, `${first.path}: ${first.message}`);
-      continue;
-    }
-    const r = result.resource;
-    const id = `${r.kind}/${resourceKey(r.metadata)}`;
-    const first = seen.get(id);
-    if (first) {
-      errors.push({
-        file: doc.file,
-        document: doc.document,
-        line: doc.line,
-        object: `${r.kind} ${resourceKey(r.metadata)}`,
-        code: 'DUPLICATE',
-        message: `also defined in ${first.file} (document ${first.document}); remove one`,
-      });
-      continue;
-    }
-    seen.set(id, doc);
-    docs.set(id, doc);
-    // Without creation times, files order the objects: earlier documents count as older.
-    const stamped = {
-      ...r,
-      metadata: {
-        ...r.metadata,
-        creationTimestamp: new Date(Date.UTC(2000, 0, 1, 0, 0, valid.length)).toISOString(),
-      },
-    };
-    valid.push(stamped as Resource);
-  }
-  for (const r of valid) if (r.kind === 'DNSZoneClass') catalog.setClass(r as DNSZoneClass);
-  for (const r of valid) if (r.kind === 'DNSZone') catalog.setZone(r as DNSZone);
-  for (const [key, why] of refusedZones) if (!catalog.zones.has(key)) catalog.setZoneRefused(key, why);
-  for (const r of valid) if (r.kind === 'DNSRecordSet') catalog.setRecord(r as DNSRecordSet);
+export interface ValidateOptions {
+  /**
+   * The state folder of the `serve` that reads these manifests: objects are judged against what it
+   * accepted (immutable fields, last valid versions kept), with its creation times.
+   */
+  stateDir?: string;
+  /** Per-file size limit, as `serve --max-manifest-bytes`. */
+  maxManifestBytes?: number;
+  now?: Date;
+}
 
-  const report = (r: Resource, code: string, message: string, path?: string, asWarning = false) => {
+/**
+ * Checks manifests the way `serve` takes them — through the same manifest source: the schema and
+ * rules of each resource, every record value, and with `stateDir` what `serve` accepted before
+ * (immutable fields, last valid versions it keeps serving) — and then the whole set together: zone
+ * ownership, conflicts, delegations.
+ */
+export async function validatePaths(
+  paths: readonly string[],
+  options: ValidateOptions = {},
+): Promise<ValidationReport> {
+  if (options.stateDir !== undefined && paths.length !== 1)
+    throw new Error('--state-dir goes with exactly one PATH: the folder `serve --manifests` reads');
+  const now = options.now ?? new Date();
+  // Read-only: a `serve` may be running on this state folder.
+  const state = await StateStore.open(options.stateDir, { readOnly: true });
+  const store = new MemoryStore(() => now);
+  const source = new ManifestSource({
+    dir: paths.length === 1 ? paths[0]! : process.cwd(),
+    roots: paths,
+    store,
+    state,
+    now: () => now,
+    ...(options.maxManifestBytes !== undefined ? { maxFileBytes: options.maxManifestBytes } : {}),
+  });
+  await source.reload();
+  const errors: ManifestProblem[] = source.problems().filter((p) => p.code !== 'KEPT_PREVIOUS');
+  const warnings: ManifestProblem[] = [];
+  const notes: ManifestProblem[] = [];
+
+  // Lines of fields, for problems found on the whole set: each file concerned parsed once more.
+  const parsedFiles = new Map<string, Promise<Map<number, ManifestDocument>>>();
+  const documentsOf = (file: string) => {
+    let parsed = parsedFiles.get(file);
+    if (!parsed) {
+      parsed = readFile(file, 'utf8').then(
+        (text) => new Map(parseManifestText(text, file).documents.map((d) => [d.document, d])),
+        () => new Map(),
+      );
+      parsedFiles.set(file, parsed);
+    }
+    return parsed;
+  };
+  const located: Promise<void>[] = [];
+  const report = (list: ManifestProblem[], r: Resource, code: string, message: string, path?: string) => {
     const id = `${r.kind}/${resourceKey(r.metadata)}`;
-    const doc = docs.get(id)!;
-    (asWarning ? warnings : errors).push({
-      file: doc.file,
-      document: doc.document,
-      line: (path ? doc.lineOf(path) : undefined) ?? doc.line,
+    const where = source.definitionOf(id);
+    const problem: ManifestProblem = {
+      file: where?.file ?? paths.join(', '),
+      ...(where?.document !== undefined ? { document: where.document } : {}),
       object: `${r.kind} ${resourceKey(r.metadata)}`,
       ...(path ? { path } : {}),
       code,
       message,
-    });
+    };
+    list.push(problem);
+    if (where?.document !== undefined) {
+      const document = where.document;
+      located.push(
+        documentsOf(where.file).then((docs) => {
+          const doc = docs.get(document);
+          if (doc) problem.line = (path ? doc.lineOf(path) : undefined) ?? doc.line;
+        }),
+      );
+    }
   };
+
+  // Versions serve keeps serving while their manifest is invalid (known from the state folder).
+  for (const [id, why] of source.keptObjects()) {
+    const slash = id.indexOf('/');
+    const object = `${id.slice(0, slash)} ${id.slice(slash + 1)}`;
+    const first = why[0];
+    notes.push({
+      file: source.definitionOf(id)?.file ?? first?.file ?? paths.join(', '),
+      object,
+      code: 'KEPT',
+      message: `serve keeps the last valid version it accepted (remembered in ${options.stateDir}) until the manifest is fixed${first ? `: ${first.message}` : ''}`,
+    });
+  }
+
+  const catalog = new Catalog();
+  const items = KINDS.flatMap((kind) => store.list(kind));
+  for (const r of items) if (r.kind === 'DNSZoneClass') catalog.setClass(r as DNSZoneClass);
+  for (const r of items) if (r.kind === 'DNSZone') catalog.setZone(r as DNSZone);
+  // Zones whose manifest is invalid (and nothing kept): record sets naming them say so, not that
+  // they do not exist.
+  for (const p of errors) {
+    const m = /^DNSZone (.+)$/.exec(p.object ?? '');
+    if (m && !catalog.zones.has(m[1]!) && !catalog.zoneVerdict(m[1]!))
+      catalog.setZoneRefused(m[1]!, `${p.path ? `${p.path}: ` : ''}${p.message}`);
+  }
+  for (const r of items) if (r.kind === 'DNSRecordSet') catalog.setRecord(r as DNSRecordSet);
+
   for (const [key, zone] of catalog.zones) {
     const verdict = catalog.zoneVerdict(key);
     if (verdict && !verdict.accepted) {
+      const external = verdict.reason === 'ClassNotFound';
       report(
+        external ? warnings : errors,
         zone,
         verdict.reason,
         verdict.message,
-        verdict.reason === 'ClassNotFound' ? 'spec.className' : 'spec.domainName',
-        verdict.reason === 'ClassNotFound',
+        external ? 'spec.className' : 'spec.domainName',
       );
       continue;
     }
@@ -104,37 +141,55 @@ export async function validatePaths(paths: readonly string[]): Promise<Validatio
     for (const [recordKey, v] of assembleZone(input).verdicts) {
       if (v.accepted) continue;
       const rs = catalog.records.get(recordKey)!;
+      // A record value at its entry; every other rule is about where the record set is: its name.
       const index = /^spec\.records\[(\d+)\]/.exec(v.message);
-      report(rs, v.reason, v.message, index ? `spec.records[${index[1]}]` : undefined);
+      report(errors, rs, v.reason, v.message, index ? `spec.records[${index[1]}]` : 'spec.name');
     }
   }
   for (const [key, rs] of catalog.records) {
     const resolution = catalog.recordResolution(key);
     if (!resolution || resolution.resolved) continue;
     const external = resolution.reason === 'ZoneNotFound';
-    report(rs, resolution.reason, resolution.message, external ? undefined : 'spec.name', external);
-    if (external) {
-      // The zone is elsewhere; still check the RDATA syntax, relative names taken as relative to the root.
-      const parsed = parseRecordSetRecords(rs, '.');
-      if (!parsed.ok) {
-        const index = /^spec\.records\[(\d+)\]/.exec(parsed.message);
-        report(rs, 'Invalid', parsed.message, index ? `spec.records[${index[1]}]` : undefined);
-      }
+    report(
+      external ? warnings : errors,
+      rs,
+      resolution.reason,
+      resolution.message,
+      external ? undefined : 'spec.name',
+    );
+  }
+  for (const rs of store.list('DNSRecordSet') as DNSRecordSet[]) {
+    for (const long of longTxtStrings(rs)) {
+      report(
+        notes,
+        rs,
+        'TXT_SPLIT',
+        `a TXT string of ${long.octets} octets is served as ${long.parts} strings of at most 255 octets (RFC 1035 §3.3); clients that join the strings (SPF, DKIM, DMARC do) see the text as written`,
+        `spec.records[${long.index}]`,
+      );
     }
   }
+  await Promise.all(located);
+
   const order = (a: ManifestProblem, b: ManifestProblem) =>
     a.file < b.file ? -1 : a.file > b.file ? 1 : (a.line ?? 0) - (b.line ?? 0);
   errors.sort(order);
   warnings.sort(order);
-  return { errors, warnings, resources: valid.length };
+  notes.sort(order);
+  return { errors, warnings, notes, resources: items.length };
 }
 
-export async function runValidate(paths: readonly string[], out: NodeJS.WritableStream): Promise<number> {
-  const report = await validatePaths(paths);
+export async function runValidate(
+  paths: readonly string[],
+  out: NodeJS.WritableStream,
+  options: ValidateOptions = {},
+): Promise<number> {
+  const report = await validatePaths(paths, options);
   for (const p of report.errors) out.write(`error: ${formatProblem(p)}\n`);
   for (const p of report.warnings) out.write(`warning: ${formatProblem(p)}\n`);
+  for (const p of report.notes) out.write(`note: ${formatProblem(p)}\n`);
   out.write(
-    `${report.resources} valid resource(s), ${report.errors.length} error(s), ${report.warnings.length} warning(s)\n`,
+    `${report.resources} valid resource(s), ${report.errors.length} error(s), ${report.warnings.length} warning(s)${report.notes.length > 0 ? `, ${report.notes.length} note(s)` : ''}\n`,
   );
   return report.errors.length === 0 ? 0 : 1;
 }

@@ -3,7 +3,7 @@ import { type Resource, validateResource } from '../api/index.ts';
 import { type Name, nameKey, parseName } from '../dns/name.ts';
 import { readManifests } from '../sources/manifests/load-manifests.ts';
 import { formatProblem, type ManifestProblem } from '../sources/manifests/manifest-source.ts';
-import { StateFile } from '../sources/manifests/state-file.ts';
+import { StateStore } from '../sources/manifests/state-file.ts';
 import { Catalog } from '../zones/catalog.ts';
 import { computeZones } from '../zones/compute-zones.ts';
 import { resourceKey } from '../zones/resource-key.ts';
@@ -16,7 +16,7 @@ export interface ZoneExportOptions {
   now?: Date;
 }
 
-type StateSnapshot = ReturnType<StateFile['snapshot']>;
+type StateSnapshot = ReturnType<StateStore['snapshot']>;
 
 /**
  * `zonekeeper zone export`: the zone file of one zone exactly as `zonekeeper serve --manifests DIR
@@ -121,8 +121,8 @@ export async function loadServedResources(
 
 /** What `serve` saved in `<state-dir>` (serials and creation times); empty when there is none. */
 async function readState(dir: string | undefined): Promise<StateSnapshot> {
-  const state = new StateFile(dir);
-  await state.load();
+  // Read-only: `serve` may be running on the same folder.
+  const state = await StateStore.open(dir, { readOnly: true });
   return state.snapshot();
 }
 

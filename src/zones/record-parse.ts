@@ -1,9 +1,14 @@
 import type { DNSRecordSet } from '../api/index.ts';
 import { DnsError } from '../dns/errors.ts';
 import type { Name } from '../dns/name.ts';
+import { utf8Binary } from '../dns/octets.ts';
+import { decodeEscapes, MAX_CHARACTER_STRING } from '../dns/presentation.ts';
 import { parseRdata, printRdata, type Rdata } from '../dns/rdata.ts';
 
-export type ParsedRecords = { ok: true; rdata: Rdata[] } | { ok: false; message: string };
+export type ParsedRecords =
+  | { ok: true; rdata: Rdata[] }
+  /** `index`: the entry of `spec.records` at fault; the message starts with `spec.records[index]`. */
+  | { ok: false; message: string; index: number };
 
 /**
  * Parsed results per spec object. Specs are never mutated (a change is a new object), so a zone
@@ -33,7 +38,7 @@ function parseUncached(rs: DNSRecordSet, origin: Name): ParsedRecords {
       parsed = parseRdata(rs.spec.type, text, origin);
     } catch (e) {
       const detail = e instanceof DnsError || e instanceof Error ? e.message : String(e);
-      return { ok: false, message: `spec.records[${i}] ${JSON.stringify(text)}: ${detail}` };
+      return { ok: false, message: `spec.records[${i}] ${JSON.stringify(text)}: ${detail}`, index: i };
     }
     const canonical = printRdata(parsed).toLowerCase();
     const first = seen.get(canonical);
@@ -41,10 +46,38 @@ function parseUncached(rs: DNSRecordSet, origin: Name): ParsedRecords {
       return {
         ok: false,
         message: `spec.records[${i}] ${JSON.stringify(text)} repeats spec.records[${first}]; an RRset holds each record once (RFC 2181 §5), remove the duplicate`,
+        index: i,
       };
     }
     seen.set(canonical, i);
     rdata.push(parsed);
   }
   return { ok: true, rdata };
+}
+
+/**
+ * The strings of a TXT record set longer than 255 octets. A character-string holds at most 255
+ * octets (RFC 1035 §3.3), so each is split into consecutive strings of 255 (RFC 1035 §3.3.14, as
+ * RFC 7208 §3.3 does for SPF): clients that join the strings see the text as written, others see parts.
+ */
+export function longTxtStrings(rs: DNSRecordSet): { index: number; octets: number; parts: number }[] {
+  if (rs.spec.type !== 'TXT') return [];
+  const out: { index: number; octets: number; parts: number }[] = [];
+  for (const [index, text] of rs.spec.records.entries()) {
+    const strings: string[] = [];
+    if (!text.includes('"')) strings.push(utf8Binary(text));
+    else {
+      for (const m of text.matchAll(/"((?:[^"\\]|\\.)*)"/g)) {
+        try {
+          strings.push(decodeEscapes(m[1]!));
+        } catch {
+          // not a valid string: the record's parse reports it
+        }
+      }
+    }
+    for (const s of strings)
+      if (s.length > MAX_CHARACTER_STRING)
+        out.push({ index, octets: s.length, parts: Math.ceil(s.length / MAX_CHARACTER_STRING) });
+  }
+  return out;
 }

@@ -215,7 +215,7 @@ export function importZone(records: readonly ZoneFileRecord[], options: ZoneImpo
       serialGreater(soa.serial, dateFloor) ? 'warning' : 'note',
       'SOA_SERIAL_NOT_IMPORTED',
       serialGreater(soa.serial, dateFloor)
-        ? `the SOA serial ${soa.serial} is ahead of the date serial ${dateFloor} Zonekeeper starts from; secondaries holding ${soa.serial} will not transfer until the served serial passes it (RFC 1982), so raise it in --state-dir state.json first`
+        ? `the SOA serial ${soa.serial} is ahead of the date serial ${dateFloor} Zonekeeper starts from; secondaries holding ${soa.serial} will not transfer until the served serial passes it (RFC 1982), so raise it in the --state-dir first (append a serial line to its log with serve stopped; see docs/api.md, the state folder)`
         : `the SOA serial ${soa.serial} is not imported: Zonekeeper manages serials (YYYYMMDDnn, never decreasing)`,
     );
     const mnameNote = `the SOA MNAME ${soa.mname} is not imported: Zonekeeper uses the first nameServer of DNSZoneClass ${className}`;

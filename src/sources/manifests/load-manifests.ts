@@ -1,4 +1,5 @@
-import { readdir, readFile } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import jsYaml from 'js-yaml';
 import { type Document, LineCounter, parseAllDocuments } from 'yaml';
@@ -17,6 +18,8 @@ export interface ManifestDocument {
 
 export interface ManifestFileError {
   file: string;
+  /** Stable code: YAML_INVALID when absent. */
+  code?: string;
   document?: number;
   line?: number;
   message: string;
@@ -30,26 +33,90 @@ export interface ManifestRead {
 
 /** Every `*.yaml`/`*.yml` below `root` (hidden files and folders skipped), in sorted order. */
 export async function listManifestFiles(root: string): Promise<string[]> {
-  return (await listManifestTree(root)).files;
+  const tree = await listManifestTree(root);
+  return tree.files;
 }
 
-/** The manifest files below `root` and the folders they live in (root included), sorted. */
-export async function listManifestTree(root: string): Promise<{ files: string[]; dirs: string[] }> {
+/** A folder of the tree: the path it was reached by, and where it really is (symbolic links resolved). */
+export interface ManifestFolder {
+  path: string;
+  real: string;
+}
+
+export interface ManifestTree {
+  /** Manifest files, by the path they were reached by; a file reached twice is listed once. */
+  files: string[];
+  /** The folders they live in, root included. */
+  dirs: ManifestFolder[];
+  /** Folders that could not be read and broken links, below the root. */
+  errors: ManifestFileError[];
+}
+
+/**
+ * The manifest files below `root`, sorted, and the folders they live in. Symbolic links are followed,
+ * to files and to folders (a ConfigMap volume is made of them: `zone.yaml -> ..data/zone.yaml`,
+ * `..data -> ..2026_01_01_...`), each folder at most once, so a link back to a parent is no loop.
+ * Hidden entries (`.x`, and so `..data`) are skipped: what a ConfigMap volume shows are the links.
+ * Throws when `root` itself cannot be read; below it, problems are returned in `errors`. A `root`
+ * that is a file is listed as itself, whatever its name.
+ */
+export async function listManifestTree(root: string): Promise<ManifestTree> {
   const files: string[] = [];
-  const dirs: string[] = [];
-  const walk = async (dir: string) => {
-    dirs.push(dir);
-    const entries = await readdir(dir, { withFileTypes: true });
+  const dirs: ManifestFolder[] = [];
+  const errors: ManifestFileError[] = [];
+  const seenDirs = new Set<string>();
+  const seenFiles = new Set<string>();
+  const walk = async (dir: string, real: string) => {
+    if (seenDirs.has(real)) return; // reached before, through another link (or a loop)
+    seenDirs.add(real);
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (e) {
+      if (dir === root) throw e;
+      errors.push({
+        file: dir,
+        code: 'FOLDER_UNREADABLE',
+        message: `cannot read the folder: ${(e as Error).message}`,
+      });
+      return;
+    }
+    dirs.push({ path: dir, real });
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
       if (entry.name.startsWith('.')) continue;
       const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) await walk(full);
-      else if (entry.isFile() && /\.ya?ml$/i.test(entry.name)) files.push(full);
+      const manifest = /\.ya?ml$/i.test(entry.name);
+      let isDir = entry.isDirectory();
+      let isFile = entry.isFile();
+      let target = path.join(real, entry.name);
+      if (entry.isSymbolicLink()) {
+        try {
+          target = await realpath(full);
+          const info = await stat(target);
+          isDir = info.isDirectory();
+          isFile = info.isFile();
+        } catch (e) {
+          if (manifest)
+            errors.push({
+              file: full,
+              code: 'BROKEN_LINK',
+              message: `cannot follow the symbolic link: ${(e as Error).message}`,
+            });
+          continue;
+        }
+      }
+      if (isDir) await walk(full, target);
+      else if (isFile && manifest && !seenFiles.has(target)) {
+        seenFiles.add(target);
+        files.push(full);
+      }
     }
   };
-  await walk(root);
-  return { files, dirs };
+  const real = await realpath(root);
+  if (!(await stat(real)).isDirectory()) return { files: [root], dirs: [], errors: [] }; // a file named as such
+  await walk(root, real);
+  return { files, dirs, errors };
 }
 
 /** Reads files (or folders, recursively) into YAML documents; empty documents are skipped. */
@@ -59,7 +126,13 @@ export async function readManifests(paths: readonly string[]): Promise<ManifestR
   for (const p of paths) {
     let files: string[];
     try {
-      files = (await isDirectory(p)) ? await listManifestFiles(p) : [p];
+      if (await isDirectory(p)) {
+        const tree = await listManifestTree(p);
+        files = tree.files;
+        fileErrors.push(...tree.errors);
+      } else {
+        files = [p];
+      }
     } catch (e) {
       fileErrors.push({ file: p, message: `cannot read: ${(e as Error).message}` });
       continue;
@@ -189,7 +262,6 @@ function lineOfPath(doc: Document, lineCounter: LineCounter, fieldPath: string):
 }
 
 async function isDirectory(p: string): Promise<boolean> {
-  const { stat } = await import('node:fs/promises');
   return (await stat(p)).isDirectory();
 }
 

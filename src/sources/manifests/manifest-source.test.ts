@@ -1,15 +1,18 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import type { DNSRecordSet } from '../../api/index.ts';
+import type { DNSRecordSet, DNSZone } from '../../api/index.ts';
 import { MemoryStore } from '../../control/memory-store.ts';
 import { ManifestSource } from './manifest-source.ts';
-import { StateFile } from './state-file.ts';
+import { StateStore } from './state-file.ts';
 
 const record = (name: string, address: string, type = 'A') =>
   `apiVersion: dns.zonekeeper.dev/v1alpha1\nkind: DNSRecordSet\nmetadata: {name: ${name}, namespace: dns}\nspec:\n  zoneRef: {name: z}\n  name: ${name}\n  type: ${type}\n  records: ["${address}"]\n`;
+
+const zone = (name: string, domain: string) =>
+  `apiVersion: dns.zonekeeper.dev/v1alpha1\nkind: DNSZone\nmetadata: {name: ${name}, namespace: dns}\nspec:\n  domainName: ${domain}\n  className: builtin\n`;
 
 describe('ManifestSource', () => {
   let dir: string;
@@ -19,7 +22,7 @@ describe('ManifestSource', () => {
   beforeEach(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'zk-src-'));
     store = new MemoryStore();
-    source = new ManifestSource({ dir, store, state: new StateFile(undefined) });
+    source = new ManifestSource({ dir, store, state: await StateStore.open(undefined) });
   });
   afterEach(async () => {
     source.stop();
@@ -52,6 +55,41 @@ describe('ManifestSource', () => {
     assert.equal(p?.line, 7);
     assert.equal(p?.path, 'spec.type');
     assert.equal(p?.object, 'DNSRecordSet dns/a');
+  });
+
+  test('a record value that does not parse is invalid like a schema error: the last valid version stays, shown Accepted=False', async () => {
+    const file = path.join(dir, 'a.yaml');
+    await writeFile(file, record('a', '192.0.2.53'));
+    await source.reload();
+    await writeFile(file, record('a', '192.0.2.531'));
+    await source.reload();
+    assert.deepEqual(records(), ['a=192.0.2.53']);
+    const [p] = source.problems();
+    assert.equal(p?.code, 'INVALID_RDATA');
+    assert.equal(p?.path, 'spec.records[0]');
+    assert.equal(p?.line, 8);
+    assert.match(p?.message ?? '', /spec\.records\[0\] "192\.0\.2\.531": A address/);
+    const shown = source.present(store.get('DNSRecordSet', 'dns/a')!);
+    const accepted = shown.status?.conditions?.find((c) => c.type === 'Accepted');
+    assert.equal(accepted?.status, 'False');
+    assert.equal(accepted?.reason, 'Invalid');
+    assert.match(accepted?.message ?? '', /last valid version .* is still served: .*192\.0\.2\.531/);
+    assert.equal(shown.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'False');
+    // Fixed: accepted again, nothing kept.
+    await writeFile(file, record('a', '192.0.2.54'));
+    await source.reload();
+    assert.deepEqual(records(), ['a=192.0.2.54']);
+    assert.equal(source.keptObjects().size, 0);
+    assert.equal(source.present(store.get('DNSRecordSet', 'dns/a')!), store.get('DNSRecordSet', 'dns/a'));
+  });
+
+  test('relative names in values are checked against the zone: a name too long with the origin is invalid', async () => {
+    const long = `${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}`;
+    await writeFile(path.join(dir, 'zone.yaml'), zone('z', `${'d'.repeat(60)}.example.com`));
+    await writeFile(path.join(dir, 'r.yaml'), record('r', long, 'CNAME'));
+    await source.reload();
+    const problem = source.problems().find((p) => p.object === 'DNSRecordSet dns/r');
+    assert.equal(problem?.code, 'INVALID_RDATA', JSON.stringify(source.problems()));
   });
 
   test('a YAML syntax error keeps every object of the file', async () => {
@@ -152,7 +190,7 @@ describe('ManifestSource watching', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'zk-rename-'));
     const outside = await mkdtemp(path.join(tmpdir(), 'zk-rename-src-'));
     const store = new MemoryStore();
-    const source = new ManifestSource({ dir, store, state: new StateFile(undefined) });
+    const source = new ManifestSource({ dir, store, state: await StateStore.open(undefined) });
     const file = path.join(dir, 'a.yaml');
     const value = () => (store.get('DNSRecordSet', 'dns/a') as DNSRecordSet | undefined)?.spec.records[0];
     try {
@@ -171,5 +209,249 @@ describe('ManifestSource watching', () => {
       await rm(dir, { recursive: true, force: true });
       await rm(outside, { recursive: true, force: true });
     }
+  });
+});
+
+describe('ManifestSource with a state folder', () => {
+  let dir: string;
+  let stateDir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'zk-src-'));
+    stateDir = await mkdtemp(path.join(tmpdir(), 'zk-src-state-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+    await rm(stateDir, { recursive: true, force: true });
+  });
+
+  /** One `serve` lifetime: a fresh store and source over the same folder and state folder. */
+  const run = async () => {
+    const state = await StateStore.open(stateDir);
+    const store = new MemoryStore();
+    const source = new ManifestSource({ dir, store, state });
+    await source.reload();
+    return { state, store, source };
+  };
+  const value = (store: MemoryStore, name: string) =>
+    (store.get('DNSRecordSet', `dns/${name}`) as DNSRecordSet | undefined)?.spec.records.join();
+
+  test('kept versions, creation times and immutable fields survive a restart; what left while stopped is gone', async () => {
+    await writeFile(path.join(dir, 'zone.yaml'), zone('z', 'example.com'));
+    await writeFile(path.join(dir, 'a.yaml'), `${record('a', '192.0.2.1')}---\n${record('b', '192.0.2.2')}`);
+    await writeFile(path.join(dir, 'c.yaml'), record('c', '192.0.2.3'));
+    await writeFile(path.join(dir, 'd.yaml'), record('d', '192.0.2.4'));
+    const first = await run();
+    const created = first.store.get('DNSRecordSet', 'dns/a')!.metadata.creationTimestamp;
+    // a: a bad value; b: a schema error; the zone: another domain; d: a YAML error. Then a restart.
+    await writeFile(
+      path.join(dir, 'a.yaml'),
+      `${record('a', '192.0.2.999')}---\n${record('b', '192.0.2.2').replace('type: A', 'type: A\n  ttl: 0')}`,
+    );
+    await writeFile(path.join(dir, 'zone.yaml'), zone('z', 'example.org'));
+    await writeFile(path.join(dir, 'd.yaml'), 'kind: [broken\n');
+    await first.source.reload();
+    assert.deepEqual([...first.source.keptObjects().keys()].sort(), [
+      'DNSRecordSet/dns/a',
+      'DNSRecordSet/dns/b',
+      'DNSRecordSet/dns/d',
+      'DNSZone/dns/z',
+    ]);
+    await first.state.close();
+    // While stopped, c.yaml is removed.
+    await rm(path.join(dir, 'c.yaml'));
+
+    const second = await run();
+    assert.equal(value(second.store, 'a'), '192.0.2.1', 'kept value');
+    assert.equal(
+      (second.store.get('DNSRecordSet', 'dns/b') as DNSRecordSet).spec.ttl,
+      undefined,
+      'kept schema',
+    );
+    assert.equal(value(second.store, 'd'), '192.0.2.4', 'kept through a YAML error');
+    assert.equal(value(second.store, 'c'), undefined, 'removed while stopped');
+    assert.equal((second.store.get('DNSZone', 'dns/z') as DNSZone).spec.domainName, 'example.com');
+    assert.equal(second.store.get('DNSRecordSet', 'dns/a')!.metadata.creationTimestamp, created);
+    const codes = second.source
+      .problems()
+      .map((p) => p.code)
+      .sort();
+    assert.deepEqual(codes, ['IMMUTABLE', 'INVALID_RDATA', 'KEPT_PREVIOUS', 'TOO_SMALL', 'YAML_INVALID']);
+    assert.equal(
+      second.source.present(second.store.get('DNSZone', 'dns/z')!).status?.conditions?.[0]?.reason,
+      'Invalid',
+    );
+    await second.state.close();
+
+    // Fixed while stopped: the new versions are taken, and the state forgets c for good.
+    await writeFile(
+      path.join(dir, 'a.yaml'),
+      `${record('a', '192.0.2.11')}---\n${record('b', '192.0.2.12')}`,
+    );
+    await writeFile(path.join(dir, 'zone.yaml'), zone('z', 'example.com'));
+    const third = await run();
+    assert.equal(value(third.store, 'a'), '192.0.2.11');
+    assert.equal(third.source.keptObjects().size, 1, 'only d, still broken');
+    assert.equal(third.state.object('DNSRecordSet/dns/c'), undefined);
+    await third.state.close();
+  });
+});
+
+describe('ManifestSource: links, limits, a missing folder, logging', () => {
+  let dir: string;
+  let store: MemoryStore;
+  let source: ManifestSource;
+  let logged: string[];
+  const open = async (options: Partial<ConstructorParameters<typeof ManifestSource>[0]> = {}) => {
+    store = new MemoryStore();
+    logged = [];
+    source = new ManifestSource({
+      dir,
+      store,
+      state: await StateStore.open(undefined),
+      log: (level, message) => logged.push(`${level} ${message}`),
+      ...options,
+    });
+  };
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'zk-src-'));
+    await open();
+  });
+  afterEach(async () => {
+    source.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+  const value = (name: string) =>
+    (store.get('DNSRecordSet', `dns/${name}`) as DNSRecordSet | undefined)?.spec.records.join();
+
+  /** A ConfigMap volume as the kubelet writes it, and its atomic update (AtomicWriter). */
+  const configMap = async (root: string, version: number, files: Record<string, string>) => {
+    const timestamped = `..2026_01_0${version}_00_00_00.00000000${version}`;
+    await mkdir(path.join(root, timestamped));
+    for (const [name, text] of Object.entries(files))
+      await writeFile(path.join(root, timestamped, name), text);
+    await symlink(timestamped, path.join(root, '..data_tmp'));
+    await rename(path.join(root, '..data_tmp'), path.join(root, '..data'));
+    for (const name of Object.keys(files)) {
+      await symlink(path.join('..data', name), path.join(root, name)).catch((e: NodeJS.ErrnoException) => {
+        if (e.code !== 'EEXIST') throw e;
+      });
+    }
+    for (const entry of await readdir(root)) {
+      if (entry.startsWith('..2026') && entry !== timestamped)
+        await rm(path.join(root, entry), { recursive: true });
+    }
+  };
+
+  test('a ConfigMap volume: the links are followed, and a ..data swap reloads', async () => {
+    await configMap(dir, 1, { 'zone.yaml': record('a', '192.0.2.1') });
+    await source.reload();
+    assert.equal(value('a'), '192.0.2.1');
+    assert.deepEqual(source.problems(), []);
+    await configMap(dir, 2, { 'zone.yaml': record('a', '192.0.2.2') });
+    await source.reload();
+    assert.equal(value('a'), '192.0.2.2');
+  });
+
+  test('a ConfigMap update is seen without a rescan (the watcher sees the ..data swap)', async () => {
+    await open({ rescanMs: 3_600_000 });
+    await configMap(dir, 1, { 'zone.yaml': record('a', '192.0.2.1') });
+    await source.start();
+    assert.equal(value('a'), '192.0.2.1');
+    await configMap(dir, 2, { 'zone.yaml': record('a', '192.0.2.2') });
+    for (let i = 0; i < 300 && value('a') !== '192.0.2.2'; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(value('a'), '192.0.2.2');
+  });
+
+  test('linked folders are followed once: a link back to a parent is no loop, a second way in no duplicate', async () => {
+    await mkdir(path.join(dir, 'sub'));
+    await writeFile(path.join(dir, 'sub', 'a.yaml'), record('a', '192.0.2.1'));
+    await symlink('..', path.join(dir, 'sub', 'up'));
+    await symlink('sub', path.join(dir, 'again'));
+    await symlink('sub/a.yaml', path.join(dir, 'b.yaml'));
+    await symlink('missing.yaml', path.join(dir, 'broken.yaml'));
+    await source.reload();
+    assert.equal(value('a'), '192.0.2.1');
+    assert.deepEqual(
+      source.problems().map((p) => p.code),
+      ['BROKEN_LINK'],
+      JSON.stringify(source.problems()),
+    );
+  });
+
+  test('a file above the size limit is not read: a clear problem, and what it defined is kept', async () => {
+    const file = path.join(dir, 'big.yaml');
+    await writeFile(file, record('a', '192.0.2.1'));
+    await open({ maxFileBytes: 1000 });
+    await source.reload();
+    await writeFile(file, `${record('a', '192.0.2.2')}# ${'x'.repeat(2000)}\n`);
+    await source.reload();
+    assert.equal(value('a'), '192.0.2.1');
+    const problem = source.problems().find((p) => p.code === 'FILE_TOO_LARGE');
+    assert.equal(problem?.file, file);
+    assert.match(
+      problem?.message ?? '',
+      /^the file is \d+ bytes, above the limit of 1000 bytes per manifest file; split it into smaller files, or raise the limit with --max-manifest-bytes$/,
+    );
+    assert.equal(source.keptObjects().get('DNSRecordSet/dns/a')?.[0]?.code, 'FILE_TOO_LARGE');
+  });
+
+  test('a missing folder is a problem (serve is not ready), keeps everything, and recovers', async () => {
+    await writeFile(path.join(dir, 'a.yaml'), record('a', '192.0.2.1'));
+    await source.reload();
+    assert.equal(source.folderProblem(), undefined);
+    const moved = `${dir}-moved`;
+    await rename(dir, moved);
+    try {
+      await source.reload();
+      assert.equal(source.folderProblem()?.code, 'FOLDER_UNREADABLE');
+      assert.match(source.folderProblem()?.message ?? '', /cannot read the manifests folder: ENOENT/);
+      assert.deepEqual(source.problems(), [source.folderProblem()]);
+      assert.equal(value('a'), '192.0.2.1', 'nothing deleted');
+    } finally {
+      await rename(moved, dir);
+    }
+    await source.reload();
+    assert.equal(source.folderProblem(), undefined);
+    assert.deepEqual(source.problems(), []);
+  });
+
+  test('a folder with no resources says so', async () => {
+    await writeFile(path.join(dir, 'other.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n');
+    await open();
+    await source.reload();
+    assert.ok(
+      source.problems().some((p) => p.code === 'KIND'),
+      'a foreign kind is reported',
+    );
+    await rm(path.join(dir, 'other.yaml'));
+    await source.reload();
+    assert.deepEqual(
+      source.problems().map((p) => p.code),
+      ['NO_RESOURCES'],
+    );
+    assert.match(
+      source.problems()[0]!.message,
+      /no DNSZoneClass, DNSZone or DNSRecordSet found in 0 manifest file/,
+    );
+  });
+
+  test('problems are logged when they appear and when they go, not at every reload', async () => {
+    const file = path.join(dir, 'a.yaml');
+    await writeFile(file, record('a', '192.0.2.999'));
+    await source.reload();
+    await source.reload();
+    await source.reload();
+    assert.equal(
+      logged.filter((l) => l.startsWith('warn ') && l.includes('192.0.2.999')).length,
+      1,
+      logged.join('\n'),
+    );
+    await writeFile(file, record('a', '192.0.2.9'));
+    await source.reload();
+    await source.reload();
+    assert.equal(
+      logged.filter((l) => l.startsWith('info resolved: ') && l.includes('192.0.2.999')).length,
+      1,
+    );
   });
 });

@@ -1,16 +1,36 @@
 import { type FSWatcher, watch } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { KINDS, type Kind, type Problem, type Resource, validateResource } from '../../api/index.ts';
+import path from 'node:path';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import {
+  type Condition,
+  type DNSRecordSet,
+  type DNSZone,
+  KINDS,
+  type Kind,
+  type Problem,
+  type Resource,
+  validateResource,
+} from '../../api/index.ts';
 import type { MemoryStore } from '../../control/memory-store.ts';
+import { type Name, nameKey, parentName, parseName } from '../../dns/name.ts';
 import { getOrInsert } from '../../util/get-or-insert.ts';
+import { parseRecordSetRecords } from '../../zones/record-parse.ts';
 import { resourceKey } from '../../zones/resource-key.ts';
 import {
-  documentIdentity,
   listManifestTree,
   type ManifestDocument,
-  readManifests,
+  type ManifestFolder,
+  type ManifestTree,
 } from './load-manifests.ts';
-import type { StateFile } from './state-file.ts';
+import {
+  DEFAULT_MAX_MANIFEST_BYTES,
+  LocalManifestParser,
+  type LocateRequest,
+  type ManifestParser,
+  type ParsedManifest,
+} from './manifest-parser.ts';
+import type { StateStore } from './state-file.ts';
 
 /** A problem found in the manifests, located as precisely as possible. */
 export interface ManifestProblem {
@@ -35,16 +55,34 @@ export function formatProblem(p: ManifestProblem): string {
 }
 
 export interface ManifestSourceOptions {
+  /** The manifests folder; file names in the state store are relative to it. */
   dir: string;
+  /** What to read instead of `dir` alone: folders and files (`validate PATH...`). */
+  roots?: readonly string[];
   store: MemoryStore;
-  state: StateFile;
+  state: StateStore;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
-  /** Quiet period after the last file change before reloading. */
+  /** Quiet period after the last file change before reloading (default 50 ms). */
   debounceMs?: number;
+  /** How often the folder is re-checked even without a watcher event (default 5 s). */
+  rescanMs?: number;
+  /** Larger manifest files are not read (default 16 MiB); their objects keep their last valid versions. */
+  maxFileBytes?: number;
+  /** Reads and parses files (default: on this thread; `serve` uses a worker thread). */
+  parser?: ManifestParser;
+  now?: () => Date;
 }
 
-/** How often the folder is re-checked even without a watcher event. */
-const RESCAN_MS = 5000;
+/** Default of `rescanMs`. */
+export const DEFAULT_RESCAN_MS = 5000;
+/** Documents checked between two yields to the event loop while a reload checks record values. */
+const CHECKS_PER_TURN = 1000;
+
+/** What a file defines: a valid version, with the document it came from (unknown when remembered). */
+interface Definition {
+  resource: Resource;
+  document?: number;
+}
 
 /** What one file contributed at its last read. */
 interface FileState {
@@ -52,17 +90,31 @@ interface FileState {
   size: number;
   ino: number;
   /** Valid definitions, by object id (`Kind/key`), in document order. */
-  definitions: Map<string, { resource: Resource; document: number }>;
+  definitions: Map<string, Definition>;
   problems: ManifestProblem[];
+  /** Objects kept at their last valid version because their manifest is invalid, and why. */
+  kept: Map<string, ManifestProblem[]>;
+}
+
+/** A changed file, read and parsed, waiting to become a FileState. */
+interface ReadFile {
+  file: string;
+  info: { mtimeMs: number; size: number; ino: number };
+  parsed: ParsedManifest & { token: number };
 }
 
 /**
  * Feeds the store from a folder of manifests and keeps it in step: adds, edits and deletions are
- * applied as the folder changes. A reload re-reads only files whose size or modification time
+ * applied as the folder changes. A reload re-reads only files whose size, modification time or inode
  * changed, and touches only the objects those files define, so an edit costs work proportional to the
- * file edited. Invalid input never deletes anything: an object whose new version is invalid keeps its
- * last valid version, and a file that cannot be fully parsed keeps every object it held. Problems are
- * reported with file, document, line and field.
+ * file edited. Files are parsed by `parser` (a worker thread in `serve`).
+ *
+ * Invalid input never deletes anything and never changes what is served (ADR 0004): an object whose
+ * new version is invalid — schema, rules, immutable fields, or a record value that does not parse —
+ * keeps its last valid version, and a file that cannot be read or parsed keeps every object it held.
+ * The kept versions, with creation times and files, are remembered in the state store, so a restart
+ * serves what was served before. Problems are reported with file, document, line and field, and
+ * logged when they appear and when they go.
  */
 export class ManifestSource {
   private readonly options: Required<Omit<ManifestSourceOptions, 'log'>> & Pick<ManifestSourceOptions, 'log'>;
@@ -70,6 +122,12 @@ export class ManifestSource {
   /** Object id → the files that define it validly; the first in path order wins. */
   private readonly definers = new Map<string, Set<string>>();
   private current: ManifestProblem[] = [];
+  /** Objects served at a last valid version, with the problems of their latest manifest. */
+  private kept = new Map<string, ManifestProblem[]>();
+  /** The folder itself cannot be read. */
+  private folderError: ManifestProblem | undefined;
+  private loadedOnce = false;
+  private logged = new Set<string>();
   private readonly watchers = new Map<string, FSWatcher>();
   private watching = false;
   private timer?: NodeJS.Timeout;
@@ -80,11 +138,59 @@ export class ManifestSource {
   onReload?: (problems: readonly ManifestProblem[]) => void;
 
   constructor(options: ManifestSourceOptions) {
-    this.options = { debounceMs: 50, ...options };
+    this.options = {
+      roots: [options.dir],
+      debounceMs: 50,
+      rescanMs: DEFAULT_RESCAN_MS,
+      maxFileBytes: DEFAULT_MAX_MANIFEST_BYTES,
+      parser: new LocalManifestParser(),
+      now: () => new Date(),
+      ...options,
+    };
   }
 
   problems(): readonly ManifestProblem[] {
     return this.current;
+  }
+
+  /** The problem when the folder itself cannot be read (serve is not ready then). */
+  folderProblem(): ManifestProblem | undefined {
+    return this.folderError;
+  }
+
+  /** The ids (`Kind/key`) of objects served at a last valid version, with why. */
+  keptObjects(): ReadonlyMap<string, readonly ManifestProblem[]> {
+    return this.kept;
+  }
+
+  /**
+   * The object as the API shows it: an object kept at its last valid version has `Accepted=False`
+   * (reason `Invalid`, with the problem) and `Ready=False`; `Programmed` still says what is served.
+   */
+  present(object: Resource): Resource {
+    const problems = this.kept.get(`${object.kind}/${resourceKey(object.metadata)}`);
+    if (!problems || problems.length === 0) return object;
+    const first = problems[0]!;
+    const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem(s))` : '';
+    const message = `the manifest is invalid, so the last valid version (generation ${object.metadata.generation ?? 1}) is still served: ${formatProblem(first)}${more}`;
+    const generation = object.metadata.generation;
+    const conditions: Condition[] = [...(object.status?.conditions ?? [])];
+    const transition = new Date(0).toISOString();
+    for (const type of ['Accepted', 'Ready'] as const) {
+      const i = conditions.findIndex((c) => c.type === type);
+      const before = i >= 0 ? conditions[i] : undefined;
+      const condition: Condition = {
+        type,
+        status: 'False',
+        reason: 'Invalid',
+        message,
+        ...(generation !== undefined ? { observedGeneration: generation } : {}),
+        lastTransitionTime: before?.lastTransitionTime ?? transition,
+      };
+      if (i >= 0) conditions[i] = condition;
+      else conditions.push(condition);
+    }
+    return { ...object, status: { ...object.status, conditions } } as Resource;
   }
 
   /** Loads the folder once and starts watching it. */
@@ -92,7 +198,7 @@ export class ManifestSource {
     this.watching = true;
     await this.reload();
     // A safety net for events a watcher misses: a stat pass over the folder now and then.
-    this.rescan = setInterval(() => void this.reload(), RESCAN_MS);
+    this.rescan = setInterval(() => void this.reload(), this.options.rescanMs);
     this.rescan.unref();
   }
 
@@ -107,26 +213,27 @@ export class ManifestSource {
   /**
    * One plain watcher per folder, kept in step with the folders found by each reload. Node's
    * recursive watch on Linux stops reporting a file once a rename has replaced it (what editors, git
-   * checkouts and ConfigMap volumes do); plain directory watchers see every replacement.
+   * checkouts and ConfigMap volumes do); plain directory watchers see every replacement. A folder
+   * reached through a symbolic link is watched again when the link points elsewhere.
    */
-  private watchFolders(dirs: readonly string[]): void {
+  private watchFolders(dirs: readonly ManifestFolder[]): void {
     if (!this.watching) return;
-    const wanted = new Set(dirs);
-    for (const [dir, watcher] of this.watchers) {
-      if (wanted.has(dir)) continue;
+    const wanted = new Map(dirs.map((d) => [`${d.path}\u0000${d.real}`, d.path]));
+    for (const [key, watcher] of this.watchers) {
+      if (wanted.has(key)) continue;
       watcher.close();
-      this.watchers.delete(dir);
+      this.watchers.delete(key);
     }
-    for (const dir of dirs) {
-      if (this.watchers.has(dir)) continue;
+    for (const [key, dir] of wanted) {
+      if (this.watchers.has(key)) continue;
       try {
         const watcher = watch(dir, () => this.schedule());
         watcher.on('error', () => {
           watcher.close();
-          this.watchers.delete(dir); // gone; the next reload decides
+          this.watchers.delete(key); // gone; the next reload decides
           this.schedule();
         });
-        this.watchers.set(dir, watcher);
+        this.watchers.set(key, watcher);
       } catch (e) {
         this.options.log?.('error', `watching ${dir}: ${(e as Error).message}`);
       }
@@ -160,18 +267,128 @@ export class ManifestSource {
   }
 
   private async reloadOnce(): Promise<void> {
-    const { store, state } = this.options;
-    const { files: paths, dirs } = await listManifestTree(this.options.dir);
-    this.watchFolders(dirs);
+    const { dir, state } = this.options;
+    const first = !this.loadedOnce;
     const touched = new Set<string>();
-    const present = new Set(paths);
+    let treeProblems: ManifestProblem[] = [];
+    let tree: ManifestTree;
+    try {
+      tree = await this.list();
+    } catch (e) {
+      this.folderError = {
+        file: dir,
+        code: 'FOLDER_UNREADABLE',
+        message: `cannot read the manifests folder: ${(e as Error).message}; every object keeps its last valid version until the folder can be read`,
+      };
+      if (first) {
+        // Serve what was served before: every remembered object, kept.
+        for (const file of state.loadedFiles())
+          this.keepRemembered(this.absolute(file), [this.folderError], touched);
+        this.finishFirstLoad();
+      }
+      this.apply(touched);
+      this.publish([this.folderError]);
+      return;
+    }
+    this.watchFolders(tree.dirs);
+    const wasUnreadable = this.folderError !== undefined;
+    treeProblems = tree.errors.map((e) => ({
+      file: e.file,
+      code: e.code ?? 'FOLDER_UNREADABLE',
+      message: e.message,
+    }));
+    // Files below a folder that cannot be read (or behind a broken link) are not gone: keep them.
+    const unreadable = tree.errors.map((e) => e.file);
+    const hidden = (file: string) => unreadable.some((u) => file === u || file.startsWith(`${u}${path.sep}`));
+    const present = new Set(tree.files);
     for (const [file, previous] of this.files) {
-      if (present.has(file)) continue;
+      if (present.has(file) || hidden(file)) continue;
       this.files.delete(file);
       for (const id of previous.definitions.keys()) this.undefine(id, file, touched);
     }
+    if (first) {
+      for (const relative of state.loadedFiles()) {
+        const file = this.absolute(relative);
+        if (!present.has(file) && hidden(file)) {
+          const why = treeProblems.filter((p) => file === p.file || file.startsWith(`${p.file}${path.sep}`));
+          this.keepRemembered(file, why, touched);
+        }
+      }
+    }
+
+    const reads = await this.readChanged(tree.files);
+    const origins = this.originFinder(reads);
+    let checked = 0;
+    for (const read of reads) {
+      const previous = this.files.get(read.file) ?? (first ? this.remembered(read.file) : undefined);
+      const next = await this.fileState(read, previous, origins, async () => {
+        if (++checked % CHECKS_PER_TURN === 0) await yieldToEventLoop();
+      });
+      this.options.parser.release(read.parsed.token);
+      this.files.set(read.file, next);
+      for (const id of previous?.definitions.keys() ?? []) {
+        if (!next.definitions.has(id)) this.undefine(id, read.file, touched);
+      }
+      for (const id of next.definitions.keys()) {
+        getOrInsert(this.definers, id, () => new Set()).add(read.file);
+        touched.add(id);
+      }
+    }
+    if (first) this.finishFirstLoad();
+    this.apply(touched);
+
+    const problems: ManifestProblem[] = [...treeProblems];
+    for (const file of tree.files) problems.push(...(this.files.get(file)?.problems ?? []));
+    for (const [file, fileState] of this.files) if (!present.has(file)) problems.push(...fileState.problems);
+    problems.push(...this.duplicateProblems());
+    this.folderError = undefined;
+    if (wasUnreadable)
+      this.options.log?.('info', `the manifests folder ${this.options.roots.join(', ')} can be read again`);
+    if (problems.length === 0 && this.definers.size === 0) {
+      problems.push({
+        file: this.options.roots.join(', '),
+        code: 'NO_RESOURCES',
+        message: `no DNSZoneClass, DNSZone or DNSRecordSet found in ${tree.files.length} manifest file(s); manifests are *.yaml and *.yml files (hidden ones skipped) with apiVersion dns.zonekeeper.dev/v1alpha1`,
+      });
+    }
+    this.publish(problems);
+  }
+
+  /** The manifest files of every root; throws when the only root cannot be read. */
+  private async list(): Promise<ManifestTree> {
+    const { roots } = this.options;
+    if (roots.length === 1) return listManifestTree(roots[0]!);
+    const tree: ManifestTree = { files: [], dirs: [], errors: [] };
+    for (const root of roots) {
+      try {
+        const one = await listManifestTree(root);
+        for (const file of one.files) if (!tree.files.includes(file)) tree.files.push(file);
+        tree.dirs.push(...one.dirs);
+        tree.errors.push(...one.errors);
+      } catch (e) {
+        tree.errors.push({
+          file: root,
+          code: 'FOLDER_UNREADABLE',
+          message: `cannot read: ${(e as Error).message}`,
+        });
+      }
+    }
+    return tree;
+  }
+
+  /** Where the served version of an object comes from: its file and document (unknown when remembered). */
+  definitionOf(id: string): { file: string; document?: number } | undefined {
+    const winner = this.winner(id);
+    if (!winner) return undefined;
+    const document = this.files.get(winner.file)?.definitions.get(id)?.document;
+    return { file: winner.file, ...(document !== undefined ? { document } : {}) };
+  }
+
+  /** Stats every listed file and reads those that changed, several at a time. */
+  private async readChanged(paths: readonly string[]): Promise<ReadFile[]> {
+    const changed: { file: string; info: ReadFile['info'] }[] = [];
     for (const file of paths) {
-      let info: { mtimeMs: number; size: number; ino: number };
+      let info: ReadFile['info'];
       try {
         info = await stat(file);
       } catch {
@@ -187,102 +404,270 @@ export class ManifestSource {
       ) {
         continue;
       }
-      const next = await this.readFile(file, info, previous);
-      this.files.set(file, next);
-      for (const id of previous?.definitions.keys() ?? []) {
-        if (!next.definitions.has(id)) this.undefine(id, file, touched);
-      }
-      for (const id of next.definitions.keys()) {
-        getOrInsert(this.definers, id, () => new Set()).add(file);
-        touched.add(id);
-      }
+      changed.push({ file, info: { mtimeMs: info.mtimeMs, size: info.size, ino: info.ino } });
     }
-
-    for (const id of touched) {
-      const winner = this.winner(id);
-      const { kind, key } = splitId(id);
-      if (!winner) {
-        store.remove(kind, key);
-        state.forgetCreated(id);
-        continue;
-      }
-      let created = state.createdAt(id);
-      if (!created) {
-        created = new Date().toISOString();
-        state.noteCreated(id, created);
-      }
-      store.apply(winner.resource, created);
+    // A few files in flight keep the parser busy while results come in; results keep path order.
+    const reads: ReadFile[] = [];
+    const inFlight: Promise<ReadFile>[] = [];
+    let next = 0;
+    const launch = () => {
+      const { file, info } = changed[next++]!;
+      inFlight.push(
+        this.options.parser.parse(file, this.options.maxFileBytes).then((parsed) => ({ file, info, parsed })),
+      );
+    };
+    while (next < changed.length && inFlight.length < 4) launch();
+    while (inFlight.length > 0) {
+      reads.push(await inFlight.shift()!);
+      if (next < changed.length) launch();
     }
-    // Creation times are saved in the background (StateFile); serials are saved before they are served.
-    const problems: ManifestProblem[] = [];
-    for (const file of paths) problems.push(...(this.files.get(file)?.problems ?? []));
-    problems.push(...this.duplicateProblems());
-    this.current = problems;
-    if (touched.size > 0 || problems.length > 0) {
-      for (const p of problems) this.options.log?.('warn', formatProblem(p));
-    }
-    this.onReload?.(problems);
+    return reads;
   }
 
   /**
-   * Parses one file. Valid documents become its definitions. An invalid document that names its
-   * object keeps that object's previous definition from this file; a file with a YAML error or an
-   * anonymous invalid document keeps all of its previous definitions (nothing is deleted on bad input).
+   * The zone origin relative names in a record set's values are relative to: that of the zone its
+   * zoneRef names, or the deepest zone containing its absolute name; the root when no zone is known
+   * (the zone's own assembly checks again with the zone it lands in).
    */
-  private async readFile(
-    file: string,
-    info: { mtimeMs: number; size: number; ino: number },
+  private originFinder(reads: readonly ReadFile[]): (rs: DNSRecordSet) => Name {
+    const { store, state } = this.options;
+    const pending = new Map<string, string>();
+    for (const read of reads)
+      for (const doc of read.parsed.documents)
+        if (doc.resource?.kind === 'DNSZone')
+          pending.set(resourceKey(doc.resource.metadata), doc.resource.spec.domainName);
+    const domainOf = (key: string): string | undefined =>
+      pending.get(key) ??
+      (store.get('DNSZone', key) as DNSZone | undefined)?.spec.domainName ??
+      (state.object(`DNSZone/${key}`)?.resource as DNSZone | undefined)?.spec.domainName;
+    const absolute = (domain: string): Name | undefined => {
+      try {
+        return parseName(domain.endsWith('.') ? domain : `${domain}.`);
+      } catch {
+        return undefined;
+      }
+    };
+    let domains: Map<string, Name> | undefined;
+    const allDomains = () => {
+      if (domains) return domains;
+      domains = new Map();
+      const add = (domain: string | undefined) => {
+        const name = domain === undefined ? undefined : absolute(domain);
+        if (name) domains!.set(nameKey(name), name);
+      };
+      for (const zone of store.list('DNSZone')) add((zone as DNSZone).spec.domainName);
+      for (const domain of pending.values()) add(domain);
+      return domains;
+    };
+    return (rs) => {
+      const ref = rs.spec.zoneRef;
+      if (ref) {
+        const domain = domainOf(`${ref.namespace ?? rs.metadata.namespace ?? 'default'}/${ref.name}`);
+        return (domain !== undefined ? absolute(domain) : undefined) ?? '.';
+      }
+      let name: Name;
+      try {
+        name = parseName(rs.spec.name);
+      } catch {
+        return '.';
+      }
+      const known = allDomains();
+      for (;;) {
+        const hit = known.get(nameKey(name));
+        if (hit) return hit;
+        if (name === '.') return '.';
+        name = parentName(name);
+      }
+    };
+  }
+
+  /**
+   * Turns a parsed file into what it defines. Valid documents become its definitions. An invalid
+   * document that names its object keeps that object's previous definition from this file; a file
+   * with a YAML error, or too large, or unreadable, or with an anonymous invalid document keeps all of
+   * its previous definitions (nothing is deleted on bad input).
+   */
+  private async fileState(
+    read: ReadFile,
     previous: FileState | undefined,
+    originOf: (rs: DNSRecordSet) => Name,
+    pace: () => Promise<void>,
   ): Promise<FileState> {
-    const { store } = this.options;
-    const read = await readManifests([file]);
-    const problems: ManifestProblem[] = read.fileErrors.map((e) => ({
+    const { file, info, parsed } = read;
+    const fileProblems: ManifestProblem[] = parsed.fileErrors.map((e) => ({
       ...e,
-      code: 'YAML_INVALID',
-      message: e.message,
+      code: e.code ?? 'YAML_INVALID',
     }));
-    let keepAll = read.fileErrors.length > 0;
-    const definitions = new Map<string, { resource: Resource; document: number }>();
-    const keep = new Set<string>();
-    for (const doc of read.documents) {
-      const identity = identify(doc.value);
-      const previousObject = identity
-        ? (store.get(identity.kind, identity.key) as Resource | undefined)
-        : undefined;
-      const result = validateResource(doc.value, previousObject);
-      if (!result.ok) {
-        const object = identity ? `${identity.kind} ${identity.key}` : undefined;
-        for (const p of result.problems) problems.push(locateProblem(doc, p, object));
-        if (identity) keep.add(`${identity.kind}/${identity.key}`);
+    let keepAll = parsed.fileErrors.length > 0;
+    const definitions = new Map<string, Definition>();
+    const invalid = new Map<string, ManifestProblem[]>();
+    const problems: ManifestProblem[] = [...fileProblems];
+    /** Problems found here, after parsing: their lines are asked of the parser in one go. */
+    const unlocated: { problem: ManifestProblem; request: LocateRequest }[] = [];
+    for (const doc of parsed.documents) {
+      await pace();
+      const identity = ours(doc.identity);
+      const id = identity ? `${identity.kind}/${identity.key}` : undefined;
+      const object = identity ? `${identity.kind} ${identity.key}` : undefined;
+      const docProblems: ManifestProblem[] = [];
+      const resource = doc.resource;
+      if (!resource) {
+        for (const p of doc.problems ?? []) docProblems.push(placed(file, doc.document, p, p.line, object));
+      } else {
+        for (const p of this.checkFurther(resource, id!, originOf)) {
+          const problem = placed(file, doc.document, p, undefined, object);
+          docProblems.push(problem);
+          unlocated.push({
+            problem,
+            request: { document: doc.document, ...(p.path ? { path: p.path } : {}) },
+          });
+        }
+      }
+      if (docProblems.length > 0) {
+        problems.push(...docProblems);
+        if (id) getOrInsert(invalid, id, () => []).push(...docProblems);
         else keepAll = true;
         continue;
       }
-      const id = `${result.resource.kind}/${resourceKey(result.resource.metadata)}`;
-      if (definitions.has(id)) {
-        problems.push({
+      const valid = resource!;
+      if (definitions.has(id!)) {
+        const problem: ManifestProblem = {
           file,
           document: doc.document,
-          line: doc.line,
-          object: `${result.resource.kind} ${resourceKey(result.resource.metadata)}`,
+          object: object!,
           code: 'DUPLICATE',
-          message: `defined twice in this file (first in document ${definitions.get(id)!.document}); the first is used, remove one`,
-        });
+          message: `defined twice in this file (first in document ${definitions.get(id!)!.document}); the first is used, remove one`,
+        };
+        problems.push(problem);
+        unlocated.push({ problem, request: { document: doc.document } });
         continue;
       }
-      definitions.set(id, { resource: result.resource, document: doc.document });
+      definitions.set(id!, { resource: valid, document: doc.document });
     }
+    if (unlocated.length > 0) {
+      const lines = await this.options.parser.locate(
+        parsed.token,
+        unlocated.map((u) => u.request),
+      );
+      unlocated.forEach((u, i) => {
+        if (lines[i] !== undefined) u.problem.line = lines[i];
+      });
+    }
+    const kept = new Map<string, ManifestProblem[]>();
     for (const [id, definition] of previous?.definitions ?? []) {
       if (definitions.has(id)) continue;
-      if (keepAll || keep.has(id)) definitions.set(id, definition);
+      const why = invalid.get(id) ?? (keepAll ? fileProblems : undefined);
+      if (!why) continue;
+      definitions.set(id, definition);
+      kept.set(id, why.length > 0 ? why : problems);
     }
-    if (keepAll && previous) {
+    if (keepAll && previous && previous.definitions.size > 0) {
       problems.push({
         file,
         code: 'KEPT_PREVIOUS',
         message: 'the file has errors; the objects it defined before keep their last valid versions',
       });
     }
-    return { mtimeMs: info.mtimeMs, size: info.size, ino: info.ino, definitions, problems };
+    return { ...info, definitions, problems, kept };
+  }
+
+  /**
+   * What the schema check in the parser cannot know: transition rules against the version served (a
+   * DNSZone's domainName is immutable) and record values, parsed strictly for their type relative to
+   * their zone's origin (RFC 1035 §5.1 presentation format).
+   */
+  private checkFurther(resource: Resource, id: string, originOf: (rs: DNSRecordSet) => Name): Problem[] {
+    if (resource.kind === 'DNSZone') {
+      const { store, state } = this.options;
+      const old = (store.get('DNSZone', resourceKey(resource.metadata)) ?? state.object(id)?.resource) as
+        | Resource
+        | undefined;
+      if (!old) return [];
+      const again = validateResource(resource, old);
+      return again.ok ? [] : again.problems;
+    }
+    if (resource.kind === 'DNSRecordSet') {
+      const parsed = parseRecordSetRecords(resource, originOf(resource));
+      if (!parsed.ok)
+        return [{ path: `spec.records[${parsed.index}]`, code: 'INVALID_RDATA', message: parsed.message }];
+    }
+    return [];
+  }
+
+  /** Applies the winner of each touched object to the store and remembers it in the state store. */
+  private apply(touched: ReadonlySet<string>): void {
+    const { store, state } = this.options;
+    const now = this.options.now().toISOString();
+    for (const id of touched) {
+      const winner = this.winner(id);
+      const { kind, key } = splitId(id);
+      if (!winner) {
+        store.remove(kind, key);
+        state.deleteObject(id);
+        continue;
+      }
+      // Objects first seen in one reload share one creation time: their order is then their name's.
+      const created = state.createdAt(id) ?? now;
+      state.putObject(id, { created, file: this.relative(winner.file), resource: winner.resource });
+      store.apply(winner.resource, created);
+    }
+  }
+
+  /** What a file defined before a restart, as the state store remembers it (its first read only). */
+  private remembered(file: string): FileState | undefined {
+    const ids = this.options.state.objectsOfFile(this.relative(file));
+    if (ids.length === 0) return undefined;
+    const definitions = new Map<string, Definition>();
+    for (const id of ids) {
+      const resource = this.options.state.object(id)?.resource;
+      if (resource) definitions.set(id, { resource });
+    }
+    return { mtimeMs: -1, size: -1, ino: -1, definitions, problems: [], kept: new Map() };
+  }
+
+  /** A remembered file that cannot be read now: its objects stay, kept, with why. */
+  private keepRemembered(file: string, why: ManifestProblem[], touched: Set<string>): void {
+    const fileState = this.remembered(file);
+    if (!fileState) return;
+    for (const id of fileState.definitions.keys()) {
+      fileState.kept.set(id, why);
+      getOrInsert(this.definers, id, () => new Set()).add(file);
+      touched.add(id);
+    }
+    this.files.set(file, fileState);
+  }
+
+  /** After the first load: what the state remembers and no file defines any more is forgotten. */
+  private finishFirstLoad(): void {
+    const { state } = this.options;
+    this.loadedOnce = true;
+    state.loadedFilesRead();
+    const gone: string[] = [];
+    for (const id of state.objectIds()) if (!this.definers.has(id)) gone.push(id);
+    for (const id of gone) state.deleteObject(id);
+  }
+
+  /** Records the problems of this reload; logs those that appeared and those that went. */
+  private publish(problems: ManifestProblem[]): void {
+    this.current = problems;
+    const kept = new Map<string, ManifestProblem[]>();
+    for (const [file, fileState] of this.files) {
+      for (const [id, why] of fileState.kept) if (this.winner(id)?.file === file) kept.set(id, why);
+    }
+    this.kept = kept;
+    const now = new Set(problems.map(formatProblem));
+    for (const text of now) if (!this.logged.has(text)) this.options.log?.('warn', text);
+    for (const text of this.logged) if (!now.has(text)) this.options.log?.('info', `resolved: ${text}`);
+    this.logged = now;
+    this.onReload?.(problems);
+  }
+
+  private relative(file: string): string {
+    return path.relative(this.options.dir, file);
+  }
+
+  private absolute(relative: string): string {
+    return path.join(this.options.dir, relative);
   }
 
   private undefine(id: string, file: string, touched: Set<string>): void {
@@ -310,7 +695,7 @@ export class ManifestSource {
         const definition = this.files.get(file)?.definitions.get(id);
         out.push({
           file,
-          ...(definition ? { document: definition.document } : {}),
+          ...(definition?.document !== undefined ? { document: definition.document } : {}),
           object: id.replace('/', ' '),
           code: 'DUPLICATE',
           message: `also defined in ${first}; the definition there is used, remove one`,
@@ -327,11 +712,29 @@ function splitId(id: string): { kind: Kind; key: string } {
 }
 
 /** The identity of a document of one of our kinds (others are not ours to keep). */
-function identify(value: unknown): { kind: Kind; key: string } | undefined {
-  const id = documentIdentity(value);
-  return id && (KINDS as readonly string[]).includes(id.kind)
-    ? { kind: id.kind as Kind, key: id.key }
+function ours(identity: { kind: string; key: string } | undefined): { kind: Kind; key: string } | undefined {
+  return identity && (KINDS as readonly string[]).includes(identity.kind)
+    ? { kind: identity.kind as Kind, key: identity.key }
     : undefined;
+}
+
+/** A problem of a document, placed at its file, document and line. */
+function placed(
+  file: string,
+  document: number,
+  p: Problem,
+  line: number | undefined,
+  object: string | undefined,
+): ManifestProblem {
+  return {
+    file,
+    document,
+    ...(line !== undefined ? { line } : {}),
+    ...(object ? { object } : {}),
+    ...(p.path ? { path: p.path } : {}),
+    code: p.code,
+    message: p.message,
+  };
 }
 
 /** A validation problem of a document, placed at its file, document and line. */

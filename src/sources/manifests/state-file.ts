@@ -1,54 +1,202 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import type { Resource } from '../../api/index.ts';
+import { jsonEqual } from '../../control/conditions.ts';
 import type { SerialStore, ZoneSerialState } from '../../control/serial-store.ts';
 import type { Name } from '../../dns/name.ts';
 
-/** How long creation-time changes may wait before they are written (they are not needed to serve). */
-const CREATED_DELAY_MS = 2000;
+/** What folder mode remembers of one object: when it was first seen and the version it accepted. */
+export interface StoredObject {
+  /** When the object was first seen (its age decides conflicts: oldest wins). */
+  created: string;
+  /** The manifest file that defined the accepted version, relative to the manifests folder. */
+  file?: string;
+  /** The last valid version accepted (what is served while the manifest is invalid). */
+  resource?: Resource;
+}
+
+export interface StateStoreOptions {
+  /** Read what is there and never write (validate, zone export: `serve` may be running). */
+  readOnly?: boolean;
+  /**
+   * The log is compacted into a new snapshot once it is larger than this and than the last snapshot,
+   * so the folder stays within about twice the live state plus this (default 8 MiB).
+   */
+  compactMinBytes?: number;
+  /** How long object changes may wait to be written; serials are written at once (default 200 ms). */
+  objectDelayMs?: number;
+  log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+/** Format of the snapshot and log lines; a snapshot of another version is refused. */
+const FORMAT = 2;
+const DEFAULT_COMPACT_MIN_BYTES = 8 * 2 ** 20;
+const DEFAULT_OBJECT_DELAY_MS = 200;
+/** Lines per write while a snapshot is written (each write yields to the event loop). */
+const SNAPSHOT_CHUNK = 2000;
+/** Wait before retrying a failed compaction. */
+const COMPACT_RETRY_MS = 30_000;
+
+const SNAPSHOT = /^snapshot\.(\d+)\.jsonl$/;
+const LOG = /^log\.(\d+)\.jsonl$/;
+const snapshotName = (gen: number) => `snapshot.${String(gen).padStart(6, '0')}.jsonl`;
+const logName = (gen: number) => `log.${String(gen).padStart(6, '0')}.jsonl`;
+
+type Line =
+  | { t: 'snapshot'; version: number; generation: number }
+  | { t: 'end'; lines: number }
+  | { t: 'serial'; origin: string; serial: number; hash?: string }
+  | { t: 'put'; id: string; created: string; file?: string; resource?: Resource }
+  | { t: 'del'; id: string };
 
 /**
- * The state folder mode keeps across restarts, in `<state-dir>`:
- * - `state.json`: serials per zone origin, so a restart never lowers one. Small (one entry per zone)
- *   and written before a serial is served.
- * - `created.json`: when each object was first seen, so that "oldest wins" survives restarts. One
- *   entry per object (large with many records), written in the background a moment after changes
- *   and on shutdown; losing its last seconds in a crash only makes those objects younger.
- * Writes are atomic (temporary file + rename) and coalesced: saves that overlap share one write.
+ * The state folder mode keeps in `--state-dir`, so that a restart serves what was served before:
+ * - the serial (and content hash) last published per zone origin, so a restart never lowers one;
+ * - per object: when it was first seen ("oldest wins" survives restarts) and the last valid version
+ *   `serve` accepted, with its file, so a version kept because its manifest became invalid is still
+ *   kept after a restart, and immutable fields (`DNSZone.spec.domainName`) stay immutable.
+ *
+ * It is an append-only log plus a snapshot (ADR 0015): every change is one JSON line appended to
+ * `log.<generation>.jsonl`; serials are fsynced before `set` resolves (a serial is never served before
+ * it is durable), object changes within `objectDelayMs` (or with the next serial, whichever is first:
+ * the log is written in order). When the log outgrows the snapshot, the whole state is written to
+ * `snapshot.<generation+1>.jsonl` (temporary file, fsync, rename, fsync of the folder) while appends
+ * go on into `log.<generation+1>.jsonl`; then the older generation is deleted. Loading reads the newest
+ * complete snapshot and replays the logs of its generation and later. A line torn by a crash is
+ * dropped (and cut off before the next append). A write that fails leaves the change pending (and the
+ * call rejects); a failed fsync or a log replaced behind our back starts a new generation from memory.
  */
-export class StateFile implements SerialStore {
-  private serials: Record<string, ZoneSerialState> = {};
-  private created: Record<string, string> = {};
-  private readonly serialsFile: JsonFile | undefined;
-  private readonly createdFile: JsonFile | undefined;
-  private createdTimer: NodeJS.Timeout | undefined;
-  private readonly dir: string | undefined;
+export class StateStore implements SerialStore {
+  readonly dir: string | undefined;
+  private readonly options: Required<Omit<StateStoreOptions, 'log'>> & Pick<StateStoreOptions, 'log'>;
+  private readonly serials = new Map<string, ZoneSerialState>();
+  private readonly objects = new Map<string, StoredObject>();
+  /** Objects loaded from disk, by file, until the manifests were read once (see `objectsOfFile`). */
+  private byFile: Map<string, string[]> | undefined;
 
-  constructor(dir: string | undefined) {
+  private generation = 0;
+  private snapshotBytes = 0;
+  /** The log replayed at load: appends to it continue after its last complete line. */
+  private loadedLog: { gen: number; bytes: number } | undefined;
+  /** The log appended to, with its length in complete lines. */
+  private log: { fd: FileHandle; ino: number; gen: number; bytes: number } | undefined;
+  /** Lines not yet durable, oldest first. */
+  private pending: string[] = [];
+  /** Lines ever queued, and how many of them are durable. */
+  private queued = 0;
+  private durable = 0;
+  private inflight: Promise<void> | undefined;
+  private lastFailure: { error: unknown; upTo: number } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  /** The log cannot be trusted (failed fsync, replaced file): the next write starts a new generation. */
+  private broken = false;
+  private compacting: Promise<void> | undefined;
+  private compactNotBefore = 0;
+  private closed = false;
+  /** No new compaction starts once closing. */
+  private closing = false;
+
+  private constructor(dir: string | undefined, options: StateStoreOptions) {
     this.dir = dir;
-    this.serialsFile = dir === undefined ? undefined : new JsonFile(path.join(dir, 'state.json'));
-    this.createdFile = dir === undefined ? undefined : new JsonFile(path.join(dir, 'created.json'));
+    this.options = {
+      readOnly: false,
+      compactMinBytes: DEFAULT_COMPACT_MIN_BYTES,
+      objectDelayMs: DEFAULT_OBJECT_DELAY_MS,
+      ...options,
+    };
+  }
+
+  /** Opens (creating if needed) the state in `dir`; without a folder, everything stays in memory. */
+  static async open(dir: string | undefined, options: StateStoreOptions = {}): Promise<StateStore> {
+    const store = new StateStore(dir, options);
+    if (dir !== undefined) await store.load();
+    return store;
   }
 
   get persistent(): boolean {
     return this.dir !== undefined;
   }
 
-  async load(): Promise<void> {
-    if (!this.dir) return;
-    const state = await this.serialsFile!.read();
-    if (state) {
-      if (state.version !== 1)
-        throw new Error(`${this.serialsFile!.file}: unsupported state version ${String(state.version)}`);
-      this.serials = (state.serials as Record<string, ZoneSerialState> | undefined) ?? {};
-      // Before created.json existed, creation times lived in state.json.
-      this.created = (state.created as Record<string, string> | undefined) ?? {};
-    }
-    const created = await this.createdFile!.read();
-    if (created?.created) this.created = created.created as Record<string, string>;
-  }
+  // --- serials (SerialStore) ---
 
   get(origin: Name): ZoneSerialState | undefined {
-    return this.serials[origin.toLowerCase()];
+    return this.serials.get(origin.toLowerCase());
+  }
+
+  /** Resolves once the serial is durable; rejects (the serial stays pending) when it could not be. */
+  async set(origin: Name, state: ZoneSerialState): Promise<void> {
+    const key = origin.toLowerCase();
+    this.serials.set(key, state);
+    this.append({
+      t: 'serial',
+      origin: key,
+      serial: state.serial,
+      ...(state.hash ? { hash: state.hash } : {}),
+    });
+    await this.flush();
+  }
+
+  // --- objects ---
+
+  createdAt(id: string): string | undefined {
+    return this.objects.get(id)?.created;
+  }
+
+  object(id: string): StoredObject | undefined {
+    return this.objects.get(id);
+  }
+
+  objectIds(): IterableIterator<string> {
+    return this.objects.keys();
+  }
+
+  /**
+   * The ids of objects loaded from disk whose accepted version came from `file`, until
+   * `loadedFilesRead` is called (it serves the first read of each file after a start).
+   */
+  objectsOfFile(file: string): readonly string[] {
+    return this.byFile?.get(file) ?? [];
+  }
+
+  /** The files that defined the objects loaded from disk, until `loadedFilesRead`. */
+  loadedFiles(): readonly string[] {
+    return this.byFile ? [...this.byFile.keys()] : [];
+  }
+
+  /** Every file has been read once: the by-file index of what was loaded is no longer needed. */
+  loadedFilesRead(): void {
+    this.byFile = undefined;
+  }
+
+  /** Records the version accepted for an object; written within `objectDelayMs`. */
+  putObject(id: string, object: StoredObject): void {
+    const existing = this.objects.get(id);
+    if (
+      existing &&
+      existing.created === object.created &&
+      existing.file === object.file &&
+      (existing.resource === object.resource || jsonEqual(existing.resource, object.resource))
+    ) {
+      // Unchanged: keep the caller's object (the one shared with the resource store) and write nothing.
+      if (existing.resource !== object.resource) this.objects.set(id, object);
+      return;
+    }
+    this.objects.set(id, object);
+    this.append({
+      t: 'put',
+      id,
+      created: object.created,
+      ...(object.file !== undefined ? { file: object.file } : {}),
+      ...(object.resource !== undefined ? { resource: object.resource } : {}),
+    });
+    this.scheduleFlush();
+  }
+
+  deleteObject(id: string): void {
+    if (!this.objects.delete(id)) return;
+    this.append({ t: 'del', id });
+    this.scheduleFlush();
   }
 
   /** Everything held, read-only (for `zone export`, which reads what `serve` saved). */
@@ -56,99 +204,429 @@ export class StateFile implements SerialStore {
     serials: Readonly<Record<string, ZoneSerialState>>;
     created: Readonly<Record<string, string>>;
   } {
-    return { serials: this.serials, created: this.created };
+    const created: Record<string, string> = {};
+    for (const [id, o] of this.objects) created[id] = o.created;
+    return { serials: Object.fromEntries(this.serials), created };
   }
 
-  async set(origin: Name, state: ZoneSerialState): Promise<void> {
-    this.serials[origin.toLowerCase()] = state;
-    await this.serialsFile?.write(() => ({ version: 1, serials: this.serials }));
-  }
+  // --- writing ---
 
-  createdAt(id: string): string | undefined {
-    return this.created[id];
-  }
-
-  /** Records a creation time; written in the background shortly after. */
-  noteCreated(id: string, timestamp: string): void {
-    if (this.created[id] === timestamp) return;
-    this.created[id] = timestamp;
-    this.createdChanged();
-  }
-
-  forgetCreated(id: string): void {
-    if (!(id in this.created)) return;
-    delete this.created[id];
-    this.createdChanged();
-  }
-
-  /** Writes everything now (graceful shutdown). */
-  async save(): Promise<void> {
-    clearTimeout(this.createdTimer);
-    this.createdTimer = undefined;
-    await Promise.all([
-      this.serialsFile?.write(() => ({ version: 1, serials: this.serials })),
-      this.createdFile?.write(() => ({ version: 1, created: this.created })),
-    ]);
-  }
-
-  private createdChanged(): void {
-    if (!this.createdFile || this.createdTimer) return;
-    this.createdTimer = setTimeout(() => {
-      this.createdTimer = undefined;
-      this.createdFile!.write(() => ({ version: 1, created: this.created })).catch(() => {
-        // Retried with the next change or at shutdown; creation times are not needed to serve.
+  /** Makes every change made so far durable; rejects when it could not (the changes stay pending). */
+  async flush(): Promise<void> {
+    const target = this.queued;
+    while (this.durable < target) {
+      if (this.inflight) {
+        try {
+          await this.inflight;
+        } catch (e) {
+          if (this.lastFailure && this.lastFailure.upTo >= target) throw e;
+        }
+        continue;
+      }
+      this.inflight = this.writePending().finally(() => {
+        this.inflight = undefined;
       });
-    }, CREATED_DELAY_MS);
-    this.createdTimer.unref();
-  }
-}
-
-/**
- * A JSON file written atomically; a write resolves once a write that started after the call (and so
- * holds everything changed before it) is on disk.
- */
-class JsonFile {
-  readonly file: string;
-  private writing: Promise<void> | undefined;
-  private version = 0;
-  private persisted = 0;
-
-  constructor(file: string) {
-    this.file = file;
+    }
   }
 
-  async read(): Promise<Record<string, unknown> | undefined> {
+  /** Writes what is pending and closes the log (graceful shutdown); a running compaction finishes first. */
+  async close(): Promise<void> {
+    clearTimeout(this.timer);
+    this.closing = true;
     try {
-      return JSON.parse(await readFile(this.file, 'utf8')) as Record<string, unknown>;
+      await this.flush();
+      while (this.compacting) await this.compacting;
+    } finally {
+      this.closed = true;
+      await this.log?.fd.close().catch(() => {});
+      this.log = undefined;
+    }
+  }
+
+  private append(line: Line): void {
+    if (!this.persistent || this.options.readOnly) return;
+    this.pending.push(`${JSON.stringify(line)}\n`);
+    this.queued++;
+  }
+
+  private scheduleFlush(): void {
+    if (this.timer || !this.persistent || this.options.readOnly) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.flush().catch((e: unknown) => {
+        this.options.log?.('error', `state ${this.dir}: ${(e as Error).message}; retrying`);
+        this.scheduleFlush();
+      });
+    }, this.options.objectDelayMs);
+    this.timer.unref();
+  }
+
+  /** One write of every pending line and one fsync; on failure the lines stay pending. */
+  private async writePending(): Promise<void> {
+    const count = this.pending.length;
+    const upTo = this.durable + count;
+    try {
+      if (this.closed) throw new Error('the state store is closed');
+      if (this.broken) await this.compact();
+      const log = await this.openLog();
+      const data = this.pending.slice(0, count).join('');
+      try {
+        await log.fd.write(data);
+      } catch (e) {
+        // A partial line would merge with the next one: cut it off, or start a new generation.
+        await log.fd.truncate(log.bytes).catch(() => {
+          this.broken = true;
+        });
+        throw e;
+      }
+      try {
+        await log.fd.datasync();
+      } catch (e) {
+        // After a failed fsync the kernel may have dropped the pages: nothing written can be trusted.
+        this.broken = true;
+        throw e;
+      }
+      log.bytes += Buffer.byteLength(data);
+      this.pending.splice(0, count);
+      this.durable = upTo;
+      this.lastFailure = undefined;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      this.lastFailure = { error: e, upTo };
+      throw new Error(`cannot write the state in ${this.dir}: ${(e as Error).message}`, { cause: e });
+    }
+    this.maybeCompact();
+  }
+
+  /** The current generation's log, opened for appending; a log replaced behind our back is not used. */
+  private async openLog(): Promise<{ fd: FileHandle; ino: number; gen: number; bytes: number }> {
+    const file = path.join(this.dir!, logName(this.generation));
+    if (this.log && this.log.gen === this.generation) {
+      const now = await stat(file).catch(() => undefined);
+      if (now?.ino === this.log.ino) return this.log;
+      await this.log.fd.close().catch(() => {});
+      this.log = undefined;
+      this.options.log?.('warn', `state ${file} was replaced or removed; writing a new snapshot`);
+      await this.compact();
+      return this.openLog();
+    }
+    await this.log?.fd.close().catch(() => {});
+    this.log = undefined;
+    const fd = await open(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o644);
+    try {
+      const info = await fd.stat();
+      if (!info.isFile()) throw new Error(`${file} is not a file`);
+      const bytes = this.loadedLog?.gen === this.generation ? this.loadedLog.bytes : 0;
+      if (info.size !== bytes) {
+        // Not the log we replayed: cut it back to what we know, or start a new generation.
+        if (info.size < bytes) {
+          this.broken = true;
+          throw new Error(`${file} is shorter than the state it held`);
+        }
+        await fd.truncate(bytes);
+      }
+      await syncDir(this.dir!);
+      this.log = { fd, ino: info.ino, gen: this.generation, bytes };
+      return this.log;
+    } catch (e) {
+      await fd.close().catch(() => {});
       throw e;
     }
   }
 
-  async write(content: () => unknown): Promise<void> {
-    const target = ++this.version;
-    while (this.persisted < target) {
-      if (this.writing) {
-        await this.writing;
-        continue;
+  private maybeCompact(): void {
+    if (this.compacting || this.closing || Date.now() < this.compactNotBefore) return;
+    const bytes = this.log?.gen === this.generation ? this.log.bytes : 0;
+    if (bytes <= Math.max(this.options.compactMinBytes, this.snapshotBytes)) return;
+    this.compact().catch((e: unknown) => {
+      this.compactNotBefore = Date.now() + COMPACT_RETRY_MS;
+      this.options.log?.(
+        'warn',
+        `state ${this.dir}: compaction failed (${(e as Error).message}); retrying later`,
+      );
+    });
+  }
+
+  /**
+   * Writes the whole state as the snapshot of a new generation; appends go on meanwhile into the new
+   * generation's log. Concurrent calls share one compaction.
+   */
+  private compact(): Promise<void> {
+    this.compacting ??= this.compactNow().finally(() => {
+      this.compacting = undefined;
+      // What was appended meanwhile may already call for the next one.
+      if (!this.broken) this.maybeCompact();
+    });
+    return this.compacting;
+  }
+
+  private async compactNow(): Promise<void> {
+    const dir = this.dir!;
+    const previous = this.generation;
+    const gen = previous + 1;
+    // From here on, appends go to the new log: the snapshot holds everything before.
+    this.generation = gen;
+    this.broken = false;
+    const serials = [...this.serials];
+    const objects = [...this.objects];
+    const tmp = path.join(dir, `${snapshotName(gen)}.tmp`);
+    let bytes = 0;
+    const fd = await open(tmp, 'w', 0o644);
+    try {
+      const header: Line = { t: 'snapshot', version: FORMAT, generation: gen };
+      let chunk = `${JSON.stringify(header)}\n`;
+      let lines = 0;
+      const write = async () => {
+        await fd.write(chunk);
+        bytes += Buffer.byteLength(chunk);
+        chunk = '';
+      };
+      for (const [origin, s] of serials) {
+        chunk += `${JSON.stringify({ t: 'serial', origin, serial: s.serial, ...(s.hash ? { hash: s.hash } : {}) })}\n`;
+        lines++;
       }
-      const writingVersion = this.version;
-      this.writing = this.writeNow(content())
-        .then(() => {
-          this.persisted = Math.max(this.persisted, writingVersion);
-        })
-        .finally(() => {
-          this.writing = undefined;
-        });
-      await this.writing;
+      for (const [id, o] of objects) {
+        chunk += `${JSON.stringify({
+          t: 'put',
+          id,
+          created: o.created,
+          ...(o.file !== undefined ? { file: o.file } : {}),
+          ...(o.resource !== undefined ? { resource: o.resource } : {}),
+        })}\n`;
+        if (++lines % SNAPSHOT_CHUNK === 0) await write();
+      }
+      chunk += `${JSON.stringify({ t: 'end', lines })}\n`;
+      await write();
+      await fd.sync();
+    } finally {
+      await fd.close();
+    }
+    await rename(tmp, path.join(dir, snapshotName(gen)));
+    await syncDir(dir);
+    this.snapshotBytes = bytes;
+    // The new generation is complete: the older ones are no longer needed.
+    for (const name of await readdir(dir)) {
+      const m = SNAPSHOT.exec(name) ?? LOG.exec(name);
+      if (m && Number(m[1]) < gen) await rm(path.join(dir, name), { force: true }).catch(() => {});
     }
   }
 
-  private async writeNow(data: unknown): Promise<void> {
-    await mkdir(path.dirname(this.file), { recursive: true });
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    await writeFile(tmp, `${JSON.stringify(data)}\n`);
-    await rename(tmp, this.file);
+  // --- loading ---
+
+  private async load(): Promise<void> {
+    // A reader may race with a compaction of a running `serve` (files replaced while listed): retry.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.loadOnce();
+        return;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 4) throw e;
+        this.serials.clear();
+        this.objects.clear();
+      }
+    }
+  }
+
+  private async loadOnce(): Promise<void> {
+    const dir = this.dir!;
+    if (!this.options.readOnly) await mkdir(dir, { recursive: true });
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT' && this.options.readOnly) return;
+      throw e;
+    }
+    const snapshots = numbered(names, SNAPSHOT);
+    const logs = numbered(names, LOG);
+    let base = -1;
+    for (const gen of snapshots.reverse()) {
+      const file = path.join(dir, snapshotName(gen));
+      const result = await this.readLines(file, true);
+      if (result.complete) {
+        base = gen;
+        this.snapshotBytes = result.bytes;
+        break;
+      }
+      this.options.log?.('warn', `state ${file} is incomplete; using an older snapshot`);
+      this.serials.clear();
+      this.objects.clear();
+    }
+    let migrated = false;
+    if (base < 0 && logs.length === 0) migrated = await this.loadLegacy();
+    const replay = logs.filter((gen) => gen >= Math.max(base, 0));
+    let damaged = migrated || replay.length > 1 || (replay.length === 1 && replay[0] !== Math.max(base, 0));
+    for (const [i, gen] of replay.entries()) {
+      const file = path.join(dir, logName(gen));
+      const result = await this.readLines(file, false);
+      if (result.skipped > 0) {
+        damaged = true;
+        this.options.log?.('warn', `state ${file}: ${result.skipped} damaged line(s) skipped`);
+      }
+      if (i === replay.length - 1) {
+        this.loadedLog = { gen, bytes: result.validBytes };
+        if (result.validBytes !== result.bytes) damaged = true; // a torn tail, cut before appending
+      }
+    }
+    this.generation = Math.max(base, 0, ...replay);
+    this.byFile = new Map();
+    for (const [id, o] of this.objects) {
+      if (o.file === undefined || o.resource === undefined) continue;
+      const list = this.byFile.get(o.file);
+      if (list) list.push(id);
+      else this.byFile.set(o.file, [id]);
+    }
+    if (this.options.readOnly) return;
+    // Snapshots a crash cut short before they were renamed into place.
+    for (const name of names)
+      if (name.endsWith('.jsonl.tmp')) await rm(path.join(dir, name), { force: true }).catch(() => {});
+    if (damaged) {
+      // Several logs (a compaction was interrupted), a torn tail or the old format: start clean.
+      await this.compact();
+      if (migrated) {
+        for (const name of ['state.json', 'created.json']) {
+          await rename(path.join(dir, name), path.join(dir, `${name}.migrated`)).catch(() => {});
+        }
+      }
+    }
+  }
+
+  /**
+   * Replays one file's lines into memory. Lines are JSON objects, each ended by a newline: a line cut
+   * short by a crash does not parse (or has no newline) and is dropped.
+   */
+  private async readLines(
+    file: string,
+    snapshot: boolean,
+  ): Promise<{ complete: boolean; bytes: number; validBytes: number; skipped: number }> {
+    const fd = await open(file, 'r');
+    let bytes = 0;
+    let validBytes = 0;
+    let skipped = 0;
+    let complete = false;
+    let lineNo = 0;
+    try {
+      let rest = Buffer.alloc(0);
+      const buffer = Buffer.alloc(1 << 20);
+      for (;;) {
+        const { bytesRead } = await fd.read(buffer, 0, buffer.length, bytes);
+        if (bytesRead === 0) break;
+        bytes += bytesRead;
+        let data =
+          rest.length > 0
+            ? Buffer.concat([rest, buffer.subarray(0, bytesRead)])
+            : buffer.subarray(0, bytesRead);
+        let start = 0;
+        for (let nl = data.indexOf(10, start); nl >= 0; nl = data.indexOf(10, start)) {
+          const text = data.toString('utf8', start, nl);
+          start = nl + 1;
+          lineNo++;
+          let line: Line | undefined;
+          try {
+            line = JSON.parse(text) as Line;
+          } catch {
+            line = undefined;
+          }
+          if (!line || typeof line !== 'object') {
+            skipped++;
+            continue;
+          }
+          if (snapshot && lineNo === 1) {
+            if (line.t !== 'snapshot') throw new Error(`${file}: not a Zonekeeper state snapshot`);
+            if (line.version !== FORMAT)
+              throw new Error(
+                `${file}: state format ${String(line.version)} is not supported (expected ${FORMAT})`,
+              );
+            validBytes = bytes - (data.length - start);
+            continue;
+          }
+          if (line.t === 'end') complete = true;
+          else this.apply(line);
+          validBytes = bytes - (data.length - start);
+        }
+        rest = Buffer.from(data.subarray(start));
+        data = Buffer.alloc(0);
+      }
+    } finally {
+      await fd.close();
+    }
+    return { complete: snapshot ? complete : true, bytes, validBytes, skipped };
+  }
+
+  private readonly files = new Map<string, string>();
+
+  private apply(line: Line): void {
+    switch (line.t) {
+      case 'serial':
+        if (typeof line.origin === 'string' && Number.isInteger(line.serial))
+          this.serials.set(line.origin.toLowerCase(), {
+            serial: line.serial,
+            ...(typeof line.hash === 'string' ? { hash: line.hash } : {}),
+          });
+        return;
+      case 'put': {
+        if (typeof line.id !== 'string' || typeof line.created !== 'string') return;
+        // One string per file name, however many objects it defines.
+        let file = line.file;
+        if (typeof file === 'string') {
+          const interned = this.files.get(file);
+          if (interned === undefined) this.files.set(file, file);
+          else file = interned;
+        }
+        this.objects.set(line.id, {
+          created: line.created,
+          ...(typeof file === 'string' ? { file } : {}),
+          ...(line.resource && typeof line.resource === 'object' ? { resource: line.resource } : {}),
+        });
+        return;
+      }
+      case 'del':
+        if (typeof line.id === 'string') this.objects.delete(line.id);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** The state of earlier versions (`state.json` with serials, `created.json`); true when found. */
+  private async loadLegacy(): Promise<boolean> {
+    const read = async (name: string) => {
+      try {
+        return JSON.parse(await readFile(path.join(this.dir!, name), 'utf8')) as Record<string, unknown>;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw new Error(`${path.join(this.dir!, name)}: ${(e as Error).message}`);
+      }
+    };
+    const state = await read('state.json');
+    const created = await read('created.json');
+    if (!state && !created) return false;
+    if (state && state.version !== 1)
+      throw new Error(
+        `${path.join(this.dir!, 'state.json')}: unsupported state version ${String(state.version)}`,
+      );
+    for (const [origin, s] of Object.entries((state?.serials as Record<string, ZoneSerialState>) ?? {}))
+      this.serials.set(origin.toLowerCase(), s);
+    const times = (created?.created ?? state?.created ?? {}) as Record<string, string>;
+    for (const [id, time] of Object.entries(times)) this.objects.set(id, { created: time });
+    return true;
+  }
+}
+
+function numbered(names: readonly string[], pattern: RegExp): number[] {
+  const out: number[] = [];
+  for (const name of names) {
+    const m = pattern.exec(name);
+    if (m) out.push(Number(m[1]));
+  }
+  return out.sort((a, b) => a - b);
+}
+
+/** Makes a folder's entries (a created or renamed file) durable. */
+async function syncDir(dir: string): Promise<void> {
+  const fd = await open(dir, 'r');
+  try {
+    await fd.sync();
+  } finally {
+    await fd.close();
   }
 }

@@ -1,0 +1,290 @@
+import { open } from 'node:fs/promises';
+import { Worker } from 'node:worker_threads';
+import { type Problem, type Resource, validateResource } from '../../api/index.ts';
+import {
+  documentIdentity,
+  type ManifestDocument,
+  type ManifestFileError,
+  parseManifestText,
+} from './load-manifests.ts';
+
+/** Default per-file size limit of `serve --manifests` and `validate` (16 MiB). */
+export const DEFAULT_MAX_MANIFEST_BYTES = 16 * 2 ** 20;
+
+/** A validation problem of a document with the line of its field. */
+export interface LocatedProblem extends Problem {
+  line?: number;
+}
+
+/** One document of a manifest file, checked against the schema (transition rules aside). */
+export interface ParsedDocument {
+  /** 1-based index of the document in its file. */
+  document: number;
+  /** `kind` and `namespace/name` as far as they can be read, valid or not. */
+  identity?: { kind: string; key: string };
+  /** The valid resource, normalized; absent when the document is invalid. */
+  resource?: Resource;
+  /** Why the document is invalid, each with its line. */
+  problems?: LocatedProblem[];
+}
+
+/** A manifest file, read, parsed and checked. */
+export interface ParsedManifest {
+  documents: ParsedDocument[];
+  /** The file as a whole: unreadable, too large, or YAML errors (then `documents` is empty). */
+  fileErrors: ManifestFileError[];
+}
+
+/** Where to find a field of a document, for problems found after parsing. */
+export interface LocateRequest {
+  document: number;
+  /** A field path such as `spec.records[1]`; without one, the line where the document starts. */
+  path?: string;
+}
+
+/**
+ * Reads and parses manifest files for the manifest source. Parsing a large file costs seconds of CPU;
+ * the worker-thread implementation keeps that work off the thread that answers DNS.
+ */
+export interface ManifestParser {
+  parse(file: string, maxBytes: number): Promise<ParsedManifest & { token: number }>;
+  /** Lines of fields of a file parsed earlier (undefined where unknown). */
+  locate(token: number, requests: readonly LocateRequest[]): Promise<(number | undefined)[]>;
+  /** The caller is done with a parsed file: its text may be dropped. */
+  release(token: number): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Reads `file` (at most `maxBytes`), parses it and validates every document. Returns the result and
+ * a `locate` over the file's text for fields found wrong later.
+ */
+export async function parseManifestFile(
+  file: string,
+  maxBytes: number,
+): Promise<{
+  parsed: ParsedManifest;
+  locate?: (requests: readonly LocateRequest[]) => (number | undefined)[];
+}> {
+  let text: string;
+  try {
+    const read = await readLimited(file, maxBytes);
+    if (read.tooLarge !== undefined) {
+      return {
+        parsed: {
+          documents: [],
+          fileErrors: [
+            {
+              file,
+              code: 'FILE_TOO_LARGE',
+              message: `the file is ${read.tooLarge} bytes, above the limit of ${maxBytes} bytes per manifest file; split it into smaller files, or raise the limit with --max-manifest-bytes`,
+            },
+          ],
+        },
+      };
+    }
+    text = read.text;
+  } catch (e) {
+    return {
+      parsed: {
+        documents: [],
+        fileErrors: [{ file, code: 'FILE_UNREADABLE', message: `cannot read: ${(e as Error).message}` }],
+      },
+    };
+  }
+  const read = parseManifestText(text, file);
+  const byIndex = new Map<number, ManifestDocument>();
+  for (const doc of read.documents) byIndex.set(doc.document, doc);
+  const documents: ParsedDocument[] = [];
+  for (const doc of read.documents) {
+    const identity = documentIdentity(doc.value);
+    const result = validateResource(doc.value);
+    if (result.ok) {
+      documents.push({
+        document: doc.document,
+        ...(identity ? { identity } : {}),
+        resource: result.resource,
+      });
+    } else {
+      documents.push({
+        document: doc.document,
+        ...(identity ? { identity } : {}),
+        problems: result.problems.map((p) => ({
+          ...p,
+          line: (p.path ? doc.lineOf(p.path) : undefined) ?? doc.line,
+        })),
+      });
+    }
+  }
+  return {
+    parsed: { documents, fileErrors: read.fileErrors },
+    locate: (requests) =>
+      requests.map(({ document, path }) => {
+        const doc = byIndex.get(document);
+        if (!doc) return undefined;
+        return (path ? doc.lineOf(path) : undefined) ?? doc.line;
+      }),
+  };
+}
+
+/** The file's text, or its size when above `maxBytes` (never more than `maxBytes + 1` bytes read). */
+async function readLimited(
+  file: string,
+  maxBytes: number,
+): Promise<{ text: string; tooLarge?: undefined } | { tooLarge: number }> {
+  const fd = await open(file, 'r');
+  try {
+    const { size } = await fd.stat();
+    if (size > maxBytes) return { tooLarge: size };
+    // The file may grow between stat and read: read one byte more than allowed to notice.
+    const buffer = Buffer.allocUnsafe(Math.min(size, maxBytes) + 1);
+    let length = 0;
+    for (;;) {
+      const { bytesRead } = await fd.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+      if (length === buffer.length) {
+        if (length > maxBytes) return { tooLarge: Math.max(length, (await fd.stat()).size) };
+        break;
+      }
+    }
+    return { text: buffer.toString('utf8', 0, length) };
+  } finally {
+    await fd.close();
+  }
+}
+
+/** Parses on the calling thread (`validate`, `zone export`, tests). */
+export class LocalManifestParser implements ManifestParser {
+  private next = 0;
+  private readonly held = new Map<number, (requests: readonly LocateRequest[]) => (number | undefined)[]>();
+
+  async parse(file: string, maxBytes: number): Promise<ParsedManifest & { token: number }> {
+    const { parsed, locate } = await parseManifestFile(file, maxBytes);
+    const token = ++this.next;
+    if (locate) this.held.set(token, locate);
+    return { ...parsed, token };
+  }
+
+  async locate(token: number, requests: readonly LocateRequest[]): Promise<(number | undefined)[]> {
+    const locate = this.held.get(token);
+    return locate ? locate(requests) : requests.map(() => undefined);
+  }
+
+  release(token: number): void {
+    this.held.delete(token);
+  }
+
+  async close(): Promise<void> {
+    this.held.clear();
+  }
+}
+
+/** Messages between the source and its parse worker (`parse-worker.ts`). */
+export type ParserRequest =
+  | { type: 'parse'; id: number; file: string; maxBytes: number }
+  | { type: 'locate'; id: number; token: number; requests: LocateRequest[] }
+  | { type: 'release'; token: number };
+export type ParserResponse =
+  | { type: 'documents'; id: number; documents: ParsedDocument[] }
+  | { type: 'parsed'; id: number; token: number; fileErrors: ManifestFileError[] }
+  | { type: 'located'; id: number; lines: (number | undefined)[] }
+  | { type: 'failed'; id: number; message: string };
+
+/** Documents per message from the worker: each message is received on its own turn of the event loop. */
+export const DOCUMENTS_PER_MESSAGE = 500;
+
+interface Waiting {
+  resolve: (value: never) => void;
+  reject: (error: Error) => void;
+  documents: ParsedDocument[];
+}
+
+/**
+ * Parses in a worker thread: reading, YAML and schema checks never run on the thread that answers
+ * DNS. Results come back in messages of a few hundred documents, so receiving them does not hold the
+ * event loop either. A worker that dies is replaced at the next request.
+ */
+export class WorkerManifestParser implements ManifestParser {
+  private worker: Worker | undefined;
+  private next = 0;
+  private readonly waiting = new Map<number, Waiting>();
+
+  async parse(file: string, maxBytes: number): Promise<ParsedManifest & { token: number }> {
+    const id = ++this.next;
+    const { documents, token, fileErrors } = await this.request<{
+      documents: ParsedDocument[];
+      token: number;
+      fileErrors: ManifestFileError[];
+    }>(id, { type: 'parse', id, file, maxBytes });
+    return { documents, fileErrors, token };
+  }
+
+  async locate(token: number, requests: readonly LocateRequest[]): Promise<(number | undefined)[]> {
+    const id = ++this.next;
+    const { lines } = await this.request<{ lines: (number | undefined)[] }>(id, {
+      type: 'locate',
+      id,
+      token,
+      requests: [...requests],
+    });
+    return lines;
+  }
+
+  release(token: number): void {
+    this.worker?.postMessage({ type: 'release', token } satisfies ParserRequest);
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    await worker?.terminate();
+  }
+
+  private request<T>(id: number, message: ParserRequest): Promise<T> {
+    const worker = this.start();
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.set(id, { resolve: resolve as (value: never) => void, reject, documents: [] });
+      worker.postMessage(message);
+    });
+  }
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(new URL('./parse-worker.ts', import.meta.url));
+    worker.unref();
+    worker.on('message', (m: ParserResponse) => {
+      const waiting = this.waiting.get(m.id);
+      if (!waiting) return;
+      switch (m.type) {
+        case 'documents':
+          for (const d of m.documents) waiting.documents.push(d);
+          return;
+        case 'parsed':
+          this.waiting.delete(m.id);
+          waiting.resolve({
+            documents: waiting.documents,
+            token: m.token,
+            fileErrors: m.fileErrors,
+          } as never);
+          return;
+        case 'located':
+          this.waiting.delete(m.id);
+          waiting.resolve({ lines: m.lines } as never);
+          return;
+        case 'failed':
+          this.waiting.delete(m.id);
+          waiting.reject(new Error(m.message));
+      }
+    });
+    const fail = (error: Error) => {
+      if (this.worker === worker) this.worker = undefined;
+      for (const w of this.waiting.values()) w.reject(error);
+      this.waiting.clear();
+    };
+    worker.on('error', (e) => fail(new Error(`manifest parser: ${e.message}`)));
+    worker.on('exit', (code) => fail(new Error(`manifest parser exited with code ${code}`)));
+    this.worker = worker;
+    return worker;
+  }
+}

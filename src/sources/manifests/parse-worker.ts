@@ -1,0 +1,59 @@
+/**
+ * The manifest source's parse worker (a worker thread): reads, parses and validates manifest files
+ * for `WorkerManifestParser`, so that YAML never runs on a thread that answers DNS.
+ */
+import { parentPort } from 'node:worker_threads';
+import {
+  DOCUMENTS_PER_MESSAGE,
+  type LocateRequest,
+  type ParserRequest,
+  type ParserResponse,
+  parseManifestFile,
+} from './manifest-parser.ts';
+
+/** Files kept for `locate` until released; the oldest go first beyond this many. */
+const HELD = 8;
+
+const port = parentPort;
+if (!port) throw new Error('parse-worker.ts runs as a worker thread');
+const held = new Map<number, (requests: readonly LocateRequest[]) => (number | undefined)[]>();
+let next = 0;
+const send = (m: ParserResponse) => port.postMessage(m);
+
+port.on('message', async (m: ParserRequest) => {
+  try {
+    switch (m.type) {
+      case 'parse': {
+        const { parsed, locate } = await parseManifestFile(m.file, m.maxBytes);
+        for (let i = 0; i < parsed.documents.length; i += DOCUMENTS_PER_MESSAGE) {
+          send({
+            type: 'documents',
+            id: m.id,
+            documents: parsed.documents.slice(i, i + DOCUMENTS_PER_MESSAGE),
+          });
+        }
+        const token = ++next;
+        if (locate) {
+          held.set(token, locate);
+          while (held.size > HELD) held.delete(held.keys().next().value!);
+        }
+        send({ type: 'parsed', id: m.id, token, fileErrors: parsed.fileErrors });
+        return;
+      }
+      case 'locate': {
+        const locate = held.get(m.token);
+        send({
+          type: 'located',
+          id: m.id,
+          lines: locate ? locate(m.requests) : m.requests.map(() => undefined),
+        });
+        return;
+      }
+      case 'release':
+        held.delete(m.token);
+        return;
+    }
+  } catch (e) {
+    if (m.type !== 'release') send({ type: 'failed', id: m.id, message: (e as Error).message });
+  }
+});

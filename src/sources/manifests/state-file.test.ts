@@ -1,0 +1,218 @@
+import assert from 'node:assert/strict';
+import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import type { DNSRecordSet } from '../../api/index.ts';
+import { StateStore } from './state-file.ts';
+
+const recordSet = (name: string, address: string): DNSRecordSet => ({
+  apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+  kind: 'DNSRecordSet',
+  metadata: { name, namespace: 'dns' },
+  spec: { zoneRef: { name: 'z' }, name, type: 'A', records: [address] },
+});
+
+describe('StateStore', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'zk-state-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const files = async () => (await readdir(dir)).sort();
+
+  test('serials and accepted versions survive a reopen; set resolves once the line is on disk', async () => {
+    const state = await StateStore.open(dir);
+    await state.set('Example.COM.', { serial: 2026010100, hash: 'h1' });
+    assert.match(await readFile(path.join(dir, 'log.000000.jsonl'), 'utf8'), /"serial":2026010100/);
+    state.putObject('DNSRecordSet/dns/a', {
+      created: '2026-01-01T00:00:00.000Z',
+      file: 'a.yaml',
+      resource: recordSet('a', '192.0.2.1'),
+    });
+    state.putObject('DNSRecordSet/dns/b', {
+      created: '2026-01-01T00:00:01.000Z',
+      file: 'a.yaml',
+      resource: recordSet('b', '192.0.2.2'),
+    });
+    state.deleteObject('DNSRecordSet/dns/b');
+    await state.close();
+
+    const again = await StateStore.open(dir);
+    assert.deepEqual(again.get('example.com.'), { serial: 2026010100, hash: 'h1' });
+    assert.equal(again.createdAt('DNSRecordSet/dns/a'), '2026-01-01T00:00:00.000Z');
+    assert.deepEqual(again.object('DNSRecordSet/dns/a')?.resource, recordSet('a', '192.0.2.1'));
+    assert.equal(again.object('DNSRecordSet/dns/b'), undefined);
+    assert.deepEqual(again.objectsOfFile('a.yaml'), ['DNSRecordSet/dns/a']);
+    again.loadedFilesRead();
+    assert.deepEqual(again.objectsOfFile('a.yaml'), []);
+    await again.close();
+  });
+
+  test('a change appends one line: nothing else is rewritten', async () => {
+    const state = await StateStore.open(dir, { compactMinBytes: 1 << 30 });
+    for (let i = 0; i < 1000; i++)
+      state.putObject(`DNSRecordSet/dns/r${i}`, {
+        created: 't',
+        file: 'big.yaml',
+        resource: recordSet(`r${i}`, '192.0.2.1'),
+      });
+    await state.flush();
+    const log = path.join(dir, 'log.000000.jsonl');
+    const before = await stat(log);
+    state.putObject('DNSRecordSet/dns/r7', {
+      created: 't',
+      file: 'big.yaml',
+      resource: recordSet('r7', '192.0.2.7'),
+    });
+    await state.set('example.com.', { serial: 2 });
+    const after = await stat(log);
+    assert.equal(after.ino, before.ino, 'the same file, appended to');
+    const added = (await readFile(log, 'utf8')).slice(before.size);
+    assert.equal(added.trimEnd().split('\n').length, 2, 'one line for the object, one for the serial');
+    assert.ok(after.size - before.size < 400);
+    // Unchanged versions write nothing at all.
+    state.putObject('DNSRecordSet/dns/r8', {
+      created: 't',
+      file: 'big.yaml',
+      resource: recordSet('r8', '192.0.2.1'),
+    });
+    await state.flush();
+    assert.equal((await stat(log)).size, after.size);
+    await state.close();
+  });
+
+  test('a line torn by a crash is dropped and cut off; what follows it is readable', async () => {
+    const state = await StateStore.open(dir);
+    await state.set('a.example.', { serial: 1 });
+    await state.set('b.example.', { serial: 5 });
+    await state.close();
+    // A crash in the middle of appending a line.
+    await appendFile(path.join(dir, 'log.000000.jsonl'), '{"t":"serial","origin":"a.example.","ser');
+    const reopened = await StateStore.open(dir);
+    assert.deepEqual(reopened.get('a.example.'), { serial: 1 });
+    assert.deepEqual(reopened.get('b.example.'), { serial: 5 });
+    await reopened.set('a.example.', { serial: 2 });
+    await reopened.close();
+    const third = await StateStore.open(dir, { readOnly: true });
+    assert.deepEqual(third.get('a.example.'), { serial: 2 });
+    assert.deepEqual(third.get('b.example.'), { serial: 5 });
+  });
+
+  test('the log is compacted into a snapshot once it outgrows it; the folder stays bounded', async () => {
+    const state = await StateStore.open(dir, { compactMinBytes: 4096 });
+    for (let round = 0; round < 50; round++) {
+      for (let i = 0; i < 20; i++)
+        state.putObject(`DNSRecordSet/dns/r${i}`, {
+          created: 't',
+          file: 'f.yaml',
+          resource: recordSet(`r${i}`, `192.0.2.${round}`),
+        });
+      await state.set('example.com.', { serial: round });
+    }
+    await state.close();
+    const names = await files();
+    assert.equal(names.filter((n) => n.startsWith('snapshot.')).length, 1, names.join());
+    assert.ok(names.filter((n) => n.startsWith('log.')).length <= 1, names.join());
+    assert.ok(!names[0]!.startsWith('snapshot.000000'), 'compacted at least once');
+    let total = 0;
+    let live = 0;
+    for (const name of names) {
+      const size = (await stat(path.join(dir, name))).size;
+      total += size;
+      if (name.startsWith('snapshot.')) live = size;
+    }
+    // The snapshot, plus a log that grows to about the larger of the minimum and the snapshot (plus
+    // what is appended while a compaction runs): a few times the live state, not the 50 rounds written.
+    const written = 50 * 20 * 250;
+    assert.ok(total < 5 * Math.max(4096, live), `${total} bytes on disk, ${live} live, ${written} written`);
+    const again = await StateStore.open(dir, { readOnly: true });
+    assert.deepEqual(again.get('example.com.'), { serial: 49 });
+    assert.deepEqual(again.object('DNSRecordSet/dns/r3')?.resource?.spec, recordSet('r3', '192.0.2.49').spec);
+  });
+
+  test('a compaction cut short: the previous snapshot and both logs are replayed', async () => {
+    const state = await StateStore.open(dir, { compactMinBytes: 1 });
+    await state.set('example.com.', { serial: 1 });
+    await state.close(); // compacted into snapshot.000001; log.000001 comes with the next change
+    assert.deepEqual(await files(), ['snapshot.000001.jsonl']);
+    // As if a compaction to generation 2 had started: appends went to log.000002, then a crash
+    // before snapshot.000002 was renamed into place.
+    await writeFile(
+      path.join(dir, 'log.000002.jsonl'),
+      '{"t":"serial","origin":"example.com.","serial":3}\n',
+    );
+    await writeFile(path.join(dir, 'snapshot.000002.jsonl.tmp'), '{"t":"snapshot","version":2,"gen');
+    const reopened = await StateStore.open(dir);
+    assert.deepEqual(reopened.get('example.com.'), { serial: 3 });
+    await reopened.close();
+    const names = await files();
+    assert.ok(!names.some((n) => n.endsWith('.tmp')), `left-overs removed: ${names.join()}`);
+    assert.deepEqual((await StateStore.open(dir, { readOnly: true })).get('example.com.'), { serial: 3 });
+  });
+
+  test('a write that fails rejects set and keeps the change pending; the next write makes it durable', async () => {
+    const state = await StateStore.open(dir);
+    await state.set('example.com.', { serial: 1 });
+    // The log is replaced by something that cannot be written: a new generation is started, and its
+    // log cannot be created either.
+    await rm(path.join(dir, 'log.000000.jsonl'));
+    await mkdir(path.join(dir, 'log.000000.jsonl'));
+    await mkdir(path.join(dir, 'log.000001.jsonl'));
+    await assert.rejects(state.set('example.com.', { serial: 2 }), /cannot write the state/);
+    await assert.rejects(state.set('other.example.', { serial: 7 }), /cannot write the state/);
+    assert.deepEqual(state.get('example.com.'), { serial: 2 }, 'memory has it, as SerialStore allows');
+    await rm(path.join(dir, 'log.000001.jsonl'), { recursive: true });
+    await state.set('third.example.', { serial: 9 });
+    await state.close();
+    await rm(path.join(dir, 'log.000000.jsonl'), { recursive: true, force: true });
+    const reopened = await StateStore.open(dir, { readOnly: true });
+    assert.deepEqual(reopened.get('example.com.'), { serial: 2 });
+    assert.deepEqual(reopened.get('other.example.'), { serial: 7 });
+    assert.deepEqual(reopened.get('third.example.'), { serial: 9 });
+  });
+
+  test('a reader sees what a running writer made durable, without writing anything', async () => {
+    const writer = await StateStore.open(dir);
+    await writer.set('example.com.', { serial: 4 });
+    const before = await files();
+    const reader = await StateStore.open(dir, { readOnly: true });
+    assert.deepEqual(reader.get('example.com.'), { serial: 4 });
+    await reader.set('example.com.', { serial: 5 }); // in memory only
+    await reader.close();
+    assert.deepEqual(await files(), before);
+    await writer.close();
+    assert.deepEqual((await StateStore.open(dir, { readOnly: true })).get('example.com.'), { serial: 4 });
+  });
+
+  test('the state of earlier versions (state.json, created.json) is taken over once', async () => {
+    await writeFile(
+      path.join(dir, 'state.json'),
+      JSON.stringify({ version: 1, serials: { 'example.com.': { serial: 2026010105, hash: 'abc' } } }),
+    );
+    await writeFile(
+      path.join(dir, 'created.json'),
+      JSON.stringify({ version: 1, created: { 'DNSRecordSet/dns/a': '2025-01-01T00:00:00.000Z' } }),
+    );
+    const state = await StateStore.open(dir);
+    assert.deepEqual(state.get('example.com.'), { serial: 2026010105, hash: 'abc' });
+    assert.equal(state.createdAt('DNSRecordSet/dns/a'), '2025-01-01T00:00:00.000Z');
+    await state.close();
+    const names = await files();
+    assert.ok(names.includes('state.json.migrated') && !names.includes('state.json'), names.join());
+    const again = await StateStore.open(dir);
+    assert.deepEqual(again.get('example.com.'), { serial: 2026010105, hash: 'abc' });
+    await again.close();
+  });
+
+  test('without a folder everything stays in memory', async () => {
+    const state = await StateStore.open(undefined);
+    assert.equal(state.persistent, false);
+    await state.set('example.com.', { serial: 1 });
+    assert.deepEqual(state.get('example.com.'), { serial: 1 });
+    await state.close();
+  });
+});
