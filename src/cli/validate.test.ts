@@ -105,4 +105,17 @@ describe('zonekeeper validate', () => {
     assert.equal(code, 1);
     assert.match(out, /^error: .*: no DNSZoneClass, DNSZone or DNSRecordSet found in 0 manifest file\(s\)/m);
   });
+
+  test('a --state-dir that is not there is an error, not a silent validation without state', async () => {
+    await writeFile(path.join(dir, 'z.yaml'), header.slice(0, -1).join('\n'));
+    const stream = new PassThrough();
+    let out = '';
+    stream.on('data', (d) => (out += d));
+    const code = await runValidate([dir], stream, { stateDir: path.join(dir, 'missing') });
+    assert.equal(code, 2);
+    assert.match(
+      out,
+      /^error: --state-dir .*missing: ENOENT.*; give the --state-dir of the serve that reads these manifests/,
+    );
+  });
 });

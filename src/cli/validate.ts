@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../api/index.ts';
 import { KINDS, type Resource } from '../api/index.ts';
 import { MemoryStore } from '../control/memory-store.ts';
@@ -43,6 +43,13 @@ export async function validatePaths(
 ): Promise<ValidationReport> {
   if (options.stateDir !== undefined && paths.length !== 1)
     throw new Error('--state-dir goes with exactly one PATH: the folder `serve --manifests` reads');
+  if (options.stateDir !== undefined) {
+    const info = await stat(options.stateDir).catch((e: Error) => e);
+    if (info instanceof Error || !info.isDirectory())
+      throw new Error(
+        `--state-dir ${options.stateDir}: ${info instanceof Error ? info.message : 'not a folder'}; give the --state-dir of the serve that reads these manifests`,
+      );
+  }
   const now = options.now ?? new Date();
   // Read-only: a `serve` may be running on this state folder.
   const state = await StateStore.open(options.stateDir, { readOnly: true });
@@ -184,7 +191,14 @@ export async function runValidate(
   out: NodeJS.WritableStream,
   options: ValidateOptions = {},
 ): Promise<number> {
-  const report = await validatePaths(paths, options);
+  let report: ValidationReport;
+  try {
+    report = await validatePaths(paths, options);
+  } catch (e) {
+    // Not about the manifests (e.g. a --state-dir that is not there): say so, exit 2 like a usage error.
+    out.write(`error: ${(e as Error).message}\n`);
+    return 2;
+  }
   for (const p of report.errors) out.write(`error: ${formatProblem(p)}\n`);
   for (const p of report.warnings) out.write(`warning: ${formatProblem(p)}\n`);
   for (const p of report.notes) out.write(`note: ${formatProblem(p)}\n`);

@@ -296,6 +296,37 @@ describe('ManifestSource with a state folder', () => {
   });
 });
 
+describe('ManifestSource starting without its folder', () => {
+  test('what the state remembers is served, kept, until the folder can be read', async () => {
+    const parent = await mkdtemp(path.join(tmpdir(), 'zk-src-'));
+    const dir = path.join(parent, 'manifests');
+    const stateDir = path.join(parent, 'state');
+    try {
+      await mkdir(dir);
+      await writeFile(path.join(dir, 'a.yaml'), record('a', '192.0.2.1'));
+      const first = await StateStore.open(stateDir);
+      await new ManifestSource({ dir, store: new MemoryStore(), state: first }).reload();
+      await first.close();
+      await rename(dir, `${dir}.away`);
+      const store = new MemoryStore();
+      const state = await StateStore.open(stateDir);
+      const source = new ManifestSource({ dir, store, state });
+      await source.reload();
+      assert.equal((store.get('DNSRecordSet', 'dns/a') as DNSRecordSet).spec.records[0], '192.0.2.1');
+      assert.equal(source.folderProblem()?.code, 'FOLDER_UNREADABLE');
+      assert.equal(source.keptObjects().get('DNSRecordSet/dns/a')?.[0]?.code, 'FOLDER_UNREADABLE');
+      await rename(`${dir}.away`, dir);
+      await writeFile(path.join(dir, 'a.yaml'), record('a', '192.0.2.2'));
+      await source.reload();
+      assert.equal((store.get('DNSRecordSet', 'dns/a') as DNSRecordSet).spec.records[0], '192.0.2.2');
+      assert.equal(source.keptObjects().size, 0);
+      await state.close();
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('ManifestSource: links, limits, a missing folder, logging', () => {
   let dir: string;
   let store: MemoryStore;

@@ -408,18 +408,29 @@ export class ManifestSource {
     }
     // A few files in flight keep the parser busy while results come in; results keep path order.
     const reads: ReadFile[] = [];
-    const inFlight: Promise<ReadFile>[] = [];
+    // Settled promises: a failure is rethrown once nothing is left in flight (never unhandled).
+    const inFlight: Promise<{ read?: ReadFile; error?: unknown }>[] = [];
+    let failure: { error: unknown } | undefined;
     let next = 0;
     const launch = () => {
       const { file, info } = changed[next++]!;
       inFlight.push(
-        this.options.parser.parse(file, this.options.maxFileBytes).then((parsed) => ({ file, info, parsed })),
+        this.options.parser.parse(file, this.options.maxFileBytes).then(
+          (parsed) => ({ read: { file, info, parsed } }),
+          (error: unknown) => ({ error }),
+        ),
       );
     };
     while (next < changed.length && inFlight.length < 4) launch();
     while (inFlight.length > 0) {
-      reads.push(await inFlight.shift()!);
-      if (next < changed.length) launch();
+      const { read, error } = await inFlight.shift()!;
+      if (read) reads.push(read);
+      else failure ??= { error };
+      if (next < changed.length && !failure) launch();
+    }
+    if (failure) {
+      for (const read of reads) this.options.parser.release(read.parsed.token);
+      throw failure.error;
     }
     return reads;
   }
