@@ -156,8 +156,9 @@ export const dnsZoneStatusSchema = s.object(
       description: 'The managed DNSZone that delegates to this one, if any.',
     }),
     conditions: conditionsSchema(
-      'Accepted: the spec is valid, the class exists and the zone may be served at its domain (no older zone ' +
-        'holds it, and the delegations between it and older zones of other namespaces admit it). ' +
+      'Accepted: the spec is valid, the class exists and the zone may be served at its domain (no zone judged ' +
+        'before it, a served zone or else an older one, holds it, and the delegations between it and such zones ' +
+        'of other namespaces admit it). ' +
         'Programmed: the backend serves exactly status.serial. ' +
         'Ready: both.',
     ),

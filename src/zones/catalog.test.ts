@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
-import type { DNSZoneSpec } from '../api/index.ts';
+import type { DNSZone, DNSZoneSpec } from '../api/index.ts';
 import { Catalog } from './catalog.ts';
 
 function catalogWith(): Catalog {
@@ -230,7 +230,7 @@ describe('record adoption', () => {
 
   test('DS at a child zone apex belongs to the parent side (RFC 4035 §2.4)', () => {
     const c = catalogWith();
-    c.setZone(zone('team-b', 'sub', 'sub.example.com', {}, 5));
+    c.setZone(zone('dns', 'sub', 'sub.example.com', {}, 5));
     c.setRecord(recordSet('dns', 'ds', { name: 'sub.example.com.', type: 'DS', records: ['1 13 2 abcd'] }));
     assert.equal((c.recordResolution('dns/ds') as { zone: string }).zone, 'dns/example-com');
     c.setRecord(
@@ -428,12 +428,22 @@ describe('a newer zone above an older zone of another namespace (ZoneShadowed)',
       ['zz', 'aa'],
       ['aa', 'zz'],
     ] as const) {
+      // Seen in one load (neither is served yet): the parent is judged first.
       const c = new Catalog();
-      c.setClass(zoneClass());
-      c.setZone(zone(childNs, 'child', 'a.b.example.net', {}, 5));
-      c.setZone(zone(parentNs, 'parent', 'b.example.net', {}, 5));
+      c.load(
+        [zoneClass()],
+        [zone(childNs, 'child', 'a.b.example.net', {}, 5), zone(parentNs, 'parent', 'b.example.net', {}, 5)],
+        [],
+      );
       assert.ok(c.zoneVerdict(`${parentNs}/parent`)?.accepted, `${parentNs} above ${childNs}`);
       assert.equal((c.zoneVerdict(`${childNs}/child`) as { reason?: string }).reason, 'NotDelegated');
+      // A child that is already served keeps serving: the parent then needs its delegation.
+      const d = new Catalog();
+      d.setClass(zoneClass());
+      d.setZone(zone(childNs, 'child', 'a.b.example.net', {}, 5));
+      d.setZone(zone(parentNs, 'parent', 'b.example.net', {}, 5));
+      assert.ok(d.zoneVerdict(`${childNs}/child`)?.accepted);
+      assert.equal((d.zoneVerdict(`${parentNs}/parent`) as { reason?: string }).reason, 'ZoneShadowed');
     }
   });
 
@@ -669,5 +679,515 @@ describe('wildcard NS (RFC 4592 §4.2)', () => {
     );
     assert.ok(c.recordResolution('dns/a')?.resolved);
     assert.ok(c.recordResolution('dns/ns')?.resolved);
+  });
+});
+
+/** The Accepted=True condition the controller writes on a served zone (what a restart reads back). */
+function servedStatus(since = '2026-01-01T00:00:00.000Z'): NonNullable<DNSZone['status']> {
+  return {
+    observedGeneration: 1,
+    conditions: [
+      {
+        type: 'Accepted',
+        status: 'True',
+        reason: 'Accepted',
+        message: 'serving',
+        observedGeneration: 1,
+        lastTransitionTime: since,
+      },
+    ],
+  };
+}
+
+function reasonOf(c: Catalog, key: string): string | undefined {
+  const v = c.zoneVerdict(key);
+  return v === undefined ? undefined : v.accepted ? 'Accepted' : v.reason;
+}
+
+describe('incumbency: a served zone is judged before zones that are not served', () => {
+  const wwwOf = (namespace: string, address: string) =>
+    recordSet(namespace, 'www', { zoneRef: { name: 'victim' }, name: 'www', type: 'A', records: [address] });
+
+  test('an older zone that was refused cannot later push out the newer zone served meanwhile (same domain)', () => {
+    const c = new Catalog();
+    c.setClass(zoneClass());
+    c.setZone(zone('evil', 'victim', 'victim.test', { className: 'not-yet' }, 0));
+    assert.equal(reasonOf(c, 'evil/victim'), 'ClassNotFound');
+    c.setZone(zone('team-a', 'victim', 'victim.test', {}, 10));
+    c.setRecord(wwwOf('team-a', '192.0.2.1'));
+    c.setRecord(wwwOf('evil', '203.0.113.66'));
+    assert.ok(c.zoneVerdict('team-a/victim')?.accepted);
+
+    // evil changes only its class: its age does not count against the zone that is served.
+    const affected = c.setZone(zone('evil', 'victim', 'victim.test', {}, 0));
+    assert.ok(c.zoneVerdict('team-a/victim')?.accepted, JSON.stringify(c.zoneVerdict('team-a/victim')));
+    const v = c.zoneVerdict('evil/victim');
+    assert.ok(v && !v.accepted && v.reason === 'Conflict', JSON.stringify(v));
+    assert.match(v.message, /already served by DNSZone team-a\/victim/);
+    assert.ok(affected.zones.has('evil/victim'));
+    assert.equal((c.recordResolution('team-a/www') as { zone?: string }).zone, 'team-a/victim');
+    assert.equal((c.recordResolution('evil/www') as { reason?: string }).reason, 'ZoneNotFound');
+    assert.deepEqual(c.acceptedZones(), ['team-a/victim']);
+  });
+
+  test('an incumbent that becomes refusable loses its incumbency', () => {
+    const c = new Catalog();
+    c.setClass(zoneClass());
+    c.setClass(zoneClass('team-a-class'));
+    c.setZone(zone('team-a', 'victim', 'victim.test', { className: 'team-a-class' }, 10));
+    c.setZone(zone('other', 'victim', 'victim.test', {}, 20));
+    assert.ok(c.zoneVerdict('team-a/victim')?.accepted);
+    assert.equal(reasonOf(c, 'other/victim'), 'Conflict');
+    c.deleteClass('team-a-class');
+    assert.equal(reasonOf(c, 'team-a/victim'), 'ClassNotFound');
+    assert.ok(c.zoneVerdict('other/victim')?.accepted, 'the other zone takes the free domain');
+    // The class comes back: the zone served meanwhile keeps the domain.
+    c.setClass(zoneClass('team-a-class'));
+    assert.ok(c.zoneVerdict('other/victim')?.accepted);
+    assert.equal(reasonOf(c, 'team-a/victim'), 'Conflict');
+  });
+
+  test('an older zone that was refused cannot later take over a zone served below it (parent)', () => {
+    const c = new Catalog();
+    c.setClass(zoneClass());
+    c.setZone(zone('team-b', 'b', 'b.example.test', {}, 0));
+    c.setZone(zone('evil', 'parent', 'example.test', {}, 10));
+    c.setRecord(
+      recordSet('evil', 'star', { zoneRef: { name: 'parent' }, name: '*', type: 'A', records: ['6.6.6.6'] }),
+    );
+    assert.equal(reasonOf(c, 'evil/parent'), 'ZoneShadowed');
+    c.setZone(zone('team-a', 'a', 'a.example.test', {}, 20));
+    c.setRecord(
+      recordSet('team-a', 'www', { zoneRef: { name: 'a' }, name: 'www', type: 'A', records: ['192.0.2.1'] }),
+    );
+    assert.ok(c.zoneVerdict('team-a/a')?.accepted);
+
+    // evil adds exactly the delegation its message asked for; team-a's zone is served now, so it counts.
+    const affected = c.setZone(
+      zone(
+        'evil',
+        'parent',
+        'example.test',
+        { delegations: [{ namespaces: ['team-b'], names: ['b'], types: ['NS'] }] },
+        10,
+      ),
+    );
+    const v = c.zoneVerdict('evil/parent');
+    assert.ok(v && !v.accepted && v.reason === 'ZoneShadowed', JSON.stringify(v));
+    assert.match(v.message, /DNSZone team-a\/a of namespace team-a/);
+    assert.match(v.message, /names: \[a\], types: \[NS\]/);
+    const a = c.zoneVerdict('team-a/a');
+    assert.ok(a?.accepted, JSON.stringify(a));
+    assert.equal(a.parent, undefined);
+    assert.ok(affected.zones.has('evil/parent'));
+    assert.equal((c.recordResolution('team-a/www') as { zone?: string }).zone, 'team-a/a');
+    // Delegating to both admits the parent above both.
+    c.setZone(
+      zone(
+        'evil',
+        'parent',
+        'example.test',
+        {
+          delegations: [
+            { namespaces: ['team-b'], names: ['b'], types: ['NS'] },
+            { namespaces: ['team-a'], names: ['a'], types: ['NS'] },
+          ],
+        },
+        10,
+      ),
+    );
+    assert.ok(c.zoneVerdict('evil/parent')?.accepted);
+    assert.equal((c.zoneVerdict('team-a/a') as { parent?: string }).parent, 'evil/parent');
+  });
+
+  test('a refused older zone below a served zone needs its delegation (NotDelegated)', () => {
+    const c = new Catalog();
+    c.setClass(zoneClass());
+    c.setZone(zone('evil', 'child', 'c.parent.test', { className: 'not-yet' }, 0));
+    c.setZone(zone('team-a', 'parent', 'parent.test', {}, 10));
+    assert.ok(c.zoneVerdict('team-a/parent')?.accepted);
+    c.setZone(zone('evil', 'child', 'c.parent.test', {}, 0));
+    assert.ok(c.zoneVerdict('team-a/parent')?.accepted);
+    assert.equal(reasonOf(c, 'evil/child'), 'NotDelegated');
+  });
+
+  test('after a restart, the Accepted=True condition in the status keeps a zone served', () => {
+    const served = { ...zone('team-a', 'victim', 'victim.test', {}, 10), status: servedStatus() };
+    const older = zone('evil', 'victim', 'victim.test', {}, 0);
+    for (const zones of [
+      [older, served],
+      [served, older],
+    ]) {
+      const c = new Catalog();
+      c.load([zoneClass()], zones, []);
+      assert.ok(c.zoneVerdict('team-a/victim')?.accepted);
+      assert.equal(reasonOf(c, 'evil/victim'), 'Conflict');
+    }
+    // Without the condition (nothing served before), the older zone wins as always.
+    const c = new Catalog();
+    c.load([zoneClass()], [older, zone('team-a', 'victim', 'victim.test', {}, 10)], []);
+    assert.ok(c.zoneVerdict('evil/victim')?.accepted);
+  });
+
+  test("the catalog's own verdict outranks a stale Accepted=True condition", () => {
+    const c = new Catalog();
+    c.setClass(zoneClass());
+    c.setClass(zoneClass('team-a-class'));
+    // team-a's object still carries the Accepted=True it had when it was served.
+    const teamA = {
+      ...zone('team-a', 'victim', 'victim.test', { className: 'team-a-class' }, 0),
+      status: servedStatus(),
+    };
+    c.setZone(teamA);
+    c.deleteClass('team-a-class');
+    c.setZone(zone('other', 'victim', 'victim.test', {}, 20));
+    assert.ok(c.zoneVerdict('other/victim')?.accepted);
+    c.setClass(zoneClass('team-a-class'));
+    c.setZone({ ...teamA, metadata: { ...teamA.metadata, generation: 2 } });
+    assert.ok(c.zoneVerdict('other/victim')?.accepted, 'team-a lost the domain while it was refused');
+    assert.equal(reasonOf(c, 'team-a/victim'), 'Conflict');
+  });
+});
+
+describe('served zones keep the order in which they became served', () => {
+  /**
+   * dns serves example.test and delegates b to team-b, which serves b.example.test and delegates a to
+   * team-y. team-y's a.b.example.test is older than both but was refused (no class) until now.
+   */
+  function chain(): Catalog {
+    const c = new Catalog();
+    c.setClass(zoneClass());
+    c.setZone(zone('team-y', 'a-b', 'a.b.example.test', { className: 'later' }, 0));
+    c.setZone(
+      zone(
+        'dns',
+        'top',
+        'example.test',
+        { delegations: [{ namespaces: ['team-b'], names: ['b'], types: ['NS'] }] },
+        1,
+      ),
+    );
+    c.setZone(
+      zone(
+        'team-b',
+        'b',
+        'b.example.test',
+        { delegations: [{ namespaces: ['team-y'], names: ['a'], types: ['NS'] }] },
+        2,
+      ),
+    );
+    c.setClass(zoneClass('later'));
+    for (const key of ['dns/top', 'team-b/b', 'team-y/a-b']) assert.ok(c.zoneVerdict(key)?.accepted, key);
+    return c;
+  }
+
+  test('a zone served later is judged after the zones served before it, whatever its age', () => {
+    const c = chain();
+    // Any later change judges the zones again: the older zone served last must not shadow the top zone.
+    c.setClass(zoneClass('unrelated'));
+    for (const key of ['dns/top', 'team-b/b', 'team-y/a-b']) {
+      assert.ok(c.zoneVerdict(key)?.accepted, `${key}: ${JSON.stringify(c.zoneVerdict(key))}`);
+    }
+    assert.equal((c.zoneVerdict('team-y/a-b') as { parent?: string }).parent, 'team-b/b');
+    // The zone that consented can take its consent back: team-b withdraws, team-y's zone goes.
+    c.setZone(zone('team-b', 'b', 'b.example.test', {}, 2));
+    assert.ok(c.zoneVerdict('team-b/b')?.accepted);
+    assert.equal(reasonOf(c, 'team-y/a-b'), 'NotDelegated');
+  });
+
+  test('after a restart, the time each zone became Accepted gives the same order', () => {
+    const c = chain();
+    const since = {
+      'dns/top': '2026-01-02T00:00:00Z',
+      'team-b/b': '2026-01-02T00:00:00Z',
+      'team-y/a-b': '2026-01-03T00:00:00Z',
+    };
+    const zones = [...c.zones.entries()].map(([key, z]) => ({
+      ...z,
+      status: servedStatus(since[key as keyof typeof since]),
+    }));
+    const restarted = new Catalog();
+    restarted.load([...c.classes.values()], zones.reverse(), []);
+    for (const key of ['dns/top', 'team-b/b', 'team-y/a-b']) {
+      assert.ok(
+        restarted.zoneVerdict(key)?.accepted,
+        `${key}: ${JSON.stringify(restarted.zoneVerdict(key))}`,
+      );
+    }
+  });
+
+  test('one change settles completely: a zone below a zone accepted later in the same pass is judged again', () => {
+    const c = new Catalog();
+    c.load(
+      [zoneClass()],
+      [
+        zone(
+          'dns',
+          'top',
+          'example.test',
+          { delegations: [{ namespaces: ['team-b'], names: ['b'], types: ['NS'] }] },
+          0,
+        ),
+        zone('team-y', 'a-b', 'a.b.example.test', {}, 1),
+        zone(
+          'team-b',
+          'b',
+          'b.example.test',
+          { delegations: [{ namespaces: ['team-y'], names: ['a'], types: ['NS'] }] },
+          2,
+        ),
+      ],
+      [],
+    );
+    const verdicts = () => ['dns/top', 'team-b/b', 'team-y/a-b'].map((k) => reasonOf(c, k));
+    assert.deepEqual(verdicts(), ['Accepted', 'Accepted', 'Accepted']);
+    assert.equal((c.zoneVerdict('team-y/a-b') as { parent?: string }).parent, 'team-b/b');
+    c.setClass(zoneClass('unrelated'));
+    assert.deepEqual(verdicts(), ['Accepted', 'Accepted', 'Accepted']);
+  });
+});
+
+describe('a zone refused for want of a delegation', () => {
+  test('is served as soon as a zone between it and the refusing zone delegates to it', () => {
+    const c = new Catalog();
+    c.setClass(zoneClass());
+    c.setZone(
+      zone(
+        'dns',
+        'top',
+        'example.test',
+        { delegations: [{ namespaces: ['team-b'], names: ['b'], types: ['NS'] }] },
+        0,
+      ),
+    );
+    c.setZone(zone('team-y', 'a-b', 'a.b.example.test', {}, 1));
+    assert.equal(reasonOf(c, 'team-y/a-b'), 'NotDelegated');
+    const affected = c.setZone(
+      zone(
+        'team-b',
+        'b',
+        'b.example.test',
+        { delegations: [{ namespaces: ['team-y'], names: ['a'], types: ['NS'] }] },
+        2,
+      ),
+    );
+    assert.ok(c.zoneVerdict('team-b/b')?.accepted);
+    const v = c.zoneVerdict('team-y/a-b');
+    assert.ok(v?.accepted, JSON.stringify(v));
+    assert.equal(v.parent, 'team-b/b');
+    for (const key of ['team-b/b', 'team-y/a-b', 'dns/top']) assert.ok(affected.zones.has(key), key);
+  });
+});
+
+describe('equal creation times for one domain', () => {
+  test('both zones are refused (Conflict, created at the same time), never decided by names', () => {
+    for (const [x, y] of [
+      ['evil', 'team-a'],
+      ['team-a', 'evil'],
+      ['zzz', 'aaa'],
+    ] as const) {
+      const c = new Catalog();
+      c.load(
+        [zoneClass()],
+        [zone(x, 'victim', 'victim.test', {}, 5), zone(y, 'victim', 'victim.test', {}, 5)],
+        [recordSet(x, 'www', { name: 'www.victim.test.', type: 'A', records: ['203.0.113.66'] })],
+      );
+      for (const key of [`${x}/victim`, `${y}/victim`]) {
+        const v = c.zoneVerdict(key);
+        assert.ok(v && !v.accepted && v.reason === 'Conflict', `${key}: ${JSON.stringify(v)}`);
+        assert.match(v.message, /created at the same time/);
+        assert.match(v.message, new RegExp(`DNSZone ${key === `${x}/victim` ? y : x}/victim`));
+        assert.match(v.message, /delete one/);
+      }
+      assert.deepEqual(c.acceptedZones(), []);
+      assert.equal((c.recordResolution(`${x}/www`) as { reason?: string }).reason, 'ZoneNotFound');
+      // A newer zone does not slip in between.
+      c.setZone(zone('late', 'victim', 'victim.test', {}, 9));
+      assert.equal(reasonOf(c, 'late/victim'), 'Conflict');
+      // Deleting one of the two serves the other.
+      const affected = c.deleteZone(`${x}/victim`);
+      assert.ok(affected.zones.has(`${y}/victim`));
+      assert.ok(c.zoneVerdict(`${y}/victim`)?.accepted);
+      assert.equal(reasonOf(c, 'late/victim'), 'Conflict');
+    }
+  });
+
+  test('a tie partner that is refused for another reason does not block the other', () => {
+    const c = new Catalog();
+    c.load(
+      [zoneClass()],
+      [
+        zone('evil', 'victim', 'victim.test', { className: 'missing' }, 5),
+        zone('team-a', 'victim', 'victim.test', {}, 5),
+      ],
+      [],
+    );
+    assert.ok(c.zoneVerdict('team-a/victim')?.accepted);
+    assert.equal(reasonOf(c, 'evil/victim'), 'ClassNotFound');
+  });
+});
+
+describe('no delegation or alias above a child zone', () => {
+  /** team-a serves a.b.example.test; evil's newer example.test delegates a.b to team-a (Accepted). */
+  function withChild(): Catalog {
+    const c = new Catalog();
+    c.setClass(zoneClass());
+    c.setZone(zone('team-a', 'a-b', 'a.b.example.test', {}, 0));
+    c.setZone(
+      zone(
+        'evil',
+        'parent',
+        'example.test',
+        { delegations: [{ namespaces: ['team-a'], names: ['a.b'], types: ['NS'] }] },
+        10,
+      ),
+    );
+    assert.ok(c.zoneVerdict('evil/parent')?.accepted);
+    return c;
+  }
+
+  test('NS or CNAME at an ancestor of a child zone is refused, naming the child; other types are fine', () => {
+    const c = withChild();
+    const ns = recordSet('evil', 'ns-b', {
+      zoneRef: { name: 'parent' },
+      name: 'b',
+      type: 'NS',
+      records: ['ns.evil.invalid.'],
+    });
+    const cname = recordSet('evil', 'cname-b', {
+      name: 'B.example.test.',
+      type: 'CNAME',
+      records: ['elsewhere.invalid.'],
+    });
+    for (const rs of [ns, cname]) {
+      c.setRecord(rs);
+      const r = c.recordResolution(`evil/${rs.metadata.name}`);
+      assert.ok(r && !r.resolved && r.reason === 'Conflict', `${rs.metadata.name}: ${JSON.stringify(r)}`);
+      assert.match(r.message, /DNSZone team-a\/a-b/);
+      assert.match(r.message, /a\.b\.example\.test\./);
+      assert.match(r.message, /RFC 1034/);
+      assert.equal(c.recordsOf('evil/parent').length, 0);
+    }
+    c.setRecord(recordSet('evil', 'txt-b', { name: 'b.example.test.', type: 'TXT', records: ['fine'] }));
+    assert.ok(c.recordResolution('evil/txt-b')?.resolved);
+    c.setRecord(
+      recordSet('evil', 'ns-c', { name: 'c.example.test.', type: 'NS', records: ['ns.evil.invalid.'] }),
+    );
+    assert.ok(c.recordResolution('evil/ns-c')?.resolved, 'a cut elsewhere hides nothing');
+
+    // The child goes: the record sets are resolved again and accepted; it comes back: refused again.
+    let affected = c.deleteZone('team-a/a-b');
+    assert.ok(affected.records.has('evil/ns-b'));
+    assert.ok(affected.zones.has('evil/parent'));
+    assert.ok(c.recordResolution('evil/ns-b')?.resolved);
+    assert.ok(c.recordResolution('evil/cname-b')?.resolved);
+    affected = c.setZone(zone('team-a', 'a-b', 'a.b.example.test', {}, 20));
+    assert.ok(c.zoneVerdict('team-a/a-b')?.accepted);
+    assert.ok(affected.records.has('evil/ns-b'));
+    // The parent's model is told that these two left it.
+    for (const key of ['evil/ns-b', 'evil/cname-b']) {
+      assert.ok(affected.recordsByZone.get('evil/parent')?.has(key), key);
+    }
+    assert.equal((c.recordResolution('evil/ns-b') as { reason?: string }).reason, 'Conflict');
+    assert.equal((c.recordResolution('evil/cname-b') as { reason?: string }).reason, 'Conflict');
+  });
+
+  test('also in the same namespace, and above a grandchild', () => {
+    const c = new Catalog();
+    c.setClass(zoneClass());
+    c.setZone(zone('dns', 'top', 'example.test', {}, 0));
+    c.setZone(zone('dns', 'deep', 'x.y.z.example.test', {}, 1));
+    for (const name of ['y.z', 'z']) {
+      c.setRecord(
+        recordSet('dns', `ns-${name}`, {
+          zoneRef: { name: 'top' },
+          name,
+          type: 'NS',
+          records: ['ns.elsewhere.invalid.'],
+        }),
+      );
+      const r = c.recordResolution(`dns/ns-${name}`);
+      assert.ok(r && !r.resolved && r.reason === 'Conflict', name);
+      assert.match(r.message, /DNSZone dns\/deep/);
+    }
+  });
+});
+
+describe('DS at the apex of a child zone of another namespace', () => {
+  /** team-a serves a.example.test; evil's newer example.test delegates only NS for a to team-a. */
+  function withChild(delegations: DNSZoneSpec['delegations'] = []): Catalog {
+    const c = new Catalog();
+    c.setClass(zoneClass());
+    c.setZone(zone('team-a', 'a', 'a.example.test', {}, 0));
+    c.setZone(
+      zone(
+        'evil',
+        'parent',
+        'example.test',
+        { delegations: [{ namespaces: ['team-a'], names: ['a'], types: ['NS'] }, ...delegations] },
+        10,
+      ),
+    );
+    assert.ok(c.zoneVerdict('evil/parent')?.accepted);
+    return c;
+  }
+  const ds = (namespace: string, name: string, spec: Partial<Parameters<typeof recordSet>[2]> = {}) =>
+    recordSet(namespace, name, { name: 'a.example.test.', type: 'DS', records: ['1 13 2 abcd'], ...spec });
+
+  test("is published from the child's namespace without a delegation and refused from any other", () => {
+    const c = withChild([{ namespaces: ['team-z'], names: ['a'], types: ['DS'] }]);
+    c.setRecord(ds('team-a', 'ds'));
+    assert.deepEqual(c.recordResolution('team-a/ds'), {
+      resolved: true,
+      zone: 'evil/parent',
+      fqdn: 'a.example.test.',
+    });
+    for (const rs of [
+      ds('evil', 'ds'),
+      ds('evil', 'ds-ref', { zoneRef: { name: 'parent' }, name: 'a' }),
+      ds('team-z', 'ds'),
+    ]) {
+      c.setRecord(rs);
+      const key = `${rs.metadata.namespace}/${rs.metadata.name}`;
+      const r = c.recordResolution(key);
+      assert.ok(r && !r.resolved && r.reason === 'NotDelegated', `${key}: ${JSON.stringify(r)}`);
+      assert.match(r.message, /DNSZone team-a\/a/);
+      assert.match(r.message, /namespace team-a/);
+      assert.match(r.message, /RFC 4035 §2\.4/);
+    }
+    assert.deepEqual(
+      c.recordsOf('evil/parent').map((rs) => `${rs.metadata.namespace}/${rs.metadata.name}`),
+      ['team-a/ds'],
+    );
+  });
+
+  test('the parent cannot publish NS at the child apex either', () => {
+    const c = withChild([{ namespaces: ['evil'], names: ['*'] }]);
+    c.setRecord(
+      recordSet('evil', 'ns-ref', {
+        zoneRef: { name: 'parent' },
+        name: 'a',
+        type: 'NS',
+        records: ['ns.evil.invalid.'],
+      }),
+    );
+    c.setRecord(
+      recordSet('evil', 'ns-abs', { name: 'a.example.test.', type: 'NS', records: ['ns.evil.invalid.'] }),
+    );
+    assert.equal((c.recordResolution('evil/ns-ref') as { reason?: string }).reason, 'OutOfZone');
+    assert.equal((c.recordResolution('evil/ns-abs') as { reason?: string }).reason, 'NotDelegated');
+    assert.equal(c.recordsOf('evil/parent').length, 0);
+  });
+
+  test('the child zone going away re-resolves the DS record sets', () => {
+    const c = withChild();
+    c.setRecord(ds('team-a', 'ds'));
+    c.setRecord(ds('evil', 'ds'));
+    assert.equal((c.recordResolution('evil/ds') as { reason?: string }).reason, 'NotDelegated');
+    const affected = c.deleteZone('team-a/a');
+    assert.ok(affected.records.has('evil/ds'));
+    assert.ok(affected.records.has('team-a/ds'));
+    assert.ok(c.recordResolution('evil/ds')?.resolved, 'no child zone: the parent decides its own DS');
+    assert.equal((c.recordResolution('team-a/ds') as { reason?: string }).reason, 'NotDelegated');
   });
 });

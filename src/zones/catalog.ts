@@ -13,7 +13,7 @@ import {
 import { getOrInsert } from '../util/get-or-insert.ts';
 import { zoneAdmits } from './delegation.ts';
 import { publicSuffixSection } from './public-suffix.ts';
-import { compareByAge, type ResourceKey, resourceKey } from './resource-key.ts';
+import { type ResourceKey, resourceKey } from './resource-key.ts';
 
 /** Whether a DNSZone is served, and if not, why. */
 export type ZoneVerdict =
@@ -30,7 +30,7 @@ export type RecordResolution =
   | { resolved: true; zone: ResourceKey; fqdn: Name }
   | {
       resolved: false;
-      reason: 'Invalid' | 'ZoneNotFound' | 'OutOfZone' | 'NotDelegated';
+      reason: 'Invalid' | 'ZoneNotFound' | 'OutOfZone' | 'NotDelegated' | 'Conflict';
       message: string;
       zone?: ResourceKey;
       fqdn?: Name;
@@ -67,6 +67,59 @@ export function mergeAffected(into: Affected, from: Affected): Affected {
 
 const UNRESOLVED = '';
 
+/** Passes of judgeZones per change at most (each pass after the first serves at least one more zone). */
+const MAX_PASSES = 64;
+
+/** A DNSZone with a valid domain, as the passes of judgeZones see it. */
+interface Candidate {
+  key: ResourceKey;
+  zone: DNSZone;
+  origin: Name;
+  /** nameKey(origin) */
+  domain: string;
+  labels: number;
+  /** metadata.creationTimestamp ('' when missing) */
+  created: string;
+  /** Served: accepted by the previous pass, or (not judged before) Accepted=True in its status. */
+  incumbent: boolean;
+  /** For zones the catalog served: their place in the previous pass's order. */
+  rank: number;
+  /** For zones served per their status only: when they became Accepted (ms since the epoch). */
+  since: number;
+}
+
+/**
+ * The order zones are judged in (ADR 0013): served zones first, in the order they became served
+ * (the catalog's own order, then those known from their status by the time they were accepted), then
+ * the zones not served, oldest first; for equal creation times the parent before the child. The
+ * namespace/name only fixes the order of zones that cannot affect each other.
+ */
+function judgingOrder(a: Candidate, b: Candidate): number {
+  if (a.incumbent !== b.incumbent) return a.incumbent ? -1 : 1;
+  if (a.incumbent) {
+    if (a.rank !== b.rank) return a.rank < b.rank ? -1 : 1;
+    if (a.since !== b.since) return a.since < b.since ? -1 : 1;
+  }
+  if (a.created !== b.created) return a.created < b.created ? -1 : 1;
+  return a.labels - b.labels || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+}
+
+/** Zones judged together: one domain, one group (served or not), one creation time. */
+function peerKey(c: Candidate): string {
+  return `${c.incumbent ? 1 : 0}\u0000${c.created}\u0000${c.domain}`;
+}
+
+/**
+ * When the zone became served according to its own status (`Accepted=True`, written by the controller,
+ * read back after a restart), in ms since the epoch; undefined when the status does not say it is.
+ */
+function acceptedSince(zone: DNSZone): number | undefined {
+  const accepted = zone.status?.conditions?.find((c) => c.type === 'Accepted');
+  if (accepted?.status !== 'True') return undefined;
+  const time = Date.parse(accepted.lastTransitionTime);
+  return Number.isNaN(time) ? Number.POSITIVE_INFINITY : time;
+}
+
 /**
  * The in-memory index of every class, zone and record set, and the rules that relate them: which
  * zone is accepted for a domain (oldest wins; a child zone of a managed parent in another namespace
@@ -87,6 +140,15 @@ export class Catalog {
   private membership = new Map<ResourceKey, Set<ResourceKey>>();
   /** record keys per zone key named in their spec.zoneRef */
   private readonly byZoneRef = new Map<ResourceKey, Set<ResourceKey>>();
+  /** Accepted zones in the order they were judged (the order in which they keep being judged). */
+  private servedOrder = new Map<ResourceKey, number>();
+  /** Zones judged as served in the last pass (see judgeZones). */
+  private incumbents = new Set<ResourceKey>();
+  /**
+   * Names strictly between an accepted zone and its parent zone (nameKey → the zone below): the
+   * parent may not hold NS or CNAME there, which would hide the zone below.
+   */
+  private aboveChild = new Map<string, ResourceKey>();
   /** Zones that exist but never reached the catalog (their manifest fails validation): key → why. */
   private readonly refusedElsewhere = new Map<ResourceKey, string>();
 
@@ -273,57 +335,39 @@ export class Catalog {
   private recomputeZones(resolveRecords = true): Affected {
     const previous = this.verdicts;
     const previousDomains = this.byDomain;
-    this.verdicts = new Map();
-    this.byDomain = new Map();
-    this.children = new Map();
 
-    const candidates: { key: ResourceKey; zone: DNSZone; origin: Name }[] = [];
+    const invalid = new Map<ResourceKey, ZoneVerdict>();
+    const candidates: Candidate[] = [];
     for (const [key, zone] of this.zones) {
       try {
-        candidates.push({ key, zone, origin: parseName(absolute(zone.spec.domainName)) });
+        const origin = parseName(absolute(zone.spec.domainName));
+        candidates.push({
+          key,
+          zone,
+          origin,
+          domain: nameKey(origin),
+          labels: labelCount(origin),
+          created: zone.metadata.creationTimestamp ?? '',
+          incumbent: false,
+          rank: Number.POSITIVE_INFINITY,
+          since: Number.POSITIVE_INFINITY,
+        });
       } catch (e) {
-        this.verdicts.set(key, {
+        invalid.set(key, {
           accepted: false,
           reason: 'Invalid',
           message: `spec.domainName ${JSON.stringify(zone.spec.domainName)}: ${errorText(e)}`,
         });
       }
     }
-    // Oldest first (ADR 0013): each zone is judged against the zones older than it, so a newer zone
-    // never changes whether an older one is served. Equal creation times put the parent first.
-    candidates.sort(
-      (a, b) =>
-        compareTimestamps(a.zone, b.zone) ||
-        labelCount(a.origin) - labelCount(b.origin) ||
-        compareByAge(a.zone, b.zone),
-    );
-    const candidateDomains = new Set(candidates.map((c) => nameKey(c.origin)));
-    /** Accepted zones (all older than the one being judged) below each candidate domain, oldest first. */
-    const below = new Map<string, { key: ResourceKey; zone: DNSZone; origin: Name }[]>();
-    for (const candidate of candidates) {
-      const { key, zone, origin } = candidate;
-      const domain = nameKey(origin);
-      const refusal = this.refusal(candidate, below.get(domain) ?? []);
-      if (refusal) {
-        this.verdicts.set(key, refusal);
-        continue;
-      }
-      // The parent is set once every zone is judged: a newer zone may come between.
-      this.verdicts.set(key, { accepted: true, origin, zoneClass: this.classes.get(zone.spec.className)! });
-      this.byDomain.set(domain, key);
-      for (let name = origin; name !== '.'; ) {
-        name = parentName(name);
-        const k = nameKey(name);
-        if (candidateDomains.has(k)) getOrInsert(below, k, () => []).push(candidate);
-      }
-    }
-    // The nearest accepted ancestor publishes a zone's NS and glue.
-    for (const key of this.byDomain.values()) {
-      const verdict = this.verdicts.get(key) as Extract<ZoneVerdict, { accepted: true }>;
-      const parent = this.deepestZoneAbove(verdict.origin);
-      if (parent === undefined) continue;
-      this.verdicts.set(key, { ...verdict, parent });
-      getOrInsert(this.children, parent, () => new Set()).add(key);
+    // Judged again with the zones just accepted counted as served, until nothing changes (ADR 0013):
+    // the outcome never depends on when the next change comes. Usually one pass; every further pass
+    // serves at least one more zone.
+    let before = previous;
+    for (let pass = 0; ; pass++) {
+      const again = this.judgeZones(candidates, invalid, before);
+      if (!again || pass >= MAX_PASSES) break;
+      before = this.verdicts;
     }
 
     const affected = noneAffected();
@@ -339,7 +383,8 @@ export class Catalog {
         if (v?.accepted && v.parent !== undefined) affected.zones.add(v.parent);
       }
     }
-    // Domains that appeared or disappeared move records between a zone and its ancestors.
+    // Domains that appeared or disappeared move records between a zone and its ancestors (and decide
+    // which names of the parent may hold NS or CNAME, and who publishes the DS at a cut).
     const recordZones = new Set<ResourceKey>([UNRESOLVED]);
     for (const [domain, key] of this.byDomain) {
       if (previousDomains.get(domain) !== key) {
@@ -365,21 +410,164 @@ export class Catalog {
   }
 
   /**
-   * Why a zone is refused, judged against the zones older than it (those accepted so far), or
-   * undefined when it is accepted. `older` lists the accepted zones below it, oldest first.
+   * One pass over every zone (ADR 0013). Zones that are served — accepted in `before`, or, for a zone
+   * the catalog has not judged yet (after a restart), with `Accepted=True` in its status — are judged
+   * first, in the order they became served; then the others, oldest first (for equal creation times
+   * the parent first). Each zone is judged against the zones judged before it that were accepted.
+   * Returns whether a further pass could serve more zones.
+   */
+  private judgeZones(
+    candidates: Candidate[],
+    invalid: ReadonlyMap<ResourceKey, ZoneVerdict>,
+    before: ReadonlyMap<ResourceKey, ZoneVerdict>,
+  ): boolean {
+    const servedOrder = this.servedOrder;
+    for (const c of candidates) {
+      const prior = before.get(c.key);
+      c.rank = Number.POSITIVE_INFINITY;
+      c.since = Number.POSITIVE_INFINITY;
+      if (prior !== undefined) {
+        // The catalog's own verdict decides; a status can be older than it.
+        c.incumbent = prior.accepted && nameKey(prior.origin) === c.domain;
+        if (c.incumbent) c.rank = servedOrder.get(c.key) ?? Number.POSITIVE_INFINITY;
+      } else {
+        const since = acceptedSince(c.zone);
+        c.incumbent = since !== undefined;
+        if (since !== undefined) c.since = since;
+      }
+    }
+    candidates.sort(judgingOrder);
+    this.incumbents = new Set(candidates.filter((c) => c.incumbent).map((c) => c.key));
+
+    this.verdicts = new Map(invalid);
+    this.byDomain = new Map();
+    this.children = new Map();
+    this.servedOrder = new Map();
+    this.aboveChild = new Map();
+
+    const candidateDomains = new Set(candidates.map((c) => c.domain));
+    /** Accepted zones judged so far below each candidate domain, in the order judged. */
+    const below = new Map<string, Candidate[]>();
+    /** Domains claimed by zones created at the same time (all refused), per domain. */
+    const tied = new Map<string, Candidate[]>();
+    /** Zones of one domain, group (served or not) and creation time: judged together. */
+    const peers = new Map<string, Candidate[]>();
+    for (const c of candidates) getOrInsert(peers, peerKey(c), () => []).push(c);
+    const judged = new Set<ResourceKey>();
+    const notDelegated: { candidate: Candidate; parent: ResourceKey }[] = [];
+
+    const accept = (c: Candidate) => {
+      // The parent is set once every zone is judged: a newer zone may come between.
+      this.verdicts.set(c.key, {
+        accepted: true,
+        origin: c.origin,
+        zoneClass: this.classes.get(c.zone.spec.className)!,
+      });
+      this.byDomain.set(c.domain, c.key);
+      this.servedOrder.set(c.key, this.servedOrder.size);
+      for (let name = c.origin; name !== '.'; ) {
+        name = parentName(name);
+        const k = nameKey(name);
+        if (candidateDomains.has(k)) getOrInsert(below, k, () => []).push(c);
+      }
+    };
+    const refuse = (c: Candidate, verdict: ZoneVerdict) => {
+      this.verdicts.set(c.key, verdict);
+      if (!verdict.accepted && verdict.reason === 'NotDelegated') {
+        const parent = this.deepestZoneAbove(c.origin);
+        if (parent !== undefined) notDelegated.push({ candidate: c, parent });
+      }
+    };
+
+    for (const candidate of candidates) {
+      if (judged.has(candidate.key)) continue;
+      const group = peers.get(peerKey(candidate))!;
+      const older = below.get(candidate.domain) ?? [];
+      if (group.length === 1) {
+        judged.add(candidate.key);
+        const refusal = this.refusal(candidate, older, tied);
+        if (refusal) refuse(candidate, refusal);
+        else accept(candidate);
+        continue;
+      }
+      // Zones for one domain created at the same time: age cannot decide, and names must not. If more
+      // than one of them could be served, none is (Conflict) until all but one are deleted.
+      const outcomes = group.map((c) => ({ c, refusal: this.refusal(c, older, tied) }));
+      for (const { c } of outcomes) judged.add(c.key);
+      const servable = outcomes.filter((o) => o.refusal === undefined).map((o) => o.c);
+      for (const { c, refusal } of outcomes) if (refusal) refuse(c, refusal);
+      if (servable.length === 1) accept(servable[0]!);
+      else if (servable.length > 1) {
+        tied.set(candidate.domain, servable);
+        for (const c of servable) {
+          const others = servable.filter((o) => o !== c).map((o) => `DNSZone ${o.key}`);
+          refuse(c, {
+            accepted: false,
+            reason: 'Conflict',
+            origin: c.origin,
+            message:
+              `${c.origin} is also claimed by ${others.join(', ')}, created at the same time (${c.created || 'no creation time'}); ` +
+              'which zone came first cannot be told, so none of them is served: delete one of the two',
+          });
+        }
+      }
+    }
+
+    // The nearest accepted ancestor publishes a zone's NS and glue; the names between them may not
+    // hold a delegation or an alias of the parent.
+    for (const key of this.byDomain.values()) {
+      const verdict = this.verdicts.get(key) as Extract<ZoneVerdict, { accepted: true }>;
+      const parent = this.deepestZoneAbove(verdict.origin);
+      if (parent === undefined) continue;
+      this.verdicts.set(key, { ...verdict, parent });
+      getOrInsert(this.children, parent, () => new Set()).add(key);
+      const parentDomain = nameKey((this.verdicts.get(parent) as { origin: Name }).origin);
+      for (let name = parentName(verdict.origin); name !== '.'; name = parentName(name)) {
+        const k = nameKey(name);
+        if (k === parentDomain) break;
+        const existing = this.aboveChild.get(k);
+        if (existing === undefined || key < existing) this.aboveChild.set(k, key);
+      }
+    }
+    // A zone refused for want of its parent's delegation may now have a nearer accepted ancestor
+    // (a zone judged after it); the next pass judges it after that one.
+    return notDelegated.some(({ candidate, parent }) => this.deepestZoneAbove(candidate.origin) !== parent);
+  }
+
+  /**
+   * Why a zone is refused, judged against the zones accepted so far (served zones first, then the
+   * older ones), or undefined when it is accepted. `older` lists the accepted zones below it, in the
+   * order they were judged; `tied` the domains refused to zones created at the same time.
    */
   private refusal(
-    candidate: { key: ResourceKey; zone: DNSZone; origin: Name },
-    older: readonly { key: ResourceKey; zone: DNSZone; origin: Name }[],
+    candidate: Candidate,
+    older: readonly Candidate[],
+    tied: ReadonlyMap<string, readonly Candidate[]>,
   ): ZoneVerdict | undefined {
     const { zone, origin } = candidate;
-    const holder = this.byDomain.get(nameKey(origin));
+    const holder = this.byDomain.get(candidate.domain);
     if (holder !== undefined) {
+      const holderServed = this.incumbents.has(holder);
       return {
         accepted: false,
         reason: 'Conflict',
         origin,
-        message: `${origin} is already served by DNSZone ${holder}, which is older; delete one of the two`,
+        message:
+          holderServed && !candidate.incumbent
+            ? `${origin} is already served by DNSZone ${holder}; a zone that is served keeps its domain, also ` +
+              'against zones created before it that were not served: delete one of the two'
+            : `${origin} is already served by DNSZone ${holder}, which ${holderServed ? 'was served first' : 'is older'}; delete one of the two`,
+      };
+    }
+    const tie = tied.get(candidate.domain);
+    if (tie !== undefined) {
+      return {
+        accepted: false,
+        reason: 'Conflict',
+        origin,
+        message:
+          `${origin} is claimed by ${tie.map((c) => `DNSZone ${c.key}`).join(' and ')}, which are older and were ` +
+          'created at the same time (so none of them is served); delete all but one of these zones',
       };
     }
     if (!this.classes.has(zone.spec.className)) {
@@ -404,7 +592,7 @@ export class Catalog {
       };
     }
     const namespace = zone.metadata.namespace ?? '';
-    // ADR 0003: below an older zone of another namespace, that zone's delegation is needed.
+    // ADR 0003: below a zone of another namespace judged before it, that zone's delegation is needed.
     const parent = this.deepestZoneAbove(origin);
     if (parent !== undefined) {
       const parentZone = this.zones.get(parent)!;
@@ -422,7 +610,7 @@ export class Catalog {
         };
       }
     }
-    // ADR 0013: above an older zone of another namespace, this zone must delegate to it.
+    // ADR 0013: above zones of other namespaces judged before it, this zone must delegate to each.
     const shadowed = older.filter((c) => {
       const childNamespace = c.zone.metadata.namespace ?? '';
       if (childNamespace === namespace) return false;
@@ -440,18 +628,19 @@ export class Catalog {
       const relative = relativeName(first.origin, origin);
       const more =
         shadowed.length > 1
-          ? ` (and ${shadowed.length - 1} more older zone${shadowed.length > 2 ? 's' : ''} of other namespaces below it: ` +
+          ? ` (and ${shadowed.length - 1} more zone${shadowed.length > 2 ? 's' : ''} of other namespaces below it: ` +
             `${shadowed
               .slice(1, 4)
               .map((c) => `DNSZone ${c.key}`)
               .join(', ')}${shadowed.length > 4 ? ', ...' : ''})`
           : '';
+      const servedBy = first.incumbent ? 'already served by DNSZone' : 'served by the older DNSZone';
       return {
         accepted: false,
         reason: 'ZoneShadowed',
         origin,
         message:
-          `${origin} would take over ${first.origin}, served by the older DNSZone ${first.key} of namespace ${childNamespace}${more}; ` +
+          `${origin} would take over ${first.origin}, ${servedBy} ${first.key} of namespace ${childNamespace}${more}; ` +
           `to serve ${origin} above it, add a delegation {namespaces: [${childNamespace}], names: [${relative}], types: [NS]} ` +
           'to spec.delegations',
       };
@@ -606,6 +795,51 @@ export class Catalog {
     const zone = this.zones.get(zoneKey)!;
     const relative = relativeName(fqdn, verdict.origin);
     const zoneNamespace = zone.metadata.namespace ?? '';
+    // Above a zone served below this name, an NS record set would make the name a zone cut that ends
+    // this zone's authority there, hiding the zone below behind a referral (RFC 1034 §4.2.1), and a
+    // CNAME would alias the name that resolvers minimising their queries (RFC 9156) ask on their way
+    // down to it. Whoever publishes it, it only ever hides that zone.
+    if (type === 'NS' || type === 'CNAME') {
+      const below = this.aboveChild.get(nameKey(fqdn));
+      if (below !== undefined) {
+        const belowOrigin = (this.verdicts.get(below) as { origin: Name }).origin;
+        return {
+          resolved: false,
+          reason: 'Conflict',
+          zone: zoneKey,
+          fqdn,
+          message:
+            type === 'NS'
+              ? `an NS record set at ${fqdn} would delegate it away from zone ${verdict.origin} and hide zone ${belowOrigin} ` +
+                `(DNSZone ${below}), which is served below it (RFC 1034 §4.2.1: a zone cut ends the parent's authority ` +
+                `for every name below it); delete this record set: zone ${belowOrigin} is delegated by its DNSZone`
+              : `a CNAME at ${fqdn} would alias a name above zone ${belowOrigin} (DNSZone ${below}), which is served below it: ` +
+                'a CNAME owner has no other data and no names below it (RFC 1034 §3.6.2), and resolvers that minimise ' +
+                `their queries (RFC 9156) would follow the alias instead of reaching that zone; delete this record set`,
+        };
+      }
+    }
+    // RFC 4035 §2.4: the DS RRset at a cut is published in the parent but speaks for the child zone (its
+    // trust anchor): when the child belongs to another namespace, that namespace publishes it, without a
+    // delegation, and no other namespace can, whatever the parent's delegations say.
+    if (type === 'DS') {
+      const child = this.byDomain.get(nameKey(fqdn));
+      const childNamespace =
+        child !== undefined ? (this.zones.get(child)?.metadata.namespace ?? '') : undefined;
+      if (child !== undefined && child !== zoneKey && childNamespace !== zoneNamespace) {
+        if (namespace === childNamespace) return { resolved: true, zone: zoneKey, fqdn };
+        return {
+          resolved: false,
+          reason: 'NotDelegated',
+          zone: zoneKey,
+          fqdn,
+          message:
+            `the DS record set at ${fqdn} is published in zone ${verdict.origin} but belongs to zone ${fqdn} (DNSZone ${child}) ` +
+            `of namespace ${childNamespace} (RFC 4035 §2.4): only a DNSRecordSet of namespace ${childNamespace} may publish it; ` +
+            `create it there`,
+        };
+      }
+    }
     if (!zoneAdmits(zoneNamespace, zone.spec.delegations, namespace, relative, type)) {
       return {
         resolved: false,
@@ -619,13 +853,6 @@ export class Catalog {
     }
     return { resolved: true, zone: zoneKey, fqdn };
   }
-}
-
-/** Creation time only (compareByAge without its name tiebreak). */
-function compareTimestamps(a: DNSZone, b: DNSZone): number {
-  const ta = a.metadata.creationTimestamp ?? '';
-  const tb = b.metadata.creationTimestamp ?? '';
-  return ta < tb ? -1 : ta > tb ? 1 : 0;
 }
 
 function absolute(domain: string): string {

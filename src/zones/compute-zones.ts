@@ -22,11 +22,13 @@ export interface ComputedZone {
  */
 export function computeZones(resources: readonly Resource[]): ComputedZone[] {
   const catalog = new Catalog();
-  // Classes first, then zones, then record sets: the order the catalog settles fastest in; the result
-  // does not depend on it.
-  for (const r of resources) if (r.kind === 'DNSZoneClass') catalog.setClass(r);
-  for (const r of resources) if (r.kind === 'DNSZone') catalog.setZone(r);
-  for (const r of resources) if (r.kind === 'DNSRecordSet') catalog.setRecord(r);
+  // One load, as `serve` starts: which zones are served then depends only on the resources (ages and
+  // the Accepted conditions in their status), never on the order they are listed in (ADR 0013).
+  catalog.load(
+    resources.filter((r) => r.kind === 'DNSZoneClass'),
+    resources.filter((r) => r.kind === 'DNSZone'),
+    resources.filter((r) => r.kind === 'DNSRecordSet'),
+  );
   const out: ComputedZone[] = [];
   for (const key of catalog.acceptedZones()) {
     const input = zoneAssemblyInput(catalog, key);
