@@ -259,6 +259,60 @@ describe('one serial, one content with a state that cannot be written', { timeou
     }
     assert.deepEqual(ledger.violations, []);
   });
+
+  test('zone export shows the served serial with the served content, also for a version kept by serve', async () => {
+    const manifests = await tempDir('manifests');
+    const state = await tempDir('state');
+    cleanup.push(() => removeAll(manifests, state));
+    await writeFile(path.join(manifests, 'zone.yaml'), classManifest());
+    await writeFile(path.join(manifests, 'x.yaml'), recordManifest('x', '192.0.2.10'));
+    const serve = await startServe(manifests, state);
+    cleanup.push(() => serve.stop());
+    const exported = async () =>
+      zoneVersion(
+        (
+          await run(process.execPath, [
+            CLI,
+            'zone',
+            'export',
+            '--manifests',
+            manifests,
+            '--state-dir',
+            state,
+            '--zone',
+            ZONE,
+          ])
+        ).stdout.split('\n'),
+      );
+    /** Waits until the served serial's hash is saved, then compares the export with AXFR. */
+    const agree = async (label: string) => {
+      const served = await axfr(serve.dnsPort, ZONE);
+      assert.ok(served, label);
+      await waitFor(async () => {
+        const z = await zoneView(serve.httpUrl);
+        return z?.serial === served.serial && z.hash !== undefined ? true : undefined;
+      });
+      assert.deepEqual(await exported(), served, label);
+      return served;
+    };
+    await agree('at start');
+    // An invalid value: serve keeps serving the last valid version, and so does the export.
+    await writeFile(path.join(manifests, 'x.yaml'), recordManifest('x', '192.0.2.300'));
+    await waitFor(async () => {
+      const body = (await (await fetch(`${serve.httpUrl}/api/v1/resources`)).json()) as {
+        problems: { file: string }[];
+      };
+      return body.problems.some((p) => p.file.endsWith('x.yaml')) ? true : undefined;
+    });
+    const kept = await agree('with x kept at its last valid version');
+    assert.match(kept.content, /x\.example\.com\. 300 A 192\.0\.2\.10/);
+    await writeFile(path.join(manifests, 'x.yaml'), recordManifest('x', '192.0.2.11'));
+    await waitFor(async () => {
+      const v = await axfr(serve.dnsPort, ZONE);
+      return v && /192\.0\.2\.11/.test(v.content) ? true : undefined;
+    });
+    await agree('after a valid change');
+  });
 });
 
 describe('crash consistency: serve killed during edits, a Knot secondary following', {

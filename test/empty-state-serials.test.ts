@@ -6,17 +6,27 @@
  *   npx node --test test/empty-state-serials.test.ts     # about 10 s
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import type { Rdata } from '../src/dns/rdata.ts';
 import { RRType } from '../src/dns/rrtype.ts';
 import { buildQuery, exchange } from './support/dns-client.ts';
 import { freePorts, type Secondary, startSecondary, type TsigKeyConfig } from './support/secondaries.ts';
-import { axfr, knotZone } from './support/zone-content.ts';
-import { removeAll, type ServeProcess, startServe, tempDir, waitFor } from './support/zonekeeper-process.ts';
+import { axfr, knotZone, zoneVersion } from './support/zone-content.ts';
+import {
+  CLI,
+  removeAll,
+  type ServeProcess,
+  startServe,
+  tempDir,
+  waitFor,
+} from './support/zonekeeper-process.ts';
 
+const run = promisify(execFile);
 const ZONE = 'example.com.';
 const KEY: TsigKeyConfig = {
   name: 'transfer-key',
@@ -104,8 +114,26 @@ describe('an empty --state-dir starts above the serial the secondaries hold', { 
     await waitFor(async () => ((await knot.soaSerial()) === serial ? true : undefined));
     await serve.stop();
 
-    // The state is gone; the manifests change while serve is down.
+    // The state is gone; the manifests change while serve is down. zone export, asking Knot as serve
+    // will, shows the serial serve then starts at.
     await writeFile(file, manifests(keyFile, knotPort!, '192.0.2.99'));
+    const exported = await run(process.execPath, [
+      CLI,
+      'zone',
+      'export',
+      '--manifests',
+      dir,
+      '--state-dir',
+      emptyState,
+      '--zone',
+      ZONE,
+    ]);
+    const exportedVersion = zoneVersion(exported.stdout.split('\n'));
+    assert.ok(
+      exportedVersion && exportedVersion.serial > serial,
+      `zone export: ${exported.stdout}${exported.stderr}`,
+    );
+    assert.match(exported.stderr, new RegExp(`no serial stored .*127\\.0\\.0\\.1:${knotPort}: ${serial}`));
     serve = await startServe(dir, emptyState, dns);
     const restarted = (await soaSerial(dnsPort!))!;
     assert.ok(
@@ -118,7 +146,9 @@ describe('an empty --state-dir starts above the serial the secondaries hold', { 
     await waitFor(async () => ((await knot.soaSerial()) === restarted ? true : undefined), 15_000).catch(
       (e: Error) => assert.fail(`Knot did not follow to ${restarted}: ${e.message}\n${knot.lastRunLog()}`),
     );
-    assert.deepEqual(await knotZone(knot, ZONE), await axfr(dnsPort!, ZONE));
+    const served = await axfr(dnsPort!, ZONE);
+    assert.deepEqual(await knotZone(knot, ZONE), served);
+    assert.deepEqual(exportedVersion, served, 'zone export showed the serial and content serve serves');
     assert.deepEqual(await knot.answer(`www.${ZONE}`, 'A'), ['192.0.2.99']);
   });
 });

@@ -48,8 +48,9 @@ Usage:
       Show zones and record sets of a running \`zonekeeper serve\` (default http://127.0.0.1:8080).
   zonekeeper crds [--out DIR]
       Print the CustomResourceDefinitions, or write one file per kind into DIR.
-  zonekeeper zone export --manifests DIR --zone NAME [--state-dir DIR]
-      Print one zone as an RFC 1035 zone file, exactly as \`serve\` serves it (serial from --state-dir).
+  zonekeeper zone export --manifests DIR --zone NAME [--state-dir DIR] [--secondary-probe-timeout SECONDS]
+      Print one zone as an RFC 1035 zone file, exactly as \`serve\` serves it (serial from --state-dir;
+      with none stored, above what the zone's secondaries answer, as serve starts).
   zonekeeper zone import FILE --zone NAME --namespace NS [--class NAME] [--name RESOURCE]
                          [--prefix TEXT] [--manifests DIR] [--strict]
       Print a zone file as DNSZone + DNSRecordSet YAML; problems go to stderr (exit 1 on errors;
@@ -79,13 +80,7 @@ async function main(argv: string[]): Promise<number> {
         },
       });
       if (!values.manifests) throw new UsageError('serve needs --manifests DIR');
-      const probe = values['secondary-probe-timeout'];
-      const probeSeconds = probe === undefined ? undefined : Number(probe);
-      if (
-        probeSeconds !== undefined &&
-        (!Number.isFinite(probeSeconds) || probeSeconds < 0 || probeSeconds > 60)
-      )
-        throw new UsageError('--secondary-probe-timeout: give seconds, from 0 (do not ask) to 60');
+      const probeSeconds = probeTimeoutOption(values['secondary-probe-timeout']);
       const log = createLogger();
       const handle = await startServe({
         manifests: values.manifests,
@@ -244,15 +239,18 @@ async function runZone(argv: string[]): Promise<number> {
           manifests: { type: 'string' },
           zone: { type: 'string' },
           'state-dir': { type: 'string' },
+          'secondary-probe-timeout': { type: 'string' },
         },
       });
       if (!values.manifests || !values.zone)
         throw new UsageError('zone export needs --manifests DIR and --zone NAME');
+      const probeSeconds = probeTimeoutOption(values['secondary-probe-timeout']);
       return runZoneExport(
         {
           manifests: values.manifests,
           zone: values.zone,
           ...(values['state-dir'] ? { stateDir: values['state-dir'] } : {}),
+          ...(probeSeconds !== undefined ? { secondaryProbeTimeoutMs: probeSeconds * 1000 } : {}),
         },
         process.stdout,
         process.stderr,
@@ -327,6 +325,15 @@ function parseWorkers(text: string): number {
   if (!Number.isInteger(n) || n < 1 || n > 256)
     throw new UsageError(`--workers ${JSON.stringify(text)}: give a whole number from 1 to 256, or auto`);
   return n;
+}
+
+/** `--secondary-probe-timeout SECONDS` of serve and zone export. */
+function probeTimeoutOption(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const seconds = Number(text);
+  if (!Number.isFinite(seconds) || seconds < 0 || seconds > 60)
+    throw new UsageError('--secondary-probe-timeout: give seconds, from 0 (do not ask) to 60');
+  return seconds;
 }
 
 /** `--response-cache N`: answers kept per DNS process; 0 turns the cache off. */

@@ -1,26 +1,38 @@
 import { stat } from 'node:fs/promises';
-import { type Resource, validateResource } from '../api/index.ts';
+import { type DNSZone, type DNSZoneClass, KINDS, type Resource } from '../api/index.ts';
+import { MemoryStore } from '../control/memory-store.ts';
+import { fileAndEnvSecrets } from '../control/secrets.ts';
 import { type Name, nameKey, parseName } from '../dns/name.ts';
-import { readManifests } from '../sources/manifests/load-manifests.ts';
-import { formatProblem, type ManifestProblem } from '../sources/manifests/manifest-source.ts';
+import { highestSerial, probeSoaSerials } from '../server/transfer/soa-probe.ts';
+import {
+  type ResolvedTransfers,
+  resolveTransfers,
+  TransferPolicy,
+} from '../server/transfer/transfer-policy.ts';
+import { formatProblem, ManifestSource } from '../sources/manifests/manifest-source.ts';
 import { StateStore } from '../sources/manifests/state-file.ts';
 import { Catalog } from '../zones/catalog.ts';
 import { computeZones } from '../zones/compute-zones.ts';
-import { resourceKey } from '../zones/resource-key.ts';
+import { type ResourceKey, resourceKey } from '../zones/resource-key.ts';
 import { exportZone } from '../zones/zone-export.ts';
+import { DEFAULT_SECONDARY_PROBE_TIMEOUT_MS } from './serve.ts';
 
 export interface ZoneExportOptions {
   manifests: string;
   zone: string;
   stateDir?: string;
+  /**
+   * With nothing stored for the zone, how long to wait for its secondaries' SOA serials, as `serve`
+   * does before a first serial (default 2000 ms; 0: do not ask).
+   */
+  secondaryProbeTimeoutMs?: number;
   now?: Date;
 }
 
-type StateSnapshot = ReturnType<StateStore['snapshot']>;
-
 /**
  * `zonekeeper zone export`: the zone file of one zone exactly as `zonekeeper serve --manifests DIR
- * [--state-dir DIR]` serves it. Invalid manifests are skipped with a warning, as serve skips them.
+ * [--state-dir DIR]` serves it: the manifests as serve's manifest source takes them (problems are
+ * warnings; an object made invalid keeps the last valid version serve accepted, from the state).
  * Exit 0 with the zone on `out`, or 1 when the zone is not served from these manifests.
  */
 export async function runZoneExport(
@@ -42,16 +54,22 @@ export async function runZoneExport(
     err.write(`error: --manifests ${options.manifests}: ${(e as Error).message}\n`);
     return 1;
   }
-  let state: StateSnapshot;
+  let state: StateStore;
   try {
-    state = await readState(options.stateDir);
+    // Read-only: `serve` may be running on the same folder.
+    state = await StateStore.open(options.stateDir, { readOnly: true });
   } catch (e) {
     err.write(`error: --state-dir ${options.stateDir}: ${(e as Error).message}\n`);
     return 1;
   }
 
-  const { resources, problems } = await loadServedResources(options.manifests, state.created, now);
-  for (const p of problems) err.write(`warning: ${formatProblem(p)} (skipped, as serve skips it)\n`);
+  // The manifests through serve's own manifest source: the same files, the same first-definition
+  // rule, and with the state the same creation times and last valid versions kept for invalid ones.
+  const store = new MemoryStore(() => now);
+  const source = new ManifestSource({ dir: options.manifests, store, state, now: () => now });
+  await source.reload();
+  for (const p of source.problems()) err.write(`warning: ${formatProblem(p)} (as serve reports it)\n`);
+  const resources = KINDS.flatMap((kind) => store.list(kind));
 
   const computed = computeZones(resources).find((z) => nameKey(z.origin) === nameKey(origin));
   if (!computed) {
@@ -63,67 +81,52 @@ export async function runZoneExport(
       err.write(`warning: DNSRecordSet ${key} is not served (${verdict.reason}): ${verdict.message}\n`);
     }
   }
-  const stored = state.serials[nameKey(computed.origin)];
+  let stored = state.get(computed.origin);
+  if (!stored) {
+    // Nothing stored: serve would start above the serial the zone's secondaries hold; so does this.
+    const floor = await secondariesFloor(resources, computed.key, computed.origin, options, err);
+    if (floor !== undefined) stored = { serial: floor };
+  }
   const result = exportZone(computed.zone, stored, now, options.manifests);
   out.write(result.text);
   return 0;
 }
 
 /**
- * Every valid resource of the folder, as serve's manifest source takes them: files in path order, the
- * first definition of an object wins, and creation times come from the state file (objects it does
- * not know are the newest, as for serve, which stamps them when it first sees them).
+ * The highest serial the zone's secondaries (its class's NOTIFY targets) answer, as `serve` asks
+ * before a zone's first serial; undefined when there are none, none answered, or asking is off.
  */
-export async function loadServedResources(
-  dir: string,
-  created: Record<string, string>,
-  now: Date,
-): Promise<{ resources: Resource[]; problems: ManifestProblem[] }> {
-  const read = await readManifests([dir]);
-  const problems: ManifestProblem[] = read.fileErrors.map((e) => ({ ...e, code: 'YAML_INVALID' }));
-  const seen = new Map<string, string>();
-  const resources: Resource[] = [];
-  for (const doc of read.documents) {
-    const result = validateResource(doc.value);
-    if (!result.ok) {
-      for (const p of result.problems) {
-        problems.push({
-          file: doc.file,
-          document: doc.document,
-          line: (p.path ? doc.lineOf(p.path) : undefined) ?? doc.line,
-          ...(p.path ? { path: p.path } : {}),
-          code: p.code,
-          message: p.message,
-        });
-      }
-      continue;
-    }
-    const r = result.resource;
-    const id = `${r.kind}/${resourceKey(r.metadata)}`;
-    const first = seen.get(id);
-    if (first !== undefined) {
-      problems.push({
-        file: doc.file,
-        document: doc.document,
-        line: doc.line,
-        object: `${r.kind} ${resourceKey(r.metadata)}`,
-        code: 'DUPLICATE',
-        message: `also defined in ${first}; the first definition is used`,
-      });
-      continue;
-    }
-    seen.set(id, doc.file);
-    const creationTimestamp = created[id] ?? now.toISOString();
-    resources.push({ ...r, metadata: { ...r.metadata, creationTimestamp } } as Resource);
+async function secondariesFloor(
+  resources: readonly Resource[],
+  key: ResourceKey,
+  origin: Name,
+  options: ZoneExportOptions,
+  err: NodeJS.WritableStream,
+): Promise<number | undefined> {
+  const timeoutMs = options.secondaryProbeTimeoutMs ?? DEFAULT_SECONDARY_PROBE_TIMEOUT_MS;
+  if (timeoutMs <= 0) return undefined;
+  const zone = resources.find((r) => r.kind === 'DNSZone' && resourceKey(r.metadata) === key) as
+    | DNSZone
+    | undefined;
+  const zoneClass = resources.find(
+    (r) => r.kind === 'DNSZoneClass' && r.metadata.name === zone?.spec.className,
+  ) as DNSZoneClass | undefined;
+  let transfers: ResolvedTransfers | undefined;
+  try {
+    transfers = await resolveTransfers(zoneClass?.spec.transfers, fileAndEnvSecrets());
+  } catch (e) {
+    err.write(`warning: the secondaries of ${origin} were not asked: ${(e as Error).message}\n`);
+    return undefined;
   }
-  return { resources, problems };
-}
-
-/** What `serve` saved in `<state-dir>` (serials and creation times); empty when there is none. */
-async function readState(dir: string | undefined): Promise<StateSnapshot> {
-  // Read-only: `serve` may be running on the same folder.
-  const state = await StateStore.open(dir, { readOnly: true });
-  return state.snapshot();
+  if (!transfers || transfers.notify.length === 0) return undefined;
+  const results = await probeSoaSerials(origin, new TransferPolicy(transfers).notify, timeoutMs);
+  const highest = highestSerial(results);
+  err.write(
+    `note: no serial stored for ${origin}; its secondaries answer ${results
+      .map((r) => `${r.target}: ${r.serial ?? r.error}`)
+      .join(', ')}${highest !== undefined ? `, so the serial is above ${highest}` : ''}\n`,
+  );
+  return highest;
 }
 
 /** Why no zone `origin` is served from these resources, with what to do about it. */
