@@ -20,8 +20,11 @@ const MAX_POINTER_HOPS = 128;
 export class WireWriter {
   private buf: Uint8Array;
   private len = 0;
-  /** Offset of every name suffix written so far, keyed by its lowercased presentation text. */
-  private readonly suffixes = new Map<string, number>();
+  /**
+   * Offset of every name suffix written so far, keyed by its lowercased presentation text. A new Map
+   * per message (see `reset`).
+   */
+  private suffixes = new Map<string, number>();
 
   constructor(initialCapacity = 512) {
     this.buf = new Uint8Array(Math.max(16, initialCapacity));
@@ -178,7 +181,11 @@ export class WireWriter {
   /** Forgets everything written, keeping the buffer for reuse. */
   reset(): void {
     this.len = 0;
-    this.suffixes.clear();
+    // Not `clear()`: V8 links a cleared Map's old table to its new one, so once a long-lived writer's
+    // table has reached the old generation, every later table (and the name strings in it) survives
+    // young collections and is promoted: old-generation garbage at the rate of messages written.
+    // A new Map per message dies young with its strings.
+    this.suffixes = new Map();
   }
 }
 
