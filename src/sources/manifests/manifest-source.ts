@@ -124,6 +124,7 @@ export class ManifestSource {
   private current: ManifestProblem[] = [];
   /** Objects served at a last valid version, with the problems of their latest manifest. */
   private kept = new Map<string, ManifestProblem[]>();
+  private readonly keptSince = new Map<string, string>();
   /** The folder itself cannot be read. */
   private folderError: ManifestProblem | undefined;
   private loadedOnce = false;
@@ -175,7 +176,8 @@ export class ManifestSource {
     const message = `the manifest is invalid, so the last valid version (generation ${object.metadata.generation ?? 1}) is still served: ${formatProblem(first)}${more}`;
     const generation = object.metadata.generation;
     const conditions: Condition[] = [...(object.status?.conditions ?? [])];
-    const transition = new Date(0).toISOString();
+    const transition =
+      this.keptSince.get(`${object.kind}/${resourceKey(object.metadata)}`) ?? new Date(0).toISOString();
     for (const type of ['Accepted', 'Ready'] as const) {
       const i = conditions.findIndex((c) => c.type === type);
       const before = i >= 0 ? conditions[i] : undefined;
@@ -185,7 +187,8 @@ export class ManifestSource {
         reason: 'Invalid',
         message,
         ...(generation !== undefined ? { observedGeneration: generation } : {}),
-        lastTransitionTime: before?.lastTransitionTime ?? transition,
+        lastTransitionTime:
+          before?.status === 'False' && before.reason === 'Invalid' ? before.lastTransitionTime : transition,
       };
       if (i >= 0) conditions[i] = condition;
       else conditions.push(condition);
@@ -666,6 +669,10 @@ export class ManifestSource {
       for (const [id, why] of fileState.kept) if (this.winner(id)?.file === file) kept.set(id, why);
     }
     this.kept = kept;
+    // When each object started to be kept: the transition time of its Accepted=False.
+    const since = this.options.now().toISOString();
+    for (const id of this.keptSince.keys()) if (!kept.has(id)) this.keptSince.delete(id);
+    for (const id of kept.keys()) if (!this.keptSince.has(id)) this.keptSince.set(id, since);
     const now = new Set(problems.map(formatProblem));
     for (const text of now) if (!this.logged.has(text)) this.options.log?.('warn', text);
     for (const text of this.logged) if (!now.has(text)) this.options.log?.('info', `resolved: ${text}`);

@@ -85,6 +85,24 @@ describe('StateStore', () => {
     await state.close();
   });
 
+  test('many changes at once (a first start) are written in bounded pieces and read back whole', async () => {
+    const state = await StateStore.open(dir, { compactMinBytes: 1 << 30 });
+    const big = 'x'.repeat(1000);
+    for (let i = 0; i < 5000; i++) {
+      const r = recordSet(`r${i}`, '192.0.2.1');
+      state.putObject(`DNSRecordSet/dns/r${i}`, {
+        created: 't',
+        file: 'f.yaml',
+        resource: { ...r, metadata: { ...r.metadata, annotations: { note: big } } },
+      });
+    }
+    await state.close();
+    assert.ok((await stat(path.join(dir, 'log.000000.jsonl'))).size > 5 * 2 ** 20);
+    const again = await StateStore.open(dir, { readOnly: true });
+    assert.equal([...again.objectIds()].length, 5000);
+    assert.equal(again.object('DNSRecordSet/dns/r4999')?.resource?.metadata.annotations?.note, big);
+  });
+
   test('a line torn by a crash is dropped and cut off; what follows it is readable', async () => {
     const state = await StateStore.open(dir);
     await state.set('a.example.', { serial: 1 });

@@ -33,6 +33,8 @@ export interface StateStoreOptions {
 const FORMAT = 2;
 const DEFAULT_COMPACT_MIN_BYTES = 8 * 2 ** 20;
 const DEFAULT_OBJECT_DELAY_MS = 200;
+/** Characters per write when the log is appended to. */
+const WRITE_CHUNK_BYTES = 1 << 20;
 /** Lines per write while a snapshot is written (each write yields to the event loop). */
 const SNAPSHOT_CHUNK = 2000;
 /** Wait before retrying a failed compaction. */
@@ -269,9 +271,18 @@ export class StateStore implements SerialStore {
       if (this.closed) throw new Error('the state store is closed');
       if (this.broken) await this.compact();
       const log = await this.openLog();
-      const data = this.pending.slice(0, count).join('');
+      // In writes of about WRITE_CHUNK_BYTES (a start-up appends every object: never one huge string).
+      let written = 0;
       try {
-        await log.fd.write(data);
+        let chunk = '';
+        for (let i = 0; i < count; i++) {
+          chunk += this.pending[i]!;
+          if (chunk.length >= WRITE_CHUNK_BYTES || i === count - 1) {
+            await log.fd.write(chunk);
+            written += Buffer.byteLength(chunk);
+            chunk = '';
+          }
+        }
       } catch (e) {
         // A partial line would merge with the next one: cut it off, or start a new generation.
         await log.fd.truncate(log.bytes).catch(() => {
@@ -286,7 +297,7 @@ export class StateStore implements SerialStore {
         this.broken = true;
         throw e;
       }
-      log.bytes += Buffer.byteLength(data);
+      log.bytes += written;
       this.pending.splice(0, count);
       this.durable = upTo;
       this.lastFailure = undefined;
