@@ -143,6 +143,7 @@ describe('Kubernetes: operator, server, chart on a real API server', { timeout: 
       'clusterrole.rbac.authorization.k8s.io/zonekeeper-operator',
       'clusterrole.rbac.authorization.k8s.io/zonekeeper-server',
       'role.rbac.authorization.k8s.io/zonekeeper-operator-leader-election',
+      'role.rbac.authorization.k8s.io/zonekeeper-operator-serials',
       'deployment.apps/zonekeeper-operator',
       'deployment.apps/zonekeeper-server',
       'service/zonekeeper-dns',
@@ -234,6 +235,13 @@ describe('Kubernetes: operator, server, chart on a real API server', { timeout: 
       [['create', 'dnszones.dns.zonekeeper.dev', '-n', TEAM], 'no'],
       [['delete', 'dnsrecordsets.dns.zonekeeper.dev', '-n', TEAM], 'no'],
       [['get', 'secrets', '-n', SYSTEM], 'no'],
+      // Zone serial records: ConfigMaps in its own namespace only, never deleted.
+      [['create', 'configmaps', '-n', SYSTEM], 'yes'],
+      [['update', 'configmaps', '-n', SYSTEM], 'yes'],
+      [['list', 'configmaps', '-n', SYSTEM], 'yes'],
+      [['delete', 'configmaps', '-n', SYSTEM], 'no'],
+      [['create', 'configmaps', '-n', TEAM], 'no'],
+      [['get', 'configmaps', '-n', TEAM], 'no'],
     ] as const)
       assert.equal(await can(OPERATOR, ...args), want, `operator can-i ${args.join(' ')}`);
     for (const [args, want] of [
@@ -244,6 +252,7 @@ describe('Kubernetes: operator, server, chart on a real API server', { timeout: 
       [['create', 'events.events.k8s.io', '-n', TEAM], 'no'],
       [['get', 'leases.coordination.k8s.io', '-n', SYSTEM], 'no'],
       [['get', 'secrets', '-n', SYSTEM], 'no'],
+      [['get', 'configmaps', '-n', SYSTEM], 'no'],
     ] as const)
       assert.equal(await can(SERVER, ...args), want, `server can-i ${args.join(' ')}`);
   });

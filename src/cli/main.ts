@@ -5,6 +5,7 @@ import { crdsYaml } from '../api/index.ts';
 import { runDnsWorker } from '../server/dns-worker.ts';
 import { parseCidr, RRL_LIMITS, type RrlSettings } from '../server/rrl.ts';
 import { type DnsWorkerConfig, WORKER_CONFIG_ENV } from '../server/worker-protocol.ts';
+import { DEFAULT_SERIAL_BLOCK, MAX_SERIAL_BLOCK } from '../sources/kubernetes/serial-records.ts';
 import { createLogger } from './logger.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, podNamespace, startOperator } from './operator.ts';
 import { startServe } from './serve.ts';
@@ -31,10 +32,12 @@ Usage:
       every 2nd over the rate sent truncated, 65536 buckets, loopback exempt); see docs/rrl.md.
   zonekeeper operator [--kubeconfig FILE] [--context NAME] [--namespace NS] [--http 0.0.0.0:8080]
                       [--leader-elect=false] [--leader-election-id NAME] [--identity NAME]
-                      [--shutdown-timeout SECONDS]
+                      [--shutdown-timeout SECONDS] [--serial-block N]
       Reconcile DNSZoneClasses, DNSZones and DNSRecordSets in a Kubernetes cluster: serials and hashes in
       DNSZone.status, conditions, finalizers, Events; one leader per --namespace Lease (15 s/10 s/2 s).
       --shutdown-timeout: on SIGTERM, stop within this many seconds (default 20), API server or not.
+      --serial-block: serials reserved per write of a zone's serial record (a ConfigMap in --namespace)
+      before a backend serves them (default 10; 1 = one write per change).
   zonekeeper server [--kubeconfig FILE] [--context NAME] [--dns 0.0.0.0:5353] [--http 0.0.0.0:8080]
                     [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
                     [--unconfirmed-after SECONDS] [--response-cache N] [--rrl ...]
@@ -120,11 +123,15 @@ async function main(argv: string[]): Promise<number> {
           'leader-election-id': { type: 'string', default: 'zonekeeper-operator' },
           identity: { type: 'string' },
           'shutdown-timeout': { type: 'string', default: String(DEFAULT_SHUTDOWN_TIMEOUT_MS / 1000) },
+          'serial-block': { type: 'string', default: String(DEFAULT_SERIAL_BLOCK) },
         },
       });
       const shutdownTimeout = Number(values['shutdown-timeout']);
       if (!Number.isFinite(shutdownTimeout) || shutdownTimeout < 0 || shutdownTimeout > 3600)
         throw new UsageError('--shutdown-timeout: give seconds, from 0 to 3600');
+      const serialBlock = Number(values['serial-block']);
+      if (!Number.isInteger(serialBlock) || serialBlock < 1 || serialBlock > MAX_SERIAL_BLOCK)
+        throw new UsageError(`--serial-block: give a whole number from 1 to ${MAX_SERIAL_BLOCK}`);
       const namespace = values.namespace ?? podNamespace() ?? 'zonekeeper-system';
       const log = createLogger();
       const handle = await startOperator({
@@ -136,6 +143,7 @@ async function main(argv: string[]): Promise<number> {
         leaseName: values['leader-election-id'],
         ...(values.identity ? { identity: values.identity } : {}),
         shutdownTimeoutMs: shutdownTimeout * 1000,
+        serialBlock,
         log,
       });
       await untilSignal(log);

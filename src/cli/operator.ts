@@ -4,7 +4,6 @@ import { KINDS, type Kind, type Problem } from '../api/index.ts';
 import { createBackendFactory } from '../backends/backend-factory.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { Controller } from '../control/controller.ts';
-import { MemorySerialStore } from '../control/serial-store.ts';
 import { Registry } from '../metrics/registry.ts';
 import { HttpServer } from '../server/http-server.ts';
 import { ZoneTable } from '../server/zone-table.ts';
@@ -13,6 +12,7 @@ import { KubeApi, type KubeJson, loadKubeConfig } from '../sources/kubernetes/ku
 import { type InvalidObject, KubernetesStore } from '../sources/kubernetes/kubernetes-store.ts';
 import { LeaderElector } from '../sources/kubernetes/leader-election.ts';
 import { kubernetesSecrets } from '../sources/kubernetes/secrets.ts';
+import { DEFAULT_SERIAL_BLOCK, KubernetesSerialStore } from '../sources/kubernetes/serial-records.ts';
 import { within } from '../util/within.ts';
 import { splitKey } from '../zones/resource-key.ts';
 import type { Log } from './logger.ts';
@@ -35,6 +35,11 @@ export interface OperatorOptions {
    * the chart's terminationGracePeriodSeconds of 30 s).
    */
   shutdownTimeoutMs?: number;
+  /**
+   * Serials reserved per write of a zone's serial record (default 10): a change within the block
+   * costs no extra API write; after a crash the next leader continues above the block (ADR 0014).
+   */
+  serialBlock?: number;
   log: Log;
   /** What to do when leadership is lost (the CLI exits; tests may do otherwise). */
   onLostLeadership?: () => void;
@@ -58,6 +63,8 @@ export interface ShutdownResult {
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 20_000;
 /** How long in-flight reconciles may take to finish on shutdown, at most (within the budget). */
 const RECONCILE_DRAIN_MS = 5000;
+/** Retry delays while the serial records cannot be read at the start of leadership. */
+const SERIAL_LOAD_RETRY_MS = [500, 10_000] as const;
 
 /** The namespace a pod runs in (in-cluster), for the default of --namespace. */
 export function podNamespace(): string | undefined {
@@ -73,8 +80,9 @@ export function podNamespace(): string | undefined {
 
 /**
  * `zonekeeper operator`: the reconcile engine of `serve`, fed by the Kubernetes API. Every replica
- * keeps a warm cache; the one holding the Lease runs the controllers: it assigns serials and content
- * hashes (DNSZone.status), writes conditions through /status, holds deletions with the finalizer until
+ * keeps a warm cache; the one holding the Lease runs the controllers: it assigns serials (reserved
+ * durably in a serial record per origin before any backend serves them, ADR 0014) and content hashes
+ * (DNSZone.status), writes conditions through /status, holds deletions with the finalizer until
  * the backend is clean, and records Events. The built-in backend here is an in-process zone table: the
  * DNS data plane is `zonekeeper server`, which serves exactly the serials recorded in status.
  */
@@ -98,8 +106,22 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   const secrets = kubernetesSecrets(api, options.namespace);
   const backends = createBackendFactory({ builtin: new BuiltinBackend(table), secrets, log });
   let controller: Controller | undefined;
+  let serials: KubernetesSerialStore | undefined;
   let leading = !options.leaderElect;
   let stopping = false;
+  /** Leadership terms started: a term that ended while its serial records were loading starts nothing. */
+  let term = 0;
+  const serialBlock = options.serialBlock ?? DEFAULT_SERIAL_BLOCK;
+  const serialWrites = registry.counter(
+    'zonekeeper_serial_record_writes_total',
+    'Writes of zone serial records (ConfigMaps in the operator namespace), by result: ok, conflict (re-read and decided again), error, released (lowered to the serial last used on shutdown).',
+    ['result'],
+  );
+  const serialRecords = registry.gauge(
+    'zonekeeper_serial_records',
+    'Zone origins with a serial record, as the leader knows them.',
+  );
+  serialRecords.collect = () => serialRecords.set(serials?.size ?? 0);
 
   const leaderGauge = registry.gauge('zonekeeper_leader', 'Whether this operator replica holds the lease.');
   leaderGauge.collect = () => leaderGauge.set(controller ? 1 : 0);
@@ -111,7 +133,14 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     healthy: () => true,
     ready: () =>
       store.hasSynced
-        ? { ready: true, message: controller ? 'leading' : 'standby (cache synced)' }
+        ? {
+            ready: true,
+            message: controller
+              ? 'leading'
+              : leading
+                ? 'leading; reading the zone serial records first'
+                : 'standby (cache synced)',
+          }
         : { ready: false, message: 'syncing the cache' },
     metrics: () => registry.render(),
     resources: () => ({
@@ -125,28 +154,69 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   await store.synced();
   log('info', 'cache synced', Object.fromEntries(KINDS.map((k) => [k, store.list(k).length])));
 
+  /**
+   * Starts the controllers once the serial records are read: until then no serial is chosen, since
+   * one at or below a serial the previous leader may have served could carry other content.
+   */
   const lead = () => {
     if (stopping || controller) return;
     leading = true;
-    controller = new Controller({
-      store,
-      backend: backends,
-      serials: new MemorySerialStore(),
-      registry,
+    const myTerm = ++term;
+    const current = () => !stopping && leading && term === myTerm;
+    const records = new KubernetesSerialStore({
+      api,
+      namespace: options.namespace,
+      block: serialBlock,
+      identity,
       log,
-      hashOnChange: true,
-      // Every status or finalizer write is an API round trip: keep several in flight.
-      writeConcurrency: 16,
-      secrets,
+      onWrite: (result) => serialWrites.labels(result).inc(),
     });
-    controller.start();
-    // Objects that were invalid before this replica led: report them in status now.
-    for (const invalid of store.invalidObjects()) {
-      const { namespace, name } = splitKey(invalid.key);
-      void api.get(invalid.kind, namespace, name).then((raw) => {
-        if (raw) void writeInvalidStatus(api, invalid, raw, log);
+    void (async () => {
+      for (
+        let delay: number = SERIAL_LOAD_RETRY_MS[0];
+        ;
+        delay = Math.min(delay * 2, SERIAL_LOAD_RETRY_MS[1])
+      ) {
+        try {
+          await records.load();
+          break;
+        } catch (e) {
+          if (!current()) return;
+          log(
+            'error',
+            'cannot read the zone serial records; zones are not reconciled until they can be read',
+            {
+              error: e instanceof Error ? e.message : String(e),
+              retryInMs: delay,
+            },
+          );
+          await new Promise((r) => setTimeout(r, delay).unref());
+          if (!current()) return;
+        }
+      }
+      if (!current()) return;
+      serials = records;
+      log('info', 'zone serial records read', { records: records.size, block: serialBlock });
+      controller = new Controller({
+        store,
+        backend: backends,
+        serials: records,
+        registry,
+        log,
+        hashOnChange: true,
+        // Every status or finalizer write is an API round trip: keep several in flight.
+        writeConcurrency: 16,
+        secrets,
       });
-    }
+      controller.start();
+      // Objects that were invalid before this replica led: report them in status now.
+      for (const invalid of store.invalidObjects()) {
+        const { namespace, name } = splitKey(invalid.key);
+        void api.get(invalid.kind, namespace, name).then((raw) => {
+          if (raw) void writeInvalidStatus(api, invalid, raw, log);
+        });
+      }
+    })();
   };
 
   let elector: LeaderElector | undefined;
@@ -165,6 +235,8 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         leading = false;
         controller?.stop();
         controller = undefined;
+        // Another replica may lead now: this one must not write serial records any more.
+        serials = undefined;
         (options.onLostLeadership ?? (() => process.exit(1)))();
       },
       onNewLeader: (holder) => {
@@ -205,6 +277,10 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         c.stop();
       }
       controller = undefined;
+      // While the lease is still held: lower the serial reservations to the serials last used, so the
+      // next leader keeps the serials of unchanged zones and continues right above them.
+      if (serials) await step('release the serial reservations', serials.release());
+      serials = undefined;
       // Releases the lease: a standby takes over at once (or once it expires, if the API server is gone).
       if (elector && !(await elector.stop(Math.max(0, left())))) unfinished.push('leave the leader election');
       backends.close();

@@ -26,7 +26,7 @@ import { ZoneModel } from '../zones/zone-model.ts';
 import { type ConditionInput, jsonEqual, programmedConditions, setConditions } from './conditions.ts';
 import { FINALIZER, type ResourceStore, type StoreEvent } from './resource-store.ts';
 import { fileAndEnvSecrets, type SecretResolver } from './secrets.ts';
-import type { SerialStore, ZoneSerialState } from './serial-store.ts';
+import { type SerialStore, SerialTakenError, type ZoneSerialState } from './serial-store.ts';
 import { type ReconcileResult, WorkQueue } from './work-queue.ts';
 
 export interface ControllerOptions {
@@ -686,6 +686,9 @@ export class Controller {
         await this.serials.set(origin, hash === undefined ? { serial } : { serial, hash });
       } catch (e) {
         this.unsaved.add(id);
+        // Another writer recorded this serial or a higher one (a leader handover): it may be served
+        // with other content, so the retry chooses a new serial above what the store holds now.
+        if (e instanceof SerialTakenError) model.assigned = undefined;
         throw new SerialNotSavedError(errorText(e), { cause: e });
       }
       this.unsaved.delete(id);
@@ -814,11 +817,21 @@ export class Controller {
     return state;
   }
 
+  /**
+   * What is known of the origin's last serial: the serial store's state and the zone's status, the
+   * higher of the two (a status above the store: state from before the store kept it, or a lost one).
+   * At an equal serial the one that knows the content hash wins: a serial has only one content.
+   */
   private serialState(origin: Name, zone: DNSZone): ZoneSerialState | undefined {
     const stored = this.serials.get(origin);
-    if (stored) return stored;
     const s = zone.status;
-    return s?.serial !== undefined ? { serial: s.serial, ...(s.hash ? { hash: s.hash } : {}) } : undefined;
+    const recorded =
+      s?.serial !== undefined ? { serial: s.serial, ...(s.hash ? { hash: s.hash } : {}) } : undefined;
+    if (!stored || !recorded) return stored ?? recorded;
+    if (serialGreater(recorded.serial, stored.serial)) return recorded;
+    if (recorded.serial === stored.serial && stored.hash === undefined && recorded.hash !== undefined)
+      return recorded;
+    return stored;
   }
 
   private async unprogram(key: ResourceKey): Promise<void> {

@@ -15,8 +15,21 @@ export interface ZoneSerialState {
  */
 export interface SerialStore {
   get(origin: Name): ZoneSerialState | undefined;
-  /** Resolves once the state is durable: a serial is never served before it is saved. */
+  /**
+   * Resolves once the state is durable: a serial is never served before it is saved. Rejects with
+   * `SerialTakenError` when the serial is no longer this process's to use (another writer, e.g. an
+   * operator that led before, recorded it or a higher one): the caller picks a new serial above what
+   * `get` returns now.
+   */
   set(origin: Name, state: ZoneSerialState): Promise<void>;
+}
+
+/**
+ * The serial asked to save is at or below one another writer recorded for the origin (a leader
+ * handover): it may already be served with other content, so it must not be used; choose a new one.
+ */
+export class SerialTakenError extends Error {
+  override readonly name = 'SerialTakenError';
 }
 
 export class MemorySerialStore implements SerialStore {

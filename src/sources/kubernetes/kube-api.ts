@@ -1,8 +1,8 @@
 /**
  * The Kubernetes API calls Zonekeeper makes, on the official client (@kubernetes/client-node): list and
  * watch the three kinds, write status through the /status subresource, patch finalizers, create
- * events.k8s.io/v1 Events, read and write coordination.k8s.io/v1 Leases, and read a Secret by
- * reference. Errors become `KubeApiError` with the HTTP status and the Status reason.
+ * events.k8s.io/v1 Events, read and write coordination.k8s.io/v1 Leases, read a Secret by
+ * reference, and keep the zone serial records (ConfigMaps in the operator's namespace). Errors become `KubeApiError` with the HTTP status and the Status reason.
  */
 import {
   ApiException,
@@ -14,6 +14,7 @@ import {
   KubeConfig,
   PatchStrategy,
   setHeaderOptions,
+  type V1ConfigMap,
   type V1Lease,
   V1MicroTime,
   Watch,
@@ -95,6 +96,14 @@ export interface LeaseRecord {
   renewTime?: string;
   leaseTransitions?: number;
   resourceVersion?: string;
+}
+
+/** A ConfigMap as the zone serial records use it: name, version, labels and string data. */
+export interface ConfigMapRecord {
+  name: string;
+  resourceVersion?: string;
+  labels?: Record<string, string>;
+  data: Record<string, string>;
 }
 
 export interface EventInput {
@@ -308,12 +317,84 @@ export class KubeApi {
     return leaseRecord(written);
   }
 
+  /** Every ConfigMap of `namespace` matching `labelSelector`, in pages. */
+  async listConfigMaps(namespace: string, labelSelector: string): Promise<ConfigMapRecord[]> {
+    for (;;) {
+      const out: ConfigMapRecord[] = [];
+      let next: string | undefined;
+      try {
+        do {
+          const page = await call(() =>
+            this.core.listNamespacedConfigMap({
+              namespace,
+              labelSelector,
+              limit: this.listPageSize,
+              ...(next ? { _continue: next } : {}),
+            }),
+          );
+          for (const item of page.items) out.push(configMapRecord(item));
+          next = page.metadata?._continue || undefined;
+        } while (next);
+      } catch (e) {
+        if (isStatus(e, 410) && next) continue; // the continue token expired: start over
+        throw e;
+      }
+      return out;
+    }
+  }
+
+  async readConfigMap(namespace: string, name: string): Promise<ConfigMapRecord | undefined> {
+    try {
+      return configMapRecord(await call(() => this.core.readNamespacedConfigMap({ namespace, name })));
+    } catch (e) {
+      if (isStatus(e, 404)) return undefined;
+      throw e;
+    }
+  }
+
+  /** Creates the ConfigMap (409 AlreadyExists if it exists). */
+  async createConfigMap(namespace: string, record: ConfigMapRecord): Promise<ConfigMapRecord> {
+    const body = configMapBody(namespace, record);
+    return configMapRecord(await call(() => this.core.createNamespacedConfigMap({ namespace, body })));
+  }
+
+  /** Replaces the ConfigMap, conditional on `record.resourceVersion` (409 when it moved on). */
+  async replaceConfigMap(namespace: string, record: ConfigMapRecord): Promise<ConfigMapRecord> {
+    const body = configMapBody(namespace, record);
+    return configMapRecord(
+      await call(() => this.core.replaceNamespacedConfigMap({ namespace, name: record.name, body })),
+    );
+  }
+
   /** One key of a Secret, decoded (Secrets are read by reference only, never listed or watched). */
   async readSecretKey(namespace: string, name: string, key: string): Promise<string | undefined> {
     const secret = await call(() => this.core.readNamespacedSecret({ namespace, name }));
     const value = secret.data?.[key];
     return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
   }
+}
+
+function configMapBody(namespace: string, record: ConfigMapRecord): V1ConfigMap {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: record.name,
+      namespace,
+      ...(record.labels ? { labels: record.labels } : {}),
+      ...(record.resourceVersion ? { resourceVersion: record.resourceVersion } : {}),
+    },
+    data: record.data,
+  };
+}
+
+function configMapRecord(object: V1ConfigMap): ConfigMapRecord {
+  return {
+    name: object.metadata?.name ?? '',
+    ...(object.metadata?.resourceVersion ? { resourceVersion: object.metadata.resourceVersion } : {}),
+    ...(object.metadata?.labels ? { labels: object.metadata.labels } : {}),
+    data: object.data ?? {},
+  };
 }
 
 function leaseRecord(lease: V1Lease): LeaseRecord {
