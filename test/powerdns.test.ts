@@ -1,5 +1,5 @@
 /**
- * The PowerDNS backend against a real pdns_server (4.7 here), with the seed deployment's LMDB settings
+ * The PowerDNS backend against a real pdns_server (4.7 here), with the LMDB settings of Datum Cloud's deployment
  * and with the SQLite backend: the Controller in-process (MemoryStore, the backend factory, the API key
  * from a file), PowerDNS queried with dig and read through its API. Then `zonekeeper serve` on the
  * examples, programming PowerDNS, compared with `zonekeeper serve` answering itself.
@@ -182,7 +182,7 @@ async function digSerial(port: number): Promise<number> {
 }
 
 for (const storage of ['lmdb', 'sqlite'] as const) {
-  describe(`PowerDNS backend, pdns_server with ${storage === 'lmdb' ? 'LMDB (the seed settings)' : 'SQLite'}`, async () => {
+  describe(`PowerDNS backend, pdns_server with ${storage === 'lmdb' ? 'LMDB (Datum Cloud settings)' : 'SQLite'}`, async () => {
     const unavailable = await powerDnsAvailable(storage);
     let r: Rig;
 

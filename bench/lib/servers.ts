@@ -226,7 +226,7 @@ zone:
 }
 
 /**
- * The seed deployment's PowerDNS settings (LMDB, one shard, random ids, flag-deleted, no zone cache
+ * The PowerDNS settings of Datum Cloud's deployment (LMDB, one shard, random ids, flag-deleted, no zone cache
  * refresh, no metadata cache), plus either every cache explicitly off or the defaults (packet cache
  * cache-ttl=20, query cache 20/60). Security polling is off so that nothing leaves loopback.
  */

@@ -1,6 +1,6 @@
 /**
  * A real PowerDNS Authoritative (`pdns_server`) for tests and benchmarks: loopback only, ephemeral
- * ports, every file (configuration, database, control socket) in a temp folder, the seed deployment's
+ * ports, every file (configuration, database, control socket) in a temp folder, Datum Cloud's deployment
  * settings (LMDB: lmdb-shards=1, lmdb-random-ids, lmdb-flag-deleted where the version has it, zone
  * caches off) or the SQLite backend. Also a tiny loopback DNS resolver for ALIAS expansion, so
  * PowerDNS never asks a public one.
@@ -39,7 +39,7 @@ export interface PowerDnsProcess {
   apiUrl: string;
   apiKey: string;
   dir: string;
-  /** Settings of the seed left out because this version does not know them. */
+  /** Settings of Datum Cloud's deployment left out because this version does not know them. */
   omitted: string[];
   log(): string;
   /** Stops the server, keeping its database (for `start`). */
@@ -119,7 +119,7 @@ export async function startPowerDns(options: PowerDnsOptions): Promise<PowerDnsP
         ...storageLines,
         'zone-cache-refresh-interval=0',
         'zone-metadata-cache-ttl=0',
-        // Answers reflect every change at once (the seed runs without a packet cache too).
+        // Answers reflect every change at once (Datum Cloud's deployment runs without a packet cache too).
         'cache-ttl=0',
         'query-cache-ttl=0',
         'negquery-cache-ttl=0',

@@ -9,8 +9,8 @@
  * the zone's SOA-EDIT-API and SOA-EDIT are set empty so PowerDNS never rewrites it).
  *
  * Ownership: Zonekeeper touches only the apex SOA and NS and the RRsets listed in the zone metadata
- * `X-ZONEKEEPER-RRSETS`. RRset comments would be the natural marker, but the LMDB backend of the seed
- * deployment refuses comments before 5.1 ("Hosting backend does not support editing comments") and
+ * `X-ZONEKEEPER-RRSETS`. RRset comments would be the natural marker, but the LMDB backend as Datum Cloud
+ * deploys it refuses comments before 5.1 ("Hosting backend does not support editing comments") and
  * leaves them behind when an RRset or zone is deleted in 5.1 (PowerDNS issue #18051), which would make
  * a later hand-made RRset look like ours. Zone metadata works on every backend with the API.
  */
