@@ -1,9 +1,20 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { dig, rdataOf } from './support/dig.ts';
-import { removeAll, type ServeProcess, startServe, tempDir, waitFor } from './support/zonekeeper-process.ts';
+import {
+  CLI,
+  removeAll,
+  type ServeProcess,
+  startServe,
+  tempDir,
+  waitFor,
+} from './support/zonekeeper-process.ts';
+
+const run = promisify(execFile);
 
 /**
  * Tenancy as a hostile namespace would try it, against the real `zonekeeper serve` and dig: a newer
@@ -75,7 +86,15 @@ spec: { zoneRef: { name: b }, name: "@", type: TXT, records: ["team-c"] }
 interface Item {
   kind: string;
   metadata: { name: string; namespace?: string };
-  status?: { conditions?: { type: string; status: string; reason: string; message: string }[] };
+  status?: {
+    conditions?: {
+      type: string;
+      status: string;
+      reason: string;
+      message: string;
+      lastTransitionTime?: string;
+    }[];
+  };
 }
 
 describe('tenancy: zones and names another namespace must not take over (zonekeeper serve + dig)', () => {
@@ -288,6 +307,7 @@ interface Condition {
   status: string;
   reason: string;
   message: string;
+  lastTransitionTime?: string;
 }
 
 /** The Accepted condition of a resource, as `serve` shows it on /api/v1/resources. */
@@ -340,6 +360,18 @@ spec: ${spec}
 }
 
 const docs = (...parts: string[]) => parts.join('---\n');
+
+/** Runs the zonekeeper CLI (validate, zone export) and returns its exit code and output. */
+async function zonekeeper(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return run(process.execPath, [CLI, ...args]).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => ({
+      code: e.code,
+      stdout: e.stdout,
+      stderr: e.stderr,
+    }),
+  );
+}
 
 describe('tenancy: a zone that is served keeps serving against older zones that were not (zonekeeper serve + dig)', () => {
   let manifests: string;
@@ -404,15 +436,48 @@ describe('tenancy: a zone that is served keeps serving against older zones that 
     }
   });
 
-  test('after a restart with the same --state-dir, the zone that was served keeps serving', {
-    todo: 'needs folder-mode status persistence',
-  }, async () => {
+  test('after a restart with the same --state-dir, the zone that was served keeps serving', async () => {
     // Continues the previous test: evil's older victim.test is refused, team-a's newer one is served.
+    const since = (await acceptedOf(serve, 'DNSZone', 'team-a/victim'))?.lastTransitionTime;
+    assert.ok(since);
     await serve.stop();
     serve = await startServe(manifests, state);
     await answers('www.victim.test', '192.0.2.1');
+    const teamA = await acceptedOf(serve, 'DNSZone', 'team-a/victim');
+    assert.equal(teamA?.reason, 'Accepted', teamA?.message);
+    assert.equal(teamA?.lastTransitionTime, since, 'served since before the restart');
+    const evil = await acceptedOf(serve, 'DNSZone', 'evil/victim');
+    assert.equal(evil?.reason, 'Conflict', evil?.message);
+    assert.match(evil?.message ?? '', /already served by DNSZone team-a\/victim/);
+    for (const tool of ['dig', 'kdig'] as const) {
+      const www = await dig(serve.dnsPort, 'www.victim.test', 'A', { tool });
+      assert.ok(www.flags.includes('aa'), www.raw);
+      assert.deepEqual(rdataOf(www, 'A'), ['192.0.2.1'], `${tool}: ${www.raw}`);
+    }
+  });
+
+  test('validate --state-dir and zone export --state-dir judge the zone that was served as serve does', async () => {
+    // Continues the restart test: serve (running) serves team-a's newer victim.test, evil's is Conflict.
     assert.equal((await acceptedOf(serve, 'DNSZone', 'team-a/victim'))?.reason, 'Accepted');
-    assert.equal((await acceptedOf(serve, 'DNSZone', 'evil/victim'))?.reason, 'Conflict');
+    const checked = await zonekeeper(['validate', '--state-dir', state, manifests]);
+    const zoneErrors = checked.stdout.split('\n').filter((l) => /^error: .*DNSZone /.test(l));
+    assert.equal(zoneErrors.length, 1, checked.stdout);
+    assert.match(
+      zoneErrors[0]!,
+      /DNSZone evil\/victim spec\.domainName: victim\.test\. is already served by DNSZone team-a\/victim/,
+    );
+    const exported = await zonekeeper([
+      'zone',
+      'export',
+      '--manifests',
+      manifests,
+      '--state-dir',
+      state,
+      '--zone',
+      'victim.test',
+    ]);
+    assert.equal(exported.code, 0, exported.stderr);
+    assert.match(exported.stdout, /^www\.victim\.test\.\s+\d+\s+IN\s+A\s+192\.0\.2\.1$/m, exported.stdout);
   });
 
   test('parent: an older zone that was refused cannot later take over a zone served below it', async () => {
@@ -523,5 +588,106 @@ describe('tenancy: a zone that is served keeps serving against older zones that 
     }
     assert.deepEqual(rdataOf(await dig(serve.dnsPort, 'b.example.org', 'A'), 'CNAME'), []);
     await rm(evil);
+  });
+});
+
+describe('validate and zone export judge zones as serve does; a zone refused for its manifest (zonekeeper serve + dig)', () => {
+  let manifests: string;
+  let state: string;
+  let serve: ServeProcess;
+
+  before(async () => {
+    manifests = await tempDir('tenancy-judge');
+    state = await tempDir('tenancy-judge-state');
+    await writeFile(path.join(manifests, 'class.yaml'), CLASS_ONLY);
+    // First seen in one load: the two zones of tie.test have the same creation time.
+    await writeFile(
+      path.join(manifests, 'tie.yaml'),
+      docs(
+        zoneYaml('tie-a', 't', 'tie.test'),
+        recordYaml('tie-a', 'www', '{ zoneRef: { name: t }, name: www, type: A, records: ["192.0.2.1"] }'),
+        zoneYaml('tie-b', 't', 'tie.test'),
+        recordYaml('tie-b', 'www', '{ zoneRef: { name: t }, name: www, type: A, records: ["6.6.6.6"] }'),
+      ),
+    );
+    serve = await startServe(manifests, state);
+  });
+  after(async () => {
+    await serve?.stop();
+    await removeAll(manifests, state);
+  });
+
+  test('two zones of one domain created at the same time: serve, validate and zone export refuse both', async () => {
+    for (const key of ['tie-a/t', 'tie-b/t']) {
+      const c = await untilCondition(serve, 'DNSZone', key, (c) => c.reason !== 'Pending');
+      assert.equal(c.reason, 'Conflict', `${key}: ${c.message}`);
+      assert.match(c.message, /created at the same time/, key);
+    }
+    assert.equal((await dig(serve.dnsPort, 'www.tie.test', 'A')).status, 'REFUSED');
+    // Before: validate and zone export set the zones one by one, so the first listed was served.
+    for (const args of [
+      ['validate', manifests],
+      ['validate', '--state-dir', state, manifests],
+    ]) {
+      const checked = await zonekeeper(args);
+      assert.equal(checked.code, 1, checked.stdout);
+      const zoneErrors = checked.stdout.split('\n').filter((l) => /^error: .*DNSZone /.test(l));
+      assert.equal(zoneErrors.length, 2, `${args.join(' ')}:\n${checked.stdout}`);
+      for (const [i, key] of ['tie-a/t', 'tie-b/t'].entries()) {
+        assert.match(
+          zoneErrors[i]!,
+          new RegExp(`DNSZone ${key} spec\\.domainName: .*created at the same time`),
+        );
+      }
+    }
+    const exported = await zonekeeper([
+      'zone',
+      'export',
+      '--manifests',
+      manifests,
+      '--state-dir',
+      state,
+      '--zone',
+      'tie.test',
+    ]);
+    assert.equal(exported.code, 1, exported.stdout);
+    assert.match(exported.stderr, /DNSZone tie-a\/t is not served \(Conflict\): .*created at the same time/);
+    assert.match(exported.stderr, /DNSZone tie-b\/t is not served \(Conflict\): .*created at the same time/);
+  });
+
+  test('a record set naming a zone whose manifest never validated says the zone is refused and why, as validate does', async () => {
+    const zoneFile = path.join(manifests, 'broken.yaml');
+    await writeFile(
+      path.join(manifests, 'rs.yaml'),
+      recordYaml('dns', 'www', '{ zoneRef: { name: broken }, name: www, type: A, records: ["192.0.2.7"] }'),
+    );
+    await writeFile(zoneFile, zoneYaml('dns', 'broken', 'z3..example'));
+    // Before: "DNSZone dns/broken (spec.zoneRef) does not exist".
+    const refused = await untilCondition(serve, 'DNSRecordSet', 'dns/www', (c) =>
+      /is refused/.test(c.message),
+    );
+    assert.equal(refused.reason, 'ZoneNotFound', refused.message);
+    assert.match(
+      refused.message,
+      /^DNSZone dns\/broken \(spec\.zoneRef\) is refused: spec\.domainName: .*empty label/,
+    );
+    const checked = await zonekeeper(['validate', '--state-dir', state, manifests]);
+    const warning = checked.stdout.split('\n').find((l) => l.includes('DNSRecordSet dns/www'));
+    assert.ok(warning?.endsWith(refused.message), `validate: ${warning}\nserve: ${refused.message}`);
+
+    // Fixed: served; the zone's file removed instead: the zone does not exist.
+    await writeFile(zoneFile, zoneYaml('dns', 'broken', 'broken.test'));
+    await waitFor(async () =>
+      rdataOf(await dig(serve.dnsPort, 'www.broken.test', 'A'), 'A').join() === '192.0.2.7'
+        ? true
+        : undefined,
+    );
+    await rm(zoneFile);
+    const gone = await untilCondition(serve, 'DNSRecordSet', 'dns/www', (c) => c.reason !== 'Accepted');
+    assert.match(gone.message, /DNSZone dns\/broken \(spec\.zoneRef\) does not exist/);
+    await writeFile(zoneFile, zoneYaml('dns', 'broken', 'z3..example'));
+    await untilCondition(serve, 'DNSRecordSet', 'dns/www', (c) => /is refused/.test(c.message));
+    await rm(zoneFile);
+    await untilCondition(serve, 'DNSRecordSet', 'dns/www', (c) => /does not exist/.test(c.message));
   });
 });

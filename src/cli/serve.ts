@@ -18,9 +18,10 @@ import { TransferHandler } from '../server/transfer/transfer-handler.ts';
 import { type ResolvedTransfers, TransferPolicy } from '../server/transfer/transfer-policy.ts';
 import { ZoneTable } from '../server/zone-table.ts';
 import { WorkerManifestParser } from '../sources/manifests/manifest-parser.ts';
-import { ManifestSource } from '../sources/manifests/manifest-source.ts';
+import { ManifestSource, refusalText } from '../sources/manifests/manifest-source.ts';
 import { registerSourceMetrics } from '../sources/manifests/resource-metrics.ts';
 import { StateStore } from '../sources/manifests/state-file.ts';
+import { rememberAcceptance, restoreAcceptance } from '../sources/manifests/zone-acceptance.ts';
 import type { Log } from './logger.ts';
 
 export interface ServeOptions extends AnswerSettings {
@@ -160,7 +161,27 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         }
       : {}),
   });
+  // Zones whose manifest never validated: record sets naming them are told it is refused and why.
+  let refusedZones = new Set<string>();
+  const reloaded = source.onReload; // the metrics' listener
+  source.onReload = (problems) => {
+    reloaded?.(problems);
+    const now = new Set<string>();
+    for (const [id, why] of source.refusedObjects()) {
+      if (!id.startsWith('DNSZone/')) continue;
+      const key = id.slice('DNSZone/'.length);
+      now.add(key);
+      controller.setZoneRefused(key, refusalText(why));
+    }
+    for (const key of refusedZones) if (!now.has(key)) controller.setZoneRefused(key, undefined);
+    refusedZones = now;
+  };
   await source.start();
+  // Which zones were served before a restart decides which keep their domain (ADR 0013): their
+  // Accepted conditions come back from the state before the controller judges any zone, and are
+  // remembered from here on.
+  await restoreAcceptance(store, state);
+  const forgetAcceptance = rememberAcceptance(store, state);
   controller.start();
   await http.start();
   await controller.idle();
@@ -182,6 +203,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       await controller.idle();
       await controller.flush();
       controller.stop();
+      forgetAcceptance();
       backends.close();
       await Promise.all([dns.stop(), http.stop(), pool?.stop(), parser.close()]);
       await state.close();

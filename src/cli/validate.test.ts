@@ -19,6 +19,10 @@ const header = [
   '---',
 ];
 
+/** Characters a terminal acts on (C0 but newline, DEL, C1) or that reorder or hide text (bidi and format controls). */
+const UNSAFE =
+  /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/u;
+
 async function validate(
   ...args: Parameters<typeof runValidate>[0][]
 ): Promise<{ code: number; out: string }> {
@@ -116,6 +120,70 @@ describe('zonekeeper validate', () => {
     assert.match(
       out,
       /^error: --state-dir .*missing: ENOENT.*; give the --state-dir of the serve that reads these manifests/,
+    );
+  });
+  test('control and bidi characters from the manifests are printed escaped, never raw', async () => {
+    // Regression: names, values and file names were printed as written, so a manifest could set the
+    // terminal title, clear the screen or reorder the line of whoever ran `validate`.
+    const hostile = '\u001b]0;pwned\u0007\u001b[2J\r\u009b1m\u202eevil\u2028x';
+    const rs = (name: string, spec: string) =>
+      [
+        '---',
+        'apiVersion: dns.zonekeeper.dev/v1alpha1',
+        'kind: DNSRecordSet',
+        `metadata: {name: ${JSON.stringify(name)}, namespace: dns}`,
+        `spec: ${spec}`,
+      ].join('\n');
+    await writeFile(
+      path.join(dir, `z${hostile.replace('\u2028', '')}.yaml`),
+      [
+        ...header.slice(0, -1),
+        rs(`a${hostile}`, '{zoneRef: {name: z}, name: www, type: A, records: ["192.0.2.1"]}'),
+        rs('b', `{zoneRef: {name: z}, name: ${JSON.stringify(`w${hostile}`)}, type: TXT, records: ["x"]}`),
+        rs('c', `{zoneRef: {name: ${JSON.stringify(`z${hostile}`)}}, name: www, type: TXT, records: ["x"]}`),
+        rs(
+          'd',
+          `{zoneRef: {name: z}, name: www, type: A, records: [${JSON.stringify(`192.0.2.1${hostile}`)}]}`,
+        ),
+        '',
+      ].join('\n'),
+    );
+    const { code, out } = await validate([dir]);
+    assert.equal(code, 1);
+    const lines = out.trimEnd().split('\n');
+    assert.equal(lines.filter((l) => l.startsWith('error: ')).length, 4, out);
+    for (const line of lines) assert.doesNotMatch(line, UNSAFE, JSON.stringify(line));
+    assert.match(
+      out,
+      /DNSRecordSet dns\/a\\x1b\]0;pwned\\x07\\x1b\[2J\\x0d\\x9b1m\\u\{202e\}evil\\u\{2028\}x metadata\.name/,
+    );
+    assert.match(out, /z\\x1b\]0;pwned.*\.yaml:\d+ \(document 4\)/);
+  });
+  test('two zones of one domain first seen together are both refused (Conflict), as serve judges them', async () => {
+    // Regression: zones were set into the catalog one by one, so the first listed was "served" and only
+    // the other refused; serve loads them in one batch, where equal creation times tie.
+    await writeFile(
+      path.join(dir, 'z.yaml'),
+      [
+        ...header,
+        'apiVersion: dns.zonekeeper.dev/v1alpha1',
+        'kind: DNSZone',
+        'metadata: {name: z, namespace: other}',
+        'spec: {domainName: example.com, className: builtin}',
+        '',
+      ].join('\n'),
+    );
+    const { code, out } = await validate([dir]);
+    assert.equal(code, 1);
+    const errors = out.split('\n').filter((l) => l.startsWith('error: '));
+    assert.equal(errors.length, 2, out);
+    assert.match(
+      errors[0]!,
+      /DNSZone dns\/z spec\.domainName: example\.com\. is also claimed by DNSZone other\/z, created at the same time/,
+    );
+    assert.match(
+      errors[1]!,
+      /DNSZone other\/z spec\.domainName: example\.com\. is also claimed by DNSZone dns\/z, created at the same time/,
     );
   });
 });

@@ -3,13 +3,20 @@ import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../api/index.ts';
 import { KINDS, type Resource } from '../api/index.ts';
 import { MemoryStore } from '../control/memory-store.ts';
 import { type ManifestDocument, parseManifestText } from '../sources/manifests/load-manifests.ts';
-import { formatProblem, type ManifestProblem, ManifestSource } from '../sources/manifests/manifest-source.ts';
+import {
+  formatProblem,
+  type ManifestProblem,
+  ManifestSource,
+  refusalText,
+} from '../sources/manifests/manifest-source.ts';
 import { StateStore } from '../sources/manifests/state-file.ts';
+import { restoreAcceptance } from '../sources/manifests/zone-acceptance.ts';
 import { assembleZone } from '../zones/assemble.ts';
 import { Catalog } from '../zones/catalog.ts';
 import { longTxtStrings } from '../zones/record-parse.ts';
 import { resourceKey } from '../zones/resource-key.ts';
 import { zoneAssemblyInput } from '../zones/zone-inputs.ts';
+import { printable } from './printable.ts';
 
 export interface ValidationReport {
   errors: ManifestProblem[];
@@ -117,18 +124,17 @@ export async function validatePaths(
     });
   }
 
+  // The zones judged as `serve` judges them at start: in one batch (zones created at the same time
+  // tie), with the Accepted conditions serve remembers (a zone it served keeps its domain, ADR 0013).
+  await restoreAcceptance(store, state);
   const catalog = new Catalog();
   const items = KINDS.flatMap((kind) => store.list(kind));
-  for (const r of items) if (r.kind === 'DNSZoneClass') catalog.setClass(r as DNSZoneClass);
-  for (const r of items) if (r.kind === 'DNSZone') catalog.setZone(r as DNSZone);
+  catalog.load(store.list('DNSZoneClass') as DNSZoneClass[], store.list('DNSZone') as DNSZone[], []);
   // Zones whose manifest is invalid (and nothing kept): record sets naming them say so, not that
   // they do not exist.
-  for (const p of errors) {
-    const m = /^DNSZone (.+)$/.exec(p.object ?? '');
-    if (m && !catalog.zones.has(m[1]!) && !catalog.zoneVerdict(m[1]!))
-      catalog.setZoneRefused(m[1]!, `${p.path ? `${p.path}: ` : ''}${p.message}`);
-  }
-  for (const r of items) if (r.kind === 'DNSRecordSet') catalog.setRecord(r as DNSRecordSet);
+  for (const [id, why] of source.refusedObjects())
+    if (id.startsWith('DNSZone/')) catalog.setZoneRefused(id.slice('DNSZone/'.length), refusalText(why));
+  for (const r of store.list('DNSRecordSet')) catalog.setRecord(r as DNSRecordSet);
 
   for (const [key, zone] of catalog.zones) {
     const verdict = catalog.zoneVerdict(key);
@@ -196,12 +202,13 @@ export async function runValidate(
     report = await validatePaths(paths, options);
   } catch (e) {
     // Not about the manifests (e.g. a --state-dir that is not there): say so, exit 2 like a usage error.
-    out.write(`error: ${(e as Error).message}\n`);
+    out.write(`error: ${printable((e as Error).message)}\n`);
     return 2;
   }
-  for (const p of report.errors) out.write(`error: ${formatProblem(p)}\n`);
-  for (const p of report.warnings) out.write(`warning: ${formatProblem(p)}\n`);
-  for (const p of report.notes) out.write(`note: ${formatProblem(p)}\n`);
+  // Names, values and file names come from the manifests: escaped, never acted on by the terminal.
+  for (const p of report.errors) out.write(`error: ${printable(formatProblem(p))}\n`);
+  for (const p of report.warnings) out.write(`warning: ${printable(formatProblem(p))}\n`);
+  for (const p of report.notes) out.write(`note: ${printable(formatProblem(p))}\n`);
   out.write(
     `${report.resources} valid resource(s), ${report.errors.length} error(s), ${report.warnings.length} warning(s)${report.notes.length > 0 ? `, ${report.notes.length} note(s)` : ''}\n`,
   );

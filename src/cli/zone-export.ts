@@ -11,10 +11,12 @@ import {
 } from '../server/transfer/transfer-policy.ts';
 import { formatProblem, ManifestSource } from '../sources/manifests/manifest-source.ts';
 import { StateStore } from '../sources/manifests/state-file.ts';
+import { restoreAcceptance } from '../sources/manifests/zone-acceptance.ts';
 import { Catalog } from '../zones/catalog.ts';
 import { computeZones } from '../zones/compute-zones.ts';
 import { type ResourceKey, resourceKey } from '../zones/resource-key.ts';
 import { exportZone } from '../zones/zone-export.ts';
+import { printable } from './printable.ts';
 import { DEFAULT_SECONDARY_PROBE_TIMEOUT_MS } from './serve.ts';
 
 export interface ZoneExportOptions {
@@ -68,17 +70,23 @@ export async function runZoneExport(
   const store = new MemoryStore(() => now);
   const source = new ManifestSource({ dir: options.manifests, store, state, now: () => now });
   await source.reload();
-  for (const p of source.problems()) err.write(`warning: ${formatProblem(p)} (as serve reports it)\n`);
+  // What the manifests hold is escaped on the terminal (names, values and file names), never acted on.
+  for (const p of source.problems())
+    err.write(`warning: ${printable(formatProblem(p))} (as serve reports it)\n`);
+  // With the Accepted conditions serve remembers: a zone it served keeps its domain (ADR 0013).
+  await restoreAcceptance(store, state);
   const resources = KINDS.flatMap((kind) => store.list(kind));
 
   const computed = computeZones(resources).find((z) => nameKey(z.origin) === nameKey(origin));
   if (!computed) {
-    err.write(`error: ${whyNotServed(resources, origin, options.manifests)}\n`);
+    err.write(`error: ${printable(whyNotServed(resources, origin, options.manifests))}\n`);
     return 1;
   }
   for (const [key, verdict] of computed.zone.verdicts) {
     if (!verdict.accepted) {
-      err.write(`warning: DNSRecordSet ${key} is not served (${verdict.reason}): ${verdict.message}\n`);
+      err.write(
+        `warning: ${printable(`DNSRecordSet ${key} is not served (${verdict.reason}): ${verdict.message}`)}\n`,
+      );
     }
   }
   let stored = state.get(computed.origin);
@@ -131,9 +139,14 @@ async function secondariesFloor(
 
 /** Why no zone `origin` is served from these resources, with what to do about it. */
 function whyNotServed(resources: readonly Resource[], origin: Name, dir: string): string {
+  // One batch, as serve loads them (and as computeZones judged them): zones of one domain created at
+  // the same time tie, and zones that were served keep their domain.
   const catalog = new Catalog();
-  for (const r of resources) if (r.kind === 'DNSZoneClass') catalog.setClass(r);
-  for (const r of resources) if (r.kind === 'DNSZone') catalog.setZone(r);
+  catalog.load(
+    resources.filter((r): r is DNSZoneClass => r.kind === 'DNSZoneClass'),
+    resources.filter((r): r is DNSZone => r.kind === 'DNSZone'),
+    [],
+  );
   const reasons: string[] = [];
   for (const [key, zone] of catalog.zones) {
     const verdict = catalog.zoneVerdict(key);

@@ -326,6 +326,15 @@ export class Controller {
     this.zones.add(key);
   }
 
+  /**
+   * Notes that a DNSZone exists but never reached the store because its manifest is invalid (`why`),
+   * or with `undefined` that this is over: record sets naming it in spec.zoneRef then say that it is
+   * refused and why, instead of that it does not exist. May be called before `start`.
+   */
+  setZoneRefused(key: ResourceKey, why: string | undefined): void {
+    this.enqueueAffected(this.catalog.setZoneRefused(key, why));
+  }
+
   stop(): void {
     this.unsubscribe?.();
     this.zones.shutdown();

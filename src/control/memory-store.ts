@@ -36,9 +36,10 @@ export class MemoryStore implements ResourceStore {
   /**
    * Creates or updates an object from its desired form (metadata.name/namespace, spec). The
    * generation increases only when the spec changes; status, finalizers and creation time are kept.
-   * `creationTimestamp` may be supplied to keep ages stable across restarts.
+   * `creationTimestamp` and, for an object new to the store, `generation` may be supplied to keep
+   * ages and generations across restarts.
    */
-  apply(desired: Resource, creationTimestamp?: string): void {
+  apply(desired: Resource, creationTimestamp?: string, generation?: number): void {
     const key = resourceKey(desired.metadata);
     const byKey = this.bucket(desired.kind);
     const existing = byKey.get(key);
@@ -55,7 +56,9 @@ export class MemoryStore implements ResourceStore {
     const metadata: Resource['metadata'] = {
       ...desired.metadata,
       uid: existing?.metadata.uid ?? `uid-${++this.uid}`,
-      generation: (existing?.metadata.generation ?? 0) + (specChanged ? 1 : 0),
+      generation: existing
+        ? (existing.metadata.generation ?? 0) + (specChanged ? 1 : 0)
+        : Math.max(1, generation ?? 1),
       creationTimestamp:
         existing?.metadata.creationTimestamp ?? creationTimestamp ?? this.now().toISOString(),
       resourceVersion: String(++this.resourceVersion),

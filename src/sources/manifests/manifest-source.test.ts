@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { DNSRecordSet, DNSZone } from '../../api/index.ts';
 import { MemoryStore } from '../../control/memory-store.ts';
-import { ManifestSource } from './manifest-source.ts';
+import { ManifestSource, refusalText } from './manifest-source.ts';
 import { StateStore } from './state-file.ts';
 
 const record = (name: string, address: string, type = 'A') =>
@@ -293,6 +293,52 @@ describe('ManifestSource with a state folder', () => {
     assert.equal(third.source.keptObjects().size, 1, 'only d, still broken');
     assert.equal(third.state.object('DNSRecordSet/dns/c'), undefined);
     await third.state.close();
+  });
+  test('generations go on across restarts: the same version keeps its generation, a changed one is the next', async () => {
+    await writeFile(path.join(dir, 'a.yaml'), `${record('a', '192.0.2.1')}---\n${record('b', '192.0.2.2')}`);
+    const first = await run();
+    await writeFile(path.join(dir, 'a.yaml'), `${record('a', '192.0.2.11')}---\n${record('b', '192.0.2.2')}`);
+    await first.source.reload();
+    await writeFile(path.join(dir, 'a.yaml'), `${record('a', '192.0.2.21')}---\n${record('b', '192.0.2.2')}`);
+    await first.source.reload();
+    const generation = (s: MemoryStore, name: string) =>
+      s.get('DNSRecordSet', `dns/${name}`)?.metadata.generation;
+    assert.equal(generation(first.store, 'a'), 3);
+    assert.equal(generation(first.store, 'b'), 1);
+    await first.state.close();
+
+    // Restarted unchanged: generation 3 (before: 1, so observedGeneration 3 of a remembered condition
+    // would have been ahead of the object).
+    const second = await run();
+    assert.equal(generation(second.store, 'a'), 3);
+    assert.equal(generation(second.store, 'b'), 1);
+    await second.state.close();
+
+    // Changed while stopped: the next generation.
+    await writeFile(path.join(dir, 'a.yaml'), `${record('a', '192.0.2.31')}---\n${record('b', '192.0.2.2')}`);
+    const third = await run();
+    assert.equal(generation(third.store, 'a'), 4);
+    await third.state.close();
+  });
+
+  test('objects only invalid manifests name are listed as refused, with why, until one is valid', async () => {
+    await writeFile(path.join(dir, 'zone.yaml'), zone('z', 'z3..example'));
+    const { source, store, state } = await run();
+    assert.equal(store.get('DNSZone', 'dns/z'), undefined);
+    const why = source.refusedObjects().get('DNSZone/dns/z');
+    assert.equal(why?.[0]?.path, 'spec.domainName', JSON.stringify(why));
+    assert.match(refusalText(why ?? []), /^spec\.domainName: .*empty label/);
+    // Kept versions are not refused: they are served.
+    await writeFile(path.join(dir, 'a.yaml'), record('a', '192.0.2.1'));
+    await source.reload();
+    await writeFile(path.join(dir, 'a.yaml'), record('a', '192.0.2.999'));
+    await source.reload();
+    assert.ok(source.keptObjects().has('DNSRecordSet/dns/a'));
+    assert.equal(source.refusedObjects().has('DNSRecordSet/dns/a'), false);
+    await writeFile(path.join(dir, 'zone.yaml'), zone('z', 'example.com'));
+    await source.reload();
+    assert.equal(source.refusedObjects().size, 0);
+    await state.close();
   });
 });
 

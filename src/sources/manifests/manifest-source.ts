@@ -12,6 +12,7 @@ import {
   type Resource,
   validateResource,
 } from '../../api/index.ts';
+import { jsonEqual } from '../../control/conditions.ts';
 import type { MemoryStore } from '../../control/memory-store.ts';
 import { type Name, nameKey, parentName, parseName } from '../../dns/name.ts';
 import { getOrInsert } from '../../util/get-or-insert.ts';
@@ -54,6 +55,17 @@ export function formatProblem(p: ManifestProblem): string {
   return `${where}: ${what ? `${what}: ` : ''}${p.message}`;
 }
 
+/**
+ * Why an object that only invalid manifests name is refused: the first problem (field and message) and
+ * how many more there are.
+ */
+export function refusalText(problems: readonly ManifestProblem[]): string {
+  const first = problems[0];
+  if (!first) return 'its manifest is invalid';
+  const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem(s))` : '';
+  return `${first.path ? `${first.path}: ` : ''}${first.message}${more}`;
+}
+
 export interface ManifestSourceOptions {
   /** The manifests folder; file names in the state store are relative to it. */
   dir: string;
@@ -94,6 +106,8 @@ interface FileState {
   problems: ManifestProblem[];
   /** Objects kept at their last valid version because their manifest is invalid, and why. */
   kept: Map<string, ManifestProblem[]>;
+  /** Objects named by an invalid document of this file, with its problems. */
+  invalid: Map<string, ManifestProblem[]>;
 }
 
 /** A changed file, read and parsed, waiting to become a FileState. */
@@ -124,6 +138,8 @@ export class ManifestSource {
   private current: ManifestProblem[] = [];
   /** Objects served at a last valid version, with the problems of their latest manifest. */
   private kept = new Map<string, ManifestProblem[]>();
+  /** Objects named by invalid manifests only: no valid version of them is served or kept. */
+  private refused = new Map<string, ManifestProblem[]>();
   private readonly keptSince = new Map<string, string>();
   /** The folder itself cannot be read. */
   private folderError: ManifestProblem | undefined;
@@ -162,6 +178,15 @@ export class ManifestSource {
   /** The ids (`Kind/key`) of objects served at a last valid version, with why. */
   keptObjects(): ReadonlyMap<string, readonly ManifestProblem[]> {
     return this.kept;
+  }
+
+  /**
+   * The ids (`Kind/key`) of objects that only invalid manifests name — no valid version of them is
+   * served or kept — with the problems of their manifests (e.g. a DNSZone that record sets
+   * name in spec.zoneRef: they are told it is refused and why, not that it does not exist).
+   */
+  refusedObjects(): ReadonlyMap<string, readonly ManifestProblem[]> {
+    return this.refused;
   }
 
   /**
@@ -582,7 +607,7 @@ export class ManifestSource {
         message: 'the file has errors; the objects it defined before keep their last valid versions',
       });
     }
-    return { ...info, definitions, problems, kept };
+    return { ...info, definitions, problems, kept, invalid };
   }
 
   /**
@@ -621,9 +646,23 @@ export class ManifestSource {
         continue;
       }
       // Objects first seen in one reload share one creation time: their order is then their name's.
-      const created = state.createdAt(id) ?? now;
-      state.putObject(id, { created, file: this.relative(winner.file), resource: winner.resource });
-      store.apply(winner.resource, created);
+      const remembered = state.object(id);
+      const created = remembered?.created ?? now;
+      // Generations go on across restarts: the version remembered keeps its generation, a new one
+      // (changed while serve was stopped) is the next.
+      let generation: number | undefined;
+      if (remembered?.resource && !store.get(kind, key)) {
+        generation =
+          (remembered.generation ?? 1) + (jsonEqual(remembered.resource.spec, winner.resource.spec) ? 0 : 1);
+      }
+      store.apply(winner.resource, created, generation);
+      const applied = store.get(kind, key)?.metadata.generation ?? 1;
+      state.putObject(id, {
+        created,
+        file: this.relative(winner.file),
+        resource: winner.resource,
+        ...(applied > 1 ? { generation: applied } : {}),
+      });
     }
   }
 
@@ -636,7 +675,15 @@ export class ManifestSource {
       const resource = this.options.state.object(id)?.resource;
       if (resource) definitions.set(id, { resource });
     }
-    return { mtimeMs: -1, size: -1, ino: -1, definitions, problems: [], kept: new Map() };
+    return {
+      mtimeMs: -1,
+      size: -1,
+      ino: -1,
+      definitions,
+      problems: [],
+      kept: new Map(),
+      invalid: new Map(),
+    };
   }
 
   /** A remembered file that cannot be read now: its objects stay, kept, with why. */
@@ -669,6 +716,16 @@ export class ManifestSource {
       for (const [id, why] of fileState.kept) if (this.winner(id)?.file === file) kept.set(id, why);
     }
     this.kept = kept;
+    const refused = new Map<string, ManifestProblem[]>();
+    for (const fileState of this.files.values()) {
+      for (const [id, why] of fileState.invalid) {
+        if (this.definers.has(id)) continue;
+        const list = refused.get(id);
+        if (list) list.push(...why);
+        else refused.set(id, [...why]);
+      }
+    }
+    this.refused = refused;
     // When each object started to be kept: the transition time of its Accepted=False.
     const since = this.options.now().toISOString();
     for (const id of this.keptSince.keys()) if (!kept.has(id)) this.keptSince.delete(id);

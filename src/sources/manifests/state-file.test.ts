@@ -233,4 +233,54 @@ describe('StateStore', () => {
     assert.deepEqual(state.get('example.com.'), { serial: 1 });
     await state.close();
   });
+  test('Accepted conditions and generations survive a reopen and a compaction, and go with their object', async () => {
+    const accepted = {
+      status: 'True' as const,
+      reason: 'Accepted',
+      lastTransitionTime: '2026-02-03T04:05:06.000Z',
+      observedGeneration: 3,
+    };
+    const state = await StateStore.open(dir, { compactMinBytes: 1 << 30 });
+    state.putObject('DNSZone/team-a/victim', { created: 't1', file: 'a.yaml', generation: 3 });
+    state.putObject('DNSZone/evil/victim', { created: 't0', file: 'e.yaml' });
+    state.putAccepted('DNSZone/team-a/victim', accepted);
+    state.putAccepted('DNSZone/evil/victim', {
+      status: 'False',
+      reason: 'Conflict',
+      lastTransitionTime: '2026-02-03T04:05:07.000Z',
+    });
+    // Not held (e.g. written while being deleted): not remembered.
+    state.putAccepted('DNSZone/gone/z', accepted);
+    await state.close();
+    const log = await readFile(path.join(dir, 'log.000000.jsonl'), 'utf8');
+    assert.equal(log.match(/"t":"accepted"/g)?.length, 2, log);
+
+    const again = await StateStore.open(dir, { compactMinBytes: 1 << 30 });
+    assert.deepEqual(again.acceptedOf('DNSZone/team-a/victim'), accepted);
+    assert.equal(again.acceptedOf('DNSZone/evil/victim')?.reason, 'Conflict');
+    assert.equal(again.acceptedOf('DNSZone/gone/z'), undefined);
+    assert.equal(again.object('DNSZone/team-a/victim')?.generation, 3);
+    assert.equal(again.object('DNSZone/evil/victim')?.generation, undefined);
+    // The same condition again writes nothing; another transition time does.
+    again.putAccepted('DNSZone/team-a/victim', { ...accepted });
+    await again.flush();
+    assert.equal(await readFile(path.join(dir, 'log.000000.jsonl'), 'utf8'), log);
+    again.deleteObject('DNSZone/evil/victim');
+    await again.close();
+
+    // A compaction writes them into the snapshot.
+    const compacting = await StateStore.open(dir, { compactMinBytes: 1 });
+    compacting.putAccepted('DNSZone/team-a/victim', { ...accepted, observedGeneration: 4 });
+    await compacting.flush();
+    await compacting.close();
+    assert.ok(
+      (await files()).some((f) => /^snapshot\./.test(f)),
+      (await files()).join(),
+    );
+    const last = await StateStore.open(dir, { readOnly: true });
+    assert.deepEqual(last.acceptedOf('DNSZone/team-a/victim'), { ...accepted, observedGeneration: 4 });
+    assert.equal(last.object('DNSZone/team-a/victim')?.generation, 3);
+    assert.equal(last.acceptedOf('DNSZone/evil/victim'), undefined, 'deleted with its object');
+    assert.equal(last.object('DNSZone/evil/victim'), undefined);
+  });
 });

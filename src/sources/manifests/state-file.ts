@@ -14,6 +14,23 @@ export interface StoredObject {
   file?: string;
   /** The last valid version accepted (what is served while the manifest is invalid). */
   resource?: Resource;
+  /**
+   * `metadata.generation` of the accepted version when above 1, so that generations (and the
+   * observedGeneration of remembered conditions) go on across restarts.
+   */
+  generation?: number;
+}
+
+/**
+ * A DNSZone's `Accepted` condition as `serve` last wrote it. After a restart the zones are judged
+ * with it (ADR 0013): a zone that was served (`Accepted=True`, since `lastTransitionTime`) stays the
+ * incumbent of its domain. Its message is not kept: the first reconcile writes a new one.
+ */
+export interface StoredAcceptance {
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
 }
 
 export interface StateStoreOptions {
@@ -49,15 +66,19 @@ type Line =
   | { t: 'snapshot'; version: number; generation: number }
   | { t: 'end'; lines: number }
   | { t: 'serial'; origin: string; serial: number; hash?: string }
-  | { t: 'put'; id: string; created: string; file?: string; resource?: Resource }
+  | { t: 'put'; id: string; created: string; file?: string; resource?: Resource; generation?: number }
+  | ({ t: 'accepted'; id: string } & StoredAcceptance)
   | { t: 'del'; id: string };
 
 /**
  * The state folder mode keeps in `--state-dir`, so that a restart serves what was served before:
  * - the serial (and content hash) last published per zone origin, so a restart never lowers one;
  * - per object: when it was first seen ("oldest wins" survives restarts) and the last valid version
- *   `serve` accepted, with its file, so a version kept because its manifest became invalid is still
- *   kept after a restart, and immutable fields (`DNSZone.spec.domainName`) stay immutable.
+ *   `serve` accepted, with its file and generation, so a version kept because its manifest became
+ *   invalid is still kept after a restart, and immutable fields (`DNSZone.spec.domainName`) stay
+ *   immutable;
+ * - per DNSZone: its `Accepted` condition, so that a restart judges which zones were served as the
+ *   controller did before it (ADR 0013: a served zone keeps its domain).
  *
  * It is an append-only log plus a snapshot (ADR 0015): every change is one JSON line appended to
  * `log.<generation>.jsonl`; serials are fsynced before `set` resolves (a serial is never served before
@@ -74,6 +95,8 @@ export class StateStore implements SerialStore {
   private readonly options: Required<Omit<StateStoreOptions, 'log'>> & Pick<StateStoreOptions, 'log'>;
   private readonly serials = new Map<string, ZoneSerialState>();
   private readonly objects = new Map<string, StoredObject>();
+  /** The Accepted condition per object id (DNSZones), for objects held in `objects` only. */
+  private readonly acceptance = new Map<string, StoredAcceptance>();
   /** Objects loaded from disk, by file, until the manifests were read once (see `objectsOfFile`). */
   private byFile: Map<string, string[]> | undefined;
 
@@ -178,6 +201,7 @@ export class StateStore implements SerialStore {
       existing &&
       existing.created === object.created &&
       existing.file === object.file &&
+      existing.generation === object.generation &&
       (existing.resource === object.resource || jsonEqual(existing.resource, object.resource))
     ) {
       // Unchanged: keep the caller's object (the one shared with the resource store) and write nothing.
@@ -185,19 +209,48 @@ export class StateStore implements SerialStore {
       return;
     }
     this.objects.set(id, object);
-    this.append({
-      t: 'put',
-      id,
-      created: object.created,
-      ...(object.file !== undefined ? { file: object.file } : {}),
-      ...(object.resource !== undefined ? { resource: object.resource } : {}),
-    });
+    this.append(putLine(id, object));
     this.scheduleFlush();
   }
 
+  /** Forgets an object, and the condition remembered for it. */
   deleteObject(id: string): void {
-    if (!this.objects.delete(id)) return;
+    const had = this.objects.delete(id);
+    if (!this.acceptance.delete(id) && !had) return;
     this.append({ t: 'del', id });
+    this.scheduleFlush();
+  }
+
+  /** The Accepted condition remembered for an object (a DNSZone), if any. */
+  acceptedOf(id: string): StoredAcceptance | undefined {
+    return this.acceptance.get(id);
+  }
+
+  /**
+   * Remembers an object's Accepted condition; written within `objectDelayMs` when it changed. Only
+   * for objects the state holds (a condition written while an object is being deleted is not kept).
+   */
+  putAccepted(id: string, accepted: StoredAcceptance): void {
+    if (!this.objects.has(id)) return;
+    const existing = this.acceptance.get(id);
+    if (
+      existing &&
+      existing.status === accepted.status &&
+      existing.reason === accepted.reason &&
+      existing.lastTransitionTime === accepted.lastTransitionTime &&
+      existing.observedGeneration === accepted.observedGeneration
+    )
+      return;
+    const stored: StoredAcceptance = {
+      status: accepted.status,
+      reason: accepted.reason,
+      lastTransitionTime: accepted.lastTransitionTime,
+      ...(accepted.observedGeneration !== undefined
+        ? { observedGeneration: accepted.observedGeneration }
+        : {}),
+    };
+    this.acceptance.set(id, stored);
+    this.append({ t: 'accepted', id, ...stored });
     this.scheduleFlush();
   }
 
@@ -379,6 +432,7 @@ export class StateStore implements SerialStore {
     this.broken = false;
     const serials = [...this.serials];
     const objects = [...this.objects];
+    const acceptance = [...this.acceptance];
     const tmp = path.join(dir, `${snapshotName(gen)}.tmp`);
     let bytes = 0;
     const fd = await open(tmp, 'w', 0o644);
@@ -396,13 +450,11 @@ export class StateStore implements SerialStore {
         lines++;
       }
       for (const [id, o] of objects) {
-        chunk += `${JSON.stringify({
-          t: 'put',
-          id,
-          created: o.created,
-          ...(o.file !== undefined ? { file: o.file } : {}),
-          ...(o.resource !== undefined ? { resource: o.resource } : {}),
-        })}\n`;
+        chunk += `${JSON.stringify(putLine(id, o))}\n`;
+        if (++lines % SNAPSHOT_CHUNK === 0) await write();
+      }
+      for (const [id, a] of acceptance) {
+        chunk += `${JSON.stringify({ t: 'accepted', id, ...a })}\n`;
         if (++lines % SNAPSHOT_CHUNK === 0) await write();
       }
       chunk += `${JSON.stringify({ t: 'end', lines })}\n`;
@@ -433,6 +485,7 @@ export class StateStore implements SerialStore {
         if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 4) throw e;
         this.serials.clear();
         this.objects.clear();
+        this.acceptance.clear();
       }
     }
   }
@@ -461,6 +514,7 @@ export class StateStore implements SerialStore {
       this.options.log?.('warn', `state ${file} is incomplete; using an older snapshot`);
       this.serials.clear();
       this.objects.clear();
+      this.acceptance.clear();
     }
     let migrated = false;
     if (base < 0 && logs.length === 0) migrated = await this.loadLegacy();
@@ -587,11 +641,33 @@ export class StateStore implements SerialStore {
           created: line.created,
           ...(typeof file === 'string' ? { file } : {}),
           ...(line.resource && typeof line.resource === 'object' ? { resource: line.resource } : {}),
+          ...(Number.isInteger(line.generation) && line.generation! > 1
+            ? { generation: line.generation }
+            : {}),
         });
         return;
       }
+      case 'accepted':
+        if (
+          typeof line.id === 'string' &&
+          (line.status === 'True' || line.status === 'False' || line.status === 'Unknown') &&
+          typeof line.reason === 'string' &&
+          typeof line.lastTransitionTime === 'string'
+        )
+          this.acceptance.set(line.id, {
+            status: line.status,
+            reason: line.reason,
+            lastTransitionTime: line.lastTransitionTime,
+            ...(Number.isInteger(line.observedGeneration)
+              ? { observedGeneration: line.observedGeneration }
+              : {}),
+          });
+        return;
       case 'del':
-        if (typeof line.id === 'string') this.objects.delete(line.id);
+        if (typeof line.id === 'string') {
+          this.objects.delete(line.id);
+          this.acceptance.delete(line.id);
+        }
         return;
       default:
         return;
@@ -621,6 +697,17 @@ export class StateStore implements SerialStore {
     for (const [id, time] of Object.entries(times)) this.objects.set(id, { created: time });
     return true;
   }
+}
+
+function putLine(id: string, o: StoredObject): Line {
+  return {
+    t: 'put',
+    id,
+    created: o.created,
+    ...(o.file !== undefined ? { file: o.file } : {}),
+    ...(o.resource !== undefined ? { resource: o.resource } : {}),
+    ...(o.generation !== undefined && o.generation > 1 ? { generation: o.generation } : {}),
+  };
 }
 
 function numbered(names: readonly string[], pattern: RegExp): number[] {
