@@ -7,7 +7,7 @@ import type { DnsWorkerConfig, FromWorker, ToWorker } from '../../server/worker-
 import { WORKER_CONFIG_ENV } from '../../server/worker-protocol.ts';
 import type { ZoneTable } from '../../server/zone-table.ts';
 import type { ApplyResult, Backend, ProgrammedZone } from '../backend.ts';
-import { BuiltinBackend, type BuiltinBackendOptions } from './builtin-backend.ts';
+import { BUILTIN_CAPABILITIES, BuiltinBackend, type BuiltinBackendOptions } from './builtin-backend.ts';
 
 export interface WorkerPoolOptions {
   /** DNS processes besides the primary. */
@@ -35,6 +35,7 @@ interface PoolWorker {
  */
 export class WorkerPoolBackend implements Backend {
   readonly name = 'builtin';
+  readonly capabilities = BUILTIN_CAPABILITIES;
   private readonly local: BuiltinBackend;
   private readonly table: ZoneTable;
   private readonly options: WorkerPoolOptions;
