@@ -13,10 +13,10 @@
 import { availableParallelism, cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { DNSZone } from '../src/api/index.ts';
-import { createBackendFactory } from '../src/backends/backend-factory.ts';
 import { BuiltinBackend } from '../src/backends/builtin/builtin-backend.ts';
 import { PowerDnsClient } from '../src/backends/powerdns/client.ts';
 import { type ApplyStats, PowerDnsBackend } from '../src/backends/powerdns/powerdns-backend.ts';
+import { BACKENDS, createBackendFactory } from '../src/backends/registry.ts';
 import { Controller } from '../src/control/controller.ts';
 import { MemoryStore } from '../src/control/memory-store.ts';
 import { MemorySerialStore } from '../src/control/serial-store.ts';
@@ -156,7 +156,13 @@ async function zonekeeper(suffix: string) {
   const factory = createBackendFactory({
     builtin: new BuiltinBackend(new ZoneTable()),
     secrets,
-    makePowerDns: (settings) => new Counting({ settings, secrets, onApply: (_o, s) => stats.push(s) }),
+    registry: {
+      ...BACKENDS,
+      powerdns: {
+        ...BACKENDS.powerdns,
+        create: (settings) => new Counting({ settings, secrets, onApply: (_o, s) => stats.push(s) }),
+      },
+    },
   });
   const controller = new Controller({ store, backend: factory, serials: new MemorySerialStore() });
   store.apply(

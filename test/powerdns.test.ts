@@ -9,13 +9,13 @@ import { cp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { DNSZone, DNSZoneClass, Kind, Resource } from '../src/api/index.ts';
-import { createBackendFactory } from '../src/backends/backend-factory.ts';
 import { BuiltinBackend } from '../src/backends/builtin/builtin-backend.ts';
 import {
   type ApplyStats,
   OWNERSHIP_METADATA,
   PowerDnsBackend,
 } from '../src/backends/powerdns/powerdns-backend.ts';
+import { BACKENDS, createBackendFactory } from '../src/backends/registry.ts';
 import { Controller } from '../src/control/controller.ts';
 import { MemoryStore } from '../src/control/memory-store.ts';
 import { fileAndEnvSecrets } from '../src/control/secrets.ts';
@@ -71,8 +71,18 @@ async function rig(storage: PowerDnsStorage): Promise<Rig> {
   const factory = createBackendFactory({
     builtin,
     secrets,
-    makePowerDns: (settings) =>
-      new PowerDnsBackend({ settings, secrets, onApply: (origin, stats) => applies.push({ origin, stats }) }),
+    registry: {
+      ...BACKENDS,
+      powerdns: {
+        ...BACKENDS.powerdns,
+        create: (settings) =>
+          new PowerDnsBackend({
+            settings,
+            secrets,
+            onApply: (origin, stats) => applies.push({ origin, stats }),
+          }),
+      },
+    },
   });
   const controller = new Controller({ store, backend: factory, serials: new MemorySerialStore(), secrets });
   store.apply(

@@ -1,5 +1,9 @@
 /** The Zonekeeper API (dns.zonekeeper.dev/v1alpha1): types, validation and CRDs from one definition per kind. */
 
+export type { BuiltinSettings } from './backends/builtin.ts';
+export type { BackendKind, BackendSchemaOf, BackendSettings } from './backends/index.ts';
+export { BACKEND_KINDS, BACKEND_SCHEMAS, backendOf, isBackendKind } from './backends/index.ts';
+export type { PowerDnsSettings } from './backends/powerdns.ts';
 export { crdFileName, crdsYaml, crdYaml, generateCrds } from './crds.ts';
 export type { DNSRecordSet, DNSRecordSetSpec, DNSRecordSetStatus } from './dnsrecordset.ts';
 export {
@@ -19,7 +23,6 @@ export {
 } from './dnszone.ts';
 export type { DNSZoneClass, DNSZoneClassSpec, DNSZoneClassStatus } from './dnszoneclass.ts';
 export {
-  BACKEND_KINDS,
   dnsZoneClassDefinition,
   dnsZoneClassSpecSchema,
   dnsZoneClassStatusSchema,

@@ -52,11 +52,85 @@ export interface ApplyResult {
 }
 
 /**
+ * What a backend can do, declared once per kind (src/backends/registry.ts) and carried by each of its
+ * instances, so the controller asks the backend instead of branching on kinds.
+ */
+export interface BackendCapabilities {
+  /**
+   * Whose SOA serial the target serves. `authority`: exactly the serial Zonekeeper assigns (the
+   * built-in server, PowerDNS). `own`: the target keeps its own SOA and serial (RFC 2136 servers).
+   * `none`: the target has no SOA (webhook DNS providers). It decides what Programmed means
+   * (`programmedBy`).
+   */
+  readonly serial: 'authority' | 'own' | 'none';
+  /** Serves AXFR/IXFR and sends NOTIFY per the class's `transfers` (RFC 5936, 1995, 1996) itself. */
+  readonly transfers: boolean;
+  /** Serves ALIAS record sets (apex CNAME-like names answered as A/AAAA). */
+  readonly alias: boolean;
+  /** Can select a subset of an RRset per query (health or location steering). */
+  readonly steering: boolean;
+  /** Signs the zones it serves (DNSSEC, RFC 4033-4035). */
+  readonly dnssec: boolean;
+  /** Others can edit the target: every apply reads it back and repairs drift (see resyncIntervalMs). */
+  readonly driftRepair: boolean;
+}
+
+/**
+ * How a backend confirms a zone is programmed, from its capabilities: the serial read back where the
+ * backend serves Zonekeeper's serial, the content read back where the target keeps its own SOA or has
+ * none.
+ */
+export function programmedBy(capabilities: BackendCapabilities): 'serial' | 'content' {
+  return capabilities.serial === 'authority' ? 'serial' : 'content';
+}
+
+/** Whether a zone is Programmed, read back from the backend, with the message for the condition. */
+export interface ReadBack {
+  programmed: boolean;
+  message: string;
+}
+
+/**
+ * Reads back whether the backend serves `zone` (never a cached answer): the exact serial for a
+ * serial authority, the content for the others (`servedContent`). A backend that should read content
+ * back and cannot is a BackendError (UNSUPPORTED_READ_BACK), never Programmed.
+ */
+export async function readBack(
+  backend: Backend,
+  zone: Pick<ProgrammedZone, 'origin' | 'serial' | 'soa' | 'rrsets'>,
+): Promise<ReadBack> {
+  if (programmedBy(backend.capabilities) === 'serial') {
+    const served = await backend.servedSerial(zone.origin);
+    return served === zone.serial
+      ? { programmed: true, message: `${backend.name} serves serial ${zone.serial}` }
+      : {
+          programmed: false,
+          message: `${backend.name} serves serial ${served ?? 'nothing'}, expected ${zone.serial}`,
+        };
+  }
+  if (backend.servedContent === undefined) {
+    throw new BackendError(
+      'BackendRejected',
+      `backend ${backend.name} keeps its own SOA serial but cannot read the content back (servedContent); it cannot report Programmed`,
+      { code: 'UNSUPPORTED_READ_BACK' },
+    );
+  }
+  return (await backend.servedContent(zone))
+    ? { programmed: true, message: `${backend.name} serves the content of serial ${zone.serial}` }
+    : {
+        programmed: false,
+        message: `${backend.name} does not serve the content of serial ${zone.serial} yet`,
+      };
+}
+
+/**
  * What a reconciler needs from an authoritative backend. Implementations must be idempotent: applying
- * the same zone twice is a no-op, deleting a missing zone succeeds.
+ * the same zone twice is a no-op, deleting a missing zone succeeds. The contract kit
+ * (src/backends/contract) checks every backend against this.
  */
 export interface Backend {
   readonly name: string;
+  readonly capabilities: BackendCapabilities;
   // biome-ignore lint/suspicious/noConfusingVoidType: a backend with nothing to report returns nothing
   applyZone(zone: ProgrammedZone): Promise<ApplyResult | void>;
   /**
@@ -67,21 +141,29 @@ export interface Backend {
   deleteZone(origin: Name): Promise<void>;
   /** The serial the backend actually serves for the zone, undefined when it does not serve it. */
   servedSerial(origin: Name): Promise<number | undefined>;
+  /**
+   * Whether the target serves exactly the zone's content (its own SOA aside), read back. Required
+   * where `capabilities.serial` is not `authority` (see `readBack`).
+   */
+  servedContent?(zone: Pick<ProgrammedZone, 'origin' | 'serial' | 'soa' | 'rrsets'>): Promise<boolean>;
   /** Whether the backend is reachable and healthy (shown on the DNSZoneClass; never blocks zones). */
   health?(): Promise<{ ok: boolean; message: string }>;
 }
 
-/** A backend failure with a stable reason for conditions (e.g. BackendUnreachable). */
+/** A backend failure with a stable reason for conditions (e.g. BackendUnreachable), and a code. */
 export class BackendError extends Error {
   readonly reason: 'BackendUnreachable' | 'BackendRejected';
+  /** A stable code for the failure, e.g. UNKNOWN_BACKEND; absent where the reason says it all. */
+  readonly code: string | undefined;
 
   constructor(
     reason: 'BackendUnreachable' | 'BackendRejected',
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; code?: string },
   ) {
-    super(message, options);
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'BackendError';
     this.reason = reason;
+    this.code = options?.code;
   }
 }

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { KINDS, type Kind, type Problem } from '../api/index.ts';
-import { createBackendFactory } from '../backends/backend-factory.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
+import { createBackendFactory } from '../backends/registry.ts';
 import { Controller } from '../control/controller.ts';
 import { Registry } from '../metrics/registry.ts';
 import { HttpServer } from '../server/http-server.ts';

@@ -1,8 +1,8 @@
 import { KINDS } from '../api/index.ts';
 import type { Backend } from '../backends/backend.ts';
-import { createBackendFactory } from '../backends/backend-factory.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { WorkerPoolBackend } from '../backends/builtin/worker-pool-backend.ts';
+import { createBackendFactory } from '../backends/registry.ts';
 import { Controller } from '../control/controller.ts';
 import { MemoryStore } from '../control/memory-store.ts';
 import { fileAndEnvSecrets } from '../control/secrets.ts';

@@ -9,7 +9,7 @@ import {
   type ProgrammedZone,
   type RRsetProblem,
 } from '../backends/backend.ts';
-import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
+import { BUILTIN_CAPABILITIES, BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import type { Name } from '../dns/name.ts';
 import { ZoneTable } from '../server/zone-table.ts';
 import { Controller, type ControllerOptions } from './controller.ts';
@@ -166,6 +166,7 @@ describe('Controller', () => {
     let down = true;
     const flaky: Backend = {
       name: 'flaky',
+      capabilities: BUILTIN_CAPABILITIES,
       applyZone: (z: ProgrammedZone) =>
         down
           ? Promise.reject(new BackendError('BackendUnreachable', 'connection refused'))
@@ -233,6 +234,7 @@ describe('Controller', () => {
     let problems: RRsetProblem[] = [];
     const partial: Backend = {
       name: 'partial',
+      capabilities: BUILTIN_CAPABILITIES,
       applyZone: async (z: ProgrammedZone): Promise<ApplyResult> => {
         await real.applyZone(z);
         const out: RRsetProblem[] = [];
@@ -305,6 +307,7 @@ describe('Controller', () => {
     let applies = 0;
     const resyncing: Backend = {
       name: 'resyncing',
+      capabilities: BUILTIN_CAPABILITIES,
       resyncIntervalMs: 40,
       applyZone: (z: ProgrammedZone) => {
         applies++;
@@ -332,6 +335,7 @@ describe('Controller', () => {
     const quietReal = new BuiltinBackend(new ZoneTable());
     const quiet = setup({
       name: 'quiet',
+      capabilities: BUILTIN_CAPABILITIES,
       applyZone: (z) => {
         quietApplies++;
         return quietReal.applyZone(z);

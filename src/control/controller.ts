@@ -9,7 +9,14 @@ import type {
   Kind,
   Resource,
 } from '../api/index.ts';
-import { type ApplyResult, type Backend, BackendError, type RRsetProblem } from '../backends/backend.ts';
+import {
+  type ApplyResult,
+  type Backend,
+  BackendError,
+  type ReadBack,
+  type RRsetProblem,
+  readBack,
+} from '../backends/backend.ts';
 import { type Name, nameKey } from '../dns/name.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
 import type { Registry } from '../metrics/registry.ts';
@@ -507,7 +514,7 @@ export class Controller {
     const state = this.programmed.get(key);
     const previousSerial = state?.serial;
     const canPatch = !model.full && state !== undefined && !state.needsFull && previousSerial !== undefined;
-    let served: number | undefined;
+    let read: ReadBack;
     let applied: ApplyResult | undefined;
     try {
       const upserts: RRset[] = [];
@@ -528,7 +535,13 @@ export class Controller {
           ...(transfers.resolved ? { transfers: transfers.resolved } : {}),
           ...(canPatch ? { delta: { fromSerial: previousSerial, upserts, deletes } } : {}),
         })) ?? undefined;
-      served = await backend.servedSerial(origin);
+      // What Programmed means is the backend's (its capabilities): the serial or the content read back.
+      read = await readBack(backend, {
+        origin,
+        serial,
+        soa: model.model.soa,
+        rrsets: () => model.model.rrsets(),
+      });
     } catch (e) {
       // What the backend holds is unknown now: the next attempt sends the whole zone.
       this.programmed.set(key, { origin, serial: previousSerial ?? serial, needsFull: true, backend });
@@ -547,7 +560,7 @@ export class Controller {
       model.programmedOk = false;
       throw e;
     }
-    const programmedOk = served === serial;
+    const programmedOk = read.programmed;
     this.programmed.set(key, { origin, serial, needsFull: !programmedOk, backend });
     if (programmedOk) {
       model.pending.clear();
@@ -607,9 +620,7 @@ export class Controller {
       assigned.hash = hash;
     }
     const common = { ...this.serialFields(zone, assigned), ...described };
-    const programmedMessage = programmedOk
-      ? `${backend.name} serves serial ${serial}`
-      : `${backend.name} serves serial ${served ?? 'nothing'}, expected ${serial}`;
+    const programmedMessage = read.message;
     await this.writeZoneStatus(zone, common, [
       acceptedCondition,
       ...programmedConditions(

@@ -126,6 +126,7 @@ export class RecordingBackend implements Backend {
   readonly name = 'recording';
   readonly table = new ZoneTable();
   private readonly inner = new BuiltinBackend(this.table);
+  readonly capabilities = this.inner.capabilities;
   readonly plan: FailurePlan;
   /** Per origin: serial → content served under it. */
   readonly history: Map<string, Map<number, string>>;

@@ -5,7 +5,7 @@ import { ZoneSnapshot } from '../../server/zone-snapshot.ts';
 import type { ZoneTable } from '../../server/zone-table.ts';
 import type { ResourceKey } from '../../zones/resource-key.ts';
 import type { RRset } from '../../zones/rrset.ts';
-import type { ApplyResult, Backend, ProgrammedZone } from '../backend.ts';
+import type { ApplyResult, Backend, BackendCapabilities, ProgrammedZone } from '../backend.ts';
 import { AliasTargets } from './alias-targets.ts';
 
 export interface BuiltinBackendOptions {
@@ -19,12 +19,26 @@ export interface BuiltinBackendOptions {
 }
 
 /**
+ * The built-in server: Zonekeeper's serial is the one it serves; it serves transfers and NOTIFY per
+ * the class and answers ALIAS itself; the table is this process's own, so there is no drift to repair.
+ */
+export const BUILTIN_CAPABILITIES: BackendCapabilities = {
+  serial: 'authority',
+  transfers: true,
+  alias: true,
+  steering: false,
+  dnssec: false,
+  driftRepair: false,
+};
+
+/**
  * The built-in server as a backend. A change arrives as a delta and patches the served zone in place
  * (work proportional to the change); a zone the server does not hold at the delta's base serial is
  * built whole and swapped in. With a notifier, secondaries are told of every new serial (RFC 1996).
  */
 export class BuiltinBackend implements Backend {
   readonly name = 'builtin';
+  readonly capabilities = BUILTIN_CAPABILITIES;
   private readonly table: ZoneTable;
   private readonly notifier: Notifier | undefined;
   private readonly policies = new Map<string, TransferPolicy>();

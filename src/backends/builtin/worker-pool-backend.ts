@@ -6,8 +6,8 @@ import type { Notifier } from '../../server/transfer/notifier.ts';
 import type { DnsWorkerConfig, FromWorker, ToWorker } from '../../server/worker-protocol.ts';
 import { WORKER_CONFIG_ENV } from '../../server/worker-protocol.ts';
 import type { ZoneTable } from '../../server/zone-table.ts';
-import type { ApplyResult, Backend, ProgrammedZone } from '../backend.ts';
-import { BuiltinBackend, type BuiltinBackendOptions } from './builtin-backend.ts';
+import { type ApplyResult, type Backend, BackendError, type ProgrammedZone } from '../backend.ts';
+import { BUILTIN_CAPABILITIES, BuiltinBackend, type BuiltinBackendOptions } from './builtin-backend.ts';
 
 export interface WorkerPoolOptions {
   /** DNS processes besides the primary. */
@@ -35,6 +35,7 @@ interface PoolWorker {
  */
 export class WorkerPoolBackend implements Backend {
   readonly name = 'builtin';
+  readonly capabilities = BUILTIN_CAPABILITIES;
   private readonly local: BuiltinBackend;
   private readonly table: ZoneTable;
   private readonly options: WorkerPoolOptions;
@@ -128,10 +129,29 @@ export class WorkerPoolBackend implements Backend {
     return result;
   }
 
+  /**
+   * Resolves only when every live worker confirmed it no longer serves the zone: a worker that does
+   * not answer within the ack timeout fails the deletion (BackendUnreachable), so a finalizer waiting
+   * on it holds and the deletion is tried again.
+   */
   async deleteZone(origin: Name): Promise<void> {
     await this.local.deleteZone(origin);
     for (const member of this.pool.values()) if (member.ready) this.send(member, { t: 'delete', origin });
     await this.settled(() => this.allServe(origin, undefined));
+    const holding = [...this.pool.values()]
+      .filter((m) => m.ready && m.served.get(origin.toLowerCase()) !== undefined)
+      .map((m) => m.worker.process.pid);
+    if (holding.length > 0) {
+      throw new BackendError(
+        'BackendUnreachable',
+        `DNS worker process ${holding.join(', ')} did not confirm deleting zone ${origin} within ${this.options.ackTimeoutMs ?? 5000} ms; retrying`,
+      );
+    }
+  }
+
+  /** The process ids of the DNS workers serving now (started and not exited). */
+  workerPids(): number[] {
+    return [...this.pool.values()].filter((m) => m.ready).map((m) => m.worker.process.pid!);
   }
 
   /** The lowest serial any process serves (undefined when one of them does not serve the zone). */

@@ -28,7 +28,7 @@ const UNREACHABLE: ReadonlySet<PowerDnsErrorCode> = new Set([
 ]);
 
 export class PowerDnsError extends BackendError {
-  readonly code: PowerDnsErrorCode;
+  override readonly code: PowerDnsErrorCode;
   /** The HTTP status, when PowerDNS answered. */
   readonly status: number | undefined;
   /** PowerDNS's own error text (the `error` field of its JSON), when it gave one. */

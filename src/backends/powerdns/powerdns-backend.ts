@@ -14,19 +14,19 @@
  * leaves them behind when an RRset or zone is deleted in 5.1 (PowerDNS issue #18051), which would make
  * a later hand-made RRset look like ours. Zone metadata works on every backend with the API.
  */
-import type { DNSZoneClassSpec } from '../../api/index.ts';
+import type { PowerDnsSettings } from '../../api/index.ts';
 import type { SecretResolver } from '../../control/secrets.ts';
 import type { Name } from '../../dns/name.ts';
 import { nameEquals, nameKey } from '../../dns/name.ts';
 import { parseRdata, type Rdata, rdataEquals, type SoaRdata } from '../../dns/rdata.ts';
 import { isRecordTypeName } from '../../dns/rrtype.ts';
-import type { ApplyResult, Backend, ProgrammedZone, RRsetProblem } from '../backend.ts';
+import type { ApplyResult, Backend, BackendCapabilities, ProgrammedZone, RRsetProblem } from '../backend.ts';
 import { PowerDnsClient, type ZoneInfo } from './client.ts';
 import { powerDnsContent } from './content.ts';
 import { type DesiredRRset, diffZone, entryKey, planPatches, type RRsetChange, rrsetKey } from './diff.ts';
 import { PowerDnsError, recordFromError } from './errors.ts';
 
-export type PowerDnsSettings = NonNullable<DNSZoneClassSpec['backend']['powerdns']>;
+export type { PowerDnsSettings };
 
 /** Zone metadata kind listing the RRsets Zonekeeper owns (custom kinds start with X-). */
 export const OWNERSHIP_METADATA = 'X-ZONEKEEPER-RRSETS';
@@ -38,6 +38,19 @@ export const DEFAULT_MAX_PATCH_BYTES = 1 << 20;
 const REAPPLY_GRACE_MS = 10_000;
 /** PATCHes retried after PowerDNS named one record it refused (that record left out each time). */
 const MAX_REFUSED_RECORDS = 32;
+
+/**
+ * PowerDNS serves the SOA Zonekeeper writes (SOA-EDIT off) and ALIAS (expand-alias); others can edit
+ * it, so every apply reads it back. Transfers are PowerDNS's own configuration, not the class's.
+ */
+export const POWERDNS_CAPABILITIES: BackendCapabilities = {
+  serial: 'authority',
+  transfers: false,
+  alias: true,
+  steering: false,
+  dnssec: false,
+  driftRepair: true,
+};
 
 export interface PowerDnsBackendOptions {
   settings: PowerDnsSettings;
@@ -63,6 +76,7 @@ export interface ApplyStats {
 
 export class PowerDnsBackend implements Backend {
   readonly name = 'powerdns';
+  readonly capabilities = POWERDNS_CAPABILITIES;
   private settings: PowerDnsSettings;
   private client: PowerDnsClient;
   private readonly options: PowerDnsBackendOptions;
