@@ -4,7 +4,7 @@
  * Independent of the source (manifests folder or Kubernetes): secrets come through the resolver given.
  */
 import type { DNSZoneClass } from '../api/index.ts';
-import type { SecretResolver } from '../control/secrets.ts';
+import type { SecretResolver } from '../api/secret-ref.ts';
 import type { Backend } from './backend.ts';
 import { PowerDnsBackend, type PowerDnsSettings } from './powerdns/powerdns-backend.ts';
 
