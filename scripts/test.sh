@@ -10,6 +10,6 @@ bash scripts/ensure-system-packages.sh
 # the clone on first use (~18 minutes cold, seconds afterwards).
 bash scripts/ensure-k8s-binaries.sh >/dev/null
 echo "== typecheck" && tsc -p tsconfig.json
-echo "== lint" && biome ci --reporter=summary .
+echo "== lint" && npm run lint
 echo "== tests"
 exec node --test --test-concurrency=2 --test-timeout=300000 'src/**/*.test.ts' 'test/**/*.test.ts'

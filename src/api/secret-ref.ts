@@ -57,3 +57,21 @@ export const secretRefSchema = s.object(
   },
 );
 export type SecretRef = Infer<typeof secretRefSchema>;
+
+/**
+ * Reads a secret by reference; `namespace` is the referring object's, for Kubernetes Secrets without
+ * one. Implemented at the edge (files and environment in folder mode, the Kubernetes API in a
+ * cluster) and handed to whatever needs a secret: the controller, the PowerDNS backend.
+ */
+export type SecretResolver = (ref: SecretRef, namespace?: string) => Promise<string>;
+
+/** A secret that cannot be read, with a stable code (e.g. SECRET_NOT_FOUND) for conditions and logs. */
+export class SecretError extends Error {
+  readonly code: string;
+
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = 'SecretError';
+    this.code = code;
+  }
+}

@@ -1,9 +1,9 @@
 import type { Name } from '../dns/name.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
-import type { ResolvedTransfers } from '../server/transfer/transfer-policy.ts';
 import type { ResourceKey } from '../zones/resource-key.ts';
 import type { RRset, RRsetOrigin } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
+import type { ResolvedTransfers } from '../zones/transfers.ts';
 
 /** The content of a zone at a serial, and how it differs from the previous serial when known. */
 export interface ProgrammedZone {

@@ -3,7 +3,7 @@
  * under src/api/backends), its capabilities, and how to make it.
  */
 import type { BackendKind, BackendSchemaOf, BackendSettings } from '../api/index.ts';
-import type { SecretResolver } from '../control/secrets.ts';
+import type { SecretResolver } from '../api/secret-ref.ts';
 import type { Backend, BackendCapabilities } from './backend.ts';
 
 /** What the process hands every backend it makes. */

@@ -15,13 +15,14 @@ import { ServerMetrics } from '../server/server-metrics.ts';
 import { Notifier } from '../server/transfer/notifier.ts';
 import { probeSoaSerials } from '../server/transfer/soa-probe.ts';
 import { TransferHandler } from '../server/transfer/transfer-handler.ts';
-import { type ResolvedTransfers, TransferPolicy } from '../server/transfer/transfer-policy.ts';
+import { TransferPolicy } from '../server/transfer/transfer-policy.ts';
 import { ZoneTable } from '../server/zone-table.ts';
 import { WorkerManifestParser } from '../sources/manifests/manifest-parser.ts';
 import { ManifestSource, refusalText } from '../sources/manifests/manifest-source.ts';
 import { registerSourceMetrics } from '../sources/manifests/resource-metrics.ts';
 import { StateStore } from '../sources/manifests/state-file.ts';
 import { rememberAcceptance, restoreAcceptance } from '../sources/manifests/zone-acceptance.ts';
+import type { ResolvedTransfers } from '../zones/transfers.ts';
 import type { Log } from './logger.ts';
 
 export interface ServeOptions extends AnswerSettings {

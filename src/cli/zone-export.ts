@@ -3,18 +3,15 @@ import { type DNSZone, type DNSZoneClass, KINDS, type Resource } from '../api/in
 import { MemoryStore } from '../control/memory-store.ts';
 import { fileAndEnvSecrets } from '../control/secrets.ts';
 import { type Name, nameKey, parseName } from '../dns/name.ts';
-import { highestSerial, probeSoaSerials } from '../server/transfer/soa-probe.ts';
-import {
-  type ResolvedTransfers,
-  resolveTransfers,
-  TransferPolicy,
-} from '../server/transfer/transfer-policy.ts';
+import { probeSoaSerials } from '../server/transfer/soa-probe.ts';
+import { TransferPolicy } from '../server/transfer/transfer-policy.ts';
 import { formatProblem, ManifestSource } from '../sources/manifests/manifest-source.ts';
 import { StateStore } from '../sources/manifests/state-file.ts';
 import { restoreAcceptance } from '../sources/manifests/zone-acceptance.ts';
 import { Catalog } from '../zones/catalog.ts';
 import { computeZones } from '../zones/compute-zones.ts';
 import { type ResourceKey, resourceKey } from '../zones/resource-key.ts';
+import { highestSerial, type ResolvedTransfers, resolveTransfers } from '../zones/transfers.ts';
 import { exportZone } from '../zones/zone-export.ts';
 import { printable } from './printable.ts';
 import { DEFAULT_SECONDARY_PROBE_TIMEOUT_MS } from './serve.ts';

@@ -9,6 +9,7 @@ import type {
   Kind,
   Resource,
 } from '../api/index.ts';
+import type { SecretResolver } from '../api/secret-ref.ts';
 import {
   type ApplyResult,
   type Backend,
@@ -20,19 +21,23 @@ import {
 import { type Name, nameKey } from '../dns/name.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
 import type { Registry } from '../metrics/registry.ts';
-import { highestSerial, type SoaProbeResult } from '../server/transfer/soa-probe.ts';
-import { type ResolvedTransfers, resolveTransfers } from '../server/transfer/transfer-policy.ts';
 import { getOrInsert } from '../util/get-or-insert.ts';
 import type { RecordVerdict } from '../zones/assemble.ts';
 import { type Affected, Catalog } from '../zones/catalog.ts';
 import { type ResourceKey, refOf, resourceKey } from '../zones/resource-key.ts';
 import type { RRset } from '../zones/rrset.ts';
 import { nextSerial, serialGreater } from '../zones/serial.ts';
+import {
+  highestSerial,
+  type ResolvedTransfers,
+  resolveTransfers,
+  type SoaProbeResult,
+} from '../zones/transfers.ts';
 import { zoneChildren } from '../zones/zone-inputs.ts';
 import { ZoneModel } from '../zones/zone-model.ts';
 import { type ConditionInput, jsonEqual, programmedConditions, setConditions } from './conditions.ts';
 import { FINALIZER, type ResourceStore, type StoreEvent } from './resource-store.ts';
-import { fileAndEnvSecrets, type SecretResolver } from './secrets.ts';
+import { fileAndEnvSecrets } from './secrets.ts';
 import { type SerialStore, SerialTakenError, type ZoneSerialState } from './serial-store.ts';
 import { type ReconcileResult, WorkQueue } from './work-queue.ts';
 

@@ -1,18 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { SecretRef } from '../api/secret-ref.ts';
-
-/** Reads a secret by reference; `namespace` is the referring object's, for Kubernetes Secrets without one. */
-export type SecretResolver = (ref: SecretRef, namespace?: string) => Promise<string>;
-
-export class SecretError extends Error {
-  readonly code: string;
-
-  constructor(code: string, message: string) {
-    super(message);
-    this.name = 'SecretError';
-    this.code = code;
-  }
-}
+import { SecretError, type SecretResolver } from '../api/secret-ref.ts';
 
 /**
  * Folder mode: secrets from files and environment variables. A Kubernetes Secret reference is refused

@@ -1,13 +1,8 @@
 import type { Name } from '../dns/name.ts';
+import type { ZoneSerialState } from '../zones/serial.ts';
 
-/**
- * The last serial published for a zone and the content hash it was published for. The hash is
- * computed shortly after a change; while it is unknown, a restart raises the serial to be safe.
- */
-export interface ZoneSerialState {
-  serial: number;
-  hash?: string;
-}
+// Defined with the serial rules, where `zone export` reads it too.
+export type { ZoneSerialState };
 
 /**
  * Durable serial state, keyed by zone origin rather than by resource, so that a zone deleted and

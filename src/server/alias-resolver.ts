@@ -5,6 +5,7 @@ import { decodeMessage, encodeMessage, type Message, queryMessage, Rcode } from 
 import { type Name, nameEquals, nameKey } from '../dns/name.ts';
 import type { Rdata } from '../dns/rdata.ts';
 import { RRType } from '../dns/rrtype.ts';
+import { splitHostPort } from '../util/host-port.ts';
 import { answerQuery, Outcome } from './answer.ts';
 import { tcpFrame } from './tcp-frame.ts';
 import type { ZoneTable } from './zone-table.ts';
@@ -185,14 +186,4 @@ function negativeTtl(response: Message): number {
   if (!soa) return 60;
   const minimum = (soa.data as Extract<Rdata, { type: 'SOA' }>).minimum;
   return Math.min(soa.ttl, minimum, NEGATIVE_TTL_CAP);
-}
-
-export function splitHostPort(hostPort: string, defaultPort = 53): { host: string; port: number } {
-  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(hostPort);
-  if (bracketed) return { host: bracketed[1]!, port: bracketed[2] ? Number(bracketed[2]) : defaultPort };
-  const colon = hostPort.lastIndexOf(':');
-  if (colon > 0 && hostPort.indexOf(':') === colon) {
-    return { host: hostPort.slice(0, colon), port: Number(hostPort.slice(colon + 1)) };
-  }
-  return { host: hostPort, port: defaultPort };
 }

@@ -1,12 +1,10 @@
-import { policyFor, setPolicy } from '../backends/builtin/builtin-backend.ts';
 import { Registry } from '../metrics/registry.ts';
 import { createQueryHandler } from './answer-settings.ts';
 import { DnsServer } from './dns-server.ts';
 import { ServerMetrics } from './server-metrics.ts';
 import { TransferHandler } from './transfer/transfer-handler.ts';
-import type { TransferPolicy } from './transfer/transfer-policy.ts';
 import type { DnsWorkerConfig, FromWorker, ToWorker } from './worker-protocol.ts';
-import { ZoneSnapshot } from './zone-snapshot.ts';
+import { ZoneApplier } from './zone-apply.ts';
 import { ZoneTable } from './zone-table.ts';
 
 const METRICS_INTERVAL_MS = 1000;
@@ -21,33 +19,22 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
   const table = new ZoneTable();
   const metrics = new ServerMetrics(registry, table);
   const handler = createQueryHandler(table, metrics, config);
-  const policies = new Map<string, TransferPolicy>();
+  const zones = new ZoneApplier(table);
   const transfers = new TransferHandler(table, { registry });
   const server = new DnsServer({ listen: config.listen, handler, metrics, reusePort: true, transfers });
   process.on('message', (message: ToWorker) => {
     switch (message.t) {
       case 'zone':
-        table.set(
-          ZoneSnapshot.build(
-            message.origin,
-            message.soa,
-            message.serial,
-            message.rrsets,
-            policyFor(policies, message.transfers),
-          ),
-        );
+        zones.replace(message.origin, message.soa, message.serial, message.rrsets, message.transfers);
         send({ t: 'applied', origin: message.origin, serial: message.serial });
         return;
       case 'patch': {
-        const zone = table.get(message.origin);
-        if (!zone || zone.serial !== message.fromSerial) {
-          send({ t: 'need-zone', origin: message.origin });
+        const { origin, soa, serial, fromSerial, transfers } = message;
+        if (!zones.patch(origin, soa, serial, fromSerial, message, transfers)) {
+          send({ t: 'need-zone', origin });
           return;
         }
-        setPolicy(zone, policyFor(policies, message.transfers));
-        zone.patch(message, message.serial, message.soa);
-        table.changed(zone);
-        send({ t: 'applied', origin: message.origin, serial: message.serial });
+        send({ t: 'applied', origin, serial });
         return;
       }
       case 'delete':

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { splitHostPort } from './alias-resolver.ts';
+import { splitHostPort } from '../util/host-port.ts';
 
 export interface HttpEndpoints {
   /** Liveness: the process is running its event loop. */

@@ -3,8 +3,8 @@ import type { RecordTypeName } from '../dns/rrtype.ts';
 import type { RegistrySnapshot } from '../metrics/registry.ts';
 import type { RRsetData } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
+import type { ResolvedTransfers } from '../zones/transfers.ts';
 import type { AnswerSettings } from './answer-settings.ts';
-import type { ResolvedTransfers } from './transfer/transfer-policy.ts';
 
 /** What a DNS worker process needs to know to serve: passed in its environment at fork. */
 export interface DnsWorkerConfig extends AnswerSettings {

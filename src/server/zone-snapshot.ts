@@ -1,29 +1,14 @@
 import { labelCount, type Name, nameKey, parentName } from '../dns/name.ts';
-import { printRdata, type Rdata } from '../dns/rdata.ts';
+import { printRdata } from '../dns/rdata.ts';
 import { type RecordTypeName, RRType, typeName } from '../dns/rrtype.ts';
 import type { RRsetData } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
+import type { ServedRRset } from './served-rrset.ts';
 import { ZoneJournal } from './transfer/journal.ts';
 import type { TransferPolicy } from './transfer/transfer-policy.ts';
 
-/** An RRset as the server holds it: wire type code, TTL and RDATA. */
-export interface ServedRRset {
-  owner: Name;
-  type: number;
-  ttl: number;
-  rdata: Rdata[];
-  /**
-   * The RDATA in wire form, filled in by the first response that carries the RRset (null for types
-   * whose RDATA holds domain names, which are written in place for name compression). RRsets are replaced, never
-   * mutated, when a zone changes, so this never goes stale.
-   */
-  wire?: readonly Uint8Array[] | null;
-  /**
-   * For an RRset synthesized from a wildcard (RFC 4592 §3.3.1): the wildcard's RRset, whose RDATA (and
-   * so whose wire form) it shares.
-   */
-  source?: ServedRRset;
-}
+// Defined apart so that the journal can name it without importing the snapshot.
+export type { ServedRRset };
 
 export interface ZoneNode {
   owner: Name;

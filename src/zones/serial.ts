@@ -3,6 +3,15 @@
  * arithmetic, so a serial may wrap around 2^32 and still be "greater" than the one before it.
  */
 
+/**
+ * The last serial published for a zone and the content hash it was published for. The hash is
+ * computed shortly after a change; while it is unknown, a restart raises the serial to be safe.
+ */
+export interface ZoneSerialState {
+  serial: number;
+  hash?: string;
+}
+
 const SERIAL_BITS_MOD = 2 ** 32;
 const HALF = 2 ** 31;
 

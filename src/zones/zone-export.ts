@@ -2,9 +2,8 @@
  * `zone export`, the pure part: pick the serial `serve` would publish for an assembled zone and print
  * the zone file. Loading the manifests is the CLI's job (src/cli/zone-export.ts).
  */
-import type { ZoneSerialState } from '../control/serial-store.ts';
 import type { AssembledZone } from './assemble.ts';
-import { nextSerial } from './serial.ts';
+import { nextSerial, type ZoneSerialState } from './serial.ts';
 import { printZoneFile } from './zone-file.ts';
 
 /**

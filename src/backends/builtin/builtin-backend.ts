@@ -1,7 +1,6 @@
 import type { Name } from '../../dns/name.ts';
 import type { Notifier } from '../../server/transfer/notifier.ts';
-import { type ResolvedTransfers, TransferPolicy } from '../../server/transfer/transfer-policy.ts';
-import { ZoneSnapshot } from '../../server/zone-snapshot.ts';
+import { ZoneApplier } from '../../server/zone-apply.ts';
 import type { ZoneTable } from '../../server/zone-table.ts';
 import type { ResourceKey } from '../../zones/resource-key.ts';
 import type { RRset } from '../../zones/rrset.ts';
@@ -41,37 +40,36 @@ export class BuiltinBackend implements Backend {
   readonly capabilities = BUILTIN_CAPABILITIES;
   private readonly table: ZoneTable;
   private readonly notifier: Notifier | undefined;
-  private readonly policies = new Map<string, TransferPolicy>();
+  private readonly zones: ZoneApplier;
   private readonly aliases: AliasTargets | undefined;
 
   constructor(table: ZoneTable, notifier?: Notifier, options: BuiltinBackendOptions = {}) {
     this.table = table;
     this.notifier = notifier;
+    this.zones = new ZoneApplier(table);
     this.aliases = options.aliasCheck ? new AliasTargets(table, options.aliasCheck.recheck) : undefined;
   }
 
   async applyZone(zone: ProgrammedZone): Promise<ApplyResult | undefined> {
     const current = this.table.get(zone.origin);
-    const policy = policyFor(this.policies, zone.transfers);
     if (current && current.serial === zone.serial) {
-      setPolicy(current, policy);
+      this.zones.setTransfers(current, zone.transfers);
       return this.result(zone);
     }
-    if (current && zone.delta && current.serial === zone.delta.fromSerial) {
-      setPolicy(current, policy);
-      current.patch(zone.delta, zone.serial, zone.soa);
-      this.table.changed(current);
-      this.aliases?.patch(zone.key, zone.origin, zone.delta.upserts, zone.delta.deletes);
+    const { origin, soa, serial, delta, transfers } = zone;
+    if (current && delta && this.zones.patch(origin, soa, serial, delta.fromSerial, delta, transfers)) {
+      this.aliases?.patch(zone.key, zone.origin, delta.upserts, delta.deletes);
     } else {
       const aliases = this.aliases;
       const seen: RRset[] = [];
       const rrsets = aliases ? tapAliases(zone.rrsets(), seen) : zone.rrsets();
-      this.table.set(ZoneSnapshot.build(zone.origin, zone.soa, zone.serial, rrsets, policy));
+      this.zones.replace(origin, soa, serial, rrsets, transfers);
       aliases?.replace(zone.key, zone.origin, seen);
       // A zone served from now on may hold the targets of other zones' ALIAS record sets.
       if (!current) aliases?.servedChanged(zone.origin);
     }
     const served = this.table.get(zone.origin)!;
+    const policy = served.transfers;
     if (policy && policy.notify.length > 0) this.notifier?.notify(served.soa, policy.notify);
     return this.result(zone);
   }
@@ -92,26 +90,6 @@ export class BuiltinBackend implements Backend {
   async servedSerial(origin: Name): Promise<number | undefined> {
     return this.table.get(origin)?.serial;
   }
-}
-
-/** One policy object per distinct configuration (the resolved settings are small, plain data). */
-export function policyFor(
-  cache: Map<string, TransferPolicy>,
-  resolved: ResolvedTransfers | undefined,
-): TransferPolicy | undefined {
-  if (!resolved) return undefined;
-  const id = JSON.stringify(resolved);
-  let policy = cache.get(id);
-  if (!policy) {
-    policy = new TransferPolicy(resolved);
-    cache.set(id, policy);
-  }
-  return policy;
-}
-
-export function setPolicy(zone: ZoneSnapshot, policy: TransferPolicy | undefined): void {
-  zone.transfers = policy;
-  zone.journal.resize(policy?.journalSize ?? 0);
 }
 
 /** Passes RRsets through, collecting the ALIAS ones (so a whole zone is read once). */

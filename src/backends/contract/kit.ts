@@ -14,9 +14,9 @@ import { after, before, describe, test } from 'node:test';
 import { type Name, nameKey } from '../../dns/name.ts';
 import { parseRdata, printRdata } from '../../dns/rdata.ts';
 import type { RecordTypeName } from '../../dns/rrtype.ts';
-import type { ResolvedTransfers } from '../../server/transfer/transfer-policy.ts';
 import type { RRset, RRsetOrigin } from '../../zones/rrset.ts';
 import type { SoaFields } from '../../zones/soa.ts';
+import type { ResolvedTransfers } from '../../zones/transfers.ts';
 import {
   type ApplyResult,
   type Backend,

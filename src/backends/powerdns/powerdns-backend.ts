@@ -15,7 +15,7 @@
  * a later hand-made RRset look like ours. Zone metadata works on every backend with the API.
  */
 import type { PowerDnsSettings } from '../../api/index.ts';
-import type { SecretResolver } from '../../control/secrets.ts';
+import type { SecretResolver } from '../../api/secret-ref.ts';
 import type { Name } from '../../dns/name.ts';
 import { nameEquals, nameKey } from '../../dns/name.ts';
 import { parseRdata, type Rdata, rdataEquals, type SoaRdata } from '../../dns/rdata.ts';

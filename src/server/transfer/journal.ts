@@ -1,5 +1,5 @@
 import { serialGreater } from '../../zones/serial.ts';
-import type { ServedRRset } from '../zone-snapshot.ts';
+import type { ServedRRset } from '../served-rrset.ts';
 
 /** One change of a zone, record by record (RFC 1995 §4: the deleted RRs, then the added RRs). */
 export interface JournalEntry {

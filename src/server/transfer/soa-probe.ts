@@ -6,17 +6,8 @@ import { type Name, nameKey } from '../../dns/name.ts';
 import type { Rdata } from '../../dns/rdata.ts';
 import { RRType } from '../../dns/rrtype.ts';
 import { signMessage, verifyMessage } from '../../dns/tsig.ts';
-import { serialGreater } from '../../zones/serial.ts';
+import type { SoaProbeResult } from '../../zones/transfers.ts';
 import type { NotifyTarget } from './notifier.ts';
-
-/** What one secondary answered for a zone's SOA. */
-export interface SoaProbeResult {
-  target: string;
-  /** The serial it serves, when it answered authoritatively with the zone's SOA. */
-  serial?: number;
-  /** Why there is no serial: timeout, an rcode, not authoritative, a TSIG failure. */
-  error?: string;
-}
 
 /**
  * Asks each secondary for the zone's SOA (one UDP query each, in parallel, signed with the target's
@@ -30,16 +21,6 @@ export async function probeSoaSerials(
   timeoutMs: number,
 ): Promise<SoaProbeResult[]> {
   return Promise.all(targets.map((t) => probeOne(origin, t, timeoutMs)));
-}
-
-/** The highest serial (RFC 1982 §3.2 order) among the answers, if any answered. */
-export function highestSerial(results: readonly SoaProbeResult[]): number | undefined {
-  let highest: number | undefined;
-  for (const r of results) {
-    if (r.serial === undefined) continue;
-    if (highest === undefined || serialGreater(r.serial, highest)) highest = r.serial;
-  }
-  return highest;
 }
 
 function probeOne(origin: Name, target: NotifyTarget, timeoutMs: number): Promise<SoaProbeResult> {

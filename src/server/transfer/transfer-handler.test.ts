@@ -22,10 +22,11 @@ import {
 } from '../../dns/tsig.ts';
 import { Registry } from '../../metrics/registry.ts';
 import type { RRsetData } from '../../zones/rrset.ts';
+import type { ResolvedTransfers } from '../../zones/transfers.ts';
 import { ZoneSnapshot } from '../zone-snapshot.ts';
 import { ZoneTable } from '../zone-table.ts';
 import { TransferHandler } from './transfer-handler.ts';
-import { type ResolvedTransfers, TransferPolicy } from './transfer-policy.ts';
+import { TransferPolicy } from './transfer-policy.ts';
 
 const ORIGIN = 'example.com.';
 const SOA = {

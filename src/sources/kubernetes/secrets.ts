@@ -1,5 +1,5 @@
-import type { SecretRef } from '../../api/secret-ref.ts';
-import { fileAndEnvSecrets, SecretError, type SecretResolver } from '../../control/secrets.ts';
+import { SecretError, type SecretRef, type SecretResolver } from '../../api/secret-ref.ts';
+import { fileAndEnvSecrets } from '../../control/secrets.ts';
 import { isStatus, type KubeApi } from './kube-api.ts';
 
 /**

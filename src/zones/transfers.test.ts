@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { TransfersSpec } from '../api/dnszoneclass.ts';
+import { DEFAULT_JOURNAL_SIZE, highestSerial, parseNetwork, resolveTransfers } from './transfers.ts';
+
+const SECRET = Buffer.alloc(32, 7).toString('base64');
+
+describe('parseNetwork', () => {
+  test('addresses and networks of either family; anything else is undefined', () => {
+    assert.deepEqual(parseNetwork('192.0.2.0/24'), { address: '192.0.2.0', prefix: 24, family: 'ipv4' });
+    assert.deepEqual(parseNetwork('2001:db8::/32'), { address: '2001:db8::', prefix: 32, family: 'ipv6' });
+    assert.deepEqual(parseNetwork('192.0.2.1'), { address: '192.0.2.1', prefix: undefined, family: 'ipv4' });
+    for (const bad of [
+      '999.1.1.1',
+      '1.2.3.4/33',
+      '::1/129',
+      '1.2.3.4/',
+      '1.2.3.4/8/8',
+      ':::',
+      '01.2.3.4',
+      'host',
+    ])
+      assert.equal(parseNetwork(bad), undefined, bad);
+  });
+});
+
+describe('resolveTransfers', () => {
+  const secrets = async (ref: { file?: string; env?: string }) =>
+    ref.env === 'BAD' ? 'not base64!' : SECRET;
+
+  test('reads secrets by reference; requireTsig defaults to "keys are set"', async () => {
+    const spec: TransfersSpec = {
+      allowFrom: ['10.0.0.0/8'],
+      tsigKeys: [{ name: 'k', algorithm: 'hmac-sha256', secretRef: { file: '/x' } }],
+      notify: [{ address: '10.0.0.53:53', tsigKey: 'k' }],
+    };
+    const r = await resolveTransfers(spec, secrets);
+    assert.deepEqual(r, {
+      allowFrom: ['10.0.0.0/8'],
+      requireTsig: true,
+      keys: [{ name: 'k', algorithm: 'hmac-sha256', secret: SECRET }],
+      notify: [{ address: '10.0.0.53:53', tsigKey: 'k' }],
+      journalSize: DEFAULT_JOURNAL_SIZE,
+    });
+    assert.equal((await resolveTransfers({ allowFrom: ['10.0.0.1'] }, secrets))?.requireTsig, false);
+    assert.equal(await resolveTransfers(undefined, secrets), undefined);
+  });
+
+  test('what the schema patterns let through is refused with every problem named', async () => {
+    const spec: TransfersSpec = {
+      allowFrom: ['127.0.0.1', '999.1.1.1', '10.0.0.0/40'],
+      tsigKeys: [{ name: 'k', algorithm: 'hmac-sha256', secretRef: { env: 'BAD' } }],
+      notify: [{ address: '127.0.0.1:99999' }, { address: '127.0.0.1:53', tsigKey: 'other' }],
+    };
+    await assert.rejects(resolveTransfers(spec, secrets), (e: Error) => {
+      assert.match(e.message, /allowFrom\[1\] "999\.1\.1\.1" is not an IP address or network/);
+      assert.match(e.message, /allowFrom\[2\] "10\.0\.0\.0\/40"/);
+      assert.match(e.message, /tsigKeys\[0\]: TSIG key k\.: the secret is not valid base64/);
+      assert.match(e.message, /notify\[0\] "127\.0\.0\.1:99999": the port must be 1 to 65535/);
+      assert.match(e.message, /notify\[1\] tsigKey "other" is not one of tsigKeys \(k\)/);
+      return true;
+    });
+  });
+});
+
+describe('highestSerial', () => {
+  test('the highest answered serial in RFC 1982 order, across the wrap; none when nobody answered', () => {
+    assert.equal(
+      highestSerial([
+        { target: 'a', serial: 5 },
+        { target: 'b', serial: 7 },
+      ]),
+      7,
+    );
+    assert.equal(
+      highestSerial([
+        { target: 'a', serial: 0xfffffff0 },
+        { target: 'b', serial: 3 },
+      ]),
+      3,
+    );
+    assert.equal(
+      highestSerial([
+        { target: 'a', error: 'timeout' },
+        { target: 'b', serial: 9 },
+      ]),
+      9,
+    );
+    assert.equal(highestSerial([{ target: 'a', error: 'timeout' }]), undefined);
+  });
+});
