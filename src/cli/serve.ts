@@ -21,6 +21,10 @@ import { WorkerManifestParser } from '../sources/manifests/manifest-parser.ts';
 import { ManifestSource } from '../sources/manifests/manifest-source.ts';
 import { registerSourceMetrics } from '../sources/manifests/resource-metrics.ts';
 import { StateStore } from '../sources/manifests/state-file.ts';
+import { catalogGate } from '../sources/writes/catalog-gate.ts';
+import { FolderWriteStore } from '../sources/writes/folder-write-store.ts';
+import { CredentialTable, type WriteAccessConfig } from '../writes/credentials.ts';
+import { type RecordWriter, WriteCoordinator } from '../writes/record-writer.ts';
 import type { Log } from './logger.ts';
 
 export interface ServeOptions extends AnswerSettings {
@@ -37,6 +41,11 @@ export interface ServeOptions extends AnswerSettings {
    * (default 2000 ms; 0: do not ask).
    */
   secondaryProbeTimeoutMs?: number;
+  /**
+   * Who may write record sets through an API, and each credential's namespace and quota. The front
+   * doors that authenticate callers come later; until then `ServeHandle.writer` is the in-process entry.
+   */
+  writeAccess?: WriteAccessConfig;
   log: Log;
 }
 
@@ -48,6 +57,8 @@ export interface ServeHandle {
   http: { host: string; port: number };
   controller: Controller;
   source: ManifestSource;
+  /** Record sets written through APIs: persisted in --state-dir/api-writes, served like manifests. */
+  writer: RecordWriter;
   stop(): Promise<void>;
 }
 
@@ -161,6 +172,17 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       : {}),
   });
   await source.start();
+  // API-written record sets join the store before the controller's first look, so a restart judges
+  // them with their creation times, as manifests.
+  const writes = await FolderWriteStore.open(options.stateDir, store, (level, message) =>
+    log(level, message),
+  );
+  const writer = new WriteCoordinator({
+    store: writes,
+    gate: catalogGate(controller.catalog, store),
+    credentials: new CredentialTable(options.writeAccess ?? { credentials: [] }),
+  });
+  await writer.start();
   controller.start();
   await http.start();
   await controller.idle();
@@ -177,6 +199,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     http: http.address(),
     controller,
     source,
+    writer,
     async stop() {
       source.stop();
       await controller.idle();
@@ -184,7 +207,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       controller.stop();
       backends.close();
       await Promise.all([dns.stop(), http.stop(), pool?.stop(), parser.close()]);
-      await state.close();
+      await Promise.all([state.close(), writes.close()]);
     },
   };
 }

@@ -14,6 +14,14 @@ export interface StoredObject {
   file?: string;
   /** The last valid version accepted (what is served while the manifest is invalid). */
   resource?: Resource;
+  /** Text kept with the object (the record writer keeps each remembered request id's digest and result). */
+  note?: string;
+}
+
+/** One object change of an atomic batch (`StateStore.commitBatch`): put with `object`, else delete. */
+export interface BatchOp {
+  id: string;
+  object?: StoredObject;
 }
 
 export interface StateStoreOptions {
@@ -49,8 +57,9 @@ type Line =
   | { t: 'snapshot'; version: number; generation: number }
   | { t: 'end'; lines: number }
   | { t: 'serial'; origin: string; serial: number; hash?: string }
-  | { t: 'put'; id: string; created: string; file?: string; resource?: Resource }
-  | { t: 'del'; id: string };
+  | { t: 'put'; id: string; created: string; file?: string; resource?: Resource; note?: string }
+  | { t: 'del'; id: string }
+  | { t: 'batch'; ops: Line[] };
 
 /**
  * The state folder mode keeps in `--state-dir`, so that a restart serves what was served before:
@@ -178,6 +187,7 @@ export class StateStore implements SerialStore {
       existing &&
       existing.created === object.created &&
       existing.file === object.file &&
+      existing.note === object.note &&
       (existing.resource === object.resource || jsonEqual(existing.resource, object.resource))
     ) {
       // Unchanged: keep the caller's object (the one shared with the resource store) and write nothing.
@@ -185,14 +195,25 @@ export class StateStore implements SerialStore {
       return;
     }
     this.objects.set(id, object);
-    this.append({
-      t: 'put',
-      id,
-      created: object.created,
-      ...(object.file !== undefined ? { file: object.file } : {}),
-      ...(object.resource !== undefined ? { resource: object.resource } : {}),
-    });
+    this.append(putLine(id, object));
     this.scheduleFlush();
+  }
+
+  /**
+   * Applies several object changes as one log line and resolves once it is durable: after a crash
+   * either all of them are replayed or none (a torn line is dropped, ADR 0015).
+   */
+  async commitBatch(ops: readonly BatchOp[]): Promise<void> {
+    if (this.options.readOnly) throw new Error('the state store is read-only');
+    const lines: Line[] = ops.map((op) => (op.object ? putLine(op.id, op.object) : { t: 'del', id: op.id }));
+    for (const op of ops) {
+      if (op.object) this.objects.set(op.id, op.object);
+      else this.objects.delete(op.id);
+    }
+    this.append({ t: 'batch', ops: lines });
+    // On failure the line stays pending (memory holds the batch, as the log will once a later flush
+    // succeeds): the batch is then in doubt, and the caller completes it after a successful `flush`.
+    await this.flush();
   }
 
   deleteObject(id: string): void {
@@ -396,13 +417,7 @@ export class StateStore implements SerialStore {
         lines++;
       }
       for (const [id, o] of objects) {
-        chunk += `${JSON.stringify({
-          t: 'put',
-          id,
-          created: o.created,
-          ...(o.file !== undefined ? { file: o.file } : {}),
-          ...(o.resource !== undefined ? { resource: o.resource } : {}),
-        })}\n`;
+        chunk += `${JSON.stringify(putLine(id, o))}\n`;
         if (++lines % SNAPSHOT_CHUNK === 0) await write();
       }
       chunk += `${JSON.stringify({ t: 'end', lines })}\n`;
@@ -587,9 +602,13 @@ export class StateStore implements SerialStore {
           created: line.created,
           ...(typeof file === 'string' ? { file } : {}),
           ...(line.resource && typeof line.resource === 'object' ? { resource: line.resource } : {}),
+          ...(typeof line.note === 'string' ? { note: line.note } : {}),
         });
         return;
       }
+      case 'batch':
+        if (Array.isArray(line.ops)) for (const op of line.ops) if (op && op.t !== 'batch') this.apply(op);
+        return;
       case 'del':
         if (typeof line.id === 'string') this.objects.delete(line.id);
         return;
@@ -621,6 +640,17 @@ export class StateStore implements SerialStore {
     for (const [id, time] of Object.entries(times)) this.objects.set(id, { created: time });
     return true;
   }
+}
+
+function putLine(id: string, o: StoredObject): Line {
+  return {
+    t: 'put',
+    id,
+    created: o.created,
+    ...(o.file !== undefined ? { file: o.file } : {}),
+    ...(o.resource !== undefined ? { resource: o.resource } : {}),
+    ...(o.note !== undefined ? { note: o.note } : {}),
+  };
 }
 
 function numbered(names: readonly string[], pattern: RegExp): number[] {
