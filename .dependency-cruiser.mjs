@@ -63,10 +63,19 @@ export default {
     },
     {
       name: 'nothing-imports-the-cli',
-      comment: 'src/cli is the edge that wires everything; only it and bin/zonekeeper.js import it.',
+      comment:
+        'src/cli is the edge that wires everything; only it, bin/zonekeeper.js and the suites under test/ (which drive the product from its edge) import it.',
       severity: 'error',
-      from: { pathNot: '^(src/cli/|bin/)' },
+      from: { pathNot: '^(src/cli/|bin/|test/)' },
       to: { path: '^src/cli/' },
+    },
+    {
+      name: 'writes-are-pure',
+      comment:
+        'src/writes (the rules of records written through APIs: credentials, quotas, request checks) does no I/O; its stores live in src/sources/writes.',
+      severity: 'error',
+      from: { path: '^src/writes/' },
+      to: { path: NOT_CORE_OR_UTIL, pathNot: '^src/writes/' },
     },
     {
       name: 'backend-contract-is-neutral',

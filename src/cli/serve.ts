@@ -22,6 +22,10 @@ import { ManifestSource, refusalText } from '../sources/manifests/manifest-sourc
 import { registerSourceMetrics } from '../sources/manifests/resource-metrics.ts';
 import { StateStore } from '../sources/manifests/state-file.ts';
 import { rememberAcceptance, restoreAcceptance } from '../sources/manifests/zone-acceptance.ts';
+import { catalogGate } from '../sources/writes/catalog-gate.ts';
+import { FolderWriteStore } from '../sources/writes/folder-write-store.ts';
+import { CredentialTable, type WriteAccessConfig } from '../writes/credentials.ts';
+import { type RecordWriter, WriteCoordinator } from '../writes/record-writer.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
 import type { Log } from './logger.ts';
 
@@ -39,6 +43,11 @@ export interface ServeOptions extends AnswerSettings {
    * (default 2000 ms; 0: do not ask).
    */
   secondaryProbeTimeoutMs?: number;
+  /**
+   * Who may write record sets through an API, and each credential's namespace and quota. The front
+   * doors that authenticate callers come later; until then `ServeHandle.writer` is the in-process entry.
+   */
+  writeAccess?: WriteAccessConfig;
   log: Log;
 }
 
@@ -50,6 +59,8 @@ export interface ServeHandle {
   http: { host: string; port: number };
   controller: Controller;
   source: ManifestSource;
+  /** Record sets written through APIs: persisted in --state-dir/api-writes, served like manifests. */
+  writer: RecordWriter;
   stop(): Promise<void>;
 }
 
@@ -183,6 +194,17 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   // remembered from here on.
   await restoreAcceptance(store, state);
   const forgetAcceptance = rememberAcceptance(store, state);
+  // API-written record sets join the store before the controller's first look, so a restart judges
+  // them with their creation times, as manifests.
+  const writes = await FolderWriteStore.open(options.stateDir, store, (level, message) =>
+    log(level, message),
+  );
+  const writer = new WriteCoordinator({
+    store: writes,
+    gate: catalogGate(controller.catalog, store),
+    credentials: new CredentialTable(options.writeAccess ?? { credentials: [] }),
+  });
+  await writer.start();
   controller.start();
   await http.start();
   await controller.idle();
@@ -199,6 +221,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     http: http.address(),
     controller,
     source,
+    writer,
     async stop() {
       source.stop();
       await controller.idle();
@@ -207,7 +230,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       forgetAcceptance();
       backends.close();
       await Promise.all([dns.stop(), http.stop(), pool?.stop(), parser.close()]);
-      await state.close();
+      await Promise.all([state.close(), writes.close()]);
     },
   };
 }

@@ -19,6 +19,14 @@ export interface StoredObject {
    * observedGeneration of remembered conditions) go on across restarts.
    */
   generation?: number;
+  /** Text kept with the object (the record writer keeps each remembered request id's digest and result). */
+  note?: string;
+}
+
+/** One object change of an atomic batch (`StateStore.commitBatch`): put with `object`, else delete. */
+export interface BatchOp {
+  id: string;
+  object?: StoredObject;
 }
 
 /**
@@ -66,9 +74,18 @@ type Line =
   | { t: 'snapshot'; version: number; generation: number }
   | { t: 'end'; lines: number }
   | { t: 'serial'; origin: string; serial: number; hash?: string }
-  | { t: 'put'; id: string; created: string; file?: string; resource?: Resource; generation?: number }
+  | {
+      t: 'put';
+      id: string;
+      created: string;
+      file?: string;
+      resource?: Resource;
+      generation?: number;
+      note?: string;
+    }
   | ({ t: 'accepted'; id: string } & StoredAcceptance)
-  | { t: 'del'; id: string };
+  | { t: 'del'; id: string }
+  | { t: 'batch'; ops: Line[] };
 
 /**
  * The state folder mode keeps in `--state-dir`, so that a restart serves what was served before:
@@ -202,6 +219,7 @@ export class StateStore implements SerialStore {
       existing.created === object.created &&
       existing.file === object.file &&
       existing.generation === object.generation &&
+      existing.note === object.note &&
       (existing.resource === object.resource || jsonEqual(existing.resource, object.resource))
     ) {
       // Unchanged: keep the caller's object (the one shared with the resource store) and write nothing.
@@ -211,6 +229,23 @@ export class StateStore implements SerialStore {
     this.objects.set(id, object);
     this.append(putLine(id, object));
     this.scheduleFlush();
+  }
+
+  /**
+   * Applies several object changes as one log line and resolves once it is durable: after a crash
+   * either all of them are replayed or none (a torn line is dropped, ADR 0015).
+   */
+  async commitBatch(ops: readonly BatchOp[]): Promise<void> {
+    if (this.options.readOnly) throw new Error('the state store is read-only');
+    const lines: Line[] = ops.map((op) => (op.object ? putLine(op.id, op.object) : { t: 'del', id: op.id }));
+    for (const op of ops) {
+      if (op.object) this.objects.set(op.id, op.object);
+      else this.objects.delete(op.id);
+    }
+    this.append({ t: 'batch', ops: lines });
+    // On failure the line stays pending (memory holds the batch, as the log will once a later flush
+    // succeeds): the batch is then in doubt, and the caller completes it after a successful `flush`.
+    await this.flush();
   }
 
   /** Forgets an object, and the condition remembered for it. */
@@ -644,6 +679,7 @@ export class StateStore implements SerialStore {
           ...(Number.isInteger(line.generation) && line.generation! > 1
             ? { generation: line.generation }
             : {}),
+          ...(typeof line.note === 'string' ? { note: line.note } : {}),
         });
         return;
       }
@@ -662,6 +698,9 @@ export class StateStore implements SerialStore {
               ? { observedGeneration: line.observedGeneration }
               : {}),
           });
+        return;
+      case 'batch':
+        if (Array.isArray(line.ops)) for (const op of line.ops) if (op && op.t !== 'batch') this.apply(op);
         return;
       case 'del':
         if (typeof line.id === 'string') {
@@ -707,6 +746,7 @@ function putLine(id: string, o: StoredObject): Line {
     ...(o.file !== undefined ? { file: o.file } : {}),
     ...(o.resource !== undefined ? { resource: o.resource } : {}),
     ...(o.generation !== undefined && o.generation > 1 ? { generation: o.generation } : {}),
+    ...(o.note !== undefined ? { note: o.note } : {}),
   };
 }
 

@@ -1,0 +1,34 @@
+import { API_VERSION } from '../../api/meta.ts';
+import type { ResourceStore } from '../../control/resource-store.ts';
+import type { Name } from '../../dns/name.ts';
+import type { RecordTypeName } from '../../dns/rrtype.ts';
+import type { WriteGate } from '../../writes/record-writer.ts';
+import { WRITTEN_BY_LABEL } from '../../writes/write-request.ts';
+import type { Catalog } from '../../zones/catalog.ts';
+import type { ResourceKey } from '../../zones/resource-key.ts';
+
+/**
+ * The record writer's gate on the controller's catalog and store: a write is admitted where a
+ * DNSRecordSet of the credential's namespace with that absolute name and type would be adopted, by the
+ * same code (`Catalog.resolve`: delegations, the DS at a cut, no NS or CNAME above a child zone).
+ */
+export function catalogGate(catalog: Catalog, store: ResourceStore): WriteGate {
+  return {
+    admit(namespace: string, fqdn: Name, type: RecordTypeName) {
+      const resolution = catalog.resolve({
+        apiVersion: API_VERSION,
+        kind: 'DNSRecordSet',
+        metadata: { name: 'write-probe', namespace },
+        spec: { name: fqdn, type, records: ['-'] },
+      });
+      if (!resolution.resolved) return { ok: false, message: resolution.message };
+      const verdict = catalog.zoneVerdict(resolution.zone);
+      if (!verdict?.accepted) return { ok: false, message: `no served zone contains ${fqdn}` };
+      return { ok: true, origin: verdict.origin };
+    },
+    existing(key: ResourceKey) {
+      const object = store.get('DNSRecordSet', key);
+      return object ? { writtenBy: object.metadata.labels?.[WRITTEN_BY_LABEL] } : undefined;
+    },
+  };
+}

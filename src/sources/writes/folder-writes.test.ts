@@ -1,0 +1,391 @@
+/**
+ * The record writer on folder mode's store, with the real catalog deciding delegations: what a
+ * writer can do, and — mostly — what it must not be able to do.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, readFile, rm, truncate } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, beforeEach, describe, test } from 'node:test';
+import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../../api/index.ts';
+import { API_VERSION } from '../../api/meta.ts';
+import { MemoryStore } from '../../control/memory-store.ts';
+import { CredentialTable, validateWriteAccess } from '../../writes/credentials.ts';
+import { WriteCoordinator, writtenObjectName } from '../../writes/record-writer.ts';
+import { type RecordChange, WRITTEN_BY_LABEL, WriteError } from '../../writes/write-request.ts';
+import { Catalog } from '../../zones/catalog.ts';
+import { catalogGate } from './catalog-gate.ts';
+import { FolderWriteStore, WRITES_DIR } from './folder-write-store.ts';
+
+const zoneClass: DNSZoneClass = {
+  apiVersion: API_VERSION,
+  kind: 'DNSZoneClass',
+  metadata: { name: 'builtin', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z' },
+  spec: { backend: { builtin: {} }, nameServers: ['ns1.example.com.'] },
+};
+const zone: DNSZone = {
+  apiVersion: API_VERSION,
+  kind: 'DNSZone',
+  metadata: { name: 'example', namespace: 'dns', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z' },
+  spec: {
+    domainName: 'example.com',
+    className: 'builtin',
+    delegations: [
+      { namespaces: ['team-a'], names: ['*.a', 'a'] },
+      { namespaces: ['team-b'], names: ['*.b'] },
+    ],
+  },
+};
+
+const access = validateWriteAccess({
+  credentials: [
+    { name: 'key-a', kind: 'api-key', namespace: 'team-a', secretRef: { env: 'KEY_A' } },
+    { name: 'key-a2', kind: 'tsig', namespace: 'team-a', secretRef: { file: '/run/keys/a2' } },
+    { name: 'key-b', kind: 'webhook-hmac', namespace: 'team-b', secretRef: { name: 'hook', key: 'hmac' } },
+  ],
+  quotas: { 'team-a': { maxRecordSets: 3, burst: 1000, requestsPerSecond: 1000 } },
+  defaultQuota: { burst: 1000, requestsPerSecond: 1000 },
+});
+assert.ok(access.ok);
+
+const up = (name: string, records: string[], type: RecordChange['type'] = 'A'): RecordChange => ({
+  op: 'upsert',
+  name,
+  type,
+  records,
+});
+
+let dir: string;
+let store: MemoryStore;
+let catalog: Catalog;
+let writes: FolderWriteStore;
+let writer: WriteCoordinator;
+let clock = Date.parse('2026-03-01T00:00:00Z');
+
+async function open(config = access.ok ? access.config : { credentials: [] }): Promise<void> {
+  store = new MemoryStore();
+  catalog = new Catalog();
+  catalog.load([zoneClass], [zone], []);
+  writes = await FolderWriteStore.open(dir, store);
+  writer = new WriteCoordinator({
+    store: writes,
+    gate: catalogGate(catalog, store),
+    credentials: new CredentialTable(config),
+    now: () => clock,
+  });
+  await writer.start();
+}
+
+async function refused(promise: Promise<unknown>, code: string): Promise<WriteError> {
+  try {
+    await promise;
+  } catch (e) {
+    assert.ok(e instanceof WriteError, String(e));
+    assert.equal(e.code, code, e.message);
+    return e;
+  }
+  assert.fail(`expected ${code}`);
+}
+
+const written = () =>
+  store
+    .list('DNSRecordSet')
+    .map(
+      (o) =>
+        `${o.metadata.namespace}/${(o as DNSRecordSet).spec.name} ${(o as DNSRecordSet).spec.type} ${(o as DNSRecordSet).spec.records.join(',')}`,
+    )
+    .sort();
+
+describe('record writer, folder mode', () => {
+  beforeEach(async () => {
+    if (writes) await writes.close();
+    dir = await mkdtemp(path.join(tmpdir(), 'zk-writes-'));
+    await open();
+  });
+  after(async () => {
+    await writes?.close();
+  });
+
+  test('an upsert becomes a labelled DNSRecordSet of the credential namespace, durable across a restart', async () => {
+    const result = await writer.apply('key-a', { changes: [up('www.a.example.com.', ['192.0.2.1'])] });
+    assert.equal(result.namespace, 'team-a');
+    assert.deepEqual(
+      result.changes.map((c) => c.outcome),
+      ['created'],
+    );
+    const [object] = store.list('DNSRecordSet');
+    assert.equal(object?.metadata.namespace, 'team-a');
+    assert.equal(object?.metadata.name, writtenObjectName('www.a.example.com.', 'A'));
+    assert.equal(object?.metadata.labels?.[WRITTEN_BY_LABEL], 'key-a');
+    const created = object?.metadata.creationTimestamp;
+    assert.deepEqual(
+      (await writer.apply('key-a', { changes: [up('www.a.example.com.', ['192.0.2.1'])] })).changes.map(
+        (c) => c.outcome,
+      ),
+      ['unchanged'],
+    );
+    await writes.close();
+    await open();
+    assert.deepEqual(written(), ['team-a/www.a.example.com. A 192.0.2.1']);
+    assert.equal(store.list('DNSRecordSet')[0]?.metadata.creationTimestamp, created, 'first-write time kept');
+  });
+
+  test('a request applies all its changes or none: one refused change refuses the request', async () => {
+    await refused(
+      writer.apply('key-a', {
+        changes: [up('one.a.example.com.', ['192.0.2.1']), up('two.b.example.com.', ['192.0.2.2'])],
+      }),
+      'NOT_DELEGATED',
+    );
+    assert.deepEqual(written(), []);
+    await refused(
+      writer.apply('key-a', {
+        changes: [up('one.a.example.com.', ['192.0.2.1']), up('bad.a.example.com.', ['300.1.1.1'])],
+      }),
+      'INVALID_CHANGE',
+    );
+    await refused(
+      writer.apply('key-a', {
+        changes: [
+          up('one.a.example.com.', ['192.0.2.1']),
+          { op: 'delete', name: 'ONE.a.example.com.', type: 'A' },
+        ],
+      }),
+      'DUPLICATE_CHANGE',
+    );
+    assert.deepEqual(written(), []);
+    await writer.apply('key-a', {
+      changes: [up('one.a.example.com.', ['192.0.2.1']), up('a.example.com.', ['"v=1"'], 'TXT')],
+    });
+    assert.equal(written().length, 2);
+  });
+
+  test('a crash mid-request leaves none of it: a torn log line is dropped on load', async () => {
+    await writer.apply('key-a', { changes: [up('keep.a.example.com.', ['192.0.2.1'])] });
+    await writer.apply('key-a', {
+      changes: [up('x1.a.example.com.', ['192.0.2.1']), up('x2.a.example.com.', ['192.0.2.2'])],
+    });
+    await writes.close();
+    const logs = (await readdir(path.join(dir, WRITES_DIR))).filter((n) => n.startsWith('log.'));
+    const file = path.join(dir, WRITES_DIR, logs.at(-1)!);
+    const text = await readFile(file, 'utf8');
+    const lastLine = text.slice(text.lastIndexOf('\n', text.length - 2) + 1);
+    assert.match(lastLine, /"t":"batch"/);
+    assert.match(lastLine, /x1\.a\.example\.com.*x2\.a\.example\.com/s);
+    // The crash: the last request's line written only in part (both record sets are in that one line).
+    await truncate(file, Buffer.byteLength(text) - Math.floor(Buffer.byteLength(lastLine) / 2));
+    await open();
+    assert.deepEqual(written(), ['team-a/keep.a.example.com. A 192.0.2.1']);
+  });
+
+  test('a writer cannot publish outside its namespace delegations or outside every zone', async () => {
+    const e = await refused(
+      writer.apply('key-a', { changes: [up('www.b.example.com.', ['192.0.2.1'])] }),
+      'NOT_DELEGATED',
+    );
+    assert.match(e.message, /does not delegate .* to namespace team-a/);
+    await refused(writer.apply('key-a', { changes: [up('example.com.', ['192.0.2.1'])] }), 'NOT_DELEGATED');
+    await refused(
+      writer.apply('key-a', { changes: [up('www.example.org.', ['192.0.2.1'])] }),
+      'NOT_DELEGATED',
+    );
+    // team-b is delegated the names below b, not b itself.
+    await refused(writer.apply('key-b', { changes: [up('b.example.com.', ['x.'], 'NS')] }), 'NOT_DELEGATED');
+    assert.deepEqual(written(), []);
+  });
+
+  test('a writer cannot overwrite or delete a manifest object, nor another credential or namespace', async () => {
+    // A manifest (or a tenant's own object) holds the name the writer would use.
+    const name = writtenObjectName('m.a.example.com.', 'A');
+    store.apply({
+      apiVersion: API_VERSION,
+      kind: 'DNSRecordSet',
+      metadata: { name, namespace: 'team-a' },
+      spec: { name: 'm.a.example.com.', type: 'A', records: ['198.51.100.1'] },
+    });
+    await refused(writer.apply('key-a', { changes: [up('m.a.example.com.', ['192.0.2.1'])] }), 'NOT_OWNER');
+    await refused(
+      writer.apply('key-a', { changes: [{ op: 'delete', name: 'm.a.example.com.', type: 'A' }] }),
+      'NOT_OWNER',
+    );
+    // A label forged on a manifest object does not make it the writer's.
+    store.apply({
+      apiVersion: API_VERSION,
+      kind: 'DNSRecordSet',
+      metadata: { name, namespace: 'team-a', labels: { [WRITTEN_BY_LABEL]: 'key-a' } },
+      spec: { name: 'm.a.example.com.', type: 'A', records: ['198.51.100.1'] },
+    });
+    await refused(
+      writer.apply('key-a', { changes: [{ op: 'delete', name: 'm.a.example.com.', type: 'A' }] }),
+      'NOT_OWNER',
+    );
+    assert.deepEqual(written(), ['team-a/m.a.example.com. A 198.51.100.1']);
+
+    await writer.apply('key-a', { changes: [up('w.a.example.com.', ['192.0.2.1'])] });
+    // Another credential of the same namespace.
+    await refused(writer.apply('key-a2', { changes: [up('w.a.example.com.', ['192.0.2.66'])] }), 'NOT_OWNER');
+    await refused(
+      writer.apply('key-a2', { changes: [{ op: 'delete', name: 'w.a.example.com.', type: 'A' }] }),
+      'NOT_OWNER',
+    );
+    // Another namespace: its delete names its own namespace's object, which does not exist.
+    const other = await writer.apply('key-b', {
+      changes: [{ op: 'delete', name: 'w.a.example.com.', type: 'A' }],
+    });
+    assert.deepEqual(
+      other.changes.map((c) => c.outcome),
+      ['absent'],
+    );
+    assert.deepEqual(written(), [
+      'team-a/m.a.example.com. A 198.51.100.1',
+      'team-a/w.a.example.com. A 192.0.2.1',
+    ]);
+    await refused(
+      writer.apply('nobody', { changes: [up('w.a.example.com.', ['192.0.2.9'])] }),
+      'UNKNOWN_CREDENTIAL',
+    );
+  });
+
+  test('QUOTA_EXCEEDED: a namespace holds at most its quota of record sets, over all its credentials', async () => {
+    await writer.apply('key-a', {
+      changes: [up('q1.a.example.com.', ['192.0.2.1']), up('q2.a.example.com.', ['192.0.2.1'])],
+    });
+    await writer.apply('key-a2', { changes: [up('q3.a.example.com.', ['192.0.2.1'])] });
+    const e = await refused(
+      writer.apply('key-a', { changes: [up('q4.a.example.com.', ['192.0.2.1'])] }),
+      'QUOTA_EXCEEDED',
+    );
+    assert.match(e.message, /quota of 3.*delete record sets/);
+    // Updates and a delete with a create stay within it.
+    await writer.apply('key-a', { changes: [up('q1.a.example.com.', ['192.0.2.2'])] });
+    await writer.apply('key-a', {
+      changes: [
+        { op: 'delete', name: 'q2.a.example.com.', type: 'A' },
+        up('q4.a.example.com.', ['192.0.2.1']),
+      ],
+    });
+    assert.equal(writer.countOf('team-a'), 3);
+    // The other namespace has its own count.
+    await writer.apply('key-b', { changes: [up('x.b.example.com.', ['192.0.2.1'])] });
+  });
+
+  test('RATE_LIMITED: a namespace beyond its request rate is told when to retry', async () => {
+    const config = validateWriteAccess({
+      credentials: [{ name: 'key-a', kind: 'api-key', namespace: 'team-a', secretRef: { env: 'K' } }],
+      defaultQuota: { requestsPerSecond: 0.5, burst: 2 },
+    });
+    assert.ok(config.ok);
+    await writes.close();
+    await open(config.config);
+    await writer.apply('key-a', { changes: [up('r.a.example.com.', ['192.0.2.1'])] });
+    await writer.apply('key-a', { changes: [up('r.a.example.com.', ['192.0.2.2'])] });
+    const e = await refused(
+      writer.apply('key-a', { changes: [up('r.a.example.com.', ['192.0.2.3'])] }),
+      'RATE_LIMITED',
+    );
+    assert.equal(e.retryAfterSeconds, 2);
+    assert.match(e.message, /retry after 2 s/);
+    clock += 2000;
+    await writer.apply('key-a', { changes: [up('r.a.example.com.', ['192.0.2.3'])] });
+  });
+
+  test('REQUEST_TOO_LARGE: bounded changes, records and bytes per request, checked before anything is held', async () => {
+    const many = Array.from({ length: 501 }, (_, i) => up(`n${i}.a.example.com.`, ['192.0.2.1']));
+    await refused(writer.apply('key-a', { changes: many }), 'REQUEST_TOO_LARGE');
+    const big = 'x'.repeat(250);
+    const txt = Array.from({ length: 1100 }, (_, i) => `"${big}${i}"`);
+    await refused(
+      writer.apply('key-a', { changes: [up('t.a.example.com.', txt, 'TXT')] }),
+      'REQUEST_TOO_LARGE',
+    );
+    const records = Array.from({ length: 5001 }, (_, i) => `10.0.${i >> 8}.${i & 255}`);
+    await refused(writer.apply('key-a', { changes: [up('t.a.example.com.', records)] }), 'REQUEST_TOO_LARGE');
+    await refused(writer.apply('key-a', { changes: [] }), 'INVALID_CHANGE');
+    await refused(
+      writer.apply(
+        'key-a',
+        JSON.parse('{"changes":[{"op":"upsert","name":"x.a.example.com.","type":"A","records":[1]}]}'),
+      ),
+      'INVALID_CHANGE',
+    );
+    assert.deepEqual(written(), []);
+  });
+
+  test('a replayed request id is answered with its first result and applied once; reused for other changes it is refused', async () => {
+    const a = { id: 'req-1', changes: [up('r.a.example.com.', ['192.0.2.1'])] };
+    await writer.apply('key-a', a);
+    await writer.apply('key-a', { id: 'req-2', changes: [up('r.a.example.com.', ['192.0.2.2'])] });
+    const again = await writer.apply('key-a', a);
+    assert.equal(again.replayed, true);
+    assert.deepEqual(
+      written(),
+      ['team-a/r.a.example.com. A 192.0.2.2'],
+      'a replay does not undo a later request',
+    );
+    await refused(
+      writer.apply('key-a', { id: 'req-1', changes: [up('r.a.example.com.', ['192.0.2.9'])] }),
+      'REPLAYED',
+    );
+    // Remembered across a restart.
+    await writes.close();
+    await open();
+    assert.equal((await writer.apply('key-a', a)).replayed, true);
+    assert.deepEqual(written(), ['team-a/r.a.example.com. A 192.0.2.2']);
+    // Ids are per credential: another credential's req-1 is its own request.
+    await writer.apply('key-b', { id: 'req-1', changes: [up('r.b.example.com.', ['192.0.2.1'])] });
+    // Past the window the id is forgotten.
+    clock += 16 * 60_000;
+    assert.equal((await writer.apply('key-a', a)).replayed, false);
+  });
+
+  test('the writes live in their own folder below the state dir', async () => {
+    const nested = await mkdtemp(path.join(tmpdir(), 'zk-state-'));
+    const s = await FolderWriteStore.open(nested, new MemoryStore());
+    await s.close();
+    assert.deepEqual(await readdir(nested), [WRITES_DIR]);
+    await rm(nested, { recursive: true, force: true });
+  });
+});
+
+describe('write credentials', () => {
+  test('a credential holds its secret by reference only', () => {
+    const r = validateWriteAccess({
+      credentials: [
+        { name: 'k', kind: 'api-key', namespace: 'a', secret: 'hunter2', secretRef: { env: 'K' } },
+      ],
+    });
+    assert.ok(!r.ok);
+    assert.deepEqual(
+      r.problems.map((p) => p.code),
+      ['INLINE_SECRET'],
+    );
+  });
+
+  test('names are label values, namespaces DNS labels, secretRef exactly one source, names unique', () => {
+    const r = validateWriteAccess({
+      credentials: [
+        { name: 'bad name', kind: 'api-key', namespace: 'a', secretRef: { env: 'K' } },
+        { name: 'k', kind: 'password', namespace: 'Not_A_Namespace', secretRef: { env: 'K', file: '/x' } },
+        { name: 'k', kind: 'tsig', namespace: 'a' },
+        { name: 'K', kind: 'tsig', namespace: 'a', secretRef: { name: 's' } },
+      ],
+      quotas: { a: { maxRecordSets: -1, extra: 1 } },
+    });
+    assert.ok(!r.ok);
+    assert.deepEqual(
+      r.problems.map((p) => `${p.path} ${p.code}`),
+      [
+        'credentials[0].name INVALID_NAME',
+        'credentials[1].kind INVALID_KIND',
+        'credentials[1].namespace INVALID_NAMESPACE',
+        'credentials[1].secretRef EXACTLY_ONE',
+        'credentials[2].name DUPLICATE_NAME',
+        'credentials[2].secretRef REQUIRED',
+        'credentials[3].name DUPLICATE_NAME',
+        'credentials[3].secretRef SECRET_KEY_REQUIRED',
+        'quotas.a.maxRecordSets INVALID_VALUE',
+        'quotas.a.extra UNKNOWN_FIELD',
+      ],
+    );
+  });
+});

@@ -1,0 +1,198 @@
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { DNSRecordSet } from '../../api/index.ts';
+import { GROUP, VERSION } from '../../api/meta.ts';
+import type {
+  RememberedRequest,
+  WriteBatch,
+  WriteStore,
+  WrittenRecordSet,
+} from '../../writes/record-writer.ts';
+import { WRITTEN_BY_LABEL } from '../../writes/write-request.ts';
+import { splitKey } from '../../zones/resource-key.ts';
+import { isStatus, KubeApi, toKubeError } from '../kubernetes/kube-api.ts';
+
+/** The ConfigMap (in the operator's namespace) that makes a request of several objects all or none. */
+export const WRITE_JOURNAL = 'zonekeeper-write-journal';
+/** Remembered requests are dropped, oldest first, beyond this much JSON (a ConfigMap holds 1 MiB). */
+const MAX_REMEMBERED_BYTES = 512 * 1024;
+const PLURAL = 'dnsrecordsets';
+
+async function call<T>(f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (e) {
+    throw toKubeError(e);
+  }
+}
+
+/**
+ * A cluster's store of API-written record sets: `DNSRecordSet` objects labelled
+ * `dns.zonekeeper.dev/written-by: <credential>`, written only by the operator's leader (RBAC gives it
+ * create and delete on dnsrecordsets; the chart's ValidatingAdmissionPolicy limits those to labelled
+ * objects and keeps everyone else from setting the label).
+ *
+ * Kubernetes has no transaction over several objects, so a request is made all-or-none by a write-ahead
+ * journal: the whole batch is first written into one ConfigMap (one object: atomic, conditional on its
+ * resourceVersion), then the objects are created, replaced or deleted, then the journal entry is
+ * cleared. A leader that dies in between leaves the batch in the journal; the next `load` (a new
+ * leader, or the next request after a failed one) rolls it forward, so every request ends applied whole
+ * (ADR 0016). The journal also keeps the remembered request ids.
+ */
+export class KubernetesWriteStore implements WriteStore {
+  private readonly api: KubeApi;
+  private readonly custom: CustomObjectsApi;
+  private readonly namespace: string;
+  private journalVersion: string | undefined;
+  private remembered: RememberedRequest[] = [];
+
+  constructor(config: KubeConfig, namespace: string) {
+    this.api = new KubeApi(config);
+    this.custom = config.makeApiClient(CustomObjectsApi);
+    this.namespace = namespace;
+  }
+
+  async load(): Promise<{ recordSets: WrittenRecordSet[]; remembered: RememberedRequest[] }> {
+    const journal = await this.api.readConfigMap(this.namespace, WRITE_JOURNAL);
+    this.journalVersion = journal?.resourceVersion;
+    this.remembered = parseJson<RememberedRequest[]>(journal?.data.remembered) ?? [];
+    const pending = parseJson<WriteBatch>(journal?.data.pending);
+    if (pending) {
+      await this.applyObjects(pending);
+      await this.writeJournal(undefined);
+    }
+    const list = (await call(() =>
+      this.custom.listClusterCustomObject({
+        group: GROUP,
+        version: VERSION,
+        plural: PLURAL,
+        labelSelector: WRITTEN_BY_LABEL,
+      }),
+    )) as { items?: DNSRecordSet[] };
+    const recordSets = (list.items ?? []).map((o) => ({
+      resource: clean(o),
+      created: o.metadata.creationTimestamp ?? new Date(0).toISOString(),
+    }));
+    return { recordSets, remembered: [...this.remembered] };
+  }
+
+  async commit(batch: WriteBatch): Promise<void> {
+    const forget = new Set(batch.forget.map((f) => `${f.credential}/${f.id}`));
+    this.remembered = this.remembered.filter((r) => !forget.has(`${r.credential}/${r.id}`));
+    if (batch.remember) this.remembered.push(batch.remember);
+    // 1. The intent, whole, in one object. A conflict (another writer) fails the request before anything changed.
+    await this.writeJournal(batch);
+    // 2. The objects. 3. The intent is done. A failure between 1 and 3 leaves it for `load` to finish.
+    await this.applyObjects(batch);
+    await this.writeJournal(undefined);
+  }
+
+  private async writeJournal(pending: WriteBatch | undefined): Promise<void> {
+    let remembered = JSON.stringify(this.remembered);
+    while (remembered.length > MAX_REMEMBERED_BYTES && this.remembered.length > 0) {
+      this.remembered.splice(0, Math.ceil(this.remembered.length / 8));
+      remembered = JSON.stringify(this.remembered);
+    }
+    const record = {
+      name: WRITE_JOURNAL,
+      labels: { 'app.kubernetes.io/managed-by': 'zonekeeper' },
+      data: { remembered, ...(pending ? { pending: JSON.stringify(pending) } : {}) },
+    };
+    const written =
+      this.journalVersion === undefined
+        ? await this.api.createConfigMap(this.namespace, record)
+        : await this.api.replaceConfigMap(this.namespace, {
+            ...record,
+            resourceVersion: this.journalVersion,
+          });
+    this.journalVersion = written.resourceVersion;
+  }
+
+  /** Idempotent: creates or replaces each put, deletes each delete (gone already is fine). */
+  private async applyObjects(batch: WriteBatch): Promise<void> {
+    for (const w of batch.put) {
+      const { namespace, name } = w.resource.metadata as { namespace: string; name: string };
+      const body = {
+        apiVersion: w.resource.apiVersion,
+        kind: 'DNSRecordSet',
+        metadata: { name, namespace, labels: w.resource.metadata.labels ?? {} },
+        spec: w.resource.spec,
+      };
+      try {
+        await call(() =>
+          this.custom.createNamespacedCustomObject({
+            group: GROUP,
+            version: VERSION,
+            namespace,
+            plural: PLURAL,
+            body,
+          }),
+        );
+        continue;
+      } catch (e) {
+        if (!isStatus(e, 409)) throw e;
+      }
+      const live = (await call(() =>
+        this.custom.getNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace,
+          plural: PLURAL,
+          name,
+        }),
+      )) as DNSRecordSet;
+      if (live.metadata.labels?.[WRITTEN_BY_LABEL] !== w.resource.metadata.labels?.[WRITTEN_BY_LABEL])
+        throw new Error(
+          `DNSRecordSet ${namespace}/${name} exists and is not the writer's; it is left as it is`,
+        );
+      await call(() =>
+        this.custom.replaceNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace,
+          plural: PLURAL,
+          name,
+          body: { ...body, metadata: { ...live.metadata, labels: body.metadata.labels } },
+        }),
+      );
+    }
+    for (const key of batch.delete) {
+      const { namespace, name } = splitKey(key) as { namespace: string; name: string };
+      try {
+        await call(() =>
+          this.custom.deleteNamespacedCustomObject({
+            group: GROUP,
+            version: VERSION,
+            namespace,
+            plural: PLURAL,
+            name,
+          }),
+        );
+      } catch (e) {
+        if (!isStatus(e, 404)) throw e;
+      }
+    }
+  }
+}
+
+function parseJson<T>(text: string | undefined): T | undefined {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The parts of an object the writer compares (spec and identity), without server fields. */
+function clean(o: DNSRecordSet): DNSRecordSet {
+  return {
+    apiVersion: o.apiVersion,
+    kind: 'DNSRecordSet',
+    metadata: {
+      name: o.metadata.name,
+      ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
+      ...(o.metadata.labels ? { labels: { [WRITTEN_BY_LABEL]: o.metadata.labels[WRITTEN_BY_LABEL]! } } : {}),
+    },
+    spec: o.spec,
+  };
+}

@@ -1,0 +1,465 @@
+/**
+ * The one path for record sets written through APIs (ADR 0016). Front doors authenticate their caller,
+ * map it to a credential and call `RecordWriter.apply`; the writer checks the request against the
+ * credential's namespace (bounds, rate, replays, ownership, delegations, quota), then hands one batch to
+ * a `WriteStore` that makes it durable all or none and publishes it as DNSRecordSets, which then take
+ * the path of every other record set (catalog, zone model, backend, status).
+ *
+ * No I/O here: the store and the gate are ports; the clock is injected.
+ */
+import { createHash } from 'node:crypto';
+import type { DNSRecordSet } from '../api/index.ts';
+import { API_VERSION } from '../api/meta.ts';
+import { validateResource } from '../api/resource.ts';
+import { asciiLower, type Name, nameKey, parseName } from '../dns/name.ts';
+import { isRecordTypeName, type RecordTypeName } from '../dns/rrtype.ts';
+import { getOrInsert } from '../util/get-or-insert.ts';
+import { parseRecordSetRecords } from '../zones/record-parse.ts';
+import { type ResourceKey, resourceKey } from '../zones/resource-key.ts';
+import type { CredentialTable } from './credentials.ts';
+import { RateLimiter } from './rate-limit.ts';
+import {
+  type ChangeOutcome,
+  DEFAULT_REQUEST_LIMITS,
+  type RecordChange,
+  type RequestLimits,
+  WRITTEN_BY_LABEL,
+  WriteError,
+  type WriteRequest,
+  type WriteResult,
+} from './write-request.ts';
+
+/** What a front door calls. */
+export interface RecordWriter {
+  /**
+   * Applies every change of `request` for the credential named `credential`, or none. Resolves once the
+   * changes are durable and handed to the controller (serving follows as for any DNSRecordSet); rejects
+   * with a `WriteError`.
+   */
+  apply(credential: string, request: WriteRequest): Promise<WriteResult>;
+}
+
+/** A record set written through an API, with when it was first written (oldest wins conflicts). */
+export interface WrittenRecordSet {
+  resource: DNSRecordSet;
+  created: string;
+}
+
+/** A request id remembered for replays. */
+export interface RememberedRequest {
+  credential: string;
+  id: string;
+  /** SHA-256 of the request's changes. */
+  digest: string;
+  /** When it was applied (ISO 8601). */
+  at: string;
+  result: WriteResult;
+}
+
+/** The changes of one request, made durable all or none. */
+export interface WriteBatch {
+  put: WrittenRecordSet[];
+  delete: ResourceKey[];
+  remember?: RememberedRequest;
+  /** Remembered requests whose window has passed. */
+  forget: { credential: string; id: string }[];
+}
+
+/** Persistence and publication of API-written record sets: the state dir, or DNSRecordSet objects. */
+export interface WriteStore {
+  /**
+   * Everything written so far and the remembered requests. A batch left in doubt by a failed commit or
+   * a crash is completed first (rolled forward), so what is returned is whole requests only.
+   */
+  load(): Promise<{ recordSets: WrittenRecordSet[]; remembered: RememberedRequest[] }>;
+  /**
+   * Makes the batch durable and visible, all or none. A rejection leaves it in doubt: it is either
+   * dropped or completed by the next `load`, never left half applied.
+   */
+  commit(batch: WriteBatch): Promise<void>;
+}
+
+/** What the rest of the system says about a name, asked before a write. */
+export interface WriteGate {
+  /**
+   * Whether the zone that would adopt `fqdn` publishes `type` from `namespace` (the catalog's rules:
+   * delegations, the DS at a cut, no NS or CNAME above a child zone), with that zone's origin.
+   */
+  admit(
+    namespace: string,
+    fqdn: Name,
+    type: RecordTypeName,
+  ): { ok: true; origin: Name } | { ok: false; message: string };
+  /** The object at `key` in the live store, if any, with its written-by label. */
+  existing(key: ResourceKey): { writtenBy: string | undefined } | undefined;
+}
+
+export interface WriteCoordinatorOptions {
+  store: WriteStore;
+  gate: WriteGate;
+  credentials: CredentialTable;
+  limits?: Partial<RequestLimits>;
+  /**
+   * How long a request id is remembered (default 15 minutes: longer than the freshness windows of the
+   * front doors — an HMAC timestamp's ±5 minutes, a TSIG fudge of 300 s — so a replay inside them
+   * meets its id).
+   */
+  replayWindowMs?: number;
+  /** Request ids remembered per credential at most (default 10,000); the oldest go first. */
+  maxRemembered?: number;
+  now?: () => number;
+}
+
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+/**
+ * The object name of an API-written RRset: readable, and unique per (name, type) by a digest, so one
+ * credential's upsert of a name and type always meets the object it wrote before, and a second
+ * credential of the namespace meets the first one's object (NOT_OWNER) instead of a second RRset.
+ */
+export function writtenObjectName(fqdn: Name, type: RecordTypeName): string {
+  const key = nameKey(fqdn);
+  const digest = createHash('sha256').update(`${key} ${type}`).digest('hex').slice(0, 10);
+  const readable = asciiLower(key)
+    .replace(/\\./g, '-')
+    .replace(/\*/g, 'wildcard')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40)
+    .replace(/-+$/, '');
+  return `${readable ? `${readable}-` : ''}${type.toLowerCase()}-${digest}`;
+}
+
+/** SHA-256 of a request's changes, in a fixed field order (a replay is the same changes, not the same bytes). */
+export function requestDigest(changes: readonly RecordChange[]): string {
+  const canonical = changes.map((c) =>
+    c.op === 'upsert' ? ['upsert', c.name, c.type, c.ttl ?? null, c.records] : ['delete', c.name, c.type],
+  );
+  return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
+}
+
+export class WriteCoordinator implements RecordWriter {
+  private readonly options: WriteCoordinatorOptions;
+  private readonly limits: RequestLimits;
+  private readonly now: () => number;
+  private readonly rate = new RateLimiter();
+  private readonly owned = new Map<ResourceKey, WrittenRecordSet>();
+  private readonly counts = new Map<string, number>();
+  /** Per credential, by id, oldest first. */
+  private readonly remembered = new Map<string, Map<string, RememberedRequest>>();
+  private queue: Promise<unknown> = Promise.resolve();
+  /** A commit failed: what is held may differ from the store until it is loaded again. */
+  private stale = true;
+
+  constructor(options: WriteCoordinatorOptions) {
+    this.options = options;
+    this.limits = { ...DEFAULT_REQUEST_LIMITS, ...options.limits };
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Loads what was written before (and completes a request left in doubt). */
+  async start(): Promise<void> {
+    await this.serialized(() => this.reload());
+  }
+
+  /** The record sets held for `namespace` (for quotas and tests). */
+  countOf(namespace: string): number {
+    return this.counts.get(namespace) ?? 0;
+  }
+
+  apply(credential: string, request: WriteRequest): Promise<WriteResult> {
+    // Cheap refusals first, outside the queue: an unknown credential or a flood never waits in line.
+    const cred = this.options.credentials.get(credential);
+    if (!cred)
+      return Promise.reject(
+        new WriteError(
+          'UNKNOWN_CREDENTIAL',
+          `credential ${JSON.stringify(credential)} is not configured; add it to the write credentials`,
+        ),
+      );
+    const quota = this.options.credentials.quota(cred.namespace);
+    const wait = this.rate.take(cred.namespace, quota.requestsPerSecond, quota.burst, this.now());
+    if (wait > 0)
+      return Promise.reject(
+        new WriteError(
+          'RATE_LIMITED',
+          `namespace ${cred.namespace} may send ${quota.requestsPerSecond} write request(s) per second (burst ${quota.burst}); ` +
+            `retry after ${Number.isFinite(wait) ? wait : 'a quota change'}${Number.isFinite(wait) ? ' s' : ''}, or batch changes into fewer requests`,
+          Number.isFinite(wait) ? { retryAfterSeconds: wait } : {},
+        ),
+      );
+    let changes: NormalizedChange[];
+    try {
+      changes = this.checkShape(request);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.serialized(() => this.applyNow(cred.name, cred.namespace, request, changes));
+  }
+
+  private serialized<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  private async reload(): Promise<void> {
+    let loaded: Awaited<ReturnType<WriteStore['load']>>;
+    try {
+      loaded = await this.options.store.load();
+    } catch (e) {
+      throw new WriteError(
+        'UNAVAILABLE',
+        `the store of API-written record sets cannot be read (${(e as Error).message}); retry later with the same request id`,
+      );
+    }
+    this.owned.clear();
+    this.counts.clear();
+    this.remembered.clear();
+    for (const w of loaded.recordSets) this.hold(w);
+    for (const r of loaded.remembered) {
+      getOrInsert(this.remembered, r.credential, () => new Map()).set(r.id, r);
+    }
+    this.stale = false;
+  }
+
+  private hold(w: WrittenRecordSet): void {
+    const key = resourceKey(w.resource.metadata);
+    if (!this.owned.has(key)) {
+      const ns = w.resource.metadata.namespace ?? '';
+      this.counts.set(ns, (this.counts.get(ns) ?? 0) + 1);
+    }
+    this.owned.set(key, w);
+  }
+
+  private release(key: ResourceKey): void {
+    const w = this.owned.get(key);
+    if (!w) return;
+    this.owned.delete(key);
+    const ns = w.resource.metadata.namespace ?? '';
+    const left = (this.counts.get(ns) ?? 1) - 1;
+    if (left > 0) this.counts.set(ns, left);
+    else this.counts.delete(ns);
+  }
+
+  /** Bounds and types, before anything is held: the request may come straight from a parsed body. */
+  private checkShape(request: WriteRequest): NormalizedChange[] {
+    const { limits } = this;
+    if (typeof request !== 'object' || request === null || !Array.isArray(request.changes))
+      throw new WriteError('INVALID_CHANGE', 'a write request has a list of changes');
+    if (request.changes.length === 0) throw new WriteError('INVALID_CHANGE', 'the request has no changes');
+    if (request.changes.length > limits.maxChanges)
+      throw new WriteError(
+        'REQUEST_TOO_LARGE',
+        `the request has ${request.changes.length} changes, more than ${limits.maxChanges}; split it into several requests`,
+      );
+    if (request.id !== undefined && (typeof request.id !== 'string' || !REQUEST_ID.test(request.id)))
+      throw new WriteError('INVALID_CHANGE', 'the request id must be 1-128 printable ASCII characters');
+    let bytes = 0;
+    let records = 0;
+    const out: NormalizedChange[] = [];
+    for (const [i, c] of request.changes.entries()) {
+      const bad = (message: string) =>
+        new WriteError('INVALID_CHANGE', `changes[${i}]: ${message}`, { change: i });
+      if (typeof c !== 'object' || c === null) throw bad('expected a change with op, name and type');
+      if (c.op !== 'upsert' && c.op !== 'delete') throw bad('op must be "upsert" or "delete"');
+      if (typeof c.name !== 'string' || c.name.length > 1024)
+        throw bad('name must be an absolute domain name');
+      if (typeof c.type !== 'string' || !isRecordTypeName(c.type))
+        throw bad(`type ${JSON.stringify(c.type)} is not a supported record type`);
+      bytes += c.name.length + c.type.length;
+      let fqdn: Name;
+      try {
+        fqdn = parseName(c.name);
+      } catch (e) {
+        throw bad(
+          `name ${JSON.stringify(c.name)}: ${(e as Error).message}; write the absolute name with a trailing dot`,
+        );
+      }
+      if (c.op === 'upsert') {
+        if (!Array.isArray(c.records) || c.records.length === 0)
+          throw bad('an upsert has a non-empty list of records');
+        records += c.records.length;
+        if (records > limits.maxRecords)
+          throw new WriteError(
+            'REQUEST_TOO_LARGE',
+            `the request has more than ${limits.maxRecords} records; split it into several requests`,
+            { change: i },
+          );
+        for (const r of c.records) {
+          if (typeof r !== 'string') throw bad('records are strings in presentation format');
+          bytes += Buffer.byteLength(r);
+        }
+        if (c.ttl !== undefined && (typeof c.ttl !== 'number' || !Number.isInteger(c.ttl)))
+          throw bad('ttl must be an integer number of seconds');
+      }
+      if (bytes > limits.maxBytes)
+        throw new WriteError(
+          'REQUEST_TOO_LARGE',
+          `the request is larger than ${limits.maxBytes} bytes; split it into several requests`,
+          { change: i },
+        );
+      out.push({ change: c, fqdn, index: i });
+    }
+    return out;
+  }
+
+  private async applyNow(
+    credential: string,
+    namespace: string,
+    request: WriteRequest,
+    changes: NormalizedChange[],
+  ): Promise<WriteResult> {
+    if (this.stale) await this.reload();
+    const nowMs = this.now();
+    const forget = this.expired(nowMs);
+    const digest = request.id !== undefined ? requestDigest(request.changes) : undefined;
+    if (request.id !== undefined) {
+      const seen = this.remembered.get(credential)?.get(request.id);
+      if (seen && nowMs - Date.parse(seen.at) <= this.replayWindow) {
+        if (seen.digest === digest) return { ...seen.result, replayed: true };
+        throw new WriteError(
+          'REPLAYED',
+          `request id ${JSON.stringify(request.id)} was used at ${seen.at} for other changes; give each request its own id`,
+        );
+      }
+    }
+    const seen = new Map<string, number>();
+    const put: WrittenRecordSet[] = [];
+    const remove: ResourceKey[] = [];
+    const outcomes: WriteResult['changes'] = [];
+    let created = 0;
+    let deleted = 0;
+    for (const { change, fqdn, index } of changes) {
+      const fail = (
+        code: 'NOT_OWNER' | 'NOT_DELEGATED' | 'INVALID_CHANGE' | 'DUPLICATE_CHANGE',
+        message: string,
+      ) =>
+        new WriteError(code, `changes[${index}] ${change.name} ${change.type}: ${message}`, {
+          change: index,
+        });
+      const dup = `${nameKey(fqdn)} ${change.type}`;
+      const first = seen.get(dup);
+      if (first !== undefined)
+        throw fail(
+          'DUPLICATE_CHANGE',
+          `changes[${first}] already changes this name and type; one change per RRset and request`,
+        );
+      seen.set(dup, index);
+      const name = writtenObjectName(fqdn, change.type);
+      const key = resourceKey({ name, namespace });
+      const mine = this.owned.get(key);
+      const writtenBy = mine?.resource.metadata.labels?.[WRITTEN_BY_LABEL];
+      if (mine && writtenBy !== credential)
+        throw fail(
+          'NOT_OWNER',
+          `credential ${writtenBy} wrote this record set; only it can change or delete it`,
+        );
+      if (!mine) {
+        const live = this.options.gate.existing(key);
+        if (live)
+          throw fail(
+            'NOT_OWNER',
+            `DNSRecordSet ${key} exists and was not written through this API${live.writtenBy ? ` (written-by ${live.writtenBy})` : ''}; change it where it is defined`,
+          );
+      }
+      if (change.op === 'delete') {
+        if (mine) {
+          remove.push(key);
+          deleted++;
+        }
+        outcomes.push({ name: fqdn, type: change.type, object: key, outcome: mine ? 'deleted' : 'absent' });
+        continue;
+      }
+      const admitted = this.options.gate.admit(namespace, fqdn, change.type);
+      if (!admitted.ok) throw fail('NOT_DELEGATED', admitted.message);
+      const validated = validateResource({
+        apiVersion: API_VERSION,
+        kind: 'DNSRecordSet',
+        metadata: { name, namespace, labels: { [WRITTEN_BY_LABEL]: credential } },
+        spec: {
+          name: fqdn,
+          type: change.type,
+          ...(change.ttl !== undefined ? { ttl: change.ttl } : {}),
+          records: change.records,
+        },
+      });
+      if (!validated.ok)
+        throw fail(
+          'INVALID_CHANGE',
+          validated.problems.map((p) => `${p.path.replace(/^spec\./, '')}: ${p.message}`).join('; '),
+        );
+      const resource = validated.resource as DNSRecordSet;
+      const parsed = parseRecordSetRecords(resource, admitted.origin);
+      if (!parsed.ok) throw fail('INVALID_CHANGE', parsed.message.replace(/^spec\./, ''));
+      let outcome: ChangeOutcome;
+      if (!mine) {
+        outcome = 'created';
+        created++;
+      } else
+        outcome =
+          JSON.stringify(mine.resource.spec) === JSON.stringify(resource.spec) ? 'unchanged' : 'updated';
+      if (outcome !== 'unchanged')
+        put.push({ resource, created: mine?.created ?? new Date(nowMs).toISOString() });
+      outcomes.push({ name: fqdn, type: change.type, object: key, outcome });
+    }
+    const quota = this.options.credentials.quota(namespace);
+    const before = this.countOf(namespace);
+    const after = before + created - deleted;
+    if (after > quota.maxRecordSets && after > before)
+      throw new WriteError(
+        'QUOTA_EXCEEDED',
+        `namespace ${namespace} would hold ${after} API-written record sets, more than its quota of ${quota.maxRecordSets}; ` +
+          'delete record sets it no longer needs, or ask for a larger quota',
+      );
+    const result: WriteResult = { namespace, replayed: false, changes: outcomes };
+    const remember =
+      request.id !== undefined && digest !== undefined
+        ? { credential, id: request.id, digest, at: new Date(nowMs).toISOString(), result }
+        : undefined;
+    if (put.length === 0 && remove.length === 0 && !remember && forget.length === 0) return result;
+    const batch: WriteBatch = { put, delete: remove, forget, ...(remember ? { remember } : {}) };
+    try {
+      await this.options.store.commit(batch);
+    } catch (e) {
+      this.stale = true;
+      throw new WriteError(
+        'UNAVAILABLE',
+        `the request could not be made durable (${(e as Error).message}); it is applied whole or not at all: retry with the same request id to learn which`,
+      );
+    }
+    for (const w of put) this.hold(w);
+    for (const key of remove) this.release(key);
+    for (const f of forget) this.remembered.get(f.credential)?.delete(f.id);
+    if (remember) {
+      getOrInsert(this.remembered, credential, () => new Map()).set(remember.id, remember);
+    }
+    return result;
+  }
+
+  private get replayWindow(): number {
+    return this.options.replayWindowMs ?? 15 * 60_000;
+  }
+
+  /** Remembered ids past the window, and beyond the per-credential cap (oldest first). */
+  private expired(nowMs: number): { credential: string; id: string }[] {
+    const cap = this.options.maxRemembered ?? 10_000;
+    const out: { credential: string; id: string }[] = [];
+    for (const [credential, byId] of this.remembered) {
+      let over = byId.size - cap + 1;
+      for (const [id, r] of byId) {
+        if (over > 0 || nowMs - Date.parse(r.at) > this.replayWindow) {
+          out.push({ credential, id });
+          over--;
+        } else break;
+      }
+    }
+    return out;
+  }
+}
+
+interface NormalizedChange {
+  change: RecordChange;
+  fqdn: Name;
+  index: number;
+}
