@@ -61,7 +61,7 @@ export interface ValidateOptions {
 
 const VERSION_HINT = 'this version of Zonekeeper serves v1alpha1 only';
 
-const TOP_LEVEL_FIELDS = ['apiVersion', 'kind', 'metadata', 'spec', 'status'];
+export const TOP_LEVEL_FIELDS = ['apiVersion', 'kind', 'metadata', 'spec', 'status'];
 
 // Kubernetes ObjectMeta fields Zonekeeper does not keep: accepted (so `kubectl get -o yaml` output
 // validates) and dropped.
@@ -113,10 +113,13 @@ function validateQualifiedKeys(map: Record<string, unknown>, path: string): Prob
   return problems;
 }
 
-function validateMetadata(
+/** Validates `metadata` of an object of `kind` (a native kind, or a front door's kind and scope). */
+export function validateMetadata(
   meta: Record<string, unknown>,
-  kind: Kind,
+  kind: Kind | { kind: string; namespaced: boolean },
 ): { problems: Problem[]; metadata: ObjectMeta | undefined } {
+  const namespaced = typeof kind === 'string' ? isNamespaced(kind) : kind.namespaced;
+  const kindName = typeof kind === 'string' ? kind : kind.kind;
   const problems: Problem[] = [];
   const known = [...Object.keys(metadataSchemas), ...IGNORED_METADATA];
   for (const key of Object.keys(meta)) {
@@ -136,11 +139,11 @@ function validateMetadata(
       if (key === 'name') problems.push({ path, code: 'REQUIRED', message: 'required field is missing' });
       continue;
     }
-    if (key === 'namespace' && !isNamespaced(kind)) {
+    if (key === 'namespace' && !namespaced) {
       problems.push({
         path,
         code: 'CLUSTER_SCOPED',
-        message: `${kind} is cluster-scoped and has no namespace; remove metadata.namespace`,
+        message: `${kindName} is cluster-scoped and has no namespace; remove metadata.namespace`,
       });
       continue;
     }
@@ -162,7 +165,7 @@ function validateMetadata(
     problems.push(...found);
     if (found.length === 0) out[key] = normalize(schema, value);
   }
-  if (isNamespaced(kind) && out.namespace === undefined) out.namespace = DEFAULT_NAMESPACE;
+  if (namespaced && out.namespace === undefined) out.namespace = DEFAULT_NAMESPACE;
   return { problems, metadata: problems.length === 0 ? (out as unknown as ObjectMeta) : undefined };
 }
 

@@ -5,6 +5,7 @@ import { crdsYaml } from '../api/index.ts';
 import { runDnsWorker } from '../server/dns-worker.ts';
 import { parseCidr, RRL_LIMITS, type RrlSettings } from '../server/rrl.ts';
 import { type DnsWorkerConfig, WORKER_CONFIG_ENV } from '../server/worker-protocol.ts';
+import { loadFrontDoors } from '../sources/front-door-modules.ts';
 import { DEFAULT_SERIAL_BLOCK, MAX_SERIAL_BLOCK } from '../sources/kubernetes/serial-records.ts';
 import { createLogger } from './logger.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, podNamespace, startOperator } from './operator.ts';
@@ -51,6 +52,9 @@ Usage:
       Show zones and record sets of a running \`zonekeeper serve\` (default http://127.0.0.1:8080).
   zonekeeper crds [--out DIR]
       Print the CustomResourceDefinitions, or write one file per kind into DIR.
+
+  serve, operator, server, validate and crds take --front-door MODULE (repeatable): read the kinds of
+  another API through a front door defined in MODULE, beside the registered ones (docs/architecture.md).
   zonekeeper zone export --manifests DIR --zone NAME [--state-dir DIR] [--secondary-probe-timeout SECONDS]
       Print one zone as an RFC 1035 zone file, exactly as \`serve\` serves it (serial from --state-dir;
       with none stored, above what the zone's secondaries answer, as serve starts).
@@ -60,6 +64,12 @@ Usage:
       --strict: also when a record is skipped). --manifests DIR: existing manifests; the class there is
       compared with the SOA MNAME/apex NS, and DNSZones there that are child zones replace delegations.
 `;
+
+/**
+ * `--front-door MODULE` (repeatable): a front door loaded from a module, beside the registered ones
+ * (serve, operator, server, validate and crds must be given the same ones).
+ */
+const FRONT_DOOR_FLAG = { 'front-door': { type: 'string', multiple: true } } as const;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -80,9 +90,11 @@ async function main(argv: string[]): Promise<number> {
           ...RRL_FLAGS,
           'max-manifest-bytes': { type: 'string' },
           'secondary-probe-timeout': { type: 'string' },
+          ...FRONT_DOOR_FLAG,
         },
       });
       if (!values.manifests) throw new UsageError('serve needs --manifests DIR');
+      const frontDoorModules = values['front-door'] ?? [];
       const probeSeconds = probeTimeoutOption(values['secondary-probe-timeout']);
       const log = createLogger();
       const handle = await startServe({
@@ -98,6 +110,8 @@ async function main(argv: string[]): Promise<number> {
         ...rrlOption(values),
         ...maxManifestBytesOption(values['max-manifest-bytes']),
         ...(probeSeconds !== undefined ? { secondaryProbeTimeoutMs: probeSeconds * 1000 } : {}),
+        frontDoors: await loadFrontDoors(frontDoorModules),
+        frontDoorModules,
         log,
       });
       await new Promise<void>((resolve) => {
@@ -124,6 +138,7 @@ async function main(argv: string[]): Promise<number> {
           identity: { type: 'string' },
           'shutdown-timeout': { type: 'string', default: String(DEFAULT_SHUTDOWN_TIMEOUT_MS / 1000) },
           'serial-block': { type: 'string', default: String(DEFAULT_SERIAL_BLOCK) },
+          ...FRONT_DOOR_FLAG,
         },
       });
       const shutdownTimeout = Number(values['shutdown-timeout']);
@@ -144,6 +159,7 @@ async function main(argv: string[]): Promise<number> {
         ...(values.identity ? { identity: values.identity } : {}),
         shutdownTimeoutMs: shutdownTimeout * 1000,
         serialBlock,
+        frontDoors: await loadFrontDoors(values['front-door'] ?? []),
         log,
       });
       await untilSignal(log);
@@ -167,6 +183,7 @@ async function main(argv: string[]): Promise<number> {
           'unconfirmed-after': { type: 'string', default: '30' },
           'response-cache': { type: 'string' },
           ...RRL_FLAGS,
+          ...FRONT_DOOR_FLAG,
         },
       });
       const unconfirmed = Number(values['unconfirmed-after']);
@@ -185,6 +202,7 @@ async function main(argv: string[]): Promise<number> {
         unconfirmedAfterMs: unconfirmed * 1000,
         ...responseCacheOption(values['response-cache']),
         ...rrlOption(values),
+        frontDoors: await loadFrontDoors(values['front-door'] ?? []),
         log,
       });
       await untilSignal(log);
@@ -195,7 +213,11 @@ async function main(argv: string[]): Promise<number> {
       const { values, positionals } = parseArgs({
         args: rest,
         allowPositionals: true,
-        options: { 'state-dir': { type: 'string' }, 'max-manifest-bytes': { type: 'string' } },
+        options: {
+          'state-dir': { type: 'string' },
+          'max-manifest-bytes': { type: 'string' },
+          ...FRONT_DOOR_FLAG,
+        },
       });
       if (positionals.length === 0) throw new UsageError('validate needs at least one PATH');
       if (values['state-dir'] !== undefined && positionals.length !== 1)
@@ -205,6 +227,7 @@ async function main(argv: string[]): Promise<number> {
       return runValidate(positionals, process.stdout, {
         ...(values['state-dir'] !== undefined ? { stateDir: values['state-dir'] } : {}),
         ...maxManifestBytesOption(values['max-manifest-bytes']),
+        frontDoors: await loadFrontDoors(values['front-door'] ?? []),
       });
     }
     case 'status': {
@@ -216,11 +239,12 @@ async function main(argv: string[]): Promise<number> {
       return runStatus(url, process.stdout);
     }
     case 'crds': {
-      const { values } = parseArgs({ args: rest, options: { out: { type: 'string' } } });
+      const { values } = parseArgs({ args: rest, options: { out: { type: 'string' }, ...FRONT_DOOR_FLAG } });
+      const doors = (await loadFrontDoors(values['front-door'] ?? [])).all;
       if (values.out) {
-        for (const file of writeCrdFiles(values.out)) process.stdout.write(`wrote ${file}\n`);
+        for (const file of writeCrdFiles(values.out, doors)) process.stdout.write(`wrote ${file}\n`);
       } else {
-        process.stdout.write(crdsYaml());
+        process.stdout.write(crdsYaml(doors));
       }
       return 0;
     }

@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { type FrontDoors, frontDoorId, NO_FRONT_DOORS } from '../api/frontdoors/index.ts';
 import { KINDS, type Kind, type Problem } from '../api/index.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { createBackendFactory } from '../backends/registry.ts';
 import { Controller } from '../control/controller.ts';
+import { FrontDoorStore } from '../control/front-door-store.ts';
 import { Registry } from '../metrics/registry.ts';
 import { HttpServer } from '../server/http-server.ts';
 import { ZoneTable } from '../server/zone-table.ts';
@@ -43,6 +45,8 @@ export interface OperatorOptions {
   log: Log;
   /** What to do when leadership is lost (the CLI exits; tests may do otherwise). */
   onLostLeadership?: () => void;
+  /** Front doors whose kinds are read too (registered ones and those of `--front-door`). */
+  frontDoors?: FrontDoors;
 }
 
 export interface OperatorHandle {
@@ -99,7 +103,8 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     registry,
     log,
   });
-  const store = new KubernetesStore({ api, log, registry, events });
+  const frontDoors = options.frontDoors ?? NO_FRONT_DOORS;
+  const store = new KubernetesStore({ api, log, registry, events, frontDoors });
   // The built-in backend here is an in-process table (the data plane is `zonekeeper server`); other
   // backends (PowerDNS) are programmed by the operator itself, with secrets read by reference.
   const table = new ZoneTable();
@@ -145,8 +150,11 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     metrics: () => registry.render(),
     resources: () => ({
       leader: controller !== undefined,
-      items: KINDS.flatMap((kind) => store.list(kind)),
-      problems: store.invalidObjects(),
+      items: [
+        ...KINDS.flatMap((kind) => store.list(kind)),
+        ...frontDoors.all.flatMap((door) => store.listForeign(frontDoorId(door))),
+      ],
+      problems: [...store.invalidObjects(), ...store.invalidForeignObjects()],
     }),
   });
   await http.start();
@@ -197,8 +205,18 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       if (!current()) return;
       serials = records;
       log('info', 'zone serial records read', { records: records.size, block: serialBlock });
+      // Objects of front-door kinds reach the controller as the DNSZones and DNSRecordSets they map to.
+      const translated =
+        frontDoors.size > 0
+          ? new FrontDoorStore({
+              base: store,
+              doors: frontDoors,
+              log,
+              problems: (door, key) => store.foreignProblems(door, key),
+            })
+          : undefined;
       controller = new Controller({
-        store,
+        store: translated ?? store,
         backend: backends,
         serials: records,
         registry,

@@ -1,9 +1,11 @@
+import { type FrontDoors, frontDoorId, NO_FRONT_DOORS } from '../api/frontdoors/index.ts';
 import { KINDS } from '../api/index.ts';
 import type { Backend } from '../backends/backend.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { WorkerPoolBackend } from '../backends/builtin/worker-pool-backend.ts';
 import { createBackendFactory } from '../backends/registry.ts';
 import { Controller } from '../control/controller.ts';
+import { FrontDoorStore } from '../control/front-door-store.ts';
 import { MemoryStore } from '../control/memory-store.ts';
 import { fileAndEnvSecrets } from '../control/secrets.ts';
 import type { Name } from '../dns/name.ts';
@@ -18,7 +20,7 @@ import { TransferHandler } from '../server/transfer/transfer-handler.ts';
 import { TransferPolicy } from '../server/transfer/transfer-policy.ts';
 import { ZoneTable } from '../server/zone-table.ts';
 import { WorkerManifestParser } from '../sources/manifests/manifest-parser.ts';
-import { ManifestSource, refusalText } from '../sources/manifests/manifest-source.ts';
+import { formatProblem, ManifestSource, refusalText } from '../sources/manifests/manifest-source.ts';
 import { registerSourceMetrics } from '../sources/manifests/resource-metrics.ts';
 import { StateStore } from '../sources/manifests/state-file.ts';
 import { rememberAcceptance, restoreAcceptance } from '../sources/manifests/zone-acceptance.ts';
@@ -48,6 +50,10 @@ export interface ServeOptions extends AnswerSettings {
    * doors that authenticate callers come later; until then `ServeHandle.writer` is the in-process entry.
    */
   writeAccess?: WriteAccessConfig;
+  /** Front doors whose kinds the manifests may hold (registered ones and those of `frontDoorModules`). */
+  frontDoors?: FrontDoors;
+  /** The modules of `--front-door`: the manifest parse worker loads them too. */
+  frontDoorModules?: readonly string[];
   log: Log;
 }
 
@@ -113,12 +119,14 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     return pool;
   };
   // YAML is parsed on a worker thread: never on a thread that answers DNS.
-  const parser = new WorkerManifestParser();
+  const parser = new WorkerManifestParser(options.frontDoorModules);
+  const frontDoors = options.frontDoors ?? NO_FRONT_DOORS;
   const source = new ManifestSource({
     dir: options.manifests,
     store,
     state,
     parser,
+    frontDoors,
     ...(options.maxManifestBytes !== undefined ? { maxFileBytes: options.maxManifestBytes } : {}),
     log: (level, message) => log(level, message),
   });
@@ -146,7 +154,10 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     metrics: () => registry.render(),
     resources: () => ({
       // Objects kept at their last valid version show Accepted=False with the manifest's problem.
-      items: KINDS.flatMap((kind) => store.list(kind).map((object) => source.present(object))),
+      items: [
+        ...KINDS.flatMap((kind) => store.list(kind).map((object) => source.present(object))),
+        ...frontDoors.all.flatMap((door) => store.listForeign(frontDoorId(door))),
+      ],
       problems: source.problems(),
     }),
   });
@@ -159,8 +170,23 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   // environment variables here; a Kubernetes Secret reference is reported as needing a cluster).
   const secrets = fileAndEnvSecrets();
   const backends = createBackendFactory({ builtin: zoneBackend, secrets, log });
+  // Objects of front-door kinds reach the controller as the DNSZones and DNSRecordSets they map to.
+  const translated =
+    frontDoors.size > 0
+      ? new FrontDoorStore({
+          base: store,
+          doors: frontDoors,
+          log: (level, message, fields) => log(level, message, fields),
+          // A manifest made invalid: the last valid version is served, and its status says why.
+          problems: (door, key) =>
+            source
+              .keptObjects()
+              .get(`${door}/${key}`)
+              ?.map((p) => ({ path: p.path ?? '', code: p.code, message: formatProblem(p) })),
+        })
+      : undefined;
   const controller = new Controller({
-    store,
+    store: translated ?? store,
     backend: backends,
     serials: state,
     registry,

@@ -1,7 +1,9 @@
+import { type FrontDoors, NO_FRONT_DOORS } from '../api/frontdoors/index.ts';
 import { KINDS } from '../api/index.ts';
 import type { Backend } from '../backends/backend.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { WorkerPoolBackend } from '../backends/builtin/worker-pool-backend.ts';
+import { FrontDoorStore } from '../control/front-door-store.ts';
 import { ZoneFollower } from '../control/zone-follower.ts';
 import { Registry } from '../metrics/registry.ts';
 import { type AnswerSettings, answerSettings, createQueryHandler } from '../server/answer-settings.ts';
@@ -21,6 +23,8 @@ export interface ServerOptions extends AnswerSettings {
   workers?: number;
   /** See ZoneFollower: how long a zone never served here waits for the operator's confirmation. */
   unconfirmedAfterMs?: number;
+  /** Front doors whose kinds are read too (the operator's). */
+  frontDoors?: FrontDoors;
   log: Log;
 }
 
@@ -45,7 +49,8 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
   const registry = new Registry();
   const table = new ZoneTable();
   const metrics = new ServerMetrics(registry, table);
-  const store = new KubernetesStore({ api, log, registry });
+  const frontDoors = options.frontDoors ?? NO_FRONT_DOORS;
+  const store = new KubernetesStore({ api, log, registry, frontDoors });
   const workers = Math.max(1, options.workers ?? 1);
   let pool: WorkerPoolBackend | undefined;
   const handler = createQueryHandler(table, metrics, options);
@@ -80,7 +85,11 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
   store.start();
   await store.synced();
   const follower = new ZoneFollower({
-    store,
+    // Objects of front-door kinds as the record sets they map to (read only: the operator writes).
+    store:
+      frontDoors.size > 0
+        ? new FrontDoorStore({ base: store, doors: frontDoors, readOnly: true, log })
+        : store,
     backend,
     registry,
     log,

@@ -1,6 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
+import { type FrontDoors, frontDoorId, NO_FRONT_DOORS } from '../api/frontdoors/index.ts';
 import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../api/index.ts';
 import { KINDS, type Resource } from '../api/index.ts';
+import { FrontDoorStore } from '../control/front-door-store.ts';
 import { MemoryStore } from '../control/memory-store.ts';
 import { type ManifestDocument, parseManifestText } from '../sources/manifests/load-manifests.ts';
 import {
@@ -35,6 +37,8 @@ export interface ValidateOptions {
   stateDir?: string;
   /** Per-file size limit, as `serve --max-manifest-bytes`. */
   maxManifestBytes?: number;
+  /** Front doors whose kinds the manifests may hold, checked with their own rules and mapped as serve maps them. */
+  frontDoors?: FrontDoors;
   now?: Date;
 }
 
@@ -61,7 +65,9 @@ export async function validatePaths(
   // Read-only: a `serve` may be running on this state folder.
   const state = await StateStore.open(options.stateDir, { readOnly: true });
   const store = new MemoryStore(() => now);
+  const frontDoors = options.frontDoors ?? NO_FRONT_DOORS;
   const source = new ManifestSource({
+    frontDoors,
     dir: paths.length === 1 ? paths[0]! : process.cwd(),
     roots: paths,
     store,
@@ -88,13 +94,45 @@ export async function validatePaths(
     return parsed;
   };
   const located: Promise<void>[] = [];
+  // Front-door objects are judged as the DNSZones and DNSRecordSets they map to, and reported as themselves.
+  const translated = frontDoors.size > 0 ? new FrontDoorStore({ base: store, doors: frontDoors }) : undefined;
   const report = (list: ManifestProblem[], r: Resource, code: string, message: string, path?: string) => {
-    const id = `${r.kind}/${resourceKey(r.metadata)}`;
+    const origin = translated?.origin(r.kind, resourceKey(r.metadata));
+    if (origin) {
+      for (const object of origin.objects) {
+        const id = `${frontDoorId(origin.door)}/${resourceKey(object.metadata)}`;
+        place(
+          list,
+          id,
+          `${origin.door.kind} ${resourceKey(object.metadata)}`,
+          code,
+          `${message} (as ${r.kind} ${resourceKey(r.metadata)})`,
+        );
+      }
+      return;
+    }
+    place(
+      list,
+      `${r.kind}/${resourceKey(r.metadata)}`,
+      `${r.kind} ${resourceKey(r.metadata)}`,
+      code,
+      message,
+      path,
+    );
+  };
+  const place = (
+    list: ManifestProblem[],
+    id: string,
+    object: string,
+    code: string,
+    message: string,
+    path?: string,
+  ) => {
     const where = source.definitionOf(id);
     const problem: ManifestProblem = {
       file: where?.file ?? paths.join(', '),
       ...(where?.document !== undefined ? { document: where.document } : {}),
-      object: `${r.kind} ${resourceKey(r.metadata)}`,
+      object,
       ...(path ? { path } : {}),
       code,
       message,
@@ -124,17 +162,32 @@ export async function validatePaths(
     });
   }
 
+  // A translation the native rules refuse (e.g. a merged CNAME with two targets).
+  for (const t of translated?.translationProblems() ?? []) {
+    for (const object of t.objects) {
+      for (const p of t.problems) {
+        const key = resourceKey(object.metadata);
+        place(
+          errors,
+          `${frontDoorId(t.door)}/${key}`,
+          `${t.door.kind} ${key}`,
+          p.code,
+          `as ${p.path}: ${p.message}`,
+        );
+      }
+    }
+  }
   // The zones judged as `serve` judges them at start: in one batch (zones created at the same time
   // tie), with the Accepted conditions serve remembers (a zone it served keeps its domain, ADR 0013).
   await restoreAcceptance(store, state);
   const catalog = new Catalog();
-  const items = KINDS.flatMap((kind) => store.list(kind));
-  catalog.load(store.list('DNSZoneClass') as DNSZoneClass[], store.list('DNSZone') as DNSZone[], []);
+  const view = translated ?? store;
+  catalog.load(view.list('DNSZoneClass') as DNSZoneClass[], view.list('DNSZone') as DNSZone[], []);
   // Zones whose manifest is invalid (and nothing kept): record sets naming them say so, not that
   // they do not exist.
   for (const [id, why] of source.refusedObjects())
     if (id.startsWith('DNSZone/')) catalog.setZoneRefused(id.slice('DNSZone/'.length), refusalText(why));
-  for (const r of store.list('DNSRecordSet')) catalog.setRecord(r as DNSRecordSet);
+  for (const r of view.list('DNSRecordSet')) catalog.setRecord(r as DNSRecordSet);
 
   for (const [key, zone] of catalog.zones) {
     const verdict = catalog.zoneVerdict(key);
@@ -171,7 +224,7 @@ export async function validatePaths(
       external ? undefined : 'spec.name',
     );
   }
-  for (const rs of store.list('DNSRecordSet') as DNSRecordSet[]) {
+  for (const rs of view.list('DNSRecordSet') as DNSRecordSet[]) {
     for (const long of longTxtStrings(rs)) {
       report(
         notes,
@@ -183,13 +236,16 @@ export async function validatePaths(
     }
   }
   await Promise.all(located);
+  translated?.close();
 
   const order = (a: ManifestProblem, b: ManifestProblem) =>
     a.file < b.file ? -1 : a.file > b.file ? 1 : (a.line ?? 0) - (b.line ?? 0);
   errors.sort(order);
   warnings.sort(order);
   notes.sort(order);
-  return { errors, warnings, notes, resources: items.length };
+  const foreign = frontDoors.all.reduce((n, door) => n + store.listForeign(frontDoorId(door)).length, 0);
+  const native = KINDS.reduce((n, kind) => n + store.list(kind).length, 0);
+  return { errors, warnings, notes, resources: native + foreign };
 }
 
 export async function runValidate(

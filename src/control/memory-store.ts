@@ -1,17 +1,29 @@
-import type { Kind, Resource } from '../api/index.ts';
+import type { ForeignObject } from '../api/frontdoors/front-door.ts';
+import type { Kind, ObjectMeta, Resource } from '../api/index.ts';
 import { getOrInsert } from '../util/get-or-insert.ts';
 import { type ResourceKey, resourceKey } from '../zones/resource-key.ts';
 import { jsonEqual } from './conditions.ts';
-import type { ResourceStore, StoreEvent } from './resource-store.ts';
+import type { ForeignEvent, ForeignObjectStore, ResourceStore, StoreEvent } from './resource-store.ts';
+
+/** A native or foreign object as kept here. */
+interface Stored {
+  kind: string;
+  metadata: ObjectMeta;
+  spec: unknown;
+  status?: unknown;
+}
 
 /**
  * An in-memory ResourceStore with Kubernetes semantics for generation, status and finalizers. The
  * manifests source drives it with `apply` and `remove`; reconcilers see exactly what they would see
- * against an API server.
+ * against an API server. Objects of front-door kinds are kept the same way (`applyForeign`,
+ * `removeForeign`), apart from the native ones, under their door's id.
  */
-export class MemoryStore implements ResourceStore {
-  private readonly objects = new Map<Kind, Map<ResourceKey, Resource>>();
+export class MemoryStore implements ResourceStore, ForeignObjectStore {
+  private readonly objects = new Map<string, Map<ResourceKey, Stored>>();
+  private readonly foreign = new Map<string, Map<ResourceKey, Stored>>();
   private readonly handlers = new Set<(event: StoreEvent) => void>();
+  private readonly foreignHandlers = new Set<(event: ForeignEvent) => void>();
   private readonly now: () => Date;
   private uid = 0;
   private resourceVersion = 0;
@@ -21,11 +33,11 @@ export class MemoryStore implements ResourceStore {
   }
 
   list(kind: Kind): Resource[] {
-    return [...(this.objects.get(kind)?.values() ?? [])];
+    return [...(this.objects.get(kind)?.values() ?? [])] as Resource[];
   }
 
   get(kind: Kind, key: ResourceKey): Resource | undefined {
-    return this.objects.get(kind)?.get(key);
+    return this.objects.get(kind)?.get(key) as Resource | undefined;
   }
 
   watch(handler: (event: StoreEvent) => void): () => void {
@@ -40,8 +52,92 @@ export class MemoryStore implements ResourceStore {
    * ages and generations across restarts.
    */
   apply(desired: Resource, creationTimestamp?: string, generation?: number): void {
+    this.put(this.objects, desired.kind, desired, creationTimestamp, generation, (key, object) =>
+      this.emit({ type: 'upsert', kind: desired.kind, key, object: object as Resource }),
+    );
+  }
+
+  /** Deletes an object: at once without finalizers, otherwise marks it for deletion. */
+  remove(kind: Kind, key: ResourceKey): void {
+    this.delete(this.objects, kind, key, (type, object) =>
+      this.emit({ type, kind, key, object: object as Resource }),
+    );
+  }
+
+  async updateStatus(kind: Kind, key: ResourceKey, status: NonNullable<Resource['status']>): Promise<void> {
+    // Status writes do not notify watchers of the same controller in a way that changes desired state,
+    // but Kubernetes does send them; we do too so that readers (HTTP API) see fresh status.
+    this.setStatus(this.objects, kind, key, status, (object) =>
+      this.emit({ type: 'upsert', kind, key, object: object as Resource }),
+    );
+  }
+
+  async addFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void> {
+    this.addFinalizerTo(this.objects, kind, key, finalizer);
+  }
+
+  async removeFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void> {
+    this.removeFinalizerFrom(this.objects, kind, key, finalizer, (object) =>
+      this.emit({ type: 'delete', kind, key, object: object as Resource }),
+    );
+  }
+
+  // Front-door kinds ------------------------------------------------------------------------------
+
+  listForeign(door: string): ForeignObject[] {
+    return [...(this.foreign.get(door)?.values() ?? [])] as ForeignObject[];
+  }
+
+  getForeign(door: string, key: ResourceKey): ForeignObject | undefined {
+    return this.foreign.get(door)?.get(key) as ForeignObject | undefined;
+  }
+
+  watchForeign(handler: (event: ForeignEvent) => void): () => void {
+    this.foreignHandlers.add(handler);
+    return () => this.foreignHandlers.delete(handler);
+  }
+
+  /** `apply` for an object of the front door `door`. */
+  applyForeign(door: string, desired: ForeignObject, creationTimestamp?: string, generation?: number): void {
+    this.put(this.foreign, door, desired, creationTimestamp, generation, (key, object) =>
+      this.emitForeign({ type: 'upsert', door, key, object: object as ForeignObject }),
+    );
+  }
+
+  removeForeign(door: string, key: ResourceKey): void {
+    this.delete(this.foreign, door, key, (type, object) =>
+      this.emitForeign({ type, door, key, object: object as ForeignObject }),
+    );
+  }
+
+  async updateForeignStatus(door: string, key: ResourceKey, status: Record<string, unknown>): Promise<void> {
+    this.setStatus(this.foreign, door, key, status, (object) =>
+      this.emitForeign({ type: 'upsert', door, key, object: object as ForeignObject }),
+    );
+  }
+
+  async addForeignFinalizer(door: string, key: ResourceKey, finalizer: string): Promise<void> {
+    this.addFinalizerTo(this.foreign, door, key, finalizer);
+  }
+
+  async removeForeignFinalizer(door: string, key: ResourceKey, finalizer: string): Promise<void> {
+    this.removeFinalizerFrom(this.foreign, door, key, finalizer, (object) =>
+      this.emitForeign({ type: 'delete', door, key, object: object as ForeignObject }),
+    );
+  }
+
+  // The semantics, for both ----------------------------------------------------------------------
+
+  private put(
+    objects: Map<string, Map<ResourceKey, Stored>>,
+    kind: string,
+    desired: Stored,
+    creationTimestamp: string | undefined,
+    generation: number | undefined,
+    emit: (key: ResourceKey, object: Stored) => void,
+  ): void {
     const key = resourceKey(desired.metadata);
-    const byKey = this.bucket(desired.kind);
+    const byKey = getOrInsert(objects, kind, () => new Map());
     const existing = byKey.get(key);
     if (existing?.metadata.deletionTimestamp) return; // being deleted; a re-create waits for it to go
     const specChanged = !existing || !jsonEqual(existing.spec, desired.spec);
@@ -53,7 +149,7 @@ export class MemoryStore implements ResourceStore {
     ) {
       return;
     }
-    const metadata: Resource['metadata'] = {
+    const metadata: ObjectMeta = {
       ...desired.metadata,
       uid: existing?.metadata.uid ?? `uid-${++this.uid}`,
       generation: existing
@@ -64,81 +160,100 @@ export class MemoryStore implements ResourceStore {
       resourceVersion: String(++this.resourceVersion),
       ...(existing?.metadata.finalizers ? { finalizers: existing.metadata.finalizers } : {}),
     };
-    const { status: _ignored, ...rest } = desired as Resource & { status?: unknown };
-    const object = {
+    const { status: _ignored, ...rest } = desired;
+    const object: Stored = {
       ...rest,
       metadata,
       ...(existing?.status ? { status: existing.status } : {}),
-    } as Resource;
+    };
     byKey.set(key, object);
-    this.emit({ type: 'upsert', kind: desired.kind, key, object });
+    emit(key, object);
   }
 
-  /** Deletes an object: at once without finalizers, otherwise marks it for deletion. */
-  remove(kind: Kind, key: ResourceKey): void {
-    const byKey = this.bucket(kind);
+  private delete(
+    objects: Map<string, Map<ResourceKey, Stored>>,
+    kind: string,
+    key: ResourceKey,
+    emit: (type: 'upsert' | 'delete', object: Stored) => void,
+  ): void {
+    const byKey = getOrInsert(objects, kind, () => new Map());
     const existing = byKey.get(key);
     if (!existing) return;
     if ((existing.metadata.finalizers ?? []).length === 0) {
       byKey.delete(key);
-      this.emit({ type: 'delete', kind, key, object: existing });
+      emit('delete', existing);
       return;
     }
     if (existing.metadata.deletionTimestamp) return;
     const object = this.revise(existing, { deletionTimestamp: this.now().toISOString() });
     byKey.set(key, object);
-    this.emit({ type: 'upsert', kind, key, object });
+    emit('upsert', object);
   }
 
-  async updateStatus(kind: Kind, key: ResourceKey, status: NonNullable<Resource['status']>): Promise<void> {
-    const byKey = this.bucket(kind);
-    const existing = byKey.get(key);
-    if (!existing) return;
-    const object = {
+  private setStatus(
+    objects: Map<string, Map<ResourceKey, Stored>>,
+    kind: string,
+    key: ResourceKey,
+    status: unknown,
+    emit: (object: Stored) => void,
+  ): void {
+    const byKey = objects.get(kind);
+    const existing = byKey?.get(key);
+    if (!byKey || !existing) return;
+    const object: Stored = {
       ...existing,
       status,
       metadata: { ...existing.metadata, resourceVersion: String(++this.resourceVersion) },
-    } as Resource;
+    };
     byKey.set(key, object);
-    // Status writes do not notify watchers of the same controller in a way that changes desired state,
-    // but Kubernetes does send them; we do too so that readers (HTTP API) see fresh status.
-    this.emit({ type: 'upsert', kind, key, object });
+    emit(object);
   }
 
-  async addFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void> {
-    const existing = this.bucket(kind).get(key);
-    if (!existing || existing.metadata.deletionTimestamp) return;
+  private addFinalizerTo(
+    objects: Map<string, Map<ResourceKey, Stored>>,
+    kind: string,
+    key: ResourceKey,
+    finalizer: string,
+  ): void {
+    const byKey = objects.get(kind);
+    const existing = byKey?.get(key);
+    if (!byKey || !existing || existing.metadata.deletionTimestamp) return;
     const finalizers = existing.metadata.finalizers ?? [];
     if (finalizers.includes(finalizer)) return;
-    this.bucket(kind).set(key, this.revise(existing, { finalizers: [...finalizers, finalizer] }));
+    byKey.set(key, this.revise(existing, { finalizers: [...finalizers, finalizer] }));
   }
 
-  async removeFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void> {
-    const byKey = this.bucket(kind);
-    const existing = byKey.get(key);
-    if (!existing) return;
+  private removeFinalizerFrom(
+    objects: Map<string, Map<ResourceKey, Stored>>,
+    kind: string,
+    key: ResourceKey,
+    finalizer: string,
+    emitDelete: (object: Stored) => void,
+  ): void {
+    const byKey = objects.get(kind);
+    const existing = byKey?.get(key);
+    if (!byKey || !existing) return;
     const finalizers = (existing.metadata.finalizers ?? []).filter((f) => f !== finalizer);
     if (existing.metadata.deletionTimestamp && finalizers.length === 0) {
       byKey.delete(key);
-      this.emit({ type: 'delete', kind, key, object: existing });
+      emitDelete(existing);
       return;
     }
     byKey.set(key, this.revise(existing, { finalizers }));
   }
 
-  private revise(object: Resource, metadata: Partial<Resource['metadata']>): Resource {
+  private revise(object: Stored, metadata: Partial<ObjectMeta>): Stored {
     return {
       ...object,
       metadata: { ...object.metadata, ...metadata, resourceVersion: String(++this.resourceVersion) },
-    } as Resource;
-  }
-
-  private bucket(kind: Kind): Map<ResourceKey, Resource> {
-    const byKey = getOrInsert(this.objects, kind, () => new Map());
-    return byKey;
+    };
   }
 
   private emit(event: StoreEvent): void {
     for (const handler of this.handlers) handler(event);
+  }
+
+  private emitForeign(event: ForeignEvent): void {
+    for (const handler of this.foreignHandlers) handler(event);
   }
 }

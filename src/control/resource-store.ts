@@ -1,3 +1,4 @@
+import type { ForeignObject } from '../api/frontdoors/front-door.ts';
 import type { Kind, Resource } from '../api/index.ts';
 import type { ResourceKey } from '../zones/resource-key.ts';
 
@@ -22,4 +23,23 @@ export interface ResourceStore {
   updateStatus(kind: Kind, key: ResourceKey, status: NonNullable<Resource['status']>): Promise<void>;
   addFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void>;
   removeFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void>;
+}
+
+/** An event about an object of a front door's kind (`door` is the door's id, `Kind.group`). */
+export type ForeignEvent =
+  | { type: 'upsert'; door: string; key: ResourceKey; object: ForeignObject }
+  | { type: 'delete'; door: string; key: ResourceKey; object: ForeignObject };
+
+/**
+ * Objects of front-door kinds, kept by a source beside the native ones, with the same semantics
+ * (generation, status subresource, finalizers, deletion). Only the translating store
+ * (`front-door-store.ts`) reads and writes them.
+ */
+export interface ForeignObjectStore {
+  listForeign(door: string): ForeignObject[];
+  getForeign(door: string, key: ResourceKey): ForeignObject | undefined;
+  watchForeign(handler: (event: ForeignEvent) => void): () => void;
+  updateForeignStatus(door: string, key: ResourceKey, status: Record<string, unknown>): Promise<void>;
+  addForeignFinalizer(door: string, key: ResourceKey, finalizer: string): Promise<void>;
+  removeForeignFinalizer(door: string, key: ResourceKey, finalizer: string): Promise<void>;
 }

@@ -106,8 +106,29 @@ export interface ConfigMapRecord {
   data: Record<string, string>;
 }
 
+/** The REST coordinates of a kind: a native one, or a front door's. */
+export interface ApiResource {
+  group: string;
+  version: string;
+  plural: string;
+  kind: string;
+}
+
+function coordinates(kind: Kind | ApiResource): { group: string; version: string; plural: string } {
+  if (typeof kind !== 'string') return { group: kind.group, version: kind.version, plural: kind.plural };
+  return { group: GROUP, version: VERSION, plural: KIND_DEFINITIONS[kind].plural };
+}
+
 export interface EventInput {
-  regarding: { kind: Kind; name: string; namespace?: string; uid?: string; resourceVersion?: string };
+  regarding: {
+    kind: string;
+    /** Default: Zonekeeper's own API version. */
+    apiVersion?: string;
+    name: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+  };
   type: 'Normal' | 'Warning';
   reason: string;
   action: string;
@@ -136,16 +157,16 @@ export class KubeApi {
    * for 30 s by default; that is raised to `inactivityMs` (the reflector's own watchdog, longer than the
    * API server's bookmark interval of about a minute), so a quiet kind is not re-watched every 30 s.
    */
-  listerWatcher(kind: Kind, inactivityMs = 300_000): ListerWatcher {
-    const plural = KIND_DEFINITIONS[kind].plural;
+  listerWatcher(kind: Kind | ApiResource, inactivityMs = 300_000): ListerWatcher {
+    const { group, version, plural } = coordinates(kind);
     const watch = new Watch(this.config);
     if ('requestTimeoutMs' in watch)
       (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = inactivityMs + 5000;
     return {
-      list: () => this.listAll(plural),
+      list: () => this.listAll(group, version, plural),
       watch: async (resourceVersion, timeoutSeconds, onEvent, onDone): Promise<WatchHandle> => {
         const controller = await watch.watch(
-          `/apis/${GROUP}/${VERSION}/${plural}`,
+          `/apis/${group}/${version}/${plural}`,
           { resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
           (type: string, object: KubeObject) => onEvent({ type, object } as WatchEvent),
           (error: unknown) => onDone(error ?? undefined),
@@ -155,7 +176,7 @@ export class KubeApi {
     };
   }
 
-  private async listAll(plural: string): Promise<ListResult> {
+  private async listAll(group: string, version: string, plural: string): Promise<ListResult> {
     for (;;) {
       const items: KubeObject[] = [];
       let next: string | undefined;
@@ -164,8 +185,8 @@ export class KubeApi {
         do {
           const page = (await call(() =>
             this.custom.listClusterCustomObject({
-              group: GROUP,
-              version: VERSION,
+              group,
+              version,
               plural,
               limit: this.listPageSize,
               ...(next ? { _continue: next } : {}),
@@ -184,13 +205,17 @@ export class KubeApi {
     }
   }
 
-  async get(kind: Kind, namespace: string | undefined, name: string): Promise<KubeJson | undefined> {
-    const plural = KIND_DEFINITIONS[kind].plural;
+  async get(
+    kind: Kind | ApiResource,
+    namespace: string | undefined,
+    name: string,
+  ): Promise<KubeJson | undefined> {
+    const { group, version, plural } = coordinates(kind);
     try {
       return (await call(() =>
         namespace
-          ? this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, name })
-          : this.custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural, name }),
+          ? this.custom.getNamespacedCustomObject({ group, version, namespace, plural, name })
+          : this.custom.getClusterCustomObject({ group, version, plural, name }),
       )) as KubeJson;
     } catch (e) {
       if (isStatus(e, 404)) return undefined;
@@ -199,22 +224,22 @@ export class KubeApi {
   }
 
   /** PUT on the /status subresource; `object.metadata.resourceVersion` makes it conditional (409). */
-  async replaceStatus(kind: Kind, object: KubeJson): Promise<KubeJson> {
-    const plural = KIND_DEFINITIONS[kind].plural;
+  async replaceStatus(kind: Kind | ApiResource, object: KubeJson): Promise<KubeJson> {
+    const { group, version, plural } = coordinates(kind);
     const { name, namespace } = object.metadata as { name: string; namespace?: string };
     return (await call(() =>
       namespace
         ? this.custom.replaceNamespacedCustomObjectStatus({
-            group: GROUP,
-            version: VERSION,
+            group,
+            version,
             namespace,
             plural,
             name,
             body: object,
           })
         : this.custom.replaceClusterCustomObjectStatus({
-            group: GROUP,
-            version: VERSION,
+            group,
+            version,
             plural,
             name,
             body: object,
@@ -224,23 +249,20 @@ export class KubeApi {
 
   /** A JSON merge patch (RFC 7386) of the object itself; put metadata.resourceVersion in it for a precondition. */
   async mergePatch(
-    kind: Kind,
+    kind: Kind | ApiResource,
     namespace: string | undefined,
     name: string,
     patch: object,
   ): Promise<KubeJson> {
-    const plural = KIND_DEFINITIONS[kind].plural;
+    const { group, version, plural } = coordinates(kind);
     const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
     return (await call(() =>
       namespace
         ? this.custom.patchNamespacedCustomObject(
-            { group: GROUP, version: VERSION, namespace, plural, name, body: patch },
+            { group, version, namespace, plural, name, body: patch },
             options,
           )
-        : this.custom.patchClusterCustomObject(
-            { group: GROUP, version: VERSION, plural, name, body: patch },
-            options,
-          ),
+        : this.custom.patchClusterCustomObject({ group, version, plural, name, body: patch }, options),
     )) as KubeJson;
   }
 
@@ -269,7 +291,7 @@ export class KubeApi {
       note: event.note.length > 1024 ? `${event.note.slice(0, 1021)}...` : event.note,
       type: event.type,
       regarding: {
-        apiVersion: `${GROUP}/${VERSION}`,
+        apiVersion: regarding.apiVersion ?? `${GROUP}/${VERSION}`,
         kind: regarding.kind,
         name: regarding.name,
         ...(regarding.namespace ? { namespace: regarding.namespace } : {}),

@@ -2,7 +2,16 @@
  * The Kubernetes API as a ResourceStore: one reflector per kind fills a cache of validated objects;
  * status goes through the /status subresource, finalizers through merge patches on
  * metadata.finalizers, both conditional on resourceVersion and retried after a refetch on conflict.
+ * The kinds of registered front doors are read and written the same way (a ForeignObjectStore).
  */
+import {
+  apiVersionOf,
+  type ForeignObject,
+  type FrontDoor,
+  type FrontDoors,
+  frontDoorId,
+  validateForeign,
+} from '../../api/frontdoors/index.ts';
 import {
   KIND_DEFINITIONS,
   KINDS,
@@ -12,12 +21,17 @@ import {
   validateResource,
 } from '../../api/index.ts';
 import { jsonEqual } from '../../control/conditions.ts';
-import type { ResourceStore, StoreEvent } from '../../control/resource-store.ts';
+import type {
+  ForeignEvent,
+  ForeignObjectStore,
+  ResourceStore,
+  StoreEvent,
+} from '../../control/resource-store.ts';
 import type { Registry } from '../../metrics/registry.ts';
 import { getOrInsert } from '../../util/get-or-insert.ts';
 import { type ResourceKey, resourceKey, splitKey } from '../../zones/resource-key.ts';
 import type { EventRecorder } from './events.ts';
-import { isStatus, type KubeApi, type KubeJson } from './kube-api.ts';
+import { type ApiResource, isStatus, type KubeApi, type KubeJson } from './kube-api.ts';
 import { type KubeObject, Reflector, type ReflectorOptions } from './reflector.ts';
 
 /** An object the API server holds but Zonekeeper cannot use, and why. */
@@ -34,12 +48,24 @@ export interface KubernetesStoreOptions {
   /** Events for status transitions (the operator only). */
   events?: EventRecorder;
   reflector?: Pick<ReflectorOptions, 'inactivityMs' | 'watchTimeoutSeconds' | 'backoff'>;
+  /** Front doors whose kinds are read too (their CRDs must be installed). */
+  frontDoors?: FrontDoors;
+}
+
+/** A native object, or a front door's. */
+type Stored = Resource | ForeignObject;
+
+/** An object of a front door's kind that fails its validation, and why. */
+export interface InvalidForeignObject {
+  door: string;
+  key: ResourceKey;
+  problems: Problem[];
 }
 
 /** A write of ours that the watch has not delivered yet: until it does, it is the newest version. */
 interface Overlay {
   resourceVersion: string;
-  object: Resource;
+  object: Stored;
   expires: number;
 }
 
@@ -49,13 +75,17 @@ const OVERLAY_TTL_MS = 60_000;
 const RECENT_VERSIONS = 8;
 const MAX_CONFLICT_RETRIES = 5;
 
-export class KubernetesStore implements ResourceStore {
+export class KubernetesStore implements ResourceStore, ForeignObjectStore {
   private readonly options: KubernetesStoreOptions;
-  private readonly cache = new Map<Kind, Map<ResourceKey, Resource>>();
+  /** By kind: a native kind's name, or a front door's id (`Kind.group`). */
+  private readonly cache = new Map<string, Map<ResourceKey, Stored>>();
   private readonly overlays = new Map<string, Overlay>();
   private readonly recent = new Map<string, string[]>();
   private readonly invalid = new Map<string, InvalidObject>();
+  private readonly invalidForeign = new Map<string, InvalidForeignObject>();
   private readonly handlers = new Set<(event: StoreEvent) => void>();
+  private readonly foreignHandlers = new Set<(event: ForeignEvent) => void>();
+  private readonly doors = new Map<string, FrontDoor>();
   private readonly reflectors: Reflector[];
   private readonly counters?: {
     events: ReturnType<Registry['counter']>;
@@ -67,6 +97,7 @@ export class KubernetesStore implements ResourceStore {
 
   constructor(options: KubernetesStoreOptions) {
     this.options = options;
+    for (const door of options.frontDoors?.all ?? []) this.doors.set(frontDoorId(door), door);
     const registry = options.registry;
     if (registry) {
       this.counters = {
@@ -88,21 +119,23 @@ export class KubernetesStore implements ResourceStore {
       };
       const objects = registry.gauge('zonekeeper_kube_objects', 'Objects in the cache, by kind.', ['kind']);
       objects.collect = () => {
-        for (const kind of KINDS) objects.set(this.cache.get(kind)?.size ?? 0, kind);
+        for (const kind of [...KINDS, ...this.doors.keys()])
+          objects.set(this.cache.get(kind)?.size ?? 0, kind);
       };
       const invalid = registry.gauge(
         'zonekeeper_kube_invalid_objects',
         'Objects the API server holds that fail Zonekeeper validation.',
       );
-      invalid.collect = () => invalid.set(this.invalid.size);
+      invalid.collect = () => invalid.set(this.invalid.size + this.invalidForeign.size);
       const synced = registry.gauge('zonekeeper_kube_cache_synced', 'Whether every kind was listed once.');
       synced.collect = () => synced.set(this.hasSynced ? 1 : 0);
     }
-    this.reflectors = KINDS.map(
+    const kinds: string[] = [...KINDS, ...this.doors.keys()];
+    this.reflectors = kinds.map(
       (kind) =>
         new Reflector({
-          name: KIND_DEFINITIONS[kind].plural,
-          listerWatcher: options.api.listerWatcher(kind, options.reflector?.inactivityMs),
+          name: this.doors.get(kind)?.plural ?? KIND_DEFINITIONS[kind as Kind].plural,
+          listerWatcher: options.api.listerWatcher(this.apiResource(kind), options.reflector?.inactivityMs),
           onReplace: (items) => this.replace(kind, items),
           onEvent: (type, object) => this.event(kind, type, object),
           ...(options.log ? { log: options.log } : {}),
@@ -133,12 +166,22 @@ export class KubernetesStore implements ResourceStore {
     return [...this.invalid.values()];
   }
 
+  /** Objects of front-door kinds that fail their door's validation. */
+  invalidForeignObjects(): InvalidForeignObject[] {
+    return [...this.invalidForeign.values()];
+  }
+
+  /** The problems of a front-door object's newest version, if it is invalid. */
+  foreignProblems(door: string, key: ResourceKey): readonly Problem[] | undefined {
+    return this.invalidForeign.get(`${door}/${key}`)?.problems;
+  }
+
   list(kind: Kind): Resource[] {
-    return [...(this.cache.get(kind)?.values() ?? [])];
+    return [...(this.cache.get(kind)?.values() ?? [])] as Resource[];
   }
 
   get(kind: Kind, key: ResourceKey): Resource | undefined {
-    return this.cache.get(kind)?.get(key);
+    return this.cache.get(kind)?.get(key) as Resource | undefined;
   }
 
   watch(handler: (event: StoreEvent) => void): () => void {
@@ -146,21 +189,77 @@ export class KubernetesStore implements ResourceStore {
     return () => this.handlers.delete(handler);
   }
 
+  listForeign(door: string): ForeignObject[] {
+    return [...(this.cache.get(door)?.values() ?? [])] as ForeignObject[];
+  }
+
+  getForeign(door: string, key: ResourceKey): ForeignObject | undefined {
+    return this.cache.get(door)?.get(key) as ForeignObject | undefined;
+  }
+
+  watchForeign(handler: (event: ForeignEvent) => void): () => void {
+    this.foreignHandlers.add(handler);
+    return () => this.foreignHandlers.delete(handler);
+  }
+
   async updateStatus(kind: Kind, key: ResourceKey, status: NonNullable<Resource['status']>): Promise<void> {
     const before = this.get(kind, key);
     if (!before) return;
-    const written = await this.write(kind, key, 'status', (base) => {
+    const written = await this.writeStatus(kind, key, status);
+    if (written) this.options.events?.statusChanged(before, written as Resource);
+  }
+
+  async updateForeignStatus(door: string, key: ResourceKey, status: Record<string, unknown>): Promise<void> {
+    const before = this.getForeign(door, key);
+    const definition = this.doors.get(door);
+    if (!before || !definition) return;
+    const written = await this.writeStatus(door, key, status);
+    const event =
+      written && definition.event?.(before.status, (written.status ?? {}) as Record<string, unknown>);
+    if (event && written) {
+      const { name, namespace, uid, resourceVersion } = written.metadata;
+      this.options.events?.record({
+        regarding: {
+          kind: definition.kind,
+          apiVersion: apiVersionOf(definition),
+          name,
+          ...(namespace ? { namespace } : {}),
+          ...(uid ? { uid } : {}),
+          ...(resourceVersion ? { resourceVersion } : {}),
+        },
+        ...event,
+      });
+    }
+  }
+
+  async addForeignFinalizer(door: string, key: ResourceKey, finalizer: string): Promise<void> {
+    await this.addFinalizer(door as Kind, key, finalizer);
+  }
+
+  async removeForeignFinalizer(door: string, key: ResourceKey, finalizer: string): Promise<void> {
+    await this.removeFinalizer(door as Kind, key, finalizer);
+  }
+
+  private writeStatus(kind: string, key: ResourceKey, status: unknown): Promise<Stored | undefined> {
+    return this.write(kind, key, 'status', (base) => {
       if (jsonEqual(base.status, status)) return undefined;
       const { name, namespace } = base.metadata;
       return (api, rv) =>
-        api.replaceStatus(kind, {
+        api.replaceStatus(this.apiResource(kind), {
           apiVersion: base.apiVersion,
-          kind,
+          kind: base.kind,
           metadata: { name, ...(namespace ? { namespace } : {}), resourceVersion: rv },
-          status: status as unknown as Record<string, unknown>,
+          status: status as Record<string, unknown>,
         });
     });
-    if (written) this.options.events?.statusChanged(before, written);
+  }
+
+  /** A native kind's name, or the REST coordinates of a front door's kind. */
+  private apiResource(kind: string): Kind | ApiResource {
+    const door = this.doors.get(kind);
+    return door
+      ? { group: door.group, version: door.version, plural: door.plural, kind: door.kind }
+      : (kind as Kind);
   }
 
   async addFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void> {
@@ -188,13 +287,13 @@ export class KubernetesStore implements ResourceStore {
 
   private patchFinalizers(
     api: KubernetesStoreOptions['api'],
-    kind: Kind,
-    base: Resource,
+    kind: string,
+    base: Stored,
     finalizers: string[],
     resourceVersion: string,
   ): Promise<KubeJson> {
     // A merge patch replaces the whole list; the resourceVersion makes it fail (409) if the list moved.
-    return api.mergePatch(kind, base.metadata.namespace, base.metadata.name, {
+    return api.mergePatch(this.apiResource(kind), base.metadata.namespace, base.metadata.name, {
       metadata: { finalizers, resourceVersion },
     });
   }
@@ -204,14 +303,14 @@ export class KubernetesStore implements ResourceStore {
    * when there is nothing to do). On 409 the object is read again and planned again.
    */
   private async write(
-    kind: Kind,
+    kind: string,
     key: ResourceKey,
     what: 'status' | 'finalizers',
     plan: (
-      base: Resource,
+      base: Stored,
     ) => ((api: KubernetesStoreOptions['api'], resourceVersion: string) => Promise<KubeJson>) | undefined,
-  ): Promise<Resource | undefined> {
-    let base = this.get(kind, key);
+  ): Promise<Stored | undefined> {
+    let base = this.cache.get(kind)?.get(key);
     for (let attempt = 0; base; attempt++) {
       const request = plan(base);
       if (!request) return undefined;
@@ -232,7 +331,7 @@ export class KubernetesStore implements ResourceStore {
         this.counters?.writes.labels(kind, what, 'conflict').inc();
         // Someone else changed the object: read it again and decide again.
         const { namespace, name } = splitKey(key);
-        const fresh = await this.options.api.get(kind, namespace, name);
+        const fresh = await this.options.api.get(this.apiResource(kind), namespace, name);
         base = fresh ? this.parse(kind, fresh) : undefined;
       }
     }
@@ -240,7 +339,7 @@ export class KubernetesStore implements ResourceStore {
   }
 
   /** Makes a write of ours visible at once, before the watch delivers it. */
-  private writeThrough(kind: Kind, key: ResourceKey, raw: KubeJson): Resource | undefined {
+  private writeThrough(kind: string, key: ResourceKey, raw: KubeJson): Stored | undefined {
     const object = this.parse(kind, raw);
     if (!object) return undefined;
     const id = `${kind}/${key}`;
@@ -251,7 +350,7 @@ export class KubernetesStore implements ResourceStore {
       const existing = this.bucket(kind).get(key);
       this.bucket(kind).delete(key);
       this.overlays.set(id, { resourceVersion: rv, object, expires: Date.now() + OVERLAY_TTL_MS });
-      if (existing) this.emit({ type: 'delete', kind, key, object: existing });
+      if (existing) this.emit('delete', kind, key, existing);
       return object;
     }
     // Written with a version the watch already delivered (an update that changed nothing): no event
@@ -259,15 +358,15 @@ export class KubernetesStore implements ResourceStore {
     if (!(this.recent.get(id) ?? []).includes(rv))
       this.overlays.set(id, { resourceVersion: rv, object, expires: Date.now() + OVERLAY_TTL_MS });
     this.bucket(kind).set(key, object);
-    this.emit({ type: 'upsert', kind, key, object });
+    this.emit('upsert', kind, key, object);
     return object;
   }
 
-  private replace(kind: Kind, items: KubeObject[]): void {
+  private replace(kind: string, items: KubeObject[]): void {
     const bucket = this.bucket(kind);
     const seen = new Set<ResourceKey>();
     for (const raw of items) {
-      const key = keyOfRaw(kind, raw);
+      const key = this.keyOf(kind, raw);
       if (!key) continue;
       seen.add(key);
       const id = `${kind}/${key}`;
@@ -278,21 +377,23 @@ export class KubernetesStore implements ResourceStore {
       const existing = bucket.get(key);
       if (existing?.metadata.resourceVersion === object.metadata.resourceVersion) continue;
       bucket.set(key, object);
-      this.emit({ type: 'upsert', kind, key, object });
+      this.emit('upsert', kind, key, object);
     }
     for (const [key, existing] of [...bucket]) {
       if (seen.has(key)) continue;
       bucket.delete(key);
       this.forget(`${kind}/${key}`);
-      this.emit({ type: 'delete', kind, key, object: existing });
+      this.emit('delete', kind, key, existing);
     }
     for (const [id, invalid] of [...this.invalid])
       if (invalid.kind === kind && !seen.has(invalid.key)) this.invalid.delete(id);
+    for (const [id, invalid] of [...this.invalidForeign])
+      if (invalid.door === kind && !seen.has(invalid.key)) this.invalidForeign.delete(id);
   }
 
-  private event(kind: Kind, type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: KubeObject): void {
+  private event(kind: string, type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: KubeObject): void {
     this.counters?.events.labels(kind, type).inc();
-    const key = keyOfRaw(kind, raw);
+    const key = this.keyOf(kind, raw);
     if (!key) return;
     const id = `${kind}/${key}`;
     const bucket = this.bucket(kind);
@@ -301,7 +402,8 @@ export class KubernetesStore implements ResourceStore {
       bucket.delete(key);
       this.forget(id);
       this.invalid.delete(id);
-      if (existing) this.emit({ type: 'delete', kind, key, object: existing });
+      this.invalidForeign.delete(id);
+      if (existing) this.emit('delete', kind, key, existing);
       return;
     }
     const rv = raw.metadata?.resourceVersion;
@@ -320,14 +422,16 @@ export class KubernetesStore implements ResourceStore {
     const object = this.parse(kind, raw as KubeJson);
     if (!object) return;
     bucket.set(key, object);
-    this.emit({ type: 'upsert', kind, key, object });
+    this.emit('upsert', kind, key, object);
   }
 
   /** Validates an object from the API server; invalid ones are reported and not used. */
-  private parse(kind: Kind, raw: KubeJson): Resource | undefined {
+  private parse(kind: string, raw: KubeJson): Stored | undefined {
+    const door = this.doors.get(kind);
+    if (door) return this.parseForeign(kind, door, raw);
     const { managedFields: _m, ...metadata } = (raw.metadata ?? {}) as Record<string, unknown>;
     const result = validateResource({ ...raw, kind, metadata }, undefined, { keepStatus: true });
-    const key = keyOfRaw(kind, raw);
+    const key = this.keyOf(kind, raw);
     if (!key) return undefined;
     const id = `${kind}/${key}`;
     if (result.ok) {
@@ -335,13 +439,34 @@ export class KubernetesStore implements ResourceStore {
       return result.resource;
     }
     const known = this.invalid.get(id);
-    const entry: InvalidObject = { kind, key, problems: result.problems };
+    const entry: InvalidObject = { kind: kind as Kind, key, problems: result.problems };
     this.invalid.set(id, entry);
     if (!known || !jsonEqual(known.problems, result.problems)) {
       this.options.log?.('warn', `${kind} ${key} is invalid and is ignored`, {
         problems: result.problems.map((p) => `${p.path}: ${p.message}`).join('; '),
       });
       this.onInvalid?.(entry, raw);
+    }
+    return undefined;
+  }
+
+  private parseForeign(kind: string, door: FrontDoor, raw: KubeJson): Stored | undefined {
+    const { managedFields: _m, ...metadata } = (raw.metadata ?? {}) as Record<string, unknown>;
+    const key = this.keyOf(kind, raw);
+    if (!key) return undefined;
+    const id = `${kind}/${key}`;
+    const old = this.cache.get(kind)?.get(key) as ForeignObject | undefined;
+    const result = validateForeign(door, { ...raw, metadata }, old, { keepStatus: true });
+    if (result.ok) {
+      this.invalidForeign.delete(id);
+      return result.foreign;
+    }
+    const known = this.invalidForeign.get(id);
+    this.invalidForeign.set(id, { door: kind, key, problems: result.problems });
+    if (!known || !jsonEqual(known.problems, result.problems)) {
+      this.options.log?.('warn', `${door.kind} ${key} is invalid and is ignored`, {
+        problems: result.problems.map((p) => `${p.path}: ${p.message}`).join('; '),
+      });
     }
     return undefined;
   }
@@ -358,18 +483,29 @@ export class KubernetesStore implements ResourceStore {
     this.recent.delete(id);
   }
 
-  private bucket(kind: Kind): Map<ResourceKey, Resource> {
+  private bucket(kind: string): Map<ResourceKey, Stored> {
     return getOrInsert(this.cache, kind, () => new Map());
   }
 
-  private emit(event: StoreEvent): void {
+  private emit(type: 'upsert' | 'delete', kind: string, key: ResourceKey, object: Stored): void {
+    if (this.doors.has(kind)) {
+      const event = { type, door: kind, key, object: object as ForeignObject };
+      for (const handler of this.foreignHandlers) handler(event);
+      return;
+    }
+    const event = { type, kind: kind as Kind, key, object: object as Resource };
     for (const handler of this.handlers) handler(event);
+  }
+
+  private keyOf(kind: string, raw: KubeObject): ResourceKey | undefined {
+    return keyOfRaw(kind, raw, this.doors.get(kind));
   }
 }
 
-function keyOfRaw(kind: Kind, raw: KubeObject): ResourceKey | undefined {
+function keyOfRaw(kind: string, raw: KubeObject, door?: FrontDoor): ResourceKey | undefined {
   const name = raw.metadata?.name;
   if (!name) return undefined;
-  const namespace = KIND_DEFINITIONS[kind].scope === 'Namespaced' ? raw.metadata?.namespace : undefined;
+  const scope = door?.scope ?? KIND_DEFINITIONS[kind as Kind]?.scope;
+  const namespace = scope === 'Namespaced' ? raw.metadata?.namespace : undefined;
   return resourceKey({ name, ...(namespace ? { namespace } : {}) });
 }

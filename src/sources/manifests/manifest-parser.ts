@@ -1,6 +1,13 @@
 import { open } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
-import { type Problem, type Resource, validateResource } from '../../api/index.ts';
+import {
+  type ForeignObject,
+  type FrontDoors,
+  frontDoorId,
+  NO_FRONT_DOORS,
+  validateAny,
+} from '../../api/frontdoors/index.ts';
+import type { Problem, Resource } from '../../api/index.ts';
 import {
   documentIdentity,
   type ManifestDocument,
@@ -24,6 +31,8 @@ export interface ParsedDocument {
   identity?: { kind: string; key: string };
   /** The valid resource, normalized; absent when the document is invalid. */
   resource?: Resource;
+  /** A valid object of a front door's kind (`door` is the door's id), instead of `resource`. */
+  foreign?: { door: string; object: ForeignObject };
   /** Why the document is invalid, each with its line. */
   problems?: LocatedProblem[];
 }
@@ -62,6 +71,7 @@ export interface ManifestParser {
 export async function parseManifestFile(
   file: string,
   maxBytes: number,
+  doors: FrontDoors = NO_FRONT_DOORS,
 ): Promise<{
   parsed: ParsedManifest;
   locate?: (requests: readonly LocateRequest[]) => (number | undefined)[];
@@ -97,9 +107,23 @@ export async function parseManifestFile(
   for (const doc of read.documents) byIndex.set(doc.document, doc);
   const documents: ParsedDocument[] = [];
   for (const doc of read.documents) {
-    const identity = documentIdentity(doc.value);
-    const result = validateResource(doc.value);
-    if (result.ok) {
+    let identity = documentIdentity(doc.value);
+    const v = doc.value as { apiVersion?: unknown; kind?: unknown } | null;
+    const door =
+      doors.size > 0 && v !== null && typeof v === 'object' ? doors.find(v.apiVersion, v.kind) : undefined;
+    if (door && identity) {
+      // A front door's kind: known by the door's id; a cluster-scoped one by its name alone.
+      const name = identity.key.slice(identity.key.indexOf('/') + 1);
+      identity = { kind: frontDoorId(door), key: door.scope === 'Cluster' ? name : identity.key };
+    }
+    const result = validateAny(doc.value, doors);
+    if (result.ok && result.door) {
+      documents.push({
+        document: doc.document,
+        ...(identity ? { identity } : {}),
+        foreign: { door: frontDoorId(result.door), object: result.foreign },
+      });
+    } else if (result.ok) {
       documents.push({
         document: doc.document,
         ...(identity ? { identity } : {}),
@@ -156,11 +180,17 @@ async function readLimited(
 
 /** Parses on the calling thread (`validate`, `zone export`, tests). */
 export class LocalManifestParser implements ManifestParser {
+  private readonly doors: FrontDoors;
   private next = 0;
+
+  constructor(doors: FrontDoors = NO_FRONT_DOORS) {
+    this.doors = doors;
+  }
+
   private readonly held = new Map<number, (requests: readonly LocateRequest[]) => (number | undefined)[]>();
 
   async parse(file: string, maxBytes: number): Promise<ParsedManifest & { token: number }> {
-    const { parsed, locate } = await parseManifestFile(file, maxBytes);
+    const { parsed, locate } = await parseManifestFile(file, maxBytes, this.doors);
     const token = ++this.next;
     if (locate) this.held.set(token, locate);
     return { ...parsed, token };
@@ -206,7 +236,14 @@ interface Waiting {
  * event loop either. A worker that dies is replaced at the next request.
  */
 export class WorkerManifestParser implements ManifestParser {
+  /** Modules of front doors loaded with `--front-door`: the worker loads them too. */
+  private readonly frontDoorModules: readonly string[];
   private worker: Worker | undefined;
+
+  constructor(frontDoorModules: readonly string[] = []) {
+    this.frontDoorModules = frontDoorModules;
+  }
+
   private next = 0;
   private readonly waiting = new Map<number, Waiting>();
 
@@ -251,7 +288,9 @@ export class WorkerManifestParser implements ManifestParser {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(new URL('./parse-worker.ts', import.meta.url));
+    const worker = new Worker(new URL('./parse-worker.ts', import.meta.url), {
+      workerData: { frontDoorModules: [...this.frontDoorModules] },
+    });
     worker.unref();
     worker.on('message', (m: ParserResponse) => {
       const waiting = this.waiting.get(m.id);

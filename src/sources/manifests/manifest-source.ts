@@ -3,6 +3,12 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import {
+  type ForeignObject,
+  type FrontDoors,
+  NO_FRONT_DOORS,
+  validateForeign,
+} from '../../api/frontdoors/index.ts';
+import {
   type Condition,
   type DNSRecordSet,
   type DNSZone,
@@ -82,6 +88,8 @@ export interface ManifestSourceOptions {
   maxFileBytes?: number;
   /** Reads and parses files (default: on this thread; `serve` uses a worker thread). */
   parser?: ManifestParser;
+  /** Front doors whose kinds the folder may hold too (the parser must know the same ones). */
+  frontDoors?: FrontDoors;
   now?: () => Date;
 }
 
@@ -92,7 +100,8 @@ const CHECKS_PER_TURN = 1000;
 
 /** What a file defines: a valid version, with the document it came from (unknown when remembered). */
 interface Definition {
-  resource: Resource;
+  /** A native resource, or an object of a front door's kind (its id is `<door id>/<key>`). */
+  resource: Resource | ForeignObject;
   document?: number;
 }
 
@@ -160,7 +169,8 @@ export class ManifestSource {
       debounceMs: 50,
       rescanMs: DEFAULT_RESCAN_MS,
       maxFileBytes: DEFAULT_MAX_MANIFEST_BYTES,
-      parser: new LocalManifestParser(),
+      parser: new LocalManifestParser(options.frontDoors),
+      frontDoors: NO_FRONT_DOORS,
       now: () => new Date(),
       ...options,
     };
@@ -545,11 +555,15 @@ export class ManifestSource {
     const unlocated: { problem: ManifestProblem; request: LocateRequest }[] = [];
     for (const doc of parsed.documents) {
       await pace();
-      const identity = ours(doc.identity);
+      const identity = ours(doc.identity, this.options.frontDoors);
       const id = identity ? `${identity.kind}/${identity.key}` : undefined;
-      const object = identity ? `${identity.kind} ${identity.key}` : undefined;
+      // A front door's objects are named by their own kind (the door's id keeps them apart inside).
+      const kindName = identity
+        ? (this.options.frontDoors.get(identity.kind)?.kind ?? identity.kind)
+        : undefined;
+      const object = identity ? `${kindName} ${identity.key}` : undefined;
       const docProblems: ManifestProblem[] = [];
-      const resource = doc.resource;
+      const resource = doc.resource ?? doc.foreign?.object;
       if (!resource) {
         for (const p of doc.problems ?? []) docProblems.push(placed(file, doc.document, p, p.line, object));
       } else {
@@ -615,7 +629,23 @@ export class ManifestSource {
    * DNSZone's domainName is immutable) and record values, parsed strictly for their type relative to
    * their zone's origin (RFC 1035 §5.1 presentation format).
    */
-  private checkFurther(resource: Resource, id: string, originOf: (rs: DNSRecordSet) => Name): Problem[] {
+  private checkFurther(
+    resource: Resource | ForeignObject,
+    id: string,
+    originOf: (rs: DNSRecordSet) => Name,
+  ): Problem[] {
+    const door = this.options.frontDoors.get(id.slice(0, id.indexOf('/')));
+    if (door) {
+      // Transition rules and the door's admission against the version served.
+      const { store, state } = this.options;
+      const key = id.slice(id.indexOf('/') + 1);
+      const old = (store.getForeign(id.slice(0, id.indexOf('/')), key) ?? state.object(id)?.resource) as
+        | ForeignObject
+        | undefined;
+      if (!old) return [];
+      const again = validateForeign(door, resource as unknown as Record<string, unknown>, old);
+      return again.ok ? [] : again.problems;
+    }
     if (resource.kind === 'DNSZone') {
       const { store, state } = this.options;
       const old = (store.get('DNSZone', resourceKey(resource.metadata)) ?? state.object(id)?.resource) as
@@ -626,7 +656,7 @@ export class ManifestSource {
       return again.ok ? [] : again.problems;
     }
     if (resource.kind === 'DNSRecordSet') {
-      const parsed = parseRecordSetRecords(resource, originOf(resource));
+      const parsed = parseRecordSetRecords(resource as DNSRecordSet, originOf(resource as DNSRecordSet));
       if (!parsed.ok)
         return [{ path: `spec.records[${parsed.index}]`, code: 'INVALID_RDATA', message: parsed.message }];
     }
@@ -640,8 +670,10 @@ export class ManifestSource {
     for (const id of touched) {
       const winner = this.winner(id);
       const { kind, key } = splitId(id);
+      const foreign = this.options.frontDoors.get(kind) !== undefined;
       if (!winner) {
-        store.remove(kind, key);
+        if (foreign) store.removeForeign(kind, key);
+        else store.remove(kind as Kind, key);
         state.deleteObject(id);
         continue;
       }
@@ -651,16 +683,19 @@ export class ManifestSource {
       // Generations go on across restarts: the version remembered keeps its generation, a new one
       // (changed while serve was stopped) is the next.
       let generation: number | undefined;
-      if (remembered?.resource && !store.get(kind, key)) {
+      if (remembered?.resource && !(foreign ? store.getForeign(kind, key) : store.get(kind as Kind, key))) {
         generation =
           (remembered.generation ?? 1) + (jsonEqual(remembered.resource.spec, winner.resource.spec) ? 0 : 1);
       }
-      store.apply(winner.resource, created, generation);
-      const applied = store.get(kind, key)?.metadata.generation ?? 1;
+      // The state keeps front-door objects as accepted too, under their door's id.
+      if (foreign) store.applyForeign(kind, winner.resource as ForeignObject, created, generation);
+      else store.apply(winner.resource as Resource, created, generation);
+      const applied =
+        (foreign ? store.getForeign(kind, key) : store.get(kind as Kind, key))?.metadata.generation ?? 1;
       state.putObject(id, {
         created,
         file: this.relative(winner.file),
-        resource: winner.resource,
+        resource: winner.resource as Resource,
         ...(applied > 1 ? { generation: applied } : {}),
       });
     }
@@ -753,7 +788,7 @@ export class ManifestSource {
     touched.add(id);
   }
 
-  private winner(id: string): { resource: Resource; file: string } | undefined {
+  private winner(id: string): { resource: Resource | ForeignObject; file: string } | undefined {
     const files = this.definers.get(id);
     if (!files || files.size === 0) return undefined;
     const file = [...files].sort()[0]!;
@@ -781,15 +816,19 @@ export class ManifestSource {
   }
 }
 
-function splitId(id: string): { kind: Kind; key: string } {
+/** `Kind/key` apart: a native kind, or a front door's id. */
+function splitId(id: string): { kind: string; key: string } {
   const slash = id.indexOf('/');
-  return { kind: id.slice(0, slash) as Kind, key: id.slice(slash + 1) };
+  return { kind: id.slice(0, slash), key: id.slice(slash + 1) };
 }
 
-/** The identity of a document of one of our kinds (others are not ours to keep). */
-function ours(identity: { kind: string; key: string } | undefined): { kind: Kind; key: string } | undefined {
-  return identity && (KINDS as readonly string[]).includes(identity.kind)
-    ? { kind: identity.kind as Kind, key: identity.key }
+/** The identity of a document of one of our kinds or a front door's (others are not ours to keep). */
+function ours(
+  identity: { kind: string; key: string } | undefined,
+  doors: FrontDoors,
+): { kind: string; key: string } | undefined {
+  return identity && ((KINDS as readonly string[]).includes(identity.kind) || doors.get(identity.kind))
+    ? { kind: identity.kind, key: identity.key }
     : undefined;
 }
 

@@ -2,7 +2,8 @@
  * The manifest source's parse worker (a worker thread): reads, parses and validates manifest files
  * for `WorkerManifestParser`, so that YAML never runs on a thread that answers DNS.
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
+import { loadFrontDoors } from '../front-door-modules.ts';
 import {
   DOCUMENTS_PER_MESSAGE,
   type LocateRequest,
@@ -19,12 +20,15 @@ if (!port) throw new Error('parse-worker.ts runs as a worker thread');
 const held = new Map<number, (requests: readonly LocateRequest[]) => (number | undefined)[]>();
 let next = 0;
 const send = (m: ParserResponse) => port.postMessage(m);
+const doors = loadFrontDoors((workerData as { frontDoorModules?: string[] } | null)?.frontDoorModules ?? []);
+// A module that fails to load fails each parse request (awaited there), not the worker.
+doors.catch(() => undefined);
 
 port.on('message', async (m: ParserRequest) => {
   try {
     switch (m.type) {
       case 'parse': {
-        const { parsed, locate } = await parseManifestFile(m.file, m.maxBytes);
+        const { parsed, locate } = await parseManifestFile(m.file, m.maxBytes, await doors);
         for (let i = 0; i < parsed.documents.length; i += DOCUMENTS_PER_MESSAGE) {
           send({
             type: 'documents',

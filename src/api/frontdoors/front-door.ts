@@ -1,0 +1,188 @@
+/**
+ * Front doors: another API's kinds read as Zonekeeper's own. A front door is one pure definition —
+ * which group, version and kind it reads, its schema and admission rules, how each of its objects maps
+ * onto DNSZone and DNSRecordSet inputs, whether several objects merge into one RRset, and how the
+ * conditions Zonekeeper reaches are shown in its own status shape, under its own finalizer. It does no
+ * I/O: the stores read and write the foreign objects, the translating store
+ * (`src/control/front-door-store.ts`) runs the mapping, and everything downstream — tenancy,
+ * delegations, conflicts, serials — sees ordinary DNSZone and DNSRecordSet objects.
+ */
+import type { DNSRecordSetSpec, DNSRecordSetStatus } from '../dnsrecordset.ts';
+import type { DNSZoneSpec, DNSZoneStatus } from '../dnszone.ts';
+import type { KindDefinition } from '../kind.ts';
+import type { Condition, ObjectMeta } from '../meta.ts';
+import type { Problem } from '../schema.ts';
+
+/** An object of a front door's kind, validated against its schema (spec and status as the door defines). */
+export interface ForeignObject<Spec = Record<string, unknown>, Status = Record<string, unknown>> {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec: Spec;
+  status?: Status;
+}
+
+/**
+ * One native input an object maps onto. `key` names the output within its object (`''` for the only
+ * one); for a door that merges (`merge: 'byKey'`), record-set outputs with the same key in the same
+ * namespace are one RRset. Outputs always land in the object's own namespace; only a cluster-scoped
+ * kind names one (`namespace`), since only cluster administrators write it.
+ */
+export type TranslatedOutput =
+  | { kind: 'DNSZone'; key: string; spec: DNSZoneSpec; namespace?: string }
+  | { kind: 'DNSRecordSet'; key: string; spec: DNSRecordSetSpec; namespace?: string };
+
+export interface TranslateContext {
+  /**
+   * The native name of the DNSZone that object `name` (of this door, in the same namespace) maps
+   * to with output key `key`: what a record set's `spec.zoneRef.name` names to reach a zone of this door.
+   */
+  zoneName(name: string, key?: string): string;
+}
+
+/**
+ * What one native output reports, for the status of one of the objects it came from. Its conditions'
+ * `observedGeneration` is the foreign object's own generation that the native status saw (absent when
+ * the native status is older than anything of this object).
+ */
+export interface OutputStatus {
+  kind: 'DNSZone' | 'DNSRecordSet';
+  key: string;
+  /** The native object's namespace and name (as conditions and `status.zone` refer to it). */
+  namespace: string;
+  name: string;
+  /** The native status, with conditions' observedGeneration in the foreign object's generations. */
+  status?: DNSZoneStatus | DNSRecordSetStatus;
+  /** Other objects merged into the same RRset, oldest first (this one included). */
+  mergedWith?: readonly string[];
+}
+
+export interface StatusInput<Spec, Status> {
+  object: ForeignObject<Spec, Status>;
+  outputs: readonly OutputStatus[];
+  /**
+   * Why the newest version of the object is not used (schema or admission problems): the last valid
+   * version, if any, is still what `outputs` report on.
+   */
+  problems?: readonly Problem[];
+  /** Now, for lastTransitionTime of conditions that change. */
+  now: string;
+}
+
+/** An event about an object, in its API's words (the store files it as an events.k8s.io Event). */
+export interface ForeignEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  action: string;
+  note: string;
+}
+
+export interface FrontDoor<Spec = Record<string, unknown>, Status = Record<string, unknown>>
+  extends KindDefinition {
+  /** The API group and version read, e.g. `example.test` and `v1`. */
+  group: string;
+  version: string;
+  /** The finalizer put on the foreign objects while Zonekeeper serves what they map to. */
+  finalizer: string;
+  /**
+   * `'byKey'`: record-set outputs of objects of one namespace with the same key merge into one RRset
+   * (an API with one object per record). The oldest object (creation time, then name) decides
+   * everything but the records: TTL, name, zoneRef; the records are the union, oldest first. Objects of
+   * different namespaces never merge. `'none'`: every object's outputs are its own.
+   */
+  merge: 'none' | 'byKey';
+  /**
+   * The API's own admission rules beyond its schema, with paths into the foreign object and the
+   * API's own codes and wording. `old` is the version accepted before (transition rules).
+   */
+  admit?(object: ForeignObject<Spec, Status>, old?: ForeignObject<Spec, Status>): Problem[];
+  /** The native inputs of one valid object: pure, from the object alone. */
+  translate(object: ForeignObject<Spec, Status>, context: TranslateContext): TranslatedOutput[];
+  /** The object's status in its API's shape (schema `status`), from what its outputs report. */
+  project(input: StatusInput<Spec, Status>): Status;
+  /** An Event worth filing when the status changes from `before` to `after` (optional). */
+  event?(before: Status | undefined, after: Status): ForeignEvent | undefined;
+}
+
+/** `Kind.group`: a front door's identity, also its kind's id in stores (never a native kind name). */
+export function frontDoorId(door: Pick<FrontDoor, 'kind' | 'group'>): string {
+  return `${door.kind}.${door.group}`;
+}
+
+export function apiVersionOf(door: Pick<FrontDoor, 'group' | 'version'>): string {
+  return `${door.group}/${door.version}`;
+}
+
+/**
+ * The native name of an output. A character no Kubernetes name has (`:`) keeps it apart from every
+ * native object; the door's plural and group keep doors apart.
+ */
+export function nativeName(door: FrontDoor, objectName: string, key: string): string {
+  const prefix = `${door.plural}.${door.group}:`;
+  return key === '' ? `${prefix}${objectName}` : `${prefix}${objectName}:${key}`;
+}
+
+/** The native name of a merged RRset (merge key, no object name). */
+export function mergedName(door: FrontDoor, key: string): string {
+  return `${door.plural}.${door.group}:=${key}`;
+}
+
+/**
+ * Conditions as apimachinery's SetStatusCondition keeps them: `lastTransitionTime` from `previous`
+ * while the status stays the same. For status projections, so that an unchanged state writes nothing.
+ */
+export function keepTransitionTimes(
+  previous: readonly Condition[] | undefined,
+  next: readonly Condition[],
+): Condition[] {
+  return next.map((c) => {
+    const before = previous?.find((p) => p.type === c.type);
+    return before && before.status === c.status ? { ...c, lastTransitionTime: before.lastTransitionTime } : c;
+  });
+}
+
+/** The registered front doors, found by API version and kind or by id. */
+export class FrontDoors {
+  readonly all: readonly FrontDoor[];
+  private readonly byType = new Map<string, FrontDoor>();
+  private readonly byId = new Map<string, FrontDoor>();
+
+  constructor(doors: readonly FrontDoor[] = []) {
+    this.all = doors;
+    for (const door of doors) {
+      const id = frontDoorId(door);
+      if (this.byId.has(id)) throw new Error(`front door ${id} is registered twice`);
+      if (door.group === 'dns.zonekeeper.dev')
+        throw new Error(`front door ${id}: the group dns.zonekeeper.dev is Zonekeeper's own`);
+      this.byId.set(id, door);
+      this.byType.set(`${apiVersionOf(door)}\u0000${door.kind}`, door);
+    }
+  }
+
+  get size(): number {
+    return this.all.length;
+  }
+
+  ids(): string[] {
+    return [...this.byId.keys()];
+  }
+
+  get(id: string): FrontDoor | undefined {
+    return this.byId.get(id);
+  }
+
+  /** The door reading this apiVersion and kind. */
+  find(apiVersion: unknown, kind: unknown): FrontDoor | undefined {
+    if (typeof apiVersion !== 'string' || typeof kind !== 'string') return undefined;
+    return this.byType.get(`${apiVersion}\u0000${kind}`);
+  }
+
+  /** A door of this group and kind at another version (to tell the user which version is read). */
+  findKind(apiVersion: unknown, kind: unknown): FrontDoor | undefined {
+    if (typeof apiVersion !== 'string' || typeof kind !== 'string') return undefined;
+    const group = apiVersion.split('/')[0];
+    return this.all.find((d) => d.group === group && d.kind === kind);
+  }
+}
+
+export const NO_FRONT_DOORS = new FrontDoors();

@@ -1,0 +1,533 @@
+/**
+ * The translating store: a source's native objects as they are, plus the DNSZones and DNSRecordSets
+ * that objects of front-door kinds map to. The controller, the catalog and everything after them see
+ * only native objects, so tenancy, delegations, conflicts and serials apply to translated objects
+ * exactly as to native ones. What they write goes back to the foreign objects:
+ * - status: each foreign object's status is its door's projection of the native statuses of its
+ *   outputs (conditions' observedGeneration in the foreign object's own generations), written only
+ *   when it changed;
+ * - finalizers: the native finalizer on a translated object is the door's finalizer on each live
+ *   foreign object behind it; a foreign object being deleted keeps it until the native object
+ *   without its contribution is served (or refused), or, when it was the last, until the controller
+ *   releases the native object;
+ * - Events: filed by the source for the foreign object (the door's `event`).
+ *
+ * Outputs of a namespaced object always land in its namespace, and a merged RRset only ever gathers
+ * objects of one namespace (its native key holds the namespace), so a foreign object can do no more
+ * than a DNSRecordSet of its namespace could.
+ */
+import {
+  type ForeignObject,
+  type FrontDoor,
+  type FrontDoors,
+  frontDoorId,
+  mergedName,
+  nativeName,
+  type OutputStatus,
+  type TranslatedOutput,
+} from '../api/frontdoors/front-door.ts';
+import {
+  API_VERSION,
+  type Condition,
+  type DNSRecordSetSpec,
+  type DNSRecordSetStatus,
+  type DNSZoneStatus,
+  type Kind,
+  type Problem,
+  type Resource,
+  validateResource,
+} from '../api/index.ts';
+import { compareByAge, type ResourceKey, resourceKey, splitKey } from '../zones/resource-key.ts';
+import { jsonEqual } from './conditions.ts';
+import {
+  FINALIZER,
+  type ForeignEvent,
+  type ForeignObjectStore,
+  type ResourceStore,
+  type StoreEvent,
+} from './resource-store.ts';
+
+type TranslatedKind = 'DNSZone' | 'DNSRecordSet';
+type NativeStatus = DNSZoneStatus | DNSRecordSetStatus;
+
+/** One foreign object's part in a translated object. */
+interface Contribution {
+  output: TranslatedOutput;
+  object: ForeignObject;
+}
+
+/** A native object made from foreign ones. */
+interface Translated {
+  kind: TranslatedKind;
+  key: ResourceKey;
+  door: FrontDoor;
+  doorId: string;
+  /** Foreign key → its contribution (live and deleting objects). */
+  contributors: Map<ResourceKey, Contribution>;
+  /** The native object handed out (undefined until a valid spec was made). */
+  object?: Resource;
+  generation: number;
+  /** For each native generation: the foreign generation of each live contributor it was made from. */
+  history: Map<number, Map<ResourceKey, number>>;
+  /** Contributors being deleted, with the native generation that no longer holds them. */
+  leaving: Map<ResourceKey, number>;
+  /** Why the newest translation is not used (the last valid one stays). */
+  problems?: Problem[];
+}
+
+export interface FrontDoorStoreOptions {
+  base: ResourceStore & ForeignObjectStore;
+  doors: FrontDoors;
+  now?: () => Date;
+  log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  /** Problems of a foreign object's newest version, when the source keeps an older valid one. */
+  problems?: (door: string, key: ResourceKey) => readonly Problem[] | undefined;
+  /** Never write status or finalizers (`zonekeeper server` replicas only read). */
+  readOnly?: boolean;
+}
+
+/** How many native generations' contributor maps are remembered per translated object. */
+const HISTORY = 16;
+const RELEASE_RETRY_MS = 1000;
+
+export class FrontDoorStore implements ResourceStore {
+  private readonly options: FrontDoorStoreOptions;
+  private readonly translated = new Map<string, Translated>();
+  /** `door/key` of a foreign object → the ids (`Kind/key`) of the translated objects it feeds. */
+  private readonly feeds = new Map<string, Set<string>>();
+  private readonly handlers = new Set<(event: StoreEvent) => void>();
+  private unsubscribe: (() => void)[] = [];
+  private resourceVersion = 0;
+
+  constructor(options: FrontDoorStoreOptions) {
+    this.options = options;
+    for (const door of options.doors.all) {
+      const id = frontDoorId(door);
+      for (const object of options.base.listForeign(id)) this.foreignChanged(id, object, false);
+    }
+    this.unsubscribe.push(
+      options.base.watch((event) => this.emit(event)),
+      options.base.watchForeign((event) => this.onForeign(event)),
+    );
+  }
+
+  close(): void {
+    for (const u of this.unsubscribe) u();
+    this.unsubscribe = [];
+  }
+
+  list(kind: Kind): Resource[] {
+    const native = this.options.base.list(kind);
+    if (kind === 'DNSZoneClass' || this.translated.size === 0) return native;
+    const out = [...native];
+    for (const t of this.translated.values()) if (t.kind === kind && t.object) out.push(t.object);
+    return out;
+  }
+
+  get(kind: Kind, key: ResourceKey): Resource | undefined {
+    return this.translated.get(`${kind}/${key}`)?.object ?? this.options.base.get(kind, key);
+  }
+
+  watch(handler: (event: StoreEvent) => void): () => void {
+    this.handlers.add(handler);
+    return () => this.handlers.delete(handler);
+  }
+
+  /** The translated object with this kind and key, if it is one (for reports naming the foreign objects). */
+  origin(
+    kind: Kind,
+    key: ResourceKey,
+  ): { door: FrontDoor; objects: ForeignObject[]; problems?: readonly Problem[] } | undefined {
+    const t = this.translated.get(`${kind}/${key}`);
+    if (!t) return undefined;
+    return {
+      door: t.door,
+      objects: sortedContributions(t).map((c) => c.object),
+      ...(t.problems ? { problems: t.problems } : {}),
+    };
+  }
+
+  /** Every translated object whose newest translation is invalid, with the problems. */
+  translationProblems(): { door: FrontDoor; objects: ForeignObject[]; problems: readonly Problem[] }[] {
+    const out: { door: FrontDoor; objects: ForeignObject[]; problems: readonly Problem[] }[] = [];
+    for (const t of this.translated.values())
+      if (t.problems)
+        out.push({
+          door: t.door,
+          objects: sortedContributions(t).map((c) => c.object),
+          problems: t.problems,
+        });
+    return out;
+  }
+
+  async updateStatus(kind: Kind, key: ResourceKey, status: NonNullable<Resource['status']>): Promise<void> {
+    const t = this.translated.get(`${kind}/${key}`);
+    if (!t) return this.options.base.updateStatus(kind, key, status);
+    if (!t.object) return;
+    t.object = {
+      ...t.object,
+      status,
+      metadata: { ...t.object.metadata, resourceVersion: this.nextVersion() },
+    } as Resource;
+    this.emit({ type: 'upsert', kind, key, object: t.object });
+    await Promise.all([...t.contributors.keys()].map((fkey) => this.project(t.doorId, fkey)));
+    await this.release(t);
+  }
+
+  async addFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void> {
+    const t = this.translated.get(`${kind}/${key}`);
+    if (!t) return this.options.base.addFinalizer(kind, key, finalizer);
+    if (!t.object || t.object.metadata.deletionTimestamp || finalizer !== FINALIZER) return;
+    if (this.options.readOnly) return;
+    for (const [fkey, c] of t.contributors) {
+      if (c.object.metadata.deletionTimestamp) continue;
+      await this.options.base.addForeignFinalizer(t.doorId, fkey, t.door.finalizer);
+    }
+    this.setFinalizers(t);
+  }
+
+  async removeFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void> {
+    const t = this.translated.get(`${kind}/${key}`);
+    if (!t) return this.options.base.removeFinalizer(kind, key, finalizer);
+    if (finalizer !== FINALIZER || this.options.readOnly) return;
+    // The controller releases a translated object only once it is deleted: every foreign object
+    // behind it is being deleted, and none is served any more.
+    for (const [fkey, c] of [...t.contributors]) {
+      if (!c.object.metadata.deletionTimestamp) continue;
+      await this.options.base.removeForeignFinalizer(t.doorId, fkey, t.door.finalizer);
+    }
+  }
+
+  // Foreign objects in ---------------------------------------------------------------------------
+
+  private onForeign(event: ForeignEvent): void {
+    if (event.type === 'delete') this.foreignGone(event.door, event.key);
+    else this.foreignChanged(event.door, event.object, true);
+  }
+
+  private foreignChanged(doorId: string, object: ForeignObject, notify: boolean): void {
+    const door = this.options.doors.get(doorId);
+    if (!door) return;
+    const fkey = resourceKey(object.metadata);
+    const fid = `${doorId}/${fkey}`;
+    const before = this.feeds.get(fid) ?? new Set<string>();
+    const now = new Set<string>();
+    let outputs: TranslatedOutput[];
+    try {
+      outputs = door.translate(object, {
+        zoneName: (name, key = '') => nativeName(door, name, key),
+      });
+    } catch (e) {
+      this.options.log?.('error', `${door.kind} ${fkey}: the front door failed to translate it`, {
+        error: e instanceof Error ? e.message : String(e),
+      });
+      outputs = [];
+    }
+    for (const output of outputs) {
+      const namespace =
+        door.scope === 'Namespaced' ? (object.metadata.namespace ?? 'default') : output.namespace;
+      if (!namespace) continue; // a cluster-scoped door must name the namespace of each output
+      const name =
+        door.merge === 'byKey' && output.kind === 'DNSRecordSet'
+          ? mergedName(door, output.key)
+          : nativeName(door, object.metadata.name, output.key);
+      const key = resourceKey({ namespace, name });
+      const id = `${output.kind}/${key}`;
+      let t = this.translated.get(id);
+      if (!t) {
+        t = {
+          kind: output.kind,
+          key,
+          door,
+          doorId,
+          contributors: new Map(),
+          generation: 0,
+          history: new Map(),
+          leaving: new Map(),
+        };
+        this.translated.set(id, t);
+      }
+      t.contributors.set(fkey, { output, object });
+      now.add(id);
+    }
+    for (const id of before) {
+      if (now.has(id)) continue;
+      const t = this.translated.get(id);
+      t?.contributors.delete(fkey);
+    }
+    if (now.size > 0) this.feeds.set(fid, now);
+    else this.feeds.delete(fid);
+    for (const id of new Set([...before, ...now])) this.rebuild(id, notify);
+    // An object with nothing to show for (no outputs) still gets its status.
+    if (notify && now.size === 0 && !object.metadata.deletionTimestamp) void this.projectLogged(doorId, fkey);
+  }
+
+  private foreignGone(doorId: string, fkey: ResourceKey): void {
+    const fid = `${doorId}/${fkey}`;
+    const ids = this.feeds.get(fid);
+    this.feeds.delete(fid);
+    for (const id of ids ?? []) {
+      this.translated.get(id)?.contributors.delete(fkey);
+      this.translated.get(id)?.leaving.delete(fkey);
+      this.rebuild(id, true);
+    }
+  }
+
+  /** Makes the native object again from its contributors; emits what changed. */
+  private rebuild(id: string, notify: boolean): void {
+    const t = this.translated.get(id);
+    if (!t) return;
+    if (t.contributors.size === 0) {
+      this.translated.delete(id);
+      if (t.object && notify) this.emit({ type: 'delete', kind: t.kind, key: t.key, object: t.object });
+      return;
+    }
+    const all = sortedContributions(t);
+    const live = all.filter((c) => !c.object.metadata.deletionTimestamp);
+    for (const c of all) {
+      const fkey = resourceKey(c.object.metadata);
+      if (c.object.metadata.deletionTimestamp) {
+        if (!t.leaving.has(fkey)) t.leaving.set(fkey, t.generation + (live.length > 0 ? 1 : 0));
+      } else t.leaving.delete(fkey);
+    }
+    const { name, namespace } = splitKey(t.key);
+    const previous = t.object;
+    if (live.length === 0) {
+      // Every object behind it is being deleted: so is the native object.
+      if (!previous) {
+        // Never valid, nothing served: nothing to hold.
+        for (const [fkey] of t.contributors) void this.releaseOne(t, fkey);
+        return;
+      }
+      if (previous.metadata.deletionTimestamp) {
+        this.setFinalizers(t);
+        return;
+      }
+      t.object = {
+        ...previous,
+        metadata: {
+          ...previous.metadata,
+          deletionTimestamp: latest(all.map((c) => c.object.metadata.deletionTimestamp!)),
+          resourceVersion: this.nextVersion(),
+          ...finalizersOf(t),
+        },
+      } as Resource;
+      if (notify) this.emit({ type: 'upsert', kind: t.kind, key: t.key, object: t.object });
+      return;
+    }
+    const spec = t.kind === 'DNSZone' ? live[0]!.output.spec : mergeRecordSets(live.map((c) => c.output));
+    const candidate = {
+      apiVersion: API_VERSION,
+      kind: t.kind,
+      metadata: { name: 'translated', ...(namespace ? { namespace } : {}) },
+      spec,
+    };
+    const checked = validateResource(candidate);
+    const generations = new Map(
+      live.map((c) => [resourceKey(c.object.metadata), c.object.metadata.generation ?? 1]),
+    );
+    if (!checked.ok) {
+      t.problems = checked.problems;
+      this.options.log?.(
+        'warn',
+        `${t.door.kind} ${all.map((c) => resourceKey(c.object.metadata)).join(', ')}: the translation is invalid${previous ? '; the last valid one stays' : ''}`,
+        {
+          problems: checked.problems.map((p) => `${p.path}: ${p.message}`).join('; '),
+        },
+      );
+      if (notify) for (const c of all) void this.projectLogged(t.doorId, resourceKey(c.object.metadata));
+      return;
+    }
+    const hadProblems = t.problems !== undefined;
+    t.problems = undefined;
+    const oldest = live[0]!.object.metadata;
+    const lastHistory = t.history.get(t.generation);
+    const changed =
+      !previous ||
+      previous.metadata.deletionTimestamp !== undefined ||
+      !jsonEqual(previous.spec, checked.resource.spec) ||
+      !lastHistory ||
+      !jsonEqual(Object.fromEntries(lastHistory), Object.fromEntries(generations));
+    if (changed) {
+      t.generation++;
+      t.history.set(t.generation, generations);
+      for (const g of t.history.keys()) if (g <= t.generation - HISTORY) t.history.delete(g);
+    }
+    const object = {
+      apiVersion: API_VERSION,
+      kind: t.kind,
+      metadata: {
+        name,
+        ...(namespace ? { namespace } : {}),
+        uid: `${t.doorId}:${oldest.uid ?? resourceKey(oldest)}`,
+        generation: t.generation,
+        creationTimestamp: oldest.creationTimestamp,
+        resourceVersion: previous && !changed ? previous.metadata.resourceVersion : this.nextVersion(),
+        ...finalizersOf(t),
+      },
+      spec: checked.resource.spec,
+      ...(previous?.status && !previous.metadata.deletionTimestamp ? { status: previous.status } : {}),
+    } as Resource;
+    if (!changed && previous && jsonEqual(previous.metadata, object.metadata)) {
+      void this.release(t).catch(() => undefined);
+      if (hadProblems && notify)
+        for (const c of all) void this.projectLogged(t.doorId, resourceKey(c.object.metadata));
+      return;
+    }
+    t.object = object;
+    if (notify) this.emit({ type: 'upsert', kind: t.kind, key: t.key, object });
+    void this.release(t).catch(() => undefined);
+  }
+
+  private setFinalizers(t: Translated): void {
+    if (!t.object) return;
+    const next = finalizersOf(t);
+    if (jsonEqual(next.finalizers ?? [], t.object.metadata.finalizers ?? [])) return;
+    const { finalizers: _old, ...metadata } = t.object.metadata;
+    t.object = { ...t.object, metadata: { ...metadata, ...next } } as Resource;
+  }
+
+  // Status and finalizers out ---------------------------------------------------------------------
+
+  /** Writes a foreign object's status: its door's projection of its outputs' native statuses. */
+  private async project(doorId: string, fkey: ResourceKey): Promise<void> {
+    if (this.options.readOnly) return;
+    const door = this.options.doors.get(doorId);
+    const object = this.options.base.getForeign(doorId, fkey);
+    if (!door || !object || object.metadata.deletionTimestamp) return;
+    const outputs: OutputStatus[] = [];
+    const problems: Problem[] = [...(this.options.problems?.(doorId, fkey) ?? [])];
+    for (const id of this.feeds.get(`${doorId}/${fkey}`) ?? []) {
+      const t = this.translated.get(id);
+      if (!t) continue;
+      if (t.problems) problems.push(...t.problems);
+      const { namespace, name } = splitKey(t.key);
+      const sorted = sortedContributions(t);
+      outputs.push({
+        kind: t.kind,
+        key: t.contributors.get(fkey)?.output.key ?? '',
+        namespace: namespace ?? '',
+        name,
+        ...statusFor(t, fkey),
+        ...(sorted.length > 1 ? { mergedWith: sorted.map((c) => resourceKey(c.object.metadata)) } : {}),
+      });
+    }
+    const status = door.project({
+      object,
+      outputs,
+      ...(problems.length > 0 ? { problems } : {}),
+      now: (this.options.now?.() ?? new Date()).toISOString(),
+    });
+    if (jsonEqual(status, object.status)) return;
+    await this.options.base.updateForeignStatus(doorId, fkey, status as Record<string, unknown>);
+  }
+
+  private projectLogged(doorId: string, fkey: ResourceKey): Promise<void> {
+    return this.project(doorId, fkey).catch((e: unknown) =>
+      this.options.log?.('warn', `status of ${doorId} ${fkey} not written; retried with the next change`, {
+        error: e instanceof Error ? e.message : String(e),
+      }),
+    );
+  }
+
+  /**
+   * Releases foreign objects being deleted from a native object that lives on without them: once the
+   * native status observed a generation without them and says it is served (Programmed) or refused
+   * (Accepted=False, nothing served).
+   */
+  private async release(t: Translated): Promise<void> {
+    if (t.leaving.size === 0 || !t.object || t.object.metadata.deletionTimestamp) return;
+    const status = t.object.status as NativeStatus | undefined;
+    const observed = status?.observedGeneration ?? 0;
+    const done =
+      condition(status?.conditions, 'Programmed')?.status === 'True' ||
+      condition(status?.conditions, 'Accepted')?.status === 'False';
+    for (const [fkey, generation] of [...t.leaving]) {
+      if (observed < generation || !done) continue;
+      await this.releaseOne(t, fkey);
+    }
+  }
+
+  private async releaseOne(t: Translated, fkey: ResourceKey): Promise<void> {
+    if (this.options.readOnly) return;
+    try {
+      await this.options.base.removeForeignFinalizer(t.doorId, fkey, t.door.finalizer);
+    } catch (e) {
+      this.options.log?.('warn', `${t.door.kind} ${fkey}: finalizer not removed; retrying`, {
+        error: e instanceof Error ? e.message : String(e),
+      });
+      setTimeout(() => void this.releaseOne(t, fkey), RELEASE_RETRY_MS).unref();
+    }
+  }
+
+  private nextVersion(): string {
+    return `fd-${++this.resourceVersion}`;
+  }
+
+  private emit(event: StoreEvent): void {
+    for (const handler of this.handlers) handler(event);
+  }
+}
+
+function sortedContributions(t: Translated): Contribution[] {
+  return [...t.contributors.values()].sort((a, b) => compareByAge(a.object, b.object));
+}
+
+/** The native finalizer shows while any foreign object behind it holds the door's. */
+function finalizersOf(t: Translated): { finalizers?: string[] } {
+  for (const c of t.contributors.values())
+    if ((c.object.metadata.finalizers ?? []).includes(t.door.finalizer)) return { finalizers: [FINALIZER] };
+  return {};
+}
+
+/**
+ * One RRset from several outputs, oldest first: the oldest decides name, type, zoneRef and TTL; the
+ * records are the union in order of age (a record given twice is kept once).
+ */
+export function mergeRecordSets(outputs: readonly TranslatedOutput[]): DNSRecordSetSpec {
+  const first = outputs[0]!.spec as DNSRecordSetSpec;
+  if (outputs.length === 1) return first;
+  const records: string[] = [];
+  const seen = new Set<string>();
+  for (const o of outputs) {
+    for (const r of (o.spec as DNSRecordSetSpec).records ?? []) {
+      if (seen.has(r)) continue;
+      seen.add(r);
+      records.push(r);
+    }
+  }
+  return { ...first, records };
+}
+
+/**
+ * The native status as one foreign object sees it: conditions and observedGeneration in that
+ * object's generations. Undefined when the status is older than anything of this object.
+ */
+function statusFor(t: Translated, fkey: ResourceKey): { status?: NativeStatus } {
+  const status = t.object?.status as NativeStatus | undefined;
+  if (!status) return {};
+  const foreignGeneration = (native: number | undefined) =>
+    native === undefined ? undefined : t.history.get(native)?.get(fkey);
+  const observed = foreignGeneration(status.observedGeneration);
+  if (observed === undefined) return {};
+  const conditions = status.conditions?.map((c): Condition => {
+    const g = foreignGeneration(c.observedGeneration);
+    const { observedGeneration: _native, ...rest } = c;
+    return g === undefined ? rest : { ...rest, observedGeneration: g };
+  });
+  return {
+    status: {
+      ...status,
+      observedGeneration: observed,
+      ...(conditions ? { conditions } : {}),
+    } as NativeStatus,
+  };
+}
+
+function condition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
+  return conditions?.find((c) => c.type === type);
+}
+
+function latest(times: readonly string[]): string {
+  return [...times].sort().at(-1)!;
+}
