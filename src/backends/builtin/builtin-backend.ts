@@ -1,4 +1,5 @@
 import type { Name } from '../../dns/name.ts';
+import type { SelectionBinding, SelectionSink } from '../../server/selection/selection-table.ts';
 import type { Notifier } from '../../server/transfer/notifier.ts';
 import { type ResolvedTransfers, TransferPolicy } from '../../server/transfer/transfer-policy.ts';
 import { ZoneSnapshot } from '../../server/zone-snapshot.ts';
@@ -23,7 +24,7 @@ export interface BuiltinBackendOptions {
  * (work proportional to the change); a zone the server does not hold at the delta's base serial is
  * built whole and swapped in. With a notifier, secondaries are told of every new serial (RFC 1996).
  */
-export class BuiltinBackend implements Backend {
+export class BuiltinBackend implements Backend, SelectionSink {
   readonly name = 'builtin';
   private readonly table: ZoneTable;
   private readonly notifier: Notifier | undefined;
@@ -77,6 +78,11 @@ export class BuiltinBackend implements Backend {
 
   async servedSerial(origin: Name): Promise<number | undefined> {
     return this.table.get(origin)?.serial;
+  }
+
+  /** Answers the zone's bound RRsets through their selection policies from now on (see SelectionSink). */
+  async setSelections(origin: Name, bindings: readonly SelectionBinding[]): Promise<void> {
+    this.table.setSelections(origin, bindings);
   }
 }
 
