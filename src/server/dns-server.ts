@@ -145,7 +145,7 @@ export class DnsServer {
     }
     let response: ReturnType<QueryHandler['handle']>;
     try {
-      response = this.options.handler.handle(msg, 'udp', received);
+      response = this.options.handler.handle(msg, 'udp', received, address);
     } catch {
       this.options.metrics?.drop('internal_error');
       return;
@@ -235,7 +235,12 @@ export class DnsServer {
             else restartIdle();
             continue;
           }
-          const response = this.options.handler.handle(message, 'tcp');
+          const response = this.options.handler.handle(
+            message,
+            'tcp',
+            performance.now(),
+            socket.remoteAddress,
+          );
           if (response instanceof Promise) {
             pending++;
             response.then(settle, () => socket.destroy());

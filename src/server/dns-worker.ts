@@ -41,6 +41,16 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
         table.delete(message.origin);
         send({ t: 'applied', origin: message.origin, serial: undefined });
         return;
+      case 'selections': {
+        const { origin, generation } = message;
+        try {
+          table.setSelections(origin, message.bindings);
+          send({ t: 'selections-applied', origin, generation });
+        } catch (e) {
+          send({ t: 'selections-applied', origin, generation, error: (e as Error).message });
+        }
+        return;
+      }
     }
   });
   // The primary is gone: nothing will keep our zones current, so stop serving them.

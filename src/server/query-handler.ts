@@ -8,6 +8,7 @@ import { parseQuery, type Query } from './query.ts';
 import { encodeResponse, errorParts, type ResponseParts, responseLimit } from './response.ts';
 import { DEFAULT_RESPONSE_CACHE_ENTRIES, ResponseCache } from './response-cache.ts';
 import { ResponseRateLimiter, type RrlSettings } from './rrl.ts';
+import { selectParts } from './selection/answer-stage.ts';
 import type { ServerMetrics, Transport } from './server-metrics.ts';
 import type { ServedRRset } from './zone-snapshot.ts';
 import type { ZoneTable } from './zone-table.ts';
@@ -59,12 +60,14 @@ export class QueryHandler {
 
   /**
    * `received`: when the request arrived (`performance.now()`), if the caller took the time already
-   * (the UDP path does, for response rate limiting too).
+   * (the UDP path does, for response rate limiting too). `client`: the source address, for RRsets
+   * answered through a selection policy.
    */
   handle(
     buf: Uint8Array,
     transport: Transport,
     received = performance.now(),
+    client?: string,
   ): Uint8Array | null | Promise<Uint8Array | null> {
     const started = received;
     const tcp = transport === 'tcp';
@@ -100,13 +103,18 @@ export class QueryHandler {
       return out.bytes;
     }
     const query = parsed.query;
-    const parts = this.respond(query);
+    const parts = this.respond(query, client);
     if (parts instanceof Promise) {
       return parts.then((p) => this.finish(new WireWriter(1024), query, p, transport, started));
     }
     const bytes = this.finish(this.writer, query, parts, transport, started);
     // Nothing ran between read() and here (the ALIAS path above is the only await), so the key stands.
-    if (questionEnd !== 0 && cache!.set(bytes, version, query.qtype) === 'chain-full') {
+    // An answer selected for this client is not reused for others (ADR 0017).
+    if (
+      questionEnd !== 0 &&
+      parts.selected !== true &&
+      cache!.set(bytes, version, query.qtype) === 'chain-full'
+    ) {
       this.metrics?.cacheChainFull.inc();
     }
     return bytes;
@@ -125,7 +133,7 @@ export class QueryHandler {
     return out.bytes;
   }
 
-  private respond(query: Query): ResponseParts | Promise<ResponseParts> {
+  private respond(query: Query, client: string | undefined): ResponseParts | Promise<ResponseParts> {
     // RFC 6891 §6.1.3: we implement EDNS version 0 only.
     if (query.edns && query.edns.version !== 0) return errorParts(Rcode.BADVERS);
     if (query.qclass === RRClass.CH) return this.chaosAnswer(query);
@@ -136,8 +144,17 @@ export class QueryHandler {
       return errorParts(query.qtype === RRType.OPT ? Rcode.FORMERR : Rcode.REFUSED);
     }
     const answer = answerQuery(this.table, query.qname, query.qtype);
-    if (answer.outcome === Outcome.Alias) return this.completeAlias(query, answer);
-    return partsFrom(answer);
+    // The answer stage of RRset selection (selection/answer-stage.ts): nothing runs while no RRset is
+    // bound to a policy.
+    const selections = this.table.selections;
+    if (answer.outcome === Outcome.Alias) {
+      const completed = this.completeAlias(query, answer);
+      return selections.size === 0
+        ? completed
+        : completed.then((p) => selectParts(selections, p, query, client));
+    }
+    const parts = partsFrom(answer);
+    return selections.size === 0 ? parts : selectParts(selections, parts, query, client);
   }
 
   private async completeAlias(query: Query, answer: Answer): Promise<ResponseParts> {

@@ -10,6 +10,23 @@ export interface QueryEdns {
   udpSize: number;
   version: number;
   dnssecOk: boolean;
+  /** The EDNS Client Subnet option (RFC 7871 §6), when the query carried one. */
+  clientSubnet?: ClientSubnet;
+}
+
+/** EDNS option code of Client Subnet (RFC 7871 §6). */
+export const ECS_OPTION = 8;
+
+/** The EDNS Client Subnet option of a query (RFC 7871 §6). */
+export interface ClientSubnet {
+  /** Address family (IANA Address Family Numbers): 1 IPv4, 2 IPv6. */
+  family: 1 | 2;
+  /** Leading bits of `address` that identify the client's network. */
+  sourcePrefix: number;
+  /** As sent; queries set it to 0 (RFC 7871 §6), responses carry the answer's scope. */
+  scopePrefix: number;
+  /** The network's address octets as sent: ceil(sourcePrefix / 8) of them, later bits zero. */
+  address: Uint8Array;
 }
 
 export interface Query {
@@ -86,7 +103,7 @@ export function parseQuery(buf: Uint8Array): ParsedQuery {
       const klass = r.u16();
       const ttl = r.u32();
       const rdlength = r.u16();
-      r.bytes(rdlength);
+      const rdata = r.bytes(rdlength);
       if (type !== RRType.OPT) continue;
       // RFC 6891 §6.1.1: one OPT at most, in the additional section, owned by the root.
       if (edns || i < ancount + nscount || owner !== '.') return fail(Rcode.FORMERR, query);
@@ -95,6 +112,11 @@ export function parseQuery(buf: Uint8Array): ParsedQuery {
         version: (ttl >>> 16) & 0xff,
         dnssecOk: (ttl & 0x8000) !== 0,
       };
+      if (rdlength !== 0) {
+        const subnet = readClientSubnet(rdata);
+        if (subnet === null) return fail(Rcode.FORMERR, query, edns);
+        if (subnet !== undefined) edns.clientSubnet = subnet;
+      }
     }
     if (r.remaining !== 0) return fail(Rcode.FORMERR, query, edns);
   } catch {
@@ -103,4 +125,37 @@ export function parseQuery(buf: Uint8Array): ParsedQuery {
   if (notImplemented) return fail(Rcode.NOTIMP, query, edns);
   if (edns) query.edns = edns;
   return { kind: 'query', query };
+}
+
+/**
+ * Finds the Client Subnet option among the OPT's options (RFC 6891 §6.1.2: code, length, data);
+ * undefined when there is none, null when it is malformed — an unknown family, a source prefix
+ * longer than the address, an address of the wrong length or with bits set beyond the source prefix
+ * (RFC 7871 §6: FORMERR) — or sent twice (which of the two the answer is for would be ambiguous).
+ * Other options are ignored, as they always were: the scan stops at an option that runs past the
+ * RDATA, keeping what came before.
+ */
+function readClientSubnet(rdata: Uint8Array): ClientSubnet | undefined | null {
+  let subnet: ClientSubnet | undefined;
+  let at = 0;
+  while (at < rdata.length) {
+    if (at + 4 > rdata.length) break;
+    const code = (rdata[at]! << 8) | rdata[at + 1]!;
+    const length = (rdata[at + 2]! << 8) | rdata[at + 3]!;
+    const start = at + 4;
+    at = start + length;
+    if (at > rdata.length) break;
+    if (code !== ECS_OPTION) continue;
+    if (subnet !== undefined || length < 4) return null;
+    const family = (rdata[start]! << 8) | rdata[start + 1]!;
+    const sourcePrefix = rdata[start + 2]!;
+    if ((family !== 1 && family !== 2) || sourcePrefix > (family === 1 ? 32 : 128)) return null;
+    const octets = Math.ceil(sourcePrefix / 8);
+    if (length - 4 !== octets) return null;
+    const address = rdata.slice(start + 4, at);
+    // Bits of the last octet beyond the source prefix must be zero.
+    if (sourcePrefix % 8 !== 0 && (address[octets - 1]! & (0xff >> (sourcePrefix % 8))) !== 0) return null;
+    subnet = { family, sourcePrefix, scopePrefix: rdata[start + 3]!, address };
+  }
+  return subnet;
 }

@@ -2,7 +2,7 @@ import { Opcode, Rcode } from '../dns/message.ts';
 import { encodeRdata } from '../dns/rdata.ts';
 import { RRClass, RRType } from '../dns/rrtype.ts';
 import { WireWriter } from '../dns/wire.ts';
-import { HEADER_LENGTH, type Query, type QueryEdns } from './query.ts';
+import { type ClientSubnet, ECS_OPTION, HEADER_LENGTH, type Query, type QueryEdns } from './query.ts';
 import type { ServedRRset } from './zone-snapshot.ts';
 
 /** The payload size we advertise and honour over UDP (the DNS Flag Day 2020 value, RFC 9715 §3). */
@@ -21,6 +21,16 @@ export interface ResponseParts {
   glueRequired?: boolean;
   /** TXT answers in class CH are written with class CH. */
   rrclass?: number;
+  /**
+   * The Client Subnet option to answer with, in the OPT (RFC 7871 §7.2.1: the query's family, source
+   * prefix and address, with the scope of the answer); only set when the query had one.
+   */
+  clientSubnet?: ClientSubnet;
+  /**
+   * The answer was selected for this client (see selection/): it must not be reused for another
+   * client, so the response cache does not keep it.
+   */
+  selected?: boolean;
 }
 
 export interface EncodedResponse {
@@ -65,7 +75,8 @@ export function encodeResponse(
     w.u16(query.qclass!);
   }
   const afterQuestion = w.length;
-  const budget = limit - (edns ? OPT_LENGTH : 0);
+  const subnet = edns ? parts.clientSubnet : undefined;
+  const budget = limit - (edns ? OPT_LENGTH : 0) - (subnet ? 8 + subnet.address.length : 0);
   const rrclass = parts.rrclass ?? RRClass.IN;
   let truncated = false;
   const counts = [0, 0, 0];
@@ -113,7 +124,16 @@ export function encodeResponse(
     w.u8(rcodeHigh);
     w.u8(0);
     w.u16(edns.dnssecOk ? 0x8000 : 0); // RFC 3225 §3: the DO bit is echoed
-    w.u16(0);
+    if (subnet) {
+      // RFC 7871 §6: FAMILY, SOURCE PREFIX-LENGTH, SCOPE PREFIX-LENGTH, ADDRESS.
+      w.u16(8 + subnet.address.length);
+      w.u16(ECS_OPTION);
+      w.u16(4 + subnet.address.length);
+      w.u16(subnet.family);
+      w.u8(subnet.sourcePrefix);
+      w.u8(subnet.scopePrefix);
+      w.bytes(subnet.address);
+    } else w.u16(0);
     arcount++;
   }
   let flags = 0x8000 | ((query.opcode & 0xf) << 11) | rcodeLow;

@@ -5,6 +5,7 @@ import type { RRsetData } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
 import type { AnswerSettings } from './answer-settings.ts';
+import type { SelectionBinding } from './selection/selection-table.ts';
 
 /** What a DNS worker process needs to know to serve: passed in its environment at fork. */
 export interface DnsWorkerConfig extends AnswerSettings {
@@ -34,7 +35,13 @@ export type ToWorker =
       deletes: { owner: Name; type: RecordTypeName }[];
       transfers?: ResolvedTransfers;
     }
-  | { t: 'delete'; origin: Name };
+  | { t: 'delete'; origin: Name }
+  /**
+   * The selection bindings of a zone, replacing the ones the worker holds (see selection/). Sent on
+   * every change and, after the zones, to a new worker; `generation` identifies the change in the
+   * worker's answer.
+   */
+  | { t: 'selections'; origin: Name; generation: number; bindings: SelectionBinding[] };
 
 /** Worker → primary: readiness, what it serves now, and its counters. */
 export type FromWorker =
@@ -42,4 +49,6 @@ export type FromWorker =
   | { t: 'applied'; origin: Name; serial: number | undefined }
   /** A patch did not apply to what the worker holds: send the whole zone. */
   | { t: 'need-zone'; origin: Name }
+  /** The worker answers with these selection bindings now; `error`: it refused them and kept its old ones. */
+  | { t: 'selections-applied'; origin: Name; generation: number; error?: string }
   | { t: 'metrics'; snapshot: RegistrySnapshot };

@@ -1,4 +1,5 @@
 import { type Name, nameKey } from '../dns/name.ts';
+import { type SelectionBinding, SelectionTable } from './selection/selection-table.ts';
 import type { ZoneSnapshot } from './zone-snapshot.ts';
 
 /**
@@ -11,6 +12,8 @@ export class ZoneTable {
   version = 0;
   /** Called after each change, e.g. to refresh metrics. */
   onChange?: () => void;
+  /** RRsets answered through a selection policy (see selection/); empty unless something binds them. */
+  readonly selections = new SelectionTable();
 
   get size(): number {
     return this.zones.size;
@@ -35,6 +38,16 @@ export class ZoneTable {
       this.onChange?.();
     }
     return removed;
+  }
+
+  /**
+   * Replaces the selection bindings of a zone (see `SelectionTable.replace`, which throws on a bad
+   * one). Moves the version like a zone change: cached responses made before may hold RRsets that are
+   * now selected per client.
+   */
+  setSelections(origin: Name, bindings: readonly SelectionBinding[]): void {
+    this.selections.replace(origin, bindings);
+    this.version++;
   }
 
   get(origin: Name): ZoneSnapshot | undefined {

@@ -754,6 +754,22 @@ function buildCraftedCases(): CraftedCase[] {
     },
   );
 
+  add(
+    'EDNS Client Subnet, well formed (198.51.100.0/22)',
+    buildQuery({ name: WWW, type: A, edns: { rdata: bytes(u16(8), u16(7), u16(1), [22, 0, 198, 51, 100]) } }),
+    { rcode: NOERROR, question: true, answers: 2 },
+  );
+  add(
+    'EDNS Client Subnet with an address bit beyond the source prefix',
+    buildQuery({ name: WWW, type: A, edns: { rdata: bytes(u16(8), u16(7), u16(1), [22, 0, 198, 51, 101]) } }),
+    { rcode: FORMERR, question: true },
+  );
+  add(
+    'EDNS Client Subnet with too many address octets',
+    buildQuery({ name: WWW, type: A, edns: { rdata: bytes(u16(8), u16(8), u16(1), [24, 0, 192, 0, 2, 1]) } }),
+    { rcode: FORMERR, question: true },
+  );
+
   // Counts that lie and trailing data.
   add('ANCOUNT 1 with no record', bytes(header({ an: 1 }), questionBytes(WWW, A)), {
     rcode: FORMERR,
@@ -870,7 +886,8 @@ export interface EdnsSeen {
  * What a request deserves, restated from the RFCs independently of src/server/query.ts:
  * no reply to fewer than 12 octets or to a response (RFC 1035 §4.1.1, §7.3); FORMERR unless exactly
  * one question (RFC 9619) and unless every record is well framed, OPT only once, only in the additional
- * section and owned by the root (RFC 6891 §6.1.1), and nothing follows the last record; otherwise an
+ * section and owned by the root (RFC 6891 §6.1.1), its Client Subnet option (if any) well formed
+ * (RFC 7871 §6), and nothing follows the last record; otherwise an
  * answer. Opcodes other than QUERY get NOTIMP instead, with the question and OPT when readable.
  */
 export type Verdict =
@@ -912,12 +929,13 @@ function wellFormed(buf: Uint8Array): Verdict {
     let type: number;
     let klass: number;
     let ttl: number;
+    let rdata: Uint8Array;
     try {
       owner = r.name();
       type = r.u16();
       klass = r.u16();
       ttl = r.u32();
-      r.bytes(r.u16());
+      rdata = r.bytes(r.u16());
     } catch {
       return formerr();
     }
@@ -927,9 +945,46 @@ function wellFormed(buf: Uint8Array): Verdict {
       return formerr();
     }
     edns = { udpSize: klass, version: (ttl >>> 16) & 0xff, dnssecOk: (ttl & 0x8000) !== 0 };
+    if (!clientSubnetAcceptable(rdata)) return formerr();
   }
   if (r.remaining !== 0) return formerr();
   return { kind: 'query', question, ...(edns ? { edns } : {}) };
+}
+
+/**
+ * RFC 7871 §6: a Client Subnet option (code 8) carries family 1 or 2, a source prefix no longer than
+ * the address, exactly ceil(prefix / 8) address octets and no bit set after the prefix; the server
+ * also refuses a second one. Options are read while they fit in the RDATA (the rest is ignored).
+ */
+function clientSubnetAcceptable(rdata: Uint8Array): boolean {
+  const options: { code: number; data: Uint8Array }[] = [];
+  let at = 0;
+  while (at + 4 <= rdata.length) {
+    const length = (rdata[at + 2]! << 8) | rdata[at + 3]!;
+    if (at + 4 + length > rdata.length) break;
+    options.push({ code: (rdata[at]! << 8) | rdata[at + 1]!, data: rdata.subarray(at + 4, at + 4 + length) });
+    at += 4 + length;
+  }
+  return clientSubnetOptionsAcceptable(options);
+}
+
+/** The rule of `clientSubnetAcceptable` over options already read (e.g. by `decodeMessage`). */
+export function clientSubnetOptionsAcceptable(
+  options: readonly { code: number; data: Uint8Array }[],
+): boolean {
+  const subnets = options.filter((o) => o.code === 8);
+  if (subnets.length > 1) return false;
+  for (const { data } of subnets) {
+    if (data.length < 4) return false;
+    const family = (data[0]! << 8) | data[1]!;
+    const source = data[2]!;
+    const bits = family === 1 ? 32 : family === 2 ? 128 : 0;
+    if (bits === 0 || source > bits || data.length - 4 !== Math.ceil(source / 8)) return false;
+    for (let bit = source; bit < (data.length - 4) * 8; bit++) {
+      if (data[4 + (bit >> 3)]! & (0x80 >> (bit & 7))) return false;
+    }
+  }
+  return true;
 }
 
 /** The rcodes a well-formed query may get, from its question and EDNS alone. */

@@ -1,4 +1,5 @@
 import type { Name } from '../../dns/name.ts';
+import type { SelectionBinding, SelectionSink } from '../../server/selection/selection-table.ts';
 import type { Notifier } from '../../server/transfer/notifier.ts';
 import { ZoneApplier } from '../../server/zone-apply.ts';
 import type { ZoneTable } from '../../server/zone-table.ts';
@@ -35,7 +36,7 @@ export const BUILTIN_CAPABILITIES: BackendCapabilities = {
  * (work proportional to the change); a zone the server does not hold at the delta's base serial is
  * built whole and swapped in. With a notifier, secondaries are told of every new serial (RFC 1996).
  */
-export class BuiltinBackend implements Backend {
+export class BuiltinBackend implements Backend, SelectionSink {
   readonly name = 'builtin';
   readonly capabilities = BUILTIN_CAPABILITIES;
   private readonly table: ZoneTable;
@@ -89,6 +90,11 @@ export class BuiltinBackend implements Backend {
 
   async servedSerial(origin: Name): Promise<number | undefined> {
     return this.table.get(origin)?.serial;
+  }
+
+  /** Answers the zone's bound RRsets through their selection policies from now on (see SelectionSink). */
+  async setSelections(origin: Name, bindings: readonly SelectionBinding[]): Promise<void> {
+    this.table.setSelections(origin, bindings);
   }
 }
 

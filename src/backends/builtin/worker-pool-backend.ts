@@ -2,6 +2,8 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Name } from '../../dns/name.ts';
 import type { Registry } from '../../metrics/registry.ts';
 import { type AnswerSettings, answerSettings } from '../../server/answer-settings.ts';
+import { SelectionError } from '../../server/selection/policy.ts';
+import type { SelectionBinding, SelectionSink } from '../../server/selection/selection-table.ts';
 import type { Notifier } from '../../server/transfer/notifier.ts';
 import type { DnsWorkerConfig, FromWorker, ToWorker } from '../../server/worker-protocol.ts';
 import { WORKER_CONFIG_ENV } from '../../server/worker-protocol.ts';
@@ -25,6 +27,8 @@ interface PoolWorker {
   worker: Worker;
   ready: boolean;
   served: Map<string, number | undefined>;
+  /** Per zone: the generation of selection bindings the worker confirmed, and its refusal if any. */
+  selections: Map<string, { generation: number; error?: string }>;
 }
 
 /**
@@ -33,7 +37,7 @@ interface PoolWorker {
  * counts as served only when every live worker has confirmed it; a worker that misses a patch's base
  * serial asks for the whole zone; a worker that dies is replaced and sent every zone.
  */
-export class WorkerPoolBackend implements Backend {
+export class WorkerPoolBackend implements Backend, SelectionSink {
   readonly name = 'builtin';
   readonly capabilities = BUILTIN_CAPABILITIES;
   private readonly local: BuiltinBackend;
@@ -42,6 +46,9 @@ export class WorkerPoolBackend implements Backend {
   private readonly pool = new Map<number, PoolWorker>();
   private readonly waiters = new Set<() => void>();
   private stopping = false;
+  /** Per zone: the generation of its current selection bindings (counted over all zones). */
+  private readonly selectionGenerations = new Map<string, number>();
+  private selectionGeneration = 0;
 
   constructor(table: ZoneTable, options: WorkerPoolOptions, notifier?: Notifier) {
     this.table = table;
@@ -154,6 +161,36 @@ export class WorkerPoolBackend implements Backend {
     return [...this.pool.values()].filter((m) => m.ready).map((m) => m.worker.process.pid!);
   }
 
+  /**
+   * Sets a zone's selection bindings in this process (where they are checked: a bad one throws and
+   * nothing is sent) and in every DNS worker, and resolves once every live worker answers with them.
+   * A worker that refuses them (it would know other policies than this process) is an error.
+   */
+  async setSelections(origin: Name, bindings: readonly SelectionBinding[]): Promise<void> {
+    this.table.setSelections(origin, bindings);
+    const key = origin.toLowerCase();
+    const generation = ++this.selectionGeneration;
+    this.selectionGenerations.set(key, generation);
+    for (const member of this.pool.values()) if (member.ready) this.sendSelections(member, origin);
+    const confirmed = (m: PoolWorker) => (m.selections.get(key)?.generation ?? 0) >= generation;
+    await this.settled(() => [...this.pool.values()].every((m) => !m.ready || confirmed(m)));
+    for (const member of this.pool.values()) {
+      const state = member.selections.get(key);
+      if (member.ready && !confirmed(member)) {
+        throw new SelectionError(
+          'SELECTION_WORKER_TIMEOUT',
+          `DNS worker ${member.worker.process.pid} did not confirm the selections of ${origin} in time`,
+        );
+      }
+      if (state?.generation === generation && state.error !== undefined) {
+        throw new SelectionError(
+          'SELECTION_WORKER_REFUSED',
+          `DNS worker ${member.worker.process.pid} refused the selections of ${origin}: ${state.error}`,
+        );
+      }
+    }
+  }
+
   /** The lowest serial any process serves (undefined when one of them does not serve the zone). */
   async servedSerial(origin: Name): Promise<number | undefined> {
     const local = await this.local.servedSerial(origin);
@@ -215,15 +252,24 @@ export class WorkerPoolBackend implements Backend {
     });
   }
 
+  private sendSelections(member: PoolWorker, origin: Name): void {
+    const generation = this.selectionGenerations.get(origin.toLowerCase()) ?? 0;
+    const bindings = [...this.table.selections.bindings(origin)];
+    this.send(member, { t: 'selections', origin, generation, bindings });
+  }
+
   private fork(): Promise<void> {
     const worker = cluster.fork({ [WORKER_CONFIG_ENV]: JSON.stringify(this.options.config) });
-    const member: PoolWorker = { worker, ready: false, served: new Map() };
+    const member: PoolWorker = { worker, ready: false, served: new Map(), selections: new Map() };
     this.pool.set(worker.id, member);
     return new Promise((resolve, reject) => {
       worker.on('message', (message: FromWorker) => {
         switch (message.t) {
           case 'ready':
             member.ready = true;
+            // Selections first: bound by name, they apply as soon as the zones arrive, so the worker
+            // never answers a bound RRset whole.
+            for (const { origin } of this.table.selections.all()) this.sendSelections(member, origin);
             for (const zone of this.table.all()) this.sendZone(member, zone.origin);
             resolve();
             break;
@@ -233,6 +279,20 @@ export class WorkerPoolBackend implements Backend {
           case 'need-zone':
             this.sendZone(member, message.origin);
             break;
+          case 'selections-applied': {
+            const { generation, error } = message;
+            member.selections.set(
+              message.origin.toLowerCase(),
+              error === undefined ? { generation } : { generation, error },
+            );
+            if (error !== undefined) {
+              this.options.log?.(
+                'error',
+                `DNS worker ${worker.process.pid} refused the selections of ${message.origin}: ${error}`,
+              );
+            }
+            break;
+          }
           case 'metrics':
             this.options.registry?.absorb(`worker-${worker.id}`, message.snapshot);
             break;
