@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { exampleRecordSet, exampleZone, exampleZoneClass, invalidCases, validCases } from './examples.ts';
+import {
+  exampleRecordSet,
+  exampleZone,
+  exampleZoneClass,
+  invalidCases,
+  validCases,
+} from '../../test/support/api-examples.ts';
 import { formatProblem, type Resource, validateResource } from './index.ts';
 
 function oldResource(old: Record<string, unknown> | undefined): Resource | undefined {

@@ -2,7 +2,7 @@
  * Example manifests: valid ones of each kind, and invalid ones with the problem each must produce.
  * Used by the tests here and handy for other packages' tests. Every call returns fresh objects.
  */
-import type { Problem } from './schema.ts';
+import type { Problem } from '../../src/api/schema.ts';
 
 type Json = Record<string, unknown>;
 
