@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { KINDS, type Kind, type Problem } from '../api/index.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { createBackendFactory } from '../backends/registry.ts';
+import { invalidConditions, setConditions } from '../control/conditions.ts';
 import { Controller } from '../control/controller.ts';
 import { Registry } from '../metrics/registry.ts';
 import { HttpServer } from '../server/http-server.ts';
@@ -313,15 +314,11 @@ async function writeInvalidStatus(
     generation?: number;
   };
   const message = invalid.problems.map((p: Problem) => `${p.path}: ${p.message}`).join('; ');
-  const now = new Date().toISOString();
-  const condition = (type: string) => ({
-    type,
-    status: 'False',
-    reason: 'Invalid',
-    message: message.slice(0, 32_000),
-    ...(metadata.generation !== undefined ? { observedGeneration: metadata.generation } : {}),
-    lastTransitionTime: now,
-  });
+  const conditions = setConditions(
+    undefined,
+    invalidConditions(message.slice(0, 32_000), metadata.generation),
+    new Date(),
+  );
   try {
     await api.replaceStatus(invalid.kind as Kind, {
       apiVersion: String(raw.apiVersion),
@@ -333,7 +330,7 @@ async function writeInvalidStatus(
       },
       status: {
         ...(metadata.generation !== undefined ? { observedGeneration: metadata.generation } : {}),
-        conditions: ['Accepted', 'Programmed', 'Ready'].map(condition),
+        conditions,
       },
     });
   } catch (e) {
