@@ -1,7 +1,7 @@
 import type { Name } from '../dns/name.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
 import type { ResourceKey } from '../zones/resource-key.ts';
-import type { RRset, RRsetOrigin } from '../zones/rrset.ts';
+import type { RRset, RRsetDelta, RRsetOrigin } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
 
@@ -19,11 +19,7 @@ export interface ProgrammedZone {
    * The change from `fromSerial` to `serial`. A backend that holds the zone at exactly `fromSerial`
    * applies just this; any other backend state takes the full content.
    */
-  delta?: {
-    fromSerial: number;
-    upserts: readonly RRset[];
-    deletes: readonly { owner: Name; type: RecordTypeName }[];
-  };
+  delta?: RRsetDelta & { fromSerial: number };
 }
 
 /**

@@ -4,6 +4,7 @@ import { type FrontDoors, frontDoorId, NO_FRONT_DOORS } from '../api/frontdoors/
 import { KINDS, type Kind, type Problem } from '../api/index.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { createBackendFactory } from '../backends/registry.ts';
+import { invalidConditions, setConditions } from '../control/conditions.ts';
 import { Controller } from '../control/controller.ts';
 import { FrontDoorStore } from '../control/front-door-store.ts';
 import { Registry } from '../metrics/registry.ts';
@@ -331,15 +332,11 @@ async function writeInvalidStatus(
     generation?: number;
   };
   const message = invalid.problems.map((p: Problem) => `${p.path}: ${p.message}`).join('; ');
-  const now = new Date().toISOString();
-  const condition = (type: string) => ({
-    type,
-    status: 'False',
-    reason: 'Invalid',
-    message: message.slice(0, 32_000),
-    ...(metadata.generation !== undefined ? { observedGeneration: metadata.generation } : {}),
-    lastTransitionTime: now,
-  });
+  const conditions = setConditions(
+    undefined,
+    invalidConditions(message.slice(0, 32_000), metadata.generation),
+    new Date(),
+  );
   try {
     await api.replaceStatus(invalid.kind as Kind, {
       apiVersion: String(raw.apiVersion),
@@ -351,7 +348,7 @@ async function writeInvalidStatus(
       },
       status: {
         ...(metadata.generation !== undefined ? { observedGeneration: metadata.generation } : {}),
-        conditions: ['Accepted', 'Programmed', 'Ready'].map(condition),
+        conditions,
       },
     });
   } catch (e) {

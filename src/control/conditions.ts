@@ -1,6 +1,14 @@
+/**
+ * Every condition Zonekeeper writes is built here: Accepted, Programmed and Ready of DNSZone and
+ * DNSRecordSet, Ready of DNSZoneClass, and the Invalid triple the operator writes on objects it
+ * cannot read. Each builder takes the object's generation, so every condition carries
+ * `observedGeneration`; `setConditions` moves `lastTransitionTime` only when a status changes.
+ */
 import type { Condition } from '../api/index.ts';
+import type { RRsetProblem } from '../backends/backend.ts';
 
 export type ConditionInput = Omit<Condition, 'lastTransitionTime'>;
+type Generation = ConditionInput['observedGeneration'];
 
 /**
  * Sets a condition as apimachinery's meta.SetStatusCondition does: `lastTransitionTime` moves only
@@ -62,6 +70,129 @@ export function programmedConditions(
       observedGeneration,
     },
   ];
+}
+
+/** Accepted=True with a message. */
+export function acceptedCondition(message: string, observedGeneration: Generation): ConditionInput {
+  return { type: 'Accepted', status: 'True', reason: 'Accepted', message, observedGeneration };
+}
+
+/**
+ * Accepted, Programmed and Ready all False with one reason: an object that is not served (a record
+ * set refused or left out, a zone not accepted). `notServed` is Programmed's message.
+ */
+export function refusedConditions(
+  reason: string,
+  message: string,
+  observedGeneration: Generation,
+  notServed = 'not published',
+): ConditionInput[] {
+  return [
+    { type: 'Accepted', status: 'False', reason, message, observedGeneration },
+    { type: 'Programmed', status: 'False', reason, message: notServed, observedGeneration },
+    { type: 'Ready', status: 'False', reason, message, observedGeneration },
+  ];
+}
+
+/** A DNSZone that is not accepted (or not judged yet): nothing of it is served. */
+export function zoneRefusedConditions(
+  reason: string,
+  message: string,
+  observedGeneration: Generation,
+): ConditionInput[] {
+  return refusedConditions(reason, message, observedGeneration, 'the zone is not served');
+}
+
+/**
+ * A DNSZone whose latest change failed a step (ADR 0014): Ready=False with the step's reason, and
+ * Programmed False with the same reason, or still True when the content is served (only its hash
+ * could not be saved).
+ */
+export function zoneFailedConditions(
+  accepted: ConditionInput,
+  failure: { reason: string; message: string },
+  served: { message: string } | undefined,
+  observedGeneration: Generation,
+): ConditionInput[] {
+  const { reason, message } = failure;
+  return [
+    accepted,
+    served
+      ? {
+          type: 'Programmed',
+          status: 'True',
+          reason: 'Programmed',
+          message: served.message,
+          observedGeneration,
+        }
+      : { type: 'Programmed', status: 'False', reason, message, observedGeneration },
+    { type: 'Ready', status: 'False', reason, message, observedGeneration },
+  ];
+}
+
+/**
+ * A record set published in a zone: Accepted=True, and Programmed/Ready by whether the backend serves
+ * it. No serial in the messages: a record's status must not change when other records of its zone do.
+ */
+export function recordServedConditions(
+  programmed: boolean,
+  messages: { published: string; programmed: string; ready: string; pending: string },
+  observedGeneration: Generation,
+): ConditionInput[] {
+  return [
+    acceptedCondition(messages.published, observedGeneration),
+    ...programmedConditions(programmed, messages, observedGeneration),
+  ];
+}
+
+/**
+ * A record set the backend left out: held by something the backend does not let Zonekeeper own
+ * (Accepted=False, Conflict), or content the backend refused or cannot answer for (Programmed=False,
+ * with the problem's reason: BackendRejected, AliasTargetUnresolvable).
+ */
+export function recordProblemConditions(
+  problem: Pick<RRsetProblem, 'reason' | 'message'>,
+  backend: string,
+  published: string,
+  observedGeneration: Generation,
+): ConditionInput[] {
+  const message = `backend ${backend}: ${problem.message}`;
+  if (problem.reason === 'Conflict') return refusedConditions('Conflict', message, observedGeneration);
+  return [
+    acceptedCondition(published, observedGeneration),
+    { type: 'Programmed', status: 'False', reason: problem.reason, message, observedGeneration },
+    { type: 'Ready', status: 'False', reason: problem.reason, message, observedGeneration },
+  ];
+}
+
+/** A DNSZoneClass: Ready as its backend's health says (informational; zones are reconciled anyway). */
+export function classConditions(
+  health: { ok: boolean; message: string },
+  observedGeneration: Generation,
+): ConditionInput[] {
+  return [
+    {
+      type: 'Ready',
+      status: health.ok ? 'True' : 'False',
+      reason: health.ok ? 'Ready' : 'BackendUnreachable',
+      message: health.message,
+      observedGeneration,
+    },
+  ];
+}
+
+/**
+ * An object the API server accepted but Zonekeeper cannot use (its rules are stricter than the schema
+ * in places): Accepted, Programmed and Ready False, reason Invalid, with every problem.
+ */
+export function invalidConditions(message: string, observedGeneration: Generation): ConditionInput[] {
+  return (['Accepted', 'Programmed', 'Ready'] as const).map((type) => ({
+    type,
+    status: 'False',
+    reason: 'Invalid',
+    message,
+    ...(observedGeneration !== undefined ? { observedGeneration } : {}),
+  }));
 }
 
 export function findCondition(

@@ -1,12 +1,11 @@
-import type { DNSRecordSet, DNSZone, DNSZoneClass, Kind, Resource } from '../api/index.ts';
+import type { DNSZone } from '../api/index.ts';
 import type { Backend } from '../backends/backend.ts';
 import { type Name, nameKey } from '../dns/name.ts';
-import type { RecordTypeName } from '../dns/rrtype.ts';
 import type { Registry } from '../metrics/registry.ts';
-import { getOrInsert } from '../util/get-or-insert.ts';
-import { type Affected, Catalog } from '../zones/catalog.ts';
+import type { Affected } from '../zones/catalog.ts';
+import { CATALOG_KINDS, CatalogFeed, ZoneChanges } from '../zones/catalog-feed.ts';
 import { type ResourceKey, resourceKey } from '../zones/resource-key.ts';
-import type { RRset } from '../zones/rrset.ts';
+import { PendingDelta } from '../zones/rrset-delta.ts';
 import { zoneChildren } from '../zones/zone-inputs.ts';
 import { ZoneModel } from '../zones/zone-model.ts';
 import type { ResourceStore, StoreEvent } from './resource-store.ts';
@@ -25,8 +24,6 @@ export interface ZoneFollowerOptions {
   now?: () => number;
 }
 
-type PendingChange = { upsert: RRset } | { delete: { owner: Name; type: RecordTypeName } };
-
 interface FollowedZone {
   model: ZoneModel;
   /** Built but never brought in line with the records: the first update is a full one. */
@@ -35,7 +32,7 @@ interface FollowedZone {
   version: number;
   hash?: { version: number; value: string };
   /** RRset changes since the published version, merged (the last change of an RRset wins). */
-  pending: Map<string, PendingChange>;
+  pending: PendingDelta;
   /** The model was rebuilt since the last publish: the next publish sends the whole zone. */
   full: boolean;
   published?: { serial: number; hash: string | undefined; confirmed: boolean };
@@ -62,14 +59,14 @@ interface FollowedZone {
  * serial for it. A zone without any recorded serial is not served: the operator has never seen it.
  */
 export class ZoneFollower {
-  readonly catalog = new Catalog();
+  private readonly feed = new CatalogFeed();
+  readonly catalog = this.feed.catalog;
   private readonly options: ZoneFollowerOptions;
   private readonly queue: WorkQueue;
   private readonly zones = new Map<ResourceKey, FollowedZone>();
   /** Origin each zone key is published under, to drop it when the zone goes. */
   private readonly publishedOrigin = new Map<ResourceKey, Name>();
-  private readonly dirty = new Map<ResourceKey, Set<ResourceKey>>();
-  private readonly seen = new Map<string, string>();
+  private readonly dirty = new ZoneChanges();
   private unsubscribe?: () => void;
 
   constructor(options: ZoneFollowerOptions) {
@@ -104,19 +101,7 @@ export class ZoneFollower {
 
   start(): void {
     const { store } = this.options;
-    const classes: DNSZoneClass[] = [];
-    const zones: DNSZone[] = [];
-    const records: DNSRecordSet[] = [];
-    for (const kind of ['DNSZoneClass', 'DNSZone', 'DNSRecordSet'] as const) {
-      for (const object of store.list(kind)) {
-        this.seen.set(`${kind}/${resourceKey(object.metadata)}`, observedState(object));
-        if (object.metadata.deletionTimestamp) continue;
-        if (kind === 'DNSZoneClass') classes.push(object as DNSZoneClass);
-        else if (kind === 'DNSZone') zones.push(object as DNSZone);
-        else records.push(object as DNSRecordSet);
-      }
-    }
-    this.enqueueAffected(this.catalog.load(classes, zones, records));
+    this.enqueueAffected(this.feed.load(CATALOG_KINDS.flatMap((kind) => store.list(kind))));
     for (const zone of store.list('DNSZone')) this.queue.add(resourceKey(zone.metadata));
     this.unsubscribe = store.watch((event) => this.onEvent(event));
     this.queue.start();
@@ -138,39 +123,23 @@ export class ZoneFollower {
   }
 
   private onEvent(event: StoreEvent): void {
-    const id = `${event.kind}/${event.key}`;
     if (event.type === 'delete') {
-      this.seen.delete(id);
-      this.apply(event.kind, event.key, undefined);
+      this.enqueueAffected(this.feed.delete(event.kind, event.key));
       if (event.kind === 'DNSZone') this.queue.add(event.key);
       return;
     }
-    const state = observedState(event.object);
+    const affected = this.feed.upsert(event.object);
     if (event.kind === 'DNSZone') {
       // A zone's status carries the serial to serve: every zone event may let it publish. A status-only
       // change touches no record set: an empty dirty set keeps that reconcile incremental (O(1)).
-      if (this.seen.get(id) === state) getOrInsert(this.dirty, event.key, () => new Set());
+      if (!affected) this.dirty.touch(event.key);
       this.queue.add(event.key);
     }
-    if (this.seen.get(id) === state) return;
-    this.seen.set(id, state);
-    this.apply(event.kind, event.key, event.object.metadata.deletionTimestamp ? undefined : event.object);
-  }
-
-  private apply(kind: Kind, key: ResourceKey, object: Resource | undefined): void {
-    const c = this.catalog;
-    let affected: Affected;
-    if (kind === 'DNSZoneClass') affected = object ? c.setClass(object as DNSZoneClass) : c.deleteClass(key);
-    else if (kind === 'DNSZone') affected = object ? c.setZone(object as DNSZone) : c.deleteZone(key);
-    else affected = object ? c.setRecord(object as DNSRecordSet) : c.deleteRecord(key);
-    this.enqueueAffected(affected);
+    if (affected) this.enqueueAffected(affected);
   }
 
   private enqueueAffected(affected: Affected): void {
-    for (const [zone, keys] of affected.recordsByZone) {
-      const set = getOrInsert(this.dirty, zone, () => new Set());
-      for (const k of keys) set.add(k);
-    }
+    this.dirty.note(affected);
     for (const zone of affected.zones) this.queue.add(zone);
   }
 
@@ -195,25 +164,18 @@ export class ZoneFollower {
         model: new ZoneModel(zone, verdict.zoneClass, verdict.origin),
         fresh: true,
         version: 0,
-        pending: new Map(),
+        pending: new PendingDelta(),
         full: true,
         ...(followed?.published ? { published: followed.published } : {}),
       };
       this.zones.set(key, followed);
     }
-    const dirty = this.dirty.get(key);
-    this.dirty.delete(key);
+    const dirty = this.dirty.take(key);
     const complete = followed.fresh || dirty === undefined;
     const records = complete ? this.catalog.zoneMembers(key) : this.catalog.membersNow(key, dirty);
     const delta = followed.model.update(records, zoneChildren(this.catalog, key), complete);
     followed.fresh = false;
-    if (delta.upserts.length > 0 || delta.deletes.length > 0) {
-      followed.version++;
-      for (const rrset of delta.upserts)
-        followed.pending.set(`${nameKey(rrset.owner)}\u0000${rrset.type}`, { upsert: rrset });
-      for (const d of delta.deletes)
-        followed.pending.set(`${nameKey(d.owner)}\u0000${d.type}`, { delete: d });
-    }
+    if (followed.pending.add(delta)) followed.version++;
     return this.publish(key, zone, followed);
   }
 
@@ -257,16 +219,10 @@ export class ZoneFollower {
   ): Promise<void> {
     const { model } = followed;
     const published = followed.published;
-    const upserts: RRset[] = [];
-    const deletes: { owner: Name; type: RecordTypeName }[] = [];
-    for (const change of followed.pending.values()) {
-      if ('upsert' in change) upserts.push(change.upsert);
-      else deletes.push(change.delete);
-    }
     const patch = published !== undefined && !followed.full && published.serial !== serial;
     const whole = { key, origin: model.origin, soa: model.soa, serial, rrsets: () => model.rrsets() };
     await this.options.backend.applyZone(
-      patch ? { ...whole, delta: { fromSerial: published.serial, upserts, deletes } } : whole,
+      patch ? { ...whole, delta: { fromSerial: published.serial, ...followed.pending.delta() } } : whole,
     );
     if (published?.serial === serial && published.hash !== hash) {
       // Same serial, other content (only when unconfirmed content gets confirmed at the same
@@ -289,7 +245,7 @@ export class ZoneFollower {
 
   private async drop(key: ResourceKey): Promise<void> {
     this.zones.delete(key);
-    this.dirty.delete(key);
+    this.dirty.forget(key);
     const origin = this.publishedOrigin.get(key);
     if (origin === undefined) return;
     // Another accepted zone may serve the same origin now (a conflict settled); leave it then.
@@ -298,8 +254,4 @@ export class ZoneFollower {
       await this.options.backend.deleteZone(origin);
     this.publishedOrigin.delete(key);
   }
-}
-
-function observedState(object: Resource): string {
-  return `${object.metadata.generation ?? 0}/${object.metadata.deletionTimestamp ? 'deleting' : 'live'}`;
 }

@@ -1,7 +1,6 @@
 import type { Name } from '../dns/name.ts';
-import type { RecordTypeName } from '../dns/rrtype.ts';
 import type { RegistrySnapshot } from '../metrics/registry.ts';
-import type { RRsetData } from '../zones/rrset.ts';
+import type { RRsetData, RRsetKey } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
 import type { AnswerSettings } from './answer-settings.ts';
@@ -32,7 +31,7 @@ export type ToWorker =
       serial: number;
       fromSerial: number;
       upserts: RRsetData[];
-      deletes: { owner: Name; type: RecordTypeName }[];
+      deletes: RRsetKey[];
       transfers?: ResolvedTransfers;
     }
   | { t: 'delete'; origin: Name }

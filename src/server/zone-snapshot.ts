@@ -1,7 +1,7 @@
 import { labelCount, type Name, nameKey, parentName } from '../dns/name.ts';
 import { printRdata } from '../dns/rdata.ts';
 import { type RecordTypeName, RRType, typeName } from '../dns/rrtype.ts';
-import type { RRsetData } from '../zones/rrset.ts';
+import type { RRsetData, RRsetDelta } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
 import type { ServedRRset } from './served-rrset.ts';
 import { ZoneJournal } from './transfer/journal.ts';
@@ -18,10 +18,7 @@ export interface ZoneNode {
 }
 
 /** A change to a served zone: RRsets replaced or added, and RRsets removed. */
-export interface ZonePatch {
-  upserts: readonly RRsetData[];
-  deletes: readonly { owner: Name; type: RecordTypeName }[];
-}
+export type ZonePatch = RRsetDelta<RRsetData>;
 
 /**
  * One zone as the server answers from it. A zone is built once and then patched: a patch touches only

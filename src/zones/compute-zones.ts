@@ -1,7 +1,7 @@
 import type { Resource } from '../api/index.ts';
 import type { Name } from '../dns/name.ts';
 import { type AssembledZone, assembleZone } from './assemble.ts';
-import { Catalog } from './catalog.ts';
+import { CatalogFeed } from './catalog-feed.ts';
 import type { ResourceKey } from './resource-key.ts';
 import { zoneAssemblyInput } from './zone-inputs.ts';
 
@@ -15,20 +15,18 @@ export interface ComputedZone {
 
 /**
  * The exact content of every zone the given (already validated) resources produce, as the controller
- * computes it: classes, zones and record sets go through the Catalog (acceptance, adoption, child
- * zones) and each accepted zone through `assembleZone`. Pure and synchronous; zones come back sorted
+ * computes it: classes, zones and record sets go through the same CatalogFeed into a Catalog
+ * (acceptance, adoption, child zones; objects being deleted are not served) and each accepted zone
+ * through `assembleZone`. Pure and synchronous; zones come back sorted
  * by origin. Serials are not part of the content: pair each zone with the serial it is served at
  * (e.g. for `printZoneFile`).
  */
 export function computeZones(resources: readonly Resource[]): ComputedZone[] {
-  const catalog = new Catalog();
+  const feed = new CatalogFeed();
   // One load, as `serve` starts: which zones are served then depends only on the resources (ages and
   // the Accepted conditions in their status), never on the order they are listed in (ADR 0013).
-  catalog.load(
-    resources.filter((r) => r.kind === 'DNSZoneClass'),
-    resources.filter((r) => r.kind === 'DNSZone'),
-    resources.filter((r) => r.kind === 'DNSRecordSet'),
-  );
+  feed.load(resources);
+  const catalog = feed.catalog;
   const out: ComputedZone[] = [];
   for (const key of catalog.acceptedZones()) {
     const input = zoneAssemblyInput(catalog, key);

@@ -21,3 +21,19 @@ export interface RRsetData {
 export interface RRset extends RRsetData {
   origin: RRsetOrigin;
 }
+
+/** Names one RRset of a zone: its owner and type. */
+export interface RRsetKey {
+  owner: Name;
+  type: RecordTypeName;
+}
+
+/**
+ * A change of a zone's content, RRset by RRset: RRsets to put in place whole and RRsets to remove.
+ * What the zone model reports, what a backend is sent as a delta from a serial, and what the DNS
+ * workers patch their zones with.
+ */
+export interface RRsetDelta<R extends RRsetData = RRset> {
+  readonly upserts: readonly R[];
+  readonly deletes: readonly RRsetKey[];
+}

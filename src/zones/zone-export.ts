@@ -3,12 +3,13 @@
  * the zone file. Loading the manifests is the CLI's job (src/cli/zone-export.ts).
  */
 import type { AssembledZone } from './assemble.ts';
-import { nextSerial, type ZoneSerialState } from './serial.ts';
+import type { ZoneSerialState } from './serial.ts';
+import { chooseSerial } from './serial-policy.ts';
 import { printZoneFile } from './zone-file.ts';
 
 /**
  * The serial `serve` publishes for this content, from its persisted state, by the rule serve applies
- * when it starts (ADR 0005): the stored serial when the stored content hash is this content's; the
+ * when it starts (ADR 0005, `chooseSerial`): the stored serial when the stored content hash is this content's; the
  * next serial (`max(YYYYMMDD00, last + 1)`) when it is another content's, or unknown (a running serve
  * saves the hash of a change's serial a moment after the serial; until then it cannot be known which
  * content that serial was served with, so this content is shown under the serial it would get); the
@@ -16,8 +17,7 @@ import { printZoneFile } from './zone-file.ts';
  * serve served under it.
  */
 export function servedSerial(zone: AssembledZone, stored: ZoneSerialState | undefined, now: Date): number {
-  if (stored && stored.hash !== undefined && stored.hash === zone.hash) return stored.serial;
-  return nextSerial(stored?.serial, now);
+  return chooseSerial({ known: stored, hash: zone.hash, now }).serial;
 }
 
 export interface ZoneExport {

@@ -7,13 +7,13 @@ import { ownerDigest, zoneDigest } from './content-hash.ts';
 import { exclusivityClash } from './exclusivity.ts';
 import { parseRecordSetRecords } from './record-parse.ts';
 import { compareByAge, type ResourceKey, refOf } from './resource-key.ts';
-import type { RRset } from './rrset.ts';
+import type { RRset, RRsetDelta, RRsetKey } from './rrset.ts';
 import { type SoaFields, soaFor, zoneDefaultTtl } from './soa.ts';
 
 /** What changed in a zone's published content, RRset by RRset. */
-export interface ZoneDelta {
+export interface ZoneDelta extends RRsetDelta {
   upserts: RRset[];
-  deletes: { owner: Name; type: RecordTypeName }[];
+  deletes: RRsetKey[];
   /** Record sets whose verdict changed. */
   verdicts: Set<ResourceKey>;
 }

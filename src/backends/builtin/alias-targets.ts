@@ -2,7 +2,7 @@ import { type Name, nameKey } from '../../dns/name.ts';
 import type { Rdata } from '../../dns/rdata.ts';
 import { stripFirstLabel, type ZoneTable } from '../../server/zone-table.ts';
 import type { ResourceKey } from '../../zones/resource-key.ts';
-import type { RRset, RRsetData, RRsetOrigin } from '../../zones/rrset.ts';
+import type { RRset, RRsetData, RRsetDelta, RRsetOrigin } from '../../zones/rrset.ts';
 import type { RRsetProblem } from '../backend.ts';
 
 interface Alias {
@@ -51,12 +51,7 @@ export class AliasTargets {
   }
 
   /** Applies a change to a zone's RRsets. */
-  patch(
-    key: ResourceKey,
-    origin: Name,
-    upserts: readonly RRset[],
-    deletes: readonly { owner: Name; type: string }[],
-  ): void {
+  patch(key: ResourceKey, origin: Name, { upserts, deletes }: RRsetDelta): void {
     const originKey = nameKey(origin);
     const entry = this.entry(key, originKey);
     for (const d of deletes) if (d.type === 'ALIAS') this.removeAlias(entry, originKey, nameKey(d.owner));

@@ -59,7 +59,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
     }
     const { origin, soa, serial, delta, transfers } = zone;
     if (current && delta && this.zones.patch(origin, soa, serial, delta.fromSerial, delta, transfers)) {
-      this.aliases?.patch(zone.key, zone.origin, delta.upserts, delta.deletes);
+      this.aliases?.patch(zone.key, zone.origin, delta);
     } else {
       const aliases = this.aliases;
       const seen: RRset[] = [];

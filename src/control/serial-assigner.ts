@@ -1,0 +1,158 @@
+import { type Name, nameKey } from '../dns/name.ts';
+import { chooseSerial, knownSerial } from '../zones/serial-policy.ts';
+import { highestSerial, type ResolvedTransfers, type SoaProbeResult } from '../zones/transfers.ts';
+import type { Log } from './queues.ts';
+import { type SerialStore, SerialTakenError, type ZoneSerialState } from './serial-store.ts';
+import type { AssignedSerial, ZoneModelState } from './zone-state.ts';
+
+/** A serial store write failed: the change is not served until it succeeds. */
+export class SerialNotSavedError extends Error {
+  override readonly name = 'SerialNotSavedError';
+}
+
+export interface SerialAssignerOptions {
+  serials: SerialStore;
+  now: () => Date;
+  log: Log;
+  /** Compute the content hash with each new serial instead of shortly after it. */
+  hashOnChange: boolean;
+  /** Asks a zone's secondaries which SOA serial they serve (used when nothing is stored). */
+  secondarySerials?: ((origin: Name, transfers: ResolvedTransfers) => Promise<SoaProbeResult[]>) | undefined;
+}
+
+/**
+ * The I/O around the serial policy (`zones/serial-policy.ts`): it reads what the serial store and the
+ * zone's status know, asks the secondaries when nothing is known, remembers every serial this process
+ * asked to save (saved or not) and which origins' last write failed, and saves serials and hashes.
+ */
+export class SerialAssigner {
+  private readonly options: SerialAssignerOptions;
+  /** Per zone origin (nameKey): the highest serial this process asked the serial store to save. */
+  private readonly claimed = new Map<string, number>();
+  /** Zone origins (nameKey) whose last serial store write failed: what the store returns may not be durable. */
+  private readonly unsaved = new Set<string>();
+
+  constructor(options: SerialAssignerOptions) {
+    this.options = options;
+  }
+
+  /**
+   * The serial of the model's current content, saved durably: the one already chosen for it (saved
+   * again after a failed write), else a new one. A model's first serial keeps the stored one when the
+   * stored hash is this content's (a restart or rebuild without changes); any other content gets
+   * `max(YYYYMMDD00, last + 1)` above every serial this process asked to save, saved or not, so a
+   * serial is never reused for other content even if a failed write did reach the disk.
+   */
+  async assign(
+    origin: Name,
+    status: { serial?: number; hash?: string } | undefined,
+    model: ZoneModelState,
+    transfers: ResolvedTransfers | undefined,
+  ): Promise<AssignedSerial> {
+    const id = nameKey(origin);
+    let assigned = model.assigned;
+    if (!assigned) {
+      let known = knownSerial(this.options.serials.get(origin), status);
+      if (!known && !this.claimed.has(id)) known = await this.fromSecondaries(origin, transfers);
+      const now = this.options.now();
+      const claimed = this.claimed.get(id);
+      if (model.firstSerial) {
+        const hash = model.model.contentHash();
+        const choice = chooseSerial({ known, claimed, hash, now });
+        if (!choice.kept) this.claimed.set(id, choice.serial);
+        assigned = { serial: choice.serial, hash, saved: choice.kept && !this.unsaved.has(id) };
+      } else {
+        const { serial } = chooseSerial({ known, claimed, now });
+        this.claimed.set(id, serial);
+        assigned = this.options.hashOnChange
+          ? { serial, hash: model.model.contentHash(), saved: false }
+          : { serial, saved: false };
+      }
+      model.assigned = assigned;
+      model.firstSerial = false;
+    }
+    if (!assigned.saved) {
+      const { serial, hash } = assigned;
+      try {
+        await this.options.serials.set(origin, hash === undefined ? { serial } : { serial, hash });
+      } catch (e) {
+        this.unsaved.add(id);
+        // Another writer recorded this serial or a higher one (a leader handover): it may be served
+        // with other content, so the retry chooses a new serial above what the store holds now.
+        if (e instanceof SerialTakenError) model.assigned = undefined;
+        throw new SerialNotSavedError(errorText(e), { cause: e });
+      }
+      this.unsaved.delete(id);
+      assigned.saved = true;
+    }
+    return assigned;
+  }
+
+  /** Saves the content hash of a served serial (it is then known which content the serial has). */
+  async saveHash(origin: Name, serial: number, hash: string): Promise<void> {
+    try {
+      await this.options.serials.set(origin, { serial, hash });
+    } catch (e) {
+      this.unsaved.add(nameKey(origin));
+      throw e;
+    }
+    this.unsaved.delete(nameKey(origin));
+  }
+
+  /**
+   * Nothing is stored for the zone: the highest serial its secondaries answer, so that the first
+   * serial starts above it (as if it had been stored), or undefined (the date serial then).
+   */
+  /**
+   * Saves the content hashes still pending after recent changes (a graceful shutdown), so that a
+   * restart keeps serials exactly. A hash is saved only with the serial chosen for the same content.
+   */
+  async flush(models: Iterable<[string, ZoneModelState]>): Promise<void> {
+    for (const [key, state] of models) {
+      const assigned = state.assigned;
+      if (!assigned?.saved || assigned.hash !== undefined) continue;
+      const hash = state.model.contentHash();
+      try {
+        await this.options.serials.set(state.model.origin, { serial: assigned.serial, hash });
+        assigned.hash = hash;
+      } catch (e) {
+        this.options.log(
+          'warn',
+          `zone ${key}: the content hash could not be saved; the next start raises the serial`,
+          {
+            error: errorText(e),
+          },
+        );
+      }
+    }
+  }
+
+  private async fromSecondaries(
+    origin: Name,
+    transfers: ResolvedTransfers | undefined,
+  ): Promise<ZoneSerialState | undefined> {
+    const probe = this.options.secondarySerials;
+    if (!probe || !transfers || transfers.notify.length === 0) return undefined;
+    let results: SoaProbeResult[];
+    try {
+      results = await probe(origin, transfers);
+    } catch (e) {
+      results = [{ target: 'secondaries', error: errorText(e) }];
+    }
+    const highest = highestSerial(results);
+    const answers = results.map((r) => `${r.target}: ${r.serial ?? r.error}`).join(', ');
+    this.options.log(
+      'warn',
+      highest !== undefined
+        ? `zone ${origin}: no serial stored; its secondaries serve up to ${highest}, so it starts above that`
+        : `zone ${origin}: no serial stored and no secondary answered its SOA; it starts at the date serial, ` +
+            'and a secondary that holds a higher serial ignores it until the serial passes that one',
+      { secondaries: answers },
+    );
+    return highest !== undefined ? { serial: highest } : undefined;
+  }
+}
+
+export function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

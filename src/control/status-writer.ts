@@ -1,0 +1,190 @@
+import type {
+  DNSRecordSet,
+  DNSRecordSetStatus,
+  DNSZone,
+  DNSZoneClass,
+  DNSZoneClassStatus,
+  DNSZoneStatus,
+} from '../api/index.ts';
+import type { RRsetProblem } from '../backends/backend.ts';
+import type { RecordVerdict } from '../zones/assemble.ts';
+import { type ResourceKey, refOf, resourceKey } from '../zones/resource-key.ts';
+import {
+  type ConditionInput,
+  jsonEqual,
+  recordProblemConditions,
+  recordServedConditions,
+  refusedConditions,
+  setConditions,
+} from './conditions.ts';
+import type { ResourceStore } from './resource-store.ts';
+
+export type ZoneStatusFields = Omit<DNSZoneStatus, 'conditions' | 'observedGeneration'>;
+
+/** How a zone's backend serves its record sets, for their statuses. */
+export interface RecordsServed {
+  backend: string;
+  /** Whether the backend serves the zone's current content. */
+  programmed: boolean;
+  /** Why not (or what it serves). */
+  programmedMessage: string;
+  /** Record sets the backend left out, with why. */
+  problems?: ReadonlyMap<ResourceKey, RRsetProblem> | undefined;
+}
+
+/**
+ * Writes the status of DNSZones, DNSRecordSets and DNSZoneClasses, each only when it changed (the
+ * /status subresource), and at most `writeConcurrency` record-set writes at once. A record set's last
+ * written status is remembered with the inputs it was built from, so that a zone reconcile that
+ * visits every record set of the zone builds nothing for those unchanged.
+ */
+export class StatusWriter {
+  private readonly store: ResourceStore;
+  private readonly now: () => Date;
+  private readonly writeConcurrency: number;
+  /** Per record set: the inputs and the status object of its last status write. */
+  private readonly recordMemo = new Map<
+    ResourceKey,
+    { signature: string; status: DNSRecordSetStatus | undefined }
+  >();
+
+  constructor(store: ResourceStore, now: () => Date, writeConcurrency: number) {
+    this.store = store;
+    this.now = now;
+    this.writeConcurrency = writeConcurrency;
+  }
+
+  /** A record set is gone: forget what was written for it. */
+  forgetRecord(key: ResourceKey): void {
+    this.recordMemo.delete(key);
+  }
+
+  async zone(zone: DNSZone, fields: ZoneStatusFields, conditions: ConditionInput[]): Promise<void> {
+    const status: DNSZoneStatus = {
+      observedGeneration: zone.metadata.generation,
+      ...fields,
+      conditions: setConditions(zone.status?.conditions, conditions, this.now()),
+    };
+    if (!jsonEqual(status, zone.status))
+      await this.store.updateStatus('DNSZone', resourceKey(zone.metadata), status);
+  }
+
+  async zoneClass(zoneClass: DNSZoneClass, zones: number, conditions: ConditionInput[]): Promise<void> {
+    const status: DNSZoneClassStatus = {
+      observedGeneration: zoneClass.metadata.generation,
+      zones,
+      conditions: setConditions(zoneClass.status?.conditions, conditions, this.now()),
+    };
+    if (!jsonEqual(status, zoneClass.status))
+      await this.store.updateStatus('DNSZoneClass', resourceKey(zoneClass.metadata), status);
+  }
+
+  /** A record set that belongs to no zone (or is refused by it), with why. */
+  async unresolvedRecord(
+    rs: DNSRecordSet,
+    where: { fqdn?: string | undefined; zone?: ResourceKey | undefined },
+    reason: string,
+    message: string,
+  ): Promise<void> {
+    await this.record(
+      rs,
+      {
+        ...(where.fqdn !== undefined ? { fqdn: where.fqdn } : {}),
+        ...(where.zone !== undefined ? { zone: refOf(where.zone) } : {}),
+      },
+      refusedConditions(reason, message, rs.metadata.generation),
+    );
+  }
+
+  /**
+   * The statuses of the listed record sets of a zone, from their verdicts in the zone and how the
+   * backend serves them. The first failed write fails the whole once every write in flight settled.
+   */
+  async zoneRecords(
+    zoneKey: ResourceKey,
+    verdicts: ReadonlyMap<ResourceKey, RecordVerdict>,
+    keys: Iterable<ResourceKey>,
+    served: RecordsServed,
+  ): Promise<void> {
+    const { backend, programmed, programmedMessage, problems } = served;
+    const zoneRef = refOf(zoneKey);
+    const now = this.now().toISOString();
+    const publishedIn = `published in zone ${zoneKey}`;
+    const servedBy = programmed ? `served by ${backend}` : programmedMessage;
+    const inFlight = new Set<Promise<void>>();
+    let failure: { error: unknown } | undefined;
+    for (const recordKey of keys) {
+      if (inFlight.size >= this.writeConcurrency) await Promise.race(inFlight);
+      if (failure) break;
+      const verdict = verdicts.get(recordKey);
+      if (!verdict) continue; // it left the zone; whoever holds it now writes its status
+      const rs = this.store.get('DNSRecordSet', recordKey) as DNSRecordSet | undefined;
+      if (!rs || rs.metadata.deletionTimestamp) continue;
+      const generation = rs.metadata.generation;
+      const problem = verdict.accepted ? problems?.get(recordKey) : undefined;
+      // Everything the status depends on, cheaply: skip unchanged record sets before building anything.
+      const signature = verdict.accepted
+        ? `${generation}\u0001${verdict.fqdn}\u0001${zoneKey}\u0001${servedBy}\u0001${problem?.reason ?? ''}\u0001${problem?.message ?? ''}`
+        : `${generation}\u0001${verdict.fqdn}\u0001${zoneKey}\u0001${verdict.reason}\u0001${verdict.message}`;
+      const memo = this.recordMemo.get(recordKey);
+      if (memo && memo.signature === signature && memo.status === rs.status) continue;
+      const conditions: ConditionInput[] = problem
+        ? recordProblemConditions(problem, backend, publishedIn, generation)
+        : verdict.accepted
+          ? recordServedConditions(
+              programmed,
+              {
+                published: publishedIn,
+                programmed: servedBy,
+                ready: `${verdict.fqdn} ${rs.spec.type} is served`,
+                pending: programmedMessage,
+              },
+              generation,
+            )
+          : refusedConditions(verdict.reason, verdict.message, generation);
+      const write: Promise<void> = this.record(
+        rs,
+        { fqdn: verdict.fqdn, zone: zoneRef },
+        conditions,
+        now,
+        signature,
+      ).then(
+        () => {
+          inFlight.delete(write);
+        },
+        (error: unknown) => {
+          inFlight.delete(write);
+          failure ??= { error };
+        },
+      );
+      inFlight.add(write);
+    }
+    await Promise.all(inFlight);
+    if (failure) throw failure.error;
+  }
+
+  private async record(
+    rs: DNSRecordSet,
+    fields: Omit<DNSRecordSetStatus, 'conditions' | 'observedGeneration'>,
+    conditions: ConditionInput[],
+    now: string = this.now().toISOString(),
+    signature: string = JSON.stringify([rs.metadata.generation, fields, conditions]),
+  ): Promise<void> {
+    // A zone reconcile visits every record set of the zone; most are unchanged. When the status we
+    // last wrote is still the object's status and the inputs are the same, skip the comparison.
+    const key = resourceKey(rs.metadata);
+    const memo = this.recordMemo.get(key);
+    if (memo && memo.signature === signature && memo.status === rs.status) return;
+    const status: DNSRecordSetStatus = {
+      observedGeneration: rs.metadata.generation,
+      ...fields,
+      conditions: setConditions(rs.status?.conditions, conditions, now),
+    };
+    if (jsonEqual(status, rs.status)) {
+      this.recordMemo.set(key, { signature, status: rs.status });
+      return;
+    }
+    await this.store.updateStatus('DNSRecordSet', key, status);
+    this.recordMemo.set(key, { signature, status });
+  }
+}

@@ -1,0 +1,319 @@
+import type { DNSZone, DNSZoneClass } from '../api/index.ts';
+import {
+  type ApplyResult,
+  type Backend,
+  BackendError,
+  type ReadBack,
+  readBack,
+} from '../backends/backend.ts';
+import type { Catalog, ZoneVerdict } from '../zones/catalog.ts';
+import type { ZoneChanges } from '../zones/catalog-feed.ts';
+import type { ResourceKey } from '../zones/resource-key.ts';
+import { statusSerial } from '../zones/serial-policy.ts';
+import type { ResolvedTransfers } from '../zones/transfers.ts';
+import { type ConditionInput, zoneFailedConditions } from './conditions.ts';
+import type { ProgrammedZones } from './programmed-zones.ts';
+import { FINALIZER, type ResourceStore } from './resource-store.ts';
+import { errorText, type SerialAssigner } from './serial-assigner.ts';
+import type { StatusWriter, ZoneStatusFields } from './status-writer.ts';
+import type { TransferSettings } from './transfer-settings.ts';
+import type { ReconcileResult } from './work-queue.ts';
+import {
+  keptSerial,
+  nextVisit,
+  planApply,
+  recordStatusesToWrite,
+  refusedZoneStatus,
+  servedZoneConditions,
+  sortProblems,
+  withZoneNotes,
+  zoneAccepted,
+  zoneDescription,
+} from './zone-decisions.ts';
+import {
+  type AssignedSerial,
+  type TakenChange,
+  takeChange,
+  type ZoneModelState,
+  ZoneModels,
+} from './zone-state.ts';
+
+/** Why a zone's latest change is not (fully) served or saved: set when a reconcile fails, cleared on success. */
+export interface ZoneFailure {
+  key: ResourceKey;
+  /** `SerialNotSaved`, `BackendUnreachable` or `BackendRejected` (or `Pending` while the backend catches up). */
+  reason: string;
+  message: string;
+}
+
+export interface ZoneReconcilerOptions {
+  store: ResourceStore;
+  catalog: Catalog;
+  changes: ZoneChanges;
+  backendFor: (zoneClass: DNSZoneClass) => Backend;
+  serials: SerialAssigner;
+  transfers: TransferSettings;
+  programmed: ProgrammedZones;
+  status: StatusWriter;
+  /** Enqueues a record set's reconcile (its finalizer may be released). */
+  recheckRecord: (key: ResourceKey) => void;
+  hashDelayMs: number;
+}
+
+/** Everything a served zone's reconcile read, for its decisions and commits. */
+interface ServedRead {
+  key: ResourceKey;
+  zone: DNSZone;
+  verdict: Extract<ZoneVerdict, { accepted: true }>;
+  backend: Backend;
+  state: ZoneModelState;
+  taken: TakenChange;
+  transfers?: ResolvedTransfers;
+  accepted: ConditionInput;
+  described: ZoneStatusFields;
+}
+
+/**
+ * Reconciles one DNSZone: read (the zone, its verdict, the change since the last reconcile taken into
+ * its model, the transfer settings) → decide (`zone-decisions.ts`: status, what to send, how to read the
+ * backend's answer) → commit, step by step: 1. a serial for the content, durable before anything serves
+ * it (ADR 0005); 2. the backend, from the serial it holds to this one; 3. the content hash of the
+ * serial, off the path from change to answer; 4. the statuses. A failed step leaves the change pending
+ * on the model, the zone Ready=False with the step's reason and the zone in the queue (ADR 0014).
+ */
+export class ZoneReconciler {
+  readonly models = new ZoneModels();
+  /** Zones whose last reconcile failed, with why; retried with backoff until it succeeds. */
+  readonly failing = new Map<ResourceKey, ZoneFailure>();
+  private readonly o: ZoneReconcilerOptions;
+
+  constructor(options: ZoneReconcilerOptions) {
+    this.o = options;
+  }
+
+  async reconcile(key: ResourceKey): Promise<ReconcileResult> {
+    const { store, catalog } = this.o;
+    const zone = store.get('DNSZone', key) as DNSZone | undefined;
+    if (!zone || zone.metadata.deletionTimestamp) {
+      await this.unprogram(key);
+      if (zone && (zone.metadata.finalizers ?? []).includes(FINALIZER))
+        await store.removeFinalizer('DNSZone', key, FINALIZER);
+      return;
+    }
+    await store.addFinalizer('DNSZone', key, FINALIZER);
+    const verdict = catalog.zoneVerdict(key);
+    if (!verdict?.accepted) {
+      await this.unprogram(key);
+      const refused = refusedZoneStatus(zone, verdict);
+      await this.o.status.zone(zone, refused.fields, refused.conditions);
+      return;
+    }
+    const read = await this.readServed(key, zone, verdict);
+    return this.commitServed(read);
+  }
+
+  /** Reads a served zone: its backend, the change taken into its model, the transfer settings. */
+  private async readServed(
+    key: ResourceKey,
+    zone: DNSZone,
+    verdict: Extract<ZoneVerdict, { accepted: true }>,
+  ): Promise<ServedRead> {
+    const backend = this.o.backendFor(verdict.zoneClass);
+    // The zone moved to a class with another backend: clean the old one first.
+    if (this.o.programmed.movedAway(key, backend)) await this.unprogram(key);
+    const state = this.models.modelFor(key, zone, verdict.zoneClass, verdict.origin);
+    const taken = takeChange(state, this.o.catalog, key, this.o.changes.take(key));
+    const transfers = await this.o.transfers.of(verdict.zoneClass);
+    const warnings = taken.fresh || taken.verdictsChanged ? state.model.warnings() : (state.warnings ?? []);
+    state.warnings = warnings;
+    const generation = zone.metadata.generation;
+    return {
+      key,
+      zone,
+      verdict,
+      backend,
+      state,
+      taken,
+      accepted: zoneAccepted(state.model.origin, warnings, transfers.error, generation),
+      described: zoneDescription(state.model, verdict.parent),
+      ...(transfers.resolved ? { transfers: transfers.resolved } : {}),
+    };
+  }
+
+  private async commitServed(read: ServedRead): Promise<ReconcileResult> {
+    const { key, zone, backend, state, taken, described } = read;
+    const { programmed, status } = this.o;
+    const origin = state.model.origin;
+    const generation = zone.metadata.generation;
+    let accepted = read.accepted;
+
+    // 1. A serial for the content, durable before anything serves it (ADR 0005).
+    let assigned: AssignedSerial;
+    try {
+      assigned = await this.o.serials.assign(origin, zone.status, state, read.transfers);
+    } catch (e) {
+      const servedSerial = programmed.get(key)?.serial;
+      const message =
+        `the serial of the latest change could not be saved: ${errorText(e)}; ` +
+        `${servedSerial !== undefined ? `still serving serial ${servedSerial}` : 'not served yet'}, retrying`;
+      await this.failed(read, described, accepted, { reason: 'SerialNotSaved', message }, undefined, {
+        records: state.statusesPending === 'all' ? state.model.verdicts.keys() : state.statusesPending,
+      });
+      throw e;
+    }
+    const serial = assigned.serial;
+    const serialFields = () => statusSerial(serial, assigned.hash, zone.status);
+
+    // 2. The backend, from the serial it holds to this one: the pending changes, or the whole zone.
+    const held = programmed.get(key);
+    let back: ReadBack;
+    let applied: ApplyResult | undefined;
+    try {
+      applied =
+        (await backend.applyZone({
+          key,
+          origin,
+          soa: state.model.soa,
+          serial,
+          rrsets: () => state.model.rrsets(),
+          ...(read.transfers ? { transfers: read.transfers } : {}),
+          ...planApply(state, held),
+        })) ?? undefined;
+      // What Programmed means is the backend's (its capabilities): the serial or the content read back.
+      back = await readBack(backend, {
+        origin,
+        serial,
+        soa: state.model.soa,
+        rrsets: () => state.model.rrsets(),
+      });
+    } catch (e) {
+      // What the backend holds is unknown now: the next attempt sends the whole zone.
+      programmed.set(key, { origin, serial: held?.serial ?? serial, needsFull: true, backend });
+      const reason = e instanceof BackendError ? e.reason : 'BackendUnreachable';
+      await this.failed(
+        read,
+        { ...described, ...serialFields() },
+        accepted,
+        { reason, message: `backend ${backend.name}: ${errorText(e)}` },
+        undefined,
+        { records: state.model.verdicts.keys() },
+      );
+      state.programmedOk = false;
+      throw e;
+    }
+    const ok = back.programmed;
+    programmed.set(key, { origin, serial, needsFull: !ok, backend });
+    if (ok) {
+      state.pending.clear();
+      state.full = false;
+    }
+    // RRsets the backend left out: on their record sets; those of no record set as warnings of the zone.
+    const problems = sortProblems(applied?.problems ?? [], state.problems);
+    accepted = withZoneNotes(accepted, problems.zoneNotes);
+    state.problems = problems.byRecord;
+    if (ok) {
+      // Which zone serves each record set, once the backend serves it (a deleted record set's
+      // finalizer is released only after that).
+      const keys = state.verdictsPending === 'all' ? [...state.model.verdicts.keys()] : state.verdictsPending;
+      for (const released of programmed.served(key, state.model.verdicts, keys))
+        this.o.recheckRecord(released);
+      state.verdictsPending = new Set();
+    }
+
+    // 3. The content hash of the serial, off the path from change to answer: in a later reconcile.
+    if (ok && assigned.hash === undefined && !taken.changed) {
+      const hash = state.model.contentHash();
+      try {
+        await this.o.serials.saveHash(origin, serial, hash);
+      } catch (e) {
+        await this.failed(
+          read,
+          { ...described, ...serialFields() },
+          accepted,
+          {
+            reason: 'SerialNotSaved',
+            message:
+              `serving serial ${serial}, but its content hash could not be saved: ${errorText(e)}; ` +
+              'a restart now would raise the serial; retrying',
+          },
+          { message: `${backend.name} serves serial ${serial}` },
+          { records: [] },
+        );
+        throw e;
+      }
+      assigned.hash = hash;
+    }
+
+    // 4. The statuses: the zone's, then its record sets' (only those that may have changed).
+    await status.zone(
+      zone,
+      { ...serialFields(), ...described },
+      servedZoneConditions(accepted, back, origin, serial, generation),
+    );
+    const records = recordStatusesToWrite(state, ok, problems.changed);
+    state.programmedOk = ok;
+    try {
+      await status.zoneRecords(key, state.model.verdicts, records, {
+        backend: backend.name,
+        programmed: ok,
+        programmedMessage: back.message,
+        problems: problems.byRecord,
+      });
+    } catch (e) {
+      // Some record statuses were not written: the retry visits all of them (unchanged ones are skipped).
+      state.programmedOk = undefined;
+      throw e;
+    }
+    if (ok) {
+      state.statusesPending = new Set();
+      this.failing.delete(key);
+    } else {
+      this.failing.set(key, { key, reason: 'Pending', message: back.message });
+    }
+    // A backend others can edit is re-applied periodically (drift repair); the hash comes first.
+    return nextVisit({
+      programmed: ok,
+      hashSaved: assigned.hash !== undefined,
+      resyncMs: backend.resyncIntervalMs,
+      hashDelayMs: this.o.hashDelayMs,
+    });
+  }
+
+  /**
+   * Reports a failed step: the zone (Programmed as given, Ready=False with the reason), the listed
+   * record sets as not programmed, and the zone in `failing` until a reconcile succeeds.
+   */
+  private async failed(
+    read: ServedRead,
+    fields: ZoneStatusFields,
+    accepted: ConditionInput,
+    failure: { reason: string; message: string },
+    served: { message: string } | undefined,
+    what: { records: Iterable<ResourceKey> },
+  ): Promise<void> {
+    const { key, zone, state, backend } = read;
+    this.failing.set(key, { key, ...failure });
+    // Without a newly saved serial the status keeps the serial (and hash) it had.
+    await this.o.status.zone(
+      zone,
+      { ...keptSerial(zone), ...fields },
+      zoneFailedConditions(accepted, failure, served, zone.metadata.generation),
+    );
+    if (!served)
+      await this.o.status.zoneRecords(key, state.model.verdicts, what.records, {
+        backend: backend.name,
+        programmed: false,
+        programmedMessage: failure.message,
+      });
+  }
+
+  /** The zone is not served any more: forget its model and remove it from its backend. */
+  async unprogram(key: ResourceKey): Promise<void> {
+    const state = this.models.get(key);
+    this.models.delete(key);
+    this.o.changes.forget(key);
+    this.failing.delete(key);
+    const requeue = await this.o.programmed.remove(key, state?.model.verdicts.keys() ?? []);
+    for (const recordKey of requeue) this.o.recheckRecord(recordKey);
+  }
+}

@@ -1,0 +1,117 @@
+import type { DNSZone, DNSZoneClass } from '../api/index.ts';
+import type { RRsetProblem } from '../backends/backend.ts';
+import type { Name } from '../dns/name.ts';
+import type { Catalog } from '../zones/catalog.ts';
+import type { ResourceKey } from '../zones/resource-key.ts';
+import { PendingDelta } from '../zones/rrset-delta.ts';
+import { zoneChildren } from '../zones/zone-inputs.ts';
+import { ZoneModel } from '../zones/zone-model.ts';
+
+/** A serial chosen for one content of a zone's model; `saved` once the serial store made it durable. */
+export interface AssignedSerial {
+  serial: number;
+  /** The content hash saved with the serial; undefined until it is computed (off the change path). */
+  hash?: string;
+  saved: boolean;
+}
+
+/** What the controller keeps per served zone: its incremental model and what is not confirmed yet. */
+export interface ZoneModelState {
+  model: ZoneModel;
+  /** Built but not yet synced: the first update is a full one. */
+  fresh: boolean;
+  /** No serial chosen for this model yet: the first is compared with the stored hash, as after a restart. */
+  firstSerial: boolean;
+  /** The backend has not confirmed this model's whole content yet: the next apply sends the whole zone. */
+  full: boolean;
+  /**
+   * RRset changes the backend has not confirmed yet, merged per owner and type (the last one wins):
+   * the delta from the serial the backend holds to the model's content.
+   */
+  pending: PendingDelta;
+  /**
+   * The serial of the model's current content. Cleared by every content change, so that a serial is
+   * only ever saved, retried and served with the one content it was chosen for.
+   */
+  assigned?: AssignedSerial;
+  /** Record sets whose verdict changed since the backend last confirmed the zone ('all' after a build). */
+  verdictsPending: Set<ResourceKey> | 'all';
+  /** Record sets whose status may be stale ('all' after a build). */
+  statusesPending: Set<ResourceKey> | 'all';
+  programmedOk?: boolean;
+  warnings?: string[];
+  /** Record sets the backend left out at the last apply, with the reason and message reported. */
+  problems?: ReadonlyMap<ResourceKey, RRsetProblem>;
+}
+
+/** What one reconcile took into a zone's model. */
+export interface TakenChange {
+  /** The model was new: it took every record set. */
+  fresh: boolean;
+  /** The content changed (a new serial is needed). */
+  changed: boolean;
+  /** Some record set's verdict changed. */
+  verdictsChanged: boolean;
+}
+
+/** Each served zone's model, rebuilt when the zone's configuration (SOA, TTL, nameservers) changed. */
+export class ZoneModels {
+  private readonly models = new Map<ResourceKey, ZoneModelState>();
+
+  get(key: ResourceKey): ZoneModelState | undefined {
+    return this.models.get(key);
+  }
+
+  entries(): IterableIterator<[ResourceKey, ZoneModelState]> {
+    return this.models.entries();
+  }
+
+  delete(key: ResourceKey): void {
+    this.models.delete(key);
+  }
+
+  /** The zone's model, rebuilt when its configuration changed. */
+  modelFor(key: ResourceKey, zone: DNSZone, zoneClass: DNSZoneClass, origin: Name): ZoneModelState {
+    const existing = this.models.get(key);
+    if (existing && existing.model.configSignature === ZoneModel.signature(zone, zoneClass, origin))
+      return existing;
+    const state: ZoneModelState = {
+      model: new ZoneModel(zone, zoneClass, origin),
+      fresh: true,
+      firstSerial: true,
+      full: true,
+      pending: new PendingDelta(),
+      verdictsPending: 'all',
+      statusesPending: 'all',
+    };
+    this.models.set(key, state);
+    return state;
+  }
+}
+
+/**
+ * Takes what changed in the catalog into the zone's model: every record set for a new model, else
+ * exactly those noted as changed (`dirty`; none for a requeue, e.g. the delayed hash), so a reconcile
+ * costs what changed, not the zone. The model holds the change from here on; what the backend and the
+ * serial store have not confirmed stays pending on it until they have, so a failure leaves a retry.
+ */
+export function takeChange(
+  state: ZoneModelState,
+  catalog: Catalog,
+  key: ResourceKey,
+  dirty: Set<ResourceKey> | undefined,
+): TakenChange {
+  const fresh = state.fresh;
+  const records = fresh ? catalog.zoneMembers(key) : catalog.membersNow(key, dirty ?? new Set());
+  const delta = state.model.update(records, zoneChildren(catalog, key), fresh);
+  state.fresh = false;
+  const changed = state.pending.add(delta);
+  // New content needs a serial of its own: the one chosen before (saved or not) stays with the old.
+  if (changed) state.assigned = undefined;
+  if (state.verdictsPending !== 'all') for (const k of delta.verdicts) state.verdictsPending.add(k);
+  if (state.statusesPending !== 'all') {
+    for (const k of delta.verdicts) state.statusesPending.add(k);
+    for (const k of dirty ?? []) state.statusesPending.add(k);
+  }
+  return { fresh, changed, verdictsChanged: delta.verdicts.size > 0 };
+}

@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
+import { CatalogFeed, ZoneChanges } from './catalog-feed.ts';
+
+const www = () =>
+  recordSet('dns', 'www', {
+    zoneRef: { name: 'example-com' },
+    name: 'www',
+    type: 'A',
+    records: ['192.0.2.1'],
+  });
+
+describe('CatalogFeed', () => {
+  test('loads every kind in one judgement and reports the zones and record sets affected', () => {
+    const feed = new CatalogFeed();
+    // Listed out of order: the kinds are dispatched, not taken by position.
+    const affected = feed.load([www(), zone('dns', 'example-com', 'example.com'), zoneClass()]);
+    assert.ok(feed.catalog.zoneVerdict('dns/example-com')?.accepted);
+    assert.ok(affected.zones.has('dns/example-com'));
+    assert.deepEqual([...(affected.recordsByZone.get('dns/example-com') ?? [])], ['dns/www']);
+  });
+
+  test('leaves out objects being deleted', () => {
+    const feed = new CatalogFeed();
+    const deleting = { ...www(), metadata: { ...www().metadata, deletionTimestamp: '2026-01-02T00:00:00Z' } };
+    feed.load([zoneClass(), zone('dns', 'example-com', 'example.com'), deleting]);
+    assert.equal(feed.catalog.recordResolution('dns/www'), undefined);
+  });
+
+  test('skips status-only changes; a new generation or a started deletion goes through', () => {
+    const feed = new CatalogFeed();
+    feed.load([zoneClass(), zone('dns', 'example-com', 'example.com')]);
+    assert.ok(feed.upsert(www()), 'a new record set');
+    assert.equal(feed.upsert({ ...www(), status: { observedGeneration: 1, conditions: [] } }), undefined);
+    const changed = { ...www(), metadata: { ...www().metadata, generation: 2 } };
+    assert.ok(feed.upsert(changed)?.recordsByZone.get('dns/example-com')?.has('dns/www'));
+    const deleting = {
+      ...changed,
+      metadata: { ...changed.metadata, deletionTimestamp: '2026-01-02T00:00:00Z' },
+    };
+    assert.ok(feed.upsert(deleting));
+    assert.equal(feed.catalog.recordResolution('dns/www'), undefined, 'a deleting object leaves the catalog');
+  });
+
+  test('a delete removes the object and forgets it, so the same object coming back is fed again', () => {
+    const feed = new CatalogFeed();
+    feed.load([zoneClass(), zone('dns', 'example-com', 'example.com'), www()]);
+    assert.ok(feed.delete('DNSRecordSet', 'dns/www').recordsByZone.get('dns/example-com')?.has('dns/www'));
+    assert.ok(feed.upsert(www()), 'fed again after the delete');
+    assert.ok(feed.catalog.recordResolution('dns/www')?.resolved);
+    feed.delete('DNSZone', 'dns/example-com');
+    assert.equal(feed.catalog.zoneVerdict('dns/example-com'), undefined);
+  });
+});
+
+describe('ZoneChanges', () => {
+  test('collects record sets per zone until taken; touch marks a visit without record sets', () => {
+    const changes = new ZoneChanges();
+    assert.equal(changes.take('dns/a'), undefined, 'nothing noted: the consumer looks at everything');
+    changes.note({
+      zones: new Set(),
+      records: new Set(),
+      recordsByZone: new Map([['dns/a', new Set(['dns/x'])]]),
+    });
+    changes.note({
+      zones: new Set(),
+      records: new Set(),
+      recordsByZone: new Map([['dns/a', new Set(['dns/y'])]]),
+    });
+    assert.deepEqual([...(changes.take('dns/a') ?? [])], ['dns/x', 'dns/y']);
+    assert.equal(changes.take('dns/a'), undefined);
+    changes.touch('dns/b');
+    assert.equal(changes.take('dns/b')?.size, 0);
+    changes.touch('dns/c');
+    changes.forget('dns/c');
+    assert.equal(changes.take('dns/c'), undefined);
+  });
+});

@@ -1,0 +1,116 @@
+import type { DNSRecordSet, DNSZone, DNSZoneClass, Kind, Resource } from '../api/index.ts';
+import { getOrInsert } from '../util/get-or-insert.ts';
+import { type Affected, Catalog } from './catalog.ts';
+import { type ResourceKey, resourceKey } from './resource-key.ts';
+
+/** The kinds a Catalog holds, in the order they are loaded and listed. */
+export const CATALOG_KINDS = ['DNSZoneClass', 'DNSZone', 'DNSRecordSet'] as const;
+
+/**
+ * The one way resources enter a Catalog, for the operator's controller, the data plane's zone
+ * follower and `computeZones` alike: it dispatches each object by kind, leaves out objects being
+ * deleted (they are no longer served), skips changes the catalog cannot see (status-only updates:
+ * same generation, same deletion state), and returns the keys each change affected.
+ */
+export class CatalogFeed {
+  readonly catalog: Catalog;
+  /** Per `kind/key`: the generation and deletion state last fed. */
+  private readonly seen = new Map<string, string>();
+
+  constructor(catalog: Catalog = new Catalog()) {
+    this.catalog = catalog;
+  }
+
+  /**
+   * Loads a whole set of objects in one judgement (which zones are served then depends only on the
+   * objects, never on the order they are listed in; ADR 0013).
+   */
+  load(objects: Iterable<Resource>): Affected {
+    const classes: DNSZoneClass[] = [];
+    const zones: DNSZone[] = [];
+    const records: DNSRecordSet[] = [];
+    for (const object of objects) {
+      this.seen.set(seenId(object.kind, resourceKey(object.metadata)), observedState(object));
+      if (object.metadata.deletionTimestamp) continue;
+      if (object.kind === 'DNSZoneClass') classes.push(object);
+      else if (object.kind === 'DNSZone') zones.push(object);
+      else records.push(object);
+    }
+    return this.catalog.load(classes, zones, records);
+  }
+
+  /**
+   * An object was created or updated. Undefined when nothing the catalog holds changed (only its
+   * status); an object whose deletion started leaves the catalog.
+   */
+  upsert(object: Resource): Affected | undefined {
+    const key = resourceKey(object.metadata);
+    const id = seenId(object.kind, key);
+    const state = observedState(object);
+    if (this.seen.get(id) === state) return undefined;
+    this.seen.set(id, state);
+    return object.metadata.deletionTimestamp ? this.remove(object.kind, key) : this.set(object);
+  }
+
+  /** An object is gone. */
+  delete(kind: Kind, key: ResourceKey): Affected {
+    this.seen.delete(seenId(kind, key));
+    return this.remove(kind, key);
+  }
+
+  private set(object: Resource): Affected {
+    if (object.kind === 'DNSZoneClass') return this.catalog.setClass(object);
+    if (object.kind === 'DNSZone') return this.catalog.setZone(object);
+    return this.catalog.setRecord(object);
+  }
+
+  private remove(kind: Kind, key: ResourceKey): Affected {
+    if (kind === 'DNSZoneClass') return this.catalog.deleteClass(key);
+    if (kind === 'DNSZone') return this.catalog.deleteZone(key);
+    return this.catalog.deleteRecord(key);
+  }
+}
+
+/**
+ * Per zone, the record sets that may have changed since its last reconcile, collected from what the
+ * feed reported, so that a zone update costs what changed rather than the whole zone.
+ */
+export class ZoneChanges {
+  private readonly dirty = new Map<ResourceKey, Set<ResourceKey>>();
+
+  /** Notes the record sets `affected` lists per zone. */
+  note(affected: Affected): void {
+    for (const [zone, keys] of affected.recordsByZone) {
+      const set = getOrInsert(this.dirty, zone, () => new Set());
+      for (const k of keys) set.add(k);
+    }
+  }
+
+  /** Marks a zone as visited for a reason that touched none of its record sets. */
+  touch(zone: ResourceKey): void {
+    getOrInsert(this.dirty, zone, () => new Set());
+  }
+
+  /**
+   * The record sets noted for the zone since the last take, and forgets them. Undefined when nothing
+   * was noted: the zone's consumer has to look at all of its record sets.
+   */
+  take(zone: ResourceKey): Set<ResourceKey> | undefined {
+    const set = this.dirty.get(zone);
+    this.dirty.delete(zone);
+    return set;
+  }
+
+  forget(zone: ResourceKey): void {
+    this.dirty.delete(zone);
+  }
+}
+
+function seenId(kind: Kind, key: ResourceKey): string {
+  return `${kind}/${key}`;
+}
+
+/** What decides whether a change matters to the catalog: the spec generation and whether deletion started. */
+function observedState(object: Resource): string {
+  return `${object.metadata.generation ?? 0}/${object.metadata.deletionTimestamp ? 'deleting' : 'live'}`;
+}
