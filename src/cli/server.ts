@@ -11,6 +11,8 @@ import { ServerMetrics } from '../server/server-metrics.ts';
 import { ZoneTable } from '../server/zone-table.ts';
 import { KubeApi, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
 import { KubernetesStore } from '../sources/kubernetes/kubernetes-store.ts';
+import { ForwardingWriter, kubeconfigToken, leaseLeader } from '../sources/writes/forwarding-writer.ts';
+import type { RecordWriter } from '../writes/record-writer.ts';
 import type { Log } from './logger.ts';
 
 export interface ServerOptions extends AnswerSettings {
@@ -21,6 +23,11 @@ export interface ServerOptions extends AnswerSettings {
   workers?: number;
   /** See ZoneFollower: how long a zone never served here waits for the operator's confirmation. */
   unconfirmedAfterMs?: number;
+  /** The operator's namespace and Lease: where writes are forwarded to (default zonekeeper-system, zonekeeper-operator). */
+  operatorNamespace?: string;
+  leaseName?: string;
+  /** How long one forwarded write may take (default 10 s). */
+  writeTimeoutMs?: number;
   log: Log;
 }
 
@@ -30,6 +37,11 @@ export interface ServerHandle {
   follower: ZoneFollower;
   store: KubernetesStore;
   table: ZoneTable;
+  /**
+   * Records written through APIs: forwarded to the operator's leader (ADR 0016), which applies them
+   * with its credential table and quotas. The front doors of this replica call it.
+   */
+  writer: RecordWriter;
   stop(): Promise<void>;
 }
 
@@ -101,6 +113,16 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
     follower,
     store,
     table,
+    writer: new ForwardingWriter({
+      leader: leaseLeader(
+        api,
+        options.operatorNamespace ?? 'zonekeeper-system',
+        options.leaseName ?? 'zonekeeper-operator',
+      ),
+      token: kubeconfigToken(api),
+      ...(options.writeTimeoutMs !== undefined ? { timeoutMs: options.writeTimeoutMs } : {}),
+      log,
+    }),
     async stop() {
       ready = false;
       follower.stop();
