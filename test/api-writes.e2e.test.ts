@@ -15,7 +15,13 @@ import { FolderWriteStore } from '../src/sources/writes/folder-write-store.ts';
 import type { WriteAccessConfig } from '../src/writes/credentials.ts';
 import { WRITTEN_BY_LABEL, WriteError } from '../src/writes/write-request.ts';
 import { dig, rdataOf } from './support/dig.ts';
-import { ROOT, removeAll, tempDir, waitFor } from './support/zonekeeper-process.ts';
+import {
+  ROOT,
+  removeAll,
+  startServe as startServeProcess,
+  tempDir,
+  waitFor,
+} from './support/zonekeeper-process.ts';
 
 const MANIFESTS = `apiVersion: dns.zonekeeper.dev/v1alpha1
 kind: DNSZoneClass
@@ -159,5 +165,28 @@ describe('API writes through zonekeeper serve', () => {
       for (let k = 1; k <= ackedAtKill; k++)
         assert.ok(byRequest.has(k), `round ${round}: acknowledged request ${k} lost`);
     }
+  });
+
+  test('serve --write-access reads the credential file, and refuses to start on a secret written inline', async () => {
+    const manifests = await tempDir('manifests');
+    const state = await tempDir('state');
+    cleanup.push(() => removeAll(manifests, state));
+    await writeFile(path.join(manifests, 'zone.yaml'), MANIFESTS);
+    const inline = path.join(state, 'inline.yaml');
+    await writeFile(
+      inline,
+      'credentials:\n  - { name: key-a, kind: api-key, namespace: team-a, apiKey: hunter2, secretRef: { env: KEY_A } }\n',
+    );
+    await assert.rejects(
+      startServeProcess(manifests, state, ['--write-access', inline]),
+      /--write-access .*credentials\[0\]\.apiKey: a credential never holds its secret inline/,
+    );
+    const good = path.join(state, 'access.yaml');
+    await writeFile(
+      good,
+      'credentials:\n  - { name: key-a, kind: api-key, namespace: team-a, secretRef: { env: KEY_A } }\n',
+    );
+    const p = await startServeProcess(manifests, state, ['--write-access', good]);
+    await p.stop();
   });
 });

@@ -7,6 +7,7 @@ import { parseCidr, RRL_LIMITS, type RrlSettings } from '../server/rrl.ts';
 import { type DnsWorkerConfig, WORKER_CONFIG_ENV } from '../server/worker-protocol.ts';
 import { loadFrontDoors } from '../sources/front-door-modules.ts';
 import { DEFAULT_SERIAL_BLOCK, MAX_SERIAL_BLOCK } from '../sources/kubernetes/serial-records.ts';
+import { loadWriteAccess } from '../sources/writes/write-access-file.ts';
 import { createLogger } from './logger.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, podNamespace, startOperator } from './operator.ts';
 import { startServe } from './serve.ts';
@@ -22,6 +23,7 @@ Usage:
   zonekeeper serve --manifests DIR [--dns 127.0.0.1:5353] [--http 127.0.0.1:8080] [--state-dir DIR]
                    [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
                    [--response-cache N] [--max-manifest-bytes SIZE] [--secondary-probe-timeout SECONDS]
+                   [--write-access FILE]
       Serve the zones described by the YAML in DIR with the built-in DNS server; follow edits live.
       --secondary-probe-timeout: a zone with no serial in --state-dir first asks its NOTIFY targets for
       their SOA serial and starts above it; how long to wait for them (default 2; 0 = do not ask).
@@ -31,18 +33,29 @@ Usage:
       --rrl on|off, --rrl-rate N, --rrl-slip N, --rrl-table-size N, --rrl-exempt CIDR[,CIDR...]|none:
       response rate limiting on UDP (default on: 20 responses/s per client network and kind of answer,
       every 2nd over the rate sent truncated, 65536 buckets, loopback exempt); see docs/rrl.md.
+      --write-access: YAML with the credentials that may write records through an API (name, kind,
+      namespace, secretRef) and per-namespace quotas; see docs/api-writes.md.
   zonekeeper operator [--kubeconfig FILE] [--context NAME] [--namespace NS] [--http 0.0.0.0:8080]
                       [--leader-elect=false] [--leader-election-id NAME] [--identity NAME]
                       [--shutdown-timeout SECONDS] [--serial-block N]
+                      [--write-access FILE] [--write-forwarders USER,...] [--advertise-url URL]
       Reconcile DNSZoneClasses, DNSZones and DNSRecordSets in a Kubernetes cluster: serials and hashes in
       DNSZone.status, conditions, finalizers, Events; one leader per --namespace Lease (15 s/10 s/2 s).
       --shutdown-timeout: on SIGTERM, stop within this many seconds (default 20), API server or not.
       --serial-block: serials reserved per write of a zone's serial record (a ConfigMap in --namespace)
       before a backend serves them (default 10; 1 = one write per change).
+      --write-access: as in serve; the leader writes labelled DNSRecordSets and takes writes forwarded
+      by servers at POST /v1/writes on --http, from the Kubernetes users in --write-forwarders (their
+      tokens checked by TokenReview); --advertise-url: how servers reach --http (default
+      http://$POD_IP:PORT), published on the Lease.
   zonekeeper server [--kubeconfig FILE] [--context NAME] [--dns 0.0.0.0:5353] [--http 0.0.0.0:8080]
                     [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
                     [--unconfirmed-after SECONDS] [--response-cache N] [--rrl ...]
+                    [--operator-namespace NS] [--leader-election-id NAME] [--write-timeout SECONDS]
       Serve the cluster's zones read-only, at the serials the operator recorded; any number of replicas.
+      Records written through an API here are forwarded to the operator leader named by the Lease
+      --leader-election-id in --operator-namespace (default: this pod's namespace), each attempt
+      bounded by --write-timeout (default 10).
       --response-cache and the --rrl flags as in serve.
   zonekeeper validate [--state-dir DIR] [--max-manifest-bytes SIZE] PATH...
       Check manifests (files or folders); print one line per problem; exit 1 if any is invalid.
@@ -91,6 +104,7 @@ async function main(argv: string[]): Promise<number> {
           'max-manifest-bytes': { type: 'string' },
           'secondary-probe-timeout': { type: 'string' },
           ...FRONT_DOOR_FLAG,
+          'write-access': { type: 'string' },
         },
       });
       if (!values.manifests) throw new UsageError('serve needs --manifests DIR');
@@ -112,6 +126,7 @@ async function main(argv: string[]): Promise<number> {
         ...(probeSeconds !== undefined ? { secondaryProbeTimeoutMs: probeSeconds * 1000 } : {}),
         frontDoors: await loadFrontDoors(frontDoorModules),
         frontDoorModules,
+        ...(values['write-access'] ? { writeAccess: await loadWriteAccess(values['write-access']) } : {}),
         log,
       });
       await new Promise<void>((resolve) => {
@@ -139,8 +154,13 @@ async function main(argv: string[]): Promise<number> {
           'shutdown-timeout': { type: 'string', default: String(DEFAULT_SHUTDOWN_TIMEOUT_MS / 1000) },
           'serial-block': { type: 'string', default: String(DEFAULT_SERIAL_BLOCK) },
           ...FRONT_DOOR_FLAG,
+          'write-access': { type: 'string' },
+          'write-forwarders': { type: 'string' },
+          'advertise-url': { type: 'string' },
         },
       });
+      if (values['advertise-url'] !== undefined && !/^https?:\/\/[^\s/]+$/.test(values['advertise-url']))
+        throw new UsageError('--advertise-url: give http://HOST:PORT (how server pods reach this HTTP port)');
       const shutdownTimeout = Number(values['shutdown-timeout']);
       if (!Number.isFinite(shutdownTimeout) || shutdownTimeout < 0 || shutdownTimeout > 3600)
         throw new UsageError('--shutdown-timeout: give seconds, from 0 to 3600');
@@ -160,6 +180,16 @@ async function main(argv: string[]): Promise<number> {
         shutdownTimeoutMs: shutdownTimeout * 1000,
         serialBlock,
         frontDoors: await loadFrontDoors(values['front-door'] ?? []),
+        ...(values['write-access'] ? { writeAccess: await loadWriteAccess(values['write-access']) } : {}),
+        ...(values['write-forwarders']
+          ? {
+              writeForwarders: values['write-forwarders']
+                .split(',')
+                .map((u) => u.trim())
+                .filter(Boolean),
+            }
+          : {}),
+        ...(values['advertise-url'] ? { advertiseUrl: values['advertise-url'] } : {}),
         log,
       });
       await untilSignal(log);
@@ -184,8 +214,14 @@ async function main(argv: string[]): Promise<number> {
           'response-cache': { type: 'string' },
           ...RRL_FLAGS,
           ...FRONT_DOOR_FLAG,
+          'operator-namespace': { type: 'string' },
+          'leader-election-id': { type: 'string', default: 'zonekeeper-operator' },
+          'write-timeout': { type: 'string', default: '10' },
         },
       });
+      const writeTimeout = Number(values['write-timeout']);
+      if (!Number.isFinite(writeTimeout) || writeTimeout <= 0 || writeTimeout > 300)
+        throw new UsageError('--write-timeout: give seconds, more than 0 and at most 300');
       const unconfirmed = Number(values['unconfirmed-after']);
       if (!Number.isFinite(unconfirmed) || unconfirmed < 0)
         throw new UsageError('--unconfirmed-after: give seconds (0 or more)');
@@ -203,6 +239,9 @@ async function main(argv: string[]): Promise<number> {
         ...responseCacheOption(values['response-cache']),
         ...rrlOption(values),
         frontDoors: await loadFrontDoors(values['front-door'] ?? []),
+        operatorNamespace: values['operator-namespace'] ?? podNamespace() ?? 'zonekeeper-system',
+        leaseName: values['leader-election-id'],
+        writeTimeoutMs: writeTimeout * 1000,
         log,
       });
       await untilSignal(log);

@@ -16,7 +16,14 @@ import { type InvalidObject, KubernetesStore } from '../sources/kubernetes/kuber
 import { LeaderElector } from '../sources/kubernetes/leader-election.ts';
 import { kubernetesSecrets } from '../sources/kubernetes/secrets.ts';
 import { DEFAULT_SERIAL_BLOCK, KubernetesSerialStore } from '../sources/kubernetes/serial-records.ts';
+import { catalogGate } from '../sources/writes/catalog-gate.ts';
+import { LEADER_ENDPOINT_ANNOTATION } from '../sources/writes/forwarding-writer.ts';
+import { KubernetesWriteStore } from '../sources/writes/kubernetes-write-store.ts';
+import { leaderWriteEndpoint } from '../sources/writes/leader-write-endpoint.ts';
 import { within } from '../util/within.ts';
+import { CredentialTable, type WriteAccessConfig } from '../writes/credentials.ts';
+import { type RecordWriter, WriteCoordinator } from '../writes/record-writer.ts';
+import { FORWARD_PATH } from '../writes/write-protocol.ts';
 import { splitKey } from '../zones/resource-key.ts';
 import type { Log } from './logger.ts';
 
@@ -43,6 +50,15 @@ export interface OperatorOptions {
    * costs no extra API write; after a crash the next leader continues above the block (ADR 0014).
    */
   serialBlock?: number;
+  /**
+   * Record sets written through APIs (ADR 0016): with it, the leader writes labelled DNSRecordSets
+   * (after finishing the write journal) and takes writes forwarded by `zonekeeper server` replicas.
+   */
+  writeAccess?: WriteAccessConfig;
+  /** Kubernetes user names that may forward writes (the server replicas' service accounts). */
+  writeForwarders?: string[];
+  /** This replica's HTTP port as other pods reach it (default http://$POD_IP:<port>). */
+  advertiseUrl?: string;
   log: Log;
   /** What to do when leadership is lost (the CLI exits; tests may do otherwise). */
   onLostLeadership?: () => void;
@@ -55,6 +71,8 @@ export interface OperatorHandle {
   store: KubernetesStore;
   isLeader: () => boolean;
   controller: () => Controller | undefined;
+  /** The record writer while this replica leads and takes API writes (see writeAccess). */
+  writer: () => RecordWriter | undefined;
   /** Graceful shutdown within the budget; lists the steps that did not finish in time. */
   stop(): Promise<ShutdownResult>;
 }
@@ -131,6 +149,28 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
 
   const leaderGauge = registry.gauge('zonekeeper_leader', 'Whether this operator replica holds the lease.');
   leaderGauge.collect = () => leaderGauge.set(controller ? 1 : 0);
+  // API writes (ADR 0016): only the leader writes, and only once it has finished the write journal.
+  let writer: WriteCoordinator | undefined;
+  const writeEndpoint = options.writeAccess
+    ? leaderWriteEndpoint({
+        review: (token) => api.reviewToken(token),
+        forwarders: new Set(options.writeForwarders ?? []),
+        writer: () =>
+          writer ??
+          (leading
+            ? {
+                refuse: 'NOT_LEADER',
+                message: `${identity} leads but is finishing the write journal; retry`,
+                retryAfterSeconds: 1,
+              }
+            : {
+                refuse: 'NOT_LEADER',
+                message: `${identity} does not lead; retry (the Lease names the leader)`,
+                retryAfterSeconds: 2,
+              }),
+        log,
+      })
+    : undefined;
   store.onInvalid = (invalid, raw) => {
     if (controller) void writeInvalidStatus(api, invalid, raw, log);
   };
@@ -149,6 +189,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
           }
         : { ready: false, message: 'syncing the cache' },
     metrics: () => registry.render(),
+    ...(writeEndpoint ? { post: { [FORWARD_PATH]: writeEndpoint } } : {}),
     resources: () => ({
       leader: controller !== undefined,
       items: [
@@ -228,6 +269,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         secrets,
       });
       controller.start();
+      if (options.writeAccess) void startWriter(controller, options.writeAccess, current);
       // Objects that were invalid before this replica led: report them in status now.
       for (const invalid of store.invalidObjects()) {
         const { namespace, name } = splitKey(invalid.key);
@@ -238,6 +280,39 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     })();
   };
 
+  /** Finishes what the journal holds (a request a previous leader left half done), then accepts writes. */
+  const startWriter = async (c: Controller, access: WriteAccessConfig, current: () => boolean) => {
+    const coordinator = new WriteCoordinator({
+      store: new KubernetesWriteStore(api.config, options.namespace),
+      gate: catalogGate(c.catalog, store),
+      credentials: new CredentialTable(access),
+    });
+    for (
+      let delay: number = SERIAL_LOAD_RETRY_MS[0];
+      current();
+      delay = Math.min(delay * 2, SERIAL_LOAD_RETRY_MS[1])
+    ) {
+      try {
+        await coordinator.start();
+        if (!current()) return;
+        writer = coordinator;
+        log('info', 'accepting API writes', { credentials: access.credentials.length });
+        return;
+      } catch (e) {
+        log('error', 'cannot read the write journal; API writes are refused until it can be read', {
+          error: e instanceof Error ? e.message : String(e),
+          retryInMs: delay,
+        });
+        await new Promise((r) => setTimeout(r, delay).unref());
+      }
+    }
+  };
+  const advertise =
+    options.advertiseUrl ??
+    (process.env.POD_IP
+      ? `http://${process.env.POD_IP.includes(':') ? `[${process.env.POD_IP}]` : process.env.POD_IP}:${http.address().port}`
+      : `http://${['0.0.0.0', '::'].includes(http.address().host) ? hostname() : http.address().host}:${http.address().port}`);
+
   let elector: LeaderElector | undefined;
   if (options.leaderElect) {
     elector = new LeaderElector({
@@ -245,6 +320,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       namespace: options.namespace,
       name: options.leaseName ?? 'zonekeeper-operator',
       identity,
+      ...(options.writeAccess ? { annotations: { [LEADER_ENDPOINT_ANNOTATION]: advertise } } : {}),
       ...(options.leaseDurationMs ? { leaseDurationMs: options.leaseDurationMs } : {}),
       ...(options.renewDeadlineMs ? { renewDeadlineMs: options.renewDeadlineMs } : {}),
       ...(options.retryPeriodMs ? { retryPeriodMs: options.retryPeriodMs } : {}),
@@ -252,6 +328,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       onStartedLeading: lead,
       onStoppedLeading: () => {
         leading = false;
+        writer = undefined;
         controller?.stop();
         controller = undefined;
         // Another replica may lead now: this one must not write serial records any more.
@@ -272,6 +349,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     leaderElection: options.leaderElect
       ? `${options.namespace}/${options.leaseName ?? 'zonekeeper-operator'}`
       : 'off',
+    ...(options.writeAccess ? { writeEndpoint: `${advertise}${FORWARD_PATH}` } : {}),
   });
 
   return {
@@ -279,8 +357,10 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     store,
     isLeader: () => leading && controller !== undefined,
     controller: () => controller,
+    writer: () => writer,
     async stop() {
       stopping = true;
+      writer = undefined;
       const budget = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
       const deadline = performance.now() + budget;
       const left = () => deadline - performance.now();

@@ -13,6 +13,8 @@ import { ServerMetrics } from '../server/server-metrics.ts';
 import { ZoneTable } from '../server/zone-table.ts';
 import { KubeApi, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
 import { KubernetesStore } from '../sources/kubernetes/kubernetes-store.ts';
+import { ForwardingWriter, kubeconfigToken, leaseLeader } from '../sources/writes/forwarding-writer.ts';
+import type { RecordWriter } from '../writes/record-writer.ts';
 import type { Log } from './logger.ts';
 
 export interface ServerOptions extends AnswerSettings {
@@ -25,6 +27,11 @@ export interface ServerOptions extends AnswerSettings {
   unconfirmedAfterMs?: number;
   /** Front doors whose kinds are read too (the operator's). */
   frontDoors?: FrontDoors;
+  /** The operator's namespace and Lease: where writes are forwarded to (default zonekeeper-system, zonekeeper-operator). */
+  operatorNamespace?: string;
+  leaseName?: string;
+  /** How long one forwarded write may take (default 10 s). */
+  writeTimeoutMs?: number;
   log: Log;
 }
 
@@ -34,6 +41,11 @@ export interface ServerHandle {
   follower: ZoneFollower;
   store: KubernetesStore;
   table: ZoneTable;
+  /**
+   * Records written through APIs: forwarded to the operator's leader (ADR 0016), which applies them
+   * with its credential table and quotas. The front doors of this replica call it.
+   */
+  writer: RecordWriter;
   stop(): Promise<void>;
 }
 
@@ -110,6 +122,16 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
     follower,
     store,
     table,
+    writer: new ForwardingWriter({
+      leader: leaseLeader(
+        api,
+        options.operatorNamespace ?? 'zonekeeper-system',
+        options.leaseName ?? 'zonekeeper-operator',
+      ),
+      token: kubeconfigToken(api),
+      ...(options.writeTimeoutMs !== undefined ? { timeoutMs: options.writeTimeoutMs } : {}),
+      log,
+    }),
     async stop() {
       ready = false;
       follower.stop();

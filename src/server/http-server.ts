@@ -9,9 +9,30 @@ export interface HttpEndpoints {
   metrics: () => string;
   /** JSON for `/api/v1/resources`. */
   resources: () => unknown;
+  /** POST endpoints by path (the leader's write endpoint, ADR 0016); none by default. */
+  post?: Record<string, PostRoute>;
 }
 
-/** `/healthz`, `/readyz`, `/metrics` (Prometheus text) and `/api/v1/resources` (JSON), read-only. */
+/** A POST endpoint: the body is read whole, up to `maxBodyBytes` (larger: 413 before the handler runs). */
+export interface PostRoute {
+  maxBodyBytes: number;
+  handle(request: { headers: http.IncomingHttpHeaders; body: Buffer }): Promise<PostResponse>;
+}
+
+export interface PostResponse {
+  status: number;
+  headers?: Record<string, string>;
+  /** JSON text. */
+  body: string;
+}
+
+/** How long a client may take to send a request whole (a slow body does not hold a connection open). */
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * `/healthz`, `/readyz`, `/metrics` (Prometheus text) and `/api/v1/resources` (JSON), read-only; and
+ * the POST endpoints given in `post`.
+ */
 export class HttpServer {
   private readonly server: http.Server;
   private readonly listen: string;
@@ -20,8 +41,14 @@ export class HttpServer {
     this.listen = listen;
     this.server = http.createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://localhost');
-      if (req.method !== 'GET' && req.method !== 'HEAD') {
-        res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
+      const route = endpoints.post?.[url.pathname];
+      if (req.method === 'POST' && route) {
+        servePost(req, res, route);
+        return;
+      }
+      if (route || (req.method !== 'GET' && req.method !== 'HEAD')) {
+        const allow = route ? 'POST' : 'GET, HEAD';
+        res.writeHead(405, { allow, 'content-type': 'text/plain' }).end('method not allowed\n');
         return;
       }
       try {
@@ -52,6 +79,7 @@ export class HttpServer {
         send(res, 500, 'text/plain', `internal error: ${(e as Error).message}\n`);
       }
     });
+    this.server.requestTimeout = REQUEST_TIMEOUT_MS;
   }
 
   address(): { host: string; port: number } {
@@ -78,4 +106,55 @@ export class HttpServer {
 
 function send(res: http.ServerResponse, status: number, type: string, body: string): void {
   res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
+}
+
+function servePost(req: http.IncomingMessage, res: http.ServerResponse, route: PostRoute): void {
+  const tooLarge = () =>
+    send(
+      res.setHeader('connection', 'close'),
+      413,
+      'application/json',
+      `${JSON.stringify({ error: { code: 'REQUEST_TOO_LARGE', message: `the body is larger than ${route.maxBodyBytes} bytes` } })}\n`,
+    );
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > route.maxBodyBytes) {
+    tooLarge();
+    req.resume();
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let over = false;
+  req.on('data', (chunk: Buffer) => {
+    if (over) return;
+    size += chunk.length;
+    if (size > route.maxBodyBytes) {
+      over = true;
+      tooLarge();
+      return;
+    }
+    chunks.push(chunk);
+  });
+  req.on('error', () => res.destroy());
+  req.on('end', () => {
+    if (over) return;
+    route.handle({ headers: req.headers, body: Buffer.concat(chunks) }).then(
+      (answer) => {
+        res
+          .writeHead(answer.status, {
+            'content-type': 'application/json',
+            'cache-control': 'no-store',
+            ...answer.headers,
+          })
+          .end(answer.body);
+      },
+      (e: unknown) =>
+        send(
+          res,
+          500,
+          'application/json',
+          `${JSON.stringify({ error: { code: 'UNAVAILABLE', message: `internal error: ${(e as Error).message}` } })}\n`,
+        ),
+    );
+  });
 }

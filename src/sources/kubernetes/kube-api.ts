@@ -2,10 +2,11 @@
  * The Kubernetes API calls Zonekeeper makes, on the official client (@kubernetes/client-node): list and
  * watch the three kinds, write status through the /status subresource, patch finalizers, create
  * events.k8s.io/v1 Events, read and write coordination.k8s.io/v1 Leases, read a Secret by
- * reference, and keep the zone serial records (ConfigMaps in the operator's namespace). Errors become `KubeApiError` with the HTTP status and the Status reason.
+ * reference, review a caller's token (TokenReview), and keep the zone serial records (ConfigMaps in the operator's namespace). Errors become `KubeApiError` with the HTTP status and the Status reason.
  */
 import {
   ApiException,
+  AuthenticationV1Api,
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -96,6 +97,8 @@ export interface LeaseRecord {
   renewTime?: string;
   leaseTransitions?: number;
   resourceVersion?: string;
+  /** The Lease's annotations (the leader's write endpoint, ADR 0016). */
+  annotations?: Record<string, string>;
 }
 
 /** A ConfigMap as the zone serial records use it: name, version, labels and string data. */
@@ -320,6 +323,7 @@ export class KubeApi {
         name,
         namespace,
         ...(record.resourceVersion ? { resourceVersion: record.resourceVersion } : {}),
+        ...(record.annotations ? { annotations: record.annotations } : {}),
       },
       spec: {
         ...(record.holderIdentity !== undefined ? { holderIdentity: record.holderIdentity } : {}),
@@ -394,6 +398,21 @@ export class KubeApi {
     const value = secret.data?.[key];
     return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
   }
+
+  /**
+   * Who a bearer token belongs to, by a TokenReview (the API server's own authenticators: service
+   * account tokens, static tokens, OIDC...); undefined when it does not authenticate.
+   */
+  async reviewToken(token: string): Promise<{ username: string; groups: string[] } | undefined> {
+    const review = await call(() =>
+      this.config.makeApiClient(AuthenticationV1Api).createTokenReview({
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
+      }),
+    );
+    const status = review.status;
+    if (!status?.authenticated || !status.user?.username) return undefined;
+    return { username: status.user.username, groups: status.user.groups ?? [] };
+  }
 }
 
 function configMapBody(namespace: string, record: ConfigMapRecord): V1ConfigMap {
@@ -433,5 +452,6 @@ function leaseRecord(lease: V1Lease): LeaseRecord {
     ...(renewTime ? { renewTime } : {}),
     ...(spec.leaseTransitions !== undefined ? { leaseTransitions: spec.leaseTransitions } : {}),
     ...(lease.metadata?.resourceVersion ? { resourceVersion: lease.metadata.resourceVersion } : {}),
+    ...(lease.metadata?.annotations ? { annotations: lease.metadata.annotations } : {}),
   };
 }

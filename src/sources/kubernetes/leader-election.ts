@@ -20,6 +20,12 @@ export interface LeaderElectorOptions {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
+  /**
+   * Annotations the holder writes on the Lease with every acquire and renew (the leader's write
+   * endpoint, ADR 0016): in the same object write as holderIdentity, so readers never see one leader's
+   * annotations with another's name. Releasing the lease removes them.
+   */
+  annotations?: Record<string, string>;
   onStartedLeading: () => void;
   onStoppedLeading: () => void;
   onNewLeader?: (identity: string) => void;
@@ -150,6 +156,7 @@ export class LeaderElector {
     if (!current) {
       try {
         this.observed = await api.writeLease(namespace, name, {
+          ...this.annotations(),
           holderIdentity: identity,
           leaseDurationSeconds: durationSeconds,
           acquireTime: nowIso,
@@ -174,6 +181,7 @@ export class LeaderElector {
     const leaseMs = (current.leaseDurationSeconds ?? durationSeconds) * 1000;
     if (held && this.observedAt + leaseMs > now) return false;
     const next: LeaseRecord = {
+      ...this.annotations(),
       holderIdentity: identity,
       leaseDurationSeconds: durationSeconds,
       acquireTime: holder === identity && current.acquireTime ? current.acquireTime : nowIso,
@@ -212,6 +220,10 @@ export class LeaderElector {
         error: e instanceof Error ? e.message : String(e),
       });
     }
+  }
+
+  private annotations(): { annotations?: Record<string, string> } {
+    return this.options.annotations ? { annotations: { ...this.options.annotations } } : {};
   }
 
   private report(holder: string): void {

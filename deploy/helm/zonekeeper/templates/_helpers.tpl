@@ -55,3 +55,15 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 - name: POD_NAMESPACE
   valueFrom: { fieldRef: { fieldPath: metadata.namespace } }
 {{- end }}
+
+{{/* The write-access file of the operator (ADR 0016): credentials by reference, quotas. */}}
+{{- define "zonekeeper.writeAccess" -}}
+{{- $w := .Values.operator.apiWrites -}}
+{{- toYaml (dict "credentials" $w.credentials "quotas" $w.quotas "defaultQuota" $w.defaultQuota) -}}
+{{- end }}
+
+{{/* Kubernetes users that may forward writes to the operator's leader: the server pods, and any extra. */}}
+{{- define "zonekeeper.writeForwarders" -}}
+{{- $users := list (printf "system:serviceaccount:%s:%s" .Release.Namespace (include "zonekeeper.serverServiceAccount" .)) -}}
+{{- join "," (concat $users .Values.operator.apiWrites.extraForwarders) -}}
+{{- end }}
