@@ -198,6 +198,15 @@ export class FrontDoorStore implements ResourceStore {
     }
   }
 
+  /**
+   * Projects a foreign object's status again, written only when it changed: for when its problems
+   * (the `problems` option) changed without the object changing, e.g. a manifest made invalid while
+   * its last valid version stays served, or made valid again at that same version.
+   */
+  refreshStatus(door: string, key: ResourceKey): Promise<void> {
+    return this.projectLogged(door, key);
+  }
+
   // Foreign objects in ---------------------------------------------------------------------------
 
   private onForeign(event: ForeignEvent): void {
