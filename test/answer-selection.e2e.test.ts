@@ -11,17 +11,20 @@ import cluster from 'node:cluster';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import type { ProgrammedZone } from '../src/backends/backend.ts';
 import { WorkerPoolBackend } from '../src/backends/builtin/worker-pool-backend.ts';
 import { parseName } from '../src/dns/name.ts';
 import { parseRdata } from '../src/dns/rdata.ts';
 import type { RecordTypeName } from '../src/dns/rrtype.ts';
 import { Registry } from '../src/metrics/registry.ts';
 import type { SelectionBinding } from '../src/server/selection/selection-table.ts';
+import { ServerMetrics } from '../src/server/server-metrics.ts';
 import { ZoneTable } from '../src/server/zone-table.ts';
 import type { RRset } from '../src/zones/rrset.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import { freePort } from './support/ports.ts';
 import { registerTestSelectionPolicies } from './support/selection-policies.ts';
+import { waitFor } from './support/zonekeeper-process.ts';
 
 const run = promisify(execFile);
 const ORIGIN = parseName('steer.test.');
@@ -60,10 +63,33 @@ const BINDINGS: SelectionBinding[] = [
   },
 ];
 
+/** The zone as the controller would program it, at `serial`. */
+function programmed(serial: number): ProgrammedZone {
+  return {
+    key: 'steer/steer-test',
+    origin: ORIGIN,
+    soa: {
+      ttl: 300,
+      mname: parseName('ns1.steer.test.'),
+      rname: parseName('hostmaster.steer.test.'),
+      refresh: 3600,
+      retry: 600,
+      expire: 1209600,
+      minimum: 60,
+    },
+    serial,
+    transfers: { allowFrom: ['127.0.0.0/8'], requireTsig: false, keys: [], notify: [], journalSize: 10 },
+    rrsets: () => RRSETS,
+  };
+}
+
 describe('RRset selection in DNS worker processes', () => {
   let port: number;
   let pool: WorkerPoolBackend;
   const table = new ZoneTable();
+  // The primary's metrics, as `zonekeeper serve` has them: the workers' counters are summed into them.
+  const registry = new Registry();
+  new ServerMetrics(registry, table);
 
   before(async () => {
     registerTestSelectionPolicies();
@@ -72,25 +98,10 @@ describe('RRset selection in DNS worker processes', () => {
     pool = WorkerPoolBackend.forListener(
       table,
       { host: '127.0.0.1', port },
-      { workers: 2, registry: new Registry(), responseCache: 1000 },
+      { workers: 2, registry, responseCache: 1000 },
     );
     await pool.start();
-    await pool.applyZone({
-      key: 'steer/steer-test',
-      origin: ORIGIN,
-      soa: {
-        ttl: 300,
-        mname: parseName('ns1.steer.test.'),
-        rname: parseName('hostmaster.steer.test.'),
-        refresh: 3600,
-        retry: 600,
-        expire: 1209600,
-        minimum: 60,
-      },
-      serial: 1,
-      transfers: { allowFrom: ['127.0.0.0/8'], requireTsig: false, keys: [], notify: [], journalSize: 10 },
-      rrsets: () => RRSETS,
-    });
+    await pool.applyZone(programmed(1));
     assert.equal(await pool.servedSerial(ORIGIN), 1);
   });
   after(async () => {
@@ -192,6 +203,39 @@ describe('RRset selection in DNS worker processes', () => {
     await pool.setSelections(ORIGIN, []);
     for (let i = 0; i < 4; i++) {
       assert.deepEqual(await www('127.0.0.1'), ['192.0.2.1', '192.0.2.2', '192.0.2.3']);
+    }
+  });
+
+  test('a policy that fails is answered whole and counted, summed over the workers', async () => {
+    await pool.setSelections(ORIGIN, [
+      { owner: parseName('www.steer.test.'), type: 'A', policy: 'throwing' },
+    ]);
+    const errors = () =>
+      Number(
+        /^zonekeeper_dns_selection_errors_total\{policy="throwing"\} (\d+)$/m.exec(registry.render())?.[1] ??
+          0,
+      );
+    const before = errors();
+    // Fresh source ports spread the queries over both workers.
+    for (let i = 0; i < 6; i++) {
+      assert.deepEqual(await www('127.0.0.1'), ['192.0.2.1', '192.0.2.2', '192.0.2.3']);
+    }
+    // Each worker reports its counters to the primary now and then (every second).
+    await waitFor(async () => (errors() - before === 6 ? true : undefined), 30_000, 100);
+    await pool.setSelections(ORIGIN, []);
+  });
+
+  test('deleting the zone takes its bindings out of every worker', async () => {
+    await pool.setSelections(ORIGIN, BINDINGS);
+    assert.deepEqual(await www('127.0.0.1'), ['192.0.2.1']);
+    await pool.deleteZone(ORIGIN);
+    assert.equal((await dig(port, 'www.steer.test', 'A', { args: ['-b', '127.0.0.1'] })).status, 'REFUSED');
+    assert.equal(table.selections.size, 0);
+    // Served again, nothing binds it: every worker answers the whole RRset.
+    await pool.applyZone(programmed(2));
+    assert.equal(await pool.servedSerial(ORIGIN), 2);
+    for (let i = 0; i < 8; i++) {
+      assert.deepEqual(await www('127.0.0.1'), ['192.0.2.1', '192.0.2.2', '192.0.2.3'], `query ${i}`);
     }
   });
 });

@@ -3,7 +3,9 @@
  * by `zonekeeper crds --front-door`, installed in kube-apiserver; `zonekeeper operator` and
  * `zonekeeper server` read Hostnames beside the native kinds, publish them (merged per namespace and
  * hostname), write their status in the Hostname shape and hold and release their finalizer. No
- * DNSRecordSet object is ever created: the translation lives in the processes.
+ * DNSRecordSet object is ever created: the translation lives in the processes. Both run as their
+ * service accounts with the Helm chart's RBAC, rendered with `frontDoors` naming example.test: no
+ * cluster-admin. Objects the door's admission refuses get status in its shape and an Event.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -12,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { dig, rdataOf } from './support/dig.ts';
-import { ADMIN, type KubeCluster, startKube } from './support/kube.ts';
+import { type KubeCluster, type KubeUser, serviceAccountUser, startKube } from './support/kube.ts';
 import { type KubeProcess, startOperatorProcess, startServerProcess } from './support/zonekeeper-kube.ts';
 import { CLI, ROOT, removeAll, tempDir, waitFor } from './support/zonekeeper-process.ts';
 
@@ -20,6 +22,8 @@ const run = promisify(execFile);
 const DOOR = path.join(ROOT, 'test/support/hostname-front-door.ts');
 const SYSTEM = 'zonekeeper-system';
 const API = 'dns.zonekeeper.dev/v1alpha1';
+const OPERATOR = serviceAccountUser(SYSTEM, 'zonekeeper-operator');
+const SERVER = serviceAccountUser(SYSTEM, 'zonekeeper-server');
 
 function docs(...objects: object[]): string {
   return objects.map((o) => `---\n${stringify(o)}`).join('');
@@ -39,7 +43,13 @@ interface HostnameJson {
     observedGeneration?: number;
     fqdn?: string;
     mergedWith?: string[];
-    conditions?: { type: string; status: string; reason: string; observedGeneration?: number }[];
+    conditions?: {
+      type: string;
+      status: string;
+      reason: string;
+      message: string;
+      observedGeneration?: number;
+    }[];
   };
 }
 
@@ -57,7 +67,7 @@ describe('front door on a real API server', { timeout: 600_000 }, () => {
     (await get(ns, name))?.status?.conditions?.find((c) => c.type === 'Published');
 
   before(async () => {
-    kube = await startKube();
+    kube = await startKube({ users: [OPERATOR, SERVER] });
     crdDir = await tempDir('frontdoor-crds');
     await run(process.execPath, [CLI, 'crds', '--out', crdDir, '--front-door', DOOR]);
     await kube.kubectlOk(['apply', '--server-side', '-f', path.join(crdDir, 'example.test_hostnames.yaml')]);
@@ -68,6 +78,24 @@ describe('front door on a real API server', { timeout: 600_000 }, () => {
       'crd/hostnames.example.test',
     ]);
     for (const ns of [SYSTEM, 'dns', 'team-b']) await kube.kubectlOk(['create', 'namespace', ns]);
+    // The chart's RBAC (and service accounts) only, with the door's group granted: no workloads here.
+    const { stdout: rendered } = await run(path.join(kube.binDir, 'helm'), [
+      'template',
+      'zonekeeper',
+      path.join(ROOT, 'deploy/helm/zonekeeper'),
+      '--namespace',
+      SYSTEM,
+      '--set',
+      'frontDoors[0].apiGroup=example.test',
+      '--set',
+      'frontDoors[0].resources={hostnames}',
+      '--kube-version',
+      '1.33.13',
+    ]);
+    const rbac = rendered
+      .split(/^---$/m)
+      .filter((d) => /kind: (ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d));
+    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac.join('\n---\n') });
     await kube.kubectlOk(['apply', '-f', '-'], {
       input: docs(
         {
@@ -89,6 +117,9 @@ describe('front door on a real API server', { timeout: 600_000 }, () => {
         hostname('dns', 'www-a', 'www.example.com', ['192.0.2.1']),
         hostname('team-b', 'grab', 'mail.example.com', ['198.51.100.1']),
         hostname('team-b', 'join', 'www.example.com', ['198.51.100.2']),
+        // Passes the CRD's schema, fails the door's admission (A records only): invalid before the
+        // operator starts.
+        hostname('dns', 'bad', 'bad.example.com', ['2001:db8::1']),
       ),
     });
     // Created a second later: www-a stays the oldest of the merged RRset.
@@ -96,9 +127,11 @@ describe('front door on a real API server', { timeout: 600_000 }, () => {
     await kube.kubectlOk(['apply', '-f', '-'], {
       input: docs(hostname('dns', 'www-b', 'www.example.com', ['192.0.2.2'])),
     });
-    const kubeconfig = kube.kubeconfigFor(ADMIN);
-    operator = await startOperatorProcess('operator', kubeconfig, SYSTEM, ['--front-door', DOOR]);
-    server = await startServerProcess('server', kubeconfig, ['--front-door', DOOR]);
+    operator = await startOperatorProcess('operator', kube.kubeconfigFor(OPERATOR), SYSTEM, [
+      '--front-door',
+      DOOR,
+    ]);
+    server = await startServerProcess('server', kube.kubeconfigFor(SERVER), ['--front-door', DOOR]);
   });
 
   after(async () => {
@@ -177,6 +210,92 @@ describe('front door on a real API server', { timeout: 600_000 }, () => {
     assert.equal(event.regarding.kind, 'Hostname');
     assert.equal(event.regarding.apiVersion, 'example.test/v1');
     assert.equal(event.reason, 'NotDelegated');
+  });
+
+  test('the chart grants the door group what each needs, and no more', async () => {
+    const can = async (user: KubeUser, ...args: string[]) =>
+      (
+        await kube.kubectl(['auth', 'can-i', ...args], { kubeconfig: kube.kubeconfigFor(user) })
+      ).stdout.trim();
+    for (const [user, args, want] of [
+      [OPERATOR, ['watch', 'hostnames.example.test', '-A'], 'yes'],
+      [OPERATOR, ['update', 'hostnames.example.test', '--subresource=status', '-n', 'team-b'], 'yes'],
+      [OPERATOR, ['patch', 'hostnames.example.test', '-n', 'team-b'], 'yes'],
+      [OPERATOR, ['create', 'hostnames.example.test', '-n', 'team-b'], 'no'],
+      [OPERATOR, ['delete', 'hostnames.example.test', '-n', 'team-b'], 'no'],
+      [OPERATOR, ['create', 'dnsrecordsets.dns.zonekeeper.dev', '-n', 'dns'], 'no'],
+      [OPERATOR, ['list', 'widgets.other.test', '-A'], 'no'],
+      [SERVER, ['watch', 'hostnames.example.test', '-A'], 'yes'],
+      [SERVER, ['update', 'hostnames.example.test', '--subresource=status', '-n', 'dns'], 'no'],
+      [SERVER, ['patch', 'hostnames.example.test', '-n', 'dns'], 'no'],
+    ] as const)
+      assert.equal(await can(user, ...args), want, `${user.name} can-i ${args.join(' ')}`);
+  });
+
+  test('an object the door admission refuses gets status in its shape, on its newest generation, and an Event', async () => {
+    const rejected = (ns: string, name: string, generation: number) =>
+      waitFor(
+        async () => {
+          const h = await get(ns, name);
+          const c = h?.status?.conditions?.find((x) => x.type === 'Published');
+          return h?.metadata.generation === generation && c?.reason === 'Rejected' ? { h, c } : undefined;
+        },
+        30_000,
+        100,
+      );
+    // Invalid before the operator led: reported once it leads.
+    const { value: bad } = await rejected('dns', 'bad', 1);
+    assert.equal(bad.c.status, 'False');
+    assert.equal(bad.c.observedGeneration, 1);
+    assert.match(bad.c.message, /2001:db8::1.*is not an IPv4 address/);
+    assert.deepEqual(bad.h.metadata.finalizers ?? [], []);
+    // A served object made invalid: its last valid version stays served, the status says why.
+    await kube.kubectlOk(['apply', '-f', '-'], {
+      input: docs(hostname('dns', 'api', 'api.example.com', ['192.0.2.10'])),
+    });
+    await waitFor(
+      async () => ((await published('dns', 'api'))?.status === 'True' ? true : undefined),
+      30_000,
+      100,
+    );
+    await kube.kubectlOk(['apply', '-f', '-'], {
+      input: docs(hostname('dns', 'api', 'api.example.com', ['192.0.2.10', '192.0.2.10'])),
+    });
+    const { value: api } = await rejected('dns', 'api', 2);
+    assert.equal(api.c.observedGeneration, 2);
+    assert.match(api.c.message, /listed twice/);
+    assert.deepEqual(rdataOf(await dig(server!.dnsPort, 'api.example.com', 'A'), 'A'), ['192.0.2.10']);
+    // Valid again: published at the new generation.
+    await kube.kubectlOk(['apply', '-f', '-'], {
+      input: docs(hostname('dns', 'api', 'api.example.com', ['192.0.2.11'])),
+    });
+    await waitFor(
+      async () => {
+        const h = await get('dns', 'api');
+        const c = h?.status?.conditions?.[0];
+        return c?.status === 'True' && c.observedGeneration === 3 ? true : undefined;
+      },
+      30_000,
+      100,
+    );
+    // Each refusal is a Warning Event about the Hostname.
+    const { value: events } = await waitFor(
+      async () => {
+        const out = await kube.kubectlOk(['get', 'events.events.k8s.io', '-n', 'dns', '-o', 'json']);
+        const items = (
+          JSON.parse(out) as {
+            items: { type: string; reason: string; regarding: { kind: string; name: string } }[];
+          }
+        ).items.filter((e) => e.reason === 'Rejected');
+        return ['api', 'bad'].every((n) => items.some((e) => e.regarding.name === n)) ? items : undefined;
+      },
+      30_000,
+      200,
+    );
+    for (const e of events) {
+      assert.equal(e.type, 'Warning');
+      assert.equal(e.regarding.kind, 'Hostname');
+    }
   });
 
   test('a change moves observedGeneration; a delete holds the finalizer until served without it', async () => {

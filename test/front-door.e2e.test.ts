@@ -121,6 +121,43 @@ describe('front door through zonekeeper serve', () => {
     assert.equal(body.items.filter((i) => i.kind === 'DNSRecordSet').length, 0);
   });
 
+  test('a manifest made invalid shows in the object status at once; made valid again, it clears', async () => {
+    const hostnames = async () =>
+      (
+        (await (await fetch(`${serve.httpUrl}/api/v1/resources`)).json()) as {
+          items: {
+            kind: string;
+            metadata: { name: string; namespace?: string };
+            status?: { conditions?: { type: string; status: string; reason: string; message: string }[] };
+          }[];
+        }
+      ).items.filter((i) => i.kind === 'Hostname');
+    const published = async (name: string) =>
+      (await hostnames())
+        .find((i) => i.metadata.namespace === 'dns' && i.metadata.name === name)
+        ?.status?.conditions?.find((c) => c.type === 'Published');
+    const valid = hostnameYaml('dns', 'www-b', 'www.example.com', ['192.0.2.2']);
+    // Against the door's own rule: an IPv6 address. Nothing else changes in the folder or the store.
+    await writeFile(
+      path.join(dir, 'www-b.yaml'),
+      hostnameYaml('dns', 'www-b', 'www.example.com', ['2001:db8::2']),
+    );
+    const { value: rejected } = await waitFor(async () => {
+      const c = await published('www-b');
+      return c?.status === 'False' ? c : undefined;
+    });
+    assert.equal(rejected.reason, 'Rejected');
+    assert.match(rejected.message, /not an IPv4 address/);
+    // The last valid version is still served.
+    assert.deepEqual(rdataOf(await dig(serve.dnsPort, 'www.example.com', 'A'), 'A').sort(), [
+      '192.0.2.1',
+      '192.0.2.2',
+    ]);
+    // Back to exactly the version served: no new generation, and the problem goes at once.
+    await writeFile(path.join(dir, 'www-b.yaml'), valid);
+    await waitFor(async () => ((await published('www-b'))?.status === 'True' ? true : undefined));
+  });
+
   test('removing a manifest takes its records out of the merged RRset', async () => {
     await rm(path.join(dir, 'www-a.yaml'));
     await waitFor(async () => {

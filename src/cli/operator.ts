@@ -24,7 +24,7 @@ import { within } from '../util/within.ts';
 import { CredentialTable, type WriteAccessConfig } from '../writes/credentials.ts';
 import { type RecordWriter, WriteCoordinator } from '../writes/record-writer.ts';
 import { FORWARD_PATH } from '../writes/write-protocol.ts';
-import { splitKey } from '../zones/resource-key.ts';
+import { resourceKey, splitKey } from '../zones/resource-key.ts';
 import type { Log } from './logger.ts';
 
 export interface OperatorOptions {
@@ -174,6 +174,11 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   store.onInvalid = (invalid, raw) => {
     if (controller) void writeInvalidStatus(api, invalid, raw, log);
   };
+  // Objects of front-door kinds that fail their door's rules get status in the door's own shape.
+  let translated: FrontDoorStore | undefined;
+  store.onInvalidForeign = (invalid) => {
+    if (controller) void translated?.refreshStatus(invalid.door, invalid.key);
+  };
 
   const http = new HttpServer(options.http, {
     healthy: () => true,
@@ -248,7 +253,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       serials = records;
       log('info', 'zone serial records read', { records: records.size, block: serialBlock });
       // Objects of front-door kinds reach the controller as the DNSZones and DNSRecordSets they map to.
-      const translated =
+      translated =
         frontDoors.size > 0
           ? new FrontDoorStore({
               base: store,
@@ -277,6 +282,12 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
           if (raw) void writeInvalidStatus(api, invalid, raw, log);
         });
       }
+      // The same for front-door objects: invalid ones, and those whose translation the native rules refuse.
+      for (const invalid of store.invalidForeignObjects())
+        void translated?.refreshStatus(invalid.door, invalid.key);
+      for (const t of translated?.translationProblems() ?? [])
+        for (const o of t.objects)
+          void translated?.refreshStatus(frontDoorId(t.door), resourceKey(o.metadata));
     })();
   };
 

@@ -201,9 +201,22 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   });
   // Zones whose manifest never validated: record sets naming them are told it is refused and why.
   let refusedZones = new Set<string>();
+  // Front-door objects kept at their last valid version, and why: their status says so at once.
+  let keptForeign = new Map<string, string>();
   const reloaded = source.onReload; // the metrics' listener
   source.onReload = (problems) => {
     reloaded?.(problems);
+    if (translated) {
+      const now = new Map<string, string>();
+      for (const [id, why] of source.keptObjects())
+        if (frontDoors.get(id.slice(0, id.indexOf('/')))) now.set(id, why.map(formatProblem).join('\n'));
+      for (const id of new Set([...keptForeign.keys(), ...now.keys()])) {
+        if (keptForeign.get(id) === now.get(id)) continue;
+        const slash = id.indexOf('/');
+        void translated.refreshStatus(id.slice(0, slash), id.slice(slash + 1));
+      }
+      keptForeign = now;
+    }
     const now = new Set<string>();
     for (const [id, why] of source.refusedObjects()) {
       if (!id.startsWith('DNSZone/')) continue;

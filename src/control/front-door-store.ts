@@ -198,6 +198,15 @@ export class FrontDoorStore implements ResourceStore {
     }
   }
 
+  /**
+   * Projects a foreign object's status again, written only when it changed: for when its problems
+   * (the `problems` option) changed without the object changing, e.g. a manifest made invalid while
+   * its last valid version stays served, or made valid again at that same version.
+   */
+  refreshStatus(door: string, key: ResourceKey): Promise<void> {
+    return this.projectLogged(door, key);
+  }
+
   // Foreign objects in ---------------------------------------------------------------------------
 
   private onForeign(event: ForeignEvent): void {
@@ -393,7 +402,17 @@ export class FrontDoorStore implements ResourceStore {
   private async project(doorId: string, fkey: ResourceKey): Promise<void> {
     if (this.options.readOnly) return;
     const door = this.options.doors.get(doorId);
-    const object = this.options.base.getForeign(doorId, fkey);
+    const valid = this.options.base.getForeign(doorId, fkey);
+    // A newest version that fails validation: its status is written on it (its generation, its
+    // resourceVersion), with the spec of the last valid version when there is one.
+    const newest = this.options.base.latestInvalidForeign?.(doorId, fkey);
+    const object: ForeignObject | undefined = newest
+      ? {
+          ...(valid ?? newest),
+          metadata: newest.metadata,
+          ...(newest.status !== undefined ? { status: newest.status } : {}),
+        }
+      : valid;
     if (!door || !object || object.metadata.deletionTimestamp) return;
     const outputs: OutputStatus[] = [];
     const problems: Problem[] = [...(this.options.problems?.(doorId, fkey) ?? [])];
@@ -412,6 +431,7 @@ export class FrontDoorStore implements ResourceStore {
         ...(sorted.length > 1 ? { mergedWith: sorted.map((c) => resourceKey(c.object.metadata)) } : {}),
       });
     }
+    if (newest && !valid && problems.length === 0) return; // nothing known about it yet
     const status = door.project({
       object,
       outputs,

@@ -42,4 +42,10 @@ export interface ForeignObjectStore {
   updateForeignStatus(door: string, key: ResourceKey, status: Record<string, unknown>): Promise<void>;
   addForeignFinalizer(door: string, key: ResourceKey, finalizer: string): Promise<void>;
   removeForeignFinalizer(door: string, key: ResourceKey, finalizer: string): Promise<void>;
+  /**
+   * The newest version of an object when it fails validation (a source that keeps the last valid
+   * version, or nothing, in its place): its metadata and status are what a status write must go
+   * against and its generation is the one the problems are about. Its spec is not checked.
+   */
+  latestInvalidForeign?(door: string, key: ResourceKey): ForeignObject | undefined;
 }

@@ -88,6 +88,12 @@ export class ServerMetrics implements RrlCounters {
       this.rrlDrops.set(kind, rrlDropped.labels(kind));
       this.rrlSlips.set(kind, rrlSlipped.labels(kind));
     }
+    const selectionErrors = registry.counter(
+      'zonekeeper_dns_selection_errors_total',
+      'Answers whose RRset selection policy failed (the whole RRset was answered), by policy.',
+      ['policy'],
+    );
+    table.selections.onError = (policy) => selectionErrors.labels(policy).inc();
     const zones = registry.gauge('zonekeeper_zones_served', 'Zones the DNS server answers for.');
     const records = registry.gauge(
       'zonekeeper_records_served',

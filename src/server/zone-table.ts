@@ -31,12 +31,16 @@ export class ZoneTable {
     this.onChange?.();
   }
 
+  /**
+   * Stops serving a zone. Its selection bindings go with it (a zone served again starts without
+   * any, until they are set again); true when the zone was served.
+   */
   delete(origin: Name): boolean {
     const removed = this.zones.delete(nameKey(origin));
-    if (removed) {
-      this.version++;
-      this.onChange?.();
-    }
+    const bound = this.selections.bindings(origin).length > 0;
+    if (bound) this.selections.replace(origin, []);
+    if (removed || bound) this.version++;
+    if (removed) this.onChange?.();
     return removed;
   }
 

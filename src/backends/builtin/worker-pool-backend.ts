@@ -240,6 +240,9 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
     const zone = this.table.get(origin);
     if (!zone) {
       this.send(member, { t: 'delete', origin });
+      // A worker drops a zone's bindings with the zone; bindings set here before the zone is served
+      // are sent again, so the worker keeps what this process has.
+      if (this.table.selections.bindings(origin).length > 0) this.sendSelections(member, origin);
       return;
     }
     this.send(member, {

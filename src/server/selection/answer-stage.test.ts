@@ -277,6 +277,9 @@ describe('answer stage: RRset selection', () => {
     assert.equal(answers(ask('www.example.com', RRType.A, { client: '10.1.0.1' })).length, 3);
     assert.equal(table.selections.errors, 1);
     assert.equal(answers(ask('other.example.com', RRType.A, { client: '10.1.0.1' })).length, 2);
+    // The failure is a metric too, by policy (the policy that chose nothing is no error).
+    assert.match(registry.render(), /^zonekeeper_dns_selection_errors_total\{policy="throwing"\} 1$/m);
+    assert.doesNotMatch(registry.render(), /selection_errors_total\{policy="by-subnet"\}/);
   });
 
   test('negative answers, referrals and errors pass through unchanged', () => {
@@ -315,6 +318,27 @@ describe('SelectionTable bindings', () => {
     assert.equal(table.selections.size, 1);
     assert.deepEqual(table.selections.bindings(origin), [bind()]);
     assert.deepEqual(answers(ask('www.example.com', RRType.A)), ['192.0.2.1']);
+  });
+
+  test('deleting a zone takes its bindings with it; other zones keep theirs', () => {
+    table.set(
+      ZoneSnapshot.build(parseName('example.net.'), table.get(origin)!.soaFields, 1, [
+        {
+          owner: parseName('a.example.net.'),
+          type: 'A',
+          ttl: 60,
+          rdata: [parseRdata('A', '192.0.2.1', origin)],
+        },
+      ]),
+    );
+    table.setSelections(origin, [bind()]);
+    table.setSelections(parseName('example.net.'), [bind({ owner: parseName('a.example.net.') })]);
+    assert.equal(table.delete(origin), true);
+    assert.deepEqual(table.selections.bindings(origin), []);
+    assert.equal(table.selections.size, 1);
+    // Served again without bindings: everyone gets the whole RRset.
+    table.set(zone(RECORDS));
+    assert.equal(answers(ask('www.example.com', RRType.A)).length, 3);
   });
 
   test('zones are replaced independently', () => {

@@ -60,6 +60,8 @@ export class SelectionTable {
   private readonly policies: SelectionPolicies;
   /** Selections that threw: answered with the whole RRset. */
   errors = 0;
+  /** Called with the policy's name for each selection that threw (the server's metrics count them). */
+  onError?: (policy: string) => void;
 
   constructor(policies: SelectionPolicies = selectionPolicies) {
     this.policies = policies;
@@ -170,6 +172,7 @@ export class SelectionTable {
         selection = bound.policy.select(rrset, bound.prepared, { ...request, zone: bound.zone });
       } catch {
         this.errors++;
+        this.onError?.(bound.policy.name);
         continue;
       }
       if (selection === 'all') continue;

@@ -60,6 +60,8 @@ export interface InvalidForeignObject {
   door: string;
   key: ResourceKey;
   problems: Problem[];
+  /** The version that fails (metadata without managedFields; spec unchecked), for its status. */
+  latest: ForeignObject;
 }
 
 /** A write of ours that the watch has not delivered yet: until it does, it is the newest version. */
@@ -94,6 +96,8 @@ export class KubernetesStore implements ResourceStore, ForeignObjectStore {
   };
   /** Called for each object that fails validation (the operator writes its status). */
   onInvalid?: (object: InvalidObject, raw: KubeJson) => void;
+  /** Called when an object of a front door's kind fails validation, or fails differently. */
+  onInvalidForeign?: (object: InvalidForeignObject) => void;
 
   constructor(options: KubernetesStoreOptions) {
     this.options = options;
@@ -176,6 +180,10 @@ export class KubernetesStore implements ResourceStore, ForeignObjectStore {
     return this.invalidForeign.get(`${door}/${key}`)?.problems;
   }
 
+  latestInvalidForeign(door: string, key: ResourceKey): ForeignObject | undefined {
+    return this.invalidForeign.get(`${door}/${key}`)?.latest;
+  }
+
   list(kind: Kind): Resource[] {
     return [...(this.cache.get(kind)?.values() ?? [])] as Resource[];
   }
@@ -210,7 +218,8 @@ export class KubernetesStore implements ResourceStore, ForeignObjectStore {
   }
 
   async updateForeignStatus(door: string, key: ResourceKey, status: Record<string, unknown>): Promise<void> {
-    const before = this.getForeign(door, key);
+    // The newest version, when it is invalid: its status is the one shown and written.
+    const before = this.latestInvalidForeign(door, key) ?? this.getForeign(door, key);
     const definition = this.doors.get(door);
     if (!before || !definition) return;
     const written = await this.writeStatus(door, key, status);
@@ -240,6 +249,10 @@ export class KubernetesStore implements ResourceStore, ForeignObjectStore {
     await this.removeFinalizer(door as Kind, key, finalizer);
   }
 
+  /**
+   * Status goes on the newest version. For a front door's object that is the invalid version when
+   * there is one (the cache keeps the last valid one, whose resourceVersion would only conflict).
+   */
   private writeStatus(kind: string, key: ResourceKey, status: unknown): Promise<Stored | undefined> {
     return this.write(kind, key, 'status', (base) => {
       if (jsonEqual(base.status, status)) return undefined;
@@ -310,7 +323,11 @@ export class KubernetesStore implements ResourceStore, ForeignObjectStore {
       base: Stored,
     ) => ((api: KubernetesStoreOptions['api'], resourceVersion: string) => Promise<KubeJson>) | undefined,
   ): Promise<Stored | undefined> {
-    let base = this.cache.get(kind)?.get(key);
+    const newest = () =>
+      what === 'status' && this.doors.has(kind)
+        ? this.invalidForeign.get(`${kind}/${key}`)?.latest
+        : undefined;
+    let base = newest() ?? this.cache.get(kind)?.get(key);
     for (let attempt = 0; base; attempt++) {
       const request = plan(base);
       if (!request) return undefined;
@@ -318,7 +335,8 @@ export class KubernetesStore implements ResourceStore, ForeignObjectStore {
       try {
         const response = await request(this.options.api, sent);
         this.counters?.writes.labels(kind, what, 'ok').inc();
-        return this.writeThrough(kind, key, response);
+        // A write on an invalid version leaves the cache alone (parse keeps the version it wrote).
+        return this.writeThrough(kind, key, response) ?? newest();
       } catch (e) {
         if (isStatus(e, 404)) {
           this.counters?.writes.labels(kind, what, 'gone').inc();
@@ -332,7 +350,8 @@ export class KubernetesStore implements ResourceStore, ForeignObjectStore {
         // Someone else changed the object: read it again and decide again.
         const { namespace, name } = splitKey(key);
         const fresh = await this.options.api.get(this.apiResource(kind), namespace, name);
-        base = fresh ? this.parse(kind, fresh) : undefined;
+        // Still invalid: a status is written on that version all the same.
+        base = fresh ? (this.parse(kind, fresh) ?? newest()) : undefined;
       }
     }
     return undefined;
@@ -462,12 +481,24 @@ export class KubernetesStore implements ResourceStore, ForeignObjectStore {
       return result.foreign;
     }
     const known = this.invalidForeign.get(id);
-    this.invalidForeign.set(id, { door: kind, key, problems: result.problems });
-    if (!known || !jsonEqual(known.problems, result.problems)) {
+    const entry: InvalidForeignObject = {
+      door: kind,
+      key,
+      problems: result.problems,
+      latest: {
+        ...(raw as unknown as ForeignObject),
+        metadata: metadata as unknown as ForeignObject['metadata'],
+      },
+    };
+    this.invalidForeign.set(id, entry);
+    const changed = !known || !jsonEqual(known.problems, result.problems);
+    if (changed)
       this.options.log?.('warn', `${door.kind} ${key} is invalid and is ignored`, {
         problems: result.problems.map((p) => `${p.path}: ${p.message}`).join('; '),
       });
-    }
+    // Another generation with the same problems moves the status's observedGeneration.
+    if (changed || known.latest.metadata.generation !== entry.latest.metadata.generation)
+      this.onInvalidForeign?.(entry);
     return undefined;
   }
 
