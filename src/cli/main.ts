@@ -10,6 +10,7 @@ import { DEFAULT_SERIAL_BLOCK, MAX_SERIAL_BLOCK } from '../sources/kubernetes/se
 import { loadWriteAccess } from '../sources/writes/write-access-file.ts';
 import { createLogger } from './logger.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, podNamespace, startOperator } from './operator.ts';
+import { runPlan } from './plan.ts';
 import { startServe } from './serve.ts';
 import { startServer } from './server.ts';
 import { runStatus } from './status.ts';
@@ -61,21 +62,33 @@ Usage:
       Check manifests (files or folders); print one line per problem; exit 1 if any is invalid.
       --state-dir: the state folder of the serve reading PATH: judge as it would (immutable fields,
       last valid versions it keeps).
+  zonekeeper plan --manifests DIR [--state-dir DIR | --kubeconfig FILE [--context NAME]] [--output text|json]
+                  [--max-manifest-bytes SIZE]
+      Show what applying DIR would change, zone by zone: RRsets added, changed and deleted, the serial
+      before -> after, and every problem that would keep a resource from being accepted. Against what the
+      --state-dir of a serve remembers (none: everything is new), or with --kubeconfig against the
+      cluster's objects (DIR overlaid on them). Changes nothing. Exit 0: no changes; 2: changes; 1: an
+      error or a resource that would be refused (docs/change-safety.md).
   zonekeeper status [--http URL]
       Show zones and record sets of a running \`zonekeeper serve\` (default http://127.0.0.1:8080).
   zonekeeper crds [--out DIR]
       Print the CustomResourceDefinitions, or write one file per kind into DIR.
 
-  serve, operator, server, validate and crds take --front-door MODULE (repeatable): read the kinds of
+  serve, operator, server, validate, plan and crds take --front-door MODULE (repeatable): read the kinds of
   another API through a front door defined in MODULE, beside the registered ones (docs/architecture.md).
   zonekeeper zone export --manifests DIR --zone NAME [--state-dir DIR] [--secondary-probe-timeout SECONDS]
       Print one zone as an RFC 1035 zone file, exactly as \`serve\` serves it (serial from --state-dir;
       with none stored, above what the zone's secondaries answer, as serve starts).
   zonekeeper zone import FILE --zone NAME --namespace NS [--class NAME] [--name RESOURCE]
                          [--prefix TEXT] [--manifests DIR] [--strict]
-      Print a zone file as DNSZone + DNSRecordSet YAML; problems go to stderr (exit 1 on errors;
-      --strict: also when a record is skipped). --manifests DIR: existing manifests; the class there is
-      compared with the SOA MNAME/apex NS, and DNSZones there that are child zones replace delegations.
+  zonekeeper zone import (--axfr HOST:PORT [--tsig-key NAME:ALG:SECRET_FILE] |
+                          --powerdns URL --api-key-file FILE [--server-id ID]) --zone NAME --namespace NS ...
+                         [--timeout SECONDS] [--max-records N]
+      Print a zone file, or a live zone (AXFR from a primary, or PowerDNS's HTTP API), as DNSZone +
+      DNSRecordSet YAML; problems go to stderr (exit 1 on errors; --strict: also when a record is
+      skipped). --manifests DIR: existing manifests; the class there is compared with the SOA MNAME/apex
+      NS, and DNSZones there that are child zones replace delegations. Live reads: --timeout for the
+      whole read (default 30), more than --max-records records refused (default 1000000).
 `;
 
 /**
@@ -269,6 +282,14 @@ async function main(argv: string[]): Promise<number> {
         frontDoors: await loadFrontDoors(values['front-door'] ?? []),
       });
     }
+    case 'plan':
+      return runPlanCommand(rest).catch((e: unknown) => {
+        if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+          process.stderr.write(`zonekeeper: ${(e as Error).message}\n\n${USAGE}`);
+          return 1;
+        }
+        throw e;
+      });
     case 'status': {
       const { values } = parseArgs({
         args: rest,
@@ -339,16 +360,63 @@ async function runZone(argv: string[]): Promise<number> {
           prefix: { type: 'string' },
           manifests: { type: 'string' },
           strict: { type: 'boolean', default: false },
+          axfr: { type: 'string' },
+          'tsig-key': { type: 'string' },
+          powerdns: { type: 'string' },
+          'api-key-file': { type: 'string' },
+          'server-id': { type: 'string' },
+          timeout: { type: 'string' },
+          'max-records': { type: 'string' },
         },
       });
       const [file, ...extra] = positionals;
-      if (!file || extra.length > 0) throw new UsageError('zone import needs exactly one FILE');
+      const sources = [file !== undefined, values.axfr !== undefined, values.powerdns !== undefined].filter(
+        Boolean,
+      );
+      if (sources.length !== 1 || extra.length > 0)
+        throw new UsageError('zone import reads exactly one of: a FILE, --axfr HOST:PORT, --powerdns URL');
       if (!values.zone || !values.namespace) {
         throw new UsageError('zone import needs --zone NAME and --namespace NS');
       }
+      if (values['tsig-key'] !== undefined && values.axfr === undefined)
+        throw new UsageError('--tsig-key goes with --axfr');
+      if (values.powerdns !== undefined && values['api-key-file'] === undefined)
+        throw new UsageError('--powerdns needs --api-key-file FILE (the X-API-Key of its webserver)');
+      if (
+        (values['api-key-file'] !== undefined || values['server-id'] !== undefined) &&
+        values.powerdns === undefined
+      )
+        throw new UsageError('--api-key-file and --server-id go with --powerdns');
+      if ((values.timeout !== undefined || values['max-records'] !== undefined) && file !== undefined)
+        throw new UsageError('--timeout and --max-records are for --axfr and --powerdns');
+      let timeoutMs: number | undefined;
+      if (values.timeout !== undefined) {
+        const seconds = Number(values.timeout);
+        if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600)
+          throw new UsageError('--timeout: give seconds, above 0 and at most 3600');
+        timeoutMs = seconds * 1000;
+      }
+      let maxRecords: number | undefined;
+      if (values['max-records'] !== undefined) {
+        maxRecords = Number(values['max-records']);
+        if (!/^\d+$/.test(values['max-records']) || maxRecords < 1 || maxRecords > 100_000_000)
+          throw new UsageError('--max-records: give a whole number from 1 to 100000000');
+      }
       return runZoneImport(
         {
-          file,
+          source:
+            file !== undefined
+              ? { file }
+              : values.axfr !== undefined
+                ? {
+                    axfr: values.axfr,
+                    ...(values['tsig-key'] !== undefined ? { tsigKey: values['tsig-key'] } : {}),
+                  }
+                : {
+                    powerdns: values.powerdns!,
+                    apiKeyFile: values['api-key-file']!,
+                    ...(values['server-id'] !== undefined ? { serverId: values['server-id'] } : {}),
+                  },
           zone: values.zone,
           namespace: values.namespace,
           className: values.class,
@@ -356,6 +424,8 @@ async function runZone(argv: string[]): Promise<number> {
           ...(values.name !== undefined ? { name: values.name } : {}),
           ...(values.prefix !== undefined ? { prefix: values.prefix } : {}),
           ...(values.manifests !== undefined ? { manifests: values.manifests } : {}),
+          ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+          ...(maxRecords !== undefined ? { maxRecords } : {}),
         },
         process.stdout,
         process.stderr,
@@ -368,6 +438,45 @@ async function runZone(argv: string[]): Promise<number> {
           : `unknown zone subcommand ${JSON.stringify(sub)}`,
       );
   }
+}
+
+/** `zonekeeper plan` (exit 2 means "changes" there: its usage errors exit 1). */
+async function runPlanCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      manifests: { type: 'string' },
+      'state-dir': { type: 'string' },
+      kubeconfig: { type: 'string' },
+      context: { type: 'string' },
+      output: { type: 'string', default: 'text' },
+      'max-manifest-bytes': { type: 'string' },
+      ...FRONT_DOOR_FLAG,
+    },
+  });
+  if (positionals.length > 0)
+    throw new UsageError(`plan takes no PATH (${positionals[0]}): give --manifests DIR`);
+  if (!values.manifests) throw new UsageError('plan needs --manifests DIR');
+  if (values.output !== 'text' && values.output !== 'json')
+    throw new UsageError(`--output ${JSON.stringify(values.output)}: give text or json`);
+  if (values['state-dir'] !== undefined && values.kubeconfig !== undefined)
+    throw new UsageError('plan takes --state-dir (folder mode) or --kubeconfig (cluster mode), not both');
+  if (values.context !== undefined && values.kubeconfig === undefined)
+    throw new UsageError('plan --context goes with --kubeconfig');
+  return runPlan(
+    {
+      manifests: values.manifests,
+      output: values.output,
+      ...(values['state-dir'] !== undefined ? { stateDir: values['state-dir'] } : {}),
+      ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}),
+      ...(values.context !== undefined ? { context: values.context } : {}),
+      ...maxManifestBytesOption(values['max-manifest-bytes']),
+      frontDoors: await loadFrontDoors(values['front-door'] ?? []),
+    },
+    process.stdout,
+    process.stderr,
+  );
 }
 
 class UsageError extends Error {}

@@ -27,6 +27,11 @@ export interface ValidationReport {
   /** What is worth knowing but not wrong: versions `serve` keeps, TXT strings it splits. */
   notes: ManifestProblem[];
   resources: number;
+  /**
+   * The resources judged, as serve's controller sees them (DNSZoneClasses, DNSZones, DNSRecordSets;
+   * front-door objects as the native resources they map to), statuses restored from the state folder.
+   */
+  judged: Resource[];
 }
 
 export interface ValidateOptions {
@@ -39,6 +44,14 @@ export interface ValidateOptions {
   maxManifestBytes?: number;
   /** Front doors whose kinds the manifests may hold, checked with their own rules and mapped as serve maps them. */
   frontDoors?: FrontDoors;
+  /**
+   * Objects already there before the manifests are read (e.g. a cluster's, for `plan --kubeconfig`,
+   * or record sets written through the API in folder mode), with their creation times, generations
+   * and statuses. A manifest object of the same kind and key replaces one of them as an update does:
+   * it keeps the creation time and status, the generation goes up when the spec differs, and the
+   * transition rules (immutable fields) are checked against it.
+   */
+  base?: readonly Resource[];
   now?: Date;
 }
 
@@ -65,6 +78,10 @@ export async function validatePaths(
   // Read-only: a `serve` may be running on this state folder.
   const state = await StateStore.open(options.stateDir, { readOnly: true });
   const store = new MemoryStore(() => now);
+  for (const r of options.base ?? []) {
+    store.apply(r, r.metadata.creationTimestamp, r.metadata.generation);
+    if (r.status !== undefined) await store.updateStatus(r.kind, resourceKey(r.metadata), r.status);
+  }
   const frontDoors = options.frontDoors ?? NO_FRONT_DOORS;
   const source = new ManifestSource({
     frontDoors,
@@ -236,6 +253,7 @@ export async function validatePaths(
     }
   }
   await Promise.all(located);
+  const judged = KINDS.flatMap((kind) => view.list(kind));
   translated?.close();
 
   const order = (a: ManifestProblem, b: ManifestProblem) =>
@@ -245,7 +263,7 @@ export async function validatePaths(
   notes.sort(order);
   const foreign = frontDoors.all.reduce((n, door) => n + store.listForeign(frontDoorId(door)).length, 0);
   const native = KINDS.reduce((n, kind) => n + store.list(kind).length, 0);
-  return { errors, warnings, notes, resources: native + foreign };
+  return { errors, warnings, notes, resources: native + foreign, judged };
 }
 
 export async function runValidate(

@@ -32,6 +32,11 @@ export interface KnotOptions {
   serverConfig?: string[];
   /** How long to wait for the first answer (default 15 s). */
   startTimeoutMs?: number;
+  /**
+   * Allow AXFR of every zone to clients signing with this TSIG key (secret in base64), and to no one
+   * else. Without it, knotd refuses every transfer (its default).
+   */
+  transferKey?: { name: string; algorithm: string; secret: string };
 }
 
 /** A running `knotd` with its throwaway configuration, zone files and databases in one temp folder. */
@@ -104,6 +109,18 @@ async function launch(dir: string, port: number, options: KnotOptions): Promise<
     'log:',
     '  - target: stderr',
     '    any: info',
+    ...(options.transferKey
+      ? [
+          'key:',
+          `  - id: ${quote(options.transferKey.name)}`,
+          `    algorithm: ${options.transferKey.algorithm}`,
+          `    secret: ${quote(options.transferKey.secret)}`,
+          'acl:',
+          '  - id: transfer',
+          `    key: ${quote(options.transferKey.name)}`,
+          '    action: transfer',
+        ]
+      : []),
     'database:',
     `    storage: ${quote(storage)}`,
     'template:',
@@ -113,6 +130,7 @@ async function launch(dir: string, port: number, options: KnotOptions): Promise<
     '    zonefile-load: whole',
     '    zonefile-sync: -1',
     '    journal-content: none',
+    ...(options.transferKey ? ['    acl: transfer'] : []),
     'zone:',
     ...zoneLines,
     '',

@@ -1,0 +1,342 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { ForeignObject } from '../api/frontdoors/front-door.ts';
+import { type FrontDoors, NO_FRONT_DOORS } from '../api/frontdoors/index.ts';
+import { type DNSZone, KINDS, type Kind, type Resource } from '../api/index.ts';
+import { FrontDoorStore } from '../control/front-door-store.ts';
+import { MemoryStore } from '../control/memory-store.ts';
+import { KubeApi, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
+import { formatProblem, type ManifestProblem } from '../sources/manifests/manifest-source.ts';
+import { StateStore } from '../sources/manifests/state-file.ts';
+import { restoreAcceptance } from '../sources/manifests/zone-acceptance.ts';
+import { WRITES_DIR } from '../sources/writes/folder-write-store.ts';
+import { type ComputedZone, computeZones } from '../zones/compute-zones.ts';
+import { resourceKey } from '../zones/resource-key.ts';
+import type { ZoneSerialState } from '../zones/serial.ts';
+import { knownSerial } from '../zones/serial-policy.ts';
+import { type PlannedRRset, pairZones, planChanges, planZone, type ZonePlan } from '../zones/zone-plan.ts';
+import { printable } from './printable.ts';
+import { validatePaths } from './validate.ts';
+
+export interface PlanOptions {
+  manifests: string;
+  /** Folder mode: the state folder of the `serve` reading `manifests` (what it serves now). */
+  stateDir?: string;
+  /** Cluster mode: the manifests are overlaid on the cluster's objects and diffed against them. */
+  kubeconfig?: string;
+  context?: string;
+  output?: 'text' | 'json';
+  maxManifestBytes?: number;
+  frontDoors?: FrontDoors;
+  now?: Date;
+}
+
+/** Version of the JSON document `plan --output json` prints (docs/change-safety.md). */
+export const PLAN_JSON_VERSION = 1;
+
+/** Exit codes, as `terraform plan -detailed-exitcode`. */
+export const PLAN_EXIT = { unchanged: 0, error: 1, changes: 2 } as const;
+
+export interface PlanResult {
+  mode: 'folder' | 'cluster';
+  zones: ZonePlan[];
+  /** Problems that keep a resource from being accepted (it is refused, or keeps a former version). */
+  errors: ManifestProblem[];
+  /** What cannot be judged from these resources alone (a zone or class defined elsewhere). */
+  warnings: ManifestProblem[];
+}
+
+/**
+ * What `zonekeeper serve` (folder mode) or the operator (cluster mode) would change if the manifests
+ * in `options.manifests` were applied: for every zone the RRsets added, changed and deleted and the
+ * serial before → after, and every problem that would keep a resource from being accepted, judged as
+ * `validate` judges them. Reads only: nothing is written, no server needs to run.
+ *
+ * What is served now: in folder mode the versions the state folder remembers as accepted (with the
+ * record sets written through the API), at the serials it stores; without a state folder nothing.
+ * In cluster mode the cluster's objects, at the serials their DNSZone statuses record.
+ */
+export async function planManifests(options: PlanOptions): Promise<PlanResult> {
+  const now = options.now ?? new Date();
+  const info = await stat(options.manifests).catch((e: Error) => e);
+  if (info instanceof Error || !info.isDirectory())
+    throw new Error(
+      `--manifests ${options.manifests}: ${info instanceof Error ? info.message : 'not a folder'}`,
+    );
+  return options.kubeconfig !== undefined ? planCluster(options, now) : planFolder(options, now);
+}
+
+async function planFolder(options: PlanOptions, now: Date): Promise<PlanResult> {
+  const frontDoors = options.frontDoors ?? NO_FRONT_DOORS;
+  let state: StateStore | undefined;
+  let written: Resource[] = [];
+  if (options.stateDir !== undefined) {
+    const info = await stat(options.stateDir).catch((e: Error) => e);
+    if (info instanceof Error || !info.isDirectory())
+      throw new Error(
+        `--state-dir ${options.stateDir}: ${info instanceof Error ? info.message : 'not a folder'}; give the --state-dir of the serve that reads these manifests`,
+      );
+    // Read-only: `serve` may be running on this state folder.
+    state = await StateStore.open(options.stateDir, { readOnly: true });
+    written = await apiWrittenRecordSets(options.stateDir);
+  }
+  const report = await validatePaths([options.manifests], {
+    ...(options.stateDir !== undefined ? { stateDir: options.stateDir } : {}),
+    ...(options.maxManifestBytes !== undefined ? { maxManifestBytes: options.maxManifestBytes } : {}),
+    frontDoors,
+    base: written,
+    now,
+  });
+  const before = state ? [...(await rememberedResources(state, frontDoors, now)), ...written] : [];
+  const zones = plan(
+    computeZones(before),
+    computeZones(report.judged),
+    (origin) => state?.get(origin),
+    () => undefined,
+    now,
+  );
+  return { mode: 'folder', zones, errors: report.errors, warnings: report.warnings };
+}
+
+async function planCluster(options: PlanOptions, now: Date): Promise<PlanResult> {
+  if (options.stateDir !== undefined)
+    throw new Error('--state-dir is for folder mode; leave it out with --kubeconfig');
+  if ((options.frontDoors?.size ?? 0) > 0)
+    throw new Error('--front-door is not read from a cluster by plan yet; leave it out with --kubeconfig');
+  const api = new KubeApi(loadKubeConfig(options.kubeconfig, options.context));
+  const cluster: Resource[] = [];
+  for (const kind of KINDS) {
+    const { items } = await api.listerWatcher(kind).list();
+    for (const item of items) cluster.push(fromCluster(kind, item as unknown as Resource));
+  }
+  const report = await validatePaths([options.manifests], {
+    ...(options.maxManifestBytes !== undefined ? { maxManifestBytes: options.maxManifestBytes } : {}),
+    base: cluster,
+    now,
+  });
+  const zoneByKey = new Map<string, DNSZone>();
+  for (const r of cluster) if (r.kind === 'DNSZone') zoneByKey.set(resourceKey(r.metadata), r);
+  const statusOf = (key: string) => {
+    const s = zoneByKey.get(key)?.status;
+    return s ? { serial: s.serial, hash: s.hash } : undefined;
+  };
+  const zones = plan(computeZones(cluster), computeZones(report.judged), () => undefined, statusOf, now);
+  return { mode: 'cluster', zones, errors: report.errors, warnings: report.warnings };
+}
+
+/**
+ * The zone plans: each origin served now or after, the serial it is served at now (the stored one,
+ * else the one its DNSZone's status records) and the known serial the next one is chosen above.
+ *
+ * Extension point for holds on large changes: a check of each `ZonePlan` against its zone's or
+ * class's change-safety settings goes here, from `rrsetCount.before` and the numbers of changed and
+ * deleted RRsets, so that the plan says which zones would be held rather than applied.
+ */
+function plan(
+  before: readonly ComputedZone[],
+  after: readonly ComputedZone[],
+  stored: (origin: string) => ZoneSerialState | undefined,
+  status: (key: string) => { serial?: number | undefined; hash?: string | undefined } | undefined,
+  now: Date,
+): ZonePlan[] {
+  return pairZones(before, after).map((pair) => {
+    const recorded = pair.before ? status(pair.before.key) : undefined;
+    const known = knownSerial(stored(pair.origin), recorded);
+    return planZone(
+      {
+        origin: pair.origin,
+        ...(pair.before
+          ? { before: { key: pair.before.key, zone: pair.before.zone, serial: known?.serial } }
+          : {}),
+        ...(pair.after ? { after: { key: pair.after.key, zone: pair.after.zone } } : {}),
+        known,
+      },
+      now,
+    );
+  });
+}
+
+/** A cluster object as the store keeps it (what the API server adds for itself left out). */
+function fromCluster(kind: Kind, item: Resource): Resource {
+  const { managedFields: _m, ...metadata } = item.metadata as Resource['metadata'] & {
+    managedFields?: unknown;
+  };
+  return { ...item, kind, metadata } as Resource;
+}
+
+/**
+ * What `serve` accepted, as the state folder remembers it: the last valid version of every object
+ * (front-door objects as the native resources they map to), with creation times and the DNSZones'
+ * Accepted conditions, judged as serve judges them when it starts.
+ */
+async function rememberedResources(
+  state: StateStore,
+  frontDoors: FrontDoors,
+  now: Date,
+): Promise<Resource[]> {
+  const store = new MemoryStore(() => now);
+  for (const id of state.objectIds()) {
+    const object = state.object(id);
+    if (!object?.resource) continue;
+    const kind = id.slice(0, id.indexOf('/'));
+    if ((KINDS as readonly string[]).includes(kind)) {
+      store.apply(object.resource, object.created, object.generation);
+    } else if (frontDoors.get(kind)) {
+      store.applyForeign(
+        kind,
+        object.resource as unknown as ForeignObject,
+        object.created,
+        object.generation,
+      );
+    }
+  }
+  await restoreAcceptance(store, state);
+  if (frontDoors.size === 0) return KINDS.flatMap((kind) => store.list(kind));
+  const view = new FrontDoorStore({ base: store, doors: frontDoors });
+  try {
+    return KINDS.flatMap((kind) => view.list(kind));
+  } finally {
+    view.close();
+  }
+}
+
+/** Record sets written through the API (`--state-dir/api-writes`): served beside the manifests. */
+async function apiWrittenRecordSets(stateDir: string): Promise<Resource[]> {
+  const dir = path.join(stateDir, WRITES_DIR);
+  if (
+    !(await stat(dir).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  )
+    return [];
+  const writes = await StateStore.open(dir, { readOnly: true });
+  const out: Resource[] = [];
+  for (const id of writes.objectIds()) {
+    const o = writes.object(id);
+    if (id.startsWith('DNSRecordSet/') && o?.resource?.kind === 'DNSRecordSet')
+      out.push({ ...o.resource, metadata: { ...o.resource.metadata, creationTimestamp: o.created } });
+  }
+  return out;
+}
+
+// --- output --------------------------------------------------------------------------------------
+
+/** The exit code of a plan: 1 when a resource would be refused, else 2 when anything would change. */
+export function planExitCode(result: PlanResult): number {
+  if (result.errors.length > 0) return PLAN_EXIT.error;
+  return planChanges(result.zones) ? PLAN_EXIT.changes : PLAN_EXIT.unchanged;
+}
+
+/** The plan as people read it: one block per zone, then the problems, then a summary line. */
+export function planText(result: PlanResult): string {
+  const lines: string[] = [];
+  const serial = (n: number | undefined, none: string) => (n === undefined ? none : String(n));
+  for (const z of result.zones) {
+    const moved = z.previousZone ? `, from DNSZone ${z.previousZone}` : '';
+    const serials =
+      z.action === 'unchanged'
+        ? `serial ${serial(z.serial.before, 'unknown')}`
+        : `serial ${serial(z.serial.before, z.action === 'create' ? 'none' : 'unknown')} → ${serial(z.serial.after, 'none')}`;
+    lines.push(`zone ${z.origin} (DNSZone ${z.zone}${moved}): ${actionText(z)}, ${serials}`);
+    for (const r of z.add) for (const rec of r.records) lines.push(`  + ${recordLine(r, rec)}`);
+    for (const c of z.change) {
+      lines.push(
+        `  ~ ${c.owner} ${c.type}${c.before.ttl !== c.after.ttl ? ` (TTL ${c.before.ttl} → ${c.after.ttl})` : ''}`,
+      );
+      const kept = new Set(c.after.records);
+      const had = new Set(c.before.records);
+      for (const rec of c.before.records)
+        if (!kept.has(rec)) lines.push(`      - ${recordLine(c.before, rec)}`);
+      for (const rec of c.after.records) if (!had.has(rec)) lines.push(`      + ${recordLine(c.after, rec)}`);
+    }
+    for (const r of z.delete) for (const rec of r.records) lines.push(`  - ${recordLine(r, rec)}`);
+  }
+  // Names, values and file names come from the manifests: escaped, never acted on by the terminal.
+  for (const p of result.errors) lines.push(`error: ${formatProblem(p)}`);
+  for (const p of result.warnings) lines.push(`warning: ${formatProblem(p)}`);
+  const count = (a: ZonePlan['action']) => result.zones.filter((z) => z.action === a).length;
+  const sum = (f: (z: ZonePlan) => number) => result.zones.reduce((n, z) => n + f(z), 0);
+  lines.push(
+    `Plan: ${count('create')} zone(s) to create, ${count('update')} to update, ${count('delete')} to delete, ` +
+      `${count('unchanged')} unchanged; ${sum((z) => z.add.length)} RRset(s) to add, ` +
+      `${sum((z) => z.change.length)} to change, ${sum((z) => z.delete.length)} to delete; ` +
+      `${result.errors.length} error(s), ${result.warnings.length} warning(s).`,
+  );
+  if (result.errors.length > 0)
+    lines.push('Resources with errors are refused (or keep the version served now); fix them first.');
+  return `${lines.map(printable).join('\n')}\n`;
+}
+
+function actionText(z: ZonePlan): string {
+  switch (z.action) {
+    case 'create':
+      return 'to create';
+    case 'delete':
+      return 'to delete';
+    case 'update':
+      return 'to update';
+    case 'unchanged':
+      return 'no changes';
+  }
+}
+
+function recordLine(r: PlannedRRset, record: string): string {
+  return `${r.owner} ${r.ttl} ${r.type} ${record}`;
+}
+
+/** The plan as JSON for CI (shape in docs/change-safety.md). */
+export function planJson(result: PlanResult): string {
+  const rrset = (r: PlannedRRset) => ({ owner: r.owner, type: r.type, ttl: r.ttl, records: r.records });
+  const problem = (severity: 'error' | 'warning') => (p: ManifestProblem) => ({
+    severity,
+    file: p.file,
+    ...(p.line !== undefined ? { line: p.line } : {}),
+    ...(p.document !== undefined ? { document: p.document } : {}),
+    ...(p.object !== undefined ? { object: p.object } : {}),
+    ...(p.path !== undefined ? { path: p.path } : {}),
+    code: p.code,
+    message: p.message,
+  });
+  const doc = {
+    version: PLAN_JSON_VERSION,
+    mode: result.mode,
+    changes: planChanges(result.zones),
+    exitCode: planExitCode(result),
+    zones: result.zones.map((z) => ({
+      origin: z.origin,
+      zone: z.zone,
+      ...(z.previousZone ? { previousZone: z.previousZone } : {}),
+      action: z.action,
+      serial: { before: z.serial.before ?? null, after: z.serial.after ?? null },
+      rrsetCount: z.rrsetCount,
+      add: z.add.map(rrset),
+      change: z.change.map((c) => ({
+        owner: c.owner,
+        type: c.type,
+        before: { ttl: c.before.ttl, records: c.before.records },
+        after: { ttl: c.after.ttl, records: c.after.records },
+      })),
+      delete: z.delete.map(rrset),
+    })),
+    problems: [...result.errors.map(problem('error')), ...result.warnings.map(problem('warning'))],
+  };
+  return `${JSON.stringify(doc, null, 2)}\n`;
+}
+
+/** `zonekeeper plan`: prints the plan; exit 0 (no changes), 2 (changes) or 1 (error, or a refusal). */
+export async function runPlan(
+  options: PlanOptions,
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<number> {
+  let result: PlanResult;
+  try {
+    result = await planManifests(options);
+  } catch (e) {
+    err.write(`error: ${printable((e as Error).message)}\n`);
+    return PLAN_EXIT.error;
+  }
+  out.write(options.output === 'json' ? planJson(result) : planText(result));
+  return planExitCode(result);
+}
