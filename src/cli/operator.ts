@@ -43,6 +43,8 @@ export interface OperatorOptions {
    * costs no extra API write; after a crash the next leader continues above the block (ADR 0014).
    */
   serialBlock?: number;
+  /** Change safety: how long content must stay unchanged to become the baseline (default 10 s). */
+  changeSafetyWindowMs?: number;
   log: Log;
   /** What to do when leadership is lost (the CLI exits; tests may do otherwise). */
   onLostLeadership?: () => void;
@@ -226,6 +228,9 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         // Every status or finalizer write is an API round trip: keep several in flight.
         writeConcurrency: 16,
         secrets,
+        ...(options.changeSafetyWindowMs !== undefined
+          ? { changeSafetyWindowMs: options.changeSafetyWindowMs }
+          : {}),
       });
       controller.start();
       // Objects that were invalid before this replica led: report them in status now.
