@@ -103,6 +103,44 @@ describe('controller: change safety', () => {
     controller.stop();
   });
 
+  test('hostile tenant: an annotation on its own zone or on a record set does not release another zone', async () => {
+    const { store, table, controller } = setUp();
+    store.apply(zone('tenant', 'other-com', 'other.com'));
+    for (let i = 1; i <= 11; i++) host(store, i);
+    controller.start();
+    await controller.idle();
+    for (const i of [1, 2, 3, 4]) store.remove('DNSRecordSet', `dns/h${i}`);
+    await controller.idle();
+    const hash = controller.heldZones()[0]!.hash;
+    // The tenant copies the hash from the status onto what it can write: its own zone, and a record
+    // set (in its namespace) published into the held zone.
+    const own = store.get('DNSZone', 'tenant/other-com') as DNSZone;
+    store.apply({
+      ...own,
+      metadata: { ...own.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } },
+    });
+    const rs = recordSet('tenant', 'sneaky', {
+      zoneRef: { name: 'example-com', namespace: 'dns' },
+      name: 'x',
+      type: 'A',
+      records: ['192.0.2.99'],
+    });
+    store.apply({ ...rs, metadata: { ...rs.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } } });
+    await controller.idle();
+    controller.recheckZone(KEY);
+    await controller.idle();
+    assert.equal(programmed(store)?.reason, 'ChangeHeld');
+    assert.equal(served(table).length, 11);
+    // Non-hashes are not shortcuts.
+    const z = store.get('DNSZone', KEY) as DNSZone;
+    for (const value of ['*', 'all', 'true', hash.slice(0, 8)]) {
+      store.apply({ ...z, metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: value } } });
+      await controller.idle();
+      assert.equal(programmed(store)?.reason, 'ChangeHeld', value);
+    }
+    controller.stop();
+  });
+
   test('slices within the window add up; undoing the held slice releases the hold', async () => {
     const { store, table, controller, advance } = setUp();
     for (let i = 1; i <= 11; i++) host(store, i);
