@@ -57,6 +57,7 @@ interface DNSZoneClassSpec {
   transfers?: Transfers;
   allowPublicSuffixZones?: boolean;
   defaults?: { ttl?: number; soa?: SOAOverrides };
+  changeSafety?: ChangeSafety;
 }
 interface DNSZoneClassStatus {
   conditions?: Condition[];
@@ -74,6 +75,13 @@ interface DNSZoneSpec {
   ttl?: number;
   soa?: SOAOverrides;
   delegations?: Delegation[];
+  ignore?: { name: string; type?: RecordTypeName }[];
+  changeSafety?: ChangeSafety;
+}
+interface ChangeSafety {
+  enabled?: boolean;
+  maxDeletePercent?: number;
+  maxUpdatePercent?: number;
 }
 interface ObjectRef {
   namespace: string;
