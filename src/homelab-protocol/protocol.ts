@@ -85,3 +85,61 @@ export function recordPath(type: string, domain: string, subdomain: string): str
 export function recordFqdn(domain: string, subdomain: string): string {
   return subdomain === '@' || subdomain === '' ? domain : `${subdomain}.${domain}`;
 }
+
+/**
+ * Why a call to a provider failed, in the homelab operator's condition reasons: the provider could not
+ * be reached (network, timeout), refused the signature (401), refused the record (400) or failed (any
+ * other answer).
+ */
+export type HomelabFailureReason =
+  | 'ServerUnreachable'
+  | 'AuthenticationFailed'
+  | 'ValidationFailed'
+  | 'ServerError';
+
+export class HomelabProviderError extends Error {
+  readonly reason: HomelabFailureReason;
+  /** The provider's `error.code`, or one of ours (`SERVER_UNREACHABLE`, `SERVER_ERROR`). */
+  readonly code: string;
+  /** The HTTP status, when there was an answer. */
+  readonly status: number | undefined;
+
+  constructor(reason: HomelabFailureReason, code: string, message: string, status?: number) {
+    super(message);
+    this.name = 'HomelabProviderError';
+    this.reason = reason;
+    this.code = code;
+    this.status = status;
+  }
+}
+
+export interface HomelabHealth {
+  healthy: boolean;
+  /** `ServerError` when the provider answered unhealthy or wrongly, `ServerUnreachable` when it did not answer. */
+  reason?: 'ServerUnreachable' | 'ServerError';
+  message: string;
+}
+
+/** A provider speaking the protocol, as the controller and the backend use it (the HTTP client implements it). */
+export interface HomelabProvider {
+  health(): Promise<HomelabHealth>;
+  upsert(record: HomelabRecord): Promise<HomelabRecordResponse | undefined>;
+  /** The record as the provider holds it; `undefined` when it has none; `'unsupported'` when it has no GET. */
+  get(
+    type: string,
+    domain: string,
+    subdomain: string,
+  ): Promise<HomelabRecordResponse | undefined | 'unsupported'>;
+  /** Idempotent: a record that is not there is deleted. */
+  delete(type: string, domain: string, subdomain: string): Promise<void>;
+}
+
+export interface HomelabProviderConfig {
+  server: string;
+  timeoutMs: number;
+  /** The shared secret; requests are unsigned without one. */
+  secret?: string | undefined;
+  algorithm: 'SHA256' | 'SHA512';
+}
+
+export type HomelabProviderFactory = (config: HomelabProviderConfig) => HomelabProvider;
