@@ -349,6 +349,67 @@ describe('homelab controller against the Python provider', () => {
     );
   });
 
+  test('hostile tenant: a record another namespace owns at the provider is neither overwritten nor deleted', async () => {
+    store.applyForeign(
+      RECORD_DOOR,
+      dnsRecord('owned', {
+        type: 'A',
+        domain: 'example.org',
+        subdomain: 'shop',
+        dnsClassRef: { name: 'alpha' },
+        values: ['192.0.2.50'],
+      }),
+    );
+    await until(() => ready(store, RECORD_DOOR, 'production/owned').status === 'True', 'owner pushed');
+    // Another namespace, another class with the same server: the same provider record.
+    store.applyForeign(
+      RECORD_DOOR,
+      dnsRecord(
+        'grab',
+        {
+          type: 'A',
+          domain: 'EXAMPLE.org',
+          subdomain: 'Shop',
+          dnsClassRef: { name: 'gamma' },
+          values: ['198.51.100.66'],
+        },
+        'team-b',
+      ),
+    );
+    const { message } = await until(() => {
+      const r = ready(store, RECORD_DOOR, 'team-b/grab');
+      return r.reason === 'InvalidConfiguration' ? r : undefined;
+    }, 'conflict');
+    assert.match(message ?? '', /belongs to DNSRecord production\/owned/);
+    assert.equal(
+      (store.getForeign(RECORD_DOOR, 'team-b/grab')!.status as { error: { code: string } }).error.code,
+      'RECORD_CONFLICT',
+    );
+    const shop = async () => (await a.records()).find((r) => r.fqdn === 'shop.example.org');
+    assert.deepEqual((await shop())?.values, ['192.0.2.50'], 'not overwritten');
+    store.removeForeign(RECORD_DOOR, 'team-b/grab');
+    await until(() => !store.getForeign(RECORD_DOOR, 'team-b/grab'), 'the intruder goes');
+    assert.deepEqual((await shop())?.values, ['192.0.2.50'], 'not deleted by the intruder going');
+    // A record that merely waits behind an older one takes over once the owner is gone.
+    store.applyForeign(
+      RECORD_DOOR,
+      dnsRecord(
+        'next',
+        {
+          type: 'A',
+          domain: 'example.org',
+          subdomain: 'shop',
+          dnsClassRef: { name: 'alpha' },
+          values: ['192.0.2.51'],
+        },
+        'team-c',
+      ),
+    );
+    await until(() => ready(store, RECORD_DOOR, 'team-c/next').reason === 'InvalidConfiguration', 'waits');
+    store.removeForeign(RECORD_DOOR, 'production/owned');
+    await until(async () => (await shop())?.values[0] === '192.0.2.51', 'the next one takes over');
+  });
+
   test('an unhealthy class does not block its records', async () => {
     await a.fail('503');
     await until(() => ready(store, CLASS_DOOR, 'alpha').reason === 'ServerError', 'alpha unhealthy');

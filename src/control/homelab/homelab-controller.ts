@@ -129,8 +129,17 @@ export class HomelabController {
   start(): void {
     const { store } = this.options;
     this.unsubscribe = store.watchForeign((event) => {
-      if (event.door === RECORD_DOOR) this.recordQueue.add(event.key);
-      else if (event.door === CLASS_DOOR) {
+      if (event.door === RECORD_DOOR) {
+        this.recordQueue.add(event.key);
+        // Records of the same name and type decide again who owns it at the provider.
+        const id = recordIdentity(event.object.spec as DNSRecordSpec);
+        for (const r of store.listForeign(RECORD_DOOR) as RecordObject[])
+          if (keyOf(r) !== event.key && recordIdentity(r.spec) === id) {
+            const st = this.records.get(keyOf(r));
+            if (st) st.retryAt = 0;
+            this.recordQueue.add(keyOf(r));
+          }
+      } else if (event.door === CLASS_DOOR) {
         this.classQueue.add(event.key);
         // A class made, changed or gone: its records are decided again at once.
         this.recordsOfClass(event.key, event.type === 'delete' ? undefined : event.object);
@@ -303,6 +312,27 @@ export class HomelabController {
       return this.failed(key, obj, st, version, e, true);
     }
     const want = desiredRecord(obj.spec, cls.spec);
+    // Hostile tenant: a record another (older) DNSRecord already owns at this provider is not taken
+    // over, neither by upserting nor, later, by deleting it.
+    const owner = this.ownerAt(target.config.server, want);
+    if (owner !== undefined && owner !== key) {
+      if (st.pushed) {
+        const removed = await this.removePushed(key, obj, st, version);
+        if (removed) return removed;
+      }
+      return this.failed(
+        key,
+        obj,
+        st,
+        version,
+        new ConfigError(
+          'InvalidConfiguration',
+          'RECORD_CONFLICT',
+          `${want.type} ${recordFqdn(want.domain, want.subdomain)} at ${target.config.server} belongs to DNSRecord ${owner}, which is older; delete one of them or change its name`,
+        ),
+        false,
+      );
+    }
     // Renamed (type, domain, subdomain) or moved to another provider: delete where it was first.
     if (
       st.pushed &&
@@ -366,6 +396,24 @@ export class HomelabController {
     return { requeueAfterMs: this.options.settings.driftCheckIntervalMs };
   }
 
+  /**
+   * Which DNSRecord owns a record (type, domain, subdomain) at a provider: the oldest live one naming it
+   * through a class with that server (creation time, then namespace/name).
+   */
+  private ownerAt(server: string, record: HomelabRecord): string | undefined {
+    const id = recordIdentity(record);
+    let best: RecordObject | undefined;
+    for (const r of this.options.store.listForeign(RECORD_DOOR) as RecordObject[]) {
+      if (r.metadata.deletionTimestamp || recordIdentity(r.spec) !== id) continue;
+      const cls = this.options.store.getForeign(CLASS_DOOR, r.spec.dnsClassRef.name) as
+        | ClassObject
+        | undefined;
+      if (!cls || providerIdentity(cls.spec.server) !== server) continue;
+      if (!best || olderThan(r, best)) best = r;
+    }
+    return best ? keyOf(best) : undefined;
+  }
+
   /** Deletes what was pushed before (another name or provider); a failure result, or undefined when done. */
   private async removePushed(
     key: string,
@@ -414,7 +462,9 @@ export class HomelabController {
           st.pushed &&
           recordIdentity(st.pushed.record) === recordIdentity(want) &&
           st.pushed.target.config.server === target.config.server;
-        if (!samePlace) targets.push({ record: want, provider: this.options.providers(target.config) });
+        const owner = this.ownerAt(target.config.server, want);
+        if (!samePlace && (owner === undefined || owner === key))
+          targets.push({ record: want, provider: this.options.providers(target.config) });
       } catch (e) {
         if (targets.length === 0) return this.failed(key, obj, st, version, e, true);
       }
@@ -500,6 +550,13 @@ export class HomelabController {
 
 function keyOf(o: ForeignObject): string {
   return o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
+}
+
+function olderThan(a: ForeignObject, b: ForeignObject): boolean {
+  const ta = a.metadata.creationTimestamp ?? '';
+  const tb = b.metadata.creationTimestamp ?? '';
+  if (ta !== tb) return ta < tb;
+  return keyOf(a) < keyOf(b);
 }
 
 function seconds(ms: number): string {
