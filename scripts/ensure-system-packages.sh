@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suites run against, when they are missing: the DNS peers
-# (Knot, PowerDNS, BIND, NSD) and the query tools (dig, kdig, dnsperf). Idempotent; needs root
+# (Knot, PowerDNS, BIND, NSD), the query tools (dig, kdig, dnsperf) and python3 (the independent
+# homelab-protocol provider in test/support, standard library only). Idempotent; needs root
 # (or sudo) only when something is missing.
 set -euo pipefail
 
@@ -17,6 +18,7 @@ declare -A needed=(
   [pdns_server]=pdns-server
   [pdnsutil]=pdns-server
   [sqlite3]=sqlite3
+  [python3]=python3-minimal
 )
 
 missing=()

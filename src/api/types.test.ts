@@ -51,8 +51,18 @@ interface PowerDnsBackend {
   resyncSeconds?: number;
   timeoutSeconds?: number;
 }
+interface HomelabWebhookBackend {
+  url: string;
+  hmacAuth?: { secretRef: SecretRef; algorithm?: 'SHA256' | 'SHA512' };
+  timeoutSeconds?: number;
+  resyncSeconds?: number;
+}
 interface DNSZoneClassSpec {
-  backend: { builtin?: Record<string, never>; powerdns?: PowerDnsBackend };
+  backend: {
+    builtin?: Record<string, never>;
+    powerdns?: PowerDnsBackend;
+    homelabWebhook?: HomelabWebhookBackend;
+  };
   nameServers: string[];
   transfers?: Transfers;
   allowPublicSuffixZones?: boolean;

@@ -77,12 +77,24 @@ describe('backend registry and factory', () => {
   test('every kind the API accepts is registered with the API schema and the capabilities its backends carry', () => {
     assert.deepEqual(Object.keys(BACKENDS), BACKEND_KINDS);
     const factory = createBackendFactory({ builtin, secrets: fileAndEnvSecrets({}) });
-    const classes: Record<string, DNSZoneClass> = { builtin: zoneClass('b'), powerdns: pdnsClass('p') };
+    const classes: Record<string, DNSZoneClass> = {
+      builtin: zoneClass('b'),
+      powerdns: pdnsClass('p'),
+      homelabWebhook: zoneClass('h', ['ns1.example.com.'], {
+        backend: { homelabWebhook: { url: 'http://127.0.0.1:7100' } },
+      }),
+    };
+    // A webhook provider has no SOA: Programmed is its content read back.
+    const programmed: Record<string, 'serial' | 'content'> = {
+      builtin: 'serial',
+      powerdns: 'serial',
+      homelabWebhook: 'content',
+    };
     for (const kind of BACKEND_KINDS) {
       assert.equal(BACKENDS[kind].schema, BACKEND_SCHEMAS[kind], `${kind}: the schema the CRD is made of`);
       const made = factory(classes[kind]!);
       assert.equal(made.capabilities, BACKENDS[kind].capabilities, `${kind}: capabilities`);
-      assert.equal(programmedBy(made.capabilities), 'serial', `${kind} is the serial authority today`);
+      assert.equal(programmedBy(made.capabilities), programmed[kind], `${kind}: what Programmed means`);
     }
     factory.close();
   });

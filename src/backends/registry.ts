@@ -8,6 +8,7 @@
 import { type BackendKind, backendOf, type DNSZoneClass } from '../api/index.ts';
 import { type Backend, BackendError } from './backend.ts';
 import { builtinRegistration } from './builtin/registration.ts';
+import { homelabWebhookRegistration } from './homelab-webhook/registration.ts';
 import { powerDnsRegistration } from './powerdns/registration.ts';
 import type { BackendContext, BackendRegistration, BackendRegistry, ManagedBackend } from './registration.ts';
 
@@ -16,6 +17,7 @@ export type { BackendContext, BackendRegistration, BackendRegistry } from './reg
 export const BACKENDS: BackendRegistry = {
   builtin: builtinRegistration,
   powerdns: powerDnsRegistration,
+  homelabWebhook: homelabWebhookRegistration,
 };
 
 export interface BackendFactoryOptions extends BackendContext {

@@ -3,10 +3,13 @@ import { hostname } from 'node:os';
 import { type FrontDoors, frontDoorId, NO_FRONT_DOORS } from '../api/frontdoors/index.ts';
 import { KINDS, type Kind, type Problem } from '../api/index.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
+import { createHomelabClient } from '../backends/homelab-webhook/client.ts';
 import { createBackendFactory } from '../backends/registry.ts';
 import { invalidConditions, setConditions } from '../control/conditions.ts';
 import { Controller } from '../control/controller.ts';
 import { FrontDoorStore } from '../control/front-door-store.ts';
+import { HomelabController, RECORD_DOOR } from '../control/homelab/homelab-controller.ts';
+import { homelabSettingsFromEnv } from '../control/homelab/settings.ts';
 import { Registry } from '../metrics/registry.ts';
 import { HttpServer } from '../server/http-server.ts';
 import { ZoneTable } from '../server/zone-table.ts';
@@ -132,6 +135,9 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   const secrets = kubernetesSecrets(api, options.namespace);
   const backends = createBackendFactory({ builtin: new BuiltinBackend(table), secrets, log });
   let controller: Controller | undefined;
+  // The homelab DNS operator's kinds, pushed to their providers: run by the leader only.
+  const homelabSettings = homelabSettingsFromEnv();
+  let homelab: HomelabController | undefined;
   let serials: KubernetesSerialStore | undefined;
   let leading = !options.leaderElect;
   let stopping = false;
@@ -279,6 +285,16 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
           : {}),
       });
       controller.start();
+      if (frontDoors.get(RECORD_DOOR)) {
+        homelab = new HomelabController({
+          store,
+          providers: createHomelabClient,
+          secrets,
+          settings: homelabSettings,
+          log,
+        });
+        homelab.start();
+      }
       if (options.writeAccess) void startWriter(controller, options.writeAccess, current);
       // Objects that were invalid before this replica led: report them in status now.
       for (const invalid of store.invalidObjects()) {
@@ -347,6 +363,8 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         writer = undefined;
         controller?.stop();
         controller = undefined;
+        homelab?.stop();
+        homelab = undefined;
         // Another replica may lead now: this one must not write serial records any more.
         serials = undefined;
         (options.onLostLeadership ?? (() => process.exit(1)))();
@@ -392,6 +410,8 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         c.stop();
       }
       controller = undefined;
+      homelab?.stop();
+      homelab = undefined;
       // While the lease is still held: lower the serial reservations to the serials last used, so the
       // next leader keeps the serials of unchanged zones and continues right above them.
       if (serials) await step('release the serial reservations', serials.release());

@@ -3,9 +3,12 @@ import { CONFIRM_CHANGE_ANNOTATION, type DNSZone, KINDS } from '../api/index.ts'
 import type { Backend } from '../backends/backend.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { WorkerPoolBackend } from '../backends/builtin/worker-pool-backend.ts';
+import { createHomelabClient } from '../backends/homelab-webhook/client.ts';
 import { createBackendFactory } from '../backends/registry.ts';
 import { CHANGE_SAFETY_WINDOW_MS, Controller } from '../control/controller.ts';
 import { FrontDoorStore } from '../control/front-door-store.ts';
+import { HomelabController, RECORD_DOOR } from '../control/homelab/homelab-controller.ts';
+import { homelabSettingsFromEnv } from '../control/homelab/settings.ts';
 import { MemoryStore } from '../control/memory-store.ts';
 import { fileAndEnvSecrets } from '../control/secrets.ts';
 import type { Name } from '../dns/name.ts';
@@ -285,6 +288,17 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     void source.reload();
     for (const key of keys) controller.recheckZone(key);
   });
+  // The homelab DNS operator's kinds: each DNSRecord pushed to its DNSClass's provider.
+  const homelab = frontDoors.get(RECORD_DOOR)
+    ? new HomelabController({
+        store,
+        providers: createHomelabClient,
+        secrets,
+        settings: homelabSettingsFromEnv(),
+        log,
+      })
+    : undefined;
+  homelab?.start();
   await http.start();
   await controller.idle();
   ready = true;
@@ -307,6 +321,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       await controller.idle();
       await controller.flush();
       controller.stop();
+      homelab?.stop();
       forgetAcceptance();
       backends.close();
       await Promise.all([dns.stop(), http.stop(), pool?.stop(), parser.close()]);

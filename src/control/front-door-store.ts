@@ -102,6 +102,8 @@ export class FrontDoorStore implements ResourceStore {
   constructor(options: FrontDoorStoreOptions) {
     this.options = options;
     for (const door of options.doors.all) {
+      // An external door's objects map onto nothing; its own controller owns their status.
+      if (door.external) continue;
       const id = frontDoorId(door);
       for (const object of options.base.listForeign(id)) this.foreignChanged(id, object, false);
     }
@@ -216,7 +218,7 @@ export class FrontDoorStore implements ResourceStore {
 
   private foreignChanged(doorId: string, object: ForeignObject, notify: boolean): void {
     const door = this.options.doors.get(doorId);
-    if (!door) return;
+    if (!door || door.external) return;
     const fkey = resourceKey(object.metadata);
     const fid = `${doorId}/${fkey}`;
     const before = this.feeds.get(fid) ?? new Set<string>();
@@ -402,6 +404,7 @@ export class FrontDoorStore implements ResourceStore {
   private async project(doorId: string, fkey: ResourceKey): Promise<void> {
     if (this.options.readOnly) return;
     const door = this.options.doors.get(doorId);
+    if (door?.external) return;
     const valid = this.options.base.getForeign(doorId, fkey);
     // A newest version that fails validation: its status is written on it (its generation, its
     // resourceVersion), with the spec of the last valid version when there is one.

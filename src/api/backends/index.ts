@@ -6,11 +6,13 @@
  */
 import { type Infer, s } from '../schema.ts';
 import { builtinBackendSchema } from './builtin.ts';
+import { homelabWebhookBackendSchema } from './homelab-webhook.ts';
 import { powerDnsBackendSchema } from './powerdns.ts';
 
 export const BACKEND_SCHEMAS = {
   builtin: builtinBackendSchema,
   powerdns: powerDnsBackendSchema,
+  homelabWebhook: homelabWebhookBackendSchema,
 } as const;
 
 export type BackendKind = keyof typeof BACKEND_SCHEMAS;

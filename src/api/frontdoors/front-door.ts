@@ -100,6 +100,14 @@ export interface FrontDoor<Spec = Record<string, unknown>, Status = Record<strin
   translate(object: ForeignObject<Spec, Status>, context: TranslateContext): TranslatedOutput[];
   /** The object's status in its API's shape (schema `status`), from what its outputs report. */
   project(input: StatusInput<Spec, Status>): Status;
+  /**
+   * `true`: the door's objects map onto no native inputs. Their status and finalizer belong to a
+   * controller of the door's own (the edge starts it); the translating store leaves them alone. For an
+   * API whose objects are pushed elsewhere (the homelab DNS operator's records go to an external
+   * provider), so that the seam still gives the kind its schema, admission, CRD, `validate` and both
+   * sources.
+   */
+  external?: boolean;
   /** An Event worth filing when the status changes from `before` to `after` (optional). */
   event?(before: Status | undefined, after: Status): ForeignEvent | undefined;
 }

@@ -1,10 +1,11 @@
 /**
  * The front doors Zonekeeper ships: each is one folder under `src/api/frontdoors/<name>/` and one line
- * here. None is registered yet; `--front-door MODULE` loads one from a module (development and tests).
+ * here; `--front-door MODULE` loads another from a module (development and tests).
  */
 import type { FrontDoor } from './front-door.ts';
+import { HOMELAB_FRONT_DOORS } from './homelab/index.ts';
 
-export const REGISTERED_FRONT_DOORS: readonly FrontDoor[] = [];
+export const REGISTERED_FRONT_DOORS: readonly FrontDoor[] = [...HOMELAB_FRONT_DOORS];
 
 export * from './front-door.ts';
 export * from './validate.ts';

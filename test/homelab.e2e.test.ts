@@ -1,0 +1,247 @@
+/**
+ * The homelab DNS operator's kinds through `zonekeeper serve --manifests`: DNSClass and DNSRecord
+ * manifests in a folder, records pushed to the independent Python provider (secrets inline, from an
+ * environment variable and from a file), a manifest removed deletes its record at the provider, a
+ * Kubernetes Secret reference gets a clear error, and `zonekeeper validate` refuses what admission
+ * refuses.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { type PythonProvider, startPythonProvider } from './support/homelab-provider.ts';
+import {
+  CLI,
+  removeAll,
+  type ServeProcess,
+  startServe,
+  tempDir,
+  waitFor,
+} from './support/zonekeeper-process.ts';
+
+const run = promisify(execFile);
+
+interface Item {
+  kind: string;
+  metadata: { name: string; namespace?: string; finalizers?: string[] };
+  status?: {
+    state?: string;
+    fqdn?: string;
+    error?: { code: string; message: string };
+    health?: { status: string };
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+  };
+}
+
+describe('homelab kinds through zonekeeper serve --manifests', () => {
+  let dir: string;
+  let state: string;
+  let secretDir: string;
+  let provider: PythonProvider;
+  let other: PythonProvider;
+  let serve: ServeProcess;
+
+  const items = async (): Promise<Item[]> =>
+    ((await (await fetch(`${serve.httpUrl}/api/v1/resources`)).json()) as { items: Item[] }).items;
+  const find = async (kind: string, name: string) =>
+    (await items()).find((i) => i.kind === kind && i.metadata.name === name);
+  const ready = async (kind: string, name: string) =>
+    (await find(kind, name))?.status?.conditions?.find((c) => c.type === 'Ready');
+
+  before(async () => {
+    provider = await startPythonProvider({ secret: 'from-env', algorithm: 'SHA512' });
+    other = await startPythonProvider({ secret: 'from-file' });
+    dir = await tempDir('homelab-manifests');
+    state = await tempDir('homelab-state');
+    secretDir = await tempDir('homelab-secret');
+    await writeFile(path.join(secretDir, 'hmac'), 'from-file\n');
+    process.env.HL_E2E_SECRET = 'from-env';
+    process.env.DNS_RECORD_RETRY_BASE_DELAY = '50ms';
+    process.env.DNS_RECORD_RETRY_MAX_DELAY = '200ms';
+    await writeFile(
+      path.join(dir, 'classes.yaml'),
+      `apiVersion: dns.homelab.mortenolsen.pro/v1alpha1
+kind: DNSClass
+metadata:
+  name: home
+spec:
+  server: "${provider.url}"
+  defaultTTL: 120
+  timeoutSeconds: 5
+  hmacAuth:
+    secretRef:
+      name: env:HL_E2E_SECRET
+    algorithm: "SHA512"
+---
+apiVersion: dns.homelab.mortenolsen.pro/v1alpha1
+kind: DNSClass
+metadata:
+  name: filed
+spec:
+  server: "${other.url}/"
+  hmacAuth:
+    secretRef:
+      name: file:${path.join(secretDir, 'hmac')}
+---
+apiVersion: dns.homelab.mortenolsen.pro/v1alpha1
+kind: DNSClass
+metadata:
+  name: cloudflare
+spec:
+  server: "${other.url}"
+  hmacAuth:
+    secretRef:
+      name: cloudflare-dns-secret
+      namespace: dns-system
+      key: hmac-secret
+    algorithm: "SHA256"
+`,
+    );
+    await writeFile(
+      path.join(dir, 'web.yaml'),
+      `apiVersion: dns.homelab.mortenolsen.pro/v1alpha1
+kind: DNSRecord
+metadata:
+  name: web-app
+  namespace: production
+spec:
+  type: A
+  domain: "example.com"
+  subdomain: "www"
+  dnsClassRef:
+    name: home
+  values:
+    - "192.168.1.100"
+    - "192.168.1.101"
+  ttl: 600
+  description: "Web application load balancer IPs"
+`,
+    );
+    await writeFile(
+      path.join(dir, 'mail.yaml'),
+      `apiVersion: dns.homelab.mortenolsen.pro/v1alpha1
+kind: DNSRecord
+metadata:
+  name: mail
+  namespace: production
+spec:
+  type: MX
+  domain: example.com
+  subdomain: "@"
+  dnsClassRef: { name: filed }
+  values: [mail.example.com]
+  metadata: { priority: 10 }
+---
+apiVersion: dns.homelab.mortenolsen.pro/v1alpha1
+kind: DNSRecord
+metadata:
+  name: cf
+  namespace: production
+spec:
+  type: TXT
+  domain: example.com
+  subdomain: cf
+  dnsClassRef: { name: cloudflare }
+  values: ["hello"]
+`,
+    );
+    serve = await startServe(dir, state);
+  });
+
+  after(async () => {
+    await serve?.stop();
+    await Promise.all([provider?.stop(), other?.stop()]);
+    await removeAll(dir, state, secretDir);
+  });
+
+  test('records reach their providers, signed with secrets from env and from a file', async () => {
+    await waitFor(async () => ((await ready('DNSRecord', 'web-app'))?.status === 'True' ? true : undefined));
+    await waitFor(async () => ((await ready('DNSRecord', 'mail'))?.status === 'True' ? true : undefined));
+    const web = (await provider.records()).find((r) => r.fqdn === 'www.example.com');
+    assert.deepEqual(web?.values, ['192.168.1.100', '192.168.1.101']);
+    assert.equal(web?.ttl, 600);
+    const mx = (await other.records()).find((r) => r.type === 'MX');
+    assert.deepEqual(mx?.metadata, { priority: 10 });
+    assert.equal(mx?.ttl, 300);
+    const item = await find('DNSRecord', 'web-app');
+    assert.equal(item?.status?.state, 'Created');
+    assert.equal(item?.status?.fqdn, 'www.example.com');
+    assert.deepEqual(item?.metadata.finalizers, ['dns.homelab.mortenolsen.pro/finalizer']);
+    await waitFor(async () =>
+      (await ready('DNSClass', 'home'))?.reason === 'ServerHealthy' ? true : undefined,
+    );
+  });
+
+  test('a Kubernetes Secret reference in folder mode is a clear SecretNotFound', async () => {
+    const { value } = await waitFor(async () => {
+      const r = await ready('DNSRecord', 'cf');
+      return r?.reason === 'SecretNotFound' ? r : undefined;
+    });
+    assert.match(value.message, /Kubernetes Secret; in folder mode use/);
+    assert.equal((await ready('DNSClass', 'cloudflare'))?.reason, 'SecretNotFound');
+  });
+
+  test('a changed value is pushed again; a removed manifest deletes the record at the provider', async () => {
+    await writeFile(
+      path.join(dir, 'web.yaml'),
+      `apiVersion: dns.homelab.mortenolsen.pro/v1alpha1
+kind: DNSRecord
+metadata:
+  name: web-app
+  namespace: production
+spec:
+  type: A
+  domain: example.com
+  subdomain: web
+  dnsClassRef: { name: home }
+  values: ["192.168.1.102"]
+`,
+    );
+    await waitFor(async () => {
+      const names = (await provider.records()).map((r) => r.fqdn);
+      return names.includes('web.example.com') && !names.includes('www.example.com') ? true : undefined;
+    });
+    const web = (await provider.records()).find((r) => r.fqdn === 'web.example.com');
+    assert.equal(web?.ttl, 120, 'the class defaultTTL');
+    await rm(path.join(dir, 'web.yaml'));
+    await waitFor(async () => ((await find('DNSRecord', 'web-app')) === undefined ? true : undefined));
+    assert.equal((await provider.records()).length, 0);
+  });
+
+  test('validate refuses what admission refuses, with paths and messages', async () => {
+    const bad = await tempDir('homelab-bad');
+    try {
+      await writeFile(
+        path.join(bad, 'bad.yaml'),
+        `apiVersion: dns.homelab.mortenolsen.pro/v1alpha1
+kind: DNSRecord
+metadata: { name: v6-in-a, namespace: x }
+spec: { type: A, domain: example.com, subdomain: www, dnsClassRef: { name: c }, values: ["2001:db8::1"] }
+---
+apiVersion: dns.homelab.mortenolsen.pro/v1alpha1
+kind: DNSRecord
+metadata: { name: mx, namespace: x }
+spec: { type: MX, domain: example.com, subdomain: "@", dnsClassRef: { name: c }, values: [mail.example.com] }
+---
+apiVersion: dns.homelab.mortenolsen.pro/v1alpha1
+kind: DNSClass
+metadata: { name: both }
+spec: { server: "ftp://dns.example.com", hmacAuth: { secret: a, secretRef: { name: b } } }
+`,
+      );
+      const result = await run(process.execPath, [CLI, 'validate', bad]).catch(
+        (e: { stdout: string; stderr: string; code: number }) => e,
+      );
+      const out = `${result.stdout}${result.stderr}`;
+      assert.notEqual((result as { code?: number }).code ?? 0, 0, out);
+      assert.match(out, /A record values must be IPv4 addresses/);
+      assert.match(out, /an MX record needs metadata\.priority/);
+      assert.match(out, /hmacAuth needs exactly one of secretRef or secret/);
+      assert.match(out, /is not an http\(s\) URL/);
+    } finally {
+      await removeAll(bad);
+    }
+  });
+});
