@@ -78,6 +78,14 @@ export default {
       to: { path: NOT_CORE_OR_UTIL, pathNot: '^src/writes/' },
     },
     {
+      name: 'homelab-protocol-is-pure',
+      comment:
+        'src/homelab-protocol (the homelab DNS webhook protocol: messages, request signatures) does no I/O; the client, the provider endpoint and the backend that speak it are adapters.',
+      severity: 'error',
+      from: { path: '^src/homelab-protocol/' },
+      to: { path: NOT_CORE_OR_UTIL, pathNot: '^src/homelab-protocol/' },
+    },
+    {
       name: 'backend-contract-is-neutral',
       comment:
         'The Backend contract (src/backends/backend.ts) is what the controller programs and every backend implements: it names core types only, never one implementation.',
