@@ -17,6 +17,7 @@ declare -A needed=(
   [pdns_server]=pdns-server
   [pdnsutil]=pdns-server
   [sqlite3]=sqlite3
+  [python3]=python3
 )
 
 missing=()

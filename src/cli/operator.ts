@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { type FrontDoors, frontDoorId, NO_FRONT_DOORS } from '../api/frontdoors/index.ts';
-import { KINDS, type Kind, type Problem } from '../api/index.ts';
+import { type DNSRecordSet, KINDS, type Kind, type Problem } from '../api/index.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { createBackendFactory } from '../backends/registry.ts';
 import { invalidConditions, setConditions } from '../control/conditions.ts';
@@ -10,6 +10,8 @@ import { FrontDoorStore } from '../control/front-door-store.ts';
 import { Registry } from '../metrics/registry.ts';
 import { HttpServer } from '../server/http-server.ts';
 import { ZoneTable } from '../server/zone-table.ts';
+import { type HomelabApiSettings, HomelabCallers, withSingleCaller } from '../sources/homelab-api/callers.ts';
+import { HomelabApi } from '../sources/homelab-api/homelab-api.ts';
 import { EventRecorder } from '../sources/kubernetes/events.ts';
 import { KubeApi, type KubeJson, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
 import { type InvalidObject, KubernetesStore } from '../sources/kubernetes/kubernetes-store.ts';
@@ -59,6 +61,11 @@ export interface OperatorOptions {
   writeForwarders?: string[];
   /** This replica's HTTP port as other pods reach it (default http://$POD_IP:<port>). */
   advertiseUrl?: string;
+  /**
+   * The homelab DNS API (`--homelab-api`): answered by every replica, written by the leader (a replica
+   * that does not lead answers 503 UNAVAILABLE). Its one caller joins `writeAccess`.
+   */
+  homelabApi?: HomelabApiSettings;
   log: Log;
   /** What to do when leadership is lost (the CLI exits; tests may do otherwise). */
   onLostLeadership?: () => void;
@@ -70,6 +77,8 @@ export interface OperatorHandle {
   http: { host: string; port: number };
   store: KubernetesStore;
   isLeader: () => boolean;
+  /** Where the homelab DNS API listens (with --homelab-api). */
+  homelabApi?: { host: string; port: number };
   controller: () => Controller | undefined;
   /** The record writer while this replica leads and takes API writes (see writeAccess). */
   writer: () => RecordWriter | undefined;
@@ -111,6 +120,8 @@ export function podNamespace(): string | undefined {
  */
 export async function startOperator(options: OperatorOptions): Promise<OperatorHandle> {
   const { log } = options;
+  // The one caller of --homelab-api-secret-file joins the write credentials.
+  const writeAccess = withSingleCaller(options.writeAccess, options.homelabApi?.caller);
   const identity = options.identity ?? process.env.POD_NAME ?? `${hostname()}-${process.pid}`;
   const api = new KubeApi(loadKubeConfig(options.kubeconfig, options.context));
   const registry = new Registry();
@@ -151,7 +162,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   leaderGauge.collect = () => leaderGauge.set(controller ? 1 : 0);
   // API writes (ADR 0016): only the leader writes, and only once it has finished the write journal.
   let writer: WriteCoordinator | undefined;
-  const writeEndpoint = options.writeAccess
+  const writeEndpoint = writeAccess
     ? leaderWriteEndpoint({
         review: (token) => api.reviewToken(token),
         forwarders: new Set(options.writeForwarders ?? []),
@@ -205,6 +216,26 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     }),
   });
   await http.start();
+  // The homelab DNS API: writes go to this replica's writer while it leads.
+  let callers: HomelabCallers | undefined;
+  let homelab: HomelabApi | undefined;
+  if (options.homelabApi) {
+    callers = await HomelabCallers.open(writeAccess?.credentials ?? [], secrets, log);
+    const open = callers;
+    homelab = new HomelabApi({
+      listen: options.homelabApi.listen,
+      callers: () => open.all(),
+      writer: () => writer,
+      noWriter: `operator replica ${identity} does not lead (or is finishing the write journal); send requests to the leader or to zonekeeper server`,
+      recordSet: (key) => store.get('DNSRecordSet', key) as DNSRecordSet | undefined,
+      ...(options.homelabApi.maxNoncesPerCaller !== undefined
+        ? { maxNoncesPerCaller: options.homelabApi.maxNoncesPerCaller }
+        : {}),
+      registry,
+      log,
+    });
+    await homelab.start();
+  }
   store.start();
   await store.synced();
   log('info', 'cache synced', Object.fromEntries(KINDS.map((k) => [k, store.list(k).length])));
@@ -274,7 +305,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         secrets,
       });
       controller.start();
-      if (options.writeAccess) void startWriter(controller, options.writeAccess, current);
+      if (writeAccess) void startWriter(controller, writeAccess, current);
       // Objects that were invalid before this replica led: report them in status now.
       for (const invalid of store.invalidObjects()) {
         const { namespace, name } = splitKey(invalid.key);
@@ -331,7 +362,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       namespace: options.namespace,
       name: options.leaseName ?? 'zonekeeper-operator',
       identity,
-      ...(options.writeAccess ? { annotations: { [LEADER_ENDPOINT_ANNOTATION]: advertise } } : {}),
+      ...(writeAccess ? { annotations: { [LEADER_ENDPOINT_ANNOTATION]: advertise } } : {}),
       ...(options.leaseDurationMs ? { leaseDurationMs: options.leaseDurationMs } : {}),
       ...(options.renewDeadlineMs ? { renewDeadlineMs: options.renewDeadlineMs } : {}),
       ...(options.retryPeriodMs ? { retryPeriodMs: options.retryPeriodMs } : {}),
@@ -360,13 +391,15 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     leaderElection: options.leaderElect
       ? `${options.namespace}/${options.leaseName ?? 'zonekeeper-operator'}`
       : 'off',
-    ...(options.writeAccess ? { writeEndpoint: `${advertise}${FORWARD_PATH}` } : {}),
+    ...(writeAccess ? { writeEndpoint: `${advertise}${FORWARD_PATH}` } : {}),
+    ...(homelab ? { homelabApi: `${homelab.address().host}:${homelab.address().port}` } : {}),
   });
 
   return {
     http: http.address(),
     store,
     isLeader: () => leading && controller !== undefined,
+    ...(homelab ? { homelabApi: homelab.address() } : {}),
     controller: () => controller,
     writer: () => writer,
     async stop() {
@@ -394,6 +427,8 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       // Releases the lease: a standby takes over at once (or once it expires, if the API server is gone).
       if (elector && !(await elector.stop(Math.max(0, left())))) unfinished.push('leave the leader election');
       backends.close();
+      callers?.stop();
+      if (homelab) await step('stop the homelab DNS API', homelab.stop());
       await step('stop the watches', store.stop());
       await step('stop the HTTP server', http.stop());
       if (unfinished.length > 0)
