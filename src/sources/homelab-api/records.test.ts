@@ -215,6 +215,7 @@ describe('homelab records → RRset changes', () => {
   test('a stored record set reads back as the record that wrote it', () => {
     for (const record of [
       { type: 'A', domain: 'example.com', subdomain: 'www', values: ['192.0.2.1'], ttl: 60 },
+      { type: 'AAAA', domain: 'example.com', subdomain: 'v6', values: ['2001:DB8:0::1'], ttl: 60 },
       { type: 'CNAME', domain: 'example.com', subdomain: 'c', values: ['target.example.net'], ttl: 300 },
       { type: 'NS', domain: 'example.com', subdomain: 'sub', values: ['ns1.example.net'], ttl: 300 },
       {

@@ -280,7 +280,8 @@ export function recordFromRecordSet(
     switch (rdata.type) {
       case 'A':
       case 'AAAA':
-        values.push(rdata.address);
+        // As written (an IPv6 address keeps the caller's spelling), so a client comparing sees no drift.
+        values.push(text);
         break;
       case 'CNAME':
         values.push(bare(rdata.target));
