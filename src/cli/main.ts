@@ -6,6 +6,7 @@ import { runDnsWorker } from '../server/dns-worker.ts';
 import { parseCidr, RRL_LIMITS, type RrlSettings } from '../server/rrl.ts';
 import { type DnsWorkerConfig, WORKER_CONFIG_ENV } from '../server/worker-protocol.ts';
 import { loadFrontDoors } from '../sources/front-door-modules.ts';
+import type { HomelabApiSettings } from '../sources/homelab-api/callers.ts';
 import { DEFAULT_SERIAL_BLOCK, MAX_SERIAL_BLOCK } from '../sources/kubernetes/serial-records.ts';
 import { writeConfirmation } from '../sources/manifests/confirmations.ts';
 import { loadWriteAccess } from '../sources/writes/write-access-file.ts';
@@ -25,7 +26,8 @@ Usage:
   zonekeeper serve --manifests DIR [--dns 127.0.0.1:5353] [--http 127.0.0.1:8080] [--state-dir DIR]
                    [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
                    [--response-cache N] [--max-manifest-bytes SIZE] [--secondary-probe-timeout SECONDS]
-                   [--write-access FILE]
+                   [--write-access FILE] [--homelab-api HOST:PORT [--homelab-api-secret-file FILE
+                   --homelab-api-namespace NS] [--homelab-api-max-nonces N]]
       Serve the zones described by the YAML in DIR with the built-in DNS server; follow edits live.
       --secondary-probe-timeout: a zone with no serial in --state-dir first asks its NOTIFY targets for
       their SOA serial and starts above it; how long to wait for them (default 2; 0 = do not ask).
@@ -39,10 +41,16 @@ Usage:
       every 2nd over the rate sent truncated, 65536 buckets, loopback exempt); see docs/rrl.md.
       --write-access: YAML with the credentials that may write records through an API (name, kind,
       namespace, secretRef) and per-namespace quotas; see docs/api-writes.md.
+      --homelab-api HOST:PORT: answer the homelab DNS webhook protocol (GET /health, POST /records,
+      GET/DELETE /records/{type}/{domain}/{subdomain}, HMAC-signed); its callers are the webhook-hmac
+      credentials of --write-access, or one caller: --homelab-api-secret-file FILE with
+      --homelab-api-namespace NS. --homelab-api-max-nonces: nonces remembered per caller (default
+      50000); see docs/homelab.md.
   zonekeeper operator [--kubeconfig FILE] [--context NAME] [--namespace NS] [--http 0.0.0.0:8080]
                       [--leader-elect=false] [--leader-election-id NAME] [--identity NAME]
                       [--shutdown-timeout SECONDS] [--serial-block N] [--change-safety-window SECONDS]
                       [--write-access FILE] [--write-forwarders USER,...] [--advertise-url URL]
+                      [--homelab-api HOST:PORT ...]
       Reconcile DNSZoneClasses, DNSZones and DNSRecordSets in a Kubernetes cluster: serials and hashes in
       DNSZone.status, conditions, finalizers, Events; one leader per --namespace Lease (15 s/10 s/2 s).
       --shutdown-timeout: on SIGTERM, stop within this many seconds (default 20), API server or not.
@@ -51,16 +59,20 @@ Usage:
       --write-access: as in serve; the leader writes labelled DNSRecordSets and takes writes forwarded
       by servers at POST /v1/writes on --http, from the Kubernetes users in --write-forwarders (their
       tokens checked by TokenReview); --advertise-url: how servers reach --http (default
-      http://$POD_IP:PORT), published on the Lease.
+      http://$POD_IP:PORT), published on the Lease. --homelab-api and its flags as in serve: the
+      leader answers writes, a replica that does not lead answers 503.
   zonekeeper server [--kubeconfig FILE] [--context NAME] [--dns 0.0.0.0:5353] [--http 0.0.0.0:8080]
                     [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
                     [--unconfirmed-after SECONDS] [--response-cache N] [--rrl ...]
                     [--operator-namespace NS] [--leader-election-id NAME] [--write-timeout SECONDS]
+                    [--homelab-api HOST:PORT ...] [--write-access FILE]
       Serve the cluster's zones read-only, at the serials the operator recorded; any number of replicas.
       Records written through an API here are forwarded to the operator leader named by the Lease
       --leader-election-id in --operator-namespace (default: this pod's namespace), each attempt
       bounded by --write-timeout (default 10).
-      --response-cache and the --rrl flags as in serve.
+      --response-cache and the --rrl flags as in serve. --homelab-api and its flags as in serve; the
+      callers' writes are forwarded to the leader, which must know the same credentials (--write-access
+      here names the callers and their secrets; namespaces and quotas are the leader's).
   zonekeeper validate [--state-dir DIR] [--max-manifest-bytes SIZE] PATH...
       Check manifests (files or folders); print one line per problem; exit 1 if any is invalid.
       --state-dir: the state folder of the serve reading PATH: judge as it would (immutable fields,
@@ -125,10 +137,12 @@ async function main(argv: string[]): Promise<number> {
           'change-safety-window': { type: 'string' },
           ...FRONT_DOOR_FLAG,
           'write-access': { type: 'string' },
+          ...HOMELAB_API_FLAGS,
         },
       });
       if (!values.manifests) throw new UsageError('serve needs --manifests DIR');
       const windowMs = changeSafetyWindowOption(values['change-safety-window']);
+      const homelabApi = homelabApiOption(values);
       const frontDoorModules = values['front-door'] ?? [];
       const probeSeconds = probeTimeoutOption(values['secondary-probe-timeout']);
       const log = createLogger();
@@ -149,6 +163,7 @@ async function main(argv: string[]): Promise<number> {
         frontDoors: await loadFrontDoors(frontDoorModules),
         frontDoorModules,
         ...(values['write-access'] ? { writeAccess: await loadWriteAccess(values['write-access']) } : {}),
+        ...(homelabApi ? { homelabApi } : {}),
         log,
       });
       await new Promise<void>((resolve) => {
@@ -180,8 +195,10 @@ async function main(argv: string[]): Promise<number> {
           'write-access': { type: 'string' },
           'write-forwarders': { type: 'string' },
           'advertise-url': { type: 'string' },
+          ...HOMELAB_API_FLAGS,
         },
       });
+      const homelabApi = homelabApiOption(values);
       if (values['advertise-url'] !== undefined && !/^https?:\/\/[^\s/]+$/.test(values['advertise-url']))
         throw new UsageError('--advertise-url: give http://HOST:PORT (how server pods reach this HTTP port)');
       const shutdownTimeout = Number(values['shutdown-timeout']);
@@ -214,6 +231,7 @@ async function main(argv: string[]): Promise<number> {
             }
           : {}),
         ...(values['advertise-url'] ? { advertiseUrl: values['advertise-url'] } : {}),
+        ...(homelabApi ? { homelabApi } : {}),
         log,
       });
       await untilSignal(log);
@@ -241,8 +259,15 @@ async function main(argv: string[]): Promise<number> {
           'operator-namespace': { type: 'string' },
           'leader-election-id': { type: 'string', default: 'zonekeeper-operator' },
           'write-timeout': { type: 'string', default: '10' },
+          'write-access': { type: 'string' },
+          ...HOMELAB_API_FLAGS,
         },
       });
+      const homelabApi = homelabApiOption(values);
+      if (values['write-access'] !== undefined && !homelabApi)
+        throw new UsageError(
+          'server --write-access names the callers of --homelab-api (their secrets); give --homelab-api too',
+        );
       const writeTimeout = Number(values['write-timeout']);
       if (!Number.isFinite(writeTimeout) || writeTimeout <= 0 || writeTimeout > 300)
         throw new UsageError('--write-timeout: give seconds, more than 0 and at most 300');
@@ -266,6 +291,8 @@ async function main(argv: string[]): Promise<number> {
         operatorNamespace: values['operator-namespace'] ?? podNamespace() ?? 'zonekeeper-system',
         leaseName: values['leader-election-id'],
         writeTimeoutMs: writeTimeout * 1000,
+        ...(values['write-access'] ? { writeAccess: await loadWriteAccess(values['write-access']) } : {}),
+        ...(homelabApi ? { homelabApi } : {}),
         log,
       });
       await untilSignal(log);
@@ -576,6 +603,55 @@ function maxManifestBytesOption(text: string | undefined): { maxManifestBytes?: 
       `--max-manifest-bytes ${JSON.stringify(text)}: give a size such as 16MiB, 512KiB or a number of bytes`,
     );
   return { maxManifestBytes: bytes };
+}
+
+/** The homelab DNS API's flags (serve, operator, server). */
+const HOMELAB_API_FLAGS = {
+  'homelab-api': { type: 'string' },
+  'homelab-api-secret-file': { type: 'string' },
+  'homelab-api-namespace': { type: 'string' },
+  'homelab-api-max-nonces': { type: 'string' },
+} as const;
+
+/** `--homelab-api HOST:PORT` and its caller flags; undefined without --homelab-api. */
+function homelabApiOption(values: {
+  'homelab-api'?: string | undefined;
+  'homelab-api-secret-file'?: string | undefined;
+  'homelab-api-namespace'?: string | undefined;
+  'homelab-api-max-nonces'?: string | undefined;
+}): HomelabApiSettings | undefined {
+  const listen = values['homelab-api'];
+  const secretFile = values['homelab-api-secret-file'];
+  const namespace = values['homelab-api-namespace'];
+  const maxNonces = values['homelab-api-max-nonces'];
+  if (listen === undefined) {
+    if (secretFile !== undefined || namespace !== undefined || maxNonces !== undefined)
+      throw new UsageError(
+        '--homelab-api-secret-file, --homelab-api-namespace and --homelab-api-max-nonces go with --homelab-api HOST:PORT',
+      );
+    return undefined;
+  }
+  if (!/^(\[[^\]]+\]|[^\s:]*):\d+$/.test(listen))
+    throw new UsageError(`--homelab-api ${JSON.stringify(listen)}: give HOST:PORT, e.g. 0.0.0.0:7100`);
+  if ((secretFile === undefined) !== (namespace === undefined))
+    throw new UsageError(
+      "--homelab-api-secret-file and --homelab-api-namespace go together: the one caller's secret and the namespace it writes to",
+    );
+  if (namespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace))
+    throw new UsageError(
+      `--homelab-api-namespace ${JSON.stringify(namespace)}: give a namespace name (a DNS-1123 label)`,
+    );
+  let maxNoncesPerCaller: number | undefined;
+  if (maxNonces !== undefined) {
+    maxNoncesPerCaller = Number(maxNonces);
+    if (!/^\d+$/.test(maxNonces) || maxNoncesPerCaller < 1 || maxNoncesPerCaller > 10_000_000)
+      throw new UsageError('--homelab-api-max-nonces: give a whole number from 1 to 10000000');
+  }
+  return {
+    listen,
+    ...(secretFile !== undefined && namespace !== undefined ? { caller: { secretFile, namespace } } : {}),
+    ...(maxNoncesPerCaller !== undefined ? { maxNoncesPerCaller } : {}),
+  };
 }
 
 /** The response rate limiting flags of `serve` and `server`. */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { type FrontDoors, frontDoorId, NO_FRONT_DOORS } from '../api/frontdoors/index.ts';
-import { KINDS, type Kind, type Problem } from '../api/index.ts';
+import { type DNSRecordSet, KINDS, type Kind, type Problem } from '../api/index.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { createHomelabClient } from '../backends/homelab-webhook/client.ts';
 import { createBackendFactory } from '../backends/registry.ts';
@@ -13,6 +13,8 @@ import { homelabSettingsFromEnv } from '../control/homelab/settings.ts';
 import { Registry } from '../metrics/registry.ts';
 import { HttpServer } from '../server/http-server.ts';
 import { ZoneTable } from '../server/zone-table.ts';
+import { type HomelabApiSettings, HomelabCallers, withSingleCaller } from '../sources/homelab-api/callers.ts';
+import { HomelabApi } from '../sources/homelab-api/homelab-api.ts';
 import { EventRecorder } from '../sources/kubernetes/events.ts';
 import { KubeApi, type KubeJson, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
 import { type InvalidObject, KubernetesStore } from '../sources/kubernetes/kubernetes-store.ts';
@@ -64,6 +66,11 @@ export interface OperatorOptions {
   advertiseUrl?: string;
   /** Change safety: how long content must stay unchanged to become the baseline (default 10 s). */
   changeSafetyWindowMs?: number;
+  /**
+   * The homelab DNS API (`--homelab-api`): answered by every replica, written by the leader (a replica
+   * that does not lead answers 503 UNAVAILABLE). Its one caller joins `writeAccess`.
+   */
+  homelabApi?: HomelabApiSettings;
   log: Log;
   /** What to do when leadership is lost (the CLI exits; tests may do otherwise). */
   onLostLeadership?: () => void;
@@ -75,6 +82,8 @@ export interface OperatorHandle {
   http: { host: string; port: number };
   store: KubernetesStore;
   isLeader: () => boolean;
+  /** Where the homelab DNS API listens (with --homelab-api). */
+  homelabApi?: { host: string; port: number };
   controller: () => Controller | undefined;
   /** The record writer while this replica leads and takes API writes (see writeAccess). */
   writer: () => RecordWriter | undefined;
@@ -116,6 +125,8 @@ export function podNamespace(): string | undefined {
  */
 export async function startOperator(options: OperatorOptions): Promise<OperatorHandle> {
   const { log } = options;
+  // The one caller of --homelab-api-secret-file joins the write credentials.
+  const writeAccess = withSingleCaller(options.writeAccess, options.homelabApi?.caller);
   const identity = options.identity ?? process.env.POD_NAME ?? `${hostname()}-${process.pid}`;
   const api = new KubeApi(loadKubeConfig(options.kubeconfig, options.context));
   const registry = new Registry();
@@ -159,7 +170,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   leaderGauge.collect = () => leaderGauge.set(controller ? 1 : 0);
   // API writes (ADR 0016): only the leader writes, and only once it has finished the write journal.
   let writer: WriteCoordinator | undefined;
-  const writeEndpoint = options.writeAccess
+  const writeEndpoint = writeAccess
     ? leaderWriteEndpoint({
         review: (token) => api.reviewToken(token),
         forwarders: new Set(options.writeForwarders ?? []),
@@ -213,6 +224,26 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     }),
   });
   await http.start();
+  // The homelab DNS API: writes go to this replica's writer while it leads.
+  let callers: HomelabCallers | undefined;
+  let homelabApi: HomelabApi | undefined;
+  if (options.homelabApi) {
+    callers = await HomelabCallers.open(writeAccess?.credentials ?? [], secrets, log);
+    const open = callers;
+    homelabApi = new HomelabApi({
+      listen: options.homelabApi.listen,
+      callers: () => open.all(),
+      writer: () => writer,
+      noWriter: `operator replica ${identity} does not lead (or is finishing the write journal); send requests to the leader or to zonekeeper server`,
+      recordSet: (key) => store.get('DNSRecordSet', key) as DNSRecordSet | undefined,
+      ...(options.homelabApi.maxNoncesPerCaller !== undefined
+        ? { maxNoncesPerCaller: options.homelabApi.maxNoncesPerCaller }
+        : {}),
+      registry,
+      log,
+    });
+    await homelabApi.start();
+  }
   store.start();
   await store.synced();
   log('info', 'cache synced', Object.fromEntries(KINDS.map((k) => [k, store.list(k).length])));
@@ -295,7 +326,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         });
         homelab.start();
       }
-      if (options.writeAccess) void startWriter(controller, options.writeAccess, current);
+      if (writeAccess) void startWriter(controller, writeAccess, current);
       // Objects that were invalid before this replica led: report them in status now.
       for (const invalid of store.invalidObjects()) {
         const { namespace, name } = splitKey(invalid.key);
@@ -352,7 +383,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       namespace: options.namespace,
       name: options.leaseName ?? 'zonekeeper-operator',
       identity,
-      ...(options.writeAccess ? { annotations: { [LEADER_ENDPOINT_ANNOTATION]: advertise } } : {}),
+      ...(writeAccess ? { annotations: { [LEADER_ENDPOINT_ANNOTATION]: advertise } } : {}),
       ...(options.leaseDurationMs ? { leaseDurationMs: options.leaseDurationMs } : {}),
       ...(options.renewDeadlineMs ? { renewDeadlineMs: options.renewDeadlineMs } : {}),
       ...(options.retryPeriodMs ? { retryPeriodMs: options.retryPeriodMs } : {}),
@@ -383,13 +414,15 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     leaderElection: options.leaderElect
       ? `${options.namespace}/${options.leaseName ?? 'zonekeeper-operator'}`
       : 'off',
-    ...(options.writeAccess ? { writeEndpoint: `${advertise}${FORWARD_PATH}` } : {}),
+    ...(writeAccess ? { writeEndpoint: `${advertise}${FORWARD_PATH}` } : {}),
+    ...(homelabApi ? { homelabApi: `${homelabApi.address().host}:${homelabApi.address().port}` } : {}),
   });
 
   return {
     http: http.address(),
     store,
     isLeader: () => leading && controller !== undefined,
+    ...(homelabApi ? { homelabApi: homelabApi.address() } : {}),
     controller: () => controller,
     writer: () => writer,
     async stop() {
@@ -419,6 +452,8 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       // Releases the lease: a standby takes over at once (or once it expires, if the API server is gone).
       if (elector && !(await elector.stop(Math.max(0, left())))) unfinished.push('leave the leader election');
       backends.close();
+      callers?.stop();
+      if (homelabApi) await step('stop the homelabApi DNS API', homelabApi.stop());
       await step('stop the watches', store.stop());
       await step('stop the HTTP server', http.stop());
       if (unfinished.length > 0)

@@ -1,5 +1,5 @@
 import { type FrontDoors, frontDoorId, NO_FRONT_DOORS } from '../api/frontdoors/index.ts';
-import { CONFIRM_CHANGE_ANNOTATION, type DNSZone, KINDS } from '../api/index.ts';
+import { CONFIRM_CHANGE_ANNOTATION, type DNSRecordSet, type DNSZone, KINDS } from '../api/index.ts';
 import type { Backend } from '../backends/backend.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { WorkerPoolBackend } from '../backends/builtin/worker-pool-backend.ts';
@@ -22,6 +22,8 @@ import { probeSoaSerials } from '../server/transfer/soa-probe.ts';
 import { TransferHandler } from '../server/transfer/transfer-handler.ts';
 import { TransferPolicy } from '../server/transfer/transfer-policy.ts';
 import { ZoneTable } from '../server/zone-table.ts';
+import { type HomelabApiSettings, HomelabCallers, withSingleCaller } from '../sources/homelab-api/callers.ts';
+import { HomelabApi } from '../sources/homelab-api/homelab-api.ts';
 import { ConfirmationFiles } from '../sources/manifests/confirmations.ts';
 import { FolderHold } from '../sources/manifests/folder-hold.ts';
 import { WorkerManifestParser } from '../sources/manifests/manifest-parser.ts';
@@ -55,6 +57,11 @@ export interface ServeOptions extends AnswerSettings {
    * doors that authenticate callers come later; until then `ServeHandle.writer` is the in-process entry.
    */
   writeAccess?: WriteAccessConfig;
+  /**
+   * The homelab DNS API (`--homelab-api`): its callers are the webhook-hmac credentials of
+   * `writeAccess` and the one caller of `--homelab-api-secret-file` / `--homelab-api-namespace`.
+   */
+  homelabApi?: HomelabApiSettings;
   /** Front doors whose kinds the manifests may hold (registered ones and those of `frontDoorModules`). */
   frontDoors?: FrontDoors;
   /** The modules of `--front-door`: the manifest parse worker loads them too. */
@@ -79,6 +86,8 @@ export interface ServeHandle {
   source: ManifestSource;
   /** Record sets written through APIs: persisted in --state-dir/api-writes, served like manifests. */
   writer: RecordWriter;
+  /** Where the homelab DNS API listens (with --homelab-api). */
+  homelabApi?: { host: string; port: number };
   stop(): Promise<void>;
 }
 
@@ -88,6 +97,8 @@ export interface ServeHandle {
  */
 export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const { log } = options;
+  // The one caller of --homelab-api-secret-file joins the write credentials (checked before anything starts).
+  const writeAccess = withSingleCaller(options.writeAccess, options.homelabApi?.caller);
   const registry = new Registry();
   const table = new ZoneTable();
   const metrics = new ServerMetrics(registry, table);
@@ -279,7 +290,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const writer = new WriteCoordinator({
     store: writes,
     gate: catalogGate(controller.catalog, store),
-    credentials: new CredentialTable(options.writeAccess ?? { credentials: [] }),
+    credentials: new CredentialTable(writeAccess ?? { credentials: [] }),
   });
   await writer.start();
   controller.start();
@@ -300,6 +311,25 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     : undefined;
   homelab?.start();
   await http.start();
+  // The homelab DNS API: its callers' writes take the same writer as every API write.
+  let callers: HomelabCallers | undefined;
+  let homelabApi: HomelabApi | undefined;
+  if (options.homelabApi) {
+    callers = await HomelabCallers.open(writeAccess?.credentials ?? [], secrets, log);
+    const open = callers;
+    homelabApi = new HomelabApi({
+      listen: options.homelabApi.listen,
+      callers: () => open.all(),
+      writer: () => writer,
+      recordSet: (key) => store.get('DNSRecordSet', key) as DNSRecordSet | undefined,
+      ...(options.homelabApi.maxNoncesPerCaller !== undefined
+        ? { maxNoncesPerCaller: options.homelabApi.maxNoncesPerCaller }
+        : {}),
+      registry,
+      log,
+    });
+    await homelabApi.start();
+  }
   await controller.idle();
   ready = true;
   log('info', 'serving', {
@@ -308,6 +338,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     workers,
     zones: table.size,
     problems: source.problems().length,
+    ...(homelabApi ? { homelabApi: `${homelabApi.address().host}:${homelabApi.address().port}` } : {}),
   });
   return {
     dns: dns.address(),
@@ -315,8 +346,11 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     controller,
     source,
     writer,
+    ...(homelabApi ? { homelabApi: homelabApi.address() } : {}),
     async stop() {
       confirmationFiles.stop();
+      callers?.stop();
+      await homelabApi?.stop();
       source.stop();
       await controller.idle();
       await controller.flush();

@@ -1,5 +1,5 @@
 import { type FrontDoors, NO_FRONT_DOORS } from '../api/frontdoors/index.ts';
-import { KINDS } from '../api/index.ts';
+import { type DNSRecordSet, KINDS } from '../api/index.ts';
 import type { Backend } from '../backends/backend.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { WorkerPoolBackend } from '../backends/builtin/worker-pool-backend.ts';
@@ -11,9 +11,13 @@ import { DnsServer } from '../server/dns-server.ts';
 import { HttpServer } from '../server/http-server.ts';
 import { ServerMetrics } from '../server/server-metrics.ts';
 import { ZoneTable } from '../server/zone-table.ts';
+import { type HomelabApiSettings, HomelabCallers, withSingleCaller } from '../sources/homelab-api/callers.ts';
+import { HomelabApi } from '../sources/homelab-api/homelab-api.ts';
 import { KubeApi, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
 import { KubernetesStore } from '../sources/kubernetes/kubernetes-store.ts';
+import { kubernetesSecrets } from '../sources/kubernetes/secrets.ts';
 import { ForwardingWriter, kubeconfigToken, leaseLeader } from '../sources/writes/forwarding-writer.ts';
+import type { WriteAccessConfig } from '../writes/credentials.ts';
 import type { RecordWriter } from '../writes/record-writer.ts';
 import type { Log } from './logger.ts';
 
@@ -32,6 +36,13 @@ export interface ServerOptions extends AnswerSettings {
   leaseName?: string;
   /** How long one forwarded write may take (default 10 s). */
   writeTimeoutMs?: number;
+  /**
+   * The homelab DNS API (`--homelab-api`): callers verified here with their secrets, their writes
+   * forwarded to the operator's leader, which applies them with its own credential table.
+   */
+  homelabApi?: HomelabApiSettings;
+  /** The callers of the homelab DNS API (webhook-hmac credentials); namespaces and quotas are the leader's. */
+  writeAccess?: WriteAccessConfig;
   log: Log;
 }
 
@@ -46,6 +57,8 @@ export interface ServerHandle {
    * with its credential table and quotas. The front doors of this replica call it.
    */
   writer: RecordWriter;
+  /** Where the homelab DNS API listens (with --homelab-api). */
+  homelabApi?: { host: string; port: number };
   stop(): Promise<void>;
 }
 
@@ -57,6 +70,7 @@ export interface ServerHandle {
  */
 export async function startServer(options: ServerOptions): Promise<ServerHandle> {
   const { log } = options;
+  const homelabCredentials = withSingleCaller(options.writeAccess, options.homelabApi?.caller);
   const api = new KubeApi(loadKubeConfig(options.kubeconfig, options.context));
   const registry = new Registry();
   const table = new ZoneTable();
@@ -109,12 +123,42 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
   });
   follower.start();
   await follower.idle();
+  const operatorNamespace = options.operatorNamespace ?? 'zonekeeper-system';
+  const writer = new ForwardingWriter({
+    leader: leaseLeader(api, operatorNamespace, options.leaseName ?? 'zonekeeper-operator'),
+    token: kubeconfigToken(api),
+    ...(options.writeTimeoutMs !== undefined ? { timeoutMs: options.writeTimeoutMs } : {}),
+    log,
+  });
+  let callers: HomelabCallers | undefined;
+  let homelab: HomelabApi | undefined;
+  if (options.homelabApi) {
+    callers = await HomelabCallers.open(
+      homelabCredentials?.credentials ?? [],
+      kubernetesSecrets(api, operatorNamespace),
+      log,
+    );
+    const open = callers;
+    homelab = new HomelabApi({
+      listen: options.homelabApi.listen,
+      callers: () => open.all(),
+      writer: () => writer,
+      recordSet: (key) => store.get('DNSRecordSet', key) as DNSRecordSet | undefined,
+      ...(options.homelabApi.maxNoncesPerCaller !== undefined
+        ? { maxNoncesPerCaller: options.homelabApi.maxNoncesPerCaller }
+        : {}),
+      registry,
+      log,
+    });
+    await homelab.start();
+  }
   ready = true;
   log('info', 'serving', {
     dns: `${dns.address().host}:${dns.address().port}`,
     http: `${http.address().host}:${http.address().port}`,
     workers,
     zones: table.size,
+    ...(homelab ? { homelabApi: `${homelab.address().host}:${homelab.address().port}` } : {}),
   });
   return {
     dns: dns.address(),
@@ -122,18 +166,12 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
     follower,
     store,
     table,
-    writer: new ForwardingWriter({
-      leader: leaseLeader(
-        api,
-        options.operatorNamespace ?? 'zonekeeper-system',
-        options.leaseName ?? 'zonekeeper-operator',
-      ),
-      token: kubeconfigToken(api),
-      ...(options.writeTimeoutMs !== undefined ? { timeoutMs: options.writeTimeoutMs } : {}),
-      log,
-    }),
+    writer,
+    ...(homelab ? { homelabApi: homelab.address() } : {}),
     async stop() {
       ready = false;
+      callers?.stop();
+      await homelab?.stop();
       follower.stop();
       await store.stop();
       await Promise.all([dns.stop(), http.stop(), pool?.stop()]);
