@@ -235,6 +235,10 @@ describe('Kubernetes: operator, server, chart on a real API server', { timeout: 
       [['create', 'dnszones.dns.zonekeeper.dev', '-n', TEAM], 'no'],
       [['delete', 'dnsrecordsets.dns.zonekeeper.dev', '-n', TEAM], 'no'],
       [['get', 'secrets', '-n', SYSTEM], 'no'],
+      // Namespaces: read by name (is a deleted zone's namespace being deleted), nothing more.
+      [['get', 'namespaces/team'], 'yes'],
+      [['list', 'namespaces'], 'no'],
+      [['delete', 'namespaces/team'], 'no'],
       // Zone serial records: ConfigMaps in its own namespace only, never deleted.
       [['create', 'configmaps', '-n', SYSTEM], 'yes'],
       [['update', 'configmaps', '-n', SYSTEM], 'yes'],

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -181,6 +181,111 @@ describe('plan in folder mode', () => {
     assert.match(flag.stderr, /--output "yaml": give text or json/);
     const both = await plan(['--manifests', dir, '--state-dir', state, '--kubeconfig', '/dev/null']);
     assert.equal(both.code, 1);
+  });
+});
+
+describe('plan says which changes would be held', () => {
+  /** A zone big.test with record sets h1..h12: 13 RRsets with the apex NS (the SOA not counted). */
+  const hosts = Array.from({ length: 12 }, (_, i) => i + 1);
+  function host(i: number, address: string): string {
+    return `apiVersion: dns.zonekeeper.dev/v1alpha1
+kind: DNSRecordSet
+metadata: { name: big-h${i}, namespace: dns }
+spec: { zoneRef: { name: big }, name: h${i}, type: A, records: ["${address}"] }
+`;
+  }
+  const BIG = `apiVersion: dns.zonekeeper.dev/v1alpha1
+kind: DNSZone
+metadata: { name: big, namespace: dns }
+spec: { domainName: big.test, className: builtin }
+`;
+  let dir: string;
+  let state: string;
+  let next: string;
+  before(async () => {
+    dir = await tempDir('plan-hold');
+    state = await tempDir('plan-hold-state');
+    next = await tempDir('plan-hold-next');
+    await writeFile(path.join(dir, 'class.yaml'), CLASS);
+    await writeFile(path.join(dir, 'zone.yaml'), BIG);
+    for (const i of hosts) await writeFile(path.join(dir, `h${i}.yaml`), host(i, `192.0.2.${i}`));
+  });
+  after(async () => {
+    await removeAll(dir, state, next);
+  });
+
+  test('a change over the limits is reported with the hash serve would hold it under', async () => {
+    const serve = await startServe(dir, state);
+    try {
+      const { value } = await waitFor(() => axfr(serve.dnsPort, 'big.test.'), 20_000, 100);
+      const served = value.serial;
+      // The next version of the folder, beside the served one: 6 of the zone's 13 RRsets changed (46 %
+      // > 30 %), which the controller holds. Record sets are changed, not removed, so the folder's own
+      // threshold (objects removed) is not involved.
+      await cp(dir, next, { recursive: true });
+      for (const i of hosts.slice(0, 6))
+        await writeFile(path.join(next, `h${i}.yaml`), host(i, `198.51.100.${i}`));
+      const text = await plan(['--manifests', next, '--state-dir', state]);
+      assert.equal(text.code, 2, text.stdout + text.stderr); // a hold is a change to review, not an error
+      const line =
+        /^ {2}! would be held: change ([0-9a-f]{16}) deletes 0 and changes 6 of the zone's 13 RRsets \(limits 30% and 30%\);.*zonekeeper confirm --state-dir DIR dns\/big \1/m.exec(
+          text.stdout,
+        );
+      assert.ok(line, text.stdout);
+      const hash = line[1]!;
+      assert.match(text.stdout, /; 1 zone\(s\) would be held for confirmation\.$/m);
+      const json = await plan(['--manifests', next, '--state-dir', state, '--output', 'json']);
+      assert.equal(json.code, 2, json.stderr);
+      const doc = JSON.parse(json.stdout) as { zones: { origin: string; hold: unknown }[] };
+      assert.deepEqual(doc.zones.find((z) => z.origin === 'big.test.')?.hold, {
+        held: true,
+        hash,
+        total: 13,
+        deleted: 0,
+        changed: 6,
+        maxDeletePercent: 30,
+        maxUpdatePercent: 30,
+      });
+      assert.equal(
+        doc.zones.find((z) => z.origin === 'plan.test.'),
+        undefined,
+      );
+
+      // Confirmed ahead of time with that hash: the plan says it would apply ...
+      await run(process.execPath, [CLI, 'confirm', '--state-dir', state, 'dns/big', hash]);
+      const confirmed = await plan(['--manifests', next, '--state-dir', state, '--output', 'json']);
+      const cdoc = JSON.parse(confirmed.stdout) as { zones: { origin: string; hold: { held: boolean } }[] };
+      assert.equal(cdoc.zones.find((z) => z.origin === 'big.test.')?.hold.held, false);
+      // ... and serve, given the same change, applies it without holding: the plan's hash is the
+      // one serve computes (a different hash would leave the change held and this wait would fail).
+      await cp(next, dir, { recursive: true });
+      await waitFor(async () => {
+        const now = await axfr(serve.dnsPort, 'big.test.');
+        return now && now.serial !== served && now.content.includes('198.51.100.6') ? now : undefined;
+      }, 20_000);
+    } finally {
+      await serve.stop();
+    }
+  });
+
+  test('under the limits, or opted out: no hold', async () => {
+    await rm(path.join(state, 'confirmations'), { recursive: true, force: true });
+    for (const i of hosts.slice(0, 3))
+      await writeFile(path.join(next, `h${i}.yaml`), host(i, `203.0.113.${i}`));
+    const small = await plan(['--manifests', next, '--state-dir', state, '--output', 'json']);
+    assert.equal(small.code, 2, small.stderr);
+    const sdoc = JSON.parse(small.stdout) as { zones: { origin: string; hold: unknown }[] };
+    assert.equal(sdoc.zones.find((z) => z.origin === 'big.test.')?.hold, null); // 3 of 13: 23 %
+    for (const i of hosts) await writeFile(path.join(next, `h${i}.yaml`), host(i, `203.0.113.${i}`));
+    const large = await plan(['--manifests', next, '--state-dir', state]);
+    assert.match(large.stdout, /! would be held: .* changes 12 of the zone's 13 RRsets/);
+    await writeFile(
+      path.join(next, 'zone.yaml'),
+      BIG.replace('className: builtin', 'className: builtin, changeSafety: { enabled: false }'),
+    );
+    const off = await plan(['--manifests', next, '--state-dir', state]);
+    assert.equal(off.code, 2, off.stderr);
+    assert.doesNotMatch(off.stdout, /would be held/);
   });
 });
 

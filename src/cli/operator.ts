@@ -19,6 +19,7 @@ import { EventRecorder } from '../sources/kubernetes/events.ts';
 import { KubeApi, type KubeJson, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
 import { type InvalidObject, KubernetesStore } from '../sources/kubernetes/kubernetes-store.ts';
 import { LeaderElector } from '../sources/kubernetes/leader-election.ts';
+import { namespaceDeletionReporter } from '../sources/kubernetes/namespace-deletions.ts';
 import { kubernetesSecrets } from '../sources/kubernetes/secrets.ts';
 import { DEFAULT_SERIAL_BLOCK, KubernetesSerialStore } from '../sources/kubernetes/serial-records.ts';
 import { catalogGate } from '../sources/writes/catalog-gate.ts';
@@ -223,6 +224,16 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       problems: [...store.invalidObjects(), ...store.invalidForeignObjects()],
     }),
   });
+  // Zones removed by a namespace deletion: an Event each in the operator's namespace.
+  store.watch(
+    namespaceDeletionReporter({
+      api,
+      events,
+      namespace: options.namespace,
+      leading: () => controller !== undefined,
+      log,
+    }),
+  );
   await http.start();
   // The homelab DNS API: writes go to this replica's writer while it leads.
   let callers: HomelabCallers | undefined;

@@ -2,14 +2,16 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ForeignObject } from '../api/frontdoors/front-door.ts';
 import { type FrontDoors, NO_FRONT_DOORS } from '../api/frontdoors/index.ts';
-import { type DNSZone, KINDS, type Kind, type Resource } from '../api/index.ts';
+import { CONFIRM_CHANGE_ANNOTATION, type DNSZone, KINDS, type Kind, type Resource } from '../api/index.ts';
 import { FrontDoorStore } from '../control/front-door-store.ts';
 import { MemoryStore } from '../control/memory-store.ts';
 import { KubeApi, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
+import { readConfirmations } from '../sources/manifests/confirmations.ts';
 import { formatProblem, type ManifestProblem } from '../sources/manifests/manifest-source.ts';
 import { StateStore } from '../sources/manifests/state-file.ts';
 import { restoreAcceptance } from '../sources/manifests/zone-acceptance.ts';
 import { WRITES_DIR } from '../sources/writes/folder-write-store.ts';
+import { planHold } from '../zones/change-safety.ts';
 import { type ComputedZone, computeZones } from '../zones/compute-zones.ts';
 import { resourceKey } from '../zones/resource-key.ts';
 import type { ZoneSerialState } from '../zones/serial.ts';
@@ -88,12 +90,19 @@ async function planFolder(options: PlanOptions, now: Date): Promise<PlanResult> 
     now,
   });
   const before = state ? [...(await rememberedResources(state, frontDoors, now)), ...written] : [];
+  // `zonekeeper confirm` files: a change confirmed ahead of time is not held.
+  const confirmed =
+    options.stateDir !== undefined ? await readConfirmations(options.stateDir) : new Map<string, string>();
   const zones = plan(
     computeZones(before),
     computeZones(report.judged),
     (origin) => state?.get(origin),
     () => undefined,
     now,
+    (key) => {
+      const hash = confirmed.get(key);
+      return hash === undefined ? [] : [hash];
+    },
   );
   return { mode: 'folder', zones, errors: report.errors, warnings: report.warnings };
 }
@@ -120,7 +129,14 @@ async function planCluster(options: PlanOptions, now: Date): Promise<PlanResult>
     const s = zoneByKey.get(key)?.status;
     return s ? { serial: s.serial, hash: s.hash } : undefined;
   };
-  const zones = plan(computeZones(cluster), computeZones(report.judged), () => undefined, statusOf, now);
+  const zones = plan(
+    computeZones(cluster),
+    computeZones(report.judged),
+    () => undefined,
+    statusOf,
+    now,
+    () => [],
+  );
   return { mode: 'cluster', zones, errors: report.errors, warnings: report.warnings };
 }
 
@@ -128,9 +144,10 @@ async function planCluster(options: PlanOptions, now: Date): Promise<PlanResult>
  * The zone plans: each origin served now or after, the serial it is served at now (the stored one,
  * else the one its DNSZone's status records) and the known serial the next one is chosen above.
  *
- * Extension point for holds on large changes: a check of each `ZonePlan` against its zone's or
- * class's change-safety settings goes here, from `rrsetCount.before` and the numbers of changed and
- * deleted RRsets, so that the plan says which zones would be held rather than applied.
+ * Holds on large changes: each zone's change is judged by `planHold`, the measure, hash and decision
+ * the controller applies, with what is served now as the baseline, so the plan says which zones would
+ * be held rather than applied and the hash that confirms the change. `confirmations` are those given
+ * outside the zone's manifest (`zonekeeper confirm` files).
  */
 function plan(
   before: readonly ComputedZone[],
@@ -138,11 +155,13 @@ function plan(
   stored: (origin: string) => ZoneSerialState | undefined,
   status: (key: string) => { serial?: number | undefined; hash?: string | undefined } | undefined,
   now: Date,
+  confirmations: (key: string) => readonly string[],
 ): ZonePlan[] {
   return pairZones(before, after).map((pair) => {
     const recorded = pair.before ? status(pair.before.key) : undefined;
     const known = knownSerial(stored(pair.origin), recorded);
-    return planZone(
+    const hold = planHold(pair.before, pair.after, pair.after ? confirmations(pair.after.key) : []);
+    const zonePlan = planZone(
       {
         origin: pair.origin,
         ...(pair.before
@@ -153,6 +172,7 @@ function plan(
       },
       now,
     );
+    return hold && zonePlan.action === 'update' ? { ...zonePlan, hold } : zonePlan;
   });
 }
 
@@ -239,6 +259,7 @@ export function planText(result: PlanResult): string {
         ? `serial ${serial(z.serial.before, 'unknown')}`
         : `serial ${serial(z.serial.before, z.action === 'create' ? 'none' : 'unknown')} → ${serial(z.serial.after, 'none')}`;
     lines.push(`zone ${z.origin} (DNSZone ${z.zone}${moved}): ${actionText(z)}, ${serials}`);
+    if (z.hold) lines.push(`  ! ${holdText(z, result.mode)}`);
     for (const r of z.add) for (const rec of r.records) lines.push(`  + ${recordLine(r, rec)}`);
     for (const c of z.change) {
       lines.push(
@@ -257,15 +278,31 @@ export function planText(result: PlanResult): string {
   for (const p of result.warnings) lines.push(`warning: ${formatProblem(p)}`);
   const count = (a: ZonePlan['action']) => result.zones.filter((z) => z.action === a).length;
   const sum = (f: (z: ZonePlan) => number) => result.zones.reduce((n, z) => n + f(z), 0);
+  const held = result.zones.filter((z) => z.hold?.held).length;
   lines.push(
     `Plan: ${count('create')} zone(s) to create, ${count('update')} to update, ${count('delete')} to delete, ` +
       `${count('unchanged')} unchanged; ${sum((z) => z.add.length)} RRset(s) to add, ` +
       `${sum((z) => z.change.length)} to change, ${sum((z) => z.delete.length)} to delete; ` +
-      `${result.errors.length} error(s), ${result.warnings.length} warning(s).`,
+      `${result.errors.length} error(s), ${result.warnings.length} warning(s)` +
+      (held > 0 ? `; ${held} zone(s) would be held for confirmation.` : '.'),
   );
   if (result.errors.length > 0)
     lines.push('Resources with errors are refused (or keep the version served now); fix them first.');
   return `${lines.map(printable).join('\n')}\n`;
+}
+
+/** The line saying that a zone's change is over its limits: held until confirmed, or confirmed. */
+function holdText(z: ZonePlan, mode: PlanResult['mode']): string {
+  const h = z.hold!;
+  const what =
+    `change ${h.hash} deletes ${h.counts.deleted} and changes ${h.counts.updated} of the zone's ` +
+    `${h.counts.total} RRsets (limits ${h.settings.maxDeletePercent}% and ${h.settings.maxUpdatePercent}%)`;
+  if (!h.held) return `${what}: confirmed, it would apply`;
+  const how =
+    mode === 'cluster'
+      ? `the annotation ${CONFIRM_CHANGE_ANNOTATION}: "${h.hash}" on the DNSZone`
+      : `zonekeeper confirm --state-dir DIR ${z.zone} ${h.hash}, or the annotation ${CONFIRM_CHANGE_ANNOTATION}: "${h.hash}" in its manifest`;
+  return `would be held: ${what}; the zone would keep serving its current content until this change is confirmed with ${how}`;
 }
 
 function actionText(z: ZonePlan): string {
@@ -318,6 +355,17 @@ export function planJson(result: PlanResult): string {
         after: { ttl: c.after.ttl, records: c.after.records },
       })),
       delete: z.delete.map(rrset),
+      hold: z.hold
+        ? {
+            held: z.hold.held,
+            hash: z.hold.hash,
+            total: z.hold.counts.total,
+            deleted: z.hold.counts.deleted,
+            changed: z.hold.counts.updated,
+            maxDeletePercent: z.hold.settings.maxDeletePercent,
+            maxUpdatePercent: z.hold.settings.maxUpdatePercent,
+          }
+        : null,
     })),
     problems: [...result.errors.map(problem('error')), ...result.warnings.map(problem('warning'))],
   };

@@ -8,11 +8,18 @@ import { createHash } from 'node:crypto';
 import {
   CHANGE_SAFETY_MIN_RRSETS,
   CONFIRM_CHANGE_ANNOTATION,
+  type DNSZone,
+  type DNSZoneClass,
   type EffectiveChangeSafety,
+  effectiveChangeSafety,
 } from '../api/index.ts';
+import { nameKey } from '../dns/name.ts';
 import { printRdata } from '../dns/rdata.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
+import type { AssembledZone } from './assemble.ts';
+import type { ResourceKey } from './resource-key.ts';
 import type { RRset } from './rrset.ts';
+import { ZoneModel } from './zone-model.ts';
 
 /** How a change compares with the baseline. */
 export interface ChangeCounts {
@@ -143,4 +150,62 @@ export function decideHold(
 /** How to confirm a held change in a cluster. */
 export function annotationHint(hash: string): string {
   return `with the annotation ${CONFIRM_CHANGE_ANNOTATION}: "${hash}" on this DNSZone`;
+}
+
+/** One zone as a plan sees it: its DNSZone, class and assembled content. */
+export interface PlannedZoneSide {
+  key: ResourceKey;
+  resource: DNSZone;
+  zoneClass: DNSZoneClass;
+  zone: AssembledZone;
+}
+
+/**
+ * A change a plan finds over the zone's limits: held until confirmed, or already confirmed (its hash
+ * is in the zone's annotation or a confirmation).
+ */
+export interface PlannedHold {
+  held: boolean;
+  hash: string;
+  counts: ChangeCounts;
+  settings: EffectiveChangeSafety;
+}
+
+/**
+ * Whether the controller would hold the change from `before` (served now) to `after` (undefined: the
+ * change is within the limits, or not measured), taking what is
+ * served now as the baseline: the same measure (`ChangeBaseline`), the same hash and the same decision
+ * (`decideHold`) the controller applies, with the zone's own confirmation annotation (as it would be
+ * after the change) and `confirmations` (e.g. `zonekeeper confirm` files). Never held, as in the
+ * controller: a zone created or deleted, a domain moving to another DNSZone, and a change of the zone's
+ * own settings that rebuilds its model (SOA fields, default TTL, name servers, class), which starts a
+ * new baseline.
+ */
+export function planHold(
+  before: PlannedZoneSide | undefined,
+  after: PlannedZoneSide | undefined,
+  confirmations: readonly string[] = [],
+): PlannedHold | undefined {
+  if (!before || !after || before.key !== after.key) return undefined;
+  const origin = after.zone.origin;
+  if (
+    ZoneModel.signature(before.resource, before.zoneClass, origin) !==
+    ZoneModel.signature(after.resource, after.zoneClass, origin)
+  )
+    return undefined;
+  const settings = effectiveChangeSafety(after.zoneClass.spec.changeSafety, after.resource.spec.changeSafety);
+  if (!settings.enabled) return undefined;
+  const id = (r: RRset) => `${nameKey(r.owner)}\u0000${r.type}`;
+  const was = new Map(before.zone.rrsets.map((r) => [id(r), r] as const));
+  const now = new Map(after.zone.rrsets.map((r) => [id(r), r] as const));
+  const baseline = new ChangeBaseline(was.size);
+  const previous = new Map<string, RRset | undefined>();
+  for (const [k, r] of was) previous.set(k, r);
+  for (const k of now.keys()) if (!was.has(k)) previous.set(k, undefined);
+  baseline.note(previous);
+  const change = baseline.measure(origin, (ownerKey, type) => now.get(`${ownerKey}\u0000${type}`));
+  const annotation = after.resource.metadata.annotations?.[CONFIRM_CHANGE_ANNOTATION]?.trim();
+  const decision = decideHold(settings, change, [...(annotation ? [annotation] : []), ...confirmations], '');
+  if (!decision.held && !decision.confirmed) return undefined;
+  return { held: decision.held, hash: change.hash, counts: change.counts, settings };
 }

@@ -1,4 +1,4 @@
-import type { Resource } from '../api/index.ts';
+import type { DNSZone, DNSZoneClass, Resource } from '../api/index.ts';
 import type { Name } from '../dns/name.ts';
 import { type AssembledZone, assembleZone } from './assemble.ts';
 import { CatalogFeed } from './catalog-feed.ts';
@@ -11,6 +11,9 @@ export interface ComputedZone {
   key: ResourceKey;
   origin: Name;
   zone: AssembledZone;
+  /** The DNSZone and the class it is served with (its settings: change safety, the model's signature). */
+  resource: DNSZone;
+  zoneClass: DNSZoneClass;
 }
 
 /**
@@ -32,7 +35,7 @@ export function computeZones(resources: readonly Resource[]): ComputedZone[] {
     const input = zoneAssemblyInput(catalog, key);
     if (!input) continue;
     const zone = assembleZone(input);
-    out.push({ key, origin: zone.origin, zone });
+    out.push({ key, origin: zone.origin, zone, resource: input.zone, zoneClass: input.zoneClass });
   }
   out.sort((a, b) => (a.origin < b.origin ? -1 : a.origin > b.origin ? 1 : 0));
   return out;

@@ -12,6 +12,7 @@ import { compareCanonical, type Name, nameKey } from '../dns/name.ts';
 import { printRdata, type Rdata } from '../dns/rdata.ts';
 import { type RecordTypeName, typeCode } from '../dns/rrtype.ts';
 import type { AssembledZone } from './assemble.ts';
+import type { PlannedHold } from './change-safety.ts';
 import type { ResourceKey } from './resource-key.ts';
 import type { RRsetData } from './rrset.ts';
 import type { ZoneSerialState } from './serial.ts';
@@ -51,6 +52,11 @@ export interface ZonePlan {
   add: PlannedRRset[];
   change: RRsetChange[];
   delete: PlannedRRset[];
+  /**
+   * Set when the change is over the zone's change-safety limits (`planHold`): the controller would hold
+   * it until confirmed (`held`), or it is confirmed already.
+   */
+  hold?: PlannedHold;
 }
 
 /** One origin, as served now and as it would be served. */

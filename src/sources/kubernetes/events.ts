@@ -51,8 +51,12 @@ export class EventRecorder {
     if (event) this.record(event);
   }
 
-  /** Fire and forget: an event that cannot be written is counted and logged, never retried. */
-  record(event: EventInput): void {
+  /**
+   * Fire and forget: an event that cannot be written is counted and logged, never retried. It goes
+   * into the namespace of the object it regards, unless `namespace` names another (an object in a
+   * terminating namespace, which takes no new Events).
+   */
+  record(event: EventInput, namespace?: string): void {
     const { regarding } = event;
     const what = `${regarding.kind} ${regarding.namespace ? `${regarding.namespace}/` : ''}${regarding.name}`;
     if (event.type === 'Warning') this.options.log?.('warn', `${what}: ${event.reason}: ${event.note}`);
@@ -60,11 +64,11 @@ export class EventRecorder {
       this.sent?.labels(event.type, 'dropped').inc();
       return;
     }
-    const namespace = event.regarding.namespace ?? this.options.clusterNamespace;
+    const into = namespace ?? event.regarding.namespace ?? this.options.clusterNamespace;
     const now = this.options.now?.() ?? new Date();
     this.options.api
       .createEvent(
-        namespace,
+        into,
         event,
         this.options.controller ?? 'dns.zonekeeper.dev/operator',
         this.options.instance,

@@ -392,6 +392,20 @@ export class KubeApi {
     );
   }
 
+  /**
+   * Whether a namespace is being deleted: `terminating` once its deletion started (deletionTimestamp,
+   * phase Terminating), `gone` when it no longer exists. Needs `get` on namespaces.
+   */
+  async namespaceState(name: string): Promise<'active' | 'terminating' | 'gone'> {
+    try {
+      const ns = await call(() => this.core.readNamespace({ name }));
+      return ns.metadata?.deletionTimestamp || ns.status?.phase === 'Terminating' ? 'terminating' : 'active';
+    } catch (e) {
+      if (isStatus(e, 404)) return 'gone';
+      throw e;
+    }
+  }
+
   /** One key of a Secret, decoded (Secrets are read by reference only, never listed or watched). */
   async readSecretKey(namespace: string, name: string, key: string): Promise<string | undefined> {
     const secret = await call(() => this.core.readNamespacedSecret({ namespace, name }));
