@@ -10,12 +10,14 @@ import { type Backend, BackendError } from './backend.ts';
 import { builtinRegistration } from './builtin/registration.ts';
 import { powerDnsRegistration } from './powerdns/registration.ts';
 import type { BackendContext, BackendRegistration, BackendRegistry, ManagedBackend } from './registration.ts';
+import { rfc2136Registration } from './rfc2136/registration.ts';
 
 export type { BackendContext, BackendRegistration, BackendRegistry } from './registration.ts';
 
 export const BACKENDS: BackendRegistry = {
   builtin: builtinRegistration,
   powerdns: powerDnsRegistration,
+  rfc2136: rfc2136Registration,
 };
 
 export interface BackendFactoryOptions extends BackendContext {
