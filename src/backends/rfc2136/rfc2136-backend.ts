@@ -299,7 +299,7 @@ export class Rfc2136Backend implements Backend {
       const name = tsigErrorName(tsigError);
       const why =
         name === 'BADKEY'
-          ? `it does not know key ${keyName} (or not with this algorithm)`
+          ? `it does not know key ${keyName} (or not with this algorithm), or does not allow it to update ${origin} (Knot answers BADKEY to a key no acl with action update grants)`
           : name === 'BADSIG'
             ? `the signature does not verify: the secret of ${keyName} differs from the server's`
             : name === 'BADTIME'
