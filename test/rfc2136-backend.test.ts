@@ -8,27 +8,36 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { Kind, Resource } from '../src/api/index.ts';
 import { BackendError, type ProgrammedZone, readBack } from '../src/backends/backend.ts';
+import { BuiltinBackend } from '../src/backends/builtin/builtin-backend.ts';
 import { rrset } from '../src/backends/contract/kit.ts';
+import { type BackendFactory, createBackendFactory } from '../src/backends/registry.ts';
 import { ownershipName } from '../src/backends/rfc2136/plan.ts';
 import {
   type ApplyStats,
   Rfc2136Backend,
   type Rfc2136BackendOptions,
 } from '../src/backends/rfc2136/rfc2136-backend.ts';
+import { Controller } from '../src/control/controller.ts';
+import { MemoryStore } from '../src/control/memory-store.ts';
 import { fileAndEnvSecrets } from '../src/control/secrets.ts';
+import { MemorySerialStore } from '../src/control/serial-store.ts';
 import { nameEquals, nameKey } from '../src/dns/name.ts';
 import { printRdata, type Rdata } from '../src/dns/rdata.ts';
 import { typeName } from '../src/dns/rrtype.ts';
 import { parseTsigKey } from '../src/dns/tsig.ts';
 import { axfr } from '../src/server/transfer/axfr-client.ts';
+import { ZoneTable } from '../src/server/zone-table.ts';
 import type { RRset } from '../src/zones/rrset.ts';
+import { recordSet, zone, zoneClass } from './support/resources.ts';
 import {
   type KeyConfig,
   newKey,
   startUpdatePrimary,
   type UpdatePrimary,
 } from './support/update-primaries.ts';
+import { waitFor } from './support/zonekeeper-process.ts';
 
 const ZONES = Array.from({ length: 12 }, (_, i) => `h${i + 1}.hostile.example.`);
 
@@ -309,6 +318,156 @@ for (const kind of ['knot', 'bind'] as const) {
       assert.equal(now.get(`${origin} SOA`)![0]!.split(' ').slice(0, 2).join(' '), soaBefore);
       assert.deepEqual(now.get(`www.${origin} A`), ['192.0.2.10', '192.0.2.11']);
       assert.ok((await readBack(backend, zoneOf(origin, 2, base(origin)))).programmed);
+    });
+  });
+}
+
+/**
+ * The controller in-process (MemoryStore, the backend registry) with an rfc2136 class whose
+ * resyncSeconds is 1: the zone is Programmed once its content reads back; drift made with nsupdate is
+ * repaired by the resync with nothing changed in the resources; a hand-made RRset in the way is a
+ * Conflict on its DNSRecordSet.
+ */
+for (const kind of ['knot', 'bind'] as const) {
+  describe(`rfc2136 class driven by the controller (${kind === 'knot' ? 'knotd' : 'named'})`, () => {
+    const ORIGIN = 'ctl.example.';
+    const ZONE = 'dns/ctl-example';
+    const updateKey = newKey('zonekeeper-update');
+    const transferKey = newKey('transfer-only');
+    const handKey = newKey('by-hand');
+    let primary: UpdatePrimary;
+    let store: MemoryStore;
+    let controller: Controller;
+    let factory: BackendFactory;
+
+    const cond = (k: Kind, key: string, type: string) =>
+      (store.get(k, key) as Resource | undefined)?.status?.conditions?.find((c) => c.type === type);
+
+    async function held(name: string, type: string): Promise<string[] | undefined> {
+      const { records } = await axfr({
+        host: '127.0.0.1',
+        port: primary.port,
+        zone: ORIGIN,
+        key: parseTsigKey(transferKey),
+        timeoutMs: 5000,
+        maxRecords: 100_000,
+      });
+      const found = records
+        .filter((r) => nameEquals(r.name, name) && typeName(r.type) === type)
+        .map((r) => printRdata(r.data as Rdata))
+        .sort();
+      return found.length > 0 ? found : undefined;
+    }
+
+    before(async () => {
+      primary = await startUpdatePrimary({ kind, zones: [ORIGIN], updateKey, transferKey, handKey });
+      store = new MemoryStore();
+      const secrets = fileAndEnvSecrets({ ZK_RFC2136_KEY: updateKey.secret });
+      factory = createBackendFactory({ builtin: new BuiltinBackend(new ZoneTable()), secrets });
+      controller = new Controller({ store, backend: factory, serials: new MemorySerialStore(), secrets });
+      store.apply(
+        zoneClass('knot', ['ns1.ctl.example.', 'ns2.ctl.example.'], {
+          backend: {
+            rfc2136: {
+              server: '127.0.0.1',
+              port: primary.port,
+              tsigKey: {
+                name: updateKey.name,
+                algorithm: 'hmac-sha256',
+                secretRef: { env: 'ZK_RFC2136_KEY' },
+              },
+              resyncSeconds: 1,
+              timeoutSeconds: 3,
+            },
+          },
+        }),
+      );
+      store.apply(zone('dns', 'ctl-example', 'ctl.example', { className: 'knot' }));
+      for (const [name, type, records] of [
+        ['www', 'A', ['192.0.2.10']],
+        ['docs', 'CNAME', ['www']],
+        ['@', 'MX', ['10 mail']],
+        // In-zone NS and MX targets need addresses: BIND's integrity checks refuse an UPDATE that
+        // leaves one without ("post update name server sanity check failed", "has no address records").
+        ['mail', 'A', ['192.0.2.25']],
+        ['ns1', 'A', ['192.0.2.53']],
+        ['ns2', 'A', ['192.0.2.54']],
+      ] as const)
+        store.apply(
+          recordSet('dns', `${name === '@' ? 'apex' : name}-${type.toLowerCase()}`, {
+            zoneRef: { name: 'ctl-example' },
+            name,
+            type,
+            records: [...records],
+          }),
+        );
+      controller.start();
+    });
+    after(async () => {
+      controller?.stop();
+      factory?.close();
+      await primary?.close();
+    });
+
+    test('Programmed once the content reads back; the server keeps its own serial', async () => {
+      await waitFor(async () =>
+        cond('DNSZone', ZONE, 'Programmed')?.status === 'True' ? true : undefined,
+      ).catch((e: Error) => {
+        throw new Error(
+          `${e.message}: ${JSON.stringify(cond('DNSZone', ZONE, 'Programmed'))}\n${primary.log().slice(-3000)}`,
+        );
+      });
+      assert.deepEqual(await held(`www.${ORIGIN}`, 'A'), ['192.0.2.10']);
+      assert.deepEqual(await held(ORIGIN, 'NS'), ['ns1.ctl.example.', 'ns2.ctl.example.']);
+      const soa = (await held(ORIGIN, 'SOA'))![0]!;
+      assert.equal(soa.split(' ')[0], 'ns1.contract.example.', 'the server’s SOA, not Zonekeeper’s');
+      assert.equal(cond('DNSZoneClass', 'knot', 'Ready')?.status, 'True');
+    });
+
+    test('drift made with nsupdate is repaired by the resync; hand-made RRsets stay', async () => {
+      await primary.nsupdate(ORIGIN, [
+        `update delete www.${ORIGIN} A`,
+        `update add www.${ORIGIN} 300 A 203.0.113.66`,
+        `update delete docs.${ORIGIN} CNAME`,
+        `update add hand.${ORIGIN} 300 A 198.51.100.7`,
+      ]);
+      await waitFor(async () => {
+        const www = await held(`www.${ORIGIN}`, 'A');
+        const docs = await held(`docs.${ORIGIN}`, 'CNAME');
+        return www?.[0] === '192.0.2.10' && docs?.[0] === `www.${ORIGIN}` ? true : undefined;
+      }, 15_000);
+      assert.deepEqual(await held(`hand.${ORIGIN}`, 'A'), ['198.51.100.7']);
+    });
+
+    test('a hand-made RRset in the way is a Conflict on its DNSRecordSet; the rest is programmed', async () => {
+      await primary.nsupdate(ORIGIN, [`update add taken.${ORIGIN} 300 TXT "by hand"`]);
+      store.apply(
+        recordSet('dns', 'taken-txt', {
+          zoneRef: { name: 'ctl-example' },
+          name: 'taken',
+          type: 'TXT',
+          records: ['"ours"'],
+        }),
+      );
+      store.apply(
+        recordSet('dns', 'api-a', {
+          zoneRef: { name: 'ctl-example' },
+          name: 'api',
+          type: 'A',
+          records: ['192.0.2.30'],
+        }),
+      );
+      await waitFor(
+        async () =>
+          cond('DNSRecordSet', 'dns/taken-txt', 'Accepted')?.reason === 'Conflict' ? true : undefined,
+        15_000,
+      );
+      await waitFor(
+        async () => ((await held(`api.${ORIGIN}`, 'A'))?.[0] === '192.0.2.30' ? true : undefined),
+        15_000,
+      );
+      assert.deepEqual(await held(`taken.${ORIGIN}`, 'TXT'), ['"by hand"']);
+      assert.match(cond('DNSRecordSet', 'dns/taken-txt', 'Accepted')?.message ?? '', /ownership record/);
     });
   });
 }

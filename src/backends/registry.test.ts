@@ -77,19 +77,35 @@ describe('backend registry and factory', () => {
   test('every kind the API accepts is registered with the API schema and the capabilities its backends carry', () => {
     assert.deepEqual(Object.keys(BACKENDS), BACKEND_KINDS);
     const factory = createBackendFactory({ builtin, secrets: fileAndEnvSecrets({}) });
-    const classes: Record<string, DNSZoneClass> = { builtin: zoneClass('b'), powerdns: pdnsClass('p') };
+    const classes: Record<string, DNSZoneClass> = {
+      builtin: zoneClass('b'),
+      powerdns: pdnsClass('p'),
+      rfc2136: zoneClass('r', ['ns1.example.com.'], {
+        backend: {
+          rfc2136: {
+            server: '192.0.2.53',
+            tsigKey: { name: 'zk', algorithm: 'hmac-sha256', secretRef: { env: 'ZK_KEY' } },
+          },
+        },
+      }),
+    };
+    const readBy: Record<string, 'serial' | 'content'> = {
+      builtin: 'serial',
+      powerdns: 'serial',
+      rfc2136: 'content',
+    };
     for (const kind of BACKEND_KINDS) {
       assert.equal(BACKENDS[kind].schema, BACKEND_SCHEMAS[kind], `${kind}: the schema the CRD is made of`);
       const made = factory(classes[kind]!);
       assert.equal(made.capabilities, BACKENDS[kind].capabilities, `${kind}: capabilities`);
-      assert.equal(programmedBy(made.capabilities), 'serial', `${kind} is the serial authority today`);
+      assert.equal(programmedBy(made.capabilities), readBy[kind], `${kind}: what Programmed reads back`);
     }
     factory.close();
   });
 
   test('a class with no registered kind is refused with UNKNOWN_BACKEND, never served by the built-in server', async () => {
     const factory = createBackendFactory({ builtin, secrets: fileAndEnvSecrets({}) });
-    for (const backend of [{ rfc2136: { server: '192.0.2.1:53' } }, {}, { builtin: {}, powerdns: {} }]) {
+    for (const backend of [{ webhook: { url: 'http://192.0.2.1' } }, {}, { builtin: {}, powerdns: {} }]) {
       const cls = zoneClass('future', ['ns1.example.com.'], { backend: backend as never });
       const made = factory(cls);
       assert.notEqual(made, builtin);
@@ -99,7 +115,7 @@ describe('backend registry and factory', () => {
         assert.equal(e.reason, 'BackendRejected');
         assert.match(
           e.message,
-          /DNSZoneClass future: spec\.backend sets .*; set exactly one of builtin, powerdns/,
+          /DNSZoneClass future: spec\.backend sets .*; set exactly one of builtin, powerdns, rfc2136/,
         );
         return true;
       };

@@ -9,6 +9,7 @@
  * planned again, up to MAX_ATTEMPTS times. The server keeps its own SOA and serial, so Programmed
  * is the content read back (`servedContent`: the plan from a fresh read is empty).
  */
+import net from 'node:net';
 import type { Rfc2136Settings } from '../../api/index.ts';
 import type { SecretResolver } from '../../api/secret-ref.ts';
 import { Rcode } from '../../dns/message.ts';
@@ -253,8 +254,29 @@ export class Rfc2136Backend implements Backend {
     return plan.units.length === tooLarge.length;
   }
 
+  /** Whether the server accepts a TCP connection (the keys are checked by every apply, per zone). */
   async health(): Promise<{ ok: boolean; message: string }> {
-    return { ok: true, message: `RFC 2136 primary at ${this.where}` };
+    const error = await new Promise<Error | undefined>((resolve) => {
+      const socket = net.connect({ host: this.settings.server, port: this.settings.port ?? DEFAULT_PORT });
+      const timer = setTimeout(() => {
+        socket.destroy();
+        resolve(new Error(`no connection within ${this.timeoutMs} ms`));
+      }, this.timeoutMs);
+      socket.once('connect', () => {
+        clearTimeout(timer);
+        socket.destroy();
+        resolve(undefined);
+      });
+      socket.once('error', (e) => {
+        clearTimeout(timer);
+        resolve(e);
+      });
+    });
+    if (error)
+      throw new BackendError('BackendUnreachable', `RFC 2136 primary at ${this.where}: ${error.message}`, {
+        code: 'RFC2136_UNREACHABLE',
+      });
+    return { ok: true, message: `RFC 2136 primary at ${this.where} accepts TCP connections` };
   }
 
   // -------------------------------------------------------------------------------------------------
@@ -313,7 +335,7 @@ export class Rfc2136Backend implements Backend {
     }
     const fix =
       rcode === Rcode.REFUSED
-        ? `allow key ${keyName} to update ${origin} (Knot: an acl with action update and key ${keyName} on the zone; BIND: update-policy { grant ${keyName.replace(/\.$/, '')} zonesub ANY; })`
+        ? `allow key ${keyName} to update ${origin} (Knot: an acl with action update and key ${keyName} on the zone; BIND: update-policy { grant ${keyName.replace(/\.$/, '')} zonesub ANY; }), or see the server log for content it refused (BIND's integrity checks refuse an UPDATE that leaves an in-zone NS or MX target without an address record: give those names A/AAAA record sets)`
         : rcode === Rcode.NOTAUTH
           ? `the server is not a primary for ${origin}; point spec.backend.rfc2136.server at the zone's primary`
           : rcode === Rcode.NOTIMP
