@@ -10,6 +10,7 @@ import { heldFromRecords } from '../src/backends/contract/held.ts';
 import { backendContract, rrset } from '../src/backends/contract/kit.ts';
 import { type BackendFactory, createBackendFactory } from '../src/backends/registry.ts';
 import { fileAndEnvSecrets } from '../src/control/secrets.ts';
+import { printRdata } from '../src/dns/rdata.ts';
 import { ZoneTable } from '../src/server/zone-table.ts';
 import { type PowerDnsProcess, startPowerDns } from './support/powerdns.ts';
 import { zoneClass } from './support/resources.ts';
@@ -74,6 +75,15 @@ for (const storage of ['lmdb', 'sqlite'] as const) {
       await hand(pdns, origin, [
         replace(changed.owner, changed.type, ['203.0.113.99']),
         { name: `docs.${origin}`, type: 'CNAME', changetype: 'DELETE' },
+      ]);
+    },
+    handMade: async (origin, made) => {
+      await hand(pdns, origin, [
+        replace(
+          made.owner,
+          made.type,
+          made.rdata.map((r) => printRdata(r)),
+        ),
       ]);
     },
     refuse: async (origin) => {

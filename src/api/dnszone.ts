@@ -1,5 +1,6 @@
 /** DNSZone (namespaced): a hosted zone. */
 import { RECORD_TYPES } from '../dns/rrtype.ts';
+import { changeSafetySchema } from './change-safety.ts';
 import { AGE_COLUMN, type KindDefinition, READY_COLUMN } from './kind.ts';
 import {
   conditionsSchema,
@@ -74,6 +75,32 @@ export const delegationSchema = s.object(
 );
 export type Delegation = Infer<typeof delegationSchema>;
 
+export const MAX_IGNORE_RULES = 64;
+
+export const ignoreRuleSchema = s.object(
+  {
+    name: s.string({
+      description:
+        'A name pattern relative to the zone, as in delegations: "@" the apex, "api" exactly api, "*.apps" ' +
+        'one or more labels below apps, "*" every name below the apex.',
+      minLength: 1,
+      maxLength: 253,
+      pattern: NAME_PATTERN_PATTERN,
+      patternMessage:
+        'is not a relative name pattern; use "@" for the apex, a relative name like "api" or "a.b", ' +
+        '"*.apps" for every name below apps, or "*" for every name below the apex (no trailing dot)',
+    }),
+    type: s.optional(
+      s.string({
+        description: 'A record type; absent: every type (the SOA is never ignored).',
+        enum: RECORD_TYPES,
+      }),
+    ),
+  },
+  { description: 'RRsets an external backend keeps as they are.' },
+);
+export type IgnoreRule = Infer<typeof ignoreRuleSchema>;
+
 export const dnsZoneSpecSchema = s.object(
   {
     domainName: s.string({
@@ -121,6 +148,20 @@ export const dnsZoneSpecSchema = s.object(
         maxItems: MAX_DELEGATIONS,
       }),
     ),
+    ignore: s.optional(
+      s.array(ignoreRuleSchema, {
+        description:
+          'RRsets of an external backend (PowerDNS) that Zonekeeper never creates, modifies or deletes, ' +
+          'whoever made them, even ones it created before: for migrating a zone piece by piece. Record sets ' +
+          'of the zone that match are reported as not programmed. The SOA is never ignored; the built-in ' +
+          'server holds nothing but Zonekeeper content and ignores the list.',
+        maxItems: MAX_IGNORE_RULES,
+      }),
+    ),
+    changeSafety: s.optional({
+      ...changeSafetySchema,
+      description: `${changeSafetySchema.description} Each field overrides the class's changeSafety.`,
+    }),
   },
   { description: 'The desired zone.' },
 );

@@ -1,6 +1,7 @@
 /** DNSZoneClass (cluster-scoped): a backend and the policy its zones share. */
 import { isIP } from 'node:net';
 import { BACKEND_KINDS, optionalBackendProperties } from './backends/index.ts';
+import { changeSafetySchema } from './change-safety.ts';
 import { AGE_COLUMN, type KindDefinition, READY_COLUMN } from './kind.ts';
 import {
   ABSOLUTE_HOST_PATTERN,
@@ -229,6 +230,10 @@ export const dnsZoneClassSpecSchema = s.object(
         { description: 'Defaults for zones of this class; a DNSZone may override each.' },
       ),
     ),
+    changeSafety: s.optional({
+      ...changeSafetySchema,
+      description: `${changeSafetySchema.description} A DNSZone may override each field.`,
+    }),
   },
   { description: 'A backend and the policy shared by its zones.' },
 );

@@ -5,6 +5,15 @@ export type { BackendKind, BackendSchemaOf, BackendSettings } from './backends/i
 export { BACKEND_KINDS, BACKEND_SCHEMAS, backendOf, isBackendKind } from './backends/index.ts';
 export type { PowerDnsSettings } from './backends/powerdns.ts';
 export type { Rfc2136Settings } from './backends/rfc2136.ts';
+export type { ChangeSafety, EffectiveChangeSafety } from './change-safety.ts';
+export {
+  CHANGE_SAFETY_MIN_RRSETS,
+  CONFIRM_CHANGE_ANNOTATION,
+  changeSafetySchema,
+  DEFAULT_MAX_DELETE_PERCENT,
+  DEFAULT_MAX_UPDATE_PERCENT,
+  effectiveChangeSafety,
+} from './change-safety.ts';
 export { crdFileName, crdsYaml, crdYaml, generateCrds } from './crds.ts';
 export type { DNSRecordSet, DNSRecordSetSpec, DNSRecordSetStatus } from './dnsrecordset.ts';
 export {
@@ -14,13 +23,15 @@ export {
   MAX_RECORD_LENGTH,
   MAX_RECORDS,
 } from './dnsrecordset.ts';
-export type { Delegation, DNSZone, DNSZoneSpec, DNSZoneStatus } from './dnszone.ts';
+export type { Delegation, DNSZone, DNSZoneSpec, DNSZoneStatus, IgnoreRule } from './dnszone.ts';
 export {
   delegationSchema,
   dnsZoneDefinition,
   dnsZoneSpecSchema,
   dnsZoneStatusSchema,
+  ignoreRuleSchema,
   MAX_DELEGATIONS,
+  MAX_IGNORE_RULES,
 } from './dnszone.ts';
 export type { DNSZoneClass, DNSZoneClassSpec, DNSZoneClassStatus } from './dnszoneclass.ts';
 export {

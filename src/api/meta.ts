@@ -35,6 +35,7 @@ export const Reason = {
   BackendUnreachable: 'BackendUnreachable',
   BackendRejected: 'BackendRejected',
   Pending: 'Pending',
+  ChangeHeld: 'ChangeHeld',
   Programmed: 'Programmed',
   OutOfZone: 'OutOfZone',
   Ready: 'Ready',

@@ -70,6 +70,7 @@ interface DNSZoneClassSpec {
   transfers?: Transfers;
   allowPublicSuffixZones?: boolean;
   defaults?: { ttl?: number; soa?: SOAOverrides };
+  changeSafety?: ChangeSafety;
 }
 interface DNSZoneClassStatus {
   conditions?: Condition[];
@@ -87,6 +88,13 @@ interface DNSZoneSpec {
   ttl?: number;
   soa?: SOAOverrides;
   delegations?: Delegation[];
+  ignore?: { name: string; type?: RecordTypeName }[];
+  changeSafety?: ChangeSafety;
+}
+interface ChangeSafety {
+  enabled?: boolean;
+  maxDeletePercent?: number;
+  maxUpdatePercent?: number;
 }
 interface ObjectRef {
   namespace: string;

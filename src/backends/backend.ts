@@ -1,3 +1,4 @@
+import type { IgnoreRule } from '../api/index.ts';
 import type { Name } from '../dns/name.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
 import type { ResourceKey } from '../zones/resource-key.ts';
@@ -20,6 +21,14 @@ export interface ProgrammedZone {
    * applies just this; any other backend state takes the full content.
    */
   delta?: RRsetDelta & { fromSerial: number };
+  /**
+   * The zone's ignore rules (`DNSZone.spec.ignore`; match them with `zones/ignore.ts`). A backend whose
+   * target others can edit (an external server) must leave every RRset they match exactly as the target
+   * holds it — never created, modified or deleted, whoever made it, even one it created before (and it
+   * stops claiming such an RRset) — and report a desired RRset they match as a problem. The SOA is never
+   * matched. A backend that holds nothing but Zonekeeper's content (the built-in server) ignores them.
+   */
+  ignore?: readonly IgnoreRule[];
 }
 
 /**

@@ -7,6 +7,7 @@ import { parseCidr, RRL_LIMITS, type RrlSettings } from '../server/rrl.ts';
 import { type DnsWorkerConfig, WORKER_CONFIG_ENV } from '../server/worker-protocol.ts';
 import { loadFrontDoors } from '../sources/front-door-modules.ts';
 import { DEFAULT_SERIAL_BLOCK, MAX_SERIAL_BLOCK } from '../sources/kubernetes/serial-records.ts';
+import { writeConfirmation } from '../sources/manifests/confirmations.ts';
 import { loadWriteAccess } from '../sources/writes/write-access-file.ts';
 import { createLogger } from './logger.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, podNamespace, startOperator } from './operator.ts';
@@ -30,6 +31,8 @@ Usage:
       their SOA serial and starts above it; how long to wait for them (default 2; 0 = do not ask).
       --max-manifest-bytes: larger manifest files are not read (default 16MiB; 512KiB, 64MiB, bytes).
       --workers: DNS processes sharing the port (default 1; auto = one per CPU).
+      --change-safety-window SECONDS: how long content must stay unchanged to become the baseline that
+      large changes are measured against (default 10; see docs/change-safety.md).
       --response-cache: answers kept for reuse per DNS process (default 100000; 0 = off).
       --rrl on|off, --rrl-rate N, --rrl-slip N, --rrl-table-size N, --rrl-exempt CIDR[,CIDR...]|none:
       response rate limiting on UDP (default on: 20 responses/s per client network and kind of answer,
@@ -38,7 +41,7 @@ Usage:
       namespace, secretRef) and per-namespace quotas; see docs/api-writes.md.
   zonekeeper operator [--kubeconfig FILE] [--context NAME] [--namespace NS] [--http 0.0.0.0:8080]
                       [--leader-elect=false] [--leader-election-id NAME] [--identity NAME]
-                      [--shutdown-timeout SECONDS] [--serial-block N]
+                      [--shutdown-timeout SECONDS] [--serial-block N] [--change-safety-window SECONDS]
                       [--write-access FILE] [--write-forwarders USER,...] [--advertise-url URL]
       Reconcile DNSZoneClasses, DNSZones and DNSRecordSets in a Kubernetes cluster: serials and hashes in
       DNSZone.status, conditions, finalizers, Events; one leader per --namespace Lease (15 s/10 s/2 s).
@@ -69,6 +72,9 @@ Usage:
       --state-dir of a serve remembers (none: everything is new), or with --kubeconfig against the
       cluster's objects (DIR overlaid on them). Changes nothing. Exit 0: no changes; 2: changes; 1: an
       error or a resource that would be refused (docs/change-safety.md).
+  zonekeeper confirm --state-dir DIR ZONE HASH
+      Release the held change HASH of ZONE (NAME or NAMESPACE/NAME) in the \`serve\` using DIR: exactly
+      that change is applied; another change needs its own confirmation (docs/change-safety.md).
   zonekeeper status [--http URL]
       Show zones and record sets of a running \`zonekeeper serve\` (default http://127.0.0.1:8080).
   zonekeeper crds [--out DIR]
@@ -116,11 +122,13 @@ async function main(argv: string[]): Promise<number> {
           ...RRL_FLAGS,
           'max-manifest-bytes': { type: 'string' },
           'secondary-probe-timeout': { type: 'string' },
+          'change-safety-window': { type: 'string' },
           ...FRONT_DOOR_FLAG,
           'write-access': { type: 'string' },
         },
       });
       if (!values.manifests) throw new UsageError('serve needs --manifests DIR');
+      const windowMs = changeSafetyWindowOption(values['change-safety-window']);
       const frontDoorModules = values['front-door'] ?? [];
       const probeSeconds = probeTimeoutOption(values['secondary-probe-timeout']);
       const log = createLogger();
@@ -137,6 +145,7 @@ async function main(argv: string[]): Promise<number> {
         ...rrlOption(values),
         ...maxManifestBytesOption(values['max-manifest-bytes']),
         ...(probeSeconds !== undefined ? { secondaryProbeTimeoutMs: probeSeconds * 1000 } : {}),
+        ...(windowMs !== undefined ? { changeSafetyWindowMs: windowMs } : {}),
         frontDoors: await loadFrontDoors(frontDoorModules),
         frontDoorModules,
         ...(values['write-access'] ? { writeAccess: await loadWriteAccess(values['write-access']) } : {}),
@@ -166,6 +175,7 @@ async function main(argv: string[]): Promise<number> {
           identity: { type: 'string' },
           'shutdown-timeout': { type: 'string', default: String(DEFAULT_SHUTDOWN_TIMEOUT_MS / 1000) },
           'serial-block': { type: 'string', default: String(DEFAULT_SERIAL_BLOCK) },
+          'change-safety-window': { type: 'string' },
           ...FRONT_DOOR_FLAG,
           'write-access': { type: 'string' },
           'write-forwarders': { type: 'string' },
@@ -192,6 +202,7 @@ async function main(argv: string[]): Promise<number> {
         ...(values.identity ? { identity: values.identity } : {}),
         shutdownTimeoutMs: shutdownTimeout * 1000,
         serialBlock,
+        ...changeSafetyWindowField(values['change-safety-window']),
         frontDoors: await loadFrontDoors(values['front-door'] ?? []),
         ...(values['write-access'] ? { writeAccess: await loadWriteAccess(values['write-access']) } : {}),
         ...(values['write-forwarders']
@@ -306,6 +317,26 @@ async function main(argv: string[]): Promise<number> {
       } else {
         process.stdout.write(crdsYaml(doors));
       }
+      return 0;
+    }
+    case 'confirm': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: { 'state-dir': { type: 'string' } },
+      });
+      if (!values['state-dir'] || positionals.length !== 2)
+        throw new UsageError('confirm needs --state-dir DIR ZONE HASH');
+      const [zone, hash] = positionals as [string, string];
+      let file: string;
+      try {
+        file = await writeConfirmation(values['state-dir'], zone, hash);
+      } catch (e) {
+        throw new UsageError((e as Error).message);
+      }
+      process.stdout.write(
+        `confirmed change ${hash} of ${zone} (${file}); a running serve applies it if it is the change held now\n`,
+      );
       return 0;
     }
     case 'zone':
@@ -621,3 +652,17 @@ run.then(
     process.exit(1);
   },
 );
+
+/** `--change-safety-window SECONDS`: 0 to 3600 seconds, fractions allowed (tests use short windows). */
+function changeSafetyWindowOption(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds < 0 || seconds > 3600)
+    throw new UsageError('--change-safety-window: give seconds, from 0 to 3600');
+  return seconds * 1000;
+}
+
+function changeSafetyWindowField(value: string | undefined): { changeSafetyWindowMs?: number } {
+  const ms = changeSafetyWindowOption(value);
+  return ms === undefined ? {} : { changeSafetyWindowMs: ms };
+}

@@ -59,6 +59,8 @@ export interface OperatorOptions {
   writeForwarders?: string[];
   /** This replica's HTTP port as other pods reach it (default http://$POD_IP:<port>). */
   advertiseUrl?: string;
+  /** Change safety: how long content must stay unchanged to become the baseline (default 10 s). */
+  changeSafetyWindowMs?: number;
   log: Log;
   /** What to do when leadership is lost (the CLI exits; tests may do otherwise). */
   onLostLeadership?: () => void;
@@ -272,6 +274,9 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         // Every status or finalizer write is an API round trip: keep several in flight.
         writeConcurrency: 16,
         secrets,
+        ...(options.changeSafetyWindowMs !== undefined
+          ? { changeSafetyWindowMs: options.changeSafetyWindowMs }
+          : {}),
       });
       controller.start();
       if (options.writeAccess) void startWriter(controller, options.writeAccess, current);

@@ -1,10 +1,10 @@
 import { type FrontDoors, frontDoorId, NO_FRONT_DOORS } from '../api/frontdoors/index.ts';
-import { KINDS } from '../api/index.ts';
+import { CONFIRM_CHANGE_ANNOTATION, type DNSZone, KINDS } from '../api/index.ts';
 import type { Backend } from '../backends/backend.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { WorkerPoolBackend } from '../backends/builtin/worker-pool-backend.ts';
 import { createBackendFactory } from '../backends/registry.ts';
-import { Controller } from '../control/controller.ts';
+import { CHANGE_SAFETY_WINDOW_MS, Controller } from '../control/controller.ts';
 import { FrontDoorStore } from '../control/front-door-store.ts';
 import { MemoryStore } from '../control/memory-store.ts';
 import { fileAndEnvSecrets } from '../control/secrets.ts';
@@ -19,6 +19,8 @@ import { probeSoaSerials } from '../server/transfer/soa-probe.ts';
 import { TransferHandler } from '../server/transfer/transfer-handler.ts';
 import { TransferPolicy } from '../server/transfer/transfer-policy.ts';
 import { ZoneTable } from '../server/zone-table.ts';
+import { ConfirmationFiles } from '../sources/manifests/confirmations.ts';
+import { FolderHold } from '../sources/manifests/folder-hold.ts';
 import { WorkerManifestParser } from '../sources/manifests/manifest-parser.ts';
 import { formatProblem, ManifestSource, refusalText } from '../sources/manifests/manifest-source.ts';
 import { registerSourceMetrics } from '../sources/manifests/resource-metrics.ts';
@@ -54,6 +56,13 @@ export interface ServeOptions extends AnswerSettings {
   frontDoors?: FrontDoors;
   /** The modules of `--front-door`: the manifest parse worker loads them too. */
   frontDoorModules?: readonly string[];
+  /**
+   * Change safety: how long content must stay unchanged to become the baseline that changes are
+   * measured against (default 10 s; ADR 0018), for the zones and for the folder.
+   */
+  changeSafetyWindowMs?: number;
+  /** How often `--state-dir`/confirmations is checked for `zonekeeper confirm` (default 1 s). */
+  confirmationPollMs?: number;
   log: Log;
 }
 
@@ -93,7 +102,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       `the state in ${options.stateDir} is empty (new or lost): serials start at the date serial, or above the serial each zone's secondaries (NOTIFY targets) answer`,
     );
   const probeTimeoutMs = options.secondaryProbeTimeoutMs ?? DEFAULT_SECONDARY_PROBE_TIMEOUT_MS;
-  const store = new MemoryStore();
+  // A manifest restored while its object waits on a finalizer (a held deletion) brings it back.
+  const store = new MemoryStore(undefined, { restoreDeleting: true });
   const workers = Math.max(1, options.workers ?? 1);
   const notifier = new Notifier({ registry, log: (level, message) => log(level, message) });
   let pool: WorkerPoolBackend | undefined;
@@ -121,7 +131,22 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   // YAML is parsed on a worker thread: never on a thread that answers DNS.
   const parser = new WorkerManifestParser(options.frontDoorModules);
   const frontDoors = options.frontDoors ?? NO_FRONT_DOORS;
+  // Held changes are confirmed by `zonekeeper confirm` (files in --state-dir) or by the annotation in
+  // the zone's manifest.
+  const confirmationFiles = new ConfirmationFiles(options.stateDir, options.confirmationPollMs);
+  const confirmations = (key: string): string[] => {
+    const annotation = (store.get('DNSZone', key) as DNSZone | undefined)?.metadata.annotations?.[
+      CONFIRM_CHANGE_ANNOTATION
+    ]?.trim();
+    return [...confirmationFiles.get(key), ...(annotation ? [annotation] : [])];
+  };
+  const confirmHint = (key: string, hash: string): string =>
+    options.stateDir !== undefined
+      ? `with \`zonekeeper confirm --state-dir ${options.stateDir} ${key} ${hash}\` (or the annotation ${CONFIRM_CHANGE_ANNOTATION}: "${hash}" in the zone's manifest)`
+      : `with the annotation ${CONFIRM_CHANGE_ANNOTATION}: "${hash}" in the zone's manifest (or \`zonekeeper confirm\` with a --state-dir)`;
+  const windowMs = options.changeSafetyWindowMs ?? CHANGE_SAFETY_WINDOW_MS;
   const source = new ManifestSource({
+    folderHold: new FolderHold({ windowMs, confirmations, confirmHint }),
     dir: options.manifests,
     store,
     state,
@@ -187,6 +212,9 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       : undefined;
   const controller = new Controller({
     store: translated ?? store,
+    changeSafetyWindowMs: windowMs,
+    confirmations: (key) => confirmationFiles.get(key),
+    confirmHint,
     backend: backends,
     serials: state,
     registry,
@@ -227,6 +255,13 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     for (const key of refusedZones) if (!now.has(key)) controller.setZoneRefused(key, undefined);
     refusedZones = now;
   };
+  // Zones whose removal the folder's change safety holds keep serving, Programmed=False/ChangeHeld.
+  let folderHeld = new Set<string>();
+  source.onHolds = (holds) => {
+    for (const [key, hold] of holds) controller.setZoneHeld(key, { hash: hold.hash, message: hold.message });
+    for (const key of folderHeld) if (!holds.has(key)) controller.setZoneHeld(key, undefined);
+    folderHeld = new Set(holds.keys());
+  };
   await source.start();
   // Which zones were served before a restart decides which keep their domain (ADR 0013): their
   // Accepted conditions come back from the state before the controller judges any zone, and are
@@ -245,6 +280,11 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   });
   await writer.start();
   controller.start();
+  // A confirmation written by `zonekeeper confirm`: the folder's holds and the zone are looked at again.
+  await confirmationFiles.start((keys) => {
+    void source.reload();
+    for (const key of keys) controller.recheckZone(key);
+  });
   await http.start();
   await controller.idle();
   ready = true;
@@ -262,6 +302,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     source,
     writer,
     async stop() {
+      confirmationFiles.stop();
       source.stop();
       await controller.idle();
       await controller.flush();

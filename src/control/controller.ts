@@ -17,9 +17,9 @@ import { SerialAssigner } from './serial-assigner.ts';
 import type { SerialStore } from './serial-store.ts';
 import { StatusWriter } from './status-writer.ts';
 import { TransferSettings } from './transfer-settings.ts';
-import { type ZoneFailure, ZoneReconciler } from './zone-reconciler.ts';
+import { type ZoneFailure, type ZoneHold, ZoneReconciler } from './zone-reconciler.ts';
 
-export type { ZoneFailure };
+export type { ZoneFailure, ZoneHold };
 
 export interface ControllerOptions {
   store: ResourceStore;
@@ -57,7 +57,19 @@ export interface ControllerOptions {
    * highest answer, so secondaries that hold a serial from before still follow. Folder mode sets it.
    */
   secondarySerials?: (origin: Name, transfers: ResolvedTransfers) => Promise<SoaProbeResult[]>;
+  /**
+   * Change safety: how long a zone's content must stay unchanged to become the baseline its changes
+   * are measured against (default 10 s; ADR 0018). Tests shorten it.
+   */
+  changeSafetyWindowMs?: number;
+  /** Confirmations of held changes besides the DNSZone annotation (folder mode: confirmation files). */
+  confirmations?: (key: ResourceKey) => readonly string[];
+  /** How to confirm a held change where the annotation is not the way (folder mode). */
+  confirmHint?: (key: ResourceKey, hash: string) => string;
 }
+
+/** Default of `changeSafetyWindowMs`. */
+export const CHANGE_SAFETY_WINDOW_MS = 10_000;
 
 /** How long after a change the content hash is computed (off the path from change to answer). */
 const HASH_DELAY_MS = 1000;
@@ -122,6 +134,11 @@ export class Controller {
       status,
       recheckRecord: (key) => this.queues.records.add(key),
       hashDelayMs: options.hashDelayMs ?? HASH_DELAY_MS,
+      changeSafetyWindowMs: options.changeSafetyWindowMs ?? CHANGE_SAFETY_WINDOW_MS,
+      now,
+      log,
+      ...(options.confirmations ? { confirmations: options.confirmations } : {}),
+      ...(options.confirmHint ? { confirmHint: options.confirmHint } : {}),
     });
     if (options.registry) {
       const failing = options.registry.gauge(
@@ -138,6 +155,11 @@ export class Controller {
         for (const f of this.zones.failing.values()) counts.set(f.reason, (counts.get(f.reason) ?? 0) + 1);
         for (const [reason, n] of counts) failing.set(n, reason);
       };
+      const held = options.registry.gauge(
+        'zonekeeper_zones_held',
+        'Zones whose latest change is held for confirmation (change safety): they keep serving their previous content.',
+      );
+      held.collect = () => held.set(this.zones.held.size);
     }
   }
 
@@ -161,7 +183,31 @@ export class Controller {
 
   /** Zones whose latest change is not yet saved or served, with why (for readiness and `status`). */
   pendingZones(): ZoneFailure[] {
-    return [...this.zones.failing.values()];
+    return [
+      ...this.zones.failing.values(),
+      ...[...this.zones.held.values()].map((h) => ({ key: h.key, reason: 'ChangeHeld', message: h.message })),
+    ];
+  }
+
+  /** Zones whose latest change is held for confirmation, with the change's hash. */
+  heldZones(): ZoneHold[] {
+    return [...this.zones.held.values()];
+  }
+
+  /**
+   * Holds a zone from outside its content (a manifests folder that lost most of its objects at once),
+   * or with `undefined` releases it; the zone is reconciled again either way.
+   */
+  setZoneHeld(key: ResourceKey, hold: { hash: string; message: string } | undefined): void {
+    const before = this.zones.externalHolds.get(key);
+    if (hold === undefined) {
+      if (!before) return;
+      this.zones.externalHolds.delete(key);
+    } else {
+      if (before?.hash === hold.hash && before.message === hold.message) return;
+      this.zones.externalHolds.set(key, { key, ...hold });
+    }
+    this.queues.zones.add(key);
   }
 
   /**
@@ -203,7 +249,12 @@ export class Controller {
       zone = before;
     } else {
       affected = this.feed.upsert(event.object);
-      if (!affected) return;
+      if (!affected) {
+        // An annotation may confirm a held change; nothing else of the zone changed.
+        if (event.object.kind === 'DNSZone' && this.zones.held.has(event.key))
+          this.queues.zones.add(event.key);
+        return;
+      }
       if (event.object.kind === 'DNSZone')
         zone = event.object.metadata.deletionTimestamp ? before : event.object;
     }

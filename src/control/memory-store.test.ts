@@ -44,6 +44,18 @@ describe('MemoryStore', () => {
     assert.equal(events.at(-1)?.type, 'delete');
   });
 
+  test('restoreDeleting: an object being deleted that is applied again comes back (folder mode)', async () => {
+    const store = new MemoryStore(undefined, { restoreDeleting: true });
+    store.apply(rs(['192.0.2.1']));
+    await store.addFinalizer('DNSRecordSet', 'dns/www', 'x/f');
+    store.remove('DNSRecordSet', 'dns/www');
+    assert.ok(store.get('DNSRecordSet', 'dns/www')!.metadata.deletionTimestamp);
+    store.apply(rs(['192.0.2.1']));
+    const back = store.get('DNSRecordSet', 'dns/www')!;
+    assert.equal(back.metadata.deletionTimestamp, undefined);
+    assert.deepEqual(back.metadata.finalizers, ['x/f']);
+  });
+
   test('without finalizers deletion is immediate', () => {
     const store = new MemoryStore();
     store.apply(rs(['192.0.2.1']));

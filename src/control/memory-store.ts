@@ -27,9 +27,16 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
   private readonly now: () => Date;
   private uid = 0;
   private resourceVersion = 0;
+  private readonly restoreDeleting: boolean;
 
-  constructor(now: () => Date = () => new Date()) {
+  /**
+   * `restoreDeleting`: an object being deleted that is applied again comes back (its manifest was
+   * restored while a finalizer waited, e.g. on a held change) instead of waiting to be gone, as
+   * Kubernetes would make a create wait. `serve` sets it: a folder has nobody to refuse the create to.
+   */
+  constructor(now: () => Date = () => new Date(), options: { restoreDeleting?: boolean } = {}) {
     this.now = now;
+    this.restoreDeleting = options.restoreDeleting ?? false;
   }
 
   list(kind: Kind): Resource[] {
@@ -139,10 +146,13 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     const key = resourceKey(desired.metadata);
     const byKey = getOrInsert(objects, kind, () => new Map());
     const existing = byKey.get(key);
-    if (existing?.metadata.deletionTimestamp) return; // being deleted; a re-create waits for it to go
+    // Being deleted: a re-create waits for it to go, unless the store restores such objects.
+    const restored = existing?.metadata.deletionTimestamp !== undefined;
+    if (restored && !this.restoreDeleting) return;
     const specChanged = !existing || !jsonEqual(existing.spec, desired.spec);
     if (
       existing &&
+      !restored &&
       !specChanged &&
       jsonEqual(existing.metadata.labels ?? {}, desired.metadata.labels ?? {}) &&
       jsonEqual(existing.metadata.annotations ?? {}, desired.metadata.annotations ?? {})

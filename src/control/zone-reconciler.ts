@@ -1,4 +1,9 @@
-import type { DNSZone, DNSZoneClass } from '../api/index.ts';
+import {
+  CONFIRM_CHANGE_ANNOTATION,
+  type DNSZone,
+  type DNSZoneClass,
+  effectiveChangeSafety,
+} from '../api/index.ts';
 import {
   type ApplyResult,
   type Backend,
@@ -8,6 +13,7 @@ import {
 } from '../backends/backend.ts';
 import type { Catalog, ZoneVerdict } from '../zones/catalog.ts';
 import type { ZoneChanges } from '../zones/catalog-feed.ts';
+import { annotationHint, decideHold } from '../zones/change-safety.ts';
 import type { ResourceKey } from '../zones/resource-key.ts';
 import { statusSerial } from '../zones/serial-policy.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
@@ -58,6 +64,21 @@ export interface ZoneReconcilerOptions {
   /** Enqueues a record set's reconcile (its finalizer may be released). */
   recheckRecord: (key: ResourceKey) => void;
   hashDelayMs: number;
+  /** Change safety: how long content must stay unchanged to become the baseline (ADR 0018). */
+  changeSafetyWindowMs: number;
+  now: () => Date;
+  /** Confirmations of held changes from outside the cluster objects (folder mode: confirmation files). */
+  confirmations?: (key: ResourceKey) => readonly string[];
+  /** How a held change of the zone is confirmed where no annotation can be set (folder mode). */
+  confirmHint?: (key: ResourceKey, hash: string) => string;
+  log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+}
+
+/** A zone whose latest change is held for confirmation (change safety). */
+export interface ZoneHold {
+  key: ResourceKey;
+  hash: string;
+  message: string;
 }
 
 /** Everything a served zone's reconcile read, for its decisions and commits. */
@@ -85,6 +106,13 @@ export class ZoneReconciler {
   readonly models = new ZoneModels();
   /** Zones whose last reconcile failed, with why; retried with backoff until it succeeds. */
   readonly failing = new Map<ResourceKey, ZoneFailure>();
+  /** Zones whose latest change is held for confirmation (change safety), with the change's hash. */
+  readonly held = new Map<ResourceKey, ZoneHold>();
+  /**
+   * Holds decided outside the zone's content: a manifests folder that lost most of its objects at
+   * once keeps them (and so the zones) until each affected zone's part is confirmed.
+   */
+  readonly externalHolds = new Map<ResourceKey, ZoneHold>();
   private readonly o: ZoneReconcilerOptions;
 
   constructor(options: ZoneReconcilerOptions) {
@@ -122,7 +150,18 @@ export class ZoneReconciler {
     // The zone moved to a class with another backend: clean the old one first.
     if (this.o.programmed.movedAway(key, backend)) await this.unprogram(key);
     const state = this.models.modelFor(key, zone, verdict.zoneClass, verdict.origin);
-    const taken = takeChange(state, this.o.catalog, key, this.o.changes.take(key));
+    const now = this.o.now().getTime();
+    // Content served unchanged for the window becomes the baseline changes are measured against;
+    // never while a change is held or not yet served.
+    if (
+      state.baseline !== undefined &&
+      state.held === undefined &&
+      !state.full &&
+      state.pending.size === 0 &&
+      now - state.lastChangeAt >= this.o.changeSafetyWindowMs
+    )
+      state.baseline.reset(state.model.rrsetCount);
+    const taken = takeChange(state, this.o.catalog, key, this.o.changes.take(key), now);
     const transfers = await this.o.transfers.of(verdict.zoneClass);
     const warnings = taken.fresh || taken.verdictsChanged ? state.model.warnings() : (state.warnings ?? []);
     state.warnings = warnings;
@@ -146,6 +185,12 @@ export class ZoneReconciler {
     const origin = state.model.origin;
     const generation = zone.metadata.generation;
     let accepted = read.accepted;
+
+    // 0. Change safety: a change larger than the zone allows waits for its confirmation.
+    const hold = this.holdOf(read);
+    if (hold.held) return this.hold(read, hold);
+    state.held = undefined;
+    this.held.delete(key);
 
     // 1. A serial for the content, durable before anything serves it (ADR 0005).
     let assigned: AssignedSerial;
@@ -177,6 +222,7 @@ export class ZoneReconciler {
           serial,
           rrsets: () => state.model.rrsets(),
           ...(read.transfers ? { transfers: read.transfers } : {}),
+          ...(zone.spec.ignore && zone.spec.ignore.length > 0 ? { ignore: zone.spec.ignore } : {}),
           ...planApply(state, held),
         })) ?? undefined;
       // What Programmed means is the backend's (its capabilities): the serial or the content read back.
@@ -206,6 +252,8 @@ export class ZoneReconciler {
     if (ok) {
       state.pending.clear();
       state.full = false;
+      // A confirmed change, once served, is the new baseline.
+      if (hold.confirmed) state.baseline?.reset(state.model.rrsetCount);
     }
     // RRsets the backend left out: on their record sets; those of no record set as warnings of the zone.
     const problems = sortProblems(applied?.problems ?? [], state.problems);
@@ -279,6 +327,63 @@ export class ZoneReconciler {
     });
   }
 
+  /** Whether the zone's pending change is held: by the folder it came from, or by its size. */
+  private holdOf(read: ServedRead): { held: false; confirmed: boolean } | ({ held: true } & ZoneHold) {
+    const { key, zone, state, verdict } = read;
+    const external = this.externalHolds.get(key);
+    if (external) return { held: true, ...external };
+    const baseline = state.baseline;
+    // Only a change not served yet can be held.
+    if (state.pending.size === 0 || baseline === undefined || !baseline.changedSinceBaseline)
+      return { held: false, confirmed: false };
+    const settings = effectiveChangeSafety(verdict.zoneClass.spec.changeSafety, zone.spec.changeSafety);
+    if (!settings.enabled) return { held: false, confirmed: false };
+    const change = baseline.measure(state.model.origin, (owner, type) => state.model.published(owner, type));
+    const annotation = zone.metadata.annotations?.[CONFIRM_CHANGE_ANNOTATION]?.trim();
+    const confirmations = [...(annotation ? [annotation] : []), ...(this.o.confirmations?.(key) ?? [])];
+    const how = this.o.confirmHint?.(key, change.hash) ?? annotationHint(change.hash);
+    const decision = decideHold(settings, change, confirmations, how);
+    if (!decision.held) {
+      if (decision.confirmed)
+        this.o.log?.('info', `zone ${key}: change ${change.hash} confirmed, applying it`, {
+          ...change.counts,
+        });
+      return decision;
+    }
+    return { held: true, key, hash: decision.hash, message: decision.message };
+  }
+
+  /**
+   * Holds the zone's change: nothing is sent to the backend and no serial is chosen, so the zone keeps
+   * serving its previous content and serial; the change stays pending on the model, whole, until it is
+   * confirmed or undone. Programmed and Ready are False with reason ChangeHeld, and so are the zone's
+   * record sets' (nothing reports Ready while a change is held).
+   */
+  private async hold(read: ServedRead, hold: ZoneHold): Promise<ReconcileResult> {
+    const { key, zone, state, backend, described, accepted } = read;
+    if (state.held?.hash !== hold.hash) this.o.log?.('warn', `zone ${key}: ${hold.message}`);
+    state.held = { hash: hold.hash, message: hold.message };
+    this.held.set(key, { key, hash: hold.hash, message: hold.message });
+    this.failing.delete(key);
+    await this.o.status.zone(
+      zone,
+      { ...keptSerial(zone), ...described },
+      zoneFailedConditions(
+        accepted,
+        { reason: 'ChangeHeld', message: hold.message },
+        undefined,
+        zone.metadata.generation,
+      ),
+    );
+    state.programmedOk = false;
+    await this.o.status.zoneRecords(key, state.model.verdicts, state.model.verdicts.keys(), {
+      backend: backend.name,
+      programmed: false,
+      programmedMessage: `the zone's change ${hold.hash} is held for confirmation`,
+    });
+    return undefined;
+  }
+
   /**
    * Reports a failed step: the zone (Programmed as given, Ready=False with the reason), the listed
    * record sets as not programmed, and the zone in `failing` until a reconcile succeeds.
@@ -313,6 +418,7 @@ export class ZoneReconciler {
     this.models.delete(key);
     this.o.changes.forget(key);
     this.failing.delete(key);
+    this.held.delete(key);
     const requeue = await this.o.programmed.remove(key, state?.model.verdicts.keys() ?? []);
     for (const recordKey of requeue) this.o.recheckRecord(recordKey);
   }

@@ -2,6 +2,7 @@ import type { DNSZone, DNSZoneClass } from '../api/index.ts';
 import type { RRsetProblem } from '../backends/backend.ts';
 import type { Name } from '../dns/name.ts';
 import type { Catalog } from '../zones/catalog.ts';
+import { ChangeBaseline } from '../zones/change-safety.ts';
 import type { ResourceKey } from '../zones/resource-key.ts';
 import { PendingDelta } from '../zones/rrset-delta.ts';
 import { zoneChildren } from '../zones/zone-inputs.ts';
@@ -42,6 +43,15 @@ export interface ZoneModelState {
   warnings?: string[];
   /** Record sets the backend left out at the last apply, with the reason and message reported. */
   problems?: ReadonlyMap<ResourceKey, RRsetProblem>;
+  /**
+   * Change safety: the content the zone's changes are measured against (taken with the model's first
+   * content, then whenever the content stayed unchanged for the stability window; ADR 0018).
+   */
+  baseline?: ChangeBaseline;
+  /** When the model's content last changed (ms since the epoch). */
+  lastChangeAt: number;
+  /** The change held for confirmation, if any. */
+  held?: { hash: string; message: string };
 }
 
 /** What one reconcile took into a zone's model. */
@@ -83,6 +93,7 @@ export class ZoneModels {
       pending: new PendingDelta(),
       verdictsPending: 'all',
       statusesPending: 'all',
+      lastChangeAt: 0,
     };
     this.models.set(key, state);
     return state;
@@ -100,14 +111,21 @@ export function takeChange(
   catalog: Catalog,
   key: ResourceKey,
   dirty: Set<ResourceKey> | undefined,
+  now = 0,
 ): TakenChange {
   const fresh = state.fresh;
   const records = fresh ? catalog.zoneMembers(key) : catalog.membersNow(key, dirty ?? new Set());
   const delta = state.model.update(records, zoneChildren(catalog, key), fresh);
   state.fresh = false;
   const changed = state.pending.add(delta);
+  // The first content is the baseline of change safety; later changes are measured against it.
+  if (fresh || state.baseline === undefined) state.baseline = new ChangeBaseline(state.model.rrsetCount);
+  else if (changed) state.baseline.note(delta.previous);
   // New content needs a serial of its own: the one chosen before (saved or not) stays with the old.
-  if (changed) state.assigned = undefined;
+  if (changed) {
+    state.assigned = undefined;
+    state.lastChangeAt = now;
+  }
   if (state.verdictsPending !== 'all') for (const k of delta.verdicts) state.verdictsPending.add(k);
   if (state.statusesPending !== 'all') {
     for (const k of delta.verdicts) state.statusesPending.add(k);

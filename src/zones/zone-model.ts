@@ -16,6 +16,11 @@ export interface ZoneDelta extends RRsetDelta {
   deletes: RRsetKey[];
   /** Record sets whose verdict changed. */
   verdicts: Set<ResourceKey>;
+  /**
+   * For each RRset upserted or deleted (by `rrsetId`): what the zone published there before this
+   * update, undefined where it published nothing (change safety measures against it).
+   */
+  previous: Map<string, RRset | undefined>;
 }
 
 /** A record set as the model holds it. */
@@ -78,6 +83,7 @@ export class ZoneModel {
   private newKeys: string[] = [];
   private readonly entries = new Map<ResourceKey, Entry>();
   private readonly cuts = new Map<string, Cut>();
+  private rrsetTotal = 0;
   private childSignature = '';
   private accepted = 0;
 
@@ -101,7 +107,7 @@ export class ZoneModel {
       by: `DNSZoneClass ${zoneClass.metadata.name}`,
     });
     this.mergeNewKeys();
-    this.decide(this.originKey, { upserts: [], deletes: [], verdicts: new Set() });
+    this.decide(this.originKey, { upserts: [], deletes: [], verdicts: new Set(), previous: new Map() });
   }
 
   static signature(zone: DNSZone, zoneClass: DNSZoneClass, origin: Name): string {
@@ -112,6 +118,16 @@ export class ZoneModel {
       zoneClass.spec.nameServers,
       zoneClass.metadata.name,
     ]);
+  }
+
+  /** RRsets the zone publishes (the SOA not counted). */
+  get rrsetCount(): number {
+    return this.rrsetTotal;
+  }
+
+  /** The RRset published at an owner (by `nameKey`) and type, if any. */
+  published(ownerKey: string, type: RecordTypeName): RRset | undefined {
+    return this.owners.get(ownerKey)?.published.get(type);
   }
 
   get acceptedCount(): number {
@@ -128,7 +144,7 @@ export class ZoneModel {
     children: readonly ChildDelegation[],
     complete = false,
   ): ZoneDelta {
-    const delta: ZoneDelta = { upserts: [], deletes: [], verdicts: new Set() };
+    const delta: ZoneDelta = { upserts: [], deletes: [], verdicts: new Set(), previous: new Map() };
     const dirty = new Set<string>();
     const seen = complete ? new Set<ResourceKey>() : undefined;
     for (const { key, current } of records) {
@@ -432,13 +448,16 @@ export class ZoneModel {
     for (const [type, rrset] of published) {
       if (before.get(type) === rrset) continue;
       delta.upserts.push(rrset);
+      notePrevious(delta, key, type, before.get(type));
       changed = true;
     }
-    for (const type of before.keys()) {
+    for (const [type, rrset] of before) {
       if (published.has(type)) continue;
       delta.deletes.push({ owner: owner.name, type });
+      notePrevious(delta, key, type, rrset);
       changed = true;
     }
+    this.rrsetTotal += published.size - before.size;
     if (changed) {
       if (published.size === 0) this.ownerDigests.delete(key);
       else this.ownerDigests.set(key, ownerDigest(published.values()));
@@ -535,4 +554,19 @@ function lowerBound(sorted: readonly string[], key: string): number {
     else hi = mid;
   }
   return lo;
+}
+
+/** The id of an RRset in `ZoneDelta.previous`: its owner's `nameKey` and its type. */
+export function rrsetId(ownerKey: string, type: RecordTypeName): string {
+  return `${ownerKey}\u0000${type}`;
+}
+
+function notePrevious(
+  delta: ZoneDelta,
+  ownerKey: string,
+  type: RecordTypeName,
+  rrset: RRset | undefined,
+): void {
+  const id = rrsetId(ownerKey, type);
+  if (!delta.previous.has(id)) delta.previous.set(id, rrset);
 }

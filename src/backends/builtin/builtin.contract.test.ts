@@ -15,6 +15,9 @@ backendContract('builtin', {
     return zone && heldFromRRsets(zone.serial, zone.rrsets());
   },
   drift: { notApplicable: 'the served table lives in this process and only the backend writes it' },
+  handMade: {
+    notApplicable: 'the built-in server holds only Zonekeeper content: there is nothing to ignore',
+  },
   refuse: async (origin) => ({
     rrset: rrset(origin, 'cdn', 'ALIAS', ['cdn.elsewhere.example.']),
     reason: 'AliasTargetUnresolvable',

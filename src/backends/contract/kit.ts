@@ -58,6 +58,11 @@ export interface BackendHarness {
    * returns it with the reason the backend must report it with.
    */
   refuse: ((origin: Name) => Promise<{ rrset: RRset; reason: RRsetProblem['reason'] }>) | NotApplicable;
+  /**
+   * Writes an RRset into the target by hand (not through the backend), as a person migrating a zone
+   * would; for ignore rules (`ProgrammedZone.ignore`), which only targets others can edit honour.
+   */
+  handMade: ((origin: Name, rrset: RRset) => Promise<void>) | NotApplicable;
   /** Makes the target unreachable; the function returned brings it back. */
   outage: (() => Promise<() => Promise<void>>) | NotApplicable;
   /** How long to wait for a backend to settle by itself (e.g. a replaced process). Default 10 s. */
@@ -134,9 +139,10 @@ export function backendContract(label: string, harness: BackendHarness): void {
 
     const programmedZone = (
       origin: Name,
-      version: ZoneVersion,
+      version: ZoneVersion & { ignore?: ProgrammedZone['ignore'] },
       delta?: ProgrammedZone['delta'],
     ): ProgrammedZone => ({
+      ...(version.ignore ? { ignore: version.ignore } : {}),
       key: `contract/${origin}`,
       origin,
       soa: SOA,
@@ -147,7 +153,11 @@ export function backendContract(label: string, harness: BackendHarness): void {
     });
 
     /** Applies, then reads back as the controller does; returns what the apply reported. */
-    async function apply(origin: Name, version: ZoneVersion, delta?: ProgrammedZone['delta']) {
+    async function apply(
+      origin: Name,
+      version: ZoneVersion & { ignore?: ProgrammedZone['ignore'] },
+      delta?: ProgrammedZone['delta'],
+    ) {
       const zone = programmedZone(origin, version, delta);
       const result: ApplyResult | undefined = (await backend.applyZone(zone)) ?? undefined;
       return { result, read: await readBack(backend, zone) };
@@ -266,6 +276,70 @@ export function backendContract(label: string, harness: BackendHarness): void {
         assert.deepEqual(again.result?.problems ?? [], []);
         await settled(origin, v1);
         await assertHeld(origin, v1);
+      },
+    );
+
+    const handMade = harness.handMade;
+    test(
+      'ignore rules: RRsets they match stay as the target holds them, whoever made them, even ones the backend created',
+      'notApplicable' in handMade ? notApplicable(handMade) : {},
+      async () => {
+        if ('notApplicable' in handMade) return;
+        const origin = newOrigin();
+        const legacy = rrset(origin, 'legacy', 'A', ['192.0.2.77']);
+        const v1 = { serial: 45, rrsets: [...base(origin), legacy] };
+        await apply(origin, v1);
+        await assertHeld(origin, v1);
+        // By hand: a new RRset, and a change to one the backend created.
+        const manual = rrset(origin, 'manual', 'TXT', ['"made by hand"']);
+        const changed = rrset(origin, 'legacy', 'A', ['203.0.113.7']);
+        await handMade(origin, manual);
+        await handMade(origin, changed);
+        // The zone no longer has legacy, and wants manual with other content: both are ignored.
+        const wantsManual = rrset(origin, 'manual', 'TXT', ['"from zonekeeper"']);
+        const ignore = [
+          { name: 'legacy' },
+          { name: '*', type: 'TXT' as const },
+          { name: '@', type: 'TXT' as const },
+        ];
+        const v2 = {
+          serial: 46,
+          rrsets: [...base(origin).filter((r) => r.type !== 'TXT'), wantsManual],
+          ignore,
+        };
+        const { result, read } = await apply(origin, v2);
+        assert.ok(read.programmed, read.message);
+        assert.deepEqual(
+          (result?.problems ?? []).map((p) => `${p.owner} ${p.type} ${p.reason}`),
+          [`${wantsManual.owner} TXT Conflict`],
+          'a desired RRset an ignore rule matches is reported, not written',
+        );
+        const held = await harness.read(origin);
+        assert.deepEqual(
+          held?.rrsets.get(heldKey(legacy.owner, 'A')),
+          ['203.0.113.7'],
+          'changed by hand: kept',
+        );
+        assert.deepEqual(
+          held?.rrsets.get(heldKey(manual.owner, 'TXT')),
+          ['"made by hand"'],
+          'made by hand: kept',
+        );
+        const apexTxt = base(origin).find((r) => r.type === 'TXT')!;
+        assert.ok(
+          held?.rrsets.has(heldKey(apexTxt.owner, 'TXT')),
+          'the apex TXT the backend created is ignored too: kept',
+        );
+        // Without the rules, legacy is not the backend's any more: still left alone.
+        const v3 = { serial: 47, rrsets: base(origin) };
+        const again = await apply(origin, v3);
+        assert.ok(again.read.programmed, again.read.message);
+        const after = await harness.read(origin);
+        assert.deepEqual(
+          after?.rrsets.get(heldKey(legacy.owner, 'A')),
+          ['203.0.113.7'],
+          'released, not deleted',
+        );
       },
     );
 

@@ -8,6 +8,7 @@
 import { asciiLower, type Name, nameEquals, nameKey, parseName, relativeName } from '../../dns/name.ts';
 import type { Rdata } from '../../dns/rdata.ts';
 import type { RecordTypeName } from '../../dns/rrtype.ts';
+import type { IgnoreMatcher } from '../../zones/ignore.ts';
 import type { RRsetOrigin } from '../../zones/rrset.ts';
 import type { RRsetProblem } from '../backend.ts';
 import { sameRecords } from './content.ts';
@@ -102,12 +103,22 @@ export function diffZone(input: {
   desired: Iterable<DesiredRRset>;
   held: readonly HeldRRset[];
   owned: ReadonlySet<string>;
+  /** The zone's ignore rules: matching RRsets are left as PowerDNS holds them, whoever made them. */
+  ignored?: IgnoreMatcher;
 }): ZoneDiff {
   const { origin } = input;
+  const ignored = input.ignored ?? (() => false);
+  const diff: ZoneDiff = { deletes: [], replaces: [], problems: [], claim: [], release: [], unchanged: 0 };
   const ownedKeys = new Map<string, string>();
   for (const entry of input.owned) {
     const key = entryKey(entry, origin);
-    if (key !== undefined) ownedKeys.set(key, entry);
+    if (key === undefined) continue;
+    // An RRset Zonekeeper created that an ignore rule now matches: not ours any more, left as it is.
+    const space = entry.lastIndexOf(' ');
+    const rel = entry.slice(0, space);
+    const owner = rel === '@' ? origin : `${rel}.${origin}`;
+    if (ignored(owner, entry.slice(space + 1))) diff.release.push(entry);
+    else ownedKeys.set(key, entry);
   }
   const held = new Map<string, HeldRRset>();
   /** Per owner: the foreign RRsets there (for the CNAME rule). */
@@ -115,19 +126,30 @@ export function diffZone(input: {
   for (const h of input.held) {
     const key = rrsetKey(h.name, h.type);
     held.set(key, h);
-    if (!ownedKeys.has(key) && !implicitlyOwned(h.name, h.type, origin)) {
+    const mineHeld =
+      ownedKeys.has(key) || (implicitlyOwned(h.name, h.type, origin) && !ignored(h.name, h.type));
+    if (!mineHeld) {
       const name = nameKey(h.name);
       const list = foreignByName.get(name);
       if (list) list.push(h);
       else foreignByName.set(name, [h]);
     }
   }
-  const diff: ZoneDiff = { deletes: [], replaces: [], problems: [], claim: [], release: [], unchanged: 0 };
   const desiredKeys = new Set<string>();
   let soa: RRsetChange | undefined;
   for (const d of input.desired) {
     const key = rrsetKey(d.owner, d.type);
     desiredKeys.add(key);
+    if (ignored(d.owner, d.type)) {
+      diff.problems.push({
+        owner: d.owner,
+        type: d.type,
+        origin: d.origin,
+        reason: 'Conflict',
+        message: `${d.owner} ${d.type} matches the zone's spec.ignore, so Zonekeeper leaves it in PowerDNS as it is; remove the rule or this record set`,
+      });
+      continue;
+    }
     const h = held.get(key);
     const mine = ownedKeys.has(key) || implicitlyOwned(d.owner, d.type, origin);
     if (h !== undefined && !mine) {

@@ -20,6 +20,7 @@ import type { Name } from '../../dns/name.ts';
 import { nameEquals, nameKey } from '../../dns/name.ts';
 import { parseRdata, type Rdata, rdataEquals, type SoaRdata } from '../../dns/rdata.ts';
 import { isRecordTypeName } from '../../dns/rrtype.ts';
+import { ignoreMatcher } from '../../zones/ignore.ts';
 import type { ApplyResult, Backend, BackendCapabilities, ProgrammedZone, RRsetProblem } from '../backend.ts';
 import { PowerDnsClient, type ZoneInfo } from './client.ts';
 import { powerDnsContent } from './content.ts';
@@ -165,7 +166,14 @@ export class PowerDnsBackend implements Backend {
       stats.requests++;
     }
     if (await this.fixZoneSettings(info)) stats.requests++;
-    const diff = diffZone({ origin, desired, held: info.rrsets ?? [], owned: new Set(owned) });
+    const ignored = ignoreMatcher(origin, zone.ignore);
+    const diff = diffZone({
+      origin,
+      desired,
+      held: info.rrsets ?? [],
+      owned: new Set(owned),
+      ...(ignored ? { ignored } : {}),
+    });
     const problems: RRsetProblem[] = [...diff.problems];
     let recorded = new Set(owned);
     if (diff.claim.length > 0 || stats.created) {

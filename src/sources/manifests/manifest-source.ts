@@ -5,6 +5,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import {
   type ForeignObject,
   type FrontDoors,
+  frontDoorId,
   NO_FRONT_DOORS,
   validateForeign,
 } from '../../api/frontdoors/index.ts';
@@ -12,6 +13,8 @@ import {
   type Condition,
   type DNSRecordSet,
   type DNSZone,
+  type DNSZoneClass,
+  effectiveChangeSafety,
   KINDS,
   type Kind,
   type Problem,
@@ -24,6 +27,7 @@ import { type Name, nameKey, parentName, parseName } from '../../dns/name.ts';
 import { getOrInsert } from '../../util/get-or-insert.ts';
 import { parseRecordSetRecords } from '../../zones/record-parse.ts';
 import { resourceKey } from '../../zones/resource-key.ts';
+import type { FolderHold, HeldZoneRemoval } from './folder-hold.ts';
 import {
   listManifestTree,
   type ManifestDocument,
@@ -91,6 +95,11 @@ export interface ManifestSourceOptions {
   /** Front doors whose kinds the folder may hold too (the parser must know the same ones). */
   frontDoors?: FrontDoors;
   now?: () => Date;
+  /**
+   * Change safety for the folder: a reload that would remove every object or more than the threshold
+   * keeps them, and holds the affected zones until confirmed (`folder-hold.ts`). Absent: removals apply.
+   */
+  folderHold?: FolderHold;
 }
 
 /** Default of `rescanMs`. */
@@ -140,7 +149,8 @@ interface ReadFile {
  * logged when they appear and when they go.
  */
 export class ManifestSource {
-  private readonly options: Required<Omit<ManifestSourceOptions, 'log'>> & Pick<ManifestSourceOptions, 'log'>;
+  private readonly options: Required<Omit<ManifestSourceOptions, 'log' | 'folderHold'>> &
+    Pick<ManifestSourceOptions, 'log' | 'folderHold'>;
   private readonly files = new Map<string, FileState>();
   /** Object id → the files that define it validly; the first in path order wins. */
   private readonly definers = new Map<string, Set<string>>();
@@ -162,6 +172,8 @@ export class ManifestSource {
   private again = false;
   /** Called after each reload with the problems found. */
   onReload?: (problems: readonly ManifestProblem[]) => void;
+  /** Called after each reload with the zones whose removal is held (by zone key). */
+  onHolds?: (holds: ReadonlyMap<string, HeldZoneRemoval>) => void;
 
   constructor(options: ManifestSourceOptions) {
     this.options = {
@@ -663,15 +675,20 @@ export class ManifestSource {
     return [];
   }
 
-  /** Applies the winner of each touched object to the store and remembers it in the state store. */
-  private apply(touched: ReadonlySet<string>): void {
+  /**
+   * Applies the winner of each touched object to the store and remembers it in the state store. An
+   * object no manifest defines is removed, unless the folder's change safety holds its removal.
+   */
+  private apply(touchedNow: ReadonlySet<string>): void {
     const { store, state } = this.options;
     const now = this.options.now().toISOString();
+    const { touched, keep } = this.holdRemovals(touchedNow);
     for (const id of touched) {
       const winner = this.winner(id);
       const { kind, key } = splitId(id);
       const foreign = this.options.frontDoors.get(kind) !== undefined;
       if (!winner) {
+        if (keep.has(id)) continue;
         if (foreign) store.removeForeign(kind, key);
         else store.remove(kind as Kind, key);
         state.deleteObject(id);
@@ -700,6 +717,96 @@ export class ManifestSource {
       });
     }
   }
+
+  /**
+   * The folder's change safety: which removals wait (`keep`), and the objects to touch, with held
+   * removals that are released now.
+   */
+  private holdRemovals(touched: ReadonlySet<string>): {
+    touched: ReadonlySet<string>;
+    keep: ReadonlySet<string>;
+  } {
+    const hold = this.options.folderHold;
+    if (!hold) return { touched, keep: new Set() };
+    const candidates = new Set<string>();
+    for (const id of touched) if (!this.winner(id)) candidates.add(id);
+    for (const part of hold.holds().values())
+      for (const id of part.ids) if (!this.winner(id)) candidates.add(id);
+    const { store } = this.options;
+    let existing = 0;
+    for (const kind of KINDS) existing += store.list(kind).length;
+    for (const door of this.options.frontDoors.all) existing += store.listForeign(frontDoorId(door)).length;
+    const objectOf = (id: string) => {
+      const { kind, key } = splitId(id);
+      return (KINDS as readonly string[]).includes(kind) ? store.get(kind as Kind, key) : undefined;
+    };
+    const decided = hold.decide({
+      removals: [...candidates],
+      existing,
+      now: this.options.now().getTime(),
+      zonesOf: (id) => this.zonesOf(id),
+      versionOf: (id) => JSON.stringify(objectOf(id)?.spec ?? null),
+    });
+    const applied = new Set(decided.apply);
+    const keep = new Set([...candidates].filter((id) => !applied.has(id)));
+    this.heldRemovals = decided.held;
+    return { touched: new Set([...touched, ...applied]), keep };
+  }
+
+  /**
+   * The zones (keys) the removal of an object affects: itself, a record set's zone, a class's zones;
+   * zones that opted out of change safety (`changeSafety.enabled: false`) left out.
+   */
+  private zonesOf(id: string): string[] {
+    const { store } = this.options;
+    return this.affectedZones(id).filter((key) => {
+      const zone = store.get('DNSZone', key) as DNSZone | undefined;
+      const zoneClass = zone
+        ? (store.get('DNSZoneClass', zone.spec.className) as DNSZoneClass | undefined)
+        : undefined;
+      return effectiveChangeSafety(zoneClass?.spec.changeSafety, zone?.spec.changeSafety).enabled;
+    });
+  }
+
+  private affectedZones(id: string): string[] {
+    const { store } = this.options;
+    const { kind, key } = splitId(id);
+    if (kind === 'DNSZone') return [key];
+    if (kind === 'DNSZoneClass')
+      return store
+        .list('DNSZone')
+        .filter((z) => (z as DNSZone).spec.className === key)
+        .map((z) => resourceKey(z.metadata));
+    if (kind !== 'DNSRecordSet') return [];
+    const rs = store.get('DNSRecordSet', key) as DNSRecordSet | undefined;
+    if (!rs) return [];
+    const ref = rs.spec.zoneRef;
+    if (ref) return [`${ref.namespace ?? rs.metadata.namespace ?? 'default'}/${ref.name}`];
+    let name: Name;
+    try {
+      name = parseName(rs.spec.name);
+    } catch {
+      return [];
+    }
+    // The deepest zone whose domain holds the name.
+    let best: { key: string; depth: number } | undefined;
+    for (const z of store.list('DNSZone') as DNSZone[]) {
+      let domain: Name;
+      try {
+        domain = parseName(z.spec.domainName.endsWith('.') ? z.spec.domainName : `${z.spec.domainName}.`);
+      } catch {
+        continue;
+      }
+      const dk = nameKey(domain);
+      const nk = nameKey(name);
+      if (nk !== dk && !nk.endsWith(`.${dk}`)) continue;
+      if (!best || dk.length > best.depth) best = { key: resourceKey(z.metadata), depth: dk.length };
+    }
+    return best ? [best.key] : [];
+  }
+
+  /** Zones whose removal the folder's change safety holds, by zone key. */
+  heldRemovals: ReadonlyMap<string, HeldZoneRemoval> = new Map();
 
   /** What a file defined before a restart, as the state store remembers it (its first read only). */
   private remembered(file: string): FileState | undefined {
@@ -770,6 +877,7 @@ export class ManifestSource {
     for (const text of this.logged) if (!now.has(text)) this.options.log?.('info', `resolved: ${text}`);
     this.logged = now;
     this.onReload?.(problems);
+    this.onHolds?.(this.heldRemovals);
   }
 
   private relative(file: string): string {

@@ -1,0 +1,200 @@
+/**
+ * Change safety in the controller, with a MemoryStore and the built-in backend: a change over the
+ * threshold is held (nothing reaches the backend, no serial is chosen, Programmed=False/ChangeHeld),
+ * released by exactly its hash, measured against the content stable for the window.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
+import { CONFIRM_CHANGE_ANNOTATION, type DNSZone, type Resource } from '../api/index.ts';
+import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
+import { ZoneTable } from '../server/zone-table.ts';
+import { Controller } from './controller.ts';
+import { MemoryStore } from './memory-store.ts';
+import type { ZoneSerialState } from './serial-store.ts';
+
+const KEY = 'dns/example-com';
+
+function setUp(options: { windowMs?: number; zoneSpec?: Partial<DNSZone['spec']> } = {}) {
+  let clock = Date.parse('2026-11-21T12:00:00Z');
+  const store = new MemoryStore(undefined, { restoreDeleting: true });
+  const table = new ZoneTable();
+  const saved = new Map<string, ZoneSerialState>();
+  const serials = {
+    get: (origin: string) => saved.get(origin),
+    set: async (origin: string, state: ZoneSerialState) => {
+      saved.set(origin, state);
+    },
+  };
+  const controller = new Controller({
+    store,
+    backend: new BuiltinBackend(table),
+    serials,
+    now: () => new Date(clock),
+    changeSafetyWindowMs: options.windowMs ?? 10_000,
+  });
+  store.apply(zoneClass());
+  store.apply(zone('dns', 'example-com', 'example.com', options.zoneSpec ?? {}));
+  return {
+    store,
+    table,
+    controller,
+    advance: (ms: number) => {
+      clock += ms;
+    },
+  };
+}
+
+function host(store: MemoryStore, i: number, value = `192.0.2.${i}`): void {
+  store.apply(
+    recordSet(
+      'dns',
+      `h${i}`,
+      { zoneRef: { name: 'example-com' }, name: `h${i}`, type: 'A', records: [value] },
+      i,
+    ),
+  );
+}
+
+function programmed(store: MemoryStore) {
+  return (store.get('DNSZone', KEY) as Resource).status?.conditions?.find((c) => c.type === 'Programmed');
+}
+
+function served(table: ZoneTable): string[] {
+  const snapshot = table.get('example.com.');
+  assert.ok(snapshot, 'the zone is served');
+  const names: string[] = [];
+  for (const rrset of snapshot.rrsets()) if (rrset.type === 'A') names.push(rrset.owner.split('.')[0]!);
+  return names.sort((a, b) => Number(a.slice(1)) - Number(b.slice(1)));
+}
+
+describe('controller: change safety', () => {
+  test('over the threshold: held, serial and content kept; released by exactly its hash', async () => {
+    const { store, table, controller } = setUp();
+    for (let i = 1; i <= 11; i++) host(store, i);
+    controller.start();
+    await controller.idle();
+    const serial = (store.get('DNSZone', KEY) as DNSZone).status?.serial;
+    assert.equal(programmed(store)?.status, 'True');
+    // 12 RRsets (apex NS + 11): 4 deleted and 0 changed is 33 %.
+    for (const i of [1, 2, 3, 4]) store.remove('DNSRecordSet', `dns/h${i}`);
+    await controller.idle();
+    const held = programmed(store);
+    assert.equal(held?.reason, 'ChangeHeld');
+    assert.match(held?.message ?? '', /would delete 4 and change 0 of the zone's 12 RRsets/);
+    assert.equal((store.get('DNSZone', KEY) as DNSZone).status?.serial, serial);
+    assert.equal(served(table).length, 11);
+    assert.equal(controller.heldZones().length, 1);
+    const hash = controller.heldZones()[0]!.hash;
+    // A stale hash: nothing.
+    const z = store.get('DNSZone', KEY) as DNSZone;
+    store.apply({
+      ...z,
+      metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: 'ffffffffffffffff' } },
+    });
+    await controller.idle();
+    assert.match(programmed(store)?.message ?? '', /"ffffffffffffffff" is for another change/);
+    assert.equal(served(table).length, 11);
+    store.apply({ ...z, metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } } });
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True');
+    assert.deepEqual(served(table), ['h5', 'h6', 'h7', 'h8', 'h9', 'h10', 'h11']);
+    assert.equal(controller.heldZones().length, 0);
+    controller.stop();
+  });
+
+  test('hostile tenant: an annotation on its own zone or on a record set does not release another zone', async () => {
+    const { store, table, controller } = setUp();
+    store.apply(zone('tenant', 'other-com', 'other.com'));
+    for (let i = 1; i <= 11; i++) host(store, i);
+    controller.start();
+    await controller.idle();
+    for (const i of [1, 2, 3, 4]) store.remove('DNSRecordSet', `dns/h${i}`);
+    await controller.idle();
+    const hash = controller.heldZones()[0]!.hash;
+    // The tenant copies the hash from the status onto what it can write: its own zone, and a record
+    // set (in its namespace) published into the held zone.
+    const own = store.get('DNSZone', 'tenant/other-com') as DNSZone;
+    store.apply({
+      ...own,
+      metadata: { ...own.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } },
+    });
+    const rs = recordSet('tenant', 'sneaky', {
+      zoneRef: { name: 'example-com', namespace: 'dns' },
+      name: 'x',
+      type: 'A',
+      records: ['192.0.2.99'],
+    });
+    store.apply({ ...rs, metadata: { ...rs.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } } });
+    await controller.idle();
+    controller.recheckZone(KEY);
+    await controller.idle();
+    assert.equal(programmed(store)?.reason, 'ChangeHeld');
+    assert.equal(served(table).length, 11);
+    // Non-hashes are not shortcuts.
+    const z = store.get('DNSZone', KEY) as DNSZone;
+    for (const value of ['*', 'all', 'true', hash.slice(0, 8)]) {
+      store.apply({ ...z, metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: value } } });
+      await controller.idle();
+      assert.equal(programmed(store)?.reason, 'ChangeHeld', value);
+    }
+    controller.stop();
+  });
+
+  test('slices within the window add up; undoing the held slice releases the hold', async () => {
+    const { store, table, controller, advance } = setUp();
+    for (let i = 1; i <= 11; i++) host(store, i);
+    controller.start();
+    await controller.idle();
+    advance(20_000);
+    for (const i of [1, 2]) store.remove('DNSRecordSet', `dns/h${i}`);
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True', 'two of twelve apply');
+    assert.equal(served(table).length, 9);
+    advance(1_000);
+    for (const i of [3, 4]) store.remove('DNSRecordSet', `dns/h${i}`);
+    await controller.idle();
+    assert.match(programmed(store)?.message ?? '', /would delete 4 and change 0 of the zone's 12 RRsets/);
+    assert.equal(served(table).length, 9);
+    for (const i of [3, 4]) host(store, i);
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
+    assert.equal(served(table).length, 9);
+    // Stable for the window: the next two deletions are measured from the new baseline.
+    advance(20_000);
+    for (const i of [3, 4]) store.remove('DNSRecordSet', `dns/h${i}`);
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True');
+    assert.equal(served(table).length, 7);
+    controller.stop();
+  });
+
+  test('changes count like deletions; enabled: false opts out; small zones are never held', async () => {
+    const a = setUp();
+    for (let i = 1; i <= 11; i++) host(a.store, i);
+    a.controller.start();
+    await a.controller.idle();
+    for (const i of [1, 2, 3, 4]) host(a.store, i, `198.51.100.${i}`);
+    await a.controller.idle();
+    assert.match(programmed(a.store)?.message ?? '', /would delete 0 and change 4 of the zone's 12 RRsets/);
+    a.controller.stop();
+
+    const b = setUp({ zoneSpec: { changeSafety: { enabled: false } } });
+    for (let i = 1; i <= 11; i++) host(b.store, i);
+    b.controller.start();
+    await b.controller.idle();
+    for (let i = 1; i <= 11; i++) b.store.remove('DNSRecordSet', `dns/h${i}`);
+    await b.controller.idle();
+    assert.equal(programmed(b.store)?.status, 'True');
+    b.controller.stop();
+
+    const c = setUp();
+    for (let i = 1; i <= 8; i++) host(c.store, i);
+    c.controller.start();
+    await c.controller.idle();
+    for (let i = 1; i <= 8; i++) c.store.remove('DNSRecordSet', `dns/h${i}`);
+    await c.controller.idle();
+    assert.equal(programmed(c.store)?.status, 'True', 'nine RRsets: below the minimum of ten');
+    c.controller.stop();
+  });
+});
