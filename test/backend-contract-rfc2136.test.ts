@@ -1,8 +1,9 @@
 /**
  * The RFC 2136 backend against the backend contract kit, on a real Knot DNS (`knotd`) and a real BIND
  * (`named`), each an UPDATE-accepting primary with TSIG, made through the backend registry. State is
- * read from the server by AXFR (with the transfer-only key, not through the backend); drift and a
- * record set in the way are made by hand with nsupdate; the outage is the server stopped.
+ * read from the server by AXFR (with the transfer-only key, not through the backend); drift, a
+ * record set in the way and the RRsets ignore rules keep are made by hand with nsupdate; the outage
+ * is the server stopped.
  *
  * The zones exist on the server before Zonekeeper programs them (an RFC 2136 primary is configured
  * with its zones): "the server holds the zone" here means it holds Zonekeeper's ownership record,
@@ -88,6 +89,13 @@ for (const kind of ['knot', 'bind'] as const) {
         `update delete ${changed.owner} ${changed.type}`,
         `update add ${changed.owner} 300 ${changed.type} 203.0.113.99`,
         `update delete docs.${origin} CNAME`,
+      ]);
+    },
+    handMade: async (origin, made) => {
+      // By hand, as an operator would: the RRset replaced whole, in one UPDATE.
+      await primary.nsupdate(origin, [
+        `update delete ${made.owner} ${made.type}`,
+        ...made.rdata.map((r) => `update add ${made.owner} ${made.ttl} ${made.type} ${printRdata(r)}`),
       ]);
     },
     refuse: async (origin) => {

@@ -278,6 +278,34 @@ for (const kind of ['knot', 'bind'] as const) {
       assert.equal(afterDelete.get(`${ownershipName(origin)} TXT`), undefined, 'and its ownership record');
     });
 
+    test('ignore rules: a wanted RRset they match is never added, and the zone still reads back as programmed; an owned one is released in place', async () => {
+      const origin = newOrigin();
+      const backend = backendWith();
+      await backend.applyZone(zoneOf(origin, 1, base(origin)));
+      const ignore = [{ name: '*.apps' }, { name: 'www', type: 'A' as const }];
+      const wanted = rrset(origin, 'x.apps', 'A', ['192.0.2.44']);
+      const v2 = [...base(origin).filter((r) => r.type !== 'A'), wanted];
+      const zone: ProgrammedZone = { ...zoneOf(origin, 2, v2), ignore };
+      const result = await backend.applyZone(zone);
+      assert.deepEqual(
+        (result.problems ?? []).map((p) => [nameKey(p.owner), p.type, p.reason]),
+        [[`x.apps.${origin}`, 'A', 'Conflict']],
+      );
+      const after = await held(origin);
+      assert.equal(after.get(`x.apps.${origin} A`), undefined, 'never added');
+      assert.deepEqual(after.get(`www.${origin} A`), ['192.0.2.10', '192.0.2.11'], 'not deleted');
+      assert.ok(
+        !(after.get(`${ownershipName(origin)} TXT`) ?? []).includes('"www A"'),
+        "and no longer recorded as Zonekeeper's",
+      );
+      assert.ok((await readBack(backend, zone)).programmed, 'what the rules leave out is not pending');
+      assert.equal(
+        (await readBack(backend, zoneOf(origin, 2, v2))).programmed,
+        false,
+        'without the rules the wanted RRset is missing',
+      );
+    });
+
     test('ownership record deleted by hand: Zonekeeper takes nothing back — its former RRsets are reported as conflicts and survive a zone deletion', async () => {
       const origin = newOrigin();
       const backend = backendWith();

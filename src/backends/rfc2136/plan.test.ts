@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import type { ResourceRecord } from '../../dns/message.ts';
 import { parseRdata, printRdata, type Rdata } from '../../dns/rdata.ts';
 import { type RecordTypeName, RRClass, RRType } from '../../dns/rrtype.ts';
+import { ignoreMatcher } from '../../zones/ignore.ts';
 import type { RRset } from '../../zones/rrset.ts';
 import {
   type HeldState,
@@ -220,6 +221,129 @@ describe('rfc2136 plan', () => {
       plan.problems.map((p) => p.reason),
       ['BackendRejected', 'BackendRejected'],
     );
+  });
+});
+
+describe('rfc2136 plan: ignore rules (DNSZone.spec.ignore)', () => {
+  const rules = (...r: { name: string; type?: RecordTypeName }[]) => ignoreMatcher(origin, r)!;
+
+  test('a desired RRset a rule matches is a Conflict naming spec.ignore and is never written, owned or not', () => {
+    const held = state(
+      [rec('legacy.example.com.', 'A', '192.0.2.1'), rec('hand.example.com.', 'TXT', '"by hand"')],
+      [['legacy.example.com.', 'A']],
+    );
+    const desired = [
+      want('legacy.example.com.', 'A', ['192.0.2.2']),
+      want('hand.example.com.', 'TXT', ['"from zonekeeper"']),
+      want('new.example.com.', 'A', ['192.0.2.3']),
+    ];
+    const plan = planZone(
+      origin,
+      desired,
+      held,
+      rules({ name: 'legacy' }, { name: '*', type: 'TXT' }, { name: 'new' }),
+    );
+    assert.deepEqual(
+      plan.problems.map((p) => `${p.owner} ${p.type} ${p.reason}`),
+      ['legacy.example.com. A Conflict', 'hand.example.com. TXT Conflict', 'new.example.com. A Conflict'],
+    );
+    assert.ok(plan.problems.every((p) => p.message.includes('spec.ignore')));
+    // The one change: legacy's entry, released; legacy itself neither replaced nor deleted.
+    assert.deepEqual(plan.units.map(show), [{ pre: [], upd: [`NONE ${OWN} TXT "legacy A"`] }]);
+  });
+
+  test('an owned RRset a rule matches that the zone no longer has: its entry deleted, the RRset kept', () => {
+    const held = state(
+      [rec('old.example.com.', 'A', '192.0.2.9'), rec('other.example.com.', 'A', '192.0.2.8')],
+      [
+        ['old.example.com.', 'A'],
+        ['other.example.com.', 'A'],
+      ],
+    );
+    const plan = planZone(origin, [], held, rules({ name: 'old', type: 'A' }));
+    assert.deepEqual(plan.units.map(show), [
+      { pre: [], upd: [`NONE ${OWN} TXT "old A"`] },
+      {
+        pre: ['IN other.example.com. A 192.0.2.8'],
+        upd: ['ANY other.example.com. A', `NONE ${OWN} TXT "other A"`],
+      },
+    ]);
+    assert.deepEqual(plan.problems, []);
+    // Once released, the next plan leaves it alone altogether.
+    const after = state([rec('old.example.com.', 'A', '192.0.2.9')]);
+    assert.deepEqual(planZone(origin, [], after, rules({ name: 'old', type: 'A' })).units, []);
+  });
+
+  test('the release goes in the same unit, and so the same UPDATE, as the other changes at its name', () => {
+    const held = state(
+      [rec('www.example.com.', 'A', '192.0.2.1'), rec('www.example.com.', 'AAAA', '2001:db8::1')],
+      [
+        ['www.example.com.', 'A'],
+        ['www.example.com.', 'AAAA'],
+      ],
+    );
+    const plan = planZone(
+      origin,
+      [want('www.example.com.', 'AAAA', ['2001:db8::2'])],
+      held,
+      rules({ name: 'www', type: 'A' }),
+    );
+    assert.equal(plan.units.length, 1);
+    assert.deepEqual(show(plan.units[0]!), {
+      pre: ['IN www.example.com. AAAA 2001:db8::1'],
+      upd: ['ANY www.example.com. AAAA', 'IN www.example.com. AAAA 2001:db8::2', `NONE ${OWN} TXT "www A"`],
+    });
+    assert.equal(packMessages(origin, plan.units, 65535).messages.length, 1);
+  });
+
+  test('a hand-made RRset a rule matches is neither touched nor reported when the zone does not want it', () => {
+    const held = state([rec('hand.example.com.', 'TXT', '"by hand"')]);
+    const plan = planZone(origin, [], held, rules({ name: 'hand' }));
+    assert.deepEqual(plan, { units: [], problems: [] });
+  });
+
+  test('the ownership record is never ignored: "* TXT" still marks a new zone and records what it adds', () => {
+    const plan = planZone(
+      origin,
+      [want('www.example.com.', 'A', ['192.0.2.1'])],
+      state([], [], false),
+      rules({ name: '*', type: 'TXT' }),
+    );
+    assert.deepEqual(plan.problems, []);
+    assert.deepEqual(plan.units.map(show), [
+      { pre: [], upd: [`IN ${OWN} TXT "zonekeeper ownership v1"`] },
+      { pre: ['NONE www.example.com. A'], upd: ['IN www.example.com. A 192.0.2.1', `IN ${OWN} TXT "www A"`] },
+    ]);
+  });
+
+  test('the apex NS a rule matches is a Conflict and left as the server holds it', () => {
+    const held = state([rec(origin, 'NS', 'old.example.net.')]);
+    const plan = planZone(
+      origin,
+      [want(origin, 'NS', ['ns1.example.net.'])],
+      held,
+      rules({ name: '@', type: 'NS' }),
+    );
+    assert.deepEqual(plan.units, []);
+    assert.deepEqual(
+      plan.problems.map((p) => `${p.owner} ${p.type} ${p.reason}`),
+      [`${origin} NS Conflict`],
+    );
+  });
+
+  test("an owned CNAME a rule matches is no longer Zonekeeper's: data wanted beside it is a Conflict", () => {
+    const held = state([rec('w.example.com.', 'CNAME', 'x.example.org.')], [['w.example.com.', 'CNAME']]);
+    const plan = planZone(
+      origin,
+      [want('w.example.com.', 'A', ['192.0.2.1'])],
+      held,
+      rules({ name: 'w', type: 'CNAME' }),
+    );
+    assert.deepEqual(
+      plan.problems.map((p) => `${p.owner} ${p.type} ${p.reason}`),
+      ['w.example.com. A Conflict'],
+    );
+    assert.deepEqual(plan.units.map(show), [{ pre: [], upd: [`NONE ${OWN} TXT "w CNAME"`] }]);
   });
 });
 

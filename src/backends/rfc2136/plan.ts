@@ -24,11 +24,16 @@
  *   the read fails the whole message (NXRRSET or YXRRSET) and the backend reads and plans again.
  * - All changes at one owner name form one unit that is never split across messages, deletions first,
  *   so a CNAME replacing an address (or the reverse) is never seen half-done by the server.
+ * - Ignore rules (`DNSZone.spec.ignore`): an RRset one matches is never created, changed or deleted,
+ *   whoever made it. A desired one is a `Conflict`; an ownership entry naming one is deleted (the RRset
+ *   is not Zonekeeper's any more and stays as the server holds it), in the same UPDATE as the rest.
+ *   The SOA and the ownership record are never ignored (neither is ever an RRset of the plan).
  */
 import type { ResourceRecord } from '../../dns/message.ts';
 import { isInDomain, type Name, nameEquals, nameKey, parseName, relativeName } from '../../dns/name.ts';
 import { type Rdata, rdataEquals, recordTypeOfCode, type UnknownRdata } from '../../dns/rdata.ts';
 import { type RecordTypeName, RRClass, RRType } from '../../dns/rrtype.ts';
+import type { IgnoreMatcher } from '../../zones/ignore.ts';
 import type { RRset } from '../../zones/rrset.ts';
 import type { RRsetProblem } from '../backend.ts';
 
@@ -189,10 +194,22 @@ function deleteRRset(owner: Name, type: number): ResourceRecord {
 
 /**
  * The plan that makes the server hold `desired` (every RRset of the zone but the SOA). An empty plan
- * without problems means the server holds the zone (the read-back of `servedContent`).
+ * means the server holds the zone (the read-back of `servedContent`); its problems are what is left
+ * out. `ignored` matches the RRsets the zone's ignore rules leave as the server holds them.
  */
-export function planZone(origin: Name, desired: Iterable<RRset>, held: HeldState): Plan {
+export function planZone(
+  origin: Name,
+  desired: Iterable<RRset>,
+  held: HeldState,
+  ignored: IgnoreMatcher = () => false,
+): Plan {
   const ownerName = ownershipName(origin);
+  /** Ownership entries Zonekeeper still acts on: those no ignore rule matches. */
+  const owns = (key: string): boolean => {
+    if (!held.owned.has(key)) return false;
+    const space = key.lastIndexOf(' ');
+    return !ignored(parseName(key.slice(0, space)), key.slice(space + 1));
+  };
   const problems: RRsetProblem[] = [];
   const units = new Map<
     string,
@@ -220,8 +237,8 @@ export function planZone(origin: Name, desired: Iterable<RRset>, held: HeldState
       if (!nameEquals(h.owner, owner) || DNSSEC_TYPES.has(h.type)) return false;
       const t = recordTypeOfCode(h.type);
       if (t === undefined) return true;
-      if (t === 'NS' && nameEquals(owner, origin)) return false;
-      return !held.owned.has(ownedKeyOf(h.owner, t));
+      if (t === 'NS' && nameEquals(owner, origin)) return ignored(owner, t);
+      return !owns(ownedKeyOf(h.owner, t));
     });
 
   for (const d of desiredList) {
@@ -234,6 +251,13 @@ export function planZone(origin: Name, desired: Iterable<RRset>, held: HeldState
       problem(
         'BackendRejected',
         `${ownerName} is reserved for Zonekeeper's ownership record; rename the record set`,
+      );
+      continue;
+    }
+    if (ignored(d.owner, d.type)) {
+      problem(
+        'Conflict',
+        `${d.owner} ${d.type} matches the zone's spec.ignore, so Zonekeeper leaves it on the server as it is; remove the rule or this record set`,
       );
       continue;
     }
@@ -291,14 +315,18 @@ export function planZone(origin: Name, desired: Iterable<RRset>, held: HeldState
     if (!held.owned.has(k)) u.adds.push(claim(d.owner, d.type));
   }
 
-  // Owned RRsets the zone no longer has: deleted with their entries.
+  // Owned RRsets the zone no longer has: deleted with their entries. Owned RRsets an ignore rule
+  // matches: their entries deleted, the RRsets left as they are.
   for (const [k, entry] of held.owned) {
-    if (wanted.has(k)) continue;
+    const release = !owns(k);
+    if (wanted.has(k) && !release) continue;
     const [ownerKey, type] = k.split(' ') as [string, RecordTypeName];
     const h = [...held.rrsets.values()].find((x) => nameKey(x.owner) === ownerKey && x.type === codeOf(type));
     const owner = h?.owner ?? parseName(ownerKey);
     const u = unit(owner);
-    if (h) {
+    if (release) {
+      u.describe.push(`release ${owner} ${type} (ignored)`);
+    } else if (h) {
       u.prerequisites.push(...exactly(h));
       u.deletes.push(deleteRRset(owner, h.type));
       u.describe.push(`delete ${owner} ${type}`);

@@ -17,6 +17,7 @@ import type { Name } from '../../dns/name.ts';
 import { nameEquals, nameKey } from '../../dns/name.ts';
 import { parseTsigKey, type TsigKey } from '../../dns/tsig.ts';
 import { AxfrError, axfr } from '../../server/transfer/axfr-client.ts';
+import { ignoreMatcher } from '../../zones/ignore.ts';
 import type { RRset } from '../../zones/rrset.ts';
 import {
   type ApplyResult,
@@ -166,6 +167,7 @@ export class Rfc2136Backend implements Backend {
   async applyZone(zone: ProgrammedZone): Promise<ApplyResult> {
     const origin = zone.origin;
     const desired = [...zone.rrsets()];
+    const ignored = ignoreMatcher(origin, zone.ignore);
     const target = await this.target();
     let messagesSent = 0;
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
@@ -176,7 +178,7 @@ export class Rfc2136Backend implements Backend {
           `the server at ${this.where} is not authoritative for ${origin} (it answered NOTAUTH): configure ${origin} there as a primary zone that accepts UPDATE with key ${target.key.name}`,
           { code: 'RFC2136_ZONE_NOT_SERVED' },
         );
-      const plan = planZone(origin, desired, held);
+      const plan = planZone(origin, desired, held, ignored);
       const problems: RRsetProblem[] = [...plan.problems];
       const { messages, tooLarge } = packMessages(origin, plan.units, this.options.maxMessageBytes);
       for (const unit of tooLarge) problems.push(...this.tooLarge(unit, desired));
@@ -244,11 +246,13 @@ export class Rfc2136Backend implements Backend {
   }
 
   /** Whether a fresh read needs no change: everything Zonekeeper may program is programmed. */
-  async servedContent(zone: Pick<ProgrammedZone, 'origin' | 'serial' | 'soa' | 'rrsets'>): Promise<boolean> {
+  async servedContent(
+    zone: Pick<ProgrammedZone, 'origin' | 'serial' | 'soa' | 'rrsets' | 'ignore'>,
+  ): Promise<boolean> {
     const held = await this.read(zone.origin);
     if (held === undefined) return false;
     const desired = [...zone.rrsets()];
-    const plan = planZone(zone.origin, desired, held);
+    const plan = planZone(zone.origin, desired, held, ignoreMatcher(zone.origin, zone.ignore));
     const { tooLarge } = packMessages(zone.origin, plan.units, this.options.maxMessageBytes);
     // Units too large for any message are reported problems, like conflicts; everything else is in place.
     return plan.units.length === tooLarge.length;
