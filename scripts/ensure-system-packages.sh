@@ -8,6 +8,7 @@ set -euo pipefail
 # command -> Debian package
 declare -A needed=(
   [dig]=dnsutils
+  [nsupdate]=dnsutils
   [kdig]=knot-dnsutils
   [knotd]=knot
   [kzonecheck]=knot-dnssecutils

@@ -185,11 +185,16 @@ describe('generated CRDs', () => {
       return found;
     });
     assert.deepEqual(rules, [
-      '(has(self.builtin) ? 1 : 0) + (has(self.powerdns) ? 1 : 0) + (has(self.homelabWebhook) ? 1 : 0) == 1',
+      '(has(self.builtin) ? 1 : 0) + (has(self.powerdns) ? 1 : 0) + (has(self.homelabWebhook) ? 1 : 0) + (has(self.rfc2136) ? 1 : 0) == 1',
       // spec.backend.powerdns.apiKeySecretRef
       '(has(self.file) ? 1 : 0) + (has(self.env) ? 1 : 0) + (has(self.name) ? 1 : 0) == 1',
       'has(self.name) == has(self.key)',
       // spec.backend.homelabWebhook.hmacAuth.secretRef
+      '(has(self.file) ? 1 : 0) + (has(self.env) ? 1 : 0) + (has(self.name) ? 1 : 0) == 1',
+      'has(self.name) == has(self.key)',
+      // spec.backend.rfc2136.tsigKey.secretRef and transferKey.secretRef
+      '(has(self.file) ? 1 : 0) + (has(self.env) ? 1 : 0) + (has(self.name) ? 1 : 0) == 1',
+      'has(self.name) == has(self.key)',
       '(has(self.file) ? 1 : 0) + (has(self.env) ? 1 : 0) + (has(self.name) ? 1 : 0) == 1',
       'has(self.name) == has(self.key)',
       "self.endsWith('.')",

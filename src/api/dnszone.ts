@@ -151,7 +151,7 @@ export const dnsZoneSpecSchema = s.object(
     ignore: s.optional(
       s.array(ignoreRuleSchema, {
         description:
-          'RRsets of an external backend (PowerDNS) that Zonekeeper never creates, modifies or deletes, ' +
+          'RRsets of an external backend (PowerDNS, RFC 2136) that Zonekeeper never creates, modifies or deletes, ' +
           'whoever made them, even ones it created before: for migrating a zone piece by piece. Record sets ' +
           'of the zone that match are reported as not programmed. The SOA is never ignored; the built-in ' +
           'server holds nothing but Zonekeeper content and ignores the list.',

@@ -4,6 +4,7 @@ export type { BuiltinSettings } from './backends/builtin.ts';
 export type { BackendKind, BackendSchemaOf, BackendSettings } from './backends/index.ts';
 export { BACKEND_KINDS, BACKEND_SCHEMAS, backendOf, isBackendKind } from './backends/index.ts';
 export type { PowerDnsSettings } from './backends/powerdns.ts';
+export type { Rfc2136Settings } from './backends/rfc2136.ts';
 export type { ChangeSafety, EffectiveChangeSafety } from './change-safety.ts';
 export {
   CHANGE_SAFETY_MIN_RRSETS,

@@ -42,6 +42,19 @@ interface Transfers {
   notify?: { address: string; tsigKey?: string }[];
   journalSize?: number;
 }
+interface Rfc2136Key {
+  name: string;
+  algorithm: 'hmac-sha256' | 'hmac-sha384' | 'hmac-sha512';
+  secretRef: SecretRef;
+}
+interface Rfc2136Backend {
+  server: string;
+  port?: number;
+  tsigKey: Rfc2136Key;
+  transferKey?: Rfc2136Key;
+  resyncSeconds?: number;
+  timeoutSeconds?: number;
+}
 interface PowerDnsBackend {
   url: string;
   serverId?: string;
@@ -62,6 +75,7 @@ interface DNSZoneClassSpec {
     builtin?: Record<string, never>;
     powerdns?: PowerDnsBackend;
     homelabWebhook?: HomelabWebhookBackend;
+    rfc2136?: Rfc2136Backend;
   };
   nameServers: string[];
   transfers?: Transfers;

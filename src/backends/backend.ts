@@ -102,7 +102,7 @@ export interface ReadBack {
  */
 export async function readBack(
   backend: Backend,
-  zone: Pick<ProgrammedZone, 'origin' | 'serial' | 'soa' | 'rrsets'>,
+  zone: Pick<ProgrammedZone, 'origin' | 'serial' | 'soa' | 'rrsets' | 'ignore'>,
 ): Promise<ReadBack> {
   if (programmedBy(backend.capabilities) === 'serial') {
     const served = await backend.servedSerial(zone.origin);
@@ -148,9 +148,12 @@ export interface Backend {
   servedSerial(origin: Name): Promise<number | undefined>;
   /**
    * Whether the target serves exactly the zone's content (its own SOA aside), read back. Required
-   * where `capabilities.serial` is not `authority` (see `readBack`).
+   * where `capabilities.serial` is not `authority` (see `readBack`). RRsets the zone's ignore rules
+   * match are left out of the comparison.
    */
-  servedContent?(zone: Pick<ProgrammedZone, 'origin' | 'serial' | 'soa' | 'rrsets'>): Promise<boolean>;
+  servedContent?(
+    zone: Pick<ProgrammedZone, 'origin' | 'serial' | 'soa' | 'rrsets' | 'ignore'>,
+  ): Promise<boolean>;
   /** Whether the backend is reachable and healthy (shown on the DNSZoneClass; never blocks zones). */
   health?(): Promise<{ ok: boolean; message: string }>;
 }

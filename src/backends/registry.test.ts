@@ -83,12 +83,21 @@ describe('backend registry and factory', () => {
       homelabWebhook: zoneClass('h', ['ns1.example.com.'], {
         backend: { homelabWebhook: { url: 'http://127.0.0.1:7100' } },
       }),
+      rfc2136: zoneClass('r', ['ns1.example.com.'], {
+        backend: {
+          rfc2136: {
+            server: '192.0.2.53',
+            tsigKey: { name: 'zk', algorithm: 'hmac-sha256', secretRef: { env: 'ZK_KEY' } },
+          },
+        },
+      }),
     };
-    // A webhook provider has no SOA: Programmed is its content read back.
+    // A webhook provider has no SOA and an RFC 2136 server keeps its own: Programmed is content read back.
     const programmed: Record<string, 'serial' | 'content'> = {
       builtin: 'serial',
       powerdns: 'serial',
       homelabWebhook: 'content',
+      rfc2136: 'content',
     };
     for (const kind of BACKEND_KINDS) {
       assert.equal(BACKENDS[kind].schema, BACKEND_SCHEMAS[kind], `${kind}: the schema the CRD is made of`);
@@ -101,7 +110,7 @@ describe('backend registry and factory', () => {
 
   test('a class with no registered kind is refused with UNKNOWN_BACKEND, never served by the built-in server', async () => {
     const factory = createBackendFactory({ builtin, secrets: fileAndEnvSecrets({}) });
-    for (const backend of [{ rfc2136: { server: '192.0.2.1:53' } }, {}, { builtin: {}, powerdns: {} }]) {
+    for (const backend of [{ webhook: { url: 'http://192.0.2.1' } }, {}, { builtin: {}, powerdns: {} }]) {
       const cls = zoneClass('future', ['ns1.example.com.'], { backend: backend as never });
       const made = factory(cls);
       assert.notEqual(made, builtin);
@@ -111,7 +120,7 @@ describe('backend registry and factory', () => {
         assert.equal(e.reason, 'BackendRejected');
         assert.match(
           e.message,
-          /DNSZoneClass future: spec\.backend sets .*; set exactly one of builtin, powerdns/,
+          /DNSZoneClass future: spec\.backend sets .*; set exactly one of builtin, powerdns, homelabWebhook, rfc2136/,
         );
         return true;
       };

@@ -11,6 +11,7 @@ import { builtinRegistration } from './builtin/registration.ts';
 import { homelabWebhookRegistration } from './homelab-webhook/registration.ts';
 import { powerDnsRegistration } from './powerdns/registration.ts';
 import type { BackendContext, BackendRegistration, BackendRegistry, ManagedBackend } from './registration.ts';
+import { rfc2136Registration } from './rfc2136/registration.ts';
 
 export type { BackendContext, BackendRegistration, BackendRegistry } from './registration.ts';
 
@@ -18,6 +19,7 @@ export const BACKENDS: BackendRegistry = {
   builtin: builtinRegistration,
   powerdns: powerDnsRegistration,
   homelabWebhook: homelabWebhookRegistration,
+  rfc2136: rfc2136Registration,
 };
 
 export interface BackendFactoryOptions extends BackendContext {

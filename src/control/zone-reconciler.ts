@@ -231,6 +231,7 @@ export class ZoneReconciler {
         serial,
         soa: state.model.soa,
         rrsets: () => state.model.rrsets(),
+        ...(zone.spec.ignore && zone.spec.ignore.length > 0 ? { ignore: zone.spec.ignore } : {}),
       });
     } catch (e) {
       // What the backend holds is unknown now: the next attempt sends the whole zone.

@@ -207,14 +207,27 @@ export function invalidCases(): ExampleCase[] {
     {
       name: 'class with an unknown backend',
       object: edit(exampleZoneClass(), (o) => {
-        spec(o).backend = { rfc2136: { server: '192.0.2.53:53' } };
+        spec(o).backend = { webhook: { url: 'http://192.0.2.53:8080' } };
       }),
       pruned: true,
       problems: [
         {
-          path: 'spec.backend.rfc2136',
+          path: 'spec.backend.webhook',
           code: 'UNKNOWN_FIELD',
-          message: 'unknown field "rfc2136"; known fields: builtin, powerdns',
+          message: 'unknown field "webhook"; known fields: builtin, powerdns, homelabWebhook, rfc2136',
+        },
+      ],
+    },
+    {
+      name: 'rfc2136 backend without a TSIG key',
+      object: edit(exampleZoneClass(), (o) => {
+        spec(o).backend = { rfc2136: { server: '192.0.2.53' } };
+      }),
+      problems: [
+        {
+          path: 'spec.backend.rfc2136.tsigKey',
+          code: 'REQUIRED',
+          message: 'required',
         },
       ],
     },

@@ -8,11 +8,13 @@ import { type Infer, s } from '../schema.ts';
 import { builtinBackendSchema } from './builtin.ts';
 import { homelabWebhookBackendSchema } from './homelab-webhook.ts';
 import { powerDnsBackendSchema } from './powerdns.ts';
+import { rfc2136BackendSchema } from './rfc2136.ts';
 
 export const BACKEND_SCHEMAS = {
   builtin: builtinBackendSchema,
   powerdns: powerDnsBackendSchema,
   homelabWebhook: homelabWebhookBackendSchema,
+  rfc2136: rfc2136BackendSchema,
 } as const;
 
 export type BackendKind = keyof typeof BACKEND_SCHEMAS;

@@ -48,9 +48,14 @@ export interface AxfrResult {
 /** A failed transfer; `code` is stable (AXFR_TIMEOUT, AXFR_REFUSED, AXFR_TSIG, AXFR_TOO_LARGE, ...). */
 export class AxfrError extends Error {
   readonly code: string;
-  constructor(code: string, message: string) {
+  /** The RCODE the server answered with, and the TSIG error it reported, when it answered one. */
+  readonly rcode: number | undefined;
+  readonly tsigError: number | undefined;
+  constructor(code: string, message: string, answered?: { rcode: number; tsigError?: number }) {
     super(message);
     this.code = code;
+    this.rcode = answered?.rcode;
+    this.tsigError = answered?.tsigError;
   }
 }
 
@@ -134,8 +139,8 @@ export function axfr(options: AxfrOptions): Promise<AxfrResult> {
     /** Takes one message of the response: 'more' to go on, undefined when complete, or the error. */
     const take = (message: Uint8Array): AxfrError | undefined | 'more' => {
       messages++;
-      const fail = (code: string, why: string) =>
-        new AxfrError(code, `AXFR of ${zone} from ${where}: ${why}`);
+      const fail = (code: string, why: string, answered?: { rcode: number; tsigError?: number }) =>
+        new AxfrError(code, `AXFR of ${zone} from ${where}: ${why}`, answered);
       if (message.length < 12) return fail('AXFR_MALFORMED', `a message of ${message.length} octets`);
       if (((message[0]! << 8) | message[1]!) !== id)
         return fail('AXFR_MALFORMED', 'a message with another ID than the query (RFC 5936 §2.2)');
@@ -143,10 +148,13 @@ export function axfr(options: AxfrOptions): Promise<AxfrResult> {
       if (rcode !== Rcode.NOERROR) {
         // RFC 5936 §2.2.1: an error ends the transfer. A TSIG error is carried in the (unsigned) TSIG.
         let tsigError = '';
+        let tsigErrorCode: number | undefined;
         try {
           const found = readTsig(message);
-          if (found && found.record.error !== 0)
+          if (found && found.record.error !== 0) {
+            tsigErrorCode = found.record.error;
             tsigError = `, TSIG error ${TSIG_ERROR_NAMES.get(found.record.error) ?? found.record.error}`;
+          }
         } catch {
           // no readable TSIG: the RCODE says it all
         }
@@ -160,6 +168,7 @@ export function axfr(options: AxfrOptions): Promise<AxfrResult> {
                 ? ' (is the transfer allowed from this address, or with this key?)'
                 : ''
           }`,
+          tsigErrorCode === undefined ? { rcode } : { rcode, tsigError: tsigErrorCode },
         );
       }
       let body = message;
