@@ -8,6 +8,8 @@ set -euo pipefail
 declare -A needed=(
   [dig]=dnsutils
   [kdig]=knot-dnsutils
+  [knsupdate]=knot-dnsutils
+  [nsupdate]=dnsutils
   [knotd]=knot
   [kzonecheck]=knot-dnssecutils
   [dnsperf]=dnsperf

@@ -38,6 +38,7 @@ interface Transfers {
     name: string;
     algorithm: 'hmac-sha256' | 'hmac-sha384' | 'hmac-sha512';
     secretRef: SecretRef;
+    usage?: ('transfer' | 'update')[];
   }[];
   notify?: { address: string; tsigKey?: string }[];
   journalSize?: number;
@@ -74,6 +75,7 @@ interface DNSZoneSpec {
   ttl?: number;
   soa?: SOAOverrides;
   delegations?: Delegation[];
+  updatePolicy?: { key: string; names: string[]; types: RecordTypeName[] }[];
 }
 interface ObjectRef {
   namespace: string;

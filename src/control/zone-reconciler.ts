@@ -10,7 +10,7 @@ import type { Catalog, ZoneVerdict } from '../zones/catalog.ts';
 import type { ZoneChanges } from '../zones/catalog-feed.ts';
 import type { ResourceKey } from '../zones/resource-key.ts';
 import { statusSerial } from '../zones/serial-policy.ts';
-import type { ResolvedTransfers } from '../zones/transfers.ts';
+import { type ResolvedTransfers, withUpdatePolicy } from '../zones/transfers.ts';
 import { type ConditionInput, zoneFailedConditions } from './conditions.ts';
 import type { ProgrammedZones } from './programmed-zones.ts';
 import { FINALIZER, type ResourceStore } from './resource-store.ts';
@@ -123,9 +123,14 @@ export class ZoneReconciler {
     if (this.o.programmed.movedAway(key, backend)) await this.unprogram(key);
     const state = this.models.modelFor(key, zone, verdict.zoneClass, verdict.origin);
     const taken = takeChange(state, this.o.catalog, key, this.o.changes.take(key));
-    const transfers = await this.o.transfers.of(verdict.zoneClass);
-    const warnings = taken.fresh || taken.verdictsChanged ? state.model.warnings() : (state.warnings ?? []);
-    state.warnings = warnings;
+    const classTransfers = await this.o.transfers.of(verdict.zoneClass);
+    // The zone's RFC 2136 update policy rides with the class's keys to the server that answers UPDATE.
+    const update = withUpdatePolicy(classTransfers.resolved, zone);
+    const transfers = { ...classTransfers, ...(update.resolved ? { resolved: update.resolved } : {}) };
+    const modelWarnings =
+      taken.fresh || taken.verdictsChanged ? state.model.warnings() : (state.warnings ?? []);
+    state.warnings = modelWarnings;
+    const warnings = update.problems.length > 0 ? [...modelWarnings, ...update.problems] : modelWarnings;
     const generation = zone.metadata.generation;
     return {
       key,
