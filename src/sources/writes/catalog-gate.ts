@@ -33,15 +33,17 @@ export function catalogGate(catalog: Catalog, store: ResourceStore): WriteGate {
         metadata: { name: 'write-probe', namespace },
         spec: { name: fqdn, type, records: ['-'] },
       });
-      if (!resolution.resolved) return undefined;
-      const verdict = catalog.zoneVerdict(resolution.zone);
+      // Even where the namespace may not publish, the zone holding the name says who defines it.
+      const zoneKey = resolution.zone;
+      if (zoneKey === undefined) return undefined;
+      const verdict = catalog.zoneVerdict(zoneKey);
       if (
         verdict?.accepted &&
         (type === 'SOA' || (type === 'NS' && nameKey(fqdn) === nameKey(verdict.origin)))
       )
-        return `DNSZone ${resolution.zone}`;
+        return `DNSZone ${zoneKey}`;
       const wanted = nameKey(fqdn);
-      for (const member of catalog.zoneMembers(resolution.zone)) {
+      for (const member of catalog.zoneMembers(zoneKey)) {
         if (member.key === own || !member.current) continue;
         const { recordSet, fqdn: at } = member.current;
         if (recordSet.spec.type === type && nameKey(at) === wanted) return `DNSRecordSet ${member.key}`;
