@@ -6,6 +6,7 @@ import {
   highestSerial,
   parseNetwork,
   resolveTransfers,
+  transfersProblems,
   withUpdatePolicy,
 } from './transfers.ts';
 
@@ -135,5 +136,19 @@ describe('withUpdatePolicy', () => {
     const r = withUpdatePolicy(undefined, zone([{ key: 'upd', names: ['*'], types: ['A'] }]));
     assert.equal(r.resolved, undefined);
     assert.match(r.problems[0]!, /no transfers.tsigKeys/);
+  });
+});
+
+describe('transfer settings with update keys', () => {
+  test('NOTIFY is not signed with an update-only key', () => {
+    const problems = transfersProblems({
+      allowFrom: [],
+      requireTsig: true,
+      keys: [{ name: 'upd', algorithm: 'hmac-sha256', secret: SECRET, usage: ['update'] }],
+      notify: [{ address: '192.0.2.53:53', tsigKey: 'upd' }],
+      journalSize: 10,
+    });
+    assert.equal(problems.length, 1);
+    assert.match(problems[0]!, /update-only key/);
   });
 });

@@ -142,6 +142,12 @@ export function transfersProblems(resolved: ResolvedTransfers): string[] {
       problems.push(
         `notify[${i}] tsigKey ${JSON.stringify(n.tsigKey)} is not one of tsigKeys${known ? ` (${known})` : ' (none set)'}`,
       );
+    } else if (n.tsigKey !== undefined) {
+      const key = resolved.keys.find((k) => canonicalKeyName(k.name) === canonicalKeyName(n.tsigKey!));
+      if (key && !keyUsable(key, 'transfer'))
+        problems.push(
+          `notify[${i}] tsigKey ${JSON.stringify(n.tsigKey)} is an update-only key; NOTIFY is signed with a transfer key (add transfer to its usage, or name another key)`,
+        );
     }
   }
   return problems;
