@@ -762,11 +762,13 @@ export const ACCEPTED_DIFFERENCES: AcceptedDifference[] = [
   {
     id: 'notify-update-opcodes',
     reason:
-      'NOTIFY (opcode 4) and UPDATE (5): Knot implements both and rejects an unauthenticated request ' +
-      'with NOTAUTH (RFC 2136 §3.1.2/RFC 8945 access control); Zonekeeper implements neither and answers ' +
-      'NOTIMP (RFC 1035 §4.1.1). Both refuse the operation.',
+      'NOTIFY (opcode 4) and UPDATE (5) without TSIG: Knot rejects both with NOTAUTH (RFC 2136 §3.1.2/' +
+      'RFC 8945 access control). Zonekeeper does not implement NOTIFY as a secondary and answers NOTIMP ' +
+      '(RFC 1035 §4.1.1); it implements UPDATE and refuses it, REFUSED, for a zone without an ' +
+      'updatePolicy (and for an unsigned one; RFC 2136 §3.3). Both refuse the operation.',
     applies: (zk, knot, { query }) =>
-      (query.spec.opcode === 4 || query.spec.opcode === 5) && zk.rcode === 4 && knot.rcode === 9,
+      knot.rcode === 9 &&
+      ((query.spec.opcode === 4 && zk.rcode === 4) || (query.spec.opcode === 5 && zk.rcode === 5)),
     reconcile: (zk, knot) => {
       zk.rcode = knot.rcode;
       return true;

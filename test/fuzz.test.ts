@@ -309,8 +309,9 @@ async function roundReplies(
     const p = replyProblems(sent.packet, sent.verdict, got, lane.transport, RULES);
     if (p.length > 0)
       problems.push(`request ${hex(sent.packet)}\n    reply ${hex(got)}\n    ${p.join('; ')}`);
-    else if (!isTransferRequest(sent.packet, RULES)) {
-      // Tallied for /metrics: zonekeeper_dns_queries_total counts the query path (transfers have their own).
+    else if (!isTransferRequest(sent.packet, RULES) && ((sent.packet[2]! >> 3) & 0xf) !== 5) {
+      // Tallied for /metrics: zonekeeper_dns_queries_total counts the query path (transfers and
+      // UPDATE have their own).
       const rcode = decodeMessage(got).rcode;
       stats.rcodes.set(rcode, (stats.rcodes.get(rcode) ?? 0) + 1);
     }

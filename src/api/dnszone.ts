@@ -100,6 +100,53 @@ export const ignoreRuleSchema = s.object(
   { description: 'RRsets an external backend keeps as they are.' },
 );
 export type IgnoreRule = Infer<typeof ignoreRuleSchema>;
+export const MAX_UPDATE_RULES = 64;
+
+/**
+ * A name pattern of an update policy: the delegation syntax ("@", "api", "*.apps", "*") plus
+ * "<label>.**": that leftmost label under any name of the zone, the apex included.
+ */
+export const UPDATE_NAME_PATTERN = `^(${NAME_PATTERN_PATTERN.slice(2, -2)}|[A-Za-z0-9_]([-A-Za-z0-9_]*[A-Za-z0-9_])?\\.\\*\\*)$`;
+
+export const updateRuleSchema = s.object(
+  {
+    key: s.string({
+      description:
+        "Name of one of the class's transfers.tsigKeys whose usage includes update; UPDATE messages signed with it may make the changes this rule allows.",
+      minLength: 1,
+      maxLength: 253,
+    }),
+    names: s.array(
+      s.string({
+        description: 'A name pattern relative to the zone.',
+        minLength: 1,
+        maxLength: 253,
+        pattern: UPDATE_NAME_PATTERN,
+        patternMessage:
+          'is not an update name pattern; use "@" for the apex, a relative name like "_acme-challenge.www", ' +
+          '"*.dyn" for every name below dyn, "*" for every name below the apex, or "_acme-challenge.**" for ' +
+          'that leftmost label under any name of the zone (no trailing dot)',
+      }),
+      {
+        description:
+          'Owner names the key may change, relative to the zone: "@" the apex, "www" exactly www, "*.dyn" one or ' +
+          'more labels below dyn, "*" every name below the apex, "_acme-challenge.**" the label _acme-challenge ' +
+          'directly under any name of the zone (the apex included).',
+        minItems: 1,
+        maxItems: 64,
+        listType: 'set',
+      },
+    ),
+    types: s.array(s.string({ description: 'A record type.', enum: RECORD_TYPES }), {
+      description: 'Record types the key may add and delete at those names.',
+      minItems: 1,
+      maxItems: 32,
+      listType: 'set',
+    }),
+  },
+  { description: 'What one TSIG key may change in this zone through RFC 2136 UPDATE.' },
+);
+export type UpdateRule = Infer<typeof updateRuleSchema>;
 
 export const dnsZoneSpecSchema = s.object(
   {
@@ -162,6 +209,14 @@ export const dnsZoneSpecSchema = s.object(
       ...changeSafetySchema,
       description: `${changeSafetySchema.description} Each field overrides the class's changeSafety.`,
     }),
+    updatePolicy: s.optional(
+      s.array(updateRuleSchema, {
+        description:
+          'Who may change records of this zone with RFC 2136 UPDATE (TSIG-signed, built-in server only). What an ' +
+          "UPDATE writes belongs to the zone's namespace, as API-written DNSRecordSets. Empty or absent: UPDATE is refused.",
+        maxItems: MAX_UPDATE_RULES,
+      }),
+    ),
   },
   { description: 'The desired zone.' },
 );

@@ -100,10 +100,24 @@ export const transfersSchema = s.object(
               enum: ['hmac-sha256', 'hmac-sha384', 'hmac-sha512'] as const,
             }),
             secretRef: secretRefSchema,
+            usage: s.optional(
+              s.array(s.string({ description: 'A use of the key.', enum: ['transfer', 'update'] as const }), {
+                description:
+                  'What the key is for: transfer (AXFR, IXFR, signed SOA queries, NOTIFY) and/or update (RFC 2136 ' +
+                  "UPDATE, as zones' updatePolicy allows). Default: [transfer]. An update-only key does not transfer.",
+                minItems: 1,
+                maxItems: 2,
+                listType: 'set',
+              }),
+            ),
           },
           { description: 'A TSIG key; its base64 secret is read from secretRef.' },
         ),
-        { description: 'TSIG keys accepted for transfers and used to sign NOTIFY.', maxItems: 16 },
+        {
+          description:
+            'TSIG keys: accepted for transfers and used to sign NOTIFY, and, with usage update, for RFC 2136 UPDATE.',
+          maxItems: 16,
+        },
       ),
     ),
     notify: s.optional(

@@ -38,6 +38,7 @@ interface Transfers {
     name: string;
     algorithm: 'hmac-sha256' | 'hmac-sha384' | 'hmac-sha512';
     secretRef: SecretRef;
+    usage?: ('transfer' | 'update')[];
   }[];
   notify?: { address: string; tsigKey?: string }[];
   journalSize?: number;
@@ -101,6 +102,7 @@ interface DNSZoneSpec {
   delegations?: Delegation[];
   ignore?: { name: string; type?: RecordTypeName }[];
   changeSafety?: ChangeSafety;
+  updatePolicy?: { key: string; names: string[]; types: RecordTypeName[] }[];
 }
 interface ChangeSafety {
   enabled?: boolean;

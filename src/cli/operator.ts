@@ -26,9 +26,11 @@ import { catalogGate } from '../sources/writes/catalog-gate.ts';
 import { LEADER_ENDPOINT_ANNOTATION } from '../sources/writes/forwarding-writer.ts';
 import { KubernetesWriteStore } from '../sources/writes/kubernetes-write-store.ts';
 import { leaderWriteEndpoint } from '../sources/writes/leader-write-endpoint.ts';
+import { updateKeySources } from '../sources/writes/update-keys.ts';
 import { within } from '../util/within.ts';
 import { CredentialTable, type WriteAccessConfig } from '../writes/credentials.ts';
 import { type RecordWriter, WriteCoordinator } from '../writes/record-writer.ts';
+import { withUpdateCredentials } from '../writes/update-credentials.ts';
 import { FORWARD_PATH } from '../writes/write-protocol.ts';
 import { resourceKey, splitKey } from '../zones/resource-key.ts';
 import type { Log } from './logger.ts';
@@ -359,7 +361,8 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     const coordinator = new WriteCoordinator({
       store: new KubernetesWriteStore(api.config, options.namespace),
       gate: catalogGate(c.catalog, store),
-      credentials: new CredentialTable(access),
+      // The configured credentials and the TSIG keys of the zones' update policies (RFC 2136 UPDATE).
+      credentials: withUpdateCredentials(new CredentialTable(access), updateKeySources(store)),
     });
     for (
       let delay: number = SERIAL_LOAD_RETRY_MS[0];

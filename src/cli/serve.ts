@@ -21,6 +21,7 @@ import { Notifier } from '../server/transfer/notifier.ts';
 import { probeSoaSerials } from '../server/transfer/soa-probe.ts';
 import { TransferHandler } from '../server/transfer/transfer-handler.ts';
 import { TransferPolicy } from '../server/transfer/transfer-policy.ts';
+import { UpdateHandler } from '../server/update/update-handler.ts';
 import { ZoneTable } from '../server/zone-table.ts';
 import { type HomelabApiSettings, HomelabCallers, withSingleCaller } from '../sources/homelab-api/callers.ts';
 import { HomelabApi } from '../sources/homelab-api/homelab-api.ts';
@@ -33,8 +34,10 @@ import { StateStore } from '../sources/manifests/state-file.ts';
 import { rememberAcceptance, restoreAcceptance } from '../sources/manifests/zone-acceptance.ts';
 import { catalogGate } from '../sources/writes/catalog-gate.ts';
 import { FolderWriteStore } from '../sources/writes/folder-write-store.ts';
+import { updateKeySources } from '../sources/writes/update-keys.ts';
 import { CredentialTable, type WriteAccessConfig } from '../writes/credentials.ts';
 import { type RecordWriter, WriteCoordinator } from '../writes/record-writer.ts';
+import { withUpdateCredentials } from '../writes/update-credentials.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
 import type { Log } from './logger.ts';
 
@@ -137,6 +140,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         log: (level, message) => log(level, message),
         ...answerSettings(options),
         ...(aliasCheck ? { aliasCheck } : {}),
+        updates,
       },
       notifier,
     );
@@ -173,7 +177,21 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
 
   const handler = createQueryHandler(table, metrics, options);
   const transfers = new TransferHandler(table, { registry });
-  const dns = new DnsServer({ listen: options.dns, handler, metrics, reusePort: workers > 1, transfers });
+  // RFC 2136 UPDATE (zones' updatePolicy) goes through the record writer, once it runs.
+  let writer: WriteCoordinator | undefined;
+  const updates = new UpdateHandler(table, {
+    writer: () => writer,
+    registry,
+    log: (level, message, fields) => log(level, message, fields),
+  });
+  const dns = new DnsServer({
+    listen: options.dns,
+    handler,
+    metrics,
+    reusePort: workers > 1,
+    transfers,
+    updates,
+  });
   let ready = false;
   const http = new HttpServer(options.http, {
     healthy: () => true,
@@ -287,12 +305,17 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const writes = await FolderWriteStore.open(options.stateDir, store, (level, message) =>
     log(level, message),
   );
-  const writer = new WriteCoordinator({
+  const coordinator = new WriteCoordinator({
     store: writes,
     gate: catalogGate(controller.catalog, store),
-    credentials: new CredentialTable(writeAccess ?? { credentials: [] }),
+    // The configured credentials, and those of the zones' update policies (TSIG keys of UPDATE).
+    credentials: withUpdateCredentials(
+      new CredentialTable(writeAccess ?? { credentials: [] }),
+      updateKeySources(store),
+    ),
   });
-  await writer.start();
+  await coordinator.start();
+  writer = coordinator;
   controller.start();
   // A confirmation written by `zonekeeper confirm`: the folder's holds and the zone are looked at again.
   await confirmationFiles.start((keys) => {
@@ -345,7 +368,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     http: http.address(),
     controller,
     source,
-    writer,
+    writer: coordinator,
     ...(homelabApi ? { homelabApi: homelabApi.address() } : {}),
     async stop() {
       confirmationFiles.stop();

@@ -10,6 +10,7 @@ import { type AnswerSettings, answerSettings, createQueryHandler } from '../serv
 import { DnsServer } from '../server/dns-server.ts';
 import { HttpServer } from '../server/http-server.ts';
 import { ServerMetrics } from '../server/server-metrics.ts';
+import { UpdateHandler } from '../server/update/update-handler.ts';
 import { ZoneTable } from '../server/zone-table.ts';
 import { type HomelabApiSettings, HomelabCallers, withSingleCaller } from '../sources/homelab-api/callers.ts';
 import { HomelabApi } from '../sources/homelab-api/homelab-api.ts';
@@ -80,7 +81,23 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
   const workers = Math.max(1, options.workers ?? 1);
   let pool: WorkerPoolBackend | undefined;
   const handler = createQueryHandler(table, metrics, options);
-  const dns = new DnsServer({ listen: options.dns, handler, metrics, reusePort: workers > 1 });
+  // Writes (RFC 2136 UPDATE included) go to the operator's leader, as RFC 2136 §6 forwards to the primary.
+  const writer = new ForwardingWriter({
+    leader: leaseLeader(
+      api,
+      options.operatorNamespace ?? 'zonekeeper-system',
+      options.leaseName ?? 'zonekeeper-operator',
+    ),
+    token: kubeconfigToken(api),
+    ...(options.writeTimeoutMs !== undefined ? { timeoutMs: options.writeTimeoutMs } : {}),
+    log,
+  });
+  const updates = new UpdateHandler(table, {
+    writer: () => writer,
+    registry,
+    log: (level, message, fields) => log(level, message, fields),
+  });
+  const dns = new DnsServer({ listen: options.dns, handler, metrics, reusePort: workers > 1, updates });
   let ready = false;
   const http = new HttpServer(options.http, {
     healthy: () => true,
@@ -103,6 +120,7 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
       registry,
       log: (level, message) => log(level, message),
       ...answerSettings(options),
+      updates,
     });
     backend = pool;
     await pool.start();
@@ -124,12 +142,6 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
   follower.start();
   await follower.idle();
   const operatorNamespace = options.operatorNamespace ?? 'zonekeeper-system';
-  const writer = new ForwardingWriter({
-    leader: leaseLeader(api, operatorNamespace, options.leaseName ?? 'zonekeeper-operator'),
-    token: kubeconfigToken(api),
-    ...(options.writeTimeoutMs !== undefined ? { timeoutMs: options.writeTimeoutMs } : {}),
-    log,
-  });
   let callers: HomelabCallers | undefined;
   let homelab: HomelabApi | undefined;
   if (options.homelabApi) {

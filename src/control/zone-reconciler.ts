@@ -16,7 +16,7 @@ import type { ZoneChanges } from '../zones/catalog-feed.ts';
 import { annotationHint, decideHold } from '../zones/change-safety.ts';
 import type { ResourceKey } from '../zones/resource-key.ts';
 import { statusSerial } from '../zones/serial-policy.ts';
-import type { ResolvedTransfers } from '../zones/transfers.ts';
+import { type ResolvedTransfers, withUpdatePolicy } from '../zones/transfers.ts';
 import { type ConditionInput, zoneFailedConditions } from './conditions.ts';
 import type { ProgrammedZones } from './programmed-zones.ts';
 import { FINALIZER, type ResourceStore } from './resource-store.ts';
@@ -162,9 +162,14 @@ export class ZoneReconciler {
     )
       state.baseline.reset(state.model.rrsetCount);
     const taken = takeChange(state, this.o.catalog, key, this.o.changes.take(key), now);
-    const transfers = await this.o.transfers.of(verdict.zoneClass);
-    const warnings = taken.fresh || taken.verdictsChanged ? state.model.warnings() : (state.warnings ?? []);
-    state.warnings = warnings;
+    const classTransfers = await this.o.transfers.of(verdict.zoneClass);
+    // The zone's RFC 2136 update policy rides with the class's keys to the server that answers UPDATE.
+    const update = withUpdatePolicy(classTransfers.resolved, zone);
+    const transfers = { ...classTransfers, ...(update.resolved ? { resolved: update.resolved } : {}) };
+    const modelWarnings =
+      taken.fresh || taken.verdictsChanged ? state.model.warnings() : (state.warnings ?? []);
+    state.warnings = modelWarnings;
+    const warnings = update.problems.length > 0 ? [...modelWarnings, ...update.problems] : modelWarnings;
     const generation = zone.metadata.generation;
     return {
       key,

@@ -6,6 +6,7 @@ import type { ServerMetrics } from './server-metrics.ts';
 import { tcpFrame } from './tcp-frame.ts';
 import { TransferHandler } from './transfer/transfer-handler.ts';
 import { UdpEndpoint, type UdpPath } from './udp-endpoint.ts';
+import { isUpdate, type UpdateResponder } from './update/update-handler.ts';
 
 export interface DnsServerOptions {
   /** `host:port`, e.g. `127.0.0.1:5353` or `[::1]:53`. */
@@ -20,6 +21,8 @@ export interface DnsServerOptions {
   reusePort?: boolean;
   /** Answers AXFR and IXFR; without it they are refused. */
   transfers?: TransferHandler;
+  /** Answers RFC 2136 UPDATE; without it UPDATE gets NOTIMP like any other opcode we do not serve. */
+  updates?: UpdateResponder;
 }
 
 /** Requested UDP socket buffer size. */
@@ -30,8 +33,8 @@ const MAX_PENDING_WRITE = 1 << 20;
 
 /** The UDP and TCP listeners of the built-in server, both on the same address and port. */
 export class DnsServer {
-  private readonly options: Required<Omit<DnsServerOptions, 'metrics' | 'transfers'>> &
-    Pick<DnsServerOptions, 'metrics' | 'transfers'>;
+  private readonly options: Required<Omit<DnsServerOptions, 'metrics' | 'transfers' | 'updates'>> &
+    Pick<DnsServerOptions, 'metrics' | 'transfers' | 'updates'>;
   private udp?: dgram.Socket;
   private endpoint?: UdpEndpoint;
   private tcp?: net.Server;
@@ -136,6 +139,14 @@ export class DnsServer {
     }
     // One clock reading per datagram: the handler's latency metric and the rate limiter share it.
     const received = performance.now();
+    const updates = this.options.updates;
+    if (updates !== undefined && isUpdate(msg)) {
+      updates.handle(msg, address).then(
+        (bytes) => bytes && this.sendUdp(bytes, address, port, performance.now()),
+        () => this.options.metrics?.drop('internal_error'),
+      );
+      return;
+    }
     const transfers = this.options.transfers;
     if (transfers !== undefined && TransferHandler.isTransfer(msg)) {
       // IXFR over UDP gets the SOA (the client retries on TCP); AXFR over UDP is refused (RFC 5936 §4.2).
@@ -223,6 +234,12 @@ export class DnsServer {
         buffer = buffer.subarray(2 + length);
         restartIdle();
         try {
+          const updates = this.options.updates;
+          if (updates !== undefined && isUpdate(message)) {
+            pending++;
+            updates.handle(message, socket.remoteAddress).then(settle, () => socket.destroy());
+            continue;
+          }
           const transfers = this.options.transfers;
           if (transfers && TransferHandler.isTransfer(message)) {
             // A transfer may be megabytes for a permitted secondary: no pending-write cap, and the idle

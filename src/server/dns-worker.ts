@@ -3,11 +3,14 @@ import { createQueryHandler } from './answer-settings.ts';
 import { DnsServer } from './dns-server.ts';
 import { ServerMetrics } from './server-metrics.ts';
 import { TransferHandler } from './transfer/transfer-handler.ts';
+import type { UpdateResponder } from './update/update-handler.ts';
 import type { DnsWorkerConfig, FromWorker, ToWorker } from './worker-protocol.ts';
 import { ZoneApplier } from './zone-apply.ts';
 import { ZoneTable } from './zone-table.ts';
 
 const METRICS_INTERVAL_MS = 1000;
+/** How long a forwarded UPDATE waits for the primary's answer. */
+const UPDATE_TIMEOUT_MS = 30_000;
 
 /**
  * A DNS worker process of `serve --workers N`: it answers queries on the shared port from its own copy
@@ -21,9 +24,46 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
   const handler = createQueryHandler(table, metrics, config);
   const zones = new ZoneApplier(table);
   const transfers = new TransferHandler(table, { registry });
-  const server = new DnsServer({ listen: config.listen, handler, metrics, reusePort: true, transfers });
+  const forwarded = new Map<number, (reply: Uint8Array | null) => void>();
+  let seq = 0;
+  // UPDATE goes to the primary; an answer that does not come in time is none (the client retries).
+  const updates: UpdateResponder = {
+    handle(request, remote) {
+      const id = ++seq;
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => {
+          forwarded.delete(id);
+          resolve(null);
+        }, UPDATE_TIMEOUT_MS);
+        forwarded.set(id, (reply) => {
+          clearTimeout(timer);
+          forwarded.delete(id);
+          resolve(reply);
+        });
+        send({
+          t: 'update',
+          seq: id,
+          request: Buffer.from(request).toString('base64'),
+          ...(remote ? { remote } : {}),
+        });
+      });
+    },
+  };
+  const server = new DnsServer({
+    listen: config.listen,
+    handler,
+    metrics,
+    reusePort: true,
+    transfers,
+    updates,
+  });
   process.on('message', (message: ToWorker) => {
     switch (message.t) {
+      case 'update-reply':
+        forwarded.get(message.seq)?.(
+          message.reply === undefined ? null : new Uint8Array(Buffer.from(message.reply, 'base64')),
+        );
+        return;
       case 'zone':
         zones.replace(message.origin, message.soa, message.serial, message.rrsets, message.transfers);
         send({ t: 'applied', origin: message.origin, serial: message.serial });

@@ -58,7 +58,11 @@ export type ParsedQuery =
     }
   | { kind: 'drop'; why: 'short' | 'response' };
 
-export function parseQuery(buf: Uint8Array): ParsedQuery {
+/**
+ * `opcode`: the opcode read as a query (default QUERY); the UPDATE handler reads UPDATE messages'
+ * framing, zone section and OPT with it.
+ */
+export function parseQuery(buf: Uint8Array, accepted: number = Opcode.QUERY): ParsedQuery {
   if (buf.length < HEADER_LENGTH) return { kind: 'drop', why: 'short' };
   const id = (buf[0]! << 8) | buf[1]!;
   const flags = (buf[2]! << 8) | buf[3]!;
@@ -73,7 +77,7 @@ export function parseQuery(buf: Uint8Array): ParsedQuery {
   // RFC 1035 §4.1.1: NOTIMP for kinds of query we do not support. The message is still read, so that
   // the NOTIMP echoes the question and the OPT like every other error (RFC 6891 §7: a request with OPT
   // gets a response with OPT); whatever else is wrong with it, the answer stays NOTIMP.
-  const notImplemented = opcode !== Opcode.QUERY;
+  const notImplemented = opcode !== accepted;
   const fail = (rcode: number, question?: Query, edns?: QueryEdns): ParsedQuery => ({
     kind: 'error',
     rcode: notImplemented ? Rcode.NOTIMP : rcode,

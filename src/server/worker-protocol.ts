@@ -40,7 +40,9 @@ export type ToWorker =
    * every change and, after the zones, to a new worker; `generation` identifies the change in the
    * worker's answer.
    */
-  | { t: 'selections'; origin: Name; generation: number; bindings: SelectionBinding[] };
+  | { t: 'selections'; origin: Name; generation: number; bindings: SelectionBinding[] }
+  /** The primary's answer to an UPDATE the worker forwarded (base64; absent: no answer). */
+  | { t: 'update-reply'; seq: number; reply?: string };
 
 /** Worker → primary: readiness, what it serves now, and its counters. */
 export type FromWorker =
@@ -50,4 +52,9 @@ export type FromWorker =
   | { t: 'need-zone'; origin: Name }
   /** The worker answers with these selection bindings now; `error`: it refused them and kept its old ones. */
   | { t: 'selections-applied'; origin: Name; generation: number; error?: string }
-  | { t: 'metrics'; snapshot: RegistrySnapshot };
+  | { t: 'metrics'; snapshot: RegistrySnapshot }
+  /**
+   * An RFC 2136 UPDATE received by the worker (base64): the primary alone applies updates (one queue,
+   * one writer), as RFC 2136 §6 has a secondary forward to the primary; the worker sends its answer.
+   */
+  | { t: 'update'; seq: number; request: string; remote?: string };

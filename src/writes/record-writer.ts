@@ -16,11 +16,12 @@ import { isRecordTypeName, type RecordTypeName } from '../dns/rrtype.ts';
 import { getOrInsert } from '../util/get-or-insert.ts';
 import { parseRecordSetRecords } from '../zones/record-parse.ts';
 import { type ResourceKey, resourceKey } from '../zones/resource-key.ts';
-import type { CredentialTable } from './credentials.ts';
+import type { WriteCredential } from './credentials.ts';
 import { RateLimiter } from './rate-limit.ts';
 import {
   type ChangeOutcome,
   DEFAULT_REQUEST_LIMITS,
+  type NamespaceQuota,
   type RecordChange,
   type RequestLimits,
   WRITTEN_BY_LABEL,
@@ -92,12 +93,24 @@ export interface WriteGate {
   ): { ok: true; origin: Name } | { ok: false; message: string };
   /** The object at `key` in the live store, if any, with its written-by label. */
   existing(key: ResourceKey): { writtenBy: string | undefined } | undefined;
+  /**
+   * Another object that defines `type` at `fqdn` in the zone that would adopt it (a manifest's or a
+   * tenant's DNSRecordSet under another object name, or the zone itself for its SOA and apex NS): a
+   * description of it, or undefined. Asked for changes marked `exclusive` (RFC 2136 UPDATE).
+   */
+  otherOwner?(namespace: string, fqdn: Name, type: RecordTypeName, own: ResourceKey): string | undefined;
+}
+
+/** Who may write: credentials by name, and each namespace's quota. */
+export interface CredentialLookup {
+  get(name: string): WriteCredential | undefined;
+  quota(namespace: string): NamespaceQuota;
 }
 
 export interface WriteCoordinatorOptions {
   store: WriteStore;
   gate: WriteGate;
-  credentials: CredentialTable;
+  credentials: CredentialLookup;
   limits?: Partial<RequestLimits>;
   /**
    * How long a request id is remembered (default 15 minutes: longer than the freshness windows of the
@@ -263,6 +276,7 @@ export class WriteCoordinator implements RecordWriter {
         new WriteError('INVALID_CHANGE', `changes[${i}]: ${message}`, { change: i });
       if (typeof c !== 'object' || c === null) throw bad('expected a change with op, name and type');
       if (c.op !== 'upsert' && c.op !== 'delete') throw bad('op must be "upsert" or "delete"');
+      if (c.exclusive !== undefined && typeof c.exclusive !== 'boolean') throw bad('exclusive is a boolean');
       if (typeof c.name !== 'string' || c.name.length > 1024)
         throw bad('name must be an absolute domain name');
       if (typeof c.type !== 'string' || !isRecordTypeName(c.type))
@@ -362,6 +376,11 @@ export class WriteCoordinator implements RecordWriter {
             'NOT_OWNER',
             `DNSRecordSet ${key} exists and was not written through this API${live.writtenBy ? ` (written-by ${live.writtenBy})` : ''}; change it where it is defined`,
           );
+      }
+      if (change.exclusive === true) {
+        // RFC 2136 UPDATE: an RRset another object defines is refused, not stored beside it.
+        const other = this.options.gate.otherOwner?.(namespace, fqdn, change.type, key);
+        if (other) throw fail('NOT_OWNER', `${other} defines this RRset; change it where it is defined`);
       }
       if (change.op === 'delete') {
         if (mine) {

@@ -14,9 +14,18 @@ export const WRITTEN_BY_LABEL = 'dns.zonekeeper.dev/written-by';
  * Record values are in RFC 1035 presentation format; relative names in them are relative to the zone
  * that adopts the RRset.
  */
-export type RecordChange =
+export type RecordChange = (
   | { op: 'upsert'; name: string; type: RecordTypeName; ttl?: number; records: string[] }
-  | { op: 'delete'; name: string; type: RecordTypeName };
+  | { op: 'delete'; name: string; type: RecordTypeName }
+) & {
+  /**
+   * Refuse (`NOT_OWNER`) when another object — a manifest's or a tenant's record set under another
+   * object name, or the zone for its SOA and apex NS — defines this name and type, instead of storing
+   * the change beside it to lose the conflict (RFC 2136 UPDATE: an UPDATE never shadows what it does
+   * not own).
+   */
+  exclusive?: boolean;
+};
 
 export interface WriteRequest {
   /**

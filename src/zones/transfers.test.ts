@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { TransfersSpec } from '../api/dnszoneclass.ts';
-import { DEFAULT_JOURNAL_SIZE, highestSerial, parseNetwork, resolveTransfers } from './transfers.ts';
+import {
+  DEFAULT_JOURNAL_SIZE,
+  highestSerial,
+  parseNetwork,
+  resolveTransfers,
+  transfersProblems,
+  withUpdatePolicy,
+} from './transfers.ts';
 
 const SECRET = Buffer.alloc(32, 7).toString('base64');
 
@@ -87,5 +94,61 @@ describe('highestSerial', () => {
       9,
     );
     assert.equal(highestSerial([{ target: 'a', error: 'timeout' }]), undefined);
+  });
+});
+
+describe('withUpdatePolicy', () => {
+  const base = {
+    allowFrom: [],
+    requireTsig: true,
+    keys: [
+      { name: 'xfr', algorithm: 'hmac-sha256', secret: 'AAAA' },
+      { name: 'upd', algorithm: 'hmac-sha256', secret: 'AAAA', usage: ['update' as const] },
+    ],
+    notify: [],
+    journalSize: 10,
+  };
+  const zone = (updatePolicy?: { key: string; names: string[]; types: 'A'[] }[]) => ({
+    metadata: { name: 'z', namespace: 'dns' },
+    spec: { domainName: 'example.com', className: 'c', ...(updatePolicy ? { updatePolicy } : {}) },
+  });
+
+  test('adds the rules of update keys and the zone namespace; reports the others', () => {
+    const r = withUpdatePolicy(
+      base,
+      zone([
+        { key: 'UPD.', names: ['*'], types: ['A'] },
+        { key: 'xfr', names: ['*'], types: ['A'] },
+        { key: 'nope', names: ['*'], types: ['A'] },
+      ]),
+    );
+    assert.deepEqual(r.resolved?.update, {
+      namespace: 'dns',
+      rules: [{ key: 'UPD.', names: ['*'], types: ['A'] }],
+    });
+    assert.equal(r.problems.length, 2);
+    assert.match(r.problems[0]!, /not an update key; add usage: \[update\]/);
+    assert.match(r.problems[1]!, /not one of the class's transfers.tsigKeys/);
+  });
+
+  test('no policy changes nothing; a policy without class keys is reported', () => {
+    assert.equal(withUpdatePolicy(base, zone()).resolved, base);
+    const r = withUpdatePolicy(undefined, zone([{ key: 'upd', names: ['*'], types: ['A'] }]));
+    assert.equal(r.resolved, undefined);
+    assert.match(r.problems[0]!, /no transfers.tsigKeys/);
+  });
+});
+
+describe('transfer settings with update keys', () => {
+  test('NOTIFY is not signed with an update-only key', () => {
+    const problems = transfersProblems({
+      allowFrom: [],
+      requireTsig: true,
+      keys: [{ name: 'upd', algorithm: 'hmac-sha256', secret: SECRET, usage: ['update'] }],
+      notify: [{ address: '192.0.2.53:53', tsigKey: 'upd' }],
+      journalSize: 10,
+    });
+    assert.equal(problems.length, 1);
+    assert.match(problems[0]!, /update-only key/);
   });
 });

@@ -5,6 +5,7 @@
  * secondaries report. The built-in server's `TransferPolicy` and the SOA probe build on it.
  */
 import { isIP } from 'node:net';
+import type { DNSZone, UpdateRule } from '../api/dnszone.ts';
 import type { TransfersSpec } from '../api/dnszoneclass.ts';
 import type { SecretResolver } from '../api/secret-ref.ts';
 import { parseTsigKey } from '../dns/tsig.ts';
@@ -15,9 +16,64 @@ import { serialGreater } from './serial.ts';
 export interface ResolvedTransfers {
   allowFrom: string[];
   requireTsig: boolean;
-  keys: { name: string; algorithm: string; secret: string }[];
+  /** `usage` absent: transfer only (what keys were for before UPDATE). */
+  keys: { name: string; algorithm: string; secret: string; usage?: KeyUsage[] }[];
   notify: { address: string; tsigKey?: string }[];
   journalSize: number;
+  /** The zone's RFC 2136 update policy (per zone, not per class): who may UPDATE, and where it writes. */
+  update?: ResolvedUpdatePolicy;
+}
+
+export type KeyUsage = 'transfer' | 'update';
+
+/** A zone's `updatePolicy` with the namespace its writes belong to. */
+export interface ResolvedUpdatePolicy {
+  namespace: string;
+  rules: UpdateRule[];
+}
+
+/** Whether a key may be used for `usage` (no usage list: transfer only). */
+export function keyUsable(key: { usage?: readonly KeyUsage[] }, usage: KeyUsage): boolean {
+  return (key.usage ?? ['transfer']).includes(usage);
+}
+
+/**
+ * The class's resolved transfer settings with the zone's update policy added. Rules naming a key the
+ * class does not have, or one without usage update, are left out and reported: the rest stay usable.
+ */
+export function withUpdatePolicy(
+  resolved: ResolvedTransfers | undefined,
+  zone: Pick<DNSZone, 'metadata' | 'spec'>,
+): { resolved: ResolvedTransfers | undefined; problems: string[] } {
+  const rules = zone.spec.updatePolicy ?? [];
+  if (rules.length === 0) return { resolved, problems: [] };
+  const problems: string[] = [];
+  if (!resolved) {
+    return {
+      resolved,
+      problems: [
+        "updatePolicy names TSIG keys, but the zone's class has no transfers.tsigKeys; add the keys there with usage [update]",
+      ],
+    };
+  }
+  const kept: UpdateRule[] = [];
+  for (const [i, rule] of rules.entries()) {
+    const key = resolved.keys.find((k) => canonicalKeyName(k.name) === canonicalKeyName(rule.key));
+    if (!key)
+      problems.push(
+        `updatePolicy[${i}] key ${JSON.stringify(rule.key)} is not one of the class's transfers.tsigKeys`,
+      );
+    else if (!keyUsable(key, 'update'))
+      problems.push(
+        `updatePolicy[${i}] key ${JSON.stringify(rule.key)} is not an update key; add usage: [update] (or [transfer, update]) to it in the class`,
+      );
+    else kept.push(rule);
+  }
+  const namespace = zone.metadata.namespace ?? 'default';
+  return {
+    resolved: kept.length > 0 ? { ...resolved, update: { namespace, rules: kept } } : resolved,
+    problems,
+  };
 }
 
 export const DEFAULT_JOURNAL_SIZE = 100;
@@ -36,7 +92,12 @@ export async function resolveTransfers(
   if (!spec) return undefined;
   const keys = [];
   for (const key of spec.tsigKeys ?? []) {
-    keys.push({ name: key.name, algorithm: key.algorithm, secret: await secrets(key.secretRef) });
+    keys.push({
+      name: key.name,
+      algorithm: key.algorithm,
+      secret: await secrets(key.secretRef),
+      ...(key.usage ? { usage: [...key.usage] } : {}),
+    });
   }
   const resolved: ResolvedTransfers = {
     allowFrom: spec.allowFrom ?? [],
@@ -81,6 +142,12 @@ export function transfersProblems(resolved: ResolvedTransfers): string[] {
       problems.push(
         `notify[${i}] tsigKey ${JSON.stringify(n.tsigKey)} is not one of tsigKeys${known ? ` (${known})` : ' (none set)'}`,
       );
+    } else if (n.tsigKey !== undefined) {
+      const key = resolved.keys.find((k) => canonicalKeyName(k.name) === canonicalKeyName(n.tsigKey!));
+      if (key && !keyUsable(key, 'transfer'))
+        problems.push(
+          `notify[${i}] tsigKey ${JSON.stringify(n.tsigKey)} is an update-only key; NOTIFY is signed with a transfer key (add transfer to its usage, or name another key)`,
+        );
     }
   }
   return problems;

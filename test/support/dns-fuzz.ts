@@ -7,6 +7,7 @@ import { randomInt } from 'node:crypto';
 import { decodeMessage, type Message, type Question, Rcode } from '../../src/dns/message.ts';
 import { encodeNameUncompressed, type Name } from '../../src/dns/name.ts';
 import { RRClass, RRType } from '../../src/dns/rrtype.ts';
+import { readTsig } from '../../src/dns/tsig.ts';
 import { WireReader } from '../../src/dns/wire.ts';
 import { TransferHandler } from '../../src/server/transfer/transfer-handler.ts';
 import { mulberry32 } from './prng.ts';
@@ -492,11 +493,42 @@ function buildCraftedCases(): CraftedCase[] {
     drop: 'response',
   });
   for (let opcode = 1; opcode < 16; opcode++) {
+    if (opcode === 5) continue; // UPDATE: below
     add(`opcode ${opcode}`, bytes(header({ flags: opcode << 11 }), questionBytes(WWW, A)), {
       rcode: NOTIMP,
       question: true,
     });
   }
+  // RFC 2136 UPDATE: the zone section names one zone by its SOA (§3.1.1), one we serve (§3.1.2), and
+  // no zone of the fixture takes UPDATE (no updatePolicy).
+  add(
+    'opcode UPDATE with a zone section of type A: FORMERR',
+    bytes(header({ flags: 5 << 11 }), questionBytes(WWW, A)),
+    {
+      rcode: FORMERR,
+      question: true,
+    },
+  );
+  add(
+    'opcode UPDATE for a zone not served: NOTAUTH',
+    bytes(header({ flags: 5 << 11 }), questionBytes(wireName('example.net.'), RRType.SOA)),
+    { rcode: NOTAUTH, question: true },
+  );
+  add(
+    'opcode UPDATE for a name inside a zone, not its apex: NOTAUTH',
+    bytes(header({ flags: 5 << 11 }), questionBytes(WWW, RRType.SOA)),
+    { rcode: NOTAUTH, question: true },
+  );
+  add(
+    'opcode UPDATE for a zone without an updatePolicy: REFUSED',
+    bytes(header({ flags: 5 << 11 }), questionBytes(wireName('example.com.'), RRType.SOA)),
+    { rcode: REFUSED, question: true },
+  );
+  add(
+    'opcode UPDATE with EDNS version 1: BADVERS',
+    buildQuery({ name: 'example.com.', type: RRType.SOA, flags: 5 << 11, edns: { version: 1 } }),
+    { rcode: BADVERS, question: true, opt: true },
+  );
   add(
     'opcode NOTIFY with OPT: NOTIMP echoes the OPT (RFC 6891 §7)',
     buildQuery({ name: 'example.com.', type: RRType.SOA, flags: 4 << 11, edns: {} }),
@@ -506,8 +538,8 @@ function buildCraftedCases(): CraftedCase[] {
       opt: true,
     },
   );
-  add('opcode UPDATE with QDCOUNT 0', bytes(header({ flags: 5 << 11, qd: 0 })), {
-    rcode: NOTIMP,
+  add('opcode UPDATE with ZOCOUNT 0', bytes(header({ flags: 5 << 11, qd: 0 })), {
+    rcode: FORMERR,
     question: false,
   });
   add(
@@ -899,9 +931,44 @@ export function verdictFor(buf: Uint8Array): Verdict {
   if (buf.length < 12) return { kind: 'drop', reason: 'short' };
   if (buf[2]! & 0x80) return { kind: 'drop', reason: 'response' };
   const v = wellFormed(buf);
-  if (((buf[2]! >> 3) & 0xf) === 0) return v;
+  const opcode = (buf[2]! >> 3) & 0xf;
+  if (opcode === 0) return v;
+  if (opcode === 5) return updateVerdict(buf, v);
   // Other opcodes: NOTIMP whatever else is wrong, echoing what could be read (RFC 6891 §7 for the OPT).
   return v.kind === 'query' || v.kind === 'error' ? { ...v, kind: 'error', rcode: Rcode.NOTIMP } : v;
+}
+
+/**
+ * The zones the fuzz suite's `zonekeeper serve` holds (examples/): none has an updatePolicy, so an
+ * UPDATE naming one is REFUSED and any other NOTAUTH.
+ */
+export const FUZZ_ZONE_APEXES: ReadonlySet<string> = new Set([
+  'example.com.',
+  'sub.example.com.',
+  '2.0.192.in-addr.arpa.',
+]);
+
+/**
+ * RFC 2136 UPDATE (opcode 5): framed as a query is (FORMERR otherwise), EDNS version 0 (RFC 6891
+ * §6.1.3: BADVERS), records that decode (the codec's own rules; FORMERR), a zone section of type SOA
+ * (§3.1.1: FORMERR) naming the apex of a zone served in class IN (§3.1.2: NOTAUTH otherwise), and then
+ * REFUSED: no zone of the fixture takes UPDATE.
+ */
+function updateVerdict(buf: Uint8Array, v: Verdict): Verdict {
+  if (v.kind !== 'query') return v;
+  const { question, edns } = v;
+  const error = (rcode: number): Verdict => ({ kind: 'error', rcode, question, ...(edns ? { edns } : {}) });
+  if (edns && edns.version !== 0) return error(Rcode.BADVERS);
+  try {
+    const found = readTsig(buf);
+    decodeMessage(found?.stripped ?? buf);
+  } catch {
+    return error(Rcode.FORMERR);
+  }
+  if (question.type !== RRType.SOA) return error(Rcode.FORMERR);
+  if (question.class !== RRClass.IN || !FUZZ_ZONE_APEXES.has(question.name.toLowerCase()))
+    return error(Rcode.NOTAUTH);
+  return error(Rcode.REFUSED);
 }
 
 /** FORMERR or a query, for a request with the header of a query. */

@@ -5,6 +5,7 @@ import { type AnswerSettings, answerSettings } from '../../server/answer-setting
 import { SelectionError } from '../../server/selection/policy.ts';
 import type { SelectionBinding, SelectionSink } from '../../server/selection/selection-table.ts';
 import type { Notifier } from '../../server/transfer/notifier.ts';
+import type { UpdateResponder } from '../../server/update/update-handler.ts';
 import type { DnsWorkerConfig, FromWorker, ToWorker } from '../../server/worker-protocol.ts';
 import { WORKER_CONFIG_ENV } from '../../server/worker-protocol.ts';
 import type { ZoneTable } from '../../server/zone-table.ts';
@@ -21,6 +22,8 @@ export interface WorkerPoolOptions {
   ackTimeoutMs?: number;
   /** ALIAS record sets the processes cannot answer (see BuiltinBackendOptions). */
   aliasCheck?: BuiltinBackendOptions['aliasCheck'];
+  /** Answers the RFC 2136 UPDATEs workers forward (the primary's handler); without it they go unanswered. */
+  updates?: UpdateResponder;
 }
 
 interface PoolWorker {
@@ -72,6 +75,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       registry?: Registry;
       log?: WorkerPoolOptions['log'];
       aliasCheck?: WorkerPoolOptions['aliasCheck'];
+      updates?: UpdateResponder;
     } & AnswerSettings,
     notifier?: Notifier,
   ): WorkerPoolBackend {
@@ -83,6 +87,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
         ...(options.registry ? { registry: options.registry } : {}),
         ...(options.log ? { log: options.log } : {}),
         ...(options.aliasCheck ? { aliasCheck: options.aliasCheck } : {}),
+        ...(options.updates ? { updates: options.updates } : {}),
         config: {
           listen: `${host}:${address.port}`,
           ...answerSettings(options),
@@ -299,6 +304,24 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
           case 'metrics':
             this.options.registry?.absorb(`worker-${worker.id}`, message.snapshot);
             break;
+          case 'update': {
+            const { seq } = message;
+            const handled =
+              this.options.updates?.handle(
+                new Uint8Array(Buffer.from(message.request, 'base64')),
+                message.remote,
+              ) ?? Promise.resolve(null);
+            handled.then(
+              (reply) =>
+                this.send(member, {
+                  t: 'update-reply',
+                  seq,
+                  ...(reply ? { reply: Buffer.from(reply).toString('base64') } : {}),
+                }),
+              () => this.send(member, { t: 'update-reply', seq }),
+            );
+            break;
+          }
         }
         for (const check of [...this.waiters]) check();
       });

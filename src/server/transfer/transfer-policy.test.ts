@@ -67,3 +67,32 @@ describe('TransferPolicy ACL', () => {
     assert.deepEqual(p.notify[1], { host: '2001:db8::53', port: 53 });
   });
 });
+
+describe('TransferPolicy key usage', () => {
+  test('keys without usage transfer; update keys sign UPDATE only; both when asked', () => {
+    const key = (name: string, usage?: ('transfer' | 'update')[]) => ({
+      name,
+      algorithm: 'hmac-sha256',
+      secret: SECRET,
+      ...(usage ? { usage } : {}),
+    });
+    const p = new TransferPolicy(
+      resolved({
+        keys: [
+          key('old'),
+          key('xfr', ['transfer']),
+          key('upd', ['update']),
+          key('both', ['transfer', 'update']),
+        ],
+      }),
+    );
+    const names = (ring: (n: string) => unknown, list: string[]) =>
+      list.filter((n) => ring(`${n}.`) !== undefined);
+    assert.deepEqual(names(p.keys, ['old', 'xfr', 'upd', 'both']), ['old', 'xfr', 'both']);
+    assert.deepEqual(names(p.updateKeys, ['old', 'xfr', 'upd', 'both']), ['upd', 'both']);
+    assert.deepEqual(
+      p.keyList.map((k) => k.name),
+      ['old.', 'xfr.', 'both.'],
+    );
+  });
+});

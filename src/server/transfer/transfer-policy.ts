@@ -1,15 +1,21 @@
 import net from 'node:net';
+import type { UpdateRule } from '../../api/dnszone.ts';
 import { keyring, parseTsigKey, type TsigKey, type TsigKeyring } from '../../dns/tsig.ts';
 import { splitHostPort } from '../../util/host-port.ts';
-import { canonicalKeyName, parseNetwork, type ResolvedTransfers } from '../../zones/transfers.ts';
+import { canonicalKeyName, keyUsable, parseNetwork, type ResolvedTransfers } from '../../zones/transfers.ts';
 
 /** The policy a DNS process applies to transfer requests. */
 export class TransferPolicy {
   /** The settings this policy was made from (sent to DNS workers). */
   readonly resolved: ResolvedTransfers;
   readonly requireTsig: boolean;
+  /** Keys for transfers, signed SOA queries and NOTIFY (usage transfer; the default). */
   readonly keys: TsigKeyring;
   readonly keyList: TsigKey[];
+  /** Keys for RFC 2136 UPDATE (usage update): an update-only key is not in `keys`. */
+  readonly updateKeys: TsigKeyring;
+  /** The zone's update policy and the namespace its writes belong to; undefined: UPDATE refused. */
+  readonly update: { namespace: string; rules: UpdateRule[] } | undefined;
   readonly notify: { host: string; port: number; key?: TsigKey }[];
   readonly journalSize: number;
   private readonly allow = new net.BlockList();
@@ -18,8 +24,12 @@ export class TransferPolicy {
   constructor(resolved: ResolvedTransfers) {
     this.resolved = resolved;
     this.requireTsig = resolved.requireTsig;
-    this.keyList = resolved.keys.map((k) => parseTsigKey(k));
+    this.keyList = resolved.keys.filter((k) => keyUsable(k, 'transfer')).map((k) => parseTsigKey(k));
     this.keys = keyring(this.keyList);
+    this.updateKeys = keyring(
+      resolved.keys.filter((k) => keyUsable(k, 'update')).map((k) => parseTsigKey(k)),
+    );
+    this.update = resolved.update;
     this.journalSize = resolved.journalSize;
     // resolveTransfers refuses settings with an invalid entry; should one get here anyway, it allows
     // nothing (an exception here would fail every reconcile of the zone).

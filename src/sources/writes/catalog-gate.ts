@@ -1,6 +1,6 @@
 import { API_VERSION } from '../../api/meta.ts';
 import type { ResourceStore } from '../../control/resource-store.ts';
-import type { Name } from '../../dns/name.ts';
+import { type Name, nameKey } from '../../dns/name.ts';
 import type { RecordTypeName } from '../../dns/rrtype.ts';
 import type { WriteGate } from '../../writes/record-writer.ts';
 import { WRITTEN_BY_LABEL } from '../../writes/write-request.ts';
@@ -25,6 +25,30 @@ export function catalogGate(catalog: Catalog, store: ResourceStore): WriteGate {
       const verdict = catalog.zoneVerdict(resolution.zone);
       if (!verdict?.accepted) return { ok: false, message: `no served zone contains ${fqdn}` };
       return { ok: true, origin: verdict.origin };
+    },
+    otherOwner(namespace: string, fqdn: Name, type: RecordTypeName, own: ResourceKey) {
+      const resolution = catalog.resolve({
+        apiVersion: API_VERSION,
+        kind: 'DNSRecordSet',
+        metadata: { name: 'write-probe', namespace },
+        spec: { name: fqdn, type, records: ['-'] },
+      });
+      // Even where the namespace may not publish, the zone holding the name says who defines it.
+      const zoneKey = resolution.zone;
+      if (zoneKey === undefined) return undefined;
+      const verdict = catalog.zoneVerdict(zoneKey);
+      if (
+        verdict?.accepted &&
+        (type === 'SOA' || (type === 'NS' && nameKey(fqdn) === nameKey(verdict.origin)))
+      )
+        return `DNSZone ${zoneKey}`;
+      const wanted = nameKey(fqdn);
+      for (const member of catalog.zoneMembers(zoneKey)) {
+        if (member.key === own || !member.current) continue;
+        const { recordSet, fqdn: at } = member.current;
+        if (recordSet.spec.type === type && nameKey(at) === wanted) return `DNSRecordSet ${member.key}`;
+      }
+      return undefined;
     },
     existing(key: ResourceKey) {
       const object = store.get('DNSRecordSet', key);

@@ -246,6 +246,44 @@ describe('record writer, folder mode', () => {
     );
   });
 
+  test('exclusive changes (RFC 2136 UPDATE): an RRset another object defines is refused, not shadowed', async () => {
+    const manifest: DNSRecordSet = {
+      apiVersion: API_VERSION,
+      kind: 'DNSRecordSet',
+      metadata: { name: 'manifest-www', namespace: 'team-a', creationTimestamp: '2026-01-01T00:00:00Z' },
+      spec: { name: 'www.a.example.com.', type: 'A', records: ['198.51.100.1'] },
+    };
+    store.apply(manifest);
+    catalog.setRecord(manifest);
+    const exclusive = (c: RecordChange): RecordChange => ({ ...c, exclusive: true });
+    await refused(
+      writer.apply('key-a', { changes: [exclusive(up('www.a.example.com.', ['192.0.2.1']))] }),
+      'NOT_OWNER',
+    );
+    await refused(
+      writer.apply('key-a', {
+        changes: [exclusive({ op: 'delete', name: 'www.a.example.com.', type: 'A' })],
+      }),
+      'NOT_OWNER',
+    );
+    // The zone's own SOA and apex NS.
+    const apex = await refused(
+      writer.apply('key-a', { changes: [exclusive(up('example.com.', ['ns9.example.net.'], 'NS'))] }),
+      'NOT_OWNER',
+    );
+    assert.match(apex.message, /DNSZone dns\/example/);
+    // Another type at the name, or the writer's own RRset, is fine.
+    await writer.apply('key-a', { changes: [exclusive(up('www.a.example.com.', ['"x"'], 'TXT'))] });
+    await writer.apply('key-a', { changes: [exclusive(up('www.a.example.com.', ['"y"'], 'TXT'))] });
+    // Without exclusive the write is stored beside the manifest (and loses the conflict): today's rule.
+    await writer.apply('key-a', { changes: [up('www.a.example.com.', ['192.0.2.1'])] });
+    assert.deepEqual(written(), [
+      'team-a/www.a.example.com. A 192.0.2.1',
+      'team-a/www.a.example.com. A 198.51.100.1',
+      'team-a/www.a.example.com. TXT "y"',
+    ]);
+  });
+
   test('QUOTA_EXCEEDED: a namespace holds at most its quota of record sets, over all its credentials', async () => {
     await writer.apply('key-a', {
       changes: [up('q1.a.example.com.', ['192.0.2.1']), up('q2.a.example.com.', ['192.0.2.1'])],
