@@ -90,6 +90,8 @@ export async function validatePaths(
     store,
     state,
     now: () => now,
+    // One read, nothing to wait for: a file caught mid-write is read as it is.
+    settleMs: 0,
     ...(options.maxManifestBytes !== undefined ? { maxFileBytes: options.maxManifestBytes } : {}),
   });
   await source.reload();

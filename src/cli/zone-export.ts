@@ -65,7 +65,14 @@ export async function runZoneExport(
   // The manifests through serve's own manifest source: the same files, the same first-definition
   // rule, and with the state the same creation times and last valid versions kept for invalid ones.
   const store = new MemoryStore(() => now);
-  const source = new ManifestSource({ dir: options.manifests, store, state, now: () => now });
+  const source = new ManifestSource({
+    dir: options.manifests,
+    store,
+    state,
+    now: () => now,
+    // One read, nothing to wait for: a file caught mid-write is read as it is.
+    settleMs: 0,
+  });
   await source.reload();
   // What the manifests hold is escaped on the terminal (names, values and file names), never acted on.
   for (const p of source.problems())

@@ -5,6 +5,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { DNSRecordSet, DNSZone } from '../../api/index.ts';
 import { MemoryStore } from '../../control/memory-store.ts';
+import { FolderHold } from './folder-hold.ts';
+import { LocalManifestParser, type ManifestParser } from './manifest-parser.ts';
 import { ManifestSource, refusalText } from './manifest-source.ts';
 import { StateStore } from './state-file.ts';
 
@@ -530,5 +532,167 @@ describe('ManifestSource: links, limits, a missing folder, logging', () => {
       logged.filter((l) => l.startsWith('info resolved: ') && l.includes('192.0.2.999')).length,
       1,
     );
+  });
+});
+
+/**
+ * Files caught mid-write. A writer that writes in place (`fs.writeFile`, `echo > file`, many editors)
+ * truncates the file, then writes it: a reload in between reads it empty, or partial.
+ */
+describe('ManifestSource: files caught mid-write', () => {
+  let dir: string;
+  let store: MemoryStore;
+  const sources: ManifestSource[] = [];
+
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'zk-src-'));
+    store = new MemoryStore();
+  });
+  afterEach(async () => {
+    for (const s of sources.splice(0)) s.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const sourceWith = async (options: Partial<ConstructorParameters<typeof ManifestSource>[0]>) => {
+    const s = new ManifestSource({ dir, store, state: await StateStore.open(undefined), ...options });
+    sources.push(s);
+    return s;
+  };
+  const records = () =>
+    (store.list('DNSRecordSet') as DNSRecordSet[])
+      .map((r) => `${r.metadata.name}=${r.spec.records.join()}`)
+      .sort();
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  test('a file read empty between two writes deletes nothing, and an invalid next version keeps the last valid one', async () => {
+    // A settle delay no test run reaches: the empty read is never applied here.
+    const source = await sourceWith({ settleMs: 3_600_000 });
+    const file = path.join(dir, 'a.yaml');
+    await writeFile(file, record('a', '192.0.2.80'));
+    await source.reload();
+    assert.deepEqual(records(), ['a=192.0.2.80']);
+    // Truncated by the next write, and read before its bytes arrive.
+    await writeFile(file, '');
+    await source.reload();
+    assert.deepEqual(records(), ['a=192.0.2.80'], 'nothing deleted by the empty read');
+    assert.deepEqual(source.problems(), []);
+    // The write completes with an invalid version: the last valid one keeps serving.
+    await writeFile(file, record('a', '192.0.2.80', 'BOGUS'));
+    await source.reload();
+    assert.deepEqual(records(), ['a=192.0.2.80']);
+    assert.equal(source.keptObjects().get('DNSRecordSet/dns/a')?.[0]?.path, 'spec.type');
+    // And a valid one applies at once.
+    await writeFile(file, record('a', '192.0.2.81'));
+    await source.reload();
+    assert.deepEqual(records(), ['a=192.0.2.81']);
+  });
+
+  test('a file emptied on purpose deletes its objects once it has stayed empty for settleMs', async () => {
+    const settleMs = 20;
+    const source = await sourceWith({ settleMs });
+    const file = path.join(dir, 'a.yaml');
+    await writeFile(file, `${record('a', '192.0.2.1')}---\n${record('b', '192.0.2.2')}`);
+    await source.reload();
+    await writeFile(file, '');
+    await source.reload();
+    assert.deepEqual(records(), ['a=192.0.2.1', 'b=192.0.2.2'], 'not yet');
+    await sleep(settleMs * 3);
+    await source.reload();
+    assert.deepEqual(records(), []);
+    assert.equal(source.problems()[0]?.code, 'NO_RESOURCES');
+  });
+
+  test('while watching, the settle reload comes by itself', async () => {
+    const source = await sourceWith({ settleMs: 20, debounceMs: 10 });
+    const file = path.join(dir, 'a.yaml');
+    await writeFile(file, record('a', '192.0.2.1'));
+    await source.start();
+    assert.deepEqual(records(), ['a=192.0.2.1']);
+    await writeFile(file, '');
+    for (let i = 0; i < 500 && records().length > 0; i++) await sleep(10);
+    assert.deepEqual(records(), []);
+  });
+
+  test('a file that changed while it was read is read again, not applied', async () => {
+    const inner = new LocalManifestParser();
+    const file = path.join(dir, 'a.yaml');
+    const full = `${record('a', '192.0.2.1')}---\n${record('b', '192.0.2.3')}`;
+    let completeWhileRead = false;
+    // The real parser, with the writer finishing its write while the file is read.
+    const parser: ManifestParser = {
+      parse: async (f, maxBytes) => {
+        const parsed = await inner.parse(f, maxBytes);
+        if (completeWhileRead && f === file) {
+          completeWhileRead = false;
+          await writeFile(file, full);
+        }
+        return parsed;
+      },
+      locate: (token, requests) => inner.locate(token, requests),
+      release: (token) => inner.release(token),
+      close: () => inner.close(),
+    };
+    const source = await sourceWith({ parser, settleMs: 3_600_000 });
+    await writeFile(file, `${record('a', '192.0.2.1')}---\n${record('b', '192.0.2.2')}`);
+    await source.reload();
+    // Cut at a document boundary: valid YAML in which b looks removed.
+    await writeFile(file, record('a', '192.0.2.1'));
+    completeWhileRead = true;
+    await source.reload();
+    assert.deepEqual(records(), ['a=192.0.2.1', 'b=192.0.2.2'], 'the partial read is not applied');
+    await source.reload();
+    assert.deepEqual(records(), ['a=192.0.2.1', 'b=192.0.2.3']);
+  });
+
+  test('on the first load, what a file read empty defined before the restart is served until it settles', async () => {
+    const stateDir = await mkdtemp(path.join(tmpdir(), 'zk-state-'));
+    try {
+      const file = path.join(dir, 'a.yaml');
+      await writeFile(file, record('a', '192.0.2.1'));
+      const first = await StateStore.open(stateDir);
+      await new ManifestSource({ dir, store: new MemoryStore(), state: first }).reload();
+      await first.close();
+      await writeFile(file, '');
+      const state = await StateStore.open(stateDir);
+      const settleMs = 20;
+      const source = await sourceWith({ state, settleMs });
+      await source.reload();
+      assert.deepEqual(records(), ['a=192.0.2.1']);
+      assert.equal(source.keptObjects().size, 0);
+      await sleep(settleMs * 3);
+      await source.reload();
+      assert.deepEqual(records(), []);
+      await state.close();
+    } finally {
+      await rm(stateDir, { recursive: true, force: true });
+    }
+  });
+
+  test('the folder change safety still holds the removal of a file emptied on purpose', async () => {
+    const settleMs = 20;
+    const source = await sourceWith({
+      settleMs,
+      folderHold: new FolderHold({ windowMs: 0, confirmations: () => [], confirmHint: () => 'by hand' }),
+    });
+    const file = path.join(dir, 'a.yaml');
+    await writeFile(file, `${zone('z', 'example.com')}---\n${record('a', '192.0.2.1')}`);
+    await source.reload();
+    await writeFile(file, '');
+    await source.reload();
+    assert.equal(source.heldRemovals.size, 0, 'nothing decided while the file settles');
+    await sleep(settleMs * 3);
+    await source.reload();
+    assert.deepEqual(records(), ['a=192.0.2.1'], 'the removal is held');
+    assert.ok(source.heldRemovals.has('dns/z'));
+  });
+
+  test('settleMs 0 applies every read as it is (one-shot reads)', async () => {
+    const source = await sourceWith({ settleMs: 0 });
+    const file = path.join(dir, 'a.yaml');
+    await writeFile(file, record('a', '192.0.2.1'));
+    await source.reload();
+    await writeFile(file, '');
+    await source.reload();
+    assert.deepEqual(records(), []);
   });
 });

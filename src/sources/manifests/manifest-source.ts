@@ -88,6 +88,13 @@ export interface ManifestSourceOptions {
   debounceMs?: number;
   /** How often the folder is re-checked even without a watcher event (default 5 s). */
   rescanMs?: number;
+  /**
+   * How long a file caught mid-write must stay unchanged before it is applied (default 250 ms): a file
+   * that defined objects and is read empty, or that changed while it was read, is read again after
+   * this delay instead of being applied (an in-place write truncates the file first). 0 applies every
+   * read as it is (one-shot reads: `validate`, `zone export`).
+   */
+  settleMs?: number;
   /** Larger manifest files are not read (default 16 MiB); their objects keep their last valid versions. */
   maxFileBytes?: number;
   /** Reads and parses files (default: on this thread; `serve` uses a worker thread). */
@@ -104,6 +111,8 @@ export interface ManifestSourceOptions {
 
 /** Default of `rescanMs`. */
 export const DEFAULT_RESCAN_MS = 5000;
+/** Default of `settleMs`. */
+export const DEFAULT_SETTLE_MS = 250;
 /** Documents checked between two yields to the event loop while a reload checks record values. */
 const CHECKS_PER_TURN = 1000;
 
@@ -128,11 +137,25 @@ interface FileState {
   invalid: Map<string, ManifestProblem[]>;
 }
 
+/** What identifies a version of a file: size, modification time and inode. */
+interface FileStamp {
+  mtimeMs: number;
+  size: number;
+  ino: number;
+}
+
 /** A changed file, read and parsed, waiting to become a FileState. */
 interface ReadFile {
   file: string;
-  info: { mtimeMs: number; size: number; ino: number };
+  /** The file before it was read. */
+  info: FileStamp;
+  /** The file after it was read; absent when it was gone by then. */
+  after: FileStamp | undefined;
   parsed: ParsedManifest & { token: number };
+}
+
+function sameStamp(a: FileStamp, b: FileStamp): boolean {
+  return a.mtimeMs === b.mtimeMs && a.size === b.size && a.ino === b.ino;
 }
 
 /**
@@ -168,6 +191,9 @@ export class ManifestSource {
   private watching = false;
   private timer?: NodeJS.Timeout;
   private rescan?: NodeJS.Timeout;
+  /** Files caught mid-write: the version seen and since when (monotonic ms), until it settles. */
+  private readonly settling = new Map<string, { stamp: FileStamp; since: number }>();
+  private settleTimer?: NodeJS.Timeout;
   private reloading: Promise<void> | undefined;
   private again = false;
   /** Called after each reload with the problems found. */
@@ -180,6 +206,7 @@ export class ManifestSource {
       roots: [options.dir],
       debounceMs: 50,
       rescanMs: DEFAULT_RESCAN_MS,
+      settleMs: DEFAULT_SETTLE_MS,
       maxFileBytes: DEFAULT_MAX_MANIFEST_BYTES,
       parser: new LocalManifestParser(options.frontDoors),
       frontDoors: NO_FRONT_DOORS,
@@ -257,6 +284,8 @@ export class ManifestSource {
     for (const watcher of this.watchers.values()) watcher.close();
     this.watchers.clear();
     clearTimeout(this.timer);
+    clearTimeout(this.settleTimer);
+    this.settleTimer = undefined;
     clearInterval(this.rescan);
   }
 
@@ -354,6 +383,7 @@ export class ManifestSource {
     for (const [file, previous] of this.files) {
       if (present.has(file) || hidden(file)) continue;
       this.files.delete(file);
+      this.settling.delete(file);
       for (const id of previous.definitions.keys()) this.undefine(id, file, touched);
     }
     if (first) {
@@ -371,6 +401,19 @@ export class ManifestSource {
     let checked = 0;
     for (const read of reads) {
       const previous = this.files.get(read.file) ?? (first ? this.remembered(read.file) : undefined);
+      if (this.unsettled(read, previous)) {
+        // Not applied: the file keeps what it defined (and its old stamp, so the next reload reads it
+        // again). On the first load, what it defined before the restart is served meanwhile.
+        this.options.parser.release(read.parsed.token);
+        if (previous && !this.files.has(read.file)) {
+          this.files.set(read.file, previous);
+          for (const id of previous.definitions.keys()) {
+            getOrInsert(this.definers, id, () => new Set()).add(read.file);
+            touched.add(id);
+          }
+        }
+        continue;
+      }
       const next = await this.fileState(read, previous, origins, async () => {
         if (++checked % CHECKS_PER_TURN === 0) await yieldToEventLoop();
       });
@@ -434,11 +477,58 @@ export class ManifestSource {
     return { file: winner.file, ...(document !== undefined ? { document } : {}) };
   }
 
+  /**
+   * Whether a read caught its file mid-write, and so waits: a writer that writes in place (not by
+   * renaming a new file over it) truncates the file first, then writes, and a reload in between reads
+   * an empty or partial file. Applying it would delete what the file defined, and if the next version
+   * is invalid there is then no last valid version left to keep. So a read is held back when the file
+   * changed while it was read (its stamp after the read differs from before), or when a file that
+   * defined objects is read empty; it is applied once the same version has been seen for `settleMs`
+   * (a file emptied on purpose deletes its objects then). A partial file that did not change while it
+   * was read is not noticed here: cut mid-document it usually fails to parse (its objects keep their
+   * last valid versions); cut at a document boundary its later documents look removed.
+   */
+  private unsettled(read: ReadFile, previous: FileState | undefined): boolean {
+    const { settleMs } = this.options;
+    const { file, info, after } = read;
+    const torn = !after || !sameStamp(info, after);
+    const emptied = info.size === 0 && (previous?.definitions.size ?? 0) > 0;
+    if (settleMs <= 0 || (!torn && !emptied)) {
+      this.settling.delete(file);
+      return false;
+    }
+    const now = performance.now();
+    const seen = this.settling.get(file);
+    if (!torn && seen && sameStamp(seen.stamp, info) && now - seen.since >= settleMs) {
+      this.settling.delete(file);
+      return false;
+    }
+    const stamp = after ?? info;
+    if (!seen || !sameStamp(seen.stamp, stamp)) {
+      this.settling.set(file, { stamp, since: now });
+      this.options.log?.(
+        'info',
+        `${file} ${torn ? 'changed while it was read' : 'was read empty'}; reading it again once it has stayed the same for ${settleMs} ms`,
+      );
+    }
+    this.scheduleSettle();
+    return true;
+  }
+
+  /** A reload once the files caught mid-write may have settled (when watching; callers of reload() decide). */
+  private scheduleSettle(): void {
+    if (!this.watching || this.settleTimer) return;
+    this.settleTimer = setTimeout(() => {
+      this.settleTimer = undefined;
+      void this.reload();
+    }, this.options.settleMs);
+  }
+
   /** Stats every listed file and reads those that changed, several at a time. */
   private async readChanged(paths: readonly string[]): Promise<ReadFile[]> {
-    const changed: { file: string; info: ReadFile['info'] }[] = [];
+    const changed: { file: string; info: FileStamp }[] = [];
     for (const file of paths) {
-      let info: ReadFile['info'];
+      let info: FileStamp;
       try {
         info = await stat(file);
       } catch {
@@ -466,7 +556,8 @@ export class ManifestSource {
       const { file, info } = changed[next++]!;
       inFlight.push(
         this.options.parser.parse(file, this.options.maxFileBytes).then(
-          (parsed) => ({ read: { file, info, parsed } }),
+          // Stamped again after the read: a file that changed meanwhile was caught mid-write.
+          async (parsed) => ({ read: { file, info, after: await stampOf(file), parsed } }),
           (error: unknown) => ({ error }),
         ),
       );
@@ -921,6 +1012,16 @@ export class ManifestSource {
       }
     }
     return out;
+  }
+}
+
+/** The file's stamp now; undefined when it is gone. */
+async function stampOf(file: string): Promise<FileStamp | undefined> {
+  try {
+    const { mtimeMs, size, ino } = await stat(file);
+    return { mtimeMs, size, ino };
+  } catch {
+    return undefined;
   }
 }
 
