@@ -156,6 +156,45 @@ export interface Backend {
   ): Promise<boolean>;
   /** Whether the backend is reachable and healthy (shown on the DNSZoneClass; never blocks zones). */
   health?(): Promise<{ ok: boolean; message: string }>;
+  /**
+   * Reads the zone's current content from the target itself and compares it with `zone` as an apply
+   * would (`LiveDiff`), changing nothing. Backends whose target others can edit (`driftRepair`)
+   * implement it; `zonekeeper plan --live` says "cannot be read" for one that does not.
+   */
+  liveDiff?(zone: ProgrammedZone): Promise<LiveDiff>;
+  /** The target for people (`PowerDNS at URL (server ID)`), shown by plan --live. */
+  readonly location?: string;
+}
+
+/** One RRset as a backend holds it or would be made to hold it, records in the backend's own spelling. */
+export interface LiveRRset {
+  owner: Name;
+  /** The type's name (`TYPE65534` for a type Zonekeeper has no name for, RFC 3597 §5). */
+  type: string;
+  ttl: number;
+  /** The records, sorted; a record the backend holds disabled ends in ` (disabled)`. */
+  records: string[];
+}
+
+/**
+ * A zone's content read from the backend itself, compared with the zone Zonekeeper computed
+ * (`zonekeeper plan --live`): what an apply of that zone would add, change and delete there, and
+ * what it leaves alone. Read only; decided by the backend's own apply rules (ownership, ignore rules).
+ */
+export interface LiveDiff {
+  /** Whether the backend holds the zone now (an apply would create it when not). */
+  exists: boolean;
+  add: LiveRRset[];
+  change: { owner: Name; type: string; before: LiveRRset; after: LiveRRset }[];
+  delete: LiveRRset[];
+  /** RRsets the backend holds that Zonekeeper does not own: never modified or deleted. */
+  notOwned: LiveRRset[];
+  /** RRsets the backend holds that the zone's ignore rules match: left as they are, whoever made them. */
+  ignored: LiveRRset[];
+  /** Desired RRsets an apply would leave out (a Conflict with what the backend holds, a refusal). */
+  problems: RRsetProblem[];
+  /** What the read cannot see (a protocol that cannot list a zone), shown with the diff. */
+  notes?: string[];
 }
 
 /** A backend failure with a stable reason for conditions (e.g. BackendUnreachable), and a code. */

@@ -78,12 +78,16 @@ Usage:
       --state-dir: the state folder of the serve reading PATH: judge as it would (immutable fields,
       last valid versions it keeps).
   zonekeeper plan --manifests DIR [--state-dir DIR | --kubeconfig FILE [--context NAME]] [--output text|json]
-                  [--max-manifest-bytes SIZE]
+                  [--max-manifest-bytes SIZE] [--live [--operator-namespace NS]]
       Show what applying DIR would change, zone by zone: RRsets added, changed and deleted, the serial
       before -> after, and every problem that would keep a resource from being accepted. Against what the
       --state-dir of a serve remembers (none: everything is new), or with --kubeconfig against the
-      cluster's objects (DIR overlaid on them). Changes nothing. Exit 0: no changes; 2: changes; 1: an
-      error or a resource that would be refused (docs/change-safety.md).
+      cluster's objects (DIR overlaid on them). --live: also read each zone from its class's external
+      backend (PowerDNS, RFC 2136 primary, homelab webhook; secrets by reference: files and environment
+      variables, Secrets with --kubeconfig, those without a namespace in --operator-namespace, default
+      zonekeeper-system) and show what an apply would add, change and delete there and what it leaves
+      alone. Changes nothing. Exit 0: no changes; 2: changes; 1: an error, a resource that would be
+      refused, or a backend that could not be read (docs/change-safety.md).
   zonekeeper confirm --state-dir DIR ZONE HASH
       Release the held change HASH of ZONE (NAME or NAMESPACE/NAME) in the \`serve\` using DIR: exactly
       that change is applied; another change needs its own confirmation (docs/change-safety.md).
@@ -510,6 +514,8 @@ async function runPlanCommand(argv: string[]): Promise<number> {
       context: { type: 'string' },
       output: { type: 'string', default: 'text' },
       'max-manifest-bytes': { type: 'string' },
+      live: { type: 'boolean', default: false },
+      'operator-namespace': { type: 'string' },
       ...FRONT_DOOR_FLAG,
     },
   });
@@ -522,10 +528,16 @@ async function runPlanCommand(argv: string[]): Promise<number> {
     throw new UsageError('plan takes --state-dir (folder mode) or --kubeconfig (cluster mode), not both');
   if (values.context !== undefined && values.kubeconfig === undefined)
     throw new UsageError('plan --context goes with --kubeconfig');
+  if (values['operator-namespace'] !== undefined && (values.kubeconfig === undefined || !values.live))
+    throw new UsageError('plan --operator-namespace goes with --kubeconfig and --live');
   return runPlan(
     {
       manifests: values.manifests,
       output: values.output,
+      ...(values.live ? { live: true } : {}),
+      ...(values['operator-namespace'] !== undefined
+        ? { operatorNamespace: values['operator-namespace'] }
+        : {}),
       ...(values['state-dir'] !== undefined ? { stateDir: values['state-dir'] } : {}),
       ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}),
       ...(values.context !== undefined ? { context: values.context } : {}),

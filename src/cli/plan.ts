@@ -3,9 +3,14 @@ import path from 'node:path';
 import type { ForeignObject } from '../api/frontdoors/front-door.ts';
 import { type FrontDoors, NO_FRONT_DOORS } from '../api/frontdoors/index.ts';
 import { CONFIRM_CHANGE_ANNOTATION, type DNSZone, KINDS, type Kind, type Resource } from '../api/index.ts';
+import type { SecretResolver } from '../api/secret-ref.ts';
+import type { Backend, LiveDiff, LiveRRset } from '../backends/backend.ts';
+import { createBackendFactory } from '../backends/registry.ts';
 import { FrontDoorStore } from '../control/front-door-store.ts';
 import { MemoryStore } from '../control/memory-store.ts';
+import { fileAndEnvSecrets } from '../control/secrets.ts';
 import { KubeApi, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
+import { kubernetesSecrets } from '../sources/kubernetes/secrets.ts';
 import { readConfirmations } from '../sources/manifests/confirmations.ts';
 import { formatProblem, type ManifestProblem } from '../sources/manifests/manifest-source.ts';
 import { StateStore } from '../sources/manifests/state-file.ts';
@@ -31,6 +36,33 @@ export interface PlanOptions {
   maxManifestBytes?: number;
   frontDoors?: FrontDoors;
   now?: Date;
+  /**
+   * Also read each zone's content from its class's external backend (PowerDNS, an RFC 2136 primary,
+   * a homelab webhook provider) and show what an apply would change there (`LivePlan`).
+   */
+  live?: boolean;
+  /** Cluster mode with `live`: where a Secret reference without a namespace is looked up. */
+  operatorNamespace?: string;
+  /** Reads the backends' secrets (tests); default: files and environment variables, and Secrets with --kubeconfig. */
+  secrets?: SecretResolver;
+}
+
+/**
+ * A zone's content as its class's external backend holds it, against the zone computed from the
+ * manifests (`plan --live`): the diff, the read's error, or why it cannot be read.
+ */
+export interface LivePlan {
+  /** The backend's name and where it is (`PowerDNS at URL (server ID)`). */
+  backend: string;
+  diff?: LiveDiff;
+  error?: { code?: string; message: string };
+  /** Set when the backend has no way to read a zone back. */
+  unreadable?: string;
+}
+
+/** A zone's plan, with its live backend's when `--live` was given and its class has an external one. */
+export interface PlannedZone extends ZonePlan {
+  live?: LivePlan;
 }
 
 /** Version of the JSON document `plan --output json` prints (docs/change-safety.md). */
@@ -41,7 +73,9 @@ export const PLAN_EXIT = { unchanged: 0, error: 1, changes: 2 } as const;
 
 export interface PlanResult {
   mode: 'folder' | 'cluster';
-  zones: ZonePlan[];
+  /** Whether the external backends were read (`--live`). */
+  live?: boolean;
+  zones: PlannedZone[];
   /** Problems that keep a resource from being accepted (it is refused, or keeps a former version). */
   errors: ManifestProblem[];
   /** What cannot be judged from these resources alone (a zone or class defined elsewhere). */
@@ -93,9 +127,10 @@ async function planFolder(options: PlanOptions, now: Date): Promise<PlanResult> 
   // `zonekeeper confirm` files: a change confirmed ahead of time is not held.
   const confirmed =
     options.stateDir !== undefined ? await readConfirmations(options.stateDir) : new Map<string, string>();
+  const after = computeZones(report.judged);
   const zones = plan(
     computeZones(before),
-    computeZones(report.judged),
+    after,
     (origin) => state?.get(origin),
     () => undefined,
     now,
@@ -104,6 +139,14 @@ async function planFolder(options: PlanOptions, now: Date): Promise<PlanResult> 
       return hash === undefined ? [] : [hash];
     },
   );
+  if (options.live)
+    return {
+      mode: 'folder',
+      live: true,
+      zones: await readLive(zones, after, options.secrets ?? fileAndEnvSecrets()),
+      errors: report.errors,
+      warnings: report.warnings,
+    };
   return { mode: 'folder', zones, errors: report.errors, warnings: report.warnings };
 }
 
@@ -129,14 +172,27 @@ async function planCluster(options: PlanOptions, now: Date): Promise<PlanResult>
     const s = zoneByKey.get(key)?.status;
     return s ? { serial: s.serial, hash: s.hash } : undefined;
   };
+  const after = computeZones(report.judged);
   const zones = plan(
     computeZones(cluster),
-    computeZones(report.judged),
+    after,
     () => undefined,
     statusOf,
     now,
     () => [],
   );
+  if (options.live)
+    return {
+      mode: 'cluster',
+      live: true,
+      zones: await readLive(
+        zones,
+        after,
+        options.secrets ?? kubernetesSecrets(api, options.operatorNamespace ?? 'zonekeeper-system'),
+      ),
+      errors: report.errors,
+      warnings: report.warnings,
+    };
   return { mode: 'cluster', zones, errors: report.errors, warnings: report.warnings };
 }
 
@@ -174,6 +230,85 @@ function plan(
     );
     return hold && zonePlan.action === 'update' ? { ...zonePlan, hold } : zonePlan;
   });
+}
+
+/** What the built-in server stands for here: plan reads it from the state folder or the cluster. */
+const NOT_EXTERNAL: Backend = {
+  name: 'builtin',
+  capabilities: {
+    serial: 'authority',
+    transfers: true,
+    alias: true,
+    steering: false,
+    dnssec: false,
+    driftRepair: false,
+  },
+  applyZone: () => Promise.reject(new Error('plan changes nothing')),
+  deleteZone: () => Promise.reject(new Error('plan changes nothing')),
+  servedSerial: () => Promise.resolve(undefined),
+};
+
+/**
+ * `--live`: for each zone served after the change whose class has an external backend (one others
+ * can edit: `capabilities.driftRepair`), the backend's own `liveDiff` of the computed zone at the
+ * serial the plan gives it against what the backend holds now. The backends are made by the same
+ * registrations `serve` and the operator use; each kind reads its target its own way. Zones read one
+ * at a time; a backend that cannot be reached is that zone's error, the others are still read.
+ */
+async function readLive(
+  zones: ZonePlan[],
+  after: readonly ComputedZone[],
+  secrets: SecretResolver,
+): Promise<PlannedZone[]> {
+  const factory = createBackendFactory({ builtin: NOT_EXTERNAL, secrets });
+  const byKey = new Map(after.map((z) => [z.key, z]));
+  const out: PlannedZone[] = [];
+  try {
+    for (const z of zones) {
+      const computed = z.action === 'delete' ? undefined : byKey.get(z.zone);
+      if (!computed || z.serial.after === undefined) {
+        out.push(z);
+        continue;
+      }
+      const backend = factory(computed.zoneClass);
+      if (!backend.capabilities.driftRepair) {
+        out.push(z);
+        continue;
+      }
+      const name = backend.location ?? backend.name;
+      if (backend.liveDiff === undefined) {
+        out.push({
+          ...z,
+          live: { backend: name, unreadable: `the ${backend.name} backend cannot read a zone back` },
+        });
+        continue;
+      }
+      const zone = computed.zone;
+      try {
+        const diff = await backend.liveDiff({
+          key: computed.key,
+          origin: zone.origin,
+          soa: zone.soa,
+          serial: z.serial.after,
+          rrsets: () => zone.rrsets,
+          ...(computed.resource.spec.ignore ? { ignore: computed.resource.spec.ignore } : {}),
+        });
+        out.push({ ...z, live: { backend: name, diff } });
+      } catch (e) {
+        const code = (e as { code?: unknown }).code;
+        out.push({
+          ...z,
+          live: {
+            backend: name,
+            error: { ...(typeof code === 'string' ? { code } : {}), message: (e as Error).message },
+          },
+        });
+      }
+    }
+  } finally {
+    factory.close();
+  }
+  return out;
 }
 
 /** A cluster object as the store keeps it (what the API server adds for itself left out). */
@@ -244,8 +379,16 @@ async function apiWrittenRecordSets(stateDir: string): Promise<Resource[]> {
 
 /** The exit code of a plan: 1 when a resource would be refused, else 2 when anything would change. */
 export function planExitCode(result: PlanResult): number {
-  if (result.errors.length > 0) return PLAN_EXIT.error;
-  return planChanges(result.zones) ? PLAN_EXIT.changes : PLAN_EXIT.unchanged;
+  if (result.errors.length > 0 || result.zones.some((z) => z.live?.error)) return PLAN_EXIT.error;
+  return planChanges(result.zones) || result.zones.some((z) => liveChanges(z.live))
+    ? PLAN_EXIT.changes
+    : PLAN_EXIT.unchanged;
+}
+
+/** Whether an apply would change anything in the backend (create the zone, or change RRsets). */
+function liveChanges(live: LivePlan | undefined): boolean {
+  const d = live?.diff;
+  return d !== undefined && (!d.exists || d.add.length + d.change.length + d.delete.length > 0);
 }
 
 /** The plan as people read it: one block per zone, then the problems, then a summary line. */
@@ -272,6 +415,7 @@ export function planText(result: PlanResult): string {
       for (const rec of c.after.records) if (!had.has(rec)) lines.push(`      + ${recordLine(c.after, rec)}`);
     }
     for (const r of z.delete) for (const rec of r.records) lines.push(`  - ${recordLine(r, rec)}`);
+    if (z.live) lines.push(...liveText(z.live));
   }
   // Names, values and file names come from the manifests: escaped, never acted on by the terminal.
   for (const p of result.errors) lines.push(`error: ${formatProblem(p)}`);
@@ -284,11 +428,56 @@ export function planText(result: PlanResult): string {
       `${count('unchanged')} unchanged; ${sum((z) => z.add.length)} RRset(s) to add, ` +
       `${sum((z) => z.change.length)} to change, ${sum((z) => z.delete.length)} to delete; ` +
       `${result.errors.length} error(s), ${result.warnings.length} warning(s)` +
-      (held > 0 ? `; ${held} zone(s) would be held for confirmation.` : '.'),
+      (held > 0 ? `; ${held} zone(s) would be held for confirmation` : '') +
+      '.',
   );
+  if (result.live) {
+    const diffs = result.zones.flatMap((z) => (z.live?.diff ? [z.live.diff] : []));
+    const n = (f: (d: LiveDiff) => number) => diffs.reduce((a, d) => a + f(d), 0);
+    lines.push(
+      `Live backends: ${diffs.length} zone(s) read, ${result.zones.filter((z) => z.live?.error).length} could not be read; ` +
+        `${n((d) => d.add.length)} RRset(s) to add, ${n((d) => d.change.length)} to change, ` +
+        `${n((d) => d.delete.length)} to delete there; ${n((d) => d.notOwned.length)} not owned and ` +
+        `${n((d) => d.ignored.length)} ignored, left alone.`,
+    );
+  }
   if (result.errors.length > 0)
     lines.push('Resources with errors are refused (or keep the version served now); fix them first.');
   return `${lines.map(printable).join('\n')}\n`;
+}
+
+/** A zone's live backend: what an apply would change there, and what it leaves alone. */
+function liveText(live: LivePlan): string[] {
+  if (live.error)
+    return [
+      `  live ${live.backend}: error${live.error.code ? ` ${live.error.code}` : ''}: ${live.error.message}`,
+    ];
+  if (live.unreadable) return [`  live ${live.backend}: cannot be read: ${live.unreadable}`];
+  const d = live.diff!;
+  const lines = [
+    `  live ${live.backend}: ${d.exists ? '' : 'zone to create, '}${d.add.length} to add, ${d.change.length} to change, ` +
+      `${d.delete.length} to delete; ${d.notOwned.length} not owned, ${d.ignored.length} ignored`,
+  ];
+  const line = (r: LiveRRset, rec: string) => `${r.owner} ${r.ttl} ${r.type} ${rec}`;
+  for (const r of d.add) for (const rec of r.records) lines.push(`    + ${line(r, rec)}`);
+  for (const c of d.change) {
+    lines.push(
+      `    ~ ${c.owner} ${c.type}${c.before.ttl !== c.after.ttl ? ` (TTL ${c.before.ttl} → ${c.after.ttl})` : ''}`,
+    );
+    const kept = new Set(c.after.records);
+    const had = new Set(c.before.records);
+    for (const rec of c.before.records) if (!kept.has(rec)) lines.push(`        - ${line(c.before, rec)}`);
+    for (const rec of c.after.records) if (!had.has(rec)) lines.push(`        + ${line(c.after, rec)}`);
+  }
+  for (const r of d.delete) for (const rec of r.records) lines.push(`    - ${line(r, rec)}`);
+  for (const r of d.notOwned)
+    for (const rec of r.records) lines.push(`    = ${line(r, rec)} (not Zonekeeper's: left alone)`);
+  for (const r of d.ignored)
+    for (const rec of r.records) lines.push(`    = ${line(r, rec)} (matches spec.ignore: left alone)`);
+  for (const p of d.problems)
+    lines.push(`    ! ${p.owner} ${p.type} not programmed (${p.reason}): ${p.message}`);
+  for (const note of d.notes ?? []) lines.push(`    note: ${note}`);
+  return lines;
 }
 
 /** The line saying that a zone's change is over its limits: held until confirmed, or confirmed. */
@@ -338,6 +527,7 @@ export function planJson(result: PlanResult): string {
   const doc = {
     version: PLAN_JSON_VERSION,
     mode: result.mode,
+    ...(result.live ? { live: true } : {}),
     changes: planChanges(result.zones),
     exitCode: planExitCode(result),
     zones: result.zones.map((z) => ({
@@ -366,10 +556,44 @@ export function planJson(result: PlanResult): string {
             maxUpdatePercent: z.hold.settings.maxUpdatePercent,
           }
         : null,
+      ...(result.live ? { live: z.live ? liveJson(z.live) : null } : {}),
     })),
     problems: [...result.errors.map(problem('error')), ...result.warnings.map(problem('warning'))],
   };
   return `${JSON.stringify(doc, null, 2)}\n`;
+}
+
+/** A zone's live backend in the JSON document (docs/change-safety.md). */
+function liveJson(live: LivePlan) {
+  const rrset = (r: LiveRRset) => ({ owner: r.owner, type: r.type, ttl: r.ttl, records: r.records });
+  const d = live.diff;
+  return {
+    backend: live.backend,
+    error: live.error ? { code: live.error.code ?? null, message: live.error.message } : null,
+    unreadable: live.unreadable ?? null,
+    ...(d
+      ? {
+          exists: d.exists,
+          add: d.add.map(rrset),
+          change: d.change.map((c) => ({
+            owner: c.owner,
+            type: c.type,
+            before: { ttl: c.before.ttl, records: c.before.records },
+            after: { ttl: c.after.ttl, records: c.after.records },
+          })),
+          delete: d.delete.map(rrset),
+          notOwned: d.notOwned.map(rrset),
+          ignored: d.ignored.map(rrset),
+          problems: d.problems.map((p) => ({
+            owner: p.owner,
+            type: p.type,
+            reason: p.reason,
+            message: p.message,
+          })),
+          notes: d.notes ?? [],
+        }
+      : {}),
+  };
 }
 
 /** `zonekeeper plan`: prints the plan; exit 0 (no changes), 2 (changes) or 1 (error, or a refusal). */

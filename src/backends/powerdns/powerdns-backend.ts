@@ -21,10 +21,26 @@ import { nameEquals, nameKey } from '../../dns/name.ts';
 import { parseRdata, type Rdata, rdataEquals, type SoaRdata } from '../../dns/rdata.ts';
 import { isRecordTypeName } from '../../dns/rrtype.ts';
 import { ignoreMatcher } from '../../zones/ignore.ts';
-import type { ApplyResult, Backend, BackendCapabilities, ProgrammedZone, RRsetProblem } from '../backend.ts';
+import type {
+  ApplyResult,
+  Backend,
+  BackendCapabilities,
+  LiveDiff,
+  LiveRRset,
+  ProgrammedZone,
+  RRsetProblem,
+} from '../backend.ts';
 import { PowerDnsClient, type ZoneInfo } from './client.ts';
 import { powerDnsContent } from './content.ts';
-import { type DesiredRRset, diffZone, entryKey, planPatches, type RRsetChange, rrsetKey } from './diff.ts';
+import {
+  type DesiredRRset,
+  diffZone,
+  entryKey,
+  type HeldRRset,
+  planPatches,
+  type RRsetChange,
+  rrsetKey,
+} from './diff.ts';
 import { PowerDnsError, recordFromError } from './errors.ts';
 
 export type { PowerDnsSettings };
@@ -212,6 +228,69 @@ export class PowerDnsBackend implements Backend {
     for (const p of problems)
       this.options.log?.('warn', `powerdns: ${p.owner} ${p.type} not programmed (${p.reason}): ${p.message}`);
     return problems.length > 0 ? { problems } : {};
+  }
+
+  get location(): string {
+    return `PowerDNS at ${this.client.url} (server ${this.client.serverId})`;
+  }
+
+  /**
+   * The zone as PowerDNS holds it now against `zone`, decided by the same `diffZone` an apply runs
+   * (ownership metadata, ignore rules), with the SOA at `zone.serial`. Two GETs; nothing is written.
+   */
+  async liveDiff(zone: ProgrammedZone): Promise<LiveDiff> {
+    const origin = zone.origin;
+    const desired = this.desiredOf(zone);
+    const [info, owned] = await Promise.all([this.getZone(origin), this.getOwned(origin)]);
+    const held = info?.rrsets ?? [];
+    const ignored = ignoreMatcher(origin, zone.ignore);
+    const diff = diffZone({
+      origin,
+      desired,
+      held,
+      owned: new Set(info ? owned : []),
+      ...(ignored ? { ignored } : {}),
+    });
+    const heldByKey = new Map(held.map((h) => [rrsetKey(h.name, h.type), h]));
+    const out: LiveDiff = {
+      exists: info !== undefined,
+      add: [],
+      change: [],
+      delete: [],
+      notOwned: [],
+      ignored: [],
+      problems: diff.problems,
+    };
+    for (const r of diff.replaces) {
+      if (r.changetype !== 'REPLACE') continue;
+      const after: LiveRRset = {
+        owner: r.name,
+        type: r.type,
+        ttl: r.ttl,
+        records: r.records.map((x) => x.content).sort(),
+      };
+      const before = heldByKey.get(rrsetKey(r.name, r.type));
+      if (before) out.change.push({ owner: r.name, type: r.type, before: heldLive(before), after });
+      else out.add.push(after);
+    }
+    for (const d of diff.deletes) {
+      const before = heldByKey.get(rrsetKey(d.name, d.type));
+      if (before) out.delete.push(heldLive(before));
+    }
+    const mine = new Set<string>();
+    for (const entry of info ? owned : []) {
+      const key = entryKey(entry, origin);
+      if (key !== undefined) mine.add(key);
+    }
+    for (const h of held) {
+      if (ignored?.(h.name, h.type)) out.ignored.push(heldLive(h));
+      else if (
+        !mine.has(rrsetKey(h.name, h.type)) &&
+        !((h.type === 'SOA' || h.type === 'NS') && nameEquals(h.name, origin))
+      )
+        out.notOwned.push(heldLive(h));
+    }
+    return out;
   }
 
   async deleteZone(origin: Name): Promise<void> {
@@ -490,4 +569,14 @@ export class PowerDnsBackend implements Backend {
 function normalizeKind(kind: string): string {
   const k = kind.toLowerCase();
   return k === 'primary' ? 'master' : k === 'secondary' ? 'slave' : k;
+}
+
+/** An RRset PowerDNS holds, as plan --live shows it. */
+function heldLive(h: HeldRRset): LiveRRset {
+  return {
+    owner: h.name,
+    type: h.type,
+    ttl: h.ttl,
+    records: h.records.map((r) => (r.disabled === true ? `${r.content} (disabled)` : r.content)).sort(),
+  };
 }

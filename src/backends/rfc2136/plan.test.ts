@@ -224,6 +224,43 @@ describe('rfc2136 plan', () => {
   });
 });
 
+describe('rfc2136 plan: the changes it names (plan --live)', () => {
+  test('adds, replaces and deletes are named per RRset; conflicts and unchanged RRsets are not', () => {
+    const held = state(
+      [
+        rec('www.example.com.', 'A', '192.0.2.99'),
+        rec('old.example.com.', 'TXT', '"retired"'),
+        rec('same.example.com.', 'A', '192.0.2.5'),
+        rec('hand.example.com.', 'A', '198.51.100.7'),
+      ],
+      [
+        ['www.example.com.', 'A'],
+        ['old.example.com.', 'TXT'],
+        ['same.example.com.', 'A'],
+      ],
+    );
+    const plan = planZone(
+      origin,
+      [
+        want('www.example.com.', 'A', ['192.0.2.1']),
+        want('new.example.com.', 'A', ['192.0.2.2']),
+        want('same.example.com.', 'A', ['192.0.2.5']),
+        want('hand.example.com.', 'A', ['198.51.100.8']),
+      ],
+      held,
+    );
+    assert.deepEqual(plan.changes.map((c) => `${c.op} ${c.owner} ${c.type}`).sort(), [
+      'add new.example.com. A',
+      'delete old.example.com. TXT',
+      'replace www.example.com. A',
+    ]);
+    assert.deepEqual(
+      plan.problems.map((p) => `${p.reason} ${p.owner} ${p.type}`),
+      ['Conflict hand.example.com. A'],
+    );
+  });
+});
+
 describe('rfc2136 plan: ignore rules (DNSZone.spec.ignore)', () => {
   const rules = (...r: { name: string; type?: RecordTypeName }[]) => ignoreMatcher(origin, r)!;
 
@@ -299,7 +336,7 @@ describe('rfc2136 plan: ignore rules (DNSZone.spec.ignore)', () => {
   test('a hand-made RRset a rule matches is neither touched nor reported when the zone does not want it', () => {
     const held = state([rec('hand.example.com.', 'TXT', '"by hand"')]);
     const plan = planZone(origin, [], held, rules({ name: 'hand' }));
-    assert.deepEqual(plan, { units: [], problems: [] });
+    assert.deepEqual(plan, { units: [], problems: [], changes: [] });
   });
 
   test('the ownership record is never ignored: "* TXT" still marks a new zone and records what it adds', () => {

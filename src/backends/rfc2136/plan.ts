@@ -150,9 +150,18 @@ export interface UpdateUnit {
   describe: string[];
 }
 
+/** One RRset the plan changes on the server (ownership entries aside). */
+export interface PlannedChange {
+  op: 'add' | 'replace' | 'delete';
+  owner: Name;
+  type: RecordTypeName;
+}
+
 export interface Plan {
   units: UpdateUnit[];
   problems: RRsetProblem[];
+  /** The RRsets the units add, replace and delete, for people (`zonekeeper plan --live`). */
+  changes: PlannedChange[];
 }
 
 const codeOf = (type: RecordTypeName): number => RRType[type];
@@ -211,6 +220,7 @@ export function planZone(
     return !ignored(parseName(key.slice(0, space)), key.slice(space + 1));
   };
   const problems: RRsetProblem[] = [];
+  const changes: PlannedChange[] = [];
   const units = new Map<
     string,
     UpdateUnit & { deletes: ResourceRecord[]; adds: ResourceRecord[]; late: ResourceRecord[] }
@@ -282,6 +292,7 @@ export function planZone(
           u.late.push(rr(d.owner, code, RRClass.NONE, 0, y));
       }
       u.describe.push(`apex NS ${d.owner}`);
+      changes.push({ op: h ? 'replace' : 'add', owner: d.owner, type: d.type });
       continue;
     }
     if (h !== undefined && !held.owned.has(k)) {
@@ -307,9 +318,11 @@ export function planZone(
       u.prerequisites.push(...exactly(h));
       u.deletes.push(deleteRRset(d.owner, code));
       u.describe.push(`replace ${d.owner} ${d.type}`);
+      changes.push({ op: 'replace', owner: d.owner, type: d.type });
     } else {
       u.prerequisites.push(absent(d.owner, code));
       u.describe.push(`add ${d.owner} ${d.type}`);
+      changes.push({ op: 'add', owner: d.owner, type: d.type });
     }
     for (const x of d.rdata) u.adds.push(rr(d.owner, code, RRClass.IN, d.ttl, x));
     if (!held.owned.has(k)) u.adds.push(claim(d.owner, d.type));
@@ -330,6 +343,7 @@ export function planZone(
       u.prerequisites.push(...exactly(h));
       u.deletes.push(deleteRRset(owner, h.type));
       u.describe.push(`delete ${owner} ${type}`);
+      changes.push({ op: 'delete', owner, type });
     } else {
       u.describe.push(`release ${owner} ${type}`);
     }
@@ -353,7 +367,7 @@ export function planZone(
       describe: u.describe,
     });
   }
-  return { units: out, problems };
+  return { units: out, problems, changes };
 }
 
 /** The units that delete everything Zonekeeper owns in the zone, the ownership record last. */

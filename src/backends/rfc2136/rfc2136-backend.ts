@@ -15,6 +15,13 @@ import type { SecretResolver } from '../../api/secret-ref.ts';
 import { Rcode } from '../../dns/message.ts';
 import type { Name } from '../../dns/name.ts';
 import { nameEquals, nameKey } from '../../dns/name.ts';
+import {
+  printRdata,
+  printUnknownRdata,
+  type Rdata,
+  recordTypeOfCode,
+  type UnknownRdata,
+} from '../../dns/rdata.ts';
 import { parseTsigKey, type TsigKey } from '../../dns/tsig.ts';
 import { AxfrError, axfr } from '../../server/transfer/axfr-client.ts';
 import { ignoreMatcher } from '../../zones/ignore.ts';
@@ -24,10 +31,19 @@ import {
   type Backend,
   type BackendCapabilities,
   BackendError,
+  type LiveDiff,
+  type LiveRRset,
   type ProgrammedZone,
   type RRsetProblem,
 } from '../backend.ts';
-import { type HeldState, heldFromAxfr, planDeletion, planZone, type UpdateUnit } from './plan.ts';
+import {
+  type HeldRRset,
+  type HeldState,
+  heldFromAxfr,
+  planDeletion,
+  planZone,
+  type UpdateUnit,
+} from './plan.ts';
 import { packMessages, rcodeName, sendUpdate, tsigErrorName, type UpdateTarget } from './update-client.ts';
 
 export type { Rfc2136Settings };
@@ -245,6 +261,67 @@ export class Rfc2136Backend implements Backend {
     return held?.hasOwnership ? held.serial : undefined;
   }
 
+  get location(): string {
+    return `RFC 2136 primary at ${this.where}`;
+  }
+
+  /**
+   * The zone as the server holds it now (AXFR) against `zone`, decided by the `planZone` an apply
+   * runs (ownership record, ignore rules). The server's SOA is its own and is not compared. Nothing
+   * is sent but the AXFR.
+   */
+  async liveDiff(zone: ProgrammedZone): Promise<LiveDiff> {
+    const origin = zone.origin;
+    const held = await this.read(origin);
+    if (held === undefined)
+      throw new BackendError(
+        'BackendRejected',
+        `the server at ${this.where} is not authoritative for ${origin} (it answered NOTAUTH): configure ${origin} there as a primary zone that accepts UPDATE`,
+        { code: 'RFC2136_ZONE_NOT_SERVED' },
+      );
+    const desired = [...zone.rrsets()];
+    const ignored = ignoreMatcher(origin, zone.ignore);
+    const plan = planZone(origin, desired, held, ignored);
+    const heldOf = (owner: Name, type: string) =>
+      [...held.rrsets.values()].find(
+        (h) => nameEquals(h.owner, owner) && (recordTypeOfCode(h.type) ?? `TYPE${h.type}`) === type,
+      );
+    const wanted = new Map(desired.map((d) => [`${nameKey(d.owner)} ${d.type}`, d]));
+    const out: LiveDiff = {
+      exists: true,
+      add: [],
+      change: [],
+      delete: [],
+      notOwned: [],
+      ignored: [],
+      problems: plan.problems,
+    };
+    for (const c of plan.changes) {
+      const d = wanted.get(`${nameKey(c.owner)} ${c.type}`);
+      const h = heldOf(c.owner, c.type);
+      const after: LiveRRset | undefined = d && {
+        owner: d.owner,
+        type: d.type,
+        ttl: d.ttl,
+        records: d.rdata.map(printRdata).sort(),
+      };
+      if (c.op === 'add' && after) out.add.push(after);
+      else if (c.op === 'replace' && after && h)
+        out.change.push({ owner: c.owner, type: c.type, before: heldLive(h), after });
+      else if (c.op === 'delete' && h) out.delete.push(heldLive(h));
+    }
+    for (const h of held.rrsets.values()) {
+      const type = recordTypeOfCode(h.type) ?? `TYPE${h.type}`;
+      if (ignored?.(h.owner, type)) out.ignored.push(heldLive(h));
+      else if (
+        !held.owned.has(`${nameKey(h.owner)} ${type}`) &&
+        !(type === 'NS' && nameEquals(h.owner, origin))
+      )
+        out.notOwned.push(heldLive(h));
+    }
+    return out;
+  }
+
   /** Whether a fresh read needs no change: everything Zonekeeper may program is programmed. */
   async servedContent(
     zone: Pick<ProgrammedZone, 'origin' | 'serial' | 'soa' | 'rrsets' | 'ignore'>,
@@ -364,4 +441,16 @@ export class Rfc2136Backend implements Backend {
         message: `the changes at ${nameKey(unit.owner)} need an UPDATE message larger than the limit (65535 octets over TCP, RFC 1035 §4.2.2); make the RRsets at this name smaller`,
       }));
   }
+}
+
+/** An RRset the server holds, as plan --live shows it (RFC 3597 §5 form for types without a name). */
+function heldLive(h: HeldRRset): LiveRRset {
+  const print = (r: Rdata | UnknownRdata) =>
+    typeof r.type === 'string' ? printRdata(r as Rdata) : printUnknownRdata(r as UnknownRdata);
+  return {
+    owner: h.owner,
+    type: recordTypeOfCode(h.type) ?? `TYPE${h.type}`,
+    ttl: h.ttl,
+    records: h.rdata.map(print).sort(),
+  };
 }
