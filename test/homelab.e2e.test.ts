@@ -23,13 +23,39 @@ import {
 
 const run = promisify(execFile);
 
+const MAIL = `apiVersion: dns.homelab.mortenolsen.pro/v1alpha1
+kind: DNSRecord
+metadata:
+  name: mail
+  namespace: production
+spec:
+  type: MX
+  domain: example.com
+  subdomain: "@"
+  dnsClassRef: { name: filed }
+  values: [mail.example.com]
+  metadata: { priority: 10 }
+---
+apiVersion: dns.homelab.mortenolsen.pro/v1alpha1
+kind: DNSRecord
+metadata:
+  name: cf
+  namespace: production
+spec:
+  type: TXT
+  domain: example.com
+  subdomain: cf
+  dnsClassRef: { name: cloudflare }
+  values: ["hello"]
+`;
+
 interface Item {
   kind: string;
   metadata: { name: string; namespace?: string; finalizers?: string[] };
   status?: {
     state?: string;
     fqdn?: string;
-    error?: { code: string; message: string };
+    error?: { code: string; message: string; timestamp: string };
     health?: { status: string };
     conditions?: { type: string; status: string; reason: string; message: string }[];
   };
@@ -60,6 +86,7 @@ describe('homelab kinds through zonekeeper serve --manifests', () => {
     process.env.HL_E2E_SECRET = 'from-env';
     process.env.DNS_RECORD_RETRY_BASE_DELAY = '50ms';
     process.env.DNS_RECORD_RETRY_MAX_DELAY = '200ms';
+    process.env.DNS_RECORD_DRIFT_CHECK_INTERVAL = '300ms';
     await writeFile(
       path.join(dir, 'classes.yaml'),
       `apiVersion: dns.homelab.mortenolsen.pro/v1alpha1
@@ -119,34 +146,7 @@ spec:
   description: "Web application load balancer IPs"
 `,
     );
-    await writeFile(
-      path.join(dir, 'mail.yaml'),
-      `apiVersion: dns.homelab.mortenolsen.pro/v1alpha1
-kind: DNSRecord
-metadata:
-  name: mail
-  namespace: production
-spec:
-  type: MX
-  domain: example.com
-  subdomain: "@"
-  dnsClassRef: { name: filed }
-  values: [mail.example.com]
-  metadata: { priority: 10 }
----
-apiVersion: dns.homelab.mortenolsen.pro/v1alpha1
-kind: DNSRecord
-metadata:
-  name: cf
-  namespace: production
-spec:
-  type: TXT
-  domain: example.com
-  subdomain: cf
-  dnsClassRef: { name: cloudflare }
-  values: ["hello"]
-`,
-    );
+    await writeFile(path.join(dir, 'mail.yaml'), MAIL);
     serve = await startServe(dir, state);
   });
 
@@ -181,6 +181,33 @@ spec:
     });
     assert.match(value.message, /Kubernetes Secret; in folder mode use/);
     assert.equal((await ready('DNSClass', 'cloudflare'))?.reason, 'SecretNotFound');
+  });
+
+  test('an invalid manifest: status says ValidationFailed, the last valid version keeps being pushed', async () => {
+    // An MX without metadata.priority is refused; the record keeps its last valid version.
+    await writeFile(path.join(dir, 'mail.yaml'), MAIL.replace('  metadata: { priority: 10 }\n', ''));
+    const { value } = await waitFor(async () => {
+      const r = await ready('DNSRecord', 'mail');
+      return r?.reason === 'ValidationFailed' ? r : undefined;
+    });
+    assert.equal(value.status, 'False');
+    assert.match(value.message, /the last valid version \(generation 1\) is still pushed/);
+    assert.match(value.message, /an MX record needs metadata\.priority/);
+    const item = await find('DNSRecord', 'mail');
+    assert.equal(item?.status?.error?.code, 'MANIFEST_INVALID');
+    assert.match(item?.status?.error?.message ?? '', /metadata\.priority/);
+    assert.ok(item?.status?.error?.timestamp);
+    // Still pushed: removed behind Zonekeeper's back, the last valid version comes back.
+    await other.drift({ type: 'MX', domain: 'example.com', subdomain: '@', delete: true });
+    const { value: mx } = await waitFor(async () =>
+      (await other.records()).find((r) => r.type === 'MX' && r.fqdn === 'example.com'),
+    );
+    assert.deepEqual(mx.metadata, { priority: 10 });
+    assert.equal((await ready('DNSRecord', 'mail'))?.reason, 'ValidationFailed');
+    // Valid again: Ready=True, no error.
+    await writeFile(path.join(dir, 'mail.yaml'), MAIL);
+    await waitFor(async () => ((await ready('DNSRecord', 'mail'))?.status === 'True' ? true : undefined));
+    assert.equal((await find('DNSRecord', 'mail'))?.status?.error, undefined);
   });
 
   test('a changed value is pushed again; a removed manifest deletes the record at the provider', async () => {

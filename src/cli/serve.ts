@@ -263,6 +263,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   let refusedZones = new Set<string>();
   // Front-door objects kept at their last valid version, and why: their status says so at once.
   let keptForeign = new Map<string, string>();
+  // The homelab controller (made below) is told when one of its objects' manifests turns (in)valid.
+  let homelabRef: HomelabController | undefined;
   const reloaded = source.onReload; // the metrics' listener
   source.onReload = (problems) => {
     reloaded?.(problems);
@@ -274,6 +276,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         if (keptForeign.get(id) === now.get(id)) continue;
         const slash = id.indexOf('/');
         void translated.refreshStatus(id.slice(0, slash), id.slice(slash + 1));
+        homelabRef?.recheck(id.slice(0, slash), id.slice(slash + 1));
       }
       keptForeign = now;
     }
@@ -329,9 +332,13 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         providers: createHomelabClient,
         secrets,
         settings: homelabSettingsFromEnv(),
+        // A manifest made invalid: its last valid version is still pushed, and its status says why.
+        manifestProblem: (door, key) =>
+          source.keptObjects().get(`${door}/${key}`)?.map(formatProblem).join('; '),
         log,
       })
     : undefined;
+  homelabRef = homelab;
   homelab?.start();
   await http.start();
   // The homelab DNS API: its callers' writes take the same writer as every API write.

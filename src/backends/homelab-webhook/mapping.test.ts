@@ -90,3 +90,29 @@ test('read back: values as a set, TTL and metadata when the provider reports the
   assert.ok(!sameRecord(want, { values: ['2.2.2.2', '1.1.1.1'], ttl: 30 }));
   assert.ok(!sameRecord(want, { values: ['2.2.2.2'] }));
 });
+
+test('read back: the provider canonical form is the record (names, IPv6 text, metadata key order)', () => {
+  const want = {
+    type: 'MX' as const,
+    domain: 'd.com',
+    subdomain: '@',
+    values: ['Mail.d.com.'],
+    ttl: 60,
+    metadata: { priority: 10 },
+  };
+  assert.ok(sameRecord(want, { values: ['mail.d.com'], ttl: 60, metadata: { priority: 10 } }));
+  assert.ok(!sameRecord(want, { values: ['mail.d.com'], ttl: 60, metadata: { priority: 20 } }));
+  const srv = {
+    type: 'SRV' as const,
+    domain: 'd.com',
+    subdomain: '_s._tcp',
+    values: ['t.d.com'],
+    ttl: 60,
+    metadata: { priority: 1, weight: 2, port: 5 },
+  };
+  assert.ok(
+    sameRecord(srv, { values: ['T.d.com.'], ttl: 60, metadata: { port: 5, priority: 1, weight: 2 } }),
+  );
+  const aaaa = { type: 'AAAA' as const, domain: 'd.com', subdomain: 'x', values: ['2001:db8::1'], ttl: 60 };
+  assert.ok(sameRecord(aaaa, { values: ['2001:0DB8:0:0::1'], ttl: 60 }));
+});

@@ -7,6 +7,7 @@
  */
 import { nameKey, relativeName } from '../../dns/name.ts';
 import type { Rdata } from '../../dns/rdata/types.ts';
+import { sameHomelabContent } from '../../homelab-protocol/compare.ts';
 import {
   HOMELAB_RECORD_TYPES,
   type HomelabRecord,
@@ -89,16 +90,14 @@ export function recordKey(r: Pick<HomelabRecord, 'type' | 'domain' | 'subdomain'
   return `${r.type} ${r.domain.toLowerCase()} ${r.subdomain.toLowerCase()}`;
 }
 
-/** Whether what the provider returned is the record (values as a set; TTL and metadata when reported). */
+/**
+ * Whether what the provider returned is the record (values as a set in the protocol's meaning: names
+ * without case or trailing dot, IPv6 as addresses; TTL and metadata, field by field, when reported).
+ */
 export function sameRecord(
   want: HomelabRecord,
   have: Pick<HomelabRecord, 'values' | 'ttl' | 'metadata'>,
 ): boolean {
-  const a = [...want.values].sort();
-  const b = [...(have.values ?? [])].sort();
-  if (a.length !== b.length || a.some((v, i) => v !== b[i])) return false;
   if (have.ttl !== undefined && have.ttl !== want.ttl) return false;
-  if (have.metadata !== undefined && JSON.stringify(have.metadata) !== JSON.stringify(want.metadata ?? {}))
-    return false;
-  return true;
+  return sameHomelabContent(want, have);
 }

@@ -70,6 +70,12 @@ export interface HomelabControllerOptions {
   secrets: SecretResolver;
   settings: HomelabSettings;
   now?: () => Date;
+  /**
+   * Folder mode: why the manifest of a DNSClass or DNSRecord is invalid while its last valid version is
+   * kept (by door and key), or undefined when it is valid. Such an object keeps being pushed at its last
+   * valid version, and its status says the manifest is invalid (`Ready=False`, `ValidationFailed`).
+   */
+  manifestProblem?: (door: string, key: string) => string | undefined;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -89,7 +95,12 @@ interface RecordState {
   failedFor?: string;
   /** When the pushed record is next read back. */
   driftCheckAt: number;
+  /** The status of the last push (Ready=True), shown again when the object's manifest is valid. */
+  synced?: { status: Omit<DNSRecordStatus, 'conditions'>; ready: Omit<Condition, 'lastTransitionTime'> };
 }
+
+/** `status.error.code` of a DNSRecord whose manifest is invalid while its last valid version is pushed. */
+export const MANIFEST_INVALID = 'MANIFEST_INVALID';
 
 interface ClassState {
   checkedGeneration?: number;
@@ -157,6 +168,19 @@ export class HomelabController {
     this.classQueue.shutdown();
   }
 
+  /** Looks at an object again at once (its manifest became invalid or valid again). */
+  recheck(door: string, key: string): void {
+    if (door === RECORD_DOOR) {
+      const st = this.records.get(key);
+      if (st) st.retryAt = 0;
+      this.recordQueue.add(key);
+    } else if (door === CLASS_DOOR) {
+      const st = this.classes.get(key);
+      if (st) st.nextCheckAt = 0;
+      this.classQueue.add(key);
+    }
+  }
+
   /** Resolves when nothing is queued or running (retries and checks may be scheduled). For tests. */
   async idle(): Promise<void> {
     await Promise.all([this.recordQueue.idle(), this.classQueue.idle()]);
@@ -213,6 +237,14 @@ export class HomelabController {
       health = { status: 'Unknown', lastCheck: at, message: (e as Error).message };
       ready = { type: 'Ready', status: 'False', reason, message: (e as Error).message };
     }
+    const problem = this.options.manifestProblem?.(CLASS_DOOR, name);
+    if (problem !== undefined)
+      ready = {
+        type: 'Ready',
+        status: 'False',
+        reason: 'ValidationFailed',
+        message: `the manifest is invalid, so the last valid version (generation ${generation}) is still used: ${problem}`,
+      };
     const status: DNSClassStatus = {
       conditions: keepTransitionTimes(cls.status?.conditions, [
         { ...ready, observedGeneration: generation, lastTransitionTime: at },
@@ -344,10 +376,14 @@ export class HomelabController {
     }
     const provider = this.options.providers(target.config);
     const generation = obj.metadata.generation ?? 0;
+    // Synced: Ready=True, or Ready=False only because the manifest is invalid (its last valid version
+    // is what was pushed).
     const readyNow =
       obj.status?.observedGeneration === generation &&
-      obj.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-    if (st.pushed && jsonEqual(want, st.pushed.record) && readyNow) {
+      (obj.status.error?.code === MANIFEST_INVALID ||
+        obj.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+    if (st.pushed && jsonEqual(want, st.pushed.record) && readyNow && st.synced) {
+      await this.writeStatus(RECORD_DOOR, key, obj.status, this.syncedStatus(key, obj, st.synced));
       if (now < st.driftCheckAt) return { requeueAfterMs: st.driftCheckAt - now };
       // Read back: repair drift when the provider has GET /records/...
       try {
@@ -376,24 +412,65 @@ export class HomelabController {
     const at = formatTimestamp(this.now());
     const reason: RecordReason = first ? 'RecordCreated' : 'RecordUpdated';
     const fqdn = recordFqdn(want.domain, want.subdomain);
-    const status: DNSRecordStatus = {
+    st.synced = {
+      status: {
+        state: first ? 'Created' : 'Updated',
+        lastSyncTime: at,
+        fqdn,
+        observedGeneration: generation,
+      },
+      ready: {
+        type: 'Ready',
+        status: 'True',
+        reason,
+        message: `${want.type} ${fqdn} is at ${target.config.server} (DNSClass ${target.className})`,
+        observedGeneration: generation,
+      },
+    };
+    await this.writeStatus(RECORD_DOOR, key, obj.status, this.syncedStatus(key, obj, st.synced));
+    return { requeueAfterMs: this.options.settings.driftCheckIntervalMs };
+  }
+
+  /**
+   * The status of a record whose last push succeeded: Ready=True, or — its manifest invalid, its last
+   * valid version still pushed — Ready=False with `ValidationFailed` and `error` saying what to fix.
+   */
+  private syncedStatus(
+    key: string,
+    obj: RecordObject,
+    synced: NonNullable<RecordState['synced']>,
+  ): DNSRecordStatus {
+    const at = formatTimestamp(this.now());
+    const problem = this.options.manifestProblem?.(RECORD_DOOR, key);
+    if (problem === undefined)
+      return {
+        ...synced.status,
+        conditions: keepTransitionTimes(obj.status?.conditions, [
+          { ...synced.ready, lastTransitionTime: at },
+        ]),
+      };
+    const generation = obj.metadata.generation ?? 0;
+    const message = `the manifest is invalid, so the last valid version (generation ${generation}) is still pushed: ${problem}`;
+    const previous = obj.status?.error;
+    return {
+      ...synced.status,
       conditions: keepTransitionTimes(obj.status?.conditions, [
         {
           type: 'Ready',
-          status: 'True',
-          reason,
-          message: `${want.type} ${fqdn} is at ${target.config.server} (DNSClass ${target.className})`,
+          status: 'False',
+          reason: 'ValidationFailed',
+          message,
           observedGeneration: generation,
           lastTransitionTime: at,
         },
       ]),
-      state: first ? 'Created' : 'Updated',
-      lastSyncTime: at,
-      fqdn,
-      observedGeneration: generation,
+      error: {
+        code: MANIFEST_INVALID,
+        message,
+        timestamp:
+          previous?.code === MANIFEST_INVALID && previous.message === message ? previous.timestamp : at,
+      },
     };
-    await this.writeStatus(RECORD_DOOR, key, obj.status, status);
-    return { requeueAfterMs: this.options.settings.driftCheckIntervalMs };
   }
 
   /**

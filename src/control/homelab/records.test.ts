@@ -69,3 +69,26 @@ test('secretRef: a Kubernetes Secret, or file:/env: in its name; a Secret needs 
   assert.ok('error' in homelabSecretRef({ name: 'env:1BAD' }));
   assert.ok('error' in homelabSecretRef({ name: 'file:' }));
 });
+
+test('content: a provider canonical form is no drift (trailing dots, case, IPv6 text, metadata key order)', () => {
+  const cls = { server: 'http://p' };
+  const srv = desiredRecord(
+    {
+      type: 'SRV',
+      domain: 'd.com',
+      subdomain: '_sip._tcp',
+      values: ['SIP.d.com.'],
+      metadata: { port: 5060, weight: 2, priority: 1 },
+    } as never,
+    cls as never,
+  );
+  assert.ok(
+    sameContent(srv, { values: ['sip.d.com'], ttl: 300, metadata: { priority: 1, weight: 2, port: 5060 } }),
+  );
+  assert.ok(!sameContent(srv, { values: ['sip.d.com'], metadata: { priority: 1, weight: 3, port: 5060 } }));
+  const aaaa = desiredRecord(
+    { type: 'AAAA', domain: 'd.com', subdomain: 'x', values: ['2001:DB8:0::1'] } as never,
+    cls as never,
+  );
+  assert.ok(sameContent(aaaa, { values: ['2001:db8::1'], ttl: 300 }));
+});

@@ -4,6 +4,7 @@
  */
 import type { DNSClassSpec, DNSRecordSpec } from '../../api/frontdoors/homelab/index.ts';
 import type { SecretRef } from '../../api/secret-ref.ts';
+import { sameHomelabContent } from '../../homelab-protocol/compare.ts';
 import type { HomelabRecord, HomelabRecordType } from '../../homelab-protocol/protocol.ts';
 
 export const DEFAULT_TTL = 300;
@@ -37,19 +38,11 @@ export function recordIdentity(r: Pick<HomelabRecord, 'type' | 'domain' | 'subdo
   return `${r.type}/${r.domain.toLowerCase().replace(/\.$/, '')}/${r.subdomain.toLowerCase()}`;
 }
 
-/** Whether what a provider holds is what was pushed (values as a set, TTL and metadata when it reports them). */
-export function sameContent(
-  want: HomelabRecord,
-  have: Pick<HomelabRecord, 'values' | 'ttl' | 'metadata'>,
-): boolean {
-  const a = [...want.values].sort();
-  const b = [...(have.values ?? [])].sort();
-  if (a.length !== b.length || a.some((v, i) => v !== b[i])) return false;
-  if (have.ttl !== undefined && want.ttl !== undefined && have.ttl !== want.ttl) return false;
-  if (have.metadata !== undefined && JSON.stringify(have.metadata) !== JSON.stringify(want.metadata ?? {}))
-    return false;
-  return true;
-}
+/**
+ * Whether what a provider holds is what was pushed (values as a set in the protocol's meaning: names
+ * without case or trailing dot, IPv6 as addresses; TTL and metadata, field by field, when it reports them).
+ */
+export const sameContent = sameHomelabContent;
 
 /** Where a provider is: its URL without trailing slashes (two classes with one server are one provider). */
 export function providerIdentity(server: string): string {
