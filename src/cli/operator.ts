@@ -13,8 +13,8 @@ import { homelabSettingsFromEnv } from '../control/homelab/settings.ts';
 import { Registry } from '../metrics/registry.ts';
 import { HttpServer } from '../server/http-server.ts';
 import { ZoneTable } from '../server/zone-table.ts';
-import { type HomelabApiSettings, HomelabCallers, withSingleCaller } from '../sources/homelab-api/callers.ts';
-import { HomelabApi } from '../sources/homelab-api/homelab-api.ts';
+import { type HomelabApiSettings, withSingleCaller } from '../sources/homelab-api/callers.ts';
+import { startHomelabApi } from '../sources/homelab-api/start.ts';
 import { EventRecorder } from '../sources/kubernetes/events.ts';
 import { KubeApi, type KubeJson, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
 import { type InvalidObject, KubernetesStore } from '../sources/kubernetes/kubernetes-store.ts';
@@ -238,25 +238,18 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   );
   await http.start();
   // The homelab DNS API: writes go to this replica's writer while it leads.
-  let callers: HomelabCallers | undefined;
-  let homelabApi: HomelabApi | undefined;
-  if (options.homelabApi) {
-    callers = await HomelabCallers.open(writeAccess?.credentials ?? [], secrets, log);
-    const open = callers;
-    homelabApi = new HomelabApi({
-      listen: options.homelabApi.listen,
-      callers: () => open.all(),
-      writer: () => writer,
-      noWriter: `operator replica ${identity} does not lead (or is finishing the write journal); send requests to the leader or to zonekeeper server`,
-      recordSet: (key) => store.get('DNSRecordSet', key) as DNSRecordSet | undefined,
-      ...(options.homelabApi.maxNoncesPerCaller !== undefined
-        ? { maxNoncesPerCaller: options.homelabApi.maxNoncesPerCaller }
-        : {}),
-      registry,
-      log,
-    });
-    await homelabApi.start();
-  }
+  const homelabApi = options.homelabApi
+    ? await startHomelabApi({
+        settings: options.homelabApi,
+        credentials: writeAccess?.credentials ?? [],
+        secrets,
+        writer: () => writer,
+        noWriter: `operator replica ${identity} does not lead (or is finishing the write journal); send requests to the leader or to zonekeeper server`,
+        recordSet: (key) => store.get('DNSRecordSet', key) as DNSRecordSet | undefined,
+        registry,
+        log,
+      })
+    : undefined;
   store.start();
   await store.synced();
   log('info', 'cache synced', Object.fromEntries(KINDS.map((k) => [k, store.list(k).length])));
@@ -429,14 +422,16 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       ? `${options.namespace}/${options.leaseName ?? 'zonekeeper-operator'}`
       : 'off',
     ...(writeAccess ? { writeEndpoint: `${advertise}${FORWARD_PATH}` } : {}),
-    ...(homelabApi ? { homelabApi: `${homelabApi.address().host}:${homelabApi.address().port}` } : {}),
+    ...(homelabApi
+      ? { homelabApi: `${homelabApi.api.address().host}:${homelabApi.api.address().port}` }
+      : {}),
   });
 
   return {
     http: http.address(),
     store,
     isLeader: () => leading && controller !== undefined,
-    ...(homelabApi ? { homelabApi: homelabApi.address() } : {}),
+    ...(homelabApi ? { homelabApi: homelabApi.api.address() } : {}),
     controller: () => controller,
     writer: () => writer,
     async stop() {
@@ -466,8 +461,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       // Releases the lease: a standby takes over at once (or once it expires, if the API server is gone).
       if (elector && !(await elector.stop(Math.max(0, left())))) unfinished.push('leave the leader election');
       backends.close();
-      callers?.stop();
-      if (homelabApi) await step('stop the homelabApi DNS API', homelabApi.stop());
+      if (homelabApi) await step('stop the homelab DNS API', homelabApi.stop());
       await step('stop the watches', store.stop());
       await step('stop the HTTP server', http.stop());
       if (unfinished.length > 0)

@@ -23,8 +23,8 @@ import { TransferHandler } from '../server/transfer/transfer-handler.ts';
 import { TransferPolicy } from '../server/transfer/transfer-policy.ts';
 import { UpdateHandler } from '../server/update/update-handler.ts';
 import { ZoneTable } from '../server/zone-table.ts';
-import { type HomelabApiSettings, HomelabCallers, withSingleCaller } from '../sources/homelab-api/callers.ts';
-import { HomelabApi } from '../sources/homelab-api/homelab-api.ts';
+import { type HomelabApiSettings, withSingleCaller } from '../sources/homelab-api/callers.ts';
+import { startHomelabApi } from '../sources/homelab-api/start.ts';
 import { ConfirmationFiles } from '../sources/manifests/confirmations.ts';
 import { FolderHold } from '../sources/manifests/folder-hold.ts';
 import { WorkerManifestParser } from '../sources/manifests/manifest-parser.ts';
@@ -342,24 +342,17 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   homelab?.start();
   await http.start();
   // The homelab DNS API: its callers' writes take the same writer as every API write.
-  let callers: HomelabCallers | undefined;
-  let homelabApi: HomelabApi | undefined;
-  if (options.homelabApi) {
-    callers = await HomelabCallers.open(writeAccess?.credentials ?? [], secrets, log);
-    const open = callers;
-    homelabApi = new HomelabApi({
-      listen: options.homelabApi.listen,
-      callers: () => open.all(),
-      writer: () => writer,
-      recordSet: (key) => store.get('DNSRecordSet', key) as DNSRecordSet | undefined,
-      ...(options.homelabApi.maxNoncesPerCaller !== undefined
-        ? { maxNoncesPerCaller: options.homelabApi.maxNoncesPerCaller }
-        : {}),
-      registry,
-      log,
-    });
-    await homelabApi.start();
-  }
+  const homelabApi = options.homelabApi
+    ? await startHomelabApi({
+        settings: options.homelabApi,
+        credentials: writeAccess?.credentials ?? [],
+        secrets,
+        writer: () => writer,
+        recordSet: (key) => store.get('DNSRecordSet', key) as DNSRecordSet | undefined,
+        registry,
+        log,
+      })
+    : undefined;
   await controller.idle();
   ready = true;
   log('info', 'serving', {
@@ -368,7 +361,9 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     workers,
     zones: table.size,
     problems: source.problems().length,
-    ...(homelabApi ? { homelabApi: `${homelabApi.address().host}:${homelabApi.address().port}` } : {}),
+    ...(homelabApi
+      ? { homelabApi: `${homelabApi.api.address().host}:${homelabApi.api.address().port}` }
+      : {}),
   });
   return {
     dns: dns.address(),
@@ -376,10 +371,9 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     controller,
     source,
     writer: coordinator,
-    ...(homelabApi ? { homelabApi: homelabApi.address() } : {}),
+    ...(homelabApi ? { homelabApi: homelabApi.api.address() } : {}),
     async stop() {
       confirmationFiles.stop();
-      callers?.stop();
       await homelabApi?.stop();
       source.stop();
       await controller.idle();

@@ -12,8 +12,8 @@ import { HttpServer } from '../server/http-server.ts';
 import { ServerMetrics } from '../server/server-metrics.ts';
 import { UpdateHandler } from '../server/update/update-handler.ts';
 import { ZoneTable } from '../server/zone-table.ts';
-import { type HomelabApiSettings, HomelabCallers, withSingleCaller } from '../sources/homelab-api/callers.ts';
-import { HomelabApi } from '../sources/homelab-api/homelab-api.ts';
+import { type HomelabApiSettings, withSingleCaller } from '../sources/homelab-api/callers.ts';
+import { startHomelabApi } from '../sources/homelab-api/start.ts';
 import { KubeApi, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
 import { KubernetesStore } from '../sources/kubernetes/kubernetes-store.ts';
 import { kubernetesSecrets } from '../sources/kubernetes/secrets.ts';
@@ -142,35 +142,24 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
   follower.start();
   await follower.idle();
   const operatorNamespace = options.operatorNamespace ?? 'zonekeeper-system';
-  let callers: HomelabCallers | undefined;
-  let homelab: HomelabApi | undefined;
-  if (options.homelabApi) {
-    callers = await HomelabCallers.open(
-      homelabCredentials?.credentials ?? [],
-      kubernetesSecrets(api, operatorNamespace),
-      log,
-    );
-    const open = callers;
-    homelab = new HomelabApi({
-      listen: options.homelabApi.listen,
-      callers: () => open.all(),
-      writer: () => writer,
-      recordSet: (key) => store.get('DNSRecordSet', key) as DNSRecordSet | undefined,
-      ...(options.homelabApi.maxNoncesPerCaller !== undefined
-        ? { maxNoncesPerCaller: options.homelabApi.maxNoncesPerCaller }
-        : {}),
-      registry,
-      log,
-    });
-    await homelab.start();
-  }
+  const homelab = options.homelabApi
+    ? await startHomelabApi({
+        settings: options.homelabApi,
+        credentials: homelabCredentials?.credentials ?? [],
+        secrets: kubernetesSecrets(api, operatorNamespace),
+        writer: () => writer,
+        recordSet: (key) => store.get('DNSRecordSet', key) as DNSRecordSet | undefined,
+        registry,
+        log,
+      })
+    : undefined;
   ready = true;
   log('info', 'serving', {
     dns: `${dns.address().host}:${dns.address().port}`,
     http: `${http.address().host}:${http.address().port}`,
     workers,
     zones: table.size,
-    ...(homelab ? { homelabApi: `${homelab.address().host}:${homelab.address().port}` } : {}),
+    ...(homelab ? { homelabApi: `${homelab.api.address().host}:${homelab.api.address().port}` } : {}),
   });
   return {
     dns: dns.address(),
@@ -179,10 +168,9 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
     store,
     table,
     writer,
-    ...(homelab ? { homelabApi: homelab.address() } : {}),
+    ...(homelab ? { homelabApi: homelab.api.address() } : {}),
     async stop() {
       ready = false;
-      callers?.stop();
       await homelab?.stop();
       follower.stop();
       await store.stop();
