@@ -26,7 +26,7 @@ import { catalogGate } from '../sources/writes/catalog-gate.ts';
 import { LEADER_ENDPOINT_ANNOTATION } from '../sources/writes/forwarding-writer.ts';
 import { KubernetesWriteStore } from '../sources/writes/kubernetes-write-store.ts';
 import { leaderWriteEndpoint } from '../sources/writes/leader-write-endpoint.ts';
-import { updateKeySources } from '../sources/writes/update-keys.ts';
+import { updateKeySources, updatePolicyGuard } from '../sources/writes/update-keys.ts';
 import { within } from '../util/within.ts';
 import { CredentialTable, type WriteAccessConfig } from '../writes/credentials.ts';
 import { type RecordWriter, WriteCoordinator } from '../writes/record-writer.ts';
@@ -173,12 +173,14 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   leaderGauge.collect = () => leaderGauge.set(controller ? 1 : 0);
   // API writes (ADR 0016): only the leader writes, and only once it has finished the write journal.
   let writer: WriteCoordinator | undefined;
+  // What replicas forward goes through the leader's check of update policies (RFC 2136 UPDATE).
+  let forwarded: RecordWriter | undefined;
   const writeEndpoint = writeAccess
     ? leaderWriteEndpoint({
         review: (token) => api.reviewToken(token),
         forwarders: new Set(options.writeForwarders ?? []),
         writer: () =>
-          writer ??
+          forwarded ??
           (leading
             ? {
                 refuse: 'NOT_LEADER',
@@ -366,6 +368,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         await coordinator.start();
         if (!current()) return;
         writer = coordinator;
+        forwarded = updatePolicyGuard(coordinator, store, c.catalog);
         log('info', 'accepting API writes', { credentials: access.credentials.length });
         return;
       } catch (e) {
@@ -399,6 +402,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       onStoppedLeading: () => {
         leading = false;
         writer = undefined;
+        forwarded = undefined;
         controller?.stop();
         controller = undefined;
         homelab?.stop();
@@ -437,6 +441,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     async stop() {
       stopping = true;
       writer = undefined;
+      forwarded = undefined;
       const budget = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
       const deadline = performance.now() + budget;
       const left = () => deadline - performance.now();

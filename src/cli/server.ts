@@ -128,6 +128,7 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
   await http.start();
   store.start();
   await store.synced();
+  const operatorNamespace = options.operatorNamespace ?? 'zonekeeper-system';
   const follower = new ZoneFollower({
     // Objects of front-door kinds as the record sets they map to (read only: the operator writes).
     store:
@@ -137,11 +138,13 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
     backend,
     registry,
     log,
+    // The update keys of zones with an updatePolicy (RFC 2136 UPDATE): a GET of each named Secret
+    // (the chart grants exactly those, server.updateKeySecrets) or a mounted file (secretRef.file).
+    secrets: kubernetesSecrets(api, operatorNamespace),
     ...(options.unconfirmedAfterMs !== undefined ? { unconfirmedAfterMs: options.unconfirmedAfterMs } : {}),
   });
   follower.start();
   await follower.idle();
-  const operatorNamespace = options.operatorNamespace ?? 'zonekeeper-system';
   const homelab = options.homelabApi
     ? await startHomelabApi({
         settings: options.homelabApi,

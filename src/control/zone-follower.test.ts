@@ -202,3 +202,85 @@ describe('ZoneFollower (zonekeeper server) with the operator engine', () => {
     f.stop();
   });
 });
+
+describe('ZoneFollower: the update policy of RFC 2136 UPDATE', () => {
+  const classWithKeys = () =>
+    zoneClass('builtin', ['ns1.example.com.'], {
+      transfers: {
+        tsigKeys: [
+          {
+            name: 'dyn',
+            algorithm: 'hmac-sha256',
+            secretRef: { name: 'keys', key: 'dyn' },
+            usage: ['update'],
+          },
+          {
+            name: 'other',
+            algorithm: 'hmac-sha256',
+            secretRef: { name: 'keys', key: 'other' },
+            usage: ['update'],
+          },
+          { name: 'xfr', algorithm: 'hmac-sha256', secretRef: { name: 'keys', key: 'xfr' } },
+        ],
+      },
+    });
+  const policy = (...keys: string[]) => ({
+    updatePolicy: keys.map((key) => ({ key, names: ['*.dyn'], types: ['A' as const] })),
+  });
+
+  test('the served zone carries the policy and only its update keys; a policy-only change reaches it', async () => {
+    const store = new MemoryStore(now);
+    const read: string[] = [];
+    const secrets = async (ref: { key?: string }) => {
+      read.push(ref.key!);
+      return Buffer.from(`secret-of-${ref.key}`).toString('base64');
+    };
+    store.apply(classWithKeys());
+    store.apply(zone('dns', 'example-com', 'example.com', policy('dyn')));
+    store.apply(www('192.0.2.1'));
+    const c = new Controller({
+      store,
+      backend: new BuiltinBackend(new ZoneTable()),
+      serials: new MemorySerialStore(),
+      now,
+      hashOnChange: true,
+      secrets,
+    });
+    c.start();
+    await c.idle();
+    read.length = 0;
+    const table = new ZoneTable();
+    const f = new ZoneFollower({ store, backend: new BuiltinBackend(table), secrets });
+    f.start();
+    await f.idle();
+    const served = () => table.get('example.com.')!.transfers;
+    assert.deepEqual(
+      served()?.update?.rules.map((r) => r.key),
+      ['dyn'],
+    );
+    assert.deepEqual(served()?.update?.namespace, 'dns');
+    // Only the key the policy names was read: no transfer key, no unnamed update key.
+    assert.deepEqual(read, ['dyn']);
+    assert.ok(served()?.updateKeys('dyn.'));
+    assert.equal(served()?.updateKeys('other.'), undefined);
+    const serial = table.get('example.com.')!.serial;
+    // The policy changes, the content does not.
+    store.apply({ ...zone('dns', 'example-com', 'example.com', policy('other')), status: status(store) });
+    await c.idle();
+    await f.idle();
+    assert.deepEqual(
+      served()?.update?.rules.map((r) => r.key),
+      ['other'],
+    );
+    assert.ok(served()?.updateKeys('other.'));
+    assert.equal(served()?.updateKeys('dyn.'), undefined);
+    assert.equal(table.get('example.com.')!.serial, serial);
+    // The policy removed: the zone takes no UPDATE.
+    store.apply({ ...zone('dns', 'example-com', 'example.com'), status: status(store) });
+    await c.idle();
+    await f.idle();
+    assert.equal(served()?.update, undefined);
+    f.stop();
+    c.stop();
+  });
+});

@@ -1,4 +1,5 @@
-import type { DNSZone } from '../api/index.ts';
+import type { DNSZone, DNSZoneClass } from '../api/index.ts';
+import type { SecretResolver } from '../api/secret-ref.ts';
 import type { Backend } from '../backends/backend.ts';
 import { type Name, nameKey } from '../dns/name.ts';
 import type { Registry } from '../metrics/registry.ts';
@@ -6,6 +7,7 @@ import type { Affected } from '../zones/catalog.ts';
 import { CATALOG_KINDS, CatalogFeed, ZoneChanges } from '../zones/catalog-feed.ts';
 import { type ResourceKey, resourceKey } from '../zones/resource-key.ts';
 import { PendingDelta } from '../zones/rrset-delta.ts';
+import { canonicalKeyName, type ResolvedTransfers, withUpdatePolicy } from '../zones/transfers.ts';
 import { zoneChildren } from '../zones/zone-inputs.ts';
 import { ZoneModel } from '../zones/zone-model.ts';
 import type { ResourceStore, StoreEvent } from './resource-store.ts';
@@ -22,6 +24,15 @@ export interface ZoneFollowerOptions {
    */
   unconfirmedAfterMs?: number;
   now?: () => number;
+  /**
+   * Reads the update keys of zones with an `updatePolicy` (RFC 2136 UPDATE verified here and forwarded
+   * to the operator's leader). Without it, or when a key cannot be read, the zone is served without
+   * its update policy: every UPDATE is REFUSED. Only keys that a zone's policy names and whose class
+   * gives them usage `update` are read; transfer keys never are.
+   */
+  secrets?: SecretResolver;
+  /** How long a read key is reused before it is read again (default 60 s; rotation takes this long). */
+  secretTtlMs?: number;
 }
 
 interface FollowedZone {
@@ -36,6 +47,10 @@ interface FollowedZone {
   /** The model was rebuilt since the last publish: the next publish sends the whole zone. */
   full: boolean;
   published?: { serial: number; hash: string | undefined; confirmed: boolean };
+  /** The zone's update policy with its keys read (what UPDATE is verified against here). */
+  transfers?: ResolvedTransfers;
+  /** The signature of `transfers` the server was given last (a policy-only change re-applies it). */
+  appliedTransfers?: string;
   /** When this replica first wanted to serve the zone and could not match its hash. */
   waitingSince?: number;
 }
@@ -68,6 +83,7 @@ export class ZoneFollower {
   private readonly publishedOrigin = new Map<ResourceKey, Name>();
   private readonly dirty = new ZoneChanges();
   private unsubscribe?: () => void;
+  private readonly secretCache = new Map<string, { value: string; until: number }>();
 
   constructor(options: ZoneFollowerOptions) {
     this.options = options;
@@ -176,7 +192,65 @@ export class ZoneFollower {
     const delta = followed.model.update(records, zoneChildren(this.catalog, key), complete);
     followed.fresh = false;
     if (followed.pending.add(delta)) followed.version++;
-    return this.publish(key, zone, followed);
+    const keys = await this.updateTransfers(zone, verdict.zoneClass);
+    followed.transfers = keys.transfers;
+    const result = await this.publish(key, zone, followed);
+    if (keys.retryAfterMs === undefined) return result;
+    const after = result?.requeueAfterMs;
+    return { requeueAfterMs: after === undefined ? keys.retryAfterMs : Math.min(after, keys.retryAfterMs) };
+  }
+
+  /**
+   * The zone's update policy with its keys read, as the server verifies UPDATE with it: only keys the
+   * policy names and the class gives usage `update` (a server replica serves no transfers, so it reads
+   * no transfer key). A key that cannot be read leaves the policy out (UPDATE REFUSED) and retries.
+   */
+  private async updateTransfers(
+    zone: DNSZone,
+    zoneClass: DNSZoneClass,
+  ): Promise<{ transfers?: ResolvedTransfers; retryAfterMs?: number }> {
+    const rules = zone.spec.updatePolicy ?? [];
+    const secrets = this.options.secrets;
+    if (rules.length === 0 || !secrets) return {};
+    const named = new Set(rules.map((r) => canonicalKeyName(r.key)));
+    const keys: ResolvedTransfers['keys'] = [];
+    for (const key of zoneClass.spec.transfers?.tsigKeys ?? []) {
+      if (!named.has(canonicalKeyName(key.name)) || !key.usage?.includes('update')) continue;
+      try {
+        keys.push({
+          name: key.name,
+          algorithm: key.algorithm,
+          secret: await this.readSecret(key.secretRef),
+          usage: ['update'],
+        });
+      } catch (e) {
+        this.options.log?.('warn', `zone ${resourceKey(zone.metadata)}: cannot read update key ${key.name}`, {
+          error: e instanceof Error ? e.message : String(e),
+          effect: 'UPDATE is refused for this zone until the key can be read',
+        });
+        return { retryAfterMs: 30_000 };
+      }
+    }
+    const base: ResolvedTransfers = {
+      allowFrom: [],
+      requireTsig: true,
+      keys,
+      notify: [],
+      // No IXFR is served here: no journal.
+      journalSize: 0,
+    };
+    const resolved = withUpdatePolicy(base, zone).resolved;
+    return resolved?.update ? { transfers: resolved } : {};
+  }
+
+  private async readSecret(ref: Parameters<SecretResolver>[0]): Promise<string> {
+    const id = JSON.stringify([ref.namespace, ref.name, ref.key, ref.file, ref.env]);
+    const now = this.options.now?.() ?? Date.now();
+    const cached = this.secretCache.get(id);
+    if (cached && cached.until > now) return cached.value;
+    const value = await this.options.secrets!(ref);
+    this.secretCache.set(id, { value, until: now + (this.options.secretTtlMs ?? 60_000) });
+    return value;
   }
 
   private async publish(key: ResourceKey, zone: DNSZone, followed: FollowedZone): Promise<ReconcileResult> {
@@ -185,6 +259,9 @@ export class ZoneFollower {
     if (serial === undefined) return; // the operator has never programmed this zone
     const published = followed.published;
     const changed = followed.full || followed.pending.size > 0;
+    // A change of the update policy (or its keys) alone reaches the served zone at its served serial.
+    if (published && transfersSignature(followed.transfers) !== followed.appliedTransfers)
+      await this.applyTransfers(key, followed, published.serial);
     if (published && published.serial === serial && published.confirmed && !changed) {
       followed.waitingSince = undefined;
       return;
@@ -220,7 +297,15 @@ export class ZoneFollower {
     const { model } = followed;
     const published = followed.published;
     const patch = published !== undefined && !followed.full && published.serial !== serial;
-    const whole = { key, origin: model.origin, soa: model.soa, serial, rrsets: () => model.rrsets() };
+    const transfers = followed.transfers;
+    const whole = {
+      key,
+      origin: model.origin,
+      soa: model.soa,
+      serial,
+      rrsets: () => model.rrsets(),
+      ...(transfers ? { transfers } : {}),
+    };
     await this.options.backend.applyZone(
       patch ? { ...whole, delta: { fromSerial: published.serial, ...followed.pending.delta() } } : whole,
     );
@@ -231,9 +316,29 @@ export class ZoneFollower {
       await this.options.backend.applyZone(whole);
     }
     followed.published = { serial, hash, confirmed };
+    followed.appliedTransfers = transfersSignature(transfers);
     followed.pending.clear();
     followed.full = false;
     this.publishedOrigin.set(key, model.origin);
+  }
+
+  /** Gives the server the zone's update policy at the serial it serves (the content stays as it is). */
+  private async applyTransfers(
+    key: ResourceKey,
+    followed: FollowedZone,
+    servedSerial: number,
+  ): Promise<void> {
+    const { model, transfers } = followed;
+    await this.options.backend.applyZone({
+      key,
+      origin: model.origin,
+      soa: model.soa,
+      serial: servedSerial,
+      // The server holds this serial: it only takes the transfer settings (BuiltinBackend.applyZone).
+      rrsets: () => [],
+      ...(transfers ? { transfers } : {}),
+    });
+    followed.appliedTransfers = transfersSignature(transfers);
   }
 
   private hashOf(followed: FollowedZone): string {
@@ -254,4 +359,8 @@ export class ZoneFollower {
       await this.options.backend.deleteZone(origin);
     this.publishedOrigin.delete(key);
   }
+}
+
+function transfersSignature(transfers: ResolvedTransfers | undefined): string | undefined {
+  return transfers ? JSON.stringify(transfers) : undefined;
 }
