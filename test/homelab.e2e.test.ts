@@ -2,12 +2,13 @@
  * The homelab DNS operator's kinds through `zonekeeper serve --manifests`: DNSClass and DNSRecord
  * manifests in a folder, records pushed to the independent Python provider (secrets inline, from an
  * environment variable and from a file), a manifest removed deletes its record at the provider, a
- * Kubernetes Secret reference gets a clear error, and `zonekeeper validate` refuses what admission
- * refuses.
+ * Kubernetes Secret reference gets a clear error, an invalid DNSRecord or DNSClass manifest is
+ * reported (ValidationFailed) while its last valid version keeps being used, and `zonekeeper validate`
+ * refuses what admission refuses.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -208,6 +209,49 @@ spec:
     await writeFile(path.join(dir, 'mail.yaml'), MAIL);
     await waitFor(async () => ((await ready('DNSRecord', 'mail'))?.status === 'True' ? true : undefined));
     assert.equal((await find('DNSRecord', 'mail'))?.status?.error, undefined);
+  });
+
+  test('an invalid DNSClass: ValidationFailed, its last valid server and secret keep being used', async () => {
+    const classes = path.join(dir, 'classes.yaml');
+    const valid = await readFile(classes, 'utf8');
+    const filed = `  server: "${other.url}/"\n  hmacAuth:\n    secretRef:\n      name: file:${path.join(secretDir, 'hmac')}\n`;
+    assert.ok(valid.includes(filed));
+    // Another server (not an http(s) URL) and a second secret beside the reference: both refused.
+    await writeFile(
+      classes,
+      valid.replace(
+        filed,
+        `  server: "ftp://127.0.0.1:1"\n  hmacAuth:\n    secret: not-the-secret\n    secretRef:\n      name: file:${path.join(secretDir, 'hmac')}\n`,
+      ),
+    );
+    const { value } = await waitFor(async () => {
+      const r = await ready('DNSClass', 'filed');
+      return r?.reason === 'ValidationFailed' ? r : undefined;
+    });
+    assert.equal(value.status, 'False');
+    assert.match(value.message, /the last valid version \(generation 1\) is still used/);
+    assert.match(value.message, /is not an http\(s\) URL|hmacAuth needs exactly one of secretRef or secret/);
+    // Still used: the record of the class, removed at its provider behind Zonekeeper's back, is pushed
+    // there again, signed with the secret from the file (the provider verifies every signature).
+    const before = await other.log();
+    await other.drift({ type: 'MX', domain: 'example.com', subdomain: '@', delete: true });
+    const { value: mx } = await waitFor(async () =>
+      (await other.records()).find((r) => r.type === 'MX' && r.fqdn === 'example.com'),
+    );
+    assert.deepEqual(mx.values, ['mail.example.com']);
+    const later = await other.log();
+    assert.ok(
+      later.log.slice(before.log.length).some((r) => r.method === 'POST' && r.record?.type === 'MX'),
+      'the provider accepted the push (its log holds only verified requests)',
+    );
+    assert.equal(later.authFailures, before.authFailures, 'no request signed with another secret');
+    assert.equal((await ready('DNSClass', 'filed'))?.reason, 'ValidationFailed');
+    assert.equal((await ready('DNSRecord', 'mail'))?.status, 'True');
+    // Valid again: healthy.
+    await writeFile(classes, valid);
+    await waitFor(async () =>
+      (await ready('DNSClass', 'filed'))?.reason === 'ServerHealthy' ? true : undefined,
+    );
   });
 
   test('a changed value is pushed again; a removed manifest deletes the record at the provider', async () => {

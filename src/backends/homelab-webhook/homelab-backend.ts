@@ -181,7 +181,7 @@ export class HomelabWebhookBackend implements ManagedBackend {
         await provider.upsert(record);
         next.set(recordKey(record), record);
       } catch (e) {
-        if (e instanceof HomelabProviderError && e.reason === 'ValidationFailed') {
+        if (refusesRecord(e)) {
           refused.add(recordKey(record));
           next.delete(recordKey(record));
           problems.push({
@@ -270,6 +270,19 @@ export class HomelabWebhookBackend implements ManagedBackend {
   }
 
   close(): void {}
+}
+
+/**
+ * A refusal of this one record rather than of the whole request: `400` (the protocol's validation
+ * codes), or `403` with a code about the record — Zonekeeper's provider answers `NOT_DELEGATED`,
+ * `NOT_OWNER` and `QUOTA_EXCEEDED` for a name and type the caller may not (or may no longer) write.
+ * Any other answer fails the apply and is retried.
+ */
+const RECORD_REFUSALS_403 = new Set(['NOT_DELEGATED', 'NOT_OWNER', 'QUOTA_EXCEEDED']);
+
+function refusesRecord(e: unknown): e is HomelabProviderError {
+  if (!(e instanceof HomelabProviderError)) return false;
+  return e.reason === 'ValidationFailed' || (e.status === 403 && RECORD_REFUSALS_403.has(e.code));
 }
 
 function absolute(name: string): Name {
