@@ -109,6 +109,7 @@ describe('API writes in a cluster', () => {
       credentials: new CredentialTable({
         credentials: [
           { name: 'key-a', kind: 'api-key', namespace: 'team-a', secretRef: { name: 'keys', key: 'a' } },
+          { name: 'key-c', kind: 'api-key', namespace: 'team-a', secretRef: { name: 'keys', key: 'c' } },
         ],
       }),
     });
@@ -311,5 +312,158 @@ describe('API writes in a cluster', () => {
     );
     assert.equal(after.data.pending, undefined);
     assert.equal((await next.apply('key-a', request)).replayed, true);
+  });
+
+  const tenantObject = (name: string, fqdn: string) =>
+    json({
+      apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+      kind: 'DNSRecordSet',
+      metadata: { name, namespace: 'team-a' },
+      spec: { name: fqdn, type: 'A', records: ['198.51.100.66'] },
+    });
+  const unlabelledIsLive = (name: string) =>
+    waitFor(async () => {
+      const o = store.get('DNSRecordSet', `team-a/${name}`);
+      return o && o.metadata.labels?.[WRITTEN_BY_LABEL] === undefined ? true : undefined;
+    });
+
+  test('a tenant that swaps its written object for its own gets NOT_OWNER and stops nobody else', async () => {
+    const { coordinator } = writer();
+    await coordinator.start();
+    const upsert = (fqdn: string, address: string) => ({
+      changes: [{ op: 'upsert' as const, name: fqdn, type: 'A' as const, records: [address] }],
+    });
+    await coordinator.apply('key-a', upsert('swap.a.example.com.', '192.0.2.20'));
+    const name = writtenObjectName('swap.a.example.com.', 'A');
+    await waitFor(async () => (store.get('DNSRecordSet', `team-a/${name}`) ? true : undefined));
+    // The tenant deletes the labelled object (its namespace, its right) and creates its own at the name.
+    await kube.kubectlOk(['delete', 'dnsrecordset', '-n', 'team-a', name], {
+      kubeconfig: kube.kubeconfigFor(TENANT),
+    });
+    await kube.kubectlOk(['create', '-f', '-'], {
+      input: tenantObject(name, 'swap.a.example.com.'),
+      kubeconfig: kube.kubeconfigFor(TENANT),
+    });
+    await unlabelledIsLive(name);
+    for (const change of [
+      upsert('swap.a.example.com.', '192.0.2.21'),
+      { changes: [{ op: 'delete' as const, name: 'swap.a.example.com.', type: 'A' as const }] },
+    ])
+      await assert.rejects(
+        coordinator.apply('key-a', change),
+        (e: unknown) => e instanceof WriteError && e.code === 'NOT_OWNER',
+      );
+    // Nothing waits in the journal, and other credentials still write.
+    const journal = JSON.parse(
+      await kube.kubectlOk(['get', 'configmap', '-n', SYSTEM, WRITE_JOURNAL, '-o', 'json']),
+    );
+    assert.equal(journal.data.pending, undefined);
+    const other = await coordinator.apply('key-c', upsert('other.a.example.com.', '192.0.2.30'));
+    assert.deepEqual(
+      other.changes.map((c) => c.outcome),
+      ['created'],
+    );
+    const next = writer().coordinator;
+    await next.start();
+    await next.apply('key-c', upsert('other2.a.example.com.', '192.0.2.31'));
+    // The tenant's object is as the tenant wrote it.
+    const live = JSON.parse(
+      await kube.kubectlOk(['get', 'dnsrecordset', '-n', 'team-a', name, '-o', 'json']),
+    );
+    assert.deepEqual(live.spec.records, ['198.51.100.66']);
+    assert.equal(live.metadata.labels?.[WRITTEN_BY_LABEL], undefined);
+  });
+
+  test('a journalled request blocked by a tenant object is skipped when rolled forward, not retried forever', async () => {
+    const { coordinator, writes } = writer();
+    await coordinator.start();
+    await coordinator.apply('key-a', {
+      changes: [
+        { op: 'upsert', name: 'j1.a.example.com.', type: 'A', records: ['192.0.2.40'] },
+        { op: 'upsert', name: 'j2.a.example.com.', type: 'A', records: ['192.0.2.41'] },
+      ],
+    });
+    const [j1, j2] = ['j1', 'j2'].map((n) => writtenObjectName(`${n}.a.example.com.`, 'A')) as [
+      string,
+      string,
+    ];
+    // Both swapped for the tenant's own objects, behind the writer's back.
+    for (const [name, fqdn] of [
+      [j1, 'j1.a.example.com.'],
+      [j2, 'j2.a.example.com.'],
+    ] as const) {
+      await kube.kubectlOk(['delete', 'dnsrecordset', '-n', 'team-a', name], {
+        kubeconfig: kube.kubeconfigFor(TENANT),
+      });
+      await kube.kubectlOk(['create', '-f', '-'], {
+        input: tenantObject(name, fqdn),
+        kubeconfig: kube.kubeconfigFor(TENANT),
+      });
+    }
+    // A batch journalled before the writer could see that (as a live view behind the API server's): the
+    // update of one meets a 409 and a foreign label, the delete of the other a 403 from admission.
+    const batch = {
+      put: [
+        {
+          resource: {
+            apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+            kind: 'DNSRecordSet' as const,
+            metadata: { name: j1, namespace: 'team-a', labels: { [WRITTEN_BY_LABEL]: 'key-a' } },
+            spec: { name: 'j1.a.example.com.', type: 'A' as const, records: ['192.0.2.42'] },
+          },
+          created: new Date().toISOString(),
+        },
+      ],
+      delete: [`team-a/${j2}`],
+      forget: [],
+    };
+    await assert.rejects(writes.commit(batch));
+    const pending = JSON.parse(
+      await kube.kubectlOk(['get', 'configmap', '-n', SYSTEM, WRITE_JOURNAL, '-o', 'json']),
+    );
+    assert.ok(pending.data.pending, 'the batch waits in the journal');
+    // A new leader rolls it forward past the tenant's objects and accepts writes.
+    const next = writer();
+    await next.coordinator.start();
+    assert.deepEqual(next.writes.lastSkipped.sort(), [`team-a/${j1}`, `team-a/${j2}`].sort());
+    const cleared = JSON.parse(
+      await kube.kubectlOk(['get', 'configmap', '-n', SYSTEM, WRITE_JOURNAL, '-o', 'json']),
+    );
+    assert.equal(cleared.data.pending, undefined);
+    await next.coordinator.apply('key-c', {
+      changes: [{ op: 'upsert', name: 'after.a.example.com.', type: 'A', records: ['192.0.2.43'] }],
+    });
+    for (const name of [j1, j2]) {
+      const live = JSON.parse(
+        await kube.kubectlOk(['get', 'dnsrecordset', '-n', 'team-a', name, '-o', 'json']),
+      );
+      assert.deepEqual(live.spec.records, ['198.51.100.66']);
+    }
+  });
+
+  test('a written object its tenant deleted is created again by the same content', async () => {
+    const { coordinator } = writer();
+    await coordinator.start();
+    const request = {
+      changes: [
+        { op: 'upsert' as const, name: 'again.a.example.com.', type: 'A' as const, records: ['192.0.2.50'] },
+      ],
+    };
+    await coordinator.apply('key-a', request);
+    const name = writtenObjectName('again.a.example.com.', 'A');
+    await waitFor(async () => (store.get('DNSRecordSet', `team-a/${name}`) ? true : undefined));
+    assert.deepEqual(
+      (await coordinator.apply('key-a', request)).changes.map((c) => c.outcome),
+      ['unchanged'],
+    );
+    await kube.kubectlOk(['delete', 'dnsrecordset', '-n', 'team-a', name], {
+      kubeconfig: kube.kubeconfigFor(TENANT),
+    });
+    await waitFor(async () => (store.get('DNSRecordSet', `team-a/${name}`) ? undefined : true));
+    assert.deepEqual(
+      (await coordinator.apply('key-a', request)).changes.map((c) => c.outcome),
+      ['created'],
+    );
+    assert.ok((await labelled()).includes('team-a key-a again.a.example.com. 192.0.2.50'));
   });
 });

@@ -354,7 +354,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   /** Finishes what the journal holds (a request a previous leader left half done), then accepts writes. */
   const startWriter = async (c: Controller, access: WriteAccessConfig, current: () => boolean) => {
     const coordinator = new WriteCoordinator({
-      store: new KubernetesWriteStore(api.config, options.namespace),
+      store: new KubernetesWriteStore(api.config, options.namespace, log),
       gate: catalogGate(c.catalog, store),
       // The configured credentials and the TSIG keys of the zones' update policies (RFC 2136 UPDATE).
       credentials: withUpdateCredentials(new CredentialTable(access), updateKeySources(store)),

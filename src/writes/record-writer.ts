@@ -362,21 +362,29 @@ export class WriteCoordinator implements RecordWriter {
       seen.set(dup, index);
       const name = writtenObjectName(fqdn, change.type);
       const key = resourceKey({ name, namespace });
-      const mine = this.owned.get(key);
+      let mine = this.owned.get(key);
+      // The live object decides, not only what the writer wrote: a tenant may delete the writer's object
+      // and create its own at the same name. Only the operator sets the written-by label, so an
+      // unlabelled object there is the tenant's: the writer's copy is gone, and nothing is journalled
+      // for it (the write would fail at the API server and hold up every later request).
+      const live = this.options.gate.existing(key);
+      if (mine && live && live.writtenBy === undefined) {
+        this.release(key);
+        // Read the store again before the next request, in case the live view was behind.
+        this.stale = true;
+        mine = undefined;
+      }
       const writtenBy = mine?.resource.metadata.labels?.[WRITTEN_BY_LABEL];
       if (mine && writtenBy !== credential)
         throw fail(
           'NOT_OWNER',
           `credential ${writtenBy} wrote this record set; only it can change or delete it`,
         );
-      if (!mine) {
-        const live = this.options.gate.existing(key);
-        if (live)
-          throw fail(
-            'NOT_OWNER',
-            `DNSRecordSet ${key} exists and was not written through this API${live.writtenBy ? ` (written-by ${live.writtenBy})` : ''}; change it where it is defined`,
-          );
-      }
+      if (!mine && live)
+        throw fail(
+          'NOT_OWNER',
+          `DNSRecordSet ${key} exists and was not written through this API${live.writtenBy ? ` (written-by ${live.writtenBy})` : ''}; change it where it is defined`,
+        );
       if (change.exclusive === true) {
         // RFC 2136 UPDATE: an RRset another object defines is refused, not stored beside it.
         const other = this.options.gate.otherOwner?.(namespace, fqdn, change.type, key);
@@ -415,9 +423,9 @@ export class WriteCoordinator implements RecordWriter {
       if (!mine) {
         outcome = 'created';
         created++;
-      } else
-        outcome =
-          JSON.stringify(mine.resource.spec) === JSON.stringify(resource.spec) ? 'unchanged' : 'updated';
+      } else if (JSON.stringify(mine.resource.spec) !== JSON.stringify(resource.spec)) outcome = 'updated';
+      // Deleted by the namespace's tenant since (their right): the same content creates it again.
+      else outcome = live ? 'unchanged' : 'created';
       if (outcome !== 'unchanged')
         put.push({ resource, created: mine?.created ?? new Date(nowMs).toISOString() });
       outcomes.push({ name: fqdn, type: change.type, object: key, outcome });

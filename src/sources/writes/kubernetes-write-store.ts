@@ -11,6 +11,13 @@ import { WRITTEN_BY_LABEL } from '../../writes/write-request.ts';
 import { splitKey } from '../../zones/resource-key.ts';
 import { isStatus, KubeApi, toKubeError } from '../kubernetes/kube-api.ts';
 
+/** Where the store reports what it had to leave undone. */
+export type WriteStoreLog = (
+  level: 'info' | 'warn' | 'error',
+  message: string,
+  fields?: Record<string, unknown>,
+) => void;
+
 /** The ConfigMap (in the operator's namespace) that makes a request of several objects all or none. */
 export const WRITE_JOURNAL = 'zonekeeper-write-journal';
 /** Remembered requests are dropped, oldest first, beyond this much JSON (a ConfigMap holds 1 MiB). */
@@ -44,11 +51,15 @@ export class KubernetesWriteStore implements WriteStore {
   private readonly namespace: string;
   private journalVersion: string | undefined;
   private remembered: RememberedRequest[] = [];
+  private readonly log: WriteStoreLog;
+  /** Objects of the last rolled-forward batch left alone because they are not the writer's (for tests and logs). */
+  lastSkipped: string[] = [];
 
-  constructor(config: KubeConfig, namespace: string) {
+  constructor(config: KubeConfig, namespace: string, log?: WriteStoreLog) {
     this.api = new KubeApi(config);
     this.custom = config.makeApiClient(CustomObjectsApi);
     this.namespace = namespace;
+    this.log = log ?? (() => {});
   }
 
   async load(): Promise<{ recordSets: WrittenRecordSet[]; remembered: RememberedRequest[] }> {
@@ -57,7 +68,14 @@ export class KubernetesWriteStore implements WriteStore {
     this.remembered = parseJson<RememberedRequest[]>(journal?.data.remembered) ?? [];
     const pending = parseJson<WriteBatch>(journal?.data.pending);
     if (pending) {
-      await this.applyObjects(pending);
+      // Rolling forward: an object someone else put at one of the batch's names since (a tenant deleted
+      // the labelled one and created its own) is left alone and reported. It must never keep the
+      // journal from clearing, or one tenant would stop every tenant's writes.
+      this.lastSkipped = await this.applyObjects(pending, true);
+      for (const skipped of this.lastSkipped)
+        this.log('warn', "a journalled write was not applied: the object is not the writer's", {
+          object: skipped,
+        });
       await this.writeJournal(undefined);
     }
     const list = (await call(() =>
@@ -107,8 +125,14 @@ export class KubernetesWriteStore implements WriteStore {
     this.journalVersion = written.resourceVersion;
   }
 
-  /** Idempotent: creates or replaces each put, deletes each delete (gone already is fine). */
-  private async applyObjects(batch: WriteBatch): Promise<void> {
+  /**
+   * Idempotent: creates or replaces each put, deletes each delete (gone already is fine). An object at a
+   * batch's name that is not the writer's (another written-by label, or none) is never changed: in a new
+   * request that fails the commit; when `resume` (rolling a journalled batch forward) it is skipped and
+   * its key returned.
+   */
+  private async applyObjects(batch: WriteBatch, resume = false): Promise<string[]> {
+    const skipped: string[] = [];
     for (const w of batch.put) {
       const { namespace, name } = w.resource.metadata as { namespace: string; name: string };
       const body = {
@@ -140,10 +164,15 @@ export class KubernetesWriteStore implements WriteStore {
           name,
         }),
       )) as DNSRecordSet;
-      if (live.metadata.labels?.[WRITTEN_BY_LABEL] !== w.resource.metadata.labels?.[WRITTEN_BY_LABEL])
+      if (live.metadata.labels?.[WRITTEN_BY_LABEL] !== w.resource.metadata.labels?.[WRITTEN_BY_LABEL]) {
+        if (resume) {
+          skipped.push(`${namespace}/${name}`);
+          continue;
+        }
         throw new Error(
           `DNSRecordSet ${namespace}/${name} exists and is not the writer's; it is left as it is`,
         );
+      }
       await call(() =>
         this.custom.replaceNamespacedCustomObject({
           group: GROUP,
@@ -168,8 +197,35 @@ export class KubernetesWriteStore implements WriteStore {
           }),
         );
       } catch (e) {
-        if (!isStatus(e, 404)) throw e;
+        if (isStatus(e, 404)) continue;
+        // The chart's admission policy refuses deleting an unlabelled object: a tenant's own, put at the
+        // name after the writer's was deleted. Rolling forward leaves it alone; anything else is retried.
+        if (resume && isStatus(e, 403) && !(await this.labelled(namespace, name))) {
+          skipped.push(`${namespace}/${name}`);
+          continue;
+        }
+        throw e;
       }
+    }
+    return skipped;
+  }
+
+  /** Whether the object at the name (still) carries the written-by label; false when it is gone. */
+  private async labelled(namespace: string, name: string): Promise<boolean> {
+    try {
+      const live = (await call(() =>
+        this.custom.getNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace,
+          plural: PLURAL,
+          name,
+        }),
+      )) as DNSRecordSet;
+      return live.metadata.labels?.[WRITTEN_BY_LABEL] !== undefined;
+    } catch (e) {
+      if (isStatus(e, 404)) return false;
+      throw e;
     }
   }
 }
