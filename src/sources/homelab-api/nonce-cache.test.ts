@@ -31,7 +31,7 @@ describe('NonceCache', () => {
 
   test('a flood of fresh nonces keeps memory bounded and fails closed; other callers are unaffected', () => {
     const cap = 1000;
-    const cache = new NonceCache({ maxPerCaller: cap, maxTotal: 3 * cap });
+    const cache = new NonceCache({ maxPerCaller: cap });
     let now = Date.parse('2025-12-30T10:00:00Z');
     let refused = 0;
     let retryAfter = 0;
@@ -62,12 +62,25 @@ describe('NonceCache', () => {
     assert.equal(full.size, 1);
   });
 
-  test('the total over all callers is bounded too', () => {
-    const cache = new NonceCache({ maxPerCaller: 10, maxTotal: 15 });
+  test('callers filling their shares lock no other caller out; memory is the shares of those who wrote', () => {
+    const cap = 100;
+    const cache = new NonceCache({ maxPerCaller: cap });
     const t = Date.parse('2025-12-30T10:00:00Z');
-    for (let i = 0; i < 10; i++) assert.ok(cache.check('a', `a${i}`, t, t).ok);
-    for (let i = 0; i < 5; i++) assert.ok(cache.check('b', `b${i}`, t, t).ok);
-    assert.equal((cache.check('c', 'c0', t, t) as { reason: string }).reason, 'full');
-    assert.equal(cache.size, 15);
+    for (const caller of ['a1', 'a2', 'a3', 'a4', 'a5', 'a6'])
+      for (let i = 0; i < cap; i++) assert.ok(cache.check(caller, `${caller}-${i}`, t, t).ok);
+    assert.equal((cache.check('a1', 'more', t, t) as { reason: string }).reason, 'full');
+    assert.deepEqual(cache.check('victim', 'v1', t, t + 1), { ok: true });
+    assert.equal(cache.size, 6 * cap + 1);
+  });
+
+  test('a full share says when its earliest nonce expires, not when its first inserted does', () => {
+    const cache = new NonceCache({ maxPerCaller: 2 });
+    const t = Date.parse('2025-12-30T10:00:00Z');
+    // The first inserted is timestamped late in the window, the second early: the second expires first.
+    assert.ok(cache.check('a', 'late', t + 200_000, t).ok);
+    assert.ok(cache.check('a', 'early', t - 200_000, t).ok);
+    const v = cache.check('a', 'third', t, t) as { reason: string; retryAfterSeconds: number };
+    assert.equal(v.reason, 'full');
+    assert.equal(v.retryAfterSeconds, Math.ceil((FRESHNESS_WINDOW_MS - 200_000 + 1) / 1000));
   });
 });

@@ -3,10 +3,12 @@
  * freshness window (its timestamp ±5 minutes) is refused. A nonce is remembered until its request's
  * timestamp leaves the window — after that the timestamp check refuses the replay — and never longer.
  *
- * Bounded: at most `maxPerCaller` nonces per caller and `maxTotal` over all. A nonce is recorded only
- * after the request's signature verified, so only a caller holding a secret can fill its share. When a
- * caller's share is full of nonces still inside the window, its requests are refused (with the time
- * until the oldest expires) rather than forgetting a live nonce, which would let that request be
+ * Bounded per caller: at most `maxPerCaller` nonces each. A nonce is recorded only after the
+ * request's signature verified, so only a caller holding a configured secret has a share: the memory
+ * held is at most `maxPerCaller` × the configured callers. There is no cap over all callers, which
+ * callers filling their own shares would reach and so lock every other caller out. When a caller's share
+ * is full of nonces still inside the window, its requests are refused (with the time until the
+ * earliest of its nonces expires) rather than forgetting a live nonce, which would let that request be
  * replayed: the cache fails closed, and one caller's flood leaves the others' shares alone. Pure: the
  * clock is passed in.
  */
@@ -24,14 +26,15 @@ export class NonceCache {
   private readonly byCaller = new Map<string, Map<string, number>>();
   private total = 0;
   private readonly maxPerCaller: number;
-  private readonly maxTotal: number;
   private readonly windowMs: number;
-  /** When each caller's share was last swept whole (a full sweep at most once a second). */
-  private readonly swept = new Map<string, number>();
+  /**
+   * When each caller's share was last swept whole (a full sweep at most once a second), and the
+   * earliest expiry it found among the nonces left.
+   */
+  private readonly swept = new Map<string, { at: number; earliest: number }>();
 
-  constructor(options: { maxPerCaller?: number; maxTotal?: number; windowMs?: number } = {}) {
+  constructor(options: { maxPerCaller?: number; windowMs?: number } = {}) {
     this.maxPerCaller = options.maxPerCaller ?? DEFAULT_MAX_NONCES_PER_CALLER;
-    this.maxTotal = options.maxTotal ?? this.maxPerCaller * 4;
     this.windowMs = options.windowMs ?? FRESHNESS_WINDOW_MS;
   }
 
@@ -54,17 +57,23 @@ export class NonceCache {
     const until = seen.get(nonce);
     if (until !== undefined && until >= nowMs) return { ok: false, reason: 'reused' };
     if (until !== undefined) this.remove(seen, nonce);
-    if (seen.size >= this.maxPerCaller || this.total >= this.maxTotal) {
-      // Timestamps differ within the window, so expired nonces may sit behind live ones: sweep all.
-      if (nowMs - (this.swept.get(caller) ?? Number.NEGATIVE_INFINITY) >= 1000) {
-        this.swept.set(caller, nowMs);
-        for (const [n, t] of seen) if (t < nowMs) this.remove(seen, n);
+    if (seen.size >= this.maxPerCaller) {
+      // Timestamps differ within the window, so expired nonces may sit behind live ones, and the first
+      // inserted is not always the first to expire: sweep all, at most once a second per caller, so a
+      // flood of refused requests costs no scan each.
+      let sweep = this.swept.get(caller);
+      if (!sweep || nowMs - sweep.at >= 1000) {
+        let earliest = Number.POSITIVE_INFINITY;
+        for (const [n, t] of seen) {
+          if (t < nowMs) this.remove(seen, n);
+          else earliest = Math.min(earliest, t);
+        }
+        sweep = { at: nowMs, earliest };
+        this.swept.set(caller, sweep);
       }
-      if (seen.size >= this.maxPerCaller || this.total >= this.maxTotal) {
-        // The first inserted is about the first to expire (timestamps vary within the window): an
-        // estimate in O(1), so a flood of refused requests costs no scan each.
-        const front = seen.values().next().value;
-        const waitMs = front !== undefined ? Math.max(1000, front - nowMs + 1) : 1000;
+      if (seen.size >= this.maxPerCaller) {
+        // Room comes when the earliest of this caller's nonces expires.
+        const waitMs = Number.isFinite(sweep.earliest) ? Math.max(1000, sweep.earliest - nowMs + 1) : 1000;
         return { ok: false, reason: 'full', retryAfterSeconds: Math.ceil(waitMs / 1000) };
       }
     }
