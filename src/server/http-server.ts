@@ -13,9 +13,15 @@ export interface HttpEndpoints {
   post?: Record<string, PostRoute>;
 }
 
-/** A POST endpoint: the body is read whole, up to `maxBodyBytes` (larger: 413 before the handler runs). */
+/**
+ * A POST endpoint: the body is read whole, up to `maxBodyBytes` (larger: 413 before the handler runs),
+ * and only once `authorize` (when given) accepted the headers: an unauthenticated caller's body is
+ * never buffered.
+ */
 export interface PostRoute {
   maxBodyBytes: number;
+  /** A refusal from the headers alone, or undefined to read the body and call `handle`. */
+  authorize?(headers: http.IncomingHttpHeaders): Promise<PostResponse | undefined>;
   handle(request: { headers: http.IncomingHttpHeaders; body: Buffer }): Promise<PostResponse>;
 }
 
@@ -122,6 +128,48 @@ function servePost(req: http.IncomingMessage, res: http.ServerResponse, route: P
     req.resume();
     return;
   }
+  req.on('error', () => res.destroy());
+  if (!route.authorize) {
+    readBody(req, res, route, tooLarge);
+    return;
+  }
+  // The stream stays paused (no 'data' listener) until the headers are judged.
+  route.authorize(req.headers).then(
+    (refusal) => {
+      if (!refusal) return readBody(req, res, route, tooLarge);
+      res.setHeader('connection', 'close');
+      respond(res, refusal);
+      req.resume();
+    },
+    (e: unknown) => failed(res, e),
+  );
+}
+
+function respond(res: http.ServerResponse, answer: PostResponse): void {
+  res
+    .writeHead(answer.status, {
+      'content-type': 'application/json',
+      'cache-control': 'no-store',
+      ...answer.headers,
+    })
+    .end(answer.body);
+}
+
+function failed(res: http.ServerResponse, e: unknown): void {
+  send(
+    res,
+    500,
+    'application/json',
+    `${JSON.stringify({ error: { code: 'UNAVAILABLE', message: `internal error: ${(e as Error).message}` } })}\n`,
+  );
+}
+
+function readBody(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  route: PostRoute,
+  tooLarge: () => void,
+): void {
   const chunks: Buffer[] = [];
   let size = 0;
   let over = false;
@@ -135,26 +183,11 @@ function servePost(req: http.IncomingMessage, res: http.ServerResponse, route: P
     }
     chunks.push(chunk);
   });
-  req.on('error', () => res.destroy());
   req.on('end', () => {
     if (over) return;
     route.handle({ headers: req.headers, body: Buffer.concat(chunks) }).then(
-      (answer) => {
-        res
-          .writeHead(answer.status, {
-            'content-type': 'application/json',
-            'cache-control': 'no-store',
-            ...answer.headers,
-          })
-          .end(answer.body);
-      },
-      (e: unknown) =>
-        send(
-          res,
-          500,
-          'application/json',
-          `${JSON.stringify({ error: { code: 'UNAVAILABLE', message: `internal error: ${(e as Error).message}` } })}\n`,
-        ),
+      (answer) => respond(res, answer),
+      (e: unknown) => failed(res, e),
     );
   });
 }

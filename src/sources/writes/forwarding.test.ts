@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -253,6 +254,58 @@ describe('forwarding writes to the leader', () => {
     assert.deepEqual(seen, []);
     // GET is not a write.
     assert.equal((await fetch(`${url}${FORWARD_PATH}`)).status, 405);
+  });
+
+  test('a caller without a bearer token is answered before its body is read', async () => {
+    // Headers that promise a body which never comes: the refusal cannot have waited for it.
+    const { port } = new URL(url);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: FORWARD_PATH,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': '100000' },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+          req.destroy();
+        },
+      );
+      req.on('error', reject);
+      req.flushHeaders();
+    });
+    assert.equal(status, 401);
+  });
+
+  test('bogus tokens are reviewed at a bounded rate and refused ones are remembered', async () => {
+    let reviews = 0;
+    const endpoint = leaderWriteEndpoint({
+      review: async (token) => {
+        reviews++;
+        return token === 'good' ? { username: REPLICA } : undefined;
+      },
+      forwarders: new Set([REPLICA]),
+      writer: () => ({ refuse: 'NOT_LEADER', message: 'not the leader', retryAfterSeconds: 2 }),
+      now: () => 1_000_000,
+    });
+    // The replica's own token, reviewed once and remembered.
+    assert.equal(await endpoint.authorize({ authorization: 'Bearer good' }), undefined);
+    const codes = new Map<string, number>();
+    for (let i = 0; i < 500; i++) {
+      const refusal = await endpoint.authorize({ authorization: `Bearer bogus-${i}` });
+      const code = (JSON.parse(refusal?.body ?? '{}') as { error: { code: string } }).error.code;
+      codes.set(code, (codes.get(code) ?? 0) + 1);
+    }
+    assert.ok(reviews < 50, `${reviews} TokenReviews for 500 bogus tokens`);
+    assert.ok((codes.get('UNAVAILABLE') ?? 0) > 400, JSON.stringify([...codes]));
+    // A refused token again costs no review; the replica's token still passes.
+    const before = reviews;
+    await endpoint.authorize({ authorization: 'Bearer bogus-0' });
+    assert.equal(await endpoint.authorize({ authorization: 'Bearer good' }), undefined);
+    assert.equal(reviews, before);
   });
 
   test('no leader, or a replica that no longer leads: UNAVAILABLE with a retry time, after bounded retries', async () => {
