@@ -20,7 +20,10 @@ export type WriteStoreLog = (
 
 /** The ConfigMap (in the operator's namespace) that makes a request of several objects all or none. */
 export const WRITE_JOURNAL = 'zonekeeper-write-journal';
-/** Remembered requests are dropped, oldest first, beyond this much JSON (a ConfigMap holds 1 MiB). */
+/**
+ * Remembered requests are dropped beyond this much JSON (a ConfigMap holds 1 MiB): each credential
+ * keeps an equal share, its oldest going first (`trimRemembered`).
+ */
 const MAX_REMEMBERED_BYTES = 512 * 1024;
 const PLURAL = 'dnsrecordsets';
 
@@ -105,11 +108,8 @@ export class KubernetesWriteStore implements WriteStore {
   }
 
   private async writeJournal(pending: WriteBatch | undefined): Promise<void> {
-    let remembered = JSON.stringify(this.remembered);
-    while (remembered.length > MAX_REMEMBERED_BYTES && this.remembered.length > 0) {
-      this.remembered.splice(0, Math.ceil(this.remembered.length / 8));
-      remembered = JSON.stringify(this.remembered);
-    }
+    this.remembered = trimRemembered(this.remembered, MAX_REMEMBERED_BYTES);
+    const remembered = JSON.stringify(this.remembered);
     const record = {
       name: WRITE_JOURNAL,
       labels: { 'app.kubernetes.io/managed-by': 'zonekeeper' },
@@ -228,6 +228,26 @@ export class KubernetesWriteStore implements WriteStore {
       throw e;
     }
   }
+}
+
+/**
+ * Remembered requests (oldest first) within `maxBytes` of JSON: when over, each credential that has some
+ * gets an equal share and loses its own oldest beyond it, so one credential's flood of request ids
+ * cannot push out another's replay memory.
+ */
+export function trimRemembered(remembered: RememberedRequest[], maxBytes: number): RememberedRequest[] {
+  if (JSON.stringify(remembered).length <= maxBytes) return remembered;
+  const sizes = new Map<string, number>();
+  const size = (r: RememberedRequest) => JSON.stringify(r).length + 1;
+  for (const r of remembered) sizes.set(r.credential, (sizes.get(r.credential) ?? 0) + size(r));
+  const share = Math.floor((maxBytes - 2) / sizes.size);
+  const kept: RememberedRequest[] = [];
+  for (const r of remembered) {
+    const held = sizes.get(r.credential) ?? 0;
+    if (held > share) sizes.set(r.credential, held - size(r));
+    else kept.push(r);
+  }
+  return kept;
 }
 
 function parseJson<T>(text: string | undefined): T | undefined {
