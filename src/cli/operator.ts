@@ -363,6 +363,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       gate: catalogGate(c.catalog, store),
       // The configured credentials and the TSIG keys of the zones' update policies (RFC 2136 UPDATE).
       credentials: withUpdateCredentials(new CredentialTable(access), updateKeySources(store)),
+      log: (level, message, fields) => log(level, message, fields),
     });
     for (
       let delay: number = SERIAL_LOAD_RETRY_MS[0];
