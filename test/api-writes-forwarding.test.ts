@@ -2,10 +2,12 @@
  * Records written through a `zonekeeper server` replica, forwarded to the operator's leader, on a real
  * kube-apiserver: the operator runs as a process with the chart's RBAC and admission policy
  * (operator.apiWrites), the replica in this process with the server's service account. The replica
- * finds the leader on its Lease, the leader reviews the replica's token (a real TokenReview) and
+ * finds the leader on its Lease, the leader reviews the replica's hop token (a real TokenReview for
+ * the audience zonekeeper-writes: a projected service-account token, minted here by TokenRequest) and
  * writes labelled DNSRecordSets that the replica then serves. And what must not work: a replica
  * widening a quota or an ownership, a caller forging another credential through the hop, anyone but
- * the server's service account calling the leader's endpoint, a write with no leader.
+ * the server's service account calling the leader's endpoint, the server's normal token (API-server
+ * audience) on the hop, the hop token against the API server, a write with no leader.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -26,7 +28,15 @@ import {
   type WriteRequest,
 } from '../src/writes/write-request.ts';
 import { dig, rdataOf } from './support/dig.ts';
-import { type KubeCluster, type KubeUser, serviceAccountUser, startKube } from './support/kube.ts';
+import {
+  apiServerStatus,
+  type KubeCluster,
+  type KubeUser,
+  serviceAccountToken,
+  serviceAccountUser,
+  startKube,
+  writeTokenFile,
+} from './support/kube.ts';
 import { type KubeProcess, startOperatorProcess } from './support/zonekeeper-kube.ts';
 import { ROOT, waitFor } from './support/zonekeeper-process.ts';
 
@@ -56,6 +66,8 @@ describe('API writes forwarded from a server replica to the operator leader', { 
   let server: ServerHandle | undefined;
   const operators: KubeProcess[] = [];
   let accessFile: string;
+  /** The server's token for the hop: its service account, audience zonekeeper-writes. */
+  let hopToken: string;
 
   const startLeader = async (identity: string) => {
     const p = await startOperatorProcess(identity, kube.kubeconfigFor(OPERATOR), SYSTEM, [
@@ -152,11 +164,16 @@ describe('API writes forwarded from a server replica to the operator leader', { 
       }),
     );
     await startLeader('operator-0');
+    // What the chart's projected volume holds: a service-account token bound to the hop's audience.
+    hopToken = await serviceAccountToken(kube, SYSTEM, 'zonekeeper-server', {
+      audience: 'zonekeeper-writes',
+    });
     server = await startServer({
       kubeconfig: kube.kubeconfigFor(SERVER),
       dns: '127.0.0.1:0',
       http: '127.0.0.1:0',
       operatorNamespace: SYSTEM,
+      writeTokenFile: await writeTokenFile(kube, 'write-token', hopToken),
       log: () => {},
     });
   });
@@ -289,17 +306,37 @@ describe('API writes forwarded from a server replica to the operator leader', { 
       status: 401,
       code: 'UNAUTHENTICATED',
     });
-    // Authenticated users of the cluster, but not forwarders: a tenant, and the operator's own account.
+    // Users of the cluster with tokens for the API server (static tokens hold only for its audience):
+    // a tenant, and the operator's own account. Not tokens for the hop.
     assert.deepEqual(await post({ authorization: `Bearer ${await tokenOf(TENANT)}` }), {
-      status: 403,
-      code: 'FORBIDDEN',
+      status: 401,
+      code: 'UNAUTHENTICATED',
     });
     assert.deepEqual(await post({ authorization: `Bearer ${await tokenOf(OPERATOR)}` }), {
+      status: 401,
+      code: 'UNAUTHENTICATED',
+    });
+    // The server's own credentials for the API server are not credentials for the hop: its static
+    // token and a real service-account token with the API server's audience (a pod's normal token).
+    assert.deepEqual(await post({ authorization: `Bearer ${await tokenOf(SERVER)}` }), {
+      status: 401,
+      code: 'UNAUTHENTICATED',
+    });
+    const normal = await serviceAccountToken(kube, SYSTEM, 'zonekeeper-server');
+    assert.deepEqual(await post({ authorization: `Bearer ${normal}` }), {
+      status: 401,
+      code: 'UNAUTHENTICATED',
+    });
+    // A token for the hop's audience, but of another service account: authenticated, not a forwarder.
+    const operatorHop = await serviceAccountToken(kube, SYSTEM, 'zonekeeper-operator', {
+      audience: 'zonekeeper-writes',
+    });
+    assert.deepEqual(await post({ authorization: `Bearer ${operatorHop}` }), {
       status: 403,
       code: 'FORBIDDEN',
     });
-    // The replica's token with a field beyond credential and request: refused, not ignored.
-    const server = `Bearer ${await tokenOf(SERVER)}`;
+    // The replica's hop token with a field beyond credential and request: refused, not ignored.
+    const server = `Bearer ${hopToken}`;
     assert.deepEqual(
       await post(
         { authorization: server },
@@ -314,6 +351,40 @@ describe('API writes forwarded from a server replica to the operator leader', { 
     ]);
   });
 
+  test('the hop token is no credential for the API server, which the normal token is', async () => {
+    // A sniffed hop token cannot read zones or update-key Secrets as the server's service account:
+    // the API server only takes tokens for its own audience (--api-audiences, the issuer by default).
+    const normal = await serviceAccountToken(kube, SYSTEM, 'zonekeeper-server');
+    const zones = `/apis/dns.zonekeeper.dev/v1alpha1/namespaces/${SYSTEM}/dnszones`;
+    assert.equal(await apiServerStatus(kube, zones, normal), 200);
+    assert.equal(await apiServerStatus(kube, zones, hopToken), 401);
+    assert.equal(await apiServerStatus(kube, `/api/v1/namespaces/${SYSTEM}/secrets/keys`, hopToken), 401);
+  });
+
+  test('a replica without a hop token does not forward: its normal token never crosses the hop', async () => {
+    let logged = '';
+    const bare = await startServer({
+      kubeconfig: kube.kubeconfigFor(SERVER),
+      dns: '127.0.0.1:0',
+      http: '127.0.0.1:0',
+      operatorNamespace: SYSTEM,
+      log: (_level, message) => {
+        logged += `${message}\n`;
+      },
+    });
+    try {
+      const e = await refused(
+        bare.writer.apply('key-a', { changes: [up('bare.a.example.com.', '192.0.2.77')] }),
+        'UNAVAILABLE',
+      );
+      assert.doesNotMatch(e.message, /serviceaccount|operator-\d|127\.0\.0\.1/);
+      assert.match(logged, /--write-token-file/);
+    } finally {
+      await bare.stop();
+    }
+    assert.ok(!(await labelled('team-a')).some((l: string) => l.includes('bare.a')));
+  });
+
   test('with no leader the replica answers UNAVAILABLE; the next leader finishes the journal before it accepts', async () => {
     // A graceful stop releases the lease: nobody leads.
     await operators[0]!.stop();
@@ -321,7 +392,9 @@ describe('API writes forwarded from a server replica to the operator leader', { 
       server!.writer.apply('key-b', { changes: [up('y.b.example.com.', '192.0.2.8')] }),
       'UNAVAILABLE',
     );
-    assert.match(none.message, /no operator holds the Lease zonekeeper-system\/zonekeeper-operator/);
+    // The caller hears the code and what to do; which Lease and why is in the replica's log.
+    assert.match(none.message, /^records cannot be written now \(UNAVAILABLE\)/);
+    assert.doesNotMatch(none.message, /Lease|operator-\d/);
     assert.ok((none.retryAfterSeconds ?? 0) > 0);
     // A request a leader left half done: in the journal, not yet in the objects.
     const name = writtenObjectName('pending.b.example.com.', 'A');

@@ -15,7 +15,13 @@ import { stringify } from 'yaml';
 import { type ServerHandle, startServer } from '../src/cli/server.ts';
 import { WRITTEN_BY_LABEL } from '../src/writes/write-request.ts';
 import { dig, rdataOf } from './support/dig.ts';
-import { type KubeCluster, serviceAccountUser, startKube } from './support/kube.ts';
+import {
+  type KubeCluster,
+  serviceAccountToken,
+  serviceAccountUser,
+  startKube,
+  writeTokenFile,
+} from './support/kube.ts';
 import { type KubeProcess, startOperatorProcess } from './support/zonekeeper-kube.ts';
 import { ROOT, waitFor } from './support/zonekeeper-process.ts';
 
@@ -143,6 +149,12 @@ describe('the homelab DNS API on server replicas, written by the operator leader
       dns: '127.0.0.1:0',
       http: '127.0.0.1:0',
       operatorNamespace: SYSTEM,
+      // The chart's projected token: the server's service account, audience zonekeeper-writes.
+      writeTokenFile: await writeTokenFile(
+        kube,
+        'write-token',
+        await serviceAccountToken(kube, SYSTEM, 'zonekeeper-server', { audience: 'zonekeeper-writes' }),
+      ),
       homelabApi: { listen: '127.0.0.1:0' },
       writeAccess: {
         credentials: [

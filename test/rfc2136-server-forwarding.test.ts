@@ -22,7 +22,14 @@ import { type ServerHandle, startServer } from '../src/cli/server.ts';
 import { updateCredentialName } from '../src/writes/update-credentials.ts';
 import { WRITTEN_BY_LABEL, WriteError } from '../src/writes/write-request.ts';
 import { dig, rdataOf } from './support/dig.ts';
-import { type KubeCluster, type KubeUser, serviceAccountUser, startKube } from './support/kube.ts';
+import {
+  type KubeCluster,
+  type KubeUser,
+  serviceAccountToken,
+  serviceAccountUser,
+  startKube,
+  writeTokenFile,
+} from './support/kube.ts';
 import { type KubeProcess, startOperatorProcess } from './support/zonekeeper-kube.ts';
 import { ROOT, waitFor } from './support/zonekeeper-process.ts';
 
@@ -220,6 +227,12 @@ describe('RFC 2136 UPDATE through a server replica, forwarded to the operator le
       dns: '127.0.0.1:0',
       http: '127.0.0.1:0',
       operatorNamespace: SYSTEM,
+      // The chart's projected token: the server's service account, audience zonekeeper-writes.
+      writeTokenFile: await writeTokenFile(
+        kube,
+        'write-token',
+        await serviceAccountToken(kube, SYSTEM, 'zonekeeper-server', { audience: 'zonekeeper-writes' }),
+      ),
       log: () => {},
     });
     await waitFor(

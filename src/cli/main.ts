@@ -49,8 +49,8 @@ Usage:
   zonekeeper operator [--kubeconfig FILE] [--context NAME] [--namespace NS] [--http 0.0.0.0:8080]
                       [--leader-elect=false] [--leader-election-id NAME] [--identity NAME]
                       [--shutdown-timeout SECONDS] [--serial-block N] [--change-safety-window SECONDS]
-                      [--write-access FILE] [--write-forwarders USER,...] [--advertise-url URL]
-                      [--homelab-api HOST:PORT ...]
+                      [--write-access FILE] [--write-forwarders USER,...] [--write-audience NAME]
+                      [--advertise-url URL] [--homelab-api HOST:PORT ...]
       Reconcile DNSZoneClasses, DNSZones and DNSRecordSets in a Kubernetes cluster: serials and hashes in
       DNSZone.status, conditions, finalizers, Events; one leader per --namespace Lease (15 s/10 s/2 s).
       --shutdown-timeout: on SIGTERM, stop within this many seconds (default 20), API server or not.
@@ -58,18 +58,21 @@ Usage:
       before a backend serves them (default 10; 1 = one write per change).
       --write-access: as in serve; the leader writes labelled DNSRecordSets and takes writes forwarded
       by servers at POST /v1/writes on --http, from the Kubernetes users in --write-forwarders (their
-      tokens checked by TokenReview); --advertise-url: how servers reach --http (default
+      tokens checked by TokenReview for the audience --write-audience, default zonekeeper-writes);
+      --advertise-url: how servers reach --http (default
       http://$POD_IP:PORT), published on the Lease. --homelab-api and its flags as in serve: the
       leader answers writes, a replica that does not lead answers 503.
   zonekeeper server [--kubeconfig FILE] [--context NAME] [--dns 0.0.0.0:5353] [--http 0.0.0.0:8080]
                     [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
                     [--unconfirmed-after SECONDS] [--response-cache N] [--rrl ...]
                     [--operator-namespace NS] [--leader-election-id NAME] [--write-timeout SECONDS]
-                    [--homelab-api HOST:PORT ...] [--write-access FILE]
+                    [--write-token-file FILE] [--homelab-api HOST:PORT ...] [--write-access FILE]
       Serve the cluster's zones read-only, at the serials the operator recorded; any number of replicas.
       Records written through an API here are forwarded to the operator leader named by the Lease
       --leader-election-id in --operator-namespace (default: this pod's namespace), each attempt
-      bounded by --write-timeout (default 10).
+      bounded by --write-timeout (default 10). --write-token-file: the token shown to the leader, a
+      projected service-account token with the leader's --write-audience, re-read before each use
+      (without it writes here answer UNAVAILABLE).
       --response-cache and the --rrl flags as in serve. --homelab-api and its flags as in serve; the
       callers' writes are forwarded to the leader, which must know the same credentials (--write-access
       here names the callers and their secrets; namespaces and quotas are the leader's).
@@ -198,6 +201,7 @@ async function main(argv: string[]): Promise<number> {
           ...FRONT_DOOR_FLAG,
           'write-access': { type: 'string' },
           'write-forwarders': { type: 'string' },
+          'write-audience': { type: 'string' },
           'advertise-url': { type: 'string' },
           ...HOMELAB_API_FLAGS,
         },
@@ -234,6 +238,7 @@ async function main(argv: string[]): Promise<number> {
                 .filter(Boolean),
             }
           : {}),
+        ...(values['write-audience'] ? { writeAudience: values['write-audience'] } : {}),
         ...(values['advertise-url'] ? { advertiseUrl: values['advertise-url'] } : {}),
         ...(homelabApi ? { homelabApi } : {}),
         log,
@@ -263,6 +268,7 @@ async function main(argv: string[]): Promise<number> {
           'operator-namespace': { type: 'string' },
           'leader-election-id': { type: 'string', default: 'zonekeeper-operator' },
           'write-timeout': { type: 'string', default: '10' },
+          'write-token-file': { type: 'string' },
           'write-access': { type: 'string' },
           ...HOMELAB_API_FLAGS,
         },
@@ -295,6 +301,7 @@ async function main(argv: string[]): Promise<number> {
         operatorNamespace: values['operator-namespace'] ?? podNamespace() ?? 'zonekeeper-system',
         leaseName: values['leader-election-id'],
         writeTimeoutMs: writeTimeout * 1000,
+        ...(values['write-token-file'] ? { writeTokenFile: values['write-token-file'] } : {}),
         ...(values['write-access'] ? { writeAccess: await loadWriteAccess(values['write-access']) } : {}),
         ...(homelabApi ? { homelabApi } : {}),
         log,

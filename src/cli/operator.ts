@@ -23,7 +23,7 @@ import { namespaceDeletionReporter } from '../sources/kubernetes/namespace-delet
 import { kubernetesSecrets } from '../sources/kubernetes/secrets.ts';
 import { DEFAULT_SERIAL_BLOCK, KubernetesSerialStore } from '../sources/kubernetes/serial-records.ts';
 import { catalogGate } from '../sources/writes/catalog-gate.ts';
-import { LEADER_ENDPOINT_ANNOTATION } from '../sources/writes/forwarding-writer.ts';
+import { DEFAULT_WRITE_AUDIENCE, LEADER_ENDPOINT_ANNOTATION } from '../sources/writes/forwarding-writer.ts';
 import { KubernetesWriteStore } from '../sources/writes/kubernetes-write-store.ts';
 import { leaderWriteEndpoint } from '../sources/writes/leader-write-endpoint.ts';
 import { updateKeySources, updatePolicyGuard } from '../sources/writes/update-keys.ts';
@@ -65,6 +65,11 @@ export interface OperatorOptions {
   writeAccess?: WriteAccessConfig;
   /** Kubernetes user names that may forward writes (the server replicas' service accounts). */
   writeForwarders?: string[];
+  /**
+   * The audience a forwarder's token must be bound to (default `zonekeeper-writes`): TokenReview
+   * asks the API server for it, so the replicas' normal service-account tokens are refused.
+   */
+  writeAudience?: string;
   /** This replica's HTTP port as other pods reach it (default http://$POD_IP:<port>). */
   advertiseUrl?: string;
   /** Change safety: how long content must stay unchanged to become the baseline (default 10 s). */
@@ -177,7 +182,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   let forwarded: RecordWriter | undefined;
   const writeEndpoint = writeAccess
     ? leaderWriteEndpoint({
-        review: (token) => api.reviewToken(token),
+        review: (token) => api.reviewToken(token, options.writeAudience ?? DEFAULT_WRITE_AUDIENCE),
         forwarders: new Set(options.writeForwarders ?? []),
         writer: () =>
           forwarded ??
@@ -358,6 +363,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       gate: catalogGate(c.catalog, store),
       // The configured credentials and the TSIG keys of the zones' update policies (RFC 2136 UPDATE).
       credentials: withUpdateCredentials(new CredentialTable(access), updateKeySources(store)),
+      log: (level, message, fields) => log(level, message, fields),
     });
     for (
       let delay: number = SERIAL_LOAD_RETRY_MS[0];

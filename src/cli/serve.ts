@@ -316,6 +316,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       new CredentialTable(writeAccess ?? { credentials: [] }),
       updateKeySources(store),
     ),
+    log: (level, message, fields) => log(level, message, fields),
   });
   await coordinator.start();
   writer = coordinator;

@@ -17,7 +17,7 @@ import { startHomelabApi } from '../sources/homelab-api/start.ts';
 import { KubeApi, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
 import { KubernetesStore } from '../sources/kubernetes/kubernetes-store.ts';
 import { kubernetesSecrets } from '../sources/kubernetes/secrets.ts';
-import { ForwardingWriter, kubeconfigToken, leaseLeader } from '../sources/writes/forwarding-writer.ts';
+import { ForwardingWriter, fileToken, leaseLeader } from '../sources/writes/forwarding-writer.ts';
 import type { WriteAccessConfig } from '../writes/credentials.ts';
 import type { RecordWriter } from '../writes/record-writer.ts';
 import type { Log } from './logger.ts';
@@ -37,6 +37,12 @@ export interface ServerOptions extends AnswerSettings {
   leaseName?: string;
   /** How long one forwarded write may take (default 10 s). */
   writeTimeoutMs?: number;
+  /**
+   * The token presented to the operator's leader on the forwarding hop (`--write-token-file`): a
+   * projected service-account token with the hop's audience, re-read before each use. Without it
+   * writes here answer UNAVAILABLE; the replica's own API-server token never crosses the hop.
+   */
+  writeTokenFile?: string;
   /**
    * The homelab DNS API (`--homelab-api`): callers verified here with their secrets, their writes
    * forwarded to the operator's leader, which applies them with its own credential table.
@@ -88,7 +94,7 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
       options.operatorNamespace ?? 'zonekeeper-system',
       options.leaseName ?? 'zonekeeper-operator',
     ),
-    token: kubeconfigToken(api),
+    token: options.writeTokenFile ? fileToken(options.writeTokenFile) : async () => undefined,
     ...(options.writeTimeoutMs !== undefined ? { timeoutMs: options.writeTimeoutMs } : {}),
     log,
   });

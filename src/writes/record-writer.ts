@@ -121,6 +121,8 @@ export interface WriteCoordinatorOptions {
   /** Request ids remembered per credential at most (default 10,000); the oldest go first. */
   maxRemembered?: number;
   now?: () => number;
+  /** Where a store's error text goes: callers get the stable code and what to do, not the text. */
+  log?: (level: 'warn', message: string, fields?: Record<string, unknown>) => void;
 }
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -221,9 +223,12 @@ export class WriteCoordinator implements RecordWriter {
     try {
       loaded = await this.options.store.load();
     } catch (e) {
+      this.options.log?.('warn', 'the store of API-written record sets cannot be read', {
+        error: (e as Error).message,
+      });
       throw new WriteError(
         'UNAVAILABLE',
-        `the store of API-written record sets cannot be read (${(e as Error).message}); retry later with the same request id`,
+        'the store of API-written record sets cannot be read now; retry later with the same request id',
       );
     }
     this.owned.clear();
@@ -450,9 +455,10 @@ export class WriteCoordinator implements RecordWriter {
       await this.options.store.commit(batch);
     } catch (e) {
       this.stale = true;
+      this.options.log?.('warn', 'an API write could not be made durable', { error: (e as Error).message });
       throw new WriteError(
         'UNAVAILABLE',
-        `the request could not be made durable (${(e as Error).message}); it is applied whole or not at all: retry with the same request id to learn which`,
+        'the request could not be made durable now; it is applied whole or not at all: retry with the same request id to learn which',
       );
     }
     for (const w of put) this.hold(w);

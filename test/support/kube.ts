@@ -60,6 +60,35 @@ export function serviceAccountUser(namespace: string, name: string): KubeUser {
   };
 }
 
+/**
+ * A real service-account token from the API server's TokenRequest API (what the kubelet puts in a
+ * projected volume), minted as the admin. The ServiceAccount must exist. Without `audience` it has
+ * the API server's own audience (its --service-account-issuer), like a pod's normal token.
+ */
+export async function serviceAccountToken(
+  kube: KubeCluster,
+  namespace: string,
+  name: string,
+  options: { audience?: string; durationSeconds?: number } = {},
+): Promise<string> {
+  const args = ['create', 'token', name, '-n', namespace];
+  if (options.audience !== undefined) args.push('--audience', options.audience);
+  args.push('--duration', `${options.durationSeconds ?? 3600}s`);
+  return (await kube.kubectlOk(args)).trim();
+}
+
+/** The status of a GET to the API server with `token` as the bearer (0 when it cannot be reached). */
+export async function apiServerStatus(kube: KubeCluster, apiPath: string, token: string): Promise<number> {
+  return httpsStatus(`${kube.server}${apiPath}`, token, await readFile(path.join(kube.dir, 'pki', 'ca.crt')));
+}
+
+/** Writes a token where `zonekeeper server --write-token-file` reads it; returns the path. */
+export async function writeTokenFile(kube: KubeCluster, file: string, token: string): Promise<string> {
+  const target = path.join(kube.dir, file);
+  await writeFile(target, `${token}\n`);
+  return target;
+}
+
 export interface KubectlResult {
   stdout: string;
   stderr: string;

@@ -28,7 +28,12 @@ import {
 import type { Registry } from '../../metrics/registry.ts';
 import { splitHostPort } from '../../util/host-port.ts';
 import { type RecordWriter, writtenObjectName } from '../../writes/record-writer.ts';
-import { WRITTEN_BY_LABEL, type WriteErrorCode, type WriteResult } from '../../writes/write-request.ts';
+import {
+  WRITTEN_BY_LABEL,
+  WriteError,
+  type WriteErrorCode,
+  type WriteResult,
+} from '../../writes/write-request.ts';
 import { resourceKey } from '../../zones/resource-key.ts';
 import type { HomelabCaller } from './callers.ts';
 import { DEFAULT_MAX_NONCES_PER_CALLER, NonceCache } from './nonce-cache.ts';
@@ -51,6 +56,9 @@ const NONCE = /^[\x21-\x7e]{1,100}$/;
 
 type LogFn = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 
+/** What callers hear while this process takes no writes; the log says why. */
+const NO_WRITER_MESSAGE = 'records cannot be written here now (UNAVAILABLE)';
+
 export interface HomelabApiOptions {
   /** HOST:PORT to listen on. */
   listen: string;
@@ -61,7 +69,10 @@ export interface HomelabApiOptions {
    * undefined while this process cannot take writes (an operator replica that does not lead).
    */
   writer: () => RecordWriter | undefined;
-  /** Why there is no writer (answered with 503), e.g. "this operator replica does not lead". */
+  /**
+   * Why there is no writer, e.g. "this operator replica does not lead": logged, never answered (callers
+   * get a generic 503 UNAVAILABLE that names no replica).
+   */
   noWriter?: string;
   /** A DNSRecordSet by key in the live store (GET reads back what the caller wrote). */
   recordSet: (key: string) => DNSRecordSet | undefined;
@@ -307,27 +318,22 @@ export class HomelabApi {
     );
     if (signed) this.authenticate(req, method, path, body);
     const timestamp = new Date(this.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    // Unauthenticated callers learn that writes are unavailable, not which replica this is or why.
     if (!this.options.writer())
       return {
         status: 503,
-        body: {
-          status: 'unhealthy',
-          message: this.options.noWriter ?? 'records cannot be written here now',
-          timestamp,
-        },
+        body: { status: 'unhealthy', message: NO_WRITER_MESSAGE, timestamp },
       };
     return { status: 200, body: { status: 'healthy', message: 'DNS server is operational', timestamp } };
   }
 
   private writer(): RecordWriter {
     const w = this.options.writer();
-    if (!w)
-      throw new HomelabError(
-        503,
-        'UNAVAILABLE',
-        `${this.options.noWriter ?? 'records cannot be written here now'}; retry`,
-        2,
-      );
+    if (!w) {
+      if (this.options.noWriter)
+        this.options.log('info', 'homelab API write refused', { reason: this.options.noWriter });
+      throw new HomelabError(503, 'UNAVAILABLE', `${NO_WRITER_MESSAGE}; retry`, 2);
+    }
     return w;
   }
 
@@ -381,6 +387,11 @@ export class HomelabApi {
       });
       return result;
     } catch (e) {
+      if (!(e instanceof HomelabError) && !(e instanceof WriteError))
+        this.options.log('warn', 'homelab API write failed', {
+          caller: caller.credential,
+          error: e instanceof Error ? e.message : String(e),
+        });
       throw e instanceof HomelabError ? e : fromWriteError(e);
     }
   }

@@ -258,6 +258,10 @@ describe('homelab records → RRset changes', () => {
     );
     assert.equal(map('UNAVAILABLE'), '503 UNAVAILABLE');
     assert.equal(map('REQUEST_TOO_LARGE'), '413 REQUEST_TOO_LARGE');
-    assert.equal(`${fromWriteError(new Error('boom')).status}`, '500');
+    // A store or Kubernetes failure: its text stays in the log, the caller gets the code and what to do.
+    const internal = fromWriteError(new Error('etcdserver: request timed out (pod 10.0.0.7)'));
+    assert.equal(`${internal.status} ${internal.code}`, '500 SERVER_ERROR');
+    assert.doesNotMatch(internal.message, /etcd|10\.0\.0\.7/);
+    assert.match(internal.message, /retry/);
   });
 });

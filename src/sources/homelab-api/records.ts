@@ -319,10 +319,11 @@ export function recordFromRecordSet(
 /** The record writer's refusal in the protocol's terms: the writer's stable code, a fitting status. */
 export function fromWriteError(e: unknown): HomelabError {
   if (!(e instanceof WriteError))
+    // Store or Kubernetes error text stays in the server's log (the front door logs it).
     return new HomelabError(
       500,
       'SERVER_ERROR',
-      `the record could not be written (${e instanceof Error ? e.message : String(e)}); retry`,
+      "the record could not be written (SERVER_ERROR); retry, and if it persists the server's logs say why",
     );
   switch (e.code) {
     case 'INVALID_CHANGE':

@@ -415,16 +415,27 @@ export class KubeApi {
 
   /**
    * Who a bearer token belongs to, by a TokenReview (the API server's own authenticators: service
-   * account tokens, static tokens, OIDC...); undefined when it does not authenticate.
+   * account tokens, static tokens, OIDC...); undefined when it does not authenticate. With `audience`
+   * the review asks for that audience (`spec.audiences`) and the token counts only when the API
+   * server confirms it in `status.audiences`: a token minted for another audience (the API server's
+   * own, which every pod's normal service-account token carries) does not authenticate here.
    */
-  async reviewToken(token: string): Promise<{ username: string; groups: string[] } | undefined> {
+  async reviewToken(
+    token: string,
+    audience?: string,
+  ): Promise<{ username: string; groups: string[] } | undefined> {
     const review = await call(() =>
       this.config.makeApiClient(AuthenticationV1Api).createTokenReview({
-        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
+        body: {
+          apiVersion: 'authentication.k8s.io/v1',
+          kind: 'TokenReview',
+          spec: { token, ...(audience !== undefined ? { audiences: [audience] } : {}) },
+        },
       }),
     );
     const status = review.status;
     if (!status?.authenticated || !status.user?.username) return undefined;
+    if (audience !== undefined && !(status.audiences ?? []).includes(audience)) return undefined;
     return { username: status.user.username, groups: status.user.groups ?? [] };
   }
 }

@@ -376,6 +376,30 @@ describe('record writer, folder mode', () => {
     assert.equal((await writer.apply('key-a', a)).replayed, false);
   });
 
+  test("a store that fails: UNAVAILABLE and what to do, the store's error text only in the log", async () => {
+    const logged: string[] = [];
+    const failing = new WriteCoordinator({
+      store: {
+        load: () => writes.load(),
+        commit: async () => {
+          throw new Error('EIO: write /var/lib/zonekeeper/state/api-writes/log (node-7)');
+        },
+      },
+      gate: catalogGate(catalog, store),
+      credentials: new CredentialTable(access.ok ? access.config : { credentials: [] }),
+      now: () => clock,
+      log: (_level, message, fields) => logged.push(`${message} ${JSON.stringify(fields ?? {})}`),
+    });
+    await failing.start();
+    const e = await refused(
+      failing.apply('key-a', { changes: [up('fail.a.example.com.', ['192.0.2.1'])] }),
+      'UNAVAILABLE',
+    );
+    assert.doesNotMatch(e.message, /EIO|var\/lib|node-7/);
+    assert.match(e.message, /retry with the same request id/);
+    assert.match(logged.join('\n'), /EIO: write/);
+  });
+
   test('the writes live in their own folder below the state dir', async () => {
     const nested = await mkdtemp(path.join(tmpdir(), 'zk-state-'));
     const s = await FolderWriteStore.open(nested, new MemoryStore());

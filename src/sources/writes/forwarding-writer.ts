@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import type { RecordWriter } from '../../writes/record-writer.ts';
 import {
   FORWARD_PATH,
@@ -66,19 +67,36 @@ export function leaseLeader(
   };
 }
 
-/** The bearer token of a kubeconfig (the pod's service-account token in a cluster), read per call: it rotates. */
-export function kubeconfigToken(api: Pick<KubeApi, 'config'>): () => Promise<string | undefined> {
+/** The audience of the token a server replica presents on the forwarding hop, unless configured otherwise. */
+export const DEFAULT_WRITE_AUDIENCE = 'zonekeeper-writes';
+
+/**
+ * The token for the forwarding hop, read from a file before each use: a projected service-account
+ * token with the hop's own audience (`--write-token-file`), which the kubelet rewrites before it
+ * expires. Never the replica's normal service-account token: that one is a credential for the API
+ * server, and the hop may be cleartext (ADR 0016).
+ */
+export function fileToken(file: string): () => Promise<string | undefined> {
   return async () => {
-    const opts: { headers?: Record<string, string> } = {};
-    await api.config.applyToHTTPSOptions(opts);
-    const header = opts.headers?.Authorization ?? opts.headers?.authorization;
-    return header?.startsWith('Bearer ') ? header.slice('Bearer '.length) : undefined;
+    try {
+      const token = (await readFile(file, 'utf8')).trim();
+      return token === '' ? undefined : token;
+    } catch {
+      return undefined;
+    }
   };
 }
 
+/** What a caller is told when the write cannot reach a leader that applies it; the server's log says why. */
+const UNAVAILABLE_MESSAGE =
+  "records cannot be written now (UNAVAILABLE); the zonekeeper server's logs say why";
+
 export interface ForwardingWriterOptions {
   leader: LeaderLookup;
-  /** This replica's Kubernetes token, which the leader reviews. */
+  /**
+   * The token this replica presents to the leader, which reviews it for the hop's audience: a
+   * projected service-account token (see `fileToken`), never the replica's API-server token.
+   */
   token: () => Promise<string | undefined>;
   /** Per attempt (default 10 s). */
   timeoutMs?: number;
@@ -145,22 +163,28 @@ export class ForwardingWriter implements RecordWriter {
     body: string,
   ): Promise<{ result: WriteResult } | { error: WriteError; retry: boolean }> {
     const leader = await this.options.leader();
-    if ('none' in leader)
-      return {
-        error: new WriteError('UNAVAILABLE', `${leader.none}; retry after ${leader.retryAfterSeconds} s`, {
-          retryAfterSeconds: leader.retryAfterSeconds,
-        }),
-        retry: true,
-      };
-    const token = await this.options.token();
-    if (!token)
+    // Callers learn the stable code and what to do; where the leader is and why it failed go to the log.
+    if ('none' in leader) {
+      this.options.log?.('warn', 'no operator leader takes forwarded writes', { reason: leader.none });
       return {
         error: new WriteError(
           'UNAVAILABLE',
-          'this replica has no Kubernetes token to present to the operator leader (its kubeconfig has no bearer token)',
+          `${UNAVAILABLE_MESSAGE}; retry after ${leader.retryAfterSeconds} s`,
+          {
+            retryAfterSeconds: leader.retryAfterSeconds,
+          },
         ),
-        retry: false,
+        retry: true,
       };
+    }
+    const token = await this.options.token();
+    if (!token) {
+      this.options.log?.(
+        'warn',
+        'this replica has no token for the forwarding hop: give zonekeeper server --write-token-file (the chart mounts a projected service-account token)',
+      );
+      return { error: new WriteError('UNAVAILABLE', `${UNAVAILABLE_MESSAGE}; retry later`), retry: false };
+    }
     let status: number;
     let text: string;
     try {
@@ -175,12 +199,15 @@ export class ForwardingWriter implements RecordWriter {
       text = await readBounded(response, MAX_FORWARD_RESPONSE_BYTES);
     } catch (e) {
       const cause = (e as Error).name === 'TimeoutError' ? 'it did not answer in time' : (e as Error).message;
+      this.options.log?.('warn', 'the operator leader cannot be reached', {
+        leader: leader.identity,
+        url: leader.url,
+        error: cause,
+      });
       return {
-        error: new WriteError(
-          'UNAVAILABLE',
-          `the operator leader ${leader.identity} at ${leader.url} cannot be reached (${cause}); retry with the same request id`,
-          { retryAfterSeconds: 1 },
-        ),
+        error: new WriteError('UNAVAILABLE', `${UNAVAILABLE_MESSAGE}; retry with the same request id`, {
+          retryAfterSeconds: 1,
+        }),
         retry: true,
       };
     }
@@ -193,8 +220,20 @@ export class ForwardingWriter implements RecordWriter {
     try {
       return { result: readForwardAnswer(status, parsed) };
     } catch (e) {
-      const error = e as WriteError;
+      let error = e as WriteError;
       const code = (parsed as { error?: { code?: string } } | undefined)?.error?.code;
+      if (error.code === 'UNAVAILABLE') {
+        // The hop refused this replica, leadership moved, or the leader's store failed: details that
+        // name the cluster's inner workings, for the log only.
+        this.options.log?.('warn', 'the operator leader did not apply the forwarded write', {
+          leader: leader.identity,
+          code: code ?? `HTTP ${status}`,
+          error: error.message,
+        });
+        error = new WriteError('UNAVAILABLE', `${UNAVAILABLE_MESSAGE}; retry with the same request id`, {
+          ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
+        });
+      }
       // Leadership moved or the leader's store failed: the same id makes a retry safe.
       return { error, retry: code === 'NOT_LEADER' || code === 'UNAVAILABLE' };
     }

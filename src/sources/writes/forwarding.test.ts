@@ -5,7 +5,7 @@
  * Mostly what a caller of the hop must not be able to do.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -28,6 +28,7 @@ import { catalogGate } from './catalog-gate.ts';
 import { FolderWriteStore } from './folder-write-store.ts';
 import {
   ForwardingWriter,
+  fileToken,
   LEADER_ENDPOINT_ANNOTATION,
   type LeaderLookup,
   leaseLeader,
@@ -132,10 +133,20 @@ describe('forwarding writes to the leader', () => {
   });
 
   const leader: LeaderLookup = async () => ({ identity: 'operator-0', url });
+  /** What the replicas logged: the details callers are not told. */
+  const logged: string[] = [];
+  const log = (_level: string, message: string, fields?: Record<string, unknown>) => {
+    logged.push(`${message} ${JSON.stringify(fields ?? {})}`);
+  };
   const replica = (
     token = 'replica-token',
     extra: Partial<ConstructorParameters<typeof ForwardingWriter>[0]> = {},
-  ) => new ForwardingWriter({ leader, token: async () => token, backoffMs: 1, ...extra });
+  ) => new ForwardingWriter({ leader, token: async () => token, backoffMs: 1, log, ...extra });
+  /** A caller's message names no replica, pod, address, service account or Lease. */
+  const generic = (e: WriteError) => {
+    assert.match(e.message, /^records cannot be written now \(UNAVAILABLE\)/);
+    assert.doesNotMatch(e.message, /operator-\d|127\.0\.0\.1|serviceaccount|alice|Lease|token|http:/i);
+  };
   const refused = async (promise: Promise<unknown>, code: string): Promise<WriteError> => {
     try {
       await promise;
@@ -217,18 +228,21 @@ describe('forwarding writes to the leader', () => {
       replica('').apply('key-a', { changes: [up('n.a.example.com.', '192.0.2.4')] }),
       'UNAVAILABLE',
     );
-    assert.match(noToken.message, /no Kubernetes token/);
+    generic(noToken);
+    assert.match(logged.join('\n'), /no token for the forwarding hop/);
     const forged = await refused(
       replica('forged').apply('key-a', { changes: [up('n.a.example.com.', '192.0.2.4')] }),
       'UNAVAILABLE',
     );
-    assert.match(forged.message, /UNAUTHENTICATED/);
+    generic(forged);
+    assert.match(logged.join('\n'), /UNAUTHENTICATED/);
     // A real user of the cluster, but not a forwarder: it cannot write as any credential.
     const tenant = await refused(
       replica('tenant-token').apply('key-b', { changes: [up('n.b.example.com.', '192.0.2.4')] }),
       'UNAVAILABLE',
     );
-    assert.match(tenant.message, /FORBIDDEN.*alice may not forward writes/);
+    generic(tenant);
+    assert.match(logged.join('\n'), /FORBIDDEN.*alice may not forward writes/);
     assert.deepEqual(seen, []);
     // The raw endpoint, as a tenant would call it.
     const raw = async (headers: Record<string, string>, body: string) => {
@@ -321,13 +335,15 @@ describe('forwarding writes to the leader', () => {
       token: async () => 'replica-token',
       backoffMs: 1,
       attempts: 3,
+      log,
     });
     const e = await refused(
       none.apply('key-a', { changes: [up('www.a.example.com.', '192.0.2.1')] }),
       'UNAVAILABLE',
     );
     assert.equal(e.retryAfterSeconds, 15);
-    assert.match(e.message, /no operator holds the Lease/);
+    generic(e);
+    assert.match(logged.join('\n'), /no operator holds the Lease/);
     assert.equal(lookups, 3);
     leading = false;
     try {
@@ -335,7 +351,8 @@ describe('forwarding writes to the leader', () => {
         replica().apply('key-a', { changes: [up('www.a.example.com.', '192.0.2.1')] }),
         'UNAVAILABLE',
       );
-      assert.match(stale.message, /NOT_LEADER/);
+      generic(stale);
+      assert.match(logged.join('\n'), /NOT_LEADER/);
       assert.equal(stale.retryAfterSeconds, 2);
     } finally {
       leading = true;
@@ -345,12 +362,14 @@ describe('forwarding writes to the leader', () => {
       leader: async () => ({ identity: 'operator-1', url: 'http://127.0.0.1:1' }),
       token: async () => 'replica-token',
       backoffMs: 1,
+      log,
     });
     const unreachable = await refused(
       gone.apply('key-a', { changes: [up('www.a.example.com.', '192.0.2.1')] }),
       'UNAVAILABLE',
     );
-    assert.match(unreachable.message, /operator-1 at http:\/\/127\.0\.0\.1:1 cannot be reached/);
+    generic(unreachable);
+    assert.match(logged.join('\n'), /cannot be reached.*operator-1.*http:\/\/127\.0\.0\.1:1/);
   });
 
   test('an answer lost after the leader applied: the retry carries the same id and is not applied twice', async () => {
@@ -375,6 +394,25 @@ describe('forwarding writes to the leader', () => {
       up(`h${i}.a.example.com.`, ...Array.from({ length: 10 }, () => '192.0.2.1'.padEnd(240, ' '))),
     );
     await refused(replica().apply('key-a', { changes: big }), 'REQUEST_TOO_LARGE');
+  });
+});
+
+describe('the token of the forwarding hop', () => {
+  test('is read from its file before each use (the kubelet rotates projected tokens)', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'zonekeeper-token-'));
+    try {
+      const file = path.join(dir, 'token');
+      const token = fileToken(file);
+      assert.equal(await token(), undefined, 'no file yet: no token');
+      await writeFile(file, 'first\n');
+      assert.equal(await token(), 'first');
+      await writeFile(file, 'second');
+      assert.equal(await token(), 'second');
+      await writeFile(file, '');
+      assert.equal(await token(), undefined);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,0 +1,86 @@
+/**
+ * What the homelab DNS API tells callers when writes fail: the stable code and what to do, never the
+ * replica's identity, a leader's address or a store's error text (those go to the log).
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, describe, test } from 'node:test';
+import { formatTimestamp, sign } from '../../homelab-protocol/signature.ts';
+import type { RecordWriter } from '../../writes/record-writer.ts';
+import { HomelabApi } from './homelab-api.ts';
+
+const SECRET = 'a-secret-of-the-caller-long-enough';
+const INTERNAL = /operator-7|10\.0\.0\.7|etcdserver|serviceaccount/;
+
+describe('the homelab DNS API keeps internal details from callers', () => {
+  const logged: string[] = [];
+  let writer: RecordWriter | undefined;
+  const api = new HomelabApi({
+    listen: '127.0.0.1:0',
+    callers: () => [{ credential: 'homelab-a', namespace: 'team-a', secret: Buffer.from(SECRET) }],
+    writer: () => writer,
+    noWriter: 'operator replica operator-7 (10.0.0.7) does not lead',
+    recordSet: () => undefined,
+    log: (_level, message, fields) => logged.push(`${message} ${JSON.stringify(fields ?? {})}`),
+  });
+  const started = api.start();
+  after(() => api.stop());
+  const url = async () => {
+    await started;
+    return `http://127.0.0.1:${api.address().port}`;
+  };
+  const call = async (method: string, path: string, body?: string) => {
+    const nonce = randomUUID();
+    const timestamp = formatTimestamp(new Date());
+    const res = await fetch(`${await url()}${path}`, {
+      method,
+      headers: {
+        'X-DNS-Timestamp': timestamp,
+        'X-DNS-Nonce': nonce,
+        'X-DNS-Signature': sign(SECRET, 'SHA256', { method, path, timestamp, nonce, body }),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(body !== undefined ? { body } : {}),
+    });
+    return { status: res.status, text: await res.text() };
+  };
+  const upsert = JSON.stringify({
+    record: { type: 'A', domain: 'a.example.com', subdomain: 'www', values: ['192.0.2.1'], ttl: 300 },
+    operation: 'upsert',
+  });
+
+  test('an unauthenticated /health names no replica', async () => {
+    const res = await fetch(`${await url()}/health`);
+    const text = await res.text();
+    assert.equal(res.status, 503);
+    assert.doesNotMatch(text, INTERNAL);
+    assert.match(text, /UNAVAILABLE/);
+  });
+
+  test('a write while there is no writer: UNAVAILABLE, the reason in the log', async () => {
+    logged.length = 0;
+    const r = await call('POST', '/records', upsert);
+    assert.equal(r.status, 503, r.text);
+    assert.match(r.text, /UNAVAILABLE/);
+    assert.doesNotMatch(r.text, INTERNAL);
+    assert.match(logged.join('\n'), /operator-7/);
+  });
+
+  test("a store failure: SERVER_ERROR and what to do, the store's text in the log", async () => {
+    logged.length = 0;
+    writer = {
+      async apply() {
+        throw new Error('etcdserver: request timed out (leader 10.0.0.7)');
+      },
+    };
+    try {
+      const r = await call('POST', '/records', upsert);
+      assert.equal(r.status, 500, r.text);
+      assert.match(r.text, /SERVER_ERROR/);
+      assert.doesNotMatch(r.text, INTERNAL);
+      assert.match(logged.join('\n'), /etcdserver: request timed out/);
+    } finally {
+      writer = undefined;
+    }
+  });
+});
