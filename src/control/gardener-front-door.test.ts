@@ -158,6 +158,22 @@ describe('Gardener DNSRecord through the translating store', () => {
     controller.stop();
   });
 
+  test('hostile tenant: spec.zone naming another namespace zone still needs its delegation', async () => {
+    const { store, table, controller } = setup();
+    store.applyForeign(
+      DOOR,
+      rec('team-x', 'grab', { name: 'mail.example.com', zone: 'dns/example-com' }),
+      stamp(1),
+    );
+    controller.start();
+    await settle(controller);
+    assert.equal(served(table, 'example.com.', 'mail.example.com.'), undefined);
+    const refused = store.getForeign(DOOR, 'team-x/grab')!;
+    assert.equal((refused.status as GardenerDNSRecordStatus).lastOperation?.state, 'Error');
+    assert.equal((refused.status as GardenerDNSRecordStatus).zone, undefined, 'no zone adopted it');
+    controller.stop();
+  });
+
   test('hostile tenant: a lookalike of the shoot namespace pattern is not admitted', async () => {
     const { store, table, controller } = setup();
     store.applyForeign(DOOR, rec('xshoot--foo--bar', 'grab', { name: 'www.example.com' }), stamp(1));

@@ -198,5 +198,9 @@ describe('Gardener DNSRecord front door', () => {
     assert.equal(outside.ok, false);
     const renamed = check(rec({ name: 'other.example.com' }), rec());
     assert.equal(renamed.ok, false);
+    // A record never moves between controllers: its type is immutable, so Zonekeeper's finalizer is
+    // never left on a record it no longer owns.
+    assert.equal(check(rec({ type: 'aws-route53' }), rec()).ok, false);
+    assert.equal(check(rec({ recordType: 'AAAA', values: ['2001:db8::1'] }), rec()).ok, false);
   });
 });

@@ -256,7 +256,10 @@ export const gardenerDNSRecordFrontDoor: FrontDoor<GardenerDNSRecordSpec, Garden
       description: result.description,
       lastUpdateTime: same && last ? last.lastUpdateTime : now,
     };
-    const adopted = (output?.status as DNSRecordSetStatus | undefined)?.zone;
+    // The zone is recorded once a zone took the record (not when it was refused there).
+    const native = output?.status as DNSRecordSetStatus | undefined;
+    const refused = native?.conditions?.some((c) => c.type === 'Accepted' && c.status === 'False');
+    const adopted = refused ? undefined : native?.zone;
     const zone = adopted ? `${adopted.namespace ?? output?.namespace}/${adopted.name}` : object.status?.zone;
     const observed = output?.status?.observedGeneration;
     const previousError = object.status?.lastError;

@@ -19,9 +19,10 @@ export const gardenerDNSRecordSpecSchema = s.object(
   {
     type: s.string({
       description:
-        'The DNS provider type; Zonekeeper reconciles the types of --gardener-types (default zonekeeper).',
+        'The DNS provider type; Zonekeeper reconciles the types of --gardener-types (default zonekeeper). Immutable.',
       minLength: 1,
       maxLength: 253,
+      rules: [immutable('type', 'TypeImmutable')],
     }),
     class: s.optional(
       s.string({
