@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { stamp, zone, zoneClass } from '../../test/support/resources.ts';
+import { recordSet, stamp, zone, zoneClass } from '../../test/support/resources.ts';
 import {
   GARDENER_FINALIZER,
   type GardenerDNSRecordSpec,
@@ -171,6 +171,40 @@ describe('Gardener DNSRecord through the translating store', () => {
     const refused = store.getForeign(DOOR, 'team-x/grab')!;
     assert.equal((refused.status as GardenerDNSRecordStatus).lastOperation?.state, 'Error');
     assert.equal((refused.status as GardenerDNSRecordStatus).zone, undefined, 'no zone adopted it');
+    controller.stop();
+  });
+
+  test('mixed with native record sets: the oldest wins, the loser reads why in its own status', async () => {
+    const { store, table, controller } = setup();
+    store.apply(
+      recordSet('dns', 'www', { name: 'www.example.com.', type: 'A', records: ['192.0.2.50'] }),
+      stamp(1),
+    );
+    store.applyForeign(DOOR, rec('shoot--foo--bar', 'late', { name: 'www.example.com' }), stamp(5));
+    controller.start();
+    await settle(controller);
+    assert.deepEqual(served(table, 'example.com.', 'www.example.com.'), ['192.0.2.50']);
+    const status = store.getForeign(DOOR, 'shoot--foo--bar/late')!.status as GardenerDNSRecordStatus;
+    assert.equal(status.lastOperation?.state, 'Error');
+    assert.match(status.lastError?.description ?? '', /dns\/www/, status.lastError?.description);
+    controller.stop();
+  });
+
+  test('zones of every class are considered: the deepest wins whatever its class', async () => {
+    const { store, table, controller } = setup();
+    store.apply(zoneClass('other', ['ns1.other.example.', 'ns2.other.example.']));
+    store.apply(
+      zone('dns', 'deep', 'bar.foo.example.com', {
+        className: 'other',
+        delegations: [{ namespacePatterns: ['shoot--*'] }],
+      }),
+    );
+    store.applyForeign(DOOR, rec('shoot--foo--bar', 'external'), stamp(1));
+    controller.start();
+    await settle(controller);
+    assert.deepEqual(served(table, 'bar.foo.example.com.', 'api.bar.foo.example.com.'), ['192.0.2.1']);
+    const status = store.getForeign(DOOR, 'shoot--foo--bar/external')!.status as GardenerDNSRecordStatus;
+    assert.equal(status.zone, 'dns/deep');
     controller.stop();
   });
 
