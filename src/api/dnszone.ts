@@ -22,6 +22,9 @@ import { type Infer, quote, s } from './schema.ts';
 
 export const MAX_DELEGATIONS = 64;
 
+/** A namespace pattern: a literal prefix (a DNS label's start) and one trailing `*`. */
+export const NAMESPACE_PATTERN_PATTERN = '^[a-z0-9][-a-z0-9]*\\*$';
+
 export const delegationSchema = s.object(
   {
     namespaces: s.optional(
@@ -38,6 +41,28 @@ export const delegationSchema = s.object(
             'Namespaces whose DNSRecordSets may publish in this zone. An entry without namespaces admits ' +
             "no other namespace (records from the zone's own namespace are always allowed).",
           maxItems: 64,
+          listType: 'set',
+        },
+      ),
+    ),
+    namespacePatterns: s.optional(
+      s.array(
+        s.string({
+          description: 'A namespace name prefix followed by one "*", e.g. "shoot--*".',
+          minLength: 2,
+          maxLength: 63,
+          pattern: NAMESPACE_PATTERN_PATTERN,
+          patternMessage:
+            'is not a namespace pattern; write the literal start of the namespace names followed by one "*" ' +
+            '(e.g. "shoot--*"): a prefix of lowercase letters, digits and "-", starting with a letter or digit',
+        }),
+        {
+          description:
+            'Namespaces admitted by name pattern, beside spec.delegations[].namespaces: "shoot--*" admits every ' +
+            'namespace whose name starts with "shoot--" and has at least one more character. Anchored at the ' +
+            'start of the name; "*" only at the end. Whoever can create a namespace of that form is admitted, ' +
+            'so use it only for prefixes that only a trusted controller creates.',
+          maxItems: 16,
           listType: 'set',
         },
       ),

@@ -91,6 +91,7 @@ interface DNSZoneClassStatus {
 }
 interface Delegation {
   namespaces?: string[];
+  namespacePatterns?: string[];
   names?: string[];
   types?: RecordTypeName[];
 }

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { writeCrdFiles } from '../api/crd-files.ts';
+import { setGardenerTypes } from '../api/frontdoors/gardener/index.ts';
 import { crdsYaml } from '../api/index.ts';
 import { runDnsWorker } from '../server/dns-worker.ts';
 import { parseCidr, RRL_LIMITS, type RrlSettings } from '../server/rrl.ts';
@@ -100,7 +101,9 @@ Usage:
       Print the CustomResourceDefinitions, or write one file per kind into DIR.
 
   serve, operator, server, validate, plan and crds take --front-door MODULE (repeatable): read the kinds of
-  another API through a front door defined in MODULE, beside the registered ones (docs/architecture.md).
+  another API through a front door defined in MODULE, beside the registered ones (docs/architecture.md),
+  and --gardener-types A,B: the spec.type values of Gardener DNSRecords to reconcile (default zonekeeper;
+  others are left alone; docs/compat/gardener.md).
   zonekeeper zone export --manifests DIR --zone NAME [--state-dir DIR] [--secondary-probe-timeout SECONDS]
       Print one zone as an RFC 1035 zone file, exactly as \`serve\` serves it (serial from --state-dir;
       with none stored, above what the zone's secondaries answer, as serve starts).
@@ -120,10 +123,37 @@ Usage:
  * `--front-door MODULE` (repeatable): a front door loaded from a module, beside the registered ones
  * (serve, operator, server, validate and crds must be given the same ones).
  */
-const FRONT_DOOR_FLAG = { 'front-door': { type: 'string', multiple: true } } as const;
+const FRONT_DOOR_FLAG = {
+  'front-door': { type: 'string', multiple: true },
+  'gardener-types': { type: 'string' },
+} as const;
+
+/**
+ * `--gardener-types A,B`: the provider types (`spec.type`) of Gardener DNSRecords Zonekeeper
+ * reconciles (default `zonekeeper`); others are left alone. Read before the command's own flags,
+ * since every command that reads front doors takes it.
+ */
+function applyGardenerTypes(args: readonly string[]): void {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const value =
+      arg === '--gardener-types'
+        ? args[i + 1]
+        : arg.startsWith('--gardener-types=')
+          ? arg.slice(17)
+          : undefined;
+    if (value === undefined) continue;
+    try {
+      setGardenerTypes(value.split(','));
+    } catch (e) {
+      throw new UsageError(e instanceof Error ? e.message : String(e));
+    }
+  }
+}
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  applyGardenerTypes(rest);
   switch (command) {
     case 'serve': {
       const { values } = parseArgs({

@@ -182,7 +182,7 @@ export class FrontDoorStore implements ResourceStore {
     if (!t.object || t.object.metadata.deletionTimestamp || finalizer !== FINALIZER) return;
     if (this.options.readOnly) return;
     for (const [fkey, c] of t.contributors) {
-      if (c.object.metadata.deletionTimestamp) continue;
+      if (c.object.metadata.deletionTimestamp || t.door.holdsFinalizer?.(c.object) === false) continue;
       await this.options.base.addForeignFinalizer(t.doorId, fkey, t.door.finalizer);
     }
     this.setFinalizers(t);
@@ -221,6 +221,11 @@ export class FrontDoorStore implements ResourceStore {
     if (!door || door.external) return;
     const fkey = resourceKey(object.metadata);
     const fid = `${doorId}/${fkey}`;
+    // Another controller's object: never read into the catalog, never written.
+    if (door.owns && !door.owns(object)) {
+      if (this.feeds.has(fid)) this.foreignGone(doorId, fkey);
+      return;
+    }
     const before = this.feeds.get(fid) ?? new Set<string>();
     const now = new Set<string>();
     let outputs: TranslatedOutput[];
@@ -269,8 +274,10 @@ export class FrontDoorStore implements ResourceStore {
     if (now.size > 0) this.feeds.set(fid, now);
     else this.feeds.delete(fid);
     for (const id of new Set([...before, ...now])) this.rebuild(id, notify);
-    // An object with nothing to show for (no outputs) still gets its status.
-    if (notify && now.size === 0 && !object.metadata.deletionTimestamp) void this.projectLogged(doorId, fkey);
+    // An object with nothing to show for (no outputs) still gets its status; so does every change of
+    // an object whose annotations request operations (they show as soon as they start).
+    if (notify && (door.annotationsToRemove || (now.size === 0 && !object.metadata.deletionTimestamp)))
+      void this.projectLogged(doorId, fkey);
   }
 
   private foreignGone(doorId: string, fkey: ResourceKey): void {
@@ -405,7 +412,10 @@ export class FrontDoorStore implements ResourceStore {
     if (this.options.readOnly) return;
     const door = this.options.doors.get(doorId);
     if (door?.external) return;
-    const valid = this.options.base.getForeign(doorId, fkey);
+    let valid = this.options.base.getForeign(doorId, fkey);
+    if (door && valid && door.owns && !door.owns(valid)) return;
+    if (door?.holdsFinalizer && valid && (await this.settleFinalizer(door, doorId, fkey, valid)))
+      valid = this.options.base.getForeign(doorId, fkey);
     // A newest version that fails validation: its status is written on it (its generation, its
     // resourceVersion), with the spec of the last valid version when there is one.
     const newest = this.options.base.latestInvalidForeign?.(doorId, fkey);
@@ -441,8 +451,39 @@ export class FrontDoorStore implements ResourceStore {
       ...(problems.length > 0 ? { problems } : {}),
       now: (this.options.now?.() ?? new Date()).toISOString(),
     });
-    if (jsonEqual(status, object.status)) return;
-    await this.options.base.updateForeignStatus(doorId, fkey, status as Record<string, unknown>);
+    if (!jsonEqual(status, object.status))
+      await this.options.base.updateForeignStatus(doorId, fkey, status as Record<string, unknown>);
+    const remove = door.annotationsToRemove?.(object, status) ?? [];
+    if (remove.length > 0) await this.options.base.removeForeignAnnotations?.(doorId, fkey, remove);
+  }
+
+  /**
+   * Makes the door's finalizer on a foreign object what `holdsFinalizer` says: off when the door lets
+   * go of it; back on when it takes it again while its outputs are served under the native finalizer.
+   * True when it wrote.
+   */
+  private async settleFinalizer(
+    door: FrontDoor,
+    doorId: string,
+    fkey: ResourceKey,
+    object: ForeignObject,
+  ): Promise<boolean> {
+    const has = (object.metadata.finalizers ?? []).includes(door.finalizer);
+    const wants = door.holdsFinalizer?.(object) !== false;
+    if (has && !wants) {
+      await this.options.base.removeForeignFinalizer(doorId, fkey, door.finalizer);
+      return true;
+    }
+    if (!has && wants && !object.metadata.deletionTimestamp) {
+      const served = [...(this.feeds.get(`${doorId}/${fkey}`) ?? [])].some((id) => {
+        const native = this.translated.get(id)?.object;
+        return native !== undefined && !native.metadata.deletionTimestamp && native.status !== undefined;
+      });
+      if (!served) return false;
+      await this.options.base.addForeignFinalizer(doorId, fkey, door.finalizer);
+      return true;
+    }
+    return false;
   }
 
   private projectLogged(doorId: string, fkey: ResourceKey): Promise<void> {

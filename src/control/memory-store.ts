@@ -133,6 +133,21 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     );
   }
 
+  async removeForeignAnnotations(
+    door: string,
+    key: ResourceKey,
+    annotations: readonly string[],
+  ): Promise<void> {
+    const byKey = this.foreign.get(door);
+    const existing = byKey?.get(key);
+    const current = existing?.metadata.annotations;
+    if (!byKey || !existing || !current || !annotations.some((a) => a in current)) return;
+    const kept = Object.fromEntries(Object.entries(current).filter(([k]) => !annotations.includes(k)));
+    const revised = this.revise(existing, { annotations: kept });
+    byKey.set(key, revised);
+    this.emitForeign({ type: 'upsert', door, key, object: revised as ForeignObject });
+  }
+
   // The semantics, for both ----------------------------------------------------------------------
 
   private put(

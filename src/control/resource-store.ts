@@ -42,6 +42,8 @@ export interface ForeignObjectStore {
   updateForeignStatus(door: string, key: ResourceKey, status: Record<string, unknown>): Promise<void>;
   addForeignFinalizer(door: string, key: ResourceKey, finalizer: string): Promise<void>;
   removeForeignFinalizer(door: string, key: ResourceKey, finalizer: string): Promise<void>;
+  /** Takes annotations off an object (nothing when it has none of them). */
+  removeForeignAnnotations?(door: string, key: ResourceKey, annotations: readonly string[]): Promise<void>;
   /**
    * The newest version of an object when it fails validation (a source that keeps the last valid
    * version, or nothing, in its place): its metadata and status are what a status write must go

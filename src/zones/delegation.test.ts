@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { namePatternMatches, zoneAdmits } from './delegation.ts';
+import { namePatternMatches, namespacePatternMatches, zoneAdmits } from './delegation.ts';
 
 describe('delegation patterns', () => {
   test('exact names, apex and wildcards', () => {
@@ -56,4 +56,47 @@ describe('delegation patterns', () => {
     assert.ok(!zoneAdmits('dns', delegations, 'team-a', 'www\\046apps', 'A'));
     assert.ok(zoneAdmits('dns', delegations, 'team-a', 'www.apps', 'A'));
   });
+});
+
+describe('namespace patterns', () => {
+  test('anchored prefix and one trailing *: Gardener shoot namespaces, never lookalikes', () => {
+    assert.ok(namespacePatternMatches('shoot--*', 'shoot--foo--bar'));
+    assert.ok(namespacePatternMatches('shoot--*', 'shoot--x'));
+    assert.ok(!namespacePatternMatches('shoot--*', 'shoot--'), '* is at least one character');
+    assert.ok(!namespacePatternMatches('shoot--*', 'xshoot--foo'), 'anchored at the start');
+    assert.ok(!namespacePatternMatches('shoot--*', 'my-shoot--foo'));
+    assert.ok(!namespacePatternMatches('shoot--*', 'shoot-foo'));
+    assert.ok(!namespacePatternMatches('shoot--*', 'shoot'));
+    assert.ok(!namespacePatternMatches('shoot--*', 'SHOOT--foo'));
+    // Malformed patterns match nothing rather than something wider.
+    for (const bad of ['*', '*--foo', 'shoot*--*', 'shoot--', 'sh.oot*', 'shoot--**', '-*', ''])
+      assert.ok(!namespacePatternMatches(bad, 'shoot--foo'), bad);
+  });
+
+  test('a pattern admits foreign namespaces like a listed name, with the same name and type limits', () => {
+    const delegations = [{ namespacePatterns: ['shoot--*'], names: ['*.shoot'], types: ['A' as const] }];
+    assert.ok(zoneAdmits('dns', delegations, 'shoot--p--c', 'api.c.shoot', 'A'));
+    assert.ok(!zoneAdmits('dns', delegations, 'shoot--p--c', 'www', 'A'), 'outside the names');
+    assert.ok(!zoneAdmits('dns', delegations, 'shoot--p--c', 'api.c.shoot', 'TXT'), 'outside the types');
+    assert.ok(!zoneAdmits('dns', delegations, 'shootx--p', 'api.c.shoot', 'A'), 'a lookalike namespace');
+    assert.ok(!zoneAdmits('dns', delegations, 'team-shoot--p', 'api.c.shoot', 'A'), 'a lookalike namespace');
+    // Patterns and names together: either admits.
+    const both = [{ namespaces: ['team-a'], namespacePatterns: ['shoot--*'] }];
+    assert.ok(zoneAdmits('dns', both, 'team-a', 'x', 'A'));
+    assert.ok(zoneAdmits('dns', both, 'shoot--a--b', 'x', 'A'));
+    assert.ok(!zoneAdmits('dns', both, 'team-b', 'x', 'A'));
+  });
+});
+
+test('the schema refuses namespace patterns that are not a prefix and one trailing *', async () => {
+  const { validateResource, API_VERSION } = await import('../api/index.ts');
+  const zoneWith = (namespacePatterns: string[]) => ({
+    apiVersion: API_VERSION,
+    kind: 'DNSZone',
+    metadata: { name: 'z', namespace: 'dns' },
+    spec: { domainName: 'example.com', className: 'builtin', delegations: [{ namespacePatterns }] },
+  });
+  assert.equal(validateResource(zoneWith(['shoot--*'])).ok, true);
+  for (const bad of ['*', 'shoot--', '*shoot', 'sh*oot*', 'Shoot--*', 'shoot--**'])
+    assert.equal(validateResource(zoneWith([bad])).ok, false, bad);
 });

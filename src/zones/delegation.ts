@@ -29,6 +29,27 @@ export function namePatternMatches(pattern: string, relative: string): boolean {
   return p.length === r.length && p.every((label, i) => label === r[i]);
 }
 
+/**
+ * Whether a namespace name matches a namespace pattern (`spec.delegations[].namespacePatterns`): the
+ * pattern is a literal prefix and one trailing `*` standing for one or more characters, compared on
+ * the whole name from its first character — `shoot--*` admits `shoot--garden--dev` but not
+ * `shoot--` itself, `xshoot--dev`, `shoot-dev` or `my-shoot--dev`. A pattern of any other form (no
+ * `*`, a `*` elsewhere, an empty prefix) matches nothing, so a malformed pattern can never widen.
+ */
+export function namespacePatternMatches(pattern: string, namespace: string): boolean {
+  if (!/^[a-z0-9][-a-z0-9]*\*$/.test(pattern)) return false;
+  const prefix = pattern.slice(0, -1);
+  return namespace.length > prefix.length && namespace.startsWith(prefix);
+}
+
+/** Whether a delegation names `namespace` explicitly or by one of its patterns. */
+export function delegationNamesNamespace(d: Delegation, namespace: string): boolean {
+  return (
+    (d.namespaces ?? []).includes(namespace) ||
+    (d.namespacePatterns ?? []).some((p) => namespacePatternMatches(p, namespace))
+  );
+}
+
 /** Whether one delegation entry admits a record from `namespace` at `relative` of type `type`. */
 export function delegationAdmits(
   d: Delegation,
@@ -36,8 +57,8 @@ export function delegationAdmits(
   relative: string,
   type: RecordTypeName,
 ): boolean {
-  const namespaces = d.namespaces ?? [];
-  if (namespaces.length > 0 && !namespaces.includes(namespace)) return false;
+  const restricted = (d.namespaces ?? []).length > 0 || (d.namespacePatterns ?? []).length > 0;
+  if (restricted && !delegationNamesNamespace(d, namespace)) return false;
   const names = d.names ?? [];
   if (names.length > 0 && !names.some((pattern) => namePatternMatches(pattern, relative))) return false;
   const types = d.types ?? [];
@@ -47,7 +68,7 @@ export function delegationAdmits(
 /**
  * A zone admits records from its own namespace always, and from other namespaces only through one of
  * its delegations. A delegation without `namespaces` would otherwise open the zone to every namespace,
- * so for foreign namespaces an entry must name them explicitly.
+ * so for foreign namespaces an entry must name them explicitly or by a namespace pattern.
  */
 export function zoneAdmits(
   zoneNamespace: string,
@@ -58,6 +79,6 @@ export function zoneAdmits(
 ): boolean {
   if (namespace === zoneNamespace) return true;
   return (delegations ?? []).some(
-    (d) => (d.namespaces ?? []).includes(namespace) && delegationAdmits(d, namespace, relative, type),
+    (d) => delegationNamesNamespace(d, namespace) && delegationAdmits(d, namespace, relative, type),
   );
 }

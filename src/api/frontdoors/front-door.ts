@@ -108,6 +108,25 @@ export interface FrontDoor<Spec = Record<string, unknown>, Status = Record<strin
    * sources.
    */
   external?: boolean;
+  /**
+   * `false`: the object belongs to another controller (e.g. a provider type not configured here).
+   * The translating store leaves it strictly alone: it maps onto nothing, gets no status, no
+   * finalizer and no Event. Absent: every object is the door's.
+   */
+  owns?(object: ForeignObject<Spec, Status>): boolean;
+  /**
+   * `false`: the object's outputs stay served but the door's finalizer is taken off it (and not put
+   * back) — e.g. a record handed over to another controller that must be deletable without Zonekeeper.
+   * `true` while it was off: the store puts it back. Absent: the finalizer follows the native one.
+   */
+  holdsFinalizer?(object: ForeignObject<Spec, Status>): boolean;
+  /**
+   * Annotations to take off the object once `status` (the projection just made) is written: an API
+   * whose annotations request an operation and are removed when it starts or succeeds. Objects of a
+   * door with this hook are projected on every change, metadata included, so the status shows an
+   * operation as soon as it starts.
+   */
+  annotationsToRemove?(object: ForeignObject<Spec, Status>, status: Status): string[];
   /** An Event worth filing when the status changes from `before` to `after` (optional). */
   event?(before: Status | undefined, after: Status): ForeignEvent | undefined;
 }

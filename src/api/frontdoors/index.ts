@@ -3,9 +3,10 @@
  * here; `--front-door MODULE` loads another from a module (development and tests).
  */
 import type { FrontDoor } from './front-door.ts';
+import { GARDENER_FRONT_DOORS } from './gardener/index.ts';
 import { HOMELAB_FRONT_DOORS } from './homelab/index.ts';
 
-export const REGISTERED_FRONT_DOORS: readonly FrontDoor[] = [...HOMELAB_FRONT_DOORS];
+export const REGISTERED_FRONT_DOORS: readonly FrontDoor[] = [...HOMELAB_FRONT_DOORS, ...GARDENER_FRONT_DOORS];
 
 export * from './front-door.ts';
 export * from './validate.ts';

@@ -249,6 +249,25 @@ export class KubernetesStore implements ResourceStore, ForeignObjectStore {
     await this.removeFinalizer(door as Kind, key, finalizer);
   }
 
+  async removeForeignAnnotations(
+    door: string,
+    key: ResourceKey,
+    annotations: readonly string[],
+  ): Promise<void> {
+    await this.write(door, key, 'finalizers', (base) => {
+      const current = base.metadata.annotations ?? {};
+      if (!annotations.some((a) => a in current)) return undefined;
+      // A merge patch deletes a key given as null; the resourceVersion makes it fail (409) if it moved.
+      return (api, rv) =>
+        api.mergePatch(this.apiResource(door), base.metadata.namespace, base.metadata.name, {
+          metadata: {
+            annotations: Object.fromEntries(annotations.map((a) => [a, null])),
+            resourceVersion: rv,
+          },
+        });
+    });
+  }
+
   /**
    * Status goes on the newest version. For a front door's object that is the invalid version when
    * there is one (the cache keeps the last valid one, whose resourceVersion would only conflict).
