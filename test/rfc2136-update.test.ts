@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import { encodeMessage, Opcode } from '../src/dns/message.ts';
 import { parseRdata } from '../src/dns/rdata.ts';
 import { RRClass, RRType } from '../src/dns/rrtype.ts';
-import { parseTsigKey, signMessage } from '../src/dns/tsig.ts';
+import { parseTsigKey, readTsig, signMessage } from '../src/dns/tsig.ts';
 import { dig } from './support/dig.ts';
 import { exchange } from './support/dns-client.ts';
 import { freePorts, type Secondary, startSecondary, type TsigKeyConfig } from './support/secondaries.ts';
@@ -133,6 +133,30 @@ function nsupdate(
     });
     child.stdin.end(script);
   });
+}
+
+/** A signed message with its TSIG MAC cut to its first `n` octets (the MAC size field set to `n`). */
+function truncatedMac(signed: Uint8Array, n: number): Uint8Array {
+  const found = readTsig(signed)!;
+  const rr = signed.subarray(found.start);
+  let o = 0;
+  while (rr[o] !== 0) o += rr[o]! + 1;
+  o += 1; // owner name; TYPE, CLASS, TTL, RDLENGTH follow
+  const rdStart = o + 10;
+  let a = rdStart;
+  while (rr[a] !== 0) a += rr[a]! + 1;
+  a += 1; // algorithm name; time signed (6), fudge (2), MAC size (2) follow
+  const macSizeAt = a + 8;
+  const size = (rr[macSizeAt]! << 8) | rr[macSizeAt + 1]!;
+  const out = Buffer.concat([
+    signed.subarray(0, found.start),
+    rr.subarray(0, macSizeAt),
+    Buffer.from([0, n]),
+    found.record.mac.subarray(0, n),
+    rr.subarray(macSizeAt + 2 + size),
+  ]);
+  out.writeUInt16BE(out.length - found.start - rdStart, found.start + o + 8);
+  return out;
 }
 
 /** The failure rcode nsupdate or knsupdate reports, or NOERROR. */
@@ -395,6 +419,17 @@ describe('RFC 2136 UPDATE into zonekeeper serve', () => {
     assert.equal(rcodeOf(await nsupdate(p, DYN, ['update delete replay.dyn.example.com. TXT'])), 'NOERROR');
     const replay = await exchange(p, signed);
     assert.equal(replay.message?.rcode, 5); // REFUSED
+    assert.deepEqual(await answer(p, 'replay.dyn.example.com.', 'TXT'), []);
+    // The MAC's length is not signed: a copy with the MAC cut short (RFC 8945 §5.2.2.1 allows down to
+    // 16 octets for SHA-256) verifies, so UPDATE requires the full MAC (BADTRUNC) and remembers what
+    // was signed, not the MAC's bytes; a copy with another header ID is the same message.
+    for (const n of [31, 24, 16]) {
+      const cut = await exchange(p, truncatedMac(signed, n));
+      assert.equal(cut.message?.rcode, 9, `MAC cut to ${n} octets`); // NOTAUTH (BADTRUNC)
+    }
+    const otherId = Buffer.from(signed);
+    otherId.writeUInt16BE(4244, 0);
+    assert.equal((await exchange(p, otherId)).message?.rcode, 5); // REFUSED
     assert.deepEqual(await answer(p, 'replay.dyn.example.com.', 'TXT'), []);
     const old = signMessage(build(4243), dyn, { time: Math.floor(Date.now() / 1000) - 3600 }).bytes;
     const late = await exchange(p, old);

@@ -411,6 +411,11 @@ export interface VerifyOptions {
    * Default: whatever RFC 8945 §5.2.2.1 allows.
    */
   minMacSize?: number;
+  /**
+   * Refuse any truncated MAC with BADTRUNC (§5.2.2.1 lets a verifier require the full length): the
+   * MAC length is not itself signed, so every allowed prefix of a captured MAC verifies too.
+   */
+  requireFullMac?: boolean;
 }
 
 export type VerifyResult = TsigVerified | TsigFailure;
@@ -555,10 +560,11 @@ export function verifyMessage(
       { ...base, key, mac: record.mac },
     );
   }
-  if (options.minMacSize !== undefined && size < options.minMacSize) {
+  const minMacSize = options.requireFullMac ? full : options.minMacSize;
+  if (minMacSize !== undefined && size < minMacSize) {
     return fail(
       'BADTRUNC',
-      `the MAC is truncated to ${size} octets; this side requires at least ${options.minMacSize}`,
+      `the MAC is truncated to ${size} octets; this side requires at least ${minMacSize}`,
       {
         ...base,
         key,

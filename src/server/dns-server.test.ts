@@ -4,7 +4,7 @@ import net from 'node:net';
 import { afterEach, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Registry } from '../metrics/registry.ts';
-import { DnsServer, type DnsServerOptions } from './dns-server.ts';
+import { DnsServer, type DnsServerOptions, MAX_UPDATES_PER_CONNECTION } from './dns-server.ts';
 import type { QueryHandler } from './query-handler.ts';
 import { ServerMetrics } from './server-metrics.ts';
 import { ZoneTable } from './zone-table.ts';
@@ -263,5 +263,41 @@ describe('DnsServer over TCP', () => {
     );
     client.socket.resume(); // a paused client only notices the close once it reads
     await within(client.closed, 5000, 'the server gave up on the connection');
+  });
+});
+
+describe('DnsServer UPDATE', () => {
+  test('one TCP connection may have only MAX_UPDATES_PER_CONNECTION UPDATEs unanswered; more are REFUSED at once', {
+    timeout: 30_000,
+  }, async () => {
+    const held: (() => void)[] = [];
+    const updates = {
+      handle: (request: Uint8Array) =>
+        new Promise<Uint8Array | null>((resolve) =>
+          held.push(() => {
+            const out = Uint8Array.from(request);
+            out[2] = out[2]! | 0x80;
+            resolve(out);
+          }),
+        ),
+    };
+    const { handler } = echoHandler();
+    const { port, dropped } = await serve({ handler, tcpIdleTimeoutMs: 10_000, updates });
+    const client = await connect(port);
+    const extra = 4;
+    for (let id = 1; id <= MAX_UPDATES_PER_CONNECTION + extra; id++) {
+      const update = query(id);
+      update[2] = 0x28; // opcode UPDATE
+      client.socket.write(frame(update));
+    }
+    // Waits (the test's timeout guards) for the refusals; the held UPDATEs are still unanswered.
+    while (client.received().length < extra * 2 + 12) await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.equal(held.length, MAX_UPDATES_PER_CONNECTION);
+    assert.equal(dropped('tcp_update_limit'), extra);
+    const first = client.received().subarray(2);
+    assert.equal(first.readUInt16BE(0), MAX_UPDATES_PER_CONNECTION + 1);
+    assert.equal(first[3]! & 0xf, 5); // REFUSED
+    for (const release of held.splice(0)) release();
+    client.socket.destroy();
   });
 });

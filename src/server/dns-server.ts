@@ -6,7 +6,7 @@ import type { ServerMetrics } from './server-metrics.ts';
 import { tcpFrame } from './tcp-frame.ts';
 import { TransferHandler } from './transfer/transfer-handler.ts';
 import { UdpEndpoint, type UdpPath } from './udp-endpoint.ts';
-import { isUpdate, type UpdateResponder } from './update/update-handler.ts';
+import { isUpdate, refuseUpdate, type UpdateResponder } from './update/update-handler.ts';
 
 export interface DnsServerOptions {
   /** `host:port`, e.g. `127.0.0.1:5353` or `[::1]:53`. */
@@ -30,6 +30,8 @@ const UDP_BUFFER_BYTES = 4 << 20;
 
 /** Bytes a client may leave unread on a TCP connection before we give up on it. */
 const MAX_PENDING_WRITE = 1 << 20;
+/** UPDATEs one TCP connection may have unanswered at once (the handler caps them over all, too). */
+export const MAX_UPDATES_PER_CONNECTION = 8;
 
 /** The UDP and TCP listeners of the built-in server, both on the same address and port. */
 export class DnsServer {
@@ -198,6 +200,8 @@ export class DnsServer {
     let buffer: Buffer = Buffer.alloc(0);
     /** Responses still being computed (ALIAS lookups). */
     let pending = 0;
+    /** UPDATEs among them. */
+    let pendingUpdates = 0;
     let clientEnded = false;
     const idle = () => socket.destroy();
     let timer = setTimeout(idle, this.options.tcpIdleTimeoutMs);
@@ -236,8 +240,21 @@ export class DnsServer {
         try {
           const updates = this.options.updates;
           if (updates !== undefined && isUpdate(message)) {
+            // A connection may not pile UPDATEs up: past the cap they are REFUSED unread.
+            if (pendingUpdates >= MAX_UPDATES_PER_CONNECTION) {
+              this.options.metrics?.drop('tcp_update_limit');
+              send(refuseUpdate(message));
+              continue;
+            }
             pending++;
-            updates.handle(message, socket.remoteAddress).then(settle, () => socket.destroy());
+            pendingUpdates++;
+            updates.handle(message, socket.remoteAddress).then(
+              (bytes) => {
+                pendingUpdates--;
+                settle(bytes);
+              },
+              () => socket.destroy(),
+            );
             continue;
           }
           const transfers = this.options.transfers;

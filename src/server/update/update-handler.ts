@@ -3,15 +3,22 @@
  * zone's update keys), applies the zone's update policy, evaluates prerequisites and updates against
  * what is served (update-eval.ts), and hands the changed RRsets to the record writer as one request —
  * the common path of API-written records (ADR 0016): all or none, durable before the answer, and in a
- * cluster forwarded to the operator's leader as RFC 2136 §6 forwards to the primary. Messages are
- * handled one at a time, each answered once what it wrote is served, so the next one's prerequisites
- * see it.
+ * cluster forwarded to the operator's leader as RFC 2136 §6 forwards to the primary. The checks that
+ * need no write are made at once; authenticated messages are then handled one at a time per zone
+ * (RFC 2136 §3.7), each answered once what it wrote is served, so the next one's prerequisites see it.
  */
+import { createHash } from 'node:crypto';
 import { decodeMessage, type Message, Opcode, Rcode } from '../../dns/message.ts';
 import { type Name, nameKey } from '../../dns/name.ts';
 import { printRdata, type Rdata, rdataEquals } from '../../dns/rdata.ts';
 import { RRClass, RRType } from '../../dns/rrtype.ts';
-import { readTsig, signMessage, tsigErrorResponse, verifyMessage } from '../../dns/tsig.ts';
+import {
+  readTsig,
+  signMessage,
+  type TsigVerified,
+  tsigErrorResponse,
+  verifyMessage,
+} from '../../dns/tsig.ts';
 import { WireWriter } from '../../dns/wire.ts';
 import type { Counter, Registry } from '../../metrics/registry.ts';
 import type { RecordWriter } from '../../writes/record-writer.ts';
@@ -43,19 +50,50 @@ export interface UpdateHandlerOptions {
   /** How long an answer waits for what it wrote to be served (default 10 s); it answers NOERROR after. */
   settleMs?: number;
   log?: (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
+  /** Authenticated UPDATEs that may wait for a write at once (default MAX_PENDING_UPDATES). */
+  maxPending?: number;
 }
 
 /** How long a signed message's MAC is remembered: twice the TSIG fudge (RFC 8945 §10: 300 s). */
 const REPLAY_WINDOW_S = 600;
 const MAX_REMEMBERED_MACS = 100_000;
+/** Authenticated UPDATEs waiting for their zone's write, over all zones; more are REFUSED. */
+export const MAX_PENDING_UPDATES = 128;
+
+/** An authenticated UPDATE waiting for its zone's queue. */
+interface Admitted {
+  originKey: string;
+  origin: Name;
+  message: Message;
+  keyName: string;
+  /** What was signed (signedDigest): the replay memory's and the record writer's request id. */
+  digest: string;
+  answer: (rcode: number, result: string, why?: string) => Uint8Array;
+}
+
+/**
+ * A digest of what a TSIG signed (RFC 8945 §4.3): key name, time signed, and the message as it was
+ * before the TSIG was added, with its original ID. Independent of the MAC's length and of the ID a
+ * copy carries in its header, both of which anyone can change without breaking the signature.
+ */
+export function signedDigest(verified: Pick<TsigVerified, 'stripped' | 'tsig' | 'key'>): string {
+  const message = Buffer.from(verified.stripped);
+  message.writeUInt16BE(verified.tsig.originalId, 0);
+  return createHash('sha256')
+    .update(`${verified.key.name}\0${verified.key.algorithm}\0${verified.tsig.timeSigned}\0`)
+    .update(message)
+    .digest('hex');
+}
 
 export class UpdateHandler implements UpdateResponder {
   private readonly table: ZoneTable;
   private readonly options: UpdateHandlerOptions;
   private readonly now: () => number;
   private readonly updates?: Counter;
-  private queue: Promise<unknown> = Promise.resolve();
-  /** MACs of signed UPDATEs seen, with when: a replay inside the TSIG window is refused. */
+  /** Per zone (origin key): the tail of its queue of authenticated UPDATEs. */
+  private readonly zoneQueues = new Map<string, Promise<void>>();
+  private pending = 0;
+  /** Digests of what signed UPDATEs signed, with when: a replay inside the TSIG window is refused. */
   private readonly seen = new Map<string, number>();
 
   constructor(table: ZoneTable, options: UpdateHandlerOptions) {
@@ -69,17 +107,47 @@ export class UpdateHandler implements UpdateResponder {
     );
   }
 
+  /**
+   * Everything that needs no write — framing, zone, policy, TSIG, replay — is answered at once, outside
+   * any queue, so that unauthenticated traffic never waits behind (or piles up behind) a slow write.
+   * Only an authenticated message is queued, in its zone's queue (RFC 2136 §3.7: serialized per zone;
+   * zones do not wait for each other), and at most `maxPending` of them wait at a time.
+   */
   handle(request: Uint8Array, remote: string | undefined): Promise<Uint8Array | null> {
-    const run = this.queue.then(() => this.handleNow(request, remote));
-    this.queue = run.catch(() => {});
+    let admitted: Admitted | Uint8Array | null;
+    try {
+      admitted = this.admit(request, remote);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (admitted === null || admitted instanceof Uint8Array) return Promise.resolve(admitted);
+    const work = admitted;
+    this.pending++;
+    const tail = this.zoneQueues.get(work.originKey) ?? Promise.resolve();
+    const run = tail.then(() => this.write(work));
+    const settled = run.then(
+      () => {},
+      () => {},
+    );
+    this.zoneQueues.set(work.originKey, settled);
+    void settled.then(() => {
+      this.pending--;
+      if (this.zoneQueues.get(work.originKey) === settled) this.zoneQueues.delete(work.originKey);
+    });
     return run;
+  }
+
+  /** UPDATEs authenticated and waiting for (or in) their zone's write; for tests and metrics. */
+  get pendingWrites(): number {
+    return this.pending;
   }
 
   private count(result: string): void {
     this.updates?.labels(result).inc();
   }
 
-  private async handleNow(request: Uint8Array, remote: string | undefined): Promise<Uint8Array | null> {
+  /** The checks that need no write: an answer, or an authenticated message for its zone's queue. */
+  private admit(request: Uint8Array, remote: string | undefined): Admitted | Uint8Array | null {
     if (!isUpdate(request)) return null;
     // The framing, the zone section and the OPT, read as for a query (FORMERR echoes what was read).
     const framed = parseQuery(request, Opcode.UPDATE);
@@ -129,7 +197,12 @@ export class UpdateHandler implements UpdateResponder {
       return reply(q, UpdateRcode.REFUSED, edns);
     }
     const now = this.now();
-    const verified = verifyMessage(request, policy?.updateKeys ?? (() => undefined), { now });
+    // RFC 8945 §5.2.2.1 lets a server require the full MAC: UPDATE does (BADTRUNC), since the MAC
+    // length is not signed and every allowed prefix of a captured MAC would verify as well.
+    const verified = verifyMessage(request, policy?.updateKeys ?? (() => undefined), {
+      now,
+      requireFullMac: true,
+    });
     if (!verified.ok) {
       this.count(verified.error.toLowerCase());
       this.options.log?.('info', 'refused an UPDATE: TSIG failed', {
@@ -147,25 +220,41 @@ export class UpdateHandler implements UpdateResponder {
       return signMessage(reply(q, rcode, edns), key, { time: this.now(), requestMac: verified.mac }).bytes;
     };
     // A signed message replayed inside the TSIG window (RFC 8945 §5.2.3 lets it pass the time check).
-    const mac = Buffer.from(verified.mac).toString('hex');
+    // Remembered by what was signed, not by the MAC as received: a MAC's form (its length) is not
+    // signed, so a key on the MAC bytes would let an altered copy of a captured message pass.
+    const digest = signedDigest(verified);
     this.forgetOld(now);
-    if (this.seen.has(mac))
+    if (this.seen.has(digest))
       return answer(UpdateRcode.REFUSED, 'replayed', 'a replay of a message seen before');
-    this.seen.set(mac, now);
     const update = policy?.update;
     if (!update || !updateKeyListed(update.rules, key.name))
       return answer(UpdateRcode.REFUSED, 'REFUSED', `the zone's updatePolicy does not name key ${key.name}`);
+    // Bounded: past the cap the message is refused unrecorded, so the same bytes may be sent again.
+    if (this.pending >= (this.options.maxPending ?? MAX_PENDING_UPDATES))
+      return answer(UpdateRcode.REFUSED, 'overloaded', 'too many UPDATEs are waiting to be written');
+    this.seen.set(digest, now);
+    return { originKey: zone.originKey, origin: zone.origin, message, keyName: key.name, digest, answer };
+  }
+
+  /** In the zone's queue: prerequisites and updates against what is served now, then the write. */
+  private async write(work: Admitted): Promise<Uint8Array> {
+    const { answer, keyName, message, digest } = work;
+    // The zone as served now: earlier UPDATEs to it have been written and are served.
+    const zone = this.table.get(work.origin);
+    const update = zone?.originKey === work.originKey ? zone.transfers?.update : undefined;
+    if (!zone || !update || !updateKeyListed(update.rules, keyName))
+      return answer(UpdateRcode.REFUSED, 'REFUSED', 'the zone or its updatePolicy changed meanwhile');
     const decision = evaluateUpdate(message, zoneView(this.table, zone), (fqdn, type) =>
-      updateAllowed(update.rules, zone.origin, key.name, fqdn, type),
+      updateAllowed(update.rules, zone.origin, keyName, fqdn, type),
     );
     if (!decision.ok) return answer(decision.rcode, rcodeName(decision.rcode), decision.reason);
     if (decision.changes.length === 0) return answer(UpdateRcode.NOERROR, 'NOERROR');
     const writer = this.options.writer();
     if (!writer) return answer(UpdateRcode.SERVFAIL, 'SERVFAIL', 'no record writer is running');
-    const credential = updateCredentialName(update.namespace, key.name);
+    const credential = updateCredentialName(update.namespace, keyName);
     try {
       const result = await writer.apply(credential, {
-        id: `tsig-${mac.slice(0, 120)}`,
+        id: `tsig-${digest}`,
         changes: decision.changes.map(toChange),
       });
       // Another replica (or this one before a restart) applied this very message already.
@@ -268,4 +357,15 @@ export function reply(
   edns: QueryEdns | undefined,
 ): Uint8Array {
   return encodeResponse(new WireWriter(512), header, errorParts(rcode), edns, 512).bytes;
+}
+
+/** REFUSED for an UPDATE turned away unread (e.g. too many pending on one connection); null: drop. */
+export function refuseUpdate(request: Uint8Array): Uint8Array | null {
+  const framed = parseQuery(request, Opcode.UPDATE);
+  if (framed.kind === 'drop') return null;
+  if (framed.kind === 'error') {
+    const { id, opcode, rd } = framed;
+    return reply(framed.question ?? { id, opcode, rd, cd: false }, UpdateRcode.REFUSED, framed.edns);
+  }
+  return reply(framed.query, UpdateRcode.REFUSED, framed.query.edns);
 }

@@ -1,0 +1,229 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { test } from 'node:test';
+import { zone, zoneClass } from '../../../test/support/resources.ts';
+import { decodeMessage, encodeMessage, type Message, Opcode } from '../../dns/message.ts';
+import { parseRdata } from '../../dns/rdata.ts';
+import { RRClass, RRType } from '../../dns/rrtype.ts';
+import { parseTsigKey, readTsig, signMessage } from '../../dns/tsig.ts';
+import type { RecordWriter } from '../../writes/record-writer.ts';
+import { assembleZone } from '../../zones/assemble.ts';
+import { Catalog } from '../../zones/catalog.ts';
+import { zoneAssemblyInput } from '../../zones/zone-inputs.ts';
+import { TransferPolicy } from '../transfer/transfer-policy.ts';
+import { ZoneSnapshot } from '../zone-snapshot.ts';
+import { ZoneTable } from '../zone-table.ts';
+import { UpdateRcode } from './update-eval.ts';
+import { UpdateHandler } from './update-handler.ts';
+
+const secret = randomBytes(32).toString('base64');
+const key = parseTsigKey({ name: 'dyn-key', algorithm: 'hmac-sha256', secret });
+
+function table(...origins: string[]): ZoneTable {
+  const c = new Catalog();
+  c.setClass(zoneClass('builtin', ['ns1.example.com.']));
+  const t = new ZoneTable();
+  for (const origin of origins) {
+    const name = origin.replaceAll('.', '-');
+    c.setZone(zone('dns', name, origin));
+    const assembled = assembleZone(zoneAssemblyInput(c, `dns/${name}`)!);
+    const policy = new TransferPolicy({
+      allowFrom: [],
+      requireTsig: false,
+      keys: [{ name: 'dyn-key', algorithm: 'hmac-sha256', secret, usage: ['update'] }],
+      notify: [],
+      journalSize: 8,
+      update: { namespace: 'dns', rules: [{ key: 'dyn-key', names: ['*.dyn'], types: ['TXT'] }] },
+    } as ConstructorParameters<typeof TransferPolicy>[0]);
+    t.set(ZoneSnapshot.build(assembled.origin, assembled.soa, 1, assembled.rrsets, policy));
+  }
+  return t;
+}
+
+function update(origin: string, value: string, id = 7): Uint8Array {
+  return encodeMessage({
+    id,
+    qr: false,
+    opcode: Opcode.UPDATE,
+    aa: false,
+    tc: false,
+    rd: false,
+    ra: false,
+    ad: false,
+    cd: false,
+    rcode: 0,
+    questions: [{ name: `${origin}.`, type: RRType.SOA, class: RRClass.IN }],
+    answers: [],
+    authority: [
+      {
+        name: `x.dyn.${origin}.`,
+        type: RRType.TXT,
+        class: RRClass.IN,
+        ttl: 60,
+        data: parseRdata('TXT', `"${value}"`, `${origin}.`),
+      },
+    ],
+    additional: [],
+  } as unknown as Message);
+}
+
+/** The signed message with its MAC cut to `n` octets (RFC 8945 §5.2.2.1 allows 16..32 for SHA-256). */
+function truncated(signed: Uint8Array, n: number): Uint8Array {
+  const found = readTsig(signed)!;
+  const rr = signed.subarray(found.start);
+  let o = 0;
+  while (rr[o] !== 0) o += rr[o]! + 1;
+  o += 1;
+  const rdStart = o + 10;
+  let a = rdStart;
+  while (rr[a] !== 0) a += rr[a]! + 1;
+  a += 1;
+  const macSizeAt = a + 8;
+  const size = (rr[macSizeAt]! << 8) | rr[macSizeAt + 1]!;
+  const out = Buffer.concat([
+    signed.subarray(0, found.start),
+    rr.subarray(0, macSizeAt),
+    Buffer.from([0, n]),
+    found.record.mac.subarray(0, n),
+    rr.subarray(macSizeAt + 2 + size),
+  ]);
+  out.writeUInt16BE(out.length - found.start - rdStart, found.start + o + 8);
+  return out;
+}
+
+/** A record writer that records each request and holds it until released. */
+function heldWriter(hold: (id: string, zoneName: string) => boolean) {
+  const applied: string[] = [];
+  const releases: (() => void)[] = [];
+  const writer = {
+    apply: async (_credential: string, request: { id: string; changes: { name: string }[] }) => {
+      applied.push(request.id);
+      if (hold(request.id, request.changes[0]!.name))
+        await new Promise<void>((resolve) => releases.push(resolve));
+      return { namespace: 'dns', replayed: false, changes: [] };
+    },
+  } as unknown as RecordWriter;
+  return {
+    writer,
+    applied,
+    release: () => {
+      for (const r of releases.splice(0)) r();
+    },
+  };
+}
+
+const rcode = (bytes: Uint8Array | null) => decodeMessage(bytes!).rcode;
+/** Lets pending promise callbacks run (no timers). */
+/** Waits (no deadline: the test's timeout guards) until a condition holds. */
+const until = async (condition: () => boolean) => {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 1));
+};
+const ticks = async () => {
+  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+test('a captured UPDATE is applied once: the exact copy, a new header ID and every truncated MAC are refused', async () => {
+  const { writer, applied } = heldWriter(() => false);
+  const h = new UpdateHandler(table('example.com'), { writer: () => writer, settleMs: 1 });
+  const signed = signMessage(update('example.com', 'v'), key).bytes;
+  assert.equal(rcode(await h.handle(signed, '203.0.113.9')), UpdateRcode.NOERROR);
+  assert.equal(rcode(await h.handle(signed, '203.0.113.9')), UpdateRcode.REFUSED);
+  const otherId = Buffer.from(signed);
+  otherId.writeUInt16BE(4242, 0);
+  assert.equal(rcode(await h.handle(otherId, '203.0.113.9')), UpdateRcode.REFUSED);
+  for (let n = 31; n >= 16; n--) {
+    // BADTRUNC (NOTAUTH): UPDATE requires the full MAC.
+    const answer = await h.handle(truncated(signed, n), '203.0.113.9');
+    assert.notEqual(rcode(answer), UpdateRcode.NOERROR, `MAC truncated to ${n} octets`);
+  }
+  assert.equal(applied.length, 1, `written ${applied.length} times`);
+  // The record writer's request id does not depend on the MAC's form either.
+  assert.match(applied[0]!, /^tsig-[0-9a-f]{64}$/);
+});
+
+test('a truncated MAC is refused with BADTRUNC even for a message never seen', async () => {
+  const { writer, applied } = heldWriter(() => false);
+  const h = new UpdateHandler(table('example.com'), { writer: () => writer, settleMs: 1 });
+  const signed = signMessage(update('example.com', 'w'), key).bytes;
+  const answer = await h.handle(truncated(signed, 16), '203.0.113.9');
+  assert.equal(rcode(answer), UpdateRcode.NOTAUTH);
+  assert.equal(readTsig(answer!)?.record.error, 22);
+  assert.equal(applied.length, 0);
+  // The full message is still accepted afterwards: a refused copy does not burn it.
+  assert.equal(rcode(await h.handle(signed, '203.0.113.9')), UpdateRcode.NOERROR);
+});
+
+test('an unsigned UPDATE and an UPDATE to another zone are answered while a slow write is in flight', {
+  timeout: 30_000,
+}, async () => {
+  const { writer, applied, release } = heldWriter((_id, name) => name.endsWith('example.com.'));
+  const h = new UpdateHandler(table('example.com', 'example.org'), { writer: () => writer, settleMs: 1 });
+  const events: string[] = [];
+  const slow = h.handle(signMessage(update('example.com', 'slow'), key).bytes, 'a').then((r) => {
+    events.push('slow');
+    return r;
+  });
+  await ticks();
+  assert.equal(applied.length, 1, 'the slow write is in flight');
+  const unsigned = h.handle(update('example.com', 'x'), 'b').then((r) => {
+    events.push('unsigned');
+    return r;
+  });
+  const other = h.handle(signMessage(update('example.org', 'y'), key).bytes, 'c').then((r) => {
+    events.push('other zone');
+    return r;
+  });
+  // Both are answered before the slow write is released (before, they waited behind it for ever:
+  // the test's timeout guards against that hang, it measures nothing).
+  const [u, o] = await Promise.all([unsigned, other]);
+  events.push('released');
+  release();
+  const s = await slow;
+  assert.deepEqual(events, ['unsigned', 'other zone', 'released', 'slow']);
+  assert.equal(rcode(u), UpdateRcode.REFUSED);
+  assert.equal(rcode(o), UpdateRcode.NOERROR);
+  assert.equal(rcode(s), UpdateRcode.NOERROR);
+});
+
+test('UPDATEs to one zone are written one at a time, in order', async () => {
+  const { writer, applied, release } = heldWriter(() => true);
+  const h = new UpdateHandler(table('example.com'), { writer: () => writer, settleMs: 1 });
+  const first = h.handle(signMessage(update('example.com', '1', 1), key).bytes, 'a');
+  const second = h.handle(signMessage(update('example.com', '2', 2), key).bytes, 'a');
+  await ticks();
+  assert.equal(applied.length, 1, 'the second waits for the first');
+  release();
+  await first;
+  await ticks();
+  assert.equal(applied.length, 2);
+  release();
+  assert.equal(rcode(await second), UpdateRcode.NOERROR);
+});
+
+test('at most maxPending authenticated UPDATEs wait; the rest are REFUSED at once and may be resent', {
+  timeout: 30_000,
+}, async () => {
+  const { writer, applied, release } = heldWriter(() => true);
+  const h = new UpdateHandler(table('example.com'), { writer: () => writer, settleMs: 1, maxPending: 3 });
+  const messages = Array.from(
+    { length: 10 },
+    (_, i) => signMessage(update('example.com', `v${i}`, i), key).bytes,
+  );
+  const answers = messages.map((m) => h.handle(m, 'a'));
+  const early = await Promise.all(answers.slice(3));
+  for (const a of early) assert.equal(rcode(a), UpdateRcode.REFUSED);
+  assert.equal(h.pendingWrites, 3);
+  for (let i = 1; i <= 3; i++) {
+    await until(() => applied.length === i);
+    release();
+  }
+  for (const a of await Promise.all(answers.slice(0, 3))) assert.equal(rcode(a), UpdateRcode.NOERROR);
+  await ticks();
+  assert.equal(h.pendingWrites, 0);
+  assert.equal(applied.length, 3);
+  // A message refused for the cap was not remembered as seen: sent again, it is written.
+  const again = h.handle(messages[5]!, 'a');
+  await until(() => applied.length === 4);
+  release();
+  assert.equal(rcode(await again), UpdateRcode.NOERROR);
+});
