@@ -71,7 +71,7 @@ export class ServerMetrics implements RrlCounters {
       .labels('udp');
     this.dropped = registry.counter(
       'zonekeeper_dns_dropped_total',
-      'Packets dropped without a response, by reason.',
+      'Packets not answered normally, by reason: dropped without a response, or (tcp_update_limit) refused at once without being processed.',
       ['reason'],
     );
     const rrlDropped = registry.counter(

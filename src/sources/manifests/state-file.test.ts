@@ -144,9 +144,13 @@ describe('StateStore', () => {
       if (name.startsWith('snapshot.')) live = size;
     }
     // The snapshot, plus a log that grows to about the larger of the minimum and the snapshot (plus
-    // what is appended while a compaction runs): a few times the live state, not the 50 rounds written.
+    // what is appended while a compaction runs, which depends on how busy the machine is): a few
+    // times the live state, not the 50 rounds written.
     const written = 50 * 20 * 250;
-    assert.ok(total < 5 * Math.max(4096, live), `${total} bytes on disk, ${live} live, ${written} written`);
+    assert.ok(
+      total < 10 * Math.max(4096, live) && total < written / 4,
+      `${total} bytes on disk, ${live} live, ${written} written`,
+    );
     const again = await StateStore.open(dir, { readOnly: true });
     assert.deepEqual(again.get('example.com.'), { serial: 49 });
     assert.deepEqual(again.object('DNSRecordSet/dns/r3')?.resource?.spec, recordSet('r3', '192.0.2.49').spec);
