@@ -24,6 +24,7 @@ import {
   mergedName,
   nativeName,
   type OutputStatus,
+  type TranslateContext,
   type TranslatedOutput,
 } from '../api/frontdoors/front-door.ts';
 import {
@@ -37,6 +38,7 @@ import {
   type Resource,
   validateResource,
 } from '../api/index.ts';
+import { defaultZoneClass } from '../zones/default-class.ts';
 import { compareByAge, type ResourceKey, resourceKey, splitKey } from '../zones/resource-key.ts';
 import { jsonEqual } from './conditions.ts';
 import {
@@ -98,6 +100,8 @@ export class FrontDoorStore implements ResourceStore {
   private readonly handlers = new Set<(event: StoreEvent) => void>();
   private unsubscribe: (() => void)[] = [];
   private resourceVersion = 0;
+  /** `door/key` → the spec (and labels) last translated, to tell spec changes from status writes. */
+  private readonly seenSpecs = new Map<string, string>();
 
   constructor(options: FrontDoorStoreOptions) {
     this.options = options;
@@ -108,7 +112,10 @@ export class FrontDoorStore implements ResourceStore {
       for (const object of options.base.listForeign(id)) this.foreignChanged(id, object, false);
     }
     this.unsubscribe.push(
-      options.base.watch((event) => this.emit(event)),
+      options.base.watch((event) => {
+        if (event.kind === 'DNSZoneClass') this.retranslate((door) => door.reads?.defaultClass === true);
+        this.emit(event);
+      }),
       options.base.watchForeign((event) => this.onForeign(event)),
     );
   }
@@ -212,8 +219,44 @@ export class FrontDoorStore implements ResourceStore {
   // Foreign objects in ---------------------------------------------------------------------------
 
   private onForeign(event: ForeignEvent): void {
-    if (event.type === 'delete') this.foreignGone(event.door, event.key);
-    else this.foreignChanged(event.door, event.object, true);
+    const fid = `${event.door}/${event.key}`;
+    let specChanged = true;
+    if (event.type === 'delete') {
+      this.seenSpecs.delete(fid);
+      this.foreignGone(event.door, event.key);
+    } else {
+      const seen = JSON.stringify([event.object.spec, event.object.metadata.deletionTimestamp ?? null]);
+      specChanged = this.seenSpecs.get(fid) !== seen;
+      this.seenSpecs.set(fid, seen);
+      this.foreignChanged(event.door, event.object, true);
+    }
+    // Doors whose translation reads this kind: translated again when a spec changes (not on status).
+    const changed = this.options.doors.get(event.door);
+    if (!changed || !specChanged) return;
+    this.retranslate(
+      (door) => door.group === changed.group && (door.reads?.kinds ?? []).includes(changed.kind),
+      fid,
+    );
+  }
+
+  /** Translates every object of the doors chosen again (what they read changed). */
+  private retranslate(which: (door: FrontDoor) => boolean, except?: string): void {
+    for (const door of this.options.doors.all) {
+      if (door.external || !which(door)) continue;
+      const id = frontDoorId(door);
+      for (const object of this.options.base.listForeign(id)) {
+        if (`${id}/${resourceKey(object.metadata)}` === except) continue;
+        this.foreignChanged(id, object, true);
+      }
+    }
+  }
+
+  private contextFor(door: FrontDoor): TranslateContext {
+    return {
+      zoneName: (name, key = '') => nativeName(door, name, key),
+      related: (kind) => this.options.base.listForeign(`${kind}.${door.group}`),
+      defaultClass: () => defaultZoneClass(this.options.base.list('DNSZoneClass') as never),
+    };
   }
 
   private foreignChanged(doorId: string, object: ForeignObject, notify: boolean): void {
@@ -225,9 +268,7 @@ export class FrontDoorStore implements ResourceStore {
     const now = new Set<string>();
     let outputs: TranslatedOutput[];
     try {
-      outputs = door.translate(object, {
-        zoneName: (name, key = '') => nativeName(door, name, key),
-      });
+      outputs = door.translate(object, this.contextFor(door));
     } catch (e) {
       this.options.log?.('error', `${door.kind} ${fkey}: the front door failed to translate it`, {
         error: e instanceof Error ? e.message : String(e),
@@ -440,6 +481,7 @@ export class FrontDoorStore implements ResourceStore {
       outputs,
       ...(problems.length > 0 ? { problems } : {}),
       now: (this.options.now?.() ?? new Date()).toISOString(),
+      context: this.contextFor(door),
     });
     if (jsonEqual(status, object.status)) return;
     await this.options.base.updateForeignStatus(doorId, fkey, status as Record<string, unknown>);

@@ -7,6 +7,8 @@
  * (`src/control/front-door-store.ts`) runs the mapping, and everything downstream — tenancy,
  * delegations, conflicts, serials — sees ordinary DNSZone and DNSRecordSet objects.
  */
+
+import type { DefaultClass } from '../../zones/default-class.ts';
 import type { DNSRecordSetSpec, DNSRecordSetStatus } from '../dnsrecordset.ts';
 import type { DNSZoneSpec, DNSZoneStatus } from '../dnszone.ts';
 import type { KindDefinition } from '../kind.ts';
@@ -38,6 +40,13 @@ export interface TranslateContext {
    * to with output key `key`: what a record set's `spec.zoneRef.name` names to reach a zone of this door.
    */
   zoneName(name: string, key?: string): string;
+  /**
+   * The valid objects of another kind of the same group (for a door that declares it in `reads`):
+   * for APIs whose objects find each other (a record adopted by the longest matching zone).
+   */
+  related(kind: string): readonly ForeignObject[];
+  /** The zone class for zones whose API names none (`defaultZoneClass` over the current classes). */
+  defaultClass(): DefaultClass;
 }
 
 /**
@@ -67,6 +76,8 @@ export interface StatusInput<Spec, Status> {
   problems?: readonly Problem[];
   /** Now, for lastTransitionTime of conditions that change. */
   now: string;
+  /** The same view of other objects as `translate` had. */
+  context?: TranslateContext;
 }
 
 /** An event about an object, in its API's words (the store files it as an events.k8s.io Event). */
@@ -96,7 +107,14 @@ export interface FrontDoor<Spec = Record<string, unknown>, Status = Record<strin
    * API's own codes and wording. `old` is the version accepted before (transition rules).
    */
   admit?(object: ForeignObject<Spec, Status>, old?: ForeignObject<Spec, Status>): Problem[];
-  /** The native inputs of one valid object: pure, from the object alone. */
+  /**
+   * What else the translation reads: `kinds` of the same group (`context.related`) and, with
+   * `defaultClass`, the DNSZoneClasses (`context.defaultClass`). The store translates the door's
+   * objects again when a spec of those kinds or a class changes. Without it, a translation depends on
+   * the object alone.
+   */
+  reads?: { kinds?: readonly string[]; defaultClass?: boolean };
+  /** The native inputs of one valid object: pure, from the object (and what `reads` declares). */
   translate(object: ForeignObject<Spec, Status>, context: TranslateContext): TranslatedOutput[];
   /** The object's status in its API's shape (schema `status`), from what its outputs report. */
   project(input: StatusInput<Spec, Status>): Status;

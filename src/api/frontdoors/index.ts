@@ -4,8 +4,9 @@
  */
 import type { FrontDoor } from './front-door.ts';
 import { HOMELAB_FRONT_DOORS } from './homelab/index.ts';
+import { KUBIZONE_FRONT_DOORS } from './kubizone/index.ts';
 
-export const REGISTERED_FRONT_DOORS: readonly FrontDoor[] = [...HOMELAB_FRONT_DOORS];
+export const REGISTERED_FRONT_DOORS: readonly FrontDoor[] = [...HOMELAB_FRONT_DOORS, ...KUBIZONE_FRONT_DOORS];
 
 export * from './front-door.ts';
 export * from './validate.ts';
