@@ -405,6 +405,14 @@ export class FrontDoorStore implements ResourceStore {
       t.history.set(t.generation, generations);
       for (const g of t.history.keys()) if (g <= t.generation - HISTORY) t.history.delete(g);
     }
+    // A read-only replica never gets a status written: a zone's comes from its object's own status.
+    const inherited =
+      this.options.readOnly && t.kind === 'DNSZone'
+        ? t.door.nativeStatus?.(live[0]!.object, live[0]!.output.key)
+        : undefined;
+    const status =
+      inherited ?? (previous?.status && !previous.metadata.deletionTimestamp ? previous.status : undefined);
+    const statusChanged = this.options.readOnly && !jsonEqual(status, previous?.status);
     const object = {
       apiVersion: API_VERSION,
       kind: t.kind,
@@ -414,13 +422,14 @@ export class FrontDoorStore implements ResourceStore {
         uid: `${t.doorId}:${oldest.uid ?? resourceKey(oldest)}`,
         generation: t.generation,
         creationTimestamp: oldest.creationTimestamp,
-        resourceVersion: previous && !changed ? previous.metadata.resourceVersion : this.nextVersion(),
+        resourceVersion:
+          previous && !changed && !statusChanged ? previous.metadata.resourceVersion : this.nextVersion(),
         ...finalizersOf(t),
       },
       spec: checked.resource.spec,
-      ...(previous?.status && !previous.metadata.deletionTimestamp ? { status: previous.status } : {}),
+      ...(status ? { status } : {}),
     } as Resource;
-    if (!changed && previous && jsonEqual(previous.metadata, object.metadata)) {
+    if (!changed && !statusChanged && previous && jsonEqual(previous.metadata, object.metadata)) {
       void this.release(t).catch(() => undefined);
       if (hadProblems && notify)
         for (const c of all) void this.projectLogged(t.doorId, resourceKey(c.object.metadata));

@@ -116,6 +116,12 @@ export interface FrontDoor<Spec = Record<string, unknown>, Status = Record<strin
   reads?: { kinds?: readonly string[]; defaultClass?: boolean };
   /** The native inputs of one valid object: pure, from the object (and what `reads` declares). */
   translate(object: ForeignObject<Spec, Status>, context: TranslateContext): TranslatedOutput[];
+  /**
+   * For a door whose objects map to DNSZones: the native status (`serial`, `hash`) that the object's
+   * own status carries, recorded there by the operator. `zonekeeper server` replicas only read, so
+   * this is how they learn the serial to serve for a translated zone. Absent: they never learn it.
+   */
+  nativeStatus?(object: ForeignObject<Spec, Status>, key: string): DNSZoneStatus | undefined;
   /** The object's status in its API's shape (schema `status`), from what its outputs report. */
   project(input: StatusInput<Spec, Status>): Status;
   /**

@@ -283,6 +283,11 @@ export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
       },
     ] as ReturnType<FrontDoor['translate']>;
   },
+  nativeStatus(object) {
+    const { serial, hash } = object.status ?? {};
+    if (serial === undefined) return undefined;
+    return { serial, ...(hash ? { hash } : {}) };
+  },
   project({ object, outputs, problems, now, context }): ZoneStatus {
     const zones = zonesOf(context);
     const output = outputs[0];
