@@ -242,6 +242,30 @@ apiVersion: kubi.zone/v1alpha1
 kind: Record
 metadata: { name: grab-www, namespace: web }
 spec: { domainName: www.example.com., type: A, rdata: 198.51.100.66 }
+---
+# Hostile: a Zone of the web namespace claiming a sub-zone the parent does not delegate to it.
+apiVersion: kubi.zone/v1alpha1
+kind: Zone
+metadata: { name: shop, namespace: web }
+spec:
+  domainName: shop.example.com.
+  delegations:
+    - records:
+        - pattern: "*"
+---
+apiVersion: kubi.zone/v1alpha1
+kind: Record
+metadata: { name: shop-www, namespace: web }
+spec: { domainName: www.shop.example.com., type: A, rdata: 198.51.100.77 }
+`;
+const STEAL = `apiVersion: kubi.zone/v1alpha1
+kind: Zone
+metadata: { name: steal, namespace: web }
+spec:
+  domainName: example.com.
+  delegations:
+    - records:
+        - pattern: "*"
 `;
 
 describe('kubizone Zones and Records through zonekeeper serve', () => {
@@ -288,6 +312,32 @@ describe('kubizone Zones and Records through zonekeeper serve', () => {
     assert.equal((await dig(serve.dnsPort, 'www.example.com', 'A')).status, 'NXDOMAIN');
     assert.equal((await ready(serve, 'Record', 'web/grab-mx'))?.reason, 'NotDelegated');
     assert.equal((await ready(serve, 'Record', 'web/grab-www'))?.reason, 'NotDelegated');
+  });
+
+  test('hostile: an undelegated sub-zone and a second Zone for the same domain are not served', async () => {
+    const { value: shop } = await waitFor(async () => {
+      const c = await ready(serve, 'Zone', 'web/shop');
+      return c?.reason === 'NotDelegated' ? c : undefined;
+    });
+    assert.match(shop.message, /no delegation admitting sub-zone shop\.example\.com\./);
+    // Not served: the server answers for example.com, where the name does not exist.
+    assert.equal((await dig(serve.dnsPort, 'www.shop.example.com', 'A')).status, 'NXDOMAIN');
+    // A younger Zone of another namespace for the same domain.
+    await waitFor(async () =>
+      rdataOf(await dig(serve.dnsPort, 'dev-1.example.com', 'A'), 'A')[0] === '198.51.100.1'
+        ? true
+        : undefined,
+    );
+    await writeFile(path.join(dir, 'steal.yaml'), STEAL);
+    const { value: steal } = await waitFor(async () => {
+      const c = await ready(serve, 'Zone', 'web/steal');
+      return c?.status === 'False' && c.reason !== 'Pending' ? c : undefined;
+    });
+    assert.notEqual(steal.reason, 'Served');
+    assert.match(steal.message, /example\.com/);
+    // The first Zone keeps the domain: its records still answer.
+    assert.equal(rdataOf(await dig(serve.dnsPort, 'dev-1.example.com', 'A'), 'A')[0], '198.51.100.1');
+    await rm(path.join(dir, 'steal.yaml'));
   });
 
   test('a partial sub-zone of another namespace: its NS and glue in the parent, its entries in its status', async () => {
