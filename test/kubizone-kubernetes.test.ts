@@ -33,7 +33,7 @@ function record(namespace: string, name: string, domainName: string, rdata: stri
 }
 
 interface Json {
-  metadata: { finalizers?: string[]; deletionTimestamp?: string };
+  metadata: { finalizers?: string[]; deletionTimestamp?: string; labels?: Record<string, string> };
   status?: {
     fqdn?: string;
     serial?: number;
@@ -111,6 +111,13 @@ describe('kubizone front door on a real API server', { timeout: 600_000 }, () =>
     });
     assert.equal(rec.status?.fqdn, 'www.dev.example.org.');
     assert.deepEqual(rec.metadata.finalizers, ['kubi.zone/zonekeeper']);
+    // kubizone's parent-zone label, set by a merge patch of the operator.
+    await until(async () => {
+      const r = await get('record', 'development', 'www-dev-example-org');
+      return r?.metadata.labels?.['kubi.zone/parent-zone'] === 'example-org.default' ? true : undefined;
+    });
+    const prod = await get('record', 'development', 'www-prod-example-org');
+    assert.equal(prod?.metadata.labels?.['kubi.zone/parent-zone'], undefined);
     const { value: refused } = await until(async () => {
       const r = await get('record', 'development', 'www-prod-example-org');
       return r?.status?.conditions?.[0]?.reason === 'NotDelegated' ? r : undefined;

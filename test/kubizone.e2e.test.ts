@@ -36,7 +36,7 @@ spec:
 
 interface Item {
   kind: string;
-  metadata: { name: string; namespace?: string; finalizers?: string[] };
+  metadata: { name: string; namespace?: string; finalizers?: string[]; labels?: Record<string, string> };
   status?: {
     fqdn?: string;
     serial?: number;
@@ -148,6 +148,13 @@ describe("kubizone's examples through zonekeeper serve", () => {
         sub.status?.entries?.slice(1).map((e) => e.fqdn),
         ['www.sub.example.org.'],
       );
+      // kubizone's parent-zone label, on the sub-zone and on the adopted Record.
+      assert.equal(sub.metadata.labels?.['kubi.zone/parent-zone'], 'example-org.default');
+      const { value: rec } = await waitFor(async () => {
+        const r = await object(serve, 'Record', 'default/www-sub-example-org');
+        return r?.metadata.labels?.['kubi.zone/parent-zone'] ? r : undefined;
+      });
+      assert.equal(rec.metadata.labels?.['kubi.zone/parent-zone'], 'sub-example-org.default');
       const parent = await object(serve, 'Zone', 'default/example-org');
       assert.equal(parent?.status?.entries?.filter((e) => e.type === 'A').length, 0);
       // The parent answers with a referral to the sub-zone.

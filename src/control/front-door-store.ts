@@ -485,13 +485,18 @@ export class FrontDoorStore implements ResourceStore {
       });
     }
     if (newest && !valid && problems.length === 0) return; // nothing known about it yet
-    const status = door.project({
+    const input = {
       object,
       outputs,
       ...(problems.length > 0 ? { problems } : {}),
       now: (this.options.now?.() ?? new Date()).toISOString(),
       context: this.contextFor(door),
-    });
+    };
+    const status = door.project(input);
+    const labels = door.labels?.(input) ?? {};
+    for (const [name, value] of Object.entries(labels))
+      if (object.metadata.labels?.[name] !== value)
+        await this.options.base.setForeignLabel?.(doorId, fkey, name, value);
     if (jsonEqual(status, object.status)) return;
     await this.options.base.updateForeignStatus(doorId, fkey, status as Record<string, unknown>);
   }

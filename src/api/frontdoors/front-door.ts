@@ -122,6 +122,11 @@ export interface FrontDoor<Spec = Record<string, unknown>, Status = Record<strin
    * this is how they learn the serial to serve for a translated zone. Absent: they never learn it.
    */
   nativeStatus?(object: ForeignObject<Spec, Status>, key: string): DNSZoneStatus | undefined;
+  /**
+   * Labels the API keeps on its objects (e.g. the parent an object was adopted by), from the same
+   * input as `project`: `undefined` removes one. Written, one merge patch each, only when they differ.
+   */
+  labels?(input: StatusInput<Spec, Status>): Record<string, string | undefined>;
   /** The object's status in its API's shape (schema `status`), from what its outputs report. */
   project(input: StatusInput<Spec, Status>): Status;
   /**

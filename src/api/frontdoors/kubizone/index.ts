@@ -21,6 +21,7 @@ import {
 } from '../front-door.ts';
 import {
   adoptRecord,
+  parentLabel,
   placeZone,
   type RecordObject,
   recordFqdn,
@@ -283,6 +284,10 @@ export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
       },
     ] as ReturnType<FrontDoor['translate']>;
   },
+  labels({ object, context }) {
+    const placed = placeZone(object, zonesOf(context));
+    return { [PARENT_ZONE_LABEL]: placed.ok && placed.parent ? parentLabel(placed.parent.zone) : undefined };
+  },
   nativeStatus(object) {
     const { serial, hash } = object.status ?? {};
     if (serial === undefined) return undefined;
@@ -391,6 +396,10 @@ export const recordFrontDoor: FrontDoor<RecordSpec, RecordStatus> = {
         },
       },
     ] as ReturnType<FrontDoor['translate']>;
+  },
+  labels({ object, context }) {
+    const adopted = adoptRecord(object, zonesOf(context));
+    return { [PARENT_ZONE_LABEL]: adopted.ok ? parentLabel(adopted.zone) : undefined };
   },
   project({ object, outputs, problems, now, context }): RecordStatus {
     const zones = zonesOf(context);
