@@ -169,6 +169,30 @@ export class FrontDoorStore implements ResourceStore {
     return out;
   }
 
+  /**
+   * Live objects of the doors that map onto nothing native (their API refuses or defers them: a
+   * kubizone Record no Zone adopts), with the status their door gives them, for `validate`.
+   */
+  unmapped(): { door: FrontDoor; object: ForeignObject; status: Record<string, unknown> }[] {
+    const out: { door: FrontDoor; object: ForeignObject; status: Record<string, unknown> }[] = [];
+    for (const door of this.options.doors.all) {
+      if (door.external) continue;
+      const id = frontDoorId(door);
+      for (const object of this.options.base.listForeign(id)) {
+        if (object.metadata.deletionTimestamp || this.feeds.has(`${id}/${resourceKey(object.metadata)}`))
+          continue;
+        const status = door.project({
+          object,
+          outputs: [],
+          now: (this.options.now?.() ?? new Date()).toISOString(),
+          context: this.contextFor(door),
+        });
+        out.push({ door, object, status: status as Record<string, unknown> });
+      }
+    }
+    return out;
+  }
+
   async updateStatus(kind: Kind, key: ResourceKey, status: NonNullable<Resource['status']>): Promise<void> {
     const t = this.translated.get(`${kind}/${key}`);
     if (!t) return this.options.base.updateStatus(kind, key, status);
