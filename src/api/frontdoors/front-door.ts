@@ -8,9 +8,9 @@
  * delegations, conflicts, serials — sees ordinary DNSZone and DNSRecordSet objects.
  */
 
-import type { DefaultClass } from '../../zones/default-class.ts';
 import type { DNSRecordSetSpec, DNSRecordSetStatus } from '../dnsrecordset.ts';
 import type { DNSZoneSpec, DNSZoneStatus } from '../dnszone.ts';
+import type { DNSZoneClass } from '../dnszoneclass.ts';
 import type { KindDefinition } from '../kind.ts';
 import type { Condition, ObjectMeta } from '../meta.ts';
 import type { Problem } from '../schema.ts';
@@ -33,6 +33,11 @@ export interface ForeignObject<Spec = Record<string, unknown>, Status = Record<s
 export type TranslatedOutput =
   | { kind: 'DNSZone'; key: string; spec: DNSZoneSpec; namespace?: string }
   | { kind: 'DNSRecordSet'; key: string; spec: DNSRecordSetSpec; namespace?: string };
+
+/** The class of zones whose API names none, as `src/zones/default-class.ts` chooses it. */
+export type DefaultClass =
+  | { ok: true; zoneClass: DNSZoneClass; why: 'annotated' | 'only' }
+  | { ok: false; code: 'NO_DEFAULT_CLASS' | 'SEVERAL_DEFAULT_CLASSES'; message: string };
 
 export interface TranslateContext {
   /**
