@@ -38,7 +38,7 @@ import {
   type Resource,
   validateResource,
 } from '../api/index.ts';
-import { defaultZoneClass } from '../zones/default-class.ts';
+import { DEFAULT_CLASS_ANNOTATION, defaultZoneClass } from '../zones/default-class.ts';
 import { compareByAge, type ResourceKey, resourceKey, splitKey } from '../zones/resource-key.ts';
 import { jsonEqual } from './conditions.ts';
 import {
@@ -102,6 +102,8 @@ export class FrontDoorStore implements ResourceStore {
   private resourceVersion = 0;
   /** `door/key` → the spec (and labels) last translated, to tell spec changes from status writes. */
   private readonly seenSpecs = new Map<string, string>();
+  /** The classes as far as the default class depends on them, when last seen. */
+  private classesSeen = '';
 
   constructor(options: FrontDoorStoreOptions) {
     this.options = options;
@@ -111,9 +113,14 @@ export class FrontDoorStore implements ResourceStore {
       const id = frontDoorId(door);
       for (const object of options.base.listForeign(id)) this.foreignChanged(id, object, false);
     }
+    this.classesSeen = this.classSignature();
     this.unsubscribe.push(
       options.base.watch((event) => {
-        if (event.kind === 'DNSZoneClass') this.retranslate((door) => door.reads?.defaultClass === true);
+        // Only a change of which class is the default matters (not the classes' status writes).
+        if (event.kind === 'DNSZoneClass' && this.classSignature() !== this.classesSeen) {
+          this.classesSeen = this.classSignature();
+          this.retranslate((door) => door.reads?.defaultClass === true);
+        }
         this.emit(event);
       }),
       options.base.watchForeign((event) => this.onForeign(event)),
@@ -273,6 +280,19 @@ export class FrontDoorStore implements ResourceStore {
         this.foreignChanged(id, object, true);
       }
     }
+  }
+
+  private classSignature(): string {
+    return JSON.stringify(
+      this.options.base
+        .list('DNSZoneClass')
+        .map((c) => [
+          c.metadata.name,
+          c.metadata.annotations?.[DEFAULT_CLASS_ANNOTATION] ?? null,
+          c.metadata.deletionTimestamp !== undefined,
+        ])
+        .sort(),
+    );
   }
 
   private contextFor(door: FrontDoor): TranslateContext {
