@@ -102,6 +102,8 @@ export class FrontDoorStore implements ResourceStore {
   private resourceVersion = 0;
   /** `door/key` → the spec (and labels) last translated, to tell spec changes from status writes. */
   private readonly seenSpecs = new Map<string, string>();
+  /** `listForeign` per door id, kept until an object of that door changes (for `context.related`). */
+  private readonly relatedCache = new Map<string, ForeignObject[]>();
   /** The classes as far as the default class depends on them, when last seen. */
   private classesSeen = '';
 
@@ -250,6 +252,7 @@ export class FrontDoorStore implements ResourceStore {
   // Foreign objects in ---------------------------------------------------------------------------
 
   private onForeign(event: ForeignEvent): void {
+    this.relatedCache.delete(event.door);
     const fid = `${event.door}/${event.key}`;
     let specChanged = true;
     if (event.type === 'delete') {
@@ -298,7 +301,15 @@ export class FrontDoorStore implements ResourceStore {
   private contextFor(door: FrontDoor): TranslateContext {
     return {
       zoneName: (name, key = '') => nativeName(door, name, key),
-      related: (kind) => this.options.base.listForeign(`${kind}.${door.group}`),
+      related: (kind) => {
+        const id = `${kind}.${door.group}`;
+        let objects = this.relatedCache.get(id);
+        if (!objects) {
+          objects = this.options.base.listForeign(id);
+          this.relatedCache.set(id, objects);
+        }
+        return objects;
+      },
       defaultClass: () => defaultZoneClass(this.options.base.list('DNSZoneClass') as never),
     };
   }

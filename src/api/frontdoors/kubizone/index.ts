@@ -20,6 +20,7 @@ import {
   type TranslateContext,
 } from '../front-door.ts';
 import {
+  type Adoption,
   adoptRecord,
   parentLabel,
   placeZone,
@@ -27,6 +28,7 @@ import {
   recordFqdn,
   relativeTo,
   type ZoneObject,
+  type ZonePlacement,
   zoneFqdn,
 } from './adoption.ts';
 import {
@@ -63,6 +65,33 @@ function zonesOf(context: TranslateContext | undefined): ZoneObject[] {
 
 function recordsOf(context: TranslateContext | undefined): RecordObject[] {
   return (context?.related('Record') ?? []) as RecordObject[];
+}
+
+/**
+ * Adoption and placement, remembered per list of Zones (the store hands out the same list until a Zone
+ * changes): a Record or Zone change translates every Zone again, and each Zone looks at every Record.
+ */
+const adoptions = new WeakMap<readonly ZoneObject[], WeakMap<RecordObject, Adoption>>();
+const placements = new WeakMap<readonly ZoneObject[], WeakMap<ZoneObject, ZonePlacement>>();
+
+function adoptionOf(record: RecordObject, zones: readonly ZoneObject[]): Adoption {
+  const byRecord = adoptions.get(zones) ?? new WeakMap<RecordObject, Adoption>();
+  adoptions.set(zones, byRecord);
+  const known = byRecord.get(record);
+  if (known) return known;
+  const adoption = adoptRecord(record, zones);
+  byRecord.set(record, adoption);
+  return adoption;
+}
+
+function placementOf(zone: ZoneObject, zones: readonly ZoneObject[]): ZonePlacement {
+  const byZone = placements.get(zones) ?? new WeakMap<ZoneObject, ZonePlacement>();
+  placements.set(zones, byZone);
+  const known = byZone.get(zone);
+  if (known) return known;
+  const placement = placeZone(zone, zones);
+  byZone.set(zone, placement);
+  return placement;
 }
 
 function live(o: ForeignObject): boolean {
@@ -155,7 +184,7 @@ export function zoneEntries(
   const adoptedBy = (z: ZoneObject) =>
     records
       .filter(live)
-      .map((r) => ({ r, a: adoptRecord(r, zones) }))
+      .map((r) => ({ r, a: adoptionOf(r, zones) }))
       .filter((x) => x.a.ok && sameObject(x.a.zone, z))
       .map(({ r, a }) => ({
         fqdn: (a as { fqdn: string }).fqdn,
@@ -167,7 +196,7 @@ export function zoneEntries(
   entries.push(...adoptedBy(zone));
   for (const sub of zones) {
     if (!live(sub) || sameObject(sub, zone)) continue;
-    const placed = placeZone(sub, zones);
+    const placed = placementOf(sub, zones);
     if (!placed.ok || !placed.parent || !sameObject(placed.parent.zone, zone)) continue;
     const subEntries = adoptedBy(sub);
     const ns = subEntries.filter((e) => e.type === 'NS' && e.fqdn === placed.fqdn);
@@ -234,7 +263,7 @@ export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
   },
   translate(object, context) {
     const zones = zonesOf(context);
-    const placed = placeZone(object, zones);
+    const placed = placementOf(object, zones);
     if (!placed.ok) return [];
     const zoneClass = context.defaultClass();
     if (!zoneClass.ok) return [];
@@ -249,13 +278,13 @@ export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
     };
     for (const r of recordsOf(context)) {
       if (ns(r) === namespace) continue;
-      const a = adoptRecord(r, zones);
+      const a = adoptionOf(r, zones);
       if (a.ok && sameObject(a.zone, object))
         add(ns(r), r.spec.type.toUpperCase(), relativeTo(a.fqdn, origin));
     }
     for (const z of zones) {
       if (ns(z) === namespace || !live(z)) continue;
-      const p = placeZone(z, zones);
+      const p = placementOf(z, zones);
       if (p.ok && p.parent && sameObject(p.parent.zone, object)) add(ns(z), 'NS', relativeTo(p.fqdn, origin));
     }
     const delegations = [...admitted]
@@ -285,7 +314,7 @@ export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
     ] as ReturnType<FrontDoor['translate']>;
   },
   labels({ object, context }) {
-    const placed = placeZone(object, zonesOf(context));
+    const placed = placementOf(object, zonesOf(context));
     return { [PARENT_ZONE_LABEL]: placed.ok && placed.parent ? parentLabel(placed.parent.zone) : undefined };
   },
   nativeStatus(object) {
@@ -300,7 +329,7 @@ export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
     const fqdn = zoneFqdn(object, zones);
     let refusal: { reason: string; message: string } | undefined;
     if (!output) {
-      const placed = placeZone(object, zones);
+      const placed = placementOf(object, zones);
       const cls = context?.defaultClass();
       refusal = !placed.ok
         ? placed
@@ -379,7 +408,7 @@ export const recordFrontDoor: FrontDoor<RecordSpec, RecordStatus> = {
   },
   translate(object, context) {
     const zones = zonesOf(context);
-    const adopted = adoptRecord(object, zones);
+    const adopted = adoptionOf(object, zones);
     if (!adopted.ok) return [];
     const type = object.spec.type.toUpperCase();
     return [
@@ -398,7 +427,7 @@ export const recordFrontDoor: FrontDoor<RecordSpec, RecordStatus> = {
     ] as ReturnType<FrontDoor['translate']>;
   },
   labels({ object, context }) {
-    const adopted = adoptRecord(object, zonesOf(context));
+    const adopted = adoptionOf(object, zonesOf(context));
     return { [PARENT_ZONE_LABEL]: adopted.ok ? parentLabel(adopted.zone) : undefined };
   },
   project({ object, outputs, problems, now, context }): RecordStatus {
@@ -407,7 +436,7 @@ export const recordFrontDoor: FrontDoor<RecordSpec, RecordStatus> = {
     const output = outputs[0];
     let refusal: { reason: string; message: string } | undefined;
     if (!output) {
-      const a = adoptRecord(object, zones);
+      const a = adoptionOf(object, zones);
       if (!a.ok) refusal = a;
     }
     const condition = ready(object.metadata.generation, problems, output, refusal, now);
