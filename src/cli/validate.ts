@@ -196,6 +196,25 @@ export async function validatePaths(
       }
     }
   }
+  // Objects their door maps onto nothing (e.g. a kubizone Record no Zone's delegations admit): a
+  // warning with the door's own reason, since the API allows them to wait (kubizone's examples do).
+  for (const u of translated?.unmapped() ?? []) {
+    const conditions = (u.status.conditions ?? []) as {
+      status?: string;
+      reason?: string;
+      message?: string;
+    }[];
+    const why = conditions.find((c) => c.status === 'False' && c.reason !== 'Pending');
+    if (!why) continue;
+    const key = resourceKey(u.object.metadata);
+    place(
+      warnings,
+      `${frontDoorId(u.door)}/${key}`,
+      `${u.door.kind} ${key}`,
+      why.reason ?? 'NotServed',
+      `not served: ${why.message ?? ''}`,
+    );
+  }
   // The zones judged as `serve` judges them at start: in one batch (zones created at the same time
   // tie), with the Accepted conditions serve remembers (a zone it served keeps its domain, ADR 0013).
   await restoreAcceptance(store, state);

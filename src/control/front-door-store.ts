@@ -24,6 +24,7 @@ import {
   mergedName,
   nativeName,
   type OutputStatus,
+  type TranslateContext,
   type TranslatedOutput,
 } from '../api/frontdoors/front-door.ts';
 import {
@@ -37,6 +38,7 @@ import {
   type Resource,
   validateResource,
 } from '../api/index.ts';
+import { DEFAULT_CLASS_ANNOTATION, defaultZoneClass } from '../zones/default-class.ts';
 import { compareByAge, type ResourceKey, resourceKey, splitKey } from '../zones/resource-key.ts';
 import { jsonEqual } from './conditions.ts';
 import {
@@ -98,6 +100,12 @@ export class FrontDoorStore implements ResourceStore {
   private readonly handlers = new Set<(event: StoreEvent) => void>();
   private unsubscribe: (() => void)[] = [];
   private resourceVersion = 0;
+  /** `door/key` → the spec (and labels) last translated, to tell spec changes from status writes. */
+  private readonly seenSpecs = new Map<string, string>();
+  /** `listForeign` per door id, kept until an object of that door changes (for `context.related`). */
+  private readonly relatedCache = new Map<string, ForeignObject[]>();
+  /** The classes as far as the default class depends on them, when last seen. */
+  private classesSeen = '';
 
   constructor(options: FrontDoorStoreOptions) {
     this.options = options;
@@ -107,8 +115,16 @@ export class FrontDoorStore implements ResourceStore {
       const id = frontDoorId(door);
       for (const object of options.base.listForeign(id)) this.foreignChanged(id, object, false);
     }
+    this.classesSeen = this.classSignature();
     this.unsubscribe.push(
-      options.base.watch((event) => this.emit(event)),
+      options.base.watch((event) => {
+        // Only a change of which class is the default matters (not the classes' status writes).
+        if (event.kind === 'DNSZoneClass' && this.classSignature() !== this.classesSeen) {
+          this.classesSeen = this.classSignature();
+          this.retranslate((door) => door.reads?.defaultClass === true);
+        }
+        this.emit(event);
+      }),
       options.base.watchForeign((event) => this.onForeign(event)),
     );
   }
@@ -162,6 +178,30 @@ export class FrontDoorStore implements ResourceStore {
     return out;
   }
 
+  /**
+   * Live objects of the doors that map onto nothing native (their API refuses or defers them: a
+   * kubizone Record no Zone adopts), with the status their door gives them, for `validate`.
+   */
+  unmapped(): { door: FrontDoor; object: ForeignObject; status: Record<string, unknown> }[] {
+    const out: { door: FrontDoor; object: ForeignObject; status: Record<string, unknown> }[] = [];
+    for (const door of this.options.doors.all) {
+      if (door.external) continue;
+      const id = frontDoorId(door);
+      for (const object of this.options.base.listForeign(id)) {
+        if (object.metadata.deletionTimestamp || this.feeds.has(`${id}/${resourceKey(object.metadata)}`))
+          continue;
+        const status = door.project({
+          object,
+          outputs: [],
+          now: (this.options.now?.() ?? new Date()).toISOString(),
+          context: this.contextFor(door),
+        });
+        out.push({ door, object, status: status as Record<string, unknown> });
+      }
+    }
+    return out;
+  }
+
   async updateStatus(kind: Kind, key: ResourceKey, status: NonNullable<Resource['status']>): Promise<void> {
     const t = this.translated.get(`${kind}/${key}`);
     if (!t) return this.options.base.updateStatus(kind, key, status);
@@ -212,8 +252,66 @@ export class FrontDoorStore implements ResourceStore {
   // Foreign objects in ---------------------------------------------------------------------------
 
   private onForeign(event: ForeignEvent): void {
-    if (event.type === 'delete') this.foreignGone(event.door, event.key);
-    else this.foreignChanged(event.door, event.object, true);
+    this.relatedCache.delete(event.door);
+    const fid = `${event.door}/${event.key}`;
+    let specChanged = true;
+    if (event.type === 'delete') {
+      this.seenSpecs.delete(fid);
+      this.foreignGone(event.door, event.key);
+    } else {
+      const seen = JSON.stringify([event.object.spec, event.object.metadata.deletionTimestamp ?? null]);
+      specChanged = this.seenSpecs.get(fid) !== seen;
+      this.seenSpecs.set(fid, seen);
+      this.foreignChanged(event.door, event.object, true);
+    }
+    // Doors whose translation reads this kind: translated again when a spec changes (not on status).
+    const changed = this.options.doors.get(event.door);
+    if (!changed || !specChanged) return;
+    this.retranslate(
+      (door) => door.group === changed.group && (door.reads?.kinds ?? []).includes(changed.kind),
+      fid,
+    );
+  }
+
+  /** Translates every object of the doors chosen again (what they read changed). */
+  private retranslate(which: (door: FrontDoor) => boolean, except?: string): void {
+    for (const door of this.options.doors.all) {
+      if (door.external || !which(door)) continue;
+      const id = frontDoorId(door);
+      for (const object of this.options.base.listForeign(id)) {
+        if (`${id}/${resourceKey(object.metadata)}` === except) continue;
+        this.foreignChanged(id, object, true);
+      }
+    }
+  }
+
+  private classSignature(): string {
+    return JSON.stringify(
+      this.options.base
+        .list('DNSZoneClass')
+        .map((c) => [
+          c.metadata.name,
+          c.metadata.annotations?.[DEFAULT_CLASS_ANNOTATION] ?? null,
+          c.metadata.deletionTimestamp !== undefined,
+        ])
+        .sort(),
+    );
+  }
+
+  private contextFor(door: FrontDoor): TranslateContext {
+    return {
+      zoneName: (name, key = '') => nativeName(door, name, key),
+      related: (kind) => {
+        const id = `${kind}.${door.group}`;
+        let objects = this.relatedCache.get(id);
+        if (!objects) {
+          objects = this.options.base.listForeign(id);
+          this.relatedCache.set(id, objects);
+        }
+        return objects;
+      },
+      defaultClass: () => defaultZoneClass(this.options.base.list('DNSZoneClass') as never),
+    };
   }
 
   private foreignChanged(doorId: string, object: ForeignObject, notify: boolean): void {
@@ -230,9 +328,7 @@ export class FrontDoorStore implements ResourceStore {
     const now = new Set<string>();
     let outputs: TranslatedOutput[];
     try {
-      outputs = door.translate(object, {
-        zoneName: (name, key = '') => nativeName(door, name, key),
-      });
+      outputs = door.translate(object, this.contextFor(door));
     } catch (e) {
       this.options.log?.('error', `${door.kind} ${fkey}: the front door failed to translate it`, {
         error: e instanceof Error ? e.message : String(e),
@@ -371,6 +467,14 @@ export class FrontDoorStore implements ResourceStore {
       t.history.set(t.generation, generations);
       for (const g of t.history.keys()) if (g <= t.generation - HISTORY) t.history.delete(g);
     }
+    // A read-only replica never gets a status written: a zone's comes from its object's own status.
+    const inherited =
+      this.options.readOnly && t.kind === 'DNSZone'
+        ? t.door.nativeStatus?.(live[0]!.object, live[0]!.output.key)
+        : undefined;
+    const status =
+      inherited ?? (previous?.status && !previous.metadata.deletionTimestamp ? previous.status : undefined);
+    const statusChanged = this.options.readOnly && !jsonEqual(status, previous?.status);
     const object = {
       apiVersion: API_VERSION,
       kind: t.kind,
@@ -380,13 +484,14 @@ export class FrontDoorStore implements ResourceStore {
         uid: `${t.doorId}:${oldest.uid ?? resourceKey(oldest)}`,
         generation: t.generation,
         creationTimestamp: oldest.creationTimestamp,
-        resourceVersion: previous && !changed ? previous.metadata.resourceVersion : this.nextVersion(),
+        resourceVersion:
+          previous && !changed && !statusChanged ? previous.metadata.resourceVersion : this.nextVersion(),
         ...finalizersOf(t),
       },
       spec: checked.resource.spec,
-      ...(previous?.status && !previous.metadata.deletionTimestamp ? { status: previous.status } : {}),
+      ...(status ? { status } : {}),
     } as Resource;
-    if (!changed && previous && jsonEqual(previous.metadata, object.metadata)) {
+    if (!changed && !statusChanged && previous && jsonEqual(previous.metadata, object.metadata)) {
       void this.release(t).catch(() => undefined);
       if (hadProblems && notify)
         for (const c of all) void this.projectLogged(t.doorId, resourceKey(c.object.metadata));
@@ -445,12 +550,18 @@ export class FrontDoorStore implements ResourceStore {
       });
     }
     if (newest && !valid && problems.length === 0) return; // nothing known about it yet
-    const status = door.project({
+    const input = {
       object,
       outputs,
       ...(problems.length > 0 ? { problems } : {}),
       now: (this.options.now?.() ?? new Date()).toISOString(),
-    });
+      context: this.contextFor(door),
+    };
+    const status = door.project(input);
+    const labels = door.labels?.(input) ?? {};
+    for (const [name, value] of Object.entries(labels))
+      if (object.metadata.labels?.[name] !== value)
+        await this.options.base.setForeignLabel?.(doorId, fkey, name, value);
     if (!jsonEqual(status, object.status))
       await this.options.base.updateForeignStatus(doorId, fkey, status as Record<string, unknown>);
     const remove = door.annotationsToRemove?.(object, status) ?? [];

@@ -148,6 +148,20 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     this.emitForeign({ type: 'upsert', door, key, object: revised as ForeignObject });
   }
 
+  async setForeignLabel(
+    door: string,
+    key: ResourceKey,
+    name: string,
+    value: string | undefined,
+  ): Promise<void> {
+    const byKey = this.foreign.get(door);
+    const existing = byKey?.get(key);
+    if (!byKey || !existing || existing.metadata.labels?.[name] === value) return;
+    const { [name]: _old, ...rest } = existing.metadata.labels ?? {};
+    const labels = value === undefined ? rest : { ...rest, [name]: value };
+    byKey.set(key, this.revise(existing, { labels }));
+  }
+
   // The semantics, for both ----------------------------------------------------------------------
 
   private put(

@@ -44,6 +44,8 @@ export interface ForeignObjectStore {
   removeForeignFinalizer(door: string, key: ResourceKey, finalizer: string): Promise<void>;
   /** Takes annotations off an object (nothing when it has none of them). */
   removeForeignAnnotations?(door: string, key: ResourceKey, annotations: readonly string[]): Promise<void>;
+  /** Sets (or, with `undefined`, removes) one label on an object: for doors whose API keeps one (`labels`). */
+  setForeignLabel?(door: string, key: ResourceKey, name: string, value: string | undefined): Promise<void>;
   /**
    * The newest version of an object when it fails validation (a source that keeps the last valid
    * version, or nothing, in its place): its metadata and status are what a status write must go

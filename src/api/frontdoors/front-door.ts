@@ -7,8 +7,10 @@
  * (`src/control/front-door-store.ts`) runs the mapping, and everything downstream — tenancy,
  * delegations, conflicts, serials — sees ordinary DNSZone and DNSRecordSet objects.
  */
+
 import type { DNSRecordSetSpec, DNSRecordSetStatus } from '../dnsrecordset.ts';
 import type { DNSZoneSpec, DNSZoneStatus } from '../dnszone.ts';
+import type { DNSZoneClass } from '../dnszoneclass.ts';
 import type { KindDefinition } from '../kind.ts';
 import type { Condition, ObjectMeta } from '../meta.ts';
 import type { Problem } from '../schema.ts';
@@ -32,12 +34,24 @@ export type TranslatedOutput =
   | { kind: 'DNSZone'; key: string; spec: DNSZoneSpec; namespace?: string }
   | { kind: 'DNSRecordSet'; key: string; spec: DNSRecordSetSpec; namespace?: string };
 
+/** The class of zones whose API names none, as `src/zones/default-class.ts` chooses it. */
+export type DefaultClass =
+  | { ok: true; zoneClass: DNSZoneClass; why: 'annotated' | 'only' }
+  | { ok: false; code: 'NO_DEFAULT_CLASS' | 'SEVERAL_DEFAULT_CLASSES'; message: string };
+
 export interface TranslateContext {
   /**
    * The native name of the DNSZone that object `name` (of this door, in the same namespace) maps
    * to with output key `key`: what a record set's `spec.zoneRef.name` names to reach a zone of this door.
    */
   zoneName(name: string, key?: string): string;
+  /**
+   * The valid objects of another kind of the same group (for a door that declares it in `reads`):
+   * for APIs whose objects find each other (a record adopted by the longest matching zone).
+   */
+  related(kind: string): readonly ForeignObject[];
+  /** The zone class for zones whose API names none (`defaultZoneClass` over the current classes). */
+  defaultClass(): DefaultClass;
 }
 
 /**
@@ -67,6 +81,8 @@ export interface StatusInput<Spec, Status> {
   problems?: readonly Problem[];
   /** Now, for lastTransitionTime of conditions that change. */
   now: string;
+  /** The same view of other objects as `translate` had. */
+  context?: TranslateContext;
 }
 
 /** An event about an object, in its API's words (the store files it as an events.k8s.io Event). */
@@ -96,8 +112,26 @@ export interface FrontDoor<Spec = Record<string, unknown>, Status = Record<strin
    * API's own codes and wording. `old` is the version accepted before (transition rules).
    */
   admit?(object: ForeignObject<Spec, Status>, old?: ForeignObject<Spec, Status>): Problem[];
-  /** The native inputs of one valid object: pure, from the object alone. */
+  /**
+   * What else the translation reads: `kinds` of the same group (`context.related`) and, with
+   * `defaultClass`, the DNSZoneClasses (`context.defaultClass`). The store translates the door's
+   * objects again when a spec of those kinds or a class changes. Without it, a translation depends on
+   * the object alone.
+   */
+  reads?: { kinds?: readonly string[]; defaultClass?: boolean };
+  /** The native inputs of one valid object: pure, from the object (and what `reads` declares). */
   translate(object: ForeignObject<Spec, Status>, context: TranslateContext): TranslatedOutput[];
+  /**
+   * For a door whose objects map to DNSZones: the native status (`serial`, `hash`) that the object's
+   * own status carries, recorded there by the operator. `zonekeeper server` replicas only read, so
+   * this is how they learn the serial to serve for a translated zone. Absent: they never learn it.
+   */
+  nativeStatus?(object: ForeignObject<Spec, Status>, key: string): DNSZoneStatus | undefined;
+  /**
+   * Labels the API keeps on its objects (e.g. the parent an object was adopted by), from the same
+   * input as `project`: `undefined` removes one. Written, one merge patch each, only when they differ.
+   */
+  labels?(input: StatusInput<Spec, Status>): Record<string, string | undefined>;
   /** The object's status in its API's shape (schema `status`), from what its outputs report. */
   project(input: StatusInput<Spec, Status>): Status;
   /**

@@ -5,8 +5,13 @@
 import type { FrontDoor } from './front-door.ts';
 import { GARDENER_FRONT_DOORS } from './gardener/index.ts';
 import { HOMELAB_FRONT_DOORS } from './homelab/index.ts';
+import { KUBIZONE_FRONT_DOORS } from './kubizone/index.ts';
 
-export const REGISTERED_FRONT_DOORS: readonly FrontDoor[] = [...HOMELAB_FRONT_DOORS, ...GARDENER_FRONT_DOORS];
+export const REGISTERED_FRONT_DOORS: readonly FrontDoor[] = [
+  ...HOMELAB_FRONT_DOORS,
+  ...GARDENER_FRONT_DOORS,
+  ...KUBIZONE_FRONT_DOORS,
+];
 
 export * from './front-door.ts';
 export * from './validate.ts';

@@ -268,6 +268,22 @@ export class KubernetesStore implements ResourceStore, ForeignObjectStore {
     });
   }
 
+  /** One label, by merge patch (conditional on the resourceVersion, like the finalizers). */
+  async setForeignLabel(
+    door: string,
+    key: ResourceKey,
+    name: string,
+    value: string | undefined,
+  ): Promise<void> {
+    await this.write(door, key, 'labels', (base) => {
+      if (base.metadata.labels?.[name] === value) return undefined;
+      return (api, resourceVersion) =>
+        api.mergePatch(this.apiResource(door), base.metadata.namespace, base.metadata.name, {
+          metadata: { labels: { [name]: value ?? null }, resourceVersion },
+        });
+    });
+  }
+
   /**
    * Status goes on the newest version. For a front door's object that is the invalid version when
    * there is one (the cache keeps the last valid one, whose resourceVersion would only conflict).
@@ -337,7 +353,7 @@ export class KubernetesStore implements ResourceStore, ForeignObjectStore {
   private async write(
     kind: string,
     key: ResourceKey,
-    what: 'status' | 'finalizers',
+    what: 'status' | 'finalizers' | 'labels',
     plan: (
       base: Stored,
     ) => ((api: KubernetesStoreOptions['api'], resourceVersion: string) => Promise<KubeJson>) | undefined,

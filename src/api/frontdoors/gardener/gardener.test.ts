@@ -94,7 +94,11 @@ describe('Gardener DNSRecord front door', () => {
   });
 
   test('translate: absolute name, TTL default 120, TXT quoted, CNAME absolute', () => {
-    const ctx = { zoneName: (n: string) => n };
+    const ctx = {
+      zoneName: (n: string) => n,
+      related: () => [],
+      defaultClass: () => ({ ok: false as const, code: 'NO_DEFAULT_CLASS' as const, message: 'none' }),
+    };
     assert.deepEqual(door.translate(rec(), ctx), [
       {
         kind: 'DNSRecordSet',

@@ -1,0 +1,261 @@
+/**
+ * kubizone's admission rules, pure: delegation patterns, the fully qualified names of Zones and
+ * Records, and which Zone adopts a Record or a sub-zone. kubizone decides adoption among its own
+ * objects; the translated DNSZones then carry native delegations for exactly what was adopted from
+ * other namespaces, so the native catalog agrees (see docs/compat/kubizone.md).
+ */
+import type { ForeignObject } from '../front-door.ts';
+import type { KubizoneDelegation, RecordSpec, ZoneSpec } from './schema.ts';
+
+export type ZoneObject = ForeignObject<ZoneSpec, Record<string, unknown>>;
+export type RecordObject = ForeignObject<RecordSpec, Record<string, unknown>>;
+
+/** Lower-case labels of an absolute or relative name, without the root. */
+function labels(name: string): string[] {
+  const trimmed = name.toLowerCase().replace(/\.$/, '');
+  return trimmed === '' ? [] : trimmed.split('.');
+}
+
+/** Whether one pattern segment matches one label: equal, or one `*` standing for any text (`dev*`). */
+export function segmentMatches(pattern: string, label: string): boolean {
+  if (pattern === label) return true;
+  const star = pattern.indexOf('*');
+  if (star < 0) return false;
+  const head = pattern.slice(0, star);
+  const tail = pattern.slice(star + 1);
+  return label.length >= head.length + tail.length && label.startsWith(head) && label.endsWith(tail);
+}
+
+/**
+ * Whether a delegation pattern (relative to the zone `origin`) matches the absolute name `fqdn`.
+ * The origin is appended to the pattern and both are compared label by label from the right; a
+ * pattern longer than the name never matches; a name longer than the pattern matches only when the
+ * pattern's leftmost segment is `*`, which then stands for one or more labels. So `*` admits every
+ * name below the apex (not the apex), `*.dev` every name below `dev`, `dev*` one label starting with `dev`.
+ * `@` (Zonekeeper's addition: kubizone has no pattern for the apex) matches the apex alone.
+ */
+export function patternMatches(pattern: string, origin: string, fqdn: string): boolean {
+  if (pattern === '@') return labels(fqdn).join('.') === labels(origin).join('.');
+  const p = [...labels(pattern), ...labels(origin)];
+  const d = labels(fqdn);
+  if (d.length < p.length) return false;
+  if (d.length > p.length && p[0] !== '*') return false;
+  for (let i = 1; i <= p.length; i++) {
+    const seg = p[p.length - i]!;
+    if (i === p.length && seg === '*') return true;
+    if (!segmentMatches(seg, d[d.length - i]!)) return false;
+  }
+  return true;
+}
+
+/** An empty `namespaces` admits every namespace. */
+function namespaceAdmitted(d: KubizoneDelegation, namespace: string): boolean {
+  const namespaces = d.namespaces ?? [];
+  return namespaces.length === 0 || namespaces.includes(namespace);
+}
+
+/** Whether a zone's delegations admit a record (every record needs one, the zone's namespace too). */
+export function admitsRecord(
+  delegations: readonly KubizoneDelegation[],
+  origin: string,
+  namespace: string,
+  fqdn: string,
+  type: string,
+): boolean {
+  return delegations.some(
+    (d) =>
+      namespaceAdmitted(d, namespace) &&
+      (d.records ?? []).some(
+        (r) =>
+          patternMatches(r.pattern, origin, fqdn) &&
+          ((r.types ?? []).length === 0 ||
+            (r.types ?? []).some((t) => t.toUpperCase() === type.toUpperCase())),
+      ),
+  );
+}
+
+/** Whether a zone's delegations admit a sub-zone. */
+export function admitsZone(
+  delegations: readonly KubizoneDelegation[],
+  origin: string,
+  namespace: string,
+  fqdn: string,
+): boolean {
+  return delegations.some(
+    (d) => namespaceAdmitted(d, namespace) && (d.zones ?? []).some((z) => patternMatches(z, origin, fqdn)),
+  );
+}
+
+function isBelow(fqdn: string, origin: string): boolean {
+  const d = labels(fqdn);
+  const o = labels(origin);
+  if (d.length < o.length) return false;
+  return o.every((label, i) => d[d.length - o.length + i] === label);
+}
+
+function absolute(name: string): string {
+  return `${name.toLowerCase().replace(/\.$/, '')}.`;
+}
+
+function findZone(
+  zones: readonly ZoneObject[],
+  ref: { name: string; namespace?: string | undefined },
+  namespace: string,
+): ZoneObject | undefined {
+  const ns = ref.namespace ?? namespace;
+  return zones.find(
+    (z) =>
+      z.metadata.name === ref.name &&
+      (z.metadata.namespace ?? 'default') === ns &&
+      !z.metadata.deletionTimestamp,
+  );
+}
+
+/** A Zone's fully qualified name: its FQDN, or its partial name under its zoneRef parent's. */
+export function zoneFqdn(zone: ZoneObject, zones: readonly ZoneObject[], depth = 0): string | undefined {
+  const name = zone.spec.domainName;
+  if (name.endsWith('.')) return absolute(name);
+  if (!zone.spec.zoneRef || depth > 16) return undefined;
+  const parent = findZone(zones, zone.spec.zoneRef, zone.metadata.namespace ?? 'default');
+  if (!parent) return undefined;
+  const parentFqdn = zoneFqdn(parent, zones, depth + 1);
+  return parentFqdn === undefined ? undefined : absolute(`${name}.${parentFqdn}`);
+}
+
+/** A Record's fully qualified name: its FQDN, or its relative name under its zoneRef zone's. */
+export function recordFqdn(record: RecordObject, zones: readonly ZoneObject[]): string | undefined {
+  const name = record.spec.domainName;
+  if (name.endsWith('.')) return absolute(name);
+  if (!record.spec.zoneRef) return undefined;
+  const zone = findZone(zones, record.spec.zoneRef, record.metadata.namespace ?? 'default');
+  const origin = zone ? zoneFqdn(zone, zones) : undefined;
+  return origin === undefined ? undefined : name === '@' ? origin : absolute(`${name}.${origin}`);
+}
+
+export type Adoption =
+  | { ok: true; zone: ZoneObject; origin: string; fqdn: string }
+  | { ok: false; fqdn?: string; reason: string; message: string };
+
+function key(o: ForeignObject): string {
+  return `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`;
+}
+
+/**
+ * The Zone that adopts a Record. With `zoneRef`: that zone, if its delegations admit the record.
+ * Without: the zone with the longest FQDN containing the name; if that zone refuses the record it is
+ * not passed on to a shorter one (the shorter zone's data below the cut would never be answered).
+ */
+export function adoptRecord(record: RecordObject, zones: readonly ZoneObject[]): Adoption {
+  const namespace = record.metadata.namespace ?? 'default';
+  const fqdn = recordFqdn(record, zones);
+  if (fqdn === undefined)
+    return {
+      ok: false,
+      reason: 'NoFqdn',
+      message: record.spec.zoneRef
+        ? `spec.zoneRef: Zone ${record.spec.zoneRef.namespace ?? namespace}/${record.spec.zoneRef.name} does not exist or has no fqdn yet`
+        : 'spec.domainName is not fully qualified (end it with ".") and spec.zoneRef is not set',
+    };
+  let zone: ZoneObject | undefined;
+  let origin: string | undefined;
+  if (record.spec.zoneRef) {
+    zone = findZone(zones, record.spec.zoneRef, namespace);
+    origin = zone ? zoneFqdn(zone, zones) : undefined;
+  } else {
+    for (const z of zones) {
+      if (z.metadata.deletionTimestamp) continue;
+      const o = zoneFqdn(z, zones);
+      if (o === undefined || !isBelow(fqdn, o)) continue;
+      if (
+        origin === undefined ||
+        o.length > origin.length ||
+        (o.length === origin.length && key(z) < key(zone!))
+      ) {
+        zone = z;
+        origin = o;
+      }
+    }
+    if (zone === undefined || origin === undefined)
+      return { ok: false, fqdn, reason: 'NoZone', message: `no Zone contains ${fqdn}` };
+  }
+  if (zone === undefined || origin === undefined)
+    return {
+      ok: false,
+      fqdn,
+      reason: 'NoZone',
+      message: `spec.zoneRef: the Zone does not exist or has no fqdn yet`,
+    };
+  if (!isBelow(fqdn, origin))
+    return {
+      ok: false,
+      fqdn,
+      reason: 'OutOfZone',
+      message: `${fqdn} is outside Zone ${key(zone)} (${origin})`,
+    };
+  if (!admitsRecord(zone.spec.delegations ?? [], origin, namespace, fqdn, record.spec.type))
+    return {
+      ok: false,
+      fqdn,
+      reason: 'NotDelegated',
+      message: `Zone ${key(zone)} (${origin}) has no delegation admitting ${record.spec.type} ${fqdn} from namespace ${namespace}; its owners can add {namespaces: [${namespace}], records: [{pattern: ...}]} to spec.delegations`,
+    };
+  return { ok: true, zone, origin, fqdn };
+}
+
+export type ZonePlacement =
+  | { ok: true; fqdn: string; parent?: { zone: ZoneObject; origin: string } }
+  | { ok: false; fqdn?: string; reason: string; message: string };
+
+/**
+ * A Zone's fqdn and its parent Zone (zoneRef, else the longest Zone above it). A sub-zone needs a
+ * `zones` delegation of its parent, as a record needs a `records` one.
+ */
+export function placeZone(zone: ZoneObject, zones: readonly ZoneObject[]): ZonePlacement {
+  const namespace = zone.metadata.namespace ?? 'default';
+  const fqdn = zoneFqdn(zone, zones);
+  if (fqdn === undefined)
+    return {
+      ok: false,
+      reason: 'NoFqdn',
+      message: zone.spec.zoneRef
+        ? `spec.zoneRef: Zone ${zone.spec.zoneRef.namespace ?? namespace}/${zone.spec.zoneRef.name} does not exist or has no fqdn yet`
+        : 'spec.domainName is not fully qualified (end it with ".") and spec.zoneRef is not set',
+    };
+  let parent: ZoneObject | undefined;
+  let origin: string | undefined;
+  if (zone.spec.zoneRef) {
+    parent = findZone(zones, zone.spec.zoneRef, namespace);
+    origin = parent ? zoneFqdn(parent, zones) : undefined;
+  } else {
+    for (const z of zones) {
+      if (z === zone || z.metadata.deletionTimestamp || key(z) === key(zone)) continue;
+      const o = zoneFqdn(z, zones);
+      if (o === undefined || o === fqdn || !isBelow(fqdn, o)) continue;
+      if (origin === undefined || o.length > origin.length) {
+        parent = z;
+        origin = o;
+      }
+    }
+  }
+  if (parent === undefined || origin === undefined) return { ok: true, fqdn };
+  if (!admitsZone(parent.spec.delegations ?? [], origin, namespace, fqdn))
+    return {
+      ok: false,
+      fqdn,
+      reason: 'NotDelegated',
+      message: `Zone ${key(parent)} (${origin}) has no delegation admitting sub-zone ${fqdn} from namespace ${namespace}; its owners can add {namespaces: [${namespace}], zones: [...]} to spec.delegations`,
+    };
+  return { ok: true, fqdn, parent: { zone: parent, origin } };
+}
+
+/** `name.namespace`, the value of the `kubi.zone/parent-zone` label. */
+export function parentLabel(zone: ForeignObject): string {
+  return `${zone.metadata.name}.${zone.metadata.namespace ?? 'default'}`;
+}
+
+/** Relative name of `fqdn` in `origin` (`@` for the apex). */
+export function relativeTo(fqdn: string, origin: string): string {
+  const d = labels(fqdn);
+  const o = labels(origin);
+  return d.length === o.length ? '@' : d.slice(0, d.length - o.length).join('.');
+}

@@ -1,0 +1,453 @@
+/**
+ * kubizone's `kubi.zone/v1alpha1` `Zone` and `Record` as front doors. kubizone decides adoption among
+ * its own objects (`adoption.ts`: every record needs a delegation, empty `namespaces` admits every
+ * namespace, patterns with `*`), so both doors read the other kind (`reads`). A Zone becomes a DNSZone
+ * of the default zone class whose native delegations admit exactly what it adopted from other
+ * namespaces; a Record becomes one record of an RRset (Records of one namespace with the same name and
+ * type merge) with an explicit zoneRef to the adopting Zone's DNSZone.
+ */
+import { RECORD_TYPES } from '../../../dns/rrtype.ts';
+import type { DNSRecordSetStatus } from '../../dnsrecordset.ts';
+import type { DNSZoneStatus } from '../../dnszone.ts';
+import { AGE_COLUMN } from '../../kind.ts';
+import type { Condition } from '../../meta.ts';
+import type { Problem } from '../../schema.ts';
+import {
+  type ForeignObject,
+  type FrontDoor,
+  keepTransitionTimes,
+  type OutputStatus,
+  type TranslateContext,
+} from '../front-door.ts';
+import {
+  type Adoption,
+  adoptRecord,
+  parentLabel,
+  placeZone,
+  type RecordObject,
+  recordFqdn,
+  relativeTo,
+  type ZoneObject,
+  type ZonePlacement,
+  zoneFqdn,
+} from './adoption.ts';
+import {
+  type RecordSpec,
+  type RecordStatus,
+  recordSpecSchema,
+  recordStatusSchema,
+  ZONE_DEFAULTS,
+  type ZoneSpec,
+  type ZoneStatus,
+  zoneSpecSchema,
+  zoneStatusSchema,
+} from './schema.ts';
+
+export * from './adoption.ts';
+export * from './schema.ts';
+
+export const KUBIZONE_GROUP = 'kubi.zone';
+export const KUBIZONE_VERSION = 'v1alpha1';
+export const KUBIZONE_FINALIZER = 'kubi.zone/zonekeeper';
+export const PARENT_ZONE_LABEL = 'kubi.zone/parent-zone';
+
+function ns(o: ForeignObject): string {
+  return o.metadata.namespace ?? 'default';
+}
+
+function sameObject(a: ForeignObject, b: ForeignObject): boolean {
+  return a.metadata.name === b.metadata.name && ns(a) === ns(b);
+}
+
+function zonesOf(context: TranslateContext | undefined): ZoneObject[] {
+  return (context?.related('Zone') ?? []) as ZoneObject[];
+}
+
+function recordsOf(context: TranslateContext | undefined): RecordObject[] {
+  return (context?.related('Record') ?? []) as RecordObject[];
+}
+
+/**
+ * Adoption and placement, remembered per list of Zones (the store hands out the same list until a Zone
+ * changes): a Record or Zone change translates every Zone again, and each Zone looks at every Record.
+ */
+const adoptions = new WeakMap<readonly ZoneObject[], WeakMap<RecordObject, Adoption>>();
+const placements = new WeakMap<readonly ZoneObject[], WeakMap<ZoneObject, ZonePlacement>>();
+
+function adoptionOf(record: RecordObject, zones: readonly ZoneObject[]): Adoption {
+  const byRecord = adoptions.get(zones) ?? new WeakMap<RecordObject, Adoption>();
+  adoptions.set(zones, byRecord);
+  const known = byRecord.get(record);
+  if (known) return known;
+  const adoption = adoptRecord(record, zones);
+  byRecord.set(record, adoption);
+  return adoption;
+}
+
+function placementOf(zone: ZoneObject, zones: readonly ZoneObject[]): ZonePlacement {
+  const byZone = placements.get(zones) ?? new WeakMap<ZoneObject, ZonePlacement>();
+  placements.set(zones, byZone);
+  const known = byZone.get(zone);
+  if (known) return known;
+  const placement = placeZone(zone, zones);
+  byZone.set(zone, placement);
+  return placement;
+}
+
+function live(o: ForeignObject): boolean {
+  return !o.metadata.deletionTimestamp;
+}
+
+/** The Ready condition in kubizone's objects (kubizone has none; Zonekeeper adds it). */
+function ready(
+  generation: number | undefined,
+  problems: readonly Problem[] | undefined,
+  output: OutputStatus | undefined,
+  refusal: { reason: string; message: string } | undefined,
+  now: string,
+): Condition {
+  const native = output?.status as DNSZoneStatus | DNSRecordSetStatus | undefined;
+  const find = (type: string) => native?.conditions?.find((c) => c.type === type);
+  const gen = generation !== undefined ? { observedGeneration: generation } : {};
+  if (problems && problems.length > 0)
+    return {
+      type: 'Ready',
+      status: 'False',
+      reason: 'Rejected',
+      message: problems.map((p) => `${p.path}: ${p.message}`).join('; '),
+      ...gen,
+      lastTransitionTime: now,
+    };
+  if (!output)
+    return {
+      type: 'Ready',
+      status: 'False',
+      reason: refusal?.reason ?? 'Pending',
+      message: refusal?.message ?? 'not reconciled yet',
+      ...gen,
+      lastTransitionTime: now,
+    };
+  const r = find('Ready');
+  const accepted = find('Accepted');
+  const observed = r?.observedGeneration !== undefined ? { observedGeneration: r.observedGeneration } : {};
+  if (r?.status === 'True')
+    return {
+      type: 'Ready',
+      status: 'True',
+      reason: 'Served',
+      message: r.message,
+      ...observed,
+      lastTransitionTime: now,
+    };
+  if (accepted?.status === 'False')
+    return {
+      type: 'Ready',
+      status: 'False',
+      reason: accepted.reason,
+      message: accepted.message,
+      ...observed,
+      lastTransitionTime: now,
+    };
+  return {
+    type: 'Ready',
+    status: 'False',
+    reason: r?.reason ?? 'Pending',
+    message: r?.message ?? 'waiting for the server',
+    ...observed,
+    lastTransitionTime: now,
+  };
+}
+
+function recordTtl(record: RecordObject, zone: ZoneObject): number {
+  return record.spec.ttl ?? zone.spec.ttl ?? ZONE_DEFAULTS.ttl;
+}
+
+/** Entries of a zone: SOA first, then the adopted Records, then NS and glue of adopted sub-zones. */
+export function zoneEntries(
+  zone: ZoneObject,
+  origin: string,
+  zones: readonly ZoneObject[],
+  records: readonly RecordObject[],
+  native: DNSZoneStatus | undefined,
+): NonNullable<ZoneStatus['entries']> {
+  const spec = zone.spec;
+  const serial = native?.serial ?? 0;
+  const mname = native?.nameservers?.[0] ?? origin;
+  const soa = {
+    fqdn: origin,
+    type: 'SOA',
+    class: 'IN',
+    ttl: spec.ttl ?? ZONE_DEFAULTS.ttl,
+    rdata: `${mname} hostmaster.${origin} ${serial} ${spec.refresh ?? ZONE_DEFAULTS.refresh} ${spec.retry ?? ZONE_DEFAULTS.retry} ${spec.expire ?? ZONE_DEFAULTS.expire} ${spec.negativeResponseCache ?? ZONE_DEFAULTS.negativeResponseCache}`,
+  };
+  const entries: NonNullable<ZoneStatus['entries']> = [];
+  const adoptedBy = (z: ZoneObject) =>
+    records
+      .filter(live)
+      .map((r) => ({ r, a: adoptionOf(r, zones) }))
+      .filter((x) => x.a.ok && sameObject(x.a.zone, z))
+      .map(({ r, a }) => ({
+        fqdn: (a as { fqdn: string }).fqdn,
+        type: r.spec.type.toUpperCase(),
+        class: 'IN',
+        ttl: recordTtl(r, z),
+        rdata: r.spec.rdata,
+      }));
+  entries.push(...adoptedBy(zone));
+  for (const sub of zones) {
+    if (!live(sub) || sameObject(sub, zone)) continue;
+    const placed = placementOf(sub, zones);
+    if (!placed.ok || !placed.parent || !sameObject(placed.parent.zone, zone)) continue;
+    const subEntries = adoptedBy(sub);
+    const ns = subEntries.filter((e) => e.type === 'NS' && e.fqdn === placed.fqdn);
+    const targets = new Set(ns.map((e) => `${e.rdata.toLowerCase().replace(/\.$/, '')}.`));
+    entries.push(...ns);
+    entries.push(...subEntries.filter((e) => (e.type === 'A' || e.type === 'AAAA') && targets.has(e.fqdn)));
+  }
+  entries.sort((a, b) =>
+    a.fqdn === b.fqdn
+      ? a.type === b.type
+        ? a.rdata < b.rdata
+          ? -1
+          : 1
+        : a.type < b.type
+          ? -1
+          : 1
+      : a.fqdn < b.fqdn
+        ? -1
+        : 1,
+  );
+  return [soa, ...entries];
+}
+
+export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
+  group: KUBIZONE_GROUP,
+  version: KUBIZONE_VERSION,
+  kind: 'Zone',
+  plural: 'zones',
+  singular: 'zone',
+  listKind: 'ZoneList',
+  shortNames: [],
+  scope: 'Namespaced',
+  description: 'kubizone Zone: a DNS zone and who may insert records and sub-zones into it.',
+  spec: zoneSpecSchema,
+  status: zoneStatusSchema,
+  printerColumns: [
+    { name: 'domain name', type: 'string', jsonPath: '.spec.domainName' },
+    { name: 'fqdn', type: 'string', jsonPath: '.status.fqdn' },
+    { name: 'hash', type: 'string', jsonPath: '.status.hash' },
+    { name: 'serial', type: 'string', jsonPath: '.status.serial' },
+    { name: 'parent', type: 'string', jsonPath: '.metadata.labels.kubi\\.zone/parent-zone' },
+    AGE_COLUMN,
+  ],
+  finalizer: KUBIZONE_FINALIZER,
+  merge: 'none',
+  reads: { kinds: ['Zone', 'Record'], defaultClass: true },
+  admit(object) {
+    const problems: Problem[] = [];
+    const { domainName, zoneRef } = object.spec;
+    if (domainName.endsWith('.') && zoneRef)
+      problems.push({
+        path: 'spec.zoneRef',
+        code: 'ZoneRefWithFqdn',
+        message:
+          'Zone: a fully qualified spec.domainName (ending in ".") cannot have a spec.zoneRef; remove one',
+      });
+    if (!domainName.endsWith('.') && !zoneRef)
+      problems.push({
+        path: 'spec.domainName',
+        code: 'PartialWithoutZoneRef',
+        message: `Zone: ${JSON.stringify(domainName)} is partial; end it with "." or set spec.zoneRef to the parent Zone`,
+      });
+    return problems;
+  },
+  translate(object, context) {
+    const zones = zonesOf(context);
+    const placed = placementOf(object, zones);
+    if (!placed.ok) return [];
+    const zoneClass = context.defaultClass();
+    if (!zoneClass.ok) return [];
+    const origin = placed.fqdn;
+    const namespace = ns(object);
+    // Native delegations for exactly what this zone adopted from other namespaces.
+    const admitted = new Map<string, Set<string>>();
+    const add = (from: string, type: string, relative: string) => {
+      const k = `${from}\u0000${type}`;
+      if (!admitted.has(k)) admitted.set(k, new Set());
+      admitted.get(k)!.add(relative);
+    };
+    for (const r of recordsOf(context)) {
+      if (ns(r) === namespace) continue;
+      const a = adoptionOf(r, zones);
+      if (a.ok && sameObject(a.zone, object))
+        add(ns(r), r.spec.type.toUpperCase(), relativeTo(a.fqdn, origin));
+    }
+    for (const z of zones) {
+      if (ns(z) === namespace || !live(z)) continue;
+      const p = placementOf(z, zones);
+      if (p.ok && p.parent && sameObject(p.parent.zone, object)) add(ns(z), 'NS', relativeTo(p.fqdn, origin));
+    }
+    const delegations = [...admitted]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([k, names]) => {
+        const [from, type] = k.split('\u0000') as [string, string];
+        return { namespaces: [from], names: [...names].sort(), types: [type] };
+      });
+    const spec = object.spec;
+    return [
+      {
+        kind: 'DNSZone',
+        key: '',
+        spec: {
+          domainName: origin.replace(/\.$/, ''),
+          className: zoneClass.zoneClass.metadata.name,
+          ttl: spec.ttl ?? ZONE_DEFAULTS.ttl,
+          soa: {
+            refresh: spec.refresh ?? ZONE_DEFAULTS.refresh,
+            retry: spec.retry ?? ZONE_DEFAULTS.retry,
+            expire: spec.expire ?? ZONE_DEFAULTS.expire,
+            minimum: spec.negativeResponseCache ?? ZONE_DEFAULTS.negativeResponseCache,
+          },
+          ...(delegations.length > 0 ? { delegations } : {}),
+        },
+      },
+    ] as ReturnType<FrontDoor['translate']>;
+  },
+  labels({ object, context }) {
+    const placed = placementOf(object, zonesOf(context));
+    return { [PARENT_ZONE_LABEL]: placed.ok && placed.parent ? parentLabel(placed.parent.zone) : undefined };
+  },
+  nativeStatus(object) {
+    const { serial, hash } = object.status ?? {};
+    if (serial === undefined) return undefined;
+    return { serial, ...(hash ? { hash } : {}) };
+  },
+  project({ object, outputs, problems, now, context }): ZoneStatus {
+    const zones = zonesOf(context);
+    const output = outputs[0];
+    const native = output?.status as DNSZoneStatus | undefined;
+    const fqdn = zoneFqdn(object, zones);
+    let refusal: { reason: string; message: string } | undefined;
+    if (!output) {
+      const placed = placementOf(object, zones);
+      const cls = context?.defaultClass();
+      refusal = !placed.ok
+        ? placed
+        : cls && !cls.ok
+          ? {
+              reason: cls.code === 'NO_DEFAULT_CLASS' ? 'NoDefaultClass' : 'SeveralDefaultClasses',
+              message: cls.message,
+            }
+          : undefined;
+    }
+    const condition = ready(object.metadata.generation, problems, output, refusal, now);
+    return {
+      ...(fqdn ? { fqdn } : {}),
+      ...(native?.hash ? { hash: native.hash } : {}),
+      ...(native?.serial !== undefined ? { serial: native.serial } : {}),
+      ...(fqdn && output ? { entries: zoneEntries(object, fqdn, zones, recordsOf(context), native) } : {}),
+      conditions: keepTransitionTimes(object.status?.conditions as Condition[] | undefined, [condition]),
+    };
+  },
+};
+
+export const recordFrontDoor: FrontDoor<RecordSpec, RecordStatus> = {
+  group: KUBIZONE_GROUP,
+  version: KUBIZONE_VERSION,
+  kind: 'Record',
+  plural: 'records',
+  singular: 'record',
+  listKind: 'RecordList',
+  shortNames: [],
+  scope: 'Namespaced',
+  description: 'kubizone Record: one resource record; Records with the same name and type are one RRset.',
+  spec: recordSpecSchema,
+  status: recordStatusSchema,
+  printerColumns: [
+    { name: 'domain name', type: 'string', jsonPath: '.spec.domainName' },
+    { name: 'class', type: 'string', jsonPath: '.spec.class' },
+    { name: 'type', type: 'string', jsonPath: '.spec.type' },
+    { name: 'data', type: 'string', jsonPath: '.spec.rdata' },
+    { name: 'fqdn', type: 'string', jsonPath: '.status.fqdn' },
+    { name: 'parent', type: 'string', jsonPath: '.metadata.labels.kubi\\.zone/parent-zone' },
+    AGE_COLUMN,
+  ],
+  finalizer: KUBIZONE_FINALIZER,
+  merge: 'byKey',
+  reads: { kinds: ['Zone'] },
+  admit(object) {
+    const problems: Problem[] = [];
+    const { domainName, zoneRef, type } = object.spec;
+    const cls = object.spec.class ?? 'IN';
+    if (cls.toUpperCase() !== 'IN')
+      problems.push({
+        path: 'spec.class',
+        code: 'ClassNotSupported',
+        message: `Record: class ${cls} is not served; Zonekeeper serves class IN only`,
+      });
+    if (!(RECORD_TYPES as readonly string[]).includes(type.toUpperCase()) || type.toUpperCase() === 'SOA')
+      problems.push({
+        path: 'spec.type',
+        code: 'TypeNotSupported',
+        message: `Record: type ${type} is not one Zonekeeper serves from a Record (${RECORD_TYPES.filter((t) => t !== 'SOA').join(', ')})`,
+      });
+    if (domainName.endsWith('.') && zoneRef)
+      problems.push({
+        path: 'spec.zoneRef',
+        code: 'ZoneRefWithFqdn',
+        message:
+          'Record: a fully qualified spec.domainName (ending in ".") cannot have a spec.zoneRef; remove one',
+      });
+    if (!domainName.endsWith('.') && !zoneRef)
+      problems.push({
+        path: 'spec.domainName',
+        code: 'PartialWithoutZoneRef',
+        message: `Record: ${JSON.stringify(domainName)} is relative; end it with "." or set spec.zoneRef`,
+      });
+    return problems;
+  },
+  translate(object, context) {
+    const zones = zonesOf(context);
+    const adopted = adoptionOf(object, zones);
+    if (!adopted.ok) return [];
+    const type = object.spec.type.toUpperCase();
+    return [
+      {
+        kind: 'DNSRecordSet',
+        key: `${type}:${adopted.fqdn}`,
+        spec: {
+          // No zoneRef: the native catalog adopts it into the deepest zone containing the name, the
+          // adopting Zone's DNSZone (a native zoneRef cannot name a translated zone).
+          name: adopted.fqdn,
+          type,
+          ttl: recordTtl(object, adopted.zone),
+          records: [object.spec.rdata],
+        },
+      },
+    ] as ReturnType<FrontDoor['translate']>;
+  },
+  labels({ object, context }) {
+    const adopted = adoptionOf(object, zonesOf(context));
+    return { [PARENT_ZONE_LABEL]: adopted.ok ? parentLabel(adopted.zone) : undefined };
+  },
+  project({ object, outputs, problems, now, context }): RecordStatus {
+    const zones = zonesOf(context);
+    const fqdn = recordFqdn(object, zones);
+    const output = outputs[0];
+    let refusal: { reason: string; message: string } | undefined;
+    if (!output) {
+      const a = adoptionOf(object, zones);
+      if (!a.ok) refusal = a;
+    }
+    const condition = ready(object.metadata.generation, problems, output, refusal, now);
+    return {
+      ...(fqdn ? { fqdn } : {}),
+      conditions: keepTransitionTimes(object.status?.conditions as Condition[] | undefined, [condition]),
+    };
+  },
+};
+
+export const KUBIZONE_FRONT_DOORS: readonly FrontDoor[] = [
+  zoneFrontDoor as unknown as FrontDoor,
+  recordFrontDoor as unknown as FrontDoor,
+];

@@ -1,0 +1,129 @@
+/**
+ * The seam's `reads`, `nativeStatus` and `labels`, through the translating store with the kubizone
+ * door: translations that depend on other objects of the group and on the default class, read-only
+ * replicas learning a translated zone's serial, and a label kept on the objects.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { stamp, zoneClass } from '../../test/support/resources.ts';
+import { type ForeignObject, FrontDoors } from '../api/frontdoors/index.ts';
+import { KUBIZONE_FRONT_DOORS, PARENT_ZONE_LABEL } from '../api/frontdoors/kubizone/index.ts';
+import type { Condition, DNSZone } from '../api/index.ts';
+import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
+import { ZoneTable } from '../server/zone-table.ts';
+import { Controller } from './controller.ts';
+import { FrontDoorStore } from './front-door-store.ts';
+import { MemoryStore } from './memory-store.ts';
+import { MemorySerialStore } from './serial-store.ts';
+
+const ZONE = 'Zone.kubi.zone';
+const RECORD = 'Record.kubi.zone';
+const now = () => new Date('2026-11-21T12:00:00Z');
+const doors = new FrontDoors(KUBIZONE_FRONT_DOORS);
+
+function kzZone(namespace: string, name: string, domainName: string, delegations: unknown[]): ForeignObject {
+  return {
+    apiVersion: 'kubi.zone/v1alpha1',
+    kind: 'Zone',
+    metadata: { name, namespace },
+    spec: { domainName, delegations },
+  };
+}
+
+function kzRecord(namespace: string, name: string, domainName: string, rdata: string): ForeignObject {
+  return {
+    apiVersion: 'kubi.zone/v1alpha1',
+    kind: 'Record',
+    metadata: { name, namespace },
+    spec: { domainName, type: 'A', rdata },
+  };
+}
+
+function setup(withClass = true) {
+  const store = new MemoryStore(now);
+  const table = new ZoneTable();
+  const translated = new FrontDoorStore({ base: store, doors, now });
+  const controller = new Controller({
+    store: translated,
+    backend: new BuiltinBackend(table),
+    serials: new MemorySerialStore(),
+    now,
+  });
+  if (withClass) store.apply(zoneClass());
+  return { store, table, translated, controller };
+}
+
+function served(table: ZoneTable, origin: string, owner: string): string[] | undefined {
+  const node = table.get(origin)?.nodes.get(owner);
+  const rrset = node ? [...node.rrsets.values()][0] : undefined;
+  return rrset?.rdata.map((r) => (r as { address: string }).address).sort();
+}
+
+function ready(store: MemoryStore, door: string, key: string): Condition | undefined {
+  const status = store.getForeign(door, key)?.status as { conditions?: Condition[] } | undefined;
+  return status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+describe('front doors whose translation reads other objects (kubizone)', () => {
+  test('a Record waits for its Zone, and goes when the delegation is withdrawn', async () => {
+    const { store, table, controller } = setup();
+    controller.start();
+    store.applyForeign(RECORD, kzRecord('web', 'www', 'www.example.org.', '192.0.2.1'), stamp(1));
+    await controller.idle();
+    assert.equal(ready(store, RECORD, 'web/www')?.reason, 'NoZone');
+    store.applyForeign(
+      ZONE,
+      kzZone('dns', 'example-org', 'example.org.', [{ records: [{ pattern: '*' }] }]),
+      stamp(2),
+    );
+    await controller.idle();
+    assert.deepEqual(served(table, 'example.org.', 'www.example.org.'), ['192.0.2.1']);
+    assert.equal(ready(store, RECORD, 'web/www')?.status, 'True');
+    assert.equal(
+      store.getForeign(RECORD, 'web/www')?.metadata.labels?.[PARENT_ZONE_LABEL],
+      'example-org.dns',
+    );
+    // The zone owner narrows the delegation to its own namespace: the web Record is withdrawn.
+    store.applyForeign(
+      ZONE,
+      kzZone('dns', 'example-org', 'example.org.', [{ namespaces: ['dns'], records: [{ pattern: '*' }] }]),
+      stamp(2),
+      2,
+    );
+    await controller.idle();
+    assert.equal(served(table, 'example.org.', 'www.example.org.'), undefined);
+    assert.equal(ready(store, RECORD, 'web/www')?.reason, 'NotDelegated');
+    assert.equal(store.getForeign(RECORD, 'web/www')?.metadata.labels?.[PARENT_ZONE_LABEL], undefined);
+  });
+
+  test('without a default class a Zone says so; a class created later serves it', async () => {
+    const { store, table, controller } = setup(false);
+    controller.start();
+    store.applyForeign(ZONE, kzZone('dns', 'example-org', 'example.org.', []), stamp(1));
+    await controller.idle();
+    assert.equal(ready(store, ZONE, 'dns/example-org')?.reason, 'NoDefaultClass');
+    store.apply(zoneClass());
+    await controller.idle();
+    assert.ok(table.get('example.org.'));
+    assert.equal(ready(store, ZONE, 'dns/example-org')?.status, 'True');
+  });
+
+  test('a read-only replica learns the serial and hash of a translated zone from the Zone status', async () => {
+    const { store, controller } = setup();
+    controller.start();
+    store.applyForeign(
+      ZONE,
+      kzZone('dns', 'example-org', 'example.org.', [{ records: [{ pattern: '*' }] }]),
+      stamp(1),
+    );
+    await controller.idle();
+    const replica = new FrontDoorStore({ base: store, doors, now, readOnly: true });
+    const zones = replica.list('DNSZone') as DNSZone[];
+    const status = store.getForeign(ZONE, 'dns/example-org')?.status as { serial?: number; hash?: string };
+    assert.ok(status.serial !== undefined && status.hash);
+    assert.equal(zones.length, 1);
+    assert.equal(zones[0]!.status?.serial, status.serial);
+    assert.equal(zones[0]!.status?.hash, status.hash);
+    replica.close();
+  });
+});
