@@ -9,7 +9,7 @@ import { createBackendFactory } from '../backends/registry.ts';
 import { FrontDoorStore } from '../control/front-door-store.ts';
 import { MemoryStore } from '../control/memory-store.ts';
 import { fileAndEnvSecrets } from '../control/secrets.ts';
-import { KubeApi, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
+import { KubeApi, KubeApiError, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
 import { kubernetesSecrets } from '../sources/kubernetes/secrets.ts';
 import { readConfirmations } from '../sources/manifests/confirmations.ts';
 import { formatProblem, type ManifestProblem } from '../sources/manifests/manifest-source.ts';
@@ -153,12 +153,24 @@ async function planFolder(options: PlanOptions, now: Date): Promise<PlanResult> 
 async function planCluster(options: PlanOptions, now: Date): Promise<PlanResult> {
   if (options.stateDir !== undefined)
     throw new Error('--state-dir is for folder mode; leave it out with --kubeconfig');
-  // Doors whose objects become zones and record sets are not read from a cluster yet; external doors
-  // (the homelab DNS operator's kinds, pushed to their own providers) change no zone, so they are
-  // left out of the plan.
-  if (options.frontDoors?.all.some((door) => !door.external))
-    throw new Error('--front-door is not read from a cluster by plan yet; leave it out with --kubeconfig');
   const api = new KubeApi(loadKubeConfig(options.kubeconfig, options.context));
+  // Objects of front doors whose kinds become zones and record sets are not planned from a cluster
+  // yet: plan says so when the cluster holds any (a kind whose CRD is not installed holds none).
+  // External doors (the homelab DNS operator's kinds, pushed to their own providers) change no zone.
+  for (const door of options.frontDoors?.all ?? []) {
+    if (door.external) continue;
+    let count = 0;
+    try {
+      const coordinates = { group: door.group, version: door.version, plural: door.plural, kind: door.kind };
+      count = (await api.listerWatcher(coordinates).list()).items.length;
+    } catch (e) {
+      if (!(e instanceof KubeApiError && e.status === 404)) throw e;
+    }
+    if (count > 0)
+      throw new Error(
+        `the cluster holds ${count} ${door.kind} (${door.group}) objects, which plan does not read from a cluster yet; plan the folder without --kubeconfig`,
+      );
+  }
   const cluster: Resource[] = [];
   for (const kind of KINDS) {
     const { items } = await api.listerWatcher(kind).list();
