@@ -12,6 +12,7 @@ import type { DNSRecordSet } from '../api/index.ts';
 import { API_VERSION } from '../api/meta.ts';
 import { validateResource } from '../api/resource.ts';
 import { asciiLower, type Name, nameKey, parseName } from '../dns/name.ts';
+import { parseRdata, printRdata } from '../dns/rdata.ts';
 import { isRecordTypeName, type RecordTypeName } from '../dns/rrtype.ts';
 import { getOrInsert } from '../util/get-or-insert.ts';
 import { parseRecordSetRecords } from '../zones/record-parse.ts';
@@ -24,6 +25,7 @@ import {
   type NamespaceQuota,
   type RecordChange,
   type RequestLimits,
+  type RRsetContent,
   WRITTEN_BY_LABEL,
   WriteError,
   type WriteRequest,
@@ -282,6 +284,19 @@ export class WriteCoordinator implements RecordWriter {
       if (typeof c !== 'object' || c === null) throw bad('expected a change with op, name and type');
       if (c.op !== 'upsert' && c.op !== 'delete') throw bad('op must be "upsert" or "delete"');
       if (c.exclusive !== undefined && typeof c.exclusive !== 'boolean') throw bad('exclusive is a boolean');
+      if (c.expect !== undefined && c.expect !== 'absent') {
+        const e = c.expect as unknown;
+        if (
+          typeof e !== 'object' ||
+          e === null ||
+          typeof (e as RRsetContent).ttl !== 'number' ||
+          !Array.isArray((e as RRsetContent).records) ||
+          (e as RRsetContent).records.some((r) => typeof r !== 'string')
+        )
+          throw bad('expect is "absent" or an RRset content {ttl, records}');
+        records += (e as RRsetContent).records.length;
+        for (const r of (e as RRsetContent).records) bytes += Buffer.byteLength(r);
+      }
       if (typeof c.name !== 'string' || c.name.length > 1024)
         throw bad('name must be an absolute domain name');
       if (typeof c.type !== 'string' || !isRecordTypeName(c.type))
@@ -395,6 +410,14 @@ export class WriteCoordinator implements RecordWriter {
         const other = this.options.gate.otherOwner?.(namespace, fqdn, change.type, key);
         if (other) throw fail('NOT_OWNER', `${other} defines this RRset; change it where it is defined`);
       }
+      // Compare-and-set, inside the queue: what this writer holds is what the leader applied last.
+      if (change.expect !== undefined && !sameContent(change.expect, mine?.resource.spec, fqdn, change.type))
+        throw new WriteError(
+          'PRECONDITION_FAILED',
+          `changes[${index}] ${change.name} ${change.type}: the RRset changed since the request was made ` +
+            `(expected ${describeContent(change.expect)}, holds ${mine ? describeContent(mine.resource.spec) : 'none'}); nothing was applied: read it again and decide anew`,
+          { change: index },
+        );
       if (change.op === 'delete') {
         if (mine) {
           remove.push(key);
@@ -489,6 +512,35 @@ export class WriteCoordinator implements RecordWriter {
     }
     return out;
   }
+}
+
+/** Whether the held RRset (`spec`, undefined when none) has the content `expect`; records compared as sets of RDATA. */
+function sameContent(
+  expect: RRsetContent | 'absent',
+  spec: { ttl?: number; records: string[] } | undefined,
+  fqdn: Name,
+  type: RecordTypeName,
+): boolean {
+  if (expect === 'absent' || spec === undefined) return expect === 'absent' && spec === undefined;
+  // A record set written without a TTL takes its zone's default, which the writer does not know.
+  if (spec.ttl !== undefined && spec.ttl !== expect.ttl) return false;
+  const held = new Set(spec.records.map((r) => canonicalRecord(type, r, fqdn)));
+  const wanted = new Set(expect.records.map((r) => canonicalRecord(type, r, fqdn)));
+  return held.size === wanted.size && [...wanted].every((r) => held.has(r));
+}
+
+/** A record's presentation form as parsed and printed again (case folded), or as given when it does not parse. */
+function canonicalRecord(type: RecordTypeName, text: string, origin: Name): string {
+  try {
+    return printRdata(parseRdata(type, text, origin)).toLowerCase();
+  } catch {
+    return text;
+  }
+}
+
+function describeContent(c: RRsetContent | 'absent' | { ttl?: number; records: string[] }): string {
+  if (c === 'absent') return 'none';
+  return `TTL ${c.ttl ?? 'default'} ${JSON.stringify(c.records)}`;
 }
 
 interface NormalizedChange {

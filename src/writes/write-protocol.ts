@@ -54,6 +54,7 @@ const WRITE_ERROR_CODES: readonly WriteErrorCode[] = [
   'QUOTA_EXCEEDED',
   'RATE_LIMITED',
   'REPLAYED',
+  'PRECONDITION_FAILED',
   'UNAVAILABLE',
 ];
 
@@ -77,6 +78,7 @@ export function forwardStatus(code: WriteErrorCode | HopErrorCode): number {
     case 'QUOTA_EXCEEDED':
       return 403;
     case 'REPLAYED':
+    case 'PRECONDITION_FAILED':
       return 409;
     case 'REQUEST_TOO_LARGE':
       return 413;

@@ -25,7 +25,20 @@ export type RecordChange = (
    * not own).
    */
   exclusive?: boolean;
+  /**
+   * Compare-and-set: the content of this name and type's API-written RRset the caller based the change
+   * on — its TTL and records, or `'absent'` when there was none. The writer refuses the whole request
+   * (`PRECONDITION_FAILED`) when what it holds for the RRset differs, instead of overwriting a change it
+   * applied meanwhile (RFC 2136 UPDATE evaluated on a replica whose served view may lag the leader).
+   */
+  expect?: RRsetContent | 'absent';
 };
+
+/** The content of one RRset as compared by `RecordChange.expect`. */
+export interface RRsetContent {
+  ttl: number;
+  records: string[];
+}
 
 export interface WriteRequest {
   /**
@@ -66,6 +79,11 @@ export type WriteErrorCode =
   | 'RATE_LIMITED'
   /** The request id was used before with other changes. */
   | 'REPLAYED'
+  /**
+   * A change's `expect` differs from the RRset the writer holds: it changed since the caller read it.
+   * Nothing was applied; read again and decide anew.
+   */
+  | 'PRECONDITION_FAILED'
   /** The store could not make the request durable; it may still complete: retry with the same id. */
   | 'UNAVAILABLE';
 

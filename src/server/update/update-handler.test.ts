@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
-import { zone, zoneClass } from '../../../test/support/resources.ts';
+import { recordSet, zone, zoneClass } from '../../../test/support/resources.ts';
+import type { DNSRecordSet } from '../../api/index.ts';
 import { decodeMessage, encodeMessage, type Message, Opcode } from '../../dns/message.ts';
 import { parseRdata } from '../../dns/rdata.ts';
 import { RRClass, RRType } from '../../dns/rrtype.ts';
 import { parseTsigKey, readTsig, signMessage } from '../../dns/tsig.ts';
 import type { RecordWriter } from '../../writes/record-writer.ts';
+import { WriteError, type WriteRequest } from '../../writes/write-request.ts';
 import { assembleZone } from '../../zones/assemble.ts';
 import { Catalog } from '../../zones/catalog.ts';
 import { zoneAssemblyInput } from '../../zones/zone-inputs.ts';
@@ -20,8 +22,13 @@ const secret = randomBytes(32).toString('base64');
 const key = parseTsigKey({ name: 'dyn-key', algorithm: 'hmac-sha256', secret });
 
 function table(...origins: string[]): ZoneTable {
+  return tableWith(origins, []);
+}
+
+function tableWith(origins: string[], records: DNSRecordSet[]): ZoneTable {
   const c = new Catalog();
   c.setClass(zoneClass('builtin', ['ns1.example.com.']));
+  for (const r of records) c.setRecord(r);
   const t = new ZoneTable();
   for (const origin of origins) {
     const name = origin.replaceAll('.', '-');
@@ -226,4 +233,44 @@ test('at most maxPending authenticated UPDATEs wait; the rest are REFUSED at onc
   await until(() => applied.length === 4);
   release();
   assert.equal(rcode(await again), UpdateRcode.NOERROR);
+});
+
+test('each change carries the RRset it was evaluated against; a stale one is evaluated once more, then SERVFAIL', async () => {
+  const requests: WriteRequest[] = [];
+  let refusals = 0;
+  const writer = {
+    apply: async (_credential: string, request: WriteRequest) => {
+      requests.push(structuredClone(request));
+      if (refusals-- > 0) throw new WriteError('PRECONDITION_FAILED', 'the RRset changed');
+      return { namespace: 'dns', replayed: false, changes: [] };
+    },
+  } as unknown as RecordWriter;
+  const held = recordSet('dns', 'held', {
+    name: 'x.dyn.example.com.',
+    type: 'TXT',
+    ttl: 60,
+    records: ['"held"'],
+  });
+  const h = new UpdateHandler(tableWith(['example.com'], [held]), { writer: () => writer, settleMs: 1 });
+  // Evaluated against the served TXT "held": the whole new RRset, expecting "held".
+  assert.equal(rcode(await h.handle(signMessage(update('example.com', 'a', 1), key).bytes, 'r')), 0);
+  assert.deepEqual(requests[0]!.changes[0]!.expect, { ttl: 60, records: ['"held"'] });
+  assert.deepEqual((requests[0]!.changes[0]! as { records: string[] }).records, ['"held"', '"a"']);
+  // Refused once: evaluated again and written, with the same request id.
+  refusals = 1;
+  requests.length = 0;
+  assert.equal(rcode(await h.handle(signMessage(update('example.com', 'b', 2), key).bytes, 'r')), 0);
+  assert.equal(requests.length, 2);
+  assert.equal(requests[0]!.id, requests[1]!.id);
+  // Refused twice (this replica's view never shows the newer content): SERVFAIL, the client retries.
+  refusals = 2;
+  requests.length = 0;
+  const third = await h.handle(signMessage(update('example.com', 'c', 3), key).bytes, 'r');
+  assert.equal(rcode(third), UpdateRcode.SERVFAIL);
+  assert.equal(requests.length, 2);
+  // A new RRset is expected absent.
+  const empty = new UpdateHandler(table('example.com'), { writer: () => writer, settleMs: 1 });
+  requests.length = 0;
+  assert.equal(rcode(await empty.handle(signMessage(update('example.com', 'd', 4), key).bytes, 'r')), 0);
+  assert.equal(requests[0]!.changes[0]!.expect, 'absent');
 });

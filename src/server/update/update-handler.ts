@@ -236,37 +236,69 @@ export class UpdateHandler implements UpdateResponder {
     return { originKey: zone.originKey, origin: zone.origin, message, keyName: key.name, digest, answer };
   }
 
-  /** In the zone's queue: prerequisites and updates against what is served now, then the write. */
+  /**
+   * In the zone's queue: prerequisites and updates against what is served now, then the write. Each
+   * change carries the RRset it was evaluated against (`expect`); in a cluster the leader may hold
+   * newer content than this replica serves (another replica's UPDATE), and refuses the request
+   * (PRECONDITION_FAILED). The message is then evaluated once more, after this replica's view has
+   * caught up (bounded wait): its prerequisites may now fail (their RCODE), or it is written against
+   * the fresher content. A second refusal is answered SERVFAIL, so the client retries.
+   */
   private async write(work: Admitted): Promise<Uint8Array> {
     const { answer, keyName, message, digest } = work;
-    // The zone as served now: earlier UPDATEs to it have been written and are served.
-    const zone = this.table.get(work.origin);
-    const update = zone?.originKey === work.originKey ? zone.transfers?.update : undefined;
-    if (!zone || !update || !updateKeyListed(update.rules, keyName))
-      return answer(UpdateRcode.REFUSED, 'REFUSED', 'the zone or its updatePolicy changed meanwhile');
-    const decision = evaluateUpdate(message, zoneView(this.table, zone), (fqdn, type) =>
-      updateAllowed(update.rules, zone.origin, keyName, fqdn, type),
-    );
-    if (!decision.ok) return answer(decision.rcode, rcodeName(decision.rcode), decision.reason);
-    if (decision.changes.length === 0) return answer(UpdateRcode.NOERROR, 'NOERROR');
-    const writer = this.options.writer();
-    if (!writer) return answer(UpdateRcode.SERVFAIL, 'SERVFAIL', 'no record writer is running');
-    const credential = updateCredentialName(update.namespace, keyName);
-    try {
-      const result = await writer.apply(credential, {
-        id: `tsig-${digest}`,
-        changes: decision.changes.map(toChange),
-      });
-      // Another replica (or this one before a restart) applied this very message already.
-      if (result.replayed)
-        return answer(UpdateRcode.REFUSED, 'replayed', 'a replay of a message applied before');
-    } catch (e) {
-      const code = e instanceof WriteError ? e.code : 'UNAVAILABLE';
-      const rcode = code === 'UNAVAILABLE' ? UpdateRcode.SERVFAIL : UpdateRcode.REFUSED;
-      return answer(rcode, rcodeName(rcode), `${code}: ${(e as Error).message}`);
+    for (let attempt = 1; ; attempt++) {
+      // The zone as served now: earlier UPDATEs to it have been written and are served.
+      const zone = this.table.get(work.origin);
+      const update = zone?.originKey === work.originKey ? zone.transfers?.update : undefined;
+      if (!zone || !update || !updateKeyListed(update.rules, keyName))
+        return answer(UpdateRcode.REFUSED, 'REFUSED', 'the zone or its updatePolicy changed meanwhile');
+      const view = zoneView(this.table, zone);
+      const decision = evaluateUpdate(message, view, (fqdn, type) =>
+        updateAllowed(update.rules, zone.origin, keyName, fqdn, type),
+      );
+      if (!decision.ok) return answer(decision.rcode, rcodeName(decision.rcode), decision.reason);
+      if (decision.changes.length === 0) return answer(UpdateRcode.NOERROR, 'NOERROR');
+      const writer = this.options.writer();
+      if (!writer) return answer(UpdateRcode.SERVFAIL, 'SERVFAIL', 'no record writer is running');
+      const credential = updateCredentialName(update.namespace, keyName);
+      const changes = decision.changes.map((c) => toChange(c, view));
+      try {
+        const result = await writer.apply(credential, { id: `tsig-${digest}`, changes });
+        // Another replica (or this one before a restart) applied this very message already.
+        if (result.replayed)
+          return answer(UpdateRcode.REFUSED, 'replayed', 'a replay of a message applied before');
+      } catch (e) {
+        const code = e instanceof WriteError ? e.code : 'UNAVAILABLE';
+        if (code === 'PRECONDITION_FAILED' && attempt === 1) {
+          this.options.log?.('info', 'an UPDATE met newer content at the writer; evaluating it again', {
+            zone: zone.origin,
+          });
+          await this.caughtUp(zone.origin, changes);
+          continue;
+        }
+        const rcode =
+          code === 'UNAVAILABLE' || code === 'PRECONDITION_FAILED'
+            ? UpdateRcode.SERVFAIL
+            : UpdateRcode.REFUSED;
+        return answer(rcode, rcodeName(rcode), `${code}: ${(e as Error).message}`);
+      }
+      await this.settled(zone.origin, decision.changes);
+      return answer(UpdateRcode.NOERROR, 'NOERROR');
     }
-    await this.settled(zone.origin, decision.changes);
-    return answer(UpdateRcode.NOERROR, 'NOERROR');
+  }
+
+  /**
+   * Waits (bounded, as `settled`) until the served zone no longer shows what some change expected:
+   * the newer content the writer holds has reached this replica.
+   */
+  private async caughtUp(origin: Name, changes: readonly RecordChange[]): Promise<void> {
+    const deadline = Date.now() + (this.options.settleMs ?? 10_000);
+    for (;;) {
+      const zone = this.table.get(origin);
+      if (!zone || changes.some((c) => !showsExpected(zone, c))) return;
+      if (Date.now() >= deadline) return;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
   }
 
   private forgetOld(now: number): void {
@@ -306,9 +338,32 @@ function shows(zone: ZoneSnapshot, change: RRsetChange): boolean {
   );
 }
 
-function toChange(change: RRsetChange): RecordChange {
+/** Whether the served zone still holds the RRset content a change expected. */
+function showsExpected(zone: ZoneSnapshot, change: RecordChange): boolean {
+  const view = { rrset: (ownerKey: string, type: number) => zone.nodes.get(ownerKey)?.rrsets.get(type) };
+  const now = servedContent(view, change.name, change.type);
+  return JSON.stringify(now) === JSON.stringify(change.expect);
+}
+
+/** The served content of an RRset, as a change's `expect`. */
+function servedContent(
+  view: Pick<UpdateZoneView, 'rrset'>,
+  owner: Name,
+  type: string,
+): RecordChange['expect'] {
+  const served = view.rrset(nameKey(owner), RRType[type as keyof typeof RRType]);
+  if (!served) return 'absent';
+  return { ttl: served.ttl, records: served.rdata.map((r) => printRdata(r)) };
+}
+
+/**
+ * The write of one changed RRset: its whole new content, exclusive (RFC 2136 UPDATE never shadows what
+ * it does not own), and compared with the content it was evaluated against (`expect`, from `view`).
+ */
+function toChange(change: RRsetChange, view: Pick<UpdateZoneView, 'rrset'>): RecordChange {
+  const expect = servedContent(view, change.owner, change.type);
   if (change.rdata.length === 0)
-    return { op: 'delete', name: change.owner, type: change.type, exclusive: true };
+    return { op: 'delete', name: change.owner, type: change.type, exclusive: true, expect };
   return {
     op: 'upsert',
     name: change.owner,
@@ -316,6 +371,7 @@ function toChange(change: RRsetChange): RecordChange {
     ttl: change.ttl,
     records: change.rdata.map((r: Rdata) => printRdata(r)),
     exclusive: true,
+    expect,
   };
 }
 

@@ -335,6 +335,7 @@ export function fromWriteError(e: unknown): HomelabError {
     case 'UNKNOWN_CREDENTIAL':
       return new HomelabError(403, e.code, e.message);
     case 'REPLAYED':
+    case 'PRECONDITION_FAILED':
       return new HomelabError(409, e.code, e.message);
     case 'REQUEST_TOO_LARGE':
       return new HomelabError(413, e.code, e.message);

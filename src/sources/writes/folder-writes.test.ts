@@ -284,6 +284,63 @@ describe('record writer, folder mode', () => {
     ]);
   });
 
+  test('expect (compare-and-set): a stale expected RRset refuses the whole request, a matching one applies', async () => {
+    const name = '_acme-challenge.a.example.com.';
+    const txt = (records: string[], expect: RecordChange['expect']): RecordChange => ({
+      op: 'upsert',
+      name,
+      type: 'TXT',
+      ttl: 60,
+      records,
+      expect,
+    });
+    // Two writers both read "absent": the first creates the RRset, the second must not overwrite it.
+    await writer.apply('key-a', {
+      changes: [txt(['"token-1"'], 'absent')],
+    });
+    const stale = await refused(
+      writer.apply('key-a', {
+        changes: [up('other.a.example.com.', ['192.0.2.9']), txt(['"token-2"'], 'absent')],
+      }),
+      'PRECONDITION_FAILED',
+    );
+    assert.equal(stale.change, 1);
+    assert.match(stale.message, /changed since the request was made/);
+    // All or none: the other change of the refused request was not applied either.
+    assert.deepEqual(written(), [`team-a/${name} TXT "token-1"`]);
+    // Stale content (another TTL, other records) and a delete based on stale content are refused too.
+    await refused(
+      writer.apply('key-a', {
+        changes: [txt(['"token-2"'], { ttl: 30, records: ['"token-1"'] })],
+      }),
+      'PRECONDITION_FAILED',
+    );
+    await refused(
+      writer.apply('key-a', {
+        changes: [{ op: 'delete', name, type: 'TXT', expect: { ttl: 60, records: ['"other"'] } }],
+      }),
+      'PRECONDITION_FAILED',
+    );
+    // Based on what the writer holds (records compared as RDATA, not as text): applied.
+    await writer.apply('key-a', {
+      changes: [txt(['"token-1"', '"token-2"'], { ttl: 60, records: ['token-1'] })],
+    });
+    assert.deepEqual(written(), [`team-a/${name} TXT "token-1","token-2"`]);
+    await writer.apply('key-a', {
+      changes: [
+        { op: 'delete', name, type: 'TXT', expect: { ttl: 60, records: ['"token-2"', '"token-1"'] } },
+      ],
+    });
+    assert.deepEqual(written(), []);
+    // A malformed expect is an invalid change.
+    await refused(
+      writer.apply('key-a', {
+        changes: [{ ...up(name, ['"x"'], 'TXT'), expect: { ttl: '60' } as unknown as 'absent' }],
+      }),
+      'INVALID_CHANGE',
+    );
+  });
+
   test('QUOTA_EXCEEDED: a namespace holds at most its quota of record sets, over all its credentials', async () => {
     await writer.apply('key-a', {
       changes: [up('q1.a.example.com.', ['192.0.2.1']), up('q2.a.example.com.', ['192.0.2.1'])],
