@@ -6,7 +6,7 @@ import type { ServerMetrics } from './server-metrics.ts';
 import { tcpFrame } from './tcp-frame.ts';
 import { TransferHandler } from './transfer/transfer-handler.ts';
 import { UdpEndpoint, type UdpPath } from './udp-endpoint.ts';
-import { isUpdate, refuseUpdate, type UpdateResponder } from './update/update-handler.ts';
+import { isUpdate, type UpdateResponder } from './update/update-handler.ts';
 
 export interface DnsServerOptions {
   /** `host:port`, e.g. `127.0.0.1:5353` or `[::1]:53`. */
@@ -223,8 +223,9 @@ export class DnsServer {
       clientEnded = true;
       if (pending === 0) socket.end();
     });
-    socket.on('data', (chunk: Buffer) => {
-      buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
+    /** Reading is paused while the connection has its maximum of UPDATEs unanswered. */
+    let waitingForUpdates = false;
+    const readFrames = () => {
       while (buffer.length >= 2 && !socket.destroyed) {
         const length = buffer.readUInt16BE(0);
         if (length === 0) {
@@ -235,23 +236,32 @@ export class DnsServer {
         }
         if (buffer.length < 2 + length) break;
         const message = buffer.subarray(2, 2 + length);
+        const updates = this.options.updates;
+        const update = updates !== undefined && isUpdate(message);
+        if (update && pendingUpdates >= MAX_UPDATES_PER_CONNECTION) {
+          // A connection may not pile UPDATEs up: it is read no further (TCP backpressure: the
+          // client's sends stall) until one of its UPDATEs is answered. Memory stays bounded and
+          // every message is still answered, in order of arrival.
+          if (!waitingForUpdates) this.options.metrics?.drop('tcp_update_limit');
+          waitingForUpdates = true;
+          socket.pause();
+          return;
+        }
         buffer = buffer.subarray(2 + length);
         restartIdle();
         try {
-          const updates = this.options.updates;
-          if (updates !== undefined && isUpdate(message)) {
-            // A connection may not pile UPDATEs up: past the cap they are REFUSED unread.
-            if (pendingUpdates >= MAX_UPDATES_PER_CONNECTION) {
-              this.options.metrics?.drop('tcp_update_limit');
-              send(refuseUpdate(message));
-              continue;
-            }
+          if (update) {
             pending++;
             pendingUpdates++;
-            updates.handle(message, socket.remoteAddress).then(
+            updates!.handle(message, socket.remoteAddress).then(
               (bytes) => {
                 pendingUpdates--;
                 settle(bytes);
+                if (waitingForUpdates && !socket.destroyed) {
+                  waitingForUpdates = false;
+                  socket.resume();
+                  readFrames();
+                }
               },
               () => socket.destroy(),
             );
@@ -285,6 +295,10 @@ export class DnsServer {
           return;
         }
       }
+    };
+    socket.on('data', (chunk: Buffer) => {
+      buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
+      if (!waitingForUpdates) readFrames();
     });
     socket.on('close', () => clearTimeout(timer));
   }

@@ -71,7 +71,7 @@ export class ServerMetrics implements RrlCounters {
       .labels('udp');
     this.dropped = registry.counter(
       'zonekeeper_dns_dropped_total',
-      'Packets not answered normally, by reason: dropped without a response, or (tcp_update_limit) refused at once without being processed.',
+      'Packets dropped without a response, by reason; tcp_update_limit counts TCP connections paused (read no further) at their limit of unanswered UPDATEs.',
       ['reason'],
     );
     const rrlDropped = registry.counter(
