@@ -3,7 +3,7 @@
  * test each), truncations, TCP framing attacks, slow and idle clients, many connections, then random and
  * mutated traffic for FUZZ_SECONDS (default 10; `FUZZ_SECONDS=600` for a long run). Throughout, a
  * monitor checks that the process lives, its RSS stays bounded and a probe query keeps getting the right
- * answer over UDP and TCP. The seed is printed; FUZZ_SEED reproduces a run. See docs/testing.md.
+ * answer over UDP and TCP. The random start value is printed; FUZZ_SEED reproduces a run. See docs/testing.md.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -414,7 +414,7 @@ class Monitor {
     }
   }
 
-  /** The monitor's own IDs, so that the fuzz phases' IDs (and packets) depend on the seed alone. */
+  /** The monitor's own IDs, so that the fuzz phases' IDs (and packets) depend on the random start value alone. */
   private id = 0;
 
   private nextId(): number {

@@ -1,6 +1,6 @@
 /**
  * In-process fuzzing of parseQuery and QueryHandler.handle: crafted malformed packets (one test each)
- * and ~20,000 generated ones (FUZZ_PACKETS to change; the seed is fixed unless FUZZ_SEED is set).
+ * and ~20,000 generated ones (FUZZ_PACKETS to change; the random generator's start value is fixed unless FUZZ_SEED is set).
  * Nothing may throw; every reply must decode, carry the request's ID with QR set, and follow the rules
  * in test/support/dns-fuzz.ts.
  */

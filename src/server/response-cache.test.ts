@@ -177,7 +177,7 @@ describe('ResponseCache', () => {
       return (cache as unknown as { hash: number }).hash;
     };
     const seen = new Set(Array.from({ length: 4 }, () => hashOf(new ResponseCache(1))));
-    assert.ok(seen.size > 1, 'four caches, one hash: the seed is not random');
+    assert.ok(seen.size > 1, 'four caches, one hash: the hash key is not random');
   });
 });
 

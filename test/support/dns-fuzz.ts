@@ -48,7 +48,7 @@ export class Prng {
   }
 }
 
-/** The seed from FUZZ_SEED (decimal or 0x hex), else `fallback`, else a random one. */
+/** The random start value from FUZZ_SEED (decimal or 0x hex), else `fallback`, else a random one. */
 export function fuzzSeed(fallback?: number): number {
   const text = process.env.FUZZ_SEED;
   if (text !== undefined && text !== '') {
