@@ -115,6 +115,19 @@ describe('ownership: Zonekeeper and an ExternalDNS instance with another owner I
     const v2 = v1.map((r) =>
       r.type === 'A' && r.owner.startsWith('www') ? rrset(origin, 'www', 'A', ['192.0.2.2']) : r,
     );
+    // plan --live first: the change to its own www, ExternalDNS's app as not owned, nothing else.
+    const live = await backend.liveDiff!(zoneOf(origin, 2, v2));
+    assert.deepEqual(
+      live.change.map((c) => `${c.owner} ${c.type} ${c.before.records} -> ${c.after.records}`),
+      ['www.zk.example.org. A 192.0.2.1 -> 192.0.2.2'],
+    );
+    assert.deepEqual(live.add, []);
+    assert.deepEqual(live.delete, []);
+    assert.deepEqual(
+      live.notOwned.map((r) => `${r.owner} ${r.type}`),
+      ['app.zk.example.org. A'],
+    );
+    assert.deepEqual(problemsOf(live.problems), ['app.zk.example.org. A Conflict']);
     const two = await applied(backend, zoneOf(origin, 2, v2));
     assert.deepEqual(problemsOf(two.problems), ['app.zk.example.org. A Conflict']);
     assert.ok(two.read.programmed, two.read.message);

@@ -124,7 +124,7 @@ describe('backend registry and factory', () => {
         assert.equal(e.reason, 'BackendRejected');
         assert.match(
           e.message,
-          /DNSZoneClass future: spec\.backend sets .*; set exactly one of builtin, powerdns, homelabWebhook, rfc2136/,
+          /DNSZoneClass future: spec\.backend sets .*; set exactly one of builtin, powerdns, homelabWebhook, rfc2136, externalDNSWebhook/,
         );
         return true;
       };
