@@ -106,6 +106,15 @@ test("ownership record names as ExternalDNS's AffixNameMapper makes them", () =>
     registryName('www.example.com', 'TXT', { ...plain, suffix: '-own' }),
     'txt-www-own.example.com',
   );
+  // ExternalDNS's advice for apex records: a templated prefix ending in "." (its docs/registry/txt.md).
+  assert.equal(
+    registryName('ex.com', 'CNAME', { ...plain, prefix: '%{record_type}-abc-.' }),
+    'cname-abc-.ex.com',
+  );
+  assert.equal(
+    registryName('www.ex.com', 'CNAME', { ...plain, suffix: '-.%{record_type}' }),
+    'www-.cname.ex.com',
+  );
 });
 
 test('ownership record values: the form ExternalDNS writes, read back with or without quotes', () => {

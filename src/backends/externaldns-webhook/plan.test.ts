@@ -188,3 +188,44 @@ test('ignore rules: a matching record of its own is released (ownership record d
   assert.deepEqual(names(p.changes.delete), ['a-legacy.example.com TXT']);
   assert.equal(p.diff.ignored.length, 1);
 });
+
+test('a plain TXT record at the name an ownership record needs is a Conflict, never overwritten', () => {
+  // A record set of the parent zone (or one made by hand) took a-www.example.com as a plain TXT.
+  const squatter: Endpoint = { dnsName: 'a-www.example.com', recordType: 'TXT', targets: ['"hello"'] };
+  const p = plan([rr('www', 'A', ['192.0.2.1'])], [squatter]);
+  assert.deepEqual(p.changes, { create: [], updateOld: [], updateNew: [], delete: [] });
+  assert.deepEqual(problemsOf(p), ['www.example.com. A Conflict']);
+  assert.match(
+    p.problems[0]!.message,
+    /a-www\.example\.com, holds a TXT record that is not an ownership record/,
+  );
+});
+
+test('apex ownership records outside a filter naming only the zone are reported; a prefix ending in "." keeps them inside', () => {
+  const apex = rr('@', 'A', ['192.0.2.1']);
+  const narrow = domainFilter({ include: ['example.com'] });
+  const outside = planZone({
+    origin,
+    provider: 'provider',
+    ownership,
+    filter: narrow,
+    desired: [{ rrset: apex, endpoint: toEndpoint(apex) as Endpoint }],
+    listing: [],
+  });
+  assert.deepEqual(problemsOf(outside), ['example.com. A BackendRejected']);
+  assert.match(outside.problems[0]!.message, /a-example\.com .* set txtPrefix/);
+  const inside = planZone({
+    origin,
+    provider: 'provider',
+    ownership: { ...ownership, prefix: '%{record_type}-zk.' },
+    filter: narrow,
+    desired: [{ rrset: apex, endpoint: toEndpoint(apex) as Endpoint }],
+    listing: [],
+  });
+  assert.deepEqual(inside.problems, []);
+  assert.deepEqual(names(inside.changes.create), ['a-zk.example.com TXT', 'example.com A']);
+});
+
+function problemsOf(p: ReturnType<typeof planZone>) {
+  return p.problems.map((x) => `${x.owner} ${x.type} ${x.reason}`).sort();
+}

@@ -177,7 +177,7 @@ export function planZone(input: PlanInput): ZonePlan {
       problem(
         rrset,
         'BackendRejected',
-        `${input.provider}: the ownership record ${ownerName} of ${want.dnsName} ${want.recordType} is outside the provider's domain filter (${input.filter.text}); widen the filter to the parent domain or set txtPrefix/txtSuffix`,
+        `${input.provider}: the ownership record ${ownerName} of ${want.dnsName} ${want.recordType} is outside the provider's domain filter (${input.filter.text}); set txtPrefix to a value with %{record_type} ending in "." (e.g. "%{record_type}-zk.", which keeps an apex record's ownership record inside the zone), the same in the ExternalDNS instances sharing the provider`,
       );
       continue;
     }
@@ -233,8 +233,20 @@ export function planZone(input: PlanInput): ZonePlan {
         );
         continue;
       }
-      changes.create.push(adjusted);
-      if (owner === undefined) changes.create.push(registryRecord(adjusted));
+      if (owner === undefined) {
+        const txt = registryRecord(adjusted);
+        if (data.has(endpointKey(txt))) {
+          // A plain TXT record holds the name the ownership record needs (a record set of another
+          // zone, or one made by hand): writing would fail the whole batch or take that record.
+          problem(
+            rrset,
+            'Conflict',
+            `${input.provider}: the name of the ownership record of ${adjusted.dnsName} ${adjusted.recordType}, ${txt.dnsName}, holds a TXT record that is not an ownership record; remove it there, or set txtPrefix`,
+          );
+          continue;
+        }
+        changes.create.push(adjusted, txt);
+      } else changes.create.push(adjusted);
       diff.add.push(live(adjusted));
       kept.add(key);
       continue;
