@@ -229,3 +229,16 @@ test('apex ownership records outside a filter naming only the zone are reported;
 function problemsOf(p: ReturnType<typeof planZone>) {
   return p.problems.map((x) => `${x.owner} ${x.type} ${x.reason}`).sort();
 }
+
+test('names a provider lists with a trailing dot or in upper case are the same names', () => {
+  const listing = [
+    { ...a('WWW.example.com.', '192.0.2.1') },
+    mine('a-www.example.com.'),
+    { ...a('old.example.com.', '192.0.2.2') },
+    mine('A-OLD.example.com.'),
+  ];
+  const p = plan([rr('www', 'A', ['192.0.2.1'])], listing);
+  assert.deepEqual(p.problems, []);
+  assert.deepEqual(p.changes.create, []);
+  assert.deepEqual(names(p.changes.delete), ['A-OLD.example.com. TXT', 'old.example.com. A']);
+});

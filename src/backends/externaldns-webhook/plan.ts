@@ -105,9 +105,7 @@ export function planZone(input: PlanInput): ZonePlan {
     byNameType.set(nt, [...(byNameType.get(nt) ?? []), e]);
   }
   const ownerOf = (e: Pick<Endpoint, 'dnsName' | 'recordType' | 'setIdentifier'>) =>
-    registry.get(
-      `${registryName(e.dnsName.toLowerCase(), e.recordType, ownership)} ${e.setIdentifier ?? ''}`,
-    );
+    registry.get(`${registryName(bareName(e.dnsName), e.recordType, ownership)} ${e.setIdentifier ?? ''}`);
   const ours = (r: Registry | undefined) =>
     r !== undefined && r.labels.owner === ownership.ownerId && r.labels.resource === resource;
   const heldBy = (r: Registry | undefined) =>
@@ -300,7 +298,7 @@ export function planZone(input: PlanInput): ZonePlan {
     if (e.recordType === 'TXT' && e.targets?.length && registryLabels(e.targets[0]!)) continue;
     if (changes.delete.includes(e)) continue;
     usedRegistry.add(
-      `${registryName(e.dnsName.toLowerCase(), e.recordType, ownership)} ${e.setIdentifier ?? ''}`,
+      `${registryName(bareName(e.dnsName), e.recordType, ownership)} ${e.setIdentifier ?? ''}`,
     );
   }
   for (const [k, r] of registry) {
@@ -308,6 +306,11 @@ export function planZone(input: PlanInput): ZonePlan {
     deleteRegistry(r);
   }
   return { changes, problems, diff };
+}
+
+/** An endpoint name as a key: lower case, without a trailing dot (some providers list one). */
+function bareName(name: string): string {
+  return name.toLowerCase().replace(/\.$/, '');
 }
 
 /** Whether a plan changes nothing at the provider. */
