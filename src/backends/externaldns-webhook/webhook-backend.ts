@@ -11,7 +11,7 @@
  * the zone again must need no change.
  */
 import type { ExternalDnsWebhookBackendSettings } from '../../api/backends/externaldns-webhook.ts';
-import { type Name, nameKey } from '../../dns/name.ts';
+import { compareCanonical, type Name, nameKey } from '../../dns/name.ts';
 import type { RRset } from '../../zones/rrset.ts';
 import {
   type ApplyResult,
@@ -227,9 +227,16 @@ export class ExternalDnsWebhookBackend implements ManagedBackend {
       const n = `${e.dnsName.toLowerCase().replace(/\.$/, '')}.`;
       return n === nameKey(zone.origin) || n.endsWith(`.${nameKey(zone.origin)}`);
     });
+    // The provider lists in no particular order (ExternalDNS's in-memory provider: map order).
+    const order = <T extends { owner: string; type: string }>(list: T[]) =>
+      [...list].sort((a, b) => compareCanonical(a.owner, b.owner) || a.type.localeCompare(b.type));
     return {
       exists: inZone,
-      ...plan.diff,
+      add: order(plan.diff.add),
+      change: order(plan.diff.change),
+      delete: order(plan.diff.delete),
+      notOwned: order(plan.diff.notOwned),
+      ignored: order(plan.diff.ignored),
       problems: plan.problems,
       notes: [
         `ownership in ExternalDNS's TXT registry, owner ID ${input.ownership.ownerId}; the provider's own SOA and name servers are not listed through the webhook protocol`,
