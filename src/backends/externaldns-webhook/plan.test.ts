@@ -242,3 +242,19 @@ test('names a provider lists with a trailing dot or in upper case are the same n
   assert.deepEqual(p.changes.create, []);
   assert.deepEqual(names(p.changes.delete), ['A-OLD.example.com. TXT', 'old.example.com. A']);
 });
+
+test('no record set of any type at an ownership record name; a CNAME there blocks the ownership record', () => {
+  const cname = rr('a-www', 'CNAME', ['elsewhere.example.net.']);
+  const p = plan([rr('www', 'A', ['192.0.2.1']), cname], []);
+  assert.deepEqual(names(p.changes.create), ['a-www.example.com TXT', 'www.example.com A']);
+  assert.deepEqual(problemsOf(p), ['a-www.example.com. CNAME Conflict']);
+  // Held at the provider already (made by hand): the record needing that ownership record waits.
+  const held: Endpoint = {
+    dnsName: 'a-www.example.com',
+    recordType: 'CNAME',
+    targets: ['elsewhere.example.net'],
+  };
+  const blocked = plan([rr('www', 'A', ['192.0.2.1'])], [held]);
+  assert.deepEqual(blocked.changes.create, []);
+  assert.match(blocked.problems[0]!.message, /a-www\.example\.com, holds a CNAME record/);
+});

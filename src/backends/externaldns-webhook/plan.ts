@@ -190,11 +190,13 @@ export function planZone(input: PlanInput): ZonePlan {
       );
       continue;
     }
-    if (rrset.type === 'TXT' && (registryNames.has(want.dnsName) || registry.has(`${want.dnsName} `))) {
+    if (registryNames.has(want.dnsName) || registry.has(`${want.dnsName} `)) {
+      // A TXT there would take the ownership record; a CNAME there would make the name hold
+      // nothing else (RFC 1034 §3.6.2), so the provider would refuse the ownership record.
       problem(
         rrset,
         'Conflict',
-        `${input.provider}: ${want.dnsName} is the name of an ExternalDNS ownership record; a TXT record set there would take it, so it is not written`,
+        `${input.provider}: ${want.dnsName} is the name of an ExternalDNS ownership record; a ${rrset.type} record set there would take or block it, so it is not written`,
       );
       continue;
     }
@@ -233,13 +235,13 @@ export function planZone(input: PlanInput): ZonePlan {
       }
       if (owner === undefined) {
         const txt = registryRecord(adjusted);
-        if (data.has(endpointKey(txt))) {
+        if (data.has(endpointKey(txt)) || data.has(endpointKey({ ...txt, recordType: 'CNAME' }))) {
           // A plain TXT record holds the name the ownership record needs (a record set of another
           // zone, or one made by hand): writing would fail the whole batch or take that record.
           problem(
             rrset,
             'Conflict',
-            `${input.provider}: the name of the ownership record of ${adjusted.dnsName} ${adjusted.recordType}, ${txt.dnsName}, holds a TXT record that is not an ownership record; remove it there, or set txtPrefix`,
+            `${input.provider}: the name of the ownership record of ${adjusted.dnsName} ${adjusted.recordType}, ${txt.dnsName}, holds a ${data.has(endpointKey(txt)) ? 'TXT record that is not an ownership record' : 'CNAME record'}; remove it there, or set txtPrefix`,
           );
           continue;
         }
