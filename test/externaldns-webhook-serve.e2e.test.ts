@@ -145,6 +145,11 @@ spec:
     assert.equal(app.reason, 'Conflict');
     assert.match(app.message, /owned by ExternalDNS owner "other"/);
 
+    // The class shows the negotiation; the zone is served (its problems are on the record sets).
+    const cls = await until('DNSZoneClass', 'cloud', 'Ready', 'True');
+    assert.match(cls.message, /negotiated protocol version 1; domain filter: every name/);
+    await until('DNSZone', 'shop', 'Programmed', 'True');
+
     const owners = (await provider.records())
       .filter(isRegistryRecord)
       .map((e) => `${e.dnsName} ${e.targets?.[0]}`)
