@@ -218,7 +218,8 @@ type Mode =
   | 'slow-records'
   | 'post-503'
   | 'post-503-once'
-  | 'post-400';
+  | 'post-400'
+  | 'refuse-name';
 
 describe('a hostile or failing provider: bounded, timed out, retried, never reported Programmed', () => {
   let provider: InMemoryWebhook;
@@ -274,6 +275,12 @@ describe('a hostile or failing provider: bounded, timed out, retried, never repo
         }
         if (mode === 'post-400') {
           res.writeHead(400).end('bad batch');
+          return;
+        }
+        // A provider that refuses one record at apply time (not in /adjustendpoints), as ExternalDNS's
+        // in-memory provider answers a batch it cannot apply: 500 for the whole batch.
+        if (mode === 'refuse-name' && body.includes('refused.hostile.example.org')) {
+          res.writeHead(500).end('record refused.hostile.example.org is not allowed');
           return;
         }
       }
@@ -347,14 +354,87 @@ describe('a hostile or failing provider: bounded, timed out, retried, never repo
     mode = 'post-503';
     posts = 0;
     await fails(backend, zone3, 'PROVIDER_ERROR');
-    assert.equal(posts, 3, 'three attempts, then the apply fails (the controller retries later)');
+    assert.equal(
+      posts,
+      4,
+      'three attempts, then an empty batch that fails too (the provider fails as a whole): the apply fails, the controller retries later',
+    );
     mode = 'post-400';
     posts = 0;
     await fails(backend, zone3, 'PROVIDER_REFUSED');
-    assert.equal(posts, 1);
+    assert.equal(posts, 2, 'the batch and the empty batch; not retried');
     mode = 'pass';
     assert.deepEqual(heldZone(origin, await provider.records())?.rrsets.get('www.hostile.example.org. A'), [
       '192.0.2.2',
     ]);
+  });
+});
+
+describe('a provider refusing one record in POST /records (not in /adjustendpoints)', () => {
+  test('the batch is refused, the changes are sent one by one: the record set is reported, the rest programmed', async () => {
+    // Reuses nothing from the suites above: its own provider and proxy.
+    const provider = await startInMemoryWebhook({ zones: ['example.org'] });
+    let posts = 0;
+    const proxy = http.createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const body = Buffer.concat(chunks);
+      if (req.method === 'POST' && req.url === '/records') {
+        posts++;
+        if (body.includes('refused.one.example.org')) {
+          res.writeHead(500).end('record refused.one.example.org is not allowed');
+          return;
+        }
+      }
+      const upstream = await fetch(`${provider.url}${req.url}`, {
+        method: req.method!,
+        headers: { Accept: 'application/external.dns.webhook+json;version=1' },
+        ...(req.method === 'POST' ? { body } : {}),
+      });
+      res
+        .writeHead(upstream.status, Object.fromEntries(upstream.headers))
+        .end(Buffer.from(await upstream.arrayBuffer()));
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const backend = backendFor(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`);
+      const origin = 'one.example.org.';
+      const www = rrset(origin, 'www', 'A', ['192.0.2.1']);
+      const refused = rrset(origin, 'refused', 'A', ['192.0.2.2']);
+      const api = rrset(origin, 'api', 'AAAA', ['2001:db8::2']);
+      const v1 = zoneOf(origin, 1, [www, refused, api]);
+      const one = await applied(backend, v1);
+      assert.deepEqual(problemsOf(one.problems), ['refused.one.example.org. A BackendRejected']);
+      assert.match(
+        one.problems[0]!.message,
+        /refused refused\.one\.example\.org\. A: .*HTTP 500: record refused\.one\.example\.org is not allowed/,
+      );
+      assert.ok(one.read.programmed, one.read.message);
+      assert.deepEqual(
+        heldZone(origin, await provider.records())?.rrsets,
+        new Map([
+          ['www.one.example.org. A', ['192.0.2.1']],
+          ['api.one.example.org. AAAA', ['2001:db8::2']],
+        ]),
+      );
+      // The resync: the same again, still reported, still programmed; nothing else is sent twice.
+      posts = 0;
+      const again = await applied(backend, v1);
+      assert.deepEqual(problemsOf(again.problems), ['refused.one.example.org. A BackendRejected']);
+      assert.ok(again.read.programmed, again.read.message);
+      assert.equal(
+        posts,
+        5,
+        'the batch (only the refused record) three times (a 5xx may pass), the empty batch, the record alone',
+      );
+      // The record set removed: nothing left to report.
+      const fixed = await applied(backend, zoneOf(origin, 2, [www, api]));
+      assert.deepEqual(fixed.problems, []);
+      assert.ok(fixed.read.programmed, fixed.read.message);
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+      await provider.stop();
+    }
   });
 });

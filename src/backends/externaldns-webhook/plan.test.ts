@@ -258,3 +258,32 @@ test('no record set of any type at an ownership record name; a CNAME there block
   assert.deepEqual(blocked.changes.create, []);
   assert.match(blocked.problems[0]!.message, /a-www\.example\.com, holds a CNAME record/);
 });
+
+test('a record set the provider refused at this serial is held: what the provider has there stays, no change planned', () => {
+  const www = rr('www', 'A', ['192.0.2.1']);
+  const listing = [a('www.example.com', '192.0.2.9'), mine('a-www.example.com')];
+  const p = planZone({
+    origin,
+    provider: 'provider',
+    ownership,
+    filter: domainFilter({}),
+    desired: [{ rrset: www, held: 'refused' }],
+    listing,
+  });
+  assert.deepEqual(p.changes, { create: [], updateOld: [], updateNew: [], delete: [] });
+  assert.deepEqual(p.problems, []);
+});
+
+test('units: one per record, with its ownership record; the batch is their sum', () => {
+  const listing = [a('old.example.com', '192.0.2.5'), mine('a-old.example.com')];
+  const p = plan([rr('www', 'A', ['192.0.2.1'])], listing);
+  assert.deepEqual(
+    p.units.map((u) => `${u.what}: ${names([...u.changes.create, ...u.changes.delete]).join(', ')}`),
+    [
+      'create www.example.com A: a-www.example.com TXT, www.example.com A',
+      'delete old.example.com A: a-old.example.com TXT, old.example.com A',
+    ],
+  );
+  assert.equal(p.units[0]!.rrset?.owner, 'www.example.com.');
+  assert.equal(p.units[1]!.rrset, undefined);
+});

@@ -41,6 +41,15 @@ export interface Desired {
   endpoint: Endpoint | undefined;
 }
 
+/**
+ * A desired RRset the provider refused in `POST /records` at the serial applied (reported then):
+ * whatever the provider holds at its name and type is left as it is, neither changed nor deleted.
+ */
+export interface Held {
+  rrset: RRset;
+  held: string;
+}
+
 export interface PlanInput {
   origin: Name;
   /** The provider's name for messages. */
@@ -49,13 +58,25 @@ export interface PlanInput {
   filter: DomainFilter;
   ignore?: readonly IgnoreRule[];
   /** The zone's RRsets other than the SOA, each with its endpoint or why it has none. */
-  desired: readonly (Desired | { rrset: RRset; refused: string })[];
+  desired: readonly (Desired | Held | { rrset: RRset; refused: string })[];
   /** Every endpoint the provider lists. */
   listing: readonly Endpoint[];
 }
 
-export interface ZonePlan {
+/** The changes of one record (with its ownership record), sent alone when a batch is refused. */
+export interface PlanUnit {
+  /** The desired RRset the unit writes; undefined for a deletion or a release. */
+  rrset?: RRset;
+  /** For people: `create www.example.com A`. */
+  what: string;
   changes: Changes;
+}
+
+export interface ZonePlan {
+  /** Every change, in one batch. */
+  changes: Changes;
+  /** The same changes, record by record. */
+  units: PlanUnit[];
   problems: RRsetProblem[];
   /** For `plan --live`. */
   diff: Omit<LiveDiff, 'exists' | 'problems'>;
@@ -74,7 +95,12 @@ interface Registry {
 export function planZone(input: PlanInput): ZonePlan {
   const { origin, ownership } = input;
   const resource = zoneResource(origin);
-  const changes: Changes = { create: [], updateOld: [], updateNew: [], delete: [] };
+  const units: PlanUnit[] = [];
+  const unit = (what: string, rrset?: RRset): Changes => {
+    const c: Changes = { create: [], updateOld: [], updateNew: [], delete: [] };
+    units.push({ ...(rrset ? { rrset } : {}), what, changes: c });
+    return c;
+  };
   const problems: RRsetProblem[] = [];
   const diff: ZonePlan['diff'] = { add: [], change: [], delete: [], notOwned: [], ignored: [] };
   const matches = ignoreMatcher(origin, input.ignore);
@@ -125,11 +151,11 @@ export function planZone(input: PlanInput): ZonePlan {
     problems.push({ owner: rrset.owner, type: rrset.type, origin: rrset.origin, reason, message });
 
   const deletedRegistry = new Set<string>();
-  const deleteRegistry = (r: Registry) => {
+  const deleteRegistry = (r: Registry, into?: Changes) => {
     const k = endpointKey(r.endpoint);
     if (deletedRegistry.has(k)) return;
     deletedRegistry.add(k);
-    changes.delete.push(r.endpoint);
+    (into ?? unit(`delete the ownership record ${r.endpoint.dnsName}`)).delete.push(r.endpoint);
   };
   const labelsOf = (): Record<string, string> => ({ owner: ownership.ownerId, resource });
   const registryRecord = (e: Endpoint): Endpoint => ({
@@ -159,6 +185,12 @@ export function planZone(input: PlanInput): ZonePlan {
     }
     if ('refused' in d) {
       problem(rrset, 'BackendRejected', `${input.provider}: ${d.refused}`);
+      continue;
+    }
+    if ('held' in d) {
+      const e = toEndpoint(rrset);
+      if (!('refused' in e))
+        for (const h of byNameType.get(`${e.dnsName} ${e.recordType}`) ?? []) kept.add(endpointKey(h));
       continue;
     }
     const want = toEndpoint(rrset) as Endpoint; // refusals are in `refused`
@@ -245,8 +277,8 @@ export function planZone(input: PlanInput): ZonePlan {
           );
           continue;
         }
-        changes.create.push(adjusted, txt);
-      } else changes.create.push(adjusted);
+        unit(`create ${adjusted.dnsName} ${adjusted.recordType}`, rrset).create.push(adjusted, txt);
+      } else unit(`create ${adjusted.dnsName} ${adjusted.recordType}`, rrset).create.push(adjusted);
       diff.add.push(live(adjusted));
       kept.add(key);
       continue;
@@ -262,8 +294,9 @@ export function planZone(input: PlanInput): ZonePlan {
     }
     kept.add(key);
     if (!sameEndpoint(adjusted, have)) {
-      changes.updateOld.push(have);
-      changes.updateNew.push(adjusted);
+      const c = unit(`update ${adjusted.dnsName} ${adjusted.recordType}`, rrset);
+      c.updateOld.push(have);
+      c.updateNew.push(adjusted);
       diff.change.push({
         owner: absolute(have.dnsName),
         type: have.recordType,
@@ -289,16 +322,18 @@ export function planZone(input: PlanInput): ZonePlan {
       continue;
     }
     if (kept.has(key)) continue;
-    changes.delete.push(e);
-    deleteRegistry(owner!);
+    const c = unit(`delete ${e.dnsName} ${e.recordType}`);
+    c.delete.push(e);
+    deleteRegistry(owner!, c);
     diff.delete.push(live(e));
   }
   // Ownership records of this zone whose record is gone (lost, or deleted by hand): deleted too,
   // unless a record being created now uses it.
   const usedRegistry = new Set<string>();
-  for (const e of [...data.values(), ...changes.create]) {
+  const deleting = new Set(units.flatMap((u) => u.changes.delete));
+  for (const e of [...data.values(), ...units.flatMap((u) => u.changes.create)]) {
     if (e.recordType === 'TXT' && e.targets?.length && registryLabels(e.targets[0]!)) continue;
-    if (changes.delete.includes(e)) continue;
+    if (deleting.has(e)) continue;
     usedRegistry.add(
       `${registryName(bareName(e.dnsName), e.recordType, ownership)} ${e.setIdentifier ?? ''}`,
     );
@@ -307,7 +342,13 @@ export function planZone(input: PlanInput): ZonePlan {
     if (!ours(r) || usedRegistry.has(k)) continue;
     deleteRegistry(r);
   }
-  return { changes, problems, diff };
+  const changes: Changes = {
+    create: units.flatMap((u) => u.changes.create),
+    updateOld: units.flatMap((u) => u.changes.updateOld),
+    updateNew: units.flatMap((u) => u.changes.updateNew),
+    delete: units.flatMap((u) => u.changes.delete),
+  };
+  return { changes, units, problems, diff };
 }
 
 /** An endpoint name as a key: lower case, without a trailing dot (some providers list one). */

@@ -19,6 +19,7 @@ import {
   BackendError,
   type LiveDiff,
   type ProgrammedZone,
+  type RRsetProblem,
 } from '../backend.ts';
 import type { ManagedBackend } from '../registration.ts';
 import { WebhookClient, WebhookError } from './client.ts';
@@ -157,7 +158,16 @@ export class ExternalDnsWebhookBackend implements ManagedBackend {
         const plan = planZone({ ...input, ...(zone.ignore ? { ignore: zone.ignore } : {}) });
         // Nothing counts as programmed while the batch is on its way.
         this.zones.set(key, { serial: Number.NaN, desired: input.desired });
-        if (!noChanges(plan.changes)) await client.apply(plan.changes);
+        if (!noChanges(plan.changes)) {
+          try {
+            await client.apply(plan.changes);
+          } catch (e) {
+            if (!refusal(e) || (e.retryable && attempt + 1 < ATTEMPTS)) throw e;
+            const isolated = await this.isolate(client, zone, e);
+            this.zones.set(key, { serial: zone.serial, desired: isolated.desired });
+            return isolated.problems.length > 0 ? { problems: isolated.problems } : {};
+          }
+        }
         this.zones.set(key, { serial: zone.serial, desired: input.desired });
         return plan.problems.length > 0 ? { problems: plan.problems } : {};
       } catch (e) {
@@ -173,6 +183,64 @@ export class ExternalDnsWebhookBackend implements ManagedBackend {
       }
     }
     throw last!;
+  }
+
+  /**
+   * After the provider refused a batch for good: when it still takes an empty batch (so it is not
+   * failing as a whole), every change is sent alone, from a fresh listing, and the record sets whose
+   * change it refuses are reported — the rest of the zone is programmed. A refused deletion has no
+   * record set to report on: the apply fails after the others went through.
+   */
+  private async isolate(
+    client: WebhookClient,
+    zone: ProgrammedZone,
+    cause: WebhookError,
+  ): Promise<{ problems: RRsetProblem[]; desired: PlanInput['desired'] }> {
+    try {
+      await client.apply({ create: [], updateOld: [], updateNew: [], delete: [] });
+    } catch {
+      throw cause;
+    }
+    const input = await this.read(client, zone, true);
+    const plan = planZone({ ...input, ...(zone.ignore ? { ignore: zone.ignore } : {}) });
+    const refused = new Map<RRset, string>();
+    const failed: string[] = [];
+    for (const unit of plan.units) {
+      try {
+        await client.apply(unit.changes);
+      } catch (e) {
+        if (!refusal(e)) throw e;
+        if (unit.rrset) refused.set(unit.rrset, e.message);
+        else failed.push(`${unit.what} (${e.message})`);
+      }
+    }
+    if (failed.length > 0)
+      throw new BackendError(
+        'BackendRejected',
+        `${this.name}: the provider refused to ${failed.join('; ')}`,
+        {
+          code: 'PROVIDER_REFUSED',
+        },
+      );
+    this.options.log?.('warn', `${this.name}: the provider refused a batch; changes sent one by one`, {
+      zone: zone.origin,
+      refused: refused.size,
+      cause: cause.message,
+    });
+    const problems = [
+      ...plan.problems,
+      ...[...refused].map(([rrset, message]) => ({
+        owner: rrset.owner,
+        type: rrset.type,
+        origin: rrset.origin,
+        reason: 'BackendRejected' as const,
+        message: `${this.name} refused ${rrset.owner} ${rrset.type}: ${message}`,
+      })),
+    ];
+    const desired = input.desired.map((d) =>
+      refused.has(d.rrset) ? { rrset: d.rrset, held: refused.get(d.rrset)! } : d,
+    );
+    return { problems, desired };
   }
 
   async deleteZone(origin: Name): Promise<void> {
@@ -254,6 +322,11 @@ export class ExternalDnsWebhookBackend implements ManagedBackend {
   }
 
   close(): void {}
+}
+
+/** A failure of the provider's answer to a batch (4xx, 5xx), not of reaching it. */
+function refusal(e: unknown): e is WebhookError {
+  return e instanceof WebhookError && (e.code === 'PROVIDER_REFUSED' || e.code === 'PROVIDER_ERROR');
 }
 
 function sleep(ms: number): Promise<void> {
