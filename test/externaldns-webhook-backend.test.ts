@@ -438,3 +438,22 @@ describe('a provider refusing one record in POST /records (not in /adjustendpoin
     }
   });
 });
+
+describe("a batch larger than the provider's body limit", () => {
+  test('answered 413, the changes go record by record and the zone is programmed', async () => {
+    const provider = await startInMemoryWebhook({ zones: ['example.org'], maxBody: 4096 });
+    try {
+      const backend = backendFor(provider.url);
+      const origin = 'big.example.org.';
+      const rrsets = Array.from({ length: 40 }, (_, i) =>
+        rrset(origin, `host${i}`, 'A', [`192.0.2.${i + 1}`]),
+      );
+      const { problems, read } = await applied(backend, zoneOf(origin, 1, rrsets));
+      assert.deepEqual(problems, []);
+      assert.ok(read.programmed, read.message);
+      assert.equal(heldZone(origin, await provider.records())?.rrsets.size, 40);
+    } finally {
+      await provider.stop();
+    }
+  });
+});

@@ -34,6 +34,8 @@ export async function startInMemoryWebhook(options: {
   domainFilter?: string[];
   exclude?: string[];
   types?: string[];
+  /** The webhook server's request body limit in bytes (413 above it). */
+  maxBody?: number;
 }): Promise<InMemoryWebhook> {
   const binary = await goProgram('externaldns-inmemory-webhook');
   const port = await freePort(false);
@@ -44,6 +46,7 @@ export async function startInMemoryWebhook(options: {
     if (options.domainFilter) args.push('-domain-filter', options.domainFilter.join(','));
     if (options.exclude) args.push('-exclude', options.exclude.join(','));
     if (options.types) args.push('-types', options.types.join(','));
+    if (options.maxBody !== undefined) args.push('-max-body', String(options.maxBody));
     const c = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child = c;
     let err = '';
