@@ -16,6 +16,11 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { dateSerial } from '../src/zones/serial.ts';
+import {
+  externalDnsOwner,
+  type InMemoryWebhook,
+  startInMemoryWebhook,
+} from './support/externaldns-webhook.ts';
 import { type PowerDnsProcess, powerDnsAvailable, startPowerDns } from './support/powerdns.ts';
 import { newKey, startUpdatePrimary, type UpdatePrimary } from './support/update-primaries.ts';
 import { CLI, removeAll, tempDir } from './support/zonekeeper-process.ts';
@@ -273,5 +278,70 @@ spec:
     const r = await plan(['--manifests', dir], { ZK_PLAN_KEY: newKey('x').secret });
     assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.match(r.stdout, /^ {2}live RFC 2136 primary at 127\.0\.0\.1:\d+: error RFC2136_TSIG: /m);
+  });
+});
+
+describe("plan --live against ExternalDNS's in-memory webhook provider (externalDNSWebhook backend)", () => {
+  let provider: InMemoryWebhook;
+  let dir: string;
+  before(async () => {
+    provider = await startInMemoryWebhook({ zones: ['example.org'] });
+    dir = await tempDir('plan-live-edns');
+    await writeFile(
+      path.join(dir, 'class.yaml'),
+      `apiVersion: dns.zonekeeper.dev/v1alpha1
+kind: DNSZoneClass
+metadata: { name: cloud }
+spec:
+  backend:
+    externalDNSWebhook: { url: "${provider.url}", timeoutSeconds: 3 }
+  nameServers: [ns1.contract.example.]
+`,
+    );
+    await writeFile(path.join(dir, 'zone.yaml'), zoneYaml('live', 'live.example.org', 'cloud'));
+    await writeFile(path.join(dir, 'www.yaml'), recordSet('live', 'www', 'www', 'A', ['192.0.2.1']));
+    await writeFile(path.join(dir, 'new.yaml'), recordSet('live', 'new', 'new', 'A', ['192.0.2.2']));
+    await writeFile(path.join(dir, 'app.yaml'), recordSet('live', 'app', 'app', 'A', ['192.0.2.3']));
+    // As an apply left it (www A and old TXT with Zonekeeper's ownership records), then edited by
+    // hand (www changed, hand and legacy added), and app published by an ExternalDNS instance.
+    const owned =
+      '"heritage=external-dns,external-dns/owner=zonekeeper,external-dns/resource=dnszone/live.example.org"';
+    await provider.apply({
+      create: [
+        { dnsName: 'www.live.example.org', recordType: 'A', targets: ['192.0.2.99'], recordTTL: 300 },
+        { dnsName: 'a-www.live.example.org', recordType: 'TXT', targets: [owned] },
+        { dnsName: 'old.live.example.org', recordType: 'TXT', targets: ['"retired"'], recordTTL: 300 },
+        { dnsName: 'txt-old.live.example.org', recordType: 'TXT', targets: [owned] },
+        { dnsName: 'hand.live.example.org', recordType: 'A', targets: ['198.51.100.7'], recordTTL: 300 },
+        {
+          dnsName: 'legacy.live.example.org',
+          recordType: 'TXT',
+          targets: ['"kept by hand"'],
+          recordTTL: 300,
+        },
+      ],
+    });
+    await externalDnsOwner({
+      url: provider.url,
+      owner: 'other',
+      domain: 'app.live.example.org',
+      desired: [{ name: 'app.live.example.org', type: 'A', ttl: 300, targets: ['198.51.100.8'] }],
+    });
+  });
+  after(async () => {
+    await provider?.stop();
+    if (dir) await removeAll(dir);
+  });
+
+  test("drift, deletion, hand-made, ignored and ExternalDNS's records read by GET /records (exit 2), text and JSON", async () => {
+    const port = Number(new URL(provider.url).port);
+    const text = await plan(['--manifests', dir]);
+    assert.equal(text.code, 2, text.stdout + text.stderr);
+    await golden('plan-live-externaldns-webhook.txt', normalize(text.stdout, dir, [port]));
+    const json = await plan(['--manifests', dir, '--output', 'json']);
+    assert.equal(json.code, 2, json.stderr);
+    await golden('plan-live-externaldns-webhook.json.txt', normalize(json.stdout, dir, [port]));
+    // plan --live changes nothing at the provider.
+    assert.equal((await provider.records()).length, 8);
   });
 });

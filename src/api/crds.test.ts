@@ -185,7 +185,7 @@ describe('generated CRDs', () => {
       return found;
     });
     assert.deepEqual(rules, [
-      '(has(self.builtin) ? 1 : 0) + (has(self.powerdns) ? 1 : 0) + (has(self.homelabWebhook) ? 1 : 0) + (has(self.rfc2136) ? 1 : 0) == 1',
+      '(has(self.builtin) ? 1 : 0) + (has(self.powerdns) ? 1 : 0) + (has(self.homelabWebhook) ? 1 : 0) + (has(self.rfc2136) ? 1 : 0) + (has(self.externalDNSWebhook) ? 1 : 0) == 1',
       // spec.backend.powerdns.apiKeySecretRef
       '(has(self.file) ? 1 : 0) + (has(self.env) ? 1 : 0) + (has(self.name) ? 1 : 0) == 1',
       'has(self.name) == has(self.key)',

@@ -71,12 +71,22 @@ interface HomelabWebhookBackend {
   timeoutSeconds?: number;
   resyncSeconds?: number;
 }
+interface ExternalDnsWebhookBackend {
+  url: string;
+  timeoutSeconds?: number;
+  ownerId?: string;
+  txtPrefix?: string;
+  txtSuffix?: string;
+  txtWildcardReplacement?: string;
+  resyncSeconds?: number;
+}
 interface DNSZoneClassSpec {
   backend: {
     builtin?: Record<string, never>;
     powerdns?: PowerDnsBackend;
     homelabWebhook?: HomelabWebhookBackend;
     rfc2136?: Rfc2136Backend;
+    externalDNSWebhook?: ExternalDnsWebhookBackend;
   };
   nameServers: string[];
   transfers?: Transfers;

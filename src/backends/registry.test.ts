@@ -91,6 +91,9 @@ describe('backend registry and factory', () => {
           },
         },
       }),
+      externalDNSWebhook: zoneClass('e', ['ns1.example.com.'], {
+        backend: { externalDNSWebhook: { url: 'http://127.0.0.1:8888' } },
+      }),
     };
     // A webhook provider has no SOA and an RFC 2136 server keeps its own: Programmed is content read back.
     const programmed: Record<string, 'serial' | 'content'> = {
@@ -98,6 +101,7 @@ describe('backend registry and factory', () => {
       powerdns: 'serial',
       homelabWebhook: 'content',
       rfc2136: 'content',
+      externalDNSWebhook: 'content',
     };
     for (const kind of BACKEND_KINDS) {
       assert.equal(BACKENDS[kind].schema, BACKEND_SCHEMAS[kind], `${kind}: the schema the CRD is made of`);
@@ -120,7 +124,7 @@ describe('backend registry and factory', () => {
         assert.equal(e.reason, 'BackendRejected');
         assert.match(
           e.message,
-          /DNSZoneClass future: spec\.backend sets .*; set exactly one of builtin, powerdns, homelabWebhook, rfc2136/,
+          /DNSZoneClass future: spec\.backend sets .*; set exactly one of builtin, powerdns, homelabWebhook, rfc2136, externalDNSWebhook/,
         );
         return true;
       };

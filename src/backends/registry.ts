@@ -8,6 +8,7 @@
 import { type BackendKind, backendOf, type DNSZoneClass } from '../api/index.ts';
 import { type Backend, BackendError } from './backend.ts';
 import { builtinRegistration } from './builtin/registration.ts';
+import { externalDnsWebhookRegistration } from './externaldns-webhook/registration.ts';
 import { homelabWebhookRegistration } from './homelab-webhook/registration.ts';
 import { powerDnsRegistration } from './powerdns/registration.ts';
 import type { BackendContext, BackendRegistration, BackendRegistry, ManagedBackend } from './registration.ts';
@@ -20,6 +21,7 @@ export const BACKENDS: BackendRegistry = {
   powerdns: powerDnsRegistration,
   homelabWebhook: homelabWebhookRegistration,
   rfc2136: rfc2136Registration,
+  externalDNSWebhook: externalDnsWebhookRegistration,
 };
 
 export interface BackendFactoryOptions extends BackendContext {

@@ -214,7 +214,8 @@ export function invalidCases(): ExampleCase[] {
         {
           path: 'spec.backend.webhook',
           code: 'UNKNOWN_FIELD',
-          message: 'unknown field "webhook"; known fields: builtin, powerdns, homelabWebhook, rfc2136',
+          message:
+            'unknown field "webhook"; known fields: builtin, powerdns, homelabWebhook, rfc2136, externalDNSWebhook',
         },
       ],
     },

@@ -6,6 +6,7 @@
  */
 import { type Infer, s } from '../schema.ts';
 import { builtinBackendSchema } from './builtin.ts';
+import { externalDnsWebhookBackendSchema } from './externaldns-webhook.ts';
 import { homelabWebhookBackendSchema } from './homelab-webhook.ts';
 import { powerDnsBackendSchema } from './powerdns.ts';
 import { rfc2136BackendSchema } from './rfc2136.ts';
@@ -15,6 +16,7 @@ export const BACKEND_SCHEMAS = {
   powerdns: powerDnsBackendSchema,
   homelabWebhook: homelabWebhookBackendSchema,
   rfc2136: rfc2136BackendSchema,
+  externalDNSWebhook: externalDnsWebhookBackendSchema,
 } as const;
 
 export type BackendKind = keyof typeof BACKEND_SCHEMAS;
