@@ -83,6 +83,7 @@ interface DNSZoneClassSpec {
   allowPublicSuffixZones?: boolean;
   defaults?: { ttl?: number; soa?: SOAOverrides };
   changeSafety?: ChangeSafety;
+  dnssec?: Dnssec;
 }
 interface DNSZoneClassStatus {
   conditions?: Condition[];
@@ -103,7 +104,14 @@ interface DNSZoneSpec {
   delegations?: Delegation[];
   ignore?: { name: string; type?: RecordTypeName }[];
   changeSafety?: ChangeSafety;
+  dnssec?: Dnssec;
   updatePolicy?: { key: string; names: string[]; types: RecordTypeName[] }[];
+}
+interface Dnssec {
+  enabled?: boolean;
+  algorithm?: 'ECDSAP256SHA256' | 'ECDSAP384SHA384' | 'ED25519';
+  denial?: 'NSEC' | 'NSEC3';
+  keys?: 'CSK' | 'Split';
 }
 interface ChangeSafety {
   enabled?: boolean;
@@ -120,6 +128,11 @@ interface DNSZoneStatus {
   hash?: string;
   recordCount?: number;
   nameservers?: string[];
+  dnssec?: {
+    keys?: { keyTag: number; algorithm: number; role: 'CSK' | 'KSK' | 'ZSK'; active: boolean }[];
+    ds?: string[];
+    cds?: 'Published' | 'NotPublished';
+  };
   parentZone?: ObjectRef;
   conditions?: Condition[];
 }

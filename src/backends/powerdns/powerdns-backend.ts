@@ -14,7 +14,7 @@
  * leaves them behind when an RRset or zone is deleted in 5.1 (PowerDNS issue #18051), which would make
  * a later hand-made RRset look like ours. Zone metadata works on every backend with the API.
  */
-import type { PowerDnsSettings } from '../../api/index.ts';
+import type { DnssecStatus, PowerDnsSettings } from '../../api/index.ts';
 import type { SecretResolver } from '../../api/secret-ref.ts';
 import type { Name } from '../../dns/name.ts';
 import { nameEquals, nameKey } from '../../dns/name.ts';
@@ -41,6 +41,7 @@ import {
   type RRsetChange,
   rrsetKey,
 } from './diff.ts';
+import { applyDnssec } from './dnssec.ts';
 import { PowerDnsError, recordFromError } from './errors.ts';
 
 export type { PowerDnsSettings };
@@ -65,7 +66,7 @@ export const POWERDNS_CAPABILITIES: BackendCapabilities = {
   transfers: false,
   alias: true,
   steering: false,
-  dnssec: false,
+  dnssec: true,
   driftRepair: true,
 };
 
@@ -104,6 +105,8 @@ export class PowerDnsBackend implements Backend {
   private readonly spelling = new Map<string, string>();
   /** Per zone: the serial the last complete apply left in PowerDNS, and when (see applyZone). */
   private readonly verified = new Map<string, { serial: number; at: number }>();
+  /** Per zone: the DNSSEC settings last brought about, and the state read back then. */
+  private readonly dnssecKnown = new Map<string, { want: string; status?: DnssecStatus }>();
 
   constructor(options: PowerDnsBackendOptions) {
     this.options = options;
@@ -227,7 +230,33 @@ export class PowerDnsBackend implements Backend {
     }
     for (const p of problems)
       this.options.log?.('warn', `powerdns: ${p.owner} ${p.type} not programmed (${p.reason}): ${p.message}`);
-    return problems.length > 0 ? { problems } : {};
+    const dnssec = await this.dnssecOf(zone);
+    stats.requests += dnssec.requests;
+    return {
+      ...(problems.length > 0 ? { problems } : {}),
+      ...(dnssec.status ? { dnssec: dnssec.status } : {}),
+    };
+  }
+
+  /**
+   * The zone's DNSSEC brought to its settings: checked against PowerDNS on every full apply (start,
+   * resync, after an error) and when the settings change; otherwise what the last check found.
+   */
+  private async dnssecOf(zone: ProgrammedZone): Promise<{ status?: DnssecStatus; requests: number }> {
+    const key = nameKey(zone.origin);
+    const want = zone.dnssec === undefined ? '' : JSON.stringify(zone.dnssec);
+    const known = this.dnssecKnown.get(key);
+    if (zone.delta !== undefined && known?.want === want)
+      return { ...(known.status ? { status: known.status } : {}), requests: 0 };
+    this.dnssecKnown.delete(key);
+    const applied = await applyDnssec(this.client, zone.origin, zone.dnssec);
+    if (applied.changed)
+      this.options.log?.(
+        'info',
+        `powerdns: zone ${zone.origin} DNSSEC ${zone.dnssec ? `signed (${want})` : 'signing removed'}`,
+      );
+    this.dnssecKnown.set(key, { want, ...(applied.status ? { status: applied.status } : {}) });
+    return { ...(applied.status ? { status: applied.status } : {}), requests: applied.requests };
   }
 
   get location(): string {
