@@ -22,7 +22,7 @@ import {
   printRrsig,
   type RrsigRdata,
   type SignatureWindow,
-  signRRset,
+  signRRsets,
 } from '../dns/dnssec/rrsig.ts';
 import { compareCanonical, isInDomain, type Name, nameKey, parentName } from '../dns/name.ts';
 import { printRdata, type Rdata } from '../dns/rdata.ts';
@@ -130,20 +130,38 @@ export function signZone(
   const signedAt = (s: PlainSet) =>
     !glueSets.has(s) && (!cuts.has(nameKey(s.owner)) || s.type === RRType.DS || s.type === RRType.NSEC);
   const out: SignedRecord[] = [];
+  // Signatures are made per key in one batch at the end (cheaper for ECDSA); their places are kept.
+  const toSign = new Map<DnssecKey, { at: number; set: PlainSet }[]>();
   const emit = (s: PlainSet) => {
     for (const r of s.records)
       out.push({ owner: s.owner, ttl: s.ttl, type: s.type, rdata: r.wire, text: r.text });
     if (!signedAt(s)) return;
     const signers = s.type === RRType.DNSKEY ? keys.keySigning : keys.zoneSigning;
     for (const key of signers) {
-      const sig = signRRset(
-        { owner: s.owner, type: s.type, ttl: s.ttl, rdatas: s.records.map((r) => r.wire) },
+      const list = toSign.get(key) ?? [];
+      list.push({ at: out.length, set: s });
+      toSign.set(key, list);
+      out.push(PLACEHOLDER);
+    }
+  };
+  const signAll = (): SignedRecord[] => {
+    for (const [key, list] of toSign) {
+      const sigs = signRRsets(
+        list.map(({ set }) => ({
+          owner: set.owner,
+          type: set.type,
+          ttl: set.ttl,
+          rdatas: set.records.map((r) => r.wire),
+        })),
         key,
         origin,
         window,
       );
-      out.push(rrsigRecord(s.owner, s.ttl, sig));
+      list.forEach(({ at, set }, i) => {
+        out[at] = rrsigRecord(set.owner, set.ttl, sigs[i]!);
+      });
     }
+    return out;
   };
   const typesAt = (entry: { owner: Name; sets: PlainSet[] }) => {
     const types = entry.sets.map((s) => s.type);
@@ -168,7 +186,7 @@ export function signZone(
     });
     for (const entry of owners) for (const s of sortSets(entry.sets)) emit(s);
     for (const s of glue) emit(s);
-    return out;
+    return signAll();
   }
 
   // NSEC3: every owner and every empty non-terminal between it and the apex is hashed (RFC 5155 §7.1).
@@ -198,8 +216,10 @@ export function signZone(
       records: [{ wire: nsec3Rdata(params, next, types), text: printNsec3(params, next, types) }],
     });
   });
-  return out;
+  return signAll();
 }
+
+const PLACEHOLDER: SignedRecord = { owner: '.', ttl: 0, type: 0, rdata: new Uint8Array(0), text: '' };
 
 function rec(rdata: Rdata): { wire: Uint8Array; text: string } {
   return { wire: canonicalRdata(rdata), text: printRdata(rdata) };

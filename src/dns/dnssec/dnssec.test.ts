@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { bytesToHex } from '../hex.ts';
+import { p256, p384 } from '@noble/curves/nist.js';
+import { bytesToHex, hexToBytes } from '../hex.ts';
 import { parseRdata } from '../rdata.ts';
 import { RRType } from '../rrtype.ts';
 import { canonicalOrder, canonicalRdata } from './canonical.ts';
 import { base32hex, nsec3Hash, typeBitmaps } from './denial.ts';
+import { P256, P384, signEcdsaDeterministic } from './ecdsa.ts';
 import {
   DNSKEY_FLAGS,
   dnskeyRdata,
@@ -98,5 +100,33 @@ describe('keys and signatures', () => {
 
   test('RRSIG times print as YYYYMMDDHHmmSS', () => {
     assert.equal(printRrsigTime(Date.UTC(2026, 10, 26, 9, 5, 7) / 1000), '20261126090507');
+  });
+});
+
+describe('deterministic ECDSA (RFC 6979) with node:crypto', () => {
+  test('the P-256/SHA-256 vector of RFC 6979 A.2.5 (message "sample")', () => {
+    const x = hexToBytes('C9AFA9D845BA75166B5C215767B1D6934E50C3DB36E89B127B8A622B120F6721')!;
+    const [sig] = signEcdsaDeterministic(P256, x, [new TextEncoder().encode('sample')]);
+    assert.equal(
+      bytesToHex(sig!).toUpperCase(),
+      'EFD48B2AACB6A8FD1140DD9CD45E81D69D2C877B56AAF991C34D0EA84EAF3716' +
+        'F7CB1C942D657C41D436C7A1B6E29F65F3E900DBB9AFF4064DC4AB2F843ACDA8',
+    );
+  });
+
+  test('the same signatures as @noble/curves (an independent RFC 6979 implementation), one or many at once', () => {
+    for (const [curve, noble] of [
+      [P256, p256],
+      [P384, p384],
+    ] as const) {
+      const { secretKey } = noble.keygen();
+      const messages = Array.from({ length: 12 }, (_, i) => new Uint8Array(40 + i).fill(i));
+      const batch = signEcdsaDeterministic(curve, secretKey, messages);
+      messages.forEach((m, i) => {
+        const theirs = noble.sign(m, secretKey, { lowS: false });
+        assert.equal(bytesToHex(batch[i]!), bytesToHex(theirs), `${curve.ecdh} message ${i}`);
+        assert.equal(bytesToHex(signEcdsaDeterministic(curve, secretKey, [m])[0]!), bytesToHex(theirs));
+      });
+    }
   });
 });
