@@ -21,6 +21,7 @@ import {
 import { parseRdata } from '../src/dns/rdata.ts';
 import type { RecordTypeName } from '../src/dns/rrtype.ts';
 import { type Denial, printSignedZone, signZone, type ZoneToSign } from '../src/zones/dnssec-signer.ts';
+import { signatureWindow } from '../src/zones/dnssec-window.ts';
 import type { RRsetData } from '../src/zones/rrset.ts';
 import { removeAll, tempDir } from './support/zonekeeper-process.ts';
 
@@ -102,6 +103,23 @@ describe('zone signer verified by dnssec-verify (BIND) and kzonecheck (Knot)', (
     const file = path.join(dir, 'split.zone');
     await writeFile(file, printSignedZone(ORIGIN, records));
     await run('dnssec-verify', ['-o', ORIGIN, file]);
+    await run('kzonecheck', ['--dnssec', 'on', '-o', ORIGIN, file]);
+  });
+
+  test('windows in epochs (ADR 0021): RRSIGs of one zone differ in window, and both verifiers accept them', async () => {
+    const csk = generateDnssecKey(13);
+    const signedAt = Math.floor(Date.now() / 1000);
+    const records = signZone(
+      ZONE,
+      { keySigning: [csk], zoneSigning: [csk] },
+      (r) => signatureWindow(signedAt, r.owner, r.type),
+      { kind: 'NSEC3', params: NSEC3_RFC9276 },
+    );
+    const inceptions = new Set(records.filter((r) => r.type === 46).map((r) => r.text.split(' ')[5]));
+    assert.ok(inceptions.size > 1, 'signatures spread over the period');
+    const file = path.join(dir, 'epochs.zone');
+    await writeFile(file, printSignedZone(ORIGIN, records));
+    await run('dnssec-verify', ['-z', '-o', ORIGIN, file]);
     await run('kzonecheck', ['--dnssec', 'on', '-o', ORIGIN, file]);
   });
 

@@ -68,7 +68,8 @@ interface PlainSet {
 export function signZone(
   zone: ZoneToSign,
   keys: SigningKeys,
-  window: SignatureWindow,
+  /** One window for every RRset, or a window per RRset (the epochs of ADR 0021, dnssec-window.ts). */
+  window: SignatureWindow | ((rrset: { owner: Name; type: number }) => SignatureWindow),
   denial: Denial,
 ): SignedRecord[] {
   const origin = zone.origin;

@@ -117,17 +117,18 @@ export function signRRsets(
   rrsets: readonly RRsetToSign[],
   key: DnssecKey,
   signer: Name,
-  window: SignatureWindow,
+  window: SignatureWindow | ((rrset: RRsetToSign) => SignatureWindow),
 ): RrsigRdata[] {
   const tag = keyTag(dnskeyRdata(key));
+  const windowOf = typeof window === 'function' ? window : () => window;
   const prefixes = rrsets.map(
-    (rrset): Omit<RrsigRdata, 'signature'> => ({
+    (rrset, _i, _all, w = windowOf(rrset)): Omit<RrsigRdata, 'signature'> => ({
       typeCovered: rrset.type,
       algorithm: key.algorithm,
       labels: rrsigLabels(rrset.owner),
       originalTtl: rrset.ttl,
-      expiration: window.expiration >>> 0,
-      inception: window.inception >>> 0,
+      expiration: w.expiration >>> 0,
+      inception: w.inception >>> 0,
       keyTag: tag,
       signerName: signer,
     }),
