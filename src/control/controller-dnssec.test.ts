@@ -9,6 +9,7 @@ import { zone, zoneClass } from '../../test/support/resources.ts';
 import type { DNSZone, EffectiveDnssec } from '../api/index.ts';
 import type { ApplyResult, Backend, ProgrammedZone } from '../backends/backend.ts';
 import { BUILTIN_CAPABILITIES, BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
+import { RRType } from '../dns/rrtype.ts';
 import { ZoneTable } from '../server/zone-table.ts';
 import { Controller } from './controller.ts';
 import { MemoryStore } from './memory-store.ts';
@@ -71,4 +72,46 @@ describe('controller: DNSSEC settings', () => {
     assert.deepEqual(seen.at(-1), { algorithm: 'ED25519', denial: 'NSEC', keys: 'CSK' });
     assert.deepEqual(status(store)!.dnssec?.ds, ['4242 15 2 ab']);
   });
+
+  test('a signed child zone: its DS, from its status, is published at the cut in its managed parent', async () => {
+    const table = new ZoneTable();
+    const inner = new BuiltinBackend(table);
+    const signing: Backend = Object.assign(Object.create(inner) as Backend, {
+      capabilities: { ...BUILTIN_CAPABILITIES, dnssec: true },
+      async applyZone(z: ProgrammedZone): Promise<ApplyResult> {
+        await inner.applyZone(z);
+        return z.dnssec ? { dnssec: { ds: [`4242 13 2 ${'ab'.repeat(32)}`] } } : {};
+      },
+    });
+    const store = new MemoryStore();
+    const controller = new Controller({ store, backend: signing, serials: new MemorySerialStore() });
+    store.apply(zoneClass());
+    store.apply(zone('dns', 'example-com', 'example.com'));
+    store.apply(zone('dns', 'sub', 'sub.example.com', { dnssec: { enabled: true } }, 5));
+    controller.start();
+    await controller.idle();
+    const served = () => table.get('example.com.')?.nodes.get('sub.example.com.')?.rrsets.get(RRType.DS);
+    await waitUntil(
+      () => served() !== undefined,
+      () => controller.idle(),
+    );
+    assert.deepEqual(served()!.rdata, [
+      { type: 'DS', keyTag: 4242, algorithm: 13, digestType: 2, digest: 'ab'.repeat(32) },
+    ]);
+    // DNSSEC off in the child: its DS leaves the parent.
+    store.apply(zone('dns', 'sub', 'sub.example.com', {}, 5));
+    await waitUntil(
+      () => served() === undefined,
+      () => controller.idle(),
+    );
+    controller.stop();
+  });
 });
+
+async function waitUntil(done: () => boolean, step: () => Promise<void>): Promise<void> {
+  for (let i = 0; i < 50 && !done(); i++) {
+    await step();
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.ok(done(), 'condition reached');
+}
