@@ -274,3 +274,82 @@ describe('DNSSEC through PowerDNS whose backend has DNSSEC off (SQLite without g
     }
   });
 });
+
+describe('automatic ZSK rollover through PowerDNS (keys: Split, compressed time)', async () => {
+  const unavailable = await powerDnsAvailable('lmdb');
+  test('pre-publish, sign with the new ZSK, retire the old one: delv validates at every moment in between', async (t) => {
+    if (unavailable) return t.skip(unavailable);
+    const pdns = await startPowerDns({ storage: 'lmdb' });
+    const dir = await tempDir('dnssec-rollover');
+    const store = new MemoryStore();
+    const secrets = fileAndEnvSecrets();
+    const factory = createBackendFactory({
+      builtin: new BuiltinBackend(new ZoneTable()),
+      secrets,
+      registry: BACKENDS,
+    });
+    const controller = new Controller({ store, backend: factory, serials: new MemorySerialStore(), secrets });
+    const origin = 'rolled.example.';
+    try {
+      const keyFile = path.join(dir, 'api-key');
+      await writeFile(keyFile, `${pdns.apiKey}\n`);
+      store.apply(
+        zoneClass('powerdns', ['ns1.rolled.example.'], {
+          backend: { powerdns: { url: pdns.apiUrl, apiKeySecretRef: { file: keyFile }, resyncSeconds: 1 } },
+        }),
+      );
+      // TTLs of 2 s and a refresh of 1 s: Ipub = Iret = 3 s; a ZSK signs for 6 s.
+      store.apply(
+        zone('dns', 'rolled', 'rolled.example', {
+          className: 'powerdns',
+          ttl: 2,
+          soa: { refresh: 1, minimum: 2 },
+          dnssec: { enabled: true, keys: 'Split', zskLifetimeSeconds: 6 },
+        }),
+      );
+      store.apply(
+        recordSet('dns', 'www', {
+          zoneRef: { name: 'rolled' },
+          name: 'www',
+          type: 'A',
+          records: ['192.0.2.1'],
+        }),
+      );
+      controller.start();
+      const zsks = async () =>
+        rdataOf(await dig(pdns.dnsPort, origin, 'DNSKEY'), 'DNSKEY')
+          .filter((k) => k.startsWith('256 '))
+          .map((k) => parseDnskey(k));
+      await waitFor(async () => ((await zsks()).length === 1 ? true : undefined), 20_000);
+      const first = (await zsks())[0]!;
+      const anchors = await trustAnchorFile(dir, pdns.dnsPort, origin); // the KSK: it does not roll
+      const phases = new Set<string>();
+      let verdicts = 0;
+      const { value: second } = await waitFor(async () => {
+        const r = await delv(pdns.dnsPort, anchors, origin, 'www.rolled.example', 'A');
+        assert.match(r.verdict, /^fully validated/, `validation failed during the rollover: ${r.raw}`);
+        verdicts++;
+        const phase = (store.get('DNSZone', 'dns/rolled') as DNSZone | undefined)?.status?.dnssec?.rollover
+          ?.phase;
+        if (phase) phases.add(phase);
+        const now = await zsks();
+        if (now.length === 2) phases.add('two ZSKs published');
+        return now.length === 1 &&
+          Buffer.compare(Buffer.from(now[0]!.publicKey), Buffer.from(first.publicKey)) !== 0
+          ? now[0]
+          : undefined;
+      }, 40_000);
+      assert.ok(second, 'a new ZSK replaced the first');
+      assert.ok(
+        phases.has('two ZSKs published'),
+        `the new ZSK was pre-published (seen: ${[...phases].join(', ')})`,
+      );
+      assert.ok(verdicts >= 5, `validated ${verdicts} times across the rollover`);
+    } finally {
+      controller.stop();
+      factory.close();
+      await pdns.stop();
+      await removeAll(dir);
+    }
+  });
+});

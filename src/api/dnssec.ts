@@ -41,15 +41,29 @@ export const dnssecSchema = s.object(
         enum: DNSSEC_KEY_MODES,
       }),
     ),
+    zskLifetimeSeconds: s.optional(
+      s.integer({
+        description:
+          'With keys: Split, how long a zone-signing key signs before Zonekeeper rolls it over by pre-publication ' +
+          '(RFC 7583 §3.2.1; the steps wait for the DNSKEY TTL and the largest TTL plus the SOA refresh). ' +
+          'Default 7776000 (90 days); 0: never.',
+        minimum: 0,
+        maximum: 315360000,
+        format: 'int64',
+      }),
+    ),
   },
   { description: 'DNSSEC signing of the zone (RFC 4033-4035).' },
 );
+
+export const DEFAULT_ZSK_LIFETIME_SECONDS = 90 * 86400;
 
 export interface Dnssec {
   enabled?: boolean;
   algorithm?: DnssecAlgorithmSetting;
   denial?: (typeof DNSSEC_DENIALS)[number];
   keys?: (typeof DNSSEC_KEY_MODES)[number];
+  zskLifetimeSeconds?: number;
 }
 
 /** A zone's DNSSEC settings with the class's defaults and Zonekeeper's filled in. */
@@ -57,6 +71,8 @@ export interface EffectiveDnssec {
   algorithm: DnssecAlgorithmSetting;
   denial: (typeof DNSSEC_DENIALS)[number];
   keys: (typeof DNSSEC_KEY_MODES)[number];
+  /** Split keys only: seconds a ZSK signs before it is rolled; 0 never. */
+  zskLifetimeSeconds: number;
 }
 
 /** The zone's field wins over the class's; `undefined` when the zone is not signed. */
@@ -69,6 +85,8 @@ export function effectiveDnssec(
     algorithm: zone?.algorithm ?? zoneClass?.algorithm ?? 'ECDSAP256SHA256',
     denial: zone?.denial ?? zoneClass?.denial ?? 'NSEC',
     keys: zone?.keys ?? zoneClass?.keys ?? 'CSK',
+    zskLifetimeSeconds:
+      zone?.zskLifetimeSeconds ?? zoneClass?.zskLifetimeSeconds ?? DEFAULT_ZSK_LIFETIME_SECONDS,
   };
 }
 
@@ -111,6 +129,29 @@ export const dnssecStatusSchema = s.object(
         },
       ),
     ),
+    rollover: s.optional(
+      s.object(
+        {
+          phase: s.string({
+            description:
+              'Active: one ZSK signs. Publish: its successor is published, not yet signing. Retire: the successor ' +
+              'signs, the old key stays published until cached signatures of it expire.',
+            enum: ['Active', 'Publish', 'Retire'],
+          }),
+          since: s.string({
+            description: 'When the phase began (RFC 3339).',
+            format: 'date-time',
+            maxLength: 64,
+          }),
+          nextStep: s.string({
+            description: 'When the next step is due (RFC 3339).',
+            format: 'date-time',
+            maxLength: 64,
+          }),
+        },
+        { description: 'The automatic ZSK rollover (keys: Split).' },
+      ),
+    ),
     cds: s.optional(
       s.string({
         description:
@@ -125,5 +166,6 @@ export const dnssecStatusSchema = s.object(
 export interface DnssecStatus {
   keys?: { keyTag: number; algorithm: number; role: 'CSK' | 'KSK' | 'ZSK'; active: boolean }[];
   ds?: string[];
+  rollover?: { phase: 'Active' | 'Publish' | 'Retire'; since: string; nextStep: string };
   cds?: 'Published' | 'NotPublished';
 }

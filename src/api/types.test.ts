@@ -112,6 +112,7 @@ interface Dnssec {
   algorithm?: 'ECDSAP256SHA256' | 'ECDSAP384SHA384' | 'ED25519';
   denial?: 'NSEC' | 'NSEC3';
   keys?: 'CSK' | 'Split';
+  zskLifetimeSeconds?: number;
 }
 interface ChangeSafety {
   enabled?: boolean;
@@ -131,6 +132,7 @@ interface DNSZoneStatus {
   dnssec?: {
     keys?: { keyTag: number; algorithm: number; role: 'CSK' | 'KSK' | 'ZSK'; active: boolean }[];
     ds?: string[];
+    rollover?: { phase: 'Active' | 'Publish' | 'Retire'; since: string; nextStep: string };
     cds?: 'Published' | 'NotPublished';
   };
   parentZone?: ObjectRef;

@@ -69,7 +69,12 @@ describe('controller: DNSSEC settings', () => {
     controller.start();
     await controller.idle();
     controller.stop();
-    assert.deepEqual(seen.at(-1), { algorithm: 'ED25519', denial: 'NSEC', keys: 'CSK' });
+    assert.deepEqual(seen.at(-1), {
+      algorithm: 'ED25519',
+      denial: 'NSEC',
+      keys: 'CSK',
+      zskLifetimeSeconds: 7776000,
+    });
     assert.deepEqual(status(store)!.dnssec?.ds, ['4242 15 2 ab']);
   });
 

@@ -10,10 +10,18 @@
 import type { DnssecStatus, EffectiveDnssec } from '../../api/index.ts';
 import { dnskeyRdata, keyTag, parseDnskey } from '../../dns/dnssec/keys.ts';
 import type { Name } from '../../dns/name.ts';
+import {
+  parseRollover,
+  printRollover,
+  type RolloverTimings,
+  stepRollover,
+} from '../../zones/dnssec-rollover.ts';
 import type { PowerDnsClient } from './client.ts';
 import { PowerDnsError } from './errors.ts';
 
 export const DNSSEC_METADATA = 'X-ZONEKEEPER-DNSSEC';
+/** The automatic ZSK rollover's state (dnssec-rollover.ts), one string. */
+export const ROLLOVER_METADATA = 'X-ZONEKEEPER-ROLLOVER';
 /** RFC 9276 §3.1: no extra iterations, no salt (and no opt-out). */
 export const NSEC3PARAM = '1 0 0 -';
 
@@ -46,6 +54,8 @@ function sameAlgorithm(a: string | undefined, b: string): boolean {
 
 export interface DnssecApplied {
   status?: DnssecStatus;
+  /** When the next rollover step is due (seconds since the epoch). */
+  dueAt?: number;
   requests: number;
   /** Whether anything was changed (keys, denial, metadata). */
   changed: boolean;
@@ -56,6 +66,8 @@ export async function applyDnssec(
   client: PowerDnsClient,
   origin: Name,
   want: EffectiveDnssec | undefined,
+  /** For keys: Split: the rollover's timings (seconds) and the time now (seconds since the epoch). */
+  rollover?: { timings: RolloverTimings; now: number },
 ): Promise<DnssecApplied> {
   let requests = 0;
   let changed = false;
@@ -80,7 +92,7 @@ export async function applyDnssec(
   const managed = marked.status === 200 && (marked.value?.metadata?.length ?? 0) > 0;
   if (want === undefined && !managed) return { requests, changed };
 
-  const keys = (await call<Cryptokey[]>('GET', '/cryptokeys', 'GET cryptokeys')).value ?? [];
+  let keys = (await call<Cryptokey[]>('GET', '/cryptokeys', 'GET cryptokeys')).value ?? [];
   const zone = (await call<ZoneDnssecInfo>('GET', '?rrsets=false', 'GET zone')).value ?? {};
 
   if (want === undefined) {
@@ -88,7 +100,7 @@ export async function applyDnssec(
     for (const k of keys)
       await call('DELETE', `/cryptokeys/${k.id}`, `DELETE cryptokey ${k.id}`, undefined, [404]);
     if (zone.nsec3param) await call('PUT', '', 'PUT zone', { nsec3param: '', nsec3narrow: false });
-    for (const kind of ['PUBLISH-CDS', 'PUBLISH-CDNSKEY', DNSSEC_METADATA])
+    for (const kind of ['PUBLISH-CDS', 'PUBLISH-CDNSKEY', ROLLOVER_METADATA, DNSSEC_METADATA])
       await call('DELETE', `/metadata/${kind}`, `DELETE metadata ${kind}`, undefined, [404, 422]);
     await call('PUT', '/rectify', 'PUT rectify', undefined, [422]);
     return { requests, changed: true };
@@ -149,8 +161,74 @@ export async function applyDnssec(
     await call('PUT', `/metadata/${kind}`, `PUT metadata ${kind}`, { kind, metadata: [value] });
     changed = true;
   }
+  // Keys: Split rolls its ZSK by pre-publication (RFC 7583 §3.2.1), one step per call when due.
+  let rolled: DnssecStatus['rollover'];
+  let dueAt: number | undefined;
+  if (want.keys === 'Split' && want.zskLifetimeSeconds > 0 && rollover) {
+    const zsks = keys.filter((k) => k.keytype === 'zsk' && sameAlgorithm(k.algorithm, want.algorithm));
+    const held = await call<{ metadata?: string[] }>(
+      'GET',
+      `/metadata/${ROLLOVER_METADATA}`,
+      `GET metadata ${ROLLOVER_METADATA}`,
+      undefined,
+      [404, 422],
+    );
+    const recorded = held.status === 200 ? held.value?.metadata?.[0] : undefined;
+    const step = stepRollover(
+      parseRollover(recorded),
+      zsks.find((k) => k.active)?.id,
+      new Set(zsks.map((k) => k.id)),
+      rollover.now,
+      rollover.timings,
+    );
+    let next = step.next;
+    for (const action of step.actions) {
+      changed = true;
+      if (action.kind === 'create-published') {
+        const created = await call<Cryptokey>('POST', '/cryptokeys', 'POST cryptokey zsk (pre-published)', {
+          keytype: 'zsk',
+          active: false,
+          published: true,
+          algorithm: want.algorithm.toLowerCase(),
+        });
+        if (created.value === undefined || next?.phase !== 'Publish')
+          throw new PowerDnsError(
+            'PDNS_DNSSEC',
+            `PowerDNS at ${client.url} did not return the new ZSK of ${origin}`,
+          );
+        next = { ...next, newKey: created.value.id };
+      } else if (action.kind === 'remove') {
+        await call('DELETE', `/cryptokeys/${action.key}`, `DELETE cryptokey ${action.key}`, undefined, [404]);
+      } else {
+        const active = action.kind === 'activate';
+        await call('PUT', `/cryptokeys/${action.key}`, `PUT cryptokey ${action.key}`, {
+          active,
+          published: true,
+        });
+      }
+    }
+    if (next && printRollover(next) !== recorded)
+      await call('PUT', `/metadata/${ROLLOVER_METADATA}`, `PUT metadata ${ROLLOVER_METADATA}`, {
+        kind: ROLLOVER_METADATA,
+        metadata: [printRollover(next)],
+      });
+    if (step.actions.length > 0)
+      keys = (await call<Cryptokey[]>('GET', '/cryptokeys', 'GET cryptokeys')).value ?? [];
+    if (next)
+      rolled = {
+        phase: next.phase,
+        since: new Date(next.since * 1000).toISOString(),
+        nextStep: new Date(step.dueAt * 1000).toISOString(),
+      };
+    dueAt = step.dueAt;
+  }
   if (changed) await call('PUT', '/rectify', 'PUT rectify');
-  return { requests, changed, status: statusOf(keys) };
+  return {
+    requests,
+    changed,
+    status: { ...statusOf(keys), ...(rolled ? { rollover: rolled } : {}) },
+    ...(dueAt !== undefined ? { dueAt } : {}),
+  };
 }
 
 /** Keys and DS (SHA-256) as the zone status reports them. */

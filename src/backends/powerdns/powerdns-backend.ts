@@ -20,6 +20,7 @@ import type { Name } from '../../dns/name.ts';
 import { nameEquals, nameKey } from '../../dns/name.ts';
 import { parseRdata, type Rdata, rdataEquals, type SoaRdata } from '../../dns/rdata.ts';
 import { isRecordTypeName } from '../../dns/rrtype.ts';
+import { type RolloverTimings, rolloverTimings } from '../../zones/dnssec-rollover.ts';
 import { ignoreMatcher } from '../../zones/ignore.ts';
 import type {
   ApplyResult,
@@ -52,6 +53,20 @@ export const DEFAULT_RESYNC_SECONDS = 300;
 export const DEFAULT_TIMEOUT_SECONDS = 10;
 /** Below PowerDNS's default webserver-max-bodysize (2 MB), with room for escaping. */
 export const DEFAULT_MAX_PATCH_BYTES = 1 << 20;
+/** DNSSEC is checked against PowerDNS at least this often even when nothing changed (hand-made drift). */
+const DNSSEC_RECHECK_MS = 3_600_000;
+
+/**
+ * The ZSK rollover's intervals from the zone (RFC 7583 §3.2.1): Ipub waits for the DNSKEY RRset's TTL,
+ * Iret for the largest TTL of the zone, each plus the SOA refresh as the propagation delay to
+ * secondaries that miss a NOTIFY. PowerDNS gives DNSKEY one of the SOA's TTLs; the larger is assumed.
+ */
+function rolloverTimingsOf(zone: ProgrammedZone): RolloverTimings {
+  const dnskeyTtl = Math.max(zone.soa.ttl, zone.soa.minimum);
+  let largest = dnskeyTtl;
+  for (const rrset of zone.rrsets()) if (rrset.ttl > largest) largest = rrset.ttl;
+  return rolloverTimings(zone.dnssec?.zskLifetimeSeconds ?? 0, dnskeyTtl, largest, zone.soa.refresh);
+}
 /** How long a complete apply stands for an apply of the same serial with nothing changed. */
 const REAPPLY_GRACE_MS = 10_000;
 /** PATCHes retried after PowerDNS named one record it refused (that record left out each time). */
@@ -106,7 +121,10 @@ export class PowerDnsBackend implements Backend {
   /** Per zone: the serial the last complete apply left in PowerDNS, and when (see applyZone). */
   private readonly verified = new Map<string, { serial: number; at: number }>();
   /** Per zone: the DNSSEC settings last brought about, and the state read back then. */
-  private readonly dnssecKnown = new Map<string, { want: string; status?: DnssecStatus }>();
+  private readonly dnssecKnown = new Map<
+    string,
+    { want: string; checkAfter: number; status?: DnssecStatus }
+  >();
 
   constructor(options: PowerDnsBackendOptions) {
     this.options = options;
@@ -217,6 +235,8 @@ export class PowerDnsBackend implements Backend {
     stats.replaced = diff.replaces.length - refused.size;
     stats.deleted = diff.deletes.length;
     stats.unchanged = diff.unchanged;
+    const dnssec = await this.dnssecOf(zone);
+    stats.requests += dnssec.requests;
     this.options.onApply?.(origin, stats);
     if (stats.patches > 0 || stats.created) {
       this.options.log?.('info', `powerdns: zone ${origin} programmed at serial ${zone.serial}`, {
@@ -230,8 +250,6 @@ export class PowerDnsBackend implements Backend {
     }
     for (const p of problems)
       this.options.log?.('warn', `powerdns: ${p.owner} ${p.type} not programmed (${p.reason}): ${p.message}`);
-    const dnssec = await this.dnssecOf(zone);
-    stats.requests += dnssec.requests;
     return {
       ...(problems.length > 0 ? { problems } : {}),
       ...(dnssec.status ? { dnssec: dnssec.status } : {}),
@@ -239,23 +257,37 @@ export class PowerDnsBackend implements Backend {
   }
 
   /**
-   * The zone's DNSSEC brought to its settings: checked against PowerDNS on every full apply (start,
-   * resync, after an error) and when the settings change; otherwise what the last check found.
+   * The zone's DNSSEC brought to its settings: checked against PowerDNS on the first apply of the zone
+   * by this process, when the settings change, when a rollover step is due, and at least hourly (keys
+   * changed by hand); otherwise what the last check found, at no request.
    */
   private async dnssecOf(zone: ProgrammedZone): Promise<{ status?: DnssecStatus; requests: number }> {
     const key = nameKey(zone.origin);
     const want = zone.dnssec === undefined ? '' : JSON.stringify(zone.dnssec);
     const known = this.dnssecKnown.get(key);
-    if (zone.delta !== undefined && known?.want === want)
+    const now = Date.now();
+    if (known?.want === want && now < known.checkAfter)
       return { ...(known.status ? { status: known.status } : {}), requests: 0 };
     this.dnssecKnown.delete(key);
-    const applied = await applyDnssec(this.client, zone.origin, zone.dnssec);
+    const applied = await applyDnssec(
+      this.client,
+      zone.origin,
+      zone.dnssec,
+      zone.dnssec?.keys === 'Split'
+        ? { timings: rolloverTimingsOf(zone), now: Math.floor(now / 1000) }
+        : undefined,
+    );
     if (applied.changed)
       this.options.log?.(
         'info',
         `powerdns: zone ${zone.origin} DNSSEC ${zone.dnssec ? `signed (${want})` : 'signing removed'}`,
+        applied.status?.rollover ? { rollover: applied.status.rollover.phase } : {},
       );
-    this.dnssecKnown.set(key, { want, ...(applied.status ? { status: applied.status } : {}) });
+    const checkAfter = Math.min(
+      now + DNSSEC_RECHECK_MS,
+      applied.dueAt !== undefined ? applied.dueAt * 1000 : Infinity,
+    );
+    this.dnssecKnown.set(key, { want, checkAfter, ...(applied.status ? { status: applied.status } : {}) });
     return { ...(applied.status ? { status: applied.status } : {}), requests: applied.requests };
   }
 
