@@ -1,6 +1,7 @@
 /** DNSZone (namespaced): a hosted zone. */
 import { RECORD_TYPES } from '../dns/rrtype.ts';
 import { changeSafetySchema } from './change-safety.ts';
+import { dnssecSchema, dnssecStatusSchema } from './dnssec.ts';
 import { AGE_COLUMN, type KindDefinition, READY_COLUMN } from './kind.ts';
 import {
   conditionsSchema,
@@ -234,6 +235,10 @@ export const dnsZoneSpecSchema = s.object(
       ...changeSafetySchema,
       description: `${changeSafetySchema.description} Each field overrides the class's changeSafety.`,
     }),
+    dnssec: s.optional({
+      ...dnssecSchema,
+      description: `${dnssecSchema.description} Each field overrides the class's dnssec.`,
+    }),
     updatePolicy: s.optional(
       s.array(updateRuleSchema, {
         description:
@@ -272,6 +277,7 @@ export const dnsZoneStatusSchema = s.object(
         description: 'The name servers to delegate to from the parent zone.',
       }),
     ),
+    dnssec: s.optional(dnssecStatusSchema),
     parentZone: s.optional({
       ...objectRefSchema,
       description: 'The managed DNSZone that delegates to this one, if any.',

@@ -2,6 +2,7 @@
 import { isIP } from 'node:net';
 import { BACKEND_KINDS, optionalBackendProperties } from './backends/index.ts';
 import { changeSafetySchema } from './change-safety.ts';
+import { dnssecSchema } from './dnssec.ts';
 import { AGE_COLUMN, type KindDefinition, READY_COLUMN } from './kind.ts';
 import {
   ABSOLUTE_HOST_PATTERN,
@@ -247,6 +248,10 @@ export const dnsZoneClassSpecSchema = s.object(
     changeSafety: s.optional({
       ...changeSafetySchema,
       description: `${changeSafetySchema.description} A DNSZone may override each field.`,
+    }),
+    dnssec: s.optional({
+      ...dnssecSchema,
+      description: `${dnssecSchema.description} Defaults for the zones of this class; a DNSZone may override each field.`,
     }),
   },
   { description: 'A backend and the policy shared by its zones.' },

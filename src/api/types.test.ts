@@ -93,6 +93,7 @@ interface DNSZoneClassSpec {
   allowPublicSuffixZones?: boolean;
   defaults?: { ttl?: number; soa?: SOAOverrides };
   changeSafety?: ChangeSafety;
+  dnssec?: Dnssec;
 }
 interface DNSZoneClassStatus {
   conditions?: Condition[];
@@ -113,7 +114,15 @@ interface DNSZoneSpec {
   delegations?: Delegation[];
   ignore?: { name: string; type?: RecordTypeName }[];
   changeSafety?: ChangeSafety;
+  dnssec?: Dnssec;
   updatePolicy?: { key: string; names: string[]; types: RecordTypeName[] }[];
+}
+interface Dnssec {
+  enabled?: boolean;
+  algorithm?: 'ECDSAP256SHA256' | 'ECDSAP384SHA384' | 'ED25519';
+  denial?: 'NSEC' | 'NSEC3';
+  keys?: 'CSK' | 'Split';
+  zskLifetimeSeconds?: number;
 }
 interface ChangeSafety {
   enabled?: boolean;
@@ -130,6 +139,12 @@ interface DNSZoneStatus {
   hash?: string;
   recordCount?: number;
   nameservers?: string[];
+  dnssec?: {
+    keys?: { keyTag: number; algorithm: number; role: 'CSK' | 'KSK' | 'ZSK'; active: boolean }[];
+    ds?: string[];
+    rollover?: { phase: 'Active' | 'Publish' | 'Retire'; since: string; nextStep: string };
+    cds?: 'Published' | 'NotPublished';
+  };
   parentZone?: ObjectRef;
   conditions?: Condition[];
 }

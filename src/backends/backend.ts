@@ -1,4 +1,4 @@
-import type { IgnoreRule } from '../api/index.ts';
+import type { DnssecStatus, EffectiveDnssec, IgnoreRule } from '../api/index.ts';
 import type { Name } from '../dns/name.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
 import type { ResourceKey } from '../zones/resource-key.ts';
@@ -29,6 +29,11 @@ export interface ProgrammedZone {
    * matched. A backend that holds nothing but Zonekeeper's content (the built-in server) ignores them.
    */
   ignore?: readonly IgnoreRule[];
+  /**
+   * The zone's DNSSEC settings when it is to be signed (`DNSZone.spec.dnssec` over its class's). Only a
+   * backend whose capabilities include `dnssec` is given them; it signs the zone, or reports why not.
+   */
+  dnssec?: EffectiveDnssec;
 }
 
 /**
@@ -54,6 +59,8 @@ export interface RRsetProblem {
 export interface ApplyResult {
   /** RRsets left out; every other RRset is programmed. Empty or absent: the whole zone is. */
   problems?: readonly RRsetProblem[];
+  /** How the backend signs the zone (keys, DS for the parent); absent for a zone that is not signed. */
+  dnssec?: DnssecStatus;
 }
 
 /**

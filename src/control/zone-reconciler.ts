@@ -2,7 +2,9 @@ import {
   CONFIRM_CHANGE_ANNOTATION,
   type DNSZone,
   type DNSZoneClass,
+  type EffectiveDnssec,
   effectiveChangeSafety,
+  effectiveDnssec,
 } from '../api/index.ts';
 import {
   type ApplyResult,
@@ -90,6 +92,8 @@ interface ServedRead {
   state: ZoneModelState;
   taken: TakenChange;
   transfers?: ResolvedTransfers;
+  /** The zone's DNSSEC settings when it is signed and its backend signs zones. */
+  dnssec?: EffectiveDnssec;
   accepted: ConditionInput;
   described: ZoneStatusFields;
 }
@@ -170,6 +174,13 @@ export class ZoneReconciler {
       taken.fresh || taken.verdictsChanged ? state.model.warnings() : (state.warnings ?? []);
     state.warnings = modelWarnings;
     const warnings = update.problems.length > 0 ? [...modelWarnings, ...update.problems] : modelWarnings;
+    // DNSSEC: signed by a backend that signs; elsewhere served unsigned, and the zone says so.
+    const dnssec = effectiveDnssec(verdict.zoneClass.spec.dnssec, zone.spec.dnssec);
+    const signs = dnssec !== undefined && backend.capabilities.dnssec;
+    const dnssecWarnings =
+      dnssec !== undefined && !signs
+        ? [`DNSSEC is enabled but backend ${backend.name} does not sign zones: served unsigned`]
+        : [];
     const generation = zone.metadata.generation;
     return {
       key,
@@ -178,9 +189,20 @@ export class ZoneReconciler {
       backend,
       state,
       taken,
-      accepted: zoneAccepted(state.model.origin, warnings, transfers.error, generation),
-      described: zoneDescription(state.model, verdict.parent),
+      accepted: zoneAccepted(
+        state.model.origin,
+        [...warnings, ...dnssecWarnings],
+        transfers.error,
+        generation,
+      ),
+      // The DNSSEC status last reported stays until an apply reports it again (a failed or held
+      // change does not erase the DS a parent may be waiting for).
+      described: {
+        ...zoneDescription(state.model, verdict.parent),
+        ...(signs && zone.status?.dnssec ? { dnssec: zone.status.dnssec } : {}),
+      },
       ...(transfers.resolved ? { transfers: transfers.resolved } : {}),
+      ...(signs ? { dnssec } : {}),
     };
   }
 
@@ -228,6 +250,7 @@ export class ZoneReconciler {
           rrsets: () => state.model.rrsets(),
           ...(read.transfers ? { transfers: read.transfers } : {}),
           ...(zone.spec.ignore && zone.spec.ignore.length > 0 ? { ignore: zone.spec.ignore } : {}),
+          ...(read.dnssec ? { dnssec: read.dnssec } : {}),
           ...planApply(state, held),
         })) ?? undefined;
       // What Programmed means is the backend's (its capabilities): the serial or the content read back.
@@ -301,7 +324,7 @@ export class ZoneReconciler {
     // 4. The statuses: the zone's, then its record sets' (only those that may have changed).
     await status.zone(
       zone,
-      { ...serialFields(), ...described },
+      { ...serialFields(), ...described, ...(applied?.dnssec ? { dnssec: applied.dnssec } : {}) },
       servedZoneConditions(accepted, back, origin, serial, generation),
     );
     const records = recordStatusesToWrite(state, ok, problems.changed);

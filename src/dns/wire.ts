@@ -146,6 +146,19 @@ export class WireWriter {
     }
   }
 
+  /**
+   * Lowercases the ASCII letters written since `offset`. Meant for name octets only: a length octet is
+   * at most 63, below every letter, so a whole uncompressed name can be lowercased in place (the
+   * canonical form of RFC 4034 §6.2).
+   */
+  lowercaseSince(offset: number): void {
+    const b = this.buf;
+    for (let i = Math.max(0, offset); i < this.len; i++) {
+      const c = b[i]!;
+      if (c >= 0x41 && c <= 0x5a) b[i] = c + 0x20;
+    }
+  }
+
   patchU16(offset: number, v: number): void {
     this.buf[offset] = v >>> 8;
     this.buf[offset + 1] = v;

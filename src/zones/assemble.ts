@@ -26,6 +26,11 @@ export interface ChildDelegation {
   ttl: number;
   /** A/AAAA RRsets of the child for its own nameservers that lie inside the child zone. */
   glue: RRset[];
+  /**
+   * The child's DS records when it is signed (from its status.dnssec.ds, RFC 4035 §2.4): published at
+   * the cut so the chain of trust reaches the child without anyone copying them by hand.
+   */
+  ds?: Rdata[];
 }
 
 export interface AssemblyInput {
@@ -112,6 +117,17 @@ export function assembleZone(input: AssemblyInput): AssembledZone {
       },
       by,
     );
+    if (child.ds && child.ds.length > 0)
+      publish(
+        {
+          owner: child.origin,
+          type: 'DS',
+          ttl: child.ttl,
+          rdata: child.ds,
+          origin: { kind: 'childZone', ...refOf(child.zone) },
+        },
+        by,
+      );
     cuts.push({ owner: child.origin, hosts: child.nameServers, by });
     for (const glue of child.glue) publish(glue, by);
   }

@@ -110,7 +110,12 @@ function seenId(kind: Kind, key: ResourceKey): string {
   return `${kind}/${key}`;
 }
 
-/** What decides whether a change matters to the catalog: the spec generation and whether deletion started. */
+/**
+ * What decides whether a change matters to the catalog: the spec generation, whether deletion started,
+ * and for a zone the DS records its status reports (its parent publishes them at the cut).
+ */
 function observedState(object: Resource): string {
-  return `${object.metadata.generation ?? 0}/${object.metadata.deletionTimestamp ? 'deleting' : 'live'}`;
+  const base = `${object.metadata.generation ?? 0}/${object.metadata.deletionTimestamp ? 'deleting' : 'live'}`;
+  const ds = object.kind === 'DNSZone' ? object.status?.dnssec?.ds : undefined;
+  return ds && ds.length > 0 ? `${base}/${ds.join(',')}` : base;
 }

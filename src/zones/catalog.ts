@@ -228,6 +228,9 @@ export class Catalog {
     this.zones.set(key, zone);
     const affected = this.recomputeZones();
     affected.zones.add(key);
+    // The parent publishes the child's NS, glue and DS: a change of the child may change the parent.
+    const verdict = this.zoneVerdict(key);
+    if (verdict?.accepted && verdict.parent !== undefined) affected.zones.add(verdict.parent);
     if (
       before &&
       JSON.stringify(before.spec.delegations ?? []) !== JSON.stringify(zone.spec.delegations ?? [])

@@ -1,5 +1,6 @@
-import type { DNSRecordSet } from '../api/index.ts';
+import type { DNSRecordSet, DNSZone } from '../api/index.ts';
 import { isInDomain, type Name, nameEquals, parseName } from '../dns/name.ts';
+import { parseRdata, type Rdata } from '../dns/rdata.ts';
 import type { AssemblyInput, ChildDelegation } from './assemble.ts';
 import type { Catalog } from './catalog.ts';
 import { parseRecordSetRecords } from './record-parse.ts';
@@ -42,9 +43,23 @@ export function zoneChildren(catalog: Catalog, key: ResourceKey): ChildDelegatio
       nameServers,
       ttl: zoneDefaultTtl(zone, verdict.zoneClass),
       glue: glueFromChild(catalog, childKey, childVerdict.origin, nameServers),
+      ...childDs(child),
     });
   }
   return children;
+}
+
+/** The DS records a signed child zone reports in its status (each a DS in presentation form). */
+function childDs(child: DNSZone): { ds?: Rdata[] } {
+  const ds: Rdata[] = [];
+  for (const text of child.status?.dnssec?.ds ?? []) {
+    try {
+      ds.push(parseRdata('DS', text, '.'));
+    } catch {
+      // A status that is not a DS (written by hand) publishes nothing.
+    }
+  }
+  return ds.length > 0 ? { ds } : {};
 }
 
 /**

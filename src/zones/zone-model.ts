@@ -361,6 +361,7 @@ export class ZoneModel {
           c.nameServers,
           c.ttl,
           c.glue.map((g) => [g.owner, g.type, g.ttl, g.rdata]),
+          c.ds ?? [],
         ]),
     );
     if (signature === this.childSignature) return;
@@ -383,6 +384,17 @@ export class ZoneModel {
         },
         by,
       });
+      if (child.ds && child.ds.length > 0)
+        this.owner(child.origin, key).fixed.push({
+          rrset: {
+            owner: child.origin,
+            type: 'DS',
+            ttl: child.ttl,
+            rdata: child.ds,
+            origin: { kind: 'childZone', ...refOf(child.zone) },
+          },
+          by,
+        });
       dirty.add(key);
       for (const glue of child.glue) {
         const glueKey = canonicalSortKey(glue.owner);

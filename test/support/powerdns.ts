@@ -30,6 +30,8 @@ export interface PowerDnsOptions {
   resolver?: string;
   /** Extra pdns.conf lines. */
   extra?: string[];
+  /** SQLite: DNSSEC enabled in the backend (gsqlite3-dnssec=yes). LMDB always has it. */
+  dnssec?: boolean;
 }
 
 export interface PowerDnsProcess {
@@ -107,7 +109,11 @@ export async function startPowerDns(options: PowerDnsOptions): Promise<PowerDnsP
             'lmdb-random-ids=yes',
             'lmdb-flag-deleted=yes', // PowerDNS 4.8+
           ]
-        : ['launch=gsqlite3', `gsqlite3-database=${path.join(dir, 'pdns.sqlite3')}`];
+        : [
+            'launch=gsqlite3',
+            `gsqlite3-database=${path.join(dir, 'pdns.sqlite3')}`,
+            ...(options.dnssec ? ['gsqlite3-dnssec=yes'] : []),
+          ];
     if (options.storage === 'sqlite') {
       await run('sqlite3', [path.join(dir, 'pdns.sqlite3'), `.read ${SQLITE_SCHEMA}`]);
     }

@@ -17,7 +17,8 @@ export type PowerDnsErrorCode =
   | 'PDNS_BAD_REQUEST'
   | 'PDNS_UNPROCESSABLE'
   | 'PDNS_HTTP'
-  | 'PDNS_API_KEY';
+  | 'PDNS_API_KEY'
+  | 'PDNS_DNSSEC';
 
 const UNREACHABLE: ReadonlySet<PowerDnsErrorCode> = new Set([
   'PDNS_UNREACHABLE',

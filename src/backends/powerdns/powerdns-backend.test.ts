@@ -11,6 +11,7 @@ import { parseRdata } from '../../dns/rdata.ts';
 import type { RecordTypeName } from '../../dns/rrtype.ts';
 import type { RRset } from '../../zones/rrset.ts';
 import type { ProgrammedZone } from '../backend.ts';
+import { DNSSEC_METADATA } from './dnssec.ts';
 import { type ApplyStats, OWNERSHIP_METADATA, PowerDnsBackend } from './powerdns-backend.ts';
 
 interface FakeRRset {
@@ -22,7 +23,7 @@ interface FakeRRset {
 
 /** Zones, metadata and a request log; `refuse` decides a 422 for a PATCH entry. */
 function fakePowerDns(refuse: (rr: FakeRRset) => string | undefined = () => undefined) {
-  const zones = new Map<string, { kind: string; rrsets: FakeRRset[]; metadata: string[] }>();
+  const zones = new Map<string, { kind: string; rrsets: FakeRRset[]; metadata: Map<string, string[]> }>();
   const log: string[] = [];
   const server = http.createServer((req, res) => {
     let body = '';
@@ -54,7 +55,7 @@ function fakePowerDns(refuse: (rr: FakeRRset) => string | undefined = () => unde
           ttl: 3600,
           records: input.nameservers.map((content: string) => ({ content, disabled: false })),
         });
-        zones.set(input.name, { kind: input.kind, rrsets, metadata: [] });
+        zones.set(input.name, { kind: input.kind, rrsets, metadata: new Map() });
         return send(201, {
           id: input.name,
           name: input.name,
@@ -67,13 +68,14 @@ function fakePowerDns(refuse: (rr: FakeRRset) => string | undefined = () => unde
       if (id === undefined) return send(200, { version: 'fake' });
       if (!zone) return send(404, { error: 'Not Found' });
       if (kind !== undefined) {
-        if (req.method === 'GET') return send(200, { kind, metadata: zone.metadata });
+        // Per kind, as PowerDNS keeps it; a kind never set reads as an empty list.
+        if (req.method === 'GET') return send(200, { kind, metadata: zone.metadata.get(kind) ?? [] });
         if (req.method === 'PUT') {
-          zone.metadata = input.metadata;
-          return send(200, { kind, metadata: zone.metadata });
+          zone.metadata.set(kind, input.metadata);
+          return send(200, { kind, metadata: input.metadata });
         }
         if (req.method === 'DELETE') {
-          zone.metadata = [];
+          zone.metadata.delete(kind);
           return send(200, {});
         }
       }
@@ -181,15 +183,17 @@ describe('PowerDnsBackend (against a stand-in API)', () => {
         'POST ',
         `PUT example.com. ${OWNERSHIP_METADATA}`,
         'PATCH example.com. 3',
+        // The first apply of a zone checks whether Zonekeeper signs it (later ones reuse what it found).
+        `GET example.com. ${DNSSEC_METADATA}`,
       ]);
-      assert.deepEqual(fake.zones.get(origin)!.metadata, ['www A']);
+      assert.deepEqual(fake.zones.get(origin)!.metadata.get('X-ZONEKEEPER-RRSETS') ?? [], ['www A']);
       assert.deepEqual(stats[0], {
         created: true,
         replaced: 3,
         deleted: 0,
         unchanged: 0,
         patches: 1,
-        requests: 5,
+        requests: 6,
       });
       assert.equal(await backend.servedSerial(origin), 7);
       // Again: nothing to send.
@@ -205,7 +209,7 @@ describe('PowerDnsBackend (against a stand-in API)', () => {
         'PATCH example.com. 2',
         `PUT example.com. ${OWNERSHIP_METADATA}`,
       ]);
-      assert.deepEqual(fake.zones.get(origin)!.metadata, []);
+      assert.deepEqual(fake.zones.get(origin)!.metadata.get('X-ZONEKEEPER-RRSETS') ?? [], []);
       // The controller's follow-up apply of the same serial with nothing changed (to hash the zone):
       // the read-back of a moment ago stands; only servedSerial reads again.
       fake.log.length = 0;
@@ -260,7 +264,11 @@ describe('PowerDnsBackend (against a stand-in API)', () => {
         .rrsets.map((r) => `${r.name} ${r.type}`)
         .sort();
       assert.deepEqual(names, ['example.com. NS', 'example.com. SOA', 'good.example.com. A']);
-      assert.deepEqual(fake.zones.get(origin)!.metadata, ['good A'], 'no entry for what was not created');
+      assert.deepEqual(
+        fake.zones.get(origin)!.metadata.get('X-ZONEKEEPER-RRSETS') ?? [],
+        ['good A'],
+        'no entry for what was not created',
+      );
       assert.equal(await backend.servedSerial(origin), 1);
     });
   });

@@ -14,12 +14,13 @@
  * leaves them behind when an RRset or zone is deleted in 5.1 (PowerDNS issue #18051), which would make
  * a later hand-made RRset look like ours. Zone metadata works on every backend with the API.
  */
-import type { PowerDnsSettings } from '../../api/index.ts';
+import type { DnssecStatus, PowerDnsSettings } from '../../api/index.ts';
 import type { SecretResolver } from '../../api/secret-ref.ts';
 import type { Name } from '../../dns/name.ts';
 import { nameEquals, nameKey } from '../../dns/name.ts';
 import { parseRdata, type Rdata, rdataEquals, type SoaRdata } from '../../dns/rdata.ts';
 import { isRecordTypeName } from '../../dns/rrtype.ts';
+import { type RolloverTimings, rolloverTimings } from '../../zones/dnssec-rollover.ts';
 import { ignoreMatcher } from '../../zones/ignore.ts';
 import type {
   ApplyResult,
@@ -41,6 +42,7 @@ import {
   type RRsetChange,
   rrsetKey,
 } from './diff.ts';
+import { applyDnssec } from './dnssec.ts';
 import { PowerDnsError, recordFromError } from './errors.ts';
 
 export type { PowerDnsSettings };
@@ -51,6 +53,20 @@ export const DEFAULT_RESYNC_SECONDS = 300;
 export const DEFAULT_TIMEOUT_SECONDS = 10;
 /** Below PowerDNS's default webserver-max-bodysize (2 MB), with room for escaping. */
 export const DEFAULT_MAX_PATCH_BYTES = 1 << 20;
+/** DNSSEC is checked against PowerDNS at least this often even when nothing changed (hand-made drift). */
+const DNSSEC_RECHECK_MS = 3_600_000;
+
+/**
+ * The ZSK rollover's intervals from the zone (RFC 7583 §3.2.1): Ipub waits for the DNSKEY RRset's TTL,
+ * Iret for the largest TTL of the zone, each plus the SOA refresh as the propagation delay to
+ * secondaries that miss a NOTIFY. PowerDNS gives DNSKEY one of the SOA's TTLs; the larger is assumed.
+ */
+function rolloverTimingsOf(zone: ProgrammedZone): RolloverTimings {
+  const dnskeyTtl = Math.max(zone.soa.ttl, zone.soa.minimum);
+  let largest = dnskeyTtl;
+  for (const rrset of zone.rrsets()) if (rrset.ttl > largest) largest = rrset.ttl;
+  return rolloverTimings(zone.dnssec?.zskLifetimeSeconds ?? 0, dnskeyTtl, largest, zone.soa.refresh);
+}
 /** How long a complete apply stands for an apply of the same serial with nothing changed. */
 const REAPPLY_GRACE_MS = 10_000;
 /** PATCHes retried after PowerDNS named one record it refused (that record left out each time). */
@@ -65,7 +81,7 @@ export const POWERDNS_CAPABILITIES: BackendCapabilities = {
   transfers: false,
   alias: true,
   steering: false,
-  dnssec: false,
+  dnssec: true,
   driftRepair: true,
 };
 
@@ -104,6 +120,11 @@ export class PowerDnsBackend implements Backend {
   private readonly spelling = new Map<string, string>();
   /** Per zone: the serial the last complete apply left in PowerDNS, and when (see applyZone). */
   private readonly verified = new Map<string, { serial: number; at: number }>();
+  /** Per zone: the DNSSEC settings last brought about, and the state read back then. */
+  private readonly dnssecKnown = new Map<
+    string,
+    { want: string; checkAfter: number; status?: DnssecStatus }
+  >();
 
   constructor(options: PowerDnsBackendOptions) {
     this.options = options;
@@ -214,6 +235,8 @@ export class PowerDnsBackend implements Backend {
     stats.replaced = diff.replaces.length - refused.size;
     stats.deleted = diff.deletes.length;
     stats.unchanged = diff.unchanged;
+    const dnssec = await this.dnssecOf(zone);
+    stats.requests += dnssec.requests;
     this.options.onApply?.(origin, stats);
     if (stats.patches > 0 || stats.created) {
       this.options.log?.('info', `powerdns: zone ${origin} programmed at serial ${zone.serial}`, {
@@ -227,7 +250,45 @@ export class PowerDnsBackend implements Backend {
     }
     for (const p of problems)
       this.options.log?.('warn', `powerdns: ${p.owner} ${p.type} not programmed (${p.reason}): ${p.message}`);
-    return problems.length > 0 ? { problems } : {};
+    return {
+      ...(problems.length > 0 ? { problems } : {}),
+      ...(dnssec.status ? { dnssec: dnssec.status } : {}),
+    };
+  }
+
+  /**
+   * The zone's DNSSEC brought to its settings: checked against PowerDNS on the first apply of the zone
+   * by this process, when the settings change, when a rollover step is due, and at least hourly (keys
+   * changed by hand); otherwise what the last check found, at no request.
+   */
+  private async dnssecOf(zone: ProgrammedZone): Promise<{ status?: DnssecStatus; requests: number }> {
+    const key = nameKey(zone.origin);
+    const want = zone.dnssec === undefined ? '' : JSON.stringify(zone.dnssec);
+    const known = this.dnssecKnown.get(key);
+    const now = Date.now();
+    if (known?.want === want && now < known.checkAfter)
+      return { ...(known.status ? { status: known.status } : {}), requests: 0 };
+    this.dnssecKnown.delete(key);
+    const applied = await applyDnssec(
+      this.client,
+      zone.origin,
+      zone.dnssec,
+      zone.dnssec?.keys === 'Split'
+        ? { timings: rolloverTimingsOf(zone), now: Math.floor(now / 1000) }
+        : undefined,
+    );
+    if (applied.changed)
+      this.options.log?.(
+        'info',
+        `powerdns: zone ${zone.origin} DNSSEC ${zone.dnssec ? `signed (${want})` : 'signing removed'}`,
+        applied.status?.rollover ? { rollover: applied.status.rollover.phase } : {},
+      );
+    const checkAfter = Math.min(
+      now + DNSSEC_RECHECK_MS,
+      applied.dueAt !== undefined ? applied.dueAt * 1000 : Infinity,
+    );
+    this.dnssecKnown.set(key, { want, checkAfter, ...(applied.status ? { status: applied.status } : {}) });
+    return { ...(applied.status ? { status: applied.status } : {}), requests: applied.requests };
   }
 
   get location(): string {

@@ -1,0 +1,246 @@
+/**
+ * DNSSEC of a PowerDNS zone through its HTTP API: PowerDNS signs live from the keys it holds
+ * (cryptokeys), with NSEC or NSEC3 (the zone's NSEC3PARAM), and publishes CDS/CDNSKEY when the zone's
+ * PUBLISH-CDS / PUBLISH-CDNSKEY metadata say so. Zonekeeper creates the keys, sets the denial and
+ * metadata, and reads the keys back for the zone's status (key tags, DS for the parent).
+ *
+ * Zonekeeper only ever removes keys of a zone it signed itself (marked with the metadata kind
+ * X-ZONEKEEPER-DNSSEC): a zone someone signed by hand stays signed when its DNSZone asks for nothing.
+ */
+import type { DnssecStatus, EffectiveDnssec } from '../../api/index.ts';
+import { dnskeyRdata, keyTag, parseDnskey } from '../../dns/dnssec/keys.ts';
+import type { Name } from '../../dns/name.ts';
+import {
+  parseRollover,
+  printRollover,
+  type RolloverTimings,
+  stepRollover,
+} from '../../zones/dnssec-rollover.ts';
+import type { PowerDnsClient } from './client.ts';
+import { PowerDnsError } from './errors.ts';
+
+export const DNSSEC_METADATA = 'X-ZONEKEEPER-DNSSEC';
+/** The automatic ZSK rollover's state (dnssec-rollover.ts), one string. */
+export const ROLLOVER_METADATA = 'X-ZONEKEEPER-ROLLOVER';
+/** RFC 9276 §3.1: no extra iterations, no salt (and no opt-out). */
+export const NSEC3PARAM = '1 0 0 -';
+
+/** A cryptokey as PowerDNS lists it (the fields read here). */
+export interface Cryptokey {
+  id: number;
+  keytype: 'ksk' | 'zsk' | 'csk';
+  active: boolean;
+  published?: boolean;
+  dnskey?: string;
+  ds?: string[];
+  algorithm?: string;
+}
+
+interface ZoneDnssecInfo {
+  dnssec?: boolean;
+  nsec3param?: string;
+  api_rectify?: boolean;
+}
+
+/** The key types a setting needs: one CSK, or a KSK and a ZSK. */
+function wantedKeyTypes(want: EffectiveDnssec): ('csk' | 'ksk' | 'zsk')[] {
+  return want.keys === 'Split' ? ['ksk', 'zsk'] : ['csk'];
+}
+
+/** PowerDNS spells algorithms in lowercase or as IANA mnemonics depending on the version. */
+function sameAlgorithm(a: string | undefined, b: string): boolean {
+  return (a ?? '').replace(/[^a-z0-9]/gi, '').toLowerCase() === b.replace(/[^a-z0-9]/gi, '').toLowerCase();
+}
+
+export interface DnssecApplied {
+  status?: DnssecStatus;
+  /** When the next rollover step is due (seconds since the epoch). */
+  dueAt?: number;
+  requests: number;
+  /** Whether anything was changed (keys, denial, metadata). */
+  changed: boolean;
+}
+
+/** Brings the zone's DNSSEC to `want` (undefined: not signed by Zonekeeper) and reads its state back. */
+export async function applyDnssec(
+  client: PowerDnsClient,
+  origin: Name,
+  want: EffectiveDnssec | undefined,
+  /** For keys: Split: the rollover's timings (seconds) and the time now (seconds since the epoch). */
+  rollover?: { timings: RolloverTimings; now: number },
+): Promise<DnssecApplied> {
+  let requests = 0;
+  let changed = false;
+  const call = async <T>(method: string, rest: string, what: string, body?: unknown, expect?: number[]) => {
+    requests++;
+    const response = await client.request(method, client.zonePath(origin, rest), `${what} of ${origin}`, {
+      ...(body !== undefined ? { body } : {}),
+      ...(expect ? { expect } : {}),
+    });
+    return {
+      status: response.status,
+      value: response.body ? (client.parse<T>(response, what) as T) : undefined,
+    };
+  };
+  const marked = await call<{ metadata?: string[] }>(
+    'GET',
+    `/metadata/${DNSSEC_METADATA}`,
+    `GET metadata ${DNSSEC_METADATA}`,
+    undefined,
+    [404, 422],
+  );
+  const managed = marked.status === 200 && (marked.value?.metadata?.length ?? 0) > 0;
+  if (want === undefined && !managed) return { requests, changed };
+
+  let keys = (await call<Cryptokey[]>('GET', '/cryptokeys', 'GET cryptokeys')).value ?? [];
+  const zone = (await call<ZoneDnssecInfo>('GET', '?rrsets=false', 'GET zone')).value ?? {};
+
+  if (want === undefined) {
+    // Zonekeeper signed it and no longer should: keys, NSEC3PARAM, CDS metadata and the mark go.
+    for (const k of keys)
+      await call('DELETE', `/cryptokeys/${k.id}`, `DELETE cryptokey ${k.id}`, undefined, [404]);
+    if (zone.nsec3param) await call('PUT', '', 'PUT zone', { nsec3param: '', nsec3narrow: false });
+    for (const kind of ['PUBLISH-CDS', 'PUBLISH-CDNSKEY', ROLLOVER_METADATA, DNSSEC_METADATA])
+      await call('DELETE', `/metadata/${kind}`, `DELETE metadata ${kind}`, undefined, [404, 422]);
+    await call('PUT', '/rectify', 'PUT rectify', undefined, [422]);
+    return { requests, changed: true };
+  }
+
+  // Marked first: a failure after this point leaves a zone Zonekeeper knows it manages.
+  if (!managed) {
+    await call('PUT', `/metadata/${DNSSEC_METADATA}`, `PUT metadata ${DNSSEC_METADATA}`, {
+      kind: DNSSEC_METADATA,
+      metadata: ['managed'],
+    });
+    changed = true;
+  }
+  for (const keytype of wantedKeyTypes(want)) {
+    const have = keys.some(
+      (k) => k.active && k.keytype === keytype && sameAlgorithm(k.algorithm, want.algorithm),
+    );
+    if (have) continue;
+    const created = await call<Cryptokey & { error?: string }>(
+      'POST',
+      '/cryptokeys',
+      `POST cryptokey ${keytype}`,
+      { keytype, active: true, published: true, algorithm: want.algorithm.toLowerCase() },
+      [422],
+    );
+    if (created.status === 422)
+      throw new PowerDnsError(
+        'PDNS_DNSSEC',
+        `PowerDNS at ${client.url} refused to add a ${want.algorithm} ${keytype.toUpperCase()} to ${origin}: ` +
+          `${created.value?.error ?? 'no reason given'}. Enable DNSSEC in its backend (gsqlite3-dnssec=yes, ` +
+          'gpgsql-dnssec=yes or gmysql-dnssec=yes; LMDB always has it) and check the algorithm is supported.',
+        { status: 422, ...(created.value?.error ? { detail: created.value.error } : {}) },
+      );
+    if (created.value) keys.push(created.value);
+    changed = true;
+  }
+  const nsec3param = want.denial === 'NSEC3' ? NSEC3PARAM : '';
+  const settings: Record<string, unknown> = {};
+  if ((zone.nsec3param ?? '') !== nsec3param) Object.assign(settings, { nsec3param, nsec3narrow: false });
+  // Every later change through the API rectifies the zone (ordername, auth flags) by itself.
+  if (zone.api_rectify !== true) settings.api_rectify = true;
+  if (Object.keys(settings).length > 0) {
+    await call('PUT', '', 'PUT zone', settings);
+    changed = true;
+  }
+  for (const [kind, value] of [
+    ['PUBLISH-CDS', '2'],
+    ['PUBLISH-CDNSKEY', '1'],
+  ] as const) {
+    const held = await call<{ metadata?: string[] }>(
+      'GET',
+      `/metadata/${kind}`,
+      `GET metadata ${kind}`,
+      undefined,
+      [404, 422],
+    );
+    if (held.value?.metadata?.[0] === value) continue;
+    await call('PUT', `/metadata/${kind}`, `PUT metadata ${kind}`, { kind, metadata: [value] });
+    changed = true;
+  }
+  // Keys: Split rolls its ZSK by pre-publication (RFC 7583 §3.2.1), one step per call when due.
+  let rolled: DnssecStatus['rollover'];
+  let dueAt: number | undefined;
+  if (want.keys === 'Split' && want.zskLifetimeSeconds > 0 && rollover) {
+    const zsks = keys.filter((k) => k.keytype === 'zsk' && sameAlgorithm(k.algorithm, want.algorithm));
+    const held = await call<{ metadata?: string[] }>(
+      'GET',
+      `/metadata/${ROLLOVER_METADATA}`,
+      `GET metadata ${ROLLOVER_METADATA}`,
+      undefined,
+      [404, 422],
+    );
+    const recorded = held.status === 200 ? held.value?.metadata?.[0] : undefined;
+    const step = stepRollover(
+      parseRollover(recorded),
+      zsks.find((k) => k.active)?.id,
+      new Set(zsks.map((k) => k.id)),
+      rollover.now,
+      rollover.timings,
+    );
+    let next = step.next;
+    for (const action of step.actions) {
+      changed = true;
+      if (action.kind === 'create-published') {
+        const created = await call<Cryptokey>('POST', '/cryptokeys', 'POST cryptokey zsk (pre-published)', {
+          keytype: 'zsk',
+          active: false,
+          published: true,
+          algorithm: want.algorithm.toLowerCase(),
+        });
+        if (created.value === undefined || next?.phase !== 'Publish')
+          throw new PowerDnsError(
+            'PDNS_DNSSEC',
+            `PowerDNS at ${client.url} did not return the new ZSK of ${origin}`,
+          );
+        next = { ...next, newKey: created.value.id };
+      } else if (action.kind === 'remove') {
+        await call('DELETE', `/cryptokeys/${action.key}`, `DELETE cryptokey ${action.key}`, undefined, [404]);
+      } else {
+        const active = action.kind === 'activate';
+        await call('PUT', `/cryptokeys/${action.key}`, `PUT cryptokey ${action.key}`, {
+          active,
+          published: true,
+        });
+      }
+    }
+    if (next && printRollover(next) !== recorded)
+      await call('PUT', `/metadata/${ROLLOVER_METADATA}`, `PUT metadata ${ROLLOVER_METADATA}`, {
+        kind: ROLLOVER_METADATA,
+        metadata: [printRollover(next)],
+      });
+    if (step.actions.length > 0)
+      keys = (await call<Cryptokey[]>('GET', '/cryptokeys', 'GET cryptokeys')).value ?? [];
+    if (next)
+      rolled = {
+        phase: next.phase,
+        since: new Date(next.since * 1000).toISOString(),
+        nextStep: new Date(step.dueAt * 1000).toISOString(),
+      };
+    dueAt = step.dueAt;
+  }
+  if (changed) await call('PUT', '/rectify', 'PUT rectify');
+  return {
+    requests,
+    changed,
+    status: { ...statusOf(keys), ...(rolled ? { rollover: rolled } : {}) },
+    ...(dueAt !== undefined ? { dueAt } : {}),
+  };
+}
+
+/** Keys and DS (SHA-256) as the zone status reports them. */
+export function statusOf(keys: readonly Cryptokey[]): DnssecStatus {
+  const out: Required<Pick<DnssecStatus, 'keys' | 'ds'>> = { keys: [], ds: [] };
+  for (const k of [...keys].sort((a, b) => a.id - b.id)) {
+    if (!k.dnskey) continue;
+    const key = parseDnskey(k.dnskey);
+    const role = k.keytype === 'csk' ? 'CSK' : k.keytype === 'ksk' ? 'KSK' : 'ZSK';
+    out.keys.push({ keyTag: keyTag(dnskeyRdata(key)), algorithm: key.algorithm, role, active: k.active });
+    if (role === 'ZSK') continue;
+    for (const ds of k.ds ?? []) if (ds.trim().split(/\s+/)[2] === '2') out.ds.push(ds.trim().toLowerCase());
+  }
+  return { ...out, cds: 'Published' };
+}
