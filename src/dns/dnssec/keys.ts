@@ -69,8 +69,19 @@ export function generateDnssecKey(algorithm: DnssecAlgorithm, flags: number = DN
   return { algorithm, flags, publicKey, privateKey: fromB64url(jwk.d) };
 }
 
-/** The private key as a node:crypto KeyObject (for Ed25519 signing and for verifying in tests). */
+const keyObjects = new WeakMap<DnssecKey, KeyObject>();
+
+/** The private key as a node:crypto KeyObject (for Ed25519 signing), made once per key. */
 export function privateKeyObject(key: DnssecKey): KeyObject {
+  let made = keyObjects.get(key);
+  if (made === undefined) {
+    made = makeKeyObject(key);
+    keyObjects.set(key, made);
+  }
+  return made;
+}
+
+function makeKeyObject(key: DnssecKey): KeyObject {
   const curve = CURVES[key.algorithm];
   const half = curve.publicOctets / 2;
   const jwk =

@@ -1,0 +1,98 @@
+/**
+ * Signing cost: a zone of the bench generator (`bench/lib/zone.ts`) signed whole by the reference
+ * signer (`src/zones/dnssec-signer.ts`) with each algorithm and NSEC or NSEC3, beside OpenSSL's own
+ * randomized signing of the same signed-data octets for scale, and the cost of re-signing one
+ * changed RRset (what a change costs once the signer is incremental, ADR 0021).
+ *
+ *   npx node bench/dnssec.ts [--records 100000] [--algorithms 13,15] [--json]
+ */
+import { sign as nodeSign } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { canonicalRdata } from '../src/dns/dnssec/canonical.ts';
+import { NSEC3_RFC9276 } from '../src/dns/dnssec/denial.ts';
+import { type DnssecAlgorithm, generateDnssecKey, privateKeyObject } from '../src/dns/dnssec/keys.ts';
+import { signedData, signRRset } from '../src/dns/dnssec/rrsig.ts';
+import { typeCode } from '../src/dns/rrtype.ts';
+import { signZone } from '../src/zones/dnssec-signer.ts';
+import { assemble, generateZone } from './lib/zone.ts';
+
+const { values } = parseArgs({
+  options: {
+    records: { type: 'string', default: '100000' },
+    algorithms: { type: 'string', default: '13,15' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const origin = 'bench.example.';
+const nameServers = [`ns1.${origin}`, `ns2.${origin}`];
+const zone = assemble(
+  generateZone(origin, { name: 'bench', namespace: 'bench' }, Number(values.records), {
+    withNameServers: true,
+  }),
+  nameServers,
+);
+const toSign = { origin, soa: { ...zone.soa, serial: 1 }, rrsets: zone.rrsets };
+const now = Math.floor(Date.now() / 1000);
+const window = { inception: now - 3600, expiration: now + 14 * 86400 };
+const rows: Record<string, unknown>[] = [];
+
+for (const algorithm of values.algorithms.split(',').map(Number) as DnssecAlgorithm[]) {
+  const key = generateDnssecKey(algorithm);
+  for (const denial of [{ kind: 'NSEC' as const }, { kind: 'NSEC3' as const, params: NSEC3_RFC9276 }]) {
+    const t0 = performance.now();
+    const records = signZone(toSign, { keySigning: [key], zoneSigning: [key] }, window, denial);
+    const ms = performance.now() - t0;
+    const signatures = records.filter((r) => r.type === 46).length;
+    rows.push({
+      algorithm,
+      denial: denial.kind,
+      rrsets: zone.rrsets.length,
+      signatures,
+      seconds: +(ms / 1000).toFixed(2),
+      usPerSignature: +((ms * 1000) / signatures).toFixed(1),
+    });
+  }
+  // One changed RRset: its RRSIG alone (the NSEC of its name is re-signed only when its types change).
+  const one = zone.rrsets[Math.floor(zone.rrsets.length / 2)]!;
+  const rrset = {
+    owner: one.owner,
+    type: typeCode(one.type)!,
+    ttl: one.ttl,
+    rdatas: one.rdata.map(canonicalRdata),
+  };
+  const n = 2000;
+  let t = performance.now();
+  for (let i = 0; i < n; i++) signRRset(rrset, key, origin, window);
+  const oneChange = ((performance.now() - t) * 1000) / n;
+  // OpenSSL's randomized signing of the same octets, for scale (not deterministic: not usable, ADR 0021).
+  const data = signedData(
+    {
+      typeCovered: rrset.type,
+      algorithm,
+      labels: 3,
+      originalTtl: rrset.ttl,
+      expiration: window.expiration,
+      inception: window.inception,
+      keyTag: 1,
+      signerName: origin,
+    },
+    rrset,
+  );
+  const privateKey = privateKeyObject(key);
+  t = performance.now();
+  for (let i = 0; i < n; i++)
+    nodeSign(algorithm === 15 ? null : algorithm === 13 ? 'sha256' : 'sha384', data, {
+      key: privateKey,
+      dsaEncoding: 'ieee-p1363',
+    });
+  const openssl = ((performance.now() - t) * 1000) / n;
+  rows.push({ algorithm, oneChangeUs: +oneChange.toFixed(1), opensslRandomizedUs: +openssl.toFixed(1) });
+}
+if (values.json) console.log(JSON.stringify(rows, null, 2));
+else
+  for (const r of rows)
+    console.log(
+      Object.entries(r)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' '),
+    );
