@@ -289,7 +289,8 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
           const ns = options.externalDnsWebhook!.namespace;
           events.record(
             {
-              regarding: { apiVersion: 'v1', kind: 'Namespace', name: ns },
+              // The namespace itself, filed in it (an Event must be in its object's namespace).
+              regarding: { apiVersion: 'v1', kind: 'Namespace', name: ns, namespace: ns },
               type: 'Warning',
               reason: 'ExternalDNSEndpointRefused',
               action: 'Write',
