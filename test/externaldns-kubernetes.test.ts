@@ -21,7 +21,13 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { dig, rdataOf } from './support/dig.ts';
 import { goProgram } from './support/go-programs.ts';
-import { type KubeCluster, serviceAccountUser, startKube } from './support/kube.ts';
+import {
+  type KubeCluster,
+  serviceAccountToken,
+  serviceAccountUser,
+  startKube,
+  writeTokenFile,
+} from './support/kube.ts';
 import { type KubeProcess, startOperatorProcess, startServerProcess } from './support/zonekeeper-kube.ts';
 import { ROOT, waitFor } from './support/zonekeeper-process.ts';
 
@@ -51,6 +57,7 @@ describe('ExternalDNS with zonekeeper operator and server on a real API server',
   let operator: KubeProcess | undefined;
   let server: KubeProcess | undefined;
   let webhookUrl: string;
+  let serverWebhookUrl: string;
   let webhookBin: string;
 
   const answers = async (name: string, type = 'A') =>
@@ -81,11 +88,9 @@ describe('ExternalDNS with zonekeeper operator and server on a real API server',
       );
       child.stdin.end(input ?? '');
     });
-  const webhookPass = async (owner: string, desired: Endpoint[]) =>
+  const webhookPass = async (owner: string, desired: Endpoint[], url = webhookUrl) =>
     (
-      JSON.parse(
-        await externalDns(webhookBin, ['-url', webhookUrl, '-owner', owner], JSON.stringify(desired)),
-      ) as {
+      JSON.parse(await externalDns(webhookBin, ['-url', url, '-owner', owner], JSON.stringify(desired))) as {
         passes: Pass[];
       }
     ).passes[0]!;
@@ -170,11 +175,29 @@ describe('ExternalDNS with zonekeeper operator and server on a real API server',
       'team-a',
       '--externaldns-webhook',
       '127.0.0.1:0',
+      // zonekeeper server replicas forward the plans their webhook takes (ADR 0016).
+      '--write-forwarders',
+      SERVER.name,
     ]);
     const m = /externalDnsWebhook="(127\.0\.0\.1:\d+)"/.exec(operator.log());
     assert.ok(m, operator.log());
     webhookUrl = `http://${m[1]}`;
-    server = await startServerProcess('server', kube.kubeconfigFor(SERVER));
+    const hopToken = await serviceAccountToken(kube, SYSTEM, 'zonekeeper-server', {
+      audience: 'zonekeeper-writes',
+    });
+    server = await startServerProcess('server', kube.kubeconfigFor(SERVER), [
+      '--operator-namespace',
+      SYSTEM,
+      '--write-token-file',
+      await writeTokenFile(kube, 'write-token', hopToken),
+      '--externaldns-webhook-namespace',
+      'team-a',
+      '--externaldns-webhook',
+      '127.0.0.1:0',
+    ]);
+    const s = /externalDnsWebhook="(127\.0\.0\.1:\d+)"/.exec(server.log());
+    assert.ok(s, server.log());
+    serverWebhookUrl = `http://${s[1]}`;
     await served('manifest.apps.example.com', '192.0.2.99');
   });
 
@@ -261,6 +284,36 @@ describe('ExternalDNS with zonekeeper operator and server on a real API server',
       items: unknown[];
     };
     assert.equal(teamB.items.length, 0);
+  });
+
+  test('webhook on zonekeeper server: plans forwarded to the leader; a refused endpoint dropped, the rest written', async () => {
+    const pass = await webhookPass(
+      'gamma',
+      [{ dnsName: 'replica.apps.example.com', recordType: 'A', targets: ['192.0.2.50'] }],
+      serverWebhookUrl,
+    );
+    assert.equal(pass.error, undefined);
+    await served('replica.apps.example.com', '192.0.2.50');
+    assert.match(await answers('a-replica.apps.example.com', 'TXT'), /external-dns\/owner=gamma/);
+    // The replica cannot judge delegations; the leader refuses and the replica drops that endpoint.
+    const res = await fetch(`${serverWebhookUrl}/records`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/external.dns.webhook+json;version=1' },
+      body: JSON.stringify({
+        create: [
+          { dnsName: 'www2.team-b.example.org', recordType: 'A', targets: ['192.0.2.66'] },
+          { dnsName: 'fine2.apps.example.com', recordType: 'A', targets: ['192.0.2.6'] },
+        ],
+      }),
+    });
+    assert.equal(res.status, 204);
+    await served('fine2.apps.example.com', '192.0.2.6');
+    assert.equal((await dig(server!.dnsPort, 'www2.team-b.example.org', 'A')).status, 'NXDOMAIN');
+    const metrics = await (await fetch(`${server!.httpUrl}/metrics`)).text();
+    assert.match(
+      metrics,
+      /zonekeeper_externaldns_webhook_refused_endpoints_total\{code="NOT_DELEGATED",stage="records"\} 1/,
+    );
   });
 
   test('DNSEndpoint front door: endpoints served as record sets of the namespace, observedGeneration written', async () => {

@@ -77,6 +77,7 @@ Usage:
                     [--unconfirmed-after SECONDS] [--response-cache N] [--rrl ...]
                     [--operator-namespace NS] [--leader-election-id NAME] [--write-timeout SECONDS]
                     [--write-token-file FILE] [--homelab-api HOST:PORT ...] [--write-access FILE]
+                    [--externaldns-webhook-namespace NS [--externaldns-webhook HOST:PORT]]
       Serve the cluster's zones read-only, at the serials the operator recorded; any number of replicas.
       Records written through an API here are forwarded to the operator leader named by the Lease
       --leader-election-id in --operator-namespace (default: this pod's namespace), each attempt
@@ -86,6 +87,8 @@ Usage:
       --response-cache and the --rrl flags as in serve. --homelab-api and its flags as in serve; the
       callers' writes are forwarded to the leader, which must know the same credentials (--write-access
       here names the callers and their secrets; namespaces and quotas are the leader's).
+      --externaldns-webhook and its namespace as in serve: plans are forwarded to the leader, which
+      must run with the same --externaldns-webhook-namespace.
   zonekeeper validate [--state-dir DIR] [--max-manifest-bytes SIZE] PATH...
       Check manifests (files or folders); print one line per problem; exit 1 if any is invalid.
       --state-dir: the state folder of the serve reading PATH: judge as it would (immutable fields,
@@ -316,9 +319,11 @@ async function main(argv: string[]): Promise<number> {
           'write-token-file': { type: 'string' },
           'write-access': { type: 'string' },
           ...HOMELAB_API_FLAGS,
+          ...EXTERNALDNS_WEBHOOK_FLAGS,
         },
       });
       const homelabApi = homelabApiOption(values);
+      const externalDnsWebhook = externalDnsWebhookOption(values);
       if (values['write-access'] !== undefined && !homelabApi)
         throw new UsageError(
           'server --write-access names the callers of --homelab-api (their secrets); give --homelab-api too',
@@ -349,6 +354,7 @@ async function main(argv: string[]): Promise<number> {
         ...(values['write-token-file'] ? { writeTokenFile: values['write-token-file'] } : {}),
         ...(values['write-access'] ? { writeAccess: await loadWriteAccess(values['write-access']) } : {}),
         ...(homelabApi ? { homelabApi } : {}),
+        ...(externalDnsWebhook ? { externalDnsWebhook } : {}),
         log,
       });
       await untilSignal(log);
