@@ -99,6 +99,26 @@ describe('the ExternalDNS webhook provider over HTTP', () => {
     assert.deepEqual(applied, [['good.example.com.', 'gone.example.com.']]);
   });
 
+  test('over the namespace quota: the creates are dropped and reported, deletes and updates still applied', async () => {
+    const applied: string[][] = [];
+    writer = {
+      apply: async (_c, request) => {
+        const names = request.changes.map((c) => `${c.op} ${c.name}`);
+        if (names.some((n) => n.startsWith('upsert new')))
+          throw new WriteError('QUOTA_EXCEEDED', 'quota of 1');
+        applied.push(names);
+        return { namespace: 'team-a', replayed: false, changes: [] };
+      },
+    };
+    const res = await post('/records', {
+      create: [{ dnsName: 'new.example.com', recordType: 'A', targets: ['192.0.2.1'] }],
+      delete: [{ dnsName: 'old.example.com', recordType: 'A', targets: ['192.0.2.3'] }],
+    });
+    assert.equal(res.status, 204);
+    assert.deepEqual(applied, [['delete old.example.com.']]);
+    assert.ok(refused.includes('new.example.com QUOTA_EXCEEDED'));
+  });
+
   test('two endpoints for one RRset (set identifiers) are one too many: the second is filtered', async () => {
     const res = await post('/adjustendpoints', [
       { dnsName: 'w.example.com', recordType: 'A', targets: ['192.0.2.1'], setIdentifier: 'eu' },
