@@ -90,6 +90,12 @@ spec:
   type: A
   records: [198.51.100.7]
 ---
+# a zone of another API (kubizone's Zone, in the only class) in team-a: its domain is offered too
+apiVersion: kubi.zone/v1alpha1
+kind: Zone
+metadata: { name: kz, namespace: team-a }
+spec: { domainName: kz.example.net., delegations: [] }
+---
 # ExternalDNS's own kind, read by Zonekeeper's front door (no ExternalDNS involved)
 apiVersion: externaldns.k8s.io/v1alpha1
 kind: DNSEndpoint
@@ -191,7 +197,9 @@ describe('ExternalDNS (webhook client, TXT registry, planner) writing into zonek
     const res = await fetch(`${webhook}/`, { headers: { accept: MEDIA_TYPE } });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), MEDIA_TYPE);
-    assert.deepEqual(await res.json(), { include: ['apps.example.com', 'team-a.example.org'] });
+    assert.deepEqual(await res.json(), {
+      include: ['apps.example.com', 'kz.example.net', 'team-a.example.org'],
+    });
     const health = await fetch(`${serve.httpUrl}/healthz`);
     assert.equal(health.status, 200);
   });
@@ -218,7 +226,9 @@ describe('ExternalDNS (webhook client, TXT registry, planner) writing into zonek
       [web(['192.0.2.10', '192.0.2.11']), api, www, note],
       ['-passes', '2'],
     );
-    assert.deepEqual(r.domainFilter, { include: ['apps.example.com', 'team-a.example.org'] });
+    assert.deepEqual(r.domainFilter, {
+      include: ['apps.example.com', 'kz.example.net', 'team-a.example.org'],
+    });
     assert.equal(r.passes[0]!.error, undefined, JSON.stringify(r.passes[0]));
     // The planner's four creates; the registry adds an ownership TXT record for each when it applies them.
     assert.equal(r.passes[0]!.create?.length, 4, JSON.stringify(r.passes[0]!.create));

@@ -280,7 +280,11 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     ? await startExternalDnsWebhook({
         settings: options.externalDnsWebhook,
         writer: () => writer,
-        store,
+        // The leader's translating store once it leads (zones of front doors give domains too).
+        store: {
+          list: (kind) => (translated ?? store).list(kind),
+          get: (kind, key) => (translated ?? store).get(kind, key),
+        },
         gate: () => (controller ? catalogGate(controller.catalog, store) : undefined),
         loaded: () => store.hasSynced,
         onRefused: (r) => {

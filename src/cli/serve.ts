@@ -376,7 +376,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     ? await startExternalDnsWebhook({
         settings: options.externalDnsWebhook,
         writer: () => writer,
-        store,
+        // With the front doors' translations: zones of other APIs (kubizone, Gardener) give domains too.
+        store: translated ?? store,
         gate: () => gate,
         loaded: () => true,
         registry,
