@@ -1,6 +1,6 @@
 /**
  * A complete ACME DNS-01 issuance, offline: Pebble (Let's Encrypt's ACME test server, Go module
- * github.com/letsencrypt/pebble, built from test/acme-pebble/) resolves through `zonekeeper serve`,
+ * github.com/letsencrypt/pebble, pinned in the Go module test/gotools/) resolves through `zonekeeper serve`,
  * and certbot with its `dns-rfc2136` plugin (Python packages `certbot`, `certbot-dns-rfc2136`, in a
  * virtualenv under ~/.cache/zonekeeper) writes the `_acme-challenge` TXT record into Zonekeeper by
  * RFC 2136 UPDATE with an update-only key that `_acme-challenge.**` grants, and deletes it after.
@@ -15,35 +15,21 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { dig } from './support/dig.ts';
+import { goModuleDir, goProgram } from './support/go-programs.ts';
 import { freePort } from './support/ports.ts';
-import {
-  ROOT,
-  removeAll,
-  type ServeProcess,
-  startServe,
-  tempDir,
-  waitFor,
-} from './support/zonekeeper-process.ts';
+import { removeAll, type ServeProcess, startServe, tempDir, waitFor } from './support/zonekeeper-process.ts';
 
 const run = promisify(execFile);
 const CACHE = path.join(homedir(), '.cache/zonekeeper');
-const PEBBLE = path.join(CACHE, 'bin/pebble');
 const VENV = path.join(CACHE, 'certbot-venv');
 const CERTBOT = path.join(VENV, 'bin/certbot');
-const PEBBLE_VERSION = 'v2.10.1';
+let PEBBLE = '';
 const CERTBOT_VERSION = '5.8.0';
 const SECRET = randomBytes(32).toString('base64');
 
 /** Builds Pebble and installs certbot (once; both are cached outside the clone). */
 async function prepare(): Promise<string> {
-  await mkdir(path.dirname(PEBBLE), { recursive: true });
-  const env = { ...process.env, GOTOOLCHAIN: process.env.GOTOOLCHAIN ?? 'auto', GOFLAGS: '-mod=mod' };
-  await run('go', ['build', '-o', PEBBLE, 'github.com/letsencrypt/pebble/v2/cmd/pebble'], {
-    cwd: path.join(ROOT, 'test/acme-pebble'),
-    env,
-    timeout: 15 * 60_000,
-  });
-  const { stdout } = await run('go', ['env', 'GOMODCACHE'], { env });
+  PEBBLE = await goProgram('github.com/letsencrypt/pebble/v2/cmd/pebble');
   try {
     await run(CERTBOT, ['--version']);
   } catch {
@@ -55,7 +41,7 @@ async function prepare(): Promise<string> {
     );
   }
   // Pebble's test certificates (its HTTPS listener's and the CA clients must trust) ship in the module.
-  return path.join(stdout.trim(), `github.com/letsencrypt/pebble/v2@${PEBBLE_VERSION}/test/certs`);
+  return path.join(await goModuleDir('github.com/letsencrypt/pebble/v2'), 'test/certs');
 }
 
 function logOf(child: ChildProcess): () => string {

@@ -1,27 +1,23 @@
 /**
  * ExternalDNS's own `rfc2136` provider (the `provider/rfc2136` and `plan` packages of the
- * `sigs.k8s.io/external-dns` Go module, built from test/externaldns-rfc2136/) applying changes into
+ * `sigs.k8s.io/external-dns` Go module, the program test/gotools/externaldns-rfc2136/) applying changes into
  * `zonekeeper serve`: it lists the zone with AXFR and writes with UPDATE, both signed with one TSIG key
  * (`usage: [transfer, update]`), creates, updates and deletes records under the domain it manages, and
  * is refused for a manifest's RRset.
  *
- * The program is built once into ~/.cache/zonekeeper/bin (the module needs Go 1.27: GOTOOLCHAIN
- * fetches it through the Go module proxy on first use).
+ * The program is built once into ~/.cache/zonekeeper/bin by test/support/go-programs.ts.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import { dig } from './support/dig.ts';
-import { ROOT, removeAll, type ServeProcess, startServe, tempDir } from './support/zonekeeper-process.ts';
+import { goProgram } from './support/go-programs.ts';
+import { removeAll, type ServeProcess, startServe, tempDir } from './support/zonekeeper-process.ts';
 
-const run = promisify(execFile);
-const PROGRAM_DIR = path.join(ROOT, 'test/externaldns-rfc2136');
-const BIN = path.join(homedir(), '.cache/zonekeeper/bin/externaldns-rfc2136');
+let BIN = '';
 const SECRET = randomBytes(32).toString('base64');
 
 interface Result {
@@ -29,16 +25,6 @@ interface Result {
   updateNew: number;
   delete: number;
   records: { name: string; type: string; ttl?: number; targets: string[] }[];
-}
-
-async function build(): Promise<void> {
-  await mkdir(path.dirname(BIN), { recursive: true });
-  await run('go', ['build', '-o', BIN, '.'], {
-    cwd: PROGRAM_DIR,
-    env: { ...process.env, GOTOOLCHAIN: process.env.GOTOOLCHAIN ?? 'go1.27.3', GOFLAGS: '-mod=mod' },
-    timeout: 15 * 60_000,
-    maxBuffer: 16 << 20,
-  });
 }
 
 function externalDns(
@@ -81,7 +67,7 @@ describe("ExternalDNS's rfc2136 provider writing into zonekeeper serve", () => {
   let serve: ServeProcess;
 
   before(async () => {
-    await build();
+    BIN = await goProgram('externaldns-rfc2136');
     dir = await tempDir('externaldns-rfc2136');
     stateDir = await tempDir('externaldns-rfc2136-state');
     await writeFile(path.join(dir, 'externaldns.key'), SECRET);

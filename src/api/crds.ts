@@ -19,6 +19,7 @@ function crdFor(def: KindDefinition, group = GROUP, version = VERSION): JsonObje
     metadata: {
       name: `${def.plural}.${group}`,
       labels: { 'app.kubernetes.io/name': 'zonekeeper', 'app.kubernetes.io/part-of': 'zonekeeper' },
+      ...(def.crdAnnotations ? { annotations: { ...def.crdAnnotations } } : {}),
     },
     spec: {
       group,

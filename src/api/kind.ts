@@ -20,6 +20,11 @@ export interface KindDefinition<K extends string = string> {
   spec: ObjectSchema;
   status: ObjectSchema;
   printerColumns: readonly PrinterColumn[];
+  /**
+   * Annotations of the generated CRD: a kind of a `*.k8s.io` group (a front door's) needs the API
+   * review that approved its group, `api-approved.kubernetes.io`, or the API server refuses the CRD.
+   */
+  crdAnnotations?: Readonly<Record<string, string>>;
 }
 
 export const READY_COLUMN: PrinterColumn = {

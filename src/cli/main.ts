@@ -6,6 +6,8 @@ import { crdsYaml } from '../api/index.ts';
 import { runDnsWorker } from '../server/dns-worker.ts';
 import { parseCidr, RRL_LIMITS, type RrlSettings } from '../server/rrl.ts';
 import { type DnsWorkerConfig, WORKER_CONFIG_ENV } from '../server/worker-protocol.ts';
+import type { ExternalDnsWebhookSettings } from '../sources/externaldns-webhook/start.ts';
+import { DEFAULT_EXTERNALDNS_WEBHOOK } from '../sources/externaldns-webhook/webhook.ts';
 import { loadFrontDoors } from '../sources/front-door-modules.ts';
 import type { HomelabApiSettings } from '../sources/homelab-api/callers.ts';
 import { DEFAULT_SERIAL_BLOCK, MAX_SERIAL_BLOCK } from '../sources/kubernetes/serial-records.ts';
@@ -29,6 +31,7 @@ Usage:
                    [--response-cache N] [--max-manifest-bytes SIZE] [--secondary-probe-timeout SECONDS]
                    [--write-access FILE] [--homelab-api HOST:PORT [--homelab-api-secret-file FILE
                    --homelab-api-namespace NS] [--homelab-api-max-nonces N]]
+                   [--externaldns-webhook-namespace NS [--externaldns-webhook HOST:PORT]]
       Serve the zones described by the YAML in DIR with the built-in DNS server; follow edits live.
       --secondary-probe-timeout: a zone with no serial in --state-dir first asks its NOTIFY targets for
       their SOA serial and starts above it; how long to wait for them (default 2; 0 = do not ask).
@@ -47,11 +50,16 @@ Usage:
       credentials of --write-access, or one caller: --homelab-api-secret-file FILE with
       --homelab-api-namespace NS. --homelab-api-max-nonces: nonces remembered per caller (default
       50000); see docs/homelab.md.
+      --externaldns-webhook-namespace NS: be an ExternalDNS webhook provider (GET /, GET and POST
+      /records, POST /adjustendpoints) writing the endpoints as record sets of NS, on
+      --externaldns-webhook (default ${DEFAULT_EXTERNALDNS_WEBHOOK}; unauthenticated: keep it on loopback);
+      see docs/externaldns.md.
   zonekeeper operator [--kubeconfig FILE] [--context NAME] [--namespace NS] [--http 0.0.0.0:8080]
                       [--leader-elect=false] [--leader-election-id NAME] [--identity NAME]
                       [--shutdown-timeout SECONDS] [--serial-block N] [--change-safety-window SECONDS]
                       [--write-access FILE] [--write-forwarders USER,...] [--write-audience NAME]
                       [--advertise-url URL] [--homelab-api HOST:PORT ...]
+                      [--externaldns-webhook-namespace NS [--externaldns-webhook HOST:PORT]]
       Reconcile DNSZoneClasses, DNSZones and DNSRecordSets in a Kubernetes cluster: serials and hashes in
       DNSZone.status, conditions, finalizers, Events; one leader per --namespace Lease (15 s/10 s/2 s).
       --shutdown-timeout: on SIGTERM, stop within this many seconds (default 20), API server or not.
@@ -62,12 +70,14 @@ Usage:
       tokens checked by TokenReview for the audience --write-audience, default zonekeeper-writes);
       --advertise-url: how servers reach --http (default
       http://$POD_IP:PORT), published on the Lease. --homelab-api and its flags as in serve: the
-      leader answers writes, a replica that does not lead answers 503.
+      leader answers writes, a replica that does not lead answers 503. --externaldns-webhook and
+      its namespace as in serve: every replica lists, the leader writes (elsewhere POST answers 503).
   zonekeeper server [--kubeconfig FILE] [--context NAME] [--dns 0.0.0.0:5353] [--http 0.0.0.0:8080]
                     [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
                     [--unconfirmed-after SECONDS] [--response-cache N] [--rrl ...]
                     [--operator-namespace NS] [--leader-election-id NAME] [--write-timeout SECONDS]
                     [--write-token-file FILE] [--homelab-api HOST:PORT ...] [--write-access FILE]
+                    [--externaldns-webhook-namespace NS [--externaldns-webhook HOST:PORT]]
       Serve the cluster's zones read-only, at the serials the operator recorded; any number of replicas.
       Records written through an API here are forwarded to the operator leader named by the Lease
       --leader-election-id in --operator-namespace (default: this pod's namespace), each attempt
@@ -77,6 +87,8 @@ Usage:
       --response-cache and the --rrl flags as in serve. --homelab-api and its flags as in serve; the
       callers' writes are forwarded to the leader, which must know the same credentials (--write-access
       here names the callers and their secrets; namespaces and quotas are the leader's).
+      --externaldns-webhook and its namespace as in serve: plans are forwarded to the leader, which
+      must run with the same --externaldns-webhook-namespace.
   zonekeeper validate [--state-dir DIR] [--max-manifest-bytes SIZE] PATH...
       Check manifests (files or folders); print one line per problem; exit 1 if any is invalid.
       --state-dir: the state folder of the serve reading PATH: judge as it would (immutable fields,
@@ -175,9 +187,11 @@ async function main(argv: string[]): Promise<number> {
           ...FRONT_DOOR_FLAG,
           'write-access': { type: 'string' },
           ...HOMELAB_API_FLAGS,
+          ...EXTERNALDNS_WEBHOOK_FLAGS,
         },
       });
       if (!values.manifests) throw new UsageError('serve needs --manifests DIR');
+      const externalDnsWebhook = externalDnsWebhookOption(values);
       const windowMs = changeSafetyWindowOption(values['change-safety-window']);
       const homelabApi = homelabApiOption(values);
       const frontDoorModules = values['front-door'] ?? [];
@@ -201,6 +215,7 @@ async function main(argv: string[]): Promise<number> {
         frontDoorModules,
         ...(values['write-access'] ? { writeAccess: await loadWriteAccess(values['write-access']) } : {}),
         ...(homelabApi ? { homelabApi } : {}),
+        ...(externalDnsWebhook ? { externalDnsWebhook } : {}),
         log,
       });
       await new Promise<void>((resolve) => {
@@ -234,9 +249,11 @@ async function main(argv: string[]): Promise<number> {
           'write-audience': { type: 'string' },
           'advertise-url': { type: 'string' },
           ...HOMELAB_API_FLAGS,
+          ...EXTERNALDNS_WEBHOOK_FLAGS,
         },
       });
       const homelabApi = homelabApiOption(values);
+      const externalDnsWebhook = externalDnsWebhookOption(values);
       if (values['advertise-url'] !== undefined && !/^https?:\/\/[^\s/]+$/.test(values['advertise-url']))
         throw new UsageError('--advertise-url: give http://HOST:PORT (how server pods reach this HTTP port)');
       const shutdownTimeout = Number(values['shutdown-timeout']);
@@ -271,6 +288,7 @@ async function main(argv: string[]): Promise<number> {
         ...(values['write-audience'] ? { writeAudience: values['write-audience'] } : {}),
         ...(values['advertise-url'] ? { advertiseUrl: values['advertise-url'] } : {}),
         ...(homelabApi ? { homelabApi } : {}),
+        ...(externalDnsWebhook ? { externalDnsWebhook } : {}),
         log,
       });
       await untilSignal(log);
@@ -301,9 +319,11 @@ async function main(argv: string[]): Promise<number> {
           'write-token-file': { type: 'string' },
           'write-access': { type: 'string' },
           ...HOMELAB_API_FLAGS,
+          ...EXTERNALDNS_WEBHOOK_FLAGS,
         },
       });
       const homelabApi = homelabApiOption(values);
+      const externalDnsWebhook = externalDnsWebhookOption(values);
       if (values['write-access'] !== undefined && !homelabApi)
         throw new UsageError(
           'server --write-access names the callers of --homelab-api (their secrets); give --homelab-api too',
@@ -334,6 +354,7 @@ async function main(argv: string[]): Promise<number> {
         ...(values['write-token-file'] ? { writeTokenFile: values['write-token-file'] } : {}),
         ...(values['write-access'] ? { writeAccess: await loadWriteAccess(values['write-access']) } : {}),
         ...(homelabApi ? { homelabApi } : {}),
+        ...(externalDnsWebhook ? { externalDnsWebhook } : {}),
         log,
       });
       await untilSignal(log);
@@ -701,6 +722,37 @@ function homelabApiOption(values: {
     ...(secretFile !== undefined && namespace !== undefined ? { caller: { secretFile, namespace } } : {}),
     ...(maxNoncesPerCaller !== undefined ? { maxNoncesPerCaller } : {}),
   };
+}
+
+/** The ExternalDNS webhook provider's flags (serve, operator). */
+const EXTERNALDNS_WEBHOOK_FLAGS = {
+  'externaldns-webhook': { type: 'string' },
+  'externaldns-webhook-namespace': { type: 'string' },
+} as const;
+
+/** `--externaldns-webhook-namespace NS` and its listen address; undefined without the namespace. */
+function externalDnsWebhookOption(values: {
+  'externaldns-webhook'?: string | undefined;
+  'externaldns-webhook-namespace'?: string | undefined;
+}): ExternalDnsWebhookSettings | undefined {
+  const listen = values['externaldns-webhook'];
+  const namespace = values['externaldns-webhook-namespace'];
+  if (namespace === undefined) {
+    if (listen !== undefined)
+      throw new UsageError(
+        '--externaldns-webhook needs --externaldns-webhook-namespace NS: the namespace whose record sets the endpoints become',
+      );
+    return undefined;
+  }
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace))
+    throw new UsageError(
+      `--externaldns-webhook-namespace ${JSON.stringify(namespace)}: give a namespace name (a DNS-1123 label)`,
+    );
+  if (listen !== undefined && !/^(\[[^\]]+\]|[^\s:]*):\d+$/.test(listen))
+    throw new UsageError(
+      `--externaldns-webhook ${JSON.stringify(listen)}: give HOST:PORT, e.g. ${DEFAULT_EXTERNALDNS_WEBHOOK}`,
+    );
+  return { listen: listen ?? DEFAULT_EXTERNALDNS_WEBHOOK, namespace };
 }
 
 /** The response rate limiting flags of `serve` and `server`. */

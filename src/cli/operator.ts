@@ -13,6 +13,12 @@ import { homelabSettingsFromEnv } from '../control/homelab/settings.ts';
 import { Registry } from '../metrics/registry.ts';
 import { HttpServer } from '../server/http-server.ts';
 import { ZoneTable } from '../server/zone-table.ts';
+import {
+  type ExternalDnsWebhookSettings,
+  startExternalDnsWebhook,
+  withExternalDnsCredential,
+} from '../sources/externaldns-webhook/start.ts';
+import type { ExternalDnsWebhook } from '../sources/externaldns-webhook/webhook.ts';
 import { type HomelabApiSettings, withSingleCaller } from '../sources/homelab-api/callers.ts';
 import { startHomelabApi } from '../sources/homelab-api/start.ts';
 import { EventRecorder } from '../sources/kubernetes/events.ts';
@@ -79,6 +85,11 @@ export interface OperatorOptions {
    * that does not lead answers 503 UNAVAILABLE). Its one caller joins `writeAccess`.
    */
   homelabApi?: HomelabApiSettings;
+  /**
+   * The ExternalDNS webhook provider (`--externaldns-webhook-namespace`): every replica lists and
+   * negotiates, the leader writes (a replica that does not lead answers a plan with 503).
+   */
+  externalDnsWebhook?: ExternalDnsWebhookSettings;
   log: Log;
   /** What to do when leadership is lost (the CLI exits; tests may do otherwise). */
   onLostLeadership?: () => void;
@@ -92,6 +103,8 @@ export interface OperatorHandle {
   isLeader: () => boolean;
   /** Where the homelab DNS API listens (with --homelab-api). */
   homelabApi?: { host: string; port: number };
+  /** Where the ExternalDNS webhook provider listens (with --externaldns-webhook-namespace). */
+  externalDnsWebhook?: { host: string; port: number };
   controller: () => Controller | undefined;
   /** The record writer while this replica leads and takes API writes (see writeAccess). */
   writer: () => RecordWriter | undefined;
@@ -134,7 +147,10 @@ export function podNamespace(): string | undefined {
 export async function startOperator(options: OperatorOptions): Promise<OperatorHandle> {
   const { log } = options;
   // The one caller of --homelab-api-secret-file joins the write credentials.
-  const writeAccess = withSingleCaller(options.writeAccess, options.homelabApi?.caller);
+  const writeAccess = withExternalDnsCredential(
+    withSingleCaller(options.writeAccess, options.homelabApi?.caller),
+    options.externalDnsWebhook,
+  );
   const identity = options.identity ?? process.env.POD_NAME ?? `${hostname()}-${process.pid}`;
   const api = new KubeApi(loadKubeConfig(options.kubeconfig, options.context));
   const registry = new Registry();
@@ -209,6 +225,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     if (controller) void translated?.refreshStatus(invalid.door, invalid.key);
   };
 
+  let externalDnsWebhookRef: ExternalDnsWebhook | undefined;
   const http = new HttpServer(options.http, {
     healthy: () => true,
     ready: () =>
@@ -231,6 +248,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         ...frontDoors.all.flatMap((door) => store.listForeign(frontDoorId(door))),
       ],
       problems: [...store.invalidObjects(), ...store.invalidForeignObjects()],
+      ...(externalDnsWebhookRef ? { externalDnsRefused: externalDnsWebhookRef.refused() } : {}),
     }),
   });
   // Zones removed by a namespace deletion: an Event each in the operator's namespace.
@@ -257,6 +275,42 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         log,
       })
     : undefined;
+  // The ExternalDNS webhook provider: lists from this replica's cache, writes through the leader's writer.
+  const externalDnsWebhook = options.externalDnsWebhook
+    ? await startExternalDnsWebhook({
+        settings: options.externalDnsWebhook,
+        writer: () => writer,
+        // The leader's translating store once it leads (zones of front doors give domains too).
+        store: {
+          list: (kind) => (translated ?? store).list(kind),
+          get: (kind, key) => (translated ?? store).get(kind, key),
+        },
+        gate: () => (controller ? catalogGate(controller.catalog, store) : undefined),
+        loaded: () => store.hasSynced,
+        onRefused: (r) => {
+          // The leader reports (it applied the plan); an Event in the namespace the endpoint was for.
+          if (!controller) return;
+          const ns = options.externalDnsWebhook!.namespace;
+          events.record(
+            {
+              // The namespace itself, filed in it (an Event must be in its object's namespace).
+              regarding: { apiVersion: 'v1', kind: 'Namespace', name: ns, namespace: ns },
+              type: 'Warning',
+              reason: 'ExternalDNSEndpointRefused',
+              action: 'Write',
+              note: `ExternalDNS endpoint ${r.dnsName} ${r.recordType} not written (${r.code}): ${r.message}`.slice(
+                0,
+                1024,
+              ),
+            },
+            ns,
+          );
+        },
+        registry,
+        log,
+      })
+    : undefined;
+  externalDnsWebhookRef = externalDnsWebhook;
   store.start();
   await store.synced();
   log('info', 'cache synced', Object.fromEntries(KINDS.map((k) => [k, store.list(k).length])));
@@ -435,6 +489,11 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     ...(homelabApi
       ? { homelabApi: `${homelabApi.api.address().host}:${homelabApi.api.address().port}` }
       : {}),
+    ...(externalDnsWebhook
+      ? {
+          externalDnsWebhook: `${externalDnsWebhook.address().host}:${externalDnsWebhook.address().port}`,
+        }
+      : {}),
   });
 
   return {
@@ -442,6 +501,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     store,
     isLeader: () => leading && controller !== undefined,
     ...(homelabApi ? { homelabApi: homelabApi.api.address() } : {}),
+    ...(externalDnsWebhook ? { externalDnsWebhook: externalDnsWebhook.address() } : {}),
     controller: () => controller,
     writer: () => writer,
     async stop() {
@@ -473,6 +533,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       if (elector && !(await elector.stop(Math.max(0, left())))) unfinished.push('leave the leader election');
       backends.close();
       if (homelabApi) await step('stop the homelab DNS API', homelabApi.stop());
+      if (externalDnsWebhook) await step('stop the ExternalDNS webhook provider', externalDnsWebhook.stop());
       await step('stop the watches', store.stop());
       await step('stop the HTTP server', http.stop());
       if (unfinished.length > 0)

@@ -23,6 +23,12 @@ import { TransferHandler } from '../server/transfer/transfer-handler.ts';
 import { TransferPolicy } from '../server/transfer/transfer-policy.ts';
 import { UpdateHandler } from '../server/update/update-handler.ts';
 import { ZoneTable } from '../server/zone-table.ts';
+import {
+  type ExternalDnsWebhookSettings,
+  startExternalDnsWebhook,
+  withExternalDnsCredential,
+} from '../sources/externaldns-webhook/start.ts';
+import type { ExternalDnsWebhook } from '../sources/externaldns-webhook/webhook.ts';
 import { type HomelabApiSettings, withSingleCaller } from '../sources/homelab-api/callers.ts';
 import { startHomelabApi } from '../sources/homelab-api/start.ts';
 import { ConfirmationFiles } from '../sources/manifests/confirmations.ts';
@@ -65,6 +71,8 @@ export interface ServeOptions extends AnswerSettings {
    * `writeAccess` and the one caller of `--homelab-api-secret-file` / `--homelab-api-namespace`.
    */
   homelabApi?: HomelabApiSettings;
+  /** The ExternalDNS webhook provider (`--externaldns-webhook-namespace`, docs/externaldns.md). */
+  externalDnsWebhook?: ExternalDnsWebhookSettings;
   /** Front doors whose kinds the manifests may hold (registered ones and those of `frontDoorModules`). */
   frontDoors?: FrontDoors;
   /** The modules of `--front-door`: the manifest parse worker loads them too. */
@@ -91,6 +99,8 @@ export interface ServeHandle {
   writer: RecordWriter;
   /** Where the homelab DNS API listens (with --homelab-api). */
   homelabApi?: { host: string; port: number };
+  /** The ExternalDNS webhook provider (with --externaldns-webhook-namespace). */
+  externalDnsWebhook?: ExternalDnsWebhook;
   stop(): Promise<void>;
 }
 
@@ -101,7 +111,10 @@ export interface ServeHandle {
 export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const { log } = options;
   // The one caller of --homelab-api-secret-file joins the write credentials (checked before anything starts).
-  const writeAccess = withSingleCaller(options.writeAccess, options.homelabApi?.caller);
+  const writeAccess = withExternalDnsCredential(
+    withSingleCaller(options.writeAccess, options.homelabApi?.caller),
+    options.externalDnsWebhook,
+  );
   const registry = new Registry();
   const table = new ZoneTable();
   const metrics = new ServerMetrics(registry, table);
@@ -193,6 +206,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     updates,
   });
   let ready = false;
+  let externalDnsWebhook: ExternalDnsWebhook | undefined;
   const http = new HttpServer(options.http, {
     healthy: () => true,
     ready: () => {
@@ -216,6 +230,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         ...frontDoors.all.flatMap((door) => store.listForeign(frontDoorId(door))),
       ],
       problems: source.problems(),
+      // Endpoints the ExternalDNS webhook provider did not write (the newest), and why.
+      ...(externalDnsWebhook ? { externalDnsRefused: externalDnsWebhook.refused() } : {}),
     }),
   });
 
@@ -354,6 +370,20 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         log,
       })
     : undefined;
+  // The ExternalDNS webhook provider: its endpoints take the same writer as every API write.
+  const gate = catalogGate(controller.catalog, store);
+  externalDnsWebhook = options.externalDnsWebhook
+    ? await startExternalDnsWebhook({
+        settings: options.externalDnsWebhook,
+        writer: () => writer,
+        // With the front doors' translations: zones of other APIs (kubizone, Gardener) give domains too.
+        store: translated ?? store,
+        gate: () => gate,
+        loaded: () => true,
+        registry,
+        log,
+      })
+    : undefined;
   await controller.idle();
   ready = true;
   log('info', 'serving', {
@@ -365,6 +395,11 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     ...(homelabApi
       ? { homelabApi: `${homelabApi.api.address().host}:${homelabApi.api.address().port}` }
       : {}),
+    ...(externalDnsWebhook
+      ? {
+          externalDnsWebhook: `${externalDnsWebhook.address().host}:${externalDnsWebhook.address().port}`,
+        }
+      : {}),
   });
   return {
     dns: dns.address(),
@@ -373,9 +408,11 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     source,
     writer: coordinator,
     ...(homelabApi ? { homelabApi: homelabApi.api.address() } : {}),
+    ...(externalDnsWebhook ? { externalDnsWebhook } : {}),
     async stop() {
       confirmationFiles.stop();
       await homelabApi?.stop();
+      await externalDnsWebhook?.stop();
       source.stop();
       await controller.idle();
       await controller.flush();

@@ -12,6 +12,10 @@ import { HttpServer } from '../server/http-server.ts';
 import { ServerMetrics } from '../server/server-metrics.ts';
 import { UpdateHandler } from '../server/update/update-handler.ts';
 import { ZoneTable } from '../server/zone-table.ts';
+import {
+  type ExternalDnsWebhookSettings,
+  startExternalDnsWebhook,
+} from '../sources/externaldns-webhook/start.ts';
 import { type HomelabApiSettings, withSingleCaller } from '../sources/homelab-api/callers.ts';
 import { startHomelabApi } from '../sources/homelab-api/start.ts';
 import { KubeApi, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
@@ -50,6 +54,12 @@ export interface ServerOptions extends AnswerSettings {
   homelabApi?: HomelabApiSettings;
   /** The callers of the homelab DNS API (webhook-hmac credentials); namespaces and quotas are the leader's. */
   writeAccess?: WriteAccessConfig;
+  /**
+   * The ExternalDNS webhook provider (`--externaldns-webhook-namespace`): lists from this replica's
+   * cache, forwards plans to the operator's leader, which must run with the same namespace (it defines
+   * the credential there).
+   */
+  externalDnsWebhook?: ExternalDnsWebhookSettings;
   log: Log;
 }
 
@@ -66,6 +76,8 @@ export interface ServerHandle {
   writer: RecordWriter;
   /** Where the homelab DNS API listens (with --homelab-api). */
   homelabApi?: { host: string; port: number };
+  /** Where the ExternalDNS webhook provider listens (with --externaldns-webhook-namespace). */
+  externalDnsWebhook?: { host: string; port: number };
   stop(): Promise<void>;
 }
 
@@ -162,6 +174,18 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
         log,
       })
     : undefined;
+  // The ExternalDNS webhook provider: plans forwarded to the leader, which judges delegations.
+  const externalDnsWebhook = options.externalDnsWebhook
+    ? await startExternalDnsWebhook({
+        settings: options.externalDnsWebhook,
+        writer: () => writer,
+        store,
+        gate: () => undefined,
+        loaded: () => store.hasSynced,
+        registry,
+        log,
+      })
+    : undefined;
   ready = true;
   log('info', 'serving', {
     dns: `${dns.address().host}:${dns.address().port}`,
@@ -169,6 +193,11 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
     workers,
     zones: table.size,
     ...(homelab ? { homelabApi: `${homelab.api.address().host}:${homelab.api.address().port}` } : {}),
+    ...(externalDnsWebhook
+      ? {
+          externalDnsWebhook: `${externalDnsWebhook.address().host}:${externalDnsWebhook.address().port}`,
+        }
+      : {}),
   });
   return {
     dns: dns.address(),
@@ -178,9 +207,11 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
     table,
     writer,
     ...(homelab ? { homelabApi: homelab.api.address() } : {}),
+    ...(externalDnsWebhook ? { externalDnsWebhook: externalDnsWebhook.address() } : {}),
     async stop() {
       ready = false;
       await homelab?.stop();
+      await externalDnsWebhook?.stop();
       follower.stop();
       await store.stop();
       await Promise.all([dns.stop(), http.stop(), pool?.stop()]);

@@ -76,3 +76,22 @@ test('status leaves ordinary text, including DNS escapes and non-ASCII letters, 
   assert.match(out, /evil\\\.apps/);
   assert.match(out, /café \\027 "quoted"/);
 });
+
+test('status lists the ExternalDNS endpoints not written, escaped like everything else it prints', () => {
+  const hostile = '\u001b]0;pwned\u0007\u202eevil';
+  const out = renderStatus({
+    items: [],
+    externalDnsRefused: [
+      {
+        at: '2026-11-26T10:00:00.000Z',
+        dnsName: `www${hostile}.example.com`,
+        recordType: 'A',
+        code: 'NOT_DELEGATED',
+        message: `no zone ${hostile}`,
+      },
+    ],
+  });
+  assert.match(out, /ExternalDNS endpoints not written/);
+  assert.match(out, /NOT_DELEGATED/);
+  assert.ok(!UNSAFE.test(out), JSON.stringify(out));
+});

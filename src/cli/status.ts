@@ -5,6 +5,8 @@ import { printable } from './printable.ts';
 interface ResourcesResponse {
   items: Resource[];
   problems?: ManifestProblem[];
+  /** Endpoints the ExternalDNS webhook provider did not write (serve --externaldns-webhook-namespace). */
+  externalDnsRefused?: { at: string; dnsName: string; recordType: string; code: string; message: string }[];
 }
 
 /** `zonekeeper status`: kubectl-style tables of what a running `serve` holds, from its HTTP API. */
@@ -89,6 +91,13 @@ export function renderStatus(body: ResourcesResponse): string {
   if (problems.length > 0)
     sections.push(
       `Manifest problems:\n${problems.map((p) => `  ${printable(formatProblem(p))}`).join('\n')}\n`,
+    );
+  const refused = body.externalDnsRefused ?? [];
+  if (refused.length > 0)
+    sections.push(
+      `ExternalDNS endpoints not written (newest last):\n${refused
+        .map((r) => `  ${printable(`${r.at} ${r.dnsName} ${r.recordType}: ${r.code}: ${r.message}`)}`)
+        .join('\n')}\n`,
     );
   return sections.join('\n');
 }

@@ -9,8 +9,12 @@ import { validateValue } from '../api/schema.ts';
 import { type SecretRef, secretRefSchema } from '../api/secret-ref.ts';
 import { DEFAULT_QUOTA, type NamespaceQuota } from './write-request.ts';
 
-/** How a front door authenticates the credential's secret. */
-export type CredentialKind = 'api-key' | 'tsig' | 'webhook-hmac';
+/**
+ * How a front door authenticates the credential's secret. `externaldns-webhook` is not configured in
+ * the file: `--externaldns-webhook-namespace` defines it, and it has no secret (the ExternalDNS webhook
+ * protocol authenticates nobody; whoever reaches its listener writes as it).
+ */
+export type CredentialKind = 'api-key' | 'tsig' | 'webhook-hmac' | 'externaldns-webhook';
 export const CREDENTIAL_KINDS: readonly CredentialKind[] = ['api-key', 'tsig', 'webhook-hmac'];
 
 export interface WriteCredential {
@@ -22,8 +26,8 @@ export interface WriteCredential {
   kind: CredentialKind;
   /** The namespace its record sets belong to. */
   namespace: string;
-  /** The secret (API key, TSIG key, HMAC secret): by reference only. */
-  secretRef: SecretRef;
+  /** The secret (API key, TSIG key, HMAC secret): by reference only; none for `externaldns-webhook`. */
+  secretRef?: SecretRef;
 }
 
 /** Where credentials and per-namespace quotas are configured (folder mode: a file; a cluster: the chart). */

@@ -26,6 +26,7 @@ import {
   type RecordChange,
   type RequestLimits,
   type RRsetContent,
+  WRITE_ANNOTATION_PREFIX,
   WRITTEN_BY_LABEL,
   WriteError,
   type WriteRequest,
@@ -150,7 +151,17 @@ export function writtenObjectName(fqdn: Name, type: RecordTypeName): string {
 /** SHA-256 of a request's changes, in a fixed field order (a replay is the same changes, not the same bytes). */
 export function requestDigest(changes: readonly RecordChange[]): string {
   const canonical = changes.map((c) =>
-    c.op === 'upsert' ? ['upsert', c.name, c.type, c.ttl ?? null, c.records] : ['delete', c.name, c.type],
+    c.op === 'upsert'
+      ? [
+          'upsert',
+          c.name,
+          c.type,
+          c.ttl ?? null,
+          c.records,
+          // Only when present: digests of requests without annotations stay what they were.
+          ...(c.annotations !== undefined ? [sortedEntries(c.annotations)] : []),
+        ]
+      : ['delete', c.name, c.type],
   );
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
 }
@@ -326,6 +337,19 @@ export class WriteCoordinator implements RecordWriter {
         }
         if (c.ttl !== undefined && (typeof c.ttl !== 'number' || !Number.isInteger(c.ttl)))
           throw bad('ttl must be an integer number of seconds');
+        if (c.annotations !== undefined) {
+          const a = c.annotations as unknown;
+          if (typeof a !== 'object' || a === null || Array.isArray(a))
+            throw bad('annotations is a map of strings');
+          for (const [k, v] of Object.entries(a)) {
+            if (!k.startsWith(WRITE_ANNOTATION_PREFIX) || !/^[a-z0-9./-]{1,253}$/.test(k))
+              throw bad(
+                `annotation ${JSON.stringify(k.slice(0, 80))}: only keys under ${WRITE_ANNOTATION_PREFIX} are written`,
+              );
+            if (typeof v !== 'string') throw bad(`annotation ${k} is a string`);
+            bytes += k.length + Buffer.byteLength(v);
+          }
+        }
       }
       if (bytes > limits.maxBytes)
         throw new WriteError(
@@ -431,7 +455,14 @@ export class WriteCoordinator implements RecordWriter {
       const validated = validateResource({
         apiVersion: API_VERSION,
         kind: 'DNSRecordSet',
-        metadata: { name, namespace, labels: { [WRITTEN_BY_LABEL]: credential } },
+        metadata: {
+          name,
+          namespace,
+          labels: { [WRITTEN_BY_LABEL]: credential },
+          ...(change.annotations !== undefined && Object.keys(change.annotations).length > 0
+            ? { annotations: Object.fromEntries(sortedEntries(change.annotations)) }
+            : {}),
+        },
         spec: {
           name: fqdn,
           type: change.type,
@@ -451,7 +482,12 @@ export class WriteCoordinator implements RecordWriter {
       if (!mine) {
         outcome = 'created';
         created++;
-      } else if (JSON.stringify(mine.resource.spec) !== JSON.stringify(resource.spec)) outcome = 'updated';
+      } else if (
+        JSON.stringify(mine.resource.spec) !== JSON.stringify(resource.spec) ||
+        JSON.stringify(mine.resource.metadata.annotations ?? {}) !==
+          JSON.stringify(resource.metadata.annotations ?? {})
+      )
+        outcome = 'updated';
       // Deleted by the namespace's tenant since (their right): the same content creates it again.
       else outcome = live ? 'unchanged' : 'created';
       if (outcome !== 'unchanged')
@@ -536,6 +572,10 @@ function canonicalRecord(type: RecordTypeName, text: string, origin: Name): stri
   } catch {
     return text;
   }
+}
+
+function sortedEntries(map: Record<string, string>): [string, string][] {
+  return Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 function describeContent(c: RRsetContent | 'absent' | { ttl?: number; records: string[] }): string {

@@ -8,6 +8,9 @@ import type { RecordTypeName } from '../dns/rrtype.ts';
 /** The label on every record set written through an API; its value is the credential's name. */
 export const WRITTEN_BY_LABEL = 'dns.zonekeeper.dev/written-by';
 
+/** The only annotations a write may set on its record set (`RecordChange.annotations`). */
+export const WRITE_ANNOTATION_PREFIX = 'write.dns.zonekeeper.dev/';
+
 /**
  * One change of one RRset. `name` is absolute (trailing dot); front doors turn their own forms
  * ("subdomain" + "domain", an ExternalDNS endpoint's dnsName, an UPDATE's owner name) into it.
@@ -15,7 +18,20 @@ export const WRITTEN_BY_LABEL = 'dns.zonekeeper.dev/written-by';
  * that adopts the RRset.
  */
 export type RecordChange = (
-  | { op: 'upsert'; name: string; type: RecordTypeName; ttl?: number; records: string[] }
+  | {
+      op: 'upsert';
+      name: string;
+      type: RecordTypeName;
+      ttl?: number;
+      records: string[];
+      /**
+       * What the front door keeps beside the RRset, as annotations of its record set: keys under
+       * `WRITE_ANNOTATION_PREFIX` only (an ExternalDNS endpoint's set identifier, labels and
+       * provider-specific properties), listed back with it. Part of the content: a change of them is
+       * an update.
+       */
+      annotations?: Record<string, string>;
+    }
   | { op: 'delete'; name: string; type: RecordTypeName }
 ) & {
   /**

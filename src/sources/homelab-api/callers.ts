@@ -88,6 +88,7 @@ export class HomelabCallers {
     const out: HomelabCaller[] = [];
     for (const c of this.credentials) {
       try {
+        if (!c.secretRef) throw new Error('it has no secretRef');
         const secret = Buffer.from(await this.resolve(c.secretRef, c.namespace), 'utf8');
         if (secret.length === 0) problems.push(`credential ${c.name}: its secret is empty`);
         else out.push({ credential: c.name, namespace: c.namespace, secret });

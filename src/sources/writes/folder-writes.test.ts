@@ -130,6 +130,51 @@ describe('record writer, folder mode', () => {
     assert.equal(store.list('DNSRecordSet')[0]?.metadata.creationTimestamp, created, 'first-write time kept');
   });
 
+  test('annotations under write.dns.zonekeeper.dev/ are kept with the record set (a change of them is an update), others refused', async () => {
+    const key = 'write.dns.zonekeeper.dev/externaldns-endpoint';
+    const change = (value: string): RecordChange => ({
+      op: 'upsert',
+      name: 'ann.a.example.com.',
+      type: 'A',
+      records: ['192.0.2.1'],
+      annotations: { [key]: value },
+    });
+    assert.equal(
+      (await writer.apply('key-a', { changes: [change('{"setIdentifier":"eu"}')] })).changes[0]?.outcome,
+      'created',
+    );
+    assert.equal(
+      (await writer.apply('key-a', { changes: [change('{"setIdentifier":"eu"}')] })).changes[0]?.outcome,
+      'unchanged',
+    );
+    assert.equal(
+      (await writer.apply('key-a', { changes: [change('{"setIdentifier":"us"}')] })).changes[0]?.outcome,
+      'updated',
+    );
+    await writes.close();
+    await open();
+    assert.equal(store.list('DNSRecordSet')[0]?.metadata.annotations?.[key], '{"setIdentifier":"us"}');
+    // Only the writer's own prefix: an annotation with a meaning elsewhere is never set through an API.
+    for (const other of [
+      'dns.zonekeeper.dev/confirm-change',
+      'kubectl.kubernetes.io/last-applied-configuration',
+    ])
+      await refused(
+        writer.apply('key-a', {
+          changes: [
+            {
+              op: 'upsert',
+              name: 'ann2.a.example.com.',
+              type: 'A',
+              records: ['192.0.2.1'],
+              annotations: { [other]: 'x' },
+            },
+          ],
+        }),
+        'INVALID_CHANGE',
+      );
+  });
+
   test('a request applies all its changes or none: one refused change refuses the request', async () => {
     await refused(
       writer.apply('key-a', {

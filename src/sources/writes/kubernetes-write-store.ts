@@ -7,7 +7,7 @@ import type {
   WriteStore,
   WrittenRecordSet,
 } from '../../writes/record-writer.ts';
-import { WRITTEN_BY_LABEL } from '../../writes/write-request.ts';
+import { WRITE_ANNOTATION_PREFIX, WRITTEN_BY_LABEL } from '../../writes/write-request.ts';
 import { splitKey } from '../../zones/resource-key.ts';
 import { isStatus, KubeApi, toKubeError } from '../kubernetes/kube-api.ts';
 
@@ -138,7 +138,12 @@ export class KubernetesWriteStore implements WriteStore {
       const body = {
         apiVersion: w.resource.apiVersion,
         kind: 'DNSRecordSet',
-        metadata: { name, namespace, labels: w.resource.metadata.labels ?? {} },
+        metadata: {
+          name,
+          namespace,
+          labels: w.resource.metadata.labels ?? {},
+          ...(w.resource.metadata.annotations ? { annotations: w.resource.metadata.annotations } : {}),
+        },
         spec: w.resource.spec,
       };
       try {
@@ -180,7 +185,22 @@ export class KubernetesWriteStore implements WriteStore {
           namespace,
           plural: PLURAL,
           name,
-          body: { ...body, metadata: { ...live.metadata, labels: body.metadata.labels } },
+          body: {
+            ...body,
+            metadata: {
+              ...live.metadata,
+              labels: body.metadata.labels,
+              // The writer's annotations replace its earlier ones; any others on the object stay.
+              annotations: {
+                ...Object.fromEntries(
+                  Object.entries(live.metadata.annotations ?? {}).filter(
+                    ([k]) => !k.startsWith(WRITE_ANNOTATION_PREFIX),
+                  ),
+                ),
+                ...w.resource.metadata.annotations,
+              },
+            },
+          },
         }),
       );
     }
@@ -268,7 +288,18 @@ function clean(o: DNSRecordSet): DNSRecordSet {
       name: o.metadata.name,
       ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
       ...(o.metadata.labels ? { labels: { [WRITTEN_BY_LABEL]: o.metadata.labels[WRITTEN_BY_LABEL]! } } : {}),
+      ...(writeAnnotations(o) ? { annotations: writeAnnotations(o)! } : {}),
     },
     spec: o.spec,
   };
+}
+
+/** The annotations a write set on the object (`WRITE_ANNOTATION_PREFIX`), or undefined when none. */
+function writeAnnotations(o: DNSRecordSet): Record<string, string> | undefined {
+  const own = Object.entries(o.metadata.annotations ?? {}).filter(([k]) =>
+    k.startsWith(WRITE_ANNOTATION_PREFIX),
+  );
+  return own.length > 0
+    ? Object.fromEntries(own.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+    : undefined;
 }

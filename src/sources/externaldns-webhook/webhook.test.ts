@@ -1,0 +1,179 @@
+/**
+ * The protocol edges of the ExternalDNS webhook provider over real HTTP: what ExternalDNS's client
+ * requires (exact media type, 204), what it treats as retryable (5xx), and what callers must not get.
+ * The writes themselves run through `zonekeeper serve` in test/externaldns-webhook.e2e.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import type { RecordWriter } from '../../writes/record-writer.ts';
+import { WriteError } from '../../writes/write-request.ts';
+import { writableDomains } from './start.ts';
+import { domainFilter, ExternalDnsWebhook, MEDIA_TYPE } from './webhook.ts';
+
+describe('the ExternalDNS webhook provider over HTTP', () => {
+  let writer: RecordWriter | undefined;
+  let domains: string[] | undefined;
+  const refused: string[] = [];
+  const hook = new ExternalDnsWebhook({
+    listen: '127.0.0.1:0',
+    namespace: 'team-a',
+    writer: () => writer,
+    recordSets: () => [],
+    domains: () => domains,
+    onRefused: (r) => refused.push(`${r.dnsName} ${r.code}`),
+    log: () => {},
+  });
+  const started = hook.start();
+  after(() => hook.stop());
+  const url = async (path: string) => {
+    await started;
+    return `http://127.0.0.1:${hook.address().port}${path}`;
+  };
+  const post = async (path: string, body: unknown) =>
+    fetch(await url(path), {
+      method: 'POST',
+      headers: { 'content-type': MEDIA_TYPE },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+  const plan = { create: [{ dnsName: 'a.example.com', recordType: 'A', targets: ['192.0.2.1'] }] };
+
+  test('negotiation waits for the zones (503, retryable), then answers the filter with the exact media type', async () => {
+    domains = undefined;
+    assert.equal((await fetch(await url('/'))).status, 503);
+    domains = ['example.com'];
+    const res = await fetch(await url('/'));
+    assert.equal(res.headers.get('content-type'), MEDIA_TYPE);
+    assert.deepEqual(await res.json(), { include: ['example.com'] });
+  });
+
+  test('no writable domain is a filter that matches nothing, not an empty one (which matches everything)', () => {
+    assert.deepEqual(domainFilter([]), { regexInclude: '^$' });
+  });
+
+  test('without a writer (an operator replica that does not lead) a plan answers 503 with Retry-After', async () => {
+    writer = undefined;
+    const res = await post('/records', plan);
+    assert.equal(res.status, 503);
+    assert.ok(res.headers.get('retry-after'));
+  });
+
+  test('a rate-limited or unavailable writer answers 503; a refused endpoint 204 and is reported', async () => {
+    writer = {
+      apply: () => Promise.reject(new WriteError('RATE_LIMITED', 'slow down', { retryAfterSeconds: 3 })),
+    };
+    let res = await post('/records', plan);
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get('retry-after'), '3');
+    writer = { apply: () => Promise.reject(new WriteError('UNAVAILABLE', 'store down')) };
+    assert.equal((await post('/records', plan)).status, 503);
+    writer = {
+      apply: () =>
+        Promise.reject(
+          new WriteError('NOT_DELEGATED', 'changes[0] a.example.com. A: not yours', { change: 0 }),
+        ),
+    };
+    res = await post('/records', plan);
+    assert.equal(res.status, 204);
+    assert.ok(refused.includes('a.example.com NOT_DELEGATED'));
+  });
+
+  test('one refused change does not hold up the others of the plan', async () => {
+    const applied: string[][] = [];
+    writer = {
+      apply: async (_c, request) => {
+        const names = request.changes.map((c) => c.name);
+        if (names.includes('bad.example.com.'))
+          throw new WriteError('NOT_OWNER', 'not yours', { change: names.indexOf('bad.example.com.') });
+        applied.push(names);
+        return { namespace: 'team-a', replayed: false, changes: [] };
+      },
+    };
+    const res = await post('/records', {
+      create: [
+        { dnsName: 'bad.example.com', recordType: 'A', targets: ['192.0.2.1'] },
+        { dnsName: 'good.example.com', recordType: 'A', targets: ['192.0.2.2'] },
+      ],
+      delete: [{ dnsName: 'gone.example.com', recordType: 'A', targets: ['192.0.2.3'] }],
+    });
+    assert.equal(res.status, 204);
+    assert.deepEqual(applied, [['good.example.com.', 'gone.example.com.']]);
+  });
+
+  test('over the namespace quota: the creates are dropped and reported, deletes and updates still applied', async () => {
+    const applied: string[][] = [];
+    writer = {
+      apply: async (_c, request) => {
+        const names = request.changes.map((c) => `${c.op} ${c.name}`);
+        if (names.some((n) => n.startsWith('upsert new')))
+          throw new WriteError('QUOTA_EXCEEDED', 'quota of 1');
+        applied.push(names);
+        return { namespace: 'team-a', replayed: false, changes: [] };
+      },
+    };
+    const res = await post('/records', {
+      create: [{ dnsName: 'new.example.com', recordType: 'A', targets: ['192.0.2.1'] }],
+      delete: [{ dnsName: 'old.example.com', recordType: 'A', targets: ['192.0.2.3'] }],
+    });
+    assert.equal(res.status, 204);
+    assert.deepEqual(applied, [['delete old.example.com.']]);
+    assert.ok(refused.includes('new.example.com QUOTA_EXCEEDED'));
+  });
+
+  test('two endpoints for one RRset (set identifiers) are one too many: the second is filtered', async () => {
+    const res = await post('/adjustendpoints', [
+      { dnsName: 'w.example.com', recordType: 'A', targets: ['192.0.2.1'], setIdentifier: 'eu' },
+      { dnsName: 'w.example.com', recordType: 'A', targets: ['192.0.2.2'], setIdentifier: 'us' },
+      { dnsName: 'w.example.com', recordType: 'SOA', targets: ['x'] },
+    ]);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), MEDIA_TYPE);
+    const kept = (await res.json()) as { setIdentifier?: string }[];
+    assert.deepEqual(
+      kept.map((e) => e.setIdentifier),
+      ['eu'],
+    );
+  });
+
+  test('bodies that are not JSON, wrong methods and unknown paths are refused', async () => {
+    assert.equal((await post('/records', '{not json')).status, 400);
+    assert.equal((await fetch(await url('/records'), { method: 'DELETE' })).status, 405);
+    assert.equal((await fetch(await url('/nope'))).status, 404);
+  });
+});
+
+describe('the domains a namespace may write', () => {
+  const zone = (namespace: string, domainName: string, delegations?: unknown[]) =>
+    ({
+      apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+      kind: 'DNSZone',
+      metadata: { name: domainName.replace(/\./g, '-'), namespace },
+      spec: { domainName, className: 'c', ...(delegations ? { delegations } : {}) },
+    }) as never;
+
+  test('its own zones and what delegations of other namespaces give it, nothing else', () => {
+    assert.deepEqual(
+      writableDomains(
+        [
+          zone('team-a', 'a.example.org'),
+          zone('platform', 'example.com', [
+            { namespaces: ['team-a'], names: ['*.apps', 'api'] },
+            { namespaces: ['team-b'], names: ['*.b'] },
+            { namespacePatterns: ['team-*'], names: ['@'], types: ['TXT'] },
+          ]),
+          zone('team-b', 'b.example.org'),
+          zone('platform', 'example.net', [{ names: ['*'] }]),
+        ],
+        'team-a',
+      ),
+      // `@` of the pattern admits the whole zone's name, which holds the two below it.
+      ['a.example.org', 'example.com'],
+    );
+    assert.deepEqual(
+      writableDomains(
+        [zone('platform', 'example.com', [{ namespaces: ['team-a'], names: ['*.apps'] }])],
+        'team-a',
+      ),
+      ['apps.example.com'],
+    );
+  });
+});
