@@ -45,8 +45,11 @@ import {
   zoneStatusSchema,
 } from './schema.ts';
 
+import { zoneFileFrontDoor } from './zonefile.ts';
+
 export * from './adoption.ts';
 export * from './schema.ts';
+export * from './zonefile.ts';
 
 export const KUBIZONE_GROUP = 'kubi.zone';
 export const KUBIZONE_VERSION = 'v1alpha1';
@@ -587,4 +590,5 @@ export const recordFrontDoor: FrontDoor<RecordSpec, RecordStatus> = {
 export const KUBIZONE_FRONT_DOORS: readonly FrontDoor[] = [
   zoneFrontDoor as unknown as FrontDoor,
   recordFrontDoor as unknown as FrontDoor,
+  zoneFileFrontDoor as unknown as FrontDoor,
 ];
