@@ -13,6 +13,7 @@ import { AGE_COLUMN } from '../../kind.ts';
 import type { Condition } from '../../meta.ts';
 import type { Problem } from '../../schema.ts';
 import {
+  type ForeignEvent,
   type ForeignObject,
   type FrontDoor,
   keepTransitionTimes,
@@ -242,6 +243,38 @@ function ready(
   };
 }
 
+/** Reasons of a kubizone refusal: the object is not adopted (kubizone only logs these). */
+const REFUSALS = new Set(['NotDelegated', 'NoZone', 'NoFqdn', 'OutOfZone']);
+
+/**
+ * An Event when `Ready` changes its status or reason: Warning when the object is refused (not adopted,
+ * rejected, losing a conflict), Normal when it becomes served. Quiet for `Pending`. kubizone files no
+ * Events (it logs adoption refusals); these put the same news in `kubectl describe`.
+ */
+function readyEvent(
+  kind: 'Zone' | 'Record',
+  before: { conditions?: readonly Condition[] | undefined } | undefined,
+  after: { conditions?: readonly Condition[] | undefined },
+): ForeignEvent | undefined {
+  const was = before?.conditions?.find((c) => c.type === 'Ready');
+  const now = after.conditions?.find((c) => c.type === 'Ready');
+  if (!now || (was?.status === now.status && was?.reason === now.reason)) return undefined;
+  if (now.status === 'True')
+    return {
+      type: 'Normal',
+      reason: 'Served',
+      action: 'Serve',
+      note: `${kind} served: ${now.message ?? ''}`.trim(),
+    };
+  if (now.reason === 'Pending') return undefined;
+  return {
+    type: 'Warning',
+    reason: now.reason,
+    action: REFUSALS.has(now.reason) ? 'Adopt' : 'Serve',
+    note: now.message ?? now.reason,
+  };
+}
+
 function recordTtl(record: RecordObject, zone: ZoneObject): number {
   return record.spec.ttl ?? zone.spec.ttl ?? ZONE_DEFAULTS.ttl;
 }
@@ -438,6 +471,7 @@ export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
     if (serial === undefined) return undefined;
     return { serial, ...(hash ? { hash } : {}) };
   },
+  event: (before, after) => readyEvent('Zone', before, after),
   project({ object, outputs, problems, now, context }): ZoneStatus {
     const zones = zonesOf(context);
     const output = outputs[0];
@@ -570,6 +604,7 @@ export const recordFrontDoor: FrontDoor<RecordSpec, RecordStatus> = {
     const adopted = adoptionOf(object, zonesOf(context));
     return { [PARENT_ZONE_LABEL]: adopted.ok ? parentLabel(adopted.zone) : undefined };
   },
+  event: (before, after) => readyEvent('Record', before, after),
   project({ object, outputs, problems, now, context }): RecordStatus {
     const zones = zonesOf(context);
     const fqdn = recordFqdn(object, zones);
