@@ -586,12 +586,13 @@ export class FrontDoorStore implements ResourceStore {
       if (t.problems) problems.push(...t.problems);
       const { namespace, name } = splitKey(t.key);
       const sorted = sortedContributions(t);
+      const seen = statusFor(t, fkey);
       outputs.push({
         kind: t.kind,
         key: t.contributors.get(fkey)?.output.key ?? '',
         namespace: namespace ?? '',
         name,
-        ...statusFor(t, fkey),
+        ...(seen.status ? { status: this.readable(seen.status) } : {}),
         ...(sorted.length > 1 ? { mergedWith: sorted.map((c) => resourceKey(c.object.metadata)) } : {}),
       });
     }
@@ -612,6 +613,37 @@ export class FrontDoorStore implements ResourceStore {
       await this.options.base.updateForeignStatus(doorId, fkey, status as Record<string, unknown>);
     const remove = door.annotationsToRemove?.(object, status) ?? [];
     if (remove.length > 0) await this.options.base.removeForeignAnnotations?.(doorId, fkey, remove);
+  }
+
+  /**
+   * A native status as a foreign object's reader should see it: a translated object named in a
+   * condition message (`DNSRecordSet dns/records.kubi.zone:=A:www.example.org.`, the winner of a
+   * conflict) is named as the objects of its own API behind it (`Record dns/www (kubi.zone)`).
+   */
+  private readable(status: NativeStatus): NativeStatus {
+    if (!status.conditions?.some((c) => c.message?.includes(':'))) return status;
+    const conditions = status.conditions.map((c) =>
+      c.message?.includes(':')
+        ? {
+            ...c,
+            message: c.message.replace(
+              /\b(DNSRecordSet|DNSZone) ((?:[a-z0-9.-]+\/)?[^\s,;()]*:[^\s,;()]*)/g,
+              (text, kind: string, key: string) => {
+                // The name may end a sentence: with or without a final dot.
+                const trimmed = key.endsWith('.') ? key.slice(0, -1) : undefined;
+                const t =
+                  this.translated.get(`${kind}/${key}`) ??
+                  (trimmed ? this.translated.get(`${kind}/${trimmed}`) : undefined);
+                if (!t) return text;
+                const keys = sortedContributions(t).map((c) => resourceKey(c.object.metadata));
+                const named = `${t.door.kind} ${keys.join(', ')} (${t.door.group})`;
+                return this.translated.has(`${kind}/${key}`) ? named : `${named}.`;
+              },
+            ),
+          }
+        : c,
+    );
+    return { ...status, conditions } as NativeStatus;
   }
 
   /**
