@@ -1,15 +1,18 @@
 /**
- * A mixed cluster on a real control plane: Zonekeeper's DNSRecordSet, kubizone's Record and Gardener's
- * DNSRecord publishing into one zone (a kubizone Zone, served in the default class), answered by
- * `zonekeeper server` over dig. Each API also claims one shared name: the oldest object wins whatever
- * its API, and each loser reads why in its own API's status shape; when the winner goes, the next
- * oldest takes over.
+ * A mixed cluster on a real control plane: the homelab DNS operator's DNSRecord (pushed by the
+ * operator's homelab controller to the operator's own homelab DNS API, which writes it into the zone),
+ * Zonekeeper's DNSRecordSet, kubizone's Record and Gardener's DNSRecord publishing into one zone (a
+ * kubizone Zone, served in the default class), answered by `zonekeeper server` over dig. Each API also
+ * claims one shared name: the oldest object wins whatever its API, and each loser reads why in its own
+ * API's status shape (the homelab record is the oldest: its provider protocol has no way to say
+ * "accepted but shadowed"); when the winner goes, the next oldest takes over.
  *
  * Each API is one entry of `APIS` (how to write a record, how its loser reports the conflict), so
  * another (Datum's DNSRecordSet) joins with one entry and its CRD.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -42,8 +45,17 @@ interface RecordApi {
   /** How it reads while served (undefined: not yet). */
   served(object: Json): boolean;
   /** How a loser's message names an object `name` of this API that won. */
-  named(name: string): string;
+  named(name: string): string | RegExp;
 }
+
+/** The homelab DNS API of the operator (its port, once it listens), which the homelab DNSClass names. */
+const HOMELAB_SECRET = 'mixed-cluster-homelab-secret';
+const homelabClass = (port: string) => ({
+  apiVersion: 'dns.homelab.mortenolsen.pro/v1alpha1',
+  kind: 'DNSClass',
+  metadata: { name: 'zonekeeper' },
+  spec: { server: `http://127.0.0.1:${port}`, hmacAuth: { secret: HOMELAB_SECRET, algorithm: 'SHA256' } },
+});
 
 const readyCondition = (o: Json, type: string) =>
   (
@@ -51,6 +63,27 @@ const readyCondition = (o: Json, type: string) =>
   )?.find((c) => c.type === type);
 
 const APIS: RecordApi[] = [
+  {
+    name: 'homelab DNSRecord',
+    resource: 'dnsrecords.dns.homelab.mortenolsen.pro',
+    record: (name, fqdn, address) => ({
+      apiVersion: 'dns.homelab.mortenolsen.pro/v1alpha1',
+      kind: 'DNSRecord',
+      metadata: { name, namespace: NS },
+      spec: {
+        type: 'A',
+        domain: ZONE,
+        subdomain: fqdn.slice(0, -ZONE.length - 1),
+        dnsClassRef: { name: 'zonekeeper' },
+        values: [address],
+      },
+    }),
+    // Its provider answers a write, not whether the record is shadowed: it takes part as the oldest.
+    conflict: () => undefined,
+    served: (o) => readyCondition(o, 'Ready')?.status === 'True',
+    // The record set the homelab DNS API wrote for it (named by a digest).
+    named: () => new RegExp(`DNSRecordSet ${NS}/[a-z0-9.-]+,`),
+  },
   {
     name: 'Zonekeeper DNSRecordSet',
     resource: 'dnsrecordsets.dns.zonekeeper.dev',
@@ -108,6 +141,9 @@ const APIS: RecordApi[] = [
   },
 ];
 
+const names = (message: string, winner: string | RegExp) =>
+  typeof winner === 'string' ? message.includes(winner) : winner.test(message);
+
 /** Object names: `own-<i>` publishes a name of its own, `shared-<i>` claims SHARED. */
 const own = (i: number) => `own-${i}`;
 const shared = (i: number) => `shared-${i}`;
@@ -141,12 +177,19 @@ describe('a mixed cluster: every API into one zone, conflicts oldest-wins', { ti
       path.join(ROOT, 'deploy/helm/zonekeeper'),
       '--namespace',
       SYSTEM,
+      // The homelab DNS API writes record sets (its ValidatingAdmissionPolicy limits which).
+      '--set',
+      'operator.apiWrites.enabled=true',
       '--kube-version',
       '1.33.13',
     ]);
     const rbac = rendered
       .split(/^---$/m)
-      .filter((d) => /kind: (ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d));
+      .filter((d) =>
+        /kind: (ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
+          d,
+        ),
+      );
     await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac.join('\n---\n') });
     await apply(
       {
@@ -162,16 +205,36 @@ describe('a mixed cluster: every API into one zone, conflicts oldest-wins', { ti
         metadata: { name: 'example-org', namespace: NS },
         spec: { domainName: `${ZONE}.`, delegations: [{ namespaces: [NS], records: [{ pattern: '*' }] }] },
       },
-      ...APIS.map((api, i) => api.record(own(i), ownName(i), ownAddress(i))),
     );
-    operator = await startOperatorProcess('operator', kube.kubeconfigFor(OPERATOR), SYSTEM);
+    // The homelab caller: the namespace its writes land in, its HMAC secret.
+    const secretFile = path.join(kube.dir, 'homelab-secret');
+    await writeFile(secretFile, `${HOMELAB_SECRET}\n`);
+    const accessFile = path.join(kube.dir, 'write-access.yaml');
+    await writeFile(
+      accessFile,
+      stringify({
+        credentials: [
+          { name: 'homelab', kind: 'webhook-hmac', namespace: NS, secretRef: { file: secretFile } },
+        ],
+      }),
+    );
+    operator = await startOperatorProcess('operator', kube.kubeconfigFor(OPERATOR), SYSTEM, [
+      '--write-access',
+      accessFile,
+      '--homelab-api',
+      '127.0.0.1:0',
+    ]);
+    await waitFor(async () => (/accepting API writes/.test(operator!.log()) ? true : undefined), 60_000);
+    const port = /homelabApi="127\.0\.0\.1:(\d+)"/.exec(operator.log())?.[1];
+    assert.ok(port, operator.log());
+    await apply(homelabClass(port), ...APIS.map((api, i) => api.record(own(i), ownName(i), ownAddress(i))));
     server = await startServerProcess('server', kube.kubeconfigFor(SERVER));
   });
 
   after(async () => {
     await Promise.all([operator?.stop(), server?.stop()].map((p) => p?.catch(() => {})));
     if (process.env.KUBE_E2E_LOGS) {
-      const { mkdir, writeFile } = await import('node:fs/promises');
+      const { mkdir } = await import('node:fs/promises');
       await mkdir(process.env.KUBE_E2E_LOGS, { recursive: true });
       for (const p of [operator, server])
         if (p) await writeFile(path.join(process.env.KUBE_E2E_LOGS, `${p.name}.log`), p.log());
@@ -202,7 +265,7 @@ describe('a mixed cluster: every API into one zone, conflicts oldest-wins', { ti
     for (const [i, api] of APIS.entries()) {
       if (i === 0) continue;
       const { value: why } = await until(async () => api.conflict(await get(api, shared(i))));
-      assert.ok(why.includes(APIS[0]!.named(shared(0))), `${api.name}: ${why}`);
+      assert.ok(names(why, APIS[0]!.named(shared(0))), `${api.name}: ${why}`);
     }
   });
 
@@ -217,7 +280,7 @@ describe('a mixed cluster: every API into one zone, conflicts oldest-wins', { ti
         const m = api.conflict(await get(api, shared(i)));
         return m && !m.includes(shared(0)) ? m : undefined;
       });
-      assert.ok(why.includes(APIS[1]!.named(shared(1))), `${api.name}: ${why}`);
+      assert.ok(names(why, APIS[1]!.named(shared(1))), `${api.name}: ${why}`);
     }
     // The names of their own are untouched.
     for (const [i] of APIS.entries()) assert.equal(await answers(ownName(i)), ownAddress(i));
