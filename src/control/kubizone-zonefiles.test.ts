@@ -8,7 +8,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { stamp, zoneClass } from '../../test/support/resources.ts';
 import { type ForeignObject, FrontDoors } from '../api/frontdoors/index.ts';
-import { KUBIZONE_FRONT_DOORS, type ZoneFileStatus } from '../api/frontdoors/kubizone/index.ts';
+import {
+  KUBIZONE_FRONT_DOORS,
+  MAX_CONFIGMAP_DATA_BYTES,
+  planZoneFile,
+  type ZoneFileObject,
+  type ZoneFileStatus,
+} from '../api/frontdoors/kubizone/index.ts';
 import type { Condition, DNSZone } from '../api/index.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { ZoneTable } from '../server/zone-table.ts';
@@ -38,7 +44,11 @@ class MemoryConfigMaps implements ConfigMapPort {
     return cm ? structuredClone(cm) : undefined;
   }
 
+  /** The next writes that fail, as the API server refuses them (a webhook, a quota). */
+  failing = 0;
+
   async create(namespace: string, cm: ZoneFileConfigMap): Promise<void> {
+    if (this.failing > 0 && this.failing--) throw new Error('403 Forbidden: exceeded quota');
     if (this.maps.has(`${namespace}/${cm.name}`)) throw new Error('409 AlreadyExists');
     this.put(namespace, cm);
   }
@@ -264,5 +274,52 @@ describe('kubizone ZoneFile', () => {
     assert.deepEqual(Object.keys(configMaps.maps.get('dns/example')!.data), ['example.org.']);
     zoneFiles.stop();
     controller.stop();
+  });
+
+  test('a write the API server refuses is said in the status and retried', async () => {
+    const { store, configMaps, idle, zoneFiles, controller } = setup();
+    configMaps.failing = 1;
+    const said: string[] = [];
+    store.watchForeign((e) => {
+      const c = (e.object.status as ZoneFileStatus | undefined)?.conditions?.[0];
+      if (e.door === ZONEFILE_DOOR && c) said.push(`${c.reason}: ${c.message}`);
+    });
+    store.applyForeign(ZONE, kzZone('dns', 'example-org', 'example.org.'), stamp(1));
+    store.applyForeign(ZONEFILE_DOOR, zoneFile('dns', 'example', [{ name: 'example-org' }]), stamp(2));
+    await idle();
+    await new Promise((r) => setTimeout(r, 200)); // the retry's backoff
+    await idle();
+    assert.deepEqual(Object.keys(configMaps.maps.get('dns/example')?.data ?? {}), ['example.org.']);
+    assert.equal(ready(store, 'dns/example')?.status, 'True');
+    assert.ok(
+      said.some((m) => /^ConfigMapWriteFailed: .*exceeded quota; retrying$/.test(m)),
+      said.join('\n'),
+    );
+    zoneFiles.stop();
+    controller.stop();
+  });
+
+  test('zone files larger than a ConfigMap holds are not written; the status says how to split them', () => {
+    const zf = {
+      ...zoneFile('dns', 'big', [{ name: 'a' }, { name: 'b' }]),
+      metadata: { name: 'big', namespace: 'dns', uid: 'u', generation: 3 },
+      status: { hash: { 'a.example.': 'h' }, serial: { 'a.example.': 7 } },
+    } as unknown as ZoneFileObject;
+    const half = 'x'.repeat(MAX_CONFIGMAP_DATA_BYTES / 2);
+    const plan = planZoneFile({
+      zoneFile: zf,
+      zones: [
+        { state: 'ready', origin: 'a.example.', serial: 8, hash: 'h2', text: half },
+        { state: 'ready', origin: 'b.example.', serial: 1, hash: 'h3', text: half },
+      ],
+      current: { 'a.example.': 'old' },
+      now: '2026-11-21T12:00:00Z',
+    });
+    assert.equal(plan.write, false);
+    const condition = plan.status.conditions?.[0];
+    assert.equal(condition?.reason, 'ConfigMapTooLarge');
+    assert.equal(condition?.observedGeneration, 3);
+    assert.match(condition!.message, /several ZoneFiles/);
+    assert.deepEqual(plan.status.serial, { 'a.example.': 7 }, 'the status keeps what the ConfigMap holds');
   });
 });

@@ -147,21 +147,45 @@ export class ZoneFileController {
       ...(refusal ? { configMapRefusal: refusal } : {}),
       now: (this.o.now?.() ?? new Date()).toISOString(),
     });
-    if (!refusal) {
-      if (!existing) {
-        await configMaps.create(namespace, {
-          name,
-          ownerReferences: [zoneFileOwnerReference(zoneFile)],
-          data: plan.data,
+    if (plan.write) {
+      try {
+        if (!existing) {
+          await configMaps.create(namespace, {
+            name,
+            ownerReferences: [zoneFileOwnerReference(zoneFile)],
+            data: plan.data,
+          });
+          this.o.log?.('info', `ZoneFile ${key}: ConfigMap ${name} created`, {
+            origins: Object.keys(plan.data),
+          });
+        } else if (!jsonEqual(existing.data, plan.data)) {
+          await configMaps.replace(namespace, { ...existing, data: plan.data });
+          this.o.log?.('info', `ZoneFile ${key}: ConfigMap ${name} updated`, {
+            origins: Object.keys(plan.data),
+          });
+        }
+      } catch (e) {
+        // Said in the status, then retried with backoff (a conflict: read again and decided anew).
+        const failed = planZoneFile({
+          zoneFile,
+          zones,
+          current: owned ? existing.data : undefined,
+          configMapRefusal: {
+            reason: 'ConfigMapWriteFailed',
+            message: `ConfigMap ${namespace}/${name} could not be written: ${e instanceof Error ? e.message : String(e)}; retrying`,
+          },
+          now: (this.o.now?.() ?? new Date()).toISOString(),
         });
-        this.o.log?.('info', `ZoneFile ${key}: ConfigMap ${name} created`, {
-          origins: Object.keys(plan.data),
-        });
-      } else if (!jsonEqual(existing.data, plan.data)) {
-        await configMaps.replace(namespace, { ...existing, data: plan.data });
-        this.o.log?.('info', `ZoneFile ${key}: ConfigMap ${name} updated`, {
-          origins: Object.keys(plan.data),
-        });
+        const status = {
+          ...failed.status,
+          hash: zoneFile.status?.hash ?? {},
+          serial: zoneFile.status?.serial ?? {},
+        };
+        if (!jsonEqual(status, zoneFile.status ?? {}))
+          await store
+            .updateForeignStatus(ZONEFILE_DOOR, key, status as Record<string, unknown>)
+            .catch(() => undefined);
+        throw e;
       }
     }
     if (!jsonEqual(plan.status, zoneFile.status ?? {}))

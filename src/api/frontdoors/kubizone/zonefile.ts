@@ -155,8 +155,13 @@ export type RenderedZone =
 export interface ZoneFilePlan {
   /** The ConfigMap's data: one key per origin. */
   data: Record<string, string>;
+  /** Whether `data` may be written (false: the ConfigMap stays as it is). */
+  write: boolean;
   status: ZoneFileStatus;
 }
+
+/** What the data of one ConfigMap may take: the API server refuses objects above 1 MiB in all. */
+export const MAX_CONFIGMAP_DATA_BYTES = 1_000_000;
 
 /** The namespace of a zoneRef: its own, else the ZoneFile's. */
 export function zoneRefNamespace(zoneFile: ZoneFileObject, ref: { namespace?: string | undefined }): string {
@@ -221,7 +226,18 @@ export function planZoneFile(input: {
   });
   const generation = zoneFile.metadata.generation;
   const gen = generation !== undefined ? { observedGeneration: generation } : {};
-  const refusal = input.configMapRefusal;
+  const bytes = Object.entries(data).reduce(
+    (n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v),
+    0,
+  );
+  const tooLarge =
+    bytes > MAX_CONFIGMAP_DATA_BYTES
+      ? {
+          reason: 'ConfigMapTooLarge',
+          message: `the zone files take ${bytes} bytes; a ConfigMap holds at most ${MAX_CONFIGMAP_DATA_BYTES}: spread spec.zoneRefs over several ZoneFiles (the ConfigMap keeps what it held)`,
+        }
+      : undefined;
+  const refusal = input.configMapRefusal ?? tooLarge;
   const condition: Condition = refusal
     ? {
         type: 'Ready',
@@ -257,8 +273,13 @@ export function planZoneFile(input: {
             ...gen,
             lastTransitionTime: input.now,
           };
-  // A refused ConfigMap is not written: it holds nothing of this ZoneFile's.
-  const status: ZoneFileStatus = refusal ? { hash: {}, serial: {} } : { hash, serial };
+  // A refused ConfigMap is not written: it holds nothing of this ZoneFile's. One too large keeps what
+  // it held, and so does the status.
+  const status: ZoneFileStatus = input.configMapRefusal
+    ? { hash: {}, serial: {} }
+    : tooLarge
+      ? { hash: previous.hash ?? {}, serial: previous.serial ?? {} }
+      : { hash, serial };
   status.conditions = keepTransitionTimes(previous.conditions as Condition[] | undefined, [condition]);
-  return { data, status };
+  return { data, write: refusal === undefined, status };
 }
