@@ -239,13 +239,20 @@ describe('Kubernetes: operator, server, chart on a real API server', { timeout: 
       [['get', 'namespaces/team'], 'yes'],
       [['list', 'namespaces'], 'no'],
       [['delete', 'namespaces/team'], 'no'],
-      // Zone serial records: ConfigMaps in its own namespace only, never deleted.
+      // Zone serial records: ConfigMaps listed in its own namespace only, never deleted.
       [['create', 'configmaps', '-n', SYSTEM], 'yes'],
       [['update', 'configmaps', '-n', SYSTEM], 'yes'],
       [['list', 'configmaps', '-n', SYSTEM], 'yes'],
       [['delete', 'configmaps', '-n', SYSTEM], 'no'],
-      [['create', 'configmaps', '-n', TEAM], 'no'],
-      [['get', 'configmaps', '-n', TEAM], 'no'],
+      // kubizone ZoneFiles: the one ConfigMap a ZoneFile names, read, created and updated by name;
+      // never listed, watched, patched or deleted elsewhere.
+      [['get', 'configmaps', '-n', TEAM], 'yes'],
+      [['create', 'configmaps', '-n', TEAM], 'yes'],
+      [['update', 'configmaps', '-n', TEAM], 'yes'],
+      [['list', 'configmaps', '-n', TEAM], 'no'],
+      [['watch', 'configmaps', '-A'], 'no'],
+      [['patch', 'configmaps', '-n', TEAM], 'no'],
+      [['delete', 'configmaps', '-n', TEAM], 'no'],
     ] as const)
       assert.equal(await can(OPERATOR, ...args), want, `operator can-i ${args.join(' ')}`);
     for (const [args, want] of [

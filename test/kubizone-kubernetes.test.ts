@@ -123,6 +123,18 @@ describe('kubizone front door on a real API server', { timeout: 600_000 }, () =>
       return r?.status?.conditions?.[0]?.reason === 'NotDelegated' ? r : undefined;
     });
     assert.equal(refused.status?.conditions?.[0]?.status, 'False');
+    // The refusal and the adoption as events.k8s.io Events on the Records (kubizone only logs them).
+    const { value: events } = await until(async () => {
+      const out = await kube.kubectlOk(['get', 'events.events.k8s.io', '-n', 'development', '-o', 'json']);
+      const items = JSON.parse(out).items as { regarding: { name: string }; reason: string; type: string }[];
+      const of = (name: string) =>
+        items.filter((e) => e.regarding.name === name).map((e) => `${e.type}/${e.reason}`);
+      const prod = of('www-prod-example-org');
+      const dev = of('www-dev-example-org');
+      return prod.length > 0 && dev.length > 0 ? { prod, dev } : undefined;
+    });
+    assert.deepEqual(events.prod, ['Warning/NotDelegated']);
+    assert.deepEqual(events.dev, ['Normal/Served']);
     assert.equal((await dig(server!.dnsPort, 'www.prod.example.org', 'A')).status, 'NXDOMAIN');
     const { value: zone } = await until(async () => {
       const z = await get('zone', 'default', 'example-org');

@@ -419,6 +419,31 @@ describe('kubizone through zonekeeper validate and crds', () => {
     }
   });
 
+  test("validate accepts the zonefile controller's example unchanged; a ZoneFile's ConfigMap name is checked", async () => {
+    const dir = await tempDir('kubizone-zonefile-validate');
+    try {
+      await writeFile(path.join(dir, 'class.yaml'), CLASS);
+      await copyFile(path.join(UPSTREAM, 'simple-zonefile.yaml'), path.join(dir, 'x.yaml'));
+      const ok = await run(process.execPath, [CLI, 'validate', dir]);
+      assert.doesNotMatch(ok.stdout, /error: .*ZoneFile/);
+      await writeFile(
+        path.join(dir, 'bad.yaml'),
+        'apiVersion: kubi.zone/v1alpha1\nkind: ZoneFile\nmetadata: { name: bad }\nspec: { zoneRefs: [{ name: example-org }], configMapName: Not_A_Name }\n',
+      );
+      const result = await run(process.execPath, [CLI, 'validate', dir]).then(
+        (r) => ({ code: 0, stdout: r.stdout }),
+        (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
+      );
+      assert.equal(result.code, 1, result.stdout);
+      assert.match(
+        result.stdout,
+        /ZoneFile default\/bad spec\.configMapName: ZoneFile: "Not_A_Name" is not a ConfigMap name/,
+      );
+    } finally {
+      await removeAll(dir);
+    }
+  });
+
   test('crds writes the kubi.zone CRDs with the upstream field names', async () => {
     const dir = await tempDir('kubizone-crds');
     try {
@@ -436,6 +461,9 @@ describe('kubizone through zonekeeper validate and crds', () => {
       const record = await readFile(path.join(dir, 'kubi.zone_records.yaml'), 'utf8');
       for (const field of ['domainName', 'rdata', 'class', 'ttl', 'fqdn'])
         assert.match(record, new RegExp(`${field}:`));
+      const zoneFile = await readFile(path.join(dir, 'kubi.zone_zonefiles.yaml'), 'utf8');
+      for (const field of ['zoneRefs', 'configMapName', 'hash', 'serial'])
+        assert.match(zoneFile, new RegExp(`${field}:`));
     } finally {
       await removeAll(dir);
     }

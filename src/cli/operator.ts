@@ -10,6 +10,7 @@ import { Controller } from '../control/controller.ts';
 import { FrontDoorStore } from '../control/front-door-store.ts';
 import { HomelabController, RECORD_DOOR } from '../control/homelab/homelab-controller.ts';
 import { homelabSettingsFromEnv } from '../control/homelab/settings.ts';
+import { ZONEFILE_DOOR, ZoneFileController } from '../control/kubizone-zonefiles.ts';
 import { Registry } from '../metrics/registry.ts';
 import { HttpServer } from '../server/http-server.ts';
 import { ZoneTable } from '../server/zone-table.ts';
@@ -173,6 +174,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   // The homelab DNS operator's kinds, pushed to their providers: run by the leader only.
   const homelabSettings = homelabSettingsFromEnv();
   let homelab: HomelabController | undefined;
+  let zoneFiles: ZoneFileController | undefined;
   let serials: KubernetesSerialStore | undefined;
   let leading = !options.leaderElect;
   let stopping = false;
@@ -393,6 +395,21 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         });
         homelab.start();
       }
+      // kubizone's ZoneFiles: the zones as served, printed into ConfigMaps the ZoneFiles own.
+      if (frontDoors.get(ZONEFILE_DOOR)) {
+        zoneFiles = new ZoneFileController({
+          store,
+          native: translated ?? store,
+          catalog: controller.catalog,
+          configMaps: {
+            read: (namespace, name) => api.readConfigMap(namespace, name),
+            create: async (namespace, cm) => void (await api.createConfigMap(namespace, cm)),
+            replace: async (namespace, cm) => void (await api.replaceConfigMap(namespace, cm)),
+          },
+          log,
+        });
+        zoneFiles.start();
+      }
       if (writeAccess) void startWriter(controller, writeAccess, current);
       // Objects that were invalid before this replica led: report them in status now.
       for (const invalid of store.invalidObjects()) {
@@ -467,6 +484,8 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         controller = undefined;
         homelab?.stop();
         homelab = undefined;
+        zoneFiles?.stop();
+        zoneFiles = undefined;
         // Another replica may lead now: this one must not write serial records any more.
         serials = undefined;
         (options.onLostLeadership ?? (() => process.exit(1)))();
@@ -525,6 +544,8 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       controller = undefined;
       homelab?.stop();
       homelab = undefined;
+      zoneFiles?.stop();
+      zoneFiles = undefined;
       // While the lease is still held: lower the serial reservations to the serials last used, so the
       // next leader keeps the serials of unchanged zones and continues right above them.
       if (serials) await step('release the serial reservations', serials.release());

@@ -96,6 +96,33 @@ describe('front doors whose translation reads other objects (kubizone)', () => {
     assert.equal(store.getForeign(RECORD, 'web/www')?.metadata.labels?.[PARENT_ZONE_LABEL], undefined);
   });
 
+  test('a Record refused before the store starts gets its status at start, with no other change', async () => {
+    const store = new MemoryStore(now);
+    store.apply(zoneClass());
+    store.applyForeign(RECORD, kzRecord('web', 'www', 'www.example.org.', '192.0.2.1'), stamp(1));
+    const translated = new FrontDoorStore({ base: store, doors, now });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(ready(store, RECORD, 'web/www')?.reason, 'NoZone');
+    translated.close();
+  });
+
+  test('a conflict lost to another translated object names it as its own API does', async () => {
+    const { store, controller } = setup();
+    controller.start();
+    store.applyForeign(
+      ZONE,
+      kzZone('dns', 'example-org', 'example.org.', [{ records: [{ pattern: '*' }] }]),
+      stamp(1),
+    );
+    store.applyForeign(RECORD, kzRecord('web', 'first', 'www.example.org.', '192.0.2.1'), stamp(2));
+    store.applyForeign(RECORD, kzRecord('other', 'second', 'www.example.org.', '192.0.2.2'), stamp(3));
+    await controller.idle();
+    const lost = ready(store, RECORD, 'other/second');
+    assert.equal(lost?.reason, 'Conflict');
+    assert.match(lost!.message, /already published by Record web\/first \(kubi\.zone\), which is older/);
+    controller.stop();
+  });
+
   test('without a default class a Zone says so; a class created later serves it', async () => {
     const { store, table, controller } = setup(false);
     controller.start();

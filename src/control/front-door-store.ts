@@ -24,6 +24,7 @@ import {
   mergedName,
   nativeName,
   type OutputStatus,
+  type RelatedChange,
   type TranslateContext,
   type TranslatedOutput,
 } from '../api/frontdoors/front-door.ts';
@@ -100,9 +101,15 @@ export class FrontDoorStore implements ResourceStore {
   private readonly handlers = new Set<(event: StoreEvent) => void>();
   private unsubscribe: (() => void)[] = [];
   private resourceVersion = 0;
-  /** `door/key` → the spec (and labels) last translated, to tell spec changes from status writes. */
-  private readonly seenSpecs = new Map<string, string>();
-  /** `listForeign` per door id, kept until an object of that door changes (for `context.related`). */
+  /**
+   * `door/key` → the spec and deletion last seen, with the object as it was then: to tell spec changes
+   * from status writes, and to tell the doors that read it what it was before.
+   */
+  private readonly seenSpecs = new Map<string, { seen: string; object: ForeignObject }>();
+  /**
+   * `listForeign` per door id, kept until the spec, deletion or existence of an object of that door
+   * changes (for `context.related`; a status write keeps it).
+   */
   private readonly relatedCache = new Map<string, ForeignObject[]>();
   /** The classes as far as the default class depends on them, when last seen. */
   private classesSeen = '';
@@ -113,7 +120,21 @@ export class FrontDoorStore implements ResourceStore {
       // An external door's objects map onto nothing; its own controller owns their status.
       if (door.external) continue;
       const id = frontDoorId(door);
-      for (const object of options.base.listForeign(id)) this.foreignChanged(id, object, false);
+      for (const object of options.base.listForeign(id)) {
+        this.seenSpecs.set(`${id}/${resourceKey(object.metadata)}`, { seen: specSignature(object), object });
+        this.foreignChanged(id, object, false);
+      }
+    }
+    // Objects that map onto nothing (refused, or waiting) get their status now: no native status
+    // write will ever project it.
+    for (const door of options.doors.all) {
+      if (door.external) continue;
+      const id = frontDoorId(door);
+      for (const object of options.base.listForeign(id)) {
+        const fkey = resourceKey(object.metadata);
+        if (!object.metadata.deletionTimestamp && !this.feeds.has(`${id}/${fkey}`))
+          void this.projectLogged(id, fkey);
+      }
     }
     this.classesSeen = this.classSignature();
     this.unsubscribe.push(
@@ -252,34 +273,59 @@ export class FrontDoorStore implements ResourceStore {
   // Foreign objects in ---------------------------------------------------------------------------
 
   private onForeign(event: ForeignEvent): void {
-    this.relatedCache.delete(event.door);
     const fid = `${event.door}/${event.key}`;
+    const before = this.seenSpecs.get(fid)?.object;
     let specChanged = true;
     if (event.type === 'delete') {
       this.seenSpecs.delete(fid);
+      this.relatedCache.delete(event.door);
       this.foreignGone(event.door, event.key);
     } else {
-      const seen = JSON.stringify([event.object.spec, event.object.metadata.deletionTimestamp ?? null]);
-      specChanged = this.seenSpecs.get(fid) !== seen;
-      this.seenSpecs.set(fid, seen);
+      const seen = specSignature(event.object);
+      specChanged = this.seenSpecs.get(fid)?.seen !== seen;
+      if (specChanged) {
+        this.seenSpecs.set(fid, { seen, object: event.object });
+        this.relatedCache.delete(event.door);
+      }
       this.foreignChanged(event.door, event.object, true);
     }
-    // Doors whose translation reads this kind: translated again when a spec changes (not on status).
+    // Doors whose translation reads this kind: translated again when a spec changes (not on status),
+    // as far as the door says the change reaches.
     const changed = this.options.doors.get(event.door);
     if (!changed || !specChanged) return;
     this.retranslate(
       (door) => door.group === changed.group && (door.reads?.kinds ?? []).includes(changed.kind),
       fid,
+      {
+        kind: changed.kind,
+        ...(before ? { before } : {}),
+        ...(event.type === 'delete' ? {} : { after: event.object }),
+      },
     );
   }
 
-  /** Translates every object of the doors chosen again (what they read changed). */
-  private retranslate(which: (door: FrontDoor) => boolean, except?: string): void {
+  /**
+   * Translates the objects of the doors chosen again (what they read changed): those the door's
+   * `reads.affected` names for `change`, or every one.
+   */
+  private retranslate(which: (door: FrontDoor) => boolean, except?: string, change?: RelatedChange): void {
     for (const door of this.options.doors.all) {
       if (door.external || !which(door)) continue;
       const id = frontDoorId(door);
-      for (const object of this.options.base.listForeign(id)) {
-        if (`${id}/${resourceKey(object.metadata)}` === except) continue;
+      const affected =
+        change && door.reads?.affected ? door.reads.affected(change, this.contextFor(door)) : 'all';
+      const objects =
+        affected === 'all'
+          ? this.options.base.listForeign(id)
+          : affected.flatMap((ref) => {
+              const o = this.options.base.getForeign(id, resourceKey(ref));
+              return o ? [o] : [];
+            });
+      const done = new Set<string>();
+      for (const object of objects) {
+        const fid = `${id}/${resourceKey(object.metadata)}`;
+        if (fid === except || done.has(fid)) continue;
+        done.add(fid);
         this.foreignChanged(id, object, true);
       }
     }
@@ -540,12 +586,13 @@ export class FrontDoorStore implements ResourceStore {
       if (t.problems) problems.push(...t.problems);
       const { namespace, name } = splitKey(t.key);
       const sorted = sortedContributions(t);
+      const seen = statusFor(t, fkey);
       outputs.push({
         kind: t.kind,
         key: t.contributors.get(fkey)?.output.key ?? '',
         namespace: namespace ?? '',
         name,
-        ...statusFor(t, fkey),
+        ...(seen.status ? { status: this.readable(seen.status) } : {}),
         ...(sorted.length > 1 ? { mergedWith: sorted.map((c) => resourceKey(c.object.metadata)) } : {}),
       });
     }
@@ -566,6 +613,37 @@ export class FrontDoorStore implements ResourceStore {
       await this.options.base.updateForeignStatus(doorId, fkey, status as Record<string, unknown>);
     const remove = door.annotationsToRemove?.(object, status) ?? [];
     if (remove.length > 0) await this.options.base.removeForeignAnnotations?.(doorId, fkey, remove);
+  }
+
+  /**
+   * A native status as a foreign object's reader should see it: a translated object named in a
+   * condition message (`DNSRecordSet dns/records.kubi.zone:=A:www.example.org.`, the winner of a
+   * conflict) is named as the objects of its own API behind it (`Record dns/www (kubi.zone)`).
+   */
+  private readable(status: NativeStatus): NativeStatus {
+    if (!status.conditions?.some((c) => c.message?.includes(':'))) return status;
+    const conditions = status.conditions.map((c) =>
+      c.message?.includes(':')
+        ? {
+            ...c,
+            message: c.message.replace(
+              /\b(DNSRecordSet|DNSZone) ((?:[a-z0-9.-]+\/)?[^\s,;()]*:[^\s,;()]*)/g,
+              (text, kind: string, key: string) => {
+                // The name may end a sentence: with or without a final dot.
+                const trimmed = key.endsWith('.') ? key.slice(0, -1) : undefined;
+                const t =
+                  this.translated.get(`${kind}/${key}`) ??
+                  (trimmed ? this.translated.get(`${kind}/${trimmed}`) : undefined);
+                if (!t) return text;
+                const keys = sortedContributions(t).map((c) => resourceKey(c.object.metadata));
+                const named = `${t.door.kind} ${keys.join(', ')} (${t.door.group})`;
+                return this.translated.has(`${kind}/${key}`) ? named : `${named}.`;
+              },
+            ),
+          }
+        : c,
+    );
+    return { ...status, conditions } as NativeStatus;
   }
 
   /**
@@ -642,6 +720,11 @@ export class FrontDoorStore implements ResourceStore {
   private emit(event: StoreEvent): void {
     for (const handler of this.handlers) handler(event);
   }
+}
+
+/** What a door that reads an object depends on: its spec and whether it is being deleted. */
+function specSignature(object: ForeignObject): string {
+  return JSON.stringify([object.spec, object.metadata.deletionTimestamp ?? null]);
 }
 
 function sortedContributions(t: Translated): Contribution[] {

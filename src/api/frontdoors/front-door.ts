@@ -47,11 +47,20 @@ export interface TranslateContext {
   zoneName(name: string, key?: string): string;
   /**
    * The valid objects of another kind of the same group (for a door that declares it in `reads`):
-   * for APIs whose objects find each other (a record adopted by the longest matching zone).
+   * for APIs whose objects find each other (a record adopted by the longest matching zone). The list
+   * is the same array until an object's spec, deletion or existence changes (so a door may index it,
+   * keyed by the array); status, labels and annotations in it may be older than the object's.
    */
   related(kind: string): readonly ForeignObject[];
   /** The zone class for zones whose API names none (`defaultZoneClass` over the current classes). */
   defaultClass(): DefaultClass;
+}
+
+/** A change of an object of a kind a door `reads`: its version before (absent: created) and after (absent: gone). */
+export interface RelatedChange {
+  kind: string;
+  before?: ForeignObject;
+  after?: ForeignObject;
 }
 
 /**
@@ -118,7 +127,19 @@ export interface FrontDoor<Spec = Record<string, unknown>, Status = Record<strin
    * objects again when a spec of those kinds or a class changes. Without it, a translation depends on
    * the object alone.
    */
-  reads?: { kinds?: readonly string[]; defaultClass?: boolean };
+  reads?: {
+    kinds?: readonly string[];
+    defaultClass?: boolean;
+    /**
+     * The objects of this door whose translation a change of a read kind can alter (namespace and
+     * name), so that only they are translated again; `context` already holds the change. `'all'`, or
+     * absent: every object of the door.
+     */
+    affected?(
+      change: RelatedChange,
+      context: TranslateContext,
+    ): readonly { namespace?: string | undefined; name: string }[] | 'all';
+  };
   /** The native inputs of one valid object: pure, from the object (and what `reads` declares). */
   translate(object: ForeignObject<Spec, Status>, context: TranslateContext): TranslatedOutput[];
   /**

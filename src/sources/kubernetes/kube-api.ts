@@ -106,6 +106,15 @@ export interface ConfigMapRecord {
   name: string;
   resourceVersion?: string;
   labels?: Record<string, string>;
+  /** Who owns it (the garbage collector deletes it with its owner). */
+  ownerReferences?: {
+    apiVersion: string;
+    kind: string;
+    name: string;
+    uid: string;
+    controller?: boolean;
+    blockOwnerDeletion?: boolean;
+  }[];
   data: Record<string, string>;
 }
 
@@ -448,6 +457,7 @@ function configMapBody(namespace: string, record: ConfigMapRecord): V1ConfigMap 
       name: record.name,
       namespace,
       ...(record.labels ? { labels: record.labels } : {}),
+      ...(record.ownerReferences ? { ownerReferences: record.ownerReferences } : {}),
       ...(record.resourceVersion ? { resourceVersion: record.resourceVersion } : {}),
     },
     data: record.data,
@@ -459,6 +469,18 @@ function configMapRecord(object: V1ConfigMap): ConfigMapRecord {
     name: object.metadata?.name ?? '',
     ...(object.metadata?.resourceVersion ? { resourceVersion: object.metadata.resourceVersion } : {}),
     ...(object.metadata?.labels ? { labels: object.metadata.labels } : {}),
+    ...(object.metadata?.ownerReferences
+      ? {
+          ownerReferences: object.metadata.ownerReferences.map((r) => ({
+            apiVersion: r.apiVersion,
+            kind: r.kind,
+            name: r.name,
+            uid: r.uid,
+            ...(r.controller !== undefined ? { controller: r.controller } : {}),
+            ...(r.blockOwnerDeletion !== undefined ? { blockOwnerDeletion: r.blockOwnerDeletion } : {}),
+          })),
+        }
+      : {}),
     data: object.data ?? {},
   };
 }

@@ -91,6 +91,9 @@ describe('Gardener DNSRecord front door', () => {
     assert.equal(zoneRefOf(rec({ zone: 'example.com' }, {}, { zone: 'other/z' })), undefined, 'a domain');
     assert.deepEqual(zoneRefOf(rec({}, {}, { zone: 'other/z' })), { namespace: 'other', name: 'z' });
     assert.equal(zoneRefOf(rec()), undefined);
+    // A zone another API's object maps to (a kubizone Zone): autodetected again, never a zoneRef.
+    assert.equal(zoneRefOf(rec({}, {}, { zone: 'dns/zones.kubi.zone:example-org' })), undefined);
+    assert.equal(zoneRefOf(rec({ zone: 'dns/zones.kubi.zone:example-org' })), undefined);
   });
 
   test('translate: absolute name, TTL default 120, TXT quoted, CNAME absolute', () => {

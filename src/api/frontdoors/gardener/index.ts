@@ -84,6 +84,9 @@ export function zoneRefOf(object: GardenerObject): { namespace: string; name: st
   for (const z of [object.spec.zone, object.status?.zone]) {
     if (!z) continue;
     const parts = z.split('/');
+    // A zone of another API (a kubizone Zone's DNSZone, `zones.kubi.zone:name`) has no Kubernetes
+    // name a zoneRef could hold: it is found again by autodetection.
+    if (parts.length === 2 && parts[1]?.includes(':')) return undefined;
     if (parts.length === 2 && parts[0] && parts[1]) return { namespace: parts[0], name: parts[1] };
     if (z === object.spec.zone) return undefined; // a domain: autodetect within it
   }

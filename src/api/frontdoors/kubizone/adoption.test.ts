@@ -10,7 +10,7 @@ import {
   type ZoneObject,
   zoneFqdn,
 } from './adoption.ts';
-import { recordFrontDoor } from './index.ts';
+import { recordFrontDoor, zoneFrontDoor } from './index.ts';
 
 function zone(namespace: string, name: string, spec: Partial<ZoneObject['spec']>): ZoneObject {
   return {
@@ -162,5 +162,35 @@ describe('kubizone adoption', () => {
       context,
     )[0]!;
     assert.notEqual(other.key, outs[0]!.key);
+  });
+});
+
+describe('kubizone Events', () => {
+  const ready = (status: 'True' | 'False', reason: string) => ({
+    conditions: [{ type: 'Ready', status, reason, message: `because ${reason}`, lastTransitionTime: 't' }],
+  });
+
+  test('a refusal is a Warning, being served a Normal; only when Ready changes; Pending is quiet', () => {
+    assert.deepEqual(recordFrontDoor.event?.(undefined, ready('False', 'NotDelegated')), {
+      type: 'Warning',
+      reason: 'NotDelegated',
+      action: 'Adopt',
+      note: 'because NotDelegated',
+    });
+    assert.equal(
+      recordFrontDoor.event?.(ready('False', 'NotDelegated'), ready('False', 'NotDelegated')),
+      undefined,
+    );
+    assert.equal(recordFrontDoor.event?.(undefined, ready('False', 'Pending')), undefined);
+    assert.equal(
+      recordFrontDoor.event?.(ready('False', 'Pending'), ready('True', 'Served'))?.reason,
+      'Served',
+    );
+    assert.equal(recordFrontDoor.event?.(ready('True', 'Served'), ready('True', 'Served')), undefined);
+    assert.equal(
+      recordFrontDoor.event?.(ready('True', 'Served'), ready('False', 'Conflict'))?.action,
+      'Serve',
+    );
+    assert.equal(zoneFrontDoor.event?.(undefined, ready('False', 'NoDefaultClass'))?.type, 'Warning');
   });
 });

@@ -97,29 +97,84 @@ function absolute(name: string): string {
   return `${name.toLowerCase().replace(/\.$/, '')}.`;
 }
 
+/**
+ * A list of Zones indexed once (per list: the translating store hands out the same list until a Zone's
+ * spec changes): live Zones by namespace and name, and by fqdn, so that finding a Record's or a Zone's
+ * parent walks the labels of its name instead of every Zone.
+ */
+export interface ZoneIndex {
+  /** `namespace/name` → the live Zone. */
+  byKey: Map<string, ZoneObject>;
+  /** fqdn → the live Zones with it, ordered by `namespace/name`. */
+  byFqdn: Map<string, ZoneObject[]>;
+  /** The fqdn of each live Zone that has one. */
+  fqdnOf: Map<ZoneObject, string>;
+}
+
+const indexes = new WeakMap<readonly ZoneObject[], ZoneIndex>();
+
+/** The index of a list of Zones, made once per list. */
+export function zoneIndex(zones: readonly ZoneObject[]): ZoneIndex {
+  const known = indexes.get(zones);
+  if (known) return known;
+  const byKey = new Map<string, ZoneObject>();
+  for (const z of zones) if (!z.metadata.deletionTimestamp) byKey.set(key(z), z);
+  const fqdnOf = new Map<ZoneObject, string>();
+  const byFqdn = new Map<string, ZoneObject[]>();
+  for (const z of byKey.values()) {
+    const fqdn = fqdnThrough(z, byKey);
+    if (fqdn === undefined) continue;
+    fqdnOf.set(z, fqdn);
+    const list = byFqdn.get(fqdn) ?? [];
+    list.push(z);
+    byFqdn.set(fqdn, list);
+  }
+  for (const list of byFqdn.values()) list.sort((a, b) => (key(a) < key(b) ? -1 : 1));
+  const index = { byKey, byFqdn, fqdnOf };
+  indexes.set(zones, index);
+  return index;
+}
+
 function findZone(
-  zones: readonly ZoneObject[],
+  index: ZoneIndex,
   ref: { name: string; namespace?: string | undefined },
   namespace: string,
 ): ZoneObject | undefined {
-  const ns = ref.namespace ?? namespace;
-  return zones.find(
-    (z) =>
-      z.metadata.name === ref.name &&
-      (z.metadata.namespace ?? 'default') === ns &&
-      !z.metadata.deletionTimestamp,
-  );
+  return index.byKey.get(`${ref.namespace ?? namespace}/${ref.name}`);
 }
 
-/** A Zone's fully qualified name: its FQDN, or its partial name under its zoneRef parent's. */
-export function zoneFqdn(zone: ZoneObject, zones: readonly ZoneObject[], depth = 0): string | undefined {
+function fqdnThrough(zone: ZoneObject, byKey: Map<string, ZoneObject>, depth = 0): string | undefined {
   const name = zone.spec.domainName;
   if (name.endsWith('.')) return absolute(name);
   if (!zone.spec.zoneRef || depth > 16) return undefined;
-  const parent = findZone(zones, zone.spec.zoneRef, zone.metadata.namespace ?? 'default');
+  const ref = zone.spec.zoneRef;
+  const parent = byKey.get(`${ref.namespace ?? zone.metadata.namespace ?? 'default'}/${ref.name}`);
   if (!parent) return undefined;
-  const parentFqdn = zoneFqdn(parent, zones, depth + 1);
+  const parentFqdn = fqdnThrough(parent, byKey, depth + 1);
   return parentFqdn === undefined ? undefined : absolute(`${name}.${parentFqdn}`);
+}
+
+/**
+ * A Zone's fully qualified name: its FQDN, or its partial name under its zoneRef parent's (`zone` may
+ * be a newer version than the one in `zones`).
+ */
+export function zoneFqdn(zone: ZoneObject, zones: readonly ZoneObject[]): string | undefined {
+  return fqdnThrough(zone, zoneIndex(zones).byKey);
+}
+
+/** The live Zones with the longest fqdn that `fqdn` is at or below (`strict`: below only), else none. */
+function longestAbove(
+  index: ZoneIndex,
+  fqdn: string,
+  strict: boolean,
+): { zones: ZoneObject[]; origin: string } | undefined {
+  const d = labels(fqdn);
+  for (let i = strict ? 1 : 0; i <= d.length; i++) {
+    const origin = i === d.length ? '.' : `${d.slice(i).join('.')}.`;
+    const zones = index.byFqdn.get(origin);
+    if (zones && zones.length > 0) return { zones, origin };
+  }
+  return undefined;
 }
 
 /** A Record's fully qualified name: its FQDN, or its relative name under its zoneRef zone's. */
@@ -127,8 +182,9 @@ export function recordFqdn(record: RecordObject, zones: readonly ZoneObject[]): 
   const name = record.spec.domainName;
   if (name.endsWith('.')) return absolute(name);
   if (!record.spec.zoneRef) return undefined;
-  const zone = findZone(zones, record.spec.zoneRef, record.metadata.namespace ?? 'default');
-  const origin = zone ? zoneFqdn(zone, zones) : undefined;
+  const index = zoneIndex(zones);
+  const zone = findZone(index, record.spec.zoneRef, record.metadata.namespace ?? 'default');
+  const origin = zone ? index.fqdnOf.get(zone) : undefined;
   return origin === undefined ? undefined : name === '@' ? origin : absolute(`${name}.${origin}`);
 }
 
@@ -146,6 +202,8 @@ function key(o: ForeignObject): string {
  * not passed on to a shorter one (the shorter zone's data below the cut would never be answered).
  */
 export function adoptRecord(record: RecordObject, zones: readonly ZoneObject[]): Adoption {
+  adoptRecord.calls++;
+  const index = zoneIndex(zones);
   const namespace = record.metadata.namespace ?? 'default';
   const fqdn = recordFqdn(record, zones);
   if (fqdn === undefined)
@@ -159,22 +217,13 @@ export function adoptRecord(record: RecordObject, zones: readonly ZoneObject[]):
   let zone: ZoneObject | undefined;
   let origin: string | undefined;
   if (record.spec.zoneRef) {
-    zone = findZone(zones, record.spec.zoneRef, namespace);
-    origin = zone ? zoneFqdn(zone, zones) : undefined;
+    zone = findZone(index, record.spec.zoneRef, namespace);
+    origin = zone ? index.fqdnOf.get(zone) : undefined;
   } else {
-    for (const z of zones) {
-      if (z.metadata.deletionTimestamp) continue;
-      const o = zoneFqdn(z, zones);
-      if (o === undefined || !isBelow(fqdn, o)) continue;
-      if (
-        origin === undefined ||
-        o.length > origin.length ||
-        (o.length === origin.length && key(z) < key(zone!))
-      ) {
-        zone = z;
-        origin = o;
-      }
-    }
+    // The longest fqdn the name is at or below; of several Zones with it, the first by namespace/name.
+    const found = longestAbove(index, fqdn, false);
+    zone = found?.zones[0];
+    origin = found?.origin;
     if (zone === undefined || origin === undefined)
       return { ok: false, fqdn, reason: 'NoZone', message: `no Zone contains ${fqdn}` };
   }
@@ -201,6 +250,8 @@ export function adoptRecord(record: RecordObject, zones: readonly ZoneObject[]):
     };
   return { ok: true, zone, origin, fqdn };
 }
+/** How many adoptions were computed (for tests that bound the work a change costs). */
+adoptRecord.calls = 0;
 
 export type ZonePlacement =
   | { ok: true; fqdn: string; parent?: { zone: ZoneObject; origin: string } }
@@ -212,7 +263,8 @@ export type ZonePlacement =
  */
 export function placeZone(zone: ZoneObject, zones: readonly ZoneObject[]): ZonePlacement {
   const namespace = zone.metadata.namespace ?? 'default';
-  const fqdn = zoneFqdn(zone, zones);
+  const index = zoneIndex(zones);
+  const fqdn = fqdnThrough(zone, index.byKey);
   if (fqdn === undefined)
     return {
       ok: false,
@@ -224,18 +276,13 @@ export function placeZone(zone: ZoneObject, zones: readonly ZoneObject[]): ZoneP
   let parent: ZoneObject | undefined;
   let origin: string | undefined;
   if (zone.spec.zoneRef) {
-    parent = findZone(zones, zone.spec.zoneRef, namespace);
-    origin = parent ? zoneFqdn(parent, zones) : undefined;
+    parent = findZone(index, zone.spec.zoneRef, namespace);
+    origin = parent ? index.fqdnOf.get(parent) : undefined;
   } else {
-    for (const z of zones) {
-      if (z === zone || z.metadata.deletionTimestamp || key(z) === key(zone)) continue;
-      const o = zoneFqdn(z, zones);
-      if (o === undefined || o === fqdn || !isBelow(fqdn, o)) continue;
-      if (origin === undefined || o.length > origin.length) {
-        parent = z;
-        origin = o;
-      }
-    }
+    // The longest fqdn strictly above; of several Zones with it, the first by namespace/name.
+    const found = longestAbove(index, fqdn, true);
+    parent = found?.zones.find((z) => key(z) !== key(zone));
+    origin = parent ? found?.origin : undefined;
   }
   if (parent === undefined || origin === undefined) return { ok: true, fqdn };
   if (!admitsZone(parent.spec.delegations ?? [], origin, namespace, fqdn))

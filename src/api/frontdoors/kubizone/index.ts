@@ -13,10 +13,12 @@ import { AGE_COLUMN } from '../../kind.ts';
 import type { Condition } from '../../meta.ts';
 import type { Problem } from '../../schema.ts';
 import {
+  type ForeignEvent,
   type ForeignObject,
   type FrontDoor,
   keepTransitionTimes,
   type OutputStatus,
+  type RelatedChange,
   type TranslateContext,
 } from '../front-door.ts';
 import {
@@ -30,6 +32,7 @@ import {
   type ZoneObject,
   type ZonePlacement,
   zoneFqdn,
+  zoneIndex,
 } from './adoption.ts';
 import {
   type RecordSpec,
@@ -43,8 +46,11 @@ import {
   zoneStatusSchema,
 } from './schema.ts';
 
+import { zoneFileFrontDoor } from './zonefile.ts';
+
 export * from './adoption.ts';
 export * from './schema.ts';
+export * from './zonefile.ts';
 
 export const KUBIZONE_GROUP = 'kubi.zone';
 export const KUBIZONE_VERSION = 'v1alpha1';
@@ -68,8 +74,8 @@ function recordsOf(context: TranslateContext | undefined): RecordObject[] {
 }
 
 /**
- * Adoption and placement, remembered per list of Zones (the store hands out the same list until a Zone
- * changes): a Record or Zone change translates every Zone again, and each Zone looks at every Record.
+ * Adoption and placement, remembered per list of Zones (the store hands out the same list until a
+ * Zone's spec changes) and per object, so a change computes the adoption of what it touched only.
  */
 const adoptions = new WeakMap<readonly ZoneObject[], WeakMap<RecordObject, Adoption>>();
 const placements = new WeakMap<readonly ZoneObject[], WeakMap<ZoneObject, ZonePlacement>>();
@@ -96,6 +102,85 @@ function placementOf(zone: ZoneObject, zones: readonly ZoneObject[]): ZonePlacem
 
 function live(o: ForeignObject): boolean {
   return !o.metadata.deletionTimestamp;
+}
+
+function keyOf(o: ForeignObject): string {
+  return `${ns(o)}/${o.metadata.name}`;
+}
+
+/** The Records each Zone adopted (`namespace/name` of the Zone → Records, deleting ones too). */
+type Adopted = Map<string, RecordObject[]>;
+const adoptedIndexes = new WeakMap<readonly ZoneObject[], WeakMap<readonly RecordObject[], Adopted>>();
+
+/** Records by adopting Zone, made once per pair of lists (one remembered adoption per Record). */
+function adoptedBy(zones: readonly ZoneObject[], records: readonly RecordObject[]): Adopted {
+  const byRecords = adoptedIndexes.get(zones) ?? new WeakMap<readonly RecordObject[], Adopted>();
+  adoptedIndexes.set(zones, byRecords);
+  const known = byRecords.get(records);
+  if (known) return known;
+  const index: Adopted = new Map();
+  for (const r of records) {
+    const a = adoptionOf(r, zones);
+    if (!a.ok) continue;
+    const k = keyOf(a.zone);
+    const list = index.get(k) ?? [];
+    list.push(r);
+    index.set(k, list);
+  }
+  byRecords.set(records, index);
+  return index;
+}
+
+/** The Zones placed directly below each Zone (`namespace/name` of the parent → sub-zones). */
+const subZoneIndexes = new WeakMap<readonly ZoneObject[], Map<string, ZoneObject[]>>();
+
+function subZonesOf(zones: readonly ZoneObject[]): Map<string, ZoneObject[]> {
+  const known = subZoneIndexes.get(zones);
+  if (known) return known;
+  const index = new Map<string, ZoneObject[]>();
+  for (const z of zones) {
+    if (!live(z)) continue;
+    const p = placementOf(z, zones);
+    if (!p.ok || !p.parent) continue;
+    const k = keyOf(p.parent.zone);
+    const list = index.get(k) ?? [];
+    list.push(z);
+    index.set(k, list);
+  }
+  subZoneIndexes.set(zones, index);
+  return index;
+}
+
+/** Whether `fqdn` is `origin` or below it. */
+function atOrBelow(fqdn: string, origin: string): boolean {
+  return fqdn === origin || origin === '.' || fqdn.endsWith(`.${origin}`);
+}
+
+/** The fqdns a changed Zone had and has (before against the Zones as they are: only it changed). */
+function changedOrigins(change: RelatedChange, zones: readonly ZoneObject[]): string[] {
+  const out: string[] = [];
+  for (const z of [change.before, change.after] as (ZoneObject | undefined)[]) {
+    const fqdn = z ? zoneFqdn(z, zones) : undefined;
+    if (fqdn !== undefined && !out.includes(fqdn)) out.push(fqdn);
+  }
+  return out;
+}
+
+/** Whether a Zone is the changed one or reaches it through zoneRef (its fqdn follows the changed one's). */
+function refersTo(zone: ZoneObject, changed: string, zones: readonly ZoneObject[]): boolean {
+  const byKey = zoneIndex(zones).byKey;
+  let z: ZoneObject | undefined = zone;
+  for (let depth = 0; z && depth <= 16; depth++) {
+    if (keyOf(z) === changed) return true;
+    const ref: ZoneObject['spec']['zoneRef'] = z.spec.zoneRef;
+    if (!ref || z.spec.domainName.endsWith('.')) return false;
+    z = byKey.get(`${ref.namespace ?? ns(z)}/${ref.name}`);
+  }
+  return false;
+}
+
+function refOf(o: ForeignObject): { namespace?: string | undefined; name: string } {
+  return { namespace: o.metadata.namespace, name: o.metadata.name };
 }
 
 /** The Ready condition in kubizone's objects (kubizone has none; Zonekeeper adds it). */
@@ -158,6 +243,38 @@ function ready(
   };
 }
 
+/** Reasons of a kubizone refusal: the object is not adopted (kubizone only logs these). */
+const REFUSALS = new Set(['NotDelegated', 'NoZone', 'NoFqdn', 'OutOfZone']);
+
+/**
+ * An Event when `Ready` changes its status or reason: Warning when the object is refused (not adopted,
+ * rejected, losing a conflict), Normal when it becomes served. Quiet for `Pending`. kubizone files no
+ * Events (it logs adoption refusals); these put the same news in `kubectl describe`.
+ */
+function readyEvent(
+  kind: 'Zone' | 'Record',
+  before: { conditions?: readonly Condition[] | undefined } | undefined,
+  after: { conditions?: readonly Condition[] | undefined },
+): ForeignEvent | undefined {
+  const was = before?.conditions?.find((c) => c.type === 'Ready');
+  const now = after.conditions?.find((c) => c.type === 'Ready');
+  if (!now || (was?.status === now.status && was?.reason === now.reason)) return undefined;
+  if (now.status === 'True')
+    return {
+      type: 'Normal',
+      reason: 'Served',
+      action: 'Serve',
+      note: `${kind} served: ${now.message ?? ''}`.trim(),
+    };
+  if (now.reason === 'Pending') return undefined;
+  return {
+    type: 'Warning',
+    reason: now.reason,
+    action: REFUSALS.has(now.reason) ? 'Adopt' : 'Serve',
+    note: now.message ?? now.reason,
+  };
+}
+
 function recordTtl(record: RecordObject, zone: ZoneObject): number {
   return record.spec.ttl ?? zone.spec.ttl ?? ZONE_DEFAULTS.ttl;
 }
@@ -181,8 +298,9 @@ export function zoneEntries(
     rdata: `${mname} hostmaster.${origin} ${serial} ${spec.refresh ?? ZONE_DEFAULTS.refresh} ${spec.retry ?? ZONE_DEFAULTS.retry} ${spec.expire ?? ZONE_DEFAULTS.expire} ${spec.negativeResponseCache ?? ZONE_DEFAULTS.negativeResponseCache}`,
   };
   const entries: NonNullable<ZoneStatus['entries']> = [];
-  const adoptedBy = (z: ZoneObject) =>
-    records
+  const index = adoptedBy(zones, records);
+  const entriesOf = (z: ZoneObject) =>
+    (index.get(keyOf(z)) ?? [])
       .filter(live)
       .map((r) => ({ r, a: adoptionOf(r, zones) }))
       .filter((x) => x.a.ok && sameObject(x.a.zone, z))
@@ -193,12 +311,12 @@ export function zoneEntries(
         ttl: recordTtl(r, z),
         rdata: r.spec.rdata,
       }));
-  entries.push(...adoptedBy(zone));
-  for (const sub of zones) {
-    if (!live(sub) || sameObject(sub, zone)) continue;
+  entries.push(...entriesOf(zone));
+  for (const sub of subZonesOf(zones).get(keyOf(zone)) ?? []) {
+    if (sameObject(sub, zone)) continue;
     const placed = placementOf(sub, zones);
     if (!placed.ok || !placed.parent || !sameObject(placed.parent.zone, zone)) continue;
-    const subEntries = adoptedBy(sub);
+    const subEntries = entriesOf(sub);
     const ns = subEntries.filter((e) => e.type === 'NS' && e.fqdn === placed.fqdn);
     const targets = new Set(ns.map((e) => `${e.rdata.toLowerCase().replace(/\.$/, '')}.`));
     entries.push(...ns);
@@ -242,7 +360,38 @@ export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
   ],
   finalizer: KUBIZONE_FINALIZER,
   merge: 'none',
-  reads: { kinds: ['Zone', 'Record'], defaultClass: true },
+  reads: {
+    kinds: ['Zone', 'Record'],
+    defaultClass: true,
+    /**
+     * A Record changes the Zone that adopted it before and the one that adopts it now (their
+     * delegations). A Zone changes the Zones at or below its old and new fqdn (their parent) and
+     * those it is below (their adopted records and sub-zones), and the Zones that follow it by zoneRef.
+     */
+    affected(change, context) {
+      const zones = zonesOf(context);
+      if (change.kind === 'Record') {
+        const out: ZoneObject[] = [];
+        for (const r of [change.before, change.after] as (RecordObject | undefined)[]) {
+          const a = r ? adoptionOf(r, zones) : undefined;
+          if (a?.ok) out.push(a.zone);
+        }
+        return out.map(refOf);
+      }
+      const origins = changedOrigins(change, zones);
+      const changed = keyOf((change.after ?? change.before)!);
+      const index = zoneIndex(zones);
+      return zones
+        .filter((z) => {
+          const fqdn = index.fqdnOf.get(z);
+          return (
+            refersTo(z, changed, zones) ||
+            (fqdn !== undefined && origins.some((o) => atOrBelow(fqdn, o) || atOrBelow(o, fqdn)))
+          );
+        })
+        .map(refOf);
+    },
+  },
   admit(object) {
     const problems: Problem[] = [];
     const { domainName, zoneRef } = object.spec;
@@ -276,13 +425,13 @@ export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
       if (!admitted.has(k)) admitted.set(k, new Set());
       admitted.get(k)!.add(relative);
     };
-    for (const r of recordsOf(context)) {
+    for (const r of adoptedBy(zones, recordsOf(context)).get(keyOf(object)) ?? []) {
       if (ns(r) === namespace) continue;
       const a = adoptionOf(r, zones);
       if (a.ok && sameObject(a.zone, object))
         add(ns(r), r.spec.type.toUpperCase(), relativeTo(a.fqdn, origin));
     }
-    for (const z of zones) {
+    for (const z of subZonesOf(zones).get(keyOf(object)) ?? []) {
       if (ns(z) === namespace || !live(z)) continue;
       const p = placementOf(z, zones);
       if (p.ok && p.parent && sameObject(p.parent.zone, object)) add(ns(z), 'NS', relativeTo(p.fqdn, origin));
@@ -322,6 +471,7 @@ export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
     if (serial === undefined) return undefined;
     return { serial, ...(hash ? { hash } : {}) };
   },
+  event: (before, after) => readyEvent('Zone', before, after),
   project({ object, outputs, problems, now, context }): ZoneStatus {
     const zones = zonesOf(context);
     const output = outputs[0];
@@ -374,7 +524,31 @@ export const recordFrontDoor: FrontDoor<RecordSpec, RecordStatus> = {
   ],
   finalizer: KUBIZONE_FINALIZER,
   merge: 'byKey',
-  reads: { kinds: ['Zone'] },
+  reads: {
+    kinds: ['Zone'],
+    /**
+     * A Zone changes the Records at or below its old and new fqdn (their adopting Zone) and those
+     * whose zoneRef reaches it (their fqdn).
+     */
+    affected(change, context) {
+      const zones = zonesOf(context);
+      const origins = changedOrigins(change, zones);
+      const changed = keyOf((change.after ?? change.before)!);
+      const index = zoneIndex(zones);
+      return recordsOf(context)
+        .filter((r) => {
+          const ref = r.spec.zoneRef;
+          if (ref && !r.spec.domainName.endsWith('.')) {
+            const target = index.byKey.get(`${ref.namespace ?? ns(r)}/${ref.name}`);
+            if (`${ref.namespace ?? ns(r)}/${ref.name}` === changed) return true;
+            if (target && refersTo(target, changed, zones)) return true;
+          }
+          const fqdn = recordFqdn(r, zones);
+          return fqdn !== undefined && origins.some((o) => atOrBelow(fqdn, o));
+        })
+        .map(refOf);
+    },
+  },
   admit(object) {
     const problems: Problem[] = [];
     const { domainName, zoneRef, type } = object.spec;
@@ -430,6 +604,7 @@ export const recordFrontDoor: FrontDoor<RecordSpec, RecordStatus> = {
     const adopted = adoptionOf(object, zonesOf(context));
     return { [PARENT_ZONE_LABEL]: adopted.ok ? parentLabel(adopted.zone) : undefined };
   },
+  event: (before, after) => readyEvent('Record', before, after),
   project({ object, outputs, problems, now, context }): RecordStatus {
     const zones = zonesOf(context);
     const fqdn = recordFqdn(object, zones);
@@ -450,4 +625,5 @@ export const recordFrontDoor: FrontDoor<RecordSpec, RecordStatus> = {
 export const KUBIZONE_FRONT_DOORS: readonly FrontDoor[] = [
   zoneFrontDoor as unknown as FrontDoor,
   recordFrontDoor as unknown as FrontDoor,
+  zoneFileFrontDoor as unknown as FrontDoor,
 ];

@@ -1,0 +1,141 @@
+/**
+ * What a change of a kubizone object costs in the translating store: a Record change translates that
+ * Record and the Zones that adopted it before and after, never every Zone; a Zone change translates
+ * the Records at or below it, never every Record. Counted in translations and adoptions, not time.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { stamp, zoneClass } from '../../test/support/resources.ts';
+import { type ForeignObject, type FrontDoor, FrontDoors } from '../api/frontdoors/index.ts';
+import { adoptRecord, recordFrontDoor, zoneFrontDoor } from '../api/frontdoors/kubizone/index.ts';
+import type { DNSZone } from '../api/index.ts';
+import { FrontDoorStore } from './front-door-store.ts';
+import { MemoryStore } from './memory-store.ts';
+
+const ZONE = 'Zone.kubi.zone';
+const RECORD = 'Record.kubi.zone';
+const ZONES = 20;
+const PER_ZONE = 10;
+const now = () => new Date('2026-11-21T12:00:00Z');
+
+/**
+ * The kubizone doors, each counting its translations and the objects translated (an object refused
+ * gets its status written, and that write translates it, alone, once more).
+ */
+function counted() {
+  const calls = { Zone: 0, Record: 0 };
+  const objects = { Zone: new Set<string>(), Record: new Set<string>() };
+  const wrap = (door: FrontDoor): FrontDoor => ({
+    ...door,
+    translate(object, context) {
+      calls[door.kind as 'Zone' | 'Record']++;
+      objects[door.kind as 'Zone' | 'Record'].add(`${object.metadata.namespace}/${object.metadata.name}`);
+      return door.translate(object, context);
+    },
+  });
+  return {
+    calls,
+    objects,
+    doors: new FrontDoors([
+      wrap(zoneFrontDoor as unknown as FrontDoor),
+      wrap(recordFrontDoor as unknown as FrontDoor),
+    ]),
+  };
+}
+
+function kzZone(name: string, domainName: string, delegations: unknown[]): ForeignObject {
+  return {
+    apiVersion: 'kubi.zone/v1alpha1',
+    kind: 'Zone',
+    metadata: { name, namespace: 'dns' },
+    spec: { domainName, delegations },
+  };
+}
+
+function kzRecord(namespace: string, name: string, domainName: string, rdata: string): ForeignObject {
+  return {
+    apiVersion: 'kubi.zone/v1alpha1',
+    kind: 'Record',
+    metadata: { name, namespace },
+    spec: { domainName, type: 'A', rdata },
+  };
+}
+
+/** ZONES zones z<i>.example. admitting A records from every namespace, PER_ZONE Records in each. */
+function populated() {
+  const store = new MemoryStore(now);
+  store.apply(zoneClass());
+  for (let z = 0; z < ZONES; z++)
+    store.applyForeign(ZONE, kzZone(`z${z}`, `z${z}.example.`, [{ records: [{ pattern: '*' }] }]), stamp(z));
+  for (let z = 0; z < ZONES; z++)
+    for (let r = 0; r < PER_ZONE; r++)
+      store.applyForeign(RECORD, kzRecord('web', `r${z}-${r}`, `h${r}.z${z}.example.`, `192.0.2.${r + 1}`));
+  const { calls, objects, doors } = counted();
+  const translated = new FrontDoorStore({ base: store, doors, now });
+  calls.Zone = 0;
+  calls.Record = 0;
+  objects.Zone.clear();
+  objects.Record.clear();
+  adoptRecord.calls = 0;
+  return { store, translated, calls, objects };
+}
+
+function delegatedNames(translated: FrontDoorStore, zone: string): string[] {
+  const z = translated.get('DNSZone', `dns/zones.kubi.zone:${zone}`) as DNSZone | undefined;
+  return (z?.spec.delegations ?? []).flatMap((d) => d.names ?? []).sort();
+}
+
+describe('kubizone: a change costs what it touches', () => {
+  test('a Record change translates that Record and its Zone, not every Zone', () => {
+    const { store, translated, calls } = populated();
+    store.applyForeign(RECORD, kzRecord('web', 'r3-1', 'h1.z3.example.', '198.51.100.7'));
+    assert.equal(calls.Record, 1);
+    assert.equal(calls.Zone, 1, 'only the adopting Zone is translated again');
+    assert.ok(adoptRecord.calls <= 2, `adoptions computed: ${adoptRecord.calls}`);
+    translated.close();
+  });
+
+  test('a Record moving between Zones translates both, and both delegations follow', () => {
+    const { store, translated, calls } = populated();
+    assert.ok(delegatedNames(translated, 'z3').includes('h1'));
+    store.applyForeign(RECORD, kzRecord('web', 'r3-1', 'moved.z4.example.', '198.51.100.7'));
+    assert.equal(calls.Zone, 2);
+    assert.ok(!delegatedNames(translated, 'z3').includes('h1'));
+    assert.ok(delegatedNames(translated, 'z4').includes('moved'));
+    // Deleted: the Zone that adopted it forgets it.
+    store.removeForeign(RECORD, 'web/r3-1');
+    assert.equal(calls.Zone, 3);
+    assert.ok(!delegatedNames(translated, 'z4').includes('moved'));
+    translated.close();
+  });
+
+  test('a status write of a Record or a Zone translates no other object', () => {
+    const { store, translated, calls } = populated();
+    void store.updateForeignStatus(RECORD, 'web/r0-0', { fqdn: 'h0.z0.example.' });
+    void store.updateForeignStatus(ZONE, 'dns/z0', { fqdn: 'z0.example.' });
+    assert.equal(calls.Record, 1);
+    assert.equal(calls.Zone, 1);
+    assert.ok(adoptRecord.calls <= 1, `adoptions computed: ${adoptRecord.calls}`);
+    translated.close();
+  });
+
+  test('a Zone change translates the Records below it, not every Record', () => {
+    const { store, translated, calls, objects } = populated();
+    // z5 narrows its delegation to its own namespace: its Records (namespace web) are refused.
+    store.applyForeign(
+      ZONE,
+      kzZone('z5', 'z5.example.', [{ namespaces: ['dns'], records: [{ pattern: '*' }] }]),
+    );
+    assert.equal(objects.Record.size, PER_ZONE);
+    assert.ok([...objects.Record].every((k) => k.startsWith('web/r5-')));
+    assert.equal(calls.Zone, 1);
+    assert.equal(translated.get('DNSRecordSet', 'web/records.kubi.zone:=A:h0.z5.example.'), undefined);
+    assert.ok(translated.get('DNSRecordSet', 'web/records.kubi.zone:=A:h0.z6.example.'));
+    // A sub-zone appears: the Records below it move to it; its parent is translated again.
+    store.applyForeign(ZONE, kzZone('sub', 'h2.z6.example.', [{ records: [{ pattern: '@' }] }]));
+    assert.equal(objects.Record.size, PER_ZONE + 1);
+    assert.ok(objects.Record.has('web/r6-2'));
+    assert.deepEqual([...objects.Zone].sort(), ['dns/sub', 'dns/z5', 'dns/z6']);
+    translated.close();
+  });
+});
