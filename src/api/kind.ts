@@ -20,6 +20,8 @@ export interface KindDefinition<K extends string = string> {
   spec: ObjectSchema;
   status: ObjectSchema;
   printerColumns: readonly PrinterColumn[];
+  /** Fields a field selector may name (`selectableFields` of the CRD, e.g. `.spec.domainName`). */
+  selectableFields?: readonly { jsonPath: string }[];
 }
 
 export const READY_COLUMN: PrinterColumn = {

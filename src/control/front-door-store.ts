@@ -370,6 +370,15 @@ export class FrontDoorStore implements ResourceStore {
     if (now.size > 0) this.feeds.set(fid, now);
     else this.feeds.delete(fid);
     for (const id of new Set([...before, ...now])) this.rebuild(id, notify);
+    // Being deleted and mapping onto nothing (e.g. a record whose zone went first): nothing of it is
+    // served, so nothing holds it.
+    if (
+      notify &&
+      now.size === 0 &&
+      object.metadata.deletionTimestamp &&
+      (object.metadata.finalizers ?? []).includes(door.finalizer)
+    )
+      void this.releaseForeign(doorId, fkey, door.finalizer);
     // An object with nothing to show for (no outputs) still gets its status; so does every change of
     // an object whose annotations request operations (they show as soon as they start).
     if (notify && (door.annotationsToRemove || (now.size === 0 && !object.metadata.deletionTimestamp)))
@@ -632,6 +641,18 @@ export class FrontDoorStore implements ResourceStore {
         error: e instanceof Error ? e.message : String(e),
       });
       setTimeout(() => void this.releaseOne(t, fkey), RELEASE_RETRY_MS).unref();
+    }
+  }
+
+  private async releaseForeign(doorId: string, fkey: ResourceKey, finalizer: string): Promise<void> {
+    if (this.options.readOnly) return;
+    try {
+      await this.options.base.removeForeignFinalizer(doorId, fkey, finalizer);
+    } catch (e) {
+      this.options.log?.('warn', `${doorId} ${fkey}: finalizer not removed; retrying`, {
+        error: e instanceof Error ? e.message : String(e),
+      });
+      setTimeout(() => void this.releaseForeign(doorId, fkey, finalizer), RELEASE_RETRY_MS).unref();
     }
   }
 

@@ -2,6 +2,7 @@
  * The front doors Zonekeeper ships: each is one folder under `src/api/frontdoors/<name>/` and one line
  * here; `--front-door MODULE` loads another from a module (development and tests).
  */
+import { DATUM_FRONT_DOORS } from './datum/index.ts';
 import type { FrontDoor } from './front-door.ts';
 import { GARDENER_FRONT_DOORS } from './gardener/index.ts';
 import { HOMELAB_FRONT_DOORS } from './homelab/index.ts';
@@ -11,6 +12,7 @@ export const REGISTERED_FRONT_DOORS: readonly FrontDoor[] = [
   ...HOMELAB_FRONT_DOORS,
   ...GARDENER_FRONT_DOORS,
   ...KUBIZONE_FRONT_DOORS,
+  ...DATUM_FRONT_DOORS,
 ];
 
 export * from './front-door.ts';
