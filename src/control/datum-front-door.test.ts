@@ -140,6 +140,34 @@ describe("Datum's DNS API through the translating store", () => {
     );
   });
 
+  test('objects already there when the store starts get their status; replicas learn the serial', async () => {
+    const store = new MemoryStore(now);
+    const table = new ZoneTable();
+    store.apply(zoneClass('builtin', ['ns1.example.com.', 'ns2.example.com.']));
+    store.applyForeign(CLASS, sample('dns_v1alpha1_dnszoneclass.yaml'), stamp(1));
+    store.applyForeign(ZONE, datumZone('web', 'orphan', 'example.org', 'missing'), stamp(2));
+    const translated = new FrontDoorStore({ base: store, doors, now });
+    const controller = new Controller({
+      store: translated,
+      backend: new BuiltinBackend(table),
+      serials: new MemorySerialStore(),
+      now,
+    });
+    controller.start();
+    await controller.idle();
+    // The class lists the name servers served: Programmed.
+    assert.equal(condition(store, CLASS, 'powerdns-static', 'Programmed')?.reason, 'Programmed');
+    assert.equal(condition(store, ZONE, 'web/orphan', 'Accepted')?.reason, 'DNSZoneClassNotFound');
+    // The zone's serial is kept in its status, for read-only replicas.
+    store.applyForeign(ZONE, sample('dns_v1alpha1_dnszone.yaml'), stamp(3));
+    await controller.idle();
+    const status = store.getForeign(ZONE, 'default/example-com')!.status as DatumZoneStatus;
+    assert.ok(status.serial && status.hash);
+    const replica = new FrontDoorStore({ base: store, doors, now, readOnly: true });
+    const seen = replica.list('DNSZone')[0]?.status as { serial?: number } | undefined;
+    assert.equal(seen?.serial, status.serial);
+  });
+
   test('the default TTL is used for records without one, and follows the class', async () => {
     const { store, table, controller } = setup();
     controller.start();

@@ -116,6 +116,17 @@ export class FrontDoorStore implements ResourceStore {
       for (const object of options.base.listForeign(id)) this.foreignChanged(id, object, false);
     }
     this.classesSeen = this.classSignature();
+    // Objects that map onto nothing get their status now (later, only when they or what they read change).
+    if (!options.readOnly)
+      for (const door of options.doors.all) {
+        if (door.external) continue;
+        const id = frontDoorId(door);
+        for (const object of options.base.listForeign(id)) {
+          const fkey = resourceKey(object.metadata);
+          if (!object.metadata.deletionTimestamp && !this.feeds.has(`${id}/${fkey}`))
+            void this.projectLogged(id, fkey);
+        }
+      }
     this.unsubscribe.push(
       options.base.watch((event) => {
         // Only a change of which class is the default matters (not the classes' status writes).

@@ -519,8 +519,10 @@ export const datumZoneFrontDoor: FrontDoor<DatumZoneSpec, DatumZoneStatus> = {
     };
     return [{ kind: 'DNSZone', key: '', spec }];
   },
-  nativeStatus() {
-    return undefined;
+  nativeStatus(object) {
+    const { serial, hash } = object.status ?? {};
+    if (serial === undefined) return undefined;
+    return { serial, ...(hash ? { hash } : {}) };
   },
   project({ object, outputs, problems, now, context }): DatumZoneStatus {
     const generation = object.metadata.generation;
@@ -545,6 +547,8 @@ export const datumZoneFrontDoor: FrontDoor<DatumZoneSpec, DatumZoneStatus> = {
     return {
       ...(accepted && native?.nameservers?.length ? { nameservers: native.nameservers.map(host) } : {}),
       ...(accepted && native?.recordCount !== undefined ? { recordCount: native.recordCount } : {}),
+      ...(accepted && native?.serial !== undefined ? { serial: native.serial } : {}),
+      ...(accepted && native?.hash ? { hash: native.hash } : {}),
       conditions: keepTransitionTimes(object.status?.conditions as Condition[] | undefined, conditions),
       ...(domainRef ? { domainRef } : {}),
     };

@@ -154,6 +154,18 @@ export const datumZoneStatusSchema = s.object(
       s.integer({ description: 'The number of RRsets served in the zone from record sets.', minimum: 0 }),
     ),
     conditions: conditionsSchema('Accepted and Programmed.'),
+    serial: s.optional(
+      s.integer({
+        description:
+          'Zonekeeper: the SOA serial served (YYYYMMDDnn). Read by zonekeeper server replicas, which only read.',
+        minimum: 0,
+        maximum: 4294967295,
+        format: 'int64',
+      }),
+    ),
+    hash: s.optional(
+      s.string({ description: 'Zonekeeper: SHA-256 over the zone content served.', maxLength: 128 }),
+    ),
     domainRef: s.optional(
       s.object(
         {
