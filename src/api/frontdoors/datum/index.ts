@@ -577,9 +577,11 @@ export const datumRecordSetFrontDoor: FrontDoor<DatumRecordSetSpec, DatumRecordS
     const zone = zoneOfRecordSet(object, context);
     if (!zone.ok) return [];
     const type = object.spec.recordType as RecordTypeName;
+    const groups = ownerGroups(object.spec, zone.origin);
+    // An owner outside the zone refuses the whole record set, as an invalid one (nothing half-applied).
+    if (groups.some((g) => !g.inside)) return [];
     const out: ReturnType<FrontDoor['translate']> = [];
-    for (const g of ownerGroups(object.spec, zone.origin)) {
-      if (!g.inside) continue;
+    for (const g of groups) {
       const records = g.entries
         .map((e) => presentation(type, e, zone.origin))
         .filter((r): r is string => r !== undefined);
@@ -616,11 +618,22 @@ export const datumRecordSetFrontDoor: FrontDoor<DatumRecordSetSpec, DatumRecordS
         ),
       };
     const perName: { name: string; conditions: Condition[] }[] = [];
-    for (const g of ownerGroups(object.spec, zone.origin)) {
+    const groups = ownerGroups(object.spec, zone.origin);
+    const outside = groups.find((g) => !g.inside);
+    for (const g of groups) {
       let conditions: Condition[];
       if (!g.inside)
         conditions = refused(
           { reason: 'InvalidDNSRecordSet', message: outsideMessage(g, zone.origin) },
+          generation,
+          now,
+        );
+      else if (outside)
+        conditions = refused(
+          {
+            reason: 'InvalidDNSRecordSet',
+            message: `${g.fqdn}: not published: the record set is refused, ${outsideMessage(outside, zone.origin)}`,
+          },
           generation,
           now,
         );
