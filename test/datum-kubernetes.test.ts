@@ -304,7 +304,7 @@ describe("Datum's DNS API on a real API server", { timeout: 600_000 }, () => {
     });
     await until(async () => {
       const r = await get('dnsrecordsets', 'tenant', 'grab-www');
-      return cond(r, 'Accepted')?.status === 'False' ? true : undefined;
+      return cond(r, 'Accepted')?.reason === 'NotOwner' ? true : undefined;
     });
     const { value: reach } = await until(async () => {
       const r = await get('dnsrecordsets', 'tenant', 'reach');
