@@ -73,8 +73,6 @@ describe("Datum's DNS API on a real API server", { timeout: 600_000 }, () => {
 
   before(async () => {
     kube = await startKube({ users: [OPERATOR, SERVER] });
-    for (const plural of ['dnszoneclasses', 'dnszones', 'dnsrecordsets'])
-      await kube.kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', `crd/${plural}.${G}`]);
     for (const ns of [SYSTEM, 'tenant']) await kube.kubectlOk(['create', 'namespace', ns]);
     const { stdout: rendered } = await run(path.join(kube.binDir, 'helm'), [
       'template',
@@ -98,6 +96,19 @@ describe("Datum's DNS API on a real API server", { timeout: 600_000 }, () => {
         spec: { backend: { builtin: {} }, nameServers: ['ns1.example.net.', 'ns2.example.net.'] },
       }),
     });
+    // The operator and the server start before Datum's CRDs exist (the chart does not install them):
+    // the kinds hold nothing until they are applied, then are read.
+    operator = await startOperatorProcess('operator', kube.kubeconfigFor(OPERATOR), SYSTEM);
+    server = await startServerProcess('server', kube.kubeconfigFor(SERVER));
+    for (const plural of ['dnszoneclasses', 'dnszones', 'dnsrecordsets'])
+      await kube.kubectlOk([
+        'apply',
+        '--server-side',
+        '-f',
+        path.join(ROOT, `deploy/crds/${G}_${plural}.yaml`),
+      ]);
+    for (const plural of ['dnszoneclasses', 'dnszones', 'dnsrecordsets'])
+      await kube.kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', `crd/${plural}.${G}`]);
     // Datum's examples, unchanged, into namespace default.
     for (const file of [
       'dns_v1alpha1_dnszoneclass.yaml',
@@ -105,8 +116,6 @@ describe("Datum's DNS API on a real API server", { timeout: 600_000 }, () => {
       'dns_v1alpha1_dnsrecordset.yaml',
     ])
       await kube.kubectlOk(['apply', '-f', path.join(UPSTREAM, file)]);
-    operator = await startOperatorProcess('operator', kube.kubeconfigFor(OPERATOR), SYSTEM);
-    server = await startServerProcess('server', kube.kubeconfigFor(SERVER));
   });
 
   after(async () => {
@@ -121,7 +130,12 @@ describe("Datum's DNS API on a real API server", { timeout: 600_000 }, () => {
   });
 
   test("Datum's examples: served with the class's default TTL; statuses, finalizers and selectable fields", async () => {
-    await until(async () => ((await answers('www.example.com')) === '10.0.0.1' ? true : undefined));
+    // The processes list Datum's kinds again a while after their CRDs appear: a longer bound here.
+    await waitFor(
+      async () => ((await answers('www.example.com')) === '10.0.0.1' ? true : undefined),
+      120_000,
+      200,
+    );
     const a = await dig(server!.dnsPort, 'www.example.com', 'A');
     assert.match(a.answer[0]!, /^www\.example\.com\. 300 IN A 10\.0\.0\.1$/);
     const { value: zone } = await until(async () => {

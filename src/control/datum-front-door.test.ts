@@ -367,4 +367,55 @@ describe("Datum's DNS API through the translating store", () => {
     await controller.idle();
     assert.equal(store.getForeign(RS, 'web/api'), undefined);
   });
+
+  test('status writes are one at a time per object: an older view never lands after a newer one', async () => {
+    // The zone's first status write (its class missing) is held until the zone is served.
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let first = true;
+    class SlowStore extends MemoryStore {
+      override async updateForeignStatus(door: string, key: string, status: Record<string, unknown>) {
+        if (door === ZONE && first) {
+          first = false;
+          await held;
+        }
+        return super.updateForeignStatus(door, key, status);
+      }
+    }
+    const store = new SlowStore(now);
+    const table = new ZoneTable();
+    store.apply(zoneClass('builtin', ['ns1.example.net.', 'ns2.example.net.']));
+    const translated = new FrontDoorStore({ base: store, doors, now, resyncMs: 0 });
+    const controller = new Controller({
+      store: translated,
+      backend: new BuiltinBackend(table),
+      serials: new MemorySerialStore(),
+      now,
+    });
+    controller.start();
+    store.applyForeign(ZONE, sample('dns_v1alpha1_dnszone.yaml'), stamp(2));
+    await controller.idle();
+    store.applyForeign(CLASS, sample('dns_v1alpha1_dnszoneclass.yaml'), stamp(1));
+    // The zone is served (its status on the way) before the first write lands.
+    for (let i = 0; i < 200 && !table.get('example.com.'); i++) await new Promise((r) => setImmediate(r));
+    assert.ok(table.get('example.com.'));
+    release();
+    await controller.idle();
+    assert.equal(condition(store, ZONE, 'default/example-com', 'Accepted')?.reason, 'Accepted');
+    translated.close();
+  });
+
+  test('a status lost on the way is written again by the periodic resync', async () => {
+    const { store, translated, controller } = setup();
+    controller.start();
+    store.applyForeign(CLASS, sample('dns_v1alpha1_dnszoneclass.yaml'), stamp(1));
+    await controller.idle();
+    assert.equal(condition(store, CLASS, 'powerdns-static', 'Accepted')?.status, 'True');
+    // As if the write had never reached the API server.
+    await store.updateForeignStatus(CLASS, 'powerdns-static', {});
+    await translated.resyncStatus();
+    assert.equal(condition(store, CLASS, 'powerdns-static', 'Accepted')?.status, 'True');
+  });
 });

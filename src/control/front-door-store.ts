@@ -32,6 +32,7 @@ import {
   type Condition,
   type DNSRecordSetSpec,
   type DNSRecordSetStatus,
+  type DNSZoneClass,
   type DNSZoneStatus,
   type Kind,
   type Problem,
@@ -86,6 +87,12 @@ export interface FrontDoorStoreOptions {
   problems?: (door: string, key: ResourceKey) => readonly Problem[] | undefined;
   /** Never write status or finalizers (`zonekeeper server` replicas only read). */
   readOnly?: boolean;
+  /**
+   * Every so often (default 60 s) each foreign object's status is projected again — written only when
+   * it differs — so that a write lost on the way (the API server briefly not serving a new CRD's status)
+   * is made good without waiting for a change. 0: never.
+   */
+  resyncMs?: number;
 }
 
 /** How many native generations' contributor maps are remembered per translated object. */
@@ -106,6 +113,12 @@ export class FrontDoorStore implements ResourceStore {
   private readonly relatedCache = new Map<string, ForeignObject[]>();
   /** The classes as far as the default class depends on them, when last seen. */
   private classesSeen = '';
+  /**
+   * Projections running, per `door/key`: one at a time per object, and one more after it when asked
+   * meanwhile, so that a status computed from an older view never lands after a newer one.
+   */
+  private readonly projecting = new Map<string, { again: boolean; done: Promise<void> }>();
+  private resync?: NodeJS.Timeout;
 
   constructor(options: FrontDoorStoreOptions) {
     this.options = options;
@@ -116,6 +129,11 @@ export class FrontDoorStore implements ResourceStore {
       for (const object of options.base.listForeign(id)) this.foreignChanged(id, object, false);
     }
     this.classesSeen = this.classSignature();
+    const resyncMs = options.resyncMs ?? 60_000;
+    if (!options.readOnly && resyncMs > 0) {
+      this.resync = setInterval(() => void this.resyncStatus(), resyncMs);
+      this.resync.unref();
+    }
     // Objects that map onto nothing get their status now (later, only when they or what they read change).
     if (!options.readOnly)
       for (const door of options.doors.all) {
@@ -143,6 +161,20 @@ export class FrontDoorStore implements ResourceStore {
   close(): void {
     for (const u of this.unsubscribe) u();
     this.unsubscribe = [];
+    clearInterval(this.resync);
+  }
+
+  /** Projects every foreign object's status again (written only where it differs). */
+  resyncStatus(): Promise<void> {
+    const all: Promise<void>[] = [];
+    for (const door of this.options.doors.all) {
+      if (door.external) continue;
+      const id = frontDoorId(door);
+      for (const object of this.options.base.listForeign(id))
+        if (!object.metadata.deletionTimestamp)
+          all.push(this.projectLogged(id, resourceKey(object.metadata)));
+    }
+    return Promise.all(all).then(() => undefined);
   }
 
   list(kind: Kind): Resource[] {
@@ -223,7 +255,7 @@ export class FrontDoorStore implements ResourceStore {
       metadata: { ...t.object.metadata, resourceVersion: this.nextVersion() },
     } as Resource;
     this.emit({ type: 'upsert', kind, key, object: t.object });
-    await Promise.all([...t.contributors.keys()].map((fkey) => this.project(t.doorId, fkey)));
+    await Promise.all([...t.contributors.keys()].map((fkey) => this.projectSerial(t.doorId, fkey)));
     await this.release(t);
   }
 
@@ -304,6 +336,8 @@ export class FrontDoorStore implements ResourceStore {
           c.metadata.name,
           c.metadata.annotations?.[DEFAULT_CLASS_ANNOTATION] ?? null,
           c.metadata.deletionTimestamp !== undefined,
+          // What a door may show of the default class (Datum's classes compare their name servers).
+          (c as DNSZoneClass).spec.nameServers ?? null,
         ])
         .sort(),
     );
@@ -617,8 +651,31 @@ export class FrontDoorStore implements ResourceStore {
     return false;
   }
 
+  /** `project`, one at a time per object; a request while one runs runs it once more after. */
+  private projectSerial(doorId: string, fkey: ResourceKey): Promise<void> {
+    const id = `${doorId}/${fkey}`;
+    const running = this.projecting.get(id);
+    if (running) {
+      running.again = true;
+      return running.done;
+    }
+    const entry = { again: true, done: Promise.resolve() };
+    this.projecting.set(id, entry);
+    entry.done = (async () => {
+      try {
+        while (entry.again) {
+          entry.again = false;
+          await this.project(doorId, fkey);
+        }
+      } finally {
+        this.projecting.delete(id);
+      }
+    })();
+    return entry.done;
+  }
+
   private projectLogged(doorId: string, fkey: ResourceKey): Promise<void> {
-    return this.project(doorId, fkey).catch((e: unknown) =>
+    return this.projectSerial(doorId, fkey).catch((e: unknown) =>
       this.options.log?.('warn', `status of ${doorId} ${fkey} not written; retried with the next change`, {
         error: e instanceof Error ? e.message : String(e),
       }),
