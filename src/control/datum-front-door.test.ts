@@ -168,7 +168,7 @@ describe("Datum's DNS API through the translating store", () => {
     assert.equal(seen?.serial, status.serial);
   });
 
-  test('the default TTL is used for records without one, and follows the class', async () => {
+  test('the default TTL is used for records without one, and follows the class; the class deleted', async () => {
     const { store, table, controller } = setup();
     controller.start();
     store.applyForeign(CLASS, sample('dns_v1alpha1_dnszoneclass.yaml'), stamp(1));
@@ -189,6 +189,13 @@ describe("Datum's DNS API through the translating store", () => {
     store.applyForeign(CLASS, { ...cls, spec: { ...cls.spec, defaults: { defaultTTL: 120 } } }, stamp(1));
     await controller.idle();
     assert.equal(served(table, 'example.com.', 'example.com.', 'TXT')?.ttl, 120);
+    // The class deleted: its zones are no longer served, and say why.
+    store.removeForeign(CLASS, 'powerdns-static');
+    await controller.idle();
+    assert.equal(store.getForeign(CLASS, 'powerdns-static'), undefined);
+    assert.equal(table.get('example.com.'), undefined);
+    assert.equal(condition(store, ZONE, 'default/example-com', 'Accepted')?.reason, 'DNSZoneClassNotFound');
+    assert.equal(condition(store, RS, 'default/txt', 'Accepted')?.reason, 'Pending');
   });
 
   test('owners and targets relative to the zone; entries of one owner are one RRset', async () => {
