@@ -39,6 +39,9 @@ function crdFor(def: KindDefinition, group = GROUP, version = VERSION): JsonObje
           storage: true,
           subresources: { status: {} },
           additionalPrinterColumns: def.printerColumns.map((c) => ({ ...c })),
+          ...(def.selectableFields?.length
+            ? { selectableFields: def.selectableFields.map((f) => ({ jsonPath: f.jsonPath })) }
+            : {}),
           schema: {
             openAPIV3Schema: {
               description: def.description,

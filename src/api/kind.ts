@@ -25,6 +25,8 @@ export interface KindDefinition<K extends string = string> {
    * review that approved its group, `api-approved.kubernetes.io`, or the API server refuses the CRD.
    */
   crdAnnotations?: Readonly<Record<string, string>>;
+  /** Fields a field selector may name (`selectableFields` of the CRD, e.g. `.spec.domainName`). */
+  selectableFields?: readonly { jsonPath: string }[];
 }
 
 export const READY_COLUMN: PrinterColumn = {

@@ -200,19 +200,22 @@ export async function validatePaths(
   // warning with the door's own reason, since the API allows them to wait (kubizone's examples do).
   for (const u of translated?.unmapped() ?? []) {
     const conditions = (u.status.conditions ?? []) as {
+      type?: string;
       status?: string;
       reason?: string;
       message?: string;
     }[];
     const why = conditions.find((c) => c.status === 'False' && c.reason !== 'Pending');
     if (!why) continue;
+    // Accepted but not as its API says (a Datum DNSZoneClass whose name servers are not the ones served).
+    const accepted = conditions.some((c) => c.type === 'Accepted' && c.status === 'True');
     const key = resourceKey(u.object.metadata);
     place(
       warnings,
       `${frontDoorId(u.door)}/${key}`,
       `${u.door.kind} ${key}`,
       why.reason ?? 'NotServed',
-      `not served: ${why.message ?? ''}`,
+      `${accepted ? '' : 'not served: '}${why.message ?? ''}`,
     );
   }
   // The zones judged as `serve` judges them at start: in one batch (zones created at the same time

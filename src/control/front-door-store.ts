@@ -33,6 +33,7 @@ import {
   type Condition,
   type DNSRecordSetSpec,
   type DNSRecordSetStatus,
+  type DNSZoneClass,
   type DNSZoneStatus,
   type Kind,
   type Problem,
@@ -87,6 +88,12 @@ export interface FrontDoorStoreOptions {
   problems?: (door: string, key: ResourceKey) => readonly Problem[] | undefined;
   /** Never write status or finalizers (`zonekeeper server` replicas only read). */
   readOnly?: boolean;
+  /**
+   * Every so often (default 60 s) each foreign object's status is projected again — written only when
+   * it differs — so that a write lost on the way (the API server briefly not serving a new CRD's status)
+   * is made good without waiting for a change. 0: never.
+   */
+  resyncMs?: number;
 }
 
 /** How many native generations' contributor maps are remembered per translated object. */
@@ -113,6 +120,12 @@ export class FrontDoorStore implements ResourceStore {
   private readonly relatedCache = new Map<string, ForeignObject[]>();
   /** The classes as far as the default class depends on them, when last seen. */
   private classesSeen = '';
+  /**
+   * Projections running, per `door/key`: one at a time per object, and one more after it when asked
+   * meanwhile, so that a status computed from an older view never lands after a newer one.
+   */
+  private readonly projecting = new Map<string, { again: boolean; done: Promise<void> }>();
+  private resync?: NodeJS.Timeout;
 
   constructor(options: FrontDoorStoreOptions) {
     this.options = options;
@@ -137,6 +150,22 @@ export class FrontDoorStore implements ResourceStore {
       }
     }
     this.classesSeen = this.classSignature();
+    const resyncMs = options.resyncMs ?? 60_000;
+    if (!options.readOnly && resyncMs > 0) {
+      this.resync = setInterval(() => void this.resyncStatus(), resyncMs);
+      this.resync.unref();
+    }
+    // Objects that map onto nothing get their status now (later, only when they or what they read change).
+    if (!options.readOnly)
+      for (const door of options.doors.all) {
+        if (door.external) continue;
+        const id = frontDoorId(door);
+        for (const object of options.base.listForeign(id)) {
+          const fkey = resourceKey(object.metadata);
+          if (!object.metadata.deletionTimestamp && !this.feeds.has(`${id}/${fkey}`))
+            void this.projectLogged(id, fkey);
+        }
+      }
     this.unsubscribe.push(
       options.base.watch((event) => {
         // Only a change of which class is the default matters (not the classes' status writes).
@@ -153,6 +182,20 @@ export class FrontDoorStore implements ResourceStore {
   close(): void {
     for (const u of this.unsubscribe) u();
     this.unsubscribe = [];
+    clearInterval(this.resync);
+  }
+
+  /** Projects every foreign object's status again (written only where it differs). */
+  resyncStatus(): Promise<void> {
+    const all: Promise<void>[] = [];
+    for (const door of this.options.doors.all) {
+      if (door.external) continue;
+      const id = frontDoorId(door);
+      for (const object of this.options.base.listForeign(id))
+        if (!object.metadata.deletionTimestamp)
+          all.push(this.projectLogged(id, resourceKey(object.metadata)));
+    }
+    return Promise.all(all).then(() => undefined);
   }
 
   list(kind: Kind): Resource[] {
@@ -233,7 +276,7 @@ export class FrontDoorStore implements ResourceStore {
       metadata: { ...t.object.metadata, resourceVersion: this.nextVersion() },
     } as Resource;
     this.emit({ type: 'upsert', kind, key, object: t.object });
-    await Promise.all([...t.contributors.keys()].map((fkey) => this.project(t.doorId, fkey)));
+    await Promise.all([...t.contributors.keys()].map((fkey) => this.projectSerial(t.doorId, fkey)));
     await this.release(t);
   }
 
@@ -339,6 +382,8 @@ export class FrontDoorStore implements ResourceStore {
           c.metadata.name,
           c.metadata.annotations?.[DEFAULT_CLASS_ANNOTATION] ?? null,
           c.metadata.deletionTimestamp !== undefined,
+          // What a door may show of the default class (Datum's classes compare their name servers).
+          (c as DNSZoneClass).spec.nameServers ?? null,
         ])
         .sort(),
     );
@@ -416,6 +461,15 @@ export class FrontDoorStore implements ResourceStore {
     if (now.size > 0) this.feeds.set(fid, now);
     else this.feeds.delete(fid);
     for (const id of new Set([...before, ...now])) this.rebuild(id, notify);
+    // Being deleted and mapping onto nothing (e.g. a record whose zone went first): nothing of it is
+    // served, so nothing holds it.
+    if (
+      notify &&
+      now.size === 0 &&
+      object.metadata.deletionTimestamp &&
+      (object.metadata.finalizers ?? []).includes(door.finalizer)
+    )
+      void this.releaseForeign(doorId, fkey, door.finalizer);
     // An object with nothing to show for (no outputs) still gets its status; so does every change of
     // an object whose annotations request operations (they show as soon as they start).
     if (notify && (door.annotationsToRemove || (now.size === 0 && !object.metadata.deletionTimestamp)))
@@ -675,8 +729,31 @@ export class FrontDoorStore implements ResourceStore {
     return false;
   }
 
+  /** `project`, one at a time per object; a request while one runs runs it once more after. */
+  private projectSerial(doorId: string, fkey: ResourceKey): Promise<void> {
+    const id = `${doorId}/${fkey}`;
+    const running = this.projecting.get(id);
+    if (running) {
+      running.again = true;
+      return running.done;
+    }
+    const entry = { again: true, done: Promise.resolve() };
+    this.projecting.set(id, entry);
+    entry.done = (async () => {
+      try {
+        while (entry.again) {
+          entry.again = false;
+          await this.project(doorId, fkey);
+        }
+      } finally {
+        this.projecting.delete(id);
+      }
+    })();
+    return entry.done;
+  }
+
   private projectLogged(doorId: string, fkey: ResourceKey): Promise<void> {
-    return this.project(doorId, fkey).catch((e: unknown) =>
+    return this.projectSerial(doorId, fkey).catch((e: unknown) =>
       this.options.log?.('warn', `status of ${doorId} ${fkey} not written; retried with the next change`, {
         error: e instanceof Error ? e.message : String(e),
       }),
@@ -710,6 +787,18 @@ export class FrontDoorStore implements ResourceStore {
         error: e instanceof Error ? e.message : String(e),
       });
       setTimeout(() => void this.releaseOne(t, fkey), RELEASE_RETRY_MS).unref();
+    }
+  }
+
+  private async releaseForeign(doorId: string, fkey: ResourceKey, finalizer: string): Promise<void> {
+    if (this.options.readOnly) return;
+    try {
+      await this.options.base.removeForeignFinalizer(doorId, fkey, finalizer);
+    } catch (e) {
+      this.options.log?.('warn', `${doorId} ${fkey}: finalizer not removed; retrying`, {
+        error: e instanceof Error ? e.message : String(e),
+      });
+      setTimeout(() => void this.releaseForeign(doorId, fkey, finalizer), RELEASE_RETRY_MS).unref();
     }
   }
 

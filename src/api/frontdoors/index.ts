@@ -2,6 +2,8 @@
  * The front doors Zonekeeper ships: each is one folder under `src/api/frontdoors/<name>/` and one line
  * here; `--front-door MODULE` loads another from a module (development and tests).
  */
+
+import { DATUM_FRONT_DOORS } from './datum/index.ts';
 import { EXTERNALDNS_FRONT_DOORS } from './externaldns/index.ts';
 import type { FrontDoor } from './front-door.ts';
 import { GARDENER_FRONT_DOORS } from './gardener/index.ts';
@@ -13,6 +15,7 @@ export const REGISTERED_FRONT_DOORS: readonly FrontDoor[] = [
   ...GARDENER_FRONT_DOORS,
   ...KUBIZONE_FRONT_DOORS,
   ...EXTERNALDNS_FRONT_DOORS,
+  ...DATUM_FRONT_DOORS,
 ];
 
 export * from './front-door.ts';

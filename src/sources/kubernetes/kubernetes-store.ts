@@ -35,6 +35,9 @@ import { type ApiResource, isStatus, type KubeApi, type KubeJson } from './kube-
 import { type KubeObject, Reflector, type ReflectorOptions } from './reflector.ts';
 
 /** An object the API server holds but Zonekeeper cannot use, and why. */
+/** How often a front door's kind whose CRD is not installed is listed again. */
+const ABSENT_KIND_RECHECK_MS = 10_000;
+
 export interface InvalidObject {
   kind: Kind;
   key: ResourceKey;
@@ -48,7 +51,7 @@ export interface KubernetesStoreOptions {
   /** Events for status transitions (the operator only). */
   events?: EventRecorder;
   reflector?: Pick<ReflectorOptions, 'inactivityMs' | 'watchTimeoutSeconds' | 'backoff'>;
-  /** Front doors whose kinds are read too (their CRDs must be installed). */
+  /** Front doors whose kinds are read too (a kind whose CRD is not installed holds nothing until it is). */
   frontDoors?: FrontDoors;
 }
 
@@ -142,6 +145,8 @@ export class KubernetesStore implements ResourceStore, ForeignObjectStore {
           listerWatcher: options.api.listerWatcher(this.apiResource(kind), options.reflector?.inactivityMs),
           onReplace: (items) => this.replace(kind, items),
           onEvent: (type, object) => this.event(kind, type, object),
+          // A front door's CRD is installed only by who uses its API: absent, it holds nothing.
+          ...(this.doors.has(kind) ? { absentIsEmpty: { recheckMs: ABSENT_KIND_RECHECK_MS } } : {}),
           ...(options.log ? { log: options.log } : {}),
           onMetric: (what) => this.counters?.reflector.labels(kind, what).inc(),
           ...options.reflector,

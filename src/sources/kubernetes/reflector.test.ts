@@ -150,3 +150,52 @@ test('errors back off, capped, and the watchdog restarts a silent watch from the
   assert.ok(script.aborted >= 1, 'the silent watch was aborted');
   assert.ok(logs.some((l) => /retrying in/.test(l)));
 });
+
+test('absentIsEmpty: a kind not installed (404) is synced and empty, and is listed once it exists', async () => {
+  const script = new Script();
+  let installed = false;
+  const list = script.list.bind(script);
+  script.list = async () => {
+    if (!installed) {
+      script.listCalls++;
+      throw Object.assign(new Error('the server could not find the requested resource'), { status: 404 });
+    }
+    return list();
+  };
+  script.lists.push({ items: [obj('a', '3')], resourceVersion: '4' });
+  const replaced: string[][] = [];
+  const r = new Reflector({
+    name: 'dnszones.dns.networking.miloapis.com',
+    listerWatcher: script,
+    onReplace: (items) => replaced.push(items.map((o) => o.metadata?.name ?? '')),
+    onEvent: () => {},
+    backoff: { initialMs: 1 },
+    absentIsEmpty: { recheckMs: 5 },
+  });
+  r.start();
+  await r.synced;
+  assert.deepEqual(replaced[0], []);
+  installed = true;
+  await until(() => replaced.some((items) => items.includes('a')));
+  await until(() => script.watchedFrom.includes('4'));
+  await r.stop();
+});
+
+test('without absentIsEmpty a 404 is an error: not synced', async () => {
+  const script = new Script();
+  script.list = async () => {
+    script.listCalls++;
+    throw Object.assign(new Error('not found'), { status: 404 });
+  };
+  const r = new Reflector({
+    name: 'zones',
+    listerWatcher: script,
+    onReplace: () => {},
+    onEvent: () => {},
+    backoff: { initialMs: 1, maxMs: 2 },
+  });
+  r.start();
+  await until(() => script.listCalls >= 3);
+  assert.equal(r.hasSynced, false);
+  await r.stop();
+});

@@ -66,6 +66,12 @@ export interface ReflectorOptions {
   /** Server-side watch timeout range in seconds (default 300-600, as client-go). */
   watchTimeoutSeconds?: [number, number];
   backoff?: { initialMs?: number; maxMs?: number };
+  /**
+   * A kind that may not be installed (a front door's CRD, applied only by who uses that API): a list
+   * answered `404 Not Found` counts as a complete, empty list — `synced` resolves — and is tried again
+   * every `recheckMs` (default 30 s) until the kind exists. Without it a 404 is retried as any error.
+   */
+  absentIsEmpty?: { recheckMs?: number };
   /** Counters for metrics. */
   onMetric?: (what: 'list' | 'relist_gone' | 'watch' | 'watch_error' | 'watchdog' | 'bookmark') => void;
 }
@@ -120,9 +126,30 @@ export class Reflector {
 
   private async run(): Promise<void> {
     const { log = () => {} } = this.options;
+    let absent = false;
     while (!this.stopped) {
       try {
-        if (this.resourceVersion === undefined) await this.list();
+        if (this.resourceVersion === undefined) {
+          try {
+            await this.list();
+            absent = false;
+          } catch (e) {
+            if (!this.options.absentIsEmpty || !isNotFound(e)) throw e;
+            if (!absent)
+              log('info', `${this.options.name}: not installed (404); none until it is, checking again`, {
+                error: describeError(e),
+              });
+            absent = true;
+            this.options.onReplace([]);
+            this.failures = 0;
+            if (!this.hasSynced) {
+              this.hasSynced = true;
+              this.resolveSynced();
+            }
+            await this.sleep(this.options.absentIsEmpty.recheckMs ?? 30_000);
+            continue;
+          }
+        }
         const started = Date.now();
         const events = await this.watchOnce(this.resourceVersion!);
         // A watch the server ends at once, again and again, must not spin.
@@ -137,6 +164,8 @@ export class Reflector {
           this.resourceVersion = undefined;
           continue;
         }
+        // The kind went away (its CRD deleted): list again, which finds it absent.
+        if (this.options.absentIsEmpty && isNotFound(e)) this.resourceVersion = undefined;
         this.failures++;
         this.options.onMetric?.('watch_error');
         const delay = this.delay();
@@ -242,6 +271,11 @@ export class Reflector {
       this.sleeping = { timer, resolve };
     });
   }
+}
+
+function isNotFound(error: unknown): boolean {
+  const e = error as { status?: number; statusCode?: number; code?: number };
+  return e?.status === 404 || e?.statusCode === 404 || e?.code === 404;
 }
 
 function isGone(error: unknown): boolean {
