@@ -1,0 +1,347 @@
+/**
+ * Many clusters, one DNS: three real API servers on one etcd (two upstream, one downstream, each its
+ * own --etcd-prefix), `zonekeeper operator --upstream-clusters` and `zonekeeper server` in the
+ * downstream as processes, the upstreams reached with least-privilege RBAC, answers checked with dig.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { stringify } from 'yaml';
+import { mirrorNamespace } from '../src/sources/multicluster/mapping.ts';
+import { dig, rdataOf } from './support/dig.ts';
+import { type KubePlane, type KubeUser, type PlaneCluster, startKubeClusters } from './support/kube.ts';
+import { type KubeProcess, startOperatorProcess, startServerProcess } from './support/zonekeeper-kube.ts';
+import { waitFor } from './support/zonekeeper-process.ts';
+
+const API = 'dns.zonekeeper.dev/v1alpha1';
+const SYSTEM = 'zonekeeper-system';
+const TEAM = 'team';
+const REPLICATOR: KubeUser = { name: 'zonekeeper-replicator', groups: ['system:authenticated'] };
+/** What the replicator may do in an upstream cluster (docs/multicluster.md). */
+const UPSTREAM_RBAC = [
+  {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: 'zonekeeper-replicator' },
+    rules: [
+      {
+        apiGroups: ['dns.zonekeeper.dev'],
+        resources: ['dnszones', 'dnsrecordsets'],
+        verbs: ['get', 'list', 'watch', 'patch'],
+      },
+      {
+        apiGroups: ['dns.zonekeeper.dev'],
+        resources: ['dnszones/status', 'dnsrecordsets/status'],
+        verbs: ['update'],
+      },
+      { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] },
+    ],
+  },
+  {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'zonekeeper-replicator' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'zonekeeper-replicator' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: REPLICATOR.name }],
+  },
+];
+
+const yamlDocs = (...docs: object[]) => docs.map((d) => `---\n${stringify(d)}`).join('');
+
+function zone(name: string, domainName: string, namespace = TEAM, extra: object = {}) {
+  return {
+    apiVersion: API,
+    kind: 'DNSZone',
+    metadata: { name, namespace },
+    spec: { domainName, className: 'builtin', ...extra },
+  };
+}
+
+function recordSet(
+  name: string,
+  zoneName: string,
+  owner: string,
+  address: string,
+  namespace = TEAM,
+  extra: object = {},
+) {
+  return {
+    apiVersion: API,
+    kind: 'DNSRecordSet',
+    metadata: { name, namespace },
+    spec: { zoneRef: { name: zoneName }, name: owner, type: 'A', records: [address] },
+    ...extra,
+  };
+}
+
+interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+  observedGeneration?: number;
+}
+
+describe('multicluster: two upstream clusters replicated into one serving cluster', {
+  timeout: 900_000,
+}, () => {
+  let plane: KubePlane;
+  let down: PlaneCluster;
+  let alpha: PlaneCluster;
+  let beta: PlaneCluster;
+  let folder: string;
+  let operator: KubeProcess;
+  let server: KubeProcess;
+
+  const apply = (cluster: PlaneCluster, ...docs: object[]) =>
+    cluster.kubectlOk(['apply', '-f', '-'], { input: yamlDocs(...docs) });
+  const getJson = async (cluster: PlaneCluster, args: string[]) =>
+    JSON.parse(await cluster.kubectlOk(['get', ...args, '-o', 'json'])) as {
+      metadata: { generation?: number; finalizers?: string[]; labels?: Record<string, string> };
+      status?: { observedGeneration?: number; serial?: number; conditions?: Condition[]; zone?: object };
+      items?: { metadata: { name: string; namespace?: string; labels?: Record<string, string> } }[];
+    };
+  const condition = (o: { status?: { conditions?: Condition[] } }, type: string) =>
+    o.status?.conditions?.find((c) => c.type === type);
+  const addresses = async (name: string) => rdataOf(await dig(server.dnsPort, name, 'A'), 'A').sort();
+  const answersWith = (name: string, expected: string[], timeoutMs = 60_000) =>
+    waitFor(
+      async () => {
+        const got = await addresses(name);
+        return JSON.stringify(got) === JSON.stringify(expected) ? got : undefined;
+      },
+      timeoutMs,
+      100,
+    );
+  const refused = (name: string, timeoutMs = 60_000) =>
+    waitFor(
+      async () => {
+        const r = await dig(server.dnsPort, name, 'A');
+        return r.status === 'REFUSED' ? r : undefined;
+      },
+      timeoutMs,
+      100,
+    );
+
+  before(async () => {
+    plane = await startKubeClusters(['down', 'alpha', 'beta'], { users: [REPLICATOR] });
+    ({ down, alpha, beta } = plane.clusters as {
+      down: PlaneCluster;
+      alpha: PlaneCluster;
+      beta: PlaneCluster;
+    });
+    await down.kubectlOk(['create', 'namespace', SYSTEM]);
+    await apply(down, {
+      apiVersion: API,
+      kind: 'DNSZoneClass',
+      metadata: { name: 'builtin' },
+      spec: { backend: { builtin: {} }, nameServers: ['ns1.example.net.', 'ns2.example.net.'] },
+    });
+    for (const up of [alpha, beta]) {
+      await apply(up, ...UPSTREAM_RBAC);
+      await up.kubectlOk(['create', 'namespace', TEAM]);
+    }
+    folder = await mkdtemp(path.join(tmpdir(), 'zonekeeper-upstreams-'));
+    for (const up of [alpha, beta])
+      await writeFile(
+        path.join(folder, `${up.name}.yaml`),
+        await readFile(up.kubeconfigFor(REPLICATOR), 'utf8'),
+      );
+    operator = await startOperatorProcess('operator', down.adminKubeconfig, SYSTEM, [
+      '--leader-elect=false',
+      '--upstream-clusters',
+      folder,
+      '--upstream-poll-interval',
+      '0.5',
+      '--upstream-removal-grace',
+      '3',
+      '--upstream-retry-max',
+      '1',
+      '--upstream-resync-interval',
+      '5',
+    ]);
+    server = await startServerProcess('server', down.adminKubeconfig);
+  });
+
+  after(async () => {
+    if (process.env.KUBE_E2E_LOGS) {
+      const { mkdir } = await import('node:fs/promises');
+      await mkdir(process.env.KUBE_E2E_LOGS, { recursive: true });
+      for (const p of [operator, server].filter(Boolean))
+        await writeFile(path.join(process.env.KUBE_E2E_LOGS, `${p.name}.log`), p.log());
+      if (plane) await writeFile(path.join(process.env.KUBE_E2E_LOGS, 'control-plane.log'), plane.logs());
+    }
+    await Promise.all([operator, server].filter(Boolean).map((p) => p.stop().catch(() => {})));
+    await plane?.stop();
+    if (folder) await rm(folder, { recursive: true, force: true });
+  });
+
+  test('records created in both upstreams are answered by the downstream server', async () => {
+    await apply(alpha, zone('a-zone', 'a.example'), recordSet('www', 'a-zone', 'www', '192.0.2.1'));
+    await apply(beta, zone('b-zone', 'b.example'), recordSet('www', 'b-zone', 'www', '192.0.2.2'));
+    await answersWith('www.a.example.', ['192.0.2.1']);
+    await answersWith('www.b.example.', ['192.0.2.2']);
+    // The copies live in namespaces derived from cluster and namespace, labelled with their origin.
+    const copy = await getJson(down, ['dnszone', '-n', mirrorNamespace('alpha', TEAM), 'a-zone']);
+    assert.equal(copy.metadata.labels?.['multicluster.zonekeeper.dev/cluster'], 'alpha');
+    assert.equal(copy.metadata.labels?.['multicluster.zonekeeper.dev/namespace'], TEAM);
+  });
+
+  test('status round trip: Ready with the upstream generation, the zone named in its own namespace', async () => {
+    await apply(alpha, zone('a-zone', 'a.example', TEAM, { ttl: 600 })); // a second generation
+    const { value: z } = await waitFor(
+      async () => {
+        const o = await getJson(alpha, ['dnszone', '-n', TEAM, 'a-zone']);
+        return condition(o, 'Ready')?.status === 'True' &&
+          o.status?.observedGeneration === o.metadata.generation
+          ? o
+          : undefined;
+      },
+      60_000,
+      200,
+    );
+    assert.equal(z.metadata.generation, 2);
+    assert.ok(z.status?.serial, 'the serial comes back upstream');
+    assert.ok(z.metadata.finalizers?.includes('multicluster.zonekeeper.dev/finalizer'));
+    const { value: rs } = await waitFor(
+      async () => {
+        const o = await getJson(alpha, ['dnsrecordset', '-n', TEAM, 'www']);
+        return condition(o, 'Ready')?.status === 'True' ? o : undefined;
+      },
+      60_000,
+      200,
+    );
+    assert.deepEqual(rs.status?.zone, { namespace: TEAM, name: 'a-zone' });
+  });
+
+  test('a domain claimed in both upstreams is served for the first observed claim; the loser is told upstream', async () => {
+    await apply(
+      alpha,
+      zone('shared', 'shared.example'),
+      recordSet('shared-www', 'shared', 'www', '192.0.2.10'),
+    );
+    await answersWith('www.shared.example.', ['192.0.2.10']);
+    await apply(
+      beta,
+      zone('shared', 'shared.example'),
+      recordSet('shared-www', 'shared', 'www', '192.0.2.20'),
+    );
+    const { value: lost } = await waitFor(
+      async () => {
+        const o = await getJson(beta, ['dnszone', '-n', TEAM, 'shared']);
+        return condition(o, 'Accepted')?.reason === 'ClaimedByAnotherCluster' ? o : undefined;
+      },
+      60_000,
+      200,
+    );
+    assert.equal(condition(lost, 'Accepted')?.status, 'False');
+    assert.doesNotMatch(
+      condition(lost, 'Accepted')!.message,
+      /alpha/,
+      "the other cluster's name is not told",
+    );
+    assert.deepEqual(await addresses('www.shared.example.'), ['192.0.2.10']);
+    // The loser's zone has no copy downstream.
+    const copies = await down.kubectl(['get', 'dnszone', '-n', mirrorNamespace('beta', TEAM), 'shared']);
+    assert.notEqual(copies.code, 0);
+    // The claims are recorded durably in the operator's namespace.
+    const claims = await getJson(down, [
+      'configmap',
+      '-n',
+      SYSTEM,
+      '-l',
+      'multicluster.zonekeeper.dev/claim',
+    ]);
+    assert.ok((claims.items ?? []).length >= 3);
+    // The owner lets go: the next claim owns the domain, and its records are served.
+    await alpha.kubectlOk(['delete', 'dnszone', '-n', TEAM, 'shared', '--wait=false']);
+    await answersWith('www.shared.example.', ['192.0.2.20']);
+    await waitFor(
+      async () =>
+        (await alpha.kubectl(['get', 'dnszone', '-n', TEAM, 'shared'])).code !== 0 ? true : undefined,
+      60_000,
+      200,
+    );
+  });
+
+  test('hostile upstream: names, namespaces and labels of another cluster reach nothing of it', async () => {
+    // beta makes a namespace named like alpha's mirrored namespace and publishes into alpha's zone from it.
+    const lookalike = mirrorNamespace('alpha', TEAM);
+    await beta.kubectlOk(['create', 'namespace', lookalike]);
+    await apply(
+      beta,
+      recordSet('evil', 'a-zone', 'evil', '198.51.100.1', lookalike),
+      // A zone reference to alpha's namespace name, and forged origin labels.
+      {
+        ...recordSet('evil2', 'a-zone', 'evil2', '198.51.100.2'),
+        metadata: {
+          name: 'evil2',
+          namespace: TEAM,
+          labels: {
+            'multicluster.zonekeeper.dev/cluster': 'alpha',
+            'multicluster.zonekeeper.dev/namespace': TEAM,
+          },
+        },
+      },
+      {
+        apiVersion: API,
+        kind: 'DNSRecordSet',
+        metadata: { name: 'evil3', namespace: TEAM },
+        spec: { name: 'evil3.a.example.', type: 'A', records: ['198.51.100.3'] },
+      },
+    );
+    // A legitimate change in beta is served, so the hostile ones have been through the replicator.
+    await apply(beta, recordSet('marker', 'b-zone', 'marker', '192.0.2.99'));
+    await answersWith('marker.b.example.', ['192.0.2.99']);
+    for (const name of ['evil', 'evil2', 'evil3'])
+      assert.deepEqual(await addresses(`${name}.a.example.`), []);
+    const evil2 = await getJson(down, ['dnsrecordset', '-n', mirrorNamespace('beta', TEAM), 'evil2']);
+    assert.equal(evil2.metadata.labels?.['multicluster.zonekeeper.dev/cluster'], 'beta');
+    const evil = await getJson(down, ['dnsrecordset', '-n', mirrorNamespace('beta', lookalike), 'evil']);
+    assert.equal(evil.metadata.labels?.['multicluster.zonekeeper.dev/namespace'], lookalike);
+    // Nothing of beta's landed in alpha's mirrored namespace.
+    const inAlpha = await getJson(down, ['dnsrecordset', '-n', mirrorNamespace('alpha', TEAM)]);
+    assert.ok(
+      (inAlpha.items ?? []).every(
+        (o) => o.metadata.labels?.['multicluster.zonekeeper.dev/cluster'] === 'alpha',
+      ),
+    );
+  });
+
+  test('an upstream stopped and restarted does not affect the other: its answers stay, the other keeps changing', async () => {
+    await alpha.stopApiServer();
+    try {
+      await apply(beta, recordSet('while-down', 'b-zone', 'while', '192.0.2.30'));
+      await answersWith('while.b.example.', ['192.0.2.30']);
+      assert.deepEqual(
+        await addresses('www.a.example.'),
+        ['192.0.2.1'],
+        "the stopped cluster's records stay",
+      );
+    } finally {
+      await alpha.startApiServer();
+    }
+    await apply(alpha, recordSet('after', 'a-zone', 'after', '192.0.2.31'));
+    await answersWith('after.a.example.', ['192.0.2.31']);
+  });
+
+  test('an upstream removed from the set: its zones are gone after the grace period, the other stays', async () => {
+    await rm(path.join(folder, 'beta.yaml'));
+    await refused('www.b.example.');
+    assert.deepEqual(await addresses('www.a.example.'), ['192.0.2.1']);
+    // Its claim is released and its namespaces are on their way out.
+    const claims = await getJson(down, [
+      'configmap',
+      '-n',
+      SYSTEM,
+      '-l',
+      'multicluster.zonekeeper.dev/claim',
+    ]);
+    assert.ok(claims.items);
+    const metrics = await (await fetch(`${operator.httpUrl}/metrics`)).text();
+    assert.match(metrics, /zonekeeper_upstream_synced\{cluster="alpha"\} 1/);
+    assert.doesNotMatch(metrics, /zonekeeper_upstream_synced\{cluster="beta"\}/);
+  });
+});
