@@ -8,7 +8,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
+import { parseClusterSource } from '../src/sources/multicluster/cluster-source.ts';
+import { DownstreamApi } from '../src/sources/multicluster/downstream-api.ts';
 import { mirrorNamespace } from '../src/sources/multicluster/mapping.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import { type KubePlane, type KubeUser, type PlaneCluster, startKubeClusters } from './support/kube.ts';
@@ -214,6 +217,19 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
       200,
     );
     assert.deepEqual(rs.status?.zone, { namespace: TEAM, name: 'a-zone' });
+    // Events follow the status upstream: the zone became Ready.
+    await waitFor(
+      async () => {
+        const events = JSON.parse(
+          await alpha.kubectlOk(['get', 'events.events.k8s.io', '-n', TEAM, '-o', 'json']),
+        ) as { items: { reason?: string; regarding?: { name?: string } }[] };
+        return events.items.some((e) => e.reason === 'Ready' && e.regarding?.name === 'a-zone')
+          ? true
+          : undefined;
+      },
+      60_000,
+      200,
+    );
   });
 
   test('a domain claimed in both upstreams is served for the first observed claim; the loser is told upstream', async () => {
@@ -301,6 +317,21 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
     assert.equal(evil2.metadata.labels?.['multicluster.zonekeeper.dev/cluster'], 'beta');
     const evil = await getJson(down, ['dnsrecordset', '-n', mirrorNamespace('beta', lookalike), 'evil']);
     assert.equal(evil.metadata.labels?.['multicluster.zonekeeper.dev/namespace'], lookalike);
+    // A downstream namespace with a mirrored name that is not the mirror (no origin labels) is never written into.
+    const squatted = mirrorNamespace('beta', 'squat');
+    await down.kubectlOk(['create', 'namespace', squatted]);
+    await beta.kubectlOk(['create', 'namespace', 'squat']);
+    await apply(beta, zone('squat-zone', 'squat.example', 'squat'));
+    const { value: taken } = await waitFor(
+      async () => {
+        const o = await getJson(beta, ['dnszone', '-n', 'squat', 'squat-zone']);
+        return condition(o, 'Accepted')?.reason === 'NamespaceTaken' ? o : undefined;
+      },
+      60_000,
+      200,
+    );
+    assert.equal(condition(taken, 'Ready')?.status, 'False');
+    assert.notEqual((await down.kubectl(['get', 'dnszone', '-n', squatted, 'squat-zone'])).code, 0);
     // Nothing of beta's landed in alpha's mirrored namespace.
     const inAlpha = await getJson(down, ['dnsrecordset', '-n', mirrorNamespace('alpha', TEAM)]);
     assert.ok(
@@ -327,6 +358,19 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
     await answersWith('after.a.example.', ['192.0.2.31']);
   });
 
+  test('an upstream frozen (SIGSTOP: requests hang) stalls only its own objects', async () => {
+    process.kill(alpha.apiServerPid, 'SIGSTOP');
+    try {
+      await apply(beta, recordSet('while-frozen', 'b-zone', 'frozen', '192.0.2.40'));
+      await answersWith('frozen.b.example.', ['192.0.2.40']);
+      assert.deepEqual(await addresses('www.a.example.'), ['192.0.2.1']);
+    } finally {
+      process.kill(alpha.apiServerPid, 'SIGCONT');
+    }
+    await apply(alpha, recordSet('thawed', 'a-zone', 'thawed', '192.0.2.41'));
+    await answersWith('thawed.a.example.', ['192.0.2.41']);
+  });
+
   test('an upstream removed from the set: its zones are gone after the grace period, the other stays', async () => {
     await rm(path.join(folder, 'beta.yaml'));
     await refused('www.b.example.');
@@ -343,5 +387,77 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
     const metrics = await (await fetch(`${operator.httpUrl}/metrics`)).text();
     assert.match(metrics, /zonekeeper_upstream_synced\{cluster="alpha"\} 1/);
     assert.doesNotMatch(metrics, /zonekeeper_upstream_synced\{cluster="beta"\}/);
+  });
+
+  test('a cluster added at run time is mirrored (the removed one, back with its objects)', async () => {
+    // This control plane has no namespace controller: finish the deletion of beta's emptied namespaces
+    // as kube-controller-manager would, so that they can be made again.
+    await waitFor(
+      async () => {
+        const list = JSON.parse(
+          await down.kubectlOk([
+            'get',
+            'namespaces',
+            '-l',
+            'multicluster.zonekeeper.dev/cluster=beta',
+            '-o',
+            'json',
+          ]),
+        ) as { items: { metadata: { name: string; deletionTimestamp?: string } }[] };
+        if (list.items.length === 0) return true;
+        for (const ns of list.items.filter((n) => n.metadata.deletionTimestamp))
+          await down.kubectlOk(
+            ['replace', '--raw', `/api/v1/namespaces/${ns.metadata.name}/finalize`, '-f', '-'],
+            {
+              input: JSON.stringify({
+                apiVersion: 'v1',
+                kind: 'Namespace',
+                metadata: { name: ns.metadata.name },
+                spec: { finalizers: [] },
+              }),
+            },
+          );
+        return undefined;
+      },
+      60_000,
+      500,
+    );
+    await writeFile(path.join(folder, 'beta.yaml'), await readFile(beta.kubeconfigFor(REPLICATOR), 'utf8'));
+    await answersWith('www.b.example.', ['192.0.2.2']);
+    // Its claim is new: shared.example is beta's again (alpha deleted its zone).
+    await answersWith('www.shared.example.', ['192.0.2.20']);
+  });
+
+  test('secrets:<selector> reads kubeconfigs from Secrets of the operator namespace', async () => {
+    const kubeconfig = await readFile(alpha.kubeconfigFor(REPLICATOR), 'utf8');
+    await down.kubectlOk([
+      'create',
+      'secret',
+      'generic',
+      'alpha',
+      '-n',
+      SYSTEM,
+      `--from-literal=kubeconfig=${kubeconfig}`,
+    ]);
+    await down.kubectlOk(['label', 'secret', 'alpha', '-n', SYSTEM, 'zonekeeper.dev/upstream=true']);
+    await down.kubectlOk([
+      'create',
+      'secret',
+      'generic',
+      'unlabelled',
+      '-n',
+      SYSTEM,
+      '--from-literal=kubeconfig=x',
+    ]);
+    const config = new KubeConfig();
+    config.loadFromFile(down.adminKubeconfig);
+    const source = parseClusterSource(
+      'secrets:zonekeeper.dev/upstream=true',
+      () => new DownstreamApi(config),
+      SYSTEM,
+    );
+    const set = await source.read();
+    assert.deepEqual([...set.clusters.keys()], ['alpha']);
+    assert.equal(set.clusters.get('alpha'), kubeconfig);
   });
 });
