@@ -164,6 +164,8 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
       '1',
       '--upstream-resync-interval',
       '5',
+      '--upstream-max-objects',
+      '40',
     ]);
     server = await startServerProcess('server', down.adminKubeconfig);
   });
@@ -332,6 +334,22 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
     );
     assert.equal(condition(taken, 'Ready')?.status, 'False');
     assert.notEqual((await down.kubectl(['get', 'dnszone', '-n', squatted, 'squat-zone'])).code, 0);
+    // Two namespaces alike in their first 50 characters (what the readable part keeps) land apart.
+    const long = 'n'.repeat(55);
+    for (const [suffix, address] of [
+      ['1', '192.0.2.51'],
+      ['2', '192.0.2.52'],
+    ] as const) {
+      await beta.kubectlOk(['create', 'namespace', `${long}${suffix}`]);
+      await apply(
+        beta,
+        zone('long', `long${suffix}.example`, `${long}${suffix}`),
+        recordSet('www', 'long', 'www', address, `${long}${suffix}`),
+      );
+    }
+    await answersWith('www.long1.example.', ['192.0.2.51']);
+    await answersWith('www.long2.example.', ['192.0.2.52']);
+    assert.notEqual(mirrorNamespace('beta', `${long}1`), mirrorNamespace('beta', `${long}2`));
     // Nothing of beta's landed in alpha's mirrored namespace.
     const inAlpha = await getJson(down, ['dnsrecordset', '-n', mirrorNamespace('alpha', TEAM)]);
     assert.ok(
@@ -459,5 +477,26 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
     const set = await source.read();
     assert.deepEqual([...set.clusters.keys()], ['alpha']);
     assert.equal(set.clusters.get('alpha'), kubeconfig);
+  });
+
+  test('memory per cluster is bounded: objects over --upstream-max-objects are counted, not kept', async () => {
+    await alpha.kubectlOk(['create', 'namespace', 'bulk']);
+    await apply(
+      alpha,
+      ...Array.from({ length: 45 }, (_, i) => recordSet(`bulk-${i}`, 'none', `b${i}`, '192.0.2.200', 'bulk')),
+    );
+    const { value: metrics } = await waitFor(
+      async () => {
+        const text = await (await fetch(`${operator.httpUrl}/metrics`)).text();
+        return /zonekeeper_upstream_objects_dropped\{cluster="alpha",kind="DNSRecordSet"\} [1-9]/.test(text)
+          ? text
+          : undefined;
+      },
+      60_000,
+      200,
+    );
+    assert.match(metrics, /zonekeeper_upstream_objects\{cluster="alpha",kind="DNSRecordSet"\} 40\n/);
+    // What was kept before is still served.
+    assert.deepEqual(await addresses('www.a.example.'), ['192.0.2.1']);
   });
 });

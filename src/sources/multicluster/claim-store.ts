@@ -20,6 +20,15 @@ import { MANAGED_BY, MANAGED_BY_LABEL, PREFIX } from './mapping.ts';
 
 export const CLAIM_LABEL = `${PREFIX}/claim`;
 
+/** A claim ConfigMap that exists but does not hold a claim record (code CLAIM_RECORD_INVALID). */
+export class ClaimRecordError extends Error {
+  readonly code = 'CLAIM_RECORD_INVALID';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ClaimRecordError';
+  }
+}
+
 interface Held {
   record: ClaimRecord;
   resourceVersion: string;
@@ -44,7 +53,8 @@ export class ClaimStore {
     this.held.clear();
     for (const m of maps) {
       const record = claimFromData(m.data);
-      if (record && m.resourceVersion)
+      // A record under another domain's name (edited by hand) is not believed.
+      if (record && m.resourceVersion && m.name === claimObjectName(record.domain))
         this.held.set(record.domain, { record, resourceVersion: m.resourceVersion });
     }
   }
@@ -127,6 +137,10 @@ export class ClaimStore {
         // Someone else wrote first: read the record again and decide again.
         const current = await this.api.readConfigMap(this.namespace, name);
         const record = current ? claimFromData(current.data) : undefined;
+        if (current && (!record || record.domain !== domain))
+          throw new ClaimRecordError(
+            `CLAIM_RECORD_INVALID: ConfigMap ${this.namespace}/${name} is not the claim record of ${domain} (edited by hand?); fix or delete it, and the claims of ${domain} are recorded again as they are observed`,
+          );
         if (current && record && current.resourceVersion)
           this.held.set(domain, { record, resourceVersion: current.resourceVersion });
         else this.held.delete(domain);
