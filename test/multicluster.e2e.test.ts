@@ -4,17 +4,25 @@
  * downstream as processes, the upstreams reached with least-privilege RBAC, answers checked with dig.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { stringify } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import { parseClusterSource } from '../src/sources/multicluster/cluster-source.ts';
 import { DownstreamApi } from '../src/sources/multicluster/downstream-api.ts';
 import { mirrorNamespace } from '../src/sources/multicluster/mapping.ts';
 import { dig, rdataOf } from './support/dig.ts';
-import { type KubePlane, type KubeUser, type PlaneCluster, startKubeClusters } from './support/kube.ts';
+import {
+  type KubePlane,
+  type KubeUser,
+  type PlaneCluster,
+  serviceAccountUser,
+  startKubeClusters,
+} from './support/kube.ts';
 import { type KubeProcess, startOperatorProcess, startServerProcess } from './support/zonekeeper-kube.ts';
 import { waitFor } from './support/zonekeeper-process.ts';
 
@@ -22,6 +30,19 @@ const API = 'dns.zonekeeper.dev/v1alpha1';
 const SYSTEM = 'zonekeeper-system';
 const TEAM = 'team';
 const REPLICATOR: KubeUser = { name: 'zonekeeper-replicator', groups: ['system:authenticated'] };
+/** Downstream: the chart's service accounts, with the chart's RBAC and admission policy. */
+const OPERATOR = serviceAccountUser(SYSTEM, 'zonekeeper-operator');
+const SERVER = serviceAccountUser(SYSTEM, 'zonekeeper-server');
+/** What of the chart is applied downstream (no controller manager here runs workloads). */
+const CHART_KINDS = new Set([
+  'ServiceAccount',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'Role',
+  'RoleBinding',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+]);
 /** What the replicator may do in an upstream cluster (docs/multicluster.md). */
 const UPSTREAM_RBAC = [
   {
@@ -129,13 +150,34 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
     );
 
   before(async () => {
-    plane = await startKubeClusters(['down', 'alpha', 'beta'], { users: [REPLICATOR] });
+    plane = await startKubeClusters(['down', 'alpha', 'beta'], { users: [REPLICATOR, OPERATOR, SERVER] });
     ({ down, alpha, beta } = plane.clusters as {
       down: PlaneCluster;
       alpha: PlaneCluster;
       beta: PlaneCluster;
     });
     await down.kubectlOk(['create', 'namespace', SYSTEM]);
+    // The chart's RBAC and admission policy with upstream clusters (and API writes, whose policy must
+    // let the copies through) enabled: the operator and the server run as its service accounts.
+    const { stdout: rendered } = await promisify(execFile)(
+      path.join(down.binDir, 'helm'),
+      [
+        'template',
+        'zonekeeper',
+        path.join(import.meta.dirname, '../deploy/helm/zonekeeper'),
+        '--namespace',
+        SYSTEM,
+        '--kube-version',
+        '1.33.13',
+        '--set',
+        'operator.upstreamClusters.enabled=true,operator.upstreamClusters.secretName=upstreams,operator.apiWrites.enabled=true',
+      ],
+      { maxBuffer: 64 * 1024 * 1024 },
+    );
+    const rbac = parseAllDocuments(rendered)
+      .map((d) => d.toJS() as { kind?: string } | null)
+      .filter((d): d is { kind: string } => d !== null && CHART_KINDS.has(d.kind ?? ''));
+    await down.kubectlOk(['apply', '--server-side', '-f', '-'], { input: yamlDocs(...rbac) });
     await apply(down, {
       apiVersion: API,
       kind: 'DNSZoneClass',
@@ -152,7 +194,7 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
         path.join(folder, `${up.name}.yaml`),
         await readFile(up.kubeconfigFor(REPLICATOR), 'utf8'),
       );
-    operator = await startOperatorProcess('operator', down.adminKubeconfig, SYSTEM, [
+    operator = await startOperatorProcess('operator', down.kubeconfigFor(OPERATOR), SYSTEM, [
       '--leader-elect=false',
       '--upstream-clusters',
       folder,
@@ -167,7 +209,7 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
       '--upstream-max-objects',
       '40',
     ]);
-    server = await startServerProcess('server', down.adminKubeconfig);
+    server = await startServerProcess('server', down.kubeconfigFor(SERVER));
   });
 
   after(async () => {
