@@ -205,7 +205,7 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
       '--upstream-retry-max',
       '1',
       '--upstream-resync-interval',
-      '5',
+      '600',
       '--upstream-max-objects',
       '40',
     ]);
@@ -361,6 +361,34 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
     assert.equal(evil2.metadata.labels?.['multicluster.zonekeeper.dev/cluster'], 'beta');
     const evil = await getJson(down, ['dnsrecordset', '-n', mirrorNamespace('beta', lookalike), 'evil']);
     assert.equal(evil.metadata.labels?.['multicluster.zonekeeper.dev/namespace'], lookalike);
+    // Delegations by pattern admit namespaces of the zone's own cluster only, including one made after the zone.
+    await apply(
+      alpha,
+      zone('a-zone', 'a.example', TEAM, {
+        ttl: 600,
+        delegations: [{ namespacePatterns: ['shoot--*'], types: ['A'] }],
+      }),
+    );
+    for (const up of [alpha, beta]) await up.kubectlOk(['create', 'namespace', 'shoot--x']);
+    await apply(beta, {
+      ...recordSet('shoot', 'a-zone', 'shoot', '198.51.100.9', 'shoot--x'),
+      spec: {
+        zoneRef: { name: 'a-zone', namespace: TEAM },
+        name: 'shoot',
+        type: 'A',
+        records: ['198.51.100.9'],
+      },
+    });
+    await apply(alpha, {
+      ...recordSet('shoot', 'a-zone', 'shoot', '192.0.2.60', 'shoot--x'),
+      spec: {
+        zoneRef: { name: 'a-zone', namespace: TEAM },
+        name: 'shoot',
+        type: 'A',
+        records: ['192.0.2.60'],
+      },
+    });
+    await answersWith('shoot.a.example.', ['192.0.2.60']);
     // A downstream namespace with a mirrored name that is not the mirror (no origin labels) is never written into.
     const squatted = mirrorNamespace('beta', 'squat');
     await down.kubectlOk(['create', 'namespace', squatted]);

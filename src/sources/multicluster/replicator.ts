@@ -125,6 +125,8 @@ class UpstreamCluster {
   readonly dueSince = new Map<string, number>();
   /** The domain each zone key had when last seen (to release claims after the zone is gone). */
   readonly domains = new Map<string, string>();
+  /** Upstream namespaces seen holding objects (a new one may match a delegation's pattern). */
+  private readonly knownNamespaces = new Set<string>();
   private readonly reflectors: Reflector[] = [];
 
   constructor(
@@ -197,6 +199,8 @@ class UpstreamCluster {
                 },
               );
             this.synced.add(kind);
+            for (const o of cache.values())
+              if (o.metadata.namespace) this.knownNamespaces.add(o.metadata.namespace);
             // Copies of objects this cluster no longer has are reconciled (and deleted) too.
             owner.enqueueOrphans(this, kind);
           },
@@ -205,7 +209,7 @@ class UpstreamCluster {
             const o = trim(item);
             const key = resourceKey(o.metadata);
             if (type === 'DELETED') cache.delete(key);
-            else admit(key, o);
+            else if (admit(key, o)) this.noteNamespace(o.metadata.namespace);
             this.enqueue(kind, key);
           },
         }),
@@ -222,6 +226,20 @@ class UpstreamCluster {
     const key = resourceKey(before.metadata);
     if (cache.get(key)?.metadata.resourceVersion === before.metadata.resourceVersion)
       cache.set(key, trim(written));
+  }
+
+  /**
+   * A namespace seen for the first time: zones whose delegations name namespaces by pattern are
+   * mapped again, since the pattern may now match one more namespace.
+   */
+  private noteNamespace(namespace: string | undefined): void {
+    if (!namespace || this.knownNamespaces.has(namespace)) return;
+    this.knownNamespaces.add(namespace);
+    for (const [key, zone] of this.cache.get('DNSZone')!) {
+      const delegations = zone.spec?.delegations as { namespacePatterns?: string[] }[] | undefined;
+      if (delegations?.some((d) => d.namespacePatterns?.some((p) => namespace.startsWith(p.slice(0, -1)))))
+        this.enqueue('DNSZone', key);
+    }
   }
 
   enqueue(kind: MirroredKind, key: string): void {
