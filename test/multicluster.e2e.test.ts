@@ -463,6 +463,15 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
     await rm(path.join(folder, 'beta.yaml'));
     await refused('www.b.example.');
     assert.deepEqual(await addresses('www.a.example.'), ['192.0.2.1']);
+    // Its upstream objects are let go: the finalizer is released (beta is still reachable).
+    await waitFor(
+      async () => {
+        const z = await getJson(beta, ['dnszone', '-n', TEAM, 'b-zone']);
+        return z.metadata.finalizers?.includes('multicluster.zonekeeper.dev/finalizer') ? undefined : true;
+      },
+      60_000,
+      200,
+    );
     // Its claim is released and its namespaces are on their way out.
     const claims = await getJson(down, [
       'configmap',

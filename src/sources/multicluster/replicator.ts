@@ -418,13 +418,19 @@ export class Replicator {
         if (set.clusters.has(name)) continue;
         this.clusters.delete(name);
         await cluster.stop();
-        this.scheduleRemoval(name);
+        this.scheduleRemoval(name, cluster.kubeconfig);
       }
     })();
     return this.polling;
   }
 
-  private scheduleRemoval(cluster: string): void {
+  /**
+   * Removes a cluster's copies once the grace period has passed. With the kubeconfig it was last
+   * reached with, the upstream finalizers are then released too, as far as the upstream still
+   * answers and lets the replicator in (one attempt: a cluster whose access was revoked keeps them,
+   * see docs/multicluster.md).
+   */
+  private scheduleRemoval(cluster: string, kubeconfig?: string): void {
     if (this.removals.has(cluster) || this.stopped) return;
     const grace = this.options.removalGraceMs ?? 600_000;
     this.log('info', 'multicluster: cluster left the set; its records are removed after the grace period', {
@@ -452,9 +458,48 @@ export class Replicator {
       this.log('info', 'multicluster: cluster removed; its copies, namespaces and claims are gone', {
         cluster,
       });
+      if (kubeconfig) await this.releaseUpstreamFinalizers(cluster, kubeconfig);
     };
     const timer = setTimeout(() => void run(), grace).unref();
     this.removals.set(cluster, { deadline: Date.now() + grace, timer });
+  }
+
+  private async releaseUpstreamFinalizers(cluster: string, kubeconfig: string): Promise<void> {
+    let released = 0;
+    try {
+      const config = new KubeConfig();
+      config.loadFromString(kubeconfig);
+      const api = new KubeApi(config);
+      for (const kind of MIRRORED_KINDS) {
+        const { items } = await api.listerWatcher(kind).list();
+        for (const item of items) {
+          const o = trim(item);
+          if (!o.metadata.finalizers?.includes(UPSTREAM_FINALIZER)) continue;
+          if (this.stopped || this.clusters.has(cluster)) return; // it came back: it holds them again
+          await api.mergePatch(kind, o.metadata.namespace, o.metadata.name, {
+            metadata: {
+              finalizers: o.metadata.finalizers.filter((f) => f !== UPSTREAM_FINALIZER),
+              resourceVersion: o.metadata.resourceVersion,
+            },
+          });
+          released++;
+        }
+      }
+      this.log('info', 'multicluster: upstream finalizers of the removed cluster released', {
+        cluster,
+        released,
+      });
+    } catch (e) {
+      this.log(
+        'warn',
+        'multicluster: could not release the removed cluster’s upstream finalizers; remove them there by hand',
+        {
+          cluster,
+          released,
+          error: describeError(e),
+        },
+      );
+    }
   }
 
   /** Deletes a removed cluster's copies; once none is left, its namespaces and claims. Returns what is left. */
@@ -624,6 +669,8 @@ export class Replicator {
           await this.writeRefused(c, kind, up, 'Invalid', (e as KubeApiError).message);
           return undefined;
         }
+        // The namespace was deleted behind the replicator's back: check (and make) it again next time.
+        if (isStatus(e, 404)) this.namespacesReady.delete(downNs);
         if (!isStatus(e, 409)) throw e;
         // It exists (the cache lags, or Zonekeeper's rules refused it so the cache leaves it out).
         current = (await api.get(kind, downNs, name)) as typeof current;
