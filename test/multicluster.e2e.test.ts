@@ -276,6 +276,22 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
     );
   });
 
+  test('an upstream object Zonekeeper refuses (beyond the CRD schema) gets its Invalid status upstream', async () => {
+    await apply(alpha, recordSet('bad', 'a-zone', 'bad', 'not-an-address'));
+    const { value: bad } = await waitFor(
+      async () => {
+        const o = await getJson(alpha, ['dnsrecordset', '-n', TEAM, 'bad']);
+        return condition(o, 'Accepted')?.reason === 'Invalid' ? o : undefined;
+      },
+      60_000,
+      200,
+    );
+    assert.equal(condition(bad, 'Accepted')?.status, 'False');
+    assert.equal(bad.status?.observedGeneration, bad.metadata.generation);
+    assert.deepEqual(await addresses('www.a.example.'), ['192.0.2.1']);
+    await alpha.kubectlOk(['delete', 'dnsrecordset', '-n', TEAM, 'bad']);
+  });
+
   test('a domain claimed in both upstreams is served for the first observed claim; the loser is told upstream', async () => {
     await apply(
       alpha,

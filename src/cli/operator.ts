@@ -227,6 +227,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     : undefined;
   store.onInvalid = (invalid, raw) => {
     if (controller) void writeInvalidStatus(api, invalid, raw, log);
+    replicator?.notifyInvalid(invalid.kind, invalid.key);
   };
   // Objects of front-door kinds that fail their door's rules get status in the door's own shape.
   let translated: FrontDoorStore | undefined;

@@ -677,6 +677,9 @@ export class Replicator {
         if (!current) return { requeueAfterMs: 500 };
       }
     }
+    // A copy the downstream cache leaves out (Zonekeeper's rules refuse it): its status changes bring
+    // no event here, so it is looked at again until it has the status to send upstream.
+    const uncached = down === undefined;
     const meta = current.metadata as {
       labels?: Record<string, string>;
       annotations?: Record<string, string>;
@@ -733,7 +736,19 @@ export class Replicator {
       this.originOfNamespace,
     );
     if (status && !sameStatus(status, up.status)) await this.writeStatus(c, kind, up, status);
+    if (uncached && !status) return { requeueAfterMs: 1000 };
     return undefined;
+  }
+
+  /**
+   * A downstream object Zonekeeper's rules refuse (the cache leaves it out and sends no events for
+   * it): if it is a copy, its upstream object is reconciled, so the Invalid status reaches it.
+   */
+  notifyInvalid(kind: Kind, key: string): void {
+    if (kind !== 'DNSZone' && kind !== 'DNSRecordSet') return;
+    const { namespace, name } = splitKey(key);
+    const origin = namespace ? this.origins.get(namespace) : undefined;
+    if (origin) this.clusters.get(origin.cluster)?.enqueue(kind, `${origin.namespace}/${name}`);
   }
 
   private async ensureNamespace(ns: string, origin: Origin): Promise<boolean> {
