@@ -475,6 +475,20 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
     await answersWith('thawed.a.example.', ['192.0.2.41']);
   });
 
+  test('a cluster that leaves the set and comes back within the grace period keeps its zones', async () => {
+    const metric = async (pattern: RegExp) =>
+      pattern.test(await (await fetch(`${operator.httpUrl}/metrics`)).text()) ? true : undefined;
+    const kubeconfig = await readFile(path.join(folder, 'alpha.yaml'), 'utf8');
+    await rm(path.join(folder, 'alpha.yaml'));
+    await waitFor(() => metric(/zonekeeper_upstream_removals_pending 1\n/), 30_000, 50);
+    await writeFile(path.join(folder, 'alpha.yaml'), kubeconfig);
+    await waitFor(() => metric(/zonekeeper_upstream_synced\{cluster="alpha"\} 1/), 30_000, 100);
+    // Past the 3 s grace period (a wait, not a measurement): nothing was removed.
+    await new Promise((r) => setTimeout(r, 4000));
+    assert.deepEqual(await addresses('www.a.example.'), ['192.0.2.1']);
+    assert.ok(await metric(/zonekeeper_upstream_removals_pending 0\n/));
+  });
+
   test('an upstream removed from the set: its zones are gone after the grace period, the other stays', async () => {
     await rm(path.join(folder, 'beta.yaml'));
     await refused('www.b.example.');
