@@ -1,14 +1,14 @@
 /**
  * The durable domain claims of `operator --upstream-clusters` (ClaimStore, ADR 0023) on a real
  * kube-apiserver: two writers at once (a leader handing over), a restart, release to the next
- * claimant, a record edited by hand.
+ * claimant, a record edited by hand; and the upstream list that stops at the object limit.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { CLAIM_LABEL, ClaimStore } from '../src/sources/multicluster/claim-store.ts';
 import { claimObjectName, ownerOf } from '../src/sources/multicluster/claims.ts';
-import { DownstreamApi } from '../src/sources/multicluster/downstream-api.ts';
+import { boundedList, DownstreamApi } from '../src/sources/multicluster/downstream-api.ts';
 import { type KubeCluster, startKube } from './support/kube.ts';
 
 const NS = 'zonekeeper-system';
@@ -16,10 +16,11 @@ const NS = 'zonekeeper-system';
 describe('multicluster claims on kube-apiserver', { timeout: 300_000 }, () => {
   let kube: KubeCluster;
   let api: DownstreamApi;
+  let config: KubeConfig;
   before(async () => {
-    kube = await startKube({ crds: false });
+    kube = await startKube();
     await kube.kubectlOk(['create', 'namespace', NS]);
-    const config = new KubeConfig();
+    config = new KubeConfig();
     config.loadFromFile(kube.adminKubeconfig);
     api = new DownstreamApi(config);
   });
@@ -86,5 +87,25 @@ describe('multicluster claims on kube-apiserver', { timeout: 300_000 }, () => {
     await assert.rejects(store.claim('edited.example', 'x'), /CLAIM_RECORD_INVALID/);
     const kept = await api.readConfigMap(NS, claimObjectName('edited.example'));
     assert.equal(kept?.data.domain, 'someone-else.example');
+  });
+
+  test('an upstream list stops at the object limit: the rest is counted, not read', async () => {
+    await kube.kubectlOk(['create', 'namespace', 'many']);
+    const zones = Array.from({ length: 30 }, (_, i) => ({
+      apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+      kind: 'DNSZone',
+      metadata: { name: `z${i}`, namespace: 'many' },
+      spec: { domainName: `z${i}.example`, className: 'c' },
+    }));
+    await kube.kubectlOk(['apply', '-f', '-'], {
+      input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: zones }),
+    });
+    const cut = await boundedList(config, 'DNSZone', 12);
+    assert.equal(cut.items.length, 12);
+    assert.equal(cut.left, 18);
+    assert.ok(cut.resourceVersion);
+    const all = await boundedList(config, 'DNSZone', 1000);
+    assert.equal(all.items.length, 30);
+    assert.equal(all.left, 0);
   });
 });

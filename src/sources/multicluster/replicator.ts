@@ -30,7 +30,7 @@ import { describeError, type KubeObject, Reflector } from '../kubernetes/reflect
 import { ClaimStore } from './claim-store.ts';
 import { ownerOf } from './claims.ts';
 import type { ClusterSource } from './cluster-source.ts';
-import type { DownstreamApi } from './downstream-api.ts';
+import { boundedList, type DownstreamApi } from './downstream-api.ts';
 import {
   CLAIMED_ELSEWHERE,
   CLUSTER_LABEL,
@@ -121,6 +121,8 @@ class UpstreamCluster {
   readonly synced = new Set<MirroredKind>();
   readonly watchUp = new Map<MirroredKind, boolean>();
   readonly dropped = new Map<MirroredKind, number>();
+  /** Objects the last list did not read (over the limit). */
+  private readonly unlisted = new Map<MirroredKind, number>();
   /** When each queued item first became due (for the lag metric). */
   readonly dueSince = new Map<string, number>();
   /** The domain each zone key had when last seen (to release claims after the zone is gone). */
@@ -167,7 +169,15 @@ class UpstreamCluster {
       this.reflectors.push(
         new Reflector({
           name: `upstream ${name} ${kind}`,
-          listerWatcher: this.api.listerWatcher(kind),
+          listerWatcher: {
+            ...this.api.listerWatcher(kind),
+            // At most maxObjects are read: a cluster with more does not make this process hold them.
+            list: async () => {
+              const r = await boundedList(config, kind, options.maxObjects);
+              this.unlisted.set(kind, r.left);
+              return { items: r.items, resourceVersion: r.resourceVersion };
+            },
+          },
           backoff: { initialMs: 250, maxMs: options.retryMaxMs },
           log: (level, message, fields) => owner.log(level, message, { cluster: name, ...fields }),
           onMetric: (what) => {
@@ -178,7 +188,7 @@ class UpstreamCluster {
             this.watchUp.set(kind, true);
             const before = new Set(cache.keys());
             cache.clear();
-            this.dropped.set(kind, 0);
+            this.dropped.set(kind, this.unlisted.get(kind) ?? 0);
             for (const item of items) {
               const o = trim(item);
               const key = resourceKey(o.metadata);
