@@ -302,7 +302,15 @@ export class Replicator {
     this.options = options;
     this.log = options.log;
     this.claims = new ClaimStore(options.api, options.namespace);
-    this.metrics = createMetrics(options.registry, this);
+    // One set of metrics per registry: a replica that leads again starts another replicator.
+    let shared = METRICS.get(options.registry);
+    if (!shared) {
+      const holder = { current: this as Replicator };
+      shared = { holder, metrics: createMetrics(options.registry, () => holder.current) };
+      METRICS.set(options.registry, shared);
+    }
+    shared.holder.current = this;
+    this.metrics = shared.metrics;
   }
 
   /** Reads the claims, then the source, and keeps both going until stop(). */
@@ -865,7 +873,12 @@ export class Replicator {
   }
 }
 
-function createMetrics(registry: Registry, replicator: Replicator) {
+const METRICS = new WeakMap<
+  Registry,
+  { holder: { current: Replicator }; metrics: ReturnType<typeof createMetrics> }
+>();
+
+function createMetrics(registry: Registry, currentReplicator: () => Replicator) {
   const watchUp = registry.gauge(
     'zonekeeper_upstream_watch_up',
     'Whether the list/watch of a kind in an upstream cluster works (1) or fails and is retried (0).',
@@ -896,6 +909,7 @@ function createMetrics(registry: Registry, replicator: Replicator) {
     'Clusters that left the set and whose copies are removed once their grace period ends.',
   );
   watchUp.collect = () => {
+    const replicator = currentReplicator();
     watchUp.reset();
     synced.reset();
     objects.reset();
