@@ -420,6 +420,21 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
     );
     assert.equal(condition(taken, 'Ready')?.status, 'False');
     assert.notEqual((await down.kubectl(['get', 'dnszone', '-n', squatted, 'squat-zone'])).code, 0);
+    // An object made downstream by someone else is never changed or deleted through an upstream
+    // object of the same name, even one that is created and deleted again.
+    await apply(down, recordSet('local', 'local-zone', 'local', '203.0.113.1', squatted));
+    await apply(beta, recordSet('local', 'squat-zone', 'local', '198.51.100.50', 'squat'));
+    await waitFor(
+      async () => {
+        const o = await getJson(beta, ['dnsrecordset', '-n', 'squat', 'local']);
+        return condition(o, 'Accepted')?.reason === 'NamespaceTaken' ? true : undefined;
+      },
+      60_000,
+      200,
+    );
+    await beta.kubectlOk(['delete', 'dnsrecordset', '-n', 'squat', 'local']); // waits for the finalizer
+    const local = await getJson(down, ['dnsrecordset', '-n', squatted, 'local']);
+    assert.deepEqual((local as { spec?: { records?: string[] } }).spec?.records, ['203.0.113.1']);
     // Two namespaces alike in their first 50 characters (what the readable part keeps) land apart.
     const long = 'n'.repeat(55);
     for (const [suffix, address] of [

@@ -605,7 +605,15 @@ export class Replicator {
     const downNs = mirrorNamespace(c.name, namespace);
     this.origins.set(downNs, { cluster: c.name, namespace });
     const up = c.cache.get(kind)!.get(key);
-    const down = this.options.store.get(kind, `${downNs}/${name}`);
+    // Only a copy of this very origin is ever deleted or changed: a downstream object of that name
+    // without it (made there by someone else) is left alone.
+    const ours = (labels: Record<string, string> | undefined): boolean => {
+      const origin = originOf(downNs, labels);
+      return origin?.cluster === c.name && origin.namespace === namespace;
+    };
+    const found = this.options.store.get(kind, `${downNs}/${name}`);
+    const foreign = found !== undefined && !ours(found.metadata.labels);
+    const down = foreign ? undefined : found;
     const { api } = this.options;
 
     if (!up || up.metadata.deletionTimestamp) {
@@ -615,8 +623,8 @@ export class Replicator {
         return { requeueAfterMs: 5000 };
       }
       // The cache may lag behind a copy just created: ask the API server.
-      const raw = await api.get(kind, downNs, name);
-      if (raw && originOf(downNs, (raw.metadata as { labels?: Record<string, string> }).labels)) {
+      const raw = foreign ? undefined : await api.get(kind, downNs, name);
+      if (raw && ours((raw.metadata as { labels?: Record<string, string> }).labels)) {
         const m = raw.metadata as { deletionTimestamp?: string; uid?: string };
         if (!m.deletionTimestamp) await api.delete(kind, downNs, name, m.uid);
         return { requeueAfterMs: 2000 };
@@ -667,6 +675,16 @@ export class Replicator {
       return undefined;
     }
 
+    if (foreign) {
+      await this.writeRefused(
+        c,
+        kind,
+        up,
+        NAMESPACE_TAKEN,
+        `the downstream object ${downNs}/${name} is not this object's copy; ask the operator's administrators`,
+      );
+      return undefined;
+    }
     const { object: desired, problems } = mirrorOf(kind, up, { cluster: c.name, namespaces: c.namespaces() });
     if (problems.length > 0)
       this.log('warn', 'multicluster: object mirrored with changes', {
@@ -707,7 +725,7 @@ export class Replicator {
       deletionTimestamp?: string;
     };
     if (meta.deletionTimestamp) return { requeueAfterMs: 2000 }; // an old copy on its way out
-    if (meta.labels?.[`${CLUSTER_LABEL}`] !== c.name) {
+    if (!ours(meta.labels)) {
       // Not a copy of ours (created in the mirrored namespace by someone else): leave it alone.
       await this.writeRefused(
         c,
