@@ -43,34 +43,6 @@ const CHART_KINDS = new Set([
   'ValidatingAdmissionPolicy',
   'ValidatingAdmissionPolicyBinding',
 ]);
-/** What the replicator may do in an upstream cluster (docs/multicluster.md). */
-const UPSTREAM_RBAC = [
-  {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRole',
-    metadata: { name: 'zonekeeper-replicator' },
-    rules: [
-      {
-        apiGroups: ['dns.zonekeeper.dev'],
-        resources: ['dnszones', 'dnsrecordsets'],
-        verbs: ['get', 'list', 'watch', 'patch'],
-      },
-      {
-        apiGroups: ['dns.zonekeeper.dev'],
-        resources: ['dnszones/status', 'dnsrecordsets/status'],
-        verbs: ['update'],
-      },
-      { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] },
-    ],
-  },
-  {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: 'zonekeeper-replicator' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'zonekeeper-replicator' },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: REPLICATOR.name }],
-  },
-];
 
 const yamlDocs = (...docs: object[]) => docs.map((d) => `---\n${stringify(d)}`).join('');
 
@@ -185,7 +157,12 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
       spec: { backend: { builtin: {} }, nameServers: ['ns1.example.net.', 'ns2.example.net.'] },
     });
     for (const up of [alpha, beta]) {
-      await apply(up, ...UPSTREAM_RBAC);
+      // The upstream RBAC as shipped (deploy/multicluster/upstream-rbac.yaml), for the user REPLICATOR.
+      await up.kubectlOk([
+        'apply',
+        '-f',
+        path.join(import.meta.dirname, '../deploy/multicluster/upstream-rbac.yaml'),
+      ]);
       await up.kubectlOk(['create', 'namespace', TEAM]);
     }
     folder = await mkdtemp(path.join(tmpdir(), 'zonekeeper-upstreams-'));
