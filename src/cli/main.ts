@@ -60,6 +60,7 @@ Usage:
                       [--write-access FILE] [--write-forwarders USER,...] [--write-audience NAME]
                       [--advertise-url URL] [--homelab-api HOST:PORT ...]
                       [--externaldns-webhook-namespace NS [--externaldns-webhook HOST:PORT]]
+                      [--upstream-clusters FOLDER|secrets:SELECTOR [--upstream-removal-grace SECONDS] ...]
       Reconcile DNSZoneClasses, DNSZones and DNSRecordSets in a Kubernetes cluster: serials and hashes in
       DNSZone.status, conditions, finalizers, Events; one leader per --namespace Lease (15 s/10 s/2 s).
       --shutdown-timeout: on SIGTERM, stop within this many seconds (default 20), API server or not.
@@ -72,6 +73,12 @@ Usage:
       http://$POD_IP:PORT), published on the Lease. --homelab-api and its flags as in serve: the
       leader answers writes, a replica that does not lead answers 503. --externaldns-webhook and
       its namespace as in serve: every replica lists, the leader writes (elsewhere POST answers 503).
+      --upstream-clusters: mirror DNSZones and DNSRecordSets of other clusters into this one (a folder
+      of kubeconfig files named after their clusters, or secrets:SELECTOR for Secrets in --namespace
+      with a kubeconfig key), status written back upstream; --upstream-poll-interval (default 10),
+      --upstream-removal-grace (default 600), --upstream-resync-interval (default 300),
+      --upstream-retry-max (default 30) in seconds, --upstream-max-objects per cluster and kind
+      (default 20000); see docs/multicluster.md.
   zonekeeper server [--kubeconfig FILE] [--context NAME] [--dns 0.0.0.0:5353] [--http 0.0.0.0:8080]
                     [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
                     [--unconfirmed-after SECONDS] [--response-cache N] [--rrl ...]
@@ -250,10 +257,12 @@ async function main(argv: string[]): Promise<number> {
           'advertise-url': { type: 'string' },
           ...HOMELAB_API_FLAGS,
           ...EXTERNALDNS_WEBHOOK_FLAGS,
+          ...UPSTREAM_FLAGS,
         },
       });
       const homelabApi = homelabApiOption(values);
       const externalDnsWebhook = externalDnsWebhookOption(values);
+      const upstreamClusters = upstreamClustersOption(values);
       if (values['advertise-url'] !== undefined && !/^https?:\/\/[^\s/]+$/.test(values['advertise-url']))
         throw new UsageError('--advertise-url: give http://HOST:PORT (how server pods reach this HTTP port)');
       const shutdownTimeout = Number(values['shutdown-timeout']);
@@ -289,6 +298,7 @@ async function main(argv: string[]): Promise<number> {
         ...(values['advertise-url'] ? { advertiseUrl: values['advertise-url'] } : {}),
         ...(homelabApi ? { homelabApi } : {}),
         ...(externalDnsWebhook ? { externalDnsWebhook } : {}),
+        ...(upstreamClusters ? { upstreamClusters } : {}),
         log,
       });
       await untilSignal(log);
@@ -673,6 +683,55 @@ function maxManifestBytesOption(text: string | undefined): { maxManifestBytes?: 
       `--max-manifest-bytes ${JSON.stringify(text)}: give a size such as 16MiB, 512KiB or a number of bytes`,
     );
   return { maxManifestBytes: bytes };
+}
+
+/** `operator --upstream-clusters` and its settings (docs/multicluster.md). */
+const UPSTREAM_FLAGS = {
+  'upstream-clusters': { type: 'string' },
+  'upstream-poll-interval': { type: 'string' },
+  'upstream-removal-grace': { type: 'string' },
+  'upstream-resync-interval': { type: 'string' },
+  'upstream-retry-max': { type: 'string' },
+  'upstream-max-objects': { type: 'string' },
+} as const;
+
+function upstreamClustersOption(values: Record<string, string | boolean | string[] | undefined>) {
+  const source = values['upstream-clusters'];
+  const seconds = (flag: string, min: number, max: number): number | undefined => {
+    const v = values[flag];
+    if (v === undefined) return undefined;
+    if (typeof source !== 'string') throw new UsageError(`--${flag} goes with --upstream-clusters`);
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < min || n > max)
+      throw new UsageError(`--${flag}: give seconds, from ${min} to ${max}`);
+    return n * 1000;
+  };
+  const poll = seconds('upstream-poll-interval', 0.1, 3600);
+  const grace = seconds('upstream-removal-grace', 0, 30 * 86400);
+  const resync = seconds('upstream-resync-interval', 1, 86400);
+  const retry = seconds('upstream-retry-max', 0.1, 3600);
+  const maxObjects = values['upstream-max-objects'];
+  if (typeof source !== 'string') {
+    if (maxObjects !== undefined)
+      throw new UsageError('--upstream-max-objects goes with --upstream-clusters');
+    return undefined;
+  }
+  if (source === '')
+    throw new UsageError('--upstream-clusters: give a folder of kubeconfigs or secrets:<label-selector>');
+  let max: number | undefined;
+  if (maxObjects !== undefined) {
+    max = Number(maxObjects);
+    if (!Number.isInteger(max) || max < 1)
+      throw new UsageError('--upstream-max-objects: give a whole number, 1 or more');
+  }
+  return {
+    source,
+    ...(poll !== undefined ? { pollIntervalMs: poll } : {}),
+    ...(grace !== undefined ? { removalGraceMs: grace } : {}),
+    ...(resync !== undefined ? { resyncIntervalMs: resync } : {}),
+    ...(retry !== undefined ? { retryMaxMs: retry } : {}),
+    ...(max !== undefined ? { maxObjectsPerCluster: max } : {}),
+  };
 }
 
 /** The homelab DNS API's flags (serve, operator, server). */

@@ -29,6 +29,9 @@ import { LeaderElector } from '../sources/kubernetes/leader-election.ts';
 import { namespaceDeletionReporter } from '../sources/kubernetes/namespace-deletions.ts';
 import { kubernetesSecrets } from '../sources/kubernetes/secrets.ts';
 import { DEFAULT_SERIAL_BLOCK, KubernetesSerialStore } from '../sources/kubernetes/serial-records.ts';
+import { parseClusterSource } from '../sources/multicluster/cluster-source.ts';
+import { DownstreamApi } from '../sources/multicluster/downstream-api.ts';
+import { Replicator } from '../sources/multicluster/replicator.ts';
 import { catalogGate } from '../sources/writes/catalog-gate.ts';
 import { DEFAULT_WRITE_AUDIENCE, LEADER_ENDPOINT_ANNOTATION } from '../sources/writes/forwarding-writer.ts';
 import { KubernetesWriteStore } from '../sources/writes/kubernetes-write-store.ts';
@@ -96,6 +99,21 @@ export interface OperatorOptions {
   onLostLeadership?: () => void;
   /** Front doors whose kinds are read too (registered ones and those of `--front-door`). */
   frontDoors?: FrontDoors;
+  /**
+   * `--upstream-clusters`: the leader mirrors DNSZones and DNSRecordSets of these clusters into this
+   * one and writes their status back (docs/multicluster.md).
+   */
+  upstreamClusters?: UpstreamClustersOptions;
+}
+
+export interface UpstreamClustersOptions {
+  /** A folder of kubeconfig files, or `secrets:<label-selector>` in the operator's namespace. */
+  source: string;
+  pollIntervalMs?: number;
+  removalGraceMs?: number;
+  resyncIntervalMs?: number;
+  retryMaxMs?: number;
+  maxObjectsPerCluster?: number;
 }
 
 export interface OperatorHandle {
@@ -175,6 +193,13 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   const homelabSettings = homelabSettingsFromEnv();
   let homelab: HomelabController | undefined;
   let zoneFiles: ZoneFileController | undefined;
+  // The multicluster replicator (--upstream-clusters): run by the leader only.
+  const upstream = options.upstreamClusters;
+  const downstreamApi = upstream ? new DownstreamApi(api.config) : undefined;
+  const clusterSource = upstream
+    ? parseClusterSource(upstream.source, () => downstreamApi!, options.namespace)
+    : undefined;
+  let replicator: Replicator | undefined;
   let serials: KubernetesSerialStore | undefined;
   let leading = !options.leaderElect;
   let stopping = false;
@@ -220,6 +245,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     : undefined;
   store.onInvalid = (invalid, raw) => {
     if (controller) void writeInvalidStatus(api, invalid, raw, log);
+    replicator?.notifyInvalid(invalid.kind, invalid.key);
   };
   // Objects of front-door kinds that fail their door's rules get status in the door's own shape.
   let translated: FrontDoorStore | undefined;
@@ -411,6 +437,20 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         zoneFiles.start();
       }
       if (writeAccess) void startWriter(controller, writeAccess, current);
+      if (upstream && clusterSource && downstreamApi) {
+        const { source: _spec, ...settings } = upstream;
+        replicator = new Replicator({
+          ...settings,
+          source: clusterSource,
+          store,
+          api: downstreamApi,
+          namespace: options.namespace,
+          registry,
+          log,
+          identity,
+        });
+        void replicator.start();
+      }
       // Objects that were invalid before this replica led: report them in status now.
       for (const invalid of store.invalidObjects()) {
         const { namespace, name } = splitKey(invalid.key);
@@ -486,6 +526,8 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         homelab = undefined;
         zoneFiles?.stop();
         zoneFiles = undefined;
+        void replicator?.stop();
+        replicator = undefined;
         // Another replica may lead now: this one must not write serial records any more.
         serials = undefined;
         (options.onLostLeadership ?? (() => process.exit(1)))();
@@ -546,6 +588,8 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       homelab = undefined;
       zoneFiles?.stop();
       zoneFiles = undefined;
+      if (replicator) await step('stop the upstream clusters', replicator.stop());
+      replicator = undefined;
       // While the lease is still held: lower the serial reservations to the serials last used, so the
       // next leader keeps the serials of unchanged zones and continues right above them.
       if (serials) await step('release the serial reservations', serials.release());

@@ -201,65 +201,7 @@ export async function startKube(options: { users?: KubeUser[]; crds?: boolean } 
   };
 
   try {
-    // Certificates: a throwaway CA and a serving certificate for 127.0.0.1.
-    const pki = path.join(dir, 'pki');
-    await mkdir(pki);
-    const openssl = (args: string[]) => execFileP('openssl', args, { cwd: pki });
-    await openssl([
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      'ca.key',
-      '-out',
-      'ca.crt',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=zonekeeper-test-ca',
-    ]);
-    await openssl([
-      'req',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      'apiserver.key',
-      '-out',
-      'apiserver.csr',
-      '-subj',
-      '/CN=kube-apiserver',
-    ]);
-    await writeFile(
-      path.join(pki, 'ext.cnf'),
-      'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n',
-    );
-    await openssl([
-      'x509',
-      '-req',
-      '-in',
-      'apiserver.csr',
-      '-CA',
-      'ca.crt',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-out',
-      'apiserver.crt',
-      '-days',
-      '2',
-      '-extfile',
-      'ext.cnf',
-    ]);
-    const sa = generateKeyPairSync('rsa', {
-      modulusLength: 2048,
-      publicKeyEncoding: { type: 'spki', format: 'pem' },
-      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-    });
-    await writeFile(path.join(pki, 'sa.pub'), sa.publicKey);
-    await writeFile(path.join(pki, 'sa.key'), sa.privateKey);
+    const pki = await createPki(dir);
 
     // Static tokens: the admin and the users the test asked for.
     const users = [ADMIN, ...(options.users ?? [])];
@@ -381,6 +323,70 @@ export async function startKube(options: { users?: KubeUser[]; crds?: boolean } 
   }
 }
 
+/** A throwaway CA, a serving certificate for 127.0.0.1 and service-account keys, in DIR/pki. */
+async function createPki(dir: string): Promise<string> {
+  // Certificates: a throwaway CA and a serving certificate for 127.0.0.1.
+  const pki = path.join(dir, 'pki');
+  await mkdir(pki);
+  const openssl = (args: string[]) => execFileP('openssl', args, { cwd: pki });
+  await openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=zonekeeper-test-ca',
+  ]);
+  await openssl([
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'apiserver.key',
+    '-out',
+    'apiserver.csr',
+    '-subj',
+    '/CN=kube-apiserver',
+  ]);
+  await writeFile(
+    path.join(pki, 'ext.cnf'),
+    'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n',
+  );
+  await openssl([
+    'x509',
+    '-req',
+    '-in',
+    'apiserver.csr',
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'apiserver.crt',
+    '-days',
+    '2',
+    '-extfile',
+    'ext.cnf',
+  ]);
+  const sa = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  await writeFile(path.join(pki, 'sa.pub'), sa.publicKey);
+  await writeFile(path.join(pki, 'sa.key'), sa.privateKey);
+  return pki;
+}
+
 /**
  * Applies deploy/crds/ as the chart does — without the CRDs of Datum Cloud's kinds, which share the
  * names of Zonekeeper's own and are installed only for that API (test/datum-kubernetes.test.ts) — and
@@ -421,5 +427,199 @@ async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Prom
     if (await check()) return;
     if (Date.now() > deadline) throw new Error(`not ready within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** One API server of a `startKubeClusters` plane: a KubeCluster that can be stopped and started again. */
+export interface PlaneCluster extends KubeCluster {
+  name: string;
+  /** Stops this API server only (SIGTERM); its data stays in etcd under its prefix. */
+  stopApiServer(): Promise<void>;
+  /** Starts it again on the same port, with the same data; resolves once it is ready. */
+  startApiServer(): Promise<void>;
+}
+
+export interface KubePlane {
+  clusters: Record<string, PlaneCluster>;
+  logs(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Several API servers on one etcd, each with its own `--etcd-prefix` (`/<name>`): independent clusters
+ * (objects, RBAC, CRDs) for the price of one etcd. They share the CA, the serving certificate and the
+ * static tokens, so `users` exist in every one (with whatever RBAC each cluster binds).
+ */
+export async function startKubeClusters(
+  names: string[],
+  options: { users?: KubeUser[]; crds?: boolean } = {},
+): Promise<KubePlane> {
+  const binDir = ensureK8sBinaries();
+  const kubectlPath = pickKubectl(binDir);
+  const dir = await mkdtemp(path.join(tmpdir(), 'zonekeeper-plane-'));
+  let output = '';
+  const children = new Set<ChildProcess>();
+  const start = (name: string, bin: string, args: string[]) => {
+    const child = spawn(path.join(binDir, bin), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const append = (d: Buffer) => {
+      output += d
+        .toString()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => `[${name}] ${l}\n`)
+        .join('');
+      if (output.length > 2_000_000) output = output.slice(-1_000_000);
+    };
+    child.stdout!.on('data', append);
+    child.stderr!.on('data', append);
+    children.add(child);
+    child.once('exit', () => children.delete(child));
+    return child;
+  };
+  const kill = (child: ChildProcess) =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+    });
+  let etcd: ChildProcess | undefined;
+  const stopAll = async () => {
+    for (const child of [...children]) if (child !== etcd) await kill(child);
+    if (etcd) await kill(etcd);
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const pki = await createPki(dir);
+    const users = [ADMIN, ...(options.users ?? [])];
+    const tokens = new Map(users.map((u) => [u.name, randomBytes(24).toString('hex')]));
+    await writeFile(
+      path.join(pki, 'tokens.csv'),
+      users.map((u, i) => `${tokens.get(u.name)},${u.name},uid-${i},"${u.groups.join(',')}"`).join('\n') +
+        '\n',
+    );
+    const ca = path.join(pki, 'ca.crt');
+    const [etcdPort, peerPort] = [await freePort(false), await freePort(false)];
+    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+    const etcdChild = start('etcd', 'etcd', [
+      '--name=default',
+      `--data-dir=${path.join(dir, 'etcd')}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+      '--unsafe-no-fsync',
+      '--log-level=warn',
+    ]);
+    etcd = etcdChild;
+    await waitUntil(async () => {
+      if (etcdChild.exitCode !== null) throw new Error(`etcd exited (${etcdChild.exitCode}):\n${output}`);
+      try {
+        return (await fetch(`${etcdUrl}/health`)).ok;
+      } catch {
+        return false;
+      }
+    }, 20_000);
+    const adminToken = tokens.get(ADMIN.name)!;
+    const clusters: Record<string, PlaneCluster> = {};
+    await Promise.all(
+      names.map(async (name) => {
+        const apiPort = await freePort(false);
+        const server = `https://127.0.0.1:${apiPort}`;
+        const args = [
+          `--etcd-servers=${etcdUrl}`,
+          `--etcd-prefix=/${name}`,
+          `--cert-dir=${path.join(dir, `certs-${name}`)}`,
+          `--tls-cert-file=${path.join(pki, 'apiserver.crt')}`,
+          `--tls-private-key-file=${path.join(pki, 'apiserver.key')}`,
+          `--secure-port=${apiPort}`,
+          '--bind-address=127.0.0.1',
+          '--advertise-address=127.0.0.1',
+          '--service-cluster-ip-range=10.0.0.0/24',
+          '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+          `--service-account-key-file=${path.join(pki, 'sa.pub')}`,
+          `--service-account-signing-key-file=${path.join(pki, 'sa.key')}`,
+          `--token-auth-file=${path.join(pki, 'tokens.csv')}`,
+          '--authorization-mode=RBAC',
+          '--allow-privileged=true',
+          '--disable-admission-plugins=ServiceAccount',
+          '--enable-priority-and-fairness=false',
+          '--profiling=false',
+          // Several API servers on one etcd each take their own lease for the kubernetes Service.
+          '--endpoint-reconciler-type=none',
+          '--v=0',
+        ];
+        let apiserver: ChildProcess | undefined;
+        const launch = async () => {
+          const child = start(name, 'kube-apiserver', args);
+          apiserver = child;
+          await waitUntil(async () => {
+            if (child.exitCode !== null)
+              throw new Error(`kube-apiserver ${name} exited (${child.exitCode}):\n${output}`);
+            return (await httpsStatus(`${server}/readyz`, adminToken, await readFile(ca))) === 200;
+          }, 90_000);
+        };
+        await launch();
+        const kubeconfigs = new Map<string, string>();
+        for (const u of users) {
+          const file = path.join(dir, `kubeconfig-${name}-${kubeconfigs.size}`);
+          await writeFile(file, kubeconfigYaml(server, ca, u.name, tokens.get(u.name)!));
+          kubeconfigs.set(u.name, file);
+        }
+        const adminKubeconfig = kubeconfigs.get(ADMIN.name)!;
+        const cacheDir = path.join(dir, `kubectl-cache-${name}`);
+        const kubectl: KubeCluster['kubectl'] = (args, opts = {}) =>
+          new Promise((resolve) => {
+            const child = execFile(
+              kubectlPath,
+              ['--kubeconfig', opts.kubeconfig ?? adminKubeconfig, '--cache-dir', cacheDir, ...args],
+              { timeout: opts.timeoutMs ?? 60_000, maxBuffer: 256 * 1024 * 1024 },
+              (error, stdout, stderr) => {
+                const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+                resolve({ stdout, stderr, code });
+              },
+            );
+            if (opts.input !== undefined) child.stdin!.end(opts.input);
+            else child.stdin!.end();
+          });
+        const cluster: PlaneCluster = {
+          name,
+          server,
+          dir,
+          binDir,
+          get apiServerPid() {
+            return apiserver?.pid ?? 0;
+          },
+          adminKubeconfig,
+          kubectlPath,
+          kubeconfigFor: (user) => {
+            const file = kubeconfigs.get(user.name);
+            if (!file) throw new Error(`user ${user.name} was not passed to startKubeClusters`);
+            return file;
+          },
+          kubectl,
+          kubectlOk: async (args, opts) => {
+            const r = await kubectl(args, opts);
+            if (r.code !== 0)
+              throw new Error(`kubectl ${args.join(' ')} failed (${r.code}):\n${r.stderr}${r.stdout}`);
+            return r.stdout;
+          },
+          logs: () => output,
+          stop: stopAll,
+          stopApiServer: async () => {
+            if (apiserver) await kill(apiserver);
+            apiserver = undefined;
+          },
+          startApiServer: launch,
+        };
+        if (options.crds !== false) await installCrds(cluster);
+        clusters[name] = cluster;
+      }),
+    );
+    return { clusters, logs: () => output, stop: stopAll };
+  } catch (e) {
+    await stopAll();
+    throw e;
   }
 }

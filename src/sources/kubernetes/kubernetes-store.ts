@@ -467,7 +467,19 @@ export class KubernetesStore implements ResourceStore, ForeignObjectStore {
     }
     const rv = raw.metadata?.resourceVersion;
     this.remember(id, rv);
-    const overlay = this.overlays.get(id);
+    let overlay = this.overlays.get(id);
+    // An overlay of an earlier object of the same name (a tombstone written after its DELETED event
+    // arrived, then the object created again) says nothing about this one.
+    const uid = (raw.metadata as { uid?: string } | undefined)?.uid;
+    if (
+      overlay &&
+      uid !== undefined &&
+      overlay.object.metadata.uid !== undefined &&
+      overlay.object.metadata.uid !== uid
+    ) {
+      this.overlays.delete(id);
+      overlay = undefined;
+    }
     if (overlay) {
       if (overlay.resourceVersion === rv) {
         // Our own write, already applied: nothing new.

@@ -1,0 +1,278 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { CONFIRM_CHANGE_ANNOTATION } from '../../api/change-safety.ts';
+import { claimData, claimFromData, ownerOf, withClaimant, withoutClaimant } from './claims.ts';
+import {
+  CLUSTER_LABEL,
+  clusterNameProblem,
+  GENERATION_ANNOTATION,
+  mirrorNamespace,
+  mirrorOf,
+  mirrorUpToDate,
+  NAMESPACE_LABEL,
+  type NamespaceOrigins,
+  namespaceLabels,
+  originOf,
+  UID_LABEL,
+  upstreamStatus,
+  upstreamText,
+} from './mapping.ts';
+
+const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+describe('multicluster mapping: namespaces', () => {
+  test('stable, a DNS-1123 label of at most 63 characters, readable prefix', () => {
+    const ns = mirrorNamespace('team-a', 'web');
+    assert.equal(ns, mirrorNamespace('team-a', 'web'));
+    assert.match(ns, /^team-a--web-[a-z2-7]{12}$/);
+    const long = mirrorNamespace('c'.repeat(63), 'n'.repeat(63));
+    assert.equal(long.length, 63);
+    assert.match(long, LABEL);
+    // A readable part cut right after a "-" does not leave "--" before the hash.
+    const cut = mirrorNamespace('a'.repeat(47), 'x-y');
+    assert.match(cut, LABEL);
+    assert.doesNotMatch(cut, /--[a-z2-7]{12}$/);
+  });
+
+  test('pairs that read alike are distinct: separator games and truncation', () => {
+    assert.notEqual(mirrorNamespace('a-b', 'c'), mirrorNamespace('a', 'b-c'));
+    assert.notEqual(mirrorNamespace('a', 'b--c'), mirrorNamespace('a--b', 'c'));
+    // Equal in the first 50 characters: the readable parts are the same, the names are not.
+    const x = mirrorNamespace('cluster', `${'n'.repeat(60)}1`);
+    const y = mirrorNamespace('cluster', `${'n'.repeat(60)}2`);
+    assert.equal(x.slice(0, 50), y.slice(0, 50));
+    assert.notEqual(x, y);
+    // An upstream namespace named like another cluster's mirrored namespace maps somewhere else.
+    const other = mirrorNamespace('b', 'team');
+    assert.notEqual(mirrorNamespace('a', other), other);
+  });
+
+  test('the origin of a namespace needs labels that map to its name (forged labels prove nothing)', () => {
+    const ns = mirrorNamespace('a', 'team');
+    assert.deepEqual(originOf(ns, namespaceLabels({ cluster: 'a', namespace: 'team' })), {
+      cluster: 'a',
+      namespace: 'team',
+    });
+    assert.equal(originOf(ns, namespaceLabels({ cluster: 'b', namespace: 'team' })), undefined);
+    assert.equal(originOf(ns, {}), undefined);
+  });
+
+  test('cluster names must be DNS-1123 labels', () => {
+    assert.equal(clusterNameProblem('team-a'), undefined);
+    assert.ok(clusterNameProblem('Team_A'));
+    assert.ok(clusterNameProblem(''));
+    assert.ok(clusterNameProblem('x'.repeat(64)));
+    assert.ok(clusterNameProblem('a.b'));
+  });
+});
+
+describe('multicluster mapping: objects', () => {
+  const ctx = { cluster: 'a', namespaces: ['team', 'shoot--one', 'shoot--two', 'other'] };
+
+  test('the spec is copied, status is not; origin labels replace whatever the upstream carries', () => {
+    const { object, problems } = mirrorOf(
+      'DNSRecordSet',
+      {
+        metadata: {
+          name: 'www',
+          namespace: 'team',
+          uid: 'u-1',
+          generation: 3,
+          labels: { [CLUSTER_LABEL]: 'b', [NAMESPACE_LABEL]: 'victim', [UID_LABEL]: 'forged', app: 'x' },
+          annotations: { [CONFIRM_CHANGE_ANNOTATION]: 'abc', other: 'y', [GENERATION_ANNOTATION]: '99' },
+        },
+        spec: { name: 'www', type: 'A', records: ['192.0.2.1'], zoneRef: { name: 'z', namespace: 'infra' } },
+        status: { conditions: [] },
+      },
+      ctx,
+    );
+    assert.deepEqual(problems, []);
+    assert.equal(object.metadata.namespace, mirrorNamespace('a', 'team'));
+    assert.equal(object.metadata.labels[CLUSTER_LABEL], 'a');
+    assert.equal(object.metadata.labels[NAMESPACE_LABEL], 'team');
+    assert.equal(object.metadata.labels[UID_LABEL], 'u-1');
+    assert.equal(object.metadata.labels.app, undefined);
+    assert.equal(object.metadata.annotations[CONFIRM_CHANGE_ANNOTATION], 'abc');
+    assert.equal(object.metadata.annotations.other, undefined);
+    assert.equal(object.metadata.annotations[GENERATION_ANNOTATION], '3');
+    assert.deepEqual(object.spec.zoneRef, { name: 'z', namespace: mirrorNamespace('a', 'infra') });
+    assert.equal((object as { status?: unknown }).status, undefined);
+  });
+
+  test('delegations name namespaces of the same cluster; patterns expand to the known ones', () => {
+    const { object } = mirrorOf(
+      'DNSZone',
+      {
+        metadata: { name: 'z', namespace: 'team', generation: 1 },
+        spec: {
+          domainName: 'example.com',
+          className: 'builtin',
+          delegations: [
+            { namespaces: ['other'], namespacePatterns: ['shoot--*'], types: ['A'] },
+            { namespacePatterns: ['nothing-*'] },
+          ],
+        },
+      },
+      ctx,
+    );
+    assert.deepEqual(object.spec.delegations, [
+      {
+        types: ['A'],
+        namespaces: ['other', 'shoot--one', 'shoot--two'].map((n) => mirrorNamespace('a', n)),
+      },
+      { namespaces: [] },
+    ]);
+  });
+
+  test('more than 64 namespaces split into entries; more than 64 entries are cut and reported', () => {
+    const many = Array.from({ length: 64 * 65 }, (_, i) => `p-${i}`);
+    const { object, problems } = mirrorOf(
+      'DNSZone',
+      {
+        metadata: { name: 'z', namespace: 'team' },
+        spec: { domainName: 'example.com', className: 'c', delegations: [{ namespacePatterns: ['p-*'] }] },
+      },
+      { cluster: 'a', namespaces: many },
+    );
+    const delegations = object.spec.delegations as { namespaces: string[] }[];
+    assert.equal(delegations.length, 64);
+    assert.ok(delegations.every((d) => d.namespaces.length === 64));
+    assert.equal(problems.length, 1);
+  });
+
+  test('up to date compares the spec and our metadata only', () => {
+    const { object } = mirrorOf(
+      'DNSZone',
+      {
+        metadata: { name: 'z', namespace: 'team', generation: 2 },
+        spec: { domainName: 'a.example', className: 'c' },
+      },
+      ctx,
+    );
+    const actual = {
+      metadata: {
+        labels: { ...object.metadata.labels, extra: '1' },
+        annotations: { ...object.metadata.annotations },
+      },
+      spec: { className: 'c', domainName: 'a.example' },
+    };
+    assert.ok(mirrorUpToDate(object, actual));
+    assert.ok(!mirrorUpToDate(object, { ...actual, spec: { className: 'd', domainName: 'a.example' } }));
+    assert.ok(
+      !mirrorUpToDate(object, {
+        ...actual,
+        metadata: {
+          ...actual.metadata,
+          annotations: { ...actual.metadata.annotations, [GENERATION_ANNOTATION]: '1' },
+        },
+      }),
+    );
+  });
+});
+
+describe('multicluster mapping: status back upstream', () => {
+  const mine = mirrorNamespace('a', 'team');
+  const theirs = mirrorNamespace('b', 'secret-team');
+  const origins: NamespaceOrigins = (ns) =>
+    ns === mine
+      ? { cluster: 'a', namespace: 'team' }
+      : ns === theirs
+        ? { cluster: 'b', namespace: 'secret-team' }
+        : undefined;
+
+  test('observed generations become the upstream generation; namespaces map back; others are hidden', () => {
+    const status = upstreamStatus(
+      'DNSRecordSet',
+      {
+        metadata: { generation: 7, annotations: { [GENERATION_ANNOTATION]: '2' } },
+        status: {
+          observedGeneration: 7,
+          fqdn: 'www.example.com.',
+          zone: { namespace: mine, name: 'z' },
+          conditions: [
+            {
+              type: 'Accepted',
+              status: 'False',
+              reason: 'Conflict',
+              message: `www.example.com. A is owned by ${theirs}/rs-1 and ${mine}/rs-2`,
+              lastTransitionTime: '2026-01-01T00:00:00Z',
+              observedGeneration: 7,
+            },
+          ],
+        },
+      },
+      'a',
+      origins,
+    );
+    assert.deepEqual(status, {
+      observedGeneration: 2,
+      fqdn: 'www.example.com.',
+      zone: { namespace: 'team', name: 'z' },
+      conditions: [
+        {
+          type: 'Accepted',
+          status: 'False',
+          reason: 'Conflict',
+          message: "www.example.com. A is owned by another cluster's object and team/rs-2",
+          lastTransitionTime: '2026-01-01T00:00:00Z',
+          observedGeneration: 2,
+        },
+      ],
+    });
+    assert.doesNotMatch(JSON.stringify(status), /secret-team|b--/);
+  });
+
+  test('a zone of another cluster is not named as parent; a stale status is not copied', () => {
+    const zone = upstreamStatus(
+      'DNSZone',
+      {
+        metadata: { generation: 1, annotations: { [GENERATION_ANNOTATION]: '1' } },
+        status: { observedGeneration: 1, serial: 5, parentZone: { namespace: theirs, name: 'p' } },
+      },
+      'a',
+      origins,
+    );
+    assert.deepEqual(zone, { observedGeneration: 1, serial: 5 });
+    assert.equal(
+      upstreamStatus(
+        'DNSZone',
+        {
+          metadata: { generation: 2, annotations: { [GENERATION_ANNOTATION]: '2' } },
+          status: { observedGeneration: 1 },
+        },
+        'a',
+        origins,
+      ),
+      undefined,
+    );
+  });
+
+  test('text without mirrored namespaces is unchanged', () => {
+    assert.equal(upstreamText('zone example.com. served', 'a', origins), 'zone example.com. served');
+  });
+});
+
+describe('multicluster claims', () => {
+  test('the first observed claim owns the domain; the next takes over when it lets go', () => {
+    const t1 = new Date('2026-01-01T00:00:00Z');
+    const t2 = new Date('2026-01-01T00:00:05Z');
+    let r = withClaimant(undefined, 'example.com', 'b', t1);
+    r = withClaimant(r, 'example.com', 'a', t2);
+    assert.equal(ownerOf(r)?.cluster, 'b');
+    // Observing again does not move the time.
+    assert.equal(withClaimant(r, 'example.com', 'b', new Date('2030-01-01T00:00:00Z')), r);
+    r = withoutClaimant(r, 'b');
+    assert.equal(ownerOf(r)?.cluster, 'a');
+    assert.equal(ownerOf(withoutClaimant(r, 'a')), undefined);
+  });
+
+  test('ConfigMap data round trip; malformed data is refused or filtered', () => {
+    const r = withClaimant(undefined, 'example.com', 'a', new Date(0));
+    assert.deepEqual(claimFromData(claimData(r)), r);
+    assert.equal(claimFromData({ domain: 'x', claimants: '{' }), undefined);
+    assert.deepEqual(claimFromData({ domain: 'x', claimants: '[{"cluster":1}]' }), {
+      domain: 'x',
+      claimants: [],
+    });
+  });
+});

@@ -1,0 +1,386 @@
+/**
+ * How objects of an upstream cluster map onto the downstream (serving) cluster, and how the
+ * downstream status maps back. Pure: no I/O, no clock (callers pass the time), no state.
+ *
+ * - Namespace: every (cluster, namespace) pair gets its own downstream namespace,
+ *   `<cluster>--<namespace>` cut to 50 characters, then `-` and 12 base32 characters of
+ *   SHA-256("<cluster>/<namespace>"): at most 63 characters, a DNS-1123 label, stable, and distinct
+ *   pairs get distinct names whatever the truncation does (the readable part is only a hint).
+ * - Labels: the copy carries its origin (cluster, namespace, uid) as labels and the upstream name and
+ *   generation as annotations. Upstream labels are never copied, so an upstream object cannot forge
+ *   another origin; of the upstream annotations only `dns.zonekeeper.dev/confirm-change` is copied.
+ * - What is copied: the spec, with every namespace it names (delegations, zoneRef) mapped into the
+ *   same cluster's downstream namespaces. Status is never copied down; it flows back up, with
+ *   namespaces of the same cluster mapped back and those of other clusters removed, from messages too.
+ */
+import { createHash } from 'node:crypto';
+import { CONFIRM_CHANGE_ANNOTATION } from '../../api/change-safety.ts';
+import { API_VERSION } from '../../api/meta.ts';
+
+/** Label and annotation prefix of everything the replicator writes. */
+export const PREFIX = 'multicluster.zonekeeper.dev';
+export const CLUSTER_LABEL = `${PREFIX}/cluster`;
+export const NAMESPACE_LABEL = `${PREFIX}/namespace`;
+export const UID_LABEL = `${PREFIX}/uid`;
+export const NAME_ANNOTATION = `${PREFIX}/name`;
+export const GENERATION_ANNOTATION = `${PREFIX}/generation`;
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY = 'zonekeeper-multicluster';
+/** Held on upstream objects until the downstream copy is gone (and with it the backend's records). */
+export const UPSTREAM_FINALIZER = `${PREFIX}/finalizer`;
+/** The Accepted reason of an upstream DNSZone whose domain another cluster claimed first. */
+export const CLAIMED_ELSEWHERE = 'ClaimedByAnotherCluster';
+/** The Accepted reason of an upstream object whose downstream namespace exists with another origin. */
+export const NAMESPACE_TAKEN = 'NamespaceTaken';
+
+export type MirroredKind = 'DNSZone' | 'DNSRecordSet';
+export const MIRRORED_KINDS: readonly MirroredKind[] = ['DNSZone', 'DNSRecordSet'];
+
+const READABLE_MAX = 50;
+const HASH_CHARS = 12;
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Why a name cannot be a cluster's name, or undefined when it can (a DNS-1123 label, ≤ 63). */
+export function clusterNameProblem(name: string): string | undefined {
+  if (name.length === 0 || name.length > 63 || !DNS1123_LABEL.test(name))
+    return `cluster name ${JSON.stringify(name)} is not a DNS-1123 label (lowercase letters, digits and "-", 1-63 characters, starting and ending with a letter or digit)`;
+  return undefined;
+}
+
+function base32(bytes: Uint8Array, chars: number): string {
+  let out = '';
+  let bits = 0;
+  let value = 0;
+  for (const byte of bytes) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5 && out.length < chars) {
+      out += BASE32[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+    if (out.length >= chars) break;
+    value &= (1 << bits) - 1;
+  }
+  return out;
+}
+
+/** The hash part of a downstream namespace name. */
+export function originHash(cluster: string, namespace: string): string {
+  return base32(createHash('sha256').update(`${cluster}/${namespace}`).digest(), HASH_CHARS);
+}
+
+/** The downstream namespace of `namespace` in `cluster` (see the module comment). */
+export function mirrorNamespace(cluster: string, namespace: string): string {
+  const readable = `${cluster}--${namespace}`.slice(0, READABLE_MAX).replace(/-+$/, '');
+  return `${readable}-${originHash(cluster, namespace)}`;
+}
+
+/** Where a downstream object came from. */
+export interface Origin {
+  cluster: string;
+  namespace: string;
+}
+
+/**
+ * The origin a downstream namespace's or object's labels claim, accepted only when the namespace name
+ * is the one that origin maps to (a label alone proves nothing).
+ */
+export function originOf(
+  namespace: string | undefined,
+  labels: Record<string, string> | undefined,
+): Origin | undefined {
+  const cluster = labels?.[CLUSTER_LABEL];
+  const upstreamNamespace = labels?.[NAMESPACE_LABEL];
+  if (!namespace || !cluster || !upstreamNamespace) return undefined;
+  return mirrorNamespace(cluster, upstreamNamespace) === namespace
+    ? { cluster, namespace: upstreamNamespace }
+    : undefined;
+}
+
+/** The labels of a downstream namespace. */
+export function namespaceLabels(origin: Origin): Record<string, string> {
+  return {
+    [CLUSTER_LABEL]: origin.cluster,
+    [NAMESPACE_LABEL]: origin.namespace,
+    [MANAGED_BY_LABEL]: MANAGED_BY,
+  };
+}
+
+/** An object as the API server returns it (the fields the replicator reads). */
+export interface UpstreamObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    generation?: number;
+    resourceVersion?: string;
+    creationTimestamp?: string;
+    deletionTimestamp?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    finalizers?: string[];
+  };
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+}
+
+/** The downstream copy the replicator wants: metadata it owns and the mapped spec. */
+export interface MirrorObject {
+  apiVersion: string;
+  kind: MirroredKind;
+  metadata: {
+    name: string;
+    namespace: string;
+    labels: Record<string, string>;
+    annotations: Record<string, string>;
+  };
+  spec: Record<string, unknown>;
+}
+
+export interface MirrorContext {
+  cluster: string;
+  /**
+   * Upstream namespaces of the cluster known to the replicator (those holding DNSZones or
+   * DNSRecordSets): a delegation's namespacePatterns become the matching ones, since a prefix of an
+   * upstream name is no prefix of its downstream name.
+   */
+  namespaces: Iterable<string>;
+}
+
+export interface MirrorResult {
+  object: MirrorObject;
+  /** What could not be carried over as written (patterns expanded to more names than fit). */
+  problems: string[];
+}
+
+/** Namespaces per delegation entry and entries per zone (the DNSZone schema's limits). */
+const MAX_NAMESPACES = 64;
+const MAX_DELEGATIONS = 64;
+
+interface UpstreamDelegation {
+  namespaces?: string[];
+  namespacePatterns?: string[];
+  names?: string[];
+  types?: string[];
+}
+
+function mapDelegations(
+  delegations: UpstreamDelegation[],
+  context: MirrorContext,
+  problems: string[],
+): UpstreamDelegation[] {
+  const known = [...new Set(context.namespaces)].sort();
+  const out: UpstreamDelegation[] = [];
+  for (const d of delegations) {
+    const names = new Set(d.namespaces ?? []);
+    for (const pattern of d.namespacePatterns ?? []) {
+      const prefix = pattern.slice(0, -1);
+      for (const ns of known) if (ns.startsWith(prefix) && ns.length > prefix.length) names.add(ns);
+    }
+    const { namespacePatterns: _patterns, namespaces: _names, ...rest } = d;
+    const mapped = [...names].sort().map((ns) => mirrorNamespace(context.cluster, ns));
+    if (mapped.length === 0) {
+      // An entry without namespaces admits none: keep it so (patterns that match nothing yet included).
+      out.push({ ...rest, namespaces: [] });
+      continue;
+    }
+    for (let i = 0; i < mapped.length; i += MAX_NAMESPACES)
+      out.push({ ...rest, namespaces: mapped.slice(i, i + MAX_NAMESPACES) });
+  }
+  if (out.length > MAX_DELEGATIONS) {
+    problems.push(
+      `spec.delegations: the namespace patterns expand to ${out.length} entries of at most ${MAX_NAMESPACES} namespaces; only the first ${MAX_DELEGATIONS} are applied (name fewer namespaces)`,
+    );
+    return out.slice(0, MAX_DELEGATIONS);
+  }
+  return out;
+}
+
+/** The downstream copy of an upstream DNSZone or DNSRecordSet of `context.cluster`. */
+export function mirrorOf(kind: MirroredKind, upstream: UpstreamObject, context: MirrorContext): MirrorResult {
+  const { metadata } = upstream;
+  const namespace = metadata.namespace ?? 'default';
+  const problems: string[] = [];
+  const spec: Record<string, unknown> = structuredClone(upstream.spec ?? {});
+  if (kind === 'DNSZone' && Array.isArray(spec.delegations))
+    spec.delegations = mapDelegations(spec.delegations as UpstreamDelegation[], context, problems);
+  if (kind === 'DNSRecordSet') {
+    const ref = spec.zoneRef as { name?: string; namespace?: string } | undefined;
+    if (ref?.namespace !== undefined)
+      spec.zoneRef = { ...ref, namespace: mirrorNamespace(context.cluster, ref.namespace) };
+  }
+  const annotations: Record<string, string> = {
+    [NAME_ANNOTATION]: metadata.name,
+    [GENERATION_ANNOTATION]: String(metadata.generation ?? 0),
+  };
+  const confirm = metadata.annotations?.[CONFIRM_CHANGE_ANNOTATION];
+  if (confirm !== undefined) annotations[CONFIRM_CHANGE_ANNOTATION] = confirm;
+  return {
+    object: {
+      apiVersion: API_VERSION,
+      kind,
+      metadata: {
+        name: metadata.name,
+        namespace: mirrorNamespace(context.cluster, namespace),
+        labels: {
+          [CLUSTER_LABEL]: context.cluster,
+          [NAMESPACE_LABEL]: namespace,
+          ...(metadata.uid ? { [UID_LABEL]: metadata.uid } : {}),
+          [MANAGED_BY_LABEL]: MANAGED_BY,
+        },
+        annotations,
+      },
+      spec,
+    },
+    problems,
+  };
+}
+
+/** Whether the downstream object already carries what `desired` asks for (spec, our labels and annotations). */
+export function mirrorUpToDate(
+  desired: MirrorObject,
+  actual: {
+    metadata: { labels?: Record<string, string>; annotations?: Record<string, string> };
+    spec?: unknown;
+  },
+): boolean {
+  const labels = actual.metadata.labels ?? {};
+  const annotations = actual.metadata.annotations ?? {};
+  for (const [k, v] of Object.entries(desired.metadata.labels)) if (labels[k] !== v) return false;
+  for (const [k, v] of Object.entries(desired.metadata.annotations)) if (annotations[k] !== v) return false;
+  if (
+    annotations[CONFIRM_CHANGE_ANNOTATION] !== undefined &&
+    desired.metadata.annotations[CONFIRM_CHANGE_ANNOTATION] === undefined
+  )
+    return false;
+  return canonicalJson(desired.spec) === canonicalJson(actual.spec ?? {});
+}
+
+/** JSON with object keys sorted (so equal content compares equal whatever the key order). */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : v,
+  );
+}
+
+/** Resolves a downstream namespace to its origin, when it is a mirrored one. */
+export type NamespaceOrigins = (downstreamNamespace: string) => Origin | undefined;
+
+const MIRRORED_NAMESPACE_IN_TEXT = new RegExp(
+  `[a-z0-9][-a-z0-9]*-[${BASE32}]{${HASH_CHARS}}(/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)?`,
+  'g',
+);
+
+/**
+ * A downstream message as an upstream cluster may read it: a mirrored namespace of the same cluster
+ * becomes its upstream name, one of another cluster (with the object name after it) becomes
+ * "another cluster's object".
+ */
+export function upstreamText(text: string, cluster: string, origins: NamespaceOrigins): string {
+  return text.replace(MIRRORED_NAMESPACE_IN_TEXT, (match) => {
+    const slash = match.indexOf('/');
+    const ns = slash < 0 ? match : match.slice(0, slash);
+    const origin = origins(ns);
+    if (!origin) return match;
+    if (origin.cluster === cluster)
+      return slash < 0 ? origin.namespace : `${origin.namespace}${match.slice(slash)}`;
+    return "another cluster's object";
+  });
+}
+
+export interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+/**
+ * The upstream status for a downstream copy's status, or undefined while the copy's status is not for
+ * its current spec (observedGeneration behind its generation): the upstream then keeps what it has.
+ * `observedGeneration` fields become the upstream generation the copy was written for.
+ */
+export function upstreamStatus(
+  kind: MirroredKind,
+  downstream: {
+    metadata: { generation?: number; annotations?: Record<string, string> };
+    status?: Record<string, unknown> | undefined;
+  },
+  cluster: string,
+  origins: NamespaceOrigins,
+): Record<string, unknown> | undefined {
+  const status = downstream.status;
+  const generation = downstream.metadata.generation;
+  const upstreamGeneration = Number(downstream.metadata.annotations?.[GENERATION_ANNOTATION]);
+  if (!status || generation === undefined || !Number.isInteger(upstreamGeneration)) return undefined;
+  if (status.observedGeneration !== generation) return undefined;
+  const out: Record<string, unknown> = {};
+  const mapRef = (ref: unknown): { namespace: string; name: string } | undefined => {
+    const r = ref as { namespace?: string; name?: string } | undefined;
+    if (!r?.namespace || !r.name) return undefined;
+    const origin = origins(r.namespace);
+    return origin && origin.cluster === cluster ? { namespace: origin.namespace, name: r.name } : undefined;
+  };
+  for (const [field, value] of Object.entries(status)) {
+    if (field === 'observedGeneration') out[field] = upstreamGeneration;
+    else if (field === 'conditions' && Array.isArray(value))
+      out[field] = (value as Condition[]).map((c) => ({
+        ...c,
+        message: upstreamText(c.message ?? '', cluster, origins),
+        ...(c.observedGeneration !== undefined
+          ? { observedGeneration: c.observedGeneration === generation ? upstreamGeneration : 0 }
+          : {}),
+      }));
+    else if (field === 'zone' || field === 'parentZone') {
+      const ref = mapRef(value);
+      if (ref) out[field] = ref;
+    } else out[field] = structuredClone(value);
+  }
+  if (kind === 'DNSRecordSet' && out.zone === undefined) delete out.fqdn;
+  return out;
+}
+
+/** Conditions for an upstream object the replicator refuses to mirror (Accepted, Programmed, Ready all False). */
+export function refusedStatus(
+  reason: string,
+  message: string,
+  generation: number | undefined,
+  previous: Condition[] | undefined,
+  now: Date,
+): Record<string, unknown> {
+  const conditions: Condition[] = ['Accepted', 'Programmed', 'Ready'].map((type) => {
+    const before = previous?.find((c) => c.type === type);
+    const r = type === 'Accepted' ? reason : type === 'Programmed' ? 'Pending' : 'NotReady';
+    const m =
+      type === 'Accepted' ? message : type === 'Programmed' ? 'not programmed: not accepted' : message;
+    return {
+      type,
+      status: 'False',
+      reason: r,
+      message: m,
+      lastTransitionTime:
+        before && before.status === 'False'
+          ? before.lastTransitionTime
+          : now.toISOString().replace(/\.\d+Z$/, 'Z'),
+      ...(generation !== undefined ? { observedGeneration: generation } : {}),
+    };
+  });
+  return { ...(generation !== undefined ? { observedGeneration: generation } : {}), conditions };
+}
+
+/** Whether two statuses say the same (lastTransitionTime included: a transition is a change). */
+export function sameStatus(a: unknown, b: unknown): boolean {
+  return canonicalJson(a ?? {}) === canonicalJson(b ?? {});
+}
+
+/** A zone domain as claims compare it: lowercase, no trailing dot. */
+export function claimDomain(domainName: string): string {
+  return domainName.toLowerCase().replace(/\.$/, '');
+}

@@ -1,0 +1,965 @@
+/**
+ * The replicator of `zonekeeper operator --upstream-clusters`: DNSZones and DNSRecordSets of every
+ * upstream cluster mirrored into the operator's own (downstream) cluster, where the controller serves
+ * them like any other; status back upstream when the downstream status changes.
+ *
+ * Per upstream cluster: a reflector per kind (list + watch, backoff, relist on 410), a cache bounded
+ * by `maxObjectsPerCluster`, and its own work queue with per-key backoff, so an upstream that is down
+ * or slow stalls nobody else. One reconcile per upstream object, level-triggered:
+ * - gone or being deleted upstream → delete the downstream copy; once it is gone (the controller held
+ *   it with its finalizer until the backend no longer served it) take the upstream finalizer off;
+ * - otherwise hold the upstream finalizer, claim the zone's domain (claims.ts: the first observed claim
+ *   wins; a loser gets Accepted=False ClaimedByAnotherCluster upstream and no copy), make sure the
+ *   mirrored namespace is ours (labels naming this origin; else NamespaceTaken), create or update the
+ *   copy (mapping.ts), and write the copy's status upstream when it differs from what is there.
+ * Downstream events of copies enqueue their upstream object; a periodic resync enqueues everything.
+ * Clusters are read from the source every poll interval: a new one is started, a changed kubeconfig
+ * restarts it, a removed one is stopped at once and its copies deleted after the removal grace
+ * period (it may come back before), with its claims released.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import type { Kind, Resource } from '../../api/index.ts';
+import type { StoreEvent } from '../../control/resource-store.ts';
+import type { WorkQueue as WorkQueueType } from '../../control/work-queue.ts';
+import { WorkQueue } from '../../control/work-queue.ts';
+import type { Registry } from '../../metrics/registry.ts';
+import { resourceKey, splitKey } from '../../zones/resource-key.ts';
+import { EventRecorder } from '../kubernetes/events.ts';
+import { isStatus, KubeApi, type KubeApiError, type KubeJson } from '../kubernetes/kube-api.ts';
+import { describeError, type KubeObject, Reflector } from '../kubernetes/reflector.ts';
+import { ClaimStore } from './claim-store.ts';
+import { ownerOf } from './claims.ts';
+import type { ClusterSource } from './cluster-source.ts';
+import { boundedList, type DownstreamApi } from './downstream-api.ts';
+import {
+  CLAIMED_ELSEWHERE,
+  CLUSTER_LABEL,
+  type Condition,
+  claimDomain,
+  MIRRORED_KINDS,
+  type MirroredKind,
+  mirrorNamespace,
+  mirrorOf,
+  mirrorUpToDate,
+  NAMESPACE_TAKEN,
+  namespaceLabels,
+  type Origin,
+  originOf,
+  refusedStatus,
+  sameStatus,
+  UPSTREAM_FINALIZER,
+  type UpstreamObject,
+  upstreamStatus,
+} from './mapping.ts';
+
+type Log = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+
+/** What the replicator reads of the downstream cache (the operator's KubernetesStore). */
+export interface DownstreamStore {
+  list(kind: Kind): Resource[];
+  get(kind: Kind, key: string): Resource | undefined;
+  watch(handler: (event: StoreEvent) => void): () => void;
+}
+
+export interface ReplicatorOptions {
+  source: ClusterSource;
+  store: DownstreamStore;
+  api: DownstreamApi;
+  /** The operator's namespace: the claim records. */
+  namespace: string;
+  registry: Registry;
+  log: Log;
+  identity: string;
+  /** How often the source is read again (default 10 s). */
+  pollIntervalMs?: number;
+  /** How long a cluster's copies stay after it left the set (default 10 minutes). */
+  removalGraceMs?: number;
+  /** How often every object is reconciled again (default 5 minutes). */
+  resyncIntervalMs?: number;
+  /** Objects kept per cluster and kind; more are not mirrored (default 20,000). */
+  maxObjectsPerCluster?: number;
+  /** Longest wait between retries of an upstream's list/watch (default 30 s). */
+  retryMaxMs?: number;
+  /** Reconciles in flight per cluster (default 4). */
+  concurrency?: number;
+}
+
+const ROOT_MARK = '|';
+
+function itemKey(kind: MirroredKind, key: string): string {
+  return `${kind}${ROOT_MARK}${key}`;
+}
+
+function splitItem(item: string): { kind: MirroredKind; key: string } {
+  const i = item.indexOf(ROOT_MARK);
+  return { kind: item.slice(0, i) as MirroredKind, key: item.slice(i + 1) };
+}
+
+/** Only what the replicator reads is kept of an upstream object (no managedFields). */
+function trim(o: KubeObject): UpstreamObject {
+  const raw = o as KubeJson;
+  const m = (raw.metadata ?? {}) as UpstreamObject['metadata'] & { managedFields?: unknown };
+  const { managedFields: _drop, ...metadata } = m;
+  return {
+    ...(raw.apiVersion ? { apiVersion: String(raw.apiVersion) } : {}),
+    ...(raw.kind ? { kind: String(raw.kind) } : {}),
+    metadata,
+    ...(raw.spec ? { spec: raw.spec as Record<string, unknown> } : {}),
+    ...(raw.status ? { status: raw.status as Record<string, unknown> } : {}),
+  };
+}
+
+class UpstreamCluster {
+  readonly name: string;
+  readonly kubeconfig: string;
+  readonly api: KubeApi;
+  readonly queue: WorkQueueType;
+  readonly events: EventRecorder;
+  readonly cache = new Map<MirroredKind, Map<string, UpstreamObject>>(
+    MIRRORED_KINDS.map((k) => [k, new Map()]),
+  );
+  readonly synced = new Set<MirroredKind>();
+  readonly watchUp = new Map<MirroredKind, boolean>();
+  readonly dropped = new Map<MirroredKind, number>();
+  /** Objects the last list did not read (over the limit). */
+  private readonly unlisted = new Map<MirroredKind, number>();
+  /** When each queued item first became due (for the lag metric). */
+  readonly dueSince = new Map<string, number>();
+  /** The domain each zone key had when last seen (to release claims after the zone is gone). */
+  readonly domains = new Map<string, string>();
+  /** Upstream namespaces seen holding objects (a new one may match a delegation's pattern). */
+  private readonly knownNamespaces = new Set<string>();
+  private readonly reflectors: Reflector[] = [];
+
+  constructor(
+    name: string,
+    kubeconfig: string,
+    owner: Replicator,
+    options: { maxObjects: number; retryMaxMs: number; concurrency: number; identity: string },
+  ) {
+    this.name = name;
+    this.kubeconfig = kubeconfig;
+    const config = new KubeConfig();
+    config.loadFromString(kubeconfig);
+    this.api = new KubeApi(config);
+    this.queue = new WorkQueue((item) => owner.reconcile(this, item), {
+      concurrency: options.concurrency,
+      baseDelayMs: 200,
+      maxDelayMs: options.retryMaxMs,
+    });
+    this.queue.onResult = (item, error) => owner.onResult(this, item, error);
+    this.events = new EventRecorder({
+      api: this.api,
+      instance: options.identity,
+      controller: 'dns.zonekeeper.dev/multicluster',
+      clusterNamespace: 'default',
+      rate: 5,
+      burst: 50,
+    });
+    for (const kind of MIRRORED_KINDS) {
+      const cache = this.cache.get(kind)!;
+      const admit = (key: string, object: UpstreamObject): boolean => {
+        if (cache.has(key) || cache.size < options.maxObjects) {
+          cache.set(key, object);
+          return true;
+        }
+        this.dropped.set(kind, (this.dropped.get(kind) ?? 0) + 1);
+        return false;
+      };
+      this.reflectors.push(
+        new Reflector({
+          name: `upstream ${name} ${kind}`,
+          listerWatcher: {
+            ...this.api.listerWatcher(kind),
+            // At most maxObjects are read: a cluster with more does not make this process hold them.
+            list: async () => {
+              const r = await boundedList(config, kind, options.maxObjects);
+              this.unlisted.set(kind, r.left);
+              return { items: r.items, resourceVersion: r.resourceVersion };
+            },
+          },
+          backoff: { initialMs: 250, maxMs: options.retryMaxMs },
+          log: (level, message, fields) => owner.log(level, message, { cluster: name, ...fields }),
+          onMetric: (what) => {
+            if (what === 'watch_error' || what === 'watchdog') this.watchUp.set(kind, false);
+            if (what === 'bookmark') this.watchUp.set(kind, true);
+          },
+          onReplace: (items) => {
+            this.watchUp.set(kind, true);
+            const before = new Set(cache.keys());
+            cache.clear();
+            this.dropped.set(kind, this.unlisted.get(kind) ?? 0);
+            for (const item of items) {
+              const o = trim(item);
+              const key = resourceKey(o.metadata);
+              admit(key, o);
+              before.delete(key);
+              this.enqueue(kind, key);
+            }
+            for (const key of before) this.enqueue(kind, key);
+            if (this.dropped.get(kind))
+              owner.log(
+                'warn',
+                'upstream cluster holds more objects than are kept; the rest are not mirrored',
+                {
+                  cluster: name,
+                  kind,
+                  kept: cache.size,
+                  dropped: this.dropped.get(kind),
+                },
+              );
+            this.synced.add(kind);
+            for (const o of cache.values())
+              if (o.metadata.namespace) this.knownNamespaces.add(o.metadata.namespace);
+            // Copies of objects this cluster no longer has are reconciled (and deleted) too.
+            owner.enqueueOrphans(this, kind);
+          },
+          onEvent: (type, item) => {
+            this.watchUp.set(kind, true);
+            const o = trim(item);
+            const key = resourceKey(o.metadata);
+            if (type === 'DELETED') cache.delete(key);
+            else if (admit(key, o)) this.noteNamespace(o.metadata.namespace);
+            this.enqueue(kind, key);
+          },
+        }),
+      );
+    }
+  }
+
+  /**
+   * Puts what a write returned into the cache, unless the watch has moved the object on (or deleted
+   * it) since the version the write was made against: then the watch's version is at least as new.
+   */
+  remember(kind: MirroredKind, before: UpstreamObject, written: KubeJson): void {
+    const cache = this.cache.get(kind)!;
+    const key = resourceKey(before.metadata);
+    if (cache.get(key)?.metadata.resourceVersion === before.metadata.resourceVersion)
+      cache.set(key, trim(written));
+  }
+
+  /**
+   * A namespace seen for the first time: zones whose delegations name namespaces by pattern are
+   * mapped again, since the pattern may now match one more namespace.
+   */
+  private noteNamespace(namespace: string | undefined): void {
+    if (!namespace || this.knownNamespaces.has(namespace)) return;
+    this.knownNamespaces.add(namespace);
+    for (const [key, zone] of this.cache.get('DNSZone')!) {
+      const delegations = zone.spec?.delegations as { namespacePatterns?: string[] }[] | undefined;
+      if (delegations?.some((d) => d.namespacePatterns?.some((p) => namespace.startsWith(p.slice(0, -1)))))
+        this.enqueue('DNSZone', key);
+    }
+  }
+
+  enqueue(kind: MirroredKind, key: string): void {
+    const item = itemKey(kind, key);
+    if (!this.dueSince.has(item)) this.dueSince.set(item, performance.now());
+    this.queue.add(item);
+  }
+
+  get hasSynced(): boolean {
+    return MIRRORED_KINDS.every((k) => this.synced.has(k));
+  }
+
+  /** Upstream namespaces holding objects (for delegation patterns). */
+  namespaces(): Set<string> {
+    const out = new Set<string>();
+    for (const cache of this.cache.values())
+      for (const o of cache.values()) if (o.metadata.namespace) out.add(o.metadata.namespace);
+    return out;
+  }
+
+  start(): void {
+    this.queue.start();
+    for (const r of this.reflectors) r.start();
+  }
+
+  async stop(): Promise<void> {
+    this.queue.shutdown();
+    await Promise.all(this.reflectors.map((r) => r.stop()));
+  }
+}
+
+export class Replicator {
+  readonly log: Log;
+  private readonly options: ReplicatorOptions;
+  private readonly clusters = new Map<string, UpstreamCluster>();
+  private readonly removals = new Map<string, { deadline: number; timer: NodeJS.Timeout }>();
+  private readonly claims: ClaimStore;
+  /** Downstream namespaces known to be mirrored ones, with their origin. */
+  private readonly origins = new Map<string, Origin>();
+  /** Namespaces checked (or created) with our labels. */
+  private readonly namespacesReady = new Set<string>();
+  private pollTimer?: NodeJS.Timeout;
+  private resyncTimer?: NodeJS.Timeout;
+  private unwatch?: () => void;
+  private stopped = false;
+  private polling?: Promise<void>;
+  private readonly metrics: ReturnType<typeof createMetrics>;
+
+  constructor(options: ReplicatorOptions) {
+    this.options = options;
+    this.log = options.log;
+    this.claims = new ClaimStore(options.api, options.namespace);
+    // One set of metrics per registry: a replica that leads again starts another replicator.
+    let shared = METRICS.get(options.registry);
+    if (!shared) {
+      const holder = { current: this as Replicator };
+      shared = { holder, metrics: createMetrics(options.registry, () => holder.current) };
+      METRICS.set(options.registry, shared);
+    }
+    shared.holder.current = this;
+    this.metrics = shared.metrics;
+  }
+
+  /** Reads the claims, then the source, and keeps both going until stop(). */
+  async start(): Promise<void> {
+    for (let delay = 500; !this.stopped; delay = Math.min(delay * 2, 10_000)) {
+      try {
+        await this.claims.load();
+        break;
+      } catch (e) {
+        this.log(
+          'error',
+          'multicluster: cannot read the domain claims; nothing is mirrored until they can be read',
+          {
+            error: describeError(e),
+            retryInMs: delay,
+          },
+        );
+        await new Promise((r) => setTimeout(r, delay).unref());
+      }
+    }
+    if (this.stopped) return;
+    this.unwatch = this.options.store.watch((event) => this.onDownstream(event));
+    await this.poll();
+    // Copies of clusters that are not in the set (they left while no replicator ran): start their grace.
+    for (const kind of MIRRORED_KINDS)
+      for (const o of this.options.store.list(kind)) {
+        const origin = originOf(o.metadata.namespace, o.metadata.labels);
+        if (origin && !this.clusters.has(origin.cluster)) this.scheduleRemoval(origin.cluster);
+      }
+    const schedulePoll = () => {
+      this.pollTimer = setTimeout(async () => {
+        await this.poll();
+        if (!this.stopped) schedulePoll();
+      }, this.options.pollIntervalMs ?? 10_000);
+      this.pollTimer.unref();
+    };
+    schedulePoll();
+    this.resyncTimer = setInterval(() => this.resync(), this.options.resyncIntervalMs ?? 300_000);
+    this.resyncTimer.unref();
+    this.log('info', 'multicluster: replicating', {
+      source: this.options.source.describe,
+      clusters: [...this.clusters.keys()].join(',') || '(none)',
+      claims: this.claims.size,
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.pollTimer);
+    clearInterval(this.resyncTimer);
+    this.unwatch?.();
+    for (const r of this.removals.values()) clearTimeout(r.timer);
+    this.removals.clear();
+    await this.polling;
+    await Promise.all([...this.clusters.values()].map((c) => c.stop()));
+    this.clusters.clear();
+  }
+
+  /** The clusters, for metrics and tests. */
+  get clusterList(): readonly UpstreamCluster[] {
+    return [...this.clusters.values()];
+  }
+
+  get pendingRemovals(): readonly string[] {
+    return [...this.removals.keys()];
+  }
+
+  private poll(): Promise<void> {
+    this.polling = (async () => {
+      let set: Awaited<ReturnType<ClusterSource['read']>>;
+      try {
+        set = await this.options.source.read();
+      } catch (e) {
+        // A source that cannot be read changes nothing: no cluster is removed for it.
+        this.log('error', 'multicluster: cannot read the upstream clusters; keeping the current set', {
+          source: this.options.source.describe,
+          error: describeError(e),
+        });
+        return;
+      }
+      for (const s of set.skipped)
+        this.log('warn', 'multicluster: upstream cluster entry skipped', {
+          entry: s.entry,
+          reason: s.reason,
+        });
+      for (const [name, kubeconfig] of set.clusters) {
+        if (this.stopped) return;
+        const current = this.clusters.get(name);
+        if (current && current.kubeconfig === kubeconfig) continue;
+        if (current) {
+          this.log('info', 'multicluster: kubeconfig changed; reconnecting', { cluster: name });
+          await current.stop();
+          this.clusters.delete(name);
+        }
+        const removal = this.removals.get(name);
+        if (removal) {
+          clearTimeout(removal.timer);
+          this.removals.delete(name);
+          this.log('info', 'multicluster: cluster is back within its removal grace period; nothing removed', {
+            cluster: name,
+          });
+        }
+        let cluster: UpstreamCluster;
+        try {
+          cluster = new UpstreamCluster(name, kubeconfig, this, {
+            maxObjects: this.options.maxObjectsPerCluster ?? 20_000,
+            retryMaxMs: this.options.retryMaxMs ?? 30_000,
+            concurrency: this.options.concurrency ?? 4,
+            identity: this.options.identity,
+          });
+        } catch (e) {
+          this.log('error', 'multicluster: kubeconfig cannot be used; cluster skipped', {
+            cluster: name,
+            error: describeError(e),
+          });
+          continue;
+        }
+        this.clusters.set(name, cluster);
+        cluster.start();
+        if (current === undefined) this.log('info', 'multicluster: cluster added', { cluster: name });
+      }
+      for (const [name, cluster] of this.clusters) {
+        if (set.clusters.has(name)) continue;
+        this.clusters.delete(name);
+        await cluster.stop();
+        this.scheduleRemoval(name, cluster.kubeconfig);
+      }
+    })();
+    return this.polling;
+  }
+
+  /**
+   * Removes a cluster's copies once the grace period has passed. With the kubeconfig it was last
+   * reached with, the upstream finalizers are then released too, as far as the upstream still
+   * answers and lets the replicator in (one attempt: a cluster whose access was revoked keeps them,
+   * see docs/multicluster.md).
+   */
+  private scheduleRemoval(cluster: string, kubeconfig?: string): void {
+    if (this.removals.has(cluster) || this.stopped) return;
+    const grace = this.options.removalGraceMs ?? 600_000;
+    this.log('info', 'multicluster: cluster left the set; its records are removed after the grace period', {
+      cluster,
+      graceSeconds: grace / 1000,
+    });
+    const run = async (): Promise<void> => {
+      if (this.stopped || this.clusters.has(cluster)) return;
+      let remaining = 0;
+      try {
+        remaining = await this.removeCopies(cluster);
+      } catch (e) {
+        this.log('warn', 'multicluster: removing a cluster’s copies failed; retrying', {
+          cluster,
+          error: describeError(e),
+        });
+        remaining = 1;
+      }
+      if (remaining > 0) {
+        const entry = this.removals.get(cluster);
+        if (entry) entry.timer = setTimeout(() => void run(), 1000).unref();
+        return;
+      }
+      this.removals.delete(cluster);
+      this.log('info', 'multicluster: cluster removed; its copies, namespaces and claims are gone', {
+        cluster,
+      });
+      if (kubeconfig) await this.releaseUpstreamFinalizers(cluster, kubeconfig);
+    };
+    const timer = setTimeout(() => void run(), grace).unref();
+    this.removals.set(cluster, { deadline: Date.now() + grace, timer });
+  }
+
+  private async releaseUpstreamFinalizers(cluster: string, kubeconfig: string): Promise<void> {
+    let released = 0;
+    try {
+      const config = new KubeConfig();
+      config.loadFromString(kubeconfig);
+      const api = new KubeApi(config);
+      for (const kind of MIRRORED_KINDS) {
+        const { items } = await api.listerWatcher(kind).list();
+        for (const item of items) {
+          const o = trim(item);
+          if (!o.metadata.finalizers?.includes(UPSTREAM_FINALIZER)) continue;
+          if (this.stopped || this.clusters.has(cluster)) return; // it came back: it holds them again
+          await api.mergePatch(kind, o.metadata.namespace, o.metadata.name, {
+            metadata: {
+              finalizers: o.metadata.finalizers.filter((f) => f !== UPSTREAM_FINALIZER),
+              resourceVersion: o.metadata.resourceVersion,
+            },
+          });
+          released++;
+        }
+      }
+      this.log('info', 'multicluster: upstream finalizers of the removed cluster released', {
+        cluster,
+        released,
+      });
+    } catch (e) {
+      this.log(
+        'warn',
+        'multicluster: could not release the removed cluster’s upstream finalizers; remove them there by hand',
+        {
+          cluster,
+          released,
+          error: describeError(e),
+        },
+      );
+    }
+  }
+
+  /** Deletes a removed cluster's copies; once none is left, its namespaces and claims. Returns what is left. */
+  private async removeCopies(cluster: string): Promise<number> {
+    let remaining = 0;
+    for (const kind of MIRRORED_KINDS)
+      for (const o of this.options.store.list(kind)) {
+        const origin = originOf(o.metadata.namespace, o.metadata.labels);
+        if (origin?.cluster !== cluster) continue;
+        remaining++;
+        if (!o.metadata.deletionTimestamp)
+          await this.options.api.delete(kind, o.metadata.namespace!, o.metadata.name, o.metadata.uid);
+      }
+    if (remaining > 0) return remaining;
+    for (const ns of await this.options.api.listNamespaces(`${CLUSTER_LABEL}=${cluster}`)) {
+      if (!originOf(ns.name, ns.labels)) continue;
+      if (!ns.terminating) await this.options.api.deleteNamespace(ns.name);
+      this.namespacesReady.delete(ns.name);
+    }
+    for (const domain of this.claims.domainsOf(cluster)) await this.releaseClaim(domain, cluster);
+    return 0;
+  }
+
+  private resync(): void {
+    for (const c of this.clusters.values()) {
+      if (!c.hasSynced) continue;
+      for (const [kind, cache] of c.cache) for (const key of cache.keys()) c.enqueue(kind, key);
+      for (const kind of MIRRORED_KINDS) this.enqueueOrphans(c, kind);
+      // Claims of domains this cluster holds no zone for any more (a zone deleted while no one watched).
+      for (const domain of this.claims.domainsOf(c.name))
+        void this.releaseIfUnused(c, domain).catch(() => {});
+    }
+  }
+
+  /** Enqueues the upstream key of every downstream copy of `cluster` of `kind` (the reconcile decides). */
+  enqueueOrphans(c: UpstreamCluster, kind: MirroredKind): void {
+    const cache = c.cache.get(kind)!;
+    for (const o of this.options.store.list(kind)) {
+      const origin = originOf(o.metadata.namespace, o.metadata.labels);
+      if (origin?.cluster !== c.name) continue;
+      this.origins.set(o.metadata.namespace!, origin);
+      const key = `${origin.namespace}/${o.metadata.name}`;
+      if (!cache.has(key)) c.enqueue(kind, key);
+    }
+  }
+
+  private onDownstream(event: StoreEvent): void {
+    if (event.kind !== 'DNSZone' && event.kind !== 'DNSRecordSet') return;
+    const o = event.object;
+    const origin = originOf(o.metadata.namespace, o.metadata.labels);
+    if (!origin) return;
+    this.origins.set(o.metadata.namespace!, origin);
+    this.clusters.get(origin.cluster)?.enqueue(event.kind, `${origin.namespace}/${o.metadata.name}`);
+  }
+
+  private originOfNamespace = (ns: string): Origin | undefined => this.origins.get(ns);
+
+  onResult(c: UpstreamCluster, item: string, error: unknown): void {
+    if (error === undefined) {
+      const since = c.dueSince.get(item);
+      c.dueSince.delete(item);
+      if (since !== undefined) this.metrics.lag.labels(c.name).observe((performance.now() - since) / 1000);
+      this.metrics.reconciles.labels(c.name, 'ok').inc();
+      return;
+    }
+    this.metrics.reconciles.labels(c.name, 'error').inc();
+    const { kind, key } = splitItem(item);
+    this.log(
+      isStatus(error, 409) ? 'info' : 'warn',
+      'multicluster: reconcile failed; retrying with backoff',
+      {
+        cluster: c.name,
+        kind,
+        key,
+        error: describeError(error),
+      },
+    );
+  }
+
+  /** One upstream object of one cluster (see the module comment). */
+  async reconcile(c: UpstreamCluster, item: string): Promise<{ requeueAfterMs?: number } | undefined> {
+    if (!c.hasSynced) return { requeueAfterMs: 500 };
+    const { kind, key } = splitItem(item);
+    const { namespace = 'default', name } = splitKey(key);
+    const downNs = mirrorNamespace(c.name, namespace);
+    this.origins.set(downNs, { cluster: c.name, namespace });
+    const up = c.cache.get(kind)!.get(key);
+    // Only a copy of this very origin is ever deleted or changed: a downstream object of that name
+    // without it (made there by someone else) is left alone.
+    const ours = (labels: Record<string, string> | undefined): boolean => {
+      const origin = originOf(downNs, labels);
+      return origin?.cluster === c.name && origin.namespace === namespace;
+    };
+    const found = this.options.store.get(kind, `${downNs}/${name}`);
+    const foreign = found !== undefined && !ours(found.metadata.labels);
+    const down = foreign ? undefined : found;
+    const { api } = this.options;
+
+    if (!up || up.metadata.deletionTimestamp) {
+      if (down) {
+        if (!down.metadata.deletionTimestamp) await api.delete(kind, downNs, name, down.metadata.uid);
+        // The controller holds the copy until the backend is clean; its deletion enqueues this again.
+        return { requeueAfterMs: 5000 };
+      }
+      // The cache may lag behind a copy just created: ask the API server.
+      const raw = foreign ? undefined : await api.get(kind, downNs, name);
+      if (raw && ours((raw.metadata as { labels?: Record<string, string> }).labels)) {
+        const m = raw.metadata as { deletionTimestamp?: string; uid?: string };
+        if (!m.deletionTimestamp) await api.delete(kind, downNs, name, m.uid);
+        return { requeueAfterMs: 2000 };
+      }
+      if (up?.metadata.finalizers?.includes(UPSTREAM_FINALIZER)) await this.setFinalizer(c, kind, up, false);
+      if (kind === 'DNSZone') {
+        const domain = up?.spec?.domainName ? claimDomain(String(up.spec.domainName)) : c.domains.get(key);
+        if (!up) c.domains.delete(key);
+        if (domain) await this.releaseIfUnused(c, domain);
+      }
+      return undefined;
+    }
+
+    if (!up.metadata.finalizers?.includes(UPSTREAM_FINALIZER)) {
+      await this.setFinalizer(c, kind, up, true);
+      return undefined; // the watch brings the object with the finalizer, and this again
+    }
+
+    if (kind === 'DNSZone') {
+      const domain = claimDomain(String(up.spec?.domainName ?? ''));
+      const previous = c.domains.get(key);
+      c.domains.set(key, domain);
+      if (previous && previous !== domain) await this.releaseIfUnused(c, previous);
+      const record = await this.claims.claim(domain, c.name);
+      const owner = ownerOf(record);
+      if (owner && owner.cluster !== c.name) {
+        if (down && !down.metadata.deletionTimestamp) await api.delete(kind, downNs, name, down.metadata.uid);
+        const mine = record.claimants.find((x) => x.cluster === c.name);
+        await this.writeRefused(
+          c,
+          kind,
+          up,
+          CLAIMED_ELSEWHERE,
+          `${domain} is claimed by another upstream cluster, whose claim was observed first (at ${owner.observed}; this cluster's at ${mine?.observed ?? 'unknown'}); it is served from there. Remove one of the two DNSZones.`,
+        );
+        return undefined;
+      }
+    }
+
+    if (!(await this.ensureNamespace(downNs, { cluster: c.name, namespace }))) {
+      await this.writeRefused(
+        c,
+        kind,
+        up,
+        NAMESPACE_TAKEN,
+        `the downstream namespace ${downNs} exists and is not this namespace's mirror; ask the operator's administrators`,
+      );
+      return undefined;
+    }
+
+    if (foreign) {
+      await this.writeRefused(
+        c,
+        kind,
+        up,
+        NAMESPACE_TAKEN,
+        `the downstream object ${downNs}/${name} is not this object's copy; ask the operator's administrators`,
+      );
+      return undefined;
+    }
+    const { object: desired, problems } = mirrorOf(kind, up, { cluster: c.name, namespaces: c.namespaces() });
+    if (problems.length > 0)
+      this.log('warn', 'multicluster: object mirrored with changes', {
+        cluster: c.name,
+        kind,
+        key,
+        problems: problems.join('; '),
+      });
+    let current: { metadata: Record<string, unknown>; spec?: unknown; status?: unknown } | undefined = down as
+      | { metadata: Record<string, unknown>; spec?: unknown; status?: unknown }
+      | undefined;
+    if (!current) {
+      try {
+        await api.create(kind, downNs, desired);
+        return undefined; // the downstream watch brings the copy back
+      } catch (e) {
+        if (isStatus(e, 422) || isStatus(e, 400)) {
+          await this.writeRefused(c, kind, up, 'Invalid', (e as KubeApiError).message);
+          return undefined;
+        }
+        // The namespace was deleted behind the replicator's back: check (and make) it again next time.
+        if (isStatus(e, 404)) this.namespacesReady.delete(downNs);
+        if (!isStatus(e, 409)) throw e;
+        // It exists (the cache lags, or Zonekeeper's rules refused it so the cache leaves it out).
+        current = (await api.get(kind, downNs, name)) as typeof current;
+        if (!current) return { requeueAfterMs: 500 };
+      }
+    }
+    // A copy the downstream cache leaves out (Zonekeeper's rules refuse it): its status changes bring
+    // no event here, so it is looked at again until it has the status to send upstream.
+    const uncached = down === undefined;
+    const meta = current.metadata as {
+      labels?: Record<string, string>;
+      annotations?: Record<string, string>;
+      finalizers?: string[];
+      resourceVersion?: string;
+      uid?: string;
+      deletionTimestamp?: string;
+    };
+    if (meta.deletionTimestamp) return { requeueAfterMs: 2000 }; // an old copy on its way out
+    if (!ours(meta.labels)) {
+      // Not a copy of ours (created in the mirrored namespace by someone else): leave it alone.
+      await this.writeRefused(
+        c,
+        kind,
+        up,
+        NAMESPACE_TAKEN,
+        `the downstream object ${downNs}/${name} is not this object's copy`,
+      );
+      return undefined;
+    }
+    if (!mirrorUpToDate(desired, current as Parameters<typeof mirrorUpToDate>[1])) {
+      const keptAnnotations = Object.fromEntries(
+        Object.entries(meta.annotations ?? {}).filter(
+          ([k]) => !k.startsWith('multicluster.zonekeeper.dev/') && k !== 'dns.zonekeeper.dev/confirm-change',
+        ),
+      );
+      try {
+        await api.replace(kind, downNs, name, {
+          apiVersion: desired.apiVersion,
+          kind,
+          metadata: {
+            name,
+            namespace: downNs,
+            resourceVersion: meta.resourceVersion,
+            labels: { ...(meta.labels ?? {}), ...desired.metadata.labels },
+            annotations: { ...keptAnnotations, ...desired.metadata.annotations },
+            ...(meta.finalizers ? { finalizers: meta.finalizers } : {}),
+          },
+          spec: desired.spec,
+        });
+      } catch (e) {
+        if (isStatus(e, 422) || isStatus(e, 400)) {
+          await this.writeRefused(c, kind, up, 'Invalid', (e as KubeApiError).message);
+          return undefined;
+        }
+        throw e;
+      }
+      return undefined; // the new status comes with the next downstream event
+    }
+    const status = upstreamStatus(
+      kind,
+      current as Parameters<typeof upstreamStatus>[1],
+      c.name,
+      this.originOfNamespace,
+    );
+    if (status && !sameStatus(status, up.status)) await this.writeStatus(c, kind, up, status);
+    if (uncached && !status) return { requeueAfterMs: 1000 };
+    return undefined;
+  }
+
+  /**
+   * A downstream object Zonekeeper's rules refuse (the cache leaves it out and sends no events for
+   * it): if it is a copy, its upstream object is reconciled, so the Invalid status reaches it.
+   */
+  notifyInvalid(kind: Kind, key: string): void {
+    if (kind !== 'DNSZone' && kind !== 'DNSRecordSet') return;
+    const { namespace, name } = splitKey(key);
+    const origin = namespace ? this.origins.get(namespace) : undefined;
+    if (origin) this.clusters.get(origin.cluster)?.enqueue(kind, `${origin.namespace}/${name}`);
+  }
+
+  private async ensureNamespace(ns: string, origin: Origin): Promise<boolean> {
+    if (this.namespacesReady.has(ns)) return true;
+    const existing = await this.options.api.readNamespace(ns);
+    if (existing) {
+      const o = originOf(ns, existing.labels);
+      if (!o || o.cluster !== origin.cluster || o.namespace !== origin.namespace) return false;
+      if (existing.terminating) throw new Error(`namespace ${ns} is being deleted; waiting`);
+      this.namespacesReady.add(ns);
+      return true;
+    }
+    try {
+      await this.options.api.createNamespace(ns, namespaceLabels(origin));
+    } catch (e) {
+      if (!isStatus(e, 409)) throw e;
+      return this.ensureNamespace(ns, origin);
+    }
+    this.namespacesReady.add(ns);
+    return true;
+  }
+
+  private async setFinalizer(
+    c: UpstreamCluster,
+    kind: MirroredKind,
+    up: UpstreamObject,
+    held: boolean,
+  ): Promise<void> {
+    const finalizers = (up.metadata.finalizers ?? []).filter((f) => f !== UPSTREAM_FINALIZER);
+    if (held) finalizers.push(UPSTREAM_FINALIZER);
+    try {
+      const written = await c.api.mergePatch(kind, up.metadata.namespace, up.metadata.name, {
+        metadata: { finalizers, resourceVersion: up.metadata.resourceVersion },
+      });
+      c.remember(kind, up, written);
+    } catch (e) {
+      if (isStatus(e, 404)) return;
+      throw e;
+    }
+  }
+
+  private async writeRefused(
+    c: UpstreamCluster,
+    kind: MirroredKind,
+    up: UpstreamObject,
+    reason: string,
+    message: string,
+  ): Promise<void> {
+    const previous = (up.status?.conditions as Condition[] | undefined) ?? undefined;
+    const status = refusedStatus(reason, message, up.metadata.generation, previous, new Date());
+    if (!sameStatus(status, up.status)) await this.writeStatus(c, kind, up, status);
+  }
+
+  private async writeStatus(
+    c: UpstreamCluster,
+    kind: MirroredKind,
+    up: UpstreamObject,
+    status: Record<string, unknown>,
+  ): Promise<void> {
+    try {
+      const written = await c.api.replaceStatus(kind, {
+        apiVersion: up.apiVersion ?? 'dns.zonekeeper.dev/v1alpha1',
+        kind,
+        metadata: {
+          name: up.metadata.name,
+          ...(up.metadata.namespace ? { namespace: up.metadata.namespace } : {}),
+          ...(up.metadata.resourceVersion ? { resourceVersion: up.metadata.resourceVersion } : {}),
+        },
+        status,
+      });
+      c.remember(kind, up, written);
+      this.metrics.statusWrites.labels(c.name).inc();
+      c.events.statusChanged(up as unknown as Resource, { ...up, status } as unknown as Resource);
+    } catch (e) {
+      if (isStatus(e, 404)) return;
+      throw e;
+    }
+  }
+
+  /** Releases `cluster`'s claim on `domain` when it holds no zone of that domain, upstream or down. */
+  private async releaseIfUnused(c: UpstreamCluster, domain: string): Promise<void> {
+    if (!c.hasSynced || !this.claims.get(domain)?.claimants.some((x) => x.cluster === c.name)) return;
+    for (const o of c.cache.get('DNSZone')!.values())
+      if (o.spec?.domainName && claimDomain(String(o.spec.domainName)) === domain) return;
+    for (const o of this.options.store.list('DNSZone')) {
+      const origin = originOf(o.metadata.namespace, o.metadata.labels);
+      if (o.kind !== 'DNSZone') continue;
+      if (origin?.cluster === c.name && claimDomain(String(o.spec.domainName)) === domain) return;
+    }
+    await this.releaseClaim(domain, c.name);
+  }
+
+  private async releaseClaim(domain: string, cluster: string): Promise<void> {
+    const before = this.claims.owner(domain);
+    await this.claims.release(domain, cluster);
+    const after = this.claims.owner(domain);
+    this.log('info', 'multicluster: claim released', { domain, cluster, owner: after ?? '(none)' });
+    if (after === before) return;
+    // Another cluster owns the domain now: its zones of the domain are reconciled (and mirrored).
+    for (const other of this.clusters.values())
+      for (const [key, o] of other.cache.get('DNSZone')!)
+        if (o.spec?.domainName && claimDomain(String(o.spec.domainName)) === domain)
+          other.enqueue('DNSZone', key);
+  }
+}
+
+const METRICS = new WeakMap<
+  Registry,
+  { holder: { current: Replicator }; metrics: ReturnType<typeof createMetrics> }
+>();
+
+function createMetrics(registry: Registry, currentReplicator: () => Replicator) {
+  const watchUp = registry.gauge(
+    'zonekeeper_upstream_watch_up',
+    'Whether the list/watch of a kind in an upstream cluster works (1) or fails and is retried (0).',
+    ['cluster', 'kind'],
+  );
+  const synced = registry.gauge(
+    'zonekeeper_upstream_synced',
+    'Whether every kind of an upstream cluster has been listed at least once since it was added.',
+    ['cluster'],
+  );
+  const objects = registry.gauge(
+    'zonekeeper_upstream_objects',
+    'Objects kept per upstream cluster and kind.',
+    ['cluster', 'kind'],
+  );
+  const dropped = registry.gauge(
+    'zonekeeper_upstream_objects_dropped',
+    'Objects of an upstream cluster not kept (and not mirrored) because the cluster holds more than the limit per kind.',
+    ['cluster', 'kind'],
+  );
+  const queue = registry.gauge(
+    'zonekeeper_upstream_queue_depth',
+    'Objects waiting to be reconciled, per upstream cluster.',
+    ['cluster'],
+  );
+  const removals = registry.gauge(
+    'zonekeeper_upstream_removals_pending',
+    'Clusters that left the set and whose copies are removed once their grace period ends.',
+  );
+  watchUp.collect = () => {
+    const replicator = currentReplicator();
+    watchUp.reset();
+    synced.reset();
+    objects.reset();
+    dropped.reset();
+    queue.reset();
+    for (const c of replicator.clusterList) {
+      synced.set(c.hasSynced ? 1 : 0, c.name);
+      queue.set(c.queue.length, c.name);
+      for (const kind of MIRRORED_KINDS) {
+        watchUp.set(c.watchUp.get(kind) ? 1 : 0, c.name, kind);
+        objects.set(c.cache.get(kind)!.size, c.name, kind);
+        dropped.set(c.dropped.get(kind) ?? 0, c.name, kind);
+      }
+    }
+    removals.set(replicator.pendingRemovals.length);
+  };
+  return {
+    lag: registry.histogram(
+      'zonekeeper_upstream_lag_seconds',
+      'From a change noticed (upstream or in its downstream copy) to its reconcile done, per upstream cluster.',
+      [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      ['cluster'],
+    ),
+    reconciles: registry.counter(
+      'zonekeeper_upstream_reconciles_total',
+      'Reconciles of upstream objects by cluster and result.',
+      ['cluster', 'result'],
+    ),
+    statusWrites: registry.counter(
+      'zonekeeper_upstream_status_writes_total',
+      'Status writes to upstream objects (only when the status changed), per cluster.',
+      ['cluster'],
+    ),
+  };
+}
