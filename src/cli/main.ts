@@ -11,6 +11,7 @@ import type { HomelabApiSettings } from '../sources/homelab-api/callers.ts';
 import { DEFAULT_SERIAL_BLOCK, MAX_SERIAL_BLOCK } from '../sources/kubernetes/serial-records.ts';
 import { writeConfirmation } from '../sources/manifests/confirmations.ts';
 import { loadWriteAccess } from '../sources/writes/write-access-file.ts';
+import { DOMAIN_FLAGS, type DomainSettings, domainSettings } from './domain-flags.ts';
 import { createLogger } from './logger.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, podNamespace, startOperator } from './operator.ts';
 import { runPlan } from './plan.ts';
@@ -51,7 +52,7 @@ Usage:
                       [--leader-elect=false] [--leader-election-id NAME] [--identity NAME]
                       [--shutdown-timeout SECONDS] [--serial-block N] [--change-safety-window SECONDS]
                       [--write-access FILE] [--write-forwarders USER,...] [--write-audience NAME]
-                      [--advertise-url URL] [--homelab-api HOST:PORT ...]
+                      [--advertise-url URL] [--homelab-api HOST:PORT ...] [--domain-... (docs/domains.md)]
       Reconcile DNSZoneClasses, DNSZones and DNSRecordSets in a Kubernetes cluster: serials and hashes in
       DNSZone.status, conditions, finalizers, Events; one leader per --namespace Lease (15 s/10 s/2 s).
       --shutdown-timeout: on SIGTERM, stop within this many seconds (default 20), API server or not.
@@ -63,6 +64,11 @@ Usage:
       --advertise-url: how servers reach --http (default
       http://$POD_IP:PORT), published on the Lease. --homelab-api and its flags as in serve: the
       leader answers writes, a replica that does not lead answers 503.
+      Domains (docs/domains.md): --domain-resolver HOST:PORT (default: /etc/resolv.conf's first),
+      --domain-lookup-timeout 2s, --domain-delegation-port 53, --domain-http-port 80,
+      --domain-http-timeout 5s, --domain-http-allow CIDR,... (loopback, link-local and metadata
+      addresses are refused otherwise), --domain-retry-schedule "5s/5m,1m/15m,5m±25%",
+      --domain-reconfirm-interval 1h.
   zonekeeper server [--kubeconfig FILE] [--context NAME] [--dns 0.0.0.0:5353] [--http 0.0.0.0:8080]
                     [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
                     [--unconfirmed-after SECONDS] [--response-cache N] [--rrl ...]
@@ -234,9 +240,16 @@ async function main(argv: string[]): Promise<number> {
           'write-audience': { type: 'string' },
           'advertise-url': { type: 'string' },
           ...HOMELAB_API_FLAGS,
+          ...DOMAIN_FLAGS,
         },
       });
       const homelabApi = homelabApiOption(values);
+      let domains: DomainSettings;
+      try {
+        domains = domainSettings(values);
+      } catch (e) {
+        throw new UsageError((e as Error).message);
+      }
       if (values['advertise-url'] !== undefined && !/^https?:\/\/[^\s/]+$/.test(values['advertise-url']))
         throw new UsageError('--advertise-url: give http://HOST:PORT (how server pods reach this HTTP port)');
       const shutdownTimeout = Number(values['shutdown-timeout']);
@@ -271,6 +284,7 @@ async function main(argv: string[]): Promise<number> {
         ...(values['write-audience'] ? { writeAudience: values['write-audience'] } : {}),
         ...(values['advertise-url'] ? { advertiseUrl: values['advertise-url'] } : {}),
         ...(homelabApi ? { homelabApi } : {}),
+        domains,
         log,
       });
       await untilSignal(log);

@@ -7,9 +7,11 @@ import { createHomelabClient } from '../backends/homelab-webhook/client.ts';
 import { createBackendFactory } from '../backends/registry.ts';
 import { invalidConditions, setConditions } from '../control/conditions.ts';
 import { Controller } from '../control/controller.ts';
+import { DomainController } from '../control/domain-controller.ts';
 import { FrontDoorStore } from '../control/front-door-store.ts';
 import { HomelabController, RECORD_DOOR } from '../control/homelab/homelab-controller.ts';
 import { homelabSettingsFromEnv } from '../control/homelab/settings.ts';
+import { domainProbe } from '../domains/probe.ts';
 import { Registry } from '../metrics/registry.ts';
 import { HttpServer } from '../server/http-server.ts';
 import { ZoneTable } from '../server/zone-table.ts';
@@ -33,6 +35,7 @@ import { type RecordWriter, WriteCoordinator } from '../writes/record-writer.ts'
 import { withUpdateCredentials } from '../writes/update-credentials.ts';
 import { FORWARD_PATH } from '../writes/write-protocol.ts';
 import { resourceKey, splitKey } from '../zones/resource-key.ts';
+import type { DomainSettings } from './domain-flags.ts';
 import type { Log } from './logger.ts';
 
 export interface OperatorOptions {
@@ -84,6 +87,8 @@ export interface OperatorOptions {
   onLostLeadership?: () => void;
   /** Front doors whose kinds are read too (registered ones and those of `--front-door`). */
   frontDoors?: FrontDoors;
+  /** Domain verification: resolver, HTTP client, schedules (default: the system resolver, Datum's schedule). */
+  domains?: DomainSettings;
 }
 
 export interface OperatorHandle {
@@ -157,6 +162,8 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   // The homelab DNS operator's kinds, pushed to their providers: run by the leader only.
   const homelabSettings = homelabSettingsFromEnv();
   let homelab: HomelabController | undefined;
+  // Domain verification (docs/domains.md): run by the leader only.
+  let domainController: DomainController | undefined;
   let serials: KubernetesSerialStore | undefined;
   let leading = !options.leaderElect;
   let stopping = false;
@@ -329,6 +336,19 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
           : {}),
       });
       controller.start();
+      domainController = new DomainController({
+        store,
+        probe: domainProbe(options.domains?.probe),
+        ...(options.domains
+          ? {
+              schedule: options.domains.schedule,
+              reconfirmIntervalMs: options.domains.reconfirmIntervalMs,
+              httpPort: options.domains.httpPort,
+            }
+          : {}),
+        log,
+      });
+      domainController.start();
       if (frontDoors.get(RECORD_DOOR)) {
         homelab = new HomelabController({
           store,
@@ -413,6 +433,8 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         controller = undefined;
         homelab?.stop();
         homelab = undefined;
+        domainController?.stop();
+        domainController = undefined;
         // Another replica may lead now: this one must not write serial records any more.
         serials = undefined;
         (options.onLostLeadership ?? (() => process.exit(1)))();
@@ -465,6 +487,8 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       controller = undefined;
       homelab?.stop();
       homelab = undefined;
+      domainController?.stop();
+      domainController = undefined;
       // While the lease is still held: lower the serial reservations to the serials last used, so the
       // next leader keeps the serials of unchanged zones and continues right above them.
       if (serials) await step('release the serial reservations', serials.release());

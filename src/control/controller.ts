@@ -166,7 +166,8 @@ export class Controller {
   /** Loads what the store holds in one batch, then follows its events. */
   start(): void {
     const objects = CATALOG_KINDS.flatMap((kind) => this.store.list(kind));
-    for (const object of objects) this.queues.add(object.kind, resourceKey(object.metadata));
+    for (const kind of CATALOG_KINDS)
+      for (const object of this.store.list(kind)) this.queues.add(kind, resourceKey(object.metadata));
     this.enqueueAffected(this.feed.load(objects));
     this.unsubscribe = this.store.watch((event) => this.onEvent(event));
     this.queues.start();
@@ -239,6 +240,7 @@ export class Controller {
 
   /** A store event: into the catalog through the feed (status-only changes stop there), then the queues. */
   private onEvent(event: StoreEvent): void {
+    if (event.kind === 'Domain') return; // the domain controller's (src/control/domain-controller.ts)
     // A zone's class counts its zones: the class it had before the change, or has after it.
     const before = event.kind === 'DNSZone' ? this.catalog.zones.get(event.key) : undefined;
     let affected: Affected | undefined;

@@ -1,0 +1,94 @@
+/** `zonekeeper operator`'s flags for Domain verification (docs/domains.md). */
+import { readFileSync } from 'node:fs';
+import type { DomainProbeSettings } from '../domains/probe.ts';
+import {
+  DEFAULT_RETRY_SCHEDULE,
+  parseDuration,
+  parseNetwork,
+  parseRetrySchedule,
+  type RetrySchedule,
+} from '../zones/domain-verification.ts';
+
+export const DOMAIN_FLAGS = {
+  'domain-resolver': { type: 'string' },
+  'domain-lookup-timeout': { type: 'string', default: '2s' },
+  'domain-delegation-port': { type: 'string', default: '53' },
+  'domain-http-port': { type: 'string', default: '80' },
+  'domain-http-timeout': { type: 'string', default: '5s' },
+  'domain-http-allow': { type: 'string' },
+  'domain-retry-schedule': { type: 'string' },
+  'domain-reconfirm-interval': { type: 'string', default: '1h' },
+} as const;
+
+export interface DomainSettings {
+  probe: DomainProbeSettings;
+  schedule: RetrySchedule;
+  reconfirmIntervalMs: number;
+  httpPort: number;
+}
+
+export class DomainFlagError extends Error {}
+
+/** The first `nameserver` of /etc/resolv.conf (the pod's cluster DNS), else 127.0.0.1. */
+function systemResolver(): string {
+  try {
+    const m = /^\s*nameserver\s+(\S+)/m.exec(readFileSync('/etc/resolv.conf', 'utf8'));
+    if (m) return m[1]!.includes(':') ? `[${m[1]}]:53` : `${m[1]}:53`;
+  } catch {
+    // no resolv.conf
+  }
+  return '127.0.0.1:53';
+}
+
+function duration(flag: string, text: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined || ms <= 0)
+    throw new DomainFlagError(`--${flag}: give a duration such as 500ms, 5s, 1m or 1h`);
+  return ms;
+}
+
+function port(flag: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > 65535)
+    throw new DomainFlagError(`--${flag}: give a port from 1 to 65535`);
+  return n;
+}
+
+export function domainSettings(
+  values: {
+    [K in keyof typeof DOMAIN_FLAGS]?: string | undefined;
+  },
+): DomainSettings {
+  const allow = (values['domain-http-allow'] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((text) => {
+      const n = parseNetwork(text);
+      if (!n)
+        throw new DomainFlagError(
+          `--domain-http-allow: ${JSON.stringify(text)} is not an address or network`,
+        );
+      return n;
+    });
+  let schedule = DEFAULT_RETRY_SCHEDULE;
+  if (values['domain-retry-schedule'] !== undefined) {
+    try {
+      schedule = parseRetrySchedule(values['domain-retry-schedule']);
+    } catch (e) {
+      throw new DomainFlagError(`--domain-retry-schedule: ${(e as Error).message}`);
+    }
+  }
+  return {
+    probe: {
+      resolver: values['domain-resolver'] ?? systemResolver(),
+      timeoutMs: duration('domain-lookup-timeout', values['domain-lookup-timeout'] ?? '2s'),
+      delegationPort: port('domain-delegation-port', values['domain-delegation-port'] ?? '53'),
+      httpTimeoutMs: duration('domain-http-timeout', values['domain-http-timeout'] ?? '5s'),
+      ...(allow.length > 0 ? { httpAllow: allow } : {}),
+    },
+    schedule,
+    reconfirmIntervalMs: duration('domain-reconfirm-interval', values['domain-reconfirm-interval'] ?? '1h'),
+    httpPort: port('domain-http-port', values['domain-http-port'] ?? '80'),
+  };
+}
