@@ -275,6 +275,15 @@ export const dnsZoneClassSpecSchema = s.object(
         { description: 'How Domains that name this class prove ownership.' },
       ),
     ),
+    requireVerifiedDomain: s.optional(
+      s.boolean({
+        description:
+          'Whether zones of this class are served only under a verified Domain: a DNSZone is Accepted but not ' +
+          'served (Programmed=False, reason DomainNotVerified) until a Domain of its namespace for its domain, or ' +
+          'a domain above it, is Verified. Closes zone squatting: a namespace cannot serve a domain it has not ' +
+          'proven it controls. Default: false.',
+      }),
+    ),
     allowPublicSuffixZones: s.optional(
       s.boolean({
         description:

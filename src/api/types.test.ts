@@ -82,6 +82,7 @@ interface DNSZoneClassSpec {
   transfers?: Transfers;
   zoneNameServers?: string[];
   domainVerification?: { txtRecordPrefix?: string };
+  requireVerifiedDomain?: boolean;
   allowPublicSuffixZones?: boolean;
   defaults?: { ttl?: number; soa?: SOAOverrides };
   changeSafety?: ChangeSafety;

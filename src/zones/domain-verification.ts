@@ -7,7 +7,7 @@
 import { parse } from 'tldts';
 import type { Condition, DNSZone, DNSZoneClass, Domain } from '../api/index.ts';
 import { parseIPv4, parseIPv6 } from '../dns/ip.ts';
-import { compareByAge } from './resource-key.ts';
+import { compareByAge, type ResourceKey, resourceKey } from './resource-key.ts';
 import { domainText, hasZoneNameServers, zoneNameServers } from './zone-name-servers.ts';
 
 export const DEFAULT_TXT_PREFIX = '_zonekeeper-challenge';
@@ -376,4 +376,44 @@ export function verificationConditions(
     path('VerifiedHTTP', results.http),
     verified,
   ];
+}
+
+/**
+ * Why a zone of a class with `requireVerifiedDomain` is not served, or undefined when it may be: a
+ * Domain of the zone's namespace for its domain, or a domain above it, must be Verified. Says what
+ * to do, naming the Domain that is waiting when there is one.
+ */
+export function domainGate(
+  zone: Pick<DNSZone, 'metadata' | 'spec'>,
+  zoneClass: Pick<DNSZoneClass, 'metadata' | 'spec'>,
+  domains: readonly Domain[],
+): string | undefined {
+  if (zoneClass.spec.requireVerifiedDomain !== true) return undefined;
+  const namespace = zone.metadata.namespace ?? 'default';
+  if (coveringDomain(namespace, zone.spec.domainName, domains)) return undefined;
+  const name = domainText(zone.spec.domainName);
+  const waiting = domains.find(
+    (d) =>
+      d.metadata.namespace === namespace &&
+      !d.metadata.deletionTimestamp &&
+      isAtOrBelow(zone.spec.domainName, d.spec.domainName),
+  );
+  const why = waiting
+    ? `Domain ${waiting.metadata.name} (${domainText(waiting.spec.domainName)}) is not verified: ${
+        waiting.status?.conditions?.find((c) => c.type === 'Verified')?.message ?? 'not verified yet'
+      }`
+    : `no Domain in namespace ${namespace} claims ${name} or a domain above it; create one and verify it`;
+  return `DNSZoneClass ${zoneClass.metadata.name} serves only zones under a verified Domain, so ${name} is not served: ${why}`;
+}
+
+/** The keys of the zones a Domain covers or could cover: its namespace's, at or below its domain. */
+export function zonesUnder(zones: Iterable<DNSZone>, domain: Domain): ResourceKey[] {
+  const out: ResourceKey[] = [];
+  for (const z of zones)
+    if (
+      z.metadata.namespace === domain.metadata.namespace &&
+      isAtOrBelow(z.spec.domainName, domain.spec.domainName)
+    )
+      out.push(resourceKey(z.metadata));
+  return out;
 }

@@ -16,6 +16,8 @@ import { NAMED } from './secondaries.ts';
 
 export interface RecursiveBind {
   port: number;
+  /** Replaces the root zone's extra records (a new serial) and reloads named (SIGHUP); waits until served. */
+  setRootRecords(records: string[]): Promise<void>;
   log(): string;
   stop(): Promise<void>;
 }
@@ -24,7 +26,7 @@ export interface RecursiveBindOptions {
   /** Records of the root zone beyond its SOA and NS, in zone-file lines (absolute names). */
   rootRecords: string[];
   /** Zones whose names are forwarded to this port on 127.0.0.1 (the Zonekeeper server). */
-  forward: { zones: string[]; port: number };
+  forward?: { zones: string[]; port: number };
 }
 
 function q(s: string): string {
@@ -35,15 +37,17 @@ export async function startRecursiveBind(options: RecursiveBindOptions): Promise
   const dir = await mkdtemp(path.join(tmpdir(), 'zonekeeper-recursive-bind-'));
   await mkdir(path.join(dir, 'run'), { recursive: true });
   const port = await freePort();
-  const root = [
-    '$TTL 1',
-    '. IN SOA a.root-servers.test. hostmaster.root-servers.test. 1 60 60 600 1',
-    '. IN NS a.root-servers.test.',
-    'a.root-servers.test. IN A 127.0.0.1',
-    ...options.rootRecords,
-    '',
-  ].join('\n');
-  await writeFile(path.join(dir, 'root.db'), root);
+  let serial = 1;
+  const root = (records: string[]) =>
+    [
+      '$TTL 1',
+      `. IN SOA a.root-servers.test. hostmaster.root-servers.test. ${serial} 60 60 600 1`,
+      '. IN NS a.root-servers.test.',
+      'a.root-servers.test. IN A 127.0.0.1',
+      ...records,
+      '',
+    ].join('\n');
+  await writeFile(path.join(dir, 'root.db'), root(options.rootRecords));
   await writeFile(path.join(dir, 'bind.keys'), '');
   const config = [
     'options {',
@@ -64,9 +68,9 @@ export async function startRecursiveBind(options: RecursiveBindOptions): Promise
     '};',
     'controls { };',
     'zone "." { type primary; file "root.db"; };',
-    ...options.forward.zones.map(
+    ...(options.forward?.zones ?? []).map(
       (z) =>
-        `zone ${q(z)} { type forward; forward only; forwarders { 127.0.0.1 port ${options.forward.port}; }; };`,
+        `zone ${q(z)} { type forward; forward only; forwarders { 127.0.0.1 port ${options.forward?.port}; }; };`,
     ),
     '',
   ].join('\n');
@@ -117,5 +121,18 @@ export async function startRecursiveBind(options: RecursiveBindOptions): Promise
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { port, log: () => output, stop };
+  const setRootRecords = async (records: string[]) => {
+    serial++;
+    await writeFile(path.join(dir, 'root.db'), root(records));
+    process.kill(child.pid!, 'SIGHUP');
+    const wanted = serial;
+    const until = performance.now() + 20_000;
+    for (;;) {
+      const r = await dig(port, '.', 'SOA').catch(() => undefined);
+      if (r?.answer.some((l) => l.split(' ')[6] === String(wanted))) return;
+      if (performance.now() > until) throw new Error(`named did not load root serial ${wanted}:\n${output}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  return { port, log: () => output, stop, setRootRecords };
 }
