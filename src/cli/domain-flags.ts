@@ -18,6 +18,8 @@ export const DOMAIN_FLAGS = {
   'domain-http-allow': { type: 'string' },
   'domain-retry-schedule': { type: 'string' },
   'domain-reconfirm-interval': { type: 'string', default: '1h' },
+  'gateway-dns': { type: 'string', default: 'false' },
+  'gateway-target-domain': { type: 'string' },
 } as const;
 
 export interface DomainSettings {
@@ -91,4 +93,25 @@ export function domainSettings(
     reconfirmIntervalMs: duration('domain-reconfirm-interval', values['domain-reconfirm-interval'] ?? '1h'),
     httpPort: port('domain-http-port', values['domain-http-port'] ?? '80'),
   };
+}
+
+/** `--gateway-dns=true [--gateway-target-domain gw.example.net]`: Gateway API hostnames → DNSRecordSets. */
+export function gatewayDnsSettings(values: {
+  'gateway-dns'?: string | undefined;
+  'gateway-target-domain'?: string | undefined;
+}): { targetDomain?: string } | undefined {
+  const on = values['gateway-dns'] ?? 'false';
+  if (on !== 'true' && on !== 'false') throw new DomainFlagError('--gateway-dns: give true or false');
+  const target = values['gateway-target-domain'];
+  if (
+    target !== undefined &&
+    !/^([A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?\.)+[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?\.?$/.test(target)
+  )
+    throw new DomainFlagError('--gateway-target-domain: give a domain name such as gw.example.net');
+  if (on === 'false') {
+    if (target !== undefined)
+      throw new DomainFlagError('--gateway-target-domain goes with --gateway-dns=true');
+    return undefined;
+  }
+  return target !== undefined ? { targetDomain: target } : {};
 }

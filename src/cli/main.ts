@@ -11,7 +11,7 @@ import type { HomelabApiSettings } from '../sources/homelab-api/callers.ts';
 import { DEFAULT_SERIAL_BLOCK, MAX_SERIAL_BLOCK } from '../sources/kubernetes/serial-records.ts';
 import { writeConfirmation } from '../sources/manifests/confirmations.ts';
 import { loadWriteAccess } from '../sources/writes/write-access-file.ts';
-import { DOMAIN_FLAGS, type DomainSettings, domainSettings } from './domain-flags.ts';
+import { DOMAIN_FLAGS, type DomainSettings, domainSettings, gatewayDnsSettings } from './domain-flags.ts';
 import { createLogger } from './logger.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, podNamespace, startOperator } from './operator.ts';
 import { runPlan } from './plan.ts';
@@ -68,7 +68,8 @@ Usage:
       --domain-lookup-timeout 2s, --domain-delegation-port 53, --domain-http-port 80,
       --domain-http-timeout 5s, --domain-http-allow CIDR,... (loopback, link-local and metadata
       addresses are refused otherwise), --domain-retry-schedule "5s/5m,1m/15m,5m±25%",
-      --domain-reconfirm-interval 1h.
+      --domain-reconfirm-interval 1h. --gateway-dns=true [--gateway-target-domain gw.example.net]:
+      Gateway API hostnames under verified Domains become DNSRecordSets (docs/domains.md).
   zonekeeper server [--kubeconfig FILE] [--context NAME] [--dns 0.0.0.0:5353] [--http 0.0.0.0:8080]
                     [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
                     [--unconfirmed-after SECONDS] [--response-cache N] [--rrl ...]
@@ -245,8 +246,10 @@ async function main(argv: string[]): Promise<number> {
       });
       const homelabApi = homelabApiOption(values);
       let domains: DomainSettings;
+      let gatewayDns: ReturnType<typeof gatewayDnsSettings>;
       try {
         domains = domainSettings(values);
+        gatewayDns = gatewayDnsSettings(values);
       } catch (e) {
         throw new UsageError((e as Error).message);
       }
@@ -285,6 +288,7 @@ async function main(argv: string[]): Promise<number> {
         ...(values['advertise-url'] ? { advertiseUrl: values['advertise-url'] } : {}),
         ...(homelabApi ? { homelabApi } : {}),
         domains,
+        ...(gatewayDns ? { gatewayDns } : {}),
         log,
       });
       await untilSignal(log);

@@ -9,6 +9,7 @@ import { invalidConditions, setConditions } from '../control/conditions.ts';
 import { Controller } from '../control/controller.ts';
 import { DomainController } from '../control/domain-controller.ts';
 import { FrontDoorStore } from '../control/front-door-store.ts';
+import { GatewayController, ROUTE_KINDS } from '../control/gateway-controller.ts';
 import { HomelabController, RECORD_DOOR } from '../control/homelab/homelab-controller.ts';
 import { homelabSettingsFromEnv } from '../control/homelab/settings.ts';
 import { domainProbe } from '../domains/probe.ts';
@@ -18,6 +19,7 @@ import { ZoneTable } from '../server/zone-table.ts';
 import { type HomelabApiSettings, withSingleCaller } from '../sources/homelab-api/callers.ts';
 import { startHomelabApi } from '../sources/homelab-api/start.ts';
 import { EventRecorder } from '../sources/kubernetes/events.ts';
+import { KubernetesGatewaySource, kubernetesGatewayWriter } from '../sources/kubernetes/gateway-objects.ts';
 import { KubeApi, type KubeJson, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
 import { type InvalidObject, KubernetesStore } from '../sources/kubernetes/kubernetes-store.ts';
 import { LeaderElector } from '../sources/kubernetes/leader-election.ts';
@@ -89,6 +91,11 @@ export interface OperatorOptions {
   frontDoors?: FrontDoors;
   /** Domain verification: resolver, HTTP client, schedules (default: the system resolver, Datum's schedule). */
   domains?: DomainSettings;
+  /**
+   * Gateway API hostnames → DNSRecordSets (docs/domains.md, "Gateway API"): off unless set. The Gateway
+   * API CRDs must be installed. `targetDomain`: where Gateways' DNS addresses live.
+   */
+  gatewayDns?: { targetDomain?: string };
 }
 
 export interface OperatorHandle {
@@ -164,6 +171,15 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   let homelab: HomelabController | undefined;
   // Domain verification (docs/domains.md): run by the leader only.
   let domainController: DomainController | undefined;
+  // Gateway API hostnames → DNSRecordSets: run by the leader only, once the Gateway API kinds are read.
+  let gatewaySource: KubernetesGatewaySource | undefined;
+  let gatewayController: GatewayController | undefined;
+  const stopGateways = () => {
+    gatewayController?.stop();
+    gatewayController = undefined;
+    void gatewaySource?.stop();
+    gatewaySource = undefined;
+  };
   let serials: KubernetesSerialStore | undefined;
   let leading = !options.leaderElect;
   let stopping = false;
@@ -349,6 +365,22 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         log,
       });
       domainController.start();
+      if (options.gatewayDns) {
+        const source = new KubernetesGatewaySource(api, ['Gateway', ...ROUTE_KINDS], log);
+        gatewaySource = source;
+        source.start();
+        void source.synced().then(() => {
+          if (!current() || gatewaySource !== source) return;
+          gatewayController = new GatewayController({
+            store,
+            source,
+            writer: kubernetesGatewayWriter(api, events),
+            ...(options.gatewayDns?.targetDomain ? { targetDomain: options.gatewayDns.targetDomain } : {}),
+            log,
+          });
+          gatewayController.start();
+        });
+      }
       if (frontDoors.get(RECORD_DOOR)) {
         homelab = new HomelabController({
           store,
@@ -435,6 +467,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         homelab = undefined;
         domainController?.stop();
         domainController = undefined;
+        stopGateways();
         // Another replica may lead now: this one must not write serial records any more.
         serials = undefined;
         (options.onLostLeadership ?? (() => process.exit(1)))();
@@ -489,6 +522,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       homelab = undefined;
       domainController?.stop();
       domainController = undefined;
+      stopGateways();
       // While the lease is still held: lower the serial reservations to the serials last used, so the
       // next leader keeps the serials of unchanged zones and continues right above them.
       if (serials) await step('release the serial reservations', serials.release());
