@@ -18,6 +18,7 @@ import { stringify } from 'yaml';
 import { dig, rdataOf } from './support/dig.ts';
 import { type KubeCluster, type KubeUser, serviceAccountUser, startKube } from './support/kube.ts';
 import { type RecursiveBind, startRecursiveBind } from './support/recursive-bind.ts';
+import { type RdapStandIn, rdapDomain, startRdapStandIn } from './support/registration-stand-ins.ts';
 import { type KubeProcess, startOperatorProcess, startServerProcess } from './support/zonekeeper-kube.ts';
 import { ROOT, waitFor } from './support/zonekeeper-process.ts';
 
@@ -69,6 +70,7 @@ interface Conditioned {
 describe('zone squatting on a real API server', { timeout: 600_000 }, () => {
   let kube: KubeCluster;
   let bind: RecursiveBind | undefined;
+  let rdap: RdapStandIn | undefined;
   let operator: KubeProcess | undefined;
   let server: KubeProcess | undefined;
 
@@ -172,6 +174,16 @@ describe('zone squatting on a real API server', { timeout: 600_000 }, () => {
     });
     server = await startServerProcess('server', kube.kubeconfigFor(SERVER));
     bind = await startRecursiveBind({ rootRecords: [] });
+    // The registry's RDAP server, a stand-in on loopback, with its bootstrap file.
+    rdap = await startRdapStandIn(['test']);
+    rdap.domains.set(
+      'example.test',
+      rdapDomain('example.test', {
+        registrar: 'Stand-in Registrar, Inc.',
+        expires: '2030-03-04T05:06:07Z',
+        abuse: 'abuse@registrar.test',
+      }),
+    );
     operator = await startOperatorProcess('operator', kube.kubeconfigFor(OPERATOR), SYSTEM, [
       '--domain-resolver',
       `127.0.0.1:${bind.port}`,
@@ -185,6 +197,13 @@ describe('zone squatting on a real API server', { timeout: 600_000 }, () => {
       '500ms',
       '--domain-http-timeout',
       '500ms',
+      '--domain-registration=true',
+      '--domain-rdap-bootstrap',
+      rdap.bootstrapUrl,
+      '--domain-whois-server',
+      '127.0.0.1:1',
+      '--domain-registration-interval',
+      '10ms',
     ]);
   });
 
@@ -197,6 +216,7 @@ describe('zone squatting on a real API server', { timeout: 600_000 }, () => {
         if (p) await writeFile(path.join(process.env.KUBE_E2E_LOGS, `${p.name}.log`), p.log());
     }
     await bind?.stop();
+    await rdap?.close();
     await kube?.stop();
   });
 
@@ -282,6 +302,26 @@ describe('zone squatting on a real API server', { timeout: 600_000 }, () => {
           : undefined,
       30_000,
       200,
+    );
+  });
+
+  test('registration data of the apex is in status.registration (RDAP stand-in)', async () => {
+    const { value: registration } = await waitFor(
+      async () =>
+        (
+          (await get('domain', 'owner', 'example-test'))?.status as {
+            registration?: { registrar?: string; expires?: string; source?: string };
+          }
+        )?.registration,
+      60_000,
+      200,
+    );
+    assert.equal(registration.source, 'RDAP');
+    assert.equal(registration.registrar, 'Stand-in Registrar, Inc.');
+    assert.equal(registration.expires, '2030-03-04T05:06:07Z');
+    assert.equal(
+      (await condition('domain', 'owner', 'example-test', 'RegistrationExpiring'))?.status,
+      'False',
     );
   });
 

@@ -96,21 +96,67 @@ export const domainStatusSchema = s.object(
               maxItems: 32,
             }),
           ),
-          lastAttempt: s.optional(
-            s.string({ description: 'When verification was last attempted.', format: 'date-time' }),
-          ),
-          nextAttempt: s.optional(
-            s.string({ description: 'When verification is next attempted.', format: 'date-time' }),
-          ),
         },
-        { description: 'How ownership is proven, and the attempts.' },
+        { description: 'How ownership is proven.' },
+      ),
+    ),
+    registration: s.optional(
+      s.object(
+        {
+          source: s.string({
+            description: 'Where the data comes from: RDAP or WHOIS.',
+            enum: ['RDAP', 'WHOIS'] as const,
+          }),
+          server: s.string({
+            description: 'The RDAP base URL or WHOIS server that answered.',
+            maxLength: 2048,
+          }),
+          registrar: s.optional(s.string({ description: 'The sponsoring registrar.', maxLength: 1024 })),
+          registry: s.optional(
+            s.string({ description: 'The registry (its RDAP or WHOIS server).', maxLength: 1024 }),
+          ),
+          created: s.optional(
+            s.string({ description: 'When the domain was registered, as the registry says.', maxLength: 64 }),
+          ),
+          updated: s.optional(
+            s.string({ description: 'When the registration last changed.', maxLength: 64 }),
+          ),
+          expires: s.optional(s.string({ description: 'When the registration expires.', maxLength: 64 })),
+          statuses: s.optional(
+            s.array(s.string({ description: 'An EPP or RDAP status.', maxLength: 256 }), {
+              description: 'Registration statuses, e.g. client transfer prohibited.',
+              maxItems: 32,
+            }),
+          ),
+          dnssecSigned: s.optional(
+            s.boolean({
+              description: 'Whether the parent publishes DS records for the domain (DNSSEC delegation).',
+            }),
+          ),
+          nameservers: s.optional(
+            s.array(s.string({ description: 'A host name.', maxLength: 253 }), {
+              description:
+                'The name servers the registration lists (for information; verification asks DNS).',
+              maxItems: 32,
+            }),
+          ),
+          abuseEmail: s.optional(
+            s.string({ description: "The registrar's abuse contact e-mail.", maxLength: 1024 }),
+          ),
+          abusePhone: s.optional(
+            s.string({ description: "The registrar's abuse contact phone.", maxLength: 256 }),
+          ),
+          refreshed: s.string({ description: 'When the data was read.', format: 'date-time' }),
+        },
+        { description: "The apex's registration data: RDAP first, WHOIS as the fallback; refreshed daily." },
       ),
     ),
     conditions: conditionsSchema(
       'VerifiedDNSZone: the parent delegates the domain to name servers of its own DNSZone in this namespace. ' +
         'VerifiedDNS: the TXT record of status.verification.dnsRecord is published. ' +
         'VerifiedHTTP: the URL of status.verification.httpToken answers its body. ' +
-        'Verified: one of them holds, and no older Domain of another namespace holds the name.',
+        'Verified: one of them holds, and no older Domain of another namespace holds the name. ' +
+        'RegistrationExpiring: the registration expires soon (or has expired); Unknown without registration data.',
     ),
   },
   { description: 'Observed state of the domain.' },

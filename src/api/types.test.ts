@@ -150,8 +150,21 @@ interface DomainStatus {
     dnsRecord?: { name: string; type: string; content: string };
     httpToken?: { url: string; body: string };
     delegatedNameServers?: string[];
-    lastAttempt?: string;
-    nextAttempt?: string;
+  };
+  registration?: {
+    source: 'RDAP' | 'WHOIS';
+    server: string;
+    registrar?: string;
+    registry?: string;
+    created?: string;
+    updated?: string;
+    expires?: string;
+    statuses?: string[];
+    dnssecSigned?: boolean;
+    nameservers?: string[];
+    abuseEmail?: string;
+    abusePhone?: string;
+    refreshed: string;
   };
   conditions?: Condition[];
 }

@@ -1,6 +1,7 @@
 /** `zonekeeper operator`'s flags for Domain verification (docs/domains.md). */
 import { readFileSync } from 'node:fs';
 import type { DomainProbeSettings } from '../domains/probe.ts';
+import type { RegistrationClientOptions } from '../domains/registration-client.ts';
 import {
   DEFAULT_RETRY_SCHEDULE,
   parseDuration,
@@ -18,12 +19,21 @@ export const DOMAIN_FLAGS = {
   'domain-http-allow': { type: 'string' },
   'domain-retry-schedule': { type: 'string' },
   'domain-reconfirm-interval': { type: 'string', default: '1h' },
+  'domain-registration': { type: 'string', default: 'false' },
+  'domain-rdap-bootstrap': { type: 'string' },
+  'domain-whois-server': { type: 'string' },
+  'domain-whois-port': { type: 'string', default: '43' },
+  'domain-registration-refresh': { type: 'string', default: '24h' },
+  'domain-registration-interval': { type: 'string', default: '1s' },
+  'domain-expiry-warning': { type: 'string', default: '720h' },
   'gateway-dns': { type: 'string', default: 'false' },
   'gateway-target-domain': { type: 'string' },
 } as const;
 
 export interface DomainSettings {
   probe: DomainProbeSettings;
+  /** Registration data (RDAP, WHOIS): off unless --domain-registration=true. */
+  registration?: RegistrationClientOptions & { refreshMs: number; expiryWarningMs: number };
   schedule: RetrySchedule;
   reconfirmIntervalMs: number;
   httpPort: number;
@@ -81,7 +91,32 @@ export function domainSettings(
       throw new DomainFlagError(`--domain-retry-schedule: ${(e as Error).message}`);
     }
   }
+  const registrationOn = values['domain-registration'] ?? 'false';
+  if (registrationOn !== 'true' && registrationOn !== 'false')
+    throw new DomainFlagError('--domain-registration: give true or false');
+  const whois = values['domain-whois-server'];
+  if (whois !== undefined && !/^[A-Za-z0-9.-]+:[0-9]{1,5}$/.test(whois))
+    throw new DomainFlagError('--domain-whois-server: give host:port, e.g. whois.iana.org:43');
+  const bootstrap = values['domain-rdap-bootstrap'];
+  if (bootstrap !== undefined && !/^https?:\/\/\S+$/.test(bootstrap))
+    throw new DomainFlagError('--domain-rdap-bootstrap: give an http(s) URL');
+  const registration =
+    registrationOn === 'true'
+      ? {
+          ...(bootstrap !== undefined ? { bootstrapUrl: bootstrap } : {}),
+          ...(whois !== undefined ? { whoisServer: whois } : {}),
+          whoisPort: port('domain-whois-port', values['domain-whois-port'] ?? '43'),
+          minIntervalMs: duration(
+            'domain-registration-interval',
+            values['domain-registration-interval'] ?? '1s',
+          ),
+          timeoutMs: duration('domain-http-timeout', values['domain-http-timeout'] ?? '5s'),
+          refreshMs: duration('domain-registration-refresh', values['domain-registration-refresh'] ?? '24h'),
+          expiryWarningMs: duration('domain-expiry-warning', values['domain-expiry-warning'] ?? '720h'),
+        }
+      : undefined;
   return {
+    ...(registration ? { registration } : {}),
     probe: {
       resolver: values['domain-resolver'] ?? systemResolver(),
       timeoutMs: duration('domain-lookup-timeout', values['domain-lookup-timeout'] ?? '2s'),

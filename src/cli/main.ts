@@ -68,7 +68,10 @@ Usage:
       --domain-lookup-timeout 2s, --domain-delegation-port 53, --domain-http-port 80,
       --domain-http-timeout 5s, --domain-http-allow CIDR,... (loopback, link-local and metadata
       addresses are refused otherwise), --domain-retry-schedule "5s/5m,1m/15m,5m±25%",
-      --domain-reconfirm-interval 1h. --gateway-dns=true [--gateway-target-domain gw.example.net]:
+      --domain-reconfirm-interval 1h. --domain-registration=true: registration data (RDAP through
+      --domain-rdap-bootstrap URL, default IANA's; WHOIS through --domain-whois-server HOST:PORT,
+      default whois.iana.org:43) every --domain-registration-refresh 24h, --domain-expiry-warning 720h.
+      --gateway-dns=true [--gateway-target-domain gw.example.net]:
       Gateway API hostnames under verified Domains become DNSRecordSets (docs/domains.md).
   zonekeeper server [--kubeconfig FILE] [--context NAME] [--dns 0.0.0.0:5353] [--http 0.0.0.0:8080]
                     [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]

@@ -13,6 +13,7 @@ import { GatewayController, ROUTE_KINDS } from '../control/gateway-controller.ts
 import { HomelabController, RECORD_DOOR } from '../control/homelab/homelab-controller.ts';
 import { homelabSettingsFromEnv } from '../control/homelab/settings.ts';
 import { domainProbe } from '../domains/probe.ts';
+import { RegistrationClient } from '../domains/registration-client.ts';
 import { Registry } from '../metrics/registry.ts';
 import { HttpServer } from '../server/http-server.ts';
 import { ZoneTable } from '../server/zone-table.ts';
@@ -360,6 +361,13 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
               schedule: options.domains.schedule,
               reconfirmIntervalMs: options.domains.reconfirmIntervalMs,
               httpPort: options.domains.httpPort,
+            }
+          : {}),
+        ...(options.domains?.registration
+          ? {
+              registration: new RegistrationClient(options.domains.registration),
+              registrationRefreshMs: options.domains.registration.refreshMs,
+              expiryWarningMs: options.domains.registration.expiryWarningMs,
             }
           : {}),
         log,

@@ -26,6 +26,7 @@ import {
   verificationConditions,
   zoneForDomain,
 } from '../zones/domain-verification.ts';
+import { expiryState, type Registration } from '../zones/registration.ts';
 import { resourceKey } from '../zones/resource-key.ts';
 import { domainText } from '../zones/zone-name-servers.ts';
 import { jsonEqual, setConditions } from './conditions.ts';
@@ -46,9 +47,20 @@ export interface DomainProbe {
   ): Promise<{ passed: boolean; reason?: string; message: string }>;
 }
 
+/** Reads registration data (RDAP, WHOIS); a rate-limited server says how long to wait (`retryAfterMs`). */
+export interface RegistrationSource {
+  lookup(apex: string): Promise<Registration>;
+}
+
 export interface DomainControllerOptions {
   store: ResourceStore;
   probe: DomainProbe;
+  /** Registration data of each Domain's apex in status.registration (none without it). */
+  registration?: RegistrationSource;
+  /** How often registration data is read again (default 24 h, with the schedule's jitter). */
+  registrationRefreshMs?: number;
+  /** RegistrationExpiring turns True this long before the registration expires (default 30 days). */
+  expiryWarningMs?: number;
   /** Retries while not verified (default: every 5 s for 5 min, every minute up to 15 min, then every 5 min, ±25 %). */
   schedule?: RetrySchedule;
   /** How often a verified Domain is confirmed again (default 1 h, with the schedule's jitter). */
@@ -61,11 +73,17 @@ export interface DomainControllerOptions {
 }
 
 export const DEFAULT_RECONFIRM_INTERVAL_MS = 60 * 60_000;
+export const DEFAULT_REGISTRATION_REFRESH_MS = 24 * 60 * 60_000;
+export const DEFAULT_EXPIRY_WARNING_MS = 30 * 24 * 60 * 60_000;
+/** After a failed registration look-up without a Retry-After. */
+const REGISTRATION_RETRY_MS = 15 * 60_000;
 
 interface DomainState {
   /** The generation and inputs last probed, and when the next probe is due. */
   probed: string;
   dueAt: number;
+  /** When registration data is read next. */
+  registrationAt?: number;
 }
 
 export class DomainController {
@@ -247,6 +265,34 @@ export class DomainController {
         }
       })(),
     ]);
+    // Registration data, when due: daily, or at the time a rate-limited server asked for.
+    const random = this.options.random ?? Math.random;
+    const schedule = this.options.schedule ?? DEFAULT_RETRY_SCHEDULE;
+    let registration = domain.status?.registration;
+    let registrationAt = st?.registrationAt;
+    const refreshMs = this.options.registrationRefreshMs ?? DEFAULT_REGISTRATION_REFRESH_MS;
+    if (this.options.registration) {
+      const due =
+        registrationAt ??
+        (registration ? Date.parse(registration.refreshed) + refreshMs : Number.NEGATIVE_INFINITY);
+      if (now >= due) {
+        try {
+          const r = await this.options.registration.lookup(apex.apex);
+          registration = { ...registrationStatus(r), refreshed: new Date(now).toISOString() };
+          registrationAt = now + Math.round(refreshMs * (1 + schedule.jitter * (2 * random() - 1)));
+        } catch (e) {
+          const wait = (e as { retryAfterMs?: number }).retryAfterMs ?? REGISTRATION_RETRY_MS;
+          registrationAt = now + wait;
+          this.options.log?.(
+            'warn',
+            `Domain ${key}: registration data of ${apex.apex}: ${(e as Error).message}`,
+            {
+              retryInMs: wait,
+            },
+          );
+        }
+      } else registrationAt = due;
+    }
     // Others' claims as they are now (the probes took time).
     const fresh = (store.get('Domain', key) as Domain | undefined) ?? domain;
     const claimedBy = olderClaim(fresh, store.list('Domain') as Domain[]);
@@ -254,6 +300,27 @@ export class DomainController {
       { dnsZone, dns, http, ...(claimedBy ? { claimedBy } : {}) },
       generation,
     );
+    if (this.options.registration) {
+      const expiry = expiryState(
+        registration ? fromStatus(registration) : undefined,
+        now,
+        this.options.expiryWarningMs ?? DEFAULT_EXPIRY_WARNING_MS,
+      );
+      next.push({
+        type: 'RegistrationExpiring',
+        status: expiry.state === 'unknown' ? 'Unknown' : expiry.state === 'ok' ? 'False' : 'True',
+        reason:
+          expiry.state === 'unknown'
+            ? 'NoExpiryDate'
+            : expiry.state === 'ok'
+              ? 'NotExpiring'
+              : expiry.state === 'expired'
+                ? 'Expired'
+                : 'ExpiresSoon',
+        message: expiry.message,
+        observedGeneration: generation,
+      });
+    }
     const conditions = setConditions(fresh.status?.conditions, next, new Date(now));
     const status: DomainStatus = {
       observedGeneration: generation,
@@ -263,13 +330,12 @@ export class DomainController {
         httpToken: { url, body: token },
         ...(delegated !== undefined ? { delegatedNameServers: delegated.slice(0, 32) } : {}),
       },
+      ...(registration ? { registration } : {}),
       conditions,
     };
     await this.write(fresh, status);
 
     const verified = next.find((c) => c.type === 'Verified')?.status === 'True';
-    const random = this.options.random ?? Math.random;
-    const schedule = this.options.schedule ?? DEFAULT_RETRY_SCHEDULE;
     let delay: number;
     if (verified) {
       const every = this.options.reconfirmIntervalMs ?? DEFAULT_RECONFIRM_INTERVAL_MS;
@@ -279,7 +345,12 @@ export class DomainController {
       const elapsed = since ? Math.max(0, now - Date.parse(since)) : 0;
       delay = retryDelayMs(schedule, elapsed, random());
     }
-    this.state.set(key, { probed: this.inputsOf(fresh, zones, classes), dueAt: now + delay });
+    if (registrationAt !== undefined) delay = Math.max(1, Math.min(delay, registrationAt - now));
+    this.state.set(key, {
+      probed: this.inputsOf(fresh, zones, classes),
+      dueAt: now + delay,
+      ...(registrationAt !== undefined ? { registrationAt } : {}),
+    });
     return { requeueAfterMs: delay };
   }
 
@@ -294,4 +365,37 @@ export class DomainController {
     if (jsonEqual(domain.status ?? {}, status)) return;
     await this.options.store.updateStatus('Domain', resourceKey(domain.metadata), status);
   }
+}
+
+type RegistrationStatus = NonNullable<DomainStatus['registration']>;
+
+/** Registration data as status.registration holds it (without the time it was read). */
+function registrationStatus(r: Registration): Omit<RegistrationStatus, 'refreshed'> {
+  const cut = (s: string | undefined, n: number) => (s === undefined ? undefined : s.slice(0, n));
+  const out: Omit<RegistrationStatus, 'refreshed'> = { source: r.source, server: r.server.slice(0, 2048) };
+  const set = <K extends keyof typeof out>(k: K, v: (typeof out)[K] | undefined) => {
+    if (v !== undefined) out[k] = v;
+  };
+  set('registrar', cut(r.registrar, 1024));
+  set('registry', cut(r.registry, 1024));
+  set('created', cut(r.created, 64));
+  set('updated', cut(r.updated, 64));
+  set('expires', cut(r.expires, 64));
+  set(
+    'statuses',
+    r.statuses?.slice(0, 32).map((s) => s.slice(0, 256)),
+  );
+  set('dnssecSigned', r.dnssecSigned);
+  set(
+    'nameservers',
+    r.nameservers?.slice(0, 32).map((s) => s.slice(0, 253)),
+  );
+  set('abuseEmail', cut(r.abuseEmail, 1024));
+  set('abusePhone', cut(r.abusePhone, 256));
+  return out;
+}
+
+function fromStatus(s: RegistrationStatus): Registration {
+  const { refreshed: _refreshed, ...rest } = s;
+  return rest;
 }

@@ -46,4 +46,25 @@ describe('Domain events', () => {
     const same = domain({ status: 'True', reason: 'Verified' });
     assert.equal(eventFor(same, same), undefined);
   });
+
+  test('an expiring registration is a Warning, once', () => {
+    const withExpiry = (status: 'True' | 'False'): Domain => ({
+      ...domain(),
+      status: {
+        conditions: [
+          {
+            type: 'RegistrationExpiring',
+            status,
+            reason: status === 'True' ? 'ExpiresSoon' : 'NotExpiring',
+            message: 'the registration expires on 2026-12-01T00:00:00Z (in 5 days); renew it',
+            lastTransitionTime: '2026-01-01T00:00:00Z',
+          },
+        ],
+      },
+    });
+    const e = eventFor(withExpiry('False'), withExpiry('True'));
+    assert.equal(e?.type, 'Warning');
+    assert.equal(e?.reason, 'RegistrationExpiring');
+    assert.equal(eventFor(withExpiry('True'), withExpiry('True')), undefined);
+  });
 });

@@ -140,6 +140,19 @@ function domainEvent(
   after: Resource,
   regarding: EventInput['regarding'],
 ): EventInput | undefined {
+  const expiring = find(after.status?.conditions, 'RegistrationExpiring');
+  const wasExpiring = find(before.status?.conditions, 'RegistrationExpiring');
+  if (
+    expiring?.status === 'True' &&
+    (wasExpiring?.status !== 'True' || wasExpiring.reason !== expiring.reason)
+  )
+    return {
+      regarding,
+      type: 'Warning',
+      reason: 'RegistrationExpiring',
+      action: 'ReadRegistration',
+      note: expiring.message,
+    };
   const p = find(before.status?.conditions, 'Verified');
   const c = find(after.status?.conditions, 'Verified');
   if (!c || (p && p.status === c.status && p.reason === c.reason)) return undefined;
