@@ -195,10 +195,18 @@ export class GatewayController {
             name: g.metadata.name,
             uid: '',
           });
-          for (const [type, records] of [
-            ['A', target.ipv4],
-            ['AAAA', target.ipv6],
-          ] as const) {
+          // An implementation that gives a host name instead of addresses (a cloud load balancer): CNAME.
+          const hostnames = addresses
+            .filter((a) => a.type === 'Hostname')
+            .map((a) => `${domainText(a.value)}.`);
+          const sets: [DNSRecordSet['spec']['type'], string[]][] =
+            target.ipv4.length + target.ipv6.length > 0
+              ? [
+                  ['A', target.ipv4],
+                  ['AAAA', target.ipv6],
+                ]
+              : [['CNAME', hostnames.slice(0, 1)]];
+          for (const [type, records] of sets) {
             if (records.length === 0) continue;
             const r: DNSRecordSet = {
               apiVersion: 'dns.zonekeeper.dev/v1alpha1',
