@@ -69,6 +69,7 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
       'crd/gateways.gateway.networking.k8s.io',
       'crd/httproutes.gateway.networking.k8s.io',
       'crd/grpcroutes.gateway.networking.k8s.io',
+      'crd/tlsroutes.gateway.networking.k8s.io',
     ]);
     for (const ns of [SYSTEM, 'team-a', 'platform']) await kube.kubectlOk(['create', 'namespace', ns]);
     const { stdout: rendered } = await run(path.join(kube.binDir, 'helm'), [
@@ -142,6 +143,13 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
       60_000,
     );
     await bind.setRootRecords([`_zonekeeper-challenge.example.test. IN TXT "${token.value}"`]);
+    // Both zones are served before the tests start.
+    for (const zone of ['example.test', 'gw.test'])
+      await waitFor(
+        async () => ((await ask(zone, 'SOA')).status === 'NOERROR' ? true : undefined),
+        60_000,
+        200,
+      );
   });
 
   after(async () => {
@@ -179,6 +187,16 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
           spec: {
             parentRefs: [{ name: 'gw' }],
             hostnames: ['api.example.test', 'example.test', 'shop.example.test'],
+          },
+        },
+        {
+          apiVersion: GW,
+          kind: 'TLSRoute',
+          metadata: { name: 'tls', namespace: 'team-a' },
+          spec: {
+            parentRefs: [{ name: 'gw' }],
+            hostnames: ['tls.example.test'],
+            rules: [{ backendRefs: [{ name: 'backend', port: 443 }] }],
           },
         },
       ),
@@ -219,14 +237,24 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
       60_000,
       200,
     );
-    const sets = await list('dnsrecordsets', 'team-a');
-    const ours = sets.filter(
-      (s) => s.metadata.labels?.['app.kubernetes.io/managed-by'] === 'zonekeeper-gateway-dns',
+    const managed = async () =>
+      (await list('dnsrecordsets', 'team-a')).filter(
+        (s) => s.metadata.labels?.['app.kubernetes.io/managed-by'] === 'zonekeeper-gateway-dns',
+      );
+    // The TLSRoute's hostname too.
+    const { value: ours } = await waitFor(
+      async () => {
+        const found = await managed();
+        return found.length === 4 ? found : undefined;
+      },
+      60_000,
+      200,
     );
     assert.deepEqual(ours.map((s) => `${s.spec?.name} ${s.spec?.type}`).sort(), [
       '*.apps CNAME',
       '@ ALIAS',
       'api CNAME',
+      'tls CNAME',
     ]);
     // The listener's wildcard hostname: a wildcard record set.
     assert.deepEqual(rdataOf(await ask('anything.apps.example.test'), 'CNAME'), [`${address}.`]);
@@ -269,10 +297,13 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
     const left = (await list('dnsrecordsets', 'team-a')).filter(
       (s) => s.metadata.labels?.['app.kubernetes.io/managed-by'] === 'zonekeeper-gateway-dns',
     );
-    // What the Gateway's own listener asks for stays.
+    // What the Gateway's own listener and the TLSRoute ask for stays.
     assert.deepEqual(
-      left.map((s) => [s.spec?.name, s.metadata.labels?.['dns.zonekeeper.dev/gateway-owner']]),
-      [['*.apps', 'Gateway.team-a.gw']],
+      left.map((s) => [s.spec?.name, s.metadata.labels?.['dns.zonekeeper.dev/gateway-owner']]).sort(),
+      [
+        ['*.apps', 'Gateway.team-a.gw'],
+        ['tls', 'TLSRoute.team-a.tls'],
+      ],
     );
     // The hand-made record set stays.
     assert.deepEqual(rdataOf(await ask('shop.example.test'), 'A'), ['198.51.100.1']);

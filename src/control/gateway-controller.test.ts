@@ -63,7 +63,11 @@ function setup() {
   store.apply(zone('platform', 'gw', 'gw.example.net'));
   for (const key of ['team-a/example-com', 'platform/gw'])
     void store.updateStatus('DNSZone', key, {
-      conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: '', lastTransitionTime: T }],
+      conditions: [
+        { type: 'Accepted', status: 'True', reason: 'Accepted', message: '', lastTransitionTime: T },
+        // Not Ready for a moment (a change being programmed): its hostnames stay.
+        { type: 'Ready', status: 'False', reason: 'Pending', message: '', lastTransitionTime: T },
+      ],
     });
   return { store, objects, annotations, events, controller };
 }

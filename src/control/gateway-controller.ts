@@ -14,6 +14,7 @@ import {
   GATEWAY_MANAGER,
   type GatewayTarget,
   gatewayAddress,
+  HOSTNAME_ANNOTATION,
   type HostnameClaim,
   MANAGED_BY_LABEL,
   OWNER_LABEL,
@@ -29,8 +30,8 @@ import type { ResourceStore } from './resource-store.ts';
 import { WorkQueue } from './work-queue.ts';
 
 export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
-export type GatewayKind = 'Gateway' | 'HTTPRoute' | 'GRPCRoute';
-export const ROUTE_KINDS: readonly GatewayKind[] = ['HTTPRoute', 'GRPCRoute'];
+export type GatewayKind = 'Gateway' | 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute';
+export const ROUTE_KINDS: readonly GatewayKind[] = ['HTTPRoute', 'GRPCRoute', 'TLSRoute'];
 
 /** The parts of Gateway API objects this controller reads. */
 export interface GatewayObject {
@@ -84,11 +85,14 @@ export interface GatewayControllerOptions {
 
 const ALL = 'all';
 
-/** A zone served here: accepted and programmed. */
+/**
+ * A zone served here: Accepted (it holds its domain). Not Ready: a zone is not Ready for a moment
+ * whenever a change is being programmed, and its hostnames must not come and go with that.
+ */
 function isServed(zone: DNSZone): boolean {
   return (
     !zone.metadata.deletionTimestamp &&
-    (zone.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false)
+    (zone.status?.conditions?.some((c) => c.type === 'Accepted' && c.status === 'True') ?? false)
   );
 }
 
@@ -137,6 +141,8 @@ export class GatewayController {
     /** Conflict messages per object (`Kind/namespace/name`). */
     const conflicts = new Map<string, string[]>();
     const owners = new Map<string, { kind: GatewayKind; object: GatewayObject }>();
+    /** Why a hostname is not published (for the log of deletions). */
+    const skipped = new Map<string, string>();
     const note = (kind: GatewayKind, object: GatewayObject) => {
       const id = `${kind}/${object.metadata.namespace}/${object.metadata.name}`;
       owners.set(id, { kind, object });
@@ -168,7 +174,10 @@ export class GatewayController {
       if (plan.kind === 'publish')
         for (const r of plan.recordSets)
           desired.set(resourceKey(r.metadata), { recordSet: r, owner: c.owner });
-      else if (plan.reason === 'Conflict') conflicts.set(id, [...(conflicts.get(id) ?? []), plan.message]);
+      else {
+        skipped.set(domainText(hostname), `${plan.reason}: ${plan.message}`);
+        if (plan.reason === 'Conflict') conflicts.set(id, [...(conflicts.get(id) ?? []), plan.message]);
+      }
     };
 
     const targets = new Map<string, GatewayTarget>();
@@ -259,8 +268,14 @@ export class GatewayController {
     }
     for (const r of existing) {
       if (r.metadata.labels?.[MANAGED_BY_LABEL] !== GATEWAY_MANAGER || r.metadata.deletionTimestamp) continue;
-      if (!desired.has(resourceKey(r.metadata)))
-        await writer.delete(r.metadata.namespace ?? 'default', r.metadata.name);
+      if (desired.has(resourceKey(r.metadata))) continue;
+      this.options.log?.('info', 'gateway DNS: deleting a record set nothing asks for any more', {
+        recordSet: resourceKey(r.metadata),
+        hostname: r.metadata.annotations?.[HOSTNAME_ANNOTATION],
+        owner: r.metadata.labels?.[OWNER_LABEL],
+        skipped: skipped.get(r.metadata.annotations?.[HOSTNAME_ANNOTATION] ?? '') ?? 'no claim',
+      });
+      await writer.delete(r.metadata.namespace ?? 'default', r.metadata.name);
     }
     for (const [id, { kind, object }] of owners) {
       const want: Record<string, string | null> = {};

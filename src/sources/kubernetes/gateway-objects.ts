@@ -1,5 +1,5 @@
 /**
- * Gateway API objects (gateway.networking.k8s.io/v1 Gateway, HTTPRoute, GRPCRoute) read from the API
+ * Gateway API objects (gateway.networking.k8s.io/v1 Gateway, HTTPRoute, GRPCRoute, TLSRoute) read from the API
  * server with one reflector per kind, for the Gateway DNS controller, and its writes: DNSRecordSets
  * (created or replaced, deleted), annotations on Gateways and routes, Events about them.
  */
@@ -19,6 +19,7 @@ const PLURALS: Record<GatewayKind, string> = {
   Gateway: 'gateways',
   HTTPRoute: 'httproutes',
   GRPCRoute: 'grpcroutes',
+  TLSRoute: 'tlsroutes',
 };
 
 function resource(kind: GatewayKind): ApiResource {
