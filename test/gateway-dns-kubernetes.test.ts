@@ -80,12 +80,19 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
       SYSTEM,
       '--set',
       'operator.gatewayDns.enabled=true',
+      // With API writes on, the chart's admission policy must let the Gateway record sets through.
+      '--set',
+      'operator.apiWrites.enabled=true',
       '--kube-version',
       '1.33.13',
     ]);
     const rbac = rendered
       .split(/^---$/m)
-      .filter((d) => /kind: (ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d));
+      .filter((d) =>
+        /kind: (ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
+          d,
+        ),
+      );
     await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac.join('\n---\n') });
     await kube.kubectlOk(['apply', '-f', '-'], {
       input: docs(
@@ -122,6 +129,24 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
         },
       ),
     });
+    // The admission policy is in force: the operator may not create a record set without a manager label.
+    await waitFor(
+      async () => {
+        const r = await kube.kubectl(['create', '-f', '-'], {
+          kubeconfig: kube.kubeconfigFor(OPERATOR),
+          input: docs({
+            apiVersion: API,
+            kind: 'DNSRecordSet',
+            metadata: { name: 'unlabelled', namespace: 'team-a' },
+            spec: { zoneRef: { name: 'example-test' }, name: 'x', type: 'A', records: ['192.0.2.99'] },
+          }),
+        });
+        if (r.code === 0) await kube.kubectlOk(['delete', 'dnsrecordset', '-n', 'team-a', 'unlabelled']);
+        return r.code !== 0 && /zonekeeper-gateway-dns/.test(r.stderr) ? true : undefined;
+      },
+      30_000,
+      500,
+    );
     server = await startServerProcess('server', kube.kubeconfigFor(SERVER));
     bind = await startRecursiveBind({ rootRecords: [] });
     operator = await startOperatorProcess('operator', kube.kubeconfigFor(OPERATOR), SYSTEM, [
