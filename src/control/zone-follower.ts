@@ -146,7 +146,9 @@ export class ZoneFollower {
   private onEvent(event: StoreEvent): void {
     if (event.kind === 'Domain') {
       // Verified or not any more: the zones it covers may be served, or not, now.
-      this.enqueueAffected(this.catalog.rejudge());
+      // Only classes that require a verified Domain make a Domain matter to which zone holds a domain.
+      if ([...this.catalog.classes.values()].some((c) => c.spec.requireVerifiedDomain === true))
+        this.enqueueAffected(this.catalog.rejudge());
       for (const key of zonesUnder(this.catalog.zones.values(), event.object as Domain)) this.queue.add(key);
       return;
     }
