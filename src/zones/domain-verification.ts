@@ -263,9 +263,9 @@ export function isVerified(domain: Domain): boolean {
 }
 
 /**
- * The Domain of another namespace that holds the same name first: verified, and older (creation
- * time, then namespace/name), or verified while this one is not. The older claim wins; a newer one
- * may take over only once the older is no longer verified.
+ * The Domain of another namespace that holds the same name: verified while this one is not (it was
+ * verified first), or, when both are verified (two reconciles that raced), the older one (creation
+ * time, then namespace/name). A holder keeps the name while it stays verified.
  */
 export function olderClaim(domain: Domain, all: readonly Domain[]): Domain | undefined {
   const name = domainText(domain.spec.domainName);
@@ -350,7 +350,8 @@ export function verificationConditions(
       reason: 'ClaimedByOtherNamespace',
       message:
         `${domainText(c.spec.domainName)} is claimed and verified by Domain ${c.metadata.name} in namespace ` +
-        `${c.metadata.namespace}, an older claim; it can be claimed here once that Domain is deleted or loses its verification`,
+        `${c.metadata.namespace}, which holds it (verified first, or the older claim when both were verified at once); ` +
+        'it can be claimed here once that Domain is deleted or loses its verification',
       observedGeneration: generation,
     };
   } else if (passed.length > 0) {
