@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { DNSZone, DNSZoneClass, Domain } from '../api/index.ts';
+import { computeZones } from './compute-zones.ts';
 import {
   challengeAddressAllowed,
   coveringDomain,
@@ -236,5 +237,32 @@ describe('domain verification', () => {
     assert.equal(claimed.status, 'False');
     assert.equal(claimed.reason, 'ClaimedByOtherNamespace');
     assert.match(claimed.message, /namespace team-a/);
+  });
+
+  test('computeZones (plan, zone export) applies requireVerifiedDomain as the operator does', () => {
+    const gated: DNSZoneClass = {
+      ...zoneClass('builtin'),
+      spec: { ...zoneClass('builtin').spec, requireVerifiedDomain: true },
+    };
+    const squat = {
+      ...zone('squatter', 'example.test', 'builtin'),
+      metadata: { name: 'z', namespace: 'squatter', creationTimestamp: '2026-01-01T00:00:00Z' },
+    };
+    const owned = {
+      ...zone('team-a', 'example.test', 'builtin'),
+      metadata: { name: 'z', namespace: 'team-a', creationTimestamp: '2026-01-02T00:00:00Z' },
+    };
+    assert.deepEqual(computeZones([gated, squat, owned]), [], 'no verified Domain: nothing served');
+    const served = computeZones([
+      gated,
+      squat,
+      owned,
+      verified(domain('team-a', 'd', 'example.test'), '2026-01-03T00:00:00Z'),
+    ]);
+    assert.deepEqual(
+      served.map((z) => z.key),
+      ['team-a/z'],
+      "the verified namespace's zone, although the squatter's is older",
+    );
   });
 });
