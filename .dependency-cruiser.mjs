@@ -99,7 +99,7 @@ export default {
         'src/control drives backends through the Backend contract and stores through ResourceStore/SerialStore; it imports no backend implementation, no server, no source, no CLI.',
       severity: 'error',
       from: { path: '^src/control/', pathNot: TEST },
-      to: { path: '^src/(server|sources|cli|backends)/', pathNot: '^src/backends/backend\\.ts$' },
+      to: { path: '^src/(server|sources|cli|backends|domains)/', pathNot: '^src/backends/backend\\.ts$' },
     },
     {
       name: 'server-imports-no-orchestration',
@@ -123,6 +123,14 @@ export default {
       severity: 'error',
       from: { path: '^src/sources/', pathNot: TEST },
       to: { path: '^src/(server|backends|cli)/' },
+    },
+    {
+      name: 'domains-import-no-orchestration',
+      comment:
+        'src/domains (the look-ups of Domain verification: DNS, HTTP) is an adapter the operator hands to the domain controller; it imports no controller, server, backend, source or CLI.',
+      severity: 'error',
+      from: { path: '^src/domains/', pathNot: TEST },
+      to: { path: '^src/(control|server|backends|sources|cli)/' },
     },
     {
       name: 'no-cycles',

@@ -110,7 +110,7 @@ describe('Kubernetes source on a real API server', { timeout: 300_000 }, () => {
         rules: [
           {
             apiGroups: ['dns.zonekeeper.dev'],
-            resources: ['dnszones', 'dnszoneclasses', 'dnsrecordsets'],
+            resources: ['dnszones', 'dnszoneclasses', 'dnsrecordsets', 'domains'],
             verbs: ['get', 'list', 'watch'],
           },
         ],

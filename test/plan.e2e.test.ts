@@ -336,4 +336,60 @@ describe('plan in cluster mode', () => {
     assert.equal(refused.code, 1, refused.stdout + refused.stderr);
     assert.match(refused.stdout, /^error: .*DNSZone dns\/plan-test.*domainName/m);
   });
+
+  test("a Domain's verification is the cluster's: a folder holding the Domain keeps its zone served", async () => {
+    const gated = await tempDir('plan-gated');
+    const domain = `apiVersion: dns.zonekeeper.dev/v1alpha1
+kind: Domain
+metadata: { name: gated-test, namespace: dns }
+spec: { domainName: gated.test }
+`;
+    try {
+      await kube.kubectlOk(['apply', '-f', '-'], {
+        input: [
+          `apiVersion: dns.zonekeeper.dev/v1alpha1
+kind: DNSZoneClass
+metadata: { name: gated }
+spec: { backend: { builtin: {} }, nameServers: [ns1.plan.test.], requireVerifiedDomain: true }
+`,
+          `apiVersion: dns.zonekeeper.dev/v1alpha1
+kind: DNSZone
+metadata: { name: gated-test, namespace: dns }
+spec: { domainName: gated.test, className: gated }
+`,
+          domain,
+        ].join('---\n'),
+      });
+      await kube.kubectlOk([
+        'patch',
+        'domain',
+        '-n',
+        'dns',
+        'gated-test',
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({
+          status: {
+            conditions: [
+              {
+                type: 'Verified',
+                status: 'True',
+                reason: 'Verified',
+                message: 'verified through VerifiedDNS',
+                observedGeneration: 1,
+                lastTransitionTime: '2026-11-26T00:00:00Z',
+              },
+            ],
+          },
+        }),
+      ]);
+      await writeFile(path.join(gated, 'domain.yaml'), domain);
+      const r = await plan(['--manifests', gated, '--kubeconfig', kube.adminKubeconfig]);
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.doesNotMatch(r.stdout, /gated\.test.*to delete/);
+    } finally {
+      await removeAll(gated);
+    }
+  });
 });

@@ -149,11 +149,28 @@ describe('generated CRDs', () => {
         status: { status: {} },
         columns: ['Zone=.status.zone.name', 'Name=.spec.name', 'Type=.spec.type', ready, age],
       },
+      {
+        name: 'domains.dns.zonekeeper.dev',
+        kind: 'Domain',
+        scope: 'Namespaced',
+        shortNames: ['dnsdom'],
+        categories: ['zonekeeper'],
+        version: 'v1alpha1',
+        storage: true,
+        status: { status: {} },
+        columns: [
+          'Domain=.spec.domainName',
+          'Apex=.status.apex',
+          'Verified=.status.conditions[?(@.type=="Verified")].status',
+          age,
+        ],
+      },
     ]);
     assert.deepEqual(KINDS.map(crdFileName), [
       'dns.zonekeeper.dev_dnszoneclasses.yaml',
       'dns.zonekeeper.dev_dnszones.yaml',
       'dns.zonekeeper.dev_dnsrecordsets.yaml',
+      'dns.zonekeeper.dev_domains.yaml',
     ]);
   });
 
@@ -203,10 +220,14 @@ describe('generated CRDs', () => {
       'isIP(self) || isCIDR(self)',
       '(has(self.file) ? 1 : 0) + (has(self.env) ? 1 : 0) + (has(self.name) ? 1 : 0) == 1',
       'has(self.name) == has(self.key)',
+      // spec.zoneNameServers
+      "self.contains('{hash}')",
       'self == oldSelf',
       "!(self.type in ['CNAME', 'ALIAS']) || size(self.records) == 1",
       "self.type != 'NS' || !(self.name == '*' || self.name.startsWith('*.'))",
       "self.type != 'SOA'",
+      // Domain spec.domainName
+      'self == oldSelf',
     ]);
   });
 });

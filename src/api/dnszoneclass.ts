@@ -18,6 +18,8 @@ import { secretRefSchema } from './secret-ref.ts';
 /** An IPv4 or IPv6 address, optionally with a prefix length. */
 const CIDR_PATTERN =
   '^([0-9]{1,3}(\\.[0-9]{1,3}){3}(/[0-9]{1,2})?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(/[0-9]{1,3})?)$';
+/** An absolute host name whose labels may hold "{hash}". */
+const ZONE_NAME_SERVER_PATTERN = '^(([A-Za-z0-9]|\\{hash\\})([-A-Za-z0-9]|\\{hash\\})*\\.)+$';
 /** host:port with an IPv6 host in brackets. */
 const HOST_PORT_PATTERN = '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$';
 /** A domain name, relative or absolute. */
@@ -223,6 +225,66 @@ export const dnsZoneClassSpecSchema = s.object(
       },
     ),
     transfers: s.optional(transfersSchema),
+    zoneNameServers: s.optional(
+      s.array(
+        s.string({
+          description:
+            'An absolute host name template with "{hash}" in it, e.g. "{hash}.ns1.example.net.": "{hash}" becomes ' +
+            'the zone\'s hash (the first 12 hexadecimal digits of SHA-256 over its namespace, "/" and its domain).',
+          minLength: 1,
+          maxLength: 253,
+          pattern: ZONE_NAME_SERVER_PATTERN,
+          patternMessage:
+            'is not a name server template; write an absolute host name with "{hash}" in one label, e.g. "{hash}.ns1.example.net."',
+          rules: [
+            {
+              cel: "self.contains('{hash}')",
+              message: 'a zone name server template must contain "{hash}"',
+              code: 'NO_HASH',
+              check: (self) => self.includes('{hash}'),
+            },
+          ],
+        }),
+        {
+          description:
+            'Name server names of its own for each zone, published as its apex NS records and status.nameservers ' +
+            'instead of nameServers (which stay the SOA MNAME). A delegation to such names points at one zone of ' +
+            'one namespace, so it proves control of the domain (Domain VerifiedDNSZone); a delegation to shared ' +
+            'names proves nothing. Every expanded name must resolve to the servers (e.g. a wildcard ' +
+            '"*.ns1.example.net." record).',
+          minItems: 1,
+          maxItems: 13,
+          listType: 'set',
+        },
+      ),
+    ),
+    domainVerification: s.optional(
+      s.object(
+        {
+          txtRecordPrefix: s.optional(
+            s.string({
+              description:
+                'The label before the domain of the TXT challenge record (VerifiedDNS). Default: "_zonekeeper-challenge".',
+              minLength: 2,
+              maxLength: 63,
+              pattern: '^_[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+              patternMessage:
+                'is not a TXT record prefix; write "_" and a label, e.g. "_zonekeeper-challenge"',
+            }),
+          ),
+        },
+        { description: 'How Domains that name this class prove ownership.' },
+      ),
+    ),
+    requireVerifiedDomain: s.optional(
+      s.boolean({
+        description:
+          'Whether zones of this class are served only under a verified Domain: a DNSZone is Accepted but not ' +
+          'served (Programmed=False, reason DomainNotVerified) until a Domain of its namespace for its domain, or ' +
+          'a domain above it, is Verified. Closes zone squatting: a namespace cannot serve a domain it has not ' +
+          'proven it controls. Default: false.',
+      }),
+    ),
     allowPublicSuffixZones: s.optional(
       s.boolean({
         description:

@@ -41,6 +41,8 @@ export {
   dnsZoneClassSpecSchema,
   dnsZoneClassStatusSchema,
 } from './dnszoneclass.ts';
+export type { Domain, DomainSpec, DomainStatus } from './domain.ts';
+export { DomainCondition, domainDefinition, domainSpecSchema, domainStatusSchema } from './domain.ts';
 export type { KindDefinition, PrinterColumn } from './kind.ts';
 export type {
   Condition,

@@ -30,6 +30,7 @@ export const Reason = {
   NotDelegated: 'NotDelegated',
   ZoneShadowed: 'ZoneShadowed',
   PublicSuffix: 'PublicSuffix',
+  DomainNotVerified: 'DomainNotVerified',
   ZoneNotFound: 'ZoneNotFound',
   ClassNotFound: 'ClassNotFound',
   BackendUnreachable: 'BackendUnreachable',

@@ -2,6 +2,7 @@
 import { type DNSRecordSet, dnsRecordSetDefinition } from './dnsrecordset.ts';
 import { type DNSZone, dnsZoneDefinition } from './dnszone.ts';
 import { type DNSZoneClass, dnsZoneClassDefinition } from './dnszoneclass.ts';
+import { type Domain, domainDefinition } from './domain.ts';
 import type { KindDefinition } from './kind.ts';
 import {
   API_VERSION,
@@ -24,16 +25,17 @@ import {
   validateValue,
 } from './schema.ts';
 
-export type Resource = DNSZoneClass | DNSZone | DNSRecordSet;
+export type Resource = DNSZoneClass | DNSZone | DNSRecordSet | Domain;
 export type Kind = Resource['kind'];
 export type ResourceOfKind<K extends Kind> = Extract<Resource, { kind: K }>;
 
-export const KINDS: readonly Kind[] = ['DNSZoneClass', 'DNSZone', 'DNSRecordSet'];
+export const KINDS: readonly Kind[] = ['DNSZoneClass', 'DNSZone', 'DNSRecordSet', 'Domain'];
 
 export const KIND_DEFINITIONS: { readonly [K in Kind]: KindDefinition<K> } = {
   DNSZoneClass: dnsZoneClassDefinition,
   DNSZone: dnsZoneDefinition,
   DNSRecordSet: dnsRecordSetDefinition,
+  Domain: domainDefinition,
 };
 
 export function isKind(value: unknown): value is Kind {

@@ -90,6 +90,9 @@ interface DNSZoneClassSpec {
   };
   nameServers: string[];
   transfers?: Transfers;
+  zoneNameServers?: string[];
+  domainVerification?: { txtRecordPrefix?: string };
+  requireVerifiedDomain?: boolean;
   allowPublicSuffixZones?: boolean;
   defaults?: { ttl?: number; soa?: SOAOverrides };
   changeSafety?: ChangeSafety;
@@ -161,6 +164,35 @@ interface DNSRecordSetStatus {
   zone?: ObjectRef;
   conditions?: Condition[];
 }
+interface DomainSpec {
+  domainName: string;
+  className?: string;
+}
+interface DomainStatus {
+  observedGeneration?: number;
+  apex?: string;
+  verification?: {
+    dnsRecord?: { name: string; type: string; content: string };
+    httpToken?: { url: string; body: string };
+    delegatedNameServers?: string[];
+  };
+  registration?: {
+    source: 'RDAP' | 'WHOIS';
+    server: string;
+    registrar?: string;
+    registry?: string;
+    created?: string;
+    updated?: string;
+    expires?: string;
+    statuses?: string[];
+    dnssecSigned?: boolean;
+    nameservers?: string[];
+    abuseEmail?: string;
+    abusePhone?: string;
+    refreshed: string;
+  };
+  conditions?: Condition[];
+}
 
 export const contract = {
   SOAOverrides: true satisfies Equals<api.SOAOverrides, SOAOverrides>,
@@ -173,10 +205,12 @@ export const contract = {
   DNSZoneStatus: true satisfies Equals<api.DNSZoneStatus, DNSZoneStatus>,
   DNSRecordSetSpec: true satisfies Equals<api.DNSRecordSetSpec, DNSRecordSetSpec>,
   DNSRecordSetStatus: true satisfies Equals<api.DNSRecordSetStatus, DNSRecordSetStatus>,
-  Kind: true satisfies Equals<api.Kind, 'DNSZoneClass' | 'DNSZone' | 'DNSRecordSet'>,
+  DomainSpec: true satisfies Equals<api.DomainSpec, DomainSpec>,
+  DomainStatus: true satisfies Equals<api.DomainStatus, DomainStatus>,
+  Kind: true satisfies Equals<api.Kind, 'DNSZoneClass' | 'DNSZone' | 'DNSRecordSet' | 'Domain'>,
   ResourceStatus: true satisfies Equals<
     NonNullable<api.Resource['status']>,
-    DNSZoneClassStatus | DNSZoneStatus | DNSRecordSetStatus
+    DNSZoneClassStatus | DNSZoneStatus | DNSRecordSetStatus | DomainStatus
   >,
 };
 

@@ -134,7 +134,7 @@ describe('validateResource: each rule rejects with path, code and message', () =
     assert.ok(!noKind.ok);
     assert.deepEqual(noKind.problems.map(formatProblem), [
       'apiVersion: required; set apiVersion: dns.zonekeeper.dev/v1alpha1',
-      'kind: required; one of DNSZoneClass, DNSZone, DNSRecordSet',
+      'kind: required; one of DNSZoneClass, DNSZone, DNSRecordSet, Domain',
     ]);
   });
 

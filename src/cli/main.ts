@@ -13,6 +13,7 @@ import type { HomelabApiSettings } from '../sources/homelab-api/callers.ts';
 import { DEFAULT_SERIAL_BLOCK, MAX_SERIAL_BLOCK } from '../sources/kubernetes/serial-records.ts';
 import { writeConfirmation } from '../sources/manifests/confirmations.ts';
 import { loadWriteAccess } from '../sources/writes/write-access-file.ts';
+import { DOMAIN_FLAGS, type DomainSettings, domainSettings, gatewayDnsSettings } from './domain-flags.ts';
 import { createLogger } from './logger.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, podNamespace, startOperator } from './operator.ts';
 import { runPlan } from './plan.ts';
@@ -58,7 +59,7 @@ Usage:
                       [--leader-elect=false] [--leader-election-id NAME] [--identity NAME]
                       [--shutdown-timeout SECONDS] [--serial-block N] [--change-safety-window SECONDS]
                       [--write-access FILE] [--write-forwarders USER,...] [--write-audience NAME]
-                      [--advertise-url URL] [--homelab-api HOST:PORT ...]
+                      [--advertise-url URL] [--homelab-api HOST:PORT ...] [--domain-... (docs/domains.md)]
                       [--externaldns-webhook-namespace NS [--externaldns-webhook HOST:PORT]]
                       [--upstream-clusters FOLDER|secrets:SELECTOR [--upstream-removal-grace SECONDS] ...]
       Reconcile DNSZoneClasses, DNSZones and DNSRecordSets in a Kubernetes cluster: serials and hashes in
@@ -79,6 +80,15 @@ Usage:
       --upstream-removal-grace (default 600), --upstream-resync-interval (default 300),
       --upstream-retry-max (default 30) in seconds, --upstream-max-objects per cluster and kind
       (default 20000); see docs/multicluster.md.
+      Domains (docs/domains.md): --domain-resolver HOST:PORT (default: /etc/resolv.conf's first),
+      --domain-lookup-timeout 2s, --domain-delegation-port 53, --domain-http-port 80,
+      --domain-http-timeout 5s, --domain-http-allow CIDR,... (loopback, link-local and metadata
+      addresses are refused otherwise), --domain-retry-schedule "5s/5m,1m/15m,5m±25%",
+      --domain-reconfirm-interval 1h. --domain-registration=true: registration data (RDAP through
+      --domain-rdap-bootstrap URL, default IANA's; WHOIS through --domain-whois-server HOST:PORT,
+      default whois.iana.org:43) every --domain-registration-refresh 24h, --domain-expiry-warning 720h.
+      --gateway-dns=true [--gateway-target-domain gw.example.net]:
+      Gateway API hostnames under verified Domains become DNSRecordSets (docs/domains.md).
   zonekeeper server [--kubeconfig FILE] [--context NAME] [--dns 0.0.0.0:5353] [--http 0.0.0.0:8080]
                     [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
                     [--unconfirmed-after SECONDS] [--response-cache N] [--rrl ...]
@@ -258,11 +268,20 @@ async function main(argv: string[]): Promise<number> {
           ...HOMELAB_API_FLAGS,
           ...EXTERNALDNS_WEBHOOK_FLAGS,
           ...UPSTREAM_FLAGS,
+          ...DOMAIN_FLAGS,
         },
       });
       const homelabApi = homelabApiOption(values);
       const externalDnsWebhook = externalDnsWebhookOption(values);
       const upstreamClusters = upstreamClustersOption(values);
+      let domains: DomainSettings;
+      let gatewayDns: ReturnType<typeof gatewayDnsSettings>;
+      try {
+        domains = domainSettings(values);
+        gatewayDns = gatewayDnsSettings(values);
+      } catch (e) {
+        throw new UsageError((e as Error).message);
+      }
       if (values['advertise-url'] !== undefined && !/^https?:\/\/[^\s/]+$/.test(values['advertise-url']))
         throw new UsageError('--advertise-url: give http://HOST:PORT (how server pods reach this HTTP port)');
       const shutdownTimeout = Number(values['shutdown-timeout']);
@@ -299,6 +318,8 @@ async function main(argv: string[]): Promise<number> {
         ...(homelabApi ? { homelabApi } : {}),
         ...(externalDnsWebhook ? { externalDnsWebhook } : {}),
         ...(upstreamClusters ? { upstreamClusters } : {}),
+        domains,
+        ...(gatewayDns ? { gatewayDns } : {}),
         log,
       });
       await untilSignal(log);

@@ -7,10 +7,14 @@ import { createHomelabClient } from '../backends/homelab-webhook/client.ts';
 import { createBackendFactory } from '../backends/registry.ts';
 import { invalidConditions, setConditions } from '../control/conditions.ts';
 import { Controller } from '../control/controller.ts';
+import { DomainController } from '../control/domain-controller.ts';
 import { FrontDoorStore } from '../control/front-door-store.ts';
+import { GatewayController, ROUTE_KINDS } from '../control/gateway-controller.ts';
 import { HomelabController, RECORD_DOOR } from '../control/homelab/homelab-controller.ts';
 import { homelabSettingsFromEnv } from '../control/homelab/settings.ts';
 import { ZONEFILE_DOOR, ZoneFileController } from '../control/kubizone-zonefiles.ts';
+import { domainProbe } from '../domains/probe.ts';
+import { RegistrationClient } from '../domains/registration-client.ts';
 import { Registry } from '../metrics/registry.ts';
 import { HttpServer } from '../server/http-server.ts';
 import { ZoneTable } from '../server/zone-table.ts';
@@ -23,6 +27,7 @@ import type { ExternalDnsWebhook } from '../sources/externaldns-webhook/webhook.
 import { type HomelabApiSettings, withSingleCaller } from '../sources/homelab-api/callers.ts';
 import { startHomelabApi } from '../sources/homelab-api/start.ts';
 import { EventRecorder } from '../sources/kubernetes/events.ts';
+import { KubernetesGatewaySource, kubernetesGatewayWriter } from '../sources/kubernetes/gateway-objects.ts';
 import { KubeApi, type KubeJson, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
 import { type InvalidObject, KubernetesStore } from '../sources/kubernetes/kubernetes-store.ts';
 import { LeaderElector } from '../sources/kubernetes/leader-election.ts';
@@ -43,6 +48,7 @@ import { type RecordWriter, WriteCoordinator } from '../writes/record-writer.ts'
 import { withUpdateCredentials } from '../writes/update-credentials.ts';
 import { FORWARD_PATH } from '../writes/write-protocol.ts';
 import { resourceKey, splitKey } from '../zones/resource-key.ts';
+import type { DomainSettings } from './domain-flags.ts';
 import type { Log } from './logger.ts';
 
 export interface OperatorOptions {
@@ -104,6 +110,13 @@ export interface OperatorOptions {
    * one and writes their status back (docs/multicluster.md).
    */
   upstreamClusters?: UpstreamClustersOptions;
+  /** Domain verification: resolver, HTTP client, schedules (default: the system resolver, Datum's schedule). */
+  domains?: DomainSettings;
+  /**
+   * Gateway API hostnames → DNSRecordSets (docs/domains.md, "Gateway API"): off unless set. The Gateway
+   * API CRDs must be installed. `targetDomain`: where Gateways' DNS addresses live.
+   */
+  gatewayDns?: { targetDomain?: string };
 }
 
 export interface UpstreamClustersOptions {
@@ -200,6 +213,17 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     ? parseClusterSource(upstream.source, () => downstreamApi!, options.namespace)
     : undefined;
   let replicator: Replicator | undefined;
+  // Domain verification (docs/domains.md): run by the leader only.
+  let domainController: DomainController | undefined;
+  // Gateway API hostnames → DNSRecordSets: run by the leader only, once the Gateway API kinds are read.
+  let gatewaySource: KubernetesGatewaySource | undefined;
+  let gatewayController: GatewayController | undefined;
+  const stopGateways = () => {
+    gatewayController?.stop();
+    gatewayController = undefined;
+    void gatewaySource?.stop();
+    gatewaySource = undefined;
+  };
   let serials: KubernetesSerialStore | undefined;
   let leading = !options.leaderElect;
   let stopping = false;
@@ -411,6 +435,42 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
           : {}),
       });
       controller.start();
+      domainController = new DomainController({
+        store,
+        probe: domainProbe(options.domains?.probe),
+        ...(options.domains
+          ? {
+              schedule: options.domains.schedule,
+              reconfirmIntervalMs: options.domains.reconfirmIntervalMs,
+              httpPort: options.domains.httpPort,
+            }
+          : {}),
+        ...(options.domains?.registration
+          ? {
+              registration: new RegistrationClient(options.domains.registration),
+              registrationRefreshMs: options.domains.registration.refreshMs,
+              expiryWarningMs: options.domains.registration.expiryWarningMs,
+            }
+          : {}),
+        log,
+      });
+      domainController.start();
+      if (options.gatewayDns) {
+        const source = new KubernetesGatewaySource(api, ['Gateway', ...ROUTE_KINDS], log);
+        gatewaySource = source;
+        source.start();
+        void source.synced().then(() => {
+          if (!current() || gatewaySource !== source) return;
+          gatewayController = new GatewayController({
+            store,
+            source,
+            writer: kubernetesGatewayWriter(api, events),
+            ...(options.gatewayDns?.targetDomain ? { targetDomain: options.gatewayDns.targetDomain } : {}),
+            log,
+          });
+          gatewayController.start();
+        });
+      }
       if (frontDoors.get(RECORD_DOOR)) {
         homelab = new HomelabController({
           store,
@@ -528,6 +588,9 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         zoneFiles = undefined;
         void replicator?.stop();
         replicator = undefined;
+        domainController?.stop();
+        domainController = undefined;
+        stopGateways();
         // Another replica may lead now: this one must not write serial records any more.
         serials = undefined;
         (options.onLostLeadership ?? (() => process.exit(1)))();
@@ -590,6 +653,9 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       zoneFiles = undefined;
       if (replicator) await step('stop the upstream clusters', replicator.stop());
       replicator = undefined;
+      domainController?.stop();
+      domainController = undefined;
+      stopGateways();
       // While the lease is still held: lower the serial reservations to the serials last used, so the
       // next leader keeps the serials of unchanged zones and continues right above them.
       if (serials) await step('release the serial reservations', serials.release());

@@ -1,10 +1,11 @@
-import type { DNSZone, DNSZoneClass } from '../api/index.ts';
+import type { DNSZone, DNSZoneClass, Domain } from '../api/index.ts';
 import type { SecretResolver } from '../api/secret-ref.ts';
 import type { Backend } from '../backends/backend.ts';
 import type { Name } from '../dns/name.ts';
 import type { Registry } from '../metrics/registry.ts';
 import type { Affected } from '../zones/catalog.ts';
 import { CATALOG_KINDS, CatalogFeed, ZoneChanges } from '../zones/catalog-feed.ts';
+import { domainGate, zonesUnder } from '../zones/domain-verification.ts';
 import { type ResourceKey, resourceKey } from '../zones/resource-key.ts';
 import type { ResolvedTransfers, SoaProbeResult } from '../zones/transfers.ts';
 import { reconcileClass } from './class-reconciler.ts';
@@ -101,6 +102,9 @@ export class Controller {
     const log = options.log ?? (() => {});
     const writeConcurrency = Math.max(1, options.writeConcurrency ?? 1);
     const catalog = this.catalog;
+    // Zones waiting for a verified Domain never keep a domain from zones that may be served.
+    catalog.waiting = (zone, zoneClass) =>
+      zoneClass !== undefined && domainGate(zone, zoneClass, store.list('Domain') as Domain[]) !== undefined;
     const status = new StatusWriter(store, now, writeConcurrency);
     this.status = status;
     const programmed = new ProgrammedZones(catalog);
@@ -139,6 +143,7 @@ export class Controller {
       log,
       ...(options.confirmations ? { confirmations: options.confirmations } : {}),
       ...(options.confirmHint ? { confirmHint: options.confirmHint } : {}),
+      domainGate: (zone, zoneClass) => domainGate(zone, zoneClass, store.list('Domain') as Domain[]),
     });
     if (options.registry) {
       const failing = options.registry.gauge(
@@ -166,7 +171,8 @@ export class Controller {
   /** Loads what the store holds in one batch, then follows its events. */
   start(): void {
     const objects = CATALOG_KINDS.flatMap((kind) => this.store.list(kind));
-    for (const object of objects) this.queues.add(object.kind, resourceKey(object.metadata));
+    for (const kind of CATALOG_KINDS)
+      for (const object of this.store.list(kind)) this.queues.add(kind, resourceKey(object.metadata));
     this.enqueueAffected(this.feed.load(objects));
     this.unsubscribe = this.store.watch((event) => this.onEvent(event));
     this.queues.start();
@@ -239,6 +245,15 @@ export class Controller {
 
   /** A store event: into the catalog through the feed (status-only changes stop there), then the queues. */
   private onEvent(event: StoreEvent): void {
+    if (event.kind === 'Domain') {
+      // Verified or not any more: the zones it covers may be served, or not, now.
+      // Only classes that require a verified Domain make a Domain matter to which zone holds a domain.
+      if ([...this.catalog.classes.values()].some((c) => c.spec.requireVerifiedDomain === true))
+        this.enqueueAffected(this.catalog.rejudge());
+      for (const key of zonesUnder(this.catalog.zones.values(), event.object as Domain))
+        this.queues.zones.add(key);
+      return;
+    }
     // A zone's class counts its zones: the class it had before the change, or has after it.
     const before = event.kind === 'DNSZone' ? this.catalog.zones.get(event.key) : undefined;
     let affected: Affected | undefined;

@@ -1,10 +1,11 @@
-import type { DNSZone, DNSZoneClass } from '../api/index.ts';
+import type { DNSZone, DNSZoneClass, Domain } from '../api/index.ts';
 import type { SecretResolver } from '../api/secret-ref.ts';
 import type { Backend } from '../backends/backend.ts';
 import { type Name, nameKey } from '../dns/name.ts';
 import type { Registry } from '../metrics/registry.ts';
 import type { Affected } from '../zones/catalog.ts';
 import { CATALOG_KINDS, CatalogFeed, ZoneChanges } from '../zones/catalog-feed.ts';
+import { domainGate, zonesUnder } from '../zones/domain-verification.ts';
 import { type ResourceKey, resourceKey } from '../zones/resource-key.ts';
 import { PendingDelta } from '../zones/rrset-delta.ts';
 import { canonicalKeyName, type ResolvedTransfers, withUpdatePolicy } from '../zones/transfers.ts';
@@ -87,6 +88,10 @@ export class ZoneFollower {
 
   constructor(options: ZoneFollowerOptions) {
     this.options = options;
+    // The operator's rule: zones waiting for a verified Domain never keep a domain from zones that may be served.
+    this.catalog.waiting = (zone, zoneClass) =>
+      zoneClass !== undefined &&
+      domainGate(zone, zoneClass, options.store.list('Domain') as Domain[]) !== undefined;
     this.queue = new WorkQueue((key) => this.reconcile(key), { concurrency: 1 });
     this.queue.onResult = (key, error) => {
       if (error !== undefined)
@@ -139,6 +144,14 @@ export class ZoneFollower {
   }
 
   private onEvent(event: StoreEvent): void {
+    if (event.kind === 'Domain') {
+      // Verified or not any more: the zones it covers may be served, or not, now.
+      // Only classes that require a verified Domain make a Domain matter to which zone holds a domain.
+      if ([...this.catalog.classes.values()].some((c) => c.spec.requireVerifiedDomain === true))
+        this.enqueueAffected(this.catalog.rejudge());
+      for (const key of zonesUnder(this.catalog.zones.values(), event.object as Domain)) this.queue.add(key);
+      return;
+    }
     if (event.type === 'delete') {
       this.enqueueAffected(this.feed.delete(event.kind, event.key));
       if (event.kind === 'DNSZone') this.queue.add(event.key);
@@ -163,11 +176,13 @@ export class ZoneFollower {
     const zone = this.options.store.get('DNSZone', key) as DNSZone | undefined;
     const verdict = this.catalog.zoneVerdict(key);
     // Zones of classes with another backend (PowerDNS, ...) are served by that backend, not here.
+    // A class that requires a verified Domain: not served without one (squatting prevention).
     if (
       !zone ||
       zone.metadata.deletionTimestamp ||
       !verdict?.accepted ||
-      !verdict.zoneClass.spec.backend.builtin
+      !verdict.zoneClass.spec.backend.builtin ||
+      domainGate(zone, verdict.zoneClass, this.options.store.list('Domain') as Domain[]) !== undefined
     ) {
       await this.drop(key);
       return;

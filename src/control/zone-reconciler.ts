@@ -19,7 +19,8 @@ import { annotationHint, decideHold } from '../zones/change-safety.ts';
 import type { ResourceKey } from '../zones/resource-key.ts';
 import { statusSerial } from '../zones/serial-policy.ts';
 import { type ResolvedTransfers, withUpdatePolicy } from '../zones/transfers.ts';
-import { type ConditionInput, zoneFailedConditions } from './conditions.ts';
+import { zoneNameServers } from '../zones/zone-name-servers.ts';
+import { acceptedCondition, type ConditionInput, zoneFailedConditions } from './conditions.ts';
 import type { ProgrammedZones } from './programmed-zones.ts';
 import { FINALIZER, type ResourceStore } from './resource-store.ts';
 import { errorText, type SerialAssigner } from './serial-assigner.ts';
@@ -74,6 +75,11 @@ export interface ZoneReconcilerOptions {
   /** How a held change of the zone is confirmed where no annotation can be set (folder mode). */
   confirmHint?: (key: ResourceKey, hash: string) => string;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  /**
+   * Why an accepted zone may not be served yet (its class requires a verified Domain and none covers
+   * it), or undefined when it may: such a zone is Accepted, not programmed anywhere, and says why.
+   */
+  domainGate?: (zone: DNSZone, zoneClass: DNSZoneClass) => string | undefined;
 }
 
 /** A zone whose latest change is held for confirmation (change safety). */
@@ -138,6 +144,24 @@ export class ZoneReconciler {
       await this.unprogram(key);
       const refused = refusedZoneStatus(zone, verdict);
       await this.o.status.zone(zone, refused.fields, refused.conditions);
+      return;
+    }
+    const gate = this.o.domainGate?.(zone, verdict.zoneClass);
+    if (gate !== undefined) {
+      // Squatting prevention: nothing of the zone is served, and it keeps its serial for later.
+      await this.unprogram(key);
+      const generation = zone.metadata.generation;
+      await this.o.status.zone(
+        zone,
+        // The name servers to delegate to are shown: delegating to them is one way to verify the Domain.
+        { ...keptSerial(zone), nameservers: zoneNameServers(zone, verdict.zoneClass) },
+        zoneFailedConditions(
+          acceptedCondition(`accepted; ${verdict.origin} is served once its Domain is verified`, generation),
+          { reason: 'DomainNotVerified', message: gate },
+          undefined,
+          generation,
+        ),
+      );
       return;
     }
     const read = await this.readServed(key, zone, verdict);

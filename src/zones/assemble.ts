@@ -17,6 +17,7 @@ import { parseRecordSetRecords } from './record-parse.ts';
 import { compareByAge, type ResourceKey, refOf, resourceKey } from './resource-key.ts';
 import type { RRset } from './rrset.ts';
 import { type SoaFields, soaFor, zoneDefaultTtl } from './soa.ts';
+import { zoneNameServers } from './zone-name-servers.ts';
 
 /** A managed child zone, as its parent must publish it: NS at the cut plus glue below it. */
 export interface ChildDelegation {
@@ -75,7 +76,7 @@ export function assembleZone(input: AssemblyInput): AssembledZone {
   const { zone, zoneClass, origin } = input;
   const soa = soaFor(zone, zoneClass, origin);
   const defaultTtl = zoneDefaultTtl(zone, zoneClass);
-  const nameServers = zoneClass.spec.nameServers.map((ns) => parseName(ns));
+  const nameServers = zoneNameServers(zone, zoneClass).map((ns) => parseName(ns));
   const rrsets: RRset[] = [
     {
       owner: origin,
@@ -149,7 +150,7 @@ export function assembleZone(input: AssemblyInput): AssembledZone {
       invalid('the SOA is generated from the DNSZone and its class; set spec.soa on the DNSZone instead');
     } else if (atApex && type === 'NS') {
       invalid(
-        `apex NS records come from DNSZoneClass ${zoneClass.metadata.name} spec.nameServers; change them there`,
+        `apex NS records come from DNSZoneClass ${zoneClass.metadata.name} spec.nameServers (or spec.zoneNameServers); change them there`,
       );
     } else if (atApex && type === 'CNAME') {
       invalid(

@@ -6,6 +6,11 @@ import { type ResourceKey, resourceKey } from './resource-key.ts';
 /** The kinds a Catalog holds, in the order they are loaded and listed. */
 export const CATALOG_KINDS = ['DNSZoneClass', 'DNSZone', 'DNSRecordSet'] as const;
 
+/** Whether a catalog holds objects of this kind (a Domain is not zone content). */
+export function isCatalogKind(kind: Kind): kind is (typeof CATALOG_KINDS)[number] {
+  return (CATALOG_KINDS as readonly string[]).includes(kind);
+}
+
 /**
  * The one way resources enter a Catalog, for the operator's controller, the data plane's zone
  * follower and `computeZones` alike: it dispatches each object by kind, leaves out objects being
@@ -30,6 +35,7 @@ export class CatalogFeed {
     const zones: DNSZone[] = [];
     const records: DNSRecordSet[] = [];
     for (const object of objects) {
+      if (object.kind === 'Domain') continue;
       this.seen.set(seenId(object.kind, resourceKey(object.metadata)), observedState(object));
       if (object.metadata.deletionTimestamp) continue;
       if (object.kind === 'DNSZoneClass') classes.push(object);
@@ -44,6 +50,7 @@ export class CatalogFeed {
    * status); an object whose deletion started leaves the catalog.
    */
   upsert(object: Resource): Affected | undefined {
+    if (object.kind === 'Domain') return undefined;
     const key = resourceKey(object.metadata);
     const id = seenId(object.kind, key);
     const state = observedState(object);
@@ -54,17 +61,18 @@ export class CatalogFeed {
 
   /** An object is gone. */
   delete(kind: Kind, key: ResourceKey): Affected {
+    if (!isCatalogKind(kind)) return { zones: new Set(), records: new Set(), recordsByZone: new Map() };
     this.seen.delete(seenId(kind, key));
     return this.remove(kind, key);
   }
 
-  private set(object: Resource): Affected {
+  private set(object: Exclude<Resource, { kind: 'Domain' }>): Affected {
     if (object.kind === 'DNSZoneClass') return this.catalog.setClass(object);
     if (object.kind === 'DNSZone') return this.catalog.setZone(object);
     return this.catalog.setRecord(object);
   }
 
-  private remove(kind: Kind, key: ResourceKey): Affected {
+  private remove(kind: (typeof CATALOG_KINDS)[number], key: ResourceKey): Affected {
     if (kind === 'DNSZoneClass') return this.catalog.deleteClass(key);
     if (kind === 'DNSZone') return this.catalog.deleteZone(key);
     return this.catalog.deleteRecord(key);

@@ -86,6 +86,8 @@ interface Candidate {
   rank: number;
   /** For zones served per their status only: when they became Accepted (ms since the epoch). */
   since: number;
+  /** Waiting for a verified Domain (the catalog's `waiting` predicate): judged after every other zone. */
+  waiting: boolean;
 }
 
 /**
@@ -95,6 +97,8 @@ interface Candidate {
  * namespace/name only fixes the order of zones that cannot affect each other.
  */
 function judgingOrder(a: Candidate, b: Candidate): number {
+  // A zone that may not be served yet never keeps a domain from one that may (squatting prevention).
+  if (a.waiting !== b.waiting) return a.waiting ? 1 : -1;
   if (a.incumbent !== b.incumbent) return a.incumbent ? -1 : 1;
   if (a.incumbent) {
     if (a.rank !== b.rank) return a.rank < b.rank ? -1 : 1;
@@ -106,7 +110,7 @@ function judgingOrder(a: Candidate, b: Candidate): number {
 
 /** Zones judged together: one domain, one group (served or not), one creation time. */
 function peerKey(c: Candidate): string {
-  return `${c.incumbent ? 1 : 0}\u0000${c.created}\u0000${c.domain}`;
+  return `${c.waiting ? 1 : 0}\u0000${c.incumbent ? 1 : 0}\u0000${c.created}\u0000${c.domain}`;
 }
 
 /**
@@ -127,6 +131,12 @@ function acceptedSince(zone: DNSZone): number | undefined {
  * synchronous; every mutation returns the keys whose outcome may have changed.
  */
 export class Catalog {
+  /**
+   * Whether a zone waits for something outside the catalog before it may be served (a verified
+   * Domain, for classes with requireVerifiedDomain): such zones are judged after all others, so they
+   * never keep a domain from a zone that may be served. Call `rejudge` when its answers change.
+   */
+  waiting?: (zone: DNSZone, zoneClass: DNSZoneClass | undefined) => boolean;
   readonly classes = new Map<string, DNSZoneClass>();
   readonly zones = new Map<ResourceKey, DNSZone>();
   readonly records = new Map<ResourceKey, DNSRecordSet>();
@@ -294,6 +304,11 @@ export class Catalog {
     if (to !== undefined) getOrInsert(this.byZoneRef, to, () => new Set()).add(key);
   }
 
+  /** Judges every zone again (the answers of `waiting` changed). */
+  rejudge(): Affected {
+    return this.recomputeZones();
+  }
+
   /**
    * Notes that a DNSZone exists but was refused before the catalog could see it (its manifest fails
    * validation, so it is never set here), or with `undefined` that this is over. Record sets naming it
@@ -354,6 +369,7 @@ export class Catalog {
           incumbent: false,
           rank: Number.POSITIVE_INFINITY,
           since: Number.POSITIVE_INFINITY,
+          waiting: this.waiting?.(zone, this.classes.get(zone.spec.className)) ?? false,
         });
       } catch (e) {
         invalid.set(key, {

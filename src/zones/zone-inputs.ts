@@ -7,6 +7,7 @@ import { parseRecordSetRecords } from './record-parse.ts';
 import { compareByAge, type ResourceKey, resourceKey } from './resource-key.ts';
 import type { RRset } from './rrset.ts';
 import { zoneDefaultTtl } from './soa.ts';
+import { zoneNameServers } from './zone-name-servers.ts';
 
 /**
  * Gathers what `assembleZone` needs for one accepted zone from the catalog: the zone, its class, the
@@ -36,7 +37,7 @@ export function zoneChildren(catalog: Catalog, key: ResourceKey): ChildDelegatio
     const childKey = resourceKey(child.metadata);
     const childVerdict = catalog.zoneVerdict(childKey);
     if (!childVerdict?.accepted) continue;
-    const nameServers = childVerdict.zoneClass.spec.nameServers.map((ns) => parseName(ns));
+    const nameServers = zoneNameServers(child, childVerdict.zoneClass).map((ns) => parseName(ns));
     children.push({
       zone: childKey,
       origin: childVerdict.origin,

@@ -9,6 +9,7 @@ import { parseRecordSetRecords } from './record-parse.ts';
 import { compareByAge, type ResourceKey, refOf } from './resource-key.ts';
 import type { RRset, RRsetDelta, RRsetKey } from './rrset.ts';
 import { type SoaFields, soaFor, zoneDefaultTtl } from './soa.ts';
+import { zoneNameServers } from './zone-name-servers.ts';
 
 /** What changed in a zone's published content, RRset by RRset. */
 export interface ZoneDelta extends RRsetDelta {
@@ -92,7 +93,7 @@ export class ZoneModel {
     this.originKey = canonicalSortKey(origin);
     this.soa = soaFor(zone, zoneClass, origin);
     this.defaultTtl = zoneDefaultTtl(zone, zoneClass);
-    this.nameServers = zoneClass.spec.nameServers.map((ns) => parseName(ns));
+    this.nameServers = zoneNameServers(zone, zoneClass).map((ns) => parseName(ns));
     this.classNameText = zoneClass.metadata.name;
     this.configSignature = ZoneModel.signature(zone, zoneClass, origin);
     const apex = this.owner(origin, this.originKey);
@@ -115,7 +116,7 @@ export class ZoneModel {
       origin,
       soaFor(zone, zoneClass, origin),
       zoneDefaultTtl(zone, zoneClass),
-      zoneClass.spec.nameServers,
+      zoneNameServers(zone, zoneClass),
       zoneClass.metadata.name,
     ]);
   }
@@ -313,7 +314,7 @@ export class ZoneModel {
       entry.invalid =
         'the SOA is generated from the DNSZone and its class; set spec.soa on the DNSZone instead';
     else if (atApex && type === 'NS')
-      entry.invalid = `apex NS records come from DNSZoneClass ${this.classNameText} spec.nameServers; change them there`;
+      entry.invalid = `apex NS records come from DNSZoneClass ${this.classNameText} spec.nameServers (or spec.zoneNameServers); change them there`;
     else if (atApex && type === 'CNAME')
       entry.invalid =
         'a CNAME cannot be at the zone apex, where the SOA and NS must exist (RFC 1034 §3.6.2); use ALIAS';

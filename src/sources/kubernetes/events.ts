@@ -113,6 +113,7 @@ export function eventFor(before: Resource, after: Resource): EventInput | undefi
     ...(after.metadata.uid ? { uid: after.metadata.uid } : {}),
     ...(after.metadata.resourceVersion ? { resourceVersion: after.metadata.resourceVersion } : {}),
   };
+  if (after.kind === 'Domain') return domainEvent(before, after, regarding);
   for (const type of ['Accepted', 'Programmed', 'Ready']) {
     const c = now(type);
     const p = was(type);
@@ -126,6 +127,47 @@ export function eventFor(before: Resource, after: Resource): EventInput | undefi
     if (after.kind === 'DNSRecordSet' && previous === undefined) return undefined;
     return { regarding, type: 'Normal', reason: 'Ready', action: actionFor(after.kind), note: ready.message };
   }
+  return undefined;
+}
+
+/**
+ * A Domain's event: Warning VerificationLost when Verified turns False after being True (ownership is
+ * never silently kept), Warning with the reason when a claim is refused for another namespace's older
+ * claim, Normal Verified when it becomes True.
+ */
+function domainEvent(
+  before: Resource,
+  after: Resource,
+  regarding: EventInput['regarding'],
+): EventInput | undefined {
+  const expiring = find(after.status?.conditions, 'RegistrationExpiring');
+  const wasExpiring = find(before.status?.conditions, 'RegistrationExpiring');
+  if (
+    expiring?.status === 'True' &&
+    (wasExpiring?.status !== 'True' || wasExpiring.reason !== expiring.reason)
+  )
+    return {
+      regarding,
+      type: 'Warning',
+      reason: 'RegistrationExpiring',
+      action: 'ReadRegistration',
+      note: expiring.message,
+    };
+  const p = find(before.status?.conditions, 'Verified');
+  const c = find(after.status?.conditions, 'Verified');
+  if (!c || (p && p.status === c.status && p.reason === c.reason)) return undefined;
+  if (c.status === 'True')
+    return { regarding, type: 'Normal', reason: 'Verified', action: 'VerifyDomain', note: c.message };
+  if (c.status === 'False' && p?.status === 'True')
+    return {
+      regarding,
+      type: 'Warning',
+      reason: 'VerificationLost',
+      action: 'VerifyDomain',
+      note: c.message,
+    };
+  if (c.reason === 'ClaimedByOtherNamespace' || c.reason === 'PublicSuffix')
+    return { regarding, type: 'Warning', reason: c.reason, action: 'VerifyDomain', note: c.message };
   return undefined;
 }
 

@@ -278,6 +278,37 @@ export class KubeApi {
     )) as KubeJson;
   }
 
+  /** Creates a namespaced object (Gateway DNS record sets). */
+  async createObject(kind: Kind | ApiResource, namespace: string, body: object): Promise<KubeJson> {
+    const { group, version, plural } = coordinates(kind);
+    return (await call(() =>
+      this.custom.createNamespacedCustomObject({ group, version, namespace, plural, body }),
+    )) as KubeJson;
+  }
+
+  /** Replaces a namespaced object; `metadata.resourceVersion` in `body` makes it conditional (409). */
+  async replaceObject(
+    kind: Kind | ApiResource,
+    namespace: string,
+    name: string,
+    body: object,
+  ): Promise<KubeJson> {
+    const { group, version, plural } = coordinates(kind);
+    return (await call(() =>
+      this.custom.replaceNamespacedCustomObject({ group, version, namespace, plural, name, body }),
+    )) as KubeJson;
+  }
+
+  /** Deletes a namespaced object; one that is gone already is fine. */
+  async deleteObject(kind: Kind | ApiResource, namespace: string, name: string): Promise<void> {
+    const { group, version, plural } = coordinates(kind);
+    try {
+      await call(() => this.custom.deleteNamespacedCustomObject({ group, version, namespace, plural, name }));
+    } catch (e) {
+      if (!isStatus(e, 404)) throw e;
+    }
+  }
+
   async createEvent(
     namespace: string,
     event: EventInput,

@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { DNSRecordSet, DNSZone, Domain } from '../api/index.ts';
+import {
+  GATEWAY_MANAGER,
+  gatewayAddress,
+  type HostnameClaim,
+  MANAGED_BY_LABEL,
+  OWNER_LABEL,
+  planHostname,
+  recordSetName,
+} from './gateway-records.ts';
+
+const zone = (namespace: string, name: string, domainName: string): DNSZone => ({
+  apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+  kind: 'DNSZone',
+  metadata: { name, namespace },
+  spec: { domainName, className: 'builtin' },
+});
+const verified = (namespace: string, domainName: string): Domain => ({
+  apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+  kind: 'Domain',
+  metadata: { name: 'd', namespace, generation: 1 },
+  spec: { domainName },
+  status: {
+    conditions: [
+      {
+        type: 'Verified',
+        status: 'True',
+        reason: 'Verified',
+        message: '',
+        observedGeneration: 1,
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+      },
+    ],
+  },
+});
+const claim = (hostname: string, namespace = 'team-a'): HostnameClaim => ({
+  hostname,
+  owner: {
+    kind: 'HTTPRoute',
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    namespace,
+    name: 'web',
+    uid: 'u-1',
+  },
+  gateway: { namespace, name: 'gw' },
+});
+const ZONES = [zone('team-a', 'example-com', 'example.com')];
+const DOMAINS = [verified('team-a', 'example.com')];
+const TARGET = { address: 'quiet-river-3f9a1c.gw.example.net', ipv4: ['192.0.2.10'], ipv6: [] };
+
+describe('Gateway hostnames as record sets', () => {
+  test('the DNS address: words and entropy from the UID, stable, under the target domain', () => {
+    const a = gatewayAddress('0b7c5d2e-1111-4222-8333-944455556666', 'gw.example.net.');
+    assert.match(a, /^[a-z]+-[a-z]+-[0-9a-f]{6}\.gw\.example\.net$/);
+    assert.equal(gatewayAddress('0b7c5d2e-1111-4222-8333-944455556666', 'GW.example.net'), a);
+    assert.notEqual(gatewayAddress('0b7c5d2e-1111-4222-8333-944455556667', 'gw.example.net'), a);
+  });
+
+  test('names: <gateway>-<8 hex of SHA-256(hostname)>', () => {
+    assert.match(recordSetName('gw', 'api.example.com'), /^gw-[0-9a-f]{8}$/);
+    assert.equal(recordSetName('gw', 'API.example.com.'), recordSetName('gw', 'api.example.com'));
+    assert.ok(recordSetName('g'.repeat(300), 'a.example.com').length <= 253);
+  });
+
+  test('CNAME below the apex, ALIAS at it, * for a wildcard, labelled with the manager and owner', () => {
+    const sub = planHostname(claim('api.example.com'), ZONES, DOMAINS, TARGET, []);
+    assert.equal(sub.kind, 'publish');
+    const [r] = (sub as { recordSets: DNSRecordSet[] }).recordSets;
+    assert.deepEqual(r!.spec, {
+      zoneRef: { name: 'example-com' },
+      name: 'api',
+      type: 'CNAME',
+      records: ['quiet-river-3f9a1c.gw.example.net.'],
+    });
+    assert.equal(r!.metadata.namespace, 'team-a');
+    assert.equal(r!.metadata.labels?.[MANAGED_BY_LABEL], GATEWAY_MANAGER);
+    assert.equal(r!.metadata.labels?.[OWNER_LABEL], 'HTTPRoute.team-a.web');
+    const apex = planHostname(claim('example.com'), ZONES, DOMAINS, TARGET, []);
+    assert.equal((apex as { recordSets: DNSRecordSet[] }).recordSets[0]!.spec.type, 'ALIAS');
+    assert.equal((apex as { recordSets: DNSRecordSet[] }).recordSets[0]!.spec.name, '@');
+    const wild = planHostname(claim('*.apps.example.com'), ZONES, DOMAINS, TARGET, []);
+    assert.equal((wild as { recordSets: DNSRecordSet[] }).recordSets[0]!.spec.name, '*.apps');
+    const direct = planHostname(
+      claim('api.example.com'),
+      ZONES,
+      DOMAINS,
+      { ipv4: ['192.0.2.10'], ipv6: ['2001:db8::10'] },
+      [],
+    );
+    assert.deepEqual(
+      (direct as { recordSets: DNSRecordSet[] }).recordSets.map((x) => [x.spec.type, x.spec.records]),
+      [
+        ['A', ['192.0.2.10']],
+        ['AAAA', ['2001:db8::10']],
+      ],
+    );
+  });
+
+  test("refused: no served zone, no verified Domain in the route's namespace, another manager's record set", () => {
+    assert.equal(
+      (planHostname(claim('api.other.org'), ZONES, DOMAINS, TARGET, []) as { reason: string }).reason,
+      'NoZone',
+    );
+    assert.equal(
+      (planHostname(claim('api.example.com', 'team-b'), ZONES, DOMAINS, TARGET, []) as { reason: string })
+        .reason,
+      'DomainNotVerified',
+      'a Domain verified in another namespace does not count',
+    );
+    const handMade: DNSRecordSet = {
+      apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+      kind: 'DNSRecordSet',
+      metadata: { name: 'api', namespace: 'team-a' },
+      spec: { zoneRef: { name: 'example-com' }, name: 'api', type: 'A', records: ['198.51.100.1'] },
+    };
+    const c = planHostname(claim('api.example.com'), ZONES, DOMAINS, TARGET, [handMade]);
+    assert.equal((c as { reason: string }).reason, 'Conflict');
+    assert.match((c as { message: string }).message, /DNSRecordSet team-a\/api; it is not overwritten/);
+    // Someone else's object at our name is a conflict too.
+    const squat = {
+      ...handMade,
+      metadata: { name: recordSetName('gw', 'www.example.com'), namespace: 'team-a' },
+      spec: { ...handMade.spec, name: 'elsewhere' },
+    };
+    assert.equal(
+      (planHostname(claim('www.example.com'), ZONES, DOMAINS, TARGET, [squat]) as { reason: string }).reason,
+      'Conflict',
+    );
+  });
+});

@@ -1,0 +1,356 @@
+/**
+ * Gateway API hostnames → DNS on a real control plane: the Gateway API CRDs of the Go module
+ * sigs.k8s.io/gateway-api (config/crd/standard, fetched by scripts/ensure-gateway-api-crds.sh),
+ * `zonekeeper operator --gateway-dns=true --gateway-target-domain gw.test` as its service account
+ * with the chart's RBAC (gatewayDns enabled), `zonekeeper server` answering. The Domain of the route's
+ * namespace is verified by a TXT record in BIND (the domain's current DNS, and the resolver).
+ *
+ * A Gateway and an HTTPRoute go from no records to CNAME (subdomain) and ALIAS (apex) answers to the
+ * Gateway's DNS address, whose A record comes from the Gateway's status.addresses; a hostname a
+ * hand-made record set holds is a conflict (annotation, Event) and is never overwritten; deleting the
+ * route takes its records away (NXDOMAIN).
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { stringify } from 'yaml';
+import { dig, rdataOf } from './support/dig.ts';
+import { type KubeCluster, serviceAccountUser, startKube } from './support/kube.ts';
+import { type RecursiveBind, startRecursiveBind } from './support/recursive-bind.ts';
+import { type KubeProcess, startOperatorProcess, startServerProcess } from './support/zonekeeper-kube.ts';
+import { ROOT, waitFor } from './support/zonekeeper-process.ts';
+
+const run = promisify(execFile);
+const SYSTEM = 'zonekeeper-system';
+const API = 'dns.zonekeeper.dev/v1alpha1';
+const GW = 'gateway.networking.k8s.io/v1';
+const OPERATOR = serviceAccountUser(SYSTEM, 'zonekeeper-operator');
+const SERVER = serviceAccountUser(SYSTEM, 'zonekeeper-server');
+
+function docs(...objects: object[]): string {
+  return objects.map((o) => `---\n${stringify(o)}`).join('');
+}
+
+interface Json {
+  metadata: { name: string; annotations?: Record<string, string>; labels?: Record<string, string> };
+  spec?: { name: string; type: string; records: string[] };
+  status?: { verification?: { dnsRecord?: { content: string } } };
+}
+
+describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () => {
+  let kube: KubeCluster;
+  let bind: RecursiveBind | undefined;
+  let operator: KubeProcess | undefined;
+  let server: KubeProcess | undefined;
+
+  const list = async (kind: string, ns: string): Promise<Json[]> =>
+    (JSON.parse(await kube.kubectlOk(['get', kind, '-n', ns, '-o', 'json'])) as { items: Json[] }).items;
+  const get = async (kind: string, ns: string, name: string): Promise<Json | undefined> => {
+    const r = await kube.kubectl(['get', kind, '-n', ns, name, '-o', 'json']);
+    return r.code === 0 ? (JSON.parse(r.stdout) as Json) : undefined;
+  };
+  const ask = (name: string, type = 'A') => dig(server!.dnsPort, name, type);
+
+  before(async () => {
+    kube = await startKube({ users: [OPERATOR, SERVER] });
+    const { stdout } = await run('bash', [path.join(ROOT, 'scripts/ensure-gateway-api-crds.sh')]);
+    const crdDir = stdout.trim();
+    for (const f of readdirSync(crdDir).filter(
+      (f) => f.startsWith('gateway.networking.k8s.io_') && !f.includes('vap'),
+    ))
+      await kube.kubectlOk(['apply', '--server-side', '-f', path.join(crdDir, f)]);
+    await kube.kubectlOk([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      'crd/gateways.gateway.networking.k8s.io',
+      'crd/httproutes.gateway.networking.k8s.io',
+      'crd/grpcroutes.gateway.networking.k8s.io',
+      'crd/tlsroutes.gateway.networking.k8s.io',
+    ]);
+    for (const ns of [SYSTEM, 'team-a', 'platform']) await kube.kubectlOk(['create', 'namespace', ns]);
+    const { stdout: rendered } = await run(path.join(kube.binDir, 'helm'), [
+      'template',
+      'zonekeeper',
+      path.join(ROOT, 'deploy/helm/zonekeeper'),
+      '--namespace',
+      SYSTEM,
+      '--set',
+      'operator.gatewayDns.enabled=true',
+      // With API writes on, the chart's admission policy must let the Gateway record sets through.
+      '--set',
+      'operator.apiWrites.enabled=true',
+      '--kube-version',
+      '1.33.13',
+    ]);
+    const rbac = rendered
+      .split(/^---$/m)
+      .filter((d) =>
+        /kind: (ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
+          d,
+        ),
+      );
+    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac.join('\n---\n') });
+    await kube.kubectlOk(['apply', '-f', '-'], {
+      input: docs(
+        {
+          apiVersion: API,
+          kind: 'DNSZoneClass',
+          metadata: { name: 'builtin' },
+          spec: { backend: { builtin: {} }, nameServers: ['ns1.provider.test.'] },
+        },
+        {
+          apiVersion: API,
+          kind: 'DNSZone',
+          metadata: { name: 'example-test', namespace: 'team-a' },
+          spec: { domainName: 'example.test', className: 'builtin' },
+        },
+        {
+          apiVersion: API,
+          kind: 'DNSZone',
+          metadata: { name: 'gw-test', namespace: 'platform' },
+          spec: { domainName: 'gw.test', className: 'builtin' },
+        },
+        // Made by hand: the gateway controller must never overwrite it.
+        {
+          apiVersion: API,
+          kind: 'DNSRecordSet',
+          metadata: { name: 'shop', namespace: 'team-a' },
+          spec: { zoneRef: { name: 'example-test' }, name: 'shop', type: 'A', records: ['198.51.100.1'] },
+        },
+        {
+          apiVersion: API,
+          kind: 'Domain',
+          metadata: { name: 'example-test', namespace: 'team-a' },
+          spec: { domainName: 'example.test' },
+        },
+      ),
+    });
+    // The admission policy is in force: the operator may not create a record set without a manager label.
+    await waitFor(
+      async () => {
+        const r = await kube.kubectl(['create', '-f', '-'], {
+          kubeconfig: kube.kubeconfigFor(OPERATOR),
+          input: docs({
+            apiVersion: API,
+            kind: 'DNSRecordSet',
+            metadata: { name: 'unlabelled', namespace: 'team-a' },
+            spec: { zoneRef: { name: 'example-test' }, name: 'x', type: 'A', records: ['192.0.2.99'] },
+          }),
+        });
+        if (r.code === 0) await kube.kubectlOk(['delete', 'dnsrecordset', '-n', 'team-a', 'unlabelled']);
+        return r.code !== 0 && /zonekeeper-gateway-dns/.test(r.stderr) ? true : undefined;
+      },
+      30_000,
+      500,
+    );
+    server = await startServerProcess('server', kube.kubeconfigFor(SERVER));
+    bind = await startRecursiveBind({ rootRecords: [] });
+    operator = await startOperatorProcess('operator', kube.kubeconfigFor(OPERATOR), SYSTEM, [
+      '--domain-resolver',
+      `127.0.0.1:${bind.port}`,
+      '--domain-delegation-port',
+      String(bind.port),
+      '--domain-retry-schedule',
+      '200ms/5s,500ms',
+      '--domain-http-timeout',
+      '500ms',
+      '--gateway-dns=true',
+      '--gateway-target-domain',
+      'gw.test',
+    ]);
+    // The domain's current DNS publishes the token: the Domain is verified.
+    const token = await waitFor(
+      async () => (await get('domain', 'team-a', 'example-test'))?.status?.verification?.dnsRecord?.content,
+      60_000,
+    );
+    await bind.setRootRecords([`_zonekeeper-challenge.example.test. IN TXT "${token.value}"`]);
+    // Both zones are served before the tests start.
+    for (const zone of ['example.test', 'gw.test'])
+      await waitFor(
+        async () => ((await ask(zone, 'SOA')).status === 'NOERROR' ? true : undefined),
+        60_000,
+        200,
+      );
+  });
+
+  after(async () => {
+    await Promise.all([operator?.stop(), server?.stop()].map((p) => p?.catch(() => {})));
+    if (process.env.KUBE_E2E_LOGS) {
+      const { mkdir, writeFile } = await import('node:fs/promises');
+      await mkdir(process.env.KUBE_E2E_LOGS, { recursive: true });
+      for (const p of [operator, server])
+        if (p) await writeFile(path.join(process.env.KUBE_E2E_LOGS, `gateway-${p.name}.log`), p.log());
+    }
+    await bind?.stop();
+    await kube?.stop();
+  });
+
+  test('a Gateway and an HTTPRoute: from no records to CNAME and ALIAS answers to the Gateway address', async () => {
+    assert.equal((await ask('api.example.test')).status, 'NXDOMAIN');
+    await kube.kubectlOk(['apply', '-f', '-'], {
+      input: docs(
+        {
+          apiVersion: GW,
+          kind: 'Gateway',
+          metadata: { name: 'gw', namespace: 'team-a' },
+          spec: {
+            gatewayClassName: 'example',
+            listeners: [
+              { name: 'http', port: 80, protocol: 'HTTP' },
+              { name: 'apps', port: 80, protocol: 'HTTP', hostname: '*.apps.example.test' },
+            ],
+          },
+        },
+        {
+          apiVersion: GW,
+          kind: 'HTTPRoute',
+          metadata: { name: 'web', namespace: 'team-a' },
+          spec: {
+            parentRefs: [{ name: 'gw' }],
+            hostnames: ['api.example.test', 'example.test', 'shop.example.test'],
+          },
+        },
+        {
+          apiVersion: GW,
+          kind: 'TLSRoute',
+          metadata: { name: 'tls', namespace: 'team-a' },
+          spec: {
+            parentRefs: [{ name: 'gw' }],
+            hostnames: ['tls.example.test'],
+            rules: [{ backendRefs: [{ name: 'backend', port: 443 }] }],
+          },
+        },
+      ),
+    });
+    // The gateway implementation's part: the Gateway's address.
+    await kube.kubectlOk([
+      'patch',
+      'gateway',
+      '-n',
+      'team-a',
+      'gw',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { addresses: [{ type: 'IPAddress', value: '192.0.2.10' }] } }),
+    ]);
+    const { value: address } = await waitFor(
+      async () =>
+        (await get('gateway', 'team-a', 'gw'))?.metadata.annotations?.['dns.zonekeeper.dev/gateway-address'],
+      60_000,
+      200,
+    );
+    assert.match(address, /^[a-z]+-[a-z]+-[0-9a-f]{6}\.gw\.test$/);
+    // Subdomain: CNAME to the address, which has the Gateway's A record.
+    const { value: sub } = await waitFor(
+      async () => {
+        const r = await ask('api.example.test');
+        return rdataOf(r, 'CNAME').length > 0 && rdataOf(r, 'A').length > 0 ? r : undefined;
+      },
+      60_000,
+      200,
+    );
+    assert.deepEqual(rdataOf(sub, 'CNAME'), [`${address}.`]);
+    assert.deepEqual(rdataOf(sub, 'A'), ['192.0.2.10']);
+    // Apex: ALIAS, answered as the address's A record.
+    await waitFor(
+      async () => (rdataOf(await ask('example.test'), 'A').includes('192.0.2.10') ? true : undefined),
+      60_000,
+      200,
+    );
+    const managed = async () =>
+      (await list('dnsrecordsets', 'team-a')).filter(
+        (s) => s.metadata.labels?.['app.kubernetes.io/managed-by'] === 'zonekeeper-gateway-dns',
+      );
+    // The TLSRoute's hostname too.
+    const { value: ours } = await waitFor(
+      async () => {
+        const found = await managed();
+        return found.length === 4 ? found : undefined;
+      },
+      60_000,
+      200,
+    );
+    assert.deepEqual(ours.map((s) => `${s.spec?.name} ${s.spec?.type}`).sort(), [
+      '*.apps CNAME',
+      '@ ALIAS',
+      'api CNAME',
+      'tls CNAME',
+    ]);
+    // The listener's wildcard hostname: a wildcard record set.
+    assert.deepEqual(rdataOf(await ask('anything.apps.example.test'), 'CNAME'), [`${address}.`]);
+    for (const s of ours) assert.match(s.metadata.name, /^gw-[0-9a-f]{8}$/);
+  });
+
+  test('a hostname a hand-made record set holds is a conflict: reported, never overwritten', async () => {
+    const { value: conflict } = await waitFor(
+      async () =>
+        (await get('httproute', 'team-a', 'web'))?.metadata.annotations?.['dns.zonekeeper.dev/dns-conflicts'],
+      60_000,
+      200,
+    );
+    assert.match(conflict, /shop\.example\.test is already published by DNSRecordSet team-a\/shop/);
+    assert.deepEqual(rdataOf(await ask('shop.example.test'), 'A'), ['198.51.100.1']);
+    assert.deepEqual((await get('dnsrecordset', 'team-a', 'shop'))?.spec?.records, ['198.51.100.1']);
+    await waitFor(
+      async () => {
+        const events = JSON.parse(
+          await kube.kubectlOk(['get', 'events.events.k8s.io', '-n', 'team-a', '-o', 'json']),
+        ) as {
+          items: { reason: string; regarding: { kind: string; name: string } }[];
+        };
+        return events.items.some((e) => e.reason === 'DNSConflict' && e.regarding.kind === 'HTTPRoute')
+          ? true
+          : undefined;
+      },
+      30_000,
+      200,
+    );
+  });
+
+  test('deleting the route takes its records away: NXDOMAIN', async () => {
+    await kube.kubectlOk(['delete', 'httproute', '-n', 'team-a', 'web']);
+    await waitFor(
+      async () => ((await ask('api.example.test')).status === 'NXDOMAIN' ? true : undefined),
+      60_000,
+      200,
+    );
+    const left = (await list('dnsrecordsets', 'team-a')).filter(
+      (s) => s.metadata.labels?.['app.kubernetes.io/managed-by'] === 'zonekeeper-gateway-dns',
+    );
+    // What the Gateway's own listener and the TLSRoute ask for stays.
+    assert.deepEqual(
+      left.map((s) => [s.spec?.name, s.metadata.labels?.['dns.zonekeeper.dev/gateway-owner']]).sort(),
+      [
+        ['*.apps', 'Gateway.team-a.gw'],
+        ['tls', 'TLSRoute.team-a.tls'],
+      ],
+    );
+    // The hand-made record set stays.
+    assert.deepEqual(rdataOf(await ask('shop.example.test'), 'A'), ['198.51.100.1']);
+  });
+
+  test("deleting the Gateway takes its listener's records and its address away", async () => {
+    const address = (await get('gateway', 'team-a', 'gw'))!.metadata.annotations![
+      'dns.zonekeeper.dev/gateway-address'
+    ]!;
+    assert.deepEqual(rdataOf(await ask(address), 'A'), ['192.0.2.10']);
+    await kube.kubectlOk(['delete', 'gateway', '-n', 'team-a', 'gw']);
+    await waitFor(async () => ((await ask(address)).status === 'NXDOMAIN' ? true : undefined), 60_000, 200);
+    await waitFor(
+      async () => ((await ask('x.apps.example.test')).status === 'NXDOMAIN' ? true : undefined),
+      60_000,
+      200,
+    );
+    assert.deepEqual(
+      (await list('dnsrecordsets', 'platform')).filter(
+        (s) => s.metadata.labels?.['app.kubernetes.io/managed-by'] === 'zonekeeper-gateway-dns',
+      ),
+      [],
+    );
+  });
+});
