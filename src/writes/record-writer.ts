@@ -41,6 +41,12 @@ export interface RecordWriter {
    * with a `WriteError`.
    */
   apply(credential: string, request: WriteRequest): Promise<WriteResult>;
+  /**
+   * What this writer holds at `key`, for reading back one's own writes before the live view has
+   * caught up: the record set, `null` when it deleted it, `undefined` when it knows nothing (then the
+   * live view answers). Absent on writers that forward (they hold nothing).
+   */
+  held?(key: ResourceKey): DNSRecordSet | null | undefined;
 }
 
 /** A record set written through an API, with when it was first written (oldest wins conflicts). */
@@ -129,6 +135,8 @@ export interface WriteCoordinatorOptions {
 }
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+/** Deleted objects remembered until the live view catches up (ADR 0016), at most this many. */
+const MAX_DELETED_BEHIND = 4096;
 
 /**
  * The object name of an API-written RRset: readable, and unique per (name, type) by a digest, so one
@@ -178,6 +186,11 @@ export class WriteCoordinator implements RecordWriter {
   private queue: Promise<unknown> = Promise.resolve();
   /** A commit failed: what is held may differ from the store until it is loaded again. */
   private stale = true;
+  /**
+   * Objects this writer deleted, by the credential that did, until the live view stops showing them
+   * (bounded): a request retried after its first attempt was applied finds them still there.
+   */
+  private readonly deleted = new Map<ResourceKey, string>();
 
   constructor(options: WriteCoordinatorOptions) {
     this.options = options;
@@ -261,6 +274,18 @@ export class WriteCoordinator implements RecordWriter {
       this.counts.set(ns, (this.counts.get(ns) ?? 0) + 1);
     }
     this.owned.set(key, w);
+  }
+
+  held(key: ResourceKey): DNSRecordSet | null | undefined {
+    if (this.stale) return undefined;
+    const mine = this.owned.get(key);
+    if (mine) return mine.resource;
+    return this.deleted.has(key) ? null : undefined;
+  }
+
+  /** Whether the live object at `key` is one this credential deleted through this writer. */
+  private deletedBehind(key: ResourceKey, credential: string, writtenBy: string | undefined): boolean {
+    return this.deleted.get(key) === credential && writtenBy === credential;
   }
 
   private release(key: ResourceKey): void {
@@ -412,6 +437,7 @@ export class WriteCoordinator implements RecordWriter {
       // unlabelled object there is the tenant's: the writer's copy is gone, and nothing is journalled
       // for it (the write would fail at the API server and hold up every later request).
       const live = this.options.gate.existing(key);
+      if (live === undefined) this.deleted.delete(key);
       if (mine && live && live.writtenBy === undefined) {
         this.release(key);
         // Read the store again before the next request, in case the live view was behind.
@@ -424,7 +450,10 @@ export class WriteCoordinator implements RecordWriter {
           'NOT_OWNER',
           `credential ${writtenBy} wrote this record set; only it can change or delete it`,
         );
-      if (!mine && live)
+      // The live view may be behind this writer: an object it deleted moments ago (and nothing else)
+      // still shows there. Deleting it again is then 'absent', and writing it creates it again.
+      const gone = !mine && live !== undefined && this.deletedBehind(key, credential, live.writtenBy);
+      if (!mine && live && !gone)
         throw fail(
           'NOT_OWNER',
           `DNSRecordSet ${key} exists and was not written through this API${live.writtenBy ? ` (written-by ${live.writtenBy})` : ''}; change it where it is defined`,
@@ -520,8 +549,15 @@ export class WriteCoordinator implements RecordWriter {
         'the request could not be made durable now; it is applied whole or not at all: retry with the same request id to learn which',
       );
     }
-    for (const w of put) this.hold(w);
-    for (const key of remove) this.release(key);
+    for (const w of put) {
+      this.hold(w);
+      this.deleted.delete(resourceKey(w.resource.metadata));
+    }
+    for (const key of remove) {
+      this.release(key);
+      this.deleted.set(key, credential);
+      if (this.deleted.size > MAX_DELETED_BEHIND) this.deleted.delete(this.deleted.keys().next().value!);
+    }
     for (const f of forget) this.remembered.get(f.credential)?.delete(f.id);
     if (remember) {
       getOrInsert(this.remembered, credential, () => new Map()).set(remember.id, remember);

@@ -83,4 +83,26 @@ describe('the homelab DNS API keeps internal details from callers', () => {
       writer = undefined;
     }
   });
+
+  test('GET reads back what the writer holds before the live view has caught up (read-your-writes)', async () => {
+    const recordSet = {
+      apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+      kind: 'DNSRecordSet' as const,
+      metadata: { name: 'x', namespace: 'team-a', labels: { 'dns.zonekeeper.dev/written-by': 'homelab-a' } },
+      spec: { name: 'www.a.example.com.', type: 'A' as const, ttl: 300, records: ['192.0.2.1'] },
+    };
+    let held: typeof recordSet | null | undefined = recordSet;
+    writer = { apply: async () => assert.fail('no write here'), held: () => held };
+    try {
+      // The live view (recordSet: () => undefined) has not caught up: the writer's copy answers.
+      const found = await call('GET', '/records/A/a.example.com/www');
+      assert.equal(found.status, 200, found.text);
+      assert.match(found.text, /192\.0\.2\.1/);
+      // Deleted by the writer: not found, whatever the live view still shows.
+      held = null;
+      assert.equal((await call('GET', '/records/A/a.example.com/www')).status, 404);
+    } finally {
+      writer = undefined;
+    }
+  });
 });

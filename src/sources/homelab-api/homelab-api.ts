@@ -423,7 +423,10 @@ export class HomelabApi {
   /** The record set this caller wrote for the record, if any (another's is not its to read). */
   private ownRecordSet(caller: HomelabCaller, id: RecordId): DNSRecordSet | undefined {
     const name = writtenObjectName(parseName(id.fqdn), id.type as HomelabRecordType);
-    const object = this.options.recordSet(resourceKey({ name, namespace: caller.namespace }));
+    const key = resourceKey({ name, namespace: caller.namespace });
+    // Read-your-writes: what the writer holds answers before the live view has caught up with it.
+    const held = this.options.writer()?.held?.(key);
+    const object = held === null ? undefined : (held ?? this.options.recordSet(key));
     if (!object || object.metadata.labels?.[WRITTEN_BY_LABEL] !== caller.credential) return undefined;
     return object;
   }

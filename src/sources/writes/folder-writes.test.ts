@@ -291,6 +291,37 @@ describe('record writer, folder mode', () => {
     );
   });
 
+  test('a live view behind the writer: deleting again what this credential just deleted is absent, not NOT_OWNER', async () => {
+    await writer.apply('key-a', { changes: [up('www.a.example.com.', ['192.0.2.1'])] });
+    const key = `team-a/${writtenObjectName('www.a.example.com.', 'A')}`;
+    const gate = catalogGate(catalog, store);
+    const stale = gate.existing(key);
+    assert.ok(stale);
+    // The store has not caught up with the deletion yet: its view still shows the object.
+    await writes.close();
+    writes = await FolderWriteStore.open(dir, store);
+    writer = new WriteCoordinator({
+      store: writes,
+      gate: { ...gate, existing: (k) => (k === key ? stale : gate.existing(k)) },
+      credentials: new CredentialTable(access.ok ? access.config : { credentials: [] }),
+      now: () => clock,
+    });
+    await writer.start();
+    const del = { op: 'delete' as const, name: 'www.a.example.com.', type: 'A' as const };
+    assert.deepEqual(
+      (await writer.apply('key-a', { changes: [del] })).changes.map((c) => c.outcome),
+      ['deleted'],
+    );
+    // A retried request (its first attempt timed out at the caller but was applied): still idempotent.
+    assert.deepEqual(
+      (await writer.apply('key-a', { changes: [del] })).changes.map((c) => c.outcome),
+      ['absent'],
+    );
+    // Another credential of the namespace is still refused on the object this one wrote.
+    const e = await refused(writer.apply('key-a2', { changes: [del] }), 'NOT_OWNER');
+    assert.match(e.message, /written-by key-a/);
+  });
+
   test('exclusive changes (RFC 2136 UPDATE): an RRset another object defines is refused, not shadowed', async () => {
     const manifest: DNSRecordSet = {
       apiVersion: API_VERSION,
