@@ -1,4 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
+import { fileURLToPath } from 'node:url';
 import type { Name } from '../../dns/name.ts';
 import type { Registry } from '../../metrics/registry.ts';
 import { type AnswerSettings, answerSettings } from '../../server/answer-settings.ts';
@@ -11,6 +12,9 @@ import { WORKER_CONFIG_ENV } from '../../server/worker-protocol.ts';
 import type { ZoneTable } from '../../server/zone-table.ts';
 import { type ApplyResult, type Backend, BackendError, type ProgrammedZone } from '../backend.ts';
 import { BUILTIN_CAPABILITIES, BuiltinBackend, type BuiltinBackendOptions } from './builtin-backend.ts';
+
+/** The file DNS worker processes run (src/server/dns-worker-main.ts). */
+const DNS_WORKER_ENTRY = fileURLToPath(new URL('../../server/dns-worker-main.ts', import.meta.url));
 
 export interface WorkerPoolOptions {
   /** DNS processes besides the primary. */
@@ -98,7 +102,12 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
   }
 
   async start(): Promise<void> {
-    cluster.setupPrimary({ serialization: 'advanced' });
+    // Workers start from the DNS worker entry, which loads the answer path only (ADR 0020); an entry
+    // set before (tests that register their own selection policies) is kept.
+    cluster.setupPrimary({
+      serialization: 'advanced',
+      ...(cluster.settings.exec === undefined ? { exec: DNS_WORKER_ENTRY } : {}),
+    });
     await Promise.all(Array.from({ length: this.options.workers }, () => this.fork()));
   }
 
