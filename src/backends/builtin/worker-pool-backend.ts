@@ -32,7 +32,10 @@ export interface WorkerPoolOptions {
 
 interface PoolWorker {
   worker: Worker;
+  /** Receives every change (set at the worker's `ready`, before it listens). */
   ready: boolean;
+  /** Bound to the shared port (after every zone was sent to it). */
+  listening: boolean;
   served: Map<string, number | undefined>;
   /** Per zone: the generation of selection bindings the worker confirmed, and its refusal if any. */
   selections: Map<string, { generation: number; error?: string }>;
@@ -277,7 +280,13 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
 
   private fork(): Promise<void> {
     const worker = cluster.fork({ [WORKER_CONFIG_ENV]: JSON.stringify(this.options.config) });
-    const member: PoolWorker = { worker, ready: false, served: new Map(), selections: new Map() };
+    const member: PoolWorker = {
+      worker,
+      ready: false,
+      listening: false,
+      served: new Map(),
+      selections: new Map(),
+    };
     this.pool.set(worker.id, member);
     return new Promise((resolve, reject) => {
       worker.on('message', (message: FromWorker) => {
@@ -288,6 +297,12 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
             // never answers a bound RRset whole.
             for (const { origin } of this.table.selections.all()) this.sendSelections(member, origin);
             for (const zone of this.table.all()) this.sendZone(member, zone.origin);
+            // IPC keeps the order: the worker binds the port after it applied every zone above, so it
+            // never answers REFUSED for a zone served here (changes from now on reach it as `ready`).
+            this.send(member, { t: 'serve' });
+            break;
+          case 'serving':
+            member.listening = true;
             resolve();
             break;
           case 'applied':
@@ -337,7 +352,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       worker.once('exit', (code, signal) => {
         this.pool.delete(worker.id);
         for (const check of [...this.waiters]) check();
-        if (!member.ready)
+        if (!member.listening)
           reject(new Error(`DNS worker exited during start (code ${code}, signal ${signal})`));
         if (this.stopping) return;
         this.options.log?.(
