@@ -8,14 +8,10 @@ import { parseCidr, RRL_LIMITS, type RrlSettings } from '../server/rrl.ts';
 import { type DnsWorkerConfig, WORKER_CONFIG_ENV } from '../server/worker-protocol.ts';
 import { loadFrontDoors } from '../sources/front-door-modules.ts';
 import type { HomelabApiSettings } from '../sources/homelab-api/callers.ts';
-import { DEFAULT_SERIAL_BLOCK, MAX_SERIAL_BLOCK } from '../sources/kubernetes/serial-records.ts';
 import { writeConfirmation } from '../sources/manifests/confirmations.ts';
 import { loadWriteAccess } from '../sources/writes/write-access-file.ts';
 import { createLogger } from './logger.ts';
-import { DEFAULT_SHUTDOWN_TIMEOUT_MS, podNamespace, startOperator } from './operator.ts';
-import { runPlan } from './plan.ts';
 import { startServe } from './serve.ts';
-import { startServer } from './server.ts';
 import { runStatus } from './status.ts';
 import { runValidate } from './validate.ts';
 import { runZoneExport } from './zone-export.ts';
@@ -215,6 +211,12 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'operator': {
+      // Loaded here, not at the top: the Kubernetes client is for the cluster commands only, so
+      // `serve` and the other folder-mode commands do not carry its modules (ADR 0020).
+      const { DEFAULT_SHUTDOWN_TIMEOUT_MS, podNamespace, startOperator } = await import('./operator.ts');
+      const { DEFAULT_SERIAL_BLOCK, MAX_SERIAL_BLOCK } = await import(
+        '../sources/kubernetes/serial-records.ts'
+      );
       const { values } = parseArgs({
         args: rest,
         options: {
@@ -280,6 +282,8 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'server': {
+      const { startServer } = await import('./server.ts');
+      const { podNamespace } = await import('./operator.ts');
       const { values } = parseArgs({
         args: rest,
         options: {
@@ -567,6 +571,7 @@ async function runPlanCommand(argv: string[]): Promise<number> {
     throw new UsageError('plan --context goes with --kubeconfig');
   if (values['operator-namespace'] !== undefined && (values.kubeconfig === undefined || !values.live))
     throw new UsageError('plan --operator-namespace goes with --kubeconfig and --live');
+  const { runPlan } = await import('./plan.ts');
   return runPlan(
     {
       manifests: values.manifests,
