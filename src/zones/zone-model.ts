@@ -333,7 +333,11 @@ export class ZoneModel {
       };
     }
     this.entries.set(key, entry);
-    this.owner(fqdn, ownerKey).entries.push(entry);
+    const owner = this.owner(fqdn, ownerKey);
+    // Most owners hold one or two entries: concat keeps the array at exactly its length, where push
+    // leaves room for 16 more in every owner (docs/benchmarks.md, memory budget). Long lists grow by push.
+    if (owner.entries.length < 16) owner.entries = owner.entries.concat(entry);
+    else owner.entries.push(entry);
     dirty.add(ownerKey);
   }
 
