@@ -178,6 +178,8 @@ export class ManifestSource {
   private readonly files = new Map<string, FileState>();
   /** Object id → the files that define it validly; the first in path order wins. */
   private readonly definers = new Definers();
+  /** Absolute file → its path relative to the folder (see `relative`). */
+  private readonly relatives = new Map<string, string>();
   private current: ManifestProblem[] = [];
   /** Objects served at a last valid version, with the problems of their latest manifest. */
   private kept = new Map<string, ManifestProblem[]>();
@@ -972,8 +974,19 @@ export class ManifestSource {
     this.onHolds?.(this.heldRemovals);
   }
 
+  /**
+   * The path relative to the folder, one string per file: `path.relative` makes a new string (and a
+   * new absolute path it is cut from) per call, which the state then kept for every object of the
+   * file, about 110 bytes each (docs/benchmarks.md, memory budget).
+   */
   private relative(file: string): string {
-    return path.relative(this.options.dir, file);
+    let relative = this.relatives.get(file);
+    if (relative === undefined) {
+      if (this.relatives.size > 1000 + 4 * this.files.size) this.relatives.clear();
+      relative = path.relative(this.options.dir, file);
+      this.relatives.set(file, relative);
+    }
+    return relative;
   }
 
   private absolute(relative: string): string {
