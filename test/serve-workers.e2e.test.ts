@@ -21,7 +21,13 @@ const run = promisify(execFile);
 
 /** PIDs of the DNS worker processes forked by the serve process. */
 async function workerPids(parent: number): Promise<number[]> {
-  const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(parent)]);
+  // ps exits 1 when it lists nothing: between a worker's death and its replacement there may be none.
+  const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(parent)]).catch(
+    (e: { code?: number }) => {
+      if (e.code === 1) return { stdout: '' };
+      throw e;
+    },
+  );
   return stdout.split(/\s+/).filter(Boolean).map(Number);
 }
 
