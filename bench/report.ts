@@ -137,6 +137,7 @@ function ratiosMarkdown(r: RunResults, coreCount: number): string[] {
     { id: 'knot', target: 1 },
     { id: 'pdns-nocache', target: 4 },
     { id: 'pdns-cache' },
+    { id: 'coredns' },
   ];
   const out = [
     '| Zonekeeper ÷ | loss-free QPS per core | QPS per server CPU-second | target (QPS per core) | met |',
@@ -176,6 +177,8 @@ function config(s: ServerResult): string {
       return `workers ${c.workers ?? '?'}`;
     case 'knot':
       return `udp-workers ${c['udp-workers'] ?? '?'}`;
+    case 'coredns':
+      return `${c.plugins ?? '?'}, GOMAXPROCS ${c.gomaxprocs ?? '?'}`;
     default:
       return `receiver-threads ${c['receiver-threads'] ?? '?'}, distributor-threads ${c['distributor-threads'] ?? '?'}, cache-ttl ${c['cache-ttl'] ?? '?'}`;
   }

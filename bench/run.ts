@@ -3,7 +3,7 @@
  * each pinned to the same CPUs, loaded with dnsperf. See bench/README.md.
  *
  *   node bench/run.ts [--records 10000] [--duration 20] [--cores 0-1] [--client-cores 0-1]
- *                     [--servers zonekeeper,knot,pdns-nocache,pdns-cache] [--out FILE]
+ *                     [--servers zonekeeper,knot,pdns-nocache,pdns-cache,coredns] [--out FILE]
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

@@ -5,7 +5,7 @@
  *
  *   node bench/scale.ts [--records 1000000] [--zones 10000] [--big-zone-records 100000] [--edits 5]
  */
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -52,8 +52,21 @@ const USAGE = `node bench/scale.ts [options]
   --start-timeout S     give up waiting for the first answers after S seconds (default 3600)
   --edit-timeout S      give up waiting for an edit to show after S seconds (default 600)
   --out FILE            results JSON (default bench/results/scale-<timestamp>.json)
+  --heap                once loaded, have every Zonekeeper process collect garbage and report its
+                        heap (process.memoryUsage, through bench/lib/heap-probe.ts)
   --keep                keep the temporary folder
 `;
+
+export interface ProcessMemory {
+  pid: number;
+  role: string;
+  rssMiB: number;
+  /** With --heap: after a full garbage collection (bench/lib/heap-probe.ts). */
+  heapUsedMiB?: number;
+  externalMiB?: number;
+  arrayBuffersMiB?: number;
+  heapLimitMiB?: number;
+}
 
 export interface ScaleResults {
   kind: 'zonekeeper-bench-scale';
@@ -84,7 +97,15 @@ export interface ScaleResults {
     readyzMs: number | null;
   };
   /** Summed over Zonekeeper's processes (the primary and its DNS workers). */
-  memory?: { rssMiB: number; pssMiB: number; peakRssMiB: number; processes: number; settleMs: number };
+  memory?: {
+    rssMiB: number;
+    pssMiB: number;
+    peakRssMiB: number;
+    processes: number;
+    settleMs: number;
+    /** Per process: the primary (control plane and one DNS listener) and each DNS worker. */
+    perProcess?: ProcessMemory[];
+  };
   /**
    * `ms`: write → first probe (one client port) with the new answer; `allMs`: write → the new answer
    * on 16 client ports at once (every worker).
@@ -115,6 +136,7 @@ async function main(): Promise<number> {
       'edit-timeout': { type: 'string', default: '600' },
       out: { type: 'string' },
       keep: { type: 'boolean', default: false },
+      heap: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -271,6 +293,13 @@ async function main(): Promise<number> {
   log(
     `starting zonekeeper on 127.0.0.1:${dnsPort} (CPUs ${cores}${hasWorkers ? `, --workers ${workers}` : ''})`,
   );
+  const heapDir = values.heap ? path.join(tmp, 'heap') : undefined;
+  if (heapDir) {
+    mkdirSync(heapDir);
+    process.env.ZONEKEEPER_BENCH_HEAP_DIR = heapDir;
+    const probe = path.join(ROOT, 'bench/lib/heap-probe.ts');
+    process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --import ${probe}`.trim();
+  }
   const t0 = performance.now();
   const proc = spawnPinned(cores, process.execPath, args, path.join(tmp, 'zonekeeper.log'));
   const client = new UdpClient(dnsPort);
@@ -330,10 +359,18 @@ async function main(): Promise<number> {
       peakRssMiB: mib(treeRssKiB(proc.pid, true)),
       processes: processTree(proc.pid).length,
       settleMs,
+      perProcess: await perProcessMemory(proc.pid, heapDir),
     };
     log(
       `RSS ${results.memory.rssMiB} MiB, PSS ${results.memory.pssMiB} MiB, peak RSS ${results.memory.peakRssMiB} MiB (${results.memory.processes} processes)`,
     );
+    for (const p of results.memory.perProcess ?? []) {
+      const heap =
+        p.heapUsedMiB === undefined
+          ? ''
+          : `, heap used ${p.heapUsedMiB} MiB, external ${p.externalMiB} MiB (array buffers ${p.arrayBuffersMiB} MiB), heap limit ${p.heapLimitMiB} MiB`;
+      log(`  ${p.role} ${p.pid}: RSS ${p.rssMiB} MiB${heap}`);
+    }
     save();
 
     // 4. One-record edits in the biggest zone.
@@ -462,6 +499,49 @@ async function pollReadyz(
     await sleep(50);
   }
   return null;
+}
+
+/** RSS of each process, and with `heapDir` each process's heap after a garbage collection. */
+async function perProcessMemory(root: number, heapDir: string | undefined): Promise<ProcessMemory[]> {
+  const pids = processTree(root);
+  const out: ProcessMemory[] = pids.map((pid) => ({
+    pid,
+    role: pid === root ? 'primary' : 'dns-worker',
+    rssMiB: mib(statusKiB(pid, 'VmRSS')),
+  }));
+  if (!heapDir) return out;
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGUSR2');
+    } catch {
+      // gone
+    }
+  }
+  const deadline = performance.now() + 30_000;
+  for (const p of out) {
+    const file = path.join(heapDir, `heap-${p.pid}.json`);
+    while (!existsSync(file) && performance.now() < deadline) await sleep(100);
+    if (!existsSync(file)) continue;
+    await sleep(50);
+    const h = JSON.parse(readFileSync(file, 'utf8')) as Record<string, number | string>;
+    const m = (b: unknown) => Math.round((Number(b) / 2 ** 20) * 10) / 10;
+    p.role = String(h.role);
+    p.rssMiB = m(h.rss);
+    p.heapUsedMiB = m(h.heapUsed);
+    p.externalMiB = m(h.external);
+    p.arrayBuffersMiB = m(h.arrayBuffers);
+    p.heapLimitMiB = m(h.heapSizeLimit);
+  }
+  return out;
+}
+
+function statusKiB(pid: number, field: string): number {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
 }
 
 function mib(kib: number): number {

@@ -4,10 +4,11 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { coreDnsPath, corefile, ensureCoreDns } from './coredns.ts';
 import { type Pinned, ROOT, run, sleep, spawnPinned } from './proc.ts';
 import { UdpClient } from './udp-client.ts';
 
-export const SERVER_IDS = ['zonekeeper', 'knot', 'pdns-nocache', 'pdns-cache'] as const;
+export const SERVER_IDS = ['zonekeeper', 'knot', 'pdns-nocache', 'pdns-cache', 'coredns'] as const;
 export type ServerId = (typeof SERVER_IDS)[number];
 
 export const SERVER_LABELS: Record<ServerId, string> = {
@@ -15,6 +16,7 @@ export const SERVER_LABELS: Record<ServerId, string> = {
   knot: 'Knot DNS',
   'pdns-nocache': 'PowerDNS (LMDB, packet cache off)',
   'pdns-cache': 'PowerDNS (LMDB, packet cache on)',
+  coredns: 'CoreDNS (file plugin)',
 };
 
 export const CLI = path.join(ROOT, 'src/cli/main.ts');
@@ -137,6 +139,15 @@ export async function startServer(
       command = 'knotd';
       args = ['-c', conf];
       config = { 'udp-workers': fixture.coreCount, 'tcp-workers': 1, 'background-workers': 1 };
+      break;
+    }
+    case 'coredns': {
+      command = await ensureCoreDns((m) => process.stderr.write(`${m}\n`));
+      const conf = path.join(dir, 'Corefile');
+      writeFileSync(conf, corefile(fixture.origin, fixture.zoneFile, port));
+      args = ['-conf', conf, '-quiet'];
+      // Go schedules on the CPUs taskset allows (GOMAXPROCS follows the affinity mask).
+      config = { plugins: 'file (reload 0), no cache', gomaxprocs: fixture.coreCount };
       break;
     }
     case 'pdns-nocache':
@@ -284,6 +295,7 @@ export async function versions(): Promise<Record<string, string>> {
     ['--version'],
     (t) => /Authoritative Server (\S+)/.exec(t)?.[1] ?? t.trim(),
   );
+  await attempt('coredns', coreDnsPath(), ['-version'], (t) => /CoreDNS-(\S+)/.exec(t)?.[1] ?? 'not built');
   await attempt('dnsperf', 'dnsperf', ['-h'], (t) => /Version (\S+)/.exec(t)?.[1] ?? '?');
   await attempt('zonekeeper', 'git', ['-C', ROOT, 'describe', '--always', '--dirty'], (t) => t.trim());
   return out;

@@ -10,15 +10,11 @@ import type { ExternalDnsWebhookSettings } from '../sources/externaldns-webhook/
 import { DEFAULT_EXTERNALDNS_WEBHOOK } from '../sources/externaldns-webhook/webhook.ts';
 import { loadFrontDoors } from '../sources/front-door-modules.ts';
 import type { HomelabApiSettings } from '../sources/homelab-api/callers.ts';
-import { DEFAULT_SERIAL_BLOCK, MAX_SERIAL_BLOCK } from '../sources/kubernetes/serial-records.ts';
 import { writeConfirmation } from '../sources/manifests/confirmations.ts';
 import { loadWriteAccess } from '../sources/writes/write-access-file.ts';
 import { DOMAIN_FLAGS, type DomainSettings, domainSettings, gatewayDnsSettings } from './domain-flags.ts';
 import { createLogger } from './logger.ts';
-import { DEFAULT_SHUTDOWN_TIMEOUT_MS, podNamespace, startOperator } from './operator.ts';
-import { runPlan } from './plan.ts';
 import { startServe } from './serve.ts';
-import { startServer } from './server.ts';
 import { runStatus } from './status.ts';
 import { runValidate } from './validate.ts';
 import { runZoneExport } from './zone-export.ts';
@@ -247,6 +243,12 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'operator': {
+      // Loaded here, not at the top: the Kubernetes client is for the cluster commands only, so
+      // `serve` and the other folder-mode commands do not carry its modules (ADR 0020).
+      const { DEFAULT_SHUTDOWN_TIMEOUT_MS, podNamespace, startOperator } = await import('./operator.ts');
+      const { DEFAULT_SERIAL_BLOCK, MAX_SERIAL_BLOCK } = await import(
+        '../sources/kubernetes/serial-records.ts'
+      );
       const { values } = parseArgs({
         args: rest,
         options: {
@@ -329,6 +331,8 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'server': {
+      const { startServer } = await import('./server.ts');
+      const { podNamespace } = await import('./operator.ts');
       const { values } = parseArgs({
         args: rest,
         options: {
@@ -619,6 +623,7 @@ async function runPlanCommand(argv: string[]): Promise<number> {
     throw new UsageError('plan --context goes with --kubeconfig');
   if (values['operator-namespace'] !== undefined && (values.kubeconfig === undefined || !values.live))
     throw new UsageError('plan --operator-namespace goes with --kubeconfig and --live');
+  const { runPlan } = await import('./plan.ts');
   return runPlan(
     {
       manifests: values.manifests,

@@ -42,7 +42,8 @@ export function setConditions(
   const time = typeof now === 'string' ? now : now.toISOString();
   let list = [...(conditions ?? [])];
   for (const c of next) list = setCondition(list, c, time);
-  return list;
+  // Kept in the object's status: an exact copy, without the room push leaves for more elements.
+  return list.slice();
 }
 
 /**

@@ -25,6 +25,11 @@ export class WireWriter {
    * per message (see `reset`).
    */
   private suffixes = new Map<string, number>();
+  /**
+   * False: names are never replaced by pointers, whatever `name` is asked (RDATA kept apart from any
+   * message, e.g. in a zone image, must not point into the bytes it was first written beside).
+   */
+  compression = true;
 
   constructor(initialCapacity = 512) {
     this.buf = new Uint8Array(Math.max(16, initialCapacity));
@@ -101,7 +106,7 @@ export class WireWriter {
     while (start < n) {
       const suffix = start === 0 ? key : key.slice(start);
       const known = this.suffixes.get(suffix);
-      if (known !== undefined && compress) {
+      if (known !== undefined && compress && this.compression) {
         this.u16(0xc000 | known);
         return;
       }

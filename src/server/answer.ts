@@ -1,8 +1,30 @@
 import { type Name, nameKey } from '../dns/name.ts';
 import { additionalTargets, type Rdata } from '../dns/rdata.ts';
 import { isInternalType, RRType } from '../dns/rrtype.ts';
-import type { ServedRRset, ZoneNode, ZoneSnapshot } from './zone-snapshot.ts';
-import { stripFirstLabel, type ZoneTable } from './zone-table.ts';
+import type { ServedRRset, ZoneNode } from './zone-snapshot.ts';
+import { stripFirstLabel } from './zone-table.ts';
+
+/**
+ * What the answer algorithm reads of one zone: `ZoneSnapshot`, or the view over a zone image
+ * (ADR 0020). Keys are `nameKey`s.
+ */
+export interface ZoneView {
+  readonly originKey: string;
+  /** RFC 2308 §5: the SOA negative answers carry. */
+  readonly negativeSoa: ServedRRset;
+  /** Delegation points in the zone: while there are none, lookups skip the search for a cut. */
+  readonly cutCount: number;
+  /** The name's node, when it holds RRsets. */
+  node(key: string): ZoneNode | undefined;
+  /** A name without RRsets that has descendants (RFC 4592 §2.2.2). */
+  isEmptyNonTerminal(key: string): boolean;
+}
+
+/** The zones served, as the answer algorithm finds them (`ZoneTable`). */
+export interface ZoneLookup {
+  /** The zone with the longest origin that contains `key`. */
+  findZone(key: string): ZoneView | undefined;
+}
 
 export const Outcome = {
   Answer: 'answer',
@@ -35,7 +57,7 @@ export const MAX_CNAME_CHAIN = 12;
  * zone cut, the matching RRset, a CNAME (followed through the zones served), a synthesized wildcard
  * answer, NODATA or NXDOMAIN, with NS/MX/SRV targets' addresses in the additional section.
  */
-export function answerQuery(table: ZoneTable, qname: Name, qtype: number): Answer {
+export function answerQuery(table: ZoneLookup, qname: Name, qtype: number): Answer {
   const result: Answer = { outcome: Outcome.Answer, aa: true, answer: [], authority: [], additional: [] };
   let zone = zoneFor(table, nameKey(qname), qtype);
   if (!zone) return { ...result, outcome: Outcome.Refused, aa: false };
@@ -97,11 +119,11 @@ export function answerQuery(table: ZoneTable, qname: Name, qtype: number): Answe
  * delegated from a parent zone served here too is answered from the parent side of the cut, where the
  * DS lives (RFC 4035 §3.1.4.1).
  */
-function zoneFor(table: ZoneTable, key: string, qtype: number): ZoneSnapshot | undefined {
+function zoneFor(table: ZoneLookup, key: string, qtype: number): ZoneView | undefined {
   const zone = table.findZone(key);
   if (zone && qtype === RRType.DS && zone.originKey === key && key !== '.') {
     const parent = table.findZone(stripFirstLabel(key));
-    if (parent?.nodes.get(key)?.cut) return parent;
+    if (parent?.node(key)?.cut) return parent;
   }
   return zone;
 }
@@ -115,28 +137,28 @@ type Step =
   | { kind: 'alias'; target: Name; ttl: number };
 
 /** One pass of RFC 1034 §4.3.2 step 3 inside one zone. */
-function lookup(zone: ZoneSnapshot, qname: Name, key: string, qtype: number): Step {
+function lookup(zone: ZoneView, qname: Name, key: string, qtype: number): Step {
   // Step 3b: a zone cut at or above the name (but below the apex) means a referral — except that a DS
   // query for the cut itself is answered from the parent side (RFC 4035 §3.1.4.1).
   const cut = findCut(zone, key);
   if (cut && !(qtype === RRType.DS && nameKey(cut.owner) === key)) {
     return { kind: 'referral', ns: cut.rrsets.get(RRType.NS)! };
   }
-  const node = zone.nodes.get(key);
+  const node = zone.node(key);
   if (node) return fromNode(node, qname, qtype, false);
-  if (zone.emptyNonTerminals.has(key)) return { kind: 'nodata' };
+  if (zone.isEmptyNonTerminal(key)) return { kind: 'nodata' };
   // Step 3c: RFC 4592 §3.3.1 — the closest encloser is the deepest existing ancestor; only its
   // wildcard child can synthesize, so no synthesis happens below names that exist.
   let encloser = stripFirstLabel(key);
-  while (!zone.nodes.has(encloser) && !zone.emptyNonTerminals.has(encloser) && encloser !== zone.originKey) {
+  while (!zone.node(encloser) && !zone.isEmptyNonTerminal(encloser) && encloser !== zone.originKey) {
     encloser = stripFirstLabel(encloser);
   }
   const source = `*.${encloser}`;
-  const wildcard = zone.nodes.get(source);
+  const wildcard = zone.node(source);
   if (wildcard) return fromNode(wildcard, qname, qtype, true);
   // RFC 4592 §4.9: a source of synthesis that is an empty non-terminal exists, so the name does too:
   // NODATA, not NXDOMAIN.
-  if (zone.emptyNonTerminals.has(source)) return { kind: 'nodata' };
+  if (zone.isEmptyNonTerminal(source)) return { kind: 'nodata' };
   return { kind: 'nxdomain' };
 }
 
@@ -190,7 +212,7 @@ const HAS_ADDITIONAL_TARGETS: ReadonlySet<number> = new Set([
 const ADDRESS_TYPES = [RRType.A, RRType.AAAA] as const;
 
 /** The highest delegation point between the apex (exclusive) and the name (inclusive). */
-function findCut(zone: ZoneSnapshot, key: string): ZoneNode | undefined {
+function findCut(zone: ZoneView, key: string): ZoneNode | undefined {
   if (zone.cutCount === 0) return undefined;
   // Collect the ancestors below the apex, then test from the top down: the topmost cut wins.
   const chain: string[] = [];
@@ -200,7 +222,7 @@ function findCut(zone: ZoneSnapshot, key: string): ZoneNode | undefined {
     k = stripFirstLabel(k);
   }
   for (let i = chain.length - 1; i >= 0; i--) {
-    const node = zone.nodes.get(chain[i]!);
+    const node = zone.node(chain[i]!);
     if (node?.cut) return node;
   }
   return undefined;
@@ -212,10 +234,10 @@ function findCut(zone: ZoneSnapshot, key: string): ZoneNode | undefined {
  * a cut elsewhere are never used as additional data.
  */
 function addAddresses(
-  table: ZoneTable,
+  table: ZoneLookup,
   rdata: readonly Rdata[],
   result: Answer,
-  zone: ZoneSnapshot,
+  zone: ZoneView,
   glue: boolean,
 ): void {
   for (const r of rdata) {
@@ -224,7 +246,7 @@ function addAddresses(
       const targetZone = glue ? zone : table.findZone(key);
       if (!targetZone) continue;
       if (!glue && findCut(targetZone, key)) continue;
-      const node = targetZone.nodes.get(key);
+      const node = targetZone.node(key);
       if (!node) continue;
       for (const type of ADDRESS_TYPES) {
         const rrset = node.rrsets.get(type);

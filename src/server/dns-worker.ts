@@ -14,7 +14,9 @@ const UPDATE_TIMEOUT_MS = 30_000;
 
 /**
  * A DNS worker process of `serve --workers N`: it answers queries on the shared port from its own copy
- * of the zones, which the primary keeps current with whole zones and patches over IPC.
+ * of the zones, which the primary keeps current with whole zones and patches over IPC. It reports
+ * `ready` once loaded, receives every zone, and binds the port when the primary says `serve`; the
+ * promise settles when it listens (or could not bind).
  */
 export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
   const send = (message: FromWorker) => process.send?.(message);
@@ -57,8 +59,13 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
     transfers,
     updates,
   });
+  let serveNow: (() => void) | undefined;
   process.on('message', (message: ToWorker) => {
     switch (message.t) {
+      case 'serve':
+        serveNow?.();
+        serveNow = undefined;
+        return;
       case 'update-reply':
         forwarded.get(message.seq)?.(
           message.reply === undefined ? null : new Uint8Array(Buffer.from(message.reply, 'base64')),
@@ -94,10 +101,22 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
     }
   });
   // The primary is gone: nothing will keep our zones current, so stop serving them.
+  let listening = false;
   process.on('disconnect', () => {
+    if (!listening) process.exit(0);
     void server.stop().finally(() => process.exit(0));
   });
-  await server.start();
   setInterval(() => send({ t: 'metrics', snapshot: registry.snapshot() }), METRICS_INTERVAL_MS).unref();
-  send({ t: 'ready' });
+  // Join the shared port only once every zone the primary serves has been applied (it sends `serve`
+  // after them): a worker that listened first would answer REFUSED for zones it has not received yet.
+  return new Promise((resolve, reject) => {
+    serveNow = () => {
+      server.start().then(() => {
+        listening = true;
+        send({ t: 'serving' });
+        resolve();
+      }, reject);
+    };
+    send({ t: 'ready' });
+  });
 }

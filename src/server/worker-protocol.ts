@@ -41,12 +41,20 @@ export type ToWorker =
    * worker's answer.
    */
   | { t: 'selections'; origin: Name; generation: number; bindings: SelectionBinding[] }
+  /**
+   * Every zone (and selection) the primary serves has been sent: join the shared port now. Sent once,
+   * after the worker's `ready`.
+   */
+  | { t: 'serve' }
   /** The primary's answer to an UPDATE the worker forwarded (base64; absent: no answer). */
   | { t: 'update-reply'; seq: number; reply?: string };
 
 /** Worker → primary: readiness, what it serves now, and its counters. */
 export type FromWorker =
+  /** Loaded and receiving zones; not listening yet (it binds on `serve`). */
   | { t: 'ready' }
+  /** Bound to the shared port: answering. */
+  | { t: 'serving' }
   | { t: 'applied'; origin: Name; serial: number | undefined }
   /** A patch did not apply to what the worker holds: send the whole zone. */
   | { t: 'need-zone'; origin: Name }

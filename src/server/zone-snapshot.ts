@@ -64,6 +64,15 @@ export class ZoneSnapshot {
     return this.records;
   }
 
+  /** The name's node, when it holds RRsets (the answer algorithm's view of a zone, `ZoneView`). */
+  node(key: string): ZoneNode | undefined {
+    return this.nodes.get(key);
+  }
+
+  isEmptyNonTerminal(key: string): boolean {
+    return this.emptyNonTerminals.has(key);
+  }
+
   static build(
     origin: Name,
     soa: SoaFields,

@@ -52,7 +52,9 @@ function parseUncached(rs: DNSRecordSet, origin: Name): ParsedRecords {
     seen.set(canonical, i);
     rdata.push(parsed);
   }
-  return { ok: true, rdata };
+  // A copy of exactly the records: an array grown by push keeps room for more for as long as the
+  // zone serves it (128 bytes for a one-record set).
+  return { ok: true, rdata: rdata.slice() };
 }
 
 /**

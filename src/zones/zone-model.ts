@@ -50,7 +50,11 @@ interface Owner {
   entries: Entry[];
   /** RRsets the zone itself places here: apex NS, a child zone's NS, glue from a child. */
   fixed: { rrset: RRset; by: string }[];
-  published: Map<RecordTypeName, RRset>;
+  /**
+   * The RRsets published here, one per type. A list, not a Map: an owner holds one to three, and a
+   * Map per owner costs about 180 bytes before its first entry (docs/benchmarks.md, memory budget).
+   */
+  published: readonly RRset[];
   cut?: Cut;
 }
 
@@ -128,7 +132,7 @@ export class ZoneModel {
 
   /** The RRset published at an owner (by `nameKey`) and type, if any. */
   published(ownerKey: string, type: RecordTypeName): RRset | undefined {
-    return this.owners.get(ownerKey)?.published.get(type);
+    return this.owners.get(ownerKey)?.published.find((r) => r.type === type);
   }
 
   get acceptedCount(): number {
@@ -183,8 +187,8 @@ export class ZoneModel {
   *rrsets(): Generator<RRset> {
     for (const key of this.sortedKeys) {
       const owner = this.owners.get(key)!;
-      if (owner.published.size === 0) continue;
-      const list = [...owner.published.values()];
+      if (owner.published.length === 0) continue;
+      const list = [...owner.published];
       if (list.length > 1) list.sort((a, b) => RRType[a.type] - RRType[b.type]);
       yield* list;
     }
@@ -223,7 +227,7 @@ export class ZoneModel {
     const out: string[] = [];
     const hasAddress = (name: Name) => {
       const o = this.owners.get(canonicalSortKey(name));
-      return o !== undefined && (o.published.has('A') || o.published.has('AAAA'));
+      return o?.published.some((r) => r.type === 'A' || r.type === 'AAAA') === true;
     };
     for (const ns of this.nameServers) {
       if (isInDomain(ns, this.origin) && !this.cutAbove(canonicalSortKey(ns), true) && !hasAddress(ns)) {
@@ -245,7 +249,7 @@ export class ZoneModel {
   private owner(name: Name, key: string): Owner {
     let owner = this.owners.get(key);
     if (!owner) {
-      owner = { name, key, entries: [], fixed: [], published: new Map() };
+      owner = { name, key, entries: [], fixed: [], published: [] };
       this.owners.set(key, owner);
       this.newKeys.push(key);
     }
@@ -334,7 +338,11 @@ export class ZoneModel {
       };
     }
     this.entries.set(key, entry);
-    this.owner(fqdn, ownerKey).entries.push(entry);
+    const owner = this.owner(fqdn, ownerKey);
+    // Most owners hold one or two entries: concat keeps the array at exactly its length, where push
+    // leaves room for 16 more in every owner (docs/benchmarks.md, memory budget). Long lists grow by push.
+    if (owner.entries.length < 16) owner.entries = owner.entries.concat(entry);
+    else owner.entries.push(entry);
     dirty.add(ownerKey);
   }
 
@@ -428,7 +436,8 @@ export class ZoneModel {
   private decide(key: string, delta: ZoneDelta): boolean {
     const owner = this.owners.get(key);
     if (!owner) return false;
-    const before: ReadonlyMap<RecordTypeName, RRset> = owner.published;
+    const before = owner.published;
+    const previous = (type: RecordTypeName) => before.find((r) => r.type === type);
     const beforeCut = owner.cut;
     const published = new Map<RecordTypeName, RRset>();
     const byType = new Map<string, string>();
@@ -456,24 +465,29 @@ export class ZoneModel {
       }
       this.setVerdict(entry.key, verdict, delta);
     }
-    owner.published = published;
-    let changed = published.size !== before.size;
+    // Exactly as long as its RRsets (an array filled by index, not grown by push), in the Map's order.
+    const list: RRset[] = new Array(published.size);
+    let i = 0;
+    for (const rrset of published.values()) list[i++] = rrset;
+    owner.published = list;
+    let changed = published.size !== before.length;
     for (const [type, rrset] of published) {
-      if (before.get(type) === rrset) continue;
+      const old = previous(type);
+      if (old === rrset) continue;
       delta.upserts.push(rrset);
-      notePrevious(delta, key, type, before.get(type));
+      notePrevious(delta, key, type, old);
       changed = true;
     }
-    for (const [type, rrset] of before) {
-      if (published.has(type)) continue;
-      delta.deletes.push({ owner: owner.name, type });
-      notePrevious(delta, key, type, rrset);
+    for (const rrset of before) {
+      if (published.has(rrset.type)) continue;
+      delta.deletes.push({ owner: owner.name, type: rrset.type });
+      notePrevious(delta, key, rrset.type, rrset);
       changed = true;
     }
-    this.rrsetTotal += published.size - before.size;
+    this.rrsetTotal += published.size - before.length;
     if (changed) {
       if (published.size === 0) this.ownerDigests.delete(key);
-      else this.ownerDigests.set(key, ownerDigest(published.values()));
+      else this.ownerDigests.set(key, ownerDigest(list));
     }
     owner.cut = cut;
     if (cut) this.cuts.set(key, cut);

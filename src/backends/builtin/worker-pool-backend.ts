@@ -1,4 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
+import { fileURLToPath } from 'node:url';
 import type { Name } from '../../dns/name.ts';
 import type { Registry } from '../../metrics/registry.ts';
 import { type AnswerSettings, answerSettings } from '../../server/answer-settings.ts';
@@ -11,6 +12,9 @@ import { WORKER_CONFIG_ENV } from '../../server/worker-protocol.ts';
 import type { ZoneTable } from '../../server/zone-table.ts';
 import { type ApplyResult, type Backend, BackendError, type ProgrammedZone } from '../backend.ts';
 import { BUILTIN_CAPABILITIES, BuiltinBackend, type BuiltinBackendOptions } from './builtin-backend.ts';
+
+/** The file DNS worker processes run (src/server/dns-worker-main.ts). */
+const DNS_WORKER_ENTRY = fileURLToPath(new URL('../../server/dns-worker-main.ts', import.meta.url));
 
 export interface WorkerPoolOptions {
   /** DNS processes besides the primary. */
@@ -28,7 +32,10 @@ export interface WorkerPoolOptions {
 
 interface PoolWorker {
   worker: Worker;
+  /** Receives every change (set at the worker's `ready`, before it listens). */
   ready: boolean;
+  /** Bound to the shared port (after every zone was sent to it). */
+  listening: boolean;
   served: Map<string, number | undefined>;
   /** Per zone: the generation of selection bindings the worker confirmed, and its refusal if any. */
   selections: Map<string, { generation: number; error?: string }>;
@@ -98,7 +105,12 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
   }
 
   async start(): Promise<void> {
-    cluster.setupPrimary({ serialization: 'advanced' });
+    // Workers start from the DNS worker entry, which loads the answer path only (ADR 0020); an entry
+    // set before (tests that register their own selection policies) is kept.
+    cluster.setupPrimary({
+      serialization: 'advanced',
+      ...(cluster.settings.exec === undefined ? { exec: DNS_WORKER_ENTRY } : {}),
+    });
     await Promise.all(Array.from({ length: this.options.workers }, () => this.fork()));
   }
 
@@ -268,7 +280,13 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
 
   private fork(): Promise<void> {
     const worker = cluster.fork({ [WORKER_CONFIG_ENV]: JSON.stringify(this.options.config) });
-    const member: PoolWorker = { worker, ready: false, served: new Map(), selections: new Map() };
+    const member: PoolWorker = {
+      worker,
+      ready: false,
+      listening: false,
+      served: new Map(),
+      selections: new Map(),
+    };
     this.pool.set(worker.id, member);
     return new Promise((resolve, reject) => {
       worker.on('message', (message: FromWorker) => {
@@ -279,6 +297,12 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
             // never answers a bound RRset whole.
             for (const { origin } of this.table.selections.all()) this.sendSelections(member, origin);
             for (const zone of this.table.all()) this.sendZone(member, zone.origin);
+            // IPC keeps the order: the worker binds the port after it applied every zone above, so it
+            // never answers REFUSED for a zone served here (changes from now on reach it as `ready`).
+            this.send(member, { t: 'serve' });
+            break;
+          case 'serving':
+            member.listening = true;
             resolve();
             break;
           case 'applied':
@@ -328,7 +352,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       worker.once('exit', (code, signal) => {
         this.pool.delete(worker.id);
         for (const check of [...this.waiters]) check();
-        if (!member.ready)
+        if (!member.listening)
           reject(new Error(`DNS worker exited during start (code ${code}, signal ${signal})`));
         if (this.stopping) return;
         this.options.log?.(

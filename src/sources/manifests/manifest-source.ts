@@ -27,6 +27,7 @@ import { type Name, nameKey, parentName, parseName } from '../../dns/name.ts';
 import { getOrInsert } from '../../util/get-or-insert.ts';
 import { parseRecordSetRecords } from '../../zones/record-parse.ts';
 import { resourceKey } from '../../zones/resource-key.ts';
+import { Definers } from './definers.ts';
 import type { FolderHold, HeldZoneRemoval } from './folder-hold.ts';
 import {
   listManifestTree,
@@ -176,7 +177,9 @@ export class ManifestSource {
     Pick<ManifestSourceOptions, 'log' | 'folderHold'>;
   private readonly files = new Map<string, FileState>();
   /** Object id → the files that define it validly; the first in path order wins. */
-  private readonly definers = new Map<string, Set<string>>();
+  private readonly definers = new Definers();
+  /** Absolute file → its path relative to the folder (see `relative`). */
+  private readonly relatives = new Map<string, string>();
   private current: ManifestProblem[] = [];
   /** Objects served at a last valid version, with the problems of their latest manifest. */
   private kept = new Map<string, ManifestProblem[]>();
@@ -408,7 +411,7 @@ export class ManifestSource {
         if (previous && !this.files.has(read.file)) {
           this.files.set(read.file, previous);
           for (const id of previous.definitions.keys()) {
-            getOrInsert(this.definers, id, () => new Set()).add(read.file);
+            this.definers.add(id, read.file);
             touched.add(id);
           }
         }
@@ -423,7 +426,7 @@ export class ManifestSource {
         if (!next.definitions.has(id)) this.undefine(id, read.file, touched);
       }
       for (const id of next.definitions.keys()) {
-        getOrInsert(this.definers, id, () => new Set()).add(read.file);
+        this.definers.add(id, read.file);
         touched.add(id);
       }
     }
@@ -925,7 +928,7 @@ export class ManifestSource {
     if (!fileState) return;
     for (const id of fileState.definitions.keys()) {
       fileState.kept.set(id, why);
-      getOrInsert(this.definers, id, () => new Set()).add(file);
+      this.definers.add(id, file);
       touched.add(id);
     }
     this.files.set(file, fileState);
@@ -971,8 +974,19 @@ export class ManifestSource {
     this.onHolds?.(this.heldRemovals);
   }
 
+  /**
+   * The path relative to the folder, one string per file: `path.relative` makes a new string (and a
+   * new absolute path it is cut from) per call, which the state then kept for every object of the
+   * file, about 110 bytes each (docs/benchmarks.md, memory budget).
+   */
   private relative(file: string): string {
-    return path.relative(this.options.dir, file);
+    let relative = this.relatives.get(file);
+    if (relative === undefined) {
+      if (this.relatives.size > 1000 + 4 * this.files.size) this.relatives.clear();
+      relative = path.relative(this.options.dir, file);
+      this.relatives.set(file, relative);
+    }
+    return relative;
   }
 
   private absolute(relative: string): string {
@@ -980,26 +994,22 @@ export class ManifestSource {
   }
 
   private undefine(id: string, file: string, touched: Set<string>): void {
-    const set = this.definers.get(id);
-    if (!set) return;
-    set.delete(file);
-    if (set.size === 0) this.definers.delete(id);
+    if (!this.definers.has(id)) return;
+    this.definers.remove(id, file);
     touched.add(id);
   }
 
   private winner(id: string): { resource: Resource | ForeignObject; file: string } | undefined {
-    const files = this.definers.get(id);
-    if (!files || files.size === 0) return undefined;
-    const file = [...files].sort()[0]!;
+    const file = this.definers.files(id)[0];
+    if (file === undefined) return undefined;
     const definition = this.files.get(file)?.definitions.get(id);
     return definition ? { resource: definition.resource, file } : undefined;
   }
 
   private duplicateProblems(): ManifestProblem[] {
     const out: ManifestProblem[] = [];
-    for (const [id, files] of this.definers) {
-      if (files.size < 2) continue;
-      const [first, ...others] = [...files].sort();
+    for (const [id, files] of this.definers.duplicates()) {
+      const [first, ...others] = files;
       for (const file of others) {
         const definition = this.files.get(file)?.definitions.get(id);
         out.push({

@@ -1,0 +1,379 @@
+import {
+  canonicalSortKey,
+  encodeNameUncompressed,
+  labelCount,
+  type Name,
+  nameKey,
+  parentName,
+} from '../../dns/name.ts';
+import { encodeRdata } from '../../dns/rdata.ts';
+import { RRType } from '../../dns/rrtype.ts';
+import { WireReader, WireWriter } from '../../dns/wire.ts';
+import type { RRsetData } from '../../zones/rrset.ts';
+import type { SoaFields } from '../../zones/soa.ts';
+
+/** "ZKZ1", little-endian: the first word of every zone image. */
+export const IMAGE_MAGIC = 0x315a4b5a;
+/** The layout described below; a reader refuses any other. */
+export const IMAGE_FORMAT = 1;
+
+/** Node flags. */
+export const NodeFlag = {
+  /** A name with no RRsets that has descendants (RFC 4592 §2.2.2): NODATA, never NXDOMAIN. */
+  EmptyNonTerminal: 1,
+  /** A delegation point: NS below the apex (RFC 1034 §4.2.1). */
+  Cut: 2,
+  /** The leftmost label is `*` (RFC 4592 §2.1.1). */
+  Wildcard: 4,
+  Apex: 8,
+} as const;
+
+// Header: 16 little-endian 32-bit words.
+const H_MAGIC = 0;
+const H_FORMAT = 1;
+const H_SERIAL = 2;
+const H_NODES = 3;
+const H_RRSETS = 4;
+const H_HASH_SLOTS = 5;
+const H_NODES_AT = 6;
+const H_RRSETS_AT = 7;
+const H_HASH_AT = 8;
+const H_NAMES_AT = 9;
+const H_RDATA_AT = 10;
+const H_ORIGIN_LENGTH = 11;
+const H_LENGTH = 12;
+const HEADER_WORDS = 16;
+/** Node: name offset, name length | flags << 16, first RRset, RRset count. */
+const NODE_WORDS = 4;
+/** RRset: type | record count << 16, TTL, RDATA offset, RRSIG offset (0: none). */
+const RRSET_WORDS = 4;
+
+/**
+ * One zone as one immutable buffer, the data-plane layout of ADR 0020 (format 1). Little-endian, every
+ * section 4-byte aligned:
+ *
+ * - header (16 words): magic, format, serial, node and RRset counts, hash slots, section offsets, the
+ *   origin's wire length, the total length;
+ * - nodes in RFC 4034 §6.1 canonical order (so a node's index is its rank: the name before a name,
+ *   which NSEC denial needs, is the node before it): name offset and length, flags, RRset range;
+ * - RRsets, by node and then by type code: type, record count, TTL, RDATA offset, and the offset of
+ *   its RRSIGs (0 until the zone is signed);
+ * - a hash table (open addressing, FNV-1a over the lowercased name) from names to nodes;
+ * - names: the origin once in wire form, then each node's labels below the origin, as written (case
+ *   kept, RFC 1035 §2.3.3; lookups fold ASCII case). An owner's origin part is therefore written as
+ *   the zone's origin is, whatever case a record spelled it in;
+ * - RDATA: per record a 16-bit length and the uncompressed wire RDATA.
+ *
+ * Built once per serial and never written afterwards, so any number of threads may read one
+ * (`SharedArrayBuffer`) without locks.
+ */
+export class ZoneImage {
+  readonly buffer: ArrayBuffer | SharedArrayBuffer;
+  readonly origin: Name;
+  readonly serial: number;
+  readonly nodeCount: number;
+  readonly rrsetCount: number;
+  private readonly bytes: Uint8Array;
+  private readonly words: Uint32Array;
+  private readonly nodesAt: number;
+  private readonly rrsetsAt: number;
+  private readonly hashAt: number;
+  private readonly hashMask: number;
+  private readonly namesAt: number;
+  private readonly originLength: number;
+
+  private constructor(buffer: ArrayBuffer | SharedArrayBuffer, origin: Name) {
+    this.buffer = buffer;
+    this.bytes = new Uint8Array(buffer);
+    this.words = new Uint32Array(buffer, 0, buffer.byteLength >>> 2);
+    const w = this.words;
+    this.origin = origin;
+    this.serial = w[H_SERIAL]!;
+    this.nodeCount = w[H_NODES]!;
+    this.rrsetCount = w[H_RRSETS]!;
+    this.nodesAt = w[H_NODES_AT]! >>> 2;
+    this.rrsetsAt = w[H_RRSETS_AT]! >>> 2;
+    this.hashAt = w[H_HASH_AT]! >>> 2;
+    this.hashMask = w[H_HASH_SLOTS]! - 1;
+    this.namesAt = w[H_NAMES_AT]!;
+    this.originLength = w[H_ORIGIN_LENGTH]!;
+  }
+
+  /**
+   * Builds the image of a zone: the SOA (from `soa` and `serial`) and `rrsets` (the SOA excluded).
+   * `shared` puts it in a `SharedArrayBuffer`, to hand to other threads without copying.
+   */
+  static build(
+    origin: Name,
+    soa: SoaFields,
+    serial: number,
+    rrsets: Iterable<RRsetData>,
+    options: { shared?: boolean } = {},
+  ): ZoneImage {
+    const originKey = nameKey(origin);
+    const originLabels = labelCount(origin);
+    const byKey = new Map<string, { owner: Name; rrsets: RRsetData[] }>();
+    const add = (rrset: RRsetData) => {
+      const key = nameKey(rrset.owner);
+      let node = byKey.get(key);
+      if (!node) {
+        node = { owner: rrset.owner, rrsets: [] };
+        byKey.set(key, node);
+      }
+      node.rrsets.push(rrset);
+    };
+    add({ owner: origin, type: 'SOA', ttl: soa.ttl, rdata: [{ type: 'SOA', ...soa, serial }] });
+    for (const rrset of rrsets) {
+      if (rrset.type === 'SOA') continue;
+      add(rrset);
+    }
+    // Empty non-terminals: every missing name between an owner and the apex.
+    for (const { owner } of [...byKey.values()]) {
+      let name = owner;
+      while (labelCount(name) > originLabels) {
+        name = parentName(name);
+        const key = nameKey(name);
+        if (byKey.has(key)) break;
+        byKey.set(key, { owner: name, rrsets: [] });
+      }
+    }
+    const nodes = [...byKey.entries()]
+      .map(([key, node]) => ({ ...node, key, sort: canonicalSortKey(node.owner) }))
+      .sort((a, b) => (a.sort < b.sort ? -1 : a.sort > b.sort ? 1 : 0));
+
+    // Encode names and RDATA first, to size the buffer.
+    const originWire = encodeNameUncompressed(origin);
+    const writer = new WireWriter(512);
+    writer.compression = false;
+    const names: Uint8Array[] = [];
+    const rdata: Uint8Array[][][] = [];
+    let rrsetTotal = 0;
+    let nameBytes = originWire.length;
+    let rdataBytes = 0;
+    for (const node of nodes) {
+      const wire = encodeNameUncompressed(node.owner);
+      const relative = wire.subarray(0, wire.length - originWire.length);
+      names.push(relative);
+      nameBytes += relative.length;
+      node.rrsets.sort((a, b) => RRType[a.type] - RRType[b.type]);
+      const perNode: Uint8Array[][] = [];
+      for (const rrset of node.rrsets) {
+        if (rrset.rdata.length > 0xffff)
+          throw new RangeError(`RRset ${rrset.owner} ${rrset.type} is too large`);
+        const records = rrset.rdata.map((r) => {
+          writer.reset();
+          encodeRdata(r, writer);
+          return writer.finish();
+        });
+        for (const r of records) rdataBytes += 2 + r.length;
+        perNode.push(records);
+        rrsetTotal++;
+      }
+      rdata.push(perNode);
+    }
+    let slots = 8;
+    while (slots < nodes.length * 2) slots *= 2;
+    const align = (n: number) => (n + 3) & ~3;
+    const nodesAt = HEADER_WORDS * 4;
+    const rrsetsAt = nodesAt + nodes.length * NODE_WORDS * 4;
+    const hashAt = rrsetsAt + rrsetTotal * RRSET_WORDS * 4;
+    const namesAt = hashAt + slots * 4;
+    const rdataAt = align(namesAt + nameBytes);
+    const length = align(rdataAt + rdataBytes);
+    const buffer = options.shared ? new SharedArrayBuffer(length) : new ArrayBuffer(length);
+    const bytes = new Uint8Array(buffer);
+    const words = new Uint32Array(buffer);
+    words[H_MAGIC] = IMAGE_MAGIC;
+    words[H_FORMAT] = IMAGE_FORMAT;
+    words[H_SERIAL] = serial >>> 0;
+    words[H_NODES] = nodes.length;
+    words[H_RRSETS] = rrsetTotal;
+    words[H_HASH_SLOTS] = slots;
+    words[H_NODES_AT] = nodesAt;
+    words[H_RRSETS_AT] = rrsetsAt;
+    words[H_HASH_AT] = hashAt;
+    words[H_NAMES_AT] = namesAt;
+    words[H_RDATA_AT] = rdataAt;
+    words[H_ORIGIN_LENGTH] = originWire.length;
+    words[H_LENGTH] = length;
+    bytes.set(originWire, namesAt);
+    let namePos = namesAt + originWire.length;
+    let rdataPos = rdataAt;
+    let r = 0;
+    for (let i = 0; i < nodes.length; i++) {
+      const node = nodes[i]!;
+      const name = names[i]!;
+      bytes.set(name, namePos);
+      let flags = 0;
+      const apex = node.key === originKey;
+      if (apex) flags |= NodeFlag.Apex;
+      if (node.rrsets.length === 0) flags |= NodeFlag.EmptyNonTerminal;
+      if (!apex && node.rrsets.some((s) => s.type === 'NS')) flags |= NodeFlag.Cut;
+      if (name.length >= 2 && name[0] === 1 && name[1] === 0x2a /* * */) flags |= NodeFlag.Wildcard;
+      const n = (nodesAt >>> 2) + i * NODE_WORDS;
+      words[n] = namePos;
+      words[n + 1] = name.length | (flags << 16);
+      words[n + 2] = r;
+      words[n + 3] = node.rrsets.length;
+      namePos += name.length;
+      const perNode = rdata[i]!;
+      for (let k = 0; k < node.rrsets.length; k++, r++) {
+        const rrset = node.rrsets[k]!;
+        const records = perNode[k]!;
+        const at = (rrsetsAt >>> 2) + r * RRSET_WORDS;
+        words[at] = RRType[rrset.type] | (records.length << 16);
+        words[at + 1] = rrset.ttl >>> 0;
+        words[at + 2] = rdataPos;
+        words[at + 3] = 0;
+        for (const record of records) {
+          bytes[rdataPos] = record.length >>> 8;
+          bytes[rdataPos + 1] = record.length & 0xff;
+          bytes.set(record, rdataPos + 2);
+          rdataPos += 2 + record.length;
+        }
+      }
+      let slot = hashName(bytes, words[n]!, name.length) & (slots - 1);
+      while (words[(hashAt >>> 2) + slot] !== 0) slot = (slot + 1) & (slots - 1);
+      words[(hashAt >>> 2) + slot] = i + 1;
+    }
+    return new ZoneImage(buffer, origin);
+  }
+
+  /** Reads an image built by `build` (e.g. received from another thread); throws if it is not one. */
+  static from(buffer: ArrayBuffer | SharedArrayBuffer): ZoneImage {
+    if (buffer.byteLength < HEADER_WORDS * 4) throw new Error('zone image: shorter than its header');
+    const words = new Uint32Array(buffer, 0, HEADER_WORDS);
+    if (words[H_MAGIC] !== IMAGE_MAGIC) throw new Error('zone image: wrong magic number');
+    if (words[H_FORMAT] !== IMAGE_FORMAT)
+      throw new Error(`zone image: format ${words[H_FORMAT]}, this reader knows format ${IMAGE_FORMAT}`);
+    if (words[H_LENGTH] !== buffer.byteLength) throw new Error('zone image: length does not match');
+    const bytes = new Uint8Array(buffer);
+    const namesAt = words[H_NAMES_AT]!;
+    const origin = new WireReader(bytes.subarray(namesAt, namesAt + words[H_ORIGIN_LENGTH]!)).name();
+    return new ZoneImage(buffer, origin);
+  }
+
+  get byteLength(): number {
+    return this.buffer.byteLength;
+  }
+
+  /** The node of `name` (any letter case), or -1 when the zone has no such name. */
+  find(name: Name): number {
+    const wire = encodeNameUncompressed(name);
+    const relative = wire.length - this.originLength;
+    if (relative < 0) return -1;
+    // The name must end with the origin at a label boundary.
+    let pos = 0;
+    while (pos < relative) pos += wire[pos]! + 1;
+    if (pos !== relative) return -1;
+    const o = this.namesAt;
+    for (let i = 0; i < this.originLength; i++) {
+      if (lower(wire[relative + i]!) !== lower(this.bytes[o + i]!)) return -1;
+    }
+    return this.findRelative(wire, 0, relative);
+  }
+
+  /** The node whose labels below the origin are `wire[start, end)` (as in a query), or -1. */
+  findRelative(wire: Uint8Array, start: number, end: number): number {
+    const length = end - start;
+    const bytes = this.bytes;
+    const words = this.words;
+    let slot = hashName(wire, start, length) & this.hashMask;
+    for (;;) {
+      const entry = words[this.hashAt + slot]!;
+      if (entry === 0) return -1;
+      const node = entry - 1;
+      const n = this.nodesAt + node * NODE_WORDS;
+      if ((words[n + 1]! & 0xffff) === length) {
+        const at = words[n]!;
+        let same = true;
+        for (let i = 0; i < length; i++) {
+          if (lower(bytes[at + i]!) !== lower(wire[start + i]!)) {
+            same = false;
+            break;
+          }
+        }
+        if (same) return node;
+      }
+      slot = (slot + 1) & this.hashMask;
+    }
+  }
+
+  flags(node: number): number {
+    return this.words[this.nodesAt + node * NODE_WORDS + 1]! >>> 16;
+  }
+
+  /** The node's owner name as written, absolute (for transfers and tests; the answer path copies bytes). */
+  ownerName(node: number): Name {
+    const n = this.nodesAt + node * NODE_WORDS;
+    const at = this.words[n]!;
+    const length = this.words[n + 1]! & 0xffff;
+    const wire = new Uint8Array(length + this.originLength);
+    wire.set(this.bytes.subarray(at, at + length));
+    wire.set(this.bytes.subarray(this.namesAt, this.namesAt + this.originLength), length);
+    return new WireReader(wire).name();
+  }
+
+  /** The node's RRsets: indexes `first` to `first + count - 1`, by type code. */
+  rrsetRange(node: number): { first: number; count: number } {
+    const n = this.nodesAt + node * NODE_WORDS;
+    return { first: this.words[n + 2]!, count: this.words[n + 3]! };
+  }
+
+  /** The node's RRset of `type`, or -1. */
+  rrsetOf(node: number, type: number): number {
+    const n = this.nodesAt + node * NODE_WORDS;
+    const first = this.words[n + 2]!;
+    const end = first + this.words[n + 3]!;
+    for (let r = first; r < end; r++) {
+      const t = this.words[this.rrsetsAt + r * RRSET_WORDS]! & 0xffff;
+      if (t === type) return r;
+      if (t > type) return -1;
+    }
+    return -1;
+  }
+
+  rrsetType(rrset: number): number {
+    return this.words[this.rrsetsAt + rrset * RRSET_WORDS]! & 0xffff;
+  }
+
+  recordCount(rrset: number): number {
+    return this.words[this.rrsetsAt + rrset * RRSET_WORDS]! >>> 16;
+  }
+
+  ttl(rrset: number): number {
+    return this.words[this.rrsetsAt + rrset * RRSET_WORDS + 1]!;
+  }
+
+  /** Offset of the RRset's RRSIG block; 0 while the zone is not signed (format 1 writes none yet). */
+  signaturesAt(rrset: number): number {
+    return this.words[this.rrsetsAt + rrset * RRSET_WORDS + 3]!;
+  }
+
+  /** Each record's uncompressed wire RDATA, as views into the image (never to be written). */
+  rdata(rrset: number): Uint8Array[] {
+    const count = this.recordCount(rrset);
+    let pos = this.words[this.rrsetsAt + rrset * RRSET_WORDS + 2]!;
+    const out: Uint8Array[] = [];
+    for (let i = 0; i < count; i++) {
+      const length = (this.bytes[pos]! << 8) | this.bytes[pos + 1]!;
+      out.push(this.bytes.subarray(pos + 2, pos + 2 + length));
+      pos += 2 + length;
+    }
+    return out;
+  }
+}
+
+function lower(c: number): number {
+  return c >= 0x41 && c <= 0x5a ? c + 0x20 : c;
+}
+
+/** FNV-1a over the ASCII-lowercased octets. */
+function hashName(bytes: Uint8Array, start: number, length: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < length; i++) {
+    h ^= lower(bytes[start + i]!);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
