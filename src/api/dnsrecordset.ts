@@ -13,6 +13,7 @@ import {
   ttlSchema,
 } from './meta.ts';
 import { type Infer, quote, s } from './schema.ts';
+import { healthCheckSchema, placementSchema, selectionSchema, steeringRules } from './steering.ts';
 
 /** A wildcard owner name as written: "*" or "*." followed by more (RFC 4592 §2.1.1). */
 function isWildcardText(name: string): boolean {
@@ -74,10 +75,14 @@ export const dnsRecordSetSpecSchema = s.object(
         maxItems: MAX_RECORDS,
       },
     ),
+    healthCheck: s.optional(healthCheckSchema),
+    selection: s.optional(selectionSchema),
+    placement: placementSchema,
   },
   {
     description: 'The desired RRset.',
     rules: [
+      ...steeringRules,
       {
         cel: "!(self.type in ['CNAME', 'ALIAS']) || size(self.records) == 1",
         message: 'a CNAME or ALIAS record set has exactly one record',

@@ -129,6 +129,25 @@ interface DNSRecordSetSpec {
   type: RecordTypeName;
   ttl?: number;
   records: string[];
+  healthCheck?: {
+    protocol: 'HTTP' | 'HTTPS' | 'TCP';
+    port?: number;
+    path?: string;
+    host?: string;
+    expectStatus?: number[];
+    stringMatch?: string;
+    intervalSeconds?: number;
+    timeoutSeconds?: number;
+    failureThreshold?: number;
+    successThreshold?: number;
+  };
+  selection?: {
+    policy?: 'All' | 'Ordered' | 'Weighted' | 'Closest' | 'Random' | 'Hashed';
+    weights?: Record<string, number>;
+    regions?: Record<string, string>;
+    whenAllDown?: 'All' | 'None' | 'First';
+  };
+  placement?: 'SingleRegion' | 'ActiveActive' | 'ActiveHotStandby' | 'ActivePassiveWarm' | 'WeightedCanary';
 }
 interface DNSRecordSetStatus {
   observedGeneration?: number;

@@ -1,4 +1,5 @@
 import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../api/index.ts';
+import { steeredTtl } from '../api/steering.ts';
 import {
   compareCanonical,
   isInDomain,
@@ -205,7 +206,7 @@ export function assembleZone(input: AssemblyInput): AssembledZone {
       {
         owner: fqdn,
         type,
-        ttl: rs.spec.ttl ?? defaultTtl,
+        ttl: steeredTtl(rs.spec, rs.spec.ttl ?? defaultTtl),
         rdata,
         origin: { kind: 'recordSet', ...refOf(key) },
       },

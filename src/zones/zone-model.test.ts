@@ -217,3 +217,29 @@ describe('ZoneModel', () => {
     assert.ok(model.verdicts.get('dns/below')?.accepted);
   });
 });
+
+describe('ZoneModel: steered record sets', () => {
+  test('placement ActivePassiveWarm raises the TTL to 300, in the model and in assembleZone', () => {
+    const shortTtlZone = zone('dns', 'z', 'example.com', { ttl: 60 });
+    const model = new ZoneModel(shortTtlZone, theClass, ORIGIN);
+    const rs = recordSet('dns', 'warm', {
+      zoneRef: { name: 'z' },
+      name: 'api',
+      type: 'A',
+      records: ['192.0.2.10', '198.51.100.10'],
+      placement: 'ActivePassiveWarm',
+    });
+    const fqdn = parseName('api', ORIGIN);
+    model.update([{ key: 'dns/warm', current: { recordSet: rs, fqdn } }], [], true);
+    const ttlOf = (rrsets: Iterable<RRset>) => [...rrsets].find((r) => r.owner === 'api.example.com.')?.ttl;
+    assert.equal(ttlOf(model.rrsets()), 300);
+    const assembled = assembleZone({
+      zone: shortTtlZone,
+      zoneClass: theClass,
+      origin: ORIGIN,
+      records: [{ recordSet: rs, fqdn }],
+      children: [],
+    });
+    assert.equal(ttlOf(assembled.rrsets), 300);
+  });
+});

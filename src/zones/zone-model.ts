@@ -1,4 +1,5 @@
 import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../api/index.ts';
+import { steeredTtl } from '../api/steering.ts';
 import { canonicalSortKey, isInDomain, type Name, nameEquals, nameKey, parseName } from '../dns/name.ts';
 import type { Rdata } from '../dns/rdata.ts';
 import { type RecordTypeName, RRType } from '../dns/rrtype.ts';
@@ -323,7 +324,7 @@ export class ZoneModel {
       entry.rrset = {
         owner: fqdn,
         type,
-        ttl: recordSet.spec.ttl ?? this.defaultTtl,
+        ttl: steeredTtl(recordSet.spec, recordSet.spec.ttl ?? this.defaultTtl),
         rdata: parsed.rdata,
         origin: {
           kind: 'recordSet',
