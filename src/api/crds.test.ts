@@ -204,6 +204,8 @@ describe('generated CRDs', () => {
       'isIP(self) || isCIDR(self)',
       '(has(self.file) ? 1 : 0) + (has(self.env) ? 1 : 0) + (has(self.name) ? 1 : 0) == 1',
       'has(self.name) == has(self.key)',
+      // spec.topology[].network
+      'isCIDR(self)',
       'self == oldSelf',
       // DNSRecordSet spec: steering, then the record rules
       ...steeringRules.map((r) => r.cel),

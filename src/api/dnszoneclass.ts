@@ -13,6 +13,7 @@ import {
 } from './meta.ts';
 import { type Infer, quote, type Rule, s } from './schema.ts';
 import { secretRefSchema } from './secret-ref.ts';
+import { topologySchema } from './steering.ts';
 
 /** An IPv4 or IPv6 address, optionally with a prefix length. */
 const CIDR_PATTERN =
@@ -244,6 +245,7 @@ export const dnsZoneClassSpecSchema = s.object(
         { description: 'Defaults for zones of this class; a DNSZone may override each.' },
       ),
     ),
+    topology: s.optional(topologySchema),
     changeSafety: s.optional({
       ...changeSafetySchema,
       description: `${changeSafetySchema.description} A DNSZone may override each field.`,

@@ -5,6 +5,7 @@
  * plain, defaulted description every backend programs (the built-in server's selection policies, the
  * PowerDNS backend's LUA records).
  */
+import { isIP } from 'node:net';
 import { type Infer, quote, type Rule, s } from './schema.ts';
 
 /** Placement presets, and the selection policy each one stands for. */
@@ -365,6 +366,59 @@ export const steeringRules: readonly Rule<SteeredSpec>[] = [
   },
 ];
 
+/** Client networks and their regions, nearest first: where `Closest` sends each client. */
+export const topologySchema = s.array(
+  s.object(
+    {
+      network: s.string({
+        description: 'Client networks in CIDR form, e.g. 198.51.100.0/24 or 2001:db8::/32.',
+        minLength: 1,
+        maxLength: 64,
+        pattern: '^([0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*/[0-9]{1,3})$',
+        patternMessage: 'is not a network in CIDR form; write e.g. "198.51.100.0/24" or "2001:db8::/32"',
+        rules: [
+          {
+            cel: 'isCIDR(self)',
+            message: 'must be a network in CIDR form, e.g. 198.51.100.0/24 or 2001:db8::/32',
+            code: 'BAD_NETWORK',
+            check: (self) => isCidr(self),
+          },
+        ],
+      }),
+      regions: s.array(
+        s.string({
+          description: 'A region name, as in selection.regions.',
+          minLength: 1,
+          maxLength: 63,
+          pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+          patternMessage: 'is not a region name; use lowercase letters, digits and "-", e.g. "eu-west"',
+        }),
+        { description: 'Regions nearest first.', minItems: 1, maxItems: 16, listType: 'set' },
+      ),
+    },
+    {
+      description:
+        'Clients in network are sent to the first of regions with a healthy record, then the next.',
+    },
+  ),
+  {
+    description:
+      'For record sets with selection policy Closest: client networks (the EDNS Client Subnet, else the source ' +
+      'address) and their regions, nearest first. The longest network containing the client decides; the answer ' +
+      'carries its prefix length as the ECS scope. A client in no network gets every healthy record.',
+    maxItems: 4096,
+  },
+);
+export type Topology = Infer<typeof topologySchema>;
+
+function isCidr(text: string): boolean {
+  const slash = text.indexOf('/');
+  if (slash < 0) return false;
+  const family = isIP(text.slice(0, slash));
+  const bits = text.slice(slash + 1);
+  return family !== 0 && /^[0-9]{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
 /** A health check with every default applied. */
 export interface ResolvedHealthCheck {
   protocol: 'HTTP' | 'HTTPS' | 'TCP';
@@ -392,6 +446,8 @@ export interface Steering {
   regions?: string[];
   whenAllDown: 'All' | 'None' | 'First';
   healthCheck?: ResolvedHealthCheck;
+  /** `Closest`: the class's topology. */
+  topology?: Topology;
 }
 
 /**
@@ -402,6 +458,7 @@ export function resolveSteering(
   spec: SteeredSpec,
   fqdn: string,
   address: (record: string) => string = (r) => r,
+  topology?: Topology,
 ): Steering | undefined {
   if (!isSteered(spec)) return undefined;
   const policy = effectivePolicy(spec);
@@ -411,7 +468,10 @@ export function resolveSteering(
     whenAllDown: spec.selection?.whenAllDown ?? 'All',
   };
   if (policy === 'Weighted') out.weights = spec.records.map((r) => spec.selection?.weights?.[r] ?? 0);
-  if (policy === 'Closest') out.regions = spec.records.map((r) => spec.selection?.regions?.[r] ?? '');
+  if (policy === 'Closest') {
+    out.regions = spec.records.map((r) => spec.selection?.regions?.[r] ?? '');
+    if (topology && topology.length > 0) out.topology = topology;
+  }
   const hc = spec.healthCheck;
   if (hc) {
     out.healthCheck = {

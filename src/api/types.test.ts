@@ -82,6 +82,7 @@ interface DNSZoneClassSpec {
   transfers?: Transfers;
   allowPublicSuffixZones?: boolean;
   defaults?: { ttl?: number; soa?: SOAOverrides };
+  topology?: { network: string; regions: string[] }[];
   changeSafety?: ChangeSafety;
 }
 interface DNSZoneClassStatus {

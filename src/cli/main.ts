@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { writeCrdFiles } from '../api/crd-files.ts';
@@ -27,13 +28,17 @@ Usage:
   zonekeeper serve --manifests DIR [--dns 127.0.0.1:5353] [--http 127.0.0.1:8080] [--state-dir DIR]
                    [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
                    [--response-cache N] [--max-manifest-bytes SIZE] [--secondary-probe-timeout SECONDS]
-                   [--write-access FILE] [--homelab-api HOST:PORT [--homelab-api-secret-file FILE
+                   [--write-access FILE] [--health-probe-allow CIDR] [--health-probe-ca FILE] [--homelab-api HOST:PORT [--homelab-api-secret-file FILE
                    --homelab-api-namespace NS] [--homelab-api-max-nonces N]]
       Serve the zones described by the YAML in DIR with the built-in DNS server; follow edits live.
       --secondary-probe-timeout: a zone with no serial in --state-dir first asks its NOTIFY targets for
       their SOA serial and starts above it; how long to wait for them (default 2; 0 = do not ask).
       --max-manifest-bytes: larger manifest files are not read (default 16MiB; 512KiB, 64MiB, bytes).
       --workers: DNS processes sharing the port (default 1; auto = one per CPU).
+      --health-probe-allow CIDR (repeatable): health probes of steered record sets may reach these
+      networks although they are link-local or cloud metadata addresses (refused otherwise).
+      --health-probe-ca FILE (repeatable): PEM certificate authorities HTTPS health probes trust besides
+      the system's.
       --change-safety-window SECONDS: how long content must stay unchanged to become the baseline that
       large changes are measured against (default 10; see docs/change-safety.md).
       --response-cache: answers kept for reuse per DNS process (default 100000; 0 = off).
@@ -68,6 +73,7 @@ Usage:
                     [--unconfirmed-after SECONDS] [--response-cache N] [--rrl ...]
                     [--operator-namespace NS] [--leader-election-id NAME] [--write-timeout SECONDS]
                     [--write-token-file FILE] [--homelab-api HOST:PORT ...] [--write-access FILE]
+                    [--health-probe-allow CIDR] [--health-probe-ca FILE]
       Serve the cluster's zones read-only, at the serials the operator recorded; any number of replicas.
       Records written through an API here are forwarded to the operator leader named by the Lease
       --leader-election-id in --operator-namespace (default: this pod's namespace), each attempt
@@ -151,6 +157,24 @@ function applyGardenerTypes(args: readonly string[]): void {
   }
 }
 
+/** `--health-probe-allow CIDR` and `--health-probe-ca FILE` (serve and server): what steering's probes may reach and trust. */
+const HEALTH_PROBE_FLAGS = {
+  'health-probe-allow': { type: 'string', multiple: true },
+  'health-probe-ca': { type: 'string', multiple: true },
+} as const;
+
+async function healthProbeOptions(values: {
+  'health-probe-allow'?: string[];
+  'health-probe-ca'?: string[];
+}): Promise<{ healthProbeAllow?: string[]; healthProbeCa?: string[] }> {
+  return {
+    ...(values['health-probe-allow'] ? { healthProbeAllow: values['health-probe-allow'] } : {}),
+    ...(values['health-probe-ca']
+      ? { healthProbeCa: await Promise.all(values['health-probe-ca'].map((f) => readFile(f, 'utf8'))) }
+      : {}),
+  };
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   applyGardenerTypes(rest);
@@ -175,6 +199,7 @@ async function main(argv: string[]): Promise<number> {
           ...FRONT_DOOR_FLAG,
           'write-access': { type: 'string' },
           ...HOMELAB_API_FLAGS,
+          ...HEALTH_PROBE_FLAGS,
         },
       });
       if (!values.manifests) throw new UsageError('serve needs --manifests DIR');
@@ -192,6 +217,7 @@ async function main(argv: string[]): Promise<number> {
         ...(values.identity ? { identity: values.identity } : {}),
         ...(values['version-string'] ? { version: values['version-string'] } : {}),
         workers: parseWorkers(values.workers),
+        ...(await healthProbeOptions(values)),
         ...responseCacheOption(values['response-cache']),
         ...rrlOption(values),
         ...maxManifestBytesOption(values['max-manifest-bytes']),
@@ -301,6 +327,7 @@ async function main(argv: string[]): Promise<number> {
           'write-token-file': { type: 'string' },
           'write-access': { type: 'string' },
           ...HOMELAB_API_FLAGS,
+          ...HEALTH_PROBE_FLAGS,
         },
       });
       const homelabApi = homelabApiOption(values);
@@ -321,6 +348,7 @@ async function main(argv: string[]): Promise<number> {
         dns: values.dns,
         http: values.http,
         workers: parseWorkers(values.workers),
+        ...(await healthProbeOptions(values)),
         ...(values['alias-resolver'] ? { aliasResolver: values['alias-resolver'] } : {}),
         ...(values.identity ? { identity: values.identity } : {}),
         ...(values['version-string'] ? { version: values['version-string'] } : {}),

@@ -14,7 +14,7 @@ import { RRType } from '../dns/rrtype.ts';
 import { getOrInsert } from '../util/get-or-insert.ts';
 import { zoneContentHash } from './content-hash.ts';
 import { exclusivityClash } from './exclusivity.ts';
-import { parseRecordSetRecords } from './record-parse.ts';
+import { parseRecordSetRecords, steeringOf } from './record-parse.ts';
 import { compareByAge, type ResourceKey, refOf, resourceKey } from './resource-key.ts';
 import type { RRset } from './rrset.ts';
 import { type SoaFields, soaFor, zoneDefaultTtl } from './soa.ts';
@@ -202,6 +202,7 @@ export function assembleZone(input: AssemblyInput): AssembledZone {
       }
     }
     const by = `DNSRecordSet ${key}`;
+    const steering = steeringOf(rs, fqdn, rdata, zoneClass.spec.topology);
     publish(
       {
         owner: fqdn,
@@ -209,6 +210,7 @@ export function assembleZone(input: AssemblyInput): AssembledZone {
         ttl: steeredTtl(rs.spec, rs.spec.ttl ?? defaultTtl),
         rdata,
         origin: { kind: 'recordSet', ...refOf(key) },
+        ...(steering ? { steering } : {}),
       },
       by,
     );

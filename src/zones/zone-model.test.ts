@@ -59,6 +59,10 @@ function randomRecordSet(r: () => number, id: number): DNSRecordSet {
       type,
       records: type === 'CNAME' || type === 'ALIAS' ? records.slice(0, 1) : records,
       ...(r() < 0.2 ? { ttl: 60 } : {}),
+      // Steering is content: a change of it alone must reach the model and the hash.
+      ...(type === 'A' && r() < 0.3
+        ? { placement: pick(r, ['ActiveActive', 'ActiveHotStandby'] as const) }
+        : {}),
     },
     Math.floor(r() * 50),
   );
@@ -241,5 +245,31 @@ describe('ZoneModel: steered record sets', () => {
       children: [],
     });
     assert.equal(ttlOf(assembled.rrsets), 300);
+  });
+});
+
+describe('ZoneModel: steering is content', () => {
+  test('a change of steering alone changes the hash and is reported as an upsert carrying it', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const spec = {
+      zoneRef: { name: 'z' },
+      name: 'api',
+      type: 'A' as const,
+      records: ['192.0.2.10', '192.0.2.11'],
+    };
+    const fqdn = parseName('api', ORIGIN);
+    model.update([{ key: 'dns/api', current: { recordSet: recordSet('dns', 'api', spec), fqdn } }], [], true);
+    const before = model.assembled().hash;
+    const steered = recordSet('dns', 'api', {
+      ...spec,
+      healthCheck: { protocol: 'TCP', port: 443 },
+      selection: { policy: 'Ordered' },
+    });
+    const delta = model.update([{ key: 'dns/api', current: { recordSet: steered, fqdn } }], []);
+    assert.notEqual(model.assembled().hash, before);
+    const upsert = delta.upserts.find((r) => r.owner === 'api.example.com.');
+    assert.equal(upsert?.steering?.policy, 'Ordered');
+    assert.deepEqual(upsert?.steering?.candidates, ['192.0.2.10', '192.0.2.11']);
+    assert.equal(upsert?.steering?.healthCheck?.port, 443);
   });
 });

@@ -1,12 +1,12 @@
 import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../api/index.ts';
-import { steeredTtl } from '../api/steering.ts';
+import { steeredTtl, type Topology } from '../api/steering.ts';
 import { canonicalSortKey, isInDomain, type Name, nameEquals, nameKey, parseName } from '../dns/name.ts';
 import type { Rdata } from '../dns/rdata.ts';
 import { type RecordTypeName, RRType } from '../dns/rrtype.ts';
 import type { AssembledZone, ChildDelegation, RecordVerdict } from './assemble.ts';
 import { ownerDigest, zoneDigest } from './content-hash.ts';
 import { exclusivityClash } from './exclusivity.ts';
-import { parseRecordSetRecords } from './record-parse.ts';
+import { parseRecordSetRecords, steeringOf } from './record-parse.ts';
 import { compareByAge, type ResourceKey, refOf } from './resource-key.ts';
 import type { RRset, RRsetDelta, RRsetKey } from './rrset.ts';
 import { type SoaFields, soaFor, zoneDefaultTtl } from './soa.ts';
@@ -75,6 +75,8 @@ export class ZoneModel {
   readonly configSignature: string;
   readonly verdicts = new Map<ResourceKey, RecordVerdict>();
   private readonly classNameText: string;
+  /** The class's topology, for record sets steered to the closest region. */
+  private readonly topology: Topology | undefined;
   private readonly owners = new Map<string, Owner>();
   /** Canonical sort keys of all owners, sorted: every subtree is a contiguous range. */
   private sortedKeys: string[] = [];
@@ -95,6 +97,7 @@ export class ZoneModel {
     this.defaultTtl = zoneDefaultTtl(zone, zoneClass);
     this.nameServers = zoneClass.spec.nameServers.map((ns) => parseName(ns));
     this.classNameText = zoneClass.metadata.name;
+    this.topology = zoneClass.spec.topology;
     this.configSignature = ZoneModel.signature(zone, zoneClass, origin);
     const apex = this.owner(origin, this.originKey);
     apex.fixed.push({
@@ -118,6 +121,7 @@ export class ZoneModel {
       zoneDefaultTtl(zone, zoneClass),
       zoneClass.spec.nameServers,
       zoneClass.metadata.name,
+      zoneClass.spec.topology ?? null,
     ]);
   }
 
@@ -332,6 +336,8 @@ export class ZoneModel {
           name: recordSet.metadata.name,
         },
       };
+      const steering = steeringOf(recordSet, fqdn, parsed.rdata, this.topology);
+      if (steering) entry.rrset.steering = steering;
     }
     this.entries.set(key, entry);
     this.owner(fqdn, ownerKey).entries.push(entry);

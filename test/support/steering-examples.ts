@@ -1,5 +1,5 @@
 /** DNSRecordSet manifests with steering fields, valid and invalid, shared by folder-mode and API-server tests. */
-import { type ExampleCase, exampleRecordSet } from './api-examples.ts';
+import { type ExampleCase, exampleRecordSet, exampleZoneClass } from './api-examples.ts';
 
 type Json = Record<string, unknown>;
 
@@ -52,6 +52,18 @@ export function validSteeringCases(): ExampleCase[] {
         delete spec.ttl;
         spec.placement = 'ActivePassiveWarm';
       }),
+      problems: [],
+    },
+    {
+      name: 'a class with a topology',
+      object: (() => {
+        const o = exampleZoneClass();
+        (o.spec as Json).topology = [
+          { network: '198.51.100.0/24', regions: ['us', 'eu'] },
+          { network: '2001:db8::/32', regions: ['eu'] },
+        ];
+        return o;
+      })(),
       problems: [],
     },
     {
@@ -174,6 +186,15 @@ export function invalidSteeringCases(): ExampleCase[] {
           message: 'exceeds intervalSeconds 1',
         },
       ],
+    },
+    {
+      name: 'a topology network that is not a network',
+      object: (() => {
+        const o = exampleZoneClass();
+        (o.spec as Json).topology = [{ network: '10.0.0.0/33', regions: ['eu'] }];
+        return o;
+      })(),
+      problems: [{ path: 'spec.topology[0].network', code: 'BAD_NETWORK', message: 'CIDR form' }],
     },
     {
       name: 'an unknown placement',
