@@ -13,7 +13,7 @@ import { type DigResult, dig, rdataOf } from './support/dig.ts';
 import { type Endpoint, httpEndpoint, tcpEndpoint, testCertificate } from './support/health-endpoints.ts';
 import { removeAll, type ServeProcess, startServe, tempDir, waitFor } from './support/zonekeeper-process.ts';
 
-const FAST = { intervalSeconds: 1, timeoutSeconds: 1, failureThreshold: 2, successThreshold: 1 };
+const FAST = { intervalSeconds: 1, timeoutSeconds: 1, failureThreshold: 3, successThreshold: 1 };
 
 /** Two endpoints of one kind on two loopback addresses and one port. */
 async function pair(make: (address: string, port?: number) => Promise<Endpoint>, a: string, b: string) {
@@ -159,12 +159,36 @@ for (const workers of [1, 2]) {
       }
     };
 
-    test('All: a down HTTP endpoint leaves the answer and comes back', async () => {
+    /** DNSRecordSet steer/<name>'s status.targets, from serve's resources endpoint. */
+    const targets = async (name: string) => {
+      const body = (await (await fetch(`${serve.httpUrl}/api/v1/resources`)).json()) as {
+        items: {
+          kind: string;
+          metadata: { name: string };
+          status?: { targets?: Record<string, string>[] };
+        }[];
+      };
+      return body.items.find((i) => i.kind === 'DNSRecordSet' && i.metadata.name === name)?.status?.targets;
+    };
+    const targetsUntil = (name: string, states: string[]) =>
+      waitFor(async () => {
+        const t = await targets(name);
+        return t && t.map((x) => x.state).join() === states.join() ? t : undefined;
+      }, 30_000);
+
+    test('All: a down HTTP endpoint leaves the answer and comes back; status.targets follows', async () => {
       await until('all', [ip(1), ip(2)]);
+      await targetsUntil('all', ['Up', 'Up']);
       await http1[0].setUp(false);
       await until('all', [ip(2)]);
+      const { value: down } = await targetsUntil('all', ['Down', 'Up']);
+      assert.equal(down[0]!.address, ip(1));
+      assert.match(down[0]!.lastError ?? '', /HTTP status 503/);
+      assert.ok(down[0]!.lastTransitionTime, 'the time of the change');
       await http1[0].setUp(true);
       await until('all', [ip(1), ip(2)]);
+      const { value: up } = await targetsUntil('all', ['Up', 'Up']);
+      assert.equal(up[0]!.lastError, undefined);
     });
 
     test('Ordered over HTTPS (ActiveHotStandby): fails over, fails back; whenAllDown None gives NODATA', async () => {
@@ -208,11 +232,13 @@ for (const workers of [1, 2]) {
         assert.equal(seen.size, 2, `${name}: clients spread over both records`);
       }
       await http1[1].setUp(false);
-      await until('all', [ip(1)]);
-      for (const name of ['weighted', 'hashed', 'random'])
-        for (let i = 0; i < 8; i++)
-          assert.deepEqual(await answers(name, [`+subnet=10.${i}.0.0/16`]), [ip(1)], name);
-      await http1[1].setUp(true);
+      try {
+        // Each record set probes with its own Host (its owner name), so each flips on its own probes.
+        for (const name of ['weighted', 'hashed', 'random'])
+          for (let i = 0; i < 8; i++) await until(name, [ip(1)], [`+subnet=10.${i}.0.0/16`]);
+      } finally {
+        await http1[1].setUp(true);
+      }
       await until('all', [ip(1), ip(2)]);
     });
 
@@ -230,8 +256,11 @@ for (const workers of [1, 2]) {
       );
       assert.equal(ecsScope(other), 16);
       await http1[1].setUp(false);
-      await until('closest', [ip(1)], us);
-      await http1[1].setUp(true);
+      try {
+        await until('closest', [ip(1)], us);
+      } finally {
+        await http1[1].setUp(true);
+      }
       await until('closest', [ip(2)], us);
     });
 

@@ -154,6 +154,12 @@ interface DNSRecordSetStatus {
   observedGeneration?: number;
   fqdn?: string;
   zone?: ObjectRef;
+  targets?: {
+    address: string;
+    state: 'Up' | 'Down' | 'Unknown';
+    lastTransitionTime?: string;
+    lastError?: string;
+  }[];
   conditions?: Condition[];
 }
 

@@ -68,6 +68,8 @@ Usage:
       --advertise-url: how servers reach --http (default
       http://$POD_IP:PORT), published on the Lease. --homelab-api and its flags as in serve: the
       leader answers writes, a replica that does not lead answers 503.
+      --health-probe-allow, --health-probe-ca as in serve: the leader probes steered record sets of
+      builtin classes for DNSRecordSet.status.targets and TargetDown/TargetUp Events.
   zonekeeper server [--kubeconfig FILE] [--context NAME] [--dns 0.0.0.0:5353] [--http 0.0.0.0:8080]
                     [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
                     [--unconfirmed-after SECONDS] [--response-cache N] [--rrl ...]
@@ -260,6 +262,7 @@ async function main(argv: string[]): Promise<number> {
           'write-audience': { type: 'string' },
           'advertise-url': { type: 'string' },
           ...HOMELAB_API_FLAGS,
+          ...HEALTH_PROBE_FLAGS,
         },
       });
       const homelabApi = homelabApiOption(values);
@@ -297,6 +300,7 @@ async function main(argv: string[]): Promise<number> {
         ...(values['write-audience'] ? { writeAudience: values['write-audience'] } : {}),
         ...(values['advertise-url'] ? { advertiseUrl: values['advertise-url'] } : {}),
         ...(homelabApi ? { homelabApi } : {}),
+        ...(await healthProbeOptions(values)),
         log,
       });
       await untilSignal(log);

@@ -144,6 +144,13 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     ...(options.healthProbeCa ? { ca: options.healthProbeCa } : {}),
     log: (level, message) => log(level, message),
     onViewWrite: (slot, state) => pool?.sendHealth([[slot, state]]),
+    // Each transition shows in the status of the record sets probing that target.
+    onTransition: ({ slot }) => {
+      for (const key of steering.recordsProbing(slot))
+        controller.targetsChanged(key).catch((e: unknown) => {
+          log('warn', `could not write the health of DNSRecordSet ${key}: ${(e as Error).message}`);
+        });
+    },
   });
   const steering = new SteeringBinder(checker);
   const backend = (): Backend => {
@@ -271,6 +278,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     registry,
     log,
     secrets,
+    recordTargets: (key) => steering.recordTargets(key),
     ...(probeTimeoutMs > 0
       ? {
           secondarySerials: (origin: Name, transfers: ResolvedTransfers) =>

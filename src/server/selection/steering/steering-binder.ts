@@ -4,8 +4,10 @@
  * and from deltas, and when they change it acquires the probe slots of the new candidates, releases
  * those no longer used, and gives the zone's bindings to the sink (every DNS process of the server).
  */
+import type { DNSRecordSetStatus } from '../../../api/index.ts';
 import type { Steering } from '../../../api/steering.ts';
 import { type Name, nameKey } from '../../../dns/name.ts';
+import { type ResourceKey, resourceKey } from '../../../zones/resource-key.ts';
 import type { RRset, RRsetDelta } from '../../../zones/rrset.ts';
 import type { SelectionBinding, SelectionSink } from '../selection-table.ts';
 import type { HealthChecker } from './health-checker.ts';
@@ -37,6 +39,11 @@ export interface SteeredTargets {
 
 export class SteeringBinder {
   private readonly zones = new Map<string, ZoneState>();
+  /** Record set (namespace/name) → its candidates and their probe slots, over every zone. */
+  private readonly byRecord = new Map<
+    ResourceKey,
+    { zone: string; targets: { address: string; slot: number }[] }
+  >();
   private readonly checker: HealthChecker | undefined;
 
   constructor(checker: HealthChecker | undefined) {
@@ -68,6 +75,7 @@ export class SteeringBinder {
     const state = this.zones.get(nameKey(origin));
     if (!state) return;
     this.zones.delete(nameKey(origin));
+    for (const [k, v] of this.byRecord) if (v.zone === nameKey(origin)) this.byRecord.delete(k);
     for (const slot of state.slots) this.checker?.release(slot);
   }
 
@@ -81,6 +89,28 @@ export class SteeringBinder {
       origin: s.origin,
       targets: s.steering.candidates.map((address, i) => ({ address, slot: state.slots[i] ?? NO_SLOT })),
     }));
+  }
+
+  /** The health of a health-checked record set's records, as `DNSRecordSet.status.targets` shows it. */
+  recordTargets(key: ResourceKey): DNSRecordSetStatus['targets'] {
+    const entry = this.byRecord.get(key);
+    if (!entry || !this.checker) return undefined;
+    return entry.targets.map(({ address, slot }) => {
+      const s = this.checker!.status(slot);
+      return {
+        address,
+        state: s?.state ?? 'Unknown',
+        ...(s?.since ? { lastTransitionTime: s.since } : {}),
+        ...(s?.lastError && s.state !== 'Up' ? { lastError: s.lastError } : {}),
+      };
+    });
+  }
+
+  /** The record sets whose records include the target of `slot`. */
+  recordsProbing(slot: number): ResourceKey[] {
+    const out: ResourceKey[] = [];
+    for (const [k, v] of this.byRecord) if (v.targets.some((t) => t.slot === slot)) out.push(k);
+    return out;
   }
 
   private async bind(sink: SelectionSink, origin: Name, steered: Map<string, Steered>): Promise<void> {
@@ -105,6 +135,16 @@ export class SteeringBinder {
         ...(s.steering.topology ? { topology: s.steering.topology } : {}),
       };
       bindings.push({ owner: s.owner, type: s.type, policy: steeringPolicyName(s.steering.policy), data });
+    }
+    for (const [k, v] of this.byRecord) if (v.zone === key) this.byRecord.delete(k);
+    let at = 0;
+    for (const s of steered.values()) {
+      const own = bindings[at++]!.data as SteeringBindingData;
+      if (s.origin.kind !== 'recordSet' || !s.steering.healthCheck) continue;
+      this.byRecord.set(resourceKey(s.origin), {
+        zone: key,
+        targets: s.steering.candidates.map((address, i) => ({ address, slot: own.slots[i]! })),
+      });
     }
     // Acquired before released, so a target kept across the change keeps its slot and its state.
     for (const slot of old?.slots ?? []) this.checker?.release(slot);
