@@ -62,6 +62,7 @@ interface PowerDnsBackend {
   apiKeySecretRef: SecretRef;
   zoneKind?: 'Native' | 'Master';
   tls?: { caFile?: string; serverName?: string; insecureSkipVerify?: boolean };
+  luaRecords?: boolean;
   resyncSeconds?: number;
   timeoutSeconds?: number;
 }
