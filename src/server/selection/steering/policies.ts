@@ -78,11 +78,22 @@ function prepare(data: unknown): Prepared {
   return { data: d, index: new Map(d.candidates.map((c, i) => [c, i])), topology };
 }
 
+/** The presentation form of served records, kept per record object (zones reuse them until changed). */
+const printed = new WeakMap<Rdata, string>();
+function text(rdata: Rdata): string {
+  let s = printed.get(rdata);
+  if (s === undefined) {
+    s = printRdata(rdata);
+    printed.set(rdata, s);
+  }
+  return s;
+}
+
 /** The records of the RRset that are up, each with its candidate index (records not listed count as up, last). */
 function healthy(rrset: ServedRRset, p: Prepared, view: HealthView): { rdata: Rdata; at: number }[] {
   const out: { rdata: Rdata; at: number }[] = [];
   for (const rdata of rrset.rdata) {
-    const at = p.index.get(printRdata(rdata)) ?? Number.MAX_SAFE_INTEGER;
+    const at = p.index.get(text(rdata)) ?? Number.MAX_SAFE_INTEGER;
     const slot = at === Number.MAX_SAFE_INTEGER ? NO_SLOT : p.data.slots[at]!;
     if (view.isUp(slot)) out.push({ rdata, at });
   }
@@ -94,7 +105,7 @@ function allDown(rrset: ServedRRset, p: Prepared): Selection {
     case 'None':
       return 'none';
     case 'First': {
-      const first = rrset.rdata.find((r) => p.index.get(printRdata(r)) === 0) ?? rrset.rdata[0]!;
+      const first = rrset.rdata.find((r) => p.index.get(text(r)) === 0) ?? rrset.rdata[0]!;
       return { rdata: [first] };
     }
     default:
