@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { stringify } from 'yaml';
 import { type DigResult, dig, rdataOf } from './support/dig.ts';
 import { type Endpoint, httpEndpoint, tcpEndpoint, testCertificate } from './support/health-endpoints.ts';
+import { writeMmdb } from './support/mmdb-writer.ts';
 import { removeAll, type ServeProcess, startServe, tempDir, waitFor } from './support/zonekeeper-process.ts';
 
 const FAST = { intervalSeconds: 1, timeoutSeconds: 1, failureThreshold: 3, successThreshold: 1 };
@@ -64,6 +65,15 @@ for (const workers of [1, 2]) {
         ip(4),
       );
       tcp1 = await pair((a, p) => tcpEndpoint(a, p), ip(5), ip(6));
+      // A GeoIP database made for the test: 192.0.2.0/24 in Germany (Europe), 100.64.0.0/10 in North America.
+      const geoFile = path.join(dir, 'geo.mmdb');
+      await writeFile(
+        geoFile,
+        writeMmdb([
+          { network: '192.0.2.0/24', record: { country: { iso_code: 'DE' }, continent: { code: 'EU' } } },
+          { network: '100.64.0.0/10', record: { country: { iso_code: 'US' }, continent: { code: 'NA' } } },
+        ]),
+      );
       endpoints.push(...http1, ...https1, ...tcp1);
       const manifests = path.join(dir, 'manifests');
       await mkdir(manifests, { recursive: true });
@@ -77,6 +87,11 @@ for (const workers of [1, 2]) {
             backend: { builtin: {} },
             nameServers: ['ns1.steer.test.'],
             transfers: { allowFrom: ['127.0.0.1'] },
+            geoip: {
+              databaseFile: geoFile,
+              countries: { DE: ['eu', 'us'] },
+              continents: { NA: ['us', 'eu'] },
+            },
             topology: [
               { network: '198.51.100.0/24', regions: ['us', 'eu'] },
               { network: '203.0.113.0/24', regions: ['eu', 'us'] },
@@ -242,12 +257,19 @@ for (const workers of [1, 2]) {
       await until('all', [ip(1), ip(2)]);
     });
 
-    test('Closest: the region of the topology network, scope = its prefix; the next region when down', async () => {
+    test('Closest: the topology network, else the GeoIP database, decides the region and the scope; the next region when down', async () => {
       const us = ['+subnet=198.51.100.77/32'];
       const eu = ['+subnet=203.0.113.0/24'];
       await until('closest', [ip(2)], us);
       await until('closest', [ip(1)], eu);
       assert.equal(ecsScope(await q('closest', us)), 24);
+      // Outside the topology, the GeoIP database decides; the scope is its network's prefix.
+      const de = ['+subnet=192.0.2.0/24'];
+      await until('closest', [ip(1)], de);
+      assert.equal(ecsScope(await q('closest', de)), 24);
+      const na = ['+subnet=100.64.5.0/24'];
+      await until('closest', [ip(2)], na);
+      assert.equal(ecsScope(await q('closest', na)), 10);
       const other = await q('closest', ['+subnet=192.168.0.0/16']);
       assert.deepEqual(
         rdataOf(other, 'A').sort(),

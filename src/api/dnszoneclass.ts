@@ -13,7 +13,7 @@ import {
 } from './meta.ts';
 import { type Infer, quote, type Rule, s } from './schema.ts';
 import { secretRefSchema } from './secret-ref.ts';
-import { topologySchema } from './steering.ts';
+import { geoIpSchema, topologySchema } from './steering.ts';
 
 /** An IPv4 or IPv6 address, optionally with a prefix length. */
 const CIDR_PATTERN =
@@ -246,6 +246,7 @@ export const dnsZoneClassSpecSchema = s.object(
       ),
     ),
     topology: s.optional(topologySchema),
+    geoip: s.optional(geoIpSchema),
     changeSafety: s.optional({
       ...changeSafetySchema,
       description: `${changeSafetySchema.description} A DNSZone may override each field.`,

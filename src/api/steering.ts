@@ -411,6 +411,48 @@ export const topologySchema = s.array(
 );
 export type Topology = Infer<typeof topologySchema>;
 
+const regionList = s.array(
+  s.string({
+    description: 'A region name, as in selection.regions.',
+    minLength: 1,
+    maxLength: 63,
+    pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+    patternMessage: 'is not a region name; use lowercase letters, digits and "-", e.g. "eu-west"',
+  }),
+  { description: 'Regions nearest first.', minItems: 1, maxItems: 16, listType: 'set' },
+);
+
+/** A MaxMind-format GeoIP database and the regions of its countries and continents, for Closest. */
+export const geoIpSchema = s.object(
+  {
+    databaseFile: s.string({
+      description:
+        'Path of a MaxMind DB file (GeoIP2/GeoLite2 Country or City format) on every server that answers; read ' +
+        'when the zone is programmed, not per query.',
+      minLength: 1,
+      maxLength: 4096,
+    }),
+    countries: s.optional(
+      s.map(regionList, {
+        description: 'ISO 3166-1 country code (country.iso_code, e.g. DE) → regions nearest first.',
+        maxProperties: 300,
+      }),
+    ),
+    continents: s.optional(
+      s.map(regionList, {
+        description: 'Continent code (continent.code: AF, AN, AS, EU, NA, OC, SA) → regions nearest first.',
+        maxProperties: 7,
+      }),
+    ),
+  },
+  {
+    description:
+      'For Closest, clients in no topology network: their country (else continent) in this database gives the ' +
+      'regions; the answer carries the prefix length of the database network as the ECS scope.',
+  },
+);
+export type GeoIp = Infer<typeof geoIpSchema>;
+
 function isCidr(text: string): boolean {
   const slash = text.indexOf('/');
   if (slash < 0) return false;
@@ -448,6 +490,8 @@ export interface Steering {
   healthCheck?: ResolvedHealthCheck;
   /** `Closest`: the class's topology. */
   topology?: Topology;
+  /** `Closest`: the class's GeoIP database, for clients in no topology network. */
+  geoip?: GeoIp;
 }
 
 /**
@@ -459,6 +503,7 @@ export function resolveSteering(
   fqdn: string,
   address: (record: string) => string = (r) => r,
   topology?: Topology,
+  geoip?: GeoIp,
 ): Steering | undefined {
   if (!isSteered(spec)) return undefined;
   const policy = effectivePolicy(spec);
@@ -471,6 +516,7 @@ export function resolveSteering(
   if (policy === 'Closest') {
     out.regions = spec.records.map((r) => spec.selection?.regions?.[r] ?? '');
     if (topology && topology.length > 0) out.topology = topology;
+    if (geoip) out.geoip = geoip;
   }
   const hc = spec.healthCheck;
   if (hc) {

@@ -84,6 +84,11 @@ interface DNSZoneClassSpec {
   allowPublicSuffixZones?: boolean;
   defaults?: { ttl?: number; soa?: SOAOverrides };
   topology?: { network: string; regions: string[] }[];
+  geoip?: {
+    databaseFile: string;
+    countries?: Record<string, string[]>;
+    continents?: Record<string, string[]>;
+  };
   changeSafety?: ChangeSafety;
 }
 interface DNSZoneClassStatus {

@@ -70,9 +70,14 @@ export class StatusWriter {
    * The health of a record set's records changed: writes `status.targets` (only when it differs),
    * keeping the rest of its status.
    */
-  async targetsChanged(key: ResourceKey): Promise<void> {
+  async targetsChanged(key: ResourceKey, attempt = 0): Promise<void> {
     const rs = this.store.get('DNSRecordSet', key) as DNSRecordSet | undefined;
-    if (!rs || rs.metadata.deletionTimestamp || !rs.status) return;
+    if (!rs || rs.metadata.deletionTimestamp) return;
+    // A status write of the zone's reconcile may be in flight with the targets as they were when it
+    // was built, and land after this one: look again shortly (idempotent: writes only a difference).
+    if (attempt < 3)
+      setTimeout(() => void this.targetsChanged(key, attempt + 1).catch(() => {}), 1000 * (attempt + 1)).unref();
+    if (!rs.status) return;
     const targets = this.targetsOf?.(key);
     const { targets: _old, ...rest } = rs.status;
     const status: DNSRecordSetStatus = targets && targets.length > 0 ? { ...rest, targets } : rest;

@@ -202,7 +202,7 @@ export function assembleZone(input: AssemblyInput): AssembledZone {
       }
     }
     const by = `DNSRecordSet ${key}`;
-    const steering = steeringOf(rs, fqdn, rdata, zoneClass.spec.topology);
+    const steering = steeringOf(rs, fqdn, rdata, zoneClass.spec.topology, zoneClass.spec.geoip);
     publish(
       {
         owner: fqdn,

@@ -1,5 +1,5 @@
 import type { DNSRecordSet } from '../api/index.ts';
-import { resolveSteering, type Steering, type Topology } from '../api/steering.ts';
+import { type GeoIp, resolveSteering, type Steering, type Topology } from '../api/steering.ts';
 import { DnsError } from '../dns/errors.ts';
 import type { Name } from '../dns/name.ts';
 import { utf8Binary } from '../dns/octets.ts';
@@ -93,9 +93,10 @@ export function steeringOf(
   fqdn: Name,
   rdata: readonly Rdata[],
   topology?: Topology,
+  geoip?: GeoIp,
 ): Steering | undefined {
   if (rs.spec.healthCheck === undefined && rs.spec.selection === undefined && rs.spec.placement === undefined)
     return undefined;
   const canonical = new Map(rs.spec.records.map((r, i) => [r, rdata[i] ? printRdata(rdata[i]) : r]));
-  return resolveSteering(rs.spec, fqdn, (r) => canonical.get(r) ?? r, topology);
+  return resolveSteering(rs.spec, fqdn, (r) => canonical.get(r) ?? r, topology, geoip);
 }

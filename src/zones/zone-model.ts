@@ -1,5 +1,5 @@
 import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../api/index.ts';
-import { steeredTtl, type Topology } from '../api/steering.ts';
+import { type GeoIp, steeredTtl, type Topology } from '../api/steering.ts';
 import { canonicalSortKey, isInDomain, type Name, nameEquals, nameKey, parseName } from '../dns/name.ts';
 import type { Rdata } from '../dns/rdata.ts';
 import { type RecordTypeName, RRType } from '../dns/rrtype.ts';
@@ -77,6 +77,8 @@ export class ZoneModel {
   private readonly classNameText: string;
   /** The class's topology, for record sets steered to the closest region. */
   private readonly topology: Topology | undefined;
+  /** The class's GeoIP database, likewise. */
+  private readonly geoip: GeoIp | undefined;
   private readonly owners = new Map<string, Owner>();
   /** Canonical sort keys of all owners, sorted: every subtree is a contiguous range. */
   private sortedKeys: string[] = [];
@@ -98,6 +100,7 @@ export class ZoneModel {
     this.nameServers = zoneClass.spec.nameServers.map((ns) => parseName(ns));
     this.classNameText = zoneClass.metadata.name;
     this.topology = zoneClass.spec.topology;
+    this.geoip = zoneClass.spec.geoip;
     this.configSignature = ZoneModel.signature(zone, zoneClass, origin);
     const apex = this.owner(origin, this.originKey);
     apex.fixed.push({
@@ -122,6 +125,7 @@ export class ZoneModel {
       zoneClass.spec.nameServers,
       zoneClass.metadata.name,
       zoneClass.spec.topology ?? null,
+      zoneClass.spec.geoip ?? null,
     ]);
   }
 
@@ -336,7 +340,7 @@ export class ZoneModel {
           name: recordSet.metadata.name,
         },
       };
-      const steering = steeringOf(recordSet, fqdn, parsed.rdata, this.topology);
+      const steering = steeringOf(recordSet, fqdn, parsed.rdata, this.topology, this.geoip);
       if (steering) entry.rrset.steering = steering;
     }
     this.entries.set(key, entry);

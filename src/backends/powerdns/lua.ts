@@ -117,6 +117,7 @@ export function luaLimits(steering: Steering): string[] {
   const allDown = steering.policy === 'Ordered' ? 'First' : 'All';
   if (steering.whenAllDown !== allDown)
     out.push(`whenAllDown ${steering.whenAllDown} is answered as ${allDown} when every candidate is down`);
+  if (steering.geoip) out.push("the class's GeoIP database is not used: only topology networks decide");
   if (steering.policy === 'Closest' || steering.policy === 'Weighted' || steering.policy === 'Hashed')
     out.push('PowerDNS sets the ECS scope itself');
   return out;

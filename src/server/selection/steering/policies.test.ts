@@ -145,3 +145,48 @@ describe('steering policies', () => {
     });
   });
 });
+
+describe('Closest with a GeoIP database', () => {
+  test('country, else continent, gives the regions; scope = the database network; topology first', async () => {
+    const { mkdtemp, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const path = await import('node:path');
+    const { writeMmdb } = await import('../../../../test/support/mmdb-writer.ts');
+    const dir = await mkdtemp(path.join(tmpdir(), 'zonekeeper-geo-'));
+    const databaseFile = path.join(dir, 'geo.mmdb');
+    await writeFile(
+      databaseFile,
+      writeMmdb([
+        { network: '192.0.2.0/24', record: { country: { iso_code: 'DE' }, continent: { code: 'EU' } } },
+        { network: '100.64.0.0/10', record: { country: { iso_code: 'CA' }, continent: { code: 'NA' } } },
+      ]),
+    );
+    const { run } = setup({
+      regions: ['eu', 'us', 'ap'],
+      topology: [{ network: '192.0.2.128/25', regions: ['ap'] }],
+      geoip: { databaseFile, countries: { DE: ['eu'] }, continents: { NA: ['us'] } },
+    });
+    assert.deepEqual(run('closest', subnet([192, 0, 2], 24)), { addresses: ['192.0.2.10'], scope: 24 });
+    assert.deepEqual(run('closest', { client: '100.70.1.1' }), { addresses: ['198.51.100.10'], scope: 10 });
+    assert.deepEqual(run('closest', { client: '192.0.2.200' }), { addresses: ['203.0.113.10'], scope: 25 });
+    assert.deepEqual(
+      run('closest', subnet([10, 1, 0], 24)),
+      { addresses: CANDIDATES, scope: 24 },
+      'in no network: every record',
+    );
+  });
+
+  test('an unreadable database refuses the binding with a stable code', () => {
+    const registry = new SelectionPolicies(steeringPolicies(new HealthView(new SharedArrayBuffer(16))));
+    assert.throws(
+      () =>
+        registry.get('closest')!.prepare({
+          candidates: ['192.0.2.1'],
+          slots: [-1],
+          whenAllDown: 'All',
+          geoip: { databaseFile: '/nonexistent/geo.mmdb' },
+        }),
+      { code: 'STEERING_GEOIP' },
+    );
+  });
+});

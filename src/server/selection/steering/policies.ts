@@ -5,7 +5,7 @@
  * process's `HealthView`, and what the policy needs (weights, regions, the class's topology). Every
  * query reads health from the view: no answer is chosen on a state older than the view's.
  */
-import type { SelectionPolicyName } from '../../../api/steering.ts';
+import type { GeoIp, SelectionPolicyName } from '../../../api/steering.ts';
 import { printRdata, type Rdata } from '../../../dns/rdata.ts';
 import type { ServedRRset } from '../../zone-snapshot.ts';
 import {
@@ -18,6 +18,7 @@ import {
   type SelectionPolicy,
   type SelectionQuery,
 } from '../policy.ts';
+import { type GeoRegions, openGeoRegions } from './geoip.ts';
 import { type HealthView, NO_SLOT, processHealth } from './health-view.ts';
 
 /** One entry of a class's topology: client networks and their regions, nearest first. */
@@ -35,6 +36,8 @@ export interface SteeringBindingData {
   regions?: string[];
   whenAllDown: 'All' | 'None' | 'First';
   topology?: TopologyEntry[];
+  /** Closest: a GeoIP database for clients in no topology network. */
+  geoip?: GeoIp;
 }
 
 interface Prepared {
@@ -43,6 +46,7 @@ interface Prepared {
   index: Map<string, number>;
   /** Topology networks, longest prefix first. */
   topology: { network: ClientNetwork; regions: string[] }[];
+  geo: GeoRegions | undefined;
 }
 
 /** The policy names a binding uses for each steering policy. */
@@ -75,7 +79,8 @@ function prepare(data: unknown): Prepared {
     topology.push({ network, regions: entry.regions });
   }
   topology.sort((a, b) => b.network.prefix - a.network.prefix);
-  return { data: d, index: new Map(d.candidates.map((c, i) => [c, i])), topology };
+  const geo = d.geoip ? openGeoRegions(d.geoip) : undefined;
+  return { data: d, index: new Map(d.candidates.map((c, i) => [c, i])), topology, geo };
 }
 
 /** The presentation form of served records, kept per record object (zones reuse them until changed). */
@@ -178,12 +183,19 @@ export function steeringPolicies(view: HealthView = processHealth): SelectionPol
       (up, p, query) => {
         const network = clientNetwork(query);
         const entry = network ? p.topology.find((t) => networkWithin(network, t.network)) : undefined;
-        if (entry === undefined) return { rdata: up.map((u) => u.rdata), scope: network?.prefix ?? 0 };
-        for (const region of entry.regions) {
+        // The topology decides first; else the GeoIP database; else every healthy record.
+        const decided =
+          entry !== undefined
+            ? { regions: entry.regions, scope: entry.network.prefix }
+            : network && p.geo
+              ? p.geo.lookup(network)
+              : undefined;
+        if (decided === undefined) return { rdata: up.map((u) => u.rdata), scope: network?.prefix ?? 0 };
+        for (const region of decided.regions) {
           const here = up.filter((u) => p.data.regions?.[u.at] === region);
-          if (here.length > 0) return { rdata: here.map((u) => u.rdata), scope: entry.network.prefix };
+          if (here.length > 0) return { rdata: here.map((u) => u.rdata), scope: decided.scope };
         }
-        return { rdata: up.map((u) => u.rdata), scope: entry.network.prefix };
+        return { rdata: up.map((u) => u.rdata), scope: decided.scope };
       },
       view,
     ),

@@ -133,6 +133,7 @@ export class SteeringBinder {
         ...(s.steering.weights ? { weights: s.steering.weights } : {}),
         ...(s.steering.regions ? { regions: s.steering.regions } : {}),
         ...(s.steering.topology ? { topology: s.steering.topology } : {}),
+        ...(s.steering.geoip ? { geoip: s.steering.geoip } : {}),
       };
       bindings.push({ owner: s.owner, type: s.type, policy: steeringPolicyName(s.steering.policy), data });
     }
