@@ -76,7 +76,10 @@ export class StatusWriter {
     // A status write of the zone's reconcile may be in flight with the targets as they were when it
     // was built, and land after this one: look again shortly (idempotent: writes only a difference).
     if (attempt < 3)
-      setTimeout(() => void this.targetsChanged(key, attempt + 1).catch(() => {}), 1000 * (attempt + 1)).unref();
+      setTimeout(
+        () => void this.targetsChanged(key, attempt + 1).catch(() => {}),
+        1000 * (attempt + 1),
+      ).unref();
     if (!rs.status) return;
     const targets = this.targetsOf?.(key);
     const { targets: _old, ...rest } = rs.status;
