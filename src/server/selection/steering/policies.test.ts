@@ -96,6 +96,24 @@ describe('steering policies', () => {
       ]);
   });
 
+  test('Weighted and Hashed move only the clients of a record that goes down, and back when it returns', () => {
+    for (const name of ['weighted', 'hashed']) {
+      const { view, run } = setup({ weights: [50, 30, 20] });
+      const clients = Array.from({ length: 300 }, (_, i) => ({ client: `10.1.${i >> 8}.${i & 255}` }));
+      const pick = (q: { client: string }) => (run(name, q) as { addresses: string[] }).addresses[0]!;
+      const before = clients.map(pick);
+      view.set(1, HEALTH_DOWN);
+      const during = clients.map(pick);
+      clients.forEach((_, i) => {
+        if (before[i] !== '198.51.100.10')
+          assert.equal(during[i], before[i], `${name}: client ${i} kept its record`);
+        else assert.notEqual(during[i], '198.51.100.10');
+      });
+      view.set(1, HEALTH_UP);
+      assert.deepEqual(clients.map(pick), before, `${name}: every client back on its record`);
+    }
+  });
+
   test('Hashed gives one record per client, the same one each time', () => {
     const { run } = setup();
     const seen = new Set<string>();

@@ -131,6 +131,32 @@ function clientHash(network: ClientNetwork | undefined): number {
   return h >>> 0;
 }
 
+/**
+ * Weighted rendezvous hashing: each healthy candidate scores -weight / ln(u), u uniform in (0, 1) from
+ * the client's hash and the candidate's index; the highest score wins. A client keeps its record while
+ * that record stays healthy, whatever happens to the others: only the clients of a record that goes
+ * down move (spread over the rest by weight), and they come back when it does.
+ */
+function rendezvous<T extends { at: number }>(up: readonly T[], client: number, weight: (u: T) => number): T {
+  let best = up[0]!;
+  let bestScore = Number.NEGATIVE_INFINITY;
+  for (const u of up) {
+    const w = weight(u);
+    if (w <= 0) continue;
+    let h = Math.imul(client ^ Math.imul(u.at + 1, 0x9e3779b1), 0x85ebca6b);
+    h ^= h >>> 13;
+    h = Math.imul(h, 0xc2b2ae35);
+    h ^= h >>> 16;
+    const unit = ((h >>> 0) + 0.5) / 4294967296;
+    const score = -w / Math.log(unit);
+    if (score > bestScore) {
+      bestScore = score;
+      best = u;
+    }
+  }
+  return best;
+}
+
 type Chooser = (
   up: { rdata: Rdata; at: number }[],
   p: Prepared,
@@ -159,7 +185,7 @@ export function steeringPolicies(view: HealthView = processHealth): SelectionPol
       'Hashed',
       (up, _p, query) => {
         const network = clientNetwork(query);
-        return { rdata: [up[clientHash(network) % up.length]!.rdata], scope: network?.prefix ?? 0 };
+        return { rdata: [rendezvous(up, clientHash(network), () => 1).rdata], scope: network?.prefix ?? 0 };
       },
       view,
     ),
@@ -167,14 +193,11 @@ export function steeringPolicies(view: HealthView = processHealth): SelectionPol
       'Weighted',
       (up, p, query) => {
         const network = clientNetwork(query);
-        const weights = up.map((u) => p.data.weights?.[u.at] ?? 0);
-        const total = weights.reduce((a, b) => a + b, 0);
         const h = clientHash(network);
-        if (total === 0) return { rdata: [up[h % up.length]!.rdata], scope: network?.prefix ?? 0 };
-        let point = h % total;
-        let i = 0;
-        while (point >= weights[i]!) point -= weights[i++]!;
-        return { rdata: [up[i]!.rdata], scope: network?.prefix ?? 0 };
+        const weight = (u: { at: number }) => p.data.weights?.[u.at] ?? 0;
+        // Weight 0 is chosen only when every healthy record has weight 0 (then evenly).
+        const pick = up.some((u) => weight(u) > 0) ? rendezvous(up, h, weight) : rendezvous(up, h, () => 1);
+        return { rdata: [pick.rdata], scope: network?.prefix ?? 0 };
       },
       view,
     ),
