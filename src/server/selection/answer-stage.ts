@@ -19,8 +19,9 @@ import type { SelectionTable } from './selection-table.ts';
  *   a selection reported (RFC 7871 §7.2.1), 0 when the answer holds for any client.
  * - When the RRset tailored to the subnet comes after a CNAME, only the initial CNAME is answered
  *   (RFC 7871 §7.2.1), so the chain is not cached for the subnet alone; its scope is then 0.
- * - A policy that leaves its RRset out (`'none'`) and so empties the answer section makes the response
- *   a NODATA: the zone's negative SOA in the authority section (RFC 2308 §2.2), nothing additional.
+ * - A policy that leaves its RRset out (`'none'`) and so empties the answer section, or leaves only the
+ *   CNAME chain that led to it, makes the response a NODATA for the last name: the negative SOA of the
+ *   zone of the RRset left out in the authority section (RFC 2308 §2.2), nothing additional.
  */
 export function selectParts(
   selections: SelectionTable,
@@ -46,7 +47,11 @@ export function selectParts(
   let additional = parts.additional;
   let authority = parts.authority;
   let scope = picked.scope;
-  if (picked.removedFrom !== undefined && answer.length === 0) {
+  // Emptied, or a CNAME chain whose target RRset was left out: a NODATA for the last name.
+  if (
+    picked.removedFrom !== undefined &&
+    (answer.length === 0 || answer[answer.length - 1]!.type === RRType.CNAME)
+  ) {
     const soa = negativeSoa?.(picked.removedFrom);
     authority = soa ? [soa] : [];
     additional = [];
