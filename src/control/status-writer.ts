@@ -81,10 +81,16 @@ export class StatusWriter {
         1000 * (attempt + 1),
       ).unref();
     if (!rs.status) return;
+    // Written on top of the status this writer wrote last only: a cache that does not show it yet
+    // would make this write undo newer conditions (the next look, above, finds it).
+    const memo = this.recordMemo.get(key);
+    if (memo && memo.status !== rs.status && !jsonEqual(memo.status, rs.status)) return;
     const targets = this.targetsOf?.(key);
     const { targets: _old, ...rest } = rs.status;
     const status: DNSRecordSetStatus = targets && targets.length > 0 ? { ...rest, targets } : rest;
-    if (!jsonEqual(status, rs.status)) await this.store.updateStatus('DNSRecordSet', key, status);
+    if (jsonEqual(status, rs.status)) return;
+    await this.store.updateStatus('DNSRecordSet', key, status);
+    if (memo) this.recordMemo.set(key, { signature: memo.signature, status });
   }
 
   /** A record set is gone: forget what was written for it. */
