@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { writeCrdFiles } from './crd-files.ts';
 import { crdFileName, crdsYaml, crdYaml, GROUP, generateCrds, KINDS } from './index.ts';
+import { healthCheckSchema, steeringRules } from './steering.ts';
 
 const CRD_DIR = new URL('../../deploy/crds/', import.meta.url);
 const STALE = 'deploy/crds is stale: run `npm run crds`';
@@ -222,10 +223,16 @@ describe('generated CRDs', () => {
       'has(self.name) == has(self.key)',
       // spec.zoneNameServers
       "self.contains('{hash}')",
+      // spec.topology[].network
+      'isCIDR(self)',
       'self == oldSelf',
+      // DNSRecordSet spec: steering, then the record rules
+      ...steeringRules.map((r) => r.cel),
       "!(self.type in ['CNAME', 'ALIAS']) || size(self.records) == 1",
       "self.type != 'NS' || !(self.name == '*' || self.name.startsWith('*.'))",
       "self.type != 'SOA'",
+      // spec.healthCheck
+      ...(healthCheckSchema.rules ?? []).map((r) => r.cel),
       // Domain spec.domainName
       'self == oldSelf',
     ]);

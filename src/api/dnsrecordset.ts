@@ -13,6 +13,7 @@ import {
   ttlSchema,
 } from './meta.ts';
 import { type Infer, quote, s } from './schema.ts';
+import { healthCheckSchema, placementSchema, selectionSchema, steeringRules } from './steering.ts';
 
 /** A wildcard owner name as written: "*" or "*." followed by more (RFC 4592 §2.1.1). */
 function isWildcardText(name: string): boolean {
@@ -74,10 +75,14 @@ export const dnsRecordSetSpecSchema = s.object(
         maxItems: MAX_RECORDS,
       },
     ),
+    healthCheck: s.optional(healthCheckSchema),
+    selection: s.optional(selectionSchema),
+    placement: placementSchema,
   },
   {
     description: 'The desired RRset.',
     rules: [
+      ...steeringRules,
       {
         cel: "!(self.type in ['CNAME', 'ALIAS']) || size(self.records) == 1",
         message: 'a CNAME or ALIAS record set has exactly one record',
@@ -116,6 +121,32 @@ export const dnsRecordSetStatusSchema = s.object(
     observedGeneration: observedGenerationSchema(),
     fqdn: s.optional(s.string({ description: 'The absolute owner name.', maxLength: 255 })),
     zone: s.optional({ ...objectRefSchema, description: 'The DNSZone that publishes the record set.' }),
+    targets: s.optional(
+      s.array(
+        s.object(
+          {
+            address: s.string({ description: 'The record (its address) probed.', maxLength: 64 }),
+            state: s.string({
+              description: 'Up, Down, or Unknown before the thresholds decided.',
+              enum: ['Up', 'Down', 'Unknown'] as const,
+            }),
+            lastTransitionTime: s.optional(
+              s.string({ description: 'When the state last changed.', format: 'date-time', maxLength: 64 }),
+            ),
+            lastError: s.optional(
+              s.string({ description: 'Why the last failed probe failed.', maxLength: 1024 }),
+            ),
+          },
+          { description: 'The health of one record of a steered record set.' },
+        ),
+        {
+          description:
+            'Health-checked record sets: the state of each record as the probes of the process writing status ' +
+            'see it (every answering replica probes on its own; see docs/steering.md).',
+          maxItems: 64,
+        },
+      ),
+    ),
     conditions: conditionsSchema(
       'Accepted: a zone adopted the record set, its records are valid and it owns its name and type. ' +
         'Programmed: the backend serves it. Ready: both.',

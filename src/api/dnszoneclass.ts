@@ -14,6 +14,7 @@ import {
 } from './meta.ts';
 import { type Infer, quote, type Rule, s } from './schema.ts';
 import { secretRefSchema } from './secret-ref.ts';
+import { geoIpSchema, topologySchema } from './steering.ts';
 
 /** An IPv4 or IPv6 address, optionally with a prefix length. */
 const CIDR_PATTERN =
@@ -307,6 +308,8 @@ export const dnsZoneClassSpecSchema = s.object(
         { description: 'Defaults for zones of this class; a DNSZone may override each.' },
       ),
     ),
+    topology: s.optional(topologySchema),
+    geoip: s.optional(geoIpSchema),
     changeSafety: s.optional({
       ...changeSafetySchema,
       description: `${changeSafetySchema.description} A DNSZone may override each field.`,

@@ -62,6 +62,7 @@ interface PowerDnsBackend {
   apiKeySecretRef: SecretRef;
   zoneKind?: 'Native' | 'Master';
   tls?: { caFile?: string; serverName?: string; insecureSkipVerify?: boolean };
+  luaRecords?: boolean;
   resyncSeconds?: number;
   timeoutSeconds?: number;
 }
@@ -95,6 +96,12 @@ interface DNSZoneClassSpec {
   requireVerifiedDomain?: boolean;
   allowPublicSuffixZones?: boolean;
   defaults?: { ttl?: number; soa?: SOAOverrides };
+  topology?: { network: string; regions: string[] }[];
+  geoip?: {
+    databaseFile: string;
+    countries?: Record<string, string[]>;
+    continents?: Record<string, string[]>;
+  };
   changeSafety?: ChangeSafety;
   dnssec?: Dnssec;
 }
@@ -157,11 +164,36 @@ interface DNSRecordSetSpec {
   type: RecordTypeName;
   ttl?: number;
   records: string[];
+  healthCheck?: {
+    protocol: 'HTTP' | 'HTTPS' | 'TCP';
+    port?: number;
+    path?: string;
+    host?: string;
+    expectStatus?: number[];
+    stringMatch?: string;
+    intervalSeconds?: number;
+    timeoutSeconds?: number;
+    failureThreshold?: number;
+    successThreshold?: number;
+  };
+  selection?: {
+    policy?: 'All' | 'Ordered' | 'Weighted' | 'Closest' | 'Random' | 'Hashed';
+    weights?: Record<string, number>;
+    regions?: Record<string, string>;
+    whenAllDown?: 'All' | 'None' | 'First';
+  };
+  placement?: 'SingleRegion' | 'ActiveActive' | 'ActiveHotStandby' | 'ActivePassiveWarm' | 'WeightedCanary';
 }
 interface DNSRecordSetStatus {
   observedGeneration?: number;
   fqdn?: string;
   zone?: ObjectRef;
+  targets?: {
+    address: string;
+    state: 'Up' | 'Down' | 'Unknown';
+    lastTransitionTime?: string;
+    lastError?: string;
+  }[];
   conditions?: Condition[];
 }
 interface DomainSpec {

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { writeCrdFiles } from '../api/crd-files.ts';
@@ -26,7 +27,7 @@ Usage:
   zonekeeper serve --manifests DIR [--dns 127.0.0.1:5353] [--http 127.0.0.1:8080] [--state-dir DIR]
                    [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
                    [--response-cache N] [--max-manifest-bytes SIZE] [--secondary-probe-timeout SECONDS]
-                   [--write-access FILE] [--homelab-api HOST:PORT [--homelab-api-secret-file FILE
+                   [--write-access FILE] [--health-probe-allow CIDR] [--health-probe-ca FILE] [--homelab-api HOST:PORT [--homelab-api-secret-file FILE
                    --homelab-api-namespace NS] [--homelab-api-max-nonces N]]
                    [--externaldns-webhook-namespace NS [--externaldns-webhook HOST:PORT]]
       Serve the zones described by the YAML in DIR with the built-in DNS server; follow edits live.
@@ -34,6 +35,10 @@ Usage:
       their SOA serial and starts above it; how long to wait for them (default 2; 0 = do not ask).
       --max-manifest-bytes: larger manifest files are not read (default 16MiB; 512KiB, 64MiB, bytes).
       --workers: DNS processes sharing the port (default 1; auto = one per CPU).
+      --health-probe-allow CIDR (repeatable): health probes of steered record sets may reach these
+      networks although they are link-local or cloud metadata addresses (refused otherwise).
+      --health-probe-ca FILE (repeatable): PEM certificate authorities HTTPS health probes trust besides
+      the system's.
       --change-safety-window SECONDS: how long content must stay unchanged to become the baseline that
       large changes are measured against (default 10; see docs/change-safety.md).
       --response-cache: answers kept for reuse per DNS process (default 100000; 0 = off).
@@ -85,12 +90,15 @@ Usage:
       default whois.iana.org:43) every --domain-registration-refresh 24h, --domain-expiry-warning 720h.
       --gateway-dns=true [--gateway-target-domain gw.example.net]:
       Gateway API hostnames under verified Domains become DNSRecordSets (docs/domains.md).
+      --health-probe-allow, --health-probe-ca as in serve: the leader probes steered record sets of
+      builtin classes for DNSRecordSet.status.targets and TargetDown/TargetUp Events.
   zonekeeper server [--kubeconfig FILE] [--context NAME] [--dns 0.0.0.0:5353] [--http 0.0.0.0:8080]
                     [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
                     [--unconfirmed-after SECONDS] [--response-cache N] [--rrl ...]
                     [--operator-namespace NS] [--leader-election-id NAME] [--write-timeout SECONDS]
                     [--write-token-file FILE] [--homelab-api HOST:PORT ...] [--write-access FILE]
                     [--externaldns-webhook-namespace NS [--externaldns-webhook HOST:PORT]]
+                    [--health-probe-allow CIDR] [--health-probe-ca FILE]
       Serve the cluster's zones read-only, at the serials the operator recorded; any number of replicas.
       Records written through an API here are forwarded to the operator leader named by the Lease
       --leader-election-id in --operator-namespace (default: this pod's namespace), each attempt
@@ -176,6 +184,24 @@ function applyGardenerTypes(args: readonly string[]): void {
   }
 }
 
+/** `--health-probe-allow CIDR` and `--health-probe-ca FILE` (serve and server): what steering's probes may reach and trust. */
+const HEALTH_PROBE_FLAGS = {
+  'health-probe-allow': { type: 'string', multiple: true },
+  'health-probe-ca': { type: 'string', multiple: true },
+} as const;
+
+async function healthProbeOptions(values: {
+  'health-probe-allow'?: string[];
+  'health-probe-ca'?: string[];
+}): Promise<{ healthProbeAllow?: string[]; healthProbeCa?: string[] }> {
+  return {
+    ...(values['health-probe-allow'] ? { healthProbeAllow: values['health-probe-allow'] } : {}),
+    ...(values['health-probe-ca']
+      ? { healthProbeCa: await Promise.all(values['health-probe-ca'].map((f) => readFile(f, 'utf8'))) }
+      : {}),
+  };
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   applyGardenerTypes(rest);
@@ -201,6 +227,7 @@ async function main(argv: string[]): Promise<number> {
           'write-access': { type: 'string' },
           ...HOMELAB_API_FLAGS,
           ...EXTERNALDNS_WEBHOOK_FLAGS,
+          ...HEALTH_PROBE_FLAGS,
         },
       });
       if (!values.manifests) throw new UsageError('serve needs --manifests DIR');
@@ -219,6 +246,7 @@ async function main(argv: string[]): Promise<number> {
         ...(values.identity ? { identity: values.identity } : {}),
         ...(values['version-string'] ? { version: values['version-string'] } : {}),
         workers: parseWorkers(values.workers),
+        ...(await healthProbeOptions(values)),
         ...responseCacheOption(values['response-cache']),
         ...rrlOption(values),
         ...maxManifestBytesOption(values['max-manifest-bytes']),
@@ -271,6 +299,7 @@ async function main(argv: string[]): Promise<number> {
           ...EXTERNALDNS_WEBHOOK_FLAGS,
           ...UPSTREAM_FLAGS,
           ...DOMAIN_FLAGS,
+          ...HEALTH_PROBE_FLAGS,
         },
       });
       const homelabApi = homelabApiOption(values);
@@ -322,6 +351,7 @@ async function main(argv: string[]): Promise<number> {
         ...(upstreamClusters ? { upstreamClusters } : {}),
         domains,
         ...(gatewayDns ? { gatewayDns } : {}),
+        ...(await healthProbeOptions(values)),
         log,
       });
       await untilSignal(log);
@@ -355,6 +385,7 @@ async function main(argv: string[]): Promise<number> {
           'write-access': { type: 'string' },
           ...HOMELAB_API_FLAGS,
           ...EXTERNALDNS_WEBHOOK_FLAGS,
+          ...HEALTH_PROBE_FLAGS,
         },
       });
       const homelabApi = homelabApiOption(values);
@@ -376,6 +407,7 @@ async function main(argv: string[]): Promise<number> {
         dns: values.dns,
         http: values.http,
         workers: parseWorkers(values.workers),
+        ...(await healthProbeOptions(values)),
         ...(values['alias-resolver'] ? { aliasResolver: values['alias-resolver'] } : {}),
         ...(values.identity ? { identity: values.identity } : {}),
         ...(values['version-string'] ? { version: values['version-string'] } : {}),

@@ -17,6 +17,9 @@ import { domainProbe } from '../domains/probe.ts';
 import { RegistrationClient } from '../domains/registration-client.ts';
 import { Registry } from '../metrics/registry.ts';
 import { HttpServer } from '../server/http-server.ts';
+import { HealthChecker } from '../server/selection/steering/health-checker.ts';
+import { HEALTH_DOWN, HealthView } from '../server/selection/steering/health-view.ts';
+import { SteeringBinder } from '../server/selection/steering/steering-binder.ts';
 import { ZoneTable } from '../server/zone-table.ts';
 import {
   type ExternalDnsWebhookSettings,
@@ -100,6 +103,10 @@ export interface OperatorOptions {
    * negotiates, the leader writes (a replica that does not lead answers a plan with 503).
    */
   externalDnsWebhook?: ExternalDnsWebhookSettings;
+  /** Networks health probes may reach although link-local or cloud metadata (`--health-probe-allow`). */
+  healthProbeAllow?: readonly string[];
+  /** Certificate authorities (PEM) HTTPS health probes trust besides the system's (`--health-probe-ca`). */
+  healthProbeCa?: readonly string[];
   log: Log;
   /** What to do when leadership is lost (the CLI exits; tests may do otherwise). */
   onLostLeadership?: () => void;
@@ -200,8 +207,44 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   // backends (PowerDNS) are programmed by the operator itself, with secrets read by reference.
   const table = new ZoneTable();
   const secrets = kubernetesSecrets(api, options.namespace);
-  const backends = createBackendFactory({ builtin: new BuiltinBackend(table), secrets, log });
   let controller: Controller | undefined;
+  // Steered record sets of builtin classes: the leader probes their records too, for what status and
+  // Events show (each `zonekeeper server` replica probes on its own to answer; ADR 0022).
+  const checker = new HealthChecker({
+    view: new HealthView(),
+    registry,
+    ...(options.healthProbeAllow ? { allow: options.healthProbeAllow } : {}),
+    ...(options.healthProbeCa ? { ca: options.healthProbeCa } : {}),
+    log: (level, message) => log(level, message),
+    onTransition: ({ slot, target, state, error }) => {
+      for (const key of steering.recordsProbing(slot)) {
+        controller?.targetsChanged(key).catch((e: unknown) => {
+          log('warn', `could not write the health of DNSRecordSet ${key}: ${(e as Error).message}`);
+        });
+        const rs = store.get('DNSRecordSet', key);
+        if (!rs) continue;
+        const down = state === HEALTH_DOWN;
+        events.record({
+          regarding: {
+            kind: 'DNSRecordSet',
+            name: rs.metadata.name,
+            ...(rs.metadata.namespace ? { namespace: rs.metadata.namespace } : {}),
+            ...(rs.metadata.uid ? { uid: rs.metadata.uid } : {}),
+          },
+          type: down ? 'Warning' : 'Normal',
+          reason: down ? 'TargetDown' : 'TargetUp',
+          action: 'HealthCheck',
+          note: `${target.protocol} ${target.address}:${target.port} is ${down ? `down: ${error ?? 'probe failed'}` : 'up'}`,
+        });
+      }
+    },
+  });
+  const steering = new SteeringBinder(checker);
+  const backends = createBackendFactory({
+    builtin: new BuiltinBackend(table, undefined, { steering }),
+    secrets,
+    log,
+  });
   // The homelab DNS operator's kinds, pushed to their providers: run by the leader only.
   const homelabSettings = homelabSettingsFromEnv();
   let homelab: HomelabController | undefined;
@@ -430,6 +473,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         // Every status or finalizer write is an API round trip: keep several in flight.
         writeConcurrency: 16,
         secrets,
+        recordTargets: (key) => steering.recordTargets(key),
         ...(options.changeSafetyWindowMs !== undefined
           ? { changeSafetyWindowMs: options.changeSafetyWindowMs }
           : {}),
@@ -630,6 +674,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     writer: () => writer,
     async stop() {
       stopping = true;
+      checker.stop();
       writer = undefined;
       forwarded = undefined;
       const budget = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;

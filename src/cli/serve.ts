@@ -16,6 +16,9 @@ import { Registry } from '../metrics/registry.ts';
 import { type AnswerSettings, answerSettings, createQueryHandler } from '../server/answer-settings.ts';
 import { DnsServer } from '../server/dns-server.ts';
 import { HttpServer } from '../server/http-server.ts';
+import { HealthChecker } from '../server/selection/steering/health-checker.ts';
+import { processHealth } from '../server/selection/steering/health-view.ts';
+import { SteeringBinder } from '../server/selection/steering/steering-binder.ts';
 import { ServerMetrics } from '../server/server-metrics.ts';
 import { Notifier } from '../server/transfer/notifier.ts';
 import { probeSoaSerials } from '../server/transfer/soa-probe.ts';
@@ -84,6 +87,10 @@ export interface ServeOptions extends AnswerSettings {
   changeSafetyWindowMs?: number;
   /** How often `--state-dir`/confirmations is checked for `zonekeeper confirm` (default 1 s). */
   confirmationPollMs?: number;
+  /** Networks health probes may reach although link-local or cloud metadata (`--health-probe-allow`). */
+  healthProbeAllow?: readonly string[];
+  /** Certificate authorities (PEM) HTTPS health probes trust besides the system's (`--health-probe-ca`). */
+  healthProbeCa?: readonly string[];
   log: Log;
 }
 
@@ -142,8 +149,26 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const aliasCheck = options.aliasResolver
     ? undefined
     : { recheck: (zone: string) => controller.recheckZone(zone) };
+  // Steered record sets: probed here, off the answering path; DNS workers get each state change.
+  const checker = new HealthChecker({
+    view: processHealth,
+    registry,
+    ...(options.healthProbeAllow ? { allow: options.healthProbeAllow } : {}),
+    ...(options.healthProbeCa ? { ca: options.healthProbeCa } : {}),
+    log: (level, message) => log(level, message),
+    onViewWrite: (slot, state) => pool?.sendHealth([[slot, state]]),
+    // Each transition shows in the status of the record sets probing that target.
+    onTransition: ({ slot }) => {
+      for (const key of steering.recordsProbing(slot))
+        controller.targetsChanged(key).catch((e: unknown) => {
+          log('warn', `could not write the health of DNSRecordSet ${key}: ${(e as Error).message}`);
+        });
+    },
+  });
+  const steering = new SteeringBinder(checker);
   const backend = (): Backend => {
-    if (workers === 1) return new BuiltinBackend(table, notifier, aliasCheck ? { aliasCheck } : {});
+    if (workers === 1)
+      return new BuiltinBackend(table, notifier, { ...(aliasCheck ? { aliasCheck } : {}), steering });
     pool = WorkerPoolBackend.forListener(
       table,
       dns.address(),
@@ -154,6 +179,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         ...answerSettings(options),
         ...(aliasCheck ? { aliasCheck } : {}),
         updates,
+        steering,
       },
       notifier,
     );
@@ -268,6 +294,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     registry,
     log,
     secrets,
+    recordTargets: (key) => steering.recordTargets(key),
     ...(probeTimeoutMs > 0
       ? {
           secondarySerials: (origin: Name, transfers: ResolvedTransfers) =>
@@ -420,6 +447,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       homelab?.stop();
       forgetAcceptance();
       backends.close();
+      checker.stop();
       await Promise.all([dns.stop(), http.stop(), pool?.stop(), parser.close()]);
       await Promise.all([state.close(), writes.close()]);
     },

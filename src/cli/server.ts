@@ -9,6 +9,9 @@ import { Registry } from '../metrics/registry.ts';
 import { type AnswerSettings, answerSettings, createQueryHandler } from '../server/answer-settings.ts';
 import { DnsServer } from '../server/dns-server.ts';
 import { HttpServer } from '../server/http-server.ts';
+import { HealthChecker } from '../server/selection/steering/health-checker.ts';
+import { processHealth } from '../server/selection/steering/health-view.ts';
+import { SteeringBinder } from '../server/selection/steering/steering-binder.ts';
 import { ServerMetrics } from '../server/server-metrics.ts';
 import { UpdateHandler } from '../server/update/update-handler.ts';
 import { ZoneTable } from '../server/zone-table.ts';
@@ -60,6 +63,10 @@ export interface ServerOptions extends AnswerSettings {
    * the credential there).
    */
   externalDnsWebhook?: ExternalDnsWebhookSettings;
+  /** Networks health probes may reach although link-local or cloud metadata (`--health-probe-allow`). */
+  healthProbeAllow?: readonly string[];
+  /** Certificate authorities (PEM) HTTPS health probes trust besides the system's (`--health-probe-ca`). */
+  healthProbeCa?: readonly string[];
   log: Log;
 }
 
@@ -131,7 +138,17 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
   });
 
   await dns.start();
-  let backend: Backend = new BuiltinBackend(table);
+  // Steered record sets: each replica probes their records itself (ADR 0022), off the answering path.
+  const checker = new HealthChecker({
+    view: processHealth,
+    registry,
+    ...(options.healthProbeAllow ? { allow: options.healthProbeAllow } : {}),
+    ...(options.healthProbeCa ? { ca: options.healthProbeCa } : {}),
+    log: (level, message) => log(level, message),
+    onViewWrite: (slot, state) => pool?.sendHealth([[slot, state]]),
+  });
+  const steering = new SteeringBinder(checker);
+  let backend: Backend = new BuiltinBackend(table, undefined, { steering });
   if (workers > 1) {
     pool = WorkerPoolBackend.forListener(table, dns.address(), {
       workers: workers - 1,
@@ -139,6 +156,7 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
       log: (level, message) => log(level, message),
       ...answerSettings(options),
       updates,
+      steering,
     });
     backend = pool;
     await pool.start();
@@ -214,6 +232,7 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
       await externalDnsWebhook?.stop();
       follower.stop();
       await store.stop();
+      checker.stop();
       await Promise.all([dns.stop(), http.stop(), pool?.stop()]);
     },
   };

@@ -16,7 +16,7 @@ import type { ResourceStore, StoreEvent } from './resource-store.ts';
 import { fileAndEnvSecrets } from './secrets.ts';
 import { SerialAssigner } from './serial-assigner.ts';
 import type { SerialStore } from './serial-store.ts';
-import { StatusWriter } from './status-writer.ts';
+import { type RecordTargets, StatusWriter } from './status-writer.ts';
 import { TransferSettings } from './transfer-settings.ts';
 import { type ZoneFailure, type ZoneHold, ZoneReconciler } from './zone-reconciler.ts';
 
@@ -67,6 +67,8 @@ export interface ControllerOptions {
   confirmations?: (key: ResourceKey) => readonly string[];
   /** How to confirm a held change where the annotation is not the way (folder mode). */
   confirmHint?: (key: ResourceKey, hash: string) => string;
+  /** The health of a steered record set's records, for `status.targets` (see `targetsChanged`). */
+  recordTargets?: (key: ResourceKey) => RecordTargets | undefined;
 }
 
 /** Default of `changeSafetyWindowMs`. */
@@ -105,7 +107,7 @@ export class Controller {
     // Zones waiting for a verified Domain never keep a domain from zones that may be served.
     catalog.waiting = (zone, zoneClass) =>
       zoneClass !== undefined && domainGate(zone, zoneClass, store.list('Domain') as Domain[]) !== undefined;
-    const status = new StatusWriter(store, now, writeConcurrency);
+    const status = new StatusWriter(store, now, writeConcurrency, options.recordTargets);
     this.status = status;
     const programmed = new ProgrammedZones(catalog);
     this.serials = new SerialAssigner({
@@ -222,6 +224,11 @@ export class Controller {
    */
   recheckZone(key: ResourceKey): void {
     this.queues.zones.add(key);
+  }
+
+  /** The health of a record set's records changed (`recordTargets`): writes its `status.targets`. */
+  targetsChanged(key: ResourceKey): Promise<void> {
+    return this.status.targetsChanged(key);
   }
 
   /**

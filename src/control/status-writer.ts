@@ -21,6 +21,9 @@ import type { ResourceStore } from './resource-store.ts';
 
 export type ZoneStatusFields = Omit<DNSZoneStatus, 'conditions' | 'observedGeneration'>;
 
+/** `DNSRecordSet.status.targets`: the health of each record of a health-checked record set. */
+export type RecordTargets = NonNullable<DNSRecordSetStatus['targets']>;
+
 /** How a zone's backend serves its record sets, for their statuses. */
 export interface RecordsServed {
   backend: string;
@@ -48,10 +51,46 @@ export class StatusWriter {
     { signature: string; status: DNSRecordSetStatus | undefined }
   >();
 
-  constructor(store: ResourceStore, now: () => Date, writeConcurrency: number) {
+  /** The health of a steered record set's records (`status.targets`), when it has health checks. */
+  private readonly targetsOf: ((key: ResourceKey) => RecordTargets | undefined) | undefined;
+
+  constructor(
+    store: ResourceStore,
+    now: () => Date,
+    writeConcurrency: number,
+    targetsOf?: (key: ResourceKey) => RecordTargets | undefined,
+  ) {
     this.store = store;
     this.now = now;
     this.writeConcurrency = writeConcurrency;
+    this.targetsOf = targetsOf;
+  }
+
+  /**
+   * The health of a record set's records changed: writes `status.targets` (only when it differs),
+   * keeping the rest of its status.
+   */
+  async targetsChanged(key: ResourceKey, attempt = 0): Promise<void> {
+    const rs = this.store.get('DNSRecordSet', key) as DNSRecordSet | undefined;
+    if (!rs || rs.metadata.deletionTimestamp) return;
+    // A status write of the zone's reconcile may be in flight with the targets as they were when it
+    // was built, and land after this one: look again shortly (idempotent: writes only a difference).
+    if (attempt < 3)
+      setTimeout(
+        () => void this.targetsChanged(key, attempt + 1).catch(() => {}),
+        1000 * (attempt + 1),
+      ).unref();
+    if (!rs.status) return;
+    // Written on top of the status this writer wrote last only: a cache that does not show it yet
+    // would make this write undo newer conditions (the next look, above, finds it).
+    const memo = this.recordMemo.get(key);
+    if (memo && memo.status !== rs.status && !jsonEqual(memo.status, rs.status)) return;
+    const targets = this.targetsOf?.(key);
+    const { targets: _old, ...rest } = rs.status;
+    const status: DNSRecordSetStatus = targets && targets.length > 0 ? { ...rest, targets } : rest;
+    if (jsonEqual(status, rs.status)) return;
+    await this.store.updateStatus('DNSRecordSet', key, status);
+    if (memo) this.recordMemo.set(key, { signature: memo.signature, status });
   }
 
   /** A record set is gone: forget what was written for it. */
@@ -180,9 +219,11 @@ export class StatusWriter {
     const key = resourceKey(rs.metadata);
     const memo = this.recordMemo.get(key);
     if (memo && memo.signature === signature && memo.status === rs.status) return;
+    const targets = this.targetsOf?.(key);
     const status: DNSRecordSetStatus = {
       observedGeneration: rs.metadata.generation,
       ...fields,
+      ...(targets && targets.length > 0 ? { targets } : {}),
       conditions: setConditions(rs.status?.conditions, conditions, now),
     };
     if (jsonEqual(status, rs.status)) {

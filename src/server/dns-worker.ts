@@ -1,6 +1,7 @@
 import { Registry } from '../metrics/registry.ts';
 import { createQueryHandler } from './answer-settings.ts';
 import { DnsServer } from './dns-server.ts';
+import { type HealthState, processHealth } from './selection/steering/health-view.ts';
 import { ServerMetrics } from './server-metrics.ts';
 import { TransferHandler } from './transfer/transfer-handler.ts';
 import type { UpdateResponder } from './update/update-handler.ts';
@@ -87,6 +88,9 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
       case 'delete':
         table.delete(message.origin);
         send({ t: 'applied', origin: message.origin, serial: undefined });
+        return;
+      case 'health':
+        for (const [slot, state] of message.states) processHealth.set(slot, state as HealthState);
         return;
       case 'selections': {
         const { origin, generation } = message;

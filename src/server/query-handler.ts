@@ -151,11 +151,14 @@ export class QueryHandler {
       const completed = this.completeAlias(query, answer);
       return selections.size === 0
         ? completed
-        : completed.then((p) => selectParts(selections, p, query, client));
+        : completed.then((p) => selectParts(selections, p, query, client, this.negativeSoa));
     }
     const parts = partsFrom(answer);
-    return selections.size === 0 ? parts : selectParts(selections, parts, query, client);
+    return selections.size === 0 ? parts : selectParts(selections, parts, query, client, this.negativeSoa);
   }
+
+  /** The negative SOA of a zone, for a NODATA a selection makes (RFC 2308 §2.2). */
+  private readonly negativeSoa = (zone: Name): ServedRRset | undefined => this.table.get(zone)?.negativeSoa;
 
   private async completeAlias(query: Query, answer: Answer): Promise<ResponseParts> {
     const alias = answer.alias!;

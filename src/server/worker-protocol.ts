@@ -47,7 +47,12 @@ export type ToWorker =
    */
   | { t: 'serve' }
   /** The primary's answer to an UPDATE the worker forwarded (base64; absent: no answer). */
-  | { t: 'update-reply'; seq: number; reply?: string };
+  | { t: 'update-reply'; seq: number; reply?: string }
+  /**
+   * Health states of probe targets (slot, state) for the steering policies' view: each change as the
+   * primary's checker makes it, and every slot in use to a new worker before its selections.
+   */
+  | { t: 'health'; states: [number, number][] };
 
 /** Worker → primary: readiness, what it serves now, and its counters. */
 export type FromWorker =

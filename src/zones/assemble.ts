@@ -1,4 +1,5 @@
 import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../api/index.ts';
+import { steeredTtl } from '../api/steering.ts';
 import {
   compareCanonical,
   isInDomain,
@@ -13,7 +14,7 @@ import { RRType } from '../dns/rrtype.ts';
 import { getOrInsert } from '../util/get-or-insert.ts';
 import { zoneContentHash } from './content-hash.ts';
 import { exclusivityClash } from './exclusivity.ts';
-import { parseRecordSetRecords } from './record-parse.ts';
+import { parseRecordSetRecords, steeringOf } from './record-parse.ts';
 import { compareByAge, type ResourceKey, refOf, resourceKey } from './resource-key.ts';
 import type { RRset } from './rrset.ts';
 import { type SoaFields, soaFor, zoneDefaultTtl } from './soa.ts';
@@ -218,13 +219,15 @@ export function assembleZone(input: AssemblyInput): AssembledZone {
       }
     }
     const by = `DNSRecordSet ${key}`;
+    const steering = steeringOf(rs, fqdn, rdata, zoneClass.spec.topology, zoneClass.spec.geoip);
     publish(
       {
         owner: fqdn,
         type,
-        ttl: rs.spec.ttl ?? defaultTtl,
+        ttl: steeredTtl(rs.spec, rs.spec.ttl ?? defaultTtl),
         rdata,
         origin: { kind: 'recordSet', ...refOf(key) },
+        ...(steering ? { steering } : {}),
       },
       by,
     );

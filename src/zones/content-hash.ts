@@ -42,6 +42,8 @@ export function ownerDigest(rrsets: Iterable<RRset>): string {
   for (const rrset of rrsets) {
     const owner = nameKey(rrset.owner);
     for (const rdata of rrset.rdata) lines.push(`${owner} ${rrset.ttl} ${rrset.type} ${printRdata(rdata)}`);
+    // Steering changes what is answered, so it is content (a line no record line can equal).
+    if (rrset.steering) lines.push(`${owner} ;steering ${rrset.type} ${JSON.stringify(rrset.steering)}`);
   }
   lines.sort();
   return createHash('sha256').update(lines.join('\n')).digest('binary'); // 'binary' is latin1

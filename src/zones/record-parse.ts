@@ -1,4 +1,5 @@
 import type { DNSRecordSet } from '../api/index.ts';
+import { type GeoIp, resolveSteering, type Steering, type Topology } from '../api/steering.ts';
 import { DnsError } from '../dns/errors.ts';
 import type { Name } from '../dns/name.ts';
 import { utf8Binary } from '../dns/octets.ts';
@@ -82,4 +83,22 @@ export function longTxtStrings(rs: DNSRecordSet): { index: number; octets: numbe
         out.push({ index, octets: s.length, parts: Math.ceil(s.length / MAX_CHARACTER_STRING) });
   }
   return out;
+}
+
+/**
+ * The steering of a record set whose records parsed as `rdata` (in the order of `spec.records`), with
+ * each candidate in its canonical form (`printRdata`), so that a weight or region keyed by the record
+ * as written follows the record whatever its spelling. Undefined when the record set asks for none.
+ */
+export function steeringOf(
+  rs: DNSRecordSet,
+  fqdn: Name,
+  rdata: readonly Rdata[],
+  topology?: Topology,
+  geoip?: GeoIp,
+): Steering | undefined {
+  if (rs.spec.healthCheck === undefined && rs.spec.selection === undefined && rs.spec.placement === undefined)
+    return undefined;
+  const canonical = new Map(rs.spec.records.map((r, i) => [r, rdata[i] ? printRdata(rdata[i]) : r]));
+  return resolveSteering(rs.spec, fqdn, (r) => canonical.get(r) ?? r, topology, geoip);
 }

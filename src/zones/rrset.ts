@@ -1,3 +1,4 @@
+import type { Steering } from '../api/steering.ts';
 import type { Name } from '../dns/name.ts';
 import type { Rdata } from '../dns/rdata.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
@@ -20,6 +21,11 @@ export interface RRsetData {
 /** An RRset in a computed zone, with where it came from. */
 export interface RRset extends RRsetData {
   origin: RRsetOrigin;
+  /**
+   * How answers pick among the records per query (health checks, selection), from the record set's
+   * steering fields. Part of the zone's content hash; backends that cannot steer serve every record.
+   */
+  steering?: Steering;
 }
 
 /** Names one RRset of a zone: its owner and type. */

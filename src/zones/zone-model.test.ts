@@ -59,6 +59,10 @@ function randomRecordSet(r: () => number, id: number): DNSRecordSet {
       type,
       records: type === 'CNAME' || type === 'ALIAS' ? records.slice(0, 1) : records,
       ...(r() < 0.2 ? { ttl: 60 } : {}),
+      // Steering is content: a change of it alone must reach the model and the hash.
+      ...(type === 'A' && r() < 0.3
+        ? { placement: pick(r, ['ActiveActive', 'ActiveHotStandby'] as const) }
+        : {}),
     },
     Math.floor(r() * 50),
   );
@@ -215,5 +219,57 @@ describe('ZoneModel', () => {
     assert.deepEqual(added.deletes, [{ owner: 'www.deleg.example.com.', type: 'A' }]);
     model.update([{ key: 'dns/ns', current: undefined }], []);
     assert.ok(model.verdicts.get('dns/below')?.accepted);
+  });
+});
+
+describe('ZoneModel: steered record sets', () => {
+  test('placement ActivePassiveWarm raises the TTL to 300, in the model and in assembleZone', () => {
+    const shortTtlZone = zone('dns', 'z', 'example.com', { ttl: 60 });
+    const model = new ZoneModel(shortTtlZone, theClass, ORIGIN);
+    const rs = recordSet('dns', 'warm', {
+      zoneRef: { name: 'z' },
+      name: 'api',
+      type: 'A',
+      records: ['192.0.2.10', '198.51.100.10'],
+      placement: 'ActivePassiveWarm',
+    });
+    const fqdn = parseName('api', ORIGIN);
+    model.update([{ key: 'dns/warm', current: { recordSet: rs, fqdn } }], [], true);
+    const ttlOf = (rrsets: Iterable<RRset>) => [...rrsets].find((r) => r.owner === 'api.example.com.')?.ttl;
+    assert.equal(ttlOf(model.rrsets()), 300);
+    const assembled = assembleZone({
+      zone: shortTtlZone,
+      zoneClass: theClass,
+      origin: ORIGIN,
+      records: [{ recordSet: rs, fqdn }],
+      children: [],
+    });
+    assert.equal(ttlOf(assembled.rrsets), 300);
+  });
+});
+
+describe('ZoneModel: steering is content', () => {
+  test('a change of steering alone changes the hash and is reported as an upsert carrying it', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const spec = {
+      zoneRef: { name: 'z' },
+      name: 'api',
+      type: 'A' as const,
+      records: ['192.0.2.10', '192.0.2.11'],
+    };
+    const fqdn = parseName('api', ORIGIN);
+    model.update([{ key: 'dns/api', current: { recordSet: recordSet('dns', 'api', spec), fqdn } }], [], true);
+    const before = model.assembled().hash;
+    const steered = recordSet('dns', 'api', {
+      ...spec,
+      healthCheck: { protocol: 'TCP', port: 443 },
+      selection: { policy: 'Ordered' },
+    });
+    const delta = model.update([{ key: 'dns/api', current: { recordSet: steered, fqdn } }], []);
+    assert.notEqual(model.assembled().hash, before);
+    const upsert = delta.upserts.find((r) => r.owner === 'api.example.com.');
+    assert.equal(upsert?.steering?.policy, 'Ordered');
+    assert.deepEqual(upsert?.steering?.candidates, ['192.0.2.10', '192.0.2.11']);
+    assert.equal(upsert?.steering?.healthCheck?.port, 443);
   });
 });

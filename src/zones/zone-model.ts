@@ -1,11 +1,12 @@
 import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../api/index.ts';
+import { type GeoIp, steeredTtl, type Topology } from '../api/steering.ts';
 import { canonicalSortKey, isInDomain, type Name, nameEquals, nameKey, parseName } from '../dns/name.ts';
 import type { Rdata } from '../dns/rdata.ts';
 import { type RecordTypeName, RRType } from '../dns/rrtype.ts';
 import type { AssembledZone, ChildDelegation, RecordVerdict } from './assemble.ts';
 import { ownerDigest, zoneDigest } from './content-hash.ts';
 import { exclusivityClash } from './exclusivity.ts';
-import { parseRecordSetRecords } from './record-parse.ts';
+import { parseRecordSetRecords, steeringOf } from './record-parse.ts';
 import { compareByAge, type ResourceKey, refOf } from './resource-key.ts';
 import type { RRset, RRsetDelta, RRsetKey } from './rrset.ts';
 import { type SoaFields, soaFor, zoneDefaultTtl } from './soa.ts';
@@ -79,6 +80,10 @@ export class ZoneModel {
   readonly configSignature: string;
   readonly verdicts = new Map<ResourceKey, RecordVerdict>();
   private readonly classNameText: string;
+  /** The class's topology, for record sets steered to the closest region. */
+  private readonly topology: Topology | undefined;
+  /** The class's GeoIP database, likewise. */
+  private readonly geoip: GeoIp | undefined;
   private readonly owners = new Map<string, Owner>();
   /** Canonical sort keys of all owners, sorted: every subtree is a contiguous range. */
   private sortedKeys: string[] = [];
@@ -99,6 +104,8 @@ export class ZoneModel {
     this.defaultTtl = zoneDefaultTtl(zone, zoneClass);
     this.nameServers = zoneNameServers(zone, zoneClass).map((ns) => parseName(ns));
     this.classNameText = zoneClass.metadata.name;
+    this.topology = zoneClass.spec.topology;
+    this.geoip = zoneClass.spec.geoip;
     this.configSignature = ZoneModel.signature(zone, zoneClass, origin);
     const apex = this.owner(origin, this.originKey);
     apex.fixed.push({
@@ -122,6 +129,8 @@ export class ZoneModel {
       zoneDefaultTtl(zone, zoneClass),
       zoneNameServers(zone, zoneClass),
       zoneClass.metadata.name,
+      zoneClass.spec.topology ?? null,
+      zoneClass.spec.geoip ?? null,
     ]);
   }
 
@@ -328,7 +337,7 @@ export class ZoneModel {
       entry.rrset = {
         owner: fqdn,
         type,
-        ttl: recordSet.spec.ttl ?? this.defaultTtl,
+        ttl: steeredTtl(recordSet.spec, recordSet.spec.ttl ?? this.defaultTtl),
         rdata: parsed.rdata,
         origin: {
           kind: 'recordSet',
@@ -336,6 +345,8 @@ export class ZoneModel {
           name: recordSet.metadata.name,
         },
       };
+      const steering = steeringOf(recordSet, fqdn, parsed.rdata, this.topology, this.geoip);
+      if (steering) entry.rrset.steering = steering;
     }
     this.entries.set(key, entry);
     const owner = this.owner(fqdn, ownerKey);

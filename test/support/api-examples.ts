@@ -613,7 +613,7 @@ export function invalidCases(): ExampleCase[] {
           path: 'spec.recrods',
           code: 'UNKNOWN_FIELD',
           message:
-            'unknown field "recrods"; known fields: zoneRef, name, type, ttl, records; did you mean "records"?',
+            'unknown field "recrods"; known fields: zoneRef, name, type, ttl, records, healthCheck, selection, placement; did you mean "records"?',
         },
         { path: 'spec.records', code: 'REQUIRED', message: 'required field is missing' },
       ],

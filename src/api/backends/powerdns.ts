@@ -62,6 +62,15 @@ export const powerDnsBackendSchema = s.object(
         { description: 'TLS settings for an https:// URL (e.g. PowerDNS behind a TLS proxy).' },
       ),
     ),
+    luaRecords: s.optional(
+      s.boolean({
+        description:
+          'Program steered record sets (healthCheck, selection, placement) as LUA records, which PowerDNS evaluates ' +
+          'per query with its own health checks. PowerDNS must run with enable-lua-records=yes; a PowerDNS that ' +
+          'does not evaluate them is reported and gets every candidate instead. Default: false (every candidate, ' +
+          'unsteered).',
+      }),
+    ),
     resyncSeconds: s.optional(
       s.integer({
         description:

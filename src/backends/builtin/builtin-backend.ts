@@ -1,5 +1,6 @@
 import type { Name } from '../../dns/name.ts';
 import type { SelectionBinding, SelectionSink } from '../../server/selection/selection-table.ts';
+import type { SteeringBinder } from '../../server/selection/steering/steering-binder.ts';
 import type { Notifier } from '../../server/transfer/notifier.ts';
 import { ZoneApplier } from '../../server/zone-apply.ts';
 import type { ZoneTable } from '../../server/zone-table.ts';
@@ -16,6 +17,13 @@ export interface BuiltinBackendOptions {
    * them again). Left out where the table is not what clients query (the operator).
    */
   aliasCheck?: { recheck: (zone: ResourceKey) => void };
+  /**
+   * Steered RRsets (health checks, selection) become selection bindings through it; without it every
+   * candidate is served. The server that answers (`serve`) gives one.
+   */
+  steering?: SteeringBinder;
+  /** Where bindings go: this backend's table by default, every DNS process for a worker pool. */
+  selectionSink?: SelectionSink;
 }
 
 /**
@@ -26,7 +34,7 @@ export const BUILTIN_CAPABILITIES: BackendCapabilities = {
   serial: 'authority',
   transfers: true,
   alias: true,
-  steering: false,
+  steering: true,
   dnssec: false,
   driftRepair: false,
 };
@@ -43,9 +51,13 @@ export class BuiltinBackend implements Backend, SelectionSink {
   private readonly notifier: Notifier | undefined;
   private readonly zones: ZoneApplier;
   private readonly aliases: AliasTargets | undefined;
+  private readonly steering: SteeringBinder | undefined;
+  private readonly sink: SelectionSink;
 
   constructor(table: ZoneTable, notifier?: Notifier, options: BuiltinBackendOptions = {}) {
     this.table = table;
+    this.steering = options.steering;
+    this.sink = options.selectionSink ?? this;
     this.notifier = notifier;
     this.zones = new ZoneApplier(table);
     this.aliases = options.aliasCheck ? new AliasTargets(table, options.aliasCheck.recheck) : undefined;
@@ -60,14 +72,18 @@ export class BuiltinBackend implements Backend, SelectionSink {
     const { origin, soa, serial, delta, transfers } = zone;
     if (current && delta && this.zones.patch(origin, soa, serial, delta.fromSerial, delta, transfers)) {
       this.aliases?.patch(zone.key, zone.origin, delta);
+      await this.steering?.patch(this.sink, origin, delta);
     } else {
       const aliases = this.aliases;
       const seen: RRset[] = [];
-      const rrsets = aliases ? tapAliases(zone.rrsets(), seen) : zone.rrsets();
+      const steered: RRset[] = [];
+      let rrsets = aliases ? tapAliases(zone.rrsets(), seen) : zone.rrsets();
+      if (this.steering) rrsets = tapSteered(rrsets, steered);
       this.zones.replace(origin, soa, serial, rrsets, transfers);
       aliases?.replace(zone.key, zone.origin, seen);
       // A zone served from now on may hold the targets of other zones' ALIAS record sets.
       if (!current) aliases?.servedChanged(zone.origin);
+      await this.steering?.replace(this.sink, origin, steered);
     }
     const served = this.table.get(zone.origin)!;
     const policy = served.transfers;
@@ -82,6 +98,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
   }
 
   async deleteZone(origin: Name): Promise<void> {
+    this.steering?.forget(origin);
     if (this.table.delete(origin) && this.aliases) {
       this.aliases.forget(origin);
       this.aliases.servedChanged(origin);
@@ -102,6 +119,14 @@ export class BuiltinBackend implements Backend, SelectionSink {
 function* tapAliases(rrsets: Iterable<RRset>, aliases: RRset[]): Generator<RRset> {
   for (const rrset of rrsets) {
     if (rrset.type === 'ALIAS') aliases.push(rrset);
+    yield rrset;
+  }
+}
+
+/** Passes RRsets through, collecting the steered ones. */
+function* tapSteered(rrsets: Iterable<RRset>, steered: RRset[]): Generator<RRset> {
+  for (const rrset of rrsets) {
+    if (rrset.steering) steered.push(rrset);
     yield rrset;
   }
 }

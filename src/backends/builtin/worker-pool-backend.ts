@@ -5,6 +5,8 @@ import type { Registry } from '../../metrics/registry.ts';
 import { type AnswerSettings, answerSettings } from '../../server/answer-settings.ts';
 import { SelectionError } from '../../server/selection/policy.ts';
 import type { SelectionBinding, SelectionSink } from '../../server/selection/selection-table.ts';
+import { processHealth } from '../../server/selection/steering/health-view.ts';
+import type { SteeringBinder } from '../../server/selection/steering/steering-binder.ts';
 import type { Notifier } from '../../server/transfer/notifier.ts';
 import type { UpdateResponder } from '../../server/update/update-handler.ts';
 import type { DnsWorkerConfig, FromWorker, ToWorker } from '../../server/worker-protocol.ts';
@@ -28,6 +30,8 @@ export interface WorkerPoolOptions {
   aliasCheck?: BuiltinBackendOptions['aliasCheck'];
   /** Answers the RFC 2136 UPDATEs workers forward (the primary's handler); without it they go unanswered. */
   updates?: UpdateResponder;
+  /** Steered RRsets become bindings in every DNS process (see BuiltinBackendOptions.steering). */
+  steering?: SteeringBinder;
 }
 
 interface PoolWorker {
@@ -62,11 +66,10 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
 
   constructor(table: ZoneTable, options: WorkerPoolOptions, notifier?: Notifier) {
     this.table = table;
-    this.local = new BuiltinBackend(
-      table,
-      notifier,
-      options.aliasCheck ? { aliasCheck: options.aliasCheck } : {},
-    );
+    this.local = new BuiltinBackend(table, notifier, {
+      ...(options.aliasCheck ? { aliasCheck: options.aliasCheck } : {}),
+      ...(options.steering ? { steering: options.steering, selectionSink: this } : {}),
+    });
     this.options = options;
   }
 
@@ -83,6 +86,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       log?: WorkerPoolOptions['log'];
       aliasCheck?: WorkerPoolOptions['aliasCheck'];
       updates?: UpdateResponder;
+      steering?: SteeringBinder;
     } & AnswerSettings,
     notifier?: Notifier,
   ): WorkerPoolBackend {
@@ -95,6 +99,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
         ...(options.log ? { log: options.log } : {}),
         ...(options.aliasCheck ? { aliasCheck: options.aliasCheck } : {}),
         ...(options.updates ? { updates: options.updates } : {}),
+        ...(options.steering ? { steering: options.steering } : {}),
         config: {
           listen: `${host}:${address.port}`,
           ...answerSettings(options),
@@ -272,6 +277,11 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
     });
   }
 
+  /** Sends health changes (slot, state) to every live DNS worker (the primary's view is already written). */
+  sendHealth(states: [number, number][]): void {
+    for (const member of this.pool.values()) if (member.ready) this.send(member, { t: 'health', states });
+  }
+
   private sendSelections(member: PoolWorker, origin: Name): void {
     const generation = this.selectionGenerations.get(origin.toLowerCase()) ?? 0;
     const bindings = [...this.table.selections.bindings(origin)];
@@ -293,6 +303,8 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
         switch (message.t) {
           case 'ready':
             member.ready = true;
+            // Health before selections, so the first steered answer already reads the current view.
+            this.send(member, { t: 'health', states: healthStates() });
             // Selections first: bound by name, they apply as soon as the zones arrive, so the worker
             // never answers a bound RRset whole.
             for (const { origin } of this.table.selections.all()) this.sendSelections(member, origin);
@@ -363,4 +375,15 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       });
     });
   }
+}
+
+/** Every health slot of this process's view that is not in its initial state, as (slot, state). */
+function healthStates(): [number, number][] {
+  const out: [number, number][] = [];
+  const states = processHealth.states;
+  for (let i = 0; i < states.length; i++) {
+    const s = Atomics.load(states, i);
+    if (s !== 0) out.push([i, s]);
+  }
+  return out;
 }

@@ -14,12 +14,13 @@
  * leaves them behind when an RRset or zone is deleted in 5.1 (PowerDNS issue #18051), which would make
  * a later hand-made RRset look like ours. Zone metadata works on every backend with the API.
  */
+
 import type { DnssecStatus, PowerDnsSettings } from '../../api/index.ts';
 import type { SecretResolver } from '../../api/secret-ref.ts';
 import type { Name } from '../../dns/name.ts';
 import { nameEquals, nameKey } from '../../dns/name.ts';
 import { parseRdata, type Rdata, rdataEquals, type SoaRdata } from '../../dns/rdata.ts';
-import { isRecordTypeName } from '../../dns/rrtype.ts';
+import { isRecordTypeName, type RecordTypeName } from '../../dns/rrtype.ts';
 import { type RolloverTimings, rolloverTimings } from '../../zones/dnssec-rollover.ts';
 import { ignoreMatcher } from '../../zones/ignore.ts';
 import type {
@@ -44,6 +45,7 @@ import {
 } from './diff.ts';
 import { applyDnssec } from './dnssec.ts';
 import { PowerDnsError, recordFromError } from './errors.ts';
+import { luaContent } from './lua.ts';
 
 export type { PowerDnsSettings };
 
@@ -125,6 +127,8 @@ export class PowerDnsBackend implements Backend {
     string,
     { want: string; checkAfter: number; status?: DnssecStatus }
   >();
+  /** PowerDNS's `enable-lua-records` as last read, and when (see luaCheck). */
+  private luaEnabled: { value: string; at: number } | undefined;
 
   constructor(options: PowerDnsBackendOptions) {
     this.options = options;
@@ -193,7 +197,8 @@ export class PowerDnsBackend implements Backend {
       patches: 0,
       requests: 0,
     };
-    const desired = this.desiredOf(zone);
+    const lua = await this.luaCheck(zone);
+    const desired = this.desiredOf(zone, lua.use);
     let [info, owned] = await Promise.all([this.getZone(origin), this.getOwned(origin)]);
     stats.requests += 2;
     if (info === undefined) {
@@ -211,7 +216,7 @@ export class PowerDnsBackend implements Backend {
       owned: new Set(owned),
       ...(ignored ? { ignored } : {}),
     });
-    const problems: RRsetProblem[] = [...diff.problems];
+    const problems: RRsetProblem[] = [...diff.problems, ...lua.problems];
     let recorded = new Set(owned);
     if (diff.claim.length > 0 || stats.created) {
       // Claimed before the RRsets exist: a crash in between leaves an entry for nothing (released
@@ -410,7 +415,38 @@ export class PowerDnsBackend implements Backend {
   }
 
   /** The SOA (Zonekeeper's serial) and every RRset of the zone, with PowerDNS content. */
-  private desiredOf(zone: ProgrammedZone): DesiredRRset[] {
+  /**
+   * Whether steered RRsets go to PowerDNS as LUA records: the class opts in (`luaRecords`) and
+   * PowerDNS evaluates them (`enable-lua-records` in its configuration, read through the API and
+   * kept for a minute). Opted in but not evaluated: every steered RRset is reported (and programmed
+   * with every candidate), never published as a LUA record that would fail.
+   */
+  private async luaCheck(zone: ProgrammedZone): Promise<{ use: boolean; problems: RRsetProblem[] }> {
+    if (!this.settings.luaRecords) return { use: false, problems: [] };
+    const steered = [...zone.rrsets()].filter((r) => r.steering !== undefined);
+    if (steered.length === 0) return { use: true, problems: [] };
+    const now = performance.now();
+    if (this.luaEnabled === undefined || now - this.luaEnabled.at > 60_000) {
+      const what = 'GET server configuration';
+      const response = await this.client.request('GET', this.client.serverPath('/config'), what);
+      const settings = this.client.parse<{ name: string; value: string }[]>(response, what);
+      const value = settings.find((s) => s.name === 'enable-lua-records')?.value ?? 'no';
+      this.luaEnabled = { value, at: now };
+    }
+    if (this.luaEnabled.value !== 'no') return { use: true, problems: [] };
+    return {
+      use: false,
+      problems: steered.map((r) => ({
+        owner: r.owner,
+        type: r.type,
+        origin: r.origin,
+        reason: 'BackendRejected' as const,
+        message: `${this.location} does not evaluate LUA records (enable-lua-records=no): the record set is served with every candidate, unsteered; set enable-lua-records=yes in pdns.conf`,
+      })),
+    };
+  }
+
+  private desiredOf(zone: ProgrammedZone, lua = false): DesiredRRset[] {
     const soa: SoaRdata = {
       type: 'SOA',
       mname: zone.soa.mname,
@@ -432,6 +468,18 @@ export class PowerDnsBackend implements Backend {
       },
     ];
     for (const rrset of zone.rrsets()) {
+      if (lua && rrset.steering) {
+        // The LUA record replaces the A/AAAA RRset (PowerDNS answers A queries from it).
+        out.push({
+          owner: rrset.owner,
+          type: 'LUA' as RecordTypeName,
+          ttl: rrset.ttl,
+          rdata: rrset.rdata.slice(0, 1),
+          content: [luaContent(rrset.type, rrset.steering)],
+          origin: rrset.origin,
+        });
+        continue;
+      }
       out.push({
         owner: rrset.owner,
         type: rrset.type,

@@ -14,6 +14,7 @@ import { ServerMetrics } from '../server-metrics.ts';
 import { ZoneSnapshot } from '../zone-snapshot.ts';
 import { ZoneTable } from '../zone-table.ts';
 import type { SelectionBinding } from './selection-table.ts';
+import { HEALTH_DOWN, processHealth } from './steering/health-view.ts';
 
 registerTestSelectionPolicies();
 
@@ -360,6 +361,46 @@ describe('SelectionTable bindings', () => {
     assert.deepEqual(
       [...table.selections.all()].map((z) => z.origin),
       ['example.net.'],
+    );
+  });
+});
+
+describe("answer stage: a policy that leaves the RRset out ('none')", () => {
+  const SLOTS = [60_000, 60_001, 60_002];
+  const ALL_DOWN: SelectionBinding = {
+    owner: parseName('www.example.com.'),
+    type: 'A',
+    policy: 'ordered',
+    data: { candidates: ['192.0.2.1', '192.0.2.2', '192.0.2.3'], slots: SLOTS, whenAllDown: 'None' },
+  };
+  beforeEach(() => {
+    for (const s of SLOTS) processHealth.set(s, HEALTH_DOWN);
+  });
+
+  test('an emptied answer is a NODATA with the SOA (RFC 2308 §2.2), never cached', () => {
+    table.setSelections(origin, [ALL_DOWN]);
+    for (let i = 0; i < 2; i++) {
+      const m = ask('www.example.com', RRType.A);
+      assert.equal(m.rcode, Rcode.NOERROR);
+      assert.deepEqual(m.answers, []);
+      assert.deepEqual(
+        m.authority.map((r) => typeName(r.type)),
+        ['SOA'],
+      );
+    }
+    assert.equal(cacheHits(), 0);
+  });
+
+  test('after a CNAME the chain is answered with the SOA of the zone whose RRset was left out', () => {
+    table.setSelections(origin, [ALL_DOWN]);
+    const m = ask('alias.example.com', RRType.A);
+    assert.deepEqual(
+      m.answers.map((r) => typeName(r.type)),
+      ['CNAME'],
+    );
+    assert.deepEqual(
+      m.authority.map((r) => typeName(r.type)),
+      ['SOA'],
     );
   });
 });

@@ -1,6 +1,8 @@
+import type { Name } from '../../dns/name.ts';
 import { RRType } from '../../dns/rrtype.ts';
 import type { Query } from '../query.ts';
 import type { ResponseParts } from '../response.ts';
+import type { ServedRRset } from '../zone-snapshot.ts';
 import type { SelectionTable } from './selection-table.ts';
 
 /**
@@ -17,12 +19,16 @@ import type { SelectionTable } from './selection-table.ts';
  *   a selection reported (RFC 7871 §7.2.1), 0 when the answer holds for any client.
  * - When the RRset tailored to the subnet comes after a CNAME, only the initial CNAME is answered
  *   (RFC 7871 §7.2.1), so the chain is not cached for the subnet alone; its scope is then 0.
+ * - A policy that leaves its RRset out (`'none'`) and so empties the answer section, or leaves only the
+ *   CNAME chain that led to it, makes the response a NODATA for the last name: the negative SOA of the
+ *   zone of the RRset left out in the authority section (RFC 2308 §2.2), nothing additional.
  */
 export function selectParts(
   selections: SelectionTable,
   parts: ResponseParts,
   query: Query,
   client: string | undefined,
+  negativeSoa?: (zone: Name) => ServedRRset | undefined,
 ): ResponseParts {
   const subnet = query.edns?.clientSubnet;
   const picked =
@@ -39,8 +45,18 @@ export function selectParts(
   }
   let answer = picked.answer;
   let additional = parts.additional;
+  let authority = parts.authority;
   let scope = picked.scope;
-  if (scope > 0 && picked.firstScoped > 0 && answer[0]!.type === RRType.CNAME) {
+  // Emptied, or a CNAME chain whose target RRset was left out: a NODATA for the last name.
+  if (
+    picked.removedFrom !== undefined &&
+    (answer.length === 0 || answer[answer.length - 1]!.type === RRType.CNAME)
+  ) {
+    const soa = negativeSoa?.(picked.removedFrom);
+    authority = soa ? [soa] : [];
+    additional = [];
+  }
+  if (scope > 0 && picked.firstScoped > 0 && answer.length > 0 && answer[0]!.type === RRType.CNAME) {
     answer = [answer[0]!];
     additional = [];
     scope = 0;
@@ -48,6 +64,7 @@ export function selectParts(
   return {
     ...parts,
     answer,
+    authority,
     additional,
     selected: true,
     ...(subnet === undefined ? {} : { clientSubnet: { ...subnet, scopePrefix: scope } }),

@@ -1,8 +1,9 @@
 import type { SelectionPolicy } from './policy.ts';
+import { steeringPolicies } from './steering/policies.ts';
 
 /**
- * The selection policies every DNS process knows, one folder per policy under `selection/` (e.g.
- * `selection/health/`), listed here so that the primary and every DNS worker process register the
- * same ones. None yet: answer steering adds its policies here.
+ * The selection policies every DNS process knows, one folder per family under `selection/`, listed
+ * here so that the primary and every DNS worker process register the same ones: the steering
+ * policies (`selection/steering/`: all, ordered, weighted, closest, random, hashed).
  */
-export const BUILTIN_SELECTION_POLICIES: readonly SelectionPolicy[] = [];
+export const BUILTIN_SELECTION_POLICIES: readonly SelectionPolicy[] = steeringPolicies();

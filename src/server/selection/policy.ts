@@ -23,9 +23,11 @@ export interface SelectionQuery {
  * not depend on the client's subnet — or the records to answer with (elements of the RRset's `rdata`),
  * with `scope`: the prefix length of the client networks this choice holds for (RFC 7871 §7.2.1: the
  * SCOPE PREFIX-LENGTH answered to a query with Client Subnet; 0 or undefined: any client).
- * An empty `rdata` is answered as the whole RRset: the hook never answers an RRset without records.
+ * An empty `rdata` is answered as the whole RRset: the hook never answers an RRset without records by
+ * accident. `'none'` leaves the RRset out on purpose (answer steering's `whenAllDown: None`): when
+ * nothing is left in the answer section, the response is a NODATA with the zone's SOA (RFC 2308 §2.2).
  */
-export type Selection = 'all' | { rdata: readonly Rdata[]; scope?: number };
+export type Selection = 'all' | 'none' | { rdata: readonly Rdata[]; scope?: number };
 
 /**
  * A way of choosing records per query, registered once by name (`SelectionPolicies`). `prepare`

@@ -41,6 +41,8 @@ export interface SelectedAnswer {
   scope: number;
   /** Index in `answer` of the first RRset a selection reported a non-zero scope for; -1 when none did. */
   firstScoped: number;
+  /** The zone of the last RRset a selection left out (`'none'`), whose SOA a NODATA answer carries. */
+  removedFrom?: Name;
 }
 
 /** The query fields `select` needs (a `SelectionQuery` without the zone, which comes from each binding). */
@@ -159,6 +161,7 @@ export class SelectionTable {
     let out: ServedRRset[] | undefined;
     let scope = 0;
     let firstScoped = -1;
+    let removedFrom: Name | undefined;
     for (let i = 0; i < answer.length; i++) {
       const rrset = answer[i]!;
       const byOwner = this.index.get(rrset.type);
@@ -176,6 +179,11 @@ export class SelectionTable {
         continue;
       }
       if (selection === 'all') continue;
+      if (selection === 'none') {
+        out[i] = undefined as unknown as ServedRRset;
+        removedFrom = bound.zone;
+        continue;
+      }
       const s = clampScope(selection.scope, request.clientSubnet);
       if (s > scope) scope = s;
       if (s > 0 && firstScoped < 0) firstScoped = i;
@@ -184,7 +192,16 @@ export class SelectionTable {
       if (rdata === rrset.rdata || rdata.length === 0) continue;
       out[i] = { owner: rrset.owner, type: rrset.type, ttl: rrset.ttl, rdata: [...rdata] };
     }
-    return out === undefined ? undefined : { answer: out, scope, firstScoped };
+    if (out === undefined) return undefined;
+    if (removedFrom === undefined) return { answer: out, scope, firstScoped };
+    const kept: ServedRRset[] = [];
+    let keptFirstScoped = -1;
+    out.forEach((r, i) => {
+      if (r === undefined) return;
+      if (i === firstScoped) keptFirstScoped = kept.length;
+      kept.push(r);
+    });
+    return { answer: kept, scope, firstScoped: keptFirstScoped, removedFrom };
   }
 
   private remove(zoneKey: string): void {

@@ -1,0 +1,200 @@
+/**
+ * Answer steering: (1) failover time — how long after an HTTP endpoint goes down `zonekeeper serve`
+ * still answers it (the last answer holding it, measured from the moment it starts answering 503),
+ * against the target `intervalSeconds × failureThreshold + 1 s`; and the same for recovery; (2) the
+ * answer path with steering on and off: one process, `QueryHandler.handle` without sockets, the same
+ * A question for an RRset of two records, unbound vs bound to the All policy (every record up).
+ *
+ *   npx node bench/steering.ts [--rounds 5] [--interval 1] [--failures 2] [--seconds 3]
+ *
+ * Loopback only (127.0.0.91/.92); writes a JSON line per figure to stdout.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import { decodeMessage, encodeMessage, queryMessage } from '../src/dns/message.ts';
+import { parseName } from '../src/dns/name.ts';
+import { parseRdata } from '../src/dns/rdata.ts';
+import { RRType } from '../src/dns/rrtype.ts';
+import { QueryHandler } from '../src/server/query-handler.ts';
+import { ZoneSnapshot } from '../src/server/zone-snapshot.ts';
+import { ZoneTable } from '../src/server/zone-table.ts';
+import { exchange } from '../test/support/dns-client.ts';
+import { httpEndpoint } from '../test/support/health-endpoints.ts';
+import { removeAll, startServe, tempDir } from '../test/support/zonekeeper-process.ts';
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '5' },
+    interval: { type: 'string', default: '1' },
+    failures: { type: 'string', default: '2' },
+    seconds: { type: 'string', default: '3' },
+  },
+});
+const rounds = Number(values.rounds);
+const interval = Number(values.interval);
+const failures = Number(values.failures);
+
+async function failover(): Promise<void> {
+  const dir = await tempDir('bench-steering');
+  const a = await httpEndpoint('127.0.0.91');
+  const b = await httpEndpoint('127.0.0.92', { port: a.port });
+  const manifests = path.join(dir, 'manifests');
+  await mkdir(manifests, { recursive: true });
+  const API = 'dns.zonekeeper.dev/v1alpha1';
+  const docs = [
+    {
+      apiVersion: API,
+      kind: 'DNSZoneClass',
+      metadata: { name: 'builtin' },
+      spec: { backend: { builtin: {} }, nameServers: ['ns1.bench.test.'] },
+    },
+    {
+      apiVersion: API,
+      kind: 'DNSZone',
+      metadata: { name: 'bench', namespace: 'bench' },
+      spec: { domainName: 'bench.test', className: 'builtin' },
+    },
+    {
+      apiVersion: API,
+      kind: 'DNSRecordSet',
+      metadata: { name: 'api', namespace: 'bench' },
+      spec: {
+        zoneRef: { name: 'bench' },
+        name: 'api',
+        type: 'A',
+        ttl: 5,
+        records: ['127.0.0.91', '127.0.0.92'],
+        healthCheck: {
+          protocol: 'HTTP',
+          port: a.port,
+          intervalSeconds: interval,
+          timeoutSeconds: interval,
+          failureThreshold: failures,
+          successThreshold: 1,
+        },
+      },
+    },
+  ];
+  await writeFile(path.join(manifests, 'bench.yaml'), docs.map((d) => stringify(d)).join('---\n'));
+  const serve = await startServe(manifests, path.join(dir, 'state'));
+  const query = encodeMessage(queryMessage(parseName('api.bench.test.'), RRType.A));
+  const holds = async () => {
+    const r = await exchange(serve.dnsPort, query, { timeoutMs: 1000 });
+    return (r.message?.answers ?? []).some(
+      (rr) => (rr.data as { address?: string }).address === '127.0.0.91',
+    );
+  };
+  /** From `flip` until `want` has held for a whole second: when the last answer disagreeing was seen. */
+  const measure = async (want: boolean): Promise<number> => {
+    const t0 = performance.now();
+    let lastOther = t0;
+    while (
+      performance.now() - lastOther < 1000 + interval * failures * 1000 ||
+      performance.now() - t0 < 500
+    ) {
+      if ((await holds()) !== want) lastOther = performance.now();
+      await new Promise((r) => setTimeout(r, 5));
+      if (performance.now() - t0 > 60_000) throw new Error('no failover within 60 s');
+    }
+    return (lastOther - t0) / 1000;
+  };
+  try {
+    // Let the first probes settle.
+    while (!(await holds())) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, interval * 1000 * 2));
+    const down: number[] = [];
+    const up: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      await a.setUp(false);
+      down.push(await measure(false));
+      await a.setUp(true);
+      up.push(await measure(true));
+    }
+    const target = interval * failures + 1;
+    const sorted = (x: number[]) => [...x].sort((p, q) => p - q);
+    console.log(
+      JSON.stringify({
+        bench: 'steering-failover',
+        intervalSeconds: interval,
+        failureThreshold: failures,
+        targetSeconds: target,
+        downSeconds: sorted(down).map((x) => +x.toFixed(3)),
+        upSeconds: sorted(up).map((x) => +x.toFixed(3)),
+        downMaxWithinTarget: Math.max(...down) <= target,
+      }),
+    );
+  } finally {
+    await serve.stop();
+    await a.close();
+    await b.close();
+    await removeAll(dir);
+  }
+}
+
+function answerPath(): void {
+  const origin = 'bench.example.';
+  const rr = (owner: string, type: 'A' | 'NS' | 'SOA', texts: string[]) => ({
+    owner: parseName(owner, origin),
+    type,
+    ttl: 300,
+    rdata: texts.map((t) => parseRdata(type, t, origin)),
+  });
+  const soa = {
+    ttl: 300,
+    mname: `ns1.${origin}`,
+    rname: `hostmaster.${origin}`,
+    refresh: 3600,
+    retry: 600,
+    expire: 1209600,
+    minimum: 60,
+  };
+  const measure = (bound: boolean, cache: number) => {
+    const table = new ZoneTable();
+    table.set(
+      ZoneSnapshot.build(origin, soa, 1, [
+        rr('@', 'NS', ['ns1']),
+        rr('ns1', 'A', ['192.0.2.53']),
+        rr('api', 'A', ['192.0.2.1', '192.0.2.2']),
+      ] as never),
+    );
+    if (bound)
+      table.setSelections(origin, [
+        {
+          owner: `api.${origin}`,
+          type: 'A',
+          policy: 'all',
+          data: { candidates: ['192.0.2.1', '192.0.2.2'], slots: [0, 1], whenAllDown: 'All' },
+        },
+      ]);
+    const handler = new QueryHandler({ table, responseCache: cache });
+    const packet = Buffer.from(encodeMessage(queryMessage(parseName(`api.${origin}`), RRType.A)));
+    const check = handler.handle(packet, 'udp', performance.now(), '10.0.0.1') as Uint8Array;
+    if (decodeMessage(check).answers.length !== 2) throw new Error('unexpected answer');
+    const deadline = performance.now() + Number(values.seconds) * 1000;
+    let n = 0;
+    const started = performance.now();
+    while (performance.now() < deadline) {
+      for (let k = 0; k < 10_000; k++) {
+        handler.handle(packet, 'udp', performance.now(), '10.0.0.1');
+        n++;
+      }
+    }
+    const elapsed = (performance.now() - started) / 1000;
+    return { perSecond: Math.round(n / elapsed), microseconds: +((elapsed * 1e6) / n).toFixed(2) };
+  };
+  for (const cache of [100_000, 0])
+    for (const bound of [false, true])
+      console.log(
+        JSON.stringify({
+          bench: 'steering-answer-path',
+          steering: bound,
+          responseCache: cache,
+          ...measure(bound, cache),
+        }),
+      );
+}
+
+answerPath();
+await failover();

@@ -1,0 +1,191 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import {
+  type Endpoint,
+  httpEndpoint,
+  tcpEndpoint,
+  testCertificate,
+} from '../../../../test/support/health-endpoints.ts';
+import { waitFor } from '../../../../test/support/zonekeeper-process.ts';
+import { Registry } from '../../../metrics/registry.ts';
+import { HealthChecker, type ProbeTarget } from './health-checker.ts';
+import { HEALTH_DOWN, HEALTH_UP, HealthView } from './health-view.ts';
+
+const FAST = { intervalSeconds: 1, timeoutSeconds: 1, failureThreshold: 2, successThreshold: 1 };
+
+describe('HealthChecker against real endpoints on loopback', { timeout: 60_000 }, () => {
+  const endpoints: Endpoint[] = [];
+  let tlsMaterial: Awaited<ReturnType<typeof testCertificate>>;
+  before(async () => {
+    tlsMaterial = await testCertificate('api.example.com');
+  });
+  after(async () => {
+    await Promise.all(endpoints.map((e) => e.close()));
+  });
+
+  function checker(extra: Partial<ConstructorParameters<typeof HealthChecker>[0]> = {}) {
+    const view = new HealthView(new SharedArrayBuffer(256));
+    const logs: string[] = [];
+    const registry = new Registry();
+    const c = new HealthChecker({
+      view,
+      registry,
+      ca: [tlsMaterial.ca],
+      log: (_level, message) => logs.push(message),
+      ...extra,
+    });
+    return { c, view, logs, registry };
+  }
+
+  const until = (f: () => boolean) => waitFor(async () => (f() ? true : undefined), 20_000);
+
+  for (const protocol of ['HTTP', 'HTTPS', 'TCP'] as const) {
+    test(`${protocol}: down after failureThreshold failures, up again, each change logged once`, async () => {
+      const e =
+        protocol === 'TCP'
+          ? await tcpEndpoint('127.0.0.2')
+          : await httpEndpoint('127.0.0.3', protocol === 'HTTPS' ? { tls: tlsMaterial } : {});
+      endpoints.push(e);
+      const { c, view, logs, registry } = checker();
+      const target: ProbeTarget = {
+        protocol,
+        address: e.address,
+        port: e.port,
+        path: '/healthz',
+        host: 'api.example.com',
+        expectStatus: [],
+        ...FAST,
+      };
+      const slot = c.acquire(target);
+      try {
+        await until(() => view.get(slot) === HEALTH_UP);
+        await e.setUp(false);
+        await until(() => view.get(slot) === HEALTH_DOWN);
+        assert.equal(c.status(slot)?.state, 'Down');
+        assert.ok(c.status(slot)?.lastError, 'the last error is kept');
+        await e.setUp(true);
+        await until(() => view.get(slot) === HEALTH_UP);
+        // Let a few more probes run: no further log lines without a change.
+        const checks = () =>
+          Number(/zonekeeper_health_checks_total\{result="up"\} (\d+)/.exec(registry.render())?.[1] ?? 0);
+        const seen = checks();
+        await until(() => checks() >= seen + 2);
+        assert.deepEqual(
+          logs.map((l) => l.replace(/ \(.*\)$/, '').replace(/:\d+/, ':PORT')),
+          [
+            `health: ${protocol} ${e.address}:PORT${protocol === 'TCP' ? '' : ' api.example.com/healthz'} is up`,
+            `health: ${protocol} ${e.address}:PORT${protocol === 'TCP' ? '' : ' api.example.com/healthz'} is down`,
+            `health: ${protocol} ${e.address}:PORT${protocol === 'TCP' ? '' : ' api.example.com/healthz'} is up again`,
+          ],
+        );
+        assert.match(registry.render(), /zonekeeper_health_checks_total\{result="down"\} [1-9]/);
+        assert.match(registry.render(), /zonekeeper_health_targets\{state="up"\} 1/);
+      } finally {
+        c.stop();
+      }
+    });
+  }
+
+  test('HTTP probes send the Host header, judge statuses and bodies, and follow no redirect', async () => {
+    const e = await httpEndpoint('127.0.0.4');
+    endpoints.push(e);
+    const { c, view } = checker();
+    const base = {
+      protocol: 'HTTP' as const,
+      address: e.address,
+      port: e.port,
+      host: 'api.example.com',
+      ...FAST,
+    };
+    const ok = c.acquire({ ...base, path: '/', expectStatus: [], stringMatch: 'ok' });
+    const wrongBody = c.acquire({ ...base, path: '/', expectStatus: [], stringMatch: 'ready' });
+    const wrongStatus = c.acquire({ ...base, path: '/', expectStatus: [204] });
+    const redirect = c.acquire({ ...base, path: '/redirect', expectStatus: [] });
+    try {
+      await until(
+        () =>
+          view.get(ok) === HEALTH_UP &&
+          view.get(wrongBody) === HEALTH_DOWN &&
+          view.get(wrongStatus) === HEALTH_DOWN &&
+          view.get(redirect) === HEALTH_DOWN,
+      );
+      assert.match(c.status(redirect)?.lastError ?? '', /HTTP status 302/);
+      assert.match(c.status(wrongBody)?.lastError ?? '', /does not contain "ready"/);
+      assert.ok(
+        e.hosts.every((h) => h === `api.example.com:${e.port}`),
+        e.hosts.join(),
+      );
+    } finally {
+      c.stop();
+    }
+  });
+
+  test('an HTTPS certificate for another name fails the probe', async () => {
+    const e = await httpEndpoint('127.0.0.5', { tls: tlsMaterial });
+    endpoints.push(e);
+    const { c, view } = checker();
+    const slot = c.acquire({
+      protocol: 'HTTPS',
+      address: e.address,
+      port: e.port,
+      path: '/',
+      host: 'other.example.com',
+      expectStatus: [],
+      ...FAST,
+    });
+    try {
+      await until(() => view.get(slot) === HEALTH_DOWN);
+      assert.match(c.status(slot)?.lastError ?? '', /HTTPS/);
+    } finally {
+      c.stop();
+    }
+  });
+
+  test('link-local and metadata addresses are never probed unless allow-listed', async () => {
+    const { c, view } = checker();
+    const slot = c.acquire({
+      protocol: 'TCP',
+      address: '169.254.169.254',
+      port: 80,
+      path: '/',
+      host: 'x',
+      expectStatus: [],
+      ...FAST,
+      failureThreshold: 1,
+    });
+    try {
+      await until(() => view.get(slot) === HEALTH_DOWN);
+      assert.match(c.status(slot)?.lastError ?? '', /link-local or cloud metadata address/);
+      assert.equal(c.permitted('fd00:ec2::254'), false);
+      assert.equal(c.permitted('fe80::1'), false);
+      assert.equal(c.permitted('127.0.0.1'), true);
+    } finally {
+      c.stop();
+    }
+    const allowed = checker({ allow: ['169.254.169.0/24'] });
+    assert.equal(allowed.c.permitted('169.254.169.254'), true);
+    assert.equal(allowed.c.permitted('169.254.1.1'), false);
+    allowed.c.stop();
+  });
+
+  test('equal targets share one slot; the last release frees it', async () => {
+    const { c } = checker();
+    const t: ProbeTarget = {
+      protocol: 'TCP',
+      address: '127.0.0.9',
+      port: 9,
+      path: '/',
+      host: 'x',
+      expectStatus: [],
+      ...FAST,
+    };
+    const a = c.acquire(t);
+    assert.equal(c.acquire({ ...t }), a);
+    c.release(a);
+    assert.ok(c.status(a), 'still held once');
+    c.release(a);
+    assert.equal(c.status(a), undefined);
+    assert.equal(c.acquire({ ...t, port: 10 }), a, 'the freed slot is reused');
+    c.stop();
+  });
+});

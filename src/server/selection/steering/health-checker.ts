@@ -1,0 +1,372 @@
+/**
+ * Probes the records of steered record sets (HTTP, HTTPS, TCP) and writes each target's state into a
+ * `HealthView`. Probes run on timers in the process that programs the zones, never inside a query's
+ * handling, at most `concurrency` at a time; a state changes only after `failureThreshold` failures or
+ * `successThreshold` successes in a row (hysteresis), and each change is logged once and reported to
+ * `onTransition`. Targets are shared: record sets probing the same address the same way share a slot.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import tls from 'node:tls';
+import type { ResolvedHealthCheck } from '../../../api/steering.ts';
+import type { Registry } from '../../../metrics/registry.ts';
+import { type ClientNetwork, networkWithin, parseNetwork } from '../policy.ts';
+import { HEALTH_DOWN, HEALTH_UNKNOWN, HEALTH_UP, type HealthState, type HealthView } from './health-view.ts';
+
+/** Addresses never probed unless allow-listed: link-local (cloud metadata lives there) and AWS's IPv6 metadata. */
+export const PROBE_DENIED_NETWORKS = ['169.254.0.0/16', 'fe80::/10', 'fd00:ec2::254/128'] as const;
+
+/** The most of a response body read for stringMatch. */
+const BODY_LIMIT = 64 * 1024;
+
+export interface ProbeTarget extends ResolvedHealthCheck {
+  /** The record's address (A or AAAA). */
+  address: string;
+}
+
+export interface TargetStatus {
+  state: 'Unknown' | 'Up' | 'Down';
+  /** When the state last changed (ISO 8601), undefined while Unknown. */
+  since?: string;
+  lastError?: string;
+}
+
+export interface HealthTransition {
+  slot: number;
+  target: ProbeTarget;
+  state: HealthState;
+  error?: string;
+}
+
+export interface HealthCheckerOptions {
+  view: HealthView;
+  /** Probes in flight at once (default 16). */
+  concurrency?: number;
+  /** Networks (CIDR) that may be probed although PROBE_DENIED_NETWORKS holds them. */
+  allow?: readonly string[];
+  log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+  registry?: Registry;
+  /** Certificate authorities (PEM) trusted by HTTPS probes besides the system's. */
+  ca?: readonly string[];
+  /** Called once per state change (after the view is written). */
+  onTransition?: (t: HealthTransition) => void;
+  /**
+   * Called for every write to the view (a slot taken, freed or changing state), so that DNS worker
+   * processes, which hold views of their own until they are threads, write the same.
+   */
+  onViewWrite?: (slot: number, state: HealthState) => void;
+}
+
+interface Target {
+  key: string;
+  slot: number;
+  target: ProbeTarget;
+  refs: number;
+  state: HealthState;
+  since?: string;
+  lastError?: string;
+  failures: number;
+  successes: number;
+  timer?: NodeJS.Timeout;
+  running: boolean;
+}
+
+/** The identity of a probe: two record sets with equal ones share its slot and its probes. */
+export function targetKey(t: ProbeTarget): string {
+  return JSON.stringify([
+    t.protocol,
+    t.address,
+    t.port,
+    t.path,
+    t.host,
+    t.expectStatus,
+    t.stringMatch ?? null,
+    t.intervalSeconds,
+    t.timeoutSeconds,
+    t.failureThreshold,
+    t.successThreshold,
+  ]);
+}
+
+export class HealthChecker {
+  private readonly view: HealthView;
+  private readonly concurrency: number;
+  private readonly denied: ClientNetwork[];
+  private readonly allowed: ClientNetwork[];
+  private readonly options: HealthCheckerOptions;
+  private readonly ca: string[] | undefined;
+  private readonly byKey = new Map<string, Target>();
+  private readonly bySlot = new Map<number, Target>();
+  private readonly freeSlots: number[] = [];
+  private nextSlot = 0;
+  private readonly queue: Target[] = [];
+  private inFlight = 0;
+  private stopped = false;
+  private readonly checks?: ReturnType<Registry['counter']>;
+  private readonly targetsGauge?: ReturnType<Registry['gauge']>;
+
+  constructor(options: HealthCheckerOptions) {
+    this.options = options;
+    this.view = options.view;
+    this.concurrency = Math.max(1, options.concurrency ?? 16);
+    this.ca = options.ca && options.ca.length > 0 ? [...tls.rootCertificates, ...options.ca] : undefined;
+    this.denied = PROBE_DENIED_NETWORKS.map((n) => parseNetwork(n)!);
+    this.allowed = (options.allow ?? []).map((n) => {
+      const parsed = parseNetwork(n.includes('/') ? n : `${n}/${net.isIPv6(n) ? 128 : 32}`);
+      if (!parsed)
+        throw new Error(
+          `health probe allow-list entry ${JSON.stringify(n)} is not an address or CIDR network`,
+        );
+      return parsed;
+    });
+    if (options.registry) {
+      this.checks = options.registry.counter(
+        'zonekeeper_health_checks_total',
+        'Health probes of steered records, by result (up, down: the probe failed).',
+        ['result'],
+      );
+      this.targetsGauge = options.registry.gauge(
+        'zonekeeper_health_targets',
+        'Probe targets of steered records by state (unknown, up, down).',
+        ['state'],
+      );
+      this.updateGauge();
+    }
+  }
+
+  /** Starts probing a target (or shares the probes of an equal one) and returns its slot in the view. */
+  acquire(target: ProbeTarget): number {
+    const key = targetKey(target);
+    const existing = this.byKey.get(key);
+    if (existing) {
+      existing.refs++;
+      return existing.slot;
+    }
+    const slot = this.freeSlots.pop() ?? this.nextSlot++;
+    if (slot >= this.view.capacity) throw new Error(`more than ${this.view.capacity} health probe targets`);
+    this.write(slot, HEALTH_UNKNOWN);
+    const t: Target = {
+      key,
+      slot,
+      target,
+      refs: 1,
+      state: HEALTH_UNKNOWN,
+      failures: 0,
+      successes: 0,
+      running: false,
+    };
+    this.byKey.set(key, t);
+    this.bySlot.set(slot, t);
+    this.updateGauge();
+    if (!this.stopped) this.enqueue(t);
+    return slot;
+  }
+
+  /** Stops sharing a slot; the last holder stops its probes and frees it. */
+  release(slot: number): void {
+    const t = this.bySlot.get(slot);
+    if (!t || --t.refs > 0) return;
+    clearTimeout(t.timer);
+    this.byKey.delete(t.key);
+    this.bySlot.delete(slot);
+    this.write(slot, HEALTH_UNKNOWN);
+    this.freeSlots.push(slot);
+    this.updateGauge();
+  }
+
+  status(slot: number): TargetStatus | undefined {
+    const t = this.bySlot.get(slot);
+    if (!t) return undefined;
+    return {
+      state: t.state === HEALTH_UP ? 'Up' : t.state === HEALTH_DOWN ? 'Down' : 'Unknown',
+      ...(t.since ? { since: t.since } : {}),
+      ...(t.lastError ? { lastError: t.lastError } : {}),
+    };
+  }
+
+  /** The slots in use are below this (for a snapshot of the view). */
+  get slotCount(): number {
+    return this.nextSlot;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const t of this.bySlot.values()) clearTimeout(t.timer);
+    this.queue.length = 0;
+  }
+
+  private enqueue(t: Target): void {
+    if (this.stopped || !this.bySlot.has(t.slot) || this.bySlot.get(t.slot) !== t) return;
+    this.queue.push(t);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.concurrency && this.queue.length > 0) {
+      const t = this.queue.shift()!;
+      if (this.bySlot.get(t.slot) !== t || t.running) continue;
+      this.inFlight++;
+      t.running = true;
+      const started = Date.now();
+      void this.probe(t.target).then((error) => {
+        this.inFlight--;
+        t.running = false;
+        this.record(t, error);
+        if (!this.stopped && this.bySlot.get(t.slot) === t) {
+          const wait = Math.max(0, t.target.intervalSeconds * 1000 - (Date.now() - started));
+          t.timer = setTimeout(() => this.enqueue(t), wait);
+          t.timer.unref();
+        }
+        this.pump();
+      });
+    }
+  }
+
+  private record(t: Target, error: string | undefined): void {
+    this.checks?.labels(error === undefined ? 'up' : 'down').inc();
+    if (error === undefined) {
+      t.failures = 0;
+      t.successes++;
+      if (t.state !== HEALTH_UP && t.successes >= t.target.successThreshold) this.transition(t, HEALTH_UP);
+    } else {
+      t.lastError = error;
+      t.successes = 0;
+      t.failures++;
+      if (t.state !== HEALTH_DOWN && t.failures >= t.target.failureThreshold) this.transition(t, HEALTH_DOWN);
+    }
+  }
+
+  private transition(t: Target, state: HealthState): void {
+    const before = t.state;
+    t.state = state;
+    t.since = new Date().toISOString();
+    this.write(t.slot, state);
+    this.updateGauge();
+    const what = `${t.target.protocol} ${t.target.address}:${t.target.port}${t.target.protocol === 'TCP' ? '' : ` ${t.target.host}${t.target.path}`}`;
+    if (state === HEALTH_DOWN) this.options.log?.('warn', `health: ${what} is down (${t.lastError})`);
+    else if (before === HEALTH_DOWN) this.options.log?.('info', `health: ${what} is up again`);
+    else this.options.log?.('info', `health: ${what} is up`);
+    this.options.onTransition?.({
+      slot: t.slot,
+      target: t.target,
+      state,
+      ...(state === HEALTH_DOWN && t.lastError ? { error: t.lastError } : {}),
+    });
+  }
+
+  private write(slot: number, state: HealthState): void {
+    this.view.set(slot, state);
+    this.options.onViewWrite?.(slot, state);
+  }
+
+  private updateGauge(): void {
+    if (!this.targetsGauge) return;
+    const counts = { unknown: 0, up: 0, down: 0 };
+    for (const t of this.bySlot.values())
+      counts[t.state === HEALTH_UP ? 'up' : t.state === HEALTH_DOWN ? 'down' : 'unknown']++;
+    for (const [state, n] of Object.entries(counts)) this.targetsGauge.set(n, state);
+  }
+
+  /** Whether the address may be probed: not link-local or metadata, unless allow-listed. */
+  permitted(address: string): boolean {
+    const parsed = parseNetwork(`${address}/${net.isIPv6(address) ? 128 : 32}`);
+    if (!parsed) return false;
+    if (this.allowed.some((n) => networkWithin(parsed, n))) return true;
+    return !this.denied.some((n) => networkWithin(parsed, n));
+  }
+
+  /** One probe: undefined when up, else why it failed. */
+  private async probe(t: ProbeTarget): Promise<string | undefined> {
+    if (!this.permitted(t.address)) {
+      return `${t.address} is a link-local or cloud metadata address; probes reach it only when allow-listed (--health-probe-allow)`;
+    }
+    try {
+      return t.protocol === 'TCP' ? await probeTcp(t) : await probeHttp(t, this.ca);
+    } catch (e) {
+      return (e as Error).message;
+    }
+  }
+}
+
+function probeTcp(t: ProbeTarget): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: t.address, port: t.port });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve(`no connection within ${t.timeoutSeconds} s`);
+    }, t.timeoutSeconds * 1000);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(undefined);
+    });
+    socket.once('error', (e) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(`connect: ${(e as NodeJS.ErrnoException).code ?? e.message}`);
+    });
+  });
+}
+
+function probeHttp(t: ProbeTarget, ca: string[] | undefined): Promise<string | undefined> {
+  const secure = t.protocol === 'HTTPS';
+  const defaultPort = secure ? 443 : 80;
+  return new Promise((resolve) => {
+    let settled = false;
+    const done = (error: string | undefined) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      req.destroy();
+      resolve(error);
+    };
+    const options: https.RequestOptions = {
+      host: t.address,
+      port: t.port,
+      path: t.path,
+      method: 'GET',
+      agent: false,
+      headers: {
+        host: t.port === defaultPort ? t.host : `${t.host}:${t.port}`,
+        'user-agent': 'zonekeeper-health/1',
+        connection: 'close',
+      },
+      ...(secure ? { servername: t.host, ...(ca ? { ca } : {}) } : {}),
+    };
+    // Redirects are never followed: the status is judged as answered by the target itself.
+    const req = (secure ? https : http).request(options, (res) => {
+      const status = res.statusCode ?? 0;
+      const expected =
+        t.expectStatus.length > 0 ? t.expectStatus.includes(status) : status >= 200 && status < 300;
+      if (!expected) {
+        done(
+          `HTTP status ${status}, expected ${t.expectStatus.length > 0 ? t.expectStatus.join(' or ') : '2xx'}`,
+        );
+        return;
+      }
+      if (t.stringMatch === undefined) {
+        done(undefined);
+        return;
+      }
+      const needle = t.stringMatch;
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+        if (body.includes(needle)) done(undefined);
+        else if (body.length >= BODY_LIMIT)
+          done(`the first 64 KiB of the body do not contain ${JSON.stringify(needle)}`);
+      });
+      res.on('end', () =>
+        done(body.includes(needle) ? undefined : `the body does not contain ${JSON.stringify(needle)}`),
+      );
+      res.on('error', (e) => done(`response: ${e.message}`));
+    });
+    const timer = setTimeout(() => done(`no answer within ${t.timeoutSeconds} s`), t.timeoutSeconds * 1000);
+    req.on('error', (e) =>
+      done(`${secure ? 'HTTPS' : 'HTTP'}: ${(e as NodeJS.ErrnoException).code ?? e.message}`),
+    );
+    req.end();
+  });
+}
