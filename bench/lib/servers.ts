@@ -267,7 +267,7 @@ let pdnsSettingsCache: Set<string> | undefined;
 
 /**
  * The settings this pdns_server knows (with the LMDB backend loaded), from `--config=default`; the
- * seed's `lmdb-flag-deleted`, for one, only exists from PowerDNS 4.8 and would stop 4.7 at start-up.
+ * Datum Cloud's PowerDNS settings' `lmdb-flag-deleted`, for one, only exists from PowerDNS 4.8 and would stop 4.7 at start-up.
  */
 export async function pdnsSettings(): Promise<Set<string>> {
   if (pdnsSettingsCache) return pdnsSettingsCache;
