@@ -261,6 +261,22 @@ describe('multicluster: Domain verification per upstream cluster', { timeout: 90
     assert.equal(verified.status?.observedGeneration, verified.metadata.generation);
     assert.equal(condition(verified, 'VerifiedDNS')?.status, 'True');
     await until(alpha, ['dnszone', '-n', TEAM, 'a-zone'], 'Ready', 'True');
+    // Events follow the status upstream: the Domain's Verified Event, regarding the upstream Domain.
+    await waitFor(
+      async () => {
+        const list = JSON.parse(
+          await alpha.kubectlOk(['get', 'events.v1.events.k8s.io', '-n', TEAM, '-o', 'json']),
+        ) as { items: { reason?: string; regarding?: { kind?: string; name?: string } }[] };
+        return list.items.some(
+          (e) =>
+            e.reason === 'Verified' && e.regarding?.kind === 'Domain' && e.regarding.name === 'example-test',
+        )
+          ? true
+          : undefined;
+      },
+      90_000,
+      200,
+    );
     await waitFor(async () => {
       const a = await answer('www.a.example.test');
       return Array.isArray(a) && a.includes('192.0.2.1') ? a : undefined;
