@@ -6,6 +6,8 @@ import {
   CLUSTER_LABEL,
   clusterNameProblem,
   GENERATION_ANNOTATION,
+  isMirroredKind,
+  MIRRORED_KINDS,
   mirrorNamespace,
   mirrorOf,
   mirrorUpToDate,
@@ -170,6 +172,53 @@ describe('multicluster mapping: objects', () => {
   });
 });
 
+describe('multicluster mapping: Domains', () => {
+  test("the spec is copied as written into the cluster's mirrored namespace; upstream labels are not", () => {
+    const upstream = {
+      metadata: {
+        name: 'example-com',
+        namespace: 'team',
+        uid: 'u-1',
+        generation: 4,
+        labels: { [CLUSTER_LABEL]: 'b', [NAMESPACE_LABEL]: 'secret-team', x: 'y' },
+        annotations: { 'dns.zonekeeper.dev/other': 'z' },
+      },
+      spec: { domainName: 'Example.COM.', className: 'public' },
+      status: { conditions: [{ type: 'Verified', status: 'True' }] },
+    };
+    const { object, problems } = mirrorOf('Domain', upstream, { cluster: 'a', namespaces: ['team'] });
+    assert.deepEqual(problems, []);
+    assert.equal(object.kind, 'Domain');
+    assert.equal(object.metadata.namespace, mirrorNamespace('a', 'team'));
+    assert.notEqual(object.metadata.namespace, mirrorNamespace('b', 'team'));
+    assert.deepEqual(object.spec, { domainName: 'Example.COM.', className: 'public' });
+    assert.equal(object.metadata.labels[CLUSTER_LABEL], 'a');
+    assert.equal(object.metadata.labels[NAMESPACE_LABEL], 'team');
+    assert.equal(object.metadata.labels[UID_LABEL], 'u-1');
+    assert.equal(object.metadata.labels.x, undefined);
+    assert.equal(object.metadata.annotations[GENERATION_ANNOTATION], '4');
+    assert.equal(object.metadata.annotations['dns.zonekeeper.dev/other'], undefined);
+    assert.equal((object as { status?: unknown }).status, undefined, 'status is never copied down');
+    assert.deepEqual(originOf(object.metadata.namespace, object.metadata.labels), {
+      cluster: 'a',
+      namespace: 'team',
+    });
+    assert.ok(mirrorUpToDate(object, { metadata: object.metadata, spec: { ...object.spec } }));
+    assert.ok(
+      !mirrorUpToDate(object, {
+        metadata: object.metadata,
+        spec: { domainName: 'other.com', className: 'public' },
+      }),
+    );
+  });
+
+  test('Domain is a mirrored kind', () => {
+    assert.ok(isMirroredKind('Domain'));
+    assert.ok(MIRRORED_KINDS.includes('Domain'));
+    assert.ok(!isMirroredKind('DNSZoneClass'));
+  });
+});
+
 describe('multicluster mapping: status back upstream', () => {
   const mine = mirrorNamespace('a', 'team');
   const theirs = mirrorNamespace('b', 'secret-team');
@@ -245,6 +294,70 @@ describe('multicluster mapping: status back upstream', () => {
       ),
       undefined,
     );
+  });
+
+  test('a Domain: conditions, token and apex come back; a claim held in another cluster is not named', () => {
+    const status = upstreamStatus(
+      'Domain',
+      {
+        metadata: { generation: 3, annotations: { [GENERATION_ANNOTATION]: '1' } },
+        status: {
+          observedGeneration: 3,
+          apex: 'example.com',
+          verification: {
+            dnsRecord: { name: '_zonekeeper-challenge.example.com', type: 'TXT', content: 'tok-1' },
+          },
+          conditions: [
+            {
+              type: 'VerifiedDNSZone',
+              status: 'False',
+              reason: 'NoZone',
+              message: `no DNSZone for example.com in namespace ${mine}; publish the TXT record or the HTTP token instead`,
+              lastTransitionTime: '2026-01-01T00:00:00Z',
+              observedGeneration: 3,
+            },
+            {
+              type: 'Verified',
+              status: 'False',
+              reason: 'ClaimedByOtherNamespace',
+              message: `example.com is claimed and verified by Domain d in namespace ${theirs}, which holds it`,
+              lastTransitionTime: '2026-01-01T00:00:00Z',
+              observedGeneration: 3,
+            },
+          ],
+        },
+      },
+      'a',
+      origins,
+    );
+    assert.deepEqual(status, {
+      observedGeneration: 1,
+      apex: 'example.com',
+      verification: {
+        dnsRecord: { name: '_zonekeeper-challenge.example.com', type: 'TXT', content: 'tok-1' },
+      },
+      conditions: [
+        {
+          type: 'VerifiedDNSZone',
+          status: 'False',
+          reason: 'NoZone',
+          message:
+            'no DNSZone for example.com in namespace team; publish the TXT record or the HTTP token instead',
+          lastTransitionTime: '2026-01-01T00:00:00Z',
+          observedGeneration: 1,
+        },
+        {
+          type: 'Verified',
+          status: 'False',
+          reason: 'ClaimedByOtherNamespace',
+          message:
+            "example.com is claimed and verified by Domain d in namespace another cluster's object, which holds it",
+          lastTransitionTime: '2026-01-01T00:00:00Z',
+          observedGeneration: 1,
+        },
+      ],
+    });
+    assert.doesNotMatch(JSON.stringify(status), /secret-team|\bb--/);
   });
 
   test('text without mirrored namespaces is unchanged', () => {

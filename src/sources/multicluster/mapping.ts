@@ -33,8 +33,18 @@ export const CLAIMED_ELSEWHERE = 'ClaimedByAnotherCluster';
 /** The Accepted reason of an upstream object whose downstream namespace exists with another origin. */
 export const NAMESPACE_TAKEN = 'NamespaceTaken';
 
-export type MirroredKind = 'DNSZone' | 'DNSRecordSet';
-export const MIRRORED_KINDS: readonly MirroredKind[] = ['DNSZone', 'DNSRecordSet'];
+/**
+ * The kinds mirrored from every upstream cluster. A Domain's spec names no namespace, so its copy is
+ * its spec as written; in its cluster's mirrored namespace it verifies the domain for that namespace
+ * only, which is what requireVerifiedDomain checks for the zones there.
+ */
+export type MirroredKind = 'DNSZone' | 'DNSRecordSet' | 'Domain';
+export const MIRRORED_KINDS: readonly MirroredKind[] = ['DNSZone', 'DNSRecordSet', 'Domain'];
+
+/** Whether a kind is one of those mirrored. */
+export function isMirroredKind(kind: string): kind is MirroredKind {
+  return (MIRRORED_KINDS as readonly string[]).includes(kind);
+}
 
 const READABLE_MAX = 50;
 const HASH_CHARS = 12;
@@ -199,7 +209,7 @@ function mapDelegations(
   return out;
 }
 
-/** The downstream copy of an upstream DNSZone or DNSRecordSet of `context.cluster`. */
+/** The downstream copy of an upstream DNSZone, DNSRecordSet or Domain of `context.cluster`. */
 export function mirrorOf(kind: MirroredKind, upstream: UpstreamObject, context: MirrorContext): MirrorResult {
   const { metadata } = upstream;
   const namespace = metadata.namespace ?? 'default';

@@ -1,6 +1,6 @@
 /**
- * The replicator of `zonekeeper operator --upstream-clusters`: DNSZones and DNSRecordSets of every
- * upstream cluster mirrored into the operator's own (downstream) cluster, where the controller serves
+ * The replicator of `zonekeeper operator --upstream-clusters`: DNSZones, DNSRecordSets and Domains of
+ * every upstream cluster mirrored into the operator's own (downstream) cluster, where the controller serves
  * them like any other; status back upstream when the downstream status changes.
  *
  * Per upstream cluster: a reflector per kind (list + watch, backoff, relist on 410), a cache bounded
@@ -36,6 +36,7 @@ import {
   CLUSTER_LABEL,
   type Condition,
   claimDomain,
+  isMirroredKind,
   MIRRORED_KINDS,
   type MirroredKind,
   mirrorNamespace,
@@ -565,7 +566,7 @@ export class Replicator {
   }
 
   private onDownstream(event: StoreEvent): void {
-    if (event.kind !== 'DNSZone' && event.kind !== 'DNSRecordSet') return;
+    if (!isMirroredKind(event.kind)) return;
     const o = event.object;
     const origin = originOf(o.metadata.namespace, o.metadata.labels);
     if (!origin) return;
@@ -781,7 +782,7 @@ export class Replicator {
    * it): if it is a copy, its upstream object is reconciled, so the Invalid status reaches it.
    */
   notifyInvalid(kind: Kind, key: string): void {
-    if (kind !== 'DNSZone' && kind !== 'DNSRecordSet') return;
+    if (!isMirroredKind(kind)) return;
     const { namespace, name } = splitKey(key);
     const origin = namespace ? this.origins.get(namespace) : undefined;
     if (origin) this.clusters.get(origin.cluster)?.enqueue(kind, `${origin.namespace}/${name}`);
