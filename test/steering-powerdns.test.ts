@@ -4,18 +4,22 @@
  * (class setting `luaRecords: true`, PowerDNS with enable-lua-records=yes), both with the same
  * steered record sets (All and Ordered over HTTP and TCP endpoints on loopback addresses). In each
  * steady state (every endpoint up; the first down; the second down: HTTP 503 or connection refused)
- * both return the same healthy set. A PowerDNS without enable-lua-records is reported instead.
+ * both return the same healthy set. A PowerDNS without enable-lua-records, whose API refuses the
+ * zone's ENABLE-LUA-RECORDS metadata, is reported until that metadata is set by hand.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { dig, rdataOf } from './support/dig.ts';
 import { type Endpoint, httpEndpoint, tcpEndpoint } from './support/health-endpoints.ts';
 import { type PowerDnsProcess, powerDnsAvailable, startPowerDns } from './support/powerdns.ts';
 import { removeAll, type ServeProcess, startServe, tempDir, waitFor } from './support/zonekeeper-process.ts';
 
+const run = promisify(execFile);
 const API = 'dns.zonekeeper.dev/v1alpha1';
 const FAST = { intervalSeconds: 1, timeoutSeconds: 1, failureThreshold: 1, successThreshold: 1 };
 
@@ -202,7 +206,7 @@ describe('steering: the built-in server and PowerDNS LUA records agree', { timeo
 });
 
 describe('steering: a PowerDNS that does not evaluate LUA records is reported', {
-  timeout: 120_000,
+  timeout: 240_000,
 }, async () => {
   const unavailable = await powerDnsAvailable('sqlite');
   let pdns: PowerDnsProcess;
@@ -211,7 +215,8 @@ describe('steering: a PowerDNS that does not evaluate LUA records is reported', 
 
   before(async () => {
     if (unavailable) return;
-    pdns = await startPowerDns({ storage: 'sqlite' });
+    // enable-lua-records stays at its default (no); metadata is read without PowerDNS's cache delay.
+    pdns = await startPowerDns({ storage: 'sqlite', extra: ['zone-metadata-cache-ttl=0', 'cache-ttl=0'] });
     dir = await tempDir('steer-pdns-off');
     const keyFile = path.join(dir, 'api-key');
     await writeFile(keyFile, `${pdns.apiKey}\n`);
@@ -241,13 +246,46 @@ describe('steering: a PowerDNS that does not evaluate LUA records is reported', 
       const programmed = item?.status?.conditions?.find((c) => c.type === 'Programmed');
       return programmed?.status === 'False' ? programmed : undefined;
     }, 30_000);
-    assert.match(rs.message, /does not evaluate LUA records \(enable-lua-records=no\)/);
+    // The zone's ENABLE-LUA-RECORDS metadata was tried through the API, which refuses that kind.
+    assert.match(
+      rs.message,
+      /does not evaluate LUA records \(enable-lua-records=no, and the zone's ENABLE-LUA-RECORDS metadata could not be set: the API answered 422 Unsupported metadata kind 'ENABLE-LUA-RECORDS'\).*pdnsutil set-meta pdns\.test\. ENABLE-LUA-RECORDS 1/,
+    );
     const answer = rdataOf(await dig(pdns.dnsPort, 'all-http.pdns.test', 'A'), 'A').sort();
     assert.deepEqual(answer, ['127.0.0.81', '127.0.0.82']);
     assert.deepEqual(rdataOf(await dig(pdns.dnsPort, 'ordered-http.pdns.test', 'A'), 'A').sort(), [
       '127.0.0.81',
       '127.0.0.82',
     ]);
+  });
+
+  test("the zone's ENABLE-LUA-RECORDS metadata set by hand: LUA records, evaluated, and Ready", {
+    skip: unavailable,
+  }, async () => {
+    await run('pdnsutil', [`--config-dir=${pdns.dir}`, 'set-meta', 'pdns.test', 'ENABLE-LUA-RECORDS', '1']);
+    // Read back within a minute (the backend keeps its answer that long); then LUA records go in.
+    await waitFor(async () => {
+      const body = (await (await fetch(`${serve.httpUrl}/api/v1/resources`)).json()) as {
+        items: {
+          kind: string;
+          metadata: { name: string };
+          status?: { conditions?: { type: string; status: string }[] };
+        }[];
+      };
+      const item = body.items.find(
+        (i) => i.kind === 'DNSRecordSet' && i.metadata.name === 'pdns-ordered-http',
+      );
+      return item?.status?.conditions?.find((c) => c.type === 'Programmed')?.status === 'True'
+        ? true
+        : undefined;
+    }, 90_000);
+    // Nothing listens on the checked ports: every candidate is down, so Ordered answers the first
+    // record (evaluated), where plain records answered both.
+    const { value } = await waitFor(async () => {
+      const a = rdataOf(await dig(pdns.dnsPort, 'ordered-http.pdns.test', 'A'), 'A');
+      return a.join() === '127.0.0.81' ? a : undefined;
+    }, 30_000);
+    assert.deepEqual(value, ['127.0.0.81']);
   });
 });
 
