@@ -329,6 +329,7 @@ function perClientDocs(pdnsUrl: string, keyFile: string, web: number, db: number
     });
     const sets: [string, object, string[], object][] = [
       ['hashed', http, ['127.0.0.81', '127.0.0.82'], { policy: 'Hashed' }],
+      ['hashed3', http, ['127.0.0.81', '127.0.0.82', '127.0.0.85'], { policy: 'Hashed' }],
       [
         'weighted',
         http,
@@ -385,7 +386,7 @@ describe('steering: Hashed, Weighted, Random and Closest evaluated by PowerDNS',
     web = [w1, await httpEndpoint('127.0.0.82', { port: w1.port })];
     const d1 = await tcpEndpoint('127.0.0.83');
     db = [d1, await tcpEndpoint('127.0.0.84', d1.port)];
-    endpoints.push(...web, ...db);
+    endpoints.push(...web, ...db, await httpEndpoint('127.0.0.85', { port: w1.port }));
     const manifests = path.join(dir, 'manifests');
     await mkdir(manifests, { recursive: true });
     await writeFile(
@@ -494,6 +495,31 @@ describe('steering: Hashed, Weighted, Random and Closest evaluated by PowerDNS',
     }
     for (const name of ['hashed', 'weighted'])
       await settle(name, clients, (who, subnet, a) => a.join() === before.get(name)!.get(who)!.get(subnet));
+  });
+
+  test('Hashed over three records, one down: the built-in server moves only its clients, PowerDNS may move others', {
+    skip: unavailable,
+  }, async () => {
+    await settle('hashed3', clients, (_w, _s, a) => a.length === 1);
+    const before = await stickyAnswers('hashed3');
+    await web[1].setUp(false);
+    try {
+      await settle('hashed3', clients, (_w, _s, a) => a.length === 1 && a[0] !== '127.0.0.82');
+      const during = await stickyAnswers('hashed3');
+      const moved = (who: string) =>
+        clients.filter(
+          (c) =>
+            before.get(who)!.get(c) !== '127.0.0.82' && during.get(who)!.get(c) !== before.get(who)!.get(c),
+        );
+      // Rendezvous hashing: a client of a record still up keeps it.
+      assert.deepEqual(moved('built-in'), [], "built-in: only the down record's clients move");
+      // pickwhashed: the client's hash modulo the sum of the healthy records' weights, so the
+      // remaining clients are dealt again (docs/steering.md says so).
+      assert.ok(moved('PowerDNS').length > 0, 'PowerDNS: clients of records still up move too');
+    } finally {
+      await web[1].setUp(true);
+    }
+    await settle('hashed3', clients, (who, subnet, a) => a.join() === before.get(who)!.get(subnet));
   });
 
   test('Random: one healthy record per query', { skip: unavailable }, async () => {
