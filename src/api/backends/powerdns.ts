@@ -66,7 +66,8 @@ export const powerDnsBackendSchema = s.object(
       s.boolean({
         description:
           'Program steered record sets (healthCheck, selection, placement) as LUA records, which PowerDNS evaluates ' +
-          'per query with its own health checks. PowerDNS must run with enable-lua-records=yes; a PowerDNS that ' +
+          "per query with its own health checks. PowerDNS must run with enable-lua-records=yes or have the zone's " +
+          'ENABLE-LUA-RECORDS metadata set to 1 (tried through the API, set by hand when the API refuses it); a PowerDNS that ' +
           'does not evaluate them is reported and gets every candidate instead. Default: false (every candidate, ' +
           'unsteered).',
       }),

@@ -67,4 +67,13 @@ test('luaLimits names what PowerDNS does not express', () => {
       'whenAllDown None is answered as First when every candidate is down',
     ],
   );
+  const hashed = luaLimits({ ...http, policy: 'Hashed', whenAllDown: 'All' });
+  assert.ok(
+    hashed.some((l) => l.startsWith("PowerDNS answers with the client's source prefix")),
+    hashed.join('\n'),
+  );
+  assert.ok(
+    hashed.some((l) => l.startsWith('pickwhashed hashes the client its own way')),
+    hashed.join('\n'),
+  );
 });

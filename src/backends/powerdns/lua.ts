@@ -7,8 +7,9 @@
  * What PowerDNS cannot express is approximated and listed by `luaLimits` (docs/steering.md): failure
  * and success thresholds and the probe interval (PowerDNS's own settings decide), statuses other than
  * 200 (`ifurlup` counts only 200 as up), `whenAllDown` (with every candidate down PowerDNS returns
- * them all: `Ordered` answers the first, the others choose among all), and the ECS scope (PowerDNS
- * sets it).
+ * them all: `Ordered` answers the first, the others choose among all), the ECS scope (PowerDNS answers
+ * the client's source prefix) and which record a client gets from `Hashed`/`Weighted` (`pickwhashed`
+ * hashes modulo the healthy weights' sum, not by rendezvous).
  */
 import type { Steering } from '../../api/steering.ts';
 
@@ -119,6 +120,12 @@ export function luaLimits(steering: Steering): string[] {
     out.push(`whenAllDown ${steering.whenAllDown} is answered as ${allDown} when every candidate is down`);
   if (steering.geoip) out.push("the class's GeoIP database is not used: only topology networks decide");
   if (steering.policy === 'Closest' || steering.policy === 'Weighted' || steering.policy === 'Hashed')
-    out.push('PowerDNS sets the ECS scope itself');
+    out.push(
+      "PowerDNS answers with the client's source prefix as the ECS scope (edns-subnet-processing=yes)",
+    );
+  if (steering.policy === 'Weighted' || steering.policy === 'Hashed')
+    out.push(
+      "pickwhashed hashes the client its own way, modulo the healthy records' weights: clients of records still up can move when one goes down",
+    );
   return out;
 }

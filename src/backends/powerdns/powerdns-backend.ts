@@ -129,6 +129,8 @@ export class PowerDnsBackend implements Backend {
   >();
   /** PowerDNS's `enable-lua-records` as last read, and when (see luaCheck). */
   private luaEnabled: { value: string; at: number } | undefined;
+  /** Per zone, with `enable-lua-records=no`: whether its ENABLE-LUA-RECORDS metadata is 1 (else why not), and when. */
+  private readonly luaZone = new Map<string, { refused?: string; at: number }>();
 
   constructor(options: PowerDnsBackendOptions) {
     this.options = options;
@@ -197,16 +199,18 @@ export class PowerDnsBackend implements Backend {
       patches: 0,
       requests: 0,
     };
-    const lua = await this.luaCheck(zone);
-    const desired = this.desiredOf(zone, lua.use);
     let [info, owned] = await Promise.all([this.getZone(origin), this.getOwned(origin)]);
     stats.requests += 2;
     if (info === undefined) {
-      info = await this.createZone(zone, desired);
+      // Creation writes the SOA and NS only, the same with or without LUA records.
+      info = await this.createZone(zone, this.desiredOf(zone));
       owned = [];
       stats.created = true;
       stats.requests++;
     }
+    // After creation: the zone's ENABLE-LUA-RECORDS metadata needs the zone to exist.
+    const lua = await this.luaCheck(zone);
+    const desired = this.desiredOf(zone, lua.use);
     if (await this.fixZoneSettings(info)) stats.requests++;
     const ignored = ignoreMatcher(origin, zone.ignore);
     const diff = diffZone({
@@ -417,9 +421,12 @@ export class PowerDnsBackend implements Backend {
   /** The SOA (Zonekeeper's serial) and every RRset of the zone, with PowerDNS content. */
   /**
    * Whether steered RRsets go to PowerDNS as LUA records: the class opts in (`luaRecords`) and
-   * PowerDNS evaluates them (`enable-lua-records` in its configuration, read through the API and
-   * kept for a minute). Opted in but not evaluated: every steered RRset is reported (and programmed
-   * with every candidate), never published as a LUA record that would fail.
+   * PowerDNS evaluates them: `enable-lua-records` in its configuration (read through the API and
+   * kept for a minute), else the zone's `ENABLE-LUA-RECORDS` metadata, which is set to 1 through the
+   * API when it is not (kept for a minute too). PowerDNS's API refuses to write that metadata kind
+   * (4.7 to 5.0: HTTP 422 "Unsupported metadata kind"); set by hand (`pdnsutil set-meta`) it is read
+   * back. Opted in but not evaluated: every steered RRset is reported (and programmed with every
+   * candidate), never published as a LUA record that would fail.
    */
   private async luaCheck(zone: ProgrammedZone): Promise<{ use: boolean; problems: RRsetProblem[] }> {
     if (!this.settings.luaRecords) return { use: false, problems: [] };
@@ -434,6 +441,16 @@ export class PowerDnsBackend implements Backend {
       this.luaEnabled = { value, at: now };
     }
     if (this.luaEnabled.value !== 'no') return { use: true, problems: [] };
+    let known = this.luaZone.get(zone.origin);
+    if (known === undefined || now - known.at > 60_000) {
+      known = { at: now, ...(await this.luaZoneMetadata(zone.origin)) };
+      this.luaZone.set(zone.origin, known);
+    }
+    if (known.refused === undefined) return { use: true, problems: [] };
+    const message =
+      `${this.location} does not evaluate LUA records (enable-lua-records=no, and the zone's ENABLE-LUA-RECORDS ` +
+      `metadata could not be set: ${known.refused}): the record set is served with every candidate, unsteered; ` +
+      `set enable-lua-records=yes in pdns.conf, or run pdnsutil set-meta ${zone.origin} ENABLE-LUA-RECORDS 1`;
     return {
       use: false,
       problems: steered.map((r) => ({
@@ -441,9 +458,36 @@ export class PowerDnsBackend implements Backend {
         type: r.type,
         origin: r.origin,
         reason: 'BackendRejected' as const,
-        message: `${this.location} does not evaluate LUA records (enable-lua-records=no): the record set is served with every candidate, unsteered; set enable-lua-records=yes in pdns.conf`,
+        message,
       })),
     };
+  }
+
+  /** Reads the zone's ENABLE-LUA-RECORDS metadata and sets it to 1 when it is not: why not, if it cannot be. */
+  private async luaZoneMetadata(origin: string): Promise<{ refused?: string }> {
+    const client = this.client;
+    const list = `GET metadata of ${origin}`;
+    const held = client.parse<{ kind: string; metadata: string[] }[]>(
+      await client.request('GET', client.zonePath(origin, '/metadata'), list),
+      list,
+    );
+    if (held.find((m) => m.kind === 'ENABLE-LUA-RECORDS')?.metadata.join() === '1') return {};
+    const what = `PUT metadata ENABLE-LUA-RECORDS of ${origin}`;
+    const response = await client.request(
+      'PUT',
+      client.zonePath(origin, '/metadata/ENABLE-LUA-RECORDS'),
+      what,
+      {
+        body: { kind: 'ENABLE-LUA-RECORDS', metadata: ['1'] },
+        expect: [400, 422],
+      },
+    );
+    if (response.status >= 200 && response.status < 300) return {};
+    let error = response.body;
+    try {
+      error = (JSON.parse(response.body) as { error?: string }).error ?? response.body;
+    } catch {}
+    return { refused: `the API answered ${response.status} ${error.slice(0, 200)}` };
   }
 
   private desiredOf(zone: ProgrammedZone, lua = false): DesiredRRset[] {

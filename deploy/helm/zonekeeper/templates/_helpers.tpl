@@ -67,3 +67,15 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- $users := list (printf "system:serviceaccount:%s:%s" .Release.Namespace (include "zonekeeper.serverServiceAccount" .)) -}}
 {{- join "," (concat $users .Values.operator.apiWrites.extraForwarders) -}}
 {{- end }}
+
+{{/* `--health-probe-allow` and `--health-probe-ca` for the operator and the servers (values healthProbes). */}}
+{{- define "zonekeeper.healthProbeArgs" -}}
+{{- range .Values.healthProbes.allow }}
+- --health-probe-allow={{ . }}
+{{- end }}
+{{- if .Values.healthProbes.ca.configMap }}
+{{- range .Values.healthProbes.ca.keys }}
+- --health-probe-ca=/etc/zonekeeper/health-probe-ca/{{ . }}
+{{- end }}
+{{- end }}
+{{- end }}
