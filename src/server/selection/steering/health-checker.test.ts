@@ -159,6 +159,16 @@ describe('HealthChecker against real endpoints on loopback', { timeout: 60_000 }
       assert.equal(c.permitted('fd00:ec2::254'), false);
       assert.equal(c.permitted('fe80::1'), false);
       assert.equal(c.permitted('127.0.0.1'), true);
+      // IPv6 forms that carry the metadata address reach it too: judged as IPv4.
+      for (const disguised of [
+        '::ffff:169.254.169.254',
+        '::ffff:a9fe:a9fe',
+        '::169.254.169.254',
+        '64:ff9b::a9fe:a9fe',
+        '2002:a9fe:a9fe::1',
+      ])
+        assert.equal(c.permitted(disguised), false, disguised);
+      assert.equal(c.permitted('::ffff:192.0.2.1'), true);
     } finally {
       c.stop();
     }

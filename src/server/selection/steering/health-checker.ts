@@ -268,12 +268,23 @@ export class HealthChecker {
     for (const [state, n] of Object.entries(counts)) this.targetsGauge.set(n, state);
   }
 
-  /** Whether the address may be probed: not link-local or metadata, unless allow-listed. */
+  /**
+   * Whether the address may be probed: not link-local or metadata, unless allow-listed. An IPv6 address
+   * that carries an IPv4 address (IPv4-mapped ::ffff:0:0/96, IPv4-compatible ::/96, NAT64 64:ff9b::/96,
+   * 6to4 2002::/16) is judged as that IPv4 address too: the socket reaches it, so ::ffff:169.254.169.254
+   * is the metadata service.
+   */
   permitted(address: string): boolean {
-    const parsed = parseNetwork(`${address}/${net.isIPv6(address) ? 128 : 32}`);
-    if (!parsed) return false;
-    if (this.allowed.some((n) => networkWithin(parsed, n))) return true;
-    return !this.denied.some((n) => networkWithin(parsed, n));
+    const forms = [address];
+    const embedded = embeddedIPv4(address);
+    if (embedded !== undefined) forms.push(embedded);
+    for (const form of forms) {
+      const parsed = parseNetwork(`${form}/${net.isIPv6(form) ? 128 : 32}`);
+      if (!parsed) return false;
+      if (this.allowed.some((n) => networkWithin(parsed, n))) continue;
+      if (this.denied.some((n) => networkWithin(parsed, n))) return false;
+    }
+    return true;
   }
 
   /** One probe: undefined when up, else why it failed. */
@@ -287,6 +298,24 @@ export class HealthChecker {
       return (e as Error).message;
     }
   }
+}
+
+/** The IPv4 address an IPv6 address carries in one of the forms a socket reaches it by, if any. */
+export function embeddedIPv4(address: string): string | undefined {
+  if (!net.isIPv6(address)) return undefined;
+  const octets = parseNetwork(`${address}/128`)?.address;
+  if (!octets || octets.length !== 16) return undefined;
+  const v4 = (at: number) => `${octets[at]}.${octets[at + 1]}.${octets[at + 2]}.${octets[at + 3]}`;
+  const zero = (from: number, to: number) => octets.subarray(from, to).every((b) => b === 0);
+  // ::ffff:a.b.c.d (RFC 4291 §2.5.5.2) and ::a.b.c.d (§2.5.5.1; not :: and ::1).
+  if (zero(0, 10) && octets[10] === 0xff && octets[11] === 0xff) return v4(12);
+  if (zero(0, 12) && !zero(12, 15)) return v4(12);
+  // 64:ff9b::/96, the NAT64 well-known prefix (RFC 6052 §2.1).
+  if (octets[0] === 0 && octets[1] === 0x64 && octets[2] === 0xff && octets[3] === 0x9b && zero(4, 12))
+    return v4(12);
+  // 2002:aabb:ccdd::/48, 6to4 (RFC 3056 §2).
+  if (octets[0] === 0x20 && octets[1] === 0x02) return v4(2);
+  return undefined;
 }
 
 function probeTcp(t: ProbeTarget): Promise<string | undefined> {
