@@ -114,7 +114,42 @@ describe('Gateway hostnames as record sets', () => {
       kind: 'DNSRecordSet',
       metadata: { name: 'api', namespace: 'team-a' },
       spec: { zoneRef: { name: 'example-com' }, name: 'api', type: 'A', records: ['198.51.100.1'] },
+      status: {
+        conditions: [
+          {
+            type: 'Accepted',
+            status: 'True',
+            reason: 'Accepted',
+            message: 'served',
+            lastTransitionTime: '2026-11-26T00:00:00Z',
+          },
+        ],
+      },
     };
+    // A record set the zone refused (e.g. from a namespace it does not delegate to) holds nothing: the
+    // Gateway's record is published, not dropped (and then garbage-collected).
+    const refused: DNSRecordSet = {
+      ...handMade,
+      metadata: { name: 'x', namespace: 'evil' },
+      spec: {
+        ...handMade.spec,
+        zoneRef: { name: 'example-com', namespace: 'team-a' },
+        type: 'TXT',
+        records: ['"x"'],
+      },
+      status: {
+        conditions: [
+          {
+            type: 'Accepted',
+            status: 'False',
+            reason: 'NotDelegated',
+            message: 'no',
+            lastTransitionTime: '2026-11-26T00:00:00Z',
+          },
+        ],
+      },
+    };
+    assert.equal(planHostname(claim('api.example.com'), ZONES, DOMAINS, TARGET, [refused]).kind, 'publish');
     const c = planHostname(claim('api.example.com'), ZONES, DOMAINS, TARGET, [handMade]);
     assert.equal((c as { reason: string }).reason, 'Conflict');
     assert.match((c as { message: string }).message, /DNSRecordSet team-a\/api; it is not overwritten/);

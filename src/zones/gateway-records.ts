@@ -148,10 +148,13 @@ export function planHostname(
     };
   }
   const ours = new Set(recordSets.map((r) => `${r.metadata.namespace}/${r.metadata.name}`));
+  // Only a record set the zone serves holds the name: one its zone refused (another namespace the zone
+  // does not delegate to, an invalid one) must not make the Gateway's records go.
   const clash = existing.find(
     (r) =>
       !r.metadata.deletionTimestamp &&
       !ours.has(`${r.metadata.namespace}/${r.metadata.name}`) &&
+      accepted(r) &&
       publishesAt(r, zone, hostname),
   );
   const sameName = existing.find(
@@ -175,6 +178,10 @@ export function planHostname(
 }
 
 /** Whether a record set publishes at `hostname` in `zone` (by its zoneRef and name, or its status). */
+function accepted(r: DNSRecordSet): boolean {
+  return r.status?.conditions?.some((c) => c.type === 'Accepted' && c.status === 'True') ?? false;
+}
+
 function publishesAt(r: DNSRecordSet, zone: DNSZone, hostname: string): boolean {
   if (r.status?.fqdn !== undefined && domainText(r.status.fqdn) === hostname) return true;
   const ref = r.spec.zoneRef;
