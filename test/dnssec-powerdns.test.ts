@@ -11,6 +11,8 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { DNSZone, Resource } from '../src/api/index.ts';
 import { BuiltinBackend } from '../src/backends/builtin/builtin-backend.ts';
+import { PowerDnsClient } from '../src/backends/powerdns/client.ts';
+import { applyDnssec } from '../src/backends/powerdns/dnssec.ts';
 import { BACKENDS, createBackendFactory } from '../src/backends/registry.ts';
 import { Controller } from '../src/control/controller.ts';
 import { MemoryStore } from '../src/control/memory-store.ts';
@@ -228,6 +230,33 @@ for (const storage of ['sqlite', 'lmdb'] as const) {
         rdataOf(await dig(pdns.dnsPort, ORIGIN, 'DNSKEY'), 'DNSKEY').length,
         1,
         'the hand-made key stays',
+      );
+      // Asking Zonekeeper to sign it now does not take it over (turning DNSSEC off later would delete
+      // keys it never made): the backend refuses, saying why, and the hand-made key stays either way.
+      const client = new PowerDnsClient({
+        url: pdns.apiUrl,
+        serverId: 'localhost',
+        apiKey: async () => pdns.apiKey,
+        timeoutMs: 10_000,
+      });
+      try {
+        await assert.rejects(
+          applyDnssec(client, ORIGIN, {
+            algorithm: 'ECDSAP256SHA256',
+            denial: 'NSEC',
+            keys: 'CSK',
+            zskLifetimeSeconds: 0,
+          }),
+          /signed by hand.*pdnsutil remove-zone-key/s,
+        );
+        await applyDnssec(client, ORIGIN, undefined);
+      } finally {
+        client.close();
+      }
+      assert.equal(
+        rdataOf(await dig(pdns.dnsPort, ORIGIN, 'DNSKEY'), 'DNSKEY').length,
+        1,
+        'still the hand-made key',
       );
     });
   });

@@ -89,16 +89,27 @@ export async function applyDnssec(
     undefined,
     [404, 422],
   );
-  const managed = marked.status === 200 && (marked.value?.metadata?.length ?? 0) > 0;
+  const mark = marked.status === 200 ? (marked.value?.metadata ?? []) : [];
+  const managed = mark.length > 0;
   if (want === undefined && !managed) return { requests, changed };
+  // The ids of the keys Zonekeeper created ("key:<id>"): the only keys it ever deactivates or deletes.
+  const ours = new Set(mark.filter((m) => m.startsWith('key:')).map((m) => Number(m.slice(4))));
+  const saveMark = async () => {
+    await call('PUT', `/metadata/${DNSSEC_METADATA}`, `PUT metadata ${DNSSEC_METADATA}`, {
+      kind: DNSSEC_METADATA,
+      metadata: ['managed', ...[...ours].sort((a, b) => a - b).map((id) => `key:${id}`)],
+    });
+  };
 
   let keys = (await call<Cryptokey[]>('GET', '/cryptokeys', 'GET cryptokeys')).value ?? [];
   const zone = (await call<ZoneDnssecInfo>('GET', '?rrsets=false', 'GET zone')).value ?? {};
 
   if (want === undefined) {
-    // Zonekeeper signed it and no longer should: keys, NSEC3PARAM, CDS metadata and the mark go.
-    for (const k of keys)
+    // Zonekeeper signed it and no longer should: its keys, NSEC3PARAM, CDS metadata and the mark go.
+    for (const k of keys) {
+      if (!ours.has(k.id)) continue;
       await call('DELETE', `/cryptokeys/${k.id}`, `DELETE cryptokey ${k.id}`, undefined, [404]);
+    }
     if (zone.nsec3param) await call('PUT', '', 'PUT zone', { nsec3param: '', nsec3narrow: false });
     for (const kind of ['PUBLISH-CDS', 'PUBLISH-CDNSKEY', ROLLOVER_METADATA, DNSSEC_METADATA])
       await call('DELETE', `/metadata/${kind}`, `DELETE metadata ${kind}`, undefined, [404, 422]);
@@ -106,12 +117,18 @@ export async function applyDnssec(
     return { requests, changed: true };
   }
 
+  // A zone signed by hand is not taken over: its keys are someone else's, and turning DNSSEC off later
+  // must not delete them.
+  if (!managed && keys.length > 0)
+    throw new PowerDnsError(
+      'PDNS_DNSSEC',
+      `${origin} is already signed in PowerDNS at ${client.url} with keys Zonekeeper did not create ` +
+        `(ids ${keys.map((k) => k.id).join(', ')}); Zonekeeper does not take over DNSSEC of a zone signed by ` +
+        'hand: leave spec.dnssec unset, or remove those keys in PowerDNS (pdnsutil remove-zone-key) first',
+    );
   // Marked first: a failure after this point leaves a zone Zonekeeper knows it manages.
   if (!managed) {
-    await call('PUT', `/metadata/${DNSSEC_METADATA}`, `PUT metadata ${DNSSEC_METADATA}`, {
-      kind: DNSSEC_METADATA,
-      metadata: ['managed'],
-    });
+    await saveMark();
     changed = true;
   }
   for (const keytype of wantedKeyTypes(want)) {
@@ -134,7 +151,11 @@ export async function applyDnssec(
           'gpgsql-dnssec=yes or gmysql-dnssec=yes; LMDB always has it) and check the algorithm is supported.',
         { status: 422, ...(created.value?.error ? { detail: created.value.error } : {}) },
       );
-    if (created.value) keys.push(created.value);
+    if (created.value) {
+      keys.push(created.value);
+      ours.add(created.value.id);
+      await saveMark();
+    }
     changed = true;
   }
   const nsec3param = want.denial === 'NSEC3' ? NSEC3PARAM : '';
@@ -165,7 +186,9 @@ export async function applyDnssec(
   let rolled: DnssecStatus['rollover'];
   let dueAt: number | undefined;
   if (want.keys === 'Split' && want.zskLifetimeSeconds > 0 && rollover) {
-    const zsks = keys.filter((k) => k.keytype === 'zsk' && sameAlgorithm(k.algorithm, want.algorithm));
+    const zsks = keys.filter(
+      (k) => k.keytype === 'zsk' && sameAlgorithm(k.algorithm, want.algorithm) && ours.has(k.id),
+    );
     const held = await call<{ metadata?: string[] }>(
       'GET',
       `/metadata/${ROLLOVER_METADATA}`,
@@ -197,8 +220,12 @@ export async function applyDnssec(
             `PowerDNS at ${client.url} did not return the new ZSK of ${origin}`,
           );
         next = { ...next, newKey: created.value.id };
+        ours.add(created.value.id);
+        await saveMark();
       } else if (action.kind === 'remove') {
         await call('DELETE', `/cryptokeys/${action.key}`, `DELETE cryptokey ${action.key}`, undefined, [404]);
+        ours.delete(action.key);
+        await saveMark();
       } else {
         const active = action.kind === 'activate';
         await call('PUT', `/cryptokeys/${action.key}`, `PUT cryptokey ${action.key}`, {

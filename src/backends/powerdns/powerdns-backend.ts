@@ -178,7 +178,9 @@ export class PowerDnsBackend implements Backend {
       zone.delta !== undefined &&
       zone.delta.upserts.length === 0 &&
       zone.delta.deletes.length === 0 &&
-      performance.now() - last.at < Math.min(REAPPLY_GRACE_MS, this.resyncIntervalMs / 2)
+      performance.now() - last.at < Math.min(REAPPLY_GRACE_MS, this.resyncIntervalMs / 2) &&
+      // A change of the DNSSEC settings alone changes no RRset: it is applied all the same.
+      this.dnssecKnown.get(key)?.want === (zone.dnssec === undefined ? '' : JSON.stringify(zone.dnssec))
     ) {
       return {};
     }
