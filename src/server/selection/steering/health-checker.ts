@@ -304,7 +304,7 @@ export class HealthChecker {
 export function embeddedIPv4(address: string): string | undefined {
   if (!net.isIPv6(address)) return undefined;
   const octets = parseNetwork(`${address}/128`)?.address;
-  if (!octets || octets.length !== 16) return undefined;
+  if (octets?.length !== 16) return undefined;
   const v4 = (at: number) => `${octets[at]}.${octets[at + 1]}.${octets[at + 2]}.${octets[at + 3]}`;
   const zero = (from: number, to: number) => octets.subarray(from, to).every((b) => b === 0);
   // ::ffff:a.b.c.d (RFC 4291 §2.5.5.2) and ::a.b.c.d (§2.5.5.1; not :: and ::1).
