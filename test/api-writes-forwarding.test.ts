@@ -353,7 +353,7 @@ describe('API writes forwarded from a server replica to the operator leader', { 
 
   test('the hop token is no credential for the API server, which the normal token is', async () => {
     // A sniffed hop token cannot read zones or update-key Secrets as the server's service account:
-    // the API server only takes tokens for its own audience (--api-audiences, the issuer by default).
+    // the API server only takes tokens for its own audience (--api-audiences; without it, the service-account token issuer's URL).
     const normal = await serviceAccountToken(kube, SYSTEM, 'zonekeeper-server');
     const zones = `/apis/dns.zonekeeper.dev/v1alpha1/namespaces/${SYSTEM}/dnszones`;
     assert.equal(await apiServerStatus(kube, zones, normal), 200);

@@ -278,21 +278,7 @@ export async function startKube(options: { users?: KubeUser[]; crds?: boolean } 
     }, 60_000);
 
     const cacheDir = path.join(dir, 'kubectl-cache');
-    const kubectl: KubeCluster['kubectl'] = async (args, opts = {}) => {
-      return new Promise((resolve) => {
-        const child = execFile(
-          kubectlPath,
-          ['--kubeconfig', opts.kubeconfig ?? adminKubeconfig, '--cache-dir', cacheDir, ...args],
-          { timeout: opts.timeoutMs ?? 60_000, maxBuffer: 256 * 1024 * 1024 },
-          (error, stdout, stderr) => {
-            const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-            resolve({ stdout, stderr, code });
-          },
-        );
-        if (opts.input !== undefined) child.stdin!.end(opts.input);
-        else child.stdin!.end();
-      });
-    };
+    const kubectl = kubectlRunner(kubectlPath, adminKubeconfig, cacheDir);
     const cluster: KubeCluster = {
       server,
       dir,
@@ -569,20 +555,7 @@ export async function startKubeClusters(
         }
         const adminKubeconfig = kubeconfigs.get(ADMIN.name)!;
         const cacheDir = path.join(dir, `kubectl-cache-${name}`);
-        const kubectl: KubeCluster['kubectl'] = (args, opts = {}) =>
-          new Promise((resolve) => {
-            const child = execFile(
-              kubectlPath,
-              ['--kubeconfig', opts.kubeconfig ?? adminKubeconfig, '--cache-dir', cacheDir, ...args],
-              { timeout: opts.timeoutMs ?? 60_000, maxBuffer: 256 * 1024 * 1024 },
-              (error, stdout, stderr) => {
-                const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-                resolve({ stdout, stderr, code });
-              },
-            );
-            if (opts.input !== undefined) child.stdin!.end(opts.input);
-            else child.stdin!.end();
-          });
+        const kubectl = kubectlRunner(kubectlPath, adminKubeconfig, cacheDir);
         const cluster: PlaneCluster = {
           name,
           server,
@@ -622,4 +595,26 @@ export async function startKubeClusters(
     await stopAll();
     throw e;
   }
+}
+
+/** kubectl against one API server: the admin kubeconfig unless another is given, its own cache dir. */
+function kubectlRunner(
+  kubectlPath: string,
+  adminKubeconfig: string,
+  cacheDir: string,
+): KubeCluster['kubectl'] {
+  return (args, opts = {}) =>
+    new Promise((resolve) => {
+      const child = execFile(
+        kubectlPath,
+        ['--kubeconfig', opts.kubeconfig ?? adminKubeconfig, '--cache-dir', cacheDir, ...args],
+        { timeout: opts.timeoutMs ?? 60_000, maxBuffer: 256 * 1024 * 1024 },
+        (error, stdout, stderr) => {
+          const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+          resolve({ stdout, stderr, code });
+        },
+      );
+      if (opts.input !== undefined) child.stdin!.end(opts.input);
+      else child.stdin!.end();
+    });
 }
