@@ -134,6 +134,8 @@ export interface UpstreamClustersOptions {
   resyncIntervalMs?: number;
   retryMaxMs?: number;
   maxObjectsPerCluster?: number;
+  maxBytesPerCluster?: number;
+  maxResponseBytes?: number;
 }
 
 export interface OperatorHandle {

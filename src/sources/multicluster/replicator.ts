@@ -18,7 +18,7 @@
  * period (it may come back before), with its claims released.
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import type { Kind, Resource } from '../../api/index.ts';
+import { GROUP, KIND_DEFINITIONS, type Kind, type Resource, VERSION } from '../../api/index.ts';
 import type { StoreEvent } from '../../control/resource-store.ts';
 import type { WorkQueue as WorkQueueType } from '../../control/work-queue.ts';
 import { WorkQueue } from '../../control/work-queue.ts';
@@ -30,7 +30,7 @@ import { describeError, type KubeObject, Reflector } from '../kubernetes/reflect
 import { ClaimStore } from './claim-store.ts';
 import { ownerOf } from './claims.ts';
 import type { ClusterSource } from './cluster-source.ts';
-import { boundedList, type DownstreamApi } from './downstream-api.ts';
+import type { DownstreamApi } from './downstream-api.ts';
 import {
   CLAIMED_ELSEWHERE,
   CLUSTER_LABEL,
@@ -52,6 +52,7 @@ import {
   type UpstreamObject,
   upstreamStatus,
 } from './mapping.ts';
+import { type ByteLimits, boundedList, boundedListerWatcher, type Coordinates } from './upstream-http.ts';
 
 type Log = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 
@@ -79,6 +80,10 @@ export interface ReplicatorOptions {
   resyncIntervalMs?: number;
   /** Objects kept per cluster and kind; more are not mirrored (default 20,000). */
   maxObjectsPerCluster?: number;
+  /** Bytes of objects kept per cluster, all kinds together; more are not mirrored (default 128 MiB). */
+  maxBytesPerCluster?: number;
+  /** Bytes of one upstream response (a list page) or watch event; longer ones are not read (default 16 MiB). */
+  maxResponseBytes?: number;
   /** Longest wait between retries of an upstream's list/watch (default 30 s). */
   retryMaxMs?: number;
   /** Reconciles in flight per cluster (default 4). */
@@ -86,6 +91,38 @@ export interface ReplicatorOptions {
 }
 
 const ROOT_MARK = '|';
+
+/**
+ * What a zone copy's downstream status says of its domain claim, for the copy's generation:
+ * 'accepted' (Accepted=True and not waiting for a verified Domain), 'refused' (Accepted=False, or
+ * waiting for a verified Domain), or 'pending' (no verdict on this generation yet).
+ */
+export function zoneCopyVerdict(copy: {
+  metadata: { generation?: number };
+  status?: unknown;
+}): 'accepted' | 'refused' | 'pending' {
+  const conditions = ((copy.status as { conditions?: unknown } | undefined)?.conditions ?? []) as Condition[];
+  if (!Array.isArray(conditions)) return 'pending';
+  const current = (c: Condition | undefined) =>
+    c !== undefined &&
+    (copy.metadata.generation === undefined || c.observedGeneration === copy.metadata.generation);
+  const accepted = conditions.find((c) => c.type === 'Accepted');
+  if (!current(accepted)) return 'pending';
+  if (accepted!.status !== 'True') return 'refused';
+  const programmed = conditions.find((c) => c.type === 'Programmed');
+  if (current(programmed) && programmed!.status === 'False' && programmed!.reason === 'DomainNotVerified')
+    return 'refused';
+  return 'accepted';
+}
+
+function coordinatesOf(kind: MirroredKind): Coordinates {
+  return { group: GROUP, version: VERSION, plural: KIND_DEFINITIONS[kind].plural };
+}
+
+/** The size an object is counted with against the byte limit (its JSON). */
+function sizeOf(o: UpstreamObject): number {
+  return Buffer.byteLength(JSON.stringify(o));
+}
 
 function itemKey(kind: MirroredKind, key: string): string {
   return `${kind}${ROOT_MARK}${key}`;
@@ -121,9 +158,17 @@ class UpstreamCluster {
   );
   readonly synced = new Set<MirroredKind>();
   readonly watchUp = new Map<MirroredKind, boolean>();
+  /** Objects of each kind not kept (over a limit): not mirrored, not reconciled. */
   readonly dropped = new Map<MirroredKind, number>();
-  /** Objects the last list did not read (over the limit). */
-  private readonly unlisted = new Map<MirroredKind, number>();
+  /** Which limit each kind is held at, if one (objects or bytes). */
+  readonly limited = new Map<MirroredKind, 'objects' | 'bytes'>();
+  /** The size of each kept object (bytes of its JSON) and their sum over all kinds. */
+  private readonly sizes = new Map<MirroredKind, Map<string, number>>(
+    MIRRORED_KINDS.map((k) => [k, new Map()]),
+  );
+  bytes = 0;
+  /** What the last list of each kind left unread, and why. */
+  private readonly unlisted = new Map<MirroredKind, { left: number; limited?: 'objects' | 'bytes' }>();
   /** When each queued item first became due (for the lag metric). */
   readonly dueSince = new Map<string, number>();
   /** The domain each zone key had when last seen (to release claims after the zone is gone). */
@@ -136,7 +181,14 @@ class UpstreamCluster {
     name: string,
     kubeconfig: string,
     owner: Replicator,
-    options: { maxObjects: number; retryMaxMs: number; concurrency: number; identity: string },
+    options: {
+      maxObjects: number;
+      maxBytes: number;
+      maxResponseBytes: number;
+      retryMaxMs: number;
+      concurrency: number;
+      identity: string;
+    },
   ) {
     this.name = name;
     this.kubeconfig = kubeconfig;
@@ -159,26 +211,50 @@ class UpstreamCluster {
     });
     for (const kind of MIRRORED_KINDS) {
       const cache = this.cache.get(kind)!;
-      const admit = (key: string, object: UpstreamObject): boolean => {
-        if (cache.has(key) || cache.size < options.maxObjects) {
-          cache.set(key, object);
-          return true;
-        }
-        this.dropped.set(kind, (this.dropped.get(kind) ?? 0) + 1);
-        return false;
+      const sizes = this.sizes.get(kind)!;
+      const forget = (key: string): void => {
+        this.bytes -= sizes.get(key) ?? 0;
+        sizes.delete(key);
+        cache.delete(key);
       };
+      const drop = (why: 'objects' | 'bytes'): void => {
+        this.dropped.set(kind, (this.dropped.get(kind) ?? 0) + 1);
+        if (!this.limited.has(kind)) this.limited.set(kind, why);
+      };
+      // Kept only within the limits (count per kind, bytes per cluster); what is not kept is neither
+      // mirrored nor reconciled, so it costs no memory and no call downstream.
+      const admit = (key: string, object: UpstreamObject): boolean => {
+        const size = sizeOf(object);
+        const had = sizes.get(key);
+        if (had === undefined && cache.size >= options.maxObjects) {
+          drop('objects');
+          return false;
+        }
+        if (this.bytes - (had ?? 0) + size > options.maxBytes) {
+          // A kept object grown past the budget is let go: its copy stays as it was last mirrored.
+          if (had !== undefined) forget(key);
+          drop('bytes');
+          return false;
+        }
+        cache.set(key, object);
+        sizes.set(key, size);
+        this.bytes += size - (had ?? 0);
+        return true;
+      };
+      const limits = (): ByteLimits => ({
+        maxObjects: options.maxObjects,
+        maxResponseBytes: options.maxResponseBytes,
+        // A list may use what the other kinds of the cluster leave of the budget.
+        maxBytes: Math.max(0, options.maxBytes - (this.bytes - this.bytesOf(kind))),
+      });
       this.reflectors.push(
         new Reflector({
           name: `upstream ${name} ${kind}`,
-          listerWatcher: {
-            ...this.api.listerWatcher(kind),
-            // At most maxObjects are read: a cluster with more does not make this process hold them.
-            list: async () => {
-              const r = await boundedList(config, kind, options.maxObjects);
-              this.unlisted.set(kind, r.left);
-              return { items: r.items, resourceVersion: r.resourceVersion };
-            },
-          },
+          // At most the limits are read: a cluster with more (or an API server sending more) does not
+          // make this process hold it.
+          listerWatcher: boundedListerWatcher(config, coordinatesOf(kind), limits, (r) =>
+            this.unlisted.set(kind, { left: r.left, ...(r.limited ? { limited: r.limited } : {}) }),
+          ),
           backoff: { initialMs: 250, maxMs: options.retryMaxMs },
           log: (level, message, fields) => owner.log(level, message, { cluster: name, ...fields }),
           onMetric: (what) => {
@@ -188,24 +264,31 @@ class UpstreamCluster {
           onReplace: (items) => {
             this.watchUp.set(kind, true);
             const before = new Set(cache.keys());
-            cache.clear();
-            this.dropped.set(kind, this.unlisted.get(kind) ?? 0);
+            for (const key of [...cache.keys()]) forget(key);
+            const unlisted = this.unlisted.get(kind);
+            this.dropped.set(kind, unlisted?.left ?? 0);
+            this.limited.delete(kind);
+            if (unlisted?.limited) this.limited.set(kind, unlisted.limited);
             for (const item of items) {
               const o = trim(item);
               const key = resourceKey(o.metadata);
-              admit(key, o);
+              if (!admit(key, o)) continue;
               before.delete(key);
               this.enqueue(kind, key);
             }
-            for (const key of before) this.enqueue(kind, key);
-            if (this.dropped.get(kind))
+            // Objects kept before and not listed now are gone, unless the list stopped at a limit:
+            // then they may only be unread, and their copies are left as they are.
+            if (!this.limited.has(kind)) for (const key of before) this.enqueue(kind, key);
+            if (this.limited.has(kind))
               owner.log(
                 'warn',
-                'upstream cluster holds more objects than are kept; the rest are not mirrored',
+                'multicluster: upstream cluster holds more than is kept; the rest is not mirrored (UPSTREAM_LIMIT_REACHED)',
                 {
                   cluster: name,
                   kind,
+                  limit: this.limited.get(kind),
                   kept: cache.size,
+                  keptBytes: this.bytes,
                   dropped: this.dropped.get(kind),
                 },
               );
@@ -219,13 +302,41 @@ class UpstreamCluster {
             this.watchUp.set(kind, true);
             const o = trim(item);
             const key = resourceKey(o.metadata);
-            if (type === 'DELETED') cache.delete(key);
-            else if (admit(key, o)) this.noteNamespace(o.metadata.namespace);
+            if (type === 'DELETED') {
+              // Gone upstream: its copy (if it has one) is deleted, kept or not.
+              const kept = cache.has(key);
+              forget(key);
+              if (kept || owner.hasCopy(this, kind, key)) this.enqueue(kind, key);
+              return;
+            }
+            const wasLimited = this.limited.get(kind);
+            if (!admit(key, o)) {
+              if (!wasLimited)
+                owner.log(
+                  'warn',
+                  'multicluster: upstream cluster holds more than is kept; the rest is not mirrored (UPSTREAM_LIMIT_REACHED)',
+                  {
+                    cluster: name,
+                    kind,
+                    limit: this.limited.get(kind),
+                    kept: cache.size,
+                    keptBytes: this.bytes,
+                  },
+                );
+              return;
+            }
+            this.noteNamespace(o.metadata.namespace);
             this.enqueue(kind, key);
           },
         }),
       );
     }
+  }
+
+  private bytesOf(kind: MirroredKind): number {
+    let sum = 0;
+    for (const size of this.sizes.get(kind)!.values()) sum += size;
+    return sum;
   }
 
   /**
@@ -235,8 +346,14 @@ class UpstreamCluster {
   remember(kind: MirroredKind, before: UpstreamObject, written: KubeJson): void {
     const cache = this.cache.get(kind)!;
     const key = resourceKey(before.metadata);
-    if (cache.get(key)?.metadata.resourceVersion === before.metadata.resourceVersion)
-      cache.set(key, trim(written));
+    if (cache.get(key)?.metadata.resourceVersion === before.metadata.resourceVersion) {
+      const o = trim(written);
+      const sizes = this.sizes.get(kind)!;
+      const size = sizeOf(o);
+      this.bytes += size - (sizes.get(key) ?? 0);
+      sizes.set(key, size);
+      cache.set(key, o);
+    }
   }
 
   /**
@@ -418,6 +535,8 @@ export class Replicator {
         try {
           cluster = new UpstreamCluster(name, kubeconfig, this, {
             maxObjects: this.options.maxObjectsPerCluster ?? 20_000,
+            maxBytes: this.options.maxBytesPerCluster ?? 128 * 1024 * 1024,
+            maxResponseBytes: this.options.maxResponseBytes ?? 16 * 1024 * 1024,
             retryMaxMs: this.options.retryMaxMs ?? 30_000,
             concurrency: this.options.concurrency ?? 4,
             identity: this.options.identity,
@@ -490,7 +609,22 @@ export class Replicator {
       config.loadFromString(kubeconfig);
       const api = new KubeApi(config);
       for (const kind of MIRRORED_KINDS) {
-        const { items } = await api.listerWatcher(kind).list();
+        // Read within the same limits as the reflectors: the cluster is no more trusted on its way out.
+        const { items, left } = await boundedList(config, coordinatesOf(kind), {
+          maxObjects: this.options.maxObjectsPerCluster ?? 20_000,
+          maxResponseBytes: this.options.maxResponseBytes ?? 16 * 1024 * 1024,
+          maxBytes: this.options.maxBytesPerCluster ?? 128 * 1024 * 1024,
+        });
+        if (left > 0)
+          this.log(
+            'warn',
+            'multicluster: the removed cluster holds more than is read; remove the rest of its finalizers there by hand',
+            {
+              cluster,
+              kind,
+              unread: left,
+            },
+          );
         for (const item of items) {
           const o = trim(item);
           if (!o.metadata.finalizers?.includes(UPSTREAM_FINALIZER)) continue;
@@ -555,6 +689,8 @@ export class Replicator {
 
   /** Enqueues the upstream key of every downstream copy of `cluster` of `kind` (the reconcile decides). */
   enqueueOrphans(c: UpstreamCluster, kind: MirroredKind): void {
+    // Over a limit, a copy without a kept object may be of one not read: it is left as it is.
+    if (c.limited.has(kind)) return;
     const cache = c.cache.get(kind)!;
     for (const o of this.options.store.list(kind)) {
       const origin = originOf(o.metadata.namespace, o.metadata.labels);
@@ -571,7 +707,18 @@ export class Replicator {
     const origin = originOf(o.metadata.namespace, o.metadata.labels);
     if (!origin) return;
     this.origins.set(o.metadata.namespace!, origin);
-    this.clusters.get(origin.cluster)?.enqueue(event.kind, `${origin.namespace}/${o.metadata.name}`);
+    const c = this.clusters.get(origin.cluster);
+    const key = `${origin.namespace}/${o.metadata.name}`;
+    // A copy of an object not kept (the cluster is over a limit) is left alone.
+    if (c && (c.cache.get(event.kind)!.has(key) || !c.limited.has(event.kind))) c.enqueue(event.kind, key);
+  }
+
+  /** Whether `cluster` has a downstream copy of the upstream object `key` (in the local cache). */
+  hasCopy(c: UpstreamCluster, kind: MirroredKind, key: string): boolean {
+    const { namespace = 'default', name } = splitKey(key);
+    const found = this.options.store.get(kind, `${mirrorNamespace(c.name, namespace)}/${name}`);
+    const origin = found ? originOf(found.metadata.namespace, found.metadata.labels) : undefined;
+    return origin?.cluster === c.name && origin.namespace === namespace;
   }
 
   private originOfNamespace = (ns: string): Origin | undefined => this.origins.get(ns);
@@ -644,48 +791,44 @@ export class Replicator {
       return undefined; // the watch brings the object with the finalizer, and this again
     }
 
+    // A zone's domain: claimed for this cluster only once its copy is accepted downstream (below);
+    // a domain another cluster holds that way refuses the zone here, and no copy is made.
+    let domain: string | undefined;
     if (kind === 'DNSZone') {
-      const domain = claimDomain(String(up.spec?.domainName ?? ''));
+      domain = claimDomain(String(up.spec?.domainName ?? ''));
       const previous = c.domains.get(key);
       c.domains.set(key, domain);
       if (previous && previous !== domain) await this.releaseIfUnused(c, previous);
-      const record = await this.claims.claim(domain, c.name);
-      const owner = ownerOf(record);
+      const owner = ownerOf(this.claims.get(domain));
       if (owner && owner.cluster !== c.name) {
         if (down && !down.metadata.deletionTimestamp) await api.delete(kind, downNs, name, down.metadata.uid);
-        const mine = record.claimants.find((x) => x.cluster === c.name);
         await this.writeRefused(
           c,
           kind,
           up,
           CLAIMED_ELSEWHERE,
-          `${domain} is claimed by another upstream cluster, whose claim was observed first (at ${owner.observed}; this cluster's at ${mine?.observed ?? 'unknown'}); it is served from there. Remove one of the two DNSZones.`,
+          `${domain} is claimed by another upstream cluster, whose zone of it was accepted first (its claim observed at ${owner.observed}); it is served from there. Remove one of the two DNSZones.`,
         );
         return undefined;
       }
     }
+    const refuse = async (reason: string, message: string): Promise<undefined> => {
+      await this.writeRefused(c, kind, up, reason, message);
+      if (domain) await this.dropClaimUnlessAccepted(c, domain);
+      return undefined;
+    };
 
-    if (!(await this.ensureNamespace(downNs, { cluster: c.name, namespace }))) {
-      await this.writeRefused(
-        c,
-        kind,
-        up,
+    if (!(await this.ensureNamespace(downNs, { cluster: c.name, namespace })))
+      return refuse(
         NAMESPACE_TAKEN,
         `the downstream namespace ${downNs} exists and is not this namespace's mirror; ask the operator's administrators`,
       );
-      return undefined;
-    }
 
-    if (foreign) {
-      await this.writeRefused(
-        c,
-        kind,
-        up,
+    if (foreign)
+      return refuse(
         NAMESPACE_TAKEN,
         `the downstream object ${downNs}/${name} is not this object's copy; ask the operator's administrators`,
       );
-      return undefined;
-    }
     const { object: desired, problems } = mirrorOf(kind, up, { cluster: c.name, namespaces: c.namespaces() });
     if (problems.length > 0)
       this.log('warn', 'multicluster: object mirrored with changes', {
@@ -702,10 +845,7 @@ export class Replicator {
         await api.create(kind, downNs, desired);
         return undefined; // the downstream watch brings the copy back
       } catch (e) {
-        if (isStatus(e, 422) || isStatus(e, 400)) {
-          await this.writeRefused(c, kind, up, 'Invalid', (e as KubeApiError).message);
-          return undefined;
-        }
+        if (isStatus(e, 422) || isStatus(e, 400)) return refuse('Invalid', (e as KubeApiError).message);
         // The namespace was deleted behind the replicator's back: check (and make) it again next time.
         if (isStatus(e, 404)) this.namespacesReady.delete(downNs);
         if (!isStatus(e, 409)) throw e;
@@ -726,17 +866,9 @@ export class Replicator {
       deletionTimestamp?: string;
     };
     if (meta.deletionTimestamp) return { requeueAfterMs: 2000 }; // an old copy on its way out
-    if (!ours(meta.labels)) {
+    if (!ours(meta.labels))
       // Not a copy of ours (created in the mirrored namespace by someone else): leave it alone.
-      await this.writeRefused(
-        c,
-        kind,
-        up,
-        NAMESPACE_TAKEN,
-        `the downstream object ${downNs}/${name} is not this object's copy`,
-      );
-      return undefined;
-    }
+      return refuse(NAMESPACE_TAKEN, `the downstream object ${downNs}/${name} is not this object's copy`);
     if (!mirrorUpToDate(desired, current as Parameters<typeof mirrorUpToDate>[1])) {
       const keptAnnotations = Object.fromEntries(
         Object.entries(meta.annotations ?? {}).filter(
@@ -758,10 +890,7 @@ export class Replicator {
           spec: desired.spec,
         });
       } catch (e) {
-        if (isStatus(e, 422) || isStatus(e, 400)) {
-          await this.writeRefused(c, kind, up, 'Invalid', (e as KubeApiError).message);
-          return undefined;
-        }
+        if (isStatus(e, 422) || isStatus(e, 400)) return refuse('Invalid', (e as KubeApiError).message);
         throw e;
       }
       return undefined; // the new status comes with the next downstream event
@@ -773,8 +902,49 @@ export class Replicator {
       this.originOfNamespace,
     );
     if (status && !sameStatus(status, up.status)) await this.writeStatus(c, kind, up, status);
+    if (domain) {
+      const copy = current as { metadata: { generation?: number }; status?: unknown };
+      const verdict = zoneCopyVerdict(copy);
+      if (verdict === 'accepted' && this.claims.owner(domain) !== c.name) {
+        const owner = ownerOf(await this.claims.claim(domain, c.name));
+        // Another cluster's zone was accepted first: this one is refused on the next pass.
+        if (owner?.cluster !== c.name) return { requeueAfterMs: 100 };
+        this.log('info', 'multicluster: domain claimed', { domain, cluster: c.name });
+        this.enqueueZonesOf(domain, c.name);
+      } else if (verdict === 'refused') await this.dropClaimUnlessAccepted(c, domain);
+    }
     if (uncached && !status) return { requeueAfterMs: 1000 };
     return undefined;
+  }
+
+  /**
+   * Takes `c`'s claim off `domain` unless another copy of `c`'s zones of that domain is accepted: a
+   * claim counts only for an accepted zone, so a zone refused downstream (invalid, unverified, in
+   * conflict) holds no domain against other clusters.
+   */
+  private async dropClaimUnlessAccepted(c: UpstreamCluster, domain: string): Promise<void> {
+    if (!this.claims.get(domain)?.claimants.some((x) => x.cluster === c.name)) return;
+    for (const o of this.options.store.list('DNSZone')) {
+      const origin = originOf(o.metadata.namespace, o.metadata.labels);
+      if (origin?.cluster !== c.name || o.kind !== 'DNSZone') continue;
+      if (claimDomain(String(o.spec.domainName)) !== domain) continue;
+      if (
+        zoneCopyVerdict(o as unknown as { metadata: { generation?: number }; status?: unknown }) ===
+        'accepted'
+      )
+        return;
+    }
+    await this.releaseClaim(domain, c.name);
+  }
+
+  /** Enqueues every other cluster's zones of `domain` (their claim may have changed). */
+  private enqueueZonesOf(domain: string, except?: string): void {
+    for (const other of this.clusters.values()) {
+      if (other.name === except) continue;
+      for (const [key, o] of other.cache.get('DNSZone')!)
+        if (o.spec?.domainName && claimDomain(String(o.spec.domainName)) === domain)
+          other.enqueue('DNSZone', key);
+    }
   }
 
   /**
@@ -884,11 +1054,8 @@ export class Replicator {
     const after = this.claims.owner(domain);
     this.log('info', 'multicluster: claim released', { domain, cluster, owner: after ?? '(none)' });
     if (after === before) return;
-    // Another cluster owns the domain now: its zones of the domain are reconciled (and mirrored).
-    for (const other of this.clusters.values())
-      for (const [key, o] of other.cache.get('DNSZone')!)
-        if (o.spec?.domainName && claimDomain(String(o.spec.domainName)) === domain)
-          other.enqueue('DNSZone', key);
+    // Another cluster (or none) owns the domain now: zones of the domain are reconciled (and mirrored).
+    this.enqueueZonesOf(domain);
   }
 }
 
@@ -918,6 +1085,16 @@ function createMetrics(registry: Registry, currentReplicator: () => Replicator) 
     'Objects of an upstream cluster not kept (and not mirrored) because the cluster holds more than the limit per kind.',
     ['cluster', 'kind'],
   );
+  const limitReached = registry.gauge(
+    'zonekeeper_upstream_limit_reached',
+    'Whether a kind of an upstream cluster is held at a limit (objects per kind, or bytes per cluster or per response): what is over it is not mirrored.',
+    ['cluster', 'kind', 'limit'],
+  );
+  const bytes = registry.gauge(
+    'zonekeeper_upstream_bytes',
+    'Bytes of objects kept per upstream cluster (their JSON), against --upstream-max-bytes.',
+    ['cluster'],
+  );
   const queue = registry.gauge(
     'zonekeeper_upstream_queue_depth',
     'Objects waiting to be reconciled, per upstream cluster.',
@@ -933,14 +1110,19 @@ function createMetrics(registry: Registry, currentReplicator: () => Replicator) 
     synced.reset();
     objects.reset();
     dropped.reset();
+    limitReached.reset();
+    bytes.reset();
     queue.reset();
     for (const c of replicator.clusterList) {
       synced.set(c.hasSynced ? 1 : 0, c.name);
       queue.set(c.queue.length, c.name);
+      bytes.set(c.bytes, c.name);
       for (const kind of MIRRORED_KINDS) {
         watchUp.set(c.watchUp.get(kind) ? 1 : 0, c.name, kind);
         objects.set(c.cache.get(kind)!.size, c.name, kind);
         dropped.set(c.dropped.get(kind) ?? 0, c.name, kind);
+        const limit = c.limited.get(kind);
+        if (limit) limitReached.set(1, c.name, kind, limit);
       }
     }
     removals.set(replicator.pendingRemovals.length);
