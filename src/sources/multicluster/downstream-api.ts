@@ -1,12 +1,11 @@
 /**
- * The calls the replicator makes that `KubeApi` does not: create, replace and delete Zonekeeper
- * objects, and namespaces and ConfigMaps by label, on the official client. Errors become
+ * The calls the replicator makes that `KubeApi` does not: create, replace and delete the mirrored
+ * kinds (Zonekeeper's and the front doors'), and namespaces and ConfigMaps by label, on the official client. Errors become
  * `KubeApiError` (HTTP status and reason) like KubeApi's.
  */
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { GROUP, KIND_DEFINITIONS, VERSION } from '../../api/index.ts';
 import { isStatus, type KubeJson, toKubeError } from '../kubernetes/kube-api.ts';
-import type { MirroredKind } from './mapping.ts';
+import { MIRRORED_KIND_INFO, type MirroredKind } from './mapping.ts';
 
 async function call<T>(f: () => Promise<T>): Promise<T> {
   try {
@@ -39,7 +38,8 @@ export class DownstreamApi {
   }
 
   private coords(kind: MirroredKind) {
-    return { group: GROUP, version: VERSION, plural: KIND_DEFINITIONS[kind].plural };
+    const { group, version, plural } = MIRRORED_KIND_INFO[kind];
+    return { group, version, plural };
   }
 
   async get(kind: MirroredKind, namespace: string, name: string): Promise<KubeJson | undefined> {

@@ -5,8 +5,11 @@ import { claimData, claimFromData, ownerOf, withClaimant, withoutClaimant } from
 import {
   CLUSTER_LABEL,
   clusterNameProblem,
+  DATUM_ZONE,
+  DNSENDPOINT,
   GENERATION_ANNOTATION,
   isMirroredKind,
+  MIRRORED_KIND_INFO,
   MIRRORED_KINDS,
   mirrorNamespace,
   mirrorOf,
@@ -15,6 +18,7 @@ import {
   type NamespaceOrigins,
   namespaceLabels,
   originOf,
+  refusedStatus,
   UID_LABEL,
   upstreamStatus,
   upstreamText,
@@ -387,5 +391,73 @@ describe('multicluster claims', () => {
       domain: 'x',
       claimants: [],
     });
+  });
+});
+
+describe('multicluster mapping: front-door kinds', () => {
+  const origins: NamespaceOrigins = (ns) =>
+    ns === mirrorNamespace('alpha', 'team') ? { cluster: 'alpha', namespace: 'team' } : undefined;
+
+  test('a DNSEndpoint copy keeps its group, kind and spec; it is mirrored, and no zone kind', () => {
+    assert.ok(isMirroredKind(DNSENDPOINT));
+    assert.ok(MIRRORED_KINDS.includes(DATUM_ZONE));
+    assert.ok(!MIRRORED_KIND_INFO[DNSENDPOINT].zone);
+    assert.ok(MIRRORED_KIND_INFO[DATUM_ZONE].zone);
+    const spec = { endpoints: [{ dnsName: 'www.a.example', recordType: 'A', targets: ['192.0.2.1'] }] };
+    const { object } = mirrorOf(
+      DNSENDPOINT,
+      {
+        metadata: { name: 'web', namespace: 'team', generation: 3, labels: { [CLUSTER_LABEL]: 'beta' } },
+        spec,
+      },
+      { cluster: 'alpha', namespaces: [] },
+    );
+    assert.equal(object.apiVersion, 'externaldns.k8s.io/v1alpha1');
+    assert.equal(object.kind, 'DNSEndpoint');
+    assert.equal(object.metadata.namespace, mirrorNamespace('alpha', 'team'));
+    assert.equal(object.metadata.labels[CLUSTER_LABEL], 'alpha');
+    assert.deepEqual(object.spec, spec);
+  });
+
+  test('a Datum status (no observedGeneration at the top) comes back once its Accepted is current; domainRef is not copied', () => {
+    const copy = (observed: number) => ({
+      metadata: { generation: 4, annotations: { [GENERATION_ANNOTATION]: '2' } },
+      status: {
+        conditions: [
+          {
+            type: 'Accepted',
+            status: 'True',
+            reason: 'Accepted',
+            message: 'ok',
+            lastTransitionTime: 't',
+            observedGeneration: observed,
+          },
+        ],
+        nameservers: ['ns1.example.net'],
+        domainRef: { name: 'downstream-one' },
+      },
+    });
+    assert.equal(upstreamStatus(DATUM_ZONE, copy(3), 'alpha', origins), undefined, 'stale: not copied');
+    const status = upstreamStatus(DATUM_ZONE, copy(4), 'alpha', origins)!;
+    assert.equal(status.observedGeneration, undefined);
+    assert.equal((status.conditions as { observedGeneration: number }[])[0]!.observedGeneration, 2);
+    assert.deepEqual(status.nameservers, ['ns1.example.net']);
+    assert.equal(status.domainRef, undefined);
+  });
+
+  test("a refusal in Datum's shape has Accepted and Programmed only, no observedGeneration at the top", () => {
+    const status = refusedStatus(
+      'ClaimedByAnotherCluster',
+      'm',
+      5,
+      undefined,
+      new Date(0),
+      'acceptedProgrammed',
+    );
+    assert.equal(status.observedGeneration, undefined);
+    assert.deepEqual(
+      (status.conditions as { type: string }[]).map((c) => c.type),
+      ['Accepted', 'Programmed'],
+    );
   });
 });

@@ -1,7 +1,9 @@
 /**
  * The replicator of `zonekeeper operator --upstream-clusters`: DNSZones, DNSRecordSets and Domains of
- * every upstream cluster mirrored into the operator's own (downstream) cluster, where the controller serves
- * them like any other; status back upstream when the downstream status changes.
+ * every upstream cluster (and the front-door kinds of mapping.ts: ExternalDNS's DNSEndpoint, Datum's
+ * DNSZone and DNSRecordSet, each optional per upstream) mirrored into the operator's own (downstream)
+ * cluster, where the controller serves them like any other; status back upstream when the downstream
+ * status changes.
  *
  * Per upstream cluster: a reflector per kind (list + watch, backoff, relist on 410), a cache bounded
  * by `maxObjectsPerCluster`, and its own work queue with per-key backoff, so an upstream that is down
@@ -18,15 +20,16 @@
  * period (it may come back before), with its claims released.
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import { GROUP, KIND_DEFINITIONS, type Kind, type Resource, VERSION } from '../../api/index.ts';
-import type { StoreEvent } from '../../control/resource-store.ts';
+import type { ForeignObject } from '../../api/frontdoors/front-door.ts';
+import type { Kind, Resource } from '../../api/index.ts';
+import type { ForeignEvent, StoreEvent } from '../../control/resource-store.ts';
 import type { WorkQueue as WorkQueueType } from '../../control/work-queue.ts';
 import { WorkQueue } from '../../control/work-queue.ts';
 import type { Registry } from '../../metrics/registry.ts';
 import { resourceKey, splitKey } from '../../zones/resource-key.ts';
-import { EventRecorder } from '../kubernetes/events.ts';
-import { isStatus, KubeApi, type KubeApiError, type KubeJson } from '../kubernetes/kube-api.ts';
-import { describeError, type KubeObject, Reflector } from '../kubernetes/reflector.ts';
+import { EventRecorder, eventFor } from '../kubernetes/events.ts';
+import { type ApiResource, isStatus, KubeApi, KubeApiError, type KubeJson } from '../kubernetes/kube-api.ts';
+import { describeError, type KubeObject, type ListerWatcher, Reflector } from '../kubernetes/reflector.ts';
 import { ClaimStore } from './claim-store.ts';
 import { ownerOf } from './claims.ts';
 import type { ClusterSource } from './cluster-source.ts';
@@ -36,13 +39,15 @@ import {
   CLUSTER_LABEL,
   type Condition,
   claimDomain,
+  DATUM_ZONE,
   isMirroredKind,
-  MIRRORED_KINDS,
+  MIRRORED_KIND_INFO,
   type MirroredKind,
   mirrorNamespace,
   mirrorOf,
   mirrorUpToDate,
   NAMESPACE_TAKEN,
+  NATIVE_MIRRORED_KINDS,
   namespaceLabels,
   type Origin,
   originOf,
@@ -61,6 +66,10 @@ export interface DownstreamStore {
   list(kind: Kind): Resource[];
   get(kind: Kind, key: string): Resource | undefined;
   watch(handler: (event: StoreEvent) => void): () => void;
+  /** Front-door objects (by the door's store id), for mirrored front-door kinds. */
+  listForeign?(door: string): ForeignObject[];
+  getForeign?(door: string, key: string): ForeignObject | undefined;
+  watchForeign?(handler: (event: ForeignEvent) => void): () => void;
 }
 
 export interface ReplicatorOptions {
@@ -88,6 +97,13 @@ export interface ReplicatorOptions {
   retryMaxMs?: number;
   /** Reconciles in flight per cluster (default 4). */
   concurrency?: number;
+  /**
+   * The kinds mirrored (default Zonekeeper's own three). Front-door kinds are mirrored only when the
+   * downstream serves them (their front door registered, their CRDs installed downstream).
+   */
+  kinds?: readonly MirroredKind[];
+  /** How often a front-door kind whose CRD an upstream lacks is listed again (default 10 s). */
+  absentRecheckMs?: number;
 }
 
 const ROOT_MARK = '|';
@@ -116,8 +132,40 @@ export function zoneCopyVerdict(copy: {
 }
 
 function coordinatesOf(kind: MirroredKind): Coordinates {
-  return { group: GROUP, version: VERSION, plural: KIND_DEFINITIONS[kind].plural };
+  const { group, version, plural } = MIRRORED_KIND_INFO[kind];
+  return { group, version, plural };
 }
+
+/** How KubeApi names a kind upstream: a native kind by name, a front door's by its coordinates. */
+function upstreamResource(kind: MirroredKind): Kind | ApiResource {
+  const info = MIRRORED_KIND_INFO[kind];
+  return info.frontDoor
+    ? { group: info.group, version: info.version, plural: info.plural, kind: info.kind }
+    : (kind as Kind);
+}
+
+/**
+ * For a front-door kind, a list the upstream forbids (its role predates the kind) counts as the kind
+ * being absent there: no objects, listed again later, instead of keeping the whole cluster unsynced.
+ */
+function absentWhenForbidden(kind: MirroredKind, lw: ListerWatcher): ListerWatcher {
+  if (!MIRRORED_KIND_INFO[kind].frontDoor) return lw;
+  return {
+    ...lw,
+    list: () =>
+      lw.list().catch((e: unknown) => {
+        if (!isStatus(e, 403)) throw e;
+        throw new KubeApiError(
+          404,
+          'Forbidden',
+          `${(e as Error).message} (the upstream role does not grant this kind: treated as absent, see deploy/multicluster/upstream-rbac.yaml)`,
+        );
+      }),
+  };
+}
+
+/** A downstream object as the replicator reads it, native or of a front door. */
+type DownObject = Resource | ForeignObject;
 
 /** The size an object is counted with against the byte limit (its JSON). */
 function sizeOf(o: UpstreamObject): number {
@@ -153,9 +201,8 @@ class UpstreamCluster {
   readonly api: KubeApi;
   readonly queue: WorkQueueType;
   readonly events: EventRecorder;
-  readonly cache = new Map<MirroredKind, Map<string, UpstreamObject>>(
-    MIRRORED_KINDS.map((k) => [k, new Map()]),
-  );
+  readonly kinds: readonly MirroredKind[];
+  readonly cache: Map<MirroredKind, Map<string, UpstreamObject>>;
   readonly synced = new Set<MirroredKind>();
   readonly watchUp = new Map<MirroredKind, boolean>();
   /** Objects of each kind not kept (over a limit): not mirrored, not reconciled. */
@@ -163,9 +210,7 @@ class UpstreamCluster {
   /** Which limit each kind is held at, if one (objects or bytes). */
   readonly limited = new Map<MirroredKind, 'objects' | 'bytes'>();
   /** The size of each kept object (bytes of its JSON) and their sum over all kinds. */
-  private readonly sizes = new Map<MirroredKind, Map<string, number>>(
-    MIRRORED_KINDS.map((k) => [k, new Map()]),
-  );
+  private readonly sizes: Map<MirroredKind, Map<string, number>>;
   bytes = 0;
   /** What the last list of each kind left unread, and why. */
   private readonly unlisted = new Map<MirroredKind, { left: number; limited?: 'objects' | 'bytes' }>();
@@ -188,9 +233,14 @@ class UpstreamCluster {
       retryMaxMs: number;
       concurrency: number;
       identity: string;
+      kinds: readonly MirroredKind[];
+      absentRecheckMs: number;
     },
   ) {
     this.name = name;
+    this.kinds = options.kinds;
+    this.cache = new Map(options.kinds.map((k) => [k, new Map()]));
+    this.sizes = new Map(options.kinds.map((k) => [k, new Map()]));
     this.kubeconfig = kubeconfig;
     const config = new KubeConfig();
     config.loadFromString(kubeconfig);
@@ -209,7 +259,7 @@ class UpstreamCluster {
       rate: 5,
       burst: 50,
     });
-    for (const kind of MIRRORED_KINDS) {
+    for (const kind of options.kinds) {
       const cache = this.cache.get(kind)!;
       const sizes = this.sizes.get(kind)!;
       const forget = (key: string): void => {
@@ -252,10 +302,18 @@ class UpstreamCluster {
           name: `upstream ${name} ${kind}`,
           // At most the limits are read: a cluster with more (or an API server sending more) does not
           // make this process hold it.
-          listerWatcher: boundedListerWatcher(config, coordinatesOf(kind), limits, (r) =>
-            this.unlisted.set(kind, { left: r.left, ...(r.limited ? { limited: r.limited } : {}) }),
+          listerWatcher: absentWhenForbidden(
+            kind,
+            boundedListerWatcher(config, coordinatesOf(kind), limits, (r) =>
+              this.unlisted.set(kind, { left: r.left, ...(r.limited ? { limited: r.limited } : {}) }),
+            ),
           ),
           backoff: { initialMs: 250, maxMs: options.retryMaxMs },
+          // A front-door kind whose CRD this upstream lacks holds no objects: listed again now and
+          // then, not retried as an error.
+          ...(MIRRORED_KIND_INFO[kind].frontDoor
+            ? { absentIsEmpty: { recheckMs: options.absentRecheckMs } }
+            : {}),
           log: (level, message, fields) => owner.log(level, message, { cluster: name, ...fields }),
           onMetric: (what) => {
             if (what === 'watch_error' || what === 'watchdog') this.watchUp.set(kind, false);
@@ -377,7 +435,7 @@ class UpstreamCluster {
   }
 
   get hasSynced(): boolean {
-    return MIRRORED_KINDS.every((k) => this.synced.has(k));
+    return this.kinds.every((k) => this.synced.has(k));
   }
 
   /** Upstream namespaces holding objects (for delegation patterns). */
@@ -415,9 +473,11 @@ export class Replicator {
   private stopped = false;
   private polling?: Promise<void>;
   private readonly metrics: ReturnType<typeof createMetrics>;
+  readonly kinds: readonly MirroredKind[];
 
   constructor(options: ReplicatorOptions) {
     this.options = options;
+    this.kinds = options.kinds ?? NATIVE_MIRRORED_KINDS;
     this.log = options.log;
     this.claims = new ClaimStore(options.api, options.namespace);
     // One set of metrics per registry: a replica that leads again starts another replicator.
@@ -450,11 +510,20 @@ export class Replicator {
       }
     }
     if (this.stopped) return;
-    this.unwatch = this.options.store.watch((event) => this.onDownstream(event));
+    const unwatchNative = this.options.store.watch((event) =>
+      this.onDownstream(event.kind, event.object.metadata),
+    );
+    const unwatchForeign = this.options.store.watchForeign?.((event) =>
+      this.onDownstream(event.door, event.object.metadata),
+    );
+    this.unwatch = () => {
+      unwatchNative();
+      unwatchForeign?.();
+    };
     await this.poll();
     // Copies of clusters that are not in the set (they left while no replicator ran): start their grace.
-    for (const kind of MIRRORED_KINDS)
-      for (const o of this.options.store.list(kind)) {
+    for (const kind of this.kinds)
+      for (const o of this.downList(kind)) {
         const origin = originOf(o.metadata.namespace, o.metadata.labels);
         if (origin && !this.clusters.has(origin.cluster)) this.scheduleRemoval(origin.cluster);
       }
@@ -540,6 +609,8 @@ export class Replicator {
             retryMaxMs: this.options.retryMaxMs ?? 30_000,
             concurrency: this.options.concurrency ?? 4,
             identity: this.options.identity,
+            kinds: this.kinds,
+            absentRecheckMs: this.options.absentRecheckMs ?? 10_000,
           });
         } catch (e) {
           this.log('error', 'multicluster: kubeconfig cannot be used; cluster skipped', {
@@ -608,12 +679,16 @@ export class Replicator {
       const config = new KubeConfig();
       config.loadFromString(kubeconfig);
       const api = new KubeApi(config);
-      for (const kind of MIRRORED_KINDS) {
+      for (const kind of this.kinds) {
         // Read within the same limits as the reflectors: the cluster is no more trusted on its way out.
         const { items, left } = await boundedList(config, coordinatesOf(kind), {
           maxObjects: this.options.maxObjectsPerCluster ?? 20_000,
           maxResponseBytes: this.options.maxResponseBytes ?? 16 * 1024 * 1024,
           maxBytes: this.options.maxBytesPerCluster ?? 128 * 1024 * 1024,
+        }).catch((e: unknown) => {
+          // A front-door kind the cluster does not have: nothing to release.
+          if (MIRRORED_KIND_INFO[kind].frontDoor && isStatus(e, 404)) return { items: [], left: 0 };
+          throw e;
         });
         if (left > 0)
           this.log(
@@ -629,7 +704,7 @@ export class Replicator {
           const o = trim(item);
           if (!o.metadata.finalizers?.includes(UPSTREAM_FINALIZER)) continue;
           if (this.stopped || this.clusters.has(cluster)) return; // it came back: it holds them again
-          await api.mergePatch(kind, o.metadata.namespace, o.metadata.name, {
+          await api.mergePatch(upstreamResource(kind), o.metadata.namespace, o.metadata.name, {
             metadata: {
               finalizers: o.metadata.finalizers.filter((f) => f !== UPSTREAM_FINALIZER),
               resourceVersion: o.metadata.resourceVersion,
@@ -658,8 +733,8 @@ export class Replicator {
   /** Deletes a removed cluster's copies; once none is left, its namespaces and claims. Returns what is left. */
   private async removeCopies(cluster: string): Promise<number> {
     let remaining = 0;
-    for (const kind of MIRRORED_KINDS)
-      for (const o of this.options.store.list(kind)) {
+    for (const kind of this.kinds)
+      for (const o of this.downList(kind)) {
         const origin = originOf(o.metadata.namespace, o.metadata.labels);
         if (origin?.cluster !== cluster) continue;
         remaining++;
@@ -680,7 +755,7 @@ export class Replicator {
     for (const c of this.clusters.values()) {
       if (!c.hasSynced) continue;
       for (const [kind, cache] of c.cache) for (const key of cache.keys()) c.enqueue(kind, key);
-      for (const kind of MIRRORED_KINDS) this.enqueueOrphans(c, kind);
+      for (const kind of c.kinds) this.enqueueOrphans(c, kind);
       // Claims of domains this cluster holds no zone for any more (a zone deleted while no one watched).
       for (const domain of this.claims.domainsOf(c.name))
         void this.releaseIfUnused(c, domain).catch(() => {});
@@ -692,7 +767,7 @@ export class Replicator {
     // Over a limit, a copy without a kept object may be of one not read: it is left as it is.
     if (c.limited.has(kind)) return;
     const cache = c.cache.get(kind)!;
-    for (const o of this.options.store.list(kind)) {
+    for (const o of this.downList(kind)) {
       const origin = originOf(o.metadata.namespace, o.metadata.labels);
       if (origin?.cluster !== c.name) continue;
       this.origins.set(o.metadata.namespace!, origin);
@@ -701,22 +776,35 @@ export class Replicator {
     }
   }
 
-  private onDownstream(event: StoreEvent): void {
-    if (!isMirroredKind(event.kind)) return;
-    const o = event.object;
-    const origin = originOf(o.metadata.namespace, o.metadata.labels);
+  private onDownstream(
+    kind: string,
+    metadata: { name: string; namespace?: string | undefined; labels?: Record<string, string> | undefined },
+  ): void {
+    if (!isMirroredKind(kind) || !this.kinds.includes(kind)) return;
+    const origin = originOf(metadata.namespace, metadata.labels);
     if (!origin) return;
-    this.origins.set(o.metadata.namespace!, origin);
+    this.origins.set(metadata.namespace!, origin);
     const c = this.clusters.get(origin.cluster);
-    const key = `${origin.namespace}/${o.metadata.name}`;
+    const key = `${origin.namespace}/${metadata.name}`;
     // A copy of an object not kept (the cluster is over a limit) is left alone.
-    if (c && (c.cache.get(event.kind)!.has(key) || !c.limited.has(event.kind))) c.enqueue(event.kind, key);
+    if (c && (c.cache.get(kind)!.has(key) || !c.limited.has(kind))) c.enqueue(kind, key);
+  }
+
+  /** The downstream copies of a kind (native, or a front door's), as the operator's cache holds them. */
+  private downList(kind: MirroredKind): DownObject[] {
+    if (!MIRRORED_KIND_INFO[kind].frontDoor) return this.options.store.list(kind as Kind);
+    return this.options.store.listForeign?.(kind) ?? [];
+  }
+
+  private downGet(kind: MirroredKind, key: string): DownObject | undefined {
+    if (!MIRRORED_KIND_INFO[kind].frontDoor) return this.options.store.get(kind as Kind, key);
+    return this.options.store.getForeign?.(kind, key);
   }
 
   /** Whether `cluster` has a downstream copy of the upstream object `key` (in the local cache). */
   hasCopy(c: UpstreamCluster, kind: MirroredKind, key: string): boolean {
     const { namespace = 'default', name } = splitKey(key);
-    const found = this.options.store.get(kind, `${mirrorNamespace(c.name, namespace)}/${name}`);
+    const found = this.downGet(kind, `${mirrorNamespace(c.name, namespace)}/${name}`);
     const origin = found ? originOf(found.metadata.namespace, found.metadata.labels) : undefined;
     return origin?.cluster === c.name && origin.namespace === namespace;
   }
@@ -759,7 +847,7 @@ export class Replicator {
       const origin = originOf(downNs, labels);
       return origin?.cluster === c.name && origin.namespace === namespace;
     };
-    const found = this.options.store.get(kind, `${downNs}/${name}`);
+    const found = this.downGet(kind, `${downNs}/${name}`);
     const foreign = found !== undefined && !ours(found.metadata.labels);
     const down = foreign ? undefined : found;
     const { api } = this.options;
@@ -778,9 +866,9 @@ export class Replicator {
         return { requeueAfterMs: 2000 };
       }
       if (up?.metadata.finalizers?.includes(UPSTREAM_FINALIZER)) await this.setFinalizer(c, kind, up, false);
-      if (kind === 'DNSZone') {
-        const domain = up?.spec?.domainName ? claimDomain(String(up.spec.domainName)) : c.domains.get(key);
-        if (!up) c.domains.delete(key);
+      if (MIRRORED_KIND_INFO[kind].zone) {
+        const domain = up?.spec?.domainName ? claimDomain(String(up.spec.domainName)) : c.domains.get(item);
+        if (!up) c.domains.delete(item);
         if (domain) await this.releaseIfUnused(c, domain);
       }
       return undefined;
@@ -794,10 +882,10 @@ export class Replicator {
     // A zone's domain: claimed for this cluster only once its copy is accepted downstream (below);
     // a domain another cluster holds that way refuses the zone here, and no copy is made.
     let domain: string | undefined;
-    if (kind === 'DNSZone') {
+    if (MIRRORED_KIND_INFO[kind].zone) {
       domain = claimDomain(String(up.spec?.domainName ?? ''));
-      const previous = c.domains.get(key);
-      c.domains.set(key, domain);
+      const previous = c.domains.get(item);
+      c.domains.set(item, domain);
       if (previous && previous !== domain) await this.releaseIfUnused(c, previous);
       const owner = ownerOf(this.claims.get(domain));
       if (owner && owner.cluster !== c.name) {
@@ -848,6 +936,14 @@ export class Replicator {
         if (isStatus(e, 422) || isStatus(e, 400)) return refuse('Invalid', (e as KubeApiError).message);
         // The namespace was deleted behind the replicator's back: check (and make) it again next time.
         if (isStatus(e, 404)) this.namespacesReady.delete(downNs);
+        // A front-door kind whose CRD the serving cluster lacks: said upstream, looked at again later.
+        if (isStatus(e, 404) && MIRRORED_KIND_INFO[kind].frontDoor && (await api.readNamespace(downNs))) {
+          await refuse(
+            'KindNotServed',
+            `the serving cluster does not serve ${MIRRORED_KIND_INFO[kind].plural}.${MIRRORED_KIND_INFO[kind].group} (its CRD is not installed there); ask its administrators`,
+          );
+          return { requeueAfterMs: this.options.absentRecheckMs ?? 10_000 };
+        }
         if (!isStatus(e, 409)) throw e;
         // It exists (the cache lags, or Zonekeeper's rules refused it so the cache leaves it out).
         current = (await api.get(kind, downNs, name)) as typeof current;
@@ -878,7 +974,7 @@ export class Replicator {
       try {
         await api.replace(kind, downNs, name, {
           apiVersion: desired.apiVersion,
-          kind,
+          kind: desired.kind,
           metadata: {
             name,
             namespace: downNs,
@@ -901,6 +997,11 @@ export class Replicator {
       c.name,
       this.originOfNamespace,
     );
+    // Datum's status.domainRef is written upstream by Datum's domain controller: kept as it is there.
+    if (status && kind === DATUM_ZONE) {
+      if (up.status?.domainRef !== undefined) status.domainRef = up.status.domainRef;
+      else delete status.domainRef;
+    }
     if (status && !sameStatus(status, up.status)) await this.writeStatus(c, kind, up, status);
     if (domain) {
       const copy = current as { metadata: { generation?: number }; status?: unknown };
@@ -924,10 +1025,10 @@ export class Replicator {
    */
   private async dropClaimUnlessAccepted(c: UpstreamCluster, domain: string): Promise<void> {
     if (!this.claims.get(domain)?.claimants.some((x) => x.cluster === c.name)) return;
-    for (const o of this.options.store.list('DNSZone')) {
+    for (const o of this.zoneCopies()) {
       const origin = originOf(o.metadata.namespace, o.metadata.labels);
-      if (origin?.cluster !== c.name || o.kind !== 'DNSZone') continue;
-      if (claimDomain(String(o.spec.domainName)) !== domain) continue;
+      if (origin?.cluster !== c.name) continue;
+      if (claimDomain(String((o.spec as { domainName?: unknown }).domainName ?? '')) !== domain) continue;
       if (
         zoneCopyVerdict(o as unknown as { metadata: { generation?: number }; status?: unknown }) ===
         'accepted'
@@ -941,10 +1042,18 @@ export class Replicator {
   private enqueueZonesOf(domain: string, except?: string): void {
     for (const other of this.clusters.values()) {
       if (other.name === except) continue;
-      for (const [key, o] of other.cache.get('DNSZone')!)
-        if (o.spec?.domainName && claimDomain(String(o.spec.domainName)) === domain)
-          other.enqueue('DNSZone', key);
+      for (const kind of other.kinds) {
+        if (!MIRRORED_KIND_INFO[kind].zone) continue;
+        for (const [key, o] of other.cache.get(kind)!)
+          if (o.spec?.domainName && claimDomain(String(o.spec.domainName)) === domain)
+            other.enqueue(kind, key);
+      }
     }
+  }
+
+  /** The downstream copies of every zone kind mirrored. */
+  private zoneCopies(): DownObject[] {
+    return this.kinds.filter((k) => MIRRORED_KIND_INFO[k].zone).flatMap((k) => this.downList(k));
   }
 
   /**
@@ -987,9 +1096,14 @@ export class Replicator {
     const finalizers = (up.metadata.finalizers ?? []).filter((f) => f !== UPSTREAM_FINALIZER);
     if (held) finalizers.push(UPSTREAM_FINALIZER);
     try {
-      const written = await c.api.mergePatch(kind, up.metadata.namespace, up.metadata.name, {
-        metadata: { finalizers, resourceVersion: up.metadata.resourceVersion },
-      });
+      const written = await c.api.mergePatch(
+        upstreamResource(kind),
+        up.metadata.namespace,
+        up.metadata.name,
+        {
+          metadata: { finalizers, resourceVersion: up.metadata.resourceVersion },
+        },
+      );
       c.remember(kind, up, written);
     } catch (e) {
       if (isStatus(e, 404)) return;
@@ -1004,8 +1118,26 @@ export class Replicator {
     reason: string,
     message: string,
   ): Promise<void> {
+    const info = MIRRORED_KIND_INFO[kind];
+    if (info.refusal === 'none') {
+      // A status shape without conditions (DNSEndpoint's): the refusal is an Event on the object.
+      c.events.record({
+        regarding: {
+          kind: info.kind,
+          apiVersion: `${info.group}/${info.version}`,
+          name: up.metadata.name,
+          ...(up.metadata.namespace ? { namespace: up.metadata.namespace } : {}),
+          ...(up.metadata.uid ? { uid: up.metadata.uid } : {}),
+        },
+        type: 'Warning',
+        reason,
+        action: 'Mirror',
+        note: message,
+      });
+      return;
+    }
     const previous = (up.status?.conditions as Condition[] | undefined) ?? undefined;
-    const status = refusedStatus(reason, message, up.metadata.generation, previous, new Date());
+    const status = refusedStatus(reason, message, up.metadata.generation, previous, new Date(), info.refusal);
     if (!sameStatus(status, up.status)) await this.writeStatus(c, kind, up, status);
   }
 
@@ -1016,9 +1148,10 @@ export class Replicator {
     status: Record<string, unknown>,
   ): Promise<void> {
     try {
-      const written = await c.api.replaceStatus(kind, {
-        apiVersion: up.apiVersion ?? 'dns.zonekeeper.dev/v1alpha1',
-        kind,
+      const info = MIRRORED_KIND_INFO[kind];
+      const written = await c.api.replaceStatus(upstreamResource(kind), {
+        apiVersion: up.apiVersion ?? `${info.group}/${info.version}`,
+        kind: info.kind,
         metadata: {
           name: up.metadata.name,
           ...(up.metadata.namespace ? { namespace: up.metadata.namespace } : {}),
@@ -1028,7 +1161,20 @@ export class Replicator {
       });
       c.remember(kind, up, written);
       this.metrics.statusWrites.labels(c.name).inc();
-      c.events.statusChanged(up as unknown as Resource, { ...up, status } as unknown as Resource);
+      if (!info.frontDoor)
+        c.events.statusChanged(up as unknown as Resource, { ...up, status } as unknown as Resource);
+      else {
+        // Events regard the front door's own kind and API version.
+        const event = eventFor(
+          { ...up, kind: info.kind } as unknown as Resource,
+          { ...up, kind: info.kind, status } as unknown as Resource,
+        );
+        if (event)
+          c.events.record({
+            ...event,
+            regarding: { ...event.regarding, kind: info.kind, apiVersion: `${info.group}/${info.version}` },
+          });
+      }
     } catch (e) {
       if (isStatus(e, 404)) return;
       throw e;
@@ -1038,12 +1184,15 @@ export class Replicator {
   /** Releases `cluster`'s claim on `domain` when it holds no zone of that domain, upstream or down. */
   private async releaseIfUnused(c: UpstreamCluster, domain: string): Promise<void> {
     if (!c.hasSynced || !this.claims.get(domain)?.claimants.some((x) => x.cluster === c.name)) return;
-    for (const o of c.cache.get('DNSZone')!.values())
-      if (o.spec?.domainName && claimDomain(String(o.spec.domainName)) === domain) return;
-    for (const o of this.options.store.list('DNSZone')) {
+    for (const kind of c.kinds) {
+      if (!MIRRORED_KIND_INFO[kind].zone) continue;
+      for (const o of c.cache.get(kind)!.values())
+        if (o.spec?.domainName && claimDomain(String(o.spec.domainName)) === domain) return;
+    }
+    for (const o of this.zoneCopies()) {
       const origin = originOf(o.metadata.namespace, o.metadata.labels);
-      if (o.kind !== 'DNSZone') continue;
-      if (origin?.cluster === c.name && claimDomain(String(o.spec.domainName)) === domain) return;
+      const copyDomain = claimDomain(String((o.spec as { domainName?: unknown }).domainName ?? ''));
+      if (origin?.cluster === c.name && copyDomain === domain) return;
     }
     await this.releaseClaim(domain, c.name);
   }
@@ -1117,7 +1266,7 @@ function createMetrics(registry: Registry, currentReplicator: () => Replicator) 
       synced.set(c.hasSynced ? 1 : 0, c.name);
       queue.set(c.queue.length, c.name);
       bytes.set(c.bytes, c.name);
-      for (const kind of MIRRORED_KINDS) {
+      for (const kind of c.kinds) {
         watchUp.set(c.watchUp.get(kind) ? 1 : 0, c.name, kind);
         objects.set(c.cache.get(kind)!.size, c.name, kind);
         dropped.set(c.dropped.get(kind) ?? 0, c.name, kind);
