@@ -291,6 +291,41 @@ describe('multicluster: front-door kinds (DNSEndpoint, Datum) from upstream clus
     );
   });
 
+  test("hostile upstream: a DNSEndpoint or Datum record set of one cluster reaches nothing of another's zones", async () => {
+    // beta publishes names inside alpha's zones: a DNSEndpoint for a.example, a Datum record set naming
+    // the zone d-zone (which in beta's namespace is beta's own refused zone, not alpha's).
+    await apply(beta, {
+      apiVersion: 'externaldns.k8s.io/v1alpha1',
+      kind: 'DNSEndpoint',
+      metadata: { name: 'evil', namespace: TEAM },
+      spec: { endpoints: [{ dnsName: 'evil.a.example', recordType: 'A', targets: ['198.51.100.1'] }] },
+    });
+    await apply(beta, datumRecordSet('d-evil', 'd-zone', 'evil', '198.51.100.2'));
+    // Both are mirrored into beta's own namespace (the copies exist), and judged there.
+    await waitFor(
+      async () =>
+        (await get(down, ['dnsendpoints.externaldns.k8s.io', '-n', mirrorNamespace('beta', TEAM), 'evil']))
+          ? true
+          : undefined,
+      90_000,
+      200,
+    );
+    await waitFor(
+      async () => {
+        const o = await get(beta, ['dnsendpoints.externaldns.k8s.io', '-n', TEAM, 'evil']);
+        return o?.status?.observedGeneration === o?.metadata.generation ? o : undefined;
+      },
+      90_000,
+      200,
+    );
+    // alpha's zone of a.example answers for its own names only; d.example keeps alpha's record.
+    await answersWith('web.a.example.', ['192.0.2.2']);
+    assert.deepEqual(rdataOf(await dig(server.dnsPort, 'evil.a.example.', 'A'), 'A'), []);
+    assert.deepEqual(rdataOf(await dig(server.dnsPort, 'evil.d.example.', 'A'), 'A'), []);
+    assert.deepEqual(rdataOf(await dig(server.dnsPort, 'www.d.example.', 'A'), 'A'), ['192.0.2.10']);
+    await beta.kubectlOk(['delete', 'dnsendpoints.externaldns.k8s.io', '-n', TEAM, 'evil', '--wait=false']);
+  });
+
   test('deleting an upstream DNSEndpoint removes its answers, then releases the upstream object', async () => {
     await alpha.kubectlOk(['delete', 'dnsendpoints.externaldns.k8s.io', '-n', TEAM, 'web', '--wait=false']);
     await waitFor(
