@@ -1,6 +1,6 @@
 /**
- * Front-door kinds across clusters: ExternalDNS's DNSEndpoint and Datum's DNSZone and DNSRecordSet
- * written in upstream clusters, mirrored by `zonekeeper operator --upstream-clusters` into the
+ * Front-door kinds across clusters: ExternalDNS's DNSEndpoint, Datum's DNSZone and DNSRecordSet and
+ * Gardener's DNSRecord written in upstream clusters, mirrored by `zonekeeper operator --upstream-clusters` into the
  * serving cluster and answered by `zonekeeper server` there. Three real API servers on one etcd
  * (alpha and beta upstream, down downstream), the upstreams reached with the shipped upstream role,
  * the downstream processes as the chart's service accounts.
@@ -71,7 +71,7 @@ const datumRecordSet = (name: string, zoneName: string, owner: string, address: 
   },
 });
 
-describe('multicluster: front-door kinds (DNSEndpoint, Datum) from upstream clusters', {
+describe('multicluster: front-door kinds (DNSEndpoint, Datum, Gardener) from upstream clusters', {
   timeout: 900_000,
 }, () => {
   let plane: KubePlane;
@@ -324,6 +324,80 @@ describe('multicluster: front-door kinds (DNSEndpoint, Datum) from upstream clus
     assert.deepEqual(rdataOf(await dig(server.dnsPort, 'evil.d.example.', 'A'), 'A'), []);
     assert.deepEqual(rdataOf(await dig(server.dnsPort, 'www.d.example.', 'A'), 'A'), ['192.0.2.10']);
     await beta.kubectlOk(['delete', 'dnsendpoints.externaldns.k8s.io', '-n', TEAM, 'evil', '--wait=false']);
+  });
+
+  test('Gardener DNSRecords of the zonekeeper type are mirrored and answered; other types are not touched; no cross-cluster zone', async () => {
+    const GARDENER = 'dnsrecords.extensions.gardener.cloud';
+    const record = (name: string, dnsName: string, address: string, extra: object = {}) => ({
+      apiVersion: 'extensions.gardener.cloud/v1alpha1',
+      kind: 'DNSRecord',
+      metadata: { name, namespace: TEAM },
+      spec: {
+        type: 'zonekeeper',
+        secretRef: { name: 'unused', namespace: TEAM },
+        name: dnsName,
+        recordType: 'A',
+        values: [address],
+        ...extra,
+      },
+    });
+    await apply(
+      alpha,
+      record('g-www', 'g.a.example', '192.0.2.40', { zone: `${TEAM}/a-zone` }),
+      // Another extension's record: left alone.
+      record('other', 'other.a.example', '192.0.2.41', { type: 'aws-route53' }),
+    );
+    await answersWith('g.a.example.', ['192.0.2.40']);
+    const { value: up } = await waitFor(
+      async () => {
+        const o = (await get(alpha, [GARDENER, '-n', TEAM, 'g-www'])) as
+          | (Obj & { status?: { zone?: string } })
+          | undefined;
+        return o?.status?.observedGeneration === o?.metadata.generation && o?.status?.zone ? o : undefined;
+      },
+      90_000,
+      200,
+    );
+    assert.equal(up.status?.zone, `${TEAM}/a-zone`, 'the zone named in the upstream namespace');
+    assert.ok(up.metadata.finalizers?.includes('multicluster.zonekeeper.dev/finalizer'));
+    const copy = await get(down, [GARDENER, '-n', mirrorNamespace('alpha', TEAM), 'g-www']);
+    assert.equal(
+      (copy?.spec as { zone?: string } | undefined)?.zone,
+      `${mirrorNamespace('alpha', TEAM)}/a-zone`,
+    );
+    assert.equal(
+      (copy?.spec as { secretRef?: { namespace?: string } } | undefined)?.secretRef?.namespace,
+      mirrorNamespace('alpha', TEAM),
+    );
+    const other = await get(alpha, [GARDENER, '-n', TEAM, 'other']);
+    assert.equal(other?.metadata.finalizers, undefined, "another extension's record gets no finalizer");
+    assert.equal(await get(down, [GARDENER, '-n', mirrorNamespace('alpha', TEAM), 'other']), undefined);
+    assert.deepEqual(rdataOf(await dig(server.dnsPort, 'other.a.example.', 'A'), 'A'), []);
+
+    // beta names alpha's zone as "team/a-zone" (its own namespace team: no such zone there), and lets
+    // a second record find its zone itself: neither is published in alpha's zone.
+    await apply(
+      beta,
+      record('g-evil', 'evil-g.a.example', '198.51.100.3', { zone: `${TEAM}/a-zone` }),
+      record('g-auto', 'auto-g.a.example', '198.51.100.4'),
+    );
+    for (const name of ['g-evil', 'g-auto'])
+      await waitFor(
+        async () => {
+          const o = await get(beta, [GARDENER, '-n', TEAM, name]);
+          return o?.status?.observedGeneration === o?.metadata.generation ? o : undefined;
+        },
+        90_000,
+        200,
+      );
+    for (const name of ['g-evil', 'g-auto']) {
+      const o = (await get(beta, [GARDENER, '-n', TEAM, name])) as Obj & { status?: { zone?: string } };
+      assert.equal(o.status?.zone, undefined, `${name}: no zone of another cluster`);
+      assert.doesNotMatch(JSON.stringify(o.status ?? {}), /alpha/);
+    }
+    assert.deepEqual(rdataOf(await dig(server.dnsPort, 'evil-g.a.example.', 'A'), 'A'), []);
+    assert.deepEqual(rdataOf(await dig(server.dnsPort, 'auto-g.a.example.', 'A'), 'A'), []);
+    await answersWith('g.a.example.', ['192.0.2.40']);
   });
 
   test('deleting an upstream DNSEndpoint removes its answers, then releases the upstream object', async () => {

@@ -75,8 +75,8 @@ Usage:
       http://$POD_IP:PORT), published on the Lease. --homelab-api and its flags as in serve: the
       leader answers writes, a replica that does not lead answers 503. --externaldns-webhook and
       its namespace as in serve: every replica lists, the leader writes (elsewhere POST answers 503).
-      --upstream-clusters: mirror DNSZones, DNSRecordSets, Domains (and DNSEndpoints, Datum's kinds) of
-      other clusters into this one (a folder of kubeconfig files named after their clusters, or
+      --upstream-clusters: mirror DNSZones, DNSRecordSets, Domains (and DNSEndpoints, Datum's and
+      Gardener's kinds) of other clusters into this one (a folder of kubeconfig files named after their clusters, or
       secrets:SELECTOR for Secrets in --namespace with a kubeconfig key), status written back upstream;
       --upstream-poll-interval (default 10),
       --upstream-removal-grace (default 600), --upstream-resync-interval (default 300),

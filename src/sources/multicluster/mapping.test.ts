@@ -7,10 +7,12 @@ import {
   clusterNameProblem,
   DATUM_ZONE,
   DNSENDPOINT,
+  GARDENER_RECORD,
   GENERATION_ANNOTATION,
   isMirroredKind,
   MIRRORED_KIND_INFO,
   MIRRORED_KINDS,
+  mirrorable,
   mirrorNamespace,
   mirrorOf,
   mirrorUpToDate,
@@ -459,5 +461,71 @@ describe('multicluster mapping: front-door kinds', () => {
       (status.conditions as { type: string }[]).map((c) => c.type),
       ['Accepted', 'Programmed'],
     );
+  });
+
+  test('a Gardener DNSRecord: its zone and Secret namespaces map into the cluster; its zone comes back only from its own cluster', () => {
+    const record = {
+      metadata: { name: 'r', namespace: 'team', generation: 2 },
+      spec: {
+        type: 'zonekeeper',
+        secretRef: { name: 's', namespace: 'team' },
+        zone: 'team/z',
+        name: 'w.a.example',
+      },
+    };
+    const { object } = mirrorOf(GARDENER_RECORD, record, { cluster: 'alpha', namespaces: [] });
+    assert.equal(object.apiVersion, 'extensions.gardener.cloud/v1alpha1');
+    assert.equal(object.spec.zone, `${mirrorNamespace('alpha', 'team')}/z`);
+    assert.deepEqual(object.spec.secretRef, { name: 's', namespace: mirrorNamespace('alpha', 'team') });
+    const domainZone = mirrorOf(
+      GARDENER_RECORD,
+      { ...record, spec: { ...record.spec, zone: 'a.example' } },
+      { cluster: 'alpha', namespaces: [] },
+    );
+    assert.equal(domainZone.object.spec.zone, 'a.example', 'a domain stays a domain');
+    assert.ok(mirrorable(GARDENER_RECORD, record, ['zonekeeper']));
+    assert.ok(
+      !mirrorable(GARDENER_RECORD, { ...record, spec: { ...record.spec, type: 'aws-route53' } }, [
+        'zonekeeper',
+      ]),
+    );
+    const copy = (zone: string) => ({
+      metadata: { generation: 7, annotations: { [GENERATION_ANNOTATION]: '2' } },
+      status: {
+        observedGeneration: 7,
+        zone,
+        lastOperation: {
+          type: 'Reconcile',
+          state: 'Error',
+          description: `refused by ${mirrorNamespace('beta', 'x')}/z`,
+        },
+      },
+    });
+    const own = upstreamStatus(
+      GARDENER_RECORD,
+      copy(`${mirrorNamespace('alpha', 'team')}/z`),
+      'alpha',
+      origins,
+    )!;
+    assert.equal(own.zone, 'team/z');
+    assert.equal(own.observedGeneration, 2);
+    const betaOrigins: NamespaceOrigins = (ns) =>
+      origins(ns) ?? (ns === mirrorNamespace('beta', 'x') ? { cluster: 'beta', namespace: 'x' } : undefined);
+    const foreign = upstreamStatus(
+      GARDENER_RECORD,
+      copy(`${mirrorNamespace('beta', 'x')}/z`),
+      'alpha',
+      betaOrigins,
+    )!;
+    assert.equal(foreign.zone, undefined);
+    assert.doesNotMatch(JSON.stringify(foreign), /beta/);
+  });
+
+  test('a Gardener refusal follows the extension contract; its time holds while the error does not change', () => {
+    const first = refusedStatus('NamespaceTaken', 'm', 3, undefined, new Date(0), 'gardener');
+    assert.equal(first.observedGeneration, 3);
+    assert.deepEqual((first.lastError as { codes: string[] }).codes, ['ERR_CONFIGURATION_PROBLEM']);
+    const again = refusedStatus('NamespaceTaken', 'm', 3, undefined, new Date(60_000), 'gardener', first);
+    assert.deepEqual(again, first);
   });
 });

@@ -38,20 +38,27 @@ export const NAMESPACE_TAKEN = 'NamespaceTaken';
  * specs can be copied without leaking across clusters. A Domain's spec names no namespace, so its copy
  * is its spec as written; in its cluster's mirrored namespace it verifies the domain for that
  * namespace only, which is what requireVerifiedDomain checks for the zones there. ExternalDNS's
- * DNSEndpoint names no namespace; Datum's DNSRecordSet names its zone by name in its own namespace.
+ * DNSEndpoint names no namespace; Datum's DNSRecordSet names its zone by name in its own namespace;
+ * Gardener's DNSRecord names its zone as "namespace/name", mapped like a zoneRef (mirrorOf).
  * Front-door kinds are named by their store id (`Kind.group`, as `frontDoorId`).
  */
 export type NativeMirroredKind = 'DNSZone' | 'DNSRecordSet' | 'Domain';
 export const DNSENDPOINT = 'DNSEndpoint.externaldns.k8s.io';
 export const DATUM_ZONE = 'DNSZone.dns.networking.miloapis.com';
 export const DATUM_RECORDSET = 'DNSRecordSet.dns.networking.miloapis.com';
-export type FrontDoorMirroredKind = typeof DNSENDPOINT | typeof DATUM_ZONE | typeof DATUM_RECORDSET;
+export const GARDENER_RECORD = 'DNSRecord.extensions.gardener.cloud';
+export type FrontDoorMirroredKind =
+  | typeof DNSENDPOINT
+  | typeof DATUM_ZONE
+  | typeof DATUM_RECORDSET
+  | typeof GARDENER_RECORD;
 export type MirroredKind = NativeMirroredKind | FrontDoorMirroredKind;
 export const NATIVE_MIRRORED_KINDS: readonly NativeMirroredKind[] = ['DNSZone', 'DNSRecordSet', 'Domain'];
 export const FRONT_DOOR_MIRRORED_KINDS: readonly FrontDoorMirroredKind[] = [
   DNSENDPOINT,
   DATUM_ZONE,
   DATUM_RECORDSET,
+  GARDENER_RECORD,
 ];
 export const MIRRORED_KINDS: readonly MirroredKind[] = [
   ...NATIVE_MIRRORED_KINDS,
@@ -74,7 +81,7 @@ export interface MirroredKindInfo {
    * only Accepted and Programmed (Datum's shape), or not at all (a status without conditions: an
    * Event says it).
    */
-  refusal: 'conditions' | 'acceptedProgrammed' | 'none';
+  refusal: 'conditions' | 'acceptedProgrammed' | 'none' | 'gardener';
 }
 
 const NATIVE = {
@@ -114,7 +121,35 @@ export const MIRRORED_KIND_INFO: Readonly<Record<MirroredKind, MirroredKindInfo>
     zone: false,
     refusal: 'acceptedProgrammed',
   },
+  [GARDENER_RECORD]: {
+    group: 'extensions.gardener.cloud',
+    version: 'v1alpha1',
+    plural: 'dnsrecords',
+    kind: 'DNSRecord',
+    frontDoor: true,
+    zone: false,
+    refusal: 'gardener',
+  },
 };
+
+/**
+ * Whether an upstream object is one to mirror: a Gardener DNSRecord only when its provider type is
+ * one Zonekeeper reconciles (`types`, --gardener-types); the others belong to another extension
+ * controller of that cluster and are not touched.
+ */
+export function mirrorable(
+  kind: MirroredKind,
+  object: UpstreamObject,
+  gardenerTypes: readonly string[],
+): boolean {
+  return kind !== GARDENER_RECORD || gardenerTypes.includes(String(object.spec?.type ?? ''));
+}
+
+/** A `namespace/name` of `cluster` mapped into its mirrored namespace (a bare name or domain as is). */
+function mapQualified(value: string, cluster: string): string {
+  const slash = value.indexOf('/');
+  return slash < 0 ? value : `${mirrorNamespace(cluster, value.slice(0, slash))}${value.slice(slash)}`;
+}
 
 /** Whether a kind (a native kind name or a front door's store id) is one of those mirrored. */
 export function isMirroredKind(kind: string): kind is MirroredKind {
@@ -301,6 +336,15 @@ export function mirrorOf(kind: MirroredKind, upstream: UpstreamObject, context: 
     if (ref?.namespace !== undefined)
       spec.zoneRef = { ...ref, namespace: mirrorNamespace(context.cluster, ref.namespace) };
   }
+  if (kind === GARDENER_RECORD) {
+    // spec.zone "namespace/name" names a DNSZone of the same cluster (a domain, or none, leaves the
+    // zone to the catalog, whose delegations keep it to zones that admit this namespace); the Secret
+    // reference is not used by Zonekeeper, and names a namespace of the same cluster too.
+    if (typeof spec.zone === 'string') spec.zone = mapQualified(spec.zone, context.cluster);
+    const secretRef = spec.secretRef as { namespace?: string } | undefined;
+    if (secretRef?.namespace !== undefined)
+      spec.secretRef = { ...secretRef, namespace: mirrorNamespace(context.cluster, secretRef.namespace) };
+  }
   const annotations: Record<string, string> = {
     [NAME_ANNOTATION]: metadata.name,
     [GENERATION_ANNOTATION]: String(metadata.generation ?? 0),
@@ -446,6 +490,15 @@ export function upstreamStatus(
       }));
     else if (field === 'domainRef' && kind === DATUM_ZONE) {
       // Written upstream by Datum's domain controller: the upstream's own is kept (see the caller).
+    } else if (kind === GARDENER_RECORD && field === 'zone' && typeof value === 'string') {
+      // Gardener's "namespace/name": back to the upstream namespace when of the same cluster.
+      const slash = value.indexOf('/');
+      const origin = slash < 0 ? undefined : origins(value.slice(0, slash));
+      if (origin?.cluster === cluster) out[field] = `${origin.namespace}${value.slice(slash)}`;
+    } else if (kind === GARDENER_RECORD && (field === 'lastOperation' || field === 'lastError')) {
+      const v = structuredClone(value) as { description?: string };
+      if (typeof v.description === 'string') v.description = upstreamText(v.description, cluster, origins);
+      out[field] = v;
     } else if (field === 'zone' || field === 'parentZone') {
       const ref = mapRef(value);
       if (ref) out[field] = ref;
@@ -465,8 +518,23 @@ export function refusedStatus(
   generation: number | undefined,
   previous: Condition[] | undefined,
   now: Date,
-  shape: 'conditions' | 'acceptedProgrammed' = 'conditions',
+  shape: 'conditions' | 'acceptedProgrammed' | 'gardener' = 'conditions',
+  previousStatus?: Record<string, unknown>,
 ): Record<string, unknown> {
+  if (shape === 'gardener') {
+    // The extension contract's shape: the last operation failed, with the reason as its error code.
+    const description = `${reason}: ${message}`;
+    const before = previousStatus?.lastError as { description?: string; lastUpdateTime?: string } | undefined;
+    const time =
+      before?.description === description && before.lastUpdateTime
+        ? before.lastUpdateTime
+        : now.toISOString().replace(/\.\d+Z$/, 'Z');
+    return {
+      ...(generation !== undefined ? { observedGeneration: generation } : {}),
+      lastOperation: { type: 'Reconcile', state: 'Error', progress: 0, description, lastUpdateTime: time },
+      lastError: { description, codes: ['ERR_CONFIGURATION_PROBLEM'], lastUpdateTime: time },
+    };
+  }
   const types =
     shape === 'acceptedProgrammed' ? ['Accepted', 'Programmed'] : ['Accepted', 'Programmed', 'Ready'];
   const conditions: Condition[] = types.map((type) => {

@@ -1,9 +1,9 @@
 /**
  * The replicator of `zonekeeper operator --upstream-clusters`: DNSZones, DNSRecordSets and Domains of
  * every upstream cluster (and the front-door kinds of mapping.ts: ExternalDNS's DNSEndpoint, Datum's
- * DNSZone and DNSRecordSet, each optional per upstream) mirrored into the operator's own (downstream)
- * cluster, where the controller serves them like any other; status back upstream when the downstream
- * status changes.
+ * DNSZone and DNSRecordSet, Gardener's DNSRecord, each optional per upstream) mirrored into the
+ * operator's own (downstream) cluster, where the controller serves them like any other; status back
+ * upstream when the downstream status changes.
  *
  * Per upstream cluster: a reflector per kind (list + watch, backoff, relist on 410), a cache bounded
  * by `maxObjectsPerCluster`, and its own work queue with per-key backoff, so an upstream that is down
@@ -21,6 +21,7 @@
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import type { ForeignObject } from '../../api/frontdoors/front-door.ts';
+import { gardenerTypes } from '../../api/frontdoors/gardener/index.ts';
 import type { Kind, Resource } from '../../api/index.ts';
 import type { ForeignEvent, StoreEvent } from '../../control/resource-store.ts';
 import type { WorkQueue as WorkQueueType } from '../../control/work-queue.ts';
@@ -43,6 +44,7 @@ import {
   isMirroredKind,
   MIRRORED_KIND_INFO,
   type MirroredKind,
+  mirrorable,
   mirrorNamespace,
   mirrorOf,
   mirrorUpToDate,
@@ -291,6 +293,10 @@ class UpstreamCluster {
         this.bytes += size - (had ?? 0);
         return true;
       };
+      // Objects not to be mirrored (another extension's Gardener records) are not kept, unless they still
+      // carry the replicator's finalizer, which the reconcile then takes off.
+      const ignored = (o: UpstreamObject): boolean =>
+        !mirrorable(kind, o, gardenerTypes()) && !o.metadata.finalizers?.includes(UPSTREAM_FINALIZER);
       const limits = (): ByteLimits => ({
         maxObjects: options.maxObjects,
         maxResponseBytes: options.maxResponseBytes,
@@ -330,7 +336,7 @@ class UpstreamCluster {
             for (const item of items) {
               const o = trim(item);
               const key = resourceKey(o.metadata);
-              if (!admit(key, o)) continue;
+              if (ignored(o) || !admit(key, o)) continue;
               before.delete(key);
               this.enqueue(kind, key);
             }
@@ -362,6 +368,13 @@ class UpstreamCluster {
             const key = resourceKey(o.metadata);
             if (type === 'DELETED') {
               // Gone upstream: its copy (if it has one) is deleted, kept or not.
+              const kept = cache.has(key);
+              forget(key);
+              if (kept || owner.hasCopy(this, kind, key)) this.enqueue(kind, key);
+              return;
+            }
+            if (ignored(o)) {
+              // Not ours to mirror (any more): its copy, if it has one, is deleted.
               const kept = cache.has(key);
               forget(key);
               if (kept || owner.hasCopy(this, kind, key)) this.enqueue(kind, key);
@@ -852,7 +865,7 @@ export class Replicator {
     const down = foreign ? undefined : found;
     const { api } = this.options;
 
-    if (!up || up.metadata.deletionTimestamp) {
+    if (!up || up.metadata.deletionTimestamp || !mirrorable(kind, up, gardenerTypes())) {
       if (down) {
         if (!down.metadata.deletionTimestamp) await api.delete(kind, downNs, name, down.metadata.uid);
         // The controller holds the copy until the backend is clean; its deletion enqueues this again.
@@ -1137,7 +1150,15 @@ export class Replicator {
       return;
     }
     const previous = (up.status?.conditions as Condition[] | undefined) ?? undefined;
-    const status = refusedStatus(reason, message, up.metadata.generation, previous, new Date(), info.refusal);
+    const status = refusedStatus(
+      reason,
+      message,
+      up.metadata.generation,
+      previous,
+      new Date(),
+      info.refusal,
+      up.status,
+    );
     if (!sameStatus(status, up.status)) await this.writeStatus(c, kind, up, status);
   }
 
