@@ -8,7 +8,8 @@ import { after, before, describe, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { CLAIM_LABEL, ClaimStore } from '../src/sources/multicluster/claim-store.ts';
 import { claimObjectName, ownerOf } from '../src/sources/multicluster/claims.ts';
-import { boundedList, DownstreamApi } from '../src/sources/multicluster/downstream-api.ts';
+import { DownstreamApi } from '../src/sources/multicluster/downstream-api.ts';
+import { boundedList } from '../src/sources/multicluster/upstream-http.ts';
 import { type KubeCluster, startKube } from './support/kube.ts';
 
 const NS = 'zonekeeper-system';
@@ -100,12 +101,27 @@ describe('multicluster claims on kube-apiserver', { timeout: 300_000 }, () => {
     await kube.kubectlOk(['apply', '-f', '-'], {
       input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: zones }),
     });
-    const cut = await boundedList(config, 'DNSZone', 12);
+    const zonesOf = { group: 'dns.zonekeeper.dev', version: 'v1alpha1', plural: 'dnszones' };
+    const limits = { maxResponseBytes: 1 << 20, maxBytes: 1 << 24 };
+    const cut = await boundedList(config, zonesOf, { ...limits, maxObjects: 12 });
     assert.equal(cut.items.length, 12);
     assert.equal(cut.left, 18);
+    assert.equal(cut.limited, 'objects');
     assert.ok(cut.resourceVersion);
-    const all = await boundedList(config, 'DNSZone', 1000);
+    const all = await boundedList(config, zonesOf, { ...limits, maxObjects: 1000 });
     assert.equal(all.items.length, 30);
     assert.equal(all.left, 0);
+    assert.equal(all.limited, undefined);
+    // Small pages (a page over the response limit is asked for again, smaller) within a byte budget
+    // for the whole list: it stops there, what was read is kept.
+    const bytes = JSON.stringify(all.items[0]).length;
+    const tight = await boundedList(config, zonesOf, {
+      maxObjects: 1000,
+      maxResponseBytes: bytes * 4,
+      maxBytes: bytes * 10,
+    });
+    assert.equal(tight.limited, 'bytes');
+    assert.ok(tight.items.length >= 1 && tight.items.length < 30, `${tight.items.length} read`);
+    assert.ok(tight.left >= 1);
   });
 });

@@ -324,6 +324,15 @@ describe('multicluster: Domain verification per upstream cluster', { timeout: 90
     assert.equal(await answer('www.b.example.test'), 'REFUSED');
     // alpha's zone is still served.
     assert.deepEqual(await answer('www.a.example.test'), ['192.0.2.1']);
+
+    // beta's unverified zone claimed nothing: alpha, whose Domain is verified, gets b.example.test
+    // (and beta's zone is then refused for alpha's claim).
+    await apply(alpha, zone('b-zone', 'b.example.test'), recordSet('b-www', 'b-zone', '192.0.2.11'));
+    await waitFor(async () => {
+      const a = await answer('www.b.example.test');
+      return Array.isArray(a) && a.includes('192.0.2.11') ? a : undefined;
+    }, 90_000);
+    await until(beta, ['dnszone', '-n', TEAM, 'b-zone'], 'Accepted', 'False', 'ClaimedByAnotherCluster');
   });
 
   test('deleting an upstream Domain deletes its copy, then releases the upstream finalizer', async () => {

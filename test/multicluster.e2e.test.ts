@@ -269,6 +269,36 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
     await alpha.kubectlOk(['delete', 'dnsrecordset', '-n', TEAM, 'bad']);
   });
 
+  test("a zone refused downstream claims nothing: another cluster's accepted zone of the domain is served", async () => {
+    // alpha's zone of squat.example names a class the downstream does not have: Accepted=False there.
+    await apply(alpha, zone('squat', 'squat.example', TEAM, { className: 'no-such-class' }));
+    await waitFor(
+      async () => {
+        const o = await getJson(alpha, ['dnszone', '-n', TEAM, 'squat']);
+        return condition(o, 'Accepted')?.reason === 'ClassNotFound' ? o : undefined;
+      },
+      60_000,
+      200,
+    );
+    // beta's zone of the same domain, accepted downstream: it holds the domain and is served.
+    await apply(beta, zone('squat', 'squat.example'), recordSet('squat-www', 'squat', 'www', '192.0.2.30'));
+    await answersWith('www.squat.example.', ['192.0.2.30']);
+    const { value: lost } = await waitFor(
+      async () => {
+        const o = await getJson(alpha, ['dnszone', '-n', TEAM, 'squat']);
+        return condition(o, 'Accepted')?.reason === 'ClaimedByAnotherCluster' ? o : undefined;
+      },
+      60_000,
+      200,
+    );
+    assert.equal(condition(lost, 'Accepted')?.status, 'False');
+    assert.equal(
+      condition(await getJson(beta, ['dnszone', '-n', TEAM, 'squat']), 'Accepted')?.status,
+      'True',
+    );
+    await alpha.kubectlOk(['delete', 'dnszone', '-n', TEAM, 'squat', '--wait=false']);
+  });
+
   test('a domain claimed in both upstreams is served for the first observed claim; the loser is told upstream', async () => {
     await apply(
       alpha,

@@ -75,12 +75,14 @@ Usage:
       http://$POD_IP:PORT), published on the Lease. --homelab-api and its flags as in serve: the
       leader answers writes, a replica that does not lead answers 503. --externaldns-webhook and
       its namespace as in serve: every replica lists, the leader writes (elsewhere POST answers 503).
-      --upstream-clusters: mirror DNSZones and DNSRecordSets of other clusters into this one (a folder
-      of kubeconfig files named after their clusters, or secrets:SELECTOR for Secrets in --namespace
-      with a kubeconfig key), status written back upstream; --upstream-poll-interval (default 10),
+      --upstream-clusters: mirror DNSZones, DNSRecordSets, Domains (and DNSEndpoints, Datum's and
+      Gardener's kinds) of other clusters into this one (a folder of kubeconfig files named after their clusters, or
+      secrets:SELECTOR for Secrets in --namespace with a kubeconfig key), status written back upstream;
+      --upstream-poll-interval (default 10),
       --upstream-removal-grace (default 600), --upstream-resync-interval (default 300),
       --upstream-retry-max (default 30) in seconds, --upstream-max-objects per cluster and kind
-      (default 20000); see docs/multicluster.md.
+      (default 20000), --upstream-max-bytes per cluster (default 134217728: 128 MiB) and
+      --upstream-max-response-bytes per response or watch event (default 16777216); see docs/multicluster.md.
       Domains (docs/domains.md): --domain-resolver HOST:PORT (default: /etc/resolv.conf's first),
       --domain-lookup-timeout 2s, --domain-delegation-port 53, --domain-http-port 80,
       --domain-http-timeout 5s, --domain-http-allow CIDR,... (loopback, link-local and metadata
@@ -751,6 +753,8 @@ const UPSTREAM_FLAGS = {
   'upstream-resync-interval': { type: 'string' },
   'upstream-retry-max': { type: 'string' },
   'upstream-max-objects': { type: 'string' },
+  'upstream-max-bytes': { type: 'string' },
+  'upstream-max-response-bytes': { type: 'string' },
 } as const;
 
 function upstreamClustersOption(values: Record<string, string | boolean | string[] | undefined>) {
@@ -769,6 +773,17 @@ function upstreamClustersOption(values: Record<string, string | boolean | string
   const resync = seconds('upstream-resync-interval', 1, 86400);
   const retry = seconds('upstream-retry-max', 0.1, 3600);
   const maxObjects = values['upstream-max-objects'];
+  const whole = (flag: string): number | undefined => {
+    const v = values[flag];
+    if (v === undefined) return undefined;
+    if (typeof source !== 'string') throw new UsageError(`--${flag} goes with --upstream-clusters`);
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1024)
+      throw new UsageError(`--${flag}: give a whole number of bytes, 1024 or more`);
+    return n;
+  };
+  const maxBytes = whole('upstream-max-bytes');
+  const maxResponseBytes = whole('upstream-max-response-bytes');
   if (typeof source !== 'string') {
     if (maxObjects !== undefined)
       throw new UsageError('--upstream-max-objects goes with --upstream-clusters');
@@ -789,6 +804,8 @@ function upstreamClustersOption(values: Record<string, string | boolean | string
     ...(resync !== undefined ? { resyncIntervalMs: resync } : {}),
     ...(retry !== undefined ? { retryMaxMs: retry } : {}),
     ...(max !== undefined ? { maxObjectsPerCluster: max } : {}),
+    ...(maxBytes !== undefined ? { maxBytesPerCluster: maxBytes } : {}),
+    ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
   };
 }
 

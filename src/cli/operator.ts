@@ -39,6 +39,7 @@ import { kubernetesSecrets } from '../sources/kubernetes/secrets.ts';
 import { DEFAULT_SERIAL_BLOCK, KubernetesSerialStore } from '../sources/kubernetes/serial-records.ts';
 import { parseClusterSource } from '../sources/multicluster/cluster-source.ts';
 import { DownstreamApi } from '../sources/multicluster/downstream-api.ts';
+import { FRONT_DOOR_MIRRORED_KINDS, NATIVE_MIRRORED_KINDS } from '../sources/multicluster/mapping.ts';
 import { Replicator } from '../sources/multicluster/replicator.ts';
 import { catalogGate } from '../sources/writes/catalog-gate.ts';
 import { DEFAULT_WRITE_AUDIENCE, LEADER_ENDPOINT_ANNOTATION } from '../sources/writes/forwarding-writer.ts';
@@ -134,6 +135,8 @@ export interface UpstreamClustersOptions {
   resyncIntervalMs?: number;
   retryMaxMs?: number;
   maxObjectsPerCluster?: number;
+  maxBytesPerCluster?: number;
+  maxResponseBytes?: number;
 }
 
 export interface OperatorHandle {
@@ -545,6 +548,11 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         const { source: _spec, ...settings } = upstream;
         replicator = new Replicator({
           ...settings,
+          // Zonekeeper's kinds, and the front-door kinds this installation serves.
+          kinds: [
+            ...NATIVE_MIRRORED_KINDS,
+            ...FRONT_DOOR_MIRRORED_KINDS.filter((id) => frontDoors.get(id) !== undefined),
+          ],
           source: clusterSource,
           store,
           api: downstreamApi,

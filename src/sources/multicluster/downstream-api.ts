@@ -1,12 +1,11 @@
 /**
- * The calls the replicator makes that `KubeApi` does not: create, replace and delete Zonekeeper
- * objects, and namespaces and ConfigMaps by label, on the official client. Errors become
+ * The calls the replicator makes that `KubeApi` does not: create, replace and delete the mirrored
+ * kinds (Zonekeeper's and the front doors'), and namespaces and ConfigMaps by label, on the official client. Errors become
  * `KubeApiError` (HTTP status and reason) like KubeApi's.
  */
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { GROUP, KIND_DEFINITIONS, VERSION } from '../../api/index.ts';
 import { isStatus, type KubeJson, toKubeError } from '../kubernetes/kube-api.ts';
-import type { MirroredKind } from './mapping.ts';
+import { MIRRORED_KIND_INFO, type MirroredKind } from './mapping.ts';
 
 async function call<T>(f: () => Promise<T>): Promise<T> {
   try {
@@ -29,49 +28,6 @@ export interface ConfigMapObject {
   data: Record<string, string>;
 }
 
-/**
- * A list of one Zonekeeper kind across all namespaces that stops after `max` objects (pages of at
- * most 500): the rest is not read, so memory stays bounded whatever the cluster holds. The
- * resourceVersion is the list's snapshot (that of its first page), from which a watch continues.
- * `left` counts the objects not read, as far as the API server says (remainingItemCount).
- */
-export async function boundedList(
-  config: KubeConfig,
-  kind: MirroredKind,
-  max: number,
-): Promise<{ items: KubeJson[]; resourceVersion: string; left: number }> {
-  const custom = config.makeApiClient(CustomObjectsApi);
-  const coords = { group: GROUP, version: VERSION, plural: KIND_DEFINITIONS[kind].plural };
-  for (;;) {
-    const items: KubeJson[] = [];
-    let next: string | undefined;
-    let resourceVersion = '';
-    let left = 0;
-    try {
-      do {
-        const page = (await call(() =>
-          custom.listClusterCustomObject({
-            ...coords,
-            limit: Math.max(1, Math.min(500, max - items.length)),
-            ...(next ? { _continue: next } : {}),
-          }),
-        )) as {
-          items?: KubeJson[];
-          metadata?: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
-        };
-        for (const item of page.items ?? []) items.push(item);
-        if (!resourceVersion) resourceVersion = page.metadata?.resourceVersion ?? '';
-        next = page.metadata?.continue || undefined;
-        left = next ? Math.max(1, page.metadata?.remainingItemCount ?? 1) : 0;
-      } while (next && items.length < max);
-    } catch (e) {
-      if (isStatus(e, 410) && next) continue; // the continue token expired: start over
-      throw e;
-    }
-    return { items, resourceVersion, left };
-  }
-}
-
 export class DownstreamApi {
   private readonly custom: CustomObjectsApi;
   private readonly core: CoreV1Api;
@@ -82,7 +38,8 @@ export class DownstreamApi {
   }
 
   private coords(kind: MirroredKind) {
-    return { group: GROUP, version: VERSION, plural: KIND_DEFINITIONS[kind].plural };
+    const { group, version, plural } = MIRRORED_KIND_INFO[kind];
+    return { group, version, plural };
   }
 
   async get(kind: MirroredKind, namespace: string, name: string): Promise<KubeJson | undefined> {

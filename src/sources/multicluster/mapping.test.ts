@@ -5,9 +5,14 @@ import { claimData, claimFromData, ownerOf, withClaimant, withoutClaimant } from
 import {
   CLUSTER_LABEL,
   clusterNameProblem,
+  DATUM_ZONE,
+  DNSENDPOINT,
+  GARDENER_RECORD,
   GENERATION_ANNOTATION,
   isMirroredKind,
+  MIRRORED_KIND_INFO,
   MIRRORED_KINDS,
+  mirrorable,
   mirrorNamespace,
   mirrorOf,
   mirrorUpToDate,
@@ -15,6 +20,7 @@ import {
   type NamespaceOrigins,
   namespaceLabels,
   originOf,
+  refusedStatus,
   UID_LABEL,
   upstreamStatus,
   upstreamText,
@@ -387,5 +393,139 @@ describe('multicluster claims', () => {
       domain: 'x',
       claimants: [],
     });
+  });
+});
+
+describe('multicluster mapping: front-door kinds', () => {
+  const origins: NamespaceOrigins = (ns) =>
+    ns === mirrorNamespace('alpha', 'team') ? { cluster: 'alpha', namespace: 'team' } : undefined;
+
+  test('a DNSEndpoint copy keeps its group, kind and spec; it is mirrored, and no zone kind', () => {
+    assert.ok(isMirroredKind(DNSENDPOINT));
+    assert.ok(MIRRORED_KINDS.includes(DATUM_ZONE));
+    assert.ok(!MIRRORED_KIND_INFO[DNSENDPOINT].zone);
+    assert.ok(MIRRORED_KIND_INFO[DATUM_ZONE].zone);
+    const spec = { endpoints: [{ dnsName: 'www.a.example', recordType: 'A', targets: ['192.0.2.1'] }] };
+    const { object } = mirrorOf(
+      DNSENDPOINT,
+      {
+        metadata: { name: 'web', namespace: 'team', generation: 3, labels: { [CLUSTER_LABEL]: 'beta' } },
+        spec,
+      },
+      { cluster: 'alpha', namespaces: [] },
+    );
+    assert.equal(object.apiVersion, 'externaldns.k8s.io/v1alpha1');
+    assert.equal(object.kind, 'DNSEndpoint');
+    assert.equal(object.metadata.namespace, mirrorNamespace('alpha', 'team'));
+    assert.equal(object.metadata.labels[CLUSTER_LABEL], 'alpha');
+    assert.deepEqual(object.spec, spec);
+  });
+
+  test('a Datum status (no observedGeneration at the top) comes back once its Accepted is current; domainRef is not copied', () => {
+    const copy = (observed: number) => ({
+      metadata: { generation: 4, annotations: { [GENERATION_ANNOTATION]: '2' } },
+      status: {
+        conditions: [
+          {
+            type: 'Accepted',
+            status: 'True',
+            reason: 'Accepted',
+            message: 'ok',
+            lastTransitionTime: 't',
+            observedGeneration: observed,
+          },
+        ],
+        nameservers: ['ns1.example.net'],
+        domainRef: { name: 'downstream-one' },
+      },
+    });
+    assert.equal(upstreamStatus(DATUM_ZONE, copy(3), 'alpha', origins), undefined, 'stale: not copied');
+    const status = upstreamStatus(DATUM_ZONE, copy(4), 'alpha', origins)!;
+    assert.equal(status.observedGeneration, undefined);
+    assert.equal((status.conditions as { observedGeneration: number }[])[0]!.observedGeneration, 2);
+    assert.deepEqual(status.nameservers, ['ns1.example.net']);
+    assert.equal(status.domainRef, undefined);
+  });
+
+  test("a refusal in Datum's shape has Accepted and Programmed only, no observedGeneration at the top", () => {
+    const status = refusedStatus(
+      'ClaimedByAnotherCluster',
+      'm',
+      5,
+      undefined,
+      new Date(0),
+      'acceptedProgrammed',
+    );
+    assert.equal(status.observedGeneration, undefined);
+    assert.deepEqual(
+      (status.conditions as { type: string }[]).map((c) => c.type),
+      ['Accepted', 'Programmed'],
+    );
+  });
+
+  test('a Gardener DNSRecord: its zone and Secret namespaces map into the cluster; its zone comes back only from its own cluster', () => {
+    const record = {
+      metadata: { name: 'r', namespace: 'team', generation: 2 },
+      spec: {
+        type: 'zonekeeper',
+        secretRef: { name: 's', namespace: 'team' },
+        zone: 'team/z',
+        name: 'w.a.example',
+      },
+    };
+    const { object } = mirrorOf(GARDENER_RECORD, record, { cluster: 'alpha', namespaces: [] });
+    assert.equal(object.apiVersion, 'extensions.gardener.cloud/v1alpha1');
+    assert.equal(object.spec.zone, `${mirrorNamespace('alpha', 'team')}/z`);
+    assert.deepEqual(object.spec.secretRef, { name: 's', namespace: mirrorNamespace('alpha', 'team') });
+    const domainZone = mirrorOf(
+      GARDENER_RECORD,
+      { ...record, spec: { ...record.spec, zone: 'a.example' } },
+      { cluster: 'alpha', namespaces: [] },
+    );
+    assert.equal(domainZone.object.spec.zone, 'a.example', 'a domain stays a domain');
+    assert.ok(mirrorable(GARDENER_RECORD, record, ['zonekeeper']));
+    assert.ok(
+      !mirrorable(GARDENER_RECORD, { ...record, spec: { ...record.spec, type: 'aws-route53' } }, [
+        'zonekeeper',
+      ]),
+    );
+    const copy = (zone: string) => ({
+      metadata: { generation: 7, annotations: { [GENERATION_ANNOTATION]: '2' } },
+      status: {
+        observedGeneration: 7,
+        zone,
+        lastOperation: {
+          type: 'Reconcile',
+          state: 'Error',
+          description: `refused by ${mirrorNamespace('beta', 'x')}/z`,
+        },
+      },
+    });
+    const own = upstreamStatus(
+      GARDENER_RECORD,
+      copy(`${mirrorNamespace('alpha', 'team')}/z`),
+      'alpha',
+      origins,
+    )!;
+    assert.equal(own.zone, 'team/z');
+    assert.equal(own.observedGeneration, 2);
+    const betaOrigins: NamespaceOrigins = (ns) =>
+      origins(ns) ?? (ns === mirrorNamespace('beta', 'x') ? { cluster: 'beta', namespace: 'x' } : undefined);
+    const foreign = upstreamStatus(
+      GARDENER_RECORD,
+      copy(`${mirrorNamespace('beta', 'x')}/z`),
+      'alpha',
+      betaOrigins,
+    )!;
+    assert.equal(foreign.zone, undefined);
+    assert.doesNotMatch(JSON.stringify(foreign), /beta/);
+  });
+
+  test('a Gardener refusal follows the extension contract; its time holds while the error does not change', () => {
+    const first = refusedStatus('NamespaceTaken', 'm', 3, undefined, new Date(0), 'gardener');
+    assert.equal(first.observedGeneration, 3);
+    assert.deepEqual((first.lastError as { codes: string[] }).codes, ['ERR_CONFIGURATION_PROBLEM']);
+    const again = refusedStatus('NamespaceTaken', 'm', 3, undefined, new Date(60_000), 'gardener', first);
+    assert.deepEqual(again, first);
   });
 });

@@ -34,17 +34,130 @@ export const CLAIMED_ELSEWHERE = 'ClaimedByAnotherCluster';
 export const NAMESPACE_TAKEN = 'NamespaceTaken';
 
 /**
- * The kinds mirrored from every upstream cluster. A Domain's spec names no namespace, so its copy is
- * its spec as written; in its cluster's mirrored namespace it verifies the domain for that namespace
- * only, which is what requireVerifiedDomain checks for the zones there.
+ * The kinds mirrored from every upstream cluster: Zonekeeper's own, and the front-door kinds whose
+ * specs can be copied without leaking across clusters. A Domain's spec names no namespace, so its copy
+ * is its spec as written; in its cluster's mirrored namespace it verifies the domain for that
+ * namespace only, which is what requireVerifiedDomain checks for the zones there. ExternalDNS's
+ * DNSEndpoint names no namespace; Datum's DNSRecordSet names its zone by name in its own namespace;
+ * Gardener's DNSRecord names its zone as "namespace/name", mapped like a zoneRef (mirrorOf).
+ * Front-door kinds are named by their store id (`Kind.group`, as `frontDoorId`).
  */
-export type MirroredKind = 'DNSZone' | 'DNSRecordSet' | 'Domain';
-export const MIRRORED_KINDS: readonly MirroredKind[] = ['DNSZone', 'DNSRecordSet', 'Domain'];
+export type NativeMirroredKind = 'DNSZone' | 'DNSRecordSet' | 'Domain';
+export const DNSENDPOINT = 'DNSEndpoint.externaldns.k8s.io';
+export const DATUM_ZONE = 'DNSZone.dns.networking.miloapis.com';
+export const DATUM_RECORDSET = 'DNSRecordSet.dns.networking.miloapis.com';
+export const GARDENER_RECORD = 'DNSRecord.extensions.gardener.cloud';
+export type FrontDoorMirroredKind =
+  | typeof DNSENDPOINT
+  | typeof DATUM_ZONE
+  | typeof DATUM_RECORDSET
+  | typeof GARDENER_RECORD;
+export type MirroredKind = NativeMirroredKind | FrontDoorMirroredKind;
+export const NATIVE_MIRRORED_KINDS: readonly NativeMirroredKind[] = ['DNSZone', 'DNSRecordSet', 'Domain'];
+export const FRONT_DOOR_MIRRORED_KINDS: readonly FrontDoorMirroredKind[] = [
+  DNSENDPOINT,
+  DATUM_ZONE,
+  DATUM_RECORDSET,
+  GARDENER_RECORD,
+];
+export const MIRRORED_KINDS: readonly MirroredKind[] = [
+  ...NATIVE_MIRRORED_KINDS,
+  ...FRONT_DOOR_MIRRORED_KINDS,
+];
 
-/** Whether a kind is one of those mirrored. */
+/** How a mirrored kind is reached and treated. */
+export interface MirroredKindInfo {
+  group: string;
+  version: string;
+  plural: string;
+  /** The kind's name in its API. */
+  kind: string;
+  /** A front-door kind: its CRD may be missing upstream (no objects, checked again). */
+  frontDoor: boolean;
+  /** A zone kind: its `spec.domainName` takes part in the cross-cluster claims (ADR 0023). */
+  zone: boolean;
+  /**
+   * How a refusal is shown in the upstream status: with Accepted, Programmed and Ready conditions,
+   * only Accepted and Programmed (Datum's shape), or not at all (a status without conditions: an
+   * Event says it).
+   */
+  refusal: 'conditions' | 'acceptedProgrammed' | 'none' | 'gardener';
+}
+
+const NATIVE = {
+  group: 'dns.zonekeeper.dev',
+  version: 'v1alpha1',
+  frontDoor: false,
+  refusal: 'conditions',
+} as const;
+export const MIRRORED_KIND_INFO: Readonly<Record<MirroredKind, MirroredKindInfo>> = {
+  DNSZone: { ...NATIVE, plural: 'dnszones', kind: 'DNSZone', zone: true },
+  DNSRecordSet: { ...NATIVE, plural: 'dnsrecordsets', kind: 'DNSRecordSet', zone: false },
+  Domain: { ...NATIVE, plural: 'domains', kind: 'Domain', zone: false },
+  [DNSENDPOINT]: {
+    group: 'externaldns.k8s.io',
+    version: 'v1alpha1',
+    plural: 'dnsendpoints',
+    kind: 'DNSEndpoint',
+    frontDoor: true,
+    zone: false,
+    refusal: 'none',
+  },
+  [DATUM_ZONE]: {
+    group: 'dns.networking.miloapis.com',
+    version: 'v1alpha1',
+    plural: 'dnszones',
+    kind: 'DNSZone',
+    frontDoor: true,
+    zone: true,
+    refusal: 'acceptedProgrammed',
+  },
+  [DATUM_RECORDSET]: {
+    group: 'dns.networking.miloapis.com',
+    version: 'v1alpha1',
+    plural: 'dnsrecordsets',
+    kind: 'DNSRecordSet',
+    frontDoor: true,
+    zone: false,
+    refusal: 'acceptedProgrammed',
+  },
+  [GARDENER_RECORD]: {
+    group: 'extensions.gardener.cloud',
+    version: 'v1alpha1',
+    plural: 'dnsrecords',
+    kind: 'DNSRecord',
+    frontDoor: true,
+    zone: false,
+    refusal: 'gardener',
+  },
+};
+
+/**
+ * Whether an upstream object is one to mirror: a Gardener DNSRecord only when its provider type is
+ * one Zonekeeper reconciles (`types`, --gardener-types); the others belong to another extension
+ * controller of that cluster and are not touched.
+ */
+export function mirrorable(
+  kind: MirroredKind,
+  object: UpstreamObject,
+  gardenerTypes: readonly string[],
+): boolean {
+  return kind !== GARDENER_RECORD || gardenerTypes.includes(String(object.spec?.type ?? ''));
+}
+
+/** A `namespace/name` of `cluster` mapped into its mirrored namespace (a bare name or domain as is). */
+function mapQualified(value: string, cluster: string): string {
+  const slash = value.indexOf('/');
+  return slash < 0 ? value : `${mirrorNamespace(cluster, value.slice(0, slash))}${value.slice(slash)}`;
+}
+
+/** Whether a kind (a native kind name or a front door's store id) is one of those mirrored. */
 export function isMirroredKind(kind: string): kind is MirroredKind {
   return (MIRRORED_KINDS as readonly string[]).includes(kind);
 }
+
+/** The kinds that take part in the domain claims. */
+export const ZONE_KINDS: readonly MirroredKind[] = MIRRORED_KINDS.filter((k) => MIRRORED_KIND_INFO[k].zone);
 
 const READABLE_MAX = 50;
 const HASH_CHARS = 12;
@@ -140,7 +253,8 @@ export interface UpstreamObject {
 /** The downstream copy the replicator wants: metadata it owns and the mapped spec. */
 export interface MirrorObject {
   apiVersion: string;
-  kind: MirroredKind;
+  /** The kind's name in its API. */
+  kind: string;
   metadata: {
     name: string;
     namespace: string;
@@ -222,16 +336,26 @@ export function mirrorOf(kind: MirroredKind, upstream: UpstreamObject, context: 
     if (ref?.namespace !== undefined)
       spec.zoneRef = { ...ref, namespace: mirrorNamespace(context.cluster, ref.namespace) };
   }
+  if (kind === GARDENER_RECORD) {
+    // spec.zone "namespace/name" names a DNSZone of the same cluster (a domain, or none, leaves the
+    // zone to the catalog, whose delegations keep it to zones that admit this namespace); the Secret
+    // reference is not used by Zonekeeper, and names a namespace of the same cluster too.
+    if (typeof spec.zone === 'string') spec.zone = mapQualified(spec.zone, context.cluster);
+    const secretRef = spec.secretRef as { namespace?: string } | undefined;
+    if (secretRef?.namespace !== undefined)
+      spec.secretRef = { ...secretRef, namespace: mirrorNamespace(context.cluster, secretRef.namespace) };
+  }
   const annotations: Record<string, string> = {
     [NAME_ANNOTATION]: metadata.name,
     [GENERATION_ANNOTATION]: String(metadata.generation ?? 0),
   };
   const confirm = metadata.annotations?.[CONFIRM_CHANGE_ANNOTATION];
   if (confirm !== undefined) annotations[CONFIRM_CHANGE_ANNOTATION] = confirm;
+  const info = MIRRORED_KIND_INFO[kind];
   return {
     object: {
-      apiVersion: API_VERSION,
-      kind,
+      apiVersion: info.frontDoor ? `${info.group}/${info.version}` : API_VERSION,
+      kind: info.kind,
       metadata: {
         name: metadata.name,
         namespace: mirrorNamespace(context.cluster, namespace),
@@ -330,7 +454,24 @@ export function upstreamStatus(
   const generation = downstream.metadata.generation;
   const upstreamGeneration = Number(downstream.metadata.annotations?.[GENERATION_ANNOTATION]);
   if (!status || generation === undefined || !Number.isInteger(upstreamGeneration)) return undefined;
-  if (status.observedGeneration !== generation) return undefined;
+  if (status.observedGeneration !== undefined) {
+    if (status.observedGeneration !== generation) return undefined;
+  } else {
+    // A status shape without observedGeneration (Datum's): its Accepted condition says which
+    // generation it is for.
+    const accepted = (Array.isArray(status.conditions) ? (status.conditions as Condition[]) : []).find(
+      (c) => c.type === 'Accepted',
+    );
+    if (accepted?.observedGeneration !== generation) return undefined;
+  }
+  const mapConditions = (conditions: Condition[]) =>
+    conditions.map((c) => ({
+      ...c,
+      message: upstreamText(c.message ?? '', cluster, origins),
+      ...(c.observedGeneration !== undefined
+        ? { observedGeneration: c.observedGeneration === generation ? upstreamGeneration : 0 }
+        : {}),
+    }));
   const out: Record<string, unknown> = {};
   const mapRef = (ref: unknown): { namespace: string; name: string } | undefined => {
     const r = ref as { namespace?: string; name?: string } | undefined;
@@ -340,15 +481,25 @@ export function upstreamStatus(
   };
   for (const [field, value] of Object.entries(status)) {
     if (field === 'observedGeneration') out[field] = upstreamGeneration;
-    else if (field === 'conditions' && Array.isArray(value))
-      out[field] = (value as Condition[]).map((c) => ({
-        ...c,
-        message: upstreamText(c.message ?? '', cluster, origins),
-        ...(c.observedGeneration !== undefined
-          ? { observedGeneration: c.observedGeneration === generation ? upstreamGeneration : 0 }
-          : {}),
+    else if (field === 'conditions' && Array.isArray(value)) out[field] = mapConditions(value as Condition[]);
+    else if (field === 'recordSets' && Array.isArray(value))
+      // Datum's per-owner-name state.
+      out[field] = (value as { conditions?: Condition[] }[]).map((r) => ({
+        ...structuredClone(r),
+        ...(Array.isArray(r.conditions) ? { conditions: mapConditions(r.conditions) } : {}),
       }));
-    else if (field === 'zone' || field === 'parentZone') {
+    else if (field === 'domainRef' && kind === DATUM_ZONE) {
+      // Written upstream by Datum's domain controller: the upstream's own is kept (see the caller).
+    } else if (kind === GARDENER_RECORD && field === 'zone' && typeof value === 'string') {
+      // Gardener's "namespace/name": back to the upstream namespace when of the same cluster.
+      const slash = value.indexOf('/');
+      const origin = slash < 0 ? undefined : origins(value.slice(0, slash));
+      if (origin?.cluster === cluster) out[field] = `${origin.namespace}${value.slice(slash)}`;
+    } else if (kind === GARDENER_RECORD && (field === 'lastOperation' || field === 'lastError')) {
+      const v = structuredClone(value) as { description?: string };
+      if (typeof v.description === 'string') v.description = upstreamText(v.description, cluster, origins);
+      out[field] = v;
+    } else if (field === 'zone' || field === 'parentZone') {
       const ref = mapRef(value);
       if (ref) out[field] = ref;
     } else out[field] = structuredClone(value);
@@ -357,15 +508,36 @@ export function upstreamStatus(
   return out;
 }
 
-/** Conditions for an upstream object the replicator refuses to mirror (Accepted, Programmed, Ready all False). */
+/**
+ * Conditions for an upstream object the replicator refuses to mirror (Accepted, Programmed, Ready all
+ * False; Datum's shape has no Ready and no observedGeneration at the top).
+ */
 export function refusedStatus(
   reason: string,
   message: string,
   generation: number | undefined,
   previous: Condition[] | undefined,
   now: Date,
+  shape: 'conditions' | 'acceptedProgrammed' | 'gardener' = 'conditions',
+  previousStatus?: Record<string, unknown>,
 ): Record<string, unknown> {
-  const conditions: Condition[] = ['Accepted', 'Programmed', 'Ready'].map((type) => {
+  if (shape === 'gardener') {
+    // The extension contract's shape: the last operation failed, with the reason as its error code.
+    const description = `${reason}: ${message}`;
+    const before = previousStatus?.lastError as { description?: string; lastUpdateTime?: string } | undefined;
+    const time =
+      before?.description === description && before.lastUpdateTime
+        ? before.lastUpdateTime
+        : now.toISOString().replace(/\.\d+Z$/, 'Z');
+    return {
+      ...(generation !== undefined ? { observedGeneration: generation } : {}),
+      lastOperation: { type: 'Reconcile', state: 'Error', progress: 0, description, lastUpdateTime: time },
+      lastError: { description, codes: ['ERR_CONFIGURATION_PROBLEM'], lastUpdateTime: time },
+    };
+  }
+  const types =
+    shape === 'acceptedProgrammed' ? ['Accepted', 'Programmed'] : ['Accepted', 'Programmed', 'Ready'];
+  const conditions: Condition[] = types.map((type) => {
     const before = previous?.find((c) => c.type === type);
     const r = type === 'Accepted' ? reason : type === 'Programmed' ? 'Pending' : 'NotReady';
     const m =
@@ -382,6 +554,7 @@ export function refusedStatus(
       ...(generation !== undefined ? { observedGeneration: generation } : {}),
     };
   });
+  if (shape === 'acceptedProgrammed') return { conditions };
   return { ...(generation !== undefined ? { observedGeneration: generation } : {}), conditions };
 }
 

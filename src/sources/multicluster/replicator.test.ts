@@ -5,7 +5,7 @@ import { MemoryStore } from '../../control/memory-store.ts';
 import { Registry } from '../../metrics/registry.ts';
 import { folderSource } from './cluster-source.ts';
 import { DownstreamApi } from './downstream-api.ts';
-import { Replicator } from './replicator.ts';
+import { Replicator, zoneCopyVerdict } from './replicator.ts';
 
 test('a replica that leads a second time starts a second replicator on the same metrics registry', () => {
   const config = new KubeConfig();
@@ -30,5 +30,30 @@ test('a replica that leads a second time starts a second replicator on the same 
   assert.match(
     registry.render(),
     /# TYPE zonekeeper_upstream_removals_pending gauge\nzonekeeper_upstream_removals_pending 0/,
+  );
+});
+
+test('a zone copy counts for a domain claim only when accepted for its generation and not waiting for its Domain', () => {
+  const copy = (generation: number, conditions: object[]) => ({
+    metadata: { generation },
+    status: { conditions },
+  });
+  const c = (type: string, status: string, reason: string, observedGeneration: number) => ({
+    type,
+    status,
+    reason,
+    message: '',
+    lastTransitionTime: 't',
+    observedGeneration,
+  });
+  assert.equal(zoneCopyVerdict({ metadata: { generation: 1 } }), 'pending');
+  assert.equal(zoneCopyVerdict(copy(2, [c('Accepted', 'True', 'Accepted', 1)])), 'pending', 'stale');
+  assert.equal(zoneCopyVerdict(copy(2, [c('Accepted', 'True', 'Accepted', 2)])), 'accepted');
+  assert.equal(zoneCopyVerdict(copy(2, [c('Accepted', 'False', 'ClassNotFound', 2)])), 'refused');
+  assert.equal(
+    zoneCopyVerdict(
+      copy(2, [c('Accepted', 'True', 'Accepted', 2), c('Programmed', 'False', 'DomainNotVerified', 2)]),
+    ),
+    'refused',
   );
 });

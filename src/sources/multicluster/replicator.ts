@@ -1,7 +1,9 @@
 /**
  * The replicator of `zonekeeper operator --upstream-clusters`: DNSZones, DNSRecordSets and Domains of
- * every upstream cluster mirrored into the operator's own (downstream) cluster, where the controller serves
- * them like any other; status back upstream when the downstream status changes.
+ * every upstream cluster (and the front-door kinds of mapping.ts: ExternalDNS's DNSEndpoint, Datum's
+ * DNSZone and DNSRecordSet, Gardener's DNSRecord, each optional per upstream) mirrored into the
+ * operator's own (downstream) cluster, where the controller serves them like any other; status back
+ * upstream when the downstream status changes.
  *
  * Per upstream cluster: a reflector per kind (list + watch, backoff, relist on 410), a cache bounded
  * by `maxObjectsPerCluster`, and its own work queue with per-key backoff, so an upstream that is down
@@ -18,31 +20,36 @@
  * period (it may come back before), with its claims released.
  */
 import { KubeConfig } from '@kubernetes/client-node';
+import type { ForeignObject } from '../../api/frontdoors/front-door.ts';
+import { gardenerTypes } from '../../api/frontdoors/gardener/index.ts';
 import type { Kind, Resource } from '../../api/index.ts';
-import type { StoreEvent } from '../../control/resource-store.ts';
+import type { ForeignEvent, StoreEvent } from '../../control/resource-store.ts';
 import type { WorkQueue as WorkQueueType } from '../../control/work-queue.ts';
 import { WorkQueue } from '../../control/work-queue.ts';
 import type { Registry } from '../../metrics/registry.ts';
 import { resourceKey, splitKey } from '../../zones/resource-key.ts';
-import { EventRecorder } from '../kubernetes/events.ts';
-import { isStatus, KubeApi, type KubeApiError, type KubeJson } from '../kubernetes/kube-api.ts';
-import { describeError, type KubeObject, Reflector } from '../kubernetes/reflector.ts';
+import { EventRecorder, eventFor } from '../kubernetes/events.ts';
+import { type ApiResource, isStatus, KubeApi, KubeApiError, type KubeJson } from '../kubernetes/kube-api.ts';
+import { describeError, type KubeObject, type ListerWatcher, Reflector } from '../kubernetes/reflector.ts';
 import { ClaimStore } from './claim-store.ts';
 import { ownerOf } from './claims.ts';
 import type { ClusterSource } from './cluster-source.ts';
-import { boundedList, type DownstreamApi } from './downstream-api.ts';
+import type { DownstreamApi } from './downstream-api.ts';
 import {
   CLAIMED_ELSEWHERE,
   CLUSTER_LABEL,
   type Condition,
   claimDomain,
+  DATUM_ZONE,
   isMirroredKind,
-  MIRRORED_KINDS,
+  MIRRORED_KIND_INFO,
   type MirroredKind,
+  mirrorable,
   mirrorNamespace,
   mirrorOf,
   mirrorUpToDate,
   NAMESPACE_TAKEN,
+  NATIVE_MIRRORED_KINDS,
   namespaceLabels,
   type Origin,
   originOf,
@@ -52,6 +59,7 @@ import {
   type UpstreamObject,
   upstreamStatus,
 } from './mapping.ts';
+import { type ByteLimits, boundedList, boundedListerWatcher, type Coordinates } from './upstream-http.ts';
 
 type Log = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 
@@ -60,6 +68,10 @@ export interface DownstreamStore {
   list(kind: Kind): Resource[];
   get(kind: Kind, key: string): Resource | undefined;
   watch(handler: (event: StoreEvent) => void): () => void;
+  /** Front-door objects (by the door's store id), for mirrored front-door kinds. */
+  listForeign?(door: string): ForeignObject[];
+  getForeign?(door: string, key: string): ForeignObject | undefined;
+  watchForeign?(handler: (event: ForeignEvent) => void): () => void;
 }
 
 export interface ReplicatorOptions {
@@ -79,13 +91,88 @@ export interface ReplicatorOptions {
   resyncIntervalMs?: number;
   /** Objects kept per cluster and kind; more are not mirrored (default 20,000). */
   maxObjectsPerCluster?: number;
+  /** Bytes of objects kept per cluster, all kinds together; more are not mirrored (default 128 MiB). */
+  maxBytesPerCluster?: number;
+  /** Bytes of one upstream response (a list page) or watch event; longer ones are not read (default 16 MiB). */
+  maxResponseBytes?: number;
   /** Longest wait between retries of an upstream's list/watch (default 30 s). */
   retryMaxMs?: number;
   /** Reconciles in flight per cluster (default 4). */
   concurrency?: number;
+  /**
+   * The kinds mirrored (default Zonekeeper's own three). Front-door kinds are mirrored only when the
+   * downstream serves them (their front door registered, their CRDs installed downstream).
+   */
+  kinds?: readonly MirroredKind[];
+  /** How often a front-door kind whose CRD an upstream lacks is listed again (default 10 s). */
+  absentRecheckMs?: number;
 }
 
 const ROOT_MARK = '|';
+
+/**
+ * What a zone copy's downstream status says of its domain claim, for the copy's generation:
+ * 'accepted' (Accepted=True and not waiting for a verified Domain), 'refused' (Accepted=False, or
+ * waiting for a verified Domain), or 'pending' (no verdict on this generation yet).
+ */
+export function zoneCopyVerdict(copy: {
+  metadata: { generation?: number };
+  status?: unknown;
+}): 'accepted' | 'refused' | 'pending' {
+  const conditions = ((copy.status as { conditions?: unknown } | undefined)?.conditions ?? []) as Condition[];
+  if (!Array.isArray(conditions)) return 'pending';
+  const current = (c: Condition | undefined) =>
+    c !== undefined &&
+    (copy.metadata.generation === undefined || c.observedGeneration === copy.metadata.generation);
+  const accepted = conditions.find((c) => c.type === 'Accepted');
+  if (!current(accepted)) return 'pending';
+  if (accepted!.status !== 'True') return 'refused';
+  const programmed = conditions.find((c) => c.type === 'Programmed');
+  if (current(programmed) && programmed!.status === 'False' && programmed!.reason === 'DomainNotVerified')
+    return 'refused';
+  return 'accepted';
+}
+
+function coordinatesOf(kind: MirroredKind): Coordinates {
+  const { group, version, plural } = MIRRORED_KIND_INFO[kind];
+  return { group, version, plural };
+}
+
+/** How KubeApi names a kind upstream: a native kind by name, a front door's by its coordinates. */
+function upstreamResource(kind: MirroredKind): Kind | ApiResource {
+  const info = MIRRORED_KIND_INFO[kind];
+  return info.frontDoor
+    ? { group: info.group, version: info.version, plural: info.plural, kind: info.kind }
+    : (kind as Kind);
+}
+
+/**
+ * For a front-door kind, a list the upstream forbids (its role predates the kind) counts as the kind
+ * being absent there: no objects, listed again later, instead of keeping the whole cluster unsynced.
+ */
+function absentWhenForbidden(kind: MirroredKind, lw: ListerWatcher): ListerWatcher {
+  if (!MIRRORED_KIND_INFO[kind].frontDoor) return lw;
+  return {
+    ...lw,
+    list: () =>
+      lw.list().catch((e: unknown) => {
+        if (!isStatus(e, 403)) throw e;
+        throw new KubeApiError(
+          404,
+          'Forbidden',
+          `${(e as Error).message} (the upstream role does not grant this kind: treated as absent, see deploy/multicluster/upstream-rbac.yaml)`,
+        );
+      }),
+  };
+}
+
+/** A downstream object as the replicator reads it, native or of a front door. */
+type DownObject = Resource | ForeignObject;
+
+/** The size an object is counted with against the byte limit (its JSON). */
+function sizeOf(o: UpstreamObject): number {
+  return Buffer.byteLength(JSON.stringify(o));
+}
 
 function itemKey(kind: MirroredKind, key: string): string {
   return `${kind}${ROOT_MARK}${key}`;
@@ -116,14 +203,19 @@ class UpstreamCluster {
   readonly api: KubeApi;
   readonly queue: WorkQueueType;
   readonly events: EventRecorder;
-  readonly cache = new Map<MirroredKind, Map<string, UpstreamObject>>(
-    MIRRORED_KINDS.map((k) => [k, new Map()]),
-  );
+  readonly kinds: readonly MirroredKind[];
+  readonly cache: Map<MirroredKind, Map<string, UpstreamObject>>;
   readonly synced = new Set<MirroredKind>();
   readonly watchUp = new Map<MirroredKind, boolean>();
+  /** Objects of each kind not kept (over a limit): not mirrored, not reconciled. */
   readonly dropped = new Map<MirroredKind, number>();
-  /** Objects the last list did not read (over the limit). */
-  private readonly unlisted = new Map<MirroredKind, number>();
+  /** Which limit each kind is held at, if one (objects or bytes). */
+  readonly limited = new Map<MirroredKind, 'objects' | 'bytes'>();
+  /** The size of each kept object (bytes of its JSON) and their sum over all kinds. */
+  private readonly sizes: Map<MirroredKind, Map<string, number>>;
+  bytes = 0;
+  /** What the last list of each kind left unread, and why. */
+  private readonly unlisted = new Map<MirroredKind, { left: number; limited?: 'objects' | 'bytes' }>();
   /** When each queued item first became due (for the lag metric). */
   readonly dueSince = new Map<string, number>();
   /** The domain each zone key had when last seen (to release claims after the zone is gone). */
@@ -136,9 +228,21 @@ class UpstreamCluster {
     name: string,
     kubeconfig: string,
     owner: Replicator,
-    options: { maxObjects: number; retryMaxMs: number; concurrency: number; identity: string },
+    options: {
+      maxObjects: number;
+      maxBytes: number;
+      maxResponseBytes: number;
+      retryMaxMs: number;
+      concurrency: number;
+      identity: string;
+      kinds: readonly MirroredKind[];
+      absentRecheckMs: number;
+    },
   ) {
     this.name = name;
+    this.kinds = options.kinds;
+    this.cache = new Map(options.kinds.map((k) => [k, new Map()]));
+    this.sizes = new Map(options.kinds.map((k) => [k, new Map()]));
     this.kubeconfig = kubeconfig;
     const config = new KubeConfig();
     config.loadFromString(kubeconfig);
@@ -157,29 +261,65 @@ class UpstreamCluster {
       rate: 5,
       burst: 50,
     });
-    for (const kind of MIRRORED_KINDS) {
+    for (const kind of options.kinds) {
       const cache = this.cache.get(kind)!;
-      const admit = (key: string, object: UpstreamObject): boolean => {
-        if (cache.has(key) || cache.size < options.maxObjects) {
-          cache.set(key, object);
-          return true;
-        }
-        this.dropped.set(kind, (this.dropped.get(kind) ?? 0) + 1);
-        return false;
+      const sizes = this.sizes.get(kind)!;
+      const forget = (key: string): void => {
+        this.bytes -= sizes.get(key) ?? 0;
+        sizes.delete(key);
+        cache.delete(key);
       };
+      const drop = (why: 'objects' | 'bytes'): void => {
+        this.dropped.set(kind, (this.dropped.get(kind) ?? 0) + 1);
+        if (!this.limited.has(kind)) this.limited.set(kind, why);
+      };
+      // Kept only within the limits (count per kind, bytes per cluster); what is not kept is neither
+      // mirrored nor reconciled, so it costs no memory and no call downstream.
+      const admit = (key: string, object: UpstreamObject): boolean => {
+        const size = sizeOf(object);
+        const had = sizes.get(key);
+        if (had === undefined && cache.size >= options.maxObjects) {
+          drop('objects');
+          return false;
+        }
+        if (this.bytes - (had ?? 0) + size > options.maxBytes) {
+          // A kept object grown past the budget is let go: its copy stays as it was last mirrored.
+          if (had !== undefined) forget(key);
+          drop('bytes');
+          return false;
+        }
+        cache.set(key, object);
+        sizes.set(key, size);
+        this.bytes += size - (had ?? 0);
+        return true;
+      };
+      // Objects not to be mirrored (another extension's Gardener records) are not kept, unless they still
+      // carry the replicator's finalizer, which the reconcile then takes off.
+      const ignored = (o: UpstreamObject): boolean =>
+        !mirrorable(kind, o, gardenerTypes()) && !o.metadata.finalizers?.includes(UPSTREAM_FINALIZER);
+      const limits = (): ByteLimits => ({
+        maxObjects: options.maxObjects,
+        maxResponseBytes: options.maxResponseBytes,
+        // A list may use what the other kinds of the cluster leave of the budget.
+        maxBytes: Math.max(0, options.maxBytes - (this.bytes - this.bytesOf(kind))),
+      });
       this.reflectors.push(
         new Reflector({
           name: `upstream ${name} ${kind}`,
-          listerWatcher: {
-            ...this.api.listerWatcher(kind),
-            // At most maxObjects are read: a cluster with more does not make this process hold them.
-            list: async () => {
-              const r = await boundedList(config, kind, options.maxObjects);
-              this.unlisted.set(kind, r.left);
-              return { items: r.items, resourceVersion: r.resourceVersion };
-            },
-          },
+          // At most the limits are read: a cluster with more (or an API server sending more) does not
+          // make this process hold it.
+          listerWatcher: absentWhenForbidden(
+            kind,
+            boundedListerWatcher(config, coordinatesOf(kind), limits, (r) =>
+              this.unlisted.set(kind, { left: r.left, ...(r.limited ? { limited: r.limited } : {}) }),
+            ),
+          ),
           backoff: { initialMs: 250, maxMs: options.retryMaxMs },
+          // A front-door kind whose CRD this upstream lacks holds no objects: listed again now and
+          // then, not retried as an error.
+          ...(MIRRORED_KIND_INFO[kind].frontDoor
+            ? { absentIsEmpty: { recheckMs: options.absentRecheckMs } }
+            : {}),
           log: (level, message, fields) => owner.log(level, message, { cluster: name, ...fields }),
           onMetric: (what) => {
             if (what === 'watch_error' || what === 'watchdog') this.watchUp.set(kind, false);
@@ -188,24 +328,31 @@ class UpstreamCluster {
           onReplace: (items) => {
             this.watchUp.set(kind, true);
             const before = new Set(cache.keys());
-            cache.clear();
-            this.dropped.set(kind, this.unlisted.get(kind) ?? 0);
+            for (const key of [...cache.keys()]) forget(key);
+            const unlisted = this.unlisted.get(kind);
+            this.dropped.set(kind, unlisted?.left ?? 0);
+            this.limited.delete(kind);
+            if (unlisted?.limited) this.limited.set(kind, unlisted.limited);
             for (const item of items) {
               const o = trim(item);
               const key = resourceKey(o.metadata);
-              admit(key, o);
+              if (ignored(o) || !admit(key, o)) continue;
               before.delete(key);
               this.enqueue(kind, key);
             }
-            for (const key of before) this.enqueue(kind, key);
-            if (this.dropped.get(kind))
+            // Objects kept before and not listed now are gone, unless the list stopped at a limit:
+            // then they may only be unread, and their copies are left as they are.
+            if (!this.limited.has(kind)) for (const key of before) this.enqueue(kind, key);
+            if (this.limited.has(kind))
               owner.log(
                 'warn',
-                'upstream cluster holds more objects than are kept; the rest are not mirrored',
+                'multicluster: upstream cluster holds more than is kept; the rest is not mirrored (UPSTREAM_LIMIT_REACHED)',
                 {
                   cluster: name,
                   kind,
+                  limit: this.limited.get(kind),
                   kept: cache.size,
+                  keptBytes: this.bytes,
                   dropped: this.dropped.get(kind),
                 },
               );
@@ -219,13 +366,48 @@ class UpstreamCluster {
             this.watchUp.set(kind, true);
             const o = trim(item);
             const key = resourceKey(o.metadata);
-            if (type === 'DELETED') cache.delete(key);
-            else if (admit(key, o)) this.noteNamespace(o.metadata.namespace);
+            if (type === 'DELETED') {
+              // Gone upstream: its copy (if it has one) is deleted, kept or not.
+              const kept = cache.has(key);
+              forget(key);
+              if (kept || owner.hasCopy(this, kind, key)) this.enqueue(kind, key);
+              return;
+            }
+            if (ignored(o)) {
+              // Not ours to mirror (any more): its copy, if it has one, is deleted.
+              const kept = cache.has(key);
+              forget(key);
+              if (kept || owner.hasCopy(this, kind, key)) this.enqueue(kind, key);
+              return;
+            }
+            const wasLimited = this.limited.get(kind);
+            if (!admit(key, o)) {
+              if (!wasLimited)
+                owner.log(
+                  'warn',
+                  'multicluster: upstream cluster holds more than is kept; the rest is not mirrored (UPSTREAM_LIMIT_REACHED)',
+                  {
+                    cluster: name,
+                    kind,
+                    limit: this.limited.get(kind),
+                    kept: cache.size,
+                    keptBytes: this.bytes,
+                  },
+                );
+              return;
+            }
+            this.noteNamespace(o.metadata.namespace);
             this.enqueue(kind, key);
           },
         }),
       );
     }
+  }
+
+  private bytesOf(kind: MirroredKind): number {
+    let sum = 0;
+    for (const size of this.sizes.get(kind)!.values()) sum += size;
+    return sum;
   }
 
   /**
@@ -235,8 +417,14 @@ class UpstreamCluster {
   remember(kind: MirroredKind, before: UpstreamObject, written: KubeJson): void {
     const cache = this.cache.get(kind)!;
     const key = resourceKey(before.metadata);
-    if (cache.get(key)?.metadata.resourceVersion === before.metadata.resourceVersion)
-      cache.set(key, trim(written));
+    if (cache.get(key)?.metadata.resourceVersion === before.metadata.resourceVersion) {
+      const o = trim(written);
+      const sizes = this.sizes.get(kind)!;
+      const size = sizeOf(o);
+      this.bytes += size - (sizes.get(key) ?? 0);
+      sizes.set(key, size);
+      cache.set(key, o);
+    }
   }
 
   /**
@@ -260,7 +448,7 @@ class UpstreamCluster {
   }
 
   get hasSynced(): boolean {
-    return MIRRORED_KINDS.every((k) => this.synced.has(k));
+    return this.kinds.every((k) => this.synced.has(k));
   }
 
   /** Upstream namespaces holding objects (for delegation patterns). */
@@ -298,9 +486,11 @@ export class Replicator {
   private stopped = false;
   private polling?: Promise<void>;
   private readonly metrics: ReturnType<typeof createMetrics>;
+  readonly kinds: readonly MirroredKind[];
 
   constructor(options: ReplicatorOptions) {
     this.options = options;
+    this.kinds = options.kinds ?? NATIVE_MIRRORED_KINDS;
     this.log = options.log;
     this.claims = new ClaimStore(options.api, options.namespace);
     // One set of metrics per registry: a replica that leads again starts another replicator.
@@ -333,11 +523,20 @@ export class Replicator {
       }
     }
     if (this.stopped) return;
-    this.unwatch = this.options.store.watch((event) => this.onDownstream(event));
+    const unwatchNative = this.options.store.watch((event) =>
+      this.onDownstream(event.kind, event.object.metadata),
+    );
+    const unwatchForeign = this.options.store.watchForeign?.((event) =>
+      this.onDownstream(event.door, event.object.metadata),
+    );
+    this.unwatch = () => {
+      unwatchNative();
+      unwatchForeign?.();
+    };
     await this.poll();
     // Copies of clusters that are not in the set (they left while no replicator ran): start their grace.
-    for (const kind of MIRRORED_KINDS)
-      for (const o of this.options.store.list(kind)) {
+    for (const kind of this.kinds)
+      for (const o of this.downList(kind)) {
         const origin = originOf(o.metadata.namespace, o.metadata.labels);
         if (origin && !this.clusters.has(origin.cluster)) this.scheduleRemoval(origin.cluster);
       }
@@ -418,9 +617,13 @@ export class Replicator {
         try {
           cluster = new UpstreamCluster(name, kubeconfig, this, {
             maxObjects: this.options.maxObjectsPerCluster ?? 20_000,
+            maxBytes: this.options.maxBytesPerCluster ?? 128 * 1024 * 1024,
+            maxResponseBytes: this.options.maxResponseBytes ?? 16 * 1024 * 1024,
             retryMaxMs: this.options.retryMaxMs ?? 30_000,
             concurrency: this.options.concurrency ?? 4,
             identity: this.options.identity,
+            kinds: this.kinds,
+            absentRecheckMs: this.options.absentRecheckMs ?? 10_000,
           });
         } catch (e) {
           this.log('error', 'multicluster: kubeconfig cannot be used; cluster skipped', {
@@ -489,13 +692,32 @@ export class Replicator {
       const config = new KubeConfig();
       config.loadFromString(kubeconfig);
       const api = new KubeApi(config);
-      for (const kind of MIRRORED_KINDS) {
-        const { items } = await api.listerWatcher(kind).list();
+      for (const kind of this.kinds) {
+        // Read within the same limits as the reflectors: the cluster is no more trusted on its way out.
+        const { items, left } = await boundedList(config, coordinatesOf(kind), {
+          maxObjects: this.options.maxObjectsPerCluster ?? 20_000,
+          maxResponseBytes: this.options.maxResponseBytes ?? 16 * 1024 * 1024,
+          maxBytes: this.options.maxBytesPerCluster ?? 128 * 1024 * 1024,
+        }).catch((e: unknown) => {
+          // A front-door kind the cluster does not have: nothing to release.
+          if (MIRRORED_KIND_INFO[kind].frontDoor && isStatus(e, 404)) return { items: [], left: 0 };
+          throw e;
+        });
+        if (left > 0)
+          this.log(
+            'warn',
+            'multicluster: the removed cluster holds more than is read; remove the rest of its finalizers there by hand',
+            {
+              cluster,
+              kind,
+              unread: left,
+            },
+          );
         for (const item of items) {
           const o = trim(item);
           if (!o.metadata.finalizers?.includes(UPSTREAM_FINALIZER)) continue;
           if (this.stopped || this.clusters.has(cluster)) return; // it came back: it holds them again
-          await api.mergePatch(kind, o.metadata.namespace, o.metadata.name, {
+          await api.mergePatch(upstreamResource(kind), o.metadata.namespace, o.metadata.name, {
             metadata: {
               finalizers: o.metadata.finalizers.filter((f) => f !== UPSTREAM_FINALIZER),
               resourceVersion: o.metadata.resourceVersion,
@@ -524,8 +746,8 @@ export class Replicator {
   /** Deletes a removed cluster's copies; once none is left, its namespaces and claims. Returns what is left. */
   private async removeCopies(cluster: string): Promise<number> {
     let remaining = 0;
-    for (const kind of MIRRORED_KINDS)
-      for (const o of this.options.store.list(kind)) {
+    for (const kind of this.kinds)
+      for (const o of this.downList(kind)) {
         const origin = originOf(o.metadata.namespace, o.metadata.labels);
         if (origin?.cluster !== cluster) continue;
         remaining++;
@@ -546,7 +768,7 @@ export class Replicator {
     for (const c of this.clusters.values()) {
       if (!c.hasSynced) continue;
       for (const [kind, cache] of c.cache) for (const key of cache.keys()) c.enqueue(kind, key);
-      for (const kind of MIRRORED_KINDS) this.enqueueOrphans(c, kind);
+      for (const kind of c.kinds) this.enqueueOrphans(c, kind);
       // Claims of domains this cluster holds no zone for any more (a zone deleted while no one watched).
       for (const domain of this.claims.domainsOf(c.name))
         void this.releaseIfUnused(c, domain).catch(() => {});
@@ -555,8 +777,10 @@ export class Replicator {
 
   /** Enqueues the upstream key of every downstream copy of `cluster` of `kind` (the reconcile decides). */
   enqueueOrphans(c: UpstreamCluster, kind: MirroredKind): void {
+    // Over a limit, a copy without a kept object may be of one not read: it is left as it is.
+    if (c.limited.has(kind)) return;
     const cache = c.cache.get(kind)!;
-    for (const o of this.options.store.list(kind)) {
+    for (const o of this.downList(kind)) {
       const origin = originOf(o.metadata.namespace, o.metadata.labels);
       if (origin?.cluster !== c.name) continue;
       this.origins.set(o.metadata.namespace!, origin);
@@ -565,13 +789,37 @@ export class Replicator {
     }
   }
 
-  private onDownstream(event: StoreEvent): void {
-    if (!isMirroredKind(event.kind)) return;
-    const o = event.object;
-    const origin = originOf(o.metadata.namespace, o.metadata.labels);
+  private onDownstream(
+    kind: string,
+    metadata: { name: string; namespace?: string | undefined; labels?: Record<string, string> | undefined },
+  ): void {
+    if (!isMirroredKind(kind) || !this.kinds.includes(kind)) return;
+    const origin = originOf(metadata.namespace, metadata.labels);
     if (!origin) return;
-    this.origins.set(o.metadata.namespace!, origin);
-    this.clusters.get(origin.cluster)?.enqueue(event.kind, `${origin.namespace}/${o.metadata.name}`);
+    this.origins.set(metadata.namespace!, origin);
+    const c = this.clusters.get(origin.cluster);
+    const key = `${origin.namespace}/${metadata.name}`;
+    // A copy of an object not kept (the cluster is over a limit) is left alone.
+    if (c && (c.cache.get(kind)!.has(key) || !c.limited.has(kind))) c.enqueue(kind, key);
+  }
+
+  /** The downstream copies of a kind (native, or a front door's), as the operator's cache holds them. */
+  private downList(kind: MirroredKind): DownObject[] {
+    if (!MIRRORED_KIND_INFO[kind].frontDoor) return this.options.store.list(kind as Kind);
+    return this.options.store.listForeign?.(kind) ?? [];
+  }
+
+  private downGet(kind: MirroredKind, key: string): DownObject | undefined {
+    if (!MIRRORED_KIND_INFO[kind].frontDoor) return this.options.store.get(kind as Kind, key);
+    return this.options.store.getForeign?.(kind, key);
+  }
+
+  /** Whether `cluster` has a downstream copy of the upstream object `key` (in the local cache). */
+  hasCopy(c: UpstreamCluster, kind: MirroredKind, key: string): boolean {
+    const { namespace = 'default', name } = splitKey(key);
+    const found = this.downGet(kind, `${mirrorNamespace(c.name, namespace)}/${name}`);
+    const origin = found ? originOf(found.metadata.namespace, found.metadata.labels) : undefined;
+    return origin?.cluster === c.name && origin.namespace === namespace;
   }
 
   private originOfNamespace = (ns: string): Origin | undefined => this.origins.get(ns);
@@ -612,12 +860,12 @@ export class Replicator {
       const origin = originOf(downNs, labels);
       return origin?.cluster === c.name && origin.namespace === namespace;
     };
-    const found = this.options.store.get(kind, `${downNs}/${name}`);
+    const found = this.downGet(kind, `${downNs}/${name}`);
     const foreign = found !== undefined && !ours(found.metadata.labels);
     const down = foreign ? undefined : found;
     const { api } = this.options;
 
-    if (!up || up.metadata.deletionTimestamp) {
+    if (!up || up.metadata.deletionTimestamp || !mirrorable(kind, up, gardenerTypes())) {
       if (down) {
         if (!down.metadata.deletionTimestamp) await api.delete(kind, downNs, name, down.metadata.uid);
         // The controller holds the copy until the backend is clean; its deletion enqueues this again.
@@ -631,9 +879,9 @@ export class Replicator {
         return { requeueAfterMs: 2000 };
       }
       if (up?.metadata.finalizers?.includes(UPSTREAM_FINALIZER)) await this.setFinalizer(c, kind, up, false);
-      if (kind === 'DNSZone') {
-        const domain = up?.spec?.domainName ? claimDomain(String(up.spec.domainName)) : c.domains.get(key);
-        if (!up) c.domains.delete(key);
+      if (MIRRORED_KIND_INFO[kind].zone) {
+        const domain = up?.spec?.domainName ? claimDomain(String(up.spec.domainName)) : c.domains.get(item);
+        if (!up) c.domains.delete(item);
         if (domain) await this.releaseIfUnused(c, domain);
       }
       return undefined;
@@ -644,48 +892,44 @@ export class Replicator {
       return undefined; // the watch brings the object with the finalizer, and this again
     }
 
-    if (kind === 'DNSZone') {
-      const domain = claimDomain(String(up.spec?.domainName ?? ''));
-      const previous = c.domains.get(key);
-      c.domains.set(key, domain);
+    // A zone's domain: claimed for this cluster only once its copy is accepted downstream (below);
+    // a domain another cluster holds that way refuses the zone here, and no copy is made.
+    let domain: string | undefined;
+    if (MIRRORED_KIND_INFO[kind].zone) {
+      domain = claimDomain(String(up.spec?.domainName ?? ''));
+      const previous = c.domains.get(item);
+      c.domains.set(item, domain);
       if (previous && previous !== domain) await this.releaseIfUnused(c, previous);
-      const record = await this.claims.claim(domain, c.name);
-      const owner = ownerOf(record);
+      const owner = ownerOf(this.claims.get(domain));
       if (owner && owner.cluster !== c.name) {
         if (down && !down.metadata.deletionTimestamp) await api.delete(kind, downNs, name, down.metadata.uid);
-        const mine = record.claimants.find((x) => x.cluster === c.name);
         await this.writeRefused(
           c,
           kind,
           up,
           CLAIMED_ELSEWHERE,
-          `${domain} is claimed by another upstream cluster, whose claim was observed first (at ${owner.observed}; this cluster's at ${mine?.observed ?? 'unknown'}); it is served from there. Remove one of the two DNSZones.`,
+          `${domain} is claimed by another upstream cluster, whose zone of it was accepted first (its claim observed at ${owner.observed}); it is served from there. Remove one of the two DNSZones.`,
         );
         return undefined;
       }
     }
+    const refuse = async (reason: string, message: string): Promise<undefined> => {
+      await this.writeRefused(c, kind, up, reason, message);
+      if (domain) await this.dropClaimUnlessAccepted(c, domain);
+      return undefined;
+    };
 
-    if (!(await this.ensureNamespace(downNs, { cluster: c.name, namespace }))) {
-      await this.writeRefused(
-        c,
-        kind,
-        up,
+    if (!(await this.ensureNamespace(downNs, { cluster: c.name, namespace })))
+      return refuse(
         NAMESPACE_TAKEN,
         `the downstream namespace ${downNs} exists and is not this namespace's mirror; ask the operator's administrators`,
       );
-      return undefined;
-    }
 
-    if (foreign) {
-      await this.writeRefused(
-        c,
-        kind,
-        up,
+    if (foreign)
+      return refuse(
         NAMESPACE_TAKEN,
         `the downstream object ${downNs}/${name} is not this object's copy; ask the operator's administrators`,
       );
-      return undefined;
-    }
     const { object: desired, problems } = mirrorOf(kind, up, { cluster: c.name, namespaces: c.namespaces() });
     if (problems.length > 0)
       this.log('warn', 'multicluster: object mirrored with changes', {
@@ -702,12 +946,17 @@ export class Replicator {
         await api.create(kind, downNs, desired);
         return undefined; // the downstream watch brings the copy back
       } catch (e) {
-        if (isStatus(e, 422) || isStatus(e, 400)) {
-          await this.writeRefused(c, kind, up, 'Invalid', (e as KubeApiError).message);
-          return undefined;
-        }
+        if (isStatus(e, 422) || isStatus(e, 400)) return refuse('Invalid', (e as KubeApiError).message);
         // The namespace was deleted behind the replicator's back: check (and make) it again next time.
         if (isStatus(e, 404)) this.namespacesReady.delete(downNs);
+        // A front-door kind whose CRD the serving cluster lacks: said upstream, looked at again later.
+        if (isStatus(e, 404) && MIRRORED_KIND_INFO[kind].frontDoor && (await api.readNamespace(downNs))) {
+          await refuse(
+            'KindNotServed',
+            `the serving cluster does not serve ${MIRRORED_KIND_INFO[kind].plural}.${MIRRORED_KIND_INFO[kind].group} (its CRD is not installed there); ask its administrators`,
+          );
+          return { requeueAfterMs: this.options.absentRecheckMs ?? 10_000 };
+        }
         if (!isStatus(e, 409)) throw e;
         // It exists (the cache lags, or Zonekeeper's rules refused it so the cache leaves it out).
         current = (await api.get(kind, downNs, name)) as typeof current;
@@ -726,17 +975,9 @@ export class Replicator {
       deletionTimestamp?: string;
     };
     if (meta.deletionTimestamp) return { requeueAfterMs: 2000 }; // an old copy on its way out
-    if (!ours(meta.labels)) {
+    if (!ours(meta.labels))
       // Not a copy of ours (created in the mirrored namespace by someone else): leave it alone.
-      await this.writeRefused(
-        c,
-        kind,
-        up,
-        NAMESPACE_TAKEN,
-        `the downstream object ${downNs}/${name} is not this object's copy`,
-      );
-      return undefined;
-    }
+      return refuse(NAMESPACE_TAKEN, `the downstream object ${downNs}/${name} is not this object's copy`);
     if (!mirrorUpToDate(desired, current as Parameters<typeof mirrorUpToDate>[1])) {
       const keptAnnotations = Object.fromEntries(
         Object.entries(meta.annotations ?? {}).filter(
@@ -746,7 +987,7 @@ export class Replicator {
       try {
         await api.replace(kind, downNs, name, {
           apiVersion: desired.apiVersion,
-          kind,
+          kind: desired.kind,
           metadata: {
             name,
             namespace: downNs,
@@ -758,10 +999,7 @@ export class Replicator {
           spec: desired.spec,
         });
       } catch (e) {
-        if (isStatus(e, 422) || isStatus(e, 400)) {
-          await this.writeRefused(c, kind, up, 'Invalid', (e as KubeApiError).message);
-          return undefined;
-        }
+        if (isStatus(e, 422) || isStatus(e, 400)) return refuse('Invalid', (e as KubeApiError).message);
         throw e;
       }
       return undefined; // the new status comes with the next downstream event
@@ -772,9 +1010,63 @@ export class Replicator {
       c.name,
       this.originOfNamespace,
     );
+    // Datum's status.domainRef is written upstream by Datum's domain controller: kept as it is there.
+    if (status && kind === DATUM_ZONE) {
+      if (up.status?.domainRef !== undefined) status.domainRef = up.status.domainRef;
+      else delete status.domainRef;
+    }
     if (status && !sameStatus(status, up.status)) await this.writeStatus(c, kind, up, status);
+    if (domain) {
+      const copy = current as { metadata: { generation?: number }; status?: unknown };
+      const verdict = zoneCopyVerdict(copy);
+      if (verdict === 'accepted' && this.claims.owner(domain) !== c.name) {
+        const owner = ownerOf(await this.claims.claim(domain, c.name));
+        // Another cluster's zone was accepted first: this one is refused on the next pass.
+        if (owner?.cluster !== c.name) return { requeueAfterMs: 100 };
+        this.log('info', 'multicluster: domain claimed', { domain, cluster: c.name });
+        this.enqueueZonesOf(domain, c.name);
+      } else if (verdict === 'refused') await this.dropClaimUnlessAccepted(c, domain);
+    }
     if (uncached && !status) return { requeueAfterMs: 1000 };
     return undefined;
+  }
+
+  /**
+   * Takes `c`'s claim off `domain` unless another copy of `c`'s zones of that domain is accepted: a
+   * claim counts only for an accepted zone, so a zone refused downstream (invalid, unverified, in
+   * conflict) holds no domain against other clusters.
+   */
+  private async dropClaimUnlessAccepted(c: UpstreamCluster, domain: string): Promise<void> {
+    if (!this.claims.get(domain)?.claimants.some((x) => x.cluster === c.name)) return;
+    for (const o of this.zoneCopies()) {
+      const origin = originOf(o.metadata.namespace, o.metadata.labels);
+      if (origin?.cluster !== c.name) continue;
+      if (claimDomain(String((o.spec as { domainName?: unknown }).domainName ?? '')) !== domain) continue;
+      if (
+        zoneCopyVerdict(o as unknown as { metadata: { generation?: number }; status?: unknown }) ===
+        'accepted'
+      )
+        return;
+    }
+    await this.releaseClaim(domain, c.name);
+  }
+
+  /** Enqueues every other cluster's zones of `domain` (their claim may have changed). */
+  private enqueueZonesOf(domain: string, except?: string): void {
+    for (const other of this.clusters.values()) {
+      if (other.name === except) continue;
+      for (const kind of other.kinds) {
+        if (!MIRRORED_KIND_INFO[kind].zone) continue;
+        for (const [key, o] of other.cache.get(kind)!)
+          if (o.spec?.domainName && claimDomain(String(o.spec.domainName)) === domain)
+            other.enqueue(kind, key);
+      }
+    }
+  }
+
+  /** The downstream copies of every zone kind mirrored. */
+  private zoneCopies(): DownObject[] {
+    return this.kinds.filter((k) => MIRRORED_KIND_INFO[k].zone).flatMap((k) => this.downList(k));
   }
 
   /**
@@ -817,9 +1109,14 @@ export class Replicator {
     const finalizers = (up.metadata.finalizers ?? []).filter((f) => f !== UPSTREAM_FINALIZER);
     if (held) finalizers.push(UPSTREAM_FINALIZER);
     try {
-      const written = await c.api.mergePatch(kind, up.metadata.namespace, up.metadata.name, {
-        metadata: { finalizers, resourceVersion: up.metadata.resourceVersion },
-      });
+      const written = await c.api.mergePatch(
+        upstreamResource(kind),
+        up.metadata.namespace,
+        up.metadata.name,
+        {
+          metadata: { finalizers, resourceVersion: up.metadata.resourceVersion },
+        },
+      );
       c.remember(kind, up, written);
     } catch (e) {
       if (isStatus(e, 404)) return;
@@ -834,8 +1131,34 @@ export class Replicator {
     reason: string,
     message: string,
   ): Promise<void> {
+    const info = MIRRORED_KIND_INFO[kind];
+    if (info.refusal === 'none') {
+      // A status shape without conditions (DNSEndpoint's): the refusal is an Event on the object.
+      c.events.record({
+        regarding: {
+          kind: info.kind,
+          apiVersion: `${info.group}/${info.version}`,
+          name: up.metadata.name,
+          ...(up.metadata.namespace ? { namespace: up.metadata.namespace } : {}),
+          ...(up.metadata.uid ? { uid: up.metadata.uid } : {}),
+        },
+        type: 'Warning',
+        reason,
+        action: 'Mirror',
+        note: message,
+      });
+      return;
+    }
     const previous = (up.status?.conditions as Condition[] | undefined) ?? undefined;
-    const status = refusedStatus(reason, message, up.metadata.generation, previous, new Date());
+    const status = refusedStatus(
+      reason,
+      message,
+      up.metadata.generation,
+      previous,
+      new Date(),
+      info.refusal,
+      up.status,
+    );
     if (!sameStatus(status, up.status)) await this.writeStatus(c, kind, up, status);
   }
 
@@ -846,9 +1169,10 @@ export class Replicator {
     status: Record<string, unknown>,
   ): Promise<void> {
     try {
-      const written = await c.api.replaceStatus(kind, {
-        apiVersion: up.apiVersion ?? 'dns.zonekeeper.dev/v1alpha1',
-        kind,
+      const info = MIRRORED_KIND_INFO[kind];
+      const written = await c.api.replaceStatus(upstreamResource(kind), {
+        apiVersion: up.apiVersion ?? `${info.group}/${info.version}`,
+        kind: info.kind,
         metadata: {
           name: up.metadata.name,
           ...(up.metadata.namespace ? { namespace: up.metadata.namespace } : {}),
@@ -858,7 +1182,20 @@ export class Replicator {
       });
       c.remember(kind, up, written);
       this.metrics.statusWrites.labels(c.name).inc();
-      c.events.statusChanged(up as unknown as Resource, { ...up, status } as unknown as Resource);
+      if (!info.frontDoor)
+        c.events.statusChanged(up as unknown as Resource, { ...up, status } as unknown as Resource);
+      else {
+        // Events regard the front door's own kind and API version.
+        const event = eventFor(
+          { ...up, kind: info.kind } as unknown as Resource,
+          { ...up, kind: info.kind, status } as unknown as Resource,
+        );
+        if (event)
+          c.events.record({
+            ...event,
+            regarding: { ...event.regarding, kind: info.kind, apiVersion: `${info.group}/${info.version}` },
+          });
+      }
     } catch (e) {
       if (isStatus(e, 404)) return;
       throw e;
@@ -868,12 +1205,15 @@ export class Replicator {
   /** Releases `cluster`'s claim on `domain` when it holds no zone of that domain, upstream or down. */
   private async releaseIfUnused(c: UpstreamCluster, domain: string): Promise<void> {
     if (!c.hasSynced || !this.claims.get(domain)?.claimants.some((x) => x.cluster === c.name)) return;
-    for (const o of c.cache.get('DNSZone')!.values())
-      if (o.spec?.domainName && claimDomain(String(o.spec.domainName)) === domain) return;
-    for (const o of this.options.store.list('DNSZone')) {
+    for (const kind of c.kinds) {
+      if (!MIRRORED_KIND_INFO[kind].zone) continue;
+      for (const o of c.cache.get(kind)!.values())
+        if (o.spec?.domainName && claimDomain(String(o.spec.domainName)) === domain) return;
+    }
+    for (const o of this.zoneCopies()) {
       const origin = originOf(o.metadata.namespace, o.metadata.labels);
-      if (o.kind !== 'DNSZone') continue;
-      if (origin?.cluster === c.name && claimDomain(String(o.spec.domainName)) === domain) return;
+      const copyDomain = claimDomain(String((o.spec as { domainName?: unknown }).domainName ?? ''));
+      if (origin?.cluster === c.name && copyDomain === domain) return;
     }
     await this.releaseClaim(domain, c.name);
   }
@@ -884,11 +1224,8 @@ export class Replicator {
     const after = this.claims.owner(domain);
     this.log('info', 'multicluster: claim released', { domain, cluster, owner: after ?? '(none)' });
     if (after === before) return;
-    // Another cluster owns the domain now: its zones of the domain are reconciled (and mirrored).
-    for (const other of this.clusters.values())
-      for (const [key, o] of other.cache.get('DNSZone')!)
-        if (o.spec?.domainName && claimDomain(String(o.spec.domainName)) === domain)
-          other.enqueue('DNSZone', key);
+    // Another cluster (or none) owns the domain now: zones of the domain are reconciled (and mirrored).
+    this.enqueueZonesOf(domain);
   }
 }
 
@@ -918,6 +1255,16 @@ function createMetrics(registry: Registry, currentReplicator: () => Replicator) 
     'Objects of an upstream cluster not kept (and not mirrored) because the cluster holds more than the limit per kind.',
     ['cluster', 'kind'],
   );
+  const limitReached = registry.gauge(
+    'zonekeeper_upstream_limit_reached',
+    'Whether a kind of an upstream cluster is held at a limit (objects per kind, or bytes per cluster or per response): what is over it is not mirrored.',
+    ['cluster', 'kind', 'limit'],
+  );
+  const bytes = registry.gauge(
+    'zonekeeper_upstream_bytes',
+    'Bytes of objects kept per upstream cluster (their JSON), against --upstream-max-bytes.',
+    ['cluster'],
+  );
   const queue = registry.gauge(
     'zonekeeper_upstream_queue_depth',
     'Objects waiting to be reconciled, per upstream cluster.',
@@ -933,14 +1280,19 @@ function createMetrics(registry: Registry, currentReplicator: () => Replicator) 
     synced.reset();
     objects.reset();
     dropped.reset();
+    limitReached.reset();
+    bytes.reset();
     queue.reset();
     for (const c of replicator.clusterList) {
       synced.set(c.hasSynced ? 1 : 0, c.name);
       queue.set(c.queue.length, c.name);
-      for (const kind of MIRRORED_KINDS) {
+      bytes.set(c.bytes, c.name);
+      for (const kind of c.kinds) {
         watchUp.set(c.watchUp.get(kind) ? 1 : 0, c.name, kind);
         objects.set(c.cache.get(kind)!.size, c.name, kind);
         dropped.set(c.dropped.get(kind) ?? 0, c.name, kind);
+        const limit = c.limited.get(kind);
+        if (limit) limitReached.set(1, c.name, kind, limit);
       }
     }
     removals.set(replicator.pendingRemovals.length);

@@ -1,0 +1,418 @@
+/**
+ * Front-door kinds across clusters: ExternalDNS's DNSEndpoint, Datum's DNSZone and DNSRecordSet and
+ * Gardener's DNSRecord written in upstream clusters, mirrored by `zonekeeper operator --upstream-clusters` into the
+ * serving cluster and answered by `zonekeeper server` there. Three real API servers on one etcd
+ * (alpha and beta upstream, down downstream), the upstreams reached with the shipped upstream role,
+ * the downstream processes as the chart's service accounts.
+ *
+ * beta has no Datum CRDs at first: the kinds hold nothing there (no error storm, its other kinds are
+ * mirrored); once they are installed they are read, and a Datum zone of beta for a domain alpha
+ * holds is refused in Datum's status shape.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { parseAllDocuments, stringify } from 'yaml';
+import { mirrorNamespace } from '../src/sources/multicluster/mapping.ts';
+import { dig, rdataOf } from './support/dig.ts';
+import {
+  type KubePlane,
+  type KubeUser,
+  type PlaneCluster,
+  serviceAccountUser,
+  startKubeClusters,
+} from './support/kube.ts';
+import { type KubeProcess, startOperatorProcess, startServerProcess } from './support/zonekeeper-kube.ts';
+import { waitFor } from './support/zonekeeper-process.ts';
+
+const ZK = 'dns.zonekeeper.dev/v1alpha1';
+const DATUM = 'dns.networking.miloapis.com';
+const SYSTEM = 'zonekeeper-system';
+const TEAM = 'team';
+const REPLICATOR: KubeUser = { name: 'zonekeeper-replicator', groups: ['system:authenticated'] };
+const OPERATOR = serviceAccountUser(SYSTEM, 'zonekeeper-operator');
+const SERVER = serviceAccountUser(SYSTEM, 'zonekeeper-server');
+const CHART_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+const ROOT = path.join(import.meta.dirname, '..');
+
+const yamlDocs = (...docs: object[]) => docs.map((d) => `---\n${stringify(d)}`).join('');
+
+interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+  observedGeneration?: number;
+}
+interface Obj {
+  metadata: { generation?: number; finalizers?: string[]; labels?: Record<string, string> };
+  spec?: Record<string, unknown>;
+  status?: { observedGeneration?: number; conditions?: Condition[] };
+}
+
+const datumZone = (name: string, domainName: string) => ({
+  apiVersion: `${DATUM}/v1alpha1`,
+  kind: 'DNSZone',
+  metadata: { name, namespace: TEAM },
+  spec: { domainName },
+});
+const datumRecordSet = (name: string, zoneName: string, owner: string, address: string) => ({
+  apiVersion: `${DATUM}/v1alpha1`,
+  kind: 'DNSRecordSet',
+  metadata: { name, namespace: TEAM },
+  spec: {
+    dnsZoneRef: { name: zoneName },
+    recordType: 'A',
+    records: [{ name: owner, a: { content: address } }],
+  },
+});
+
+describe('multicluster: front-door kinds (DNSEndpoint, Datum, Gardener) from upstream clusters', {
+  timeout: 900_000,
+}, () => {
+  let plane: KubePlane;
+  let down: PlaneCluster;
+  let alpha: PlaneCluster;
+  let beta: PlaneCluster;
+  let folder: string;
+  let operator: KubeProcess;
+  let server: KubeProcess;
+
+  const apply = (cluster: PlaneCluster, ...docs: object[]) =>
+    cluster.kubectlOk(['apply', '-f', '-'], { input: yamlDocs(...docs) });
+  const get = async (cluster: PlaneCluster, args: string[]): Promise<Obj | undefined> => {
+    const r = await cluster.kubectl(['get', ...args, '-o', 'json']);
+    return r.code === 0 ? (JSON.parse(r.stdout) as Obj) : undefined;
+  };
+  const condition = (o: Obj | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
+  const answersWith = (name: string, expected: string[]) =>
+    waitFor(
+      async () => {
+        const got = rdataOf(await dig(server.dnsPort, name, 'A'), 'A').sort();
+        return JSON.stringify(got) === JSON.stringify(expected) ? got : undefined;
+      },
+      90_000,
+      100,
+    );
+  const installDatumCrds = async (cluster: PlaneCluster) => {
+    for (const plural of ['dnszoneclasses', 'dnszones', 'dnsrecordsets'])
+      await cluster.kubectlOk([
+        'apply',
+        '--server-side',
+        '-f',
+        path.join(ROOT, `deploy/crds/${DATUM}_${plural}.yaml`),
+      ]);
+    await cluster.kubectlOk([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      `crd/dnszones.${DATUM}`,
+      `crd/dnsrecordsets.${DATUM}`,
+    ]);
+  };
+
+  before(async () => {
+    plane = await startKubeClusters(['down', 'alpha', 'beta'], { users: [REPLICATOR, OPERATOR, SERVER] });
+    ({ down, alpha, beta } = plane.clusters as {
+      down: PlaneCluster;
+      alpha: PlaneCluster;
+      beta: PlaneCluster;
+    });
+    await down.kubectlOk(['create', 'namespace', SYSTEM]);
+    const { stdout: rendered } = await promisify(execFile)(
+      path.join(down.binDir, 'helm'),
+      [
+        'template',
+        'zonekeeper',
+        path.join(ROOT, 'deploy/helm/zonekeeper'),
+        '--namespace',
+        SYSTEM,
+        '--kube-version',
+        '1.33.13',
+        '--set',
+        'operator.upstreamClusters.enabled=true,operator.upstreamClusters.secretName=upstreams',
+      ],
+      { maxBuffer: 64 * 1024 * 1024 },
+    );
+    const rbac = parseAllDocuments(rendered)
+      .map((d) => d.toJS() as { kind?: string } | null)
+      .filter((d): d is { kind: string } => d !== null && CHART_KINDS.has(d.kind ?? ''));
+    await down.kubectlOk(['apply', '--server-side', '-f', '-'], { input: yamlDocs(...rbac) });
+    await apply(down, {
+      apiVersion: ZK,
+      kind: 'DNSZoneClass',
+      metadata: { name: 'builtin' },
+      spec: { backend: { builtin: {} }, nameServers: ['ns1.example.net.', 'ns2.example.net.'] },
+    });
+    // Downstream serves Datum's kinds; alpha has their CRDs, beta not (yet).
+    await installDatumCrds(down);
+    await installDatumCrds(alpha);
+    for (const up of [alpha, beta]) {
+      await up.kubectlOk(['apply', '-f', path.join(ROOT, 'deploy/multicluster/upstream-rbac.yaml')]);
+      await up.kubectlOk(['create', 'namespace', TEAM]);
+    }
+    folder = await mkdtemp(path.join(tmpdir(), 'zonekeeper-upstreams-'));
+    for (const up of [alpha, beta])
+      await writeFile(
+        path.join(folder, `${up.name}.yaml`),
+        await readFile(up.kubeconfigFor(REPLICATOR), 'utf8'),
+      );
+    operator = await startOperatorProcess('operator', down.kubeconfigFor(OPERATOR), SYSTEM, [
+      '--leader-elect=false',
+      '--upstream-clusters',
+      folder,
+      '--upstream-poll-interval',
+      '0.5',
+      '--upstream-retry-max',
+      '1',
+    ]);
+    server = await startServerProcess('server', down.kubeconfigFor(SERVER));
+  });
+
+  after(async () => {
+    if (process.env.KUBE_E2E_LOGS) {
+      const { mkdir } = await import('node:fs/promises');
+      await mkdir(process.env.KUBE_E2E_LOGS, { recursive: true });
+      for (const p of [operator, server].filter(Boolean))
+        await writeFile(path.join(process.env.KUBE_E2E_LOGS, `${p.name}.log`), p.log());
+    }
+    await Promise.all([operator, server].filter(Boolean).map((p) => p.stop().catch(() => {})));
+    await plane?.stop();
+    if (folder) await rm(folder, { recursive: true, force: true });
+  });
+
+  test('an upstream DNSEndpoint is mirrored and answered; its observedGeneration comes back', async () => {
+    await apply(alpha, {
+      apiVersion: ZK,
+      kind: 'DNSZone',
+      metadata: { name: 'a-zone', namespace: TEAM },
+      spec: { domainName: 'a.example', className: 'builtin' },
+    });
+    const endpoint = (address: string) => ({
+      apiVersion: 'externaldns.k8s.io/v1alpha1',
+      kind: 'DNSEndpoint',
+      metadata: { name: 'web', namespace: TEAM },
+      spec: { endpoints: [{ dnsName: 'web.a.example', recordType: 'A', targets: [address] }] },
+    });
+    await apply(alpha, endpoint('192.0.2.1'));
+    await answersWith('web.a.example.', ['192.0.2.1']);
+    const copy = await get(down, [
+      'dnsendpoints.externaldns.k8s.io',
+      '-n',
+      mirrorNamespace('alpha', TEAM),
+      'web',
+    ]);
+    assert.equal(copy?.metadata.labels?.['multicluster.zonekeeper.dev/cluster'], 'alpha');
+    await apply(alpha, endpoint('192.0.2.2'));
+    await answersWith('web.a.example.', ['192.0.2.2']);
+    const { value: up } = await waitFor(
+      async () => {
+        const o = await get(alpha, ['dnsendpoints.externaldns.k8s.io', '-n', TEAM, 'web']);
+        return o?.metadata.generation === 2 && o.status?.observedGeneration === 2 ? o : undefined;
+      },
+      90_000,
+      200,
+    );
+    assert.ok(up.metadata.finalizers?.includes('multicluster.zonekeeper.dev/finalizer'));
+    assert.deepEqual(
+      Object.keys(up.status ?? {}),
+      ['observedGeneration'],
+      "the status keeps DNSEndpoint's shape",
+    );
+  });
+
+  test('Datum zones and record sets upstream are answered; their status comes back in Datum’s shape', async () => {
+    await apply(alpha, datumZone('d-zone', 'd.example'));
+    await apply(alpha, datumRecordSet('d-www', 'd-zone', 'www', '192.0.2.10'));
+    await answersWith('www.d.example.', ['192.0.2.10']);
+    const { value: zone } = await waitFor(
+      async () => {
+        const o = await get(alpha, [`dnszones.${DATUM}`, '-n', TEAM, 'd-zone']);
+        const c = condition(o, 'Accepted');
+        return c?.status === 'True' && c.observedGeneration === o?.metadata.generation ? o : undefined;
+      },
+      90_000,
+      200,
+    );
+    assert.equal(zone.status?.observedGeneration, undefined, 'Datum zones have no status.observedGeneration');
+    assert.ok(zone.metadata.finalizers?.includes('multicluster.zonekeeper.dev/finalizer'));
+    await waitFor(
+      async () => {
+        const o = await get(alpha, [`dnsrecordsets.${DATUM}`, '-n', TEAM, 'd-www']);
+        return condition(o, 'Programmed')?.status === 'True' ? o : undefined;
+      },
+      90_000,
+      200,
+    );
+  });
+
+  test('an upstream without the Datum CRDs: nothing of them, no error storm, its other kinds mirrored', async () => {
+    await apply(beta, {
+      apiVersion: ZK,
+      kind: 'DNSZone',
+      metadata: { name: 'b-zone', namespace: TEAM },
+      spec: { domainName: 'b.example', className: 'builtin' },
+    });
+    await apply(beta, {
+      apiVersion: 'externaldns.k8s.io/v1alpha1',
+      kind: 'DNSEndpoint',
+      metadata: { name: 'web', namespace: TEAM },
+      spec: { endpoints: [{ dnsName: 'web.b.example', recordType: 'A', targets: ['192.0.2.20'] }] },
+    });
+    await answersWith('web.b.example.', ['192.0.2.20']);
+    const log = operator.log();
+    assert.match(log, /upstream beta DNSZone\.dns\.networking\.miloapis\.com: not installed/);
+    assert.doesNotMatch(log, /upstream beta DNS\w+\.dns\.networking\.miloapis\.com: list\/watch failed/);
+  });
+
+  test('Datum CRDs installed later are read; a Datum zone of a domain another cluster holds is refused, in Datum’s shape', async () => {
+    await installDatumCrds(beta);
+    await apply(beta, datumZone('d-zone', 'd.example'));
+    await apply(beta, datumRecordSet('d-www', 'd-zone', 'www', '192.0.2.66'));
+    const { value: lost } = await waitFor(
+      async () => {
+        const o = await get(beta, [`dnszones.${DATUM}`, '-n', TEAM, 'd-zone']);
+        return condition(o, 'Accepted')?.reason === 'ClaimedByAnotherCluster' ? o : undefined;
+      },
+      90_000,
+      200,
+    );
+    assert.equal(condition(lost, 'Accepted')?.status, 'False');
+    assert.doesNotMatch(condition(lost, 'Accepted')!.message, /alpha/);
+    assert.equal(condition(lost, 'Ready'), undefined, 'Datum zones have no Ready condition');
+    assert.deepEqual(
+      rdataOf(await dig(server.dnsPort, 'www.d.example.', 'A'), 'A'),
+      ['192.0.2.10'],
+      "alpha's zone is still the one served",
+    );
+  });
+
+  test("hostile upstream: a DNSEndpoint or Datum record set of one cluster reaches nothing of another's zones", async () => {
+    // beta publishes names inside alpha's zones: a DNSEndpoint for a.example, a Datum record set naming
+    // the zone d-zone (which in beta's namespace is beta's own refused zone, not alpha's).
+    await apply(beta, {
+      apiVersion: 'externaldns.k8s.io/v1alpha1',
+      kind: 'DNSEndpoint',
+      metadata: { name: 'evil', namespace: TEAM },
+      spec: { endpoints: [{ dnsName: 'evil.a.example', recordType: 'A', targets: ['198.51.100.1'] }] },
+    });
+    await apply(beta, datumRecordSet('d-evil', 'd-zone', 'evil', '198.51.100.2'));
+    // Both are mirrored into beta's own namespace (the copies exist), and judged there.
+    await waitFor(
+      async () =>
+        (await get(down, ['dnsendpoints.externaldns.k8s.io', '-n', mirrorNamespace('beta', TEAM), 'evil']))
+          ? true
+          : undefined,
+      90_000,
+      200,
+    );
+    await waitFor(
+      async () => {
+        const o = await get(beta, ['dnsendpoints.externaldns.k8s.io', '-n', TEAM, 'evil']);
+        return o?.status?.observedGeneration === o?.metadata.generation ? o : undefined;
+      },
+      90_000,
+      200,
+    );
+    // alpha's zone of a.example answers for its own names only; d.example keeps alpha's record.
+    await answersWith('web.a.example.', ['192.0.2.2']);
+    assert.deepEqual(rdataOf(await dig(server.dnsPort, 'evil.a.example.', 'A'), 'A'), []);
+    assert.deepEqual(rdataOf(await dig(server.dnsPort, 'evil.d.example.', 'A'), 'A'), []);
+    assert.deepEqual(rdataOf(await dig(server.dnsPort, 'www.d.example.', 'A'), 'A'), ['192.0.2.10']);
+    await beta.kubectlOk(['delete', 'dnsendpoints.externaldns.k8s.io', '-n', TEAM, 'evil', '--wait=false']);
+  });
+
+  test('Gardener DNSRecords of the zonekeeper type are mirrored and answered; other types are not touched; no cross-cluster zone', async () => {
+    const GARDENER = 'dnsrecords.extensions.gardener.cloud';
+    const record = (name: string, dnsName: string, address: string, extra: object = {}) => ({
+      apiVersion: 'extensions.gardener.cloud/v1alpha1',
+      kind: 'DNSRecord',
+      metadata: { name, namespace: TEAM },
+      spec: {
+        type: 'zonekeeper',
+        secretRef: { name: 'unused', namespace: TEAM },
+        name: dnsName,
+        recordType: 'A',
+        values: [address],
+        ...extra,
+      },
+    });
+    await apply(
+      alpha,
+      record('g-www', 'g.a.example', '192.0.2.40', { zone: `${TEAM}/a-zone` }),
+      // Another extension's record: left alone.
+      record('other', 'other.a.example', '192.0.2.41', { type: 'aws-route53' }),
+    );
+    await answersWith('g.a.example.', ['192.0.2.40']);
+    const { value: up } = await waitFor(
+      async () => {
+        const o = (await get(alpha, [GARDENER, '-n', TEAM, 'g-www'])) as
+          | (Obj & { status?: { zone?: string } })
+          | undefined;
+        return o?.status?.observedGeneration === o?.metadata.generation && o?.status?.zone ? o : undefined;
+      },
+      90_000,
+      200,
+    );
+    assert.equal(up.status?.zone, `${TEAM}/a-zone`, 'the zone named in the upstream namespace');
+    assert.ok(up.metadata.finalizers?.includes('multicluster.zonekeeper.dev/finalizer'));
+    const copy = await get(down, [GARDENER, '-n', mirrorNamespace('alpha', TEAM), 'g-www']);
+    assert.equal(
+      (copy?.spec as { zone?: string } | undefined)?.zone,
+      `${mirrorNamespace('alpha', TEAM)}/a-zone`,
+    );
+    assert.equal(
+      (copy?.spec as { secretRef?: { namespace?: string } } | undefined)?.secretRef?.namespace,
+      mirrorNamespace('alpha', TEAM),
+    );
+    const other = await get(alpha, [GARDENER, '-n', TEAM, 'other']);
+    assert.equal(other?.metadata.finalizers, undefined, "another extension's record gets no finalizer");
+    assert.equal(await get(down, [GARDENER, '-n', mirrorNamespace('alpha', TEAM), 'other']), undefined);
+    assert.deepEqual(rdataOf(await dig(server.dnsPort, 'other.a.example.', 'A'), 'A'), []);
+
+    // beta names alpha's zone as "team/a-zone" (its own namespace team: no such zone there), and lets
+    // a second record find its zone itself: neither is published in alpha's zone.
+    await apply(
+      beta,
+      record('g-evil', 'evil-g.a.example', '198.51.100.3', { zone: `${TEAM}/a-zone` }),
+      record('g-auto', 'auto-g.a.example', '198.51.100.4'),
+    );
+    for (const name of ['g-evil', 'g-auto'])
+      await waitFor(
+        async () => {
+          const o = await get(beta, [GARDENER, '-n', TEAM, name]);
+          return o?.status?.observedGeneration === o?.metadata.generation ? o : undefined;
+        },
+        90_000,
+        200,
+      );
+    for (const name of ['g-evil', 'g-auto']) {
+      const o = (await get(beta, [GARDENER, '-n', TEAM, name])) as Obj & { status?: { zone?: string } };
+      assert.equal(o.status?.zone, undefined, `${name}: no zone of another cluster`);
+      assert.doesNotMatch(JSON.stringify(o.status ?? {}), /alpha/);
+    }
+    assert.deepEqual(rdataOf(await dig(server.dnsPort, 'evil-g.a.example.', 'A'), 'A'), []);
+    assert.deepEqual(rdataOf(await dig(server.dnsPort, 'auto-g.a.example.', 'A'), 'A'), []);
+    await answersWith('g.a.example.', ['192.0.2.40']);
+  });
+
+  test('deleting an upstream DNSEndpoint removes its answers, then releases the upstream object', async () => {
+    await alpha.kubectlOk(['delete', 'dnsendpoints.externaldns.k8s.io', '-n', TEAM, 'web', '--wait=false']);
+    await waitFor(
+      async () =>
+        (await dig(server.dnsPort, 'web.a.example.', 'A')).status === 'NXDOMAIN' ? true : undefined,
+      90_000,
+      200,
+    );
+    await waitFor(
+      async () =>
+        (await get(alpha, ['dnsendpoints.externaldns.k8s.io', '-n', TEAM, 'web'])) ? undefined : true,
+      90_000,
+      200,
+    );
+  });
+});
