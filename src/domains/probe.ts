@@ -4,10 +4,12 @@ import { DnsLookup, type DnsLookupOptions } from './dns-lookup.ts';
 import { httpChallenge } from './http-challenge.ts';
 
 export interface DomainProbeSettings extends DnsLookupOptions {
-  /** Networks the HTTP challenge may reach although blocked by default (loopback, link-local, metadata). */
+  /** Networks the HTTP challenge may reach although blocked by default (private, loopback, link-local, metadata). */
   httpAllow?: readonly Network[];
   /** Per HTTP request (default 5 s). */
   httpTimeoutMs?: number;
+  /** The whole HTTP challenge, redirects included (default 10 s). */
+  httpDeadlineMs?: number;
   /** Body bytes read at most (default 4096). */
   httpMaxBodyBytes?: number;
 }
@@ -26,6 +28,7 @@ export function domainProbe(settings: DomainProbeSettings = {}) {
         addresses: (host) => dns.addresses(host),
         ...(settings.httpAllow ? { allow: settings.httpAllow } : {}),
         ...(settings.httpTimeoutMs !== undefined ? { timeoutMs: settings.httpTimeoutMs } : {}),
+        ...(settings.httpDeadlineMs !== undefined ? { deadlineMs: settings.httpDeadlineMs } : {}),
         ...(settings.httpMaxBodyBytes !== undefined ? { maxBodyBytes: settings.httpMaxBodyBytes } : {}),
       }),
   };
