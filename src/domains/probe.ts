@@ -4,7 +4,10 @@ import { DnsLookup, type DnsLookupOptions } from './dns-lookup.ts';
 import { httpChallenge } from './http-challenge.ts';
 
 export interface DomainProbeSettings extends DnsLookupOptions {
-  /** Networks the HTTP challenge may reach although blocked by default (private, loopback, link-local, metadata). */
+  /**
+   * Networks verification may reach although blocked by default (private, loopback, link-local,
+   * metadata): the HTTP challenge and the parent zone's servers asked for a delegation.
+   */
   httpAllow?: readonly Network[];
   /** Per HTTP request (default 5 s). */
   httpTimeoutMs?: number;
@@ -16,7 +19,7 @@ export interface DomainProbeSettings extends DnsLookupOptions {
 
 /** A DomainProbe (src/control/domain-controller.ts) over a real resolver and HTTP. */
 export function domainProbe(settings: DomainProbeSettings = {}) {
-  const dns = new DnsLookup(settings);
+  const dns = new DnsLookup({ ...settings, ...(settings.httpAllow ? { allow: settings.httpAllow } : {}) });
   return {
     async txt(name: string): Promise<string[]> {
       const r = await dns.txt(name);
