@@ -281,9 +281,9 @@ describe('Domain verification through a real resolver and HTTP', { timeout: 120_
     await until('team-e', 'web.test', 'Verified', 'False');
   });
 
-  test('HTTP: without an allow-list, loopback (like link-local and metadata addresses) is never reached', async () => {
+  test('without an allow-list, loopback (like private, link-local and metadata addresses) is never reached: not by HTTP, not by the delegation look-up', async () => {
     const strict = new MemoryStore();
-    for (const o of [sharedClass, ...ZONES]) strict.apply(o);
+    for (const o of [sharedClass, ownClass, ...ZONES]) strict.apply(o);
     const c = new DomainController({
       store: strict,
       probe: domainProbe({ resolver: `127.0.0.1:${bind.port}`, delegationPort: bind.port, timeoutMs: 1000 }),
@@ -299,7 +299,18 @@ describe('Domain verification through a real resolver and HTTP', { timeout: 120_
       }, 20_000);
       assert.equal(found.value.status, 'False');
       assert.equal(found.value.reason, 'AddressNotAllowed');
-      assert.match(found.value.message, /127\.0\.0\.1/);
+      assert.doesNotMatch(found.value.message, /127\.0\.0\.1/, 'the status names no address');
+      // The parent zone's servers (BIND on loopback here) are guarded the same way: the delegation
+      // that verifies with the allow-list is not even asked for without it.
+      strict.apply(claim('team-a', 'delegated.test'));
+      const parent = await waitFor(async () => {
+        const d = strict.get('Domain', 'team-a/delegated-test') as Domain | undefined;
+        return condition(d, 'VerifiedDNSZone');
+      }, 20_000);
+      assert.equal(parent.value.status, 'False');
+      assert.equal(parent.value.reason, 'LookupFailed');
+      assert.match(parent.value.message, /ADDRESS_NOT_ALLOWED/);
+      assert.doesNotMatch(parent.value.message, /127\.0\.0\.1/, 'the status names no address');
     } finally {
       c.stop();
     }

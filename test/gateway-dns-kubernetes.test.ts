@@ -53,6 +53,50 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
     return r.code === 0 ? (JSON.parse(r.stdout) as Json) : undefined;
   };
   const ask = (name: string, type = 'A') => dig(server!.dnsPort, name, type);
+  /** The gateway implementation's part: the route accepted by its parent Gateway (status.parents). */
+  const accept = (kind: string, ns: string, name: string, parentRef: { name: string; namespace?: string }) =>
+    kube.kubectlOk([
+      'patch',
+      kind,
+      '-n',
+      ns,
+      name,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({
+        status: {
+          parents: [
+            {
+              parentRef,
+              controllerName: 'example.com/gateway-controller',
+              conditions: [
+                {
+                  type: 'Accepted',
+                  status: 'True',
+                  reason: 'Accepted',
+                  message: 'accepted',
+                  lastTransitionTime: new Date().toISOString(),
+                  observedGeneration: 1,
+                },
+              ],
+            },
+          ],
+        },
+      }),
+    ]);
+  const events = async (ns: string) =>
+    (
+      JSON.parse(await kube.kubectlOk(['get', 'events.events.k8s.io', '-n', ns, '-o', 'json'])) as {
+        items: { reason: string; note?: string; regarding: { kind: string; name: string } }[];
+      }
+    ).items;
+  /** The TXT records the domains' current DNS (BIND) publishes, by Domain. */
+  const tokens = new Map<string, string>();
+  const publishTokens = () =>
+    bind!.setRootRecords(
+      [...tokens].map(([domain, token]) => `_zonekeeper-challenge.${domain}. IN TXT "${token}"`),
+    );
 
   before(async () => {
     kube = await startKube({ users: [OPERATOR, SERVER] });
@@ -167,7 +211,8 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
       async () => (await get('domain', 'team-a', 'example-test'))?.status?.verification?.dnsRecord?.content,
       60_000,
     );
-    await bind.setRootRecords([`_zonekeeper-challenge.example.test. IN TXT "${token.value}"`]);
+    tokens.set('example.test', token.value);
+    await publishTokens();
     // Both zones are served before the tests start.
     for (const zone of ['example.test', 'gw.test'])
       await waitFor(
@@ -226,7 +271,9 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
         },
       ),
     });
-    // The gateway implementation's part: the Gateway's address.
+    // The gateway implementation's part: the routes accepted, the Gateway's address.
+    await accept('httproute', 'team-a', 'web', { name: 'gw' });
+    await accept('tlsroute', 'team-a', 'tls', { name: 'gw' });
     await kube.kubectlOk([
       'patch',
       'gateway',
@@ -284,6 +331,219 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
     // The listener's wildcard hostname: a wildcard record set.
     assert.deepEqual(rdataOf(await ask('anything.apps.example.test'), 'CNAME'), [`${address}.`]);
     for (const s of ours) assert.match(s.metadata.name, /^gw-[0-9a-f]{8}$/);
+  });
+
+  test("a route's hostname is published only once its Gateway accepted it and a listener admits its namespace", async () => {
+    const managed = async (ns: string, name: string) =>
+      (await list('dnsrecordsets', ns)).filter(
+        (s) =>
+          s.metadata.labels?.['app.kubernetes.io/managed-by'] === 'zonekeeper-gateway-dns' &&
+          s.spec?.name === name,
+      );
+    // Not (yet) accepted by the Gateway: nothing, while the accepted route's hostnames are there.
+    await kube.kubectlOk(['apply', '-f', '-'], {
+      input: docs({
+        apiVersion: GW,
+        kind: 'HTTPRoute',
+        metadata: { name: 'pending', namespace: 'team-a' },
+        spec: { parentRefs: [{ name: 'gw' }], hostnames: ['pending.example.test'] },
+      }),
+    });
+    // A route in another namespace with a verified Domain of its own, accepted (its status says so),
+    // through listeners that admit only the Gateway's namespace (allowedRoutes default Same).
+    await kube.kubectlOk(['create', 'namespace', 'team-b']);
+    await kube.kubectlOk(['apply', '-f', '-'], {
+      input: docs(
+        {
+          apiVersion: API,
+          kind: 'DNSZone',
+          metadata: { name: 'other-test', namespace: 'team-b' },
+          spec: { domainName: 'other.test', className: 'builtin' },
+        },
+        {
+          apiVersion: API,
+          kind: 'Domain',
+          metadata: { name: 'other-test', namespace: 'team-b' },
+          spec: { domainName: 'other.test' },
+        },
+        {
+          apiVersion: GW,
+          kind: 'HTTPRoute',
+          metadata: { name: 'foreign', namespace: 'team-b' },
+          spec: { parentRefs: [{ name: 'gw', namespace: 'team-a' }], hostnames: ['www.other.test'] },
+        },
+      ),
+    });
+    await accept('httproute', 'team-b', 'foreign', { name: 'gw', namespace: 'team-a' });
+    const token = await waitFor(
+      async () => (await get('domain', 'team-b', 'other-test'))?.status?.verification?.dnsRecord?.content,
+      60_000,
+    );
+    tokens.set('other.test', token.value);
+    await publishTokens();
+    await waitFor(
+      async () =>
+        (await kube.kubectlOk(['get', 'domain', '-n', 'team-b', 'other-test', '-o', 'json'])).includes(
+          '"reason": "Verified"',
+        )
+          ? true
+          : undefined,
+      60_000,
+      200,
+    );
+    await waitFor(
+      async () => ((await ask('other.test', 'SOA')).status === 'NOERROR' ? true : undefined),
+      60_000,
+      200,
+    );
+    // A route made now, accepted, shows the controller has looked at everything since (it plans the
+    // whole picture in every run): neither of the other two routes got a record set.
+    await kube.kubectlOk(['apply', '-f', '-'], {
+      input: docs({
+        apiVersion: GW,
+        kind: 'HTTPRoute',
+        metadata: { name: 'canary', namespace: 'team-a' },
+        spec: { parentRefs: [{ name: 'gw' }], hostnames: ['canary.example.test'] },
+      }),
+    });
+    await accept('httproute', 'team-a', 'canary', { name: 'gw' });
+    await waitFor(
+      async () => ((await managed('team-a', 'canary')).length === 1 ? true : undefined),
+      60_000,
+      200,
+    );
+    await kube.kubectlOk(['delete', 'httproute', '-n', 'team-a', 'canary']);
+    assert.deepEqual(await managed('team-a', 'pending'), []);
+    assert.deepEqual(await managed('team-b', 'www'), []);
+    assert.equal((await ask('pending.example.test')).status, 'NXDOMAIN');
+    assert.equal((await ask('www.other.test')).status, 'NXDOMAIN');
+    // Accepted: published.
+    await accept('httproute', 'team-a', 'pending', { name: 'gw' });
+    await waitFor(
+      async () => (rdataOf(await ask('pending.example.test'), 'CNAME').length > 0 ? true : undefined),
+      60_000,
+      200,
+    );
+    // The Gateway's listener admits all namespaces: the foreign route's hostname is published too.
+    await kube.kubectlOk([
+      'patch',
+      'gateway',
+      '-n',
+      'team-a',
+      'gw',
+      '--type=json',
+      '-p',
+      JSON.stringify([
+        { op: 'add', path: '/spec/listeners/0/allowedRoutes', value: { namespaces: { from: 'All' } } },
+      ]),
+    ]);
+    await waitFor(
+      async () => (rdataOf(await ask('www.other.test'), 'CNAME').length > 0 ? true : undefined),
+      60_000,
+      200,
+    );
+    await kube.kubectlOk(['delete', 'httproute', '-n', 'team-a', 'pending']);
+    await kube.kubectlOk(['delete', 'httproute', '-n', 'team-b', 'foreign']);
+    await waitFor(
+      async () => ((await ask('pending.example.test')).status === 'NXDOMAIN' ? true : undefined),
+      60_000,
+      200,
+    );
+  });
+
+  test('two Gateways claiming one hostname: the oldest publishes, the other is told why, and it stays so', async () => {
+    const gw = (await get('gateway', 'team-a', 'gw'))!;
+    const address = gw.metadata.annotations!['dns.zonekeeper.dev/gateway-address']!;
+    // A second, newer Gateway with a listener hostname the first one gets as well.
+    await kube.kubectlOk(['apply', '-f', '-'], {
+      input: docs({
+        apiVersion: GW,
+        kind: 'Gateway',
+        metadata: { name: 'gw2', namespace: 'team-a' },
+        spec: {
+          gatewayClassName: 'example',
+          listeners: [{ name: 'http', port: 80, protocol: 'HTTP', hostname: 'clash.example.test' }],
+        },
+      }),
+    });
+    await kube.kubectlOk([
+      'patch',
+      'gateway',
+      '-n',
+      'team-a',
+      'gw2',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { addresses: [{ type: 'IPAddress', value: '192.0.2.20' }] } }),
+    ]);
+    const addListener = (hostname: string) =>
+      kube.kubectlOk([
+        'patch',
+        'gateway',
+        '-n',
+        'team-a',
+        'gw',
+        '--type=json',
+        '-p',
+        JSON.stringify([
+          {
+            op: 'add',
+            path: '/spec/listeners/-',
+            value: { name: 'clash', port: 8080, protocol: 'HTTP', hostname },
+          },
+        ]),
+      ]);
+    await addListener('clash.example.test');
+    const { value: conflict } = await waitFor(
+      async () =>
+        (await get('gateway', 'team-a', 'gw2'))?.metadata.annotations?.['dns.zonekeeper.dev/dns-conflicts'],
+      60_000,
+      200,
+    );
+    assert.match(
+      conflict,
+      /clash\.example\.test is published for Gateway team-a\/gw, which is older than Gateway team-a\/gw2/,
+    );
+    // The older Gateway's answer, every time it is asked (a flapping pair would come and go).
+    for (let i = 0; i < 10; i++) {
+      assert.deepEqual(rdataOf(await ask('clash.example.test'), 'CNAME'), [`${address}.`]);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const clashSets = (await list('dnsrecordsets', 'team-a')).filter(
+      (s) =>
+        s.metadata.labels?.['app.kubernetes.io/managed-by'] === 'zonekeeper-gateway-dns' &&
+        s.spec?.name === 'clash',
+    );
+    assert.deepEqual(
+      clashSets.map((s) => s.metadata.labels?.['dns.zonekeeper.dev/gateway-owner']),
+      ['Gateway.team-a.gw'],
+    );
+    await waitFor(
+      async () =>
+        (await events('team-a')).some((e) => e.reason === 'DNSConflict' && e.regarding.name === 'gw2')
+          ? true
+          : undefined,
+      30_000,
+      200,
+    );
+    // Gone again: the next tests count the record sets of gw.
+    await kube.kubectlOk(['delete', 'gateway', '-n', 'team-a', 'gw2']);
+    await kube.kubectlOk([
+      'patch',
+      'gateway',
+      '-n',
+      'team-a',
+      'gw',
+      '--type=json',
+      '-p',
+      JSON.stringify([{ op: 'remove', path: '/spec/listeners/2' }]),
+    ]);
+    await waitFor(
+      async () => ((await ask('clash.example.test')).status === 'NXDOMAIN' ? true : undefined),
+      60_000,
+      200,
+    );
   });
 
   test('a hostname a hand-made record set holds is a conflict: reported, never overwritten', async () => {

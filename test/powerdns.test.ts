@@ -10,8 +10,10 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { DNSZone, DNSZoneClass, Kind, Resource } from '../src/api/index.ts';
 import { BuiltinBackend } from '../src/backends/builtin/builtin-backend.ts';
+import { DNSSEC_METADATA } from '../src/backends/powerdns/dnssec.ts';
 import {
   type ApplyStats,
+  CREATED_METADATA,
   OWNERSHIP_METADATA,
   PowerDnsBackend,
 } from '../src/backends/powerdns/powerdns-backend.ts';
@@ -167,7 +169,7 @@ async function hand(pdns: PowerDnsProcess, method: string, apiPath: string, body
       continue;
     }
     assert.ok(
-      r.status === 204 || r.status === 200,
+      r.status === 204 || r.status === 200 || r.status === 201,
       `${method} ${apiPath}: ${r.status} ${JSON.stringify(r.body)}`,
     );
     return;
@@ -434,9 +436,79 @@ for (const storage of ['lmdb', 'sqlite'] as const) {
       );
     });
 
+    test('a zone that existed before Zonekeeper took it over survives deleting its DNSZone: only Zonekeeper’s RRsets and keys go', async (t) => {
+      if (unavailable) return t.skip(unavailable);
+      const api = (method: string, rest = '', body?: unknown) =>
+        r.pdns.api(method, `/api/v1/servers/localhost/zones/taken.example.${rest}`, body);
+      const meta = async (kind: string) =>
+        ((await api('GET', `/metadata/${kind}`)).body as { metadata?: string[] } | undefined)?.metadata ?? [];
+      // Made by hand (or by another tool) before any DNSZone names it.
+      await hand(r.pdns, 'POST', '/api/v1/servers/localhost/zones', {
+        name: 'taken.example.',
+        kind: 'Native',
+        nameservers: ['ns.hand.example.'],
+        rrsets: [
+          replace('hand.taken.example.', 'A', ['198.51.100.70']),
+          replace('taken.example.', 'TXT', ['"hand-made"']),
+        ],
+      });
+      // LMDB always signs; the SQLite rig has DNSSEC off in its backend.
+      const signed = storage === 'lmdb';
+      r.store.apply(
+        zone('dns', 'taken', 'taken.example', {
+          className: 'powerdns',
+          ...(signed ? { dnssec: { enabled: true } } : {}),
+        }),
+      );
+      r.store.apply(
+        recordSet('dns', 'taken-www', {
+          zoneRef: { name: 'taken' },
+          name: 'www',
+          type: 'A',
+          records: ['192.0.2.70'],
+        }),
+      );
+      await waitFor(async () =>
+        cond(r.store, 'DNSRecordSet', 'dns/taken-www', 'Ready')?.status === 'True' &&
+        cond(r.store, 'DNSZone', 'dns/taken', 'Ready')?.status === 'True'
+          ? true
+          : undefined,
+      );
+      assert.deepEqual(await meta(CREATED_METADATA), [], 'not marked as created');
+      if (signed) {
+        const keys = (await api('GET', '/cryptokeys')).body as unknown[];
+        assert.equal(keys.length, 1, 'Zonekeeper signed the zone with its own key');
+      }
+      r.store.remove('DNSZone', 'dns/taken');
+      await waitFor(
+        async () => (r.store.get('DNSZone', 'dns/taken') === undefined ? true : undefined),
+        15_000,
+      );
+      const info = await api('GET');
+      assert.equal(info.status, 200, 'the zone is still there');
+      const rrsets = (
+        info.body as { rrsets: { name: string; type: string; records: { content: string }[] }[] }
+      ).rrsets;
+      const find = (name: string, type: string) =>
+        rrsets.find((x) => x.name === name && x.type === type)?.records.map((x) => x.content);
+      assert.deepEqual(find('hand.taken.example.', 'A'), ['198.51.100.70'], 'foreign RRset kept');
+      assert.deepEqual(find('taken.example.', 'TXT'), ['"hand-made"'], 'foreign RRset kept');
+      assert.equal(find('www.taken.example.', 'A'), undefined, 'Zonekeeper’s RRset removed');
+      assert.deepEqual(await meta(OWNERSHIP_METADATA), [], 'the ownership list is gone');
+      assert.deepEqual(await meta(DNSSEC_METADATA), [], 'the DNSSEC mark is gone');
+      assert.deepEqual((await api('GET', '/cryptokeys')).body, [], 'Zonekeeper’s key removed');
+      const answer = await dig(r.pdns.dnsPort, 'hand.taken.example', 'A');
+      assert.deepEqual(rdataOf(answer, 'A'), ['198.51.100.70'], 'PowerDNS still serves the zone');
+    });
+
     test('deleting the DNSZone deletes the zone; the finalizer holds until PowerDNS confirms', async (t) => {
       if (unavailable) return t.skip(unavailable);
       await programmed(r);
+      const mark = await r.pdns.api(
+        'GET',
+        `/api/v1/servers/localhost/zones/example.com./metadata/${CREATED_METADATA}`,
+      );
+      assert.deepEqual((mark.body as { metadata?: string[] }).metadata, ['1'], 'Zonekeeper created it');
       await r.pdns.halt();
       r.store.remove('DNSZone', ZONE);
       await new Promise((resolve) => setTimeout(resolve, 400));

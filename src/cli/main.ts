@@ -85,8 +85,8 @@ Usage:
       --upstream-max-response-bytes per response or watch event (default 16777216); see docs/multicluster.md.
       Domains (docs/domains.md): --domain-resolver HOST:PORT (default: /etc/resolv.conf's first),
       --domain-lookup-timeout 2s, --domain-delegation-port 53, --domain-http-port 80,
-      --domain-http-timeout 5s, --domain-http-allow CIDR,... (loopback, link-local and metadata
-      addresses are refused otherwise), --domain-retry-schedule "5s/5m,1m/15m,5m±25%",
+      --domain-http-timeout 5s, --domain-http-deadline 10s, --domain-http-allow CIDR,... (private,
+      loopback, link-local and metadata addresses are refused otherwise), --domain-retry-schedule "5s/5m,1m/15m,5m±25%",
       --domain-reconfirm-interval 1h. --domain-registration=true: registration data (RDAP through
       --domain-rdap-bootstrap URL, default IANA's; WHOIS through --domain-whois-server HOST:PORT,
       default whois.iana.org:43) every --domain-registration-refresh 24h, --domain-expiry-warning 720h.

@@ -20,7 +20,7 @@ class Answers implements DomainProbe {
   async delegation(): Promise<string[]> {
     return [];
   }
-  async http() {
+  async http(_url: string, _domain: string, _token: string): ReturnType<DomainProbe['http']> {
     return { passed: false, reason: 'WrongStatus', message: 'answered 404' };
   }
 }
@@ -148,4 +148,60 @@ describe('DomainController', () => {
     assert.equal(condition('team-a', 'Verified')?.status, 'True');
     controller.stop();
   });
+
+  test('a check that never ends holds no verifier slot past its deadline: other Domains still verify', async () => {
+    const store = new MemoryStore();
+    const probe = new Answers();
+    // The HTTP challenge of these Domains never answers (a server that trickles, a look-up that hangs).
+    const slowHttp: DomainProbe['http'] = (url) =>
+      url.includes('slow')
+        ? new Promise<never>(() => {})
+        : Promise.resolve({ passed: false, reason: 'WrongStatus', message: 'answered 404' });
+    probe.http = slowHttp;
+    const controller = new DomainController({
+      store,
+      probe,
+      schedule: parseRetrySchedule('50ms'),
+      checkDeadlineMs: 200,
+    });
+    const named = (namespace: string, domainName: string): Domain => ({
+      apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+      kind: 'Domain',
+      metadata: {
+        name: domainName.replace(/\./g, '-'),
+        namespace,
+        creationTimestamp: '2026-01-01T00:00:00Z',
+      },
+      spec: { domainName },
+    });
+    // As many as there are verifier slots, and more.
+    for (let i = 0; i < 6; i++) store.apply(named('team-slow', `slow${i}.example.com`));
+    controller.start();
+    try {
+      await new Promise((r) => setTimeout(r, 50));
+      store.apply(named('team-a', 'fast.example.com'));
+      const fast = () => store.get('Domain', 'team-a/fast-example-com') as Domain | undefined;
+      const token = await until(() => fast()?.status?.verification?.dnsRecord?.content);
+      probe.txtValues.set('_zonekeeper-challenge.fast.example.com', [token]);
+      await until(() =>
+        fast()?.status?.conditions?.find((c) => c.type === 'Verified' && c.status === 'True'),
+      );
+      const slow = store.get('Domain', 'team-slow/slow0-example-com') as Domain;
+      const http = slow.status?.conditions?.find((c) => c.type === 'VerifiedHTTP');
+      assert.equal(http?.reason, 'RequestFailed');
+      assert.match(http?.message ?? '', /CHECK_DEADLINE_EXCEEDED/);
+    } finally {
+      controller.stop();
+    }
+  });
 });
+
+/** Polls until `get` gives a value (at most 10 s). */
+async function until<T>(get: () => T | undefined): Promise<T> {
+  for (let i = 0; i < 400; i++) {
+    const v = get();
+    if (v !== undefined && v !== false) return v;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('timed out waiting');
+}

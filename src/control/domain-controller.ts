@@ -44,7 +44,7 @@ export interface DomainProbe {
     url: string,
     domain: string,
     token: string,
-  ): Promise<{ passed: boolean; reason?: string; message: string }>;
+  ): Promise<{ passed: boolean; reason?: string; message: string; detail?: string }>;
 }
 
 /** Reads registration data (RDAP, WHOIS); a rate-limited server says how long to wait (`retryAfterMs`). */
@@ -67,12 +67,20 @@ export interface DomainControllerOptions {
   reconfirmIntervalMs?: number;
   /** The port of the HTTP challenge URL (default 80; tests use another). */
   httpPort?: number;
+  /**
+   * Each path's check (delegation, TXT, HTTP) ends within this, whatever the probe does (default
+   * 30 s): the worker slot is free again, the path reported `LookupFailed`/`RequestFailed`.
+   */
+  checkDeadlineMs?: number;
   now?: () => Date;
   random?: () => number;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 }
 
 export const DEFAULT_RECONFIRM_INTERVAL_MS = 60 * 60_000;
+export const DEFAULT_CHECK_DEADLINE_MS = 30_000;
+/** Domains verified at once: a slow check of one must not hold the others up for longer than its deadline. */
+const VERIFIER_SLOTS = 4;
 export const DEFAULT_REGISTRATION_REFRESH_MS = 24 * 60 * 60_000;
 export const DEFAULT_EXPIRY_WARNING_MS = 30 * 24 * 60 * 60_000;
 /** After a failed registration look-up without a Retry-After. */
@@ -94,7 +102,10 @@ export class DomainController {
 
   constructor(options: DomainControllerOptions) {
     this.options = options;
-    this.queue = new WorkQueue((key) => this.reconcile(key), { concurrency: 4, maxDelayMs: 60_000 });
+    this.queue = new WorkQueue((key) => this.reconcile(key), {
+      concurrency: VERIFIER_SLOTS,
+      maxDelayMs: 60_000,
+    });
     this.queue.onResult = (key, error) => {
       if (error !== undefined)
         options.log?.('warn', `Domain ${key}: ${(error as Error).message}; retrying`, { key });
@@ -213,8 +224,9 @@ export class DomainController {
     const check = delegationCheck(domain, zones, classes);
 
     let delegated: string[] | undefined;
+    const deadlineMs = this.options.checkDeadlineMs ?? DEFAULT_CHECK_DEADLINE_MS;
     const [dnsZone, dns, http] = await Promise.all([
-      (async (): Promise<PathResult> => {
+      within(deadlineMs, 'LookupFailed', 'delegation', async (): Promise<PathResult> => {
         if (check.kind === 'noZone') return { passed: false, reason: 'NoZone', message: check.message };
         if (check.kind === 'sharedNameServers')
           return { passed: false, reason: 'SharedNameServers', message: check.message };
@@ -235,8 +247,8 @@ export class DomainController {
               reason: 'NotDelegated',
               message: `the parent delegates ${domainText(domain.spec.domainName)} to ${delegated.length > 0 ? delegated.join(', ') : 'no name servers'}, not to those of DNSZone ${check.zone.metadata.name} (${check.nameServers.join(', ')})`,
             };
-      })(),
-      (async (): Promise<PathResult> => {
+      }),
+      within(deadlineMs, 'LookupFailed', `TXT ${txtName}`, async (): Promise<PathResult> => {
         try {
           const values = await this.options.probe.txt(txtName);
           return values.includes(token)
@@ -253,17 +265,29 @@ export class DomainController {
             message: `TXT ${txtName}: ${(e as Error).message}`,
           };
         }
-      })(),
-      (async (): Promise<PathResult> => {
+      }),
+      within(deadlineMs, 'RequestFailed', `GET ${url}`, async (): Promise<PathResult> => {
         try {
           const r = await this.options.probe.http(url, domain.spec.domainName, token);
+          if (!r.passed && r.detail !== undefined)
+            this.options.log?.('info', `Domain ${key}: HTTP challenge ${url}: ${r.reason}`, {
+              detail: r.detail,
+            });
           return r.passed
             ? { passed: true, reason: 'TokenServed', message: r.message }
             : { passed: false, reason: r.reason ?? 'TokenNotServed', message: r.message };
         } catch (e) {
-          return { passed: false, reason: 'RequestFailed', message: `${url}: ${(e as Error).message}` };
+          // The error's text is the operator's to read, not the tenant's (it can describe the network).
+          this.options.log?.('info', `Domain ${key}: HTTP challenge ${url} failed`, {
+            detail: (e as Error).message,
+          });
+          return {
+            passed: false,
+            reason: 'RequestFailed',
+            message: `GET ${url}: the request failed (HTTP_REQUEST_FAILED)`,
+          };
         }
-      })(),
+      }),
     ]);
     // Registration data, when due: daily, or at the time a rate-limited server asked for.
     const random = this.options.random ?? Math.random;
@@ -398,4 +422,33 @@ function registrationStatus(r: Registration): Omit<RegistrationStatus, 'refreshe
 function fromStatus(s: RegistrationStatus): Registration {
   const { refreshed: _refreshed, ...rest } = s;
   return rest;
+}
+
+/**
+ * Runs one path's check with a deadline: when it passes, the path fails with `reason` and the check
+ * is left to end by its own time limits (it no longer holds a verifier slot).
+ */
+async function within(
+  deadlineMs: number,
+  reason: string,
+  what: string,
+  check: () => Promise<PathResult>,
+): Promise<PathResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<PathResult>((resolve) => {
+    timer = setTimeout(
+      () =>
+        resolve({
+          passed: false,
+          reason,
+          message: `${what}: no result within ${deadlineMs} ms (CHECK_DEADLINE_EXCEEDED)`,
+        }),
+      deadlineMs,
+    );
+  });
+  try {
+    return await Promise.race([check(), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

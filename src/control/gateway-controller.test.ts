@@ -98,9 +98,25 @@ const gateway = (addresses: { type: string; value: string }[], hostname?: string
   spec: { listeners: [{ name: 'http', ...(hostname ? { hostname } : {}) }] },
   status: { addresses },
 });
-const route = (hostnames: string[]): GatewayObject => ({
-  metadata: { name: 'web', namespace: 'team-a', uid: 'uid-2' },
-  spec: { parentRefs: [{ name: 'gw' }], hostnames },
+/** A route the gateway implementation accepted (status.parents), unless `accepted` is false. */
+const route = (hostnames: string[], accepted = true, namespace = 'team-a'): GatewayObject => ({
+  metadata: { name: 'web', namespace, uid: `uid-2-${namespace}` },
+  spec: {
+    parentRefs: [{ name: 'gw', ...(namespace !== 'team-a' ? { namespace: 'team-a' } : {}) }],
+    hostnames,
+  },
+  ...(accepted
+    ? {
+        status: {
+          parents: [
+            {
+              parentRef: { name: 'gw', ...(namespace !== 'team-a' ? { namespace: 'team-a' } : {}) },
+              conditions: [{ type: 'Accepted', status: 'True' }],
+            },
+          ],
+        },
+      }
+    : {}),
 });
 const ours = (store: MemoryStore) =>
   (store.list('DNSRecordSet') as DNSRecordSet[])
@@ -149,6 +165,122 @@ describe('GatewayController', () => {
       undefined,
       'not a conflict',
     );
+    controller.stop();
+  });
+
+  test('a route publishes only through a Gateway that accepted it and whose listener admits its namespace', async () => {
+    const { store, objects, controller } = setup();
+    await verify(store, 'team-a', 'example.com');
+    store.apply({
+      apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+      kind: 'DNSZone',
+      metadata: { name: 'other', namespace: 'team-b' },
+      spec: { domainName: 'other.example', className: 'builtin' },
+    });
+    await store.updateStatus('DNSZone', 'team-b/other', {
+      conditions: [
+        { type: 'Accepted', status: 'True', reason: 'Accepted', message: '', lastTransitionTime: T },
+      ],
+    });
+    await verify(store, 'team-b', 'other.example');
+    const gw = gateway([{ type: 'IPAddress', value: '192.0.2.10' }]);
+    objects.set('Gateway', [gw]);
+    // Not accepted by the Gateway (no status.parents): nothing.
+    objects.set('HTTPRoute', [route(['api.example.com'], false)]);
+    controller.start();
+    await controller.idle();
+    const routed = () => ours(store).filter((r) => !r.startsWith('platform'));
+    assert.deepEqual(routed(), []);
+    objects.set('HTTPRoute', [route(['api.example.com'])]);
+    await controller.idle();
+    assert.deepEqual(routed().length, 1, 'accepted: published');
+    // A route of another namespace, accepted (as its status claims), but the listener admits only
+    // routes of the Gateway's own namespace (allowedRoutes default Same): nothing.
+    objects.set('HTTPRoute', [route(['b.other.example'], true, 'team-b')]);
+    await controller.idle();
+    assert.deepEqual(routed(), []);
+    objects.set('Gateway', [
+      {
+        ...gw,
+        spec: {
+          listeners: [
+            {
+              name: 'http',
+              allowedRoutes: { namespaces: { from: 'Selector', selector: { matchLabels: { team: 'b' } } } },
+            },
+          ],
+        },
+      },
+    ]);
+    await controller.idle();
+    assert.deepEqual(routed(), [], 'a selector on labels that are not read admits nothing');
+    objects.set('Gateway', [
+      {
+        ...gw,
+        spec: {
+          listeners: [
+            {
+              name: 'http',
+              allowedRoutes: {
+                namespaces: {
+                  from: 'Selector',
+                  selector: { matchLabels: { 'kubernetes.io/metadata.name': 'team-b' } },
+                },
+              },
+            },
+          ],
+        },
+      },
+    ]);
+    await controller.idle();
+    assert.equal(routed().length, 1, 'admitted by the namespace name label');
+    assert.match(routed()[0]!, /^team-b b CNAME /);
+    controller.stop();
+  });
+
+  test('two Gateways claiming one hostname: the older publishes, the newer is told why, no flapping', async () => {
+    const { store, objects, annotations, events, controller } = setup();
+    await verify(store, 'team-a', 'example.com');
+    const older: GatewayObject = {
+      metadata: {
+        name: 'gw-b',
+        namespace: 'team-a',
+        uid: 'uid-old',
+        creationTimestamp: '2026-01-01T00:00:00Z',
+      },
+      spec: { listeners: [{ name: 'http', hostname: 'shop.example.com' }] },
+      status: { addresses: [{ type: 'IPAddress', value: '192.0.2.1' }] },
+    };
+    const newer: GatewayObject = {
+      metadata: {
+        name: 'gw-a',
+        namespace: 'team-a',
+        uid: 'uid-new',
+        creationTimestamp: '2026-02-01T00:00:00Z',
+      },
+      spec: { listeners: [{ name: 'http', hostname: 'shop.example.com' }] },
+      status: { addresses: [{ type: 'IPAddress', value: '192.0.2.2' }] },
+    };
+    objects.set('Gateway', [newer, older]);
+    controller.start();
+    const shop = () => ours(store).filter((r) => r.startsWith('team-a shop'));
+    const seen = new Set<string>();
+    for (let i = 0; i < 5; i++) {
+      await controller.idle();
+      seen.add(JSON.stringify(shop()));
+      // Any change of the store makes the controller run again (as the record sets' status would).
+      objects.set('Gateway', [newer, older]);
+    }
+    await controller.idle();
+    assert.equal(seen.size, 1, `the same answer every run: ${[...seen].join(' | ')}`);
+    const address = String(annotations.get('Gateway/team-a/gw-b')?.['dns.zonekeeper.dev/gateway-address']);
+    assert.deepEqual(shop(), [`team-a shop CNAME ${address}.`], 'the older Gateway publishes');
+    assert.match(
+      String(annotations.get('Gateway/team-a/gw-a')?.['dns.zonekeeper.dev/dns-conflicts']),
+      /shop\.example\.com is published for Gateway team-a\/gw-b, which is older/,
+    );
+    assert.equal(annotations.get('Gateway/team-a/gw-b')?.['dns.zonekeeper.dev/dns-conflicts'] ?? null, null);
+    assert.ok(events.includes('DNSConflict gw-a'));
     controller.stop();
   });
 });

@@ -11,16 +11,21 @@ import type { DNSRecordSet, DNSZone, Domain } from '../api/index.ts';
 import {
   ADDRESS_ANNOTATION,
   CONFLICT_ANNOTATION,
+  compareClaims,
   GATEWAY_MANAGER,
   type GatewayTarget,
   gatewayAddress,
   HOSTNAME_ANNOTATION,
   type HostnameClaim,
+  type HostnamePlan,
+  type ListenerAdmission,
   MANAGED_BY_LABEL,
   OWNER_LABEL,
   ownerLabel,
+  type ParentRef,
   planHostname,
   recordSetName,
+  routeAttachment,
   zoneHolding,
 } from '../zones/gateway-records.ts';
 import { resourceKey } from '../zones/resource-key.ts';
@@ -41,15 +46,20 @@ export interface GatewayObject {
     name: string;
     namespace: string;
     uid: string;
+    creationTimestamp?: string;
     annotations?: Record<string, string>;
     deletionTimestamp?: string;
   };
   spec?: {
-    listeners?: { name?: string; hostname?: string }[];
+    listeners?: (ListenerAdmission & { hostname?: string })[];
     hostnames?: string[];
-    parentRefs?: { group?: string; kind?: string; name: string; namespace?: string }[];
+    parentRefs?: ParentRef[];
   };
-  status?: { addresses?: { type?: string; value: string }[] };
+  status?: {
+    addresses?: { type?: string; value: string }[];
+    /** A route's: the parents the gateway implementation accepted it by (Gateway API RouteStatus). */
+    parents?: { parentRef: ParentRef; conditions?: { type: string; status: string }[] }[];
+  };
 }
 
 /** Where Gateway API objects come from (the operator: reflectors over the API server). */
@@ -148,6 +158,15 @@ export class GatewayController {
       owners.set(id, { kind, object });
       return id;
     };
+    /** Every claim of a hostname with its plan; which one publishes is decided once all are known. */
+    const claims: {
+      kind: GatewayKind;
+      id: string;
+      claim: HostnameClaim;
+      plan: HostnamePlan;
+      gatewayCreated?: string;
+      ownerCreated?: string;
+    }[] = [];
     const claim = (
       kind: GatewayKind,
       object: GatewayObject,
@@ -167,18 +186,17 @@ export class GatewayController {
         },
         gateway: { namespace: gateway.metadata.namespace, name: gateway.metadata.name },
       };
-      // A hostname the Gateway (or an earlier route of it) already publishes in this namespace.
-      const first = `${object.metadata.namespace}/${recordSetName(gateway.metadata.name, hostname)}`;
-      if (desired.has(first)) return;
-      const plan = planHostname(c, zones, domains, target, existing);
-      if (plan.kind === 'publish')
-        for (const r of plan.recordSets)
-          desired.set(resourceKey(r.metadata), { recordSet: r, owner: c.owner });
-      else {
-        skipped.set(domainText(hostname), `${plan.reason}: ${plan.message}`);
-        if (plan.reason === 'Conflict') conflicts.set(id, [...(conflicts.get(id) ?? []), plan.message]);
-      }
+      claims.push({
+        kind,
+        id,
+        claim: c,
+        plan: planHostname(c, zones, domains, target, existing),
+        ...(gateway.metadata.creationTimestamp ? { gatewayCreated: gateway.metadata.creationTimestamp } : {}),
+        ...(object.metadata.creationTimestamp ? { ownerCreated: object.metadata.creationTimestamp } : {}),
+      });
     };
+    const conflict = (id: string, message: string) =>
+      conflicts.set(id, [...(conflicts.get(id) ?? []), message]);
 
     const targets = new Map<string, GatewayTarget>();
     for (const g of gateways) {
@@ -244,12 +262,84 @@ export class GatewayController {
           const key = `${ref.namespace ?? route.metadata.namespace}/${ref.name}`;
           const gateway = gateways.find((g) => `${g.metadata.namespace}/${g.metadata.name}` === key);
           if (!gateway) continue;
+          // Only through a Gateway that took the route: accepted by it, admitted by a listener.
+          const attachment = routeAttachment(
+            {
+              namespace: route.metadata.namespace,
+              ...(route.status?.parents ? { parents: route.status.parents } : {}),
+            },
+            ref,
+            {
+              namespace: gateway.metadata.namespace,
+              name: gateway.metadata.name,
+              listeners: gateway.spec?.listeners ?? [],
+            },
+          );
+          if (!attachment.attached) {
+            for (const h of route.spec?.hostnames ?? [])
+              skipped.set(
+                domainText(h),
+                `NotAttached: ${kind} ${route.metadata.namespace}/${route.metadata.name} is ${attachment.message}`,
+              );
+            continue;
+          }
           for (const h of route.spec?.hostnames ?? []) claim(kind, route, gateway, h, targets.get(key)!);
         }
       }
     }
 
-    // Writes: what differs, then what nobody asks for any more (only what this manager made).
+    // One claim per hostname publishes: the oldest Gateway's (compareClaims), among the claims that
+    // could publish at all (a claim without a verified Domain must not keep a hostname from another).
+    // A claim through another Gateway that loses is told why; one through the same Gateway asks for the
+    // same answer and is not a conflict.
+    const reserved = new Set(
+      [...desired.values()].map(({ recordSet }) => recordSet.metadata.annotations?.[HOSTNAME_ANNOTATION]),
+    );
+    const byHostname = new Map<string, typeof claims>();
+    for (const c of claims) {
+      const h = domainText(c.claim.hostname);
+      byHostname.set(h, [...(byHostname.get(h) ?? []), c]);
+    }
+    for (const [hostname, list] of byHostname) {
+      const ready = list.filter((c) => c.plan.kind === 'publish').sort(compareClaims);
+      for (const c of list)
+        if (c.plan.kind === 'skip') {
+          skipped.set(hostname, `${c.plan.reason}: ${c.plan.message}`);
+          if (c.plan.reason === 'Conflict') conflict(c.id, c.plan.message);
+        }
+      const winner = ready[0];
+      if (winner?.plan.kind !== 'publish') continue;
+      if (reserved.has(hostname)) {
+        const message = `${hostname} is a Gateway's DNS address; it is not published for ${winner.kind} ${winner.claim.owner.namespace}/${winner.claim.owner.name}`;
+        for (const c of ready) conflict(c.id, message);
+        continue;
+      }
+      for (const r of winner.plan.recordSets)
+        desired.set(resourceKey(r.metadata), { recordSet: r, owner: winner.claim.owner });
+      const by = `${winner.claim.gateway.namespace}/${winner.claim.gateway.name}`;
+      for (const c of ready.slice(1)) {
+        if (`${c.claim.gateway.namespace}/${c.claim.gateway.name}` === by) continue;
+        skipped.set(hostname, `Conflict: claimed through Gateway ${by}`);
+        conflict(
+          c.id,
+          `${hostname} is published for Gateway ${by}, which is older than Gateway ${c.claim.gateway.namespace}/${c.claim.gateway.name} (the oldest Gateway claiming a hostname wins); remove the hostname from one of them`,
+        );
+      }
+    }
+
+    // Writes: first what nobody asks for any more (only what this manager made: a claim that lost goes
+    // before the winner's record set comes), then what differs.
+    for (const r of existing) {
+      if (r.metadata.labels?.[MANAGED_BY_LABEL] !== GATEWAY_MANAGER || r.metadata.deletionTimestamp) continue;
+      if (desired.has(resourceKey(r.metadata))) continue;
+      this.options.log?.('info', 'gateway DNS: deleting a record set nothing asks for any more', {
+        recordSet: resourceKey(r.metadata),
+        hostname: r.metadata.annotations?.[HOSTNAME_ANNOTATION],
+        owner: r.metadata.labels?.[OWNER_LABEL],
+        skipped: skipped.get(r.metadata.annotations?.[HOSTNAME_ANNOTATION] ?? '') ?? 'no claim',
+      });
+      await writer.delete(r.metadata.namespace ?? 'default', r.metadata.name);
+    }
     for (const [key, { recordSet, owner }] of desired) {
       const have = existing.find((r) => resourceKey(r.metadata) === key);
       if (
@@ -265,17 +355,6 @@ export class GatewayController {
         recordSet,
         owner && owner.namespace === recordSet.metadata.namespace ? owner : undefined,
       );
-    }
-    for (const r of existing) {
-      if (r.metadata.labels?.[MANAGED_BY_LABEL] !== GATEWAY_MANAGER || r.metadata.deletionTimestamp) continue;
-      if (desired.has(resourceKey(r.metadata))) continue;
-      this.options.log?.('info', 'gateway DNS: deleting a record set nothing asks for any more', {
-        recordSet: resourceKey(r.metadata),
-        hostname: r.metadata.annotations?.[HOSTNAME_ANNOTATION],
-        owner: r.metadata.labels?.[OWNER_LABEL],
-        skipped: skipped.get(r.metadata.annotations?.[HOSTNAME_ANNOTATION] ?? '') ?? 'no claim',
-      });
-      await writer.delete(r.metadata.namespace ?? 'default', r.metadata.name);
     }
     for (const [id, { kind, object }] of owners) {
       const want: Record<string, string | null> = {};

@@ -11,6 +11,7 @@ import { nameEquals, parentName, parseName } from '../dns/name.ts';
 import type { Rdata } from '../dns/rdata.ts';
 import { RRType } from '../dns/rrtype.ts';
 import { splitHostPort } from '../util/host-port.ts';
+import { challengeAddressAllowed, type Network } from '../zones/domain-verification.ts';
 import { domainText } from '../zones/zone-name-servers.ts';
 
 export interface DnsLookupOptions {
@@ -20,7 +21,15 @@ export interface DnsLookupOptions {
   timeoutMs?: number;
   /** The port the parent zone's servers are asked on (default 53; tests run them elsewhere). */
   delegationPort?: number;
+  /**
+   * Networks the parent zone's servers may be asked in although blocked by default (the HTTP
+   * challenge's guard: private, loopback, link-local, metadata); the resolver itself is not guarded.
+   */
+  allow?: readonly Network[];
 }
+
+/** Queries to the parent zone's servers per delegation look-up at most (each with its own timeout). */
+const MAX_DELEGATION_QUERIES = 6;
 
 /** The absolute form of a name written with or without its trailing dot. */
 function fqdn(name: string): string {
@@ -50,11 +59,13 @@ export class DnsLookup {
   readonly resolver: { host: string; port: number };
   private readonly timeoutMs: number;
   private readonly delegationPort: number;
+  private readonly allow: readonly Network[];
 
   constructor(options: DnsLookupOptions = {}) {
     this.resolver = splitHostPort(options.resolver ?? '127.0.0.1:53');
     this.timeoutMs = options.timeoutMs ?? 2000;
     this.delegationPort = options.delegationPort ?? 53;
+    this.allow = options.allow ?? [];
   }
 
   /** The TXT strings at `name` (each record's strings joined, RFC 7208 §3.3 style). */
@@ -92,21 +103,32 @@ export class DnsLookup {
   async delegation(domain: string): Promise<string[]> {
     const name = fqdn(domain);
     const parent = await this.parentZone(name);
+    // The parent's servers are named by whoever runs the parent zone — for a name below a tenant's
+    // own domain, the tenant: they are asked only at addresses the guard allows, a few at most, and
+    // what went wrong is told by a stable code per server, never the address or the socket's error.
     const errors: string[] = [];
+    let queries = 0;
     for (const server of [...parent.servers].sort()) {
       let addresses: string[];
       try {
         addresses = await this.addresses(server);
       } catch (e) {
-        errors.push(`${server}: ${(e as Error).message}`);
+        errors.push(`${server}: ${e instanceof LookupError ? e.code : 'LOOKUP_FAILED'}`);
         continue;
       }
-      for (const address of addresses) {
+      const allowed = addresses.filter((a) => challengeAddressAllowed(a, this.allow));
+      if (allowed.length === 0) {
+        errors.push(`${server}: ${addresses.length === 0 ? 'NO_ADDRESS' : 'ADDRESS_NOT_ALLOWED'}`);
+        continue;
+      }
+      for (const address of allowed) {
+        if (queries >= MAX_DELEGATION_QUERIES) break;
+        queries++;
         try {
           const reply = await this.ask({ host: address, port: this.delegationPort }, name, RRType.NS, false);
           if (reply.rcode === Rcode.NXDOMAIN) return [];
           if (reply.rcode !== Rcode.NOERROR) {
-            errors.push(`${server} (${address}): ${rcodeName(reply.rcode)}`);
+            errors.push(`${server}: ${rcodeName(reply.rcode)}`);
             continue;
           }
           const ns = [...reply.authority, ...reply.answers]
@@ -114,7 +136,7 @@ export class DnsLookup {
             .map((rr) => domainText((rr.data as Extract<Rdata, { type: 'NS' }>).host));
           return [...new Set(ns)].sort();
         } catch (e) {
-          errors.push(`${server} (${address}): ${(e as Error).message}`);
+          errors.push(`${server}: ${e instanceof LookupError ? e.code : 'NO_ANSWER'}`);
         }
       }
     }

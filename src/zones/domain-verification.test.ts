@@ -141,8 +141,29 @@ describe('domain verification', () => {
       'not-an-address',
     ])
       assert.equal(challengeAddressAllowed(a), false, a);
-    for (const a of ['192.0.2.10', '2001:db8::1', '10.0.0.1'])
+    for (const a of ['192.0.2.10', '2001:db8::1', '198.51.100.7', '172.32.0.1', '100.128.0.1'])
       assert.equal(challengeAddressAllowed(a), true, a);
+    // Private and shared networks (a tenant must not reach the cluster's own network), also disguised
+    // as IPv6 carrying the IPv4 address (NAT64, 6to4, IPv4-compatible).
+    for (const a of [
+      '10.0.0.1',
+      '10.96.0.10',
+      '172.16.0.1',
+      '172.31.255.254',
+      '192.168.1.1',
+      '100.64.0.1',
+      '100.127.255.254',
+      'fc00::1',
+      'fd12:3456::1',
+      '64:ff9b::10.0.0.1',
+      '64:ff9b::a9fe:a9fe',
+      '2002:0a00:0001::1',
+      '2002:a9fe:a9fe::1',
+      '::10.0.0.1',
+    ])
+      assert.equal(challengeAddressAllowed(a), false, a);
+    assert.equal(challengeAddressAllowed('10.1.2.3', [parseNetwork('10.1.0.0/16')!]), true, 'allow-listed');
+    assert.equal(challengeAddressAllowed('64:ff9b::c000:20a'), true, 'NAT64 of a public address');
     const allow = [parseNetwork('127.0.0.1/32')!];
     assert.equal(challengeAddressAllowed('127.0.0.1', allow), true);
     assert.equal(challengeAddressAllowed('127.0.0.2', allow), false);

@@ -162,34 +162,62 @@ function inNetwork(address: Uint8Array, network: Network): boolean {
 }
 
 /**
- * Where an HTTP challenge never connects unless allow-listed: link-local (cloud metadata services
- * live there: 169.254.169.254, fd00:ec2::254), loopback, "this network", unspecified, multicast,
- * broadcast, Alibaba Cloud's metadata address, and IPv4-mapped IPv6 (it would bypass the IPv4 list).
+ * Where verification never connects unless allow-listed (the HTTP challenge, and the parent zone's
+ * servers asked for a delegation): private networks (RFC 1918 10/8, 172.16/12, 192.168/16; RFC 6598
+ * shared 100.64/10; RFC 4193 unique local fc00::/7) — a tenant must not reach or map the cluster's
+ * own network through it — link-local (cloud metadata services live there: 169.254.169.254,
+ * fd00:ec2::254), loopback, "this network", unspecified, multicast, broadcast, Alibaba Cloud's
+ * metadata address, and IPv4-mapped IPv6. An IPv6 address that carries an IPv4 one (see
+ * `embeddedIPv4`) is judged as that IPv4 address too.
  */
 const BLOCKED = [
   '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
   '127.0.0.0/8',
   '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
   '100.100.100.200/32',
   '224.0.0.0/4',
   '255.255.255.255/32',
   '::/128',
   '::1/128',
+  'fc00::/7',
   'fe80::/10',
-  'fd00:ec2::254/128',
   'ff00::/8',
   '::ffff:0:0/96',
 ].map((n) => parseNetwork(n)!);
 
 /**
- * Whether an HTTP challenge may connect to `address`: not in the blocked ranges, or inside one of the
+ * The IPv4 address an IPv6 address carries in a form a socket reaches it by: IPv4-mapped
+ * ::ffff:a.b.c.d and IPv4-compatible ::a.b.c.d (RFC 4291 §2.5.5), NAT64 64:ff9b::/96 (RFC 6052 §2.1)
+ * and 6to4 2002:aabb:ccdd::/48 (RFC 3056 §2).
+ */
+function embeddedIPv4(bytes: Uint8Array): Uint8Array | undefined {
+  if (bytes.length !== 16) return undefined;
+  const zero = (from: number, to: number) => bytes.subarray(from, to).every((b) => b === 0);
+  if (zero(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return bytes.slice(12);
+  if (zero(0, 12) && !zero(12, 15)) return bytes.slice(12);
+  if (bytes[0] === 0 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && zero(4, 12))
+    return bytes.slice(12);
+  if (bytes[0] === 0x20 && bytes[1] === 0x02) return bytes.slice(2, 6);
+  return undefined;
+}
+
+/**
+ * Whether verification may connect to `address`: not in the blocked ranges, or inside one of the
  * `allow` networks (e.g. a test's 127.0.0.1/32). Unparsable addresses are refused.
  */
 export function challengeAddressAllowed(address: string, allow: readonly Network[] = []): boolean {
   const bytes = parseIPv4(address) ?? parseIPv6(address);
   if (!bytes) return false;
-  if (allow.some((n) => inNetwork(bytes, n))) return true;
-  return !BLOCKED.some((n) => inNetwork(bytes, n));
+  const v4 = embeddedIPv4(bytes);
+  for (const form of v4 ? [bytes, v4] : [bytes]) {
+    if (allow.some((n) => inNetwork(form, n))) continue;
+    if (BLOCKED.some((n) => inNetwork(form, n))) return false;
+  }
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------------

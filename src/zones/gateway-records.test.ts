@@ -5,10 +5,12 @@ import {
   GATEWAY_MANAGER,
   gatewayAddress,
   type HostnameClaim,
+  listenerAdmits,
   MANAGED_BY_LABEL,
   OWNER_LABEL,
   planHostname,
   recordSetName,
+  routeAttachment,
 } from './gateway-records.ts';
 
 const zone = (namespace: string, name: string, domainName: string): DNSZone => ({
@@ -163,5 +165,89 @@ describe('Gateway hostnames as record sets', () => {
       (planHostname(claim('www.example.com'), ZONES, DOMAINS, TARGET, [squat]) as { reason: string }).reason,
       'Conflict',
     );
+  });
+
+  test('route attachment: accepted by that parentRef, and a listener it may bind to admits its namespace', () => {
+    const accepted = (parentRef: { name: string; namespace?: string; sectionName?: string }) => ({
+      parentRef,
+      conditions: [{ type: 'Accepted', status: 'True' }],
+    });
+    const gateway = {
+      namespace: 'infra',
+      name: 'gw',
+      listeners: [
+        { name: 'same', port: 80 },
+        { name: 'all', port: 8080, allowedRoutes: { namespaces: { from: 'All' } } },
+      ],
+    };
+    const ref = { name: 'gw', namespace: 'infra' };
+    // No status, Accepted=False, or a status for another parent: not attached.
+    assert.equal(routeAttachment({ namespace: 'infra' }, ref, gateway).attached, false);
+    assert.equal(
+      routeAttachment(
+        {
+          namespace: 'infra',
+          parents: [{ parentRef: ref, conditions: [{ type: 'Accepted', status: 'False' }] }],
+        },
+        ref,
+        gateway,
+      ).attached,
+      false,
+    );
+    assert.equal(
+      routeAttachment(
+        { namespace: 'infra', parents: [accepted({ name: 'other', namespace: 'infra' })] },
+        ref,
+        gateway,
+      ).attached,
+      false,
+    );
+    assert.equal(
+      routeAttachment({ namespace: 'infra', parents: [accepted(ref)] }, ref, gateway).attached,
+      true,
+    );
+    // Another namespace: only through the listener that admits all, when it may bind to it.
+    assert.equal(
+      routeAttachment({ namespace: 'team', parents: [accepted(ref)] }, ref, gateway).attached,
+      true,
+    );
+    const toSame = { ...ref, sectionName: 'same' };
+    const r = routeAttachment({ namespace: 'team', parents: [accepted(toSame)] }, toSame, gateway);
+    assert.equal(r.attached, false);
+    assert.match(!r.attached ? r.message : '', /admits routes of namespace team/);
+    // Selectors: only the namespace name label is judged.
+    const sel = (selector: object) => ({ allowedRoutes: { namespaces: { from: 'Selector', selector } } });
+    assert.equal(
+      listenerAdmits(sel({ matchLabels: { 'kubernetes.io/metadata.name': 'team' } }), 'team', 'infra'),
+      true,
+    );
+    assert.equal(
+      listenerAdmits(sel({ matchLabels: { 'kubernetes.io/metadata.name': 'x' } }), 'team', 'infra'),
+      false,
+    );
+    assert.equal(listenerAdmits(sel({ matchLabels: { env: 'prod' } }), 'team', 'infra'), false);
+    assert.equal(
+      listenerAdmits(
+        sel({ matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['team'] }] }),
+        'team',
+        'infra',
+      ),
+      true,
+    );
+    assert.equal(
+      listenerAdmits(
+        sel({
+          matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['team'] }],
+        }),
+        'team',
+        'infra',
+      ),
+      false,
+    );
+    assert.equal(
+      listenerAdmits({ allowedRoutes: { namespaces: { from: 'Selector' } } }, 'team', 'infra'),
+      false,
+    );
+    assert.equal(listenerAdmits({}, 'infra', 'infra'), true, 'Same by default');
   });
 });

@@ -149,19 +149,23 @@ export function planHostname(
   }
   const ours = new Set(recordSets.map((r) => `${r.metadata.namespace}/${r.metadata.name}`));
   // Only a record set the zone serves holds the name: one its zone refused (another namespace the zone
-  // does not delegate to, an invalid one) must not make the Gateway's records go.
+  // does not delegate to, an invalid one) must not make the Gateway's records go. Record sets of this
+  // manager are not looked at: which claim of a hostname wins among Gateways is decided on what they
+  // ask for (compareClaims), and those of a claim that lost go in the same run.
   const clash = existing.find(
     (r) =>
       !r.metadata.deletionTimestamp &&
       !ours.has(`${r.metadata.namespace}/${r.metadata.name}`) &&
+      r.metadata.labels?.[MANAGED_BY_LABEL] !== GATEWAY_MANAGER &&
       accepted(r) &&
       publishesAt(r, zone, hostname),
   );
+  // A record set of another manager at the very name. One of this manager's for another owner (a
+  // listener and a route of the Gateway asking for one hostname) is decided by compareClaims.
   const sameName = existing.find(
     (r) =>
       ours.has(`${r.metadata.namespace}/${r.metadata.name}`) &&
-      (r.metadata.labels?.[MANAGED_BY_LABEL] !== GATEWAY_MANAGER ||
-        r.metadata.labels?.[OWNER_LABEL] !== ownerLabel(claim.owner)),
+      r.metadata.labels?.[MANAGED_BY_LABEL] !== GATEWAY_MANAGER,
   );
   const other = clash ?? sameName;
   if (other)
@@ -198,4 +202,134 @@ function publishesAt(r: DNSRecordSet, zone: DNSZone, hostname: string): boolean 
     return domainText(fqdn) === hostname;
   }
   return r.spec.name.endsWith('.') && domainText(r.spec.name) === hostname;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Which routes are attached, and which claim of a hostname wins
+
+/** A route's reference to its parent, as in `spec.parentRefs` and `status.parents[].parentRef`. */
+export interface ParentRef {
+  group?: string;
+  kind?: string;
+  name: string;
+  namespace?: string;
+  sectionName?: string;
+  port?: number;
+}
+
+/** The parts of a listener that decide which routes may attach (Gateway API `Listener`). */
+export interface ListenerAdmission {
+  name?: string;
+  port?: number;
+  allowedRoutes?: {
+    namespaces?: {
+      from?: string;
+      selector?: {
+        matchLabels?: Record<string, string>;
+        matchExpressions?: { key: string; operator: string; values?: string[] }[];
+      };
+    };
+  };
+}
+
+/** The label the API server sets on every namespace to its own name (immutable). */
+const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+
+/**
+ * Whether a listener admits routes of `routeNamespace` (`allowedRoutes.namespaces`, default `Same`).
+ * `Selector` is judged only on `kubernetes.io/metadata.name`, which the API server sets to the
+ * namespace's name; a selector on any other label admits nothing (the labels of namespaces are not
+ * read), so a route is never published on a guess.
+ */
+export function listenerAdmits(
+  listener: ListenerAdmission,
+  routeNamespace: string,
+  gatewayNamespace: string,
+): boolean {
+  const from = listener.allowedRoutes?.namespaces?.from ?? 'Same';
+  if (from === 'All') return true;
+  if (from === 'Same') return routeNamespace === gatewayNamespace;
+  if (from !== 'Selector') return false;
+  const selector = listener.allowedRoutes?.namespaces?.selector;
+  if (!selector) return false;
+  const labels = { [NAMESPACE_NAME_LABEL]: routeNamespace };
+  for (const [key, value] of Object.entries(selector.matchLabels ?? {}))
+    if (key !== NAMESPACE_NAME_LABEL || labels[key] !== value) return false;
+  for (const e of selector.matchExpressions ?? []) {
+    if (e.key !== NAMESPACE_NAME_LABEL) return false;
+    const has = (e.values ?? []).includes(routeNamespace);
+    if (e.operator === 'In' ? !has : e.operator === 'NotIn' ? has : e.operator !== 'Exists') return false;
+  }
+  return true;
+}
+
+/** Whether a status parent and a spec parentRef name the same parent (defaults filled in). */
+function sameParent(a: ParentRef, b: ParentRef, routeNamespace: string): boolean {
+  return (
+    (a.group ?? GATEWAY_API_GROUP) === (b.group ?? GATEWAY_API_GROUP) &&
+    (a.kind ?? 'Gateway') === (b.kind ?? 'Gateway') &&
+    a.name === b.name &&
+    (a.namespace ?? routeNamespace) === (b.namespace ?? routeNamespace) &&
+    (a.sectionName ?? '') === (b.sectionName ?? '') &&
+    (a.port ?? 0) === (b.port ?? 0)
+  );
+}
+
+const GATEWAY_API_GROUP = 'gateway.networking.k8s.io';
+
+export type Attachment = { attached: true } | { attached: false; message: string };
+
+/**
+ * Whether a route is attached to the Gateway through `ref`: the gateway implementation accepted it
+ * (a `status.parents` entry for that parentRef with `Accepted=True`), and a listener of the Gateway
+ * it may bind to (by `sectionName` and `port`, when given) admits its namespace. A route anyone may
+ * write otherwise publishes hostnames through any Gateway it names.
+ */
+export function routeAttachment(
+  route: {
+    namespace: string;
+    parents?: readonly { parentRef: ParentRef; conditions?: readonly { type: string; status: string }[] }[];
+  },
+  ref: ParentRef,
+  gateway: { namespace: string; name: string; listeners: readonly ListenerAdmission[] },
+): Attachment {
+  const status = route.parents?.find((p) => sameParent(p.parentRef, ref, route.namespace));
+  if (!status?.conditions?.some((c) => c.type === 'Accepted' && c.status === 'True'))
+    return {
+      attached: false,
+      message: `not accepted by Gateway ${gateway.namespace}/${gateway.name} (no status.parents entry with Accepted=True)`,
+    };
+  const listeners = gateway.listeners.filter(
+    (l) =>
+      (ref.sectionName === undefined || l.name === ref.sectionName) &&
+      (ref.port === undefined || l.port === ref.port),
+  );
+  if (!listeners.some((l) => listenerAdmits(l, route.namespace, gateway.namespace)))
+    return {
+      attached: false,
+      message: `no listener of Gateway ${gateway.namespace}/${gateway.name} admits routes of namespace ${route.namespace} (allowedRoutes)`,
+    };
+  return { attached: true };
+}
+
+/**
+ * The order in which claims of one hostname win: the oldest Gateway (creation time, then
+ * namespace/name), then the Gateway's own listener before routes, then the oldest owner. Decided on
+ * what is asked for, not on what exists, so two Gateways claiming a hostname never take turns.
+ */
+export function compareClaims(
+  a: { gatewayCreated?: string; claim: HostnameClaim; ownerCreated?: string },
+  b: { gatewayCreated?: string; claim: HostnameClaim; ownerCreated?: string },
+): number {
+  const key = (x: typeof a) => [
+    x.gatewayCreated ?? '',
+    `${x.claim.gateway.namespace}/${x.claim.gateway.name}`,
+    x.claim.owner.kind === 'Gateway' ? '0' : '1',
+    x.ownerCreated ?? '',
+    `${x.claim.owner.kind}/${x.claim.owner.namespace}/${x.claim.owner.name}`,
+  ];
+  const ka = key(a);
+  const kb = key(b);
+  for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return ka[i]! < kb[i]! ? -1 : 1;
+  return 0;
 }

@@ -12,7 +12,12 @@ import type { RecordTypeName } from '../../dns/rrtype.ts';
 import type { RRset } from '../../zones/rrset.ts';
 import type { ProgrammedZone } from '../backend.ts';
 import { DNSSEC_METADATA } from './dnssec.ts';
-import { type ApplyStats, OWNERSHIP_METADATA, PowerDnsBackend } from './powerdns-backend.ts';
+import {
+  type ApplyStats,
+  CREATED_METADATA,
+  OWNERSHIP_METADATA,
+  PowerDnsBackend,
+} from './powerdns-backend.ts';
 
 interface FakeRRset {
   name: string;
@@ -181,6 +186,8 @@ describe('PowerDnsBackend (against a stand-in API)', () => {
         'GET example.com.',
         `GET example.com. ${OWNERSHIP_METADATA}`,
         'POST ',
+        // Created here (201): marked as Zonekeeper's, so deleting the DNSZone deletes it.
+        `PUT example.com. ${CREATED_METADATA}`,
         `PUT example.com. ${OWNERSHIP_METADATA}`,
         'PATCH example.com. 3',
         // The first apply of a zone checks whether Zonekeeper signs it (later ones reuse what it found).
@@ -193,7 +200,7 @@ describe('PowerDnsBackend (against a stand-in API)', () => {
         deleted: 0,
         unchanged: 0,
         patches: 1,
-        requests: 6,
+        requests: 7,
       });
       assert.equal(await backend.servedSerial(origin), 7);
       // Again: nothing to send.

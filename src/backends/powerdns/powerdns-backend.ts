@@ -51,6 +51,12 @@ export type { PowerDnsSettings };
 
 /** Zone metadata kind listing the RRsets Zonekeeper owns (custom kinds start with X-). */
 export const OWNERSHIP_METADATA = 'X-ZONEKEEPER-RRSETS';
+/**
+ * Zone metadata kind marking a zone Zonekeeper created itself (`POST /zones` answered 201). Only such a
+ * zone is deleted with its DNSZone; a zone that existed before (made by hand or another tool, or by a
+ * Zonekeeper too old to mark it) loses only Zonekeeper's RRsets and keys (docs/adr/0026).
+ */
+export const CREATED_METADATA = 'X-ZONEKEEPER-CREATED';
 export const DEFAULT_RESYNC_SECONDS = 300;
 export const DEFAULT_TIMEOUT_SECONDS = 10;
 /** Below PowerDNS's default webserver-max-bodysize (2 MB), with room for escaping. */
@@ -205,10 +211,17 @@ export class PowerDnsBackend implements Backend {
     stats.requests += 2;
     if (info === undefined) {
       // Creation writes the SOA and NS only, the same with or without LUA records.
-      info = await this.createZone(zone, this.desiredOf(zone));
+      const made = await this.createZone(zone, this.desiredOf(zone));
+      info = made.info;
       owned = [];
       stats.created = true;
       stats.requests++;
+      if (made.ours) {
+        // Marked right after creation: a crash before the mark leaves a zone that deletion keeps
+        // (the safe side), never a foreign zone that deletion removes.
+        await this.putCreated(origin);
+        stats.requests++;
+      }
     }
     // After creation: the zone's ENABLE-LUA-RECORDS metadata needs the zone to exist.
     const lua = await this.luaCheck(zone);
@@ -367,11 +380,22 @@ export class PowerDnsBackend implements Backend {
 
   async deleteZone(origin: Name): Promise<void> {
     this.verified.delete(nameKey(origin));
+    this.dnssecKnown.delete(nameKey(origin));
     const client = this.client;
     const what = `DELETE zone ${origin}`;
+    const info = await this.getZone(origin, false);
+    if (info === undefined) return;
+    if (!(await this.getCreated(origin))) {
+      await this.releaseZone(origin);
+      return;
+    }
     // Ownership first: LMDB has kept a deleted zone's data before (PowerDNS#11114, #18051), and a zone
-    // created again under the name must not inherit claims.
+    // created again under the name must not inherit claims. The creation mark goes last of the two: a
+    // failure before the zone is deleted then still finds it marked and deletes it on the retry.
     await client.request('DELETE', client.zonePath(origin, `/metadata/${OWNERSHIP_METADATA}`), what, {
+      expect: [404, 422],
+    });
+    await client.request('DELETE', client.zonePath(origin, `/metadata/${CREATED_METADATA}`), what, {
       expect: [404, 422],
     });
     await client.request('DELETE', client.zonePath(origin), what, { expect: [404] });
@@ -381,6 +405,48 @@ export class PowerDnsBackend implements Backend {
         `PowerDNS at ${client.url} still holds zone ${origin} after deleting it`,
       );
     }
+  }
+
+  /**
+   * Deletion of a zone Zonekeeper did not create: the zone stays with everything someone else made in
+   * it; Zonekeeper's RRsets (the ownership list), its DNSSEC keys and metadata, and the list itself
+   * go. The apex SOA and NS stay as Zonekeeper last wrote them (a zone cannot be without them, and what
+   * they held before the takeover is not known).
+   */
+  private async releaseZone(origin: Name): Promise<void> {
+    const client = this.client;
+    const [info, owned] = await Promise.all([this.getZone(origin), this.getOwned(origin)]);
+    if (info === undefined) return;
+    const mine = new Set<string>();
+    for (const entry of owned) {
+      const key = entryKey(entry, origin);
+      if (key !== undefined) mine.add(key);
+    }
+    const deletes: RRsetChange[] = (info.rrsets ?? [])
+      .filter((h) => mine.has(rrsetKey(h.name, h.type)))
+      .filter((h) => !((h.type === 'SOA' || h.type === 'NS') && nameEquals(h.name, origin)))
+      .map((h) => ({ name: h.name, type: h.type, changetype: 'DELETE' as const }));
+    for (const rrsets of planPatches(
+      { deletes, replaces: [] },
+      this.options.maxPatchBytes ?? DEFAULT_MAX_PATCH_BYTES,
+    ))
+      await client.request('PATCH', client.zonePath(origin), `PATCH zone ${origin} (release)`, {
+        body: { rrsets },
+      });
+    // Keys Zonekeeper created (X-ZONEKEEPER-DNSSEC lists them) and its DNSSEC metadata; foreign keys stay.
+    await applyDnssec(client, origin, undefined);
+    await client.request(
+      'DELETE',
+      client.zonePath(origin, `/metadata/${OWNERSHIP_METADATA}`),
+      `DELETE metadata ${OWNERSHIP_METADATA} of ${origin}`,
+      { expect: [404, 422] },
+    );
+    this.options.log?.(
+      'info',
+      `powerdns: zone ${origin} was not created by Zonekeeper (no ${CREATED_METADATA} metadata): kept, ` +
+        `with everything else in it; removed Zonekeeper's ${deletes.length} RRsets and its DNSSEC keys. ` +
+        `If Zonekeeper did create it (before it marked zones), delete it in PowerDNS by hand (pdnsutil delete-zone ${origin})`,
+    );
   }
 
   /** The serial PowerDNS serves: its SOA, read back (never a cached value). */
@@ -565,6 +631,31 @@ export class PowerDnsBackend implements Backend {
     return Array.isArray(parsed.metadata) ? parsed.metadata.filter((v) => typeof v === 'string') : [];
   }
 
+  /** Whether the zone carries Zonekeeper's creation mark. */
+  private async getCreated(origin: Name): Promise<boolean> {
+    const client = this.client;
+    const what = `GET metadata ${CREATED_METADATA} of ${origin}`;
+    const response = await client.request(
+      'GET',
+      client.zonePath(origin, `/metadata/${CREATED_METADATA}`),
+      what,
+      { expect: [404, 422] },
+    );
+    if (response.status !== 200) return false;
+    const parsed = client.parse<{ metadata?: unknown }>(response, what);
+    return Array.isArray(parsed.metadata) && parsed.metadata.length > 0;
+  }
+
+  private async putCreated(origin: Name): Promise<void> {
+    const client = this.client;
+    await client.request(
+      'PUT',
+      client.zonePath(origin, `/metadata/${CREATED_METADATA}`),
+      `PUT metadata ${CREATED_METADATA} of ${origin}`,
+      { body: { kind: CREATED_METADATA, metadata: ['1'] } },
+    );
+  }
+
   private async putOwned(origin: Name, entries: ReadonlySet<string>): Promise<void> {
     const client = this.client;
     await client.request(
@@ -578,9 +669,13 @@ export class PowerDnsBackend implements Backend {
   /**
    * Creates the zone with the class's name servers and Zonekeeper's SOA at serial 0 (the real serial
    * comes with the content, in the PATCH), SOA-EDIT-API and SOA-EDIT empty. 409: it exists already
-   * (created meanwhile, or by someone else) — then it is read like any other.
+   * (created meanwhile, or by someone else) — then it is read like any other, and is not Zonekeeper's
+   * (`ours` false: deleting the DNSZone keeps it).
    */
-  private async createZone(zone: ProgrammedZone, desired: readonly DesiredRRset[]): Promise<ZoneInfo> {
+  private async createZone(
+    zone: ProgrammedZone,
+    desired: readonly DesiredRRset[],
+  ): Promise<{ info: ZoneInfo; ours: boolean }> {
     const client = this.client;
     const soa = desired[0]!;
     const ns = desired.find((d) => d.type === 'NS' && nameEquals(d.owner, zone.origin));
@@ -604,14 +699,15 @@ export class PowerDnsBackend implements Backend {
       },
       expect: [409],
     });
-    if (response.status === 201) {
+    const ours = response.status === 201;
+    if (ours) {
       const created = client.parse<ZoneInfo>(response, what);
-      if (Array.isArray(created.rrsets)) return created;
+      if (Array.isArray(created.rrsets)) return { info: created, ours };
     }
     const info = await this.getZone(zone.origin);
     if (info === undefined)
       throw new PowerDnsError('PDNS_HTTP', `PowerDNS at ${client.url} did not keep zone ${zone.origin}`);
-    return info;
+    return { info, ours };
   }
 
   /** Kind, SOA-EDIT-API and SOA-EDIT as configured, also when someone changed them by hand. */
