@@ -114,7 +114,7 @@ describe('algorithm and KSK rollovers (RFC 6781 §4.1.4, RFC 7583 §3.2.1)', () 
     assert.equal(blind.waiting?.reason, 'ParentDsNotVisible');
     assert.match(
       blind.waiting!.message,
-      /3 15 2 AB3 in place of 1 13 2 AB1.*dnssec\.zonekeeper\.dev\/parent-ds/,
+      /3 15 2 AB3 in place of 1 13 2 AB1.*dns\.zonekeeper\.dev\/parent-ds/,
     );
     state = blind.next;
     // The parent still holds the old DS: pending, looked at again after the propagation delay.

@@ -20,6 +20,8 @@ export interface RolloverTimings {
   publish: number;
   /** Iret: seconds between the last signature of the old key and its removal. */
   retire: number;
+  /** The propagation delay included in both (secondaries that miss a NOTIFY). */
+  propagation: number;
 }
 
 export type RolloverAction =
@@ -43,7 +45,7 @@ export function rolloverTimings(
   largestTtl: number,
   propagation: number,
 ): RolloverTimings {
-  return { lifetime, publish: dnskeyTtl + propagation, retire: largestTtl + propagation };
+  return { lifetime, publish: dnskeyTtl + propagation, retire: largestTtl + propagation, propagation };
 }
 
 /**
@@ -302,7 +304,7 @@ export function stepKeyRoll(
             message:
               `${s.kind === 'Algorithm' ? 'algorithm' : 'KSK'} rollover waits for the parent's DS: give the ` +
               `parent (registrar) the DS ${newDs.join(', ')} in place of ${oldDs.join(', ') || 'the old one'}, ` +
-              'then record what the parent publishes in the annotation dnssec.zonekeeper.dev/parent-ds',
+              'then record what the parent publishes in the annotation dns.zonekeeper.dev/parent-ds',
           },
         };
       const held = new Set(parent.ds.map(normalizeDs));
