@@ -10,6 +10,9 @@
  *   saying which DS to give the parent, and goes on when the operator records it in the annotation; delv
  *   trusts only the DS the simulated parent holds at each moment;
  * - a KSK rollover (double-KSK) of a child of a managed parent, validated at every moment.
+ *
+ * Under a managed parent, Unbound — caching what the rollover replaces, as resolvers in the field do —
+ * validates beside delv at every moment too.
  */
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
@@ -28,6 +31,7 @@ import { delv, dsTrustAnchorFile, trustAnchorFile } from './support/delv.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import { type PowerDnsProcess, powerDnsAvailable, startPowerDns } from './support/powerdns.ts';
 import { recordSet, zone, zoneClass } from './support/resources.ts';
+import { startUnbound, type UnboundProcess, unboundAvailable } from './support/unbound.ts';
 import { removeAll, tempDir, waitFor } from './support/zonekeeper-process.ts';
 
 const FAST = { ttl: 2, soa: { refresh: 1, minimum: 2 } } as const;
@@ -39,6 +43,29 @@ describe('DNSSEC rollovers that move the DS, through PowerDNS (compressed time)'
   let controller: Controller;
   let factory: ReturnType<typeof createBackendFactory>;
   let dir: string;
+  const noUnbound = await unboundAvailable();
+  const resolvers: UnboundProcess[] = [];
+
+  /**
+   * Unbound (caching, as in the field) trusting only the parent's DS, the parent and `child` stubbed to
+   * PowerDNS: a second validator whose cache holds what the rollover replaces.
+   */
+  const resolverFor = async (child: string) => {
+    if (noUnbound) return undefined;
+    const ds = statusOf('parent')!.dnssec!.ds!;
+    const unbound = await startUnbound({
+      stubs: ['parent.example', child].map((zone) => ({ zone, port: pdns.dnsPort })),
+      trustAnchors: ds.map((d) => `parent.example. DS ${d}`),
+    });
+    resolvers.push(unbound);
+    return async (name: string, type: string) => {
+      const r = await unbound.query(name, type);
+      assert.ok(
+        r.status !== 'SERVFAIL' && unbound.validated(r),
+        `Unbound did not validate ${name} ${type} during the rollover: ${r.raw}\n${unbound.log()}`,
+      );
+    };
+  };
 
   before(async () => {
     if (unavailable) return;
@@ -66,6 +93,7 @@ describe('DNSSEC rollovers that move the DS, through PowerDNS (compressed time)'
     controller.start();
   });
   after(async () => {
+    for (const r of resolvers) await r.stop();
     controller?.stop();
     factory?.close();
     await pdns?.stop();
@@ -130,6 +158,8 @@ describe('DNSSEC rollovers that move the DS, through PowerDNS (compressed time)'
       /^fully validated/,
     );
 
+    const unbound = await resolverFor('algo.parent.example');
+    await unbound?.('www.algo.parent.example', 'A');
     store.apply(childZone('algo', 'algo.parent.example', { ...split13, algorithm: 'ED25519' }, 2));
     const phases: string[] = [];
     let checks = 0;
@@ -148,6 +178,8 @@ describe('DNSSEC rollovers that move the DS, through PowerDNS (compressed time)'
       );
       await signedByEvery(origin, `www.${origin}`, 'A');
       await signedByEvery(origin, origin, 'DNSKEY');
+      await unbound?.('www.algo.parent.example', 'A');
+      await unbound?.('nope.algo.parent.example', 'A');
       checks++;
       const phase = statusOf('algo')?.dnssec?.rollover?.phase;
       if (phase && phases.at(-1) !== phase) phases.push(phase);
@@ -278,11 +310,13 @@ describe('DNSSEC rollovers that move the DS, through PowerDNS (compressed time)'
       return ds.length > 0 && ds.every((d) => held.includes(d)) && k.length === 1 ? k[0] : undefined;
     }, 30_000);
     const anchors = await trustAnchorFile(dir, pdns.dnsPort, 'parent.example.');
+    const unbound = await resolverFor('ksk.parent.example');
     const phases: string[] = [];
     let twoKsks = false;
     await waitFor(async () => {
       const r = await delv(pdns.dnsPort, anchors, 'parent.example.', `www.${origin}`, 'A');
       assert.match(r.verdict, /^fully validated/, `validation failed during the KSK rollover: ${r.raw}`);
+      await unbound?.(`www.${origin}`, 'A');
       const phase = statusOf('ksk')?.dnssec?.rollover?.phase;
       if (phase && phases.at(-1) !== phase) phases.push(phase);
       const now = await ksks();
