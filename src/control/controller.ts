@@ -9,6 +9,7 @@ import { domainGate, zonesUnder } from '../zones/domain-verification.ts';
 import { type ResourceKey, resourceKey } from '../zones/resource-key.ts';
 import type { ResolvedTransfers, SoaProbeResult } from '../zones/transfers.ts';
 import { reconcileClass } from './class-reconciler.ts';
+import { registerDnssecMetrics } from './dnssec-metrics.ts';
 import { ProgrammedZones } from './programmed-zones.ts';
 import { type Log, ReconcileQueues } from './queues.ts';
 import { reconcileRecord } from './record-reconciler.ts';
@@ -167,6 +168,7 @@ export class Controller {
         'Zones whose latest change is held for confirmation (change safety): they keep serving their previous content.',
       );
       held.collect = () => held.set(this.zones.held.size);
+      registerDnssecMetrics(options.registry, store, this.zones.failing);
     }
   }
 
