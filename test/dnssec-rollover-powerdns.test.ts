@@ -108,15 +108,16 @@ describe('DNSSEC rollovers that move the DS, through PowerDNS (compressed time)'
       const [tag, alg, type, ...digest] = d.toLowerCase().split(/\s+/);
       return `${tag} ${alg} ${type} ${digest.join('')}`;
     });
-  /** RFC 4035 §2.2: the RRset carries an RRSIG of every algorithm in the apex DNSKEY RRset. */
-  const signedByEvery = async (origin: string, name: string, type: string) => {
-    const dnskeyAlgs = new Set((await keysOf(origin)).map((k) => k.algorithm));
-    const answer = await dig(pdns.dnsPort, name, type, { args: ['+dnssec'] });
-    const sigAlgs = new Set(
-      rdataOf(answer, 'RRSIG')
+  const sigAlgorithms = async (name: string, type: string) =>
+    new Set(
+      rdataOf(await dig(pdns.dnsPort, name, type, { args: ['+dnssec'] }), 'RRSIG')
         .filter((r) => r.split(' ')[0] === type)
         .map((r) => Number(r.split(' ')[1])),
     );
+  /** RFC 4035 §2.2: the RRset carries an RRSIG of every algorithm in the apex DNSKEY RRset. */
+  const signedByEvery = async (origin: string, name: string, type: string) => {
+    const dnskeyAlgs = new Set((await keysOf(origin)).map((k) => k.algorithm));
+    const sigAlgs = await sigAlgorithms(name, type);
     for (const a of dnskeyAlgs)
       assert.ok(
         sigAlgs.has(a),
@@ -162,6 +163,7 @@ describe('DNSSEC rollovers that move the DS, through PowerDNS (compressed time)'
     await unbound?.('www.algo.parent.example', 'A');
     store.apply(childZone('algo', 'algo.parent.example', { ...split13, algorithm: 'ED25519' }, 2));
     const phases: string[] = [];
+    const order = new Set<string>();
     let checks = 0;
     await waitFor(async () => {
       const r = await delv(pdns.dnsPort, anchors, 'parent.example.', 'www.algo.parent.example', 'A');
@@ -180,6 +182,14 @@ describe('DNSSEC rollovers that move the DS, through PowerDNS (compressed time)'
       await signedByEvery(origin, origin, 'DNSKEY');
       await unbound?.('www.algo.parent.example', 'A');
       await unbound?.('nope.algo.parent.example', 'A');
+      // The order of RFC 6781 §4.1.4, as served: the new algorithm signs before its DNSKEYs appear, and
+      // the old one still signs after its DNSKEYs are gone.
+      const published = new Set((await keysOf(origin)).map((k) => k.algorithm));
+      const signing = await sigAlgorithms(`www.${origin}`, 'A');
+      if (!published.has(15) && signing.has(15)) order.add('15 signs hidden');
+      if (published.has(15))
+        assert.ok(order.has('15 signs hidden'), 'ED25519 DNSKEYs published before signing hidden');
+      if (!published.has(13) && signing.has(13)) order.add('13 signs withdrawn');
       checks++;
       const phase = statusOf('algo')?.dnssec?.rollover?.phase;
       if (phase && phases.at(-1) !== phase) phases.push(phase);
@@ -197,6 +207,7 @@ describe('DNSSEC rollovers that move the DS, through PowerDNS (compressed time)'
     for (const phase of ['Sign', 'Publish', 'Unpublish'])
       assert.ok(phases.includes(phase), `phase ${phase} seen (seen: ${phases.join(' → ')})`);
     assert.ok(checks >= 5, `validated ${checks} times across the rollover`);
+    assert.ok(order.has('13 signs withdrawn'), 'the old signatures outlived the old DNSKEYs');
     const keys = statusOf('algo')!.dnssec!.keys!;
     assert.deepEqual(keys.map((k) => [k.role, k.algorithm]).sort(), [
       ['KSK', 15],

@@ -1,4 +1,4 @@
-import type { DNSZone, DNSZoneClass, Domain } from '../api/index.ts';
+import { type DNSZone, type DNSZoneClass, type Domain, PARENT_DS_ANNOTATION } from '../api/index.ts';
 import type { SecretResolver } from '../api/secret-ref.ts';
 import type { Backend } from '../backends/backend.ts';
 import type { Name } from '../dns/name.ts';
@@ -274,8 +274,12 @@ export class Controller {
     } else {
       affected = this.feed.upsert(event.object);
       if (!affected) {
-        // An annotation may confirm a held change; nothing else of the zone changed.
-        if (event.object.kind === 'DNSZone' && this.zones.held.has(event.key))
+        // An annotation may confirm a held change, or record the DS a rollover waits for at the parent;
+        // nothing else of the zone changed.
+        if (
+          event.object.kind === 'DNSZone' &&
+          (this.zones.held.has(event.key) || event.object.metadata.annotations?.[PARENT_DS_ANNOTATION])
+        )
           this.queues.zones.add(event.key);
         return;
       }
