@@ -56,7 +56,7 @@ export const dnssecSchema = s.object(
       s.integer({
         description:
           'With keys: Split, how long a key-signing key serves before Zonekeeper rolls it (double-KSK, RFC 7583 ' +
-          "§3.2.1). The step that needs the parent's DS changed waits until the parent is seen holding the new " +
+          "§3.3.1). The step that needs the parent's DS changed waits until the parent is seen holding the new " +
           'DS (a parent zone Zonekeeper manages on the same server, or the dns.zonekeeper.dev/parent-ds ' +
           'annotation). Default 0: never.',
         minimum: 0,

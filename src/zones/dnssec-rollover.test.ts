@@ -61,7 +61,7 @@ describe('ZSK rollover by pre-publication (RFC 7583 §3.2.1)', () => {
   });
 });
 
-describe('algorithm and KSK rollovers (RFC 6781 §4.1.4, RFC 7583 §3.2.1)', () => {
+describe('algorithm and KSK rollovers (RFC 6781 §4.1.4, RFC 7583 §3.3.1)', () => {
   // DNSKEY TTL 5 + propagation 2 = 7 s; largest TTL 8 + 2 = 10 s.
   const KT: KeyRollTimings = { publish: 7, sign: 10, propagation: 2 };
   const key = (id: number, role: ZoneKey['role'], algorithm: number, active = true, published = true) =>

@@ -129,7 +129,7 @@ export function parseRollover(text: string | undefined): RolloverState | undefin
  *     until the parent is seen holding it ──▶ DsPropagate ──the parent's DS TTL + propagation──▶
  *     Unpublish: old DNSKEYs withdrawn, still signing ──DNSKEY TTL + propagation──▶ old keys removed, Idle.
  *
- * KSK rollover, double-KSK (RFC 7583 §3.2.1, the DS changed once, the DNSKEY RRset signed by both KSKs):
+ * KSK rollover, double-KSK (RFC 7583 §3.3.1, the DS changed once, the DNSKEY RRset signed by both KSKs):
  *   Idle ──KSK lifetime──▶ Publish: new KSK published and signing the DNSKEY RRset
  *     ──DNSKEY TTL + propagation──▶ DsChange ──parent seen holding the new DS──▶ DsPropagate
  *     ──the parent's DS TTL + propagation──▶ old KSK removed, Idle.
