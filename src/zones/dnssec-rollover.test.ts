@@ -227,6 +227,34 @@ describe('algorithm and KSK rollovers (RFC 6781 §4.1.4, RFC 7583 §3.3.1)', () 
     assert.equal(s.actions.length, 2);
   });
 
+  test('the algorithm changed again mid-rollover: the one in progress finishes, then the next begins', () => {
+    const state: KeyRollState = {
+      phase: 'Publish',
+      kind: 'Algorithm',
+      since: 0,
+      wait: 0,
+      newKeys: [3, 4],
+      oldKeys: [1, 2],
+    };
+    const keys = [...split13, key(3, 'ksk', 15), key(4, 'zsk', 15)];
+    const want14: KeyRollWant = { algorithm: 14, split: true, kskLifetime: 0 };
+    const s = stepKeyRoll(state, keys, want14, undefined, 7, KT);
+    assert.equal(s.next.phase, 'DsChange', 'no key of a third algorithm while two are in play');
+    assert.deepEqual(s.actions, []);
+    const idle = stepKeyRoll(
+      { phase: 'Idle', since: 0 },
+      [key(3, 'ksk', 15), key(4, 'zsk', 15)],
+      want14,
+      undefined,
+      50,
+      KT,
+    );
+    assert.deepEqual(
+      idle.actions.map((a) => a.kind === 'create' && a.algorithm),
+      [14, 14],
+    );
+  });
+
   test('metadata round trip; garbage reads as no state', () => {
     for (const s of [
       { phase: 'Idle', since: 4 },
