@@ -208,6 +208,12 @@ describe('DNSSEC rollovers that move the DS, through PowerDNS (compressed time)'
       assert.ok(phases.includes(phase), `phase ${phase} seen (seen: ${phases.join(' → ')})`);
     assert.ok(checks >= 5, `validated ${checks} times across the rollover`);
     assert.ok(order.has('13 signs withdrawn'), 'the old signatures outlived the old DNSKEYs');
+    // CDS (RFC 7344) names the new key only, as the status DS does.
+    const cds = rdataOf(await dig(pdns.dnsPort, origin, 'CDS'), 'CDS').map((d) => {
+      const [tag, alg, type, ...digest] = d.toLowerCase().split(/\s+/);
+      return `${tag} ${alg} ${type} ${digest.join('')}`;
+    });
+    assert.deepEqual(cds, statusOf('algo')!.dnssec!.ds);
     const keys = statusOf('algo')!.dnssec!.keys!;
     assert.deepEqual(keys.map((k) => [k.role, k.algorithm]).sort(), [
       ['KSK', 15],
@@ -262,6 +268,12 @@ describe('DNSSEC rollovers that move the DS, through PowerDNS (compressed time)'
       waiting.message!.includes(newDs[0]!) && waiting.message!.includes('dns.zonekeeper.dev/parent-ds'),
       waiting.message,
     );
+    // A parent that reads CDS (RFC 8078) finds the new DS published while the rollover waits.
+    const cds = rdataOf(await dig(pdns.dnsPort, origin, 'CDS'), 'CDS').map((d) => {
+      const [tag, alg, type, ...digest] = d.toLowerCase().split(/\s+/);
+      return `${tag} ${alg} ${type} ${digest.join('')}`;
+    });
+    assert.ok(cds.includes(newDs[0]!), `CDS ${cds} carries the new DS ${newDs[0]}`);
     // Several resyncs later it still waits, and both algorithms still sign.
     let resyncs = 0;
     await waitFor(
