@@ -4,6 +4,7 @@ import {
   type KeyRollState,
   type KeyRollTimings,
   type KeyRollWant,
+  keyRollTimings,
   parseKeyRoll,
   parseRollover,
   printKeyRoll,
@@ -253,6 +254,21 @@ describe('algorithm and KSK rollovers (RFC 6781 §4.1.4, RFC 7583 §3.3.1)', () 
       idle.actions.map((a) => a.kind === 'create' && a.algorithm),
       [14, 14],
     );
+  });
+
+  test("the zone's TTLs decide every wait: DNSKEY TTL 1 h, largest TTL 1 day, refresh 2 h, parent DS TTL 1 day", () => {
+    const t = keyRollTimings(3600, 86400, 7200);
+    const keys = [...split13, key(3, 'ksk', 15), key(4, 'zsk', 15)];
+    const start = stepKeyRoll(undefined, split13, want15, undefined, 0, t);
+    assert.equal(start.dueAt, 93600, 'Sign: largest TTL + refresh');
+    const state = { ...(start.next as Rolling), newKeys: [3, 4] };
+    const publish = stepKeyRoll(state, keys, want15, undefined, 93600, t);
+    assert.equal(publish.dueAt, 93600 + 10800, 'Publish: DNSKEY TTL + refresh');
+    const seen = stepKeyRoll(publish.next, keys, want15, { ds: ['3 15 2 ab3'], ttl: 86400 }, 104400, t);
+    assert.equal(seen.next.phase, 'DsPropagate');
+    assert.equal(seen.dueAt, 104400 + 93600, "DsPropagate: the parent's DS TTL + refresh");
+    const unpublish = stepKeyRoll(seen.next, keys, want15, undefined, 198000, t);
+    assert.equal(unpublish.dueAt, 198000 + 10800, 'Unpublish: DNSKEY TTL + refresh');
   });
 
   test('metadata round trip; garbage reads as no state', () => {

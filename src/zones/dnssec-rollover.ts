@@ -174,6 +174,11 @@ export interface KeyRollTimings {
   propagation: number;
 }
 
+/** The intervals from the zone's TTLs and the propagation delay (RFC 7583 §3.2.1, RFC 6781 §4.1.4). */
+export function keyRollTimings(dnskeyTtl: number, largestTtl: number, propagation: number): KeyRollTimings {
+  return { publish: dnskeyTtl + propagation, sign: largestTtl + propagation, propagation };
+}
+
 export interface KeyRollWant {
   /** The algorithm number the zone is to be signed with. */
   algorithm: number;

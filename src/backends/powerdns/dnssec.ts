@@ -12,6 +12,7 @@ import { DNSSEC_ALGORITHM_NAMES } from '../../api/index.ts';
 import { DNSSEC_ALGORITHMS, dnskeyRdata, keyTag, parseDnskey } from '../../dns/dnssec/keys.ts';
 import { type Name, nameKey, parentName } from '../../dns/name.ts';
 import {
+  keyRollTimings,
   parseKeyRoll,
   parseRollover,
   printKeyRoll,
@@ -288,7 +289,11 @@ export async function applyDnssec(
     },
     parent,
     now,
-    { publish: timings.publish, sign: timings.retire, propagation: timings.propagation },
+    keyRollTimings(
+      timings.publish - timings.propagation,
+      timings.retire - timings.propagation,
+      timings.propagation,
+    ),
   );
   let roll = rollStep.next;
   for (const action of rollStep.actions) {
