@@ -246,6 +246,7 @@ for (const storage of ['sqlite', 'lmdb'] as const) {
             denial: 'NSEC',
             keys: 'CSK',
             zskLifetimeSeconds: 0,
+            kskLifetimeSeconds: 0,
           }),
           /signed by hand.*pdnsutil remove-zone-key/s,
         );

@@ -52,11 +52,48 @@ export const dnssecSchema = s.object(
         format: 'int64',
       }),
     ),
+    kskLifetimeSeconds: s.optional(
+      s.integer({
+        description:
+          'With keys: Split, how long a key-signing key serves before Zonekeeper rolls it (double-KSK, RFC 7583 ' +
+          "§3.3.1). The step that needs the parent's DS changed waits until the parent is seen holding the new " +
+          'DS (a parent zone Zonekeeper manages on the same server, or the dns.zonekeeper.dev/parent-ds ' +
+          'annotation). Default 0: never.',
+        minimum: 0,
+        maximum: 315360000,
+        format: 'int64',
+      }),
+    ),
   },
   { description: 'DNSSEC signing of the zone (RFC 4033-4035).' },
 );
 
 export const DEFAULT_ZSK_LIFETIME_SECONDS = 90 * 86400;
+
+/**
+ * Annotation on a DNSZone recording the DS records its parent publishes, for a parent Zonekeeper cannot
+ * see (a registrar): DS records in presentation form separated by `;`, optionally `ttl=<seconds>` (the
+ * parent's DS TTL, default a day). An algorithm or KSK rollover waiting for the parent goes on when the
+ * new DS is listed.
+ */
+export const PARENT_DS_ANNOTATION = 'dns.zonekeeper.dev/parent-ds';
+export const DEFAULT_PARENT_DS_TTL_SECONDS = 86400;
+
+/** The annotation's DS records and TTL; undefined when absent or empty. */
+export function parseParentDsAnnotation(
+  value: string | undefined,
+): { ds: string[]; ttl: number } | undefined {
+  const ds: string[] = [];
+  let ttl = DEFAULT_PARENT_DS_TTL_SECONDS;
+  for (const part of (value ?? '').split(/[;\n]/)) {
+    const item = part.trim();
+    if (item === '') continue;
+    const t = /^ttl=(\d{1,9})$/i.exec(item);
+    if (t) ttl = Number(t[1]);
+    else if (/^\d{1,5}\s+\d{1,3}\s+\d{1,3}\s+[0-9a-f\s]+$/i.test(item)) ds.push(item.replace(/\s+/g, ' '));
+  }
+  return ds.length > 0 ? { ds, ttl } : undefined;
+}
 
 export interface Dnssec {
   enabled?: boolean;
@@ -64,6 +101,7 @@ export interface Dnssec {
   denial?: (typeof DNSSEC_DENIALS)[number];
   keys?: (typeof DNSSEC_KEY_MODES)[number];
   zskLifetimeSeconds?: number;
+  kskLifetimeSeconds?: number;
 }
 
 /** A zone's DNSSEC settings with the class's defaults and Zonekeeper's filled in. */
@@ -73,6 +111,16 @@ export interface EffectiveDnssec {
   keys: (typeof DNSSEC_KEY_MODES)[number];
   /** Split keys only: seconds a ZSK signs before it is rolled; 0 never. */
   zskLifetimeSeconds: number;
+  /** Split keys only: seconds a KSK serves before it is rolled; 0 never. */
+  kskLifetimeSeconds: number;
+  /** The DS the parent publishes as the operator recorded it (PARENT_DS_ANNOTATION), if any. */
+  parentDs?: { ds: string[]; ttl: number };
+}
+
+/** The settings with the parent's DS as the annotation records it (unchanged when absent or empty). */
+export function withParentDs(dnssec: EffectiveDnssec, annotation: string | undefined): EffectiveDnssec {
+  const parentDs = parseParentDsAnnotation(annotation);
+  return parentDs ? { ...dnssec, parentDs } : dnssec;
 }
 
 /** The zone's field wins over the class's; `undefined` when the zone is not signed. */
@@ -87,6 +135,7 @@ export function effectiveDnssec(
     keys: zone?.keys ?? zoneClass?.keys ?? 'CSK',
     zskLifetimeSeconds:
       zone?.zskLifetimeSeconds ?? zoneClass?.zskLifetimeSeconds ?? DEFAULT_ZSK_LIFETIME_SECONDS,
+    kskLifetimeSeconds: zone?.kskLifetimeSeconds ?? zoneClass?.kskLifetimeSeconds ?? 0,
   };
 }
 
@@ -110,6 +159,13 @@ export const dnssecStatusSchema = s.object(
             }),
             role: s.string({ description: 'CSK, KSK or ZSK.', enum: ['CSK', 'KSK', 'ZSK'] }),
             active: s.boolean({ description: 'Whether the key signs.' }),
+            published: s.optional(
+              s.boolean({
+                description:
+                  'Whether the key is in the DNSKEY RRset (false while an algorithm rollover signs with it hidden, ' +
+                  'or withdraws it).',
+              }),
+            ),
           },
           { description: 'One key of the zone.' },
         ),
@@ -132,24 +188,50 @@ export const dnssecStatusSchema = s.object(
     rollover: s.optional(
       s.object(
         {
+          kind: s.optional(
+            s.string({
+              description:
+                'ZSK: the zone-signing key rolls by pre-publication. Algorithm: every key is replaced by one of ' +
+                'spec.dnssec.algorithm (RFC 6781 §4.1.4). KSK: the key-signing key rolls (double-KSK).',
+              enum: ['ZSK', 'Algorithm', 'KSK'],
+            }),
+          ),
           phase: s.string({
             description:
-              'Active: one ZSK signs. Publish: its successor is published, not yet signing. Retire: the successor ' +
-              'signs, the old key stays published until cached signatures of it expire.',
-            enum: ['Active', 'Publish', 'Retire'],
+              'ZSK — Active: one ZSK signs. Publish: its successor is published, not yet signing. Retire: the ' +
+              'successor signs, the old key stays published until cached signatures of it expire. Algorithm ' +
+              'and KSK — Sign: the new keys sign, unpublished. Publish: the new keys are published. DsChange: ' +
+              'waiting for the parent to hold the DS in status.dnssec.ds. DsPropagate: the parent holds it; ' +
+              'waiting for its DS TTL. Unpublish: the old keys are withdrawn from the DNSKEY RRset, their ' +
+              'signatures stay until no cache holds them.',
+            enum: ['Active', 'Publish', 'Retire', 'Sign', 'DsChange', 'DsPropagate', 'Unpublish'],
           }),
           since: s.string({
             description: 'When the phase began (RFC 3339).',
             format: 'date-time',
             maxLength: 64,
           }),
-          nextStep: s.string({
-            description: 'When the next step is due (RFC 3339).',
-            format: 'date-time',
-            maxLength: 64,
-          }),
+          nextStep: s.optional(
+            s.string({
+              description: 'When the next step is due (RFC 3339); absent while it waits for the parent.',
+              format: 'date-time',
+              maxLength: 64,
+            }),
+          ),
+          reason: s.optional(
+            s.string({
+              description:
+                "While waiting for the parent's DS: ParentDsNotVisible (Zonekeeper cannot see the parent; the " +
+                'message says what to give it and how to record that it did) or ParentDsPending.',
+              maxLength: 64,
+            }),
+          ),
+          message: s.optional(s.string({ description: 'What the rollover waits for.', maxLength: 1024 })),
         },
-        { description: 'The automatic ZSK rollover (keys: Split).' },
+        {
+          description:
+            'The automatic rollover in progress: of the ZSK (keys: Split), the algorithm or the KSK.',
+        },
       ),
     ),
     cds: s.optional(
@@ -164,8 +246,21 @@ export const dnssecStatusSchema = s.object(
 );
 
 export interface DnssecStatus {
-  keys?: { keyTag: number; algorithm: number; role: 'CSK' | 'KSK' | 'ZSK'; active: boolean }[];
+  keys?: {
+    keyTag: number;
+    algorithm: number;
+    role: 'CSK' | 'KSK' | 'ZSK';
+    active: boolean;
+    published?: boolean;
+  }[];
   ds?: string[];
-  rollover?: { phase: 'Active' | 'Publish' | 'Retire'; since: string; nextStep: string };
+  rollover?: {
+    kind?: 'ZSK' | 'Algorithm' | 'KSK';
+    phase: 'Active' | 'Publish' | 'Retire' | 'Sign' | 'DsChange' | 'DsPropagate' | 'Unpublish';
+    since: string;
+    nextStep?: string;
+    reason?: string;
+    message?: string;
+  };
   cds?: 'Published' | 'NotPublished';
 }

@@ -23,8 +23,13 @@ export {
   MAX_RECORD_LENGTH,
   MAX_RECORDS,
 } from './dnsrecordset.ts';
-export type { Dnssec, DnssecStatus, EffectiveDnssec } from './dnssec.ts';
-export { DNSSEC_ALGORITHM_NAMES, effectiveDnssec } from './dnssec.ts';
+export type { Dnssec, DnssecAlgorithmSetting, DnssecStatus, EffectiveDnssec } from './dnssec.ts';
+export {
+  DNSSEC_ALGORITHM_NAMES,
+  effectiveDnssec,
+  PARENT_DS_ANNOTATION,
+  withParentDs,
+} from './dnssec.ts';
 export type { Delegation, DNSZone, DNSZoneSpec, DNSZoneStatus, IgnoreRule } from './dnszone.ts';
 export {
   delegationSchema,

@@ -133,6 +133,7 @@ interface Dnssec {
   denial?: 'NSEC' | 'NSEC3';
   keys?: 'CSK' | 'Split';
   zskLifetimeSeconds?: number;
+  kskLifetimeSeconds?: number;
 }
 interface ChangeSafety {
   enabled?: boolean;
@@ -150,9 +151,22 @@ interface DNSZoneStatus {
   recordCount?: number;
   nameservers?: string[];
   dnssec?: {
-    keys?: { keyTag: number; algorithm: number; role: 'CSK' | 'KSK' | 'ZSK'; active: boolean }[];
+    keys?: {
+      keyTag: number;
+      algorithm: number;
+      role: 'CSK' | 'KSK' | 'ZSK';
+      active: boolean;
+      published?: boolean;
+    }[];
     ds?: string[];
-    rollover?: { phase: 'Active' | 'Publish' | 'Retire'; since: string; nextStep: string };
+    rollover?: {
+      kind?: 'ZSK' | 'Algorithm' | 'KSK';
+      phase: 'Active' | 'Publish' | 'Retire' | 'Sign' | 'DsChange' | 'DsPropagate' | 'Unpublish';
+      since: string;
+      nextStep?: string;
+      reason?: string;
+      message?: string;
+    };
     cds?: 'Published' | 'NotPublished';
   };
   parentZone?: ObjectRef;

@@ -65,16 +65,25 @@ describe('controller: DNSSEC settings', () => {
     store.apply(
       zoneClass('builtin', undefined, { dnssec: { enabled: true, algorithm: 'ED25519', denial: 'NSEC3' } }),
     );
-    store.apply(zone('dns', 'example-com', 'example.com', { dnssec: { denial: 'NSEC' } }));
+    const z = zone('dns', 'example-com', 'example.com', { dnssec: { denial: 'NSEC' } });
+    store.apply(z);
     controller.start();
     await controller.idle();
-    controller.stop();
     assert.deepEqual(seen.at(-1), {
       algorithm: 'ED25519',
       denial: 'NSEC',
       keys: 'CSK',
       zskLifetimeSeconds: 7776000,
+      kskLifetimeSeconds: 0,
     });
+    // The DS an operator recorded for a parent Zonekeeper cannot see reaches the backend.
+    store.apply({
+      ...z,
+      metadata: { ...z.metadata, annotations: { 'dns.zonekeeper.dev/parent-ds': '4242 15 2 AB; ttl=600' } },
+    });
+    await controller.idle();
+    controller.stop();
+    assert.deepEqual(seen.at(-1)?.parentDs, { ds: ['4242 15 2 AB'], ttl: 600 });
     assert.deepEqual(status(store)!.dnssec?.ds, ['4242 15 2 ab']);
   });
 

@@ -1,4 +1,4 @@
-import type { DNSZone, DNSZoneClass, Domain } from '../api/index.ts';
+import { type DNSZone, type DNSZoneClass, type Domain, PARENT_DS_ANNOTATION } from '../api/index.ts';
 import type { SecretResolver } from '../api/secret-ref.ts';
 import type { Backend } from '../backends/backend.ts';
 import type { Name } from '../dns/name.ts';
@@ -9,6 +9,7 @@ import { domainGate, zonesUnder } from '../zones/domain-verification.ts';
 import { type ResourceKey, resourceKey } from '../zones/resource-key.ts';
 import type { ResolvedTransfers, SoaProbeResult } from '../zones/transfers.ts';
 import { reconcileClass } from './class-reconciler.ts';
+import { registerDnssecMetrics } from './dnssec-metrics.ts';
 import { ProgrammedZones } from './programmed-zones.ts';
 import { type Log, ReconcileQueues } from './queues.ts';
 import { reconcileRecord } from './record-reconciler.ts';
@@ -167,6 +168,7 @@ export class Controller {
         'Zones whose latest change is held for confirmation (change safety): they keep serving their previous content.',
       );
       held.collect = () => held.set(this.zones.held.size);
+      registerDnssecMetrics(options.registry, store, this.zones.failing);
     }
   }
 
@@ -272,8 +274,12 @@ export class Controller {
     } else {
       affected = this.feed.upsert(event.object);
       if (!affected) {
-        // An annotation may confirm a held change; nothing else of the zone changed.
-        if (event.object.kind === 'DNSZone' && this.zones.held.has(event.key))
+        // An annotation may confirm a held change, or record the DS a rollover waits for at the parent;
+        // nothing else of the zone changed.
+        if (
+          event.object.kind === 'DNSZone' &&
+          (this.zones.held.has(event.key) || event.object.metadata.annotations?.[PARENT_DS_ANNOTATION])
+        )
           this.queues.zones.add(event.key);
         return;
       }

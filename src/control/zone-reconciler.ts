@@ -5,6 +5,8 @@ import {
   type EffectiveDnssec,
   effectiveChangeSafety,
   effectiveDnssec,
+  PARENT_DS_ANNOTATION,
+  withParentDs,
 } from '../api/index.ts';
 import {
   type ApplyResult,
@@ -226,7 +228,7 @@ export class ZoneReconciler {
         ...(signs && zone.status?.dnssec ? { dnssec: zone.status.dnssec } : {}),
       },
       ...(transfers.resolved ? { transfers: transfers.resolved } : {}),
-      ...(signs ? { dnssec } : {}),
+      ...(signs ? { dnssec: withParentDs(dnssec, zone.metadata.annotations?.[PARENT_DS_ANNOTATION]) } : {}),
     };
   }
 

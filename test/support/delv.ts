@@ -56,3 +56,18 @@ export async function delv(
   const answer = result.stdout.split('\n').filter((l) => l.trim() !== '' && !l.startsWith(';'));
   return { verdict, answer, raw };
 }
+
+/**
+ * Writes a trust-anchors file holding DS records (`static-ds`) for the zone: what a parent holding
+ * exactly those DS would vouch for.
+ */
+export async function dsTrustAnchorFile(dir: string, zone: string, ds: readonly string[]): Promise<string> {
+  const name = zone.endsWith('.') ? zone : `${zone}.`;
+  const lines = ds.map((d) => {
+    const [tag, algorithm, type, ...digest] = d.trim().split(/\s+/);
+    return `  "${name}" static-ds ${tag} ${algorithm} ${type} "${digest.join('')}";`;
+  });
+  const file = path.join(dir, `anchor-ds-${name}conf`);
+  await writeFile(file, `trust-anchors {\n${lines.join('\n')}\n};\n`);
+  return file;
+}

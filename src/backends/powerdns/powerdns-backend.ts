@@ -297,9 +297,7 @@ export class PowerDnsBackend implements Backend {
       this.client,
       zone.origin,
       zone.dnssec,
-      zone.dnssec?.keys === 'Split'
-        ? { timings: rolloverTimingsOf(zone), now: Math.floor(now / 1000) }
-        : undefined,
+      zone.dnssec ? { timings: rolloverTimingsOf(zone), now: Math.floor(now / 1000) } : undefined,
     );
     if (applied.changed)
       this.options.log?.(

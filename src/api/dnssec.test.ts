@@ -1,0 +1,32 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { effectiveDnssec, parseParentDsAnnotation, withParentDs } from './dnssec.ts';
+
+describe('DNSSEC settings', () => {
+  test('kskLifetimeSeconds: the zone over the class, default 0 (never)', () => {
+    assert.equal(effectiveDnssec(undefined, { enabled: true })!.kskLifetimeSeconds, 0);
+    assert.equal(
+      effectiveDnssec({ kskLifetimeSeconds: 100 }, { enabled: true, kskLifetimeSeconds: 7 })!
+        .kskLifetimeSeconds,
+      7,
+    );
+    assert.equal(effectiveDnssec({ kskLifetimeSeconds: 100 }, { enabled: true })!.kskLifetimeSeconds, 100);
+  });
+
+  test('the parent-ds annotation: DS records and an optional TTL; anything else is not taken', () => {
+    assert.deepEqual(parseParentDsAnnotation('12345 13 2 AB cd; ttl=3600'), {
+      ds: ['12345 13 2 AB cd'],
+      ttl: 3600,
+    });
+    assert.deepEqual(parseParentDsAnnotation('1 15 2 aa\n2 13 2 bb'), {
+      ds: ['1 15 2 aa', '2 13 2 bb'],
+      ttl: 86400,
+    });
+    // Not DS records: ignored, and an annotation holding none is no record of the parent at all.
+    for (const junk of ['', 'ttl=5', 'yes', '1 13 2 xyz', '123456 13 2 aa', undefined])
+      assert.equal(parseParentDsAnnotation(junk), undefined, String(junk));
+    const want = effectiveDnssec(undefined, { enabled: true })!;
+    assert.equal(withParentDs(want, 'nonsense'), want);
+    assert.deepEqual(withParentDs(want, '1 13 2 aa').parentDs, { ds: ['1 13 2 aa'], ttl: 86400 });
+  });
+});
