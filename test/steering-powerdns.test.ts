@@ -22,6 +22,8 @@ import { removeAll, type ServeProcess, startServe, tempDir, waitFor } from './su
 const run = promisify(execFile);
 const API = 'dns.zonekeeper.dev/v1alpha1';
 const FAST = { intervalSeconds: 1, timeoutSeconds: 1, failureThreshold: 1, successThreshold: 1 };
+/** The endpoints listen on loopback, which Zonekeeper's probes (zone builtin.test) reach only when allowed. */
+const PROBE_LOOPBACK = ['--health-probe-allow', '127.0.0.0/8'];
 
 function docs(pdnsUrl: string, keyFile: string, web: number, db: number) {
   const classes = [
@@ -96,7 +98,7 @@ describe('steering: the built-in server and PowerDNS LUA records agree', { timeo
     const manifests = path.join(dir, 'manifests');
     await mkdir(manifests, { recursive: true });
     await writeFile(path.join(manifests, 'steer.yaml'), docs(pdns.apiUrl, keyFile, w1.port, d1.port));
-    serve = await startServe(manifests, path.join(dir, 'state'));
+    serve = await startServe(manifests, path.join(dir, 'state'), PROBE_LOOPBACK);
   });
 
   after(async () => {
@@ -223,7 +225,7 @@ describe('steering: a PowerDNS that does not evaluate LUA records is reported', 
     const manifests = path.join(dir, 'manifests');
     await mkdir(manifests, { recursive: true });
     await writeFile(path.join(manifests, 'steer.yaml'), docs(pdns.apiUrl, keyFile, 8080, 5432));
-    serve = await startServe(manifests, path.join(dir, 'state'));
+    serve = await startServe(manifests, path.join(dir, 'state'), PROBE_LOOPBACK);
   });
   after(async () => {
     await serve?.stop();
@@ -393,7 +395,7 @@ describe('steering: Hashed, Weighted, Random and Closest evaluated by PowerDNS',
       path.join(manifests, 'steer.yaml'),
       perClientDocs(pdns.apiUrl, keyFile, w1.port, d1.port),
     );
-    serve = await startServe(manifests, path.join(dir, 'state'));
+    serve = await startServe(manifests, path.join(dir, 'state'), PROBE_LOOPBACK);
   });
 
   after(async () => {

@@ -145,6 +145,10 @@ for (const workers of [1, 2]) {
         String(workers),
         '--health-probe-ca',
         tls.caFile,
+        // The endpoints listen on loopback, which probes reach only when allowed (a list, as in
+        // --health-probe-allow 10.0.0.0/8,127.0.0.0/8; without the second all would be down).
+        '--health-probe-allow',
+        '192.0.2.0/24,127.0.0.0/8',
       ]);
     });
 

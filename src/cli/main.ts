@@ -35,8 +35,9 @@ Usage:
       their SOA serial and starts above it; how long to wait for them (default 2; 0 = do not ask).
       --max-manifest-bytes: larger manifest files are not read (default 16MiB; 512KiB, 64MiB, bytes).
       --workers: DNS processes sharing the port (default 1; auto = one per CPU).
-      --health-probe-allow CIDR (repeatable): health probes of steered record sets may reach these
-      networks although they are link-local or cloud metadata addresses (refused otherwise).
+      --health-probe-allow CIDR[,CIDR...] (repeatable): health probes of steered record sets may reach
+      these networks although they are loopback (127.0.0.0/8, ::1), 0.0.0.0/8, link-local or cloud
+      metadata addresses (refused otherwise; private networks are allowed).
       --health-probe-ca FILE (repeatable): PEM certificate authorities HTTPS health probes trust besides
       the system's.
       --change-safety-window SECONDS: how long content must stay unchanged to become the baseline that
@@ -195,7 +196,16 @@ async function healthProbeOptions(values: {
   'health-probe-ca'?: string[];
 }): Promise<{ healthProbeAllow?: string[]; healthProbeCa?: string[] }> {
   return {
-    ...(values['health-probe-allow'] ? { healthProbeAllow: values['health-probe-allow'] } : {}),
+    ...(values['health-probe-allow']
+      ? {
+          healthProbeAllow: values['health-probe-allow'].flatMap((v) =>
+            v
+              .split(',')
+              .map((n) => n.trim())
+              .filter((n) => n !== ''),
+          ),
+        }
+      : {}),
     ...(values['health-probe-ca']
       ? { healthProbeCa: await Promise.all(values['health-probe-ca'].map((f) => readFile(f, 'utf8'))) }
       : {}),

@@ -103,7 +103,7 @@ export interface OperatorOptions {
    * negotiates, the leader writes (a replica that does not lead answers a plan with 503).
    */
   externalDnsWebhook?: ExternalDnsWebhookSettings;
-  /** Networks health probes may reach although link-local or cloud metadata (`--health-probe-allow`). */
+  /** Networks health probes may reach although PROBE_DENIED_NETWORKS holds them (`--health-probe-allow`). */
   healthProbeAllow?: readonly string[];
   /** Certificate authorities (PEM) HTTPS health probes trust besides the system's (`--health-probe-ca`). */
   healthProbeCa?: readonly string[];

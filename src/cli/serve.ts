@@ -87,7 +87,7 @@ export interface ServeOptions extends AnswerSettings {
   changeSafetyWindowMs?: number;
   /** How often `--state-dir`/confirmations is checked for `zonekeeper confirm` (default 1 s). */
   confirmationPollMs?: number;
-  /** Networks health probes may reach although link-local or cloud metadata (`--health-probe-allow`). */
+  /** Networks health probes may reach although PROBE_DENIED_NETWORKS holds them (`--health-probe-allow`). */
   healthProbeAllow?: readonly string[];
   /** Certificate authorities (PEM) HTTPS health probes trust besides the system's (`--health-probe-ca`). */
   healthProbeCa?: readonly string[];

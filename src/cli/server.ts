@@ -63,7 +63,7 @@ export interface ServerOptions extends AnswerSettings {
    * the credential there).
    */
   externalDnsWebhook?: ExternalDnsWebhookSettings;
-  /** Networks health probes may reach although link-local or cloud metadata (`--health-probe-allow`). */
+  /** Networks health probes may reach although PROBE_DENIED_NETWORKS holds them (`--health-probe-allow`). */
   healthProbeAllow?: readonly string[];
   /** Certificate authorities (PEM) HTTPS health probes trust besides the system's (`--health-probe-ca`). */
   healthProbeCa?: readonly string[];

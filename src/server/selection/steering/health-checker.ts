@@ -14,8 +14,25 @@ import type { Registry } from '../../../metrics/registry.ts';
 import { type ClientNetwork, networkWithin, parseNetwork } from '../policy.ts';
 import { HEALTH_DOWN, HEALTH_UNKNOWN, HEALTH_UP, type HealthState, type HealthView } from './health-view.ts';
 
-/** Addresses never probed unless allow-listed: link-local (cloud metadata lives there) and AWS's IPv6 metadata. */
-export const PROBE_DENIED_NETWORKS = ['169.254.0.0/16', 'fe80::/10', 'fd00:ec2::254/128'] as const;
+/**
+ * Addresses never probed unless the operator allow-lists them (`--health-probe-allow`): the server's
+ * own host (loopback 127.0.0.0/8 and ::1, "this network" 0.0.0.0/8 and :: which a socket connects to
+ * the local host by), link-local (169.254.169.254, the metadata service of most clouds, lives there),
+ * Alibaba Cloud's metadata service (100.100.100.200, in the shared address space), Azure's host
+ * address (168.63.129.16) and AWS's IPv6 metadata. Private networks (10/8, 172.16/12, 192.168/16,
+ * fc00::/7) stay allowed: internal services behind published names live there (docs/steering.md).
+ */
+export const PROBE_DENIED_NETWORKS = [
+  '127.0.0.0/8',
+  '::1/128',
+  '0.0.0.0/8',
+  '::/128',
+  '169.254.0.0/16',
+  'fe80::/10',
+  '100.100.100.200/32',
+  '168.63.129.16/32',
+  'fd00:ec2::254/128',
+] as const;
 
 /** The most of a response body read for stringMatch. */
 const BODY_LIMIT = 64 * 1024;
@@ -43,7 +60,7 @@ export interface HealthCheckerOptions {
   view: HealthView;
   /** Probes in flight at once (default 16). */
   concurrency?: number;
-  /** Networks (CIDR) that may be probed although PROBE_DENIED_NETWORKS holds them. */
+  /** Networks (CIDR, or single addresses) that may be probed although PROBE_DENIED_NETWORKS holds them. */
   allow?: readonly string[];
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
   registry?: Registry;
@@ -269,7 +286,7 @@ export class HealthChecker {
   }
 
   /**
-   * Whether the address may be probed: not link-local or metadata, unless allow-listed. An IPv6 address
+   * Whether the address may be probed: not in PROBE_DENIED_NETWORKS, unless allow-listed. An IPv6 address
    * that carries an IPv4 address (IPv4-mapped ::ffff:0:0/96, IPv4-compatible ::/96, NAT64 64:ff9b::/96,
    * 6to4 2002::/16) is judged as that IPv4 address too: the socket reaches it, so ::ffff:169.254.169.254
    * is the metadata service.
@@ -290,7 +307,7 @@ export class HealthChecker {
   /** One probe: undefined when up, else why it failed. */
   private async probe(t: ProbeTarget): Promise<string | undefined> {
     if (!this.permitted(t.address)) {
-      return `${t.address} is a link-local or cloud metadata address; probes reach it only when allow-listed (--health-probe-allow)`;
+      return `${t.address} is a loopback, link-local or cloud metadata address; probes reach it only when the operator allow-lists its network (--health-probe-allow)`;
     }
     try {
       return t.protocol === 'TCP' ? await probeTcp(t) : await probeHttp(t, this.ca);
