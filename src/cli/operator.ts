@@ -105,6 +105,8 @@ export interface OperatorOptions {
   externalDnsWebhook?: ExternalDnsWebhookSettings;
   /** Networks health probes may reach although PROBE_DENIED_NETWORKS holds them (`--health-probe-allow`). */
   healthProbeAllow?: readonly string[];
+  /** Probe targets one namespace's record sets may hold (`--health-probe-namespace-limit`). */
+  healthProbeNamespaceLimit?: number;
   /** Certificate authorities (PEM) HTTPS health probes trust besides the system's (`--health-probe-ca`). */
   healthProbeCa?: readonly string[];
   log: Log;
@@ -214,6 +216,9 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     view: new HealthView(),
     registry,
     ...(options.healthProbeAllow ? { allow: options.healthProbeAllow } : {}),
+    ...(options.healthProbeNamespaceLimit !== undefined
+      ? { namespaceLimit: options.healthProbeNamespaceLimit }
+      : {}),
     ...(options.healthProbeCa ? { ca: options.healthProbeCa } : {}),
     log: (level, message) => log(level, message),
     onTransition: ({ slot, target, state, error }) => {
@@ -241,7 +246,11 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   });
   const steering = new SteeringBinder(checker);
   const backends = createBackendFactory({
-    builtin: new BuiltinBackend(table, undefined, { steering }),
+    builtin: new BuiltinBackend(table, undefined, {
+      steering,
+      // Record sets whose health checks were refused get their status again once they are started.
+      recheck: (zone) => controller?.recheckZone(zone),
+    }),
     secrets,
     log,
   });
