@@ -253,6 +253,8 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     }),
     secrets,
     log,
+    // PowerDNS's LUA health checks: the same networks as the built-in server's probes.
+    probePermitted: (address) => checker.permitted(address),
   });
   // The homelab DNS operator's kinds, pushed to their providers: run by the leader only.
   const homelabSettings = homelabSettingsFromEnv();

@@ -280,7 +280,13 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   // builtin classes: this process's server; powerdns classes: their PowerDNS (API keys from files or
   // environment variables here; a Kubernetes Secret reference is reported as needing a cluster).
   const secrets = fileAndEnvSecrets();
-  const backends = createBackendFactory({ builtin: zoneBackend, secrets, log });
+  const backends = createBackendFactory({
+    builtin: zoneBackend,
+    secrets,
+    log,
+    // PowerDNS's LUA health checks: the same networks as the built-in server's probes.
+    probePermitted: (address) => checker.permitted(address),
+  });
   // Objects of front-door kinds reach the controller as the DNSZones and DNSRecordSets they map to.
   const translated =
     frontDoors.size > 0
