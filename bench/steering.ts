@@ -78,7 +78,8 @@ async function failover(): Promise<void> {
     },
   ];
   await writeFile(path.join(manifests, 'bench.yaml'), docs.map((d) => stringify(d)).join('---\n'));
-  const serve = await startServe(manifests, path.join(dir, 'state'));
+  // The endpoints listen on loopback, which probes reach only when allowed.
+  const serve = await startServe(manifests, path.join(dir, 'state'), ['--health-probe-allow', '127.0.0.0/8']);
   const query = encodeMessage(queryMessage(parseName('api.bench.test.'), RRType.A));
   const holds = async () => {
     const r = await exchange(serve.dnsPort, query, { timeoutMs: 1000 });

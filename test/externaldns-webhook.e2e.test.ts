@@ -338,6 +338,75 @@ describe('ExternalDNS (webhook client, TXT registry, planner) writing into zonek
     assert.ok(!listed.some((e) => e.dnsName.endsWith('team-b.example.org')), JSON.stringify(listed));
   });
 
+  test('a TTL above the maximum or a bad record is filtered by /adjustendpoints: the plan completes, one log line', async () => {
+    // More bad endpoints than the namespace's burst of write requests (20): refused one write at a
+    // time, they would spend the rate and the plan would never complete.
+    const bad: Endpoint[] = Array.from({ length: 25 }, (_, i) => ({
+      dnsName: `ttl${i}.apps.example.com`,
+      recordType: 'A',
+      recordTTL: 2147483648,
+      targets: [`192.0.2.${100 + i}`],
+    }));
+    const r = await externalDns('ttl-owner', [
+      ...bad,
+      { dnsName: 'badrecord.apps.example.com', recordType: 'A', targets: ['192.0.2.300'] },
+      { dnsName: 'fine.apps.example.com', recordType: 'A', recordTTL: 60, targets: ['192.0.2.55'] },
+    ]);
+    assert.equal(r.passes[0]!.error, undefined);
+    const adjusted = (r.adjusted ?? []).map((e) => e.dnsName);
+    assert.ok(!adjusted.some((n) => n.startsWith('ttl') || n.startsWith('badrecord')), adjusted.join());
+    assert.ok(adjusted.includes('fine.apps.example.com'), adjusted.join());
+    await eventually('fine.apps.example.com.', 'A', ['192.0.2.55']);
+    assert.equal((await dig(serve.dnsPort, 'ttl0.apps.example.com.', 'A')).status, 'NXDOMAIN');
+    const status = (await (await fetch(`${serve.httpUrl}/api/v1/resources`)).json()) as {
+      externalDnsRefused: { dnsName: string; code: string; stage: string; message: string }[];
+    };
+    const refused = status.externalDnsRefused.filter((x) => x.stage === 'adjustendpoints');
+    assert.ok(
+      refused.some(
+        (x) =>
+          x.dnsName === 'ttl24.apps.example.com' && x.code === 'INVALID_CHANGE' && /ttl/i.test(x.message),
+      ),
+      JSON.stringify(refused.slice(-30)),
+    );
+    assert.ok(refused.some((x) => x.dnsName === 'badrecord.apps.example.com' && x.code === 'INVALID_CHANGE'));
+    // One log line per request with counts, naming a few endpoints: not one per refused endpoint.
+    assert.match(serve.log(), /ExternalDNS webhook: 26 endpoint\(s\) not written/);
+    assert.ok(!serve.log().includes('ttl24.apps.example.com'), serve.log());
+  });
+
+  test('a plan with many bad changes refuses them all in one 204 and writes the rest with one request', async () => {
+    const res = await fetch(`${webhook}/records`, {
+      method: 'POST',
+      headers: { 'content-type': MEDIA_TYPE },
+      body: JSON.stringify({
+        create: [
+          ...Array.from({ length: 25 }, (_, i) => ({
+            dnsName: `direct${i}.apps.example.com`,
+            recordType: 'A',
+            recordTTL: 2147483648,
+            targets: ['192.0.2.7'],
+          })),
+          { dnsName: 'direct.apps.example.com', recordType: 'A', targets: ['192.0.2.8'] },
+        ],
+      }),
+    });
+    assert.equal(res.status, 204, await res.text());
+    await eventually('direct.apps.example.com.', 'A', ['192.0.2.8']);
+    const status = (await (await fetch(`${serve.httpUrl}/api/v1/resources`)).json()) as {
+      externalDnsRefused: { dnsName: string; code: string; stage: string }[];
+    };
+    const refused = status.externalDnsRefused.filter(
+      (x) => x.stage === 'records' && /^direct\d+\./.test(x.dnsName) && x.code === 'INVALID_CHANGE',
+    );
+    assert.equal(refused.length, 25, JSON.stringify(refused));
+    const metrics = await (await fetch(`${serve.httpUrl}/metrics`)).text();
+    assert.doesNotMatch(
+      metrics,
+      /zonekeeper_externaldns_webhook_requests_total\{endpoint="applychanges",status="503"\}/,
+    );
+  });
+
   test('an oversize body is refused with 413 before it is read whole; the provider keeps answering', async () => {
     const big = JSON.stringify({
       create: [

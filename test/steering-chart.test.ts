@@ -87,6 +87,14 @@ describe('Helm chart: health probe values', { timeout: 120_000 }, () => {
     for (const flag of ["'health-probe-allow'", "'health-probe-ca'"]) assert.ok(usage.includes(flag), flag);
   });
 
+  test('namespaceLimit: one flag on the operator and the servers; absent by default', async () => {
+    for (const w of await render('healthProbes.namespaceLimit=200'))
+      assert.deepEqual(probeArgs(w), ['--health-probe-namespace-limit=200']);
+    for (const w of await render()) assert.deepEqual(probeArgs(w), []);
+    const usage = await readFile(path.join(ROOT, 'src/cli/main.ts'), 'utf8');
+    assert.ok(usage.includes("'health-probe-namespace-limit'"));
+  });
+
   test('allow without ca: flags only, no CA volume', async () => {
     for (const w of await render('healthProbes.allow={169.254.169.254/32}')) {
       assert.deepEqual(probeArgs(w), ['--health-probe-allow=169.254.169.254/32']);

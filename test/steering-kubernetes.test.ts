@@ -100,10 +100,12 @@ describe('steering on a real API server', { timeout: 600_000 }, () => {
       },
     ];
     await kube.kubectlOk(['apply', '-f', '-'], { input: docs.map((d) => `---\n${stringify(d)}`).join('') });
-    processes.push(await startOperatorProcess('operator', kube.adminKubeconfig, 'zonekeeper-system'));
+    // The endpoints listen on loopback, which probes reach only when allowed.
+    const allow = ['--health-probe-allow', '127.0.0.0/8'];
+    processes.push(await startOperatorProcess('operator', kube.adminKubeconfig, 'zonekeeper-system', allow));
     const servers = [
-      await startServerProcess('server-a', kube.adminKubeconfig),
-      await startServerProcess('server-b', kube.adminKubeconfig),
+      await startServerProcess('server-a', kube.adminKubeconfig, allow),
+      await startServerProcess('server-b', kube.adminKubeconfig, allow),
     ];
     processes.push(...servers);
 

@@ -22,6 +22,8 @@ import { removeAll, type ServeProcess, startServe, tempDir, waitFor } from './su
 const run = promisify(execFile);
 const API = 'dns.zonekeeper.dev/v1alpha1';
 const FAST = { intervalSeconds: 1, timeoutSeconds: 1, failureThreshold: 1, successThreshold: 1 };
+/** The endpoints listen on loopback, which Zonekeeper's probes (zone builtin.test) reach only when allowed. */
+const PROBE_LOOPBACK = ['--health-probe-allow', '127.0.0.0/8'];
 
 function docs(pdnsUrl: string, keyFile: string, web: number, db: number) {
   const classes = [
@@ -96,7 +98,7 @@ describe('steering: the built-in server and PowerDNS LUA records agree', { timeo
     const manifests = path.join(dir, 'manifests');
     await mkdir(manifests, { recursive: true });
     await writeFile(path.join(manifests, 'steer.yaml'), docs(pdns.apiUrl, keyFile, w1.port, d1.port));
-    serve = await startServe(manifests, path.join(dir, 'state'));
+    serve = await startServe(manifests, path.join(dir, 'state'), PROBE_LOOPBACK);
   });
 
   after(async () => {
@@ -223,7 +225,7 @@ describe('steering: a PowerDNS that does not evaluate LUA records is reported', 
     const manifests = path.join(dir, 'manifests');
     await mkdir(manifests, { recursive: true });
     await writeFile(path.join(manifests, 'steer.yaml'), docs(pdns.apiUrl, keyFile, 8080, 5432));
-    serve = await startServe(manifests, path.join(dir, 'state'));
+    serve = await startServe(manifests, path.join(dir, 'state'), PROBE_LOOPBACK);
   });
   after(async () => {
     await serve?.stop();
@@ -393,7 +395,7 @@ describe('steering: Hashed, Weighted, Random and Closest evaluated by PowerDNS',
       path.join(manifests, 'steer.yaml'),
       perClientDocs(pdns.apiUrl, keyFile, w1.port, d1.port),
     );
-    serve = await startServe(manifests, path.join(dir, 'state'));
+    serve = await startServe(manifests, path.join(dir, 'state'), PROBE_LOOPBACK);
   });
 
   after(async () => {
@@ -565,5 +567,64 @@ describe('steering: Hashed, Weighted, Random and Closest evaluated by PowerDNS',
     // 10.1.0.0/16 lists only eu: with eu down, every healthy record (here us) is answered by both.
     for (const [subnet, up] of cases)
       await settle('closest', [subnet], (_w, _s, a) => a.join() === up.join());
+  });
+});
+
+describe('steering: PowerDNS is never asked to probe loopback unless the operator allows it', {
+  timeout: 240_000,
+}, async () => {
+  const unavailable = await powerDnsAvailable('sqlite');
+  let pdns: PowerDnsProcess;
+  let serve: ServeProcess;
+  let dir: string;
+
+  before(async () => {
+    if (unavailable) return;
+    pdns = await startPowerDns({
+      storage: 'sqlite',
+      extra: ['enable-lua-records=yes', 'lua-health-checks-interval=1', 'query-cache-ttl=0', 'cache-ttl=0'],
+    });
+    dir = await tempDir('steer-pdns-deny');
+    const keyFile = path.join(dir, 'api-key');
+    await writeFile(keyFile, `${pdns.apiKey}\n`);
+    const manifests = path.join(dir, 'manifests');
+    await mkdir(manifests, { recursive: true });
+    await writeFile(path.join(manifests, 'steer.yaml'), docs(pdns.apiUrl, keyFile, 8080, 5432));
+    // No --health-probe-allow: the records (127.0.0.8x) are on loopback.
+    serve = await startServe(manifests, path.join(dir, 'state'));
+  });
+  after(async () => {
+    await serve?.stop();
+    await pdns?.stop();
+    if (dir) await removeAll(dir);
+  });
+
+  test('no LUA record asks PowerDNS to probe them: served unsteered, not Ready, the reason given', {
+    skip: unavailable,
+  }, async () => {
+    const { value: programmed } = await waitFor(async () => {
+      const body = (await (await fetch(`${serve.httpUrl}/api/v1/resources`)).json()) as {
+        items: {
+          kind: string;
+          metadata: { name: string };
+          status?: { conditions?: { type: string; status: string; reason: string; message: string }[] };
+        }[];
+      };
+      const item = body.items.find((i) => i.kind === 'DNSRecordSet' && i.metadata.name === 'pdns-all-http');
+      const c = item?.status?.conditions?.find((x) => x.type === 'Programmed');
+      return c?.status === 'False' ? c : undefined;
+    }, 30_000);
+    assert.equal(programmed.reason, 'BackendRejected');
+    assert.match(programmed.message, /probe 127\.0\.0\.81, 127\.0\.0\.82, a loopback.*--health-probe-allow/);
+    const r = await pdns.api('GET', '/api/v1/servers/localhost/zones/pdns.test.');
+    const rrsets = (r.body as { rrsets: { name: string; type: string }[] }).rrsets;
+    assert.deepEqual(
+      rrsets.filter((s) => s.type === 'LUA').map((s) => s.name),
+      [],
+    );
+    assert.deepEqual(rdataOf(await dig(pdns.dnsPort, 'all-http.pdns.test', 'A'), 'A').sort(), [
+      '127.0.0.81',
+      '127.0.0.82',
+    ]);
   });
 });

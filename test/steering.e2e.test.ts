@@ -145,6 +145,10 @@ for (const workers of [1, 2]) {
         String(workers),
         '--health-probe-ca',
         tls.caFile,
+        // The endpoints listen on loopback, which probes reach only when allowed (a list, as in
+        // --health-probe-allow 10.0.0.0/8,127.0.0.0/8; without the second all would be down).
+        '--health-probe-allow',
+        '192.0.2.0/24,127.0.0.0/8',
       ]);
     });
 
@@ -312,3 +316,99 @@ for (const workers of [1, 2]) {
     });
   });
 }
+
+describe('a namespace over its health probe limit (--health-probe-namespace-limit)', {
+  timeout: 120_000,
+}, () => {
+  let dir: string;
+  let manifests: string;
+  let serve: ServeProcess;
+  let tcp: readonly [Endpoint, Endpoint];
+  const zone = [
+    {
+      apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+      kind: 'DNSZoneClass',
+      metadata: { name: 'builtin' },
+      spec: { backend: { builtin: {} }, nameServers: ['ns1.steer.test.'] },
+    },
+    {
+      apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+      kind: 'DNSZone',
+      metadata: { name: 'steer-test', namespace: 'steer' },
+      spec: { domainName: 'steer.test', className: 'builtin' },
+    },
+  ];
+  const steered = (name: string) =>
+    recordSet(name, {
+      records: [tcp[0].address, tcp[1].address],
+      healthCheck: { protocol: 'TCP', port: tcp[0].port, ...FAST },
+    });
+  const write = (names: string[]) =>
+    writeFile(
+      path.join(manifests, 'steer.yaml'),
+      [...zone, ...names.map(steered)].map((d) => stringify(d)).join('---\n'),
+    );
+  const statuses = async () => {
+    const body = (await (await fetch(`${serve.httpUrl}/api/v1/resources`)).json()) as {
+      items: {
+        kind: string;
+        metadata: { name: string };
+        status?: { conditions?: { type: string; status: string; reason: string; message: string }[] };
+      }[];
+    };
+    const out = new Map<string, { status: string; reason: string; message: string }>();
+    for (const i of body.items)
+      if (i.kind === 'DNSRecordSet') {
+        const ready = i.status?.conditions?.find((c) => c.type === 'Ready');
+        if (ready) out.set(i.metadata.name, ready);
+      }
+    return out;
+  };
+
+  before(async () => {
+    dir = await tempDir('steering-limit');
+    tcp = await pair((a, p) => tcpEndpoint(a, p), '127.0.0.91', '127.0.0.92');
+    manifests = path.join(dir, 'manifests');
+    await mkdir(manifests, { recursive: true });
+    await write(['one', 'two']);
+    serve = await startServe(manifests, path.join(dir, 'state'), [
+      '--health-probe-allow',
+      '127.0.0.0/8',
+      // Each record set's checks are two targets (Host defaults to the owner name): room for one.
+      '--health-probe-namespace-limit',
+      '2',
+    ]);
+  });
+  after(async () => {
+    await serve?.stop();
+    await Promise.all(tcp?.map((e) => e.close()) ?? []);
+    await removeAll(dir);
+  });
+
+  test('the record set beyond the limit is served with every record, not Ready (HealthCheckRefused), until room is freed', async () => {
+    const { value: refused } = await waitFor(async () => {
+      const s = await statuses();
+      const over = [...s].filter(([, c]) => c.reason === 'HealthCheckRefused');
+      const ready = [...s].filter(([, c]) => c.status === 'True');
+      return over.length === 1 && ready.length === 1 ? over[0]! : undefined;
+    }, 30_000);
+    const [name, condition] = refused;
+    assert.equal(condition.status, 'False');
+    assert.match(condition.message, /limit of 2 \(--health-probe-namespace-limit\)/);
+    // Answered with every record, as if up, though its checks never ran.
+    await tcp[1].setUp(false);
+    const answers = async (n: string) =>
+      rdataOf(await dig(serve.dnsPort, `${n}.steer.test`, 'A'), 'A').sort();
+    assert.deepEqual(await answers(name), ['127.0.0.91', '127.0.0.92']);
+    const metrics = await (await fetch(`${serve.httpUrl}/metrics`)).text();
+    assert.match(metrics, /zonekeeper_health_probe_refusals_total\{reason="namespace-limit"\} [1-9]/);
+    // The other record set goes: its targets are released, the refused one is probed and Ready.
+    await write([name]);
+    await waitFor(async () => ((await statuses()).get(name)?.status === 'True' ? true : undefined), 30_000);
+    await waitFor(async () => {
+      const a = await answers(name);
+      return a.join() === '127.0.0.91' ? a : undefined;
+    }, 30_000);
+    await tcp[1].setUp(true);
+  });
+});

@@ -49,9 +49,11 @@ export interface RRsetProblem {
   origin: RRsetOrigin;
   /**
    * `AliasTargetUnresolvable`: an ALIAS the built-in server serves but cannot answer (its target is
-   * outside the zones served and no recursive resolver is configured).
+   * outside the zones served and no recursive resolver is configured). `HealthCheckRefused`: a steered
+   * RRset whose health checks the built-in server did not start (its namespace's probe limit, or no
+   * probe slot left); its records are all answered.
    */
-  reason: 'Conflict' | 'BackendRejected' | 'AliasTargetUnresolvable';
+  reason: 'Conflict' | 'BackendRejected' | 'AliasTargetUnresolvable' | 'HealthCheckRefused';
   message: string;
 }
 

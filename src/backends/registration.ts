@@ -13,6 +13,11 @@ export interface BackendContext {
   /** Reads secrets by reference: files and environment variables in folder mode, Secrets in the operator. */
   secrets: SecretResolver;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  /**
+   * Whether a health check may probe an address (`--health-probe-allow` and the denied networks),
+   * for backends whose server probes (PowerDNS LUA records). Absent: every address may.
+   */
+  probePermitted?: (address: string) => boolean;
 }
 
 /** A backend as the factory keeps it: settings changed in place, connections closed at shutdown. */

@@ -35,8 +35,12 @@ Usage:
       their SOA serial and starts above it; how long to wait for them (default 2; 0 = do not ask).
       --max-manifest-bytes: larger manifest files are not read (default 16MiB; 512KiB, 64MiB, bytes).
       --workers: DNS processes sharing the port (default 1; auto = one per CPU).
-      --health-probe-allow CIDR (repeatable): health probes of steered record sets may reach these
-      networks although they are link-local or cloud metadata addresses (refused otherwise).
+      --health-probe-allow CIDR[,CIDR...] (repeatable): health probes of steered record sets may reach
+      these networks although they are loopback (127.0.0.0/8, ::1), 0.0.0.0/8, link-local or cloud
+      metadata addresses (refused otherwise; private networks are allowed).
+      --health-probe-namespace-limit N: probe targets (address and check) the health-checked record sets
+      of one namespace may hold (default 1024, of 65536 per process); a record set beyond it is served
+      unprobed and reported (HealthCheckRefused).
       --health-probe-ca FILE (repeatable): PEM certificate authorities HTTPS health probes trust besides
       the system's.
       --change-safety-window SECONDS: how long content must stay unchanged to become the baseline that
@@ -92,15 +96,16 @@ Usage:
       default whois.iana.org:43) every --domain-registration-refresh 24h, --domain-expiry-warning 720h.
       --gateway-dns=true [--gateway-target-domain gw.example.net]:
       Gateway API hostnames under verified Domains become DNSRecordSets (docs/domains.md).
-      --health-probe-allow, --health-probe-ca as in serve: the leader probes steered record sets of
-      builtin classes for DNSRecordSet.status.targets and TargetDown/TargetUp Events.
+      --health-probe-allow, --health-probe-namespace-limit, --health-probe-ca as in serve: the leader
+      probes steered record sets of builtin classes for DNSRecordSet.status.targets and
+      TargetDown/TargetUp Events.
   zonekeeper server [--kubeconfig FILE] [--context NAME] [--dns 0.0.0.0:5353] [--http 0.0.0.0:8080]
                     [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
                     [--unconfirmed-after SECONDS] [--response-cache N] [--rrl ...]
                     [--operator-namespace NS] [--leader-election-id NAME] [--write-timeout SECONDS]
                     [--write-token-file FILE] [--homelab-api HOST:PORT ...] [--write-access FILE]
                     [--externaldns-webhook-namespace NS [--externaldns-webhook HOST:PORT]]
-                    [--health-probe-allow CIDR] [--health-probe-ca FILE]
+                    [--health-probe-allow CIDR] [--health-probe-namespace-limit N] [--health-probe-ca FILE]
       Serve the cluster's zones read-only, at the serials the operator recorded; any number of replicas.
       Records written through an API here are forwarded to the operator leader named by the Lease
       --leader-election-id in --operator-namespace (default: this pod's namespace), each attempt
@@ -186,18 +191,38 @@ function applyGardenerTypes(args: readonly string[]): void {
   }
 }
 
-/** `--health-probe-allow CIDR` and `--health-probe-ca FILE` (serve and server): what steering's probes may reach and trust. */
+/**
+ * `--health-probe-allow CIDR`, `--health-probe-namespace-limit N` and `--health-probe-ca FILE` (serve,
+ * server, operator): what steering's probes may reach, how many one namespace may hold, what they trust.
+ */
 const HEALTH_PROBE_FLAGS = {
   'health-probe-allow': { type: 'string', multiple: true },
+  'health-probe-namespace-limit': { type: 'string' },
   'health-probe-ca': { type: 'string', multiple: true },
 } as const;
 
 async function healthProbeOptions(values: {
   'health-probe-allow'?: string[];
+  'health-probe-namespace-limit'?: string;
   'health-probe-ca'?: string[];
-}): Promise<{ healthProbeAllow?: string[]; healthProbeCa?: string[] }> {
+}): Promise<{ healthProbeAllow?: string[]; healthProbeNamespaceLimit?: number; healthProbeCa?: string[] }> {
+  const limit = values['health-probe-namespace-limit'];
+  if (limit !== undefined && !/^\d{1,9}$/.test(limit))
+    throw new UsageError(
+      `--health-probe-namespace-limit: ${JSON.stringify(limit)} is not a whole number of probe targets`,
+    );
   return {
-    ...(values['health-probe-allow'] ? { healthProbeAllow: values['health-probe-allow'] } : {}),
+    ...(limit !== undefined ? { healthProbeNamespaceLimit: Number(limit) } : {}),
+    ...(values['health-probe-allow']
+      ? {
+          healthProbeAllow: values['health-probe-allow'].flatMap((v) =>
+            v
+              .split(',')
+              .map((n) => n.trim())
+              .filter((n) => n !== ''),
+          ),
+        }
+      : {}),
     ...(values['health-probe-ca']
       ? { healthProbeCa: await Promise.all(values['health-probe-ca'].map((f) => readFile(f, 'utf8'))) }
       : {}),

@@ -104,8 +104,10 @@ export interface OperatorOptions {
    * negotiates, the leader writes (a replica that does not lead answers a plan with 503).
    */
   externalDnsWebhook?: ExternalDnsWebhookSettings;
-  /** Networks health probes may reach although link-local or cloud metadata (`--health-probe-allow`). */
+  /** Networks health probes may reach although PROBE_DENIED_NETWORKS holds them (`--health-probe-allow`). */
   healthProbeAllow?: readonly string[];
+  /** Probe targets one namespace's record sets may hold (`--health-probe-namespace-limit`). */
+  healthProbeNamespaceLimit?: number;
   /** Certificate authorities (PEM) HTTPS health probes trust besides the system's (`--health-probe-ca`). */
   healthProbeCa?: readonly string[];
   log: Log;
@@ -217,6 +219,9 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     view: new HealthView(),
     registry,
     ...(options.healthProbeAllow ? { allow: options.healthProbeAllow } : {}),
+    ...(options.healthProbeNamespaceLimit !== undefined
+      ? { namespaceLimit: options.healthProbeNamespaceLimit }
+      : {}),
     ...(options.healthProbeCa ? { ca: options.healthProbeCa } : {}),
     log: (level, message) => log(level, message),
     onTransition: ({ slot, target, state, error }) => {
@@ -244,9 +249,15 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   });
   const steering = new SteeringBinder(checker);
   const backends = createBackendFactory({
-    builtin: new BuiltinBackend(table, undefined, { steering }),
+    builtin: new BuiltinBackend(table, undefined, {
+      steering,
+      // Record sets whose health checks were refused get their status again once they are started.
+      recheck: (zone) => controller?.recheckZone(zone),
+    }),
     secrets,
     log,
+    // PowerDNS's LUA health checks: the same networks as the built-in server's probes.
+    probePermitted: (address) => checker.permitted(address),
   });
   // The homelab DNS operator's kinds, pushed to their providers: run by the leader only.
   const homelabSettings = homelabSettingsFromEnv();

@@ -87,8 +87,10 @@ export interface ServeOptions extends AnswerSettings {
   changeSafetyWindowMs?: number;
   /** How often `--state-dir`/confirmations is checked for `zonekeeper confirm` (default 1 s). */
   confirmationPollMs?: number;
-  /** Networks health probes may reach although link-local or cloud metadata (`--health-probe-allow`). */
+  /** Networks health probes may reach although PROBE_DENIED_NETWORKS holds them (`--health-probe-allow`). */
   healthProbeAllow?: readonly string[];
+  /** Probe targets one namespace's record sets may hold (`--health-probe-namespace-limit`). */
+  healthProbeNamespaceLimit?: number;
   /** Certificate authorities (PEM) HTTPS health probes trust besides the system's (`--health-probe-ca`). */
   healthProbeCa?: readonly string[];
   log: Log;
@@ -154,6 +156,9 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     view: processHealth,
     registry,
     ...(options.healthProbeAllow ? { allow: options.healthProbeAllow } : {}),
+    ...(options.healthProbeNamespaceLimit !== undefined
+      ? { namespaceLimit: options.healthProbeNamespaceLimit }
+      : {}),
     ...(options.healthProbeCa ? { ca: options.healthProbeCa } : {}),
     log: (level, message) => log(level, message),
     onViewWrite: (slot, state) => pool?.sendHealth([[slot, state]]),
@@ -166,9 +171,15 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     },
   });
   const steering = new SteeringBinder(checker);
+  // Record sets whose health checks were refused get their status again once they are started.
+  const recheck = (zone: string) => controller.recheckZone(zone);
   const backend = (): Backend => {
     if (workers === 1)
-      return new BuiltinBackend(table, notifier, { ...(aliasCheck ? { aliasCheck } : {}), steering });
+      return new BuiltinBackend(table, notifier, {
+        ...(aliasCheck ? { aliasCheck } : {}),
+        steering,
+        recheck,
+      });
     pool = WorkerPoolBackend.forListener(
       table,
       dns.address(),
@@ -180,6 +191,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         ...(aliasCheck ? { aliasCheck } : {}),
         updates,
         steering,
+        recheck,
       },
       notifier,
     );
@@ -268,7 +280,13 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   // builtin classes: this process's server; powerdns classes: their PowerDNS (API keys from files or
   // environment variables here; a Kubernetes Secret reference is reported as needing a cluster).
   const secrets = fileAndEnvSecrets();
-  const backends = createBackendFactory({ builtin: zoneBackend, secrets, log });
+  const backends = createBackendFactory({
+    builtin: zoneBackend,
+    secrets,
+    log,
+    // PowerDNS's LUA health checks: the same networks as the built-in server's probes.
+    probePermitted: (address) => checker.permitted(address),
+  });
   // Objects of front-door kinds reach the controller as the DNSZones and DNSRecordSets they map to.
   const translated =
     frontDoors.size > 0

@@ -63,8 +63,10 @@ export interface ServerOptions extends AnswerSettings {
    * the credential there).
    */
   externalDnsWebhook?: ExternalDnsWebhookSettings;
-  /** Networks health probes may reach although link-local or cloud metadata (`--health-probe-allow`). */
+  /** Networks health probes may reach although PROBE_DENIED_NETWORKS holds them (`--health-probe-allow`). */
   healthProbeAllow?: readonly string[];
+  /** Probe targets one namespace's record sets may hold (`--health-probe-namespace-limit`). */
+  healthProbeNamespaceLimit?: number;
   /** Certificate authorities (PEM) HTTPS health probes trust besides the system's (`--health-probe-ca`). */
   healthProbeCa?: readonly string[];
   log: Log;
@@ -143,6 +145,9 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
     view: processHealth,
     registry,
     ...(options.healthProbeAllow ? { allow: options.healthProbeAllow } : {}),
+    ...(options.healthProbeNamespaceLimit !== undefined
+      ? { namespaceLimit: options.healthProbeNamespaceLimit }
+      : {}),
     ...(options.healthProbeCa ? { ca: options.healthProbeCa } : {}),
     log: (level, message) => log(level, message),
     onViewWrite: (slot, state) => pool?.sendHealth([[slot, state]]),

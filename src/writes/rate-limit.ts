@@ -21,6 +21,16 @@ export class RateLimiter {
     return Math.max(1, Math.ceil((1 - refilled) / rate));
   }
 
+  /** Like `take` without taking: 0 when a token is there now, else the seconds until one is. */
+  peek(namespace: string, rate: number, burst: number, nowMs: number): number {
+    const bucket = this.buckets.get(namespace);
+    if (!bucket) return burst >= 1 ? 0 : Number.POSITIVE_INFINITY;
+    const refilled = Math.min(burst, bucket.tokens + (Math.max(0, nowMs - bucket.at) / 1000) * rate);
+    if (refilled >= 1) return 0;
+    if (rate <= 0) return Number.POSITIVE_INFINITY;
+    return Math.max(1, Math.ceil((1 - refilled) / rate));
+  }
+
   /** A bucket that has refilled is the same as none: dropped, so idle namespaces cost nothing. */
   private sweep(nowMs: number): void {
     if (nowMs - this.lastSweep < 60_000) return;

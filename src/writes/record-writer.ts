@@ -47,6 +47,11 @@ export interface RecordWriter {
    * live view answers). Absent on writers that forward (they hold nothing).
    */
   held?(key: ResourceKey): DNSRecordSet | null | undefined;
+  /**
+   * Seconds until the credential's namespace may send a write request (0: now), without taking its
+   * rate: a front door asks before it reads a large body. Absent on writers that forward.
+   */
+  rateWait?(credential: string): number;
 }
 
 /** A record set written through an API, with when it was first written (oldest wins conflicts). */
@@ -206,6 +211,13 @@ export class WriteCoordinator implements RecordWriter {
   /** The record sets held for `namespace` (for quotas and tests). */
   countOf(namespace: string): number {
     return this.counts.get(namespace) ?? 0;
+  }
+
+  rateWait(credential: string): number {
+    const cred = this.options.credentials.get(credential);
+    if (!cred) return 0; // apply answers UNKNOWN_CREDENTIAL
+    const quota = this.options.credentials.quota(cred.namespace);
+    return this.rate.peek(cred.namespace, quota.requestsPerSecond, quota.burst, this.now());
   }
 
   apply(credential: string, request: WriteRequest): Promise<WriteResult> {
@@ -481,32 +493,9 @@ export class WriteCoordinator implements RecordWriter {
       }
       const admitted = this.options.gate.admit(namespace, fqdn, change.type);
       if (!admitted.ok) throw fail('NOT_DELEGATED', admitted.message);
-      const validated = validateResource({
-        apiVersion: API_VERSION,
-        kind: 'DNSRecordSet',
-        metadata: {
-          name,
-          namespace,
-          labels: { [WRITTEN_BY_LABEL]: credential },
-          ...(change.annotations !== undefined && Object.keys(change.annotations).length > 0
-            ? { annotations: Object.fromEntries(sortedEntries(change.annotations)) }
-            : {}),
-        },
-        spec: {
-          name: fqdn,
-          type: change.type,
-          ...(change.ttl !== undefined ? { ttl: change.ttl } : {}),
-          records: change.records,
-        },
-      });
-      if (!validated.ok)
-        throw fail(
-          'INVALID_CHANGE',
-          validated.problems.map((p) => `${p.path.replace(/^spec\./, '')}: ${p.message}`).join('; '),
-        );
-      const resource = validated.resource as DNSRecordSet;
-      const parsed = parseRecordSetRecords(resource, admitted.origin);
-      if (!parsed.ok) throw fail('INVALID_CHANGE', parsed.message.replace(/^spec\./, ''));
+      const checked = checkUpsertContent(change, fqdn, namespace, credential, admitted.origin);
+      if (!checked.ok) throw fail('INVALID_CHANGE', checked.message);
+      const resource = checked.resource;
       let outcome: ChangeOutcome;
       if (!mine) {
         outcome = 'created';
@@ -587,6 +576,47 @@ export class WriteCoordinator implements RecordWriter {
 }
 
 /** Whether the held RRset (`spec`, undefined when none) has the content `expect`; records compared as sets of RDATA. */
+/**
+ * Whether an upsert's content makes a valid record set (name, TTL within bounds, records parsed in
+ * the zone of `origin`), as the writer judges it: front doors ask before they write (ExternalDNS's
+ * `/adjustendpoints`), so what would be refused is refused at once and never costs a write request.
+ */
+export function checkUpsertContent(
+  change: Extract<RecordChange, { op: 'upsert' }>,
+  fqdn: Name,
+  namespace: string,
+  credential: string,
+  origin: Name,
+): { ok: true; resource: DNSRecordSet } | { ok: false; message: string } {
+  const validated = validateResource({
+    apiVersion: API_VERSION,
+    kind: 'DNSRecordSet',
+    metadata: {
+      name: writtenObjectName(fqdn, change.type),
+      namespace,
+      labels: { [WRITTEN_BY_LABEL]: credential },
+      ...(change.annotations !== undefined && Object.keys(change.annotations).length > 0
+        ? { annotations: Object.fromEntries(sortedEntries(change.annotations)) }
+        : {}),
+    },
+    spec: {
+      name: fqdn,
+      type: change.type,
+      ...(change.ttl !== undefined ? { ttl: change.ttl } : {}),
+      records: change.records,
+    },
+  });
+  if (!validated.ok)
+    return {
+      ok: false,
+      message: validated.problems.map((p) => `${p.path.replace(/^spec\./, '')}: ${p.message}`).join('; '),
+    };
+  const resource = validated.resource as DNSRecordSet;
+  const parsed = parseRecordSetRecords(resource, origin);
+  if (!parsed.ok) return { ok: false, message: parsed.message.replace(/^spec\./, '') };
+  return { ok: true, resource };
+}
+
 function sameContent(
   expect: RRsetContent | 'absent',
   spec: { ttl?: number; records: string[] } | undefined,

@@ -1,4 +1,4 @@
-import type { Name } from '../../dns/name.ts';
+import { type Name, nameKey } from '../../dns/name.ts';
 import type { SelectionBinding, SelectionSink } from '../../server/selection/selection-table.ts';
 import type { SteeringBinder } from '../../server/selection/steering/steering-binder.ts';
 import type { Notifier } from '../../server/transfer/notifier.ts';
@@ -24,6 +24,11 @@ export interface BuiltinBackendOptions {
   steering?: SteeringBinder;
   /** Where bindings go: this backend's table by default, every DNS process for a worker pool. */
   selectionSink?: SelectionSink;
+  /**
+   * Where the statuses are written (`serve`, the operator): a zone whose refused health checks were
+   * started after all (room freed elsewhere) is handed here to be reconciled again.
+   */
+  recheck?: (zone: ResourceKey) => void;
 }
 
 /**
@@ -53,10 +58,18 @@ export class BuiltinBackend implements Backend, SelectionSink {
   private readonly aliases: AliasTargets | undefined;
   private readonly steering: SteeringBinder | undefined;
   private readonly sink: SelectionSink;
+  /** The zone of each origin applied here (for `recheck`). */
+  private readonly keys = new Map<string, ResourceKey>();
 
   constructor(table: ZoneTable, notifier?: Notifier, options: BuiltinBackendOptions = {}) {
     this.table = table;
     this.steering = options.steering;
+    const recheck = options.recheck;
+    if (this.steering && recheck)
+      this.steering.onRefusalsChanged = (origin) => {
+        const key = this.keys.get(nameKey(origin));
+        if (key) recheck(key);
+      };
     this.sink = options.selectionSink ?? this;
     this.notifier = notifier;
     this.zones = new ZoneApplier(table);
@@ -64,6 +77,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
   }
 
   async applyZone(zone: ProgrammedZone): Promise<ApplyResult | undefined> {
+    this.keys.set(nameKey(zone.origin), zone.key);
     const current = this.table.get(zone.origin);
     if (current && current.serial === zone.serial) {
       this.zones.setTransfers(current, zone.transfers);
@@ -91,13 +105,20 @@ export class BuiltinBackend implements Backend, SelectionSink {
     return this.result(zone);
   }
 
-  /** What the apply leaves to report: ALIAS record sets this server cannot answer. */
+  /**
+   * What the apply leaves to report: ALIAS record sets this server cannot answer, steered record sets
+   * whose health checks were refused.
+   */
   private result(zone: ProgrammedZone): ApplyResult | undefined {
-    const problems = this.aliases?.problems(zone.origin);
-    return problems && problems.length > 0 ? { problems } : undefined;
+    const problems = [
+      ...(this.aliases?.problems(zone.origin) ?? []),
+      ...(this.steering?.problems(zone.origin) ?? []),
+    ];
+    return problems.length > 0 ? { problems } : undefined;
   }
 
   async deleteZone(origin: Name): Promise<void> {
+    this.keys.delete(nameKey(origin));
     this.steering?.forget(origin);
     if (this.table.delete(origin) && this.aliases) {
       this.aliases.forget(origin);

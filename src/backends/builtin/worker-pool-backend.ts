@@ -32,6 +32,8 @@ export interface WorkerPoolOptions {
   updates?: UpdateResponder;
   /** Steered RRsets become bindings in every DNS process (see BuiltinBackendOptions.steering). */
   steering?: SteeringBinder;
+  /** Zones to reconcile again (see BuiltinBackendOptions.recheck). */
+  recheck?: BuiltinBackendOptions['recheck'];
 }
 
 interface PoolWorker {
@@ -69,6 +71,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
     this.local = new BuiltinBackend(table, notifier, {
       ...(options.aliasCheck ? { aliasCheck: options.aliasCheck } : {}),
       ...(options.steering ? { steering: options.steering, selectionSink: this } : {}),
+      ...(options.recheck ? { recheck: options.recheck } : {}),
     });
     this.options = options;
   }
@@ -87,6 +90,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       aliasCheck?: WorkerPoolOptions['aliasCheck'];
       updates?: UpdateResponder;
       steering?: SteeringBinder;
+      recheck?: WorkerPoolOptions['recheck'];
     } & AnswerSettings,
     notifier?: Notifier,
   ): WorkerPoolBackend {
@@ -100,6 +104,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
         ...(options.aliasCheck ? { aliasCheck: options.aliasCheck } : {}),
         ...(options.updates ? { updates: options.updates } : {}),
         ...(options.steering ? { steering: options.steering } : {}),
+        ...(options.recheck ? { recheck: options.recheck } : {}),
         config: {
           listen: `${host}:${address.port}`,
           ...answerSettings(options),

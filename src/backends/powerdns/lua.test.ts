@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Steering } from '../../api/steering.ts';
-import { luaContent, luaLimits, luaProgram } from './lua.ts';
+import { luaContent, luaDeniedCandidates, luaLimits, luaProgram } from './lua.ts';
 
 const http: Steering = {
   policy: 'Ordered',
@@ -76,4 +76,13 @@ test('luaLimits names what PowerDNS does not express', () => {
     hashed.some((l) => l.startsWith('pickwhashed hashes the client its own way')),
     hashed.join('\n'),
   );
+});
+
+test('candidates PowerDNS must not probe: those the probe guard refuses, only when health-checked', () => {
+  const permitted = (a: string) => !a.startsWith('127.') && a !== '169.254.169.254';
+  const steering: Steering = { ...http, candidates: ['192.0.2.10', '127.0.0.1', '169.254.169.254'] };
+  assert.deepEqual(luaDeniedCandidates(steering, permitted), ['127.0.0.1', '169.254.169.254']);
+  assert.deepEqual(luaDeniedCandidates(http, permitted), []);
+  const { healthCheck: _, ...unchecked } = steering;
+  assert.deepEqual(luaDeniedCandidates(unchecked, permitted), [], 'no health check: nothing is probed');
 });

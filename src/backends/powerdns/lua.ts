@@ -129,3 +129,14 @@ export function luaLimits(steering: Steering): string[] {
     );
   return out;
 }
+
+/**
+ * The candidates of a health-checked steered RRset that PowerDNS must not probe (`permitted` says
+ * no: loopback, link-local, metadata addresses not allow-listed), in order; empty when it may probe
+ * them all. PowerDNS's health checker runs where PowerDNS runs, so the same guard as Zonekeeper's own
+ * probes applies before a LUA record asks it to.
+ */
+export function luaDeniedCandidates(steering: Steering, permitted: (address: string) => boolean): string[] {
+  if (!steering.healthCheck) return [];
+  return steering.candidates.filter((address) => !permitted(address));
+}

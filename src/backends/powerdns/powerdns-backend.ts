@@ -23,6 +23,7 @@ import { parseRdata, type Rdata, rdataEquals, type SoaRdata } from '../../dns/rd
 import { isRecordTypeName, type RecordTypeName } from '../../dns/rrtype.ts';
 import { type RolloverTimings, rolloverTimings } from '../../zones/dnssec-rollover.ts';
 import { ignoreMatcher } from '../../zones/ignore.ts';
+import type { RRset } from '../../zones/rrset.ts';
 import type {
   ApplyResult,
   Backend,
@@ -45,7 +46,7 @@ import {
 } from './diff.ts';
 import { applyDnssec } from './dnssec.ts';
 import { PowerDnsError, recordFromError } from './errors.ts';
-import { luaContent } from './lua.ts';
+import { luaContent, luaDeniedCandidates } from './lua.ts';
 
 export type { PowerDnsSettings };
 
@@ -101,6 +102,11 @@ export interface PowerDnsBackendOptions {
   readFile?: (path: string) => Promise<string>;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
   maxPatchBytes?: number;
+  /**
+   * Whether PowerDNS may be asked to probe an address (LUA records' health checks): as Zonekeeper's
+   * own probes, loopback, link-local and metadata addresses only when allow-listed.
+   */
+  probePermitted?: (address: string) => boolean;
   /** Called after every apply with what it did (tests, benchmarks). */
   onApply?: (origin: Name, stats: ApplyStats) => void;
 }
@@ -225,7 +231,7 @@ export class PowerDnsBackend implements Backend {
     }
     // After creation: the zone's ENABLE-LUA-RECORDS metadata needs the zone to exist.
     const lua = await this.luaCheck(zone);
-    const desired = this.desiredOf(zone, lua.use);
+    const desired = this.desiredOf(zone, lua.use, lua.unsteered);
     if (await this.fixZoneSettings(info)) stats.requests++;
     const ignored = ignoreMatcher(origin, zone.ignore);
     const diff = diffZone({
@@ -494,10 +500,40 @@ export class PowerDnsBackend implements Backend {
    * back. Opted in but not evaluated: every steered RRset is reported (and programmed with every
    * candidate), never published as a LUA record that would fail.
    */
-  private async luaCheck(zone: ProgrammedZone): Promise<{ use: boolean; problems: RRsetProblem[] }> {
+  private async luaCheck(
+    zone: ProgrammedZone,
+  ): Promise<{ use: boolean; problems: RRsetProblem[]; unsteered?: ReadonlySet<string> }> {
     if (!this.settings.luaRecords) return { use: false, problems: [] };
     const steered = [...zone.rrsets()].filter((r) => r.steering !== undefined);
     if (steered.length === 0) return { use: true, problems: [] };
+    const checked = await this.luaCheckEnabled(zone, steered);
+    if (!checked.use) return checked;
+    // Health checks PowerDNS must not run (loopback, metadata addresses): served unsteered, reported.
+    const permitted = this.options.probePermitted;
+    if (!permitted) return checked;
+    const unsteered = new Set<string>();
+    const problems: RRsetProblem[] = [];
+    for (const r of steered) {
+      const denied = luaDeniedCandidates(r.steering!, permitted);
+      if (denied.length === 0) continue;
+      unsteered.add(`${r.type} ${nameKey(r.owner)}`);
+      problems.push({
+        owner: r.owner,
+        type: r.type,
+        origin: r.origin,
+        reason: 'BackendRejected',
+        message:
+          `its health check would make ${this.location} probe ${denied.join(', ')}, a loopback, link-local or cloud metadata address: ` +
+          'served with every candidate, unsteered; check other addresses, or the operator allows the network with --health-probe-allow',
+      });
+    }
+    return { use: true, problems, unsteered };
+  }
+
+  private async luaCheckEnabled(
+    zone: ProgrammedZone,
+    steered: RRset[],
+  ): Promise<{ use: boolean; problems: RRsetProblem[] }> {
     const now = performance.now();
     if (this.luaEnabled === undefined || now - this.luaEnabled.at > 60_000) {
       const what = 'GET server configuration';
@@ -556,7 +592,7 @@ export class PowerDnsBackend implements Backend {
     return { refused: `the API answered ${response.status} ${error.slice(0, 200)}` };
   }
 
-  private desiredOf(zone: ProgrammedZone, lua = false): DesiredRRset[] {
+  private desiredOf(zone: ProgrammedZone, lua = false, unsteered?: ReadonlySet<string>): DesiredRRset[] {
     const soa: SoaRdata = {
       type: 'SOA',
       mname: zone.soa.mname,
@@ -578,7 +614,7 @@ export class PowerDnsBackend implements Backend {
       },
     ];
     for (const rrset of zone.rrsets()) {
-      if (lua && rrset.steering) {
+      if (lua && rrset.steering && !unsteered?.has(`${rrset.type} ${nameKey(rrset.owner)}`)) {
         // The LUA record replaces the A/AAAA RRset (PowerDNS answers A queries from it).
         out.push({
           owner: rrset.owner,

@@ -16,5 +16,6 @@ export const powerDnsRegistration: BackendRegistration<'powerdns'> = {
       settings,
       secrets: context.secrets,
       ...(context.log ? { log: context.log } : {}),
+      ...(context.probePermitted ? { probePermitted: context.probePermitted } : {}),
     }),
 };

@@ -8,7 +8,7 @@ import type { ResourceStore } from '../../control/resource-store.ts';
 import { parseName } from '../../dns/name.ts';
 import type { RecordTypeName } from '../../dns/rrtype.ts';
 import type { WriteAccessConfig } from '../../writes/credentials.ts';
-import { type WriteGate, writtenObjectName } from '../../writes/record-writer.ts';
+import { checkUpsertContent, type WriteGate, writtenObjectName } from '../../writes/record-writer.ts';
 import { WRITTEN_BY_LABEL } from '../../writes/write-request.ts';
 import { delegationNamesNamespace } from '../../zones/delegation.ts';
 import { resourceKey } from '../../zones/resource-key.ts';
@@ -105,7 +105,7 @@ export async function startExternalDnsWebhook(
       ),
     domains: () =>
       options.loaded() ? writableDomains(options.store.list('DNSZone') as DNSZone[], namespace) : undefined,
-    precheck: (fqdn, type) => {
+    precheck: (fqdn, type, upsert) => {
       let name: string;
       try {
         name = parseName(fqdn);
@@ -121,16 +121,29 @@ export async function startExternalDnsWebhook(
           code: 'NOT_OWNER',
           message: `${fqdn} ${type}: DNSRecordSet ${key} ${by ? `was written by ${by}` : 'is defined by a manifest or tenant'}; only it can change it`,
         };
+      // In the writer's order: another's RRset, then the delegation.
       const gate = options.gate();
-      if (!gate) return undefined;
-      const admitted = gate.admit(namespace, name, t);
-      if (!admitted.ok) return { code: 'NOT_DELEGATED', message: `${fqdn} ${type}: ${admitted.message}` };
-      const other = gate.otherOwner?.(namespace, name, t, key);
+      const other = gate?.otherOwner?.(namespace, name, t, key);
       if (other)
         return {
           code: 'NOT_OWNER',
           message: `${fqdn} ${type}: ${other} defines this RRset; change it where it is defined`,
         };
+      const admitted = gate?.admit(namespace, name, t);
+      if (admitted && !admitted.ok)
+        return { code: 'NOT_DELEGATED', message: `${fqdn} ${type}: ${admitted.message}` };
+      // TTL and records as the writer judges them (in the zone that takes the name; without the
+      // zones judged here, names in records are read as absolute, as ExternalDNS writes them).
+      if (upsert) {
+        const checked = checkUpsertContent(
+          upsert,
+          name,
+          namespace,
+          EXTERNALDNS_CREDENTIAL,
+          admitted?.ok ? admitted.origin : name,
+        );
+        if (!checked.ok) return { code: 'INVALID_CHANGE', message: `${fqdn} ${type}: ${checked.message}` };
+      }
       return undefined;
     },
     ...(options.onRefused ? { onRefused: options.onRefused } : {}),

@@ -8,7 +8,7 @@ import { after, describe, test } from 'node:test';
 import type { RecordWriter } from '../../writes/record-writer.ts';
 import { WriteError } from '../../writes/write-request.ts';
 import { writableDomains } from './start.ts';
-import { domainFilter, ExternalDnsWebhook, MEDIA_TYPE } from './webhook.ts';
+import { domainFilter, ExternalDnsWebhook, MAX_WAITING_REQUESTS, MEDIA_TYPE } from './webhook.ts';
 
 describe('the ExternalDNS webhook provider over HTTP', () => {
   let writer: RecordWriter | undefined;
@@ -134,12 +134,63 @@ describe('the ExternalDNS webhook provider over HTTP', () => {
     );
   });
 
+  test('a plan is not read while the namespace has spent its write rate: 503 with Retry-After, body unparsed', async () => {
+    let applied = 0;
+    writer = {
+      apply: async () => {
+        applied++;
+        return { namespace: 'team-a', replayed: false, changes: [] };
+      },
+      rateWait: () => 4,
+    };
+    // Not JSON: parsed, it would answer 400; unread, the rate answers first.
+    const res = await post('/records', '{not json');
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get('retry-after'), '4');
+    assert.match(await res.text(), /RATE_LIMITED/);
+    assert.equal(applied, 0);
+  });
+
+  test('POSTs are taken one at a time with a few waiting; the rest answer 503 before their body is read', async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let applied = 0;
+    writer = {
+      apply: async () => {
+        applied++;
+        await held;
+        return { namespace: 'team-a', replayed: false, changes: [] };
+      },
+    };
+    const first = post('/records', plan);
+    await waitUntil(() => applied === 1);
+    const waiting = Array.from({ length: MAX_WAITING_REQUESTS }, () => post('/records', plan));
+    // Admitted ones wait; one more is refused at once.
+    await waitUntil(() => hook.pending === 1 + MAX_WAITING_REQUESTS);
+    const busy = await post('/adjustendpoints', [plan.create[0]]);
+    assert.equal(busy.status, 503);
+    assert.ok(busy.headers.get('retry-after'));
+    assert.match(await busy.text(), /BUSY/);
+    release();
+    for (const res of [await first, ...(await Promise.all(waiting))]) assert.equal(res.status, 204);
+    assert.equal(applied, 1 + MAX_WAITING_REQUESTS);
+    // Answered again once the queue drained.
+    assert.equal((await post('/adjustendpoints', [plan.create[0]])).status, 200);
+  });
+
   test('bodies that are not JSON, wrong methods and unknown paths are refused', async () => {
     assert.equal((await post('/records', '{not json')).status, 400);
     assert.equal((await fetch(await url('/records'), { method: 'DELETE' })).status, 405);
     assert.equal((await fetch(await url('/nope'))).status, 404);
   });
 });
+
+async function waitUntil(f: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !f(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(f(), 'the condition did not come true');
+}
 
 describe('the domains a namespace may write', () => {
   const zone = (namespace: string, domainName: string, delegations?: unknown[]) =>

@@ -12,7 +12,15 @@
  *   ownership, conflict, invalid) is dropped from the plan, the rest applied, and the refusal reported
  *   (log, metric, `refused()`, `onRefused` for Events).
  * - `POST /adjustendpoints`: the desired endpoints less those that would be refused, where that can be
- *   known before the write (type, shape, delegation, ownership), so the planner never plans them.
+ *   known before the write (type, shape, TTL and records, delegation, ownership), so the planner never
+ *   plans them (ExternalDNS lets AdjustEndpoints remove endpoints; refusals are logged as one line per
+ *   request, counted per code).
+ *
+ * A plan's endpoints are judged all before anything is written, so every bad one is refused in the
+ * same answer and never costs a write request (the namespace's rate) of its own. Bodies are read and
+ * parsed only once the request is admitted: POSTs are handled one at a time, at most
+ * `MAX_WAITING_REQUESTS` wait (more answer 503 unread), a plan is not read while the namespace's write
+ * rate is spent, and no body is larger than `maxBodyBytes`.
  *
  * Endpoints become record sets of one namespace through the record writer (ADR 0016) under one
  * credential, so delegations, quotas and ownership decide as for any tenant. The protocol
@@ -53,6 +61,13 @@ export const DEFAULT_EXTERNALDNS_WEBHOOK = '127.0.0.1:8888';
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 /** Refusals kept for `refused()` (the newest). */
 const MAX_REFUSALS_KEPT = 200;
+/**
+ * POSTs waiting for the one in progress; more are answered 503 before their body is read. ExternalDNS
+ * sends one request at a time (adjust, then apply), so only several controllers, or a flood, wait.
+ */
+export const MAX_WAITING_REQUESTS = 4;
+/** Refused endpoints named in a request's one log line (the rest are counted). */
+const LOGGED_EXAMPLES = 5;
 /** The writer's bounds, with room for the annotation and JSON around each change. */
 const CHUNK_BYTES = DEFAULT_REQUEST_LIMITS.maxBytes / 2;
 
@@ -88,6 +103,8 @@ export interface ExternalDnsWebhookOptions {
   precheck?: (
     fqdn: string,
     type: Endpoint['recordType'],
+    /** The upsert the endpoint makes, when it has records: its TTL and records are judged too. */
+    upsert?: Extract<RecordChange, { op: 'upsert' }>,
   ) => { code: WriteErrorCode; message: string } | undefined;
   onRefused?: (refusal: Refusal) => void;
   maxBodyBytes?: number;
@@ -117,8 +134,12 @@ export class ExternalDnsWebhook {
   private readonly refusals: Refusal[] = [];
   private readonly requests: ((endpoint: string, status: number) => void) | undefined;
   private readonly refusedCounter: ((code: string, stage: string) => void) | undefined;
-  /** Plans are applied one at a time, in the order they arrive. */
+  /** POSTs (plans, adjustments) are handled one at a time, in the order they arrive. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** POSTs admitted and not answered yet (the one in progress and those waiting). */
+  private admitted = 0;
+  /** The refusals of the request in progress, logged as one line when it is answered. */
+  private batch: Refusal[] | undefined;
 
   constructor(options: ExternalDnsWebhookOptions) {
     this.options = options;
@@ -163,6 +184,11 @@ export class ExternalDnsWebhook {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  /** POSTs admitted and not answered yet: the one in progress and those waiting. */
+  get pending(): number {
+    return this.admitted;
+  }
+
   /** The newest endpoints refused, oldest first. */
   refused(): readonly Refusal[] {
     return this.refusals;
@@ -205,42 +231,88 @@ export class ExternalDnsWebhook {
       req.resume();
       return;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
-    req.on('data', (chunk: Buffer) => {
-      if (over) return;
-      size += chunk.length;
-      if (size > maxBody) {
-        over = true;
-        res.setHeader('connection', 'close');
-        send(tooLarge(maxBody));
-        return;
+    const fail = (e: unknown) => {
+      if (e instanceof HttpFailure)
+        send({
+          status: e.status,
+          body: e.message,
+          ...(e.retryAfter !== undefined ? { headers: { 'retry-after': String(e.retryAfter) } } : {}),
+        });
+      else {
+        this.options.log('error', 'ExternalDNS webhook: request failed', {
+          error: e instanceof Error ? e.message : String(e),
+        });
+        send({ status: 500, body: 'internal error; retry' });
       }
-      chunks.push(chunk);
-    });
-    req.on('error', () => res.destroy());
-    req.on('end', () => {
-      if (over) return;
-      const body = Buffer.concat(chunks).toString('utf8');
-      this.route(method, path, body).then(send, (e: unknown) => {
-        if (e instanceof HttpFailure)
-          send({
-            status: e.status,
-            body: e.message,
-            ...(e.retryAfter !== undefined ? { headers: { 'retry-after': String(e.retryAfter) } } : {}),
-          });
-        else {
-          this.options.log('error', 'ExternalDNS webhook: request failed', {
-            error: e instanceof Error ? e.message : String(e),
-          });
-          send({ status: 500, body: 'internal error; retry' });
-        }
+    };
+    if (method !== 'POST') {
+      // Nothing to read: GETs list or negotiate at once, other methods are refused.
+      req.resume();
+      this.route(method, path, () => Promise.resolve('')).then(send, fail);
+      return;
+    }
+    // A POST is admitted before its body is read: one at a time, a few waiting, the rest refused.
+    if (this.admitted > MAX_WAITING_REQUESTS) {
+      res.setHeader('connection', 'close');
+      send({
+        status: 503,
+        body: `more than ${MAX_WAITING_REQUESTS} requests are waiting for this provider (BUSY); retry`,
+        headers: { 'retry-after': '2' },
       });
+      req.resume();
+      return;
+    }
+    this.admitted++;
+    let over = false;
+    let broken = false;
+    // Listened to at once: a client that goes away while its request waits is no crash.
+    req.on('error', () => {
+      broken = true;
+      res.destroy();
     });
+    const body = (): Promise<string> =>
+      new Promise((resolve, reject) => {
+        if (broken) {
+          reject(new HttpFailure(400, 'the request was not received whole'));
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        req.on('data', (chunk: Buffer) => {
+          if (over) return;
+          size += chunk.length;
+          if (size > maxBody) {
+            over = true;
+            res.setHeader('connection', 'close');
+            reject(new HttpFailure(413, tooLarge(maxBody).body as string));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        req.on('error', () => reject(new HttpFailure(400, 'the request was not received whole')));
+        req.on('end', () => {
+          if (!over) resolve(Buffer.concat(chunks).toString('utf8'));
+        });
+      });
+    this.serialized(async () => {
+      this.batch = [];
+      try {
+        return await this.route(method, path, body);
+      } finally {
+        const batch = this.batch;
+        this.batch = undefined;
+        this.logRefusals(batch, endpoint);
+      }
+    })
+      .then(send, fail)
+      .finally(() => {
+        this.admitted--;
+        // What was not read (an answer before the body) is drained, so the connection can close.
+        if (!req.complete) req.resume();
+      });
   }
 
-  private async route(method: string, path: string, body: string): Promise<Answer> {
+  private async route(method: string, path: string, body: () => Promise<string>): Promise<Answer> {
     if (path === '/') {
       if (method !== 'GET') return methodNotAllowed('GET');
       const domains = this.options.domains();
@@ -249,12 +321,22 @@ export class ExternalDnsWebhook {
     }
     if (path === '/records') {
       if (method === 'GET') return { status: 200, body: this.list() };
-      if (method === 'POST') return this.serialized(() => this.apply(parseJson(body)));
+      if (method === 'POST') {
+        // Not read while the namespace may not write: the plan would be refused whole anyway.
+        const wait = this.options.writer()?.rateWait?.(EXTERNALDNS_CREDENTIAL) ?? 0;
+        if (wait > 0)
+          throw new HttpFailure(
+            503,
+            `namespace ${this.options.namespace} has used its write rate (RATE_LIMITED); retry after ${Number.isFinite(wait) ? `${wait} s` : 'a quota change'}`,
+            Number.isFinite(wait) ? Math.max(1, Math.ceil(wait)) : 60,
+          );
+        return this.apply(parseJson(await body()));
+      }
       return methodNotAllowed('GET, POST');
     }
     if (path === '/adjustendpoints') {
       if (method !== 'POST') return methodNotAllowed('POST');
-      return { status: 200, body: this.adjust(parseJson(body)) };
+      return { status: 200, body: this.adjust(parseJson(await body())) };
     }
     return {
       status: 404,
@@ -322,9 +404,11 @@ export class ExternalDnsWebhook {
     taken: Map<string, Endpoint>,
   ): { code: WriteErrorCode; message: string } | undefined {
     let type: string;
+    let upsert: Extract<RecordChange, { op: 'upsert' }> | undefined;
     try {
       type = endpointType(e);
-      endpointUpsert({ ...e, targets: e.targets?.length ? e.targets : ['-'] });
+      if (e.targets?.length) upsert = endpointUpsert(e) as Extract<RecordChange, { op: 'upsert' }>;
+      else endpointUpsert({ ...e, targets: ['-'] });
     } catch (err) {
       return { code: 'INVALID_CHANGE', message: (err as Error).message };
     }
@@ -334,7 +418,7 @@ export class ExternalDnsWebhook {
         code: 'DUPLICATE_CHANGE',
         message: `${e.dnsName} ${type}: the endpoint with set identifier ${JSON.stringify(other.setIdentifier ?? '')} already defines this RRset; here one RRset is one endpoint (weighted or routed sets are not supported)`,
       };
-    return this.options.precheck?.(endpointFqdn(e), type);
+    return this.options.precheck?.(endpointFqdn(e), type, upsert);
   }
 
   private refuse(
@@ -356,15 +440,36 @@ export class ExternalDnsWebhook {
     if (this.refusals.length > MAX_REFUSALS_KEPT)
       this.refusals.splice(0, this.refusals.length - MAX_REFUSALS_KEPT);
     this.refusedCounter?.(code, stage);
-    this.options.log('warn', 'ExternalDNS webhook: endpoint not written', {
-      namespace: this.options.namespace,
-      dnsName: e.dnsName,
-      recordType: e.recordType,
-      code,
-      stage,
-      message,
-    });
+    if (this.batch) this.batch.push(refusal);
+    else
+      this.options.log('warn', 'ExternalDNS webhook: endpoint not written', {
+        namespace: this.options.namespace,
+        dnsName: e.dnsName,
+        recordType: e.recordType,
+        code,
+        stage,
+        message,
+      });
     this.options.onRefused?.(refusal);
+  }
+
+  /**
+   * One line for the refusals of a request, however many: counts per code and the first few
+   * endpoints with why (a list of thousands refused each sync must not flood the log).
+   */
+  private logRefusals(batch: readonly Refusal[] | undefined, endpoint: string): void {
+    if (!batch || batch.length === 0) return;
+    const codes: Record<string, number> = {};
+    for (const r of batch) codes[r.code] = (codes[r.code] ?? 0) + 1;
+    this.options.log('warn', `ExternalDNS webhook: ${batch.length} endpoint(s) not written`, {
+      namespace: this.options.namespace,
+      request: endpoint,
+      codes,
+      examples: batch
+        .slice(0, LOGGED_EXAMPLES)
+        .map((r) => `${r.dnsName} ${r.recordType} (${r.code}): ${r.message}`.slice(0, 300)),
+      ...(batch.length > LOGGED_EXAMPLES ? { more: batch.length - LOGGED_EXAMPLES } : {}),
+    });
   }
 
   /** Applies a plan: every endpoint that can be written is, the others are refused; 204 unless retryable. */
@@ -412,16 +517,22 @@ export class ExternalDnsWebhook {
         );
         continue;
       }
+      let change: Extract<RecordChange, { op: 'upsert' }>;
       try {
-        pending.push({
-          change: { ...endpointUpsert(e), exclusive: true },
-          endpoint: e,
-          create: !held.has(rrsetKey(e)),
-        });
-        upserted.set(rrsetKey(e), e);
+        change = endpointUpsert(e) as Extract<RecordChange, { op: 'upsert' }>;
       } catch (err) {
         this.refuse(e, 'INVALID_CHANGE', (err as Error).message, 'records');
+        continue;
       }
+      // Judged here, every one, before any write: what the writer would refuse (TTL, records,
+      // delegation, ownership) is refused in this answer, never one write request at a time.
+      const why = this.options.precheck?.(change.name, change.type, change);
+      if (why) {
+        this.refuse(e, why.code, why.message, 'records');
+        continue;
+      }
+      pending.push({ change: { ...change, exclusive: true }, endpoint: e, create: !held.has(rrsetKey(e)) });
+      upserted.set(rrsetKey(e), e);
     }
     for (const e of deletes) {
       // Replaced in the same plan (a set identifier changed): the upsert states the RRset.

@@ -73,6 +73,9 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- range .Values.healthProbes.allow }}
 - --health-probe-allow={{ . }}
 {{- end }}
+{{- with .Values.healthProbes.namespaceLimit }}
+- --health-probe-namespace-limit={{ . }}
+{{- end }}
 {{- if .Values.healthProbes.ca.configMap }}
 {{- range .Values.healthProbes.ca.keys }}
 - --health-probe-ca=/etc/zonekeeper/health-probe-ca/{{ . }}

@@ -31,6 +31,8 @@ describe('HealthChecker against real endpoints on loopback', { timeout: 60_000 }
       view,
       registry,
       ca: [tlsMaterial.ca],
+      // The endpoints listen on loopback, which probes reach only when the operator allows it.
+      allow: ['127.0.0.0/8'],
       log: (_level, message) => logs.push(message),
       ...extra,
     });
@@ -141,8 +143,8 @@ describe('HealthChecker against real endpoints on loopback', { timeout: 60_000 }
     }
   });
 
-  test('link-local and metadata addresses are never probed unless allow-listed', async () => {
-    const { c, view } = checker();
+  test('loopback, link-local and metadata addresses are never probed unless allow-listed', async () => {
+    const { c, view } = checker({ allow: [] });
     const slot = c.acquire({
       protocol: 'TCP',
       address: '169.254.169.254',
@@ -155,10 +157,18 @@ describe('HealthChecker against real endpoints on loopback', { timeout: 60_000 }
     });
     try {
       await until(() => view.get(slot) === HEALTH_DOWN);
-      assert.match(c.status(slot)?.lastError ?? '', /link-local or cloud metadata address/);
+      assert.match(c.status(slot)?.lastError ?? '', /loopback, link-local or cloud metadata address/);
       assert.equal(c.permitted('fd00:ec2::254'), false);
       assert.equal(c.permitted('fe80::1'), false);
-      assert.equal(c.permitted('127.0.0.1'), true);
+      // The server's own host: loopback, "this network" and the unspecified address.
+      for (const own of ['127.0.0.1', '127.255.255.254', '::1', '0.0.0.0', '0.1.2.3', '::'])
+        assert.equal(c.permitted(own), false, own);
+      // Alibaba Cloud's metadata service and Azure's host address.
+      assert.equal(c.permitted('100.100.100.200'), false);
+      assert.equal(c.permitted('168.63.129.16'), false);
+      // Private networks are where internal services live: probed by default.
+      for (const internal of ['10.0.0.1', '172.16.5.4', '192.168.1.1', 'fd12:3456::1', '100.64.0.1'])
+        assert.equal(c.permitted(internal), true, internal);
       // IPv6 forms that carry the metadata address reach it too: judged as IPv4.
       for (const disguised of [
         '::ffff:169.254.169.254',
@@ -166,15 +176,24 @@ describe('HealthChecker against real endpoints on loopback', { timeout: 60_000 }
         '::169.254.169.254',
         '64:ff9b::a9fe:a9fe',
         '2002:a9fe:a9fe::1',
+        '::ffff:127.0.0.1',
+        '::ffff:7f00:1',
+        '64:ff9b::7f00:1',
+        '::ffff:100.100.100.200',
+        '::ffff:0.0.0.0',
       ])
         assert.equal(c.permitted(disguised), false, disguised);
       assert.equal(c.permitted('::ffff:192.0.2.1'), true);
     } finally {
       c.stop();
     }
-    const allowed = checker({ allow: ['169.254.169.0/24'] });
+    const allowed = checker({ allow: ['169.254.169.0/24', '127.0.0.0/8', '::1'] });
     assert.equal(allowed.c.permitted('169.254.169.254'), true);
     assert.equal(allowed.c.permitted('169.254.1.1'), false);
+    assert.equal(allowed.c.permitted('127.0.0.9'), true);
+    assert.equal(allowed.c.permitted('::ffff:127.0.0.9'), true, 'the mapped form of an allowed address');
+    assert.equal(allowed.c.permitted('::1'), true);
+    assert.equal(allowed.c.permitted('0.0.0.0'), false, 'allowing loopback does not allow 0.0.0.0/8');
     allowed.c.stop();
   });
 

@@ -14,8 +14,31 @@ import type { Registry } from '../../../metrics/registry.ts';
 import { type ClientNetwork, networkWithin, parseNetwork } from '../policy.ts';
 import { HEALTH_DOWN, HEALTH_UNKNOWN, HEALTH_UP, type HealthState, type HealthView } from './health-view.ts';
 
-/** Addresses never probed unless allow-listed: link-local (cloud metadata lives there) and AWS's IPv6 metadata. */
-export const PROBE_DENIED_NETWORKS = ['169.254.0.0/16', 'fe80::/10', 'fd00:ec2::254/128'] as const;
+/**
+ * Addresses never probed unless the operator allow-lists them (`--health-probe-allow`): the server's
+ * own host (loopback 127.0.0.0/8 and ::1, "this network" 0.0.0.0/8 and :: which a socket connects to
+ * the local host by), link-local (169.254.169.254, the metadata service of most clouds, lives there),
+ * Alibaba Cloud's metadata service (100.100.100.200, in the shared address space), Azure's host
+ * address (168.63.129.16) and AWS's IPv6 metadata. Private networks (10/8, 172.16/12, 192.168/16,
+ * fc00::/7) stay allowed: internal services behind published names live there (docs/steering.md).
+ */
+export const PROBE_DENIED_NETWORKS = [
+  '127.0.0.0/8',
+  '::1/128',
+  '0.0.0.0/8',
+  '::/128',
+  '169.254.0.0/16',
+  'fe80::/10',
+  '100.100.100.200/32',
+  '168.63.129.16/32',
+  'fd00:ec2::254/128',
+] as const;
+
+/**
+ * Default of `--health-probe-namespace-limit`: probe targets one namespace's record sets may hold
+ * (distinct address and check), out of the process's HEALTH_SLOTS (65,536) shared by every namespace.
+ */
+export const DEFAULT_NAMESPACE_TARGET_LIMIT = 1024;
 
 /** The most of a response body read for stringMatch. */
 const BODY_LIMIT = 64 * 1024;
@@ -32,6 +55,12 @@ export interface TargetStatus {
   lastError?: string;
 }
 
+/** Why a record set's probes were not started: its namespace's limit, or the process's slots. */
+export interface ProbeRefusal {
+  reason: 'NamespaceLimit' | 'Capacity';
+  message: string;
+}
+
 export interface HealthTransition {
   slot: number;
   target: ProbeTarget;
@@ -43,7 +72,12 @@ export interface HealthCheckerOptions {
   view: HealthView;
   /** Probes in flight at once (default 16). */
   concurrency?: number;
-  /** Networks (CIDR) that may be probed although PROBE_DENIED_NETWORKS holds them. */
+  /**
+   * Probe targets the record sets of one namespace may hold at once (default
+   * DEFAULT_NAMESPACE_TARGET_LIMIT): one tenant cannot take every slot of the process.
+   */
+  namespaceLimit?: number;
+  /** Networks (CIDR, or single addresses) that may be probed although PROBE_DENIED_NETWORKS holds them. */
   allow?: readonly string[];
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
   registry?: Registry;
@@ -103,13 +137,18 @@ export class HealthChecker {
   private readonly queue: Target[] = [];
   private inFlight = 0;
   private stopped = false;
+  private readonly namespaceLimit: number;
+  /** Per namespace: the targets its record sets hold (by key), with how many holds each. */
+  private readonly byNamespace = new Map<string, Map<string, number>>();
   private readonly checks?: ReturnType<Registry['counter']>;
+  private readonly refusals?: ReturnType<Registry['counter']>;
   private readonly targetsGauge?: ReturnType<Registry['gauge']>;
 
   constructor(options: HealthCheckerOptions) {
     this.options = options;
     this.view = options.view;
     this.concurrency = Math.max(1, options.concurrency ?? 16);
+    this.namespaceLimit = Math.max(0, options.namespaceLimit ?? DEFAULT_NAMESPACE_TARGET_LIMIT);
     this.ca = options.ca && options.ca.length > 0 ? [...tls.rootCertificates, ...options.ca] : undefined;
     this.denied = PROBE_DENIED_NETWORKS.map((n) => parseNetwork(n)!);
     this.allowed = (options.allow ?? []).map((n) => {
@@ -126,6 +165,11 @@ export class HealthChecker {
         'Health probes of steered records, by result (up, down: the probe failed).',
         ['result'],
       );
+      this.refusals = options.registry.counter(
+        'zonekeeper_health_probe_refusals_total',
+        "Record sets whose health checks were not started, by reason (namespace-limit: the namespace's --health-probe-namespace-limit; capacity: every probe slot of the process is taken), counted per attempt.",
+        ['reason'],
+      );
       this.targetsGauge = options.registry.gauge(
         'zonekeeper_health_targets',
         'Probe targets of steered records by state (unknown, up, down).',
@@ -135,16 +179,50 @@ export class HealthChecker {
     }
   }
 
+  /**
+   * Starts probing every target (or shares the probes of equal ones) for a record set of `namespace`,
+   * and returns their slots in the view; or, taking nothing, why not: the namespace would hold more
+   * targets than its limit, or the process has no slot left for them. All or none, so a record set is
+   * either probed whole or reported, and a refusal leaves nothing behind.
+   */
+  acquireAll(targets: readonly ProbeTarget[], namespace = ''): number[] | ProbeRefusal {
+    const keys = targets.map((t) => targetKey(t));
+    const held = this.byNamespace.get(namespace);
+    const fresh = new Set(keys.filter((k) => !held?.has(k)));
+    const total = (held?.size ?? 0) + fresh.size;
+    if (fresh.size > 0 && total > this.namespaceLimit) {
+      this.refusals?.labels('namespace-limit').inc();
+      return {
+        reason: 'NamespaceLimit',
+        message: `namespace ${JSON.stringify(namespace)} would have ${total} health probe targets, more than its limit of ${this.namespaceLimit} (--health-probe-namespace-limit); health-check fewer records or ask the operator for a higher limit`,
+      };
+    }
+    const unseen = new Set(keys.filter((k) => !this.byKey.has(k))).size;
+    const free = this.freeSlots.length + Math.max(0, this.view.capacity - this.nextSlot);
+    if (unseen > free) {
+      this.refusals?.labels('capacity').inc();
+      return {
+        reason: 'Capacity',
+        message: `every one of the ${this.view.capacity} health probe slots of this server is taken; retried when record sets elsewhere release theirs`,
+      };
+    }
+    return targets.map((t) => this.acquire(t, namespace));
+  }
+
   /** Starts probing a target (or shares the probes of an equal one) and returns its slot in the view. */
-  acquire(target: ProbeTarget): number {
+  acquire(target: ProbeTarget, namespace = ''): number {
     const key = targetKey(target);
     const existing = this.byKey.get(key);
     if (existing) {
       existing.refs++;
+      this.hold(namespace, key);
       return existing.slot;
     }
+    // Checked before a slot is taken: a refusal takes nothing (nextSlot stays below capacity).
+    if (this.freeSlots.length === 0 && this.nextSlot >= this.view.capacity)
+      throw new Error(`more than ${this.view.capacity} health probe targets`);
     const slot = this.freeSlots.pop() ?? this.nextSlot++;
-    if (slot >= this.view.capacity) throw new Error(`more than ${this.view.capacity} health probe targets`);
+    this.hold(namespace, key);
     this.write(slot, HEALTH_UNKNOWN);
     const t: Target = {
       key,
@@ -163,16 +241,52 @@ export class HealthChecker {
     return slot;
   }
 
-  /** Stops sharing a slot; the last holder stops its probes and frees it. */
-  release(slot: number): void {
+  /**
+   * Stops sharing a slot; the last holder stops its probes and frees it. True when that freed room:
+   * the slot itself, or a target of the namespace's count.
+   */
+  release(slot: number, namespace = ''): boolean {
     const t = this.bySlot.get(slot);
-    if (!t || --t.refs > 0) return;
+    if (!t) return false;
+    const unheld = this.unhold(namespace, t.key);
+    if (--t.refs > 0) return unheld;
     clearTimeout(t.timer);
     this.byKey.delete(t.key);
     this.bySlot.delete(slot);
     this.write(slot, HEALTH_UNKNOWN);
     this.freeSlots.push(slot);
     this.updateGauge();
+    return true;
+  }
+
+  /** Targets probed now (slots in use). */
+  get targetCount(): number {
+    return this.bySlot.size;
+  }
+
+  /** Targets the record sets of `namespace` hold now. */
+  namespaceTargets(namespace: string): number {
+    return this.byNamespace.get(namespace)?.size ?? 0;
+  }
+
+  private hold(namespace: string, key: string): void {
+    const held = this.byNamespace.get(namespace) ?? new Map<string, number>();
+    this.byNamespace.set(namespace, held);
+    held.set(key, (held.get(key) ?? 0) + 1);
+  }
+
+  /** True when the namespace no longer holds the target at all. */
+  private unhold(namespace: string, key: string): boolean {
+    const held = this.byNamespace.get(namespace);
+    const n = held?.get(key);
+    if (!held || n === undefined) return false;
+    if (n > 1) {
+      held.set(key, n - 1);
+      return false;
+    }
+    held.delete(key);
+    if (held.size === 0) this.byNamespace.delete(namespace);
+    return true;
   }
 
   status(slot: number): TargetStatus | undefined {
@@ -269,7 +383,7 @@ export class HealthChecker {
   }
 
   /**
-   * Whether the address may be probed: not link-local or metadata, unless allow-listed. An IPv6 address
+   * Whether the address may be probed: not in PROBE_DENIED_NETWORKS, unless allow-listed. An IPv6 address
    * that carries an IPv4 address (IPv4-mapped ::ffff:0:0/96, IPv4-compatible ::/96, NAT64 64:ff9b::/96,
    * 6to4 2002::/16) is judged as that IPv4 address too: the socket reaches it, so ::ffff:169.254.169.254
    * is the metadata service.
@@ -290,7 +404,7 @@ export class HealthChecker {
   /** One probe: undefined when up, else why it failed. */
   private async probe(t: ProbeTarget): Promise<string | undefined> {
     if (!this.permitted(t.address)) {
-      return `${t.address} is a link-local or cloud metadata address; probes reach it only when allow-listed (--health-probe-allow)`;
+      return `${t.address} is a loopback, link-local or cloud metadata address; probes reach it only when the operator allow-lists its network (--health-probe-allow)`;
     }
     try {
       return t.protocol === 'TCP' ? await probeTcp(t) : await probeHttp(t, this.ca);

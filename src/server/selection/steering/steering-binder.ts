@@ -6,6 +6,7 @@
  */
 import type { DNSRecordSetStatus } from '../../../api/index.ts';
 import type { Steering } from '../../../api/steering.ts';
+import type { RRsetProblem } from '../../../backends/backend.ts';
 import { type Name, nameKey } from '../../../dns/name.ts';
 import { type ResourceKey, resourceKey } from '../../../zones/resource-key.ts';
 import type { RRset, RRsetDelta } from '../../../zones/rrset.ts';
@@ -24,9 +25,17 @@ interface Steered {
 
 interface ZoneState {
   steered: Map<string, Steered>;
-  slots: number[];
+  /** The slots this zone holds, each with the namespace it is held for. */
+  slots: { slot: number; namespace: string }[];
   /** The bindings last given, as JSON (so an unchanged set is not sent again). */
   sent: string;
+  /** Per steered RRset (by id): its candidates' slots (NO_SLOT: not probed). */
+  own: Map<string, number[]>;
+  /** The zone's origin and where the bindings went, for a retry of refused health checks. */
+  origin: Name;
+  sink: SelectionSink;
+  /** Steered RRsets whose health checks were refused (served with every record, unprobed). */
+  refused: RRsetProblem[];
 }
 
 /** A steered RRset's probe targets and their states, for status. */
@@ -45,9 +54,24 @@ export class SteeringBinder {
     { zone: string; targets: { address: string; slot: number }[] }
   >();
   private readonly checker: HealthChecker | undefined;
+  private retryScheduled = false;
+  /**
+   * Called for a zone whose refused health checks changed after a retry (room was freed elsewhere),
+   * so that its record sets' status is written again (the backend reports `problems`).
+   */
+  onRefusalsChanged: ((origin: Name) => void) | undefined;
 
   constructor(checker: HealthChecker | undefined) {
     this.checker = checker;
+  }
+
+  /**
+   * The steered RRsets of a zone whose health checks were not started (their namespace's limit, or
+   * no slot left), as problems of their record sets: served with every record, never probed, until
+   * room is freed (retried then).
+   */
+  problems(origin: Name): RRsetProblem[] {
+    return this.zones.get(nameKey(origin))?.refused ?? [];
   }
 
   /** The zone holds exactly these RRsets now: binds its steered ones. */
@@ -76,18 +100,21 @@ export class SteeringBinder {
     if (!state) return;
     this.zones.delete(nameKey(origin));
     for (const [k, v] of this.byRecord) if (v.zone === nameKey(origin)) this.byRecord.delete(k);
-    for (const slot of state.slots) this.checker?.release(slot);
+    this.releaseAll(state.slots);
   }
 
   /** Every steered RRset of a zone and the slots of its candidates. */
   targets(origin: Name): SteeredTargets[] {
     const state = this.zones.get(nameKey(origin));
     if (!state) return [];
-    return [...state.steered.values()].map((s) => ({
+    return [...state.steered].map(([id, s]) => ({
       owner: s.owner,
       type: s.type,
       origin: s.origin,
-      targets: s.steering.candidates.map((address, i) => ({ address, slot: state.slots[i] ?? NO_SLOT })),
+      targets: s.steering.candidates.map((address, i) => ({
+        address,
+        slot: state.own.get(id)?.[i] ?? NO_SLOT,
+      })),
     }));
   }
 
@@ -116,16 +143,33 @@ export class SteeringBinder {
   private async bind(sink: SelectionSink, origin: Name, steered: Map<string, Steered>): Promise<void> {
     const key = nameKey(origin);
     const old = this.zones.get(key);
-    const slots: number[] = [];
+    const slots: ZoneState['slots'] = [];
+    const refused: RRsetProblem[] = [];
     const bindings: SelectionBinding[] = [];
-    for (const s of steered.values()) {
+    const owned = new Map<string, number[]>();
+    for (const [id, s] of steered) {
       const hc = s.steering.healthCheck;
-      const own = s.steering.candidates.map((address) => {
-        if (!hc || !this.checker) return NO_SLOT;
-        const slot = this.checker.acquire({ ...hc, address });
-        slots.push(slot);
-        return slot;
-      });
+      let own: number[] = s.steering.candidates.map(() => NO_SLOT);
+      if (hc && this.checker) {
+        // All of the record set's targets or none, counted against its namespace.
+        const namespace = s.origin.kind === 'apex' ? '' : s.origin.namespace;
+        const got = this.checker.acquireAll(
+          s.steering.candidates.map((address) => ({ ...hc, address })),
+          namespace,
+        );
+        if (Array.isArray(got)) {
+          own = got;
+          for (const slot of got) slots.push({ slot, namespace });
+        } else
+          refused.push({
+            owner: s.owner,
+            type: s.type,
+            origin: s.origin,
+            reason: 'HealthCheckRefused',
+            message: `health checks not started: ${got.message}; every record is answered, as if up`,
+          });
+      }
+      owned.set(id, own);
       const data: SteeringBindingData = {
         candidates: s.steering.candidates,
         slots: own,
@@ -142,17 +186,45 @@ export class SteeringBinder {
     for (const s of steered.values()) {
       const own = bindings[at++]!.data as SteeringBindingData;
       if (s.origin.kind !== 'recordSet' || !s.steering.healthCheck) continue;
+      if (own.slots.every((slot) => slot === NO_SLOT)) continue; // refused: reported as a problem
       this.byRecord.set(resourceKey(s.origin), {
         zone: key,
         targets: s.steering.candidates.map((address, i) => ({ address, slot: own.slots[i]! })),
       });
     }
-    // Acquired before released, so a target kept across the change keeps its slot and its state.
-    for (const slot of old?.slots ?? []) this.checker?.release(slot);
     const sent = JSON.stringify(bindings);
     if (steered.size === 0) this.zones.delete(key);
-    else this.zones.set(key, { steered, slots, sent });
+    else this.zones.set(key, { steered, slots, sent, own: owned, origin, sink, refused });
+    // Acquired before released, so a target kept across the change keeps its slot and its state.
+    this.releaseAll(old?.slots ?? []);
     if (sent !== (old?.sent ?? '[]')) await sink.setSelections(origin, bindings);
+  }
+
+  /** Releases slots; when that freed room and health checks were refused somewhere, retries those. */
+  private releaseAll(slots: readonly { slot: number; namespace: string }[]): void {
+    let freed = false;
+    for (const { slot, namespace } of slots) if (this.checker?.release(slot, namespace)) freed = true;
+    if (!freed || this.retryScheduled) return;
+    if (![...this.zones.values()].some((z) => z.refused.length > 0)) return;
+    this.retryScheduled = true;
+    setImmediate(() => {
+      this.retryScheduled = false;
+      void this.retryRefused();
+    });
+  }
+
+  /** Binds again the zones with refused health checks; reports those whose refusals changed. */
+  private async retryRefused(): Promise<void> {
+    for (const [key, state] of [...this.zones]) {
+      // A zone changed or forgotten meanwhile was bound by that change: nothing to retry.
+      if (state.refused.length === 0 || this.zones.get(key) !== state) continue;
+      const before = JSON.stringify(state.refused.map((p) => [p.owner, p.type, p.message]));
+      await this.bind(state.sink, state.origin, state.steered);
+      const after = JSON.stringify(
+        this.zones.get(key)?.refused.map((p) => [p.owner, p.type, p.message]) ?? [],
+      );
+      if (after !== before) this.onRefusalsChanged?.(state.origin);
+    }
   }
 }
 
