@@ -1,8 +1,7 @@
 import type { DnssecStatus, EffectiveDnssec, IgnoreRule } from '../api/index.ts';
 import type { Name } from '../dns/name.ts';
-import type { RecordTypeName } from '../dns/rrtype.ts';
 import type { ResourceKey } from '../zones/resource-key.ts';
-import type { RRset, RRsetDelta, RRsetOrigin } from '../zones/rrset.ts';
+import type { RRset, RRsetDelta, RRsetProblem } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
 
@@ -36,26 +35,7 @@ export interface ProgrammedZone {
   dnssec?: EffectiveDnssec;
 }
 
-/**
- * One RRset of the zone the backend did not program while programming the rest: something the backend
- * holds and Zonekeeper does not own takes its name (`Conflict`), or the backend refused its content
- * (`BackendRejected`), or cannot answer for it (`AliasTargetUnresolvable`). The message says what holds
- * it or what was refused, and what to do.
- */
-export interface RRsetProblem {
-  owner: Name;
-  type: RecordTypeName;
-  /** Where the RRset came from, so the problem is reported on the record set (or zone) behind it. */
-  origin: RRsetOrigin;
-  /**
-   * `AliasTargetUnresolvable`: an ALIAS the built-in server serves but cannot answer (its target is
-   * outside the zones served and no recursive resolver is configured). `HealthCheckRefused`: a steered
-   * RRset whose health checks the built-in server did not start (its namespace's probe limit, or no
-   * probe slot left); its records are all answered.
-   */
-  reason: 'Conflict' | 'BackendRejected' | 'AliasTargetUnresolvable' | 'HealthCheckRefused';
-  message: string;
-}
+export type { RRsetProblem } from '../zones/rrset.ts';
 
 /** What an apply leaves to report besides the serial (read back with `servedSerial`). */
 export interface ApplyResult {

@@ -43,3 +43,24 @@ export interface RRsetDelta<R extends RRsetData = RRset> {
   readonly upserts: readonly R[];
   readonly deletes: readonly RRsetKey[];
 }
+
+/**
+ * One RRset of the zone the backend did not program while programming the rest: something the backend
+ * holds and Zonekeeper does not own takes its name (`Conflict`), or the backend refused its content
+ * (`BackendRejected`), or cannot answer for it (`AliasTargetUnresolvable`). The message says what holds
+ * it or what was refused, and what to do.
+ */
+export interface RRsetProblem {
+  owner: Name;
+  type: RecordTypeName;
+  /** Where the RRset came from, so the problem is reported on the record set (or zone) behind it. */
+  origin: RRsetOrigin;
+  /**
+   * `AliasTargetUnresolvable`: an ALIAS the built-in server serves but cannot answer (its target is
+   * outside the zones served and no recursive resolver is configured). `HealthCheckRefused`: a steered
+   * RRset whose health checks the built-in server did not start (its namespace's probe limit, or no
+   * probe slot left); its records are all answered.
+   */
+  reason: 'Conflict' | 'BackendRejected' | 'AliasTargetUnresolvable' | 'HealthCheckRefused';
+  message: string;
+}

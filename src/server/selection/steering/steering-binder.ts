@@ -6,10 +6,9 @@
  */
 import type { DNSRecordSetStatus } from '../../../api/index.ts';
 import type { Steering } from '../../../api/steering.ts';
-import type { RRsetProblem } from '../../../backends/backend.ts';
 import { type Name, nameKey } from '../../../dns/name.ts';
 import { type ResourceKey, resourceKey } from '../../../zones/resource-key.ts';
-import type { RRset, RRsetDelta } from '../../../zones/rrset.ts';
+import type { RRset, RRsetDelta, RRsetProblem } from '../../../zones/rrset.ts';
 import type { SelectionBinding, SelectionSink } from '../selection-table.ts';
 import type { HealthChecker } from './health-checker.ts';
 import { NO_SLOT } from './health-view.ts';
