@@ -1,11 +1,4 @@
-import {
-  canonicalSortKey,
-  encodeNameUncompressed,
-  labelCount,
-  type Name,
-  nameKey,
-  parentName,
-} from '../../dns/name.ts';
+import { encodeNameUncompressed, labelCount, type Name, nameKey, parentName } from '../../dns/name.ts';
 import { encodeRdata } from '../../dns/rdata.ts';
 import { RRType } from '../../dns/rrtype.ts';
 import { WireReader, WireWriter } from '../../dns/wire.ts';
@@ -137,12 +130,18 @@ export class ZoneImage {
         byKey.set(key, { owner: name, rrsets: [] });
       }
     }
+    // Names in wire form below the origin, sorted in canonical order by a key made from those bytes
+    // alone (every name shares the origin, so the order is that of `canonicalSortKey`).
+    const originWire = encodeNameUncompressed(origin);
     const nodes = [...byKey.entries()]
-      .map(([key, node]) => ({ ...node, key, sort: canonicalSortKey(node.owner) }))
+      .map(([key, node]) => {
+        const wire = encodeNameUncompressed(node.owner);
+        const relative = wire.subarray(0, wire.length - originWire.length);
+        return { ...node, key, relative, sort: relativeSortKey(relative) };
+      })
       .sort((a, b) => (a.sort < b.sort ? -1 : a.sort > b.sort ? 1 : 0));
 
-    // Encode names and RDATA first, to size the buffer.
-    const originWire = encodeNameUncompressed(origin);
+    // Encode RDATA first, to size the buffer.
     const writer = new WireWriter(512);
     writer.compression = false;
     const names: Uint8Array[] = [];
@@ -151,8 +150,7 @@ export class ZoneImage {
     let nameBytes = originWire.length;
     let rdataBytes = 0;
     for (const node of nodes) {
-      const wire = encodeNameUncompressed(node.owner);
-      const relative = wire.subarray(0, wire.length - originWire.length);
+      const relative = node.relative;
       names.push(relative);
       nameBytes += relative.length;
       node.rrsets.sort((a, b) => RRType[a.type] - RRType[b.type]);
@@ -362,6 +360,27 @@ export class ZoneImage {
     }
     return out;
   }
+}
+
+/**
+ * The order of `canonicalSortKey` (RFC 4034 §6.1) for names below one origin, from their labels below
+ * it in wire form: labels rightmost first, octets lowercased and written as (octet + 1), labels
+ * separated by U+0000.
+ */
+function relativeSortKey(relative: Uint8Array): string {
+  const starts: number[] = [];
+  for (let p = 0; p < relative.length; p += relative[p]! + 1) starts.push(p);
+  let out = '';
+  const codes: number[] = [];
+  for (let i = starts.length - 1; i >= 0; i--) {
+    const at = starts[i]!;
+    const length = relative[at]!;
+    codes.length = 0;
+    if (i !== starts.length - 1) codes.push(0);
+    for (let j = 1; j <= length; j++) codes.push(lower(relative[at + j]!) + 1);
+    out += String.fromCharCode.apply(null, codes);
+  }
+  return out;
 }
 
 function lower(c: number): number {
