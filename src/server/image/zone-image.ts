@@ -141,34 +141,31 @@ export class ZoneImage {
       })
       .sort((a, b) => (a.sort < b.sort ? -1 : a.sort > b.sort ? 1 : 0));
 
-    // Encode RDATA first, to size the buffer.
-    const writer = new WireWriter(512);
+    // Encode every record's RDATA, in image order, into one writer first (to size the buffer):
+    // per record a 16-bit length and the uncompressed wire RDATA. `starts` holds each RRset's offset
+    // in it.
+    const writer = new WireWriter(64 * 1024);
     writer.compression = false;
-    const names: Uint8Array[] = [];
-    const rdata: Uint8Array[][][] = [];
+    const starts: number[] = [];
     let rrsetTotal = 0;
     let nameBytes = originWire.length;
-    let rdataBytes = 0;
     for (const node of nodes) {
-      const relative = node.relative;
-      names.push(relative);
-      nameBytes += relative.length;
-      node.rrsets.sort((a, b) => RRType[a.type] - RRType[b.type]);
-      const perNode: Uint8Array[][] = [];
+      nameBytes += node.relative.length;
+      if (node.rrsets.length > 1) node.rrsets.sort((a, b) => RRType[a.type] - RRType[b.type]);
       for (const rrset of node.rrsets) {
         if (rrset.rdata.length > 0xffff)
           throw new RangeError(`RRset ${rrset.owner} ${rrset.type} is too large`);
-        const records = rrset.rdata.map((r) => {
-          writer.reset();
+        starts.push(writer.length);
+        for (const r of rrset.rdata) {
+          const at = writer.length;
+          writer.u16(0);
           encodeRdata(r, writer);
-          return writer.finish();
-        });
-        for (const r of records) rdataBytes += 2 + r.length;
-        perNode.push(records);
+          writer.patchU16(at, writer.length - at - 2);
+        }
         rrsetTotal++;
       }
-      rdata.push(perNode);
     }
+    const rdataBytes = writer.length;
     let slots = 8;
     while (slots < nodes.length * 2) slots *= 2;
     const align = (n: number) => (n + 3) & ~3;
@@ -195,12 +192,12 @@ export class ZoneImage {
     words[H_ORIGIN_LENGTH] = originWire.length;
     words[H_LENGTH] = length;
     bytes.set(originWire, namesAt);
+    bytes.set(writer.finish(), rdataAt);
     let namePos = namesAt + originWire.length;
-    let rdataPos = rdataAt;
     let r = 0;
     for (let i = 0; i < nodes.length; i++) {
       const node = nodes[i]!;
-      const name = names[i]!;
+      const name = node.relative;
       bytes.set(name, namePos);
       let flags = 0;
       const apex = node.key === originKey;
@@ -214,21 +211,13 @@ export class ZoneImage {
       words[n + 2] = r;
       words[n + 3] = node.rrsets.length;
       namePos += name.length;
-      const perNode = rdata[i]!;
       for (let k = 0; k < node.rrsets.length; k++, r++) {
         const rrset = node.rrsets[k]!;
-        const records = perNode[k]!;
         const at = (rrsetsAt >>> 2) + r * RRSET_WORDS;
-        words[at] = RRType[rrset.type] | (records.length << 16);
+        words[at] = RRType[rrset.type] | (rrset.rdata.length << 16);
         words[at + 1] = rrset.ttl >>> 0;
-        words[at + 2] = rdataPos;
+        words[at + 2] = rdataAt + starts[r]!;
         words[at + 3] = 0;
-        for (const record of records) {
-          bytes[rdataPos] = record.length >>> 8;
-          bytes[rdataPos + 1] = record.length & 0xff;
-          bytes.set(record, rdataPos + 2);
-          rdataPos += 2 + record.length;
-        }
       }
       let slot = hashName(bytes, words[n]!, name.length) & (slots - 1);
       while (words[(hashAt >>> 2) + slot] !== 0) slot = (slot + 1) & (slots - 1);
