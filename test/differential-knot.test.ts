@@ -8,6 +8,9 @@
  * Where both servers are right and still differ, the difference is listed in ACCEPTED_DIFFERENCES with
  * the reason; anything else fails with the query and both responses. Every entry must be exercised by
  * the corpus, so the table cannot go stale.
+ *
+ * DIFF_WORKERS=N serves with `serve --workers N`: the primary answers from `ZoneSnapshot`s and its DNS
+ * worker processes from zone images (ADR 0020), and the kernel spreads the corpus over all of them.
  */
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -877,7 +880,14 @@ describe('differential test against Knot DNS', () => {
         .map((d) => stringify(d))
         .join('---\n'),
     );
-    serve = await startServe(folder, state, ['--identity', IDENTITY, '--version-string', VERSION]);
+    const workers = Number(process.env.DIFF_WORKERS ?? '1');
+    serve = await startServe(folder, state, [
+      '--identity',
+      IDENTITY,
+      '--version-string',
+      VERSION,
+      ...(workers > 1 ? ['--workers', String(workers)] : []),
+    ]);
     // The same zones, computed in-process from the same files, printed for Knot at the served serials.
     const read = await readManifests([folder]);
     const resources: Resource[] = [];

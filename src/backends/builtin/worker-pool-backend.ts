@@ -68,6 +68,8 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
   private selectionGeneration = 0;
   /** The last zone image built per zone (see `imageOf`). */
   private readonly images = new WeakMap<ZoneSnapshot, ZoneImage>();
+  /** Zones (lowercased origin) larger than IMAGE_REBUILD_LIMIT that changed: sent as objects, patched. */
+  private readonly patched = new Set<string>();
 
   constructor(table: ZoneTable, options: WorkerPoolOptions, notifier?: Notifier) {
     this.table = table;
@@ -142,16 +144,27 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
     const before = this.table.get(zone.origin)?.serial;
     const result = await this.local.applyZone(zone);
     const served = this.table.get(zone.origin);
-    // Zones without DNSSEC material go to workers as one zone image, rebuilt whole per change and
-    // built once for all of them (ADR 0020 step 3); the others as objects, patched in place.
+    const key = zone.origin.toLowerCase();
+    // Zones go to workers as one zone image, rebuilt whole per change and built once for all of them
+    // (ADR 0020 step 3). A large zone that changes is sent as objects from then on and patched in
+    // place, as zones with DNSSEC material are: rebuilding its image per change would keep a change
+    // from every worker for too long (overlays, step 5, are the answer).
+    let switched = false;
+    if (zone.delta !== undefined && served !== undefined && served.recordCount > IMAGE_REBUILD_LIMIT) {
+      switched = !this.patched.has(key);
+      this.patched.add(key);
+      this.images.delete(served);
+    }
     const patchable =
+      !switched &&
       zone.delta !== undefined &&
       before === zone.delta.fromSerial &&
       served !== undefined &&
-      !servedFromImage(served);
+      !this.asImage(served);
     for (const member of this.pool.values()) {
       if (!member.ready) continue;
-      if (patchable && member.served.get(zone.origin.toLowerCase()) === zone.delta!.fromSerial) {
+      if (switched) this.sendZone(member, zone.origin);
+      else if (patchable && member.served.get(key) === zone.delta!.fromSerial) {
         this.send(member, {
           t: 'patch',
           origin: zone.origin,
@@ -162,7 +175,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
           deletes: [...zone.delta!.deletes],
           ...(zone.transfers ? { transfers: zone.transfers } : {}),
         });
-      } else if (member.served.get(zone.origin.toLowerCase()) !== zone.serial) {
+      } else if (member.served.get(key) !== zone.serial) {
         this.sendZone(member, zone.origin);
       }
     }
@@ -177,6 +190,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
    */
   async deleteZone(origin: Name): Promise<void> {
     await this.local.deleteZone(origin);
+    this.patched.delete(origin.toLowerCase());
     for (const member of this.pool.values()) if (member.ready) this.send(member, { t: 'delete', origin });
     await this.settled(() => this.allServe(origin, undefined));
     const holding = [...this.pool.values()]
@@ -279,7 +293,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       if (this.table.selections.bindings(origin).length > 0) this.sendSelections(member, origin);
       return;
     }
-    if (!objects && servedFromImage(zone)) {
+    if (!objects && this.asImage(zone)) {
       const key = origin.toLowerCase();
       const held = member.served.get(key);
       const journal = zone.journal;
@@ -303,6 +317,11 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       serial: zone.serial,
       rrsets: [...zone.rrsets()],
     });
+  }
+
+  /** Whether workers get the zone as a zone image (else as objects, patched in place). */
+  private asImage(zone: ZoneSnapshot): boolean {
+    return !this.patched.has(zone.origin.toLowerCase()) && servedFromImage(zone);
   }
 
   /**
@@ -427,6 +446,14 @@ function healthStates(): [number, number][] {
   }
   return out;
 }
+
+/**
+ * Records above which a zone that changes goes to DNS workers as objects, patched in place, instead
+ * of a zone image rebuilt whole per change (about 10 µs per record set to build on the bench machine,
+ * plus the copy to each worker): until images take overlays (ADR 0020 step 5), a one-record change
+ * in a large zone would otherwise wait for the whole zone.
+ */
+export const IMAGE_REBUILD_LIMIT = 5_000;
 
 /** Types that make a zone signed, or part of signing: DNSSEC answers come from objects for now. */
 const DNSSEC_TYPES: readonly number[] = [
