@@ -144,8 +144,7 @@ export class ZoneImage {
     // Encode every record's RDATA, in image order, into one writer first (to size the buffer):
     // per record a 16-bit length and the uncompressed wire RDATA. `starts` holds each RRset's offset
     // in it.
-    const writer = new WireWriter(64 * 1024);
-    writer.compression = false;
+    const writer = rdataScratch();
     const starts: number[] = [];
     let rrsetTotal = 0;
     let nameBytes = originWire.length;
@@ -349,6 +348,21 @@ export class ZoneImage {
     }
     return out;
   }
+}
+
+let scratch: WireWriter | undefined;
+
+/**
+ * The writer `build` encodes RDATA into (builds are synchronous, so one serves them all); replaced
+ * after a build that grew it past 1 MiB, so a large zone does not keep its size allocated.
+ */
+function rdataScratch(): WireWriter {
+  if (scratch === undefined || scratch.length > 1 << 20) {
+    scratch = new WireWriter(64 * 1024);
+    scratch.compression = false;
+  }
+  scratch.reset();
+  return scratch;
 }
 
 /**
