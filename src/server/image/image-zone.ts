@@ -98,6 +98,8 @@ export class ImageZone implements ServedZone {
   transfers: TransferPolicy | undefined;
   readonly journal: ZoneJournal;
   private readonly nodes = new Map<string, ZoneNode>();
+  private lastKey: string | undefined;
+  private lastNode = -1;
 
   constructor(image: ZoneImage, transfers?: TransferPolicy, journal?: ZoneJournal) {
     this.image = image;
@@ -140,7 +142,7 @@ export class ImageZone implements ServedZone {
     const known = this.nodes.get(key);
     if (known !== undefined) return known;
     const image = this.image;
-    const n = image.find(key);
+    const n = this.find(key);
     if (n < 0 || image.flags(n) & NodeFlag.EmptyNonTerminal) return undefined;
     const node = this.decodeNode(n);
     if (++decoded.count > DECODED_NODE_LIMIT) {
@@ -154,8 +156,20 @@ export class ImageZone implements ServedZone {
   }
 
   isEmptyNonTerminal(key: string): boolean {
-    const n = this.image.find(key);
+    const n = this.find(key);
     return n >= 0 && (this.image.flags(n) & NodeFlag.EmptyNonTerminal) !== 0;
+  }
+
+  /**
+   * The image's node for a key, remembering the last one: the answer algorithm asks `node` and then
+   * `isEmptyNonTerminal` of the same name when it holds no RRsets (every NXDOMAIN does).
+   */
+  private find(key: string): number {
+    if (key === this.lastKey) return this.lastNode;
+    const n = this.image.find(key);
+    this.lastKey = key;
+    this.lastNode = n;
+    return n;
   }
 
   /** Every RRset but the SOA, in canonical order of owners (AXFR, RFC 5936 §2.2); not cached. */
