@@ -8,7 +8,7 @@ import { RRType } from '../dns/rrtype.ts';
 import { splitHostPort } from '../util/host-port.ts';
 import { answerQuery, Outcome } from './answer.ts';
 import { tcpFrame } from './tcp-frame.ts';
-import type { ZoneTable } from './zone-table.ts';
+import type { ServedZone, ZoneTable } from './zone-table.ts';
 
 export type AliasResult =
   | { kind: 'ok'; rdata: Rdata[]; ttl: number }
@@ -22,7 +22,7 @@ export interface AliasResolver {
 export interface ZoneAliasResolverOptions {
   /** `host:port` of a recursive resolver, e.g. `127.0.0.1:5300`; without one only in-zone targets resolve. */
   upstream?: string;
-  table: ZoneTable;
+  table: ZoneTable<ServedZone>;
   timeoutMs?: number;
   /** Entries kept at most; the oldest are evicted first. */
   maxEntries?: number;
@@ -38,7 +38,7 @@ const NEGATIVE_TTL_CAP = 300;
  */
 export class ZoneAliasResolver implements AliasResolver {
   private readonly upstream: { host: string; port: number } | undefined;
-  private readonly table: ZoneTable;
+  private readonly table: ZoneTable<ServedZone>;
   private readonly timeoutMs: number;
   private readonly maxEntries: number;
   private readonly now: () => number;

@@ -2,7 +2,7 @@ import { ZoneAliasResolver } from './alias-resolver.ts';
 import { QueryHandler } from './query-handler.ts';
 import type { RrlSettings } from './rrl.ts';
 import type { ServerMetrics } from './server-metrics.ts';
-import type { ZoneTable } from './zone-table.ts';
+import type { ServedZone, ZoneTable } from './zone-table.ts';
 
 /** How a DNS process answers: the same in `serve`, `server` and every DNS worker process they fork. */
 export interface AnswerSettings {
@@ -31,7 +31,7 @@ export function answerSettings(o: AnswerSettings): AnswerSettings {
 
 /** The query handler of one DNS process answering from `table`. */
 export function createQueryHandler(
-  table: ZoneTable,
+  table: ZoneTable<ServedZone>,
   metrics: ServerMetrics,
   o: AnswerSettings,
 ): QueryHandler {

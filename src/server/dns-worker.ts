@@ -7,7 +7,7 @@ import { TransferHandler } from './transfer/transfer-handler.ts';
 import type { UpdateResponder } from './update/update-handler.ts';
 import type { DnsWorkerConfig, FromWorker, ToWorker } from './worker-protocol.ts';
 import { ZoneApplier } from './zone-apply.ts';
-import { ZoneTable } from './zone-table.ts';
+import { type ServedZone, ZoneTable } from './zone-table.ts';
 
 const METRICS_INTERVAL_MS = 1000;
 /** How long a forwarded UPDATE waits for the primary's answer. */
@@ -22,7 +22,8 @@ const UPDATE_TIMEOUT_MS = 30_000;
 export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
   const send = (message: FromWorker) => process.send?.(message);
   const registry = new Registry();
-  const table = new ZoneTable();
+  // Zones arrive as zone images (ADR 0020 step 3), or as objects for zones with DNSSEC material.
+  const table = new ZoneTable<ServedZone>();
   const metrics = new ServerMetrics(registry, table);
   const handler = createQueryHandler(table, metrics, config);
   const zones = new ZoneApplier(table);
@@ -76,6 +77,18 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
         zones.replace(message.origin, message.soa, message.serial, message.rrsets, message.transfers);
         send({ t: 'applied', origin: message.origin, serial: message.serial });
         return;
+      case 'image': {
+        const { origin, serial } = message;
+        try {
+          zones.replaceImage(message.image, message.transfers, message.changes);
+        } catch {
+          // Not an image this worker reads (never expected: the primary runs the same code).
+          send({ t: 'need-zone', origin, objects: true });
+          return;
+        }
+        send({ t: 'applied', origin, serial });
+        return;
+      }
       case 'patch': {
         const { origin, soa, serial, fromSerial, transfers } = message;
         if (!zones.patch(origin, soa, serial, fromSerial, message, transfers)) {

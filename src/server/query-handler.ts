@@ -11,7 +11,7 @@ import { ResponseRateLimiter, type RrlSettings } from './rrl.ts';
 import { selectParts } from './selection/answer-stage.ts';
 import type { ServerMetrics, Transport } from './server-metrics.ts';
 import type { ServedRRset } from './zone-snapshot.ts';
-import type { ZoneTable } from './zone-table.ts';
+import type { ServedZone, ZoneTable } from './zone-table.ts';
 
 export interface ChaosIdentity {
   /** Answer for id.server. and hostname.bind.; undefined refuses them. */
@@ -21,7 +21,7 @@ export interface ChaosIdentity {
 }
 
 export interface QueryHandlerOptions {
-  table: ZoneTable;
+  table: ZoneTable<ServedZone>;
   chaos?: ChaosIdentity;
   aliasResolver?: AliasResolver;
   metrics?: ServerMetrics;
@@ -36,7 +36,7 @@ export interface QueryHandlerOptions {
  * a Promise only when an ALIAS target has to be resolved.
  */
 export class QueryHandler {
-  private readonly table: ZoneTable;
+  private readonly table: ZoneTable<ServedZone>;
   private readonly chaos: ChaosIdentity;
   private readonly aliasResolver: AliasResolver | undefined;
   private readonly metrics: ServerMetrics | undefined;

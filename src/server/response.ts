@@ -85,8 +85,10 @@ export function encodeResponse(
     for (const rrset of sections[s]!) {
       const before = w.length;
       const wire = rdataWire(rrset);
-      const rdata = rrset.rdata;
-      for (let i = 0; i < rdata.length; i++) {
+      // Counted from the wire form when there is one: an RRset read from a zone image decodes its
+      // RDATA only when asked for it (image/image-zone.ts).
+      const records = wire !== null ? wire.length : rrset.rdata.length;
+      for (let i = 0; i < records; i++) {
         w.name(rrset.owner, true);
         w.u16(rrset.type);
         w.u16(rrclass);
@@ -99,7 +101,7 @@ export function encodeResponse(
         }
         const lengthAt = w.length;
         w.u16(0);
-        encodeRdata(rdata[i]!, w);
+        encodeRdata(rrset.rdata[i]!, w);
         w.patchU16(lengthAt, w.length - lengthAt - 2);
       }
       if (w.length > budget) {
@@ -112,7 +114,7 @@ export function encodeResponse(
         truncated = true;
         break outer;
       }
-      counts[s]! += rrset.rdata.length;
+      counts[s]! += records;
     }
   }
   let arcount = counts[2]!;

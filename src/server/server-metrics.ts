@@ -1,7 +1,7 @@
 import { isInternalType, RRType } from '../dns/rrtype.ts';
 import type { CounterChild, HistogramChild, Registry } from '../metrics/registry.ts';
 import { RRL_KINDS, type RrlCounters, type RrlKind } from './rrl.ts';
-import type { ZoneTable } from './zone-table.ts';
+import type { ServedZone, ZoneTable } from './zone-table.ts';
 
 const RCODE_NAMES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'];
 /** Type codes labelled by name; ALIAS's internal code counts as an unknown type. */
@@ -39,7 +39,7 @@ export class ServerMetrics implements RrlCounters {
   private readonly rrlDrops = new Map<RrlKind, CounterChild>();
   private readonly rrlSlips = new Map<RrlKind, CounterChild>();
 
-  constructor(registry: Registry, table: ZoneTable) {
+  constructor(registry: Registry, table: ZoneTable<ServedZone>) {
     const cache = registry.counter(
       'zonekeeper_dns_response_cache_total',
       'Lookups of cacheable queries in the response cache, by result (hit, miss).',

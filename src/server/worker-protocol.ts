@@ -5,6 +5,7 @@ import type { SoaFields } from '../zones/soa.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
 import type { AnswerSettings } from './answer-settings.ts';
 import type { SelectionBinding } from './selection/selection-table.ts';
+import type { JournalEntry } from './transfer/journal.ts';
 
 /** What a DNS worker process needs to know to serve: passed in its environment at fork. */
 export interface DnsWorkerConfig extends AnswerSettings {
@@ -34,6 +35,19 @@ export type ToWorker =
       deletes: RRsetKey[];
       transfers?: ResolvedTransfers;
     }
+  /**
+   * A whole zone as its zone image (ADR 0020 step 3: one buffer instead of an object graph), with
+   * the IXFR journal entries that lead to its serial from what the worker may hold. Zones carrying
+   * DNSSEC material still come as `zone` and `patch`.
+   */
+  | {
+      t: 'image';
+      origin: Name;
+      serial: number;
+      image: ArrayBuffer;
+      transfers?: ResolvedTransfers;
+      changes?: JournalEntry[];
+    }
   | { t: 'delete'; origin: Name }
   /**
    * The selection bindings of a zone, replacing the ones the worker holds (see selection/). Sent on
@@ -61,8 +75,8 @@ export type FromWorker =
   /** Bound to the shared port: answering. */
   | { t: 'serving' }
   | { t: 'applied'; origin: Name; serial: number | undefined }
-  /** A patch did not apply to what the worker holds: send the whole zone. */
-  | { t: 'need-zone'; origin: Name }
+  /** A patch did not apply to what the worker holds: send the whole zone (`objects`: not as an image). */
+  | { t: 'need-zone'; origin: Name; objects?: boolean }
   /** The worker answers with these selection bindings now; `error`: it refused them and kept its old ones. */
   | { t: 'selections-applied'; origin: Name; generation: number; error?: string }
   | { t: 'metrics'; snapshot: RegistrySnapshot }

@@ -2,9 +2,13 @@ import type { Name } from '../dns/name.ts';
 import type { RRsetData } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
+import { ImageZone } from './image/image-zone.ts';
+import { ZoneImage } from './image/zone-image.ts';
+import type { JournalEntry } from './transfer/journal.ts';
+import { ZoneJournal } from './transfer/journal.ts';
 import { TransferPolicy } from './transfer/transfer-policy.ts';
 import { type ZonePatch, ZoneSnapshot } from './zone-snapshot.ts';
-import type { ZoneTable } from './zone-table.ts';
+import type { ServedZone, ZoneTable } from './zone-table.ts';
 
 /**
  * How zone content gets into a `ZoneTable`, one implementation for the process that runs the built-in
@@ -13,10 +17,10 @@ import type { ZoneTable } from './zone-table.ts';
  * `TransferPolicy` per distinct configuration, shared by the zones that use it.
  */
 export class ZoneApplier {
-  readonly table: ZoneTable;
+  readonly table: ZoneTable<ServedZone>;
   private readonly policies = new Map<string, TransferPolicy>();
 
-  constructor(table: ZoneTable) {
+  constructor(table: ZoneTable<ServedZone>) {
     this.table = table;
   }
 
@@ -32,6 +36,27 @@ export class ZoneApplier {
   }
 
   /**
+   * Serves a zone image (ADR 0020 step 3) as the whole zone, replacing what was served. `changes`
+   * continue the IXFR journal of the zone served before (a gap starts it again, `ZoneJournal.append`).
+   */
+  replaceImage(
+    buffer: ArrayBuffer,
+    transfers: ResolvedTransfers | undefined,
+    changes: readonly JournalEntry[] = [],
+  ): ImageZone {
+    const policy = this.policyFor(transfers);
+    const image = ZoneImage.from(buffer);
+    const journal = this.table.get(image.origin)?.journal ?? new ZoneJournal(0);
+    journal.resize(policy?.journalSize ?? 0);
+    for (const change of changes) journal.append(change);
+    // A journal that does not end at the new serial describes another history: start again.
+    if (journal.length > 0 && journal.since(image.serial)?.length !== 0) journal.clear();
+    const served = new ImageZone(image, policy, journal);
+    this.table.set(served);
+    return served;
+  }
+
+  /**
    * Moves the zone from `fromSerial` to `serial` in place with `patch`. False, and nothing changed,
    * when the zone is not served at exactly `fromSerial`: the caller serves the whole zone instead.
    */
@@ -44,7 +69,8 @@ export class ZoneApplier {
     transfers: ResolvedTransfers | undefined,
   ): boolean {
     const zone = this.table.get(origin);
-    if (!zone || zone.serial !== fromSerial) return false;
+    // A zone served from an image is replaced whole, never patched (ADR 0020 step 3).
+    if (!(zone instanceof ZoneSnapshot) || zone.serial !== fromSerial) return false;
     this.setTransfers(zone, transfers);
     zone.patch(patch, serial, soa);
     this.table.changed(zone);
@@ -52,7 +78,7 @@ export class ZoneApplier {
   }
 
   /** Gives a served zone the class's current transfer settings (its content unchanged). */
-  setTransfers(zone: ZoneSnapshot, transfers: ResolvedTransfers | undefined): void {
+  setTransfers(zone: ServedZone, transfers: ResolvedTransfers | undefined): void {
     const policy = this.policyFor(transfers);
     zone.transfers = policy;
     zone.journal.resize(policy?.journalSize ?? 0);

@@ -137,6 +137,13 @@ export class ZoneSnapshot {
     }
   }
 
+  /** Every RRset but the SOA, as served (AXFR). */
+  *transferRRsets(): Generator<ServedRRset> {
+    for (const node of this.nodes.values()) {
+      for (const rrset of node.rrsets.values()) if (rrset.type !== RRType.SOA) yield rrset;
+    }
+  }
+
   /** Adds or replaces an RRset; returns the one it replaced. */
   private upsert(rrset: ServedRRset): ServedRRset | undefined {
     const key = nameKey(rrset.owner);

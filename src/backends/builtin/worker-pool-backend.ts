@@ -1,8 +1,10 @@
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import type { Name } from '../../dns/name.ts';
+import { RRType } from '../../dns/rrtype.ts';
 import type { Registry } from '../../metrics/registry.ts';
 import { type AnswerSettings, answerSettings } from '../../server/answer-settings.ts';
+import { ZoneImage } from '../../server/image/zone-image.ts';
 import { SelectionError } from '../../server/selection/policy.ts';
 import type { SelectionBinding, SelectionSink } from '../../server/selection/selection-table.ts';
 import { processHealth } from '../../server/selection/steering/health-view.ts';
@@ -11,6 +13,7 @@ import type { Notifier } from '../../server/transfer/notifier.ts';
 import type { UpdateResponder } from '../../server/update/update-handler.ts';
 import type { DnsWorkerConfig, FromWorker, ToWorker } from '../../server/worker-protocol.ts';
 import { WORKER_CONFIG_ENV } from '../../server/worker-protocol.ts';
+import type { ZoneSnapshot } from '../../server/zone-snapshot.ts';
 import type { ZoneTable } from '../../server/zone-table.ts';
 import { type ApplyResult, type Backend, BackendError, type ProgrammedZone } from '../backend.ts';
 import { BUILTIN_CAPABILITIES, BuiltinBackend, type BuiltinBackendOptions } from './builtin-backend.ts';
@@ -65,6 +68,10 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
   /** Per zone: the generation of its current selection bindings (counted over all zones). */
   private readonly selectionGenerations = new Map<string, number>();
   private selectionGeneration = 0;
+  /** The last zone image built per zone (see `imageOf`). */
+  private readonly images = new WeakMap<ZoneSnapshot, ZoneImage>();
+  /** Zones (lowercased origin) larger than IMAGE_REBUILD_LIMIT that changed: sent as objects, patched. */
+  private readonly patched = new Set<string>();
 
   constructor(table: ZoneTable, options: WorkerPoolOptions, notifier?: Notifier) {
     this.table = table;
@@ -141,10 +148,28 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
   async applyZone(zone: ProgrammedZone): Promise<ApplyResult | undefined> {
     const before = this.table.get(zone.origin)?.serial;
     const result = await this.local.applyZone(zone);
-    const patchable = zone.delta !== undefined && before === zone.delta.fromSerial;
+    const served = this.table.get(zone.origin);
+    const key = zone.origin.toLowerCase();
+    // Zones go to workers as one zone image, rebuilt whole per change and built once for all of them
+    // (ADR 0020 step 3). A large zone that changes is sent as objects from then on and patched in
+    // place, as zones with DNSSEC material are: rebuilding its image per change would keep a change
+    // from every worker for too long (overlays, step 5, are the answer).
+    let switched = false;
+    if (zone.delta !== undefined && served !== undefined && served.recordCount > IMAGE_REBUILD_LIMIT) {
+      switched = !this.patched.has(key);
+      this.patched.add(key);
+      this.images.delete(served);
+    }
+    const patchable =
+      !switched &&
+      zone.delta !== undefined &&
+      before === zone.delta.fromSerial &&
+      served !== undefined &&
+      !this.asImage(served);
     for (const member of this.pool.values()) {
       if (!member.ready) continue;
-      if (patchable && member.served.get(zone.origin.toLowerCase()) === zone.delta!.fromSerial) {
+      if (switched) this.sendZone(member, zone.origin);
+      else if (patchable && member.served.get(key) === zone.delta!.fromSerial) {
         this.send(member, {
           t: 'patch',
           origin: zone.origin,
@@ -155,7 +180,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
           deletes: [...zone.delta!.deletes],
           ...(zone.transfers ? { transfers: zone.transfers } : {}),
         });
-      } else if (member.served.get(zone.origin.toLowerCase()) !== zone.serial) {
+      } else if (member.served.get(key) !== zone.serial) {
         this.sendZone(member, zone.origin);
       }
     }
@@ -170,6 +195,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
    */
   async deleteZone(origin: Name): Promise<void> {
     await this.local.deleteZone(origin);
+    this.patched.delete(origin.toLowerCase());
     for (const member of this.pool.values()) if (member.ready) this.send(member, { t: 'delete', origin });
     await this.settled(() => this.allServe(origin, undefined));
     const holding = [...this.pool.values()]
@@ -263,13 +289,29 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
     member.worker.send(message);
   }
 
-  private sendZone(member: PoolWorker, origin: Name): void {
+  private sendZone(member: PoolWorker, origin: Name, objects = false): void {
     const zone = this.table.get(origin);
     if (!zone) {
       this.send(member, { t: 'delete', origin });
       // A worker drops a zone's bindings with the zone; bindings set here before the zone is served
       // are sent again, so the worker keeps what this process has.
       if (this.table.selections.bindings(origin).length > 0) this.sendSelections(member, origin);
+      return;
+    }
+    if (!objects && this.asImage(zone)) {
+      const key = origin.toLowerCase();
+      const held = member.served.get(key);
+      const journal = zone.journal;
+      const changes =
+        (held !== undefined && !Number.isNaN(held) ? journal.since(held) : undefined) ?? journal.all();
+      this.send(member, {
+        t: 'image',
+        origin: zone.origin,
+        serial: zone.serial,
+        image: this.imageOf(zone).buffer as ArrayBuffer,
+        ...(zone.transfers ? { transfers: zone.transfers.resolved } : {}),
+        ...(changes.length > 0 ? { changes: [...changes] } : {}),
+      });
       return;
     }
     this.send(member, {
@@ -280,6 +322,23 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       serial: zone.serial,
       rrsets: [...zone.rrsets()],
     });
+  }
+
+  /** Whether workers get the zone as a zone image (else as objects, patched in place). */
+  private asImage(zone: ZoneSnapshot): boolean {
+    return !this.patched.has(zone.origin.toLowerCase()) && servedFromImage(zone);
+  }
+
+  /**
+   * The zone image of a zone at its current serial, built once per serial whatever the number of
+   * workers it goes to (about 63 bytes per record set kept here until the zone changes again).
+   */
+  private imageOf(zone: ZoneSnapshot): ZoneImage {
+    const held = this.images.get(zone);
+    if (held !== undefined && held.serial === zone.serial) return held;
+    const image = ZoneImage.build(zone.origin, zone.soaFields, zone.serial, zone.rrsets());
+    this.images.set(zone, image);
+    return image;
   }
 
   /** Sends health changes (slot, state) to every live DNS worker (the primary's view is already written). */
@@ -326,7 +385,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
             member.served.set(message.origin.toLowerCase(), message.serial);
             break;
           case 'need-zone':
-            this.sendZone(member, message.origin);
+            this.sendZone(member, message.origin, message.objects === true);
             break;
           case 'selections-applied': {
             const { generation, error } = message;
@@ -391,4 +450,37 @@ function healthStates(): [number, number][] {
     if (s !== 0) out.push([i, s]);
   }
   return out;
+}
+
+/**
+ * Records above which a zone that changes goes to DNS workers as objects, patched in place, instead
+ * of a zone image rebuilt whole per change (about 10 µs per record set to build on the bench machine,
+ * plus the copy to each worker): until images take overlays (ADR 0020 step 5), a one-record change
+ * in a large zone would otherwise wait for the whole zone.
+ */
+export const IMAGE_REBUILD_LIMIT = 5_000;
+
+/** Types that make a zone signed, or part of signing: DNSSEC answers come from objects for now. */
+const DNSSEC_TYPES: readonly number[] = [
+  RRType.DNSKEY,
+  RRType.RRSIG,
+  RRType.NSEC,
+  RRType.NSEC3,
+  RRType.NSEC3PARAM,
+  RRType.CDS,
+  RRType.CDNSKEY,
+];
+
+/**
+ * Whether DNS workers answer a zone from its zone image (ADR 0020 step 3): every zone but those
+ * carrying DNSSEC material, which images do not hold yet (ADR 0020 §7); those stay on the object
+ * path (`zone` and `patch` messages, a `ZoneSnapshot` in the worker).
+ */
+export function servedFromImage(zone: ZoneSnapshot): boolean {
+  const apex = zone.node(zone.originKey);
+  if (apex && DNSSEC_TYPES.some((t) => apex.rrsets.has(t))) return false;
+  for (const node of zone.nodes.values()) {
+    for (const type of node.rrsets.keys()) if (DNSSEC_TYPES.includes(type)) return false;
+  }
+  return true;
 }

@@ -1,11 +1,4 @@
-import {
-  canonicalSortKey,
-  encodeNameUncompressed,
-  labelCount,
-  type Name,
-  nameKey,
-  parentName,
-} from '../../dns/name.ts';
+import { encodeNameUncompressed, labelCount, type Name, nameKey, parentName } from '../../dns/name.ts';
 import { encodeRdata } from '../../dns/rdata.ts';
 import { RRType } from '../../dns/rrtype.ts';
 import { WireReader, WireWriter } from '../../dns/wire.ts';
@@ -137,40 +130,41 @@ export class ZoneImage {
         byKey.set(key, { owner: name, rrsets: [] });
       }
     }
+    // Names in wire form below the origin, sorted in canonical order by a key made from those bytes
+    // alone (every name shares the origin, so the order is that of `canonicalSortKey`).
+    const originWire = encodeNameUncompressed(origin);
     const nodes = [...byKey.entries()]
-      .map(([key, node]) => ({ ...node, key, sort: canonicalSortKey(node.owner) }))
+      .map(([key, node]) => {
+        const wire = encodeNameUncompressed(node.owner);
+        const relative = wire.subarray(0, wire.length - originWire.length);
+        return { ...node, key, relative, sort: relativeSortKey(relative) };
+      })
       .sort((a, b) => (a.sort < b.sort ? -1 : a.sort > b.sort ? 1 : 0));
 
-    // Encode names and RDATA first, to size the buffer.
-    const originWire = encodeNameUncompressed(origin);
-    const writer = new WireWriter(512);
-    writer.compression = false;
-    const names: Uint8Array[] = [];
-    const rdata: Uint8Array[][][] = [];
+    // Encode every record's RDATA, in image order, into one writer first (to size the buffer):
+    // per record a 16-bit length and the uncompressed wire RDATA. `starts` holds each RRset's offset
+    // in it.
+    const writer = rdataScratch();
+    const starts: number[] = [];
     let rrsetTotal = 0;
     let nameBytes = originWire.length;
-    let rdataBytes = 0;
     for (const node of nodes) {
-      const wire = encodeNameUncompressed(node.owner);
-      const relative = wire.subarray(0, wire.length - originWire.length);
-      names.push(relative);
-      nameBytes += relative.length;
-      node.rrsets.sort((a, b) => RRType[a.type] - RRType[b.type]);
-      const perNode: Uint8Array[][] = [];
+      nameBytes += node.relative.length;
+      if (node.rrsets.length > 1) node.rrsets.sort((a, b) => RRType[a.type] - RRType[b.type]);
       for (const rrset of node.rrsets) {
         if (rrset.rdata.length > 0xffff)
           throw new RangeError(`RRset ${rrset.owner} ${rrset.type} is too large`);
-        const records = rrset.rdata.map((r) => {
-          writer.reset();
+        starts.push(writer.length);
+        for (const r of rrset.rdata) {
+          const at = writer.length;
+          writer.u16(0);
           encodeRdata(r, writer);
-          return writer.finish();
-        });
-        for (const r of records) rdataBytes += 2 + r.length;
-        perNode.push(records);
+          writer.patchU16(at, writer.length - at - 2);
+        }
         rrsetTotal++;
       }
-      rdata.push(perNode);
     }
+    const rdataBytes = writer.length;
     let slots = 8;
     while (slots < nodes.length * 2) slots *= 2;
     const align = (n: number) => (n + 3) & ~3;
@@ -197,12 +191,12 @@ export class ZoneImage {
     words[H_ORIGIN_LENGTH] = originWire.length;
     words[H_LENGTH] = length;
     bytes.set(originWire, namesAt);
+    bytes.set(writer.finish(), rdataAt);
     let namePos = namesAt + originWire.length;
-    let rdataPos = rdataAt;
     let r = 0;
     for (let i = 0; i < nodes.length; i++) {
       const node = nodes[i]!;
-      const name = names[i]!;
+      const name = node.relative;
       bytes.set(name, namePos);
       let flags = 0;
       const apex = node.key === originKey;
@@ -216,21 +210,13 @@ export class ZoneImage {
       words[n + 2] = r;
       words[n + 3] = node.rrsets.length;
       namePos += name.length;
-      const perNode = rdata[i]!;
       for (let k = 0; k < node.rrsets.length; k++, r++) {
         const rrset = node.rrsets[k]!;
-        const records = perNode[k]!;
         const at = (rrsetsAt >>> 2) + r * RRSET_WORDS;
-        words[at] = RRType[rrset.type] | (records.length << 16);
+        words[at] = RRType[rrset.type] | (rrset.rdata.length << 16);
         words[at + 1] = rrset.ttl >>> 0;
-        words[at + 2] = rdataPos;
+        words[at + 2] = rdataAt + starts[r]!;
         words[at + 3] = 0;
-        for (const record of records) {
-          bytes[rdataPos] = record.length >>> 8;
-          bytes[rdataPos + 1] = record.length & 0xff;
-          bytes.set(record, rdataPos + 2);
-          rdataPos += 2 + record.length;
-        }
       }
       let slot = hashName(bytes, words[n]!, name.length) & (slots - 1);
       while (words[(hashAt >>> 2) + slot] !== 0) slot = (slot + 1) & (slots - 1);
@@ -362,6 +348,42 @@ export class ZoneImage {
     }
     return out;
   }
+}
+
+let scratch: WireWriter | undefined;
+
+/**
+ * The writer `build` encodes RDATA into (builds are synchronous, so one serves them all); replaced
+ * after a build that grew it past 1 MiB, so a large zone does not keep its size allocated.
+ */
+function rdataScratch(): WireWriter {
+  if (scratch === undefined || scratch.length > 1 << 20) {
+    scratch = new WireWriter(64 * 1024);
+    scratch.compression = false;
+  }
+  scratch.reset();
+  return scratch;
+}
+
+/**
+ * The order of `canonicalSortKey` (RFC 4034 §6.1) for names below one origin, from their labels below
+ * it in wire form: labels rightmost first, octets lowercased and written as (octet + 1), labels
+ * separated by U+0000.
+ */
+function relativeSortKey(relative: Uint8Array): string {
+  const starts: number[] = [];
+  for (let p = 0; p < relative.length; p += relative[p]! + 1) starts.push(p);
+  let out = '';
+  const codes: number[] = [];
+  for (let i = starts.length - 1; i >= 0; i--) {
+    const at = starts[i]!;
+    const length = relative[at]!;
+    codes.length = 0;
+    if (i !== starts.length - 1) codes.push(0);
+    for (let j = 1; j <= length; j++) codes.push(lower(relative[at + j]!) + 1);
+    out += String.fromCharCode.apply(null, codes);
+  }
+  return out;
 }
 
 function lower(c: number): number {

@@ -55,6 +55,11 @@ export class ZoneJournal {
     return this.entries.slice(start);
   }
 
+  /** Every change held, oldest first (to hand the journal to another process). */
+  all(): readonly JournalEntry[] {
+    return this.entries;
+  }
+
   /** Whether `serial` is older than anything the journal holds (for metrics and logs). */
   predates(serial: number): boolean {
     const first = this.entries[0];

@@ -15,8 +15,8 @@ import {
   responseLimit,
   SERVER_UDP_PAYLOAD,
 } from '../response.ts';
-import type { ServedRRset, ZoneSnapshot } from '../zone-snapshot.ts';
-import type { ZoneTable } from '../zone-table.ts';
+import type { ServedRRset } from '../zone-snapshot.ts';
+import type { ServedZone, ZoneTable } from '../zone-table.ts';
 
 /** An OPT record advertising our UDP payload size, no flags, no options (RFC 6891 §6.1.2). */
 const OPT = Uint8Array.of(0, 0, 41, SERVER_UDP_PAYLOAD >> 8, SERVER_UDP_PAYLOAD & 0xff, 0, 0, 0, 0, 0, 0);
@@ -29,11 +29,11 @@ const MESSAGE_BUDGET = 16_384;
  * class's source-network ACL and TSIG (RFC 8945). Returns the messages to send, in order.
  */
 export class TransferHandler {
-  private readonly table: ZoneTable;
+  private readonly table: ZoneTable<ServedZone>;
   private readonly transfers?: Counter;
   private readonly now: () => number;
 
-  constructor(table: ZoneTable, options: { registry?: Registry; now?: () => number } = {}) {
+  constructor(table: ZoneTable<ServedZone>, options: { registry?: Registry; now?: () => number } = {}) {
     this.table = table;
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
     this.transfers = options.registry?.counter(
@@ -209,19 +209,17 @@ export class TransferHandler {
 const TSIG_RR_ROOM = 2 + 10 + 13 + 16 + 64 + 8;
 
 /** AXFR: the SOA, every other RRset, the SOA again (RFC 5936 §2.2). */
-function full(zone: ZoneSnapshot): ServedRRset[] {
+function full(zone: ServedZone): ServedRRset[] {
   const out: ServedRRset[] = [zone.soa];
-  for (const node of zone.nodes.values()) {
-    for (const rrset of node.rrsets.values()) if (rrset.type !== RRType.SOA) out.push(rrset);
-  }
+  for (const rrset of zone.transferRRsets()) out.push(rrset);
   out.push(zone.soa);
   return out;
 }
 
 /** IXFR (RFC 1995 §4): current SOA, then per change: old SOA, deletions, new SOA, additions; current SOA. */
 function incremental(
-  zone: ZoneSnapshot,
-  changes: ReturnType<ZoneSnapshot['journal']['since']> & object,
+  zone: ServedZone,
+  changes: ReturnType<ServedZone['journal']['since']> & object,
 ): ServedRRset[] {
   const soaAt = (serial: number): ServedRRset => {
     const data = zone.soa.rdata[0] as Extract<Rdata, { type: 'SOA' }>;
