@@ -457,3 +457,16 @@ export function isHostname(name: Name): boolean {
   }
   return true;
 }
+
+/** Removes the leftmost label of a name key, honouring `\.` and `\DDD` escapes. */
+export function stripFirstLabel(key: string): string {
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    if (c === 0x5c /* \ */) {
+      i++;
+      continue;
+    }
+    if (c === 0x2e /* . */) return i + 1 >= key.length ? '.' : key.slice(i + 1);
+  }
+  return '.';
+}

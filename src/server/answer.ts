@@ -1,8 +1,7 @@
-import { type Name, nameKey } from '../dns/name.ts';
+import { type Name, nameKey, stripFirstLabel } from '../dns/name.ts';
 import { additionalTargets, type Rdata } from '../dns/rdata.ts';
 import { isInternalType, RRType } from '../dns/rrtype.ts';
 import type { ServedRRset, ZoneNode } from './zone-snapshot.ts';
-import { stripFirstLabel } from './zone-table.ts';
 
 /**
  * What the answer algorithm reads of one zone: `ZoneSnapshot`, or the view over a zone image

@@ -1,4 +1,4 @@
-import { type Name, nameKey } from '../dns/name.ts';
+import { type Name, nameKey, stripFirstLabel } from '../dns/name.ts';
 import type { ZoneView } from './answer.ts';
 import { type SelectionBinding, SelectionTable } from './selection/selection-table.ts';
 import type { ServedRRset } from './served-rrset.ts';
@@ -101,17 +101,4 @@ export class ZoneTable<Z extends ServedZone = ZoneSnapshot> {
       k = stripFirstLabel(k);
     }
   }
-}
-
-/** Removes the leftmost label of a name key, honouring `\.` and `\DDD` escapes. */
-export function stripFirstLabel(key: string): string {
-  for (let i = 0; i < key.length; i++) {
-    const c = key.charCodeAt(i);
-    if (c === 0x5c /* \ */) {
-      i++;
-      continue;
-    }
-    if (c === 0x2e /* . */) return i + 1 >= key.length ? '.' : key.slice(i + 1);
-  }
-  return '.';
 }

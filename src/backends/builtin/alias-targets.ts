@@ -1,6 +1,6 @@
-import { type Name, nameKey } from '../../dns/name.ts';
+import { type Name, nameKey, stripFirstLabel } from '../../dns/name.ts';
 import type { Rdata } from '../../dns/rdata.ts';
-import { stripFirstLabel, type ZoneTable } from '../../server/zone-table.ts';
+import type { ZoneTable } from '../../server/zone-table.ts';
 import type { ResourceKey } from '../../zones/resource-key.ts';
 import type { RRset, RRsetData, RRsetDelta, RRsetOrigin } from '../../zones/rrset.ts';
 import type { RRsetProblem } from '../backend.ts';

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { IMAGE_TEST_SOA as SOA, IMAGE_TEST_ZONES as ZONES } from '../../../test/support/image-zones.ts';
-import { nameKey } from '../../dns/name.ts';
+import { nameKey, stripFirstLabel } from '../../dns/name.ts';
 import { printRdata } from '../../dns/rdata.ts';
 import { RRType } from '../../dns/rrtype.ts';
 import { type Answer, answerQuery, type ZoneLookup, type ZoneView } from '../answer.ts';
 import { ZoneSnapshot } from '../zone-snapshot.ts';
-import { stripFirstLabel, ZoneTable } from '../zone-table.ts';
+import { ZoneTable } from '../zone-table.ts';
 import { ZoneImageView } from './image-view.ts';
 import { ZoneImage } from './zone-image.ts';
 
