@@ -270,7 +270,7 @@ export class Controller {
       affected = this.feed.delete(event.kind, event.key);
       zone = before;
     } else {
-      affected = this.feed.upsert(event.object);
+      affected = this.feed.upsert(event.object, event.key);
       if (!affected) {
         // An annotation may confirm a held change; nothing else of the zone changed.
         if (event.object.kind === 'DNSZone' && this.zones.held.has(event.key))

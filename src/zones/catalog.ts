@@ -263,12 +263,18 @@ export class Catalog {
    * Loads many objects at once (start-up, resync): zone verdicts are computed once for the whole set
    * instead of once per zone, and every record is resolved once.
    */
-  load(classes: Iterable<DNSZoneClass>, zones: Iterable<DNSZone>, records: Iterable<DNSRecordSet>): Affected {
+  load(
+    classes: Iterable<DNSZoneClass>,
+    zones: Iterable<DNSZone>,
+    records: Iterable<DNSRecordSet>,
+    /** The records' keys in the same order, when the caller has them (kept instead of copies). */
+    recordKeys?: readonly ResourceKey[],
+  ): Affected {
     for (const c of classes) this.classes.set(c.metadata.name, c);
     for (const z of zones) this.zones.set(resourceKey(z.metadata), z);
     const keys: ResourceKey[] = [];
     for (const rs of records) {
-      const key = resourceKey(rs.metadata);
+      const key = recordKeys?.[keys.length] ?? resourceKey(rs.metadata);
       this.indexZoneRef(key, this.records.get(key), rs);
       this.records.set(key, rs);
       keys.push(key);
@@ -278,8 +284,7 @@ export class Catalog {
     return affected;
   }
 
-  setRecord(rs: DNSRecordSet): Affected {
-    const key = resourceKey(rs.metadata);
+  setRecord(rs: DNSRecordSet, key: ResourceKey = resourceKey(rs.metadata)): Affected {
     this.indexZoneRef(key, this.records.get(key), rs);
     this.records.set(key, rs);
     return this.reresolve([key]);
