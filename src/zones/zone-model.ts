@@ -25,18 +25,31 @@ export interface ZoneDelta extends RRsetDelta {
   previous: Map<string, RRset | undefined>;
 }
 
-/** A record set as the model holds it. */
+/**
+ * A record set as the model holds it. Only what cannot be read from the record set itself: its
+ * spec and type are `recordSet.spec` (the entry is rebuilt when the spec object changes), and the
+ * writer named in messages is `byOf(entry)`, built when a message needs it. Every field is set when
+ * the entry is made, so none is added later into a separate property store (docs/benchmarks.md,
+ * memory budget).
+ */
 interface Entry {
   key: ResourceKey;
-  spec: DNSRecordSet['spec'];
   recordSet: DNSRecordSet;
   fqdn: Name;
   ownerKey: string;
-  type: RecordTypeName;
   /** Set when the record set breaks a rule that does not depend on other records. */
-  invalid?: string;
-  rrset?: RRset;
-  by: string;
+  invalid: string | undefined;
+  rrset: RRset | undefined;
+}
+
+/** Who wrote an entry, as messages name it. */
+function byOf(entry: Entry): string {
+  return `DNSRecordSet ${entry.key}`;
+}
+
+/** An entry's record type. */
+function typeOf(entry: Entry): RecordTypeName {
+  return entry.recordSet.spec.type;
 }
 
 interface Cut {
@@ -164,7 +177,12 @@ export class ZoneModel {
     for (const { key, current } of records) {
       seen?.add(key);
       const before = this.entries.get(key);
-      if (current && before && before.spec === current.recordSet.spec && before.fqdn === current.fqdn) {
+      if (
+        current &&
+        before &&
+        before.recordSet.spec === current.recordSet.spec &&
+        before.fqdn === current.fqdn
+      ) {
         before.recordSet = current.recordSet;
         continue;
       }
@@ -311,15 +329,7 @@ export class ZoneModel {
   private addEntry(key: ResourceKey, recordSet: DNSRecordSet, fqdn: Name, dirty: Set<string>): void {
     const ownerKey = canonicalSortKey(fqdn);
     const type = recordSet.spec.type;
-    const entry: Entry = {
-      key,
-      spec: recordSet.spec,
-      recordSet,
-      fqdn,
-      ownerKey,
-      type,
-      by: `DNSRecordSet ${key}`,
-    };
+    const entry: Entry = { key, recordSet, fqdn, ownerKey, invalid: undefined, rrset: undefined };
     const parsed = parseRecordSetRecords(recordSet, this.origin);
     const atApex = ownerKey === this.originKey;
     if (!parsed.ok) entry.invalid = parsed.message;
@@ -462,17 +472,18 @@ export class ZoneModel {
     }
     const above = atApex ? undefined : this.cutAbove(key);
     const order = [...owner.entries].sort((a, b) => {
-      const an = a.type === 'NS' ? 0 : 1;
-      const bn = b.type === 'NS' ? 0 : 1;
+      const an = typeOf(a) === 'NS' ? 0 : 1;
+      const bn = typeOf(b) === 'NS' ? 0 : 1;
       return an - bn || compareByAge(a.recordSet, b.recordSet);
     });
     for (const entry of order) {
       const verdict = this.judge(entry, above, cut, byType);
       if (verdict.accepted) {
-        published.set(entry.type, entry.rrset!);
-        byType.set(entry.type, entry.by);
-        if (entry.type === 'NS' && !atApex)
-          cut = { owner: entry.fqdn, hosts: hostsOf(entry.rrset!.rdata), by: entry.by };
+        const type = typeOf(entry);
+        published.set(type, entry.rrset!);
+        byType.set(type, byOf(entry));
+        if (type === 'NS' && !atApex)
+          cut = { owner: entry.fqdn, hosts: hostsOf(entry.rrset!.rdata), by: byOf(entry) };
       }
       this.setVerdict(entry.key, verdict, delta);
     }
@@ -515,7 +526,7 @@ export class ZoneModel {
     const fqdn = entry.fqdn;
     if (entry.invalid !== undefined)
       return { accepted: false, reason: 'Invalid', message: entry.invalid, fqdn };
-    const type = entry.type;
+    const type = typeOf(entry);
     if (above) {
       const isGlue = (type === 'A' || type === 'AAAA') && above.hosts.some((h) => nameEquals(h, fqdn));
       if (!isGlue) {
