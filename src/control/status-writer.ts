@@ -193,7 +193,8 @@ export class StatusWriter {
               {
                 published: publishedIn,
                 programmed: servedBy,
-                ready: `${verdict.fqdn} ${rs.spec.type} is served`,
+                // Joined: kept in the status as one flat string, not three concatenation nodes.
+                ready: [verdict.fqdn, rs.spec.type, 'is served'].join(' '),
                 pending: programmedMessage,
               },
               generation,

@@ -598,12 +598,18 @@ export class ManifestSource {
       pending.get(key) ??
       (store.get('DNSZone', key) as DNSZone | undefined)?.spec.domainName ??
       (state.object(`DNSZone/${key}`)?.resource as DNSZone | undefined)?.spec.domainName;
+    // One origin string per domain: record parses keep the origin they were parsed against.
+    const origins = new Map<string, Name | undefined>();
     const absolute = (domain: string): Name | undefined => {
+      if (origins.has(domain)) return origins.get(domain);
+      let origin: Name | undefined;
       try {
-        return parseName(domain.endsWith('.') ? domain : `${domain}.`);
+        origin = parseName(domain.endsWith('.') ? domain : `${domain}.`);
       } catch {
-        return undefined;
+        origin = undefined;
       }
+      origins.set(domain, origin);
+      return origin;
     };
     let domains: Map<string, Name> | undefined;
     const allDomains = () => {
@@ -665,7 +671,9 @@ export class ManifestSource {
     for (const doc of parsed.documents) {
       await pace();
       const identity = ours(doc.identity, this.options.frontDoors);
-      const id = identity ? `${identity.kind}/${identity.key}` : undefined;
+      // Joined, not concatenated: the id is kept (definitions, definers, state) as one flat string
+      // rather than a concatenation node and its flattened copy.
+      const id = identity ? [identity.kind, identity.key].join('/') : undefined;
       // A front door's objects are named by their own kind (the door's id keeps them apart inside).
       const kindName = identity
         ? (this.options.frontDoors.get(identity.kind)?.kind ?? identity.kind)
