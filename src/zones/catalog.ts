@@ -11,6 +11,7 @@ import {
   relativeName,
 } from '../dns/name.ts';
 import { getOrInsert } from '../util/get-or-insert.ts';
+import { Interner } from '../util/interner.ts';
 import { zoneAdmits } from './delegation.ts';
 import { publicSuffixSection } from './public-suffix.ts';
 import { type ResourceKey, resourceKey } from './resource-key.ts';
@@ -146,6 +147,8 @@ export class Catalog {
   private byDomain = new Map<string, ResourceKey>();
   private children = new Map<ResourceKey, Set<ResourceKey>>();
   private resolutions = new Map<ResourceKey, RecordResolution>();
+  /** The keys of zones that record sets refer to, one string each. */
+  private readonly zoneKeys = new Interner();
   /** record keys per resolved zone key; UNRESOLVED holds the ones without a zone */
   private membership = new Map<ResourceKey, Set<ResourceKey>>();
   /** record keys per zone key named in their spec.zoneRef */
@@ -726,7 +729,10 @@ export class Catalog {
     let zoneKey: ResourceKey | undefined;
     let fqdn: Name;
     if (zoneRef) {
-      zoneKey = resourceKey({ name: zoneRef.name, namespace: zoneRef.namespace ?? namespace });
+      // Kept in the record's resolution: one string per zone, not one per record set.
+      zoneKey = this.zoneKeys.get(
+        resourceKey({ name: zoneRef.name, namespace: zoneRef.namespace ?? namespace }),
+      );
       const verdict = this.verdicts.get(zoneKey);
       if (!verdict) {
         const why = this.refusedElsewhere.get(zoneKey);
