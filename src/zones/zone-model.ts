@@ -40,6 +40,65 @@ interface Entry {
   /** Set when the record set breaks a rule that does not depend on other records. */
   invalid: string | undefined;
   rrset: RRset | undefined;
+  /** The record set's verdict in the zone (`ZoneModel.verdicts` reads it from here). */
+  verdict: RecordVerdict | undefined;
+}
+
+/**
+ * The verdicts of a zone's record sets, read from its entries: a view, not a second map with an
+ * entry per record set (docs/benchmarks.md, memory budget).
+ */
+class Verdicts implements ReadonlyMap<ResourceKey, RecordVerdict> {
+  private readonly byKey: ReadonlyMap<ResourceKey, Entry>;
+  /** Entries with a verdict. */
+  count = 0;
+
+  constructor(entries: ReadonlyMap<ResourceKey, Entry>) {
+    this.byKey = entries;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  get(key: ResourceKey): RecordVerdict | undefined {
+    return this.byKey.get(key)?.verdict;
+  }
+
+  has(key: ResourceKey): boolean {
+    return this.byKey.get(key)?.verdict !== undefined;
+  }
+
+  private *entries_(): Generator<[ResourceKey, RecordVerdict]> {
+    for (const [key, entry] of this.byKey) if (entry.verdict !== undefined) yield [key, entry.verdict];
+  }
+
+  entries(): MapIterator<[ResourceKey, RecordVerdict]> {
+    return this.entries_() as MapIterator<[ResourceKey, RecordVerdict]>;
+  }
+
+  *keys(): MapIterator<ResourceKey> {
+    for (const [key] of this.entries_()) yield key;
+  }
+
+  *values(): MapIterator<RecordVerdict> {
+    for (const [, verdict] of this.entries_()) yield verdict;
+  }
+
+  get [Symbol.toStringTag](): string {
+    return 'Verdicts';
+  }
+
+  [Symbol.iterator](): MapIterator<[ResourceKey, RecordVerdict]> {
+    return this.entries();
+  }
+
+  forEach(
+    callback: (value: RecordVerdict, key: ResourceKey, map: ReadonlyMap<ResourceKey, RecordVerdict>) => void,
+    thisArg?: unknown,
+  ): void {
+    for (const [key, verdict] of this.entries_()) callback.call(thisArg, verdict, key, this);
+  }
 }
 
 /** Who wrote an entry, as messages name it. */
@@ -91,7 +150,10 @@ export class ZoneModel {
   readonly defaultTtl: number;
   /** Changes when anything that shapes every record (SOA, TTL, nameservers) changes: rebuild then. */
   readonly configSignature: string;
-  readonly verdicts = new Map<ResourceKey, RecordVerdict>();
+  private readonly entries = new Map<ResourceKey, Entry>();
+  private readonly verdictView = new Verdicts(this.entries);
+  /** Each record set's verdict (a view over the model's entries). */
+  readonly verdicts: ReadonlyMap<ResourceKey, RecordVerdict> = this.verdictView;
   private readonly classNameText: string;
   /** The class's topology, for record sets steered to the closest region. */
   private readonly topology: Topology | undefined;
@@ -104,7 +166,6 @@ export class ZoneModel {
   private readonly ownerDigests = new Map<string, string>();
   /** Owners created since the last sort; merged in one pass (many) or spliced in (few). */
   private newKeys: string[] = [];
-  private readonly entries = new Map<ResourceKey, Entry>();
   private readonly cuts = new Map<string, Cut>();
   private rrsetTotal = 0;
   private childSignature = '';
@@ -187,7 +248,7 @@ export class ZoneModel {
         continue;
       }
       if (before) this.removeEntry(before, dirty, delta, current !== undefined);
-      if (current) this.addEntry(key, current.recordSet, current.fqdn, dirty);
+      if (current) this.addEntry(key, current.recordSet, current.fqdn, dirty, before?.verdict);
     }
     if (seen) {
       for (const entry of [...this.entries.values()])
@@ -326,10 +387,18 @@ export class ZoneModel {
     }
   }
 
-  private addEntry(key: ResourceKey, recordSet: DNSRecordSet, fqdn: Name, dirty: Set<string>): void {
+  /** `verdict`: the verdict of the version this one replaces, to compare the new one against. */
+  private addEntry(
+    key: ResourceKey,
+    recordSet: DNSRecordSet,
+    fqdn: Name,
+    dirty: Set<string>,
+    verdict?: RecordVerdict,
+  ): void {
     const ownerKey = canonicalSortKey(fqdn);
     const type = recordSet.spec.type;
-    const entry: Entry = { key, recordSet, fqdn, ownerKey, invalid: undefined, rrset: undefined };
+    const entry: Entry = { key, recordSet, fqdn, ownerKey, invalid: undefined, rrset: undefined, verdict };
+    if (verdict !== undefined) this.verdictView.count++;
     const parsed = parseRecordSetRecords(recordSet, this.origin);
     const atApex = ownerKey === this.originKey;
     if (!parsed.ok) entry.invalid = parsed.message;
@@ -370,13 +439,12 @@ export class ZoneModel {
   /** Removes an entry; `replaced` keeps its verdict for the new version to compare against. */
   private removeEntry(entry: Entry, dirty: Set<string>, delta: ZoneDelta, replaced = false): void {
     this.entries.delete(entry.key);
+    if (entry.verdict !== undefined) this.verdictView.count--;
     const owner = this.owners.get(entry.ownerKey);
     if (owner) owner.entries = owner.entries.filter((e) => e !== entry);
     dirty.add(entry.ownerKey);
     if (replaced) return;
-    const verdict = this.verdicts.get(entry.key);
-    if (verdict?.accepted) this.accepted--;
-    this.verdicts.delete(entry.key);
+    if (entry.verdict?.accepted) this.accepted--;
     delta.verdicts.add(entry.key);
   }
 
@@ -485,7 +553,7 @@ export class ZoneModel {
         if (type === 'NS' && !atApex)
           cut = { owner: entry.fqdn, hosts: hostsOf(entry.rrset!.rdata), by: byOf(entry) };
       }
-      this.setVerdict(entry.key, verdict, delta);
+      this.setVerdict(entry, verdict, delta);
     }
     // Exactly as long as its RRsets (an array filled by index, not grown by push), in the Map's order.
     const list: RRset[] = new Array(published.size);
@@ -566,13 +634,14 @@ export class ZoneModel {
     return { accepted: true, fqdn };
   }
 
-  private setVerdict(key: ResourceKey, verdict: RecordVerdict, delta: ZoneDelta): void {
-    const before = this.verdicts.get(key);
+  private setVerdict(entry: Entry, verdict: RecordVerdict, delta: ZoneDelta): void {
+    const before = entry.verdict;
     if (before && sameVerdict(before, verdict)) return;
     if (before?.accepted) this.accepted--;
     if (verdict.accepted) this.accepted++;
-    this.verdicts.set(key, verdict);
-    delta.verdicts.add(key);
+    if (before === undefined) this.verdictView.count++;
+    entry.verdict = verdict;
+    delta.verdicts.add(entry.key);
   }
 }
 
