@@ -25,7 +25,9 @@ const { values, positionals } = parseArgs({
 const file = positionals[0];
 if (!file) throw new Error('usage: node bench/heap-summary.ts FILE [--top 40] [--per N]');
 const snap = JSON.parse(readFileSync(file, 'utf8')) as {
-  snapshot: { meta: { node_fields: string[]; node_types: [string[]]; edge_fields: string[]; edge_types: [string[]] } };
+  snapshot: {
+    meta: { node_fields: string[]; node_types: [string[]]; edge_fields: string[]; edge_types: [string[]] };
+  };
   nodes: number[];
   edges: number[];
   strings: string[];
@@ -94,12 +96,14 @@ function ownerLabels(): (string | undefined)[] {
         if (et === 'weak' || et === 'shortcut') continue;
         const to = snap.edges[e + eTo]! / width;
         if (label[to] !== undefined) continue;
-        const edgeName = et === 'element' || et === 'hidden' ? String(snap.edges[e + eName]) : snap.strings[snap.edges[e + eName]!]!;
+        const edgeName =
+          et === 'element' || et === 'hidden'
+            ? String(snap.edges[e + eName])
+            : snap.strings[snap.edges[e + eName]!]!;
         let l = label[from]!;
         if (fromClass && et === 'property')
           l = `${snap.strings[snap.nodes[from * width + nameAt]!]}.${edgeName}`;
-        else if (et === 'context' && (l === '(root)' || l.startsWith('(')))
-          l = `(variable) ${edgeName}`;
+        else if (et === 'context' && (l === '(root)' || l.startsWith('('))) l = `(variable) ${edgeName}`;
         label[to] = l;
         next.push(to);
       }
