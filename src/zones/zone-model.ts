@@ -128,7 +128,12 @@ interface Owner {
    * Map per owner costs about 180 bytes before its first entry (docs/benchmarks.md, memory budget).
    */
   published: readonly RRset[];
-  cut?: Cut;
+  cut: Cut | undefined;
+  /**
+   * SHA-256 of the published records (see content-hash.ts), kept as names change; undefined while
+   * the owner publishes nothing. A field of the owner rather than a map of its own beside `owners`.
+   */
+  digest: string | undefined;
 }
 
 /**
@@ -162,8 +167,6 @@ export class ZoneModel {
   private readonly owners = new Map<string, Owner>();
   /** Canonical sort keys of all owners, sorted: every subtree is a contiguous range. */
   private sortedKeys: string[] = [];
-  /** SHA-256 of each owner's published records (see content-hash.ts), kept as names change. */
-  private readonly ownerDigests = new Map<string, string>();
   /** Owners created since the last sort; merged in one pass (many) or spliced in (few). */
   private newKeys: string[] = [];
   private readonly cuts = new Map<string, Cut>();
@@ -289,7 +292,7 @@ export class ZoneModel {
   contentHash(): string {
     const digests: string[] = [];
     for (const key of this.sortedKeys) {
-      const digest = this.ownerDigests.get(key);
+      const digest = this.owners.get(key)?.digest;
       if (digest !== undefined) digests.push(digest);
     }
     return zoneDigest(this.soa, digests);
@@ -337,7 +340,8 @@ export class ZoneModel {
   private owner(name: Name, key: string): Owner {
     let owner = this.owners.get(key);
     if (!owner) {
-      owner = { name, key, entries: [], fixed: [], published: [] };
+      // Every field in the literal: none is added later into a separate property store.
+      owner = { name, key, entries: [], fixed: [], published: [], cut: undefined, digest: undefined };
       this.owners.set(key, owner);
       this.newKeys.push(key);
     }
@@ -369,7 +373,6 @@ export class ZoneModel {
     const owner = this.owners.get(key);
     if (!owner || owner.entries.length > 0 || owner.fixed.length > 0 || key === this.originKey) return;
     this.owners.delete(key);
-    this.ownerDigests.delete(key);
     const i = lowerBound(this.sortedKeys, key);
     if (this.sortedKeys[i] === key) this.sortedKeys.splice(i, 1);
   }
@@ -576,8 +579,7 @@ export class ZoneModel {
     }
     this.rrsetTotal += published.size - before.length;
     if (changed) {
-      if (published.size === 0) this.ownerDigests.delete(key);
-      else this.ownerDigests.set(key, ownerDigest(list));
+      owner.digest = published.size === 0 ? undefined : ownerDigest(list);
     }
     owner.cut = cut;
     if (cut) this.cuts.set(key, cut);
