@@ -272,7 +272,7 @@ export class Controller {
       affected = this.feed.delete(event.kind, event.key);
       zone = before;
     } else {
-      affected = this.feed.upsert(event.object);
+      affected = this.feed.upsert(event.object, event.key);
       if (!affected) {
         // An annotation may confirm a held change, or record the DS a rollover waits for at the parent;
         // nothing else of the zone changed.

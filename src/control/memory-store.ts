@@ -188,8 +188,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     ) {
       return;
     }
-    const metadata: ObjectMeta = {
-      ...desired.metadata,
+    const metadata = plain<ObjectMeta>(desired.metadata, {
       uid: existing?.metadata.uid ?? `uid-${++this.uid}`,
       generation: existing
         ? (existing.metadata.generation ?? 0) + (specChanged ? 1 : 0)
@@ -198,13 +197,12 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
         existing?.metadata.creationTimestamp ?? creationTimestamp ?? this.now().toISOString(),
       resourceVersion: String(++this.resourceVersion),
       ...(existing?.metadata.finalizers ? { finalizers: existing.metadata.finalizers } : {}),
-    };
+    });
     const { status: _ignored, ...rest } = desired;
-    const object: Stored = {
-      ...rest,
+    const object = plain<Stored>(rest, {
       metadata,
       ...(existing?.status ? { status: existing.status } : {}),
-    };
+    });
     byKey.set(key, object);
     emit(key, object);
   }
@@ -239,11 +237,10 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     const byKey = objects.get(kind);
     const existing = byKey?.get(key);
     if (!byKey || !existing) return;
-    const object: Stored = {
-      ...existing,
+    const object = plain<Stored>(existing, {
       status,
-      metadata: { ...existing.metadata, resourceVersion: String(++this.resourceVersion) },
-    };
+      metadata: plain<ObjectMeta>(existing.metadata, { resourceVersion: String(++this.resourceVersion) }),
+    });
     byKey.set(key, object);
     emit(object);
   }
@@ -284,10 +281,11 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
   }
 
   private revise(object: Stored, metadata: Partial<ObjectMeta>): Stored {
-    return {
-      ...object,
-      metadata: { ...object.metadata, ...metadata, resourceVersion: String(++this.resourceVersion) },
-    };
+    return plain<Stored>(object, {
+      metadata: plain<ObjectMeta>(object.metadata, metadata, {
+        resourceVersion: String(++this.resourceVersion),
+      }),
+    });
   }
 
   private emit(event: StoreEvent): void {
@@ -297,4 +295,24 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
   private emitForeign(event: ForeignEvent): void {
     for (const handler of this.foreignHandlers) handler(event);
   }
+}
+
+/**
+ * Objects made by `new` get room for their properties in the object itself while V8 learns their
+ * size; a literal with a spread (`{ ...base, more }`) puts the properties beyond `base`'s into a
+ * separate array, about 40 bytes more for every object and metadata kept here (docs/benchmarks.md,
+ * memory budget). Its prototype is Object.prototype, so the objects are plain objects.
+ */
+function PlainObject(this: Record<string, unknown>): void {}
+PlainObject.prototype = Object.prototype;
+
+/** `{ ...parts[0], ...parts[1], ... }`, with the properties in the object (own `__proto__` keys left out). */
+function plain<T>(...parts: object[]): T {
+  const out = new (PlainObject as unknown as new () => Record<string, unknown>)();
+  for (const part of parts) {
+    for (const key of Object.keys(part)) {
+      if (key !== '__proto__') out[key] = (part as Record<string, unknown>)[key];
+    }
+  }
+  return out as T;
 }

@@ -1,4 +1,5 @@
 import type {
+  Condition,
   DNSRecordSet,
   DNSRecordSetStatus,
   DNSZone,
@@ -45,11 +46,21 @@ export class StatusWriter {
   private readonly store: ResourceStore;
   private readonly now: () => Date;
   private readonly writeConcurrency: number;
-  /** Per record set: the inputs and the status object of its last status write. */
+  /**
+   * Per record set: the inputs and the status object of its last status write. The signature leaves
+   * out what the status itself shows (generation, fqdn), so that most record sets of a zone share one
+   * signature string instead of holding one each (docs/benchmarks.md, memory budget).
+   */
   private readonly recordMemo = new Map<
     ResourceKey,
     { signature: string; status: DNSRecordSetStatus | undefined }
   >();
+  /**
+   * Conditions shared by the statuses that have equal ones: a zone's record sets mostly carry the same
+   * Accepted and Programmed conditions, kept once instead of once per record set. Bounded: past
+   * CONDITIONS_KEPT distinct conditions it starts again (sharing is then with later statuses only).
+   */
+  private sharedConditions = new Map<string, Condition>();
 
   /** The health of a steered record set's records (`status.targets`), when it has health checks. */
   private readonly targetsOf: ((key: ResourceKey) => RecordTargets | undefined) | undefined;
@@ -150,6 +161,8 @@ export class StatusWriter {
     const now = this.now().toISOString();
     const publishedIn = `published in zone ${zoneKey}`;
     const servedBy = programmed ? `served by ${backend}` : programmedMessage;
+    // The signature of every record set of the zone served without a problem: one string for all.
+    const servedSignature = [zoneKey, servedBy].join(SEP);
     const inFlight = new Set<Promise<void>>();
     let failure: { error: unknown } | undefined;
     for (const recordKey of keys) {
@@ -162,16 +175,16 @@ export class StatusWriter {
       const generation = rs.metadata.generation;
       const problem = verdict.accepted ? problems?.get(recordKey) : undefined;
       // Everything the status depends on, cheaply: skip unchanged record sets before building anything.
-      // Joined from an array, the signature is one flat string: built with `+` (or a template), V8
-      // keeps a tree of about ten concatenation nodes per record set for as long as the memo holds it,
-      // about 240 bytes each (docs/benchmarks.md, memory budget).
-      const signature = (
-        verdict.accepted
-          ? [generation, verdict.fqdn, zoneKey, servedBy, problem?.reason ?? '', problem?.message ?? '']
-          : [generation, verdict.fqdn, zoneKey, verdict.reason, verdict.message]
-      ).join('\u0001');
-      const memo = this.recordMemo.get(recordKey);
-      if (memo && memo.signature === signature && memo.status === rs.status) continue;
+      // The generation and fqdn are compared with the status last written (which shows them); the rest
+      // is the signature, shared by the zone's record sets served without a problem. Joined from an
+      // array, a signature is one flat string: built with `+` (or a template), V8 keeps a tree of
+      // concatenation nodes for as long as the memo holds it (docs/benchmarks.md, memory budget).
+      const signature = !verdict.accepted
+        ? [zoneKey, verdict.reason, verdict.message].join(SEP)
+        : problem
+          ? [zoneKey, servedBy, problem.reason, problem.message].join(SEP)
+          : servedSignature;
+      if (this.unchanged(recordKey, rs, signature, verdict.fqdn)) continue;
       const conditions: ConditionInput[] = problem
         ? recordProblemConditions(problem, backend, publishedIn, generation)
         : verdict.accepted
@@ -180,7 +193,8 @@ export class StatusWriter {
               {
                 published: publishedIn,
                 programmed: servedBy,
-                ready: `${verdict.fqdn} ${rs.spec.type} is served`,
+                // Joined: kept in the status as one flat string, not three concatenation nodes.
+                ready: [verdict.fqdn, rs.spec.type, 'is served'].join(' '),
                 pending: programmedMessage,
               },
               generation,
@@ -217,14 +231,13 @@ export class StatusWriter {
     // A zone reconcile visits every record set of the zone; most are unchanged. When the status we
     // last wrote is still the object's status and the inputs are the same, skip the comparison.
     const key = resourceKey(rs.metadata);
-    const memo = this.recordMemo.get(key);
-    if (memo && memo.signature === signature && memo.status === rs.status) return;
+    if (this.unchanged(key, rs, signature, fields.fqdn)) return;
     const targets = this.targetsOf?.(key);
     const status: DNSRecordSetStatus = {
       observedGeneration: rs.metadata.generation,
       ...fields,
       ...(targets && targets.length > 0 ? { targets } : {}),
-      conditions: setConditions(rs.status?.conditions, conditions, now),
+      conditions: this.share(setConditions(rs.status?.conditions, conditions, now)),
     };
     if (jsonEqual(status, rs.status)) {
       this.recordMemo.set(key, { signature, status: rs.status });
@@ -233,4 +246,51 @@ export class StatusWriter {
     await this.store.updateStatus('DNSRecordSet', key, status);
     this.recordMemo.set(key, { signature, status });
   }
+
+  /**
+   * Whether the status last written for the record set is still its status and was built from the
+   * same inputs: the same signature, generation and fqdn.
+   */
+  private unchanged(
+    key: ResourceKey,
+    rs: DNSRecordSet,
+    signature: string,
+    fqdn: string | undefined,
+  ): boolean {
+    const memo = this.recordMemo.get(key);
+    return (
+      memo !== undefined &&
+      memo.signature === signature &&
+      memo.status === rs.status &&
+      rs.status !== undefined &&
+      rs.status.observedGeneration === rs.metadata.generation &&
+      rs.status.fqdn === fqdn
+    );
+  }
+
+  /** The conditions, each replaced by an equal one already held when there is one. */
+  private share(conditions: Condition[]): Condition[] {
+    for (let i = 0; i < conditions.length; i++) {
+      const c = conditions[i]!;
+      const id = [
+        c.type,
+        c.status,
+        c.reason,
+        c.message,
+        c.observedGeneration ?? '',
+        c.lastTransitionTime,
+      ].join(SEP);
+      const held = this.sharedConditions.get(id);
+      if (held !== undefined && jsonEqual(held, c)) conditions[i] = held;
+      else {
+        if (this.sharedConditions.size >= CONDITIONS_KEPT) this.sharedConditions = new Map();
+        this.sharedConditions.set(id, c);
+      }
+    }
+    return conditions;
+  }
 }
+
+const SEP = '\u0001';
+/** Distinct conditions `StatusWriter` keeps for sharing. */
+const CONDITIONS_KEPT = 4096;

@@ -157,7 +157,7 @@ export class ZoneFollower {
       if (event.kind === 'DNSZone') this.queue.add(event.key);
       return;
     }
-    const affected = this.feed.upsert(event.object);
+    const affected = this.feed.upsert(event.object, event.key);
     if (event.kind === 'DNSZone') {
       // A zone's status carries the serial to serve: every zone event may let it publish. A status-only
       // change touches no record set: an empty dirty set keeps that reconcile incremental (O(1)).

@@ -55,7 +55,7 @@ export interface AssembledZone {
   /** Every RRset but the SOA, in canonical order (owner, then type code). */
   rrsets: RRset[];
   hash: string;
-  verdicts: Map<ResourceKey, RecordVerdict>;
+  verdicts: ReadonlyMap<ResourceKey, RecordVerdict>;
   /** Record sets published in this zone. */
   acceptedCount: number;
   /** Things that serve but deserve a look, e.g. an in-zone nameserver without an address. */

@@ -11,6 +11,7 @@ import {
   relativeName,
 } from '../dns/name.ts';
 import { getOrInsert } from '../util/get-or-insert.ts';
+import { Interner } from '../util/interner.ts';
 import { zoneAdmits } from './delegation.ts';
 import { publicSuffixSection } from './public-suffix.ts';
 import { type ResourceKey, resourceKey } from './resource-key.ts';
@@ -146,6 +147,8 @@ export class Catalog {
   private byDomain = new Map<string, ResourceKey>();
   private children = new Map<ResourceKey, Set<ResourceKey>>();
   private resolutions = new Map<ResourceKey, RecordResolution>();
+  /** The keys of zones that record sets refer to, one string each. */
+  private readonly zoneKeys = new Interner();
   /** record keys per resolved zone key; UNRESOLVED holds the ones without a zone */
   private membership = new Map<ResourceKey, Set<ResourceKey>>();
   /** record keys per zone key named in their spec.zoneRef */
@@ -263,12 +266,18 @@ export class Catalog {
    * Loads many objects at once (start-up, resync): zone verdicts are computed once for the whole set
    * instead of once per zone, and every record is resolved once.
    */
-  load(classes: Iterable<DNSZoneClass>, zones: Iterable<DNSZone>, records: Iterable<DNSRecordSet>): Affected {
+  load(
+    classes: Iterable<DNSZoneClass>,
+    zones: Iterable<DNSZone>,
+    records: Iterable<DNSRecordSet>,
+    /** The records' keys in the same order, when the caller has them (kept instead of copies). */
+    recordKeys?: readonly ResourceKey[],
+  ): Affected {
     for (const c of classes) this.classes.set(c.metadata.name, c);
     for (const z of zones) this.zones.set(resourceKey(z.metadata), z);
     const keys: ResourceKey[] = [];
     for (const rs of records) {
-      const key = resourceKey(rs.metadata);
+      const key = recordKeys?.[keys.length] ?? resourceKey(rs.metadata);
       this.indexZoneRef(key, this.records.get(key), rs);
       this.records.set(key, rs);
       keys.push(key);
@@ -278,8 +287,7 @@ export class Catalog {
     return affected;
   }
 
-  setRecord(rs: DNSRecordSet): Affected {
-    const key = resourceKey(rs.metadata);
+  setRecord(rs: DNSRecordSet, key: ResourceKey = resourceKey(rs.metadata)): Affected {
     this.indexZoneRef(key, this.records.get(key), rs);
     this.records.set(key, rs);
     return this.reresolve([key]);
@@ -721,7 +729,10 @@ export class Catalog {
     let zoneKey: ResourceKey | undefined;
     let fqdn: Name;
     if (zoneRef) {
-      zoneKey = resourceKey({ name: zoneRef.name, namespace: zoneRef.namespace ?? namespace });
+      // Kept in the record's resolution: one string per zone, not one per record set.
+      zoneKey = this.zoneKeys.get(
+        resourceKey({ name: zoneRef.name, namespace: zoneRef.namespace ?? namespace }),
+      );
       const verdict = this.verdicts.get(zoneKey);
       if (!verdict) {
         const why = this.refusedElsewhere.get(zoneKey);

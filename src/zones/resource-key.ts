@@ -4,7 +4,9 @@ import type { ObjectMeta } from '../api/index.ts';
 export type ResourceKey = string;
 
 export function resourceKey(meta: Pick<ObjectMeta, 'name' | 'namespace'>): ResourceKey {
-  return meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name;
+  // Joined, not concatenated: keys are kept by many maps, and a concatenation kept as a map key
+  // holds a node of 32 bytes beside its flattened copy (docs/benchmarks.md, memory budget).
+  return meta.namespace ? [meta.namespace, meta.name].join('/') : meta.name;
 }
 
 export function splitKey(key: ResourceKey): { namespace?: string; name: string } {

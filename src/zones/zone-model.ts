@@ -25,18 +25,90 @@ export interface ZoneDelta extends RRsetDelta {
   previous: Map<string, RRset | undefined>;
 }
 
-/** A record set as the model holds it. */
+/**
+ * A record set as the model holds it. Only what cannot be read from the record set itself: its
+ * spec and type are `recordSet.spec` (the entry is rebuilt when the spec object changes), and the
+ * writer named in messages is `byOf(entry)`, built when a message needs it. Every field is set when
+ * the entry is made, so none is added later into a separate property store (docs/benchmarks.md,
+ * memory budget).
+ */
 interface Entry {
   key: ResourceKey;
-  spec: DNSRecordSet['spec'];
   recordSet: DNSRecordSet;
   fqdn: Name;
   ownerKey: string;
-  type: RecordTypeName;
   /** Set when the record set breaks a rule that does not depend on other records. */
-  invalid?: string;
-  rrset?: RRset;
-  by: string;
+  invalid: string | undefined;
+  rrset: RRset | undefined;
+  /** The record set's verdict in the zone (`ZoneModel.verdicts` reads it from here). */
+  verdict: RecordVerdict | undefined;
+}
+
+/**
+ * The verdicts of a zone's record sets, read from its entries: a view, not a second map with an
+ * entry per record set (docs/benchmarks.md, memory budget).
+ */
+class Verdicts implements ReadonlyMap<ResourceKey, RecordVerdict> {
+  private readonly byKey: ReadonlyMap<ResourceKey, Entry>;
+  /** Entries with a verdict. */
+  count = 0;
+
+  constructor(entries: ReadonlyMap<ResourceKey, Entry>) {
+    this.byKey = entries;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  get(key: ResourceKey): RecordVerdict | undefined {
+    return this.byKey.get(key)?.verdict;
+  }
+
+  has(key: ResourceKey): boolean {
+    return this.byKey.get(key)?.verdict !== undefined;
+  }
+
+  private *entries_(): Generator<[ResourceKey, RecordVerdict]> {
+    for (const [key, entry] of this.byKey) if (entry.verdict !== undefined) yield [key, entry.verdict];
+  }
+
+  entries(): MapIterator<[ResourceKey, RecordVerdict]> {
+    return this.entries_() as MapIterator<[ResourceKey, RecordVerdict]>;
+  }
+
+  *keys(): MapIterator<ResourceKey> {
+    for (const [key] of this.entries_()) yield key;
+  }
+
+  *values(): MapIterator<RecordVerdict> {
+    for (const [, verdict] of this.entries_()) yield verdict;
+  }
+
+  get [Symbol.toStringTag](): string {
+    return 'Verdicts';
+  }
+
+  [Symbol.iterator](): MapIterator<[ResourceKey, RecordVerdict]> {
+    return this.entries();
+  }
+
+  forEach(
+    callback: (value: RecordVerdict, key: ResourceKey, map: ReadonlyMap<ResourceKey, RecordVerdict>) => void,
+    thisArg?: unknown,
+  ): void {
+    for (const [key, verdict] of this.entries_()) callback.call(thisArg, verdict, key, this);
+  }
+}
+
+/** Who wrote an entry, as messages name it. */
+function byOf(entry: Entry): string {
+  return `DNSRecordSet ${entry.key}`;
+}
+
+/** An entry's record type. */
+function typeOf(entry: Entry): RecordTypeName {
+  return entry.recordSet.spec.type;
 }
 
 interface Cut {
@@ -56,7 +128,12 @@ interface Owner {
    * Map per owner costs about 180 bytes before its first entry (docs/benchmarks.md, memory budget).
    */
   published: readonly RRset[];
-  cut?: Cut;
+  cut: Cut | undefined;
+  /**
+   * SHA-256 of the published records (see content-hash.ts), kept as names change; undefined while
+   * the owner publishes nothing. A field of the owner rather than a map of its own beside `owners`.
+   */
+  digest: string | undefined;
 }
 
 /**
@@ -78,7 +155,10 @@ export class ZoneModel {
   readonly defaultTtl: number;
   /** Changes when anything that shapes every record (SOA, TTL, nameservers) changes: rebuild then. */
   readonly configSignature: string;
-  readonly verdicts = new Map<ResourceKey, RecordVerdict>();
+  private readonly entries = new Map<ResourceKey, Entry>();
+  private readonly verdictView = new Verdicts(this.entries);
+  /** Each record set's verdict (a view over the model's entries). */
+  readonly verdicts: ReadonlyMap<ResourceKey, RecordVerdict> = this.verdictView;
   private readonly classNameText: string;
   /** The class's topology, for record sets steered to the closest region. */
   private readonly topology: Topology | undefined;
@@ -87,11 +167,8 @@ export class ZoneModel {
   private readonly owners = new Map<string, Owner>();
   /** Canonical sort keys of all owners, sorted: every subtree is a contiguous range. */
   private sortedKeys: string[] = [];
-  /** SHA-256 of each owner's published records (see content-hash.ts), kept as names change. */
-  private readonly ownerDigests = new Map<string, string>();
   /** Owners created since the last sort; merged in one pass (many) or spliced in (few). */
   private newKeys: string[] = [];
-  private readonly entries = new Map<ResourceKey, Entry>();
   private readonly cuts = new Map<string, Cut>();
   private rrsetTotal = 0;
   private childSignature = '';
@@ -164,12 +241,17 @@ export class ZoneModel {
     for (const { key, current } of records) {
       seen?.add(key);
       const before = this.entries.get(key);
-      if (current && before && before.spec === current.recordSet.spec && before.fqdn === current.fqdn) {
+      if (
+        current &&
+        before &&
+        before.recordSet.spec === current.recordSet.spec &&
+        before.fqdn === current.fqdn
+      ) {
         before.recordSet = current.recordSet;
         continue;
       }
       if (before) this.removeEntry(before, dirty, delta, current !== undefined);
-      if (current) this.addEntry(key, current.recordSet, current.fqdn, dirty);
+      if (current) this.addEntry(key, current.recordSet, current.fqdn, dirty, before?.verdict);
     }
     if (seen) {
       for (const entry of [...this.entries.values()])
@@ -210,7 +292,7 @@ export class ZoneModel {
   contentHash(): string {
     const digests: string[] = [];
     for (const key of this.sortedKeys) {
-      const digest = this.ownerDigests.get(key);
+      const digest = this.owners.get(key)?.digest;
       if (digest !== undefined) digests.push(digest);
     }
     return zoneDigest(this.soa, digests);
@@ -258,7 +340,8 @@ export class ZoneModel {
   private owner(name: Name, key: string): Owner {
     let owner = this.owners.get(key);
     if (!owner) {
-      owner = { name, key, entries: [], fixed: [], published: [] };
+      // Every field in the literal: none is added later into a separate property store.
+      owner = { name, key, entries: [], fixed: [], published: [], cut: undefined, digest: undefined };
       this.owners.set(key, owner);
       this.newKeys.push(key);
     }
@@ -290,7 +373,6 @@ export class ZoneModel {
     const owner = this.owners.get(key);
     if (!owner || owner.entries.length > 0 || owner.fixed.length > 0 || key === this.originKey) return;
     this.owners.delete(key);
-    this.ownerDigests.delete(key);
     const i = lowerBound(this.sortedKeys, key);
     if (this.sortedKeys[i] === key) this.sortedKeys.splice(i, 1);
   }
@@ -308,18 +390,18 @@ export class ZoneModel {
     }
   }
 
-  private addEntry(key: ResourceKey, recordSet: DNSRecordSet, fqdn: Name, dirty: Set<string>): void {
+  /** `verdict`: the verdict of the version this one replaces, to compare the new one against. */
+  private addEntry(
+    key: ResourceKey,
+    recordSet: DNSRecordSet,
+    fqdn: Name,
+    dirty: Set<string>,
+    verdict?: RecordVerdict,
+  ): void {
     const ownerKey = canonicalSortKey(fqdn);
     const type = recordSet.spec.type;
-    const entry: Entry = {
-      key,
-      spec: recordSet.spec,
-      recordSet,
-      fqdn,
-      ownerKey,
-      type,
-      by: `DNSRecordSet ${key}`,
-    };
+    const entry: Entry = { key, recordSet, fqdn, ownerKey, invalid: undefined, rrset: undefined, verdict };
+    if (verdict !== undefined) this.verdictView.count++;
     const parsed = parseRecordSetRecords(recordSet, this.origin);
     const atApex = ownerKey === this.originKey;
     if (!parsed.ok) entry.invalid = parsed.message;
@@ -360,13 +442,12 @@ export class ZoneModel {
   /** Removes an entry; `replaced` keeps its verdict for the new version to compare against. */
   private removeEntry(entry: Entry, dirty: Set<string>, delta: ZoneDelta, replaced = false): void {
     this.entries.delete(entry.key);
+    if (entry.verdict !== undefined) this.verdictView.count--;
     const owner = this.owners.get(entry.ownerKey);
     if (owner) owner.entries = owner.entries.filter((e) => e !== entry);
     dirty.add(entry.ownerKey);
     if (replaced) return;
-    const verdict = this.verdicts.get(entry.key);
-    if (verdict?.accepted) this.accepted--;
-    this.verdicts.delete(entry.key);
+    if (entry.verdict?.accepted) this.accepted--;
     delta.verdicts.add(entry.key);
   }
 
@@ -462,19 +543,20 @@ export class ZoneModel {
     }
     const above = atApex ? undefined : this.cutAbove(key);
     const order = [...owner.entries].sort((a, b) => {
-      const an = a.type === 'NS' ? 0 : 1;
-      const bn = b.type === 'NS' ? 0 : 1;
+      const an = typeOf(a) === 'NS' ? 0 : 1;
+      const bn = typeOf(b) === 'NS' ? 0 : 1;
       return an - bn || compareByAge(a.recordSet, b.recordSet);
     });
     for (const entry of order) {
       const verdict = this.judge(entry, above, cut, byType);
       if (verdict.accepted) {
-        published.set(entry.type, entry.rrset!);
-        byType.set(entry.type, entry.by);
-        if (entry.type === 'NS' && !atApex)
-          cut = { owner: entry.fqdn, hosts: hostsOf(entry.rrset!.rdata), by: entry.by };
+        const type = typeOf(entry);
+        published.set(type, entry.rrset!);
+        byType.set(type, byOf(entry));
+        if (type === 'NS' && !atApex)
+          cut = { owner: entry.fqdn, hosts: hostsOf(entry.rrset!.rdata), by: byOf(entry) };
       }
-      this.setVerdict(entry.key, verdict, delta);
+      this.setVerdict(entry, verdict, delta);
     }
     // Exactly as long as its RRsets (an array filled by index, not grown by push), in the Map's order.
     const list: RRset[] = new Array(published.size);
@@ -497,8 +579,7 @@ export class ZoneModel {
     }
     this.rrsetTotal += published.size - before.length;
     if (changed) {
-      if (published.size === 0) this.ownerDigests.delete(key);
-      else this.ownerDigests.set(key, ownerDigest(list));
+      owner.digest = published.size === 0 ? undefined : ownerDigest(list);
     }
     owner.cut = cut;
     if (cut) this.cuts.set(key, cut);
@@ -515,7 +596,7 @@ export class ZoneModel {
     const fqdn = entry.fqdn;
     if (entry.invalid !== undefined)
       return { accepted: false, reason: 'Invalid', message: entry.invalid, fqdn };
-    const type = entry.type;
+    const type = typeOf(entry);
     if (above) {
       const isGlue = (type === 'A' || type === 'AAAA') && above.hosts.some((h) => nameEquals(h, fqdn));
       if (!isGlue) {
@@ -555,13 +636,14 @@ export class ZoneModel {
     return { accepted: true, fqdn };
   }
 
-  private setVerdict(key: ResourceKey, verdict: RecordVerdict, delta: ZoneDelta): void {
-    const before = this.verdicts.get(key);
+  private setVerdict(entry: Entry, verdict: RecordVerdict, delta: ZoneDelta): void {
+    const before = entry.verdict;
     if (before && sameVerdict(before, verdict)) return;
     if (before?.accepted) this.accepted--;
     if (verdict.accepted) this.accepted++;
-    this.verdicts.set(key, verdict);
-    delta.verdicts.add(key);
+    if (before === undefined) this.verdictView.count++;
+    entry.verdict = verdict;
+    delta.verdicts.add(entry.key);
   }
 }
 

@@ -25,6 +25,7 @@ import { jsonEqual } from '../../control/conditions.ts';
 import type { MemoryStore } from '../../control/memory-store.ts';
 import { type Name, nameKey, parentName, parseName } from '../../dns/name.ts';
 import { getOrInsert } from '../../util/get-or-insert.ts';
+import { Interner } from '../../util/interner.ts';
 import { parseRecordSetRecords } from '../../zones/record-parse.ts';
 import { resourceKey } from '../../zones/resource-key.ts';
 import { Definers } from './definers.ts';
@@ -178,6 +179,8 @@ export class ManifestSource {
   private readonly files = new Map<string, FileState>();
   /** Object id → the files that define it validly; the first in path order wins. */
   private readonly definers = new Definers();
+  /** One copy of the strings most objects repeat (API version, kind, namespace, zone, type). */
+  private readonly interner = new Interner();
   /** Absolute file → its path relative to the folder (see `relative`). */
   private readonly relatives = new Map<string, string>();
   private current: ManifestProblem[] = [];
@@ -595,12 +598,18 @@ export class ManifestSource {
       pending.get(key) ??
       (store.get('DNSZone', key) as DNSZone | undefined)?.spec.domainName ??
       (state.object(`DNSZone/${key}`)?.resource as DNSZone | undefined)?.spec.domainName;
+    // One origin string per domain: record parses keep the origin they were parsed against.
+    const origins = new Map<string, Name | undefined>();
     const absolute = (domain: string): Name | undefined => {
+      if (origins.has(domain)) return origins.get(domain);
+      let origin: Name | undefined;
       try {
-        return parseName(domain.endsWith('.') ? domain : `${domain}.`);
+        origin = parseName(domain.endsWith('.') ? domain : `${domain}.`);
       } catch {
-        return undefined;
+        origin = undefined;
       }
+      origins.set(domain, origin);
+      return origin;
     };
     let domains: Map<string, Name> | undefined;
     const allDomains = () => {
@@ -662,13 +671,16 @@ export class ManifestSource {
     for (const doc of parsed.documents) {
       await pace();
       const identity = ours(doc.identity, this.options.frontDoors);
-      const id = identity ? `${identity.kind}/${identity.key}` : undefined;
+      // Joined, not concatenated: the id is kept (definitions, definers, state) as one flat string
+      // rather than a concatenation node and its flattened copy.
+      const id = identity ? [identity.kind, identity.key].join('/') : undefined;
       // A front door's objects are named by their own kind (the door's id keeps them apart inside).
       const kindName = identity
         ? (this.options.frontDoors.get(identity.kind)?.kind ?? identity.kind)
         : undefined;
       const object = identity ? `${kindName} ${identity.key}` : undefined;
       const docProblems: ManifestProblem[] = [];
+      if (doc.resource) shareStrings(doc.resource, this.interner);
       const resource = doc.resource ?? doc.foreign?.object;
       if (!resource) {
         for (const p of doc.problems ?? []) docProblems.push(placed(file, doc.document, p, p.line, object));
@@ -1042,6 +1054,23 @@ function splitId(id: string): { kind: string; key: string } {
 }
 
 /** The identity of a document of one of our kinds or a front door's (others are not ours to keep). */
+/**
+ * Replaces the strings that many objects repeat by one shared copy: each parsed document arrives with
+ * its own copy of its API version, kind, namespace and, for a record set, its zone's name and its
+ * type (about 120 bytes of heap per record set; docs/benchmarks.md, memory budget).
+ */
+function shareStrings(resource: Resource, interner: Interner): void {
+  resource.apiVersion = interner.get(resource.apiVersion) as typeof resource.apiVersion;
+  resource.kind = interner.get(resource.kind) as typeof resource.kind;
+  const meta = resource.metadata;
+  if (meta.namespace !== undefined) meta.namespace = interner.get(meta.namespace);
+  if (resource.kind === 'DNSRecordSet') {
+    const spec = resource.spec;
+    spec.type = interner.get(spec.type) as typeof spec.type;
+    if (spec.zoneRef) spec.zoneRef.name = interner.get(spec.zoneRef.name);
+  }
+}
+
 function ours(
   identity: { kind: string; key: string } | undefined,
   doors: FrontDoors,
