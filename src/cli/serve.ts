@@ -3,6 +3,7 @@ import { CONFIRM_CHANGE_ANNOTATION, type DNSRecordSet, type DNSZone, KINDS } fro
 import type { Backend } from '../backends/backend.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { WorkerPoolBackend } from '../backends/builtin/worker-pool-backend.ts';
+import { MemoryKeyStore } from '../backends/builtin/zone-signing.ts';
 import { createHomelabClient } from '../backends/homelab-webhook/client.ts';
 import { createBackendFactory } from '../backends/registry.ts';
 import { CHANGE_SAFETY_WINDOW_MS, Controller } from '../control/controller.ts';
@@ -11,6 +12,7 @@ import { HomelabController, RECORD_DOOR } from '../control/homelab/homelab-contr
 import { homelabSettingsFromEnv } from '../control/homelab/settings.ts';
 import { MemoryStore } from '../control/memory-store.ts';
 import { fileAndEnvSecrets } from '../control/secrets.ts';
+import { generateDnssecKey } from '../dns/dnssec/keys.ts';
 import type { Name } from '../dns/name.ts';
 import { Registry } from '../metrics/registry.ts';
 import { type AnswerSettings, answerSettings, createQueryHandler } from '../server/answer-settings.ts';
@@ -35,6 +37,7 @@ import type { ExternalDnsWebhook } from '../sources/externaldns-webhook/webhook.
 import { type HomelabApiSettings, withSingleCaller } from '../sources/homelab-api/callers.ts';
 import { startHomelabApi } from '../sources/homelab-api/start.ts';
 import { ConfirmationFiles } from '../sources/manifests/confirmations.ts';
+import { FolderKeyStore } from '../sources/manifests/dnssec-key-files.ts';
 import { FolderHold } from '../sources/manifests/folder-hold.ts';
 import { WorkerManifestParser } from '../sources/manifests/manifest-parser.ts';
 import { formatProblem, ManifestSource, refusalText } from '../sources/manifests/manifest-source.ts';
@@ -166,9 +169,23 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     },
   });
   const steering = new SteeringBinder(checker);
+  // DNSSEC keys of the zones the built-in server signs: in --state-dir/dnssec (mode 0600), or in memory.
+  const dnssecKeys =
+    options.stateDir !== undefined && state.persistent
+      ? new FolderKeyStore(options.stateDir, (level, message) => log(level, message))
+      : new MemoryKeyStore(generateDnssecKey);
+  if (!state.persistent)
+    log(
+      'warn',
+      'no --state-dir: DNSSEC keys of signed zones are kept in memory and replaced at every restart',
+    );
   const backend = (): Backend => {
     if (workers === 1)
-      return new BuiltinBackend(table, notifier, { ...(aliasCheck ? { aliasCheck } : {}), steering });
+      return new BuiltinBackend(table, notifier, {
+        ...(aliasCheck ? { aliasCheck } : {}),
+        steering,
+        dnssecKeys,
+      });
     pool = WorkerPoolBackend.forListener(
       table,
       dns.address(),
@@ -180,6 +197,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         ...(aliasCheck ? { aliasCheck } : {}),
         updates,
         steering,
+        dnssecKeys,
       },
       notifier,
     );

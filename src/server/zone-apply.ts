@@ -3,6 +3,7 @@ import type { RRsetData } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
 import { TransferPolicy } from './transfer/transfer-policy.ts';
+import type { ZoneDnssecData } from './zone-dnssec.ts';
 import { type ZonePatch, ZoneSnapshot } from './zone-snapshot.ts';
 import type { ZoneTable } from './zone-table.ts';
 
@@ -20,15 +21,19 @@ export class ZoneApplier {
     this.table = table;
   }
 
-  /** Serves `rrsets` (every RRset but the SOA) as the whole zone at `serial`, replacing what was served. */
+  /**
+   * Serves `rrsets` (every RRset but the SOA) as the whole zone at `serial`, replacing what was served;
+   * signed with `dnssec` (the signer's records for exactly this content and serial) when given.
+   */
   replace(
     origin: Name,
     soa: SoaFields,
     serial: number,
     rrsets: Iterable<RRsetData>,
     transfers: ResolvedTransfers | undefined,
+    dnssec?: ZoneDnssecData,
   ): void {
-    this.table.set(ZoneSnapshot.build(origin, soa, serial, rrsets, this.policyFor(transfers)));
+    this.table.set(ZoneSnapshot.build(origin, soa, serial, rrsets, this.policyFor(transfers), dnssec));
   }
 
   /**
@@ -44,7 +49,8 @@ export class ZoneApplier {
     transfers: ResolvedTransfers | undefined,
   ): boolean {
     const zone = this.table.get(origin);
-    if (!zone || zone.serial !== fromSerial) return false;
+    // A signed zone's signatures cover its serial: it is always served whole.
+    if (!zone || zone.serial !== fromSerial || zone.dnssec) return false;
     this.setTransfers(zone, transfers);
     zone.patch(patch, serial, soa);
     this.table.changed(zone);

@@ -35,7 +35,10 @@ export type Denial = { kind: 'NSEC' } | { kind: 'NSEC3'; params: Nsec3Params };
 export interface ZoneToSign {
   origin: Name;
   soa: SoaFields & { serial: number };
-  /** Every RRset but the SOA. ALIAS RRsets are not signed (they are answered by synthesis). */
+  /**
+   * Every RRset but the SOA. ALIAS RRsets are not signed (they are answered by synthesis): their owners
+   * are in the denial chain with A and AAAA in the type bit map, as the answers synthesized there.
+   */
   rrsets: readonly RRsetData[];
 }
 
@@ -113,6 +116,13 @@ export function signZone(
   const byOwner = new Map<string, { owner: Name; sets: PlainSet[] }>();
   // Glue (and anything else below a cut) is served unsigned and stays out of the chain (RFC 4035 §2.2).
   const glue: PlainSet[] = [];
+  const aliasOwners = new Set<string>();
+  for (const s of zone.rrsets) {
+    if (s.type !== 'ALIAS' || !isInDomain(s.owner, origin) || belowCut(s.owner)) continue;
+    const k = nameKey(s.owner);
+    aliasOwners.add(k);
+    if (!byOwner.has(k)) byOwner.set(k, { owner: s.owner, sets: [] });
+  }
   for (const s of sets) {
     if (!isInDomain(s.owner, origin)) continue;
     if (belowCut(s.owner)) {
@@ -166,6 +176,7 @@ export function signZone(
   };
   const typesAt = (entry: { owner: Name; sets: PlainSet[] }) => {
     const types = entry.sets.map((s) => s.type);
+    if (aliasOwners.has(nameKey(entry.owner))) types.push(RRType.A, RRType.AAAA);
     const isCut = cuts.has(nameKey(entry.owner));
     // RRSIG appears in the bit map where the name has a signed RRset (RFC 4034 §4.1.2).
     if (!isCut || types.includes(RRType.DS)) types.push(RRType.RRSIG);

@@ -8,6 +8,7 @@ import type { ResourceKey } from '../../zones/resource-key.ts';
 import type { RRset } from '../../zones/rrset.ts';
 import type { ApplyResult, Backend, BackendCapabilities, ProgrammedZone } from '../backend.ts';
 import { AliasTargets } from './alias-targets.ts';
+import { type DnssecKeyStore, signedStatus, signForServing } from './zone-signing.ts';
 
 export interface BuiltinBackendOptions {
   /**
@@ -24,6 +25,11 @@ export interface BuiltinBackendOptions {
   steering?: SteeringBinder;
   /** Where bindings go: this backend's table by default, every DNS process for a worker pool. */
   selectionSink?: SelectionSink;
+  /**
+   * Signs zones whose `spec.dnssec` is enabled, with keys from this store (ADR 0021). Without it the
+   * built-in server does not sign (its capabilities say so, and signed zones are served unsigned).
+   */
+  dnssecKeys?: DnssecKeyStore;
 }
 
 /**
@@ -39,6 +45,13 @@ export const BUILTIN_CAPABILITIES: BackendCapabilities = {
   driftRepair: false,
 };
 
+/** The built-in server with a key store: it signs, at the signing time recorded with each serial. */
+export const SIGNING_BUILTIN_CAPABILITIES: BackendCapabilities = {
+  ...BUILTIN_CAPABILITIES,
+  dnssec: true,
+  dnssecAtSerial: true,
+};
+
 /**
  * The built-in server as a backend. A change arrives as a delta and patches the served zone in place
  * (work proportional to the change); a zone the server does not hold at the delta's base serial is
@@ -46,8 +59,9 @@ export const BUILTIN_CAPABILITIES: BackendCapabilities = {
  */
 export class BuiltinBackend implements Backend, SelectionSink {
   readonly name = 'builtin';
-  readonly capabilities = BUILTIN_CAPABILITIES;
+  readonly capabilities: BackendCapabilities;
   private readonly table: ZoneTable;
+  private readonly dnssecKeys: DnssecKeyStore | undefined;
   private readonly notifier: Notifier | undefined;
   private readonly zones: ZoneApplier;
   private readonly aliases: AliasTargets | undefined;
@@ -56,6 +70,8 @@ export class BuiltinBackend implements Backend, SelectionSink {
 
   constructor(table: ZoneTable, notifier?: Notifier, options: BuiltinBackendOptions = {}) {
     this.table = table;
+    this.dnssecKeys = options.dnssecKeys;
+    this.capabilities = options.dnssecKeys ? SIGNING_BUILTIN_CAPABILITIES : BUILTIN_CAPABILITIES;
     this.steering = options.steering;
     this.sink = options.selectionSink ?? this;
     this.notifier = notifier;
@@ -65,12 +81,36 @@ export class BuiltinBackend implements Backend, SelectionSink {
 
   async applyZone(zone: ProgrammedZone): Promise<ApplyResult | undefined> {
     const current = this.table.get(zone.origin);
-    if (current && current.serial === zone.serial) {
+    const signing = zone.dnssec && this.dnssecKeys ? zone.dnssec : undefined;
+    // The keys first: stored durably before anything signed with them is served.
+    const keys = signing ? await this.dnssecKeys!.keysFor(zone.origin, signing) : undefined;
+    if (
+      current &&
+      current.serial === zone.serial &&
+      (current.dnssec !== undefined) === (signing !== undefined)
+    ) {
       this.zones.setTransfers(current, zone.transfers);
-      return this.result(zone);
+      return this.result(zone, keys);
     }
     const { origin, soa, serial, delta, transfers } = zone;
-    if (current && delta && this.zones.patch(origin, soa, serial, delta.fromSerial, delta, transfers)) {
+    if (signing && keys) {
+      // A signed zone is signed whole and swapped in at every serial: its signatures cover the serial.
+      const rrsets = [...zone.rrsets()];
+      const signedAt = zone.signedAt ?? Math.floor(Date.now() / 1000);
+      const dnssec = signForServing({ origin, soa, serial, rrsets }, signing, keys, signedAt);
+      const seen: RRset[] = [];
+      const steered: RRset[] = [];
+      let tapped: Iterable<RRset> = this.aliases ? tapAliases(rrsets, seen) : rrsets;
+      if (this.steering) tapped = tapSteered(tapped, steered);
+      this.zones.replace(origin, soa, serial, tapped, transfers, dnssec);
+      this.aliases?.replace(zone.key, zone.origin, seen);
+      if (!current) this.aliases?.servedChanged(zone.origin);
+      await this.steering?.replace(this.sink, origin, steered);
+    } else if (
+      current &&
+      delta &&
+      this.zones.patch(origin, soa, serial, delta.fromSerial, delta, transfers)
+    ) {
       this.aliases?.patch(zone.key, zone.origin, delta);
       await this.steering?.patch(this.sink, origin, delta);
     } else {
@@ -88,13 +128,15 @@ export class BuiltinBackend implements Backend, SelectionSink {
     const served = this.table.get(zone.origin)!;
     const policy = served.transfers;
     if (policy && policy.notify.length > 0) this.notifier?.notify(served.soa, policy.notify);
-    return this.result(zone);
+    return this.result(zone, keys);
   }
 
-  /** What the apply leaves to report: ALIAS record sets this server cannot answer. */
-  private result(zone: ProgrammedZone): ApplyResult | undefined {
+  /** What the apply leaves to report: ALIAS record sets this server cannot answer; the signing keys. */
+  private result(zone: ProgrammedZone, keys?: Parameters<typeof signedStatus>[1]): ApplyResult | undefined {
     const problems = this.aliases?.problems(zone.origin);
-    return problems && problems.length > 0 ? { problems } : undefined;
+    const dnssec = keys ? signedStatus(zone.origin, keys) : undefined;
+    if ((!problems || problems.length === 0) && !dnssec) return undefined;
+    return { ...(problems && problems.length > 0 ? { problems } : {}), ...(dnssec ? { dnssec } : {}) };
   }
 
   async deleteZone(origin: Name): Promise<void> {

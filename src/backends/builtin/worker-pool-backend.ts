@@ -12,8 +12,14 @@ import type { UpdateResponder } from '../../server/update/update-handler.ts';
 import type { DnsWorkerConfig, FromWorker, ToWorker } from '../../server/worker-protocol.ts';
 import { WORKER_CONFIG_ENV } from '../../server/worker-protocol.ts';
 import type { ZoneTable } from '../../server/zone-table.ts';
-import { type ApplyResult, type Backend, BackendError, type ProgrammedZone } from '../backend.ts';
-import { BUILTIN_CAPABILITIES, BuiltinBackend, type BuiltinBackendOptions } from './builtin-backend.ts';
+import {
+  type ApplyResult,
+  type Backend,
+  type BackendCapabilities,
+  BackendError,
+  type ProgrammedZone,
+} from '../backend.ts';
+import { BuiltinBackend, type BuiltinBackendOptions } from './builtin-backend.ts';
 
 /** The file DNS worker processes run (src/server/dns-worker-main.ts). */
 const DNS_WORKER_ENTRY = fileURLToPath(new URL('../../server/dns-worker-main.ts', import.meta.url));
@@ -32,6 +38,8 @@ export interface WorkerPoolOptions {
   updates?: UpdateResponder;
   /** Steered RRsets become bindings in every DNS process (see BuiltinBackendOptions.steering). */
   steering?: SteeringBinder;
+  /** Signs zones (see BuiltinBackendOptions.dnssecKeys); the signed zones go to every DNS process whole. */
+  dnssecKeys?: BuiltinBackendOptions['dnssecKeys'];
 }
 
 interface PoolWorker {
@@ -53,7 +61,7 @@ interface PoolWorker {
  */
 export class WorkerPoolBackend implements Backend, SelectionSink {
   readonly name = 'builtin';
-  readonly capabilities = BUILTIN_CAPABILITIES;
+  readonly capabilities: BackendCapabilities;
   private readonly local: BuiltinBackend;
   private readonly table: ZoneTable;
   private readonly options: WorkerPoolOptions;
@@ -69,7 +77,9 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
     this.local = new BuiltinBackend(table, notifier, {
       ...(options.aliasCheck ? { aliasCheck: options.aliasCheck } : {}),
       ...(options.steering ? { steering: options.steering, selectionSink: this } : {}),
+      ...(options.dnssecKeys ? { dnssecKeys: options.dnssecKeys } : {}),
     });
+    this.capabilities = this.local.capabilities;
     this.options = options;
   }
 
@@ -87,6 +97,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       aliasCheck?: WorkerPoolOptions['aliasCheck'];
       updates?: UpdateResponder;
       steering?: SteeringBinder;
+      dnssecKeys?: WorkerPoolOptions['dnssecKeys'];
     } & AnswerSettings,
     notifier?: Notifier,
   ): WorkerPoolBackend {
@@ -100,6 +111,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
         ...(options.aliasCheck ? { aliasCheck: options.aliasCheck } : {}),
         ...(options.updates ? { updates: options.updates } : {}),
         ...(options.steering ? { steering: options.steering } : {}),
+        ...(options.dnssecKeys ? { dnssecKeys: options.dnssecKeys } : {}),
         config: {
           listen: `${host}:${address.port}`,
           ...answerSettings(options),
@@ -136,7 +148,9 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
   async applyZone(zone: ProgrammedZone): Promise<ApplyResult | undefined> {
     const before = this.table.get(zone.origin)?.serial;
     const result = await this.local.applyZone(zone);
-    const patchable = zone.delta !== undefined && before === zone.delta.fromSerial;
+    // A signed zone goes whole (its signatures cover the serial), as the primary serves it.
+    const patchable =
+      zone.delta !== undefined && before === zone.delta.fromSerial && !this.table.get(zone.origin)?.dnssec;
     for (const member of this.pool.values()) {
       if (!member.ready) continue;
       if (patchable && member.served.get(zone.origin.toLowerCase()) === zone.delta!.fromSerial) {
@@ -274,6 +288,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       ...(zone.transfers ? { transfers: zone.transfers.resolved } : {}),
       serial: zone.serial,
       rrsets: [...zone.rrsets()],
+      ...(zone.dnssec ? { dnssec: zone.dnssec.data } : {}),
     });
   }
 

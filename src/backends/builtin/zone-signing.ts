@@ -1,0 +1,148 @@
+/**
+ * Signing for the built-in server (ADR 0021): the zone's keys from a key store, the whole zone signed
+ * deterministically at the signing time recorded with its serial, and the status to report (keys, DS
+ * for the parent).
+ */
+import type { DnssecStatus, EffectiveDnssec } from '../../api/dnssec.ts';
+import { NSEC3_RFC9276 } from '../../dns/dnssec/denial.ts';
+import {
+  DNSKEY_FLAGS,
+  DNSSEC_ALGORITHMS,
+  type DnssecKey,
+  dnskeyRdata,
+  dsOf,
+  keyTag,
+} from '../../dns/dnssec/keys.ts';
+import type { Name } from '../../dns/name.ts';
+import { printRdata } from '../../dns/rdata.ts';
+import { RRType } from '../../dns/rrtype.ts';
+import type { ZoneDnssecData } from '../../server/zone-dnssec.ts';
+import { signZone } from '../../zones/dnssec-signer.ts';
+import { DEFAULT_WINDOW_POLICY, signatureWindow, type WindowPolicy } from '../../zones/dnssec-window.ts';
+import type { RRsetData } from '../../zones/rrset.ts';
+import type { SoaFields } from '../../zones/soa.ts';
+
+/** A key as a key store holds it: the key and the role it was generated for. */
+export interface ZoneKey {
+  role: 'CSK' | 'KSK' | 'ZSK';
+  key: DnssecKey;
+}
+
+/**
+ * Where the built-in server's signing keys live: generated with node:crypto on first use and stored
+ * durably before any signature made with them is served (folder mode: the state directory).
+ */
+export interface DnssecKeyStore {
+  /**
+   * The zone's keys for `settings`: the stored ones when they match the algorithm and key mode, else
+   * new ones, stored before this resolves.
+   */
+  keysFor(origin: Name, settings: EffectiveDnssec): Promise<ZoneKey[]>;
+  /** Removes a zone's keys (the zone is no longer signed or no longer served). */
+  forget?(origin: Name): Promise<void>;
+}
+
+/** Generates the keys of a key mode: one CSK, or a KSK and a ZSK (RFC 6781 §3.1). */
+export function generateZoneKeys(
+  settings: EffectiveDnssec,
+  generate: (algorithm: DnssecKey['algorithm'], flags: number) => DnssecKey,
+): ZoneKey[] {
+  const algorithm = DNSSEC_ALGORITHMS[settings.algorithm];
+  if (settings.keys === 'Split')
+    return [
+      { role: 'KSK', key: generate(algorithm, DNSKEY_FLAGS.KSK) },
+      { role: 'ZSK', key: generate(algorithm, DNSKEY_FLAGS.ZSK) },
+    ];
+  return [{ role: 'CSK', key: generate(algorithm, DNSKEY_FLAGS.KSK) }];
+}
+
+/** Whether stored keys serve `settings` (same algorithm, same key mode). */
+export function keysMatch(keys: readonly ZoneKey[], settings: EffectiveDnssec): boolean {
+  const algorithm = DNSSEC_ALGORITHMS[settings.algorithm];
+  const roles = keys.map((k) => k.role).sort();
+  const wanted = settings.keys === 'Split' ? ['KSK', 'ZSK'] : ['CSK'];
+  return (
+    keys.length === wanted.length &&
+    keys.every((k) => k.key.algorithm === algorithm) &&
+    roles.every((r, i) => r === wanted[i])
+  );
+}
+
+/** The types the signer adds to a zone (held as the zone's DNSSEC material, not as its content). */
+const SIGNER_TYPES: ReadonlySet<number> = new Set([
+  RRType.RRSIG,
+  RRType.NSEC,
+  RRType.NSEC3,
+  RRType.DNSKEY,
+  RRType.NSEC3PARAM,
+]);
+
+/**
+ * Signs the zone at `serial` with the windows of ADR 0021 (epochs from `signedAt`) and returns the
+ * signer's records for the server. Deterministic: the same content, serial, keys and `signedAt` give
+ * the same bytes in every process.
+ */
+export function signForServing(
+  zone: { origin: Name; soa: SoaFields; serial: number; rrsets: readonly RRsetData[] },
+  settings: EffectiveDnssec,
+  keys: readonly ZoneKey[],
+  signedAt: number,
+  policy: WindowPolicy = DEFAULT_WINDOW_POLICY,
+): ZoneDnssecData {
+  const keySigning = keys.filter((k) => k.role !== 'ZSK').map((k) => k.key);
+  const zoneSigning = keys.filter((k) => k.role !== 'KSK').map((k) => k.key);
+  const denial =
+    settings.denial === 'NSEC3'
+      ? ({ kind: 'NSEC3', params: NSEC3_RFC9276 } as const)
+      : ({ kind: 'NSEC' } as const);
+  const records = signZone(
+    { origin: zone.origin, soa: { ...zone.soa, serial: zone.serial }, rrsets: zone.rrsets },
+    { keySigning, zoneSigning },
+    (r) => signatureWindow(signedAt, r.owner, r.type, policy),
+    denial,
+  );
+  return {
+    denial: denial.kind,
+    ...(denial.kind === 'NSEC3' ? { nsec3: denial.params } : {}),
+    records: records
+      .filter((r) => SIGNER_TYPES.has(r.type))
+      .map((r) => ({ owner: r.owner, ttl: r.ttl, type: r.type, rdata: r.rdata })),
+    signing: { keys: zoneSigning, signedAt, policy },
+  };
+}
+
+/** `status.dnssec` of a zone the built-in server signs: its keys and the DS for the parent. */
+export function signedStatus(origin: Name, keys: readonly ZoneKey[]): DnssecStatus {
+  return {
+    keys: keys.map(({ role, key }) => ({
+      keyTag: keyTag(dnskeyRdata(key)),
+      algorithm: key.algorithm,
+      role,
+      active: true,
+    })),
+    ds: keys.filter((k) => k.role !== 'ZSK').map((k) => printRdata(dsOf(origin, k.key))),
+    cds: 'NotPublished',
+  };
+}
+
+/**
+ * Keys kept in memory only (no state directory): lost at exit, so a restart publishes new DNSKEYs and
+ * the DS at the parent no longer matches. For tests and throwaway servers; `serve` warns.
+ */
+export class MemoryKeyStore implements DnssecKeyStore {
+  private readonly keys = new Map<string, ZoneKey[]>();
+  private readonly generate: (algorithm: DnssecKey['algorithm'], flags: number) => DnssecKey;
+
+  constructor(generate: (algorithm: DnssecKey['algorithm'], flags: number) => DnssecKey) {
+    this.generate = generate;
+  }
+
+  async keysFor(origin: Name, settings: EffectiveDnssec): Promise<ZoneKey[]> {
+    const id = origin.toLowerCase();
+    const held = this.keys.get(id);
+    if (held && keysMatch(held, settings)) return held;
+    const made = generateZoneKeys(settings, this.generate);
+    this.keys.set(id, made);
+    return made;
+  }
+}
