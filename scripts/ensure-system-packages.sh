@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suites run against, when they are missing: the DNS peers
-# (Knot, PowerDNS, BIND, NSD), the query tools (dig, kdig, dnsperf) and python3 (the independent
+# (Knot, PowerDNS, BIND, NSD), Unbound (the validating resolver of the DNSSEC suites), the query tools (dig, kdig, dnsperf) and python3 (the independent
 # homelab-protocol provider in test/support, standard library only). Idempotent; needs root
 # (or sudo) only when something is missing.
 set -euo pipefail
@@ -22,6 +22,7 @@ declare -A needed=(
   [pdnsutil]=pdns-server
   [sqlite3]=sqlite3
   [python3]=python3-minimal
+  [unbound]=unbound
 )
 
 missing=()
