@@ -4,13 +4,18 @@
  * response cache, metrics) from the cost of Node's UDP I/O, which `bench/run.ts` measures together.
  *
  *   npx node bench/handler.ts [--records 10000] [--seconds 5] [--cache 100000] [--no-metrics] [--kind K] [--rrl]
+ *                             [--dnssec NSEC|NSEC3 [--algorithm 13|15] [--do 0..1]]
  *
  * `--kind` keeps only the queries of one kind of the mix (`nxdomain`, `a-wildcard`, `a-hit`, ... as in
  * bench/lib/queries.ts): `--kind nxdomain --cache 0` is a random-subdomain flood. `--rrl` passes every
  * response through response rate limiting as the UDP path does, from 4096 client networks that each
- * stay under the rate (the cost every query pays).
+ * stay under the rate (the cost every query pays). `--dnssec` signs the zone as the built-in server does
+ * (a CSK, windows from one signing time) and `--do` sets the DO bit (EDNS, RFC 3225) on that share of
+ * the queries (default 1 with --dnssec): answers then carry RRSIGs and NSEC/NSEC3 proofs.
  */
 import { parseArgs } from 'node:util';
+import { generateZoneKeys, signForServing } from '../src/backends/builtin/zone-signing.ts';
+import { generateDnssecKey } from '../src/dns/dnssec/keys.ts';
 import { encodeMessage, queryMessage } from '../src/dns/message.ts';
 import { parseName } from '../src/dns/name.ts';
 import { typeCode } from '../src/dns/rrtype.ts';
@@ -31,6 +36,9 @@ const { values } = parseArgs({
     kind: { type: 'string' },
     'no-metrics': { type: 'boolean', default: false },
     rrl: { type: 'boolean', default: false },
+    dnssec: { type: 'string' },
+    algorithm: { type: 'string', default: '13' },
+    do: { type: 'string' },
   },
 });
 const records = Number(values.records);
@@ -41,7 +49,30 @@ const assembled = assemble(
   nameServers,
 );
 const table = new ZoneTable();
-table.set(ZoneSnapshot.build(assembled.origin, assembled.soa, 1, assembled.rrsets));
+const denial = values.dnssec as 'NSEC' | 'NSEC3' | undefined;
+if (denial !== undefined && denial !== 'NSEC' && denial !== 'NSEC3')
+  throw new Error('--dnssec NSEC or NSEC3');
+const settings = denial
+  ? {
+      algorithm: values.algorithm === '15' ? ('ED25519' as const) : ('ECDSAP256SHA256' as const),
+      denial,
+      keys: 'CSK' as const,
+      zskLifetimeSeconds: 0,
+    }
+  : undefined;
+const signedAt = Math.floor(Date.now() / 1000);
+const signing = performance.now();
+const dnssec = settings
+  ? signForServing(
+      { origin: assembled.origin, soa: assembled.soa, serial: 1, rrsets: assembled.rrsets },
+      settings,
+      generateZoneKeys(settings, generateDnssecKey),
+      signedAt,
+    )
+  : undefined;
+if (dnssec) console.log(`signed (${denial}) in ${((performance.now() - signing) / 1000).toFixed(1)} s`);
+table.set(ZoneSnapshot.build(assembled.origin, assembled.soa, 1, assembled.rrsets, undefined, dnssec));
+const doShare = Number(values.do ?? (denial ? '1' : '0'));
 const handler = new QueryHandler({
   table,
   responseCache: Number(values.cache),
@@ -54,8 +85,18 @@ const queries = generateQueries(origin, records, Number(values.lines)).filter(
   (q) => values.kind === undefined || q.kind === values.kind,
 );
 if (queries.length === 0) throw new Error(`no queries of kind ${values.kind}`);
+// DO on the first `doShare` of every 1000 queries (the mix itself is shuffled).
+const withDo = (i: number) => i % 1000 < doShare * 1000;
 const packets = queries.map((q, i) =>
-  Buffer.from(encodeMessage({ ...queryMessage(parseName(q.name), typeCode(q.qtype)!), id: i & 0xffff })),
+  Buffer.from(
+    encodeMessage({
+      ...queryMessage(parseName(q.name), typeCode(q.qtype)!),
+      id: i & 0xffff,
+      ...(withDo(i) || doShare > 0
+        ? { edns: { udpSize: 1232, extendedRcode: 0, version: 0, dnssecOk: withDo(i), options: [] } }
+        : {}),
+    }),
+  ),
 );
 
 const deadline = performance.now() + Number(values.seconds) * 1000;

@@ -21,6 +21,7 @@ import {
   encodeRrsig,
   printRrsig,
   type RrsigRdata,
+  type SignatureReuse,
   type SignatureWindow,
   signRRsets,
 } from '../dns/dnssec/rrsig.ts';
@@ -74,6 +75,8 @@ export function signZone(
   /** One window for every RRset, or a window per RRset (the epochs of ADR 0021, dnssec-window.ts). */
   window: SignatureWindow | ((rrset: { owner: Name; type: number }) => SignatureWindow),
   denial: Denial,
+  /** Signatures of the previous signing to take again where the signed octets are the same. */
+  reuse?: SignatureReuse,
 ): SignedRecord[] {
   const origin = zone.origin;
   const soaRdata: Rdata = { type: 'SOA', ...zone.soa };
@@ -167,11 +170,13 @@ export function signZone(
         key,
         origin,
         window,
+        reuse,
       );
       list.forEach(({ at, set }, i) => {
         out[at] = rrsigRecord(set.owner, set.ttl, sigs[i]!);
       });
     }
+    reuse?.finish();
     return out;
   };
   const typesAt = (entry: { owner: Name; sets: PlainSet[] }) => {

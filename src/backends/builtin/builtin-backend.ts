@@ -1,4 +1,5 @@
-import type { Name } from '../../dns/name.ts';
+import { SignatureReuse } from '../../dns/dnssec/rrsig.ts';
+import { type Name, nameKey } from '../../dns/name.ts';
 import type { SelectionBinding, SelectionSink } from '../../server/selection/selection-table.ts';
 import type { SteeringBinder } from '../../server/selection/steering/steering-binder.ts';
 import type { Notifier } from '../../server/transfer/notifier.ts';
@@ -62,6 +63,8 @@ export class BuiltinBackend implements Backend, SelectionSink {
   readonly capabilities: BackendCapabilities;
   private readonly table: ZoneTable;
   private readonly dnssecKeys: DnssecKeyStore | undefined;
+  /** Per signed zone (nameKey): its last signing's signatures, taken again where nothing changed. */
+  private readonly signatures = new Map<string, SignatureReuse>();
   private readonly notifier: Notifier | undefined;
   private readonly zones: ZoneApplier;
   private readonly aliases: AliasTargets | undefined;
@@ -93,11 +96,24 @@ export class BuiltinBackend implements Backend, SelectionSink {
       return this.result(zone, keys);
     }
     const { origin, soa, serial, delta, transfers } = zone;
+    if (!signing) this.signatures.delete(nameKey(origin));
     if (signing && keys) {
       // A signed zone is signed whole and swapped in at every serial: its signatures cover the serial.
       const rrsets = [...zone.rrsets()];
       const signedAt = zone.signedAt ?? Math.floor(Date.now() / 1000);
-      const dnssec = signForServing({ origin, soa, serial, rrsets }, signing, keys, signedAt);
+      let reuse = this.signatures.get(nameKey(origin));
+      if (!reuse) {
+        reuse = new SignatureReuse();
+        this.signatures.set(nameKey(origin), reuse);
+      }
+      const dnssec = signForServing(
+        { origin, soa, serial, rrsets },
+        signing,
+        keys,
+        signedAt,
+        undefined,
+        reuse,
+      );
       const seen: RRset[] = [];
       const steered: RRset[] = [];
       let tapped: Iterable<RRset> = this.aliases ? tapAliases(rrsets, seen) : rrsets;
@@ -140,6 +156,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
   }
 
   async deleteZone(origin: Name): Promise<void> {
+    this.signatures.delete(nameKey(origin));
     this.steering?.forget(origin);
     if (this.table.delete(origin) && this.aliases) {
       this.aliases.forget(origin);

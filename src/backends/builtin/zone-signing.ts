@@ -13,6 +13,7 @@ import {
   dsOf,
   keyTag,
 } from '../../dns/dnssec/keys.ts';
+import type { SignatureReuse } from '../../dns/dnssec/rrsig.ts';
 import type { Name } from '../../dns/name.ts';
 import { printRdata } from '../../dns/rdata.ts';
 import { RRType } from '../../dns/rrtype.ts';
@@ -88,6 +89,8 @@ export function signForServing(
   keys: readonly ZoneKey[],
   signedAt: number,
   policy: WindowPolicy = DEFAULT_WINDOW_POLICY,
+  /** The zone's signatures from its previous signing: only RRsets whose signed octets changed are signed. */
+  reuse?: SignatureReuse,
 ): ZoneDnssecData {
   const keySigning = keys.filter((k) => k.role !== 'ZSK').map((k) => k.key);
   const zoneSigning = keys.filter((k) => k.role !== 'KSK').map((k) => k.key);
@@ -100,6 +103,7 @@ export function signForServing(
     { keySigning, zoneSigning },
     (r) => signatureWindow(signedAt, r.owner, r.type, policy),
     denial,
+    reuse,
   );
   return {
     denial: denial.kind,
