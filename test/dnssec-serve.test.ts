@@ -94,7 +94,36 @@ spec:
     record('secure-glue', 'ns.secure', 'A', ['192.0.2.99']);
     record('insecure', 'insecure', 'NS', ['ns.elsewhere.example.']);
   }
+  // A signed child of nsec.test: its DS goes into the parent by itself (RFC 4035 §2.4).
+  docs.push(`apiVersion: dns.zonekeeper.dev/v1alpha1
+kind: DNSZone
+metadata: { name: child, namespace: dns }
+spec:
+  domainName: child.nsec.test
+  className: builtin
+  dnssec: { enabled: true }`);
+  docs.push(`apiVersion: dns.zonekeeper.dev/v1alpha1
+kind: DNSRecordSet
+metadata: { name: child-www, namespace: dns }
+spec:
+  zoneRef: { name: child }
+  name: www
+  type: A
+  records: ["192.0.2.77"]`);
   return `${docs.join('\n---\n')}\n`;
+}
+
+/** The record set the Knot test changes, in a file of its own. */
+function changedRecord(address: string): string {
+  return `apiVersion: dns.zonekeeper.dev/v1alpha1
+kind: DNSRecordSet
+metadata: { name: nsec3-changed, namespace: dns }
+spec:
+  zoneRef: { name: nsec3-test }
+  name: changed
+  type: A
+  records: ["${address}"]
+`;
 }
 
 /** The delv verdicts every signed zone must give (name relative to the zone, type, verdict). */
@@ -251,6 +280,20 @@ describe('zonekeeper serve: signed zones validated by delv, Unbound, kzonecheck,
     });
   }
 
+  test('a signed child zone validates from the parent’s key alone: its DS is in the parent', async () => {
+    const anchors = await trustAnchorFile(work, serve!.dnsPort, 'nsec.test');
+    const r = await waitFor(async () => {
+      const v = await delv(serve!.dnsPort, anchors, 'nsec.test', 'www.child.nsec.test.', 'A');
+      return /^fully validated/.test(v.verdict) ? v : undefined;
+    }, 20_000);
+    assert.deepEqual(
+      r.value.answer.filter((l) => l.split(/\s+/)[3] === 'A').map((l) => l.split(/\s+/).at(-1)),
+      ['192.0.2.77'],
+    );
+    const nx = await delv(serve!.dnsPort, anchors, 'nsec.test', 'nothere.child.nsec.test.', 'A');
+    assert.match(nx.verdict, /^negative response, fully validated/, nx.raw);
+  });
+
   test('a Knot secondary serves the signed zone it transferred, and delv validates it there', async () => {
     knot = await startSecondary({
       kind: 'knot',
@@ -262,6 +305,17 @@ describe('zonekeeper serve: signed zones validated by delv, Unbound, kzonecheck,
     const primary = await axfr(serve!.dnsPort, 'nsec3.test');
     const soa = /\sSOA\s.*\s(\d+) \d+ \d+ \d+ \d+$/m.exec(primary)![1];
     await waitFor(async () => ((await knot!.soaSerial()) === Number(soa) ? true : undefined), 20_000);
+    await validateAll(knot.port, work, 'nsec3.test');
+    // A change: a new serial signed again, sent by NOTIFY; the secondary asks IXFR and gets the whole
+    // signed zone, and still validates (the new name included).
+    await writeFile(path.join(manifestDir, 'changed.yaml'), changedRecord('192.0.2.200'));
+    await waitFor(async () => {
+      const serial = await knot!.soaSerial();
+      return serial !== undefined && serial > Number(soa) ? true : undefined;
+    }, 30_000);
+    const anchors = await trustAnchorFile(work, knot.port, 'nsec3.test');
+    const v = await delv(knot.port, anchors, 'nsec3.test', 'changed.nsec3.test.', 'A');
+    assert.match(v.verdict, /^fully validated/, v.raw);
     await validateAll(knot.port, work, 'nsec3.test');
   });
 
