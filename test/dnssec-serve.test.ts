@@ -2,7 +2,8 @@
  * Signed zones served by `zonekeeper serve` (the built-in server), checked by real validators:
  *
  * - BIND's `delv`, with each zone's key as its only trust anchor: positive answers, NXDOMAIN, NODATA,
- *   an empty non-terminal, wildcard expansion and wildcard NODATA, CNAME, the DS of a secure delegation
+ *   an empty non-terminal, wildcard expansion and wildcard NODATA, CNAME, ALIAS answers (signed where
+ *   they are synthesized), the DS of a secure delegation
  *   and the proof that an insecure one has none — for ECDSAP256SHA256 with NSEC and with NSEC3 (RFC 9276
  *   parameters) and for ED25519;
  * - Unbound, a validating resolver on loopback (trust anchor = the zone's key, a stub zone to the
@@ -85,6 +86,7 @@ spec:
     record('www', 'www', 'A', ['192.0.2.1', '192.0.2.2']);
     record('v6', 'www', 'AAAA', ['2001:db8::1']);
     record('alias', 'alias', 'CNAME', [`www.${z.name}.`]);
+    record('web', 'web', 'ALIAS', [`www.${z.name}.`]);
     record('wild', '*.wild', 'TXT', ['"wildcard"']);
     record('deep', 'deep.ent.sub', 'A', ['192.0.2.7']);
     record('secure-ns', 'secure', 'NS', [`ns.secure.${z.name}.`]);
@@ -138,6 +140,9 @@ const CASES: [string, string, string, RegExp][] = [
   ['wildcard expansion, two labels deep', 'a.b.wild', 'TXT', /^fully validated/],
   ['wildcard NODATA', 'x.wild', 'A', /^negative response, fully validated/],
   ['CNAME', 'alias', 'A', /^fully validated/],
+  ['ALIAS, A synthesized and signed where it is answered', 'web', 'A', /^fully validated/],
+  ['ALIAS, AAAA synthesized and signed where it is answered', 'web', 'AAAA', /^fully validated/],
+  ['NODATA at an ALIAS owner', 'web', 'TXT', /^negative response, fully validated/],
   ['secure delegation: DS', 'secure', 'DS', /^fully validated/],
   ['insecure delegation: no DS', 'insecure', 'DS', /^negative response, fully validated/],
 ];
