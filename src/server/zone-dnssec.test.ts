@@ -12,7 +12,7 @@ import type { SoaFields } from '../zones/soa.ts';
 import { answerQuery, Outcome } from './answer.ts';
 import { QueryHandler } from './query-handler.ts';
 import type { ServedRRset } from './served-rrset.ts';
-import { nextCloser, type ZoneDnssecData } from './zone-dnssec.ts';
+import { nextCloser, ZoneDnssec, type ZoneDnssecData } from './zone-dnssec.ts';
 import { ZoneSnapshot } from './zone-snapshot.ts';
 import { ZoneTable } from './zone-table.ts';
 
@@ -266,5 +266,56 @@ describe('the response cache keys on DO', () => {
       assert.deepEqual(types(false), ['A']);
       assert.deepEqual(types(true), ['A', 'RRSIG']);
     }
+  });
+});
+
+describe('answers synthesized at query time (ALIAS)', () => {
+  test('are signed with the zone-signing key at the window of the owner, the same bytes in every process', () => {
+    const data = (): ZoneDnssecData => ({
+      denial: 'NSEC',
+      records: [],
+      signing: {
+        keys: [KEY],
+        signedAt: 1_800_000_000,
+        policy: { refreshSeconds: 7 * 86400, backdateSeconds: 3600 },
+      },
+    });
+    const rrset: ServedRRset = {
+      owner: 'web.z.test.',
+      type: RRType.A,
+      ttl: 300,
+      rdata: [parseRdata('A', '192.0.2.1', ORIGIN)],
+    };
+    // Two processes: each builds its own view from the same data.
+    const one = new ZoneDnssec(ORIGIN, data()).signSynthesized(rrset)!;
+    const two = new ZoneDnssec(ORIGIN, data()).signSynthesized(rrset)!;
+    assert.deepEqual(one.wire, two.wire);
+    assert.equal(typeName((one.wire![0]![0]! << 8) | one.wire![0]![1]!), 'A');
+    assert.equal(new ZoneDnssec(ORIGIN, { denial: 'NSEC', records: [] }).signSynthesized(rrset), undefined);
+  });
+});
+
+describe('signed answers over UDP', () => {
+  test('an answer whose RRSIGs and proof do not fit is truncated (TC), never sent without them', () => {
+    const t = new ZoneTable();
+    t.set(NSEC3_ZONE);
+    const handler = new QueryHandler({ table: t, responseCache: 0 });
+    const ask = (udpSize: number) =>
+      decodeMessage(
+        handler.handle(
+          encodeMessage(
+            queryMessage('other.z.test.', RRType.A, {
+              edns: { udpSize, extendedRcode: 0, version: 0, dnssecOk: true, options: [] },
+            }),
+          ),
+          'udp',
+        ) as Uint8Array,
+      );
+    const small = ask(512);
+    assert.equal(small.tc, true);
+    assert.equal(small.authority.length, 0);
+    const large = ask(1232);
+    assert.equal(large.tc, false);
+    assert.ok(large.authority.filter((r) => r.type === RRType.NSEC3).length >= 2);
   });
 });
