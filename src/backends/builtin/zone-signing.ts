@@ -5,69 +5,25 @@
  */
 import type { DnssecStatus, EffectiveDnssec } from '../../api/dnssec.ts';
 import { NSEC3_RFC9276 } from '../../dns/dnssec/denial.ts';
-import {
-  DNSKEY_FLAGS,
-  DNSSEC_ALGORITHMS,
-  type DnssecKey,
-  dnskeyRdata,
-  dsOf,
-  keyTag,
-} from '../../dns/dnssec/keys.ts';
+
+export { type DnssecKeyStore, generateZoneKeys, keysMatch, type ZoneKey };
+
+import { type DnssecKey, dnskeyRdata, dsOf, keyTag } from '../../dns/dnssec/keys.ts';
 import type { SignatureReuse } from '../../dns/dnssec/rrsig.ts';
 import type { Name } from '../../dns/name.ts';
 import { printRdata } from '../../dns/rdata.ts';
 import { RRType } from '../../dns/rrtype.ts';
 import type { ZoneDnssecData } from '../../server/zone-dnssec.ts';
+import {
+  type DnssecKeyStore,
+  generateZoneKeys,
+  keysMatch,
+  type ZoneKey,
+} from '../../zones/dnssec-key-set.ts';
 import { signZone } from '../../zones/dnssec-signer.ts';
 import { DEFAULT_WINDOW_POLICY, signatureWindow, type WindowPolicy } from '../../zones/dnssec-window.ts';
 import type { RRsetData } from '../../zones/rrset.ts';
 import type { SoaFields } from '../../zones/soa.ts';
-
-/** A key as a key store holds it: the key and the role it was generated for. */
-export interface ZoneKey {
-  role: 'CSK' | 'KSK' | 'ZSK';
-  key: DnssecKey;
-}
-
-/**
- * Where the built-in server's signing keys live: generated with node:crypto on first use and stored
- * durably before any signature made with them is served (folder mode: the state directory).
- */
-export interface DnssecKeyStore {
-  /**
-   * The zone's keys for `settings`: the stored ones when they match the algorithm and key mode, else
-   * new ones, stored before this resolves.
-   */
-  keysFor(origin: Name, settings: EffectiveDnssec): Promise<ZoneKey[]>;
-  /** Removes a zone's keys (the zone is no longer signed or no longer served). */
-  forget?(origin: Name): Promise<void>;
-}
-
-/** Generates the keys of a key mode: one CSK, or a KSK and a ZSK (RFC 6781 §3.1). */
-export function generateZoneKeys(
-  settings: EffectiveDnssec,
-  generate: (algorithm: DnssecKey['algorithm'], flags: number) => DnssecKey,
-): ZoneKey[] {
-  const algorithm = DNSSEC_ALGORITHMS[settings.algorithm];
-  if (settings.keys === 'Split')
-    return [
-      { role: 'KSK', key: generate(algorithm, DNSKEY_FLAGS.KSK) },
-      { role: 'ZSK', key: generate(algorithm, DNSKEY_FLAGS.ZSK) },
-    ];
-  return [{ role: 'CSK', key: generate(algorithm, DNSKEY_FLAGS.KSK) }];
-}
-
-/** Whether stored keys serve `settings` (same algorithm, same key mode). */
-export function keysMatch(keys: readonly ZoneKey[], settings: EffectiveDnssec): boolean {
-  const algorithm = DNSSEC_ALGORITHMS[settings.algorithm];
-  const roles = keys.map((k) => k.role).sort();
-  const wanted = settings.keys === 'Split' ? ['KSK', 'ZSK'] : ['CSK'];
-  return (
-    keys.length === wanted.length &&
-    keys.every((k) => k.key.algorithm === algorithm) &&
-    roles.every((r, i) => r === wanted[i])
-  );
-}
 
 /** The types the signer adds to a zone (held as the zone's DNSSEC material, not as its content). */
 const SIGNER_TYPES: ReadonlySet<number> = new Set([

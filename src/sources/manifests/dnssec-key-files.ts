@@ -7,14 +7,14 @@
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import path from 'node:path';
 import type { EffectiveDnssec } from '../../api/dnssec.ts';
+import { checkDnssecKey, type DnssecAlgorithm, generateDnssecKey } from '../../dns/dnssec/keys.ts';
+import type { Name } from '../../dns/name.ts';
 import {
   type DnssecKeyStore,
   generateZoneKeys,
   keysMatch,
   type ZoneKey,
-} from '../../backends/builtin/zone-signing.ts';
-import { checkDnssecKey, type DnssecAlgorithm, generateDnssecKey } from '../../dns/dnssec/keys.ts';
-import type { Name } from '../../dns/name.ts';
+} from '../../zones/dnssec-key-set.ts';
 
 interface KeyFile {
   origin: string;
