@@ -2,6 +2,7 @@ import { type FrontDoors, frontDoorId, NO_FRONT_DOORS } from '../api/frontdoors/
 import { CONFIRM_CHANGE_ANNOTATION, type DNSRecordSet, type DNSZone, KINDS } from '../api/index.ts';
 import type { Backend } from '../backends/backend.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
+import { SigningThread } from '../backends/builtin/signing-thread.ts';
 import { WorkerPoolBackend } from '../backends/builtin/worker-pool-backend.ts';
 import { MemoryKeyStore } from '../backends/builtin/zone-signing.ts';
 import { createHomelabClient } from '../backends/homelab-webhook/client.ts';
@@ -169,6 +170,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     },
   });
   const steering = new SteeringBinder(checker);
+  // Zones are signed on a thread of their own, never on the one answering DNS.
+  const signingThread = new SigningThread();
   // DNSSEC keys of the zones the built-in server signs: in --state-dir/dnssec (mode 0600), or in memory.
   const dnssecKeys =
     options.stateDir !== undefined && state.persistent
@@ -185,6 +188,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         ...(aliasCheck ? { aliasCheck } : {}),
         steering,
         dnssecKeys,
+        signingThread,
       });
     pool = WorkerPoolBackend.forListener(
       table,
@@ -198,6 +202,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         updates,
         steering,
         dnssecKeys,
+        signingThread,
       },
       notifier,
     );
@@ -466,7 +471,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       forgetAcceptance();
       backends.close();
       checker.stop();
-      await Promise.all([dns.stop(), http.stop(), pool?.stop(), parser.close()]);
+      await Promise.all([dns.stop(), http.stop(), pool?.stop(), parser.close(), signingThread.close()]);
       await Promise.all([state.close(), writes.close()]);
     },
   };

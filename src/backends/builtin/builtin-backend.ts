@@ -4,11 +4,13 @@ import type { SelectionBinding, SelectionSink } from '../../server/selection/sel
 import type { SteeringBinder } from '../../server/selection/steering/steering-binder.ts';
 import type { Notifier } from '../../server/transfer/notifier.ts';
 import { ZoneApplier } from '../../server/zone-apply.ts';
+import type { ZoneDnssecData } from '../../server/zone-dnssec.ts';
 import type { ZoneTable } from '../../server/zone-table.ts';
 import type { ResourceKey } from '../../zones/resource-key.ts';
 import type { RRset } from '../../zones/rrset.ts';
 import type { ApplyResult, Backend, BackendCapabilities, ProgrammedZone } from '../backend.ts';
 import { AliasTargets } from './alias-targets.ts';
+import type { SigningThread } from './signing-thread.ts';
 import { type DnssecKeyStore, signedStatus, signForServing } from './zone-signing.ts';
 
 export interface BuiltinBackendOptions {
@@ -31,6 +33,8 @@ export interface BuiltinBackendOptions {
    * built-in server does not sign (its capabilities say so, and signed zones are served unsigned).
    */
   dnssecKeys?: DnssecKeyStore;
+  /** Signs on this thread instead of this process's own (answering) thread when given. */
+  signingThread?: SigningThread;
 }
 
 /**
@@ -65,6 +69,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
   private readonly dnssecKeys: DnssecKeyStore | undefined;
   /** Per signed zone (nameKey): its last signing's signatures, taken again where nothing changed. */
   private readonly signatures = new Map<string, SignatureReuse>();
+  private readonly signingThread: SigningThread | undefined;
   private readonly notifier: Notifier | undefined;
   private readonly zones: ZoneApplier;
   private readonly aliases: AliasTargets | undefined;
@@ -74,6 +79,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
   constructor(table: ZoneTable, notifier?: Notifier, options: BuiltinBackendOptions = {}) {
     this.table = table;
     this.dnssecKeys = options.dnssecKeys;
+    this.signingThread = options.signingThread;
     this.capabilities = options.dnssecKeys ? SIGNING_BUILTIN_CAPABILITIES : BUILTIN_CAPABILITIES;
     this.steering = options.steering;
     this.sink = options.selectionSink ?? this;
@@ -96,24 +102,25 @@ export class BuiltinBackend implements Backend, SelectionSink {
       return this.result(zone, keys);
     }
     const { origin, soa, serial, delta, transfers } = zone;
-    if (!signing) this.signatures.delete(nameKey(origin));
+    if (!signing) {
+      this.signatures.delete(nameKey(origin));
+      this.signingThread?.forget(origin);
+    }
     if (signing && keys) {
       // A signed zone is signed whole and swapped in at every serial: its signatures cover the serial.
       const rrsets = [...zone.rrsets()];
       const signedAt = zone.signedAt ?? Math.floor(Date.now() / 1000);
-      let reuse = this.signatures.get(nameKey(origin));
-      if (!reuse) {
-        reuse = new SignatureReuse();
-        this.signatures.set(nameKey(origin), reuse);
+      let dnssec: ZoneDnssecData;
+      if (this.signingThread) {
+        dnssec = await this.signingThread.sign({ origin, soa, serial, rrsets }, signing, keys, signedAt);
+      } else {
+        let reuse = this.signatures.get(nameKey(origin));
+        if (!reuse) {
+          reuse = new SignatureReuse();
+          this.signatures.set(nameKey(origin), reuse);
+        }
+        dnssec = signForServing({ origin, soa, serial, rrsets }, signing, keys, signedAt, undefined, reuse);
       }
-      const dnssec = signForServing(
-        { origin, soa, serial, rrsets },
-        signing,
-        keys,
-        signedAt,
-        undefined,
-        reuse,
-      );
       const seen: RRset[] = [];
       const steered: RRset[] = [];
       let tapped: Iterable<RRset> = this.aliases ? tapAliases(rrsets, seen) : rrsets;
@@ -157,6 +164,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
 
   async deleteZone(origin: Name): Promise<void> {
     this.signatures.delete(nameKey(origin));
+    this.signingThread?.forget(origin);
     this.steering?.forget(origin);
     if (this.table.delete(origin) && this.aliases) {
       this.aliases.forget(origin);

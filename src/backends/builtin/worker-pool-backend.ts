@@ -40,6 +40,7 @@ export interface WorkerPoolOptions {
   steering?: SteeringBinder;
   /** Signs zones (see BuiltinBackendOptions.dnssecKeys); the signed zones go to every DNS process whole. */
   dnssecKeys?: BuiltinBackendOptions['dnssecKeys'];
+  signingThread?: BuiltinBackendOptions['signingThread'];
 }
 
 interface PoolWorker {
@@ -78,6 +79,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       ...(options.aliasCheck ? { aliasCheck: options.aliasCheck } : {}),
       ...(options.steering ? { steering: options.steering, selectionSink: this } : {}),
       ...(options.dnssecKeys ? { dnssecKeys: options.dnssecKeys } : {}),
+      ...(options.signingThread ? { signingThread: options.signingThread } : {}),
     });
     this.capabilities = this.local.capabilities;
     this.options = options;
@@ -98,6 +100,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       updates?: UpdateResponder;
       steering?: SteeringBinder;
       dnssecKeys?: WorkerPoolOptions['dnssecKeys'];
+      signingThread?: WorkerPoolOptions['signingThread'];
     } & AnswerSettings,
     notifier?: Notifier,
   ): WorkerPoolBackend {
@@ -112,6 +115,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
         ...(options.updates ? { updates: options.updates } : {}),
         ...(options.steering ? { steering: options.steering } : {}),
         ...(options.dnssecKeys ? { dnssecKeys: options.dnssecKeys } : {}),
+        ...(options.signingThread ? { signingThread: options.signingThread } : {}),
         config: {
           listen: `${host}:${address.port}`,
           ...answerSettings(options),
