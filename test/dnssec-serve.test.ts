@@ -2,10 +2,10 @@
  * Signed zones served by `zonekeeper serve` (the built-in server), checked by real validators:
  *
  * - BIND's `delv`, with each zone's key as its only trust anchor: positive answers, NXDOMAIN, NODATA,
- *   an empty non-terminal, wildcard expansion and wildcard NODATA, CNAME, ALIAS answers (signed where
- *   they are synthesized), the DS of a secure delegation
- *   and the proof that an insecure one has none — for ECDSAP256SHA256 with NSEC and with NSEC3 (RFC 9276
- *   parameters) and for ED25519;
+ *   an empty non-terminal, wildcard expansion and wildcard NODATA, CNAME, the DS of a secure
+ *   delegation and the proof that an insecure one has none — for ECDSAP256SHA256 with NSEC and with
+ *   NSEC3 (RFC 9276 parameters) and for ED25519 with split keys (KSK + ZSK); ALIAS answers signed where
+ *   they are synthesized (alias.test); a signed child zone from its parent's key alone;
  * - Unbound, a validating resolver on loopback (trust anchor = the zone's key, a stub zone to the
  *   server): the AD bit on validated answers, SERVFAIL for an answer tampered with on the way;
  * - the AXFR, checked by `kzonecheck --dnssec on` and `dnssec-verify`; the same signed content after a
@@ -39,9 +39,9 @@ const KEY: TsigKeyConfig = {
 
 /** The zones served: one per algorithm and denial. */
 const ZONES = [
-  { name: 'nsec.test', algorithm: 'ECDSAP256SHA256', denial: 'NSEC' },
-  { name: 'nsec3.test', algorithm: 'ECDSAP256SHA256', denial: 'NSEC3' },
-  { name: 'ed.test', algorithm: 'ED25519', denial: 'NSEC3' },
+  { name: 'nsec.test', algorithm: 'ECDSAP256SHA256', denial: 'NSEC', keys: 'CSK' },
+  { name: 'nsec3.test', algorithm: 'ECDSAP256SHA256', denial: 'NSEC3', keys: 'CSK' },
+  { name: 'ed.test', algorithm: 'ED25519', denial: 'NSEC3', keys: 'Split' },
 ] as const;
 
 function manifests(keyFile: string, notifyPort: number): string {
@@ -70,7 +70,7 @@ metadata: { name: ${id}, namespace: dns }
 spec:
   domainName: ${z.name}
   className: builtin
-  dnssec: { enabled: true, algorithm: ${z.algorithm}, denial: ${z.denial} }`);
+  dnssec: { enabled: true, algorithm: ${z.algorithm}, denial: ${z.denial}, keys: ${z.keys} }`);
     const record = (name: string, owner: string, type: string, records: string[]) =>
       docs.push(`apiVersion: dns.zonekeeper.dev/v1alpha1
 kind: DNSRecordSet
@@ -233,7 +233,7 @@ describe('zonekeeper serve: signed zones validated by delv, Unbound, kzonecheck,
   });
 
   for (const z of ZONES) {
-    test(`delv validates every kind of answer: ${z.algorithm}, ${z.denial} (${z.name})`, async () => {
+    test(`delv validates every kind of answer: ${z.algorithm}, ${z.denial}, ${z.keys} (${z.name})`, async () => {
       await validateAll(serve!.dnsPort, work, z.name);
     });
   }
@@ -304,8 +304,8 @@ describe('zonekeeper serve: signed zones validated by delv, Unbound, kzonecheck,
       const file = path.join(work, `${z.name}.axfr`);
       await writeFile(file, text);
       await run('kzonecheck', ['--dnssec', 'on', '-o', `${z.name}.`, file]);
-      // -z: a combined signing key (SEP flag) signs every RRset.
-      await run('dnssec-verify', ['-z', '-o', `${z.name}.`, file]);
+      // -z for a combined signing key (SEP flag) that signs every RRset; split keys are checked as such.
+      await run('dnssec-verify', [...(z.keys === 'CSK' ? ['-z'] : []), '-o', `${z.name}.`, file]);
       // The verifiers are real: a changed address fails them.
       const bad = path.join(work, `${z.name}.tampered`);
       assert.ok(text.includes('\t192.0.2.1\n'));
