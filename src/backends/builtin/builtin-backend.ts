@@ -8,7 +8,13 @@ import type { ZoneDnssecData } from '../../server/zone-dnssec.ts';
 import type { ZoneTable } from '../../server/zone-table.ts';
 import type { ResourceKey } from '../../zones/resource-key.ts';
 import type { RRset } from '../../zones/rrset.ts';
-import type { ApplyResult, Backend, BackendCapabilities, ProgrammedZone } from '../backend.ts';
+import {
+  type ApplyResult,
+  type Backend,
+  type BackendCapabilities,
+  BackendError,
+  type ProgrammedZone,
+} from '../backend.ts';
 import { AliasTargets } from './alias-targets.ts';
 import type { SigningThread } from './signing-thread.ts';
 import { type DnssecKeyStore, signedStatus, signForServing } from './zone-signing.ts';
@@ -92,7 +98,11 @@ export class BuiltinBackend implements Backend, SelectionSink {
     const current = this.table.get(zone.origin);
     const signing = zone.dnssec && this.dnssecKeys ? zone.dnssec : undefined;
     // The keys first: stored durably before anything signed with them is served.
-    const keys = signing ? await this.dnssecKeys!.keysFor(zone.origin, signing) : undefined;
+    const keys = signing
+      ? await signingStep(zone.origin, 'DNSSEC_KEYS', 'read or store its DNSSEC keys', () =>
+          this.dnssecKeys!.keysFor(zone.origin, signing),
+        )
+      : undefined;
     if (
       current &&
       current.serial === zone.serial &&
@@ -112,14 +122,20 @@ export class BuiltinBackend implements Backend, SelectionSink {
       const signedAt = zone.signedAt ?? Math.floor(Date.now() / 1000);
       let dnssec: ZoneDnssecData;
       if (this.signingThread) {
-        dnssec = await this.signingThread.sign({ origin, soa, serial, rrsets }, signing, keys, signedAt);
+        const thread = this.signingThread;
+        dnssec = await signingStep(origin, 'DNSSEC_SIGNING', 'sign', () =>
+          thread.sign({ origin, soa, serial, rrsets }, signing, keys, signedAt),
+        );
       } else {
         let reuse = this.signatures.get(nameKey(origin));
         if (!reuse) {
           reuse = new SignatureReuse();
           this.signatures.set(nameKey(origin), reuse);
         }
-        dnssec = signForServing({ origin, soa, serial, rrsets }, signing, keys, signedAt, undefined, reuse);
+        const kept = reuse;
+        dnssec = await signingStep(origin, 'DNSSEC_SIGNING', 'sign', async () =>
+          signForServing({ origin, soa, serial, rrsets }, signing, keys, signedAt, undefined, kept),
+        );
       }
       const seen: RRset[] = [];
       const steered: RRset[] = [];
@@ -195,5 +211,25 @@ function* tapSteered(rrsets: Iterable<RRset>, steered: RRset[]): Generator<RRset
   for (const rrset of rrsets) {
     if (rrset.steering) steered.push(rrset);
     yield rrset;
+  }
+}
+
+/**
+ * A step of signing a zone; a failure becomes a BackendError the zone's Programmed condition shows
+ * (reason BackendRejected, a stable code), and the previous serial stays served until a retry works.
+ */
+async function signingStep<T>(origin: Name, code: string, what: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    throw new BackendError(
+      'BackendRejected',
+      `could not ${what} zone ${origin}: ${message}` +
+        (code === 'DNSSEC_KEYS'
+          ? ' (check the key file in the state directory: restore it from a backup, or remove it to have new keys made and update the DS at the parent)'
+          : ''),
+      { code, cause: e },
+    );
   }
 }
