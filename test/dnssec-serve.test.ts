@@ -298,6 +298,19 @@ describe('zonekeeper serve: signed zones validated by delv, Unbound, kzonecheck,
     assert.equal((await stat(path.join(stateDir, 'dnssec'))).mode & 0o777, 0o700);
   });
 
+  test('the earliest signature expiration of each signed zone is a metric, at least a refresh period ahead', async () => {
+    const text = await (await fetch(`${serve!.httpUrl}/metrics`)).text();
+    const now = Date.now() / 1000;
+    for (const z of ZONES) {
+      const line = text
+        .split('\n')
+        .find((l) => l.startsWith(`zonekeeper_dnssec_signatures_expire_seconds{zone="${z.name}."}`));
+      assert.ok(line, `${z.name} in /metrics`);
+      const at = Number(line.split(' ').at(-1));
+      assert.ok(at > now + 7 * 86400 && at < now + 15 * 86400, `${z.name} expires at ${at}`);
+    }
+  });
+
   for (const z of ZONES) {
     test(`AXFR of ${z.name} verified by kzonecheck --dnssec on and dnssec-verify`, async () => {
       const text = await axfr(serve!.dnsPort, z.name);

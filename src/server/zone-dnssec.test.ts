@@ -241,6 +241,9 @@ describe('answers with DO from a signed zone (RFC 4035 §3.1)', () => {
       'z.test. RRSIG(DNSKEY)',
     ]);
   });
+  test('the earliest signature expiration is known (for zonekeeper_dnssec_signatures_expire_seconds)', () => {
+    assert.equal(NSEC_ZONE.dnssec!.earliestExpiration, 1_800_000_000 + 14 * 86400);
+  });
   test('the signer’s records are not the zone’s content', () => {
     const types = new Set([...NSEC_ZONE.rrsets()].map((r) => r.type));
     assert.ok(!types.has('NSEC' as RecordTypeName) && !types.has('DNSKEY' as RecordTypeName));

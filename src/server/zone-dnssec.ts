@@ -90,12 +90,19 @@ export class ZoneDnssec implements ZoneDnssecView {
   private nsec3Order: string[] = [];
   /** Every NSEC3 RRset and every RRSIG RRset, for zone transfers. */
   readonly transferRRsets: ServedRRset[] = [];
+  /** The earliest expiration of the zone's RRSIGs (seconds since the epoch; RFC 4034 §3.1.5), for metrics. */
+  readonly earliestExpiration: number | undefined;
 
   constructor(origin: Name, data: ZoneDnssecData) {
     this.data = data;
     this.originKey = nameKey(origin);
     const groups = new Map<string, { owner: Name; type: number; ttl: number; wires: Uint8Array[] }>();
+    let earliest: number | undefined;
     for (const r of data.records) {
+      if (r.type === RRType.RRSIG) {
+        const expiration = new DataView(r.rdata.buffer, r.rdata.byteOffset, r.rdata.byteLength).getUint32(8);
+        if (earliest === undefined || expiration < earliest) earliest = expiration;
+      }
       // RRSIGs are grouped by covered type (RFC 4034 §3.1.1: the first two octets of the RDATA).
       const sub = r.type === RRType.RRSIG ? (r.rdata[0]! << 8) | r.rdata[1]! : 0;
       const id = `${nameKey(r.owner)}\u0000${r.type}\u0000${sub}`;
@@ -128,6 +135,7 @@ export class ZoneDnssec implements ZoneDnssecView {
       .map((r) => ({ sort: canonicalSortKey(r.owner), key: nameKey(r.owner) }))
       .sort((a, b) => (a.sort < b.sort ? -1 : a.sort > b.sort ? 1 : 0));
     this.nsec3Order = [...this.nsec3ByLabel.keys()].sort();
+    this.earliestExpiration = earliest;
   }
 
   rrsig(key: string, type: number): ServedRRset | undefined {
