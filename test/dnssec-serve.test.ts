@@ -298,7 +298,7 @@ describe('zonekeeper serve: signed zones validated by delv, Unbound, kzonecheck,
     assert.equal((await stat(path.join(stateDir, 'dnssec'))).mode & 0o777, 0o700);
   });
 
-  test('the earliest signature expiration of each signed zone is a metric, at least a refresh period ahead', async () => {
+  test('the earliest signature expiration of each signed zone is a metric, a refresh period ahead after a signing', async () => {
     const text = await (await fetch(`${serve!.httpUrl}/metrics`)).text();
     const now = Date.now() / 1000;
     for (const z of ZONES) {

@@ -102,7 +102,7 @@ export class ServerMetrics implements RrlCounters {
     zones.collect = () => zones.set(table.size);
     const expiry = registry.gauge(
       'zonekeeper_dnssec_signatures_expire_seconds',
-      'The earliest expiration (seconds since the epoch) of the RRSIGs a signed zone serves now: alert when it comes within a few days (signatures are refreshed at least a refresh period before).',
+      'The earliest expiration (seconds since the epoch) of the RRSIGs a signed zone serves now: alert when it comes within two days (re-signing keeps it at least half a refresh period, 3.5 days, ahead).',
       ['zone'],
     );
     expiry.collect = () => {
