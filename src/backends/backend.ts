@@ -33,6 +33,12 @@ export interface ProgrammedZone {
    * backend whose capabilities include `dnssec` is given them; it signs the zone, or reports why not.
    */
   dnssec?: EffectiveDnssec;
+  /**
+   * With `dnssec`, for a backend that signs at the serial (`capabilities.dnssecAtSerial`): the signing
+   * time recorded with this serial (seconds since the epoch, ADR 0021). Every signature window derives
+   * from it, so every process signs the serial to the same bytes.
+   */
+  signedAt?: number;
 }
 
 export type { RRsetProblem } from '../zones/rrset.ts';
@@ -65,6 +71,12 @@ export interface BackendCapabilities {
   readonly steering: boolean;
   /** Signs the zones it serves (DNSSEC, RFC 4033-4035). */
   readonly dnssec: boolean;
+  /**
+   * Signs deterministically at the signing time recorded with each serial (ADR 0021): the controller
+   * records `signedAt` with the serial, passes it in `ProgrammedZone.signedAt`, and assigns a new
+   * serial when signatures are due for refresh. Absent: the backend signs live (PowerDNS).
+   */
+  readonly dnssecAtSerial?: boolean;
   /** Others can edit the target: every apply reads it back and repairs drift (see resyncIntervalMs). */
   readonly driftRepair: boolean;
 }

@@ -2,7 +2,9 @@ import { type FrontDoors, frontDoorId, NO_FRONT_DOORS } from '../api/frontdoors/
 import { CONFIRM_CHANGE_ANNOTATION, type DNSRecordSet, type DNSZone, KINDS } from '../api/index.ts';
 import type { Backend } from '../backends/backend.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
+import { SigningThread } from '../backends/builtin/signing-thread.ts';
 import { WorkerPoolBackend } from '../backends/builtin/worker-pool-backend.ts';
+import { MemoryKeyStore } from '../backends/builtin/zone-signing.ts';
 import { createHomelabClient } from '../backends/homelab-webhook/client.ts';
 import { createBackendFactory } from '../backends/registry.ts';
 import { CHANGE_SAFETY_WINDOW_MS, Controller } from '../control/controller.ts';
@@ -11,6 +13,7 @@ import { HomelabController, RECORD_DOOR } from '../control/homelab/homelab-contr
 import { homelabSettingsFromEnv } from '../control/homelab/settings.ts';
 import { MemoryStore } from '../control/memory-store.ts';
 import { fileAndEnvSecrets } from '../control/secrets.ts';
+import { generateDnssecKey } from '../dns/dnssec/keys.ts';
 import type { Name } from '../dns/name.ts';
 import { Registry } from '../metrics/registry.ts';
 import { type AnswerSettings, answerSettings, createQueryHandler } from '../server/answer-settings.ts';
@@ -35,6 +38,7 @@ import type { ExternalDnsWebhook } from '../sources/externaldns-webhook/webhook.
 import { type HomelabApiSettings, withSingleCaller } from '../sources/homelab-api/callers.ts';
 import { startHomelabApi } from '../sources/homelab-api/start.ts';
 import { ConfirmationFiles } from '../sources/manifests/confirmations.ts';
+import { FolderKeyStore } from '../sources/manifests/dnssec-key-files.ts';
 import { FolderHold } from '../sources/manifests/folder-hold.ts';
 import { WorkerManifestParser } from '../sources/manifests/manifest-parser.ts';
 import { formatProblem, ManifestSource, refusalText } from '../sources/manifests/manifest-source.ts';
@@ -173,12 +177,26 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const steering = new SteeringBinder(checker);
   // Record sets whose health checks were refused get their status again once they are started.
   const recheck = (zone: string) => controller.recheckZone(zone);
+  // Zones are signed on a thread of their own, never on the one answering DNS.
+  const signingThread = new SigningThread();
+  // DNSSEC keys of the zones the built-in server signs: in --state-dir/dnssec (mode 0600), or in memory.
+  const dnssecKeys =
+    options.stateDir !== undefined && state.persistent
+      ? new FolderKeyStore(options.stateDir, (level, message) => log(level, message))
+      : new MemoryKeyStore(generateDnssecKey);
+  if (!state.persistent)
+    log(
+      'warn',
+      'no --state-dir: DNSSEC keys of signed zones are kept in memory and replaced at every restart',
+    );
   const backend = (): Backend => {
     if (workers === 1)
       return new BuiltinBackend(table, notifier, {
         ...(aliasCheck ? { aliasCheck } : {}),
         steering,
         recheck,
+        dnssecKeys,
+        signingThread,
       });
     pool = WorkerPoolBackend.forListener(
       table,
@@ -192,6 +210,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         updates,
         steering,
         recheck,
+        dnssecKeys,
+        signingThread,
       },
       notifier,
     );
@@ -466,7 +486,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       forgetAcceptance();
       backends.close();
       checker.stop();
-      await Promise.all([dns.stop(), http.stop(), pool?.stop(), parser.close()]);
+      await Promise.all([dns.stop(), http.stop(), pool?.stop(), parser.close(), signingThread.close()]);
       await Promise.all([state.close(), writes.close()]);
     },
   };

@@ -48,25 +48,54 @@ export class SerialAssigner {
     status: { serial?: number; hash?: string } | undefined,
     model: ZoneModelState,
     transfers: ResolvedTransfers | undefined,
+    /**
+     * For a zone its backend signs at the serial (ADR 0021): the signing settings, and whether
+     * signatures made at a signing time are due for refresh now (seconds). A serial signed with other
+     * settings, or due, is replaced by a new serial with a new signing time.
+     */
+    signing?: { id: string; resignDue: (signedAt: number, now: number) => boolean },
   ): Promise<AssignedSerial> {
     const id = nameKey(origin);
+    const nowSeconds = Math.floor(this.options.now().getTime() / 1000);
+    // Signed as asked, at a signing time whose signatures are not due (or not signed, as asked).
+    const signedAsAsked = (s: { signing?: string; signedAt?: number } | undefined) =>
+      s?.signing === signing?.id &&
+      (signing === undefined || (s?.signedAt !== undefined && !signing.resignDue(s.signedAt, nowSeconds)));
     let assigned = model.assigned;
+    if (assigned && !signedAsAsked(assigned)) {
+      // A re-sign (or signing turned on, off or changed) is a change: a new serial (ADR 0021).
+      assigned = undefined;
+      model.assigned = undefined;
+    }
     if (!assigned) {
       let known = knownSerial(this.options.serials.get(origin), status);
       if (!known && !this.claimed.has(id)) known = await this.fromSecondaries(origin, transfers);
       const now = this.options.now();
       const claimed = this.claimed.get(id);
+      const signedFields = (kept: ZoneSerialState | undefined) =>
+        signing
+          ? { signing: signing.id, signedAt: kept?.signedAt ?? nowSeconds }
+          : ({} as { signing?: string; signedAt?: number });
       if (model.firstSerial) {
         const hash = model.model.contentHash();
-        const choice = chooseSerial({ known, claimed, hash, now });
+        // The stored serial is kept only when it was signed (or not) exactly as asked now.
+        const stored = this.options.serials.get(origin);
+        const keepable =
+          !signing && !stored?.signing ? true : stored?.serial === known?.serial && signedAsAsked(stored);
+        const choice = chooseSerial({ known, claimed, ...(keepable ? { hash } : {}), now });
         if (!choice.kept) this.claimed.set(id, choice.serial);
-        assigned = { serial: choice.serial, hash, saved: choice.kept && !this.unsaved.has(id) };
+        assigned = {
+          serial: choice.serial,
+          hash,
+          saved: choice.kept && !this.unsaved.has(id),
+          ...signedFields(choice.kept ? stored : undefined),
+        };
       } else {
         const { serial } = chooseSerial({ known, claimed, now });
         this.claimed.set(id, serial);
         assigned = this.options.hashOnChange
-          ? { serial, hash: model.model.contentHash(), saved: false }
-          : { serial, saved: false };
+          ? { serial, hash: model.model.contentHash(), saved: false, ...signedFields(undefined) }
+          : { serial, saved: false, ...signedFields(undefined) };
       }
       model.assigned = assigned;
       model.firstSerial = false;
@@ -74,7 +103,13 @@ export class SerialAssigner {
     if (!assigned.saved) {
       const { serial, hash } = assigned;
       try {
-        await this.options.serials.set(origin, hash === undefined ? { serial } : { serial, hash });
+        await this.options.serials.set(origin, {
+          serial,
+          ...(hash !== undefined ? { hash } : {}),
+          ...(assigned.signing !== undefined
+            ? { signing: assigned.signing, signedAt: assigned.signedAt! }
+            : {}),
+        });
       } catch (e) {
         this.unsaved.add(id);
         // Another writer recorded this serial or a higher one (a leader handover): it may be served
@@ -90,8 +125,14 @@ export class SerialAssigner {
 
   /** Saves the content hash of a served serial (it is then known which content the serial has). */
   async saveHash(origin: Name, serial: number, hash: string): Promise<void> {
+    // The signing time recorded with the serial stays with it.
+    const stored = this.options.serials.get(origin);
+    const signed =
+      stored?.serial === serial && stored.signing !== undefined
+        ? { signing: stored.signing, signedAt: stored.signedAt! }
+        : {};
     try {
-      await this.options.serials.set(origin, { serial, hash });
+      await this.options.serials.set(origin, { serial, hash, ...signed });
     } catch (e) {
       this.unsaved.add(nameKey(origin));
       throw e;
@@ -113,7 +154,13 @@ export class SerialAssigner {
       if (!assigned?.saved || assigned.hash !== undefined) continue;
       const hash = state.model.contentHash();
       try {
-        await this.options.serials.set(state.model.origin, { serial: assigned.serial, hash });
+        await this.options.serials.set(state.model.origin, {
+          serial: assigned.serial,
+          hash,
+          ...(assigned.signing !== undefined
+            ? { signing: assigned.signing, signedAt: assigned.signedAt! }
+            : {}),
+        });
         assigned.hash = hash;
       } catch (e) {
         this.options.log(

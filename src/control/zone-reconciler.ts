@@ -15,9 +15,11 @@ import {
   type ReadBack,
   readBack,
 } from '../backends/backend.ts';
+import { RRType } from '../dns/rrtype.ts';
 import type { Catalog, ZoneVerdict } from '../zones/catalog.ts';
 import type { ZoneChanges } from '../zones/catalog-feed.ts';
 import { annotationHint, decideHold } from '../zones/change-safety.ts';
+import { DEFAULT_WINDOW_POLICY, needsResign } from '../zones/dnssec-window.ts';
 import type { ResourceKey } from '../zones/resource-key.ts';
 import { statusSerial } from '../zones/serial-policy.ts';
 import { type ResolvedTransfers, withUpdatePolicy } from '../zones/transfers.ts';
@@ -248,7 +250,13 @@ export class ZoneReconciler {
     // 1. A serial for the content, durable before anything serves it (ADR 0005).
     let assigned: AssignedSerial;
     try {
-      assigned = await this.o.serials.assign(origin, zone.status, state, read.transfers);
+      assigned = await this.o.serials.assign(
+        origin,
+        zone.status,
+        state,
+        read.transfers,
+        signsAtSerial(backend, read.dnssec, state),
+      );
     } catch (e) {
       const servedSerial = programmed.get(key)?.serial;
       const message =
@@ -277,6 +285,7 @@ export class ZoneReconciler {
           ...(read.transfers ? { transfers: read.transfers } : {}),
           ...(zone.spec.ignore && zone.spec.ignore.length > 0 ? { ignore: zone.spec.ignore } : {}),
           ...(read.dnssec ? { dnssec: read.dnssec } : {}),
+          ...(read.dnssec && assigned.signedAt !== undefined ? { signedAt: assigned.signedAt } : {}),
           ...planApply(state, held),
         })) ?? undefined;
       // What Programmed means is the backend's (its capabilities): the serial or the content read back.
@@ -377,7 +386,11 @@ export class ZoneReconciler {
     return nextVisit({
       programmed: ok,
       hashSaved: assigned.hash !== undefined,
-      resyncMs: backend.resyncIntervalMs,
+      // A zone signed at its serial is looked at again for signatures due for refresh (ADR 0021).
+      resyncMs:
+        read.dnssec && backend.capabilities.dnssecAtSerial
+          ? Math.min(backend.resyncIntervalMs ?? RESIGN_CHECK_MS, RESIGN_CHECK_MS)
+          : backend.resyncIntervalMs,
       hashDelayMs: this.o.hashDelayMs,
     });
   }
@@ -477,4 +490,38 @@ export class ZoneReconciler {
     const requeue = await this.o.programmed.remove(key, state?.model.verdicts.keys() ?? []);
     for (const recordKey of requeue) this.o.recheckRecord(recordKey);
   }
+}
+
+/** How often a zone signed at its serial is looked at for signatures due for refresh (ADR 0021). */
+export const RESIGN_CHECK_MS = 3600_000;
+
+/**
+ * The signing settings of a zone its backend signs at the serial, and when its signatures are due:
+ * at least every half refresh period, and after an hour once some RRset's epoch moved (ADR 0021).
+ */
+function signsAtSerial(
+  backend: Backend,
+  dnssec: EffectiveDnssec | undefined,
+  state: ZoneModelState,
+): { id: string; resignDue: (signedAt: number, now: number) => boolean } | undefined {
+  if (!dnssec || !backend.capabilities.dnssecAtSerial) return undefined;
+  const policy = DEFAULT_WINDOW_POLICY;
+  return {
+    id: `${dnssec.algorithm}/${dnssec.denial}/${dnssec.keys}`,
+    resignDue: (signedAt, now) => {
+      const age = now - signedAt;
+      if (age >= policy.refreshSeconds / 2) return true;
+      if (age < RESIGN_CHECK_MS / 1000) return false;
+      const origin = state.model.origin;
+      const apex = [
+        { owner: origin, type: RRType.SOA },
+        { owner: origin, type: RRType.DNSKEY },
+      ];
+      const content = (function* () {
+        yield* apex;
+        for (const r of state.model.rrsets()) yield { owner: r.owner, type: RRType[r.type] };
+      })();
+      return needsResign(signedAt, now, content, policy);
+    },
+  };
 }

@@ -14,6 +14,10 @@ export interface AssignedSerial {
   /** The content hash saved with the serial; undefined until it is computed (off the change path). */
   hash?: string;
   saved: boolean;
+  /** A zone signed at its serial (ADR 0021): the signing time recorded with the serial (seconds). */
+  signedAt?: number;
+  /** The signing settings (`algorithm/denial/keys`) the serial is signed with. */
+  signing?: string;
 }
 
 /** What the controller keeps per served zone: its incremental model and what is not confirmed yet. */

@@ -1,6 +1,7 @@
 import { type Name, nameKey, stripFirstLabel } from '../dns/name.ts';
 import { additionalTargets, type Rdata } from '../dns/rdata.ts';
 import { isInternalType, RRType } from '../dns/rrtype.ts';
+import type { DenialProof, ZoneDnssecView } from './zone-dnssec.ts';
 import type { ServedRRset, ZoneNode } from './zone-snapshot.ts';
 
 /**
@@ -17,6 +18,11 @@ export interface ZoneView {
   node(key: string): ZoneNode | undefined;
   /** A name without RRsets that has descendants (RFC 4592 §2.2.2). */
   isEmptyNonTerminal(key: string): boolean;
+  /**
+   * A signed zone's DNSSEC material: RRSIGs and denial proofs for answers to queries with DO set
+   * (RFC 4035 §3.1). Absent or undefined: the zone is answered unsigned.
+   */
+  readonly dnssec?: ZoneDnssecView | undefined;
 }
 
 /** The zones served, as the answer algorithm finds them (`ZoneTable`). */
@@ -45,6 +51,13 @@ export interface Answer {
   additional: ServedRRset[];
   /** For Outcome.Alias: the owner to answer for, the ALIAS target and its TTL cap. */
   alias?: { owner: Name; target: Name; ttl: number };
+  /**
+   * DO was set and the answer came (at least in part) from a signed zone: the sections carry RRSIGs
+   * and denial proofs (RFC 4035 §3.1). Selection policies leave such answers whole (ADR 0021).
+   */
+  signed?: boolean;
+  /** For Outcome.Alias in a signed zone with DO: the zone, to sign the synthesized RRset or prove NODATA. */
+  aliasZone?: ZoneView;
 }
 
 /** CNAME chains longer than this are cut (loop protection; RFC 1034 §3.6.2 warns against loops). */
@@ -55,11 +68,22 @@ export const MAX_CNAME_CHAIN = 12;
  * negative-answer form of RFC 2308: finds the zone, descends to the name, and produces a referral at a
  * zone cut, the matching RRset, a CNAME (followed through the zones served), a synthesized wildcard
  * answer, NODATA or NXDOMAIN, with NS/MX/SRV targets' addresses in the additional section.
+ *
+ * With `dnssecOk` (the query's DO bit, RFC 3225), answers from a signed zone carry the RRSIGs of every
+ * RRset and the NSEC/NSEC3 proofs of RFC 4035 §3.1.3 / RFC 5155 §7.2: for NXDOMAIN, NODATA (also at
+ * an empty non-terminal), wildcard expansions and wildcard NODATA, and for referrals the DS with its
+ * RRSIG or the proof that there is none (RFC 4035 §3.1.4). Without it the answer is unchanged.
  */
-export function answerQuery(table: ZoneLookup, qname: Name, qtype: number): Answer {
+export function answerQuery(table: ZoneLookup, qname: Name, qtype: number, dnssecOk = false): Answer {
   const result: Answer = { outcome: Outcome.Answer, aa: true, answer: [], authority: [], additional: [] };
   let zone = zoneFor(table, nameKey(qname), qtype);
   if (!zone) return { ...result, outcome: Outcome.Refused, aa: false };
+  // The signed zone of the current step, when DO is set (undefined: add nothing).
+  const sec = (z: ZoneView): ZoneDnssecView | undefined => {
+    const d = dnssecOk ? z.dnssec : undefined;
+    if (d) result.signed = true;
+    return d;
+  };
   let name = qname;
   // Owners already in the answer: a CNAME pointing back to one of them closes a loop (made on the
   // first CNAME: most answers have none).
@@ -76,29 +100,50 @@ export function answerQuery(table: ZoneLookup, qname: Name, qtype: number): Answ
         result.aa = false;
       }
       result.authority.push(step.ns);
-      addAddresses(table, step.ns.rdata, result, zone, true);
+      const d = sec(zone);
+      if (d) {
+        // RFC 4035 §3.1.4: the DS RRset and its RRSIG, or the proof that the cut has no DS.
+        const ds = step.cut.rrsets.get(RRType.DS);
+        if (ds) pushSigned(result.authority, ds, d);
+        else result.authority.push(...d.prove({ kind: 'no-ds', cut: nameKey(step.cut.owner) }));
+      }
+      addAddresses(table, step.ns.rdata, result, zone, true, undefined);
       return result;
     }
     if (step.kind === 'nxdomain' || step.kind === 'nodata') {
       // RFC 2308 §2.1/§2.2: after a CNAME, the rcode describes the last name in the chain.
       result.outcome = step.kind === 'nxdomain' ? Outcome.NxDomain : Outcome.NoData;
       result.authority.push(zone.negativeSoa);
+      const d = sec(zone);
+      if (d) {
+        // RFC 4035 §3.1.3: the SOA's RRSIG (at the negative TTL) and the denial proof.
+        const sig = d.rrsig(zone.originKey, RRType.SOA);
+        if (sig) result.authority.push({ ...sig, ttl: zone.negativeSoa.ttl });
+        result.authority.push(...d.prove(step.proof));
+      }
       return result;
     }
     if (step.kind === 'alias') {
       result.outcome = Outcome.Alias;
       result.alias = { owner: name, target: step.target, ttl: step.ttl };
+      if (sec(zone)) result.aliasZone = zone;
       return result;
     }
     if (step.kind === 'answer') {
-      for (const rrset of step.rrsets) result.answer.push(rrset);
+      const d = sec(zone);
+      for (const rrset of step.rrsets) pushSigned(result.answer, rrset, d);
+      // RFC 4035 §3.1.3.3: a wildcard expansion proves that no closer name matched.
+      if (d && step.proof) result.authority.push(...d.prove(step.proof));
       for (const rrset of step.rrsets) {
-        if (HAS_ADDITIONAL_TARGETS.has(rrset.type)) addAddresses(table, rrset.rdata, result, zone, false);
+        if (HAS_ADDITIONAL_TARGETS.has(rrset.type))
+          addAddresses(table, rrset.rdata, result, zone, false, dnssecOk);
       }
       return result;
     }
     // CNAME: RFC 1034 §4.3.2 step 3a — add it and restart with the canonical name.
-    result.answer.push(step.cname);
+    const d = sec(zone);
+    pushSigned(result.answer, step.cname, d);
+    if (d && step.proof) result.authority.push(...d.prove(step.proof));
     seen ??= new Set();
     seen.add(key);
     const target = (step.cname.rdata[0] as Extract<Rdata, { type: 'CNAME' }>).target;
@@ -127,12 +172,25 @@ function zoneFor(table: ZoneLookup, key: string, qtype: number): ZoneView | unde
   return zone;
 }
 
+/**
+ * Adds an RRset and, from a signed zone, its RRSIG (RFC 4035 §3.1.1); a wildcard expansion carries the
+ * wildcard's RRSIG under the expanded owner (RFC 4035 §3.1.3.3; its Labels field tells validators).
+ */
+function pushSigned(list: ServedRRset[], rrset: ServedRRset, d: ZoneDnssecView | undefined): void {
+  list.push(rrset);
+  if (!d) return;
+  const signedAs = rrset.source ?? rrset;
+  const sig = d.rrsig(nameKey(signedAs.owner), signedAs.type);
+  if (sig) list.push(rrset.source ? { ...sig, owner: rrset.owner } : sig);
+}
+
+/** `proof`: what a signed answer must prove besides its RRSIGs (see DenialProof). */
 type Step =
-  | { kind: 'answer'; rrsets: ServedRRset[] }
-  | { kind: 'cname'; cname: ServedRRset }
-  | { kind: 'referral'; ns: ServedRRset }
-  | { kind: 'nodata' }
-  | { kind: 'nxdomain' }
+  | { kind: 'answer'; rrsets: ServedRRset[]; proof?: DenialProof }
+  | { kind: 'cname'; cname: ServedRRset; proof?: DenialProof }
+  | { kind: 'referral'; ns: ServedRRset; cut: ZoneNode }
+  | { kind: 'nodata'; proof: DenialProof }
+  | { kind: 'nxdomain'; proof: DenialProof }
   | { kind: 'alias'; target: Name; ttl: number };
 
 /** One pass of RFC 1034 §4.3.2 step 3 inside one zone. */
@@ -141,11 +199,11 @@ function lookup(zone: ZoneView, qname: Name, key: string, qtype: number): Step {
   // query for the cut itself is answered from the parent side (RFC 4035 §3.1.4.1).
   const cut = findCut(zone, key);
   if (cut && !(qtype === RRType.DS && nameKey(cut.owner) === key)) {
-    return { kind: 'referral', ns: cut.rrsets.get(RRType.NS)! };
+    return { kind: 'referral', ns: cut.rrsets.get(RRType.NS)!, cut };
   }
   const node = zone.node(key);
-  if (node) return fromNode(node, qname, qtype, false);
-  if (zone.isEmptyNonTerminal(key)) return { kind: 'nodata' };
+  if (node) return fromNode(node, qname, key, qtype, undefined);
+  if (zone.isEmptyNonTerminal(key)) return { kind: 'nodata', proof: { kind: 'ent', qname: key } };
   // Step 3c: RFC 4592 §3.3.1 — the closest encloser is the deepest existing ancestor; only its
   // wildcard child can synthesize, so no synthesis happens below names that exist.
   let encloser = stripFirstLabel(key);
@@ -154,33 +212,53 @@ function lookup(zone: ZoneView, qname: Name, key: string, qtype: number): Step {
   }
   const source = `*.${encloser}`;
   const wildcard = zone.node(source);
-  if (wildcard) return fromNode(wildcard, qname, qtype, true);
+  if (wildcard) return fromNode(wildcard, qname, key, qtype, encloser);
   // RFC 4592 §4.9: a source of synthesis that is an empty non-terminal exists, so the name does too:
-  // NODATA, not NXDOMAIN.
-  if (zone.isEmptyNonTerminal(source)) return { kind: 'nodata' };
-  return { kind: 'nxdomain' };
+  // NODATA, not NXDOMAIN (signed: proved like a name that does not exist, the best the chain holds).
+  if (zone.isEmptyNonTerminal(source))
+    return { kind: 'nodata', proof: { kind: 'nxdomain', qname: key, encloser } };
+  return { kind: 'nxdomain', proof: { kind: 'nxdomain', qname: key, encloser } };
 }
 
-function fromNode(node: ZoneNode, qname: Name, qtype: number, synthesized: boolean): Step {
+/** `encloser`: set when `node` is the wildcard at that closest encloser, expanded for `qname`. */
+function fromNode(
+  node: ZoneNode,
+  qname: Name,
+  key: string,
+  qtype: number,
+  encloser: string | undefined,
+): Step {
+  const synthesized = encloser !== undefined;
   const own = (rrset: ServedRRset): ServedRRset =>
     synthesized
       ? { owner: qname, type: rrset.type, ttl: rrset.ttl, rdata: rrset.rdata, source: rrset }
       : rrset;
+  const expanded: DenialProof | undefined = synthesized
+    ? { kind: 'wildcard', qname: key, encloser }
+    : undefined;
+  const nodata: Step = {
+    kind: 'nodata',
+    proof: synthesized ? { kind: 'wildcard-nodata', qname: key, encloser } : { kind: 'nodata', qname: key },
+  };
+  const answer = (rrset: ServedRRset): Step =>
+    expanded
+      ? { kind: 'answer', rrsets: [own(rrset)], proof: expanded }
+      : { kind: 'answer', rrsets: [rrset] };
   const cname = node.rrsets.get(RRType.CNAME);
   if (cname) {
     // RFC 1034 §4.3.2 step 3a: the chain is followed only when QTYPE does not match CNAME; ANY matches
     // every type, so ANY at an alias is answered with the CNAME itself (also RFC 8482 §4.1: one RRset).
-    if (qtype === RRType.CNAME || qtype === RRType.ANY) return { kind: 'answer', rrsets: [own(cname)] };
-    return { kind: 'cname', cname: own(cname) };
+    if (qtype === RRType.CNAME || qtype === RRType.ANY) return answer(cname);
+    return expanded ? { kind: 'cname', cname: own(cname), proof: expanded } : { kind: 'cname', cname };
   }
   if (qtype === RRType.ANY) {
     // RFC 8482 §4.1: answer ANY with one RRset rather than everything at the name.
     const first = pickForAny(node);
-    return first ? { kind: 'answer', rrsets: [own(first)] } : { kind: 'nodata' };
+    return first ? answer(first) : nodata;
   }
   // The ALIAS RRset is held under its internal code: a query for that code finds nothing (NODATA).
   const exact = isInternalType(qtype) ? undefined : node.rrsets.get(qtype);
-  if (exact) return { kind: 'answer', rrsets: [own(exact)] };
+  if (exact) return answer(exact);
   if (qtype === RRType.A || qtype === RRType.AAAA) {
     const alias = node.rrsets.get(RRType.ALIAS);
     if (alias) {
@@ -188,7 +266,7 @@ function fromNode(node: ZoneNode, qname: Name, qtype: number, synthesized: boole
       return { kind: 'alias', target, ttl: alias.ttl };
     }
   }
-  return { kind: 'nodata' };
+  return nodata;
 }
 
 function pickForAny(node: ZoneNode): ServedRRset | undefined {
@@ -238,6 +316,7 @@ function addAddresses(
   result: Answer,
   zone: ZoneView,
   glue: boolean,
+  dnssecOk: boolean | undefined,
 ): void {
   for (const r of rdata) {
     for (const target of additionalTargets(r)) {
@@ -249,7 +328,9 @@ function addAddresses(
       if (!node) continue;
       for (const type of ADDRESS_TYPES) {
         const rrset = node.rrsets.get(type);
-        if (rrset && !result.additional.includes(rrset)) result.additional.push(rrset);
+        if (!rrset || result.additional.includes(rrset)) continue;
+        // Glue is never signed (RFC 4035 §2.2); authoritative addresses carry their RRSIGs (§3.1.1).
+        pushSigned(result.additional, rrset, dnssecOk ? targetZone.dnssec : undefined);
       }
     }
   }

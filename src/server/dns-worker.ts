@@ -74,7 +74,14 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
         );
         return;
       case 'zone':
-        zones.replace(message.origin, message.soa, message.serial, message.rrsets, message.transfers);
+        zones.replace(
+          message.origin,
+          message.soa,
+          message.serial,
+          message.rrsets,
+          message.transfers,
+          message.dnssec,
+        );
         send({ t: 'applied', origin: message.origin, serial: message.serial });
         return;
       case 'image': {

@@ -143,18 +143,20 @@ export class QueryHandler {
     if (query.qtype === RRType.AXFR || query.qtype === RRType.IXFR || query.qtype === RRType.OPT) {
       return errorParts(query.qtype === RRType.OPT ? Rcode.FORMERR : Rcode.REFUSED);
     }
-    const answer = answerQuery(this.table, query.qname, query.qtype);
+    const answer = answerQuery(this.table, query.qname, query.qtype, query.edns?.dnssecOk === true);
     // The answer stage of RRset selection (selection/answer-stage.ts): nothing runs while no RRset is
-    // bound to a policy.
+    // bound to a policy. A signed answer (DO set, signed zone) is left whole: its RRSIGs cover the
+    // whole RRset, and a subset would not validate (ADR 0021, docs/dnssec.md).
     const selections = this.table.selections;
+    const select = selections.size > 0 && answer.signed !== true;
     if (answer.outcome === Outcome.Alias) {
       const completed = this.completeAlias(query, answer);
-      return selections.size === 0
+      return !select
         ? completed
         : completed.then((p) => selectParts(selections, p, query, client, this.negativeSoa));
     }
     const parts = partsFrom(answer);
-    return selections.size === 0 ? parts : selectParts(selections, parts, query, client, this.negativeSoa);
+    return !select ? parts : selectParts(selections, parts, query, client, this.negativeSoa);
   }
 
   /** The negative SOA of a zone, for a NODATA a selection makes (RFC 2308 §2.2). */
@@ -166,12 +168,18 @@ export class QueryHandler {
     const resolved = await this.aliasResolver.resolve(alias.target, query.qtype);
     if (resolved.kind === 'fail') return { ...errorParts(Rcode.SERVFAIL), answer: answer.answer };
     const zone = this.table.findZone(nameKey(alias.owner));
+    // DO set and the zone signed: the synthesized RRset is signed here (ADR 0021). A NODATA cannot be
+    // proved (the NSEC/NSEC3 at an ALIAS owner lists A and AAAA): it goes out without proof.
+    const signing = answer.aliasZone?.dnssec;
     if (resolved.kind === 'nodata' || resolved.rdata.length === 0) {
+      const soaSig = signing?.rrsig(answer.aliasZone!.originKey, RRType.SOA);
       return {
         rcode: Rcode.NOERROR,
         aa: true,
         answer: answer.answer,
-        authority: zone ? [zone.negativeSoa] : [],
+        authority: zone
+          ? [zone.negativeSoa, ...(soaSig ? [{ ...soaSig, ttl: zone.negativeSoa.ttl }] : [])]
+          : [],
         additional: [],
       };
     }
@@ -182,10 +190,11 @@ export class QueryHandler {
       ttl: Math.min(alias.ttl, resolved.ttl),
       rdata: resolved.rdata,
     };
+    const sig = signing?.signSynthesized?.(rrset);
     return {
       rcode: Rcode.NOERROR,
       aa: true,
-      answer: [...answer.answer, rrset],
+      answer: [...answer.answer, rrset, ...(sig ? [sig] : [])],
       authority: [],
       additional: [],
     };

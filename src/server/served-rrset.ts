@@ -18,4 +18,9 @@ export interface ServedRRset {
    * so whose wire form) it shares.
    */
   source?: ServedRRset;
+  /**
+   * Made by the zone signer (DNSKEY, NSEC3PARAM, NSEC, RRSIG, NSEC3; see zone-dnssec.ts): `wire` holds
+   * the RDATA and `rdata` only counts the records. Not part of the zone's own content (`rrsets()`).
+   */
+  dnssec?: true;
 }

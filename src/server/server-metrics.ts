@@ -100,6 +100,18 @@ export class ServerMetrics implements RrlCounters {
       'Resource records in the zones served (SOA and NS included).',
     );
     zones.collect = () => zones.set(table.size);
+    const expiry = registry.gauge(
+      'zonekeeper_dnssec_signatures_expire_seconds',
+      'The earliest expiration (seconds since the epoch) of the RRSIGs a signed zone serves now: alert when it comes within two days (re-signing keeps it at least half a refresh period, 3.5 days, ahead).',
+      ['zone'],
+    );
+    expiry.collect = () => {
+      expiry.reset();
+      for (const zone of table.all()) {
+        const at = zone.dnssec?.earliestExpiration;
+        if (at !== undefined) expiry.set(at, zone.origin);
+      }
+    };
     records.collect = () => {
       let n = 0;
       for (const zone of table.all()) n += zone.recordCount;

@@ -6,6 +6,7 @@ import type { ResolvedTransfers } from '../zones/transfers.ts';
 import type { AnswerSettings } from './answer-settings.ts';
 import type { SelectionBinding } from './selection/selection-table.ts';
 import type { JournalEntry } from './transfer/journal.ts';
+import type { ZoneDnssecData } from './zone-dnssec.ts';
 
 /** What a DNS worker process needs to know to serve: passed in its environment at fork. */
 export interface DnsWorkerConfig extends AnswerSettings {
@@ -24,6 +25,8 @@ export type ToWorker =
       serial: number;
       rrsets: RRsetData[];
       transfers?: ResolvedTransfers;
+      /** A signed zone's DNSSEC material, made by the primary for exactly this serial (ADR 0021). */
+      dnssec?: ZoneDnssecData;
     }
   | {
       t: 'patch';

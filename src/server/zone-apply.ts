@@ -7,6 +7,7 @@ import { ZoneImage } from './image/zone-image.ts';
 import type { JournalEntry } from './transfer/journal.ts';
 import { ZoneJournal } from './transfer/journal.ts';
 import { TransferPolicy } from './transfer/transfer-policy.ts';
+import type { ZoneDnssecData } from './zone-dnssec.ts';
 import { type ZonePatch, ZoneSnapshot } from './zone-snapshot.ts';
 import type { ServedZone, ZoneTable } from './zone-table.ts';
 
@@ -24,15 +25,19 @@ export class ZoneApplier {
     this.table = table;
   }
 
-  /** Serves `rrsets` (every RRset but the SOA) as the whole zone at `serial`, replacing what was served. */
+  /**
+   * Serves `rrsets` (every RRset but the SOA) as the whole zone at `serial`, replacing what was served;
+   * signed with `dnssec` (the signer's records for exactly this content and serial) when given.
+   */
   replace(
     origin: Name,
     soa: SoaFields,
     serial: number,
     rrsets: Iterable<RRsetData>,
     transfers: ResolvedTransfers | undefined,
+    dnssec?: ZoneDnssecData,
   ): void {
-    this.table.set(ZoneSnapshot.build(origin, soa, serial, rrsets, this.policyFor(transfers)));
+    this.table.set(ZoneSnapshot.build(origin, soa, serial, rrsets, this.policyFor(transfers), dnssec));
   }
 
   /**
@@ -69,8 +74,9 @@ export class ZoneApplier {
     transfers: ResolvedTransfers | undefined,
   ): boolean {
     const zone = this.table.get(origin);
-    // A zone served from an image is replaced whole, never patched (ADR 0020 step 3).
-    if (!(zone instanceof ZoneSnapshot) || zone.serial !== fromSerial) return false;
+    // A zone served from an image is replaced whole, never patched (ADR 0020 step 3); so is a signed
+    // zone, whose signatures cover its serial.
+    if (!(zone instanceof ZoneSnapshot) || zone.serial !== fromSerial || zone.dnssec) return false;
     this.setTransfers(zone, transfers);
     zone.patch(patch, serial, soa);
     this.table.changed(zone);

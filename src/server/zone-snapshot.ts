@@ -6,6 +6,7 @@ import type { SoaFields } from '../zones/soa.ts';
 import type { ServedRRset } from './served-rrset.ts';
 import { ZoneJournal } from './transfer/journal.ts';
 import type { TransferPolicy } from './transfer/transfer-policy.ts';
+import { ZoneDnssec, type ZoneDnssecData } from './zone-dnssec.ts';
 
 // Defined apart so that the journal can name it without importing the snapshot.
 export type { ServedRRset };
@@ -44,6 +45,11 @@ export class ZoneSnapshot {
   cutCount = 0;
   /** Who may transfer the zone and how (from the zone's class); undefined: transfers refused. */
   transfers: TransferPolicy | undefined;
+  /**
+   * A signed zone's DNSSEC material (RRSIGs, the denial chain); undefined for a zone served unsigned.
+   * A signed zone is built whole for every serial (`build` with `dnssec`), never patched.
+   */
+  dnssec: ZoneDnssec | undefined;
   /** Direct children (nodes or empty non-terminals) per name, to keep the empty non-terminals exact. */
   private readonly childCount = new Map<string, number>();
   private records = 0;
@@ -58,6 +64,7 @@ export class ZoneSnapshot {
     this.soaFields = soa;
     this.soa = soaRRset(origin, soa, serial);
     this.negativeSoa = negative(this.soa, soa);
+    this.dnssec = undefined;
   }
 
   get recordCount(): number {
@@ -79,10 +86,16 @@ export class ZoneSnapshot {
     serial: number,
     rrsets: Iterable<RRsetData>,
     transfers?: TransferPolicy,
+    dnssec?: ZoneDnssecData,
   ): ZoneSnapshot {
     const zone = new ZoneSnapshot(origin, soa, serial, transfers);
     zone.upsert(zone.soa);
     for (const rrset of rrsets) zone.upsert(served(rrset));
+    if (dnssec) {
+      // DNSKEY and NSEC3PARAM at the apex, NSEC at each owner: answered like the zone's other RRsets.
+      zone.dnssec = new ZoneDnssec(origin, dnssec);
+      for (const rrset of zone.dnssec.nodeRRsets) zone.upsert(rrset);
+    }
     return zone;
   }
 
@@ -99,6 +112,8 @@ export class ZoneSnapshot {
    * record by record in the journal (for IXFR).
    */
   patch(patch: ZonePatch, serial: number, soa: SoaFields): void {
+    // Signatures cover the serial (the SOA's RRSIG): a signed zone is rebuilt, never patched.
+    if (this.dnssec) throw new Error(`zone ${this.origin} is signed: it is replaced whole, not patched`);
     const journaling = this.journal.enabled;
     const removed: ServedRRset[] = [];
     const added: ServedRRset[] = [];
@@ -126,7 +141,7 @@ export class ZoneSnapshot {
   *rrsets(): Generator<RRsetData> {
     for (const node of this.nodes.values()) {
       for (const rrset of node.rrsets.values()) {
-        if (rrset.type === RRType.SOA) continue;
+        if (rrset.type === RRType.SOA || rrset.dnssec) continue;
         yield {
           owner: rrset.owner,
           type: typeName(rrset.type) as RecordTypeName,
@@ -137,11 +152,12 @@ export class ZoneSnapshot {
     }
   }
 
-  /** Every RRset but the SOA, as served (AXFR). */
+  /** Every RRset but the SOA, as served (AXFR); a signed zone's DNSSEC RRsets and RRSIGs after them. */
   *transferRRsets(): Generator<ServedRRset> {
     for (const node of this.nodes.values()) {
       for (const rrset of node.rrsets.values()) if (rrset.type !== RRType.SOA) yield rrset;
     }
+    if (this.dnssec) yield* this.dnssec.transferRRsets;
   }
 
   /** Adds or replaces an RRset; returns the one it replaced. */

@@ -21,6 +21,7 @@ import {
   encodeRrsig,
   printRrsig,
   type RrsigRdata,
+  type SignatureReuse,
   type SignatureWindow,
   signRRsets,
 } from '../dns/dnssec/rrsig.ts';
@@ -35,7 +36,10 @@ export type Denial = { kind: 'NSEC' } | { kind: 'NSEC3'; params: Nsec3Params };
 export interface ZoneToSign {
   origin: Name;
   soa: SoaFields & { serial: number };
-  /** Every RRset but the SOA. ALIAS RRsets are not signed (they are answered by synthesis). */
+  /**
+   * Every RRset but the SOA. ALIAS RRsets are not signed (they are answered by synthesis): their owners
+   * are in the denial chain with A and AAAA in the type bit map, as the answers synthesized there.
+   */
   rrsets: readonly RRsetData[];
 }
 
@@ -71,6 +75,8 @@ export function signZone(
   /** One window for every RRset, or a window per RRset (the epochs of ADR 0021, dnssec-window.ts). */
   window: SignatureWindow | ((rrset: { owner: Name; type: number }) => SignatureWindow),
   denial: Denial,
+  /** Signatures of the previous signing to take again where the signed octets are the same. */
+  reuse?: SignatureReuse,
 ): SignedRecord[] {
   const origin = zone.origin;
   const soaRdata: Rdata = { type: 'SOA', ...zone.soa };
@@ -113,6 +119,13 @@ export function signZone(
   const byOwner = new Map<string, { owner: Name; sets: PlainSet[] }>();
   // Glue (and anything else below a cut) is served unsigned and stays out of the chain (RFC 4035 §2.2).
   const glue: PlainSet[] = [];
+  const aliasOwners = new Set<string>();
+  for (const s of zone.rrsets) {
+    if (s.type !== 'ALIAS' || !isInDomain(s.owner, origin) || belowCut(s.owner)) continue;
+    const k = nameKey(s.owner);
+    aliasOwners.add(k);
+    if (!byOwner.has(k)) byOwner.set(k, { owner: s.owner, sets: [] });
+  }
   for (const s of sets) {
     if (!isInDomain(s.owner, origin)) continue;
     if (belowCut(s.owner)) {
@@ -157,15 +170,18 @@ export function signZone(
         key,
         origin,
         window,
+        reuse,
       );
       list.forEach(({ at, set }, i) => {
         out[at] = rrsigRecord(set.owner, set.ttl, sigs[i]!);
       });
     }
+    reuse?.finish();
     return out;
   };
   const typesAt = (entry: { owner: Name; sets: PlainSet[] }) => {
     const types = entry.sets.map((s) => s.type);
+    if (aliasOwners.has(nameKey(entry.owner))) types.push(RRType.A, RRType.AAAA);
     const isCut = cuts.has(nameKey(entry.owner));
     // RRSIG appears in the bit map where the name has a signed RRset (RFC 4034 §4.1.2).
     if (!isCut || types.includes(RRType.DS)) types.push(RRType.RRSIG);

@@ -10,6 +10,13 @@
 export interface ZoneSerialState {
   serial: number;
   hash?: string;
+  /**
+   * For a zone signed at its serial (ADR 0021): the signing time of this serial (seconds since the
+   * epoch), from which every signature window derives, and the signing settings it was signed with
+   * (`algorithm/denial/keys`), so that a restart signs the serial exactly as before.
+   */
+  signedAt?: number;
+  signing?: string;
 }
 
 const SERIAL_BITS_MOD = 2 ** 32;

@@ -1,13 +1,23 @@
+import { SignatureReuse } from '../../dns/dnssec/rrsig.ts';
 import { type Name, nameKey } from '../../dns/name.ts';
 import type { SelectionBinding, SelectionSink } from '../../server/selection/selection-table.ts';
 import type { SteeringBinder } from '../../server/selection/steering/steering-binder.ts';
 import type { Notifier } from '../../server/transfer/notifier.ts';
 import { ZoneApplier } from '../../server/zone-apply.ts';
+import type { ZoneDnssecData } from '../../server/zone-dnssec.ts';
 import type { ZoneTable } from '../../server/zone-table.ts';
 import type { ResourceKey } from '../../zones/resource-key.ts';
 import type { RRset } from '../../zones/rrset.ts';
-import type { ApplyResult, Backend, BackendCapabilities, ProgrammedZone } from '../backend.ts';
+import {
+  type ApplyResult,
+  type Backend,
+  type BackendCapabilities,
+  BackendError,
+  type ProgrammedZone,
+} from '../backend.ts';
 import { AliasTargets } from './alias-targets.ts';
+import type { SigningThread } from './signing-thread.ts';
+import { type DnssecKeyStore, signedStatus, signForServing } from './zone-signing.ts';
 
 export interface BuiltinBackendOptions {
   /**
@@ -29,6 +39,13 @@ export interface BuiltinBackendOptions {
    * started after all (room freed elsewhere) is handed here to be reconciled again.
    */
   recheck?: (zone: ResourceKey) => void;
+  /**
+   * Signs zones whose `spec.dnssec` is enabled, with keys from this store (ADR 0021). Without it the
+   * built-in server does not sign (its capabilities say so, and signed zones are served unsigned).
+   */
+  dnssecKeys?: DnssecKeyStore;
+  /** Signs on this thread instead of this process's own (answering) thread when given. */
+  signingThread?: SigningThread;
 }
 
 /**
@@ -44,6 +61,13 @@ export const BUILTIN_CAPABILITIES: BackendCapabilities = {
   driftRepair: false,
 };
 
+/** The built-in server with a key store: it signs, at the signing time recorded with each serial. */
+export const SIGNING_BUILTIN_CAPABILITIES: BackendCapabilities = {
+  ...BUILTIN_CAPABILITIES,
+  dnssec: true,
+  dnssecAtSerial: true,
+};
+
 /**
  * The built-in server as a backend. A change arrives as a delta and patches the served zone in place
  * (work proportional to the change); a zone the server does not hold at the delta's base serial is
@@ -51,8 +75,12 @@ export const BUILTIN_CAPABILITIES: BackendCapabilities = {
  */
 export class BuiltinBackend implements Backend, SelectionSink {
   readonly name = 'builtin';
-  readonly capabilities = BUILTIN_CAPABILITIES;
+  readonly capabilities: BackendCapabilities;
   private readonly table: ZoneTable;
+  private readonly dnssecKeys: DnssecKeyStore | undefined;
+  /** Per signed zone (nameKey): its last signing's signatures, taken again where nothing changed. */
+  private readonly signatures = new Map<string, SignatureReuse>();
+  private readonly signingThread: SigningThread | undefined;
   private readonly notifier: Notifier | undefined;
   private readonly zones: ZoneApplier;
   private readonly aliases: AliasTargets | undefined;
@@ -63,6 +91,9 @@ export class BuiltinBackend implements Backend, SelectionSink {
 
   constructor(table: ZoneTable, notifier?: Notifier, options: BuiltinBackendOptions = {}) {
     this.table = table;
+    this.dnssecKeys = options.dnssecKeys;
+    this.signingThread = options.signingThread;
+    this.capabilities = options.dnssecKeys ? SIGNING_BUILTIN_CAPABILITIES : BUILTIN_CAPABILITIES;
     this.steering = options.steering;
     const recheck = options.recheck;
     if (this.steering && recheck)
@@ -79,12 +110,60 @@ export class BuiltinBackend implements Backend, SelectionSink {
   async applyZone(zone: ProgrammedZone): Promise<ApplyResult | undefined> {
     this.keys.set(nameKey(zone.origin), zone.key);
     const current = this.table.get(zone.origin);
-    if (current && current.serial === zone.serial) {
+    const signing = zone.dnssec && this.dnssecKeys ? zone.dnssec : undefined;
+    // The keys first: stored durably before anything signed with them is served.
+    const keys = signing
+      ? await signingStep(zone.origin, 'DNSSEC_KEYS', 'read or store its DNSSEC keys', () =>
+          this.dnssecKeys!.keysFor(zone.origin, signing),
+        )
+      : undefined;
+    if (
+      current &&
+      current.serial === zone.serial &&
+      (current.dnssec !== undefined) === (signing !== undefined)
+    ) {
       this.zones.setTransfers(current, zone.transfers);
-      return this.result(zone);
+      return this.result(zone, keys);
     }
     const { origin, soa, serial, delta, transfers } = zone;
-    if (current && delta && this.zones.patch(origin, soa, serial, delta.fromSerial, delta, transfers)) {
+    if (!signing) {
+      this.signatures.delete(nameKey(origin));
+      this.signingThread?.forget(origin);
+    }
+    if (signing && keys) {
+      // A signed zone is signed whole and swapped in at every serial: its signatures cover the serial.
+      const rrsets = [...zone.rrsets()];
+      const signedAt = zone.signedAt ?? Math.floor(Date.now() / 1000);
+      let dnssec: ZoneDnssecData;
+      if (this.signingThread) {
+        const thread = this.signingThread;
+        dnssec = await signingStep(origin, 'DNSSEC_SIGNING', 'sign', () =>
+          thread.sign({ origin, soa, serial, rrsets }, signing, keys, signedAt),
+        );
+      } else {
+        let reuse = this.signatures.get(nameKey(origin));
+        if (!reuse) {
+          reuse = new SignatureReuse();
+          this.signatures.set(nameKey(origin), reuse);
+        }
+        const kept = reuse;
+        dnssec = await signingStep(origin, 'DNSSEC_SIGNING', 'sign', async () =>
+          signForServing({ origin, soa, serial, rrsets }, signing, keys, signedAt, undefined, kept),
+        );
+      }
+      const seen: RRset[] = [];
+      const steered: RRset[] = [];
+      let tapped: Iterable<RRset> = this.aliases ? tapAliases(rrsets, seen) : rrsets;
+      if (this.steering) tapped = tapSteered(tapped, steered);
+      this.zones.replace(origin, soa, serial, tapped, transfers, dnssec);
+      this.aliases?.replace(zone.key, zone.origin, seen);
+      if (!current) this.aliases?.servedChanged(zone.origin);
+      await this.steering?.replace(this.sink, origin, steered);
+    } else if (
+      current &&
+      delta &&
+      this.zones.patch(origin, soa, serial, delta.fromSerial, delta, transfers)
+    ) {
       this.aliases?.patch(zone.key, zone.origin, delta);
       await this.steering?.patch(this.sink, origin, delta);
     } else {
@@ -102,23 +181,27 @@ export class BuiltinBackend implements Backend, SelectionSink {
     const served = this.table.get(zone.origin)!;
     const policy = served.transfers;
     if (policy && policy.notify.length > 0) this.notifier?.notify(served.soa, policy.notify);
-    return this.result(zone);
+    return this.result(zone, keys);
   }
 
   /**
    * What the apply leaves to report: ALIAS record sets this server cannot answer, steered record sets
-   * whose health checks were refused.
+   * whose health checks were refused; the signing keys.
    */
-  private result(zone: ProgrammedZone): ApplyResult | undefined {
+  private result(zone: ProgrammedZone, keys?: Parameters<typeof signedStatus>[1]): ApplyResult | undefined {
     const problems = [
       ...(this.aliases?.problems(zone.origin) ?? []),
       ...(this.steering?.problems(zone.origin) ?? []),
     ];
-    return problems.length > 0 ? { problems } : undefined;
+    const dnssec = keys ? signedStatus(zone.origin, keys) : undefined;
+    if (problems.length === 0 && !dnssec) return undefined;
+    return { ...(problems.length > 0 ? { problems } : {}), ...(dnssec ? { dnssec } : {}) };
   }
 
   async deleteZone(origin: Name): Promise<void> {
     this.keys.delete(nameKey(origin));
+    this.signatures.delete(nameKey(origin));
+    this.signingThread?.forget(origin);
     this.steering?.forget(origin);
     if (this.table.delete(origin) && this.aliases) {
       this.aliases.forget(origin);
@@ -149,5 +232,25 @@ function* tapSteered(rrsets: Iterable<RRset>, steered: RRset[]): Generator<RRset
   for (const rrset of rrsets) {
     if (rrset.steering) steered.push(rrset);
     yield rrset;
+  }
+}
+
+/**
+ * A step of signing a zone; a failure becomes a BackendError the zone's Programmed condition shows
+ * (reason BackendRejected, a stable code), and the previous serial stays served until a retry works.
+ */
+async function signingStep<T>(origin: Name, code: string, what: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    throw new BackendError(
+      'BackendRejected',
+      `could not ${what} zone ${origin}: ${message}` +
+        (code === 'DNSSEC_KEYS'
+          ? ' (check the key file in the state directory: restore it from a backup, or remove it to have new keys made and update the DS at the parent)'
+          : ''),
+      { code, cause: e },
+    );
   }
 }

@@ -15,8 +15,14 @@ import type { DnsWorkerConfig, FromWorker, ToWorker } from '../../server/worker-
 import { WORKER_CONFIG_ENV } from '../../server/worker-protocol.ts';
 import type { ZoneSnapshot } from '../../server/zone-snapshot.ts';
 import type { ZoneTable } from '../../server/zone-table.ts';
-import { type ApplyResult, type Backend, BackendError, type ProgrammedZone } from '../backend.ts';
-import { BUILTIN_CAPABILITIES, BuiltinBackend, type BuiltinBackendOptions } from './builtin-backend.ts';
+import {
+  type ApplyResult,
+  type Backend,
+  type BackendCapabilities,
+  BackendError,
+  type ProgrammedZone,
+} from '../backend.ts';
+import { BuiltinBackend, type BuiltinBackendOptions } from './builtin-backend.ts';
 
 /** The file DNS worker processes run (src/server/dns-worker-main.ts). */
 const DNS_WORKER_ENTRY = fileURLToPath(new URL('../../server/dns-worker-main.ts', import.meta.url));
@@ -37,6 +43,9 @@ export interface WorkerPoolOptions {
   steering?: SteeringBinder;
   /** Zones to reconcile again (see BuiltinBackendOptions.recheck). */
   recheck?: BuiltinBackendOptions['recheck'];
+  /** Signs zones (see BuiltinBackendOptions.dnssecKeys); the signed zones go to every DNS process whole. */
+  dnssecKeys?: BuiltinBackendOptions['dnssecKeys'];
+  signingThread?: BuiltinBackendOptions['signingThread'];
 }
 
 interface PoolWorker {
@@ -58,7 +67,7 @@ interface PoolWorker {
  */
 export class WorkerPoolBackend implements Backend, SelectionSink {
   readonly name = 'builtin';
-  readonly capabilities = BUILTIN_CAPABILITIES;
+  readonly capabilities: BackendCapabilities;
   private readonly local: BuiltinBackend;
   private readonly table: ZoneTable;
   private readonly options: WorkerPoolOptions;
@@ -79,7 +88,10 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       ...(options.aliasCheck ? { aliasCheck: options.aliasCheck } : {}),
       ...(options.steering ? { steering: options.steering, selectionSink: this } : {}),
       ...(options.recheck ? { recheck: options.recheck } : {}),
+      ...(options.dnssecKeys ? { dnssecKeys: options.dnssecKeys } : {}),
+      ...(options.signingThread ? { signingThread: options.signingThread } : {}),
     });
+    this.capabilities = this.local.capabilities;
     this.options = options;
   }
 
@@ -98,6 +110,8 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       updates?: UpdateResponder;
       steering?: SteeringBinder;
       recheck?: WorkerPoolOptions['recheck'];
+      dnssecKeys?: WorkerPoolOptions['dnssecKeys'];
+      signingThread?: WorkerPoolOptions['signingThread'];
     } & AnswerSettings,
     notifier?: Notifier,
   ): WorkerPoolBackend {
@@ -112,6 +126,8 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
         ...(options.updates ? { updates: options.updates } : {}),
         ...(options.steering ? { steering: options.steering } : {}),
         ...(options.recheck ? { recheck: options.recheck } : {}),
+        ...(options.dnssecKeys ? { dnssecKeys: options.dnssecKeys } : {}),
+        ...(options.signingThread ? { signingThread: options.signingThread } : {}),
         config: {
           listen: `${host}:${address.port}`,
           ...answerSettings(options),
@@ -165,7 +181,9 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       zone.delta !== undefined &&
       before === zone.delta.fromSerial &&
       served !== undefined &&
-      !this.asImage(served);
+      !this.asImage(served) &&
+      // A signed zone goes whole (its signatures cover the serial), as the primary serves it.
+      !served.dnssec;
     for (const member of this.pool.values()) {
       if (!member.ready) continue;
       if (switched) this.sendZone(member, zone.origin);
@@ -321,6 +339,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       ...(zone.transfers ? { transfers: zone.transfers.resolved } : {}),
       serial: zone.serial,
       rrsets: [...zone.rrsets()],
+      ...(zone.dnssec ? { dnssec: zone.dnssec.data } : {}),
     });
   }
 
@@ -477,6 +496,8 @@ const DNSSEC_TYPES: readonly number[] = [
  * path (`zone` and `patch` messages, a `ZoneSnapshot` in the worker).
  */
 export function servedFromImage(zone: ZoneSnapshot): boolean {
+  // Signed by the built-in signer: the signatures and the denial chain sit beside the RRsets.
+  if (zone.dnssec) return false;
   const apex = zone.node(zone.originKey);
   if (apex && DNSSEC_TYPES.some((t) => apex.rrsets.has(t))) return false;
   for (const node of zone.nodes.values()) {

@@ -4,7 +4,7 @@
  * definition (RFC 8032) — so that every process signing the same RRset at the same times with the same
  * key produces the same bytes.
  */
-import { createPublicKey, sign as nodeSign, verify as nodeVerify } from 'node:crypto';
+import { createHash, createPublicKey, sign as nodeSign, verify as nodeVerify } from 'node:crypto';
 import { bytesToBase64 } from '../base64.ts';
 import { DnsError } from '../errors.ts';
 import { isWildcardName, labelCount, type Name } from '../name.ts';
@@ -112,12 +112,52 @@ export function signOctets(key: DnssecKey, data: readonly Uint8Array[]): Uint8Ar
   }
 }
 
+/**
+ * Signatures kept from one signing of a zone to the next, by the octets they cover and the key. The
+ * signatures here are functions of those (RFC 6979, RFC 8032), so one taken from here is the very
+ * signature signing again would make: a zone signed again after a change signs only the RRsets whose
+ * content, TTL or window changed, and the result is the same bytes as signing everything.
+ */
+export class SignatureReuse {
+  private previous = new Map<string, Uint8Array>();
+  private current = new Map<string, Uint8Array>();
+  /** Signatures taken from the last signing, and made, in the current one. */
+  reused = 0;
+  made = 0;
+
+  /** The id of a signature: a SHA-256 of the key's public key and the signed octets. */
+  static id(key: DnssecKey, data: Uint8Array): string {
+    return createHash('sha256').update(key.publicKey).update(data).digest('base64');
+  }
+
+  take(id: string): Uint8Array | undefined {
+    const found = this.current.get(id) ?? this.previous.get(id);
+    if (found) {
+      this.current.set(id, found);
+      this.reused++;
+    }
+    return found;
+  }
+
+  keep(id: string, signature: Uint8Array): void {
+    this.current.set(id, signature);
+    this.made++;
+  }
+
+  /** Ends one signing of the zone: signatures it did not use are forgotten at the end of the next. */
+  finish(): void {
+    this.previous = this.current;
+    this.current = new Map();
+  }
+}
+
 /** Signs RRsets with one key over a validity window (RFC 4034 §3, RFC 4035 §2.2). */
 export function signRRsets(
   rrsets: readonly RRsetToSign[],
   key: DnssecKey,
   signer: Name,
   window: SignatureWindow | ((rrset: RRsetToSign) => SignatureWindow),
+  reuse?: SignatureReuse,
 ): RrsigRdata[] {
   const tag = keyTag(dnskeyRdata(key));
   const windowOf = typeof window === 'function' ? window : () => window;
@@ -133,11 +173,23 @@ export function signRRsets(
       signerName: signer,
     }),
   );
-  const signatures = signOctets(
+  const data = rrsets.map((rrset, i) => signedData(prefixes[i]!, rrset));
+  if (!reuse) {
+    const signatures = signOctets(key, data);
+    return prefixes.map((prefix, i) => ({ ...prefix, signature: signatures[i]! }));
+  }
+  const ids = data.map((d) => SignatureReuse.id(key, d));
+  const found = ids.map((id) => reuse.take(id));
+  const missing = found.flatMap((f, i) => (f === undefined ? [i] : []));
+  const made = signOctets(
     key,
-    rrsets.map((rrset, i) => signedData(prefixes[i]!, rrset)),
+    missing.map((i) => data[i]!),
   );
-  return prefixes.map((prefix, i) => ({ ...prefix, signature: signatures[i]! }));
+  missing.forEach((i, j) => {
+    found[i] = made[j]!;
+    reuse.keep(ids[i]!, made[j]!);
+  });
+  return prefixes.map((prefix, i) => ({ ...prefix, signature: found[i]! }));
 }
 
 /** Signs one RRset with one key. */

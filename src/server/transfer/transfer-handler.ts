@@ -208,7 +208,10 @@ export class TransferHandler {
 /** An upper bound of a TSIG RR without its key name (algorithm name, fixed fields, a 64-octet MAC). */
 const TSIG_RR_ROOM = 2 + 10 + 13 + 16 + 64 + 8;
 
-/** AXFR: the SOA, every other RRset, the SOA again (RFC 5936 §2.2). */
+/**
+ * AXFR: the SOA, every other RRset, the SOA again (RFC 5936 §2.2). A signed zone's transfer carries
+ * its DNSKEY, NSEC/NSEC3 chain and every RRSIG, so secondaries serve it signed and unchanged.
+ */
 function full(zone: ServedZone): ServedRRset[] {
   const out: ServedRRset[] = [zone.soa];
   for (const rrset of zone.transferRRsets()) out.push(rrset);
@@ -257,14 +260,14 @@ function pack(id: number, qname: Name, qtype: number, rrsets: ServedRRset[], bud
   };
   begin();
   for (const rrset of rrsets) {
-    for (const rdata of rrset.rdata) {
+    for (let i = 0; i < rrset.rdata.length; i++) {
       const before = w.length;
-      writeRecord(w, rrset, rdata);
+      writeRecord(w, rrset, i);
       if (w.length > budget && count > 0) {
         w.truncate(before);
         end();
         begin();
-        writeRecord(w, rrset, rdata);
+        writeRecord(w, rrset, i);
       }
       count++;
     }
@@ -273,14 +276,17 @@ function pack(id: number, qname: Name, qtype: number, rrsets: ServedRRset[], bud
   return messages;
 }
 
-function writeRecord(w: WireWriter, rrset: ServedRRset, rdata: Rdata): void {
+function writeRecord(w: WireWriter, rrset: ServedRRset, i: number): void {
   w.name(rrset.owner, true);
   w.u16(rrset.type);
   w.u16(RRClass.IN);
   w.u32(rrset.ttl);
   const at = w.length;
   w.u16(0);
-  encodeRdata(rdata, w);
+  // The signer's records (and other RRsets whose wire form is known) are written as they are.
+  const wire = rrset.wire?.[i];
+  if (wire !== undefined) w.bytes(wire);
+  else encodeRdata(rrset.rdata[i]!, w);
   w.patchU16(at, w.length - at - 2);
 }
 

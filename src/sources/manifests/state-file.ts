@@ -73,7 +73,7 @@ const logName = (gen: number) => `log.${String(gen).padStart(6, '0')}.jsonl`;
 type Line =
   | { t: 'snapshot'; version: number; generation: number }
   | { t: 'end'; lines: number }
-  | { t: 'serial'; origin: string; serial: number; hash?: string }
+  | { t: 'serial'; origin: string; serial: number; hash?: string; signedAt?: number; signing?: string }
   | {
       t: 'put';
       id: string;
@@ -175,6 +175,7 @@ export class StateStore implements SerialStore {
       origin: key,
       serial: state.serial,
       ...(state.hash ? { hash: state.hash } : {}),
+      ...signingFields(state),
     });
     await this.flush();
   }
@@ -481,7 +482,7 @@ export class StateStore implements SerialStore {
         chunk = '';
       };
       for (const [origin, s] of serials) {
-        chunk += `${JSON.stringify({ t: 'serial', origin, serial: s.serial, ...(s.hash ? { hash: s.hash } : {}) })}\n`;
+        chunk += `${JSON.stringify({ t: 'serial', origin, serial: s.serial, ...(s.hash ? { hash: s.hash } : {}), ...signingFields(s) })}\n`;
         lines++;
       }
       for (const [id, o] of objects) {
@@ -661,6 +662,7 @@ export class StateStore implements SerialStore {
           this.serials.set(line.origin.toLowerCase(), {
             serial: line.serial,
             ...(typeof line.hash === 'string' ? { hash: line.hash } : {}),
+            ...signingFields(line),
           });
         return;
       case 'put': {
@@ -767,4 +769,15 @@ async function syncDir(dir: string): Promise<void> {
   } finally {
     await fd.close();
   }
+}
+
+/** The signing time and settings recorded with a signed zone's serial (ADR 0021), when present and well-formed. */
+function signingFields(s: { signedAt?: unknown; signing?: unknown }): {
+  signedAt?: number;
+  signing?: string;
+} {
+  return {
+    ...(Number.isInteger(s.signedAt) ? { signedAt: s.signedAt as number } : {}),
+    ...(typeof s.signing === 'string' ? { signing: s.signing } : {}),
+  };
 }

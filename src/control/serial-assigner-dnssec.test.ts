@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { SerialAssigner } from './serial-assigner.ts';
+import { MemorySerialStore } from './serial-store.ts';
+import type { ZoneModelState } from './zone-state.ts';
+
+const ORIGIN = 'signed.test.';
+
+/** The part of a zone's model state the assigner reads: the content hash and the serial chosen. */
+function modelState(hash: string): ZoneModelState {
+  return { model: { contentHash: () => hash }, firstSerial: true } as unknown as ZoneModelState;
+}
+
+function assigner(store: MemorySerialStore, now: { t: number }): SerialAssigner {
+  return new SerialAssigner({
+    serials: store,
+    now: () => new Date(now.t * 1000),
+    log: () => {},
+    hashOnChange: true,
+  });
+}
+
+const T0 = Date.UTC(2026, 10, 26, 12) / 1000;
+const signing = (id: string, dueAfter = 3600) => ({
+  id,
+  resignDue: (signedAt: number, now: number) => now - signedAt >= dueAfter,
+});
+
+describe('the signing time is recorded with the serial (ADR 0021)', () => {
+  test('a signed zone’s serial carries its signing time and settings, durably', async () => {
+    const store = new MemorySerialStore();
+    const now = { t: T0 };
+    const state = modelState('h1');
+    const a = await assigner(store, now).assign(ORIGIN, undefined, state, undefined, signing('A/NSEC/CSK'));
+    assert.equal(a.signedAt, T0);
+    assert.equal(a.signing, 'A/NSEC/CSK');
+    assert.deepEqual(store.get(ORIGIN), {
+      serial: a.serial,
+      hash: 'h1',
+      signing: 'A/NSEC/CSK',
+      signedAt: T0,
+    });
+  });
+
+  test('a restart keeps the serial and its signing time when the content and settings are the same', async () => {
+    const store = new MemorySerialStore();
+    const now = { t: T0 };
+    const first = await assigner(store, now).assign(
+      ORIGIN,
+      undefined,
+      modelState('h1'),
+      undefined,
+      signing('S'),
+    );
+    now.t += 600;
+    const again = await assigner(store, now).assign(
+      ORIGIN,
+      undefined,
+      modelState('h1'),
+      undefined,
+      signing('S'),
+    );
+    assert.equal(again.serial, first.serial);
+    assert.equal(again.signedAt, T0);
+  });
+
+  test('signatures due: a new serial with a new signing time, for the same content', async () => {
+    const store = new MemorySerialStore();
+    const now = { t: T0 };
+    const zone = assigner(store, now);
+    const state = modelState('h1');
+    const first = await zone.assign(ORIGIN, undefined, state, undefined, signing('S'));
+    now.t += 1800;
+    assert.equal((await zone.assign(ORIGIN, undefined, state, undefined, signing('S'))).serial, first.serial);
+    now.t += 1800;
+    const resigned = await zone.assign(ORIGIN, undefined, state, undefined, signing('S'));
+    assert.ok(resigned.serial > first.serial);
+    assert.equal(resigned.signedAt, T0 + 3600);
+    assert.equal(store.get(ORIGIN)!.signedAt, T0 + 3600);
+  });
+
+  test('after a restart, signatures due are not served again: a new serial', async () => {
+    const store = new MemorySerialStore();
+    const now = { t: T0 };
+    const first = await assigner(store, now).assign(
+      ORIGIN,
+      undefined,
+      modelState('h1'),
+      undefined,
+      signing('S'),
+    );
+    now.t += 7200;
+    const later = await assigner(store, now).assign(
+      ORIGIN,
+      undefined,
+      modelState('h1'),
+      undefined,
+      signing('S'),
+    );
+    assert.ok(later.serial > first.serial);
+    assert.equal(later.signedAt, T0 + 7200);
+  });
+
+  test('signing turned on, changed or off is a new serial even for the same records', async () => {
+    const store = new MemorySerialStore();
+    const now = { t: T0 };
+    const unsigned = await assigner(store, now).assign(ORIGIN, undefined, modelState('h1'), undefined);
+    const on = await assigner(store, now).assign(
+      ORIGIN,
+      undefined,
+      modelState('h1'),
+      undefined,
+      signing('S'),
+    );
+    assert.ok(on.serial > unsigned.serial);
+    const changed = await assigner(store, now).assign(
+      ORIGIN,
+      undefined,
+      modelState('h1'),
+      undefined,
+      signing('S3'),
+    );
+    assert.ok(changed.serial > on.serial);
+    const off = await assigner(store, now).assign(ORIGIN, undefined, modelState('h1'), undefined);
+    assert.ok(off.serial > changed.serial);
+    assert.equal(off.signedAt, undefined);
+    assert.equal(store.get(ORIGIN)!.signing, undefined);
+  });
+
+  test('saving the content hash later keeps the signing time with the serial', async () => {
+    const store = new MemorySerialStore();
+    const now = { t: T0 };
+    const zone = new SerialAssigner({
+      serials: store,
+      now: () => new Date(now.t * 1000),
+      log: () => {},
+      hashOnChange: false,
+    });
+    const state = modelState('h1');
+    state.firstSerial = false;
+    const a = await zone.assign(ORIGIN, undefined, state, undefined, signing('S'));
+    assert.equal(store.get(ORIGIN)!.hash, undefined);
+    await zone.saveHash(ORIGIN, a.serial, 'h1');
+    assert.deepEqual(store.get(ORIGIN), { serial: a.serial, hash: 'h1', signing: 'S', signedAt: T0 });
+  });
+});

@@ -1,0 +1,276 @@
+/**
+ * The DNSSEC material of a signed zone as the server answers from it: the RRSIG RRsets by owner and
+ * covered type, the NSEC or NSEC3 chain, and the proofs of RFC 4035 §3.1.3 (NSEC) and RFC 5155 §7.2
+ * (NSEC3) picked from them. Built from the signer's output (`signZone`, deterministic per serial and
+ * signing time, ADR 0021); the records are kept as wire RDATA, written to responses unchanged.
+ */
+
+import { canonicalRdata } from '../dns/dnssec/canonical.ts';
+import { base32hex, type Nsec3Params, nsec3Hash } from '../dns/dnssec/denial.ts';
+import type { DnssecKey } from '../dns/dnssec/keys.ts';
+import { encodeRrsig, signRRset } from '../dns/dnssec/rrsig.ts';
+import { canonicalSortKey, type Name, nameKey, stripFirstLabel } from '../dns/name.ts';
+import type { Rdata } from '../dns/rdata.ts';
+import { RRType } from '../dns/rrtype.ts';
+import { signatureWindow, type WindowPolicy } from '../zones/dnssec-window.ts';
+import type { ServedRRset } from './served-rrset.ts';
+
+/** One record the signer made (RRSIG, NSEC, NSEC3, DNSKEY, NSEC3PARAM), RDATA in wire form. */
+export interface SignedRecordData {
+  owner: Name;
+  ttl: number;
+  type: number;
+  rdata: Uint8Array;
+}
+
+/**
+ * What a process needs to answer a zone signed: plain data (it crosses to DNS worker processes over
+ * IPC). `signing` is present where synthesized answers (ALIAS) are signed where they are made.
+ */
+export interface ZoneDnssecData {
+  denial: 'NSEC' | 'NSEC3';
+  nsec3?: Nsec3Params;
+  /** The signer's records (every RRSIG, NSEC/NSEC3, DNSKEY, NSEC3PARAM). */
+  records: SignedRecordData[];
+  /** The zone-signing keys and the window rule, to sign answers synthesized at query time. */
+  signing?: { keys: DnssecKey[]; signedAt: number; policy: WindowPolicy };
+}
+
+/**
+ * What the answer algorithm needs of a signed zone's DNSSEC material (the optional `dnssec` member of
+ * `ZoneView`).
+ */
+export interface ZoneDnssecView {
+  /** The RRSIG RRset covering (owner, type); undefined when the RRset is not signed (glue, NS at a cut). */
+  rrsig(key: string, type: number): ServedRRset | undefined;
+  /** The denial records and their RRSIGs that prove `proof` (RFC 4035 §3.1.3, RFC 5155 §7.2). */
+  prove(proof: DenialProof): ServedRRset[];
+  /** The RRSIG of an RRset synthesized at answer time (ALIAS); undefined when the zone cannot sign here. */
+  signSynthesized?(rrset: ServedRRset): ServedRRset | undefined;
+  /** The earliest expiration (seconds since the epoch) of the RRSIGs served now (a metric). */
+  readonly earliestExpiration?: number | undefined;
+}
+
+/**
+ * What a negative or synthesized answer must prove. Names are `nameKey`s. `encloser`: the closest
+ * encloser (RFC 4592 §3.3.1, RFC 5155 §7.2.1) — the deepest existing ancestor of `qname`.
+ */
+export type DenialProof =
+  /** RFC 4035 §3.1.3.2, RFC 5155 §7.2.2: no such name, and no wildcard that could have matched. */
+  | { kind: 'nxdomain'; qname: string; encloser: string }
+  /** RFC 4035 §3.1.3.1, RFC 5155 §7.2.3/§7.2.4: the name exists (with records) but not the type. */
+  | { kind: 'nodata'; qname: string }
+  /** An empty non-terminal: NSEC covers it (RFC 4035 §3.1.3.2 note); NSEC3 matches it (RFC 5155 §7.2.3). */
+  | { kind: 'ent'; qname: string }
+  /** RFC 4035 §3.1.3.3, RFC 5155 §7.2.6: a wildcard answered: no closer match exists. */
+  | { kind: 'wildcard'; qname: string; encloser: string }
+  /** RFC 4035 §3.1.3.4, RFC 5155 §7.2.5: a wildcard matched, without the type. */
+  | { kind: 'wildcard-nodata'; qname: string; encloser: string }
+  /** RFC 4035 §3.1.4 / RFC 5155 §7.2.7: a delegation without DS (insecure). */
+  | { kind: 'no-ds'; cut: string };
+
+const RAW: Rdata = { type: 'TXT', strings: [] };
+
+/** An RRset of signer records, written from its wire RDATA (`wire` is set, so `rdata` is never encoded). */
+function rawRRset(owner: Name, type: number, ttl: number, wires: Uint8Array[]): ServedRRset {
+  return { owner, type, ttl, rdata: wires.map(() => RAW), wire: wires, dnssec: true };
+}
+
+export class ZoneDnssec implements ZoneDnssecView {
+  readonly data: ZoneDnssecData;
+  private readonly originKey: string;
+  /** RRSIGs by owner key, then covered type. */
+  private readonly sigs = new Map<string, Map<number, ServedRRset>>();
+  /** RRsets of signer records that belong at names of the zone (DNSKEY, NSEC3PARAM, NSEC). */
+  readonly nodeRRsets: ServedRRset[] = [];
+  /** NSEC: by owner key, and owners' canonical sort keys in order (for covering). */
+  private readonly nsecByKey = new Map<string, ServedRRset>();
+  private nsecOrder: { sort: string; key: string }[] = [];
+  /** NSEC3: by hash label, and labels in order (base32hex keeps the hash order). */
+  private readonly nsec3ByLabel = new Map<string, ServedRRset>();
+  private nsec3Order: string[] = [];
+  /** Every NSEC3 RRset and every RRSIG RRset, for zone transfers. */
+  readonly transferRRsets: ServedRRset[] = [];
+  /** The earliest expiration of the zone's RRSIGs (seconds since the epoch; RFC 4034 §3.1.5), for metrics. */
+  readonly earliestExpiration: number | undefined;
+
+  constructor(origin: Name, data: ZoneDnssecData) {
+    this.data = data;
+    this.originKey = nameKey(origin);
+    const groups = new Map<string, { owner: Name; type: number; ttl: number; wires: Uint8Array[] }>();
+    let earliest: number | undefined;
+    for (const r of data.records) {
+      if (r.type === RRType.RRSIG) {
+        const expiration = new DataView(r.rdata.buffer, r.rdata.byteOffset, r.rdata.byteLength).getUint32(8);
+        if (earliest === undefined || expiration < earliest) earliest = expiration;
+      }
+      // RRSIGs are grouped by covered type (RFC 4034 §3.1.1: the first two octets of the RDATA).
+      const sub = r.type === RRType.RRSIG ? (r.rdata[0]! << 8) | r.rdata[1]! : 0;
+      const id = `${nameKey(r.owner)}\u0000${r.type}\u0000${sub}`;
+      const group = groups.get(id);
+      if (group) group.wires.push(r.rdata);
+      else groups.set(id, { owner: r.owner, type: r.type, ttl: r.ttl, wires: [r.rdata] });
+    }
+    for (const g of groups.values()) {
+      const rrset = rawRRset(g.owner, g.type, g.ttl, g.wires);
+      const key = nameKey(g.owner);
+      if (g.type === RRType.RRSIG) {
+        const covered = (g.wires[0]![0]! << 8) | g.wires[0]![1]!;
+        let byType = this.sigs.get(key);
+        if (!byType) {
+          byType = new Map();
+          this.sigs.set(key, byType);
+        }
+        byType.set(covered, rrset);
+        this.transferRRsets.push(rrset);
+      } else if (g.type === RRType.NSEC3) {
+        const label = key.slice(0, key.indexOf('.'));
+        this.nsec3ByLabel.set(label, rrset);
+        this.transferRRsets.push(rrset);
+      } else {
+        if (g.type === RRType.NSEC) this.nsecByKey.set(key, rrset);
+        this.nodeRRsets.push(rrset);
+      }
+    }
+    this.nsecOrder = [...this.nsecByKey.values()]
+      .map((r) => ({ sort: canonicalSortKey(r.owner), key: nameKey(r.owner) }))
+      .sort((a, b) => (a.sort < b.sort ? -1 : a.sort > b.sort ? 1 : 0));
+    this.nsec3Order = [...this.nsec3ByLabel.keys()].sort();
+    this.earliestExpiration = earliest;
+  }
+
+  rrsig(key: string, type: number): ServedRRset | undefined {
+    return this.sigs.get(key)?.get(type);
+  }
+
+  prove(proof: DenialProof): ServedRRset[] {
+    const out: ServedRRset[] = [];
+    const add = (rrset: ServedRRset | undefined) => {
+      if (!rrset || out.includes(rrset)) return;
+      out.push(rrset);
+      const sig = this.rrsig(nameKey(rrset.owner), rrset.type);
+      if (sig) out.push(sig);
+    };
+    if (this.data.denial === 'NSEC') {
+      switch (proof.kind) {
+        case 'nxdomain':
+          add(this.nsecCovering(proof.qname));
+          add(this.nsecCovering(`*.${proof.encloser}`));
+          break;
+        case 'nodata':
+          add(this.nsecByKey.get(proof.qname));
+          break;
+        case 'ent':
+        case 'wildcard':
+          add(this.nsecCovering(proof.qname));
+          break;
+        case 'wildcard-nodata':
+          add(this.nsecCovering(proof.qname));
+          add(this.nsecByKey.get(`*.${proof.encloser}`));
+          break;
+        case 'no-ds':
+          add(this.nsecByKey.get(proof.cut));
+          break;
+      }
+      return out;
+    }
+    switch (proof.kind) {
+      case 'nxdomain':
+        // RFC 5155 §7.2.2: the closest encloser proof (§7.2.1) and the wildcard at it covered.
+        add(this.nsec3Matching(proof.encloser));
+        add(this.nsec3Covering(nextCloser(proof.qname, proof.encloser)));
+        add(this.nsec3Covering(`*.${proof.encloser}`));
+        break;
+      case 'nodata':
+      case 'ent':
+        add(this.nsec3Matching(proof.qname));
+        break;
+      case 'wildcard':
+        add(this.nsec3Covering(nextCloser(proof.qname, proof.encloser)));
+        break;
+      case 'wildcard-nodata':
+        add(this.nsec3Matching(proof.encloser));
+        add(this.nsec3Covering(nextCloser(proof.qname, proof.encloser)));
+        add(this.nsec3Matching(`*.${proof.encloser}`));
+        break;
+      case 'no-ds':
+        add(this.nsec3Matching(proof.cut));
+        break;
+    }
+    return out;
+  }
+
+  /**
+   * The NSEC whose owner is the last one at or before `key` in canonical order (RFC 4034 §6.1): it
+   * covers `key` when `key` does not exist. The chain wraps around to the apex's NSEC.
+   */
+  nsecCovering(key: string): ServedRRset | undefined {
+    const order = this.nsecOrder;
+    if (order.length === 0) return undefined;
+    const sort = canonicalSortKey(key);
+    let lo = 0;
+    let hi = order.length; // first index whose sort key is > sort
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (order[mid]!.sort <= sort) lo = mid + 1;
+      else hi = mid;
+    }
+    const at = lo === 0 ? order.length - 1 : lo - 1;
+    return this.nsecByKey.get(order[at]!.key);
+  }
+
+  private hashLabel(key: string): string {
+    return base32hex(nsec3Hash(key, this.data.nsec3!));
+  }
+
+  /** The NSEC3 whose owner is the hash of `key` (RFC 5155 §7.2.1 "matches"). */
+  nsec3Matching(key: string): ServedRRset | undefined {
+    return this.nsec3ByLabel.get(this.hashLabel(key));
+  }
+
+  /** The NSEC3 whose owner hash precedes `key`'s hash with the next hash after it (RFC 5155 §7.2.1 "covers"). */
+  nsec3Covering(key: string): ServedRRset | undefined {
+    const order = this.nsec3Order;
+    if (order.length === 0) return undefined;
+    const label = this.hashLabel(key);
+    let lo = 0;
+    let hi = order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (order[mid]! < label) lo = mid + 1;
+      else hi = mid;
+    }
+    const at = lo === 0 ? order.length - 1 : lo - 1;
+    return this.nsec3ByLabel.get(order[at]!);
+  }
+
+  /**
+   * Signs an RRset made at answer time (an ALIAS owner's A/AAAA, ADR 0021) with the zone-signing keys
+   * and the window of its owner and type at the serial's signing time: deterministic, so every process
+   * makes the same RRSIG for the same addresses.
+   */
+  signSynthesized(rrset: ServedRRset): ServedRRset | undefined {
+    const signing = this.data.signing;
+    if (!signing || signing.keys.length === 0) return undefined;
+    const window = signatureWindow(signing.signedAt, rrset.owner, rrset.type, signing.policy);
+    const toSign = {
+      owner: rrset.owner,
+      type: rrset.type,
+      ttl: rrset.ttl,
+      rdatas: rrset.rdata.map((r) => canonicalRdata(r)),
+    };
+    const origin = this.data.records.find((r) => r.type === RRType.DNSKEY)?.owner ?? this.originKey;
+    const wires = signing.keys.map((key) => encodeRrsig(signRRset(toSign, key, origin, window)));
+    return rawRRset(rrset.owner, RRType.RRSIG, rrset.ttl, wires);
+  }
+}
+
+/** The next closer name (RFC 5155 §1.3): `qname` with one label more than its closest encloser. */
+export function nextCloser(qname: string, encloser: string): string {
+  let name = qname;
+  for (;;) {
+    const parent = stripFirstLabel(name);
+    if (parent === encloser || parent === name) return name;
+    name = parent;
+  }
+}

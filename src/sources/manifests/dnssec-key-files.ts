@@ -1,0 +1,130 @@
+/**
+ * DNSSEC keys of `zonekeeper serve` in the state directory: `<state-dir>/dnssec/<zone>.json`, one file
+ * per zone, mode 0600 in a folder of mode 0700 (only the user the server runs as reads them). A key is
+ * written (temporary file, fsync, rename, fsync of the folder) before any signature made with it is
+ * served, so the same keys sign after a restart and the DS at the parent stays valid.
+ */
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import path from 'node:path';
+import type { EffectiveDnssec } from '../../api/dnssec.ts';
+import { checkDnssecKey, type DnssecAlgorithm, generateDnssecKey } from '../../dns/dnssec/keys.ts';
+import type { Name } from '../../dns/name.ts';
+import {
+  type DnssecKeyStore,
+  generateZoneKeys,
+  keysMatch,
+  type ZoneKey,
+} from '../../zones/dnssec-key-set.ts';
+
+interface KeyFile {
+  origin: string;
+  keys: {
+    role: ZoneKey['role'];
+    algorithm: number;
+    flags: number;
+    /** Base64 of the DNSKEY public key field. */
+    publicKey: string;
+    /** Base64 of the private scalar (ECDSA) or seed (Ed25519). */
+    privateKey: string;
+    created: string;
+  }[];
+}
+
+/** The file name of a zone's keys: the origin without its final dot (`root` for the root zone). */
+export function keyFileName(origin: Name): string {
+  const name = origin.toLowerCase().replace(/\.$/, '');
+  // Origins are host names here; anything else is escaped so that it stays one file in the folder.
+  return `${name === '' ? 'root' : encodeURIComponent(name)}.json`;
+}
+
+export class FolderKeyStore implements DnssecKeyStore {
+  readonly dir: string;
+  private readonly held = new Map<string, ZoneKey[]>();
+  private readonly log: ((level: 'info' | 'warn', message: string) => void) | undefined;
+
+  /** `stateDir`: the state directory; keys go to its `dnssec` folder. */
+  constructor(stateDir: string, log?: (level: 'info' | 'warn', message: string) => void) {
+    this.dir = path.join(stateDir, 'dnssec');
+    this.log = log;
+  }
+
+  async keysFor(origin: Name, settings: EffectiveDnssec): Promise<ZoneKey[]> {
+    const id = origin.toLowerCase();
+    const cached = this.held.get(id);
+    if (cached && keysMatch(cached, settings)) return cached;
+    const stored = await this.read(origin);
+    if (stored && keysMatch(stored, settings)) {
+      this.held.set(id, stored);
+      return stored;
+    }
+    if (stored)
+      this.log?.(
+        'warn',
+        `zone ${origin}: its stored DNSSEC keys do not match ${settings.algorithm}/${settings.keys}; new keys replace them ` +
+          '(update the DS at the parent: validating resolvers fail the zone until it matches)',
+      );
+    const made = generateZoneKeys(settings, generateDnssecKey);
+    await this.write(origin, made);
+    this.held.set(id, made);
+    this.log?.('info', `zone ${origin}: DNSSEC keys generated and stored in ${this.file(origin)}`);
+    return made;
+  }
+
+  private file(origin: Name): string {
+    return path.join(this.dir, keyFileName(origin));
+  }
+
+  private async read(origin: Name): Promise<ZoneKey[] | undefined> {
+    let text: string;
+    try {
+      text = await readFile(this.file(origin), 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw e;
+    }
+    const data = JSON.parse(text) as KeyFile;
+    return data.keys.map((k) => {
+      const key = {
+        algorithm: k.algorithm as DnssecAlgorithm,
+        flags: k.flags,
+        publicKey: new Uint8Array(Buffer.from(k.publicKey, 'base64')),
+        privateKey: new Uint8Array(Buffer.from(k.privateKey, 'base64')),
+      };
+      // A cut or mixed-up file fails loudly rather than signing with a broken key.
+      checkDnssecKey(key);
+      return { role: k.role, key };
+    });
+  }
+
+  private async write(origin: Name, keys: readonly ZoneKey[]): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const created = new Date().toISOString();
+    const data: KeyFile = {
+      origin: origin.toLowerCase(),
+      keys: keys.map(({ role, key }) => ({
+        role,
+        algorithm: key.algorithm,
+        flags: key.flags,
+        publicKey: Buffer.from(key.publicKey).toString('base64'),
+        privateKey: Buffer.from(key.privateKey).toString('base64'),
+        created,
+      })),
+    };
+    const file = this.file(origin);
+    const tmp = `${file}.tmp`;
+    const fd = await open(tmp, 'w', 0o600);
+    try {
+      await fd.writeFile(`${JSON.stringify(data, null, 2)}\n`);
+      await fd.sync();
+    } finally {
+      await fd.close();
+    }
+    await rename(tmp, file);
+    const dirFd = await open(this.dir, 'r');
+    try {
+      await dirFd.sync();
+    } finally {
+      await dirFd.close();
+    }
+  }
+}

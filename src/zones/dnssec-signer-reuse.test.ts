@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { DNSKEY_FLAGS, generateDnssecKey } from '../dns/dnssec/keys.ts';
+import { SignatureReuse } from '../dns/dnssec/rrsig.ts';
+import { parseRdata } from '../dns/rdata.ts';
+import { printSignedZone, signZone } from './dnssec-signer.ts';
+import { signatureWindow } from './dnssec-window.ts';
+import type { RRsetData } from './rrset.ts';
+
+const ORIGIN = 'reuse.test.';
+const SOA = {
+  ttl: 3600,
+  mname: 'ns1.reuse.test.',
+  rname: 'hostmaster.reuse.test.',
+  refresh: 3600,
+  retry: 600,
+  expire: 1209600,
+  minimum: 60,
+};
+const hosts = (changed: string): RRsetData[] => [
+  { owner: ORIGIN, type: 'NS', ttl: 300, rdata: [parseRdata('NS', 'ns1.reuse.test.', ORIGIN)] },
+  ...Array.from({ length: 50 }, (_, i) => ({
+    owner: `h${i}.${ORIGIN}`,
+    type: 'A' as const,
+    ttl: 300,
+    rdata: [parseRdata('A', i === 25 ? changed : `192.0.2.${i}`, ORIGIN)],
+  })),
+];
+
+for (const algorithm of [13, 15] as const) {
+  test(`re-signing after a change takes unchanged signatures again, byte for byte (algorithm ${algorithm})`, () => {
+    const key = generateDnssecKey(algorithm, DNSKEY_FLAGS.KSK);
+    const keys = { keySigning: [key], zoneSigning: [key] };
+    const signedAt = 1_800_000_000;
+    const window = (r: { owner: string; type: number }) => signatureWindow(signedAt, r.owner, r.type);
+    const sign = (serial: number, address: string, reuse?: SignatureReuse) =>
+      printSignedZone(
+        ORIGIN,
+        signZone(
+          { origin: ORIGIN, soa: { ...SOA, serial }, rrsets: hosts(address) },
+          keys,
+          window,
+          { kind: 'NSEC' },
+          reuse,
+        ),
+      );
+    const reuse = new SignatureReuse();
+    sign(1, '192.0.2.25', reuse);
+    const first = reuse.made;
+    assert.equal(reuse.reused, 0);
+    const again = sign(2, '198.51.100.1', reuse);
+    // The same bytes as signing everything anew.
+    assert.equal(again, sign(2, '198.51.100.1'));
+    // Signed again: the SOA (new serial) and the changed A RRset; the rest (NSEC chain unchanged) reused.
+    assert.equal(reuse.made - first, 2);
+    assert.equal(reuse.reused, first - 2);
+  });
+}
