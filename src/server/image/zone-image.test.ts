@@ -198,4 +198,23 @@ describe('ZoneImage', () => {
   test('every RRset of format 1 has no signatures yet', () => {
     for (let r = 0; r < image.rrsetCount; r++) assert.equal(image.signaturesAt(r), 0);
   });
+
+  test('refuses a record whose RDATA exceeds 65535 octets instead of cutting its 16-bit length', () => {
+    // 40,000 two-byte characters: within the schema's 65,535 characters, 80,314 octets on the wire.
+    const big = rrset('big.example.org.', 'TXT', 60, 'é'.repeat(40_000), '"after"');
+    assert.throws(() => ZoneImage.build(ORIGIN, SOA, 1, [big]), /exceeds 65535/);
+    // At the limit itself the image holds it, and the record after it is read back whole.
+    const text = 'a'.repeat(65_535 - 256); // 256 character-strings: 65,535 octets
+    const edge = rrset('edge.example.org.', 'TXT', 60, text, '"after"');
+    const built = ZoneImage.build(ORIGIN, SOA, 1, [edge]);
+    const wire = built.rdata(built.rrsetOf(built.find('edge.example.org.'), RRType.TXT));
+    assert.deepEqual(
+      wire.map((w) => w.length),
+      [65_535, 6],
+    );
+    // The writer shared by builds is left usable after a refusal.
+    const before = new Uint8Array(ZoneImage.build(ORIGIN, SOA, 1, zone()).buffer);
+    assert.throws(() => ZoneImage.build(ORIGIN, SOA, 1, [big]), /exceeds 65535/);
+    assert.deepEqual(new Uint8Array(ZoneImage.build(ORIGIN, SOA, 1, zone()).buffer), before);
+  });
 });

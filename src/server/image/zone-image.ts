@@ -159,7 +159,17 @@ export class ZoneImage {
           const at = writer.length;
           writer.u16(0);
           encodeRdata(r, writer);
-          writer.patchU16(at, writer.length - at - 2);
+          // RFC 1035 §3.2.1: RDLENGTH is 16 bits. A longer record (a TXT of 65,535 multi-byte
+          // characters passes the schema) would have its length cut here and every later record of
+          // the RRset read from the wrong offset: refuse the image, the zone goes as objects.
+          const length = writer.length - at - 2;
+          if (length > 0xffff) {
+            writer.reset();
+            throw new RangeError(
+              `RRset ${rrset.owner} ${rrset.type}: RDATA of ${length} octets exceeds 65535 (RFC 1035 §3.2.1)`,
+            );
+          }
+          writer.patchU16(at, length);
         }
         rrsetTotal++;
       }
