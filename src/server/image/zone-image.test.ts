@@ -187,6 +187,30 @@ describe('ZoneImage', () => {
     assert.equal(new Uint32Array(shared.buffer)[0], IMAGE_MAGIC);
   });
 
+  test('refuses an image whose header or indexes point outside their sections', () => {
+    const good = ZoneImage.build(ORIGIN, SOA, 7, rrsets);
+    assert.equal(ZoneImage.from(good.buffer.slice(0)).nodeCount, good.nodeCount);
+    const damaged = (change: (words: Uint32Array) => void): ArrayBuffer => {
+      const copy = good.buffer.slice(0) as ArrayBuffer;
+      change(new Uint32Array(copy));
+      return copy;
+    };
+    const nodesAt = 16;
+    const hashAt = new Uint32Array(good.buffer)[8]! >>> 2;
+    const slots = new Uint32Array(good.buffer)[5]!;
+    const cases: [string, (w: Uint32Array) => void][] = [
+      // No hash slots: every lookup below the apex would probe forever.
+      ['no hash slots', (w) => (w[5] = 0)],
+      ['a full hash table', (w) => w.fill(1, hashAt, hashAt + slots)],
+      ['a hash entry naming no node', (w) => (w[hashAt + (w.subarray(hashAt).indexOf(0) ?? 0)] = 0xffff)],
+      ['a node name past the buffer', (w) => (w[nodesAt] = 0x7fffffff)],
+      ['a node with more RRsets than the image', (w) => (w[nodesAt + 3] = 0xffffffff)],
+      ['RRsets counted past the sections', (w) => (w[4] = w[4]! + 1000)],
+    ];
+    for (const [what, change] of cases)
+      assert.throws(() => ZoneImage.from(damaged(change)), /zone image/, what);
+  });
+
   test('RDATA is stored without compression pointers, even where the message encoder compresses', () => {
     const apex = image.find('example.org.');
     const soa = image.rdata(image.rrsetOf(apex, RRType.SOA))[0]!;
