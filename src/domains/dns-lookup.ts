@@ -29,7 +29,13 @@ export interface DnsLookupOptions {
 }
 
 /** Queries to the parent zone's servers per delegation look-up at most (each with its own timeout). */
-const MAX_DELEGATION_QUERIES = 6;
+export const MAX_DELEGATION_QUERIES = 6;
+/**
+ * The parent zone's servers whose addresses are looked up per delegation look-up at most (two
+ * queries to the resolver each, each with its own timeout): the parent's NS RRset may be the
+ * tenant's, with as many names as it likes.
+ */
+export const MAX_DELEGATION_SERVERS = 8;
 
 /** The absolute form of a name written with or without its trailing dot. */
 function fqdn(name: string): string {
@@ -108,7 +114,13 @@ export class DnsLookup {
     // what went wrong is told by a stable code per server, never the address or the socket's error.
     const errors: string[] = [];
     let queries = 0;
+    let lookups = 0;
     for (const server of [...parent.servers].sort()) {
+      if (queries >= MAX_DELEGATION_QUERIES || lookups >= MAX_DELEGATION_SERVERS) {
+        errors.push(`${parent.servers.length} servers, only ${lookups} asked (DELEGATION_QUERY_LIMIT)`);
+        break;
+      }
+      lookups++;
       let addresses: string[];
       try {
         addresses = await this.addresses(server);

@@ -167,7 +167,8 @@ function inNetwork(address: Uint8Array, network: Network): boolean {
  * shared 100.64/10; RFC 4193 unique local fc00::/7) — a tenant must not reach or map the cluster's
  * own network through it — link-local (cloud metadata services live there: 169.254.169.254,
  * fd00:ec2::254), loopback, "this network", unspecified, multicast, broadcast, Alibaba Cloud's
- * metadata address, and IPv4-mapped IPv6. An IPv6 address that carries an IPv4 one (see
+ * metadata address, Azure's host address (168.63.129.16, as the health probes' guard) and
+ * IPv4-mapped IPv6. An IPv6 address that carries an IPv4 one (see
  * `embeddedIPv4`) is judged as that IPv4 address too.
  */
 const BLOCKED = [
@@ -179,6 +180,7 @@ const BLOCKED = [
   '172.16.0.0/12',
   '192.168.0.0/16',
   '100.100.100.200/32',
+  '168.63.129.16/32',
   '224.0.0.0/4',
   '255.255.255.255/32',
   '::/128',

@@ -345,7 +345,15 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
 
   /** Whether workers get the zone as a zone image (else as objects, patched in place). */
   private asImage(zone: ZoneSnapshot): boolean {
-    return !this.patched.has(zone.origin.toLowerCase()) && servedFromImage(zone);
+    if (this.patched.has(zone.origin.toLowerCase()) || !servedFromImage(zone)) return false;
+    try {
+      this.imageOf(zone);
+      return true;
+    } catch {
+      // A zone no image can hold (a record whose RDATA exceeds 65,535 octets, which an answer
+      // refuses with RDATA_TOO_LONG) is served as objects.
+      return false;
+    }
   }
 
   /**

@@ -187,6 +187,30 @@ describe('ZoneImage', () => {
     assert.equal(new Uint32Array(shared.buffer)[0], IMAGE_MAGIC);
   });
 
+  test('refuses an image whose header or indexes point outside their sections', () => {
+    const good = ZoneImage.build(ORIGIN, SOA, 7, rrsets);
+    assert.equal(ZoneImage.from(good.buffer.slice(0)).nodeCount, good.nodeCount);
+    const damaged = (change: (words: Uint32Array) => void): ArrayBuffer => {
+      const copy = good.buffer.slice(0) as ArrayBuffer;
+      change(new Uint32Array(copy));
+      return copy;
+    };
+    const nodesAt = 16;
+    const hashAt = new Uint32Array(good.buffer)[8]! >>> 2;
+    const slots = new Uint32Array(good.buffer)[5]!;
+    const cases: [string, (w: Uint32Array) => void][] = [
+      // No hash slots: every lookup below the apex would probe forever.
+      ['no hash slots', (w) => (w[5] = 0)],
+      ['a full hash table', (w) => w.fill(1, hashAt, hashAt + slots)],
+      ['a hash entry naming no node', (w) => (w[hashAt + (w.subarray(hashAt).indexOf(0) ?? 0)] = 0xffff)],
+      ['a node name past the buffer', (w) => (w[nodesAt] = 0x7fffffff)],
+      ['a node with more RRsets than the image', (w) => (w[nodesAt + 3] = 0xffffffff)],
+      ['RRsets counted past the sections', (w) => (w[4] = w[4]! + 1000)],
+    ];
+    for (const [what, change] of cases)
+      assert.throws(() => ZoneImage.from(damaged(change)), /zone image/, what);
+  });
+
   test('RDATA is stored without compression pointers, even where the message encoder compresses', () => {
     const apex = image.find('example.org.');
     const soa = image.rdata(image.rrsetOf(apex, RRType.SOA))[0]!;
@@ -197,5 +221,24 @@ describe('ZoneImage', () => {
 
   test('every RRset of format 1 has no signatures yet', () => {
     for (let r = 0; r < image.rrsetCount; r++) assert.equal(image.signaturesAt(r), 0);
+  });
+
+  test('refuses a record whose RDATA exceeds 65535 octets instead of cutting its 16-bit length', () => {
+    // 40,000 two-byte characters: within the schema's 65,535 characters, 80,314 octets on the wire.
+    const big = rrset('big.example.org.', 'TXT', 60, 'é'.repeat(40_000), '"after"');
+    assert.throws(() => ZoneImage.build(ORIGIN, SOA, 1, [big]), /exceeds 65535/);
+    // At the limit itself the image holds it, and the record after it is read back whole.
+    const text = 'a'.repeat(65_535 - 256); // 256 character-strings: 65,535 octets
+    const edge = rrset('edge.example.org.', 'TXT', 60, text, '"after"');
+    const built = ZoneImage.build(ORIGIN, SOA, 1, [edge]);
+    const wire = built.rdata(built.rrsetOf(built.find('edge.example.org.'), RRType.TXT));
+    assert.deepEqual(
+      wire.map((w) => w.length),
+      [65_535, 6],
+    );
+    // The writer shared by builds is left usable after a refusal.
+    const before = new Uint8Array(ZoneImage.build(ORIGIN, SOA, 1, zone()).buffer);
+    assert.throws(() => ZoneImage.build(ORIGIN, SOA, 1, [big]), /exceeds 65535/);
+    assert.deepEqual(new Uint8Array(ZoneImage.build(ORIGIN, SOA, 1, zone()).buffer), before);
   });
 });

@@ -159,7 +159,17 @@ export class ZoneImage {
           const at = writer.length;
           writer.u16(0);
           encodeRdata(r, writer);
-          writer.patchU16(at, writer.length - at - 2);
+          // RFC 1035 §3.2.1: RDLENGTH is 16 bits. A longer record (a TXT of 65,535 multi-byte
+          // characters passes the schema) would have its length cut here and every later record of
+          // the RRset read from the wrong offset: refuse the image, the zone goes as objects.
+          const length = writer.length - at - 2;
+          if (length > 0xffff) {
+            writer.reset();
+            throw new RangeError(
+              `RRset ${rrset.owner} ${rrset.type}: RDATA of ${length} octets exceeds 65535 (RFC 1035 §3.2.1)`,
+            );
+          }
+          writer.patchU16(at, length);
         }
         rrsetTotal++;
       }
@@ -233,6 +243,7 @@ export class ZoneImage {
     if (words[H_FORMAT] !== IMAGE_FORMAT)
       throw new Error(`zone image: format ${words[H_FORMAT]}, this reader knows format ${IMAGE_FORMAT}`);
     if (words[H_LENGTH] !== buffer.byteLength) throw new Error('zone image: length does not match');
+    checkLayout(buffer);
     const bytes = new Uint8Array(buffer);
     const namesAt = words[H_NAMES_AT]!;
     const origin = new WireReader(bytes.subarray(namesAt, namesAt + words[H_ORIGIN_LENGTH]!)).name();
@@ -348,6 +359,69 @@ export class ZoneImage {
     }
     return out;
   }
+}
+
+/**
+ * Throws unless the image's sections are where `build` puts them and every index in it stays inside
+ * its section: a node's name inside the names, its RRset range inside the RRsets, an RRset's RDATA
+ * inside the RDATA, each hash entry a node or empty, and at least one slot empty. Lookups then never
+ * read outside the buffer nor probe the hash table forever, whatever the bytes (a damaged image is
+ * refused here, not met by a DNS worker while answering). O(nodes + RRsets), no allocation.
+ */
+function checkLayout(buffer: ArrayBuffer | SharedArrayBuffer): void {
+  const bad = (what: string): never => {
+    throw new Error(`zone image: ${what}`);
+  };
+  if (buffer.byteLength % 4 !== 0) bad('length is not a multiple of 4');
+  const w = new Uint32Array(buffer);
+  const length = buffer.byteLength;
+  const nodes = w[H_NODES]!;
+  const rrsets = w[H_RRSETS]!;
+  const slots = w[H_HASH_SLOTS]!;
+  const nodesAt = w[H_NODES_AT]!;
+  const rrsetsAt = w[H_RRSETS_AT]!;
+  const hashAt = w[H_HASH_AT]!;
+  const namesAt = w[H_NAMES_AT]!;
+  const rdataAt = w[H_RDATA_AT]!;
+  const originLength = w[H_ORIGIN_LENGTH]!;
+  if (slots < 8 || (slots & (slots - 1)) !== 0 || slots <= nodes)
+    bad('hash slots are not a power of two above the nodes');
+  if (
+    nodesAt !== HEADER_WORDS * 4 ||
+    rrsetsAt !== nodesAt + nodes * NODE_WORDS * 4 ||
+    hashAt !== rrsetsAt + rrsets * RRSET_WORDS * 4 ||
+    namesAt !== hashAt + slots * 4 ||
+    originLength < 1 ||
+    originLength > 255 ||
+    rdataAt < namesAt + originLength ||
+    rdataAt % 4 !== 0 ||
+    rdataAt > length
+  )
+    bad('sections are not where the header says');
+  let rrsetEnd = 0;
+  for (let i = 0; i < nodes; i++) {
+    const n = (nodesAt >>> 2) + i * NODE_WORDS;
+    const at = w[n]!;
+    const nameLength = w[n + 1]! & 0xffff;
+    if (at < namesAt + originLength || at + nameLength > rdataAt || nameLength > 255)
+      bad(`node ${i}: name outside the names`);
+    const first = w[n + 2]!;
+    const count = w[n + 3]!;
+    if (first !== rrsetEnd || count > rrsets - first) bad(`node ${i}: RRsets outside the RRsets`);
+    rrsetEnd = first + count;
+  }
+  if (rrsetEnd !== rrsets) bad('RRsets not all held by nodes');
+  for (let r = 0; r < rrsets; r++) {
+    const at = w[(rrsetsAt >>> 2) + r * RRSET_WORDS + 2]!;
+    if (at < rdataAt || at > length) bad(`RRset ${r}: RDATA outside the RDATA`);
+  }
+  let empty = 0;
+  for (let i = 0; i < slots; i++) {
+    const entry = w[(hashAt >>> 2) + i]!;
+    if (entry === 0) empty++;
+    else if (entry > nodes) bad(`hash slot ${i}: no such node`);
+  }
+  if (empty === 0) bad('hash table has no empty slot');
 }
 
 let scratch: WireWriter | undefined;

@@ -4,6 +4,7 @@
  * The writes themselves run through `zonekeeper serve` in test/externaldns-webhook.e2e.test.ts.
  */
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { after, describe, test } from 'node:test';
 import type { RecordWriter } from '../../writes/record-writer.ts';
 import { WriteError } from '../../writes/write-request.ts';
@@ -21,6 +22,7 @@ describe('the ExternalDNS webhook provider over HTTP', () => {
     recordSets: () => [],
     domains: () => domains,
     onRefused: (r) => refused.push(`${r.dnsName} ${r.code}`),
+    bodyTimeoutMs: 300,
     log: () => {},
   });
   const started = hook.start();
@@ -178,6 +180,30 @@ describe('the ExternalDNS webhook provider over HTTP', () => {
     assert.equal(applied, 1 + MAX_WAITING_REQUESTS);
     // Answered again once the queue drained.
     assert.equal((await post('/adjustendpoints', [plan.create[0]])).status, 200);
+  });
+
+  test('a POST whose body trickles is answered 408 and its connection closed: it holds no one up', async () => {
+    writer = { apply: async () => ({ namespace: 'team-a', replayed: false, changes: [] }) };
+    await started;
+    const socket = net.connect(hook.address().port, '127.0.0.1');
+    let answer = '';
+    let closed = false;
+    socket.on('data', (d) => {
+      answer += d.toString('utf8');
+    });
+    socket.on('close', () => {
+      closed = true;
+    });
+    socket.on('error', () => {});
+    // Headers and part of the body, then nothing more.
+    socket.write(
+      `POST /records HTTP/1.1\r\nhost: x\r\ncontent-type: ${MEDIA_TYPE}\r\ncontent-length: 1000\r\n\r\n{"create":`,
+    );
+    const next = post('/records', plan);
+    await waitUntil(() => closed);
+    assert.match(answer, /^HTTP\/1\.1 408/);
+    assert.match(answer, /BODY_TIMEOUT/);
+    assert.equal((await next).status, 204);
   });
 
   test('bodies that are not JSON, wrong methods and unknown paths are refused', async () => {

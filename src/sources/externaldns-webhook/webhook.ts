@@ -66,6 +66,8 @@ const MAX_REFUSALS_KEPT = 200;
  * sends one request at a time (adjust, then apply), so only several controllers, or a flood, wait.
  */
 export const MAX_WAITING_REQUESTS = 4;
+/** Default of `bodyTimeoutMs`: a body of DEFAULT_MAX_BODY_BYTES over loopback takes far less. */
+export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
 /** Refused endpoints named in a request's one log line (the rest are counted). */
 const LOGGED_EXAMPLES = 5;
 /** The writer's bounds, with room for the annotation and JSON around each change. */
@@ -108,6 +110,11 @@ export interface ExternalDnsWebhookOptions {
   ) => { code: WriteErrorCode; message: string } | undefined;
   onRefused?: (refusal: Refusal) => void;
   maxBodyBytes?: number;
+  /**
+   * Time a POST's body may take to arrive once its turn has come (default DEFAULT_BODY_TIMEOUT_MS):
+   * POSTs are handled one at a time, so a client trickling its body would hold every other up.
+   */
+  bodyTimeoutMs?: number;
   registry?: Registry;
   log: LogFn;
 }
@@ -265,6 +272,7 @@ export class ExternalDnsWebhook {
     this.admitted++;
     let over = false;
     let broken = false;
+    let late = false;
     // Listened to at once: a client that goes away while its request waits is no crash.
     req.on('error', () => {
       broken = true;
@@ -278,6 +286,20 @@ export class ExternalDnsWebhook {
         }
         const chunks: Buffer[] = [];
         let size = 0;
+        const bodyTimeoutMs = this.options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
+        const timer = setTimeout(() => {
+          if (req.complete) return;
+          late = true;
+          over = true;
+          res.setHeader('connection', 'close');
+          reject(
+            new HttpFailure(
+              408,
+              `the request body did not arrive within ${bodyTimeoutMs} ms (BODY_TIMEOUT); send it at once`,
+            ),
+          );
+        }, bodyTimeoutMs);
+        req.once('close', () => clearTimeout(timer));
         req.on('data', (chunk: Buffer) => {
           if (over) return;
           size += chunk.length;
@@ -291,6 +313,7 @@ export class ExternalDnsWebhook {
         });
         req.on('error', () => reject(new HttpFailure(400, 'the request was not received whole')));
         req.on('end', () => {
+          clearTimeout(timer);
           if (!over) resolve(Buffer.concat(chunks).toString('utf8'));
         });
       });
@@ -307,8 +330,13 @@ export class ExternalDnsWebhook {
       .then(send, fail)
       .finally(() => {
         this.admitted--;
+        // A body that did not arrive in time: the connection goes once the answer is out.
+        if (late) {
+          if (res.writableFinished) req.socket.destroy();
+          else res.once('finish', () => req.socket.destroy());
+        }
         // What was not read (an answer before the body) is drained, so the connection can close.
-        if (!req.complete) req.resume();
+        else if (!req.complete) req.resume();
       });
   }
 

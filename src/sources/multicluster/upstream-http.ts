@@ -44,6 +44,9 @@ export class ResponseTooLargeError extends Error {
   }
 }
 
+/** Times one list starts again from its first page after an expired continue token (HTTP 410). */
+export const MAX_LIST_RESTARTS = 3;
+
 /** Why a bounded list stopped before the end: too many objects, or too many bytes. */
 export type ListLimit = 'objects' | 'bytes';
 
@@ -146,6 +149,7 @@ export async function boundedList(
   limits: ByteLimits,
 ): Promise<BoundedListResult> {
   const what = `list of ${coordinates.plural}`;
+  let restarts = 0;
   for (;;) {
     const items: KubeObject[] = [];
     let next: string | undefined;
@@ -196,7 +200,10 @@ export async function boundedList(
         if (!next || items.length >= limits.maxObjects) break;
       }
     } catch (e) {
-      if ((e as { status?: number }).status === 410 && next) continue; // the continue token expired
+      // The continue token expired: the list starts again, a few times. An upstream that answers
+      // every continuation 410 would otherwise have every first page read and parsed again forever;
+      // past MAX_LIST_RESTARTS the error goes to the reflector, which backs off.
+      if ((e as { status?: number }).status === 410 && next && restarts++ < MAX_LIST_RESTARTS) continue;
       throw e;
     }
     return { items, resourceVersion, left, ...(limited ? { limited } : {}) };
