@@ -5,7 +5,7 @@
  */
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { GROUP, KIND_DEFINITIONS, VERSION } from '../../api/index.ts';
-import { isStatus, type KubeJson, toKubeError } from '../kubernetes/kube-api.ts';
+import { isStatus, type KubeJson, shareConnections, toKubeError } from '../kubernetes/kube-api.ts';
 import type { MirroredKind } from './mapping.ts';
 
 async function call<T>(f: () => Promise<T>): Promise<T> {
@@ -40,7 +40,7 @@ export async function boundedList(
   kind: MirroredKind,
   max: number,
 ): Promise<{ items: KubeJson[]; resourceVersion: string; left: number }> {
-  const custom = config.makeApiClient(CustomObjectsApi);
+  const custom = shareConnections(config).makeApiClient(CustomObjectsApi);
   const coords = { group: GROUP, version: VERSION, plural: KIND_DEFINITIONS[kind].plural };
   for (;;) {
     const items: KubeJson[] = [];
@@ -77,6 +77,7 @@ export class DownstreamApi {
   private readonly core: CoreV1Api;
 
   constructor(config: KubeConfig) {
+    shareConnections(config);
     this.custom = config.makeApiClient(CustomObjectsApi);
     this.core = config.makeApiClient(CoreV1Api);
   }
