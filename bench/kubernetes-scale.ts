@@ -25,6 +25,7 @@
  * and etcd's RSS beside them. Writes bench/results/kubernetes-scale-<time>.json.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
@@ -46,7 +47,8 @@ const USAGE = `npx node bench/kubernetes-scale.ts [options]
   --concurrency N   parallel creates (default 16)
   --restarts N      stop and start operator and server again this many times (default 1)
   --quiet S         settled = queues empty and no write to Zonekeeper's kinds for S seconds (default 10)
-  --timeout S       give up a phase after S seconds (default 3600)
+  --timeout S       end a start that has not settled after S seconds (default 3600); the restart
+                    after it then ends --observe S (default 120) seconds after every zone answers
   --out FILE        JSON result (default bench/results/kubernetes-scale-<time>.json)
 `;
 
@@ -57,6 +59,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '16' },
     restarts: { type: 'string', default: '1' },
     quiet: { type: 'string', default: '10' },
+    observe: { type: 'string', default: '120' },
     timeout: { type: 'string', default: '3600' },
     out: { type: 'string' },
     help: { type: 'boolean', default: false },
@@ -71,6 +74,7 @@ const ZONES = Number(values.zones);
 const CONCURRENCY = Number(values.concurrency);
 const RESTARTS = Number(values.restarts);
 const QUIET_MS = Number(values.quiet) * 1000;
+const OBSERVE_MS = Number(values.observe) * 1000;
 const TIMEOUT_MS = Number(values.timeout) * 1000;
 if (![RECORDS, ZONES, CONCURRENCY].every((n) => Number.isInteger(n) && n > 0) || ZONES > RECORDS)
   throw new Error(`bad --records/--zones/--concurrency\n${USAGE}`);
@@ -388,6 +392,11 @@ async function heapOf(pid: number, heapDir: string): Promise<Record<string, numb
 class ReadyWatch {
   private readonly ready = new Map<string, boolean>();
   private readyCount = 0;
+  /** Per record set, a hash of its status as last seen. */
+  private readonly statusHash = new Map<string, string>();
+  /** From `mark()`: the status hash of each record set that was Ready then, and those rewritten since. */
+  private marked = new Map<string, string>();
+  private readonly rewritten = new Set<string>();
   private readonly reflector: Reflector;
 
   constructor(kubeconfig: string) {
@@ -422,6 +431,23 @@ class ReadyWatch {
     if (deleted) this.ready.delete(key);
     else this.ready.set(key, now);
     this.readyCount += (now ? 1 : 0) - (was ? 1 : 0);
+    const hash = createHash('sha1')
+      .update(JSON.stringify((o as { status?: unknown }).status ?? null))
+      .digest('base64');
+    this.statusHash.set(key, hash);
+    const before = this.marked.get(key);
+    if (before !== undefined && before !== hash) this.rewritten.add(key);
+  }
+
+  /** Remembers the status of every record set that is Ready now. */
+  mark(): void {
+    this.marked = new Map([...this.ready].filter(([, r]) => r).map(([k]) => [k, this.statusHash.get(k)!]));
+    this.rewritten.clear();
+  }
+
+  /** Record sets Ready at `mark()` whose status changed since (a status write that changed something). */
+  get rewrittenSinceMark(): { ofReady: number; rewritten: number } {
+    return { ofReady: this.marked.size, rewritten: this.rewritten.size };
   }
 
   get count(): number {
@@ -463,6 +489,13 @@ interface Phase {
   statusWrites: number;
   operatorMetrics: Record<string, number>;
   memory: Record<string, unknown>;
+  /** Why the phase ended before it settled (--timeout, or --observe after an unsettled start). */
+  timedOut?: string;
+  /**
+   * Record sets that were Ready when the phase began, and how many of them had their status changed
+   * during it (seen on the harness's watch). With nothing changed, a restart must change none.
+   */
+  statusesChanged?: { ofReady: number; rewritten: number };
 }
 
 async function runPhase(
@@ -472,6 +505,8 @@ async function runPhase(
   watch: ReadyWatch,
   dir: string,
   heapDir: string,
+  /** The previous start did not settle: end OBSERVE_MS after every zone answers. */
+  afterUnsettled = false,
 ): Promise<{ phase: Phase; operator: Proc; server: Proc }> {
   const phase: Phase = {
     phase: name,
@@ -484,6 +519,7 @@ async function runPhase(
     memory: {},
   };
   const before = await apiWrites(admin);
+  watch.mark();
   log(`${name}: starting operator and server (load ${phase.loadAtStart})`);
   const t0 = performance.now();
   const since = () => Math.round(performance.now() - t0);
@@ -518,15 +554,31 @@ async function runPhase(
       throw new Error(
         `${operator.child.exitCode !== null ? operator.name : server.name} exited; see its log`,
       );
-    if (since() > TIMEOUT_MS) throw new Error(`${name}: not settled within ${TIMEOUT_MS / 1000} s`);
+    if (since() > TIMEOUT_MS) {
+      // Keep what was measured: the writes and memory so far, the times reached.
+      phase.timedOut = `not settled within ${TIMEOUT_MS / 1000} s; ${watch.count} of ${RECORDS} record sets Ready, ${zonesLeft.size} zones not answering`;
+      log(`${name}: ${phase.timedOut}`);
+      break;
+    }
     const { ms } = phase;
+    if (afterUnsettled && ms.everyZone !== undefined && since() - ms.everyZone >= OBSERVE_MS) {
+      phase.timedOut = `the previous start had not settled: ended ${OBSERVE_MS / 1000} s after every zone answered`;
+      break;
+    }
     if (ms.operatorReady === undefined && (await status(`${operator.httpUrl}/readyz`)) === 200)
       ms.operatorReady = since();
     if (ms.serverReady === undefined && (await status(`${server.httpUrl}/readyz`)) === 200)
       ms.serverReady = since();
     if (ms.firstAnswer === undefined && (await answers(server.dnsPort, middle))) ms.firstAnswer = since();
     if (ms.firstAnswer !== undefined && ms.everyZone === undefined) {
-      for (const z of [...zonesLeft]) if (await answers(server.dnsPort, lastOfZone(z))) zonesLeft.delete(z);
+      // In parallel, 50 at a time: a slow answer must not stretch the loop by the number of zones.
+      const left = [...zonesLeft];
+      for (let i = 0; i < left.length; i += 50)
+        await Promise.all(
+          left.slice(i, i + 50).map(async (z) => {
+            if (await answers(server.dnsPort, lastOfZone(z))) zonesLeft.delete(z);
+          }),
+        );
       if (zonesLeft.size === 0) ms.everyZone = since();
     }
     if (ms.allRecordSetsReady === undefined && watch.total >= RECORDS && watch.count >= RECORDS)
@@ -551,6 +603,7 @@ async function runPhase(
     await sleep(ms.firstAnswer === undefined ? 50 : 250);
   }
   phase.apiWrites = difference(await apiWrites(admin), before);
+  phase.statusesChanged = watch.rewrittenSinceMark;
   phase.statusWrites = Object.entries(phase.apiWrites)
     .filter(([k]) => /^(PUT|PATCH|APPLY) dns(zones|recordsets)\/status$/.test(k))
     .reduce((sum, [, v]) => sum + v, 0);
@@ -651,6 +704,7 @@ try {
       watch,
       dir,
       heapDir,
+      phases.at(-1)?.timedOut !== undefined,
     );
     running.push(operator, server);
     phases.push(phase);
@@ -672,12 +726,12 @@ try {
     `\n${RECORDS.toLocaleString('en')} record sets in ${ZONES} zones; created in ${(createMs / 1000).toFixed(1)} s`,
   );
   console.log(
-    '| start | operator ready | server ready | first answer | every zone | all Ready | settled | status writes | operator RSS | server RSS | load |',
+    '| start | operator ready | server ready | first answer | every zone | all Ready | settled | status writes | Ready ones changed | operator RSS | server RSS | load |',
   );
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |');
   for (const p of phases)
     console.log(
-      `| ${p.phase} | ${secs(p.ms.operatorReady)} | ${secs(p.ms.serverReady)} | ${secs(p.ms.firstAnswer)} | ${secs(p.ms.everyZone)} | ${secs(p.ms.allRecordSetsReady)} | ${secs(p.ms.settled)} | ${p.statusWrites} | ${mem(p, 'operator')} | ${mem(p, 'server')} | ${p.loadAtStart} → ${p.loadAtEnd} |`,
+      `| ${p.phase} | ${secs(p.ms.operatorReady)} | ${secs(p.ms.serverReady)} | ${secs(p.ms.firstAnswer)} | ${secs(p.ms.everyZone)} | ${secs(p.ms.allRecordSetsReady)} | ${secs(p.ms.settled)} | ${p.statusWrites} | ${p.statusesChanged?.rewritten ?? '–'} of ${p.statusesChanged?.ofReady ?? '–'} | ${mem(p, 'operator')} | ${mem(p, 'server')} | ${p.loadAtStart} → ${p.loadAtEnd} |`,
     );
   for (const p of phases) console.log(`${p.phase} API writes: ${JSON.stringify(p.apiWrites)}`);
   console.log(`\nresult: ${out}`);
