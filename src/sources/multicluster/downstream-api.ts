@@ -4,7 +4,7 @@
  * `KubeApiError` (HTTP status and reason) like KubeApi's.
  */
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { isStatus, type KubeJson, toKubeError } from '../kubernetes/kube-api.ts';
+import { isStatus, type KubeJson, shareConnections, toKubeError } from '../kubernetes/kube-api.ts';
 import { MIRRORED_KIND_INFO, type MirroredKind } from './mapping.ts';
 
 async function call<T>(f: () => Promise<T>): Promise<T> {
@@ -33,6 +33,7 @@ export class DownstreamApi {
   private readonly core: CoreV1Api;
 
   constructor(config: KubeConfig) {
+    shareConnections(config);
     this.custom = config.makeApiClient(CustomObjectsApi);
     this.core = config.makeApiClient(CoreV1Api);
   }
