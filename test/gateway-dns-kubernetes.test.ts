@@ -54,7 +54,13 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
   };
   const ask = (name: string, type = 'A') => dig(server!.dnsPort, name, type);
   /** The gateway implementation's part: the route accepted by its parent Gateway (status.parents). */
-  const accept = (kind: string, ns: string, name: string, parentRef: { name: string; namespace?: string }) =>
+  const accept = (
+    kind: string,
+    ns: string,
+    name: string,
+    parentRef: { name: string; namespace?: string },
+    controllerName = 'example.com/gateway-controller',
+  ) =>
     kube.kubectlOk([
       'patch',
       kind,
@@ -69,7 +75,7 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
           parents: [
             {
               parentRef,
-              controllerName: 'example.com/gateway-controller',
+              controllerName,
               conditions: [
                 {
                   type: 'Accepted',
@@ -114,7 +120,17 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
       'crd/httproutes.gateway.networking.k8s.io',
       'crd/grpcroutes.gateway.networking.k8s.io',
       'crd/tlsroutes.gateway.networking.k8s.io',
+      'crd/gatewayclasses.gateway.networking.k8s.io',
     ]);
+    // The class of the Gateways here: only status.parents entries of its controller attach routes.
+    await kube.kubectlOk(['apply', '-f', '-'], {
+      input: docs({
+        apiVersion: GW,
+        kind: 'GatewayClass',
+        metadata: { name: 'example' },
+        spec: { controllerName: 'example.com/gateway-controller' },
+      }),
+    });
     for (const ns of [SYSTEM, 'team-a', 'platform']) await kube.kubectlOk(['create', 'namespace', ns]);
     const { stdout: rendered } = await run(path.join(kube.binDir, 'helm'), [
       'template',
@@ -396,6 +412,8 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
       60_000,
       200,
     );
+    // Another gateway implementation marks the pending route accepted: that does not attach it.
+    await accept('httproute', 'team-a', 'pending', { name: 'gw' }, 'other.example/gateway-controller');
     // A route made now, accepted, shows the controller has looked at everything since (it plans the
     // whole picture in every run): neither of the other two routes got a record set.
     await kube.kubectlOk(['apply', '-f', '-'], {

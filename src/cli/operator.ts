@@ -514,7 +514,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       });
       domainController.start();
       if (options.gatewayDns) {
-        const source = new KubernetesGatewaySource(api, ['Gateway', ...ROUTE_KINDS], log);
+        const source = new KubernetesGatewaySource(api, ['GatewayClass', 'Gateway', ...ROUTE_KINDS], log);
         gatewaySource = source;
         source.start();
         void source.synced().then(() => {

@@ -35,6 +35,12 @@ class Objects implements GatewaySource {
 function setup() {
   const store = new MemoryStore();
   const objects = new Objects();
+  objects.byKind.set('GatewayClass', [
+    {
+      metadata: { name: 'example', namespace: '', uid: 'uid-class' },
+      spec: { controllerName: 'example.com/gateway' },
+    },
+  ]);
   const annotations = new Map<string, Record<string, string | null>>();
   const events: string[] = [];
   const controller = new GatewayController({
@@ -95,7 +101,7 @@ async function verify(store: MemoryStore, namespace: string, domainName: string)
 
 const gateway = (addresses: { type: string; value: string }[], hostname?: string): GatewayObject => ({
   metadata: { name: 'gw', namespace: 'team-a', uid: 'uid-1' },
-  spec: { listeners: [{ name: 'http', ...(hostname ? { hostname } : {}) }] },
+  spec: { gatewayClassName: 'example', listeners: [{ name: 'http', ...(hostname ? { hostname } : {}) }] },
   status: { addresses },
 });
 /** A route the gateway implementation accepted (status.parents), unless `accepted` is false. */
@@ -111,6 +117,7 @@ const route = (hostnames: string[], accepted = true, namespace = 'team-a'): Gate
           parents: [
             {
               parentRef: { name: 'gw', ...(namespace !== 'team-a' ? { namespace: 'team-a' } : {}) },
+              controllerName: 'example.com/gateway',
               conditions: [{ type: 'Accepted', status: 'True' }],
             },
           ],
@@ -191,9 +198,28 @@ describe('GatewayController', () => {
     await controller.idle();
     const routed = () => ours(store).filter((r) => !r.startsWith('platform'));
     assert.deepEqual(routed(), []);
+    // Accepted, but by another gateway implementation (status.parents controllerName is not the
+    // controllerName of the Gateway's GatewayClass): nothing.
+    const foreign = route(['api.example.com']);
+    foreign.status!.parents![0]!.controllerName = 'other.example/controller';
+    objects.set('HTTPRoute', [foreign]);
+    await controller.idle();
+    assert.deepEqual(routed(), []);
     objects.set('HTTPRoute', [route(['api.example.com'])]);
     await controller.idle();
     assert.deepEqual(routed().length, 1, 'accepted: published');
+    // The GatewayClass goes away: its Gateways attach no route any more.
+    objects.set('GatewayClass', []);
+    await controller.idle();
+    assert.deepEqual(routed(), []);
+    objects.set('GatewayClass', [
+      {
+        metadata: { name: 'example', namespace: '', uid: 'uid-class' },
+        spec: { controllerName: 'example.com/gateway' },
+      },
+    ]);
+    await controller.idle();
+    assert.deepEqual(routed().length, 1, 'class back: published');
     // A route of another namespace, accepted (as its status claims), but the listener admits only
     // routes of the Gateway's own namespace (allowedRoutes default Same): nothing.
     objects.set('HTTPRoute', [route(['b.other.example'], true, 'team-b')]);
@@ -203,6 +229,7 @@ describe('GatewayController', () => {
       {
         ...gw,
         spec: {
+          gatewayClassName: 'example',
           listeners: [
             {
               name: 'http',
@@ -218,6 +245,7 @@ describe('GatewayController', () => {
       {
         ...gw,
         spec: {
+          gatewayClassName: 'example',
           listeners: [
             {
               name: 'http',

@@ -35,7 +35,7 @@ import type { ResourceStore } from './resource-store.ts';
 import { WorkQueue } from './work-queue.ts';
 
 export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
-export type GatewayKind = 'Gateway' | 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute';
+export type GatewayKind = 'GatewayClass' | 'Gateway' | 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute';
 export const ROUTE_KINDS: readonly GatewayKind[] = ['HTTPRoute', 'GRPCRoute', 'TLSRoute'];
 
 /** The parts of Gateway API objects this controller reads. */
@@ -54,11 +54,19 @@ export interface GatewayObject {
     listeners?: (ListenerAdmission & { hostname?: string })[];
     hostnames?: string[];
     parentRefs?: ParentRef[];
+    /** A Gateway's: the GatewayClass it belongs to. */
+    gatewayClassName?: string;
+    /** A GatewayClass's: the gateway implementation that manages its Gateways. */
+    controllerName?: string;
   };
   status?: {
     addresses?: { type?: string; value: string }[];
     /** A route's: the parents the gateway implementation accepted it by (Gateway API RouteStatus). */
-    parents?: { parentRef: ParentRef; conditions?: { type: string; status: string }[] }[];
+    parents?: {
+      parentRef: ParentRef;
+      controllerName?: string;
+      conditions?: { type: string; status: string }[];
+    }[];
   };
 }
 
@@ -146,6 +154,10 @@ export class GatewayController {
     const domains = store.list('Domain') as Domain[];
     const existing = store.list('DNSRecordSet') as DNSRecordSet[];
     const gateways = source.list('Gateway').filter((g) => !g.metadata.deletionTimestamp);
+    /** GatewayClass name → its controllerName: whose status.parents entries count for its Gateways. */
+    const controllers = new Map<string, string>();
+    for (const c of source.list('GatewayClass'))
+      if (typeof c.spec?.controllerName === 'string') controllers.set(c.metadata.name, c.spec.controllerName);
 
     const desired = new Map<string, { recordSet: DNSRecordSet; owner?: HostnameClaim['owner'] }>();
     /** Conflict messages per object (`Kind/namespace/name`). */
@@ -273,6 +285,9 @@ export class GatewayController {
               namespace: gateway.metadata.namespace,
               name: gateway.metadata.name,
               listeners: gateway.spec?.listeners ?? [],
+              ...(controllers.has(gateway.spec?.gatewayClassName ?? '')
+                ? { controllerName: controllers.get(gateway.spec!.gatewayClassName!)! }
+                : {}),
             },
           );
           if (!attachment.attached) {

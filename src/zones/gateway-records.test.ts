@@ -168,13 +168,18 @@ describe('Gateway hostnames as record sets', () => {
   });
 
   test('route attachment: accepted by that parentRef, and a listener it may bind to admits its namespace', () => {
-    const accepted = (parentRef: { name: string; namespace?: string; sectionName?: string }) => ({
+    const accepted = (
+      parentRef: { name: string; namespace?: string; sectionName?: string },
+      controllerName = 'example.com/gateway',
+    ) => ({
       parentRef,
+      controllerName,
       conditions: [{ type: 'Accepted', status: 'True' }],
     });
     const gateway = {
       namespace: 'infra',
       name: 'gw',
+      controllerName: 'example.com/gateway',
       listeners: [
         { name: 'same', port: 80 },
         { name: 'all', port: 8080, allowedRoutes: { namespaces: { from: 'All' } } },
@@ -206,6 +211,49 @@ describe('Gateway hostnames as record sets', () => {
       routeAttachment({ namespace: 'infra', parents: [accepted(ref)] }, ref, gateway).attached,
       true,
     );
+    // Accepted by another gateway implementation (or a status writer naming no controller, or one
+    // naming another): not attached, even beside a rejection by the Gateway's own controller.
+    const foreign = routeAttachment(
+      { namespace: 'infra', parents: [accepted(ref, 'other.example/controller')] },
+      ref,
+      gateway,
+    );
+    assert.equal(foreign.attached, false);
+    assert.match(!foreign.attached ? foreign.message : '', /controller example\.com\/gateway/);
+    assert.equal(
+      routeAttachment(
+        {
+          namespace: 'infra',
+          parents: [{ parentRef: ref, conditions: [{ type: 'Accepted', status: 'True' }] }],
+        },
+        ref,
+        gateway,
+      ).attached,
+      false,
+    );
+    assert.equal(
+      routeAttachment(
+        {
+          namespace: 'infra',
+          parents: [
+            accepted(ref, 'other.example/controller'),
+            {
+              parentRef: ref,
+              controllerName: 'example.com/gateway',
+              conditions: [{ type: 'Accepted', status: 'False' }],
+            },
+          ],
+        },
+        ref,
+        gateway,
+      ).attached,
+      false,
+    );
+    // A Gateway whose GatewayClass is not known attaches nothing.
+    const { controllerName: _, ...classless } = gateway;
+    const unknown = routeAttachment({ namespace: 'infra', parents: [accepted(ref)] }, ref, classless);
+    assert.equal(unknown.attached, false);
+    assert.match(!unknown.attached ? unknown.message : '', /GatewayClass is not known/);
     // Another namespace: only through the listener that admits all, when it may bind to it.
     assert.equal(
       routeAttachment({ namespace: 'team', parents: [accepted(ref)] }, ref, gateway).attached,

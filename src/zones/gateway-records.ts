@@ -281,23 +281,43 @@ export type Attachment = { attached: true } | { attached: false; message: string
 
 /**
  * Whether a route is attached to the Gateway through `ref`: the gateway implementation accepted it
- * (a `status.parents` entry for that parentRef with `Accepted=True`), and a listener of the Gateway
- * it may bind to (by `sectionName` and `port`, when given) admits its namespace. A route anyone may
- * write otherwise publishes hostnames through any Gateway it names.
+ * (a `status.parents` entry for that parentRef, written by the controller of the Gateway's
+ * GatewayClass — its `controllerName` is the class's `spec.controllerName` — with `Accepted=True`),
+ * and a listener of the Gateway it may bind to (by `sectionName` and `port`, when given) admits its
+ * namespace. A route anyone may write otherwise publishes hostnames through any Gateway it names, and
+ * another gateway implementation (or whoever may write route status) could mark it accepted. A
+ * Gateway whose GatewayClass is not known (`controllerName` undefined) attaches no route.
  */
 export function routeAttachment(
   route: {
     namespace: string;
-    parents?: readonly { parentRef: ParentRef; conditions?: readonly { type: string; status: string }[] }[];
+    parents?: readonly {
+      parentRef: ParentRef;
+      controllerName?: string;
+      conditions?: readonly { type: string; status: string }[];
+    }[];
   },
   ref: ParentRef,
-  gateway: { namespace: string; name: string; listeners: readonly ListenerAdmission[] },
+  gateway: {
+    namespace: string;
+    name: string;
+    listeners: readonly ListenerAdmission[];
+    /** The `spec.controllerName` of the Gateway's GatewayClass; undefined when the class is not known. */
+    controllerName?: string;
+  },
 ): Attachment {
-  const status = route.parents?.find((p) => sameParent(p.parentRef, ref, route.namespace));
+  if (gateway.controllerName === undefined)
+    return {
+      attached: false,
+      message: `not accepted by Gateway ${gateway.namespace}/${gateway.name}: its GatewayClass is not known (create the GatewayClass the Gateway names in spec.gatewayClassName)`,
+    };
+  const status = route.parents?.find(
+    (p) => sameParent(p.parentRef, ref, route.namespace) && p.controllerName === gateway.controllerName,
+  );
   if (!status?.conditions?.some((c) => c.type === 'Accepted' && c.status === 'True'))
     return {
       attached: false,
-      message: `not accepted by Gateway ${gateway.namespace}/${gateway.name} (no status.parents entry with Accepted=True)`,
+      message: `not accepted by Gateway ${gateway.namespace}/${gateway.name} (no status.parents entry of controller ${gateway.controllerName} with Accepted=True)`,
     };
   const listeners = gateway.listeners.filter(
     (l) =>

@@ -1,9 +1,17 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { dig, rdataOf } from '../../../test/support/dig.ts';
 import { IMAGE_TEST_SOA, IMAGE_TEST_ZONES } from '../../../test/support/image-zones.ts';
-import type { RecordTypeName } from '../../dns/rrtype.ts';
+import { freePort } from '../../../test/support/ports.ts';
+import { decodeMessage, encodeMessage, queryMessage } from '../../dns/message.ts';
+import { parseRdata } from '../../dns/rdata.ts';
+import { type RecordTypeName, RRType } from '../../dns/rrtype.ts';
+import { ZoneImage } from '../../server/image/zone-image.ts';
+import { QueryHandler } from '../../server/query-handler.ts';
 import { ZoneSnapshot } from '../../server/zone-snapshot.ts';
-import { servedFromImage } from './worker-pool-backend.ts';
+import { ZoneTable } from '../../server/zone-table.ts';
+import type { RRset } from '../../zones/rrset.ts';
+import { servedFromImage, WorkerPoolBackend } from './worker-pool-backend.ts';
 
 test('DNS workers get a zone as a zone image unless it carries DNSSEC material (ADR 0020 step 3)', () => {
   const [zone] = IMAGE_TEST_ZONES;
@@ -16,5 +24,107 @@ test('DNS workers get a zone as a zone image unless it carries DNSSEC material (
     const owner = type === 'NSEC' || type === 'RRSIG' ? `www.${origin}` : origin;
     const rrsets = [...zone!.rrsets, { owner, type: type as RecordTypeName, ttl: 300, rdata: [] }];
     assert.equal(servedFromImage(ZoneSnapshot.build(origin, IMAGE_TEST_SOA, 1, rrsets)), false, type);
+  }
+});
+
+test('a zone no image can hold (TXT RDATA over 65,535 octets) goes to DNS workers as objects and is answered', async () => {
+  const port = await freePort();
+  const table = new ZoneTable();
+  const pool = new WorkerPoolBackend(table, {
+    workers: 1,
+    config: { listen: `127.0.0.1:${port}` },
+    ackTimeoutMs: 10_000,
+  });
+  // What the primary sends its workers, per zone: `image` or `zone` (objects).
+  const sent: string[] = [];
+  const internals = pool as unknown as {
+    send: (member: unknown, message: { t: string; origin?: string }) => void;
+  };
+  const send = internals.send.bind(pool);
+  internals.send = (member, message) => {
+    if (message.t === 'image' || message.t === 'zone') sent.push(`${message.t} ${message.origin}`);
+    send(member, message);
+  };
+  const soa = {
+    ttl: 300,
+    mname: 'ns1.example.org.',
+    rname: 'h.example.org.',
+    refresh: 1,
+    retry: 1,
+    expire: 1,
+    minimum: 60,
+  };
+  const origin = { kind: 'recordSet' as const, namespace: 'dns', name: 'test' };
+  const a = (owner: string, address: string): RRset => ({
+    owner,
+    type: 'A',
+    ttl: 300,
+    rdata: [{ type: 'A', address }],
+    origin,
+  });
+  // 40,000 two-octet characters as a record set's text is parsed: within the schema's 65,535
+  // characters, 80,314 octets of RDATA (314 character-strings).
+  const big: RRset = {
+    owner: 'big.example.org.',
+    type: 'TXT',
+    ttl: 60,
+    rdata: [parseRdata('TXT', 'é'.repeat(40_000), 'example.org.'), { type: 'TXT', strings: ['after'] }],
+    origin,
+  };
+  const small: RRset = {
+    owner: 'small.example.org.',
+    type: 'TXT',
+    ttl: 60,
+    rdata: [{ type: 'TXT', strings: ['hello'] }],
+    origin,
+  };
+  // No zone image holds it (its 16-bit RDATA length).
+  assert.throws(() => ZoneImage.build('example.org.', soa, 1, [big]), /exceeds 65535/);
+  await pool.start();
+  try {
+    await pool.applyZone({
+      key: 'dns/org',
+      origin: 'example.org.',
+      soa,
+      serial: 1,
+      rrsets: () => [a('www.example.org.', '192.0.2.1'), big, small],
+    });
+    await pool.applyZone({
+      key: 'dns/net',
+      origin: 'example.net.',
+      soa,
+      serial: 1,
+      rrsets: () => [a('www.example.net.', '192.0.2.2')],
+    });
+    assert.deepEqual(sent, ['zone example.org.', 'image example.net.']);
+    // The worker answers from the objects: the other records whole.
+    const www = await dig(port, 'www.example.org.', 'A', { tcp: true });
+    assert.equal(www.status, 'NOERROR');
+    assert.deepEqual(rdataOf(www, 'A'), ['192.0.2.1']);
+    assert.deepEqual(rdataOf(await dig(port, 'small.example.org.', 'TXT', { tcp: true }), 'TXT'), [
+      '"hello"',
+    ]);
+    // The oversized RRset fits no DNS message (RFC 1035 §3.2.1, §4.2.2): the worker answers as the
+    // primary does from the same objects (truncated, no answer records), and answers on.
+    const oversized = await dig(port, 'big.example.org.', 'TXT', { tcp: true });
+    const primary = decodeMessage(
+      (await new QueryHandler({ table, responseCache: 0 }).handle(
+        encodeMessage(
+          queryMessage('big.example.org.', RRType.TXT, {
+            edns: { udpSize: 1232, extendedRcode: 0, version: 0, dnssecOk: false, options: [] },
+          }),
+        ),
+        'tcp',
+      ))!,
+    );
+    assert.equal(primary.answers.length, 0);
+    assert.equal(primary.tc, true);
+    assert.equal(oversized.status, 'NOERROR');
+    assert.deepEqual(oversized.answer, []);
+    assert.ok(oversized.flags.includes('tc'), oversized.raw);
+    assert.deepEqual(rdataOf(await dig(port, 'www.example.org.', 'A', { tcp: true }), 'A'), ['192.0.2.1']);
+    assert.deepEqual(rdataOf(await dig(port, 'www.example.net.', 'A'), 'A'), ['192.0.2.2']);
+  } finally {
+    await pool.stop();
   }
 });

@@ -1,5 +1,5 @@
 /**
- * Gateway API objects (gateway.networking.k8s.io/v1 Gateway, HTTPRoute, GRPCRoute, TLSRoute) read from the API
+ * Gateway API objects (gateway.networking.k8s.io/v1 GatewayClass, Gateway, HTTPRoute, GRPCRoute, TLSRoute) read from the API
  * server with one reflector per kind, for the Gateway DNS controller, and its writes: DNSRecordSets
  * (created or replaced, deleted), annotations on Gateways and routes, Events about them.
  */
@@ -16,6 +16,7 @@ import { type ApiResource, isStatus, type KubeApi } from './kube-api.ts';
 import { type KubeObject, Reflector } from './reflector.ts';
 
 const PLURALS: Record<GatewayKind, string> = {
+  GatewayClass: 'gatewayclasses',
   Gateway: 'gateways',
   HTTPRoute: 'httproutes',
   GRPCRoute: 'grpcroutes',

@@ -6,8 +6,9 @@
  * byte limit, so what one upstream can make this process hold is bounded whatever it sends:
  * - a list page: at most `maxResponseBytes`; a page over it is asked for again with half the limit
  *   (an honest server with large objects), down to one object, after which the list stops there;
- * - a whole list: at most `maxBytes` over all its pages, and at most `maxObjects` objects (items past
- *   the limit a page brings are not kept, whatever the server was asked for);
+ * - a whole list: at most `maxBytes` over all its pages, at most `maxObjects` objects (items past
+ *   the limit a page brings are not kept, whatever the server was asked for), and at most
+ *   `maxListPages` pages (more fails the list: pages without items that always continue);
  * - a watch event: at most `maxResponseBytes` (one line of the stream).
  * Authentication and TLS are the kubeconfig's (KubeConfig.applyToHTTPSOptions).
  */
@@ -46,6 +47,30 @@ export class ResponseTooLargeError extends Error {
 
 /** Times one list starts again from its first page after an expired continue token (HTTP 410). */
 export const MAX_LIST_RESTARTS = 3;
+
+/** The fewest pages one list may take, whatever its object cap and page size. */
+export const MIN_LIST_PAGES = 64;
+
+/**
+ * Pages one list (one start of it) may take: twice what `maxObjects` objects need at `pageSize` (a
+ * server may send fewer than asked), at least MIN_LIST_PAGES. Without it, pages with no items and a
+ * `continue` token would be bounded only by the byte budget (about a million tiny pages).
+ */
+export function maxListPages(maxObjects: number, pageSize: number): number {
+  const perPage = Math.max(1, Math.min(pageSize, maxObjects));
+  return Math.max(MIN_LIST_PAGES, 2 * Math.ceil(maxObjects / perPage));
+}
+
+/** A list that took more pages than maxListPages allows; code UPSTREAM_LIST_TOO_MANY_PAGES. */
+export class ListTooManyPagesError extends Error {
+  readonly code = 'UPSTREAM_LIST_TOO_MANY_PAGES';
+  constructor(what: string, pages: number, items: number) {
+    super(
+      `UPSTREAM_LIST_TOO_MANY_PAGES: the ${what} still continued after ${pages} pages with ${items} objects; the upstream is not paginating as the API does (it is listed again, with backoff)`,
+    );
+    this.name = 'ListTooManyPagesError';
+  }
+}
 
 /** Why a bounded list stopped before the end: too many objects, or too many bytes. */
 export type ListLimit = 'objects' | 'bytes';
@@ -158,9 +183,14 @@ export async function boundedList(
     let bytes = 0;
     let limited: ListLimit | undefined;
     let pageSize = 500;
+    let pages = 0;
     try {
       for (;;) {
         const room = limits.maxObjects - items.length;
+        // Every request counts (pages asked for again, smaller, too); the cap follows the page size.
+        const cap = maxListPages(limits.maxObjects, pageSize);
+        if (pages >= cap) throw new ListTooManyPagesError(what, pages, items.length);
+        pages++;
         const query = new URLSearchParams({ limit: String(Math.max(1, Math.min(pageSize, room))) });
         if (next) query.set('continue', next);
         const opened = await open(config, `${listPath(coordinates)}?${query}`);
