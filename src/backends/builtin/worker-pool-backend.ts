@@ -350,8 +350,8 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       this.imageOf(zone);
       return true;
     } catch {
-      // A zone no image can hold (a record whose RDATA exceeds 65,535 octets, which an answer
-      // refuses with RDATA_TOO_LONG) is served as objects.
+      // A zone no image can hold (a record whose RDATA exceeds 65,535 octets: no DNS message can
+      // carry it, so its own answers are empty and truncated) is served as objects.
       return false;
     }
   }
