@@ -42,6 +42,8 @@ import {
   claimDomain,
   DATUM_ZONE,
   isMirroredKind,
+  KUBIZONE_ZONE,
+  kubizoneZoneProblem,
   MIRRORED_KIND_INFO,
   type MirroredKind,
   mirrorable,
@@ -53,6 +55,7 @@ import {
   namespaceLabels,
   type Origin,
   originOf,
+  PARTIAL_DOMAIN,
   refusedStatus,
   sameStatus,
   UPSTREAM_FINALIZER,
@@ -115,6 +118,19 @@ const ROOT_MARK = '|';
  * 'accepted' (Accepted=True and not waiting for a verified Domain), 'refused' (Accepted=False, or
  * waiting for a verified Domain), or 'pending' (no verdict on this generation yet).
  */
+/** Ready reasons of a kubizone Zone copy that is refused (not merely pending or failing to program). */
+const KUBIZONE_REFUSALS = new Set([
+  'NotDelegated',
+  'NoZone',
+  'NoFqdn',
+  'OutOfZone',
+  'Rejected',
+  'DomainNotVerified',
+  'Conflict',
+  'NoDefaultClass',
+  'SeveralDefaultClasses',
+]);
+
 export function zoneCopyVerdict(copy: {
   metadata: { generation?: number };
   status?: unknown;
@@ -125,6 +141,12 @@ export function zoneCopyVerdict(copy: {
     c !== undefined &&
     (copy.metadata.generation === undefined || c.observedGeneration === copy.metadata.generation);
   const accepted = conditions.find((c) => c.type === 'Accepted');
+  if (accepted === undefined) {
+    // kubizone's shape: one Ready condition (its observedGeneration is the door's native object's).
+    const ready = conditions.find((c) => c.type === 'Ready');
+    if (ready?.status === 'True') return 'accepted';
+    return ready?.status === 'False' && KUBIZONE_REFUSALS.has(ready.reason) ? 'refused' : 'pending';
+  }
   if (!current(accepted)) return 'pending';
   if (accepted!.status !== 'True') return 'refused';
   const programmed = conditions.find((c) => c.type === 'Programmed');
@@ -434,10 +456,15 @@ class UpstreamCluster {
   private noteNamespace(namespace: string | undefined): void {
     if (!namespace || this.knownNamespaces.has(namespace)) return;
     this.knownNamespaces.add(namespace);
-    for (const [key, zone] of this.cache.get('DNSZone')!) {
+    for (const [key, zone] of this.cache.get('DNSZone') ?? []) {
       const delegations = zone.spec?.delegations as { namespacePatterns?: string[] }[] | undefined;
       if (delegations?.some((d) => d.namespacePatterns?.some((p) => namespace.startsWith(p.slice(0, -1)))))
         this.enqueue('DNSZone', key);
+    }
+    // kubizone Zones whose delegations admit every namespace: their copies list the cluster's namespaces.
+    for (const [key, zone] of this.cache.get(KUBIZONE_ZONE) ?? []) {
+      const delegations = zone.spec?.delegations as { namespaces?: string[] }[] | undefined;
+      if (delegations?.some((d) => (d.namespaces ?? []).length === 0)) this.enqueue(KUBIZONE_ZONE, key);
     }
   }
 
@@ -895,6 +922,16 @@ export class Replicator {
     // A zone's domain: claimed for this cluster only once its copy is accepted downstream (below);
     // a domain another cluster holds that way refuses the zone here, and no copy is made.
     let domain: string | undefined;
+    const partial = kind === KUBIZONE_ZONE ? kubizoneZoneProblem(up) : undefined;
+    if (partial !== undefined) {
+      // A partial kubizone Zone: no claim can follow its domain, so it is refused and not mirrored.
+      const previous = c.domains.get(item);
+      c.domains.delete(item);
+      if (down && !down.metadata.deletionTimestamp) await api.delete(kind, downNs, name, down.metadata.uid);
+      if (previous) await this.releaseIfUnused(c, previous);
+      await this.writeRefused(c, kind, up, PARTIAL_DOMAIN, partial);
+      return undefined;
+    }
     if (MIRRORED_KIND_INFO[kind].zone) {
       domain = claimDomain(String(up.spec?.domainName ?? ''));
       const previous = c.domains.get(item);
