@@ -407,7 +407,11 @@ describe('multicluster: front-door kinds (DNSEndpoint, Datum, Gardener, kubizone
       apiVersion: KZ,
       kind: 'Zone',
       metadata: { name: 'k-zone', namespace: TEAM },
-      spec: { domainName, delegations: [{ namespaces: [], records: [{ pattern: '*' }] }], ...extra },
+      spec: {
+        domainName,
+        delegations: [{ namespaces: [], records: [{ pattern: '*' }], zones: ['sub'] }],
+        ...extra,
+      },
     });
     const record = (name: string, namespace: string, spec: object) => ({
       apiVersion: KZ,
@@ -504,23 +508,62 @@ describe('multicluster: front-door kinds (DNSEndpoint, Datum, Gardener, kubizone
     await answersWith('www.k.example.', ['192.0.2.50']);
     assert.deepEqual(rdataOf(await dig(server.dnsPort, 'evil.k.example.', 'A'), 'A'), []);
 
-    // A partial Zone (under zoneRef) is refused clearly, not mirrored.
-    await apply(alpha, {
-      ...zone('sub'),
-      metadata: { name: 'k-sub', namespace: TEAM },
-      spec: { domainName: 'sub', zoneRef: { name: 'k-zone' }, delegations: [] },
-    });
-    const { value: partial } = await waitFor(
+    // A partial Zone under alpha's Zone (zoneRef): mirrored, its domain claimed through its parent,
+    // answered; beta's fully qualified Zone of that domain loses the claim.
+    await apply(
+      alpha,
+      {
+        apiVersion: KZ,
+        kind: 'Zone',
+        metadata: { name: 'k-sub', namespace: TEAM },
+        spec: {
+          domainName: 'sub',
+          zoneRef: { name: 'k-zone' },
+          delegations: [{ records: [{ pattern: '*' }] }],
+        },
+      },
+      record('sub-www', TEAM, { domainName: 'www', zoneRef: { name: 'k-sub' }, rdata: '192.0.2.52' }),
+    );
+    await answersWith('www.sub.k.example.', ['192.0.2.52']);
+    await waitFor(
       async () => {
-        const o = await get(alpha, ['zones.kubi.zone', '-n', TEAM, 'k-sub']);
-        return ready(o)?.reason === 'PartialDomainName' ? o : undefined;
+        const o = (await get(alpha, ['zones.kubi.zone', '-n', TEAM, 'k-sub'])) as
+          | (Obj & { status?: { fqdn?: string } })
+          | undefined;
+        return ready(o)?.status === 'True' && o?.status?.fqdn === 'sub.k.example.' ? o : undefined;
       },
       90_000,
       200,
     );
-    assert.match(ready(partial)!.message, /fully qualified/);
+    await apply(beta, { ...zone('sub.k.example.'), metadata: { name: 'k-sub', namespace: TEAM } });
+    await waitFor(
+      async () => {
+        const o = await get(beta, ['zones.kubi.zone', '-n', TEAM, 'k-sub']);
+        return ready(o)?.reason === 'ClaimedByAnotherCluster' ? o : undefined;
+      },
+      90_000,
+      200,
+    );
+    await answersWith('www.sub.k.example.', ['192.0.2.52']);
+
+    // A partial Zone whose parent is not in its cluster: refused, saying so, and not mirrored.
+    await apply(alpha, {
+      apiVersion: KZ,
+      kind: 'Zone',
+      metadata: { name: 'k-orphan', namespace: TEAM },
+      spec: { domainName: 'orphan', zoneRef: { name: 'no-such-zone' }, delegations: [] },
+    });
+    const { value: orphan } = await waitFor(
+      async () => {
+        const o = await get(alpha, ['zones.kubi.zone', '-n', TEAM, 'k-orphan']);
+        return ready(o)?.reason === 'NoFqdn' ? o : undefined;
+      },
+      90_000,
+      200,
+    );
+    assert.match(ready(orphan)!.message, /no-such-zone/);
     assert.equal(
-      await get(down, ['zones.kubi.zone', '-n', mirrorNamespace('alpha', TEAM), 'k-sub']),
+      await get(down, ['zones.kubi.zone', '-n', mirrorNamespace('alpha', TEAM), 'k-orphan']),
       undefined,
     );
   });

@@ -19,7 +19,7 @@ import {
   isMirroredKind,
   KUBIZONE_RECORD,
   KUBIZONE_ZONE,
-  kubizoneZoneProblem,
+  kubizoneZoneFqdn,
   MIRRORED_KIND_INFO,
   MIRRORED_KINDS,
   mirrorable,
@@ -33,6 +33,7 @@ import {
   originOf,
   refusedStatus,
   UID_LABEL,
+  type UpstreamObject,
   upstreamStatus,
   upstreamText,
 } from './mapping.ts';
@@ -654,15 +655,45 @@ describe('multicluster mapping: kubizone Zone and Record, homelab DNSRecord', ()
     assert.equal(placeZone(betaSub, [alphaZone, betaSub]).ok, false);
   });
 
-  test('a partial kubizone Zone (under zoneRef) is refused clearly; a fully qualified one is not', () => {
-    assert.match(
-      kubizoneZoneProblem({ metadata: { name: 'z' }, spec: { domainName: 'dev', zoneRef: { name: 'p' } } })!,
-      /fully qualified/,
-    );
+  test('a kubizone Zone’s domain for the claims: through its parents in the same cluster, or unknown', () => {
+    const zones = new Map<string, UpstreamObject>([
+      ['team/root', { metadata: { name: 'root', namespace: 'team' }, spec: { domainName: 'K.Example.' } }],
+      [
+        'team/dev',
+        {
+          metadata: { name: 'dev', namespace: 'team' },
+          spec: { domainName: 'dev', zoneRef: { name: 'root' } },
+        },
+      ],
+      [
+        'team/loop-a',
+        {
+          metadata: { name: 'loop-a', namespace: 'team' },
+          spec: { domainName: 'a', zoneRef: { name: 'loop-b' } },
+        },
+      ],
+      [
+        'team/loop-b',
+        {
+          metadata: { name: 'loop-b', namespace: 'team' },
+          spec: { domainName: 'b', zoneRef: { name: 'loop-a' } },
+        },
+      ],
+    ]);
+    const lookup = (key: string) => zones.get(key);
+    assert.equal(kubizoneZoneFqdn(zones.get('team/root')!, lookup), 'k.example.');
+    const web = {
+      metadata: { name: 'x', namespace: 'web' },
+      spec: { domainName: 'x', zoneRef: { name: 'dev', namespace: 'team' } },
+    };
+    assert.equal(kubizoneZoneFqdn(web, lookup), 'x.dev.k.example.');
+    // zoneRef without a namespace: the Zone's own namespace (web has no "dev"); a loop; a missing parent.
     assert.equal(
-      kubizoneZoneProblem({ metadata: { name: 'z' }, spec: { domainName: 'a.example.' } }),
+      kubizoneZoneFqdn({ ...web, spec: { domainName: 'x', zoneRef: { name: 'dev' } } }, lookup),
       undefined,
     );
+    assert.equal(kubizoneZoneFqdn(zones.get('team/loop-a')!, lookup), undefined);
+    assert.equal(kubizoneZoneFqdn({ metadata: { name: 'y' }, spec: { domainName: 'y' } }, lookup), undefined);
     assert.ok(MIRRORED_KIND_INFO[KUBIZONE_ZONE].zone);
     assert.ok(!MIRRORED_KIND_INFO[KUBIZONE_RECORD].zone);
     assert.ok(!MIRRORED_KIND_INFO[HOMELAB_RECORD].zone);

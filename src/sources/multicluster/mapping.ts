@@ -30,8 +30,8 @@ export const MANAGED_BY = 'zonekeeper-multicluster';
 export const UPSTREAM_FINALIZER = `${PREFIX}/finalizer`;
 /** The Accepted reason of an upstream DNSZone whose domain another cluster claimed first. */
 export const CLAIMED_ELSEWHERE = 'ClaimedByAnotherCluster';
-/** The Ready reason of an upstream kubizone Zone with a partial domainName (not mirrored). */
-export const PARTIAL_DOMAIN = 'PartialDomainName';
+/** The Ready reason of an upstream kubizone Zone whose parent (spec.zoneRef) has no fqdn in its cluster. */
+export const NO_FQDN = 'NoFqdn';
 /** The Accepted reason of an upstream object whose downstream namespace exists with another origin. */
 export const NAMESPACE_TAKEN = 'NamespaceTaken';
 
@@ -254,14 +254,29 @@ export function mirrorClassName(cluster: string, name: string): string {
 }
 
 /**
- * Why a kubizone Zone cannot be mirrored, or undefined when it can: its domain takes part in the
- * claims across clusters, so it must be fully qualified (a partial name under spec.zoneRef would be
- * claimed by whatever its parent's name is at the time, which the claims cannot follow).
+ * A kubizone Zone's fully qualified domain, as its cluster's claim on it is made: its domainName when
+ * that ends in ".", else its name under the Zone its spec.zoneRef names, followed through the same
+ * cluster's Zones (`lookup`, by "namespace/name") up to 16 levels. Undefined while the chain ends in a
+ * Zone that is missing, too deep or a loop (the Zone then waits, unmirrored, for its parent).
  */
-export function kubizoneZoneProblem(object: UpstreamObject): string | undefined {
-  const domainName = String(object.spec?.domainName ?? '');
-  if (domainName.endsWith('.')) return undefined;
-  return `spec.domainName ${JSON.stringify(domainName)} is partial (under spec.zoneRef): a Zone mirrored from an upstream cluster needs a fully qualified domainName (ending in "."), since each zone's domain is claimed for one cluster; write the full name and drop spec.zoneRef (sub-zones still need a zones delegation of the parent Zone)`;
+export function kubizoneZoneFqdn(
+  zone: UpstreamObject,
+  lookup: (key: string) => UpstreamObject | undefined,
+): string | undefined {
+  let current = zone;
+  let name = '';
+  for (let depth = 0; depth <= 16; depth++) {
+    const domainName = String(current.spec?.domainName ?? '');
+    if (domainName === '') return undefined;
+    name = name === '' ? domainName : `${name}.${domainName}`;
+    if (domainName.endsWith('.')) return name.toLowerCase();
+    const ref = current.spec?.zoneRef as { name?: string; namespace?: string } | undefined;
+    if (!ref?.name) return undefined;
+    const next = lookup(`${ref.namespace ?? current.metadata.namespace ?? 'default'}/${ref.name}`);
+    if (!next) return undefined;
+    current = next;
+  }
+  return undefined;
 }
 
 /** Where a downstream object came from. */

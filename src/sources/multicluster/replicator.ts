@@ -43,7 +43,7 @@ import {
   DATUM_ZONE,
   isMirroredKind,
   KUBIZONE_ZONE,
-  kubizoneZoneProblem,
+  kubizoneZoneFqdn,
   MIRRORED_KIND_INFO,
   type MirroredKind,
   mirrorable,
@@ -52,10 +52,10 @@ import {
   mirrorUpToDate,
   NAMESPACE_TAKEN,
   NATIVE_MIRRORED_KINDS,
+  NO_FQDN,
   namespaceLabels,
   type Origin,
   originOf,
-  PARTIAL_DOMAIN,
   refusedStatus,
   sameStatus,
   UPSTREAM_FINALIZER,
@@ -118,6 +118,18 @@ const ROOT_MARK = '|';
  * 'accepted' (Accepted=True and not waiting for a verified Domain), 'refused' (Accepted=False, or
  * waiting for a verified Domain), or 'pending' (no verdict on this generation yet).
  */
+/**
+ * The domain a downstream zone copy stands for: its domainName; for a kubizone Zone copy with a
+ * partial one, the fqdn the door computed (status.fqdn), else none.
+ */
+function copyDomain(kind: MirroredKind, o: DownObject): string | undefined {
+  const domainName = String((o.spec as { domainName?: unknown } | undefined)?.domainName ?? '');
+  if (kind !== KUBIZONE_ZONE || domainName.endsWith('.'))
+    return domainName ? claimDomain(domainName) : undefined;
+  const fqdn = (o.status as { fqdn?: unknown } | undefined)?.fqdn;
+  return typeof fqdn === 'string' && fqdn !== '' ? claimDomain(fqdn) : undefined;
+}
+
 /** Ready reasons of a kubizone Zone copy that is refused (not merely pending or failing to program). */
 const KUBIZONE_REFUSALS = new Set([
   'NotDelegated',
@@ -907,7 +919,7 @@ export class Replicator {
       }
       if (up?.metadata.finalizers?.includes(UPSTREAM_FINALIZER)) await this.setFinalizer(c, kind, up, false);
       if (MIRRORED_KIND_INFO[kind].zone) {
-        const domain = up?.spec?.domainName ? claimDomain(String(up.spec.domainName)) : c.domains.get(item);
+        const domain = (up ? this.zoneDomainOf(c, kind, up) : undefined) ?? c.domains.get(item);
         if (!up) c.domains.delete(item);
         if (domain) await this.releaseIfUnused(c, domain);
       }
@@ -922,20 +934,27 @@ export class Replicator {
     // A zone's domain: claimed for this cluster only once its copy is accepted downstream (below);
     // a domain another cluster holds that way refuses the zone here, and no copy is made.
     let domain: string | undefined;
-    const partial = kind === KUBIZONE_ZONE ? kubizoneZoneProblem(up) : undefined;
-    if (partial !== undefined) {
-      // A partial kubizone Zone: no claim can follow its domain, so it is refused and not mirrored.
-      const previous = c.domains.get(item);
-      c.domains.delete(item);
-      if (down && !down.metadata.deletionTimestamp) await api.delete(kind, downNs, name, down.metadata.uid);
-      if (previous) await this.releaseIfUnused(c, previous);
-      await this.writeRefused(c, kind, up, PARTIAL_DOMAIN, partial);
-      return undefined;
-    }
     if (MIRRORED_KIND_INFO[kind].zone) {
-      domain = claimDomain(String(up.spec?.domainName ?? ''));
+      domain = this.zoneDomainOf(c, kind, up);
       const previous = c.domains.get(item);
+      if (domain === undefined) {
+        // A kubizone Zone under a parent (spec.zoneRef) of its cluster that has no fqdn (yet): its
+        // domain is unknown, so nothing can be claimed; not mirrored until the parent has one.
+        c.domains.delete(item);
+        if (down && !down.metadata.deletionTimestamp) await api.delete(kind, downNs, name, down.metadata.uid);
+        if (previous) await this.releaseIfUnused(c, previous);
+        const ref = up.spec?.zoneRef as { name?: string; namespace?: string } | undefined;
+        await this.writeRefused(
+          c,
+          kind,
+          up,
+          NO_FQDN,
+          `spec.zoneRef: Zone ${ref?.namespace ?? namespace}/${ref?.name ?? ''} does not exist in this cluster or has no fqdn yet; this Zone's domain is not known, so it is not mirrored`,
+        );
+        return { requeueAfterMs: this.options.absentRecheckMs ?? 10_000 };
+      }
       c.domains.set(item, domain);
+      if (previous !== domain && kind === KUBIZONE_ZONE) this.enqueueKubizoneChildren(c, key);
       if (previous && previous !== domain) await this.releaseIfUnused(c, previous);
       const owner = ownerOf(this.claims.get(domain));
       if (owner && owner.cluster !== c.name) {
@@ -1075,10 +1094,10 @@ export class Replicator {
    */
   private async dropClaimUnlessAccepted(c: UpstreamCluster, domain: string): Promise<void> {
     if (!this.claims.get(domain)?.claimants.some((x) => x.cluster === c.name)) return;
-    for (const o of this.zoneCopies()) {
+    for (const [kind, o] of this.zoneCopies()) {
       const origin = originOf(o.metadata.namespace, o.metadata.labels);
       if (origin?.cluster !== c.name) continue;
-      if (claimDomain(String((o.spec as { domainName?: unknown }).domainName ?? '')) !== domain) continue;
+      if (copyDomain(kind, o) !== domain) continue;
       if (
         zoneCopyVerdict(o as unknown as { metadata: { generation?: number }; status?: unknown }) ===
         'accepted'
@@ -1095,15 +1114,36 @@ export class Replicator {
       for (const kind of other.kinds) {
         if (!MIRRORED_KIND_INFO[kind].zone) continue;
         for (const [key, o] of other.cache.get(kind)!)
-          if (o.spec?.domainName && claimDomain(String(o.spec.domainName)) === domain)
-            other.enqueue(kind, key);
+          if (this.zoneDomainOf(other, kind, o) === domain) other.enqueue(kind, key);
       }
     }
   }
 
-  /** The downstream copies of every zone kind mirrored. */
-  private zoneCopies(): DownObject[] {
-    return this.kinds.filter((k) => MIRRORED_KIND_INFO[k].zone).flatMap((k) => this.downList(k));
+  /**
+   * The domain an upstream zone object claims: its domainName; a kubizone Zone's fqdn through its
+   * parents in the same cluster (undefined while one is missing).
+   */
+  private zoneDomainOf(c: UpstreamCluster, kind: MirroredKind, o: UpstreamObject): string | undefined {
+    if (kind !== KUBIZONE_ZONE) return claimDomain(String(o.spec?.domainName ?? ''));
+    const zones = c.cache.get(KUBIZONE_ZONE);
+    const fqdn = kubizoneZoneFqdn(o, (key) => zones?.get(key));
+    return fqdn === undefined ? undefined : claimDomain(fqdn);
+  }
+
+  /** The kubizone Zones of `c` whose spec.zoneRef names the Zone `key` (their domain follows it). */
+  private enqueueKubizoneChildren(c: UpstreamCluster, key: string): void {
+    for (const [childKey, o] of c.cache.get(KUBIZONE_ZONE) ?? []) {
+      const ref = o.spec?.zoneRef as { name?: string; namespace?: string } | undefined;
+      if (ref?.name && `${ref.namespace ?? o.metadata.namespace ?? 'default'}/${ref.name}` === key)
+        c.enqueue(KUBIZONE_ZONE, childKey);
+    }
+  }
+
+  /** The downstream copies of every zone kind mirrored, with their kind. */
+  private zoneCopies(): [MirroredKind, DownObject][] {
+    return this.kinds
+      .filter((k) => MIRRORED_KIND_INFO[k].zone)
+      .flatMap((k) => this.downList(k).map((o): [MirroredKind, DownObject] => [k, o]));
   }
 
   /**
@@ -1244,13 +1284,11 @@ export class Replicator {
     if (!c.hasSynced || !this.claims.get(domain)?.claimants.some((x) => x.cluster === c.name)) return;
     for (const kind of c.kinds) {
       if (!MIRRORED_KIND_INFO[kind].zone) continue;
-      for (const o of c.cache.get(kind)!.values())
-        if (o.spec?.domainName && claimDomain(String(o.spec.domainName)) === domain) return;
+      for (const o of c.cache.get(kind)!.values()) if (this.zoneDomainOf(c, kind, o) === domain) return;
     }
-    for (const o of this.zoneCopies()) {
+    for (const [kind, o] of this.zoneCopies()) {
       const origin = originOf(o.metadata.namespace, o.metadata.labels);
-      const copyDomain = claimDomain(String((o.spec as { domainName?: unknown }).domainName ?? ''));
-      if (origin?.cluster === c.name && copyDomain === domain) return;
+      if (origin?.cluster === c.name && copyDomain(kind, o) === domain) return;
     }
     await this.releaseClaim(domain, c.name);
   }
