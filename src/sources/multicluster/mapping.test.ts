@@ -593,6 +593,14 @@ describe('multicluster mapping: kubizone Zone and Record, homelab DNSRecord', ()
       mirrorNamespace('alpha', 'web'),
       mirrorNamespace('alpha', 'ops'),
     ]);
+    // Naming another cluster's downstream namespace outright names a namespace of alpha's own.
+    const forged = zone('alpha', 'team', {
+      domainName: 'a.example.',
+      delegations: [{ namespaces: [mirrorNamespace('beta', 'web')], records: [{ pattern: '*' }] }],
+    }).object;
+    const forgedNamespaces = (forged.spec.delegations as { namespaces: string[] }[])[0]!.namespaces;
+    assert.deepEqual(forgedNamespaces, [mirrorNamespace('alpha', mirrorNamespace('beta', 'web'))]);
+    assert.ok(!forgedNamespaces.includes(mirrorNamespace('beta', 'web')));
     const many = Array.from({ length: 600 }, (_, i) => `ns${i}`);
     const split = zone(
       'alpha',

@@ -1,7 +1,8 @@
 /**
  * The replicator of `zonekeeper operator --upstream-clusters`: DNSZones, DNSRecordSets and Domains of
  * every upstream cluster (and the front-door kinds of mapping.ts: ExternalDNS's DNSEndpoint, Datum's
- * DNSZone and DNSRecordSet, Gardener's DNSRecord, each optional per upstream) mirrored into the
+ * DNSZone and DNSRecordSet, Gardener's DNSRecord, the homelab operator's DNSRecord, kubizone's Zone
+ * and Record, each optional per upstream) mirrored into the
  * operator's own (downstream) cluster, where the controller serves them like any other; status back
  * upstream when the downstream status changes.
  *
