@@ -1,6 +1,7 @@
 /**
- * Front-door kinds across clusters: ExternalDNS's DNSEndpoint, Datum's DNSZone and DNSRecordSet and
- * Gardener's DNSRecord written in upstream clusters, mirrored by `zonekeeper operator --upstream-clusters` into the
+ * Front-door kinds across clusters: ExternalDNS's DNSEndpoint, Datum's DNSZone and DNSRecordSet,
+ * Gardener's DNSRecord, kubizone's Zone and Record and the homelab operator's DNSRecord written in
+ * upstream clusters, mirrored by `zonekeeper operator --upstream-clusters` into the
  * serving cluster and answered by `zonekeeper server` there. Three real API servers on one etcd
  * (alpha and beta upstream, down downstream), the upstreams reached with the shipped upstream role,
  * the downstream processes as the chart's service accounts.
@@ -17,7 +18,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { parseAllDocuments, stringify } from 'yaml';
-import { mirrorNamespace } from '../src/sources/multicluster/mapping.ts';
+import { mirrorClassName, mirrorNamespace } from '../src/sources/multicluster/mapping.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import {
   type KubePlane,
@@ -71,7 +72,7 @@ const datumRecordSet = (name: string, zoneName: string, owner: string, address: 
   },
 });
 
-describe('multicluster: front-door kinds (DNSEndpoint, Datum, Gardener) from upstream clusters', {
+describe('multicluster: front-door kinds (DNSEndpoint, Datum, Gardener, kubizone, homelab) from upstream clusters', {
   timeout: 900_000,
 }, () => {
   let plane: KubePlane;
@@ -398,6 +399,224 @@ describe('multicluster: front-door kinds (DNSEndpoint, Datum, Gardener) from ups
     assert.deepEqual(rdataOf(await dig(server.dnsPort, 'evil-g.a.example.', 'A'), 'A'), []);
     assert.deepEqual(rdataOf(await dig(server.dnsPort, 'auto-g.a.example.', 'A'), 'A'), []);
     await answersWith('g.a.example.', ['192.0.2.40']);
+  });
+
+  test('kubizone Zones and Records are mirrored and answered; an empty delegation namespace list admits the same cluster only', async () => {
+    const KZ = 'kubi.zone/v1alpha1';
+    const zone = (domainName: string, extra: object = {}) => ({
+      apiVersion: KZ,
+      kind: 'Zone',
+      metadata: { name: 'k-zone', namespace: TEAM },
+      spec: {
+        domainName,
+        delegations: [{ namespaces: [], records: [{ pattern: '*' }], zones: ['sub'] }],
+        ...extra,
+      },
+    });
+    const record = (name: string, namespace: string, spec: object) => ({
+      apiVersion: KZ,
+      kind: 'Record',
+      metadata: { name, namespace },
+      spec: { type: 'A', ...spec },
+    });
+    const ready = (o: Obj | undefined) => condition(o, 'Ready');
+    // alpha: a Zone admitting every namespace, then a Record in a namespace it has not seen yet, and
+    // one by zoneRef in the Zone's own namespace.
+    await apply(alpha, zone('k.example.'));
+    await alpha.kubectlOk(['create', 'namespace', 'web']);
+    await apply(
+      alpha,
+      record('www', 'web', { domainName: 'www.k.example.', rdata: '192.0.2.50' }),
+      record('api', TEAM, { domainName: 'api', zoneRef: { name: 'k-zone' }, rdata: '192.0.2.51' }),
+    );
+    await answersWith('www.k.example.', ['192.0.2.50']);
+    await answersWith('api.k.example.', ['192.0.2.51']);
+    const copy = await get(down, ['zones.kubi.zone', '-n', mirrorNamespace('alpha', TEAM), 'k-zone']);
+    const listed = ((copy?.spec?.delegations ?? []) as { namespaces: string[] }[])[0]?.namespaces ?? [];
+    assert.ok(
+      listed.includes(mirrorNamespace('alpha', 'web')) && listed.includes(mirrorNamespace('alpha', TEAM)),
+    );
+    assert.ok(
+      listed.every((ns) => ns.startsWith('alpha--')),
+      'only alpha’s namespaces are listed',
+    );
+    const { value: up } = await waitFor(
+      async () => {
+        const o = (await get(alpha, ['zones.kubi.zone', '-n', TEAM, 'k-zone'])) as
+          | (Obj & { status?: { fqdn?: string; serial?: number } })
+          | undefined;
+        const r = ready(o);
+        return r?.status === 'True' && r.observedGeneration === o?.metadata.generation ? o : undefined;
+      },
+      90_000,
+      200,
+    );
+    assert.equal(up.status?.fqdn, 'k.example.');
+    assert.ok(up.metadata.finalizers?.includes('multicluster.zonekeeper.dev/finalizer'));
+    const { value: www } = await waitFor(
+      async () => {
+        const o = (await get(alpha, ['records.kubi.zone', '-n', 'web', 'www'])) as
+          | (Obj & { status?: { fqdn?: string } })
+          | undefined;
+        return ready(o)?.status === 'True' ? o : undefined;
+      },
+      90_000,
+      200,
+    );
+    assert.equal(www.status?.fqdn, 'www.k.example.');
+
+    // beta: Records with names in alpha's zone, from a namespace of the same name and by zoneRef to
+    // "team/k-zone" (beta's own team namespace, where alpha's Zone is not); a Zone of alpha's domain.
+    await beta.kubectlOk(['create', 'namespace', 'web']);
+    await apply(
+      beta,
+      record('evil', 'web', { domainName: 'evil.k.example.', rdata: '198.51.100.5' }),
+      record('evil-ref', 'web', {
+        domainName: 'evil2',
+        zoneRef: { name: 'k-zone', namespace: TEAM },
+        rdata: '198.51.100.6',
+      }),
+    );
+    for (const name of ['evil', 'evil-ref']) {
+      const { value: o } = await waitFor(
+        async () => {
+          const r = await get(beta, ['records.kubi.zone', '-n', 'web', name]);
+          return ready(r)?.status === 'False' ? r : undefined;
+        },
+        90_000,
+        200,
+      );
+      assert.doesNotMatch(JSON.stringify(o.status ?? {}), /alpha/, `${name}: no name of alpha's`);
+    }
+    assert.deepEqual(rdataOf(await dig(server.dnsPort, 'evil.k.example.', 'A'), 'A'), []);
+    assert.deepEqual(rdataOf(await dig(server.dnsPort, 'evil2.k.example.', 'A'), 'A'), []);
+    await apply(beta, zone('k.example.'));
+    const { value: lost } = await waitFor(
+      async () => {
+        const o = await get(beta, ['zones.kubi.zone', '-n', TEAM, 'k-zone']);
+        return ready(o)?.reason === 'ClaimedByAnotherCluster' ? o : undefined;
+      },
+      90_000,
+      200,
+    );
+    assert.equal(ready(lost)?.status, 'False');
+    assert.equal(
+      await get(down, ['zones.kubi.zone', '-n', mirrorNamespace('beta', TEAM), 'k-zone']),
+      undefined,
+    );
+    // Still alpha's records only.
+    await answersWith('www.k.example.', ['192.0.2.50']);
+    assert.deepEqual(rdataOf(await dig(server.dnsPort, 'evil.k.example.', 'A'), 'A'), []);
+
+    // A partial Zone under alpha's Zone (zoneRef): mirrored, its domain claimed through its parent,
+    // answered; beta's fully qualified Zone of that domain loses the claim.
+    await apply(
+      alpha,
+      {
+        apiVersion: KZ,
+        kind: 'Zone',
+        metadata: { name: 'k-sub', namespace: TEAM },
+        spec: {
+          domainName: 'sub',
+          zoneRef: { name: 'k-zone' },
+          delegations: [{ records: [{ pattern: '*' }] }],
+        },
+      },
+      record('sub-www', TEAM, { domainName: 'www', zoneRef: { name: 'k-sub' }, rdata: '192.0.2.52' }),
+    );
+    await answersWith('www.sub.k.example.', ['192.0.2.52']);
+    await waitFor(
+      async () => {
+        const o = (await get(alpha, ['zones.kubi.zone', '-n', TEAM, 'k-sub'])) as
+          | (Obj & { status?: { fqdn?: string } })
+          | undefined;
+        return ready(o)?.status === 'True' && o?.status?.fqdn === 'sub.k.example.' ? o : undefined;
+      },
+      90_000,
+      200,
+    );
+    await apply(beta, { ...zone('sub.k.example.'), metadata: { name: 'k-sub', namespace: TEAM } });
+    await waitFor(
+      async () => {
+        const o = await get(beta, ['zones.kubi.zone', '-n', TEAM, 'k-sub']);
+        return ready(o)?.reason === 'ClaimedByAnotherCluster' ? o : undefined;
+      },
+      90_000,
+      200,
+    );
+    await answersWith('www.sub.k.example.', ['192.0.2.52']);
+
+    // A partial Zone whose parent is not in its cluster: refused, saying so, and not mirrored.
+    await apply(alpha, {
+      apiVersion: KZ,
+      kind: 'Zone',
+      metadata: { name: 'k-orphan', namespace: TEAM },
+      spec: { domainName: 'orphan', zoneRef: { name: 'no-such-zone' }, delegations: [] },
+    });
+    const { value: orphan } = await waitFor(
+      async () => {
+        const o = await get(alpha, ['zones.kubi.zone', '-n', TEAM, 'k-orphan']);
+        return ready(o)?.reason === 'NoFqdn' ? o : undefined;
+      },
+      90_000,
+      200,
+    );
+    assert.match(ready(orphan)!.message, /no-such-zone/);
+    assert.equal(
+      await get(down, ['zones.kubi.zone', '-n', mirrorNamespace('alpha', TEAM), 'k-orphan']),
+      undefined,
+    );
+  });
+
+  test("hostile upstream: a homelab DNSRecord reaches only its own cluster's DNSClasses", async () => {
+    const HL = 'dnsrecords.dns.homelab.mortenolsen.pro';
+    // The serving cluster's administrators made a class for alpha only (its provider is unreachable:
+    // what matters is which class each record is pushed through).
+    await apply(down, {
+      apiVersion: 'dns.homelab.mortenolsen.pro/v1alpha1',
+      kind: 'DNSClass',
+      metadata: { name: mirrorClassName('alpha', 'zk') },
+      spec: { server: 'http://127.0.0.1:9' },
+    });
+    const record = (name: string) => ({
+      apiVersion: 'dns.homelab.mortenolsen.pro/v1alpha1',
+      kind: 'DNSRecord',
+      metadata: { name, namespace: TEAM },
+      spec: {
+        type: 'A',
+        domain: 'k.example',
+        subdomain: name,
+        dnsClassRef: { name: 'zk' },
+        values: ['192.0.2.60'],
+      },
+    });
+    await apply(alpha, record('h-own'));
+    await apply(beta, record('h-evil'));
+    const settled = (cluster: PlaneCluster, name: string) =>
+      waitFor(
+        async () => {
+          const o = (await get(cluster, [HL, '-n', TEAM, name])) as
+            | (Obj & { status?: { error?: { code?: string; message?: string }; state?: string } })
+            | undefined;
+          return o?.status?.observedGeneration === o?.metadata.generation && o?.status?.error ? o : undefined;
+        },
+        90_000,
+        200,
+      );
+    const { value: own } = await settled(alpha, 'h-own');
+    assert.notEqual(own.status?.error?.code, 'DNS_CLASS_NOT_FOUND', 'alpha’s record reaches alpha’s class');
+    const { value: evil } = await settled(beta, 'h-evil');
+    assert.equal(evil.status?.error?.code, 'DNS_CLASS_NOT_FOUND');
+    assert.equal(condition(evil, 'Ready')?.reason, 'DNSClassNotFound');
+    assert.match(evil.status?.error?.message ?? '', new RegExp(mirrorClassName('beta', 'zk')));
+    assert.doesNotMatch(JSON.stringify(evil.status), /alpha/);
+    const copy = await get(down, [HL, '-n', mirrorNamespace('beta', TEAM), 'h-evil']);
+    assert.deepEqual(copy?.spec?.dnsClassRef, { name: mirrorClassName('beta', 'zk') });
+    for (const [cluster, name] of [
+      [alpha, 'h-own'],
+      [beta, 'h-evil'],
+    ] as const)
+      await cluster.kubectlOk(['delete', HL, '-n', TEAM, name, '--wait=false']);
   });
 
   test('deleting an upstream DNSEndpoint removes its answers, then releases the upstream object', async () => {

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { CONFIRM_CHANGE_ANNOTATION } from '../../api/change-safety.ts';
+import {
+  adoptRecord,
+  placeZone,
+  type RecordObject,
+  type ZoneObject,
+} from '../../api/frontdoors/kubizone/adoption.ts';
 import { claimData, claimFromData, ownerOf, withClaimant, withoutClaimant } from './claims.ts';
 import {
   CLUSTER_LABEL,
@@ -9,10 +15,15 @@ import {
   DNSENDPOINT,
   GARDENER_RECORD,
   GENERATION_ANNOTATION,
+  HOMELAB_RECORD,
   isMirroredKind,
+  KUBIZONE_RECORD,
+  KUBIZONE_ZONE,
+  kubizoneZoneFqdn,
   MIRRORED_KIND_INFO,
   MIRRORED_KINDS,
   mirrorable,
+  mirrorClassName,
   mirrorNamespace,
   mirrorOf,
   mirrorUpToDate,
@@ -22,6 +33,7 @@ import {
   originOf,
   refusedStatus,
   UID_LABEL,
+  type UpstreamObject,
   upstreamStatus,
   upstreamText,
 } from './mapping.ts';
@@ -527,5 +539,268 @@ describe('multicluster mapping: front-door kinds', () => {
     assert.deepEqual((first.lastError as { codes: string[] }).codes, ['ERR_CONFIGURATION_PROBLEM']);
     const again = refusedStatus('NamespaceTaken', 'm', 3, undefined, new Date(60_000), 'gardener', first);
     assert.deepEqual(again, first);
+  });
+});
+
+describe('multicluster mapping: kubizone Zone and Record, homelab DNSRecord', () => {
+  const zone = (cluster: string, namespace: string, spec: Record<string, unknown>, known: string[] = []) =>
+    mirrorOf(
+      KUBIZONE_ZONE,
+      { metadata: { name: 'z', namespace, generation: 1 }, spec },
+      { cluster, namespaces: known },
+    );
+  const asZone = (o: ReturnType<typeof zone>['object']) => o as unknown as ZoneObject;
+
+  test('an empty delegation namespace list becomes the explicit list of the same cluster’s namespaces', () => {
+    const { object, problems } = zone(
+      'alpha',
+      'team',
+      {
+        domainName: 'a.example.',
+        delegations: [{ records: [{ pattern: '*' }] }, { namespaces: [], zones: ['*'] }],
+      },
+      ['web', 'team'],
+    );
+    assert.deepEqual(problems, []);
+    const expected = [mirrorNamespace('alpha', 'team'), mirrorNamespace('alpha', 'web')];
+    const delegations = object.spec.delegations as {
+      namespaces: string[];
+      records?: unknown;
+      zones?: unknown;
+    }[];
+    assert.deepEqual(delegations[0]!.namespaces, expected);
+    assert.deepEqual(delegations[0]!.records, [{ pattern: '*' }]);
+    assert.deepEqual(delegations[1]!.namespaces, expected);
+    assert.deepEqual(delegations[1]!.zones, ['*']);
+  });
+
+  test('no cluster known besides the Zone’s own namespace: the list is that namespace, never empty', () => {
+    const { object } = zone('alpha', 'team', {
+      domainName: 'a.example.',
+      delegations: [{ records: [{ pattern: '*' }] }],
+    });
+    assert.deepEqual((object.spec.delegations as { namespaces: string[] }[])[0]!.namespaces, [
+      mirrorNamespace('alpha', 'team'),
+    ]);
+  });
+
+  test('named namespaces and zoneRefs map into the same cluster; a long list is split, never widened', () => {
+    const { object } = zone('alpha', 'team', {
+      domainName: 'a.example.',
+      delegations: [{ namespaces: ['web', 'web', 'ops'], records: [{ pattern: 'www' }] }],
+    });
+    assert.deepEqual((object.spec.delegations as { namespaces: string[] }[])[0]!.namespaces, [
+      mirrorNamespace('alpha', 'web'),
+      mirrorNamespace('alpha', 'ops'),
+    ]);
+    // Naming another cluster's downstream namespace outright names a namespace of alpha's own.
+    const forged = zone('alpha', 'team', {
+      domainName: 'a.example.',
+      delegations: [{ namespaces: [mirrorNamespace('beta', 'web')], records: [{ pattern: '*' }] }],
+    }).object;
+    const forgedNamespaces = (forged.spec.delegations as { namespaces: string[] }[])[0]!.namespaces;
+    assert.deepEqual(forgedNamespaces, [mirrorNamespace('alpha', mirrorNamespace('beta', 'web'))]);
+    assert.ok(!forgedNamespaces.includes(mirrorNamespace('beta', 'web')));
+    const many = Array.from({ length: 600 }, (_, i) => `ns${i}`);
+    const split = zone(
+      'alpha',
+      'team',
+      { domainName: 'a.example.', delegations: [{ records: [{ pattern: '*' }] }] },
+      many,
+    );
+    const entries = split.object.spec.delegations as { namespaces: string[] }[];
+    assert.equal(entries.length, 3);
+    assert.ok(entries.every((e) => e.namespaces.length > 0 && e.namespaces.length <= 256));
+    assert.equal(entries.flatMap((e) => e.namespaces).length, 601);
+    const record = mirrorOf(
+      KUBIZONE_RECORD,
+      {
+        metadata: { name: 'r', namespace: 'web' },
+        spec: { domainName: 'www', zoneRef: { name: 'z', namespace: 'team' }, type: 'A', rdata: '192.0.2.1' },
+      },
+      { cluster: 'beta', namespaces: [] },
+    ).object;
+    assert.deepEqual(record.spec.zoneRef, { name: 'z', namespace: mirrorNamespace('beta', 'team') });
+    assert.equal(record.apiVersion, 'kubi.zone/v1alpha1');
+    assert.equal(record.kind, 'Record');
+  });
+
+  test('hostile: a Record of cluster beta is not adopted by alpha’s Zone, even with an empty namespace list and a matching name', () => {
+    const alphaZone = asZone(
+      zone(
+        'alpha',
+        'team',
+        { domainName: 'a.example.', delegations: [{ namespaces: [], records: [{ pattern: '*' }] }] },
+        ['team', 'web'],
+      ).object,
+    );
+    const recordOf = (cluster: string, namespace: string, spec: Record<string, unknown>) =>
+      mirrorOf(KUBIZONE_RECORD, { metadata: { name: 'r', namespace }, spec }, { cluster, namespaces: [] })
+        .object as unknown as RecordObject;
+    // alpha's own Record in another namespace is adopted (the empty list admits alpha's namespaces).
+    const own = adoptRecord(
+      recordOf('alpha', 'web', { domainName: 'www.a.example.', type: 'A', rdata: '192.0.2.1' }),
+      [alphaZone],
+    );
+    assert.equal(own.ok, true);
+    // beta's Record with the same namespace name and a name in alpha's zone: refused.
+    for (const spec of [
+      { domainName: 'evil.a.example.', type: 'A', rdata: '192.0.2.66' },
+      // zoneRef to "team/z": beta's own team namespace, where alpha's Zone is not.
+      { domainName: 'evil', zoneRef: { name: 'z', namespace: 'team' }, type: 'A', rdata: '192.0.2.66' },
+      { domainName: 'evil', zoneRef: { name: 'z' }, type: 'A', rdata: '192.0.2.66' },
+    ]) {
+      for (const ns of ['web', 'team']) {
+        const adoption = adoptRecord(recordOf('beta', ns, spec), [alphaZone]);
+        assert.equal(adoption.ok, false, JSON.stringify({ ns, spec }));
+      }
+    }
+    // A sub-zone of beta below alpha's zone is not placed under it either.
+    const betaSub = asZone(
+      zone('beta', 'team', { domainName: 'sub.a.example.', delegations: [{ records: [{ pattern: '*' }] }] })
+        .object,
+    );
+    assert.equal(placeZone(betaSub, [alphaZone, betaSub]).ok, false);
+  });
+
+  test('a kubizone Zone’s domain for the claims: through its parents in the same cluster, or unknown', () => {
+    const zones = new Map<string, UpstreamObject>([
+      ['team/root', { metadata: { name: 'root', namespace: 'team' }, spec: { domainName: 'K.Example.' } }],
+      [
+        'team/dev',
+        {
+          metadata: { name: 'dev', namespace: 'team' },
+          spec: { domainName: 'dev', zoneRef: { name: 'root' } },
+        },
+      ],
+      [
+        'team/loop-a',
+        {
+          metadata: { name: 'loop-a', namespace: 'team' },
+          spec: { domainName: 'a', zoneRef: { name: 'loop-b' } },
+        },
+      ],
+      [
+        'team/loop-b',
+        {
+          metadata: { name: 'loop-b', namespace: 'team' },
+          spec: { domainName: 'b', zoneRef: { name: 'loop-a' } },
+        },
+      ],
+    ]);
+    const lookup = (key: string) => zones.get(key);
+    assert.equal(kubizoneZoneFqdn(zones.get('team/root')!, lookup), 'k.example.');
+    const web = {
+      metadata: { name: 'x', namespace: 'web' },
+      spec: { domainName: 'x', zoneRef: { name: 'dev', namespace: 'team' } },
+    };
+    assert.equal(kubizoneZoneFqdn(web, lookup), 'x.dev.k.example.');
+    // zoneRef without a namespace: the Zone's own namespace (web has no "dev"); a loop; a missing parent.
+    assert.equal(
+      kubizoneZoneFqdn({ ...web, spec: { domainName: 'x', zoneRef: { name: 'dev' } } }, lookup),
+      undefined,
+    );
+    assert.equal(kubizoneZoneFqdn(zones.get('team/loop-a')!, lookup), undefined);
+    assert.equal(kubizoneZoneFqdn({ metadata: { name: 'y' }, spec: { domainName: 'y' } }, lookup), undefined);
+    assert.ok(MIRRORED_KIND_INFO[KUBIZONE_ZONE].zone);
+    assert.ok(!MIRRORED_KIND_INFO[KUBIZONE_RECORD].zone);
+    assert.ok(!MIRRORED_KIND_INFO[HOMELAB_RECORD].zone);
+  });
+
+  test('kubizone status comes back with its Ready condition, namespaces of the same cluster mapped back', () => {
+    const origins: NamespaceOrigins = (ns) =>
+      ns === mirrorNamespace('alpha', 'team')
+        ? { cluster: 'alpha', namespace: 'team' }
+        : ns === mirrorNamespace('beta', 'team')
+          ? { cluster: 'beta', namespace: 'team' }
+          : undefined;
+    const copy = {
+      metadata: { generation: 3, annotations: { [GENERATION_ANNOTATION]: '7' } },
+      status: {
+        fqdn: 'www.a.example.',
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'False',
+            reason: 'NotDelegated',
+            message: `Zone ${mirrorNamespace('beta', 'team')}/z (a.example.) has no delegation admitting A www.a.example. from namespace ${mirrorNamespace('alpha', 'team')}`,
+            lastTransitionTime: 't',
+            observedGeneration: 1,
+          },
+        ],
+      },
+    };
+    const status = upstreamStatus(KUBIZONE_RECORD, copy, 'alpha', origins)!;
+    const ready = (status.conditions as { message: string; observedGeneration: number }[])[0]!;
+    assert.equal(ready.observedGeneration, 7);
+    assert.equal(status.fqdn, 'www.a.example.');
+    assert.ok(!ready.message.includes(mirrorNamespace('beta', 'team')));
+    assert.match(ready.message, /another cluster's object/);
+    assert.match(ready.message, /from namespace team$/);
+    assert.equal(
+      upstreamStatus(KUBIZONE_RECORD, { ...copy, status: { conditions: [] } }, 'alpha', origins),
+      undefined,
+    );
+    assert.deepEqual(refusedStatus('NamespaceTaken', 'm', 2, undefined, new Date(0), 'ready'), {
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'False',
+          reason: 'NamespaceTaken',
+          message: 'm',
+          lastTransitionTime: '1970-01-01T00:00:00Z',
+          observedGeneration: 2,
+        },
+      ],
+    });
+  });
+
+  test('a homelab DNSRecord names its DNSClass per cluster; its refusal is in the homelab shape', () => {
+    const up = (cluster: string) =>
+      mirrorOf(
+        HOMELAB_RECORD,
+        {
+          metadata: { name: 'r', namespace: 'team' },
+          spec: {
+            type: 'A',
+            domain: 'a.example',
+            subdomain: 'www',
+            dnsClassRef: { name: 'zonekeeper' },
+            values: ['192.0.2.1'],
+          },
+        },
+        { cluster, namespaces: [] },
+      ).object;
+    const alpha = up('alpha');
+    assert.equal(alpha.apiVersion, 'dns.homelab.mortenolsen.pro/v1alpha1');
+    assert.deepEqual(alpha.spec.dnsClassRef, { name: mirrorClassName('alpha', 'zonekeeper') });
+    assert.notEqual(mirrorClassName('alpha', 'zonekeeper'), mirrorClassName('beta', 'zonekeeper'));
+    assert.notEqual((up('beta').spec.dnsClassRef as { name: string }).name, 'zonekeeper');
+    const status = refusedStatus('NamespaceTaken', 'm', 4, undefined, new Date(0), 'homelab');
+    assert.equal(status.observedGeneration, 4);
+    assert.equal(status.state, 'Error');
+    assert.deepEqual(status.error, {
+      code: 'NamespaceTaken',
+      message: 'm',
+      timestamp: '1970-01-01T00:00:00Z',
+    });
+    // The homelab status carries observedGeneration at the top: only a current one goes up, error mapped.
+    const origins: NamespaceOrigins = (ns) =>
+      ns === mirrorNamespace('beta', 'team') ? { cluster: 'beta', namespace: 'team' } : undefined;
+    const back = upstreamStatus(
+      HOMELAB_RECORD,
+      {
+        metadata: { generation: 2, annotations: { [GENERATION_ANNOTATION]: '5' } },
+        status: {
+          observedGeneration: 2,
+          state: 'Error',
+          error: { code: 'X', message: `in ${mirrorNamespace('beta', 'team')}/r`, timestamp: 't' },
+        },
+      },
+      'alpha',
+      origins,
+    )!;
+    assert.equal(back.observedGeneration, 5);
+    assert.equal((back.error as { message: string }).message, "in another cluster's object");
   });
 });

@@ -30,6 +30,8 @@ export const MANAGED_BY = 'zonekeeper-multicluster';
 export const UPSTREAM_FINALIZER = `${PREFIX}/finalizer`;
 /** The Accepted reason of an upstream DNSZone whose domain another cluster claimed first. */
 export const CLAIMED_ELSEWHERE = 'ClaimedByAnotherCluster';
+/** The Ready reason of an upstream kubizone Zone whose parent (spec.zoneRef) has no fqdn in its cluster. */
+export const NO_FQDN = 'NoFqdn';
 /** The Accepted reason of an upstream object whose downstream namespace exists with another origin. */
 export const NAMESPACE_TAKEN = 'NamespaceTaken';
 
@@ -40,6 +42,11 @@ export const NAMESPACE_TAKEN = 'NamespaceTaken';
  * namespace only, which is what requireVerifiedDomain checks for the zones there. ExternalDNS's
  * DNSEndpoint names no namespace; Datum's DNSRecordSet names its zone by name in its own namespace;
  * Gardener's DNSRecord names its zone as "namespace/name", mapped like a zoneRef (mirrorOf).
+ * The homelab operator's DNSRecord names no namespace but a cluster-scoped DNSClass (the provider it
+ * is pushed to): the name is mapped per cluster (mirrorClassName), so a cluster's records reach only
+ * the classes the serving cluster's administrators made for that cluster. kubizone's Zone and Record
+ * name Zones by zoneRef (mapped like a zoneRef) and Zones name namespaces in their delegations, an
+ * empty list meaning every namespace: it becomes the cluster's own namespaces (mapKubizoneDelegations).
  * Front-door kinds are named by their store id (`Kind.group`, as `frontDoorId`).
  */
 export type NativeMirroredKind = 'DNSZone' | 'DNSRecordSet' | 'Domain';
@@ -47,11 +54,17 @@ export const DNSENDPOINT = 'DNSEndpoint.externaldns.k8s.io';
 export const DATUM_ZONE = 'DNSZone.dns.networking.miloapis.com';
 export const DATUM_RECORDSET = 'DNSRecordSet.dns.networking.miloapis.com';
 export const GARDENER_RECORD = 'DNSRecord.extensions.gardener.cloud';
+export const HOMELAB_RECORD = 'DNSRecord.dns.homelab.mortenolsen.pro';
+export const KUBIZONE_ZONE = 'Zone.kubi.zone';
+export const KUBIZONE_RECORD = 'Record.kubi.zone';
 export type FrontDoorMirroredKind =
   | typeof DNSENDPOINT
   | typeof DATUM_ZONE
   | typeof DATUM_RECORDSET
-  | typeof GARDENER_RECORD;
+  | typeof GARDENER_RECORD
+  | typeof HOMELAB_RECORD
+  | typeof KUBIZONE_ZONE
+  | typeof KUBIZONE_RECORD;
 export type MirroredKind = NativeMirroredKind | FrontDoorMirroredKind;
 export const NATIVE_MIRRORED_KINDS: readonly NativeMirroredKind[] = ['DNSZone', 'DNSRecordSet', 'Domain'];
 export const FRONT_DOOR_MIRRORED_KINDS: readonly FrontDoorMirroredKind[] = [
@@ -59,6 +72,9 @@ export const FRONT_DOOR_MIRRORED_KINDS: readonly FrontDoorMirroredKind[] = [
   DATUM_ZONE,
   DATUM_RECORDSET,
   GARDENER_RECORD,
+  HOMELAB_RECORD,
+  KUBIZONE_ZONE,
+  KUBIZONE_RECORD,
 ];
 export const MIRRORED_KINDS: readonly MirroredKind[] = [
   ...NATIVE_MIRRORED_KINDS,
@@ -79,9 +95,9 @@ export interface MirroredKindInfo {
   /**
    * How a refusal is shown in the upstream status: with Accepted, Programmed and Ready conditions,
    * only Accepted and Programmed (Datum's shape), or not at all (a status without conditions: an
-   * Event says it).
+   * Event says it); Gardener's and the homelab operator's own shapes; kubizone's (a Ready condition).
    */
-  refusal: 'conditions' | 'acceptedProgrammed' | 'none' | 'gardener';
+  refusal: 'conditions' | 'acceptedProgrammed' | 'none' | 'gardener' | 'homelab' | 'ready';
 }
 
 const NATIVE = {
@@ -129,6 +145,33 @@ export const MIRRORED_KIND_INFO: Readonly<Record<MirroredKind, MirroredKindInfo>
     frontDoor: true,
     zone: false,
     refusal: 'gardener',
+  },
+  [HOMELAB_RECORD]: {
+    group: 'dns.homelab.mortenolsen.pro',
+    version: 'v1alpha1',
+    plural: 'dnsrecords',
+    kind: 'DNSRecord',
+    frontDoor: true,
+    zone: false,
+    refusal: 'homelab',
+  },
+  [KUBIZONE_ZONE]: {
+    group: 'kubi.zone',
+    version: 'v1alpha1',
+    plural: 'zones',
+    kind: 'Zone',
+    frontDoor: true,
+    zone: true,
+    refusal: 'ready',
+  },
+  [KUBIZONE_RECORD]: {
+    group: 'kubi.zone',
+    version: 'v1alpha1',
+    plural: 'records',
+    kind: 'Record',
+    frontDoor: true,
+    zone: false,
+    refusal: 'ready',
   },
 };
 
@@ -197,6 +240,43 @@ export function originHash(cluster: string, namespace: string): string {
 export function mirrorNamespace(cluster: string, namespace: string): string {
   const readable = `${cluster}--${namespace}`.slice(0, READABLE_MAX).replace(/-+$/, '');
   return `${readable}-${originHash(cluster, namespace)}`;
+}
+
+/**
+ * The downstream name of the cluster-scoped homelab DNSClass `name` as `cluster`'s DNSRecords name it:
+ * `<cluster>--<name>` cut to 50 characters, `-` and 12 base32 characters of SHA-256("<cluster>/<name>")
+ * (as mirrorNamespace; distinct pairs get distinct names). DNSClasses are not mirrored (a class is a
+ * provider URL and its credentials, chosen by the serving cluster's administrators): they create the
+ * classes each cluster may use, under these names.
+ */
+export function mirrorClassName(cluster: string, name: string): string {
+  return mirrorNamespace(cluster, name);
+}
+
+/**
+ * A kubizone Zone's fully qualified domain, as its cluster's claim on it is made: its domainName when
+ * that ends in ".", else its name under the Zone its spec.zoneRef names, followed through the same
+ * cluster's Zones (`lookup`, by "namespace/name") up to 16 levels. Undefined while the chain ends in a
+ * Zone that is missing, too deep or a loop (the Zone then waits, unmirrored, for its parent).
+ */
+export function kubizoneZoneFqdn(
+  zone: UpstreamObject,
+  lookup: (key: string) => UpstreamObject | undefined,
+): string | undefined {
+  let current = zone;
+  let name = '';
+  for (let depth = 0; depth <= 16; depth++) {
+    const domainName = String(current.spec?.domainName ?? '');
+    if (domainName === '') return undefined;
+    name = name === '' ? domainName : `${name}.${domainName}`;
+    if (domainName.endsWith('.')) return name.toLowerCase();
+    const ref = current.spec?.zoneRef as { name?: string; namespace?: string } | undefined;
+    if (!ref?.name) return undefined;
+    const next = lookup(`${ref.namespace ?? current.metadata.namespace ?? 'default'}/${ref.name}`);
+    if (!next) return undefined;
+    current = next;
+  }
+  return undefined;
 }
 
 /** Where a downstream object came from. */
@@ -323,7 +403,45 @@ function mapDelegations(
   return out;
 }
 
-/** The downstream copy of an upstream DNSZone, DNSRecordSet or Domain of `context.cluster`. */
+/** kubizone's limits: namespaces per delegation entry and entries per Zone. */
+const KUBIZONE_MAX_NAMESPACES = 256;
+const KUBIZONE_MAX_DELEGATIONS = 256;
+
+/**
+ * A kubizone Zone's delegations for its copy: every namespace named becomes its mirrored namespace in
+ * the same cluster, and an empty (or absent) list, which kubizone reads as every namespace, becomes
+ * the explicit list of the cluster's namespaces (those known, and the Zone's own): downstream, an
+ * empty list would admit the Records of every cluster. A list is never left empty (the Zone's own
+ * namespace is always in it), and a list too long is split over entries; entries past kubizone's
+ * limit are dropped (they admit less, never more) with a problem.
+ */
+function mapKubizoneDelegations(
+  delegations: { namespaces?: string[] }[],
+  ownNamespace: string,
+  context: MirrorContext,
+  problems: string[],
+): { namespaces: string[] }[] {
+  const all = [...new Set([...context.namespaces, ownNamespace])]
+    .sort()
+    .map((ns) => mirrorNamespace(context.cluster, ns));
+  const out: { namespaces: string[] }[] = [];
+  for (const d of delegations) {
+    const named = d.namespaces ?? [];
+    const mapped =
+      named.length === 0 ? all : [...new Set(named)].map((ns) => mirrorNamespace(context.cluster, ns));
+    for (let i = 0; i < mapped.length; i += KUBIZONE_MAX_NAMESPACES)
+      out.push({ ...d, namespaces: mapped.slice(i, i + KUBIZONE_MAX_NAMESPACES) });
+  }
+  if (out.length > KUBIZONE_MAX_DELEGATIONS) {
+    problems.push(
+      `spec.delegations: every namespace of the cluster makes ${out.length} entries of at most ${KUBIZONE_MAX_NAMESPACES} namespaces; only the first ${KUBIZONE_MAX_DELEGATIONS} are applied (name the namespaces)`,
+    );
+    return out.slice(0, KUBIZONE_MAX_DELEGATIONS);
+  }
+  return out;
+}
+
+/** The downstream copy of an upstream object of a mirrored kind of `context.cluster`. */
 export function mirrorOf(kind: MirroredKind, upstream: UpstreamObject, context: MirrorContext): MirrorResult {
   const { metadata } = upstream;
   const namespace = metadata.namespace ?? 'default';
@@ -344,6 +462,23 @@ export function mirrorOf(kind: MirroredKind, upstream: UpstreamObject, context: 
     const secretRef = spec.secretRef as { namespace?: string } | undefined;
     if (secretRef?.namespace !== undefined)
       spec.secretRef = { ...secretRef, namespace: mirrorNamespace(context.cluster, secretRef.namespace) };
+  }
+  if (kind === KUBIZONE_ZONE || kind === KUBIZONE_RECORD) {
+    const ref = spec.zoneRef as { name?: string; namespace?: string } | undefined;
+    if (ref?.namespace !== undefined)
+      spec.zoneRef = { ...ref, namespace: mirrorNamespace(context.cluster, ref.namespace) };
+  }
+  if (kind === KUBIZONE_ZONE)
+    spec.delegations = mapKubizoneDelegations(
+      Array.isArray(spec.delegations) ? (spec.delegations as { namespaces?: string[] }[]) : [],
+      namespace,
+      context,
+      problems,
+    );
+  if (kind === HOMELAB_RECORD) {
+    const ref = spec.dnsClassRef as { name?: string } | undefined;
+    if (typeof ref?.name === 'string')
+      spec.dnsClassRef = { ...ref, name: mirrorClassName(context.cluster, ref.name) };
   }
   const annotations: Record<string, string> = {
     [NAME_ANNOTATION]: metadata.name,
@@ -454,7 +589,15 @@ export function upstreamStatus(
   const generation = downstream.metadata.generation;
   const upstreamGeneration = Number(downstream.metadata.annotations?.[GENERATION_ANNOTATION]);
   if (!status || generation === undefined || !Number.isInteger(upstreamGeneration)) return undefined;
-  if (status.observedGeneration !== undefined) {
+  if (kind === KUBIZONE_ZONE || kind === KUBIZONE_RECORD) {
+    // kubizone's status has no observedGeneration and its Ready condition carries the generation of
+    // the native object the door made, not the copy's: a status with a Ready condition is passed up,
+    // its observedGeneration the upstream generation the copy was written for.
+    const ready = (Array.isArray(status.conditions) ? (status.conditions as Condition[]) : []).find(
+      (c) => c.type === 'Ready',
+    );
+    if (!ready) return undefined;
+  } else if (status.observedGeneration !== undefined) {
     if (status.observedGeneration !== generation) return undefined;
   } else {
     // A status shape without observedGeneration (Datum's): its Accepted condition says which
@@ -464,12 +607,15 @@ export function upstreamStatus(
     );
     if (accepted?.observedGeneration !== generation) return undefined;
   }
+  const kubizone = kind === KUBIZONE_ZONE || kind === KUBIZONE_RECORD;
   const mapConditions = (conditions: Condition[]) =>
     conditions.map((c) => ({
       ...c,
       message: upstreamText(c.message ?? '', cluster, origins),
       ...(c.observedGeneration !== undefined
-        ? { observedGeneration: c.observedGeneration === generation ? upstreamGeneration : 0 }
+        ? {
+            observedGeneration: kubizone || c.observedGeneration === generation ? upstreamGeneration : 0,
+          }
         : {}),
     }));
   const out: Record<string, unknown> = {};
@@ -499,6 +645,13 @@ export function upstreamStatus(
       const v = structuredClone(value) as { description?: string };
       if (typeof v.description === 'string') v.description = upstreamText(v.description, cluster, origins);
       out[field] = v;
+    } else if (kind === HOMELAB_RECORD && field === 'error') {
+      const v = structuredClone(value) as { message?: string };
+      if (typeof v.message === 'string') v.message = upstreamText(v.message, cluster, origins);
+      out[field] = v;
+    } else if (kind === KUBIZONE_ZONE && field === 'entries') {
+      // The zone as served: names and data, no namespaces.
+      out[field] = structuredClone(value);
     } else if (field === 'zone' || field === 'parentZone') {
       const ref = mapRef(value);
       if (ref) out[field] = ref;
@@ -518,9 +671,37 @@ export function refusedStatus(
   generation: number | undefined,
   previous: Condition[] | undefined,
   now: Date,
-  shape: 'conditions' | 'acceptedProgrammed' | 'gardener' = 'conditions',
+  shape: 'conditions' | 'acceptedProgrammed' | 'gardener' | 'homelab' | 'ready' = 'conditions',
   previousStatus?: Record<string, unknown>,
 ): Record<string, unknown> {
+  const stamp = now.toISOString().replace(/\.\d+Z$/, 'Z');
+  if (shape === 'homelab' || shape === 'ready') {
+    // kubizone's shape (a Ready condition) and the homelab operator's (state and error besides).
+    const before = previous?.find((c) => c.type === 'Ready');
+    const ready: Condition = {
+      type: 'Ready',
+      status: 'False',
+      reason,
+      message,
+      lastTransitionTime: before && before.status === 'False' ? before.lastTransitionTime : stamp,
+      ...(generation !== undefined ? { observedGeneration: generation } : {}),
+    };
+    if (shape === 'ready') return { conditions: [ready] };
+    const error = previousStatus?.error as
+      | { code?: string; message?: string; timestamp?: string }
+      | undefined;
+    return {
+      ...(generation !== undefined ? { observedGeneration: generation } : {}),
+      state: 'Error',
+      error: {
+        code: reason,
+        message,
+        timestamp:
+          error?.code === reason && error.message === message && error.timestamp ? error.timestamp : stamp,
+      },
+      conditions: [ready],
+    };
+  }
   if (shape === 'gardener') {
     // The extension contract's shape: the last operation failed, with the reason as its error code.
     const description = `${reason}: ${message}`;

@@ -1,7 +1,8 @@
 /**
  * The replicator of `zonekeeper operator --upstream-clusters`: DNSZones, DNSRecordSets and Domains of
  * every upstream cluster (and the front-door kinds of mapping.ts: ExternalDNS's DNSEndpoint, Datum's
- * DNSZone and DNSRecordSet, Gardener's DNSRecord, each optional per upstream) mirrored into the
+ * DNSZone and DNSRecordSet, Gardener's DNSRecord, the homelab operator's DNSRecord, kubizone's Zone
+ * and Record, each optional per upstream) mirrored into the
  * operator's own (downstream) cluster, where the controller serves them like any other; status back
  * upstream when the downstream status changes.
  *
@@ -42,6 +43,8 @@ import {
   claimDomain,
   DATUM_ZONE,
   isMirroredKind,
+  KUBIZONE_ZONE,
+  kubizoneZoneFqdn,
   MIRRORED_KIND_INFO,
   type MirroredKind,
   mirrorable,
@@ -50,6 +53,7 @@ import {
   mirrorUpToDate,
   NAMESPACE_TAKEN,
   NATIVE_MIRRORED_KINDS,
+  NO_FQDN,
   namespaceLabels,
   type Origin,
   originOf,
@@ -115,6 +119,31 @@ const ROOT_MARK = '|';
  * 'accepted' (Accepted=True and not waiting for a verified Domain), 'refused' (Accepted=False, or
  * waiting for a verified Domain), or 'pending' (no verdict on this generation yet).
  */
+/**
+ * The domain a downstream zone copy stands for: its domainName; for a kubizone Zone copy with a
+ * partial one, the fqdn the door computed (status.fqdn), else none.
+ */
+function copyDomain(kind: MirroredKind, o: DownObject): string | undefined {
+  const domainName = String((o.spec as { domainName?: unknown } | undefined)?.domainName ?? '');
+  if (kind !== KUBIZONE_ZONE || domainName.endsWith('.'))
+    return domainName ? claimDomain(domainName) : undefined;
+  const fqdn = (o.status as { fqdn?: unknown } | undefined)?.fqdn;
+  return typeof fqdn === 'string' && fqdn !== '' ? claimDomain(fqdn) : undefined;
+}
+
+/** Ready reasons of a kubizone Zone copy that is refused (not merely pending or failing to program). */
+const KUBIZONE_REFUSALS = new Set([
+  'NotDelegated',
+  'NoZone',
+  'NoFqdn',
+  'OutOfZone',
+  'Rejected',
+  'DomainNotVerified',
+  'Conflict',
+  'NoDefaultClass',
+  'SeveralDefaultClasses',
+]);
+
 export function zoneCopyVerdict(copy: {
   metadata: { generation?: number };
   status?: unknown;
@@ -125,6 +154,12 @@ export function zoneCopyVerdict(copy: {
     c !== undefined &&
     (copy.metadata.generation === undefined || c.observedGeneration === copy.metadata.generation);
   const accepted = conditions.find((c) => c.type === 'Accepted');
+  if (accepted === undefined) {
+    // kubizone's shape: one Ready condition (its observedGeneration is the door's native object's).
+    const ready = conditions.find((c) => c.type === 'Ready');
+    if (ready?.status === 'True') return 'accepted';
+    return ready?.status === 'False' && KUBIZONE_REFUSALS.has(ready.reason) ? 'refused' : 'pending';
+  }
   if (!current(accepted)) return 'pending';
   if (accepted!.status !== 'True') return 'refused';
   const programmed = conditions.find((c) => c.type === 'Programmed');
@@ -434,10 +469,15 @@ class UpstreamCluster {
   private noteNamespace(namespace: string | undefined): void {
     if (!namespace || this.knownNamespaces.has(namespace)) return;
     this.knownNamespaces.add(namespace);
-    for (const [key, zone] of this.cache.get('DNSZone')!) {
+    for (const [key, zone] of this.cache.get('DNSZone') ?? []) {
       const delegations = zone.spec?.delegations as { namespacePatterns?: string[] }[] | undefined;
       if (delegations?.some((d) => d.namespacePatterns?.some((p) => namespace.startsWith(p.slice(0, -1)))))
         this.enqueue('DNSZone', key);
+    }
+    // kubizone Zones whose delegations admit every namespace: their copies list the cluster's namespaces.
+    for (const [key, zone] of this.cache.get(KUBIZONE_ZONE) ?? []) {
+      const delegations = zone.spec?.delegations as { namespaces?: string[] }[] | undefined;
+      if (delegations?.some((d) => (d.namespaces ?? []).length === 0)) this.enqueue(KUBIZONE_ZONE, key);
     }
   }
 
@@ -880,7 +920,7 @@ export class Replicator {
       }
       if (up?.metadata.finalizers?.includes(UPSTREAM_FINALIZER)) await this.setFinalizer(c, kind, up, false);
       if (MIRRORED_KIND_INFO[kind].zone) {
-        const domain = up?.spec?.domainName ? claimDomain(String(up.spec.domainName)) : c.domains.get(item);
+        const domain = (up ? this.zoneDomainOf(c, kind, up) : undefined) ?? c.domains.get(item);
         if (!up) c.domains.delete(item);
         if (domain) await this.releaseIfUnused(c, domain);
       }
@@ -896,9 +936,26 @@ export class Replicator {
     // a domain another cluster holds that way refuses the zone here, and no copy is made.
     let domain: string | undefined;
     if (MIRRORED_KIND_INFO[kind].zone) {
-      domain = claimDomain(String(up.spec?.domainName ?? ''));
+      domain = this.zoneDomainOf(c, kind, up);
       const previous = c.domains.get(item);
+      if (domain === undefined) {
+        // A kubizone Zone under a parent (spec.zoneRef) of its cluster that has no fqdn (yet): its
+        // domain is unknown, so nothing can be claimed; not mirrored until the parent has one.
+        c.domains.delete(item);
+        if (down && !down.metadata.deletionTimestamp) await api.delete(kind, downNs, name, down.metadata.uid);
+        if (previous) await this.releaseIfUnused(c, previous);
+        const ref = up.spec?.zoneRef as { name?: string; namespace?: string } | undefined;
+        await this.writeRefused(
+          c,
+          kind,
+          up,
+          NO_FQDN,
+          `spec.zoneRef: Zone ${ref?.namespace ?? namespace}/${ref?.name ?? ''} does not exist in this cluster or has no fqdn yet; this Zone's domain is not known, so it is not mirrored`,
+        );
+        return { requeueAfterMs: this.options.absentRecheckMs ?? 10_000 };
+      }
       c.domains.set(item, domain);
+      if (previous !== domain && kind === KUBIZONE_ZONE) this.enqueueKubizoneChildren(c, key);
       if (previous && previous !== domain) await this.releaseIfUnused(c, previous);
       const owner = ownerOf(this.claims.get(domain));
       if (owner && owner.cluster !== c.name) {
@@ -1038,10 +1095,10 @@ export class Replicator {
    */
   private async dropClaimUnlessAccepted(c: UpstreamCluster, domain: string): Promise<void> {
     if (!this.claims.get(domain)?.claimants.some((x) => x.cluster === c.name)) return;
-    for (const o of this.zoneCopies()) {
+    for (const [kind, o] of this.zoneCopies()) {
       const origin = originOf(o.metadata.namespace, o.metadata.labels);
       if (origin?.cluster !== c.name) continue;
-      if (claimDomain(String((o.spec as { domainName?: unknown }).domainName ?? '')) !== domain) continue;
+      if (copyDomain(kind, o) !== domain) continue;
       if (
         zoneCopyVerdict(o as unknown as { metadata: { generation?: number }; status?: unknown }) ===
         'accepted'
@@ -1058,15 +1115,36 @@ export class Replicator {
       for (const kind of other.kinds) {
         if (!MIRRORED_KIND_INFO[kind].zone) continue;
         for (const [key, o] of other.cache.get(kind)!)
-          if (o.spec?.domainName && claimDomain(String(o.spec.domainName)) === domain)
-            other.enqueue(kind, key);
+          if (this.zoneDomainOf(other, kind, o) === domain) other.enqueue(kind, key);
       }
     }
   }
 
-  /** The downstream copies of every zone kind mirrored. */
-  private zoneCopies(): DownObject[] {
-    return this.kinds.filter((k) => MIRRORED_KIND_INFO[k].zone).flatMap((k) => this.downList(k));
+  /**
+   * The domain an upstream zone object claims: its domainName; a kubizone Zone's fqdn through its
+   * parents in the same cluster (undefined while one is missing).
+   */
+  private zoneDomainOf(c: UpstreamCluster, kind: MirroredKind, o: UpstreamObject): string | undefined {
+    if (kind !== KUBIZONE_ZONE) return claimDomain(String(o.spec?.domainName ?? ''));
+    const zones = c.cache.get(KUBIZONE_ZONE);
+    const fqdn = kubizoneZoneFqdn(o, (key) => zones?.get(key));
+    return fqdn === undefined ? undefined : claimDomain(fqdn);
+  }
+
+  /** The kubizone Zones of `c` whose spec.zoneRef names the Zone `key` (their domain follows it). */
+  private enqueueKubizoneChildren(c: UpstreamCluster, key: string): void {
+    for (const [childKey, o] of c.cache.get(KUBIZONE_ZONE) ?? []) {
+      const ref = o.spec?.zoneRef as { name?: string; namespace?: string } | undefined;
+      if (ref?.name && `${ref.namespace ?? o.metadata.namespace ?? 'default'}/${ref.name}` === key)
+        c.enqueue(KUBIZONE_ZONE, childKey);
+    }
+  }
+
+  /** The downstream copies of every zone kind mirrored, with their kind. */
+  private zoneCopies(): [MirroredKind, DownObject][] {
+    return this.kinds
+      .filter((k) => MIRRORED_KIND_INFO[k].zone)
+      .flatMap((k) => this.downList(k).map((o): [MirroredKind, DownObject] => [k, o]));
   }
 
   /**
@@ -1207,13 +1285,11 @@ export class Replicator {
     if (!c.hasSynced || !this.claims.get(domain)?.claimants.some((x) => x.cluster === c.name)) return;
     for (const kind of c.kinds) {
       if (!MIRRORED_KIND_INFO[kind].zone) continue;
-      for (const o of c.cache.get(kind)!.values())
-        if (o.spec?.domainName && claimDomain(String(o.spec.domainName)) === domain) return;
+      for (const o of c.cache.get(kind)!.values()) if (this.zoneDomainOf(c, kind, o) === domain) return;
     }
-    for (const o of this.zoneCopies()) {
+    for (const [kind, o] of this.zoneCopies()) {
       const origin = originOf(o.metadata.namespace, o.metadata.labels);
-      const copyDomain = claimDomain(String((o.spec as { domainName?: unknown }).domainName ?? ''));
-      if (origin?.cluster === c.name && copyDomain === domain) return;
+      if (origin?.cluster === c.name && copyDomain(kind, o) === domain) return;
     }
     await this.releaseClaim(domain, c.name);
   }
