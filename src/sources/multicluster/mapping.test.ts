@@ -725,11 +725,18 @@ describe('multicluster mapping: kubizone Zone and Record, homelab DNSRecord', ()
             reason: 'NotDelegated',
             message: `Zone ${mirrorNamespace('beta', 'team')}/z (a.example.) has no delegation admitting A www.a.example. from namespace ${mirrorNamespace('alpha', 'team')}`,
             lastTransitionTime: 't',
-            observedGeneration: 1,
+            observedGeneration: 3,
           },
         ],
       },
     };
+    const stale = structuredClone(copy);
+    stale.status.conditions[0]!.observedGeneration = 2;
+    assert.equal(
+      upstreamStatus(KUBIZONE_RECORD, stale, 'alpha', origins),
+      undefined,
+      'a Ready judged at an older generation of the copy is not passed up',
+    );
     const status = upstreamStatus(KUBIZONE_RECORD, copy, 'alpha', origins)!;
     const ready = (status.conditions as { message: string; observedGeneration: number }[])[0]!;
     assert.equal(ready.observedGeneration, 7);

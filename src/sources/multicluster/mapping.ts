@@ -590,13 +590,13 @@ export function upstreamStatus(
   const upstreamGeneration = Number(downstream.metadata.annotations?.[GENERATION_ANNOTATION]);
   if (!status || generation === undefined || !Number.isInteger(upstreamGeneration)) return undefined;
   if (kind === KUBIZONE_ZONE || kind === KUBIZONE_RECORD) {
-    // kubizone's status has no observedGeneration and its Ready condition carries the generation of
-    // the native object the door made, not the copy's: a status with a Ready condition is passed up,
-    // its observedGeneration the upstream generation the copy was written for.
+    // kubizone's status has no observedGeneration; the Ready condition the downstream door writes
+    // carries the copy's generation it was judged at (front doors translate the native status's
+    // generations into the foreign object's): passed up only when that is the copy's current one.
     const ready = (Array.isArray(status.conditions) ? (status.conditions as Condition[]) : []).find(
       (c) => c.type === 'Ready',
     );
-    if (!ready) return undefined;
+    if (!ready || ready.observedGeneration !== generation) return undefined;
   } else if (status.observedGeneration !== undefined) {
     if (status.observedGeneration !== generation) return undefined;
   } else {
@@ -607,14 +607,13 @@ export function upstreamStatus(
     );
     if (accepted?.observedGeneration !== generation) return undefined;
   }
-  const kubizone = kind === KUBIZONE_ZONE || kind === KUBIZONE_RECORD;
   const mapConditions = (conditions: Condition[]) =>
     conditions.map((c) => ({
       ...c,
       message: upstreamText(c.message ?? '', cluster, origins),
       ...(c.observedGeneration !== undefined
         ? {
-            observedGeneration: kubizone || c.observedGeneration === generation ? upstreamGeneration : 0,
+            observedGeneration: c.observedGeneration === generation ? upstreamGeneration : 0,
           }
         : {}),
     }));

@@ -155,8 +155,9 @@ export function zoneCopyVerdict(copy: {
     (copy.metadata.generation === undefined || c.observedGeneration === copy.metadata.generation);
   const accepted = conditions.find((c) => c.type === 'Accepted');
   if (accepted === undefined) {
-    // kubizone's shape: one Ready condition (its observedGeneration is the door's native object's).
+    // kubizone's shape: one Ready condition, in the copy's generations like the others.
     const ready = conditions.find((c) => c.type === 'Ready');
+    if (!current(ready)) return 'pending';
     if (ready?.status === 'True') return 'accepted';
     return ready?.status === 'False' && KUBIZONE_REFUSALS.has(ready.reason) ? 'refused' : 'pending';
   }
