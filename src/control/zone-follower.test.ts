@@ -3,8 +3,11 @@ import { describe, test } from 'node:test';
 import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
 import type { DNSZone, Resource } from '../api/index.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
+import { MemoryKeyStore } from '../backends/builtin/zone-signing.ts';
+import { generateDnssecKey } from '../dns/dnssec/keys.ts';
 import { printRdata } from '../dns/rdata.ts';
 import { ZoneTable } from '../server/zone-table.ts';
+import type { DnssecKeyStore } from '../zones/dnssec-key-set.ts';
 import { Controller } from './controller.ts';
 import { MemoryStore } from './memory-store.ts';
 import { MemorySerialStore } from './serial-store.ts';
@@ -282,5 +285,105 @@ describe('ZoneFollower: the update policy of RFC 2136 UPDATE', () => {
     assert.equal(served()?.update, undefined);
     f.stop();
     c.stop();
+  });
+});
+
+describe('ZoneFollower: signed zones (ADR 0021)', () => {
+  /** Keys shared as the key Secret shares them; a replica whose read fails until `readable`. */
+  function keyStores() {
+    const shared = new MemoryKeyStore(generateDnssecKey);
+    let readable = false;
+    const replica: DnssecKeyStore = {
+      keysFor: async (origin, settings) => {
+        if (!readable) throw new Error('no DNSSEC keys in Secret zonekeeper-system/x yet');
+        return shared.keysFor(origin, settings);
+      },
+    };
+    return { shared, replica, open: () => (readable = true) };
+  }
+  const signedSeed = (store: MemoryStore) => {
+    store.apply(zoneClass());
+    store.apply(zone('dns', 'example-com', 'example.com', { dnssec: { enabled: true } }));
+    store.apply(www('192.0.2.1'));
+  };
+
+  test('the operator records signedAt and signing with the serial; replicas sign alike at it', async () => {
+    const store = new MemoryStore(now);
+    signedSeed(store);
+    const keys = keyStores();
+    keys.open();
+    const c = new Controller({
+      store,
+      backend: new BuiltinBackend(new ZoneTable(), undefined, { dnssecKeys: keys.shared }),
+      serials: new MemorySerialStore(),
+      now,
+      hashOnChange: true,
+    });
+    c.start();
+    await c.idle();
+    const s = status(store);
+    assert.equal(s?.signedAt, Math.floor(now().getTime() / 1000));
+    assert.equal(s?.signing, 'ECDSAP256SHA256/NSEC/CSK');
+    assert.equal(s?.dnssec?.keys?.length, 1);
+    const tables = [new ZoneTable(), new ZoneTable()];
+    for (const table of tables) {
+      const f = new ZoneFollower({
+        store,
+        backend: new BuiltinBackend(table, undefined, { dnssecKeys: keys.replica }),
+      });
+      f.start();
+      await f.idle();
+      f.stop();
+    }
+    const signatures = tables.map((t) => {
+      const d = t.get('example.com.')?.dnssec;
+      assert.ok(d, 'served signed');
+      // Every RRSIG, NSEC and DNSKEY byte, with the serial.
+      return `${t.get('example.com.')!.serial} ${JSON.stringify(d, (_k, v) =>
+        v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v instanceof Map ? [...v] : v,
+      )}`;
+    });
+    assert.equal(signatures[0], signatures[1]);
+    c.stop();
+  });
+
+  test('a replica serves no signed serial unsigned: without signedAt it waits, without keys it serves nothing until they can be read', async () => {
+    const store = new MemoryStore(now);
+    signedSeed(store);
+    const keys = keyStores();
+    // The operator recorded a serial but (an older operator) no signing time: nothing is served.
+    const z = store.get('DNSZone', 'dns/example-com') as DNSZone;
+    store.apply(z);
+    const table = new ZoneTable();
+    const f = new ZoneFollower({
+      store,
+      backend: new BuiltinBackend(table, undefined, { dnssecKeys: keys.replica }),
+      unconfirmedAfterMs: 0,
+    });
+    await store.updateStatus('DNSZone', 'dns/example-com', { serial: 2026112100 });
+    f.start();
+    await f.idle();
+    assert.equal(table.get('example.com.'), undefined, 'a signed zone served without a signing time');
+    // A signing time, but the keys cannot be read yet: still nothing (never unsigned content).
+    await store.updateStatus('DNSZone', 'dns/example-com', {
+      serial: 2026112100,
+      signedAt: 1_800_000_000,
+      signing: 'ECDSAP256SHA256/NSEC/CSK',
+    });
+    await f.idle();
+    assert.equal(table.get('example.com.'), undefined, 'served without its keys');
+    // Keys readable: the next attempt serves it signed.
+    keys.open();
+    await store.updateStatus('DNSZone', 'dns/example-com', {
+      serial: 2026112100,
+      signedAt: 1_800_000_000,
+      signing: 'ECDSAP256SHA256/NSEC/CSK',
+      hash: 'x',
+    });
+    await f.idle();
+    f.stop();
+    const served = table.get('example.com.');
+    assert.equal(served?.serial, 2026112100);
+    assert.ok(served?.dnssec, 'served unsigned');
   });
 });

@@ -6,6 +6,7 @@ import {
   effectiveChangeSafety,
   effectiveDnssec,
   PARENT_DS_ANNOTATION,
+  signingId,
   withParentDs,
 } from '../api/index.ts';
 import {
@@ -268,7 +269,13 @@ export class ZoneReconciler {
       throw e;
     }
     const serial = assigned.serial;
-    const serialFields = () => statusSerial(serial, assigned.hash, zone.status);
+    // The signing time goes with the serial: `zonekeeper server` replicas sign at it (ADR 0021).
+    const serialFields = () => ({
+      ...statusSerial(serial, assigned.hash, zone.status),
+      ...(assigned.signing !== undefined && assigned.signedAt !== undefined
+        ? { signedAt: assigned.signedAt, signing: assigned.signing }
+        : {}),
+    });
 
     // 2. The backend, from the serial it holds to this one: the pending changes, or the whole zone.
     const held = programmed.get(key);
@@ -507,7 +514,7 @@ function signsAtSerial(
   if (!dnssec || !backend.capabilities.dnssecAtSerial) return undefined;
   const policy = DEFAULT_WINDOW_POLICY;
   return {
-    id: `${dnssec.algorithm}/${dnssec.denial}/${dnssec.keys}`,
+    id: signingId(dnssec),
     resignDue: (signedAt, now) => {
       const age = now - signedAt;
       if (age >= policy.refreshSeconds / 2) return true;
