@@ -62,7 +62,9 @@ describe('SecretKeyStore: DNSSEC keys in a Secret per zone origin', () => {
   });
 
   test("the leader replaces keys of other settings; a create race takes the first writer's keys", async () => {
-    const { api } = secretApi();
+    const held = secretApi();
+    const { api } = held;
+    const secretsOf = (_: unknown) => held.secrets;
     const a = new SecretKeyStore({ api, namespace: 'zk', create: true });
     const csk = await a.keysFor('example.com.', CSK);
     const split = await a.keysFor('example.com.', SPLIT);
@@ -71,6 +73,16 @@ describe('SecretKeyStore: DNSSEC keys in a Secret per zone origin', () => {
       await new SecretKeyStore({ api, namespace: 'zk', create: false }).keysFor('example.com.', SPLIT),
       split,
     );
+    // The Secret replaced (deleted and made again by a new leader): a replica signs with what it holds now.
+    const replica = new SecretKeyStore({ api, namespace: 'zk', create: false });
+    assert.deepEqual(await replica.keysFor('example.com.', SPLIT), split);
+    secretsOf(api).delete(keySecretName('example.com.'));
+    const again = await new SecretKeyStore({ api, namespace: 'zk', create: true }).keysFor(
+      'example.com.',
+      SPLIT,
+    );
+    assert.deepEqual(await replica.keysFor('example.com.', SPLIT), again);
+    assert.notDeepEqual(again, split);
     // Two leaders racing on a new zone: the second's create is refused, it takes the first one's keys.
     const b = new SecretKeyStore({ api, namespace: 'zk', create: true });
     const c = new SecretKeyStore({ api, namespace: 'zk', create: true });

@@ -7,7 +7,8 @@
  * DNSZone object, so a zone deleted and created again keeps the DS its parent holds.
  *
  * The operator's leader creates them (create-only: a second writer reads the first one's) before the
- * first signed serial is recorded; `zonekeeper server` replicas only read them (GET by name). A
+ * first signed serial is recorded; `zonekeeper server` replicas only read them (GET by name, at each
+ * apply: never cached, so replaced keys are read before the next serial is signed). A
  * replica whose keys are not there (yet) fails the apply: it keeps serving the serial it has.
  */
 import { createHash } from 'node:crypto';
@@ -52,7 +53,9 @@ export class SecretKeyStore implements DnssecKeyStore {
 
   async keysFor(origin: Name, settings: EffectiveDnssec): Promise<ZoneKey[]> {
     const id = origin.toLowerCase();
-    const cached = this.held.get(id);
+    // The leader keeps what it stored; a replica reads the Secret at every apply (one GET per new
+    // serial), so keys the leader replaced are the ones it signs the next serial with.
+    const cached = this.o.create ? this.held.get(id) : undefined;
     if (cached && keysMatch(cached, settings)) return cached;
     const { api, namespace } = this.o;
     const name = keySecretName(origin);
