@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
-import type { DNSZone, Resource } from '../api/index.ts';
+import { type DNSZone, effectiveDnssec, type Resource } from '../api/index.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { MemoryKeyStore } from '../backends/builtin/zone-signing.ts';
-import { generateDnssecKey } from '../dns/dnssec/keys.ts';
+import { dnskeyRdata, generateDnssecKey, keyTag } from '../dns/dnssec/keys.ts';
 import { printRdata } from '../dns/rdata.ts';
 import { ZoneTable } from '../server/zone-table.ts';
 import type { DnssecKeyStore } from '../zones/dnssec-key-set.ts';
@@ -347,7 +347,7 @@ describe('ZoneFollower: signed zones (ADR 0021)', () => {
     c.stop();
   });
 
-  test('a replica serves no signed serial unsigned: without signedAt it waits, without keys it serves nothing until they can be read', async () => {
+  test('a replica serves no signed serial unsigned: without signedAt it waits, without keys, or with others than recorded, it serves nothing', async () => {
     const store = new MemoryStore(now);
     signedSeed(store);
     const keys = keyStores();
@@ -372,13 +372,25 @@ describe('ZoneFollower: signed zones (ADR 0021)', () => {
     });
     await f.idle();
     assert.equal(table.get('example.com.'), undefined, 'served without its keys');
-    // Keys readable: the next attempt serves it signed.
+    // Keys readable, but not the ones the operator recorded for the serial: still nothing.
     keys.open();
     await store.updateStatus('DNSZone', 'dns/example-com', {
       serial: 2026112100,
       signedAt: 1_800_000_000,
       signing: 'ECDSAP256SHA256/NSEC/CSK',
-      hash: 'x',
+      dnssec: { keys: [{ keyTag: 1, algorithm: 13, role: 'CSK', active: true }] },
+    });
+    await f.idle();
+    assert.equal(table.get('example.com.'), undefined, 'signed with other keys than recorded');
+    const tag = (
+      await keys.shared.keysFor('example.com.', effectiveDnssec(undefined, { enabled: true })!)
+    ).map(({ key }) => keyTag(dnskeyRdata(key)))[0]!;
+    // The recorded keys: served signed.
+    await store.updateStatus('DNSZone', 'dns/example-com', {
+      serial: 2026112100,
+      signedAt: 1_800_000_000,
+      signing: 'ECDSAP256SHA256/NSEC/CSK',
+      dnssec: { keys: [{ keyTag: tag, algorithm: 13, role: 'CSK', active: true }] },
     });
     await f.idle();
     f.stop();

@@ -306,7 +306,8 @@ export class ZoneFollower {
         followed.waitingSince ??= this.options.now?.() ?? Date.now();
         return;
       }
-      signed = { dnssec: followed.dnssec, signedAt };
+      const keyTags = zone.status?.dnssec?.keys?.map((k) => k.keyTag);
+      signed = { dnssec: followed.dnssec, signedAt, ...(keyTags && keyTags.length > 0 ? { keyTags } : {}) };
     }
     const hash = this.hashOf(followed);
     const now = this.options.now?.() ?? Date.now();
@@ -349,6 +350,7 @@ export class ZoneFollower {
       rrsets: () => model.rrsets(),
       ...(transfers ? { transfers } : {}),
       ...(signed ? { dnssec: signed.dnssec, signedAt: signed.signedAt } : {}),
+      ...(signed?.keyTags ? { keyTags: signed.keyTags } : {}),
     };
     await this.options.backend.applyZone(
       patch ? { ...whole, delta: { fromSerial: published.serial, ...followed.pending.delta() } } : whole,
@@ -413,6 +415,8 @@ export class ZoneFollower {
 interface Signed {
   dnssec: EffectiveDnssec;
   signedAt: number;
+  /** The key tags the operator recorded in status.dnssec.keys (the keys must be these). */
+  keyTags?: readonly number[];
 }
 
 function transfersSignature(transfers: ResolvedTransfers | undefined): string | undefined {
