@@ -313,6 +313,32 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
     assert.deepEqual(await signedAnswers(servers[1]!), before);
   });
 
+  test('an operator restart keeps the signed serial and its signing time (the status records it)', async () => {
+    const z = await readyZone();
+    await operator!.stop();
+    operator = await startOperatorProcess('operator-2', kube.kubeconfigFor(OPERATOR), SYSTEM);
+    // Another zone made Ready by the new operator: it has read and reconciled what existed before.
+    await kube.kubectlOk(['apply', '-f', '-'], {
+      input: yaml({
+        apiVersion: ZK,
+        kind: 'DNSZone',
+        metadata: { name: 'later', namespace: 'team-a' },
+        spec: { domainName: 'later.example', className: 'builtin' },
+      }),
+    });
+    await waitFor(async () => {
+      const later = JSON.parse(
+        await kube.kubectlOk(['get', 'dnszone', '-n', 'team-a', 'later', '-o', 'json']),
+      ) as ZoneJson;
+      return ready(later) ? true : undefined;
+    }, 60_000).catch(() => assert.fail(`the new operator does not reconcile:\n${operator?.log()}`));
+    await operator!.stop();
+    const after = await readyZone();
+    assert.equal(after.status?.serial, z.status?.serial);
+    assert.equal(after.status?.signedAt, z.status?.signedAt);
+    operator = await startOperatorProcess('operator-3', kube.kubeconfigFor(OPERATOR), SYSTEM);
+  });
+
   test('a replica that cannot read the keys serves nothing of the signed zone, never unsigned content', async () => {
     const z = await readyZone();
     // The replica runs as an identity that may read the zones but not the Secret.
