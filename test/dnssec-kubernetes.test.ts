@@ -253,7 +253,7 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
     }
   });
 
-  test('a tenant can neither read nor write the key Secret', async () => {
+  test('a tenant can neither read nor write the key Secret, nor the signing time in status', async () => {
     const name = (
       await kube.kubectlOk([
         'get',
@@ -274,6 +274,12 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
         const r = await kube.kubectl(['auth', 'can-i', verb, 'secrets', '-n', SYSTEM], { kubeconfig });
         assert.equal(r.stdout.trim(), 'no', `${user.name} may ${verb} secrets in ${SYSTEM}`);
       }
+      // Nor the signing time the replicas sign at (status is the operator's alone).
+      const status = await kube.kubectl(
+        ['auth', 'can-i', 'update', 'dnszones', '--subresource=status', '-n', 'team-a'],
+        { kubeconfig },
+      );
+      assert.equal(status.stdout.trim(), 'no', `${user.name} may write DNSZone status`);
       const got = await kube.kubectl(['get', 'secret', '-n', SYSTEM, name], { kubeconfig });
       assert.notEqual(got.code, 0);
       assert.match(got.stderr, /forbidden/i);
