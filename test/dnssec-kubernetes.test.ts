@@ -24,6 +24,9 @@ import { ROOT, waitFor } from './support/zonekeeper-process.ts';
 
 const run = promisify(execFile);
 const SYSTEM = 'zonekeeper-system';
+/** The key namespace: holding nothing but the key Secrets (the least-privilege setup of docs/dnssec.md). */
+const KEYS = 'zonekeeper-dnssec';
+const KEYS_FLAG = ['--dnssec-key-namespace', KEYS];
 const OPERATOR = serviceAccountUser(SYSTEM, 'zonekeeper-operator');
 const SERVER = serviceAccountUser(SYSTEM, 'zonekeeper-server');
 const TENANT_SA = serviceAccountUser('team-a', 'default');
@@ -96,13 +99,15 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
   before(async () => {
     work = await mkdtemp(path.join(tmpdir(), 'zk-dnssec-kube-'));
     kube = await startKube({ users: [OPERATOR, SERVER, TENANT, TENANT_SA, NOKEYS] });
-    for (const ns of [SYSTEM, 'team-a']) await kube.kubectlOk(['create', 'namespace', ns]);
+    for (const ns of [SYSTEM, KEYS, 'team-a']) await kube.kubectlOk(['create', 'namespace', ns]);
     const { stdout: rendered } = await run(path.join(kube.binDir, 'helm'), [
       'template',
       'zonekeeper',
       path.join(ROOT, 'deploy/helm/zonekeeper'),
       '--namespace',
       SYSTEM,
+      '--set',
+      `server.dnssecKeyNamespace=${KEYS}`,
       '--kube-version',
       '1.33.13',
     ]);
@@ -158,10 +163,10 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
         },
       ),
     });
-    operator = await startOperatorProcess('operator', kube.kubeconfigFor(OPERATOR), SYSTEM);
+    operator = await startOperatorProcess('operator', kube.kubeconfigFor(OPERATOR), SYSTEM, KEYS_FLAG);
     servers.push(
-      await startServerProcess('server-a', kube.kubeconfigFor(SERVER)),
-      await startServerProcess('server-b', kube.kubeconfigFor(SERVER)),
+      await startServerProcess('server-a', kube.kubeconfigFor(SERVER), KEYS_FLAG),
+      await startServerProcess('server-b', kube.kubeconfigFor(SERVER), KEYS_FLAG),
     );
   });
 
@@ -171,7 +176,7 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
     if (work) await rm(work, { recursive: true, force: true });
   });
 
-  test('the status records the signing time, keys and DS; the keys are in a labelled Secret in the operator namespace', async () => {
+  test('the status records the signing time, keys and DS; the keys are in a labelled Secret in the key namespace', async () => {
     const z = await readyZone();
     assert.ok(Number.isInteger(z.status?.signedAt), JSON.stringify(z.status));
     assert.equal(z.status?.signing, 'ECDSAP256SHA256/NSEC3/CSK');
@@ -181,7 +186,7 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
         'get',
         'secrets',
         '-n',
-        SYSTEM,
+        KEYS,
         '-l',
         'dns.zonekeeper.dev/dnssec-keys=true',
         '-o',
@@ -259,7 +264,7 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
         'get',
         'secrets',
         '-n',
-        SYSTEM,
+        KEYS,
         '-l',
         'dns.zonekeeper.dev/dnssec-keys=true',
         '-o',
@@ -271,8 +276,10 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
     for (const user of [TENANT, TENANT_SA]) {
       const kubeconfig = kube.kubeconfigFor(user);
       for (const verb of ['get', 'list', 'watch', 'update', 'patch', 'delete', 'create']) {
-        const r = await kube.kubectl(['auth', 'can-i', verb, 'secrets', '-n', SYSTEM], { kubeconfig });
-        assert.equal(r.stdout.trim(), 'no', `${user.name} may ${verb} secrets in ${SYSTEM}`);
+        for (const ns of [KEYS, SYSTEM]) {
+          const r = await kube.kubectl(['auth', 'can-i', verb, 'secrets', '-n', ns], { kubeconfig });
+          assert.equal(r.stdout.trim(), 'no', `${user.name} may ${verb} secrets in ${ns}`);
+        }
       }
       // Nor the signing time the replicas sign at (status is the operator's alone).
       const status = await kube.kubectl(
@@ -280,26 +287,35 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
         { kubeconfig },
       );
       assert.equal(status.stdout.trim(), 'no', `${user.name} may write DNSZone status`);
-      const got = await kube.kubectl(['get', 'secret', '-n', SYSTEM, name], { kubeconfig });
+      const got = await kube.kubectl(['get', 'secret', '-n', KEYS, name], { kubeconfig });
       assert.notEqual(got.code, 0);
       assert.match(got.stderr, /forbidden/i);
     }
-    // The server replicas may only get (never list or change) Secrets there.
+    // The server replicas may only get (never list or change) Secrets there, and no Secret elsewhere
+    // (not the operator's namespace, which holds the other credentials).
     const server = kube.kubeconfigFor(SERVER);
     assert.equal(
       (
-        await kube.kubectl(['auth', 'can-i', 'get', `secret/${name}`, '-n', SYSTEM], { kubeconfig: server })
+        await kube.kubectl(['auth', 'can-i', 'get', `secret/${name}`, '-n', KEYS], { kubeconfig: server })
       ).stdout.trim(),
       'yes',
     );
     for (const verb of ['list', 'watch', 'create', 'update', 'delete'])
       assert.equal(
         (
-          await kube.kubectl(['auth', 'can-i', verb, 'secrets', '-n', SYSTEM], { kubeconfig: server })
+          await kube.kubectl(['auth', 'can-i', verb, 'secrets', '-n', KEYS], { kubeconfig: server })
         ).stdout.trim(),
         'no',
         `the server may ${verb} secrets`,
       );
+    assert.equal(
+      (
+        await kube.kubectl(['auth', 'can-i', 'get', 'secrets/unrelated', '-n', SYSTEM], {
+          kubeconfig: server,
+        })
+      ).stdout.trim(),
+      'no',
+    );
     assert.equal(
       (
         await kube.kubectl(['auth', 'can-i', 'get', 'secrets', '-n', 'team-a'], { kubeconfig: server })
@@ -313,7 +329,7 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
     const before = await signedAnswers(servers[1]!);
     const keys = rdataOf(await dig(servers[1]!.dnsPort, ZONE, 'DNSKEY'), 'DNSKEY');
     await servers[1]!.stop();
-    servers[1] = await startServerProcess('server-b2', kube.kubeconfigFor(SERVER));
+    servers[1] = await startServerProcess('server-b2', kube.kubeconfigFor(SERVER), KEYS_FLAG);
     await serves(servers[1]!, z.status!.serial!);
     assert.deepEqual(rdataOf(await dig(servers[1]!.dnsPort, ZONE, 'DNSKEY'), 'DNSKEY'), keys);
     assert.deepEqual(await signedAnswers(servers[1]!), before);
@@ -322,7 +338,7 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
   test('an operator restart keeps the signed serial and its signing time (the status records it)', async () => {
     const z = await readyZone();
     await operator!.stop();
-    operator = await startOperatorProcess('operator-2', kube.kubeconfigFor(OPERATOR), SYSTEM);
+    operator = await startOperatorProcess('operator-2', kube.kubeconfigFor(OPERATOR), SYSTEM, KEYS_FLAG);
     // Another zone made Ready by the new operator: it has read and reconciled what existed before.
     await kube.kubectlOk(['apply', '-f', '-'], {
       input: yaml({
@@ -342,7 +358,7 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
     const after = await readyZone();
     assert.equal(after.status?.serial, z.status?.serial);
     assert.equal(after.status?.signedAt, z.status?.signedAt);
-    operator = await startOperatorProcess('operator-3', kube.kubeconfigFor(OPERATOR), SYSTEM);
+    operator = await startOperatorProcess('operator-3', kube.kubeconfigFor(OPERATOR), SYSTEM, KEYS_FLAG);
   });
 
   test('a replica that cannot read the keys serves nothing of the signed zone, never unsigned content', async () => {
@@ -355,8 +371,8 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
       '--clusterrole=zonekeeper-server',
       `--serviceaccount=${SYSTEM}:no-keys`,
     ]);
-    const blind = await startServerProcess('server-nokeys', kube.kubeconfigFor(NOKEYS)).catch((e: Error) =>
-      assert.fail(e.message),
+    const blind = await startServerProcess('server-nokeys', kube.kubeconfigFor(NOKEYS), KEYS_FLAG).catch(
+      (e: Error) => assert.fail(e.message),
     );
     servers.push(blind);
     // Give it time to have tried: it logs the failure to read the key and retries.

@@ -62,6 +62,8 @@ export interface OperatorOptions {
   context?: string;
   /** The operator's namespace: its Lease, and Events about cluster-scoped objects. */
   namespace: string;
+  /** Where the DNSSEC key Secrets of signed builtin zones are kept (default: `namespace`; docs/dnssec.md). */
+  dnssecKeyNamespace?: string;
   http: string;
   leaderElect: boolean;
   leaseName?: string;
@@ -259,7 +261,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       // before it records a signed serial; the server replicas read them there.
       dnssecKeys: new SecretKeyStore({
         api,
-        namespace: options.namespace,
+        namespace: options.dnssecKeyNamespace ?? options.namespace,
         create: true,
         log: (level, message) => log(level, message),
       }),

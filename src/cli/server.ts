@@ -44,6 +44,8 @@ export interface ServerOptions extends AnswerSettings {
   /** The operator's namespace and Lease: where writes are forwarded to (default zonekeeper-system, zonekeeper-operator). */
   operatorNamespace?: string;
   leaseName?: string;
+  /** Where the operator keeps the DNSSEC key Secrets (default: `operatorNamespace`; docs/dnssec.md). */
+  dnssecKeyNamespace?: string;
   /** How long one forwarded write may take (default 10 s). */
   writeTimeoutMs?: number;
   /**
@@ -161,7 +163,7 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
   const signingThread = new SigningThread();
   const dnssecKeys = new SecretKeyStore({
     api,
-    namespace: operatorNamespace,
+    namespace: options.dnssecKeyNamespace ?? operatorNamespace,
     create: false,
     log: (level, message) => log(level, message),
   });
