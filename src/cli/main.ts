@@ -73,6 +73,8 @@ Usage:
       --shutdown-timeout: on SIGTERM, stop within this many seconds (default 20), API server or not.
       --serial-block: serials reserved per write of a zone's serial record (a ConfigMap in --namespace)
       before a backend serves them (default 10; 1 = one write per change).
+      --dnssec-key-namespace: where the leader keeps the DNSSEC key Secrets of signed builtin zones
+      (default --namespace; best a namespace of their own, docs/dnssec.md).
       --write-access: as in serve; the leader writes labelled DNSRecordSets and takes writes forwarded
       by servers at POST /v1/writes on --http, from the Kubernetes users in --write-forwarders (their
       tokens checked by TokenReview for the audience --write-audience, default zonekeeper-writes);
@@ -109,6 +111,8 @@ Usage:
                     [--externaldns-webhook-namespace NS [--externaldns-webhook HOST:PORT]]
                     [--health-probe-allow CIDR] [--health-probe-namespace-limit N] [--health-probe-ca FILE]
       Serve the cluster's zones read-only, at the serials the operator recorded; any number of replicas.
+      Signed zones are signed here with the keys read from --dnssec-key-namespace (default
+      --operator-namespace), at the signing time the operator recorded with the serial.
       Records written through an API here are forwarded to the operator leader named by the Lease
       --leader-election-id in --operator-namespace (default: this pod's namespace), each attempt
       bounded by --write-timeout (default 10). --write-token-file: the token shown to the leader, a
