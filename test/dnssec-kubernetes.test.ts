@@ -1,12 +1,14 @@
 /**
  * Signed zones in a cluster, on a real API server: `zonekeeper operator` and two `zonekeeper server`
- * replicas running as their service accounts with the chart's RBAC. The operator's leader stores the
- * zone's keys in a Secret in its namespace and records the signing time with the serial in the zone's
- * status; each replica reads the keys and signs the serial itself (ADR 0021). `delv`, trusting only the
- * DS of status.dnssec, validates positive and NXDOMAIN answers on both replicas; both replicas give the
- * same bytes for the same signed answers; a tenant cannot read or write the key Secret; a replica
- * restarted serves the same DNSKEY; a replica that cannot read the key keeps serving nothing signed
- * wrong (no unsigned content at a signed serial).
+ * replicas (one with two DNS processes) running as their service accounts with the chart's RBAC and a
+ * key namespace of its own. The operator's leader stores the zone's keys in a Secret there and records
+ * the signing time with the serial in the zone's status; each replica reads the keys and signs the
+ * serial itself (ADR 0021). `delv`, trusting only the DS of status.dnssec, validates positive, NODATA
+ * and NXDOMAIN answers on both replicas; both replicas give the same bytes for the same signed answers
+ * (they serve no AXFR), before and after a change; a tenant can neither read nor write the key Secret
+ * nor DNSZone status; a restarted replica serves the same DNSKEY; an operator restart keeps the serial
+ * and its signing time; a replica that cannot read the key serves nothing of the zone (never unsigned
+ * content at a signed serial).
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -166,7 +168,8 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
     operator = await startOperatorProcess('operator', kube.kubeconfigFor(OPERATOR), SYSTEM, KEYS_FLAG);
     servers.push(
       await startServerProcess('server-a', kube.kubeconfigFor(SERVER), KEYS_FLAG),
-      await startServerProcess('server-b', kube.kubeconfigFor(SERVER), KEYS_FLAG),
+      // The second replica answers from two DNS processes (a worker pool): signed alike too.
+      await startServerProcess('server-b', kube.kubeconfigFor(SERVER), [...KEYS_FLAG, '--workers', '2']),
     );
   });
 
