@@ -398,4 +398,52 @@ describe('ZoneFollower: signed zones (ADR 0021)', () => {
     assert.equal(served?.serial, 2026112100);
     assert.ok(served?.dnssec, 'served unsigned');
   });
+
+  test('keys made again at a recorded serial (a key Secret deleted, a new leader): a new serial, never new keys at the old one', async () => {
+    const store = new MemoryStore(now);
+    signedSeed(store);
+    const serials = new MemorySerialStore();
+    const leader = (keys: DnssecKeyStore) =>
+      new Controller({
+        store,
+        backend: new BuiltinBackend(new ZoneTable(), undefined, { dnssecKeys: keys }),
+        serials,
+        now,
+        hashOnChange: true,
+      });
+    const first = leader(new MemoryKeyStore(generateDnssecKey));
+    first.start();
+    await first.idle();
+    first.stop();
+    const before = status(store)!;
+    // The next leader finds no keys and makes new ones.
+    const second = leader(new MemoryKeyStore(generateDnssecKey));
+    second.start();
+    // The new keys are found at the apply; the zone is visited again (a requeue) for a new serial.
+    for (let i = 0; i < 200 && status(store)?.serial === before.serial; i++) {
+      await second.idle();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await second.idle();
+    second.stop();
+    const after = status(store)!;
+    assert.notDeepEqual(after.dnssec?.keys, before.dnssec?.keys);
+    assert.notEqual(after.serial, before.serial, 'new keys recorded at the serial signed with the old ones');
+    // Unchanged keys keep the serial (a restart).
+    const keys = new MemoryKeyStore(generateDnssecKey);
+    const third = leader(keys);
+    third.start();
+    await third.idle();
+    third.stop();
+    const fourth = leader(keys);
+    fourth.start();
+    await fourth.idle();
+    fourth.stop();
+    const a = status(store)!;
+    const fifth = leader(keys);
+    fifth.start();
+    await fifth.idle();
+    fifth.stop();
+    assert.equal(status(store)!.serial, a.serial);
+  });
 });

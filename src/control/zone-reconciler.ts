@@ -318,6 +318,14 @@ export class ZoneReconciler {
       state.programmedOk = false;
       throw e;
     }
+    // Keys other than those recorded with this serial (a key Secret made again): this serial was
+    // signed with the old ones elsewhere, so the new keys get a serial of their own (ADR 0021).
+    if (backend.capabilities.dnssecAtSerial && keysChangedAt(zone, serial, applied)) {
+      state.assigned = undefined;
+      state.firstSerial = false;
+      programmed.set(key, { origin, serial, needsFull: true, backend });
+      return { requeueAfterMs: 0 };
+    }
     const ok = back.programmed;
     programmed.set(key, { origin, serial, needsFull: !ok, backend });
     if (ok) {
@@ -497,6 +505,17 @@ export class ZoneReconciler {
     const requeue = await this.o.programmed.remove(key, state?.model.verdicts.keys() ?? []);
     for (const recordKey of requeue) this.o.recheckRecord(recordKey);
   }
+}
+
+/** Whether the keys just applied differ from the ones the status recorded with this same serial. */
+function keysChangedAt(zone: DNSZone, serial: number, applied: ApplyResult | undefined): boolean {
+  const recorded = zone.status;
+  if (recorded?.serial !== serial || recorded.signedAt === undefined) return false;
+  const tags = (keys: readonly { keyTag: number }[] | undefined) =>
+    keys ? [...keys.map((k) => k.keyTag)].sort((a, b) => a - b).join() : undefined;
+  const before = tags(recorded.dnssec?.keys);
+  const now = tags(applied?.dnssec?.keys);
+  return before !== undefined && now !== undefined && before !== now;
 }
 
 /** How often a zone signed at its serial is looked at for signatures due for refresh (ADR 0021). */
