@@ -123,6 +123,11 @@ export function withParentDs(dnssec: EffectiveDnssec, annotation: string | undef
   return parentDs ? { ...dnssec, parentDs } : dnssec;
 }
 
+/** The signing settings a serial is recorded with (`status.signing`): a change of them is a new serial. */
+export function signingId(dnssec: EffectiveDnssec): string {
+  return `${dnssec.algorithm}/${dnssec.denial}/${dnssec.keys}`;
+}
+
 /** The zone's field wins over the class's; `undefined` when the zone is not signed. */
 export function effectiveDnssec(
   zoneClass: Dnssec | undefined,

@@ -265,6 +265,21 @@ export const dnsZoneStatusSchema = s.object(
       }),
     ),
     hash: s.optional(s.string({ description: 'SHA-256 over the canonical zone content.', maxLength: 128 })),
+    signedAt: s.optional(
+      s.integer({
+        description:
+          'For a zone the built-in server signs: the signing time of status.serial (seconds since 1970), from which ' +
+          'every signature window derives, so every replica signs the serial byte for byte alike.',
+        minimum: 0,
+        format: 'int64',
+      }),
+    ),
+    signing: s.optional(
+      s.string({
+        description: 'The signing settings status.serial was signed with (algorithm/denial/keys).',
+        maxLength: 64,
+      }),
+    ),
     recordCount: s.optional(
       s.integer({
         description: 'Number of DNSRecordSets published in the zone.',

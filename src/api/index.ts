@@ -28,6 +28,7 @@ export {
   DNSSEC_ALGORITHM_NAMES,
   effectiveDnssec,
   PARENT_DS_ANNOTATION,
+  signingId,
   withParentDs,
 } from './dnssec.ts';
 export type { Delegation, DNSZone, DNSZoneSpec, DNSZoneStatus, IgnoreRule } from './dnszone.ts';

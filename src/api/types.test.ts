@@ -148,6 +148,8 @@ interface DNSZoneStatus {
   observedGeneration?: number;
   serial?: number;
   hash?: string;
+  signedAt?: number;
+  signing?: string;
   recordCount?: number;
   nameservers?: string[];
   dnssec?: {

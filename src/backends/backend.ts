@@ -39,6 +39,12 @@ export interface ProgrammedZone {
    * from it, so every process signs the serial to the same bytes.
    */
   signedAt?: number;
+  /**
+   * The key tags this serial was signed with where another process recorded them (a `zonekeeper
+   * server` replica: `status.dnssec.keys`). A backend whose keys differ fails the apply rather than
+   * sign the serial with other keys than the other replicas.
+   */
+  keyTags?: readonly number[];
 }
 
 export type { RRsetProblem } from '../zones/rrset.ts';

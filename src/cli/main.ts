@@ -63,6 +63,7 @@ Usage:
   zonekeeper operator [--kubeconfig FILE] [--context NAME] [--namespace NS] [--http 0.0.0.0:8080]
                       [--leader-elect=false] [--leader-election-id NAME] [--identity NAME]
                       [--shutdown-timeout SECONDS] [--serial-block N] [--change-safety-window SECONDS]
+                      [--dnssec-key-namespace NS]
                       [--write-access FILE] [--write-forwarders USER,...] [--write-audience NAME]
                       [--advertise-url URL] [--homelab-api HOST:PORT ...] [--domain-... (docs/domains.md)]
                       [--externaldns-webhook-namespace NS [--externaldns-webhook HOST:PORT]]
@@ -72,6 +73,8 @@ Usage:
       --shutdown-timeout: on SIGTERM, stop within this many seconds (default 20), API server or not.
       --serial-block: serials reserved per write of a zone's serial record (a ConfigMap in --namespace)
       before a backend serves them (default 10; 1 = one write per change).
+      --dnssec-key-namespace: where the leader keeps the DNSSEC key Secrets of signed builtin zones
+      (default --namespace; best a namespace of their own, docs/dnssec.md).
       --write-access: as in serve; the leader writes labelled DNSRecordSets and takes writes forwarded
       by servers at POST /v1/writes on --http, from the Kubernetes users in --write-forwarders (their
       tokens checked by TokenReview for the audience --write-audience, default zonekeeper-writes);
@@ -102,11 +105,14 @@ Usage:
   zonekeeper server [--kubeconfig FILE] [--context NAME] [--dns 0.0.0.0:5353] [--http 0.0.0.0:8080]
                     [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
                     [--unconfirmed-after SECONDS] [--response-cache N] [--rrl ...]
-                    [--operator-namespace NS] [--leader-election-id NAME] [--write-timeout SECONDS]
+                    [--operator-namespace NS] [--dnssec-key-namespace NS] [--leader-election-id NAME]
+                    [--write-timeout SECONDS]
                     [--write-token-file FILE] [--homelab-api HOST:PORT ...] [--write-access FILE]
                     [--externaldns-webhook-namespace NS [--externaldns-webhook HOST:PORT]]
                     [--health-probe-allow CIDR] [--health-probe-namespace-limit N] [--health-probe-ca FILE]
       Serve the cluster's zones read-only, at the serials the operator recorded; any number of replicas.
+      Signed zones are signed here with the keys read from --dnssec-key-namespace (default
+      --operator-namespace), at the signing time the operator recorded with the serial.
       Records written through an API here are forwarded to the operator leader named by the Lease
       --leader-election-id in --operator-namespace (default: this pod's namespace), each attempt
       bounded by --write-timeout (default 10). --write-token-file: the token shown to the leader, a
@@ -317,6 +323,7 @@ async function main(argv: string[]): Promise<number> {
           'shutdown-timeout': { type: 'string', default: String(DEFAULT_SHUTDOWN_TIMEOUT_MS / 1000) },
           'serial-block': { type: 'string', default: String(DEFAULT_SERIAL_BLOCK) },
           'change-safety-window': { type: 'string' },
+          'dnssec-key-namespace': { type: 'string' },
           ...FRONT_DOOR_FLAG,
           'write-access': { type: 'string' },
           'write-forwarders': { type: 'string' },
@@ -354,6 +361,7 @@ async function main(argv: string[]): Promise<number> {
         ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
         ...(values.context ? { context: values.context } : {}),
         namespace,
+        ...(values['dnssec-key-namespace'] ? { dnssecKeyNamespace: values['dnssec-key-namespace'] } : {}),
         http: values.http,
         leaderElect: parseBoolean('--leader-elect', values['leader-elect']),
         leaseName: values['leader-election-id'],
@@ -406,6 +414,7 @@ async function main(argv: string[]): Promise<number> {
           ...RRL_FLAGS,
           ...FRONT_DOOR_FLAG,
           'operator-namespace': { type: 'string' },
+          'dnssec-key-namespace': { type: 'string' },
           'leader-election-id': { type: 'string', default: 'zonekeeper-operator' },
           'write-timeout': { type: 'string', default: '10' },
           'write-token-file': { type: 'string' },
@@ -443,6 +452,7 @@ async function main(argv: string[]): Promise<number> {
         ...rrlOption(values),
         frontDoors: await loadFrontDoors(values['front-door'] ?? []),
         operatorNamespace: values['operator-namespace'] ?? podNamespace() ?? 'zonekeeper-system',
+        ...(values['dnssec-key-namespace'] ? { dnssecKeyNamespace: values['dnssec-key-namespace'] } : {}),
         leaseName: values['leader-election-id'],
         writeTimeoutMs: writeTimeout * 1000,
         ...(values['write-token-file'] ? { writeTokenFile: values['write-token-file'] } : {}),

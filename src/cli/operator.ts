@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { type FrontDoors, frontDoorId, NO_FRONT_DOORS } from '../api/frontdoors/index.ts';
 import { type DNSRecordSet, KINDS, type Kind, type Problem } from '../api/index.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
+import { SigningThread } from '../backends/builtin/signing-thread.ts';
 import { createHomelabClient } from '../backends/homelab-webhook/client.ts';
 import { createBackendFactory } from '../backends/registry.ts';
 import { invalidConditions, setConditions } from '../control/conditions.ts';
@@ -29,6 +30,7 @@ import {
 import type { ExternalDnsWebhook } from '../sources/externaldns-webhook/webhook.ts';
 import { type HomelabApiSettings, withSingleCaller } from '../sources/homelab-api/callers.ts';
 import { startHomelabApi } from '../sources/homelab-api/start.ts';
+import { SecretKeyStore } from '../sources/kubernetes/dnssec-key-secrets.ts';
 import { EventRecorder } from '../sources/kubernetes/events.ts';
 import { KubernetesGatewaySource, kubernetesGatewayWriter } from '../sources/kubernetes/gateway-objects.ts';
 import { KubeApi, type KubeJson, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
@@ -60,6 +62,8 @@ export interface OperatorOptions {
   context?: string;
   /** The operator's namespace: its Lease, and Events about cluster-scoped objects. */
   namespace: string;
+  /** Where the DNSSEC key Secrets of signed builtin zones are kept (default: `namespace`; docs/dnssec.md). */
+  dnssecKeyNamespace?: string;
   http: string;
   leaderElect: boolean;
   leaseName?: string;
@@ -248,9 +252,20 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
     },
   });
   const steering = new SteeringBinder(checker);
+  // The leader signs the zones of builtin classes too (for status.dnssec), off its main thread.
+  const signingThread = new SigningThread();
   const backends = createBackendFactory({
     builtin: new BuiltinBackend(table, undefined, {
       steering,
+      // Signed zones (ADR 0021): the leader stores each zone's keys in a Secret in its namespace
+      // before it records a signed serial; the server replicas read them there.
+      dnssecKeys: new SecretKeyStore({
+        api,
+        namespace: options.dnssecKeyNamespace ?? options.namespace,
+        create: true,
+        log: (level, message) => log(level, message),
+      }),
+      signingThread,
       // Record sets whose health checks were refused get their status again once they are started.
       recheck: (zone) => controller?.recheckZone(zone),
     }),
@@ -727,6 +742,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       // Releases the lease: a standby takes over at once (or once it expires, if the API server is gone).
       if (elector && !(await elector.stop(Math.max(0, left())))) unfinished.push('leave the leader election');
       backends.close();
+      await step('stop the signing thread', signingThread.close());
       if (homelabApi) await step('stop the homelab DNS API', homelabApi.stop());
       if (externalDnsWebhook) await step('stop the ExternalDNS webhook provider', externalDnsWebhook.stop());
       await step('stop the watches', store.stop());

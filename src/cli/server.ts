@@ -2,6 +2,7 @@ import { type FrontDoors, NO_FRONT_DOORS } from '../api/frontdoors/index.ts';
 import { type DNSRecordSet, KINDS } from '../api/index.ts';
 import type { Backend } from '../backends/backend.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
+import { SigningThread } from '../backends/builtin/signing-thread.ts';
 import { WorkerPoolBackend } from '../backends/builtin/worker-pool-backend.ts';
 import { FrontDoorStore } from '../control/front-door-store.ts';
 import { ZoneFollower } from '../control/zone-follower.ts';
@@ -21,6 +22,7 @@ import {
 } from '../sources/externaldns-webhook/start.ts';
 import { type HomelabApiSettings, withSingleCaller } from '../sources/homelab-api/callers.ts';
 import { startHomelabApi } from '../sources/homelab-api/start.ts';
+import { SecretKeyStore } from '../sources/kubernetes/dnssec-key-secrets.ts';
 import { KubeApi, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
 import { KubernetesStore } from '../sources/kubernetes/kubernetes-store.ts';
 import { kubernetesSecrets } from '../sources/kubernetes/secrets.ts';
@@ -42,6 +44,8 @@ export interface ServerOptions extends AnswerSettings {
   /** The operator's namespace and Lease: where writes are forwarded to (default zonekeeper-system, zonekeeper-operator). */
   operatorNamespace?: string;
   leaseName?: string;
+  /** Where the operator keeps the DNSSEC key Secrets (default: `operatorNamespace`; docs/dnssec.md). */
+  dnssecKeyNamespace?: string;
   /** How long one forwarded write may take (default 10 s). */
   writeTimeoutMs?: number;
   /**
@@ -153,7 +157,17 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
     onViewWrite: (slot, state) => pool?.sendHealth([[slot, state]]),
   });
   const steering = new SteeringBinder(checker);
-  let backend: Backend = new BuiltinBackend(table, undefined, { steering });
+  const operatorNamespace = options.operatorNamespace ?? 'zonekeeper-system';
+  // Signed zones (ADR 0021): the keys the operator's leader stored in its namespace (read only here),
+  // signed on a thread of their own at the signing time the operator recorded with the serial.
+  const signingThread = new SigningThread();
+  const dnssecKeys = new SecretKeyStore({
+    api,
+    namespace: options.dnssecKeyNamespace ?? operatorNamespace,
+    create: false,
+    log: (level, message) => log(level, message),
+  });
+  let backend: Backend = new BuiltinBackend(table, undefined, { steering, dnssecKeys, signingThread });
   if (workers > 1) {
     pool = WorkerPoolBackend.forListener(table, dns.address(), {
       workers: workers - 1,
@@ -162,6 +176,8 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
       ...answerSettings(options),
       updates,
       steering,
+      dnssecKeys,
+      signingThread,
     });
     backend = pool;
     await pool.start();
@@ -169,7 +185,6 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
   await http.start();
   store.start();
   await store.synced();
-  const operatorNamespace = options.operatorNamespace ?? 'zonekeeper-system';
   const follower = new ZoneFollower({
     // Objects of front-door kinds as the record sets they map to (read only: the operator writes).
     store:
@@ -238,7 +253,7 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
       follower.stop();
       await store.stop();
       checker.stop();
-      await Promise.all([dns.stop(), http.stop(), pool?.stop()]);
+      await Promise.all([dns.stop(), http.stop(), pool?.stop(), signingThread.close()]);
     },
   };
 }

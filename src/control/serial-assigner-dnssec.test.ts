@@ -143,4 +143,48 @@ describe('the signing time is recorded with the serial (ADR 0021)', () => {
     await zone.saveHash(ORIGIN, a.serial, 'h1');
     assert.deepEqual(store.get(ORIGIN), { serial: a.serial, hash: 'h1', signing: 'S', signedAt: T0 });
   });
+
+  test('a store without signing times (serial records): the status signing time of the same serial and content is kept', async () => {
+    const store = new MemorySerialStore();
+    const now = { t: T0 };
+    const first = await assigner(store, now).assign(
+      ORIGIN,
+      undefined,
+      modelState('h1'),
+      undefined,
+      signing('S'),
+    );
+    const status = { serial: first.serial, hash: 'h1', signedAt: first.signedAt!, signing: 'S' };
+    // What the cluster's serial records keep: serial and hash only.
+    const records = new MemorySerialStore();
+    await records.set(ORIGIN, { serial: first.serial, hash: 'h1' });
+    now.t += 600;
+    const kept = await assigner(records, now).assign(
+      ORIGIN,
+      status,
+      modelState('h1'),
+      undefined,
+      signing('S'),
+    );
+    assert.equal(kept.serial, first.serial);
+    assert.equal(kept.signedAt, T0);
+    // Other content, other settings, or a signing time in the future: a new serial, signed now.
+    for (const [hash, id, signedAt] of [
+      ['h2', 'S', T0],
+      ['h1', 'T', T0],
+      ['h1', 'S', now.t + 3600],
+    ] as const) {
+      const r = new MemorySerialStore();
+      await r.set(ORIGIN, { serial: first.serial, hash: 'h1' });
+      const a = await assigner(r, now).assign(
+        ORIGIN,
+        { ...status, signedAt },
+        modelState(hash),
+        undefined,
+        signing(id),
+      );
+      assert.notEqual(a.serial, first.serial, `${hash} ${id} ${signedAt}`);
+      assert.equal(a.signedAt, now.t);
+    }
+  });
 });

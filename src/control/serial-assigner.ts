@@ -45,7 +45,7 @@ export class SerialAssigner {
    */
   async assign(
     origin: Name,
-    status: { serial?: number; hash?: string } | undefined,
+    status: { serial?: number; hash?: string; signedAt?: number; signing?: string } | undefined,
     model: ZoneModelState,
     transfers: ResolvedTransfers | undefined,
     /**
@@ -79,7 +79,7 @@ export class SerialAssigner {
       if (model.firstSerial) {
         const hash = model.model.contentHash();
         // The stored serial is kept only when it was signed (or not) exactly as asked now.
-        const stored = this.options.serials.get(origin);
+        const stored = withRecordedSigning(this.options.serials.get(origin), status, nowSeconds);
         const keepable =
           !signing && !stored?.signing ? true : stored?.serial === known?.serial && signedAsAsked(stored);
         const choice = chooseSerial({ known, claimed, ...(keepable ? { hash } : {}), now });
@@ -202,4 +202,22 @@ export class SerialAssigner {
 
 export function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * A serial store that keeps no signing times (the cluster's serial records) takes the one the zone's
+ * status recorded for the same serial and content (ADR 0021), so a restart or a leader handover keeps
+ * an unchanged signed zone at its serial. A signing time in the future is not taken (it would make
+ * signatures not valid yet).
+ */
+function withRecordedSigning(
+  stored: ZoneSerialState | undefined,
+  status: { serial?: number; hash?: string; signedAt?: number; signing?: string } | undefined,
+  nowSeconds: number,
+): ZoneSerialState | undefined {
+  if (!stored || stored.signing !== undefined || !status) return stored;
+  const { serial, hash, signedAt, signing } = status;
+  if (serial !== stored.serial || hash === undefined || hash !== stored.hash) return stored;
+  if (signing === undefined || signedAt === undefined || signedAt > nowSeconds) return stored;
+  return { ...stored, signing, signedAt };
 }

@@ -25,10 +25,18 @@ export interface ZoneStatusDecision {
 }
 
 /** The serial and hash a zone's status had: kept while no new serial is saved and served. */
-export function keptSerial(zone: DNSZone): { serial?: number; hash?: string } {
+export function keptSerial(zone: DNSZone): {
+  serial?: number;
+  hash?: string;
+  signedAt?: number;
+  signing?: string;
+} {
   return {
     ...(zone.status?.serial !== undefined ? { serial: zone.status.serial } : {}),
     ...(zone.status?.hash !== undefined ? { hash: zone.status.hash } : {}),
+    // The signing time belongs to the serial (ADR 0021): it stays with it.
+    ...(zone.status?.signedAt !== undefined ? { signedAt: zone.status.signedAt } : {}),
+    ...(zone.status?.signing !== undefined ? { signing: zone.status.signing } : {}),
   };
 }
 

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
-import type { DNSZone, Resource } from '../api/index.ts';
+import { type DNSZone, effectiveDnssec, type Resource } from '../api/index.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
+import { MemoryKeyStore } from '../backends/builtin/zone-signing.ts';
+import { dnskeyRdata, generateDnssecKey, keyTag } from '../dns/dnssec/keys.ts';
 import { printRdata } from '../dns/rdata.ts';
 import { ZoneTable } from '../server/zone-table.ts';
+import type { DnssecKeyStore } from '../zones/dnssec-key-set.ts';
 import { Controller } from './controller.ts';
 import { MemoryStore } from './memory-store.ts';
 import { MemorySerialStore } from './serial-store.ts';
@@ -282,5 +285,165 @@ describe('ZoneFollower: the update policy of RFC 2136 UPDATE', () => {
     assert.equal(served()?.update, undefined);
     f.stop();
     c.stop();
+  });
+});
+
+describe('ZoneFollower: signed zones (ADR 0021)', () => {
+  /** Keys shared as the key Secret shares them; a replica whose read fails until `readable`. */
+  function keyStores() {
+    const shared = new MemoryKeyStore(generateDnssecKey);
+    let readable = false;
+    const replica: DnssecKeyStore = {
+      keysFor: async (origin, settings) => {
+        if (!readable) throw new Error('no DNSSEC keys in Secret zonekeeper-system/x yet');
+        return shared.keysFor(origin, settings);
+      },
+    };
+    return { shared, replica, open: () => (readable = true) };
+  }
+  const signedSeed = (store: MemoryStore) => {
+    store.apply(zoneClass());
+    store.apply(zone('dns', 'example-com', 'example.com', { dnssec: { enabled: true } }));
+    store.apply(www('192.0.2.1'));
+  };
+
+  test('the operator records signedAt and signing with the serial; replicas sign alike at it', async () => {
+    const store = new MemoryStore(now);
+    signedSeed(store);
+    const keys = keyStores();
+    keys.open();
+    const c = new Controller({
+      store,
+      backend: new BuiltinBackend(new ZoneTable(), undefined, { dnssecKeys: keys.shared }),
+      serials: new MemorySerialStore(),
+      now,
+      hashOnChange: true,
+    });
+    c.start();
+    await c.idle();
+    const s = status(store);
+    assert.equal(s?.signedAt, Math.floor(now().getTime() / 1000));
+    assert.equal(s?.signing, 'ECDSAP256SHA256/NSEC/CSK');
+    assert.equal(s?.dnssec?.keys?.length, 1);
+    const tables = [new ZoneTable(), new ZoneTable()];
+    for (const table of tables) {
+      const f = new ZoneFollower({
+        store,
+        backend: new BuiltinBackend(table, undefined, { dnssecKeys: keys.replica }),
+      });
+      f.start();
+      await f.idle();
+      f.stop();
+    }
+    const signatures = tables.map((t) => {
+      const d = t.get('example.com.')?.dnssec;
+      assert.ok(d, 'served signed');
+      // Every RRSIG, NSEC and DNSKEY byte, with the serial.
+      return `${t.get('example.com.')!.serial} ${JSON.stringify(d, (_k, v) =>
+        v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v instanceof Map ? [...v] : v,
+      )}`;
+    });
+    assert.equal(signatures[0], signatures[1]);
+    c.stop();
+  });
+
+  test('a replica serves no signed serial unsigned: without signedAt it waits, without keys, or with others than recorded, it serves nothing', async () => {
+    const store = new MemoryStore(now);
+    signedSeed(store);
+    const keys = keyStores();
+    // The operator recorded a serial but (an older operator) no signing time: nothing is served.
+    const z = store.get('DNSZone', 'dns/example-com') as DNSZone;
+    store.apply(z);
+    const table = new ZoneTable();
+    const f = new ZoneFollower({
+      store,
+      backend: new BuiltinBackend(table, undefined, { dnssecKeys: keys.replica }),
+      unconfirmedAfterMs: 0,
+    });
+    await store.updateStatus('DNSZone', 'dns/example-com', { serial: 2026112100 });
+    f.start();
+    await f.idle();
+    assert.equal(table.get('example.com.'), undefined, 'a signed zone served without a signing time');
+    // A signing time, but the keys cannot be read yet: still nothing (never unsigned content).
+    await store.updateStatus('DNSZone', 'dns/example-com', {
+      serial: 2026112100,
+      signedAt: 1_800_000_000,
+      signing: 'ECDSAP256SHA256/NSEC/CSK',
+    });
+    await f.idle();
+    assert.equal(table.get('example.com.'), undefined, 'served without its keys');
+    // Keys readable, but not the ones the operator recorded for the serial: still nothing.
+    keys.open();
+    await store.updateStatus('DNSZone', 'dns/example-com', {
+      serial: 2026112100,
+      signedAt: 1_800_000_000,
+      signing: 'ECDSAP256SHA256/NSEC/CSK',
+      dnssec: { keys: [{ keyTag: 1, algorithm: 13, role: 'CSK', active: true }] },
+    });
+    await f.idle();
+    assert.equal(table.get('example.com.'), undefined, 'signed with other keys than recorded');
+    const tag = (
+      await keys.shared.keysFor('example.com.', effectiveDnssec(undefined, { enabled: true })!)
+    ).map(({ key }) => keyTag(dnskeyRdata(key)))[0]!;
+    // The recorded keys: served signed.
+    await store.updateStatus('DNSZone', 'dns/example-com', {
+      serial: 2026112100,
+      signedAt: 1_800_000_000,
+      signing: 'ECDSAP256SHA256/NSEC/CSK',
+      dnssec: { keys: [{ keyTag: tag, algorithm: 13, role: 'CSK', active: true }] },
+    });
+    await f.idle();
+    f.stop();
+    const served = table.get('example.com.');
+    assert.equal(served?.serial, 2026112100);
+    assert.ok(served?.dnssec, 'served unsigned');
+  });
+
+  test('keys made again at a recorded serial (a key Secret deleted, a new leader): a new serial, never new keys at the old one', async () => {
+    const store = new MemoryStore(now);
+    signedSeed(store);
+    const serials = new MemorySerialStore();
+    const leader = (keys: DnssecKeyStore) =>
+      new Controller({
+        store,
+        backend: new BuiltinBackend(new ZoneTable(), undefined, { dnssecKeys: keys }),
+        serials,
+        now,
+        hashOnChange: true,
+      });
+    const first = leader(new MemoryKeyStore(generateDnssecKey));
+    first.start();
+    await first.idle();
+    first.stop();
+    const before = status(store)!;
+    // The next leader finds no keys and makes new ones.
+    const second = leader(new MemoryKeyStore(generateDnssecKey));
+    second.start();
+    // The new keys are found at the apply; the zone is visited again (a requeue) for a new serial.
+    for (let i = 0; i < 200 && status(store)?.serial === before.serial; i++) {
+      await second.idle();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await second.idle();
+    second.stop();
+    const after = status(store)!;
+    assert.notDeepEqual(after.dnssec?.keys, before.dnssec?.keys);
+    assert.notEqual(after.serial, before.serial, 'new keys recorded at the serial signed with the old ones');
+    // Unchanged keys keep the serial (a restart).
+    const keys = new MemoryKeyStore(generateDnssecKey);
+    const third = leader(keys);
+    third.start();
+    await third.idle();
+    third.stop();
+    const fourth = leader(keys);
+    fourth.start();
+    await fourth.idle();
+    fourth.stop();
+    const a = status(store)!;
+    const fifth = leader(keys);
+    fifth.start();
+    await fifth.idle();
+    fifth.stop();
+    assert.equal(status(store)!.serial, a.serial);
   });
 });

@@ -1,4 +1,13 @@
-import type { DNSZone, DNSZoneClass, Domain } from '../api/index.ts';
+import {
+  type DNSZone,
+  type DNSZoneClass,
+  type Domain,
+  type EffectiveDnssec,
+  effectiveDnssec,
+  PARENT_DS_ANNOTATION,
+  signingId,
+  withParentDs,
+} from '../api/index.ts';
 import type { SecretResolver } from '../api/secret-ref.ts';
 import type { Backend } from '../backends/backend.ts';
 import { type Name, nameKey } from '../dns/name.ts';
@@ -47,7 +56,9 @@ interface FollowedZone {
   pending: PendingDelta;
   /** The model was rebuilt since the last publish: the next publish sends the whole zone. */
   full: boolean;
-  published?: { serial: number; hash: string | undefined; confirmed: boolean };
+  published?: { serial: number; hash: string | undefined; confirmed: boolean; signed?: Signed };
+  /** The zone's signing settings, when it is signed and this replica's backend signs (ADR 0021). */
+  dnssec?: EffectiveDnssec;
   /** The zone's update policy with its keys read (what UPDATE is verified against here). */
   transfers?: ResolvedTransfers;
   /** The signature of `transfers` the server was given last (a policy-only change re-applies it). */
@@ -209,6 +220,11 @@ export class ZoneFollower {
     if (followed.pending.add(delta)) followed.version++;
     const keys = await this.updateTransfers(zone, verdict.zoneClass);
     followed.transfers = keys.transfers;
+    const dnssec = this.options.backend.capabilities.dnssec
+      ? effectiveDnssec(verdict.zoneClass.spec.dnssec, zone.spec.dnssec)
+      : undefined;
+    if (dnssec) followed.dnssec = withParentDs(dnssec, zone.metadata.annotations?.[PARENT_DS_ANNOTATION]);
+    else delete followed.dnssec;
     const result = await this.publish(key, zone, followed);
     if (keys.retryAfterMs === undefined) return result;
     const after = result?.requeueAfterMs;
@@ -281,11 +297,23 @@ export class ZoneFollower {
       followed.waitingSince = undefined;
       return;
     }
+    // A signed zone is served only at the signing time and settings the operator recorded with the
+    // serial (ADR 0021): never unsigned, never signed otherwise than every other replica signs it.
+    let signed: Signed | undefined;
+    if (followed.dnssec) {
+      const { signedAt, signing } = zone.status ?? {};
+      if (signedAt === undefined || signing !== signingId(followed.dnssec)) {
+        followed.waitingSince ??= this.options.now?.() ?? Date.now();
+        return;
+      }
+      const keyTags = zone.status?.dnssec?.keys?.map((k) => k.keyTag);
+      signed = { dnssec: followed.dnssec, signedAt, ...(keyTags && keyTags.length > 0 ? { keyTags } : {}) };
+    }
     const hash = this.hashOf(followed);
     const now = this.options.now?.() ?? Date.now();
     if (recorded !== undefined && hash === recorded) {
       followed.waitingSince = undefined;
-      await this.program(key, followed, serial, hash, true);
+      await this.program(key, followed, serial, hash, true, signed);
       return;
     }
     // The content does not match what the operator recorded (yet): keep serving the last version.
@@ -298,7 +326,7 @@ export class ZoneFollower {
       reason: 'the operator has not recorded the hash of the current content',
       waitedMs: waited,
     });
-    await this.program(key, followed, serial, hash, false);
+    await this.program(key, followed, serial, hash, false, signed);
     return;
   }
 
@@ -308,6 +336,7 @@ export class ZoneFollower {
     serial: number,
     hash: string,
     confirmed: boolean,
+    signed?: Signed,
   ): Promise<void> {
     const { model } = followed;
     const published = followed.published;
@@ -320,6 +349,8 @@ export class ZoneFollower {
       serial,
       rrsets: () => model.rrsets(),
       ...(transfers ? { transfers } : {}),
+      ...(signed ? { dnssec: signed.dnssec, signedAt: signed.signedAt } : {}),
+      ...(signed?.keyTags ? { keyTags: signed.keyTags } : {}),
     };
     await this.options.backend.applyZone(
       patch ? { ...whole, delta: { fromSerial: published.serial, ...followed.pending.delta() } } : whole,
@@ -330,7 +361,7 @@ export class ZoneFollower {
       await this.options.backend.deleteZone(model.origin);
       await this.options.backend.applyZone(whole);
     }
-    followed.published = { serial, hash, confirmed };
+    followed.published = { serial, hash, confirmed, ...(signed ? { signed } : {}) };
     followed.appliedTransfers = transfersSignature(transfers);
     followed.pending.clear();
     followed.full = false;
@@ -352,6 +383,10 @@ export class ZoneFollower {
       // The server holds this serial: it only takes the transfer settings (BuiltinBackend.applyZone).
       rrsets: () => [],
       ...(transfers ? { transfers } : {}),
+      // Signed as it is served, or the server would take the serial for another (unsigned) one.
+      ...(followed.published?.signed
+        ? { dnssec: followed.published.signed.dnssec, signedAt: followed.published.signed.signedAt }
+        : {}),
     });
     followed.appliedTransfers = transfersSignature(transfers);
   }
@@ -374,6 +409,14 @@ export class ZoneFollower {
       await this.options.backend.deleteZone(origin);
     this.publishedOrigin.delete(key);
   }
+}
+
+/** The signing settings and time a serial is served with. */
+interface Signed {
+  dnssec: EffectiveDnssec;
+  signedAt: number;
+  /** The key tags the operator recorded in status.dnssec.keys (the keys must be these). */
+  keyTags?: readonly number[];
 }
 
 function transfersSignature(transfers: ResolvedTransfers | undefined): string | undefined {

@@ -6,6 +6,7 @@ import {
   effectiveChangeSafety,
   effectiveDnssec,
   PARENT_DS_ANNOTATION,
+  signingId,
   withParentDs,
 } from '../api/index.ts';
 import {
@@ -268,7 +269,13 @@ export class ZoneReconciler {
       throw e;
     }
     const serial = assigned.serial;
-    const serialFields = () => statusSerial(serial, assigned.hash, zone.status);
+    // The signing time goes with the serial: `zonekeeper server` replicas sign at it (ADR 0021).
+    const serialFields = () => ({
+      ...statusSerial(serial, assigned.hash, zone.status),
+      ...(assigned.signing !== undefined && assigned.signedAt !== undefined
+        ? { signedAt: assigned.signedAt, signing: assigned.signing }
+        : {}),
+    });
 
     // 2. The backend, from the serial it holds to this one: the pending changes, or the whole zone.
     const held = programmed.get(key);
@@ -310,6 +317,14 @@ export class ZoneReconciler {
       );
       state.programmedOk = false;
       throw e;
+    }
+    // Keys other than those recorded with this serial (a key Secret made again): this serial was
+    // signed with the old ones elsewhere, so the new keys get a serial of their own (ADR 0021).
+    if (backend.capabilities.dnssecAtSerial && keysChangedAt(zone, serial, applied)) {
+      state.assigned = undefined;
+      state.firstSerial = false;
+      programmed.set(key, { origin, serial, needsFull: true, backend });
+      return { requeueAfterMs: 0 };
     }
     const ok = back.programmed;
     programmed.set(key, { origin, serial, needsFull: !ok, backend });
@@ -492,6 +507,17 @@ export class ZoneReconciler {
   }
 }
 
+/** Whether the keys just applied differ from the ones the status recorded with this same serial. */
+function keysChangedAt(zone: DNSZone, serial: number, applied: ApplyResult | undefined): boolean {
+  const recorded = zone.status;
+  if (recorded?.serial !== serial || recorded.signedAt === undefined) return false;
+  const tags = (keys: readonly { keyTag: number }[] | undefined) =>
+    keys ? [...keys.map((k) => k.keyTag)].sort((a, b) => a - b).join() : undefined;
+  const before = tags(recorded.dnssec?.keys);
+  const now = tags(applied?.dnssec?.keys);
+  return before !== undefined && now !== undefined && before !== now;
+}
+
 /** How often a zone signed at its serial is looked at for signatures due for refresh (ADR 0021). */
 export const RESIGN_CHECK_MS = 3600_000;
 
@@ -507,7 +533,7 @@ function signsAtSerial(
   if (!dnssec || !backend.capabilities.dnssecAtSerial) return undefined;
   const policy = DEFAULT_WINDOW_POLICY;
   return {
-    id: `${dnssec.algorithm}/${dnssec.denial}/${dnssec.keys}`,
+    id: signingId(dnssec),
     resignDue: (signedAt, now) => {
       const age = now - signedAt;
       if (age >= policy.refreshSeconds / 2) return true;

@@ -117,6 +117,17 @@ export class BuiltinBackend implements Backend, SelectionSink {
           this.dnssecKeys!.keysFor(zone.origin, signing),
         )
       : undefined;
+    if (keys && zone.keyTags) {
+      const held = (signedStatus(zone.origin, keys).keys ?? []).map((k) => k.keyTag);
+      const recorded = [...zone.keyTags].sort((a, b) => a - b);
+      if (held.sort((a, b) => a - b).join() !== recorded.join())
+        throw new BackendError(
+          'BackendRejected',
+          `zone ${zone.origin}: the DNSSEC keys read (key tags ${held.join(', ')}) are not the ones serial ${zone.serial} ` +
+            `was signed with (key tags ${recorded.join(', ')}); the serial served stays until the keys match`,
+          { code: 'DNSSEC_KEYS' },
+        );
+    }
     if (
       current &&
       current.serial === zone.serial &&

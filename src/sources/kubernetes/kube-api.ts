@@ -169,6 +169,15 @@ export interface LeaseRecord {
 }
 
 /** A ConfigMap as the zone serial records use it: name, version, labels and string data. */
+/** A Secret's name, metadata and data (decoded to text). */
+export interface SecretRecord {
+  name: string;
+  resourceVersion?: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  data: Record<string, string>;
+}
+
 export interface ConfigMapRecord {
   name: string;
   resourceVersion?: string;
@@ -518,6 +527,47 @@ export class KubeApi {
     const secret = await call(() => this.core.readNamespacedSecret({ namespace, name }));
     const value = secret.data?.[key];
     return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
+  }
+
+  /** A whole Secret (the DNSSEC key Secrets in the operator's namespace, read by name); undefined when absent. */
+  async readSecret(namespace: string, name: string): Promise<SecretRecord | undefined> {
+    try {
+      const secret = await call(() => this.core.readNamespacedSecret({ namespace, name }));
+      return {
+        name,
+        labels: secret.metadata?.labels ?? {},
+        annotations: secret.metadata?.annotations ?? {},
+        data: Object.fromEntries(
+          Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
+        ),
+        ...(secret.metadata?.resourceVersion ? { resourceVersion: secret.metadata.resourceVersion } : {}),
+      };
+    } catch (e) {
+      if (isStatus(e, 404)) return undefined;
+      throw e;
+    }
+  }
+
+  /** Creates a Secret (409 when it exists: create-only); with `resourceVersion`, replaces it conditionally. */
+  async writeSecret(namespace: string, record: SecretRecord): Promise<void> {
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'Opaque',
+      metadata: {
+        name: record.name,
+        namespace,
+        labels: record.labels,
+        annotations: record.annotations,
+        ...(record.resourceVersion ? { resourceVersion: record.resourceVersion } : {}),
+      },
+      data: Object.fromEntries(
+        Object.entries(record.data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]),
+      ),
+    };
+    if (record.resourceVersion)
+      await call(() => this.core.replaceNamespacedSecret({ namespace, name: record.name, body }));
+    else await call(() => this.core.createNamespacedSecret({ namespace, body }));
   }
 
   /**

@@ -37,6 +37,43 @@ export function keyFileName(origin: Name): string {
   return `${name === '' ? 'root' : encodeURIComponent(name)}.json`;
 }
 
+/**
+ * A zone's keys as the JSON kept in its key file (and, in a cluster, in its key Secret): role,
+ * algorithm, flags, public key and private key (base64) per key.
+ */
+export function encodeKeyFile(origin: Name, keys: readonly ZoneKey[]): string {
+  const created = new Date().toISOString();
+  const data: KeyFile = {
+    origin: origin.toLowerCase(),
+    keys: keys.map(({ role, key }) => ({
+      role,
+      algorithm: key.algorithm,
+      flags: key.flags,
+      publicKey: Buffer.from(key.publicKey).toString('base64'),
+      privateKey: Buffer.from(key.privateKey).toString('base64'),
+      created,
+    })),
+  };
+  return `${JSON.stringify(data, null, 2)}\n`;
+}
+
+/** The keys of `encodeKeyFile`'s text, each checked (a cut or mixed-up file fails loudly). */
+export function decodeKeyFile(text: string): ZoneKey[] {
+  const data = JSON.parse(text) as KeyFile;
+  if (!Array.isArray(data?.keys)) throw new Error('no keys in the key data');
+  return data.keys.map((k) => {
+    const key = {
+      algorithm: k.algorithm as DnssecAlgorithm,
+      flags: k.flags,
+      publicKey: new Uint8Array(Buffer.from(k.publicKey, 'base64')),
+      privateKey: new Uint8Array(Buffer.from(k.privateKey, 'base64')),
+    };
+    // A cut or mixed-up file fails loudly rather than signing with a broken key.
+    checkDnssecKey(key);
+    return { role: k.role, key };
+  });
+}
+
 export class FolderKeyStore implements DnssecKeyStore {
   readonly dir: string;
   private readonly held = new Map<string, ZoneKey[]>();
@@ -82,39 +119,16 @@ export class FolderKeyStore implements DnssecKeyStore {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw e;
     }
-    const data = JSON.parse(text) as KeyFile;
-    return data.keys.map((k) => {
-      const key = {
-        algorithm: k.algorithm as DnssecAlgorithm,
-        flags: k.flags,
-        publicKey: new Uint8Array(Buffer.from(k.publicKey, 'base64')),
-        privateKey: new Uint8Array(Buffer.from(k.privateKey, 'base64')),
-      };
-      // A cut or mixed-up file fails loudly rather than signing with a broken key.
-      checkDnssecKey(key);
-      return { role: k.role, key };
-    });
+    return decodeKeyFile(text);
   }
 
   private async write(origin: Name, keys: readonly ZoneKey[]): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const created = new Date().toISOString();
-    const data: KeyFile = {
-      origin: origin.toLowerCase(),
-      keys: keys.map(({ role, key }) => ({
-        role,
-        algorithm: key.algorithm,
-        flags: key.flags,
-        publicKey: Buffer.from(key.publicKey).toString('base64'),
-        privateKey: Buffer.from(key.privateKey).toString('base64'),
-        created,
-      })),
-    };
     const file = this.file(origin);
     const tmp = `${file}.tmp`;
     const fd = await open(tmp, 'w', 0o600);
     try {
-      await fd.writeFile(`${JSON.stringify(data, null, 2)}\n`);
+      await fd.writeFile(encodeKeyFile(origin, keys));
       await fd.sync();
     } finally {
       await fd.close();

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { effectiveDnssec } from '../../api/dnssec.ts';
+import { encodeKeyFile } from '../manifests/dnssec-key-files.ts';
+import { DNSSEC_KEYS_LABEL, keySecretName, SecretKeyStore } from './dnssec-key-secrets.ts';
+import { KubeApiError, type SecretRecord } from './kube-api.ts';
+
+/** Secrets as the API server keeps them: create-only (409), conditional replace (409 on a stale version). */
+function secretApi() {
+  const secrets = new Map<string, SecretRecord>();
+  let version = 0;
+  const conflict = () => new KubeApiError(409, 'AlreadyExists', 'exists');
+  return {
+    secrets,
+    api: {
+      readSecret: async (_ns: string, name: string) => {
+        const s = secrets.get(name);
+        return s ? structuredClone(s) : undefined;
+      },
+      writeSecret: async (_ns: string, record: SecretRecord) => {
+        const held = secrets.get(record.name);
+        if (record.resourceVersion === undefined ? held : held?.resourceVersion !== record.resourceVersion)
+          throw conflict();
+        secrets.set(record.name, { ...structuredClone(record), resourceVersion: String(++version) });
+      },
+    },
+  };
+}
+
+const CSK = effectiveDnssec(undefined, { enabled: true })!;
+const SPLIT = effectiveDnssec(undefined, { enabled: true, keys: 'Split' })!;
+
+describe('SecretKeyStore: DNSSEC keys in a Secret per zone origin', () => {
+  test('the leader creates them once, labelled, named from the origin; a replica reads the same keys', async () => {
+    const { api, secrets } = secretApi();
+    const leader = new SecretKeyStore({ api, namespace: 'zk', create: true });
+    const made = await leader.keysFor('Example.COM.', CSK);
+    assert.equal(secrets.size, 1);
+    const secret = secrets.get(keySecretName('example.com.'))!;
+    assert.equal(secret.labels[DNSSEC_KEYS_LABEL], 'true');
+    assert.match(secret.name, /^zonekeeper-dnssec-[0-9a-f]{24}$/);
+    const replica = new SecretKeyStore({ api, namespace: 'zk', create: false });
+    const read = await replica.keysFor('example.com.', CSK);
+    assert.deepEqual(read, made);
+    // A second leader (a handover) takes the stored keys, it makes none.
+    assert.deepEqual(
+      await new SecretKeyStore({ api, namespace: 'zk', create: true }).keysFor('example.com.', CSK),
+      made,
+    );
+  });
+
+  test('a replica never makes keys: missing or of other settings, it fails (and keeps what it serves)', async () => {
+    const { api, secrets } = secretApi();
+    const replica = new SecretKeyStore({ api, namespace: 'zk', create: false });
+    await assert.rejects(
+      replica.keysFor('example.com.', CSK),
+      /no DNSSEC keys in Secret zk\/zonekeeper-dnssec-/,
+    );
+    assert.equal(secrets.size, 0);
+    await new SecretKeyStore({ api, namespace: 'zk', create: true }).keysFor('example.com.', CSK);
+    await assert.rejects(replica.keysFor('example.com.', SPLIT), /are not ECDSAP256SHA256\/Split yet/);
+  });
+
+  test("the leader replaces keys of other settings; a create race takes the first writer's keys", async () => {
+    const held = secretApi();
+    const { api } = held;
+    const secretsOf = (_: unknown) => held.secrets;
+    const a = new SecretKeyStore({ api, namespace: 'zk', create: true });
+    const csk = await a.keysFor('example.com.', CSK);
+    const split = await a.keysFor('example.com.', SPLIT);
+    assert.notDeepEqual(split, csk);
+    assert.deepEqual(
+      await new SecretKeyStore({ api, namespace: 'zk', create: false }).keysFor('example.com.', SPLIT),
+      split,
+    );
+    // The Secret replaced (deleted and made again by a new leader): a replica signs with what it holds now.
+    const replica = new SecretKeyStore({ api, namespace: 'zk', create: false });
+    assert.deepEqual(await replica.keysFor('example.com.', SPLIT), split);
+    secretsOf(api).delete(keySecretName('example.com.'));
+    const again = await new SecretKeyStore({ api, namespace: 'zk', create: true }).keysFor(
+      'example.com.',
+      SPLIT,
+    );
+    assert.deepEqual(await replica.keysFor('example.com.', SPLIT), again);
+    assert.notDeepEqual(again, split);
+    // Two leaders racing on a new zone: the second's create is refused, it takes the first one's keys.
+    const b = new SecretKeyStore({ api, namespace: 'zk', create: true });
+    const c = new SecretKeyStore({ api, namespace: 'zk', create: true });
+    const [kb, kc] = await Promise.all([b.keysFor('race.example.', CSK), c.keysFor('race.example.', CSK)]);
+    assert.deepEqual(kb, kc);
+  });
+
+  test("a Secret holding another zone's keys is refused (a copied Secret would sign with the wrong DS)", async () => {
+    const { api, secrets } = secretApi();
+    const other = await new SecretKeyStore({ api, namespace: 'zk', create: true }).keysFor(
+      'other.example.',
+      CSK,
+    );
+    secrets.set(keySecretName('example.com.'), {
+      name: keySecretName('example.com.'),
+      labels: {},
+      annotations: {},
+      data: { 'keys.json': encodeKeyFile('other.example.', other) },
+      resourceVersion: '99',
+    });
+    await assert.rejects(
+      new SecretKeyStore({ api, namespace: 'zk', create: false }).keysFor('example.com.', CSK),
+      /holds the keys of other.example., not of example.com./,
+    );
+  });
+});
