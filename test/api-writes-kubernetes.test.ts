@@ -51,7 +51,7 @@ describe('API writes in a cluster', () => {
     const docs = rendered
       .split(/^---$/m)
       .filter((d) =>
-        /kind: (ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
+        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
           d,
         ),
       );

@@ -85,7 +85,9 @@ describe("Datum's DNS API on a real API server", { timeout: 600_000 }, () => {
     ]);
     const rbac = rendered
       .split(/^---$/m)
-      .filter((d) => /kind: (ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d));
+      .filter((d) =>
+        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d),
+      );
     await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac.join('\n---\n') });
     // Zonekeeper's own class (the only one, so the default), with name servers outside example.com.
     await kube.kubectlOk(['apply', '-f', '-'], {

@@ -115,7 +115,9 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
     ]);
     const rbac = rendered
       .split(/^---$/m)
-      .filter((d) => /kind: (ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d));
+      .filter((d) =>
+        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d),
+      );
     await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac.join('\n---\n') });
     // The tenant may manage zones and records in its namespace (and read its own Secrets), nothing more.
     await kube.kubectlOk(['apply', '-f', '-'], {

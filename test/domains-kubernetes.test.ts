@@ -129,7 +129,9 @@ describe('zone squatting on a real API server', { timeout: 600_000 }, () => {
     ]);
     const rbac = rendered
       .split(/^---$/m)
-      .filter((d) => /kind: (ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d));
+      .filter((d) =>
+        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d),
+      );
     await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac.join('\n---\n') });
     // Tenants: everything on the Zonekeeper kinds in their namespace, nothing on status.
     for (const [ns, user] of [

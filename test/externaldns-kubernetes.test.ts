@@ -126,7 +126,7 @@ describe('ExternalDNS with zonekeeper operator and server on a real API server',
     const docs = rendered
       .split(/^---$/m)
       .filter((d) =>
-        /kind: (ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
+        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
           d,
         ),
       );

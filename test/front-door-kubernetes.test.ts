@@ -94,7 +94,9 @@ describe('front door on a real API server', { timeout: 600_000 }, () => {
     ]);
     const rbac = rendered
       .split(/^---$/m)
-      .filter((d) => /kind: (ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d));
+      .filter((d) =>
+        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d),
+      );
     await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac.join('\n---\n') });
     await kube.kubectlOk(['apply', '-f', '-'], {
       input: docs(

@@ -99,7 +99,9 @@ describe('Gardener DNSRecord on a real API server', { timeout: 600_000 }, () => 
     ]);
     const rbac = rendered
       .split(/^---$/m)
-      .filter((d) => /kind: (ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d));
+      .filter((d) =>
+        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d),
+      );
     await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac.join('\n---\n') });
     // The upstream example, unchanged (its Secret and its aws-route53 DNSRecord in "default").
     await kube.kubectlOk(['apply', '-f', UPSTREAM]);

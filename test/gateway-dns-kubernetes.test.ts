@@ -149,7 +149,7 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
     const rbac = rendered
       .split(/^---$/m)
       .filter((d) =>
-        /kind: (ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
+        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
           d,
         ),
       );

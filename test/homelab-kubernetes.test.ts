@@ -66,7 +66,9 @@ describe('homelab kinds on a real API server', { timeout: 600_000 }, () => {
     ]);
     const rbac = rendered
       .split(/^---$/m)
-      .filter((d) => /kind: (ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d));
+      .filter((d) =>
+        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d),
+      );
     await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac.join('\n---\n') });
   });
 

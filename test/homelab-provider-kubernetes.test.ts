@@ -88,7 +88,7 @@ describe('the homelab DNS API on server replicas, written by the operator leader
     const docs = rendered
       .split(/^---$/m)
       .filter((d) =>
-        /kind: (ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
+        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
           d,
         ),
       );

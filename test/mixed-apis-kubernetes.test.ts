@@ -258,7 +258,7 @@ for (const { title, apis: APIS, zone, crds } of SCENARIOS)
       const rbac = rendered
         .split(/^---$/m)
         .filter((d) =>
-          /kind: (ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
+          /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
             d,
           ),
         );

@@ -38,6 +38,7 @@ const REPLICATOR: KubeUser = { name: 'zonekeeper-replicator', groups: ['system:a
 const OPERATOR = serviceAccountUser(SYSTEM, 'zonekeeper-operator');
 const SERVER = serviceAccountUser(SYSTEM, 'zonekeeper-server');
 const CHART_KINDS = new Set([
+  'Namespace',
   'ServiceAccount',
   'ClusterRole',
   'ClusterRoleBinding',

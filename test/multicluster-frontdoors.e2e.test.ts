@@ -37,7 +37,14 @@ const TEAM = 'team';
 const REPLICATOR: KubeUser = { name: 'zonekeeper-replicator', groups: ['system:authenticated'] };
 const OPERATOR = serviceAccountUser(SYSTEM, 'zonekeeper-operator');
 const SERVER = serviceAccountUser(SYSTEM, 'zonekeeper-server');
-const CHART_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+const CHART_KINDS = new Set([
+  'Namespace',
+  'ServiceAccount',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'Role',
+  'RoleBinding',
+]);
 const ROOT = path.join(import.meta.dirname, '..');
 
 const yamlDocs = (...docs: object[]) => docs.map((d) => `---\n${stringify(d)}`).join('');

@@ -35,6 +35,7 @@ const OPERATOR = serviceAccountUser(SYSTEM, 'zonekeeper-operator');
 const SERVER = serviceAccountUser(SYSTEM, 'zonekeeper-server');
 /** What of the chart is applied downstream (no controller manager here runs workloads). */
 const CHART_KINDS = new Set([
+  'Namespace',
   'ServiceAccount',
   'ClusterRole',
   'ClusterRoleBinding',

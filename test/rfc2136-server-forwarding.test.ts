@@ -163,7 +163,7 @@ describe('RFC 2136 UPDATE through a server replica, forwarded to the operator le
     const docs = rendered
       .split(/^---$/m)
       .filter((d) =>
-        /kind: (ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
+        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
           d,
         ),
       );

@@ -82,3 +82,8 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/* Namespace of the DNSSEC key Secrets: server.dnssecKeyNamespace, else "<release namespace>-dnssec-keys", which the chart creates (keys only, so the servers' get on Secrets there reaches nothing else). */}}
+{{- define "zonekeeper.dnssecKeyNamespace" -}}
+{{- .Values.server.dnssecKeyNamespace | default (printf "%s-dnssec-keys" .Release.Namespace | trunc 63 | trimSuffix "-") -}}
+{{- end }}
