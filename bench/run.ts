@@ -62,6 +62,9 @@ const USAGE = `node bench/run.ts [options]
   --latency-load F     latency percentiles (dnsperf -v) at this fraction of the rated QPS (default 0.8)
   --pdns-distributors N  PowerDNS distributor-threads per receiver thread (default 1)
   --out FILE           results JSON (default bench/results/<timestamp>.json)
+  --dnssec             sign the zone (Zonekeeper: spec.dnssec.enabled; Knot: dnssec-signing on, ECDSA
+                       P-256 CSK, NSEC) and set DO on every query (dnsperf -D); other servers are
+                       refused
   --keep               keep the temporary folder (zone, manifests, logs)
 `;
 
@@ -142,6 +145,7 @@ async function main(): Promise<number> {
       'pdns-distributors': { type: 'string', default: '1' },
       out: { type: 'string' },
       keep: { type: 'boolean', default: false },
+      dnssec: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -160,7 +164,13 @@ async function main(): Promise<number> {
     if (!SERVER_IDS.includes(s))
       throw new Error(`unknown server ${JSON.stringify(s)}; use ${SERVER_IDS.join(',')}`);
   }
+  const dnssec = values.dnssec === true;
+  if (dnssec) {
+    const unsigned = servers.filter((s) => s !== 'zonekeeper' && s !== 'knot');
+    if (unsigned.length > 0) throw new Error(`--dnssec: ${unsigned.join(', ')} would not sign the zone here`);
+  }
   const perf = {
+    dnssecOk: dnssec,
     clients: positiveInt(values.clients, 'clients'),
     threads: values.threads ? positiveInt(values.threads, 'threads') : 1,
     outstanding: positiveInt(values.outstanding, 'outstanding'),
@@ -191,7 +201,7 @@ async function main(): Promise<number> {
   const manifestsDir = path.join(tmp, 'manifests');
   mkdirSync(manifestsDir, { recursive: true });
   writeFileSync(path.join(manifestsDir, '00-class.yaml'), classManifest(nameServers));
-  writeZoneManifests(manifestsDir, zone);
+  writeZoneManifests(manifestsDir, zone, undefined, dnssec);
   const assembled = assemble(zone, nameServers);
   const zoneFile = path.join(tmp, 'bench.example.zone');
   writeFileSync(zoneFile, zoneFileText(assembled, 1));
@@ -214,6 +224,7 @@ async function main(): Promise<number> {
     coreCount: coreList.length,
     ready: { name: `h1.${origin}`, type: 'A', answer: readyAnswer.answer },
     pdnsDistributors: positiveInt(values['pdns-distributors'], 'pdns-distributors'),
+    dnssec,
   };
 
   const results: RunResults = {
@@ -291,7 +302,7 @@ async function main(): Promise<number> {
 interface MeasureOptions {
   queryFile: string;
   clientCores: string;
-  perf: { clients: number; threads: number; outstanding: number; timeout: number };
+  perf: { clients: number; threads: number; outstanding: number; timeout: number; dnssecOk?: boolean };
   duration: number;
   warmup: number;
   searchSteps: number;

@@ -3,9 +3,11 @@
  * still answers it (the last answer holding it, measured from the moment it starts answering 503),
  * against the target `intervalSeconds × failureThreshold + 1 s`; and the same for recovery; (2) the
  * answer path with steering on and off: one process, `QueryHandler.handle` without sockets, the same
- * A question for an RRset of two records, unbound vs bound to the All policy (every record up).
+ * A question for an RRset of two records, unbound vs bound to the All policy (every record up); and
+ * (3) the same in a signed zone with DO set and one record down, so each answer is a subset signed at
+ * answer time: from the per-zone signature cache, and with the cache off (a signature per answer).
  *
- *   npx node bench/steering.ts [--rounds 5] [--interval 1] [--failures 2] [--seconds 3]
+ *   npx node bench/steering.ts [--rounds 5] [--interval 1] [--failures 2] [--seconds 3] [--no-failover]
  *
  * Loopback only (127.0.0.91/.92); writes a JSON line per figure to stdout.
  */
@@ -13,13 +15,17 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
+import { DNSKEY_FLAGS, generateDnssecKey } from '../src/dns/dnssec/keys.ts';
 import { decodeMessage, encodeMessage, queryMessage } from '../src/dns/message.ts';
 import { parseName } from '../src/dns/name.ts';
 import { parseRdata } from '../src/dns/rdata.ts';
 import { RRType } from '../src/dns/rrtype.ts';
 import { QueryHandler } from '../src/server/query-handler.ts';
+import { HEALTH_DOWN, HEALTH_UP, processHealth } from '../src/server/selection/steering/health-view.ts';
+import { ZoneDnssec, type ZoneDnssecData } from '../src/server/zone-dnssec.ts';
 import { ZoneSnapshot } from '../src/server/zone-snapshot.ts';
 import { ZoneTable } from '../src/server/zone-table.ts';
+import { signZone } from '../src/zones/dnssec-signer.ts';
 import { exchange } from '../test/support/dns-client.ts';
 import { httpEndpoint } from '../test/support/health-endpoints.ts';
 import { removeAll, startServe, tempDir } from '../test/support/zonekeeper-process.ts';
@@ -30,6 +36,7 @@ const { values } = parseArgs({
     interval: { type: 'string', default: '1' },
     failures: { type: 'string', default: '2' },
     seconds: { type: 'string', default: '3' },
+    'no-failover': { type: 'boolean', default: false },
   },
 });
 const rounds = Number(values.rounds);
@@ -197,5 +204,101 @@ function answerPath(): void {
       );
 }
 
+/** A signed zone, DO set, one of two steered records down: every answer is a subset signed at answer time. */
+function signedAnswerPath(): void {
+  const origin = 'bench.example.';
+  const rrsets = [
+    { owner: origin, type: 'NS', ttl: 300, rdata: [parseRdata('NS', 'ns1', origin)] },
+    { owner: `ns1.${origin}`, type: 'A', ttl: 300, rdata: [parseRdata('A', '192.0.2.53', origin)] },
+    {
+      owner: `api.${origin}`,
+      type: 'A',
+      ttl: 300,
+      rdata: ['192.0.2.1', '192.0.2.2'].map((a) => parseRdata('A', a, origin)),
+    },
+  ] as never[];
+  const soa = {
+    ttl: 300,
+    mname: `ns1.${origin}`,
+    rname: `hostmaster.${origin}`,
+    refresh: 3600,
+    retry: 600,
+    expire: 1209600,
+    minimum: 60,
+  } as never;
+  const key = generateDnssecKey(13, DNSKEY_FLAGS.KSK);
+  const now = Math.floor(Date.now() / 1000);
+  const signer = new Set<number>([RRType.RRSIG, RRType.NSEC, RRType.DNSKEY]);
+  const data: ZoneDnssecData = {
+    denial: 'NSEC',
+    records: signZone(
+      { origin, soa: { ...(soa as object), serial: 1 } as never, rrsets },
+      { keySigning: [key], zoneSigning: [key] },
+      { inception: now - 3600, expiration: now + 14 * 86400 },
+      { kind: 'NSEC' },
+    )
+      .filter((r) => signer.has(r.type))
+      .map((r) => ({ owner: r.owner, ttl: r.ttl, type: r.type, rdata: r.rdata })),
+    signing: { keys: [key], signedAt: now, policy: { refreshSeconds: 7 * 86400, backdateSeconds: 3600 } },
+  };
+  const slots = [60_100, 60_101];
+  processHealth.set(slots[0]!, HEALTH_DOWN);
+  processHealth.set(slots[1]!, HEALTH_UP);
+  const measure = (steered: boolean, signatureCache: number) => {
+    const table = new ZoneTable();
+    const zone = ZoneSnapshot.build(origin, soa, 1, rrsets, undefined, data);
+    zone.dnssec = new ZoneDnssec(origin, data, signatureCache);
+    table.set(zone);
+    if (steered)
+      table.setSelections(origin, [
+        {
+          owner: `api.${origin}`,
+          type: 'A',
+          policy: 'all',
+          data: { candidates: ['192.0.2.1', '192.0.2.2'], slots, whenAllDown: 'All' },
+        },
+      ]);
+    // The response cache off for every case: steered answers never use it, so the comparison is fair.
+    const handler = new QueryHandler({ table, responseCache: 0 });
+    const packet = Buffer.from(
+      encodeMessage(
+        queryMessage(parseName(`api.${origin}`), RRType.A, {
+          edns: { udpSize: 1232, extendedRcode: 0, version: 0, dnssecOk: true, options: [] },
+        }),
+      ),
+    );
+    const check = decodeMessage(handler.handle(packet, 'udp', performance.now(), '10.0.0.1') as Uint8Array);
+    const a = check.answers.filter((r) => r.type === RRType.A).length;
+    if (a !== (steered ? 1 : 2) || !check.answers.some((r) => r.type === RRType.RRSIG)) {
+      throw new Error('unexpected signed answer');
+    }
+    const deadline = performance.now() + Number(values.seconds) * 1000;
+    let n = 0;
+    const started = performance.now();
+    while (performance.now() < deadline) {
+      for (let k = 0; k < 1_000; k++) {
+        handler.handle(packet, 'udp', performance.now(), '10.0.0.1');
+        n++;
+      }
+    }
+    const elapsed = (performance.now() - started) / 1000;
+    return { perSecond: Math.round(n / elapsed), microseconds: +((elapsed * 1e6) / n).toFixed(2) };
+  };
+  for (const [steered, cache] of [
+    [false, 1024],
+    [true, 1024],
+    [true, 0],
+  ] as const)
+    console.log(
+      JSON.stringify({
+        bench: 'steering-signed-answer-path',
+        steering: steered,
+        signatureCache: cache,
+        ...measure(steered, cache),
+      }),
+    );
+}
+
 answerPath();
-await failover();
+signedAnswerPath();
+if (!values['no-failover']) await failover();

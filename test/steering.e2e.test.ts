@@ -9,6 +9,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { stringify } from 'yaml';
+import { delv, trustAnchorFile } from './support/delv.ts';
 import { type DigResult, dig, rdataOf } from './support/dig.ts';
 import { type Endpoint, httpEndpoint, tcpEndpoint, testCertificate } from './support/health-endpoints.ts';
 import { writeMmdb } from './support/mmdb-writer.ts';
@@ -137,6 +138,27 @@ for (const workers of [1, 2]) {
           records: [ip(1), ip(2)],
           healthCheck: httpCheck,
           selection: { policy: 'Closest', regions: { [ip(1)]: 'eu', [ip(2)]: 'us' } },
+        }),
+        // A signed zone with a steered record set: each subset is signed where it is chosen.
+        {
+          apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+          kind: 'DNSZone',
+          metadata: { name: 'signed-test', namespace: 'steer' },
+          spec: { domainName: 'signed.test', className: 'builtin', dnssec: { enabled: true } },
+        },
+        recordSet('signed-ordered', {
+          zoneRef: { name: 'signed-test' },
+          name: 'ordered',
+          records: [ip(1), ip(2)],
+          healthCheck: httpCheck,
+          selection: { policy: 'Ordered' },
+        }),
+        recordSet('signed-all', {
+          zoneRef: { name: 'signed-test' },
+          name: 'all',
+          records: [ip(1), ip(2)],
+          healthCheck: httpCheck,
+          selection: { policy: 'All' },
         }),
       ];
       await writeFile(path.join(manifests, 'steer.yaml'), docs.map((d) => stringify(d)).join('---\n'));
@@ -302,13 +324,61 @@ for (const workers of [1, 2]) {
       await until('ordered', [ip(3)]);
     });
 
+    test('a signed zone: DO answers are steered, each subset signed, and delv validates them', async () => {
+      const port = serve.dnsPort;
+      const work = path.join(dir, 'delv');
+      await mkdir(work, { recursive: true });
+      const anchors = await trustAnchorFile(work, port, 'signed.test');
+      const signedAnswer = async (name: string) => {
+        const r = await dig(port, `${name}.signed.test`, 'A', { args: ['+dnssec'] });
+        return { a: rdataOf(r, 'A').sort(), sigs: r.answer.filter((l) => l.split(/\s+/)[3] === 'RRSIG') };
+      };
+      const validated = async (name: string, expected: string[]) => {
+        let last = '';
+        try {
+          await waitFor(async () => {
+            for (let i = 0; i < 4; i++) {
+              const { a, sigs } = await signedAnswer(name);
+              const v = await delv(port, anchors, 'signed.test', `${name}.signed.test.`, 'A');
+              const addresses = v.answer
+                .map((l) => l.split(/\s+/))
+                .filter((f) => f[3] === 'A')
+                .map((f) => f[4]);
+              last = `dig +dnssec: ${a.join(', ')} (${sigs.length} RRSIG); delv: ${v.verdict}\n${v.raw}`;
+              if (a.join() !== [...expected].sort().join() || sigs.length !== 1) return undefined;
+              if (!/^fully validated/.test(v.verdict)) return undefined;
+              if (addresses.sort().join() !== [...expected].sort().join()) return undefined;
+            }
+            return true;
+          }, 30_000);
+        } catch {
+          assert.fail(
+            `${name}.signed.test: expected ${expected.join(', ')} validated, last: ${last}\n${serve.log()}`,
+          );
+        }
+      };
+      await validated('ordered', [ip(1)]);
+      await validated('all', [ip(1), ip(2)]);
+      await http1[0].setUp(false);
+      // The down candidate is left out of the DO answer, and the subset validates.
+      await validated('ordered', [ip(2)]);
+      await validated('all', [ip(2)]);
+      // Without DO: the same subset, no RRSIG.
+      const plain = await dig(port, 'all.signed.test', 'A');
+      assert.deepEqual(rdataOf(plain, 'A'), [ip(2)]);
+      assert.ok(!plain.answer.some((l) => l.split(/\s+/)[3] === 'RRSIG'));
+      await http1[0].setUp(true);
+      await validated('all', [ip(1), ip(2)]);
+      await validated('ordered', [ip(1)]);
+    });
+
     test('metrics count probes and targets', async () => {
-      // Targets are per record set: the Host of an HTTP check defaults to the owner name (5 HTTP record
+      // Targets are per record set: the Host of an HTTP check defaults to the owner name (7 HTTP record
       // sets × 2 records, 2 HTTPS, 2 TCP), and every endpoint is up again.
       const metrics = () => fetch(`${serve.httpUrl}/metrics`).then((r) => r.text());
       const { value: text } = await waitFor(async () => {
         const t = await metrics();
-        return /zonekeeper_health_targets\{state="up"\} 14\n/.test(t) ? t : undefined;
+        return /zonekeeper_health_targets\{state="up"\} 18\n/.test(t) ? t : undefined;
       }, 20_000);
       assert.match(text, /zonekeeper_health_checks_total\{result="up"\} [1-9]/);
       assert.match(text, /zonekeeper_health_checks_total\{result="down"\} [1-9]/);

@@ -26,6 +26,8 @@ export interface DnsperfOptions {
   timeout: number;
   /** Write per-query latencies to this file and compute percentiles from it. */
   verboseFile?: string;
+  /** -D: set the DO bit (RFC 3225) on every query, for DNSSEC answers from signed zones. */
+  dnssecOk?: boolean;
   /** Server process to sample CPU time from during the run. */
   serverPid?: number;
 }
@@ -43,6 +45,8 @@ export interface DnsperfResult {
   latencyMinMs: number;
   latencyMaxMs: number;
   latencyStdDevMs: number;
+  /** Average response size in octets (dnsperf's "Average packet size"): shows whether DO answers carry RRSIGs. */
+  responseBytes?: number;
   /** From the per-query lines, when verbose. */
   latencyP50Ms?: number;
   latencyP99Ms?: number;
@@ -94,6 +98,7 @@ export function dnsperfArgs(o: DnsperfOptions): string[] {
     String(o.timeout),
     ...(o.qps !== undefined ? ['-Q', String(Math.round(o.qps))] : []),
     ...(o.verboseFile ? ['-v'] : []),
+    ...(o.dnssecOk ? ['-D'] : []),
   ];
 }
 
@@ -190,6 +195,7 @@ export function parseStatistics(text: string, qpsLimit: number | null, command: 
   const rcodes: Record<string, number> = {};
   const codes = /Response codes:\s+(.*)/.exec(text)?.[1] ?? '';
   for (const m of codes.matchAll(/([A-Z]+) (\d+)/g)) rcodes[m[1]!] = Number(m[2]);
+  const packet = /Average packet size:\s+request \d+, response (\d+)/.exec(text);
   const latency = /Average Latency \(s\):\s+([\d.]+) \(min ([\d.]+), max ([\d.]+)\)/.exec(text);
   return {
     qpsLimit,
@@ -204,6 +210,7 @@ export function parseStatistics(text: string, qpsLimit: number | null, command: 
     latencyMinMs: round(Number(latency?.[2] ?? Number.NaN) * 1000, 3),
     latencyMaxMs: round(Number(latency?.[3] ?? Number.NaN) * 1000, 3),
     latencyStdDevMs: round(num(text, /Latency StdDev \(s\):\s+([\d.]+)/) * 1000, 3),
+    ...(packet ? { responseBytes: Number(packet[1]) } : {}),
     command,
   };
 }

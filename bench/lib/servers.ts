@@ -35,6 +35,11 @@ export interface Fixture {
   ready: { name: string; type: string; answer: string[] };
   /** Extra PowerDNS threads per receiver (see README). */
   pdnsDistributors: number;
+  /**
+   * The zone signed by each server that signs (Zonekeeper: `spec.dnssec.enabled`; Knot:
+   * `dnssec-signing: on` with ECDSA P-256, one combined key, NSEC, as Zonekeeper's defaults).
+   */
+  dnssec?: boolean;
 }
 
 export interface StartedServer {
@@ -230,9 +235,20 @@ template:
     zonefile-load: whole
     semantic-checks: off
 
+${
+  fixture.dnssec
+    ? `
+policy:
+  - id: bench
+    algorithm: ecdsap256sha256
+    single-type-signing: on
+    nsec3: off
+`
+    : ''
+}
 zone:
   - domain: ${fixture.origin}
-    file: "${fixture.zoneFile}"
+    file: "${fixture.zoneFile}"${fixture.dnssec ? '\n    dnssec-signing: on\n    dnssec-policy: bench' : ''}
 `;
 }
 

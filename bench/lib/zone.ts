@@ -106,12 +106,13 @@ export function classManifest(nameServers: string[]): string {
   ].join('\n');
 }
 
-export function zoneManifest(zone: GenZone): string {
+/** `dnssec`: the zone signed by the built-in server (`spec.dnssec.enabled`, the default algorithm and keys). */
+export function zoneManifest(zone: GenZone, dnssec = false): string {
   return [
     `apiVersion: ${API_VERSION}`,
     'kind: DNSZone',
     `metadata: { name: ${zone.key.name}, namespace: ${zone.key.namespace} }`,
-    `spec: { domainName: ${q(zone.origin)}, className: ${CLASS_NAME} }`,
+    `spec: { domainName: ${q(zone.origin)}, className: ${CLASS_NAME}${dnssec ? ', dnssec: { enabled: true }' : ''} }`,
     '',
   ].join('\n');
 }
@@ -130,11 +131,11 @@ export function recordManifest(zone: GenZone, index: number, rec: GenRecord): st
 }
 
 /** Writes the zone's DNSZone and record sets as multi-document files of at most `perFile` documents. */
-export function writeZoneManifests(dir: string, zone: GenZone, perFile = 5000): string[] {
+export function writeZoneManifests(dir: string, zone: GenZone, perFile = 5000, dnssec = false): string[] {
   mkdirSync(dir, { recursive: true });
   const files: string[] = [];
   const head = path.join(dir, `${zone.key.name}-00-zone.yaml`);
-  writeFileSync(head, zoneManifest(zone));
+  writeFileSync(head, zoneManifest(zone, dnssec));
   files.push(head);
   for (let start = 0, n = 0; start < zone.records.length; start += perFile, n++) {
     const docs: string[] = [];

@@ -53,7 +53,7 @@ export interface Answer {
   alias?: { owner: Name; target: Name; ttl: number };
   /**
    * DO was set and the answer came (at least in part) from a signed zone: the sections carry RRSIGs
-   * and denial proofs (RFC 4035 §3.1). Selection policies leave such answers whole (ADR 0021).
+   * and denial proofs (RFC 4035 §3.1). A subset a selection policy chooses is signed where it is chosen.
    */
   signed?: boolean;
   /** For Outcome.Alias in a signed zone with DO: the zone, to sign the synthesized RRset or prove NODATA. */

@@ -10,6 +10,7 @@ import { DEFAULT_RESPONSE_CACHE_ENTRIES, ResponseCache } from './response-cache.
 import { ResponseRateLimiter, type RrlSettings } from './rrl.ts';
 import { selectParts } from './selection/answer-stage.ts';
 import type { ServerMetrics, Transport } from './server-metrics.ts';
+import type { ZoneDnssecView } from './zone-dnssec.ts';
 import type { ServedRRset } from './zone-snapshot.ts';
 import type { ServedZone, ZoneTable } from './zone-table.ts';
 
@@ -145,22 +146,26 @@ export class QueryHandler {
     }
     const answer = answerQuery(this.table, query.qname, query.qtype, query.edns?.dnssecOk === true);
     // The answer stage of RRset selection (selection/answer-stage.ts): nothing runs while no RRset is
-    // bound to a policy. A signed answer (DO set, signed zone) is left whole: its RRSIGs cover the
-    // whole RRset, and a subset would not validate (ADR 0021, docs/dnssec.md).
+    // bound to a policy. In a signed answer (DO set, signed zone) a chosen subset is signed where it is
+    // chosen (ADR 0021, docs/dnssec.md).
     const selections = this.table.selections;
-    const select = selections.size > 0 && answer.signed !== true;
+    const select = selections.size > 0;
+    const signed = answer.signed === true ? this.zoneDnssec : undefined;
     if (answer.outcome === Outcome.Alias) {
       const completed = this.completeAlias(query, answer);
       return !select
         ? completed
-        : completed.then((p) => selectParts(selections, p, query, client, this.negativeSoa));
+        : completed.then((p) => selectParts(selections, p, query, client, this.negativeSoa, signed));
     }
     const parts = partsFrom(answer);
-    return !select ? parts : selectParts(selections, parts, query, client, this.negativeSoa);
+    return !select ? parts : selectParts(selections, parts, query, client, this.negativeSoa, signed);
   }
 
   /** The negative SOA of a zone, for a NODATA a selection makes (RFC 2308 §2.2). */
   private readonly negativeSoa = (zone: Name): ServedRRset | undefined => this.table.get(zone)?.negativeSoa;
+
+  /** A zone's DNSSEC view, to sign the subset a selection chose in a signed answer. */
+  private readonly zoneDnssec = (zone: Name): ZoneDnssecView | undefined => this.table.get(zone)?.dnssec;
 
   private async completeAlias(query: Query, answer: Answer): Promise<ResponseParts> {
     const alias = answer.alias!;

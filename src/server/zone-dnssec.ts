@@ -45,7 +45,10 @@ export interface ZoneDnssecView {
   rrsig(key: string, type: number): ServedRRset | undefined;
   /** The denial records and their RRSIGs that prove `proof` (RFC 4035 §3.1.3, RFC 5155 §7.2). */
   prove(proof: DenialProof): ServedRRset[];
-  /** The RRSIG of an RRset synthesized at answer time (ALIAS); undefined when the zone cannot sign here. */
+  /**
+   * The RRSIG of an RRset made at answer time (an ALIAS owner's addresses, or the subset of a steered
+   * RRset a selection policy chose); undefined when the zone cannot sign here.
+   */
   signSynthesized?(rrset: ServedRRset): ServedRRset | undefined;
   /** The earliest expiration (seconds since the epoch) of the RRSIGs served now (a metric). */
   readonly earliestExpiration?: number | undefined;
@@ -72,6 +75,14 @@ export type DenialProof =
 const RAW: Rdata = { type: 'TXT', strings: [] };
 
 /** An RRset of signer records, written from its wire RDATA (`wire` is set, so `rdata` is never encoded). */
+/**
+ * Signatures made at answer time kept per zone (`ZoneDnssec.signSynthesized`): a steady state of steered
+ * subsets and ALIAS addresses signs each once. Bounded because the subsets of a steered RRset are
+ * combinatorial (up to 2^64 for the 64 candidates a steered set may hold): past the bound the least
+ * recently used signature is dropped, and an answer whose signature is not kept is signed again.
+ */
+export const SYNTHESIZED_SIGNATURE_CACHE_ENTRIES = 1024;
+
 function rawRRset(owner: Name, type: number, ttl: number, wires: Uint8Array[]): ServedRRset {
   return { owner, type, ttl, rdata: wires.map(() => RAW), wire: wires, dnssec: true };
 }
@@ -93,9 +104,19 @@ export class ZoneDnssec implements ZoneDnssecView {
   readonly transferRRsets: ServedRRset[] = [];
   /** The earliest expiration of the zone's RRSIGs (seconds since the epoch; RFC 4034 §3.1.5), for metrics. */
   readonly earliestExpiration: number | undefined;
+  /**
+   * RRSIG RRsets made by `signSynthesized`, by owner, type, TTL and the RRset's canonical RDATA, least
+   * recently used first. The window is fixed per instance (one signing time), so it is not in the key.
+   */
+  private readonly synthesized = new Map<string, ServedRRset>();
+  private readonly synthesizedLimit: number;
+  /** `signSynthesized` answered from its cache / signed (counted for tests and metrics). */
+  synthesizedHits = 0;
+  synthesizedSigned = 0;
 
-  constructor(origin: Name, data: ZoneDnssecData) {
+  constructor(origin: Name, data: ZoneDnssecData, synthesizedLimit = SYNTHESIZED_SIGNATURE_CACHE_ENTRIES) {
     this.data = data;
+    this.synthesizedLimit = synthesizedLimit;
     this.originKey = nameKey(origin);
     const groups = new Map<string, { owner: Name; type: number; ttl: number; wires: Uint8Array[] }>();
     let earliest: number | undefined;
@@ -245,23 +266,45 @@ export class ZoneDnssec implements ZoneDnssecView {
   }
 
   /**
-   * Signs an RRset made at answer time (an ALIAS owner's A/AAAA, ADR 0021) with the zone-signing keys
-   * and the window of its owner and type at the serial's signing time: deterministic, so every process
-   * makes the same RRSIG for the same addresses.
+   * Signs an RRset made at answer time (an ALIAS owner's A/AAAA, or the subset of a steered RRset a
+   * selection chose; ADR 0021) with the zone-signing keys and the window of its owner and type at the
+   * serial's signing time: deterministic, so every process makes the same RRSIG for the same records,
+   * whatever their order (RFC 4034 §6.3 orders them for signing). Kept in a bounded cache (least
+   * recently used out, `SYNTHESIZED_SIGNATURE_CACHE_ENTRIES`), so a steady state signs each RRset once.
    */
   signSynthesized(rrset: ServedRRset): ServedRRset | undefined {
     const signing = this.data.signing;
     if (!signing || signing.keys.length === 0) return undefined;
+    const rdatas = rrset.rdata.map((r) => canonicalRdata(r));
+    const id = `${nameKey(rrset.owner)}\u0000${rrset.type}\u0000${rrset.ttl}\u0000${rdatas
+      .map((r) => Buffer.from(r.buffer, r.byteOffset, r.byteLength).toString('base64'))
+      .sort()
+      .join(',')}`;
+    const cache = this.synthesized;
+    const kept = cache.get(id);
+    if (kept !== undefined) {
+      this.synthesizedHits++;
+      // Most recently used last.
+      cache.delete(id);
+      cache.set(id, kept);
+      return kept;
+    }
     const window = signatureWindow(signing.signedAt, rrset.owner, rrset.type, signing.policy);
-    const toSign = {
-      owner: rrset.owner,
-      type: rrset.type,
-      ttl: rrset.ttl,
-      rdatas: rrset.rdata.map((r) => canonicalRdata(r)),
-    };
+    const toSign = { owner: rrset.owner, type: rrset.type, ttl: rrset.ttl, rdatas };
     const origin = this.data.records.find((r) => r.type === RRType.DNSKEY)?.owner ?? this.originKey;
     const wires = signing.keys.map((key) => encodeRrsig(signRRset(toSign, key, origin, window)));
-    return rawRRset(rrset.owner, RRType.RRSIG, rrset.ttl, wires);
+    const sig = rawRRset(rrset.owner, RRType.RRSIG, rrset.ttl, wires);
+    this.synthesizedSigned++;
+    if (this.synthesizedLimit > 0) {
+      if (cache.size >= this.synthesizedLimit) cache.delete(cache.keys().next().value!);
+      cache.set(id, sig);
+    }
+    return sig;
+  }
+
+  /** Signatures `signSynthesized` keeps now (at most its bound). */
+  get synthesizedCached(): number {
+    return this.synthesized.size;
   }
 }
 

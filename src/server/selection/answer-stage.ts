@@ -2,6 +2,7 @@ import type { Name } from '../../dns/name.ts';
 import { RRType } from '../../dns/rrtype.ts';
 import type { Query } from '../query.ts';
 import type { ResponseParts } from '../response.ts';
+import type { ZoneDnssecView } from '../zone-dnssec.ts';
 import type { ServedRRset } from '../zone-snapshot.ts';
 import type { SelectionTable } from './selection-table.ts';
 
@@ -22,6 +23,8 @@ import type { SelectionTable } from './selection-table.ts';
  * - A policy that leaves its RRset out (`'none'`) and so empties the answer section, or leaves only the
  *   CNAME chain that led to it, makes the response a NODATA for the last name: the negative SOA of the
  *   zone of the RRset left out in the authority section (RFC 2308 §2.2), nothing additional.
+ * - A signed answer (DO set; `signed` gives a binding's zone's DNSSEC view) carries each chosen subset
+ *   of a signed zone with an RRSIG over the subset (`SelectionTable.select`).
  */
 export function selectParts(
   selections: SelectionTable,
@@ -29,17 +32,22 @@ export function selectParts(
   query: Query,
   client: string | undefined,
   negativeSoa?: (zone: Name) => ServedRRset | undefined,
+  signed?: (zone: Name) => ZoneDnssecView | undefined,
 ): ResponseParts {
   const subnet = query.edns?.clientSubnet;
   const picked =
     parts.answer.length === 0
       ? undefined
-      : selections.select(parts.answer, {
-          qname: query.qname,
-          qtype: query.qtype,
-          client,
-          clientSubnet: subnet,
-        });
+      : selections.select(
+          parts.answer,
+          {
+            qname: query.qname,
+            qtype: query.qtype,
+            client,
+            clientSubnet: subnet,
+          },
+          signed,
+        );
   if (picked === undefined) {
     return subnet === undefined ? parts : { ...parts, clientSubnet: { ...subnet, scopePrefix: 0 } };
   }

@@ -1,6 +1,7 @@
 import { isInDomain, type Name, nameKey } from '../../dns/name.ts';
 import { isRecordTypeName, type RecordTypeName, RRType } from '../../dns/rrtype.ts';
 import type { ClientSubnet } from '../query.ts';
+import type { ZoneDnssecView } from '../zone-dnssec.ts';
 import type { ServedRRset } from '../zone-snapshot.ts';
 import { SelectionError, type SelectionPolicy, type SelectionQuery } from './policy.ts';
 import { type SelectionPolicies, selectionPolicies } from './registry.ts';
@@ -156,8 +157,18 @@ export class SelectionTable {
    * Runs the selections bound to the RRsets of an answer section. Undefined when none is bound (the
    * answer stands as it is); otherwise the section with each bound RRset replaced by the records its
    * policy chose (a new RRset object, so the wire form cached on the zone's RRset is never touched).
+   *
+   * `signed`: for a signed answer (DO set), the DNSSEC view of a binding's zone, undefined when that
+   * zone is not signed. In a signed zone a chosen subset goes out with an RRSIG over the subset in
+   * place of the RRSIG over the whole RRset that follows it (`signSynthesized`, deterministic, ADR
+   * 0021); when the zone cannot sign here, or the policy leaves the RRset out (a NODATA the zone's
+   * NSEC/NSEC3, which lists the type, cannot prove), the whole RRset goes out with its own RRSIG.
    */
-  select(answer: readonly ServedRRset[], request: SelectionRequest): SelectedAnswer | undefined {
+  select(
+    answer: readonly ServedRRset[],
+    request: SelectionRequest,
+    signed?: (zone: Name) => ZoneDnssecView | undefined,
+  ): SelectedAnswer | undefined {
     let out: ServedRRset[] | undefined;
     let scope = 0;
     let firstScoped = -1;
@@ -179,7 +190,9 @@ export class SelectionTable {
         continue;
       }
       if (selection === 'all') continue;
+      const dnssec = signed?.(bound.zone);
       if (selection === 'none') {
+        if (dnssec !== undefined) continue;
         out[i] = undefined as unknown as ServedRRset;
         removedFrom = bound.zone;
         continue;
@@ -190,7 +203,23 @@ export class SelectionTable {
       const rdata = selection.rdata;
       // No records left is answered with all of them (never an empty RRset).
       if (rdata === rrset.rdata || rdata.length === 0) continue;
-      out[i] = { owner: rrset.owner, type: rrset.type, ttl: rrset.ttl, rdata: [...rdata] };
+      const subset: ServedRRset = { owner: rrset.owner, type: rrset.type, ttl: rrset.ttl, rdata: [...rdata] };
+      if (dnssec !== undefined) {
+        // RFC 4035 §3.1.1: the RRSIG of the RRset follows it (answer.ts `pushSigned`). A wildcard
+        // expansion is signed at the wildcard's owner and carried under the expanded one (§3.1.3.3).
+        const next = answer[i + 1];
+        const covers =
+          next !== undefined &&
+          next.type === RRType.RRSIG &&
+          next.wire?.[0] !== undefined &&
+          ((next.wire[0][0]! << 8) | next.wire[0][1]!) === rrset.type;
+        if (!covers) continue;
+        const signedAs = rrset.source?.owner ?? rrset.owner;
+        const sig = dnssec.signSynthesized?.({ ...subset, owner: signedAs });
+        if (sig === undefined) continue;
+        out[i + 1] = signedAs === rrset.owner ? sig : { ...sig, owner: rrset.owner };
+      }
+      out[i] = subset;
     }
     if (out === undefined) return undefined;
     if (removedFrom === undefined) return { answer: out, scope, firstScoped };
