@@ -1,6 +1,6 @@
 /**
- * DNSSEC keys of the built-in server in a cluster (ADR 0021): one Secret per zone origin in the
- * operator's namespace, named from a digest of the origin (`zonekeeper-dnssec-<24 hex>`), labelled
+ * DNSSEC keys of the built-in server in a cluster (ADR 0021): one Secret per zone origin in the key
+ * namespace (`--dnssec-key-namespace`; the chart's default holds nothing else), named from a digest of the origin (`zonekeeper-dnssec-<24 hex>`), labelled
  * `dns.zonekeeper.dev/dnssec-keys: "true"`, the origin in an annotation, the keys in `keys.json` (the
  * key file format of `zonekeeper serve`). Tenants hold no right in that namespace, so they can neither
  * read a zone's private keys nor plant keys of their own; the keys follow the domain, not the
@@ -36,7 +36,7 @@ export function keySecretName(origin: Name): string {
 
 export interface SecretKeyStoreOptions {
   api: Pick<KubeApi, 'readSecret' | 'writeSecret'>;
-  /** The operator's namespace. */
+  /** The key namespace (`--dnssec-key-namespace`, by default the operator's own). */
   namespace: string;
   /** The operator's leader: creates missing keys and replaces keys of other settings. Replicas only read. */
   create: boolean;
