@@ -23,6 +23,7 @@ import { ZoneTable } from '../src/server/zone-table.ts';
 import { delv, trustAnchorFile } from './support/delv.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import { type PowerDnsProcess, powerDnsAvailable, startPowerDns } from './support/powerdns.ts';
+import { startPowerDnsControlled } from './support/powerdns-dnssec.ts';
 import { recordSet, zone, zoneClass } from './support/resources.ts';
 import { removeAll, tempDir, waitFor } from './support/zonekeeper-process.ts';
 
@@ -53,24 +54,12 @@ for (const storage of ['sqlite', 'lmdb'] as const) {
 
     before(async () => {
       if (unavailable) return;
-      pdns = await startPowerDns({ storage, dnssec: true });
-      dir = await tempDir('dnssec-pdns');
-      const keyFile = path.join(dir, 'api-key');
-      await writeFile(keyFile, `${pdns.apiKey}\n`);
-      store = new MemoryStore();
-      const secrets = fileAndEnvSecrets();
-      factory = createBackendFactory({
-        builtin: new BuiltinBackend(new ZoneTable()),
-        secrets,
-        registry: BACKENDS,
-      });
-      controller = new Controller({ store, backend: factory, serials: new MemorySerialStore(), secrets });
-      apply(
-        zoneClass('powerdns', ['ns1.signed.example.'], {
-          backend: { powerdns: { url: pdns.apiUrl, apiKeySecretRef: { file: keyFile }, resyncSeconds: 1 } },
-          defaults: { ttl: 300, soa: { rname: 'hostmaster@signed.example' } },
-        }),
-      );
+      ({ pdns, dir, store, factory, controller } = await startPowerDnsControlled({
+        pdns: { storage, dnssec: true },
+        dirPrefix: 'dnssec-pdns',
+        nameServers: ['ns1.signed.example.'],
+        defaults: { ttl: 300, soa: { rname: 'hostmaster@signed.example' } },
+      }));
       apply(signedZone({ enabled: true }));
       for (const [name, type, records] of [
         ['ns1', 'A', ['192.0.2.53']],
@@ -309,25 +298,13 @@ describe('automatic ZSK rollover through PowerDNS (keys: Split, compressed time)
   const unavailable = await powerDnsAvailable('lmdb');
   test('pre-publish, sign with the new ZSK, retire the old one: delv validates at every moment in between', async (t) => {
     if (unavailable) return t.skip(unavailable);
-    const pdns = await startPowerDns({ storage: 'lmdb' });
-    const dir = await tempDir('dnssec-rollover');
-    const store = new MemoryStore();
-    const secrets = fileAndEnvSecrets();
-    const factory = createBackendFactory({
-      builtin: new BuiltinBackend(new ZoneTable()),
-      secrets,
-      registry: BACKENDS,
+    const { pdns, dir, store, factory, controller } = await startPowerDnsControlled({
+      pdns: { storage: 'lmdb' },
+      dirPrefix: 'dnssec-rollover',
+      nameServers: ['ns1.rolled.example.'],
     });
-    const controller = new Controller({ store, backend: factory, serials: new MemorySerialStore(), secrets });
     const origin = 'rolled.example.';
     try {
-      const keyFile = path.join(dir, 'api-key');
-      await writeFile(keyFile, `${pdns.apiKey}\n`);
-      store.apply(
-        zoneClass('powerdns', ['ns1.rolled.example.'], {
-          backend: { powerdns: { url: pdns.apiUrl, apiKeySecretRef: { file: keyFile }, resyncSeconds: 1 } },
-        }),
-      );
       // TTLs of 2 s and a refresh of 1 s: Ipub = Iret = 3 s; a ZSK signs for 6 s.
       store.apply(
         zone('dns', 'rolled', 'rolled.example', {

@@ -15,24 +15,19 @@
  * validates beside delv at every moment too.
  */
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { DNSZone } from '../src/api/index.ts';
-import { BuiltinBackend } from '../src/backends/builtin/builtin-backend.ts';
-import { BACKENDS, createBackendFactory } from '../src/backends/registry.ts';
-import { Controller } from '../src/control/controller.ts';
-import { MemoryStore } from '../src/control/memory-store.ts';
-import { fileAndEnvSecrets } from '../src/control/secrets.ts';
-import { MemorySerialStore } from '../src/control/serial-store.ts';
+import type { createBackendFactory } from '../src/backends/registry.ts';
+import type { Controller } from '../src/control/controller.ts';
+import type { MemoryStore } from '../src/control/memory-store.ts';
 import { parseDnskey } from '../src/dns/dnssec/keys.ts';
-import { ZoneTable } from '../src/server/zone-table.ts';
 import { delv, dsTrustAnchorFile, trustAnchorFile } from './support/delv.ts';
 import { dig, rdataOf } from './support/dig.ts';
-import { type PowerDnsProcess, powerDnsAvailable, startPowerDns } from './support/powerdns.ts';
-import { recordSet, zone, zoneClass } from './support/resources.ts';
+import { type PowerDnsProcess, powerDnsAvailable } from './support/powerdns.ts';
+import { startPowerDnsControlled } from './support/powerdns-dnssec.ts';
+import { recordSet, zone } from './support/resources.ts';
 import { startUnbound, type UnboundProcess, unboundAvailable } from './support/unbound.ts';
-import { removeAll, tempDir, waitFor } from './support/zonekeeper-process.ts';
+import { removeAll, waitFor } from './support/zonekeeper-process.ts';
 
 const FAST = { ttl: 2, soa: { refresh: 1, minimum: 2 } } as const;
 
@@ -69,23 +64,11 @@ describe('DNSSEC rollovers that move the DS, through PowerDNS (compressed time)'
 
   before(async () => {
     if (unavailable) return;
-    pdns = await startPowerDns({ storage: 'lmdb' });
-    dir = await tempDir('dnssec-keyroll');
-    const keyFile = path.join(dir, 'api-key');
-    await writeFile(keyFile, `${pdns.apiKey}\n`);
-    store = new MemoryStore();
-    const secrets = fileAndEnvSecrets();
-    factory = createBackendFactory({
-      builtin: new BuiltinBackend(new ZoneTable()),
-      secrets,
-      registry: BACKENDS,
-    });
-    controller = new Controller({ store, backend: factory, serials: new MemorySerialStore(), secrets });
-    store.apply(
-      zoneClass('powerdns', ['ns1.parent.example.'], {
-        backend: { powerdns: { url: pdns.apiUrl, apiKeySecretRef: { file: keyFile }, resyncSeconds: 1 } },
-      }),
-    );
+    ({ pdns, dir, store, factory, controller } = await startPowerDnsControlled({
+      pdns: { storage: 'lmdb' },
+      dirPrefix: 'dnssec-keyroll',
+      nameServers: ['ns1.parent.example.'],
+    }));
     // The parent: signed (a CSK that never rolls), the trust anchor of the children below it.
     store.apply(
       zone('dns', 'parent', 'parent.example', { className: 'powerdns', ...FAST, dnssec: { enabled: true } }),

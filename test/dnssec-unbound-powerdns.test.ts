@@ -8,23 +8,18 @@
  * answered SERVFAIL (RFC 4035 §5.5: bogus data is not returned).
  */
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { DNSZone } from '../src/api/index.ts';
-import { BuiltinBackend } from '../src/backends/builtin/builtin-backend.ts';
-import { BACKENDS, createBackendFactory } from '../src/backends/registry.ts';
-import { Controller } from '../src/control/controller.ts';
-import { MemoryStore } from '../src/control/memory-store.ts';
-import { fileAndEnvSecrets } from '../src/control/secrets.ts';
-import { MemorySerialStore } from '../src/control/serial-store.ts';
-import { ZoneTable } from '../src/server/zone-table.ts';
+import type { createBackendFactory } from '../src/backends/registry.ts';
+import type { Controller } from '../src/control/controller.ts';
+import type { MemoryStore } from '../src/control/memory-store.ts';
 import { dig, rdataOf } from './support/dig.ts';
-import { type PowerDnsProcess, powerDnsAvailable, startPowerDns } from './support/powerdns.ts';
-import { recordSet, zone, zoneClass } from './support/resources.ts';
+import { type PowerDnsProcess, powerDnsAvailable } from './support/powerdns.ts';
+import { startPowerDnsControlled } from './support/powerdns-dnssec.ts';
+import { recordSet, zone } from './support/resources.ts';
 import { startTamperProxy, type TamperProxy } from './support/tamper-proxy.ts';
 import { startUnbound, type UnboundProcess, unboundAvailable } from './support/unbound.ts';
-import { removeAll, tempDir, waitFor } from './support/zonekeeper-process.ts';
+import { removeAll, waitFor } from './support/zonekeeper-process.ts';
 
 const ORIGIN = 'signed.example.';
 
@@ -48,24 +43,12 @@ describe('DNSSEC through PowerDNS validated by Unbound', async () => {
 
   before(async () => {
     if (unavailable) return;
-    pdns = await startPowerDns({ storage: 'lmdb' });
-    dir = await tempDir('dnssec-unbound');
-    const keyFile = path.join(dir, 'api-key');
-    await writeFile(keyFile, `${pdns.apiKey}\n`);
-    store = new MemoryStore();
-    const secrets = fileAndEnvSecrets();
-    factory = createBackendFactory({
-      builtin: new BuiltinBackend(new ZoneTable()),
-      secrets,
-      registry: BACKENDS,
-    });
-    controller = new Controller({ store, backend: factory, serials: new MemorySerialStore(), secrets });
-    store.apply(
-      zoneClass('powerdns', ['ns1.signed.example.'], {
-        backend: { powerdns: { url: pdns.apiUrl, apiKeySecretRef: { file: keyFile }, resyncSeconds: 1 } },
-        defaults: { ttl: 300, soa: { rname: 'hostmaster@signed.example' } },
-      }),
-    );
+    ({ pdns, dir, store, factory, controller } = await startPowerDnsControlled({
+      pdns: { storage: 'lmdb' },
+      dirPrefix: 'dnssec-unbound',
+      nameServers: ['ns1.signed.example.'],
+      defaults: { ttl: 300, soa: { rname: 'hostmaster@signed.example' } },
+    }));
     store.apply(
       zone('dns', 'signed', 'signed.example', {
         className: 'powerdns',

@@ -12,22 +12,21 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { parseAllDocuments, stringify } from 'yaml';
 import { mirrorClassName, mirrorNamespace } from '../src/sources/multicluster/mapping.ts';
 import { dig, rdataOf } from './support/dig.ts';
+import { type KubePlane, type KubeUser, type PlaneCluster, serviceAccountUser } from './support/kube.ts';
 import {
-  type KubePlane,
-  type KubeUser,
-  type PlaneCluster,
-  serviceAccountUser,
-  startKubeClusters,
-} from './support/kube.ts';
-import { type KubeProcess, startOperatorProcess, startServerProcess } from './support/zonekeeper-kube.ts';
+  keepE2eLogs,
+  prepareUpstreams,
+  startMulticlusterPlane,
+  startUpstreamOperator,
+} from './support/multicluster.ts';
+import { type KubeProcess, startServerProcess } from './support/zonekeeper-kube.ts';
 import { waitFor } from './support/zonekeeper-process.ts';
 
 const ZK = 'dns.zonekeeper.dev/v1alpha1';
@@ -124,13 +123,7 @@ describe('multicluster: front-door kinds (DNSEndpoint, Datum, Gardener, kubizone
   };
 
   before(async () => {
-    plane = await startKubeClusters(['down', 'alpha', 'beta'], { users: [REPLICATOR, OPERATOR, SERVER] });
-    ({ down, alpha, beta } = plane.clusters as {
-      down: PlaneCluster;
-      alpha: PlaneCluster;
-      beta: PlaneCluster;
-    });
-    await down.kubectlOk(['create', 'namespace', SYSTEM]);
+    ({ plane, down, alpha, beta } = await startMulticlusterPlane([REPLICATOR, OPERATOR, SERVER], SYSTEM));
     const { stdout: rendered } = await promisify(execFile)(
       path.join(down.binDir, 'helm'),
       [
@@ -159,35 +152,13 @@ describe('multicluster: front-door kinds (DNSEndpoint, Datum, Gardener, kubizone
     // Downstream serves Datum's kinds; alpha has their CRDs, beta not (yet).
     await installDatumCrds(down);
     await installDatumCrds(alpha);
-    for (const up of [alpha, beta]) {
-      await up.kubectlOk(['apply', '-f', path.join(ROOT, 'deploy/multicluster/upstream-rbac.yaml')]);
-      await up.kubectlOk(['create', 'namespace', TEAM]);
-    }
-    folder = await mkdtemp(path.join(tmpdir(), 'zonekeeper-upstreams-'));
-    for (const up of [alpha, beta])
-      await writeFile(
-        path.join(folder, `${up.name}.yaml`),
-        await readFile(up.kubeconfigFor(REPLICATOR), 'utf8'),
-      );
-    operator = await startOperatorProcess('operator', down.kubeconfigFor(OPERATOR), SYSTEM, [
-      '--leader-elect=false',
-      '--upstream-clusters',
-      folder,
-      '--upstream-poll-interval',
-      '0.5',
-      '--upstream-retry-max',
-      '1',
-    ]);
+    folder = await prepareUpstreams([alpha, beta], REPLICATOR, TEAM);
+    operator = await startUpstreamOperator(down, OPERATOR, SYSTEM, folder);
     server = await startServerProcess('server', down.kubeconfigFor(SERVER));
   });
 
   after(async () => {
-    if (process.env.KUBE_E2E_LOGS) {
-      const { mkdir } = await import('node:fs/promises');
-      await mkdir(process.env.KUBE_E2E_LOGS, { recursive: true });
-      for (const p of [operator, server].filter(Boolean))
-        await writeFile(path.join(process.env.KUBE_E2E_LOGS, `${p.name}.log`), p.log());
-    }
+    await keepE2eLogs([operator, server]);
     await Promise.all([operator, server].filter(Boolean).map((p) => p.stop().catch(() => {})));
     await plane?.stop();
     if (folder) await rm(folder, { recursive: true, force: true });

@@ -5,8 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -16,14 +15,14 @@ import { parseClusterSource } from '../src/sources/multicluster/cluster-source.t
 import { DownstreamApi } from '../src/sources/multicluster/downstream-api.ts';
 import { mirrorNamespace } from '../src/sources/multicluster/mapping.ts';
 import { dig, rdataOf } from './support/dig.ts';
+import { type KubePlane, type KubeUser, type PlaneCluster, serviceAccountUser } from './support/kube.ts';
 import {
-  type KubePlane,
-  type KubeUser,
-  type PlaneCluster,
-  serviceAccountUser,
-  startKubeClusters,
-} from './support/kube.ts';
-import { type KubeProcess, startOperatorProcess, startServerProcess } from './support/zonekeeper-kube.ts';
+  keepE2eLogs,
+  prepareUpstreams,
+  startMulticlusterPlane,
+  startUpstreamOperator,
+} from './support/multicluster.ts';
+import { type KubeProcess, startServerProcess } from './support/zonekeeper-kube.ts';
 import { waitFor } from './support/zonekeeper-process.ts';
 
 const API = 'dns.zonekeeper.dev/v1alpha1';
@@ -123,13 +122,7 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
     );
 
   before(async () => {
-    plane = await startKubeClusters(['down', 'alpha', 'beta'], { users: [REPLICATOR, OPERATOR, SERVER] });
-    ({ down, alpha, beta } = plane.clusters as {
-      down: PlaneCluster;
-      alpha: PlaneCluster;
-      beta: PlaneCluster;
-    });
-    await down.kubectlOk(['create', 'namespace', SYSTEM]);
+    ({ plane, down, alpha, beta } = await startMulticlusterPlane([REPLICATOR, OPERATOR, SERVER], SYSTEM));
     // The chart's RBAC and admission policy with upstream clusters (and API writes, whose policy must
     // let the copies through) enabled: the operator and the server run as its service accounts.
     const { stdout: rendered } = await promisify(execFile)(
@@ -157,31 +150,11 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
       metadata: { name: 'builtin' },
       spec: { backend: { builtin: {} }, nameServers: ['ns1.example.net.', 'ns2.example.net.'] },
     });
-    for (const up of [alpha, beta]) {
-      // The upstream RBAC as shipped (deploy/multicluster/upstream-rbac.yaml), for the user REPLICATOR.
-      await up.kubectlOk([
-        'apply',
-        '-f',
-        path.join(import.meta.dirname, '../deploy/multicluster/upstream-rbac.yaml'),
-      ]);
-      await up.kubectlOk(['create', 'namespace', TEAM]);
-    }
-    folder = await mkdtemp(path.join(tmpdir(), 'zonekeeper-upstreams-'));
-    for (const up of [alpha, beta])
-      await writeFile(
-        path.join(folder, `${up.name}.yaml`),
-        await readFile(up.kubeconfigFor(REPLICATOR), 'utf8'),
-      );
-    operator = await startOperatorProcess('operator', down.kubeconfigFor(OPERATOR), SYSTEM, [
-      '--leader-elect=false',
-      '--upstream-clusters',
-      folder,
-      '--upstream-poll-interval',
-      '0.5',
+    // The upstream RBAC as shipped (deploy/multicluster/upstream-rbac.yaml), for the user REPLICATOR.
+    folder = await prepareUpstreams([alpha, beta], REPLICATOR, TEAM);
+    operator = await startUpstreamOperator(down, OPERATOR, SYSTEM, folder, [
       '--upstream-removal-grace',
       '3',
-      '--upstream-retry-max',
-      '1',
       '--upstream-resync-interval',
       '600',
       '--upstream-max-objects',
@@ -191,13 +164,7 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
   });
 
   after(async () => {
-    if (process.env.KUBE_E2E_LOGS) {
-      const { mkdir } = await import('node:fs/promises');
-      await mkdir(process.env.KUBE_E2E_LOGS, { recursive: true });
-      for (const p of [operator, server].filter(Boolean))
-        await writeFile(path.join(process.env.KUBE_E2E_LOGS, `${p.name}.log`), p.log());
-      if (plane) await writeFile(path.join(process.env.KUBE_E2E_LOGS, 'control-plane.log'), plane.logs());
-    }
+    await keepE2eLogs([operator, server], plane);
     await Promise.all([operator, server].filter(Boolean).map((p) => p.stop().catch(() => {})));
     await plane?.stop();
     if (folder) await rm(folder, { recursive: true, force: true });
