@@ -10,11 +10,9 @@
  * audience) on the hop, the hop token against the API server, a write with no leader.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { type ServerHandle, startServer } from '../src/cli/server.ts';
 import { LEADER_ENDPOINT_ANNOTATION } from '../src/sources/writes/forwarding-writer.ts';
@@ -27,6 +25,7 @@ import {
   WriteError,
   type WriteRequest,
 } from '../src/writes/write-request.ts';
+import { chartAccessDocs, renderChart } from './support/chart.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import {
   apiServerStatus,
@@ -38,9 +37,8 @@ import {
   writeTokenFile,
 } from './support/kube.ts';
 import { type KubeProcess, startOperatorProcess } from './support/zonekeeper-kube.ts';
-import { ROOT, waitFor } from './support/zonekeeper-process.ts';
+import { waitFor } from './support/zonekeeper-process.ts';
 
-const run = promisify(execFile);
 const SYSTEM = 'zonekeeper-system';
 const OPERATOR = serviceAccountUser(SYSTEM, 'zonekeeper-operator');
 const SERVER = serviceAccountUser(SYSTEM, 'zonekeeper-server');
@@ -95,26 +93,13 @@ describe('API writes forwarded from a server replica to the operator leader', { 
   before(async () => {
     kube = await startKube({ users: [OPERATOR, SERVER, TENANT] });
     for (const ns of [SYSTEM, 'team-a', 'team-b']) await kube.kubectlOk(['create', 'namespace', ns]);
-    const { stdout: rendered } = await run(path.join(kube.binDir, 'helm'), [
-      'template',
-      'zonekeeper',
-      path.join(ROOT, 'deploy/helm/zonekeeper'),
-      '--namespace',
-      SYSTEM,
-      '--set',
-      'operator.apiWrites.enabled=true',
-      '--kube-version',
-      '1.33.13',
-    ]);
+    const rendered = await renderChart(kube.binDir, {
+      namespace: SYSTEM,
+      set: ['operator.apiWrites.enabled=true'],
+    });
     // RBAC and admission of the chart: the processes run with exactly what the chart grants.
-    const docs = rendered
-      .split(/^---$/m)
-      .filter((d) =>
-        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
-          d,
-        ),
-      );
-    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: docs.join('\n---\n') });
+    const docs = chartAccessDocs(rendered, { admission: true });
+    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: docs });
     await kube.kubectlOk(['apply', '-f', '-'], {
       input: json(
         {

@@ -5,10 +5,7 @@
  * completed from the write journal, never left half; and what a tenant and the operator must not do.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import type { DNSZone, DNSZoneClass } from '../src/api/index.ts';
 import { KubeApi, loadKubeConfig } from '../src/sources/kubernetes/kube-api.ts';
 import { KubernetesStore } from '../src/sources/kubernetes/kubernetes-store.ts';
@@ -18,10 +15,10 @@ import { CredentialTable } from '../src/writes/credentials.ts';
 import { WriteCoordinator, writtenObjectName } from '../src/writes/record-writer.ts';
 import { WRITTEN_BY_LABEL, WriteError } from '../src/writes/write-request.ts';
 import { Catalog } from '../src/zones/catalog.ts';
+import { chartAccessDocs, renderChart } from './support/chart.ts';
 import { type KubeCluster, type KubeUser, serviceAccountUser, startKube } from './support/kube.ts';
-import { ROOT, waitFor } from './support/zonekeeper-process.ts';
+import { waitFor } from './support/zonekeeper-process.ts';
 
-const run = promisify(execFile);
 const SYSTEM = 'zonekeeper-system';
 const OPERATOR = serviceAccountUser(SYSTEM, 'zonekeeper-operator');
 const TENANT: KubeUser = { name: 'alice', groups: ['system:authenticated'] };
@@ -36,26 +33,13 @@ describe('API writes in a cluster', () => {
   before(async () => {
     kube = await startKube({ users: [OPERATOR, TENANT] });
     for (const ns of [SYSTEM, 'team-a', 'team-b']) await kube.kubectlOk(['create', 'namespace', ns]);
-    const { stdout: rendered } = await run(path.join(kube.binDir, 'helm'), [
-      'template',
-      'zonekeeper',
-      path.join(ROOT, 'deploy/helm/zonekeeper'),
-      '--namespace',
-      SYSTEM,
-      '--set',
-      'operator.apiWrites.enabled=true',
-      '--kube-version',
-      '1.33.13',
-    ]);
+    const rendered = await renderChart(kube.binDir, {
+      namespace: SYSTEM,
+      set: ['operator.apiWrites.enabled=true'],
+    });
     // Only RBAC and admission: no workloads run here.
-    const docs = rendered
-      .split(/^---$/m)
-      .filter((d) =>
-        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
-          d,
-        ),
-      );
-    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: docs.join('\n---\n') });
+    const docs = chartAccessDocs(rendered, { admission: true });
+    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: docs });
     await kube.kubectlOk(['apply', '-f', '-'], {
       input: json(
         {

@@ -11,20 +11,18 @@
  * content at a signed serial).
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import { stringify } from 'yaml';
+import { chartAccessDocs, renderChart } from './support/chart.ts';
 import { delv, dsTrustAnchorFile } from './support/delv.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import { type KubeCluster, type KubeUser, serviceAccountUser, startKube } from './support/kube.ts';
 import { type KubeProcess, startOperatorProcess, startServerProcess } from './support/zonekeeper-kube.ts';
-import { ROOT, waitFor } from './support/zonekeeper-process.ts';
+import { waitFor } from './support/zonekeeper-process.ts';
 
-const run = promisify(execFile);
 const SYSTEM = 'zonekeeper-system';
 /** The key namespace: holding nothing but the key Secrets (the least-privilege setup of docs/dnssec.md). */
 const KEYS = 'zonekeeper-dnssec';
@@ -102,23 +100,12 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
     work = await mkdtemp(path.join(tmpdir(), 'zk-dnssec-kube-'));
     kube = await startKube({ users: [OPERATOR, SERVER, TENANT, TENANT_SA, NOKEYS] });
     for (const ns of [SYSTEM, KEYS, 'team-a']) await kube.kubectlOk(['create', 'namespace', ns]);
-    const { stdout: rendered } = await run(path.join(kube.binDir, 'helm'), [
-      'template',
-      'zonekeeper',
-      path.join(ROOT, 'deploy/helm/zonekeeper'),
-      '--namespace',
-      SYSTEM,
-      '--set',
-      `server.dnssecKeyNamespace=${KEYS}`,
-      '--kube-version',
-      '1.33.13',
-    ]);
-    const rbac = rendered
-      .split(/^---$/m)
-      .filter((d) =>
-        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d),
-      );
-    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac.join('\n---\n') });
+    const rendered = await renderChart(kube.binDir, {
+      namespace: SYSTEM,
+      set: [`server.dnssecKeyNamespace=${KEYS}`],
+    });
+    const rbac = chartAccessDocs(rendered, { admission: false });
+    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac });
     // The tenant may manage zones and records in its namespace (and read its own Secrets), nothing more.
     await kube.kubectlOk(['apply', '-f', '-'], {
       input: yaml(

@@ -10,19 +10,17 @@
  * published; a tenant cannot write a Domain's status; when the proof goes, the zone stops answering.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import { stringify } from 'yaml';
+import { chartAccessDocs, renderChart } from './support/chart.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import { type KubeCluster, type KubeUser, serviceAccountUser, startKube } from './support/kube.ts';
 import { type RecursiveBind, startRecursiveBind } from './support/recursive-bind.ts';
 import { type RdapStandIn, rdapDomain, startRdapStandIn } from './support/registration-stand-ins.ts';
 import { type KubeProcess, startOperatorProcess, startServerProcess } from './support/zonekeeper-kube.ts';
-import { ROOT, waitFor } from './support/zonekeeper-process.ts';
+import { waitFor } from './support/zonekeeper-process.ts';
 
-const run = promisify(execFile);
 const SYSTEM = 'zonekeeper-system';
 const API = 'dns.zonekeeper.dev/v1alpha1';
 const OPERATOR = serviceAccountUser(SYSTEM, 'zonekeeper-operator');
@@ -118,21 +116,9 @@ describe('zone squatting on a real API server', { timeout: 600_000 }, () => {
   before(async () => {
     kube = await startKube({ users: [OPERATOR, SERVER, SQUATTER, OWNER] });
     for (const ns of [SYSTEM, 'squatter', 'owner']) await kube.kubectlOk(['create', 'namespace', ns]);
-    const { stdout: rendered } = await run(path.join(kube.binDir, 'helm'), [
-      'template',
-      'zonekeeper',
-      path.join(ROOT, 'deploy/helm/zonekeeper'),
-      '--namespace',
-      SYSTEM,
-      '--kube-version',
-      '1.33.13',
-    ]);
-    const rbac = rendered
-      .split(/^---$/m)
-      .filter((d) =>
-        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d),
-      );
-    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac.join('\n---\n') });
+    const rendered = await renderChart(kube.binDir, { namespace: SYSTEM });
+    const rbac = chartAccessDocs(rendered, { admission: false });
+    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac });
     // Tenants: everything on the Zonekeeper kinds in their namespace, nothing on status.
     for (const [ns, user] of [
       ['squatter', SQUATTER],

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
+import { chartAccessDocs, renderChart } from './support/chart.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import { type KubeCluster, type KubeUser, serviceAccountUser, startKube } from './support/kube.ts';
 import { type KubeProcess, startOperatorProcess, startServerProcess } from './support/zonekeeper-kube.ts';
@@ -79,25 +80,12 @@ describe('front door on a real API server', { timeout: 600_000 }, () => {
     ]);
     for (const ns of [SYSTEM, 'dns', 'team-b']) await kube.kubectlOk(['create', 'namespace', ns]);
     // The chart's RBAC (and service accounts) only, with the door's group granted: no workloads here.
-    const { stdout: rendered } = await run(path.join(kube.binDir, 'helm'), [
-      'template',
-      'zonekeeper',
-      path.join(ROOT, 'deploy/helm/zonekeeper'),
-      '--namespace',
-      SYSTEM,
-      '--set',
-      'frontDoors[0].apiGroup=example.test',
-      '--set',
-      'frontDoors[0].resources={hostnames}',
-      '--kube-version',
-      '1.33.13',
-    ]);
-    const rbac = rendered
-      .split(/^---$/m)
-      .filter((d) =>
-        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d),
-      );
-    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac.join('\n---\n') });
+    const rendered = await renderChart(kube.binDir, {
+      namespace: SYSTEM,
+      set: ['frontDoors[0].apiGroup=example.test', 'frontDoors[0].resources={hostnames}'],
+    });
+    const rbac = chartAccessDocs(rendered, { admission: false });
+    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac });
     await kube.kubectlOk(['apply', '-f', '-'], {
       input: docs(
         {

@@ -17,6 +17,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
+import { chartAccessDocs, renderChart } from './support/chart.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import { type KubeCluster, serviceAccountUser, startKube } from './support/kube.ts';
 import { type RecursiveBind, startRecursiveBind } from './support/recursive-bind.ts';
@@ -132,28 +133,16 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
       }),
     });
     for (const ns of [SYSTEM, 'team-a', 'platform']) await kube.kubectlOk(['create', 'namespace', ns]);
-    const { stdout: rendered } = await run(path.join(kube.binDir, 'helm'), [
-      'template',
-      'zonekeeper',
-      path.join(ROOT, 'deploy/helm/zonekeeper'),
-      '--namespace',
-      SYSTEM,
-      '--set',
-      'operator.gatewayDns.enabled=true',
-      // With API writes on, the chart's admission policy must let the Gateway record sets through.
-      '--set',
-      'operator.apiWrites.enabled=true',
-      '--kube-version',
-      '1.33.13',
-    ]);
-    const rbac = rendered
-      .split(/^---$/m)
-      .filter((d) =>
-        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
-          d,
-        ),
-      );
-    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac.join('\n---\n') });
+    const rendered = await renderChart(kube.binDir, {
+      namespace: SYSTEM,
+      set: [
+        'operator.gatewayDns.enabled=true',
+        // With API writes on, the chart's admission policy must let the Gateway record sets through.
+        'operator.apiWrites.enabled=true',
+      ],
+    });
+    const rbac = chartAccessDocs(rendered, { admission: true });
+    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac });
     await kube.kubectlOk(['apply', '-f', '-'], {
       input: docs(
         {

@@ -6,17 +6,15 @@
  * from a Kubernetes Secret, and deleting it there behind the finalizer.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
+import { chartAccessDocs, renderChart } from './support/chart.ts';
 import { type PythonProvider, startPythonProvider } from './support/homelab-provider.ts';
 import { type KubeCluster, serviceAccountUser, startKube } from './support/kube.ts';
 import { type KubeProcess, startOperatorProcess } from './support/zonekeeper-kube.ts';
 import { ROOT, waitFor } from './support/zonekeeper-process.ts';
 
-const run = promisify(execFile);
 const SYSTEM = 'zonekeeper-system';
 const OPERATOR = serviceAccountUser(SYSTEM, 'zonekeeper-operator');
 const UPSTREAM = path.join(ROOT, 'test/support/homelab-upstream');
@@ -53,23 +51,12 @@ describe('homelab kinds on a real API server', { timeout: 600_000 }, () => {
     provider = await startPythonProvider({ secret: 'shared-secret-in-a-kubernetes-secret' });
     kube = await startKube({ users: [OPERATOR] });
     for (const ns of [SYSTEM, 'dns-system', 'production']) await kube.kubectlOk(['create', 'namespace', ns]);
-    const { stdout: rendered } = await run(path.join(kube.binDir, 'helm'), [
-      'template',
-      'zonekeeper',
-      path.join(ROOT, 'deploy/helm/zonekeeper'),
-      '--namespace',
-      SYSTEM,
-      '--set',
-      'operator.secretAccess.enabled=true',
-      '--kube-version',
-      '1.33.13',
-    ]);
-    const rbac = rendered
-      .split(/^---$/m)
-      .filter((d) =>
-        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d),
-      );
-    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac.join('\n---\n') });
+    const rendered = await renderChart(kube.binDir, {
+      namespace: SYSTEM,
+      set: ['operator.secretAccess.enabled=true'],
+    });
+    const rbac = chartAccessDocs(rendered, { admission: false });
+    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac });
   });
 
   after(async () => {

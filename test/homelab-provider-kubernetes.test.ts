@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { type ServerHandle, startServer } from '../src/cli/server.ts';
 import { WRITTEN_BY_LABEL } from '../src/writes/write-request.ts';
+import { chartAccessDocs, renderChart } from './support/chart.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import {
   type KubeCluster,
@@ -74,25 +75,12 @@ describe('the homelab DNS API on server replicas, written by the operator leader
   before(async () => {
     kube = await startKube({ users: [OPERATOR, SERVER] });
     for (const ns of [SYSTEM, 'team-a', 'team-b']) await kube.kubectlOk(['create', 'namespace', ns]);
-    const { stdout: rendered } = await run(path.join(kube.binDir, 'helm'), [
-      'template',
-      'zonekeeper',
-      path.join(ROOT, 'deploy/helm/zonekeeper'),
-      '--namespace',
-      SYSTEM,
-      '--set',
-      'operator.apiWrites.enabled=true',
-      '--kube-version',
-      '1.33.13',
-    ]);
-    const docs = rendered
-      .split(/^---$/m)
-      .filter((d) =>
-        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
-          d,
-        ),
-      );
-    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: docs.join('\n---\n') });
+    const rendered = await renderChart(kube.binDir, {
+      namespace: SYSTEM,
+      set: ['operator.apiWrites.enabled=true'],
+    });
+    const docs = chartAccessDocs(rendered, { admission: true });
+    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: docs });
     await kube.kubectlOk(['apply', '-f', '-'], {
       input: JSON.stringify({
         apiVersion: 'v1',

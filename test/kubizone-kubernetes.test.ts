@@ -7,17 +7,15 @@
  * from `zonekeeper server` by dig.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import { stringify } from 'yaml';
+import { chartAccessDocs, renderChart } from './support/chart.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import { type KubeCluster, serviceAccountUser, startKube } from './support/kube.ts';
 import { type KubeProcess, startOperatorProcess, startServerProcess } from './support/zonekeeper-kube.ts';
 import { ROOT, waitFor } from './support/zonekeeper-process.ts';
 
-const run = promisify(execFile);
 const SYSTEM = 'zonekeeper-system';
 const OPERATOR = serviceAccountUser(SYSTEM, 'zonekeeper-operator');
 const SERVER = serviceAccountUser(SYSTEM, 'zonekeeper-server');
@@ -65,21 +63,9 @@ describe('kubizone front door on a real API server', { timeout: 600_000 }, () =>
       await kube.kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', `crd/${crd}`]);
     for (const ns of [SYSTEM, 'development', 'production']) await kube.kubectlOk(['create', 'namespace', ns]);
     // The chart's RBAC with its defaults: the registered kubi.zone door needs no frontDoors value.
-    const { stdout: rendered } = await run(path.join(kube.binDir, 'helm'), [
-      'template',
-      'zonekeeper',
-      path.join(ROOT, 'deploy/helm/zonekeeper'),
-      '--namespace',
-      SYSTEM,
-      '--kube-version',
-      '1.33.13',
-    ]);
-    const rbac = rendered
-      .split(/^---$/m)
-      .filter((d) =>
-        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d),
-      );
-    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac.join('\n---\n') });
+    const rendered = await renderChart(kube.binDir, { namespace: SYSTEM });
+    const rbac = chartAccessDocs(rendered, { admission: false });
+    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac });
     await kube.kubectlOk(['apply', '-f', '-'], {
       input: `---\n${stringify({
         apiVersion: 'dns.zonekeeper.dev/v1alpha1',

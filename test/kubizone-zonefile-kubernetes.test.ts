@@ -12,10 +12,11 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
+import { chartAccessDocs, renderChart } from './support/chart.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import { type KubeCluster, serviceAccountUser, startKube } from './support/kube.ts';
 import { type KubeProcess, startOperatorProcess, startServerProcess } from './support/zonekeeper-kube.ts';
-import { ROOT, removeAll, tempDir, waitFor } from './support/zonekeeper-process.ts';
+import { removeAll, tempDir, waitFor } from './support/zonekeeper-process.ts';
 
 const run = promisify(execFile);
 const SYSTEM = 'zonekeeper-system';
@@ -98,21 +99,9 @@ describe('kubizone ZoneFile on a real API server', { timeout: 600_000 }, () => {
     kube = await startKube({ users: [OPERATOR, SERVER] });
     for (const ns of [SYSTEM, 'dns', 'tenant']) await kube.kubectlOk(['create', 'namespace', ns]);
     // The chart's RBAC with its defaults.
-    const { stdout: rendered } = await run(path.join(kube.binDir, 'helm'), [
-      'template',
-      'zonekeeper',
-      path.join(ROOT, 'deploy/helm/zonekeeper'),
-      '--namespace',
-      SYSTEM,
-      '--kube-version',
-      '1.33.13',
-    ]);
-    const rbac = rendered
-      .split(/^---$/m)
-      .filter((d) =>
-        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)\n/.test(d),
-      );
-    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac.join('\n---\n') });
+    const rendered = await renderChart(kube.binDir, { namespace: SYSTEM });
+    const rbac = chartAccessDocs(rendered, { admission: false });
+    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac });
     await kube.kubectlOk(['apply', '-f', '-'], {
       input: yaml(
         {

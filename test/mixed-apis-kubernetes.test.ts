@@ -13,18 +13,16 @@
  * `dnsZoneRef`), so every API publishes into one zone with the others and conflicts across all of them.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import { stringify } from 'yaml';
+import { chartAccessDocs, renderChart } from './support/chart.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import { type KubeCluster, serviceAccountUser, startKube } from './support/kube.ts';
 import { type KubeProcess, startOperatorProcess, startServerProcess } from './support/zonekeeper-kube.ts';
 import { ROOT, waitFor } from './support/zonekeeper-process.ts';
 
-const run = promisify(execFile);
 const SYSTEM = 'zonekeeper-system';
 const OPERATOR = serviceAccountUser(SYSTEM, 'zonekeeper-operator');
 const SERVER = serviceAccountUser(SYSTEM, 'zonekeeper-server');
@@ -243,26 +241,15 @@ for (const { title, apis: APIS, zone, crds } of SCENARIOS)
     before(async () => {
       kube = await startKube({ users: [OPERATOR, SERVER] });
       for (const ns of [SYSTEM, NS]) await kube.kubectlOk(['create', 'namespace', ns]);
-      const { stdout: rendered } = await run(path.join(kube.binDir, 'helm'), [
-        'template',
-        'zonekeeper',
-        path.join(ROOT, 'deploy/helm/zonekeeper'),
-        '--namespace',
-        SYSTEM,
-        // The homelab DNS API writes record sets (its ValidatingAdmissionPolicy limits which).
-        '--set',
-        'operator.apiWrites.enabled=true',
-        '--kube-version',
-        '1.33.13',
-      ]);
-      const rbac = rendered
-        .split(/^---$/m)
-        .filter((d) =>
-          /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
-            d,
-          ),
-        );
-      await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac.join('\n---\n') });
+      const rendered = await renderChart(kube.binDir, {
+        namespace: SYSTEM,
+        set: [
+          // The homelab DNS API writes record sets (its ValidatingAdmissionPolicy limits which).
+          'operator.apiWrites.enabled=true',
+        ],
+      });
+      const rbac = chartAccessDocs(rendered, { admission: true });
+      await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac });
       for (const file of crds ?? []) await kube.kubectlOk(['apply', '--server-side', '-f', file]);
       if (crds)
         await kube.kubectlOk([

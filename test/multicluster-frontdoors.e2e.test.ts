@@ -11,13 +11,12 @@
  * holds is refused in Datum's status shape.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
-import { parseAllDocuments, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { mirrorClassName, mirrorNamespace } from '../src/sources/multicluster/mapping.ts';
+import { chartAccessDocs, renderChart } from './support/chart.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import { type KubePlane, type KubeUser, type PlaneCluster, serviceAccountUser } from './support/kube.ts';
 import {
@@ -36,14 +35,6 @@ const TEAM = 'team';
 const REPLICATOR: KubeUser = { name: 'zonekeeper-replicator', groups: ['system:authenticated'] };
 const OPERATOR = serviceAccountUser(SYSTEM, 'zonekeeper-operator');
 const SERVER = serviceAccountUser(SYSTEM, 'zonekeeper-server');
-const CHART_KINDS = new Set([
-  'Namespace',
-  'ServiceAccount',
-  'ClusterRole',
-  'ClusterRoleBinding',
-  'Role',
-  'RoleBinding',
-]);
 const ROOT = path.join(import.meta.dirname, '..');
 
 const yamlDocs = (...docs: object[]) => docs.map((d) => `---\n${stringify(d)}`).join('');
@@ -124,25 +115,12 @@ describe('multicluster: front-door kinds (DNSEndpoint, Datum, Gardener, kubizone
 
   before(async () => {
     ({ plane, down, alpha, beta } = await startMulticlusterPlane([REPLICATOR, OPERATOR, SERVER], SYSTEM));
-    const { stdout: rendered } = await promisify(execFile)(
-      path.join(down.binDir, 'helm'),
-      [
-        'template',
-        'zonekeeper',
-        path.join(ROOT, 'deploy/helm/zonekeeper'),
-        '--namespace',
-        SYSTEM,
-        '--kube-version',
-        '1.33.13',
-        '--set',
-        'operator.upstreamClusters.enabled=true,operator.upstreamClusters.secretName=upstreams',
-      ],
-      { maxBuffer: 64 * 1024 * 1024 },
-    );
-    const rbac = parseAllDocuments(rendered)
-      .map((d) => d.toJS() as { kind?: string } | null)
-      .filter((d): d is { kind: string } => d !== null && CHART_KINDS.has(d.kind ?? ''));
-    await down.kubectlOk(['apply', '--server-side', '-f', '-'], { input: yamlDocs(...rbac) });
+    const rendered = await renderChart(down.binDir, {
+      namespace: SYSTEM,
+      set: ['operator.upstreamClusters.enabled=true,operator.upstreamClusters.secretName=upstreams'],
+    });
+    const rbac = chartAccessDocs(rendered, { admission: false });
+    await down.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac });
     await apply(down, {
       apiVersion: ZK,
       kind: 'DNSZoneClass',

@@ -4,16 +4,15 @@
  * downstream as processes, the upstreams reached with least-privilege RBAC, answers checked with dig.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { parseAllDocuments, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { parseClusterSource } from '../src/sources/multicluster/cluster-source.ts';
 import { DownstreamApi } from '../src/sources/multicluster/downstream-api.ts';
 import { mirrorNamespace } from '../src/sources/multicluster/mapping.ts';
+import { chartAccessDocs, renderChart } from './support/chart.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import { type KubePlane, type KubeUser, type PlaneCluster, serviceAccountUser } from './support/kube.ts';
 import {
@@ -32,18 +31,6 @@ const REPLICATOR: KubeUser = { name: 'zonekeeper-replicator', groups: ['system:a
 /** Downstream: the chart's service accounts, with the chart's RBAC and admission policy. */
 const OPERATOR = serviceAccountUser(SYSTEM, 'zonekeeper-operator');
 const SERVER = serviceAccountUser(SYSTEM, 'zonekeeper-server');
-/** What of the chart is applied downstream (no controller manager here runs workloads). */
-const CHART_KINDS = new Set([
-  'Namespace',
-  'ServiceAccount',
-  'ClusterRole',
-  'ClusterRoleBinding',
-  'Role',
-  'RoleBinding',
-  'ValidatingAdmissionPolicy',
-  'ValidatingAdmissionPolicyBinding',
-]);
-
 const yamlDocs = (...docs: object[]) => docs.map((d) => `---\n${stringify(d)}`).join('');
 
 function zone(name: string, domainName: string, namespace = TEAM, extra: object = {}) {
@@ -125,25 +112,14 @@ describe('multicluster: two upstream clusters replicated into one serving cluste
     ({ plane, down, alpha, beta } = await startMulticlusterPlane([REPLICATOR, OPERATOR, SERVER], SYSTEM));
     // The chart's RBAC and admission policy with upstream clusters (and API writes, whose policy must
     // let the copies through) enabled: the operator and the server run as its service accounts.
-    const { stdout: rendered } = await promisify(execFile)(
-      path.join(down.binDir, 'helm'),
-      [
-        'template',
-        'zonekeeper',
-        path.join(import.meta.dirname, '../deploy/helm/zonekeeper'),
-        '--namespace',
-        SYSTEM,
-        '--kube-version',
-        '1.33.13',
-        '--set',
+    const rendered = await renderChart(down.binDir, {
+      namespace: SYSTEM,
+      set: [
         'operator.upstreamClusters.enabled=true,operator.upstreamClusters.secretName=upstreams,operator.apiWrites.enabled=true',
       ],
-      { maxBuffer: 64 * 1024 * 1024 },
-    );
-    const rbac = parseAllDocuments(rendered)
-      .map((d) => d.toJS() as { kind?: string } | null)
-      .filter((d): d is { kind: string } => d !== null && CHART_KINDS.has(d.kind ?? ''));
-    await down.kubectlOk(['apply', '--server-side', '-f', '-'], { input: yamlDocs(...rbac) });
+    });
+    const rbac = chartAccessDocs(rendered, { admission: true });
+    await down.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac });
     await apply(down, {
       apiVersion: API,
       kind: 'DNSZoneClass',

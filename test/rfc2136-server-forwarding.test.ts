@@ -11,16 +11,16 @@
  *   npx node --test test/rfc2136-server-forwarding.test.ts
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { type ServerHandle, startServer } from '../src/cli/server.ts';
 import { updateCredentialName } from '../src/writes/update-credentials.ts';
 import { WRITTEN_BY_LABEL, WriteError } from '../src/writes/write-request.ts';
+import { chartAccessDocs, renderChart } from './support/chart.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import {
   type KubeCluster,
@@ -31,9 +31,8 @@ import {
   writeTokenFile,
 } from './support/kube.ts';
 import { type KubeProcess, startOperatorProcess } from './support/zonekeeper-kube.ts';
-import { ROOT, waitFor } from './support/zonekeeper-process.ts';
+import { waitFor } from './support/zonekeeper-process.ts';
 
-const run = promisify(execFile);
 const SYSTEM = 'zonekeeper-system';
 const TEAM = 'team-a';
 const OPERATOR = serviceAccountUser(SYSTEM, 'zonekeeper-operator');
@@ -138,36 +137,21 @@ describe('RFC 2136 UPDATE through a server replica, forwarded to the operator le
   before(async () => {
     kube = await startKube({ users: [OPERATOR, SERVER] });
     for (const ns of [SYSTEM, TEAM, 'team-b']) await kube.kubectlOk(['create', 'namespace', ns]);
-    const { stdout: rendered } = await run(path.join(kube.binDir, 'helm'), [
-      'template',
-      'zonekeeper',
-      path.join(ROOT, 'deploy/helm/zonekeeper'),
-      '--namespace',
-      SYSTEM,
-      '--set',
-      'operator.apiWrites.enabled=true',
-      '--set',
-      'operator.secretAccess.enabled=true',
-      '--set',
-      `operator.secretAccess.names={${KEY_SECRET}}`,
-      '--set',
-      `server.updateKeySecrets={${KEY_SECRET}}`,
-      // The update-key grant alone: the DNSSEC key grant (get on Secrets in the key namespace) is
-      // tested by test/dnssec-kubernetes.test.ts.
-      '--set',
-      'server.dnssecKeys=false',
-      '--kube-version',
-      '1.33.13',
-    ]);
+    const rendered = await renderChart(kube.binDir, {
+      namespace: SYSTEM,
+      set: [
+        'operator.apiWrites.enabled=true',
+        'operator.secretAccess.enabled=true',
+        `operator.secretAccess.names={${KEY_SECRET}}`,
+        `server.updateKeySecrets={${KEY_SECRET}}`,
+        // The update-key grant alone: the DNSSEC key grant (get on Secrets in the key namespace) is
+        // tested by test/dnssec-kubernetes.test.ts.
+        'server.dnssecKeys=false',
+      ],
+    });
     // RBAC and admission of the chart: the processes run with exactly what the chart grants.
-    const docs = rendered
-      .split(/^---$/m)
-      .filter((d) =>
-        /kind: (Namespace|ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount|ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding)\n/.test(
-          d,
-        ),
-      );
-    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: docs.join('\n---\n') });
+    const docs = chartAccessDocs(rendered, { admission: true });
+    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: docs });
     const keyRef = (k: Key, usage: string[]) => ({
       name: k.name,
       algorithm: k.algorithm,
