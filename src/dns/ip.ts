@@ -98,6 +98,23 @@ export function parseIPv6(text: string): Uint8Array | undefined {
   return parseIPv6Into(text, out, 0) ? out : undefined;
 }
 
+/**
+ * The IPv4 address a 16-byte IPv6 address carries in a form a socket reaches it by, as its 4 bytes:
+ * IPv4-mapped ::ffff:a.b.c.d (RFC 4291 §2.5.5.2), IPv4-compatible ::a.b.c.d (§2.5.5.1; not :: and ::1),
+ * NAT64 64:ff9b::/96 (RFC 6052 §2.1) and 6to4 2002:aabb:ccdd::/48 (RFC 3056 §2). Undefined otherwise.
+ * Both address guards (health probes, domain verification) judge such an address as that IPv4 one too.
+ */
+export function embeddedIPv4(bytes: Uint8Array): Uint8Array | undefined {
+  if (bytes.length !== 16) return undefined;
+  const zero = (from: number, to: number) => bytes.subarray(from, to).every((b) => b === 0);
+  if (zero(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return bytes.slice(12);
+  if (zero(0, 12) && !zero(12, 15)) return bytes.slice(12);
+  if (bytes[0] === 0 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && zero(4, 12))
+    return bytes.slice(12);
+  if (bytes[0] === 0x20 && bytes[1] === 0x02) return bytes.slice(2, 6);
+  return undefined;
+}
+
 /** RFC 5952 §4 canonical text: lowercase, no leading zeros, longest run (≥2) of zero groups as "::". */
 export function formatIPv6(bytes: Uint8Array, offset = 0): string {
   const groups: number[] = [];

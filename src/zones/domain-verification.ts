@@ -6,7 +6,7 @@
  */
 import { parse } from 'tldts';
 import type { Condition, DNSZone, DNSZoneClass, Domain } from '../api/index.ts';
-import { parseIPv4, parseIPv6 } from '../dns/ip.ts';
+import { embeddedIPv4, parseIPv4, parseIPv6 } from '../dns/ip.ts';
 import { compareByAge, type ResourceKey, resourceKey } from './resource-key.ts';
 import { domainText, hasZoneNameServers, zoneNameServers } from './zone-name-servers.ts';
 
@@ -169,7 +169,7 @@ function inNetwork(address: Uint8Array, network: Network): boolean {
  * fd00:ec2::254), loopback, "this network", unspecified, multicast, broadcast, Alibaba Cloud's
  * metadata address, Azure's host address (168.63.129.16, as the health probes' guard) and
  * IPv4-mapped IPv6. An IPv6 address that carries an IPv4 one (see
- * `embeddedIPv4`) is judged as that IPv4 address too.
+ * `embeddedIPv4` in src/dns/ip.ts) is judged as that IPv4 address too.
  */
 const BLOCKED = [
   '0.0.0.0/8',
@@ -190,22 +190,6 @@ const BLOCKED = [
   'ff00::/8',
   '::ffff:0:0/96',
 ].map((n) => parseNetwork(n)!);
-
-/**
- * The IPv4 address an IPv6 address carries in a form a socket reaches it by: IPv4-mapped
- * ::ffff:a.b.c.d and IPv4-compatible ::a.b.c.d (RFC 4291 §2.5.5), NAT64 64:ff9b::/96 (RFC 6052 §2.1)
- * and 6to4 2002:aabb:ccdd::/48 (RFC 3056 §2).
- */
-function embeddedIPv4(bytes: Uint8Array): Uint8Array | undefined {
-  if (bytes.length !== 16) return undefined;
-  const zero = (from: number, to: number) => bytes.subarray(from, to).every((b) => b === 0);
-  if (zero(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return bytes.slice(12);
-  if (zero(0, 12) && !zero(12, 15)) return bytes.slice(12);
-  if (bytes[0] === 0 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && zero(4, 12))
-    return bytes.slice(12);
-  if (bytes[0] === 0x20 && bytes[1] === 0x02) return bytes.slice(2, 6);
-  return undefined;
-}
 
 /**
  * Whether verification may connect to `address`: not in the blocked ranges, or inside one of the

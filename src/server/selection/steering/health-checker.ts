@@ -10,6 +10,7 @@ import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
 import type { ResolvedHealthCheck } from '../../../api/steering.ts';
+import { embeddedIPv4 as embeddedIPv4Bytes } from '../../../dns/ip.ts';
 import type { Registry } from '../../../metrics/registry.ts';
 import { type ClientNetwork, networkWithin, parseNetwork } from '../policy.ts';
 import { HEALTH_DOWN, HEALTH_UNKNOWN, HEALTH_UP, type HealthState, type HealthView } from './health-view.ts';
@@ -418,18 +419,7 @@ export class HealthChecker {
 export function embeddedIPv4(address: string): string | undefined {
   if (!net.isIPv6(address)) return undefined;
   const octets = parseNetwork(`${address}/128`)?.address;
-  if (octets?.length !== 16) return undefined;
-  const v4 = (at: number) => `${octets[at]}.${octets[at + 1]}.${octets[at + 2]}.${octets[at + 3]}`;
-  const zero = (from: number, to: number) => octets.subarray(from, to).every((b) => b === 0);
-  // ::ffff:a.b.c.d (RFC 4291 §2.5.5.2) and ::a.b.c.d (§2.5.5.1; not :: and ::1).
-  if (zero(0, 10) && octets[10] === 0xff && octets[11] === 0xff) return v4(12);
-  if (zero(0, 12) && !zero(12, 15)) return v4(12);
-  // 64:ff9b::/96, the NAT64 well-known prefix (RFC 6052 §2.1).
-  if (octets[0] === 0 && octets[1] === 0x64 && octets[2] === 0xff && octets[3] === 0x9b && zero(4, 12))
-    return v4(12);
-  // 2002:aabb:ccdd::/48, 6to4 (RFC 3056 §2).
-  if (octets[0] === 0x20 && octets[1] === 0x02) return v4(2);
-  return undefined;
+  return octets && embeddedIPv4Bytes(octets)?.join('.');
 }
 
 function probeTcp(t: ProbeTarget): Promise<string | undefined> {
