@@ -24,6 +24,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { ForeignObject } from '../../api/frontdoors/front-door.ts';
 import { gardenerTypes } from '../../api/frontdoors/gardener/index.ts';
 import type { Kind, Resource } from '../../api/index.ts';
+import { jsonEqual } from '../../control/conditions.ts';
 import type { ForeignEvent, StoreEvent } from '../../control/resource-store.ts';
 import type { WorkQueue as WorkQueueType } from '../../control/work-queue.ts';
 import { WorkQueue } from '../../control/work-queue.ts';
@@ -58,7 +59,6 @@ import {
   type Origin,
   originOf,
   refusedStatus,
-  sameStatus,
   UPSTREAM_FINALIZER,
   type UpstreamObject,
   upstreamStatus,
@@ -1073,7 +1073,8 @@ export class Replicator {
       if (up.status?.domainRef !== undefined) status.domainRef = up.status.domainRef;
       else delete status.domainRef;
     }
-    if (status && !sameStatus(status, up.status)) await this.writeStatus(c, kind, up, status);
+    // Whether the status says anything new (lastTransitionTime included: a transition is a change).
+    if (status && !jsonEqual(status, up.status ?? {})) await this.writeStatus(c, kind, up, status);
     if (domain) {
       const copy = current as { metadata: { generation?: number }; status?: unknown };
       const verdict = zoneCopyVerdict(copy);
@@ -1238,7 +1239,7 @@ export class Replicator {
       info.refusal,
       up.status,
     );
-    if (!sameStatus(status, up.status)) await this.writeStatus(c, kind, up, status);
+    if (!jsonEqual(status, up.status ?? {})) await this.writeStatus(c, kind, up, status);
   }
 
   private async writeStatus(
