@@ -168,7 +168,6 @@ export interface LeaseRecord {
   annotations?: Record<string, string>;
 }
 
-/** A ConfigMap as the zone serial records use it: name, version, labels and string data. */
 /** A Secret's name, metadata and data (decoded to text). */
 export interface SecretRecord {
   name: string;
@@ -178,6 +177,7 @@ export interface SecretRecord {
   data: Record<string, string>;
 }
 
+/** A ConfigMap as the zone serial records use it: name, version, labels and string data. */
 export interface ConfigMapRecord {
   name: string;
   resourceVersion?: string;

@@ -8,6 +8,7 @@
  * the next-oldest claim owns the domain.
  */
 import { createHash } from 'node:crypto';
+import { type Condition, claimDomain, KUBIZONE_ZONE, type MirroredKind } from './mapping.ts';
 
 export interface Claimant {
   cluster: string;
@@ -78,4 +79,59 @@ export function claimFromData(data: Record<string, string>): ClaimRecord | undef
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The domain a downstream zone copy stands for: its domainName; for a kubizone Zone copy with a
+ * partial one, the fqdn the door computed (status.fqdn), else none.
+ */
+export function copyDomain(kind: MirroredKind, o: { spec?: unknown; status?: unknown }): string | undefined {
+  const domainName = String((o.spec as { domainName?: unknown } | undefined)?.domainName ?? '');
+  if (kind !== KUBIZONE_ZONE || domainName.endsWith('.'))
+    return domainName ? claimDomain(domainName) : undefined;
+  const fqdn = (o.status as { fqdn?: unknown } | undefined)?.fqdn;
+  return typeof fqdn === 'string' && fqdn !== '' ? claimDomain(fqdn) : undefined;
+}
+
+/** Ready reasons of a kubizone Zone copy that is refused (not merely pending or failing to program). */
+const KUBIZONE_REFUSALS = new Set([
+  'NotDelegated',
+  'NoZone',
+  'NoFqdn',
+  'OutOfZone',
+  'Rejected',
+  'DomainNotVerified',
+  'Conflict',
+  'NoDefaultClass',
+  'SeveralDefaultClasses',
+]);
+
+/**
+ * What a zone copy's downstream status says of its domain claim, for the copy's generation:
+ * 'accepted' (Accepted=True and not waiting for a verified Domain), 'refused' (Accepted=False, or
+ * waiting for a verified Domain), or 'pending' (no verdict on this generation yet).
+ */
+export function zoneCopyVerdict(copy: {
+  metadata: { generation?: number };
+  status?: unknown;
+}): 'accepted' | 'refused' | 'pending' {
+  const conditions = ((copy.status as { conditions?: unknown } | undefined)?.conditions ?? []) as Condition[];
+  if (!Array.isArray(conditions)) return 'pending';
+  const current = (c: Condition | undefined) =>
+    c !== undefined &&
+    (copy.metadata.generation === undefined || c.observedGeneration === copy.metadata.generation);
+  const accepted = conditions.find((c) => c.type === 'Accepted');
+  if (accepted === undefined) {
+    // kubizone's shape: one Ready condition, in the copy's generations like the others.
+    const ready = conditions.find((c) => c.type === 'Ready');
+    if (!current(ready)) return 'pending';
+    if (ready?.status === 'True') return 'accepted';
+    return ready?.status === 'False' && KUBIZONE_REFUSALS.has(ready.reason) ? 'refused' : 'pending';
+  }
+  if (!current(accepted)) return 'pending';
+  if (accepted!.status !== 'True') return 'refused';
+  const programmed = conditions.find((c) => c.type === 'Programmed');
+  if (current(programmed) && programmed!.status === 'False' && programmed!.reason === 'DomainNotVerified')
+    return 'refused';
+  return 'accepted';
 }

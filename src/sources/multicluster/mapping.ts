@@ -738,11 +738,6 @@ export function refusedStatus(
   return { ...(generation !== undefined ? { observedGeneration: generation } : {}), conditions };
 }
 
-/** Whether two statuses say the same (lastTransitionTime included: a transition is a change). */
-export function sameStatus(a: unknown, b: unknown): boolean {
-  return canonicalJson(a ?? {}) === canonicalJson(b ?? {});
-}
-
 /** A zone domain as claims compare it: lowercase, no trailing dot. */
 export function claimDomain(domainName: string): string {
   return domainName.toLowerCase().replace(/\.$/, '');

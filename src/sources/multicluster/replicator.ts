@@ -24,6 +24,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { ForeignObject } from '../../api/frontdoors/front-door.ts';
 import { gardenerTypes } from '../../api/frontdoors/gardener/index.ts';
 import type { Kind, Resource } from '../../api/index.ts';
+import { jsonEqual } from '../../control/conditions.ts';
 import type { ForeignEvent, StoreEvent } from '../../control/resource-store.ts';
 import type { WorkQueue as WorkQueueType } from '../../control/work-queue.ts';
 import { WorkQueue } from '../../control/work-queue.ts';
@@ -33,7 +34,7 @@ import { EventRecorder, eventFor } from '../kubernetes/events.ts';
 import { type ApiResource, isStatus, KubeApi, KubeApiError, type KubeJson } from '../kubernetes/kube-api.ts';
 import { describeError, type KubeObject, type ListerWatcher, Reflector } from '../kubernetes/reflector.ts';
 import { ClaimStore } from './claim-store.ts';
-import { ownerOf } from './claims.ts';
+import { copyDomain, ownerOf, zoneCopyVerdict } from './claims.ts';
 import type { ClusterSource } from './cluster-source.ts';
 import type { DownstreamApi } from './downstream-api.ts';
 import {
@@ -58,7 +59,6 @@ import {
   type Origin,
   originOf,
   refusedStatus,
-  sameStatus,
   UPSTREAM_FINALIZER,
   type UpstreamObject,
   upstreamStatus,
@@ -112,62 +112,9 @@ export interface ReplicatorOptions {
   absentRecheckMs?: number;
 }
 
+export { zoneCopyVerdict };
+
 const ROOT_MARK = '|';
-
-/**
- * What a zone copy's downstream status says of its domain claim, for the copy's generation:
- * 'accepted' (Accepted=True and not waiting for a verified Domain), 'refused' (Accepted=False, or
- * waiting for a verified Domain), or 'pending' (no verdict on this generation yet).
- */
-/**
- * The domain a downstream zone copy stands for: its domainName; for a kubizone Zone copy with a
- * partial one, the fqdn the door computed (status.fqdn), else none.
- */
-function copyDomain(kind: MirroredKind, o: DownObject): string | undefined {
-  const domainName = String((o.spec as { domainName?: unknown } | undefined)?.domainName ?? '');
-  if (kind !== KUBIZONE_ZONE || domainName.endsWith('.'))
-    return domainName ? claimDomain(domainName) : undefined;
-  const fqdn = (o.status as { fqdn?: unknown } | undefined)?.fqdn;
-  return typeof fqdn === 'string' && fqdn !== '' ? claimDomain(fqdn) : undefined;
-}
-
-/** Ready reasons of a kubizone Zone copy that is refused (not merely pending or failing to program). */
-const KUBIZONE_REFUSALS = new Set([
-  'NotDelegated',
-  'NoZone',
-  'NoFqdn',
-  'OutOfZone',
-  'Rejected',
-  'DomainNotVerified',
-  'Conflict',
-  'NoDefaultClass',
-  'SeveralDefaultClasses',
-]);
-
-export function zoneCopyVerdict(copy: {
-  metadata: { generation?: number };
-  status?: unknown;
-}): 'accepted' | 'refused' | 'pending' {
-  const conditions = ((copy.status as { conditions?: unknown } | undefined)?.conditions ?? []) as Condition[];
-  if (!Array.isArray(conditions)) return 'pending';
-  const current = (c: Condition | undefined) =>
-    c !== undefined &&
-    (copy.metadata.generation === undefined || c.observedGeneration === copy.metadata.generation);
-  const accepted = conditions.find((c) => c.type === 'Accepted');
-  if (accepted === undefined) {
-    // kubizone's shape: one Ready condition, in the copy's generations like the others.
-    const ready = conditions.find((c) => c.type === 'Ready');
-    if (!current(ready)) return 'pending';
-    if (ready?.status === 'True') return 'accepted';
-    return ready?.status === 'False' && KUBIZONE_REFUSALS.has(ready.reason) ? 'refused' : 'pending';
-  }
-  if (!current(accepted)) return 'pending';
-  if (accepted!.status !== 'True') return 'refused';
-  const programmed = conditions.find((c) => c.type === 'Programmed');
-  if (current(programmed) && programmed!.status === 'False' && programmed!.reason === 'DomainNotVerified')
-    return 'refused';
-  return 'accepted';
-}
 
 function coordinatesOf(kind: MirroredKind): Coordinates {
   const { group, version, plural } = MIRRORED_KIND_INFO[kind];
@@ -1073,7 +1020,8 @@ export class Replicator {
       if (up.status?.domainRef !== undefined) status.domainRef = up.status.domainRef;
       else delete status.domainRef;
     }
-    if (status && !sameStatus(status, up.status)) await this.writeStatus(c, kind, up, status);
+    // Whether the status says anything new (lastTransitionTime included: a transition is a change).
+    if (status && !jsonEqual(status, up.status ?? {})) await this.writeStatus(c, kind, up, status);
     if (domain) {
       const copy = current as { metadata: { generation?: number }; status?: unknown };
       const verdict = zoneCopyVerdict(copy);
@@ -1238,7 +1186,7 @@ export class Replicator {
       info.refusal,
       up.status,
     );
-    if (!sameStatus(status, up.status)) await this.writeStatus(c, kind, up, status);
+    if (!jsonEqual(status, up.status ?? {})) await this.writeStatus(c, kind, up, status);
   }
 
   private async writeStatus(
