@@ -56,3 +56,22 @@ for (const algorithm of [13, 15] as const) {
     assert.equal(reuse.reused, first - 2);
   });
 }
+
+test('hostile churn: the reuse cache holds one signing back, never the history of a writer that keeps changing', () => {
+  // A tenant who rewrites its records at every serial must not grow the signatures kept per zone:
+  // a signature not taken in one signing is forgotten when that signing ends (memory bound = two signings).
+  const sig = (i: number) => new Uint8Array([i & 0xff, i >> 8]);
+  const reuse = new SignatureReuse();
+  for (let serial = 0; serial < 100; serial++) {
+    for (let i = 0; i < 10; i++) reuse.keep(`s${serial}-r${i}`, sig(serial * 10 + i));
+    reuse.finish();
+  }
+  // Only the last signing's signatures are there to take; every earlier one is gone.
+  assert.deepEqual(reuse.take('s99-r3'), sig(993));
+  assert.equal(reuse.take('s98-r3'), undefined);
+  assert.equal(reuse.take('s0-r0'), undefined);
+  // A signature taken in a signing survives it; one not taken there is dropped at its end.
+  reuse.finish(); // signing 100 took s99-r3 only
+  assert.deepEqual(reuse.take('s99-r3'), sig(993));
+  assert.equal(reuse.take('s99-r4'), undefined);
+});

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { formatTimestamp, sign } from '../../homelab-protocol/signature.ts';
 import type { RecordWriter } from '../../writes/record-writer.ts';
-import { HomelabApi } from './homelab-api.ts';
+import { DEFAULT_MAX_BODY_BYTES, HomelabApi } from './homelab-api.ts';
 
 const SECRET = 'a-secret-of-the-caller-long-enough';
 const INTERNAL = /operator-7|10\.0\.0\.7|etcdserver|serviceaccount/;
@@ -101,6 +101,51 @@ describe('the homelab DNS API keeps internal details from callers', () => {
       // Deleted by the writer: not found, whatever the live view still shows.
       held = null;
       assert.equal((await call('GET', '/records/A/a.example.com/www')).status, 404);
+    } finally {
+      writer = undefined;
+    }
+  });
+
+  test('hostile caller: a body over the limit is refused with 413 before it reaches the writer, declared or streamed', async () => {
+    let applied = 0;
+    writer = {
+      async apply() {
+        applied++;
+        throw new Error('not reached');
+      },
+    };
+    try {
+      const huge = JSON.stringify({
+        record: {
+          type: 'TXT',
+          domain: 'a.example.com',
+          subdomain: 'www',
+          values: ['x'.repeat(DEFAULT_MAX_BODY_BYTES)],
+        },
+        operation: 'upsert',
+      });
+      // Declared by Content-Length (signed, so only the size refuses it).
+      const declared = await call('POST', '/records', huge);
+      assert.equal(declared.status, 413, declared.text);
+      assert.match(declared.text, new RegExp(`larger than ${DEFAULT_MAX_BODY_BYTES} bytes`));
+      // Streamed without a length: counted as it arrives.
+      const bytes = Buffer.from(huge);
+      const streamed = await fetch(`${await url()}/records`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: new ReadableStream({
+          start(c) {
+            for (let i = 0; i < bytes.length; i += 8192) c.enqueue(bytes.subarray(i, i + 8192));
+            c.close();
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit).then(
+        async (r) => r.status,
+        () => 'closed',
+      );
+      assert.ok(streamed === 413 || streamed === 'closed', String(streamed));
+      assert.equal(applied, 0);
     } finally {
       writer = undefined;
     }

@@ -811,3 +811,47 @@ describe('multicluster mapping: kubizone Zone and Record, homelab DNSRecord', ()
     assert.equal((back.error as { message: string }).message, "in another cluster's object");
   });
 });
+
+test('hostile upstream, every mirrored kind: its creation time and ownership metadata never reach the copy, so it cannot pass for an older owner', () => {
+  // "The older wins" orders by metadata.creationTimestamp; the copy's is set by the downstream API
+  // server when the replicator creates it. An upstream claiming 1970 (or carrying owner references,
+  // finalizers, or our own annotations) must not make its copy older than a downstream owner.
+  const ctx = { cluster: 'a', namespaces: ['team'] };
+  for (const kind of MIRRORED_KINDS) {
+    const { object } = mirrorOf(
+      kind,
+      {
+        metadata: {
+          name: 'www',
+          namespace: 'team',
+          uid: 'u-1',
+          generation: 2,
+          creationTimestamp: '1970-01-01T00:00:00Z',
+          finalizers: ['hold.example/forever'],
+          annotations: {
+            [GENERATION_ANNOTATION]: '0',
+            'kubectl.kubernetes.io/last-applied-configuration': '{}',
+          },
+          ownerReferences: [{ apiVersion: 'v1', kind: 'Namespace', name: 'kube-system', uid: 'x' }],
+        } as UpstreamObject['metadata'],
+        spec: {},
+      },
+      ctx,
+    );
+    assert.deepEqual(
+      Object.keys(object.metadata).sort(),
+      ['annotations', 'labels', 'name', 'namespace'],
+      kind,
+    );
+    assert.equal(object.metadata.namespace, mirrorNamespace('a', 'team'), kind);
+    // Our two annotations (the upstream name and generation) and nothing the upstream wrote.
+    assert.equal(Object.keys(object.metadata.annotations).length, 2, kind);
+    assert.equal(object.metadata.annotations[GENERATION_ANNOTATION], '2', kind);
+    assert.equal(
+      object.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration'],
+      undefined,
+      kind,
+    );
+    assert.equal(JSON.stringify(object).includes('1970'), false, kind);
+  }
+});
