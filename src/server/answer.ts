@@ -220,7 +220,10 @@ function lookup(zone: ZoneView, qname: Name, key: string, qtype: number): Step {
   return { kind: 'nxdomain', proof: { kind: 'nxdomain', qname: key, encloser } };
 }
 
-/** `encloser`: set when `node` is the wildcard at that closest encloser, expanded for `qname`. */
+/**
+ * `encloser`: set when `node` is the wildcard at that closest encloser, expanded for `qname`. Runs on
+ * every query: the Step of the outcome is the only object made (no closures, no unused NODATA step).
+ */
 function fromNode(
   node: ZoneNode,
   qname: Name,
@@ -228,37 +231,23 @@ function fromNode(
   qtype: number,
   encloser: string | undefined,
 ): Step {
-  const synthesized = encloser !== undefined;
-  const own = (rrset: ServedRRset): ServedRRset =>
-    synthesized
-      ? { owner: qname, type: rrset.type, ttl: rrset.ttl, rdata: rrset.rdata, source: rrset }
-      : rrset;
-  const expanded: DenialProof | undefined = synthesized
-    ? { kind: 'wildcard', qname: key, encloser }
-    : undefined;
-  const nodata: Step = {
-    kind: 'nodata',
-    proof: synthesized ? { kind: 'wildcard-nodata', qname: key, encloser } : { kind: 'nodata', qname: key },
-  };
-  const answer = (rrset: ServedRRset): Step =>
-    expanded
-      ? { kind: 'answer', rrsets: [own(rrset)], proof: expanded }
-      : { kind: 'answer', rrsets: [rrset] };
   const cname = node.rrsets.get(RRType.CNAME);
   if (cname) {
     // RFC 1034 §4.3.2 step 3a: the chain is followed only when QTYPE does not match CNAME; ANY matches
     // every type, so ANY at an alias is answered with the CNAME itself (also RFC 8482 §4.1: one RRset).
-    if (qtype === RRType.CNAME || qtype === RRType.ANY) return answer(cname);
-    return expanded ? { kind: 'cname', cname: own(cname), proof: expanded } : { kind: 'cname', cname };
+    if (qtype === RRType.CNAME || qtype === RRType.ANY) return answerStep(cname, qname, key, encloser);
+    return encloser === undefined
+      ? { kind: 'cname', cname }
+      : { kind: 'cname', cname: expand(cname, qname), proof: { kind: 'wildcard', qname: key, encloser } };
   }
   if (qtype === RRType.ANY) {
     // RFC 8482 §4.1: answer ANY with one RRset rather than everything at the name.
     const first = pickForAny(node);
-    return first ? answer(first) : nodata;
+    return first ? answerStep(first, qname, key, encloser) : nodataStep(key, encloser);
   }
   // The ALIAS RRset is held under its internal code: a query for that code finds nothing (NODATA).
   const exact = isInternalType(qtype) ? undefined : node.rrsets.get(qtype);
-  if (exact) return answer(exact);
+  if (exact) return answerStep(exact, qname, key, encloser);
   if (qtype === RRType.A || qtype === RRType.AAAA) {
     const alias = node.rrsets.get(RRType.ALIAS);
     if (alias) {
@@ -266,7 +255,30 @@ function fromNode(
       return { kind: 'alias', target, ttl: alias.ttl };
     }
   }
-  return nodata;
+  return nodataStep(key, encloser);
+}
+
+/** A wildcard's RRset under the expanded owner, signed as the wildcard's (`source`, RFC 4035 §3.1.3.3). */
+function expand(rrset: ServedRRset, qname: Name): ServedRRset {
+  return { owner: qname, type: rrset.type, ttl: rrset.ttl, rdata: rrset.rdata, source: rrset };
+}
+
+/** The answer with one RRset; from a wildcard (`encloser` set), expanded with its proof. */
+function answerStep(rrset: ServedRRset, qname: Name, key: string, encloser: string | undefined): Step {
+  return encloser === undefined
+    ? { kind: 'answer', rrsets: [rrset] }
+    : { kind: 'answer', rrsets: [expand(rrset, qname)], proof: { kind: 'wildcard', qname: key, encloser } };
+}
+
+/** NODATA at the name, or at a wildcard expanded for it (`encloser` set). */
+function nodataStep(key: string, encloser: string | undefined): Step {
+  return {
+    kind: 'nodata',
+    proof:
+      encloser === undefined
+        ? { kind: 'nodata', qname: key }
+        : { kind: 'wildcard-nodata', qname: key, encloser },
+  };
 }
 
 function pickForAny(node: ZoneNode): ServedRRset | undefined {

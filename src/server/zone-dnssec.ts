@@ -90,6 +90,8 @@ function rawRRset(owner: Name, type: number, ttl: number, wires: Uint8Array[]): 
 export class ZoneDnssec implements ZoneDnssecView {
   readonly data: ZoneDnssecData;
   private readonly originKey: string;
+  /** The signer's name of RRSIGs made here: the DNSKEY owner (RFC 4034 §3.1.7), found once. */
+  private readonly signerName: Name;
   /** RRSIGs by owner key, then covered type. */
   private readonly sigs = new Map<string, Map<number, ServedRRset>>();
   /** RRsets of signer records that belong at names of the zone (DNSKEY, NSEC3PARAM, NSEC). */
@@ -120,7 +122,9 @@ export class ZoneDnssec implements ZoneDnssecView {
     this.originKey = nameKey(origin);
     const groups = new Map<string, { owner: Name; type: number; ttl: number; wires: Uint8Array[] }>();
     let earliest: number | undefined;
+    let signer: Name | undefined;
     for (const r of data.records) {
+      if (signer === undefined && r.type === RRType.DNSKEY) signer = r.owner;
       if (r.type === RRType.RRSIG) {
         const expiration = new DataView(r.rdata.buffer, r.rdata.byteOffset, r.rdata.byteLength).getUint32(8);
         if (earliest === undefined || expiration < earliest) earliest = expiration;
@@ -132,6 +136,7 @@ export class ZoneDnssec implements ZoneDnssecView {
       if (group) group.wires.push(r.rdata);
       else groups.set(id, { owner: r.owner, type: r.type, ttl: r.ttl, wires: [r.rdata] });
     }
+    this.signerName = signer ?? this.originKey;
     for (const g of groups.values()) {
       const rrset = rawRRset(g.owner, g.type, g.ttl, g.wires);
       const key = nameKey(g.owner);
@@ -291,8 +296,8 @@ export class ZoneDnssec implements ZoneDnssecView {
     }
     const window = signatureWindow(signing.signedAt, rrset.owner, rrset.type, signing.policy);
     const toSign = { owner: rrset.owner, type: rrset.type, ttl: rrset.ttl, rdatas };
-    const origin = this.data.records.find((r) => r.type === RRType.DNSKEY)?.owner ?? this.originKey;
-    const wires = signing.keys.map((key) => encodeRrsig(signRRset(toSign, key, origin, window)));
+    const signer = this.signerName;
+    const wires = signing.keys.map((key) => encodeRrsig(signRRset(toSign, key, signer, window)));
     const sig = rawRRset(rrset.owner, RRType.RRSIG, rrset.ttl, wires);
     this.synthesizedSigned++;
     if (this.synthesizedLimit > 0) {
