@@ -286,18 +286,9 @@ export async function startKube(options: { users?: KubeUser[]; crds?: boolean } 
       apiServerPid: apiserver.pid!,
       adminKubeconfig,
       kubectlPath,
-      kubeconfigFor: (user) => {
-        const file = kubeconfigs.get(user.name);
-        if (!file) throw new Error(`user ${user.name} was not passed to startKube`);
-        return file;
-      },
+      kubeconfigFor: kubeconfigLookup(kubeconfigs, 'startKube'),
       kubectl,
-      kubectlOk: async (args, opts) => {
-        const r = await kubectl(args, opts);
-        if (r.code !== 0)
-          throw new Error(`kubectl ${args.join(' ')} failed (${r.code}):\n${r.stderr}${r.stdout}`);
-        return r.stdout;
-      },
+      kubectlOk: kubectlOkRunner(kubectl),
       logs: () => output,
       stop: stopAll,
     };
@@ -566,18 +557,9 @@ export async function startKubeClusters(
           },
           adminKubeconfig,
           kubectlPath,
-          kubeconfigFor: (user) => {
-            const file = kubeconfigs.get(user.name);
-            if (!file) throw new Error(`user ${user.name} was not passed to startKubeClusters`);
-            return file;
-          },
+          kubeconfigFor: kubeconfigLookup(kubeconfigs, 'startKubeClusters'),
           kubectl,
-          kubectlOk: async (args, opts) => {
-            const r = await kubectl(args, opts);
-            if (r.code !== 0)
-              throw new Error(`kubectl ${args.join(' ')} failed (${r.code}):\n${r.stderr}${r.stdout}`);
-            return r.stdout;
-          },
+          kubectlOk: kubectlOkRunner(kubectl),
           logs: () => output,
           stop: stopAll,
           stopApiServer: async () => {
@@ -595,6 +577,25 @@ export async function startKubeClusters(
     await stopAll();
     throw e;
   }
+}
+
+/** `kubeconfigFor` of a cluster: the kubeconfig written for a user passed to `starter`. */
+function kubeconfigLookup(kubeconfigs: Map<string, string>, starter: string): KubeCluster['kubeconfigFor'] {
+  return (user) => {
+    const file = kubeconfigs.get(user.name);
+    if (!file) throw new Error(`user ${user.name} was not passed to ${starter}`);
+    return file;
+  };
+}
+
+/** `kubectlOk` of a cluster: runs kubectl and throws with its output unless it exits 0. */
+function kubectlOkRunner(kubectl: KubeCluster['kubectl']): KubeCluster['kubectlOk'] {
+  return async (args, opts) => {
+    const r = await kubectl(args, opts);
+    if (r.code !== 0)
+      throw new Error(`kubectl ${args.join(' ')} failed (${r.code}):\n${r.stderr}${r.stdout}`);
+    return r.stdout;
+  };
 }
 
 /** kubectl against one API server: the admin kubeconfig unless another is given, its own cache dir. */
