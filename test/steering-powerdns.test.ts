@@ -25,6 +25,22 @@ const FAST = { intervalSeconds: 1, timeoutSeconds: 1, failureThreshold: 1, succe
 /** The endpoints listen on loopback, which Zonekeeper's probes (zone builtin.test) reach only when allowed. */
 const PROBE_LOOPBACK = ['--health-probe-allow', '127.0.0.0/8'];
 
+interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+
+/** The Programmed condition of the DNSRecordSet `name` as `zonekeeper serve` reports it, if any. */
+async function programmedOf(serve: ServeProcess, name: string): Promise<Condition | undefined> {
+  const body = (await (await fetch(`${serve.httpUrl}/api/v1/resources`)).json()) as {
+    items: { kind: string; metadata: { name: string }; status?: { conditions?: Condition[] } }[];
+  };
+  const item = body.items.find((i) => i.kind === 'DNSRecordSet' && i.metadata.name === name);
+  return item?.status?.conditions?.find((c) => c.type === 'Programmed');
+}
+
 function docs(pdnsUrl: string, keyFile: string, web: number, db: number) {
   const classes = [
     { metadata: { name: 'builtin' }, spec: { backend: { builtin: {} }, nameServers: ['ns1.example.com.'] } },
@@ -237,15 +253,7 @@ describe('steering: a PowerDNS that does not evaluate LUA records is reported', 
     skip: unavailable,
   }, async () => {
     const { value: rs } = await waitFor(async () => {
-      const body = (await (await fetch(`${serve.httpUrl}/api/v1/resources`)).json()) as {
-        items: {
-          kind: string;
-          metadata: { name: string };
-          status?: { conditions?: { type: string; status: string; message: string }[] };
-        }[];
-      };
-      const item = body.items.find((i) => i.kind === 'DNSRecordSet' && i.metadata.name === 'pdns-all-http');
-      const programmed = item?.status?.conditions?.find((c) => c.type === 'Programmed');
+      const programmed = await programmedOf(serve, 'pdns-all-http');
       return programmed?.status === 'False' ? programmed : undefined;
     }, 30_000);
     // The zone's ENABLE-LUA-RECORDS metadata was tried through the API, which refuses that kind.
@@ -267,19 +275,7 @@ describe('steering: a PowerDNS that does not evaluate LUA records is reported', 
     await run('pdnsutil', [`--config-dir=${pdns.dir}`, 'set-meta', 'pdns.test', 'ENABLE-LUA-RECORDS', '1']);
     // Read back within a minute (the backend keeps its answer that long); then LUA records go in.
     await waitFor(async () => {
-      const body = (await (await fetch(`${serve.httpUrl}/api/v1/resources`)).json()) as {
-        items: {
-          kind: string;
-          metadata: { name: string };
-          status?: { conditions?: { type: string; status: string }[] };
-        }[];
-      };
-      const item = body.items.find(
-        (i) => i.kind === 'DNSRecordSet' && i.metadata.name === 'pdns-ordered-http',
-      );
-      return item?.status?.conditions?.find((c) => c.type === 'Programmed')?.status === 'True'
-        ? true
-        : undefined;
+      return (await programmedOf(serve, 'pdns-ordered-http'))?.status === 'True' ? true : undefined;
     }, 90_000);
     // Nothing listens on the checked ports: every candidate is down, so Ordered answers the first
     // record (evaluated), where plain records answered both.
@@ -603,15 +599,7 @@ describe('steering: PowerDNS is never asked to probe loopback unless the operato
     skip: unavailable,
   }, async () => {
     const { value: programmed } = await waitFor(async () => {
-      const body = (await (await fetch(`${serve.httpUrl}/api/v1/resources`)).json()) as {
-        items: {
-          kind: string;
-          metadata: { name: string };
-          status?: { conditions?: { type: string; status: string; reason: string; message: string }[] };
-        }[];
-      };
-      const item = body.items.find((i) => i.kind === 'DNSRecordSet' && i.metadata.name === 'pdns-all-http');
-      const c = item?.status?.conditions?.find((x) => x.type === 'Programmed');
+      const c = await programmedOf(serve, 'pdns-all-http');
       return c?.status === 'False' ? c : undefined;
     }, 30_000);
     assert.equal(programmed.reason, 'BackendRejected');
