@@ -35,6 +35,21 @@ function docs(...objects: object[]): string {
   return objects.map((o) => `---\n${stringify(o)}`).join('');
 }
 
+/** A DNSZone of the builtin class. */
+function builtinZone(namespace: string, name: string, domainName: string): object {
+  return {
+    apiVersion: API,
+    kind: 'DNSZone',
+    metadata: { name, namespace },
+    spec: { domainName, className: 'builtin' },
+  };
+}
+
+/** A Domain claiming `domainName` for `namespace`. */
+function domain(namespace: string, name: string, domainName: string): object {
+  return { apiVersion: API, kind: 'Domain', metadata: { name, namespace }, spec: { domainName } };
+}
+
 interface Json {
   metadata: { name: string; annotations?: Record<string, string>; labels?: Record<string, string> };
   spec?: { name: string; type: string; records: string[] };
@@ -151,18 +166,8 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
           metadata: { name: 'builtin' },
           spec: { backend: { builtin: {} }, nameServers: ['ns1.provider.test.'] },
         },
-        {
-          apiVersion: API,
-          kind: 'DNSZone',
-          metadata: { name: 'example-test', namespace: 'team-a' },
-          spec: { domainName: 'example.test', className: 'builtin' },
-        },
-        {
-          apiVersion: API,
-          kind: 'DNSZone',
-          metadata: { name: 'gw-test', namespace: 'platform' },
-          spec: { domainName: 'gw.test', className: 'builtin' },
-        },
+        builtinZone('team-a', 'example-test', 'example.test'),
+        builtinZone('platform', 'gw-test', 'gw.test'),
         // Made by hand: the gateway controller must never overwrite it.
         {
           apiVersion: API,
@@ -170,12 +175,7 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
           metadata: { name: 'shop', namespace: 'team-a' },
           spec: { zoneRef: { name: 'example-test' }, name: 'shop', type: 'A', records: ['198.51.100.1'] },
         },
-        {
-          apiVersion: API,
-          kind: 'Domain',
-          metadata: { name: 'example-test', namespace: 'team-a' },
-          spec: { domainName: 'example.test' },
-        },
+        domain('team-a', 'example-test', 'example.test'),
       ),
     });
     // The admission policy is in force: the operator may not create a record set without a manager label.
@@ -359,18 +359,8 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
     await kube.kubectlOk(['create', 'namespace', 'team-b']);
     await kube.kubectlOk(['apply', '-f', '-'], {
       input: docs(
-        {
-          apiVersion: API,
-          kind: 'DNSZone',
-          metadata: { name: 'other-test', namespace: 'team-b' },
-          spec: { domainName: 'other.test', className: 'builtin' },
-        },
-        {
-          apiVersion: API,
-          kind: 'Domain',
-          metadata: { name: 'other-test', namespace: 'team-b' },
-          spec: { domainName: 'other.test' },
-        },
+        builtinZone('team-b', 'other-test', 'other.test'),
+        domain('team-b', 'other-test', 'other.test'),
         {
           apiVersion: GW,
           kind: 'HTTPRoute',
