@@ -62,6 +62,9 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
   let operator: KubeProcess | undefined;
   let server: KubeProcess | undefined;
 
+  /** A JSON patch to the Gateway gw in team-a. */
+  const patchGw = (ops: object[]) =>
+    kube.kubectlOk(['patch', 'gateway', '-n', 'team-a', 'gw', '--type=json', '-p', JSON.stringify(ops)]);
   const list = async (kind: string, ns: string): Promise<Json[]> =>
     (JSON.parse(await kube.kubectlOk(['get', kind, '-n', ns, '-o', 'json'])) as { items: Json[] }).items;
   const get = async (kind: string, ns: string, name: string): Promise<Json | undefined> => {
@@ -422,17 +425,8 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
       200,
     );
     // The Gateway's listener admits all namespaces: the foreign route's hostname is published too.
-    await kube.kubectlOk([
-      'patch',
-      'gateway',
-      '-n',
-      'team-a',
-      'gw',
-      '--type=json',
-      '-p',
-      JSON.stringify([
-        { op: 'add', path: '/spec/listeners/0/allowedRoutes', value: { namespaces: { from: 'All' } } },
-      ]),
+    await patchGw([
+      { op: 'add', path: '/spec/listeners/0/allowedRoutes', value: { namespaces: { from: 'All' } } },
     ]);
     await waitFor(
       async () => (rdataOf(await ask('www.other.test'), 'CNAME').length > 0 ? true : undefined),
@@ -475,21 +469,12 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
       JSON.stringify({ status: { addresses: [{ type: 'IPAddress', value: '192.0.2.20' }] } }),
     ]);
     const addListener = (hostname: string) =>
-      kube.kubectlOk([
-        'patch',
-        'gateway',
-        '-n',
-        'team-a',
-        'gw',
-        '--type=json',
-        '-p',
-        JSON.stringify([
-          {
-            op: 'add',
-            path: '/spec/listeners/-',
-            value: { name: 'clash', port: 8080, protocol: 'HTTP', hostname },
-          },
-        ]),
+      patchGw([
+        {
+          op: 'add',
+          path: '/spec/listeners/-',
+          value: { name: 'clash', port: 8080, protocol: 'HTTP', hostname },
+        },
       ]);
     await addListener('clash.example.test');
     const { value: conflict } = await waitFor(
@@ -526,16 +511,7 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
     );
     // Gone again: the next tests count the record sets of gw.
     await kube.kubectlOk(['delete', 'gateway', '-n', 'team-a', 'gw2']);
-    await kube.kubectlOk([
-      'patch',
-      'gateway',
-      '-n',
-      'team-a',
-      'gw',
-      '--type=json',
-      '-p',
-      JSON.stringify([{ op: 'remove', path: '/spec/listeners/2' }]),
-    ]);
+    await patchGw([{ op: 'remove', path: '/spec/listeners/2' }]);
     await waitFor(
       async () => ((await ask('clash.example.test')).status === 'NXDOMAIN' ? true : undefined),
       60_000,
