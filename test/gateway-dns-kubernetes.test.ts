@@ -35,6 +35,21 @@ function docs(...objects: object[]): string {
   return objects.map((o) => `---\n${stringify(o)}`).join('');
 }
 
+/** A DNSZone of the builtin class. */
+function builtinZone(namespace: string, name: string, domainName: string): object {
+  return {
+    apiVersion: API,
+    kind: 'DNSZone',
+    metadata: { name, namespace },
+    spec: { domainName, className: 'builtin' },
+  };
+}
+
+/** A Domain claiming `domainName` for `namespace`. */
+function domain(namespace: string, name: string, domainName: string): object {
+  return { apiVersion: API, kind: 'Domain', metadata: { name, namespace }, spec: { domainName } };
+}
+
 interface Json {
   metadata: { name: string; annotations?: Record<string, string>; labels?: Record<string, string> };
   spec?: { name: string; type: string; records: string[] };
@@ -47,6 +62,9 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
   let operator: KubeProcess | undefined;
   let server: KubeProcess | undefined;
 
+  /** A JSON patch to the Gateway gw in team-a. */
+  const patchGw = (ops: object[]) =>
+    kube.kubectlOk(['patch', 'gateway', '-n', 'team-a', 'gw', '--type=json', '-p', JSON.stringify(ops)]);
   const list = async (kind: string, ns: string): Promise<Json[]> =>
     (JSON.parse(await kube.kubectlOk(['get', kind, '-n', ns, '-o', 'json'])) as { items: Json[] }).items;
   const get = async (kind: string, ns: string, name: string): Promise<Json | undefined> => {
@@ -151,18 +169,8 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
           metadata: { name: 'builtin' },
           spec: { backend: { builtin: {} }, nameServers: ['ns1.provider.test.'] },
         },
-        {
-          apiVersion: API,
-          kind: 'DNSZone',
-          metadata: { name: 'example-test', namespace: 'team-a' },
-          spec: { domainName: 'example.test', className: 'builtin' },
-        },
-        {
-          apiVersion: API,
-          kind: 'DNSZone',
-          metadata: { name: 'gw-test', namespace: 'platform' },
-          spec: { domainName: 'gw.test', className: 'builtin' },
-        },
+        builtinZone('team-a', 'example-test', 'example.test'),
+        builtinZone('platform', 'gw-test', 'gw.test'),
         // Made by hand: the gateway controller must never overwrite it.
         {
           apiVersion: API,
@@ -170,12 +178,7 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
           metadata: { name: 'shop', namespace: 'team-a' },
           spec: { zoneRef: { name: 'example-test' }, name: 'shop', type: 'A', records: ['198.51.100.1'] },
         },
-        {
-          apiVersion: API,
-          kind: 'Domain',
-          metadata: { name: 'example-test', namespace: 'team-a' },
-          spec: { domainName: 'example.test' },
-        },
+        domain('team-a', 'example-test', 'example.test'),
       ),
     });
     // The admission policy is in force: the operator may not create a record set without a manager label.
@@ -359,18 +362,8 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
     await kube.kubectlOk(['create', 'namespace', 'team-b']);
     await kube.kubectlOk(['apply', '-f', '-'], {
       input: docs(
-        {
-          apiVersion: API,
-          kind: 'DNSZone',
-          metadata: { name: 'other-test', namespace: 'team-b' },
-          spec: { domainName: 'other.test', className: 'builtin' },
-        },
-        {
-          apiVersion: API,
-          kind: 'Domain',
-          metadata: { name: 'other-test', namespace: 'team-b' },
-          spec: { domainName: 'other.test' },
-        },
+        builtinZone('team-b', 'other-test', 'other.test'),
+        domain('team-b', 'other-test', 'other.test'),
         {
           apiVersion: GW,
           kind: 'HTTPRoute',
@@ -432,17 +425,8 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
       200,
     );
     // The Gateway's listener admits all namespaces: the foreign route's hostname is published too.
-    await kube.kubectlOk([
-      'patch',
-      'gateway',
-      '-n',
-      'team-a',
-      'gw',
-      '--type=json',
-      '-p',
-      JSON.stringify([
-        { op: 'add', path: '/spec/listeners/0/allowedRoutes', value: { namespaces: { from: 'All' } } },
-      ]),
+    await patchGw([
+      { op: 'add', path: '/spec/listeners/0/allowedRoutes', value: { namespaces: { from: 'All' } } },
     ]);
     await waitFor(
       async () => (rdataOf(await ask('www.other.test'), 'CNAME').length > 0 ? true : undefined),
@@ -485,21 +469,12 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
       JSON.stringify({ status: { addresses: [{ type: 'IPAddress', value: '192.0.2.20' }] } }),
     ]);
     const addListener = (hostname: string) =>
-      kube.kubectlOk([
-        'patch',
-        'gateway',
-        '-n',
-        'team-a',
-        'gw',
-        '--type=json',
-        '-p',
-        JSON.stringify([
-          {
-            op: 'add',
-            path: '/spec/listeners/-',
-            value: { name: 'clash', port: 8080, protocol: 'HTTP', hostname },
-          },
-        ]),
+      patchGw([
+        {
+          op: 'add',
+          path: '/spec/listeners/-',
+          value: { name: 'clash', port: 8080, protocol: 'HTTP', hostname },
+        },
       ]);
     await addListener('clash.example.test');
     const { value: conflict } = await waitFor(
@@ -536,16 +511,7 @@ describe('Gateway API hostnames on a real API server', { timeout: 600_000 }, () 
     );
     // Gone again: the next tests count the record sets of gw.
     await kube.kubectlOk(['delete', 'gateway', '-n', 'team-a', 'gw2']);
-    await kube.kubectlOk([
-      'patch',
-      'gateway',
-      '-n',
-      'team-a',
-      'gw',
-      '--type=json',
-      '-p',
-      JSON.stringify([{ op: 'remove', path: '/spec/listeners/2' }]),
-    ]);
+    await patchGw([{ op: 'remove', path: '/spec/listeners/2' }]);
     await waitFor(
       async () => ((await ask('clash.example.test')).status === 'NXDOMAIN' ? true : undefined),
       60_000,

@@ -25,6 +25,40 @@ const FAST = { intervalSeconds: 1, timeoutSeconds: 1, failureThreshold: 1, succe
 /** The endpoints listen on loopback, which Zonekeeper's probes (zone builtin.test) reach only when allowed. */
 const PROBE_LOOPBACK = ['--health-probe-allow', '127.0.0.0/8'];
 
+/**
+ * `zonekeeper serve` in `dir` against `pdns`: the API key in a file, the manifests `manifest(keyFile)`
+ * written to `dir`/manifests, the state in `dir`/state.
+ */
+async function serveWith(
+  pdns: PowerDnsProcess,
+  dir: string,
+  manifest: (keyFile: string) => string,
+  extra: string[] = [],
+): Promise<ServeProcess> {
+  const keyFile = path.join(dir, 'api-key');
+  await writeFile(keyFile, `${pdns.apiKey}\n`);
+  const manifests = path.join(dir, 'manifests');
+  await mkdir(manifests, { recursive: true });
+  await writeFile(path.join(manifests, 'steer.yaml'), manifest(keyFile));
+  return startServe(manifests, path.join(dir, 'state'), extra);
+}
+
+interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+
+/** The Programmed condition of the DNSRecordSet `name` as `zonekeeper serve` reports it, if any. */
+async function programmedOf(serve: ServeProcess, name: string): Promise<Condition | undefined> {
+  const body = (await (await fetch(`${serve.httpUrl}/api/v1/resources`)).json()) as {
+    items: { kind: string; metadata: { name: string }; status?: { conditions?: Condition[] } }[];
+  };
+  const item = body.items.find((i) => i.kind === 'DNSRecordSet' && i.metadata.name === name);
+  return item?.status?.conditions?.find((c) => c.type === 'Programmed');
+}
+
 function docs(pdnsUrl: string, keyFile: string, web: number, db: number) {
   const classes = [
     { metadata: { name: 'builtin' }, spec: { backend: { builtin: {} }, nameServers: ['ns1.example.com.'] } },
@@ -88,17 +122,17 @@ describe('steering: the built-in server and PowerDNS LUA records agree', { timeo
       extra: ['enable-lua-records=yes', 'lua-health-checks-interval=1', 'query-cache-ttl=0', 'cache-ttl=0'],
     });
     dir = await tempDir('steer-pdns');
-    const keyFile = path.join(dir, 'api-key');
-    await writeFile(keyFile, `${pdns.apiKey}\n`);
     const w1 = await httpEndpoint('127.0.0.81');
     web = [w1, await httpEndpoint('127.0.0.82', { port: w1.port })];
     const d1 = await tcpEndpoint('127.0.0.83');
     db = [d1, await tcpEndpoint('127.0.0.84', d1.port)];
     endpoints.push(...web, ...db);
-    const manifests = path.join(dir, 'manifests');
-    await mkdir(manifests, { recursive: true });
-    await writeFile(path.join(manifests, 'steer.yaml'), docs(pdns.apiUrl, keyFile, w1.port, d1.port));
-    serve = await startServe(manifests, path.join(dir, 'state'), PROBE_LOOPBACK);
+    serve = await serveWith(
+      pdns,
+      dir,
+      (keyFile) => docs(pdns.apiUrl, keyFile, w1.port, d1.port),
+      PROBE_LOOPBACK,
+    );
   });
 
   after(async () => {
@@ -220,12 +254,7 @@ describe('steering: a PowerDNS that does not evaluate LUA records is reported', 
     // enable-lua-records stays at its default (no); metadata is read without PowerDNS's cache delay.
     pdns = await startPowerDns({ storage: 'sqlite', extra: ['zone-metadata-cache-ttl=0', 'cache-ttl=0'] });
     dir = await tempDir('steer-pdns-off');
-    const keyFile = path.join(dir, 'api-key');
-    await writeFile(keyFile, `${pdns.apiKey}\n`);
-    const manifests = path.join(dir, 'manifests');
-    await mkdir(manifests, { recursive: true });
-    await writeFile(path.join(manifests, 'steer.yaml'), docs(pdns.apiUrl, keyFile, 8080, 5432));
-    serve = await startServe(manifests, path.join(dir, 'state'), PROBE_LOOPBACK);
+    serve = await serveWith(pdns, dir, (keyFile) => docs(pdns.apiUrl, keyFile, 8080, 5432), PROBE_LOOPBACK);
   });
   after(async () => {
     await serve?.stop();
@@ -237,15 +266,7 @@ describe('steering: a PowerDNS that does not evaluate LUA records is reported', 
     skip: unavailable,
   }, async () => {
     const { value: rs } = await waitFor(async () => {
-      const body = (await (await fetch(`${serve.httpUrl}/api/v1/resources`)).json()) as {
-        items: {
-          kind: string;
-          metadata: { name: string };
-          status?: { conditions?: { type: string; status: string; message: string }[] };
-        }[];
-      };
-      const item = body.items.find((i) => i.kind === 'DNSRecordSet' && i.metadata.name === 'pdns-all-http');
-      const programmed = item?.status?.conditions?.find((c) => c.type === 'Programmed');
+      const programmed = await programmedOf(serve, 'pdns-all-http');
       return programmed?.status === 'False' ? programmed : undefined;
     }, 30_000);
     // The zone's ENABLE-LUA-RECORDS metadata was tried through the API, which refuses that kind.
@@ -267,19 +288,7 @@ describe('steering: a PowerDNS that does not evaluate LUA records is reported', 
     await run('pdnsutil', [`--config-dir=${pdns.dir}`, 'set-meta', 'pdns.test', 'ENABLE-LUA-RECORDS', '1']);
     // Read back within a minute (the backend keeps its answer that long); then LUA records go in.
     await waitFor(async () => {
-      const body = (await (await fetch(`${serve.httpUrl}/api/v1/resources`)).json()) as {
-        items: {
-          kind: string;
-          metadata: { name: string };
-          status?: { conditions?: { type: string; status: string }[] };
-        }[];
-      };
-      const item = body.items.find(
-        (i) => i.kind === 'DNSRecordSet' && i.metadata.name === 'pdns-ordered-http',
-      );
-      return item?.status?.conditions?.find((c) => c.type === 'Programmed')?.status === 'True'
-        ? true
-        : undefined;
+      return (await programmedOf(serve, 'pdns-ordered-http'))?.status === 'True' ? true : undefined;
     }, 90_000);
     // Nothing listens on the checked ports: every candidate is down, so Ordered answers the first
     // record (evaluated), where plain records answered both.
@@ -382,20 +391,17 @@ describe('steering: Hashed, Weighted, Random and Closest evaluated by PowerDNS',
       ],
     });
     dir = await tempDir('steer-pdns-client');
-    const keyFile = path.join(dir, 'api-key');
-    await writeFile(keyFile, `${pdns.apiKey}\n`);
     const w1 = await httpEndpoint('127.0.0.81');
     web = [w1, await httpEndpoint('127.0.0.82', { port: w1.port })];
     const d1 = await tcpEndpoint('127.0.0.83');
     db = [d1, await tcpEndpoint('127.0.0.84', d1.port)];
     endpoints.push(...web, ...db, await httpEndpoint('127.0.0.85', { port: w1.port }));
-    const manifests = path.join(dir, 'manifests');
-    await mkdir(manifests, { recursive: true });
-    await writeFile(
-      path.join(manifests, 'steer.yaml'),
-      perClientDocs(pdns.apiUrl, keyFile, w1.port, d1.port),
+    serve = await serveWith(
+      pdns,
+      dir,
+      (keyFile) => perClientDocs(pdns.apiUrl, keyFile, w1.port, d1.port),
+      PROBE_LOOPBACK,
     );
-    serve = await startServe(manifests, path.join(dir, 'state'), PROBE_LOOPBACK);
   });
 
   after(async () => {
@@ -585,13 +591,8 @@ describe('steering: PowerDNS is never asked to probe loopback unless the operato
       extra: ['enable-lua-records=yes', 'lua-health-checks-interval=1', 'query-cache-ttl=0', 'cache-ttl=0'],
     });
     dir = await tempDir('steer-pdns-deny');
-    const keyFile = path.join(dir, 'api-key');
-    await writeFile(keyFile, `${pdns.apiKey}\n`);
-    const manifests = path.join(dir, 'manifests');
-    await mkdir(manifests, { recursive: true });
-    await writeFile(path.join(manifests, 'steer.yaml'), docs(pdns.apiUrl, keyFile, 8080, 5432));
     // No --health-probe-allow: the records (127.0.0.8x) are on loopback.
-    serve = await startServe(manifests, path.join(dir, 'state'));
+    serve = await serveWith(pdns, dir, (keyFile) => docs(pdns.apiUrl, keyFile, 8080, 5432));
   });
   after(async () => {
     await serve?.stop();
@@ -603,15 +604,7 @@ describe('steering: PowerDNS is never asked to probe loopback unless the operato
     skip: unavailable,
   }, async () => {
     const { value: programmed } = await waitFor(async () => {
-      const body = (await (await fetch(`${serve.httpUrl}/api/v1/resources`)).json()) as {
-        items: {
-          kind: string;
-          metadata: { name: string };
-          status?: { conditions?: { type: string; status: string; reason: string; message: string }[] };
-        }[];
-      };
-      const item = body.items.find((i) => i.kind === 'DNSRecordSet' && i.metadata.name === 'pdns-all-http');
-      const c = item?.status?.conditions?.find((x) => x.type === 'Programmed');
+      const c = await programmedOf(serve, 'pdns-all-http');
       return c?.status === 'False' ? c : undefined;
     }, 30_000);
     assert.equal(programmed.reason, 'BackendRejected');

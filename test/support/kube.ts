@@ -243,22 +243,7 @@ export async function startKube(options: { users?: KubeUser[]; crds?: boolean } 
     const apiserver = start('kube-apiserver', 'kube-apiserver', [
       `--etcd-servers=${etcdUrl}`,
       `--cert-dir=${path.join(dir, 'apiserver-certs')}`,
-      `--tls-cert-file=${path.join(pki, 'apiserver.crt')}`,
-      `--tls-private-key-file=${path.join(pki, 'apiserver.key')}`,
-      `--secure-port=${apiPort}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      '--service-cluster-ip-range=10.0.0.0/24',
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      `--service-account-key-file=${path.join(pki, 'sa.pub')}`,
-      `--service-account-signing-key-file=${path.join(pki, 'sa.key')}`,
-      `--token-auth-file=${path.join(pki, 'tokens.csv')}`,
-      '--authorization-mode=RBAC',
-      '--allow-privileged=true',
-      // No controller manager mints service-account tokens here (envtest disables it too).
-      '--disable-admission-plugins=ServiceAccount',
-      '--enable-priority-and-fairness=false',
-      '--profiling=false',
+      ...apiServerFlags(pki, apiPort),
       '--v=0',
     ]);
     const adminToken = tokens.get(ADMIN.name)!;
@@ -286,18 +271,9 @@ export async function startKube(options: { users?: KubeUser[]; crds?: boolean } 
       apiServerPid: apiserver.pid!,
       adminKubeconfig,
       kubectlPath,
-      kubeconfigFor: (user) => {
-        const file = kubeconfigs.get(user.name);
-        if (!file) throw new Error(`user ${user.name} was not passed to startKube`);
-        return file;
-      },
+      kubeconfigFor: kubeconfigLookup(kubeconfigs, 'startKube'),
       kubectl,
-      kubectlOk: async (args, opts) => {
-        const r = await kubectl(args, opts);
-        if (r.code !== 0)
-          throw new Error(`kubectl ${args.join(' ')} failed (${r.code}):\n${r.stderr}${r.stdout}`);
-        return r.stdout;
-      },
+      kubectlOk: kubectlOkRunner(kubectl),
       logs: () => output,
       stop: stopAll,
     };
@@ -517,21 +493,7 @@ export async function startKubeClusters(
           `--etcd-servers=${etcdUrl}`,
           `--etcd-prefix=/${name}`,
           `--cert-dir=${path.join(dir, `certs-${name}`)}`,
-          `--tls-cert-file=${path.join(pki, 'apiserver.crt')}`,
-          `--tls-private-key-file=${path.join(pki, 'apiserver.key')}`,
-          `--secure-port=${apiPort}`,
-          '--bind-address=127.0.0.1',
-          '--advertise-address=127.0.0.1',
-          '--service-cluster-ip-range=10.0.0.0/24',
-          '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-          `--service-account-key-file=${path.join(pki, 'sa.pub')}`,
-          `--service-account-signing-key-file=${path.join(pki, 'sa.key')}`,
-          `--token-auth-file=${path.join(pki, 'tokens.csv')}`,
-          '--authorization-mode=RBAC',
-          '--allow-privileged=true',
-          '--disable-admission-plugins=ServiceAccount',
-          '--enable-priority-and-fairness=false',
-          '--profiling=false',
+          ...apiServerFlags(pki, apiPort),
           // Several API servers on one etcd each take their own lease for the kubernetes Service.
           '--endpoint-reconciler-type=none',
           '--v=0',
@@ -566,18 +528,9 @@ export async function startKubeClusters(
           },
           adminKubeconfig,
           kubectlPath,
-          kubeconfigFor: (user) => {
-            const file = kubeconfigs.get(user.name);
-            if (!file) throw new Error(`user ${user.name} was not passed to startKubeClusters`);
-            return file;
-          },
+          kubeconfigFor: kubeconfigLookup(kubeconfigs, 'startKubeClusters'),
           kubectl,
-          kubectlOk: async (args, opts) => {
-            const r = await kubectl(args, opts);
-            if (r.code !== 0)
-              throw new Error(`kubectl ${args.join(' ')} failed (${r.code}):\n${r.stderr}${r.stdout}`);
-            return r.stdout;
-          },
+          kubectlOk: kubectlOkRunner(kubectl),
           logs: () => output,
           stop: stopAll,
           stopApiServer: async () => {
@@ -595,6 +548,47 @@ export async function startKubeClusters(
     await stopAll();
     throw e;
   }
+}
+
+/** The kube-apiserver flags every API server here takes: loopback TLS, token users, RBAC. */
+function apiServerFlags(pki: string, apiPort: number): string[] {
+  return [
+    `--tls-cert-file=${path.join(pki, 'apiserver.crt')}`,
+    `--tls-private-key-file=${path.join(pki, 'apiserver.key')}`,
+    `--secure-port=${apiPort}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    '--service-cluster-ip-range=10.0.0.0/24',
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    `--service-account-key-file=${path.join(pki, 'sa.pub')}`,
+    `--service-account-signing-key-file=${path.join(pki, 'sa.key')}`,
+    `--token-auth-file=${path.join(pki, 'tokens.csv')}`,
+    '--authorization-mode=RBAC',
+    '--allow-privileged=true',
+    // No controller manager mints service-account tokens here (envtest disables it too).
+    '--disable-admission-plugins=ServiceAccount',
+    '--enable-priority-and-fairness=false',
+    '--profiling=false',
+  ];
+}
+
+/** `kubeconfigFor` of a cluster: the kubeconfig written for a user passed to `starter`. */
+function kubeconfigLookup(kubeconfigs: Map<string, string>, starter: string): KubeCluster['kubeconfigFor'] {
+  return (user) => {
+    const file = kubeconfigs.get(user.name);
+    if (!file) throw new Error(`user ${user.name} was not passed to ${starter}`);
+    return file;
+  };
+}
+
+/** `kubectlOk` of a cluster: runs kubectl and throws with its output unless it exits 0. */
+function kubectlOkRunner(kubectl: KubeCluster['kubectl']): KubeCluster['kubectlOk'] {
+  return async (args, opts) => {
+    const r = await kubectl(args, opts);
+    if (r.code !== 0)
+      throw new Error(`kubectl ${args.join(' ')} failed (${r.code}):\n${r.stderr}${r.stdout}`);
+    return r.stdout;
+  };
 }
 
 /** kubectl against one API server: the admin kubeconfig unless another is given, its own cache dir. */

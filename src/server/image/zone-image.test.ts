@@ -1,30 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { compareCanonical, type Name, nameKey } from '../../dns/name.ts';
+import { imageRRset as rrset, IMAGE_TEST_SOA as SOA } from '../../../test/support/image-zones.ts';
+import { compareCanonical, nameKey } from '../../dns/name.ts';
 import { encodeRdata, parseRdata } from '../../dns/rdata.ts';
-import type { RecordTypeName } from '../../dns/rrtype.ts';
 import { RRType } from '../../dns/rrtype.ts';
 import { WireWriter } from '../../dns/wire.ts';
 import type { RRsetData } from '../../zones/rrset.ts';
-import type { SoaFields } from '../../zones/soa.ts';
 import { ZoneSnapshot } from '../zone-snapshot.ts';
 import { IMAGE_MAGIC, NodeFlag, ZoneImage } from './zone-image.ts';
 
 const ORIGIN = 'Example.ORG.';
-const SOA: SoaFields = {
-  ttl: 3600,
-  mname: 'ns1.example.org.',
-  rname: 'hostmaster.example.org.',
-  refresh: 7200,
-  retry: 900,
-  expire: 1209600,
-  minimum: 300,
-};
-
-function rrset(owner: Name, type: RecordTypeName, ttl: number, ...rdata: string[]): RRsetData {
-  return { owner, type, ttl, rdata: rdata.map((text) => parseRdata(type, text, 'example.org.')) };
-}
-
 /** A zone with every shape the answer path meets: a delegation with glue, wildcards, empty non-terminals, names below names, letter case. */
 function zone(extra = 0): RRsetData[] {
   const out: RRsetData[] = [
