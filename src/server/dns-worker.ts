@@ -87,13 +87,24 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
       case 'image': {
         const { origin, serial } = message;
         try {
-          zones.replaceImage(message.image, message.transfers, message.changes);
+          zones.replaceImage(message.image, message.transfers, message.changes, message.overlay);
         } catch {
           // Not an image this worker reads (never expected: the primary runs the same code).
           send({ t: 'need-zone', origin, objects: true });
           return;
         }
         send({ t: 'applied', origin, serial });
+        return;
+      }
+      case 'overlay': {
+        const { origin, serial } = message;
+        let applied = false;
+        try {
+          applied = zones.applyOverlay(message.overlay, message.transfers, message.changes);
+        } catch {
+          // Not an overlay this worker reads: never expected, the primary runs the same code.
+        }
+        send(applied ? { t: 'applied', origin, serial } : { t: 'need-zone', origin });
         return;
       }
       case 'patch': {

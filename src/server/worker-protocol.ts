@@ -39,8 +39,9 @@ export type ToWorker =
       transfers?: ResolvedTransfers;
     }
   /**
-   * A whole zone as its zone image (ADR 0020 step 3: one buffer instead of an object graph), with
-   * the IXFR journal entries that lead to its serial from what the worker may hold. Zones carrying
+   * A whole zone as its zone image (ADR 0020 step 3: one buffer instead of an object graph) and,
+   * when names changed since that image was built, the overlay of them over it (step 5), with the
+   * IXFR journal entries that lead to its serial from what the worker may hold. Zones carrying
    * DNSSEC material still come as `zone` and `patch`.
    */
   | {
@@ -48,6 +49,19 @@ export type ToWorker =
       origin: Name;
       serial: number;
       image: ArrayBuffer;
+      overlay?: ArrayBuffer;
+      transfers?: ResolvedTransfers;
+      changes?: JournalEntry[];
+    }
+  /**
+   * A change as an overlay over the image the worker holds (ADR 0020 §4), replacing its overlay; a
+   * worker holding another image answers `need-zone`.
+   */
+  | {
+      t: 'overlay';
+      origin: Name;
+      serial: number;
+      overlay: ArrayBuffer;
       transfers?: ResolvedTransfers;
       changes?: JournalEntry[];
     }
