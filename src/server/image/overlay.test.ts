@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { bytes, header, questionBytes, rrBytes, u32, wireName } from '../../../test/support/dns-fuzz.ts';
 import {
   compareAnswers,
   IMAGE_TEST_SOA,
@@ -16,8 +17,10 @@ import {
 } from '../../../test/support/image-zones.ts';
 import type { Name } from '../../dns/name.ts';
 import { printRdata } from '../../dns/rdata.ts';
-import { RRType } from '../../dns/rrtype.ts';
+import { RRClass, RRType } from '../../dns/rrtype.ts';
 import type { RRsetData, RRsetKey } from '../../zones/rrset.ts';
+import { TransferHandler } from '../transfer/transfer-handler.ts';
+import { TransferPolicy } from '../transfer/transfer-policy.ts';
 import { ZoneApplier } from '../zone-apply.ts';
 import { ZoneSnapshot } from '../zone-snapshot.ts';
 import { type ServedZone, ZoneTable } from '../zone-table.ts';
@@ -332,4 +335,67 @@ test('the builder sends overlays until one passes its share of the base, then me
   assert.equal(builder.change(snapshot, 12345, [`h2.${origin}`]), undefined);
   const bulk = Array.from({ length: limit + 1 }, (_, i) => `n${i}.${origin}`);
   assert.equal(builder.change(snapshot, serial, bulk), undefined);
+});
+
+test('IXFR from a worker fed overlays: the journal sent with each overlay answers as the primary does', () => {
+  const resolved = { allowFrom: ['127.0.0.0/8'], requireTsig: false, keys: [], notify: [], journalSize: 8 };
+  const primary = new ZoneTable();
+  const snapshot = ZoneSnapshot.build(
+    ORIGIN,
+    IMAGE_TEST_SOA,
+    1,
+    EXAMPLE!.rrsets,
+    new TransferPolicy(resolved),
+  );
+  primary.set(snapshot);
+  const worker = new ZoneTable<ServedZone>();
+  const applier = new ZoneApplier(worker);
+  const builder = new ZoneImageBuilder();
+  applier.replaceImage(builder.current(snapshot).image.buffer as ArrayBuffer, resolved);
+  for (let serial = 2; serial <= 4; serial++) {
+    const from = snapshot.serial;
+    const patch = {
+      upserts: [imageRRset(`new${serial}.deep.example.org.`, 'A', 60, `192.0.2.${serial}`)],
+      deletes: serial === 3 ? [del('www.example.org.', 'AAAA')] : [],
+    };
+    snapshot.patch(patch, serial, IMAGE_TEST_SOA);
+    const overlay = builder.change(
+      snapshot,
+      from,
+      [...patch.upserts, ...patch.deletes].map((r) => r.owner),
+    );
+    assert.ok(overlay);
+    assert.ok(applier.applyOverlay(overlay.buffer as ArrayBuffer, resolved, snapshot.journal.since(from)));
+  }
+  assert.equal(worker.get(ORIGIN)!.journal.length, 3);
+  const ixfr = (clientSerial: number) =>
+    bytes(
+      header({ id: 7, qd: 1, ns: 1 }),
+      questionBytes(wireName(ORIGIN), RRType.IXFR, RRClass.IN),
+      rrBytes(
+        wireName(ORIGIN),
+        RRType.SOA,
+        RRClass.IN,
+        300,
+        bytes(0, 0, u32(clientSerial), u32(1), u32(1), u32(1), u32(1)),
+      ),
+    );
+  for (const clientSerial of [1, 2, 3, 4]) {
+    assert.deepEqual(
+      new TransferHandler(worker).handle(ixfr(clientSerial), '127.0.0.1', true),
+      new TransferHandler(primary).handle(ixfr(clientSerial), '127.0.0.1', true),
+      `IXFR from ${clientSerial}`,
+    );
+  }
+  // AXFR too: the base and the overlay merged, in canonical order, as the whole zone.
+  const axfr = bytes(header({ id: 8, qd: 1 }), questionBytes(wireName(ORIGIN), RRType.AXFR, RRClass.IN));
+  const whole = new ZoneTable<ServedZone>();
+  new ZoneApplier(whole).replaceImage(
+    ZoneImage.build(ORIGIN, IMAGE_TEST_SOA, snapshot.serial, snapshot.rrsets()).buffer as ArrayBuffer,
+    resolved,
+  );
+  assert.deepEqual(
+    new TransferHandler(worker).handle(axfr, '127.0.0.1', true),
+    new TransferHandler(whole).handle(axfr, '127.0.0.1', true),
+  );
 });
