@@ -1,6 +1,7 @@
 import { Registry } from '../metrics/registry.ts';
 import { createQueryHandler } from './answer-settings.ts';
 import { DnsServer } from './dns-server.ts';
+import { readJournalWire } from './image/journal-wire.ts';
 import { type HealthState, processHealth } from './selection/steering/health-view.ts';
 import { ServerMetrics } from './server-metrics.ts';
 import { TransferHandler } from './transfer/transfer-handler.ts';
@@ -87,7 +88,12 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
       case 'image': {
         const { origin, serial } = message;
         try {
-          zones.replaceImage(message.image, message.transfers, message.changes, message.overlay);
+          zones.replaceImage(
+            message.image,
+            message.transfers,
+            message.changes?.map(readJournalWire),
+            message.overlay,
+          );
         } catch {
           // Not an image this worker reads (never expected: the primary runs the same code).
           send({ t: 'need-zone', origin, objects: true });
@@ -100,7 +106,11 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
         const { origin, serial } = message;
         let applied = false;
         try {
-          applied = zones.applyOverlay(message.overlay, message.transfers, message.changes);
+          applied = zones.applyOverlay(
+            message.overlay,
+            message.transfers,
+            message.changes?.map(readJournalWire),
+          );
         } catch {
           // Not an overlay this worker reads: never expected, the primary runs the same code.
         }

@@ -5,7 +5,6 @@ import type { SoaFields } from '../zones/soa.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
 import type { AnswerSettings } from './answer-settings.ts';
 import type { SelectionBinding } from './selection/selection-table.ts';
-import type { JournalEntry } from './transfer/journal.ts';
 import type { ZoneDnssecData } from './zone-dnssec.ts';
 
 /** What a DNS worker process needs to know to serve: passed in its environment at fork. */
@@ -51,7 +50,8 @@ export type ToWorker =
       image: ArrayBuffer;
       overlay?: ArrayBuffer;
       transfers?: ResolvedTransfers;
-      changes?: JournalEntry[];
+      /** IXFR journal entries in wire form (`journalWire`, ADR 0020 §6), oldest first. */
+      changes?: ArrayBuffer[];
     }
   /**
    * A change as an overlay over the image the worker holds (ADR 0020 §4), replacing its overlay; a
@@ -63,7 +63,8 @@ export type ToWorker =
       serial: number;
       overlay: ArrayBuffer;
       transfers?: ResolvedTransfers;
-      changes?: JournalEntry[];
+      /** The change's IXFR journal entries in wire form (`journalWire`). */
+      changes?: ArrayBuffer[];
     }
   | { t: 'delete'; origin: Name }
   /**

@@ -5,6 +5,7 @@ import { RRType } from '../../dns/rrtype.ts';
 import type { Registry } from '../../metrics/registry.ts';
 import { type AnswerSettings, answerSettings } from '../../server/answer-settings.ts';
 import { ZoneImageBuilder } from '../../server/image/image-builder.ts';
+import { journalWire } from '../../server/image/journal-wire.ts';
 import type { ZoneImage } from '../../server/image/zone-image.ts';
 import { SelectionError } from '../../server/selection/policy.ts';
 import type { SelectionBinding, SelectionSink } from '../../server/selection/selection-table.ts';
@@ -185,7 +186,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
           serial: zone.serial,
           overlay: overlay.buffer as ArrayBuffer,
           ...(zone.transfers ? { transfers: zone.transfers } : {}),
-          ...(changes.length > 0 ? { changes: [...changes] } : {}),
+          ...(changes.length > 0 ? { changes: changes.map(journalWire) } : {}),
         });
       } else if (patchable && held === delta!.fromSerial) {
         this.send(member, {
@@ -333,7 +334,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
         image: image.buffer as ArrayBuffer,
         ...(overlay ? { overlay: overlay.buffer as ArrayBuffer } : {}),
         ...(zone.transfers ? { transfers: zone.transfers.resolved } : {}),
-        ...(changes.length > 0 ? { changes: [...changes] } : {}),
+        ...(changes.length > 0 ? { changes: changes.map(journalWire) } : {}),
       });
       return;
     }

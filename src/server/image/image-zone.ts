@@ -46,7 +46,7 @@ export function decodedNodeCount(): number {
  * reads it (a selection policy, a wildcard synthesis, a transfer) and then kept. RDATA with names is
  * decoded when the RRset is made, since the encoder writes those names with compression.
  */
-class ImageRRset implements ServedRRset {
+export class ImageRRset implements ServedRRset {
   readonly owner: Name;
   readonly type: number;
   readonly ttl: number;

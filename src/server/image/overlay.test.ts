@@ -26,6 +26,7 @@ import { ZoneSnapshot } from '../zone-snapshot.ts';
 import { type ServedZone, ZoneTable } from '../zone-table.ts';
 import { ZoneImageBuilder } from './image-builder.ts';
 import { ImageZone } from './image-zone.ts';
+import { journalWire, readJournalWire } from './journal-wire.ts';
 import { addChangedNames, buildOverlay, overlayLimit } from './overlay.ts';
 import { ImageKind, NodeFlag, ZoneImage } from './zone-image.ts';
 
@@ -337,7 +338,7 @@ test('the builder sends overlays until one passes its share of the base, then me
   assert.equal(builder.change(snapshot, serial, bulk), undefined);
 });
 
-test('IXFR from a worker fed overlays: the journal sent with each overlay answers as the primary does', () => {
+test('IXFR from a worker fed overlays: the journal sent with each overlay, in wire form, answers as the primary does', () => {
   const resolved = { allowFrom: ['127.0.0.0/8'], requireTsig: false, keys: [], notify: [], journalSize: 8 };
   const primary = new ZoneTable();
   const snapshot = ZoneSnapshot.build(
@@ -355,8 +356,13 @@ test('IXFR from a worker fed overlays: the journal sent with each overlay answer
   for (let serial = 2; serial <= 4; serial++) {
     const from = snapshot.serial;
     const patch = {
-      upserts: [imageRRset(`new${serial}.deep.example.org.`, 'A', 60, `192.0.2.${serial}`)],
-      deletes: serial === 3 ? [del('www.example.org.', 'AAAA')] : [],
+      upserts: [
+        imageRRset(`new${serial}.deep.example.org.`, 'A', 60, `192.0.2.${serial}`),
+        imageRRset('example.org.', 'MX', 300 + serial, `${serial} mx2.example.org.`),
+        imageRRset('_sip._tcp.example.org.', 'SRV', 300, `10 ${serial} 5060 www.example.org.`),
+        imageRRset('caa.example.org.', 'CAA', 300, `0 issue "ca${serial}.example.net"`),
+      ],
+      deletes: serial === 3 ? [del('www.example.org.', 'AAAA'), del('alias.example.org.', 'CNAME')] : [],
     };
     snapshot.patch(patch, serial, IMAGE_TEST_SOA);
     const overlay = builder.change(
@@ -365,7 +371,9 @@ test('IXFR from a worker fed overlays: the journal sent with each overlay answer
       [...patch.upserts, ...patch.deletes].map((r) => r.owner),
     );
     assert.ok(overlay);
-    assert.ok(applier.applyOverlay(overlay.buffer as ArrayBuffer, resolved, snapshot.journal.since(from)));
+    // The journal entries as a worker receives them: in wire form, encoded once (journal-wire.ts).
+    const changes = snapshot.journal.since(from)!.map((e) => readJournalWire(journalWire(e).slice(0)));
+    assert.ok(applier.applyOverlay(overlay.buffer as ArrayBuffer, resolved, changes));
   }
   assert.equal(worker.get(ORIGIN)!.journal.length, 3);
   const ixfr = (clientSerial: number) =>
