@@ -367,7 +367,9 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
    * undefined when the zone goes whole or as objects.
    */
   private overlayOf(zone: ZoneSnapshot, delta: NonNullable<ProgrammedZone['delta']>): ZoneImage | undefined {
-    if (!servedFromImage(zone)) return undefined;
+    // The builder holds images only of zones served from images (`asImage`), so only the change can
+    // have brought DNSSEC material (checked on the change, not on the whole zone).
+    if (zone.dnssec || delta.upserts.some((r) => DNSSEC_TYPES.includes(RRType[r.type]))) return undefined;
     try {
       return this.images.change(zone, delta.fromSerial, [
         ...delta.upserts.map((r) => r.owner),
