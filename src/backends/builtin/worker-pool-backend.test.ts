@@ -217,3 +217,48 @@ test('changes reach DNS workers as overlays, a bulk change whole, and an overlay
     await pool.stop();
   }
 });
+
+test('a zone of more than 5,000 records stays on its image across changes (no switch to objects)', async () => {
+  const port = await freePort();
+  const table = new ZoneTable();
+  const pool = new WorkerPoolBackend(table, {
+    workers: 1,
+    config: { listen: `127.0.0.1:${port}` },
+    ackTimeoutMs: 20_000,
+  });
+  const sent: string[] = [];
+  const internals = pool as unknown as { send: (member: unknown, message: { t: string }) => void };
+  const send = internals.send.bind(pool);
+  internals.send = (member, message) => {
+    if (['image', 'overlay', 'zone', 'patch'].includes(message.t)) sent.push(message.t);
+    send(member, message);
+  };
+  const origin = { kind: 'recordSet' as const, namespace: 'dns', name: 'test' };
+  const a = (i: number, address: string): RRset => ({
+    owner: `h${i}.large.example.`,
+    type: 'A',
+    ttl: 300,
+    rdata: [{ type: 'A', address }],
+    origin,
+  });
+  const records = Array.from({ length: 6_000 }, (_, i) => a(i, `10.0.${i >> 8}.${i & 255}`));
+  await pool.start();
+  try {
+    const zone = { key: 'dns/large', origin: 'large.example.', soa: IMAGE_TEST_SOA };
+    await pool.applyZone({ ...zone, serial: 1, rrsets: () => records });
+    for (let serial = 2; serial <= 3; serial++) {
+      records[serial] = a(serial, `192.0.2.${serial}`);
+      await pool.applyZone({
+        ...zone,
+        serial,
+        rrsets: () => records,
+        delta: { fromSerial: serial - 1, upserts: [records[serial]!], deletes: [] },
+      });
+    }
+    assert.deepEqual(sent, ['image', 'overlay', 'overlay']);
+    assert.deepEqual(rdataOf(await dig(port, 'h3.large.example.', 'A'), 'A'), ['192.0.2.3']);
+    assert.equal(await pool.servedSerial('large.example.'), 3);
+  } finally {
+    await pool.stop();
+  }
+});
