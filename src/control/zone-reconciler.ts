@@ -412,7 +412,8 @@ export class ZoneReconciler {
               RESIGN_CHECK_MS,
               ...[applied?.revisitAt, applied?.keyEventAt]
                 .filter((at) => at !== undefined)
-                .map((at) => Math.max(0, at * 1000 - this.o.now().getTime()) + 50),
+                // Steps and key events are whole seconds: never sooner than a second from now.
+                .map((at) => Math.max(1000, at * 1000 - this.o.now().getTime() + 50)),
             )
           : backend.resyncIntervalMs,
       hashDelayMs: this.o.hashDelayMs,

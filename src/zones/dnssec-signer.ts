@@ -175,7 +175,11 @@ export function signZone(
     for (const r of s.records)
       out.push({ owner: s.owner, ttl: s.ttl, type: s.type, rdata: r.wire, text: r.text });
     if (!signedAt(s)) return;
-    const signers = s.type === RRType.DNSKEY ? keys.keySigning : keys.zoneSigning;
+    // RFC 7344 §4.1: CDS and CDNSKEY are signed, like DNSKEY, by a key the parent's DS names.
+    const signers =
+      s.type === RRType.DNSKEY || s.type === RRType.CDS || s.type === RRType.CDNSKEY
+        ? keys.keySigning
+        : keys.zoneSigning;
     for (const key of signers) {
       const list = toSign.get(key) ?? [];
       list.push({ at: out.length, set: s });

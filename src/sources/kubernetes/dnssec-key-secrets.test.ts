@@ -108,4 +108,32 @@ describe('SecretKeyStore: DNSSEC keys in a Secret per zone origin', () => {
       /holds the keys of other.example., not of example.com./,
     );
   });
+
+  test('the leader records rollover steps in the Secret (conditionally); replicas cannot, and read them', async () => {
+    const { api, secrets } = secretApi();
+    const leader = new SecretKeyStore({ api, namespace: 'zk', create: true });
+    const replica = new SecretKeyStore({ api, namespace: 'zk', create: false });
+    assert.equal(replica.update, undefined, 'a replica has no way to write keys');
+    const keys = await leader.keysFor('example.com.', SPLIT);
+    const events = [{ at: 50, active: false, published: true, ds: false }];
+    let calls = 0;
+    const step = await leader.update!('example.com.', (held) => {
+      calls++;
+      return { keys: [...held.keys, { ...keys[1]!, id: 3, events }], zskRoll: 'Publish 50 3 2' };
+    });
+    assert.equal(calls, 1);
+    assert.equal(step.keys.length, 3);
+    const read = await replica.keysFor('example.com.', SPLIT);
+    assert.deepEqual(read.at(-1)?.events, events);
+    // Another writer changed the Secret in between: the step runs again on what it holds now.
+    let seen = 0;
+    await leader.update!('example.com.', (held) => {
+      seen++;
+      if (seen === 1) secrets.get(keySecretName('example.com.'))!.resourceVersion = 'changed';
+      return { ...held, zskRoll: 'Retire 60 3 2' };
+    });
+    assert.equal(seen, 2, 'the step ran again after the conflict');
+    const held = await leader.update!('example.com.', () => undefined);
+    assert.equal(held.zskRoll, 'Retire 60 3 2');
+  });
 });
