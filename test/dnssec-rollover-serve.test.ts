@@ -33,7 +33,7 @@ const run = promisify(execFile);
 
 const FAST = 'ttl: 5\n  soa: { refresh: 1, minimum: 5 }';
 
-function manifests(algAlgorithm: 'ECDSAP256SHA256' | 'ED25519'): string {
+function manifests(algAlgorithm: 'ECDSAP256SHA256' | 'ED25519', algKeys: 'Split' | 'CSK' = 'Split'): string {
   const docs = [
     `apiVersion: dns.zonekeeper.dev/v1alpha1
 kind: DNSZoneClass
@@ -69,7 +69,7 @@ spec:
   domainName: alg.parent.test
   className: builtin
   ${FAST}
-  dnssec: { enabled: true, keys: Split, algorithm: ${algAlgorithm}, zskLifetimeSeconds: 0 }`,
+  dnssec: { enabled: true, keys: ${algKeys}, algorithm: ${algAlgorithm}, zskLifetimeSeconds: 0 }`,
   ];
   for (const [zone, name, owner, type, records, ttl] of [
     ['roll', 'www', 'www', 'A', ['192.0.2.1'], 6],
@@ -303,67 +303,87 @@ describe('DNSSEC rollovers of the built-in signer through zonekeeper serve (comp
     assert.equal(rdataOf(await dig(port, 'roll.test', 'CDNSKEY'), 'CDNSKEY').length, 1, 'one CDNSKEY');
   });
 
-  test('an algorithm rollover under a managed parent: every sample validates from the parent key', {
-    skip: noUnbound,
-  }, async (t) => {
+  /**
+   * Rewrites the manifests to `text` and samples alg.parent.test until its rollover is over and `done`
+   * holds for its DNSKEYs, validating every sample from the parent's key alone.
+   */
+  const rollAlg = async (text: string, done: (dnskeys: string[]) => boolean) => {
     const port = serve!.dnsPort;
     const anchor = await trustAnchorFile(work, port, 'parent.test');
-    const algorithms = async () =>
-      new Set((await dnskeys(port, 'alg.parent.test')).map((k) => Number(k.split(/\s+/)[2])));
-    assert.deepEqual([...(await algorithms())], [13]);
-    const dsBefore = rdataOf(await dig(port, 'alg.parent.test', 'DS'), 'DS');
-    await writeFile(path.join(manifestDir, 'zones.yaml'), manifests('ED25519'));
+    await writeFile(path.join(manifestDir, 'zones.yaml'), text);
     const seen: string[] = [];
     const deadline = Date.now() + 180_000;
-    let bothAlgorithms = 0;
+    let overlapping = 0;
     const model = { answers: [] as Held[], dnskeys: [] as Held[] };
     let samples = 0;
     for (;;) {
       const phase = (await phases(serve!.httpUrl)).get('dns/alg') ?? 'none';
       if (seen.at(-1) !== phase) {
         seen.push(phase);
-        // In Sign the new algorithm's signatures come from keys not published yet (RFC 6781 §4.1.4),
+        // In Sign the new keys' signatures come from keys not published yet (RFC 6781 §4.1.4),
         // which a zone checker counts as broken; every other phase is a complete signed zone.
         if (phase !== 'Algorithm/Sign') await checkAxfr(port, 'alg.parent.test', work, phase);
       }
-      for (const [name, type] of [
-        ['www.alg.parent.test', 'A'],
-        ['info.alg.parent.test', 'TXT'],
-        ['alg.parent.test', 'DNSKEY'],
-      ] as const) {
+      for (const [name, type] of [...ALG_NAMES, ['alg.parent.test', 'DNSKEY'] as const]) {
         const failures = await sample(anchor, 'parent.test', name, type);
-        assert.deepEqual(
-          failures,
-          [],
-          `validation failed during the algorithm rollover (phases ${seen.join(' → ')})`,
-        );
+        assert.deepEqual(failures, [], `validation failed during the rollover (phases ${seen.join(' → ')})`);
       }
       const timing = await modelCache(port, 'alg.parent.test', ALG_NAMES, model);
-      assert.deepEqual(
-        timing,
-        [],
-        `a cache would fail during the algorithm rollover (phases ${seen.join(' → ')})`,
-      );
+      assert.deepEqual(timing, [], `a cache would fail during the rollover (phases ${seen.join(' → ')})`);
       samples++;
-      const held = await algorithms();
-      if (held.size === 2) bothAlgorithms++;
-      if (seen.some((p) => p.startsWith('Algorithm/')) && phase === 'none' && held.size === 1 && held.has(15))
-        break;
-      assert.ok(Date.now() < deadline, `the algorithm rollover did not finish: phases ${seen.join(' → ')}`);
+      const held = await dnskeys(port, 'alg.parent.test');
+      if (held.filter((k) => k.startsWith('257 ')).length === 2) overlapping++;
+      if (seen.some((p) => p.startsWith('Algorithm/')) && phase === 'none' && done(held)) break;
+      assert.ok(Date.now() < deadline, `the rollover did not finish: phases ${seen.join(' → ')}`);
       await new Promise((r) => setTimeout(r, 300));
     }
-    t.diagnostic(`phases ${seen.join(' → ')}; ${samples} samples, each validated three ways`);
-    // Samples fell while both algorithms were published (which phases were sampled depends on the machine).
-    assert.ok(bothAlgorithms > 0, `no sample with both algorithms published: phases ${seen.join(' → ')}`);
-    // The parent holds the new key's DS only; the child's CDS says the same.
+    // Samples fell while both key sets were published (which phases were sampled depends on the machine).
+    assert.ok(overlapping > 0, `no sample with both key sets published: phases ${seen.join(' → ')}`);
+    return `phases ${seen.join(' → ')}; ${samples} samples, each validated three ways and against the modelled cache`;
+  };
+
+  /** The parent's DS for alg.parent.test and the child's CDS: the same single record, of `algorithm`. */
+  const dsFollowed = async (algorithm: number, before: string[]) => {
+    const port = serve!.dnsPort;
     const dsAfter = rdataOf(await dig(port, 'alg.parent.test', 'DS'), 'DS');
     assert.equal(dsAfter.length, 1);
-    assert.notDeepEqual(dsAfter, dsBefore);
-    assert.equal(dsAfter[0]!.split(/\s+/)[1], '15');
+    assert.notDeepEqual(dsAfter, before);
+    assert.equal(dsAfter[0]!.split(/\s+/)[1], String(algorithm));
     const cds = rdataOf(await dig(port, 'alg.parent.test', 'CDS'), 'CDS');
     assert.deepEqual(
       cds.map((d) => d.toLowerCase().replace(/\s+/g, ' ')),
       dsAfter.map((d) => d.toLowerCase().replace(/\s+/g, ' ')),
     );
+    return dsAfter;
+  };
+
+  test('an algorithm rollover under a managed parent: every sample validates from the parent key', {
+    skip: noUnbound,
+  }, async (t) => {
+    const port = serve!.dnsPort;
+    const algorithms = (keys: string[]) => new Set(keys.map((k) => Number(k.split(/\s+/)[2])));
+    assert.deepEqual([...algorithms(await dnskeys(port, 'alg.parent.test'))], [13]);
+    const dsBefore = rdataOf(await dig(port, 'alg.parent.test', 'DS'), 'DS');
+    t.diagnostic(
+      await rollAlg(manifests('ED25519'), (keys) => {
+        const held = algorithms(keys);
+        return held.size === 1 && held.has(15);
+      }),
+    );
+    // The parent holds the new key's DS only; the child's CDS says the same.
+    await dsFollowed(15, dsBefore);
+  });
+
+  test('a key mode change (Split → CSK) under a managed parent rolls the same way, never replacing keys at once', {
+    skip: noUnbound,
+  }, async (t) => {
+    const port = serve!.dnsPort;
+    const before = await dnskeys(port, 'alg.parent.test');
+    assert.equal(before.length, 2, 'a KSK and a ZSK before');
+    const dsBefore = rdataOf(await dig(port, 'alg.parent.test', 'DS'), 'DS');
+    t.diagnostic(
+      await rollAlg(manifests('ED25519', 'CSK'), (keys) => keys.length === 1 && keys[0]!.startsWith('257 ')),
+    );
+    await dsFollowed(15, dsBefore);
   });
 });

@@ -193,10 +193,39 @@ describe('the key lifecycle of the built-in signer', () => {
     }
   });
 
-  test('keys that serve a key mode: another algorithm still does (the rollover moves it), another mode does not', () => {
+  test('keys that sign on the way to the settings: another algorithm or key mode still do (a rollover moves them)', () => {
     const split = generateZoneKeys(SPLIT, generateDnssecKey);
     assert.ok(keysMatch(split, { ...SPLIT, algorithm: 'ED25519' }));
-    assert.ok(!keysMatch(split, { ...SPLIT, keys: 'CSK' }));
+    assert.ok(keysMatch(split, { ...SPLIT, keys: 'CSK' }));
     assert.ok(!keysMatch([], SPLIT));
+    assert.ok(!keysMatch([split[1]!], SPLIT), 'a lone ZSK signs nothing');
+  });
+
+  test('a key mode change (CSK → Split) rolls like an algorithm change, the DS moving once', () => {
+    const csk = { ...SPLIT, keys: 'CSK' as const, zskLifetimeSeconds: 0 };
+    const start: KeySetState = { keys: generateZoneKeys(csk, generateDnssecKey) };
+    let held: string[] | undefined;
+    const { serials, state, phases } = run(start, { ...SPLIT, zskLifetimeSeconds: 0 }, 300, (_, ds) => {
+      held ??= ds;
+      if (ds.some((d) => d !== held![0])) held = ds;
+      return { ds: held, ttl: 3 };
+    });
+    assert.deepEqual(phases, [
+      'Algorithm/Sign',
+      'Algorithm/Publish',
+      'Algorithm/DsChange',
+      'Algorithm/DsPropagate',
+      'Algorithm/Unpublish',
+      'none',
+    ]);
+    assert.deepEqual(state.keys.map((k) => k.role).sort(), ['KSK', 'ZSK']);
+    for (const s of serials) {
+      const k = keysAt(s.keys, s.signedAt);
+      assert.ok(k.keySigning.length > 0 && k.zoneSigning.length > 0, `signed at ${s.signedAt}`);
+      assert.ok(
+        k.parent.length === 1 && k.published.includes(k.parent[0]!),
+        `one published DS key at ${s.signedAt}`,
+      );
+    }
   });
 });

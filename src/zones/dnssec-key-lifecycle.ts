@@ -16,6 +16,7 @@ import { printRdata } from '../dns/rdata.ts';
 import { type KeySetState, keyId, keyStateAt, nextKeyEvent, type ZoneKey } from './dnssec-key-set.ts';
 import {
   type KeyRollState,
+  type KeyRollStep,
   keyRollTimings,
   parseKeyRoll,
   parseRollover,
@@ -114,19 +115,45 @@ export function stepKeyLifecycle(input: LifecycleInput): LifecycleStep {
       };
     });
 
-  // The algorithm and KSK rollovers.
-  const rollStep = stepKeyRoll(
-    recordedRoll,
-    rollKeys(),
-    {
-      algorithm: DNSSEC_ALGORITHMS[settings.algorithm],
-      split: settings.keys === 'Split',
-      kskLifetime: settings.keys === 'Split' ? settings.kskLifetimeSeconds : 0,
-    },
-    input.parent,
-    t,
-    keyRollTimings(ttls.dnskey, ttls.largest, ttls.propagation),
-  );
+  // The algorithm and KSK rollovers. A change of key mode (CSK ↔ Split) at the same algorithm rolls
+  // the same way as an algorithm change (new keys sign hidden, are published, take the DS, the old
+  // ones go): the step function starts one only for another algorithm, so it is started here.
+  const algorithm = DNSSEC_ALGORITHMS[settings.algorithm];
+  const split = settings.keys === 'Split';
+  const timings = keyRollTimings(ttls.dnskey, ttls.largest, ttls.propagation);
+  const modeChange =
+    (recordedRoll === undefined || recordedRoll.phase === 'Idle') &&
+    present.length > 0 &&
+    present.every((k) => k.key.algorithm === algorithm) &&
+    !present.every((k) => (split ? k.role !== 'CSK' : k.role === 'CSK'));
+  const rollStep: KeyRollStep = modeChange
+    ? {
+        actions: (split ? (['ksk', 'zsk'] as const) : (['csk'] as const)).map((role) => ({
+          kind: 'create' as const,
+          role,
+          algorithm,
+          active: true,
+          published: false,
+        })),
+        next: {
+          phase: 'Sign',
+          kind: 'Algorithm',
+          since: t,
+          wait: 0,
+          newKeys: [],
+          oldKeys: present.map((k) => k.id),
+        },
+        dueAt: t + timings.sign,
+        ds: [],
+      }
+    : stepKeyRoll(
+        recordedRoll,
+        rollKeys(),
+        { algorithm, split, kskLifetime: split ? settings.kskLifetimeSeconds : 0 },
+        input.parent,
+        t,
+        timings,
+      );
   let roll: KeyRollState = rollStep.next;
   for (const action of rollStep.actions) {
     if (action.kind === 'create') {
@@ -166,7 +193,6 @@ export function stepKeyLifecycle(input: LifecycleInput): LifecycleStep {
   let zsk: RolloverState | undefined = recordedZsk;
   let zskDue: number | undefined;
   if (roll.phase === 'Idle' && settings.keys === 'Split' && settings.zskLifetimeSeconds > 0) {
-    const algorithm = DNSSEC_ALGORITHMS[settings.algorithm];
     const zsks = present.filter((k) => k.role === 'ZSK' && k.key.algorithm === algorithm);
     const step = stepRollover(
       recordedZsk,

@@ -74,13 +74,13 @@ export function generateZoneKeys(
 }
 
 /**
- * Whether stored keys serve `settings`: the roles of its key mode (one CSK, or KSKs and ZSKs) and at
- * least one key. Another algorithm does not disqualify them: the algorithm rollover replaces them.
+ * Whether stored keys can sign the zone on the way to `settings`: a key-signing and a zone-signing role
+ * (a CSK, or a KSK and a ZSK). Another algorithm or key mode does not disqualify them: a rollover
+ * replaces them (dnssec-key-lifecycle.ts), so they are never replaced at once.
  */
-export function keysMatch(keys: readonly ZoneKey[], settings: EffectiveDnssec): boolean {
+export function keysMatch(keys: readonly ZoneKey[], _settings: EffectiveDnssec): boolean {
   const roles = new Set(keys.map((k) => k.role));
-  if (settings.keys === 'Split') return !roles.has('CSK') && roles.has('KSK') && roles.has('ZSK');
-  return keys.length > 0 && roles.size === 1 && roles.has('CSK');
+  return roles.has('CSK') || (roles.has('KSK') && roles.has('ZSK'));
 }
 
 /** The key's id: its recorded one, or its position (1-based) in key files made before ids. */

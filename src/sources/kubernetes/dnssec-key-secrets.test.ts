@@ -49,7 +49,7 @@ describe('SecretKeyStore: DNSSEC keys in a Secret per zone origin', () => {
     );
   });
 
-  test('a replica never makes keys: missing or of other settings, it fails (and keeps what it serves)', async () => {
+  test('a replica never makes keys: missing, it fails (and keeps what it serves); of other settings, it signs with them until the leader rolls them', async () => {
     const { api, secrets } = secretApi();
     const replica = new SecretKeyStore({ api, namespace: 'zk', create: false });
     await assert.rejects(
@@ -57,17 +57,33 @@ describe('SecretKeyStore: DNSSEC keys in a Secret per zone origin', () => {
       /no DNSSEC keys in Secret zk\/zonekeeper-dnssec-/,
     );
     assert.equal(secrets.size, 0);
-    await new SecretKeyStore({ api, namespace: 'zk', create: true }).keysFor('example.com.', CSK);
+    const csk = await new SecretKeyStore({ api, namespace: 'zk', create: true }).keysFor('example.com.', CSK);
+    assert.deepEqual(await replica.keysFor('example.com.', SPLIT), csk);
+    // A Secret without a usable key set (a lone ZSK) is not signed with.
+    const broken = secrets.get(keySecretName('example.com.'))!;
+    secrets.set(broken.name, {
+      ...broken,
+      data: { 'keys.json': encodeKeyFile('example.com.', [{ ...csk[0]!, role: 'ZSK' }]) },
+    });
     await assert.rejects(replica.keysFor('example.com.', SPLIT), /are not ECDSAP256SHA256\/Split yet/);
   });
 
-  test("the leader replaces keys of other settings; a create race takes the first writer's keys", async () => {
+  test("the leader keeps keys of other settings (a rollover replaces them); a create race takes the first writer's keys", async () => {
     const held = secretApi();
     const { api } = held;
     const secretsOf = (_: unknown) => held.secrets;
     const a = new SecretKeyStore({ api, namespace: 'zk', create: true });
     const csk = await a.keysFor('example.com.', CSK);
-    const split = await a.keysFor('example.com.', SPLIT);
+    assert.deepEqual(
+      await a.keysFor('example.com.', SPLIT),
+      csk,
+      'another key mode: the same keys until rolled',
+    );
+    secretsOf(api).delete(keySecretName('example.com.'));
+    const split = await new SecretKeyStore({ api, namespace: 'zk', create: true }).keysFor(
+      'example.com.',
+      SPLIT,
+    );
     assert.notDeepEqual(split, csk);
     assert.deepEqual(
       await new SecretKeyStore({ api, namespace: 'zk', create: false }).keysFor('example.com.', SPLIT),

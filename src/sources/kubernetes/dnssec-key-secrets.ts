@@ -39,7 +39,7 @@ export interface SecretKeyStoreOptions {
   api: Pick<KubeApi, 'readSecret' | 'writeSecret'>;
   /** The key namespace (`--dnssec-key-namespace`, by default the operator's own). */
   namespace: string;
-  /** The operator's leader: creates missing keys and replaces keys of other settings. Replicas only read. */
+  /** The operator's leader: creates missing keys (or a key set that cannot sign) and records rollover steps. Replicas only read. */
   create: boolean;
   log?: (level: 'info' | 'warn', message: string) => void;
 }
@@ -93,7 +93,7 @@ export class SecretKeyStore implements DnssecKeyStore {
   async keysFor(origin: Name, settings: EffectiveDnssec): Promise<ZoneKey[]> {
     const id = origin.toLowerCase();
     // The leader keeps what it stored; a replica reads the Secret at every apply (one GET per new
-    // serial), so keys the leader replaced are the ones it signs the next serial with.
+    // serial), so the keys and rollover steps the leader stored are the ones it signs the next serial with.
     const cached = this.o.create ? this.held.get(id) : undefined;
     if (cached && keysMatch(cached, settings)) return cached;
     const { api, namespace } = this.o;

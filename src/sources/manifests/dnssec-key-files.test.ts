@@ -36,7 +36,7 @@ describe('DNSSEC keys in the state directory', () => {
     assert.deepEqual(pub(again), pub(first));
   });
 
-  test('another key mode replaces the keys with new ones; another algorithm keeps them (the rollover moves it)', async () => {
+  test('another algorithm or key mode keeps the keys (a rollover replaces them)', async () => {
     const split = await new FolderKeyStore(dir).keysFor('split.test.', {
       ...CSK,
       algorithm: 'ED25519',
@@ -52,10 +52,7 @@ describe('DNSSEC keys in the state directory', () => {
     const kept = await new FolderKeyStore(dir).keysFor('split.test.', { ...CSK, keys: 'Split' });
     assert.deepEqual(pub(kept), pub(split), 'ECDSAP256SHA256 asked: the ED25519 keys stay until rolled');
     const csk = await new FolderKeyStore(dir).keysFor('split.test.', CSK);
-    assert.deepEqual(
-      csk.map((k) => k.role),
-      ['CSK'],
-    );
+    assert.deepEqual(pub(csk), pub(split), 'CSK asked: the split keys stay until rolled');
   });
 
   test('rollover steps are stored with the keys (ids, timed events, rollover states) and read back after a restart', async () => {
