@@ -233,21 +233,25 @@ export class BuiltinBackend implements Backend, SelectionSink {
     const parent =
       seen && noted ? { ds: [...seen.ds, ...noted.ds], ttl: Math.max(seen.ttl, noted.ttl) } : (seen ?? noted);
     let step: LifecycleStep | undefined;
-    const stored = await signingStep(zone.origin, 'DNSSEC_KEYS', 'record the DNSSEC key rollover of', () =>
-      store.update!(zone.origin, (held) => {
-        step = stepKeyLifecycle({
-          origin: zone.origin,
-          // Keys stored before rollovers were (or a store emptied under us): the keys read.
-          held: held.keys.length > 0 ? held : { ...held, keys },
-          settings: signing,
-          signedAt,
-          now: Math.floor(Date.now() / 1000),
-          ttls: { dnskey: soa.ttl, largest, propagation: soa.refresh },
-          parent,
-          generate: generateDnssecKey,
-        });
-        return step.next;
-      }),
+    const stored = await signingStep(
+      zone.origin,
+      'DNSSEC_ROLLOVER',
+      'record the DNSSEC key rollover of',
+      () =>
+        store.update!(zone.origin, (held) => {
+          step = stepKeyLifecycle({
+            origin: zone.origin,
+            // Keys stored before rollovers were (or a store emptied under us): the keys read.
+            held: held.keys.length > 0 ? held : { ...held, keys },
+            settings: signing,
+            signedAt,
+            now: Math.floor(Date.now() / 1000),
+            ttls: { dnskey: soa.ttl, largest, propagation: soa.refresh },
+            parent,
+            generate: generateDnssecKey,
+          });
+          return step.next;
+        }),
     );
     const event = nextKeyEvent(stored.keys, signedAt);
     return {
