@@ -228,4 +228,30 @@ describe('the key lifecycle of the built-in signer', () => {
       );
     }
   });
+
+  test('KSK rollover (double-KSK) every kskLifetimeSeconds: the ZSK untouched, the DS moving once the parent holds it', () => {
+    const settings = { ...SPLIT, zskLifetimeSeconds: 0, kskLifetimeSeconds: 50 };
+    const start: KeySetState = { keys: generateZoneKeys(settings, generateDnssecKey) };
+    let held: string[] | undefined;
+    const { serials, state, phases } = run(start, settings, 120, (_, ds) => {
+      held ??= ds;
+      if (ds.some((d) => d !== held![0])) held = ds;
+      return { ds: held, ttl: 3 };
+    });
+    assert.deepEqual(phases.slice(0, 5), ['none', 'KSK/Publish', 'KSK/DsChange', 'KSK/DsPropagate', 'none']);
+    const zsk = start.keys.find((k) => k.role === 'ZSK')!;
+    assert.ok(
+      state.keys.some((k) => tag(k) === tag(zsk)),
+      'the ZSK stays',
+    );
+    const oldKsk = start.keys.find((k) => k.role === 'KSK')!;
+    assert.ok(!state.keys.some((k) => tag(k) === tag(oldKsk)), 'the old KSK is gone');
+    for (const s of serials) {
+      const k = keysAt(s.keys, s.signedAt);
+      // The DNSKEY RRset is signed by every published KSK while both are there (double-KSK).
+      const publishedKsks = k.published.filter((p) => p.flags === 257);
+      assert.deepEqual(tags(k.keySigning), tags(publishedKsks), `at ${s.signedAt}`);
+      assert.equal(k.parent.length, 1, `one DS at ${s.signedAt}`);
+    }
+  });
 });
