@@ -56,6 +56,37 @@ describe('MemoryStore', () => {
     assert.deepEqual(back.metadata.finalizers, ['x/f']);
   });
 
+  test('objects share a one-finalizer list; removing it from one leaves the others their own', async () => {
+    const store = new MemoryStore();
+    const other = recordSet('dns', 'mail', {
+      zoneRef: { name: 'z' },
+      name: 'mail',
+      type: 'A',
+      records: ['192.0.2.9'],
+    });
+    store.apply(rs(['192.0.2.1']));
+    store.apply(other);
+    await store.addFinalizer('DNSRecordSet', 'dns/www', 'zonekeeper.dev/f');
+    await store.addFinalizer('DNSRecordSet', 'dns/mail', 'zonekeeper.dev/f');
+    const www = () => store.get('DNSRecordSet', 'dns/www')!.metadata;
+    const mail = () => store.get('DNSRecordSet', 'dns/mail')!.metadata;
+    assert.equal(www().finalizers, mail().finalizers, 'one list for both');
+    await store.addFinalizer('DNSRecordSet', 'dns/www', 'zonekeeper.dev/g');
+    await store.removeFinalizer('DNSRecordSet', 'dns/mail', 'zonekeeper.dev/f');
+    assert.deepEqual(www().finalizers, ['zonekeeper.dev/f', 'zonekeeper.dev/g']);
+    assert.deepEqual(mail().finalizers, []);
+    // The metadata keeps exactly its fields (none added as undefined).
+    assert.deepEqual(Object.keys(www()).sort(), [
+      'creationTimestamp',
+      'finalizers',
+      'generation',
+      'name',
+      'namespace',
+      'resourceVersion',
+      'uid',
+    ]);
+  });
+
   test('without finalizers deletion is immediate', () => {
     const store = new MemoryStore();
     store.apply(rs(['192.0.2.1']));

@@ -188,7 +188,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     ) {
       return;
     }
-    const metadata = plain<ObjectMeta>(desired.metadata, {
+    const metadata = plainMeta(desired.metadata, {
       uid: existing?.metadata.uid ?? `uid-${++this.uid}`,
       generation: existing
         ? (existing.metadata.generation ?? 0) + (specChanged ? 1 : 0)
@@ -239,7 +239,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     if (!byKey || !existing) return;
     const object = plain<Stored>(existing, {
       status,
-      metadata: plain<ObjectMeta>(existing.metadata, { resourceVersion: String(++this.resourceVersion) }),
+      metadata: plainMeta(existing.metadata, { resourceVersion: String(++this.resourceVersion) }),
     });
     byKey.set(key, object);
     emit(object);
@@ -257,8 +257,11 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     const finalizers = existing.metadata.finalizers ?? [];
     if (finalizers.includes(finalizer)) return;
     // concat makes an array of exactly the elements: spread or push leave room for about 16 more,
-    // 128 bytes kept per object (docs/benchmarks.md, memory budget).
-    byKey.set(key, this.revise(existing, { finalizers: finalizers.concat(finalizer) }));
+    // 128 bytes kept per object (docs/benchmarks.md, memory budget). The usual list, this finalizer
+    // alone, is one list shared by every object (lists are never changed in place: filter and
+    // concat make new ones), not an array per object.
+    const list = finalizers.length === 0 ? onlyFinalizer(finalizer) : finalizers.concat(finalizer);
+    byKey.set(key, this.revise(existing, { finalizers: list }));
   }
 
   private removeFinalizerFrom(
@@ -282,7 +285,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
 
   private revise(object: Stored, metadata: Partial<ObjectMeta>): Stored {
     return plain<Stored>(object, {
-      metadata: plain<ObjectMeta>(object.metadata, metadata, {
+      metadata: plainMeta(object.metadata, metadata, {
         resourceVersion: String(++this.resourceVersion),
       }),
     });
@@ -306,13 +309,59 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
 function PlainObject(this: Record<string, unknown>): void {}
 PlainObject.prototype = Object.prototype;
 
+/** One-element finalizer lists, one per finalizer name. */
+const onlyFinalizers = new Map<string, string[]>();
+function onlyFinalizer(finalizer: string): string[] {
+  let list = onlyFinalizers.get(finalizer);
+  if (list === undefined) {
+    list = [finalizer];
+    if (onlyFinalizers.size < 64) onlyFinalizers.set(finalizer, list);
+  }
+  return list;
+}
+
+/** The fields of a record set's metadata in this store, as most have them. */
+const USUAL_META = new Set([
+  'name',
+  'namespace',
+  'uid',
+  'generation',
+  'creationTimestamp',
+  'resourceVersion',
+  'finalizers',
+]);
+
+/**
+ * `plain` for metadata. The usual metadata (name, namespace, uid, generation, creation time,
+ * resource version, finalizers) is made as one literal, its fields in the object: made by `plain`,
+ * V8 sized such objects by the first ones it made (without finalizers) and put the rest into a
+ * separate property array, about 40 bytes per object (docs/benchmarks.md, memory budget).
+ */
+function plainMeta(...parts: object[]): ObjectMeta {
+  const m = plain<ObjectMeta>(...parts);
+  const keys = Object.keys(m);
+  const { name, namespace, uid, generation, creationTimestamp, resourceVersion, finalizers } = m;
+  // Exactly those fields, each set: the literal below adds none that was not there.
+  if (
+    keys.length !== (finalizers === undefined ? 6 : 7) ||
+    !keys.every((k) => USUAL_META.has(k) && m[k as keyof ObjectMeta] !== undefined)
+  )
+    return m;
+  return finalizers === undefined
+    ? { name, namespace, uid, generation, creationTimestamp, resourceVersion }
+    : { name, namespace, uid, generation, creationTimestamp, resourceVersion, finalizers };
+}
+
 /** `{ ...parts[0], ...parts[1], ... }`, with the properties in the object (own `__proto__` keys left out). */
 function plain<T>(...parts: object[]): T {
-  const out = new (PlainObject as unknown as new () => Record<string, unknown>)();
+  return assign(new (PlainObject as unknown as new () => Record<string, unknown>)(), parts) as T;
+}
+
+function assign(out: Record<string, unknown>, parts: object[]): Record<string, unknown> {
   for (const part of parts) {
     for (const key of Object.keys(part)) {
       if (key !== '__proto__') out[key] = (part as Record<string, unknown>)[key];
     }
   }
-  return out as T;
+  return out;
 }

@@ -32,9 +32,9 @@ test('StatusWriter writes a record set again when only its generation or fqdn ch
   verdicts.set('team/www', { accepted: true, fqdn: 'www.example.org.' });
   await writer.zoneRecords('team/zone', verdicts, ['team/www'], served);
   assert.equal(get().status?.fqdn, 'www.example.org.');
-  assert.match(
-    get().status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '',
-    /www\.example\.org\./,
+  assert.equal(
+    get().status?.conditions?.find((c) => c.type === 'Ready')?.message,
+    'served in zone team/zone',
   );
 
   // Nothing changed: nothing written.
@@ -43,7 +43,7 @@ test('StatusWriter writes a record set again when only its generation or fqdn ch
   assert.equal(get(), before);
 });
 
-test('StatusWriter shares equal conditions between record sets, and keeps each one its own Ready', async () => {
+test('StatusWriter shares equal conditions and condition lists between record sets; each status has its fqdn', async () => {
   const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
   const writer = new StatusWriter(store, () => new Date('2026-01-01T00:00:00Z'), 4);
   store.apply(recordSet('a', '192.0.2.1'));
@@ -58,6 +58,22 @@ test('StatusWriter shares equal conditions between record sets, and keeps each o
   const of = (name: string, type: string) => conditions(name).find((c) => c.type === type);
   assert.equal(of('a', 'Accepted'), of('b', 'Accepted'));
   assert.equal(of('a', 'Programmed'), of('b', 'Programmed'));
-  assert.equal(of('a', 'Ready')?.message, 'a.example. A is served');
-  assert.equal(of('b', 'Ready')?.message, 'b.example. A is served');
+  assert.equal(of('a', 'Ready')?.message, 'served in zone team/zone');
+  assert.equal(of('a', 'Ready'), of('b', 'Ready'));
+  assert.equal(conditions('a'), conditions('b'), 'one list for the zone, not one per record set');
+  const status = (name: string) => (store.get('DNSRecordSet', `team/${name}`) as DNSRecordSet).status;
+  assert.equal(status('a')?.fqdn, 'a.example.');
+  assert.equal(status('b')?.fqdn, 'b.example.');
+  // A record set that changes gets a list of its own; the others keep theirs.
+  const changed = new Map(verdicts);
+  changed.set('team/b', {
+    accepted: false,
+    fqdn: 'b.example.',
+    reason: 'Conflict',
+    message: 'held by team/c',
+  });
+  await writer.zoneRecords('team/zone', changed, ['team/a', 'team/b'], served);
+  assert.equal(of('b', 'Accepted')?.status, 'False');
+  assert.equal(of('a', 'Accepted')?.status, 'True', 'the shared list was not changed in place');
+  assert.notEqual(conditions('a'), conditions('b'));
 });

@@ -43,6 +43,26 @@ describe('CatalogFeed', () => {
     assert.equal(feed.catalog.recordResolution('dns/www'), undefined, 'a deleting object leaves the catalog');
   });
 
+  test('a status-only change of a record set with the same spec object replaces the version held', () => {
+    const feed = new CatalogFeed();
+    feed.load([zoneClass(), zone('dns', 'example-com', 'example.com')]);
+    const first = www();
+    feed.upsert(first);
+    // As the store makes a status write: a new object and metadata, the same spec object.
+    const written = {
+      ...first,
+      metadata: { ...first.metadata },
+      status: { observedGeneration: 1, conditions: [] },
+    };
+    assert.equal(feed.upsert(written), undefined, 'nothing the catalog decides changed');
+    assert.equal(feed.catalog.records.get('dns/www'), written, 'the old version is not kept alive');
+    // An equal spec in another object (a watch event parsed anew) goes through setRecord only on a
+    // new generation: the version held stays.
+    const reparsed = { ...written, spec: { ...written.spec } };
+    assert.equal(feed.upsert(reparsed), undefined);
+    assert.equal(feed.catalog.records.get('dns/www'), written);
+  });
+
   test('a delete removes the object and forgets it, so the same object coming back is fed again', () => {
     const feed = new CatalogFeed();
     feed.load([zoneClass(), zone('dns', 'example-com', 'example.com'), www()]);

@@ -63,7 +63,12 @@ export class CatalogFeed {
     if (object.kind === 'Domain') return undefined;
     const seen = this.seenOf(object.kind);
     const state = observedState(object);
-    if (seen.get(key) === state) return undefined;
+    if (seen.get(key) === state) {
+      // Only its status, finalizers or resource version changed: hold the new version, so that the
+      // one the catalog held (with its own metadata) is not kept alive beside the store's.
+      if (object.kind === 'DNSRecordSet') this.catalog.refreshRecord(object, key);
+      return undefined;
+    }
     seen.set(key, state);
     return object.metadata.deletionTimestamp ? this.remove(object.kind, key) : this.set(object, key);
   }

@@ -293,6 +293,16 @@ export class Catalog {
     return this.reresolve([key]);
   }
 
+  /**
+   * A newer version of a record set the catalog holds whose spec is the same object (a status,
+   * finalizer or resource-version change in the store): held instead of the old one, changing
+   * nothing the catalog decides. Other versions go through `setRecord`.
+   */
+  refreshRecord(rs: DNSRecordSet, key: ResourceKey = resourceKey(rs.metadata)): void {
+    const held = this.records.get(key);
+    if (held !== undefined && held !== rs && held.spec === rs.spec) this.records.set(key, rs);
+  }
+
   private indexZoneRef(
     key: ResourceKey,
     before: DNSRecordSet | undefined,

@@ -13,9 +13,11 @@ export type ParsedRecords =
 
 /**
  * Parsed results per spec object. Specs are never mutated (a change is a new object), so a zone
- * reconcile re-parses only the record sets that changed since the last one.
+ * reconcile re-parses only the record sets that changed since the last one. The origin a result was
+ * parsed against is a field of the result itself, not of a wrapper object beside it (one object less
+ * per record set; docs/benchmarks.md, memory budget).
  */
-const cache = new WeakMap<DNSRecordSet['spec'], { origin: Name; result: ParsedRecords }>();
+const cache = new WeakMap<DNSRecordSet['spec'], ParsedRecords & { readonly origin: Name }>();
 
 /**
  * Parses every entry of `spec.records` strictly for the record set's type, relative names being
@@ -24,10 +26,13 @@ const cache = new WeakMap<DNSRecordSet['spec'], { origin: Name; result: ParsedRe
  */
 export function parseRecordSetRecords(rs: DNSRecordSet, origin: Name): ParsedRecords {
   const hit = cache.get(rs.spec);
-  if (hit && hit.origin === origin) return hit.result;
+  if (hit && hit.origin === origin) return hit;
   const result = parseUncached(rs, origin);
-  cache.set(rs.spec, { origin, result });
-  return result;
+  const kept = result.ok
+    ? { ok: true as const, rdata: result.rdata, origin }
+    : { ok: false as const, message: result.message, index: result.index, origin };
+  cache.set(rs.spec, kept);
+  return kept;
 }
 
 function parseUncached(rs: DNSRecordSet, origin: Name): ParsedRecords {

@@ -7,7 +7,7 @@ import type { AssembledZone, ChildDelegation, RecordVerdict } from './assemble.t
 import { ownerDigest, zoneDigest } from './content-hash.ts';
 import { exclusivityClash } from './exclusivity.ts';
 import { parseRecordSetRecords, steeringOf } from './record-parse.ts';
-import { compareByAge, type ResourceKey, refOf } from './resource-key.ts';
+import { type ResourceKey, refOf } from './resource-key.ts';
 import type { RRset, RRsetDelta, RRsetKey } from './rrset.ts';
 import { type SoaFields, soaFor, zoneDefaultTtl } from './soa.ts';
 import { zoneNameServers } from './zone-name-servers.ts';
@@ -26,15 +26,19 @@ export interface ZoneDelta extends RRsetDelta {
 }
 
 /**
- * A record set as the model holds it. Only what cannot be read from the record set itself: its
- * spec and type are `recordSet.spec` (the entry is rebuilt when the spec object changes), and the
- * writer named in messages is `byOf(entry)`, built when a message needs it. Every field is set when
- * the entry is made, so none is added later into a separate property store (docs/benchmarks.md,
- * memory budget).
+ * A record set as the model holds it. Only what cannot be read from its spec: the spec itself (the
+ * entry is rebuilt when the spec object changes; the type is `spec.type`) and the creation time that
+ * orders writers, not the record set object, which the store replaces on every status or finalizer
+ * write: an entry holding the object would keep an old version of it, with its metadata, alive
+ * beside the store's (docs/benchmarks.md, memory budget). The writer named in messages is
+ * `byOf(entry)`, built when a message needs it. Every field is set when the entry is made, so none
+ * is added later into a separate property store.
  */
 interface Entry {
   key: ResourceKey;
-  recordSet: DNSRecordSet;
+  spec: DNSRecordSet['spec'];
+  /** `metadata.creationTimestamp` of the record set (oldest writer wins). */
+  created: string | undefined;
   fqdn: Name;
   ownerKey: string;
   /** Set when the record set breaks a rule that does not depend on other records. */
@@ -106,9 +110,20 @@ function byOf(entry: Entry): string {
   return `DNSRecordSet ${entry.key}`;
 }
 
+/**
+ * Oldest first, as `compareByAge` orders record sets: creation time, then key (an entry's key is its
+ * record set's `namespace/name`).
+ */
+function olderFirst(a: Entry, b: Entry): number {
+  const ta = a.created ?? '';
+  const tb = b.created ?? '';
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
 /** An entry's record type. */
 function typeOf(entry: Entry): RecordTypeName {
-  return entry.recordSet.spec.type;
+  return entry.spec.type;
 }
 
 interface Cut {
@@ -241,13 +256,7 @@ export class ZoneModel {
     for (const { key, current } of records) {
       seen?.add(key);
       const before = this.entries.get(key);
-      if (
-        current &&
-        before &&
-        before.recordSet.spec === current.recordSet.spec &&
-        before.fqdn === current.fqdn
-      ) {
-        before.recordSet = current.recordSet;
+      if (current && before && before.spec === current.recordSet.spec && before.fqdn === current.fqdn) {
         continue;
       }
       if (before) this.removeEntry(before, dirty, delta, current !== undefined);
@@ -400,7 +409,16 @@ export class ZoneModel {
   ): void {
     const ownerKey = canonicalSortKey(fqdn);
     const type = recordSet.spec.type;
-    const entry: Entry = { key, recordSet, fqdn, ownerKey, invalid: undefined, rrset: undefined, verdict };
+    const entry: Entry = {
+      key,
+      spec: recordSet.spec,
+      created: recordSet.metadata.creationTimestamp,
+      fqdn,
+      ownerKey,
+      invalid: undefined,
+      rrset: undefined,
+      verdict,
+    };
     if (verdict !== undefined) this.verdictView.count++;
     const parsed = parseRecordSetRecords(recordSet, this.origin);
     const atApex = ownerKey === this.originKey;
@@ -545,7 +563,7 @@ export class ZoneModel {
     const order = [...owner.entries].sort((a, b) => {
       const an = typeOf(a) === 'NS' ? 0 : 1;
       const bn = typeOf(b) === 'NS' ? 0 : 1;
-      return an - bn || compareByAge(a.recordSet, b.recordSet);
+      return an - bn || olderFirst(a, b);
     });
     for (const entry of order) {
       const verdict = this.judge(entry, above, cut, byType);

@@ -681,7 +681,7 @@ export class ManifestSource {
       const object = identity ? `${kindName} ${identity.key}` : undefined;
       const docProblems: ManifestProblem[] = [];
       if (doc.resource) shareStrings(doc.resource, this.interner);
-      const resource = doc.resource ?? doc.foreign?.object;
+      const resource = (doc.resource && compactRecordSet(doc.resource)) ?? doc.foreign?.object;
       if (!resource) {
         for (const p of doc.problems ?? []) docProblems.push(placed(file, doc.document, p, p.line, object));
       } else {
@@ -1069,6 +1069,43 @@ function shareStrings(resource: Resource, interner: Interner): void {
     spec.type = interner.get(spec.type) as typeof spec.type;
     if (spec.zoneRef) spec.zoneRef.name = interner.get(spec.zoneRef.name);
   }
+}
+
+/**
+ * A parsed record set with its small objects (the resource, metadata, spec and zoneRef) made again as
+ * literals of exactly their fields, in their usual shapes: as they arrive from the parse thread each
+ * takes 56 bytes whatever it holds (a zoneRef of one field included), about 130 bytes more per record
+ * set for as long as the state and the file's definitions keep it (docs/benchmarks.md, memory
+ * budget). Values (strings, arrays) are kept as they are; other shapes and kinds are left alone.
+ */
+function compactRecordSet(resource: Resource): Resource {
+  if (resource.kind !== 'DNSRecordSet' || !only(resource, TOP)) return resource;
+  const { apiVersion, kind, metadata: m, spec: sp } = resource;
+  const metadata = only(m, META) && m.namespace !== undefined ? { name: m.name, namespace: m.namespace } : m;
+  let spec = sp;
+  if (only(sp, SPEC)) {
+    const { zoneRef: z, name, type, records, ttl } = sp;
+    const zoneRef = z !== undefined && only(z, REF) ? { name: z.name } : z;
+    spec = ttl === undefined ? { zoneRef, name, type, records } : { zoneRef, name, type, records, ttl };
+  }
+  return { apiVersion, kind, metadata, spec };
+}
+
+const TOP = ['apiVersion', 'kind', 'metadata', 'spec'];
+const META = ['name', 'namespace'];
+const SPEC = ['zoneRef', 'name', 'type', 'records', 'ttl'];
+const REF = ['name'];
+
+/** Whether the object's fields are all among `fields`, each set, and all of them but `ttl` there. */
+function only(o: object, fields: readonly string[]): boolean {
+  const keys = Object.keys(o);
+  const need = fields.filter((f) => f !== 'ttl').length;
+  const has = keys.filter((k) => (o as Record<string, unknown>)[k] !== undefined);
+  return (
+    has.length === keys.length &&
+    keys.every((k) => fields.includes(k)) &&
+    (keys.length === need || (keys.length === need + 1 && keys.includes('ttl')))
+  );
 }
 
 function ours(

@@ -1,6 +1,7 @@
 import { KINDS, type Kind, type Resource } from '../../api/index.ts';
 import type { ResourceStore } from '../../control/resource-store.ts';
 import type { Registry } from '../../metrics/registry.ts';
+import { getOrInsert } from '../../util/get-or-insert.ts';
 import type { ManifestProblem, ManifestSource } from './manifest-source.ts';
 
 type Readiness = 'true' | 'false' | 'unknown';
@@ -23,22 +24,25 @@ export function registerSourceMetrics(
   store: ResourceStore,
   source: ManifestSource,
 ): void {
-  const state = new Map<string, Readiness>();
+  // Per kind, by the store's own key string: an id built per object (`kind/key`) was a concatenation
+  // kept beside its flattened copy, about 80 bytes per record set (docs/benchmarks.md, memory budget).
+  const state = new Map<string, Map<string, Readiness>>();
+  const stateOf = (kind: string) => getOrInsert(state, kind, () => new Map<string, Readiness>());
   const counts = new Map<string, number>();
   const bump = (kind: Kind, r: Readiness, by: number) => {
     const key = `${kind}\u0000${r}`;
     counts.set(key, (counts.get(key) ?? 0) + by);
   };
   const track = (kind: Kind, key: string, object: Resource | undefined) => {
-    const id = `${kind}/${key}`;
-    const before = state.get(id);
+    const ofKind = stateOf(kind);
+    const before = ofKind.get(key);
     if (before) bump(kind, before, -1);
     if (!object) {
-      state.delete(id);
+      ofKind.delete(key);
       return;
     }
     const now = readiness(object);
-    state.set(id, now);
+    ofKind.set(key, now);
     bump(kind, now, 1);
   };
   for (const kind of KINDS) for (const object of store.list(kind)) track(kind, keyOf(object), object);
@@ -53,9 +57,9 @@ export function registerSourceMetrics(
     const shown = new Map(counts);
     // Kept objects show Ready=False whatever the controller wrote for their served version.
     for (const id of source.keptObjects().keys()) {
-      const before = state.get(id);
-      if (before === undefined || before === 'false') continue;
       const kind = id.slice(0, id.indexOf('/')) as Kind;
+      const before = state.get(kind)?.get(id.slice(id.indexOf('/') + 1));
+      if (before === undefined || before === 'false') continue;
       shown.set(`${kind}\u0000${before}`, (shown.get(`${kind}\u0000${before}`) ?? 0) - 1);
       shown.set(`${kind}\u0000false`, (shown.get(`${kind}\u0000false`) ?? 0) + 1);
     }
