@@ -121,6 +121,21 @@ describe('ManifestParserPool', () => {
     }
   });
 
+  test('the threads of a pool share the files kept for locate: more threads hold no more text', async () => {
+    const pool = new ManifestParserPool(4);
+    try {
+      // One at a time, every file goes to the first thread, which keeps the last 2 (8 shared by 4).
+      const tokens: number[] = [];
+      for (const f of files.slice(0, 3)) tokens.push((await pool.parse(f, DEFAULT_MAX_MANIFEST_BYTES)).token);
+      assert.deepEqual(pool.parsedPerThread(), [3, 0, 0, 0]);
+      assert.deepEqual(await pool.locate(tokens[0]!, [{ document: 1 }]), [undefined]);
+      assert.deepEqual(await pool.locate(tokens[1]!, [{ document: 1 }]), [1]);
+      assert.deepEqual(await pool.locate(tokens[2]!, [{ document: 1 }]), [1]);
+    } finally {
+      await pool.close();
+    }
+  });
+
   test('a pool needs a thread', () => {
     assert.throws(() => new ManifestParserPool(0), /at least one thread/);
   });

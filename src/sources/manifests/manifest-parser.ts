@@ -242,9 +242,12 @@ export class WorkerManifestParser implements ManifestParser {
   /** Modules of front doors loaded with `--front-door`: the worker loads them too. */
   private readonly frontDoorModules: readonly string[];
   private worker: Worker | undefined;
+  /** Files the thread keeps for `locate` until released (the oldest go first). */
+  private readonly held: number;
 
-  constructor(frontDoorModules: readonly string[] = []) {
+  constructor(frontDoorModules: readonly string[] = [], held = 8) {
     this.frontDoorModules = frontDoorModules;
+    this.held = held;
   }
 
   private next = 0;
@@ -292,7 +295,7 @@ export class WorkerManifestParser implements ManifestParser {
   private start(): Worker {
     if (this.worker) return this.worker;
     const worker = new Worker(new URL('./parse-worker.ts', import.meta.url), {
-      workerData: { frontDoorModules: [...this.frontDoorModules] },
+      workerData: { frontDoorModules: [...this.frontDoorModules], held: this.held },
     });
     worker.unref();
     worker.on('message', (m: ParserResponse) => {
@@ -360,8 +363,10 @@ export class ManifestParserPool implements ManifestParser {
 
   constructor(threads: number, frontDoorModules: readonly string[] = []) {
     if (!Number.isInteger(threads) || threads < 1) throw new Error('a parser pool needs at least one thread');
+    // The threads share the 8 files a single thread keeps for `locate`, so more threads hold no more text.
+    const held = Math.max(2, Math.ceil(8 / threads));
     for (let i = 0; i < threads; i++) {
-      this.parsers.push(new WorkerManifestParser(frontDoorModules));
+      this.parsers.push(new WorkerManifestParser(frontDoorModules, held));
       this.busy.push(0);
       this.holding.push(0);
       this.parses.push(0);
