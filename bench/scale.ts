@@ -52,6 +52,8 @@ const USAGE = `node bench/scale.ts [options]
   --start-timeout S     give up waiting for the first answers after S seconds (default 3600)
   --edit-timeout S      give up waiting for an edit to show after S seconds (default 600)
   --out FILE            results JSON (default bench/results/scale-<timestamp>.json)
+  --cpu-prof DIR        write a V8 CPU profile of every Zonekeeper thread and process to DIR
+                        (node --cpu-prof; written when Zonekeeper stops, after the edits)
   --heap                once loaded, have every Zonekeeper process collect garbage and report its
                         heap (process.memoryUsage, through bench/lib/heap-probe.ts)
   --keep                keep the temporary folder
@@ -139,6 +141,7 @@ async function main(): Promise<number> {
       out: { type: 'string' },
       keep: { type: 'boolean', default: false },
       heap: { type: 'boolean', default: false },
+      'cpu-prof': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -193,6 +196,7 @@ async function main(): Promise<number> {
       editMode,
       cores,
       maxOldSpaceSize: values['max-old-space-size'] ?? null,
+      cpuProf: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : null,
     },
     generated: { zones, recordSets: 0, bigZoneRecordSets: big, files: 0, bytes: 0, ms: 0 },
     edits: [],
@@ -279,6 +283,7 @@ async function main(): Promise<number> {
   const hasWorkers = await zonekeeperHasWorkers();
   const args = [
     ...(values['max-old-space-size'] ? [`--max-old-space-size=${values['max-old-space-size']}`] : []),
+    ...(values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values['cpu-prof'])}`] : []),
     CLI,
     'serve',
     '--manifests',

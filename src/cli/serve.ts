@@ -40,7 +40,7 @@ import { startHomelabApi } from '../sources/homelab-api/start.ts';
 import { ConfirmationFiles } from '../sources/manifests/confirmations.ts';
 import { FolderKeyStore } from '../sources/manifests/dnssec-key-files.ts';
 import { FolderHold } from '../sources/manifests/folder-hold.ts';
-import { WorkerManifestParser } from '../sources/manifests/manifest-parser.ts';
+import { ManifestParserPool, startParseThreads } from '../sources/manifests/manifest-parser.ts';
 import { formatProblem, ManifestSource, refusalText } from '../sources/manifests/manifest-source.ts';
 import { registerSourceMetrics } from '../sources/manifests/resource-metrics.ts';
 import { StateStore } from '../sources/manifests/state-file.ts';
@@ -217,8 +217,9 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     );
     return pool;
   };
-  // YAML is parsed on a worker thread: never on a thread that answers DNS.
-  const parser = new WorkerManifestParser(options.frontDoorModules);
+  // YAML is parsed on worker threads, never on a thread that answers DNS: one per CPU while the folder
+  // is loaded at start-up, one afterwards (an edit parses one file).
+  const parser = new ManifestParserPool(startParseThreads(), options.frontDoorModules);
   const frontDoors = options.frontDoors ?? NO_FRONT_DOORS;
   // Held changes are confirmed by `zonekeeper confirm` (files in --state-dir) or by the annotation in
   // the zone's manifest.
@@ -379,6 +380,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     folderHeld = new Set(holds.keys());
   };
   await source.start();
+  parser.shrink(1);
   // Which zones were served before a restart decides which keep their domain (ADR 0013): their
   // Accepted conditions come back from the state before the controller judges any zone, and are
   // remembered from here on.

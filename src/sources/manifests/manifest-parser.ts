@@ -1,4 +1,5 @@
 import { open } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import {
   type ForeignObject,
@@ -62,6 +63,8 @@ export interface ManifestParser {
   /** The caller is done with a parsed file: its text may be dropped. */
   release(token: number): void;
   close(): Promise<void>;
+  /** Files worth having in flight at once (one per parse thread, plus one queued each); default 4. */
+  readonly concurrency?: number;
 }
 
 /**
@@ -239,9 +242,12 @@ export class WorkerManifestParser implements ManifestParser {
   /** Modules of front doors loaded with `--front-door`: the worker loads them too. */
   private readonly frontDoorModules: readonly string[];
   private worker: Worker | undefined;
+  /** Files the thread keeps for `locate` until released (the oldest go first). */
+  private readonly held: number;
 
-  constructor(frontDoorModules: readonly string[] = []) {
+  constructor(frontDoorModules: readonly string[] = [], held = 8) {
     this.frontDoorModules = frontDoorModules;
+    this.held = held;
   }
 
   private next = 0;
@@ -289,7 +295,7 @@ export class WorkerManifestParser implements ManifestParser {
   private start(): Worker {
     if (this.worker) return this.worker;
     const worker = new Worker(new URL('./parse-worker.ts', import.meta.url), {
-      workerData: { frontDoorModules: [...this.frontDoorModules] },
+      workerData: { frontDoorModules: [...this.frontDoorModules], held: this.held },
     });
     worker.unref();
     worker.on('message', (m: ParserResponse) => {
@@ -325,5 +331,108 @@ export class WorkerManifestParser implements ManifestParser {
     worker.on('exit', (code) => fail(new Error(`manifest parser exited with code ${code}`)));
     this.worker = worker;
     return worker;
+  }
+}
+
+/** Parse threads of `serve` while it loads the folder at start-up: one per CPU, at most this many. */
+export const MAX_START_PARSE_THREADS = 4;
+
+/** The parse threads for this machine at start-up (one per CPU the process may use, 1–4). */
+export function startParseThreads(): number {
+  return Math.max(1, Math.min(availableParallelism(), MAX_START_PARSE_THREADS));
+}
+
+/**
+ * Several parse threads (`WorkerManifestParser`s): each file goes to the thread with the fewest files
+ * in flight, so a folder loaded at start-up is parsed on every CPU at once. None of them answers DNS.
+ * `shrink` closes all but the first few once the big load is over (an edit parses one file; idle
+ * threads would only hold memory); a thread still holding a file's text for `locate` is closed when
+ * that file is released.
+ */
+export class ManifestParserPool implements ManifestParser {
+  private readonly parsers: WorkerManifestParser[] = [];
+  /** Files in flight per thread. */
+  private readonly busy: number[] = [];
+  /** Tokens of files held (parsed, not released yet) per thread. */
+  private readonly holding: number[] = [];
+  /** Parses per thread since the start (for tests and logs). */
+  private readonly parses: number[] = [];
+  private readonly tokens = new Map<number, { thread: number; token: number }>();
+  private active: number;
+  private next = 0;
+
+  constructor(threads: number, frontDoorModules: readonly string[] = []) {
+    if (!Number.isInteger(threads) || threads < 1) throw new Error('a parser pool needs at least one thread');
+    // The threads share the 8 files a single thread keeps for `locate`, so more threads hold no more text.
+    const held = Math.max(2, Math.ceil(8 / threads));
+    for (let i = 0; i < threads; i++) {
+      this.parsers.push(new WorkerManifestParser(frontDoorModules, held));
+      this.busy.push(0);
+      this.holding.push(0);
+      this.parses.push(0);
+    }
+    this.active = threads;
+  }
+
+  /** Threads that take new files. */
+  get threads(): number {
+    return this.active;
+  }
+
+  get concurrency(): number {
+    return Math.max(4, 2 * this.active);
+  }
+
+  /** Files parsed by each thread so far. */
+  parsedPerThread(): readonly number[] {
+    return [...this.parses];
+  }
+
+  async parse(file: string, maxBytes: number): Promise<ParsedManifest & { token: number }> {
+    let thread = 0;
+    for (let i = 1; i < this.active; i++) if (this.busy[i]! < this.busy[thread]!) thread = i;
+    this.busy[thread]!++;
+    this.parses[thread]!++;
+    let parsed: ParsedManifest & { token: number };
+    try {
+      parsed = await this.parsers[thread]!.parse(file, maxBytes);
+    } finally {
+      this.busy[thread]!--;
+    }
+    const token = ++this.next;
+    this.tokens.set(token, { thread, token: parsed.token });
+    this.holding[thread]!++;
+    return { ...parsed, token };
+  }
+
+  async locate(token: number, requests: readonly LocateRequest[]): Promise<(number | undefined)[]> {
+    const held = this.tokens.get(token);
+    if (!held) return requests.map(() => undefined);
+    return this.parsers[held.thread]!.locate(held.token, requests);
+  }
+
+  release(token: number): void {
+    const held = this.tokens.get(token);
+    if (!held) return;
+    this.tokens.delete(token);
+    this.holding[held.thread]!--;
+    this.parsers[held.thread]!.release(held.token);
+    this.closeIdle();
+  }
+
+  /** New files go to the first `threads` threads only; the others close once idle. */
+  shrink(threads: number): void {
+    this.active = Math.max(1, Math.min(threads, this.active));
+    this.closeIdle();
+  }
+
+  async close(): Promise<void> {
+    this.tokens.clear();
+    await Promise.all(this.parsers.map((p) => p.close()));
+  }
+
+  private closeIdle(): void {
+    for (let i = this.active; i < this.parsers.length; i++)
+      if (this.busy[i] === 0 && this.holding[i] === 0) void this.parsers[i]!.close();
   }
 }

@@ -568,7 +568,8 @@ export class ManifestSource {
         ),
       );
     };
-    while (next < changed.length && inFlight.length < 4) launch();
+    const concurrency = Math.max(1, this.options.parser.concurrency ?? 4);
+    while (next < changed.length && inFlight.length < concurrency) launch();
     while (inFlight.length > 0) {
       const { read, error } = await inFlight.shift()!;
       if (read) reads.push(read);

@@ -12,15 +12,16 @@ import {
   parseManifestFile,
 } from './manifest-parser.ts';
 
-/** Files kept for `locate` until released; the oldest go first beyond this many. */
-const HELD = 8;
+const data = workerData as { frontDoorModules?: string[]; held?: number } | null;
+/** Files kept for `locate` until released; the oldest go first beyond this many (a pool shares 8). */
+const HELD = data?.held ?? 8;
 
 const port = parentPort;
 if (!port) throw new Error('parse-worker.ts runs as a worker thread');
 const held = new Map<number, (requests: readonly LocateRequest[]) => (number | undefined)[]>();
 let next = 0;
 const send = (m: ParserResponse) => port.postMessage(m);
-const doors = loadFrontDoors((workerData as { frontDoorModules?: string[] } | null)?.frontDoorModules ?? []);
+const doors = loadFrontDoors(data?.frontDoorModules ?? []);
 // A module that fails to load fails each parse request (awaited there), not the worker.
 doors.catch(() => undefined);
 

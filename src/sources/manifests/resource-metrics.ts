@@ -1,10 +1,10 @@
 import { KINDS, type Kind, type Resource } from '../../api/index.ts';
 import type { ResourceStore } from '../../control/resource-store.ts';
 import type { Registry } from '../../metrics/registry.ts';
-import { getOrInsert } from '../../util/get-or-insert.ts';
 import type { ManifestProblem, ManifestSource } from './manifest-source.ts';
 
-type Readiness = 'true' | 'false' | 'unknown';
+const READINESS = ['true', 'false', 'unknown'] as const;
+type Readiness = (typeof READINESS)[number];
 
 function readiness(object: Resource): Readiness {
   const ready = object.status?.conditions?.find((c) => c.type === 'Ready');
@@ -24,25 +24,36 @@ export function registerSourceMetrics(
   store: ResourceStore,
   source: ManifestSource,
 ): void {
-  // Per kind, by the store's own key string: an id built per object (`kind/key`) was a concatenation
-  // kept beside its flattened copy, about 80 bytes per record set (docs/benchmarks.md, memory budget).
+  // Per kind, the store's own key strings (no id built per event): a store event is counted with two
+  // map operations and an array update, which matters when a folder of a million objects loads.
   const state = new Map<string, Map<string, Readiness>>();
-  const stateOf = (kind: string) => getOrInsert(state, kind, () => new Map<string, Readiness>());
-  const counts = new Map<string, number>();
-  const bump = (kind: Kind, r: Readiness, by: number) => {
-    const key = `${kind}\u0000${r}`;
-    counts.set(key, (counts.get(key) ?? 0) + by);
+  const stateOf = (kind: string) => {
+    let m = state.get(kind);
+    if (!m) {
+      m = new Map();
+      state.set(kind, m);
+    }
+    return m;
+  };
+  const counts = new Map<string, [number, number, number]>();
+  const bump = (kind: string, r: Readiness, by: number) => {
+    let c = counts.get(kind);
+    if (!c) {
+      c = [0, 0, 0];
+      counts.set(kind, c);
+    }
+    c[READINESS.indexOf(r)]! += by;
   };
   const track = (kind: Kind, key: string, object: Resource | undefined) => {
-    const ofKind = stateOf(kind);
-    const before = ofKind.get(key);
+    const byKey = stateOf(kind);
+    const before = byKey.get(key);
     if (before) bump(kind, before, -1);
     if (!object) {
-      ofKind.delete(key);
+      byKey.delete(key);
       return;
     }
     const now = readiness(object);
-    ofKind.set(key, now);
+    byKey.set(key, now);
     bump(kind, now, 1);
   };
   for (const kind of KINDS) for (const object of store.list(kind)) track(kind, keyOf(object), object);
@@ -54,19 +65,21 @@ export function registerSourceMetrics(
     ['kind', 'ready'],
   );
   resources.collect = () => {
-    const shown = new Map(counts);
+    const shown = new Map<string, number[]>();
+    for (const [kind, c] of counts) shown.set(kind, [...c]);
     // Kept objects show Ready=False whatever the controller wrote for their served version.
     for (const id of source.keptObjects().keys()) {
-      const kind = id.slice(0, id.indexOf('/')) as Kind;
-      const before = state.get(kind)?.get(id.slice(id.indexOf('/') + 1));
+      const slash = id.indexOf('/');
+      const kind = id.slice(0, slash);
+      const before = state.get(kind)?.get(id.slice(slash + 1));
       if (before === undefined || before === 'false') continue;
-      shown.set(`${kind}\u0000${before}`, (shown.get(`${kind}\u0000${before}`) ?? 0) - 1);
-      shown.set(`${kind}\u0000false`, (shown.get(`${kind}\u0000false`) ?? 0) + 1);
+      const c = shown.get(kind)!;
+      c[READINESS.indexOf(before)]!--;
+      c[READINESS.indexOf('false')]!++;
     }
     resources.reset();
     for (const kind of KINDS)
-      for (const r of ['true', 'false', 'unknown'] as const)
-        resources.set(shown.get(`${kind}\u0000${r}`) ?? 0, kind, r);
+      for (const r of READINESS) resources.set(shown.get(kind)?.[READINESS.indexOf(r)] ?? 0, kind, r);
   };
 
   const problems = registry.gauge(

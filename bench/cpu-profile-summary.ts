@@ -1,0 +1,82 @@
+/**
+ * Summarises V8 CPU profiles (`node --cpu-prof`, e.g. from `bench/scale.ts --cpu-prof DIR`): where a
+ * thread spent its samples, by source file and by function (self time), optionally only up to a
+ * moment after the profile started (`--until-ms`, e.g. the start-up's "every zone answering" time).
+ *
+ *   node bench/cpu-profile-summary.ts DIR/*.cpuprofile [--top 25] [--until-ms 30000]
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ROOT } from './lib/proc.ts';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { top: { type: 'string', default: '25' }, 'until-ms': { type: 'string' } },
+});
+const top = Number(values.top);
+const untilUs = values['until-ms'] === undefined ? Infinity : Number(values['until-ms']) * 1000;
+
+const where = (url: string): string => {
+  if (url === '') return '(native / V8)';
+  const file = url.startsWith('file://') ? new URL(url).pathname : url;
+  return file.startsWith(ROOT) ? path.relative(ROOT, file) : file.replace(/^.*node_modules\//, '');
+};
+
+for (const file of positionals) {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const selfUs = new Map<number, number>();
+  let t = 0;
+  let total = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const dt = profile.timeDeltas[i] ?? 0;
+    t += dt;
+    if (t > untilUs) break;
+    const id = profile.samples[i]!;
+    selfUs.set(id, (selfUs.get(id) ?? 0) + dt);
+    total += dt;
+  }
+  const byFunction = new Map<string, number>();
+  const byFile = new Map<string, number>();
+  let idle = 0;
+  for (const [id, us] of selfUs) {
+    const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+    if (functionName === '(idle)') idle += us;
+    const fn = `${functionName || '(anonymous)'} ${where(url)}${url ? `:${lineNumber + 1}` : ''}`;
+    byFunction.set(fn, (byFunction.get(fn) ?? 0) + us);
+    const f = url ? where(url) : functionName.startsWith('(') ? functionName : '(native / V8)';
+    byFile.set(f, (byFile.get(f) ?? 0) + us);
+  }
+  const busy = total - idle;
+  const line = (label: string, us: number) =>
+    `  ${(us / 1e6).toFixed(2).padStart(8)} s ${((100 * us) / Math.max(busy, 1)).toFixed(1).padStart(5)} %  ${label}`;
+  process.stdout.write(
+    `${path.basename(file)}: ${(total / 1e6).toFixed(1)} s profiled, ${(busy / 1e6).toFixed(1)} s busy (percentages of busy)\n`,
+  );
+  process.stdout.write(' by file:\n');
+  for (const [f, us] of [...byFile]
+    .filter(([f]) => f !== '(idle)')
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top))
+    process.stdout.write(`${line(f, us)}\n`);
+  process.stdout.write(' by function (self):\n');
+  for (const [f, us] of [...byFunction]
+    .filter(([f]) => !f.startsWith('(idle)'))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top))
+    process.stdout.write(`${line(f, us)}\n`);
+}

@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { DEFAULT_MAX_MANIFEST_BYTES, LocalManifestParser, ManifestParserPool } from './manifest-parser.ts';
+
+const recordSet = (i: number) =>
+  [
+    'apiVersion: dns.zonekeeper.dev/v1alpha1',
+    'kind: DNSRecordSet',
+    `metadata: { name: r${i}, namespace: default }`,
+    `spec: { zoneRef: { name: example }, name: h${i}, type: A, records: ["192.0.2.${i % 250}"] }`,
+    '',
+  ].join('\n');
+
+describe('ManifestParserPool', () => {
+  let dir: string;
+  const files: string[] = [];
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'zk-parser-pool-'));
+    for (let f = 0; f < 6; f++) {
+      const file = path.join(dir, `f${f}.yaml`);
+      const docs = Array.from({ length: 200 }, (_, i) => recordSet(f * 1000 + i));
+      // The last file has an invalid document (a bad type), found by the schema check with its line.
+      if (f === 5) docs[3] = docs[3]!.replace('type: A', 'type: NOPE');
+      await writeFile(file, docs.join('---\n'));
+      files.push(file);
+    }
+    const broken = path.join(dir, 'broken.yaml');
+    await writeFile(broken, 'apiVersion: [unclosed\nkind: DNSRecordSet\n');
+    files.push(broken);
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('files in flight at once are parsed on different threads, with the results of a local parse', async () => {
+    const pool = new ManifestParserPool(2);
+    const local = new LocalManifestParser();
+    try {
+      const pooled = await Promise.all(files.map((f) => pool.parse(f, DEFAULT_MAX_MANIFEST_BYTES)));
+      const per = pool.parsedPerThread();
+      assert.equal(per.length, 2);
+      assert.ok(
+        per.every((n) => n > 0),
+        `every thread parsed some files: ${per.join('/')}`,
+      );
+      assert.equal(
+        per.reduce((a, b) => a + b, 0),
+        files.length,
+      );
+      for (let i = 0; i < files.length; i++) {
+        const mine = await local.parse(files[i]!, DEFAULT_MAX_MANIFEST_BYTES);
+        assert.deepEqual(pooled[i]!.documents, mine.documents, files[i]);
+        assert.deepEqual(pooled[i]!.fileErrors, mine.fileErrors, files[i]);
+      }
+      // The YAML error is reported through the precise parser's path, with its line.
+      assert.equal(pooled.at(-1)!.documents.length, 0);
+      assert.ok(pooled.at(-1)!.fileErrors.length > 0);
+      const invalid = pooled[5]!.documents[3]!;
+      assert.equal(invalid.resource, undefined);
+      assert.ok(invalid.problems?.some((p) => p.line !== undefined));
+    } finally {
+      await pool.close();
+      await local.close();
+    }
+  });
+
+  test('locate asks the thread that parsed the file; a released file is no longer located', async () => {
+    const pool = new ManifestParserPool(2);
+    const local = new LocalManifestParser();
+    try {
+      const [a, b] = await Promise.all([
+        pool.parse(files[0]!, DEFAULT_MAX_MANIFEST_BYTES),
+        pool.parse(files[1]!, DEFAULT_MAX_MANIFEST_BYTES),
+      ]);
+      assert.deepEqual(pool.parsedPerThread(), [1, 1]);
+      const asks = [
+        { document: 2 },
+        { document: 2, path: 'spec.type' },
+        { document: 3, path: 'spec.records[0]' },
+      ];
+      for (const [pooled, file] of [
+        [a!, files[0]!],
+        [b!, files[1]!],
+      ] as const) {
+        const mine = await local.parse(file, DEFAULT_MAX_MANIFEST_BYTES);
+        const want = await local.locate(mine.token, asks);
+        assert.ok(want.every((line) => typeof line === 'number'));
+        assert.deepEqual(await pool.locate(pooled.token, asks), want);
+      }
+      pool.release(a!.token);
+      assert.deepEqual(await pool.locate(a!.token, [{ document: 2 }]), [undefined]);
+      assert.equal(typeof (await pool.locate(b!.token, [{ document: 2 }]))[0], 'number');
+    } finally {
+      await pool.close();
+      await local.close();
+    }
+  });
+
+  test('after shrink, new files go to the remaining thread and the others close once released', async () => {
+    const pool = new ManifestParserPool(3);
+    try {
+      const first = await Promise.all(
+        files.slice(0, 3).map((f) => pool.parse(f, DEFAULT_MAX_MANIFEST_BYTES)),
+      );
+      assert.deepEqual(pool.parsedPerThread(), [1, 1, 1]);
+      pool.shrink(1);
+      assert.equal(pool.threads, 1);
+      // A file still held on a closing thread can be located until it is released.
+      assert.deepEqual(await pool.locate(first[2]!.token, [{ document: 1 }]), [1]);
+      for (const p of first) pool.release(p.token);
+      const later = await Promise.all(
+        files.slice(3, 6).map((f) => pool.parse(f, DEFAULT_MAX_MANIFEST_BYTES)),
+      );
+      assert.deepEqual(pool.parsedPerThread(), [4, 1, 1]);
+      assert.equal(later[0]!.documents.length, 200);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('the threads of a pool share the files kept for locate: more threads hold no more text', async () => {
+    const pool = new ManifestParserPool(4);
+    try {
+      // One at a time, every file goes to the first thread, which keeps the last 2 (8 shared by 4).
+      const tokens: number[] = [];
+      for (const f of files.slice(0, 3)) tokens.push((await pool.parse(f, DEFAULT_MAX_MANIFEST_BYTES)).token);
+      assert.deepEqual(pool.parsedPerThread(), [3, 0, 0, 0]);
+      assert.deepEqual(await pool.locate(tokens[0]!, [{ document: 1 }]), [undefined]);
+      assert.deepEqual(await pool.locate(tokens[1]!, [{ document: 1 }]), [1]);
+      assert.deepEqual(await pool.locate(tokens[2]!, [{ document: 1 }]), [1]);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('a pool needs a thread', () => {
+    assert.throws(() => new ManifestParserPool(0), /at least one thread/);
+  });
+});

@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { DNSRecordSet, DNSZone } from '../../api/index.ts';
+import { MemoryStore } from '../../control/memory-store.ts';
+import { Registry } from '../../metrics/registry.ts';
+import type { ManifestProblem, ManifestSource } from './manifest-source.ts';
+import { registerSourceMetrics } from './resource-metrics.ts';
+
+const zone = (name: string): DNSZone =>
+  ({
+    apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+    kind: 'DNSZone',
+    metadata: { name, namespace: 'default' },
+    spec: { domainName: `${name}.example.`, className: 'c' },
+  }) as DNSZone;
+const recordSet = (name: string): DNSRecordSet =>
+  ({
+    apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+    kind: 'DNSRecordSet',
+    metadata: { name, namespace: 'default' },
+    spec: { zoneRef: { name: 'a' }, name, type: 'A', records: ['192.0.2.1'] },
+  }) as DNSRecordSet;
+const ready = (status: 'True' | 'False') => ({
+  conditions: [
+    { type: 'Ready', status, reason: 'R', message: '', lastTransitionTime: new Date(0).toISOString() },
+  ],
+});
+
+const gauge = (text: string, kind: string, r: string): number => {
+  const m = new RegExp(`^zonekeeper_resources\\{kind="${kind}",ready="${r}"\\} (-?\\d+)$`, 'm').exec(text);
+  assert.ok(m, `zonekeeper_resources{kind="${kind}",ready="${r}"} in\n${text}`);
+  return Number(m[1]);
+};
+
+test('zonekeeper_resources counts objects by kind and Ready as store events come; kept objects count as not ready', async () => {
+  const store = new MemoryStore();
+  // Objects in the store before the metrics are registered are counted too.
+  store.apply(zone('a'));
+  const kept = new Map<string, ManifestProblem[]>();
+  const source = {
+    keptObjects: () => kept,
+    problems: () => [],
+    folderProblem: () => undefined,
+  } as unknown as ManifestSource;
+  const registry = new Registry();
+  registerSourceMetrics(registry, store, source);
+
+  store.apply(zone('b'));
+  for (const name of ['r1', 'r2', 'r3']) store.apply(recordSet(name));
+  let text = registry.render();
+  assert.equal(gauge(text, 'DNSZone', 'unknown'), 2);
+  assert.equal(gauge(text, 'DNSRecordSet', 'unknown'), 3);
+  assert.equal(gauge(text, 'DNSZoneClass', 'unknown'), 0);
+
+  await store.updateStatus('DNSZone', 'default/a', ready('True'));
+  await store.updateStatus('DNSRecordSet', 'default/r1', ready('True'));
+  await store.updateStatus('DNSRecordSet', 'default/r2', ready('False'));
+  // An update that does not change readiness moves nothing.
+  await store.updateStatus('DNSRecordSet', 'default/r1', ready('True'));
+  store.remove('DNSRecordSet', 'default/r3');
+  text = registry.render();
+  assert.equal(gauge(text, 'DNSZone', 'true'), 1);
+  assert.equal(gauge(text, 'DNSZone', 'unknown'), 1);
+  assert.equal(gauge(text, 'DNSRecordSet', 'true'), 1);
+  assert.equal(gauge(text, 'DNSRecordSet', 'false'), 1);
+  assert.equal(gauge(text, 'DNSRecordSet', 'unknown'), 0);
+
+  // A record set served at its last valid version shows as not ready, whatever its status says.
+  kept.set('DNSRecordSet/default/r1', [{ file: 'f.yaml', code: 'X', message: 'bad' }]);
+  text = registry.render();
+  assert.equal(gauge(text, 'DNSRecordSet', 'true'), 0);
+  assert.equal(gauge(text, 'DNSRecordSet', 'false'), 2);
+  // The counts themselves are unchanged: once the manifest is valid again it counts as ready.
+  kept.clear();
+  assert.equal(gauge(registry.render(), 'DNSRecordSet', 'true'), 1);
+});
