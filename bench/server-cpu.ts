@@ -6,8 +6,11 @@
  * the figure to compare before and after a change to the answer path (docs/benchmarks.md).
  *
  *   npx node bench/server-cpu.ts [--servers zonekeeper,knot,coredns] [--records 10000] [--runs 5]
- *                                [--duration 8] [--cores 1] [--client-cores 0]
+ *                                [--duration 8] [--cores 1] [--client-cores 0] [--qps N]
  *
+ * `--qps N` sends at a fixed rate (dnsperf -Q) instead of closed loop: the CPU per query of a server
+ * depends on how many datagrams each wake-up finds, so before/after comparisons on a busy machine are
+ * fairest at one rate both sides sustain.
  * Prints one line per run and a summary per server (median and range of µs per answered query).
  * Zonekeeper gets `--workers <CPUs in --cores>`. Nothing is written; no answer check is made
  * (`bench/run.ts` checks the answers of every server).
@@ -32,6 +35,7 @@ const { values } = parseArgs({
     cores: { type: 'string', default: '1' },
     'client-cores': { type: 'string', default: '0' },
     'query-lines': { type: 'string', default: '1000000' },
+    qps: { type: 'string' },
   },
 });
 const servers = values.servers.split(',') as ServerId[];
@@ -106,7 +110,11 @@ try {
               { stdio: 'ignore' },
             )
           : undefined;
-        const r = await runDnsperf({ ...base, duration: Number(values.duration) });
+        const r = await runDnsperf({
+          ...base,
+          duration: Number(values.duration),
+          ...(values.qps ? { qps: Number(values.qps) } : {}),
+        });
         if (perf) await new Promise((resolve) => perf.once('exit', resolve));
         const us = ((r.serverCpuS ?? Number.NaN) * 1e6) / r.completed;
         perQuery.push(us);
