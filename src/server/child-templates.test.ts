@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { decodeMessage, encodeMessage, type Message, queryMessage } from '../dns/message.ts';
 import { RRType } from '../dns/rrtype.ts';
+import { Registry } from '../metrics/registry.ts';
 import type { RRsetData } from '../zones/rrset.ts';
 import { ZoneImage } from './image/zone-image.ts';
 import { QueryHandler } from './query-handler.ts';
+import { ServerMetrics } from './server-metrics.ts';
 import { ZoneApplier } from './zone-apply.ts';
 import { ZoneSnapshot } from './zone-snapshot.ts';
 import { type ServedZone, ZoneTable } from './zone-table.ts';
@@ -159,6 +161,21 @@ describe('ChildTemplates', () => {
     assert.equal(templates.learned, 2);
     assert.equal(templates.hits, 398);
     assert.equal(templates.size, 2);
+  });
+
+  test('answers from a template are counted as such, not as misses', () => {
+    const table = tableOf(false);
+    const registry = new Registry();
+    const handler = new QueryHandler({ table, metrics: new ServerMetrics(registry, table) });
+    for (let i = 0; i < 5; i++) handler.handle(query(`n${i}.example.com.`, RRType.A), 'udp');
+    handler.handle(query('n0.example.com.', RRType.A), 'udp');
+    const count = (result: string) =>
+      Number(
+        new RegExp(`zonekeeper_dns_response_cache_total\\{result="${result}"\\} (\\d+)`).exec(
+          registry.render(),
+        )?.[1],
+      );
+    assert.deepEqual([count('miss'), count('template'), count('hit')], [1, 4, 1]);
   });
 
   test('names that do not exist below names that do not exist teach nothing (an attacker cannot fill it)', () => {

@@ -91,8 +91,8 @@ export class QueryHandler {
     const version = this.table.version;
     if (questionEnd !== 0) {
       const hit = cache!.get(version);
-      this.metrics?.cacheLookup(hit >= 0);
       if (hit >= 0) {
+        this.metrics?.cacheLookup(true);
         const c = cache!;
         this.metrics?.query(c.qtypeAt(hit), c.rcodeAt(hit), transport, (performance.now() - started) / 1000);
         return c.answer(hit, buf, questionEnd);
@@ -104,6 +104,7 @@ export class QueryHandler {
         if (label !== undefined) {
           const out = templates.answer(buf, questionEnd, cache!.parentKey()!, label, version, this.isApex);
           if (out !== null) {
+            this.metrics?.cacheTemplate();
             const qtype = (buf[questionEnd - 4]! << 8) | buf[questionEnd - 3]!;
             this.metrics?.query(qtype, templates.rcode, transport, (performance.now() - started) / 1000);
             // Kept like any answer: names synthesised from a wildcard are often asked again.
@@ -112,6 +113,7 @@ export class QueryHandler {
           }
         }
       }
+      this.metrics?.cacheLookup(false);
     }
     const parsed = parseQuery(buf);
     if (parsed.kind === 'drop') {
