@@ -3,7 +3,7 @@
  * `QueryHandler.handle` in one process. It isolates the cost of answering (parse, lookup, encode,
  * response cache, metrics) from the cost of Node's UDP I/O, which `bench/run.ts` measures together.
  *
- *   npx node bench/handler.ts [--records 10000] [--seconds 5] [--cache 100000] [--no-metrics] [--kind K] [--rrl] [--images]
+ *   npx node bench/handler.ts [--records 10000] [--seconds 5] [--cache 100000] [--no-metrics] [--kind K] [--rrl] [--images] [--unique]
  *                             [--dnssec NSEC|NSEC3 [--algorithm 13|15] [--do 0..1]]
  *
  * `--kind` keeps only the queries of one kind of the mix (`nxdomain`, `a-wildcard`, `a-hit`, ... as in
@@ -11,6 +11,9 @@
  * response through response rate limiting as the UDP path does, from 4096 client networks that each
  * stay under the rate (the cost every query pays). `--images` answers from the zone's image
  * (`ImageZone`, as DNS worker processes do, ADR 0020) instead of its `ZoneSnapshot`.
+ * `--unique` gives the random names of the mix (NXDOMAIN `nx<digits>`, wildcard `x<digits>`) new digits on
+ * every query, so they are names never asked before however long the run (as in a server run with
+ * the million-line query file, or a random-subdomain flood), without building millions of queries.
  * `--dnssec` signs the zone as the built-in server does
  * (a CSK, windows from one signing time) and `--do` sets the DO bit (EDNS, RFC 3225) on that share of
  * the queries (default 1 with --dnssec): answers then carry RRSIGs and NSEC/NSEC3 proofs.
@@ -41,6 +44,7 @@ const { values } = parseArgs({
     'no-metrics': { type: 'boolean', default: false },
     rrl: { type: 'boolean', default: false },
     images: { type: 'boolean', default: false },
+    unique: { type: 'boolean', default: false },
     dnssec: { type: 'string' },
     algorithm: { type: 'string', default: '13' },
     do: { type: 'string' },
@@ -114,6 +118,14 @@ const packets = queries.map((q, i) =>
   ),
 );
 
+// --unique: where each random first label's digits are (after the 'nx' or 'x'), per packet; 0: none.
+const digitsFrom = queries.map((q) =>
+  values.unique && (q.kind === 'nxdomain' || q.kind === 'a-wildcard')
+    ? 13 + (q.kind === 'nxdomain' ? 2 : 1)
+    : 0,
+);
+let fresh = 0;
+
 const deadline = performance.now() + Number(values.seconds) * 1000;
 let n = 0;
 let bytes = 0;
@@ -122,8 +134,18 @@ const cpuStarted = process.cpuUsage();
 while (performance.now() < deadline) {
   for (let k = 0; k < 10_000; k++) {
     // As the UDP path does: one clock reading per datagram, for the metrics and the rate limiter.
+    const packet = packets[n % packets.length]!;
+    const from = digitsFrom[n % packets.length]!;
+    if (from !== 0) {
+      // New digits from a counter, last digit first: the label keeps its length.
+      let v = ++fresh;
+      for (let j = 12 + packet[12]!; j >= from; j--) {
+        packet[j] = 0x30 + (v % 10);
+        v = Math.floor(v / 10);
+      }
+    }
     const received = performance.now();
-    let out = handler.handle(packets[n % packets.length]!, 'udp', received);
+    let out = handler.handle(packet, 'udp', received);
     if (limiter !== undefined && out instanceof Uint8Array)
       out = limiter.filter(out, clients[n & 4095]!, received);
     if (out instanceof Uint8Array) bytes += out.length;

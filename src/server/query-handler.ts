@@ -1,9 +1,10 @@
 import { Rcode } from '../dns/message.ts';
-import { type Name, nameKey } from '../dns/name.ts';
+import { type Name, nameKey, stripFirstLabel } from '../dns/name.ts';
 import { RRClass, RRType } from '../dns/rrtype.ts';
 import { WireWriter } from '../dns/wire.ts';
 import type { AliasResolver } from './alias-resolver.ts';
 import { type Answer, answerQuery, Outcome } from './answer.ts';
+import { ChildTemplates, DEFAULT_CHILD_TEMPLATES } from './child-templates.ts';
 import { parseQuery, type Query } from './query.ts';
 import { encodeResponse, errorParts, type ResponseParts, responseLimit } from './response.ts';
 import { DEFAULT_RESPONSE_CACHE_ENTRIES, ResponseCache } from './response-cache.ts';
@@ -28,6 +29,11 @@ export interface QueryHandlerOptions {
   metrics?: ServerMetrics;
   /** Responses kept for reuse (default DEFAULT_RESPONSE_CACHE_ENTRIES, 100,000; 0 turns the cache off). */
   responseCache?: number;
+  /**
+   * Templates for the answers to names that do not exist below a name that does (default
+   * DEFAULT_CHILD_TEMPLATES, 10,000; 0 turns them off; off with the response cache, whose key they use).
+   */
+  childTemplates?: number;
   /** Response rate limiting for UDP (see rrl.ts); off unless given (`createQueryHandler` turns it on). */
   rrl?: RrlSettings;
 }
@@ -44,6 +50,12 @@ export class QueryHandler {
   private readonly writer = new WireWriter(4096);
   /** Whole responses for repeated plain questions; off when `responseCache` is 0. */
   private readonly cache: ResponseCache | undefined;
+  /** NXDOMAIN, wildcard and wildcard-NODATA responses reused across the names they apply to. */
+  private readonly templates: ChildTemplates | undefined;
+  /** The answer `respond` computed last (read right after it, to decide whether it can be a template). */
+  private lastAnswer: Answer | undefined;
+  /** Whether the response `finish` encoded last holds every record of its answer. */
+  private lastWhole = false;
   /** Applied by the server to every UDP response (`DnsServer`); undefined when off. */
   readonly rateLimiter: ResponseRateLimiter | undefined;
 
@@ -54,6 +66,8 @@ export class QueryHandler {
     this.metrics = options.metrics;
     const size = options.responseCache ?? DEFAULT_RESPONSE_CACHE_ENTRIES;
     this.cache = size > 0 ? new ResponseCache(size) : undefined;
+    const templates = options.childTemplates ?? DEFAULT_CHILD_TEMPLATES;
+    this.templates = this.cache !== undefined && templates > 0 ? new ChildTemplates(templates) : undefined;
     const rrl = options.rrl;
     this.rateLimiter =
       rrl !== undefined && rrl.enabled !== false ? new ResponseRateLimiter(rrl, this.metrics) : undefined;
@@ -77,12 +91,29 @@ export class QueryHandler {
     const version = this.table.version;
     if (questionEnd !== 0) {
       const hit = cache!.get(version);
-      this.metrics?.cacheLookup(hit >= 0);
       if (hit >= 0) {
+        this.metrics?.cacheLookup(true);
         const c = cache!;
         this.metrics?.query(c.qtypeAt(hit), c.rcodeAt(hit), transport, (performance.now() - started) / 1000);
         return c.answer(hit, buf, questionEnd);
       }
+      // A name with no data below one that has (random subdomains, wildcard names): from its template.
+      const templates = this.templates;
+      if (templates !== undefined && this.table.selections.size === 0) {
+        const label = cache!.firstLabel();
+        if (label !== undefined) {
+          const out = templates.answer(buf, questionEnd, cache!.parentKey()!, label, version, this.isApex);
+          if (out !== null) {
+            this.metrics?.cacheTemplate();
+            const qtype = (buf[questionEnd - 4]! << 8) | buf[questionEnd - 3]!;
+            this.metrics?.query(qtype, templates.rcode, transport, (performance.now() - started) / 1000);
+            // Kept like any answer: names synthesised from a wildcard are often asked again.
+            if (cache!.set(out, version, qtype) === 'chain-full') this.metrics?.cacheChainFull.inc();
+            return out;
+          }
+        }
+      }
+      this.metrics?.cacheLookup(false);
     }
     const parsed = parseQuery(buf);
     if (parsed.kind === 'drop') {
@@ -118,8 +149,45 @@ export class QueryHandler {
     ) {
       this.metrics?.cacheChainFull.inc();
     }
+    if (questionEnd !== 0 && this.templates !== undefined && parts.selected !== true && this.lastWhole)
+      this.learnTemplate(query, bytes, questionEnd, version, tcp);
     return bytes;
   }
+
+  /** Keeps a response as the template for its name's siblings that have no data (see ChildTemplates). */
+  private learnTemplate(
+    query: Query,
+    bytes: Uint8Array,
+    questionEnd: number,
+    version: number,
+    tcp: boolean,
+  ): void {
+    const answer = this.lastAnswer;
+    if (answer === undefined || !templatable(answer)) return;
+    if (query.qclass !== RRClass.IN || query.edns?.dnssecOk === true || this.table.selections.size > 0)
+      return;
+    const label = this.cache!.firstLabel();
+    if (label === undefined) return;
+    const childKey = nameKey(query.qname);
+    const parentKey = stripFirstLabel(childKey);
+    // The key `answer` rebuilds from the label and the parent must be this one.
+    if (childKey !== (parentKey === '.' ? `${label}.` : `${label}.${parentKey}`)) return;
+    const zone = this.table.findZone(childKey);
+    if (zone === undefined) return;
+    this.templates!.learn(this.cache!.parentKey()!, {
+      bytes,
+      questionEnd,
+      limit: responseLimit(query.edns, tcp),
+      version,
+      zone,
+      childKey,
+      parentKey,
+      qtype: query.qtype,
+    });
+  }
+
+  /** Whether a zone's apex has this key (a zone of its own: not a child without data). */
+  private readonly isApex = (key: string): boolean => this.table.get(key) !== undefined;
 
   private finish(
     w: WireWriter,
@@ -129,12 +197,14 @@ export class QueryHandler {
     started: number,
   ): Uint8Array {
     const out = encodeResponse(w, query, parts, query.edns, responseLimit(query.edns, transport === 'tcp'));
+    this.lastWhole = !out.truncated && !out.dropped;
     if (out.truncated) this.metrics?.truncated.inc();
     this.metrics?.query(query.qtype, parts.rcode, transport, (performance.now() - started) / 1000);
     return out.bytes;
   }
 
   private respond(query: Query, client: string | undefined): ResponseParts | Promise<ResponseParts> {
+    this.lastAnswer = undefined;
     // RFC 6891 §6.1.3: we implement EDNS version 0 only.
     if (query.edns && query.edns.version !== 0) return errorParts(Rcode.BADVERS);
     if (query.qclass === RRClass.CH) return this.chaosAnswer(query);
@@ -145,6 +215,7 @@ export class QueryHandler {
       return errorParts(query.qtype === RRType.OPT ? Rcode.FORMERR : Rcode.REFUSED);
     }
     const answer = answerQuery(this.table, query.qname, query.qtype, query.edns?.dnssecOk === true);
+    this.lastAnswer = answer;
     // The answer stage of RRset selection (selection/answer-stage.ts): nothing runs while no RRset is
     // bound to a policy. In a signed answer (DO set, signed zone) a chosen subset is signed where it is
     // chosen (ADR 0021, docs/dnssec.md).
@@ -238,6 +309,21 @@ export class QueryHandler {
       rrclass: RRClass.CH,
     };
   }
+}
+
+/**
+ * Whether nothing in an answer depends on the question's name except where a template puts it back:
+ * NXDOMAIN or NODATA with an empty answer section, or RRsets synthesised from a wildcard (not a CNAME,
+ * whose chain could lead back to the name), unsigned.
+ */
+function templatable(answer: Answer): boolean {
+  if (answer.signed === true) return false;
+  if (answer.outcome === Outcome.NxDomain || answer.outcome === Outcome.NoData)
+    return answer.answer.length === 0;
+  if (answer.outcome !== Outcome.Answer || answer.answer.length === 0) return false;
+  for (const rrset of answer.answer)
+    if (rrset.source === undefined || rrset.type === RRType.CNAME) return false;
+  return true;
 }
 
 function partsFrom(answer: Answer): ResponseParts {

@@ -223,6 +223,29 @@ export class ResponseCache {
     return questionEnd;
   }
 
+  /**
+   * The first label of the name of the last key read, as lowercased presentation text, when it holds
+   * only letters, digits, `-` and `_` (no character that presentation text would escape, and not `*`);
+   * undefined otherwise or for the root. For `ChildTemplates`.
+   */
+  firstLabel(): string | undefined {
+    const scratch = this.scratch;
+    const len = scratch[0]!;
+    if (len === 0) return undefined;
+    for (let i = 1; i <= len; i++) {
+      const c = scratch[i]!;
+      if (!((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x5f))
+        return undefined;
+    }
+    return scratch.toString('latin1', 1, 1 + len);
+  }
+
+  /** The last key read without the first label of its name (the key of `ChildTemplates`); undefined for the root. */
+  parentKey(): string | undefined {
+    const len = this.scratch[0]!;
+    return len === 0 ? undefined : this.scratch.toString('latin1', 1 + len, this.keyLength);
+  }
+
   /** The key built by the last `read`, as text (for tests and diagnostics). */
   lastKey(): string {
     return this.scratch.toString('latin1', 0, this.keyLength);

@@ -36,6 +36,8 @@ export interface ResponseParts {
 export interface EncodedResponse {
   bytes: Uint8Array;
   truncated: boolean;
+  /** Additional records were left out because they did not fit (the response is not truncated for it). */
+  dropped: boolean;
 }
 
 /** The largest response allowed: 64 KiB over TCP; over UDP, 512 or the EDNS size capped by ours (RFC 6891 §6.2.5). */
@@ -79,6 +81,7 @@ export function encodeResponse(
   const budget = limit - (edns ? OPT_LENGTH : 0) - (subnet ? 8 + subnet.address.length : 0);
   const rrclass = parts.rrclass ?? RRClass.IN;
   let truncated = false;
+  let dropped = false;
   const counts = [0, 0, 0];
   const sections = [parts.answer, parts.authority, parts.additional];
   outer: for (let s = 0; s < 3; s++) {
@@ -107,6 +110,7 @@ export function encodeResponse(
       if (w.length > budget) {
         if (s === 2 && !parts.glueRequired) {
           w.truncate(before); // drop the additional records that do not fit, keep what does
+          dropped = true;
           break outer;
         }
         w.truncate(afterQuestion);
@@ -149,7 +153,7 @@ export function encodeResponse(
   w.patchU16(6, counts[0]!);
   w.patchU16(8, counts[1]!);
   w.patchU16(10, arcount);
-  return { bytes: w.finishPooled(), truncated };
+  return { bytes: w.finishPooled(), truncated, dropped };
 }
 
 /**

@@ -30,6 +30,7 @@ export class ServerMetrics implements RrlCounters {
   private readonly dropped;
   private readonly cacheHits;
   private readonly cacheMisses;
+  private readonly cacheTemplates;
   /** Answers the response cache refused (see ResponseCache MAX_CHAIN). */
   readonly cacheChainFull;
   /** Counter per (type, rcode, transport), found by index: this runs once per query. */
@@ -42,11 +43,12 @@ export class ServerMetrics implements RrlCounters {
   constructor(registry: Registry, table: ZoneTable<ServedZone>) {
     const cache = registry.counter(
       'zonekeeper_dns_response_cache_total',
-      'Lookups of cacheable queries in the response cache, by result (hit, miss).',
+      'Lookups of cacheable queries in the response cache, by result: hit, template (a name with no data of its own answered from the template for its parent, see ADR 0011), miss.',
       ['result'],
     );
     this.cacheHits = cache.labels('hit');
     this.cacheMisses = cache.labels('miss');
+    this.cacheTemplates = cache.labels('template');
     this.cacheChainFull = registry.counter(
       'zonekeeper_dns_response_cache_chain_full_total',
       'Answers not cached because their hash chain was full: many questions with one hash, e.g. crafted names.',
@@ -122,6 +124,11 @@ export class ServerMetrics implements RrlCounters {
   /** Counts a lookup in the response cache. */
   cacheLookup(hit: boolean): void {
     (hit ? this.cacheHits : this.cacheMisses).inc();
+  }
+
+  /** Counts a lookup answered from a template instead (not counted as a miss too). */
+  cacheTemplate(): void {
+    this.cacheTemplates.inc();
   }
 
   query(qtype: number, rcode: number, transport: Transport, seconds: number): void {

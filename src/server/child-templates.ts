@@ -1,0 +1,217 @@
+import { RRType } from '../dns/rrtype.ts';
+import type { ZoneView } from './answer.ts';
+
+/** Default number of templates kept (one per parent name, question type and response shape). */
+export const DEFAULT_CHILD_TEMPLATES = 10_000;
+
+/** What a response may hold for its template to be kept: nothing in it may depend on the child's name. */
+export interface TemplateSource {
+  /** The response as the answer path encoded it, for the question whose key `ResponseCache.read` built. */
+  bytes: Uint8Array;
+  /** Where its question ends (the same in the query and the response: the question is copied). */
+  questionEnd: number;
+  /** The largest response allowed for this question (RFC 6891 §6.2.5). */
+  limit: number;
+  /** The zone table's version the response was made at. */
+  version: number;
+  /** The zone answering, and the presentation keys of the child (the question's name) and its parent. */
+  zone: ZoneView;
+  childKey: string;
+  parentKey: string;
+  qtype: number;
+}
+
+interface Template {
+  version: number;
+  zone: ZoneView;
+  parentKey: string;
+  bytes: Uint8Array;
+  questionEnd: number;
+  /** Offsets of the compression pointers after the question, and whether each points at the question's name. */
+  pointers: Int32Array;
+  toQname: Uint8Array;
+  qtype: number;
+  rcode: number;
+}
+
+/**
+ * Responses for names that do not exist below a name that does, reused for every such name.
+ *
+ * In a zone, a name N with no node, that is neither an empty non-terminal nor a zone apex, is answered
+ * (RFC 1034 §4.3.2 step 3c, RFC 4592 §3.3.1) from its closest encloser alone: NXDOMAIN with the
+ * zone's SOA, or the wildcard's RRsets under N, or NODATA at the wildcard. The closest encloser search
+ * starts at N's parent, so every child of one parent that has no node gets the same answer apart from
+ * N itself — which appears only as the question and as the owner of records synthesised from a
+ * wildcard, and compressed names pointing into it. A template keeps one such response; another child's
+ * response is the template with that child's question, its ID, and the compression pointers moved by
+ * the difference in length of the two questions. So a random-subdomain flood and names synthesised
+ * from wildcards (names the response cache never sees twice) cost a template copy instead of a lookup
+ * and an encoding.
+ *
+ * Only responses in which nothing else depends on N are kept (`learn`): no DNSSEC (the NSEC/NSEC3
+ * proofs name N; the DO bit is part of the key, and DO queries are never learned), no CNAME (a chain
+ * could come back to N), no RRset selection (answers per client), nothing truncated or left out and
+ * room for the longest name, and no pointer into N's first labels except an owner pointing at N
+ * itself. Only parents that exist are learned, so an attacker's random parents cannot fill it. Every
+ * template records the zone table's version; any change to any zone makes it stale.
+ *
+ * The key is the one `ResponseCache.read` builds, minus N's first label (see `ResponseCache.parentKey`).
+ */
+export class ChildTemplates {
+  private readonly max: number;
+  private readonly templates = new Map<string, Template>();
+  /** Templates used, and responses kept as templates (for tests and diagnostics). */
+  hits = 0;
+  learned = 0;
+  /** The response code of the last response `answer` made (for metrics). */
+  rcode = 0;
+
+  constructor(maxEntries = DEFAULT_CHILD_TEMPLATES) {
+    this.max = Math.max(1, Math.floor(maxEntries));
+  }
+
+  get size(): number {
+    return this.templates.size;
+  }
+
+  /**
+   * The response for a query whose first label is `label` (lowercased presentation text, see
+   * `ResponseCache.firstLabel`) and whose key without it is `key`, made from a template when there is a
+   * current one and the query's name has no data of its own; null otherwise.
+   */
+  answer(
+    query: Uint8Array,
+    questionEnd: number,
+    key: string,
+    label: string,
+    version: number,
+    isApex: (key: string) => boolean,
+  ): Uint8Array | null {
+    const t = this.templates.get(key);
+    if (t === undefined) return null;
+    if (t.version !== version) {
+      this.templates.delete(key);
+      return null;
+    }
+    const childKey = t.parentKey === '.' ? `${label}.` : `${label}.${t.parentKey}`;
+    const zone = t.zone;
+    if (zone.node(childKey) !== undefined || zone.isEmptyNonTerminal(childKey) || isApex(childKey))
+      return null;
+    const bytes = t.bytes;
+    const delta = questionEnd - t.questionEnd;
+    const out = Buffer.allocUnsafe(bytes.length + delta);
+    out[0] = query[0]!;
+    out[1] = query[1]!;
+    for (let i = 2; i < 12; i++) out[i] = bytes[i]!;
+    for (let i = 12; i < questionEnd; i++) out[i] = query[i]!;
+    out.set(bytes.subarray(t.questionEnd), questionEnd);
+    const pointers = t.pointers;
+    for (let p = 0; p < pointers.length; p++) {
+      const at = pointers[p]!;
+      const target = t.toQname[p] === 1 ? 12 : (((bytes[at]! & 0x3f) << 8) | bytes[at + 1]!) + delta;
+      const o = at + delta;
+      out[o] = 0xc0 | (target >> 8);
+      out[o + 1] = target & 0xff;
+    }
+    this.hits++;
+    this.rcode = t.rcode;
+    return out;
+  }
+
+  /**
+   * Keeps `source` as the template for `key` when nothing in it depends on the child's name (see the
+   * class comment; the caller checks the answer's kind). Says whether it was kept.
+   */
+  learn(key: string, source: TemplateSource): boolean {
+    const { bytes, questionEnd, zone, childKey, parentKey } = source;
+    if (this.templates.get(key)?.version === source.version) return false;
+    // Room for any child: the response for the longest name (255 octets) must still fit whole, and every
+    // pointer must stay within the 14 bits of an offset (RFC 1035 §4.1.4).
+    const qnameLength = questionEnd - 4 - 12;
+    const headroom = 255 - qnameLength;
+    if (bytes.length + headroom > Math.min(source.limit, 0x3fff)) return false;
+    if (bytes[4] !== 0 || bytes[5] !== 1 || bytes.length <= questionEnd) return false;
+    // The child has no data of its own, and its parent exists (so templates are bounded by the names served).
+    if (zone.originKey === childKey || zone.node(childKey) !== undefined || zone.isEmptyNonTerminal(childKey))
+      return false;
+    if (
+      parentKey !== zone.originKey &&
+      zone.node(parentKey) === undefined &&
+      !zone.isEmptyNonTerminal(parentKey)
+    )
+      return false;
+    const parentStart = 12 + 1 + bytes[12]!;
+    const positions: number[] = [];
+    const toQname: number[] = [];
+    /** Reads the name at `at`, noting its pointer; returns where it ends, or -1 when it cannot be moved. */
+    const name = (at: number, owner: boolean): number => {
+      let i = at;
+      for (;;) {
+        const len = bytes[i];
+        if (len === undefined) return -1;
+        if (len === 0) return i + 1;
+        if (len >= 0xc0) {
+          if (i + 1 >= bytes.length) return -1;
+          const target = ((len & 0x3f) << 8) | bytes[i + 1]!;
+          if (target === 12) {
+            // The child's name itself: only as the owner of a synthesised RRset, never inside RDATA.
+            if (!owner) return -1;
+            toQname.push(1);
+          } else if ((target >= parentStart && target < questionEnd - 4) || target >= questionEnd) {
+            toQname.push(0);
+          } else return -1;
+          positions.push(i);
+          return i + 2;
+        }
+        if (len > 63) return -1;
+        i += 1 + len;
+      }
+    };
+    const records =
+      ((bytes[6]! << 8) | bytes[7]!) + ((bytes[8]! << 8) | bytes[9]!) + ((bytes[10]! << 8) | bytes[11]!);
+    let at = questionEnd;
+    for (let r = 0; r < records; r++) {
+      at = name(at, true);
+      if (at < 0 || at + 10 > bytes.length) return false;
+      const type = (bytes[at]! << 8) | bytes[at + 1]!;
+      const rdlength = (bytes[at + 8]! << 8) | bytes[at + 9]!;
+      const rdata = at + 10;
+      const end = rdata + rdlength;
+      if (end > bytes.length) return false;
+      // The RDATA types this server writes with compressed names (RFC 3597 §4); every other RDATA is
+      // written uncompressed, the same bytes whatever the message.
+      let n = rdata;
+      switch (type) {
+        case RRType.NS:
+        case RRType.CNAME:
+        case RRType.PTR:
+          n = name(rdata, false);
+          break;
+        case RRType.MX:
+          n = name(rdata + 2, false);
+          break;
+        case RRType.SOA:
+          n = name(rdata, false);
+          if (n >= 0) n = name(n, false);
+          break;
+      }
+      if (n < 0 || n > end) return false;
+      at = end;
+    }
+    if (at !== bytes.length) return false;
+    if (this.templates.size >= this.max) this.templates.clear();
+    this.templates.set(key, {
+      version: source.version,
+      zone,
+      parentKey,
+      bytes: Uint8Array.from(bytes),
+      questionEnd,
+      pointers: Int32Array.from(positions),
+      toQname: Uint8Array.from(toQname),
+      qtype: source.qtype,
+      rcode: bytes[3]! & 0xf,
+    });
+    this.learned++;
+    return true;
+  }
+}
