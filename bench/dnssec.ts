@@ -3,7 +3,9 @@
  * signer (`src/zones/dnssec-signer.ts`) with each algorithm and NSEC or NSEC3, beside OpenSSL's own
  * randomized signing of the same signed-data octets for scale, the cost of re-signing one changed
  * RRset, and the whole zone signed again after one change with the previous signatures taken again
- * (`SignatureReuse`, what the built-in server does per change).
+ * (`SignatureReuse`, what the built-in server did per change before the incremental signer), against the
+ * incremental signer (`src/zones/dnssec-incremental.ts`, what it does now): its first signing of the
+ * zone, then one changed RRset and one added name.
  *
  *   npx node bench/dnssec.ts [--records 100000] [--algorithms 13,15] [--json]
  */
@@ -14,7 +16,9 @@ import { NSEC3_RFC9276 } from '../src/dns/dnssec/denial.ts';
 import { type DnssecAlgorithm, generateDnssecKey, privateKeyObject } from '../src/dns/dnssec/keys.ts';
 import { SignatureReuse, signedData, signRRset } from '../src/dns/dnssec/rrsig.ts';
 import { typeCode } from '../src/dns/rrtype.ts';
+import { IncrementalSigner } from '../src/zones/dnssec-incremental.ts';
 import { signZone } from '../src/zones/dnssec-signer.ts';
+import { signatureWindow } from '../src/zones/dnssec-window.ts';
 import { assemble, generateZone } from './lib/zone.ts';
 
 const { values } = parseArgs({
@@ -35,28 +39,41 @@ const zone = assemble(
 const toSign = { origin, soa: { ...zone.soa, serial: 1 }, rrsets: zone.rrsets };
 const now = Math.floor(Date.now() / 1000);
 const window = { inception: now - 3600, expiration: now + 14 * 86400 };
+// The windows of ADR 0021 at one signing time, as the built-in server signs.
+const epochs = (r: { owner: string; type: number }) => signatureWindow(now, r.owner, r.type);
 const rows: Record<string, unknown>[] = [];
 
 for (const algorithm of values.algorithms.split(',').map(Number) as DnssecAlgorithm[]) {
   const key = generateDnssecKey(algorithm);
   for (const denial of [{ kind: 'NSEC' as const }, { kind: 'NSEC3' as const, params: NSEC3_RFC9276 }]) {
+    const keys = { keySigning: [key], zoneSigning: [key] };
     const reuse = new SignatureReuse();
     const t0 = performance.now();
-    const records = signZone(toSign, { keySigning: [key], zoneSigning: [key] }, window, denial, reuse);
+    const records = signZone(toSign, keys, epochs, denial, reuse);
     const ms = performance.now() - t0;
     const signatures = records.filter((r) => r.type === 46).length;
     // One RRset changed and a new serial: signed again with the previous signatures at hand.
     const at = Math.floor(zone.rrsets.length / 3);
     const changed = zone.rrsets.map((r, i) => (i === at ? { ...r, ttl: r.ttl + 1 } : r));
+    const changedZone = { ...toSign, soa: { ...toSign.soa, serial: 2 }, rrsets: changed };
     const t1 = performance.now();
-    signZone(
-      { ...toSign, soa: { ...toSign.soa, serial: 2 }, rrsets: changed },
-      { keySigning: [key], zoneSigning: [key] },
-      window,
-      denial,
-      reuse,
-    );
+    signZone(changedZone, keys, epochs, denial, reuse);
     const changeMs = performance.now() - t1;
+    const reuseMade = reuse.made - signatures;
+    // The incremental signer: the whole zone once, then the same change, then a name added.
+    const incremental = new IncrementalSigner(origin, denial);
+    const t2 = performance.now();
+    incremental.sign(toSign, keys, now);
+    const incrementalMs = performance.now() - t2;
+    const t3 = performance.now();
+    incremental.sign(changedZone, keys, now);
+    const incrementalChangeMs = performance.now() - t3;
+    const changeStats = incremental.stats;
+    const added = [...changed, { ...zone.rrsets[at]!, owner: `added-name.${origin}` }];
+    const t4 = performance.now();
+    incremental.sign({ ...toSign, soa: { ...toSign.soa, serial: 3 }, rrsets: added }, keys, now);
+    const incrementalAddMs = performance.now() - t4;
+    const addStats = incremental.stats;
     rows.push({
       algorithm,
       denial: denial.kind,
@@ -65,7 +82,13 @@ for (const algorithm of values.algorithms.split(',').map(Number) as DnssecAlgori
       seconds: +(ms / 1000).toFixed(2),
       usPerSignature: +((ms * 1000) / signatures).toFixed(1),
       afterOneChangeSeconds: +(changeMs / 1000).toFixed(2),
-      signedAgain: reuse.made - signatures,
+      signedAgain: reuseMade,
+      incrementalFirstSeconds: +(incrementalMs / 1000).toFixed(2),
+      incrementalChangeMs: +incrementalChangeMs.toFixed(1),
+      incrementalChangeSigned: changeStats.signed,
+      incrementalAddMs: +incrementalAddMs.toFixed(1),
+      incrementalAddSigned: addStats.signed,
+      incrementalAddDenialChanged: addStats.denialChanged,
     });
   }
   // One changed RRset: its RRSIG alone (the NSEC of its name is re-signed only when its types change).

@@ -1,5 +1,4 @@
 import { dnskeyRdata, keyTag } from '../../dns/dnssec/keys.ts';
-import { SignatureReuse } from '../../dns/dnssec/rrsig.ts';
 import { type Name, nameKey } from '../../dns/name.ts';
 import type { SelectionBinding, SelectionSink } from '../../server/selection/selection-table.ts';
 import type { SteeringBinder } from '../../server/selection/steering/steering-binder.ts';
@@ -18,7 +17,7 @@ import {
 } from '../backend.ts';
 import { AliasTargets } from './alias-targets.ts';
 import type { SigningThread } from './signing-thread.ts';
-import { type DnssecKeyStore, signedStatus, signForServing } from './zone-signing.ts';
+import { type DnssecKeyStore, KeptSigners, signedStatus, signForServing } from './zone-signing.ts';
 
 export interface BuiltinBackendOptions {
   /**
@@ -79,8 +78,8 @@ export class BuiltinBackend implements Backend, SelectionSink {
   readonly capabilities: BackendCapabilities;
   private readonly table: ZoneTable;
   private readonly dnssecKeys: DnssecKeyStore | undefined;
-  /** Per signed zone (nameKey): its last signing's signatures, taken again where nothing changed. */
-  private readonly signatures = new Map<string, SignatureReuse>();
+  /** Per signed zone: its incremental signer, kept from one serial to the next (no signing thread). */
+  private readonly signatures = new KeptSigners();
   private readonly signingThread: SigningThread | undefined;
   private readonly notifier: Notifier | undefined;
   private readonly zones: ZoneApplier;
@@ -140,11 +139,12 @@ export class BuiltinBackend implements Backend, SelectionSink {
     }
     const { origin, soa, serial, delta, transfers } = zone;
     if (!signing) {
-      this.signatures.delete(nameKey(origin));
+      this.signatures.forget(origin);
       this.signingThread?.forget(origin);
     }
     if (signing && keys) {
-      // A signed zone is signed whole and swapped in at every serial: its signatures cover the serial.
+      // A signed zone is swapped in whole at every serial (its signatures cover the serial); the signer
+      // keeps the zone's chain and signatures, and signs only what the change touches.
       const rrsets = [...zone.rrsets()];
       const signedAt = zone.signedAt ?? Math.floor(Date.now() / 1000);
       let dnssec: ZoneDnssecData;
@@ -154,12 +154,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
           thread.sign({ origin, soa, serial, rrsets }, signing, keys, signedAt),
         );
       } else {
-        let reuse = this.signatures.get(nameKey(origin));
-        if (!reuse) {
-          reuse = new SignatureReuse();
-          this.signatures.set(nameKey(origin), reuse);
-        }
-        const kept = reuse;
+        const kept = this.signatures;
         dnssec = await signingStep(origin, 'DNSSEC_SIGNING', 'sign', async () =>
           signForServing({ origin, soa, serial, rrsets }, signing, keys, signedAt, undefined, kept),
         );
@@ -213,7 +208,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
 
   async deleteZone(origin: Name): Promise<void> {
     this.keys.delete(nameKey(origin));
-    this.signatures.delete(nameKey(origin));
+    this.signatures.forget(origin);
     this.signingThread?.forget(origin);
     this.steering?.forget(origin);
     if (this.table.delete(origin) && this.aliases) {

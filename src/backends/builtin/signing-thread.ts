@@ -1,7 +1,7 @@
 /**
  * Zone signing on a worker thread of its own: the whole-zone signing of a new serial (seconds for a
- * large zone) never runs on a thread that answers DNS. The thread keeps each zone's previous
- * signatures (`SignatureReuse`), so a change signs only what changed there too.
+ * large zone) never runs on a thread that answers DNS. The thread keeps each zone's incremental signer
+ * (`KeptSigners`, dnssec-incremental.ts), so a change signs only what it touches.
  */
 import { Worker } from 'node:worker_threads';
 import type { EffectiveDnssec } from '../../api/dnssec.ts';

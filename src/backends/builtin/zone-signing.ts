@@ -9,19 +9,19 @@ import { NSEC3_RFC9276 } from '../../dns/dnssec/denial.ts';
 export { type DnssecKeyStore, generateZoneKeys, keysMatch, type ZoneKey };
 
 import { type DnssecKey, dnskeyRdata, dsOf, keyTag } from '../../dns/dnssec/keys.ts';
-import type { SignatureReuse } from '../../dns/dnssec/rrsig.ts';
-import type { Name } from '../../dns/name.ts';
+import { type Name, nameKey } from '../../dns/name.ts';
 import { printRdata } from '../../dns/rdata.ts';
 import { RRType } from '../../dns/rrtype.ts';
 import type { ZoneDnssecData } from '../../server/zone-dnssec.ts';
+import { IncrementalSigner } from '../../zones/dnssec-incremental.ts';
 import {
   type DnssecKeyStore,
   generateZoneKeys,
   keysMatch,
   type ZoneKey,
 } from '../../zones/dnssec-key-set.ts';
-import { signZone } from '../../zones/dnssec-signer.ts';
-import { DEFAULT_WINDOW_POLICY, signatureWindow, type WindowPolicy } from '../../zones/dnssec-window.ts';
+import type { Denial } from '../../zones/dnssec-signer.ts';
+import { DEFAULT_WINDOW_POLICY, type WindowPolicy } from '../../zones/dnssec-window.ts';
 import type { RRsetData } from '../../zones/rrset.ts';
 import type { SoaFields } from '../../zones/soa.ts';
 
@@ -35,9 +35,30 @@ const SIGNER_TYPES: ReadonlySet<number> = new Set([
 ]);
 
 /**
+ * Each signed zone's incremental signer (dnssec-incremental.ts), kept from one serial to the next so
+ * a change signs what it touches; a zone whose denial or window policy changed starts a new one.
+ */
+export class KeptSigners {
+  private readonly signers = new Map<string, IncrementalSigner>();
+
+  for(origin: Name, denial: Denial, policy: WindowPolicy): IncrementalSigner {
+    const key = nameKey(origin);
+    const held = this.signers.get(key);
+    if (held?.fits(origin, denial, policy)) return held;
+    const made = new IncrementalSigner(origin, denial, policy);
+    this.signers.set(key, made);
+    return made;
+  }
+
+  forget(origin: Name): void {
+    this.signers.delete(nameKey(origin));
+  }
+}
+
+/**
  * Signs the zone at `serial` with the windows of ADR 0021 (epochs from `signedAt`) and returns the
  * signer's records for the server. Deterministic: the same content, serial, keys and `signedAt` give
- * the same bytes in every process.
+ * the same bytes in every process, whether the zone's previous signing was kept or not.
  */
 export function signForServing(
   zone: { origin: Name; soa: SoaFields; serial: number; rrsets: readonly RRsetData[] },
@@ -45,8 +66,8 @@ export function signForServing(
   keys: readonly ZoneKey[],
   signedAt: number,
   policy: WindowPolicy = DEFAULT_WINDOW_POLICY,
-  /** The zone's signatures from its previous signing: only RRsets whose signed octets changed are signed. */
-  reuse?: SignatureReuse,
+  /** The zones' signers kept from their previous signing: only what a change touches is signed. */
+  kept?: KeptSigners,
 ): ZoneDnssecData {
   const keySigning = keys.filter((k) => k.role !== 'ZSK').map((k) => k.key);
   const zoneSigning = keys.filter((k) => k.role !== 'KSK').map((k) => k.key);
@@ -54,12 +75,11 @@ export function signForServing(
     settings.denial === 'NSEC3'
       ? ({ kind: 'NSEC3', params: NSEC3_RFC9276 } as const)
       : ({ kind: 'NSEC' } as const);
-  const records = signZone(
+  const signer = kept?.for(zone.origin, denial, policy) ?? new IncrementalSigner(zone.origin, denial, policy);
+  const records = signer.sign(
     { origin: zone.origin, soa: { ...zone.soa, serial: zone.serial }, rrsets: zone.rrsets },
     { keySigning, zoneSigning },
-    (r) => signatureWindow(signedAt, r.owner, r.type, policy),
-    denial,
-    reuse,
+    signedAt,
   );
   return {
     denial: denial.kind,
