@@ -49,7 +49,7 @@ export interface ZoneDnssecView {
    * The RRSIG of an RRset made at answer time (an ALIAS owner's addresses, or the subset of a steered
    * RRset a selection policy chose); undefined when the zone cannot sign here.
    */
-  signSynthesized?(rrset: ServedRRset): ServedRRset | undefined;
+  signSynthesized?(rrset: ServedRRset, use?: SynthesizedUse): ServedRRset | undefined;
   /**
    * The proof of a NODATA made at answer time at an ALIAS owner (`ownerKey`) for an address type its
    * target has none of; empty when the zone cannot sign here (docs/dnssec.md, ADR 0028).
@@ -57,6 +57,27 @@ export interface ZoneDnssecView {
   proveSynthesizedNodata?(ownerKey: string, type: number): ServedRRset[];
   /** The earliest expiration (seconds since the epoch) of the RRSIGs served now (a metric). */
   readonly earliestExpiration?: number | undefined;
+}
+
+/** What a signature made at answer time is for: a steered subset, ALIAS addresses, an ALIAS NODATA proof. */
+export type SynthesizedUse = 'steered' | 'alias' | 'alias-nodata';
+
+/** Told of every signature asked for at answer time: taken from the cache (`kept`) or signed. */
+export type SynthesizedSignatureListener = (use: SynthesizedUse, kept: boolean) => void;
+
+const synthesizedListeners = new Set<SynthesizedSignatureListener>();
+
+/**
+ * Listens to the signatures made at answer time in this process, every zone (the metric
+ * `zonekeeper_dnssec_synthesized_signatures_total`); returns the function that stops listening.
+ */
+export function onSynthesizedSignature(listener: SynthesizedSignatureListener): () => void {
+  synthesizedListeners.add(listener);
+  return () => synthesizedListeners.delete(listener);
+}
+
+function told(use: SynthesizedUse, kept: boolean): void {
+  for (const listener of synthesizedListeners) listener(use, kept);
 }
 
 /**
@@ -282,7 +303,7 @@ export class ZoneDnssec implements ZoneDnssecView {
    * whatever their order (RFC 4034 §6.3 orders them for signing). Kept in a bounded cache (least
    * recently used out, `SYNTHESIZED_SIGNATURE_CACHE_ENTRIES`), so a steady state signs each RRset once.
    */
-  signSynthesized(rrset: ServedRRset): ServedRRset | undefined {
+  signSynthesized(rrset: ServedRRset, use: SynthesizedUse = 'alias'): ServedRRset | undefined {
     const signing = this.data.signing;
     if (!signing || signing.keys.length === 0) return undefined;
     const rdatas = rrset.rdata.map((r) => canonicalRdata(r));
@@ -294,6 +315,7 @@ export class ZoneDnssec implements ZoneDnssecView {
     const kept = cache.get(id);
     if (kept !== undefined) {
       this.synthesizedHits++;
+      told(use, true);
       // Most recently used last.
       cache.delete(id);
       cache.set(id, kept);
@@ -305,6 +327,7 @@ export class ZoneDnssec implements ZoneDnssecView {
     const wires = signing.keys.map((key) => encodeRrsig(signRRset(toSign, key, signer, window)));
     const sig = rawRRset(rrset.owner, RRType.RRSIG, rrset.ttl, wires);
     this.synthesizedSigned++;
+    told(use, false);
     if (this.synthesizedLimit > 0) {
       if (cache.size >= this.synthesizedLimit) cache.delete(cache.keys().next().value!);
       cache.set(id, sig);
@@ -338,6 +361,7 @@ export class ZoneDnssec implements ZoneDnssecView {
     const kept = cache.get(id);
     if (kept !== undefined) {
       this.synthesizedHits++;
+      told('alias-nodata', true);
       cache.delete(id);
       cache.set(id, kept);
       return [rrset, kept];
@@ -347,6 +371,7 @@ export class ZoneDnssec implements ZoneDnssecView {
     const wires = signing.keys.map((key) => encodeRrsig(signRRset(toSign, key, this.signerName, window)));
     const sig = rawRRset(held.owner, RRType.RRSIG, held.ttl, wires);
     this.synthesizedSigned++;
+    told('alias-nodata', false);
     if (this.synthesizedLimit > 0) {
       if (cache.size >= this.synthesizedLimit) cache.delete(cache.keys().next().value!);
       cache.set(id, sig);
