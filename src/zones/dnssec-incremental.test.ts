@@ -113,7 +113,8 @@ function run(denial: Denial, seed: number, steps: number, algorithm: 13 | 15) {
       const type = TYPES[Math.floor(rnd() * TYPES.length)]!;
       const n = Math.floor(rnd() * 1000);
       put(
-        randomName(rnd),
+        // Now and then at the apex (beside SOA, NS, DNSKEY), never replacing the apex NS.
+        rnd() < 0.08 && type !== 'NS' ? ORIGIN : randomName(rnd),
         type,
         rnd() < 0.8 ? 300 : 60,
         rnd() < 0.3 ? [value(type, n), value(type, n + 1)] : [value(type, n)],

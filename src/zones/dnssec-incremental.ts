@@ -473,6 +473,7 @@ export class IncrementalSigner {
       } else {
         if (held) order.splice(i, 1);
         this.hashed.delete(h.label);
+        this.hashOf.delete(nameKey(h.name));
         gone.push(h);
       }
     }
