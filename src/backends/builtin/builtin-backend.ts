@@ -151,7 +151,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
       if (this.signingThread) {
         const thread = this.signingThread;
         dnssec = await signingStep(origin, 'DNSSEC_SIGNING', 'sign', () =>
-          thread.sign({ origin, soa, serial, rrsets }, signing, keys, signedAt),
+          thread.sign({ origin, soa, serial, rrsets }, signing, keys, signedAt, delta),
         );
       } else {
         const kept = this.signatures;

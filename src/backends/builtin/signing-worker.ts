@@ -13,7 +13,8 @@ port.on('message', (m: SigningRequest) => {
     return;
   }
   try {
-    const data = signForServing(m.zone, m.settings, m.keys, m.signedAt, undefined, kept);
+    const rrsets = kept.content(m.zone.origin, m.zone.serial, m.zone.rrsets, m.zone.change);
+    const data = signForServing({ ...m.zone, rrsets }, m.settings, m.keys, m.signedAt, undefined, kept);
     port.postMessage({ id: m.id, data } satisfies SigningResponse);
   } catch (e) {
     port.postMessage({

@@ -22,7 +22,7 @@ import {
 } from '../../zones/dnssec-key-set.ts';
 import type { Denial } from '../../zones/dnssec-signer.ts';
 import { DEFAULT_WINDOW_POLICY, type WindowPolicy } from '../../zones/dnssec-window.ts';
-import type { RRsetData } from '../../zones/rrset.ts';
+import type { RRsetData, RRsetKey } from '../../zones/rrset.ts';
 import type { SoaFields } from '../../zones/soa.ts';
 
 /** The types the signer adds to a zone (held as the zone's DNSSEC material, not as its content). */
@@ -52,6 +52,39 @@ export class KeptSigners {
 
   forget(origin: Name): void {
     this.signers.delete(nameKey(origin));
+    this.contents.delete(nameKey(origin));
+  }
+
+  /** Each zone's RRsets as last given (the signing thread's copy), by owner and type. */
+  private readonly contents = new Map<string, { serial: number; rrsets: Map<string, RRsetData> }>();
+
+  /**
+   * The zone's RRsets at `serial`: the whole content given, or the content held at `change.fromSerial`
+   * with the change applied. RRsets not changed stay the same objects, which the signer compares first.
+   */
+  content(
+    origin: Name,
+    serial: number,
+    rrsets: readonly RRsetData[] | undefined,
+    change?: { fromSerial: number; upserts: readonly RRsetData[]; deletes: readonly RRsetKey[] },
+  ): RRsetData[] {
+    const key = nameKey(origin);
+    const id = (r: RRsetKey) => `${nameKey(r.owner)}\u0000${r.type}`;
+    if (rrsets) {
+      this.contents.set(key, { serial, rrsets: new Map(rrsets.map((r) => [id(r), r])) });
+      return [...rrsets];
+    }
+    const held = this.contents.get(key);
+    if (!change || !held || held.serial !== change.fromSerial) {
+      this.contents.delete(key);
+      throw new Error(
+        `zone ${origin}: the signing thread holds no content at serial ${change?.fromSerial}; the zone is sent whole on the next try`,
+      );
+    }
+    for (const d of change.deletes) held.rrsets.delete(id(d));
+    for (const r of change.upserts) held.rrsets.set(id(r), r);
+    held.serial = serial;
+    return [...held.rrsets.values()];
   }
 }
 
