@@ -12,6 +12,7 @@
  */
 import { sign as nodeSign } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { packRecords, unpackRecords } from '../src/backends/builtin/zone-signing.ts';
 import { canonicalRdata } from '../src/dns/dnssec/canonical.ts';
 import { NSEC3_RFC9276 } from '../src/dns/dnssec/denial.ts';
 import { type DnssecAlgorithm, generateDnssecKey, privateKeyObject } from '../src/dns/dnssec/keys.ts';
@@ -91,8 +92,14 @@ for (const algorithm of values.algorithms.split(',').map(Number) as DnssecAlgori
         .map((r) => ({ owner: r.owner, ttl: r.ttl, type: r.type, rdata: r.rdata })),
       ...(denial.kind === 'NSEC3' ? { nsec3: denial.params } : {}),
     };
-    const handOver = structuredClone(data);
-    const handOverMs = performance.now() - t5;
+    const cloneOfRecords = structuredClone(data);
+    const recordsCloneMs = performance.now() - t5;
+    // What the signing thread does instead: the records packed into two transferred buffers.
+    const t9 = performance.now();
+    const packed = packRecords(data.records);
+    const moved = structuredClone(packed, { transfer: [packed.fields.buffer, packed.rdata.buffer] });
+    const handOver = { ...cloneOfRecords, records: unpackRecords(moved) };
+    const handOverMs = performance.now() - t9;
     const t6 = performance.now();
     new ZoneDnssec(origin, handOver);
     const snapshotMs = performance.now() - t6;
@@ -118,6 +125,7 @@ for (const algorithm of values.algorithms.split(',').map(Number) as DnssecAlgori
       incrementalAddDenialChanged: addStats.denialChanged,
       inputCloneMs: +inputCloneMs.toFixed(1),
       incrementalClonedChangeMs: +incrementalClonedMs.toFixed(1),
+      recordsCloneMs: +recordsCloneMs.toFixed(1),
       handOverMs: +handOverMs.toFixed(1),
       snapshotMs: +snapshotMs.toFixed(1),
     });

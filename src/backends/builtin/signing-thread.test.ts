@@ -6,7 +6,7 @@ import { parseRdata } from '../../dns/rdata.ts';
 import { generateZoneKeys } from '../../zones/dnssec-key-set.ts';
 import type { RRsetData } from '../../zones/rrset.ts';
 import { SigningThread } from './signing-thread.ts';
-import { signForServing } from './zone-signing.ts';
+import { packRecords, signForServing, unpackRecords } from './zone-signing.ts';
 
 const ORIGIN = 'thread.test.';
 const SETTINGS: EffectiveDnssec = {
@@ -92,4 +92,10 @@ test('the signing thread signs a change sent alone to the same bytes as the whol
     { fromSerial: 3, upserts: [four[5]!], deletes: [] },
   );
   assert.deepEqual(fresh.records, whole(4, four, signedAt + 180));
+});
+
+test('the signer records packed for the hand-over come back the same', () => {
+  const records = whole(1, BASE, 1_800_000_000);
+  assert.deepEqual(unpackRecords(packRecords(records)), records);
+  assert.deepEqual(unpackRecords(packRecords([])), []);
 });

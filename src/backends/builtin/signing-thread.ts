@@ -10,6 +10,7 @@ import type { ZoneDnssecData } from '../../server/zone-dnssec.ts';
 import type { ZoneKey } from '../../zones/dnssec-key-set.ts';
 import type { RRsetData, RRsetDelta, RRsetKey } from '../../zones/rrset.ts';
 import type { SoaFields } from '../../zones/soa.ts';
+import { type PackedRecords, unpackRecords } from './zone-signing.ts';
 
 export interface ZoneToSignRequest {
   origin: Name;
@@ -39,7 +40,9 @@ export type SigningRequest =
     }
   | { type: 'forget'; origin: Name };
 
-export type SigningResponse = { id: number; data: ZoneDnssecData } | { id: number; error: string };
+export type SigningResponse =
+  | { id: number; data: Omit<ZoneDnssecData, 'records'>; packed: PackedRecords }
+  | { id: number; error: string };
 
 export class SigningThread {
   private worker: Worker | undefined;
@@ -115,7 +118,7 @@ export class SigningThread {
       if (!waiting) return;
       this.waiting.delete(m.id);
       if ('error' in m) waiting.reject(new Error(m.error));
-      else waiting.resolve(m.data);
+      else waiting.resolve({ ...m.data, records: unpackRecords(m.packed) });
     });
     const fail = (error: Error) => {
       if (this.worker === worker) this.worker = undefined;
