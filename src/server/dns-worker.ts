@@ -1,6 +1,7 @@
 import { Registry } from '../metrics/registry.ts';
 import { createQueryHandler } from './answer-settings.ts';
 import { DnsServer } from './dns-server.ts';
+import { readJournalWire } from './image/journal-wire.ts';
 import { type HealthState, processHealth } from './selection/steering/health-view.ts';
 import { ServerMetrics } from './server-metrics.ts';
 import { TransferHandler } from './transfer/transfer-handler.ts';
@@ -87,13 +88,33 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
       case 'image': {
         const { origin, serial } = message;
         try {
-          zones.replaceImage(message.image, message.transfers, message.changes);
+          zones.replaceImage(
+            message.image,
+            message.transfers,
+            message.changes?.map(readJournalWire),
+            message.overlay,
+          );
         } catch {
           // Not an image this worker reads (never expected: the primary runs the same code).
           send({ t: 'need-zone', origin, objects: true });
           return;
         }
         send({ t: 'applied', origin, serial });
+        return;
+      }
+      case 'overlay': {
+        const { origin, serial } = message;
+        let applied = false;
+        try {
+          applied = zones.applyOverlay(
+            message.overlay,
+            message.transfers,
+            message.changes?.map(readJournalWire),
+          );
+        } catch {
+          // Not an overlay this worker reads: never expected, the primary runs the same code.
+        }
+        send(applied ? { t: 'applied', origin, serial } : { t: 'need-zone', origin });
         return;
       }
       case 'patch': {

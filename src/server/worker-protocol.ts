@@ -5,7 +5,6 @@ import type { SoaFields } from '../zones/soa.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
 import type { AnswerSettings } from './answer-settings.ts';
 import type { SelectionBinding } from './selection/selection-table.ts';
-import type { JournalEntry } from './transfer/journal.ts';
 import type { ZoneDnssecData } from './zone-dnssec.ts';
 
 /** What a DNS worker process needs to know to serve: passed in its environment at fork. */
@@ -39,8 +38,9 @@ export type ToWorker =
       transfers?: ResolvedTransfers;
     }
   /**
-   * A whole zone as its zone image (ADR 0020 step 3: one buffer instead of an object graph), with
-   * the IXFR journal entries that lead to its serial from what the worker may hold. Zones carrying
+   * A whole zone as its zone image (ADR 0020 step 3: one buffer instead of an object graph) and,
+   * when names changed since that image was built, the overlay of them over it (step 5), with the
+   * IXFR journal entries that lead to its serial from what the worker may hold. Zones carrying
    * DNSSEC material still come as `zone` and `patch`.
    */
   | {
@@ -48,8 +48,23 @@ export type ToWorker =
       origin: Name;
       serial: number;
       image: ArrayBuffer;
+      overlay?: ArrayBuffer;
       transfers?: ResolvedTransfers;
-      changes?: JournalEntry[];
+      /** IXFR journal entries in wire form (`journalWire`, ADR 0020 §6), oldest first. */
+      changes?: ArrayBuffer[];
+    }
+  /**
+   * A change as an overlay over the image the worker holds (ADR 0020 §4), replacing its overlay; a
+   * worker holding another image answers `need-zone`.
+   */
+  | {
+      t: 'overlay';
+      origin: Name;
+      serial: number;
+      overlay: ArrayBuffer;
+      transfers?: ResolvedTransfers;
+      /** The change's IXFR journal entries in wire form (`journalWire`). */
+      changes?: ArrayBuffer[];
     }
   | { t: 'delete'; origin: Name }
   /**

@@ -3,7 +3,7 @@ import type { RRsetData } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
 import { ImageZone } from './image/image-zone.ts';
-import { ZoneImage } from './image/zone-image.ts';
+import { ImageKind, ZoneImage } from './image/zone-image.ts';
 import type { JournalEntry } from './transfer/journal.ts';
 import { ZoneJournal } from './transfer/journal.ts';
 import { TransferPolicy } from './transfer/transfer-policy.ts';
@@ -41,22 +41,61 @@ export class ZoneApplier {
   }
 
   /**
-   * Serves a zone image (ADR 0020 step 3) as the whole zone, replacing what was served. `changes`
-   * continue the IXFR journal of the zone served before (a gap starts it again, `ZoneJournal.append`).
+   * Serves a zone image (ADR 0020 step 3), with the overlay of the names changed since it was built
+   * when given (step 5), as the whole zone, replacing what was served. `changes` continue the IXFR
+   * journal of the zone served before (a gap starts it again, `ZoneJournal.append`).
    */
   replaceImage(
     buffer: ArrayBuffer,
     transfers: ResolvedTransfers | undefined,
     changes: readonly JournalEntry[] = [],
+    overlay?: ArrayBuffer,
+  ): ImageZone {
+    const image = ZoneImage.from(buffer);
+    return this.serveImage(
+      image,
+      overlay === undefined ? undefined : ZoneImage.from(overlay),
+      transfers,
+      changes,
+    );
+  }
+
+  /**
+   * Serves the zone as the image it serves now with `buffer`, a new overlay over that image, in place
+   * of the overlay it had (ADR 0020 §4). False, and nothing changed, when the zone is not served from
+   * the image the overlay was built over: the caller sends the whole zone instead.
+   */
+  applyOverlay(
+    buffer: ArrayBuffer,
+    transfers: ResolvedTransfers | undefined,
+    changes: readonly JournalEntry[] = [],
+  ): boolean {
+    const overlay = ZoneImage.from(buffer);
+    const zone = this.table.get(overlay.origin);
+    if (
+      !(zone instanceof ImageZone) ||
+      zone.image.id !== overlay.baseId ||
+      overlay.kind !== ImageKind.Overlay
+    )
+      return false;
+    this.serveImage(zone.image, overlay, transfers, changes);
+    return true;
+  }
+
+  private serveImage(
+    image: ZoneImage,
+    overlay: ZoneImage | undefined,
+    transfers: ResolvedTransfers | undefined,
+    changes: readonly JournalEntry[],
   ): ImageZone {
     const policy = this.policyFor(transfers);
-    const image = ZoneImage.from(buffer);
+    const serial = (overlay ?? image).serial;
     const journal = this.table.get(image.origin)?.journal ?? new ZoneJournal(0);
     journal.resize(policy?.journalSize ?? 0);
     for (const change of changes) journal.append(change);
     // A journal that does not end at the new serial describes another history: start again.
-    if (journal.length > 0 && journal.since(image.serial)?.length !== 0) journal.clear();
-    const served = new ImageZone(image, policy, journal);
+    if (journal.length > 0 && journal.since(serial)?.length !== 0) journal.clear();
+    const served = new ImageZone(image, policy, journal, overlay);
     this.table.set(served);
     return served;
   }

@@ -3,7 +3,10 @@
  * signs only what it touches — the changed RRsets, the NSEC (RFC 4034 §4) or NSEC3 (RFC 5155 §7.1)
  * records whose next name or type bit map changed (the names added or removed and their predecessors,
  * the names whose types changed), the SOA — and RRsets whose signature window moved to a new epoch
- * (ADR 0021). The chain is held sorted across serials: NSEC in canonical order (RFC 4034 §6.1), NSEC3 in
+ * (ADR 0021), and what a change of the keys' state touches (dnssec-key-set.ts `keysAt`: a key published
+ * or unpublished changes the DNSKEY RRset, the parent's DS set CDS/CDNSKEY, a key-signing key that
+ * starts or stops signing the signatures of those three, a zone-signing key every other signature).
+ * The chain is held sorted across serials: NSEC in canonical order (RFC 4034 §6.1), NSEC3 in
  * hash order (RFC 5155 §3.1.7), with the empty non-terminals NSEC3 needs (RFC 5155 §7.1) counted per
  * name. No opt-out (RFC 9276 §3.1).
  *
@@ -24,7 +27,7 @@ import {
   printNsec3param,
   printTypes,
 } from '../dns/dnssec/denial.ts';
-import { type DnssecKey, dnskeyRdata, printDnskey } from '../dns/dnssec/keys.ts';
+import { type DnssecKey, dnskeyRdata, dsOf, printDnskey } from '../dns/dnssec/keys.ts';
 import {
   encodeRrsig,
   printRrsig,
@@ -50,7 +53,11 @@ interface SetEntry {
   source: unknown;
   /** The RRset's place in the refresh period (dnssec-window.ts), hashed once. */
   offset: number;
-  /** RRSIG records, one per signing key; valid while `inception` and `keys` match the current ones. */
+  /**
+   * RRSIG records, one per signing key; valid while `inception` and `keys` match the current ones.
+   * `keys` is the generation of the signing keys of the RRset's kind (key-signing for the apex DNSKEY,
+   * CDS and CDNSKEY RRsets, zone-signing for every other), so a key state change re-signs only that kind.
+   */
   sigs: SignedRecord[];
   inception: number;
   keys: number;
@@ -62,7 +69,7 @@ interface OwnerNode {
   owner: Name;
   key: string;
   sort: string;
-  /** The content RRsets (with SOA, DNSKEY, NSEC3PARAM at the apex), by type code. */
+  /** The content RRsets (with SOA, DNSKEY, CDS, CDNSKEY, NSEC3PARAM at the apex), by type code. */
   sets: Map<number, SetEntry>;
   alias: boolean;
   /** The pass that last saw an ALIAS here. */
@@ -114,8 +121,12 @@ export class IncrementalSigner {
   /** Owners made in this pass, not yet in `ownersSorted`. */
   private fresh: OwnerNode[] = [];
   private denialTtl = -1;
-  private keysId = '';
-  private keysGeneration = 0;
+  /** The key-signing keys last signed with (their DNSKEY RDATA) and their generation. */
+  private kskId = '';
+  private kskGeneration = 0;
+  /** The zone-signing keys likewise; a generation never repeats, so keys back again sign again. */
+  private zskId = '';
+  private zskGeneration = 0;
   private signingKeys: SigningKeys = { keySigning: [], zoneSigning: [] };
   stats: IncrementalSigningStats = { signed: 0, denialChanged: 0, rrsetsChanged: 0 };
 
@@ -143,16 +154,21 @@ export class IncrementalSigner {
   sign(zone: ZoneToSign, keys: SigningKeys, signedAt: number): SignedRecord[] {
     const pass = ++this.pass;
     this.stats = { signed: 0, denialChanged: 0, rrsetsChanged: 0 };
-    const id = [...keys.keySigning, ...keys.zoneSigning]
-      .map((k) => Buffer.from(k.publicKey).toString('base64'))
-      .join();
-    const ksk = keys.keySigning.length;
-    const keysId = `${ksk}:${id}`;
-    if (keysId !== this.keysId) {
-      this.keysId = keysId;
-      this.keysGeneration++;
-      this.signingKeys = keys;
+    // The keys' state decides three things apart (dnssec-key-set.ts `keysAt`): which keys sign the
+    // DNSKEY, CDS and CDNSKEY RRsets, which sign the rest, and the content of the DNSKEY RRset (the
+    // published keys) and of CDS/CDNSKEY (the parent's DS set). A change of one invalidates only its
+    // own: the signatures of its kind, or the RRset's content (re-signed as any changed RRset is).
+    const kskId = keys.keySigning.map(keyIdentity).join();
+    if (kskId !== this.kskId) {
+      this.kskId = kskId;
+      this.kskGeneration++;
     }
+    const zskId = keys.zoneSigning.map(keyIdentity).join();
+    if (zskId !== this.zskId) {
+      this.zskId = zskId;
+      this.zskGeneration++;
+    }
+    this.signingKeys = keys;
     const touched = new Set<OwnerNode>();
     const subtrees: OwnerNode[] = [];
 
@@ -228,22 +244,47 @@ export class IncrementalSigner {
         () => s.rdata.map((r) => record(s.owner, s.ttl, type, r)),
       );
     }
-    const dnskeys = uniqueKeys([...keys.keySigning, ...keys.zoneSigning]);
+    // The apex DNSKEY RRset: the published keys, which a rollover makes differ from the signing ones
+    // (RFC 7583 §3.2 pre-publication; RFC 6781 §4.1.4 keys that sign before they are published).
+    const dnskeys = uniqueKeys(keys.published ?? [...keys.keySigning, ...keys.zoneSigning]);
+    const keyRecords = (type: number, list: readonly DnssecKey[]) =>
+      list.map((k) => ({
+        owner: this.origin,
+        ttl: zone.soa.ttl,
+        type,
+        rdata: dnskeyRdata(k),
+        text: printDnskey(k),
+      }));
     put(
       this.origin,
       RRType.DNSKEY,
       zone.soa.ttl,
       undefined,
-      () => keysId,
-      () =>
-        dnskeys.map((k) => ({
-          owner: this.origin,
-          ttl: zone.soa.ttl,
-          type: RRType.DNSKEY,
-          rdata: dnskeyRdata(k),
-          text: printDnskey(k),
-        })),
+      () => dnskeys.map(keyIdentity).join(),
+      () => keyRecords(RRType.DNSKEY, dnskeys),
     );
+    const parent = keys.parent ?? [];
+    if (parent.length > 0) {
+      // RFC 7344 §4: CDS (SHA-256) and CDNSKEY at the apex, the DS set the parent is to hold. Without
+      // one they are not given, so they are removed like any RRset not given (the apex bit map too).
+      const parentId = parent.map(keyIdentity).join();
+      put(
+        this.origin,
+        RRType.CDS,
+        zone.soa.ttl,
+        undefined,
+        () => parentId,
+        () => parent.map((k) => record(this.origin, zone.soa.ttl, RRType.CDS, dsOf(this.origin, k))),
+      );
+      put(
+        this.origin,
+        RRType.CDNSKEY,
+        zone.soa.ttl,
+        undefined,
+        () => parentId,
+        () => keyRecords(RRType.CDNSKEY, uniqueKeys(parent)),
+      );
+    }
     // RFC 9077 §3.3: the denial records' TTL is the lesser of the SOA's TTL and its MINIMUM.
     const denialTtl = Math.min(zone.soa.ttl, zone.soa.minimum);
     if (this.denial.kind === 'NSEC3') {
@@ -524,10 +565,14 @@ export class IncrementalSigner {
     return !this.isCut(node) || type === RRType.DS || type === RRType.NSEC;
   }
 
+  /** The generation of the keys that sign RRsets of this type (see `SetEntry.keys`). */
+  private generationOf(type: number): number {
+    return isKeySigned(type) ? this.kskGeneration : this.zskGeneration;
+  }
+
   /** Signs every RRset without signatures for the current window and keys, in one batch per key. */
   private signPending(signedAt: number): void {
     const { refreshSeconds: period, backdateSeconds: backdate } = this.policy;
-    const generation = this.keysGeneration;
     const pending: { entry: SetEntry; node: OwnerNode | undefined; window: SignatureWindow }[] = [];
     const check = (entry: SetEntry, node: OwnerNode | undefined) => {
       if (!this.signedHere(node, entry.type)) {
@@ -541,7 +586,7 @@ export class IncrementalSigner {
       }
       const start = Math.floor((signedAt + entry.offset) / period) * period - entry.offset;
       const inception = start - backdate;
-      if (entry.inception === inception && entry.keys === generation) return;
+      if (entry.inception === inception && entry.keys === this.generationOf(entry.type)) return;
       pending.push({ entry, node, window: { inception, expiration: start + 2 * period + backdate } });
     };
     for (const node of this.nodes.values()) {
@@ -562,8 +607,7 @@ export class IncrementalSigner {
         rdatas: entry.records.map((r) => r.rdata),
       };
       windows.set(rrset, window);
-      const signers =
-        entry.type === RRType.DNSKEY ? this.signingKeys.keySigning : this.signingKeys.zoneSigning;
+      const signers = signersOf(this.signingKeys, entry.type);
       signers.forEach((key, k) => {
         const list = byKey.get(key) ?? [];
         list.push({ at, rrset });
@@ -583,7 +627,7 @@ export class IncrementalSigner {
       this.stats.signed += sigs.length;
       list.forEach(({ at, rrset }, i) => {
         const sig = sigs[i]!;
-        sigOf.set(`${at}\u0000${keyIndex(this.signingKeys, rrset.type, key)}`, {
+        sigOf.set(`${at}\u0000${signersOf(this.signingKeys, rrset.type).indexOf(key)}`, {
           owner: rrset.owner,
           ttl: rrset.ttl,
           type: RRType.RRSIG,
@@ -593,11 +637,10 @@ export class IncrementalSigner {
       });
     }
     pending.forEach(({ entry, node, window }, at) => {
-      const signers =
-        entry.type === RRType.DNSKEY ? this.signingKeys.keySigning : this.signingKeys.zoneSigning;
+      const signers = signersOf(this.signingKeys, entry.type);
       entry.sigs = signers.map((_, k) => sigOf.get(`${at}\u0000${k}`)!);
       entry.inception = window.inception;
-      entry.keys = generation;
+      entry.keys = this.generationOf(entry.type);
       if (node) node.emitted = undefined;
     });
   }
@@ -624,8 +667,19 @@ export class IncrementalSigner {
   }
 }
 
-function keyIndex(keys: SigningKeys, type: number, key: DnssecKey): number {
-  return (type === RRType.DNSKEY ? keys.keySigning : keys.zoneSigning).indexOf(key);
+/** RFC 4035 §2.1, RFC 7344 §4.1: the apex DNSKEY, CDS and CDNSKEY RRsets are signed by the key-signing keys. */
+function isKeySigned(type: number): boolean {
+  return type === RRType.DNSKEY || type === RRType.CDS || type === RRType.CDNSKEY;
+}
+
+/** The keys that sign an RRset of this type, in the order `signZone` places their RRSIGs. */
+function signersOf(keys: SigningKeys, type: number): readonly DnssecKey[] {
+  return isKeySigned(type) ? keys.keySigning : keys.zoneSigning;
+}
+
+/** What a key's signatures depend on besides its private half: flags, algorithm, public key (its DNSKEY RDATA). */
+function keyIdentity(k: DnssecKey): string {
+  return Buffer.from(dnskeyRdata(k)).toString('base64');
 }
 
 function record(owner: Name, ttl: number, type: number, rdata: Rdata): SignedRecord {

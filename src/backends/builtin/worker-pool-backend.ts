@@ -4,7 +4,9 @@ import type { Name } from '../../dns/name.ts';
 import { RRType } from '../../dns/rrtype.ts';
 import type { Registry } from '../../metrics/registry.ts';
 import { type AnswerSettings, answerSettings } from '../../server/answer-settings.ts';
-import { ZoneImage } from '../../server/image/zone-image.ts';
+import { ZoneImageBuilder } from '../../server/image/image-builder.ts';
+import { journalWire } from '../../server/image/journal-wire.ts';
+import type { ZoneImage } from '../../server/image/zone-image.ts';
 import { SelectionError } from '../../server/selection/policy.ts';
 import type { SelectionBinding, SelectionSink } from '../../server/selection/selection-table.ts';
 import { processHealth } from '../../server/selection/steering/health-view.ts';
@@ -77,10 +79,8 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
   /** Per zone: the generation of its current selection bindings (counted over all zones). */
   private readonly selectionGenerations = new Map<string, number>();
   private selectionGeneration = 0;
-  /** The last zone image built per zone (see `imageOf`). */
-  private readonly images = new WeakMap<ZoneSnapshot, ZoneImage>();
-  /** Zones (lowercased origin) larger than IMAGE_REBUILD_LIMIT that changed: sent as objects, patched. */
-  private readonly patched = new Set<string>();
+  /** Each zone's base image and overlay, built once per serial for every worker (ADR 0020 §4). */
+  private readonly images = new ZoneImageBuilder();
 
   constructor(table: ZoneTable, options: WorkerPoolOptions, notifier?: Notifier) {
     this.table = table;
@@ -166,43 +166,47 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
     const result = await this.local.applyZone(zone);
     const served = this.table.get(zone.origin);
     const key = zone.origin.toLowerCase();
-    // Zones go to workers as one zone image, rebuilt whole per change and built once for all of them
-    // (ADR 0020 step 3). A large zone that changes is sent as objects from then on and patched in
-    // place, as zones with DNSSEC material are: rebuilding its image per change would keep a change
-    // from every worker for too long (overlays, step 5, are the answer).
-    let switched = false;
-    if (zone.delta !== undefined && served !== undefined && served.recordCount > IMAGE_REBUILD_LIMIT) {
-      switched = !this.patched.has(key);
-      this.patched.add(key);
-      this.images.delete(served);
-    }
-    const patchable =
-      !switched &&
-      zone.delta !== undefined &&
-      before === zone.delta.fromSerial &&
-      served !== undefined &&
-      !this.asImage(served) &&
-      // A signed zone goes whole (its signatures cover the serial), as the primary serves it.
-      !served.dnssec;
+    // Zones go to workers as zone images built once for all of them (ADR 0020): a change as an
+    // overlay of the names it changed over the base the workers hold (step 5), small whatever the
+    // zone's size; the zone whole when the overlay cannot be made (no base at the change's start,
+    // a change too large alone). Zones carrying DNSSEC material go as objects, patched in place.
+    const delta = zone.delta;
+    const moved =
+      delta !== undefined && served !== undefined && before === delta.fromSerial && served.serial !== before;
+    const overlay = moved ? this.overlayOf(served, delta) : undefined;
+    const patchable = moved && overlay === undefined && !this.asImage(served) && !served.dnssec;
     for (const member of this.pool.values()) {
       if (!member.ready) continue;
-      if (switched) this.sendZone(member, zone.origin);
-      else if (patchable && member.served.get(key) === zone.delta!.fromSerial) {
+      const held = member.served.get(key);
+      if (overlay !== undefined && held === delta!.fromSerial) {
+        const changes = served!.journal.since(delta!.fromSerial) ?? [];
+        this.send(member, {
+          t: 'overlay',
+          origin: zone.origin,
+          serial: zone.serial,
+          overlay: overlay.buffer as ArrayBuffer,
+          ...(zone.transfers ? { transfers: zone.transfers } : {}),
+          ...(changes.length > 0 ? { changes: changes.map(journalWire) } : {}),
+        });
+      } else if (patchable && held === delta!.fromSerial) {
         this.send(member, {
           t: 'patch',
           origin: zone.origin,
           soa: zone.soa,
           serial: zone.serial,
-          fromSerial: zone.delta!.fromSerial,
-          upserts: [...zone.delta!.upserts],
-          deletes: [...zone.delta!.deletes],
+          fromSerial: delta!.fromSerial,
+          upserts: [...delta!.upserts],
+          deletes: [...delta!.deletes],
           ...(zone.transfers ? { transfers: zone.transfers } : {}),
         });
-      } else if (member.served.get(key) !== zone.serial) {
+      } else if (held !== zone.serial) {
         this.sendZone(member, zone.origin);
       }
     }
     await this.settled(() => this.allServe(zone.origin, zone.serial));
+    // The overlay passed its share of the base: merge them into a new base now that the change is
+    // served, so that no change waits for a whole build (the same content, at the same serial).
+    if (overlay !== undefined && this.images.needsMerge(zone.origin)) this.merge(zone.origin);
     return result;
   }
 
@@ -213,7 +217,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
    */
   async deleteZone(origin: Name): Promise<void> {
     await this.local.deleteZone(origin);
-    this.patched.delete(origin.toLowerCase());
+    this.images.forget(origin);
     for (const member of this.pool.values()) if (member.ready) this.send(member, { t: 'delete', origin });
     await this.settled(() => this.allServe(origin, undefined));
     const holding = [...this.pool.values()]
@@ -322,13 +326,15 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       const journal = zone.journal;
       const changes =
         (held !== undefined && !Number.isNaN(held) ? journal.since(held) : undefined) ?? journal.all();
+      const { image, overlay } = this.images.current(zone);
       this.send(member, {
         t: 'image',
         origin: zone.origin,
         serial: zone.serial,
-        image: this.imageOf(zone).buffer as ArrayBuffer,
+        image: image.buffer as ArrayBuffer,
+        ...(overlay ? { overlay: overlay.buffer as ArrayBuffer } : {}),
         ...(zone.transfers ? { transfers: zone.transfers.resolved } : {}),
-        ...(changes.length > 0 ? { changes: [...changes] } : {}),
+        ...(changes.length > 0 ? { changes: changes.map(journalWire) } : {}),
       });
       return;
     }
@@ -343,11 +349,11 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
     });
   }
 
-  /** Whether workers get the zone as a zone image (else as objects, patched in place). */
+  /** Whether workers get the zone as zone images (else as objects, patched in place). */
   private asImage(zone: ZoneSnapshot): boolean {
-    if (this.patched.has(zone.origin.toLowerCase()) || !servedFromImage(zone)) return false;
+    if (!servedFromImage(zone)) return false;
     try {
-      this.imageOf(zone);
+      this.images.current(zone);
       return true;
     } catch {
       // A zone no image can hold (a record whose RDATA exceeds 65,535 octets: no DNS message can
@@ -357,15 +363,36 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
   }
 
   /**
-   * The zone image of a zone at its current serial, built once per serial whatever the number of
-   * workers it goes to (about 63 bytes per record set kept here until the zone changes again).
+   * The overlay that moves workers holding the zone's images at `delta.fromSerial` to its serial now;
+   * undefined when the zone goes whole or as objects.
    */
-  private imageOf(zone: ZoneSnapshot): ZoneImage {
-    const held = this.images.get(zone);
-    if (held !== undefined && held.serial === zone.serial) return held;
-    const image = ZoneImage.build(zone.origin, zone.soaFields, zone.serial, zone.rrsets());
-    this.images.set(zone, image);
-    return image;
+  private overlayOf(zone: ZoneSnapshot, delta: NonNullable<ProgrammedZone['delta']>): ZoneImage | undefined {
+    // The builder holds images only of zones served from images (`asImage`), so only the change can
+    // have brought DNSSEC material (checked on the change, not on the whole zone).
+    if (zone.dnssec || delta.upserts.some((r) => DNSSEC_TYPES.includes(RRType[r.type]))) return undefined;
+    try {
+      return this.images.change(zone, delta.fromSerial, [
+        ...delta.upserts.map((r) => r.owner),
+        ...delta.deletes.map((r) => r.owner),
+      ]);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Builds the zone's new base (its overlay merged in) and sends it to every worker serving the zone. */
+  private merge(origin: Name): void {
+    const zone = this.table.get(origin);
+    if (zone === undefined || !servedFromImage(zone)) return;
+    try {
+      this.images.merge(zone);
+    } catch {
+      return;
+    }
+    for (const member of this.pool.values()) {
+      if (member.ready && member.served.get(origin.toLowerCase()) !== undefined)
+        this.sendZone(member, origin);
+    }
   }
 
   /** Sends health changes (slot, state) to every live DNS worker (the primary's view is already written). */
@@ -478,14 +505,6 @@ function healthStates(): [number, number][] {
   }
   return out;
 }
-
-/**
- * Records above which a zone that changes goes to DNS workers as objects, patched in place, instead
- * of a zone image rebuilt whole per change (about 10 µs per record set to build on the bench machine,
- * plus the copy to each worker): until images take overlays (ADR 0020 step 5), a one-record change
- * in a large zone would otherwise wait for the whole zone.
- */
-export const IMAGE_REBUILD_LIMIT = 5_000;
 
 /** Types that make a zone signed, or part of signing: DNSSEC answers come from objects for now. */
 const DNSSEC_TYPES: readonly number[] = [
