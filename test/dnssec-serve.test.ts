@@ -5,7 +5,10 @@
  *   an empty non-terminal, wildcard expansion and wildcard NODATA, CNAME, the DS of a secure
  *   delegation and the proof that an insecure one has none — for ECDSAP256SHA256 with NSEC and with
  *   NSEC3 (RFC 9276 parameters) and for ED25519 with split keys (KSK + ZSK); ALIAS answers signed where
- *   they are synthesized (alias.test); a signed child zone from its parent's key alone;
+ *   they are synthesized, and a NODATA for an address type the target lacks proven by a denial record
+ *   signed there (alias.test with NSEC, alias3.test with NSEC3); a signed child zone from its parent's
+ *   key alone;
+ * - Unbound: the same ALIAS answers and NODATA validated (AD);
  * - Unbound, a validating resolver on loopback (trust anchor = the zone's key, a stub zone to the
  *   server): the AD bit on validated answers, SERVFAIL for an answer tampered with on the way;
  * - the AXFR, checked by `kzonecheck --dnssec on` and `dnssec-verify`; the same signed content after a
@@ -95,28 +98,33 @@ spec:
     record('secure-glue', 'ns.secure', 'A', ['192.0.2.99']);
     record('insecure', 'insecure', 'NS', ['ns.elsewhere.example.']);
   }
-  // ALIAS in a signed zone of its own: secondaries cannot answer ALIAS, so the zones transferred
-  // above hold none (docs/dnssec.md).
-  docs.push(`apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZone
-metadata: { name: alias-test, namespace: dns }
-spec:
-  domainName: alias.test
-  className: builtin
-  dnssec: { enabled: true }`);
-  for (const [name, owner, type, records] of [
-    ['www', 'www', 'A', ['192.0.2.1']],
-    ['www6', 'www', 'AAAA', ['2001:db8::1']],
-    ['web', 'web', 'ALIAS', ['www.alias.test.']],
-  ] as const)
+  // ALIAS in signed zones of their own (NSEC and NSEC3): secondaries cannot answer ALIAS, so the zones
+  // transferred above hold none (docs/dnssec.md). `web4`'s target has an address but no AAAA.
+  for (const [zone, denial] of ALIAS_ZONES) {
+    const id = zone.replace('.', '-');
     docs.push(`apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSRecordSet
-metadata: { name: alias-${name}, namespace: dns }
+kind: DNSZone
+metadata: { name: ${id}, namespace: dns }
 spec:
-  zoneRef: { name: alias-test }
+  domainName: ${zone}
+  className: builtin
+  dnssec: { enabled: true, denial: ${denial} }`);
+    for (const [name, owner, type, records] of [
+      ['www', 'www', 'A', ['192.0.2.1']],
+      ['www6', 'www', 'AAAA', ['2001:db8::1']],
+      ['web', 'web', 'ALIAS', [`www.${zone}.`]],
+      ['v4only', 'v4only', 'A', ['192.0.2.4']],
+      ['web4', 'web4', 'ALIAS', [`v4only.${zone}.`]],
+    ] as const)
+      docs.push(`apiVersion: dns.zonekeeper.dev/v1alpha1
+kind: DNSRecordSet
+metadata: { name: ${id}-${name}, namespace: dns }
+spec:
+  zoneRef: { name: ${id} }
   name: ${owner}
   type: ${type}
   records: ${JSON.stringify(records)}`);
+  }
   // A signed child of nsec.test: its DS goes into the parent by itself (RFC 4035 §2.4).
   docs.push(`apiVersion: dns.zonekeeper.dev/v1alpha1
 kind: DNSZone
@@ -165,11 +173,27 @@ const CASES: [string, string, string, RegExp][] = [
   ['insecure delegation: no DS', 'insecure', 'DS', /^negative response, fully validated/],
 ];
 
-/** ALIAS answers: synthesized where they are answered, and signed there (ADR 0021). */
+/** Zones with ALIAS records, signed with NSEC and with NSEC3. */
+const ALIAS_ZONES = [
+  ['alias.test', 'NSEC'],
+  ['alias3.test', 'NSEC3'],
+] as const;
+
+/**
+ * ALIAS answers: synthesized where they are answered, and signed there (ADR 0021); a NODATA for an
+ * address type the target lacks proven by the owner's denial record without the type (ADR 0028).
+ */
 const ALIAS_CASES: [string, string, string, RegExp][] = [
   ['ALIAS, A synthesized and signed where it is answered', 'web', 'A', /^fully validated/],
   ['ALIAS, AAAA synthesized and signed where it is answered', 'web', 'AAAA', /^fully validated/],
-  ['NODATA at an ALIAS owner', 'web', 'TXT', /^negative response, fully validated/],
+  [
+    'NODATA at an ALIAS owner (a type never synthesized)',
+    'web',
+    'TXT',
+    /^negative response, fully validated/,
+  ],
+  ['ALIAS, A of a target without AAAA', 'web4', 'A', /^fully validated/],
+  ['NODATA AAAA at an ALIAS whose target has none', 'web4', 'AAAA', /^negative response, fully validated/],
 ];
 
 const fqdn = (rel: string, zone: string) => (rel === '@' ? `${zone}.` : `${rel}.${zone}.`);
@@ -238,9 +262,33 @@ describe('zonekeeper serve: signed zones validated by delv, Unbound, kzonecheck,
     });
   }
 
-  test('delv validates ALIAS answers signed where they are synthesized (alias.test)', async () => {
-    await validateAll(serve!.dnsPort, work, 'alias.test', ALIAS_CASES);
-  });
+  for (const [zone, denial] of ALIAS_ZONES)
+    test(`delv validates ALIAS answers and NODATA signed where they are synthesized (${zone}, ${denial})`, async () => {
+      await validateAll(serve!.dnsPort, work, zone, ALIAS_CASES);
+    });
+
+  for (const [zone, denial] of ALIAS_ZONES)
+    test(`Unbound validates (AD) ALIAS answers and their NODATA (${zone}, ${denial})`, async () => {
+      const unbound = await startUnbound(work, serve!.dnsPort, serve!.dnsPort, zone);
+      try {
+        for (const [name, type, answers] of [
+          ['web', 'A', 2],
+          ['web4', 'A', 2],
+          ['web', 'TXT', 0],
+          ['web4', 'AAAA', 0],
+        ] as const) {
+          const r = await dig(unbound.port, `${name}.${zone}`, type, {
+            args: ['+rec', '+dnssec', '+time=5'],
+          });
+          assert.equal(r.status, 'NOERROR', `${name} ${type}:\n${r.raw}`);
+          assert.ok(r.flags.includes('ad'), `${name} ${type} validated (AD):\n${r.raw}`);
+          // The address and its RRSIG, or no answer at all (NODATA).
+          assert.equal(r.answer.length, answers, r.raw);
+        }
+      } finally {
+        await unbound.stop();
+      }
+    });
 
   test('DO clear: the same answers without RRSIGs or denial records', async () => {
     const port = serve!.dnsPort;
@@ -415,7 +463,7 @@ describe('zonekeeper serve: signed zones validated by delv, Unbound, kzonecheck,
     // SO_REUSEPORT spreads queries over the processes by source port: many queries reach both.
     for (let i = 0; i < 4; i++) {
       await validateAll(serve.dnsPort, work, 'nsec.test');
-      await validateAll(serve.dnsPort, work, 'alias.test', ALIAS_CASES);
+      for (const [zone] of ALIAS_ZONES) await validateAll(serve.dnsPort, work, zone, ALIAS_CASES);
     }
     for (let i = 0; i < 20; i++) {
       const r = await dig(serve.dnsPort, 'nothere.ed.test', 'A', { args: ['+dnssec'] });

@@ -244,17 +244,19 @@ export class QueryHandler {
     const resolved = await this.aliasResolver.resolve(alias.target, query.qtype);
     if (resolved.kind === 'fail') return { ...errorParts(Rcode.SERVFAIL), answer: answer.answer };
     const zone = this.table.findZone(nameKey(alias.owner));
-    // DO set and the zone signed: the synthesized RRset is signed here (ADR 0021). A NODATA cannot be
-    // proved (the NSEC/NSEC3 at an ALIAS owner lists A and AAAA): it goes out without proof.
+    // DO set and the zone signed: the synthesized RRset is signed here (ADR 0021). A NODATA (the target
+    // has none of the type) is proven by the owner's denial record without the type, signed here too
+    // (ADR 0028): the chain's own record lists A and AAAA as what may be synthesized there.
     const signing = answer.aliasZone?.dnssec;
     if (resolved.kind === 'nodata' || resolved.rdata.length === 0) {
       const soaSig = signing?.rrsig(answer.aliasZone!.originKey, RRType.SOA);
+      const proof = signing?.proveSynthesizedNodata?.(nameKey(alias.owner), query.qtype) ?? [];
       return {
         rcode: Rcode.NOERROR,
         aa: true,
         answer: answer.answer,
         authority: zone
-          ? [zone.negativeSoa, ...(soaSig ? [{ ...soaSig, ttl: zone.negativeSoa.ttl }] : [])]
+          ? [zone.negativeSoa, ...(soaSig ? [{ ...soaSig, ttl: zone.negativeSoa.ttl }] : []), ...proof]
           : [],
         additional: [],
       };

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { DNSKEY_FLAGS, generateDnssecKey } from '../dns/dnssec/keys.ts';
+import { parseRdata } from '../dns/rdata.ts';
+import { RRType } from '../dns/rrtype.ts';
 import { Registry } from '../metrics/registry.ts';
+import { DEFAULT_WINDOW_POLICY } from '../zones/dnssec-window.ts';
 import { ServerMetrics } from './server-metrics.ts';
+import { ZoneDnssec } from './zone-dnssec.ts';
 import { ZoneTable } from './zone-table.ts';
 
 test('random query types do not grow the metrics: unknown types share the "other" series and its cached counter', () => {
@@ -46,4 +51,30 @@ test('the ALIAS type code is counted like any unknown type, never as "ALIAS"', (
   const text = registry.render();
   assert.doesNotMatch(text, /qtype="ALIAS"/);
   assert.match(text, /^zonekeeper_dns_queries_total\{qtype="other",rcode="NOERROR",transport="udp"\} 2$/m);
+});
+
+test('signatures made at answer time are counted by use, kept from the cache or newly signed', () => {
+  const registry = new Registry();
+  new ServerMetrics(registry, new ZoneTable());
+  const key = generateDnssecKey(15, DNSKEY_FLAGS.KSK);
+  const view = new ZoneDnssec('m.test.', {
+    denial: 'NSEC',
+    records: [],
+    signing: { keys: [key], signedAt: 1_800_000_000, policy: DEFAULT_WINDOW_POLICY },
+  });
+  const subset = (address: string) => ({
+    owner: 'www.m.test.',
+    type: RRType.A,
+    ttl: 60,
+    rdata: [parseRdata('A', address, 'm.test.')],
+  });
+  view.signSynthesized(subset('192.0.2.1'), 'steered');
+  view.signSynthesized(subset('192.0.2.1'), 'steered');
+  view.signSynthesized(subset('192.0.2.1'), 'steered');
+  view.signSynthesized(subset('192.0.2.2'), 'steered');
+  view.signSynthesized(subset('192.0.2.9'));
+  const text = registry.render();
+  assert.match(text, /^zonekeeper_dnssec_synthesized_signatures_total\{use="steered",result="kept"\} 2$/m);
+  assert.match(text, /^zonekeeper_dnssec_synthesized_signatures_total\{use="steered",result="signed"\} 2$/m);
+  assert.match(text, /^zonekeeper_dnssec_synthesized_signatures_total\{use="alias",result="signed"\} 1$/m);
 });

@@ -1,6 +1,7 @@
 import { isInternalType, RRType } from '../dns/rrtype.ts';
 import type { CounterChild, HistogramChild, Registry } from '../metrics/registry.ts';
 import { RRL_KINDS, type RrlCounters, type RrlKind } from './rrl.ts';
+import { onSynthesizedSignature } from './zone-dnssec.ts';
 import type { ServedZone, ZoneTable } from './zone-table.ts';
 
 const RCODE_NAMES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'];
@@ -96,6 +97,21 @@ export class ServerMetrics implements RrlCounters {
       ['policy'],
     );
     table.selections.onError = (policy) => selectionErrors.labels(policy).inc();
+    const synthesized = registry.counter(
+      'zonekeeper_dnssec_synthesized_signatures_total',
+      'Signatures of signed answers made at query time (use: steered subsets, ALIAS addresses, ALIAS NODATA proofs), taken from the per-zone cache of 1,024 (result=kept) or newly signed (result=signed). Many signed: the subsets or addresses change faster than the cache holds them.',
+      ['use', 'result'],
+    );
+    const synthesizedChildren = new Map<string, CounterChild>();
+    onSynthesizedSignature((use, kept) => {
+      const id = `${use} ${kept}`;
+      let child = synthesizedChildren.get(id);
+      if (!child) {
+        child = synthesized.labels(use, kept ? 'kept' : 'signed');
+        synthesizedChildren.set(id, child);
+      }
+      child.inc();
+    });
     const zones = registry.gauge('zonekeeper_zones_served', 'Zones the DNS server answers for.');
     const records = registry.gauge(
       'zonekeeper_records_served',

@@ -2,17 +2,19 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { base32hex, NSEC3_RFC9276, nsec3Hash } from '../dns/dnssec/denial.ts';
 import { DNSKEY_FLAGS, generateDnssecKey } from '../dns/dnssec/keys.ts';
+import { type RrsigRdata, verifyRrsig } from '../dns/dnssec/rrsig.ts';
 import { decodeMessage, encodeMessage, queryMessage } from '../dns/message.ts';
 import { type Name, nameKey, parseName } from '../dns/name.ts';
 import { parseRdata } from '../dns/rdata.ts';
 import { type RecordTypeName, RRType, typeName } from '../dns/rrtype.ts';
 import { type Denial, signZone } from '../zones/dnssec-signer.ts';
+import { signatureWindow } from '../zones/dnssec-window.ts';
 import type { RRsetData } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
 import { answerQuery, Outcome } from './answer.ts';
 import { QueryHandler } from './query-handler.ts';
 import type { ServedRRset } from './served-rrset.ts';
-import { nextCloser, ZoneDnssec, type ZoneDnssecData } from './zone-dnssec.ts';
+import { nextCloser, withoutType, ZoneDnssec, type ZoneDnssecData } from './zone-dnssec.ts';
 import { ZoneSnapshot } from './zone-snapshot.ts';
 import { ZoneTable } from './zone-table.ts';
 
@@ -296,7 +298,86 @@ describe('answers synthesized at query time (ALIAS)', () => {
     assert.equal(typeName((one.wire![0]![0]! << 8) | one.wire![0]![1]!), 'A');
     assert.equal(new ZoneDnssec(ORIGIN, { denial: 'NSEC', records: [] }).signSynthesized(rrset), undefined);
   });
+
+  for (const denial of [{ kind: 'NSEC' } as const, { kind: 'NSEC3', params: NSEC3_RFC9276 } as const])
+    test(`a NODATA for an address type the target lacks: the owner's ${denial.kind} without the type, signed here`, () => {
+      const now = 1_800_000_000;
+      const policy = { refreshSeconds: 7 * 86400, backdateSeconds: 3600 };
+      const rrsets = [...RRSETS, rrset('web', 'ALIAS', 'www.z.test.')];
+      const records = signZone(
+        { origin: ORIGIN, soa: { ...SOA, serial: 7 }, rrsets },
+        { keySigning: [KEY], zoneSigning: [KEY] },
+        (r) => signatureWindow(now, r.owner, r.type, policy),
+        denial,
+      );
+      const data = (): ZoneDnssecData => ({
+        denial: denial.kind,
+        ...(denial.kind === 'NSEC3' ? { nsec3: denial.params } : {}),
+        records: records
+          .filter((r) => r.type !== RRType.A && r.type !== RRType.NS && r.type !== RRType.SOA)
+          .map((r) => ({ owner: r.owner, ttl: r.ttl, type: r.type, rdata: r.rdata })),
+        signing: { keys: [KEY], signedAt: now, policy },
+      });
+      const view = new ZoneDnssec(ORIGIN, data());
+      const [record, sig] = view.proveSynthesizedNodata('web.z.test.', RRType.AAAA);
+      const chain = view.prove({ kind: 'nodata', qname: 'web.z.test.' })[0]!;
+      assert.equal(record!.owner, chain.owner);
+      assert.equal(record!.type, denial.kind === 'NSEC' ? RRType.NSEC : RRType.NSEC3);
+      const kind = denial.kind;
+      const types = (wire: Uint8Array) => {
+        const held = withoutType(wire, kind, RRType.RRSIG)!; // RRSIG is in every bit map here
+        return [RRType.A, RRType.AAAA, RRType.TXT].filter((t) => withoutType(held, kind, t) !== undefined);
+      };
+      // The chain's record lists A and AAAA at the ALIAS owner; the proof lists A alone, same next name.
+      assert.deepEqual(types(chain.wire![0]!), [RRType.A, RRType.AAAA]);
+      assert.deepEqual(types(record!.wire![0]!), [RRType.A]);
+      const head = (w: Uint8Array) => w.subarray(0, w.length - 8);
+      assert.deepEqual(head(record!.wire![0]!), head(chain.wire![0]!));
+      // Signed with the zone-signing key, verifiable, and the same bytes in another process.
+      const rrsig = decodeRrsig(sig!.wire![0]!);
+      assert.ok(
+        verifyRrsig(
+          rrsig,
+          { owner: record!.owner, type: record!.type, ttl: record!.ttl, rdatas: record!.wire! },
+          KEY,
+        ),
+      );
+      const again = new ZoneDnssec(ORIGIN, data()).proveSynthesizedNodata('web.z.test.', RRType.AAAA);
+      assert.deepEqual(again[1]!.wire, sig!.wire);
+      // A type the bit map does not list: the chain's own record proves it.
+      assert.deepEqual(view.proveSynthesizedNodata('web.z.test.', RRType.TXT)[0], chain);
+      // Without the keys here, no proof is made.
+      assert.deepEqual(
+        new ZoneDnssec(ORIGIN, { ...data(), signing: undefined } as ZoneDnssecData).proveSynthesizedNodata(
+          'web.z.test.',
+          RRType.AAAA,
+        ),
+        [],
+      );
+    });
 });
+
+/** RRSIG RDATA back into its fields (RFC 4034 §3.1), the signer name uncompressed. */
+function decodeRrsig(w: Uint8Array): RrsigRdata {
+  const v = new DataView(w.buffer, w.byteOffset, w.byteLength);
+  let at = 18;
+  const labels: string[] = [];
+  while (w[at] !== 0) {
+    labels.push(Buffer.from(w.subarray(at + 1, at + 1 + w[at]!)).toString('latin1'));
+    at += w[at]! + 1;
+  }
+  return {
+    typeCovered: v.getUint16(0),
+    algorithm: w[2]!,
+    labels: w[3]!,
+    originalTtl: v.getUint32(4),
+    expiration: v.getUint32(8),
+    inception: v.getUint32(12),
+    keyTag: v.getUint16(16),
+    signerName: `${labels.join('.')}.`,
+    signature: w.subarray(at + 1),
+  };
+}
 
 describe('signed answers over UDP', () => {
   test('an answer whose RRSIGs and proof do not fit is truncated (TC), never sent without them', () => {

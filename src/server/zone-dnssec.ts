@@ -6,7 +6,7 @@
  */
 
 import { canonicalRdata } from '../dns/dnssec/canonical.ts';
-import { base32hex, type Nsec3Params, nsec3Hash } from '../dns/dnssec/denial.ts';
+import { base32hex, type Nsec3Params, nsec3Hash, typeBitmaps } from '../dns/dnssec/denial.ts';
 import type { DnssecKey } from '../dns/dnssec/keys.ts';
 import { encodeRrsig, signRRset } from '../dns/dnssec/rrsig.ts';
 import { canonicalSortKey, type Name, nameKey, stripFirstLabel } from '../dns/name.ts';
@@ -49,9 +49,35 @@ export interface ZoneDnssecView {
    * The RRSIG of an RRset made at answer time (an ALIAS owner's addresses, or the subset of a steered
    * RRset a selection policy chose); undefined when the zone cannot sign here.
    */
-  signSynthesized?(rrset: ServedRRset): ServedRRset | undefined;
+  signSynthesized?(rrset: ServedRRset, use?: SynthesizedUse): ServedRRset | undefined;
+  /**
+   * The proof of a NODATA made at answer time at an ALIAS owner (`ownerKey`) for an address type its
+   * target has none of; empty when the zone cannot sign here (docs/dnssec.md, ADR 0028).
+   */
+  proveSynthesizedNodata?(ownerKey: string, type: number): ServedRRset[];
   /** The earliest expiration (seconds since the epoch) of the RRSIGs served now (a metric). */
   readonly earliestExpiration?: number | undefined;
+}
+
+/** What a signature made at answer time is for: a steered subset, ALIAS addresses, an ALIAS NODATA proof. */
+export type SynthesizedUse = 'steered' | 'alias' | 'alias-nodata';
+
+/** Told of every signature asked for at answer time: taken from the cache (`kept`) or signed. */
+export type SynthesizedSignatureListener = (use: SynthesizedUse, kept: boolean) => void;
+
+const synthesizedListeners = new Set<SynthesizedSignatureListener>();
+
+/**
+ * Listens to the signatures made at answer time in this process, every zone (the metric
+ * `zonekeeper_dnssec_synthesized_signatures_total`); returns the function that stops listening.
+ */
+export function onSynthesizedSignature(listener: SynthesizedSignatureListener): () => void {
+  synthesizedListeners.add(listener);
+  return () => synthesizedListeners.delete(listener);
+}
+
+function told(use: SynthesizedUse, kept: boolean): void {
+  for (const listener of synthesizedListeners) listener(use, kept);
 }
 
 /**
@@ -277,7 +303,7 @@ export class ZoneDnssec implements ZoneDnssecView {
    * whatever their order (RFC 4034 §6.3 orders them for signing). Kept in a bounded cache (least
    * recently used out, `SYNTHESIZED_SIGNATURE_CACHE_ENTRIES`), so a steady state signs each RRset once.
    */
-  signSynthesized(rrset: ServedRRset): ServedRRset | undefined {
+  signSynthesized(rrset: ServedRRset, use: SynthesizedUse = 'alias'): ServedRRset | undefined {
     const signing = this.data.signing;
     if (!signing || signing.keys.length === 0) return undefined;
     const rdatas = rrset.rdata.map((r) => canonicalRdata(r));
@@ -289,6 +315,7 @@ export class ZoneDnssec implements ZoneDnssecView {
     const kept = cache.get(id);
     if (kept !== undefined) {
       this.synthesizedHits++;
+      told(use, true);
       // Most recently used last.
       cache.delete(id);
       cache.set(id, kept);
@@ -300,6 +327,7 @@ export class ZoneDnssec implements ZoneDnssecView {
     const wires = signing.keys.map((key) => encodeRrsig(signRRset(toSign, key, signer, window)));
     const sig = rawRRset(rrset.owner, RRType.RRSIG, rrset.ttl, wires);
     this.synthesizedSigned++;
+    told(use, false);
     if (this.synthesizedLimit > 0) {
       if (cache.size >= this.synthesizedLimit) cache.delete(cache.keys().next().value!);
       cache.set(id, sig);
@@ -307,10 +335,86 @@ export class ZoneDnssec implements ZoneDnssecView {
     return sig;
   }
 
+  /**
+   * A NODATA made at answer time at an ALIAS owner (ADR 0028): the target has no `type` (A or AAAA),
+   * which the chain's record at the owner lists as what may be synthesized there. The proof is that
+   * record with `type` taken out of its type bit map — the same owner, the same next name (NSEC) or next
+   * hashed owner (NSEC3), so it denies nothing else the chain does not — signed here with the
+   * zone-signing keys in the window of the chain's record: the online signing of RFC 4470 §2 applied
+   * to a bit map (the NODATA form of compact denial, RFC 9824 §3, without its narrowed next name),
+   * deterministic like every signature here (ADR 0021). A type the bit map does not list is proven by
+   * the chain's own record. Kept in the same bounded cache as `signSynthesized`.
+   */
+  proveSynthesizedNodata(ownerKey: string, type: number): ServedRRset[] {
+    const signing = this.data.signing;
+    const held = this.data.denial === 'NSEC' ? this.nsecByKey.get(ownerKey) : this.nsec3Matching(ownerKey);
+    const wire = held?.wire?.[0];
+    if (!held || !wire || !signing || signing.keys.length === 0) return [];
+    const narrowed = withoutType(wire, this.data.denial, type);
+    if (!narrowed) {
+      const sig = this.rrsig(nameKey(held.owner), held.type);
+      return sig ? [held, sig] : [held];
+    }
+    const rrset = rawRRset(held.owner, held.type, held.ttl, [narrowed]);
+    const id = `\u0001${nameKey(held.owner)}\u0000${held.type}\u0000${type}`;
+    const cache = this.synthesized;
+    const kept = cache.get(id);
+    if (kept !== undefined) {
+      this.synthesizedHits++;
+      told('alias-nodata', true);
+      cache.delete(id);
+      cache.set(id, kept);
+      return [rrset, kept];
+    }
+    const window = signatureWindow(signing.signedAt, held.owner, held.type, signing.policy);
+    const toSign = { owner: held.owner, type: held.type, ttl: held.ttl, rdatas: [narrowed] };
+    const wires = signing.keys.map((key) => encodeRrsig(signRRset(toSign, key, this.signerName, window)));
+    const sig = rawRRset(held.owner, RRType.RRSIG, held.ttl, wires);
+    this.synthesizedSigned++;
+    told('alias-nodata', false);
+    if (this.synthesizedLimit > 0) {
+      if (cache.size >= this.synthesizedLimit) cache.delete(cache.keys().next().value!);
+      cache.set(id, sig);
+    }
+    return [rrset, sig];
+  }
+
   /** Signatures `signSynthesized` keeps now (at most its bound). */
   get synthesizedCached(): number {
     return this.synthesized.size;
   }
+}
+
+/**
+ * NSEC or NSEC3 RDATA with `type` taken out of its type bit map (RFC 4034 §4.1.2, RFC 5155 §3.2);
+ * undefined when the bit map does not list it. The fields before the bit map are kept as they are.
+ */
+export function withoutType(rdata: Uint8Array, kind: 'NSEC' | 'NSEC3', type: number): Uint8Array | undefined {
+  let at = 0;
+  if (kind === 'NSEC') {
+    // The next owner name, uncompressed (RFC 4034 §4.1.1): labels up to the root's empty one.
+    while (at < rdata.length && rdata[at] !== 0) at += rdata[at]! + 1;
+    at++;
+  } else {
+    // Hash algorithm, flags, iterations, salt length and salt, hash length and next hashed owner.
+    at = 5 + rdata[4]!;
+    at += 1 + rdata[at]!;
+  }
+  const types: number[] = [];
+  for (let i = at; i + 1 < rdata.length; ) {
+    const block = rdata[i]!;
+    const length = rdata[i + 1]!;
+    for (let octet = 0; octet < length; octet++)
+      for (let bit = 0; bit < 8; bit++)
+        if (rdata[i + 2 + octet]! & (0x80 >>> bit)) types.push(block * 256 + octet * 8 + bit);
+    i += 2 + length;
+  }
+  if (!types.includes(type)) return undefined;
+  const maps = typeBitmaps(types.filter((t) => t !== type));
+  const out = new Uint8Array(at + maps.length);
+  out.set(rdata.subarray(0, at));
+  out.set(maps, at);
+  return out;
 }
 
 /** The next closer name (RFC 5155 §1.3): `qname` with one label more than its closest encloser. */

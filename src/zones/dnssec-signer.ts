@@ -2,7 +2,8 @@
  * Signs a whole zone (RFC 4035 §2): DNSKEY at the apex, an RRSIG for every authoritative RRset, and the
  * NSEC (RFC 4034 §4) or NSEC3 (RFC 5155 §7.1) chain. A reference signer: it takes the zone's RRsets and
  * returns the signed zone, deterministically (same input, same bytes — see rrsig.ts), which is what
- * `zone export --dnssec`-style output and the incremental signer are checked against.
+ * `zone export --dnssec`-style output and the incremental signer (dnssec-incremental.ts) are checked
+ * against.
  */
 import { canonicalRdata } from '../dns/dnssec/canonical.ts';
 import {
@@ -163,6 +164,8 @@ export function signZone(
     byOwner.set(k, entry);
   }
   const owners = [...byOwner.values()].sort((a, b) => compareCanonical(a.owner, b.owner));
+  // Glue in canonical order too, whatever the order of the input (the incremental signer's order).
+  glue.sort((a, b) => compareCanonical(a.owner, b.owner) || a.type - b.type);
 
   // RFC 4035 §2.2: at a delegation point only DS (and the NSEC) is signed; NS is not authoritative.
   const glueSets = new Set(glue);

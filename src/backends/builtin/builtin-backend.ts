@@ -1,6 +1,5 @@
 import type { DnssecStatus, EffectiveDnssec } from '../../api/dnssec.ts';
 import { dnskeyRdata, generateDnssecKey, keyTag } from '../../dns/dnssec/keys.ts';
-import { SignatureReuse } from '../../dns/dnssec/rrsig.ts';
 import { type Name, nameKey } from '../../dns/name.ts';
 import { printRdata } from '../../dns/rdata.ts';
 import { RRType } from '../../dns/rrtype.ts';
@@ -23,7 +22,7 @@ import {
 } from '../backend.ts';
 import { AliasTargets } from './alias-targets.ts';
 import type { SigningThread } from './signing-thread.ts';
-import { type DnssecKeyStore, signedStatus, signForServing } from './zone-signing.ts';
+import { type DnssecKeyStore, KeptSigners, signedStatus, signForServing } from './zone-signing.ts';
 
 export interface BuiltinBackendOptions {
   /**
@@ -84,8 +83,8 @@ export class BuiltinBackend implements Backend, SelectionSink {
   readonly capabilities: BackendCapabilities;
   private readonly table: ZoneTable;
   private readonly dnssecKeys: DnssecKeyStore | undefined;
-  /** Per signed zone (nameKey): its last signing's signatures, taken again where nothing changed. */
-  private readonly signatures = new Map<string, SignatureReuse>();
+  /** Per signed zone: its incremental signer, kept from one serial to the next (no signing thread). */
+  private readonly signatures = new KeptSigners();
   private readonly signingThread: SigningThread | undefined;
   private readonly notifier: Notifier | undefined;
   private readonly zones: ZoneApplier;
@@ -150,25 +149,21 @@ export class BuiltinBackend implements Backend, SelectionSink {
     }
     const { origin, soa, serial, delta, transfers } = zone;
     if (!signing) {
-      this.signatures.delete(nameKey(origin));
+      this.signatures.forget(origin);
       this.signingThread?.forget(origin);
     }
     if (signing && keys) {
-      // A signed zone is signed whole and swapped in at every serial: its signatures cover the serial.
+      // A signed zone is swapped in whole at every serial (its signatures cover the serial); the signer
+      // keeps the zone's chain and signatures, and signs only what the change touches.
       const rrsets = [...zone.rrsets()];
       let dnssec: ZoneDnssecData;
       if (this.signingThread) {
         const thread = this.signingThread;
         dnssec = await signingStep(origin, 'DNSSEC_SIGNING', 'sign', () =>
-          thread.sign({ origin, soa, serial, rrsets }, signing, keys, signedAt),
+          thread.sign({ origin, soa, serial, rrsets }, signing, keys, signedAt, delta),
         );
       } else {
-        let reuse = this.signatures.get(nameKey(origin));
-        if (!reuse) {
-          reuse = new SignatureReuse();
-          this.signatures.set(nameKey(origin), reuse);
-        }
-        const kept = reuse;
+        const kept = this.signatures;
         dnssec = await signingStep(origin, 'DNSSEC_SIGNING', 'sign', async () =>
           signForServing({ origin, soa, serial, rrsets }, signing, keys, signedAt, undefined, kept),
         );
@@ -299,7 +294,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
 
   async deleteZone(origin: Name): Promise<void> {
     this.keys.delete(nameKey(origin));
-    this.signatures.delete(nameKey(origin));
+    this.signatures.forget(origin);
     this.signingThread?.forget(origin);
     this.steering?.forget(origin);
     if (this.table.delete(origin) && this.aliases) {

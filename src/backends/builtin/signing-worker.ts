@@ -1,28 +1,32 @@
-/** The zone signing thread (see signing-thread.ts): signs whole zones, keeping each zone's signatures. */
+/** The zone signing thread (see signing-thread.ts): signs zones, keeping each zone's incremental signer. */
 import { parentPort } from 'node:worker_threads';
-import { SignatureReuse } from '../../dns/dnssec/rrsig.ts';
-import { nameKey } from '../../dns/name.ts';
 import type { SigningRequest, SigningResponse } from './signing-thread.ts';
-import { signForServing } from './zone-signing.ts';
+import { KeptSigners, packRecords, signForServing } from './zone-signing.ts';
 
 const port = parentPort;
 if (!port) throw new Error('signing-worker.ts runs as a worker thread');
-const kept = new Map<string, SignatureReuse>();
+const kept = new KeptSigners();
 
 port.on('message', (m: SigningRequest) => {
   if (m.type === 'forget') {
-    kept.delete(nameKey(m.origin));
+    kept.forget(m.origin);
     return;
   }
   try {
-    const key = nameKey(m.zone.origin);
-    let reuse = kept.get(key);
-    if (!reuse) {
-      reuse = new SignatureReuse();
-      kept.set(key, reuse);
-    }
-    const data = signForServing(m.zone, m.settings, m.keys, m.signedAt, undefined, reuse);
-    port.postMessage({ id: m.id, data } satisfies SigningResponse);
+    const rrsets = kept.content(m.zone.origin, m.zone.serial, m.zone.rrsets, m.zone.change);
+    const { records, ...data } = signForServing(
+      { ...m.zone, rrsets },
+      m.settings,
+      m.keys,
+      m.signedAt,
+      undefined,
+      kept,
+    );
+    const packed = packRecords(records);
+    port.postMessage({ id: m.id, data, packed } satisfies SigningResponse, [
+      packed.fields.buffer,
+      packed.rdata.buffer,
+    ]);
   } catch (e) {
     port.postMessage({
       id: m.id,

@@ -215,7 +215,7 @@ export class SelectionTable {
           ((next.wire[0][0]! << 8) | next.wire[0][1]!) === rrset.type;
         if (!covers) continue;
         const signedAs = rrset.source?.owner ?? rrset.owner;
-        const sig = dnssec.signSynthesized?.({ ...subset, owner: signedAs });
+        const sig = dnssec.signSynthesized?.({ ...subset, owner: signedAs }, 'steered');
         if (sig === undefined) continue;
         out[i + 1] = signedAs === rrset.owner ? sig : { ...sig, owner: rrset.owner };
       }
