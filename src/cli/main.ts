@@ -4,9 +4,7 @@ import { parseArgs } from 'node:util';
 import { writeCrdFiles } from '../api/crd-files.ts';
 import { setGardenerTypes } from '../api/frontdoors/gardener/index.ts';
 import { crdsYaml } from '../api/index.ts';
-import { runDnsWorker } from '../server/dns-worker.ts';
 import { parseCidr, RRL_LIMITS, type RrlSettings } from '../server/rrl.ts';
-import { type DnsWorkerConfig, WORKER_CONFIG_ENV } from '../server/worker-protocol.ts';
 import type { ExternalDnsWebhookSettings } from '../sources/externaldns-webhook/start.ts';
 import { DEFAULT_EXTERNALDNS_WEBHOOK } from '../sources/externaldns-webhook/webhook.ts';
 import { loadFrontDoors } from '../sources/front-door-modules.ts';
@@ -977,12 +975,7 @@ function rrlOption(values: {
   return Object.keys(rrl).length > 0 ? { rrl } : {};
 }
 
-const workerConfig = process.env[WORKER_CONFIG_ENV];
-const run = workerConfig
-  ? // A DNS worker forked by `serve --workers N`.
-    runDnsWorker(JSON.parse(workerConfig) as DnsWorkerConfig).then(() => new Promise<number>(() => {}))
-  : main(process.argv.slice(2));
-run.then(
+main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },

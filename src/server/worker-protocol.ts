@@ -8,15 +8,17 @@ import type { SelectionBinding } from './selection/selection-table.ts';
 import type { JournalEntry } from './transfer/journal.ts';
 import type { ZoneDnssecData } from './zone-dnssec.ts';
 
-/** What a DNS worker process needs to know to serve: passed in its environment at fork. */
+/** What a DNS thread needs to know to serve: its `workerData` when the pool starts it. */
 export interface DnsWorkerConfig extends AnswerSettings {
-  /** The address the primary bound; workers bind the same one with SO_REUSEPORT. */
+  /** The address the main thread reserved; every DNS thread binds it with SO_REUSEPORT. */
   listen: string;
 }
 
-export const WORKER_CONFIG_ENV = 'ZONEKEEPER_DNS_WORKER';
-
-/** Primary → worker: zone content, as whole zones or as patches against the worker's serial. */
+/**
+ * Main thread → DNS thread: zone content, as whole zones or as patches against the thread's serial.
+ * Messages are posted (structured clone); the buffers of zone images are `SharedArrayBuffer`s, which
+ * every thread shares rather than copies (ADR 0020 §3).
+ */
 export type ToWorker =
   | {
       t: 'zone';
@@ -39,15 +41,16 @@ export type ToWorker =
       transfers?: ResolvedTransfers;
     }
   /**
-   * A whole zone as its zone image (ADR 0020 step 3: one buffer instead of an object graph), with
-   * the IXFR journal entries that lead to its serial from what the worker may hold. Zones carrying
-   * DNSSEC material still come as `zone` and `patch`.
+   * A whole zone as its zone image (ADR 0020: one buffer instead of an object graph), with the IXFR
+   * journal entries that lead to its serial from what the thread may hold. The image is a
+   * `SharedArrayBuffer` built once for every thread and never written after it is posted. Zones
+   * carrying DNSSEC material still come as `zone` and `patch`.
    */
   | {
       t: 'image';
       origin: Name;
       serial: number;
-      image: ArrayBuffer;
+      image: SharedArrayBuffer | ArrayBuffer;
       transfers?: ResolvedTransfers;
       changes?: JournalEntry[];
     }
@@ -69,9 +72,14 @@ export type ToWorker =
    * Health states of probe targets (slot, state) for the steering policies' view: each change as the
    * primary's checker makes it, and every slot in use to a new worker before its selections.
    */
-  | { t: 'health'; states: [number, number][] };
+  | { t: 'health'; states: [number, number][] }
+  /**
+   * Tests and diagnosis: the thread blocks (answers nothing, confirms nothing) until `flag[0]` is
+   * set to non-zero, as a thread stuck in a long computation would.
+   */
+  | { t: 'pause'; flag: Int32Array };
 
-/** Worker → primary: readiness, what it serves now, and its counters. */
+/** DNS thread → main thread: readiness, what it serves now, and its counters. */
 export type FromWorker =
   /** Loaded and receiving zones; not listening yet (it binds on `serve`). */
   | { t: 'ready' }

@@ -1,4 +1,5 @@
 import type { Name } from '../dns/name.ts';
+import { type RecordTypeName, RRType, typeName } from '../dns/rrtype.ts';
 import type { RRsetData } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
@@ -10,6 +11,19 @@ import { TransferPolicy } from './transfer/transfer-policy.ts';
 import type { ZoneDnssecData } from './zone-dnssec.ts';
 import { type ZonePatch, ZoneSnapshot } from './zone-snapshot.ts';
 import type { ServedZone, ZoneTable } from './zone-table.ts';
+
+/** A served zone's RRsets (the SOA excluded) as plain data, e.g. to build it again or send it whole. */
+export function* rrsetData(zone: ServedZone): Generator<RRsetData> {
+  for (const rrset of zone.transferRRsets()) {
+    if (rrset.type === RRType.SOA) continue;
+    yield {
+      owner: rrset.owner,
+      type: typeName(rrset.type) as RecordTypeName,
+      ttl: rrset.ttl,
+      rdata: rrset.rdata,
+    };
+  }
+}
 
 /**
  * How zone content gets into a `ZoneTable`, one implementation for the process that runs the built-in
@@ -45,7 +59,7 @@ export class ZoneApplier {
    * continue the IXFR journal of the zone served before (a gap starts it again, `ZoneJournal.append`).
    */
   replaceImage(
-    buffer: ArrayBuffer,
+    buffer: ArrayBuffer | SharedArrayBuffer,
     transfers: ResolvedTransfers | undefined,
     changes: readonly JournalEntry[] = [],
   ): ImageZone {
@@ -73,14 +87,44 @@ export class ZoneApplier {
     patch: ZonePatch,
     transfers: ResolvedTransfers | undefined,
   ): boolean {
-    const zone = this.table.get(origin);
-    // A zone served from an image is replaced whole, never patched (ADR 0020 step 3); so is a signed
-    // zone, whose signatures cover its serial.
-    if (!(zone instanceof ZoneSnapshot) || zone.serial !== fromSerial || zone.dnssec) return false;
+    const held = this.table.get(origin);
+    if (held === undefined || held.serial !== fromSerial) return false;
+    // A signed zone is replaced whole: its signatures cover its serial.
+    if (held instanceof ZoneSnapshot && held.dnssec) return false;
+    // A zone held as an image (the main thread of a thread pool, ADR 0020 step 4) is made into
+    // objects again to be patched, with its journal, so the patch's IXFR entry continues it; the
+    // pool then builds the new serial's image. Images are immutable, so nothing patches them in place.
+    const zone = held instanceof ZoneSnapshot ? held : this.unpack(held);
+    if (zone === undefined) return false;
     this.setTransfers(zone, transfers);
     zone.patch(patch, serial, soa);
-    this.table.changed(zone);
+    if (zone === held) this.table.changed(zone);
+    else this.table.set(zone);
     return true;
+  }
+
+  /** A served zone as a `ZoneSnapshot` of the same content, serial and journal. */
+  private unpack(zone: ServedZone): ZoneSnapshot | undefined {
+    const soa = zone.soa.rdata[0];
+    if (soa?.type !== 'SOA') return undefined;
+    const fields: SoaFields = {
+      ttl: zone.soa.ttl,
+      mname: soa.mname,
+      rname: soa.rname,
+      refresh: soa.refresh,
+      retry: soa.retry,
+      expire: soa.expire,
+      minimum: soa.minimum,
+    };
+    return ZoneSnapshot.build(
+      zone.origin,
+      fields,
+      zone.serial,
+      rrsetData(zone),
+      zone.transfers,
+      undefined,
+      zone.journal,
+    );
   }
 
   /** Gives a served zone the class's current transfer settings (its content unchanged). */

@@ -54,9 +54,15 @@ export class ZoneSnapshot {
   private readonly childCount = new Map<string, number>();
   private records = 0;
 
-  private constructor(origin: Name, soa: SoaFields, serial: number, transfers?: TransferPolicy) {
+  private constructor(
+    origin: Name,
+    soa: SoaFields,
+    serial: number,
+    transfers?: TransferPolicy,
+    journal?: ZoneJournal,
+  ) {
     this.transfers = transfers;
-    this.journal = new ZoneJournal(transfers?.journalSize ?? 0);
+    this.journal = journal ?? new ZoneJournal(transfers?.journalSize ?? 0);
     this.origin = origin;
     this.originKey = nameKey(origin);
     this.originLabels = labelCount(origin);
@@ -87,8 +93,9 @@ export class ZoneSnapshot {
     rrsets: Iterable<RRsetData>,
     transfers?: TransferPolicy,
     dnssec?: ZoneDnssecData,
+    journal?: ZoneJournal,
   ): ZoneSnapshot {
-    const zone = new ZoneSnapshot(origin, soa, serial, transfers);
+    const zone = new ZoneSnapshot(origin, soa, serial, transfers, journal);
     zone.upsert(zone.soa);
     for (const rrset of rrsets) zone.upsert(served(rrset));
     if (dnssec) {

@@ -6,7 +6,8 @@ import type { SteeringBinder } from '../../server/selection/steering/steering-bi
 import type { Notifier } from '../../server/transfer/notifier.ts';
 import { ZoneApplier } from '../../server/zone-apply.ts';
 import type { ZoneDnssecData } from '../../server/zone-dnssec.ts';
-import type { ZoneTable } from '../../server/zone-table.ts';
+import { ZoneSnapshot } from '../../server/zone-snapshot.ts';
+import type { ServedZone, ZoneTable } from '../../server/zone-table.ts';
 import type { ResourceKey } from '../../zones/resource-key.ts';
 import type { RRset } from '../../zones/rrset.ts';
 import {
@@ -77,7 +78,7 @@ export const SIGNING_BUILTIN_CAPABILITIES: BackendCapabilities = {
 export class BuiltinBackend implements Backend, SelectionSink {
   readonly name = 'builtin';
   readonly capabilities: BackendCapabilities;
-  private readonly table: ZoneTable;
+  private readonly table: ZoneTable<ServedZone>;
   private readonly dnssecKeys: DnssecKeyStore | undefined;
   /** Per signed zone (nameKey): its last signing's signatures, taken again where nothing changed. */
   private readonly signatures = new Map<string, SignatureReuse>();
@@ -90,7 +91,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
   /** The zone of each origin applied here (for `recheck`). */
   private readonly keys = new Map<string, ResourceKey>();
 
-  constructor(table: ZoneTable, notifier?: Notifier, options: BuiltinBackendOptions = {}) {
+  constructor(table: ZoneTable<ServedZone>, notifier?: Notifier, options: BuiltinBackendOptions = {}) {
     this.table = table;
     this.dnssecKeys = options.dnssecKeys;
     this.signingThread = options.signingThread;
@@ -133,7 +134,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
     if (
       current &&
       current.serial === zone.serial &&
-      (current.dnssec !== undefined) === (signing !== undefined)
+      (current instanceof ZoneSnapshot && current.dnssec !== undefined) === (signing !== undefined)
     ) {
       this.zones.setTransfers(current, zone.transfers);
       return this.result(zone, keys);

@@ -1,15 +1,18 @@
 import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
 import { test } from 'node:test';
 import { dig, rdataOf } from '../../../test/support/dig.ts';
+import { buildQuery } from '../../../test/support/dns-client.ts';
 import { IMAGE_TEST_SOA, IMAGE_TEST_ZONES } from '../../../test/support/image-zones.ts';
 import { freePort } from '../../../test/support/ports.ts';
 import { decodeMessage, encodeMessage, queryMessage } from '../../dns/message.ts';
 import { parseRdata } from '../../dns/rdata.ts';
 import { type RecordTypeName, RRType } from '../../dns/rrtype.ts';
+import { ImageZone } from '../../server/image/image-zone.ts';
 import { ZoneImage } from '../../server/image/zone-image.ts';
 import { QueryHandler } from '../../server/query-handler.ts';
 import { ZoneSnapshot } from '../../server/zone-snapshot.ts';
-import { ZoneTable } from '../../server/zone-table.ts';
+import { type ServedZone, ZoneTable } from '../../server/zone-table.ts';
 import type { RRset } from '../../zones/rrset.ts';
 import { servedFromImage, WorkerPoolBackend } from './worker-pool-backend.ts';
 
@@ -125,6 +128,136 @@ test('a zone no image can hold (TXT RDATA over 65,535 octets) goes to DNS worker
     assert.deepEqual(rdataOf(await dig(port, 'www.example.org.', 'A', { tcp: true }), 'A'), ['192.0.2.1']);
     assert.deepEqual(rdataOf(await dig(port, 'www.example.net.', 'A'), 'A'), ['192.0.2.2']);
   } finally {
+    await pool.stop();
+  }
+});
+
+const SOA = {
+  ttl: 300,
+  mname: 'ns1.example.net.',
+  rname: 'hostmaster.example.net.',
+  refresh: 3600,
+  retry: 600,
+  expire: 86400,
+  minimum: 60,
+};
+const KEY = { kind: 'recordSet' as const, namespace: 'many', name: 'www' };
+const wwwA = (origin: string, address: string): RRset => ({
+  owner: `www.${origin}`,
+  type: 'A',
+  ttl: 300,
+  rdata: [{ type: 'A', address }],
+  origin: KEY,
+});
+
+test('the main thread holds a zone as the image its DNS threads read, and patches continue its journal (ADR 0020 step 4)', async () => {
+  const port = await freePort();
+  const table = new ZoneTable<ServedZone>();
+  const pool = new WorkerPoolBackend(table, { workers: 2, config: { listen: `127.0.0.1:${port}` } });
+  await pool.start();
+  try {
+    const origin = 'shared.test.';
+    const transfers = { allowFrom: ['127.0.0.1'], requireTsig: false, keys: [], notify: [], journalSize: 10 };
+    await pool.applyZone({
+      key: 'many/shared',
+      origin,
+      soa: SOA,
+      serial: 1,
+      transfers,
+      rrsets: () => [wwwA(origin, '192.0.2.1')],
+    });
+    const first = table.get(origin);
+    // No objects per record here: the zone is the image, in a buffer every thread shares.
+    assert.ok(first instanceof ImageZone);
+    assert.ok(first.image.buffer instanceof SharedArrayBuffer);
+    await pool.applyZone({
+      key: 'many/shared',
+      origin,
+      soa: SOA,
+      serial: 2,
+      transfers,
+      rrsets: () => [wwwA(origin, '192.0.2.2')],
+      delta: { fromSerial: 1, upserts: [wwwA(origin, '192.0.2.2')], deletes: [] },
+    });
+    const second = table.get(origin);
+    assert.ok(second instanceof ImageZone && second.serial === 2);
+    assert.equal(second.journal.since(1)?.length, 1, 'the change is in the journal for IXFR');
+    assert.equal(await pool.servedSerial(origin), 2);
+    assert.deepEqual(rdataOf(await dig(port, `www.${origin}`, 'A'), 'A'), ['192.0.2.2']);
+    // IXFR from a thread: the journal travelled with the image.
+    const ixfr = await dig(port, origin, 'IXFR=1', { tcp: true });
+    assert.match(ixfr.raw, /192\.0\.2\.1/);
+    assert.match(ixfr.raw, /192\.0\.2\.2/);
+  } finally {
+    await pool.stop();
+  }
+});
+
+test('a replacement DNS thread joins the port only once it holds every zone (never REFUSED meanwhile)', async (t) => {
+  const ZONES = 1500;
+  const port = await freePort();
+  const table = new ZoneTable<ServedZone>();
+  const logs: string[] = [];
+  const pool = new WorkerPoolBackend(table, {
+    workers: 2,
+    config: { listen: `127.0.0.1:${port}` },
+    log: (_level, message) => logs.push(message),
+  });
+  await pool.start();
+  const sockets = await Promise.all(
+    Array.from(
+      { length: 32 },
+      () =>
+        new Promise<dgram.Socket>((resolve) => {
+          const s = dgram.createSocket('udp4');
+          s.bind(0, '127.0.0.1', () => resolve(s));
+        }),
+    ),
+  );
+  try {
+    for (let z = 0; z < ZONES; z++) {
+      const origin = `z${z}.many.test.`;
+      await pool.applyZone({
+        key: `many/z${z}`,
+        origin,
+        soa: SOA,
+        serial: 1,
+        rrsets: () => [wwwA(origin, `192.0.2.${z % 250}`)],
+      });
+    }
+    const last = `z${ZONES - 1}.many.test.`;
+    assert.deepEqual(rdataOf(await dig(port, `www.${last}`, 'A'), 'A'), [`192.0.2.${(ZONES - 1) % 250}`]);
+    const rcodes = new Map<number, number>();
+    let answered = 0;
+    for (const s of sockets) {
+      s.on('message', (msg) => {
+        const rcode = msg[3]! & 0xf;
+        rcodes.set(rcode, (rcodes.get(rcode) ?? 0) + 1);
+        answered++;
+      });
+    }
+    const query = buildQuery({ name: `www.${last}`, type: 1 });
+    const [victim] = pool.workerIds();
+    await pool.terminateWorker(victim!);
+    // Query from 32 source ports (spread over the threads) until the replacement has been up a while.
+    let replacedAt: number | undefined;
+    for (let i = 0; ; i++) {
+      for (const s of sockets) s.send(query, port, '127.0.0.1');
+      await new Promise((r) => setTimeout(r, 5));
+      if (replacedAt === undefined) {
+        const ids = pool.workerIds();
+        if (ids.length === 2 && !ids.includes(victim!)) replacedAt = performance.now();
+      }
+      if (replacedAt !== undefined && performance.now() - replacedAt > 3000) break;
+      if (i > 4000) assert.fail('no replacement thread started');
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    t.diagnostic(`${answered} answers: ${JSON.stringify(Object.fromEntries(rcodes))}`);
+    assert.ok(answered > 0);
+    assert.deepEqual([...rcodes.keys()], [0], 'every answer NOERROR, none REFUSED by a thread still loading');
+    assert.ok(logs.some((m) => /DNS thread \d+ exited .*starting another/.test(m)));
+  } finally {
+    for (const s of sockets) s.close();
     await pool.stop();
   }
 });
