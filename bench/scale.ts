@@ -5,7 +5,7 @@
  *
  *   node bench/scale.ts [--records 1000000] [--zones 10000] [--big-zone-records 100000] [--edits 5]
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -531,6 +531,25 @@ async function perProcessMemory(root: number, heapDir: string | undefined): Prom
     p.externalMiB = m(h.external);
     p.arrayBuffersMiB = m(h.arrayBuffers);
     p.heapLimitMiB = m(h.heapSizeLimit);
+  }
+  // DNS threads (serve --workers N): one file per thread, its own heap; the RSS is the process's.
+  await sleep(2000);
+  for (const pid of pids) {
+    for (const name of readdirSync(heapDir)
+      .filter((f) => f.startsWith(`heap-${pid}-t`))
+      .sort()) {
+      const h = JSON.parse(readFileSync(path.join(heapDir, name), 'utf8')) as Record<string, number | string>;
+      const m = (b: unknown) => Math.round((Number(b) / 2 ** 20) * 10) / 10;
+      out.push({
+        pid,
+        role: `${h.role} ${h.threadId}`,
+        rssMiB: m(h.rss),
+        heapUsedMiB: m(h.heapUsed),
+        externalMiB: m(h.external),
+        arrayBuffersMiB: m(h.arrayBuffers),
+        heapLimitMiB: m(h.heapSizeLimit),
+      });
+    }
   }
   return out;
 }
