@@ -9,7 +9,7 @@ import type { JournalEntry } from './transfer/journal.ts';
 import { ZoneJournal } from './transfer/journal.ts';
 import { TransferPolicy } from './transfer/transfer-policy.ts';
 import type { ZoneDnssecData } from './zone-dnssec.ts';
-import { type ZonePatch, ZoneSnapshot } from './zone-snapshot.ts';
+import { patchDiff, type ZonePatch, ZoneSnapshot } from './zone-snapshot.ts';
 import type { ServedZone, ZoneTable } from './zone-table.ts';
 
 /** A served zone's RRsets (the SOA excluded) as plain data, e.g. to build it again or send it whole. */
@@ -87,24 +87,73 @@ export class ZoneApplier {
     patch: ZonePatch,
     transfers: ResolvedTransfers | undefined,
   ): boolean {
-    const held = this.table.get(origin);
-    if (held === undefined || held.serial !== fromSerial) return false;
-    // A signed zone is replaced whole: its signatures cover its serial.
-    if (held instanceof ZoneSnapshot && held.dnssec) return false;
-    // A zone held as an image (the main thread of a thread pool, ADR 0020 step 4) is made into
-    // objects again to be patched, with its journal, so the patch's IXFR entry continues it; the
-    // pool then builds the new serial's image. Images are immutable, so nothing patches them in place.
-    const zone = held instanceof ZoneSnapshot ? held : this.unpack(held);
-    if (zone === undefined) return false;
+    const zone = this.table.get(origin);
+    // A zone held as an image is replaced whole (`patchImage`); so is a signed zone, whose
+    // signatures cover its serial.
+    if (!(zone instanceof ZoneSnapshot) || zone.serial !== fromSerial || zone.dnssec) return false;
     this.setTransfers(zone, transfers);
     zone.patch(patch, serial, soa);
-    if (zone === held) this.table.changed(zone);
-    else this.table.set(zone);
+    this.table.changed(zone);
     return true;
   }
 
+  /**
+   * Moves a zone held as an image (the main thread of a thread pool, ADR 0020 step 4) from
+   * `fromSerial` to `serial`: a new image of `content` (the whole new zone, SOA excluded) in a
+   * `SharedArrayBuffer`, with the patch's IXFR journal entry (what it removes and adds, read from the
+   * old image for the patched RRsets only) appended to the zone's journal. False, and nothing
+   * changed, when the zone is not an image at exactly `fromSerial`.
+   */
+  patchImage(
+    origin: Name,
+    soa: SoaFields,
+    serial: number,
+    fromSerial: number,
+    patch: ZonePatch,
+    content: Iterable<RRsetData>,
+    transfers: ResolvedTransfers | undefined,
+  ): boolean {
+    const held = this.table.get(origin);
+    if (!(held instanceof ImageZone) || held.serial !== fromSerial) return false;
+    const image = ZoneImage.build(origin, soa, serial, content, { shared: true });
+    const policy = this.policyFor(transfers);
+    const journal = held.journal;
+    journal.resize(policy?.journalSize ?? 0);
+    if (journal.enabled) {
+      // Plain objects (RDATA decoded): journal entries are posted to DNS threads, and an image's
+      // RRset object would not survive the structured clone.
+      const { removed, added } = patchDiff((key, type) => {
+        const rrset = held.node(key)?.rrsets.get(type);
+        return (
+          rrset && {
+            owner: rrset.owner,
+            type: rrset.type,
+            ttl: rrset.ttl,
+            rdata: rrset.rdata,
+            wire: undefined,
+          }
+        );
+      }, patch);
+      journal.append({ from: fromSerial, to: serial, removed, added });
+    }
+    this.table.set(new ImageZone(image, policy, journal));
+    return true;
+  }
+
+  /**
+   * Makes a zone held as an image into objects again (a `ZoneSnapshot` of the same content, serial,
+   * journal and transfer settings), to be patched in place from now on; a zone held as objects is
+   * left as it is.
+   */
+  unpack(origin: Name): void {
+    const held = this.table.get(origin);
+    if (!(held instanceof ImageZone)) return;
+    const snapshot = this.snapshotOf(held);
+    if (snapshot) this.table.set(snapshot);
+  }
+
   /** A served zone as a `ZoneSnapshot` of the same content, serial and journal. */
-  private unpack(zone: ServedZone): ZoneSnapshot | undefined {
+  private snapshotOf(zone: ServedZone): ZoneSnapshot | undefined {
     const soa = zone.soa.rdata[0];
     if (soa?.type !== 'SOA') return undefined;
     const fields: SoaFields = {

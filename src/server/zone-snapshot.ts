@@ -256,6 +256,37 @@ function recordDiff(
   ];
 }
 
+/**
+ * What a patch removes and adds, record by record (an IXFR journal entry, RFC 1995 §4), for a zone
+ * read through `rrset` (the zone before the patch); what `ZoneSnapshot.patch` journals, for a zone
+ * that is not patched in place (a zone image, ADR 0020).
+ */
+export function patchDiff(
+  rrset: (ownerKey: string, type: number) => ServedRRset | undefined,
+  patch: ZonePatch,
+): { removed: ServedRRset[]; added: ServedRRset[] } {
+  const removed: ServedRRset[] = [];
+  const added: ServedRRset[] = [];
+  // As in `patch`: deletes first, so an upsert of a deleted RRset adds it whole.
+  const deleted = new Set<string>();
+  for (const d of patch.deletes) {
+    const key = nameKey(d.owner);
+    const type = RRType[d.type];
+    const old = rrset(key, type);
+    if (old) removed.push(old);
+    deleted.add(`${type}/${key}`);
+  }
+  for (const u of patch.upserts) {
+    const key = nameKey(u.owner);
+    const type = RRType[u.type];
+    const old = deleted.has(`${type}/${key}`) ? undefined : rrset(key, type);
+    const [gone, come] = recordDiff(old, served(u));
+    if (gone) removed.push(gone);
+    if (come) added.push(come);
+  }
+  return { removed, added };
+}
+
 function served(rrset: RRsetData): ServedRRset {
   return {
     owner: rrset.owner,

@@ -176,7 +176,9 @@ export class BuiltinBackend implements Backend, SelectionSink {
     } else if (
       current &&
       delta &&
-      this.zones.patch(origin, soa, serial, delta.fromSerial, delta, transfers)
+      (this.zones.patch(origin, soa, serial, delta.fromSerial, delta, transfers) ||
+        // Held as a zone image (DNS threads, ADR 0020): the next image, built from the whole zone.
+        this.zones.patchImage(origin, soa, serial, delta.fromSerial, delta, zone.rrsets(), transfers))
     ) {
       this.aliases?.patch(zone.key, zone.origin, delta);
       await this.steering?.patch(this.sink, origin, delta);

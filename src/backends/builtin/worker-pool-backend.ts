@@ -12,7 +12,7 @@ import type { SteeringBinder } from '../../server/selection/steering/steering-bi
 import type { Notifier } from '../../server/transfer/notifier.ts';
 import type { UpdateResponder } from '../../server/update/update-handler.ts';
 import type { DnsWorkerConfig, FromWorker, ToWorker } from '../../server/worker-protocol.ts';
-import { rrsetData } from '../../server/zone-apply.ts';
+import { rrsetData, ZoneApplier } from '../../server/zone-apply.ts';
 import { ZoneSnapshot } from '../../server/zone-snapshot.ts';
 import type { ServedZone, ZoneTable } from '../../server/zone-table.ts';
 import type { SoaFields } from '../../zones/soa.ts';
@@ -83,6 +83,8 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
   readonly capabilities: BackendCapabilities;
   private readonly local: BuiltinBackend;
   private readonly table: ZoneTable<ServedZone>;
+  /** Turns the table's images back into objects where a zone leaves the image path. */
+  private readonly zones: ZoneApplier;
   private readonly options: WorkerPoolOptions;
   private readonly pool = new Map<number, PoolWorker>();
   private readonly waiters = new Set<() => void>();
@@ -95,6 +97,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
 
   constructor(table: ZoneTable<ServedZone>, options: WorkerPoolOptions, notifier?: Notifier) {
     this.table = table;
+    this.zones = new ZoneApplier(table);
     this.local = new BuiltinBackend(table, notifier, {
       ...(options.aliasCheck ? { aliasCheck: options.aliasCheck } : {}),
       ...(options.steering ? { steering: options.steering, selectionSink: this } : {}),
@@ -161,9 +164,20 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
   }
 
   async applyZone(zone: ProgrammedZone): Promise<ApplyResult | undefined> {
-    const before = this.table.get(zone.origin)?.serial;
-    const result = await this.local.applyZone(zone);
+    const current = this.table.get(zone.origin);
+    const before = current?.serial;
     const key = zone.origin.toLowerCase();
+    // A zone held as an image that is to be patched in place from this change on (a large zone,
+    // below) or that gains DNSSEC material is made into objects first; other changes to an image
+    // make the next image (`ZoneApplier.patchImage`).
+    if (
+      current instanceof ImageZone &&
+      zone.delta !== undefined &&
+      (current.recordCount > IMAGE_REBUILD_LIMIT ||
+        zone.delta.upserts.some((r) => DNSSEC_TYPES.includes(RRType[r.type])))
+    )
+      this.zones.unpack(zone.origin);
+    const result = await this.local.applyZone(zone);
     // Zones go to threads as one zone image, rebuilt whole per change and built once for all of them
     // (ADR 0020). A large zone that changes is sent as objects from then on and patched in place, as
     // zones with DNSSEC material are: rebuilding its image per change would keep a change from every
