@@ -27,7 +27,7 @@ export type ToWorker =
       serial: number;
       rrsets: RRsetData[];
       transfers?: ResolvedTransfers;
-      /** A signed zone's DNSSEC material, made by the primary for exactly this serial (ADR 0021). */
+      /** A signed zone's DNSSEC material, made by the main thread for exactly this serial (ADR 0021). */
       dnssec?: ZoneDnssecData;
     }
   | {
@@ -62,15 +62,15 @@ export type ToWorker =
    */
   | { t: 'selections'; origin: Name; generation: number; bindings: SelectionBinding[] }
   /**
-   * Every zone (and selection) the primary serves has been sent: join the shared port now. Sent once,
+   * Every zone (and selection) the main thread serves has been sent: join the shared port now. Sent once,
    * after the worker's `ready`.
    */
   | { t: 'serve' }
-  /** The primary's answer to an UPDATE the worker forwarded (base64; absent: no answer). */
+  /** The main thread's answer to an UPDATE the thread forwarded (base64; absent: no answer). */
   | { t: 'update-reply'; seq: number; reply?: string }
   /**
    * Health states of probe targets (slot, state) for the steering policies' view: each change as the
-   * primary's checker makes it, and every slot in use to a new worker before its selections.
+   * main thread's checker makes it, and every slot in use to a new thread before its selections.
    */
   | { t: 'health'; states: [number, number][] }
   /**
@@ -92,7 +92,7 @@ export type FromWorker =
   | { t: 'selections-applied'; origin: Name; generation: number; error?: string }
   | { t: 'metrics'; snapshot: RegistrySnapshot }
   /**
-   * An RFC 2136 UPDATE received by the worker (base64): the primary alone applies updates (one queue,
-   * one writer), as RFC 2136 §6 has a secondary forward to the primary; the worker sends its answer.
+   * An RFC 2136 UPDATE received by the thread (base64): the main thread alone applies updates (one queue,
+   * one writer), as RFC 2136 §6 has a secondary forward to the primary; the thread sends its answer.
    */
   | { t: 'update'; seq: number; request: string; remote?: string };

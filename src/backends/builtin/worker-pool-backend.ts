@@ -38,15 +38,15 @@ export interface WorkerPoolOptions {
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** How long applyZone waits for every worker to confirm a serial. */
   ackTimeoutMs?: number;
-  /** ALIAS record sets the processes cannot answer (see BuiltinBackendOptions). */
+  /** ALIAS record sets the DNS threads cannot answer (see BuiltinBackendOptions). */
   aliasCheck?: BuiltinBackendOptions['aliasCheck'];
-  /** Answers the RFC 2136 UPDATEs workers forward (the primary's handler); without it they go unanswered. */
+  /** Answers the RFC 2136 UPDATEs workers forward (the main thread's handler); without it they go unanswered. */
   updates?: UpdateResponder;
-  /** Steered RRsets become bindings in every DNS process (see BuiltinBackendOptions.steering). */
+  /** Steered RRsets become bindings in every DNS thread (see BuiltinBackendOptions.steering). */
   steering?: SteeringBinder;
   /** Zones to reconcile again (see BuiltinBackendOptions.recheck). */
   recheck?: BuiltinBackendOptions['recheck'];
-  /** Signs zones (see BuiltinBackendOptions.dnssecKeys); the signed zones go to every DNS process whole. */
+  /** Signs zones (see BuiltinBackendOptions.dnssecKeys); the signed zones go to every DNS thread whole. */
   dnssecKeys?: BuiltinBackendOptions['dnssecKeys'];
   signingThread?: BuiltinBackendOptions['signingThread'];
 }
@@ -294,7 +294,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
     }
   }
 
-  /** The lowest serial any process serves (undefined when one of them does not serve the zone). */
+  /** The lowest serial the main thread or any DNS thread serves (undefined when one of them does not serve the zone). */
   async servedSerial(origin: Name): Promise<number | undefined> {
     const local = await this.local.servedSerial(origin);
     if (local === undefined) return undefined;
@@ -401,7 +401,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
     return held;
   }
 
-  /** Sends health changes (slot, state) to every live DNS worker (the primary's view is already written). */
+  /** Sends health changes (slot, state) to every live DNS thread (the main thread's view is already written). */
   sendHealth(states: [number, number][]): void {
     for (const member of this.pool.values()) if (member.ready) this.send(member, { t: 'health', states });
   }
