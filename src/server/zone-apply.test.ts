@@ -115,3 +115,38 @@ test('a patch to a zone held as an image journals what the same patch to its obj
   assert.ok(applier.patch(ORIGIN, SOA, 3, 2, { upserts: [a('api', '192.0.2.30')], deletes: [] }, TRANSFERS));
   assert.equal(unpacked.journal.since(1)?.length, 2);
 });
+
+test('a zone held as an image is made into objects from the content after a patch, reading only the patched RRsets from the image', () => {
+  const base = [
+    a('www', '192.0.2.1', '192.0.2.2'),
+    a('api', '192.0.2.3'),
+    txt('note', 'old'),
+    a('gone', '192.0.2.9'),
+  ];
+  const patch: ZonePatch = {
+    upserts: [a('www', '192.0.2.2', '192.0.2.4'), a('new', '198.51.100.1'), txt('note', 'new')],
+    deletes: [
+      { owner: `gone.${ORIGIN}`, type: 'A' },
+      { owner: `note.${ORIGIN}`, type: 'TXT' },
+    ],
+  };
+  const after = [
+    a('www', '192.0.2.2', '192.0.2.4'),
+    a('api', '192.0.2.3'),
+    txt('note', 'new'),
+    a('new', '198.51.100.1'),
+  ];
+  const table = new ZoneTable<ServedZone>();
+  const applier = new ZoneApplier(table);
+  table.set(new ImageZone(ZoneImage.build(ORIGIN, SOA, 1, base, { shared: true }), undefined));
+  applier.unpackBefore(ORIGIN, patch, after);
+  const before = table.get(ORIGIN);
+  assert.ok(before instanceof ZoneSnapshot);
+  assert.equal(before.serial, 1);
+  // The objects are the zone before the patch, as the image held it.
+  const text = (z: ServedZone) =>
+    printed({ from: 0, to: 0, removed: [], added: [...z.transferRRsets()] }).added.join('\n');
+  assert.equal(text(before), text(ZoneSnapshot.build(ORIGIN, SOA, 1, base)));
+  assert.ok(applier.patch(ORIGIN, SOA, 2, 1, patch, undefined));
+  assert.equal(text(table.get(ORIGIN)!), text(ZoneSnapshot.build(ORIGIN, SOA, 2, after)));
+});

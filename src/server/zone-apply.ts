@@ -1,4 +1,4 @@
-import type { Name } from '../dns/name.ts';
+import { type Name, nameKey } from '../dns/name.ts';
 import { type RecordTypeName, RRType, typeName } from '../dns/rrtype.ts';
 import type { RRsetData } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
@@ -148,12 +148,39 @@ export class ZoneApplier {
   unpack(origin: Name): void {
     const held = this.table.get(origin);
     if (!(held instanceof ImageZone)) return;
-    const snapshot = this.snapshotOf(held);
+    const snapshot = this.snapshotOf(held, rrsetData(held));
+    if (snapshot) this.table.set(snapshot);
+  }
+
+  /**
+   * `unpack` for a zone about to take `patch`, from `content` (the whole zone after the patch, as
+   * objects): the zone's objects before the patch are that content with the patched RRsets as the
+   * image holds them, so only those are read from the image. Decoding a whole image is the slow way
+   * (about 1.7 s for 20,000 records on the bench machine, against 0.1–0.6 s to build from objects).
+   */
+  unpackBefore(origin: Name, patch: ZonePatch, content: Iterable<RRsetData>): void {
+    const held = this.table.get(origin);
+    if (!(held instanceof ImageZone)) return;
+    const patched = new Set<string>();
+    const before: RRsetData[] = [];
+    for (const r of [...patch.deletes, ...patch.upserts]) {
+      const key = nameKey(r.owner);
+      const id = `${r.type}/${key}`;
+      if (patched.has(id)) continue;
+      patched.add(id);
+      const old = held.node(key)?.rrsets.get(RRType[r.type]);
+      if (old) before.push({ owner: old.owner, type: r.type, ttl: old.ttl, rdata: old.rdata });
+    }
+    function* rest(): Generator<RRsetData> {
+      for (const r of content) if (!patched.has(`${r.type}/${nameKey(r.owner)}`)) yield r;
+      yield* before;
+    }
+    const snapshot = this.snapshotOf(held, rest());
     if (snapshot) this.table.set(snapshot);
   }
 
   /** A served zone as a `ZoneSnapshot` of the same content, serial and journal. */
-  private snapshotOf(zone: ServedZone): ZoneSnapshot | undefined {
+  private snapshotOf(zone: ServedZone, rrsets: Iterable<RRsetData>): ZoneSnapshot | undefined {
     const soa = zone.soa.rdata[0];
     if (soa?.type !== 'SOA') return undefined;
     const fields: SoaFields = {
@@ -169,7 +196,7 @@ export class ZoneApplier {
       zone.origin,
       fields,
       zone.serial,
-      rrsetData(zone),
+      rrsets,
       zone.transfers,
       undefined,
       zone.journal,

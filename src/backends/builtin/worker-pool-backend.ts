@@ -176,7 +176,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       (current.recordCount > IMAGE_REBUILD_LIMIT ||
         zone.delta.upserts.some((r) => DNSSEC_TYPES.includes(RRType[r.type])))
     )
-      this.zones.unpack(zone.origin);
+      this.zones.unpackBefore(zone.origin, zone.delta, zone.rrsets());
     const result = await this.local.applyZone(zone);
     // Zones go to threads as one zone image, rebuilt whole per change and built once for all of them
     // (ADR 0020). A large zone that changes is sent as objects from then on and patched in place, as
