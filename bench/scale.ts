@@ -5,7 +5,7 @@
  *
  *   node bench/scale.ts [--records 1000000] [--zones 10000] [--big-zone-records 100000] [--edits 5]
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -111,6 +111,8 @@ export interface ScaleResults {
    * on 16 client ports at once (every worker).
    */
   edits: { ms: number | null; allMs: number | null; probes: number; maxProbeMs: number; timeouts: number }[];
+  /** With --heap: each process's memory again once the edits are done (what a changed zone costs). */
+  memoryAfterEdits?: ProcessMemory[];
   /** Over `allMs` (the new answer from every worker). */
   editSummary?: { medianMs: number | null; minMs: number | null; maxMs: number | null };
   error?: string;
@@ -434,6 +436,15 @@ async function main(): Promise<number> {
       save();
       await sleep(1000);
     }
+    if (heapDir && edits > 0) {
+      results.memoryAfterEdits = await perProcessMemory(proc.pid, heapDir);
+      for (const p of results.memoryAfterEdits) {
+        log(
+          `after the edits: ${p.role} ${p.pid}: RSS ${p.rssMiB} MiB, heap used ${p.heapUsedMiB} MiB, external ${p.externalMiB} MiB`,
+        );
+      }
+      save();
+    }
     const times = results.edits.flatMap((e) => (e.allMs === null ? [] : [e.allMs])).sort((a, b) => a - b);
     results.editSummary = {
       medianMs: times.length > 0 ? times[Math.floor(times.length / 2)]! : null,
@@ -511,6 +522,10 @@ async function perProcessMemory(root: number, heapDir: string | undefined): Prom
   }));
   if (!heapDir) return out;
   for (const pid of pids) {
+    // A report from an earlier call is not this one's (the process's, and each DNS thread's).
+    rmSync(path.join(heapDir, `heap-${pid}.json`), { force: true });
+    for (const name of readdirSync(heapDir).filter((f) => f.startsWith(`heap-${pid}-t`)))
+      rmSync(path.join(heapDir, name), { force: true });
     try {
       process.kill(pid, 'SIGUSR2');
     } catch {

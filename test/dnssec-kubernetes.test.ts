@@ -8,7 +8,9 @@
  * (they serve no AXFR), before and after a change; a tenant can neither read nor write the key Secret
  * nor DNSZone status; a restarted replica serves the same DNSKEY; an operator restart keeps the serial
  * and its signing time; a replica that cannot read the key serves nothing of the zone (never unsigned
- * content at a signed serial).
+ * content at a signed serial); a ZSK rollover (keys: Split, compressed time) runs with the leader
+ * recording each step in the key Secret and both replicas signing each serial alike, `delv` validating
+ * on both at every sample.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -16,6 +18,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { stringify } from 'yaml';
+import { keySecretName } from '../src/sources/kubernetes/dnssec-key-secrets.ts';
 import { chartAccessDocs, renderChart } from './support/chart.ts';
 import { delv, dsTrustAnchorFile } from './support/delv.ts';
 import { dig, rdataOf } from './support/dig.ts';
@@ -41,7 +44,11 @@ interface ZoneJson {
     serial?: number;
     signedAt?: number;
     signing?: string;
-    dnssec?: { keys?: { keyTag: number }[]; ds?: string[] };
+    dnssec?: {
+      keys?: { keyTag: number; role?: string; active?: boolean }[];
+      ds?: string[];
+      rollover?: { phase: string };
+    };
     conditions?: { type: string; status: string; message: string }[];
   };
 }
@@ -378,6 +385,102 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
       soa.status,
       'REFUSED',
       `serial ${z.status?.serial} served without keys: ${JSON.stringify(soa)}`,
+    );
+  });
+
+  test('a ZSK rollover in the cluster: the leader records each step in the key Secret, both replicas sign each serial alike and validate', async (t) => {
+    const ROLLING = 'rolling.example';
+    await kube.kubectlOk(['apply', '-f', '-'], {
+      input: yaml(
+        {
+          apiVersion: ZK,
+          kind: 'DNSZone',
+          metadata: { name: 'rolling', namespace: 'team-a' },
+          spec: {
+            domainName: ROLLING,
+            className: 'builtin',
+            ttl: 2,
+            soa: { refresh: 1, minimum: 2 },
+            dnssec: { enabled: true, keys: 'Split', zskLifetimeSeconds: 6 },
+          },
+        },
+        {
+          apiVersion: ZK,
+          kind: 'DNSRecordSet',
+          metadata: { name: 'rolling-www', namespace: 'team-a' },
+          spec: { zoneRef: { name: 'rolling' }, name: 'www', type: 'A', ttl: 3, records: ['192.0.2.20'] },
+        },
+      ),
+    });
+    const rolling = async () =>
+      JSON.parse(
+        await kube.kubectlOk(['get', 'dnszone', '-n', 'team-a', 'rolling', '-o', 'json']),
+      ) as ZoneJson;
+    const first = (
+      await waitFor(
+        async () => {
+          const z = await rolling();
+          return ready(z) && (z.status?.dnssec?.ds?.length ?? 0) > 0 ? z : undefined;
+        },
+        60_000,
+        200,
+      ).catch(async () => assert.fail(`rolling not Ready: ${JSON.stringify((await rolling()).status)}`))
+    ).value;
+    const signingZsk = (z: ZoneJson) =>
+      z.status?.dnssec?.keys?.find((k) => k.role === 'ZSK' && k.active)?.keyTag;
+    const before = signingZsk(first);
+    const anchors = await dsTrustAnchorFile(work, ROLLING, first.status!.dnssec!.ds!);
+    const replicas = servers.slice(0, 2);
+    const seen: string[] = [];
+    let compared = 0;
+    const deadline = Date.now() + 180_000;
+    for (;;) {
+      const z = await rolling();
+      const phase = z.status?.dnssec?.rollover?.phase ?? 'none';
+      if (seen.at(-1) !== phase) seen.push(phase);
+      for (const server of replicas) {
+        const r = await delv(server.dnsPort, anchors, ROLLING, `www.${ROLLING}`, 'A');
+        assert.equal(r.verdict, 'fully validated', `${server.name} in ${seen.join(' → ')}: ${r.raw}`);
+      }
+      // Where both replicas serve the same serial, they serve the same signed bytes.
+      const serialOf = async (server: KubeProcess) =>
+        rdataOf(await dig(server.dnsPort, ROLLING, 'SOA'), 'SOA')[0]?.split(/\s+/)[2];
+      const answers = async (server: KubeProcess) => {
+        const out: string[] = [];
+        for (const [name, type] of [
+          [ROLLING, 'DNSKEY'],
+          [`www.${ROLLING}`, 'A'],
+        ] as const)
+          out.push(...(await dig(server.dnsPort, name, type, { args: ['+dnssec', '+multiline=no'] })).answer);
+        return out;
+      };
+      const [sa, sb] = [await serialOf(replicas[0]!), await serialOf(replicas[1]!)];
+      if (sa !== undefined && sa === sb) {
+        const [a, b] = [await answers(replicas[0]!), await answers(replicas[1]!)];
+        if (sa === (await serialOf(replicas[0]!)) && sb === (await serialOf(replicas[1]!))) {
+          assert.deepEqual(b, a, `serial ${sa} signed differently by the replicas`);
+          compared++;
+        }
+      }
+      const now = signingZsk(z);
+      if (seen.includes('Retire') && phase === 'Active' && now !== undefined && now !== before) break;
+      assert.ok(Date.now() < deadline, `the ZSK rollover did not finish in the cluster: ${seen.join(' → ')}`);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    t.diagnostic(`phases ${seen.join(' → ')}; replicas compared at ${compared} samples`);
+    assert.ok(compared > 0, 'the replicas were compared at some serial');
+    // The leader keeps the rollover's state with the keys, in the key Secret.
+    const secret = JSON.parse(
+      await kube.kubectlOk(['get', 'secret', '-n', KEYS, keySecretName(`${ROLLING}.`), '-o', 'json']),
+    ) as { data: Record<string, string> };
+    const keys = JSON.parse(Buffer.from(secret.data['keys.json']!, 'base64').toString('utf8')) as {
+      zskRoll?: string;
+      keys: { role: string; events?: unknown[] }[];
+    };
+    assert.match(keys.zskRoll ?? '', /^(Active|Publish|Retire) /);
+    assert.ok(
+      keys.keys.some((k) => k.role === 'ZSK' && (k.events?.length ?? 0) > 0),
+      JSON.stringify(keys.keys.map((k) => k.role)),
     );
   });
 });

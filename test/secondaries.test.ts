@@ -9,6 +9,10 @@
  *
  *   npx node --test test/secondaries.test.ts                         # about 20 s
  *   REPLICATION_CHANGES=30 npx node --test test/secondaries.test.ts  # the docs/benchmarks.md figures
+ *
+ * SECONDARIES_WORKERS=N serves with `serve --workers N`: transfers then reach the primary or one of
+ * its DNS workers (SO_REUSEPORT), which answer IXFR from the journal entries the primary sent them
+ * in wire form with each change (ADR 0020 §6).
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -92,7 +96,12 @@ spec:
 }
 
 /** Sum of a Prometheus counter's samples whose labels include `labels`. */
+/** `serve --workers N` (SECONDARIES_WORKERS); 1: no DNS workers. */
+const WORKERS = Number(process.env.SECONDARIES_WORKERS ?? '1');
+
 async function metric(httpUrl: string, name: string, labels: Record<string, string> = {}): Promise<number> {
+  // DNS workers report their counters to the primary once a second: wait for the last report.
+  if (WORKERS > 1) await new Promise((r) => setTimeout(r, 1_200));
   const text = await (await fetch(`${httpUrl}/metrics`)).text();
   let sum = 0;
   for (const line of text.split('\n')) {
@@ -212,7 +221,7 @@ describe('replication to Knot, NSD and BIND secondaries', {
     await writeFile(path.join(manifests, 'class.yaml'), classManifest(keyFile, ports));
     await writeFile(path.join(manifests, 'zone.yaml'), zoneManifests());
     await writeFile(path.join(manifests, 'www.yaml'), wwwManifest('192.0.2.10'));
-    serve = await startServe(manifests, stateDir);
+    serve = await startServe(manifests, stateDir, WORKERS > 1 ? ['--workers', String(WORKERS)] : []);
     const kinds = ['knot', 'nsd', 'bind'] as const;
     const started = await Promise.allSettled(
       kinds.map((kind, i) =>

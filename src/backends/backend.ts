@@ -55,6 +55,14 @@ export interface ApplyResult {
   problems?: readonly RRsetProblem[];
   /** How the backend signs the zone (keys, DS for the parent); absent for a zone that is not signed. */
   dnssec?: DnssecStatus;
+  /**
+   * A backend that signs at the serial: when its keys change state after this serial's signing time
+   * (a rollover step recorded for then, seconds since the epoch). From then on the serial is stale and
+   * the controller assigns a new one, signed at or after it.
+   */
+  keyEventAt?: number;
+  /** When the backend asks to be applied again, to take its next rollover step (seconds since the epoch). */
+  revisitAt?: number;
 }
 
 /**

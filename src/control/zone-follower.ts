@@ -306,7 +306,10 @@ export class ZoneFollower {
         followed.waitingSince ??= this.options.now?.() ?? Date.now();
         return;
       }
-      const keyTags = zone.status?.dnssec?.keys?.map((k) => k.keyTag);
+      // The keys this serial uses (a key a rollover prepares for later is in the status, not in effect).
+      const keyTags = zone.status?.dnssec?.keys
+        ?.filter((k) => k.active || k.published !== false)
+        .map((k) => k.keyTag);
       signed = { dnssec: followed.dnssec, signedAt, ...(keyTags && keyTags.length > 0 ? { keyTags } : {}) };
     }
     const hash = this.hashOf(followed);

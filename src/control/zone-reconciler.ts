@@ -2,6 +2,7 @@ import {
   CONFIRM_CHANGE_ANNOTATION,
   type DNSZone,
   type DNSZoneClass,
+  type DnssecStatus,
   type EffectiveDnssec,
   effectiveChangeSafety,
   effectiveDnssec,
@@ -327,6 +328,7 @@ export class ZoneReconciler {
       return { requeueAfterMs: 0 };
     }
     const ok = back.programmed;
+    state.keyEventAt = applied?.keyEventAt;
     programmed.set(key, { origin, serial, needsFull: !ok, backend });
     if (ok) {
       state.pending.clear();
@@ -401,10 +403,18 @@ export class ZoneReconciler {
     return nextVisit({
       programmed: ok,
       hashSaved: assigned.hash !== undefined,
-      // A zone signed at its serial is looked at again for signatures due for refresh (ADR 0021).
+      // A zone signed at its serial is looked at again for signatures due for refresh (ADR 0021),
+      // and when its key rollover's next step or key event is due.
       resyncMs:
         read.dnssec && backend.capabilities.dnssecAtSerial
-          ? Math.min(backend.resyncIntervalMs ?? RESIGN_CHECK_MS, RESIGN_CHECK_MS)
+          ? Math.min(
+              backend.resyncIntervalMs ?? RESIGN_CHECK_MS,
+              RESIGN_CHECK_MS,
+              ...[applied?.revisitAt, applied?.keyEventAt]
+                .filter((at) => at !== undefined)
+                // Steps and key events are whole seconds: never sooner than a second from now.
+                .map((at) => Math.max(1000, at * 1000 - this.o.now().getTime() + 50)),
+            )
           : backend.resyncIntervalMs,
       hashDelayMs: this.o.hashDelayMs,
     });
@@ -513,8 +523,11 @@ function keysChangedAt(zone: DNSZone, serial: number, applied: ApplyResult | und
   if (recorded?.serial !== serial || recorded.signedAt === undefined) return false;
   const tags = (keys: readonly { keyTag: number }[] | undefined) =>
     keys ? [...keys.map((k) => k.keyTag)].sort((a, b) => a - b).join() : undefined;
-  const before = tags(recorded.dnssec?.keys);
-  const now = tags(applied?.dnssec?.keys);
+  // The keys this serial uses: a key a rollover prepares for later (neither active nor published at
+  // the signing time) changes nothing signed at this serial.
+  const inEffect = (keys: DnssecStatus['keys']) => keys?.filter((k) => k.active || k.published !== false);
+  const before = tags(inEffect(recorded.dnssec?.keys));
+  const now = tags(inEffect(applied?.dnssec?.keys));
   return before !== undefined && now !== undefined && before !== now;
 }
 
@@ -535,6 +548,9 @@ function signsAtSerial(
   return {
     id: signingId(dnssec),
     resignDue: (signedAt, now) => {
+      // A key rollover step recorded for a time after the signing time, now reached (ADR 0021).
+      const event = state.keyEventAt;
+      if (event !== undefined && signedAt < event && event <= now) return true;
       const age = now - signedAt;
       if (age >= policy.refreshSeconds / 2) return true;
       if (age < RESIGN_CHECK_MS / 1000) return false;

@@ -56,6 +56,11 @@ export interface ZoneModelState {
   lastChangeAt: number;
   /** The change held for confirmation, if any. */
   held?: { hash: string; message: string };
+  /**
+   * A zone signed at its serial: when its keys change state after the served serial's signing time
+   * (a rollover step the backend recorded; seconds). From then on the zone needs a new serial.
+   */
+  keyEventAt?: number;
 }
 
 /** What one reconcile took into a zone's model. */

@@ -2,6 +2,7 @@ import { parentPort } from 'node:worker_threads';
 import { Registry } from '../metrics/registry.ts';
 import { createQueryHandler } from './answer-settings.ts';
 import { DnsServer } from './dns-server.ts';
+import { readJournalWire } from './image/journal-wire.ts';
 import { type HealthState, processHealth } from './selection/steering/health-view.ts';
 import { ServerMetrics } from './server-metrics.ts';
 import { TransferHandler } from './transfer/transfer-handler.ts';
@@ -16,9 +17,9 @@ const UPDATE_TIMEOUT_MS = 30_000;
 
 /**
  * A DNS thread of `serve --workers N` (a `worker_threads` worker; ADR 0020 §3): it answers queries
- * on the shared port from the zones the main thread posts: zone images as `SharedArrayBuffer`s (one
- * copy in the process, read by every thread) and, for signed zones and large zones that change, whole
- * zones as objects and patches. It reports `ready` once loaded, receives every zone, and binds the
+ * on the shared port from the zones the main thread posts: zone images, overlays over them and IXFR
+ * journal entries as `SharedArrayBuffer`s (one copy in the process, read by every thread) and, for
+ * signed zones, whole zones as objects and patches. It reports `ready` once loaded, receives every zone, and binds the
  * port when the main thread says `serve`; the promise settles when it listens (or could not bind).
  */
 export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
@@ -95,13 +96,33 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
       case 'image': {
         const { origin, serial } = message;
         try {
-          zones.replaceImage(message.image, message.transfers, message.changes);
+          zones.replaceImage(
+            message.image,
+            message.transfers,
+            message.changes?.map(readJournalWire),
+            message.overlay,
+          );
         } catch {
           // Not an image this worker reads (never expected: the primary runs the same code).
           send({ t: 'need-zone', origin, objects: true });
           return;
         }
         send({ t: 'applied', origin, serial });
+        return;
+      }
+      case 'overlay': {
+        const { origin, serial } = message;
+        let applied = false;
+        try {
+          applied = zones.applyOverlay(
+            message.overlay,
+            message.transfers,
+            message.changes?.map(readJournalWire),
+          );
+        } catch {
+          // Not an overlay this worker reads: never expected, the primary runs the same code.
+        }
+        send(applied ? { t: 'applied', origin, serial } : { t: 'need-zone', origin });
         return;
       }
       case 'patch': {

@@ -5,7 +5,6 @@ import type { SoaFields } from '../zones/soa.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
 import type { AnswerSettings } from './answer-settings.ts';
 import type { SelectionBinding } from './selection/selection-table.ts';
-import type { JournalEntry } from './transfer/journal.ts';
 import type { ZoneDnssecData } from './zone-dnssec.ts';
 
 /** What a DNS thread needs to know to serve: its `workerData` when the pool starts it. */
@@ -41,18 +40,34 @@ export type ToWorker =
       transfers?: ResolvedTransfers;
     }
   /**
-   * A whole zone as its zone image (ADR 0020: one buffer instead of an object graph), with the IXFR
-   * journal entries that lead to its serial from what the thread may hold. The image is a
-   * `SharedArrayBuffer` built once for every thread and never written after it is posted. Zones
-   * carrying DNSSEC material still come as `zone` and `patch`.
+   * A whole zone as its zone image (ADR 0020 step 3: one buffer instead of an object graph) and,
+   * when names changed since that image was built, the overlay of them over it (step 5), with the
+   * IXFR journal entries that lead to its serial from what the thread may hold. Images, overlays and
+   * journal entries are `SharedArrayBuffer`s built once for every thread and never written after they
+   * are posted (step 4). Zones carrying DNSSEC material still come as `zone` and `patch`.
    */
   | {
       t: 'image';
       origin: Name;
       serial: number;
       image: SharedArrayBuffer | ArrayBuffer;
+      overlay?: SharedArrayBuffer | ArrayBuffer;
       transfers?: ResolvedTransfers;
-      changes?: JournalEntry[];
+      /** IXFR journal entries in wire form (`journalWire`, ADR 0020 §6), oldest first. */
+      changes?: (SharedArrayBuffer | ArrayBuffer)[];
+    }
+  /**
+   * A change as an overlay over the image the thread holds (ADR 0020 §4), replacing its overlay; a
+   * thread holding another image answers `need-zone`.
+   */
+  | {
+      t: 'overlay';
+      origin: Name;
+      serial: number;
+      overlay: SharedArrayBuffer | ArrayBuffer;
+      transfers?: ResolvedTransfers;
+      /** The change's IXFR journal entries in wire form (`journalWire`). */
+      changes?: (SharedArrayBuffer | ArrayBuffer)[];
     }
   | { t: 'delete'; origin: Name }
   /**

@@ -3,8 +3,9 @@ import { type RecordTypeName, RRType, typeName } from '../dns/rrtype.ts';
 import type { RRsetData } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
+import { ContentSource, type ZoneImageBuilder, type ZoneImages } from './image/image-builder.ts';
 import { ImageZone } from './image/image-zone.ts';
-import { ZoneImage } from './image/zone-image.ts';
+import { ImageKind, ZoneImage } from './image/zone-image.ts';
 import type { JournalEntry } from './transfer/journal.ts';
 import { ZoneJournal } from './transfer/journal.ts';
 import { TransferPolicy } from './transfer/transfer-policy.ts';
@@ -35,8 +36,12 @@ export class ZoneApplier {
   readonly table: ZoneTable<ServedZone>;
   private readonly policies = new Map<string, TransferPolicy>();
 
-  constructor(table: ZoneTable<ServedZone>) {
+  /** Builds the images of zones held as images (the main thread of the DNS thread pool). */
+  private readonly images: ZoneImageBuilder | undefined;
+
+  constructor(table: ZoneTable<ServedZone>, options: { images?: ZoneImageBuilder } = {}) {
     this.table = table;
+    this.images = options.images;
   }
 
   /**
@@ -55,22 +60,61 @@ export class ZoneApplier {
   }
 
   /**
-   * Serves a zone image (ADR 0020 step 3) as the whole zone, replacing what was served. `changes`
-   * continue the IXFR journal of the zone served before (a gap starts it again, `ZoneJournal.append`).
+   * Serves a zone image (ADR 0020 step 3), with the overlay of the names changed since it was built
+   * when given (step 5), as the whole zone, replacing what was served. `changes` continue the IXFR
+   * journal of the zone served before (a gap starts it again, `ZoneJournal.append`).
    */
   replaceImage(
     buffer: ArrayBuffer | SharedArrayBuffer,
     transfers: ResolvedTransfers | undefined,
     changes: readonly JournalEntry[] = [],
+    overlay?: ArrayBuffer | SharedArrayBuffer,
+  ): ImageZone {
+    const image = ZoneImage.from(buffer);
+    return this.serveImage(
+      image,
+      overlay === undefined ? undefined : ZoneImage.from(overlay),
+      transfers,
+      changes,
+    );
+  }
+
+  /**
+   * Serves the zone as the image it serves now with `buffer`, a new overlay over that image, in place
+   * of the overlay it had (ADR 0020 §4). False, and nothing changed, when the zone is not served from
+   * the image the overlay was built over: the caller sends the whole zone instead.
+   */
+  applyOverlay(
+    buffer: ArrayBuffer | SharedArrayBuffer,
+    transfers: ResolvedTransfers | undefined,
+    changes: readonly JournalEntry[] = [],
+  ): boolean {
+    const overlay = ZoneImage.from(buffer);
+    const zone = this.table.get(overlay.origin);
+    if (
+      !(zone instanceof ImageZone) ||
+      zone.image.id !== overlay.baseId ||
+      overlay.kind !== ImageKind.Overlay
+    )
+      return false;
+    this.serveImage(zone.image, overlay, transfers, changes);
+    return true;
+  }
+
+  private serveImage(
+    image: ZoneImage,
+    overlay: ZoneImage | undefined,
+    transfers: ResolvedTransfers | undefined,
+    changes: readonly JournalEntry[],
   ): ImageZone {
     const policy = this.policyFor(transfers);
-    const image = ZoneImage.from(buffer);
+    const serial = (overlay ?? image).serial;
     const journal = this.table.get(image.origin)?.journal ?? new ZoneJournal(0);
     journal.resize(policy?.journalSize ?? 0);
     for (const change of changes) journal.append(change);
     // A journal that does not end at the new serial describes another history: start again.
-    if (journal.length > 0 && journal.since(image.serial)?.length !== 0) journal.clear();
-    const served = new ImageZone(image, policy, journal);
+    if (journal.length > 0 && journal.since(serial)?.length !== 0) journal.clear();
+    const served = new ImageZone(image, policy, journal, overlay);
     this.table.set(served);
     return served;
   }
@@ -98,11 +142,13 @@ export class ZoneApplier {
   }
 
   /**
-   * Moves a zone held as an image (the main thread of a thread pool, ADR 0020 step 4) from
-   * `fromSerial` to `serial`: a new image of `content` (the whole new zone, SOA excluded) in a
-   * `SharedArrayBuffer`, with the patch's IXFR journal entry (what it removes and adds, read from the
-   * old image for the patched RRsets only) appended to the zone's journal. False, and nothing
-   * changed, when the zone is not an image at exactly `fromSerial`.
+   * Moves a zone held as an image (the main thread of the DNS thread pool, ADR 0020 step 4) from
+   * `fromSerial` to `serial`: the overlay of the names changed since its base (step 5), built by the
+   * pool's `ZoneImageBuilder` from `content` (the whole new zone, SOA excluded, as programmed) for the
+   * changed names only, or a new base when the change alone passes the overlay limit; the patch's IXFR
+   * journal entry (what it removes and adds) is read from the image served before, for the patched
+   * RRsets only. False, and nothing changed, when the zone is not an image at exactly `fromSerial`,
+   * when this applier builds no images, or when no image can hold the new content.
    */
   patchImage(
     origin: Name,
@@ -110,18 +156,32 @@ export class ZoneApplier {
     serial: number,
     fromSerial: number,
     patch: ZonePatch,
-    content: Iterable<RRsetData>,
+    content: () => Iterable<RRsetData>,
     transfers: ResolvedTransfers | undefined,
   ): boolean {
     const held = this.table.get(origin);
-    if (!(held instanceof ImageZone) || held.serial !== fromSerial) return false;
-    const image = ZoneImage.build(origin, soa, serial, content, { shared: true });
+    const images = this.images;
+    if (images === undefined || !(held instanceof ImageZone) || held.serial !== fromSerial) return false;
+    const source = new ContentSource(origin, soa, serial, content);
+    let next: ZoneImages;
+    try {
+      const owners = [...patch.upserts.map((r) => r.owner), ...patch.deletes.map((r) => r.owner)];
+      const overlay = images.change(source, fromSerial, owners);
+      // An overlay over another base than the one served here: never expected (the pool builds both).
+      next =
+        overlay !== undefined && overlay.baseId === held.image.id
+          ? images.current(source)
+          : images.merge(source);
+    } catch {
+      images.forget(origin);
+      return false;
+    }
     const policy = this.policyFor(transfers);
     const journal = held.journal;
     journal.resize(policy?.journalSize ?? 0);
     if (journal.enabled) {
-      // Plain objects (RDATA decoded): journal entries are posted to DNS threads, and an image's
-      // RRset object would not survive the structured clone.
+      // Plain objects (RDATA decoded): an image's RRset is a view into its buffer, which the journal
+      // would keep alive after the image is replaced.
       const { removed, added } = patchDiff((key, type) => {
         const rrset = held.node(key)?.rrsets.get(type);
         return (
@@ -136,27 +196,17 @@ export class ZoneApplier {
       }, patch);
       journal.append({ from: fromSerial, to: serial, removed, added });
     }
-    this.table.set(new ImageZone(image, policy, journal));
+    this.table.set(new ImageZone(next.image, policy, journal, next.overlay));
     return true;
   }
 
   /**
-   * Makes a zone held as an image into objects again (a `ZoneSnapshot` of the same content, serial,
-   * journal and transfer settings), to be patched in place from now on; a zone held as objects is
-   * left as it is.
-   */
-  unpack(origin: Name): void {
-    const held = this.table.get(origin);
-    if (!(held instanceof ImageZone)) return;
-    const snapshot = this.snapshotOf(held, rrsetData(held));
-    if (snapshot) this.table.set(snapshot);
-  }
-
-  /**
-   * `unpack` for a zone about to take `patch`, from `content` (the whole zone after the patch, as
-   * objects): the zone's objects before the patch are that content with the patched RRsets as the
-   * image holds them, so only those are read from the image. Decoding a whole image is the slow way
-   * (about 1.7 s for 20,000 records on the bench machine, against 0.1–0.6 s to build from objects).
+   * Makes a zone held as an image into objects again (a `ZoneSnapshot` of the same serial, journal
+   * and transfer settings), for a zone about to take `patch` that gains DNSSEC material (patched in
+   * place from then on): the zone's objects before the patch are `content` (the whole zone after the
+   * patch, as objects) with the patched RRsets as the image holds them, so only those are read from
+   * the image. Decoding a whole image is the slow way (about 1.7 s for 20,000 records on the bench
+   * machine, against 0.1–0.6 s to build from objects).
    */
   unpackBefore(origin: Name, patch: ZonePatch, content: Iterable<RRsetData>): void {
     const held = this.table.get(origin);

@@ -1,15 +1,44 @@
 /**
  * The keys of a signed zone as Zonekeeper's signers hold them, and where they come from: a key store
- * (an adapter: the state directory in folder mode) that generates them with node:crypto on first use.
+ * (an adapter: the state directory in folder mode, a Secret in a cluster) that generates them with
+ * node:crypto on first use.
+ *
+ * A key carries its lifecycle as timed events (published, signing, in the parent's DS set): what a
+ * serial is signed with is the keys' state at the serial's signing time (ADR 0021), so a rollover step
+ * recorded for a later time never changes the content of a serial signed before it, in any process.
  */
 import type { EffectiveDnssec } from '../api/dnssec.ts';
 import { DNSKEY_FLAGS, DNSSEC_ALGORITHMS, type DnssecKey } from '../dns/dnssec/keys.ts';
 import type { Name } from '../dns/name.ts';
 
+/** A change of a key's state from `at` (seconds since the epoch) on. */
+export interface KeyEvent {
+  at: number;
+  /** The key signs (RRsets; the DNSKEY RRset for a KSK or CSK). */
+  active: boolean;
+  /** The key is in the apex DNSKEY RRset. */
+  published: boolean;
+  /** KSK/CSK: the key is in the DS set the parent is to hold (CDS/CDNSKEY, `status.dnssec.ds`). Default true. */
+  ds?: boolean;
+}
+
 /** A key as a key store holds it: the key and the role it was generated for. */
 export interface ZoneKey {
   role: 'CSK' | 'KSK' | 'ZSK';
   key: DnssecKey;
+  /** The key's number among the zone's keys (rollover states name keys by it); by position when absent. */
+  id?: number;
+  /** Its state changes, oldest first. None: active, published and in the DS set since always. */
+  events?: KeyEvent[];
+}
+
+/** A zone's keys with the recorded states of its rollovers (dnssec-rollover.ts print forms). */
+export interface KeySetState {
+  keys: ZoneKey[];
+  /** The ZSK pre-publication rollover (`printRollover`). */
+  zskRoll?: string;
+  /** The algorithm or KSK rollover (`printKeyRoll`). */
+  keyRoll?: string;
 }
 
 /**
@@ -18,10 +47,16 @@ export interface ZoneKey {
  */
 export interface DnssecKeyStore {
   /**
-   * The zone's keys for `settings`: the stored ones when they match the algorithm and key mode, else
-   * new ones, stored before this resolves.
+   * The zone's keys for `settings`: the stored ones when they serve its key mode (the algorithm moves
+   * by rollover), else new ones, stored before this resolves.
    */
   keysFor(origin: Name, settings: EffectiveDnssec): Promise<ZoneKey[]>;
+  /**
+   * The signer that owns the keys (serve; the operator's leader) records a rollover step: `step` gets
+   * the stored key set and returns the one to store (undefined: unchanged). Stored durably before this
+   * resolves. Absent where keys are only read (`zonekeeper server` replicas).
+   */
+  update?(origin: Name, step: (held: KeySetState) => KeySetState | undefined): Promise<KeySetState>;
 }
 
 /** Generates the keys of a key mode: one CSK, or a KSK and a ZSK (RFC 6781 §3.1). */
@@ -32,20 +67,75 @@ export function generateZoneKeys(
   const algorithm = DNSSEC_ALGORITHMS[settings.algorithm];
   if (settings.keys === 'Split')
     return [
-      { role: 'KSK', key: generate(algorithm, DNSKEY_FLAGS.KSK) },
-      { role: 'ZSK', key: generate(algorithm, DNSKEY_FLAGS.ZSK) },
+      { role: 'KSK', key: generate(algorithm, DNSKEY_FLAGS.KSK), id: 1 },
+      { role: 'ZSK', key: generate(algorithm, DNSKEY_FLAGS.ZSK), id: 2 },
     ];
-  return [{ role: 'CSK', key: generate(algorithm, DNSKEY_FLAGS.KSK) }];
+  return [{ role: 'CSK', key: generate(algorithm, DNSKEY_FLAGS.KSK), id: 1 }];
 }
 
-/** Whether stored keys serve `settings` (same algorithm, same key mode). */
-export function keysMatch(keys: readonly ZoneKey[], settings: EffectiveDnssec): boolean {
-  const algorithm = DNSSEC_ALGORITHMS[settings.algorithm];
-  const roles = keys.map((k) => k.role).sort();
-  const wanted = settings.keys === 'Split' ? ['KSK', 'ZSK'] : ['CSK'];
-  return (
-    keys.length === wanted.length &&
-    keys.every((k) => k.key.algorithm === algorithm) &&
-    roles.every((r, i) => r === wanted[i])
-  );
+/**
+ * Whether stored keys can sign the zone on the way to `settings`: a key-signing and a zone-signing role
+ * (a CSK, or a KSK and a ZSK). Another algorithm or key mode does not disqualify them: a rollover
+ * replaces them (dnssec-key-lifecycle.ts), so they are never replaced at once.
+ */
+export function keysMatch(keys: readonly ZoneKey[], _settings: EffectiveDnssec): boolean {
+  const roles = new Set(keys.map((k) => k.role));
+  return roles.has('CSK') || (roles.has('KSK') && roles.has('ZSK'));
+}
+
+/** The key's id: its recorded one, or its position (1-based) in key files made before ids. */
+export function keyId(keys: readonly ZoneKey[], k: ZoneKey): number {
+  return k.id ?? keys.indexOf(k) + 1;
+}
+
+const ALWAYS = { active: true, published: true, ds: true } as const;
+
+/** A key's state at `at` (seconds): the last event not after it; before its first event, absent. */
+export function keyStateAt(k: ZoneKey, at: number): { active: boolean; published: boolean; ds: boolean } {
+  const events = k.events;
+  if (!events || events.length === 0) return ALWAYS;
+  let state: { active: boolean; published: boolean; ds: boolean } | undefined;
+  for (const e of events) {
+    if (e.at > at) break;
+    state = { active: e.active, published: e.published, ds: e.ds ?? state?.ds ?? true };
+  }
+  return state ?? { active: false, published: false, ds: false };
+}
+
+/** The keys as a serial signed at `at` uses them (RFC 4035 §2.1, RFC 7344 §4). */
+export interface KeysAt {
+  /** The apex DNSKEY RRset. */
+  published: DnssecKey[];
+  /** Sign the DNSKEY RRset: active KSKs and CSKs. */
+  keySigning: DnssecKey[];
+  /** Sign every other RRset: active ZSKs and CSKs. */
+  zoneSigning: DnssecKey[];
+  /** The DS set the parent is to hold (CDS/CDNSKEY): published KSKs and CSKs marked for it. */
+  parent: DnssecKey[];
+}
+
+export function keysAt(keys: readonly ZoneKey[], at: number): KeysAt {
+  const out: KeysAt = { published: [], keySigning: [], zoneSigning: [], parent: [] };
+  for (const k of keys) {
+    const s = keyStateAt(k, at);
+    if (s.published) out.published.push(k.key);
+    if (s.active && k.role !== 'ZSK') out.keySigning.push(k.key);
+    if (s.active && k.role !== 'KSK') out.zoneSigning.push(k.key);
+    if (s.published && s.ds && k.role !== 'ZSK') out.parent.push(k.key);
+  }
+  return out;
+}
+
+/** Whether the key is published or signs at `at` (the keys a serial signed then depends on). */
+export function inEffectAt(k: ZoneKey, at: number): boolean {
+  const s = keyStateAt(k, at);
+  return s.active || s.published;
+}
+
+/** The first key event after `at`, if any: a serial signed at `at` is stale from then on. */
+export function nextKeyEvent(keys: readonly ZoneKey[], at: number): number | undefined {
+  let next: number | undefined;
+  for (const k of keys)
+    for (const e of k.events ?? []) if (e.at > at && (next === undefined || e.at < next)) next = e.at;
+  return next;
 }

@@ -16,7 +16,7 @@ import {
   printNsec3param,
   printTypes,
 } from '../dns/dnssec/denial.ts';
-import { type DnssecKey, dnskeyRdata, printDnskey } from '../dns/dnssec/keys.ts';
+import { type DnssecKey, dnskeyRdata, dsOf, printDnskey } from '../dns/dnssec/keys.ts';
 import {
   encodeRrsig,
   printRrsig,
@@ -48,6 +48,13 @@ export interface SigningKeys {
   keySigning: readonly DnssecKey[];
   /** Keys that sign every other RRset (ZSK, or the same CSK). */
   zoneSigning: readonly DnssecKey[];
+  /**
+   * The apex DNSKEY RRset when it is not just the signing keys: a rollover publishes keys before they
+   * sign and keeps them after (RFC 7583 §3.2), or signs with keys not published yet (RFC 6781 §4.1.4).
+   */
+  published?: readonly DnssecKey[];
+  /** The keys whose DS the parent is to hold: published as CDS (SHA-256) and CDNSKEY (RFC 7344 §3). */
+  parent?: readonly DnssecKey[];
 }
 
 /** One record of the signed zone, in wire and presentation forms. */
@@ -86,7 +93,7 @@ export function signZone(
       .filter((s) => s.type !== 'ALIAS')
       .map((s) => ({ owner: s.owner, type: typeCode(s.type)!, ttl: s.ttl, records: s.rdata.map(rec) })),
   ];
-  const dnskeys = uniqueKeys([...keys.keySigning, ...keys.zoneSigning]);
+  const dnskeys = uniqueKeys(keys.published ?? [...keys.keySigning, ...keys.zoneSigning]);
   const dnskeyTtl = zone.soa.ttl;
   sets.push({
     owner: origin,
@@ -94,6 +101,24 @@ export function signZone(
     ttl: dnskeyTtl,
     records: dnskeys.map((k) => ({ wire: dnskeyRdata(k), text: printDnskey(k) })),
   });
+  if (keys.parent && keys.parent.length > 0) {
+    // RFC 7344 §4: CDS and CDNSKEY at the apex, the DS set the parent is to hold, signed like the rest.
+    const cds = keys.parent.map((k) => dsOf(origin, k));
+    sets.push(
+      {
+        owner: origin,
+        type: RRType.CDS,
+        ttl: dnskeyTtl,
+        records: cds.map((d) => ({ wire: canonicalRdata(d), text: printRdata(d) })),
+      },
+      {
+        owner: origin,
+        type: RRType.CDNSKEY,
+        ttl: dnskeyTtl,
+        records: uniqueKeys(keys.parent).map((k) => ({ wire: dnskeyRdata(k), text: printDnskey(k) })),
+      },
+    );
+  }
   // RFC 9077 §3.3: the denial records' TTL is the lesser of the SOA's TTL and its MINIMUM.
   const denialTtl = Math.min(zone.soa.ttl, zone.soa.minimum);
   if (denial.kind === 'NSEC3')
@@ -150,7 +175,11 @@ export function signZone(
     for (const r of s.records)
       out.push({ owner: s.owner, ttl: s.ttl, type: s.type, rdata: r.wire, text: r.text });
     if (!signedAt(s)) return;
-    const signers = s.type === RRType.DNSKEY ? keys.keySigning : keys.zoneSigning;
+    // RFC 7344 §4.1: CDS and CDNSKEY are signed, like DNSKEY, by a key the parent's DS names.
+    const signers =
+      s.type === RRType.DNSKEY || s.type === RRType.CDS || s.type === RRType.CDNSKEY
+        ? keys.keySigning
+        : keys.zoneSigning;
     for (const key of signers) {
       const list = toSign.get(key) ?? [];
       list.push({ at: out.length, set: s });

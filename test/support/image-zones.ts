@@ -1,12 +1,18 @@
 /**
  * Two zones for the zone image tests (src/server/image/): delegations, glue, wildcards, empty
- * non-terminals, CNAME chains and loops across zones, DS at a cut, ALIAS and PTR.
+ * non-terminals, CNAME chains and loops across zones, DS at a cut, ALIAS and PTR; and the
+ * differential check those tests share (`compareAnswers`).
  */
-import type { Name } from '../../src/dns/name.ts';
+import assert from 'node:assert/strict';
+import { type Name, parentName } from '../../src/dns/name.ts';
 import { parseRdata } from '../../src/dns/rdata.ts';
-import type { RecordTypeName } from '../../src/dns/rrtype.ts';
+import { type RecordTypeName, RRType } from '../../src/dns/rrtype.ts';
+import { ZoneAliasResolver } from '../../src/server/alias-resolver.ts';
+import { QueryHandler } from '../../src/server/query-handler.ts';
+import type { ServedZone, ZoneTable } from '../../src/server/zone-table.ts';
 import type { RRsetData } from '../../src/zones/rrset.ts';
 import type { SoaFields } from '../../src/zones/soa.ts';
+import { buildQuery, type EdnsSpec } from './dns-fuzz.ts';
 
 export const IMAGE_TEST_SOA: SoaFields = {
   ttl: 3600,
@@ -69,3 +75,77 @@ export const IMAGE_TEST_ZONES: { origin: Name; rrsets: RRsetData[] }[] = [
     ],
   },
 ];
+
+/** Every owner, its parents, names below it, a wildcard's other names, in the case written and in upper case. */
+export function questionNames(
+  zones: readonly { origin: Name; rrsets: readonly RRsetData[] }[],
+  extra: readonly string[],
+): string[] {
+  const names = new Set<string>(extra);
+  for (const { origin, rrsets } of zones) {
+    names.add(origin);
+    names.add(`nope.${origin}`);
+    for (const { owner } of rrsets) {
+      names.add(owner);
+      names.add(owner.toUpperCase());
+      names.add(`x.${owner}`);
+      names.add(`y.x.${owner.replace('*.', 'q.')}`);
+      if (owner !== origin) names.add(parentName(owner));
+    }
+  }
+  return [...names];
+}
+
+export const QUESTION_TYPES = [
+  RRType.A,
+  RRType.AAAA,
+  RRType.NS,
+  RRType.SOA,
+  RRType.CNAME,
+  RRType.MX,
+  RRType.TXT,
+  RRType.SRV,
+  RRType.DS,
+  RRType.PTR,
+  RRType.CAA,
+  RRType.NAPTR,
+  RRType.SVCB,
+  RRType.HTTPS,
+  RRType.TLSA,
+  RRType.SSHFP,
+  RRType.ANY,
+  RRType.ALIAS,
+];
+const EDNS: (EdnsSpec | undefined)[] = [undefined, { udpSize: 1232 }, { udpSize: 4096, dnssecOk: true }];
+
+/**
+ * The differential check of the zone image tests: asks every name × type (`QUESTION_TYPES` unless
+ * given) over UDP and TCP, without EDNS, with it and with DO, of a `QueryHandler` over `expected` and
+ * one over `actual` (no response cache), and asserts the same response bytes. Returns the count.
+ */
+export async function compareAnswers(
+  expected: ZoneTable<ServedZone>,
+  actual: ZoneTable<ServedZone>,
+  names: readonly string[],
+  types: readonly number[] = QUESTION_TYPES,
+): Promise<number> {
+  const handler = (table: ZoneTable<ServedZone>) =>
+    new QueryHandler({ table, responseCache: 0, aliasResolver: new ZoneAliasResolver({ table }) });
+  const fromExpected = handler(expected);
+  const fromActual = handler(actual);
+  let compared = 0;
+  for (const name of names) {
+    for (const type of types) {
+      for (const edns of EDNS) {
+        for (const transport of ['udp', 'tcp'] as const) {
+          const packet = buildQuery({ id: compared & 0xffff, name, type, ...(edns ? { edns } : {}) });
+          const want = await fromExpected.handle(packet, transport);
+          const got = await fromActual.handle(packet, transport);
+          assert.deepEqual(got, want, `${name} type ${type} ${transport} edns ${JSON.stringify(edns)}`);
+          compared++;
+        }
+      }
+    }
+  }
+  return compared;
+}

@@ -1,6 +1,10 @@
-import { dnskeyRdata, keyTag } from '../../dns/dnssec/keys.ts';
+import type { DnssecStatus, EffectiveDnssec } from '../../api/dnssec.ts';
+import { dnskeyRdata, generateDnssecKey, keyTag } from '../../dns/dnssec/keys.ts';
 import { SignatureReuse } from '../../dns/dnssec/rrsig.ts';
 import { type Name, nameKey } from '../../dns/name.ts';
+import { printRdata } from '../../dns/rdata.ts';
+import { RRType } from '../../dns/rrtype.ts';
+import type { ZoneImageBuilder } from '../../server/image/image-builder.ts';
 import type { SelectionBinding, SelectionSink } from '../../server/selection/selection-table.ts';
 import type { SteeringBinder } from '../../server/selection/steering/steering-binder.ts';
 import type { Notifier } from '../../server/transfer/notifier.ts';
@@ -8,6 +12,8 @@ import { ZoneApplier } from '../../server/zone-apply.ts';
 import type { ZoneDnssecData } from '../../server/zone-dnssec.ts';
 import { ZoneSnapshot } from '../../server/zone-snapshot.ts';
 import type { ServedZone, ZoneTable } from '../../server/zone-table.ts';
+import { type LifecycleStep, stepKeyLifecycle } from '../../zones/dnssec-key-lifecycle.ts';
+import { inEffectAt, nextKeyEvent, type ZoneKey } from '../../zones/dnssec-key-set.ts';
 import type { ResourceKey } from '../../zones/resource-key.ts';
 import type { RRset } from '../../zones/rrset.ts';
 import {
@@ -48,6 +54,11 @@ export interface BuiltinBackendOptions {
   dnssecKeys?: DnssecKeyStore;
   /** Signs on this thread instead of this process's own (answering) thread when given. */
   signingThread?: SigningThread;
+  /**
+   * Builds the images of zones the table holds as images (the DNS thread pool's main thread, ADR
+   * 0020 steps 4 and 5): a change to such a zone becomes an overlay (`ZoneApplier.patchImage`).
+   */
+  images?: ZoneImageBuilder;
 }
 
 /**
@@ -105,7 +116,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
       };
     this.sink = options.selectionSink ?? this;
     this.notifier = notifier;
-    this.zones = new ZoneApplier(table);
+    this.zones = new ZoneApplier(table, options.images ? { images: options.images } : {});
     this.aliases = options.aliasCheck ? new AliasTargets(table, options.aliasCheck.recheck) : undefined;
   }
 
@@ -119,9 +130,11 @@ export class BuiltinBackend implements Backend, SelectionSink {
           this.dnssecKeys!.keysFor(zone.origin, signing),
         )
       : undefined;
+    const signedAt = zone.signedAt ?? Math.floor(Date.now() / 1000);
     if (keys && zone.keyTags) {
-      // Only the tags: the DS digests of `signedStatus` are made once, for the result.
-      const held = keys.map((k) => keyTag(dnskeyRdata(k.key)));
+      // Only the tags of the keys in effect at the signing time: a key a rollover prepares for later
+      // is not part of this serial. The DS digests of `signedStatus` are made once, for the result.
+      const held = keys.filter((k) => inEffectAt(k, signedAt)).map((k) => keyTag(dnskeyRdata(k.key)));
       const recorded = [...zone.keyTags].sort((a, b) => a - b);
       if (held.sort((a, b) => a - b).join() !== recorded.join())
         throw new BackendError(
@@ -137,7 +150,10 @@ export class BuiltinBackend implements Backend, SelectionSink {
       (current instanceof ZoneSnapshot && current.dnssec !== undefined) === (signing !== undefined)
     ) {
       this.zones.setTransfers(current, zone.transfers);
-      return this.result(zone, keys);
+      return this.result(
+        zone,
+        signing && keys ? await this.lifecycle(zone, signing, keys, signedAt) : undefined,
+      );
     }
     const { origin, soa, serial, delta, transfers } = zone;
     if (!signing) {
@@ -147,7 +163,6 @@ export class BuiltinBackend implements Backend, SelectionSink {
     if (signing && keys) {
       // A signed zone is signed whole and swapped in at every serial: its signatures cover the serial.
       const rrsets = [...zone.rrsets()];
-      const signedAt = zone.signedAt ?? Math.floor(Date.now() / 1000);
       let dnssec: ZoneDnssecData;
       if (this.signingThread) {
         const thread = this.signingThread;
@@ -177,8 +192,8 @@ export class BuiltinBackend implements Backend, SelectionSink {
       current &&
       delta &&
       (this.zones.patch(origin, soa, serial, delta.fromSerial, delta, transfers) ||
-        // Held as a zone image (DNS threads, ADR 0020): the next image, built from the whole zone.
-        this.zones.patchImage(origin, soa, serial, delta.fromSerial, delta, zone.rrsets(), transfers))
+        // Held as a zone image (DNS threads, ADR 0020): an overlay of the changed names over its base.
+        this.zones.patchImage(origin, soa, serial, delta.fromSerial, delta, () => zone.rrsets(), transfers))
     ) {
       this.aliases?.patch(zone.key, zone.origin, delta);
       await this.steering?.patch(this.sink, origin, delta);
@@ -197,21 +212,98 @@ export class BuiltinBackend implements Backend, SelectionSink {
     const served = this.table.get(zone.origin)!;
     const policy = served.transfers;
     if (policy && policy.notify.length > 0) this.notifier?.notify(served.soa, policy.notify);
-    return this.result(zone, keys);
+    return this.result(
+      zone,
+      signing && keys ? await this.lifecycle(zone, signing, keys, signedAt) : undefined,
+    );
+  }
+
+  /**
+   * The zone's key lifecycle once its serial is served: the next rollover step when due, recorded in
+   * the key store for a time after `signedAt` (dnssec-key-lifecycle.ts), and the status of the keys
+   * as this serial uses them. Only where the store takes updates (the signer that owns the keys).
+   */
+  private async lifecycle(
+    zone: ProgrammedZone,
+    signing: EffectiveDnssec,
+    keys: ZoneKey[],
+    signedAt: number,
+  ): Promise<Signed> {
+    const store = this.dnssecKeys;
+    if (!store?.update) {
+      const event = nextKeyEvent(keys, signedAt);
+      return { keys, signedAt, ...(event !== undefined ? { keyEventAt: event } : {}) };
+    }
+    const soa = zone.soa;
+    let largest = Math.max(soa.ttl, soa.minimum);
+    for (const r of zone.rrsets()) if (r.ttl > largest) largest = r.ttl;
+    const seen = this.parentDs(zone.origin);
+    const noted = signing.parentDs;
+    const parent =
+      seen && noted ? { ds: [...seen.ds, ...noted.ds], ttl: Math.max(seen.ttl, noted.ttl) } : (seen ?? noted);
+    let step: LifecycleStep | undefined;
+    const stored = await signingStep(
+      zone.origin,
+      'DNSSEC_ROLLOVER',
+      'record the DNSSEC key rollover of',
+      () =>
+        store.update!(zone.origin, (held) => {
+          step = stepKeyLifecycle({
+            origin: zone.origin,
+            // Keys stored before rollovers were (or a store emptied under us): the keys read.
+            held: held.keys.length > 0 ? held : { ...held, keys },
+            settings: signing,
+            signedAt,
+            now: Math.floor(Date.now() / 1000),
+            ttls: { dnskey: soa.ttl, largest, propagation: soa.refresh },
+            parent,
+            generate: generateDnssecKey,
+          });
+          return step.next;
+        }),
+    );
+    const event = nextKeyEvent(stored.keys, signedAt);
+    return {
+      keys: stored.keys,
+      signedAt,
+      ...(step?.rollover ? { rollover: step.rollover } : {}),
+      ...(event !== undefined ? { keyEventAt: event } : {}),
+      ...(step?.dueAt !== undefined ? { revisitAt: step.dueAt } : {}),
+    };
+  }
+
+  /**
+   * The DS RRset of `origin` in its parent when this server serves the parent (the closest enclosing
+   * zone; Zonekeeper publishes a child's DS there from the child's status): the parent, seen.
+   */
+  private parentDs(origin: Name): { ds: string[]; ttl: number } | undefined {
+    const key = nameKey(origin);
+    if (key === '.') return undefined;
+    const parent = this.table.findZone(key.slice(key.indexOf('.') + 1) || '.');
+    if (!parent) return undefined;
+    const rrset = parent.node(key)?.rrsets.get(RRType.DS);
+    return { ds: (rrset?.rdata ?? []).map((r) => printRdata(r)), ttl: rrset?.ttl ?? 0 };
   }
 
   /**
    * What the apply leaves to report: ALIAS record sets this server cannot answer, steered record sets
    * whose health checks were refused; the signing keys.
    */
-  private result(zone: ProgrammedZone, keys?: Parameters<typeof signedStatus>[1]): ApplyResult | undefined {
+  private result(zone: ProgrammedZone, signed?: Signed): ApplyResult | undefined {
     const problems = [
       ...(this.aliases?.problems(zone.origin) ?? []),
       ...(this.steering?.problems(zone.origin) ?? []),
     ];
-    const dnssec = keys ? signedStatus(zone.origin, keys) : undefined;
+    const dnssec = signed
+      ? signedStatus(zone.origin, signed.keys, signed.signedAt, signed.rollover)
+      : undefined;
     if (problems.length === 0 && !dnssec) return undefined;
-    return { ...(problems.length > 0 ? { problems } : {}), ...(dnssec ? { dnssec } : {}) };
+    return {
+      ...(problems.length > 0 ? { problems } : {}),
+      ...(dnssec ? { dnssec } : {}),
+      ...(signed?.keyEventAt !== undefined ? { keyEventAt: signed.keyEventAt } : {}),
+      ...(signed?.revisitAt !== undefined ? { revisitAt: signed.revisitAt } : {}),
+    };
   }
 
   async deleteZone(origin: Name): Promise<void> {
@@ -233,6 +325,15 @@ export class BuiltinBackend implements Backend, SelectionSink {
   async setSelections(origin: Name, bindings: readonly SelectionBinding[]): Promise<void> {
     this.table.setSelections(origin, bindings);
   }
+}
+
+/** A signed zone's keys after its apply, for the result. */
+interface Signed {
+  keys: readonly ZoneKey[];
+  signedAt: number;
+  rollover?: DnssecStatus['rollover'];
+  keyEventAt?: number;
+  revisitAt?: number;
 }
 
 /** Passes RRsets through, collecting the ALIAS ones (so a whole zone is read once). */

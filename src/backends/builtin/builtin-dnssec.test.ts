@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import type { EffectiveDnssec } from '../../api/dnssec.ts';
 import { generateDnssecKey } from '../../dns/dnssec/keys.ts';
 import { parseRdata } from '../../dns/rdata.ts';
+import { RRType } from '../../dns/rrtype.ts';
 import { ZoneTable } from '../../server/zone-table.ts';
 import type { DnssecKeyStore } from '../../zones/dnssec-key-set.ts';
 import type { RRset } from '../../zones/rrset.ts';
@@ -94,5 +95,93 @@ describe('the built-in backend signs with a key store', () => {
       return true;
     });
     assert.equal(table.get(ORIGIN)!.serial, 1);
+  });
+
+  test('keys: Split: a ZSK rollover step is recorded after the serial served, for the next serial; a replica signs alike', async () => {
+    const split: EffectiveDnssec = { ...SETTINGS, keys: 'Split', zskLifetimeSeconds: 100 };
+    const keys = new MemoryKeyStore(generateDnssecKey);
+    const leader = new BuiltinBackend(new ZoneTable(), undefined, { dnssecKeys: keys });
+    const at = (serial: number, signedAt: number): ProgrammedZone => ({
+      ...programmed(serial, split),
+      signedAt,
+    });
+    const T0 = 1_900_000_000;
+    const first = await leader.applyZone(at(1, T0));
+    assert.equal(first?.dnssec?.rollover?.kind, 'ZSK');
+    assert.equal(first?.dnssec?.rollover?.phase, 'Active');
+    assert.equal(first?.revisitAt, T0 + 1 + 100, 'looked at again when the ZSK lifetime is over');
+    assert.equal(first?.keyEventAt, undefined);
+    assert.equal(first?.dnssec?.cds, 'Published');
+    // The lifetime passed: the new ZSK is recorded as published one second after this serial's time.
+    const second = await leader.applyZone(at(2, T0 + 200));
+    assert.equal(second?.dnssec?.rollover?.phase, 'Publish');
+    assert.equal(second?.keyEventAt, T0 + 201);
+    const zsks = second!.dnssec!.keys!.filter((k) => k.role === 'ZSK');
+    assert.deepEqual(
+      zsks.map((k) => [k.active, k.published]),
+      [
+        [true, true],
+        [false, false],
+      ],
+      'serial 2 is signed without the key prepared for later',
+    );
+    const dnskeys = (table: ZoneTable) =>
+      table.get(ORIGIN)!.dnssec!.data.records.filter((r) => r.type === RRType.DNSKEY).length;
+    const served = (leader as unknown as { table: ZoneTable }).table;
+    assert.equal(dnskeys(served), 2);
+    // The next serial, at or after the event, publishes it; only the old ZSK signs.
+    const third = await leader.applyZone(at(3, T0 + 201));
+    assert.equal(dnskeys(served), 3);
+    assert.deepEqual(
+      third!.dnssec!.keys!.filter((k) => k.role === 'ZSK').map((k) => [k.active, k.published]),
+      [
+        [true, true],
+        [false, true],
+      ],
+    );
+    // A replica (keys read, never stepped) signs serial 3 to the same records and steps nothing.
+    const replicaTable = new ZoneTable();
+    const replica = new BuiltinBackend(replicaTable, undefined, {
+      dnssecKeys: { keysFor: (origin, settings) => keys.keysFor(origin, settings) },
+    });
+    const followed = await replica.applyZone({
+      ...at(3, T0 + 201),
+      keyTags: third!.dnssec!.keys!.filter((k) => k.active || k.published).map((k) => k.keyTag),
+    });
+    assert.equal(followed?.dnssec?.rollover, undefined);
+    const bytes = (table: ZoneTable) =>
+      table
+        .get(ORIGIN)!
+        .dnssec!.data.records.map((r) => `${r.owner} ${r.type} ${Buffer.from(r.rdata).toString('hex')}`);
+    assert.deepEqual(bytes(replicaTable), bytes(served));
+  });
+
+  test('the parent served here is seen: an algorithm rollover waits in DsChange until the parent holds the new DS', async () => {
+    const table = new ZoneTable();
+    const backend = new BuiltinBackend(table, undefined, {
+      dnssecKeys: new MemoryKeyStore(generateDnssecKey),
+    });
+    const T0 = 1_900_000_000;
+    // An unsigned parent zone holding no DS for the child.
+    await backend.applyZone({ ...programmed(1), key: 'dns/parent', origin: 'test.', rrsets: () => [] });
+    const at = (serial: number, signedAt: number, dnssec: EffectiveDnssec): ProgrammedZone => ({
+      ...programmed(serial, dnssec),
+      signedAt,
+    });
+    await backend.applyZone(at(1, T0, SETTINGS));
+    const ed = { ...SETTINGS, algorithm: 'ED25519' as const };
+    let serial = 2;
+    let signedAt = T0;
+    let result: Awaited<ReturnType<BuiltinBackend['applyZone']>>;
+    // Each step: a new serial at its key event, else a look at the due time.
+    for (let i = 0; i < 12; i++) {
+      result = await backend.applyZone(at(serial, signedAt, ed));
+      if (result?.dnssec?.rollover?.phase === 'DsChange') break;
+      signedAt = Math.max(result?.keyEventAt ?? 0, result?.revisitAt ?? 0, signedAt + 1);
+      serial++;
+    }
+    assert.equal(result!.dnssec!.rollover!.phase, 'DsChange');
+    assert.equal(result!.dnssec!.rollover!.reason, 'ParentDsPending', 'the parent is seen, without the DS');
+    assert.match(result!.dnssec!.rollover!.message!, /waits for the parent to publish the DS/);
   });
 });

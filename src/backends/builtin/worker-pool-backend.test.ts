@@ -32,7 +32,7 @@ test('DNS workers get a zone as a zone image unless it carries DNSSEC material (
 
 test('a zone no image can hold (TXT RDATA over 65,535 octets) goes to DNS workers as objects and is answered', async () => {
   const port = await freePort();
-  const table = new ZoneTable();
+  const table = new ZoneTable<ServedZone>();
   const pool = new WorkerPoolBackend(table, {
     workers: 1,
     config: { listen: `127.0.0.1:${port}` },
@@ -258,6 +258,163 @@ test('a replacement DNS thread joins the port only once it holds every zone (nev
     assert.ok(logs.some((m) => /DNS thread \d+ exited .*starting another/.test(m)));
   } finally {
     for (const s of sockets) s.close();
+    await pool.stop();
+  }
+});
+
+test('changes reach DNS threads as overlays, a bulk change whole, and an overlay past its share is merged into a new base', async () => {
+  const port = await freePort();
+  const table = new ZoneTable<ServedZone>();
+  const pool = new WorkerPoolBackend(table, {
+    workers: 1,
+    config: { listen: `127.0.0.1:${port}` },
+    ackTimeoutMs: 10_000,
+  });
+  // What the primary sends its worker: `image` (with `+overlay` when it carries one) or `overlay`.
+  const sent: string[] = [];
+  const internals = pool as unknown as {
+    send: (member: unknown, message: { t: string; overlay?: unknown }) => void;
+  };
+  const send = internals.send.bind(pool);
+  internals.send = (member, message) => {
+    if (message.t === 'image') sent.push(message.overlay ? 'image+overlay' : 'image');
+    else if (message.t === 'overlay' || message.t === 'zone' || message.t === 'patch') sent.push(message.t);
+    send(member, message);
+  };
+  const soa = IMAGE_TEST_SOA;
+  const origin = { kind: 'recordSet' as const, namespace: 'dns', name: 'test' };
+  const a = (owner: string, address: string): RRset => ({
+    owner,
+    type: 'A',
+    ttl: 300,
+    rdata: [{ type: 'A', address }],
+    origin,
+  });
+  const records = new Map<string, RRset>();
+  for (let i = 0; i < 100; i++) records.set(`h${i}.big.example.`, a(`h${i}.big.example.`, `10.0.0.${i}`));
+  let serial = 1;
+  const apply = (upserts: RRset[], deletes: { owner: string; type: 'A' }[]) => {
+    const fromSerial = serial++;
+    for (const r of upserts) records.set(r.owner, r);
+    for (const d of deletes) records.delete(d.owner);
+    return pool.applyZone({
+      key: 'dns/big',
+      origin: 'big.example.',
+      soa,
+      serial,
+      rrsets: () => [...records.values()],
+      delta: { fromSerial, upserts, deletes },
+    });
+  };
+  await pool.start();
+  try {
+    await pool.applyZone({
+      key: 'dns/big',
+      origin: 'big.example.',
+      soa,
+      serial,
+      rrsets: () => [...records.values()],
+    });
+    assert.deepEqual(sent.splice(0), ['image']);
+    // One record changed, one added below an empty non-terminal, one removed: overlays.
+    await apply([a('h1.big.example.', '192.0.2.1')], []);
+    await apply([a('x.new.big.example.', '192.0.2.2')], []);
+    await apply([], [{ owner: 'h2.big.example.', type: 'A' }]);
+    assert.deepEqual(sent.splice(0), ['overlay', 'overlay', 'overlay']);
+    assert.deepEqual(rdataOf(await dig(port, 'h1.big.example.', 'A'), 'A'), ['192.0.2.1']);
+    assert.deepEqual(rdataOf(await dig(port, 'x.new.big.example.', 'A'), 'A'), ['192.0.2.2']);
+    const ent = await dig(port, 'new.big.example.', 'A');
+    assert.equal(ent.status, 'NOERROR');
+    assert.deepEqual(ent.answer, []);
+    assert.equal((await dig(port, 'h2.big.example.', 'A')).status, 'NXDOMAIN');
+    assert.equal(await pool.servedSerial('big.example.'), serial);
+    // 65 names changed alone (more than the 64 an overlay of a small zone holds): the zone goes whole.
+    await apply(
+      Array.from({ length: 65 }, (_, i) => a(`bulk${i}.big.example.`, '192.0.2.3')),
+      [],
+    );
+    assert.deepEqual(sent.splice(0), ['image']);
+    // Overlays again over the new base, until one holds more than 64 names: then, once served, the
+    // zone is merged into a new base, sent at the same serial.
+    for (let i = 0; i < 63; i++) await apply([a(`h${i}.big.example.`, '192.0.2.4')], []);
+    assert.deepEqual(sent.splice(0), Array(63).fill('overlay'));
+    await apply([a('h70.big.example.', '192.0.2.5')], []);
+    assert.deepEqual(sent.splice(0), ['overlay', 'image']);
+    await apply([a('h71.big.example.', '192.0.2.6')], []);
+    assert.deepEqual(sent.splice(0), ['overlay']);
+    assert.deepEqual(rdataOf(await dig(port, 'h71.big.example.', 'A'), 'A'), ['192.0.2.6']);
+    assert.deepEqual(rdataOf(await dig(port, 'h62.big.example.', 'A'), 'A'), ['192.0.2.4']);
+    assert.deepEqual(rdataOf(await dig(port, 'bulk9.big.example.', 'A'), 'A'), ['192.0.2.3']);
+    assert.equal(await pool.servedSerial('big.example.'), serial);
+    // A thread that dies is replaced and given the current base and overlay, not rebuilt.
+    const [victim] = pool.workerIds();
+    await pool.terminateWorker(victim!);
+    for (let i = 0; i < 600; i++) {
+      const ids = pool.workerIds();
+      if (ids.length === 1 && ids[0] !== victim) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual(sent.splice(0), ['image+overlay']);
+    // Ready (it got the zones) comes before it binds the port: ask until it answers.
+    let answer: Awaited<ReturnType<typeof dig>> | undefined;
+    for (let i = 0; i < 100 && answer === undefined; i++) {
+      answer = await dig(port, 'h71.big.example.', 'A').catch(() => undefined);
+      if (answer === undefined) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual(rdataOf(answer!, 'A'), ['192.0.2.6']);
+    assert.equal(await pool.servedSerial('big.example.'), serial);
+  } finally {
+    await pool.stop();
+  }
+});
+
+test('a zone of more than 5,000 records stays on its image across changes (no switch to objects)', async () => {
+  const port = await freePort();
+  const table = new ZoneTable<ServedZone>();
+  const pool = new WorkerPoolBackend(table, {
+    workers: 1,
+    config: { listen: `127.0.0.1:${port}` },
+    ackTimeoutMs: 20_000,
+  });
+  const sent: string[] = [];
+  const internals = pool as unknown as { send: (member: unknown, message: { t: string }) => void };
+  const send = internals.send.bind(pool);
+  internals.send = (member, message) => {
+    if (['image', 'overlay', 'zone', 'patch'].includes(message.t)) sent.push(message.t);
+    send(member, message);
+  };
+  const origin = { kind: 'recordSet' as const, namespace: 'dns', name: 'test' };
+  const a = (i: number, address: string): RRset => ({
+    owner: `h${i}.large.example.`,
+    type: 'A',
+    ttl: 300,
+    rdata: [{ type: 'A', address }],
+    origin,
+  });
+  const records = Array.from({ length: 6_000 }, (_, i) => a(i, `10.0.${i >> 8}.${i & 255}`));
+  await pool.start();
+  try {
+    const zone = { key: 'dns/large', origin: 'large.example.', soa: IMAGE_TEST_SOA };
+    await pool.applyZone({ ...zone, serial: 1, rrsets: () => records });
+    for (let serial = 2; serial <= 3; serial++) {
+      records[serial] = a(serial, `192.0.2.${serial}`);
+      await pool.applyZone({
+        ...zone,
+        serial,
+        rrsets: () => records,
+        delta: { fromSerial: serial - 1, upserts: [records[serial]!], deletes: [] },
+      });
+    }
+    assert.deepEqual(sent, ['image', 'overlay', 'overlay']);
+    assert.deepEqual(rdataOf(await dig(port, 'h3.large.example.', 'A'), 'A'), ['192.0.2.3']);
+    assert.equal(await pool.servedSerial('large.example.'), 3);
+    // The main thread holds the image and its overlay, shared with the thread: no objects.
+    const held = table.get('large.example.');
+    assert.ok(held instanceof ImageZone && held.overlay !== undefined);
+    assert.ok(
+      held.image.buffer instanceof SharedArrayBuffer && held.overlay.buffer instanceof SharedArrayBuffer,
+    );
+  } finally {
     await pool.stop();
   }
 });

@@ -3,8 +3,9 @@ import type { Name } from '../../dns/name.ts';
 import { RRType } from '../../dns/rrtype.ts';
 import type { Registry } from '../../metrics/registry.ts';
 import { type AnswerSettings, answerSettings } from '../../server/answer-settings.ts';
+import { ContentSource, ZoneImageBuilder } from '../../server/image/image-builder.ts';
 import { ImageZone } from '../../server/image/image-zone.ts';
-import { ZoneImage } from '../../server/image/zone-image.ts';
+import { journalWire } from '../../server/image/journal-wire.ts';
 import { SelectionError } from '../../server/selection/policy.ts';
 import type { SelectionBinding, SelectionSink } from '../../server/selection/selection-table.ts';
 import { processHealth } from '../../server/selection/steering/health-view.ts';
@@ -71,19 +72,22 @@ interface PoolWorker {
  * DNS port with SO_REUSEPORT and answers; the main thread runs the control plane and this backend,
  * answers no DNS, and posts every change to the threads. A zone image is built once per serial as a
  * `SharedArrayBuffer`, posted to every thread (one copy in the process) and never written again; the
- * main thread's table holds the same image (an `ImageZone`) in place of its objects. Signed zones and
- * large zones that change go to threads as objects and patches, and stay objects here.
+ * main thread's table holds the same image (an `ImageZone`) in place of its objects. A change goes as
+ * an overlay of the names it changed over that base (ADR 0020 §4), built once as a `SharedArrayBuffer`
+ * too, whatever the zone's size; the overlay is merged into a new base once it passes its share of
+ * the base. Signed zones go to threads as objects and patches, and stay objects here.
  *
  * A serial counts as served only when every live thread has confirmed it (ADR 0014); a thread that
- * misses a patch's base serial asks for the whole zone; a thread that dies is replaced and given the
- * current images (posted again, not rebuilt).
+ * misses a patch's base serial, or holds another base than an overlay's, asks for the whole zone
+ * (`need-zone`); a thread that dies is replaced and given each zone's current base and overlay
+ * (posted again, not rebuilt).
  */
 export class WorkerPoolBackend implements Backend, SelectionSink {
   readonly name = 'builtin';
   readonly capabilities: BackendCapabilities;
   private readonly local: BuiltinBackend;
   private readonly table: ZoneTable<ServedZone>;
-  /** Turns the table's images back into objects where a zone leaves the image path. */
+  /** Turns the table's image back into objects where a zone gains DNSSEC material (`unpackBefore`). */
   private readonly zones: ZoneApplier;
   private readonly options: WorkerPoolOptions;
   private readonly pool = new Map<number, PoolWorker>();
@@ -92,8 +96,11 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
   /** Per zone: the generation of its current selection bindings (counted over all zones). */
   private readonly selectionGenerations = new Map<string, number>();
   private selectionGeneration = 0;
-  /** Zones (lowercased origin) larger than IMAGE_REBUILD_LIMIT that changed: sent as objects, patched. */
-  private readonly patched = new Set<string>();
+  /**
+   * Each zone's base image and overlay as `SharedArrayBuffer`s, built once per serial for every
+   * thread (ADR 0020 §4); the table holds an `ImageZone` over the same ones.
+   */
+  private readonly images = new ZoneImageBuilder({ shared: true });
 
   constructor(table: ZoneTable<ServedZone>, options: WorkerPoolOptions, notifier?: Notifier) {
     this.table = table;
@@ -104,6 +111,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       ...(options.recheck ? { recheck: options.recheck } : {}),
       ...(options.dnssecKeys ? { dnssecKeys: options.dnssecKeys } : {}),
       ...(options.signingThread ? { signingThread: options.signingThread } : {}),
+      images: this.images,
     });
     this.capabilities = this.local.capabilities;
     this.options = options;
@@ -167,55 +175,66 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
     const current = this.table.get(zone.origin);
     const before = current?.serial;
     const key = zone.origin.toLowerCase();
-    // A zone held as an image that is to be patched in place from this change on (a large zone,
-    // below) or that gains DNSSEC material is made into objects first; other changes to an image
-    // make the next image (`ZoneApplier.patchImage`).
-    if (
-      current instanceof ImageZone &&
-      zone.delta !== undefined &&
-      (current.recordCount > IMAGE_REBUILD_LIMIT ||
-        zone.delta.upserts.some((r) => DNSSEC_TYPES.includes(RRType[r.type])))
-    )
-      this.zones.unpackBefore(zone.origin, zone.delta, zone.rrsets());
-    const result = await this.local.applyZone(zone);
-    // Zones go to threads as one zone image, rebuilt whole per change and built once for all of them
-    // (ADR 0020). A large zone that changes is sent as objects from then on and patched in place, as
-    // zones with DNSSEC material are: rebuilding its image per change would keep a change from every
-    // thread for too long (overlays, step 5, are the answer).
-    let switched = false;
-    const applied = this.table.get(zone.origin);
-    if (zone.delta !== undefined && applied !== undefined && applied.recordCount > IMAGE_REBUILD_LIMIT) {
-      switched = !this.patched.has(key);
-      this.patched.add(key);
+    const delta = zone.delta;
+    // A zone held as an image that gains DNSSEC material is made into objects first, and patched in
+    // place from then on; other changes to an image become an overlay (`ZoneApplier.patchImage`).
+    if (current instanceof ImageZone && delta?.upserts.some((r) => DNSSEC_TYPES.includes(RRType[r.type]))) {
+      this.zones.unpackBefore(zone.origin, delta, zone.rrsets());
+      this.images.forget(zone.origin);
     }
+    const result = await this.local.applyZone(zone);
+    // Zones go to threads as zone images built once for all of them (ADR 0020): a change as an
+    // overlay of the names it changed over the base the threads hold (step 5), small whatever the
+    // zone's size; the zone whole when the overlay cannot be made (no base at the change's start,
+    // a change too large alone). Zones carrying DNSSEC material go as objects, patched in place.
+    const applied = this.table.get(zone.origin);
     // Served from an image: the table holds the image in place of the objects the apply made.
     const served = applied === undefined ? undefined : this.asImage(applied);
-    const patchable =
-      !switched &&
-      zone.delta !== undefined &&
-      before === zone.delta.fromSerial &&
-      served instanceof ZoneSnapshot &&
-      // A signed zone goes whole (its signatures cover the serial), as it is signed per serial.
-      !served.dnssec;
+    const moved =
+      delta !== undefined && served !== undefined && before === delta.fromSerial && served.serial !== before;
+    const overlay =
+      moved &&
+      served instanceof ImageZone &&
+      current instanceof ImageZone &&
+      served.image === current.image &&
+      served.overlay !== undefined
+        ? served.overlay
+        : undefined;
+    // A signed zone goes whole (its signatures cover the serial), as it is signed per serial.
+    const patchable = moved && served instanceof ZoneSnapshot && !served.dnssec;
     for (const member of this.pool.values()) {
       if (!member.ready) continue;
-      if (switched) this.sendZone(member, zone.origin);
-      else if (patchable && member.served.get(key) === zone.delta!.fromSerial) {
+      const held = member.served.get(key);
+      if (overlay !== undefined && held === delta!.fromSerial) {
+        const changes = served!.journal.since(delta!.fromSerial) ?? [];
+        this.send(member, {
+          t: 'overlay',
+          origin: zone.origin,
+          serial: zone.serial,
+          // The SharedArrayBuffer itself: every thread reads this one copy.
+          overlay: overlay.buffer,
+          ...(zone.transfers ? { transfers: zone.transfers } : {}),
+          ...(changes.length > 0 ? { changes: changes.map(journalWire) } : {}),
+        });
+      } else if (patchable && held === delta!.fromSerial) {
         this.send(member, {
           t: 'patch',
           origin: zone.origin,
           soa: zone.soa,
           serial: zone.serial,
-          fromSerial: zone.delta!.fromSerial,
-          upserts: [...zone.delta!.upserts],
-          deletes: [...zone.delta!.deletes],
+          fromSerial: delta!.fromSerial,
+          upserts: [...delta!.upserts],
+          deletes: [...delta!.deletes],
           ...(zone.transfers ? { transfers: zone.transfers } : {}),
         });
-      } else if (member.served.get(key) !== zone.serial) {
+      } else if (held !== zone.serial) {
         this.sendZone(member, zone.origin);
       }
     }
     await this.settled(() => this.allServe(zone.origin, zone.serial));
+    // The overlay passed its share of the base: merge them into a new base now that the change is
+    // served, so that no change waits for a whole build (the same content, at the same serial).
+    if (overlay !== undefined && this.images.needsMerge(zone.origin)) this.merge(zone);
     return result;
   }
 
@@ -226,7 +245,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
    */
   async deleteZone(origin: Name): Promise<void> {
     await this.local.deleteZone(origin);
-    this.patched.delete(origin.toLowerCase());
+    this.images.forget(origin);
     for (const member of this.pool.values()) if (member.ready) this.send(member, { t: 'delete', origin });
     await this.settled(() => this.allServe(origin, undefined));
     const holding = [...this.pool.values()]
@@ -360,10 +379,11 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
         t: 'image',
         origin: served.origin,
         serial: served.serial,
-        // The SharedArrayBuffer itself: every thread reads this one copy.
+        // The SharedArrayBuffers themselves: every thread reads this one copy of base and overlay.
         image: served.image.buffer,
+        ...(served.overlay ? { overlay: served.overlay.buffer } : {}),
         ...(served.transfers ? { transfers: served.transfers.resolved } : {}),
-        ...(changes.length > 0 ? { changes: [...changes] } : {}),
+        ...(changes.length > 0 ? { changes: changes.map(journalWire) } : {}),
       });
       return;
     }
@@ -380,25 +400,52 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
   }
 
   /**
-   * The zone as this process holds it from now on: served from an image, an `ImageZone` over a
-   * `SharedArrayBuffer` built once for this serial (about 63 bytes per record set, shared with every
-   * thread), which replaces the zone's objects in the table (its journal and transfer settings kept);
-   * else the zone as it is (objects, patched in place).
+   * The zone as this process holds it from now on: served from an image, an `ImageZone` over the
+   * base image (and overlay) built once for this serial as `SharedArrayBuffer`s (about 63 bytes per
+   * record set, shared with every thread), which replaces the zone's objects in the table (its
+   * journal and transfer settings kept); else the zone as it is (objects, patched in place).
    */
   private asImage(zone: ServedZone): ServedZone {
     if (zone instanceof ImageZone || !(zone instanceof ZoneSnapshot)) return zone;
-    if (this.patched.has(zone.originKey) || !servedFromImage(zone)) return zone;
-    let image: ZoneImage;
+    if (!servedFromImage(zone)) {
+      this.images.forget(zone.origin);
+      return zone;
+    }
+    let held: ImageZone;
     try {
-      image = ZoneImage.build(zone.origin, zone.soaFields, zone.serial, zone.rrsets(), { shared: true });
+      const { image, overlay } = this.images.merge(zone);
+      held = new ImageZone(image, zone.transfers, zone.journal, overlay);
     } catch {
       // A zone no image can hold (a record whose RDATA exceeds 65,535 octets: no DNS message can
       // carry it, so its own answers are empty and truncated) is served as objects.
+      this.images.forget(zone.origin);
       return zone;
     }
-    const held = new ImageZone(image, zone.transfers, zone.journal);
     this.table.set(held);
     return held;
+  }
+
+  /**
+   * Builds the zone's new base (its overlay merged in) from the programmed content at the serial
+   * served (no image decoded), holds it in the table and sends it to every thread serving the zone.
+   */
+  private merge(zone: ProgrammedZone): void {
+    const held = this.table.get(zone.origin);
+    if (!(held instanceof ImageZone) || held.serial !== zone.serial || held.overlay === undefined) return;
+    let next: ImageZone;
+    try {
+      const { image } = this.images.merge(
+        new ContentSource(zone.origin, zone.soa, zone.serial, () => zone.rrsets()),
+      );
+      next = new ImageZone(image, held.transfers, held.journal);
+    } catch {
+      return;
+    }
+    this.table.set(next);
+    for (const member of this.pool.values()) {
+      if (member.ready && member.served.get(zone.origin.toLowerCase()) !== undefined)
+        this.sendZone(member, zone.origin);
+    }
   }
 
   /** Sends health changes (slot, state) to every live DNS thread (the main thread's view is already written). */
@@ -517,14 +564,6 @@ function healthStates(): [number, number][] {
   }
   return out;
 }
-
-/**
- * Records above which a zone that changes goes to DNS workers as objects, patched in place, instead
- * of a zone image rebuilt whole per change (about 10 µs per record set to build on the bench machine,
- * plus the copy to each worker): until images take overlays (ADR 0020 step 5), a one-record change
- * in a large zone would otherwise wait for the whole zone.
- */
-export const IMAGE_REBUILD_LIMIT = 5_000;
 
 /** Types that make a zone signed, or part of signing: DNSSEC answers come from objects for now. */
 const DNSSEC_TYPES: readonly number[] = [

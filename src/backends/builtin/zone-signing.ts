@@ -17,6 +17,9 @@ import type { ZoneDnssecData } from '../../server/zone-dnssec.ts';
 import {
   type DnssecKeyStore,
   generateZoneKeys,
+  type KeySetState,
+  keyStateAt,
+  keysAt,
   keysMatch,
   type ZoneKey,
 } from '../../zones/dnssec-key-set.ts';
@@ -27,6 +30,8 @@ import type { SoaFields } from '../../zones/soa.ts';
 
 /** The types the signer adds to a zone (held as the zone's DNSSEC material, not as its content). */
 const SIGNER_TYPES: ReadonlySet<number> = new Set([
+  RRType.CDS,
+  RRType.CDNSKEY,
   RRType.RRSIG,
   RRType.NSEC,
   RRType.NSEC3,
@@ -48,15 +53,15 @@ export function signForServing(
   /** The zone's signatures from its previous signing: only RRsets whose signed octets changed are signed. */
   reuse?: SignatureReuse,
 ): ZoneDnssecData {
-  const keySigning = keys.filter((k) => k.role !== 'ZSK').map((k) => k.key);
-  const zoneSigning = keys.filter((k) => k.role !== 'KSK').map((k) => k.key);
+  // The keys' state at the signing time: what a rollover recorded for later does not touch this serial.
+  const { keySigning, zoneSigning, published, parent } = keysAt(keys, signedAt);
   const denial =
     settings.denial === 'NSEC3'
       ? ({ kind: 'NSEC3', params: NSEC3_RFC9276 } as const)
       : ({ kind: 'NSEC' } as const);
   const records = signZone(
     { origin: zone.origin, soa: { ...zone.soa, serial: zone.serial }, rrsets: zone.rrsets },
-    { keySigning, zoneSigning },
+    { keySigning, zoneSigning, published, parent },
     (r) => signatureWindow(signedAt, r.owner, r.type, policy),
     denial,
     reuse,
@@ -71,17 +76,32 @@ export function signForServing(
   };
 }
 
-/** `status.dnssec` of a zone the built-in server signs: its keys and the DS for the parent. */
-export function signedStatus(origin: Name, keys: readonly ZoneKey[]): DnssecStatus {
+/**
+ * `status.dnssec` of a zone the built-in server signs: its keys as the serial signed at `signedAt`
+ * uses them (a key a rollover prepares for later shows neither active nor published), the DS for the
+ * parent (the CDS/CDNSKEY the zone publishes) and the rollover in progress.
+ */
+export function signedStatus(
+  origin: Name,
+  keys: readonly ZoneKey[],
+  signedAt: number,
+  rollover?: DnssecStatus['rollover'],
+): DnssecStatus {
+  const parent = keysAt(keys, signedAt).parent;
   return {
-    keys: keys.map(({ role, key }) => ({
-      keyTag: keyTag(dnskeyRdata(key)),
-      algorithm: key.algorithm,
-      role,
-      active: true,
-    })),
-    ds: keys.filter((k) => k.role !== 'ZSK').map((k) => printRdata(dsOf(origin, k.key))),
-    cds: 'NotPublished',
+    keys: keys.map((k) => {
+      const state = keyStateAt(k, signedAt);
+      return {
+        keyTag: keyTag(dnskeyRdata(k.key)),
+        algorithm: k.key.algorithm,
+        role: k.role,
+        active: state.active,
+        published: state.published,
+      };
+    }),
+    ds: parent.map((k) => printRdata(dsOf(origin, k))),
+    ...(rollover ? { rollover } : {}),
+    cds: parent.length > 0 ? 'Published' : 'NotPublished',
   };
 }
 
@@ -90,7 +110,7 @@ export function signedStatus(origin: Name, keys: readonly ZoneKey[]): DnssecStat
  * the DS at the parent no longer matches. For tests and throwaway servers; `serve` warns.
  */
 export class MemoryKeyStore implements DnssecKeyStore {
-  private readonly keys = new Map<string, ZoneKey[]>();
+  private readonly keys = new Map<string, KeySetState>();
   private readonly generate: (algorithm: DnssecKey['algorithm'], flags: number) => DnssecKey;
 
   constructor(generate: (algorithm: DnssecKey['algorithm'], flags: number) => DnssecKey) {
@@ -100,9 +120,17 @@ export class MemoryKeyStore implements DnssecKeyStore {
   async keysFor(origin: Name, settings: EffectiveDnssec): Promise<ZoneKey[]> {
     const id = origin.toLowerCase();
     const held = this.keys.get(id);
-    if (held && keysMatch(held, settings)) return held;
+    if (held && keysMatch(held.keys, settings)) return held.keys;
     const made = generateZoneKeys(settings, this.generate);
-    this.keys.set(id, made);
+    this.keys.set(id, { keys: made });
     return made;
+  }
+
+  async update(origin: Name, step: (held: KeySetState) => KeySetState | undefined): Promise<KeySetState> {
+    const id = origin.toLowerCase();
+    const held = this.keys.get(id) ?? { keys: [] };
+    const next = step(held);
+    if (next) this.keys.set(id, next);
+    return next ?? held;
   }
 }

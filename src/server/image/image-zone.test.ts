@@ -8,26 +8,20 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { manifests } from '../../../test/support/differential-zones.ts';
+import { bytes, header, questionBytes, rrBytes, u32, wireName } from '../../../test/support/dns-fuzz.ts';
 import {
-  buildQuery,
-  bytes,
-  type EdnsSpec,
-  header,
-  questionBytes,
-  rrBytes,
-  u32,
-  wireName,
-} from '../../../test/support/dns-fuzz.ts';
-import { IMAGE_TEST_SOA, IMAGE_TEST_ZONES } from '../../../test/support/image-zones.ts';
+  compareAnswers,
+  IMAGE_TEST_SOA,
+  IMAGE_TEST_ZONES,
+  questionNames,
+} from '../../../test/support/image-zones.ts';
 import { type Resource, validateResource } from '../../api/index.ts';
-import { type Name, parentName } from '../../dns/name.ts';
+import type { Name } from '../../dns/name.ts';
 import { printRdata } from '../../dns/rdata.ts';
 import { RRClass, RRType } from '../../dns/rrtype.ts';
 import { computeZones } from '../../zones/compute-zones.ts';
 import type { RRsetData } from '../../zones/rrset.ts';
 import type { SoaFields } from '../../zones/soa.ts';
-import { ZoneAliasResolver } from '../alias-resolver.ts';
-import { QueryHandler } from '../query-handler.ts';
 import { TransferHandler } from '../transfer/transfer-handler.ts';
 import { TransferPolicy } from '../transfer/transfer-policy.ts';
 import { ZoneApplier } from '../zone-apply.ts';
@@ -57,70 +51,9 @@ function tables(zones: readonly ZoneContent[]): { snapshots: ZoneTable; images: 
   return { snapshots, images };
 }
 
-/** Every owner, its parents, names below it, a wildcard's other names, in the case written and in upper case. */
-function questionNames(zones: readonly ZoneContent[], extra: readonly string[]): string[] {
-  const names = new Set<string>(extra);
-  for (const { origin, rrsets } of zones) {
-    names.add(origin);
-    names.add(`nope.${origin}`);
-    for (const { owner } of rrsets) {
-      names.add(owner);
-      names.add(owner.toUpperCase());
-      names.add(`x.${owner}`);
-      names.add(`y.x.${owner.replace('*.', 'q.')}`);
-      if (owner !== origin) names.add(parentName(owner));
-    }
-  }
-  return [...names];
-}
-
-const TYPES = [
-  RRType.A,
-  RRType.AAAA,
-  RRType.NS,
-  RRType.SOA,
-  RRType.CNAME,
-  RRType.MX,
-  RRType.TXT,
-  RRType.SRV,
-  RRType.DS,
-  RRType.PTR,
-  RRType.CAA,
-  RRType.NAPTR,
-  RRType.SVCB,
-  RRType.HTTPS,
-  RRType.TLSA,
-  RRType.SSHFP,
-  RRType.ANY,
-  RRType.ALIAS,
-];
-const EDNS: (EdnsSpec | undefined)[] = [undefined, { udpSize: 1232 }, { udpSize: 4096, dnssecOk: true }];
-
 async function compare(zones: readonly ZoneContent[], extra: readonly string[] = []): Promise<number> {
   const { snapshots, images } = tables(zones);
-  const handler = (table: ZoneTable<ServedZone>) =>
-    new QueryHandler({ table, responseCache: 0, aliasResolver: new ZoneAliasResolver({ table }) });
-  const fromSnapshots = handler(snapshots);
-  const fromImages = handler(images);
-  let compared = 0;
-  for (const name of questionNames(zones, extra)) {
-    for (const type of TYPES) {
-      for (const edns of EDNS) {
-        for (const transport of ['udp', 'tcp'] as const) {
-          const packet = buildQuery({ id: compared & 0xffff, name, type, ...(edns ? { edns } : {}) });
-          const expected = await fromSnapshots.handle(packet, transport);
-          const actual = await fromImages.handle(packet, transport);
-          assert.deepEqual(
-            actual,
-            expected,
-            `${name} type ${type} ${transport} edns ${JSON.stringify(edns)}`,
-          );
-          compared++;
-        }
-      }
-    }
-  }
-  return compared;
+  return compareAnswers(snapshots, images, questionNames(zones, extra));
 }
 
 test('zone images answer the image test zones with the same bytes as ZoneSnapshots', async () => {

@@ -1,4 +1,4 @@
-import { type Name, nameKey } from '../../dns/name.ts';
+import { encodeNameUncompressed, type Name, nameKey } from '../../dns/name.ts';
 import { decodeRdata, type Rdata } from '../../dns/rdata.ts';
 import { RRType } from '../../dns/rrtype.ts';
 import { WireReader } from '../../dns/wire.ts';
@@ -7,7 +7,7 @@ import { ZoneJournal } from '../transfer/journal.ts';
 import type { TransferPolicy } from '../transfer/transfer-policy.ts';
 import type { ZoneNode } from '../zone-snapshot.ts';
 import type { ServedZone } from '../zone-table.ts';
-import { NodeFlag, ZoneImage } from './zone-image.ts';
+import { ImageKind, NodeFlag, ZoneImage } from './zone-image.ts';
 
 /**
  * Decoded nodes kept by all image zones of a process together (ADR 0020 step 3). When the count
@@ -46,7 +46,7 @@ export function decodedNodeCount(): number {
  * reads it (a selection policy, a wildcard synthesis, a transfer) and then kept. RDATA with names is
  * decoded when the RRset is made, since the encoder writes those names with compression.
  */
-class ImageRRset implements ServedRRset {
+export class ImageRRset implements ServedRRset {
   readonly owner: Name;
   readonly type: number;
   readonly ttl: number;
@@ -76,18 +76,24 @@ function decodeAll(type: number, blocks: readonly Uint8Array[]): Rdata[] {
 }
 
 /**
- * A zone served from its image (ADR 0020 step 3): what a DNS worker process holds of a zone instead
- * of a `ZoneSnapshot`. Lookups go to the image's hash table; a node the answer algorithm asks for is
- * made into objects (an owner string, one `ServedRRset` per type whose RDATA without names stays a
- * view into the image) and kept in a cache bounded for the whole process (`DECODED_NODE_LIMIT`).
- * Names that do not exist are never cached, so a random-subdomain flood costs hash lookups only.
+ * A zone served from its image (ADR 0020 step 3), or from a base image and an overlay of the names
+ * changed since (step 5): what a DNS worker process holds of a zone instead of a `ZoneSnapshot`.
+ * Lookups go to the overlay's hash table first and then to the base's; a node the answer algorithm
+ * asks for is made into objects (an owner string, one `ServedRRset` per type whose RDATA without
+ * names stays a view into the image) and kept in a cache bounded for the whole process
+ * (`DECODED_NODE_LIMIT`). Names that do not exist are never cached, so a random-subdomain flood costs
+ * hash lookups only.
  *
- * The zone is immutable: a change is a new image and a new `ImageZone`, which takes over the
- * previous one's IXFR journal (`journal`). Answers are the same bytes as from the `ZoneSnapshot`
- * of the same content (differential tests in image-zone.test.ts and query.fuzz.test.ts).
+ * The zone is immutable: a change is a new overlay (or a new image) and a new `ImageZone`, which takes
+ * over the previous one's IXFR journal (`journal`). Answers are the same bytes as from the
+ * `ZoneSnapshot` of the same content (differential tests in image-zone.test.ts, overlay.test.ts and
+ * query.fuzz.test.ts).
  */
 export class ImageZone implements ServedZone {
+  /** The base image (a whole zone). */
   readonly image: ZoneImage;
+  /** The names changed since `image`, over it (ADR 0020 §4); undefined: the base is the zone. */
+  readonly overlay: ZoneImage | undefined;
   readonly origin: Name;
   readonly originKey: string;
   readonly serial: number;
@@ -100,24 +106,42 @@ export class ImageZone implements ServedZone {
   private readonly nodes = new Map<string, ZoneNode>();
   private lastKey: string | undefined;
   private lastNode = -1;
+  private lastImage: ZoneImage;
 
-  constructor(image: ZoneImage, transfers?: TransferPolicy, journal?: ZoneJournal) {
+  constructor(image: ZoneImage, transfers?: TransferPolicy, journal?: ZoneJournal, overlay?: ZoneImage) {
+    if (image.kind !== ImageKind.Base) throw new Error(`zone image of ${image.origin} is not a base image`);
+    if (overlay !== undefined && (overlay.kind !== ImageKind.Overlay || overlay.baseId !== image.id))
+      throw new Error(`zone image of ${image.origin}: the overlay is not one over this base`);
     this.image = image;
+    this.overlay = overlay;
+    this.lastImage = image;
     this.origin = image.origin;
     this.originKey = nameKey(image.origin);
-    this.serial = image.serial;
+    this.serial = (overlay ?? image).serial;
     this.transfers = transfers;
     this.journal = journal ?? new ZoneJournal(transfers?.journalSize ?? 0);
-    let cuts = 0;
-    let records = 0;
-    for (let n = 0; n < image.nodeCount; n++) if (image.flags(n) & NodeFlag.Cut) cuts++;
-    for (let r = 0; r < image.rrsetCount; r++) records += image.recordCount(r);
+    let { cuts, records } = image.totals();
+    if (overlay !== undefined) {
+      // Each overlay node replaces the base's node of its name whole.
+      for (let o = 0; o < overlay.nodeCount; o++) {
+        const name = overlay.relativeName(o);
+        const b = image.findRelative(name, 0, name.length);
+        if (b >= 0) {
+          if (image.flags(b) & NodeFlag.Cut) cuts--;
+          records -= nodeRecords(image, b);
+        }
+      }
+      const added = overlay.totals();
+      cuts += added.cuts;
+      records += added.records;
+    }
     this.cutCount = cuts;
     this.recordCount = records;
-    const apex = image.find(image.origin);
-    const soaAt = apex < 0 ? -1 : image.rrsetOf(apex, RRType.SOA);
+    const top = overlay ?? image;
+    const apex = top.find(image.origin);
+    const soaAt = apex < 0 ? -1 : top.rrsetOf(apex, RRType.SOA);
     if (soaAt < 0) throw new Error(`zone image of ${image.origin} has no SOA at its apex`);
-    this.soa = this.rrset(image.ownerName(apex), soaAt);
+    this.soa = rrsetOf(top, top.ownerName(apex), soaAt);
     const minimum = (this.soa.rdata[0] as Extract<Rdata, { type: 'SOA' }>).minimum;
     // RFC 2308 §5: negative answers carry the SOA with TTL = min(SOA TTL, SOA MINIMUM).
     this.negativeSoa = {
@@ -129,22 +153,28 @@ export class ImageZone implements ServedZone {
     };
   }
 
-  /** Reads an image received from the primary (see `ZoneImage.from`). */
+  /** Reads an image (and an overlay over it) received from the primary (see `ZoneImage.from`). */
   static from(
     buffer: ArrayBuffer | SharedArrayBuffer,
     transfers?: TransferPolicy,
     journal?: ZoneJournal,
+    overlay?: ArrayBuffer | SharedArrayBuffer,
   ): ImageZone {
-    return new ImageZone(ZoneImage.from(buffer), transfers, journal);
+    return new ImageZone(
+      ZoneImage.from(buffer),
+      transfers,
+      journal,
+      overlay === undefined ? undefined : ZoneImage.from(overlay),
+    );
   }
 
   node(key: string): ZoneNode | undefined {
     const known = this.nodes.get(key);
     if (known !== undefined) return known;
-    const image = this.image;
     const n = this.find(key);
+    const image = this.lastImage;
     if (n < 0 || image.flags(n) & NodeFlag.EmptyNonTerminal) return undefined;
-    const node = this.decodeNode(n);
+    const node = decodeNode(image, n);
     if (++decoded.count > DECODED_NODE_LIMIT) {
       for (const zone of decoded.holders) zone.nodes.clear();
       decoded.holders.clear();
@@ -157,32 +187,69 @@ export class ImageZone implements ServedZone {
 
   isEmptyNonTerminal(key: string): boolean {
     const n = this.find(key);
-    return n >= 0 && (this.image.flags(n) & NodeFlag.EmptyNonTerminal) !== 0;
+    return n >= 0 && (this.lastImage.flags(n) & NodeFlag.EmptyNonTerminal) !== 0;
   }
 
   /**
-   * The image's node for a key, remembering the last one: the answer algorithm asks `node` and then
-   * `isEmptyNonTerminal` of the same name when it holds no RRsets (every NXDOMAIN does).
+   * The node for a key in the overlay, or else in the base (`lastImage` says which), or -1; an
+   * overlay's tombstone hides the base's node. Remembers the last one: the answer algorithm asks
+   * `node` and then `isEmptyNonTerminal` of the same name when it holds no RRsets (every NXDOMAIN does).
    */
   private find(key: string): number {
     if (key === this.lastKey) return this.lastNode;
-    const n = this.image.find(key);
+    let image = this.image;
+    let n: number;
+    const overlay = this.overlay;
+    if (overlay === undefined) n = image.find(key);
+    else {
+      const wire = encodeNameUncompressed(key);
+      n = overlay.findWire(wire);
+      if (n >= 0) {
+        image = overlay;
+        if (overlay.flags(n) & NodeFlag.Tombstone) n = -1;
+      } else n = image.findWire(wire);
+    }
     this.lastKey = key;
     this.lastNode = n;
+    this.lastImage = image;
     return n;
   }
 
-  /** Every RRset but the SOA, in canonical order of owners (AXFR, RFC 5936 §2.2); not cached. */
+  /**
+   * Every RRset but the SOA, in canonical order of owners (AXFR, RFC 5936 §2.2): the base's nodes
+   * that the overlay does not replace, merged with the overlay's; not cached.
+   */
   *transferRRsets(): Generator<ServedRRset> {
-    const image = this.image;
-    for (let n = 0; n < image.nodeCount; n++) {
+    const base = this.image;
+    const overlay = this.overlay;
+    const transfer = function* (image: ZoneImage, n: number): Generator<ServedRRset> {
       const { first, count } = image.rrsetRange(n);
-      if (count === 0) continue;
+      if (count === 0) return;
       const owner = image.ownerName(n);
       for (let r = first; r < first + count; r++) {
-        if (image.rrsetType(r) !== RRType.SOA) yield this.rrset(owner, r);
+        if (image.rrsetType(r) !== RRType.SOA) yield rrsetOf(image, owner, r);
       }
+    };
+    if (overlay === undefined) {
+      for (let n = 0; n < base.nodeCount; n++) yield* transfer(base, n);
+      return;
     }
+    let o = 0;
+    const overlayKey = (i: number) => (i < overlay.nodeCount ? overlay.sortKey(i) : undefined);
+    let next = overlayKey(0);
+    for (let n = 0; n < base.nodeCount; n++) {
+      const name = base.relativeName(n);
+      if (next !== undefined) {
+        const key = base.sortKey(n);
+        while (next !== undefined && next < key) {
+          yield* transfer(overlay, o);
+          next = overlayKey(++o);
+        }
+      }
+      if (overlay.findRelative(name, 0, name.length) >= 0) continue;
+      yield* transfer(base, n);
+    }
+    for (; o < overlay.nodeCount; o++) yield* transfer(overlay, o);
   }
 
   /** Drops what this zone decoded (it is no longer served). */
@@ -191,18 +258,23 @@ export class ImageZone implements ServedZone {
     decoded.count -= this.nodes.size;
     this.nodes.clear();
   }
+}
 
-  private decodeNode(n: number): ZoneNode {
-    const image = this.image;
-    const owner = image.ownerName(n);
-    const rrsets = new Map<number, ServedRRset>();
-    const { first, count } = image.rrsetRange(n);
-    for (let r = first; r < first + count; r++) rrsets.set(image.rrsetType(r), this.rrset(owner, r));
-    return { owner, rrsets, cut: (image.flags(n) & NodeFlag.Cut) !== 0 };
-  }
+function nodeRecords(image: ZoneImage, n: number): number {
+  const { first, count } = image.rrsetRange(n);
+  let records = 0;
+  for (let r = first; r < first + count; r++) records += image.recordCount(r);
+  return records;
+}
 
-  private rrset(owner: Name, r: number): ServedRRset {
-    const image = this.image;
-    return new ImageRRset(owner, image.rrsetType(r), image.ttl(r), image.rdata(r));
-  }
+function decodeNode(image: ZoneImage, n: number): ZoneNode {
+  const owner = image.ownerName(n);
+  const rrsets = new Map<number, ServedRRset>();
+  const { first, count } = image.rrsetRange(n);
+  for (let r = first; r < first + count; r++) rrsets.set(image.rrsetType(r), rrsetOf(image, owner, r));
+  return { owner, rrsets, cut: (image.flags(n) & NodeFlag.Cut) !== 0 };
+}
+
+function rrsetOf(image: ZoneImage, owner: Name, r: number): ServedRRset {
+  return new ImageRRset(owner, image.rrsetType(r), image.ttl(r), image.rdata(r));
 }

@@ -222,8 +222,10 @@ describe('ZoneImage', () => {
       [65_535, 6],
     );
     // The writer shared by builds is left usable after a refusal.
-    const before = new Uint8Array(ZoneImage.build(ORIGIN, SOA, 1, zone()).buffer);
+    // (Bytes compared but the last header word, the id each build gets.)
+    const withoutId = (image: ZoneImage) => new Uint8Array(image.buffer).fill(0, 60, 64);
+    const before = withoutId(ZoneImage.build(ORIGIN, SOA, 1, zone()));
     assert.throws(() => ZoneImage.build(ORIGIN, SOA, 1, [big]), /exceeds 65535/);
-    assert.deepEqual(new Uint8Array(ZoneImage.build(ORIGIN, SOA, 1, zone()).buffer), before);
+    assert.deepEqual(withoutId(ZoneImage.build(ORIGIN, SOA, 1, zone())), before);
   });
 });

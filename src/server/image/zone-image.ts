@@ -19,6 +19,24 @@ export const NodeFlag = {
   /** The leftmost label is `*` (RFC 4592 §2.1.1). */
   Wildcard: 4,
   Apex: 8,
+  /**
+   * In an overlay only: the name no longer exists (neither RRsets nor descendants), whatever the base
+   * image holds for it (ADR 0020 §4).
+   */
+  Tombstone: 16,
+} as const;
+
+/** Header flags. */
+export const ImageKind = {
+  /** A whole zone. */
+  Base: 0,
+  /**
+   * The changed names of a zone over a base image (ADR 0020 §4): each of its nodes replaces the
+   * base's node of that name whole (RRsets and flags), a `Tombstone` node hides it, and every other
+   * name is the base's. The builder puts in it each changed name and every ancestor of one, in its
+   * new state, so empty non-terminals stay exact without reading the base.
+   */
+  Overlay: 1,
 } as const;
 
 // Header: 16 little-endian 32-bit words.
@@ -35,6 +53,12 @@ const H_NAMES_AT = 9;
 const H_RDATA_AT = 10;
 const H_ORIGIN_LENGTH = 11;
 const H_LENGTH = 12;
+/** `ImageKind`. */
+const H_KIND = 13;
+/** An overlay: the `id` of the base image it applies to (0 in a base image). */
+const H_BASE_ID = 14;
+/** A number the building process gives each image it builds, so an overlay names its base. */
+const H_ID = 15;
 const HEADER_WORDS = 16;
 /** Node: name offset, name length | flags << 16, first RRset, RRset count. */
 const NODE_WORDS = 4;
@@ -46,7 +70,8 @@ const RRSET_WORDS = 4;
  * section 4-byte aligned:
  *
  * - header (16 words): magic, format, serial, node and RRset counts, hash slots, section offsets, the
- *   origin's wire length, the total length;
+ *   origin's wire length, the total length, the kind (base or overlay), the base's id (an overlay),
+ *   the image's id;
  * - nodes in RFC 4034 §6.1 canonical order (so a node's index is its rank: the name before a name,
  *   which NSEC denial needs, is the node before it): name offset and length, flags, RRset range;
  * - RRsets, by node and then by type code: type, record count, TTL, RDATA offset, and the offset of
@@ -66,6 +91,12 @@ export class ZoneImage {
   readonly serial: number;
   readonly nodeCount: number;
   readonly rrsetCount: number;
+  /** `ImageKind`. */
+  readonly kind: number;
+  /** Given by the building process, unique among the images it built (not 0). */
+  readonly id: number;
+  /** An overlay: the `id` of the base it applies to; 0 for a base image. */
+  readonly baseId: number;
   private readonly bytes: Uint8Array;
   private readonly words: Uint32Array;
   private readonly nodesAt: number;
@@ -74,6 +105,7 @@ export class ZoneImage {
   private readonly hashMask: number;
   private readonly namesAt: number;
   private readonly originLength: number;
+  private counted: { cuts: number; records: number } | undefined;
 
   private constructor(buffer: ArrayBuffer | SharedArrayBuffer, origin: Name) {
     this.buffer = buffer;
@@ -84,6 +116,9 @@ export class ZoneImage {
     this.serial = w[H_SERIAL]!;
     this.nodeCount = w[H_NODES]!;
     this.rrsetCount = w[H_RRSETS]!;
+    this.kind = w[H_KIND]!;
+    this.id = w[H_ID]!;
+    this.baseId = w[H_BASE_ID]!;
     this.nodesAt = w[H_NODES_AT]! >>> 2;
     this.rrsetsAt = w[H_RRSETS_AT]! >>> 2;
     this.hashAt = w[H_HASH_AT]! >>> 2;
@@ -95,17 +130,25 @@ export class ZoneImage {
   /**
    * Builds the image of a zone: the SOA (from `soa` and `serial`) and `rrsets` (the SOA excluded).
    * `shared` puts it in a `SharedArrayBuffer`, to hand to other threads without copying.
+   *
+   * With `overlay`, the image is an overlay over the base image `overlay.base` (see `ImageKind`):
+   * `rrsets` are those of the changed names, `emptyNonTerminals` the changed names that are empty
+   * non-terminals now, and `tombstones` those that no longer exist; no empty non-terminal is
+   * derived (the caller states each name's state, see `overlay.ts`). The apex is always in it (the SOA).
    */
   static build(
     origin: Name,
     soa: SoaFields,
     serial: number,
     rrsets: Iterable<RRsetData>,
-    options: { shared?: boolean } = {},
+    options: {
+      shared?: boolean;
+      overlay?: { base: number; emptyNonTerminals: Iterable<Name>; tombstones: Iterable<Name> };
+    } = {},
   ): ZoneImage {
     const originKey = nameKey(origin);
     const originLabels = labelCount(origin);
-    const byKey = new Map<string, { owner: Name; rrsets: RRsetData[] }>();
+    const byKey = new Map<string, { owner: Name; rrsets: RRsetData[]; tombstone?: true }>();
     const add = (rrset: RRsetData) => {
       const key = nameKey(rrset.owner);
       let node = byKey.get(key);
@@ -120,14 +163,24 @@ export class ZoneImage {
       if (rrset.type === 'SOA') continue;
       add(rrset);
     }
-    // Empty non-terminals: every missing name between an owner and the apex.
-    for (const { owner } of [...byKey.values()]) {
-      let name = owner;
-      while (labelCount(name) > originLabels) {
-        name = parentName(name);
-        const key = nameKey(name);
-        if (byKey.has(key)) break;
-        byKey.set(key, { owner: name, rrsets: [] });
+    const overlay = options.overlay;
+    if (overlay) {
+      for (const name of overlay.emptyNonTerminals) {
+        if (!byKey.has(nameKey(name))) byKey.set(nameKey(name), { owner: name, rrsets: [] });
+      }
+      for (const name of overlay.tombstones) {
+        if (!byKey.has(nameKey(name))) byKey.set(nameKey(name), { owner: name, rrsets: [], tombstone: true });
+      }
+    } else {
+      // Empty non-terminals: every missing name between an owner and the apex.
+      for (const { owner } of [...byKey.values()]) {
+        let name = owner;
+        while (labelCount(name) > originLabels) {
+          name = parentName(name);
+          const key = nameKey(name);
+          if (byKey.has(key)) break;
+          byKey.set(key, { owner: name, rrsets: [] });
+        }
       }
     }
     // Names in wire form below the origin, sorted in canonical order by a key made from those bytes
@@ -200,6 +253,9 @@ export class ZoneImage {
     words[H_RDATA_AT] = rdataAt;
     words[H_ORIGIN_LENGTH] = originWire.length;
     words[H_LENGTH] = length;
+    words[H_KIND] = overlay ? ImageKind.Overlay : ImageKind.Base;
+    words[H_BASE_ID] = overlay ? overlay.base : 0;
+    words[H_ID] = nextImageId();
     bytes.set(originWire, namesAt);
     bytes.set(writer.finish(), rdataAt);
     let namePos = namesAt + originWire.length;
@@ -211,7 +267,8 @@ export class ZoneImage {
       let flags = 0;
       const apex = node.key === originKey;
       if (apex) flags |= NodeFlag.Apex;
-      if (node.rrsets.length === 0) flags |= NodeFlag.EmptyNonTerminal;
+      if (node.tombstone) flags |= NodeFlag.Tombstone;
+      else if (node.rrsets.length === 0) flags |= NodeFlag.EmptyNonTerminal;
       if (!apex && node.rrsets.some((s) => s.type === 'NS')) flags |= NodeFlag.Cut;
       if (name.length >= 2 && name[0] === 1 && name[1] === 0x2a /* * */) flags |= NodeFlag.Wildcard;
       const n = (nodesAt >>> 2) + i * NODE_WORDS;
@@ -235,6 +292,27 @@ export class ZoneImage {
     return new ZoneImage(buffer, origin);
   }
 
+  /**
+   * An overlay over this image (a base): the zone at `serial` whose changed names are those given
+   * (see `build` and `overlay.ts`).
+   */
+  overlay(
+    soa: SoaFields,
+    serial: number,
+    rrsets: Iterable<RRsetData>,
+    changed: { emptyNonTerminals: Iterable<Name>; tombstones: Iterable<Name>; shared?: boolean },
+  ): ZoneImage {
+    if (this.kind !== ImageKind.Base) throw new Error('zone image: an overlay goes over a base image');
+    return ZoneImage.build(this.origin, soa, serial, rrsets, {
+      ...(changed.shared ? { shared: true } : {}),
+      overlay: {
+        base: this.id,
+        emptyNonTerminals: changed.emptyNonTerminals,
+        tombstones: changed.tombstones,
+      },
+    });
+  }
+
   /** Reads an image built by `build` (e.g. received from another thread); throws if it is not one. */
   static from(buffer: ArrayBuffer | SharedArrayBuffer): ZoneImage {
     if (buffer.byteLength < HEADER_WORDS * 4) throw new Error('zone image: shorter than its header');
@@ -256,7 +334,11 @@ export class ZoneImage {
 
   /** The node of `name` (any letter case), or -1 when the zone has no such name. */
   find(name: Name): number {
-    const wire = encodeNameUncompressed(name);
+    return this.findWire(encodeNameUncompressed(name));
+  }
+
+  /** `find` for a name already in uncompressed wire form (one encoding for a base and its overlay). */
+  findWire(wire: Uint8Array): number {
     const relative = wire.length - this.originLength;
     if (relative < 0) return -1;
     // The name must end with the origin at a label boundary.
@@ -294,6 +376,30 @@ export class ZoneImage {
       }
       slot = (slot + 1) & this.hashMask;
     }
+  }
+
+  /** A node's labels below the origin in wire form, as a view into the image (never to be written). */
+  relativeName(node: number): Uint8Array {
+    const n = this.nodesAt + node * NODE_WORDS;
+    const at = this.words[n]!;
+    return this.bytes.subarray(at, at + (this.words[n + 1]! & 0xffff));
+  }
+
+  /** The node's place in RFC 4034 §6.1 canonical order as a string (compare two with `<`). */
+  sortKey(node: number): string {
+    return relativeSortKey(this.relativeName(node));
+  }
+
+  /** Delegation points and records (the SOA included) in the image, counted once and kept. */
+  totals(): { cuts: number; records: number } {
+    if (this.counted === undefined) {
+      let cuts = 0;
+      let records = 0;
+      for (let n = 0; n < this.nodeCount; n++) if (this.flags(n) & NodeFlag.Cut) cuts++;
+      for (let r = 0; r < this.rrsetCount; r++) records += this.recordCount(r);
+      this.counted = { cuts, records };
+    }
+    return this.counted;
   }
 
   flags(node: number): number {
@@ -384,6 +490,9 @@ function checkLayout(buffer: ArrayBuffer | SharedArrayBuffer): void {
   const namesAt = w[H_NAMES_AT]!;
   const rdataAt = w[H_RDATA_AT]!;
   const originLength = w[H_ORIGIN_LENGTH]!;
+  if (w[H_KIND]! > ImageKind.Overlay) bad(`unknown kind ${w[H_KIND]}`);
+  if ((w[H_KIND] === ImageKind.Overlay) !== (w[H_BASE_ID] !== 0))
+    bad('an overlay names its base, a base none');
   if (slots < 8 || (slots & (slots - 1)) !== 0 || slots <= nodes)
     bad('hash slots are not a power of two above the nodes');
   if (
@@ -422,6 +531,14 @@ function checkLayout(buffer: ArrayBuffer | SharedArrayBuffer): void {
     else if (entry > nodes) bad(`hash slot ${i}: no such node`);
   }
   if (empty === 0) bad('hash table has no empty slot');
+}
+
+let imageIds = 0;
+
+/** Ids of built images, unique within this process (1 to 2^32 - 1, then around again). */
+function nextImageId(): number {
+  imageIds = (imageIds % 0xffffffff) + 1;
+  return imageIds;
 }
 
 let scratch: WireWriter | undefined;

@@ -49,7 +49,7 @@ describe('SecretKeyStore: DNSSEC keys in a Secret per zone origin', () => {
     );
   });
 
-  test('a replica never makes keys: missing or of other settings, it fails (and keeps what it serves)', async () => {
+  test('a replica never makes keys: missing, it fails (and keeps what it serves); of other settings, it signs with them until the leader rolls them', async () => {
     const { api, secrets } = secretApi();
     const replica = new SecretKeyStore({ api, namespace: 'zk', create: false });
     await assert.rejects(
@@ -57,17 +57,33 @@ describe('SecretKeyStore: DNSSEC keys in a Secret per zone origin', () => {
       /no DNSSEC keys in Secret zk\/zonekeeper-dnssec-/,
     );
     assert.equal(secrets.size, 0);
-    await new SecretKeyStore({ api, namespace: 'zk', create: true }).keysFor('example.com.', CSK);
+    const csk = await new SecretKeyStore({ api, namespace: 'zk', create: true }).keysFor('example.com.', CSK);
+    assert.deepEqual(await replica.keysFor('example.com.', SPLIT), csk);
+    // A Secret without a usable key set (a lone ZSK) is not signed with.
+    const broken = secrets.get(keySecretName('example.com.'))!;
+    secrets.set(broken.name, {
+      ...broken,
+      data: { 'keys.json': encodeKeyFile('example.com.', [{ ...csk[0]!, role: 'ZSK' }]) },
+    });
     await assert.rejects(replica.keysFor('example.com.', SPLIT), /are not ECDSAP256SHA256\/Split yet/);
   });
 
-  test("the leader replaces keys of other settings; a create race takes the first writer's keys", async () => {
+  test("the leader keeps keys of other settings (a rollover replaces them); a create race takes the first writer's keys", async () => {
     const held = secretApi();
     const { api } = held;
     const secretsOf = (_: unknown) => held.secrets;
     const a = new SecretKeyStore({ api, namespace: 'zk', create: true });
     const csk = await a.keysFor('example.com.', CSK);
-    const split = await a.keysFor('example.com.', SPLIT);
+    assert.deepEqual(
+      await a.keysFor('example.com.', SPLIT),
+      csk,
+      'another key mode: the same keys until rolled',
+    );
+    secretsOf(api).delete(keySecretName('example.com.'));
+    const split = await new SecretKeyStore({ api, namespace: 'zk', create: true }).keysFor(
+      'example.com.',
+      SPLIT,
+    );
     assert.notDeepEqual(split, csk);
     assert.deepEqual(
       await new SecretKeyStore({ api, namespace: 'zk', create: false }).keysFor('example.com.', SPLIT),
@@ -107,5 +123,33 @@ describe('SecretKeyStore: DNSSEC keys in a Secret per zone origin', () => {
       new SecretKeyStore({ api, namespace: 'zk', create: false }).keysFor('example.com.', CSK),
       /holds the keys of other.example., not of example.com./,
     );
+  });
+
+  test('the leader records rollover steps in the Secret (conditionally); replicas cannot, and read them', async () => {
+    const { api, secrets } = secretApi();
+    const leader = new SecretKeyStore({ api, namespace: 'zk', create: true });
+    const replica = new SecretKeyStore({ api, namespace: 'zk', create: false });
+    assert.equal(replica.update, undefined, 'a replica has no way to write keys');
+    const keys = await leader.keysFor('example.com.', SPLIT);
+    const events = [{ at: 50, active: false, published: true, ds: false }];
+    let calls = 0;
+    const step = await leader.update!('example.com.', (held) => {
+      calls++;
+      return { keys: [...held.keys, { ...keys[1]!, id: 3, events }], zskRoll: 'Publish 50 3 2' };
+    });
+    assert.equal(calls, 1);
+    assert.equal(step.keys.length, 3);
+    const read = await replica.keysFor('example.com.', SPLIT);
+    assert.deepEqual(read.at(-1)?.events, events);
+    // Another writer changed the Secret in between: the step runs again on what it holds now.
+    let seen = 0;
+    await leader.update!('example.com.', (held) => {
+      seen++;
+      if (seen === 1) secrets.get(keySecretName('example.com.'))!.resourceVersion = 'changed';
+      return { ...held, zskRoll: 'Retire 60 3 2' };
+    });
+    assert.equal(seen, 2, 'the step ran again after the conflict');
+    const held = await leader.update!('example.com.', () => undefined);
+    assert.equal(held.zskRoll, 'Retire 60 3 2');
   });
 });

@@ -18,10 +18,11 @@ import type { Name } from '../../dns/name.ts';
 import {
   type DnssecKeyStore,
   generateZoneKeys,
+  type KeySetState,
   keysMatch,
   type ZoneKey,
 } from '../../zones/dnssec-key-set.ts';
-import { decodeKeyFile, encodeKeyFile } from '../manifests/dnssec-key-files.ts';
+import { decodeKeySet, encodeKeyFile } from '../manifests/dnssec-key-files.ts';
 import { isStatus, type KubeApi } from './kube-api.ts';
 
 export const DNSSEC_KEYS_LABEL = 'dns.zonekeeper.dev/dnssec-keys';
@@ -38,7 +39,7 @@ export interface SecretKeyStoreOptions {
   api: Pick<KubeApi, 'readSecret' | 'writeSecret'>;
   /** The key namespace (`--dnssec-key-namespace`, by default the operator's own). */
   namespace: string;
-  /** The operator's leader: creates missing keys and replaces keys of other settings. Replicas only read. */
+  /** The operator's leader: creates missing keys (or a key set that cannot sign) and records rollover steps. Replicas only read. */
   create: boolean;
   log?: (level: 'info' | 'warn', message: string) => void;
 }
@@ -47,14 +48,52 @@ export class SecretKeyStore implements DnssecKeyStore {
   private readonly o: SecretKeyStoreOptions;
   private readonly held = new Map<string, ZoneKey[]>();
 
+  /** The leader records rollover steps; replicas only read (no `update`). */
+  readonly update?: (
+    origin: Name,
+    step: (held: KeySetState) => KeySetState | undefined,
+  ) => Promise<KeySetState>;
+
   constructor(options: SecretKeyStoreOptions) {
     this.o = options;
+    if (options.create) this.update = (origin, step) => this.step(origin, step);
+  }
+
+  /**
+   * A rollover step of the leader: the Secret read, `step` run on its key set, the result written
+   * conditionally on the version read (a conflict reads again and steps again, once).
+   */
+  private async step(
+    origin: Name,
+    step: (held: KeySetState) => KeySetState | undefined,
+    attempt = 0,
+  ): Promise<KeySetState> {
+    const { api, namespace } = this.o;
+    const id = origin.toLowerCase();
+    const name = keySecretName(origin);
+    const where = `Secret ${namespace}/${name}`;
+    const secret = await this.read(name, where);
+    if (!secret) throw new Error(`no DNSSEC keys in ${where} to roll over`);
+    const held = this.decodeSet(secret.data[DATA_KEY], origin, where);
+    const next = step(held);
+    if (!next) return held;
+    try {
+      await api.writeSecret(namespace, {
+        ...secret,
+        data: { ...secret.data, [DATA_KEY]: encodeKeyFile(origin, next.keys, next) },
+      });
+    } catch (e) {
+      if (!isStatus(e, 409) || attempt > 0) throw e;
+      return this.step(origin, step, attempt + 1);
+    }
+    this.held.set(id, next.keys);
+    return next;
   }
 
   async keysFor(origin: Name, settings: EffectiveDnssec): Promise<ZoneKey[]> {
     const id = origin.toLowerCase();
     // The leader keeps what it stored; a replica reads the Secret at every apply (one GET per new
-    // serial), so keys the leader replaced are the ones it signs the next serial with.
+    // serial), so the keys and rollover steps the leader stored are the ones it signs the next serial with.
     const cached = this.o.create ? this.held.get(id) : undefined;
     if (cached && keysMatch(cached, settings)) return cached;
     const { api, namespace } = this.o;
@@ -115,11 +154,15 @@ export class SecretKeyStore implements DnssecKeyStore {
   }
 
   private decode(text: string | undefined, origin: Name, where: string): ZoneKey[] {
+    return this.decodeSet(text, origin, where).keys;
+  }
+
+  private decodeSet(text: string | undefined, origin: Name, where: string): KeySetState {
     if (text === undefined) throw new Error(`${where} has no ${DATA_KEY}`);
-    const keys = decodeKeyFile(text);
+    const set = decodeKeySet(text);
     const of = (JSON.parse(text) as { origin?: string }).origin;
     // A Secret copied from another zone would sign with keys whose DS is that zone's: refused.
     if (of !== origin.toLowerCase()) throw new Error(`${where} holds the keys of ${of}, not of ${origin}`);
-    return keys;
+    return set;
   }
 }

@@ -36,7 +36,7 @@ describe('DNSSEC keys in the state directory', () => {
     assert.deepEqual(pub(again), pub(first));
   });
 
-  test('other settings (algorithm, key mode) replace the keys with new ones (no algorithm rollover)', async () => {
+  test('another algorithm or key mode keeps the keys (a rollover replaces them)', async () => {
     const split = await new FolderKeyStore(dir).keysFor('split.test.', {
       ...CSK,
       algorithm: 'ED25519',
@@ -49,11 +49,47 @@ describe('DNSSEC keys in the state directory', () => {
         ['ZSK', 15, 256],
       ],
     );
+    const kept = await new FolderKeyStore(dir).keysFor('split.test.', { ...CSK, keys: 'Split' });
+    assert.deepEqual(pub(kept), pub(split), 'ECDSAP256SHA256 asked: the ED25519 keys stay until rolled');
     const csk = await new FolderKeyStore(dir).keysFor('split.test.', CSK);
+    assert.deepEqual(pub(csk), pub(split), 'CSK asked: the split keys stay until rolled');
+  });
+
+  test('rollover steps are stored with the keys (ids, timed events, rollover states) and read back after a restart', async () => {
+    const store = new FolderKeyStore(dir);
+    const keys = await store.keysFor('roll.test.', { ...CSK, keys: 'Split' });
     assert.deepEqual(
-      csk.map((k) => k.role),
-      ['CSK'],
+      keys.map((k) => k.id),
+      [1, 2],
     );
+    const events = [{ at: 100, active: false, published: true, ds: false }];
+    const next = await store.update('roll.test.', (held) => ({
+      keys: [...held.keys, { ...held.keys[1]!, id: 3, events }],
+      zskRoll: 'Publish 100 3 2',
+      keyRoll: 'Idle 0',
+    }));
+    assert.equal(next.keys.length, 3);
+    // Nothing to change: nothing written.
+    assert.equal(await store.update('roll.test.', () => undefined), next);
+    const again = new FolderKeyStore(dir);
+    const read = await again.keysFor('roll.test.', { ...CSK, keys: 'Split' });
+    assert.deepEqual(
+      read.map((k) => [k.id, k.events]),
+      [
+        [1, undefined],
+        [2, undefined],
+        [3, events],
+      ],
+    );
+    const held = await again.update('roll.test.', () => undefined);
+    assert.equal(held.zskRoll, 'Publish 100 3 2');
+    assert.equal(held.keyRoll, 'Idle 0');
+    // A malformed state change fails loudly.
+    const file = path.join(dir, 'dnssec', 'roll.test.json');
+    const data = JSON.parse(await readFile(file, 'utf8'));
+    data.keys[2].events[0].at = 'soon';
+    await writeFile(file, JSON.stringify(data));
+    await assert.rejects(new FolderKeyStore(dir).keysFor('roll.test.', CSK), /malformed state change/);
   });
 
   test('a damaged key file fails loudly instead of signing with a broken key', async () => {
