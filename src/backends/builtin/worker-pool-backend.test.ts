@@ -418,3 +418,77 @@ test('a zone of more than 5,000 records stays on its image across changes (no sw
     await pool.stop();
   }
 });
+
+test('a DNS thread holding another base than an overlay answers need-zone and gets the base and overlay', async () => {
+  const port = await freePort();
+  const table = new ZoneTable<ServedZone>();
+  const pool = new WorkerPoolBackend(table, {
+    workers: 1,
+    config: { listen: `127.0.0.1:${port}` },
+    ackTimeoutMs: 10_000,
+  });
+  const sent: string[] = [];
+  let dropImage = false;
+  const internals = pool as unknown as {
+    send: (member: unknown, message: { t: string; overlay?: unknown }) => void;
+  };
+  const send = internals.send.bind(pool);
+  internals.send = (member, message) => {
+    if (message.t === 'image') {
+      sent.push(message.overlay ? 'image+overlay' : 'image');
+      // The merged base never reaches the thread: it keeps serving the old base with its overlay.
+      if (dropImage) return;
+    } else if (message.t === 'overlay') sent.push('overlay');
+    send(member, message);
+  };
+  const origin = { kind: 'recordSet' as const, namespace: 'dns', name: 'test' };
+  const a = (owner: string, address: string): RRset => ({
+    owner,
+    type: 'A',
+    ttl: 300,
+    rdata: [{ type: 'A', address }],
+    origin,
+  });
+  const records = new Map<string, RRset>();
+  for (let i = 0; i < 100; i++) records.set(`h${i}.base.example.`, a(`h${i}.base.example.`, `10.0.0.${i}`));
+  let serial = 1;
+  const zone = () => ({ key: 'dns/base', origin: 'base.example.', soa: IMAGE_TEST_SOA, serial });
+  await pool.start();
+  try {
+    await pool.applyZone({ ...zone(), rrsets: () => [...records.values()] });
+    // Names changed one by one over the base: overlays, until one passes the overlay's share (64
+    // names) and is merged into a new base, sent whole at the same serial.
+    dropImage = true;
+    for (let i = 0; i < 80 && !sent.includes('image', 1); i++) {
+      const r = a(`h${i}.base.example.`, '192.0.2.1');
+      records.set(r.owner, r);
+      const fromSerial = serial++;
+      await pool.applyZone({
+        ...zone(),
+        rrsets: () => [...records.values()],
+        delta: { fromSerial, upserts: [r], deletes: [] },
+      });
+    }
+    dropImage = false;
+    const overlays = sent.length - 2;
+    assert.ok(overlays > 50, `${overlays} overlays before the merge`);
+    assert.deepEqual(sent.splice(0), ['image', ...Array(overlays).fill('overlay'), 'image']);
+    // The next overlay is over the merged base the thread never got: it asks for the zone whole.
+    const r = a('h99.base.example.', '192.0.2.99');
+    records.set(r.owner, r);
+    const fromSerial = serial++;
+    await pool.applyZone({
+      ...zone(),
+      rrsets: () => [...records.values()],
+      delta: { fromSerial, upserts: [r], deletes: [] },
+    });
+    for (let i = 0; i < 100 && (await pool.servedSerial('base.example.')) !== serial; i++)
+      await new Promise((res) => setTimeout(res, 50));
+    assert.deepEqual(sent.splice(0), ['overlay', 'image+overlay']);
+    assert.equal(await pool.servedSerial('base.example.'), serial);
+    assert.deepEqual(rdataOf(await dig(port, 'h99.base.example.', 'A'), 'A'), ['192.0.2.99']);
+    assert.deepEqual(rdataOf(await dig(port, 'h3.base.example.', 'A'), 'A'), ['192.0.2.1']);
+  } finally {
+    await pool.stop();
+  }
+});

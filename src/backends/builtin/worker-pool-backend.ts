@@ -368,8 +368,9 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       if (this.table.selections.bindings(origin).length > 0) this.sendSelections(member, origin);
       return;
     }
-    const served = objects ? zone : this.asImage(zone);
-    if (served instanceof ImageZone) {
+    const served = this.asImage(zone);
+    // `objects`: the thread could not read the image (never expected, it runs the same code).
+    if (!objects && served instanceof ImageZone) {
       const key = origin.toLowerCase();
       const held = member.served.get(key);
       const journal = served.journal;
