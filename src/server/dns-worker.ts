@@ -103,7 +103,7 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
             message.overlay,
           );
         } catch {
-          // Not an image this worker reads (never expected: the primary runs the same code).
+          // Not an image this thread reads (never expected: the main thread runs the same code).
           send({ t: 'need-zone', origin, objects: true });
           return;
         }
@@ -120,7 +120,7 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
             message.changes?.map(readJournalWire),
           );
         } catch {
-          // Not an overlay this worker reads: never expected, the primary runs the same code.
+          // Not an overlay this thread reads: never expected, the main thread runs the same code.
         }
         send(applied ? { t: 'applied', origin, serial } : { t: 'need-zone', origin });
         return;
