@@ -5,7 +5,7 @@
  *
  *   node bench/scale.ts [--records 1000000] [--zones 10000] [--big-zone-records 100000] [--edits 5]
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -527,8 +527,10 @@ async function perProcessMemory(root: number, heapDir: string | undefined): Prom
   }));
   if (!heapDir) return out;
   for (const pid of pids) {
-    // A report from an earlier call is not this one's.
+    // A report from an earlier call is not this one's (the process's, and each DNS thread's).
     rmSync(path.join(heapDir, `heap-${pid}.json`), { force: true });
+    for (const name of readdirSync(heapDir).filter((f) => f.startsWith(`heap-${pid}-t`)))
+      rmSync(path.join(heapDir, name), { force: true });
     try {
       process.kill(pid, 'SIGUSR2');
     } catch {
@@ -549,6 +551,25 @@ async function perProcessMemory(root: number, heapDir: string | undefined): Prom
     p.externalMiB = m(h.external);
     p.arrayBuffersMiB = m(h.arrayBuffers);
     p.heapLimitMiB = m(h.heapSizeLimit);
+  }
+  // DNS threads (serve --workers N): one file per thread, its own heap; the RSS is the process's.
+  await sleep(2000);
+  for (const pid of pids) {
+    for (const name of readdirSync(heapDir)
+      .filter((f) => f.startsWith(`heap-${pid}-t`))
+      .sort()) {
+      const h = JSON.parse(readFileSync(path.join(heapDir, name), 'utf8')) as Record<string, number | string>;
+      const m = (b: unknown) => Math.round((Number(b) / 2 ** 20) * 10) / 10;
+      out.push({
+        pid,
+        role: `${h.role} ${h.threadId}`,
+        rssMiB: m(h.rss),
+        heapUsedMiB: m(h.heapUsed),
+        externalMiB: m(h.external),
+        arrayBuffersMiB: m(h.arrayBuffers),
+        heapLimitMiB: m(h.heapSizeLimit),
+      });
+    }
   }
   return out;
 }

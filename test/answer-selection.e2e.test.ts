@@ -1,14 +1,12 @@
 /**
- * RRset selection through real DNS worker processes: a primary that programs zones and selection
- * bindings into a pool of DNS workers (as `zonekeeper serve --workers N` does), no listener of its
- * own, so every answer below comes from a worker; queried with `dig` and `kdig` from two loopback
- * source addresses. The workers are forked from test/support/selection-worker.ts, which registers
- * the test policies (the product has none yet) and runs the worker as the CLI does.
+ * RRset selection through real DNS threads: a main thread that programs zones and selection
+ * bindings into a pool of DNS threads (as `zonekeeper serve --workers N` does), no listener of its
+ * own, so every answer below comes from a thread; queried with `dig` and `kdig` from two loopback
+ * source addresses. The threads start from test/support/selection-worker.ts, which registers the
+ * test policies (the product has none yet) and runs the thread as the product's entry does.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import cluster from 'node:cluster';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import type { ProgrammedZone } from '../src/backends/backend.ts';
@@ -28,7 +26,7 @@ import { waitFor } from './support/zonekeeper-process.ts';
 
 const run = promisify(execFile);
 const ORIGIN = parseName('steer.test.');
-const WORKER = path.join(import.meta.dirname, 'support', 'selection-worker.ts');
+const WORKER = new URL('./support/selection-worker.ts', import.meta.url);
 
 function rrset(owner: string, type: RecordTypeName, ...texts: string[]): RRset {
   return {
@@ -94,11 +92,10 @@ describe('RRset selection in DNS worker processes', () => {
   before(async () => {
     registerTestSelectionPolicies();
     port = await freePort();
-    cluster.setupPrimary({ exec: WORKER });
     pool = WorkerPoolBackend.forListener(
       table,
       { host: '127.0.0.1', port },
-      { workers: 2, registry, responseCache: 1000 },
+      { workers: 2, registry, responseCache: 1000, entry: WORKER },
     );
     await pool.start();
     await pool.applyZone(programmed(1));
@@ -176,11 +173,8 @@ describe('RRset selection in DNS worker processes', () => {
   });
 
   test('a replacement worker gets the bindings with the zones', async () => {
-    const victim = Object.values(cluster.workers ?? {})[0]!;
-    const pid = victim.process.pid!;
-    const replaced = new Promise<void>((resolve) => cluster.once('online', () => resolve()));
-    process.kill(pid, 'SIGKILL');
-    await replaced;
+    const [victim] = pool.workerIds();
+    await pool.terminateWorker(victim!);
     // Until the new worker has the zone it refuses; it gets the bindings before the zone, so once it
     // answers at all it answers with the selection.
     let answered = 0;
@@ -194,9 +188,9 @@ describe('RRset selection in DNS worker processes', () => {
       assert.deepEqual(rdataOf(r, 'A'), ['192.0.2.1'], 'a worker answered a bound RRset whole');
     }
     assert.equal(answered, 16, 'the replacement worker did not start answering');
-    const pids = Object.values(cluster.workers ?? {}).map((w) => w?.process.pid);
-    assert.equal(pids.length, 2);
-    assert.ok(!pids.includes(pid), 'the killed worker was replaced');
+    const ids = pool.workerIds();
+    assert.equal(ids.length, 2);
+    assert.ok(!ids.includes(victim!), 'the terminated thread was replaced');
   });
 
   test('removing the bindings gives everyone the whole RRset again', async () => {

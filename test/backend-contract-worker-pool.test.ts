@@ -1,14 +1,12 @@
 /**
- * The built-in backend spread over DNS worker processes (`serve --workers`) against the backend
- * contract kit. Only the workers listen (no DNS server in this process), so the zone is read back
- * over DNS from them: AXFR over TCP, several times (SO_REUSEPORT spreads the connections over the
- * workers), every answer the same. Drift is a worker killed (the pool starts another and sends it
- * every zone); the outage is a worker stopped (SIGSTOP) until the test brings it back (SIGCONT).
+ * The built-in backend spread over DNS threads (`serve --workers`) against the backend contract kit.
+ * Only the threads listen (no DNS server on this thread), so the zone is read back over DNS from
+ * them: AXFR over TCP, several times (SO_REUSEPORT spreads the connections over the threads), every
+ * answer the same. Drift is a thread terminated as a crash would end it (the pool starts another and
+ * posts it every zone); the outage is a thread blocked until the test resumes it.
  */
 
 import { execFile } from 'node:child_process';
-import cluster from 'node:cluster';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { WorkerPoolBackend } from '../src/backends/builtin/worker-pool-backend.ts';
 import { heldFromRecords } from '../src/backends/contract/held.ts';
@@ -16,14 +14,14 @@ import type { HeldZone } from '../src/backends/contract/kit.ts';
 import { backendContract, rrset } from '../src/backends/contract/kit.ts';
 import { ZoneTable } from '../src/server/zone-table.ts';
 import { freePort } from './support/ports.ts';
-import { ROOT, waitFor } from './support/zonekeeper-process.ts';
+import { waitFor } from './support/zonekeeper-process.ts';
 
 const run = promisify(execFile);
 const READS = 6;
 
 let port: number;
 let pool: WorkerPoolBackend;
-const stopped = new Set<number>();
+const stopped = new Set<() => void>();
 
 /** One AXFR over TCP with dig: the records, or undefined when the worker does not serve the zone. */
 async function axfr(origin: string): Promise<HeldZone | undefined> {
@@ -41,12 +39,10 @@ async function axfr(origin: string): Promise<HeldZone | undefined> {
   return heldFromRecords(origin, records.slice(0, -1)); // the SOA closes the transfer again
 }
 
-backendContract('builtin with DNS worker processes', {
+backendContract('builtin with DNS threads', {
   transfers: { allowFrom: ['127.0.0.1'], requireTsig: false, keys: [], notify: [], journalSize: 10 },
   start: async () => {
     port = await freePort(false);
-    // The workers run the CLI, which becomes a DNS worker when the pool's environment says so.
-    cluster.setupPrimary({ exec: path.join(ROOT, 'src/cli/main.ts') });
     pool = new WorkerPoolBackend(new ZoneTable(), {
       workers: 2,
       config: { listen: `127.0.0.1:${port}` },
@@ -57,7 +53,7 @@ backendContract('builtin with DNS worker processes', {
     return pool;
   },
   stop: async () => {
-    for (const pid of stopped) process.kill(pid, 'SIGCONT');
+    for (const resume of stopped) resume();
     await pool?.stop();
   },
   read: async (origin) => {
@@ -74,12 +70,12 @@ backendContract('builtin with DNS worker processes', {
     notApplicable: 'the built-in server holds only Zonekeeper content: there is nothing to ignore',
   },
   drift: async () => {
-    const [victim, ...rest] = pool.workerPids();
-    process.kill(victim!, 'SIGKILL');
-    // The pool starts another worker and sends it every zone.
+    const [victim, ...rest] = pool.workerIds();
+    await pool.terminateWorker(victim!);
+    // The pool starts another thread and posts it every zone.
     await waitFor(async () => {
-      const pids = pool.workerPids();
-      return pids.length === rest.length + 1 && !pids.includes(victim!) ? true : undefined;
+      const ids = pool.workerIds();
+      return ids.length === rest.length + 1 && !ids.includes(victim!) ? true : undefined;
     });
   },
   refuse: async (origin) => ({
@@ -87,12 +83,12 @@ backendContract('builtin with DNS worker processes', {
     reason: 'AliasTargetUnresolvable',
   }),
   outage: async () => {
-    const pid = pool.workerPids()[0]!;
-    process.kill(pid, 'SIGSTOP');
-    stopped.add(pid);
+    // A thread cannot be stopped by a signal: it blocks itself until resumed.
+    const resume = pool.pauseWorker(pool.workerIds()[0]!);
+    stopped.add(resume);
     return async () => {
-      process.kill(pid, 'SIGCONT');
-      stopped.delete(pid);
+      resume();
+      stopped.delete(resume);
     };
   },
 });

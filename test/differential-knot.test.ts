@@ -9,8 +9,8 @@
  * the reason; anything else fails with the query and both responses. Every entry must be exercised by
  * the corpus, so the table cannot go stale.
  *
- * DIFF_WORKERS=N serves with `serve --workers N`: the primary answers from `ZoneSnapshot`s and its DNS
- * worker processes from zone images (ADR 0020), and the kernel spreads the corpus over all of them.
+ * DIFF_WORKERS=N serves with `serve --workers N`: N DNS threads answer from zone images they share
+ * (ADR 0020), the main thread answers nothing, and the kernel spreads the corpus over the threads.
  */
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';

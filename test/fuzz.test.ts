@@ -47,7 +47,7 @@ const run = promisify(execFile);
 /** Seconds of random traffic (half over UDP, half over TCP). */
 const SECONDS = envNumber('FUZZ_SECONDS', 10);
 const LONG = SECONDS >= 60;
-/** `serve --workers N`: DNS in N processes sharing the port (1, the default, serves in process). */
+/** `serve --workers N`: DNS in N threads sharing the port (1, the default, serves on the main thread). */
 const WORKERS = envNumber('FUZZ_WORKERS', 1);
 const SEED = fuzzSeed();
 /** The server's RSS may grow by this much over its size before the attack. */

@@ -10,9 +10,9 @@
  *   npx node --test test/secondaries.test.ts                         # about 20 s
  *   REPLICATION_CHANGES=30 npx node --test test/secondaries.test.ts  # the docs/benchmarks.md figures
  *
- * SECONDARIES_WORKERS=N serves with `serve --workers N`: transfers then reach the primary or one of
- * its DNS workers (SO_REUSEPORT), which answer IXFR from the journal entries the primary sent them
- * in wire form with each change (ADR 0020 §6).
+ * SECONDARIES_WORKERS=N serves with `serve --workers N`: transfers then reach one of its N DNS
+ * threads (SO_REUSEPORT), which answer IXFR from the journal entries the main thread sent them in
+ * wire form with each change (ADR 0020 §6).
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -96,11 +96,11 @@ spec:
 }
 
 /** Sum of a Prometheus counter's samples whose labels include `labels`. */
-/** `serve --workers N` (SECONDARIES_WORKERS); 1: no DNS workers. */
+/** `serve --workers N` (SECONDARIES_WORKERS); 1: no DNS threads. */
 const WORKERS = Number(process.env.SECONDARIES_WORKERS ?? '1');
 
 async function metric(httpUrl: string, name: string, labels: Record<string, string> = {}): Promise<number> {
-  // DNS workers report their counters to the primary once a second: wait for the last report.
+  // DNS threads report their counters to the main thread once a second: wait for the last report.
   if (WORKERS > 1) await new Promise((r) => setTimeout(r, 1_200));
   const text = await (await fetch(`${httpUrl}/metrics`)).text();
   let sum = 0;

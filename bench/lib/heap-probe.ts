@@ -1,9 +1,11 @@
 /**
- * Loaded into Zonekeeper's processes by `bench/scale.ts --heap` (`NODE_OPTIONS=--import ...`, which
- * `serve --workers` passes on to its DNS worker processes): on SIGUSR2 the process collects garbage
- * and writes its heap figures to `$ZONEKEEPER_BENCH_HEAP_DIR/heap-<pid>.json`, and with
- * `$ZONEKEEPER_BENCH_SNAPSHOT_DIR` set also a V8 heap snapshot there (`bench/heap-summary.ts` sums it
- * by constructor). Bench only: nothing in the product loads it.
+ * Loaded into Zonekeeper's process by `bench/scale.ts --heap` (`NODE_OPTIONS=--import ...`, which
+ * runs in the main thread and in every DNS thread of `serve --workers`): on SIGUSR2 the main thread
+ * asks every thread (a BroadcastChannel; signals reach the main thread only) to collect garbage and
+ * write its heap figures to `$ZONEKEEPER_BENCH_HEAP_DIR/heap-<pid>[-t<threadId>].json`, and does the
+ * same; with `$ZONEKEEPER_BENCH_SNAPSHOT_DIR` set each also writes a V8 heap snapshot there
+ * (`bench/heap-summary.ts` sums it by constructor). Bench only: nothing in the product loads it.
+ * Heap figures are per thread (each has its own V8 heap); resident memory is the process's.
  */
 
 import cluster from 'node:cluster';
@@ -11,37 +13,57 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
+import { BroadcastChannel, isMainThread, threadId, workerData } from 'node:worker_threads';
 
 const dir = process.env.ZONEKEEPER_BENCH_HEAP_DIR;
 if (dir) {
   v8.setFlagsFromString('--expose-gc');
   const gc = vm.runInNewContext('gc') as () => void;
-  process.on('SIGUSR2', () => {
+  // A DNS thread has its listen address as workerData; other threads parse manifests or sign.
+  const dnsThread = typeof (workerData as { listen?: unknown } | undefined)?.listen === 'string';
+  const role = isMainThread
+    ? cluster.isPrimary
+      ? 'primary'
+      : 'dns-worker'
+    : dnsThread
+      ? 'dns-thread'
+      : 'thread';
+  const suffix = isMainThread ? '' : `-t${threadId}`;
+  const report = () => {
     gc();
     gc();
     const snapshots = process.env.ZONEKEEPER_BENCH_SNAPSHOT_DIR;
-    if (snapshots)
-      v8.writeHeapSnapshot(
-        path.join(snapshots, `${cluster.isPrimary ? 'primary' : 'dns-worker'}-${process.pid}.heapsnapshot`),
-      );
+    if (snapshots) v8.writeHeapSnapshot(path.join(snapshots, `${role}-${process.pid}${suffix}.heapsnapshot`));
     const usage = process.memoryUsage();
     const heap = v8.getHeapStatistics();
     const spaces = Object.fromEntries(
       v8.getHeapSpaceStatistics().map((s) => [s.space_name, s.space_used_size]),
     );
     writeFileSync(
-      path.join(dir, `heap-${process.pid}.json`),
+      path.join(dir, `heap-${process.pid}${suffix}.json`),
       JSON.stringify({
         pid: process.pid,
-        role: cluster.isPrimary ? 'primary' : 'dns-worker',
+        threadId,
+        role,
         rss: usage.rss,
-        heapUsed: usage.heapUsed,
-        heapTotal: usage.heapTotal,
+        heapUsed: heap.used_heap_size,
+        heapTotal: heap.total_heap_size,
         external: usage.external,
         arrayBuffers: usage.arrayBuffers,
         heapSizeLimit: heap.heap_size_limit,
         spaces,
       }),
     );
-  });
+  };
+  const channel = new BroadcastChannel('zonekeeper-bench-heap-probe');
+  // Neither keeps a thread alive nor the process.
+  channel.unref();
+  if (isMainThread) {
+    process.on('SIGUSR2', () => {
+      channel.postMessage('report');
+      report();
+    });
+  } else {
+    channel.onmessage = () => report();
+  }
 }

@@ -4,9 +4,7 @@ import { parseArgs } from 'node:util';
 import { writeCrdFiles } from '../api/crd-files.ts';
 import { setGardenerTypes } from '../api/frontdoors/gardener/index.ts';
 import { crdsYaml } from '../api/index.ts';
-import { runDnsWorker } from '../server/dns-worker.ts';
 import { parseCidr, RRL_LIMITS, type RrlSettings } from '../server/rrl.ts';
-import { type DnsWorkerConfig, WORKER_CONFIG_ENV } from '../server/worker-protocol.ts';
 import type { ExternalDnsWebhookSettings } from '../sources/externaldns-webhook/start.ts';
 import { DEFAULT_EXTERNALDNS_WEBHOOK } from '../sources/externaldns-webhook/webhook.ts';
 import { loadFrontDoors } from '../sources/front-door-modules.ts';
@@ -34,7 +32,9 @@ Usage:
       --secondary-probe-timeout: a zone with no serial in --state-dir first asks its NOTIFY targets for
       their SOA serial and starts above it; how long to wait for them (default 2; 0 = do not ask).
       --max-manifest-bytes: larger manifest files are not read (default 16MiB; 512KiB, 64MiB, bytes).
-      --workers: DNS processes sharing the port (default 1; auto = one per CPU).
+      --workers: DNS threads sharing the port in this process (SO_REUSEPORT) and one copy of the zones
+      (default 1: the main thread answers; N > 1: N threads answer, the main thread does not; auto =
+      the number of CPUs).
       --health-probe-allow CIDR[,CIDR...] (repeatable): health probes of steered record sets may reach
       these networks although they are loopback (127.0.0.0/8, ::1), 0.0.0.0/8, link-local or cloud
       metadata addresses (refused otherwise; private networks are allowed).
@@ -977,12 +977,7 @@ function rrlOption(values: {
   return Object.keys(rrl).length > 0 ? { rrl } : {};
 }
 
-const workerConfig = process.env[WORKER_CONFIG_ENV];
-const run = workerConfig
-  ? // A DNS worker forked by `serve --workers N`.
-    runDnsWorker(JSON.parse(workerConfig) as DnsWorkerConfig).then(() => new Promise<number>(() => {}))
-  : main(process.argv.slice(2));
-run.then(
+main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },

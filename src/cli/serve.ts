@@ -28,7 +28,7 @@ import { probeSoaSerials } from '../server/transfer/soa-probe.ts';
 import { TransferHandler } from '../server/transfer/transfer-handler.ts';
 import { TransferPolicy } from '../server/transfer/transfer-policy.ts';
 import { UpdateHandler } from '../server/update/update-handler.ts';
-import { ZoneTable } from '../server/zone-table.ts';
+import { type ServedZone, ZoneTable } from '../server/zone-table.ts';
 import {
   type ExternalDnsWebhookSettings,
   startExternalDnsWebhook,
@@ -129,7 +129,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     options.externalDnsWebhook,
   );
   const registry = new Registry();
-  const table = new ZoneTable();
+  // Zones as objects, or (with DNS threads) as the zone images the threads share (ADR 0020).
+  const table = new ZoneTable<ServedZone>();
   const metrics = new ServerMetrics(registry, table);
   const state = await StateStore.open(options.stateDir, { log: (level, message) => log(level, message) });
   // Without stored serials a zone starts at the date serial, or above the serial its secondaries
@@ -202,7 +203,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       table,
       dns.address(),
       {
-        workers: workers - 1,
+        workers,
         registry,
         log: (level, message) => log(level, message),
         ...answerSettings(options),
@@ -247,7 +248,13 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   });
   registerSourceMetrics(registry, store, source);
 
-  const handler = createQueryHandler(table, metrics, options);
+  // With DNS threads this thread answers only until they listen (its socket reserves the port for
+  // them): no response cache here.
+  const handler = createQueryHandler(
+    table,
+    metrics,
+    workers > 1 ? { ...options, responseCache: 0 } : options,
+  );
   const transfers = new TransferHandler(table, { registry });
   // RFC 2136 UPDATE (zones' updatePolicy) goes through the record writer, once it runs.
   let writer: WriteCoordinator | undefined;
@@ -294,10 +301,12 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     }),
   });
 
-  // Bind first (with several workers they join the port the primary got), then load and program.
+  // Bind first (with several workers the DNS threads join the port this thread got, and it closes its
+  // own sockets once they listen: it answers no DNS), then load and program.
   await dns.start();
   const zoneBackend = backend();
   await pool?.start();
+  if (pool) await dns.stop();
   // builtin classes: this process's server; powerdns classes: their PowerDNS (API keys from files or
   // environment variables here; a Kubernetes Secret reference is reported as needing a cluster).
   const secrets = fileAndEnvSecrets();

@@ -15,7 +15,7 @@ import { processHealth } from '../server/selection/steering/health-view.ts';
 import { SteeringBinder } from '../server/selection/steering/steering-binder.ts';
 import { ServerMetrics } from '../server/server-metrics.ts';
 import { UpdateHandler } from '../server/update/update-handler.ts';
-import { ZoneTable } from '../server/zone-table.ts';
+import { type ServedZone, ZoneTable } from '../server/zone-table.ts';
 import {
   type ExternalDnsWebhookSettings,
   startExternalDnsWebhook,
@@ -81,7 +81,7 @@ export interface ServerHandle {
   http: { host: string; port: number };
   follower: ZoneFollower;
   store: KubernetesStore;
-  table: ZoneTable;
+  table: ZoneTable<ServedZone>;
   /**
    * Records written through APIs: forwarded to the operator's leader (ADR 0016), which applies them
    * with its credential table and quotas. The front doors of this replica call it.
@@ -105,13 +105,20 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
   const homelabCredentials = withSingleCaller(options.writeAccess, options.homelabApi?.caller);
   const api = new KubeApi(loadKubeConfig(options.kubeconfig, options.context));
   const registry = new Registry();
-  const table = new ZoneTable();
+  // Zones as objects, or (with DNS threads) as the zone images the threads share (ADR 0020).
+  const table = new ZoneTable<ServedZone>();
   const metrics = new ServerMetrics(registry, table);
   const frontDoors = options.frontDoors ?? NO_FRONT_DOORS;
   const store = new KubernetesStore({ api, log, registry, frontDoors });
   const workers = Math.max(1, options.workers ?? 1);
   let pool: WorkerPoolBackend | undefined;
-  const handler = createQueryHandler(table, metrics, options);
+  // With DNS threads this thread answers only until they listen (its socket reserves the port for
+  // them): no response cache here.
+  const handler = createQueryHandler(
+    table,
+    metrics,
+    workers > 1 ? { ...options, responseCache: 0 } : options,
+  );
   // Writes (RFC 2136 UPDATE included) go to the operator's leader, as RFC 2136 §6 forwards to the primary.
   const writer = new ForwardingWriter({
     leader: leaseLeader(
@@ -170,7 +177,7 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
   let backend: Backend = new BuiltinBackend(table, undefined, { steering, dnssecKeys, signingThread });
   if (workers > 1) {
     pool = WorkerPoolBackend.forListener(table, dns.address(), {
-      workers: workers - 1,
+      workers,
       registry,
       log: (level, message) => log(level, message),
       ...answerSettings(options),
@@ -181,6 +188,8 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
     });
     backend = pool;
     await pool.start();
+    // The DNS threads answer from now on; this thread's sockets only reserved the port for them.
+    await dns.stop();
   }
   await http.start();
   store.start();

@@ -40,6 +40,7 @@ export class DnsServer {
   private udp?: dgram.Socket;
   private endpoint?: UdpEndpoint;
   private tcp?: net.Server;
+  private bound?: { host: string; port: number };
   private readonly connections = new Set<net.Socket>();
 
   constructor(options: DnsServerOptions) {
@@ -51,10 +52,13 @@ export class DnsServer {
     return this.endpoint?.path;
   }
 
-  /** The bound address (useful with port 0 in tests). */
+  /** The bound address (useful with port 0 in tests); after stop(), the address it had. */
   address(): { host: string; port: number } {
-    const a = this.udp!.address();
-    return { host: a.address, port: a.port };
+    if (this.udp) {
+      const a = this.udp.address();
+      this.bound = { host: a.address, port: a.port };
+    }
+    return this.bound!;
   }
 
   async start(): Promise<void> {
@@ -84,6 +88,7 @@ export class DnsServer {
         () => this.options.metrics?.drop('udp_error'),
       );
       this.udp = udp;
+      this.address();
       return;
     }
   }

@@ -1,12 +1,11 @@
 /**
- * The entry of a DNS worker process of `serve --workers N` (the pool forks this file): it loads the
- * answer path and nothing else. Starting workers through the CLI loaded every command's modules — the
- * Kubernetes client among them — into each worker, about 45 MiB of heap per process that answers
- * nothing (ADR 0020).
+ * The entry of a DNS thread of `serve --workers N` (the pool starts this file as a `worker_threads`
+ * worker with its configuration as `workerData`): it loads the answer path and nothing else (ADR 0020).
  */
+import { workerData } from 'node:worker_threads';
 import { runDnsWorker } from './dns-worker.ts';
-import { type DnsWorkerConfig, WORKER_CONFIG_ENV } from './worker-protocol.ts';
+import type { DnsWorkerConfig } from './worker-protocol.ts';
 
-const config = process.env[WORKER_CONFIG_ENV];
-if (config === undefined) throw new Error(`${WORKER_CONFIG_ENV} is not set: this file is a DNS worker entry`);
-await runDnsWorker(JSON.parse(config) as DnsWorkerConfig);
+if (workerData === null || workerData === undefined)
+  throw new Error('this file is the entry of a DNS thread (serve --workers N starts it)');
+await runDnsWorker(workerData as DnsWorkerConfig);

@@ -1,3 +1,4 @@
+import { parentPort } from 'node:worker_threads';
 import { Registry } from '../metrics/registry.ts';
 import { createQueryHandler } from './answer-settings.ts';
 import { DnsServer } from './dns-server.ts';
@@ -15,15 +16,19 @@ const METRICS_INTERVAL_MS = 1000;
 const UPDATE_TIMEOUT_MS = 30_000;
 
 /**
- * A DNS worker process of `serve --workers N`: it answers queries on the shared port from its own copy
- * of the zones, which the primary keeps current with whole zones and patches over IPC. It reports
- * `ready` once loaded, receives every zone, and binds the port when the primary says `serve`; the
- * promise settles when it listens (or could not bind).
+ * A DNS thread of `serve --workers N` (a `worker_threads` worker; ADR 0020 §3): it answers queries
+ * on the shared port from the zones the main thread posts: zone images, overlays over them and IXFR
+ * journal entries as `SharedArrayBuffer`s (one copy in the process, read by every thread) and, for
+ * signed zones, whole zones as objects and patches. It reports `ready` once loaded, receives every zone, and binds the
+ * port when the main thread says `serve`; the promise settles when it listens (or could not bind).
  */
 export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
-  const send = (message: FromWorker) => process.send?.(message);
+  const port = parentPort;
+  if (port === null)
+    throw new Error('a DNS thread runs in a worker thread (the pool of serve --workers starts it)');
+  const send = (message: FromWorker) => port.postMessage(message);
   const registry = new Registry();
-  // Zones arrive as zone images (ADR 0020 step 3), or as objects for zones with DNSSEC material.
+  // Zones arrive as zone images (ADR 0020), or as objects for zones with DNSSEC material.
   const table = new ZoneTable<ServedZone>();
   const metrics = new ServerMetrics(registry, table);
   const handler = createQueryHandler(table, metrics, config);
@@ -63,8 +68,11 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
     updates,
   });
   let serveNow: (() => void) | undefined;
-  process.on('message', (message: ToWorker) => {
+  port.on('message', (message: ToWorker) => {
     switch (message.t) {
+      case 'pause':
+        Atomics.wait(message.flag, 0, 0);
+        return;
       case 'serve':
         serveNow?.();
         serveNow = undefined;
@@ -95,7 +103,7 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
             message.overlay,
           );
         } catch {
-          // Not an image this worker reads (never expected: the primary runs the same code).
+          // Not an image this thread reads (never expected: the main thread runs the same code).
           send({ t: 'need-zone', origin, objects: true });
           return;
         }
@@ -112,7 +120,7 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
             message.changes?.map(readJournalWire),
           );
         } catch {
-          // Not an overlay this worker reads: never expected, the primary runs the same code.
+          // Not an overlay this thread reads: never expected, the main thread runs the same code.
         }
         send(applied ? { t: 'applied', origin, serial } : { t: 'need-zone', origin });
         return;
@@ -145,19 +153,13 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
       }
     }
   });
-  // The primary is gone: nothing will keep our zones current, so stop serving them.
-  let listening = false;
-  process.on('disconnect', () => {
-    if (!listening) process.exit(0);
-    void server.stop().finally(() => process.exit(0));
-  });
+  // The pool stops a thread with `Worker.terminate()`, which closes its sockets with it.
   setInterval(() => send({ t: 'metrics', snapshot: registry.snapshot() }), METRICS_INTERVAL_MS).unref();
-  // Join the shared port only once every zone the primary serves has been applied (it sends `serve`
-  // after them): a worker that listened first would answer REFUSED for zones it has not received yet.
+  // Join the shared port only once every zone the main thread serves has been applied (it sends
+  // `serve` after them): a thread that listened first would answer REFUSED for zones it does not hold yet.
   return new Promise((resolve, reject) => {
     serveNow = () => {
       server.start().then(() => {
-        listening = true;
         send({ t: 'serving' });
         resolve();
       }, reject);

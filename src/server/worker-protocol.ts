@@ -7,15 +7,17 @@ import type { AnswerSettings } from './answer-settings.ts';
 import type { SelectionBinding } from './selection/selection-table.ts';
 import type { ZoneDnssecData } from './zone-dnssec.ts';
 
-/** What a DNS worker process needs to know to serve: passed in its environment at fork. */
+/** What a DNS thread needs to know to serve: its `workerData` when the pool starts it. */
 export interface DnsWorkerConfig extends AnswerSettings {
-  /** The address the primary bound; workers bind the same one with SO_REUSEPORT. */
+  /** The address the main thread reserved; every DNS thread binds it with SO_REUSEPORT. */
   listen: string;
 }
 
-export const WORKER_CONFIG_ENV = 'ZONEKEEPER_DNS_WORKER';
-
-/** Primary → worker: zone content, as whole zones or as patches against the worker's serial. */
+/**
+ * Main thread → DNS thread: zone content, as whole zones or as patches against the thread's serial.
+ * Messages are posted (structured clone); the buffers of zone images are `SharedArrayBuffer`s, which
+ * every thread shares rather than copies (ADR 0020 §3).
+ */
 export type ToWorker =
   | {
       t: 'zone';
@@ -24,7 +26,7 @@ export type ToWorker =
       serial: number;
       rrsets: RRsetData[];
       transfers?: ResolvedTransfers;
-      /** A signed zone's DNSSEC material, made by the primary for exactly this serial (ADR 0021). */
+      /** A signed zone's DNSSEC material, made by the main thread for exactly this serial (ADR 0021). */
       dnssec?: ZoneDnssecData;
     }
   | {
@@ -40,31 +42,32 @@ export type ToWorker =
   /**
    * A whole zone as its zone image (ADR 0020 step 3: one buffer instead of an object graph) and,
    * when names changed since that image was built, the overlay of them over it (step 5), with the
-   * IXFR journal entries that lead to its serial from what the worker may hold. Zones carrying
-   * DNSSEC material still come as `zone` and `patch`.
+   * IXFR journal entries that lead to its serial from what the thread may hold. Images, overlays and
+   * journal entries are `SharedArrayBuffer`s built once for every thread and never written after they
+   * are posted (step 4). Zones carrying DNSSEC material still come as `zone` and `patch`.
    */
   | {
       t: 'image';
       origin: Name;
       serial: number;
-      image: ArrayBuffer;
-      overlay?: ArrayBuffer;
+      image: SharedArrayBuffer | ArrayBuffer;
+      overlay?: SharedArrayBuffer | ArrayBuffer;
       transfers?: ResolvedTransfers;
       /** IXFR journal entries in wire form (`journalWire`, ADR 0020 §6), oldest first. */
-      changes?: ArrayBuffer[];
+      changes?: (SharedArrayBuffer | ArrayBuffer)[];
     }
   /**
-   * A change as an overlay over the image the worker holds (ADR 0020 §4), replacing its overlay; a
-   * worker holding another image answers `need-zone`.
+   * A change as an overlay over the image the thread holds (ADR 0020 §4), replacing its overlay; a
+   * thread holding another image answers `need-zone`.
    */
   | {
       t: 'overlay';
       origin: Name;
       serial: number;
-      overlay: ArrayBuffer;
+      overlay: SharedArrayBuffer | ArrayBuffer;
       transfers?: ResolvedTransfers;
       /** The change's IXFR journal entries in wire form (`journalWire`). */
-      changes?: ArrayBuffer[];
+      changes?: (SharedArrayBuffer | ArrayBuffer)[];
     }
   | { t: 'delete'; origin: Name }
   /**
@@ -74,19 +77,24 @@ export type ToWorker =
    */
   | { t: 'selections'; origin: Name; generation: number; bindings: SelectionBinding[] }
   /**
-   * Every zone (and selection) the primary serves has been sent: join the shared port now. Sent once,
+   * Every zone (and selection) the main thread serves has been sent: join the shared port now. Sent once,
    * after the worker's `ready`.
    */
   | { t: 'serve' }
-  /** The primary's answer to an UPDATE the worker forwarded (base64; absent: no answer). */
+  /** The main thread's answer to an UPDATE the thread forwarded (base64; absent: no answer). */
   | { t: 'update-reply'; seq: number; reply?: string }
   /**
    * Health states of probe targets (slot, state) for the steering policies' view: each change as the
-   * primary's checker makes it, and every slot in use to a new worker before its selections.
+   * main thread's checker makes it, and every slot in use to a new thread before its selections.
    */
-  | { t: 'health'; states: [number, number][] };
+  | { t: 'health'; states: [number, number][] }
+  /**
+   * Tests and diagnosis: the thread blocks (answers nothing, confirms nothing) until `flag[0]` is
+   * set to non-zero, as a thread stuck in a long computation would.
+   */
+  | { t: 'pause'; flag: Int32Array };
 
-/** Worker → primary: readiness, what it serves now, and its counters. */
+/** DNS thread → main thread: readiness, what it serves now, and its counters. */
 export type FromWorker =
   /** Loaded and receiving zones; not listening yet (it binds on `serve`). */
   | { t: 'ready' }
@@ -99,7 +107,7 @@ export type FromWorker =
   | { t: 'selections-applied'; origin: Name; generation: number; error?: string }
   | { t: 'metrics'; snapshot: RegistrySnapshot }
   /**
-   * An RFC 2136 UPDATE received by the worker (base64): the primary alone applies updates (one queue,
-   * one writer), as RFC 2136 §6 has a secondary forward to the primary; the worker sends its answer.
+   * An RFC 2136 UPDATE received by the thread (base64): the main thread alone applies updates (one queue,
+   * one writer), as RFC 2136 §6 has a secondary forward to the primary; the thread sends its answer.
    */
   | { t: 'update'; seq: number; request: string; remote?: string };

@@ -54,9 +54,15 @@ export class ZoneSnapshot {
   private readonly childCount = new Map<string, number>();
   private records = 0;
 
-  private constructor(origin: Name, soa: SoaFields, serial: number, transfers?: TransferPolicy) {
+  private constructor(
+    origin: Name,
+    soa: SoaFields,
+    serial: number,
+    transfers?: TransferPolicy,
+    journal?: ZoneJournal,
+  ) {
     this.transfers = transfers;
-    this.journal = new ZoneJournal(transfers?.journalSize ?? 0);
+    this.journal = journal ?? new ZoneJournal(transfers?.journalSize ?? 0);
     this.origin = origin;
     this.originKey = nameKey(origin);
     this.originLabels = labelCount(origin);
@@ -87,8 +93,9 @@ export class ZoneSnapshot {
     rrsets: Iterable<RRsetData>,
     transfers?: TransferPolicy,
     dnssec?: ZoneDnssecData,
+    journal?: ZoneJournal,
   ): ZoneSnapshot {
-    const zone = new ZoneSnapshot(origin, soa, serial, transfers);
+    const zone = new ZoneSnapshot(origin, soa, serial, transfers, journal);
     zone.upsert(zone.soa);
     for (const rrset of rrsets) zone.upsert(served(rrset));
     if (dnssec) {
@@ -247,6 +254,37 @@ function recordDiff(
     gone.length > 0 ? { ...old, rdata: gone, wire: undefined } : undefined,
     come.length > 0 ? { ...next, rdata: come, wire: undefined } : undefined,
   ];
+}
+
+/**
+ * What a patch removes and adds, record by record (an IXFR journal entry, RFC 1995 §4), for a zone
+ * read through `rrset` (the zone before the patch); what `ZoneSnapshot.patch` journals, for a zone
+ * that is not patched in place (a zone image, ADR 0020).
+ */
+export function patchDiff(
+  rrset: (ownerKey: string, type: number) => ServedRRset | undefined,
+  patch: ZonePatch,
+): { removed: ServedRRset[]; added: ServedRRset[] } {
+  const removed: ServedRRset[] = [];
+  const added: ServedRRset[] = [];
+  // As in `patch`: deletes first, so an upsert of a deleted RRset adds it whole.
+  const deleted = new Set<string>();
+  for (const d of patch.deletes) {
+    const key = nameKey(d.owner);
+    const type = RRType[d.type];
+    const old = rrset(key, type);
+    if (old) removed.push(old);
+    deleted.add(`${type}/${key}`);
+  }
+  for (const u of patch.upserts) {
+    const key = nameKey(u.owner);
+    const type = RRType[u.type];
+    const old = deleted.has(`${type}/${key}`) ? undefined : rrset(key, type);
+    const [gone, come] = recordDiff(old, served(u));
+    if (gone) removed.push(gone);
+    if (come) added.push(come);
+  }
+  return { removed, added };
 }
 
 function served(rrset: RRsetData): ServedRRset {

@@ -1,6 +1,6 @@
 import { type Name, nameKey, stripFirstLabel } from '../../dns/name.ts';
 import type { Rdata } from '../../dns/rdata.ts';
-import type { ZoneTable } from '../../server/zone-table.ts';
+import type { ServedZone, ZoneTable } from '../../server/zone-table.ts';
 import type { ResourceKey } from '../../zones/resource-key.ts';
 import type { RRset, RRsetData, RRsetDelta, RRsetOrigin } from '../../zones/rrset.ts';
 import type { RRsetProblem } from '../backend.ts';
@@ -26,7 +26,7 @@ interface ZoneAliases {
  * disappears are handed to `recheck` to be applied (and reported) again.
  */
 export class AliasTargets {
-  private readonly table: ZoneTable;
+  private readonly table: ZoneTable<ServedZone>;
   private readonly recheck: (zone: ResourceKey) => void;
   /** Per served zone (origin key): its ALIAS record sets. */
   private readonly zones = new Map<string, ZoneAliases>();
@@ -36,7 +36,7 @@ export class AliasTargets {
    */
   private readonly watchers = new Map<string, Map<string, number>>();
 
-  constructor(table: ZoneTable, recheck: (zone: ResourceKey) => void) {
+  constructor(table: ZoneTable<ServedZone>, recheck: (zone: ResourceKey) => void) {
     this.table = table;
     this.recheck = recheck;
   }

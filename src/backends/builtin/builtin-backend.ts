@@ -3,12 +3,14 @@ import { dnskeyRdata, generateDnssecKey, keyTag } from '../../dns/dnssec/keys.ts
 import { type Name, nameKey } from '../../dns/name.ts';
 import { printRdata } from '../../dns/rdata.ts';
 import { RRType } from '../../dns/rrtype.ts';
+import type { ZoneImageBuilder } from '../../server/image/image-builder.ts';
 import type { SelectionBinding, SelectionSink } from '../../server/selection/selection-table.ts';
 import type { SteeringBinder } from '../../server/selection/steering/steering-binder.ts';
 import type { Notifier } from '../../server/transfer/notifier.ts';
 import { ZoneApplier } from '../../server/zone-apply.ts';
 import type { ZoneDnssecData } from '../../server/zone-dnssec.ts';
-import type { ZoneTable } from '../../server/zone-table.ts';
+import { ZoneSnapshot } from '../../server/zone-snapshot.ts';
+import type { ServedZone, ZoneTable } from '../../server/zone-table.ts';
 import { type LifecycleStep, stepKeyLifecycle } from '../../zones/dnssec-key-lifecycle.ts';
 import { inEffectAt, nextKeyEvent, type ZoneKey } from '../../zones/dnssec-key-set.ts';
 import type { ResourceKey } from '../../zones/resource-key.ts';
@@ -51,6 +53,11 @@ export interface BuiltinBackendOptions {
   dnssecKeys?: DnssecKeyStore;
   /** Signs on this thread instead of this process's own (answering) thread when given. */
   signingThread?: SigningThread;
+  /**
+   * Builds the images of zones the table holds as images (the DNS thread pool's main thread, ADR
+   * 0020 steps 4 and 5): a change to such a zone becomes an overlay (`ZoneApplier.patchImage`).
+   */
+  images?: ZoneImageBuilder;
 }
 
 /**
@@ -81,7 +88,7 @@ export const SIGNING_BUILTIN_CAPABILITIES: BackendCapabilities = {
 export class BuiltinBackend implements Backend, SelectionSink {
   readonly name = 'builtin';
   readonly capabilities: BackendCapabilities;
-  private readonly table: ZoneTable;
+  private readonly table: ZoneTable<ServedZone>;
   private readonly dnssecKeys: DnssecKeyStore | undefined;
   /** Per signed zone: its incremental signer, kept from one serial to the next (no signing thread). */
   private readonly signatures = new KeptSigners();
@@ -94,7 +101,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
   /** The zone of each origin applied here (for `recheck`). */
   private readonly keys = new Map<string, ResourceKey>();
 
-  constructor(table: ZoneTable, notifier?: Notifier, options: BuiltinBackendOptions = {}) {
+  constructor(table: ZoneTable<ServedZone>, notifier?: Notifier, options: BuiltinBackendOptions = {}) {
     this.table = table;
     this.dnssecKeys = options.dnssecKeys;
     this.signingThread = options.signingThread;
@@ -108,7 +115,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
       };
     this.sink = options.selectionSink ?? this;
     this.notifier = notifier;
-    this.zones = new ZoneApplier(table);
+    this.zones = new ZoneApplier(table, options.images ? { images: options.images } : {});
     this.aliases = options.aliasCheck ? new AliasTargets(table, options.aliasCheck.recheck) : undefined;
   }
 
@@ -139,7 +146,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
     if (
       current &&
       current.serial === zone.serial &&
-      (current.dnssec !== undefined) === (signing !== undefined)
+      (current instanceof ZoneSnapshot && current.dnssec !== undefined) === (signing !== undefined)
     ) {
       this.zones.setTransfers(current, zone.transfers);
       return this.result(
@@ -179,7 +186,9 @@ export class BuiltinBackend implements Backend, SelectionSink {
     } else if (
       current &&
       delta &&
-      this.zones.patch(origin, soa, serial, delta.fromSerial, delta, transfers)
+      (this.zones.patch(origin, soa, serial, delta.fromSerial, delta, transfers) ||
+        // Held as a zone image (DNS threads, ADR 0020): an overlay of the changed names over its base.
+        this.zones.patchImage(origin, soa, serial, delta.fromSerial, delta, () => zone.rrsets(), transfers))
     ) {
       this.aliases?.patch(zone.key, zone.origin, delta);
       await this.steering?.patch(this.sink, origin, delta);

@@ -1,15 +1,18 @@
 import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
 import { test } from 'node:test';
 import { dig, rdataOf } from '../../../test/support/dig.ts';
+import { buildQuery } from '../../../test/support/dns-client.ts';
 import { IMAGE_TEST_SOA, IMAGE_TEST_ZONES } from '../../../test/support/image-zones.ts';
 import { freePort } from '../../../test/support/ports.ts';
 import { decodeMessage, encodeMessage, queryMessage } from '../../dns/message.ts';
 import { parseRdata } from '../../dns/rdata.ts';
 import { type RecordTypeName, RRType } from '../../dns/rrtype.ts';
+import { ImageZone } from '../../server/image/image-zone.ts';
 import { ZoneImage } from '../../server/image/zone-image.ts';
 import { QueryHandler } from '../../server/query-handler.ts';
 import { ZoneSnapshot } from '../../server/zone-snapshot.ts';
-import { ZoneTable } from '../../server/zone-table.ts';
+import { type ServedZone, ZoneTable } from '../../server/zone-table.ts';
 import type { RRset } from '../../zones/rrset.ts';
 import { servedFromImage, WorkerPoolBackend } from './worker-pool-backend.ts';
 
@@ -29,7 +32,7 @@ test('DNS workers get a zone as a zone image unless it carries DNSSEC material (
 
 test('a zone no image can hold (TXT RDATA over 65,535 octets) goes to DNS workers as objects and is answered', async () => {
   const port = await freePort();
-  const table = new ZoneTable();
+  const table = new ZoneTable<ServedZone>();
   const pool = new WorkerPoolBackend(table, {
     workers: 1,
     config: { listen: `127.0.0.1:${port}` },
@@ -129,9 +132,139 @@ test('a zone no image can hold (TXT RDATA over 65,535 octets) goes to DNS worker
   }
 });
 
-test('changes reach DNS workers as overlays, a bulk change whole, and an overlay past its share is merged into a new base', async () => {
+const SOA = {
+  ttl: 300,
+  mname: 'ns1.example.net.',
+  rname: 'hostmaster.example.net.',
+  refresh: 3600,
+  retry: 600,
+  expire: 86400,
+  minimum: 60,
+};
+const KEY = { kind: 'recordSet' as const, namespace: 'many', name: 'www' };
+const wwwA = (origin: string, address: string): RRset => ({
+  owner: `www.${origin}`,
+  type: 'A',
+  ttl: 300,
+  rdata: [{ type: 'A', address }],
+  origin: KEY,
+});
+
+test('the main thread holds a zone as the image its DNS threads read, and patches continue its journal (ADR 0020 step 4)', async () => {
   const port = await freePort();
-  const table = new ZoneTable();
+  const table = new ZoneTable<ServedZone>();
+  const pool = new WorkerPoolBackend(table, { workers: 2, config: { listen: `127.0.0.1:${port}` } });
+  await pool.start();
+  try {
+    const origin = 'shared.test.';
+    const transfers = { allowFrom: ['127.0.0.1'], requireTsig: false, keys: [], notify: [], journalSize: 10 };
+    await pool.applyZone({
+      key: 'many/shared',
+      origin,
+      soa: SOA,
+      serial: 1,
+      transfers,
+      rrsets: () => [wwwA(origin, '192.0.2.1')],
+    });
+    const first = table.get(origin);
+    // No objects per record here: the zone is the image, in a buffer every thread shares.
+    assert.ok(first instanceof ImageZone);
+    assert.ok(first.image.buffer instanceof SharedArrayBuffer);
+    await pool.applyZone({
+      key: 'many/shared',
+      origin,
+      soa: SOA,
+      serial: 2,
+      transfers,
+      rrsets: () => [wwwA(origin, '192.0.2.2')],
+      delta: { fromSerial: 1, upserts: [wwwA(origin, '192.0.2.2')], deletes: [] },
+    });
+    const second = table.get(origin);
+    assert.ok(second instanceof ImageZone && second.serial === 2);
+    assert.equal(second.journal.since(1)?.length, 1, 'the change is in the journal for IXFR');
+    assert.equal(await pool.servedSerial(origin), 2);
+    assert.deepEqual(rdataOf(await dig(port, `www.${origin}`, 'A'), 'A'), ['192.0.2.2']);
+    // IXFR from a thread: the journal travelled with the image.
+    const ixfr = await dig(port, origin, 'IXFR=1', { tcp: true });
+    assert.match(ixfr.raw, /192\.0\.2\.1/);
+    assert.match(ixfr.raw, /192\.0\.2\.2/);
+  } finally {
+    await pool.stop();
+  }
+});
+
+test('a replacement DNS thread joins the port only once it holds every zone (never REFUSED meanwhile)', async (t) => {
+  const ZONES = 1500;
+  const port = await freePort();
+  const table = new ZoneTable<ServedZone>();
+  const logs: string[] = [];
+  const pool = new WorkerPoolBackend(table, {
+    workers: 2,
+    config: { listen: `127.0.0.1:${port}` },
+    log: (_level, message) => logs.push(message),
+  });
+  await pool.start();
+  const sockets = await Promise.all(
+    Array.from(
+      { length: 32 },
+      () =>
+        new Promise<dgram.Socket>((resolve) => {
+          const s = dgram.createSocket('udp4');
+          s.bind(0, '127.0.0.1', () => resolve(s));
+        }),
+    ),
+  );
+  try {
+    for (let z = 0; z < ZONES; z++) {
+      const origin = `z${z}.many.test.`;
+      await pool.applyZone({
+        key: `many/z${z}`,
+        origin,
+        soa: SOA,
+        serial: 1,
+        rrsets: () => [wwwA(origin, `192.0.2.${z % 250}`)],
+      });
+    }
+    const last = `z${ZONES - 1}.many.test.`;
+    assert.deepEqual(rdataOf(await dig(port, `www.${last}`, 'A'), 'A'), [`192.0.2.${(ZONES - 1) % 250}`]);
+    const rcodes = new Map<number, number>();
+    let answered = 0;
+    for (const s of sockets) {
+      s.on('message', (msg) => {
+        const rcode = msg[3]! & 0xf;
+        rcodes.set(rcode, (rcodes.get(rcode) ?? 0) + 1);
+        answered++;
+      });
+    }
+    const query = buildQuery({ name: `www.${last}`, type: 1 });
+    const [victim] = pool.workerIds();
+    await pool.terminateWorker(victim!);
+    // Query from 32 source ports (spread over the threads) until the replacement has been up a while.
+    let replacedAt: number | undefined;
+    for (let i = 0; ; i++) {
+      for (const s of sockets) s.send(query, port, '127.0.0.1');
+      await new Promise((r) => setTimeout(r, 5));
+      if (replacedAt === undefined) {
+        const ids = pool.workerIds();
+        if (ids.length === 2 && !ids.includes(victim!)) replacedAt = performance.now();
+      }
+      if (replacedAt !== undefined && performance.now() - replacedAt > 3000) break;
+      if (i > 4000) assert.fail('no replacement thread started');
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    t.diagnostic(`${answered} answers: ${JSON.stringify(Object.fromEntries(rcodes))}`);
+    assert.ok(answered > 0);
+    assert.deepEqual([...rcodes.keys()], [0], 'every answer NOERROR, none REFUSED by a thread still loading');
+    assert.ok(logs.some((m) => /DNS thread \d+ exited .*starting another/.test(m)));
+  } finally {
+    for (const s of sockets) s.close();
+    await pool.stop();
+  }
+});
+
+test('changes reach DNS threads as overlays, a bulk change whole, and an overlay past its share is merged into a new base', async () => {
+  const port = await freePort();
+  const table = new ZoneTable<ServedZone>();
   const pool = new WorkerPoolBackend(table, {
     workers: 1,
     config: { listen: `127.0.0.1:${port}` },
@@ -213,6 +346,23 @@ test('changes reach DNS workers as overlays, a bulk change whole, and an overlay
     assert.deepEqual(rdataOf(await dig(port, 'h62.big.example.', 'A'), 'A'), ['192.0.2.4']);
     assert.deepEqual(rdataOf(await dig(port, 'bulk9.big.example.', 'A'), 'A'), ['192.0.2.3']);
     assert.equal(await pool.servedSerial('big.example.'), serial);
+    // A thread that dies is replaced and given the current base and overlay, not rebuilt.
+    const [victim] = pool.workerIds();
+    await pool.terminateWorker(victim!);
+    for (let i = 0; i < 600; i++) {
+      const ids = pool.workerIds();
+      if (ids.length === 1 && ids[0] !== victim) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual(sent.splice(0), ['image+overlay']);
+    // Ready (it got the zones) comes before it binds the port: ask until it answers.
+    let answer: Awaited<ReturnType<typeof dig>> | undefined;
+    for (let i = 0; i < 100 && answer === undefined; i++) {
+      answer = await dig(port, 'h71.big.example.', 'A').catch(() => undefined);
+      if (answer === undefined) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual(rdataOf(answer!, 'A'), ['192.0.2.6']);
+    assert.equal(await pool.servedSerial('big.example.'), serial);
   } finally {
     await pool.stop();
   }
@@ -220,7 +370,7 @@ test('changes reach DNS workers as overlays, a bulk change whole, and an overlay
 
 test('a zone of more than 5,000 records stays on its image across changes (no switch to objects)', async () => {
   const port = await freePort();
-  const table = new ZoneTable();
+  const table = new ZoneTable<ServedZone>();
   const pool = new WorkerPoolBackend(table, {
     workers: 1,
     config: { listen: `127.0.0.1:${port}` },
@@ -258,6 +408,86 @@ test('a zone of more than 5,000 records stays on its image across changes (no sw
     assert.deepEqual(sent, ['image', 'overlay', 'overlay']);
     assert.deepEqual(rdataOf(await dig(port, 'h3.large.example.', 'A'), 'A'), ['192.0.2.3']);
     assert.equal(await pool.servedSerial('large.example.'), 3);
+    // The main thread holds the image and its overlay, shared with the thread: no objects.
+    const held = table.get('large.example.');
+    assert.ok(held instanceof ImageZone && held.overlay !== undefined);
+    assert.ok(
+      held.image.buffer instanceof SharedArrayBuffer && held.overlay.buffer instanceof SharedArrayBuffer,
+    );
+  } finally {
+    await pool.stop();
+  }
+});
+
+test('a DNS thread holding another base than an overlay answers need-zone and gets the base and overlay', async () => {
+  const port = await freePort();
+  const table = new ZoneTable<ServedZone>();
+  const pool = new WorkerPoolBackend(table, {
+    workers: 1,
+    config: { listen: `127.0.0.1:${port}` },
+    ackTimeoutMs: 10_000,
+  });
+  const sent: string[] = [];
+  let dropImage = false;
+  const internals = pool as unknown as {
+    send: (member: unknown, message: { t: string; overlay?: unknown }) => void;
+  };
+  const send = internals.send.bind(pool);
+  internals.send = (member, message) => {
+    if (message.t === 'image') {
+      sent.push(message.overlay ? 'image+overlay' : 'image');
+      // The merged base never reaches the thread: it keeps serving the old base with its overlay.
+      if (dropImage) return;
+    } else if (message.t === 'overlay') sent.push('overlay');
+    send(member, message);
+  };
+  const origin = { kind: 'recordSet' as const, namespace: 'dns', name: 'test' };
+  const a = (owner: string, address: string): RRset => ({
+    owner,
+    type: 'A',
+    ttl: 300,
+    rdata: [{ type: 'A', address }],
+    origin,
+  });
+  const records = new Map<string, RRset>();
+  for (let i = 0; i < 100; i++) records.set(`h${i}.base.example.`, a(`h${i}.base.example.`, `10.0.0.${i}`));
+  let serial = 1;
+  const zone = () => ({ key: 'dns/base', origin: 'base.example.', soa: IMAGE_TEST_SOA, serial });
+  await pool.start();
+  try {
+    await pool.applyZone({ ...zone(), rrsets: () => [...records.values()] });
+    // Names changed one by one over the base: overlays, until one passes the overlay's share (64
+    // names) and is merged into a new base, sent whole at the same serial.
+    dropImage = true;
+    for (let i = 0; i < 80 && !sent.includes('image', 1); i++) {
+      const r = a(`h${i}.base.example.`, '192.0.2.1');
+      records.set(r.owner, r);
+      const fromSerial = serial++;
+      await pool.applyZone({
+        ...zone(),
+        rrsets: () => [...records.values()],
+        delta: { fromSerial, upserts: [r], deletes: [] },
+      });
+    }
+    dropImage = false;
+    const overlays = sent.length - 2;
+    assert.ok(overlays > 50, `${overlays} overlays before the merge`);
+    assert.deepEqual(sent.splice(0), ['image', ...Array(overlays).fill('overlay'), 'image']);
+    // The next overlay is over the merged base the thread never got: it asks for the zone whole.
+    const r = a('h99.base.example.', '192.0.2.99');
+    records.set(r.owner, r);
+    const fromSerial = serial++;
+    await pool.applyZone({
+      ...zone(),
+      rrsets: () => [...records.values()],
+      delta: { fromSerial, upserts: [r], deletes: [] },
+    });
+    for (let i = 0; i < 100 && (await pool.servedSerial('base.example.')) !== serial; i++)
+      await new Promise((res) => setTimeout(res, 50));
+    assert.deepEqual(sent.splice(0), ['overlay', 'image+overlay']);
+    assert.equal(await pool.servedSerial('base.example.'), serial);
+    assert.deepEqual(rdataOf(await dig(port, 'h99.base.example.', 'A'), 'A'), ['192.0.2.99']);
+    assert.deepEqual(rdataOf(await dig(port, 'h3.base.example.', 'A'), 'A'), ['192.0.2.1']);
   } finally {
     await pool.stop();
   }

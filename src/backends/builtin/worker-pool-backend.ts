@@ -1,12 +1,11 @@
-import cluster, { type Worker } from 'node:cluster';
-import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import type { Name } from '../../dns/name.ts';
 import { RRType } from '../../dns/rrtype.ts';
 import type { Registry } from '../../metrics/registry.ts';
 import { type AnswerSettings, answerSettings } from '../../server/answer-settings.ts';
-import { ZoneImageBuilder } from '../../server/image/image-builder.ts';
+import { ContentSource, ZoneImageBuilder } from '../../server/image/image-builder.ts';
+import { ImageZone } from '../../server/image/image-zone.ts';
 import { journalWire } from '../../server/image/journal-wire.ts';
-import type { ZoneImage } from '../../server/image/zone-image.ts';
 import { SelectionError } from '../../server/selection/policy.ts';
 import type { SelectionBinding, SelectionSink } from '../../server/selection/selection-table.ts';
 import { processHealth } from '../../server/selection/steering/health-view.ts';
@@ -14,9 +13,10 @@ import type { SteeringBinder } from '../../server/selection/steering/steering-bi
 import type { Notifier } from '../../server/transfer/notifier.ts';
 import type { UpdateResponder } from '../../server/update/update-handler.ts';
 import type { DnsWorkerConfig, FromWorker, ToWorker } from '../../server/worker-protocol.ts';
-import { WORKER_CONFIG_ENV } from '../../server/worker-protocol.ts';
-import type { ZoneSnapshot } from '../../server/zone-snapshot.ts';
-import type { ZoneTable } from '../../server/zone-table.ts';
+import { rrsetData, ZoneApplier } from '../../server/zone-apply.ts';
+import { ZoneSnapshot } from '../../server/zone-snapshot.ts';
+import type { ServedZone, ZoneTable } from '../../server/zone-table.ts';
+import type { SoaFields } from '../../zones/soa.ts';
 import {
   type ApplyResult,
   type Backend,
@@ -26,32 +26,38 @@ import {
 } from '../backend.ts';
 import { BuiltinBackend, type BuiltinBackendOptions } from './builtin-backend.ts';
 
-/** The file DNS worker processes run (src/server/dns-worker-main.ts). */
-const DNS_WORKER_ENTRY = fileURLToPath(new URL('../../server/dns-worker-main.ts', import.meta.url));
+/** The file DNS threads run (src/server/dns-worker-main.ts). */
+const DNS_WORKER_ENTRY = new URL('../../server/dns-worker-main.ts', import.meta.url);
 
 export interface WorkerPoolOptions {
-  /** DNS processes besides the primary. */
+  /** DNS threads (the main thread answers no DNS once they run). */
   workers: number;
+  /** The module DNS threads run (tests that register their own selection policies give theirs). */
+  entry?: URL;
   config: DnsWorkerConfig;
   registry?: Registry;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** How long applyZone waits for every worker to confirm a serial. */
   ackTimeoutMs?: number;
-  /** ALIAS record sets the processes cannot answer (see BuiltinBackendOptions). */
+  /** ALIAS record sets the DNS threads cannot answer (see BuiltinBackendOptions). */
   aliasCheck?: BuiltinBackendOptions['aliasCheck'];
-  /** Answers the RFC 2136 UPDATEs workers forward (the primary's handler); without it they go unanswered. */
+  /** Answers the RFC 2136 UPDATEs workers forward (the main thread's handler); without it they go unanswered. */
   updates?: UpdateResponder;
-  /** Steered RRsets become bindings in every DNS process (see BuiltinBackendOptions.steering). */
+  /** Steered RRsets become bindings in every DNS thread (see BuiltinBackendOptions.steering). */
   steering?: SteeringBinder;
   /** Zones to reconcile again (see BuiltinBackendOptions.recheck). */
   recheck?: BuiltinBackendOptions['recheck'];
-  /** Signs zones (see BuiltinBackendOptions.dnssecKeys); the signed zones go to every DNS process whole. */
+  /** Signs zones (see BuiltinBackendOptions.dnssecKeys); the signed zones go to every DNS thread whole. */
   dnssecKeys?: BuiltinBackendOptions['dnssecKeys'];
   signingThread?: BuiltinBackendOptions['signingThread'];
 }
 
 interface PoolWorker {
   worker: Worker;
+  /** The worker's thread id (names it in logs and for tests). */
+  id: number;
+  /** Exited: nothing is posted to it any more. */
+  exited: boolean;
   /** Receives every change (set at the worker's `ready`, before it listens). */
   ready: boolean;
   /** Bound to the shared port (after every zone was sent to it). */
@@ -62,16 +68,27 @@ interface PoolWorker {
 }
 
 /**
- * The built-in server spread over several processes: the primary serves from its own table and
- * forwards every change to its DNS workers, which share the port through SO_REUSEPORT. A serial
- * counts as served only when every live worker has confirmed it; a worker that misses a patch's base
- * serial asks for the whole zone; a worker that dies is replaced and sent every zone.
+ * The built-in server spread over DNS threads (`worker_threads`, ADR 0020 §3): each thread binds the
+ * DNS port with SO_REUSEPORT and answers; the main thread runs the control plane and this backend,
+ * answers no DNS, and posts every change to the threads. A zone image is built once per serial as a
+ * `SharedArrayBuffer`, posted to every thread (one copy in the process) and never written again; the
+ * main thread's table holds the same image (an `ImageZone`) in place of its objects. A change goes as
+ * an overlay of the names it changed over that base (ADR 0020 §4), built once as a `SharedArrayBuffer`
+ * too, whatever the zone's size; the overlay is merged into a new base once it passes its share of
+ * the base. Signed zones go to threads as objects and patches, and stay objects here.
+ *
+ * A serial counts as served only when every live thread has confirmed it (ADR 0014); a thread that
+ * misses a patch's base serial, or holds another base than an overlay's, asks for the whole zone
+ * (`need-zone`); a thread that dies is replaced and given each zone's current base and overlay
+ * (posted again, not rebuilt).
  */
 export class WorkerPoolBackend implements Backend, SelectionSink {
   readonly name = 'builtin';
   readonly capabilities: BackendCapabilities;
   private readonly local: BuiltinBackend;
-  private readonly table: ZoneTable;
+  private readonly table: ZoneTable<ServedZone>;
+  /** Turns the table's image back into objects where a zone gains DNSSEC material (`unpackBefore`). */
+  private readonly zones: ZoneApplier;
   private readonly options: WorkerPoolOptions;
   private readonly pool = new Map<number, PoolWorker>();
   private readonly waiters = new Set<() => void>();
@@ -79,17 +96,22 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
   /** Per zone: the generation of its current selection bindings (counted over all zones). */
   private readonly selectionGenerations = new Map<string, number>();
   private selectionGeneration = 0;
-  /** Each zone's base image and overlay, built once per serial for every worker (ADR 0020 §4). */
-  private readonly images = new ZoneImageBuilder();
+  /**
+   * Each zone's base image and overlay as `SharedArrayBuffer`s, built once per serial for every
+   * thread (ADR 0020 §4); the table holds an `ImageZone` over the same ones.
+   */
+  private readonly images = new ZoneImageBuilder({ shared: true });
 
-  constructor(table: ZoneTable, options: WorkerPoolOptions, notifier?: Notifier) {
+  constructor(table: ZoneTable<ServedZone>, options: WorkerPoolOptions, notifier?: Notifier) {
     this.table = table;
+    this.zones = new ZoneApplier(table);
     this.local = new BuiltinBackend(table, notifier, {
       ...(options.aliasCheck ? { aliasCheck: options.aliasCheck } : {}),
       ...(options.steering ? { steering: options.steering, selectionSink: this } : {}),
       ...(options.recheck ? { recheck: options.recheck } : {}),
       ...(options.dnssecKeys ? { dnssecKeys: options.dnssecKeys } : {}),
       ...(options.signingThread ? { signingThread: options.signingThread } : {}),
+      images: this.images,
     });
     this.capabilities = this.local.capabilities;
     this.options = options;
@@ -100,10 +122,11 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
    * like it (identity, version, ALIAS resolver, response cache size).
    */
   static forListener(
-    table: ZoneTable,
+    table: ZoneTable<ServedZone>,
     address: { host: string; port: number },
     options: {
       workers: number;
+      entry?: URL;
       registry?: Registry;
       log?: WorkerPoolOptions['log'];
       aliasCheck?: WorkerPoolOptions['aliasCheck'];
@@ -120,6 +143,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       table,
       {
         workers: options.workers,
+        ...(options.entry ? { entry: options.entry } : {}),
         ...(options.registry ? { registry: options.registry } : {}),
         ...(options.log ? { log: options.log } : {}),
         ...(options.aliasCheck ? { aliasCheck: options.aliasCheck } : {}),
@@ -138,43 +162,46 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
   }
 
   async start(): Promise<void> {
-    // Workers start from the DNS worker entry, which loads the answer path only (ADR 0020); an entry
-    // set before (tests that register their own selection policies) is kept.
-    cluster.setupPrimary({
-      serialization: 'advanced',
-      ...(cluster.settings.exec === undefined ? { exec: DNS_WORKER_ENTRY } : {}),
-    });
     await Promise.all(Array.from({ length: this.options.workers }, () => this.fork()));
   }
 
+  /** Ends every DNS thread (their sockets close with them). */
   async stop(): Promise<void> {
     this.stopping = true;
-    await Promise.all(
-      [...this.pool.values()].map(
-        ({ worker }) =>
-          new Promise<void>((resolve) => {
-            worker.once('exit', () => resolve());
-            worker.disconnect();
-            setTimeout(() => worker.process.kill('SIGKILL'), 5000).unref();
-          }),
-      ),
-    );
+    await Promise.all([...this.pool.values()].map(({ worker }) => worker.terminate()));
   }
 
   async applyZone(zone: ProgrammedZone): Promise<ApplyResult | undefined> {
-    const before = this.table.get(zone.origin)?.serial;
-    const result = await this.local.applyZone(zone);
-    const served = this.table.get(zone.origin);
+    const current = this.table.get(zone.origin);
+    const before = current?.serial;
     const key = zone.origin.toLowerCase();
-    // Zones go to workers as zone images built once for all of them (ADR 0020): a change as an
-    // overlay of the names it changed over the base the workers hold (step 5), small whatever the
+    const delta = zone.delta;
+    // A zone held as an image that gains DNSSEC material is made into objects first, and patched in
+    // place from then on; other changes to an image become an overlay (`ZoneApplier.patchImage`).
+    if (current instanceof ImageZone && delta?.upserts.some((r) => DNSSEC_TYPES.includes(RRType[r.type]))) {
+      this.zones.unpackBefore(zone.origin, delta, zone.rrsets());
+      this.images.forget(zone.origin);
+    }
+    const result = await this.local.applyZone(zone);
+    // Zones go to threads as zone images built once for all of them (ADR 0020): a change as an
+    // overlay of the names it changed over the base the threads hold (step 5), small whatever the
     // zone's size; the zone whole when the overlay cannot be made (no base at the change's start,
     // a change too large alone). Zones carrying DNSSEC material go as objects, patched in place.
-    const delta = zone.delta;
+    const applied = this.table.get(zone.origin);
+    // Served from an image: the table holds the image in place of the objects the apply made.
+    const served = applied === undefined ? undefined : this.asImage(applied);
     const moved =
       delta !== undefined && served !== undefined && before === delta.fromSerial && served.serial !== before;
-    const overlay = moved ? this.overlayOf(served, delta) : undefined;
-    const patchable = moved && overlay === undefined && !this.asImage(served) && !served.dnssec;
+    const overlay =
+      moved &&
+      served instanceof ImageZone &&
+      current instanceof ImageZone &&
+      served.image === current.image &&
+      served.overlay !== undefined
+        ? served.overlay
+        : undefined;
+    // A signed zone goes whole (its signatures cover the serial), as it is signed per serial.
+    const patchable = moved && served instanceof ZoneSnapshot && !served.dnssec;
     for (const member of this.pool.values()) {
       if (!member.ready) continue;
       const held = member.served.get(key);
@@ -184,7 +211,8 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
           t: 'overlay',
           origin: zone.origin,
           serial: zone.serial,
-          overlay: overlay.buffer as ArrayBuffer,
+          // The SharedArrayBuffer itself: every thread reads this one copy.
+          overlay: overlay.buffer,
           ...(zone.transfers ? { transfers: zone.transfers } : {}),
           ...(changes.length > 0 ? { changes: changes.map(journalWire) } : {}),
         });
@@ -206,7 +234,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
     await this.settled(() => this.allServe(zone.origin, zone.serial));
     // The overlay passed its share of the base: merge them into a new base now that the change is
     // served, so that no change waits for a whole build (the same content, at the same serial).
-    if (overlay !== undefined && this.images.needsMerge(zone.origin)) this.merge(zone.origin);
+    if (overlay !== undefined && this.images.needsMerge(zone.origin)) this.merge(zone);
     return result;
   }
 
@@ -222,18 +250,37 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
     await this.settled(() => this.allServe(origin, undefined));
     const holding = [...this.pool.values()]
       .filter((m) => m.ready && m.served.get(origin.toLowerCase()) !== undefined)
-      .map((m) => m.worker.process.pid);
+      .map((m) => m.id);
     if (holding.length > 0) {
       throw new BackendError(
         'BackendUnreachable',
-        `DNS worker process ${holding.join(', ')} did not confirm deleting zone ${origin} within ${this.options.ackTimeoutMs ?? 5000} ms; retrying`,
+        `DNS thread ${holding.join(', ')} did not confirm deleting zone ${origin} within ${this.options.ackTimeoutMs ?? 5000} ms; retrying`,
       );
     }
   }
 
-  /** The process ids of the DNS workers serving now (started and not exited). */
-  workerPids(): number[] {
-    return [...this.pool.values()].filter((m) => m.ready).map((m) => m.worker.process.pid!);
+  /** The thread ids of the DNS threads serving now (started and not exited). */
+  workerIds(): number[] {
+    return [...this.pool.values()].filter((m) => m.ready && !m.exited).map((m) => m.id);
+  }
+
+  /** Ends one DNS thread as a crash would (tests): the pool starts another in its place. */
+  async terminateWorker(id: number): Promise<void> {
+    await this.pool.get(id)?.worker.terminate();
+  }
+
+  /**
+   * Blocks one DNS thread (tests): it answers and confirms nothing, as a thread stuck in a long
+   * computation would, until the function returned is called.
+   */
+  pauseWorker(id: number): () => void {
+    const flag = new Int32Array(new SharedArrayBuffer(4));
+    const member = this.pool.get(id);
+    if (member) this.send(member, { t: 'pause', flag });
+    return () => {
+      Atomics.store(flag, 0, 1);
+      Atomics.notify(flag, 0);
+    };
   }
 
   /**
@@ -254,19 +301,19 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       if (member.ready && !confirmed(member)) {
         throw new SelectionError(
           'SELECTION_WORKER_TIMEOUT',
-          `DNS worker ${member.worker.process.pid} did not confirm the selections of ${origin} in time`,
+          `DNS thread ${member.id} did not confirm the selections of ${origin} in time`,
         );
       }
       if (state?.generation === generation && state.error !== undefined) {
         throw new SelectionError(
           'SELECTION_WORKER_REFUSED',
-          `DNS worker ${member.worker.process.pid} refused the selections of ${origin}: ${state.error}`,
+          `DNS thread ${member.id} refused the selections of ${origin}: ${state.error}`,
         );
       }
     }
   }
 
-  /** The lowest serial any process serves (undefined when one of them does not serve the zone). */
+  /** The lowest serial the main thread or any DNS thread serves (undefined when one of them does not serve the zone). */
   async servedSerial(origin: Name): Promise<number | undefined> {
     const local = await this.local.servedSerial(origin);
     if (local === undefined) return undefined;
@@ -305,97 +352,104 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
   }
 
   private send(member: PoolWorker, message: ToWorker): void {
-    if (!member.worker.isConnected()) return;
+    if (member.exited) return;
     if (message.t === 'patch' || message.t === 'zone')
       member.served.set(message.origin.toLowerCase(), Number.NaN);
-    member.worker.send(message);
+    // Structured clone: a SharedArrayBuffer in the message is shared with the thread, not copied.
+    member.worker.postMessage(message);
   }
 
   private sendZone(member: PoolWorker, origin: Name, objects = false): void {
     const zone = this.table.get(origin);
     if (!zone) {
       this.send(member, { t: 'delete', origin });
-      // A worker drops a zone's bindings with the zone; bindings set here before the zone is served
-      // are sent again, so the worker keeps what this process has.
+      // A thread drops a zone's bindings with the zone; bindings set here before the zone is served
+      // are sent again, so the thread keeps what this process has.
       if (this.table.selections.bindings(origin).length > 0) this.sendSelections(member, origin);
       return;
     }
-    if (!objects && this.asImage(zone)) {
+    const served = this.asImage(zone);
+    // `objects`: the thread could not read the image (never expected, it runs the same code).
+    if (!objects && served instanceof ImageZone) {
       const key = origin.toLowerCase();
       const held = member.served.get(key);
-      const journal = zone.journal;
+      const journal = served.journal;
       const changes =
         (held !== undefined && !Number.isNaN(held) ? journal.since(held) : undefined) ?? journal.all();
-      const { image, overlay } = this.images.current(zone);
       this.send(member, {
         t: 'image',
-        origin: zone.origin,
-        serial: zone.serial,
-        image: image.buffer as ArrayBuffer,
-        ...(overlay ? { overlay: overlay.buffer as ArrayBuffer } : {}),
-        ...(zone.transfers ? { transfers: zone.transfers.resolved } : {}),
+        origin: served.origin,
+        serial: served.serial,
+        // The SharedArrayBuffers themselves: every thread reads this one copy of base and overlay.
+        image: served.image.buffer,
+        ...(served.overlay ? { overlay: served.overlay.buffer } : {}),
+        ...(served.transfers ? { transfers: served.transfers.resolved } : {}),
         ...(changes.length > 0 ? { changes: changes.map(journalWire) } : {}),
       });
       return;
     }
+    const snapshot = served instanceof ZoneSnapshot ? served : undefined;
     this.send(member, {
       t: 'zone',
-      origin: zone.origin,
-      soa: zone.soaFields,
-      ...(zone.transfers ? { transfers: zone.transfers.resolved } : {}),
-      serial: zone.serial,
-      rrsets: [...zone.rrsets()],
-      ...(zone.dnssec ? { dnssec: zone.dnssec.data } : {}),
+      origin: served.origin,
+      soa: snapshot ? snapshot.soaFields : soaFieldsOf(served),
+      ...(served.transfers ? { transfers: served.transfers.resolved } : {}),
+      serial: served.serial,
+      rrsets: snapshot ? [...snapshot.rrsets()] : [...rrsetData(served)],
+      ...(snapshot?.dnssec ? { dnssec: snapshot.dnssec.data } : {}),
     });
   }
 
-  /** Whether workers get the zone as zone images (else as objects, patched in place). */
-  private asImage(zone: ZoneSnapshot): boolean {
-    if (!servedFromImage(zone)) return false;
+  /**
+   * The zone as this process holds it from now on: served from an image, an `ImageZone` over the
+   * base image (and overlay) built once for this serial as `SharedArrayBuffer`s (about 63 bytes per
+   * record set, shared with every thread), which replaces the zone's objects in the table (its
+   * journal and transfer settings kept); else the zone as it is (objects, patched in place).
+   */
+  private asImage(zone: ServedZone): ServedZone {
+    if (zone instanceof ImageZone || !(zone instanceof ZoneSnapshot)) return zone;
+    if (!servedFromImage(zone)) {
+      this.images.forget(zone.origin);
+      return zone;
+    }
+    let held: ImageZone;
     try {
-      this.images.current(zone);
-      return true;
+      const { image, overlay } = this.images.merge(zone);
+      held = new ImageZone(image, zone.transfers, zone.journal, overlay);
     } catch {
       // A zone no image can hold (a record whose RDATA exceeds 65,535 octets: no DNS message can
       // carry it, so its own answers are empty and truncated) is served as objects.
-      return false;
+      this.images.forget(zone.origin);
+      return zone;
     }
+    this.table.set(held);
+    return held;
   }
 
   /**
-   * The overlay that moves workers holding the zone's images at `delta.fromSerial` to its serial now;
-   * undefined when the zone goes whole or as objects.
+   * Builds the zone's new base (its overlay merged in) from the programmed content at the serial
+   * served (no image decoded), holds it in the table and sends it to every thread serving the zone.
    */
-  private overlayOf(zone: ZoneSnapshot, delta: NonNullable<ProgrammedZone['delta']>): ZoneImage | undefined {
-    // The builder holds images only of zones served from images (`asImage`), so only the change can
-    // have brought DNSSEC material (checked on the change, not on the whole zone).
-    if (zone.dnssec || delta.upserts.some((r) => DNSSEC_TYPES.includes(RRType[r.type]))) return undefined;
+  private merge(zone: ProgrammedZone): void {
+    const held = this.table.get(zone.origin);
+    if (!(held instanceof ImageZone) || held.serial !== zone.serial || held.overlay === undefined) return;
+    let next: ImageZone;
     try {
-      return this.images.change(zone, delta.fromSerial, [
-        ...delta.upserts.map((r) => r.owner),
-        ...delta.deletes.map((r) => r.owner),
-      ]);
-    } catch {
-      return undefined;
-    }
-  }
-
-  /** Builds the zone's new base (its overlay merged in) and sends it to every worker serving the zone. */
-  private merge(origin: Name): void {
-    const zone = this.table.get(origin);
-    if (zone === undefined || !servedFromImage(zone)) return;
-    try {
-      this.images.merge(zone);
+      const { image } = this.images.merge(
+        new ContentSource(zone.origin, zone.soa, zone.serial, () => zone.rrsets()),
+      );
+      next = new ImageZone(image, held.transfers, held.journal);
     } catch {
       return;
     }
+    this.table.set(next);
     for (const member of this.pool.values()) {
-      if (member.ready && member.served.get(origin.toLowerCase()) !== undefined)
-        this.sendZone(member, origin);
+      if (member.ready && member.served.get(zone.origin.toLowerCase()) !== undefined)
+        this.sendZone(member, zone.origin);
     }
   }
 
-  /** Sends health changes (slot, state) to every live DNS worker (the primary's view is already written). */
+  /** Sends health changes (slot, state) to every live DNS thread (the main thread's view is already written). */
   sendHealth(states: [number, number][]): void {
     for (const member of this.pool.values()) if (member.ready) this.send(member, { t: 'health', states });
   }
@@ -407,15 +461,17 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
   }
 
   private fork(): Promise<void> {
-    const worker = cluster.fork({ [WORKER_CONFIG_ENV]: JSON.stringify(this.options.config) });
+    const worker = new Worker(this.options.entry ?? DNS_WORKER_ENTRY, { workerData: this.options.config });
     const member: PoolWorker = {
       worker,
+      id: worker.threadId,
+      exited: false,
       ready: false,
       listening: false,
       served: new Map(),
       selections: new Map(),
     };
-    this.pool.set(worker.id, member);
+    this.pool.set(member.id, member);
     return new Promise((resolve, reject) => {
       worker.on('message', (message: FromWorker) => {
         switch (message.t) {
@@ -423,12 +479,14 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
             member.ready = true;
             // Health before selections, so the first steered answer already reads the current view.
             this.send(member, { t: 'health', states: healthStates() });
-            // Selections first: bound by name, they apply as soon as the zones arrive, so the worker
+            // Selections first: bound by name, they apply as soon as the zones arrive, so the thread
             // never answers a bound RRset whole.
             for (const { origin } of this.table.selections.all()) this.sendSelections(member, origin);
+            // The images held here are posted as they are: a new thread costs no rebuild.
             for (const zone of this.table.all()) this.sendZone(member, zone.origin);
-            // IPC keeps the order: the worker binds the port after it applied every zone above, so it
-            // never answers REFUSED for a zone served here (changes from now on reach it as `ready`).
+            // Messages keep their order: the thread binds the port after it applied every zone
+            // above, so it never answers REFUSED for a zone served (changes from now on reach it as
+            // `ready`).
             this.send(member, { t: 'serve' });
             break;
           case 'serving':
@@ -450,13 +508,13 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
             if (error !== undefined) {
               this.options.log?.(
                 'error',
-                `DNS worker ${worker.process.pid} refused the selections of ${message.origin}: ${error}`,
+                `DNS thread ${member.id} refused the selections of ${message.origin}: ${error}`,
               );
             }
             break;
           }
           case 'metrics':
-            this.options.registry?.absorb(`worker-${worker.id}`, message.snapshot);
+            this.options.registry?.absorb(`worker-${member.id}`, message.snapshot);
             break;
           case 'update': {
             const { seq } = message;
@@ -479,16 +537,18 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
         }
         for (const check of [...this.waiters]) check();
       });
-      worker.once('exit', (code, signal) => {
-        this.pool.delete(worker.id);
+      let failure: Error | undefined;
+      worker.on('error', (e) => {
+        failure = e;
+      });
+      worker.once('exit', (code) => {
+        member.exited = true;
+        this.pool.delete(member.id);
         for (const check of [...this.waiters]) check();
-        if (!member.listening)
-          reject(new Error(`DNS worker exited during start (code ${code}, signal ${signal})`));
+        const why = failure ? `: ${failure.message}` : '';
+        if (!member.listening) reject(new Error(`DNS thread exited during start (code ${code})${why}`));
         if (this.stopping) return;
-        this.options.log?.(
-          'error',
-          `DNS worker ${worker.process.pid} exited (code ${code}, signal ${signal}); starting another`,
-        );
+        this.options.log?.('error', `DNS thread ${member.id} exited (code ${code})${why}; starting another`);
         void this.fork().catch((e: Error) => this.options.log?.('error', e.message));
       });
     });
@@ -517,8 +577,16 @@ const DNSSEC_TYPES: readonly number[] = [
   RRType.CDNSKEY,
 ];
 
+/** The SOA fields of a served zone (its SOA RRset's TTL and RDATA). */
+function soaFieldsOf(zone: ServedZone): SoaFields {
+  const soa = zone.soa.rdata[0];
+  if (soa?.type !== 'SOA') throw new Error(`zone ${zone.origin} has no SOA`);
+  const { mname, rname, refresh, retry, expire, minimum } = soa;
+  return { ttl: zone.soa.ttl, mname, rname, refresh, retry, expire, minimum };
+}
+
 /**
- * Whether DNS workers answer a zone from its zone image (ADR 0020 step 3): every zone but those
+ * Whether DNS threads answer a zone from its zone image (ADR 0020): every zone but those
  * carrying DNSSEC material, which images do not hold yet (ADR 0020 §7); those stay on the object
  * path (`zone` and `patch` messages, a `ZoneSnapshot` in the worker).
  */

@@ -1,9 +1,13 @@
-import { type Name, nameKey } from '../../dns/name.ts';
+import { labelCount, type Name, nameKey, parentName } from '../../dns/name.ts';
+import { RRType } from '../../dns/rrtype.ts';
 import type { RRsetData } from '../../zones/rrset.ts';
+import type { SoaFields } from '../../zones/soa.ts';
+import type { ServedRRset } from '../served-rrset.ts';
+import type { ZoneNode } from '../zone-snapshot.ts';
 import { addChangedNames, buildOverlay, type OverlaySource, overlayLimit } from './overlay.ts';
 import { ZoneImage } from './zone-image.ts';
 
-/** A zone as the builder reads it (a `ZoneSnapshot`). */
+/** A zone as the builder reads it (a `ZoneSnapshot`, or the content of a change: `ContentSource`). */
 export interface ImageSource extends OverlaySource {
   rrsets(): Iterable<RRsetData>;
 }
@@ -88,5 +92,74 @@ export class ZoneImageBuilder {
 
   forget(origin: Name): void {
     this.zones.delete(nameKey(origin));
+  }
+}
+
+/**
+ * A zone's content as plain RRsets (what the control plane programs), read as the builder reads a
+ * `ZoneSnapshot`: where the zone is held only as images (the main thread of the DNS thread pool, ADR
+ * 0020 step 4), the overlay of a change is built from the programmed content, with no objects of the
+ * zone kept. The names are indexed on the first look-up, one pass over the content: the content is
+ * read twice at most (that pass, and a base built whole), never decoded from an image.
+ */
+export class ContentSource implements ImageSource {
+  readonly origin: Name;
+  readonly originKey: string;
+  readonly serial: number;
+  readonly soaFields: SoaFields;
+  private readonly content: () => Iterable<RRsetData>;
+  private nodes: Map<string, ZoneNode> | undefined;
+  private ancestors: Set<string> | undefined;
+
+  constructor(origin: Name, soa: SoaFields, serial: number, content: () => Iterable<RRsetData>) {
+    this.origin = origin;
+    this.originKey = nameKey(origin);
+    this.serial = serial;
+    this.soaFields = soa;
+    this.content = content;
+  }
+
+  rrsets(): Iterable<RRsetData> {
+    return this.content();
+  }
+
+  node(key: string): ZoneNode | undefined {
+    return this.index().get(key);
+  }
+
+  isEmptyNonTerminal(key: string): boolean {
+    this.index();
+    return !this.nodes!.has(key) && this.ancestors!.has(key);
+  }
+
+  private index(): Map<string, ZoneNode> {
+    if (this.nodes !== undefined) return this.nodes;
+    const nodes = new Map<string, ZoneNode>();
+    const ancestors = new Set<string>();
+    const originLabels = labelCount(this.origin);
+    for (const r of this.content()) {
+      const key = nameKey(r.owner);
+      let node = nodes.get(key);
+      if (node === undefined) {
+        node = { owner: r.owner, rrsets: new Map(), cut: false };
+        nodes.set(key, node);
+        // Every name between the owner and the apex exists (RFC 4592 §2.2.2: an empty
+        // non-terminal where it owns no RRsets).
+        let name = r.owner;
+        while (labelCount(name) > originLabels + 1) {
+          name = parentName(name);
+          const up = nameKey(name);
+          if (ancestors.has(up)) break;
+          ancestors.add(up);
+        }
+      }
+      const type = RRType[r.type];
+      const rrset: ServedRRset = { owner: r.owner, type, ttl: r.ttl, rdata: r.rdata, wire: null };
+      node.rrsets.set(type, rrset);
+      if (type === RRType.NS && key !== this.originKey) node.cut = true;
+    }
+    this.nodes = nodes;
+    this.ancestors = ancestors;
+    return nodes;
   }
 }

@@ -153,7 +153,7 @@ export class ImageZone implements ServedZone {
     };
   }
 
-  /** Reads an image (and an overlay over it) received from the primary (see `ZoneImage.from`). */
+  /** Reads an image (and an overlay over it) received from the main thread (see `ZoneImage.from`). */
   static from(
     buffer: ArrayBuffer | SharedArrayBuffer,
     transfers?: TransferPolicy,

@@ -7,7 +7,7 @@ import { ImageRRset } from './image-zone.ts';
 /** "ZKJ1": the first word of a journal entry in wire form. */
 const JOURNAL_MAGIC = 0x5a4b4a31;
 
-const encoded = new WeakMap<JournalEntry, ArrayBuffer>();
+const encoded = new WeakMap<JournalEntry, SharedArrayBuffer | ArrayBuffer>();
 
 /**
  * One IXFR journal entry (RFC 1995 §4: the records removed, then those added, from one serial to the
@@ -17,7 +17,7 @@ const encoded = new WeakMap<JournalEntry, ArrayBuffer>();
  * to, removed and added RRset counts (32 bits each); per RRset the owner in uncompressed wire form,
  * type (16), TTL (32), record count (16), and per record a 16-bit length and the uncompressed RDATA.
  */
-export function journalWire(entry: JournalEntry): ArrayBuffer {
+export function journalWire(entry: JournalEntry): SharedArrayBuffer | ArrayBuffer {
   let buffer = encoded.get(entry);
   if (buffer === undefined) {
     const w = new WireWriter(256);
@@ -44,7 +44,10 @@ export function journalWire(entry: JournalEntry): ArrayBuffer {
       }
     }
     const bytes = w.finish();
-    buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    // Shared: posted to every DNS thread, the one copy is read by all of them (ADR 0020 step 4).
+    const shared = new SharedArrayBuffer(bytes.byteLength);
+    new Uint8Array(shared).set(bytes);
+    buffer = shared;
     encoded.set(entry, buffer);
   }
   return buffer;
@@ -74,6 +77,6 @@ export function readJournalWire(buffer: ArrayBuffer | SharedArrayBuffer): Journa
   for (let i = 0; i < addedCount; i++) added.push(read());
   if (r.offset !== bytes.length) throw new Error('journal entry: bytes after its records');
   const entry = { from, to, removed, added };
-  encoded.set(entry, buffer as ArrayBuffer);
+  encoded.set(entry, buffer);
   return entry;
 }

@@ -24,7 +24,7 @@ import { TransferPolicy } from '../transfer/transfer-policy.ts';
 import { ZoneApplier } from '../zone-apply.ts';
 import { ZoneSnapshot } from '../zone-snapshot.ts';
 import { type ServedZone, ZoneTable } from '../zone-table.ts';
-import { ZoneImageBuilder } from './image-builder.ts';
+import { ContentSource, ZoneImageBuilder } from './image-builder.ts';
 import { ImageZone } from './image-zone.ts';
 import { journalWire, readJournalWire } from './journal-wire.ts';
 import { addChangedNames, buildOverlay, overlayLimit } from './overlay.ts';
@@ -168,6 +168,17 @@ async function checkChanges(
     );
     const overlay = buildOverlay(snapshot, base, changed);
     assert.equal(overlay.kind, ImageKind.Overlay);
+    // Built from the zone's content alone (the DNS thread pool's main thread holds no objects): the
+    // same bytes as from the patched ZoneSnapshot, but for the image's own id (header word 15).
+    const content = [...snapshot.rrsets()];
+    const fromContent = buildOverlay(
+      new ContentSource(ORIGIN, IMAGE_TEST_SOA, serial, () => content),
+      base,
+      changed,
+    );
+    const bytes = (image: ZoneImage) => new Uint8Array(image.buffer.slice(0)).fill(0, 60, 64);
+    assert.notEqual(fromContent.id, overlay.id);
+    assert.deepEqual(bytes(fromContent), bytes(overlay), `built from the content, change ${i}`);
     assert.ok(applier.applyOverlay(overlay.buffer.slice(0) as ArrayBuffer, undefined), `change ${i}`);
     const served = worker.get(ORIGIN)!;
     assert.ok(served instanceof ImageZone && served.overlay !== undefined);

@@ -27,8 +27,7 @@ import { type RecordChange, WriteError } from '../../writes/write-request.ts';
 import { updateAllowed, updateKeyListed } from '../../zones/update-policy.ts';
 import { parseQuery, type Query, type QueryEdns } from '../query.ts';
 import { encodeResponse, errorParts } from '../response.ts';
-import type { ZoneSnapshot } from '../zone-snapshot.ts';
-import type { ZoneTable } from '../zone-table.ts';
+import type { ServedZone, ZoneTable } from '../zone-table.ts';
 import { evaluateUpdate, type RRsetChange, UpdateRcode, type UpdateZoneView } from './update-eval.ts';
 
 /** What the DNS server hands an UPDATE to: this handler, or in a DNS worker the primary's over IPC. */
@@ -86,7 +85,7 @@ export function signedDigest(verified: Pick<TsigVerified, 'stripped' | 'tsig' | 
 }
 
 export class UpdateHandler implements UpdateResponder {
-  private readonly table: ZoneTable;
+  private readonly table: ZoneTable<ServedZone>;
   private readonly options: UpdateHandlerOptions;
   private readonly now: () => number;
   private readonly updates?: Counter;
@@ -96,7 +95,7 @@ export class UpdateHandler implements UpdateResponder {
   /** Digests of what signed UPDATEs signed, with when: a replay inside the TSIG window is refused. */
   private readonly seen = new Map<string, number>();
 
-  constructor(table: ZoneTable, options: UpdateHandlerOptions) {
+  constructor(table: ZoneTable<ServedZone>, options: UpdateHandlerOptions) {
     this.table = table;
     this.options = options;
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
@@ -325,10 +324,8 @@ export class UpdateHandler implements UpdateResponder {
   }
 }
 
-function shows(zone: ZoneSnapshot, change: RRsetChange): boolean {
-  const served = zone.nodes
-    .get(nameKey(change.owner))
-    ?.rrsets.get(RRType[change.type as keyof typeof RRType]);
+function shows(zone: ServedZone, change: RRsetChange): boolean {
+  const served = zone.node(nameKey(change.owner))?.rrsets.get(RRType[change.type as keyof typeof RRType]);
   if (change.rdata.length === 0) return served === undefined;
   return (
     served !== undefined &&
@@ -339,8 +336,8 @@ function shows(zone: ZoneSnapshot, change: RRsetChange): boolean {
 }
 
 /** Whether the served zone still holds the RRset content a change expected. */
-function showsExpected(zone: ZoneSnapshot, change: RecordChange): boolean {
-  const view = { rrset: (ownerKey: string, type: number) => zone.nodes.get(ownerKey)?.rrsets.get(type) };
+function showsExpected(zone: ServedZone, change: RecordChange): boolean {
+  const view = { rrset: (ownerKey: string, type: number) => zone.node(ownerKey)?.rrsets.get(type) };
   const now = servedContent(view, change.name, change.type);
   return JSON.stringify(now) === JSON.stringify(change.expect);
 }
@@ -376,11 +373,11 @@ function toChange(change: RRsetChange, view: Pick<UpdateZoneView, 'rrset'>): Rec
 }
 
 /** The served zone as update-eval.ts reads it; names in a child zone served apart are not in it. */
-export function zoneView(table: ZoneTable, zone: ZoneSnapshot): UpdateZoneView {
+export function zoneView(table: ZoneTable<ServedZone>, zone: ServedZone): UpdateZoneView {
   return {
     origin: zone.origin,
-    rrset: (ownerKey, type) => zone.nodes.get(ownerKey)?.rrsets.get(type),
-    types: (ownerKey) => [...(zone.nodes.get(ownerKey)?.rrsets.keys() ?? [])],
+    rrset: (ownerKey, type) => zone.node(ownerKey)?.rrsets.get(type),
+    types: (ownerKey) => [...(zone.node(ownerKey)?.rrsets.keys() ?? [])],
     contains: (name) => table.findZone(nameKey(name)) === zone,
   };
 }
