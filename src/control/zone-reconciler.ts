@@ -377,6 +377,15 @@ export class ZoneReconciler {
       { ...serialFields(), ...described, ...(applied?.dnssec ? { dnssec: applied.dnssec } : {}) },
       servedZoneConditions(accepted, back, origin, serial, generation),
     );
+    // A zone served for the first time (every zone, on a first start): the status written just now is
+    // what serves it; its record sets' statuses, one write each, follow on a visit queued behind the
+    // zones still waiting, so that no zone waits for the record-set writes of the zones before it.
+    // Their statuses are not written yet: none of them says Ready before this visit's serial is served.
+    if (ok && zone.status?.serial === undefined && state.statusesPending === 'all') {
+      state.programmedOk = ok;
+      this.failing.delete(key);
+      return { requeueAfterMs: 0 };
+    }
     const records = recordStatusesToWrite(state, ok, problems.changed);
     state.programmedOk = ok;
     try {

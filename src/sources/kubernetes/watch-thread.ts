@@ -1,0 +1,139 @@
+/**
+ * API server watches read on a thread of their own. kube-apiserver holds only a few events for each
+ * watcher; one that does not take them as fast as they come is closed (the
+ * `apiserver_terminated_watchers_total` metric) and has to watch again from its last resourceVersion,
+ * or list the whole kind again when that version has left the API server's window (410 Gone). On the
+ * main thread a watch is read only between the reconciles, writes and garbage collections around it,
+ * and during a first start on 10,000 record sets the operator's DNSRecordSet watch was closed every
+ * few seconds (docs/benchmarks.md, "Kubernetes, 100,000 record sets"). Here one worker thread reads
+ * every watch of a configuration and passes the events over, batched; they wait in the main thread's
+ * message queue until it gets to them, as client-go's reflector queues them for its informer
+ * (an unbounded queue: the API server's own buffer is what must not fill). Lists stay on the main
+ * thread: a request and its response, nothing for the API server to hold.
+ */
+import { Worker } from 'node:worker_threads';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeObject, WatchEvent, WatchHandle } from './reflector.ts';
+
+export interface WatchThreadData {
+  /** The configuration, as `KubeConfig.exportConfig()` writes it (files are named, not copied). */
+  kubeconfig: string;
+}
+
+export type ToWatchThread =
+  | {
+      op: 'watch';
+      id: number;
+      path: string;
+      query: Record<string, string | number | boolean>;
+      /** The client ends a watch on which no byte arrived for this long. */
+      requestTimeoutMs: number;
+    }
+  | { op: 'abort'; id: number };
+
+export type FromWatchThread =
+  | { id: number; events: { type: string; object: unknown }[] }
+  | { id: number; done: true; error?: { message: string; name?: string; statusCode?: number } };
+
+interface Running {
+  onEvent: (event: WatchEvent) => void;
+  onDone: (error?: unknown) => void;
+}
+
+export class WatchThread {
+  private readonly config: KubeConfig;
+  private worker?: Worker;
+  private nextId = 1;
+  private readonly running = new Map<number, Running>();
+
+  constructor(config: KubeConfig) {
+    this.config = config;
+  }
+
+  /**
+   * Starts a watch of `path` (with `watch=true` and `query`); `onEvent` gets its events in order and
+   * `onDone` is called once when it ends (an error carries the HTTP `statusCode` when there was one).
+   */
+  watch(
+    path: string,
+    query: Record<string, string | number | boolean>,
+    requestTimeoutMs: number,
+    onEvent: (event: WatchEvent) => void,
+    onDone: (error?: unknown) => void,
+  ): WatchHandle {
+    const id = this.nextId++;
+    this.running.set(id, { onEvent, onDone });
+    const worker = this.thread();
+    worker.ref(); // a running watch keeps the process, as its socket did on the main thread
+    worker.postMessage({ op: 'watch', id, path, query, requestTimeoutMs } satisfies ToWatchThread);
+    return {
+      abort: () => {
+        if (!this.running.delete(id)) return;
+        this.release();
+        this.worker?.postMessage({ op: 'abort', id } satisfies ToWatchThread);
+      },
+    };
+  }
+
+  /** Starts the thread ahead of the first watch (it does not keep the process alive by itself). */
+  prepare(): void {
+    this.thread();
+    this.release();
+  }
+
+  private thread(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(new URL('./watch-worker.ts', import.meta.url), {
+      workerData: { kubeconfig: this.config.exportConfig() } satisfies WatchThreadData,
+    });
+    worker.on('message', (message: FromWatchThread) => this.receive(message));
+    const fail = (error: unknown) => {
+      // The thread is gone: every watch on it ended; the next watch starts a new one.
+      if (this.worker === worker) this.worker = undefined;
+      const running = [...this.running.values()];
+      this.running.clear();
+      for (const r of running) r.onDone(error instanceof Error ? error : new Error(String(error)));
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`the watch thread exited (${code})`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  private receive(message: FromWatchThread): void {
+    const running = this.running.get(message.id);
+    if (!running) return; // aborted
+    if ('events' in message) {
+      for (const { type, object } of message.events) {
+        // An earlier event of the batch may have ended it (an ERROR event) or aborted it.
+        if (this.running.get(message.id) !== running) return;
+        running.onEvent({ type, object } as WatchEvent & { object: KubeObject });
+      }
+      return;
+    }
+    this.running.delete(message.id);
+    this.release();
+    const { error } = message;
+    running.onDone(
+      error === undefined
+        ? undefined
+        : Object.assign(new Error(error.message), {
+            ...(error.name !== undefined ? { name: error.name } : {}),
+            ...(error.statusCode !== undefined ? { statusCode: error.statusCode } : {}),
+          }),
+    );
+  }
+
+  /** With no watch running the thread does not keep the process alive. */
+  private release(): void {
+    if (this.running.size === 0) this.worker?.unref();
+  }
+
+  /** Ends the thread (and every watch on it). */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    this.running.clear();
+    await worker?.terminate();
+  }
+}
