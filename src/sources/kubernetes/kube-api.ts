@@ -195,15 +195,14 @@ export class KubeApi {
     this.watches.prepare();
     return {
       list: () => this.listAll(group, version, plural),
-      watch: async (resourceVersion, timeoutSeconds, onEvent, onDone): Promise<WatchHandle> => {
-        return this.watches.watch(
+      watch: (resourceVersion, timeoutSeconds, onEvent, onDone): Promise<WatchHandle> =>
+        this.watches.watch(
           `/apis/${group}/${version}/${plural}`,
           { resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
           inactivityMs + 5000,
           onEvent,
           (error) => onDone(error ?? undefined),
-        );
-      },
+        ),
     };
   }
 

@@ -11,22 +11,32 @@
  * (an unbounded queue: the API server's own buffer is what must not fill). Lists stay on the main
  * thread: a request and its response, nothing for the API server to hold.
  */
+import type { RequestOptions } from 'node:https';
 import { Worker } from 'node:worker_threads';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { type KubeConfig, Watch } from '@kubernetes/client-node';
 import type { KubeObject, WatchEvent, WatchHandle } from './reflector.ts';
 
-export interface WatchThreadData {
-  /** The configuration, as `KubeConfig.exportConfig()` writes it (files are named, not copied). */
-  kubeconfig: string;
+/** TLS settings of a watch's connection, as `https.Agent` takes them. */
+export interface WatchTls {
+  ca?: string;
+  cert?: string;
+  key?: string;
+  pfx?: Uint8Array;
+  passphrase?: string;
+  rejectUnauthorized?: boolean;
+  servername?: string;
 }
 
 export type ToWatchThread =
   | {
       op: 'watch';
       id: number;
-      path: string;
-      query: Record<string, string | number | boolean>;
-      /** The client ends a watch on which no byte arrived for this long. */
+      /** The whole URL, `watch=true` and the query included. */
+      url: string;
+      /** Authorization and the other headers the client sets. */
+      headers: Record<string, string>;
+      tls: WatchTls;
+      /** The watch ends when no byte arrived for this long. */
       requestTimeoutMs: number;
     }
   | { op: 'abort'; id: number };
@@ -53,19 +63,54 @@ export class WatchThread {
   /**
    * Starts a watch of `path` (with `watch=true` and `query`); `onEvent` gets its events in order and
    * `onDone` is called once when it ends (an error carries the HTTP `statusCode` when there was one).
+   * The credentials are worked out here, by the client, for every watch (a rotated token or
+   * certificate file is read again). A cluster reached through a proxy is watched on this thread,
+   * by the client's own `Watch`, as before.
    */
-  watch(
+  async watch(
     path: string,
     query: Record<string, string | number | boolean>,
     requestTimeoutMs: number,
     onEvent: (event: WatchEvent) => void,
     onDone: (error?: unknown) => void,
-  ): WatchHandle {
+  ): Promise<WatchHandle> {
+    const cluster = this.config.getCurrentCluster();
+    if (!cluster) throw new Error('No currently active cluster');
+    if (cluster.proxyUrl) return this.watchHere(path, query, requestTimeoutMs, onEvent, onDone);
+    const options: RequestOptions = {};
+    await this.config.applyToHTTPSOptions(options);
+    const url = new URL(cluster.server + path);
+    url.searchParams.set('watch', 'true');
+    for (const [k, v] of Object.entries(query)) url.searchParams.set(k, String(v));
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(options.headers ?? {}))
+      if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
+    if (options.auth) headers.Authorization = `Basic ${Buffer.from(options.auth).toString('base64')}`;
+    const text = (v: unknown) =>
+      v === undefined || v === null ? undefined : Buffer.isBuffer(v) ? v.toString('utf8') : String(v);
+    const tls: WatchTls = {};
+    const ca = text(options.ca);
+    const cert = text(options.cert);
+    const key = text(options.key);
+    if (ca !== undefined) tls.ca = ca;
+    if (cert !== undefined) tls.cert = cert;
+    if (key !== undefined) tls.key = key;
+    if (options.pfx !== undefined && options.pfx !== null) tls.pfx = options.pfx as Uint8Array;
+    if (options.passphrase !== undefined) tls.passphrase = options.passphrase;
+    if (options.rejectUnauthorized !== undefined) tls.rejectUnauthorized = options.rejectUnauthorized;
+    if (options.servername !== undefined) tls.servername = options.servername;
     const id = this.nextId++;
     this.running.set(id, { onEvent, onDone });
     const worker = this.thread();
     worker.ref(); // a running watch keeps the process, as its socket did on the main thread
-    worker.postMessage({ op: 'watch', id, path, query, requestTimeoutMs } satisfies ToWatchThread);
+    worker.postMessage({
+      op: 'watch',
+      id,
+      url: url.toString(),
+      headers,
+      tls,
+      requestTimeoutMs,
+    } satisfies ToWatchThread);
     return {
       abort: () => {
         if (!this.running.delete(id)) return;
@@ -75,17 +120,36 @@ export class WatchThread {
     };
   }
 
+  /** The client's own watch, on the main thread (a cluster behind a proxy). */
+  private async watchHere(
+    path: string,
+    query: Record<string, string | number | boolean>,
+    requestTimeoutMs: number,
+    onEvent: (event: WatchEvent) => void,
+    onDone: (error?: unknown) => void,
+  ): Promise<WatchHandle> {
+    const watch = new Watch(this.config);
+    // Private in the client's typings; the inactivity limit of the watch.
+    (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = requestTimeoutMs;
+    const controller = await watch.watch(
+      path,
+      query,
+      (type: string, object: KubeObject) => onEvent({ type, object } as WatchEvent),
+      (error: unknown) => onDone(error ?? undefined),
+    );
+    return { abort: () => controller.abort() };
+  }
+
   /** Starts the thread ahead of the first watch (it does not keep the process alive by itself). */
   prepare(): void {
+    if (this.config.getCurrentCluster()?.proxyUrl) return;
     this.thread();
     this.release();
   }
 
   private thread(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(new URL('./watch-worker.ts', import.meta.url), {
-      workerData: { kubeconfig: this.config.exportConfig() } satisfies WatchThreadData,
-    });
+    const worker = new Worker(new URL('./watch-worker.ts', import.meta.url));
     worker.on('message', (message: FromWatchThread) => this.receive(message));
     const fail = (error: unknown) => {
       // The thread is gone: every watch on it ended; the next watch starts a new one.

@@ -1,21 +1,20 @@
 /**
- * The watch thread (see watch-thread.ts): runs the API server watches it is asked for with the
- * client's `Watch` and hands their events to the main thread in batches, one message per turn of this
- * thread's event loop. It does nothing else, so it reads every watch as fast as the API server sends.
+ * The watch thread (see watch-thread.ts): runs the API server watches it is asked for and hands their
+ * events to the main thread in batches, one message per turn of this thread's event loop. It does
+ * nothing else, so it reads every watch as fast as the API server sends. Plain `node:https` with the
+ * TLS settings and headers the main thread's client worked out for each watch: the thread does not
+ * load the Kubernetes client (a second copy of it held about 70 MiB).
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import { KubeConfig, Watch } from '@kubernetes/client-node';
-import { shareConnections } from './connections.ts';
-import type { FromWatchThread, ToWatchThread, WatchThreadData } from './watch-thread.ts';
+import { Agent, request } from 'node:https';
+import { parentPort } from 'node:worker_threads';
+import type { FromWatchThread, ToWatchThread } from './watch-thread.ts';
 
 const port = parentPort;
 if (!port) throw new Error('watch-worker.ts runs as a worker thread');
-const data = workerData as WatchThreadData;
-const config = new KubeConfig();
-config.loadFromString(data.kubeconfig);
-shareConnections(config);
 
-const running = new Map<number, AbortController | undefined>();
+/** One keep-alive pool per TLS setting (a watch holds its connection while it runs). */
+const agents = new Map<string, Agent>();
+const running = new Map<number, () => void>();
 /** Events read and not yet handed over, per watch, in arrival order. */
 let pending = new Map<number, { type: string; object: unknown }[]>();
 let scheduled = false;
@@ -29,66 +28,99 @@ function flush(): void {
   for (const [id, events] of batches) post({ id, events });
 }
 
-function done(id: number, error: unknown): void {
-  if (!running.has(id)) return;
-  running.delete(id);
+function done(id: number, error?: { message: string; name?: string; statusCode?: number }): void {
+  if (!running.delete(id)) return;
   // The events before the end go first.
   const events = pending.get(id);
   if (events) {
     pending.delete(id);
     post({ id, events });
   }
-  if (error === null || error === undefined) post({ id, done: true });
-  else {
-    const e = error as { message?: unknown; name?: unknown; statusCode?: unknown; code?: unknown };
-    const statusCode = typeof e.statusCode === 'number' ? e.statusCode : undefined;
-    post({
-      id,
-      done: true,
-      error: {
-        message: typeof e.message === 'string' ? e.message : String(error),
-        ...(typeof e.name === 'string' ? { name: e.name } : {}),
-        ...(statusCode !== undefined ? { statusCode } : {}),
-      },
-    });
-  }
+  post(error ? { id, done: true, error } : { id, done: true });
 }
 
-async function start(message: Extract<ToWatchThread, { op: 'watch' }>): Promise<void> {
-  const { id, path, query, requestTimeoutMs } = message;
-  running.set(id, undefined);
-  const watch = new Watch(config);
-  // Private in the client's typings, set the same way as before the thread (kube-api.ts).
-  (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = requestTimeoutMs;
-  try {
-    const controller = await watch.watch(
-      path,
-      query,
-      (type: string, object: unknown) => {
-        if (!running.has(id)) return;
-        const events = pending.get(id);
-        if (events) events.push({ type, object });
-        else pending.set(id, [{ type, object }]);
-        if (!scheduled) {
-          scheduled = true;
-          setImmediate(flush);
-        }
-      },
-      (error: unknown) => done(id, error),
-    );
-    if (running.has(id)) running.set(id, controller);
-    else controller.abort(); // aborted while it started
-  } catch (e) {
-    done(id, e);
+function agentFor(tls: Extract<ToWatchThread, { op: 'watch' }>['tls']): Agent {
+  const key = JSON.stringify(tls);
+  let agent = agents.get(key);
+  if (!agent) {
+    const { pfx, ...rest } = tls;
+    agent = new Agent({
+      keepAlive: true,
+      keepAliveMsecs: 30_000,
+      ...rest,
+      ...(pfx ? { pfx: Buffer.from(pfx) } : {}),
+    });
+    agents.set(key, agent);
   }
+  return agent;
+}
+
+function start(message: Extract<ToWatchThread, { op: 'watch' }>): void {
+  const { id, url, headers, tls, requestTimeoutMs } = message;
+  const req = request(url, { method: 'GET', headers, agent: agentFor(tls) }, (res) => {
+    if (res.statusCode !== 200) {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        if (body.length < 4096) body += chunk;
+      });
+      res.on('end', () => {
+        let message = res.statusMessage || `HTTP ${res.statusCode}`;
+        try {
+          const status = JSON.parse(body) as { message?: string };
+          if (status.message) message = status.message;
+        } catch {
+          // not a Status
+        }
+        done(id, { message, ...(res.statusCode !== undefined ? { statusCode: res.statusCode } : {}) });
+      });
+      return;
+    }
+    res.setEncoding('utf8');
+    let partial = '';
+    res.on('data', (chunk: string) => {
+      if (!running.has(id)) return;
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) {
+        if (line.trim() === '') continue;
+        let event: { type?: string; object?: unknown };
+        try {
+          event = JSON.parse(line) as { type?: string; object?: unknown };
+        } catch {
+          continue; // as the client's Watch: a line that is not JSON is skipped
+        }
+        const batch = pending.get(id);
+        const item = { type: String(event.type), object: event.object };
+        if (batch) batch.push(item);
+        else pending.set(id, [item]);
+      }
+      if (!scheduled && pending.size > 0) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    });
+    res.on('end', () => done(id));
+    res.on('error', (e) => done(id, { message: e.message, name: e.name }));
+  });
+  // No byte for this long: a half-open connection (the client's Watch does the same).
+  req.setTimeout(requestTimeoutMs, () =>
+    req.destroy(
+      Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' }),
+    ),
+  );
+  req.on('error', (e) => done(id, { message: e.message, name: e.name }));
+  req.on('close', () => done(id));
+  running.set(id, () => req.destroy());
+  req.end();
 }
 
 port.on('message', (message: ToWatchThread) => {
-  if (message.op === 'watch') void start(message);
+  if (message.op === 'watch') start(message);
   else {
-    const controller = running.get(message.id);
+    const abort = running.get(message.id);
     running.delete(message.id);
     pending.delete(message.id);
-    controller?.abort();
+    abort?.();
   }
 });
