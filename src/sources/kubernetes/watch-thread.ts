@@ -42,7 +42,8 @@ export type ToWatchThread =
   | { op: 'abort'; id: number };
 
 export type FromWatchThread =
-  | { id: number; events: { type: string; object: unknown }[] }
+  /** Watch events as the API server sent them, one JSON text each. */
+  | { id: number; lines: string[] }
   | { id: number; done: true; error?: { message: string; name?: string; statusCode?: number } };
 
 interface Running {
@@ -167,11 +168,19 @@ export class WatchThread {
   private receive(message: FromWatchThread): void {
     const running = this.running.get(message.id);
     if (!running) return; // aborted
-    if ('events' in message) {
-      for (const { type, object } of message.events) {
+    if ('lines' in message) {
+      for (const line of message.lines) {
         // An earlier event of the batch may have ended it (an ERROR event) or aborted it.
         if (this.running.get(message.id) !== running) return;
-        running.onEvent({ type, object } as WatchEvent & { object: KubeObject });
+        let event: { type?: unknown; object?: unknown };
+        try {
+          event = JSON.parse(line) as { type?: unknown; object?: unknown };
+        } catch {
+          continue; // as the client's Watch: a line that is not JSON is skipped
+        }
+        running.onEvent({ type: String(event.type), object: event.object } as WatchEvent & {
+          object: KubeObject;
+        });
       }
       return;
     }

@@ -16,7 +16,7 @@ if (!port) throw new Error('watch-worker.ts runs as a worker thread');
 const agents = new Map<string, Agent>();
 const running = new Map<number, () => void>();
 /** Events read and not yet handed over, per watch, in arrival order. */
-let pending = new Map<number, { type: string; object: unknown }[]>();
+let pending = new Map<number, string[]>();
 let scheduled = false;
 
 const post = (message: FromWatchThread) => port.postMessage(message);
@@ -25,16 +25,16 @@ function flush(): void {
   scheduled = false;
   const batches = pending;
   pending = new Map();
-  for (const [id, events] of batches) post({ id, events });
+  for (const [id, lines] of batches) post({ id, lines });
 }
 
 function done(id: number, error?: { message: string; name?: string; statusCode?: number }): void {
   if (!running.delete(id)) return;
   // The events before the end go first.
-  const events = pending.get(id);
-  if (events) {
+  const lines = pending.get(id);
+  if (lines) {
     pending.delete(id);
-    post({ id, events });
+    post({ id, lines });
   }
   post(error ? { id, done: true, error } : { id, done: true });
 }
@@ -82,18 +82,13 @@ function start(message: Extract<ToWatchThread, { op: 'watch' }>): void {
       if (!running.has(id)) return;
       const lines = (partial + chunk).split('\n');
       partial = lines.pop() ?? '';
+      // Handed over as text: parsed on the main thread, as before the thread, so that this one
+      // allocates little (a parsed object here would be parsed, cloned and its copy collected).
       for (const line of lines) {
         if (line.trim() === '') continue;
-        let event: { type?: string; object?: unknown };
-        try {
-          event = JSON.parse(line) as { type?: string; object?: unknown };
-        } catch {
-          continue; // as the client's Watch: a line that is not JSON is skipped
-        }
         const batch = pending.get(id);
-        const item = { type: String(event.type), object: event.object };
-        if (batch) batch.push(item);
-        else pending.set(id, [item]);
+        if (batch) batch.push(line);
+        else pending.set(id, [line]);
       }
       if (!scheduled && pending.size > 0) {
         scheduled = true;
