@@ -16,6 +16,7 @@ import { Controller, type ControllerOptions } from './controller.ts';
 import { MemoryStore } from './memory-store.ts';
 import { FINALIZER } from './resource-store.ts';
 import { MemorySerialStore, type SerialStore } from './serial-store.ts';
+import { DEFER_RECORD_STATUSES_OVER } from './zone-reconciler.ts';
 
 const now = () => new Date('2026-11-21T12:00:00Z');
 
@@ -73,9 +74,10 @@ describe('Controller', () => {
     const { store, controller } = setup();
     store.apply(zoneClass());
     const zones = 12;
+    const perZone = DEFER_RECORD_STATUSES_OVER + 1;
     for (let z = 0; z < zones; z++) {
       store.apply(zone('dns', `z${z}`, `z${z}.example.com`));
-      for (let r = 0; r < 5; r++)
+      for (let r = 0; r < perZone; r++)
         store.apply(
           recordSet('dns', `z${z}-r${r}`, {
             zoneRef: { name: `z${z}` },
@@ -109,10 +111,10 @@ describe('Controller', () => {
       assert.equal(cond(store, 'DNSRecordSet', key, 'Ready'), undefined, `${key} Ready before its write`);
     release();
     await controller.idle();
-    assert.equal(recordWrites.length, zones * 5);
-    assert.equal(new Set(recordWrites).size, zones * 5, 'each record set status written once');
+    assert.equal(recordWrites.length, zones * perZone);
+    assert.equal(new Set(recordWrites).size, zones * perZone, 'each record set status written once');
     for (let z = 0; z < zones; z++)
-      for (let r = 0; r < 5; r++)
+      for (let r = 0; r < perZone; r++)
         assert.equal(cond(store, 'DNSRecordSet', `dns/z${z}-r${r}`, 'Ready')?.status, 'True');
     controller.stop();
   });
