@@ -49,6 +49,7 @@ const USAGE = `npx node bench/kubernetes-scale.ts [options]
   --quiet S         settled = queues empty and no write to Zonekeeper's kinds for S seconds (default 10)
   --timeout S       end a start that has not settled after S seconds (default 3600); the restart
                     after it then ends --observe S (default 120) seconds after every zone answers
+  --profile DIR     write a V8 CPU profile of the operator there (node --cpu-prof, on its exit)
   --out FILE        JSON result (default bench/results/kubernetes-scale-<time>.json)
 `;
 
@@ -61,6 +62,7 @@ const { values } = parseArgs({
     quiet: { type: 'string', default: '10' },
     observe: { type: 'string', default: '120' },
     timeout: { type: 'string', default: '3600' },
+    profile: { type: 'string' },
     out: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -215,6 +217,29 @@ async function apiWrites(admin: Admin): Promise<Map<string, number>> {
   return out;
 }
 
+/**
+ * The API server's own view of the watches: watchers it closed because they did not take events fast
+ * enough (`apiserver_terminated_watchers_total`), by resource, and the events it sent
+ * (`apiserver_watch_events_total`) for Zonekeeper's kinds.
+ */
+async function apiWatchCounters(admin: Admin): Promise<Map<string, number>> {
+  const r = await call(admin, 'GET', '/metrics');
+  if (r.status !== 200) throw new Error(`API server /metrics: HTTP ${r.status}`);
+  const out = new Map<string, number>();
+  for (const line of r.text.split('\n')) {
+    const m = /^(apiserver_terminated_watchers_total|apiserver_watch_events_total)\{([^}]*)\} (\S+)$/.exec(
+      line,
+    );
+    if (!m) continue;
+    const labels = Object.fromEntries([...m[2]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1]!, l[2]!]));
+    const resource = labels.resource ?? labels.kind ?? '';
+    if (!/dns|zone|record/i.test(resource)) continue;
+    const key = `${m[1]} ${resource}`;
+    out.set(key, (out.get(key) ?? 0) + Number(m[3]));
+  }
+  return out;
+}
+
 function difference(after: Map<string, number>, before: Map<string, number>): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [k, v] of [...after].sort()) {
@@ -254,9 +279,20 @@ async function startProc(
   const dnsPort = dns ? await freePort() : 0;
   const logFile = path.join(dir, `${name}.log`);
   const out = createWriteStream(logFile, { flags: 'a' });
+  const profile =
+    values.profile && name.startsWith('operator')
+      ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(values.profile)]
+      : [];
   const child = spawn(
     process.execPath,
-    [CLI, ...args, '--http', `127.0.0.1:${httpPort}`, ...(dns ? ['--dns', `127.0.0.1:${dnsPort}`] : [])],
+    [
+      ...profile,
+      CLI,
+      ...args,
+      '--http',
+      `127.0.0.1:${httpPort}`,
+      ...(dns ? ['--dns', `127.0.0.1:${dnsPort}`] : []),
+    ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
@@ -378,6 +414,8 @@ async function heapOf(pid: number, heapDir: string): Promise<Record<string, numb
         heapTotalMiB: m(h.heapTotal),
         externalMiB: m(h.external),
         heapLimitMiB: m(h.heapSizeLimit),
+        eventLoopDelayMaxMs: h.eventLoopDelayMaxMs ?? 0,
+        eventLoopStallSeconds: h.eventLoopStallSeconds ?? 0,
       };
     } catch {
       // not written yet
@@ -489,6 +527,10 @@ interface Phase {
   statusWrites: number;
   operatorMetrics: Record<string, number>;
   memory: Record<string, unknown>;
+  /** The API server's watch counters over the phase (terminated watchers, events sent). */
+  apiWatches?: Record<string, number>;
+  /** How the operator's watches ended (its reflector log lines, counted by reason). */
+  watchEnds?: Record<string, number>;
   /** Why the phase ended before it settled (--timeout, or --observe after an unsettled start). */
   timedOut?: string;
   /**
@@ -519,6 +561,7 @@ async function runPhase(
     memory: {},
   };
   const before = await apiWrites(admin);
+  const watchesBefore = await apiWatchCounters(admin);
   watch.mark();
   log(`${name}: starting operator and server (load ${phase.loadAtStart})`);
   const t0 = performance.now();
@@ -603,6 +646,8 @@ async function runPhase(
     await sleep(ms.firstAnswer === undefined ? 50 : 250);
   }
   phase.apiWrites = difference(await apiWrites(admin), before);
+  phase.apiWatches = difference(await apiWatchCounters(admin), watchesBefore);
+  phase.watchEnds = watchEnds(operator.logFile);
   phase.statusesChanged = watch.rewrittenSinceMark;
   phase.statusWrites = Object.entries(phase.apiWrites)
     .filter(([k]) => /^(PUT|PATCH|APPLY) dns(zones|recordsets)\/status$/.test(k))
@@ -622,6 +667,24 @@ async function runPhase(
   phase.loadAtEnd = load();
   log(`${name}: ${JSON.stringify(phase)}`);
   return { phase, operator, server };
+}
+
+/** The operator's watch ends (the reflector's `watch ended` log lines), counted by kind and reason. */
+function watchEnds(logFile: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  let text = '';
+  try {
+    text = readFileSync(logFile, 'utf8');
+  } catch {
+    return out;
+  }
+  for (const line of text.split('\n')) {
+    const m = /(\S+): watch ended .*\bended="([^"]*)"/.exec(line);
+    if (!m) continue;
+    const key = `${m[1]} ${m[2]}`;
+    out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -734,6 +797,10 @@ try {
       `| ${p.phase} | ${secs(p.ms.operatorReady)} | ${secs(p.ms.serverReady)} | ${secs(p.ms.firstAnswer)} | ${secs(p.ms.everyZone)} | ${secs(p.ms.allRecordSetsReady)} | ${secs(p.ms.settled)} | ${p.statusWrites} | ${p.statusesChanged?.rewritten ?? '–'} of ${p.statusesChanged?.ofReady ?? '–'} | ${mem(p, 'operator')} | ${mem(p, 'server')} | ${p.loadAtStart} → ${p.loadAtEnd} |`,
     );
   for (const p of phases) console.log(`${p.phase} API writes: ${JSON.stringify(p.apiWrites)}`);
+  for (const p of phases)
+    console.log(
+      `${p.phase} watches: API server ${JSON.stringify(p.apiWatches)}; operator ${JSON.stringify(p.watchEnds)}`,
+    );
   console.log(`\nresult: ${out}`);
 } catch (e) {
   code = 1;

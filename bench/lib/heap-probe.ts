@@ -11,12 +11,25 @@
 import cluster from 'node:cluster';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { BroadcastChannel, isMainThread, threadId, workerData } from 'node:worker_threads';
 
 const dir = process.env.ZONEKEEPER_BENCH_HEAP_DIR;
 if (dir) {
+  // How long the event loop was held (a watch is read only between tasks): the longest delay, and
+  // how many seconds saw one of at least 1 s.
+  const delay = monitorEventLoopDelay({ resolution: 20 });
+  delay.enable();
+  let longest = 0;
+  let stalls = 0;
+  setInterval(() => {
+    const max = delay.max / 1e6;
+    longest = Math.max(longest, max);
+    if (max >= 1000) stalls++;
+    delay.reset();
+  }, 1000).unref();
   v8.setFlagsFromString('--expose-gc');
   const gc = vm.runInNewContext('gc') as () => void;
   // A DNS thread has its listen address as workerData; other threads parse manifests or sign.
@@ -52,6 +65,8 @@ if (dir) {
         arrayBuffers: usage.arrayBuffers,
         heapSizeLimit: heap.heap_size_limit,
         spaces,
+        eventLoopDelayMaxMs: Math.round(Math.max(longest, delay.max / 1e6)),
+        eventLoopStallSeconds: stalls,
       }),
     );
   };

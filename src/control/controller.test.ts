@@ -16,6 +16,7 @@ import { Controller, type ControllerOptions } from './controller.ts';
 import { MemoryStore } from './memory-store.ts';
 import { FINALIZER } from './resource-store.ts';
 import { MemorySerialStore, type SerialStore } from './serial-store.ts';
+import { DEFER_RECORD_STATUSES_OVER } from './zone-reconciler.ts';
 
 const now = () => new Date('2026-11-21T12:00:00Z');
 
@@ -64,6 +65,57 @@ describe('Controller', () => {
     assert.deepEqual(rs.status?.zone, { namespace: 'dns', name: 'example-com' });
     assert.equal(table.get('example.com.')?.serial, 2026112100);
     assert.deepEqual(z.metadata.finalizers, [FINALIZER]);
+    controller.stop();
+  });
+
+  test('a first start serves every zone while record-set status writes wait; each is written once', async () => {
+    // More zones than are reconciled at once, and the API server slow to take record-set statuses: no
+    // zone waits for the record-set writes of the zones before it (its own status is what serves it).
+    const { store, controller } = setup();
+    store.apply(zoneClass());
+    const zones = 12;
+    const perZone = DEFER_RECORD_STATUSES_OVER + 1;
+    for (let z = 0; z < zones; z++) {
+      store.apply(zone('dns', `z${z}`, `z${z}.example.com`));
+      for (let r = 0; r < perZone; r++)
+        store.apply(
+          recordSet('dns', `z${z}-r${r}`, {
+            zoneRef: { name: `z${z}` },
+            name: `r${r}`,
+            type: 'A',
+            records: ['192.0.2.1'],
+          }),
+        );
+    }
+    const recordWrites: string[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const update = store.updateStatus.bind(store);
+    store.updateStatus = async (kind, key, status) => {
+      if (kind === 'DNSRecordSet') {
+        recordWrites.push(key);
+        await released;
+      }
+      await update(kind, key, status);
+    };
+    controller.start();
+    const served = () =>
+      Array.from({ length: zones }, (_, z) => store.get('DNSZone', `dns/z${z}`) as DNSZone).filter(
+        (z) => z.status?.serial !== undefined,
+      ).length;
+    for (let i = 0; i < 500 && served() < zones; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(served(), zones, 'every zone is served before any record-set status is written');
+    for (const key of recordWrites)
+      assert.equal(cond(store, 'DNSRecordSet', key, 'Ready'), undefined, `${key} Ready before its write`);
+    release();
+    await controller.idle();
+    assert.equal(recordWrites.length, zones * perZone);
+    assert.equal(new Set(recordWrites).size, zones * perZone, 'each record set status written once');
+    for (let z = 0; z < zones; z++)
+      for (let r = 0; r < perZone; r++)
+        assert.equal(cond(store, 'DNSRecordSet', `dns/z${z}-r${r}`, 'Ready')?.status, 'True');
     controller.stop();
   });
 

@@ -143,7 +143,9 @@ export class WorkQueue {
         this.addAfter(key, delay);
       } else {
         this.failures.delete(key);
-        if (result?.requeueAfterMs !== undefined) this.addAfter(key, result.requeueAfterMs);
+        // Again at once: at the tail, behind the keys already waiting (and counted by `idle`).
+        if (result?.requeueAfterMs === 0) this.add(key);
+        else if (result?.requeueAfterMs !== undefined) this.addAfter(key, result.requeueAfterMs);
       }
       if (this.dirty.delete(key)) this.add(key);
     }

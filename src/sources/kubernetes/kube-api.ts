@@ -5,8 +5,6 @@
  * reference, review a caller's token (TokenReview), and keep the zone serial records (ConfigMaps in the operator's namespace). Errors become `KubeApiError` with the HTTP status and the Status reason.
  */
 
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import {
   ApiException,
   AuthenticationV1Api,
@@ -17,15 +15,17 @@ import {
   type EventsV1Event,
   KubeConfig,
   PatchStrategy,
-  type RequestContext,
   setHeaderOptions,
   type V1ConfigMap,
   type V1Lease,
   V1MicroTime,
-  Watch,
 } from '@kubernetes/client-node';
 import { GROUP, KIND_DEFINITIONS, type Kind, VERSION } from '../../api/index.ts';
-import type { KubeObject, ListerWatcher, ListResult, WatchEvent, WatchHandle } from './reflector.ts';
+import { shareConnections } from './connections.ts';
+import type { KubeObject, ListerWatcher, ListResult, WatchHandle } from './reflector.ts';
+import { WatchThread } from './watch-thread.ts';
+
+export { shareConnections } from './connections.ts';
 
 export class KubeApiError extends Error {
   /** HTTP status (409 conflict, 404 not found, 403 forbidden, 410 gone, 422 invalid, ...). */
@@ -74,69 +74,6 @@ async function call<T>(f: () => Promise<T>): Promise<T> {
 
 export function isStatus(error: unknown, status: number): boolean {
   return error instanceof KubeApiError && error.status === status;
-}
-
-const SHARED = Symbol('zonekeeper.sharedConnections');
-
-/**
- * Makes every API client built from `config` share one connection pool. @kubernetes/client-node
- * builds a new undici Agent for every request (applySecurityAuthentication), so each request opened
- * its own TCP and TLS connection: an operator starting on 100,000 record sets made 200,000 TLS
- * handshakes (a finalizer and a status each), most of its start-up CPU, and its resident memory grew
- * by hundreds of MiB (docs/benchmarks.md, "Kubernetes, 100,000 record sets"). The pool is kept as
- * long as what it was built from is the same: the server, the TLS settings and the bytes of the CA,
- * client certificate and key (files are read on every request, as before, so a rotated file gets a
- * new pool and the old one is closed once its requests are done). Tokens are headers, set per
- * request, and are not part of it. Idempotent.
- */
-export function shareConnections(config: KubeConfig): KubeConfig {
-  const marked = config as KubeConfig & { [SHARED]?: true };
-  if (marked[SHARED]) return config;
-  marked[SHARED] = true;
-  const apply = config.applySecurityAuthentication.bind(config);
-  let shared:
-    | { key: string; dispatcher: NonNullable<ReturnType<RequestContext['getDispatcher']>> }
-    | undefined;
-  config.applySecurityAuthentication = async (context: RequestContext) => {
-    await apply(context);
-    const own = context.getDispatcher();
-    if (!own) return; // plain HTTP without TLS settings: the global dispatcher, already shared
-    const key = connectionKey(config);
-    if (shared?.key === key) {
-      context.setDispatcher(shared.dispatcher);
-      return;
-    }
-    const old = shared;
-    shared = { key, dispatcher: own };
-    // Closes once the requests in flight on it are done; an unused one closes at once.
-    if (old) void old.dispatcher.close().catch(() => {});
-  };
-  return config;
-}
-
-/** What a connection pool of the current context is built from (not the token). */
-function connectionKey(config: KubeConfig): string {
-  const cluster = config.getCurrentCluster();
-  const user = config.getCurrentUser();
-  const bytes = (file: string | undefined, data: string | undefined) => {
-    if (data) return data;
-    if (!file) return '';
-    try {
-      return readFileSync(file).toString('base64');
-    } catch {
-      return `unreadable:${file}`;
-    }
-  };
-  const material = JSON.stringify([
-    cluster?.server,
-    cluster?.skipTLSVerify,
-    cluster?.tlsServerName,
-    cluster?.proxyUrl,
-    bytes(cluster?.caFile, cluster?.caData),
-    bytes(user?.certFile, user?.certData),
-    bytes(user?.keyFile, user?.keyData),
-  ]);
-  return createHash('sha256').update(material).digest('base64');
 }
 
 /**
@@ -238,30 +175,40 @@ export class KubeApi {
     this.coordination = config.makeApiClient(CoordinationV1Api);
     this.events = config.makeApiClient(EventsV1Api);
     this.core = config.makeApiClient(CoreV1Api);
+    this.watches = new WatchThread(this.config);
   }
 
+  /** Reads this configuration's watches (started with the first one). */
+  private readonly watches: WatchThread;
+
   /**
-   * List and watch of one kind across all namespaces. The client ends a watch on which no byte arrived
-   * for 30 s by default; that is raised to `inactivityMs` (the reflector's own watchdog, longer than the
-   * API server's bookmark interval of about a minute), so a quiet kind is not re-watched every 30 s.
+   * List and watch of one kind across all namespaces. Watches are read on the watch thread
+   * (watch-thread.ts), so that the API server never finds them slow to take their events. The client
+   * ends a watch on which no byte arrived for 30 s by default; that is raised to `inactivityMs` (the
+   * reflector's own watchdog, longer than the API server's bookmark interval of about a minute), so a
+   * quiet kind is not re-watched every 30 s.
    */
   listerWatcher(kind: Kind | ApiResource, inactivityMs = 300_000): ListerWatcher {
     const { group, version, plural } = coordinates(kind);
-    const watch = new Watch(this.config);
-    if ('requestTimeoutMs' in watch)
-      (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = inactivityMs + 5000;
+    // Started now, it has loaded by the time the list is done and the first watch begins (a watch that
+    // begins late begins with a backlog of events to catch up on).
+    this.watches.prepare();
     return {
       list: () => this.listAll(group, version, plural),
-      watch: async (resourceVersion, timeoutSeconds, onEvent, onDone): Promise<WatchHandle> => {
-        const controller = await watch.watch(
+      watch: (resourceVersion, timeoutSeconds, onEvent, onDone): Promise<WatchHandle> =>
+        this.watches.watch(
           `/apis/${group}/${version}/${plural}`,
           { resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
-          (type: string, object: KubeObject) => onEvent({ type, object } as WatchEvent),
-          (error: unknown) => onDone(error ?? undefined),
-        );
-        return { abort: () => controller.abort() };
-      },
+          inactivityMs + 5000,
+          onEvent,
+          (error) => onDone(error ?? undefined),
+        ),
     };
+  }
+
+  /** Stops the watch thread (the watches on it end); for processes that are done with the API. */
+  close(): Promise<void> {
+    return this.watches.close();
   }
 
   private async listAll(group: string, version: string, plural: string): Promise<ListResult> {

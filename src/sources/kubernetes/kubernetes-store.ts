@@ -86,6 +86,8 @@ export class KubernetesStore implements ResourceStore, ForeignObjectStore {
   private readonly cache = new Map<string, Map<ResourceKey, Stored>>();
   private readonly overlays = new Map<string, Overlay>();
   private readonly recent = new Map<string, string[]>();
+  /** The last write queued for each object (`kind/key`), while one is in flight. */
+  private readonly writing = new Map<string, Promise<Stored | undefined>>();
   private readonly invalid = new Map<string, InvalidObject>();
   private readonly invalidForeign = new Map<string, InvalidForeignObject>();
   private readonly handlers = new Set<(event: StoreEvent) => void>();
@@ -352,10 +354,40 @@ export class KubernetesStore implements ResourceStore, ForeignObjectStore {
   }
 
   /**
+   * Writes to one object, one after the other: a write planned while another to the same object is in
+   * flight (its finalizer and its status, from the record-set and zone reconciles) would carry a
+   * resourceVersion that write is about to move, and meet a conflict (409) that costs a read and a
+   * second write. Queued, it is planned on what the one before it wrote.
+   */
+  private write(
+    kind: string,
+    key: ResourceKey,
+    what: 'status' | 'finalizers' | 'labels',
+    plan: (
+      base: Stored,
+    ) => ((api: KubernetesStoreOptions['api'], resourceVersion: string) => Promise<KubeJson>) | undefined,
+  ): Promise<Stored | undefined> {
+    const id = `${kind}/${key}`;
+    const before = this.writing.get(id);
+    const run = before
+      ? before.then(
+          () => this.writeNow(kind, key, what, plan),
+          () => this.writeNow(kind, key, what, plan),
+        )
+      : this.writeNow(kind, key, what, plan);
+    this.writing.set(id, run);
+    const clear = () => {
+      if (this.writing.get(id) === run) this.writing.delete(id);
+    };
+    run.then(clear, clear);
+    return run;
+  }
+
+  /**
    * A conditional write: `plan` looks at the newest known object and returns the request (or nothing
    * when there is nothing to do). On 409 the object is read again and planned again.
    */
-  private async write(
+  private async writeNow(
     kind: string,
     key: ResourceKey,
     what: 'status' | 'finalizers' | 'labels',

@@ -196,6 +196,7 @@ export class Reflector {
     const [lo, hi] = watchTimeoutSeconds;
     const timeoutSeconds = Math.floor(lo + Math.random() * Math.max(0, hi - lo));
     this.options.onMetric?.('watch');
+    const started = Date.now();
     return new Promise<number>((resolve, reject) => {
       let events = 0;
       let finished = false;
@@ -204,6 +205,7 @@ export class Reflector {
         if (finished) return;
         finished = true;
         clearTimeout(watchdog);
+        if (!this.stopped) this.logWatchEnd(started, timeoutSeconds, events, error);
         this.current?.abort();
         this.current = undefined;
         this.endWatch = undefined;
@@ -255,6 +257,29 @@ export class Reflector {
     });
   }
 
+  /**
+   * One line per ended watch, with why: the server's `timeoutSeconds` reached (expected), the server
+   * closing it early (kube-apiserver ends a watcher that does not take its events fast enough), the
+   * version gone (410), the watchdog, or an error with its HTTP status.
+   */
+  private logWatchEnd(started: number, timeoutSeconds: number, events: number, error: unknown): void {
+    const seconds = (Date.now() - started) / 1000;
+    const ended =
+      error === undefined
+        ? seconds >= timeoutSeconds - 1
+          ? 'timeoutSeconds reached'
+          : 'closed early by the server'
+        : error instanceof GoneError
+          ? 'resourceVersion gone (410)'
+          : `error${statusOf(error) !== undefined ? ` ${statusOf(error)}` : ''}: ${describeError(error)}`;
+    this.options.log?.('info', `${this.options.name}: watch ended`, {
+      ended,
+      seconds: Math.round(seconds * 10) / 10,
+      timeoutSeconds,
+      events,
+    });
+  }
+
   private delay(): number {
     const { initialMs = 500, maxMs = 30_000 } = this.options.backoff ?? {};
     const base = Math.min(maxMs, initialMs * 2 ** Math.min(20, this.failures - 1));
@@ -276,6 +301,12 @@ export class Reflector {
 function isNotFound(error: unknown): boolean {
   const e = error as { status?: number; statusCode?: number; code?: number };
   return e?.status === 404 || e?.statusCode === 404 || e?.code === 404;
+}
+
+function statusOf(error: unknown): number | undefined {
+  const e = error as { status?: number; statusCode?: number; code?: number };
+  const status = e?.statusCode ?? e?.status ?? e?.code;
+  return typeof status === 'number' ? status : undefined;
 }
 
 function isGone(error: unknown): boolean {

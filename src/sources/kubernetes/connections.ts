@@ -1,0 +1,70 @@
+/**
+ * One connection pool for every API client of a configuration (`shareConnections`), in a module of its
+ * own so that the watch thread (`watch-worker.ts`) uses it without loading the API's schemas.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { KubeConfig, RequestContext } from '@kubernetes/client-node';
+
+const SHARED = Symbol('zonekeeper.sharedConnections');
+
+/**
+ * Makes every API client built from `config` share one connection pool. @kubernetes/client-node
+ * builds a new undici Agent for every request (applySecurityAuthentication), so each request opened
+ * its own TCP and TLS connection: an operator starting on 100,000 record sets made 200,000 TLS
+ * handshakes (a finalizer and a status each), most of its start-up CPU, and its resident memory grew
+ * by hundreds of MiB (docs/benchmarks.md, "Kubernetes, 100,000 record sets"). The pool is kept as
+ * long as what it was built from is the same: the server, the TLS settings and the bytes of the CA,
+ * client certificate and key (files are read on every request, as before, so a rotated file gets a
+ * new pool and the old one is closed once its requests are done). Tokens are headers, set per
+ * request, and are not part of it. Idempotent.
+ */
+export function shareConnections(config: KubeConfig): KubeConfig {
+  const marked = config as KubeConfig & { [SHARED]?: true };
+  if (marked[SHARED]) return config;
+  marked[SHARED] = true;
+  const apply = config.applySecurityAuthentication.bind(config);
+  let shared:
+    | { key: string; dispatcher: NonNullable<ReturnType<RequestContext['getDispatcher']>> }
+    | undefined;
+  config.applySecurityAuthentication = async (context: RequestContext) => {
+    await apply(context);
+    const own = context.getDispatcher();
+    if (!own) return; // plain HTTP without TLS settings: the global dispatcher, already shared
+    const key = connectionKey(config);
+    if (shared?.key === key) {
+      context.setDispatcher(shared.dispatcher);
+      return;
+    }
+    const old = shared;
+    shared = { key, dispatcher: own };
+    // Closes once the requests in flight on it are done; an unused one closes at once.
+    if (old) void old.dispatcher.close().catch(() => {});
+  };
+  return config;
+}
+
+/** What a connection pool of the current context is built from (not the token). */
+function connectionKey(config: KubeConfig): string {
+  const cluster = config.getCurrentCluster();
+  const user = config.getCurrentUser();
+  const bytes = (file: string | undefined, data: string | undefined) => {
+    if (data) return data;
+    if (!file) return '';
+    try {
+      return readFileSync(file).toString('base64');
+    } catch {
+      return `unreadable:${file}`;
+    }
+  };
+  const material = JSON.stringify([
+    cluster?.server,
+    cluster?.skipTLSVerify,
+    cluster?.tlsServerName,
+    cluster?.proxyUrl,
+    bytes(cluster?.caFile, cluster?.caData),
+    bytes(user?.certFile, user?.certData),
+    bytes(user?.keyFile, user?.keyData),
+  ]);
+  return createHash('sha256').update(material).digest('base64');
+}

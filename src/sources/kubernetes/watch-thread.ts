@@ -1,0 +1,212 @@
+/**
+ * API server watches read on a thread of their own. kube-apiserver holds only a few events for each
+ * watcher; one that does not take them as fast as they come is closed (the
+ * `apiserver_terminated_watchers_total` metric) and has to watch again from its last resourceVersion,
+ * or list the whole kind again when that version has left the API server's window (410 Gone). On the
+ * main thread a watch is read only between the reconciles, writes and garbage collections around it,
+ * and during a first start on 10,000 record sets the operator's DNSRecordSet watch was closed every
+ * few seconds (docs/benchmarks.md, "Kubernetes, 100,000 record sets"). Here one worker thread reads
+ * every watch of a configuration and passes the events over, batched; they wait in the main thread's
+ * message queue until it gets to them, as client-go's reflector queues them for its informer
+ * (an unbounded queue: the API server's own buffer is what must not fill). Lists stay on the main
+ * thread: a request and its response, nothing for the API server to hold.
+ */
+import type { RequestOptions } from 'node:https';
+import { Worker } from 'node:worker_threads';
+import { type KubeConfig, Watch } from '@kubernetes/client-node';
+import type { KubeObject, WatchEvent, WatchHandle } from './reflector.ts';
+
+/** TLS settings of a watch's connection, as `https.Agent` takes them. */
+export interface WatchTls {
+  ca?: string;
+  cert?: string;
+  key?: string;
+  pfx?: Uint8Array;
+  passphrase?: string;
+  rejectUnauthorized?: boolean;
+  servername?: string;
+}
+
+export type ToWatchThread =
+  | {
+      op: 'watch';
+      id: number;
+      /** The whole URL, `watch=true` and the query included. */
+      url: string;
+      /** Authorization and the other headers the client sets. */
+      headers: Record<string, string>;
+      tls: WatchTls;
+      /** The watch ends when no byte arrived for this long. */
+      requestTimeoutMs: number;
+    }
+  | { op: 'abort'; id: number };
+
+export type FromWatchThread =
+  /** Watch events as the API server sent them, one JSON text each. */
+  | { id: number; lines: string[] }
+  | { id: number; done: true; error?: { message: string; name?: string; statusCode?: number } };
+
+interface Running {
+  onEvent: (event: WatchEvent) => void;
+  onDone: (error?: unknown) => void;
+}
+
+export class WatchThread {
+  private readonly config: KubeConfig;
+  private worker?: Worker;
+  private nextId = 1;
+  private readonly running = new Map<number, Running>();
+
+  constructor(config: KubeConfig) {
+    this.config = config;
+  }
+
+  /**
+   * Starts a watch of `path` (with `watch=true` and `query`); `onEvent` gets its events in order and
+   * `onDone` is called once when it ends (an error carries the HTTP `statusCode` when there was one).
+   * The credentials are worked out here, by the client, for every watch (a rotated token or
+   * certificate file is read again). A cluster reached through a proxy is watched on this thread,
+   * by the client's own `Watch`, as before.
+   */
+  async watch(
+    path: string,
+    query: Record<string, string | number | boolean>,
+    requestTimeoutMs: number,
+    onEvent: (event: WatchEvent) => void,
+    onDone: (error?: unknown) => void,
+  ): Promise<WatchHandle> {
+    const cluster = this.config.getCurrentCluster();
+    if (!cluster) throw new Error('No currently active cluster');
+    if (cluster.proxyUrl) return this.watchHere(path, query, requestTimeoutMs, onEvent, onDone);
+    const options: RequestOptions = {};
+    await this.config.applyToHTTPSOptions(options);
+    const url = new URL(cluster.server + path);
+    url.searchParams.set('watch', 'true');
+    for (const [k, v] of Object.entries(query)) url.searchParams.set(k, String(v));
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(options.headers ?? {}))
+      if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
+    if (options.auth) headers.Authorization = `Basic ${Buffer.from(options.auth).toString('base64')}`;
+    const text = (v: unknown) =>
+      v === undefined || v === null ? undefined : Buffer.isBuffer(v) ? v.toString('utf8') : String(v);
+    const tls: WatchTls = {};
+    const ca = text(options.ca);
+    const cert = text(options.cert);
+    const key = text(options.key);
+    if (ca !== undefined) tls.ca = ca;
+    if (cert !== undefined) tls.cert = cert;
+    if (key !== undefined) tls.key = key;
+    if (options.pfx !== undefined && options.pfx !== null) tls.pfx = options.pfx as Uint8Array;
+    if (options.passphrase !== undefined) tls.passphrase = options.passphrase;
+    if (options.rejectUnauthorized !== undefined) tls.rejectUnauthorized = options.rejectUnauthorized;
+    if (options.servername !== undefined) tls.servername = options.servername;
+    const id = this.nextId++;
+    this.running.set(id, { onEvent, onDone });
+    const worker = this.thread();
+    worker.ref(); // a running watch keeps the process, as its socket did on the main thread
+    worker.postMessage({
+      op: 'watch',
+      id,
+      url: url.toString(),
+      headers,
+      tls,
+      requestTimeoutMs,
+    } satisfies ToWatchThread);
+    return {
+      abort: () => {
+        if (!this.running.delete(id)) return;
+        this.release();
+        this.worker?.postMessage({ op: 'abort', id } satisfies ToWatchThread);
+      },
+    };
+  }
+
+  /** The client's own watch, on the main thread (a cluster behind a proxy). */
+  private async watchHere(
+    path: string,
+    query: Record<string, string | number | boolean>,
+    requestTimeoutMs: number,
+    onEvent: (event: WatchEvent) => void,
+    onDone: (error?: unknown) => void,
+  ): Promise<WatchHandle> {
+    const watch = new Watch(this.config);
+    // Private in the client's typings; the inactivity limit of the watch.
+    (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = requestTimeoutMs;
+    const controller = await watch.watch(
+      path,
+      query,
+      (type: string, object: KubeObject) => onEvent({ type, object } as WatchEvent),
+      (error: unknown) => onDone(error ?? undefined),
+    );
+    return { abort: () => controller.abort() };
+  }
+
+  /** Starts the thread ahead of the first watch (it does not keep the process alive by itself). */
+  prepare(): void {
+    if (this.config.getCurrentCluster()?.proxyUrl) return;
+    this.thread();
+    this.release();
+  }
+
+  private thread(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(new URL('./watch-worker.ts', import.meta.url));
+    worker.on('message', (message: FromWatchThread) => this.receive(message));
+    const fail = (error: unknown) => {
+      // The thread is gone: every watch on it ended; the next watch starts a new one.
+      if (this.worker === worker) this.worker = undefined;
+      const running = [...this.running.values()];
+      this.running.clear();
+      for (const r of running) r.onDone(error instanceof Error ? error : new Error(String(error)));
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`the watch thread exited (${code})`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  private receive(message: FromWatchThread): void {
+    const running = this.running.get(message.id);
+    if (!running) return; // aborted
+    if ('lines' in message) {
+      for (const line of message.lines) {
+        // An earlier event of the batch may have ended it (an ERROR event) or aborted it.
+        if (this.running.get(message.id) !== running) return;
+        let event: { type?: unknown; object?: unknown };
+        try {
+          event = JSON.parse(line) as { type?: unknown; object?: unknown };
+        } catch {
+          continue; // as the client's Watch: a line that is not JSON is skipped
+        }
+        running.onEvent({ type: String(event.type), object: event.object } as WatchEvent & {
+          object: KubeObject;
+        });
+      }
+      return;
+    }
+    this.running.delete(message.id);
+    this.release();
+    const { error } = message;
+    running.onDone(
+      error === undefined
+        ? undefined
+        : Object.assign(new Error(error.message), {
+            ...(error.name !== undefined ? { name: error.name } : {}),
+            ...(error.statusCode !== undefined ? { statusCode: error.statusCode } : {}),
+          }),
+    );
+  }
+
+  /** With no watch running the thread does not keep the process alive. */
+  private release(): void {
+    if (this.running.size === 0) this.worker?.unref();
+  }
+
+  /** Ends the thread (and every watch on it). */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    this.running.clear();
+    await worker?.terminate();
+  }
+}
