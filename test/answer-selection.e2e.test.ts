@@ -81,7 +81,7 @@ function programmed(serial: number): ProgrammedZone {
   };
 }
 
-describe('RRset selection in DNS worker processes', () => {
+describe('RRset selection in DNS threads', () => {
   let port: number;
   let pool: WorkerPoolBackend;
   const table = new ZoneTable();

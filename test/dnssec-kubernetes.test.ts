@@ -1,6 +1,6 @@
 /**
  * Signed zones in a cluster, on a real API server: `zonekeeper operator` and two `zonekeeper server`
- * replicas (one with two DNS processes) running as their service accounts with the chart's RBAC and a
+ * replicas (one with two DNS threads) running as their service accounts with the chart's RBAC and a
  * key namespace of its own. The operator's leader stores the zone's keys in a Secret there and records
  * the signing time with the serial in the zone's status; each replica reads the keys and signs the
  * serial itself (ADR 0021). `delv`, trusting only the DS of status.dnssec, validates positive, NODATA
@@ -164,7 +164,7 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
     operator = await startOperatorProcess('operator', kube.kubeconfigFor(OPERATOR), SYSTEM, KEYS_FLAG);
     servers.push(
       await startServerProcess('server-a', kube.kubeconfigFor(SERVER), KEYS_FLAG),
-      // The second replica answers from two DNS processes (a worker pool): signed alike too.
+      // The second replica answers from two DNS threads (a worker pool): signed alike too.
       await startServerProcess('server-b', kube.kubeconfigFor(SERVER), [...KEYS_FLAG, '--workers', '2']),
     );
   });

@@ -1,5 +1,5 @@
 /**
- * Answer steering end to end: `zonekeeper serve` (one process, then with DNS worker processes) serves
+ * Answer steering end to end: `zonekeeper serve` (one process, then with DNS threads) serves
  * record sets whose records are real HTTP, HTTPS and TCP endpoints on loopback addresses; the test
  * switches endpoints down and up and watches the answers change over UDP with `dig` (with +subnet
  * for EDNS Client Subnet), for every policy.

@@ -61,7 +61,7 @@ export interface ServeOptions extends AnswerSettings {
   stateDir?: string;
   /** Per-file size limit of the manifests (default DEFAULT_MAX_MANIFEST_BYTES, 16 MiB). */
   maxManifestBytes?: number;
-  /** DNS processes sharing the port (SO_REUSEPORT): 1 serves from this process alone. */
+  /** DNS threads sharing the port (SO_REUSEPORT): 1 serves from the main thread alone. */
   workers?: number;
   /**
    * How long a zone with nothing stored waits for its secondaries' SOA serials before its first serial

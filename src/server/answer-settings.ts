@@ -4,7 +4,7 @@ import type { RrlSettings } from './rrl.ts';
 import type { ServerMetrics } from './server-metrics.ts';
 import type { ServedZone, ZoneTable } from './zone-table.ts';
 
-/** How a DNS process answers: the same in `serve`, `server` and every DNS worker process they fork. */
+/** How DNS is answered: the same in `serve`, `server` and every DNS thread they start. */
 export interface AnswerSettings {
   /** Answer for CHAOS `id.server.` and `hostname.bind.`; unset refuses them. */
   identity?: string;

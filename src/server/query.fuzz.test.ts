@@ -95,7 +95,7 @@ const handler = new QueryHandler({
 });
 
 /**
- * The same zones as zone images, as a DNS worker process serves them (ADR 0020 step 3): every
+ * The same zones as zone images, as a DNS thread serves them (ADR 0020 step 3): every
  * generated packet must get the same reply bytes from both.
  */
 function imageTable(from: ZoneTable): ZoneTable<ServedZone> {

@@ -28,7 +28,7 @@ export function* rrsetData(zone: ServedZone): Generator<RRsetData> {
 
 /**
  * How zone content gets into a `ZoneTable`, one implementation for the process that runs the built-in
- * backend and for every DNS worker process: a whole zone is built and swapped in; a patch is applied in
+ * backend and for every DNS thread: a whole zone is built and swapped in; a patch is applied in
  * place, and only to the zone served at the patch's base serial. Transfer settings become one
  * `TransferPolicy` per distinct configuration, shared by the zones that use it.
  */

@@ -24,8 +24,8 @@ export interface SignedRecordData {
 }
 
 /**
- * What a process needs to answer a zone signed: plain data (it crosses to DNS worker processes over
- * IPC). `signing` is present where synthesized answers (ALIAS) are signed where they are made.
+ * What a process needs to answer a zone signed: plain data (it crosses to DNS threads by
+ * structured clone). `signing` is present where synthesized answers (ALIAS) are signed where they are made.
  */
 export interface ZoneDnssecData {
   denial: 'NSEC' | 'NSEC3';

@@ -77,7 +77,7 @@ function decodeAll(type: number, blocks: readonly Uint8Array[]): Rdata[] {
 
 /**
  * A zone served from its image (ADR 0020 step 3), or from a base image and an overlay of the names
- * changed since (step 5): what a DNS worker process holds of a zone instead of a `ZoneSnapshot`.
+ * changed since (step 5): what a DNS thread holds of a zone instead of a `ZoneSnapshot`.
  * Lookups go to the overlay's hash table first and then to the base's; a node the answer algorithm
  * asks for is made into objects (an owner string, one `ServedRRset` per type whose RDATA without
  * names stays a view into the image) and kept in a cache bounded for the whole process

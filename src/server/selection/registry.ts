@@ -36,7 +36,7 @@ export class SelectionPolicies {
 }
 
 /**
- * The policies of this process: the built-in ones. A DNS worker process builds the same list when it
+ * The policies of this process: the built-in ones. A DNS thread builds the same list when it
  * loads this module, so a binding the primary accepts is understood by every worker.
  */
 export const selectionPolicies = new SelectionPolicies(BUILTIN_SELECTION_POLICIES);

@@ -8,7 +8,7 @@ import { type SelectionPolicies, selectionPolicies } from './registry.ts';
 
 /**
  * Binds one RRset of a zone, by owner and type, to a selection policy and the policy's data. This is
- * what the primary sends to every DNS worker process, so `data` must be plain data (it is copied
+ * what the primary sends to every DNS thread, so `data` must be plain data (it is copied
  * with structured clone); each process checks and compiles it with the policy's `prepare`.
  */
 export interface SelectionBinding {
@@ -148,7 +148,7 @@ export class SelectionTable {
     return this.zones.get(nameKey(origin))?.bindings ?? [];
   }
 
-  /** Every zone with bindings, e.g. to send them to a new DNS worker process. */
+  /** Every zone with bindings, e.g. to send them to a new DNS thread. */
   *all(): Generator<{ origin: Name; bindings: readonly SelectionBinding[] }> {
     for (const { bindings, bound } of this.zones.values()) yield { origin: bound[0]!.zone, bindings };
   }

@@ -54,6 +54,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
   valueFrom: { fieldRef: { fieldPath: metadata.name } }
 - name: POD_NAMESPACE
   valueFrom: { fieldRef: { fieldPath: metadata.namespace } }
+{{- with .Values.mallocArenaMax }}
+- name: MALLOC_ARENA_MAX
+  value: {{ . | quote }}
+{{- end }}
 {{- end }}
 
 {{/* The write-access file of the operator (ADR 0016): credentials by reference, quotas. */}}

@@ -1,7 +1,7 @@
 /**
  * The health of probe targets as the answering code reads it: one 32-bit state per target slot in an
  * `Int32Array` over a `SharedArrayBuffer`, written with `Atomics.store` by whoever learns a state
- * (the health checker in the process that probes, or the message handler of a DNS worker process) and
+ * (the health checker in the process that probes, or the message handler of a DNS thread) and
  * read with `Atomics.load` by selection policies on every query. No lock, no message per query, and
  * nothing a health flip has to invalidate: selected answers are never cached (ADR 0017, ADR 0020 §5).
  * When DNS workers become threads, the same buffer is handed to every thread and the policies do not
@@ -45,7 +45,7 @@ export class HealthView {
     if (slot >= 0 && slot < this.states.length) Atomics.store(this.states, slot, state);
   }
 
-  /** The states of slots [0, count), e.g. to give a new DNS worker process the current view. */
+  /** The states of slots [0, count), e.g. to give a new DNS thread the current view. */
   snapshot(count: number): number[] {
     const out: number[] = [];
     for (let i = 0; i < Math.min(count, this.states.length); i++) out.push(Atomics.load(this.states, i));
