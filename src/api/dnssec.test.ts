@@ -25,6 +25,12 @@ describe('DNSSEC settings', () => {
     // Not DS records: ignored, and an annotation holding none is no record of the parent at all.
     for (const junk of ['', 'ttl=5', 'yes', '1 13 2 xyz', '123456 13 2 aa', undefined])
       assert.equal(parseParentDsAnnotation(junk), undefined, String(junk));
+    // `none`: the parent is recorded as publishing no DS (turning signing off goes on).
+    assert.deepEqual(parseParentDsAnnotation('none'), { ds: [], ttl: 86400 });
+    assert.deepEqual(parseParentDsAnnotation(' NONE ; ttl=300'), { ds: [], ttl: 300 });
+    // A DS beside `none` wins: the parent is taken to hold it.
+    assert.deepEqual(parseParentDsAnnotation('none; 1 13 2 aa'), { ds: ['1 13 2 aa'], ttl: 86400 });
+    assert.equal(parseParentDsAnnotation('nonexistent'), undefined);
     const want = effectiveDnssec(undefined, { enabled: true })!;
     assert.equal(withParentDs(want, 'nonsense'), want);
     assert.deepEqual(withParentDs(want, '1 13 2 aa').parentDs, { ds: ['1 13 2 aa'], ttl: 86400 });

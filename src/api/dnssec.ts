@@ -79,20 +79,27 @@ export const DEFAULT_ZSK_LIFETIME_SECONDS = 90 * 86400;
 export const PARENT_DS_ANNOTATION = 'dns.zonekeeper.dev/parent-ds';
 export const DEFAULT_PARENT_DS_TTL_SECONDS = 86400;
 
-/** The annotation's DS records and TTL; undefined when absent or empty. */
+/**
+ * The annotation's DS records and TTL; undefined when absent or empty. The explicit marker `none`
+ * (optionally `none; ttl=<seconds>`) records that the parent publishes no DS for the zone: with
+ * signing turned off, the zone goes unsigned once that TTL has passed (RFC 8078 §4). A `none` beside
+ * DS records is contradictory: the DS records win (the parent is taken to hold them).
+ */
 export function parseParentDsAnnotation(
   value: string | undefined,
 ): { ds: string[]; ttl: number } | undefined {
   const ds: string[] = [];
   let ttl = DEFAULT_PARENT_DS_TTL_SECONDS;
+  let none = false;
   for (const part of (value ?? '').split(/[;\n]/)) {
     const item = part.trim();
     if (item === '') continue;
     const t = /^ttl=(\d{1,9})$/i.exec(item);
     if (t) ttl = Number(t[1]);
+    else if (/^none$/i.test(item)) none = true;
     else if (/^\d{1,5}\s+\d{1,3}\s+\d{1,3}\s+[0-9a-f\s]+$/i.test(item)) ds.push(item.replace(/\s+/g, ' '));
   }
-  return ds.length > 0 ? { ds, ttl } : undefined;
+  return ds.length > 0 || none ? { ds, ttl } : undefined;
 }
 
 export interface Dnssec {
