@@ -21,7 +21,10 @@ import { removeAll, type ServeProcess, startServe, tempDir, waitFor } from './su
 
 const FAST = 'ttl: 5\n  soa: { refresh: 1, minimum: 5 }';
 
-function manifests(childSigned: boolean): string {
+function manifests(
+  childSigned: boolean,
+  solo: { signed: boolean; parentDs?: string } = { signed: true },
+): string {
   const docs = [
     `apiVersion: dns.zonekeeper.dev/v1alpha1
 kind: DNSZoneClass
@@ -48,10 +51,22 @@ spec:
   className: builtin
   ${FAST}
   dnssec: { enabled: ${childSigned} }`,
+    // A zone whose parent this server does not serve (a registrar's): the operator records the DS gone.
+    `apiVersion: dns.zonekeeper.dev/v1alpha1
+kind: DNSZone
+metadata:
+  name: solo
+  namespace: dns${solo.parentDs !== undefined ? `\n  annotations: { dns.zonekeeper.dev/parent-ds: '${solo.parentDs}' }` : ''}
+spec:
+  domainName: solo.test
+  className: builtin
+  ${FAST}
+  dnssec: { enabled: ${solo.signed} }`,
   ];
   for (const [zone, name, owner, type, records, ttl] of [
     ['parent', 'ns1', 'ns1', 'A', ['192.0.2.53'], 2],
     ['off', 'www', 'www', 'A', ['192.0.2.7'], 6],
+    ['solo', 'www', 'www', 'A', ['192.0.2.8'], 6],
   ] as const)
     docs.push(`apiVersion: dns.zonekeeper.dev/v1alpha1
 kind: DNSRecordSet
@@ -63,6 +78,18 @@ spec:
   ttl: ${ttl}
   records: ${JSON.stringify(records)}`);
   return `${docs.join('\n---\n')}\n`;
+}
+
+/** The rollover waiting rows of /metrics: zone → reason. */
+async function waiting(httpUrl: string): Promise<Map<string, string>> {
+  const text = await (await fetch(`${httpUrl}/metrics`)).text();
+  const out = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('zonekeeper_dnssec_rollover_waiting_parent{') || !line.endsWith(' 1')) continue;
+    const label = (name: string) => new RegExp(`${name}="([^"]*)"`).exec(line)?.[1];
+    out.set(label('zone')!, label('reason')!);
+  }
+  return out;
 }
 
 /** The rollover rows of /metrics: zone → `kind/phase`. */
@@ -196,5 +223,49 @@ describe('turning DNSSEC off under a managed parent through zonekeeper serve (RF
       ).keys.length;
     await waitFor(async () => ((await keysOf('off.parent.test')) === 0 ? true : undefined), 10_000);
     assert.ok((await keysOf('parent.test')) > 0);
+  });
+  test('a parent not served here: waits in Disabling across a restart until the removal is recorded', {
+    skip: noUnbound,
+  }, async (t) => {
+    const file = path.join(manifestDir, 'zones.yaml');
+    const signed = async (port: number) =>
+      rdataOf(await dig(port, 'www.solo.test', 'A', { args: ['+dnssec'] }), 'RRSIG').length > 0;
+    const deleteCds = async (port: number) =>
+      rdataOf(await dig(port, 'solo.test', 'CDS'), 'CDS').map((c) => c.replace(/\s+/g, ' '));
+    assert.ok(await signed(serve!.dnsPort), 'solo.test is signed to start with');
+    await writeFile(file, manifests(false, { signed: false }));
+    await waitFor(
+      async () => ((await phases(serve!.httpUrl)).get('dns/solo') === 'Disable/Disabling' ? true : undefined),
+      20_000,
+    );
+    assert.equal((await waiting(serve!.httpUrl)).get('dns/solo'), 'ParentDsNotRemoved');
+    // Nothing says the parent dropped the DS: it stays signed, asking for the delete, however long.
+    await new Promise((r) => setTimeout(r, 4000));
+    assert.ok(await signed(serve!.dnsPort), 'still signed while the parent may hold the DS');
+    assert.deepEqual(await deleteCds(serve!.dnsPort), ['0 0 0 00']);
+    // A restart (statuses are not kept by serve): still signed, still asking.
+    await serve!.stop();
+    serve = await startServe(manifestDir, stateDir);
+    await waitFor(
+      async () =>
+        rdataOf(await dig(serve!.dnsPort, 'solo.test', 'SOA'), 'SOA').length > 0 ? true : undefined,
+      20_000,
+    );
+    assert.ok(await signed(serve!.dnsPort), 'still signed after a restart');
+    assert.deepEqual(await deleteCds(serve!.dnsPort), ['0 0 0 00']);
+    await waitFor(
+      async () => ((await phases(serve!.httpUrl)).get('dns/solo') === 'Disable/Disabling' ? true : undefined),
+      20_000,
+    );
+    // The operator records the parent's DS gone, with its TTL: DsPropagate, then unsigned.
+    await writeFile(file, manifests(false, { signed: false, parentDs: 'none; ttl=2' }));
+    const seen: string[] = [];
+    await waitFor(async () => {
+      const phase = (await phases(serve!.httpUrl)).get('dns/solo') ?? 'none';
+      if (seen.at(-1) !== phase) seen.push(phase);
+      return phase === 'none' && !(await signed(serve!.dnsPort)) ? true : undefined;
+    }, 30_000);
+    t.diagnostic(`phases after the record: ${seen.join(' → ')}`);
+    assert.deepEqual(await deleteCds(serve!.dnsPort), []);
   });
 });

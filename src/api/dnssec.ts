@@ -77,7 +77,7 @@ export const DEFAULT_ZSK_LIFETIME_SECONDS = 90 * 86400;
  * Annotation on a DNSZone recording the DS records its parent publishes, for a parent Zonekeeper cannot
  * see (a registrar): DS records in presentation form separated by `;`, optionally `ttl=<seconds>` (the
  * parent's DS TTL, default a day). An algorithm or KSK rollover waiting for the parent goes on when the
- * new DS is listed.
+ * new DS is listed; `none` records that the parent publishes no DS (turning signing off goes on).
  */
 export const PARENT_DS_ANNOTATION = 'dns.zonekeeper.dev/parent-ds';
 export const DEFAULT_PARENT_DS_TTL_SECONDS = 86400;

@@ -273,6 +273,15 @@ export class BuiltinBackend implements Backend, SelectionSink {
     };
   }
 
+  async signingTurnedOff(origin: Name): Promise<boolean> {
+    const store = this.dnssecKeys;
+    if (!store?.update) return false;
+    // A store holding nothing for the zone (a cluster's key Secret not there) has nothing to turn off.
+    const held = await store.update(origin, () => undefined).catch(() => undefined);
+    const state = parseDisable(held?.disable);
+    return held !== undefined && held.keys.length > 0 && state !== undefined && state.phase !== 'Unsigned';
+  }
+
   /**
    * Signing turned off on a signed zone (RFC 8078 §4, dnssec-disable.ts): the zone stays signed with
    * the delete CDS/CDNSKEY until the parent is seen (or recorded) without a DS and its DS TTL has
