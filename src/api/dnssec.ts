@@ -14,8 +14,11 @@ export const dnssecSchema = s.object(
     enabled: s.optional(
       s.boolean({
         description:
-          'Whether the zone is signed (default false). Turning it off removes the keys: remove the DS at the ' +
-          'parent first and wait for its TTL, or resolvers that validate will fail the zone.',
+          'Whether the zone is signed (default false). Turning it off on a signed zone (built-in server) goes ' +
+          'insecure safely (RFC 8078 §4): the zone stays signed and publishes the delete CDS/CDNSKEY until the ' +
+          'parent is seen, or recorded in the dns.zonekeeper.dev/parent-ds annotation as "none", without a DS, ' +
+          "then waits the parent's DS TTL, is served unsigned and its keys are removed. Other backends drop " +
+          'signing at once: remove the DS at the parent first and wait for its TTL.',
       }),
     ),
     algorithm: s.optional(
@@ -74,25 +77,32 @@ export const DEFAULT_ZSK_LIFETIME_SECONDS = 90 * 86400;
  * Annotation on a DNSZone recording the DS records its parent publishes, for a parent Zonekeeper cannot
  * see (a registrar): DS records in presentation form separated by `;`, optionally `ttl=<seconds>` (the
  * parent's DS TTL, default a day). An algorithm or KSK rollover waiting for the parent goes on when the
- * new DS is listed.
+ * new DS is listed; `none` records that the parent publishes no DS (turning signing off goes on).
  */
 export const PARENT_DS_ANNOTATION = 'dns.zonekeeper.dev/parent-ds';
 export const DEFAULT_PARENT_DS_TTL_SECONDS = 86400;
 
-/** The annotation's DS records and TTL; undefined when absent or empty. */
+/**
+ * The annotation's DS records and TTL; undefined when absent or empty. The explicit marker `none`
+ * (optionally `none; ttl=<seconds>`) records that the parent publishes no DS for the zone: with
+ * signing turned off, the zone goes unsigned once that TTL has passed (RFC 8078 §4). A `none` beside
+ * DS records is contradictory: the DS records win (the parent is taken to hold them).
+ */
 export function parseParentDsAnnotation(
   value: string | undefined,
 ): { ds: string[]; ttl: number } | undefined {
   const ds: string[] = [];
   let ttl = DEFAULT_PARENT_DS_TTL_SECONDS;
+  let none = false;
   for (const part of (value ?? '').split(/[;\n]/)) {
     const item = part.trim();
     if (item === '') continue;
     const t = /^ttl=(\d{1,9})$/i.exec(item);
     if (t) ttl = Number(t[1]);
+    else if (/^none$/i.test(item)) none = true;
     else if (/^\d{1,5}\s+\d{1,3}\s+\d{1,3}\s+[0-9a-f\s]+$/i.test(item)) ds.push(item.replace(/\s+/g, ' '));
   }
-  return ds.length > 0 ? { ds, ttl } : undefined;
+  return ds.length > 0 || none ? { ds, ttl } : undefined;
 }
 
 export interface Dnssec {
@@ -115,6 +125,11 @@ export interface EffectiveDnssec {
   kskLifetimeSeconds: number;
   /** The DS the parent publishes as the operator recorded it (PARENT_DS_ANNOTATION), if any. */
   parentDs?: { ds: string[]; ttl: number };
+  /**
+   * Signing is turned off but the zone is still signed: it stays signed with its keys and publishes
+   * the delete CDS/CDNSKEY (RFC 8078 §4) until the parent's DS is gone and its TTL has passed.
+   */
+  disable?: true;
 }
 
 /** The settings with the parent's DS as the annotation records it (unchanged when absent or empty). */
@@ -125,7 +140,28 @@ export function withParentDs(dnssec: EffectiveDnssec, annotation: string | undef
 
 /** The signing settings a serial is recorded with (`status.signing`): a change of them is a new serial. */
 export function signingId(dnssec: EffectiveDnssec): string {
-  return `${dnssec.algorithm}/${dnssec.denial}/${dnssec.keys}`;
+  return `${dnssec.algorithm}/${dnssec.denial}/${dnssec.keys}${dnssec.disable ? '/delete' : ''}`;
+}
+
+/**
+ * The settings a zone whose signing is turned off is still signed with while it goes insecure (RFC
+ * 8078 §4): its settings as if enabled, with `disable`. Undefined when signing is on.
+ */
+export function disablingDnssec(
+  zoneClass: Dnssec | undefined,
+  zone: Dnssec | undefined,
+): EffectiveDnssec | undefined {
+  if (effectiveDnssec(zoneClass, zone) !== undefined) return undefined;
+  return { ...effectiveDnssec(zoneClass, { ...zone, enabled: true })!, disable: true };
+}
+
+/**
+ * Whether a zone whose signing is turned off is to stay signed while it goes insecure: it was signed
+ * (its status has keys) and has not reached the Unsigned phase (RFC 8078 §4, dnssec-disable.ts).
+ */
+export function stillDisabling(status: DnssecStatus | undefined): boolean {
+  if (!status?.keys || status.keys.length === 0) return false;
+  return !(status.rollover?.kind === 'Disable' && status.rollover.phase === 'Unsigned');
 }
 
 /** The zone's field wins over the class's; `undefined` when the zone is not signed. */
@@ -197,8 +233,9 @@ export const dnssecStatusSchema = s.object(
             s.string({
               description:
                 'ZSK: the zone-signing key rolls by pre-publication. Algorithm: every key is replaced by one of ' +
-                'spec.dnssec.algorithm (RFC 6781 §4.1.4). KSK: the key-signing key rolls (double-KSK).',
-              enum: ['ZSK', 'Algorithm', 'KSK'],
+                'spec.dnssec.algorithm (RFC 6781 §4.1.4). KSK: the key-signing key rolls (double-KSK). ' +
+                'Disable: signing is turned off and the zone goes insecure (RFC 8078 §4).',
+              enum: ['ZSK', 'Algorithm', 'KSK', 'Disable'],
             }),
           ),
           phase: s.string({
@@ -208,8 +245,20 @@ export const dnssecStatusSchema = s.object(
               'and KSK — Sign: the new keys sign, unpublished. Publish: the new keys are published. DsChange: ' +
               'waiting for the parent to hold the DS in status.dnssec.ds. DsPropagate: the parent holds it; ' +
               'waiting for its DS TTL. Unpublish: the old keys are withdrawn from the DNSKEY RRset, their ' +
-              'signatures stay until no cache holds them.',
-            enum: ['Active', 'Publish', 'Retire', 'Sign', 'DsChange', 'DsPropagate', 'Unpublish'],
+              'signatures stay until no cache holds them. Disable — Disabling: still signed, publishing the ' +
+              'delete CDS/CDNSKEY, waiting for the parent to remove the DS. DsPropagate: the parent holds none; ' +
+              'waiting for its DS TTL. Unsigned: served unsigned, the keys are removed.',
+            enum: [
+              'Active',
+              'Publish',
+              'Retire',
+              'Sign',
+              'DsChange',
+              'DsPropagate',
+              'Unpublish',
+              'Disabling',
+              'Unsigned',
+            ],
           }),
           since: s.string({
             description: 'When the phase began (RFC 3339).',
@@ -227,7 +276,8 @@ export const dnssecStatusSchema = s.object(
             s.string({
               description:
                 "While waiting for the parent's DS: ParentDsNotVisible (Zonekeeper cannot see the parent; the " +
-                'message says what to give it and how to record that it did) or ParentDsPending.',
+                'message says what to give it and how to record that it did) or ParentDsPending; while turning ' +
+                'signing off: ParentDsNotRemoved (the message names the DS to remove at the parent).',
               maxLength: 64,
             }),
           ),
@@ -235,7 +285,8 @@ export const dnssecStatusSchema = s.object(
         },
         {
           description:
-            'The automatic rollover in progress: of the ZSK (keys: Split), the algorithm or the KSK.',
+            'The automatic rollover in progress: of the ZSK (keys: Split), the algorithm or the KSK; or signing ' +
+            'being turned off (kind Disable).',
         },
       ),
     ),
@@ -260,8 +311,17 @@ export interface DnssecStatus {
   }[];
   ds?: string[];
   rollover?: {
-    kind?: 'ZSK' | 'Algorithm' | 'KSK';
-    phase: 'Active' | 'Publish' | 'Retire' | 'Sign' | 'DsChange' | 'DsPropagate' | 'Unpublish';
+    kind?: 'ZSK' | 'Algorithm' | 'KSK' | 'Disable';
+    phase:
+      | 'Active'
+      | 'Publish'
+      | 'Retire'
+      | 'Sign'
+      | 'DsChange'
+      | 'DsPropagate'
+      | 'Unpublish'
+      | 'Disabling'
+      | 'Unsigned';
     since: string;
     nextStep?: string;
     reason?: string;

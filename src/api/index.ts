@@ -26,9 +26,11 @@ export {
 export type { Dnssec, DnssecAlgorithmSetting, DnssecStatus, EffectiveDnssec } from './dnssec.ts';
 export {
   DNSSEC_ALGORITHM_NAMES,
+  disablingDnssec,
   effectiveDnssec,
   PARENT_DS_ANNOTATION,
   signingId,
+  stillDisabling,
   withParentDs,
 } from './dnssec.ts';
 export type { Delegation, DNSZone, DNSZoneSpec, DNSZoneStatus, IgnoreRule } from './dnszone.ts';

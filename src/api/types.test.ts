@@ -162,8 +162,17 @@ interface DNSZoneStatus {
     }[];
     ds?: string[];
     rollover?: {
-      kind?: 'ZSK' | 'Algorithm' | 'KSK';
-      phase: 'Active' | 'Publish' | 'Retire' | 'Sign' | 'DsChange' | 'DsPropagate' | 'Unpublish';
+      kind?: 'ZSK' | 'Algorithm' | 'KSK' | 'Disable';
+      phase:
+        | 'Active'
+        | 'Publish'
+        | 'Retire'
+        | 'Sign'
+        | 'DsChange'
+        | 'DsPropagate'
+        | 'Unpublish'
+        | 'Disabling'
+        | 'Unsigned';
       since: string;
       nextStep?: string;
       reason?: string;

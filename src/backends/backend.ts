@@ -159,6 +159,12 @@ export interface Backend {
    */
   readonly resyncIntervalMs?: number;
   deleteZone(origin: Name): Promise<void>;
+  /**
+   * A backend that signs at the serial: whether the zone's signing is being turned off and not over
+   * (RFC 8078 §4, the state recorded with its keys), for a zone whose status does not say (lost, as
+   * `zonekeeper serve`'s statuses are at a restart). Such a zone stays signed as it goes insecure.
+   */
+  signingTurnedOff?(origin: Name): Promise<boolean>;
   /** The serial the backend actually serves for the zone, undefined when it does not serve it. */
   servedSerial(origin: Name): Promise<number | undefined>;
   /**

@@ -53,7 +53,7 @@ export function registerDnssecMetrics(
 ): void {
   const phase = registry.gauge(
     'zonekeeper_dnssec_rollover_phase',
-    'The key rollover phase each signed zone is in (1), by kind (ZSK, Algorithm, KSK).',
+    'The key rollover phase each signed zone is in (1), by kind (ZSK, Algorithm, KSK; Disable: signing turned off).',
     ['zone', 'kind', 'phase'],
   );
   const next = registry.gauge(
@@ -63,7 +63,8 @@ export function registerDnssecMetrics(
   );
   const waiting = registry.gauge(
     'zonekeeper_dnssec_rollover_waiting_parent',
-    "Rollovers waiting for the parent's DS (1); ParentDsNotVisible needs the operator to give the parent the DS.",
+    "Rollovers waiting for the parent's DS (1); ParentDsNotVisible needs the operator to give the parent the DS, " +
+      'ParentDsNotRemoved (signing turned off) to have the parent remove it.',
     ['zone', 'reason'],
   );
   const zonesFailing = registry.gauge(

@@ -2,10 +2,12 @@ import {
   type DNSZone,
   type DNSZoneClass,
   type Domain,
+  disablingDnssec,
   type EffectiveDnssec,
   effectiveDnssec,
   PARENT_DS_ANNOTATION,
   signingId,
+  stillDisabling,
   withParentDs,
 } from '../api/index.ts';
 import type { SecretResolver } from '../api/secret-ref.ts';
@@ -220,8 +222,12 @@ export class ZoneFollower {
     if (followed.pending.add(delta)) followed.version++;
     const keys = await this.updateTransfers(zone, verdict.zoneClass);
     followed.transfers = keys.transfers;
+    // Signing turned off: signed as the leader signs while the zone goes insecure (RFC 8078 §4).
     const dnssec = this.options.backend.capabilities.dnssec
-      ? effectiveDnssec(verdict.zoneClass.spec.dnssec, zone.spec.dnssec)
+      ? (effectiveDnssec(verdict.zoneClass.spec.dnssec, zone.spec.dnssec) ??
+        (this.options.backend.capabilities.dnssecAtSerial && stillDisabling(zone.status?.dnssec)
+          ? disablingDnssec(verdict.zoneClass.spec.dnssec, zone.spec.dnssec)
+          : undefined))
       : undefined;
     if (dnssec) followed.dnssec = withParentDs(dnssec, zone.metadata.annotations?.[PARENT_DS_ANNOTATION]);
     else delete followed.dnssec;

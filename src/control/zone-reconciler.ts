@@ -3,11 +3,13 @@ import {
   type DNSZone,
   type DNSZoneClass,
   type DnssecStatus,
+  disablingDnssec,
   type EffectiveDnssec,
   effectiveChangeSafety,
   effectiveDnssec,
   PARENT_DS_ANNOTATION,
   signingId,
+  stillDisabling,
   withParentDs,
 } from '../api/index.ts';
 import {
@@ -205,7 +207,17 @@ export class ZoneReconciler {
     state.warnings = modelWarnings;
     const warnings = update.problems.length > 0 ? [...modelWarnings, ...update.problems] : modelWarnings;
     // DNSSEC: signed by a backend that signs; elsewhere served unsigned, and the zone says so.
-    const dnssec = effectiveDnssec(verdict.zoneClass.spec.dnssec, zone.spec.dnssec);
+    // Signing turned off on a zone the backend signs at the serial: it stays signed while it goes
+    // insecure (RFC 8078 §4), until the backend reports the Unsigned phase (dnssec-disable.ts).
+    // A zone whose status says nothing yet (a restart of `zonekeeper serve`) asks the backend.
+    const dnssec =
+      effectiveDnssec(verdict.zoneClass.spec.dnssec, zone.spec.dnssec) ??
+      (backend.capabilities.dnssecAtSerial &&
+      (zone.status?.dnssec !== undefined
+        ? stillDisabling(zone.status.dnssec)
+        : zone.status?.serial === undefined && (await backend.signingTurnedOff?.(verdict.origin)) === true)
+        ? disablingDnssec(verdict.zoneClass.spec.dnssec, zone.spec.dnssec)
+        : undefined);
     const signs = dnssec !== undefined && backend.capabilities.dnssec;
     const dnssecWarnings =
       dnssec !== undefined && !signs

@@ -99,7 +99,7 @@ function randomName(rnd: () => number): string {
  * pre-published, signing, retired (RFC 7583 §3.2), an algorithm rollover's Sign phase (new keys sign
  * before they are published, RFC 6781 §4.1.4), its Publish phase, the DS set moved, the old keys
  * published no more; double-KSK (RFC 7583 §3.3.1) with the DS set on the old, both and the new KSK; a
- * key mode change (CSK to Split); no DS set (CDS/CDNSKEY gone).
+ * key mode change (CSK to Split); no DS set (CDS/CDNSKEY gone); the RFC 8078 §4 delete CDS/CDNSKEY.
  */
 function keyShapes(algorithm: 13 | 15): SigningKeys[] {
   const other = algorithm === 13 ? 15 : 13;
@@ -138,6 +138,9 @@ function keyShapes(algorithm: 13 | 15): SigningKeys[] {
     { keySigning: [ksk2], zoneSigning: [zsk], published: [ksk2, zsk], parent: [ksk2] },
     { keySigning: [csk, ksk], zoneSigning: [csk, zsk], published: [csk, ksk, zsk], parent: [csk] },
     { keySigning: [ksk], zoneSigning: [zsk], published: [ksk, zsk], parent: [] },
+    // Signing turned off (RFC 8078 §4): the delete CDS/CDNSKEY in place of the DS set, and back.
+    { keySigning: [ksk], zoneSigning: [zsk], published: [ksk, zsk], parent: [ksk], deleteAtParent: true },
+    { keySigning: [csk], zoneSigning: [csk], published: [csk], parent: [csk], deleteAtParent: true },
   ];
 }
 

@@ -27,7 +27,14 @@ import {
   printNsec3param,
   printTypes,
 } from '../dns/dnssec/denial.ts';
-import { type DnssecKey, dnskeyRdata, dsOf, printDnskey } from '../dns/dnssec/keys.ts';
+import {
+  DELETE_CDNSKEY,
+  DELETE_CDS,
+  type DnssecKey,
+  dnskeyRdata,
+  dsOf,
+  printDnskey,
+} from '../dns/dnssec/keys.ts';
 import {
   encodeRrsig,
   printRrsig,
@@ -264,7 +271,25 @@ export class IncrementalSigner {
       () => keyRecords(RRType.DNSKEY, dnskeys),
     );
     const parent = keys.parent ?? [];
-    if (parent.length > 0) {
+    if (keys.deleteAtParent) {
+      // RFC 8078 §4: the delete request in place of the DS set.
+      put(
+        this.origin,
+        RRType.CDS,
+        zone.soa.ttl,
+        undefined,
+        () => 'delete',
+        () => [record(this.origin, zone.soa.ttl, RRType.CDS, DELETE_CDS)],
+      );
+      put(
+        this.origin,
+        RRType.CDNSKEY,
+        zone.soa.ttl,
+        undefined,
+        () => 'delete',
+        () => keyRecords(RRType.CDNSKEY, [DELETE_CDNSKEY as DnssecKey]),
+      );
+    } else if (parent.length > 0) {
       // RFC 7344 §4: CDS (SHA-256) and CDNSKEY at the apex, the DS set the parent is to hold. Without
       // one they are not given, so they are removed like any RRset not given (the apex bit map too).
       const parentId = parent.map(keyIdentity).join();

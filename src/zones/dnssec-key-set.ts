@@ -39,6 +39,8 @@ export interface KeySetState {
   zskRoll?: string;
   /** The algorithm or KSK rollover (`printKeyRoll`). */
   keyRoll?: string;
+  /** Signing being turned off (`printDisable`, dnssec-disable.ts). */
+  disable?: string;
 }
 
 /**

@@ -75,3 +75,35 @@ test('hostile churn: the reuse cache holds one signing back, never the history o
   assert.deepEqual(reuse.take('s99-r3'), sig(993));
   assert.equal(reuse.take('s99-r4'), undefined);
 });
+
+test('turning signing off: CDS 0 0 0 00 and CDNSKEY 0 3 0 AA== in place of the DS set, signed (RFC 8078 §4)', () => {
+  const key = generateDnssecKey(13, DNSKEY_FLAGS.KSK);
+  const signedAt = 1_800_000_000;
+  const window = (r: { owner: string; type: number }) => signatureWindow(signedAt, r.owner, r.type);
+  const zone = { origin: ORIGIN, soa: { ...SOA, serial: 7 }, rrsets: hosts('192.0.2.99') };
+  const text = (deleteAtParent: boolean) =>
+    printSignedZone(
+      ORIGIN,
+      signZone(zone, { keySigning: [key], zoneSigning: [key], parent: [key], deleteAtParent }, window, {
+        kind: 'NSEC',
+      }),
+    );
+  const apex = (zoneText: string, type: string) =>
+    zoneText
+      .split('\n')
+      .filter((l) => l.split(/\s+/)[0] === ORIGIN && l.split(/\s+/)[3] === type)
+      .map((l) => l.split(/\s+/).slice(4).join(' '));
+  const off = text(true);
+  assert.deepEqual(apex(off, 'CDS'), ['0 0 0 00']);
+  assert.deepEqual(apex(off, 'CDNSKEY'), ['0 3 0 AA==']);
+  assert.deepEqual(
+    apex(off, 'RRSIG')
+      .map((r) => r.split(' ')[0])
+      .filter((t) => t === 'CDS' || t === 'CDNSKEY')
+      .sort(),
+    ['CDNSKEY', 'CDS'].sort(),
+  );
+  const on = text(false);
+  assert.notDeepEqual(apex(on, 'CDS'), ['0 0 0 00']);
+  assert.equal(apex(on, 'CDS').length, 1);
+});

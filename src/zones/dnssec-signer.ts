@@ -17,7 +17,14 @@ import {
   printNsec3param,
   printTypes,
 } from '../dns/dnssec/denial.ts';
-import { type DnssecKey, dnskeyRdata, dsOf, printDnskey } from '../dns/dnssec/keys.ts';
+import {
+  DELETE_CDNSKEY,
+  DELETE_CDS,
+  type DnssecKey,
+  dnskeyRdata,
+  dsOf,
+  printDnskey,
+} from '../dns/dnssec/keys.ts';
 import {
   encodeRrsig,
   printRrsig,
@@ -56,6 +63,11 @@ export interface SigningKeys {
   published?: readonly DnssecKey[];
   /** The keys whose DS the parent is to hold: published as CDS (SHA-256) and CDNSKEY (RFC 7344 §3). */
   parent?: readonly DnssecKey[];
+  /**
+   * Signing is being turned off: CDS `0 0 0 00` and CDNSKEY `0 3 0 AA==` ask the parent to remove the
+   * DS (RFC 8078 §4), in place of `parent`'s.
+   */
+  deleteAtParent?: boolean;
 }
 
 /** One record of the signed zone, in wire and presentation forms. */
@@ -102,7 +114,23 @@ export function signZone(
     ttl: dnskeyTtl,
     records: dnskeys.map((k) => ({ wire: dnskeyRdata(k), text: printDnskey(k) })),
   });
-  if (keys.parent && keys.parent.length > 0) {
+  if (keys.deleteAtParent)
+    // RFC 8078 §4: the delete request, signed like the CDS/CDNSKEY it replaces.
+    sets.push(
+      {
+        owner: origin,
+        type: RRType.CDS,
+        ttl: dnskeyTtl,
+        records: [{ wire: canonicalRdata(DELETE_CDS), text: printRdata(DELETE_CDS) }],
+      },
+      {
+        owner: origin,
+        type: RRType.CDNSKEY,
+        ttl: dnskeyTtl,
+        records: [{ wire: dnskeyRdata(DELETE_CDNSKEY), text: printDnskey(DELETE_CDNSKEY) }],
+      },
+    );
+  else if (keys.parent && keys.parent.length > 0) {
     // RFC 7344 §4: CDS and CDNSKEY at the apex, the DS set the parent is to hold, signed like the rest.
     const cds = keys.parent.map((k) => dsOf(origin, k));
     sets.push(

@@ -1,5 +1,5 @@
 import type { DnssecStatus, EffectiveDnssec } from '../../api/dnssec.ts';
-import { dnskeyRdata, generateDnssecKey, keyTag } from '../../dns/dnssec/keys.ts';
+import { dnskeyRdata, dsOf, generateDnssecKey, keyTag } from '../../dns/dnssec/keys.ts';
 import { type Name, nameKey } from '../../dns/name.ts';
 import { printRdata } from '../../dns/rdata.ts';
 import { RRType } from '../../dns/rrtype.ts';
@@ -11,8 +11,9 @@ import { ZoneApplier } from '../../server/zone-apply.ts';
 import type { ZoneDnssecData } from '../../server/zone-dnssec.ts';
 import { ZoneSnapshot } from '../../server/zone-snapshot.ts';
 import type { ServedZone, ZoneTable } from '../../server/zone-table.ts';
+import { type DisableStep, parseDisable, printDisable, stepDisable } from '../../zones/dnssec-disable.ts';
 import { type LifecycleStep, stepKeyLifecycle } from '../../zones/dnssec-key-lifecycle.ts';
-import { inEffectAt, nextKeyEvent, type ZoneKey } from '../../zones/dnssec-key-set.ts';
+import { inEffectAt, keysAt, nextKeyEvent, type ZoneKey } from '../../zones/dnssec-key-set.ts';
 import type { ResourceKey } from '../../zones/resource-key.ts';
 import type { RRset } from '../../zones/rrset.ts';
 import {
@@ -204,6 +205,15 @@ export class BuiltinBackend implements Backend, SelectionSink {
       if (!current) aliases?.servedChanged(zone.origin);
       await this.steering?.replace(this.sink, origin, steered);
     }
+    if (!signing && current?.dnssec !== undefined && this.dnssecKeys?.update) {
+      // Served unsigned now: the keys of a zone whose signing was turned off (RFC 8078 §4) go only
+      // after this, so no serial signed before is left without its keys.
+      await signingStep(zone.origin, 'DNSSEC_KEYS', 'remove the DNSSEC keys of', () =>
+        this.dnssecKeys!.update!(zone.origin, (held) =>
+          parseDisable(held.disable)?.phase === 'Unsigned' ? { keys: [] } : undefined,
+        ),
+      );
+    }
     const served = this.table.get(zone.origin)!;
     const policy = served.transfers;
     if (policy && policy.notify.length > 0) this.notifier?.notify(served.soa, policy.notify);
@@ -236,6 +246,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
     const noted = signing.parentDs;
     const parent =
       seen && noted ? { ds: [...seen.ds, ...noted.ds], ttl: Math.max(seen.ttl, noted.ttl) } : (seen ?? noted);
+    if (signing.disable) return this.disabling(zone, keys, signedAt, parent);
     let step: LifecycleStep | undefined;
     const stored = await signingStep(
       zone.origin,
@@ -254,7 +265,11 @@ export class BuiltinBackend implements Backend, SelectionSink {
             parent,
             generate: generateDnssecKey,
           });
-          return step.next;
+          // Signing turned on again while it was being turned off: normal signing with the same keys,
+          // and no state of the turning off left to resume from later.
+          if (held.disable === undefined) return step.next;
+          const { disable: _, ...rest } = step.next ?? held;
+          return rest;
         }),
     );
     const event = nextKeyEvent(stored.keys, signedAt);
@@ -264,6 +279,73 @@ export class BuiltinBackend implements Backend, SelectionSink {
       ...(step?.rollover ? { rollover: step.rollover } : {}),
       ...(event !== undefined ? { keyEventAt: event } : {}),
       ...(step?.dueAt !== undefined ? { revisitAt: step.dueAt } : {}),
+    };
+  }
+
+  async signingTurnedOff(origin: Name): Promise<boolean> {
+    const store = this.dnssecKeys;
+    if (!store?.update) return false;
+    // A store holding nothing for the zone (a cluster's key Secret not there) has nothing to turn off.
+    const held = await store.update(origin, () => undefined).catch(() => undefined);
+    const state = parseDisable(held?.disable);
+    return held !== undefined && held.keys.length > 0 && state !== undefined && state.phase !== 'Unsigned';
+  }
+
+  /**
+   * Signing turned off on a signed zone (RFC 8078 §4, dnssec-disable.ts): the zone stays signed with
+   * the delete CDS/CDNSKEY until the parent is seen (or recorded) without a DS and its DS TTL has
+   * passed; then `status.dnssec.rollover` says Unsigned, and the reconciler serves the zone unsigned.
+   */
+  private async disabling(
+    zone: ProgrammedZone,
+    keys: ZoneKey[],
+    signedAt: number,
+    parent: { ds: string[]; ttl: number } | undefined,
+  ): Promise<Signed> {
+    const store = this.dnssecKeys!;
+    const now = Math.floor(Date.now() / 1000);
+    const ds = keysAt(keys, signedAt).parent.map((k) => printRdata(dsOf(zone.origin, k)));
+    let step: DisableStep | undefined;
+    const stored = await signingStep(zone.origin, 'DNSSEC_ROLLOVER', 'record turning off DNSSEC of', () =>
+      store.update!(zone.origin, (held) => {
+        step = stepDisable({
+          state: parseDisable(held.disable),
+          enabled: false,
+          hasKeys: true,
+          ds,
+          parent,
+          servedUnsigned: false,
+          now,
+          propagation: zone.soa.refresh,
+        });
+        const disable = step.next ? printDisable(step.next) : undefined;
+        if (disable === held.disable) return undefined;
+        const { disable: _, ...rest } = held.keys.length > 0 ? held : { ...held, keys };
+        return disable !== undefined ? { ...rest, disable } : rest;
+      }),
+    );
+    const s = step!;
+    const state = s.next;
+    const rollover: DnssecStatus['rollover'] | undefined = state && {
+      kind: 'Disable',
+      phase: state.phase,
+      since: new Date(state.since * 1000).toISOString(),
+      ...(s.dueAt !== undefined && state.phase !== 'Unsigned'
+        ? { nextStep: new Date(s.dueAt * 1000).toISOString() }
+        : {}),
+      ...(s.waiting ? { reason: s.waiting.reason, message: s.waiting.message } : {}),
+    };
+    return {
+      keys: stored.keys,
+      signedAt,
+      disable: true,
+      ...(rollover ? { rollover } : {}),
+      // Unsigned: the reconciler is to come back at once and serve the zone unsigned.
+      ...(state?.phase === 'Unsigned'
+        ? { revisitAt: now + 1 }
+        : s.dueAt !== undefined
+          ? { revisitAt: s.dueAt }
+          : {}),
     };
   }
 
@@ -290,7 +372,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
       ...(this.steering?.problems(zone.origin) ?? []),
     ];
     const dnssec = signed
-      ? signedStatus(zone.origin, signed.keys, signed.signedAt, signed.rollover)
+      ? signedStatus(zone.origin, signed.keys, signed.signedAt, signed.rollover, signed.disable)
       : undefined;
     if (problems.length === 0 && !dnssec) return undefined;
     return {
@@ -329,6 +411,8 @@ interface Signed {
   rollover?: DnssecStatus['rollover'];
   keyEventAt?: number;
   revisitAt?: number;
+  /** Signing is being turned off (RFC 8078 §4). */
+  disable?: boolean;
 }
 
 /** Passes RRsets through, collecting the ALIAS ones (so a whole zone is read once). */

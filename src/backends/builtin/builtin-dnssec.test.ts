@@ -184,4 +184,85 @@ describe('the built-in backend signs with a key store', () => {
     assert.equal(result!.dnssec!.rollover!.reason, 'ParentDsPending', 'the parent is seen, without the DS');
     assert.match(result!.dnssec!.rollover!.message!, /waits for the parent to publish the DS/);
   });
+  test('signing turned off (RFC 8078 §4): delete CDS/CDNSKEY, waits for the parent seen, re-enabling keeps the keys', async () => {
+    const table = new ZoneTable();
+    const store = new MemoryKeyStore(generateDnssecKey);
+    const backend = new BuiltinBackend(table, undefined, { dnssecKeys: store });
+    const signed = await backend.applyZone(programmed(1, SETTINGS));
+    const ds = signed!.dnssec!.ds!;
+    const tags = signed!.dnssec!.keys!.map((k) => k.keyTag);
+    // The parent, served here, holds the child's DS (with its NS at the cut).
+    const parent = (withDs: boolean): ProgrammedZone => ({
+      ...programmed(withDs ? 1 : 2),
+      key: 'dns/parent',
+      origin: 'test.',
+      rrsets: () =>
+        [
+          {
+            owner: ORIGIN,
+            type: 'NS',
+            ttl: 300,
+            rdata: [parseRdata('NS', 'ns1.signed.test.', 'test.')],
+            origin: { kind: 'apex' },
+          },
+          ...(withDs
+            ? [
+                {
+                  owner: ORIGIN,
+                  type: 'DS',
+                  ttl: 120,
+                  rdata: ds.map((d) => parseRdata('DS', d, 'test.')),
+                  origin: { kind: 'apex' },
+                },
+              ]
+            : []),
+        ] as RRset[],
+    });
+    await backend.applyZone(parent(true));
+    // Turned off, and a writer records the parent's DS as gone: the DS the parent is seen with wins.
+    const off: EffectiveDnssec = { ...SETTINGS, disable: true, parentDs: { ds: [], ttl: 5 } };
+    const r = await backend.applyZone(programmed(2, off));
+    assert.ok(table.get(ORIGIN)!.dnssec, 'still signed');
+    const apex = (type: number) =>
+      table
+        .get(ORIGIN)!
+        .dnssec!.data.records.filter((x) => x.type === type)
+        .map((x) => [...x.rdata].join(','));
+    assert.deepEqual(apex(RRType.CDS), ['0,0,0,0,0']);
+    assert.deepEqual(apex(RRType.CDNSKEY), ['0,0,3,0,0']);
+    assert.deepEqual(r!.dnssec!.ds, [], 'the parent is to hold no DS');
+    assert.equal(r!.dnssec!.cds, 'Published');
+    assert.equal(r!.dnssec!.rollover!.kind, 'Disable');
+    assert.equal(r!.dnssec!.rollover!.phase, 'Disabling');
+    assert.equal(r!.dnssec!.rollover!.reason, 'ParentDsNotRemoved');
+    assert.match(r!.dnssec!.rollover!.message!, new RegExp(ds[0]!.split(' ')[0]!));
+    assert.equal(await backend.signingTurnedOff(ORIGIN), true);
+    // Turned on again: normal CDS, the same keys, no state of the turning off left.
+    const on = await backend.applyZone(programmed(3, SETTINGS));
+    assert.deepEqual(
+      on!.dnssec!.keys!.map((k) => k.keyTag),
+      tags,
+    );
+    assert.deepEqual(on!.dnssec!.ds, ds);
+    assert.notDeepEqual(apex(RRType.CDS), ['0,0,0,0,0']);
+    assert.equal(on!.dnssec!.rollover?.kind, undefined);
+    assert.equal((await store.update(ORIGIN, () => undefined)).disable, undefined);
+    assert.equal(await backend.signingTurnedOff(ORIGIN), false);
+    // Off again, the parent seen without the DS: DsPropagate for the DS TTL seen (120 s) + refresh.
+    await backend.applyZone(programmed(4, off));
+    await backend.applyZone(parent(false));
+    const waiting = await backend.applyZone(programmed(5, off));
+    assert.equal(waiting!.dnssec!.rollover!.phase, 'DsPropagate');
+    const since = Date.parse(waiting!.dnssec!.rollover!.since);
+    assert.equal(Date.parse(waiting!.dnssec!.rollover!.nextStep!) - since, (120 + 3600) * 1000);
+    assert.ok(table.get(ORIGIN)!.dnssec, 'still signed while a cache may hold the DS');
+    // Unsigned recorded (as the step records it once the wait is over): the unsigned serial is served,
+    // and only then are the keys removed.
+    await store.update(ORIGIN, (held) => ({ ...held, disable: 'Unsigned 1' }));
+    assert.equal(await backend.signingTurnedOff(ORIGIN), false);
+    assert.ok((await store.update(ORIGIN, () => undefined)).keys.length > 0);
+    await backend.applyZone(programmed(6));
+    assert.equal(table.get(ORIGIN)!.dnssec, undefined);
+    assert.deepEqual((await store.update(ORIGIN, () => undefined)).keys, []);
+  });
 });

@@ -243,6 +243,11 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
    * not answer within the ack timeout fails the deletion (BackendUnreachable), so a finalizer waiting
    * on it holds and the deletion is tried again.
    */
+  /** The local backend's key store answers (the workers serve what the local backend signed). */
+  signingTurnedOff(origin: Name): Promise<boolean> {
+    return this.local.signingTurnedOff(origin);
+  }
+
   async deleteZone(origin: Name): Promise<void> {
     await this.local.deleteZone(origin);
     this.images.forget(origin);

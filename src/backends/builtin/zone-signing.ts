@@ -116,7 +116,8 @@ export function signForServing(
   const signer = kept?.for(zone.origin, denial, policy) ?? new IncrementalSigner(zone.origin, denial, policy);
   const records = signer.sign(
     { origin: zone.origin, soa: { ...zone.soa, serial: zone.serial }, rrsets: zone.rrsets },
-    { keySigning, zoneSigning, published, parent },
+    // RFC 8078 §4: signing turned off, the delete CDS/CDNSKEY in place of the DS set.
+    { keySigning, zoneSigning, published, parent, ...(settings.disable ? { deleteAtParent: true } : {}) },
     signedAt,
   );
   return {
@@ -139,8 +140,10 @@ export function signedStatus(
   keys: readonly ZoneKey[],
   signedAt: number,
   rollover?: DnssecStatus['rollover'],
+  /** Signing is being turned off: the parent is to hold no DS (the delete CDS/CDNSKEY are published). */
+  disable?: boolean,
 ): DnssecStatus {
-  const parent = keysAt(keys, signedAt).parent;
+  const parent = disable ? [] : keysAt(keys, signedAt).parent;
   return {
     keys: keys.map((k) => {
       const state = keyStateAt(k, signedAt);
@@ -154,7 +157,7 @@ export function signedStatus(
     }),
     ds: parent.map((k) => printRdata(dsOf(origin, k))),
     ...(rollover ? { rollover } : {}),
-    cds: parent.length > 0 ? 'Published' : 'NotPublished',
+    cds: parent.length > 0 || disable ? 'Published' : 'NotPublished',
   };
 }
 

@@ -120,6 +120,17 @@ export function dnskeyRdata(key: Pick<DnssecKey, 'flags' | 'algorithm' | 'public
   return out;
 }
 
+/**
+ * RFC 8078 §4: the CDS and CDNSKEY records a signed zone publishes to ask its parent to remove its DS
+ * (go insecure): CDS `0 0 0 00`, CDNSKEY `0 3 0 AA==` (algorithm 0, a one-octet zero key).
+ */
+export const DELETE_CDS: DsRdata = { type: 'DS', keyTag: 0, algorithm: 0, digestType: 0, digest: '00' };
+export const DELETE_CDNSKEY: Pick<DnssecKey, 'flags' | 'algorithm' | 'publicKey'> = {
+  flags: 0,
+  algorithm: 0 as DnssecAlgorithm,
+  publicKey: new Uint8Array(1),
+};
+
 /** DNSKEY presentation form: `flags 3 algorithm base64`. */
 export function printDnskey(key: Pick<DnssecKey, 'flags' | 'algorithm' | 'publicKey'>): string {
   return `${key.flags} 3 ${key.algorithm} ${bytesToBase64(key.publicKey)}`;

@@ -67,6 +67,7 @@ describe('DNSSEC keys in the state directory', () => {
       keys: [...held.keys, { ...held.keys[1]!, id: 3, events }],
       zskRoll: 'Publish 100 3 2',
       keyRoll: 'Idle 0',
+      disable: 'Disabling 100 60',
     }));
     assert.equal(next.keys.length, 3);
     // Nothing to change: nothing written.
@@ -84,6 +85,7 @@ describe('DNSSEC keys in the state directory', () => {
     const held = await again.update('roll.test.', () => undefined);
     assert.equal(held.zskRoll, 'Publish 100 3 2');
     assert.equal(held.keyRoll, 'Idle 0');
+    assert.equal(held.disable, 'Disabling 100 60');
     // A malformed state change fails loudly.
     const file = path.join(dir, 'dnssec', 'roll.test.json');
     const data = JSON.parse(await readFile(file, 'utf8'));

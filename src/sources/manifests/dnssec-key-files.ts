@@ -23,6 +23,8 @@ interface KeyFile {
   /** The ZSK rollover's state (`printRollover`), the algorithm/KSK rollover's (`printKeyRoll`). */
   zskRoll?: string;
   keyRoll?: string;
+  /** Signing being turned off (`printDisable`, RFC 8078 §4). */
+  disable?: string;
   keys: {
     /** The key's number among the zone's keys (rollover states name keys by it). */
     id?: number;
@@ -61,6 +63,7 @@ export function encodeKeyFile(
     origin: origin.toLowerCase(),
     ...(rolls.zskRoll !== undefined ? { zskRoll: rolls.zskRoll } : {}),
     ...(rolls.keyRoll !== undefined ? { keyRoll: rolls.keyRoll } : {}),
+    ...(rolls.disable !== undefined ? { disable: rolls.disable } : {}),
     keys: keys.map(({ role, key, id, events }, i) => ({
       id: id ?? i + 1,
       ...(events && events.length > 0 ? { events } : {}),
@@ -120,6 +123,7 @@ export function decodeKeySet(text: string): KeySetState {
     keys,
     ...(typeof data.zskRoll === 'string' ? { zskRoll: data.zskRoll } : {}),
     ...(typeof data.keyRoll === 'string' ? { keyRoll: data.keyRoll } : {}),
+    ...(typeof data.disable === 'string' ? { disable: data.disable } : {}),
   };
 }
 
