@@ -283,28 +283,23 @@ test('changes reach DNS threads as overlays, a bulk change whole, and an overlay
   for (let i = 0; i < 100; i++)
     records.set(`h${i}.big.example.`, aRRset(`h${i}.big.example.`, `10.0.0.${i}`));
   let serial = 1;
+  /** The zone at the current serial, with every record held. */
+  const zone = () => ({
+    key: 'dns/big',
+    origin: 'big.example.',
+    soa,
+    serial,
+    rrsets: () => [...records.values()],
+  });
   const apply = (upserts: RRset[], deletes: { owner: string; type: 'A' }[]) => {
     const fromSerial = serial++;
     for (const r of upserts) records.set(r.owner, r);
     for (const d of deletes) records.delete(d.owner);
-    return pool.applyZone({
-      key: 'dns/big',
-      origin: 'big.example.',
-      soa,
-      serial,
-      rrsets: () => [...records.values()],
-      delta: { fromSerial, upserts, deletes },
-    });
+    return pool.applyZone({ ...zone(), delta: { fromSerial, upserts, deletes } });
   };
   await pool.start();
   try {
-    await pool.applyZone({
-      key: 'dns/big',
-      origin: 'big.example.',
-      soa,
-      serial,
-      rrsets: () => [...records.values()],
-    });
+    await pool.applyZone(zone());
     assert.deepEqual(sent.splice(0), ['image']);
     // One record changed, one added below an empty non-terminal, one removed: overlays.
     await apply([aRRset('h1.big.example.', '192.0.2.1')], []);
@@ -411,35 +406,30 @@ test('a DNS thread holding another base than an overlay answers need-zone and ge
     records.set(`h${i}.base.example.`, aRRset(`h${i}.base.example.`, `10.0.0.${i}`));
   let serial = 1;
   const zone = () => ({ key: 'dns/base', origin: 'base.example.', soa: IMAGE_TEST_SOA, serial });
+  /** One RRset changed: the next serial, sent with its delta. */
+  const change = (r: RRset) => {
+    records.set(r.owner, r);
+    const fromSerial = serial++;
+    return pool.applyZone({
+      ...zone(),
+      rrsets: () => [...records.values()],
+      delta: { fromSerial, upserts: [r], deletes: [] },
+    });
+  };
   await pool.start();
   try {
     await pool.applyZone({ ...zone(), rrsets: () => [...records.values()] });
     // Names changed one by one over the base: overlays, until one passes the overlay's share (64
     // names) and is merged into a new base, sent whole at the same serial.
     dropImage = true;
-    for (let i = 0; i < 80 && !sent.includes('image', 1); i++) {
-      const r = aRRset(`h${i}.base.example.`, '192.0.2.1');
-      records.set(r.owner, r);
-      const fromSerial = serial++;
-      await pool.applyZone({
-        ...zone(),
-        rrsets: () => [...records.values()],
-        delta: { fromSerial, upserts: [r], deletes: [] },
-      });
-    }
+    for (let i = 0; i < 80 && !sent.includes('image', 1); i++)
+      await change(aRRset(`h${i}.base.example.`, '192.0.2.1'));
     dropImage = false;
     const overlays = sent.length - 2;
     assert.ok(overlays > 50, `${overlays} overlays before the merge`);
     assert.deepEqual(sent.splice(0), ['image', ...Array(overlays).fill('overlay'), 'image']);
     // The next overlay is over the merged base the thread never got: it asks for the zone whole.
-    const r = aRRset('h99.base.example.', '192.0.2.99');
-    records.set(r.owner, r);
-    const fromSerial = serial++;
-    await pool.applyZone({
-      ...zone(),
-      rrsets: () => [...records.values()],
-      delta: { fromSerial, upserts: [r], deletes: [] },
-    });
+    await change(aRRset('h99.base.example.', '192.0.2.99'));
     for (let i = 0; i < 100 && (await pool.servedSerial('base.example.')) !== serial; i++)
       await new Promise((res) => setTimeout(res, 50));
     assert.deepEqual(sent.splice(0), ['overlay', 'image+overlay']);
