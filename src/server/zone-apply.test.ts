@@ -35,6 +35,34 @@ const txt = (owner: string, text: string): RRsetData => ({
   rdata: [{ type: 'TXT', strings: [text] }],
 });
 
+/**
+ * A zone's content before a patch, the patch, and the content after it, made anew for each test: a
+ * changed record set, a deleted one, a new one, one deleted and upserted again, one unchanged.
+ */
+function patchCase(): { base: RRsetData[]; patch: ZonePatch; after: RRsetData[] } {
+  return {
+    base: [
+      a('www', '192.0.2.1', '192.0.2.2'),
+      a('api', '192.0.2.3'),
+      txt('note', 'old'),
+      a('gone', '192.0.2.9'),
+    ],
+    patch: {
+      upserts: [a('www', '192.0.2.2', '192.0.2.4'), a('new', '198.51.100.1'), txt('note', 'new')],
+      deletes: [
+        { owner: `gone.${ORIGIN}`, type: 'A' },
+        { owner: `note.${ORIGIN}`, type: 'TXT' },
+      ],
+    },
+    after: [
+      a('www', '192.0.2.2', '192.0.2.4'),
+      a('api', '192.0.2.3'),
+      txt('note', 'new'),
+      a('new', '198.51.100.1'),
+    ],
+  };
+}
+
 /** A journal entry as text, record by record, in a stable order. */
 function printed(entry: JournalEntry | undefined): { removed: string[]; added: string[] } {
   const lines = (rrsets: JournalEntry['removed']) =>
@@ -42,27 +70,12 @@ function printed(entry: JournalEntry | undefined): { removed: string[]; added: s
   return { removed: lines(entry?.removed ?? []), added: lines(entry?.added ?? []) };
 }
 
+/** What a zone serves by transfer, as text in a stable order. */
+const zoneText = (z: ServedZone) =>
+  printed({ from: 0, to: 0, removed: [], added: [...z.transferRRsets()] }).added.join('\n');
+
 test('a patch to a zone held as an image journals what the same patch to its objects journals (ADR 0020 step 4)', () => {
-  const base = [
-    a('www', '192.0.2.1', '192.0.2.2'),
-    a('api', '192.0.2.3'),
-    txt('note', 'old'),
-    a('gone', '192.0.2.9'),
-  ];
-  const patch: ZonePatch = {
-    // A changed record set, a deleted one, a new one, one deleted and upserted again, one unchanged.
-    upserts: [a('www', '192.0.2.2', '192.0.2.4'), a('new', '198.51.100.1'), txt('note', 'new')],
-    deletes: [
-      { owner: `gone.${ORIGIN}`, type: 'A' },
-      { owner: `note.${ORIGIN}`, type: 'TXT' },
-    ],
-  };
-  const after = [
-    a('www', '192.0.2.2', '192.0.2.4'),
-    a('api', '192.0.2.3'),
-    txt('note', 'new'),
-    a('new', '198.51.100.1'),
-  ];
+  const { base, patch, after } = patchCase();
 
   const objects = new ZoneTable<ServedZone>();
   new ZoneApplier(objects).replace(ORIGIN, SOA, 1, base, TRANSFERS);
@@ -98,9 +111,7 @@ test('a patch to a zone held as an image journals what the same patch to its obj
   const entry = held.journal.since(1)?.[0];
   assert.deepEqual(printed(entry), printed(reference));
   assert.ok(printed(entry).removed.length > 0 && printed(entry).added.length > 0);
-  const text = (z: ServedZone) =>
-    printed({ from: 0, to: 0, removed: [], added: [...z.transferRRsets()] }).added.join('\n');
-  assert.equal(text(held), text(objects.get(ORIGIN)!));
+  assert.equal(zoneText(held), zoneText(objects.get(ORIGIN)!));
 
   // A name added below a name that does not exist makes it an empty non-terminal; removing it ends it.
   const deep = a('x.y', '203.0.113.1');
@@ -132,30 +143,12 @@ test('a patch to a zone held as an image journals what the same patch to its obj
   const four = images.get(ORIGIN) as ImageZone;
   assert.equal(four.isEmptyNonTerminal(`y.${ORIGIN}`), false);
   assert.equal(four.node(`x.y.${ORIGIN}`), undefined);
-  assert.equal(text(four), text(objects.get(ORIGIN)!));
+  assert.equal(zoneText(four), zoneText(objects.get(ORIGIN)!));
   assert.equal(four.journal.since(1)?.length, 3);
 });
 
 test('a zone held as an image is made into objects from the content after a patch, reading only the patched RRsets from the image', () => {
-  const base = [
-    a('www', '192.0.2.1', '192.0.2.2'),
-    a('api', '192.0.2.3'),
-    txt('note', 'old'),
-    a('gone', '192.0.2.9'),
-  ];
-  const patch: ZonePatch = {
-    upserts: [a('www', '192.0.2.2', '192.0.2.4'), a('new', '198.51.100.1'), txt('note', 'new')],
-    deletes: [
-      { owner: `gone.${ORIGIN}`, type: 'A' },
-      { owner: `note.${ORIGIN}`, type: 'TXT' },
-    ],
-  };
-  const after = [
-    a('www', '192.0.2.2', '192.0.2.4'),
-    a('api', '192.0.2.3'),
-    txt('note', 'new'),
-    a('new', '198.51.100.1'),
-  ];
+  const { base, patch, after } = patchCase();
   const table = new ZoneTable<ServedZone>();
   const applier = new ZoneApplier(table);
   table.set(new ImageZone(ZoneImage.build(ORIGIN, SOA, 1, base, { shared: true }), undefined));
@@ -164,9 +157,7 @@ test('a zone held as an image is made into objects from the content after a patc
   assert.ok(before instanceof ZoneSnapshot);
   assert.equal(before.serial, 1);
   // The objects are the zone before the patch, as the image held it.
-  const text = (z: ServedZone) =>
-    printed({ from: 0, to: 0, removed: [], added: [...z.transferRRsets()] }).added.join('\n');
-  assert.equal(text(before), text(ZoneSnapshot.build(ORIGIN, SOA, 1, base)));
+  assert.equal(zoneText(before), zoneText(ZoneSnapshot.build(ORIGIN, SOA, 1, base)));
   assert.ok(applier.patch(ORIGIN, SOA, 2, 1, patch, undefined));
-  assert.equal(text(table.get(ORIGIN)!), text(ZoneSnapshot.build(ORIGIN, SOA, 2, after)));
+  assert.equal(zoneText(table.get(ORIGIN)!), zoneText(ZoneSnapshot.build(ORIGIN, SOA, 2, after)));
 });

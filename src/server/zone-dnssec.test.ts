@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { decodeRrsig } from '../../test/support/rrsig.ts';
 import { base32hex, NSEC3_RFC9276, nsec3Hash } from '../dns/dnssec/denial.ts';
 import { DNSKEY_FLAGS, generateDnssecKey } from '../dns/dnssec/keys.ts';
-import { type RrsigRdata, verifyRrsig } from '../dns/dnssec/rrsig.ts';
+import { verifyRrsig } from '../dns/dnssec/rrsig.ts';
 import { decodeMessage, encodeMessage, queryMessage } from '../dns/message.ts';
 import { type Name, nameKey, parseName } from '../dns/name.ts';
 import { parseRdata } from '../dns/rdata.ts';
@@ -356,28 +357,6 @@ describe('answers synthesized at query time (ALIAS)', () => {
       );
     });
 });
-
-/** RRSIG RDATA back into its fields (RFC 4034 §3.1), the signer name uncompressed. */
-function decodeRrsig(w: Uint8Array): RrsigRdata {
-  const v = new DataView(w.buffer, w.byteOffset, w.byteLength);
-  let at = 18;
-  const labels: string[] = [];
-  while (w[at] !== 0) {
-    labels.push(Buffer.from(w.subarray(at + 1, at + 1 + w[at]!)).toString('latin1'));
-    at += w[at]! + 1;
-  }
-  return {
-    typeCovered: v.getUint16(0),
-    algorithm: w[2]!,
-    labels: w[3]!,
-    originalTtl: v.getUint32(4),
-    expiration: v.getUint32(8),
-    inception: v.getUint32(12),
-    keyTag: v.getUint16(16),
-    signerName: `${labels.join('.')}.`,
-    signature: w.subarray(at + 1),
-  };
-}
 
 describe('signed answers over UDP', () => {
   test('an answer whose RRSIGs and proof do not fit is truncated (TC), never sent without them', () => {

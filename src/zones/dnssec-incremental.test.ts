@@ -38,6 +38,28 @@ import type { RRsetData } from './rrset.ts';
 const ORIGIN = 'inc.test.';
 /** A short period, so that signing times a few hours apart move some RRsets to a new epoch. */
 const POLICY: WindowPolicy = { refreshSeconds: 6 * 3600, backdateSeconds: 600 };
+/** Both denial forms: NSEC, and NSEC3 with the parameters RFC 9276 §3.1 recommends. */
+const DENIALS = [{ kind: 'NSEC' } as const, { kind: 'NSEC3', params: NSEC3_RFC9276 } as const];
+/** The zone's SOA fields but the serial. */
+const SOA = {
+  ttl: 3600,
+  mname: `ns1.${ORIGIN}`,
+  rname: `hostmaster.${ORIGIN}`,
+  refresh: 3600,
+  retry: 600,
+  expire: 1209600,
+  minimum: 300,
+};
+
+/** `count` A RRsets, h0 to h<count - 1>, one address each (192.0.2.<i mod 250>). */
+function manyHosts(count: number): RRsetData[] {
+  return Array.from({ length: count }, (_, i) => ({
+    owner: `h${i}.${ORIGIN}`,
+    type: 'A' as const,
+    ttl: 300,
+    rdata: [parseRdata('A', `192.0.2.${i % 250}`, ORIGIN)],
+  }));
+}
 
 /** xorshift32: the sequences are the same on every run (the seed is in the test name). */
 function random(seed: number): () => number {
@@ -160,15 +182,7 @@ function run(denial: Denial, seed: number, steps: number, algorithm: 13 | 15) {
     });
   put(ORIGIN, 'NS', 3600, ['ns1.inc.test.', 'ns2.inc.test.']);
   put(`ns1.${ORIGIN}`, 'A', 3600, ['192.0.2.53']);
-  let soa = {
-    ttl: 3600,
-    mname: `ns1.${ORIGIN}`,
-    rname: `hostmaster.${ORIGIN}`,
-    refresh: 3600,
-    retry: 600,
-    expire: 1209600,
-    minimum: 300,
-  };
+  let soa = SOA;
   let signedAt = 1_800_000_000;
   const signer = new IncrementalSigner(ORIGIN, denial, POLICY);
   for (let step = 0; step < steps; step++) {
@@ -224,7 +238,7 @@ function run(denial: Denial, seed: number, steps: number, algorithm: 13 | 15) {
 }
 
 describe('incremental signer equals a whole re-sign', () => {
-  for (const denial of [{ kind: 'NSEC' } as const, { kind: 'NSEC3', params: NSEC3_RFC9276 } as const])
+  for (const denial of DENIALS)
     for (const seed of [1, 20261126, 4242])
       test(`${denial.kind}, random changes (seed ${seed})`, () => {
         const { shapes } = run(denial, seed, 120, seed === 4242 ? 13 : 15);
@@ -235,36 +249,22 @@ describe('incremental signer equals a whole re-sign', () => {
 test('a one-record change signs the changed RRset, the SOA and the denial records it touches', () => {
   const key: DnssecKey = generateDnssecKey(15, DNSKEY_FLAGS.KSK);
   const keys = { keySigning: [key], zoneSigning: [key] };
-  const soa = {
-    ttl: 3600,
-    mname: `ns1.${ORIGIN}`,
-    rname: `hostmaster.${ORIGIN}`,
-    refresh: 3600,
-    retry: 600,
-    expire: 1209600,
-    minimum: 300,
-  };
-  const hosts = Array.from({ length: 200 }, (_, i) => ({
-    owner: `h${i}.${ORIGIN}`,
-    type: 'A' as const,
-    ttl: 300,
-    rdata: [parseRdata('A', `192.0.2.${i % 250}`, ORIGIN)],
-  }));
-  for (const denial of [{ kind: 'NSEC' } as const, { kind: 'NSEC3', params: NSEC3_RFC9276 } as const]) {
+  const hosts = manyHosts(200);
+  for (const denial of DENIALS) {
     const signer = new IncrementalSigner(ORIGIN, denial, DEFAULT_WINDOW_POLICY);
     const signedAt = 1_800_000_000;
-    signer.sign({ origin: ORIGIN, soa: { ...soa, serial: 1 }, rrsets: hosts }, keys, signedAt);
+    signer.sign({ origin: ORIGIN, soa: { ...SOA, serial: 1 }, rrsets: hosts }, keys, signedAt);
     assert.ok(signer.stats.signed > 200);
     // A changed address: its RRSIG and the SOA's; no denial record changes.
     const changed = hosts.map((h, i) =>
       i === 7 ? { ...h, rdata: [parseRdata('A', '192.0.2.99', ORIGIN)] } : h,
     );
-    signer.sign({ origin: ORIGIN, soa: { ...soa, serial: 2 }, rrsets: changed }, keys, signedAt + 60);
+    signer.sign({ origin: ORIGIN, soa: { ...SOA, serial: 2 }, rrsets: changed }, keys, signedAt + 60);
     assert.deepEqual(signer.stats, { signed: 2, denialChanged: 0, rrsetsChanged: 2 });
     // A new name (an address under a new ENT): its RRset, the SOA, its denial record and its
     // predecessor's (NSEC); with NSEC3 the owner's and the ENT's and their predecessors'.
     const added = [...changed, { ...hosts[0]!, owner: `new.ent.${ORIGIN}` }];
-    signer.sign({ origin: ORIGIN, soa: { ...soa, serial: 3 }, rrsets: added }, keys, signedAt + 120);
+    signer.sign({ origin: ORIGIN, soa: { ...SOA, serial: 3 }, rrsets: added }, keys, signedAt + 120);
     const { signed, denialChanged } = signer.stats;
     if (denial.kind === 'NSEC') assert.deepEqual({ signed, denialChanged }, { signed: 4, denialChanged: 2 });
     else {
@@ -291,25 +291,11 @@ test('a change of the keys’ state re-signs exactly what it decides', () => {
   const zsk = generateDnssecKey(13, DNSKEY_FLAGS.ZSK);
   const zsk2 = generateDnssecKey(13, DNSKEY_FLAGS.ZSK);
   const newZsk = generateDnssecKey(15, DNSKEY_FLAGS.ZSK);
-  const soa = {
-    ttl: 3600,
-    mname: `ns1.${ORIGIN}`,
-    rname: `hostmaster.${ORIGIN}`,
-    refresh: 3600,
-    retry: 600,
-    expire: 1209600,
-    minimum: 300,
-  };
-  const hosts = Array.from({ length: 40 }, (_, i) => ({
-    owner: `h${i}.${ORIGIN}`,
-    type: 'A' as const,
-    ttl: 300,
-    rdata: [parseRdata('A', `192.0.2.${i}`, ORIGIN)],
-  }));
+  const hosts = manyHosts(40);
   // One content, one serial, one signing time: only the keys' state moves.
-  const zone: ZoneToSign = { origin: ORIGIN, soa: { ...soa, serial: 1 }, rrsets: hosts };
+  const zone: ZoneToSign = { origin: ORIGIN, soa: { ...SOA, serial: 1 }, rrsets: hosts };
   const signedAt = 1_800_000_000;
-  for (const denial of [{ kind: 'NSEC' } as const, { kind: 'NSEC3', params: NSEC3_RFC9276 } as const]) {
+  for (const denial of DENIALS) {
     const signer = new IncrementalSigner(ORIGIN, denial, DEFAULT_WINDOW_POLICY);
     let last: SignedRecord[] = [];
     const sign = (keys: SigningKeys) => {
@@ -442,7 +428,7 @@ describe('incremental signer equals a whole re-sign through the key lifecycle', 
     }
     return shapes.size;
   }
-  for (const denial of [{ kind: 'NSEC' } as const, { kind: 'NSEC3', params: NSEC3_RFC9276 } as const]) {
+  for (const denial of DENIALS) {
     test(`${denial.kind}: ZSK pre-publication`, () => {
       const settings = { ...SPLIT, zskLifetimeSeconds: 100 };
       assert.ok(lifecycle(settings, settings, denial, 140) >= 3);

@@ -45,7 +45,13 @@ import {
 import { canonicalSortKey, isInDomain, type Name, nameKey, parentName } from '../dns/name.ts';
 import { printRdata, type Rdata } from '../dns/rdata.ts';
 import { RRType, typeCode } from '../dns/rrtype.ts';
-import type { Denial, SignedRecord, SigningKeys, ZoneToSign } from './dnssec-signer.ts';
+import {
+  type Denial,
+  type SignedRecord,
+  type SigningKeys,
+  uniqueKeys,
+  type ZoneToSign,
+} from './dnssec-signer.ts';
 import { DEFAULT_WINDOW_POLICY, epochOffset, type WindowPolicy } from './dnssec-window.ts';
 
 /** One RRset held: its records, and its signatures with the window and keys they were made for. */
@@ -709,16 +715,6 @@ function keyIdentity(k: DnssecKey): string {
 
 function record(owner: Name, ttl: number, type: number, rdata: Rdata): SignedRecord {
   return { owner, ttl, type, rdata: canonicalRdata(rdata), text: printRdata(rdata) };
-}
-
-function uniqueKeys(keys: readonly DnssecKey[]): DnssecKey[] {
-  const seen = new Set<string>();
-  return keys.filter((k) => {
-    const id = Buffer.from(k.publicKey).toString('base64');
-    if (seen.has(id)) return false;
-    seen.add(id);
-    return true;
-  });
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

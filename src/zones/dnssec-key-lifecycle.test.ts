@@ -22,6 +22,15 @@ const SPLIT: EffectiveDnssec = {
 };
 // DNSKEY TTL 5, largest TTL 8, propagation 2: Ipub 7 s, Iret 10 s.
 const TTLS = { dnskey: 5, largest: 8, propagation: 2 };
+/** Every phase of an algorithm roll (also a key mode change), in order, then none. */
+const ALGORITHM_ROLL_PHASES = [
+  'Algorithm/Sign',
+  'Algorithm/Publish',
+  'Algorithm/DsChange',
+  'Algorithm/DsPropagate',
+  'Algorithm/Unpublish',
+  'none',
+];
 const ORIGIN = 'example.com.';
 const tag = (k: { key: Parameters<typeof dnskeyRdata>[0] }) => keyTag(dnskeyRdata(k.key));
 const tags = (keys: Parameters<typeof dnskeyRdata>[0][]) => keys.map((k) => keyTag(dnskeyRdata(k))).sort();
@@ -166,14 +175,7 @@ describe('the key lifecycle of the built-in signer', () => {
       if (ds.some((d) => d.split(' ')[1] === '15')) held = ds;
       return { ds: held, ttl: 3 };
     });
-    assert.deepEqual(phases, [
-      'Algorithm/Sign',
-      'Algorithm/Publish',
-      'Algorithm/DsChange',
-      'Algorithm/DsPropagate',
-      'Algorithm/Unpublish',
-      'none',
-    ]);
+    assert.deepEqual(phases, ALGORITHM_ROLL_PHASES);
     assert.ok(state.keys.every((k) => k.key.algorithm === 15));
     assert.ok(keysMatch(state.keys, ed));
     for (const s of serials) {
@@ -210,14 +212,7 @@ describe('the key lifecycle of the built-in signer', () => {
       if (ds.some((d) => d !== held![0])) held = ds;
       return { ds: held, ttl: 3 };
     });
-    assert.deepEqual(phases, [
-      'Algorithm/Sign',
-      'Algorithm/Publish',
-      'Algorithm/DsChange',
-      'Algorithm/DsPropagate',
-      'Algorithm/Unpublish',
-      'none',
-    ]);
+    assert.deepEqual(phases, ALGORITHM_ROLL_PHASES);
     assert.deepEqual(state.keys.map((k) => k.role).sort(), ['KSK', 'ZSK']);
     for (const s of serials) {
       const k = keysAt(s.keys, s.signedAt);

@@ -25,6 +25,7 @@ import {
   type ZoneKey as RollKey,
   type RolloverState,
   rolloverTimings,
+  startAlgorithmRoll,
   stepKeyRoll,
   stepRollover,
 } from './dnssec-rollover.ts';
@@ -127,25 +128,13 @@ export function stepKeyLifecycle(input: LifecycleInput): LifecycleStep {
     present.every((k) => k.key.algorithm === algorithm) &&
     !present.every((k) => (split ? k.role !== 'CSK' : k.role === 'CSK'));
   const rollStep: KeyRollStep = modeChange
-    ? {
-        actions: (split ? (['ksk', 'zsk'] as const) : (['csk'] as const)).map((role) => ({
-          kind: 'create' as const,
-          role,
-          algorithm,
-          active: true,
-          published: false,
-        })),
-        next: {
-          phase: 'Sign',
-          kind: 'Algorithm',
-          since: t,
-          wait: 0,
-          newKeys: [],
-          oldKeys: present.map((k) => k.id),
-        },
-        dueAt: t + timings.sign,
-        ds: [],
-      }
+    ? startAlgorithmRoll(
+        { algorithm, split },
+        present.map((k) => k.id),
+        t,
+        timings,
+        [],
+      )
     : stepKeyRoll(
         recordedRoll,
         rollKeys(),

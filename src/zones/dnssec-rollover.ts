@@ -214,6 +214,34 @@ export const normalizeDs = (ds: string) => {
 };
 
 /**
+ * The first step of an algorithm roll, which is also how a change of key mode (CSK ↔ Split) at the same
+ * algorithm rolls: new keys of the wanted mode are created signing but not published, and the roll waits
+ * in Sign for `t.sign` before it publishes them. `oldKeys` are the keys the roll retires; `ds` is what the
+ * parent should hold meanwhile.
+ */
+export function startAlgorithmRoll(
+  want: Pick<KeyRollWant, 'algorithm' | 'split'>,
+  oldKeys: number[],
+  now: number,
+  t: KeyRollTimings,
+  ds: string[],
+): KeyRollStep {
+  const roles: ('csk' | 'ksk' | 'zsk')[] = want.split ? ['ksk', 'zsk'] : ['csk'];
+  return {
+    actions: roles.map((role) => ({
+      kind: 'create',
+      role,
+      algorithm: want.algorithm,
+      active: true,
+      published: false,
+    })),
+    next: { phase: 'Sign', kind: 'Algorithm', since: now, wait: 0, newKeys: [], oldKeys },
+    dueAt: now + t.sign,
+    ds,
+  };
+}
+
+/**
  * One step of the algorithm and KSK rollovers. `keys`: the zone's keys Zonekeeper manages; `parent`:
  * the DS RRset the parent is seen to publish for the zone and its TTL, undefined when not visible.
  */
@@ -230,26 +258,13 @@ export function stepKeyRoll(
     const published = keys.filter((k) => k.published);
     // RFC 4035 §2.2: the zone is on one algorithm when every published key has it.
     if (published.length > 0 && published.some((k) => k.algorithm !== want.algorithm)) {
-      const roles: ('csk' | 'ksk' | 'zsk')[] = want.split ? ['ksk', 'zsk'] : ['csk'];
-      return {
-        actions: roles.map((role) => ({
-          kind: 'create',
-          role,
-          algorithm: want.algorithm,
-          active: true,
-          published: false,
-        })),
-        next: {
-          phase: 'Sign',
-          kind: 'Algorithm',
-          since: now,
-          wait: 0,
-          newKeys: [],
-          oldKeys: keys.map((k) => k.id),
-        },
-        dueAt: now + t.sign,
-        ds: dsOfKeys(keys, undefined),
-      };
+      return startAlgorithmRoll(
+        want,
+        keys.map((k) => k.id),
+        now,
+        t,
+        dsOfKeys(keys, undefined),
+      );
     }
     const ksks = published.filter((k) => k.role === 'ksk');
     if (want.split && want.kskLifetime > 0 && ksks.length > 0 && now - since >= want.kskLifetime)

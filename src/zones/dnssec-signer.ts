@@ -311,7 +311,8 @@ function sortSets(sets: PlainSet[]): PlainSet[] {
   return [...sets].sort((a, b) => (a.type === RRType.SOA ? -1 : b.type === RRType.SOA ? 1 : a.type - b.type));
 }
 
-function uniqueKeys(keys: readonly DnssecKey[]): DnssecKey[] {
+/** The keys without repeats (a CSK is both key-signing and zone-signing), by public key, first place kept. */
+export function uniqueKeys(keys: readonly DnssecKey[]): DnssecKey[] {
   const seen = new Set<string>();
   return keys.filter((k) => {
     const id = Buffer.from(k.publicKey).toString('base64');

@@ -180,6 +180,24 @@ export function buildQuery(q: QuerySpec): Uint8Array {
   );
 }
 
+/**
+ * An IXFR request (RFC 1995 §3): the question `origin` IXFR, and in the authority section the SOA the
+ * client holds, at `clientSerial` (root MNAME and RNAME, the other fields 1: only the serial is read).
+ */
+export function ixfrRequest(origin: Name, clientSerial: number): Uint8Array {
+  return bytes(
+    header({ id: 7, qd: 1, ns: 1 }),
+    questionBytes(wireName(origin), RRType.IXFR, RRClass.IN),
+    rrBytes(
+      wireName(origin),
+      RRType.SOA,
+      RRClass.IN,
+      300,
+      bytes(0, 0, u32(clientSerial), u32(1), u32(1), u32(1), u32(1)),
+    ),
+  );
+}
+
 /** Overwrites the ID of a packet that has one (a copy is returned). */
 export function withId(packet: Uint8Array, id: number): Uint8Array {
   const out = Uint8Array.from(packet);

@@ -42,18 +42,21 @@ const BASE: RRsetData[] = [
 const thread = new SigningThread();
 after(() => thread.close());
 
+/** The signing thread's answer for the content at the serial (and the change to it, when given). */
+const inThread = (
+  serial: number,
+  rrsets: RRsetData[],
+  signedAt: number,
+  delta?: Parameters<SigningThread['sign']>[4],
+) => thread.sign({ origin: ORIGIN, soa: SOA, serial, rrsets }, SETTINGS, KEYS, signedAt, delta);
+
 /** What signing the whole content at the serial gives, in this thread. */
 const whole = (serial: number, rrsets: RRsetData[], signedAt: number) =>
   signForServing({ origin: ORIGIN, soa: SOA, serial, rrsets }, SETTINGS, KEYS, signedAt).records;
 
 test('the signing thread signs a change sent alone to the same bytes as the whole zone', async () => {
   const signedAt = 1_800_000_000;
-  const one = await thread.sign(
-    { origin: ORIGIN, soa: SOA, serial: 1, rrsets: BASE },
-    SETTINGS,
-    KEYS,
-    signedAt,
-  );
+  const one = await inThread(1, BASE, signedAt);
   assert.deepEqual(one.records, whole(1, BASE, signedAt));
   // Serial 2: www changed, old.ent removed (its ENT goes), new added; only the change is needed.
   const two = [BASE[0]!, BASE[1]!, host('www', '192.0.2.9'), host('new', '192.0.2.3')];
@@ -62,35 +65,17 @@ test('the signing thread signs a change sent alone to the same bytes as the whol
     upserts: [two[2]!, two[3]!],
     deletes: [{ owner: `old.ent.${ORIGIN}`, type: 'A' as const }],
   };
-  const signed = await thread.sign(
-    { origin: ORIGIN, soa: SOA, serial: 2, rrsets: two },
-    SETTINGS,
-    KEYS,
-    signedAt + 60,
-    delta,
-  );
+  const signed = await inThread(2, two, signedAt + 60, delta);
   assert.deepEqual(signed.records, whole(2, two, signedAt + 60));
   // A change from a serial the thread does not hold: the whole content goes instead.
   const three = [...two, host('more', '192.0.2.4')];
   const stale = { fromSerial: 1, upserts: [three[4]!], deletes: [] };
-  const again = await thread.sign(
-    { origin: ORIGIN, soa: SOA, serial: 3, rrsets: three },
-    SETTINGS,
-    KEYS,
-    signedAt + 120,
-    stale,
-  );
+  const again = await inThread(3, three, signedAt + 120, stale);
   assert.deepEqual(again.records, whole(3, three, signedAt + 120));
   // Forgotten: the next change cannot be applied to anything, so the whole content goes.
   thread.forget(ORIGIN);
   const four = [...three, host('last', '192.0.2.5')];
-  const fresh = await thread.sign(
-    { origin: ORIGIN, soa: SOA, serial: 4, rrsets: four },
-    SETTINGS,
-    KEYS,
-    signedAt + 180,
-    { fromSerial: 3, upserts: [four[5]!], deletes: [] },
-  );
+  const fresh = await inThread(4, four, signedAt + 180, { fromSerial: 3, upserts: [four[5]!], deletes: [] });
   assert.deepEqual(fresh.records, whole(4, four, signedAt + 180));
 });
 

@@ -14,7 +14,48 @@ import { QueryHandler } from '../../server/query-handler.ts';
 import { ZoneSnapshot } from '../../server/zone-snapshot.ts';
 import { type ServedZone, ZoneTable } from '../../server/zone-table.ts';
 import type { RRset } from '../../zones/rrset.ts';
-import { servedFromImage, WorkerPoolBackend } from './worker-pool-backend.ts';
+import { servedFromImage, WorkerPoolBackend, type WorkerPoolOptions } from './worker-pool-backend.ts';
+
+/** A pool of DNS threads listening on a free loopback port, serving its own zone table. */
+async function newPool(options: Omit<WorkerPoolOptions, 'config'>) {
+  const port = await freePort();
+  const table = new ZoneTable<ServedZone>();
+  const pool = new WorkerPoolBackend(table, { ...options, config: { listen: `127.0.0.1:${port}` } });
+  return { port, table, pool };
+}
+
+/** A message the main thread sends its DNS threads, as far as these tests look at it. */
+type Sent = { t: string; origin?: string; overlay?: unknown };
+
+/**
+ * Shows `see` every message the main thread sends a DNS thread, before it goes; a message for which
+ * `drop` returns true is then not sent.
+ */
+function watchSends(
+  pool: WorkerPoolBackend,
+  see: (message: Sent) => void,
+  drop?: (message: Sent) => boolean,
+): void {
+  const internals = pool as unknown as { send: (member: unknown, message: Sent) => void };
+  const send = internals.send.bind(pool);
+  internals.send = (member, message) => {
+    see(message);
+    if (drop?.(message)) return;
+    send(member, message);
+  };
+}
+
+/** The record sets' origin in the tests that do not name one. */
+const TEST_SET = { kind: 'recordSet' as const, namespace: 'dns', name: 'test' };
+
+/** An A RRset of one address. */
+const aRRset = (owner: string, address: string, origin = TEST_SET): RRset => ({
+  owner,
+  type: 'A',
+  ttl: 300,
+  rdata: [{ type: 'A', address }],
+  origin,
+});
 
 test('DNS workers get a zone as a zone image unless it carries DNSSEC material (ADR 0020 step 3)', () => {
   const [zone] = IMAGE_TEST_ZONES;
@@ -31,23 +72,12 @@ test('DNS workers get a zone as a zone image unless it carries DNSSEC material (
 });
 
 test('a zone no image can hold (TXT RDATA over 65,535 octets) goes to DNS workers as objects and is answered', async () => {
-  const port = await freePort();
-  const table = new ZoneTable<ServedZone>();
-  const pool = new WorkerPoolBackend(table, {
-    workers: 1,
-    config: { listen: `127.0.0.1:${port}` },
-    ackTimeoutMs: 10_000,
-  });
+  const { port, table, pool } = await newPool({ workers: 1, ackTimeoutMs: 10_000 });
   // What the primary sends its workers, per zone: `image` or `zone` (objects).
   const sent: string[] = [];
-  const internals = pool as unknown as {
-    send: (member: unknown, message: { t: string; origin?: string }) => void;
-  };
-  const send = internals.send.bind(pool);
-  internals.send = (member, message) => {
+  watchSends(pool, (message) => {
     if (message.t === 'image' || message.t === 'zone') sent.push(`${message.t} ${message.origin}`);
-    send(member, message);
-  };
+  });
   const soa = {
     ttl: 300,
     mname: 'ns1.example.org.',
@@ -57,14 +87,6 @@ test('a zone no image can hold (TXT RDATA over 65,535 octets) goes to DNS worker
     expire: 1,
     minimum: 60,
   };
-  const origin = { kind: 'recordSet' as const, namespace: 'dns', name: 'test' };
-  const a = (owner: string, address: string): RRset => ({
-    owner,
-    type: 'A',
-    ttl: 300,
-    rdata: [{ type: 'A', address }],
-    origin,
-  });
   // 40,000 two-octet characters as a record set's text is parsed: within the schema's 65,535
   // characters, 80,314 octets of RDATA (314 character-strings).
   const big: RRset = {
@@ -72,14 +94,14 @@ test('a zone no image can hold (TXT RDATA over 65,535 octets) goes to DNS worker
     type: 'TXT',
     ttl: 60,
     rdata: [parseRdata('TXT', 'é'.repeat(40_000), 'example.org.'), { type: 'TXT', strings: ['after'] }],
-    origin,
+    origin: TEST_SET,
   };
   const small: RRset = {
     owner: 'small.example.org.',
     type: 'TXT',
     ttl: 60,
     rdata: [{ type: 'TXT', strings: ['hello'] }],
-    origin,
+    origin: TEST_SET,
   };
   // No zone image holds it (its 16-bit RDATA length).
   assert.throws(() => ZoneImage.build('example.org.', soa, 1, [big]), /exceeds 65535/);
@@ -90,14 +112,14 @@ test('a zone no image can hold (TXT RDATA over 65,535 octets) goes to DNS worker
       origin: 'example.org.',
       soa,
       serial: 1,
-      rrsets: () => [a('www.example.org.', '192.0.2.1'), big, small],
+      rrsets: () => [aRRset('www.example.org.', '192.0.2.1'), big, small],
     });
     await pool.applyZone({
       key: 'dns/net',
       origin: 'example.net.',
       soa,
       serial: 1,
-      rrsets: () => [a('www.example.net.', '192.0.2.2')],
+      rrsets: () => [aRRset('www.example.net.', '192.0.2.2')],
     });
     assert.deepEqual(sent, ['zone example.org.', 'image example.net.']);
     // The worker answers from the objects: the other records whole.
@@ -142,18 +164,10 @@ const SOA = {
   minimum: 60,
 };
 const KEY = { kind: 'recordSet' as const, namespace: 'many', name: 'www' };
-const wwwA = (origin: string, address: string): RRset => ({
-  owner: `www.${origin}`,
-  type: 'A',
-  ttl: 300,
-  rdata: [{ type: 'A', address }],
-  origin: KEY,
-});
+const wwwA = (origin: string, address: string): RRset => aRRset(`www.${origin}`, address, KEY);
 
 test('the main thread holds a zone as the image its DNS threads read, and patches continue its journal (ADR 0020 step 4)', async () => {
-  const port = await freePort();
-  const table = new ZoneTable<ServedZone>();
-  const pool = new WorkerPoolBackend(table, { workers: 2, config: { listen: `127.0.0.1:${port}` } });
+  const { port, table, pool } = await newPool({ workers: 2 });
   await pool.start();
   try {
     const origin = 'shared.test.';
@@ -195,14 +209,8 @@ test('the main thread holds a zone as the image its DNS threads read, and patche
 
 test('a replacement DNS thread joins the port only once it holds every zone (never REFUSED meanwhile)', async (t) => {
   const ZONES = 1500;
-  const port = await freePort();
-  const table = new ZoneTable<ServedZone>();
   const logs: string[] = [];
-  const pool = new WorkerPoolBackend(table, {
-    workers: 2,
-    config: { listen: `127.0.0.1:${port}` },
-    log: (_level, message) => logs.push(message),
-  });
+  const { port, pool } = await newPool({ workers: 2, log: (_level, message) => logs.push(message) });
   await pool.start();
   const sockets = await Promise.all(
     Array.from(
@@ -263,62 +271,39 @@ test('a replacement DNS thread joins the port only once it holds every zone (nev
 });
 
 test('changes reach DNS threads as overlays, a bulk change whole, and an overlay past its share is merged into a new base', async () => {
-  const port = await freePort();
-  const table = new ZoneTable<ServedZone>();
-  const pool = new WorkerPoolBackend(table, {
-    workers: 1,
-    config: { listen: `127.0.0.1:${port}` },
-    ackTimeoutMs: 10_000,
-  });
+  const { port, pool } = await newPool({ workers: 1, ackTimeoutMs: 10_000 });
   // What the primary sends its worker: `image` (with `+overlay` when it carries one) or `overlay`.
   const sent: string[] = [];
-  const internals = pool as unknown as {
-    send: (member: unknown, message: { t: string; overlay?: unknown }) => void;
-  };
-  const send = internals.send.bind(pool);
-  internals.send = (member, message) => {
+  watchSends(pool, (message) => {
     if (message.t === 'image') sent.push(message.overlay ? 'image+overlay' : 'image');
     else if (message.t === 'overlay' || message.t === 'zone' || message.t === 'patch') sent.push(message.t);
-    send(member, message);
-  };
-  const soa = IMAGE_TEST_SOA;
-  const origin = { kind: 'recordSet' as const, namespace: 'dns', name: 'test' };
-  const a = (owner: string, address: string): RRset => ({
-    owner,
-    type: 'A',
-    ttl: 300,
-    rdata: [{ type: 'A', address }],
-    origin,
   });
+  const soa = IMAGE_TEST_SOA;
   const records = new Map<string, RRset>();
-  for (let i = 0; i < 100; i++) records.set(`h${i}.big.example.`, a(`h${i}.big.example.`, `10.0.0.${i}`));
+  for (let i = 0; i < 100; i++)
+    records.set(`h${i}.big.example.`, aRRset(`h${i}.big.example.`, `10.0.0.${i}`));
   let serial = 1;
+  /** The zone at the current serial, with every record held. */
+  const zone = () => ({
+    key: 'dns/big',
+    origin: 'big.example.',
+    soa,
+    serial,
+    rrsets: () => [...records.values()],
+  });
   const apply = (upserts: RRset[], deletes: { owner: string; type: 'A' }[]) => {
     const fromSerial = serial++;
     for (const r of upserts) records.set(r.owner, r);
     for (const d of deletes) records.delete(d.owner);
-    return pool.applyZone({
-      key: 'dns/big',
-      origin: 'big.example.',
-      soa,
-      serial,
-      rrsets: () => [...records.values()],
-      delta: { fromSerial, upserts, deletes },
-    });
+    return pool.applyZone({ ...zone(), delta: { fromSerial, upserts, deletes } });
   };
   await pool.start();
   try {
-    await pool.applyZone({
-      key: 'dns/big',
-      origin: 'big.example.',
-      soa,
-      serial,
-      rrsets: () => [...records.values()],
-    });
+    await pool.applyZone(zone());
     assert.deepEqual(sent.splice(0), ['image']);
     // One record changed, one added below an empty non-terminal, one removed: overlays.
-    await apply([a('h1.big.example.', '192.0.2.1')], []);
-    await apply([a('x.new.big.example.', '192.0.2.2')], []);
+    await apply([aRRset('h1.big.example.', '192.0.2.1')], []);
+    await apply([aRRset('x.new.big.example.', '192.0.2.2')], []);
     await apply([], [{ owner: 'h2.big.example.', type: 'A' }]);
     assert.deepEqual(sent.splice(0), ['overlay', 'overlay', 'overlay']);
     assert.deepEqual(rdataOf(await dig(port, 'h1.big.example.', 'A'), 'A'), ['192.0.2.1']);
@@ -330,17 +315,17 @@ test('changes reach DNS threads as overlays, a bulk change whole, and an overlay
     assert.equal(await pool.servedSerial('big.example.'), serial);
     // 65 names changed alone (more than the 64 an overlay of a small zone holds): the zone goes whole.
     await apply(
-      Array.from({ length: 65 }, (_, i) => a(`bulk${i}.big.example.`, '192.0.2.3')),
+      Array.from({ length: 65 }, (_, i) => aRRset(`bulk${i}.big.example.`, '192.0.2.3')),
       [],
     );
     assert.deepEqual(sent.splice(0), ['image']);
     // Overlays again over the new base, until one holds more than 64 names: then, once served, the
     // zone is merged into a new base, sent at the same serial.
-    for (let i = 0; i < 63; i++) await apply([a(`h${i}.big.example.`, '192.0.2.4')], []);
+    for (let i = 0; i < 63; i++) await apply([aRRset(`h${i}.big.example.`, '192.0.2.4')], []);
     assert.deepEqual(sent.splice(0), Array(63).fill('overlay'));
-    await apply([a('h70.big.example.', '192.0.2.5')], []);
+    await apply([aRRset('h70.big.example.', '192.0.2.5')], []);
     assert.deepEqual(sent.splice(0), ['overlay', 'image']);
-    await apply([a('h71.big.example.', '192.0.2.6')], []);
+    await apply([aRRset('h71.big.example.', '192.0.2.6')], []);
     assert.deepEqual(sent.splice(0), ['overlay']);
     assert.deepEqual(rdataOf(await dig(port, 'h71.big.example.', 'A'), 'A'), ['192.0.2.6']);
     assert.deepEqual(rdataOf(await dig(port, 'h62.big.example.', 'A'), 'A'), ['192.0.2.4']);
@@ -369,28 +354,12 @@ test('changes reach DNS threads as overlays, a bulk change whole, and an overlay
 });
 
 test('a zone of more than 5,000 records stays on its image across changes (no switch to objects)', async () => {
-  const port = await freePort();
-  const table = new ZoneTable<ServedZone>();
-  const pool = new WorkerPoolBackend(table, {
-    workers: 1,
-    config: { listen: `127.0.0.1:${port}` },
-    ackTimeoutMs: 20_000,
-  });
+  const { port, table, pool } = await newPool({ workers: 1, ackTimeoutMs: 20_000 });
   const sent: string[] = [];
-  const internals = pool as unknown as { send: (member: unknown, message: { t: string }) => void };
-  const send = internals.send.bind(pool);
-  internals.send = (member, message) => {
+  watchSends(pool, (message) => {
     if (['image', 'overlay', 'zone', 'patch'].includes(message.t)) sent.push(message.t);
-    send(member, message);
-  };
-  const origin = { kind: 'recordSet' as const, namespace: 'dns', name: 'test' };
-  const a = (i: number, address: string): RRset => ({
-    owner: `h${i}.large.example.`,
-    type: 'A',
-    ttl: 300,
-    rdata: [{ type: 'A', address }],
-    origin,
   });
+  const a = (i: number, address: string): RRset => aRRset(`h${i}.large.example.`, address);
   const records = Array.from({ length: 6_000 }, (_, i) => a(i, `10.0.${i >> 8}.${i & 255}`));
   await pool.start();
   try {
@@ -420,68 +389,47 @@ test('a zone of more than 5,000 records stays on its image across changes (no sw
 });
 
 test('a DNS thread holding another base than an overlay answers need-zone and gets the base and overlay', async () => {
-  const port = await freePort();
-  const table = new ZoneTable<ServedZone>();
-  const pool = new WorkerPoolBackend(table, {
-    workers: 1,
-    config: { listen: `127.0.0.1:${port}` },
-    ackTimeoutMs: 10_000,
-  });
+  const { port, pool } = await newPool({ workers: 1, ackTimeoutMs: 10_000 });
   const sent: string[] = [];
   let dropImage = false;
-  const internals = pool as unknown as {
-    send: (member: unknown, message: { t: string; overlay?: unknown }) => void;
-  };
-  const send = internals.send.bind(pool);
-  internals.send = (member, message) => {
-    if (message.t === 'image') {
-      sent.push(message.overlay ? 'image+overlay' : 'image');
-      // The merged base never reaches the thread: it keeps serving the old base with its overlay.
-      if (dropImage) return;
-    } else if (message.t === 'overlay') sent.push('overlay');
-    send(member, message);
-  };
-  const origin = { kind: 'recordSet' as const, namespace: 'dns', name: 'test' };
-  const a = (owner: string, address: string): RRset => ({
-    owner,
-    type: 'A',
-    ttl: 300,
-    rdata: [{ type: 'A', address }],
-    origin,
-  });
+  watchSends(
+    pool,
+    (message) => {
+      if (message.t === 'image') sent.push(message.overlay ? 'image+overlay' : 'image');
+      else if (message.t === 'overlay') sent.push('overlay');
+    },
+    // The merged base never reaches the thread: it keeps serving the old base with its overlay.
+    (message) => dropImage && message.t === 'image',
+  );
   const records = new Map<string, RRset>();
-  for (let i = 0; i < 100; i++) records.set(`h${i}.base.example.`, a(`h${i}.base.example.`, `10.0.0.${i}`));
+  for (let i = 0; i < 100; i++)
+    records.set(`h${i}.base.example.`, aRRset(`h${i}.base.example.`, `10.0.0.${i}`));
   let serial = 1;
   const zone = () => ({ key: 'dns/base', origin: 'base.example.', soa: IMAGE_TEST_SOA, serial });
+  /** One RRset changed: the next serial, sent with its delta. */
+  const change = (r: RRset) => {
+    records.set(r.owner, r);
+    const fromSerial = serial++;
+    return pool.applyZone({
+      ...zone(),
+      rrsets: () => [...records.values()],
+      delta: { fromSerial, upserts: [r], deletes: [] },
+    });
+  };
   await pool.start();
   try {
     await pool.applyZone({ ...zone(), rrsets: () => [...records.values()] });
     // Names changed one by one over the base: overlays, until one passes the overlay's share (64
     // names) and is merged into a new base, sent whole at the same serial.
     dropImage = true;
-    for (let i = 0; i < 80 && !sent.includes('image', 1); i++) {
-      const r = a(`h${i}.base.example.`, '192.0.2.1');
-      records.set(r.owner, r);
-      const fromSerial = serial++;
-      await pool.applyZone({
-        ...zone(),
-        rrsets: () => [...records.values()],
-        delta: { fromSerial, upserts: [r], deletes: [] },
-      });
-    }
+    for (let i = 0; i < 80 && !sent.includes('image', 1); i++)
+      await change(aRRset(`h${i}.base.example.`, '192.0.2.1'));
     dropImage = false;
     const overlays = sent.length - 2;
     assert.ok(overlays > 50, `${overlays} overlays before the merge`);
     assert.deepEqual(sent.splice(0), ['image', ...Array(overlays).fill('overlay'), 'image']);
     // The next overlay is over the merged base the thread never got: it asks for the zone whole.
-    const r = a('h99.base.example.', '192.0.2.99');
-    records.set(r.owner, r);
-    const fromSerial = serial++;
-    await pool.applyZone({
-      ...zone(),
-      rrsets: () => [...records.values()],
-      delta: { fromSerial, upserts: [r], deletes: [] },
-    });
+    await change(aRRset('h99.base.example.', '192.0.2.99'));
     for (let i = 0; i < 100 && (await pool.servedSerial('base.example.')) !== serial; i++)
       await new Promise((res) => setTimeout(res, 50));
     assert.deepEqual(sent.splice(0), ['overlay', 'image+overlay']);

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { manifests } from '../../../test/support/differential-zones.ts';
-import { bytes, header, questionBytes, rrBytes, u32, wireName } from '../../../test/support/dns-fuzz.ts';
+import { ixfrRequest } from '../../../test/support/dns-fuzz.ts';
 import {
   compareAnswers,
   IMAGE_TEST_SOA,
@@ -18,7 +18,6 @@ import {
 import { type Resource, validateResource } from '../../api/index.ts';
 import type { Name } from '../../dns/name.ts';
 import { printRdata } from '../../dns/rdata.ts';
-import { RRClass, RRType } from '../../dns/rrtype.ts';
 import { computeZones } from '../../zones/compute-zones.ts';
 import type { RRsetData } from '../../zones/rrset.ts';
 import type { SoaFields } from '../../zones/soa.ts';
@@ -151,18 +150,7 @@ test('IXFR from image zones: the journal sent with each image answers as the pri
     send(snapshot.journal.since(from)!);
   }
   assert.equal(worker.get(origin)!.journal.length, 3);
-  const ixfr = (clientSerial: number) =>
-    bytes(
-      header({ id: 7, qd: 1, ns: 1 }),
-      questionBytes(wireName(origin), RRType.IXFR, RRClass.IN),
-      rrBytes(
-        wireName(origin),
-        RRType.SOA,
-        RRClass.IN,
-        300,
-        bytes(0, 0, u32(clientSerial), u32(1), u32(1), u32(1), u32(1)),
-      ),
-    );
+  const ixfr = (clientSerial: number) => ixfrRequest(origin, clientSerial);
   for (const clientSerial of [1, 2, 3, 4]) {
     const expected = new TransferHandler(primary).handle(ixfr(clientSerial), '127.0.0.1', true);
     const actual = new TransferHandler(worker).handle(ixfr(clientSerial), '127.0.0.1', true);

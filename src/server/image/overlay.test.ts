@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { bytes, header, questionBytes, rrBytes, u32, wireName } from '../../../test/support/dns-fuzz.ts';
+import { bytes, header, ixfrRequest, questionBytes, wireName } from '../../../test/support/dns-fuzz.ts';
 import {
   compareAnswers,
   IMAGE_TEST_SOA,
@@ -387,18 +387,7 @@ test('IXFR from a worker fed overlays: the journal sent with each overlay, in wi
     assert.ok(applier.applyOverlay(overlay.buffer as ArrayBuffer, resolved, changes));
   }
   assert.equal(worker.get(ORIGIN)!.journal.length, 3);
-  const ixfr = (clientSerial: number) =>
-    bytes(
-      header({ id: 7, qd: 1, ns: 1 }),
-      questionBytes(wireName(ORIGIN), RRType.IXFR, RRClass.IN),
-      rrBytes(
-        wireName(ORIGIN),
-        RRType.SOA,
-        RRClass.IN,
-        300,
-        bytes(0, 0, u32(clientSerial), u32(1), u32(1), u32(1), u32(1)),
-      ),
-    );
+  const ixfr = (clientSerial: number) => ixfrRequest(ORIGIN, clientSerial);
   for (const clientSerial of [1, 2, 3, 4]) {
     assert.deepEqual(
       new TransferHandler(worker).handle(ixfr(clientSerial), '127.0.0.1', true),

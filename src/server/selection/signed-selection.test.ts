@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { buildQuery } from '../../../test/support/dns-client.ts';
+import { decodeRrsig } from '../../../test/support/rrsig.ts';
 import { registerTestSelectionPolicies } from '../../../test/support/selection-policies.ts';
 import { canonicalRdata } from '../../dns/dnssec/canonical.ts';
 import { DNSKEY_FLAGS, generateDnssecKey } from '../../dns/dnssec/keys.ts';
@@ -118,24 +119,7 @@ const WILD: SelectionBinding = {
 function rrsigOf(data: unknown): RrsigRdata {
   const b = data instanceof Uint8Array ? data : (data as { data: Uint8Array }).data;
   assert.ok(b instanceof Uint8Array, `RRSIG data ${JSON.stringify(data)}`);
-  const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  const labels: string[] = [];
-  let at = 18;
-  while (b[at] !== 0) {
-    labels.push(new TextDecoder().decode(b.subarray(at + 1, at + 1 + b[at]!)));
-    at += 1 + b[at]!;
-  }
-  return {
-    typeCovered: v.getUint16(0),
-    algorithm: b[2]!,
-    labels: b[3]!,
-    originalTtl: v.getUint32(4),
-    expiration: v.getUint32(8),
-    inception: v.getUint32(12),
-    keyTag: v.getUint16(16),
-    signerName: `${labels.join('.')}.` as Name,
-    signature: b.subarray(at + 1),
-  };
+  return decodeRrsig(b);
 }
 
 const addresses = (m: Message) =>

@@ -58,6 +58,17 @@ export interface KubernetesStoreOptions {
 /** A native object, or a front door's. */
 type Stored = Resource | ForeignObject;
 
+/** The part of an object a conditional write changes. */
+type WritePart = 'status' | 'finalizers' | 'labels';
+
+/**
+ * Plans a conditional write on the newest known object: the request to send with the resourceVersion
+ * it was planned on, or nothing when there is nothing to do.
+ */
+type WritePlan = (
+  base: Stored,
+) => ((api: KubernetesStoreOptions['api'], resourceVersion: string) => Promise<KubeJson>) | undefined;
+
 /** An object of a front door's kind that fails its validation, and why. */
 export interface InvalidForeignObject {
   door: string;
@@ -362,10 +373,8 @@ export class KubernetesStore implements ResourceStore, ForeignObjectStore {
   private write(
     kind: string,
     key: ResourceKey,
-    what: 'status' | 'finalizers' | 'labels',
-    plan: (
-      base: Stored,
-    ) => ((api: KubernetesStoreOptions['api'], resourceVersion: string) => Promise<KubeJson>) | undefined,
+    what: WritePart,
+    plan: WritePlan,
   ): Promise<Stored | undefined> {
     const id = `${kind}/${key}`;
     const before = this.writing.get(id);
@@ -390,10 +399,8 @@ export class KubernetesStore implements ResourceStore, ForeignObjectStore {
   private async writeNow(
     kind: string,
     key: ResourceKey,
-    what: 'status' | 'finalizers' | 'labels',
-    plan: (
-      base: Stored,
-    ) => ((api: KubernetesStoreOptions['api'], resourceVersion: string) => Promise<KubeJson>) | undefined,
+    what: WritePart,
+    plan: WritePlan,
   ): Promise<Stored | undefined> {
     const newest = () =>
       what === 'status' && this.doors.has(kind)
