@@ -7,6 +7,7 @@
  */
 import { Agent, request } from 'node:https';
 import { parentPort } from 'node:worker_threads';
+import { LineSplitter } from './watch-lines.ts';
 import type { FromWatchThread, ToWatchThread } from './watch-thread.ts';
 
 const port = parentPort;
@@ -77,25 +78,31 @@ function start(message: Extract<ToWatchThread, { op: 'watch' }>): void {
       return;
     }
     res.setEncoding('utf8');
-    let partial = '';
-    res.on('data', (chunk: string) => {
-      if (!running.has(id)) return;
-      const lines = (partial + chunk).split('\n');
-      partial = lines.pop() ?? '';
-      // Handed over as text: parsed on the main thread, as before the thread, so that this one
-      // allocates little (a parsed object here would be parsed, cloned and its copy collected).
+    const splitter = new LineSplitter();
+    // Handed over as text: parsed on the main thread, as before the thread, so that this one
+    // allocates little (a parsed object here would be parsed, cloned and its copy collected).
+    const hand = (lines: Iterable<string>) => {
       for (const line of lines) {
         if (line.trim() === '') continue;
         const batch = pending.get(id);
         if (batch) batch.push(line);
         else pending.set(id, [line]);
       }
+    };
+    res.on('data', (chunk: string) => {
+      if (!running.has(id)) return;
+      hand(splitter.push(chunk));
       if (!scheduled && pending.size > 0) {
         scheduled = true;
         setImmediate(flush);
       }
     });
-    res.on('end', () => done(id));
+    res.on('end', () => {
+      // The last event, when no newline followed it: handed over before the end (done sends it first).
+      const last = splitter.end();
+      if (last !== undefined && running.has(id)) hand([last]);
+      done(id);
+    });
     res.on('error', (e) => done(id, { message: e.message, name: e.name }));
   });
   // No byte for this long: a half-open connection (the client's Watch does the same).
