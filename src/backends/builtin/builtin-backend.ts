@@ -1,6 +1,6 @@
 import type { DnssecStatus, EffectiveDnssec } from '../../api/dnssec.ts';
 import { dnskeyRdata, dsOf, generateDnssecKey, keyTag } from '../../dns/dnssec/keys.ts';
-import { type Name, nameKey } from '../../dns/name.ts';
+import { type Name, nameKey, stripFirstLabel } from '../../dns/name.ts';
 import { printRdata } from '../../dns/rdata.ts';
 import { RRType } from '../../dns/rrtype.ts';
 import type { ZoneImageBuilder } from '../../server/image/image-builder.ts';
@@ -350,15 +350,26 @@ export class BuiltinBackend implements Backend, SelectionSink {
   }
 
   /**
-   * The DS RRset of `origin` in its parent when this server serves the parent (the closest enclosing
-   * zone; Zonekeeper publishes a child's DS there from the child's status): the parent, seen.
+   * The DS RRset of `origin` in its parent when this server serves the parent (Zonekeeper publishes a
+   * child's DS there from the child's status): the parent, seen. The closest enclosing zone served
+   * here is the parent only when it delegates the child: an NS RRset at exactly the child's origin
+   * (RFC 1034 §4.2.1), not below another zone cut of it (a name delegated elsewhere, whose real DS this
+   * server does not hold). Anything else is not the parent: undefined, and the flow waits for the
+   * parent recorded by a writer (`dns.zonekeeper.dev/parent-ds`).
    */
   private parentDs(origin: Name): { ds: string[]; ttl: number } | undefined {
     const key = nameKey(origin);
     if (key === '.') return undefined;
-    const parent = this.table.findZone(key.slice(key.indexOf('.') + 1) || '.');
+    const parent = this.table.findZone(stripFirstLabel(key));
     if (!parent) return undefined;
-    const rrset = parent.node(key)?.rrsets.get(RRType.DS);
+    const cut = parent.node(key);
+    if (!cut?.rrsets.has(RRType.NS)) return undefined;
+    // Names between the parent's apex and the child: an NS there is a cut the child lies below.
+    for (let k = stripFirstLabel(key); k !== parent.originKey; k = stripFirstLabel(k)) {
+      if (k === '.') return undefined;
+      if (parent.node(k)?.rrsets.has(RRType.NS)) return undefined;
+    }
+    const rrset = cut.rrsets.get(RRType.DS);
     return { ds: (rrset?.rdata ?? []).map((r) => printRdata(r)), ttl: rrset?.ttl ?? 0 };
   }
 

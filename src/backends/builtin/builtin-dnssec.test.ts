@@ -162,8 +162,15 @@ describe('the built-in backend signs with a key store', () => {
       dnssecKeys: new MemoryKeyStore(generateDnssecKey),
     });
     const T0 = 1_900_000_000;
-    // An unsigned parent zone holding no DS for the child.
-    await backend.applyZone({ ...programmed(1), key: 'dns/parent', origin: 'test.', rrsets: () => [] });
+    // An unsigned parent zone delegating the child, holding no DS for it.
+    const cut = {
+      owner: ORIGIN,
+      type: 'NS',
+      ttl: 300,
+      rdata: [parseRdata('NS', 'ns1.signed.test.', 'test.')],
+      origin: { kind: 'apex' },
+    } as RRset;
+    await backend.applyZone({ ...programmed(1), key: 'dns/parent', origin: 'test.', rrsets: () => [cut] });
     const at = (serial: number, signedAt: number, dnssec: EffectiveDnssec): ProgrammedZone => ({
       ...programmed(serial, dnssec),
       signedAt,
@@ -264,5 +271,55 @@ describe('the built-in backend signs with a key store', () => {
     await backend.applyZone(programmed(6));
     assert.equal(table.get(ORIGIN)!.dnssec, undefined);
     assert.deepEqual((await store.update(ORIGIN, () => undefined)).keys, []);
+  });
+
+  test('a served zone that does not delegate the child is not its parent: turning off waits for the parent recorded', async () => {
+    // Served here: test. (another tenant's, say). The child b.a.test. is turned off; a.test. is
+    // delegated elsewhere (an NS cut in test.), or test. holds nothing for the child at all. Neither
+    // is the parent: seeing it "without a DS" would serve the child unsigned while the real parent
+    // still holds the DS (bogus).
+    const child = 'b.a.test.';
+    const zone = (serial: number, dnssec?: EffectiveDnssec): ProgrammedZone => ({
+      ...programmed(serial, dnssec),
+      key: 'dns/child',
+      origin: child,
+      rrsets: () =>
+        [
+          {
+            owner: child,
+            type: 'NS',
+            ttl: 300,
+            rdata: [parseRdata('NS', 'ns1.signed.test.', child)],
+            origin: { kind: 'apex' },
+          },
+        ] as RRset[],
+    });
+    const ns = (owner: string) =>
+      ({
+        owner,
+        type: 'NS',
+        ttl: 300,
+        rdata: [parseRdata('NS', 'ns.elsewhere.example.', 'test.')],
+        origin: { kind: 'apex' },
+      }) as RRset;
+    const cases: [string, RRset[]][] = [
+      ['no delegation of the child', []],
+      ['the child below another cut', [ns('a.test.')]],
+      ['the child delegated, but below another cut', [ns('a.test.'), ns(child)]],
+    ];
+    for (const [what, rrsets] of cases) {
+      const table = new ZoneTable();
+      const backend = new BuiltinBackend(table, undefined, {
+        dnssecKeys: new MemoryKeyStore(generateDnssecKey),
+      });
+      await backend.applyZone({ ...programmed(1), key: 'dns/other', origin: 'test.', rrsets: () => rrsets });
+      await backend.applyZone(zone(1, SETTINGS));
+      const off = await backend.applyZone(zone(2, { ...SETTINGS, disable: true }));
+      assert.equal(off!.dnssec!.rollover!.phase, 'Disabling', what);
+      assert.equal(off!.dnssec!.rollover!.reason, 'ParentDsNotRemoved', what);
+      assert.match(off!.dnssec!.rollover!.message!, /dns\.zonekeeper\.dev\/parent-ds/, what);
+      assert.equal(off!.dnssec!.rollover!.nextStep, undefined, `${what}: no look at a parent seen`);
+      assert.ok(table.get(child)!.dnssec, `${what}: still signed`);
+    }
   });
 });

@@ -7,13 +7,25 @@
  */
 import { Agent, request } from 'node:https';
 import { parentPort } from 'node:worker_threads';
+import { AgentCache } from './watch-agents.ts';
+import { LineSplitter } from './watch-lines.ts';
 import type { FromWatchThread, ToWatchThread } from './watch-thread.ts';
 
 const port = parentPort;
 if (!port) throw new Error('watch-worker.ts runs as a worker thread');
 
-/** One keep-alive pool per TLS setting (a watch holds its connection while it runs). */
-const agents = new Map<string, Agent>();
+/** One keep-alive pool per TLS setting in use (a watch holds its connection while it runs). */
+const agents = new AgentCache((tls) => {
+  const { pfx, ...rest } = tls;
+  return new Agent({
+    keepAlive: true,
+    keepAliveMsecs: 30_000,
+    ...rest,
+    ...(pfx ? { pfx: Buffer.from(pfx) } : {}),
+  });
+});
+/** Per running watch: hands its agent back (once), so a replaced one can go when idle. */
+const releases = new Map<number, () => void>();
 const running = new Map<number, () => void>();
 /** Events read and not yet handed over, per watch, in arrival order. */
 let pending = new Map<number, string[]>();
@@ -28,7 +40,13 @@ function flush(): void {
   for (const [id, lines] of batches) post({ id, lines });
 }
 
+function release(id: number): void {
+  releases.get(id)?.();
+  releases.delete(id);
+}
+
 function done(id: number, error?: { message: string; name?: string; statusCode?: number }): void {
+  release(id);
   if (!running.delete(id)) return;
   // The events before the end go first.
   const lines = pending.get(id);
@@ -39,25 +57,11 @@ function done(id: number, error?: { message: string; name?: string; statusCode?:
   post(error ? { id, done: true, error } : { id, done: true });
 }
 
-function agentFor(tls: Extract<ToWatchThread, { op: 'watch' }>['tls']): Agent {
-  const key = JSON.stringify(tls);
-  let agent = agents.get(key);
-  if (!agent) {
-    const { pfx, ...rest } = tls;
-    agent = new Agent({
-      keepAlive: true,
-      keepAliveMsecs: 30_000,
-      ...rest,
-      ...(pfx ? { pfx: Buffer.from(pfx) } : {}),
-    });
-    agents.set(key, agent);
-  }
-  return agent;
-}
-
 function start(message: Extract<ToWatchThread, { op: 'watch' }>): void {
   const { id, url, headers, tls, requestTimeoutMs } = message;
-  const req = request(url, { method: 'GET', headers, agent: agentFor(tls) }, (res) => {
+  const { agent, release: releaseAgent } = agents.acquire(tls);
+  releases.set(id, releaseAgent);
+  const req = request(url, { method: 'GET', headers, agent }, (res) => {
     if (res.statusCode !== 200) {
       let body = '';
       res.setEncoding('utf8');
@@ -77,25 +81,31 @@ function start(message: Extract<ToWatchThread, { op: 'watch' }>): void {
       return;
     }
     res.setEncoding('utf8');
-    let partial = '';
-    res.on('data', (chunk: string) => {
-      if (!running.has(id)) return;
-      const lines = (partial + chunk).split('\n');
-      partial = lines.pop() ?? '';
-      // Handed over as text: parsed on the main thread, as before the thread, so that this one
-      // allocates little (a parsed object here would be parsed, cloned and its copy collected).
+    const splitter = new LineSplitter();
+    // Handed over as text: parsed on the main thread, as before the thread, so that this one
+    // allocates little (a parsed object here would be parsed, cloned and its copy collected).
+    const hand = (lines: Iterable<string>) => {
       for (const line of lines) {
         if (line.trim() === '') continue;
         const batch = pending.get(id);
         if (batch) batch.push(line);
         else pending.set(id, [line]);
       }
+    };
+    res.on('data', (chunk: string) => {
+      if (!running.has(id)) return;
+      hand(splitter.push(chunk));
       if (!scheduled && pending.size > 0) {
         scheduled = true;
         setImmediate(flush);
       }
     });
-    res.on('end', () => done(id));
+    res.on('end', () => {
+      // The last event, when no newline followed it: handed over before the end (done sends it first).
+      const last = splitter.end();
+      if (last !== undefined && running.has(id)) hand([last]);
+      done(id);
+    });
     res.on('error', (e) => done(id, { message: e.message, name: e.name }));
   });
   // No byte for this long: a half-open connection (the client's Watch does the same).
@@ -117,5 +127,6 @@ port.on('message', (message: ToWatchThread) => {
     running.delete(message.id);
     pending.delete(message.id);
     abort?.();
+    release(message.id);
   }
 });
