@@ -199,6 +199,23 @@ describe('ChildTemplates', () => {
     assert.deepEqual(r.answers[0]!.data, { type: 'A', address: '192.0.2.70' });
   });
 
+  test('a change to any zone drops every template, also those whose names are never asked again', () => {
+    const table = tableOf(false);
+    const handler = new QueryHandler({ table });
+    const templates = (handler as unknown as { templates: { size: number; learned: number } }).templates;
+    handler.handle(query('one.w.example.com.', RRType.A), 'udp');
+    handler.handle(query('one.m.example.com.', RRType.MX), 'udp');
+    assert.equal(templates.size, 2);
+    table.version++;
+    // A name under another parent: the templates under w and m (and the zones they hold) go all the same.
+    handler.handle(query('one.example.com.', RRType.A), 'udp');
+    assert.equal(templates.size, 1);
+    table.version++;
+    handler.handle(query('two.example.com.', RRType.A), 'udp');
+    assert.equal(templates.size, 1);
+    assert.equal(templates.learned, 4);
+  });
+
   test('a name added below the parent is answered from its own data, not the template', () => {
     const table = tableOf(false);
     const handler = new QueryHandler({ table });

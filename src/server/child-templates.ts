@@ -22,7 +22,6 @@ export interface TemplateSource {
 }
 
 interface Template {
-  version: number;
   zone: ZoneView;
   parentKey: string;
   bytes: Uint8Array;
@@ -52,14 +51,17 @@ interface Template {
  * proofs name N; the DO bit is part of the key, and DO queries are never learned), no CNAME (a chain
  * could come back to N), no RRset selection (answers per client), nothing truncated or left out and
  * room for the longest name, and no pointer into N's first labels except an owner pointing at N
- * itself. Only parents that exist are learned, so an attacker's random parents cannot fill it. Every
- * template records the zone table's version; any change to any zone makes it stale.
+ * itself. Only parents that exist are learned, so an attacker's random parents cannot fill it. The
+ * templates are all of one zone table version; any change to any zone makes them stale, and the first
+ * `answer` or `learn` at another version drops them all (so none keeps an old zone alive).
  *
  * The key is the one `ResponseCache.read` builds, minus N's first label (see `ResponseCache.parentKey`).
  */
 export class ChildTemplates {
   private readonly max: number;
   private readonly templates = new Map<string, Template>();
+  /** The zone table's version every template was made at (templates from other versions are dropped). */
+  private version = Number.NaN;
   /** Templates used, and responses kept as templates (for tests and diagnostics). */
   hits = 0;
   learned = 0;
@@ -68,6 +70,16 @@ export class ChildTemplates {
 
   constructor(maxEntries = DEFAULT_CHILD_TEMPLATES) {
     this.max = Math.max(1, Math.floor(maxEntries));
+  }
+
+  /**
+   * Drops every template when the zone table is at another version than theirs: any change to any zone
+   * makes them stale, and they must not keep the zones they were made from (and their images) alive.
+   */
+  private at(version: number): void {
+    if (version === this.version) return;
+    this.templates.clear();
+    this.version = version;
   }
 
   get size(): number {
@@ -87,12 +99,9 @@ export class ChildTemplates {
     version: number,
     isApex: (key: string) => boolean,
   ): Uint8Array | null {
+    this.at(version);
     const t = this.templates.get(key);
     if (t === undefined) return null;
-    if (t.version !== version) {
-      this.templates.delete(key);
-      return null;
-    }
     const childKey = t.parentKey === '.' ? `${label}.` : `${label}.${t.parentKey}`;
     const zone = t.zone;
     if (zone.node(childKey) !== undefined || zone.isEmptyNonTerminal(childKey) || isApex(childKey))
@@ -124,7 +133,8 @@ export class ChildTemplates {
    */
   learn(key: string, source: TemplateSource): boolean {
     const { bytes, questionEnd, zone, childKey, parentKey } = source;
-    if (this.templates.get(key)?.version === source.version) return false;
+    this.at(source.version);
+    if (this.templates.has(key)) return false;
     // Room for any child: the response for the longest name (255 octets) must still fit whole, and every
     // pointer must stay within the 14 bits of an offset (RFC 1035 §4.1.4).
     const qnameLength = questionEnd - 4 - 12;
@@ -201,7 +211,6 @@ export class ChildTemplates {
     if (at !== bytes.length) return false;
     if (this.templates.size >= this.max) this.templates.clear();
     this.templates.set(key, {
-      version: source.version,
       zone,
       parentKey,
       bytes: Uint8Array.from(bytes),
