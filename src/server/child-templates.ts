@@ -3,6 +3,12 @@ import type { ZoneView } from './answer.ts';
 
 /** Default number of templates kept (one per parent name, question type and response shape). */
 export const DEFAULT_CHILD_TEMPLATES = 10_000;
+/**
+ * Default budget for the bytes of all templates together (4 MiB per answering thread). A response may
+ * be up to 16 KiB over TCP, so a count alone would let one tenant's large wildcard RRsets, asked with
+ * every header and EDNS variation the key tells apart, hold far more.
+ */
+export const DEFAULT_CHILD_TEMPLATE_BYTES = 4 * 1024 * 1024;
 
 /** What a response may hold for its template to be kept: nothing in it may depend on the child's name. */
 export interface TemplateSource {
@@ -55,10 +61,17 @@ interface Template {
  * templates are all of one zone table version; any change to any zone makes them stale, and the first
  * `answer` or `learn` at another version drops them all (so none keeps an old zone alive).
  *
+ * Templates are bounded both by count (`maxEntries`, DEFAULT_CHILD_TEMPLATES) and by the bytes they
+ * hold together (`maxBytes`, DEFAULT_CHILD_TEMPLATE_BYTES); all are dropped when either would be
+ * passed, and a template larger than the whole byte budget is never kept.
+ *
  * The key is the one `ResponseCache.read` builds, minus N's first label (see `ResponseCache.parentKey`).
  */
 export class ChildTemplates {
   private readonly max: number;
+  private readonly maxBytes: number;
+  /** The bytes the templates hold (their responses and pointer tables). */
+  private held = 0;
   private readonly templates = new Map<string, Template>();
   /** The zone table's version every template was made at (templates from other versions are dropped). */
   private version = Number.NaN;
@@ -68,8 +81,19 @@ export class ChildTemplates {
   /** The response code of the last response `answer` made (for metrics). */
   rcode = 0;
 
-  constructor(maxEntries = DEFAULT_CHILD_TEMPLATES) {
+  constructor(maxEntries = DEFAULT_CHILD_TEMPLATES, maxBytes = DEFAULT_CHILD_TEMPLATE_BYTES) {
     this.max = Math.max(1, Math.floor(maxEntries));
+    this.maxBytes = Math.max(0, Math.floor(maxBytes));
+  }
+
+  /** The bytes the templates hold. */
+  get bytes(): number {
+    return this.held;
+  }
+
+  private clear(): void {
+    this.templates.clear();
+    this.held = 0;
   }
 
   /**
@@ -78,7 +102,7 @@ export class ChildTemplates {
    */
   private at(version: number): void {
     if (version === this.version) return;
-    this.templates.clear();
+    this.clear();
     this.version = version;
   }
 
@@ -209,7 +233,11 @@ export class ChildTemplates {
       at = end;
     }
     if (at !== bytes.length) return false;
-    if (this.templates.size >= this.max) this.templates.clear();
+    // What the template holds: its response, and a 4-octet offset and a flag per pointer.
+    const size = bytes.length + 5 * positions.length;
+    if (size > this.maxBytes) return false;
+    if (this.templates.size >= this.max || this.held + size > this.maxBytes) this.clear();
+    this.held += size;
     this.templates.set(key, {
       zone,
       parentKey,
