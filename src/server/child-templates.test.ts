@@ -4,6 +4,7 @@ import { decodeMessage, encodeMessage, type Message, queryMessage } from '../dns
 import { RRType } from '../dns/rrtype.ts';
 import { Registry } from '../metrics/registry.ts';
 import type { RRsetData } from '../zones/rrset.ts';
+import { DEFAULT_CHILD_TEMPLATE_BYTES } from './child-templates.ts';
 import { ZoneImage } from './image/zone-image.ts';
 import { QueryHandler } from './query-handler.ts';
 import { ServerMetrics } from './server-metrics.ts';
@@ -197,6 +198,64 @@ describe('ChildTemplates', () => {
     table.version++;
     const r = decodeMessage(handler.handle(query('two.w.example.com.', RRType.A), 'udp') as Uint8Array);
     assert.deepEqual(r.answers[0]!.data, { type: 'A', address: '192.0.2.70' });
+  });
+
+  test('a change to any zone drops every template, also those whose names are never asked again', () => {
+    const table = tableOf(false);
+    const handler = new QueryHandler({ table });
+    const templates = (handler as unknown as { templates: { size: number; learned: number } }).templates;
+    handler.handle(query('one.w.example.com.', RRType.A), 'udp');
+    handler.handle(query('one.m.example.com.', RRType.MX), 'udp');
+    assert.equal(templates.size, 2);
+    table.version++;
+    // A name under another parent: the templates under w and m (and the zones they hold) go all the same.
+    handler.handle(query('one.example.com.', RRType.A), 'udp');
+    assert.equal(templates.size, 1);
+    table.version++;
+    handler.handle(query('two.example.com.', RRType.A), 'udp');
+    assert.equal(templates.size, 1);
+    assert.equal(templates.learned, 4);
+  });
+
+  test('large templates are bounded by bytes, not only by count', () => {
+    // About 15 KiB of TXT at the wildcard under each of 400 parents, asked over TCP (room for it whole).
+    const big: RRsetData = {
+      owner: '*.p.example.com.',
+      type: 'TXT',
+      ttl: 60,
+      rdata: [{ type: 'TXT', strings: Array.from({ length: 60 }, () => 't'.repeat(250)) }],
+    };
+    const rrsets = [...RRSETS];
+    for (let i = 0; i < 400; i++) rrsets.push({ ...big, owner: `*.p${i}.example.com.` });
+    const table = new ZoneTable<ServedZone>();
+    table.set(ZoneSnapshot.build('example.com.', SOA, 1, rrsets));
+    const handler = new QueryHandler({ table });
+    const templates = (
+      handler as unknown as {
+        templates: { learned: number; hits: number; templates: Map<string, { bytes: Uint8Array }> };
+      }
+    ).templates;
+    const held = () => [...templates.templates.values()].reduce((sum, t) => sum + t.bytes.length, 0);
+    let most = 0;
+    for (let i = 0; i < 400; i++) {
+      for (const name of [`a.p${i}.example.com.`, `b.p${i}.example.com.`]) {
+        const r = decodeMessage(handler.handle(query(name, RRType.TXT), 'tcp') as Uint8Array);
+        assert.equal(r.answers[0]!.name, name);
+        assert.equal(r.answers[0]!.data.type, 'TXT');
+      }
+      most = Math.max(most, held());
+    }
+    assert.equal(templates.learned, 400);
+    assert.equal(templates.hits, 400);
+    assert.ok(most <= DEFAULT_CHILD_TEMPLATE_BYTES, `${most} bytes of templates held`);
+  });
+
+  test('a template larger than the byte budget is not kept', () => {
+    const handler = new QueryHandler({ table: tableOf(false), childTemplateBytes: 32 });
+    const templates = (handler as unknown as { templates: { learned: number; size: number } }).templates;
+    for (let i = 0; i < 5; i++) handler.handle(query(`n${i}.w.example.com.`, RRType.A), 'udp');
+    assert.equal(templates.learned, 0);
+    assert.equal(templates.size, 0);
   });
 
   test('a name added below the parent is answered from its own data, not the template', () => {

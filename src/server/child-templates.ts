@@ -3,6 +3,12 @@ import type { ZoneView } from './answer.ts';
 
 /** Default number of templates kept (one per parent name, question type and response shape). */
 export const DEFAULT_CHILD_TEMPLATES = 10_000;
+/**
+ * Default budget for the bytes of all templates together (4 MiB per answering thread). A response may
+ * be up to 16 KiB over TCP, so a count alone would let one tenant's large wildcard RRsets, asked with
+ * every header and EDNS variation the key tells apart, hold far more.
+ */
+export const DEFAULT_CHILD_TEMPLATE_BYTES = 4 * 1024 * 1024;
 
 /** What a response may hold for its template to be kept: nothing in it may depend on the child's name. */
 export interface TemplateSource {
@@ -22,7 +28,6 @@ export interface TemplateSource {
 }
 
 interface Template {
-  version: number;
   zone: ZoneView;
   parentKey: string;
   bytes: Uint8Array;
@@ -52,22 +57,53 @@ interface Template {
  * proofs name N; the DO bit is part of the key, and DO queries are never learned), no CNAME (a chain
  * could come back to N), no RRset selection (answers per client), nothing truncated or left out and
  * room for the longest name, and no pointer into N's first labels except an owner pointing at N
- * itself. Only parents that exist are learned, so an attacker's random parents cannot fill it. Every
- * template records the zone table's version; any change to any zone makes it stale.
+ * itself. Only parents that exist are learned, so an attacker's random parents cannot fill it. The
+ * templates are all of one zone table version; any change to any zone makes them stale, and the first
+ * `answer` or `learn` at another version drops them all (so none keeps an old zone alive).
+ *
+ * Templates are bounded both by count (`maxEntries`, DEFAULT_CHILD_TEMPLATES) and by the bytes they
+ * hold together (`maxBytes`, DEFAULT_CHILD_TEMPLATE_BYTES); all are dropped when either would be
+ * passed, and a template larger than the whole byte budget is never kept.
  *
  * The key is the one `ResponseCache.read` builds, minus N's first label (see `ResponseCache.parentKey`).
  */
 export class ChildTemplates {
   private readonly max: number;
+  private readonly maxBytes: number;
+  /** The bytes the templates hold (their responses and pointer tables). */
+  private held = 0;
   private readonly templates = new Map<string, Template>();
+  /** The zone table's version every template was made at (templates from other versions are dropped). */
+  private version = Number.NaN;
   /** Templates used, and responses kept as templates (for tests and diagnostics). */
   hits = 0;
   learned = 0;
   /** The response code of the last response `answer` made (for metrics). */
   rcode = 0;
 
-  constructor(maxEntries = DEFAULT_CHILD_TEMPLATES) {
+  constructor(maxEntries = DEFAULT_CHILD_TEMPLATES, maxBytes = DEFAULT_CHILD_TEMPLATE_BYTES) {
     this.max = Math.max(1, Math.floor(maxEntries));
+    this.maxBytes = Math.max(0, Math.floor(maxBytes));
+  }
+
+  /** The bytes the templates hold. */
+  get bytes(): number {
+    return this.held;
+  }
+
+  private clear(): void {
+    this.templates.clear();
+    this.held = 0;
+  }
+
+  /**
+   * Drops every template when the zone table is at another version than theirs: any change to any zone
+   * makes them stale, and they must not keep the zones they were made from (and their images) alive.
+   */
+  private at(version: number): void {
+    if (version === this.version) return;
+    this.clear();
+    this.version = version;
   }
 
   get size(): number {
@@ -87,12 +123,9 @@ export class ChildTemplates {
     version: number,
     isApex: (key: string) => boolean,
   ): Uint8Array | null {
+    this.at(version);
     const t = this.templates.get(key);
     if (t === undefined) return null;
-    if (t.version !== version) {
-      this.templates.delete(key);
-      return null;
-    }
     const childKey = t.parentKey === '.' ? `${label}.` : `${label}.${t.parentKey}`;
     const zone = t.zone;
     if (zone.node(childKey) !== undefined || zone.isEmptyNonTerminal(childKey) || isApex(childKey))
@@ -124,7 +157,8 @@ export class ChildTemplates {
    */
   learn(key: string, source: TemplateSource): boolean {
     const { bytes, questionEnd, zone, childKey, parentKey } = source;
-    if (this.templates.get(key)?.version === source.version) return false;
+    this.at(source.version);
+    if (this.templates.has(key)) return false;
     // Room for any child: the response for the longest name (255 octets) must still fit whole, and every
     // pointer must stay within the 14 bits of an offset (RFC 1035 §4.1.4).
     const qnameLength = questionEnd - 4 - 12;
@@ -199,9 +233,12 @@ export class ChildTemplates {
       at = end;
     }
     if (at !== bytes.length) return false;
-    if (this.templates.size >= this.max) this.templates.clear();
+    // What the template holds: its response, and a 4-octet offset and a flag per pointer.
+    const size = bytes.length + 5 * positions.length;
+    if (size > this.maxBytes) return false;
+    if (this.templates.size >= this.max || this.held + size > this.maxBytes) this.clear();
+    this.held += size;
     this.templates.set(key, {
-      version: source.version,
       zone,
       parentKey,
       bytes: Uint8Array.from(bytes),

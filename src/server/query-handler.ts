@@ -4,7 +4,7 @@ import { RRClass, RRType } from '../dns/rrtype.ts';
 import { WireWriter } from '../dns/wire.ts';
 import type { AliasResolver } from './alias-resolver.ts';
 import { type Answer, answerQuery, Outcome } from './answer.ts';
-import { ChildTemplates, DEFAULT_CHILD_TEMPLATES } from './child-templates.ts';
+import { ChildTemplates, DEFAULT_CHILD_TEMPLATE_BYTES, DEFAULT_CHILD_TEMPLATES } from './child-templates.ts';
 import { parseQuery, type Query } from './query.ts';
 import { encodeResponse, errorParts, type ResponseParts, responseLimit } from './response.ts';
 import { DEFAULT_RESPONSE_CACHE_ENTRIES, ResponseCache } from './response-cache.ts';
@@ -34,6 +34,8 @@ export interface QueryHandlerOptions {
    * DEFAULT_CHILD_TEMPLATES, 10,000; 0 turns them off; off with the response cache, whose key they use).
    */
   childTemplates?: number;
+  /** Bytes all templates may hold together (default DEFAULT_CHILD_TEMPLATE_BYTES, 4 MiB; 0 turns them off). */
+  childTemplateBytes?: number;
   /** Response rate limiting for UDP (see rrl.ts); off unless given (`createQueryHandler` turns it on). */
   rrl?: RrlSettings;
 }
@@ -67,7 +69,11 @@ export class QueryHandler {
     const size = options.responseCache ?? DEFAULT_RESPONSE_CACHE_ENTRIES;
     this.cache = size > 0 ? new ResponseCache(size) : undefined;
     const templates = options.childTemplates ?? DEFAULT_CHILD_TEMPLATES;
-    this.templates = this.cache !== undefined && templates > 0 ? new ChildTemplates(templates) : undefined;
+    const templateBytes = options.childTemplateBytes ?? DEFAULT_CHILD_TEMPLATE_BYTES;
+    this.templates =
+      this.cache !== undefined && templates > 0 && templateBytes > 0
+        ? new ChildTemplates(templates, templateBytes)
+        : undefined;
     const rrl = options.rrl;
     this.rateLimiter =
       rrl !== undefined && rrl.enabled !== false ? new ResponseRateLimiter(rrl, this.metrics) : undefined;

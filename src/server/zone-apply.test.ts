@@ -161,3 +161,33 @@ test('a zone held as an image is made into objects from the content after a patc
   assert.ok(applier.patch(ORIGIN, SOA, 2, 1, patch, undefined));
   assert.equal(zoneText(table.get(ORIGIN)!), zoneText(ZoneSnapshot.build(ORIGIN, SOA, 2, after)));
 });
+
+test('an image that cannot be served (its overlay over another base) leaves the served zone and its journal as they were', () => {
+  const { base, patch, after } = patchCase();
+  /** A table serving the zone as an image at serial 1, and its builder. */
+  const served = () => {
+    const table = new ZoneTable<ServedZone>();
+    const builder = new ZoneImageBuilder({ shared: true });
+    const applier = new ZoneApplier(table, { images: builder });
+    applier.replace(ORIGIN, SOA, 1, base, TRANSFERS);
+    const snapshot = table.get(ORIGIN) as ZoneSnapshot;
+    table.set(new ImageZone(builder.merge(snapshot).image, snapshot.transfers, snapshot.journal));
+    return { table, applier };
+  };
+  const here = served();
+  const before = here.table.get(ORIGIN) as ImageZone;
+  // Serial 2 as an overlay over another base than the one served here (another builder's).
+  const elsewhere = served();
+  assert.ok(elsewhere.applier.patchImage(ORIGIN, SOA, 2, 1, patch, () => after, TRANSFERS));
+  const other = elsewhere.table.get(ORIGIN) as ImageZone;
+  const changes = other.journal.since(1)!;
+  assert.equal(changes.length, 1);
+  assert.throws(
+    () => here.applier.replaceImage(before.image.buffer, TRANSFERS, changes, other.overlay!.buffer),
+    /not one over this base/,
+  );
+  assert.equal(here.table.get(ORIGIN), before, 'the zone served is unchanged');
+  assert.equal(before.serial, 1);
+  // Nothing appended: its journal (empty at serial 1) does not end at serial 2, which it does not serve.
+  assert.equal(before.journal.length, 0, 'the journal is as it was');
+});

@@ -110,11 +110,13 @@ export class ZoneApplier {
     const policy = this.policyFor(transfers);
     const serial = (overlay ?? image).serial;
     const journal = this.table.get(image.origin)?.journal ?? new ZoneJournal(0);
+    // Built before the journal is touched: it throws for an overlay that is not over this base, and
+    // the zone served until then must keep a journal that ends at its own serial.
+    const served = new ImageZone(image, policy, journal, overlay);
     journal.resize(policy?.journalSize ?? 0);
     for (const change of changes) journal.append(change);
     // A journal that does not end at the new serial describes another history: start again.
     if (journal.length > 0 && journal.since(serial)?.length !== 0) journal.clear();
-    const served = new ImageZone(image, policy, journal, overlay);
     this.table.set(served);
     return served;
   }

@@ -440,3 +440,65 @@ test('a DNS thread holding another base than an overlay answers need-zone and ge
     await pool.stop();
   }
 });
+
+test('a zone counts as served at a serial only once every DNS thread confirmed that serial (RFC 1982 wrap, lower serials)', async () => {
+  // A short ack timeout: the held messages below are never confirmed while they are held.
+  const { port, pool } = await newPool({ workers: 1, ackTimeoutMs: 100 });
+  await pool.start();
+  try {
+    // Images and overlays to the thread are held back (a slow thread) while `hold` is set.
+    const internals = pool as unknown as {
+      pool: Map<number, { worker: { postMessage: (m: Sent) => void } }>;
+    };
+    const held: (() => void)[] = [];
+    let hold = false;
+    for (const member of internals.pool.values()) {
+      const post = member.worker.postMessage.bind(member.worker);
+      member.worker.postMessage = (m) => {
+        if (hold && (m.t === 'image' || m.t === 'overlay')) held.push(() => post(m));
+        else post(m);
+      };
+    }
+    const origin = 'wrap.example.';
+    const records = new Map<string, RRset>();
+    for (let i = 0; i < 20; i++) records.set(`h${i}.${origin}`, aRRset(`h${i}.${origin}`, `10.0.0.${i}`));
+    const zone = (serial: number) => ({ key: 'dns/wrap', origin, soa: IMAGE_TEST_SOA, serial });
+    const served = () => pool.servedSerial(origin);
+    /** Polls until the pool reports a serial (the thread confirmed something). */
+    const confirmed = async () => {
+      for (let i = 0; i < 200 && (await served()) === undefined; i++)
+        await new Promise((r) => setTimeout(r, 25));
+      return served();
+    };
+    await pool.applyZone({ ...zone(4294967290), rrsets: () => [...records.values()] });
+    assert.equal(await served(), 4294967290);
+
+    hold = true;
+    // An overlay past the wrap: 3 follows 4294967290 (RFC 1982 §3.1), numerically lower.
+    const changed = aRRset(`h0.${origin}`, '192.0.2.1');
+    records.set(changed.owner, changed);
+    await pool.applyZone({
+      ...zone(3),
+      rrsets: () => [...records.values()],
+      delta: { fromSerial: 4294967290, upserts: [changed], deletes: [] },
+    });
+    assert.equal(held.length, 1, 'the change went as an overlay');
+    assert.notEqual(await served(), 3, 'the thread has not confirmed the overlay');
+
+    // The zone whole at a lower serial (as when it is deleted and created again), the overlay's
+    // confirmation arriving late: the thread serves 3, not 2.
+    await pool.applyZone({ ...zone(2), rrsets: () => [...records.values()] });
+    assert.equal(held.length, 2, 'the zone went as an image');
+    assert.notEqual(await served(), 2, 'the thread has not confirmed the image');
+    held.shift()!();
+    assert.notEqual(await confirmed(), 2, 'the thread confirmed serial 3 only');
+
+    hold = false;
+    held.shift()!();
+    for (let i = 0; i < 200 && (await served()) !== 2; i++) await new Promise((r) => setTimeout(r, 25));
+    assert.equal(await served(), 2);
+    assert.deepEqual(rdataOf(await dig(port, `h0.${origin}`, 'A'), 'A'), ['192.0.2.1']);
+  } finally {
+    await pool.stop();
+  }
+});

@@ -318,19 +318,24 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
     }
   }
 
-  /** The lowest serial the main thread or any DNS thread serves (undefined when one of them does not serve the zone). */
+  /**
+   * The serial the main thread serves when every DNS thread confirmed serving exactly that serial;
+   * else a serial one of them serves instead, or undefined when one of them does not serve the zone
+   * or has not confirmed a change. Serials are compared for equality, never by size: they wrap
+   * (RFC 1982 §3.1), and a zone deleted and created again may start lower, so a thread still on an
+   * old, numerically higher serial must not make the new one read as served.
+   */
   async servedSerial(origin: Name): Promise<number | undefined> {
     const local = await this.local.servedSerial(origin);
     if (local === undefined) return undefined;
-    let lowest = local;
     for (const member of this.pool.values()) {
       if (!member.ready) continue;
       const served = member.served.get(origin.toLowerCase());
       // NaN: a change was sent and not yet confirmed.
       if (served === undefined || Number.isNaN(served)) return undefined;
-      if (served < lowest) lowest = served;
+      if (served !== local) return served;
     }
-    return lowest;
+    return local;
   }
 
   private allServe(origin: Name, serial: number | undefined): boolean {
@@ -358,7 +363,8 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
 
   private send(member: PoolWorker, message: ToWorker): void {
     if (member.exited) return;
-    if (message.t === 'patch' || message.t === 'zone')
+    // Every message that changes what the thread serves: unknown until the thread confirms it.
+    if (message.t === 'patch' || message.t === 'zone' || message.t === 'image' || message.t === 'overlay')
       member.served.set(message.origin.toLowerCase(), Number.NaN);
     // Structured clone: a SharedArrayBuffer in the message is shared with the thread, not copied.
     member.worker.postMessage(message);
@@ -448,9 +454,15 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       return;
     }
     this.table.set(next);
+    const key = zone.origin.toLowerCase();
     for (const member of this.pool.values()) {
-      if (member.ready && member.served.get(zone.origin.toLowerCase()) !== undefined)
-        this.sendZone(member, zone.origin);
+      const was = member.served.get(key);
+      if (!member.ready || was === undefined) continue;
+      this.sendZone(member, zone.origin);
+      // The same content at the same serial, only held differently: a thread that confirmed this
+      // serial serves it whichever base it reads, so it stays confirmed (and the next change goes
+      // to it as an overlay over the merged base, which it reads first: messages keep their order).
+      if (was === zone.serial) member.served.set(key, was);
     }
   }
 
