@@ -9,6 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { prng } from '../../test/support/prng.ts';
 import type { EffectiveDnssec } from '../api/dnssec.ts';
 import { NSEC3_RFC9276 } from '../dns/dnssec/denial.ts';
 import {
@@ -59,19 +60,6 @@ function manyHosts(count: number): RRsetData[] {
     ttl: 300,
     rdata: [parseRdata('A', `192.0.2.${i % 250}`, ORIGIN)],
   }));
-}
-
-/** xorshift32: the sequences are the same on every run (the seed is in the test name). */
-function random(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 0x1_0000_0000;
-  };
 }
 
 const LABELS = ['a', 'b', 'c', 'ent', 'x', '*', 'Mixed', 'z9'];
@@ -167,7 +155,7 @@ function keyShapes(algorithm: 13 | 15): SigningKeys[] {
 }
 
 function run(denial: Denial, seed: number, steps: number, algorithm: 13 | 15) {
-  const rnd = random(seed);
+  const rnd = prng(seed);
   const shapes = keyShapes(algorithm);
   let keys: SigningKeys = shapes[0]!;
   const used = new Set<SigningKeys>([keys]);

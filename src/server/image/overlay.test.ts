@@ -15,6 +15,7 @@ import {
   imageRRset,
   questionNames,
 } from '../../../test/support/image-zones.ts';
+import { prng } from '../../../test/support/prng.ts';
 import type { Name } from '../../dns/name.ts';
 import { printRdata } from '../../dns/rdata.ts';
 import { RRClass, RRType } from '../../dns/rrtype.ts';
@@ -200,12 +201,9 @@ test('a base with overlays answers as the patched ZoneSnapshot through ENTs, wil
 });
 
 test('random changes over a zone of nested names: overlays answer as the patched ZoneSnapshot', async () => {
-  // A small deterministic generator (no timing, no Math.random): the same changes each run.
-  let state = 0x2026_1126;
-  const random = (n: number) => {
-    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-    return (state >>> 8) % n;
-  };
+  // A deterministic generator (no timing, no Math.random): the same changes each run.
+  const next = prng(0x2026_1126);
+  const random = (n: number) => Math.floor(next() * n);
   const labels = ['a', 'b', '*', 'c'];
   const pool: Name[] = [];
   for (const x of labels) {
