@@ -8,7 +8,13 @@
  * recorded for a later time never changes the content of a serial signed before it, in any process.
  */
 import type { EffectiveDnssec } from '../api/dnssec.ts';
-import { DNSKEY_FLAGS, DNSSEC_ALGORITHMS, type DnssecKey } from '../dns/dnssec/keys.ts';
+import {
+  checkDnssecKey,
+  DNSKEY_FLAGS,
+  DNSSEC_ALGORITHMS,
+  type DnssecAlgorithm,
+  type DnssecKey,
+} from '../dns/dnssec/keys.ts';
 import type { Name } from '../dns/name.ts';
 
 /** A change of a key's state from `at` (seconds since the epoch) on. */
@@ -140,4 +146,107 @@ export function nextKeyEvent(keys: readonly ZoneKey[], at: number): number | und
   for (const k of keys)
     for (const e of k.events ?? []) if (e.at > at && (next === undefined || e.at < next)) next = e.at;
   return next;
+}
+
+/** The key data of a zone: its key file in folder mode, its key Secret's `keys.json` in a cluster. */
+interface KeyFile {
+  origin: string;
+  /** The ZSK rollover's state (`printRollover`), the algorithm/KSK rollover's (`printKeyRoll`). */
+  zskRoll?: string;
+  keyRoll?: string;
+  /** Signing being turned off (`printDisable`, RFC 8078 §4). */
+  disable?: string;
+  keys: {
+    /** The key's number among the zone's keys (rollover states name keys by it). */
+    id?: number;
+    /** Its state changes (seconds since the epoch), oldest first; none: in use since always. */
+    events?: KeyEvent[];
+    role: ZoneKey['role'];
+    algorithm: number;
+    flags: number;
+    /** Base64 of the DNSKEY public key field. */
+    publicKey: string;
+    /** Base64 of the private scalar (ECDSA) or seed (Ed25519). */
+    privateKey: string;
+    created: string;
+  }[];
+}
+
+/**
+ * A zone's keys as the JSON kept in its key file (and, in a cluster, in its key Secret): role,
+ * algorithm, flags, public key and private key (base64) per key, its id and timed state changes, and
+ * the states of the zone's rollovers.
+ */
+export function encodeKeyFile(
+  origin: Name,
+  keys: readonly ZoneKey[],
+  rolls: Omit<KeySetState, 'keys'> = {},
+): string {
+  const created = new Date().toISOString();
+  const data: KeyFile = {
+    origin: origin.toLowerCase(),
+    ...(rolls.zskRoll !== undefined ? { zskRoll: rolls.zskRoll } : {}),
+    ...(rolls.keyRoll !== undefined ? { keyRoll: rolls.keyRoll } : {}),
+    ...(rolls.disable !== undefined ? { disable: rolls.disable } : {}),
+    keys: keys.map(({ role, key, id, events }, i) => ({
+      id: id ?? i + 1,
+      ...(events && events.length > 0 ? { events } : {}),
+      role,
+      algorithm: key.algorithm,
+      flags: key.flags,
+      publicKey: Buffer.from(key.publicKey).toString('base64'),
+      privateKey: Buffer.from(key.privateKey).toString('base64'),
+      created,
+    })),
+  };
+  return `${JSON.stringify(data, null, 2)}\n`;
+}
+
+/** The keys of `encodeKeyFile`'s text, each checked (a cut or mixed-up file fails loudly). */
+export function decodeKeyFile(text: string): ZoneKey[] {
+  return decodeKeySet(text).keys;
+}
+
+/** The keys and rollover states of `encodeKeyFile`'s text. */
+export function decodeKeySet(text: string): KeySetState {
+  const data = JSON.parse(text) as KeyFile;
+  if (!Array.isArray(data?.keys)) throw new Error('no keys in the key data');
+  const keys = data.keys.map((k, i): ZoneKey => {
+    const key = {
+      algorithm: k.algorithm as DnssecAlgorithm,
+      flags: k.flags,
+      publicKey: new Uint8Array(Buffer.from(k.publicKey, 'base64')),
+      privateKey: new Uint8Array(Buffer.from(k.privateKey, 'base64')),
+    };
+    // A cut or mixed-up file fails loudly rather than signing with a broken key.
+    checkDnssecKey(key);
+    const events = Array.isArray(k.events)
+      ? k.events.map((e) => {
+          if (
+            !Number.isSafeInteger(e?.at) ||
+            typeof e.active !== 'boolean' ||
+            typeof e.published !== 'boolean'
+          )
+            throw new Error(`key ${k.id ?? i + 1} has a malformed state change`);
+          return {
+            at: e.at,
+            active: e.active,
+            published: e.published,
+            ...(typeof e.ds === 'boolean' ? { ds: e.ds } : {}),
+          };
+        })
+      : undefined;
+    return {
+      role: k.role,
+      key,
+      id: Number.isSafeInteger(k.id) ? k.id! : i + 1,
+      ...(events && events.length > 0 ? { events } : {}),
+    };
+  });
+  return {
+    keys,
+    ...(typeof data.zskRoll === 'string' ? { zskRoll: data.zskRoll } : {}),
+    ...(typeof data.keyRoll === 'string' ? { keyRoll: data.keyRoll } : {}),
+    ...(typeof data.disable === 'string' ? { disable: data.disable } : {}),
+  };
 }

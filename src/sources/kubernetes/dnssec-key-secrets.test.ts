@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { effectiveDnssec } from '../../api/dnssec.ts';
-import { encodeKeyFile } from '../manifests/dnssec-key-files.ts';
+import { encodeKeyFile } from '../../zones/dnssec-key-set.ts';
 import { DNSSEC_KEYS_LABEL, keySecretName, SecretKeyStore } from './dnssec-key-secrets.ts';
 import { KubeApiError, type SecretRecord } from './kube-api.ts';
 

@@ -17,12 +17,13 @@ import { generateDnssecKey } from '../../dns/dnssec/keys.ts';
 import type { Name } from '../../dns/name.ts';
 import {
   type DnssecKeyStore,
+  decodeKeySet,
+  encodeKeyFile,
   generateZoneKeys,
   type KeySetState,
   keysMatch,
   type ZoneKey,
 } from '../../zones/dnssec-key-set.ts';
-import { decodeKeySet, encodeKeyFile } from '../manifests/dnssec-key-files.ts';
 import { isStatus, type KubeApi } from './kube-api.ts';
 
 export const DNSSEC_KEYS_LABEL = 'dns.zonekeeper.dev/dnssec-keys';
