@@ -105,7 +105,8 @@ export class QueryHandler {
       }
       // A name with no data below one that has (random subdomains, wildcard names): from its template.
       const templates = this.templates;
-      if (templates !== undefined && this.table.selections.size === 0) {
+      // No key strings are built while there is no template to find (most misses, most of the time).
+      if (templates !== undefined && templates.size > 0 && this.table.selections.size === 0) {
         const label = cache!.firstLabel();
         if (label !== undefined) {
           const out = templates.answer(buf, questionEnd, cache!.parentKey()!, label, version, this.isApex);
