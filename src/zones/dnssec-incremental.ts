@@ -47,6 +47,7 @@ import { printRdata, type Rdata } from '../dns/rdata.ts';
 import { RRType, typeCode } from '../dns/rrtype.ts';
 import {
   type Denial,
+  isKeySigned,
   type SignedRecord,
   type SigningKeys,
   uniqueKeys,
@@ -696,11 +697,6 @@ export class IncrementalSigner {
     for (const h of this.hashOrder) if (h.entry) out.push(...h.entry.records, ...h.entry.sigs);
     return out;
   }
-}
-
-/** RFC 4035 §2.1, RFC 7344 §4.1: the apex DNSKEY, CDS and CDNSKEY RRsets are signed by the key-signing keys. */
-function isKeySigned(type: number): boolean {
-  return type === RRType.DNSKEY || type === RRType.CDS || type === RRType.CDNSKEY;
 }
 
 /** The keys that sign an RRset of this type, in the order `signZone` places their RRSIGs. */

@@ -207,10 +207,7 @@ export function signZone(
       out.push({ owner: s.owner, ttl: s.ttl, type: s.type, rdata: r.wire, text: r.text });
     if (!signedAt(s)) return;
     // RFC 7344 §4.1: CDS and CDNSKEY are signed, like DNSKEY, by a key the parent's DS names.
-    const signers =
-      s.type === RRType.DNSKEY || s.type === RRType.CDS || s.type === RRType.CDNSKEY
-        ? keys.keySigning
-        : keys.zoneSigning;
+    const signers = isKeySigned(s.type) ? keys.keySigning : keys.zoneSigning;
     for (const key of signers) {
       const list = toSign.get(key) ?? [];
       list.push({ at: out.length, set: s });
@@ -294,6 +291,11 @@ export function signZone(
     });
   });
   return signAll();
+}
+
+/** RFC 4035 §2.1, RFC 7344 §4.1: the apex DNSKEY, CDS and CDNSKEY RRsets are signed by the key-signing keys. */
+export function isKeySigned(type: number): boolean {
+  return type === RRType.DNSKEY || type === RRType.CDS || type === RRType.CDNSKEY;
 }
 
 const PLACEHOLDER: SignedRecord = { owner: '.', ttl: 0, type: 0, rdata: new Uint8Array(0), text: '' };
