@@ -17,6 +17,7 @@ import { after, before, describe, test } from 'node:test';
 import { delv, trustAnchorFile } from './support/delv.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import { startUnbound, type UnboundProcess, unboundAvailable } from './support/unbound.ts';
+import { builtinClass, dnsZone, recordSet } from './support/zone-manifests.ts';
 import { removeAll, type ServeProcess, startServe, tempDir, waitFor } from './support/zonekeeper-process.ts';
 
 const FAST = 'ttl: 5\n  soa: { refresh: 1, minimum: 5 }';
@@ -26,57 +27,30 @@ function manifests(
   solo: { signed: boolean; parentDs?: string } = { signed: true },
 ): string {
   const docs = [
-    `apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZoneClass
-metadata: { name: builtin }
-spec:
-  backend: { builtin: {} }
-  nameServers: [ns1.parent.test.]
-  defaults:
-    ttl: 2
-    soa: { rname: hostmaster@parent.test }`,
-    `apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZone
-metadata: { name: parent, namespace: dns }
-spec:
-  domainName: parent.test
-  className: builtin
-  ${FAST}
-  dnssec: { enabled: true }`,
-    `apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZone
-metadata: { name: off, namespace: dns }
-spec:
-  domainName: off.parent.test
-  className: builtin
-  ${FAST}
-  dnssec: { enabled: ${childSigned} }`,
+    builtinClass({ nameServers: 'ns1.parent.test.', ttl: 2, rname: 'hostmaster@parent.test' }),
+    dnsZone({ name: 'parent', domainName: 'parent.test', spec: [FAST, 'dnssec: { enabled: true }'] }),
+    dnsZone({
+      name: 'off',
+      domainName: 'off.parent.test',
+      spec: [FAST, `dnssec: { enabled: ${childSigned} }`],
+    }),
     // A zone whose parent this server does not serve (a registrar's): the operator records the DS gone.
-    `apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZone
-metadata:
-  name: solo
-  namespace: dns${solo.parentDs !== undefined ? `\n  annotations: { dns.zonekeeper.dev/parent-ds: '${solo.parentDs}' }` : ''}
-spec:
-  domainName: solo.test
-  className: builtin
-  ${FAST}
-  dnssec: { enabled: ${solo.signed} }`,
+    dnsZone({
+      name: 'solo',
+      domainName: 'solo.test',
+      spec: [FAST, `dnssec: { enabled: ${solo.signed} }`],
+      blockMetadata: true,
+      ...(solo.parentDs !== undefined && {
+        annotations: `{ dns.zonekeeper.dev/parent-ds: '${solo.parentDs}' }`,
+      }),
+    }),
   ];
   for (const [zone, name, owner, type, records, ttl] of [
     ['parent', 'ns1', 'ns1', 'A', ['192.0.2.53'], 2],
     ['off', 'www', 'www', 'A', ['192.0.2.7'], 6],
     ['solo', 'www', 'www', 'A', ['192.0.2.8'], 6],
   ] as const)
-    docs.push(`apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSRecordSet
-metadata: { name: ${zone}-${name}, namespace: dns }
-spec:
-  zoneRef: { name: ${zone} }
-  name: ${owner}
-  type: ${type}
-  ttl: ${ttl}
-  records: ${JSON.stringify(records)}`);
+    docs.push(recordSet({ zone, name, owner, type, records, ttl }));
   return `${docs.join('\n---\n')}\n`;
 }
 

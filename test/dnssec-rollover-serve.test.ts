@@ -27,6 +27,7 @@ import { dnskeyRdata, keyTag, parseDnskey } from '../src/dns/dnssec/keys.ts';
 import { delv, trustAnchorFile } from './support/delv.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import { startUnbound, type UnboundProcess, unboundAvailable } from './support/unbound.ts';
+import { builtinClass, dnsZone, recordSet } from './support/zone-manifests.ts';
 import { removeAll, type ServeProcess, startServe, tempDir, waitFor } from './support/zonekeeper-process.ts';
 
 const run = promisify(execFile);
@@ -35,41 +36,26 @@ const FAST = 'ttl: 5\n  soa: { refresh: 1, minimum: 5 }';
 
 function manifests(algAlgorithm: 'ECDSAP256SHA256' | 'ED25519', algKeys: 'Split' | 'CSK' = 'Split'): string {
   const docs = [
-    `apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZoneClass
-metadata: { name: builtin }
-spec:
-  backend: { builtin: {} }
-  nameServers: [ns1.parent.test.]
-  defaults:
-    ttl: 2
-    soa: { rname: hostmaster@parent.test }
-  transfers:
-    allowFrom: [127.0.0.1/32]`,
-    `apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZone
-metadata: { name: roll, namespace: dns }
-spec:
-  domainName: roll.test
-  className: builtin
-  ${FAST}
-  dnssec: { enabled: true, keys: Split, zskLifetimeSeconds: 8 }`,
-    `apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZone
-metadata: { name: parent, namespace: dns }
-spec:
-  domainName: parent.test
-  className: builtin
-  ${FAST}
-  dnssec: { enabled: true }`,
-    `apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZone
-metadata: { name: alg, namespace: dns }
-spec:
-  domainName: alg.parent.test
-  className: builtin
-  ${FAST}
-  dnssec: { enabled: true, keys: ${algKeys}, algorithm: ${algAlgorithm}, zskLifetimeSeconds: 0 }`,
+    builtinClass({
+      nameServers: 'ns1.parent.test.',
+      ttl: 2,
+      rname: 'hostmaster@parent.test',
+      extra: '\n  transfers:\n    allowFrom: [127.0.0.1/32]',
+    }),
+    dnsZone({
+      name: 'roll',
+      domainName: 'roll.test',
+      spec: [FAST, 'dnssec: { enabled: true, keys: Split, zskLifetimeSeconds: 8 }'],
+    }),
+    dnsZone({ name: 'parent', domainName: 'parent.test', spec: [FAST, 'dnssec: { enabled: true }'] }),
+    dnsZone({
+      name: 'alg',
+      domainName: 'alg.parent.test',
+      spec: [
+        FAST,
+        `dnssec: { enabled: true, keys: ${algKeys}, algorithm: ${algAlgorithm}, zskLifetimeSeconds: 0 }`,
+      ],
+    }),
   ];
   for (const [zone, name, owner, type, records, ttl] of [
     ['roll', 'www', 'www', 'A', ['192.0.2.1'], 6],
@@ -78,15 +64,7 @@ spec:
     ['alg', 'www', 'www', 'A', ['192.0.2.2'], 6],
     ['alg', 'txt', 'info', 'TXT', ['"rolling"'], 6],
   ] as const)
-    docs.push(`apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSRecordSet
-metadata: { name: ${zone}-${name}, namespace: dns }
-spec:
-  zoneRef: { name: ${zone} }
-  name: ${owner}
-  type: ${type}
-  ttl: ${ttl}
-  records: ${JSON.stringify(records)}`);
+    docs.push(recordSet({ zone, name, owner, type, records, ttl }));
   return `${docs.join('\n---\n')}\n`;
 }
 
