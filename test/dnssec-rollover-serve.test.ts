@@ -26,9 +26,10 @@ import { promisify } from 'node:util';
 import { dnskeyRdata, keyTag, parseDnskey } from '../src/dns/dnssec/keys.ts';
 import { delv, trustAnchorFile } from './support/delv.ts';
 import { dig, rdataOf } from './support/dig.ts';
-import { startUnbound, type UnboundProcess, unboundAvailable } from './support/unbound.ts';
+import { rolloverPhases, startSignedServe, stopSignedServe } from './support/dnssec-serve.ts';
+import { type UnboundProcess, unboundAvailable } from './support/unbound.ts';
 import { builtinClass, dnsZone, recordSet } from './support/zone-manifests.ts';
-import { removeAll, type ServeProcess, startServe, tempDir, waitFor } from './support/zonekeeper-process.ts';
+import type { ServeProcess } from './support/zonekeeper-process.ts';
 
 const run = promisify(execFile);
 
@@ -76,18 +77,6 @@ const ALG_NAMES = [
   ['www.alg.parent.test', 'A'],
   ['info.alg.parent.test', 'TXT'],
 ] as const;
-
-/** The rollover rows of /metrics: zone → `kind/phase`. */
-async function phases(httpUrl: string): Promise<Map<string, string>> {
-  const text = await (await fetch(`${httpUrl}/metrics`)).text();
-  const out = new Map<string, string>();
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('zonekeeper_dnssec_rollover_phase{') || !line.endsWith(' 1')) continue;
-    const label = (name: string) => new RegExp(`${name}="([^"]*)"`).exec(line)?.[1];
-    out.set(label('zone')!, `${label('kind')}/${label('phase')}`);
-  }
-  return out;
-}
 
 /** The zone's AXFR checked by `kzonecheck --dnssec on` (every RRset validly signed, the chain whole). */
 async function checkAxfr(port: number, zone: string, dir: string, label: string): Promise<void> {
@@ -180,35 +169,17 @@ describe('DNSSEC rollovers of the built-in signer through zonekeeper serve (comp
 
   before(async () => {
     if (noUnbound) return;
-    manifestDir = await tempDir('rollover-serve-manifests');
-    stateDir = await tempDir('rollover-serve-state');
-    work = await tempDir('rollover-serve-work');
-    await writeFile(path.join(manifestDir, 'zones.yaml'), manifests('ECDSAP256SHA256'));
-    serve = await startServe(manifestDir, stateDir);
-    const port = serve.dnsPort;
-    for (const zone of ['roll.test', 'parent.test', 'alg.parent.test'])
-      await waitFor(async () => ((await dnskeys(port, zone)).length > 0 ? true : undefined), 20_000);
-    // The child's DS in its parent (from the child's status), before anything trusts the parent.
-    await waitFor(
-      async () => (rdataOf(await dig(port, 'alg.parent.test', 'DS'), 'DS').length > 0 ? true : undefined),
-      20_000,
-    );
-    const anchors = [];
-    for (const zone of ['roll.test', 'parent.test'])
-      for (const k of (await dnskeys(port, zone)).filter((k) => k.startsWith('257 ')))
-        anchors.push(`${zone}. DNSKEY ${k}`);
-    unbound = await startUnbound({
-      stubs: ['roll.test', 'parent.test', 'alg.parent.test'].map((zone) => ({ zone, port })),
-      trustAnchors: anchors,
-      // Unbound answers the special-use .test itself (RFC 6761) unless told not to.
-      extra: ['local-zone: "test." nodefault'],
-    });
+    ({ manifestDir, stateDir, work, serve, unbound } = await startSignedServe(
+      'rollover-serve',
+      manifests('ECDSAP256SHA256'),
+      {
+        zones: ['roll.test', 'parent.test', 'alg.parent.test'],
+        child: 'alg.parent.test',
+        anchorZones: ['roll.test', 'parent.test'],
+      },
+    ));
   });
-  after(async () => {
-    await unbound?.stop();
-    await serve?.stop();
-    if (manifestDir) await removeAll(manifestDir, stateDir, work);
-  });
+  after(() => stopSignedServe({ manifestDir, stateDir, work, serve, unbound }));
 
   /**
    * Validates `name type` three ways (see the module comment); returns the failures, if any. `anchor`:
@@ -242,7 +213,7 @@ describe('DNSSEC rollovers of the built-in signer through zonekeeper serve (comp
     const model = { answers: [] as Held[], dnskeys: [] as Held[] };
     let samples = 0;
     for (;;) {
-      const phase = (await phases(serve!.httpUrl)).get('dns/roll') ?? 'none';
+      const phase = (await rolloverPhases(serve!.httpUrl)).get('dns/roll') ?? 'none';
       if (seen.at(-1) !== phase) {
         seen.push(phase);
         await checkAxfr(port, 'roll.test', work, phase);
@@ -295,7 +266,7 @@ describe('DNSSEC rollovers of the built-in signer through zonekeeper serve (comp
     const model = { answers: [] as Held[], dnskeys: [] as Held[] };
     let samples = 0;
     for (;;) {
-      const phase = (await phases(serve!.httpUrl)).get('dns/alg') ?? 'none';
+      const phase = (await rolloverPhases(serve!.httpUrl)).get('dns/alg') ?? 'none';
       if (seen.at(-1) !== phase) {
         seen.push(phase);
         // In Sign the new keys' signatures come from keys not published yet (RFC 6781 §4.1.4),
