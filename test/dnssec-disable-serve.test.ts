@@ -16,8 +16,10 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { delv, trustAnchorFile } from './support/delv.ts';
 import { dig, rdataOf } from './support/dig.ts';
-import { startUnbound, type UnboundProcess, unboundAvailable } from './support/unbound.ts';
-import { removeAll, type ServeProcess, startServe, tempDir, waitFor } from './support/zonekeeper-process.ts';
+import { rolloverPhases, startSignedServe, stopSignedServe } from './support/dnssec-serve.ts';
+import { type UnboundProcess, unboundAvailable } from './support/unbound.ts';
+import { builtinClass, dnsZone, recordSet } from './support/zone-manifests.ts';
+import { type ServeProcess, startServe, waitFor } from './support/zonekeeper-process.ts';
 
 const FAST = 'ttl: 5\n  soa: { refresh: 1, minimum: 5 }';
 
@@ -26,57 +28,30 @@ function manifests(
   solo: { signed: boolean; parentDs?: string } = { signed: true },
 ): string {
   const docs = [
-    `apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZoneClass
-metadata: { name: builtin }
-spec:
-  backend: { builtin: {} }
-  nameServers: [ns1.parent.test.]
-  defaults:
-    ttl: 2
-    soa: { rname: hostmaster@parent.test }`,
-    `apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZone
-metadata: { name: parent, namespace: dns }
-spec:
-  domainName: parent.test
-  className: builtin
-  ${FAST}
-  dnssec: { enabled: true }`,
-    `apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZone
-metadata: { name: off, namespace: dns }
-spec:
-  domainName: off.parent.test
-  className: builtin
-  ${FAST}
-  dnssec: { enabled: ${childSigned} }`,
+    builtinClass({ nameServers: 'ns1.parent.test.', ttl: 2, rname: 'hostmaster@parent.test' }),
+    dnsZone({ name: 'parent', domainName: 'parent.test', spec: [FAST, 'dnssec: { enabled: true }'] }),
+    dnsZone({
+      name: 'off',
+      domainName: 'off.parent.test',
+      spec: [FAST, `dnssec: { enabled: ${childSigned} }`],
+    }),
     // A zone whose parent this server does not serve (a registrar's): the operator records the DS gone.
-    `apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZone
-metadata:
-  name: solo
-  namespace: dns${solo.parentDs !== undefined ? `\n  annotations: { dns.zonekeeper.dev/parent-ds: '${solo.parentDs}' }` : ''}
-spec:
-  domainName: solo.test
-  className: builtin
-  ${FAST}
-  dnssec: { enabled: ${solo.signed} }`,
+    dnsZone({
+      name: 'solo',
+      domainName: 'solo.test',
+      spec: [FAST, `dnssec: { enabled: ${solo.signed} }`],
+      blockMetadata: true,
+      ...(solo.parentDs !== undefined && {
+        annotations: `{ dns.zonekeeper.dev/parent-ds: '${solo.parentDs}' }`,
+      }),
+    }),
   ];
   for (const [zone, name, owner, type, records, ttl] of [
     ['parent', 'ns1', 'ns1', 'A', ['192.0.2.53'], 2],
     ['off', 'www', 'www', 'A', ['192.0.2.7'], 6],
     ['solo', 'www', 'www', 'A', ['192.0.2.8'], 6],
   ] as const)
-    docs.push(`apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSRecordSet
-metadata: { name: ${zone}-${name}, namespace: dns }
-spec:
-  zoneRef: { name: ${zone} }
-  name: ${owner}
-  type: ${type}
-  ttl: ${ttl}
-  records: ${JSON.stringify(records)}`);
+    docs.push(recordSet({ zone, name, owner, type, records, ttl }));
   return `${docs.join('\n---\n')}\n`;
 }
 
@@ -92,18 +67,6 @@ async function waiting(httpUrl: string): Promise<Map<string, string>> {
   return out;
 }
 
-/** The rollover rows of /metrics: zone → `kind/phase`. */
-async function phases(httpUrl: string): Promise<Map<string, string>> {
-  const text = await (await fetch(`${httpUrl}/metrics`)).text();
-  const out = new Map<string, string>();
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('zonekeeper_dnssec_rollover_phase{') || !line.endsWith(' 1')) continue;
-    const label = (name: string) => new RegExp(`${name}="([^"]*)"`).exec(line)?.[1];
-    out.set(label('zone')!, `${label('kind')}/${label('phase')}`);
-  }
-  return out;
-}
-
 describe('turning DNSSEC off under a managed parent through zonekeeper serve (RFC 8078 §4)', async () => {
   const noUnbound = await unboundAvailable();
   let manifestDir: string;
@@ -114,35 +77,17 @@ describe('turning DNSSEC off under a managed parent through zonekeeper serve (RF
 
   before(async () => {
     if (noUnbound) return;
-    manifestDir = await tempDir('disable-serve-manifests');
-    stateDir = await tempDir('disable-serve-state');
-    work = await tempDir('disable-serve-work');
-    await writeFile(path.join(manifestDir, 'zones.yaml'), manifests(true));
-    serve = await startServe(manifestDir, stateDir);
-    const port = serve.dnsPort;
-    for (const zone of ['parent.test', 'off.parent.test'])
-      await waitFor(
-        async () => (rdataOf(await dig(port, zone, 'DNSKEY'), 'DNSKEY').length > 0 ? true : undefined),
-        20_000,
-      );
-    await waitFor(
-      async () => (rdataOf(await dig(port, 'off.parent.test', 'DS'), 'DS').length > 0 ? true : undefined),
-      20_000,
-    );
-    const anchors = rdataOf(await dig(port, 'parent.test', 'DNSKEY'), 'DNSKEY')
-      .filter((k) => k.startsWith('257 '))
-      .map((k) => `parent.test. DNSKEY ${k}`);
-    unbound = await startUnbound({
-      stubs: ['parent.test', 'off.parent.test'].map((zone) => ({ zone, port })),
-      trustAnchors: anchors,
-      extra: ['local-zone: "test." nodefault'],
-    });
+    ({ manifestDir, stateDir, work, serve, unbound } = await startSignedServe(
+      'disable-serve',
+      manifests(true),
+      {
+        zones: ['parent.test', 'off.parent.test'],
+        child: 'off.parent.test',
+        anchorZones: ['parent.test'],
+      },
+    ));
   });
-  after(async () => {
-    await unbound?.stop();
-    await serve?.stop();
-    if (manifestDir) await removeAll(manifestDir, stateDir, work);
-  });
+  after(() => stopSignedServe({ manifestDir, stateDir, work, serve, unbound }));
 
   test('the child stays signed with the delete CDS until the DS is gone and expired, then goes insecure', {
     skip: noUnbound,
@@ -161,7 +106,7 @@ describe('turning DNSSEC off under a managed parent through zonekeeper serve (RF
     let samples = 0;
     const deadline = Date.now() + 120_000;
     for (;;) {
-      const phase = (await phases(serve!.httpUrl)).get('dns/off') ?? 'none';
+      const phase = (await rolloverPhases(serve!.httpUrl)).get('dns/off') ?? 'none';
       if (seen.at(-1) !== phase) seen.push(phase);
       // A name never asked before as well: its answer comes from the server now, beside the DS the
       // cache holds (cached answers alone could hide a zone that dropped its signatures too early).
@@ -235,7 +180,8 @@ describe('turning DNSSEC off under a managed parent through zonekeeper serve (RF
     assert.ok(await signed(serve!.dnsPort), 'solo.test is signed to start with');
     await writeFile(file, manifests(false, { signed: false }));
     await waitFor(
-      async () => ((await phases(serve!.httpUrl)).get('dns/solo') === 'Disable/Disabling' ? true : undefined),
+      async () =>
+        (await rolloverPhases(serve!.httpUrl)).get('dns/solo') === 'Disable/Disabling' ? true : undefined,
       20_000,
     );
     assert.equal((await waiting(serve!.httpUrl)).get('dns/solo'), 'ParentDsNotRemoved');
@@ -254,14 +200,15 @@ describe('turning DNSSEC off under a managed parent through zonekeeper serve (RF
     assert.ok(await signed(serve!.dnsPort), 'still signed after a restart');
     assert.deepEqual(await deleteCds(serve!.dnsPort), ['0 0 0 00']);
     await waitFor(
-      async () => ((await phases(serve!.httpUrl)).get('dns/solo') === 'Disable/Disabling' ? true : undefined),
+      async () =>
+        (await rolloverPhases(serve!.httpUrl)).get('dns/solo') === 'Disable/Disabling' ? true : undefined,
       20_000,
     );
     // The operator records the parent's DS gone, with its TTL: DsPropagate, then unsigned.
     await writeFile(file, manifests(false, { signed: false, parentDs: 'none; ttl=2' }));
     const seen: string[] = [];
     await waitFor(async () => {
-      const phase = (await phases(serve!.httpUrl)).get('dns/solo') ?? 'none';
+      const phase = (await rolloverPhases(serve!.httpUrl)).get('dns/solo') ?? 'none';
       if (seen.at(-1) !== phase) seen.push(phase);
       return phase === 'none' && !(await signed(serve!.dnsPort)) ? true : undefined;
     }, 30_000);

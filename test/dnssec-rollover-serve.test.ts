@@ -26,8 +26,10 @@ import { promisify } from 'node:util';
 import { dnskeyRdata, keyTag, parseDnskey } from '../src/dns/dnssec/keys.ts';
 import { delv, trustAnchorFile } from './support/delv.ts';
 import { dig, rdataOf } from './support/dig.ts';
-import { startUnbound, type UnboundProcess, unboundAvailable } from './support/unbound.ts';
-import { removeAll, type ServeProcess, startServe, tempDir, waitFor } from './support/zonekeeper-process.ts';
+import { rolloverPhases, startSignedServe, stopSignedServe } from './support/dnssec-serve.ts';
+import { type UnboundProcess, unboundAvailable } from './support/unbound.ts';
+import { builtinClass, dnsZone, recordSet } from './support/zone-manifests.ts';
+import type { ServeProcess } from './support/zonekeeper-process.ts';
 
 const run = promisify(execFile);
 
@@ -35,41 +37,26 @@ const FAST = 'ttl: 5\n  soa: { refresh: 1, minimum: 5 }';
 
 function manifests(algAlgorithm: 'ECDSAP256SHA256' | 'ED25519', algKeys: 'Split' | 'CSK' = 'Split'): string {
   const docs = [
-    `apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZoneClass
-metadata: { name: builtin }
-spec:
-  backend: { builtin: {} }
-  nameServers: [ns1.parent.test.]
-  defaults:
-    ttl: 2
-    soa: { rname: hostmaster@parent.test }
-  transfers:
-    allowFrom: [127.0.0.1/32]`,
-    `apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZone
-metadata: { name: roll, namespace: dns }
-spec:
-  domainName: roll.test
-  className: builtin
-  ${FAST}
-  dnssec: { enabled: true, keys: Split, zskLifetimeSeconds: 8 }`,
-    `apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZone
-metadata: { name: parent, namespace: dns }
-spec:
-  domainName: parent.test
-  className: builtin
-  ${FAST}
-  dnssec: { enabled: true }`,
-    `apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZone
-metadata: { name: alg, namespace: dns }
-spec:
-  domainName: alg.parent.test
-  className: builtin
-  ${FAST}
-  dnssec: { enabled: true, keys: ${algKeys}, algorithm: ${algAlgorithm}, zskLifetimeSeconds: 0 }`,
+    builtinClass({
+      nameServers: 'ns1.parent.test.',
+      ttl: 2,
+      rname: 'hostmaster@parent.test',
+      extra: '\n  transfers:\n    allowFrom: [127.0.0.1/32]',
+    }),
+    dnsZone({
+      name: 'roll',
+      domainName: 'roll.test',
+      spec: [FAST, 'dnssec: { enabled: true, keys: Split, zskLifetimeSeconds: 8 }'],
+    }),
+    dnsZone({ name: 'parent', domainName: 'parent.test', spec: [FAST, 'dnssec: { enabled: true }'] }),
+    dnsZone({
+      name: 'alg',
+      domainName: 'alg.parent.test',
+      spec: [
+        FAST,
+        `dnssec: { enabled: true, keys: ${algKeys}, algorithm: ${algAlgorithm}, zskLifetimeSeconds: 0 }`,
+      ],
+    }),
   ];
   for (const [zone, name, owner, type, records, ttl] of [
     ['roll', 'www', 'www', 'A', ['192.0.2.1'], 6],
@@ -78,15 +65,7 @@ spec:
     ['alg', 'www', 'www', 'A', ['192.0.2.2'], 6],
     ['alg', 'txt', 'info', 'TXT', ['"rolling"'], 6],
   ] as const)
-    docs.push(`apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSRecordSet
-metadata: { name: ${zone}-${name}, namespace: dns }
-spec:
-  zoneRef: { name: ${zone} }
-  name: ${owner}
-  type: ${type}
-  ttl: ${ttl}
-  records: ${JSON.stringify(records)}`);
+    docs.push(recordSet({ zone, name, owner, type, records, ttl }));
   return `${docs.join('\n---\n')}\n`;
 }
 
@@ -98,18 +77,6 @@ const ALG_NAMES = [
   ['www.alg.parent.test', 'A'],
   ['info.alg.parent.test', 'TXT'],
 ] as const;
-
-/** The rollover rows of /metrics: zone → `kind/phase`. */
-async function phases(httpUrl: string): Promise<Map<string, string>> {
-  const text = await (await fetch(`${httpUrl}/metrics`)).text();
-  const out = new Map<string, string>();
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('zonekeeper_dnssec_rollover_phase{') || !line.endsWith(' 1')) continue;
-    const label = (name: string) => new RegExp(`${name}="([^"]*)"`).exec(line)?.[1];
-    out.set(label('zone')!, `${label('kind')}/${label('phase')}`);
-  }
-  return out;
-}
 
 /** The zone's AXFR checked by `kzonecheck --dnssec on` (every RRset validly signed, the chain whole). */
 async function checkAxfr(port: number, zone: string, dir: string, label: string): Promise<void> {
@@ -202,35 +169,17 @@ describe('DNSSEC rollovers of the built-in signer through zonekeeper serve (comp
 
   before(async () => {
     if (noUnbound) return;
-    manifestDir = await tempDir('rollover-serve-manifests');
-    stateDir = await tempDir('rollover-serve-state');
-    work = await tempDir('rollover-serve-work');
-    await writeFile(path.join(manifestDir, 'zones.yaml'), manifests('ECDSAP256SHA256'));
-    serve = await startServe(manifestDir, stateDir);
-    const port = serve.dnsPort;
-    for (const zone of ['roll.test', 'parent.test', 'alg.parent.test'])
-      await waitFor(async () => ((await dnskeys(port, zone)).length > 0 ? true : undefined), 20_000);
-    // The child's DS in its parent (from the child's status), before anything trusts the parent.
-    await waitFor(
-      async () => (rdataOf(await dig(port, 'alg.parent.test', 'DS'), 'DS').length > 0 ? true : undefined),
-      20_000,
-    );
-    const anchors = [];
-    for (const zone of ['roll.test', 'parent.test'])
-      for (const k of (await dnskeys(port, zone)).filter((k) => k.startsWith('257 ')))
-        anchors.push(`${zone}. DNSKEY ${k}`);
-    unbound = await startUnbound({
-      stubs: ['roll.test', 'parent.test', 'alg.parent.test'].map((zone) => ({ zone, port })),
-      trustAnchors: anchors,
-      // Unbound answers the special-use .test itself (RFC 6761) unless told not to.
-      extra: ['local-zone: "test." nodefault'],
-    });
+    ({ manifestDir, stateDir, work, serve, unbound } = await startSignedServe(
+      'rollover-serve',
+      manifests('ECDSAP256SHA256'),
+      {
+        zones: ['roll.test', 'parent.test', 'alg.parent.test'],
+        child: 'alg.parent.test',
+        anchorZones: ['roll.test', 'parent.test'],
+      },
+    ));
   });
-  after(async () => {
-    await unbound?.stop();
-    await serve?.stop();
-    if (manifestDir) await removeAll(manifestDir, stateDir, work);
-  });
+  after(() => stopSignedServe({ manifestDir, stateDir, work, serve, unbound }));
 
   /**
    * Validates `name type` three ways (see the module comment); returns the failures, if any. `anchor`:
@@ -264,7 +213,7 @@ describe('DNSSEC rollovers of the built-in signer through zonekeeper serve (comp
     const model = { answers: [] as Held[], dnskeys: [] as Held[] };
     let samples = 0;
     for (;;) {
-      const phase = (await phases(serve!.httpUrl)).get('dns/roll') ?? 'none';
+      const phase = (await rolloverPhases(serve!.httpUrl)).get('dns/roll') ?? 'none';
       if (seen.at(-1) !== phase) {
         seen.push(phase);
         await checkAxfr(port, 'roll.test', work, phase);
@@ -317,7 +266,7 @@ describe('DNSSEC rollovers of the built-in signer through zonekeeper serve (comp
     const model = { answers: [] as Held[], dnskeys: [] as Held[] };
     let samples = 0;
     for (;;) {
-      const phase = (await phases(serve!.httpUrl)).get('dns/alg') ?? 'none';
+      const phase = (await rolloverPhases(serve!.httpUrl)).get('dns/alg') ?? 'none';
       if (seen.at(-1) !== phase) {
         seen.push(phase);
         // In Sign the new keys' signatures come from keys not published yet (RFC 6781 §4.1.4),

@@ -30,6 +30,7 @@ import { delv, trustAnchorFile } from './support/delv.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import { freePort } from './support/ports.ts';
 import { type Secondary, startSecondary, type TsigKeyConfig } from './support/secondaries.ts';
+import { builtinClass, dnsZone, recordSet } from './support/zone-manifests.ts';
 import { removeAll, type ServeProcess, startServe, tempDir, waitFor } from './support/zonekeeper-process.ts';
 
 const run = promisify(execFile);
@@ -49,40 +50,30 @@ const ZONES = [
 
 function manifests(keyFile: string, notifyPort: number): string {
   const docs = [
-    `apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZoneClass
-metadata: { name: builtin }
-spec:
-  backend: { builtin: {} }
-  nameServers: [ns1.nsec.test.]
-  defaults:
-    ttl: 300
-    soa: { rname: hostmaster@nsec.test }
+    builtinClass({
+      nameServers: 'ns1.nsec.test.',
+      ttl: 300,
+      rname: 'hostmaster@nsec.test',
+      extra: `
   transfers:
     allowFrom: [127.0.0.1/32]
     tsigKeys:
       - { name: ${KEY.name}, algorithm: ${KEY.algorithm}, secretRef: { file: ${JSON.stringify(keyFile)} } }
     notify:
       - { address: "127.0.0.1:${notifyPort}", tsigKey: ${KEY.name} }`,
+    }),
   ];
   for (const z of ZONES) {
     const id = z.name.replace('.', '-');
-    docs.push(`apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZone
-metadata: { name: ${id}, namespace: dns }
-spec:
-  domainName: ${z.name}
-  className: builtin
-  dnssec: { enabled: true, algorithm: ${z.algorithm}, denial: ${z.denial}, keys: ${z.keys} }`);
+    docs.push(
+      dnsZone({
+        name: id,
+        domainName: z.name,
+        spec: [`dnssec: { enabled: true, algorithm: ${z.algorithm}, denial: ${z.denial}, keys: ${z.keys} }`],
+      }),
+    );
     const record = (name: string, owner: string, type: string, records: string[]) =>
-      docs.push(`apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSRecordSet
-metadata: { name: ${id}-${name}, namespace: dns }
-spec:
-  zoneRef: { name: ${id} }
-  name: "${owner}"
-  type: ${type}
-  records: ${JSON.stringify(records)}`);
+      docs.push(recordSet({ zone: id, name, owner: `"${owner}"`, type, records }));
     record('ns1', 'ns1', 'A', ['192.0.2.53']);
     record('mx', '@', 'MX', [`10 mail.${z.name}.`]);
     record('mail', 'mail', 'A', ['192.0.2.25']);
@@ -102,13 +93,9 @@ spec:
   // transferred above hold none (docs/dnssec.md). `web4`'s target has an address but no AAAA.
   for (const [zone, denial] of ALIAS_ZONES) {
     const id = zone.replace('.', '-');
-    docs.push(`apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZone
-metadata: { name: ${id}, namespace: dns }
-spec:
-  domainName: ${zone}
-  className: builtin
-  dnssec: { enabled: true, denial: ${denial} }`);
+    docs.push(
+      dnsZone({ name: id, domainName: zone, spec: [`dnssec: { enabled: true, denial: ${denial} }`] }),
+    );
     for (const [name, owner, type, records] of [
       ['www', 'www', 'A', ['192.0.2.1']],
       ['www6', 'www', 'AAAA', ['2001:db8::1']],
@@ -116,31 +103,11 @@ spec:
       ['v4only', 'v4only', 'A', ['192.0.2.4']],
       ['web4', 'web4', 'ALIAS', [`v4only.${zone}.`]],
     ] as const)
-      docs.push(`apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSRecordSet
-metadata: { name: ${id}-${name}, namespace: dns }
-spec:
-  zoneRef: { name: ${id} }
-  name: ${owner}
-  type: ${type}
-  records: ${JSON.stringify(records)}`);
+      docs.push(recordSet({ zone: id, name, owner, type, records }));
   }
   // A signed child of nsec.test: its DS goes into the parent by itself (RFC 4035 §2.4).
-  docs.push(`apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSZone
-metadata: { name: child, namespace: dns }
-spec:
-  domainName: child.nsec.test
-  className: builtin
-  dnssec: { enabled: true }`);
-  docs.push(`apiVersion: dns.zonekeeper.dev/v1alpha1
-kind: DNSRecordSet
-metadata: { name: child-www, namespace: dns }
-spec:
-  zoneRef: { name: child }
-  name: www
-  type: A
-  records: ["192.0.2.77"]`);
+  docs.push(dnsZone({ name: 'child', domainName: 'child.nsec.test', spec: ['dnssec: { enabled: true }'] }));
+  docs.push(recordSet({ zone: 'child', name: 'www', owner: 'www', type: 'A', records: ['192.0.2.77'] }));
   return `${docs.join('\n---\n')}\n`;
 }
 

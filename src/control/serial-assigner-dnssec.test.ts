@@ -20,6 +20,17 @@ function assigner(store: MemorySerialStore, now: { t: number }): SerialAssigner 
   });
 }
 
+/** One signed assignment by a fresh assigner (a restart): the content hash `hash`, the settings `id`. */
+function assignSigned(
+  store: MemorySerialStore,
+  now: { t: number },
+  status: Parameters<SerialAssigner['assign']>[1],
+  hash: string,
+  id: string,
+): ReturnType<SerialAssigner['assign']> {
+  return assigner(store, now).assign(ORIGIN, status, modelState(hash), undefined, signing(id));
+}
+
 const T0 = Date.UTC(2026, 10, 26, 12) / 1000;
 const signing = (id: string, dueAfter = 3600) => ({
   id,
@@ -45,21 +56,9 @@ describe('the signing time is recorded with the serial (ADR 0021)', () => {
   test('a restart keeps the serial and its signing time when the content and settings are the same', async () => {
     const store = new MemorySerialStore();
     const now = { t: T0 };
-    const first = await assigner(store, now).assign(
-      ORIGIN,
-      undefined,
-      modelState('h1'),
-      undefined,
-      signing('S'),
-    );
+    const first = await assignSigned(store, now, undefined, 'h1', 'S');
     now.t += 600;
-    const again = await assigner(store, now).assign(
-      ORIGIN,
-      undefined,
-      modelState('h1'),
-      undefined,
-      signing('S'),
-    );
+    const again = await assignSigned(store, now, undefined, 'h1', 'S');
     assert.equal(again.serial, first.serial);
     assert.equal(again.signedAt, T0);
   });
@@ -82,21 +81,9 @@ describe('the signing time is recorded with the serial (ADR 0021)', () => {
   test('after a restart, signatures due are not served again: a new serial', async () => {
     const store = new MemorySerialStore();
     const now = { t: T0 };
-    const first = await assigner(store, now).assign(
-      ORIGIN,
-      undefined,
-      modelState('h1'),
-      undefined,
-      signing('S'),
-    );
+    const first = await assignSigned(store, now, undefined, 'h1', 'S');
     now.t += 7200;
-    const later = await assigner(store, now).assign(
-      ORIGIN,
-      undefined,
-      modelState('h1'),
-      undefined,
-      signing('S'),
-    );
+    const later = await assignSigned(store, now, undefined, 'h1', 'S');
     assert.ok(later.serial > first.serial);
     assert.equal(later.signedAt, T0 + 7200);
   });
@@ -105,21 +92,9 @@ describe('the signing time is recorded with the serial (ADR 0021)', () => {
     const store = new MemorySerialStore();
     const now = { t: T0 };
     const unsigned = await assigner(store, now).assign(ORIGIN, undefined, modelState('h1'), undefined);
-    const on = await assigner(store, now).assign(
-      ORIGIN,
-      undefined,
-      modelState('h1'),
-      undefined,
-      signing('S'),
-    );
+    const on = await assignSigned(store, now, undefined, 'h1', 'S');
     assert.ok(on.serial > unsigned.serial);
-    const changed = await assigner(store, now).assign(
-      ORIGIN,
-      undefined,
-      modelState('h1'),
-      undefined,
-      signing('S3'),
-    );
+    const changed = await assignSigned(store, now, undefined, 'h1', 'S3');
     assert.ok(changed.serial > on.serial);
     const off = await assigner(store, now).assign(ORIGIN, undefined, modelState('h1'), undefined);
     assert.ok(off.serial > changed.serial);
@@ -147,25 +122,13 @@ describe('the signing time is recorded with the serial (ADR 0021)', () => {
   test('a store without signing times (serial records): the status signing time of the same serial and content is kept', async () => {
     const store = new MemorySerialStore();
     const now = { t: T0 };
-    const first = await assigner(store, now).assign(
-      ORIGIN,
-      undefined,
-      modelState('h1'),
-      undefined,
-      signing('S'),
-    );
+    const first = await assignSigned(store, now, undefined, 'h1', 'S');
     const status = { serial: first.serial, hash: 'h1', signedAt: first.signedAt!, signing: 'S' };
     // What the cluster's serial records keep: serial and hash only.
     const records = new MemorySerialStore();
     await records.set(ORIGIN, { serial: first.serial, hash: 'h1' });
     now.t += 600;
-    const kept = await assigner(records, now).assign(
-      ORIGIN,
-      status,
-      modelState('h1'),
-      undefined,
-      signing('S'),
-    );
+    const kept = await assignSigned(records, now, status, 'h1', 'S');
     assert.equal(kept.serial, first.serial);
     assert.equal(kept.signedAt, T0);
     // Other content, other settings, or a signing time in the future: a new serial, signed now.

@@ -49,7 +49,7 @@ test('a list whose every continuation answers 410 starts again a few times, then
   let requests = 0;
   // Past this many requests the upstream gives in (so that a list without a bound ends too).
   const givesInAfter = 40;
-  const server = http.createServer((req, res) => {
+  const up = await upstream((req, res) => {
     requests++;
     const url = new URL(req.url ?? '/', 'http://upstream');
     res.setHeader('content-type', 'application/json');
@@ -68,36 +68,15 @@ test('a list whose every continuation answers 410 starts again a few times, then
       }),
     );
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   try {
-    const config = new KubeConfig();
-    config.loadFromString(
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [
-          {
-            name: 'up',
-            cluster: {
-              server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-              'insecure-skip-tls-verify': true,
-            },
-          },
-        ],
-        users: [{ name: 'u', user: {} }],
-        contexts: [{ name: 'c', context: { cluster: 'up', user: 'u' } }],
-        'current-context': 'c',
-      }),
-    );
     await assert.rejects(
-      boundedList(config, ZONES, { maxObjects: 100, maxResponseBytes: 1 << 20, maxBytes: 1 << 24 }),
+      boundedList(up.config, ZONES, { maxObjects: 100, maxResponseBytes: 1 << 20, maxBytes: 1 << 24 }),
       (e: unknown) => (e as { status?: number }).status === 410,
     );
     // Each start: the first page and the continuation refused.
     assert.equal(requests, 2 * (MAX_LIST_RESTARTS + 1));
   } finally {
-    server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
+    await up.close();
   }
 });
 
