@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { prng } from '../../test/support/prng.ts';
 import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
 import type { DNSRecordSet } from '../api/index.ts';
-import { type Name, nameKey, parseName } from '../dns/name.ts';
+import { canonicalSortKey, type Name, nameKey, parseName } from '../dns/name.ts';
 import { printRdata } from '../dns/rdata.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
 import { assembleZone, type ChildDelegation } from './assemble.ts';
@@ -271,5 +271,92 @@ describe('ZoneModel: steering is content', () => {
     assert.equal(upsert?.steering?.policy, 'Ordered');
     assert.deepEqual(upsert?.steering?.candidates, ['192.0.2.10', '192.0.2.11']);
     assert.equal(upsert?.steering?.healthCheck?.port, 443);
+  });
+});
+
+describe('ZoneModel: compact owners', () => {
+  const rsAt = (id: string, name: string, type: RecordTypeName, records: string[]) =>
+    recordSet('dns', id, { zoneRef: { name: 'z' }, name, type, records }, 1);
+  const reference = (records: DNSRecordSet[]) =>
+    assembleZone({
+      zone: theZone,
+      zoneClass: theClass,
+      origin: ORIGIN,
+      records: records.map((rs) => ({ recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) })),
+      children: [],
+    });
+  const change = (model: ZoneModel, key: string, rs: DNSRecordSet | undefined) =>
+    model.update(
+      [{ key, current: rs ? { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) } : undefined }],
+      [],
+    );
+
+  test('digest slots freed by names that stop publishing are reused, and the hash stays the reference', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const live = new Map<string, DNSRecordSet>();
+    for (let i = 0; i < 100; i++) {
+      const rs = rsAt(`h${i}`, `h${i}`, 'A', [`192.0.2.${i + 1}`]);
+      live.set(`dns/h${i}`, rs);
+      change(model, `dns/h${i}`, rs);
+    }
+    const full = model.contentHash();
+    assert.equal(full, reference([...live.values()]).hash);
+    assert.equal(model.digests.used, 101); // the apex and 100 names
+    const highWater = model.digests.highWater;
+    for (let i = 0; i < 100; i += 2) {
+      live.delete(`dns/h${i}`);
+      change(model, `dns/h${i}`, undefined);
+    }
+    assert.equal(model.digests.used, 51);
+    assert.equal(model.contentHash(), reference([...live.values()]).hash);
+    // Other names take the freed slots: the buffer does not grow.
+    for (let i = 0; i < 50; i++) {
+      const rs = rsAt(`n${i}`, `n${i}`, 'TXT', [`t${i}`]);
+      live.set(`dns/n${i}`, rs);
+      change(model, `dns/n${i}`, rs);
+    }
+    assert.equal(model.digests.used, 101);
+    assert.equal(model.digests.highWater, highWater);
+    assert.equal(model.contentHash(), reference([...live.values()]).hash);
+    // Nothing lost on a delete and re-add: the same content hashes the same.
+    for (let i = 0; i < 50; i++) {
+      live.delete(`dns/n${i}`);
+      change(model, `dns/n${i}`, undefined);
+    }
+    for (let i = 0; i < 100; i += 2) {
+      const rs = rsAt(`h${i}`, `h${i}`, 'A', [`192.0.2.${i + 1}`]);
+      live.set(`dns/h${i}`, rs);
+      change(model, `dns/h${i}`, rs);
+    }
+    assert.equal(model.contentHash(), full);
+    assert.equal(model.digests.highWater, highWater);
+  });
+
+  test('an owner going from one record set to two and back publishes and hashes as the reference', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const a = rsAt('a', 'www', 'A', ['192.0.2.1']);
+    const aaaa = rsAt('aaaa', 'www', 'AAAA', ['2001:db8::1']);
+    const txt = rsAt('txt', 'www', 'TXT', ['hello']);
+    change(model, 'dns/a', a);
+    const one = model.contentHash();
+    const www = canonicalSortKey('www.example.com.');
+    assert.equal(model.published(www, 'A')?.rdata.length, 1);
+    assert.equal(model.published(www, 'AAAA'), undefined);
+    change(model, 'dns/aaaa', aaaa);
+    change(model, 'dns/txt', txt);
+    assert.equal(model.published(www, 'AAAA')?.rdata.length, 1);
+    assert.deepEqual(
+      describeRRsets(model.rrsets()).filter((l) => l.startsWith('www.')),
+      describeRRsets(reference([a, aaaa, txt]).rrsets).filter((l) => l.startsWith('www.')),
+    );
+    assert.equal(model.contentHash(), reference([a, aaaa, txt]).hash);
+    change(model, 'dns/aaaa', undefined);
+    assert.equal(model.contentHash(), reference([a, txt]).hash);
+    change(model, 'dns/txt', undefined);
+    assert.equal(model.contentHash(), one);
+    assert.equal(model.verdicts.size, 1);
+    change(model, 'dns/a', undefined);
+    assert.equal(model.rrsetCount, 1); // the apex NS
+    assert.equal(model.contentHash(), reference([]).hash);
   });
 });

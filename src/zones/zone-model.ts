@@ -4,7 +4,7 @@ import { canonicalSortKey, isInDomain, type Name, nameEquals, nameKey, parseName
 import type { Rdata } from '../dns/rdata.ts';
 import { type RecordTypeName, RRType } from '../dns/rrtype.ts';
 import type { AssembledZone, ChildDelegation, RecordVerdict } from './assemble.ts';
-import { ownerDigest, zoneDigest } from './content-hash.ts';
+import { ownerDigestBytes, zoneDigestOfBytes } from './content-hash.ts';
 import { exclusivityClash } from './exclusivity.ts';
 import { parseRecordSetRecords, steeringOf } from './record-parse.ts';
 import { type ResourceKey, refOf } from './resource-key.ts';
@@ -132,23 +132,102 @@ interface Cut {
   by: string;
 }
 
+interface Fixed {
+  rrset: RRset;
+  by: string;
+}
+
+/** The one empty list every owner without fixed RRsets shares (never mutated: replaced). */
+const NO_FIXED: readonly Fixed[] = Object.freeze([]);
+
+/**
+ * An owner name of the zone. Its canonical sort key is its key in `ZoneModel.owners`, its delegation
+ * point (if any) is in `ZoneModel.cuts`. Most owners hold one record set and publish one RRset, so
+ * both are kept as the object itself when there is one and as a list only from two on: a list costs
+ * two objects (about 56 bytes for one element) per owner (docs/benchmarks.md, the zone model).
+ */
 interface Owner {
   name: Name;
-  key: string;
-  entries: Entry[];
+  /** The record sets at this name: none, one, or a list of two or more. */
+  entries: Entry | Entry[] | undefined;
   /** RRsets the zone itself places here: apex NS, a child zone's NS, glue from a child. */
-  fixed: { rrset: RRset; by: string }[];
+  fixed: readonly Fixed[];
+  /** The RRsets published here, one per type: none, one, or a list of two or more. */
+  published: RRset | readonly RRset[] | undefined;
   /**
-   * The RRsets published here, one per type. A list, not a Map: an owner holds one to three, and a
-   * Map per owner costs about 180 bytes before its first entry (docs/benchmarks.md, memory budget).
+   * Where the SHA-256 of the published records (see content-hash.ts) is kept in the model's
+   * `DigestSlots`, kept as names change; -1 while the owner publishes nothing.
    */
-  published: readonly RRset[];
-  cut: Cut | undefined;
-  /**
-   * SHA-256 of the published records (see content-hash.ts), kept as names change; undefined while
-   * the owner publishes nothing. A field of the owner rather than a map of its own beside `owners`.
-   */
-  digest: string | undefined;
+  digest: number;
+}
+
+/** An owner's record sets as a list (a new array when it holds one). */
+function entriesOf(owner: Owner): readonly Entry[] {
+  const e = owner.entries;
+  return e === undefined ? [] : Array.isArray(e) ? e : [e];
+}
+
+const NOTHING_PUBLISHED: readonly RRset[] = Object.freeze([]);
+
+/** An owner's published RRsets as a list (a new array when it publishes one). */
+function publishedOf(owner: Owner): readonly RRset[] {
+  const p = owner.published;
+  return p === undefined ? NOTHING_PUBLISHED : isList(p) ? p : [p];
+}
+
+function isList<T>(value: T | readonly T[]): value is readonly T[] {
+  return Array.isArray(value);
+}
+
+const DIGEST_OCTETS = 32;
+
+/**
+ * The owner digests of one zone, 32 octets each, in one buffer indexed by slot instead of a
+ * 32-character string per name (a string costs its 16-octet header and a pointer beside its
+ * octets). Slots freed when a name stops publishing are reused before the buffer grows.
+ */
+export class DigestSlots {
+  private bytes = new Uint8Array(DIGEST_OCTETS * 16);
+  private readonly free: number[] = [];
+  private next = 0;
+
+  /** A slot holding `digest` (32 octets). */
+  take(digest: Uint8Array): number {
+    let slot = this.free.pop();
+    if (slot === undefined) {
+      slot = this.next++;
+      if (this.next * DIGEST_OCTETS > this.bytes.length) {
+        const grown = new Uint8Array(this.bytes.length * 2);
+        grown.set(this.bytes);
+        this.bytes = grown;
+      }
+    }
+    this.put(slot, digest);
+    return slot;
+  }
+
+  put(slot: number, digest: Uint8Array): void {
+    this.bytes.set(digest.subarray(0, DIGEST_OCTETS), slot * DIGEST_OCTETS);
+  }
+
+  release(slot: number): void {
+    this.free.push(slot);
+  }
+
+  /** The digest in a slot (a view, valid until the next `take`). */
+  at(slot: number): Uint8Array {
+    return this.bytes.subarray(slot * DIGEST_OCTETS, (slot + 1) * DIGEST_OCTETS);
+  }
+
+  /** Slots in use. */
+  get used(): number {
+    return this.next - this.free.length;
+  }
+
+  /** Slots ever handed out (the buffer's high-water mark). */
+  get highWater(): number {
+    return this.next;
+  }
 }
 
 /**
@@ -185,6 +264,8 @@ export class ZoneModel {
   /** Owners created since the last sort; merged in one pass (many) or spliced in (few). */
   private newKeys: string[] = [];
   private readonly cuts = new Map<string, Cut>();
+  /** The owners' content digests (`Owner.digest` is a slot here). */
+  readonly digests = new DigestSlots();
   private rrsetTotal = 0;
   private childSignature = '';
   private accepted = 0;
@@ -200,7 +281,7 @@ export class ZoneModel {
     this.geoip = zoneClass.spec.geoip;
     this.configSignature = ZoneModel.signature(zone, zoneClass, origin);
     const apex = this.owner(origin, this.originKey);
-    apex.fixed.push({
+    addFixed(apex, {
       rrset: {
         owner: origin,
         type: 'NS',
@@ -233,7 +314,8 @@ export class ZoneModel {
 
   /** The RRset published at an owner (by `nameKey`) and type, if any. */
   published(ownerKey: string, type: RecordTypeName): RRset | undefined {
-    return this.owners.get(ownerKey)?.published.find((r) => r.type === type);
+    const owner = this.owners.get(ownerKey);
+    return owner ? publishedOf(owner).find((r) => r.type === type) : undefined;
   }
 
   get acceptedCount(): number {
@@ -287,8 +369,8 @@ export class ZoneModel {
   *rrsets(): Generator<RRset> {
     for (const key of this.sortedKeys) {
       const owner = this.owners.get(key)!;
-      if (owner.published.length === 0) continue;
-      const list = [...owner.published];
+      if (owner.published === undefined) continue;
+      const list = [...publishedOf(owner)];
       if (list.length > 1) list.sort((a, b) => RRType[a.type] - RRType[b.type]);
       yield* list;
     }
@@ -299,12 +381,15 @@ export class ZoneModel {
    * 32 octets per name, not the records themselves.
    */
   contentHash(): string {
-    const digests: string[] = [];
+    const all = new Uint8Array(this.digests.used * DIGEST_OCTETS);
+    let at = 0;
     for (const key of this.sortedKeys) {
-      const digest = this.owners.get(key)?.digest;
-      if (digest !== undefined) digests.push(digest);
+      const slot = this.owners.get(key)?.digest ?? -1;
+      if (slot < 0) continue;
+      all.set(this.digests.at(slot), at);
+      at += DIGEST_OCTETS;
     }
-    return zoneDigest(this.soa, digests);
+    return zoneDigestOfBytes(this.soa, all.subarray(0, at));
   }
 
   /** The zone as `assembleZone` would compute it, hash included: O(zone size), for exports. */
@@ -327,7 +412,7 @@ export class ZoneModel {
     const out: string[] = [];
     const hasAddress = (name: Name) => {
       const o = this.owners.get(canonicalSortKey(name));
-      return o?.published.some((r) => r.type === 'A' || r.type === 'AAAA') === true;
+      return o !== undefined && publishedOf(o).some((r) => r.type === 'A' || r.type === 'AAAA');
     };
     for (const ns of this.nameServers) {
       if (isInDomain(ns, this.origin) && !this.cutAbove(canonicalSortKey(ns), true) && !hasAddress(ns)) {
@@ -350,7 +435,7 @@ export class ZoneModel {
     let owner = this.owners.get(key);
     if (!owner) {
       // Every field in the literal: none is added later into a separate property store.
-      owner = { name, key, entries: [], fixed: [], published: [], cut: undefined, digest: undefined };
+      owner = { name, entries: undefined, fixed: NO_FIXED, published: undefined, digest: -1 };
       this.owners.set(key, owner);
       this.newKeys.push(key);
     }
@@ -380,7 +465,8 @@ export class ZoneModel {
 
   private dropIfEmpty(key: string): void {
     const owner = this.owners.get(key);
-    if (!owner || owner.entries.length > 0 || owner.fixed.length > 0 || key === this.originKey) return;
+    if (!owner || owner.entries !== undefined || owner.fixed.length > 0 || key === this.originKey) return;
+    if (owner.digest >= 0) this.digests.release(owner.digest);
     this.owners.delete(key);
     const i = lowerBound(this.sortedKeys, key);
     if (this.sortedKeys[i] === key) this.sortedKeys.splice(i, 1);
@@ -450,10 +536,14 @@ export class ZoneModel {
     }
     this.entries.set(key, entry);
     const owner = this.owner(fqdn, ownerKey);
-    // Most owners hold one or two entries: concat keeps the array at exactly its length, where push
-    // leaves room for 16 more in every owner (docs/benchmarks.md, memory budget). Long lists grow by push.
-    if (owner.entries.length < 16) owner.entries = owner.entries.concat(entry);
-    else owner.entries.push(entry);
+    // Most owners hold one entry, kept as itself; a few hold two or more: concat keeps the array at
+    // exactly its length, where push leaves room for 16 more in every owner (docs/benchmarks.md,
+    // memory budget). Long lists grow by push.
+    const held = owner.entries;
+    if (held === undefined) owner.entries = entry;
+    else if (!Array.isArray(held)) owner.entries = [held, entry];
+    else if (held.length < 16) owner.entries = held.concat(entry);
+    else held.push(entry);
     dirty.add(ownerKey);
   }
 
@@ -462,7 +552,14 @@ export class ZoneModel {
     this.entries.delete(entry.key);
     if (entry.verdict !== undefined) this.verdictView.count--;
     const owner = this.owners.get(entry.ownerKey);
-    if (owner) owner.entries = owner.entries.filter((e) => e !== entry);
+    if (owner) {
+      const held = owner.entries;
+      if (held === entry) owner.entries = undefined;
+      else if (Array.isArray(held)) {
+        const rest = held.filter((e) => e !== entry);
+        owner.entries = rest.length === 1 ? rest[0] : rest;
+      }
+    }
     dirty.add(entry.ownerKey);
     if (replaced) return;
     if (entry.verdict?.accepted) this.accepted--;
@@ -485,15 +582,15 @@ export class ZoneModel {
     );
     if (signature === this.childSignature) return;
     this.childSignature = signature;
-    for (const owner of this.owners.values()) {
-      if (owner.key === this.originKey || owner.fixed.length === 0) continue;
-      owner.fixed = [];
-      dirty.add(owner.key);
+    for (const [key, owner] of this.owners) {
+      if (key === this.originKey || owner.fixed.length === 0) continue;
+      owner.fixed = NO_FIXED;
+      dirty.add(key);
     }
     for (const child of children) {
       const by = `DNSZone ${child.zone}`;
       const key = canonicalSortKey(child.origin);
-      this.owner(child.origin, key).fixed.push({
+      addFixed(this.owner(child.origin, key), {
         rrset: {
           owner: child.origin,
           type: 'NS',
@@ -504,7 +601,7 @@ export class ZoneModel {
         by,
       });
       if (child.ds && child.ds.length > 0)
-        this.owner(child.origin, key).fixed.push({
+        addFixed(this.owner(child.origin, key), {
           rrset: {
             owner: child.origin,
             type: 'DS',
@@ -517,7 +614,7 @@ export class ZoneModel {
       dirty.add(key);
       for (const glue of child.glue) {
         const glueKey = canonicalSortKey(glue.owner);
-        this.owner(glue.owner, glueKey).fixed.push({ rrset: glue, by });
+        addFixed(this.owner(glue.owner, glueKey), { rrset: glue, by });
         dirty.add(glueKey);
       }
     }
@@ -546,9 +643,9 @@ export class ZoneModel {
   private decide(key: string, delta: ZoneDelta): boolean {
     const owner = this.owners.get(key);
     if (!owner) return false;
-    const before = owner.published;
+    const before = publishedOf(owner);
     const previous = (type: RecordTypeName) => before.find((r) => r.type === type);
-    const beforeCut = owner.cut;
+    const beforeCut = this.cuts.get(key);
     const published = new Map<RecordTypeName, RRset>();
     const byType = new Map<string, string>();
     const atApex = key === this.originKey;
@@ -560,7 +657,7 @@ export class ZoneModel {
       if (rrset.type === 'NS' && !atApex) cut = { owner: rrset.owner, hosts: hostsOf(rrset.rdata), by };
     }
     const above = atApex ? undefined : this.cutAbove(key);
-    const order = [...owner.entries].sort((a, b) => {
+    const order = [...entriesOf(owner)].sort((a, b) => {
       const an = typeOf(a) === 'NS' ? 0 : 1;
       const bn = typeOf(b) === 'NS' ? 0 : 1;
       return an - bn || olderFirst(a, b);
@@ -576,11 +673,12 @@ export class ZoneModel {
       }
       this.setVerdict(entry, verdict, delta);
     }
-    // Exactly as long as its RRsets (an array filled by index, not grown by push), in the Map's order.
+    // Exactly as long as its RRsets (an array filled by index, not grown by push), in the Map's order;
+    // one RRset is kept as itself.
     const list: RRset[] = new Array(published.size);
     let i = 0;
     for (const rrset of published.values()) list[i++] = rrset;
-    owner.published = list;
+    owner.published = list.length === 0 ? undefined : list.length === 1 ? list[0] : list;
     let changed = published.size !== before.length;
     for (const [type, rrset] of published) {
       const old = previous(type);
@@ -597,9 +695,15 @@ export class ZoneModel {
     }
     this.rrsetTotal += published.size - before.length;
     if (changed) {
-      owner.digest = published.size === 0 ? undefined : ownerDigest(list);
+      if (published.size === 0) {
+        if (owner.digest >= 0) this.digests.release(owner.digest);
+        owner.digest = -1;
+      } else {
+        const digest = ownerDigestBytes(list);
+        if (owner.digest >= 0) this.digests.put(owner.digest, digest);
+        else owner.digest = this.digests.take(digest);
+      }
     }
-    owner.cut = cut;
     if (cut) this.cuts.set(key, cut);
     else this.cuts.delete(key);
     return !sameCut(beforeCut, cut);
@@ -663,6 +767,11 @@ export class ZoneModel {
     entry.verdict = verdict;
     delta.verdicts.add(entry.key);
   }
+}
+
+/** Adds an RRset the zone itself places at an owner (the list is replaced, never mutated). */
+function addFixed(owner: Owner, fixed: Fixed): void {
+  owner.fixed = owner.fixed.concat(fixed);
 }
 
 function hostsOf(rdata: readonly Rdata[]): Name[] {
