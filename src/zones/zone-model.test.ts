@@ -360,3 +360,51 @@ describe('ZoneModel: compact owners', () => {
     assert.equal(model.contentHash(), reference([]).hash);
   });
 });
+
+describe('ZoneModel: verdicts read from the entries', () => {
+  test('accepted verdicts carry their fqdn, a rename is reported, an unchanged replacement is not', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const at = (rs: DNSRecordSet) => ({ recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) });
+    const www = recordSet('dns', 'web', {
+      zoneRef: { name: 'z' },
+      name: 'www',
+      type: 'A',
+      records: ['192.0.2.1'],
+    });
+    const bad = recordSet('dns', 'bad', { zoneRef: { name: 'z' }, name: 'x', type: 'A', records: ['nope'] });
+    const first = model.update(
+      [
+        { key: 'dns/web', current: at(www) },
+        { key: 'dns/bad', current: at(bad) },
+      ],
+      [],
+    );
+    assert.deepEqual([...first.verdicts].sort(), ['dns/bad', 'dns/web']);
+    assert.deepEqual(model.verdicts.get('dns/web'), { accepted: true, fqdn: 'www.example.com.' });
+    const invalid = model.verdicts.get('dns/bad');
+    assert.equal(invalid?.accepted, false);
+    assert.equal(!invalid?.accepted && invalid?.reason, 'Invalid');
+    assert.deepEqual(
+      [...model.verdicts].map(([k, v]) => [k, v.accepted, v.fqdn]),
+      [
+        ['dns/web', true, 'www.example.com.'],
+        ['dns/bad', false, 'x.example.com.'],
+      ],
+    );
+    // A new spec object with the same content: same verdict, nothing to report.
+    const again = model.update([{ key: 'dns/web', current: at({ ...www, spec: { ...www.spec } }) }], []);
+    assert.deepEqual([...again.verdicts], []);
+    // Renamed: still accepted, but at another fqdn, which the status shows.
+    const renamed = { ...www, spec: { ...www.spec, name: 'web' } };
+    const moved = model.update([{ key: 'dns/web', current: at(renamed) }], []);
+    assert.deepEqual([...moved.verdicts], ['dns/web']);
+    assert.deepEqual(model.verdicts.get('dns/web'), { accepted: true, fqdn: 'web.example.com.' });
+    assert.equal(model.acceptedCount, 1);
+    assert.equal(model.verdicts.size, 2);
+    const gone = model.update([{ key: 'dns/web', current: undefined }], []);
+    assert.deepEqual([...gone.verdicts], ['dns/web']);
+    assert.equal(model.verdicts.get('dns/web'), undefined);
+    assert.equal(model.acceptedCount, 0);
+    assert.equal(model.verdicts.size, 1);
+  });
+});

@@ -39,13 +39,34 @@ interface Entry {
   spec: DNSRecordSet['spec'];
   /** `metadata.creationTimestamp` of the record set (oldest writer wins). */
   created: string | undefined;
+  /** The owner name; its key in `ZoneModel.owners` is `canonicalSortKey(fqdn)`, computed when needed. */
   fqdn: Name;
-  ownerKey: string;
-  /** Set when the record set breaks a rule that does not depend on other records. */
-  invalid: string | undefined;
-  rrset: RRset | undefined;
-  /** The record set's verdict in the zone (`ZoneModel.verdicts` reads it from here). */
-  verdict: RecordVerdict | undefined;
+  /**
+   * The RRset the record set would publish, or, as a string, why it cannot: it breaks a rule that
+   * does not depend on other records. One field for the two, which never coexist.
+   */
+  rrset: RRset | string;
+  /**
+   * The record set's verdict in the zone (`ZoneModel.verdicts` reads it from here, through
+   * `verdictOf`). `true` for accepted: an accepted verdict says nothing but the fqdn, which the
+   * entry holds, so it is made when read instead of kept as an object per record set.
+   */
+  verdict: RecordVerdict | true | undefined;
+}
+
+/** An entry's verdict as a `RecordVerdict` (made on the spot for an accepted one). */
+function verdictOf(entry: Entry): RecordVerdict | undefined {
+  const v = entry.verdict;
+  return v === true ? { accepted: true, fqdn: entry.fqdn } : v;
+}
+
+function isAccepted(v: RecordVerdict | true | undefined): boolean {
+  return v === true || v?.accepted === true;
+}
+
+/** An entry's RRset, for an entry that has one (not invalid). */
+function rrsetOf(entry: Entry): RRset {
+  return entry.rrset as RRset;
 }
 
 /**
@@ -66,7 +87,8 @@ class Verdicts implements ReadonlyMap<ResourceKey, RecordVerdict> {
   }
 
   get(key: ResourceKey): RecordVerdict | undefined {
-    return this.byKey.get(key)?.verdict;
+    const entry = this.byKey.get(key);
+    return entry ? verdictOf(entry) : undefined;
   }
 
   has(key: ResourceKey): boolean {
@@ -74,7 +96,7 @@ class Verdicts implements ReadonlyMap<ResourceKey, RecordVerdict> {
   }
 
   private *entries_(): Generator<[ResourceKey, RecordVerdict]> {
-    for (const [key, entry] of this.byKey) if (entry.verdict !== undefined) yield [key, entry.verdict];
+    for (const [key, entry] of this.byKey) if (entry.verdict !== undefined) yield [key, verdictOf(entry)!];
   }
 
   entries(): MapIterator<[ResourceKey, RecordVerdict]> {
@@ -342,7 +364,8 @@ export class ZoneModel {
         continue;
       }
       if (before) this.removeEntry(before, dirty, delta, current !== undefined);
-      if (current) this.addEntry(key, current.recordSet, current.fqdn, dirty, before?.verdict);
+      if (current)
+        this.addEntry(key, current.recordSet, current.fqdn, dirty, before ? verdictOf(before) : undefined);
     }
     if (seen) {
       for (const entry of [...this.entries.values()])
@@ -500,27 +523,25 @@ export class ZoneModel {
       spec: recordSet.spec,
       created: recordSet.metadata.creationTimestamp,
       fqdn,
-      ownerKey,
-      invalid: undefined,
-      rrset: undefined,
+      rrset: '',
       verdict,
     };
     if (verdict !== undefined) this.verdictView.count++;
     const parsed = parseRecordSetRecords(recordSet, this.origin);
     const atApex = ownerKey === this.originKey;
-    if (!parsed.ok) entry.invalid = parsed.message;
+    if (!parsed.ok) entry.rrset = parsed.message;
     else if (type === 'SOA')
-      entry.invalid =
+      entry.rrset =
         'the SOA is generated from the DNSZone and its class; set spec.soa on the DNSZone instead';
     else if (atApex && type === 'NS')
-      entry.invalid = `apex NS records come from DNSZoneClass ${this.classNameText} spec.nameServers (or spec.zoneNameServers); change them there`;
+      entry.rrset = `apex NS records come from DNSZoneClass ${this.classNameText} spec.nameServers (or spec.zoneNameServers); change them there`;
     else if (atApex && type === 'CNAME')
-      entry.invalid =
+      entry.rrset =
         'a CNAME cannot be at the zone apex, where the SOA and NS must exist (RFC 1034 §3.6.2); use ALIAS';
     else if (atApex && type === 'DS')
-      entry.invalid = 'a DS record belongs in the parent zone, at the delegation point (RFC 4035 §2.4)';
+      entry.rrset = 'a DS record belongs in the parent zone, at the delegation point (RFC 4035 §2.4)';
     else {
-      entry.rrset = {
+      const rrset: RRset = {
         owner: fqdn,
         type,
         ttl: steeredTtl(recordSet.spec, recordSet.spec.ttl ?? this.defaultTtl),
@@ -532,7 +553,8 @@ export class ZoneModel {
         },
       };
       const steering = steeringOf(recordSet, fqdn, parsed.rdata, this.topology, this.geoip);
-      if (steering) entry.rrset.steering = steering;
+      if (steering) rrset.steering = steering;
+      entry.rrset = rrset;
     }
     this.entries.set(key, entry);
     const owner = this.owner(fqdn, ownerKey);
@@ -551,7 +573,8 @@ export class ZoneModel {
   private removeEntry(entry: Entry, dirty: Set<string>, delta: ZoneDelta, replaced = false): void {
     this.entries.delete(entry.key);
     if (entry.verdict !== undefined) this.verdictView.count--;
-    const owner = this.owners.get(entry.ownerKey);
+    const ownerKey = canonicalSortKey(entry.fqdn);
+    const owner = this.owners.get(ownerKey);
     if (owner) {
       const held = owner.entries;
       if (held === entry) owner.entries = undefined;
@@ -560,9 +583,9 @@ export class ZoneModel {
         owner.entries = rest.length === 1 ? rest[0] : rest;
       }
     }
-    dirty.add(entry.ownerKey);
+    dirty.add(ownerKey);
     if (replaced) return;
-    if (entry.verdict?.accepted) this.accepted--;
+    if (isAccepted(entry.verdict)) this.accepted--;
     delta.verdicts.add(entry.key);
   }
 
@@ -666,10 +689,10 @@ export class ZoneModel {
       const verdict = this.judge(entry, above, cut, byType);
       if (verdict.accepted) {
         const type = typeOf(entry);
-        published.set(type, entry.rrset!);
+        published.set(type, rrsetOf(entry));
         byType.set(type, byOf(entry));
         if (type === 'NS' && !atApex)
-          cut = { owner: entry.fqdn, hosts: hostsOf(entry.rrset!.rdata), by: byOf(entry) };
+          cut = { owner: entry.fqdn, hosts: hostsOf(rrsetOf(entry).rdata), by: byOf(entry) };
       }
       this.setVerdict(entry, verdict, delta);
     }
@@ -716,8 +739,8 @@ export class ZoneModel {
     byType: Map<string, string>,
   ): RecordVerdict {
     const fqdn = entry.fqdn;
-    if (entry.invalid !== undefined)
-      return { accepted: false, reason: 'Invalid', message: entry.invalid, fqdn };
+    if (typeof entry.rrset === 'string')
+      return { accepted: false, reason: 'Invalid', message: entry.rrset, fqdn };
     const type = typeOf(entry);
     if (above) {
       const isGlue = (type === 'A' || type === 'AAAA') && above.hosts.some((h) => nameEquals(h, fqdn));
@@ -759,12 +782,14 @@ export class ZoneModel {
   }
 
   private setVerdict(entry: Entry, verdict: RecordVerdict, delta: ZoneDelta): void {
-    const before = entry.verdict;
+    const before = verdictOf(entry);
+    // Kept compact whether or not it changed: an entry replacing another starts with the old
+    // version's verdict as an object, to compare against.
+    entry.verdict = verdict.accepted ? true : verdict;
     if (before && sameVerdict(before, verdict)) return;
     if (before?.accepted) this.accepted--;
     if (verdict.accepted) this.accepted++;
     if (before === undefined) this.verdictView.count++;
-    entry.verdict = verdict;
     delta.verdicts.add(entry.key);
   }
 }
