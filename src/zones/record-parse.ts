@@ -119,7 +119,7 @@ export function longTxtStrings(rs: DNSRecordSet): { index: number; octets: numbe
  * as written follows the record whatever its spelling. Undefined when the record set asks for none.
  */
 export function steeringOf(
-  rs: DNSRecordSet,
+  rs: Pick<DNSRecordSet, 'spec'>,
   fqdn: Name,
   rdata: readonly Rdata[],
   topology?: Topology,

@@ -90,6 +90,11 @@ function describeRRsets(rrsets: Iterable<RRset>): string[] {
   );
 }
 
+function inOrder(rrsets: Iterable<RRset>): RRset[] {
+  const id = (r: RRset) => `${nameKey(r.owner)} ${r.type}`;
+  return [...rrsets].sort((a, b) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0));
+}
+
 describe('ZoneModel', () => {
   test('stays equal to assembleZone through 3,000 random changes (5 seeds)', () => {
     for (const seed of [1, 2, 3, 4, 5]) {
@@ -138,6 +143,8 @@ describe('ZoneModel', () => {
         });
         const context = `seed ${seed} step ${step}`;
         assert.deepEqual(describeRRsets(model.rrsets()), describeRRsets(expected.rrsets), context);
+        // Whole RRsets too (origin, steering): the model makes them from its entries when asked.
+        assert.deepEqual(inOrder(model.rrsets()), inOrder(expected.rrsets), context);
         for (const [key, verdict] of expected.verdicts) {
           const got = model.verdicts.get(key);
           assert.ok(got, `${context}: no verdict for ${key}`);
@@ -406,5 +413,42 @@ describe('ZoneModel: verdicts read from the entries', () => {
     assert.equal(model.verdicts.get('dns/web'), undefined);
     assert.equal(model.acceptedCount, 0);
     assert.equal(model.verdicts.size, 1);
+  });
+});
+
+describe('ZoneModel: RRsets made from the entries', () => {
+  test('upserts, what was published before, and published() carry the record set, its origin and TTL', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const fqdn = parseName('api', ORIGIN);
+    const v1 = recordSet('team', 'api', {
+      zoneRef: { name: 'z' },
+      name: 'api',
+      type: 'A',
+      records: ['192.0.2.1'],
+      ttl: 60,
+    });
+    const added = model.update([{ key: 'team/api', current: { recordSet: v1, fqdn } }], []);
+    const expected: RRset = {
+      owner: 'api.example.com.',
+      type: 'A',
+      ttl: 60,
+      rdata: [{ type: 'A', address: '192.0.2.1' }],
+      origin: { kind: 'recordSet', namespace: 'team', name: 'api' },
+    };
+    assert.deepEqual(added.upserts, [expected]);
+    assert.deepEqual(added.previous.get(`${canonicalSortKey(fqdn)}\u0000A`), undefined);
+    const key = canonicalSortKey(fqdn);
+    assert.deepEqual(model.published(key, 'A'), expected);
+    assert.deepEqual(model.published(key, 'A'), model.published(key, 'A'));
+    const v2 = { ...v1, spec: { ...v1.spec, records: ['192.0.2.2'], ttl: undefined } };
+    const changed = model.update([{ key: 'team/api', current: { recordSet: v2, fqdn } }], []);
+    assert.deepEqual(changed.upserts, [
+      { ...expected, ttl: model.defaultTtl, rdata: [{ type: 'A', address: '192.0.2.2' }] },
+    ]);
+    assert.deepEqual(changed.previous.get(`${key}\u0000A`), expected);
+    const removed = model.update([{ key: 'team/api', current: undefined }], []);
+    assert.deepEqual(removed.deletes, [{ owner: 'api.example.com.', type: 'A' }]);
+    assert.equal(removed.previous.get(`${key}\u0000A`)?.rdata[0] && 'kept', 'kept');
+    assert.equal(model.published(key, 'A'), undefined);
   });
 });

@@ -42,10 +42,13 @@ interface Entry {
   /** The owner name; its key in `ZoneModel.owners` is `canonicalSortKey(fqdn)`, computed when needed. */
   fqdn: Name;
   /**
-   * The RRset the record set would publish, or, as a string, why it cannot: it breaks a rule that
-   * does not depend on other records. One field for the two, which never coexist.
+   * The record set's parsed records (shared with the parse cache), or, as a string, why it cannot be
+   * published: it breaks a rule that does not depend on other records. One field for the two, which
+   * never coexist. The RRset itself is made when asked for (`ZoneModel.rrsetOf`): its owner is the
+   * fqdn, its type and TTL come from the spec, its origin from the key, so an RRset and its origin
+   * object kept per record set (112 bytes) would repeat what the entry holds.
    */
-  rrset: RRset | string;
+  rdata: Rdata[] | string;
   /**
    * The record set's verdict in the zone (`ZoneModel.verdicts` reads it from here, through
    * `verdictOf`). `true` for accepted: an accepted verdict says nothing but the fqdn, which the
@@ -64,9 +67,24 @@ function isAccepted(v: RecordVerdict | true | undefined): boolean {
   return v === true || v?.accepted === true;
 }
 
-/** An entry's RRset, for an entry that has one (not invalid). */
-function rrsetOf(entry: Entry): RRset {
-  return entry.rrset as RRset;
+/** An entry's records, for an entry that has them (not invalid). */
+function rdataOf(entry: Entry): Rdata[] {
+  return entry.rdata as Rdata[];
+}
+
+/**
+ * What an owner publishes for one type: an RRset the zone itself places there (`Owner.fixed`), or
+ * the entry of the record set whose RRset is published (made when asked for). Compared by identity:
+ * an entry is replaced whenever its record set's spec or fqdn changes.
+ */
+type Source = Entry | RRset;
+
+function isEntry(source: Source): source is Entry {
+  return (source as Entry).spec !== undefined;
+}
+
+function typeOfSource(source: Source): RecordTypeName {
+  return isEntry(source) ? source.spec.type : source.type;
 }
 
 /**
@@ -174,8 +192,8 @@ interface Owner {
   entries: Entry | Entry[] | undefined;
   /** RRsets the zone itself places here: apex NS, a child zone's NS, glue from a child. */
   fixed: readonly Fixed[];
-  /** The RRsets published here, one per type: none, one, or a list of two or more. */
-  published: RRset | readonly RRset[] | undefined;
+  /** What is published here, one per type: none, one, or a list of two or more. */
+  published: Source | readonly Source[] | undefined;
   /**
    * Where the SHA-256 of the published records (see content-hash.ts) is kept in the model's
    * `DigestSlots`, kept as names change; -1 while the owner publishes nothing.
@@ -189,10 +207,10 @@ function entriesOf(owner: Owner): readonly Entry[] {
   return e === undefined ? [] : Array.isArray(e) ? e : [e];
 }
 
-const NOTHING_PUBLISHED: readonly RRset[] = Object.freeze([]);
+const NOTHING_PUBLISHED: readonly Source[] = Object.freeze([]);
 
-/** An owner's published RRsets as a list (a new array when it publishes one). */
-function publishedOf(owner: Owner): readonly RRset[] {
+/** What an owner publishes as a list (a new array when it publishes one). */
+function publishedOf(owner: Owner): readonly Source[] {
   const p = owner.published;
   return p === undefined ? NOTHING_PUBLISHED : isList(p) ? p : [p];
 }
@@ -337,7 +355,8 @@ export class ZoneModel {
   /** The RRset published at an owner (by `nameKey`) and type, if any. */
   published(ownerKey: string, type: RecordTypeName): RRset | undefined {
     const owner = this.owners.get(ownerKey);
-    return owner ? publishedOf(owner).find((r) => r.type === type) : undefined;
+    const source = owner ? publishedOf(owner).find((s) => typeOfSource(s) === type) : undefined;
+    return source && this.rrsetOf(source);
   }
 
   get acceptedCount(): number {
@@ -393,7 +412,7 @@ export class ZoneModel {
     for (const key of this.sortedKeys) {
       const owner = this.owners.get(key)!;
       if (owner.published === undefined) continue;
-      const list = [...publishedOf(owner)];
+      const list = publishedOf(owner).map((s) => this.rrsetOf(s));
       if (list.length > 1) list.sort((a, b) => RRType[a.type] - RRType[b.type]);
       yield* list;
     }
@@ -435,7 +454,9 @@ export class ZoneModel {
     const out: string[] = [];
     const hasAddress = (name: Name) => {
       const o = this.owners.get(canonicalSortKey(name));
-      return o !== undefined && publishedOf(o).some((r) => r.type === 'A' || r.type === 'AAAA');
+      return (
+        o !== undefined && publishedOf(o).some((s) => typeOfSource(s) === 'A' || typeOfSource(s) === 'AAAA')
+      );
     };
     for (const ns of this.nameServers) {
       if (isInDomain(ns, this.origin) && !this.cutAbove(canonicalSortKey(ns), true) && !hasAddress(ns)) {
@@ -523,39 +544,24 @@ export class ZoneModel {
       spec: recordSet.spec,
       created: recordSet.metadata.creationTimestamp,
       fqdn,
-      rrset: '',
+      rdata: '',
       verdict,
     };
     if (verdict !== undefined) this.verdictView.count++;
     const parsed = parseRecordSetRecords(recordSet, this.origin);
     const atApex = ownerKey === this.originKey;
-    if (!parsed.ok) entry.rrset = parsed.message;
+    if (!parsed.ok) entry.rdata = parsed.message;
     else if (type === 'SOA')
-      entry.rrset =
+      entry.rdata =
         'the SOA is generated from the DNSZone and its class; set spec.soa on the DNSZone instead';
     else if (atApex && type === 'NS')
-      entry.rrset = `apex NS records come from DNSZoneClass ${this.classNameText} spec.nameServers (or spec.zoneNameServers); change them there`;
+      entry.rdata = `apex NS records come from DNSZoneClass ${this.classNameText} spec.nameServers (or spec.zoneNameServers); change them there`;
     else if (atApex && type === 'CNAME')
-      entry.rrset =
+      entry.rdata =
         'a CNAME cannot be at the zone apex, where the SOA and NS must exist (RFC 1034 §3.6.2); use ALIAS';
     else if (atApex && type === 'DS')
-      entry.rrset = 'a DS record belongs in the parent zone, at the delegation point (RFC 4035 §2.4)';
-    else {
-      const rrset: RRset = {
-        owner: fqdn,
-        type,
-        ttl: steeredTtl(recordSet.spec, recordSet.spec.ttl ?? this.defaultTtl),
-        rdata: parsed.rdata,
-        origin: {
-          kind: 'recordSet',
-          namespace: recordSet.metadata.namespace ?? '',
-          name: recordSet.metadata.name,
-        },
-      };
-      const steering = steeringOf(recordSet, fqdn, parsed.rdata, this.topology, this.geoip);
-      if (steering) rrset.steering = steering;
-      entry.rrset = rrset;
-    }
+      entry.rdata = 'a DS record belongs in the parent zone, at the delegation point (RFC 4035 §2.4)';
+    else entry.rdata = parsed.rdata;
     this.entries.set(key, entry);
     const owner = this.owner(fqdn, ownerKey);
     // Most owners hold one entry, kept as itself; a few hold two or more: concat keeps the array at
@@ -667,9 +673,9 @@ export class ZoneModel {
     const owner = this.owners.get(key);
     if (!owner) return false;
     const before = publishedOf(owner);
-    const previous = (type: RecordTypeName) => before.find((r) => r.type === type);
+    const previous = (type: RecordTypeName) => before.find((s) => typeOfSource(s) === type);
     const beforeCut = this.cuts.get(key);
-    const published = new Map<RecordTypeName, RRset>();
+    const published = new Map<RecordTypeName, Source>();
     const byType = new Map<string, string>();
     const atApex = key === this.originKey;
     if (atApex) byType.set('SOA', 'the zone');
@@ -689,31 +695,32 @@ export class ZoneModel {
       const verdict = this.judge(entry, above, cut, byType);
       if (verdict.accepted) {
         const type = typeOf(entry);
-        published.set(type, rrsetOf(entry));
+        published.set(type, entry);
         byType.set(type, byOf(entry));
         if (type === 'NS' && !atApex)
-          cut = { owner: entry.fqdn, hosts: hostsOf(rrsetOf(entry).rdata), by: byOf(entry) };
+          cut = { owner: entry.fqdn, hosts: hostsOf(rdataOf(entry)), by: byOf(entry) };
       }
       this.setVerdict(entry, verdict, delta);
     }
-    // Exactly as long as its RRsets (an array filled by index, not grown by push), in the Map's order;
-    // one RRset is kept as itself.
-    const list: RRset[] = new Array(published.size);
+    // Exactly as long as what it publishes (an array filled by index, not grown by push), in the
+    // Map's order; one is kept as itself.
+    const list: Source[] = new Array(published.size);
     let i = 0;
-    for (const rrset of published.values()) list[i++] = rrset;
+    for (const source of published.values()) list[i++] = source;
     owner.published = list.length === 0 ? undefined : list.length === 1 ? list[0] : list;
     let changed = published.size !== before.length;
-    for (const [type, rrset] of published) {
+    for (const [type, source] of published) {
       const old = previous(type);
-      if (old === rrset) continue;
-      delta.upserts.push(rrset);
-      notePrevious(delta, key, type, old);
+      if (old === source) continue;
+      delta.upserts.push(this.rrsetOf(source));
+      this.notePrevious(delta, key, type, old);
       changed = true;
     }
-    for (const rrset of before) {
-      if (published.has(rrset.type)) continue;
-      delta.deletes.push({ owner: owner.name, type: rrset.type });
-      notePrevious(delta, key, rrset.type, rrset);
+    for (const source of before) {
+      const type = typeOfSource(source);
+      if (published.has(type)) continue;
+      delta.deletes.push({ owner: owner.name, type });
+      this.notePrevious(delta, key, type, source);
       changed = true;
     }
     this.rrsetTotal += published.size - before.length;
@@ -722,7 +729,7 @@ export class ZoneModel {
         if (owner.digest >= 0) this.digests.release(owner.digest);
         owner.digest = -1;
       } else {
-        const digest = ownerDigestBytes(list);
+        const digest = ownerDigestBytes(list.map((s) => this.rrsetOf(s)));
         if (owner.digest >= 0) this.digests.put(owner.digest, digest);
         else owner.digest = this.digests.take(digest);
       }
@@ -739,8 +746,8 @@ export class ZoneModel {
     byType: Map<string, string>,
   ): RecordVerdict {
     const fqdn = entry.fqdn;
-    if (typeof entry.rrset === 'string')
-      return { accepted: false, reason: 'Invalid', message: entry.rrset, fqdn };
+    if (typeof entry.rdata === 'string')
+      return { accepted: false, reason: 'Invalid', message: entry.rdata, fqdn };
     const type = typeOf(entry);
     if (above) {
       const isGlue = (type === 'A' || type === 'AAAA') && above.hosts.some((h) => nameEquals(h, fqdn));
@@ -779,6 +786,37 @@ export class ZoneModel {
       };
     }
     return { accepted: true, fqdn };
+  }
+
+  /**
+   * The RRset of what an owner publishes: a fixed RRset as kept, a record set's made from its entry
+   * (a new object each time, equal in content while the entry stays).
+   */
+  private rrsetOf(source: Source): RRset {
+    if (!isEntry(source)) return source;
+    const { spec, fqdn } = source;
+    const rdata = rdataOf(source);
+    const rrset: RRset = {
+      owner: fqdn,
+      type: spec.type,
+      ttl: steeredTtl(spec, spec.ttl ?? this.defaultTtl),
+      rdata,
+      origin: { kind: 'recordSet', ...refOf(source.key) },
+    };
+    const steering = steeringOf({ spec }, fqdn, rdata, this.topology, this.geoip);
+    if (steering) rrset.steering = steering;
+    return rrset;
+  }
+
+  /** Notes what the zone published at an RRset before this update (the first time it changes). */
+  private notePrevious(
+    delta: ZoneDelta,
+    ownerKey: string,
+    type: RecordTypeName,
+    before: Source | undefined,
+  ): void {
+    const id = rrsetId(ownerKey, type);
+    if (!delta.previous.has(id)) delta.previous.set(id, before && this.rrsetOf(before));
   }
 
   private setVerdict(entry: Entry, verdict: RecordVerdict, delta: ZoneDelta): void {
@@ -831,14 +869,4 @@ function lowerBound(sorted: readonly string[], key: string): number {
 /** The id of an RRset in `ZoneDelta.previous`: its owner's `nameKey` and its type. */
 export function rrsetId(ownerKey: string, type: RecordTypeName): string {
   return `${ownerKey}\u0000${type}`;
-}
-
-function notePrevious(
-  delta: ZoneDelta,
-  ownerKey: string,
-  type: RecordTypeName,
-  rrset: RRset | undefined,
-): void {
-  const id = rrsetId(ownerKey, type);
-  if (!delta.previous.has(id)) delta.previous.set(id, rrset);
 }
