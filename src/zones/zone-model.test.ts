@@ -8,7 +8,7 @@ import { printRdata } from '../dns/rdata.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
 import { assembleZone, type ChildDelegation } from './assemble.ts';
 import type { RRset } from './rrset.ts';
-import { ZoneModel } from './zone-model.ts';
+import { DigestSlots, ZoneModel } from './zone-model.ts';
 
 const ORIGIN = 'example.com.';
 const theZone = zone('dns', 'z', 'example.com');
@@ -450,5 +450,31 @@ describe('ZoneModel: RRsets made from the entries', () => {
     assert.deepEqual(removed.deletes, [{ owner: 'api.example.com.', type: 'A' }]);
     assert.equal(removed.previous.get(`${key}\u0000A`)?.rdata[0] && 'kept', 'kept');
     assert.equal(model.published(key, 'A'), undefined);
+  });
+});
+
+describe('DigestSlots', () => {
+  test('keeps every digest through growth, reuses freed slots first', () => {
+    const slots = new DigestSlots();
+    const digest = (i: number) => Uint8Array.from({ length: 32 }, (_, j) => (i * 31 + j) & 0xff);
+    const taken = Array.from({ length: 1000 }, (_, i) => slots.take(digest(i)));
+    assert.deepEqual(
+      taken,
+      Array.from({ length: 1000 }, (_, i) => i),
+    );
+    for (let i = 0; i < 1000; i++) assert.deepEqual(slots.at(taken[i]!), digest(i));
+    slots.release(7);
+    slots.release(500);
+    assert.equal(slots.used, 998);
+    const again = [slots.take(digest(2000)), slots.take(digest(2001)), slots.take(digest(2002))];
+    assert.deepEqual(
+      again.slice(0, 2).sort((a, b) => a - b),
+      [7, 500],
+    );
+    assert.equal(again[2], 1000);
+    assert.equal(slots.highWater, 1001);
+    slots.put(3, digest(3000));
+    assert.deepEqual(slots.at(3), digest(3000));
+    assert.deepEqual(slots.at(999), digest(999));
   });
 });
