@@ -38,6 +38,11 @@ export function zoneContentHash(soa: SoaFields, rrsets: readonly RRset[]): strin
  * latin1 string: a one-byte string is the smallest way to keep a digest per name.
  */
 export function ownerDigest(rrsets: Iterable<RRset>): string {
+  return ownerDigestBytes(rrsets).toString('latin1');
+}
+
+/** The same SHA-256 as `ownerDigest`, as its 32 octets. */
+export function ownerDigestBytes(rrsets: Iterable<RRset>): Buffer {
   const lines: string[] = [];
   for (const rrset of rrsets) {
     const owner = nameKey(rrset.owner);
@@ -46,14 +51,22 @@ export function ownerDigest(rrsets: Iterable<RRset>): string {
     if (rrset.steering) lines.push(`${owner} ;steering ${rrset.type} ${JSON.stringify(rrset.steering)}`);
   }
   lines.sort();
-  return createHash('sha256').update(lines.join('\n')).digest('binary'); // 'binary' is latin1
+  return createHash('sha256').update(lines.join('\n')).digest();
 }
 
 /** The zone hash from the SOA and the owner digests in canonical name order. */
 export function zoneDigest(soa: SoaFields, ownerDigests: readonly string[]): string {
+  return zoneDigestOfBytes(soa, Buffer.from(ownerDigests.join(''), 'latin1'));
+}
+
+/**
+ * The zone hash from the SOA and the owner digests' octets, concatenated in canonical name order:
+ * the same value as `zoneDigest` of the digests as latin1 strings (one octet per character).
+ */
+export function zoneDigestOfBytes(soa: SoaFields, ownerDigests: Uint8Array): string {
   const head = `SOA ${soa.ttl} ${nameKey(soa.mname)} ${nameKey(soa.rname)} ${soa.refresh} ${soa.retry} ${soa.expire} ${soa.minimum}\n`;
   const hash = createHash('sha256');
   hash.update(head);
-  hash.update(ownerDigests.join(''), 'latin1');
+  hash.update(ownerDigests);
   return hash.digest('hex');
 }

@@ -11,13 +11,25 @@ export type ParsedRecords =
   /** `index`: the entry of `spec.records` at fault; the message starts with `spec.records[index]`. */
   | { ok: false; message: string; index: number };
 
+/** A cached parse: the records themselves when they parsed, what is wrong with them otherwise. */
+type Kept = Rdata[] | { readonly message: string; readonly index: number };
+
 /**
- * Parsed results per spec object. Specs are never mutated (a change is a new object), so a zone
- * reconcile re-parses only the record sets that changed since the last one. The origin a result was
- * parsed against is a field of the result itself, not of a wrapper object beside it (one object less
- * per record set; docs/benchmarks.md, memory budget).
+ * Parsed results per zone origin and spec object. Specs are never mutated (a change is a new
+ * object), so a zone reconcile re-parses only the record sets that changed since the last one, and a
+ * record set validated when its manifest was read is not parsed again by its zone's model. A result
+ * is kept as its RDATA list itself, the one the zone model's RRset holds, under a map per origin
+ * (there is one origin per zone), not in an object beside it naming the origin: one object less per
+ * record set (docs/benchmarks.md, the zone model). The maps are weak in the spec: a result goes
+ * when its record set's version does.
  */
-const cache = new WeakMap<DNSRecordSet['spec'], ParsedRecords & { readonly origin: Name }>();
+const byOrigin = new Map<Name, WeakMap<DNSRecordSet['spec'], Kept>>();
+
+/**
+ * At most this many origins are kept: past it the cache starts again empty (origins of zones long
+ * gone would otherwise stay as keys with empty maps).
+ */
+export const MAX_CACHED_ORIGINS = 65_536;
 
 /**
  * Parses every entry of `spec.records` strictly for the record set's type, relative names being
@@ -25,14 +37,25 @@ const cache = new WeakMap<DNSRecordSet['spec'], ParsedRecords & { readonly origi
  * a duplicate entry is rejected too, since an RRset holds each record once (RFC 2181 §5).
  */
 export function parseRecordSetRecords(rs: DNSRecordSet, origin: Name): ParsedRecords {
-  const hit = cache.get(rs.spec);
-  if (hit && hit.origin === origin) return hit;
+  let cache = byOrigin.get(origin);
+  const hit = cache?.get(rs.spec);
+  if (hit !== undefined)
+    return Array.isArray(hit)
+      ? { ok: true, rdata: hit }
+      : { ok: false, message: hit.message, index: hit.index };
   const result = parseUncached(rs, origin);
-  const kept = result.ok
-    ? { ok: true as const, rdata: result.rdata, origin }
-    : { ok: false as const, message: result.message, index: result.index, origin };
-  cache.set(rs.spec, kept);
-  return kept;
+  if (cache === undefined) {
+    if (byOrigin.size >= MAX_CACHED_ORIGINS) byOrigin.clear();
+    cache = new WeakMap();
+    byOrigin.set(origin, cache);
+  }
+  cache.set(rs.spec, result.ok ? result.rdata : { message: result.message, index: result.index });
+  return result;
+}
+
+/** Origins with a map in the parse cache (for tests). */
+export function cachedOrigins(): number {
+  return byOrigin.size;
 }
 
 function parseUncached(rs: DNSRecordSet, origin: Name): ParsedRecords {
@@ -96,7 +119,7 @@ export function longTxtStrings(rs: DNSRecordSet): { index: number; octets: numbe
  * as written follows the record whatever its spelling. Undefined when the record set asks for none.
  */
 export function steeringOf(
-  rs: DNSRecordSet,
+  rs: Pick<DNSRecordSet, 'spec'>,
   fqdn: Name,
   rdata: readonly Rdata[],
   topology?: Topology,

@@ -3,12 +3,12 @@ import { describe, test } from 'node:test';
 import { prng } from '../../test/support/prng.ts';
 import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
 import type { DNSRecordSet } from '../api/index.ts';
-import { type Name, nameKey, parseName } from '../dns/name.ts';
+import { canonicalSortKey, type Name, nameKey, parseName } from '../dns/name.ts';
 import { printRdata } from '../dns/rdata.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
 import { assembleZone, type ChildDelegation } from './assemble.ts';
 import type { RRset } from './rrset.ts';
-import { ZoneModel } from './zone-model.ts';
+import { DigestSlots, ZoneModel } from './zone-model.ts';
 
 const ORIGIN = 'example.com.';
 const theZone = zone('dns', 'z', 'example.com');
@@ -90,6 +90,11 @@ function describeRRsets(rrsets: Iterable<RRset>): string[] {
   );
 }
 
+function inOrder(rrsets: Iterable<RRset>): RRset[] {
+  const id = (r: RRset) => `${nameKey(r.owner)} ${r.type}`;
+  return [...rrsets].sort((a, b) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0));
+}
+
 describe('ZoneModel', () => {
   test('stays equal to assembleZone through 3,000 random changes (5 seeds)', () => {
     for (const seed of [1, 2, 3, 4, 5]) {
@@ -138,6 +143,8 @@ describe('ZoneModel', () => {
         });
         const context = `seed ${seed} step ${step}`;
         assert.deepEqual(describeRRsets(model.rrsets()), describeRRsets(expected.rrsets), context);
+        // Whole RRsets too (origin, steering): the model makes them from its entries when asked.
+        assert.deepEqual(inOrder(model.rrsets()), inOrder(expected.rrsets), context);
         for (const [key, verdict] of expected.verdicts) {
           const got = model.verdicts.get(key);
           assert.ok(got, `${context}: no verdict for ${key}`);
@@ -271,5 +278,203 @@ describe('ZoneModel: steering is content', () => {
     assert.equal(upsert?.steering?.policy, 'Ordered');
     assert.deepEqual(upsert?.steering?.candidates, ['192.0.2.10', '192.0.2.11']);
     assert.equal(upsert?.steering?.healthCheck?.port, 443);
+  });
+});
+
+describe('ZoneModel: compact owners', () => {
+  const rsAt = (id: string, name: string, type: RecordTypeName, records: string[]) =>
+    recordSet('dns', id, { zoneRef: { name: 'z' }, name, type, records }, 1);
+  const reference = (records: DNSRecordSet[]) =>
+    assembleZone({
+      zone: theZone,
+      zoneClass: theClass,
+      origin: ORIGIN,
+      records: records.map((rs) => ({ recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) })),
+      children: [],
+    });
+  const change = (model: ZoneModel, key: string, rs: DNSRecordSet | undefined) =>
+    model.update(
+      [{ key, current: rs ? { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) } : undefined }],
+      [],
+    );
+
+  test('digest slots freed by names that stop publishing are reused, and the hash stays the reference', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const live = new Map<string, DNSRecordSet>();
+    for (let i = 0; i < 100; i++) {
+      const rs = rsAt(`h${i}`, `h${i}`, 'A', [`192.0.2.${i + 1}`]);
+      live.set(`dns/h${i}`, rs);
+      change(model, `dns/h${i}`, rs);
+    }
+    const full = model.contentHash();
+    assert.equal(full, reference([...live.values()]).hash);
+    assert.equal(model.digests.used, 101); // the apex and 100 names
+    const highWater = model.digests.highWater;
+    for (let i = 0; i < 100; i += 2) {
+      live.delete(`dns/h${i}`);
+      change(model, `dns/h${i}`, undefined);
+    }
+    assert.equal(model.digests.used, 51);
+    assert.equal(model.contentHash(), reference([...live.values()]).hash);
+    // Other names take the freed slots: the buffer does not grow.
+    for (let i = 0; i < 50; i++) {
+      const rs = rsAt(`n${i}`, `n${i}`, 'TXT', [`t${i}`]);
+      live.set(`dns/n${i}`, rs);
+      change(model, `dns/n${i}`, rs);
+    }
+    assert.equal(model.digests.used, 101);
+    assert.equal(model.digests.highWater, highWater);
+    assert.equal(model.contentHash(), reference([...live.values()]).hash);
+    // Nothing lost on a delete and re-add: the same content hashes the same.
+    for (let i = 0; i < 50; i++) {
+      live.delete(`dns/n${i}`);
+      change(model, `dns/n${i}`, undefined);
+    }
+    for (let i = 0; i < 100; i += 2) {
+      const rs = rsAt(`h${i}`, `h${i}`, 'A', [`192.0.2.${i + 1}`]);
+      live.set(`dns/h${i}`, rs);
+      change(model, `dns/h${i}`, rs);
+    }
+    assert.equal(model.contentHash(), full);
+    assert.equal(model.digests.highWater, highWater);
+  });
+
+  test('an owner going from one record set to two and back publishes and hashes as the reference', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const a = rsAt('a', 'www', 'A', ['192.0.2.1']);
+    const aaaa = rsAt('aaaa', 'www', 'AAAA', ['2001:db8::1']);
+    const txt = rsAt('txt', 'www', 'TXT', ['hello']);
+    change(model, 'dns/a', a);
+    const one = model.contentHash();
+    const www = canonicalSortKey('www.example.com.');
+    assert.equal(model.published(www, 'A')?.rdata.length, 1);
+    assert.equal(model.published(www, 'AAAA'), undefined);
+    change(model, 'dns/aaaa', aaaa);
+    change(model, 'dns/txt', txt);
+    assert.equal(model.published(www, 'AAAA')?.rdata.length, 1);
+    assert.deepEqual(
+      describeRRsets(model.rrsets()).filter((l) => l.startsWith('www.')),
+      describeRRsets(reference([a, aaaa, txt]).rrsets).filter((l) => l.startsWith('www.')),
+    );
+    assert.equal(model.contentHash(), reference([a, aaaa, txt]).hash);
+    change(model, 'dns/aaaa', undefined);
+    assert.equal(model.contentHash(), reference([a, txt]).hash);
+    change(model, 'dns/txt', undefined);
+    assert.equal(model.contentHash(), one);
+    assert.equal(model.verdicts.size, 1);
+    change(model, 'dns/a', undefined);
+    assert.equal(model.rrsetCount, 1); // the apex NS
+    assert.equal(model.contentHash(), reference([]).hash);
+  });
+});
+
+describe('ZoneModel: verdicts read from the entries', () => {
+  test('accepted verdicts carry their fqdn, a rename is reported, an unchanged replacement is not', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const at = (rs: DNSRecordSet) => ({ recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) });
+    const www = recordSet('dns', 'web', {
+      zoneRef: { name: 'z' },
+      name: 'www',
+      type: 'A',
+      records: ['192.0.2.1'],
+    });
+    const bad = recordSet('dns', 'bad', { zoneRef: { name: 'z' }, name: 'x', type: 'A', records: ['nope'] });
+    const first = model.update(
+      [
+        { key: 'dns/web', current: at(www) },
+        { key: 'dns/bad', current: at(bad) },
+      ],
+      [],
+    );
+    assert.deepEqual([...first.verdicts].sort(), ['dns/bad', 'dns/web']);
+    assert.deepEqual(model.verdicts.get('dns/web'), { accepted: true, fqdn: 'www.example.com.' });
+    const invalid = model.verdicts.get('dns/bad');
+    assert.equal(invalid?.accepted, false);
+    assert.equal(!invalid?.accepted && invalid?.reason, 'Invalid');
+    assert.deepEqual(
+      [...model.verdicts].map(([k, v]) => [k, v.accepted, v.fqdn]),
+      [
+        ['dns/web', true, 'www.example.com.'],
+        ['dns/bad', false, 'x.example.com.'],
+      ],
+    );
+    // A new spec object with the same content: same verdict, nothing to report.
+    const again = model.update([{ key: 'dns/web', current: at({ ...www, spec: { ...www.spec } }) }], []);
+    assert.deepEqual([...again.verdicts], []);
+    // Renamed: still accepted, but at another fqdn, which the status shows.
+    const renamed = { ...www, spec: { ...www.spec, name: 'web' } };
+    const moved = model.update([{ key: 'dns/web', current: at(renamed) }], []);
+    assert.deepEqual([...moved.verdicts], ['dns/web']);
+    assert.deepEqual(model.verdicts.get('dns/web'), { accepted: true, fqdn: 'web.example.com.' });
+    assert.equal(model.acceptedCount, 1);
+    assert.equal(model.verdicts.size, 2);
+    const gone = model.update([{ key: 'dns/web', current: undefined }], []);
+    assert.deepEqual([...gone.verdicts], ['dns/web']);
+    assert.equal(model.verdicts.get('dns/web'), undefined);
+    assert.equal(model.acceptedCount, 0);
+    assert.equal(model.verdicts.size, 1);
+  });
+});
+
+describe('ZoneModel: RRsets made from the entries', () => {
+  test('upserts, what was published before, and published() carry the record set, its origin and TTL', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const fqdn = parseName('api', ORIGIN);
+    const v1 = recordSet('team', 'api', {
+      zoneRef: { name: 'z' },
+      name: 'api',
+      type: 'A',
+      records: ['192.0.2.1'],
+      ttl: 60,
+    });
+    const added = model.update([{ key: 'team/api', current: { recordSet: v1, fqdn } }], []);
+    const expected: RRset = {
+      owner: 'api.example.com.',
+      type: 'A',
+      ttl: 60,
+      rdata: [{ type: 'A', address: '192.0.2.1' }],
+      origin: { kind: 'recordSet', namespace: 'team', name: 'api' },
+    };
+    assert.deepEqual(added.upserts, [expected]);
+    assert.deepEqual(added.previous.get(`${canonicalSortKey(fqdn)}\u0000A`), undefined);
+    const key = canonicalSortKey(fqdn);
+    assert.deepEqual(model.published(key, 'A'), expected);
+    assert.deepEqual(model.published(key, 'A'), model.published(key, 'A'));
+    const v2 = { ...v1, spec: { ...v1.spec, records: ['192.0.2.2'], ttl: undefined } };
+    const changed = model.update([{ key: 'team/api', current: { recordSet: v2, fqdn } }], []);
+    assert.deepEqual(changed.upserts, [
+      { ...expected, ttl: model.defaultTtl, rdata: [{ type: 'A', address: '192.0.2.2' }] },
+    ]);
+    assert.deepEqual(changed.previous.get(`${key}\u0000A`), expected);
+    const removed = model.update([{ key: 'team/api', current: undefined }], []);
+    assert.deepEqual(removed.deletes, [{ owner: 'api.example.com.', type: 'A' }]);
+    assert.equal(removed.previous.get(`${key}\u0000A`)?.rdata[0] && 'kept', 'kept');
+    assert.equal(model.published(key, 'A'), undefined);
+  });
+});
+
+describe('DigestSlots', () => {
+  test('keeps every digest through growth, reuses freed slots first', () => {
+    const slots = new DigestSlots();
+    const digest = (i: number) => Uint8Array.from({ length: 32 }, (_, j) => (i * 31 + j) & 0xff);
+    const taken = Array.from({ length: 1000 }, (_, i) => slots.take(digest(i)));
+    assert.deepEqual(
+      taken,
+      Array.from({ length: 1000 }, (_, i) => i),
+    );
+    for (let i = 0; i < 1000; i++) assert.deepEqual(slots.at(taken[i]!), digest(i));
+    slots.release(7);
+    slots.release(500);
+    assert.equal(slots.used, 998);
+    const again = [slots.take(digest(2000)), slots.take(digest(2001)), slots.take(digest(2002))];
+    assert.deepEqual(
+      again.slice(0, 2).sort((a, b) => a - b),
+      [7, 500],
+    );
+    assert.equal(again[2], 1000);
+    assert.equal(slots.highWater, 1001);
+    slots.put(3, digest(3000));
+    assert.deepEqual(slots.at(3), digest(3000));
+    assert.deepEqual(slots.at(999), digest(999));
   });
 });

@@ -4,7 +4,7 @@ import { canonicalSortKey, isInDomain, type Name, nameEquals, nameKey, parseName
 import type { Rdata } from '../dns/rdata.ts';
 import { type RecordTypeName, RRType } from '../dns/rrtype.ts';
 import type { AssembledZone, ChildDelegation, RecordVerdict } from './assemble.ts';
-import { ownerDigest, zoneDigest } from './content-hash.ts';
+import { ownerDigestBytes, zoneDigestOfBytes } from './content-hash.ts';
 import { exclusivityClash } from './exclusivity.ts';
 import { parseRecordSetRecords, steeringOf } from './record-parse.ts';
 import { type ResourceKey, refOf } from './resource-key.ts';
@@ -39,13 +39,52 @@ interface Entry {
   spec: DNSRecordSet['spec'];
   /** `metadata.creationTimestamp` of the record set (oldest writer wins). */
   created: string | undefined;
+  /** The owner name; its key in `ZoneModel.owners` is `canonicalSortKey(fqdn)`, computed when needed. */
   fqdn: Name;
-  ownerKey: string;
-  /** Set when the record set breaks a rule that does not depend on other records. */
-  invalid: string | undefined;
-  rrset: RRset | undefined;
-  /** The record set's verdict in the zone (`ZoneModel.verdicts` reads it from here). */
-  verdict: RecordVerdict | undefined;
+  /**
+   * The record set's parsed records (shared with the parse cache), or, as a string, why it cannot be
+   * published: it breaks a rule that does not depend on other records. One field for the two, which
+   * never coexist. The RRset itself is made when asked for (`ZoneModel.rrsetOf`): its owner is the
+   * fqdn, its type and TTL come from the spec, its origin from the key, so an RRset and its origin
+   * object kept per record set (112 bytes) would repeat what the entry holds.
+   */
+  rdata: Rdata[] | string;
+  /**
+   * The record set's verdict in the zone (`ZoneModel.verdicts` reads it from here, through
+   * `verdictOf`). `true` for accepted: an accepted verdict says nothing but the fqdn, which the
+   * entry holds, so it is made when read instead of kept as an object per record set.
+   */
+  verdict: RecordVerdict | true | undefined;
+}
+
+/** An entry's verdict as a `RecordVerdict` (made on the spot for an accepted one). */
+function verdictOf(entry: Entry): RecordVerdict | undefined {
+  const v = entry.verdict;
+  return v === true ? { accepted: true, fqdn: entry.fqdn } : v;
+}
+
+function isAccepted(v: RecordVerdict | true | undefined): boolean {
+  return v === true || v?.accepted === true;
+}
+
+/** An entry's records, for an entry that has them (not invalid). */
+function rdataOf(entry: Entry): Rdata[] {
+  return entry.rdata as Rdata[];
+}
+
+/**
+ * What an owner publishes for one type: an RRset the zone itself places there (`Owner.fixed`), or
+ * the entry of the record set whose RRset is published (made when asked for). Compared by identity:
+ * an entry is replaced whenever its record set's spec or fqdn changes.
+ */
+type Source = Entry | RRset;
+
+function isEntry(source: Source): source is Entry {
+  return (source as Entry).spec !== undefined;
+}
+
+function typeOfSource(source: Source): RecordTypeName {
+  return isEntry(source) ? source.spec.type : source.type;
 }
 
 /**
@@ -66,7 +105,8 @@ class Verdicts implements ReadonlyMap<ResourceKey, RecordVerdict> {
   }
 
   get(key: ResourceKey): RecordVerdict | undefined {
-    return this.byKey.get(key)?.verdict;
+    const entry = this.byKey.get(key);
+    return entry ? verdictOf(entry) : undefined;
   }
 
   has(key: ResourceKey): boolean {
@@ -74,7 +114,7 @@ class Verdicts implements ReadonlyMap<ResourceKey, RecordVerdict> {
   }
 
   private *entries_(): Generator<[ResourceKey, RecordVerdict]> {
-    for (const [key, entry] of this.byKey) if (entry.verdict !== undefined) yield [key, entry.verdict];
+    for (const [key, entry] of this.byKey) if (entry.verdict !== undefined) yield [key, verdictOf(entry)!];
   }
 
   entries(): MapIterator<[ResourceKey, RecordVerdict]> {
@@ -132,23 +172,104 @@ interface Cut {
   by: string;
 }
 
+interface Fixed {
+  rrset: RRset;
+  by: string;
+}
+
+/** The one empty list every owner without fixed RRsets shares (never mutated: replaced). */
+const NO_FIXED: readonly Fixed[] = Object.freeze([]);
+
+/**
+ * An owner name of the zone. Its canonical sort key is its key in `ZoneModel.owners`, its delegation
+ * point (if any) is in `ZoneModel.cuts`. Most owners hold one record set and publish one RRset, so
+ * both are kept as the object itself when there is one and as a list only from two on: a list costs
+ * two objects (about 56 bytes for one element) per owner (docs/benchmarks.md, the zone model).
+ */
 interface Owner {
   name: Name;
-  key: string;
-  entries: Entry[];
+  /** The record sets at this name: none, one, or a list of two or more. */
+  entries: Entry | Entry[] | undefined;
   /** RRsets the zone itself places here: apex NS, a child zone's NS, glue from a child. */
-  fixed: { rrset: RRset; by: string }[];
+  fixed: readonly Fixed[];
+  /** What is published here, one per type: none, one, or a list of two or more. */
+  published: Source | readonly Source[] | undefined;
   /**
-   * The RRsets published here, one per type. A list, not a Map: an owner holds one to three, and a
-   * Map per owner costs about 180 bytes before its first entry (docs/benchmarks.md, memory budget).
+   * Where the SHA-256 of the published records (see content-hash.ts) is kept in the model's
+   * `DigestSlots`, kept as names change; -1 while the owner publishes nothing.
    */
-  published: readonly RRset[];
-  cut: Cut | undefined;
-  /**
-   * SHA-256 of the published records (see content-hash.ts), kept as names change; undefined while
-   * the owner publishes nothing. A field of the owner rather than a map of its own beside `owners`.
-   */
-  digest: string | undefined;
+  digest: number;
+}
+
+/** An owner's record sets as a list (a new array when it holds one). */
+function entriesOf(owner: Owner): readonly Entry[] {
+  const e = owner.entries;
+  return e === undefined ? [] : Array.isArray(e) ? e : [e];
+}
+
+const NOTHING_PUBLISHED: readonly Source[] = Object.freeze([]);
+
+/** What an owner publishes as a list (a new array when it publishes one). */
+function publishedOf(owner: Owner): readonly Source[] {
+  const p = owner.published;
+  return p === undefined ? NOTHING_PUBLISHED : isList(p) ? p : [p];
+}
+
+function isList<T>(value: T | readonly T[]): value is readonly T[] {
+  return Array.isArray(value);
+}
+
+const DIGEST_OCTETS = 32;
+
+/**
+ * The owner digests of one zone, 32 octets each, in one buffer indexed by slot instead of a
+ * 32-character string per name (a string costs its 16-octet header and a pointer beside its
+ * octets). Slots freed when a name stops publishing are reused before the buffer grows.
+ */
+export class DigestSlots {
+  private bytes = new Uint8Array(DIGEST_OCTETS * 4);
+  private readonly free: number[] = [];
+  private next = 0;
+
+  /** A slot holding `digest` (32 octets). */
+  take(digest: Uint8Array): number {
+    let slot = this.free.pop();
+    if (slot === undefined) {
+      slot = this.next++;
+      if (this.next * DIGEST_OCTETS > this.bytes.length) {
+        // By a quarter (and 16 slots), not double: at most a fifth of the buffer stands empty.
+        const slots = this.bytes.length / DIGEST_OCTETS;
+        const grown = new Uint8Array((slots + (slots >>> 2) + 16) * DIGEST_OCTETS);
+        grown.set(this.bytes);
+        this.bytes = grown;
+      }
+    }
+    this.put(slot, digest);
+    return slot;
+  }
+
+  put(slot: number, digest: Uint8Array): void {
+    this.bytes.set(digest.subarray(0, DIGEST_OCTETS), slot * DIGEST_OCTETS);
+  }
+
+  release(slot: number): void {
+    this.free.push(slot);
+  }
+
+  /** The digest in a slot (a view, valid until the next `take`). */
+  at(slot: number): Uint8Array {
+    return this.bytes.subarray(slot * DIGEST_OCTETS, (slot + 1) * DIGEST_OCTETS);
+  }
+
+  /** Slots in use. */
+  get used(): number {
+    return this.next - this.free.length;
+  }
+
+  /** Slots ever handed out (the buffer's high-water mark). */
+  get highWater(): number {
+    return this.next;
+  }
 }
 
 /**
@@ -185,6 +306,8 @@ export class ZoneModel {
   /** Owners created since the last sort; merged in one pass (many) or spliced in (few). */
   private newKeys: string[] = [];
   private readonly cuts = new Map<string, Cut>();
+  /** The owners' content digests (`Owner.digest` is a slot here). */
+  readonly digests = new DigestSlots();
   private rrsetTotal = 0;
   private childSignature = '';
   private accepted = 0;
@@ -200,7 +323,7 @@ export class ZoneModel {
     this.geoip = zoneClass.spec.geoip;
     this.configSignature = ZoneModel.signature(zone, zoneClass, origin);
     const apex = this.owner(origin, this.originKey);
-    apex.fixed.push({
+    addFixed(apex, {
       rrset: {
         owner: origin,
         type: 'NS',
@@ -233,7 +356,9 @@ export class ZoneModel {
 
   /** The RRset published at an owner (by `nameKey`) and type, if any. */
   published(ownerKey: string, type: RecordTypeName): RRset | undefined {
-    return this.owners.get(ownerKey)?.published.find((r) => r.type === type);
+    const owner = this.owners.get(ownerKey);
+    const source = owner ? publishedOf(owner).find((s) => typeOfSource(s) === type) : undefined;
+    return source && this.rrsetOf(source);
   }
 
   get acceptedCount(): number {
@@ -260,7 +385,8 @@ export class ZoneModel {
         continue;
       }
       if (before) this.removeEntry(before, dirty, delta, current !== undefined);
-      if (current) this.addEntry(key, current.recordSet, current.fqdn, dirty, before?.verdict);
+      if (current)
+        this.addEntry(key, current.recordSet, current.fqdn, dirty, before ? verdictOf(before) : undefined);
     }
     if (seen) {
       for (const entry of [...this.entries.values()])
@@ -287,8 +413,8 @@ export class ZoneModel {
   *rrsets(): Generator<RRset> {
     for (const key of this.sortedKeys) {
       const owner = this.owners.get(key)!;
-      if (owner.published.length === 0) continue;
-      const list = [...owner.published];
+      if (owner.published === undefined) continue;
+      const list = publishedOf(owner).map((s) => this.rrsetOf(s));
       if (list.length > 1) list.sort((a, b) => RRType[a.type] - RRType[b.type]);
       yield* list;
     }
@@ -299,12 +425,15 @@ export class ZoneModel {
    * 32 octets per name, not the records themselves.
    */
   contentHash(): string {
-    const digests: string[] = [];
+    const all = new Uint8Array(this.digests.used * DIGEST_OCTETS);
+    let at = 0;
     for (const key of this.sortedKeys) {
-      const digest = this.owners.get(key)?.digest;
-      if (digest !== undefined) digests.push(digest);
+      const slot = this.owners.get(key)?.digest ?? -1;
+      if (slot < 0) continue;
+      all.set(this.digests.at(slot), at);
+      at += DIGEST_OCTETS;
     }
-    return zoneDigest(this.soa, digests);
+    return zoneDigestOfBytes(this.soa, all.subarray(0, at));
   }
 
   /** The zone as `assembleZone` would compute it, hash included: O(zone size), for exports. */
@@ -327,7 +456,9 @@ export class ZoneModel {
     const out: string[] = [];
     const hasAddress = (name: Name) => {
       const o = this.owners.get(canonicalSortKey(name));
-      return o?.published.some((r) => r.type === 'A' || r.type === 'AAAA') === true;
+      return (
+        o !== undefined && publishedOf(o).some((s) => typeOfSource(s) === 'A' || typeOfSource(s) === 'AAAA')
+      );
     };
     for (const ns of this.nameServers) {
       if (isInDomain(ns, this.origin) && !this.cutAbove(canonicalSortKey(ns), true) && !hasAddress(ns)) {
@@ -350,7 +481,7 @@ export class ZoneModel {
     let owner = this.owners.get(key);
     if (!owner) {
       // Every field in the literal: none is added later into a separate property store.
-      owner = { name, key, entries: [], fixed: [], published: [], cut: undefined, digest: undefined };
+      owner = { name, entries: undefined, fixed: NO_FIXED, published: undefined, digest: -1 };
       this.owners.set(key, owner);
       this.newKeys.push(key);
     }
@@ -380,7 +511,8 @@ export class ZoneModel {
 
   private dropIfEmpty(key: string): void {
     const owner = this.owners.get(key);
-    if (!owner || owner.entries.length > 0 || owner.fixed.length > 0 || key === this.originKey) return;
+    if (!owner || owner.entries !== undefined || owner.fixed.length > 0 || key === this.originKey) return;
+    if (owner.digest >= 0) this.digests.release(owner.digest);
     this.owners.delete(key);
     const i = lowerBound(this.sortedKeys, key);
     if (this.sortedKeys[i] === key) this.sortedKeys.splice(i, 1);
@@ -414,46 +546,34 @@ export class ZoneModel {
       spec: recordSet.spec,
       created: recordSet.metadata.creationTimestamp,
       fqdn,
-      ownerKey,
-      invalid: undefined,
-      rrset: undefined,
+      rdata: '',
       verdict,
     };
     if (verdict !== undefined) this.verdictView.count++;
     const parsed = parseRecordSetRecords(recordSet, this.origin);
     const atApex = ownerKey === this.originKey;
-    if (!parsed.ok) entry.invalid = parsed.message;
+    if (!parsed.ok) entry.rdata = parsed.message;
     else if (type === 'SOA')
-      entry.invalid =
+      entry.rdata =
         'the SOA is generated from the DNSZone and its class; set spec.soa on the DNSZone instead';
     else if (atApex && type === 'NS')
-      entry.invalid = `apex NS records come from DNSZoneClass ${this.classNameText} spec.nameServers (or spec.zoneNameServers); change them there`;
+      entry.rdata = `apex NS records come from DNSZoneClass ${this.classNameText} spec.nameServers (or spec.zoneNameServers); change them there`;
     else if (atApex && type === 'CNAME')
-      entry.invalid =
+      entry.rdata =
         'a CNAME cannot be at the zone apex, where the SOA and NS must exist (RFC 1034 §3.6.2); use ALIAS';
     else if (atApex && type === 'DS')
-      entry.invalid = 'a DS record belongs in the parent zone, at the delegation point (RFC 4035 §2.4)';
-    else {
-      entry.rrset = {
-        owner: fqdn,
-        type,
-        ttl: steeredTtl(recordSet.spec, recordSet.spec.ttl ?? this.defaultTtl),
-        rdata: parsed.rdata,
-        origin: {
-          kind: 'recordSet',
-          namespace: recordSet.metadata.namespace ?? '',
-          name: recordSet.metadata.name,
-        },
-      };
-      const steering = steeringOf(recordSet, fqdn, parsed.rdata, this.topology, this.geoip);
-      if (steering) entry.rrset.steering = steering;
-    }
+      entry.rdata = 'a DS record belongs in the parent zone, at the delegation point (RFC 4035 §2.4)';
+    else entry.rdata = parsed.rdata;
     this.entries.set(key, entry);
     const owner = this.owner(fqdn, ownerKey);
-    // Most owners hold one or two entries: concat keeps the array at exactly its length, where push
-    // leaves room for 16 more in every owner (docs/benchmarks.md, memory budget). Long lists grow by push.
-    if (owner.entries.length < 16) owner.entries = owner.entries.concat(entry);
-    else owner.entries.push(entry);
+    // Most owners hold one entry, kept as itself; a few hold two or more: concat keeps the array at
+    // exactly its length, where push leaves room for 16 more in every owner (docs/benchmarks.md,
+    // memory budget). Long lists grow by push.
+    const held = owner.entries;
+    if (held === undefined) owner.entries = entry;
+    else if (!Array.isArray(held)) owner.entries = [held, entry];
+    else if (held.length < 16) owner.entries = held.concat(entry);
+    else held.push(entry);
     dirty.add(ownerKey);
   }
 
@@ -461,11 +581,19 @@ export class ZoneModel {
   private removeEntry(entry: Entry, dirty: Set<string>, delta: ZoneDelta, replaced = false): void {
     this.entries.delete(entry.key);
     if (entry.verdict !== undefined) this.verdictView.count--;
-    const owner = this.owners.get(entry.ownerKey);
-    if (owner) owner.entries = owner.entries.filter((e) => e !== entry);
-    dirty.add(entry.ownerKey);
+    const ownerKey = canonicalSortKey(entry.fqdn);
+    const owner = this.owners.get(ownerKey);
+    if (owner) {
+      const held = owner.entries;
+      if (held === entry) owner.entries = undefined;
+      else if (Array.isArray(held)) {
+        const rest = held.filter((e) => e !== entry);
+        owner.entries = rest.length === 1 ? rest[0] : rest;
+      }
+    }
+    dirty.add(ownerKey);
     if (replaced) return;
-    if (entry.verdict?.accepted) this.accepted--;
+    if (isAccepted(entry.verdict)) this.accepted--;
     delta.verdicts.add(entry.key);
   }
 
@@ -485,15 +613,15 @@ export class ZoneModel {
     );
     if (signature === this.childSignature) return;
     this.childSignature = signature;
-    for (const owner of this.owners.values()) {
-      if (owner.key === this.originKey || owner.fixed.length === 0) continue;
-      owner.fixed = [];
-      dirty.add(owner.key);
+    for (const [key, owner] of this.owners) {
+      if (key === this.originKey || owner.fixed.length === 0) continue;
+      owner.fixed = NO_FIXED;
+      dirty.add(key);
     }
     for (const child of children) {
       const by = `DNSZone ${child.zone}`;
       const key = canonicalSortKey(child.origin);
-      this.owner(child.origin, key).fixed.push({
+      addFixed(this.owner(child.origin, key), {
         rrset: {
           owner: child.origin,
           type: 'NS',
@@ -504,7 +632,7 @@ export class ZoneModel {
         by,
       });
       if (child.ds && child.ds.length > 0)
-        this.owner(child.origin, key).fixed.push({
+        addFixed(this.owner(child.origin, key), {
           rrset: {
             owner: child.origin,
             type: 'DS',
@@ -517,7 +645,7 @@ export class ZoneModel {
       dirty.add(key);
       for (const glue of child.glue) {
         const glueKey = canonicalSortKey(glue.owner);
-        this.owner(glue.owner, glueKey).fixed.push({ rrset: glue, by });
+        addFixed(this.owner(glue.owner, glueKey), { rrset: glue, by });
         dirty.add(glueKey);
       }
     }
@@ -546,10 +674,10 @@ export class ZoneModel {
   private decide(key: string, delta: ZoneDelta): boolean {
     const owner = this.owners.get(key);
     if (!owner) return false;
-    const before = owner.published;
-    const previous = (type: RecordTypeName) => before.find((r) => r.type === type);
-    const beforeCut = owner.cut;
-    const published = new Map<RecordTypeName, RRset>();
+    const before = publishedOf(owner);
+    const previous = (type: RecordTypeName) => before.find((s) => typeOfSource(s) === type);
+    const beforeCut = this.cuts.get(key);
+    const published = new Map<RecordTypeName, Source>();
     const byType = new Map<string, string>();
     const atApex = key === this.originKey;
     if (atApex) byType.set('SOA', 'the zone');
@@ -560,7 +688,7 @@ export class ZoneModel {
       if (rrset.type === 'NS' && !atApex) cut = { owner: rrset.owner, hosts: hostsOf(rrset.rdata), by };
     }
     const above = atApex ? undefined : this.cutAbove(key);
-    const order = [...owner.entries].sort((a, b) => {
+    const order = [...entriesOf(owner)].sort((a, b) => {
       const an = typeOf(a) === 'NS' ? 0 : 1;
       const bn = typeOf(b) === 'NS' ? 0 : 1;
       return an - bn || olderFirst(a, b);
@@ -569,37 +697,45 @@ export class ZoneModel {
       const verdict = this.judge(entry, above, cut, byType);
       if (verdict.accepted) {
         const type = typeOf(entry);
-        published.set(type, entry.rrset!);
+        published.set(type, entry);
         byType.set(type, byOf(entry));
         if (type === 'NS' && !atApex)
-          cut = { owner: entry.fqdn, hosts: hostsOf(entry.rrset!.rdata), by: byOf(entry) };
+          cut = { owner: entry.fqdn, hosts: hostsOf(rdataOf(entry)), by: byOf(entry) };
       }
       this.setVerdict(entry, verdict, delta);
     }
-    // Exactly as long as its RRsets (an array filled by index, not grown by push), in the Map's order.
-    const list: RRset[] = new Array(published.size);
+    // Exactly as long as what it publishes (an array filled by index, not grown by push), in the
+    // Map's order; one is kept as itself.
+    const list: Source[] = new Array(published.size);
     let i = 0;
-    for (const rrset of published.values()) list[i++] = rrset;
-    owner.published = list;
+    for (const source of published.values()) list[i++] = source;
+    owner.published = list.length === 0 ? undefined : list.length === 1 ? list[0] : list;
     let changed = published.size !== before.length;
-    for (const [type, rrset] of published) {
+    for (const [type, source] of published) {
       const old = previous(type);
-      if (old === rrset) continue;
-      delta.upserts.push(rrset);
-      notePrevious(delta, key, type, old);
+      if (old === source) continue;
+      delta.upserts.push(this.rrsetOf(source));
+      this.notePrevious(delta, key, type, old);
       changed = true;
     }
-    for (const rrset of before) {
-      if (published.has(rrset.type)) continue;
-      delta.deletes.push({ owner: owner.name, type: rrset.type });
-      notePrevious(delta, key, rrset.type, rrset);
+    for (const source of before) {
+      const type = typeOfSource(source);
+      if (published.has(type)) continue;
+      delta.deletes.push({ owner: owner.name, type });
+      this.notePrevious(delta, key, type, source);
       changed = true;
     }
     this.rrsetTotal += published.size - before.length;
     if (changed) {
-      owner.digest = published.size === 0 ? undefined : ownerDigest(list);
+      if (published.size === 0) {
+        if (owner.digest >= 0) this.digests.release(owner.digest);
+        owner.digest = -1;
+      } else {
+        const digest = ownerDigestBytes(list.map((s) => this.rrsetOf(s)));
+        if (owner.digest >= 0) this.digests.put(owner.digest, digest);
+        else owner.digest = this.digests.take(digest);
+      }
     }
-    owner.cut = cut;
     if (cut) this.cuts.set(key, cut);
     else this.cuts.delete(key);
     return !sameCut(beforeCut, cut);
@@ -612,8 +748,8 @@ export class ZoneModel {
     byType: Map<string, string>,
   ): RecordVerdict {
     const fqdn = entry.fqdn;
-    if (entry.invalid !== undefined)
-      return { accepted: false, reason: 'Invalid', message: entry.invalid, fqdn };
+    if (typeof entry.rdata === 'string')
+      return { accepted: false, reason: 'Invalid', message: entry.rdata, fqdn };
     const type = typeOf(entry);
     if (above) {
       const isGlue = (type === 'A' || type === 'AAAA') && above.hosts.some((h) => nameEquals(h, fqdn));
@@ -654,15 +790,53 @@ export class ZoneModel {
     return { accepted: true, fqdn };
   }
 
+  /**
+   * The RRset of what an owner publishes: a fixed RRset as kept, a record set's made from its entry
+   * (a new object each time, equal in content while the entry stays).
+   */
+  private rrsetOf(source: Source): RRset {
+    if (!isEntry(source)) return source;
+    const { spec, fqdn } = source;
+    const rdata = rdataOf(source);
+    const rrset: RRset = {
+      owner: fqdn,
+      type: spec.type,
+      ttl: steeredTtl(spec, spec.ttl ?? this.defaultTtl),
+      rdata,
+      origin: { kind: 'recordSet', ...refOf(source.key) },
+    };
+    const steering = steeringOf({ spec }, fqdn, rdata, this.topology, this.geoip);
+    if (steering) rrset.steering = steering;
+    return rrset;
+  }
+
+  /** Notes what the zone published at an RRset before this update (the first time it changes). */
+  private notePrevious(
+    delta: ZoneDelta,
+    ownerKey: string,
+    type: RecordTypeName,
+    before: Source | undefined,
+  ): void {
+    const id = rrsetId(ownerKey, type);
+    if (!delta.previous.has(id)) delta.previous.set(id, before && this.rrsetOf(before));
+  }
+
   private setVerdict(entry: Entry, verdict: RecordVerdict, delta: ZoneDelta): void {
-    const before = entry.verdict;
+    const before = verdictOf(entry);
+    // Kept compact whether or not it changed: an entry replacing another starts with the old
+    // version's verdict as an object, to compare against.
+    entry.verdict = verdict.accepted ? true : verdict;
     if (before && sameVerdict(before, verdict)) return;
     if (before?.accepted) this.accepted--;
     if (verdict.accepted) this.accepted++;
     if (before === undefined) this.verdictView.count++;
-    entry.verdict = verdict;
     delta.verdicts.add(entry.key);
   }
+}
+
+/** Adds an RRset the zone itself places at an owner (the list is replaced, never mutated). */
+function addFixed(owner: Owner, fixed: Fixed): void {
+  owner.fixed = owner.fixed.concat(fixed);
 }
 
 function hostsOf(rdata: readonly Rdata[]): Name[] {
@@ -697,14 +871,4 @@ function lowerBound(sorted: readonly string[], key: string): number {
 /** The id of an RRset in `ZoneDelta.previous`: its owner's `nameKey` and its type. */
 export function rrsetId(ownerKey: string, type: RecordTypeName): string {
   return `${ownerKey}\u0000${type}`;
-}
-
-function notePrevious(
-  delta: ZoneDelta,
-  ownerKey: string,
-  type: RecordTypeName,
-  rrset: RRset | undefined,
-): void {
-  const id = rrsetId(ownerKey, type);
-  if (!delta.previous.has(id)) delta.previous.set(id, rrset);
 }
