@@ -118,3 +118,21 @@ test('StatusWriter keeps its memo in a shared record table: forgotten on delete,
   await writer.zoneRecords('team/zone', verdicts, ['team/old', 'team/new'], served);
   assert.equal(writes, 3, 'both unchanged: nothing written');
 });
+
+test('StatusWriter: a record set deleted while its status write is in flight leaves no memo and no slot', async () => {
+  const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
+  const table = new RecordTable();
+  const writer = new StatusWriter(store, () => new Date('2026-01-01T00:00:00Z'), 4, undefined, table);
+  const update = store.updateStatus.bind(store);
+  store.updateStatus = async (...args: Parameters<typeof store.updateStatus>) => {
+    await update(...args);
+    // The delete and its event arrive before the write's answer.
+    store.remove('DNSRecordSet', 'team/gone');
+    writer.forgetRecord('team/gone');
+  };
+  store.apply(recordSet('gone', '192.0.2.1'));
+  const verdicts = new Map<string, RecordVerdict>([['team/gone', { accepted: true, fqdn: 'gone.example.' }]]);
+  await writer.zoneRecords('team/zone', verdicts, ['team/gone'], served);
+  assert.equal(table.slotOf('team/gone'), -1);
+  assert.equal(table.size, 0);
+});

@@ -94,6 +94,9 @@ export class StatusWriter {
   }
 
   private remember(key: ResourceKey, signature: string, status: DNSRecordSetStatus | undefined): void {
+    // Deleted while its status write was in flight (forgetRecord came first): nothing to remember,
+    // and a slot taken now would be held for a record set that is gone.
+    if (this.store.get('DNSRecordSet', key) === undefined) return;
     const slot = this.table.hold(key, Holder.status);
     this.memoSignatures.set(slot, signature);
     this.memoStatuses.set(slot, status);
