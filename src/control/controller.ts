@@ -108,7 +108,7 @@ export class Controller {
     // Zones waiting for a verified Domain never keep a domain from zones that may be served.
     catalog.waiting = (zone, zoneClass) =>
       zoneClass !== undefined && domainGate(zone, zoneClass, store.list('Domain') as Domain[]) !== undefined;
-    const status = new StatusWriter(store, now, writeConcurrency, options.recordTargets);
+    const status = new StatusWriter(store, now, writeConcurrency, options.recordTargets, catalog.table);
     this.status = status;
     const programmed = new ProgrammedZones(catalog);
     this.serials = new SerialAssigner({

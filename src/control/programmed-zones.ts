@@ -2,6 +2,7 @@ import type { Backend } from '../backends/backend.ts';
 import type { Name } from '../dns/name.ts';
 import type { RecordVerdict } from '../zones/assemble.ts';
 import type { Catalog } from '../zones/catalog.ts';
+import { Holder, type RecordTable, type RefColumn } from '../zones/record-table.ts';
 import type { ResourceKey } from '../zones/resource-key.ts';
 
 /** What a backend holds of one zone, as far as the controller knows. */
@@ -21,11 +22,17 @@ export interface ProgrammedState {
 export class ProgrammedZones {
   private readonly catalog: Catalog;
   private readonly zones = new Map<ResourceKey, ProgrammedState>();
-  /** Per record set: the zone whose programmed content includes it. */
-  private readonly records = new Map<ResourceKey, ResourceKey>();
+  private readonly table: RecordTable;
+  /**
+   * Per record set: the zone whose programmed content includes it, a column of the catalog's record
+   * table (which keeps the slot while this holds it, also once the record set left the catalog).
+   */
+  private readonly records: RefColumn<ResourceKey>;
 
   constructor(catalog: Catalog) {
     this.catalog = catalog;
+    this.table = catalog.table;
+    this.records = catalog.table.column();
   }
 
   get(key: ResourceKey): ProgrammedState | undefined {
@@ -44,7 +51,14 @@ export class ProgrammedZones {
 
   /** Whether a programmed zone serves the record set (its finalizer is held until none does). */
   serves(recordKey: ResourceKey): boolean {
-    return this.records.has(recordKey);
+    const slot = this.table.slotOf(recordKey);
+    return slot >= 0 && this.records.get(slot) !== undefined;
+  }
+
+  /** Notes that no programmed zone serves the record set any more. */
+  private drop(slot: number): void {
+    this.records.clear(slot);
+    this.table.release(slot, Holder.programmed);
   }
 
   /**
@@ -59,10 +73,13 @@ export class ProgrammedZones {
     const released: ResourceKey[] = [];
     for (const recordKey of keys) {
       const v = verdicts.get(recordKey);
-      if (v?.accepted) this.records.set(recordKey, zoneKey);
-      else if (this.records.get(recordKey) === zoneKey) {
-        this.records.delete(recordKey);
-        released.push(recordKey);
+      if (v?.accepted) this.records.set(this.table.hold(recordKey, Holder.programmed), zoneKey);
+      else {
+        const slot = this.table.slotOf(recordKey);
+        if (slot >= 0 && this.records.get(slot) === zoneKey) {
+          this.drop(slot);
+          released.push(recordKey);
+        }
       }
     }
     return released;
@@ -81,7 +98,8 @@ export class ProgrammedZones {
     this.zones.delete(key);
     const requeue: ResourceKey[] = [];
     for (const recordKey of recordKeys) {
-      if (this.records.get(recordKey) === key) this.records.delete(recordKey);
+      const slot = this.table.slotOf(recordKey);
+      if (slot >= 0 && this.records.get(slot) === key) this.drop(slot);
       requeue.push(recordKey);
     }
     return requeue;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { DNSRecordSet } from '../api/index.ts';
 import type { RecordVerdict } from '../zones/assemble.ts';
+import { RecordTable } from '../zones/record-table.ts';
 import { MemoryStore } from './memory-store.ts';
 import { StatusWriter } from './status-writer.ts';
 
@@ -76,4 +77,62 @@ test('StatusWriter shares equal conditions and condition lists between record se
   assert.equal(of('b', 'Accepted')?.status, 'False');
   assert.equal(of('a', 'Accepted')?.status, 'True', 'the shared list was not changed in place');
   assert.notEqual(conditions('a'), conditions('b'));
+});
+
+test('StatusWriter keeps its memo in a shared record table: forgotten on delete, nothing of it in a reused slot', async () => {
+  const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
+  const table = new RecordTable();
+  const writer = new StatusWriter(store, () => new Date('2026-01-01T00:00:00Z'), 4, undefined, table);
+  let writes = 0;
+  const update = store.updateStatus.bind(store);
+  store.updateStatus = (...args: Parameters<typeof store.updateStatus>) => {
+    writes++;
+    return update(...args);
+  };
+  const verdicts = new Map<string, RecordVerdict>([
+    ['team/old', { accepted: true, fqdn: 'old.example.' }],
+    ['team/new', { accepted: true, fqdn: 'new.example.' }],
+  ]);
+  store.apply(recordSet('old', '192.0.2.1'));
+  await writer.zoneRecords('team/zone', verdicts, ['team/old'], served);
+  assert.equal(writes, 1);
+  await writer.zoneRecords('team/zone', verdicts, ['team/old'], served);
+  assert.equal(writes, 1, 'unchanged: nothing written');
+  const slot = table.slotOf('team/old');
+  assert.ok(slot >= 0);
+
+  // Renamed: deleted under the old key, created under the new one, which takes the freed slot.
+  store.remove('DNSRecordSet', 'team/old');
+  writer.forgetRecord('team/old');
+  assert.equal(table.slotOf('team/old'), -1);
+  store.apply(recordSet('new', '192.0.2.1'));
+  await writer.zoneRecords('team/zone', verdicts, ['team/new'], served);
+  assert.equal(table.slotOf('team/new'), slot, 'the slot is reused');
+  assert.equal(writes, 2, 'the new record set gets its status');
+  assert.equal((store.get('DNSRecordSet', 'team/new') as DNSRecordSet).status?.fqdn, 'new.example.');
+
+  // Created again under the old key: written again, not taken as already written.
+  store.apply(recordSet('old', '192.0.2.1'));
+  await writer.zoneRecords('team/zone', verdicts, ['team/old'], served);
+  assert.equal(writes, 3);
+  await writer.zoneRecords('team/zone', verdicts, ['team/old', 'team/new'], served);
+  assert.equal(writes, 3, 'both unchanged: nothing written');
+});
+
+test('StatusWriter: a record set deleted while its status write is in flight leaves no memo and no slot', async () => {
+  const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
+  const table = new RecordTable();
+  const writer = new StatusWriter(store, () => new Date('2026-01-01T00:00:00Z'), 4, undefined, table);
+  const update = store.updateStatus.bind(store);
+  store.updateStatus = async (...args: Parameters<typeof store.updateStatus>) => {
+    await update(...args);
+    // The delete and its event arrive before the write's answer.
+    store.remove('DNSRecordSet', 'team/gone');
+    writer.forgetRecord('team/gone');
+  };
+  store.apply(recordSet('gone', '192.0.2.1'));
+  const verdicts = new Map<string, RecordVerdict>([['team/gone', { accepted: true, fqdn: 'gone.example.' }]]);
+  await writer.zoneRecords('team/zone', verdicts, ['team/gone'], served);
+  assert.equal(table.slotOf('team/gone'), -1);
+  assert.equal(table.size, 0);
 });

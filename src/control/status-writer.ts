@@ -9,6 +9,7 @@ import type {
 } from '../api/index.ts';
 import type { RRsetProblem } from '../backends/backend.ts';
 import type { RecordVerdict } from '../zones/assemble.ts';
+import { Holder, RecordTable, type RefColumn } from '../zones/record-table.ts';
 import { type ResourceKey, refOf, resourceKey } from '../zones/resource-key.ts';
 import {
   type ConditionInput,
@@ -47,14 +48,15 @@ export class StatusWriter {
   private readonly now: () => Date;
   private readonly writeConcurrency: number;
   /**
-   * Per record set: the inputs and the status object of its last status write. The signature leaves
-   * out what the status itself shows (generation, fqdn), so that most record sets of a zone share one
-   * signature string instead of holding one each (docs/benchmarks.md, memory budget).
+   * Per record set: the inputs and the status object of its last status write, as two columns of the
+   * record table (the catalog's, shared with the structures beside it) rather than a map entry, a key
+   * string and a memo object each. The signature leaves out what the status itself shows (generation,
+   * fqdn), so that most record sets of a zone share one signature string instead of holding one each
+   * (docs/benchmarks.md, memory budget).
    */
-  private readonly recordMemo = new Map<
-    ResourceKey,
-    { signature: string; status: DNSRecordSetStatus | undefined }
-  >();
+  private readonly table: RecordTable;
+  private readonly memoSignatures: RefColumn<string>;
+  private readonly memoStatuses: RefColumn<DNSRecordSetStatus>;
   /**
    * Conditions shared by the statuses that have equal ones: a zone's record sets mostly carry the same
    * Accepted and Programmed conditions, kept once instead of once per record set. Bounded: past
@@ -72,11 +74,32 @@ export class StatusWriter {
     now: () => Date,
     writeConcurrency: number,
     targetsOf?: (key: ResourceKey) => RecordTargets | undefined,
+    /** The record table to keep the memo in (the catalog's); a table of its own when not given. */
+    table: RecordTable = new RecordTable(),
   ) {
     this.store = store;
     this.now = now;
     this.writeConcurrency = writeConcurrency;
     this.targetsOf = targetsOf;
+    this.table = table;
+    this.memoSignatures = table.column();
+    this.memoStatuses = table.column();
+  }
+
+  /** The memo of the record set's last status write, if any. */
+  private memo(key: ResourceKey): { signature: string; status: DNSRecordSetStatus | undefined } | undefined {
+    const slot = this.table.slotOf(key);
+    const signature = slot < 0 ? undefined : this.memoSignatures.get(slot);
+    return signature === undefined ? undefined : { signature, status: this.memoStatuses.get(slot) };
+  }
+
+  private remember(key: ResourceKey, signature: string, status: DNSRecordSetStatus | undefined): void {
+    // Deleted while its status write was in flight (forgetRecord came first): nothing to remember,
+    // and a slot taken now would be held for a record set that is gone.
+    if (this.store.get('DNSRecordSet', key) === undefined) return;
+    const slot = this.table.hold(key, Holder.status);
+    this.memoSignatures.set(slot, signature);
+    this.memoStatuses.set(slot, status);
   }
 
   /**
@@ -96,19 +119,23 @@ export class StatusWriter {
     if (!rs.status) return;
     // Written on top of the status this writer wrote last only: a cache that does not show it yet
     // would make this write undo newer conditions (the next look, above, finds it).
-    const memo = this.recordMemo.get(key);
+    const memo = this.memo(key);
     if (memo && memo.status !== rs.status && !jsonEqual(memo.status, rs.status)) return;
     const targets = this.targetsOf?.(key);
     const { targets: _old, ...rest } = rs.status;
     const status: DNSRecordSetStatus = targets && targets.length > 0 ? { ...rest, targets } : rest;
     if (jsonEqual(status, rs.status)) return;
     await this.store.updateStatus('DNSRecordSet', key, status);
-    if (memo) this.recordMemo.set(key, { signature: memo.signature, status });
+    if (memo) this.remember(key, memo.signature, status);
   }
 
   /** A record set is gone: forget what was written for it. */
   forgetRecord(key: ResourceKey): void {
-    this.recordMemo.delete(key);
+    const slot = this.table.slotOf(key);
+    if (slot < 0) return;
+    this.memoSignatures.clear(slot);
+    this.memoStatuses.clear(slot);
+    this.table.release(slot, Holder.status);
   }
 
   async zone(zone: DNSZone, fields: ZoneStatusFields, conditions: ConditionInput[]): Promise<void> {
@@ -256,11 +283,11 @@ export class StatusWriter {
             conditions: shared,
           };
     if (jsonEqual(status, rs.status)) {
-      this.recordMemo.set(key, { signature, status: rs.status });
+      this.remember(key, signature, rs.status);
       return;
     }
     await this.store.updateStatus('DNSRecordSet', key, status);
-    this.recordMemo.set(key, { signature, status });
+    this.remember(key, signature, status);
   }
 
   /**
@@ -273,11 +300,11 @@ export class StatusWriter {
     signature: string,
     fqdn: string | undefined,
   ): boolean {
-    const memo = this.recordMemo.get(key);
+    const slot = this.table.slotOf(key);
     return (
-      memo !== undefined &&
-      memo.signature === signature &&
-      memo.status === rs.status &&
+      slot >= 0 &&
+      this.memoSignatures.get(slot) === signature &&
+      this.memoStatuses.get(slot) === rs.status &&
       rs.status !== undefined &&
       rs.status.observedGeneration === rs.metadata.generation &&
       rs.status.fqdn === fqdn

@@ -1,6 +1,7 @@
 import type { DNSRecordSet, DNSZone, DNSZoneClass, Kind, Resource } from '../api/index.ts';
 import { getOrInsert } from '../util/get-or-insert.ts';
 import { type Affected, Catalog } from './catalog.ts';
+import { Holder, type RefColumn } from './record-table.ts';
 import { type ResourceKey, resourceKey } from './resource-key.ts';
 
 /** The kinds a Catalog holds, in the order they are loaded and listed. */
@@ -23,11 +24,14 @@ export class CatalogFeed {
    * Per kind, per key: the generation and deletion state last fed. Maps by kind rather than one keyed
    * by a `kind/key` string built per object, and the state as one shared string per generation
    * (`observedState`): about 100 bytes less per record set (docs/benchmarks.md, memory budget).
+   * Record sets' states are a column of the catalog's record table instead of a map.
    */
   private readonly seen = new Map<string, Map<ResourceKey, string>>();
+  private readonly recordsSeen: RefColumn<string>;
 
   constructor(catalog: Catalog = new Catalog()) {
     this.catalog = catalog;
+    this.recordsSeen = catalog.table.column();
   }
 
   /**
@@ -42,7 +46,7 @@ export class CatalogFeed {
     for (const object of objects) {
       if (object.kind === 'Domain') continue;
       const key = resourceKey(object.metadata);
-      this.seenOf(object.kind).set(key, observedState(object));
+      this.see(object.kind, key, observedState(object));
       if (object.metadata.deletionTimestamp) continue;
       if (object.kind === 'DNSZoneClass') classes.push(object);
       else if (object.kind === 'DNSZone') zones.push(object);
@@ -61,27 +65,40 @@ export class CatalogFeed {
    */
   upsert(object: Resource, key: ResourceKey = resourceKey(object.metadata)): Affected | undefined {
     if (object.kind === 'Domain') return undefined;
-    const seen = this.seenOf(object.kind);
     const state = observedState(object);
-    if (seen.get(key) === state) {
+    if (this.seenState(object.kind, key) === state) {
       // Only its status, finalizers or resource version changed: hold the new version, so that the
       // one the catalog held (with its own metadata) is not kept alive beside the store's.
       if (object.kind === 'DNSRecordSet') this.catalog.refreshRecord(object, key);
       return undefined;
     }
-    seen.set(key, state);
+    this.see(object.kind, key, state);
     return object.metadata.deletionTimestamp ? this.remove(object.kind, key) : this.set(object, key);
   }
 
   /** An object is gone. */
   delete(kind: Kind, key: ResourceKey): Affected {
     if (!isCatalogKind(kind)) return { zones: new Set(), records: new Set(), recordsByZone: new Map() };
-    this.seen.get(kind)?.delete(key);
+    if (kind === 'DNSRecordSet') {
+      const table = this.catalog.table;
+      const slot = table.slotOf(key);
+      if (slot >= 0) {
+        this.recordsSeen.clear(slot);
+        table.release(slot, Holder.feed);
+      }
+    } else this.seen.get(kind)?.delete(key);
     return this.remove(kind, key);
   }
 
-  private seenOf(kind: Kind): Map<ResourceKey, string> {
-    return getOrInsert(this.seen, kind, () => new Map());
+  private seenState(kind: Kind, key: ResourceKey): string | undefined {
+    if (kind !== 'DNSRecordSet') return this.seen.get(kind)?.get(key);
+    const slot = this.catalog.table.slotOf(key);
+    return slot < 0 ? undefined : this.recordsSeen.get(slot);
+  }
+
+  private see(kind: Kind, key: ResourceKey, state: string): void {
+    if (kind === 'DNSRecordSet') this.recordsSeen.set(this.catalog.table.hold(key, Holder.feed), state);
+    else getOrInsert(this.seen, kind, () => new Map()).set(key, state);
   }
 
   private set(object: Exclude<Resource, { kind: 'Domain' }>, key: ResourceKey): Affected {

@@ -14,6 +14,7 @@ import { getOrInsert } from '../util/get-or-insert.ts';
 import { Interner } from '../util/interner.ts';
 import { zoneAdmits } from './delegation.ts';
 import { publicSuffixSection } from './public-suffix.ts';
+import { Holder, RecordTable, type RefColumn, SlotLists } from './record-table.ts';
 import { type ResourceKey, resourceKey } from './resource-key.ts';
 
 /** Whether a DNSZone is served, and if not, why. */
@@ -140,19 +141,30 @@ export class Catalog {
   waiting?: (zone: DNSZone, zoneClass: DNSZoneClass | undefined) => boolean;
   readonly classes = new Map<string, DNSZoneClass>();
   readonly zones = new Map<ResourceKey, DNSZone>();
-  readonly records = new Map<ResourceKey, DNSRecordSet>();
+  /**
+   * One number per record set, shared with the structures beside the catalog that keep something per
+   * record set (its feed, what was programmed, the statuses written): each keeps a column of it.
+   */
+  readonly table: RecordTable;
+  /** The record sets the catalog holds (a view of its column, in the order the table took their keys). */
+  readonly records: RecordSets;
+  private readonly recordSets: RefColumn<DNSRecordSet>;
+  /**
+   * Per record set: its fqdn when it resolved (to the zone whose membership list it is in), else its
+   * resolution (why it did not). No resolution object for the usual case.
+   */
+  private readonly resolved: RefColumn<Name | RecordResolution>;
 
   private verdicts = new Map<ResourceKey, ZoneVerdict>();
   /** accepted zone per domain (nameKey of the origin) */
   private byDomain = new Map<string, ResourceKey>();
   private children = new Map<ResourceKey, Set<ResourceKey>>();
-  private resolutions = new Map<ResourceKey, RecordResolution>();
   /** The keys of zones that record sets refer to, one string each. */
   private readonly zoneKeys = new Interner();
-  /** record keys per resolved zone key; UNRESOLVED holds the ones without a zone */
-  private membership = new Map<ResourceKey, Set<ResourceKey>>();
-  /** record keys per zone key named in their spec.zoneRef */
-  private readonly byZoneRef = new Map<ResourceKey, Set<ResourceKey>>();
+  /** record sets per resolved zone key; UNRESOLVED holds the ones without a zone */
+  private readonly membership: SlotLists;
+  /** record sets per zone key named in their spec.zoneRef */
+  private readonly byZoneRef: SlotLists;
   /** Accepted zones in the order they were judged (the order in which they keep being judged). */
   private servedOrder = new Map<ResourceKey, number>();
   /** Zones judged as served in the last pass (see judgeZones). */
@@ -165,21 +177,34 @@ export class Catalog {
   /** Zones that exist but never reached the catalog (their manifest fails validation): key → why. */
   private readonly refusedElsewhere = new Map<ResourceKey, string>();
 
+  constructor(table: RecordTable = new RecordTable()) {
+    this.table = table;
+    this.recordSets = table.column();
+    this.resolved = table.column();
+    this.membership = new SlotLists(table);
+    this.byZoneRef = new SlotLists(table);
+    this.records = new RecordSets(table, this.recordSets);
+  }
+
   zoneVerdict(key: ResourceKey): ZoneVerdict | undefined {
     return this.verdicts.get(key);
   }
 
   recordResolution(key: ResourceKey): RecordResolution | undefined {
-    return this.resolutions.get(key);
+    const slot = this.table.slotOf(key);
+    return slot < 0 ? undefined : this.resolutionAt(slot);
+  }
+
+  private resolutionAt(slot: number): RecordResolution | undefined {
+    const r = this.resolved.get(slot);
+    return typeof r === 'string' ? { resolved: true, zone: this.membership.nameOf(slot)!, fqdn: r } : r;
   }
 
   /** Record sets resolved to this zone (the candidates its assembly decides about). */
   recordsOf(zone: ResourceKey): DNSRecordSet[] {
-    const keys = this.membership.get(zone);
-    if (!keys) return [];
     const out: DNSRecordSet[] = [];
-    for (const key of keys) {
-      const rs = this.records.get(key);
+    for (const slot of this.membership.slots(zone)) {
+      const rs = this.recordSets.get(slot);
       if (rs) out.push(rs);
     }
     return out;
@@ -188,10 +213,11 @@ export class Catalog {
   /** Every record set resolved to the zone, with its absolute name (a zone model's full input). */
   zoneMembers(zone: ResourceKey): ZoneMember[] {
     const out: ZoneMember[] = [];
-    for (const rs of this.recordsOf(zone)) {
-      const key = resourceKey(rs.metadata);
-      const resolution = this.resolutions.get(key);
-      if (resolution?.resolved) out.push({ key, current: { recordSet: rs, fqdn: resolution.fqdn } });
+    for (const slot of this.membership.slots(zone)) {
+      const recordSet = this.recordSets.get(slot);
+      const fqdn = this.resolved.get(slot);
+      if (recordSet && typeof fqdn === 'string')
+        out.push({ key: this.table.keyOf(slot), current: { recordSet, fqdn } });
     }
     return out;
   }
@@ -199,13 +225,14 @@ export class Catalog {
   /** The given record sets as they stand now for the zone: resolved to it, or gone from it. */
   membersNow(zone: ResourceKey, keys: Iterable<ResourceKey>): ZoneMember[] {
     return [...keys].map((key) => {
-      const rs = this.records.get(key);
-      const resolution = this.resolutions.get(key);
+      const slot = this.table.slotOf(key);
+      const recordSet = slot < 0 ? undefined : this.recordSets.get(slot);
+      const fqdn = slot < 0 ? undefined : this.resolved.get(slot);
       return {
         key,
         current:
-          rs && resolution?.resolved && resolution.zone === zone
-            ? { recordSet: rs, fqdn: resolution.fqdn }
+          recordSet && typeof fqdn === 'string' && this.membership.nameOf(slot) === zone
+            ? { recordSet, fqdn }
             : undefined,
       };
     });
@@ -249,8 +276,8 @@ export class Catalog {
       JSON.stringify(before.spec.delegations ?? []) !== JSON.stringify(zone.spec.delegations ?? [])
     ) {
       // Delegations gate the record sets of other namespaces: those it held may no longer be admitted.
-      const keys = [...(this.membership.get(key) ?? []), ...(this.byZoneRef.get(key) ?? [])];
-      mergeAffected(affected, this.reresolve(keys));
+      const slots = [...this.membership.slots(key), ...this.byZoneRef.slots(key)];
+      mergeAffected(affected, this.reresolve(slots));
     }
     return affected;
   }
@@ -275,22 +302,27 @@ export class Catalog {
   ): Affected {
     for (const c of classes) this.classes.set(c.metadata.name, c);
     for (const z of zones) this.zones.set(resourceKey(z.metadata), z);
-    const keys: ResourceKey[] = [];
+    const slots: number[] = [];
     for (const rs of records) {
-      const key = recordKeys?.[keys.length] ?? resourceKey(rs.metadata);
-      this.indexZoneRef(key, this.records.get(key), rs);
-      this.records.set(key, rs);
-      keys.push(key);
+      const key = recordKeys?.[slots.length] ?? resourceKey(rs.metadata);
+      slots.push(this.holdRecord(key, rs));
     }
-    const affected = mergeAffected(this.recomputeZones(false), this.reresolve(keys));
+    const affected = mergeAffected(this.recomputeZones(false), this.reresolve(slots));
     for (const z of this.zones.keys()) affected.zones.add(z);
     return affected;
   }
 
   setRecord(rs: DNSRecordSet, key: ResourceKey = resourceKey(rs.metadata)): Affected {
-    this.indexZoneRef(key, this.records.get(key), rs);
-    this.records.set(key, rs);
-    return this.reresolve([key]);
+    return this.reresolve([this.holdRecord(key, rs)]);
+  }
+
+  /** Holds the record set in the table (its zoneRef indexed), not resolved yet; returns its slot. */
+  private holdRecord(key: ResourceKey, rs: DNSRecordSet): number {
+    const slot = this.table.hold(key, Holder.catalog);
+    this.byZoneRef.move(slot, zoneRefOf(rs));
+    if (this.recordSets.get(slot) === undefined) this.records.count++;
+    this.recordSets.set(slot, rs);
+    return slot;
   }
 
   /**
@@ -299,27 +331,9 @@ export class Catalog {
    * nothing the catalog decides. Other versions go through `setRecord`.
    */
   refreshRecord(rs: DNSRecordSet, key: ResourceKey = resourceKey(rs.metadata)): void {
-    const held = this.records.get(key);
-    if (held !== undefined && held !== rs && held.spec === rs.spec) this.records.set(key, rs);
-  }
-
-  private indexZoneRef(
-    key: ResourceKey,
-    before: DNSRecordSet | undefined,
-    after: DNSRecordSet | undefined,
-  ): void {
-    const refOf = (rs: DNSRecordSet | undefined) =>
-      rs?.spec.zoneRef
-        ? resourceKey({
-            name: rs.spec.zoneRef.name,
-            namespace: rs.spec.zoneRef.namespace ?? rs.metadata.namespace,
-          })
-        : undefined;
-    const from = refOf(before);
-    const to = refOf(after);
-    if (from === to) return;
-    if (from !== undefined) this.byZoneRef.get(from)?.delete(key);
-    if (to !== undefined) getOrInsert(this.byZoneRef, to, () => new Set()).add(key);
+    const slot = this.table.slotOf(key);
+    const held = slot < 0 ? undefined : this.recordSets.get(slot);
+    if (held !== undefined && held !== rs && held.spec === rs.spec) this.recordSets.set(slot, rs);
   }
 
   /** Judges every zone again (the answers of `waiting` changed). */
@@ -338,16 +352,20 @@ export class Catalog {
     }
     if (why === undefined) this.refusedElsewhere.delete(key);
     else this.refusedElsewhere.set(key, why);
-    return this.reresolve(this.byZoneRef.get(key) ?? []);
+    return this.reresolve(this.byZoneRef.slots(key));
   }
 
   deleteRecord(key: ResourceKey): Affected {
-    const before = this.resolutions.get(key);
-    this.indexZoneRef(key, this.records.get(key), undefined);
-    this.records.delete(key);
-    this.resolutions.delete(key);
-    const zone = before?.resolved ? before.zone : UNRESOLVED;
-    this.membership.get(zone)?.delete(key);
+    const slot = this.table.slotOf(key);
+    const before = slot < 0 ? undefined : this.resolutionAt(slot);
+    if (slot >= 0 && this.table.held(slot, Holder.catalog)) {
+      this.byZoneRef.move(slot, undefined);
+      this.membership.move(slot, undefined);
+      if (this.recordSets.get(slot) !== undefined) this.records.count--;
+      this.recordSets.clear(slot);
+      this.resolved.clear(slot);
+      this.table.release(slot, Holder.catalog);
+    }
     const affected = noneAffected();
     affected.records.add(key);
     if (before?.resolved) {
@@ -439,10 +457,10 @@ export class Catalog {
       }
     }
     if (!resolveRecords) return affected;
-    const toResolve: ResourceKey[] = [];
-    for (const zone of recordZones) for (const r of this.membership.get(zone) ?? []) toResolve.push(r);
+    const toResolve: number[] = [];
+    for (const zone of recordZones) for (const r of this.membership.slots(zone)) toResolve.push(r);
     // Records that name a touched zone explicitly.
-    for (const zone of touched) for (const r of this.byZoneRef.get(zone) ?? []) toResolve.push(r);
+    for (const zone of touched) for (const r of this.byZoneRef.slots(zone)) toResolve.push(r);
     return mergeAffected(affected, this.reresolve(toResolve));
   }
 
@@ -702,21 +720,18 @@ export class Catalog {
     return here ?? (name === '.' ? undefined : this.deepestZoneAbove(name));
   }
 
-  private reresolve(keys: Iterable<ResourceKey>): Affected {
+  private reresolve(slots: Iterable<number>): Affected {
     const affected = noneAffected();
-    for (const key of keys) {
-      const rs = this.records.get(key);
+    for (const slot of slots) {
+      const rs = this.recordSets.get(slot);
       if (!rs) continue;
-      const before = this.resolutions.get(key);
+      const key = this.table.keyOf(slot);
+      const fromZone = this.membership.nameOf(slot) ?? UNRESOLVED;
       const after = this.resolve(rs);
-      this.resolutions.set(key, after);
-      const fromZone = before?.resolved ? before.zone : UNRESOLVED;
+      this.resolved.set(slot, after.resolved ? after.fqdn : after);
       const toZone = after.resolved ? after.zone : UNRESOLVED;
-      if (before === undefined || fromZone !== toZone) {
-        this.membership.get(fromZone)?.delete(key);
-        const set = getOrInsert(this.membership, toZone, () => new Set());
-        set.add(key);
-      }
+      // Moved only when its zone changed: a record set keeps its place in its zone's list.
+      this.membership.move(slot, toZone);
       affected.records.add(key);
       for (const zone of [fromZone, toZone]) {
         if (zone === UNRESOLVED) continue;
@@ -892,6 +907,60 @@ export class Catalog {
       };
     }
     return { resolved: true, zone: zoneKey, fqdn };
+  }
+}
+
+/** The key of the zone a record set names in spec.zoneRef, if it names one. */
+function zoneRefOf(rs: DNSRecordSet): ResourceKey | undefined {
+  const ref = rs.spec.zoneRef;
+  return ref ? resourceKey({ name: ref.name, namespace: ref.namespace ?? rs.metadata.namespace }) : undefined;
+}
+
+/**
+ * The record sets a catalog holds, by key: a read-only map over its column of the record table,
+ * iterated in the order the table took their keys.
+ */
+export class RecordSets {
+  private readonly table: RecordTable;
+  private readonly column: RefColumn<DNSRecordSet>;
+  /** Kept by the catalog. */
+  count = 0;
+
+  constructor(table: RecordTable, column: RefColumn<DNSRecordSet>) {
+    this.table = table;
+    this.column = column;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  get(key: ResourceKey): DNSRecordSet | undefined {
+    const slot = this.table.slotOf(key);
+    return slot < 0 ? undefined : this.column.get(slot);
+  }
+
+  has(key: ResourceKey): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  *entries(): IterableIterator<[ResourceKey, DNSRecordSet]> {
+    for (const [key, slot] of this.table.entries()) {
+      const rs = this.column.get(slot);
+      if (rs !== undefined) yield [key, rs];
+    }
+  }
+
+  *keys(): IterableIterator<ResourceKey> {
+    for (const [key] of this.entries()) yield key;
+  }
+
+  *values(): IterableIterator<DNSRecordSet> {
+    for (const [, rs] of this.entries()) yield rs;
+  }
+
+  [Symbol.iterator](): IterableIterator<[ResourceKey, DNSRecordSet]> {
+    return this.entries();
   }
 }
 

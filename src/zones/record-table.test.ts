@@ -1,0 +1,155 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
+import { Catalog } from './catalog.ts';
+import { Holder, RecordTable, SlotLists } from './record-table.ts';
+
+describe('RecordTable', () => {
+  test('a freed slot is reused, with every column cleared at it', () => {
+    const table = new RecordTable();
+    const names = table.column<string>();
+    const numbers = table.int32Column();
+    const a = table.hold('ns/a', Holder.catalog);
+    const b = table.hold('ns/b', Holder.catalog);
+    assert.notEqual(a, b);
+    names.set(a, 'A');
+    numbers.set(a, 7);
+    table.release(a, Holder.catalog);
+    assert.equal(table.slotOf('ns/a'), -1);
+    assert.equal(table.size, 1);
+    const c = table.hold('ns/c', Holder.feed);
+    assert.equal(c, a, 'the freed slot is taken again');
+    assert.equal(table.keyOf(c), 'ns/c');
+    assert.equal(names.get(c), undefined, 'nothing of ns/a is left at the slot');
+    assert.equal(numbers.get(c), -1);
+    assert.equal(table.keyOf(b), 'ns/b');
+  });
+
+  test('a slot stays while any holder holds it', () => {
+    const table = new RecordTable();
+    const column = table.column<string>();
+    const slot = table.hold('ns/a', Holder.catalog);
+    assert.equal(table.hold('ns/a', Holder.programmed), slot);
+    column.set(slot, 'kept');
+    table.release(slot, Holder.catalog);
+    assert.equal(table.slotOf('ns/a'), slot);
+    assert.equal(column.get(slot), 'kept');
+    assert.ok(table.held(slot, Holder.programmed));
+    assert.ok(!table.held(slot, Holder.catalog));
+    table.release(slot, Holder.catalog); // a second release of a holder not holding it changes nothing
+    assert.equal(table.slotOf('ns/a'), slot);
+    table.release(slot, Holder.programmed);
+    assert.equal(table.slotOf('ns/a'), -1);
+    assert.equal(table.size, 0);
+  });
+
+  test('lists keep the order slots joined them, and an empty list is dropped', () => {
+    const table = new RecordTable();
+    const lists = new SlotLists(table);
+    const [a, b, c] = ['ns/a', 'ns/b', 'ns/c'].map((k) => table.hold(k, Holder.catalog)) as [
+      number,
+      number,
+      number,
+    ];
+    lists.move(a, 'z');
+    lists.move(b, 'z');
+    lists.move(c, 'z');
+    lists.move(b, 'z'); // already there: keeps its place
+    assert.deepEqual(lists.slots('z'), [a, b, c]);
+    lists.move(b, 'y');
+    assert.deepEqual(lists.slots('z'), [a, c]);
+    lists.move(b, 'z');
+    assert.deepEqual(lists.slots('z'), [a, c, b], 'back at the end, as a Set re-added');
+    lists.move(a, undefined);
+    lists.move(c, undefined);
+    lists.move(b, undefined);
+    assert.deepEqual(lists.slots('z'), []);
+    assert.equal(lists.nameOf(a), undefined);
+  });
+});
+
+describe('the catalog on the record table', () => {
+  function catalog(): Catalog {
+    const c = new Catalog();
+    c.setClass(zoneClass());
+    c.setZone(zone('dns', 'example-com', 'example.com'));
+    c.setZone(zone('dns', 'example-org', 'example.org'));
+    return c;
+  }
+  const a = (name: string, zoneName = 'example-com') =>
+    recordSet('dns', name, { zoneRef: { name: zoneName }, name, type: 'A', records: ['192.0.2.1'] });
+
+  test('deleting and adding record sets again reuses slots and loses nothing', () => {
+    const c = catalog();
+    for (let i = 0; i < 20; i++) c.setRecord(a(`r${i}`));
+    for (let i = 0; i < 20; i += 2) c.deleteRecord(`dns/r${i}`);
+    assert.equal(c.table.size, 10);
+    // New keys take the freed slots: each must come with its own zone and name, nothing of the old.
+    for (let i = 0; i < 10; i++) c.setRecord(a(`n${i}`, 'example-org'));
+    assert.equal(c.table.size, 20);
+    assert.equal(c.records.size, 20);
+    assert.deepEqual(
+      c.zoneMembers('dns/example-com').map((m) => [m.key, m.current?.fqdn]),
+      [1, 3, 5, 7, 9, 11, 13, 15, 17, 19].map((i) => [`dns/r${i}`, `r${i}.example.com.`]),
+    );
+    assert.deepEqual(
+      c.zoneMembers('dns/example-org').map((m) => m.key),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => `dns/n${i}`),
+    );
+    for (let i = 0; i < 20; i += 2) {
+      assert.equal(c.recordResolution(`dns/r${i}`), undefined);
+      assert.equal(c.records.get(`dns/r${i}`), undefined);
+    }
+    // Deleting the zone's named record sets' zone re-resolves exactly the record sets naming it.
+    const affected = c.deleteZone('dns/example-org');
+    assert.deepEqual(
+      [...affected.records].sort(),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => `dns/n${i}`),
+    );
+    assert.equal(c.recordResolution('dns/n0')?.resolved, false);
+    assert.deepEqual(c.recordsOf('dns/example-org'), []);
+  });
+
+  test('a record set deleted and added again is a member again, at the end of its zone', () => {
+    const c = catalog();
+    c.setRecord(a('x'));
+    c.setRecord(a('y'));
+    c.deleteRecord('dns/x');
+    c.setRecord(a('x'));
+    assert.deepEqual(
+      c.zoneMembers('dns/example-com').map((m) => m.key),
+      ['dns/y', 'dns/x'],
+    );
+    assert.deepEqual(c.recordResolution('dns/x'), {
+      resolved: true,
+      zone: 'dns/example-com',
+      fqdn: 'x.example.com.',
+    });
+  });
+
+  test('a rename (delete under the old key, add under the new) moves everything to the new key', () => {
+    const c = catalog();
+    c.setRecord(a('old'));
+    const renamed = a('new');
+    c.deleteRecord('dns/old');
+    c.setRecord(renamed);
+    assert.equal(c.records.get('dns/old'), undefined);
+    assert.equal(c.records.get('dns/new'), renamed);
+    assert.deepEqual(
+      c.zoneMembers('dns/example-com').map((m) => [m.key, m.current?.fqdn]),
+      [['dns/new', 'new.example.com.']],
+    );
+    assert.deepEqual([...c.records.keys()], ['dns/new']);
+  });
+
+  test('a record set whose zoneRef changes leaves the old zone and its zoneRef index', () => {
+    const c = catalog();
+    c.setRecord(a('m'));
+    c.setRecord(a('m', 'example-org'));
+    assert.deepEqual(c.recordsOf('dns/example-com'), []);
+    assert.equal(c.recordsOf('dns/example-org').length, 1);
+    // Deleting the zone it named before re-resolves nothing of it.
+    const affected = c.deleteZone('dns/example-com');
+    assert.ok(!affected.records.has('dns/m'));
+  });
+});

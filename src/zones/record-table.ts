@@ -1,0 +1,209 @@
+import type { ResourceKey } from './resource-key.ts';
+
+/**
+ * Who holds a record set's slot in a `RecordTable`. A slot stays assigned while any holder holds it,
+ * so that one structure letting go of a record set (the catalog, when its deletion starts) keeps the
+ * slot, and what the others hold there, for the others (what a backend programmed, the last status
+ * written).
+ */
+export const Holder = {
+  catalog: 1,
+  feed: 2,
+  programmed: 4,
+  status: 8,
+} as const;
+export type Holder = (typeof Holder)[keyof typeof Holder];
+
+interface Column {
+  clear(slot: number): void;
+}
+
+/** A column of values per slot (a plain array, `undefined` where nothing is held). */
+export class RefColumn<T> implements Column {
+  private readonly values: (T | undefined)[] = [];
+
+  get(slot: number): T | undefined {
+    return this.values[slot];
+  }
+
+  set(slot: number, value: T | undefined): void {
+    const values = this.values;
+    // Kept without holes, so the array stays packed.
+    while (values.length < slot) values.push(undefined);
+    values[slot] = value;
+  }
+
+  clear(slot: number): void {
+    if (slot < this.values.length) this.values[slot] = undefined;
+  }
+}
+
+/** A column of 32-bit integers per slot, -1 where nothing is held. */
+export class Int32Column implements Column {
+  private values = new Int32Array(0);
+
+  get(slot: number): number {
+    return slot < this.values.length ? this.values[slot]! : -1;
+  }
+
+  set(slot: number, value: number): void {
+    if (slot >= this.values.length) {
+      const grown = new Int32Array(Math.max(slot + 1, 16, Math.floor(this.values.length * 1.5))).fill(-1);
+      grown.set(this.values);
+      this.values = grown;
+    }
+    this.values[slot] = value;
+  }
+
+  clear(slot: number): void {
+    if (slot < this.values.length) this.values[slot] = -1;
+  }
+}
+
+/**
+ * One number per record set (by its `namespace/name` key), shared by the structures that keep
+ * something per record set (the catalog, its feed, what was programmed, the last status written):
+ * each keeps a column indexed by the number instead of a map of its own with its own copy of the key
+ * (docs/benchmarks.md, memory budget). A number is assigned when the first holder takes the key and
+ * freed, with every column's value at it cleared, when the last lets go; freed numbers are reused.
+ */
+export class RecordTable {
+  private readonly slots = new Map<ResourceKey, number>();
+  private readonly keys = new RefColumn<ResourceKey>();
+  private holders = new Uint8Array(0);
+  private readonly free: number[] = [];
+  private next = 0;
+  private readonly columns: Column[] = [];
+
+  /** Record sets held by at least one holder. */
+  get size(): number {
+    return this.slots.size;
+  }
+
+  /** A new column whose values are cleared when their slot is freed. */
+  column<T>(): RefColumn<T> {
+    const column = new RefColumn<T>();
+    this.columns.push(column);
+    return column;
+  }
+
+  /** A new column of integers (-1 for none), cleared likewise. */
+  int32Column(): Int32Column {
+    const column = new Int32Column();
+    this.columns.push(column);
+    return column;
+  }
+
+  /** The key's slot, or -1 when no holder holds it. */
+  slotOf(key: ResourceKey): number {
+    return this.slots.get(key) ?? -1;
+  }
+
+  /** The key held at a slot (the table's one copy of it). */
+  keyOf(slot: number): ResourceKey {
+    return this.keys.get(slot)!;
+  }
+
+  /** Whether the holder holds the slot. */
+  held(slot: number, holder: Holder): boolean {
+    return slot >= 0 && slot < this.holders.length && (this.holders[slot]! & holder) !== 0;
+  }
+
+  /** The key's slot, assigned if no holder held it, now held by `holder` too. */
+  hold(key: ResourceKey, holder: Holder): number {
+    let slot = this.slots.get(key);
+    if (slot === undefined) {
+      slot = this.free.pop() ?? this.next++;
+      this.slots.set(key, slot);
+      this.keys.set(slot, key);
+      if (slot >= this.holders.length) {
+        const grown = new Uint8Array(Math.max(slot + 1, 16, Math.floor(this.holders.length * 1.5)));
+        grown.set(this.holders);
+        this.holders = grown;
+      }
+    }
+    this.holders[slot]! |= holder;
+    return slot;
+  }
+
+  /** The holder lets go of the slot; the last one to let go frees it (and clears every column there). */
+  release(slot: number, holder: Holder): void {
+    if (!this.held(slot, holder)) return;
+    const left = this.holders[slot]! & ~holder;
+    this.holders[slot] = left;
+    if (left !== 0) return;
+    this.slots.delete(this.keys.get(slot)!);
+    this.keys.clear(slot);
+    for (const column of this.columns) column.clear(slot);
+    this.free.push(slot);
+  }
+
+  /** Every held slot, in the order their keys were first taken. */
+  *entries(): IterableIterator<[ResourceKey, number]> {
+    yield* this.slots;
+  }
+}
+
+/**
+ * Slots linked in lists named by a string (a zone's key), each in at most one list, in the order they
+ * joined it (as a `Set` keeps them), with two integer columns for the links instead of a `Set` entry
+ * per member.
+ */
+export class SlotLists {
+  private readonly lists = new Map<string, { name: string; first: number; last: number; size: number }>();
+  private readonly listOf: RefColumn<{ name: string; first: number; last: number; size: number }>;
+  private readonly prev: Int32Column;
+  private readonly next: Int32Column;
+
+  constructor(table: RecordTable) {
+    this.listOf = table.column();
+    this.prev = table.int32Column();
+    this.next = table.int32Column();
+  }
+
+  /** The list the slot is in, if any. */
+  nameOf(slot: number): string | undefined {
+    return this.listOf.get(slot)?.name;
+  }
+
+  /** Moves the slot to the end of list `name` (out of every list for `undefined`); a no-op when it is there. */
+  move(slot: number, name: string | undefined): void {
+    const from = this.listOf.get(slot);
+    if (from?.name === name) return;
+    if (from !== undefined) {
+      const p = this.prev.get(slot);
+      const n = this.next.get(slot);
+      if (p >= 0) this.next.set(p, n);
+      else from.first = n;
+      if (n >= 0) this.prev.set(n, p);
+      else from.last = p;
+      from.size--;
+      if (from.size === 0) this.lists.delete(from.name);
+      this.prev.set(slot, -1);
+      this.next.set(slot, -1);
+      this.listOf.set(slot, undefined);
+    }
+    if (name === undefined) return;
+    let to = this.lists.get(name);
+    if (to === undefined) {
+      to = { name, first: -1, last: -1, size: 0 };
+      this.lists.set(name, to);
+    }
+    this.prev.set(slot, to.last);
+    this.next.set(slot, -1);
+    if (to.last >= 0) this.next.set(to.last, slot);
+    else to.first = slot;
+    to.last = slot;
+    to.size++;
+    this.listOf.set(slot, to);
+  }
+
+  /** The slots in list `name`, in the order they joined it (a copy: moving them is safe). */
+  slots(name: string): number[] {
+    const list = this.lists.get(name);
+    const out: number[] = [];
+    if (list === undefined) return out;
+    for (let s = list.first; s >= 0; s = this.next.get(s)) out.push(s);
+    return out;
+  }
+}
