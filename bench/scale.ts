@@ -97,6 +97,13 @@ export interface ScaleResults {
     allProbesCorrectMs: number | null;
     /** Spawn to HTTP /readyz = 200. */
     readyzMs: number | null;
+    /**
+     * CPU seconds (user + system, from /proc) used by the server's main thread and by its whole
+     * process (every thread) up to the first correct answer and up to every probe answering: on a
+     * shared machine these compare between runs where the times above do not.
+     */
+    cpuAtFirstCorrectAnswer?: { mainThreadS: number; processS: number } | null;
+    cpuAtAllProbesCorrect?: { mainThreadS: number; processS: number } | null;
   };
   /** Summed over Zonekeeper's processes (the primary and its DNS workers). */
   memory?: {
@@ -336,7 +343,10 @@ async function main(): Promise<number> {
         if (got && start.firstResponseMs === null) start.firstResponseMs = Math.round(now);
         if (got?.rcode === 0 && got.answer.join() === p.answer) {
           correct.add(i);
-          if (i === 0) start.firstCorrectAnswerMs = Math.round(now);
+          if (i === 0) {
+            start.firstCorrectAnswerMs = Math.round(now);
+            start.cpuAtFirstCorrectAnswer = cpuOf(proc.pid);
+          }
         }
       }
       if (correct.size < probes.length) await sleep(20);
@@ -350,10 +360,16 @@ async function main(): Promise<number> {
       );
     }
     start.allProbesCorrectMs = Math.round(performance.now() - t0);
+    start.cpuAtAllProbesCorrect = cpuOf(proc.pid);
     await readyz;
     log(
       `first response ${start.firstResponseMs} ms, first correct answer ${start.firstCorrectAnswerMs} ms, ` +
         `all probes ${start.allProbesCorrectMs} ms, /readyz ${start.readyzMs} ms`,
+    );
+    const cpu = (c: { mainThreadS: number; processS: number } | null | undefined) =>
+      c ? `main thread ${c.mainThreadS.toFixed(2)} s, process ${c.processS.toFixed(2)} s` : 'n/a';
+    log(
+      `CPU at the first correct answer: ${cpu(start.cpuAtFirstCorrectAnswer)}; at all probes: ${cpu(start.cpuAtAllProbesCorrect)}`,
     );
     save();
 
@@ -604,3 +620,21 @@ main().then(
     process.exit(1);
   },
 );
+
+/** /proc reports CPU times in USER_HZ ticks, 100 per second on Linux whatever the kernel's HZ. */
+const CLOCK_TICKS = 100;
+
+/** CPU seconds (user + system) of a process's main thread and of the whole process, from /proc; null when gone. */
+function cpuOf(pid: number): { mainThreadS: number; processS: number } | null {
+  const seconds = (file: string) => {
+    const stat = readFileSync(file, 'utf8');
+    // Fields after the command name: state is field 3, utime 14 and stime 15, in clock ticks.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  };
+  try {
+    return { mainThreadS: seconds(`/proc/${pid}/task/${pid}/stat`), processS: seconds(`/proc/${pid}/stat`) };
+  } catch {
+    return null;
+  }
+}

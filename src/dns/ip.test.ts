@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatIPv6, parseIPv4, parseIPv6 } from './ip.ts';
+import { formatIPv6, parseIPv4, parseIPv6, parseIPv6GeneralInto, parseIPv6Into } from './ip.ts';
 
 test('IPv4 is strict', () => {
   assert.deepEqual([...parseIPv4('192.0.2.1')!], [192, 0, 2, 1]);
@@ -45,5 +45,66 @@ test('IPv6 accepts RFC 4291 forms and prints RFC 5952', () => {
     '',
   ]) {
     assert.equal(parseIPv6(bad), undefined, bad);
+  }
+});
+
+test('IPv6: the allocation-free hex path accepts only what the general parser accepts, with the same octets', () => {
+  const same = (text: string) => {
+    const fast = new Uint8Array(16);
+    const general = new Uint8Array(16);
+    const a = parseIPv6Into(text, fast, 0);
+    const b = parseIPv6GeneralInto(text, general, 0);
+    assert.equal(a, b, text);
+    if (a) assert.deepEqual(fast, general, text);
+  };
+  for (const text of [
+    '::',
+    '::1',
+    '1::',
+    '1::2',
+    ':1::',
+    '::1:',
+    ':::',
+    '1:::2',
+    '1::2::3',
+    '1:2:3:4:5:6:7:8',
+    '1:2:3:4:5:6:7:8:9',
+    '1:2:3:4:5:6:7',
+    '1::3:4:5:6:7:8',
+    '1::2:3:4:5:6:7:8',
+    '::2:3:4:5:6:7:8',
+    '1:2:3:4:5:6:7::',
+    'ffff:FFFF:0:00:000:0000:abcd:ABCD',
+    '12345::',
+    '::ffff:192.0.2.1',
+    '2001:db8::1.2.3.4',
+    '1:',
+    ':1',
+    '',
+    ':',
+    'g::',
+  ]) {
+    same(text);
+  }
+  // Random text over the characters of IPv6 addresses.
+  let seed = 19;
+  const random = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed >>> 8;
+  };
+  const alphabet = '0123456789abcdefABCDEF::::..g';
+  for (let i = 0; i < 50_000; i++) {
+    let text = '';
+    const length = random() % 24;
+    for (let k = 0; k < length; k++) text += alphabet[random() % alphabet.length];
+    same(text);
+  }
+  // Valid addresses with a gap anywhere.
+  for (let groups = 0; groups <= 8; groups++) {
+    for (let gap = 0; gap <= groups; gap++) {
+      const hex = Array.from({ length: groups }, (_, k) => (k * 0x1111 + 7).toString(16));
+      same(hex.join(':'));
+      same(`${hex.slice(0, gap).join(':')}::${hex.slice(gap).join(':')}`);
+    }
   }
 });

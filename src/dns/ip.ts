@@ -70,6 +70,68 @@ function parseGroups(text: string, allowIPv4Tail: boolean): number[] | undefined
 
 /** Parses any RFC 4291 §2.2 text form of an IPv6 address into `out` at `offset`. Returns false if invalid. */
 export function parseIPv6Into(text: string, out: Uint8Array, offset: number): boolean {
+  return parseHexIPv6Into(text, out, offset) || parseIPv6GeneralInto(text, out, offset);
+}
+
+const hexGroups = new Int32Array(8);
+
+/**
+ * The common forms without allocating: hex groups of one to four digits and at most one "::" (RFC
+ * 4291 §2.2 forms 1 and 2). False for anything else (invalid text, a dotted-quad tail), which
+ * `parseIPv6GeneralInto` then judges: it accepts every address this does, with the same octets.
+ */
+function parseHexIPv6Into(text: string, out: Uint8Array, offset: number): boolean {
+  const n = text.length;
+  if (n < 2) return false;
+  let count = 0;
+  let gap = -1;
+  let value = 0;
+  let digits = 0;
+  let i = 0;
+  if (text.charCodeAt(0) === 0x3a) {
+    if (text.charCodeAt(1) !== 0x3a) return false;
+    gap = 0;
+    i = 2;
+  }
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 0x3a) {
+      if (digits === 0 || count === 8) return false;
+      hexGroups[count++] = value;
+      value = 0;
+      digits = 0;
+      i++;
+      if (i === n) return false;
+      if (text.charCodeAt(i) === 0x3a) {
+        if (gap !== -1) return false;
+        gap = count;
+        i++;
+      }
+      continue;
+    }
+    const h = hexValue(c);
+    if (h < 0 || digits === 4) return false;
+    value = (value << 4) | h;
+    digits++;
+    i++;
+  }
+  if (digits > 0) {
+    if (count === 8) return false;
+    hexGroups[count++] = value;
+  }
+  // Without "::" eight groups; with it at most seven ("::" stands for at least one zero group).
+  if (gap === -1 ? count !== 8 : count > 7) return false;
+  const zeros = 8 - count;
+  for (let g = 0, k = 0; g < 8; g++) {
+    const v = gap !== -1 && g >= gap && g < gap + zeros ? 0 : hexGroups[k++]!;
+    out[offset + 2 * g] = v >> 8;
+    out[offset + 2 * g + 1] = v & 0xff;
+  }
+  return true;
+}
+
+/** `parseIPv6Into` for every text form, the dotted-quad tail of RFC 4291 §2.2 form 3 included. */
+export function parseIPv6GeneralInto(text: string, out: Uint8Array, offset: number): boolean {
   const gap = text.indexOf('::');
   let groups: number[];
   if (gap === -1) {

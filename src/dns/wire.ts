@@ -27,7 +27,8 @@ export class WireWriter {
   private suffixes = new Map<string, number>();
   /**
    * False: names are never replaced by pointers, whatever `name` is asked (RDATA kept apart from any
-   * message, e.g. in a zone image, must not point into the bytes it was first written beside).
+   * message, e.g. in a zone image, must not point into the bytes it was first written beside), and no
+   * suffix is remembered while it is false. Set it before writing, not in the middle of a message.
    */
   compression = true;
 
@@ -100,17 +101,21 @@ export class WireWriter {
     }
     this.ensure(n + 1);
     const buf = this.buf;
-    const key = asciiLower(name);
+    // A writer that never compresses keeps no suffixes (no lowercased string or slice per label).
+    const remember = this.compression;
+    const key = remember ? asciiLower(name) : '';
     const startLen = this.len;
     let start = 0;
     while (start < n) {
-      const suffix = start === 0 ? key : key.slice(start);
-      const known = this.suffixes.get(suffix);
-      if (known !== undefined && compress && this.compression) {
-        this.u16(0xc000 | known);
-        return;
+      if (remember) {
+        const suffix = start === 0 ? key : key.slice(start);
+        const known = this.suffixes.get(suffix);
+        if (known !== undefined && compress) {
+          this.u16(0xc000 | known);
+          return;
+        }
+        if (known === undefined && this.len <= MAX_POINTER_OFFSET) this.suffixes.set(suffix, this.len);
       }
-      if (known === undefined && this.len <= MAX_POINTER_OFFSET) this.suffixes.set(suffix, this.len);
       const lenAt = this.len++;
       let pos = lenAt + 1;
       let i = start;

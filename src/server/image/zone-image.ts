@@ -1,4 +1,10 @@
-import { encodeNameUncompressed, labelCount, type Name, nameKey, parentName } from '../../dns/name.ts';
+import {
+  encodeNameUncompressed,
+  MAX_NAME_LENGTH,
+  type Name,
+  nameWireLength,
+  writeNameWire,
+} from '../../dns/name.ts';
 import { encodeRdata } from '../../dns/rdata.ts';
 import { RRType } from '../../dns/rrtype.ts';
 import { WireReader, WireWriter } from '../../dns/wire.ts';
@@ -146,68 +152,57 @@ export class ZoneImage {
       overlay?: { base: number; emptyNonTerminals: Iterable<Name>; tombstones: Iterable<Name> };
     } = {},
   ): ZoneImage {
-    const originKey = nameKey(origin);
-    const originLabels = labelCount(origin);
-    const byKey = new Map<string, { owner: Name; rrsets: RRsetData[]; tombstone?: true }>();
-    const add = (rrset: RRsetData) => {
-      const key = nameKey(rrset.owner);
-      let node = byKey.get(key);
-      if (!node) {
-        node = { owner: rrset.owner, rrsets: [] };
-        byKey.set(key, node);
-      }
-      node.rrsets.push(rrset);
-    };
-    add({ owner: origin, type: 'SOA', ttl: soa.ttl, rdata: [{ type: 'SOA', ...soa, serial }] });
+    const overlay = options.overlay;
+    const originWire = encodeNameUncompressed(origin);
+    const names = new NameSet(originWire.length, Array.isArray(rrsets) ? rrsets.length + 1 : 1024);
+    names.add(
+      { owner: origin, type: 'SOA', ttl: soa.ttl, rdata: [{ type: 'SOA', ...soa, serial }] },
+      RRType.SOA,
+    );
     for (const rrset of rrsets) {
       if (rrset.type === 'SOA') continue;
-      add(rrset);
+      names.add(rrset, RRType[rrset.type]);
     }
-    const overlay = options.overlay;
     if (overlay) {
-      for (const name of overlay.emptyNonTerminals) {
-        if (!byKey.has(nameKey(name))) byKey.set(nameKey(name), { owner: name, rrsets: [] });
-      }
-      for (const name of overlay.tombstones) {
-        if (!byKey.has(nameKey(name))) byKey.set(nameKey(name), { owner: name, rrsets: [], tombstone: true });
-      }
+      for (const name of overlay.emptyNonTerminals) names.addName(name, false);
+      for (const name of overlay.tombstones) names.addName(name, true);
     } else {
       // Empty non-terminals: every missing name between an owner and the apex.
-      for (const { owner } of [...byKey.values()]) {
-        let name = owner;
-        while (labelCount(name) > originLabels) {
-          name = parentName(name);
-          const key = nameKey(name);
-          if (byKey.has(key)) break;
-          byKey.set(key, { owner: name, rrsets: [] });
-        }
-      }
+      names.addEmptyNonTerminals();
     }
-    // Names in wire form below the origin, sorted in canonical order by a key made from those bytes
-    // alone (every name shares the origin, so the order is that of `canonicalSortKey`).
-    const originWire = encodeNameUncompressed(origin);
-    const nodes = [...byKey.entries()]
-      .map(([key, node]) => {
-        const wire = encodeNameUncompressed(node.owner);
-        const relative = wire.subarray(0, wire.length - originWire.length);
-        return { ...node, key, relative, sort: relativeSortKey(relative) };
-      })
-      .sort((a, b) => (a.sort < b.sort ? -1 : a.sort > b.sort ? 1 : 0));
+    // Nodes in canonical order (RFC 4034 §6.1), compared by their labels below the origin alone
+    // (every name shares the origin).
+    const nodes = names.sorted();
+    const nodeCount = nodes.length;
 
     // Encode every record's RDATA, in image order, into one writer first (to size the buffer):
     // per record a 16-bit length and the uncompressed wire RDATA. `starts` holds each RRset's offset
-    // in it.
+    // in it, `order` the RRsets in image order (by node, then by type code).
     const writer = rdataScratch();
-    const starts: number[] = [];
+    const list = names.rrsets;
+    const order = new Int32Array(list.length);
+    const starts = new Int32Array(list.length);
     let rrsetTotal = 0;
     let nameBytes = originWire.length;
-    for (const node of nodes) {
-      nameBytes += node.relative.length;
-      if (node.rrsets.length > 1) node.rrsets.sort((a, b) => RRType[a.type] - RRType[b.type]);
-      for (const rrset of node.rrsets) {
+    for (let i = 0; i < nodeCount; i++) {
+      const node = nodes[i]!;
+      nameBytes += names.nameLength[node]!;
+      const first = rrsetTotal;
+      for (let r = names.firstRRset[node]!; r !== -1; r = names.nextRRset[r]!) {
+        // By type code, RRsets of one type in the order given (an insertion sort: a node has a few).
+        const type = names.rrsetType[r]!;
+        let k = rrsetTotal++;
+        while (k > first && names.rrsetType[order[k - 1]!]! > type) {
+          order[k] = order[k - 1]!;
+          k--;
+        }
+        order[k] = r;
+      }
+      for (let k = first; k < rrsetTotal; k++) {
+        const rrset = list[order[k]!]!;
         if (rrset.rdata.length > 0xffff)
           throw new RangeError(`RRset ${rrset.owner} ${rrset.type} is too large`);
-        starts.push(writer.length);
+        starts[k] = writer.length;
         for (const r of rrset.rdata) {
           const at = writer.length;
           writer.u16(0);
@@ -224,15 +219,14 @@ export class ZoneImage {
           }
           writer.patchU16(at, length);
         }
-        rrsetTotal++;
       }
     }
     const rdataBytes = writer.length;
     let slots = 8;
-    while (slots < nodes.length * 2) slots *= 2;
+    while (slots < nodeCount * 2) slots *= 2;
     const align = (n: number) => (n + 3) & ~3;
     const nodesAt = HEADER_WORDS * 4;
-    const rrsetsAt = nodesAt + nodes.length * NODE_WORDS * 4;
+    const rrsetsAt = nodesAt + nodeCount * NODE_WORDS * 4;
     const hashAt = rrsetsAt + rrsetTotal * RRSET_WORDS * 4;
     const namesAt = hashAt + slots * 4;
     const rdataAt = align(namesAt + nameBytes);
@@ -243,7 +237,7 @@ export class ZoneImage {
     words[H_MAGIC] = IMAGE_MAGIC;
     words[H_FORMAT] = IMAGE_FORMAT;
     words[H_SERIAL] = serial >>> 0;
-    words[H_NODES] = nodes.length;
+    words[H_NODES] = nodeCount;
     words[H_RRSETS] = rrsetTotal;
     words[H_HASH_SLOTS] = slots;
     words[H_NODES_AT] = nodesAt;
@@ -258,36 +252,45 @@ export class ZoneImage {
     words[H_ID] = nextImageId();
     bytes.set(originWire, namesAt);
     bytes.set(writer.finish(), rdataAt);
+    const arena = names.bytes;
+    const hashWords = hashAt >>> 2;
+    const mask = slots - 1;
     let namePos = namesAt + originWire.length;
     let r = 0;
-    for (let i = 0; i < nodes.length; i++) {
+    for (let i = 0; i < nodeCount; i++) {
       const node = nodes[i]!;
-      const name = node.relative;
-      bytes.set(name, namePos);
-      let flags = 0;
-      const apex = node.key === originKey;
-      if (apex) flags |= NodeFlag.Apex;
-      if (node.tombstone) flags |= NodeFlag.Tombstone;
-      else if (node.rrsets.length === 0) flags |= NodeFlag.EmptyNonTerminal;
-      if (!apex && node.rrsets.some((s) => s.type === 'NS')) flags |= NodeFlag.Cut;
-      if (name.length >= 2 && name[0] === 1 && name[1] === 0x2a /* * */) flags |= NodeFlag.Wildcard;
-      const n = (nodesAt >>> 2) + i * NODE_WORDS;
-      words[n] = namePos;
-      words[n + 1] = name.length | (flags << 16);
-      words[n + 2] = r;
-      words[n + 3] = node.rrsets.length;
-      namePos += name.length;
-      for (let k = 0; k < node.rrsets.length; k++, r++) {
-        const rrset = node.rrsets[k]!;
+      const nameLength = names.nameLength[node]!;
+      const from = names.nameAt[node]!;
+      for (let k = 0; k < nameLength; k++) bytes[namePos + k] = arena[from + k]!;
+      const first = r;
+      let ns = false;
+      for (let end = first + names.rrsetCount[node]!; r < end; r++) {
+        const rrset = list[order[r]!]!;
+        const type = names.rrsetType[order[r]!]!;
+        if (type === RRType.NS) ns = true;
         const at = (rrsetsAt >>> 2) + r * RRSET_WORDS;
-        words[at] = RRType[rrset.type] | (rrset.rdata.length << 16);
+        words[at] = type | (rrset.rdata.length << 16);
         words[at + 1] = rrset.ttl >>> 0;
         words[at + 2] = rdataAt + starts[r]!;
         words[at + 3] = 0;
       }
-      let slot = hashName(bytes, words[n]!, name.length) & (slots - 1);
-      while (words[(hashAt >>> 2) + slot] !== 0) slot = (slot + 1) & (slots - 1);
-      words[(hashAt >>> 2) + slot] = i + 1;
+      let flags = 0;
+      const apex = nameLength === 0;
+      if (apex) flags |= NodeFlag.Apex;
+      if (names.tombstone[node] === 1) flags |= NodeFlag.Tombstone;
+      else if (r === first) flags |= NodeFlag.EmptyNonTerminal;
+      if (!apex && ns) flags |= NodeFlag.Cut;
+      if (nameLength >= 2 && arena[from] === 1 && arena[from + 1] === 0x2a /* * */)
+        flags |= NodeFlag.Wildcard;
+      const n = (nodesAt >>> 2) + i * NODE_WORDS;
+      words[n] = namePos;
+      words[n + 1] = nameLength | (flags << 16);
+      words[n + 2] = first;
+      words[n + 3] = r - first;
+      namePos += nameLength;
+      let slot = names.hash[node]! & mask;
+      while (words[hashWords + slot] !== 0) slot = (slot + 1) & mask;
+      words[hashWords + slot] = i + 1;
     }
     return new ZoneImage(buffer, origin);
   }
@@ -531,6 +534,247 @@ function checkLayout(buffer: ArrayBuffer | SharedArrayBuffer): void {
     else if (entry > nodes) bad(`hash slot ${i}: no such node`);
   }
   if (empty === 0) bad('hash table has no empty slot');
+}
+
+/**
+ * The names of an image being built, each once (any letter case), with their RRsets: what `build`
+ * lays out. Names are held as their labels below the origin in wire form, as first written (case
+ * kept), in one byte arena, and found again by FNV-1a over the lowercased octets (the hash the image's
+ * own table uses) in an open-addressing table; nodes and RRsets are indexes into typed arrays, an
+ * RRset list per node linked through `nextRRset`. No string is built per name.
+ */
+class NameSet {
+  bytes: Uint8Array;
+  private used = 0;
+  nameAt: Int32Array;
+  nameLength: Int32Array;
+  hash: Int32Array;
+  tombstone: Uint8Array;
+  firstRRset: Int32Array;
+  private lastRRset: Int32Array;
+  rrsetCount: Int32Array;
+  count = 0;
+  readonly rrsets: RRsetData[] = [];
+  rrsetType: Int32Array;
+  nextRRset: Int32Array;
+  private table: Int32Array;
+  private created = false;
+  private scratch = new Uint8Array(512);
+  private lastOwner: Name | undefined;
+  private lastNode = -1;
+  private readonly originLength: number;
+
+  constructor(originLength: number, expected: number) {
+    this.originLength = originLength;
+    const n = Math.max(16, expected);
+    this.bytes = new Uint8Array(n * 8);
+    this.nameAt = new Int32Array(n);
+    this.nameLength = new Int32Array(n);
+    this.hash = new Int32Array(n);
+    this.tombstone = new Uint8Array(n);
+    this.firstRRset = new Int32Array(n);
+    this.lastRRset = new Int32Array(n);
+    this.rrsetCount = new Int32Array(n);
+    this.rrsetType = new Int32Array(n);
+    this.nextRRset = new Int32Array(n);
+    let slots = 16;
+    while (slots < n * 2) slots *= 2;
+    this.table = new Int32Array(slots);
+  }
+
+  /** Adds an RRset of type code `type` to the node of its owner. */
+  add(rrset: RRsetData, type: number): void {
+    const node = rrset.owner === this.lastOwner ? this.lastNode : this.ownerNode(rrset.owner);
+    this.lastOwner = rrset.owner;
+    this.lastNode = node;
+    const r = this.rrsets.length;
+    if (r === this.rrsetType.length) {
+      this.rrsetType = grown(this.rrsetType);
+      this.nextRRset = grown(this.nextRRset);
+    }
+    this.rrsets.push(rrset);
+    this.rrsetType[r] = type;
+    this.nextRRset[r] = -1;
+    if (this.firstRRset[node] === -1) this.firstRRset[node] = r;
+    else this.nextRRset[this.lastRRset[node]!] = r;
+    this.lastRRset[node] = r;
+    this.rrsetCount[node]!++;
+  }
+
+  /** Adds a name without RRsets (an overlay's empty non-terminal or tombstone) unless it is there. */
+  addName(name: Name, tombstone: boolean): void {
+    const node = this.ownerNode(name);
+    if (this.created && tombstone) this.tombstone[node] = 1;
+  }
+
+  /** Adds every missing name between a node and the apex (RFC 4592 §2.2.2), as its first descendant spells it. */
+  addEmptyNonTerminals(): void {
+    const count = this.count;
+    for (let node = 0; node < count; node++) {
+      let at = this.nameAt[node]!;
+      let length = this.nameLength[node]!;
+      while (length > 0) {
+        const label = this.bytes[at]! + 1;
+        if (label > length) break;
+        at += label;
+        length -= label;
+        // The parent's labels are the end of the child's: no copy.
+        this.find(this.bytes, at, length, false);
+        if (!this.created) break;
+      }
+    }
+  }
+
+  /** The nodes in RFC 4034 §6.1 canonical order. */
+  sorted(): number[] {
+    const count = this.count;
+    let total = 0;
+    for (let i = 0; i < count; i++) total += this.nameLength[i]!;
+    // Per node its labels rightmost first, each as its length octet and its lowercased octets.
+    const keys = new Uint8Array(total);
+    const keyAt = new Int32Array(count);
+    const starts = new Int32Array(128);
+    const bytes = this.bytes;
+    let p = 0;
+    for (let i = 0; i < count; i++) {
+      keyAt[i] = p;
+      const at = this.nameAt[i]!;
+      const end = at + this.nameLength[i]!;
+      let labels = 0;
+      for (let q = at; q < end; q += bytes[q]! + 1) starts[labels++] = q;
+      for (let l = labels - 1; l >= 0; l--) {
+        const q = starts[l]!;
+        const length = bytes[q]!;
+        keys[p++] = length;
+        for (let k = 1; k <= length; k++) keys[p++] = lower(bytes[q + k]!);
+      }
+    }
+    const lengths = this.nameLength;
+    const order: number[] = new Array(count);
+    for (let i = 0; i < count; i++) order[i] = i;
+    // Labels compared rightmost first as octet strings, a label before any longer one it begins, a
+    // name before the names below it.
+    order.sort((a, b) => {
+      let pa = keyAt[a]!;
+      let pb = keyAt[b]!;
+      const ea = pa + lengths[a]!;
+      const eb = pb + lengths[b]!;
+      while (pa < ea && pb < eb) {
+        const la = keys[pa]!;
+        const lb = keys[pb]!;
+        const m = Math.min(la, lb);
+        for (let k = 1; k <= m; k++) {
+          const d = keys[pa + k]! - keys[pb + k]!;
+          if (d !== 0) return d;
+        }
+        if (la !== lb) return la - lb;
+        pa += la + 1;
+        pb += lb + 1;
+      }
+      return ea - pa - (eb - pb);
+    });
+    return order;
+  }
+
+  /** The node of an owner name (added when new), from its wire form. */
+  private ownerNode(owner: Name): number {
+    if (owner.length >= MAX_NAME_LENGTH && nameWireLength(owner) > MAX_NAME_LENGTH)
+      encodeNameUncompressed(owner); // throws NAME_TOO_LONG
+    if (owner.length + 1 > this.scratch.length) this.scratch = new Uint8Array(owner.length * 2 + 2);
+    const relative = writeNameWire(owner, this.scratch, 0) - this.originLength;
+    if (relative < 0) throw new RangeError(`zone image: ${owner} is not a name of the zone`);
+    return this.find(this.scratch, 0, relative, true);
+  }
+
+  /**
+   * The node of the name whose labels below the origin are `from[start, start + length)`; a new node
+   * when there is none (`created`), its name copied into the arena when `copy`, else `from` is the
+   * arena itself.
+   */
+  private find(from: Uint8Array, start: number, length: number, copy: boolean): number {
+    // As an int32, like the table's entries (`hashName` gives the same bits unsigned).
+    let h = 0x811c9dc5 | 0;
+    for (let i = 0; i < length; i++) {
+      h ^= lower(from[start + i]!);
+      h = Math.imul(h, 0x01000193);
+    }
+    const table = this.table;
+    const mask = table.length - 1;
+    const bytes = this.bytes;
+    let slot = h & mask;
+    for (;;) {
+      const entry = table[slot]!;
+      if (entry === 0) break;
+      const node = entry - 1;
+      if (this.hash[node] === h && this.nameLength[node] === length) {
+        const at = this.nameAt[node]!;
+        let same = true;
+        for (let i = 0; i < length; i++) {
+          if (lower(bytes[at + i]!) !== lower(from[start + i]!)) {
+            same = false;
+            break;
+          }
+        }
+        if (same) {
+          this.created = false;
+          return node;
+        }
+      }
+      slot = (slot + 1) & mask;
+    }
+    const node = this.count++;
+    if (node === this.nameAt.length) this.growNodes();
+    let at = start;
+    if (copy) {
+      if (this.used + length > this.bytes.length) {
+        const next = new Uint8Array(Math.max(this.bytes.length * 2, this.used + length));
+        next.set(this.bytes.subarray(0, this.used));
+        this.bytes = next;
+      }
+      at = this.used;
+      const arena = this.bytes;
+      for (let i = 0; i < length; i++) arena[at + i] = from[start + i]!;
+      this.used += length;
+    }
+    this.nameAt[node] = at;
+    this.nameLength[node] = length;
+    this.hash[node] = h;
+    this.firstRRset[node] = -1;
+    this.created = true;
+    if (this.count * 2 > this.table.length) this.rehash();
+    else this.table[slot] = node + 1;
+    return node;
+  }
+
+  private growNodes(): void {
+    this.nameAt = grown(this.nameAt);
+    this.nameLength = grown(this.nameLength);
+    this.hash = grown(this.hash);
+    this.firstRRset = grown(this.firstRRset);
+    this.lastRRset = grown(this.lastRRset);
+    this.rrsetCount = grown(this.rrsetCount);
+    const tombstone = new Uint8Array(this.tombstone.length * 2);
+    tombstone.set(this.tombstone);
+    this.tombstone = tombstone;
+  }
+
+  /** A table twice the size, every node (the last one added included) placed again. */
+  private rehash(): void {
+    const table = new Int32Array(this.table.length * 2);
+    const mask = table.length - 1;
+    for (let node = 0; node < this.count; node++) {
+      let slot = this.hash[node]! & mask;
+      while (table[slot] !== 0) slot = (slot + 1) & mask;
+      table[slot] = node + 1;
+    }
+    this.table = table;
+  }
+}
+
+function grown(array: Int32Array): Int32Array {
+  const next = new Int32Array(array.length * 2);
+  next.set(array);
+  return next;
 }
 
 let imageIds = 0;
