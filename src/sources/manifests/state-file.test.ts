@@ -103,6 +103,45 @@ describe('StateStore', () => {
     assert.equal(again.object('DNSRecordSet/dns/r4999')?.resource?.metadata.annotations?.note, big);
   });
 
+  test('a first start that would outgrow the log at once is written as one snapshot: each object serialised once', async () => {
+    const state = await StateStore.open(dir, { compactMinBytes: 64 * 1024 });
+    const stringify = JSON.stringify;
+    let putLines = 0;
+    JSON.stringify = ((value: unknown, ...rest: []) => {
+      if ((value as { t?: string } | null)?.t === 'put') putLines++;
+      return stringify(value, ...rest);
+    }) as typeof JSON.stringify;
+    try {
+      for (let i = 0; i < 3000; i++)
+        state.putObject(`DNSRecordSet/dns/r${i}`, {
+          created: 't',
+          file: 'f.yaml',
+          resource: recordSet(`r${i}`, '192.0.2.1'),
+        });
+      await state.set('example.com.', { serial: 1 });
+      await state.close();
+    } finally {
+      JSON.stringify = stringify;
+    }
+    // The few lines stringified to estimate the size, and the snapshot's: not twice 3,000.
+    assert.ok(putLines < 3000 + 100, `${putLines} put lines serialised`);
+    const names = await files();
+    assert.deepEqual(names, ['snapshot.000001.jsonl'], names.join());
+    const again = await StateStore.open(dir, { readOnly: true });
+    assert.equal([...again.objectIds()].length, 3000);
+    assert.deepEqual(again.get('example.com.'), { serial: 1 });
+    assert.deepEqual(again.object('DNSRecordSet/dns/r2999')?.resource, recordSet('r2999', '192.0.2.1'));
+    // A few changes after it are appended as usual.
+    const next = await StateStore.open(dir, { compactMinBytes: 64 * 1024 });
+    next.putObject('DNSRecordSet/dns/r1', {
+      created: 't',
+      file: 'f.yaml',
+      resource: recordSet('r1', '192.0.2.9'),
+    });
+    await next.close();
+    assert.match(await readFile(path.join(dir, 'log.000001.jsonl'), 'utf8'), /192\.0\.2\.9/);
+  });
+
   test('a line torn by a crash is dropped and cut off; what follows it is readable', async () => {
     const state = await StateStore.open(dir);
     await state.set('a.example.', { serial: 1 });

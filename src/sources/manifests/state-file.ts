@@ -62,6 +62,14 @@ const DEFAULT_OBJECT_DELAY_MS = 200;
 const WRITE_CHUNK_BYTES = 1 << 20;
 /** Lines per write while a snapshot is written (each write yields to the event loop). */
 const SNAPSHOT_CHUNK = 2000;
+/**
+ * Fewest pending lines written as a snapshot instead of appended (see `snapshotInstead`): a first
+ * start queues a line per object, and appending them only to compact them right after serialised
+ * every object twice.
+ */
+const SNAPSHOT_INSTEAD_MIN_LINES = 1000;
+/** Lines stringified to estimate the size of what is pending. */
+const SIZE_SAMPLE_LINES = 64;
 /** Wait before retrying a failed compaction. */
 const COMPACT_RETRY_MS = 30_000;
 
@@ -123,8 +131,11 @@ export class StateStore implements SerialStore {
   private loadedLog: { gen: number; bytes: number } | undefined;
   /** The log appended to, with its length in complete lines. */
   private log: { fd: FileHandle; ino: number; gen: number; bytes: number } | undefined;
-  /** Lines not yet durable, oldest first. */
-  private pending: string[] = [];
+  /**
+   * Lines not yet durable, oldest first: as lines, made text when written (a line written by a
+   * snapshot instead is never made text). The objects a line refers to are never changed in place.
+   */
+  private pending: (Line | string)[] = [];
   /** Lines ever queued, and how many of them are durable. */
   private queued = 0;
   private durable = 0;
@@ -336,7 +347,7 @@ export class StateStore implements SerialStore {
 
   private append(line: Line): void {
     if (!this.persistent || this.options.readOnly) return;
-    this.pending.push(`${JSON.stringify(line)}\n`);
+    this.pending.push(line);
     this.queued++;
   }
 
@@ -359,13 +370,21 @@ export class StateStore implements SerialStore {
     try {
       if (this.closed) throw new Error('the state store is closed');
       if (this.broken) await this.compact();
+      if (this.snapshotInstead(count)) {
+        // The snapshot holds what memory holds, every pending line's change included.
+        await this.compact();
+        this.pending.splice(0, count);
+        this.durable = upTo;
+        this.lastFailure = undefined;
+        return;
+      }
       const log = await this.openLog();
       // In writes of about WRITE_CHUNK_BYTES (a start-up appends every object: never one huge string).
       let written = 0;
       try {
         let chunk = '';
         for (let i = 0; i < count; i++) {
-          chunk += this.pending[i]!;
+          chunk += this.lineText(i);
           if (chunk.length >= WRITE_CHUNK_BYTES || i === count - 1) {
             await log.fd.write(chunk);
             written += Buffer.byteLength(chunk);
@@ -395,6 +414,38 @@ export class StateStore implements SerialStore {
       throw new Error(`cannot write the state in ${this.dir}: ${(e as Error).message}`, { cause: e });
     }
     this.maybeCompact();
+  }
+
+  /** Pending line `i` as text (kept as text: a failed write retries it). */
+  private lineText(i: number): string {
+    const line = this.pending[i]!;
+    if (typeof line === 'string') return line;
+    const text = `${JSON.stringify(line)}\n`;
+    this.pending[i] = text;
+    return text;
+  }
+
+  /**
+   * Whether the `count` lines pending are better written as a snapshot of the whole state: when they
+   * are most of it (a first start puts every object) and, appended, would make the log call for a
+   * compaction at once (its size above the threshold and the last snapshot). Appending them and then
+   * compacting serialised every object twice; the snapshot serialises each once. Not while a
+   * compaction runs: its snapshot was taken before some of these lines.
+   */
+  private snapshotInstead(count: number): boolean {
+    if (count < SNAPSHOT_INSTEAD_MIN_LINES || this.compacting) return false;
+    if (count * 2 < this.serials.size + this.objects.size + this.acceptance.size) return false;
+    const sample = Math.min(count, SIZE_SAMPLE_LINES);
+    let sampled = 0;
+    for (let i = 0; i < sample; i++) sampled += this.lineText(i).length;
+    const estimate = (sampled / sample) * count;
+    const logBytes =
+      this.log?.gen === this.generation
+        ? this.log.bytes
+        : this.loadedLog?.gen === this.generation
+          ? this.loadedLog.bytes
+          : 0;
+    return logBytes + estimate > Math.max(this.options.compactMinBytes, this.snapshotBytes);
   }
 
   /** The current generation's log, opened for appending; a log replaced behind our back is not used. */
