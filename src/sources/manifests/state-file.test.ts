@@ -157,8 +157,11 @@ describe('StateStore', () => {
       resource: labelled,
       generation: 2,
     });
-    // Named otherwise than its id: held whole.
+    // Named otherwise than its id, or with an empty namespace: held whole.
     state.putObject('DNSRecordSet/dns/other', { created: 't', resource: plain });
+    const empty = recordSet('e', '192.0.2.5');
+    empty.metadata = { name: 'e', namespace: '' };
+    state.putObject('DNSRecordSet/e', { created: 't', resource: empty });
     const a = state.object('DNSRecordSet/dns/a')!;
     assert.deepEqual(a.resource, plain);
     assert.notEqual(a.resource, plain, 'made again');
@@ -168,6 +171,7 @@ describe('StateStore', () => {
     assert.equal(state.object('DNSRecordSet/dns/c')?.resource, labelled);
     assert.equal(state.object('DNSRecordSet/dns/c')?.generation, 2);
     assert.equal(state.object('DNSRecordSet/dns/other')?.resource, plain);
+    assert.equal(state.object('DNSRecordSet/e')?.resource, empty);
     await state.flush();
     const log = path.join(dir, 'log.000000.jsonl');
     const size = (await stat(log)).size;

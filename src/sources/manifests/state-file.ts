@@ -875,7 +875,7 @@ function usualShape(id: string, r: Resource): boolean {
   for (const key of Object.keys(r)) if (!USUAL_TOP.has(key)) return false;
   const m = r.metadata;
   if (typeof m !== 'object' || m === null || typeof m.name !== 'string') return false;
-  if (m.namespace !== undefined && typeof m.namespace !== 'string') return false;
+  if (m.namespace !== undefined && (typeof m.namespace !== 'string' || m.namespace === '')) return false;
   for (const key of Object.keys(m)) if (!USUAL_META.has(key)) return false;
   return id === [r.kind, resourceKey(m)].join('/');
 }
