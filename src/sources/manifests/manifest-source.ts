@@ -187,7 +187,7 @@ export class ManifestSource {
     Pick<ManifestSourceOptions, 'log' | 'folderHold'>;
   private readonly files = new Map<string, FileState>();
   /** Object id → the files that define it validly; the first in path order wins. */
-  private readonly definers = new Definers();
+  private readonly definers: Definers;
   /** One copy of the strings most objects repeat (API version, kind, namespace, zone, type). */
   private readonly interner = new Interner();
   /** Absolute file → its path relative to the folder (see `relative`). */
@@ -228,6 +228,7 @@ export class ManifestSource {
       now: () => new Date(),
       ...options,
     };
+    this.definers = new Definers(options.state);
   }
 
   problems(): readonly ManifestProblem[] {
@@ -839,6 +840,7 @@ export class ManifestSource {
         resource: accepted,
         ...(applied > 1 ? { generation: applied } : {}),
       });
+      this.definers.settle(id);
       const definitions = this.files.get(winner.file)?.definitions;
       const definition = definitions?.get(id);
       if (definitions && definition !== undefined && typeof definition !== 'number')
@@ -1056,7 +1058,7 @@ export class ManifestSource {
 
   /** The file whose definition of `id` is served (the first in path order), if any. */
   private winnerFile(id: string): string | undefined {
-    const file = this.definers.files(id)[0];
+    const file = this.definers.first(id);
     return file !== undefined && this.files.get(file)?.definitions.has(id) ? file : undefined;
   }
 

@@ -240,6 +240,23 @@ export class StateStore implements SerialStore {
     this.byFile = undefined;
   }
 
+  /**
+   * A value kept with an object the state holds, in memory only (never written): the manifest
+   * source keeps which files define the object there rather than in a map of its own. It goes with
+   * the object, and stays when a new version is put.
+   */
+  tagOf(id: string): unknown {
+    return this.objects.get(id)?.tag;
+  }
+
+  /** Keeps `tag` with `id`; false when the state does not hold `id`. */
+  setTag(id: string, tag: unknown): boolean {
+    const entry = this.objects.get(id);
+    if (!entry) return false;
+    entry.tag = tag;
+    return true;
+  }
+
   /** Records the version accepted for an object; written within `objectDelayMs`. */
   putObject(id: string, object: StoredObject): void {
     const existing = this.objects.get(id);
@@ -259,6 +276,7 @@ export class StateStore implements SerialStore {
       existing.spec = entry.spec;
       return;
     }
+    entry.tag = existing?.tag;
     this.objects.set(id, entry);
     this.setNote(id, object.note);
     this.append(putLine(id, object));
@@ -274,7 +292,9 @@ export class StateStore implements SerialStore {
     const lines: Line[] = ops.map((op) => (op.object ? putLine(op.id, op.object) : { t: 'del', id: op.id }));
     for (const op of ops) {
       if (op.object) {
-        this.objects.set(op.id, toEntry(op.id, op.object));
+        const entry = toEntry(op.id, op.object);
+        entry.tag = this.objects.get(op.id)?.tag;
+        this.objects.set(op.id, entry);
         this.setNote(op.id, op.object.note);
       } else {
         this.objects.delete(op.id);
@@ -839,6 +859,8 @@ class Entry {
   spec: unknown;
   /** The accepted version, when it is not of the usual shape. */
   resource: Resource | undefined;
+  /** What the state's user keeps with the object (`tagOf`), in memory only. */
+  tag: unknown;
 
   constructor(
     created: string,
@@ -852,6 +874,7 @@ class Entry {
     this.generation = generation;
     this.spec = spec;
     this.resource = resource;
+    this.tag = undefined;
   }
 }
 
