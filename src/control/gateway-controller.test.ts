@@ -48,7 +48,9 @@ function setup() {
     source: objects,
     targetDomain: 'gw.example.net',
     writer: {
-      apply: async (r: DNSRecordSet) => store.apply(r),
+      apply: async (r: DNSRecordSet) => {
+        store.apply(r);
+      },
       delete: async (ns: string, name: string) => store.remove('DNSRecordSet', `${ns}/${name}`),
       annotate: async (kind, ns, name, a) => {
         annotations.set(`${kind}/${ns}/${name}`, {

@@ -56,12 +56,14 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
    * Creates or updates an object from its desired form (metadata.name/namespace, spec). The
    * generation increases only when the spec changes; status, finalizers and creation time are kept.
    * `creationTimestamp` and, for an object new to the store, `generation` may be supplied to keep
-   * ages and generations across restarts.
+   * ages and generations across restarts. Returns the object now held for this version (its spec
+   * is `desired.spec`, or an equal one kept from before), or undefined when the store did not take
+   * it (an object being deleted, without `restoreDeleting`).
    */
-  apply(desired: Resource, creationTimestamp?: string, generation?: number): void {
-    this.put(this.objects, desired.kind, desired, creationTimestamp, generation, (key, object) =>
+  apply(desired: Resource, creationTimestamp?: string, generation?: number): Resource | undefined {
+    return this.put(this.objects, desired.kind, desired, creationTimestamp, generation, (key, object) =>
       this.emit({ type: 'upsert', kind: desired.kind, key, object: object as Resource }),
-    );
+    ) as Resource | undefined;
   }
 
   /** Deletes an object: at once without finalizers, otherwise marks it for deletion. */
@@ -105,10 +107,15 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
   }
 
   /** `apply` for an object of the front door `door`. */
-  applyForeign(door: string, desired: ForeignObject, creationTimestamp?: string, generation?: number): void {
-    this.put(this.foreign, door, desired, creationTimestamp, generation, (key, object) =>
+  applyForeign(
+    door: string,
+    desired: ForeignObject,
+    creationTimestamp?: string,
+    generation?: number,
+  ): ForeignObject | undefined {
+    return this.put(this.foreign, door, desired, creationTimestamp, generation, (key, object) =>
       this.emitForeign({ type: 'upsert', door, key, object: object as ForeignObject }),
-    );
+    ) as ForeignObject | undefined;
   }
 
   removeForeign(door: string, key: ResourceKey): void {
@@ -171,13 +178,13 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     creationTimestamp: string | undefined,
     generation: number | undefined,
     emit: (key: ResourceKey, object: Stored) => void,
-  ): void {
+  ): Stored | undefined {
     const key = resourceKey(desired.metadata);
     const byKey = getOrInsert(objects, kind, () => new Map());
     const existing = byKey.get(key);
     // Being deleted: a re-create waits for it to go, unless the store restores such objects.
     const restored = existing?.metadata.deletionTimestamp !== undefined;
-    if (restored && !this.restoreDeleting) return;
+    if (restored && !this.restoreDeleting) return undefined;
     const specChanged = !existing || !jsonEqual(existing.spec, desired.spec);
     if (
       existing &&
@@ -186,7 +193,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
       jsonEqual(existing.metadata.labels ?? {}, desired.metadata.labels ?? {}) &&
       jsonEqual(existing.metadata.annotations ?? {}, desired.metadata.annotations ?? {})
     ) {
-      return;
+      return existing;
     }
     const metadata = plainMeta(desired.metadata, {
       uid: existing?.metadata.uid ?? `uid-${++this.uid}`,
@@ -205,6 +212,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     });
     byKey.set(key, object);
     emit(key, object);
+    return object;
   }
 
   private delete(

@@ -129,6 +129,54 @@ describe('ManifestSource', () => {
     assert.deepEqual(source.problems(), []);
   });
 
+  test("one object per record set: the state and the file hold the store's spec, no parsed copy; handing over between files loses no version", async () => {
+    const state = await StateStore.open(undefined);
+    source = new ManifestSource({ dir, store, state });
+    await writeFile(path.join(dir, 'b.yaml'), `${record('x', '192.0.2.2')}---\n${record('y', '192.0.2.3')}`);
+    await source.reload();
+    const served = store.get('DNSRecordSet', 'dns/x')!;
+    assert.equal(state.object('DNSRecordSet/dns/x')?.resource?.spec, served.spec, "the store's spec, shared");
+    // Re-read unchanged (another document edited): the store keeps its spec, and so does the state.
+    await writeFile(path.join(dir, 'b.yaml'), `${record('x', '192.0.2.2')}---\n${record('y', '192.0.2.4')}`);
+    await source.reload();
+    assert.equal(store.get('DNSRecordSet', 'dns/x')!.spec, served.spec);
+    assert.equal(state.object('DNSRecordSet/dns/x')?.resource?.spec, served.spec);
+    // A file earlier in path order takes x over; b.yaml's own version stays b.yaml's.
+    await writeFile(path.join(dir, 'a.yaml'), record('x', '192.0.2.1'));
+    await source.reload();
+    assert.deepEqual(records(), ['x=192.0.2.1', 'y=192.0.2.4']);
+    assert.equal(source.definitionOf('DNSRecordSet/dns/x')?.file, path.join(dir, 'a.yaml'));
+    // b.yaml's x is made invalid while it is not served, then a.yaml goes: nothing valid is left of
+    // b.yaml's x but the version it had, which is served again (not a.yaml's).
+    await writeFile(
+      path.join(dir, 'b.yaml'),
+      `${record('x', '192.0.2.999')}---\n${record('y', '192.0.2.4')}`,
+    );
+    await source.reload();
+    await rm(path.join(dir, 'a.yaml'));
+    await source.reload();
+    assert.deepEqual(records(), ['x=192.0.2.2', 'y=192.0.2.4']);
+    assert.deepEqual((state.object('DNSRecordSet/dns/x')?.resource as DNSRecordSet).spec.records, [
+      '192.0.2.2',
+    ]);
+    assert.deepEqual([...source.keptObjects().keys()], ['DNSRecordSet/dns/x']);
+    assert.deepEqual(source.definitionOf('DNSRecordSet/dns/x'), {
+      file: path.join(dir, 'b.yaml'),
+      document: 1,
+    });
+    // Deleted and added again: nothing of the old one is left, the new one served.
+    await writeFile(path.join(dir, 'b.yaml'), record('y', '192.0.2.4'));
+    await source.reload();
+    assert.equal(state.object('DNSRecordSet/dns/x'), undefined);
+    await writeFile(path.join(dir, 'b.yaml'), `${record('y', '192.0.2.4')}---\n${record('x', '192.0.2.7')}`);
+    await source.reload();
+    assert.deepEqual(records(), ['x=192.0.2.7', 'y=192.0.2.4']);
+    assert.deepEqual(source.definitionOf('DNSRecordSet/dns/x'), {
+      file: path.join(dir, 'b.yaml'),
+      document: 2,
+    });
+  });
+
   test('only changed files are re-read', async () => {
     await writeFile(path.join(dir, 'a.yaml'), record('a', '192.0.2.1'));
     await writeFile(path.join(dir, 'b.yaml'), record('b', '192.0.2.2'));

@@ -43,7 +43,7 @@ import {
   type ManifestParser,
   type ParsedManifest,
 } from './manifest-parser.ts';
-import type { StateStore } from './state-file.ts';
+import type { StateStore, StoredObject } from './state-file.ts';
 
 /** A problem found in the manifests, located as precisely as possible. */
 export interface ManifestProblem {
@@ -125,13 +125,22 @@ interface Definition {
   document?: number;
 }
 
+/**
+ * A definition whose version is the one the state store holds for its object (the served one: its
+ * file is the object's in the state), as the number of its document (-1 when unknown). The winning
+ * file's definition becomes one once applied, so the parsed object goes and the store's object is
+ * the one kept (with the state's entry sharing its spec); a definition object per record set and the
+ * parsed object with its metadata cost about 130 bytes (docs/benchmarks.md, memory budget).
+ */
+type Served = number;
+
 /** What one file contributed at its last read. */
 interface FileState {
   mtimeMs: number;
   size: number;
   ino: number;
   /** Valid definitions, by object id (`Kind/key`), in document order. */
-  definitions: Map<string, Definition>;
+  definitions: Map<string, Definition | Served>;
   problems: ManifestProblem[];
   /** Objects kept at their last valid version because their manifest is invalid, and why. */
   kept: Map<string, ManifestProblem[]>;
@@ -178,7 +187,7 @@ export class ManifestSource {
     Pick<ManifestSourceOptions, 'log' | 'folderHold'>;
   private readonly files = new Map<string, FileState>();
   /** Object id → the files that define it validly; the first in path order wins. */
-  private readonly definers = new Definers();
+  private readonly definers: Definers;
   /** One copy of the strings most objects repeat (API version, kind, namespace, zone, type). */
   private readonly interner = new Interner();
   /** Absolute file → its path relative to the folder (see `relative`). */
@@ -219,6 +228,7 @@ export class ManifestSource {
       now: () => new Date(),
       ...options,
     };
+    this.definers = new Definers(options.state);
   }
 
   problems(): readonly ManifestProblem[] {
@@ -479,7 +489,7 @@ export class ManifestSource {
   definitionOf(id: string): { file: string; document?: number } | undefined {
     const winner = this.winner(id);
     if (!winner) return undefined;
-    const document = this.files.get(winner.file)?.definitions.get(id)?.document;
+    const document = documentOf(this.files.get(winner.file)?.definitions.get(id));
     return { file: winner.file, ...(document !== undefined ? { document } : {}) };
   }
 
@@ -664,7 +674,7 @@ export class ManifestSource {
       code: e.code ?? 'YAML_INVALID',
     }));
     let keepAll = parsed.fileErrors.length > 0;
-    const definitions = new Map<string, Definition>();
+    const definitions = new Map<string, Definition | Served>();
     const invalid = new Map<string, ManifestProblem[]>();
     const problems: ManifestProblem[] = [...fileProblems];
     /** Problems found here, after parsing: their lines are asked of the parser in one go. */
@@ -708,7 +718,7 @@ export class ManifestSource {
           document: doc.document,
           object: object!,
           code: 'DUPLICATE',
-          message: `defined twice in this file (first in document ${definitions.get(id!)!.document}); the first is used, remove one`,
+          message: `defined twice in this file (first in document ${documentOf(definitions.get(id!))}); the first is used, remove one`,
         };
         problems.push(problem);
         unlocated.push({ problem, request: { document: doc.document } });
@@ -812,16 +822,43 @@ export class ManifestSource {
           (remembered.generation ?? 1) + (jsonEqual(remembered.resource.spec, winner.resource.spec) ? 0 : 1);
       }
       // The state keeps front-door objects as accepted too, under their door's id.
+      let accepted = winner.resource as Resource;
       if (foreign) store.applyForeign(kind, winner.resource as ForeignObject, created, generation);
-      else store.apply(winner.resource as Resource, created, generation);
+      else {
+        // The state shares the spec the store holds (an equal one kept from before, when unchanged).
+        const held = store.apply(accepted, created, generation);
+        if (held && held.spec !== accepted.spec) accepted = { ...accepted, spec: held.spec } as Resource;
+      }
       const applied =
         (foreign ? store.getForeign(kind, key) : store.get(kind as Kind, key))?.metadata.generation ?? 1;
+      const file = this.relative(winner.file);
+      // Another file's definition held as the state's version is about to stop being it.
+      if (remembered?.resource && remembered.file !== file) this.keepOwnVersions(id, winner.file, remembered);
       state.putObject(id, {
         created,
-        file: this.relative(winner.file),
-        resource: winner.resource as Resource,
+        file,
+        resource: accepted,
         ...(applied > 1 ? { generation: applied } : {}),
       });
+      this.definers.settle(id);
+      const definitions = this.files.get(winner.file)?.definitions;
+      const definition = definitions?.get(id);
+      if (definitions && definition !== undefined && typeof definition !== 'number')
+        definitions.set(id, definition.document ?? -1);
+    }
+  }
+
+  /** Definitions of `id` in files other than `winner` held as the state's version get it as their own. */
+  private keepOwnVersions(id: string, winner: string, remembered: StoredObject): void {
+    for (const file of this.definers.files(id)) {
+      if (file === winner) continue;
+      const definitions = this.files.get(file)?.definitions;
+      const definition = definitions?.get(id);
+      if (definitions && typeof definition === 'number')
+        definitions.set(id, {
+          resource: remembered.resource!,
+          ...(definition >= 0 ? { document: definition } : {}),
+        });
     }
   }
 
@@ -919,11 +956,9 @@ export class ManifestSource {
   private remembered(file: string): FileState | undefined {
     const ids = this.options.state.objectsOfFile(this.relative(file));
     if (ids.length === 0) return undefined;
-    const definitions = new Map<string, Definition>();
-    for (const id of ids) {
-      const resource = this.options.state.object(id)?.resource;
-      if (resource) definitions.set(id, { resource });
-    }
+    // The state holds each of their versions (the ids it lists have one).
+    const definitions = new Map<string, Definition | Served>();
+    for (const id of ids) definitions.set(id, -1);
     return {
       mtimeMs: -1,
       size: -1,
@@ -962,7 +997,7 @@ export class ManifestSource {
     this.current = problems;
     const kept = new Map<string, ManifestProblem[]>();
     for (const [file, fileState] of this.files) {
-      for (const [id, why] of fileState.kept) if (this.winner(id)?.file === file) kept.set(id, why);
+      for (const [id, why] of fileState.kept) if (this.winnerFile(id) === file) kept.set(id, why);
     }
     this.kept = kept;
     const refused = new Map<string, ManifestProblem[]>();
@@ -1013,10 +1048,18 @@ export class ManifestSource {
   }
 
   private winner(id: string): { resource: Resource | ForeignObject; file: string } | undefined {
-    const file = this.definers.files(id)[0];
+    const file = this.winnerFile(id);
     if (file === undefined) return undefined;
     const definition = this.files.get(file)?.definitions.get(id);
-    return definition ? { resource: definition.resource, file } : undefined;
+    if (typeof definition !== 'number') return definition && { resource: definition.resource, file };
+    const resource = this.options.state.object(id)?.resource;
+    return resource && { resource, file };
+  }
+
+  /** The file whose definition of `id` is served (the first in path order), if any. */
+  private winnerFile(id: string): string | undefined {
+    const file = this.definers.first(id);
+    return file !== undefined && this.files.get(file)?.definitions.has(id) ? file : undefined;
   }
 
   private duplicateProblems(): ManifestProblem[] {
@@ -1024,10 +1067,10 @@ export class ManifestSource {
     for (const [id, files] of this.definers.duplicates()) {
       const [first, ...others] = files;
       for (const file of others) {
-        const definition = this.files.get(file)?.definitions.get(id);
+        const document = documentOf(this.files.get(file)?.definitions.get(id));
         out.push({
           file,
-          ...(definition?.document !== undefined ? { document: definition.document } : {}),
+          ...(document !== undefined ? { document } : {}),
           object: id.replace('/', ' '),
           code: 'DUPLICATE',
           message: `also defined in ${first}; the definition there is used, remove one`,
@@ -1036,6 +1079,12 @@ export class ManifestSource {
     }
     return out;
   }
+}
+
+/** The document a definition came from, when known. */
+function documentOf(definition: Definition | Served | undefined): number | undefined {
+  if (typeof definition === 'number') return definition >= 0 ? definition : undefined;
+  return definition?.document;
 }
 
 /** The file's stamp now; undefined when it is gone. */

@@ -103,6 +103,104 @@ describe('StateStore', () => {
     assert.equal(again.object('DNSRecordSet/dns/r4999')?.resource?.metadata.annotations?.note, big);
   });
 
+  test('a first start that would outgrow the log at once is written as one snapshot: each object serialised once', async () => {
+    const state = await StateStore.open(dir, { compactMinBytes: 64 * 1024 });
+    const stringify = JSON.stringify;
+    let putLines = 0;
+    JSON.stringify = ((value: unknown, ...rest: []) => {
+      if ((value as { t?: string } | null)?.t === 'put') putLines++;
+      return stringify(value, ...rest);
+    }) as typeof JSON.stringify;
+    try {
+      for (let i = 0; i < 3000; i++)
+        state.putObject(`DNSRecordSet/dns/r${i}`, {
+          created: 't',
+          file: 'f.yaml',
+          resource: recordSet(`r${i}`, '192.0.2.1'),
+        });
+      await state.set('example.com.', { serial: 1 });
+      await state.close();
+    } finally {
+      JSON.stringify = stringify;
+    }
+    // The few lines stringified to estimate the size, and the snapshot's: not twice 3,000.
+    assert.ok(putLines < 3000 + 100, `${putLines} put lines serialised`);
+    const names = await files();
+    assert.deepEqual(names, ['snapshot.000001.jsonl'], names.join());
+    const again = await StateStore.open(dir, { readOnly: true });
+    assert.equal([...again.objectIds()].length, 3000);
+    assert.deepEqual(again.get('example.com.'), { serial: 1 });
+    assert.deepEqual(again.object('DNSRecordSet/dns/r2999')?.resource, recordSet('r2999', '192.0.2.1'));
+    // A few changes after it are appended as usual.
+    const next = await StateStore.open(dir, { compactMinBytes: 64 * 1024 });
+    next.putObject('DNSRecordSet/dns/r1', {
+      created: 't',
+      file: 'f.yaml',
+      resource: recordSet('r1', '192.0.2.9'),
+    });
+    await next.close();
+    assert.match(await readFile(path.join(dir, 'log.000001.jsonl'), 'utf8'), /192\.0\.2\.9/);
+  });
+
+  test('a version of the usual shape is held as its spec and made again from the id; others whole', async () => {
+    const state = await StateStore.open(dir);
+    const plain = recordSet('a', '192.0.2.1');
+    const stamped = recordSet('b', '192.0.2.2');
+    stamped.metadata = { ...stamped.metadata, generation: 3, creationTimestamp: '2026-01-01T00:00:00Z' };
+    const labelled = recordSet('c', '192.0.2.3');
+    labelled.metadata = { ...labelled.metadata, labels: { team: 'x' } };
+    state.putObject('DNSRecordSet/dns/a', { created: 't', file: 'f.yaml', resource: plain });
+    state.putObject('DNSRecordSet/dns/b', { created: 't', file: 'f.yaml', resource: stamped });
+    state.putObject('DNSRecordSet/dns/c', {
+      created: 't',
+      file: 'f.yaml',
+      resource: labelled,
+      generation: 2,
+    });
+    // Named otherwise than its id, or with an empty namespace: held whole.
+    state.putObject('DNSRecordSet/dns/other', { created: 't', resource: plain });
+    const empty = recordSet('e', '192.0.2.5');
+    empty.metadata = { name: 'e', namespace: '' };
+    state.putObject('DNSRecordSet/e', { created: 't', resource: empty });
+    const a = state.object('DNSRecordSet/dns/a')!;
+    assert.deepEqual(a.resource, plain);
+    assert.notEqual(a.resource, plain, 'made again');
+    assert.equal(a.resource?.spec, plain.spec, 'the spec itself');
+    // The store sets generation and creation time itself: they are not kept.
+    assert.deepEqual(state.object('DNSRecordSet/dns/b')?.resource, recordSet('b', '192.0.2.2'));
+    assert.equal(state.object('DNSRecordSet/dns/c')?.resource, labelled);
+    assert.equal(state.object('DNSRecordSet/dns/c')?.generation, 2);
+    assert.equal(state.object('DNSRecordSet/dns/other')?.resource, plain);
+    assert.equal(state.object('DNSRecordSet/e')?.resource, empty);
+    await state.flush();
+    const log = path.join(dir, 'log.000000.jsonl');
+    const size = (await stat(log)).size;
+    // An equal version (another parse of the same file) writes nothing; its spec is held from then on.
+    const again = recordSet('a', '192.0.2.1');
+    state.putObject('DNSRecordSet/dns/a', { created: 't', file: 'f.yaml', resource: again });
+    await state.flush();
+    assert.equal((await stat(log)).size, size);
+    assert.equal(state.object('DNSRecordSet/dns/a')?.resource?.spec, again.spec);
+    await state.close();
+    for (const options of [{ readOnly: true }, { compactMinBytes: 1 }]) {
+      const reopened = await StateStore.open(dir, options);
+      assert.deepEqual(reopened.object('DNSRecordSet/dns/a')?.resource, plain);
+      assert.deepEqual(reopened.object('DNSRecordSet/dns/c')?.resource, labelled);
+      assert.deepEqual(reopened.objectsOfFile('f.yaml'), [
+        'DNSRecordSet/dns/a',
+        'DNSRecordSet/dns/b',
+        'DNSRecordSet/dns/c',
+      ]);
+      // The second compacts: the snapshot is made from what is held.
+      if (!options.readOnly) await reopened.set('example.com.', { serial: 1 });
+      await reopened.close();
+    }
+    assert.deepEqual(await files(), ['snapshot.000001.jsonl']);
+    const compacted = await StateStore.open(dir, { readOnly: true });
+    assert.deepEqual(compacted.object('DNSRecordSet/dns/b')?.resource, recordSet('b', '192.0.2.2'));
+    assert.equal(compacted.object('DNSRecordSet/dns/c')?.generation, 2);
+  });
+
   test('a line torn by a crash is dropped and cut off; what follows it is readable', async () => {
     const state = await StateStore.open(dir);
     await state.set('a.example.', { serial: 1 });

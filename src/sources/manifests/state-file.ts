@@ -1,10 +1,11 @@
 import { constants } from 'node:fs';
 import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Resource } from '../../api/index.ts';
+import { API_VERSION, KINDS, type Resource } from '../../api/index.ts';
 import { jsonEqual } from '../../control/conditions.ts';
 import type { SerialStore, ZoneSerialState } from '../../control/serial-store.ts';
 import type { Name } from '../../dns/name.ts';
+import { resourceKey } from '../../zones/resource-key.ts';
 
 /** What folder mode remembers of one object: when it was first seen and the version it accepted. */
 export interface StoredObject {
@@ -62,6 +63,14 @@ const DEFAULT_OBJECT_DELAY_MS = 200;
 const WRITE_CHUNK_BYTES = 1 << 20;
 /** Lines per write while a snapshot is written (each write yields to the event loop). */
 const SNAPSHOT_CHUNK = 2000;
+/**
+ * Fewest pending lines written as a snapshot instead of appended (see `snapshotInstead`): a first
+ * start queues a line per object, and appending them only to compact them right after serialised
+ * every object twice.
+ */
+const SNAPSHOT_INSTEAD_MIN_LINES = 1000;
+/** Lines stringified to estimate the size of what is pending. */
+const SIZE_SAMPLE_LINES = 64;
 /** Wait before retrying a failed compaction. */
 const COMPACT_RETRY_MS = 30_000;
 
@@ -111,7 +120,9 @@ export class StateStore implements SerialStore {
   readonly dir: string | undefined;
   private readonly options: Required<Omit<StateStoreOptions, 'log'>> & Pick<StateStoreOptions, 'log'>;
   private readonly serials = new Map<string, ZoneSerialState>();
-  private readonly objects = new Map<string, StoredObject>();
+  private readonly objects = new Map<string, Entry>();
+  /** The text kept with objects (`StoredObject.note`), for the few that have one. */
+  private readonly notes = new Map<string, string>();
   /** The Accepted condition per object id (DNSZones), for objects held in `objects` only. */
   private readonly acceptance = new Map<string, StoredAcceptance>();
   /** Objects loaded from disk, by file, until the manifests were read once (see `objectsOfFile`). */
@@ -123,8 +134,11 @@ export class StateStore implements SerialStore {
   private loadedLog: { gen: number; bytes: number } | undefined;
   /** The log appended to, with its length in complete lines. */
   private log: { fd: FileHandle; ino: number; gen: number; bytes: number } | undefined;
-  /** Lines not yet durable, oldest first. */
-  private pending: string[] = [];
+  /**
+   * Lines not yet durable, oldest first: as lines, made text when written (a line written by a
+   * snapshot instead is never made text). The objects a line refers to are never changed in place.
+   */
+  private pending: (Line | string)[] = [];
   /** Lines ever queued, and how many of them are durable. */
   private queued = 0;
   private durable = 0;
@@ -186,8 +200,22 @@ export class StateStore implements SerialStore {
     return this.objects.get(id)?.created;
   }
 
+  /** What is held for an object; its resource is made again from the id when held as its spec alone. */
   object(id: string): StoredObject | undefined {
-    return this.objects.get(id);
+    const entry = this.objects.get(id);
+    return entry && this.stored(id, entry);
+  }
+
+  private stored(id: string, entry: Entry): StoredObject {
+    const resource = entry.resource ?? (entry.spec !== undefined ? rebuild(id, entry.spec) : undefined);
+    const note = this.notes.get(id);
+    return {
+      created: entry.created,
+      ...(entry.file !== undefined ? { file: entry.file } : {}),
+      ...(resource !== undefined ? { resource } : {}),
+      ...(entry.generation > 1 ? { generation: entry.generation } : {}),
+      ...(note !== undefined ? { note } : {}),
+    };
   }
 
   objectIds(): IterableIterator<string> {
@@ -212,22 +240,45 @@ export class StateStore implements SerialStore {
     this.byFile = undefined;
   }
 
+  /**
+   * A value kept with an object the state holds, in memory only (never written): the manifest
+   * source keeps which files define the object there rather than in a map of its own. It goes with
+   * the object, and stays when a new version is put.
+   */
+  tagOf(id: string): unknown {
+    return this.objects.get(id)?.tag;
+  }
+
+  /** Keeps `tag` with `id`; false when the state does not hold `id`. */
+  setTag(id: string, tag: unknown): boolean {
+    const entry = this.objects.get(id);
+    if (!entry) return false;
+    entry.tag = tag;
+    return true;
+  }
+
   /** Records the version accepted for an object; written within `objectDelayMs`. */
   putObject(id: string, object: StoredObject): void {
     const existing = this.objects.get(id);
+    const entry = toEntry(id, object);
     if (
       existing &&
-      existing.created === object.created &&
-      existing.file === object.file &&
-      existing.generation === object.generation &&
-      existing.note === object.note &&
-      (existing.resource === object.resource || jsonEqual(existing.resource, object.resource))
+      existing.created === entry.created &&
+      existing.file === entry.file &&
+      existing.generation === entry.generation &&
+      this.notes.get(id) === object.note &&
+      (existing.resource === undefined) === (entry.resource === undefined) &&
+      (existing.resource === entry.resource || jsonEqual(existing.resource, entry.resource)) &&
+      (existing.spec === entry.spec || jsonEqual(existing.spec, entry.spec))
     ) {
-      // Unchanged: keep the caller's object (the one shared with the resource store) and write nothing.
-      if (existing.resource !== object.resource) this.objects.set(id, object);
+      // Unchanged: keep the caller's version (the one shared with the resource store), write nothing.
+      existing.resource = entry.resource;
+      existing.spec = entry.spec;
       return;
     }
-    this.objects.set(id, object);
+    entry.tag = existing?.tag;
+    this.objects.set(id, entry);
+    this.setNote(id, object.note);
     this.append(putLine(id, object));
     this.scheduleFlush();
   }
@@ -240,8 +291,15 @@ export class StateStore implements SerialStore {
     if (this.options.readOnly) throw new Error('the state store is read-only');
     const lines: Line[] = ops.map((op) => (op.object ? putLine(op.id, op.object) : { t: 'del', id: op.id }));
     for (const op of ops) {
-      if (op.object) this.objects.set(op.id, op.object);
-      else this.objects.delete(op.id);
+      if (op.object) {
+        const entry = toEntry(op.id, op.object);
+        entry.tag = this.objects.get(op.id)?.tag;
+        this.objects.set(op.id, entry);
+        this.setNote(op.id, op.object.note);
+      } else {
+        this.objects.delete(op.id);
+        this.notes.delete(op.id);
+      }
     }
     this.append({ t: 'batch', ops: lines });
     // On failure the line stays pending (memory holds the batch, as the log will once a later flush
@@ -249,8 +307,14 @@ export class StateStore implements SerialStore {
     await this.flush();
   }
 
+  private setNote(id: string, note: string | undefined): void {
+    if (note === undefined) this.notes.delete(id);
+    else this.notes.set(id, note);
+  }
+
   /** Forgets an object, and the condition remembered for it. */
   deleteObject(id: string): void {
+    this.notes.delete(id);
     const had = this.objects.delete(id);
     if (!this.acceptance.delete(id) && !had) return;
     this.append({ t: 'del', id });
@@ -336,7 +400,7 @@ export class StateStore implements SerialStore {
 
   private append(line: Line): void {
     if (!this.persistent || this.options.readOnly) return;
-    this.pending.push(`${JSON.stringify(line)}\n`);
+    this.pending.push(line);
     this.queued++;
   }
 
@@ -359,13 +423,21 @@ export class StateStore implements SerialStore {
     try {
       if (this.closed) throw new Error('the state store is closed');
       if (this.broken) await this.compact();
+      if (this.snapshotInstead(count)) {
+        // The snapshot holds what memory holds, every pending line's change included.
+        await this.compact();
+        this.pending.splice(0, count);
+        this.durable = upTo;
+        this.lastFailure = undefined;
+        return;
+      }
       const log = await this.openLog();
       // In writes of about WRITE_CHUNK_BYTES (a start-up appends every object: never one huge string).
       let written = 0;
       try {
         let chunk = '';
         for (let i = 0; i < count; i++) {
-          chunk += this.pending[i]!;
+          chunk += this.lineText(i);
           if (chunk.length >= WRITE_CHUNK_BYTES || i === count - 1) {
             await log.fd.write(chunk);
             written += Buffer.byteLength(chunk);
@@ -395,6 +467,38 @@ export class StateStore implements SerialStore {
       throw new Error(`cannot write the state in ${this.dir}: ${(e as Error).message}`, { cause: e });
     }
     this.maybeCompact();
+  }
+
+  /** Pending line `i` as text (kept as text: a failed write retries it). */
+  private lineText(i: number): string {
+    const line = this.pending[i]!;
+    if (typeof line === 'string') return line;
+    const text = `${JSON.stringify(line)}\n`;
+    this.pending[i] = text;
+    return text;
+  }
+
+  /**
+   * Whether the `count` lines pending are better written as a snapshot of the whole state: when they
+   * are most of it (a first start puts every object) and, appended, would make the log call for a
+   * compaction at once (its size above the threshold and the last snapshot). Appending them and then
+   * compacting serialised every object twice; the snapshot serialises each once. Not while a
+   * compaction runs: its snapshot was taken before some of these lines.
+   */
+  private snapshotInstead(count: number): boolean {
+    if (count < SNAPSHOT_INSTEAD_MIN_LINES || this.compacting) return false;
+    if (count * 2 < this.serials.size + this.objects.size + this.acceptance.size) return false;
+    const sample = Math.min(count, SIZE_SAMPLE_LINES);
+    let sampled = 0;
+    for (let i = 0; i < sample; i++) sampled += this.lineText(i).length;
+    const estimate = (sampled / sample) * count;
+    const logBytes =
+      this.log?.gen === this.generation
+        ? this.log.bytes
+        : this.loadedLog?.gen === this.generation
+          ? this.loadedLog.bytes
+          : 0;
+    return logBytes + estimate > Math.max(this.options.compactMinBytes, this.snapshotBytes);
   }
 
   /** The current generation's log, opened for appending; a log replaced behind our back is not used. */
@@ -486,7 +590,7 @@ export class StateStore implements SerialStore {
         lines++;
       }
       for (const [id, o] of objects) {
-        chunk += `${JSON.stringify(putLine(id, o))}\n`;
+        chunk += `${JSON.stringify(putLine(id, this.stored(id, o)))}\n`;
         if (++lines % SNAPSHOT_CHUNK === 0) await write();
       }
       for (const [id, a] of acceptance) {
@@ -521,6 +625,7 @@ export class StateStore implements SerialStore {
         if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 4) throw e;
         this.serials.clear();
         this.objects.clear();
+        this.notes.clear();
         this.acceptance.clear();
       }
     }
@@ -550,6 +655,7 @@ export class StateStore implements SerialStore {
       this.options.log?.('warn', `state ${file} is incomplete; using an older snapshot`);
       this.serials.clear();
       this.objects.clear();
+      this.notes.clear();
       this.acceptance.clear();
     }
     let migrated = false;
@@ -571,7 +677,7 @@ export class StateStore implements SerialStore {
     this.generation = Math.max(base, 0, ...replay);
     this.byFile = new Map();
     for (const [id, o] of this.objects) {
-      if (o.file === undefined || o.resource === undefined) continue;
+      if (o.file === undefined || (o.resource === undefined && o.spec === undefined)) continue;
       const list = this.byFile.get(o.file);
       if (list) list.push(id);
       else this.byFile.set(o.file, [id]);
@@ -674,15 +780,10 @@ export class StateStore implements SerialStore {
           if (interned === undefined) this.files.set(file, file);
           else file = interned;
         }
-        this.objects.set(line.id, {
-          created: line.created,
-          ...(typeof file === 'string' ? { file } : {}),
-          ...(line.resource && typeof line.resource === 'object' ? { resource: line.resource } : {}),
-          ...(Number.isInteger(line.generation) && line.generation! > 1
-            ? { generation: line.generation }
-            : {}),
-          ...(typeof line.note === 'string' ? { note: line.note } : {}),
-        });
+        const resource = line.resource && typeof line.resource === 'object' ? line.resource : undefined;
+        const generation = Number.isInteger(line.generation) && line.generation! > 1 ? line.generation! : 0;
+        this.objects.set(line.id, toEntry(line.id, { created: line.created, file, resource, generation }));
+        this.setNote(line.id, typeof line.note === 'string' ? line.note : undefined);
         return;
       }
       case 'accepted':
@@ -707,6 +808,7 @@ export class StateStore implements SerialStore {
       case 'del':
         if (typeof line.id === 'string') {
           this.objects.delete(line.id);
+          this.notes.delete(line.id);
           this.acceptance.delete(line.id);
         }
         return;
@@ -735,9 +837,80 @@ export class StateStore implements SerialStore {
     for (const [origin, s] of Object.entries((state?.serials as Record<string, ZoneSerialState>) ?? {}))
       this.serials.set(origin.toLowerCase(), s);
     const times = (created?.created ?? state?.created ?? {}) as Record<string, string>;
-    for (const [id, time] of Object.entries(times)) this.objects.set(id, { created: time });
+    for (const [id, time] of Object.entries(times)) this.objects.set(id, toEntry(id, { created: time }));
     return true;
   }
+}
+
+/**
+ * One object as memory holds it. The accepted version of a manifest of the usual shape (one of our
+ * kinds, our API version, metadata of a name, a namespace and at most a generation and creation time,
+ * which the resource store sets itself) is held as its spec alone, the one the resource store
+ * shares, and made again from the id when asked for: the parsed object and its metadata beside the
+ * store's cost about 100 bytes per record set (docs/benchmarks.md, memory budget). Other versions
+ * are held whole.
+ */
+class Entry {
+  created: string;
+  file: string | undefined;
+  /** `metadata.generation` of the accepted version when above 1, else 0. */
+  generation: number;
+  /** The accepted version's spec, when it is of the usual shape. */
+  spec: unknown;
+  /** The accepted version, when it is not of the usual shape. */
+  resource: Resource | undefined;
+  /** What the state's user keeps with the object (`tagOf`), in memory only. */
+  tag: unknown;
+
+  constructor(
+    created: string,
+    file: string | undefined,
+    generation: number,
+    spec: unknown,
+    resource: Resource | undefined,
+  ) {
+    this.created = created;
+    this.file = file;
+    this.generation = generation;
+    this.spec = spec;
+    this.resource = resource;
+    this.tag = undefined;
+  }
+}
+
+function toEntry(
+  id: string,
+  o: { created: string; file?: string | undefined; resource?: Resource | undefined; generation?: number },
+): Entry {
+  const generation = o.generation !== undefined && o.generation > 1 ? o.generation : 0;
+  const r = o.resource;
+  const usual = r !== undefined && usualShape(id, r);
+  return new Entry(o.created, o.file, generation, usual ? r.spec : undefined, usual ? undefined : r);
+}
+
+const USUAL_TOP = new Set(['apiVersion', 'kind', 'metadata', 'spec']);
+const USUAL_META = new Set(['name', 'namespace', 'generation', 'creationTimestamp']);
+
+/** Whether `rebuild(id, r.spec)` gives `r` back, but for its metadata's generation and creation time. */
+function usualShape(id: string, r: Resource): boolean {
+  if (r.apiVersion !== API_VERSION || !(KINDS as readonly string[]).includes(r.kind)) return false;
+  if (typeof r.spec !== 'object' || r.spec === null) return false;
+  for (const key of Object.keys(r)) if (!USUAL_TOP.has(key)) return false;
+  const m = r.metadata;
+  if (typeof m !== 'object' || m === null || typeof m.name !== 'string') return false;
+  if (m.namespace !== undefined && (typeof m.namespace !== 'string' || m.namespace === '')) return false;
+  for (const key of Object.keys(m)) if (!USUAL_META.has(key)) return false;
+  return id === [r.kind, resourceKey(m)].join('/');
+}
+
+/** The version held as its spec, made again from its id (`Kind/namespace/name` or `Kind/name`). */
+function rebuild(id: string, spec: unknown): Resource {
+  const slash = id.indexOf('/');
+  const kind = id.slice(0, slash);
+  const key = id.slice(slash + 1);
+  const inner = key.indexOf('/');
+  const metadata = inner < 0 ? { name: key } : { name: key.slice(inner + 1), namespace: key.slice(0, inner) };
+  return { apiVersion: API_VERSION, kind, metadata, spec } as Resource;
 }
 
 function putLine(id: string, o: StoredObject): Line {
