@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import {
   freePort,
   keepTempDir,
+  mainThreadCpuSeconds,
   makeTempDir,
   parseCpuList,
   processTree,
@@ -19,6 +20,7 @@ import {
   removeTempDir,
   sleep,
   spawnPinned,
+  treeCpuSeconds,
   treePssKiB,
   treeRssKiB,
 } from './lib/proc.ts';
@@ -97,6 +99,17 @@ export interface ScaleResults {
     allProbesCorrectMs: number | null;
     /** Spawn to HTTP /readyz = 200. */
     readyzMs: number | null;
+    /**
+     * CPU seconds (user + system, /proc) of Zonekeeper's main thread, and of all its threads, when the
+     * first correct answer came and when every probe answered: unlike the times, not stretched by
+     * other work on a shared machine.
+     */
+    cpu?: {
+      mainAtFirstAnswerS: number | null;
+      mainAtAllProbesS: number | null;
+      allAtFirstAnswerS: number | null;
+      allAtAllProbesS: number | null;
+    };
   };
   /** Summed over Zonekeeper's processes (the primary and its DNS workers). */
   memory?: {
@@ -316,6 +329,12 @@ async function main(): Promise<number> {
       firstCorrectAnswerMs: null,
       allProbesCorrectMs: null,
       readyzMs: null,
+      cpu: {
+        mainAtFirstAnswerS: null,
+        mainAtAllProbesS: null,
+        allAtFirstAnswerS: null,
+        allAtAllProbesS: null,
+      },
     };
     results.start = start;
     const readyz = pollReadyz(httpPort, t0, startTimeoutMs, () => proc.exited()).then((ms) => {
@@ -336,7 +355,11 @@ async function main(): Promise<number> {
         if (got && start.firstResponseMs === null) start.firstResponseMs = Math.round(now);
         if (got?.rcode === 0 && got.answer.join() === p.answer) {
           correct.add(i);
-          if (i === 0) start.firstCorrectAnswerMs = Math.round(now);
+          if (i === 0) {
+            start.firstCorrectAnswerMs = Math.round(now);
+            start.cpu!.mainAtFirstAnswerS = mainThreadCpuSeconds(proc.pid);
+            start.cpu!.allAtFirstAnswerS = treeCpuSeconds(proc.pid);
+          }
         }
       }
       if (correct.size < probes.length) await sleep(20);
@@ -350,10 +373,14 @@ async function main(): Promise<number> {
       );
     }
     start.allProbesCorrectMs = Math.round(performance.now() - t0);
+    start.cpu!.mainAtAllProbesS = mainThreadCpuSeconds(proc.pid);
+    start.cpu!.allAtAllProbesS = treeCpuSeconds(proc.pid);
     await readyz;
     log(
       `first response ${start.firstResponseMs} ms, first correct answer ${start.firstCorrectAnswerMs} ms, ` +
-        `all probes ${start.allProbesCorrectMs} ms, /readyz ${start.readyzMs} ms`,
+        `all probes ${start.allProbesCorrectMs} ms, /readyz ${start.readyzMs} ms; main thread CPU ` +
+        `${start.cpu!.mainAtFirstAnswerS} s / ${start.cpu!.mainAtAllProbesS} s, all threads ` +
+        `${start.cpu!.allAtFirstAnswerS} s / ${start.cpu!.allAtAllProbesS} s`,
     );
     save();
 
