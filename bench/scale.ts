@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import {
   freePort,
   keepTempDir,
+  mainThreadCpuSeconds,
   makeTempDir,
   parseCpuList,
   processTree,
@@ -19,6 +20,7 @@ import {
   removeTempDir,
   sleep,
   spawnPinned,
+  treeCpuSeconds,
   treePssKiB,
   treeRssKiB,
 } from './lib/proc.ts';
@@ -47,6 +49,8 @@ const USAGE = `node bench/scale.ts [options]
   --cores LIST          taskset CPU list for Zonekeeper (default: every CPU)
   --workers N           pass --workers N when serve supports it (default: number of --cores CPUs)
   --max-old-space-size MB  V8 heap limit for Zonekeeper (default: Node's own)
+  --node-flags "FLAGS"  more Node/V8 flags for Zonekeeper's process, space-separated (e.g. garbage
+                        collector settings that NODE_OPTIONS does not take: "--min-semi-space-size=16")
   --max-rss-gib G       stop Zonekeeper if its processes together exceed G GiB resident (default 16),
                         to protect a shared machine
   --start-timeout S     give up waiting for the first answers after S seconds (default 3600)
@@ -98,12 +102,22 @@ export interface ScaleResults {
     /** Spawn to HTTP /readyz = 200. */
     readyzMs: number | null;
     /**
-     * CPU seconds (user + system, from /proc) used by the server's main thread and by its whole
-     * process (every thread) up to the first correct answer and up to every probe answering: on a
-     * shared machine these compare between runs where the times above do not.
+     * CPU seconds (user + system, /proc) of Zonekeeper's main thread, and of all its threads, when the
+     * first correct answer came and when every probe answered: unlike the times, not stretched by
+     * other work on a shared machine.
      */
-    cpuAtFirstCorrectAnswer?: { mainThreadS: number; processS: number } | null;
-    cpuAtAllProbesCorrect?: { mainThreadS: number; processS: number } | null;
+    cpu?: {
+      mainAtFirstAnswerS: number | null;
+      /**
+       * When every probe zone first answered on one client port (checked in turn, every 20 ms): closer
+       * to when the last of them was programmed than `…AtAllProbesS`, read after every port answered.
+       */
+      mainAtProbesS: number | null;
+      allAtProbesS: number | null;
+      mainAtAllProbesS: number | null;
+      allAtFirstAnswerS: number | null;
+      allAtAllProbesS: number | null;
+    };
   };
   /** Summed over Zonekeeper's processes (the primary and its DNS workers). */
   memory?: {
@@ -142,6 +156,7 @@ async function main(): Promise<number> {
       cores: { type: 'string' },
       workers: { type: 'string' },
       'max-old-space-size': { type: 'string' },
+      'node-flags': { type: 'string' },
       'start-timeout': { type: 'string', default: '3600' },
       'max-rss-gib': { type: 'string', default: '16' },
       'edit-timeout': { type: 'string', default: '600' },
@@ -203,6 +218,7 @@ async function main(): Promise<number> {
       editMode,
       cores,
       maxOldSpaceSize: values['max-old-space-size'] ?? null,
+      nodeFlags: values['node-flags'] ?? null,
       cpuProf: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : null,
     },
     generated: { zones, recordSets: 0, bigZoneRecordSets: big, files: 0, bytes: 0, ms: 0 },
@@ -290,6 +306,7 @@ async function main(): Promise<number> {
   const hasWorkers = await zonekeeperHasWorkers();
   const args = [
     ...(values['max-old-space-size'] ? [`--max-old-space-size=${values['max-old-space-size']}`] : []),
+    ...(values['node-flags']?.split(/\s+/).filter((f) => f !== '') ?? []),
     ...(values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values['cpu-prof'])}`] : []),
     CLI,
     'serve',
@@ -323,6 +340,14 @@ async function main(): Promise<number> {
       firstCorrectAnswerMs: null,
       allProbesCorrectMs: null,
       readyzMs: null,
+      cpu: {
+        mainAtFirstAnswerS: null,
+        mainAtProbesS: null,
+        allAtProbesS: null,
+        mainAtAllProbesS: null,
+        allAtFirstAnswerS: null,
+        allAtAllProbesS: null,
+      },
     };
     results.start = start;
     const readyz = pollReadyz(httpPort, t0, startTimeoutMs, () => proc.exited()).then((ms) => {
@@ -345,7 +370,12 @@ async function main(): Promise<number> {
           correct.add(i);
           if (i === 0) {
             start.firstCorrectAnswerMs = Math.round(now);
-            start.cpuAtFirstCorrectAnswer = cpuOf(proc.pid);
+            start.cpu!.mainAtFirstAnswerS = mainThreadCpuSeconds(proc.pid);
+            start.cpu!.allAtFirstAnswerS = treeCpuSeconds(proc.pid);
+          }
+          if (correct.size === probes.length) {
+            start.cpu!.mainAtProbesS = mainThreadCpuSeconds(proc.pid);
+            start.cpu!.allAtProbesS = treeCpuSeconds(proc.pid);
           }
         }
       }
@@ -360,16 +390,14 @@ async function main(): Promise<number> {
       );
     }
     start.allProbesCorrectMs = Math.round(performance.now() - t0);
-    start.cpuAtAllProbesCorrect = cpuOf(proc.pid);
+    start.cpu!.mainAtAllProbesS = mainThreadCpuSeconds(proc.pid);
+    start.cpu!.allAtAllProbesS = treeCpuSeconds(proc.pid);
     await readyz;
     log(
       `first response ${start.firstResponseMs} ms, first correct answer ${start.firstCorrectAnswerMs} ms, ` +
-        `all probes ${start.allProbesCorrectMs} ms, /readyz ${start.readyzMs} ms`,
-    );
-    const cpu = (c: { mainThreadS: number; processS: number } | null | undefined) =>
-      c ? `main thread ${c.mainThreadS.toFixed(2)} s, process ${c.processS.toFixed(2)} s` : 'n/a';
-    log(
-      `CPU at the first correct answer: ${cpu(start.cpuAtFirstCorrectAnswer)}; at all probes: ${cpu(start.cpuAtAllProbesCorrect)}`,
+        `all probes ${start.allProbesCorrectMs} ms, /readyz ${start.readyzMs} ms; main thread CPU ` +
+        `${start.cpu!.mainAtFirstAnswerS} s / ${start.cpu!.mainAtProbesS} s / ${start.cpu!.mainAtAllProbesS} s, all threads ` +
+        `${start.cpu!.allAtFirstAnswerS} s / ${start.cpu!.allAtAllProbesS} s`,
     );
     save();
 
@@ -620,21 +648,3 @@ main().then(
     process.exit(1);
   },
 );
-
-/** /proc reports CPU times in USER_HZ ticks, 100 per second on Linux whatever the kernel's HZ. */
-const CLOCK_TICKS = 100;
-
-/** CPU seconds (user + system) of a process's main thread and of the whole process, from /proc; null when gone. */
-function cpuOf(pid: number): { mainThreadS: number; processS: number } | null {
-  const seconds = (file: string) => {
-    const stat = readFileSync(file, 'utf8');
-    // Fields after the command name: state is field 3, utime 14 and stime 15, in clock ticks.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-  };
-  try {
-    return { mainThreadS: seconds(`/proc/${pid}/task/${pid}/stat`), processS: seconds(`/proc/${pid}/stat`) };
-  } catch {
-    return null;
-  }
-}

@@ -258,6 +258,20 @@ export function treeCpuSeconds(pid: number): number {
   return ticks / USER_HZ;
 }
 
+/**
+ * User + system CPU seconds used so far by one process's main thread alone (/proc/<pid>/task/<pid>/stat):
+ * the control plane's thread in `zonekeeper serve`, without its parse, DNS and V8 helper threads.
+ */
+export function mainThreadCpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / USER_HZ;
+  } catch {
+    return null;
+  }
+}
+
 /** The CPUs a process may run on, from /proc (what taskset actually applied). */
 export function allowedCpus(pid: number): string {
   try {

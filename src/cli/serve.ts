@@ -145,6 +145,9 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       'warn',
       `the state in ${options.stateDir} is empty (new or lost): serials start at the date serial, or above the serial each zone's secondaries (NOTIFY targets) answer`,
     );
+  // The state log's snapshot (every object serialised again once a first start has appended them all)
+  // waits until every zone is programmed: no answer waits for it. Serials are still durable first.
+  const releaseCompaction = state.holdCompaction();
   const probeTimeoutMs = options.secondaryProbeTimeoutMs ?? DEFAULT_SECONDARY_PROBE_TIMEOUT_MS;
   // A manifest restored while its object waits on a finalizer (a held deletion) brings it back.
   const store = new MemoryStore(undefined, { restoreDeleting: true });
@@ -461,6 +464,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       })
     : undefined;
   await controller.idle();
+  releaseCompaction();
   ready = true;
   log('info', 'serving', {
     dns: `${dns.address().host}:${dns.address().port}`,

@@ -39,8 +39,11 @@ export class ReconcileQueues {
     // Several zones at once: their durable serial writes share one file write (start-up with many
     // zones), and one slow backend call does not hold up the other zones.
     this.zones = new WorkQueue(options.reconcile.DNSZone, { concurrency: 8, ...backoff });
+    // Record sets after the zones waiting: their reconciles (finalizers, the status of a record set no
+    // zone takes) are work no answer waits for, so on a first start every zone is programmed first.
     this.records = new WorkQueue(options.reconcile.DNSRecordSet, {
       concurrency: Math.max(2, options.recordConcurrency),
+      after: this.zones,
       ...backoff,
     });
     this.classes = new WorkQueue(options.reconcile.DNSZoneClass, backoff);

@@ -84,4 +84,60 @@ describe('WorkQueue', () => {
     q.shutdown();
     assert.equal(runs, 3);
   });
+  test('a queue after another takes a key only once the other has none waiting, and still drains', async () => {
+    const order: string[] = [];
+    const first = new WorkQueue(
+      async (key) => {
+        order.push(key);
+        await new Promise((r) => setTimeout(r, 2));
+        // A key added while the first queue runs goes before the second queue's keys too.
+        if (key === 'z1') first.add('z9');
+        return undefined;
+      },
+      { concurrency: 2 },
+    );
+    const second = new WorkQueue(
+      async (key) => {
+        order.push(key);
+        return undefined;
+      },
+      { concurrency: 2, after: first },
+    );
+    for (const key of ['r1', 'r2', 'r3']) second.add(key);
+    for (const key of ['z1', 'z2', 'z3', 'z4']) first.add(key);
+    second.start();
+    first.start();
+    await Promise.all([first.idle(), second.idle()]);
+    const lastZoneTaken = Math.max(...['z1', 'z2', 'z3', 'z4', 'z9'].map((k) => order.indexOf(k)));
+    const firstRecord = Math.min(...['r1', 'r2', 'r3'].map((k) => order.indexOf(k)));
+    // Taken after the last zone key was taken (the last zones may still be running meanwhile).
+    assert.ok(firstRecord > lastZoneTaken, order.join());
+    assert.equal(order.length, 8, order.join());
+    assert.deepEqual(order.filter((k) => k.startsWith('r')).sort(), ['r1', 'r2', 'r3']);
+    // Later keys of the second queue run while the first is empty.
+    second.add('r4');
+    await second.idle();
+    assert.equal(order.at(-1), 'r4');
+    first.shutdown();
+    second.shutdown();
+  });
+
+  test('a queue after another is not held by keys the other will never take (shut down)', async () => {
+    const first = new WorkQueue(async () => undefined);
+    const seen: string[] = [];
+    const second = new WorkQueue(
+      async (key) => {
+        seen.push(key);
+        return undefined;
+      },
+      { after: first },
+    );
+    first.add('z');
+    first.shutdown();
+    second.add('r');
+    second.start();
+    await second.idle();
+    assert.deepEqual(seen, ['r']);
+    second.shutdown();
+  });
 });

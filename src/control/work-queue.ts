@@ -8,6 +8,11 @@ export interface WorkQueueOptions {
   baseDelayMs?: number;
   maxDelayMs?: number;
   concurrency?: number;
+  /**
+   * A queue whose waiting keys go first: this one takes a key only while that one has none waiting
+   * (keys it is processing do not hold this one back), and goes on once that one has taken its last.
+   */
+  after?: WorkQueue;
 }
 
 export type ReconcileResult = { requeueAfterMs?: number } | undefined;
@@ -28,6 +33,9 @@ export class WorkQueue {
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly concurrency: number;
+  private readonly after: WorkQueue | undefined;
+  /** Queues that wait for this one's waiting keys (`after`), woken when it has taken its last. */
+  private readonly followers: WorkQueue[] = [];
   private running = 0;
   /** Called after each reconcile with its outcome; used for metrics and logs. */
   onResult?: (key: string, error: unknown, durationMs: number) => void;
@@ -39,6 +47,8 @@ export class WorkQueue {
     this.baseDelayMs = options.baseDelayMs ?? 50;
     this.maxDelayMs = options.maxDelayMs ?? 60_000;
     this.concurrency = options.concurrency ?? 1;
+    this.after = options.after;
+    this.after?.followers.push(this);
   }
 
   get length(): number {
@@ -101,12 +111,13 @@ export class WorkQueue {
   }
 
   private take(): string | undefined {
-    if (this.head >= this.queue.length) return undefined;
+    if (this.head >= this.queue.length || this.waitsFor()) return undefined;
     const key = this.queue[this.head++]!;
     if (this.head > 1024 && this.head * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.head);
       this.head = 0;
     }
+    if (this.head >= this.queue.length) for (const follower of this.followers) follower.wakeAll();
     return key;
   }
 
@@ -114,11 +125,20 @@ export class WorkQueue {
     this.waiters.shift()?.();
   }
 
+  /** Whether the queue this one comes after still has keys waiting (and runs). */
+  private waitsFor(): boolean {
+    return this.after !== undefined && !this.after.stopped && this.after.length > 0;
+  }
+
+  private wakeAll(): void {
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+
   private async worker(): Promise<void> {
     while (!this.stopped) {
       const key = this.take();
       if (key === undefined) {
-        if (this.running === 0) for (const done of this.idleWaiters.splice(0)) done();
+        if (this.running === 0 && this.length === 0) for (const done of this.idleWaiters.splice(0)) done();
         await new Promise<void>((resolve) => this.waiters.push(resolve));
         continue;
       }

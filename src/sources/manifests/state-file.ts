@@ -152,6 +152,8 @@ export class StateStore implements SerialStore {
   private closed = false;
   /** No new compaction starts once closing. */
   private closing = false;
+  /** Holds on the compactions the log's size calls for (`holdCompaction`). */
+  private compactionHolds = 0;
 
   private constructor(dir: string | undefined, options: StateStoreOptions) {
     this.dir = dir;
@@ -366,6 +368,24 @@ export class StateStore implements SerialStore {
 
   // --- writing ---
 
+  /**
+   * Holds the compactions the log's size calls for until the returned function is called (once is
+   * enough; later calls do nothing); then one starts if the log has outgrown its snapshot. `serve`
+   * holds them while its first start programs every zone: the first snapshot serialises every object
+   * again, work that no answer waits for. Writes and fsyncs are not held, nor the new generation a
+   * broken or replaced log needs.
+   */
+  holdCompaction(): () => void {
+    this.compactionHolds++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.compactionHolds--;
+      this.maybeCompact();
+    };
+  }
+
   /** Makes every change made so far durable; rejects when it could not (the changes stay pending). */
   async flush(): Promise<void> {
     const target = this.queued;
@@ -538,7 +558,8 @@ export class StateStore implements SerialStore {
   }
 
   private maybeCompact(): void {
-    if (this.compacting || this.closing || Date.now() < this.compactNotBefore) return;
+    if (this.compacting || this.closing || this.compactionHolds > 0 || Date.now() < this.compactNotBefore)
+      return;
     const bytes = this.log?.gen === this.generation ? this.log.bytes : 0;
     if (bytes <= Math.max(this.options.compactMinBytes, this.snapshotBytes)) return;
     this.compact().catch((e: unknown) => {
