@@ -156,7 +156,7 @@ describe('ManifestSource', () => {
     await rm(path.join(dir, 'a.yaml'));
     await source.reload();
     assert.deepEqual(records(), ['x=192.0.2.2', 'y=192.0.2.4']);
-    assert.deepEqual((state.object('DNSRecordSet/dns/x')?.resource as DNSRecordSet).spec.records, [
+    assert.deepEqual((state.object('DNSRecordSet/dns/x')!.resource as DNSRecordSet).spec.records, [
       '192.0.2.2',
     ]);
     assert.deepEqual([...source.keptObjects().keys()], ['DNSRecordSet/dns/x']);
