@@ -78,6 +78,8 @@ const RESTARTS = Number(values.restarts);
 const QUIET_MS = Number(values.quiet) * 1000;
 const OBSERVE_MS = Number(values.observe) * 1000;
 const TIMEOUT_MS = Number(values.timeout) * 1000;
+/** glibc's malloc arenas for operator and server: the chart's default (2) unless the environment says. */
+const MALLOC_ARENA_MAX = process.env.MALLOC_ARENA_MAX ?? '2';
 if (![RECORDS, ZONES, CONCURRENCY].every((n) => Number.isInteger(n) && n > 0) || ZONES > RECORDS)
   throw new Error(`bad --records/--zones/--concurrency\n${USAGE}`);
 
@@ -283,6 +285,7 @@ async function startProc(
     values.profile && name.startsWith('operator')
       ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(values.profile)]
       : [];
+  const { MALLOC_ARENA_MAX: _inherited, ...env } = process.env;
   const child = spawn(
     process.execPath,
     [
@@ -296,8 +299,11 @@ async function startProc(
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
-        ...process.env,
+        ...env,
         ZONEKEEPER_BENCH_HEAP_DIR: heapDir,
+        // What the chart sets in every pod (value `mallocArenaMax`); `MALLOC_ARENA_MAX=` (empty) in the
+        // harness's environment runs with glibc's default instead.
+        ...(MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX } : {}),
         NODE_OPTIONS:
           `${process.env.NODE_OPTIONS ?? ''} --import ${path.join(ROOT, 'bench/lib/heap-probe.ts')}`.trim(),
       },
@@ -707,6 +713,7 @@ const result: Record<string, unknown> = {
     node: process.version,
   },
   loadAtStart: load(),
+  mallocArenaMax: MALLOC_ARENA_MAX || 'glibc default',
   phases: [] as Phase[],
 };
 const out =
