@@ -50,9 +50,14 @@ describe('record parse cache', () => {
       type: 'A',
       records: ['192.0.2.1'],
     });
-    for (let i = 0; i <= MAX_CACHED_ORIGINS; i++) parseRecordSetRecords(a, `z${i}.test.`);
-    assert.ok(cachedOrigins() <= MAX_CACHED_ORIGINS);
-    assert.ok(cachedOrigins() >= 1);
+    for (let i = 0; i < MAX_CACHED_ORIGINS; i++) parseRecordSetRecords(a, `z${i}.test.`);
+    const newest = parseRecordSetRecords(a, `z${MAX_CACHED_ORIGINS - 1}.test.`);
+    // One origin more drops the oldest only, not every origin's parses.
+    parseRecordSetRecords(a, 'one-more.test.');
+    assert.equal(cachedOrigins(), MAX_CACHED_ORIGINS);
+    const again = parseRecordSetRecords(a, `z${MAX_CACHED_ORIGINS - 1}.test.`);
+    assert.ok(newest.ok && again.ok);
+    assert.equal(again.rdata, newest.rdata, 'the newest origin is still cached');
     const parsed = parseRecordSetRecords(a, 'z0.test.');
     assert.ok(parsed.ok && parsed.rdata.length === 1);
   });

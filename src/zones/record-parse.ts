@@ -26,8 +26,9 @@ type Kept = Rdata[] | { readonly message: string; readonly index: number };
 const byOrigin = new Map<Name, WeakMap<DNSRecordSet['spec'], Kept>>();
 
 /**
- * At most this many origins are kept: past it the cache starts again empty (origins of zones long
- * gone would otherwise stay as keys with empty maps).
+ * At most this many origins are kept (origins of zones long gone would otherwise stay as keys with
+ * empty maps): past it the origin cached longest ago is dropped, one at a time, so a writer who can
+ * get many zones accepted costs other zones a parse of what they change, never the whole cache.
  */
 export const MAX_CACHED_ORIGINS = 65_536;
 
@@ -45,7 +46,11 @@ export function parseRecordSetRecords(rs: DNSRecordSet, origin: Name): ParsedRec
       : { ok: false, message: hit.message, index: hit.index };
   const result = parseUncached(rs, origin);
   if (cache === undefined) {
-    if (byOrigin.size >= MAX_CACHED_ORIGINS) byOrigin.clear();
+    if (byOrigin.size >= MAX_CACHED_ORIGINS) {
+      // A Map iterates in insertion order: its first key is the origin cached longest ago.
+      const oldest = byOrigin.keys().next();
+      if (oldest.done !== true) byOrigin.delete(oldest.value);
+    }
     cache = new WeakMap();
     byOrigin.set(origin, cache);
   }
