@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import type { DNSRecordSet } from '../../api/index.ts';
+import { MemoryStore } from '../../control/memory-store.ts';
+import { ManifestSource } from './manifest-source.ts';
+import { StateStore } from './state-file.ts';
+
+const record = (name: string, address: string, meta = '') =>
+  `apiVersion: dns.zonekeeper.dev/v1alpha1\nkind: DNSRecordSet\nmetadata: {name: ${name}, namespace: dns${meta}}\nspec:\n  zoneRef: {name: z}\n  name: ${name}\n  type: A\n  records: ["${address}"]\n`;
+
+describe('folder mode: two files defining one object, across restarts', () => {
+  let dir: string;
+  let stateDir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'zk-rv-'));
+    stateDir = await mkdtemp(path.join(tmpdir(), 'zk-rv-state-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+    await rm(stateDir, { recursive: true, force: true });
+  });
+  const run = async () => {
+    const state = await StateStore.open(stateDir, { compactMinBytes: 1 });
+    const store = new MemoryStore();
+    const source = new ManifestSource({ dir, store, state });
+    await source.reload();
+    return { state, store, source };
+  };
+  const x = (store: MemoryStore) => store.get('DNSRecordSet', 'dns/x') as DNSRecordSet | undefined;
+
+  for (const meta of ['', ', labels: {team: a}, annotations: {note: "n"}']) {
+    test(`winner made invalid, restart, winner removed: the other file's own version${meta ? ' (labelled)' : ''}`, async () => {
+      await writeFile(path.join(dir, 'a.yaml'), record('x', '192.0.2.1', meta));
+      await writeFile(path.join(dir, 'b.yaml'), record('x', '192.0.2.2'));
+      const first = await run();
+      assert.equal(x(first.store)?.spec.records.join(), '192.0.2.1');
+      const labels = x(first.store)?.metadata.labels;
+      await writeFile(path.join(dir, 'a.yaml'), record('x', '192.0.2.999', meta));
+      await first.source.reload();
+      assert.equal(x(first.store)?.spec.records.join(), '192.0.2.1');
+      await first.state.close();
+      // While stopped b.yaml changes too.
+      await writeFile(path.join(dir, 'b.yaml'), record('x', '192.0.2.3'));
+      const second = await run();
+      assert.equal(x(second.store)?.spec.records.join(), '192.0.2.1', 'kept version of a.yaml');
+      assert.deepEqual(x(second.store)?.metadata.labels, labels);
+      assert.equal(x(second.store)?.metadata.generation, x(first.store)?.metadata.generation);
+      await rm(path.join(dir, 'a.yaml'));
+      await second.source.reload();
+      assert.equal(x(second.store)?.spec.records.join(), '192.0.2.3', "b.yaml's own version");
+      await second.state.close();
+      const third = await run();
+      assert.equal(x(third.store)?.spec.records.join(), '192.0.2.3');
+      assert.equal(third.state.object('DNSRecordSet/dns/x')?.file, 'b.yaml');
+      // a.yaml comes back, earlier in path order: it wins; b.yaml then invalid; a.yaml removed.
+      await writeFile(path.join(dir, 'a.yaml'), record('x', '192.0.2.4', meta));
+      await third.source.reload();
+      assert.equal(x(third.store)?.spec.records.join(), '192.0.2.4');
+      await writeFile(path.join(dir, 'b.yaml'), record('x', '192.0.2.777'));
+      await third.source.reload();
+      await rm(path.join(dir, 'a.yaml'));
+      await third.source.reload();
+      // b.yaml has nothing valid: its last valid version (192.0.2.3) is the one to serve.
+      assert.equal(x(third.store)?.spec.records.join(), '192.0.2.3');
+      await third.state.close();
+      const fourth = await run();
+      assert.equal(x(fourth.store)?.spec.records.join(), '192.0.2.3');
+      await fourth.state.close();
+    });
+  }
+
+  test('a file removed while another still defines the object, then restart with the survivor broken', async () => {
+    await writeFile(path.join(dir, 'a.yaml'), record('x', '192.0.2.1'));
+    const first = await run();
+    await writeFile(path.join(dir, 'b.yaml'), record('x', '192.0.2.2'));
+    await first.source.reload();
+    await rm(path.join(dir, 'a.yaml'));
+    await first.source.reload();
+    assert.equal(x(first.store)?.spec.records.join(), '192.0.2.2');
+    await first.state.close();
+    await writeFile(path.join(dir, 'b.yaml'), 'kind: [broken\n');
+    const second = await run();
+    assert.equal(x(second.store)?.spec.records.join(), '192.0.2.2');
+    await second.state.close();
+  });
+});
