@@ -69,6 +69,8 @@ export interface ProcessMemory {
   rssMiB: number;
   /** With --heap: after a full garbage collection (bench/lib/heap-probe.ts). */
   heapUsedMiB?: number;
+  /** V8's committed heap (used, garbage not yet swept and free pages kept) after that collection. */
+  heapTotalMiB?: number;
   externalMiB?: number;
   arrayBuffersMiB?: number;
   heapLimitMiB?: number;
@@ -419,7 +421,7 @@ async function main(): Promise<number> {
       const heap =
         p.heapUsedMiB === undefined
           ? ''
-          : `, heap used ${p.heapUsedMiB} MiB, external ${p.externalMiB} MiB (array buffers ${p.arrayBuffersMiB} MiB), heap limit ${p.heapLimitMiB} MiB`;
+          : `, heap used ${p.heapUsedMiB} MiB (committed ${p.heapTotalMiB}), external ${p.externalMiB} MiB (array buffers ${p.arrayBuffersMiB} MiB), heap limit ${p.heapLimitMiB} MiB`;
       log(`  ${p.role} ${p.pid}: RSS ${p.rssMiB} MiB${heap}`);
     }
     save();
@@ -592,6 +594,7 @@ async function perProcessMemory(root: number, heapDir: string | undefined): Prom
     p.role = String(h.role);
     p.rssMiB = m(h.rss);
     p.heapUsedMiB = m(h.heapUsed);
+    p.heapTotalMiB = m(h.heapTotal);
     p.externalMiB = m(h.external);
     p.arrayBuffersMiB = m(h.arrayBuffers);
     p.heapLimitMiB = m(h.heapSizeLimit);
@@ -609,6 +612,7 @@ async function perProcessMemory(root: number, heapDir: string | undefined): Prom
         role: `${h.role} ${h.threadId}`,
         rssMiB: m(h.rss),
         heapUsedMiB: m(h.heapUsed),
+        heapTotalMiB: m(h.heapTotal),
         externalMiB: m(h.external),
         arrayBuffersMiB: m(h.arrayBuffers),
         heapLimitMiB: m(h.heapSizeLimit),
