@@ -8,7 +8,7 @@ import { printRdata } from '../dns/rdata.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
 import { assembleZone, type ChildDelegation } from './assemble.ts';
 import type { RRset } from './rrset.ts';
-import { DigestSlots, ZoneModel } from './zone-model.ts';
+import { DigestSlots, rrsetId, ZoneModel } from './zone-model.ts';
 
 const ORIGIN = 'example.com.';
 const theZone = zone('dns', 'z', 'example.com');
@@ -476,5 +476,128 @@ describe('DigestSlots', () => {
     slots.put(3, digest(3000));
     assert.deepEqual(slots.at(3), digest(3000));
     assert.deepEqual(slots.at(999), digest(999));
+  });
+});
+
+describe('ZoneModel: a name with one record set rests as its entry', () => {
+  const rsAt = (id: string, name: string, type: RecordTypeName, records: string[], age = 1) =>
+    recordSet('dns', id, { zoneRef: { name: 'z' }, name, type, records }, age);
+  const fqdnOf = (rs: DNSRecordSet) => parseName(rs.spec.name, ORIGIN);
+  const reference = (records: DNSRecordSet[], children: ChildDelegation[] = []) =>
+    assembleZone({
+      zone: theZone,
+      zoneClass: theClass,
+      origin: ORIGIN,
+      records: records.map((rs) => ({ recordSet: rs, fqdn: fqdnOf(rs) })),
+      children,
+    });
+  /** Applies one change to the model and to `live`, and checks the model against the reference. */
+  const step = (
+    model: ZoneModel,
+    live: Map<string, DNSRecordSet>,
+    key: string,
+    rs: DNSRecordSet | undefined,
+    children: ChildDelegation[] = [],
+  ) => {
+    if (rs) live.set(key, rs);
+    else live.delete(key);
+    const delta = model.update(
+      [{ key, current: rs ? { recordSet: rs, fqdn: fqdnOf(rs) } : undefined }],
+      children,
+    );
+    const ref = reference([...live.values()], children);
+    assert.equal(model.contentHash(), ref.hash);
+    assert.deepEqual(describeRRsets(model.rrsets()), describeRRsets(ref.rrsets));
+    assert.deepEqual(
+      [...model.verdicts].map(([k, v]) => [k, v.accepted, v.fqdn]).sort(),
+      [...ref.verdicts].map(([k, v]) => [k, v.accepted, v.fqdn]).sort(),
+    );
+    assert.equal(model.acceptedCount, ref.acceptedCount);
+    return delta;
+  };
+
+  test('a name goes from one record set to three and back to one: an owner object only while it holds more', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const live = new Map<string, DNSRecordSet>();
+    assert.equal(model.ownerObjectCount, 1); // the apex, which holds its NS
+    const a = rsAt('a', 'www', 'A', ['192.0.2.1']);
+    step(model, live, 'dns/a', a);
+    assert.equal(model.ownerObjectCount, 1);
+    assert.equal(model.digests.used, 2);
+    const aaaa = rsAt('aaaa', 'www', 'AAAA', ['2001:db8::1']);
+    const txt = rsAt('txt', 'www', 'TXT', ['hello']);
+    step(model, live, 'dns/aaaa', aaaa);
+    step(model, live, 'dns/txt', txt);
+    assert.equal(model.ownerObjectCount, 2);
+    // The first record set leaves: the name still holds two.
+    const gone = step(model, live, 'dns/a', undefined);
+    assert.deepEqual(gone.deletes, [{ owner: 'www.example.com.', type: 'A' }]);
+    assert.equal(model.ownerObjectCount, 2);
+    step(model, live, 'dns/aaaa', undefined);
+    assert.equal(model.ownerObjectCount, 1); // www rests as the TXT record set's entry
+    assert.equal(model.digests.used, 2);
+    // Its spec changes while it rests: reported against what it published before.
+    const txt2 = rsAt('txt', 'www', 'TXT', ['bye']);
+    const changed = step(model, live, 'dns/txt', txt2);
+    assert.deepEqual(describeRRsets(changed.upserts), ['www.example.com. TXT 300 "bye"']);
+    const before = changed.previous.get(rrsetId(canonicalSortKey('www.example.com.'), 'TXT'));
+    assert.deepEqual(describeRRsets(before ? [before] : []), ['www.example.com. TXT 300 "hello"']);
+    assert.equal(model.ownerObjectCount, 1);
+    assert.equal(model.published(canonicalSortKey('www.example.com.'), 'TXT')?.rdata.length, 1);
+    // Deleted while it rests: reported, its digest slot freed and taken by the next name.
+    const highWater = model.digests.highWater;
+    const deleted = step(model, live, 'dns/txt', undefined);
+    assert.deepEqual(deleted.deletes, [{ owner: 'www.example.com.', type: 'TXT' }]);
+    assert.equal(model.digests.used, 1);
+    step(model, live, 'dns/mx', rsAt('mx', 'mail', 'MX', ['10 mx.example.net.']));
+    assert.equal(model.digests.highWater, highWater);
+    // Re-added: the same content hashes the same as before the delete.
+    step(model, live, 'dns/mx', undefined);
+    step(model, live, 'dns/txt', txt);
+    step(model, live, 'dns/txt', undefined);
+    step(model, live, 'dns/a', a);
+    assert.equal(model.contentHash(), reference([a]).hash);
+    assert.equal(model.ownerObjectCount, 1);
+  });
+
+  test('a rejected record set rests too, and names below a new delegation are decided again while resting', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const live = new Map<string, DNSRecordSet>();
+    step(model, live, 'dns/bad', rsAt('bad', 'bad', 'A', ['not an address']));
+    step(model, live, 'dns/host', rsAt('host', 'host.deleg', 'TXT', ['below']));
+    step(model, live, 'dns/glue', rsAt('glue', 'ns.deleg', 'A', ['192.0.2.7']));
+    assert.equal(model.ownerObjectCount, 1);
+    const cut = step(model, live, 'dns/ns', rsAt('ns', 'deleg', 'NS', ['ns.deleg']));
+    assert.equal(model.verdicts.get('dns/host')?.accepted, false);
+    assert.equal(model.verdicts.get('dns/glue')?.accepted, true);
+    assert.deepEqual(cut.deletes, [{ owner: 'host.deleg.example.com.', type: 'TXT' }]);
+    assert.equal(model.ownerObjectCount, 1);
+    step(model, live, 'dns/ns', undefined);
+    assert.equal(model.verdicts.get('dns/host')?.accepted, true);
+    assert.equal(model.ownerObjectCount, 1);
+  });
+
+  test('a child zone placing its NS and glue on resting names makes them owners again, and leaving lets them rest', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const live = new Map<string, DNSRecordSet>();
+    step(model, live, 'dns/kid', rsAt('kid', 'kid', 'TXT', ['mine']));
+    step(model, live, 'dns/glue', rsAt('glue', 'ns1.kid', 'A', ['192.0.2.9']));
+    assert.equal(model.ownerObjectCount, 1);
+    step(model, live, 'dns/other', rsAt('other', 'other', 'A', ['192.0.2.10']), [child]);
+    assert.equal(model.verdicts.get('dns/kid')?.accepted, false);
+    assert.equal(model.ownerObjectCount, 3); // the apex, the child's delegation point and its glue
+    step(model, live, 'dns/other', undefined, []);
+    assert.equal(model.verdicts.get('dns/kid')?.accepted, true);
+    assert.equal(model.ownerObjectCount, 1);
+  });
+
+  test('a name spelled in two cases stays one owner whose name the first writer spelled', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const live = new Map<string, DNSRecordSet>();
+    step(model, live, 'dns/upper', rsAt('upper', 'WWW', 'A', ['192.0.2.1']));
+    step(model, live, 'dns/lower', rsAt('lower', 'www', 'TXT', ['t']));
+    step(model, live, 'dns/upper', undefined);
+    const gone = step(model, live, 'dns/lower', undefined);
+    assert.deepEqual(gone.deletes, [{ owner: 'WWW.example.com.', type: 'TXT' }]);
   });
 });

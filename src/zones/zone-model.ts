@@ -52,19 +52,21 @@ interface Entry {
   /**
    * The record set's verdict in the zone (`ZoneModel.verdicts` reads it from here, through
    * `verdictOf`). `true` for accepted: an accepted verdict says nothing but the fqdn, which the
-   * entry holds, so it is made when read instead of kept as an object per record set.
+   * entry holds, so it is made when read instead of kept as an object per record set. A number for
+   * accepted too, in an entry that is its own owner (see `Owner`): the slot of its name's digest in
+   * the model's `DigestSlots`.
    */
-  verdict: RecordVerdict | true | undefined;
+  verdict: RecordVerdict | true | number | undefined;
 }
 
 /** An entry's verdict as a `RecordVerdict` (made on the spot for an accepted one). */
 function verdictOf(entry: Entry): RecordVerdict | undefined {
   const v = entry.verdict;
-  return v === true ? { accepted: true, fqdn: entry.fqdn } : v;
+  return v === true || typeof v === 'number' ? { accepted: true, fqdn: entry.fqdn } : v;
 }
 
-function isAccepted(v: RecordVerdict | true | undefined): boolean {
-  return v === true || v?.accepted === true;
+function isAccepted(v: RecordVerdict | true | number | undefined): boolean {
+  return v === true || typeof v === 'number' || v?.accepted === true;
 }
 
 /** An entry's records, for an entry that has them (not invalid). */
@@ -201,6 +203,32 @@ interface Owner {
   digest: number;
 }
 
+/**
+ * What `ZoneModel.owners` keeps per name. A name whose one record set is all it holds (no RRset the
+ * zone places there, the owner's name spelled as the record set's fqdn) is kept as that record set's
+ * entry itself, not an `Owner` beside it (64 bytes per name, docs/benchmarks.md, the zone model's
+ * entries): it publishes the entry's RRset when the entry is accepted, and its digest slot is then
+ * the entry's verdict. An update that touches the name makes it an `Owner` again (`ZoneModel.
+ * ownerAt`) and `decide` lets it rest as the entry once decided.
+ */
+type Held = Owner | Entry;
+
+function isOwner(held: Held): held is Owner {
+  return (held as Entry).spec === undefined;
+}
+
+/** What a name publishes (owner or resting entry), as a list. */
+function publishedAt(held: Held): readonly Source[] {
+  if (isOwner(held)) return publishedOf(held);
+  return typeof held.verdict === 'number' ? [held] : NOTHING_PUBLISHED;
+}
+
+/** A name's digest slot (owner or resting entry), -1 while it publishes nothing. */
+function digestAt(held: Held): number {
+  if (isOwner(held)) return held.digest;
+  return typeof held.verdict === 'number' ? held.verdict : -1;
+}
+
 /** An owner's record sets as a list (a new array when it holds one). */
 function entriesOf(owner: Owner): readonly Entry[] {
   const e = owner.entries;
@@ -300,7 +328,8 @@ export class ZoneModel {
   private readonly topology: Topology | undefined;
   /** The class's GeoIP database, likewise. */
   private readonly geoip: GeoIp | undefined;
-  private readonly owners = new Map<string, Owner>();
+  /** Each owner name's `Owner`, or its one entry where that is all it holds (`Held`). */
+  private readonly owners = new Map<string, Held>();
   /** Canonical sort keys of all owners, sorted: every subtree is a contiguous range. */
   private sortedKeys: string[] = [];
   /** Owners created since the last sort; merged in one pass (many) or spliced in (few). */
@@ -357,12 +386,19 @@ export class ZoneModel {
   /** The RRset published at an owner (by `nameKey`) and type, if any. */
   published(ownerKey: string, type: RecordTypeName): RRset | undefined {
     const owner = this.owners.get(ownerKey);
-    const source = owner ? publishedOf(owner).find((s) => typeOfSource(s) === type) : undefined;
+    const source = owner ? publishedAt(owner).find((s) => typeOfSource(s) === type) : undefined;
     return source && this.rrsetOf(source);
   }
 
   get acceptedCount(): number {
     return this.accepted;
+  }
+
+  /** Names kept as an `Owner` object; the others rest as their one record set's entry (`Held`). */
+  get ownerObjectCount(): number {
+    let n = 0;
+    for (const held of this.owners.values()) if (isOwner(held)) n++;
+    return n;
   }
 
   /**
@@ -412,9 +448,8 @@ export class ZoneModel {
   /** Every published RRset, in canonical order (owner, then type code). */
   *rrsets(): Generator<RRset> {
     for (const key of this.sortedKeys) {
-      const owner = this.owners.get(key)!;
-      if (owner.published === undefined) continue;
-      const list = publishedOf(owner).map((s) => this.rrsetOf(s));
+      const list = publishedAt(this.owners.get(key)!).map((s) => this.rrsetOf(s));
+      if (list.length === 0) continue;
       if (list.length > 1) list.sort((a, b) => RRType[a.type] - RRType[b.type]);
       yield* list;
     }
@@ -428,7 +463,8 @@ export class ZoneModel {
     const all = new Uint8Array(this.digests.used * DIGEST_OCTETS);
     let at = 0;
     for (const key of this.sortedKeys) {
-      const slot = this.owners.get(key)?.digest ?? -1;
+      const held = this.owners.get(key);
+      const slot = held === undefined ? -1 : digestAt(held);
       if (slot < 0) continue;
       all.set(this.digests.at(slot), at);
       at += DIGEST_OCTETS;
@@ -457,7 +493,7 @@ export class ZoneModel {
     const hasAddress = (name: Name) => {
       const o = this.owners.get(canonicalSortKey(name));
       return (
-        o !== undefined && publishedOf(o).some((s) => typeOfSource(s) === 'A' || typeOfSource(s) === 'AAAA')
+        o !== undefined && publishedAt(o).some((s) => typeOfSource(s) === 'A' || typeOfSource(s) === 'AAAA')
       );
     };
     for (const ns of this.nameServers) {
@@ -477,8 +513,43 @@ export class ZoneModel {
     return out;
   }
 
+  /**
+   * The `Owner` of a name, to change: a resting entry is made an `Owner` again (its published RRset
+   * and digest slot taken back from it), so that `decide` compares against what it published.
+   */
+  private ownerAt(key: string): Owner | undefined {
+    const held = this.owners.get(key);
+    if (held === undefined || isOwner(held)) return held;
+    const slot = digestAt(held);
+    if (slot >= 0) held.verdict = true;
+    const owner: Owner = {
+      name: held.fqdn,
+      entries: held,
+      fixed: NO_FIXED,
+      published: slot >= 0 ? held : undefined,
+      digest: slot,
+    };
+    this.owners.set(key, owner);
+    return owner;
+  }
+
+  /** Lets a decided owner rest as its one entry when that is all it holds (see `Held`). */
+  private rest(key: string, owner: Owner): void {
+    const entry = owner.entries;
+    if (entry === undefined || Array.isArray(entry) || owner.fixed.length > 0 || key === this.originKey)
+      return;
+    if (owner.name !== entry.fqdn) return;
+    if (owner.published === undefined) {
+      if (owner.digest >= 0 || isAccepted(entry.verdict)) return;
+    } else {
+      if (owner.published !== entry || owner.digest < 0) return;
+      entry.verdict = owner.digest;
+    }
+    this.owners.set(key, entry);
+  }
+
   private owner(name: Name, key: string): Owner {
-    let owner = this.owners.get(key);
+    let owner = this.ownerAt(key);
     if (!owner) {
       // Every field in the literal: none is added later into a separate property store.
       owner = { name, entries: undefined, fixed: NO_FIXED, published: undefined, digest: -1 };
@@ -511,7 +582,14 @@ export class ZoneModel {
 
   private dropIfEmpty(key: string): void {
     const owner = this.owners.get(key);
-    if (!owner || owner.entries !== undefined || owner.fixed.length > 0 || key === this.originKey) return;
+    if (
+      !owner ||
+      !isOwner(owner) ||
+      owner.entries !== undefined ||
+      owner.fixed.length > 0 ||
+      key === this.originKey
+    )
+      return;
     if (owner.digest >= 0) this.digests.release(owner.digest);
     this.owners.delete(key);
     const i = lowerBound(this.sortedKeys, key);
@@ -582,7 +660,7 @@ export class ZoneModel {
     this.entries.delete(entry.key);
     if (entry.verdict !== undefined) this.verdictView.count--;
     const ownerKey = canonicalSortKey(entry.fqdn);
-    const owner = this.owners.get(ownerKey);
+    const owner = this.ownerAt(ownerKey);
     if (owner) {
       const held = owner.entries;
       if (held === entry) owner.entries = undefined;
@@ -614,7 +692,7 @@ export class ZoneModel {
     if (signature === this.childSignature) return;
     this.childSignature = signature;
     for (const [key, owner] of this.owners) {
-      if (key === this.originKey || owner.fixed.length === 0) continue;
+      if (key === this.originKey || !isOwner(owner) || owner.fixed.length === 0) continue;
       owner.fixed = NO_FIXED;
       dirty.add(key);
     }
@@ -672,7 +750,7 @@ export class ZoneModel {
    * its delegation point changed (then the names below must be decided again).
    */
   private decide(key: string, delta: ZoneDelta): boolean {
-    const owner = this.owners.get(key);
+    const owner = this.ownerAt(key);
     if (!owner) return false;
     const before = publishedOf(owner);
     const previous = (type: RecordTypeName) => before.find((s) => typeOfSource(s) === type);
@@ -738,6 +816,7 @@ export class ZoneModel {
     }
     if (cut) this.cuts.set(key, cut);
     else this.cuts.delete(key);
+    this.rest(key, owner);
     return !sameCut(beforeCut, cut);
   }
 
