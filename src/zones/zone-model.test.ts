@@ -8,7 +8,7 @@ import { printRdata } from '../dns/rdata.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
 import { assembleZone, type ChildDelegation } from './assemble.ts';
 import type { RRset } from './rrset.ts';
-import { DigestSlots, rrsetId, ZoneModel } from './zone-model.ts';
+import { compareKeys, DigestSlots, rrsetId, ZoneModel } from './zone-model.ts';
 
 const ORIGIN = 'example.com.';
 const theZone = zone('dns', 'z', 'example.com');
@@ -346,7 +346,7 @@ describe('ZoneModel: compact owners', () => {
     const txt = rsAt('txt', 'www', 'TXT', ['hello']);
     change(model, 'dns/a', a);
     const one = model.contentHash();
-    const www = canonicalSortKey('www.example.com.');
+    const www = nameKey('www.example.com.');
     assert.equal(model.published(www, 'A')?.rdata.length, 1);
     assert.equal(model.published(www, 'AAAA'), undefined);
     change(model, 'dns/aaaa', aaaa);
@@ -436,8 +436,8 @@ describe('ZoneModel: RRsets made from the entries', () => {
       origin: { kind: 'recordSet', namespace: 'team', name: 'api' },
     };
     assert.deepEqual(added.upserts, [expected]);
-    assert.deepEqual(added.previous.get(`${canonicalSortKey(fqdn)}\u0000A`), undefined);
-    const key = canonicalSortKey(fqdn);
+    assert.deepEqual(added.previous.get(`${nameKey(fqdn)}\u0000A`), undefined);
+    const key = nameKey(fqdn);
     assert.deepEqual(model.published(key, 'A'), expected);
     assert.deepEqual(model.published(key, 'A'), model.published(key, 'A'));
     const v2 = { ...v1, spec: { ...v1.spec, records: ['192.0.2.2'], ttl: undefined } };
@@ -540,10 +540,10 @@ describe('ZoneModel: a name with one record set rests as its entry', () => {
     const txt2 = rsAt('txt', 'www', 'TXT', ['bye']);
     const changed = step(model, live, 'dns/txt', txt2);
     assert.deepEqual(describeRRsets(changed.upserts), ['www.example.com. TXT 300 "bye"']);
-    const before = changed.previous.get(rrsetId(canonicalSortKey('www.example.com.'), 'TXT'));
+    const before = changed.previous.get(rrsetId(nameKey('www.example.com.'), 'TXT'));
     assert.deepEqual(describeRRsets(before ? [before] : []), ['www.example.com. TXT 300 "hello"']);
     assert.equal(model.ownerObjectCount, 1);
-    assert.equal(model.published(canonicalSortKey('www.example.com.'), 'TXT')?.rdata.length, 1);
+    assert.equal(model.published(nameKey('www.example.com.'), 'TXT')?.rdata.length, 1);
     // Deleted while it rests: reported, its digest slot freed and taken by the next name.
     const highWater = model.digests.highWater;
     const deleted = step(model, live, 'dns/txt', undefined);
@@ -599,5 +599,102 @@ describe('ZoneModel: a name with one record set rests as its entry', () => {
     step(model, live, 'dns/upper', undefined);
     const gone = step(model, live, 'dns/lower', undefined);
     assert.deepEqual(gone.deletes, [{ owner: 'WWW.example.com.', type: 'TXT' }]);
+  });
+});
+
+describe('ZoneModel: owners keyed by their name', () => {
+  test('compareKeys orders name keys as their canonical sort keys do (RFC 4034 §6.1), escapes included', () => {
+    const names = [
+      '.',
+      'com.',
+      'example.com.',
+      'a.example.com.',
+      'z.example.com.',
+      'yljkjljk.a.example.com.',
+      'z.a.example.com.',
+      'zabc.a.example.com.',
+      '*.z.example.com.',
+      'a-.example.com.',
+      'a0.example.com.',
+      'ab.example.com.',
+      'a.b.example.com.',
+      'a\\.b.example.com.',
+      'a\\000.example.com.',
+      '\\000.example.com.',
+      '\\255.example.com.',
+      'b\\.example.com.',
+      'example.net.',
+      'www.example.net.',
+    ].map((n) => nameKey(parseName(n)));
+    const r = prng(7);
+    for (let round = 0; round < 20; round++) {
+      const shuffled = [...names].sort(() => r() - 0.5);
+      const bySortKey = [...shuffled].sort((a, b) => {
+        const x = canonicalSortKey(a);
+        const y = canonicalSortKey(b);
+        return x < y ? -1 : x > y ? 1 : 0;
+      });
+      assert.deepEqual([...shuffled].sort(compareKeys), bySortKey);
+    }
+    // Random names over a small alphabet, so that labels share prefixes and suffixes.
+    const label = () => {
+      let l = '';
+      const n = 1 + Math.floor(r() * 4);
+      for (let i = 0; i < n; i++) l += pick(r, ['a', 'b', 'z', '-', '0', '\\.', '\\000']);
+      return l;
+    };
+    const random: string[] = [];
+    for (let i = 0; i < 400; i++) {
+      const labels: string[] = [];
+      for (let n = Math.floor(r() * 4); n > 0; n--) labels.push(label());
+      random.push(
+        nameKey(
+          parseName(
+            `${labels.join('.')}${labels.length ? '.' : ''}${pick(r, ['example.com.', 'a.com.', 'com.', ''])}` ||
+              '.',
+          ),
+        ),
+      );
+    }
+    const sortKeyOrder = (a: string, b: string) => {
+      const x = canonicalSortKey(a);
+      const y = canonicalSortKey(b);
+      return x < y ? -1 : x > y ? 1 : 0;
+    };
+    for (const a of random.slice(0, 150))
+      for (const b of random)
+        assert.equal(Math.sign(compareKeys(a, b)), Math.sign(sortKeyOrder(a, b)) || 0, `${a} ${b}`);
+    for (const a of names)
+      for (const b of names) assert.equal(Math.sign(compareKeys(a, b)) + Math.sign(compareKeys(b, a)), 0);
+  });
+
+  test('a name whose label holds an escaped dot is not below the delegation its text ends with', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const rs = (id: string, name: string, type: RecordTypeName, records: string[]) =>
+      recordSet('dns', id, { zoneRef: { name: 'z' }, name, type, records }, 1);
+    const live = [
+      rs('ns', 'deleg', 'NS', ['ns.other.net.']),
+      rs('dot', 'x\\.deleg', 'TXT', ['not below']),
+      rs('below', 'y.deleg', 'TXT', ['below']),
+      rs('upper', 'Q.x\\.deleg', 'A', ['192.0.2.1']),
+    ];
+    model.update(
+      live.map((r) => ({
+        key: `dns/${r.metadata.name}`,
+        current: { recordSet: r, fqdn: parseName(r.spec.name, ORIGIN) },
+      })),
+      [],
+    );
+    const ref = assembleZone({
+      zone: theZone,
+      zoneClass: theClass,
+      origin: ORIGIN,
+      records: live.map((r) => ({ recordSet: r, fqdn: parseName(r.spec.name, ORIGIN) })),
+      children: [],
+    });
+    assert.equal(model.verdicts.get('dns/dot')?.accepted, true);
+    assert.equal(model.verdicts.get('dns/below')?.accepted, false);
+    assert.equal(model.contentHash(), ref.hash);
+    assert.deepEqual(describeRRsets(model.rrsets()), describeRRsets(ref.rrsets));
   });
 });

@@ -1,6 +1,14 @@
 import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../api/index.ts';
 import { type GeoIp, steeredTtl, type Topology } from '../api/steering.ts';
-import { canonicalSortKey, isInDomain, type Name, nameEquals, nameKey, parseName } from '../dns/name.ts';
+import {
+  canonicalSortKey,
+  isInDomain,
+  type Name,
+  nameEquals,
+  nameKey,
+  parseName,
+  stripFirstLabel,
+} from '../dns/name.ts';
 import type { Rdata } from '../dns/rdata.ts';
 import { type RecordTypeName, RRType } from '../dns/rrtype.ts';
 import type { AssembledZone, ChildDelegation, RecordVerdict } from './assemble.ts';
@@ -39,7 +47,7 @@ interface Entry {
   spec: DNSRecordSet['spec'];
   /** `metadata.creationTimestamp` of the record set (oldest writer wins). */
   created: string | undefined;
-  /** The owner name; its key in `ZoneModel.owners` is `canonicalSortKey(fqdn)`, computed when needed. */
+  /** The owner name; its key in `ZoneModel.owners` is `nameKey(fqdn)` (the fqdn itself when lowercase). */
   fqdn: Name;
   /**
    * The record set's parsed records (shared with the parse cache), or, as a string, why it cannot be
@@ -313,6 +321,7 @@ export class DigestSlots {
  */
 export class ZoneModel {
   readonly origin: Name;
+  /** The origin's `nameKey`: owner names are keyed by theirs (see `ZoneModel.owners`). */
   readonly originKey: string;
   readonly soa: SoaFields;
   readonly nameServers: Name[];
@@ -343,7 +352,7 @@ export class ZoneModel {
 
   constructor(zone: DNSZone, zoneClass: DNSZoneClass, origin: Name) {
     this.origin = origin;
-    this.originKey = canonicalSortKey(origin);
+    this.originKey = nameKey(origin);
     this.soa = soaFor(zone, zoneClass, origin);
     this.defaultTtl = zoneDefaultTtl(zone, zoneClass);
     this.nameServers = zoneNameServers(zone, zoneClass).map((ns) => parseName(ns));
@@ -430,15 +439,15 @@ export class ZoneModel {
     }
     this.setChildren(children, dirty);
     this.mergeNewKeys();
-    const ordered = [...dirty].sort();
-    let coveredUntil = '';
+    const ordered = [...dirty].sort(compareKeys);
+    let covered: string | undefined;
     for (const key of ordered) {
-      if (coveredUntil && key.startsWith(coveredUntil)) continue;
+      if (covered !== undefined && key !== covered && isInDomain(key, covered)) continue;
       if (this.decide(key, delta)) {
         // A delegation point appeared, went or changed: everything below it is decided again.
-        const prefix = key === '' ? '' : `${key}\u0000`;
-        for (const below of this.range(prefix)) this.decide(below, delta);
-        coveredUntil = prefix;
+        for (const below of this.below(key)) this.decide(below, delta);
+        // (The apex is never a delegation point, so covers nothing here.)
+        covered = key === this.originKey ? undefined : key;
       }
     }
     for (const key of ordered) this.dropIfEmpty(key);
@@ -491,13 +500,13 @@ export class ZoneModel {
   warnings(): string[] {
     const out: string[] = [];
     const hasAddress = (name: Name) => {
-      const o = this.owners.get(canonicalSortKey(name));
+      const o = this.owners.get(nameKey(name));
       return (
         o !== undefined && publishedAt(o).some((s) => typeOfSource(s) === 'A' || typeOfSource(s) === 'AAAA')
       );
     };
     for (const ns of this.nameServers) {
-      if (isInDomain(ns, this.origin) && !this.cutAbove(canonicalSortKey(ns), true) && !hasAddress(ns)) {
+      if (isInDomain(ns, this.origin) && !this.cutAbove(nameKey(ns), true) && !hasAddress(ns)) {
         out.push(`nameserver ${ns} is inside the zone but has no A or AAAA record`);
       }
     }
@@ -567,13 +576,13 @@ export class ZoneModel {
       for (const key of added) this.sortedKeys.splice(lowerBound(this.sortedKeys, key), 0, key);
       return;
     }
-    added.sort();
+    added.sort(compareKeys);
     const merged: string[] = new Array(this.sortedKeys.length + added.length);
     let i = 0;
     let j = 0;
     let k = 0;
     while (i < this.sortedKeys.length && j < added.length) {
-      merged[k++] = this.sortedKeys[i]! < added[j]! ? this.sortedKeys[i++]! : added[j++]!;
+      merged[k++] = compareKeys(this.sortedKeys[i]!, added[j]!) < 0 ? this.sortedKeys[i++]! : added[j++]!;
     }
     while (i < this.sortedKeys.length) merged[k++] = this.sortedKeys[i++]!;
     while (j < added.length) merged[k++] = added[j++]!;
@@ -596,16 +605,21 @@ export class ZoneModel {
     if (this.sortedKeys[i] === key) this.sortedKeys.splice(i, 1);
   }
 
-  /** Keys in the sorted range that start with `prefix` (the subtree below a name). */
-  private *range(prefix: string): Generator<string> {
-    if (prefix === '') {
-      yield* this.sortedKeys.filter((k) => k !== '');
+  /**
+   * The keys of the names strictly below `key`, in canonical order: the contiguous range after it in
+   * `sortedKeys` (RFC 4034 §6.1 order keeps every subtree together).
+   */
+  private *below(key: string): Generator<string> {
+    if (key === this.originKey) {
+      yield* this.sortedKeys.filter((k) => k !== key);
       return;
     }
-    for (let i = lowerBound(this.sortedKeys, prefix); i < this.sortedKeys.length; i++) {
-      const key = this.sortedKeys[i]!;
-      if (!key.startsWith(prefix)) break;
-      yield key;
+    let i = lowerBound(this.sortedKeys, key);
+    if (this.sortedKeys[i] === key) i++;
+    for (; i < this.sortedKeys.length; i++) {
+      const k = this.sortedKeys[i]!;
+      if (!isInDomain(k, key)) break;
+      yield k;
     }
   }
 
@@ -617,7 +631,7 @@ export class ZoneModel {
     dirty: Set<string>,
     verdict?: RecordVerdict,
   ): void {
-    const ownerKey = canonicalSortKey(fqdn);
+    const ownerKey = nameKey(fqdn);
     const type = recordSet.spec.type;
     const entry: Entry = {
       key,
@@ -659,7 +673,7 @@ export class ZoneModel {
   private removeEntry(entry: Entry, dirty: Set<string>, delta: ZoneDelta, replaced = false): void {
     this.entries.delete(entry.key);
     if (entry.verdict !== undefined) this.verdictView.count--;
-    const ownerKey = canonicalSortKey(entry.fqdn);
+    const ownerKey = nameKey(entry.fqdn);
     const owner = this.ownerAt(ownerKey);
     if (owner) {
       const held = owner.entries;
@@ -698,7 +712,7 @@ export class ZoneModel {
     }
     for (const child of children) {
       const by = `DNSZone ${child.zone}`;
-      const key = canonicalSortKey(child.origin);
+      const key = nameKey(child.origin);
       addFixed(this.owner(child.origin, key), {
         rrset: {
           owner: child.origin,
@@ -722,7 +736,7 @@ export class ZoneModel {
         });
       dirty.add(key);
       for (const glue of child.glue) {
-        const glueKey = canonicalSortKey(glue.owner);
+        const glueKey = nameKey(glue.owner);
         addFixed(this.owner(glue.owner, glueKey), { rrset: glue, by });
         dirty.add(glueKey);
       }
@@ -731,18 +745,15 @@ export class ZoneModel {
 
   /**
    * The highest delegation point strictly between the apex and `key` (or at `key` itself when
-   * `inclusive`). Ancestors are the prefixes of the canonical key that end at a label boundary.
+   * `inclusive`): the ancestors are the keys left by taking labels off the front, up to the apex.
    */
   private cutAbove(key: string, inclusive = false): Cut | undefined {
     if (key === this.originKey) return undefined;
-    let i = this.originKey.length === 0 ? 0 : this.originKey.length + 1;
-    for (;;) {
-      const end = key.indexOf('\u0000', i);
-      if (end < 0) return inclusive ? this.cuts.get(key) : undefined;
-      const cut = this.cuts.get(key.slice(0, end));
-      if (cut) return cut;
-      i = end + 1;
+    let found = inclusive ? this.cuts.get(key) : undefined;
+    for (let k = stripFirstLabel(key); k !== this.originKey && k !== '.'; k = stripFirstLabel(k)) {
+      found = this.cuts.get(k) ?? found;
     }
+    return found;
   }
 
   /**
@@ -936,12 +947,57 @@ function sameVerdict(a: RecordVerdict, b: RecordVerdict): boolean {
   return a.accepted || (!b.accepted && a.reason === b.reason && a.message === b.message);
 }
 
+/**
+ * RFC 4034 §6.1 canonical order of two owner keys (`nameKey`s, lowercase): labels compared right to
+ * left, octet by octet, a shorter label or name first. Read in place from the presentation text
+ * (no label lists or sort-key strings made) when neither has an escape, which is what names are;
+ * escaped names compare by their `canonicalSortKey`.
+ */
+export function compareKeys(a: string, b: string): number {
+  if (a === b) return 0;
+  if (a === '.' || b === '.') return a === '.' ? -1 : 1;
+  if (a.indexOf('\\') >= 0 || b.indexOf('\\') >= 0) return bySortKey(a, b);
+  // Skip the text the two end with (the zone's labels, mostly), from the right.
+  let i = a.length - 1;
+  let j = b.length - 1;
+  while (i >= 0 && j >= 0 && a.charCodeAt(i) === b.charCodeAt(j)) {
+    i--;
+    j--;
+  }
+  const aAtLabel = i < 0 || a.charCodeAt(i) === 0x2e;
+  const bAtLabel = j < 0 || b.charCodeAt(j) === 0x2e;
+  // Whole labels in common and one name ends there: it is the other's ancestor, so first.
+  if (aAtLabel && bAtLabel) return i < 0 ? -1 : 1;
+  // Otherwise the first labels that differ end at the first dot of the common text.
+  const pa = a.indexOf('.', i + 1);
+  const pb = pa - a.length + b.length;
+  const sa = a.lastIndexOf('.', pa - 1) + 1;
+  const sb = b.lastIndexOf('.', pb - 1) + 1;
+  const la = pa - sa;
+  const lb = pb - sb;
+  const m = Math.min(la, lb);
+  for (let k = 0; k < m; k++) {
+    const x = a.charCodeAt(sa + k);
+    const y = b.charCodeAt(sb + k);
+    // Names from parseName are printable ASCII; anything else is left to the sort key.
+    if (x > 0x7e || y > 0x7e) return bySortKey(a, b);
+    if (x !== y) return x - y;
+  }
+  return la - lb;
+}
+
+function bySortKey(a: string, b: string): number {
+  const x = canonicalSortKey(a);
+  const y = canonicalSortKey(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
 function lowerBound(sorted: readonly string[], key: string): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (sorted[mid]! < key) lo = mid + 1;
+    if (compareKeys(sorted[mid]!, key) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;
