@@ -191,7 +191,7 @@ interface Fixed {
 const NO_FIXED: readonly Fixed[] = Object.freeze([]);
 
 /**
- * An owner name of the zone. Its canonical sort key is its key in `ZoneModel.owners`, its delegation
+ * An owner name of the zone. Its `nameKey` is its key in `ZoneModel.owners`, its delegation
  * point (if any) is in `ZoneModel.cuts`. Most owners hold one record set and publish one RRset, so
  * both are kept as the object itself when there is one and as a list only from two on: a list costs
  * two objects (about 56 bytes for one element) per owner (docs/benchmarks.md, the zone model).
@@ -339,7 +339,11 @@ export class ZoneModel {
   private readonly geoip: GeoIp | undefined;
   /** Each owner name's `Owner`, or its one entry where that is all it holds (`Held`). */
   private readonly owners = new Map<string, Held>();
-  /** Canonical sort keys of all owners, sorted: every subtree is a contiguous range. */
+  /**
+   * The keys of all owners in canonical order (`compareKeys`, RFC 4034 §6.1): every subtree is a
+   * contiguous range. The keys are the owners' fqdn strings (`nameKey`), not a sort-key string made
+   * per name (docs/benchmarks.md, the zone model's entries).
+   */
   private sortedKeys: string[] = [];
   /** Owners created since the last sort; merged in one pass (many) or spliced in (few). */
   private newKeys: string[] = [];
