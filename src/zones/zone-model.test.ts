@@ -28,6 +28,9 @@ const NAMES = [
   'kid',
   'ns1.kid',
   'WWW',
+  // Escaped dots: one label whose text ends like a name below the delegation or another name.
+  'x\\.deleg',
+  'a\\.b',
 ];
 const VALUES: Record<string, string[]> = {
   A: ['192.0.2.1', '192.0.2.2'],
@@ -102,6 +105,10 @@ describe('ZoneModel', () => {
       const model = new ZoneModel(theZone, theClass, ORIGIN);
       const current = new Map<string, DNSRecordSet>();
       let children: ChildDelegation[] = [];
+      // What the reported changes add up to, kept beside the model: it must stay what the model
+      // publishes, and each change's 'previous' must be what it held before.
+      const shadow = new Map<string, RRset>();
+      for (const rrset of model.rrsets()) shadow.set(rrsetId(nameKey(rrset.owner), rrset.type), rrset);
       for (let step = 0; step < 600; step++) {
         const changed: string[] = [];
         const op = r();
@@ -126,9 +133,24 @@ describe('ZoneModel', () => {
           const rs = current.get(key);
           return rs ? { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) } : undefined;
         };
-        model.update(
+        const delta = model.update(
           changed.map((key) => ({ key, current: at(key) })),
           children,
+        );
+        const context = `seed ${seed} step ${step}`;
+        for (const [id, before] of delta.previous) {
+          assert.deepEqual(
+            describeRRsets(before ? [before] : []),
+            describeRRsets(shadow.has(id) ? [shadow.get(id)!] : []),
+            `${context}: previous ${id}`,
+          );
+        }
+        for (const d of delta.deletes) shadow.delete(rrsetId(nameKey(d.owner), d.type));
+        for (const u of delta.upserts) shadow.set(rrsetId(nameKey(u.owner), u.type), u);
+        assert.deepEqual(
+          describeRRsets(inOrder(shadow.values())),
+          describeRRsets(inOrder(model.rrsets())),
+          `${context}: deltas`,
         );
         const records = [...current.values()].map((rs) => ({
           recordSet: rs,
@@ -141,7 +163,6 @@ describe('ZoneModel', () => {
           records,
           children,
         });
-        const context = `seed ${seed} step ${step}`;
         assert.deepEqual(describeRRsets(model.rrsets()), describeRRsets(expected.rrsets), context);
         // Whole RRsets too (origin, steering): the model makes them from its entries when asked.
         assert.deepEqual(inOrder(model.rrsets()), inOrder(expected.rrsets), context);
