@@ -801,8 +801,17 @@ export class ZoneModel {
     // Map's order; one is kept as itself.
     const list: Source[] = new Array(published.size);
     let i = 0;
-    for (const source of published.values()) list[i++] = source;
-    owner.published = list.length === 0 ? undefined : list.length === 1 ? list[0] : list;
+    let asOrdered = owner.fixed.length === 0 && list.length === order.length && list.length > 1;
+    for (const source of published.values()) {
+      asOrdered &&= source === order[i];
+      list[i++] = source;
+    }
+    if (asOrdered && order.length < 16) {
+      // Every record set here is published, in the order decided: one list serves as both (it is
+      // replaced, never changed in place, below 16 entries), not two lists per such name.
+      owner.entries = order;
+      owner.published = order;
+    } else owner.published = list.length === 0 ? undefined : list.length === 1 ? list[0] : list;
     let changed = published.size !== before.length;
     for (const [type, source] of published) {
       const old = previous(type);
