@@ -8,7 +8,7 @@ import { printRdata } from '../dns/rdata.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
 import { assembleZone, type ChildDelegation } from './assemble.ts';
 import type { RRset } from './rrset.ts';
-import { DigestSlots, ZoneModel } from './zone-model.ts';
+import { compareKeys, DigestSlots, rrsetId, ZoneModel } from './zone-model.ts';
 
 const ORIGIN = 'example.com.';
 const theZone = zone('dns', 'z', 'example.com');
@@ -28,6 +28,9 @@ const NAMES = [
   'kid',
   'ns1.kid',
   'WWW',
+  // Escaped dots: one label whose text ends like a name below the delegation or another name.
+  'x\\.deleg',
+  'a\\.b',
 ];
 const VALUES: Record<string, string[]> = {
   A: ['192.0.2.1', '192.0.2.2'],
@@ -102,6 +105,10 @@ describe('ZoneModel', () => {
       const model = new ZoneModel(theZone, theClass, ORIGIN);
       const current = new Map<string, DNSRecordSet>();
       let children: ChildDelegation[] = [];
+      // What the reported changes add up to, kept beside the model: it must stay what the model
+      // publishes, and each change's 'previous' must be what it held before.
+      const shadow = new Map<string, RRset>();
+      for (const rrset of model.rrsets()) shadow.set(rrsetId(nameKey(rrset.owner), rrset.type), rrset);
       for (let step = 0; step < 600; step++) {
         const changed: string[] = [];
         const op = r();
@@ -126,9 +133,24 @@ describe('ZoneModel', () => {
           const rs = current.get(key);
           return rs ? { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) } : undefined;
         };
-        model.update(
+        const delta = model.update(
           changed.map((key) => ({ key, current: at(key) })),
           children,
+        );
+        const context = `seed ${seed} step ${step}`;
+        for (const [id, before] of delta.previous) {
+          assert.deepEqual(
+            describeRRsets(before ? [before] : []),
+            describeRRsets(shadow.has(id) ? [shadow.get(id)!] : []),
+            `${context}: previous ${id}`,
+          );
+        }
+        for (const d of delta.deletes) shadow.delete(rrsetId(nameKey(d.owner), d.type));
+        for (const u of delta.upserts) shadow.set(rrsetId(nameKey(u.owner), u.type), u);
+        assert.deepEqual(
+          describeRRsets(inOrder(shadow.values())),
+          describeRRsets(inOrder(model.rrsets())),
+          `${context}: deltas`,
         );
         const records = [...current.values()].map((rs) => ({
           recordSet: rs,
@@ -141,7 +163,6 @@ describe('ZoneModel', () => {
           records,
           children,
         });
-        const context = `seed ${seed} step ${step}`;
         assert.deepEqual(describeRRsets(model.rrsets()), describeRRsets(expected.rrsets), context);
         // Whole RRsets too (origin, steering): the model makes them from its entries when asked.
         assert.deepEqual(inOrder(model.rrsets()), inOrder(expected.rrsets), context);
@@ -346,7 +367,7 @@ describe('ZoneModel: compact owners', () => {
     const txt = rsAt('txt', 'www', 'TXT', ['hello']);
     change(model, 'dns/a', a);
     const one = model.contentHash();
-    const www = canonicalSortKey('www.example.com.');
+    const www = nameKey('www.example.com.');
     assert.equal(model.published(www, 'A')?.rdata.length, 1);
     assert.equal(model.published(www, 'AAAA'), undefined);
     change(model, 'dns/aaaa', aaaa);
@@ -436,8 +457,8 @@ describe('ZoneModel: RRsets made from the entries', () => {
       origin: { kind: 'recordSet', namespace: 'team', name: 'api' },
     };
     assert.deepEqual(added.upserts, [expected]);
-    assert.deepEqual(added.previous.get(`${canonicalSortKey(fqdn)}\u0000A`), undefined);
-    const key = canonicalSortKey(fqdn);
+    assert.deepEqual(added.previous.get(`${nameKey(fqdn)}\u0000A`), undefined);
+    const key = nameKey(fqdn);
     assert.deepEqual(model.published(key, 'A'), expected);
     assert.deepEqual(model.published(key, 'A'), model.published(key, 'A'));
     const v2 = { ...v1, spec: { ...v1.spec, records: ['192.0.2.2'], ttl: undefined } };
@@ -476,5 +497,225 @@ describe('DigestSlots', () => {
     slots.put(3, digest(3000));
     assert.deepEqual(slots.at(3), digest(3000));
     assert.deepEqual(slots.at(999), digest(999));
+  });
+});
+
+describe('ZoneModel: a name with one record set rests as its entry', () => {
+  const rsAt = (id: string, name: string, type: RecordTypeName, records: string[], age = 1) =>
+    recordSet('dns', id, { zoneRef: { name: 'z' }, name, type, records }, age);
+  const fqdnOf = (rs: DNSRecordSet) => parseName(rs.spec.name, ORIGIN);
+  const reference = (records: DNSRecordSet[], children: ChildDelegation[] = []) =>
+    assembleZone({
+      zone: theZone,
+      zoneClass: theClass,
+      origin: ORIGIN,
+      records: records.map((rs) => ({ recordSet: rs, fqdn: fqdnOf(rs) })),
+      children,
+    });
+  /** Applies one change to the model and to `live`, and checks the model against the reference. */
+  const step = (
+    model: ZoneModel,
+    live: Map<string, DNSRecordSet>,
+    key: string,
+    rs: DNSRecordSet | undefined,
+    children: ChildDelegation[] = [],
+  ) => {
+    if (rs) live.set(key, rs);
+    else live.delete(key);
+    const delta = model.update(
+      [{ key, current: rs ? { recordSet: rs, fqdn: fqdnOf(rs) } : undefined }],
+      children,
+    );
+    const ref = reference([...live.values()], children);
+    assert.equal(model.contentHash(), ref.hash);
+    assert.deepEqual(describeRRsets(model.rrsets()), describeRRsets(ref.rrsets));
+    assert.deepEqual(
+      [...model.verdicts].map(([k, v]) => [k, v.accepted, v.fqdn]).sort(),
+      [...ref.verdicts].map(([k, v]) => [k, v.accepted, v.fqdn]).sort(),
+    );
+    assert.equal(model.acceptedCount, ref.acceptedCount);
+    return delta;
+  };
+
+  test('a name goes from one record set to three and back to one: an owner object only while it holds more', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const live = new Map<string, DNSRecordSet>();
+    assert.equal(model.ownerObjectCount, 1); // the apex, which holds its NS
+    const a = rsAt('a', 'www', 'A', ['192.0.2.1']);
+    step(model, live, 'dns/a', a);
+    assert.equal(model.ownerObjectCount, 1);
+    assert.equal(model.digests.used, 2);
+    const aaaa = rsAt('aaaa', 'www', 'AAAA', ['2001:db8::1']);
+    const txt = rsAt('txt', 'www', 'TXT', ['hello']);
+    step(model, live, 'dns/aaaa', aaaa);
+    step(model, live, 'dns/txt', txt);
+    assert.equal(model.ownerObjectCount, 2);
+    // The first record set leaves: the name still holds two.
+    const gone = step(model, live, 'dns/a', undefined);
+    assert.deepEqual(gone.deletes, [{ owner: 'www.example.com.', type: 'A' }]);
+    assert.equal(model.ownerObjectCount, 2);
+    step(model, live, 'dns/aaaa', undefined);
+    assert.equal(model.ownerObjectCount, 1); // www rests as the TXT record set's entry
+    assert.equal(model.digests.used, 2);
+    // Its spec changes while it rests: reported against what it published before.
+    const txt2 = rsAt('txt', 'www', 'TXT', ['bye']);
+    const changed = step(model, live, 'dns/txt', txt2);
+    assert.deepEqual(describeRRsets(changed.upserts), ['www.example.com. TXT 300 "bye"']);
+    const before = changed.previous.get(rrsetId(nameKey('www.example.com.'), 'TXT'));
+    assert.deepEqual(describeRRsets(before ? [before] : []), ['www.example.com. TXT 300 "hello"']);
+    assert.equal(model.ownerObjectCount, 1);
+    assert.equal(model.published(nameKey('www.example.com.'), 'TXT')?.rdata.length, 1);
+    // Deleted while it rests: reported, its digest slot freed and taken by the next name.
+    const highWater = model.digests.highWater;
+    const deleted = step(model, live, 'dns/txt', undefined);
+    assert.deepEqual(deleted.deletes, [{ owner: 'www.example.com.', type: 'TXT' }]);
+    assert.equal(model.digests.used, 1);
+    step(model, live, 'dns/mx', rsAt('mx', 'mail', 'MX', ['10 mx.example.net.']));
+    assert.equal(model.digests.highWater, highWater);
+    // Re-added: the same content hashes the same as before the delete.
+    step(model, live, 'dns/mx', undefined);
+    step(model, live, 'dns/txt', txt);
+    step(model, live, 'dns/txt', undefined);
+    step(model, live, 'dns/a', a);
+    assert.equal(model.contentHash(), reference([a]).hash);
+    assert.equal(model.ownerObjectCount, 1);
+  });
+
+  test('a rejected record set rests too, and names below a new delegation are decided again while resting', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const live = new Map<string, DNSRecordSet>();
+    step(model, live, 'dns/bad', rsAt('bad', 'bad', 'A', ['not an address']));
+    step(model, live, 'dns/host', rsAt('host', 'host.deleg', 'TXT', ['below']));
+    step(model, live, 'dns/glue', rsAt('glue', 'ns.deleg', 'A', ['192.0.2.7']));
+    assert.equal(model.ownerObjectCount, 1);
+    const cut = step(model, live, 'dns/ns', rsAt('ns', 'deleg', 'NS', ['ns.deleg']));
+    assert.equal(model.verdicts.get('dns/host')?.accepted, false);
+    assert.equal(model.verdicts.get('dns/glue')?.accepted, true);
+    assert.deepEqual(cut.deletes, [{ owner: 'host.deleg.example.com.', type: 'TXT' }]);
+    assert.equal(model.ownerObjectCount, 1);
+    step(model, live, 'dns/ns', undefined);
+    assert.equal(model.verdicts.get('dns/host')?.accepted, true);
+    assert.equal(model.ownerObjectCount, 1);
+  });
+
+  test('a child zone placing its NS and glue on resting names makes them owners again, and leaving lets them rest', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const live = new Map<string, DNSRecordSet>();
+    step(model, live, 'dns/kid', rsAt('kid', 'kid', 'TXT', ['mine']));
+    step(model, live, 'dns/glue', rsAt('glue', 'ns1.kid', 'A', ['192.0.2.9']));
+    assert.equal(model.ownerObjectCount, 1);
+    step(model, live, 'dns/other', rsAt('other', 'other', 'A', ['192.0.2.10']), [child]);
+    assert.equal(model.verdicts.get('dns/kid')?.accepted, false);
+    assert.equal(model.ownerObjectCount, 3); // the apex, the child's delegation point and its glue
+    step(model, live, 'dns/other', undefined, []);
+    assert.equal(model.verdicts.get('dns/kid')?.accepted, true);
+    assert.equal(model.ownerObjectCount, 1);
+  });
+
+  test('a name spelled in two cases stays one owner whose name the first writer spelled', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const live = new Map<string, DNSRecordSet>();
+    step(model, live, 'dns/upper', rsAt('upper', 'WWW', 'A', ['192.0.2.1']));
+    step(model, live, 'dns/lower', rsAt('lower', 'www', 'TXT', ['t']));
+    step(model, live, 'dns/upper', undefined);
+    const gone = step(model, live, 'dns/lower', undefined);
+    assert.deepEqual(gone.deletes, [{ owner: 'WWW.example.com.', type: 'TXT' }]);
+  });
+});
+
+describe('ZoneModel: owners keyed by their name', () => {
+  test('compareKeys orders name keys as their canonical sort keys do (RFC 4034 §6.1), escapes included', () => {
+    const names = [
+      '.',
+      'com.',
+      'example.com.',
+      'a.example.com.',
+      'z.example.com.',
+      'yljkjljk.a.example.com.',
+      'z.a.example.com.',
+      'zabc.a.example.com.',
+      '*.z.example.com.',
+      'a-.example.com.',
+      'a0.example.com.',
+      'ab.example.com.',
+      'a.b.example.com.',
+      'a\\.b.example.com.',
+      'a\\000.example.com.',
+      '\\000.example.com.',
+      '\\255.example.com.',
+      'b\\.example.com.',
+      'example.net.',
+      'www.example.net.',
+    ].map((n) => nameKey(parseName(n)));
+    const r = prng(7);
+    for (let round = 0; round < 20; round++) {
+      const shuffled = [...names].sort(() => r() - 0.5);
+      const bySortKey = [...shuffled].sort((a, b) => {
+        const x = canonicalSortKey(a);
+        const y = canonicalSortKey(b);
+        return x < y ? -1 : x > y ? 1 : 0;
+      });
+      assert.deepEqual([...shuffled].sort(compareKeys), bySortKey);
+    }
+    // Random names over a small alphabet, so that labels share prefixes and suffixes.
+    const label = () => {
+      let l = '';
+      const n = 1 + Math.floor(r() * 4);
+      for (let i = 0; i < n; i++) l += pick(r, ['a', 'b', 'z', '-', '0', '\\.', '\\000']);
+      return l;
+    };
+    const random: string[] = [];
+    for (let i = 0; i < 400; i++) {
+      const labels: string[] = [];
+      for (let n = Math.floor(r() * 4); n > 0; n--) labels.push(label());
+      random.push(
+        nameKey(
+          parseName(
+            `${labels.join('.')}${labels.length ? '.' : ''}${pick(r, ['example.com.', 'a.com.', 'com.', ''])}` ||
+              '.',
+          ),
+        ),
+      );
+    }
+    const sortKeyOrder = (a: string, b: string) => {
+      const x = canonicalSortKey(a);
+      const y = canonicalSortKey(b);
+      return x < y ? -1 : x > y ? 1 : 0;
+    };
+    for (const a of random.slice(0, 150))
+      for (const b of random)
+        assert.equal(Math.sign(compareKeys(a, b)), Math.sign(sortKeyOrder(a, b)) || 0, `${a} ${b}`);
+    for (const a of names)
+      for (const b of names) assert.equal(Math.sign(compareKeys(a, b)) + Math.sign(compareKeys(b, a)), 0);
+  });
+
+  test('a name whose label holds an escaped dot is not below the delegation its text ends with', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const rs = (id: string, name: string, type: RecordTypeName, records: string[]) =>
+      recordSet('dns', id, { zoneRef: { name: 'z' }, name, type, records }, 1);
+    const live = [
+      rs('ns', 'deleg', 'NS', ['ns.other.net.']),
+      rs('dot', 'x\\.deleg', 'TXT', ['not below']),
+      rs('below', 'y.deleg', 'TXT', ['below']),
+      rs('upper', 'Q.x\\.deleg', 'A', ['192.0.2.1']),
+    ];
+    model.update(
+      live.map((r) => ({
+        key: `dns/${r.metadata.name}`,
+        current: { recordSet: r, fqdn: parseName(r.spec.name, ORIGIN) },
+      })),
+      [],
+    );
+    const ref = assembleZone({
+      zone: theZone,
+      zoneClass: theClass,
+      origin: ORIGIN,
+      records: live.map((r) => ({ recordSet: r, fqdn: parseName(r.spec.name, ORIGIN) })),
+      children: [],
+    });
+    assert.equal(model.verdicts.get('dns/dot')?.accepted, true);
+    assert.equal(model.verdicts.get('dns/below')?.accepted, false);
+    assert.equal(model.contentHash(), ref.hash);
+    assert.deepEqual(describeRRsets(model.rrsets()), describeRRsets(ref.rrsets));
   });
 });

@@ -1,6 +1,14 @@
 import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../api/index.ts';
 import { type GeoIp, steeredTtl, type Topology } from '../api/steering.ts';
-import { canonicalSortKey, isInDomain, type Name, nameEquals, nameKey, parseName } from '../dns/name.ts';
+import {
+  canonicalSortKey,
+  isInDomain,
+  type Name,
+  nameEquals,
+  nameKey,
+  parseName,
+  stripFirstLabel,
+} from '../dns/name.ts';
 import type { Rdata } from '../dns/rdata.ts';
 import { type RecordTypeName, RRType } from '../dns/rrtype.ts';
 import type { AssembledZone, ChildDelegation, RecordVerdict } from './assemble.ts';
@@ -39,7 +47,7 @@ interface Entry {
   spec: DNSRecordSet['spec'];
   /** `metadata.creationTimestamp` of the record set (oldest writer wins). */
   created: string | undefined;
-  /** The owner name; its key in `ZoneModel.owners` is `canonicalSortKey(fqdn)`, computed when needed. */
+  /** The owner name; its key in `ZoneModel.owners` is `nameKey(fqdn)` (the fqdn itself when lowercase). */
   fqdn: Name;
   /**
    * The record set's parsed records (shared with the parse cache), or, as a string, why it cannot be
@@ -52,19 +60,21 @@ interface Entry {
   /**
    * The record set's verdict in the zone (`ZoneModel.verdicts` reads it from here, through
    * `verdictOf`). `true` for accepted: an accepted verdict says nothing but the fqdn, which the
-   * entry holds, so it is made when read instead of kept as an object per record set.
+   * entry holds, so it is made when read instead of kept as an object per record set. A number for
+   * accepted too, in an entry that is its own owner (see `Owner`): the slot of its name's digest in
+   * the model's `DigestSlots`.
    */
-  verdict: RecordVerdict | true | undefined;
+  verdict: RecordVerdict | true | number | undefined;
 }
 
 /** An entry's verdict as a `RecordVerdict` (made on the spot for an accepted one). */
 function verdictOf(entry: Entry): RecordVerdict | undefined {
   const v = entry.verdict;
-  return v === true ? { accepted: true, fqdn: entry.fqdn } : v;
+  return v === true || typeof v === 'number' ? { accepted: true, fqdn: entry.fqdn } : v;
 }
 
-function isAccepted(v: RecordVerdict | true | undefined): boolean {
-  return v === true || v?.accepted === true;
+function isAccepted(v: RecordVerdict | true | number | undefined): boolean {
+  return v === true || typeof v === 'number' || v?.accepted === true;
 }
 
 /** An entry's records, for an entry that has them (not invalid). */
@@ -181,7 +191,7 @@ interface Fixed {
 const NO_FIXED: readonly Fixed[] = Object.freeze([]);
 
 /**
- * An owner name of the zone. Its canonical sort key is its key in `ZoneModel.owners`, its delegation
+ * An owner name of the zone. Its `nameKey` is its key in `ZoneModel.owners`, its delegation
  * point (if any) is in `ZoneModel.cuts`. Most owners hold one record set and publish one RRset, so
  * both are kept as the object itself when there is one and as a list only from two on: a list costs
  * two objects (about 56 bytes for one element) per owner (docs/benchmarks.md, the zone model).
@@ -199,6 +209,32 @@ interface Owner {
    * `DigestSlots`, kept as names change; -1 while the owner publishes nothing.
    */
   digest: number;
+}
+
+/**
+ * What `ZoneModel.owners` keeps per name. A name whose one record set is all it holds (no RRset the
+ * zone places there, the owner's name spelled as the record set's fqdn) is kept as that record set's
+ * entry itself, not an `Owner` beside it (64 bytes per name, docs/benchmarks.md, the zone model's
+ * entries): it publishes the entry's RRset when the entry is accepted, and its digest slot is then
+ * the entry's verdict. An update that touches the name makes it an `Owner` again (`ZoneModel.
+ * ownerAt`) and `decide` lets it rest as the entry once decided.
+ */
+type Held = Owner | Entry;
+
+function isOwner(held: Held): held is Owner {
+  return (held as Entry).spec === undefined;
+}
+
+/** What a name publishes (owner or resting entry), as a list. */
+function publishedAt(held: Held): readonly Source[] {
+  if (isOwner(held)) return publishedOf(held);
+  return typeof held.verdict === 'number' ? [held] : NOTHING_PUBLISHED;
+}
+
+/** A name's digest slot (owner or resting entry), -1 while it publishes nothing. */
+function digestAt(held: Held): number {
+  if (isOwner(held)) return held.digest;
+  return typeof held.verdict === 'number' ? held.verdict : -1;
 }
 
 /** An owner's record sets as a list (a new array when it holds one). */
@@ -285,6 +321,7 @@ export class DigestSlots {
  */
 export class ZoneModel {
   readonly origin: Name;
+  /** The origin's `nameKey`: owner names are keyed by theirs (see `ZoneModel.owners`). */
   readonly originKey: string;
   readonly soa: SoaFields;
   readonly nameServers: Name[];
@@ -300,8 +337,13 @@ export class ZoneModel {
   private readonly topology: Topology | undefined;
   /** The class's GeoIP database, likewise. */
   private readonly geoip: GeoIp | undefined;
-  private readonly owners = new Map<string, Owner>();
-  /** Canonical sort keys of all owners, sorted: every subtree is a contiguous range. */
+  /** Each owner name's `Owner`, or its one entry where that is all it holds (`Held`). */
+  private readonly owners = new Map<string, Held>();
+  /**
+   * The keys of all owners in canonical order (`compareKeys`, RFC 4034 §6.1): every subtree is a
+   * contiguous range. The keys are the owners' fqdn strings (`nameKey`), not a sort-key string made
+   * per name (docs/benchmarks.md, the zone model's entries).
+   */
   private sortedKeys: string[] = [];
   /** Owners created since the last sort; merged in one pass (many) or spliced in (few). */
   private newKeys: string[] = [];
@@ -314,7 +356,7 @@ export class ZoneModel {
 
   constructor(zone: DNSZone, zoneClass: DNSZoneClass, origin: Name) {
     this.origin = origin;
-    this.originKey = canonicalSortKey(origin);
+    this.originKey = nameKey(origin);
     this.soa = soaFor(zone, zoneClass, origin);
     this.defaultTtl = zoneDefaultTtl(zone, zoneClass);
     this.nameServers = zoneNameServers(zone, zoneClass).map((ns) => parseName(ns));
@@ -357,12 +399,19 @@ export class ZoneModel {
   /** The RRset published at an owner (by `nameKey`) and type, if any. */
   published(ownerKey: string, type: RecordTypeName): RRset | undefined {
     const owner = this.owners.get(ownerKey);
-    const source = owner ? publishedOf(owner).find((s) => typeOfSource(s) === type) : undefined;
+    const source = owner ? publishedAt(owner).find((s) => typeOfSource(s) === type) : undefined;
     return source && this.rrsetOf(source);
   }
 
   get acceptedCount(): number {
     return this.accepted;
+  }
+
+  /** Names kept as an `Owner` object; the others rest as their one record set's entry (`Held`). */
+  get ownerObjectCount(): number {
+    let n = 0;
+    for (const held of this.owners.values()) if (isOwner(held)) n++;
+    return n;
   }
 
   /**
@@ -394,15 +443,15 @@ export class ZoneModel {
     }
     this.setChildren(children, dirty);
     this.mergeNewKeys();
-    const ordered = [...dirty].sort();
-    let coveredUntil = '';
+    const ordered = [...dirty].sort(compareKeys);
+    let covered: string | undefined;
     for (const key of ordered) {
-      if (coveredUntil && key.startsWith(coveredUntil)) continue;
+      if (covered !== undefined && key !== covered && isInDomain(key, covered)) continue;
       if (this.decide(key, delta)) {
         // A delegation point appeared, went or changed: everything below it is decided again.
-        const prefix = key === '' ? '' : `${key}\u0000`;
-        for (const below of this.range(prefix)) this.decide(below, delta);
-        coveredUntil = prefix;
+        for (const below of this.below(key)) this.decide(below, delta);
+        // (The apex is never a delegation point, so covers nothing here.)
+        covered = key === this.originKey ? undefined : key;
       }
     }
     for (const key of ordered) this.dropIfEmpty(key);
@@ -412,9 +461,8 @@ export class ZoneModel {
   /** Every published RRset, in canonical order (owner, then type code). */
   *rrsets(): Generator<RRset> {
     for (const key of this.sortedKeys) {
-      const owner = this.owners.get(key)!;
-      if (owner.published === undefined) continue;
-      const list = publishedOf(owner).map((s) => this.rrsetOf(s));
+      const list = publishedAt(this.owners.get(key)!).map((s) => this.rrsetOf(s));
+      if (list.length === 0) continue;
       if (list.length > 1) list.sort((a, b) => RRType[a.type] - RRType[b.type]);
       yield* list;
     }
@@ -428,7 +476,8 @@ export class ZoneModel {
     const all = new Uint8Array(this.digests.used * DIGEST_OCTETS);
     let at = 0;
     for (const key of this.sortedKeys) {
-      const slot = this.owners.get(key)?.digest ?? -1;
+      const held = this.owners.get(key);
+      const slot = held === undefined ? -1 : digestAt(held);
       if (slot < 0) continue;
       all.set(this.digests.at(slot), at);
       at += DIGEST_OCTETS;
@@ -455,13 +504,13 @@ export class ZoneModel {
   warnings(): string[] {
     const out: string[] = [];
     const hasAddress = (name: Name) => {
-      const o = this.owners.get(canonicalSortKey(name));
+      const o = this.owners.get(nameKey(name));
       return (
-        o !== undefined && publishedOf(o).some((s) => typeOfSource(s) === 'A' || typeOfSource(s) === 'AAAA')
+        o !== undefined && publishedAt(o).some((s) => typeOfSource(s) === 'A' || typeOfSource(s) === 'AAAA')
       );
     };
     for (const ns of this.nameServers) {
-      if (isInDomain(ns, this.origin) && !this.cutAbove(canonicalSortKey(ns), true) && !hasAddress(ns)) {
+      if (isInDomain(ns, this.origin) && !this.cutAbove(nameKey(ns), true) && !hasAddress(ns)) {
         out.push(`nameserver ${ns} is inside the zone but has no A or AAAA record`);
       }
     }
@@ -477,8 +526,43 @@ export class ZoneModel {
     return out;
   }
 
+  /**
+   * The `Owner` of a name, to change: a resting entry is made an `Owner` again (its published RRset
+   * and digest slot taken back from it), so that `decide` compares against what it published.
+   */
+  private ownerAt(key: string): Owner | undefined {
+    const held = this.owners.get(key);
+    if (held === undefined || isOwner(held)) return held;
+    const slot = digestAt(held);
+    if (slot >= 0) held.verdict = true;
+    const owner: Owner = {
+      name: held.fqdn,
+      entries: held,
+      fixed: NO_FIXED,
+      published: slot >= 0 ? held : undefined,
+      digest: slot,
+    };
+    this.owners.set(key, owner);
+    return owner;
+  }
+
+  /** Lets a decided owner rest as its one entry when that is all it holds (see `Held`). */
+  private rest(key: string, owner: Owner): void {
+    const entry = owner.entries;
+    if (entry === undefined || Array.isArray(entry) || owner.fixed.length > 0 || key === this.originKey)
+      return;
+    if (owner.name !== entry.fqdn) return;
+    if (owner.published === undefined) {
+      if (owner.digest >= 0 || isAccepted(entry.verdict)) return;
+    } else {
+      if (owner.published !== entry || owner.digest < 0) return;
+      entry.verdict = owner.digest;
+    }
+    this.owners.set(key, entry);
+  }
+
   private owner(name: Name, key: string): Owner {
-    let owner = this.owners.get(key);
+    let owner = this.ownerAt(key);
     if (!owner) {
       // Every field in the literal: none is added later into a separate property store.
       owner = { name, entries: undefined, fixed: NO_FIXED, published: undefined, digest: -1 };
@@ -496,13 +580,13 @@ export class ZoneModel {
       for (const key of added) this.sortedKeys.splice(lowerBound(this.sortedKeys, key), 0, key);
       return;
     }
-    added.sort();
+    added.sort(compareKeys);
     const merged: string[] = new Array(this.sortedKeys.length + added.length);
     let i = 0;
     let j = 0;
     let k = 0;
     while (i < this.sortedKeys.length && j < added.length) {
-      merged[k++] = this.sortedKeys[i]! < added[j]! ? this.sortedKeys[i++]! : added[j++]!;
+      merged[k++] = compareKeys(this.sortedKeys[i]!, added[j]!) < 0 ? this.sortedKeys[i++]! : added[j++]!;
     }
     while (i < this.sortedKeys.length) merged[k++] = this.sortedKeys[i++]!;
     while (j < added.length) merged[k++] = added[j++]!;
@@ -511,23 +595,35 @@ export class ZoneModel {
 
   private dropIfEmpty(key: string): void {
     const owner = this.owners.get(key);
-    if (!owner || owner.entries !== undefined || owner.fixed.length > 0 || key === this.originKey) return;
+    if (
+      !owner ||
+      !isOwner(owner) ||
+      owner.entries !== undefined ||
+      owner.fixed.length > 0 ||
+      key === this.originKey
+    )
+      return;
     if (owner.digest >= 0) this.digests.release(owner.digest);
     this.owners.delete(key);
     const i = lowerBound(this.sortedKeys, key);
     if (this.sortedKeys[i] === key) this.sortedKeys.splice(i, 1);
   }
 
-  /** Keys in the sorted range that start with `prefix` (the subtree below a name). */
-  private *range(prefix: string): Generator<string> {
-    if (prefix === '') {
-      yield* this.sortedKeys.filter((k) => k !== '');
+  /**
+   * The keys of the names strictly below `key`, in canonical order: the contiguous range after it in
+   * `sortedKeys` (RFC 4034 §6.1 order keeps every subtree together).
+   */
+  private *below(key: string): Generator<string> {
+    if (key === this.originKey) {
+      yield* this.sortedKeys.filter((k) => k !== key);
       return;
     }
-    for (let i = lowerBound(this.sortedKeys, prefix); i < this.sortedKeys.length; i++) {
-      const key = this.sortedKeys[i]!;
-      if (!key.startsWith(prefix)) break;
-      yield key;
+    let i = lowerBound(this.sortedKeys, key);
+    if (this.sortedKeys[i] === key) i++;
+    for (; i < this.sortedKeys.length; i++) {
+      const k = this.sortedKeys[i]!;
+      if (!isInDomain(k, key)) break;
+      yield k;
     }
   }
 
@@ -539,7 +635,7 @@ export class ZoneModel {
     dirty: Set<string>,
     verdict?: RecordVerdict,
   ): void {
-    const ownerKey = canonicalSortKey(fqdn);
+    const ownerKey = nameKey(fqdn);
     const type = recordSet.spec.type;
     const entry: Entry = {
       key,
@@ -581,8 +677,8 @@ export class ZoneModel {
   private removeEntry(entry: Entry, dirty: Set<string>, delta: ZoneDelta, replaced = false): void {
     this.entries.delete(entry.key);
     if (entry.verdict !== undefined) this.verdictView.count--;
-    const ownerKey = canonicalSortKey(entry.fqdn);
-    const owner = this.owners.get(ownerKey);
+    const ownerKey = nameKey(entry.fqdn);
+    const owner = this.ownerAt(ownerKey);
     if (owner) {
       const held = owner.entries;
       if (held === entry) owner.entries = undefined;
@@ -614,13 +710,13 @@ export class ZoneModel {
     if (signature === this.childSignature) return;
     this.childSignature = signature;
     for (const [key, owner] of this.owners) {
-      if (key === this.originKey || owner.fixed.length === 0) continue;
+      if (key === this.originKey || !isOwner(owner) || owner.fixed.length === 0) continue;
       owner.fixed = NO_FIXED;
       dirty.add(key);
     }
     for (const child of children) {
       const by = `DNSZone ${child.zone}`;
-      const key = canonicalSortKey(child.origin);
+      const key = nameKey(child.origin);
       addFixed(this.owner(child.origin, key), {
         rrset: {
           owner: child.origin,
@@ -644,7 +740,7 @@ export class ZoneModel {
         });
       dirty.add(key);
       for (const glue of child.glue) {
-        const glueKey = canonicalSortKey(glue.owner);
+        const glueKey = nameKey(glue.owner);
         addFixed(this.owner(glue.owner, glueKey), { rrset: glue, by });
         dirty.add(glueKey);
       }
@@ -653,18 +749,15 @@ export class ZoneModel {
 
   /**
    * The highest delegation point strictly between the apex and `key` (or at `key` itself when
-   * `inclusive`). Ancestors are the prefixes of the canonical key that end at a label boundary.
+   * `inclusive`): the ancestors are the keys left by taking labels off the front, up to the apex.
    */
   private cutAbove(key: string, inclusive = false): Cut | undefined {
     if (key === this.originKey) return undefined;
-    let i = this.originKey.length === 0 ? 0 : this.originKey.length + 1;
-    for (;;) {
-      const end = key.indexOf('\u0000', i);
-      if (end < 0) return inclusive ? this.cuts.get(key) : undefined;
-      const cut = this.cuts.get(key.slice(0, end));
-      if (cut) return cut;
-      i = end + 1;
+    let found = inclusive ? this.cuts.get(key) : undefined;
+    for (let k = stripFirstLabel(key); k !== this.originKey && k !== '.'; k = stripFirstLabel(k)) {
+      found = this.cuts.get(k) ?? found;
     }
+    return found;
   }
 
   /**
@@ -672,7 +765,7 @@ export class ZoneModel {
    * its delegation point changed (then the names below must be decided again).
    */
   private decide(key: string, delta: ZoneDelta): boolean {
-    const owner = this.owners.get(key);
+    const owner = this.ownerAt(key);
     if (!owner) return false;
     const before = publishedOf(owner);
     const previous = (type: RecordTypeName) => before.find((s) => typeOfSource(s) === type);
@@ -708,8 +801,17 @@ export class ZoneModel {
     // Map's order; one is kept as itself.
     const list: Source[] = new Array(published.size);
     let i = 0;
-    for (const source of published.values()) list[i++] = source;
-    owner.published = list.length === 0 ? undefined : list.length === 1 ? list[0] : list;
+    let asOrdered = owner.fixed.length === 0 && list.length === order.length && list.length > 1;
+    for (const source of published.values()) {
+      asOrdered &&= source === order[i];
+      list[i++] = source;
+    }
+    if (asOrdered && order.length < 16) {
+      // Every record set here is published, in the order decided: one list serves as both (it is
+      // replaced, never changed in place, below 16 entries), not two lists per such name.
+      owner.entries = order;
+      owner.published = order;
+    } else owner.published = list.length === 0 ? undefined : list.length === 1 ? list[0] : list;
     let changed = published.size !== before.length;
     for (const [type, source] of published) {
       const old = previous(type);
@@ -738,6 +840,7 @@ export class ZoneModel {
     }
     if (cut) this.cuts.set(key, cut);
     else this.cuts.delete(key);
+    this.rest(key, owner);
     return !sameCut(beforeCut, cut);
   }
 
@@ -857,12 +960,57 @@ function sameVerdict(a: RecordVerdict, b: RecordVerdict): boolean {
   return a.accepted || (!b.accepted && a.reason === b.reason && a.message === b.message);
 }
 
+/**
+ * RFC 4034 §6.1 canonical order of two owner keys (`nameKey`s, lowercase): labels compared right to
+ * left, octet by octet, a shorter label or name first. Read in place from the presentation text
+ * (no label lists or sort-key strings made) when neither has an escape, which is what names are;
+ * escaped names compare by their `canonicalSortKey`.
+ */
+export function compareKeys(a: string, b: string): number {
+  if (a === b) return 0;
+  if (a === '.' || b === '.') return a === '.' ? -1 : 1;
+  if (a.indexOf('\\') >= 0 || b.indexOf('\\') >= 0) return bySortKey(a, b);
+  // Skip the text the two end with (the zone's labels, mostly), from the right.
+  let i = a.length - 1;
+  let j = b.length - 1;
+  while (i >= 0 && j >= 0 && a.charCodeAt(i) === b.charCodeAt(j)) {
+    i--;
+    j--;
+  }
+  const aAtLabel = i < 0 || a.charCodeAt(i) === 0x2e;
+  const bAtLabel = j < 0 || b.charCodeAt(j) === 0x2e;
+  // Whole labels in common and one name ends there: it is the other's ancestor, so first.
+  if (aAtLabel && bAtLabel) return i < 0 ? -1 : 1;
+  // Otherwise the first labels that differ end at the first dot of the common text.
+  const pa = a.indexOf('.', i + 1);
+  const pb = pa - a.length + b.length;
+  const sa = a.lastIndexOf('.', pa - 1) + 1;
+  const sb = b.lastIndexOf('.', pb - 1) + 1;
+  const la = pa - sa;
+  const lb = pb - sb;
+  const m = Math.min(la, lb);
+  for (let k = 0; k < m; k++) {
+    const x = a.charCodeAt(sa + k);
+    const y = b.charCodeAt(sb + k);
+    // Names from parseName are printable ASCII; anything else is left to the sort key.
+    if (x > 0x7e || y > 0x7e) return bySortKey(a, b);
+    if (x !== y) return x - y;
+  }
+  return la - lb;
+}
+
+function bySortKey(a: string, b: string): number {
+  const x = canonicalSortKey(a);
+  const y = canonicalSortKey(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
 function lowerBound(sorted: readonly string[], key: string): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (sorted[mid]! < key) lo = mid + 1;
+    if (compareKeys(sorted[mid]!, key) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;
