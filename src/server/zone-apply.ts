@@ -13,6 +13,22 @@ import type { ZoneDnssecData } from './zone-dnssec.ts';
 import { patchDiff, type ZonePatch, ZoneSnapshot } from './zone-snapshot.ts';
 import type { ServedZone, ZoneTable } from './zone-table.ts';
 
+/**
+ * Types that make a zone signed, or part of signing: zones holding any of them are answered from
+ * objects, not from zone images (ADR 0020 §7).
+ */
+export const DNSSEC_TYPES: readonly number[] = [
+  RRType.DNSKEY,
+  RRType.RRSIG,
+  RRType.NSEC,
+  RRType.NSEC3,
+  RRType.NSEC3PARAM,
+  RRType.CDS,
+  RRType.CDNSKEY,
+];
+
+const DNSSEC_TYPE_NAMES: ReadonlySet<string> = new Set(DNSSEC_TYPES.map((t) => typeName(t)));
+
 /** A served zone's RRsets (the SOA excluded) as plain data, e.g. to build it again or send it whole. */
 export function* rrsetData(zone: ServedZone): Generator<RRsetData> {
   for (const rrset of zone.transferRRsets()) {
@@ -57,6 +73,50 @@ export class ZoneApplier {
     dnssec?: ZoneDnssecData,
   ): void {
     this.table.set(ZoneSnapshot.build(origin, soa, serial, rrsets, this.policyFor(transfers), dnssec));
+  }
+
+  /**
+   * Serves `rrsets` (every RRset but the SOA) as the whole zone at `serial` from a base image built
+   * straight from them by this applier's `ZoneImageBuilder` (the main thread of the DNS thread pool,
+   * ADR 0020 step 4), with no `ZoneSnapshot` made first: the image is the one the snapshot of the same
+   * content would give (a second RRset of a name and type replaces the first, `ZoneImage.build`), and
+   * the zone starts a new IXFR journal, as `replace` does. False, and nothing changed (`rrsets` read
+   * in part or whole: the caller reads the content again), when this applier builds no images, when the content holds
+   * DNSSEC material (`DNSSEC_TYPES`: such zones are served as objects), or when no image can hold it
+   * (a record whose RDATA exceeds 65,535 octets); the caller then serves it with `replace`.
+   */
+  replaceWithImage(
+    origin: Name,
+    soa: SoaFields,
+    serial: number,
+    rrsets: Iterable<RRsetData>,
+    transfers: ResolvedTransfers | undefined,
+  ): boolean {
+    const images = this.images;
+    if (images === undefined) return false;
+    let signed = false;
+    function* checked(): Generator<RRsetData> {
+      for (const r of rrsets) {
+        if (!signed && DNSSEC_TYPE_NAMES.has(r.type)) signed = true;
+        yield r;
+      }
+    }
+    // Read once: `merge` asks the source for its RRsets once, and looks up no name in it.
+    const source = new ContentSource(origin, soa, serial, checked);
+    let built: ZoneImages;
+    try {
+      built = images.merge(source);
+    } catch {
+      images.forget(origin);
+      return false;
+    }
+    if (signed) {
+      images.forget(origin);
+      return false;
+    }
+    const policy = this.policyFor(transfers);
+    this.table.set(new ImageZone(built.image, policy, new ZoneJournal(policy?.journalSize ?? 0)));
+    return true;
   }
 
   /**

@@ -195,11 +195,20 @@ export class BuiltinBackend implements Backend, SelectionSink {
       await this.steering?.patch(this.sink, origin, delta);
     } else {
       const aliases = this.aliases;
-      const seen: RRset[] = [];
-      const steered: RRset[] = [];
-      let rrsets = aliases ? tapAliases(zone.rrsets(), seen) : zone.rrsets();
-      if (this.steering) rrsets = tapSteered(rrsets, steered);
-      this.zones.replace(origin, soa, serial, rrsets, transfers);
+      let seen: RRset[] = [];
+      let steered: RRset[] = [];
+      const content = (): Iterable<RRset> => {
+        seen = [];
+        steered = [];
+        let rrsets = aliases ? tapAliases(zone.rrsets(), seen) : zone.rrsets();
+        if (this.steering) rrsets = tapSteered(rrsets, steered);
+        return rrsets;
+      };
+      // Where zones are held as images (the DNS threads' pool), the image is built straight from the
+      // content, no objects of the zone made first; objects where it cannot be (DNSSEC material, an
+      // RRset no image can hold), the content read again.
+      if (!this.zones.replaceWithImage(origin, soa, serial, content(), transfers))
+        this.zones.replace(origin, soa, serial, content(), transfers);
       aliases?.replace(zone.key, zone.origin, seen);
       // A zone served from now on may hold the targets of other zones' ALIAS record sets.
       if (!current) aliases?.servedChanged(zone.origin);

@@ -13,7 +13,7 @@ import type { SteeringBinder } from '../../server/selection/steering/steering-bi
 import type { Notifier } from '../../server/transfer/notifier.ts';
 import type { UpdateResponder } from '../../server/update/update-handler.ts';
 import type { DnsWorkerConfig, FromWorker, ToWorker } from '../../server/worker-protocol.ts';
-import { rrsetData, ZoneApplier } from '../../server/zone-apply.ts';
+import { DNSSEC_TYPES, rrsetData, ZoneApplier } from '../../server/zone-apply.ts';
 import { ZoneSnapshot } from '../../server/zone-snapshot.ts';
 import type { ServedZone, ZoneTable } from '../../server/zone-table.ts';
 import type { SoaFields } from '../../zones/soa.ts';
@@ -582,17 +582,6 @@ function healthStates(): [number, number][] {
   }
   return out;
 }
-
-/** Types that make a zone signed, or part of signing: DNSSEC answers come from objects for now. */
-const DNSSEC_TYPES: readonly number[] = [
-  RRType.DNSKEY,
-  RRType.RRSIG,
-  RRType.NSEC,
-  RRType.NSEC3,
-  RRType.NSEC3PARAM,
-  RRType.CDS,
-  RRType.CDNSKEY,
-];
 
 /** The SOA fields of a served zone (its SOA RRset's TTL and RDATA). */
 function soaFieldsOf(zone: ServedZone): SoaFields {

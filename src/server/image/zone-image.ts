@@ -582,11 +582,25 @@ class NameSet {
     this.table = new Int32Array(slots);
   }
 
-  /** Adds an RRset of type code `type` to the node of its owner. */
+  /**
+   * Adds an RRset of type code `type` to the node of its owner. A second RRset of a name and type
+   * replaces the first in its place, as `ZoneSnapshot.build` keeps the last: content read straight
+   * from what was programmed makes the image the snapshot of the same content would. The name is
+   * spelled as the RRset of the node's first type that is kept spells it (the snapshot's first RRset
+   * of that node).
+   */
   add(rrset: RRsetData, type: number): void {
-    const node = rrset.owner === this.lastOwner ? this.lastNode : this.ownerNode(rrset.owner);
-    this.lastOwner = rrset.owner;
+    const owner = rrset.owner;
+    const node = owner === this.lastOwner ? this.lastNode : this.ownerNode(owner);
+    this.lastOwner = owner;
     this.lastNode = node;
+    for (let r = this.firstRRset[node]!; r !== -1; r = this.nextRRset[r]!) {
+      if (this.rrsetType[r] !== type) continue;
+      const before = this.rrsets[r]!.owner;
+      this.rrsets[r] = rrset;
+      if (r === this.firstRRset[node] && before !== owner) this.respell(node, owner);
+      return;
+    }
     const r = this.rrsets.length;
     if (r === this.rrsetType.length) {
       this.rrsetType = grown(this.rrsetType);
@@ -599,6 +613,18 @@ class NameSet {
     else this.nextRRset[this.lastRRset[node]!] = r;
     this.lastRRset[node] = r;
     this.rrsetCount[node]!++;
+  }
+
+  /**
+   * Writes the node's labels as `owner` spells them (the same name in another letter case: the same
+   * length and hash). Every node has its own copy of its name while RRsets are added (empty
+   * non-terminals, which share their child's, come after).
+   */
+  private respell(node: number, owner: Name): void {
+    if (owner.length + 1 > this.scratch.length) this.scratch = new Uint8Array(owner.length * 2 + 2);
+    const relative = writeNameWire(owner, this.scratch, 0) - this.originLength;
+    const at = this.nameAt[node]!;
+    for (let i = 0; i < relative; i++) this.bytes[at + i] = this.scratch[i]!;
   }
 
   /** Adds a name without RRsets (an overlay's empty non-terminal or tombstone) unless it is there. */
