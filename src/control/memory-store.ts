@@ -195,16 +195,23 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     ) {
       return existing;
     }
-    const metadata = plainMeta(desired.metadata, {
-      uid: existing?.metadata.uid ?? `uid-${++this.uid}`,
-      generation: existing
-        ? (existing.metadata.generation ?? 0) + (specChanged ? 1 : 0)
-        : Math.max(1, generation ?? 1),
-      creationTimestamp:
-        existing?.metadata.creationTimestamp ?? creationTimestamp ?? this.now().toISOString(),
-      resourceVersion: String(++this.resourceVersion),
-      ...(existing?.metadata.finalizers ? { finalizers: existing.metadata.finalizers } : {}),
-    });
+    const metadata = storeMeta(
+      [
+        desired.metadata,
+        {
+          uid: '',
+          generation: existing
+            ? (existing.metadata.generation ?? 0) + (specChanged ? 1 : 0)
+            : Math.max(1, generation ?? 1),
+          creationTimestamp:
+            existing?.metadata.creationTimestamp ?? creationTimestamp ?? this.now().toISOString(),
+          resourceVersion: '',
+          ...(existing?.metadata.finalizers ? { finalizers: existing.metadata.finalizers } : {}),
+        },
+      ],
+      existing ? uidNumber(existing.metadata) : ++this.uid,
+      ++this.resourceVersion,
+    );
     const { status: _ignored, ...rest } = desired;
     const object = plain<Stored>(rest, {
       metadata,
@@ -247,7 +254,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     if (!byKey || !existing) return;
     const object = plain<Stored>(existing, {
       status,
-      metadata: plainMeta(existing.metadata, { resourceVersion: String(++this.resourceVersion) }),
+      metadata: storeMeta([existing.metadata], uidNumber(existing.metadata), ++this.resourceVersion),
     });
     byKey.set(key, object);
     emit(object);
@@ -293,9 +300,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
 
   private revise(object: Stored, metadata: Partial<ObjectMeta>): Stored {
     return plain<Stored>(object, {
-      metadata: plainMeta(object.metadata, metadata, {
-        resourceVersion: String(++this.resourceVersion),
-      }),
+      metadata: storeMeta([object.metadata, metadata], uidNumber(object.metadata), ++this.resourceVersion),
     });
   }
 
@@ -339,25 +344,138 @@ const USUAL_META = new Set([
   'finalizers',
 ]);
 
-/**
- * `plain` for metadata. The usual metadata (name, namespace, uid, generation, creation time,
- * resource version, finalizers) is made as one literal, its fields in the object: made by `plain`,
- * V8 sized such objects by the first ones it made (without finalizers) and put the rest into a
- * separate property array, about 40 bytes per object (docs/benchmarks.md, memory budget).
+/*
+ * `uid` and `resourceVersion` are the store's own counters. Each metadata keeps them as two small
+ * integers in fields of its own that are not enumerable (symbol keys), and `uid` and
+ * `resourceVersion` are enumerable accessors that make their strings when read: the two strings per
+ * object cost about 56 bytes of heap, the two integers 16 (docs/benchmarks.md, fifth round). The
+ * accessors are one getter and one setter shared by every object, which V8 keeps in the object's
+ * shape, not in the object. To a reader the metadata is a plain object as before: its prototype is
+ * Object.prototype, and `Object.keys`, spread, `JSON.stringify`, `structuredClone` and deep equality
+ * see `uid` and `resourceVersion` as strings, in the same place among the keys. An assignment to
+ * either replaces the accessor with a plain property (kept in its place) holding what was assigned.
  */
-function plainMeta(...parts: object[]): ObjectMeta {
-  const m = plain<ObjectMeta>(...parts);
+const UID = Symbol('uid');
+const VERSION = Symbol('resourceVersion');
+
+interface Numbered {
+  [UID]: number;
+  [VERSION]: number;
+}
+
+function uidGet(this: Numbered): string {
+  return `uid-${this[UID]}`;
+}
+function versionGet(this: Numbered): string {
+  return String(this[VERSION]);
+}
+function uidSet(this: object, value: unknown): void {
+  Object.defineProperty(this, 'uid', { value, writable: true, enumerable: true, configurable: true });
+}
+function versionSet(this: object, value: unknown): void {
+  Object.defineProperty(this, 'resourceVersion', {
+    value,
+    writable: true,
+    enumerable: true,
+    configurable: true,
+  });
+}
+const UID_ACCESSOR: PropertyDescriptor = { get: uidGet, set: uidSet, enumerable: true, configurable: true };
+const VERSION_ACCESSOR: PropertyDescriptor = {
+  get: versionGet,
+  set: versionSet,
+  enumerable: true,
+  configurable: true,
+};
+
+/** The store's uid number behind a metadata's `uid` (`uid-N`). */
+function uidNumber(metadata: ObjectMeta): number {
+  const n = (metadata as Partial<Numbered>)[UID];
+  return n ?? Number(metadata.uid?.slice(4));
+}
+
+function number(out: object, uid: number, version: number): void {
+  Object.defineProperty(out, UID, { value: uid });
+  Object.defineProperty(out, VERSION, { value: version });
+}
+
+/**
+ * The usual metadata (name, namespace, uid, generation, creation time, resource version), its fields
+ * in the object in this order, and the same with finalizers (`UsualMetaFinalized`): made by one
+ * function, V8 sizes such objects by the first ones it makes (without finalizers) and puts the rest
+ * into a separate property array, about 40 bytes per object (docs/benchmarks.md, memory budget).
+ * Their prototype is Object.prototype.
+ */
+function UsualMeta(
+  this: Record<string, unknown>,
+  name: unknown,
+  namespace: unknown,
+  uid: number,
+  generation: unknown,
+  creationTimestamp: unknown,
+  version: number,
+): void {
+  this.name = name;
+  this.namespace = namespace;
+  Object.defineProperty(this, 'uid', UID_ACCESSOR);
+  this.generation = generation;
+  this.creationTimestamp = creationTimestamp;
+  Object.defineProperty(this, 'resourceVersion', VERSION_ACCESSOR);
+  number(this, uid, version);
+}
+UsualMeta.prototype = Object.prototype;
+
+function UsualMetaFinalized(
+  this: Record<string, unknown>,
+  name: unknown,
+  namespace: unknown,
+  uid: number,
+  generation: unknown,
+  creationTimestamp: unknown,
+  version: number,
+  finalizers: unknown,
+): void {
+  this.name = name;
+  this.namespace = namespace;
+  Object.defineProperty(this, 'uid', UID_ACCESSOR);
+  this.generation = generation;
+  this.creationTimestamp = creationTimestamp;
+  Object.defineProperty(this, 'resourceVersion', VERSION_ACCESSOR);
+  this.finalizers = finalizers;
+  number(this, uid, version);
+}
+UsualMetaFinalized.prototype = Object.prototype;
+
+type MetaConstructor = new (...args: unknown[]) => ObjectMeta;
+
+/** Any other metadata (labels, annotations, a deletion time, no namespace, ...). */
+function OtherMeta(this: Record<string, unknown>): void {}
+OtherMeta.prototype = Object.prototype;
+
+/**
+ * `plain` for metadata, with the store's `uid` and `resourceVersion` numbers behind the accessors
+ * of those names (whatever `parts` hold for them, their place among the keys is kept).
+ */
+function storeMeta(parts: object[], uid: number, version: number): ObjectMeta {
+  const m = plain<Record<string, unknown>>(...parts, { uid: '', resourceVersion: '' });
   const keys = Object.keys(m);
-  const { name, namespace, uid, generation, creationTimestamp, resourceVersion, finalizers } = m;
-  // Exactly those fields, each set: the literal below adds none that was not there.
+  const { name, namespace, generation, creationTimestamp, finalizers } = m;
+  // Exactly those fields, each set: the constructor adds none that was not there.
   if (
-    keys.length !== (finalizers === undefined ? 6 : 7) ||
-    !keys.every((k) => USUAL_META.has(k) && m[k as keyof ObjectMeta] !== undefined)
-  )
-    return m;
-  return finalizers === undefined
-    ? { name, namespace, uid, generation, creationTimestamp, resourceVersion }
-    : { name, namespace, uid, generation, creationTimestamp, resourceVersion, finalizers };
+    keys.length === (finalizers === undefined ? 6 : 7) &&
+    keys.every((k) => USUAL_META.has(k) && m[k] !== undefined)
+  ) {
+    const Usual = (finalizers === undefined ? UsualMeta : UsualMetaFinalized) as unknown as MetaConstructor;
+    return new Usual(name, namespace, uid, generation, creationTimestamp, version, finalizers);
+  }
+  const out = new (OtherMeta as unknown as new () => Record<string, unknown>)();
+  for (const key of keys) {
+    if (key === 'uid') Object.defineProperty(out, key, UID_ACCESSOR);
+    else if (key === 'resourceVersion') Object.defineProperty(out, key, VERSION_ACCESSOR);
+    else out[key] = m[key];
+  }
+  number(out, uid, version);
+  return out as unknown as ObjectMeta;
 }
 
 /** `{ ...parts[0], ...parts[1], ... }`, with the properties in the object (own `__proto__` keys left out). */
