@@ -201,6 +201,30 @@ describe('MemoryStore', () => {
     });
   });
 
+  test('a finalizer added sends watchers the new version, as an API server watch does', async () => {
+    const store = new MemoryStore();
+    const events: StoreEvent[] = [];
+    store.apply(rs(['192.0.2.1']));
+    store.watch((e) => events.push(e));
+    await store.addFinalizer('DNSRecordSet', 'dns/www', 'x/f');
+    assert.equal(events.length, 1);
+    assert.equal(events[0]?.type, 'upsert');
+    assert.equal(events[0]?.object, store.get('DNSRecordSet', 'dns/www'), 'the version the store holds');
+    assert.deepEqual(events[0]?.object.metadata.finalizers, ['x/f']);
+    await store.addFinalizer('DNSRecordSet', 'dns/www', 'x/f');
+    assert.equal(events.length, 1, 'a finalizer already there changes nothing and sends nothing');
+    const foreign: unknown[] = [];
+    store.applyForeign('door', {
+      apiVersion: 'example.com/v1',
+      kind: 'Thing',
+      metadata: { name: 't', namespace: 'dns' },
+      spec: {},
+    } as never);
+    store.watchForeign((e) => foreign.push(e.object));
+    await store.addForeignFinalizer('door', 'dns/t', 'x/f');
+    assert.deepEqual(foreign, [store.getForeign('door', 'dns/t')]);
+  });
+
   test('without finalizers deletion is immediate', () => {
     const store = new MemoryStore();
     store.apply(rs(['192.0.2.1']));
