@@ -225,6 +225,25 @@ describe('MemoryStore', () => {
     assert.deepEqual(foreign, [store.getForeign('door', 'dns/t')]);
   });
 
+  test('objects keep their keys in order, whatever their shape', async () => {
+    const store = new MemoryStore();
+    store.apply(rs(['192.0.2.1']));
+    const held = () => store.get('DNSRecordSet', 'dns/www')!;
+    assert.deepEqual(Object.keys(held()), ['apiVersion', 'kind', 'metadata', 'spec']);
+    await store.updateStatus('DNSRecordSet', 'dns/www', { fqdn: 'www.z.' });
+    assert.deepEqual(Object.keys(held()), ['apiVersion', 'kind', 'metadata', 'spec', 'status']);
+    await store.addFinalizer('DNSRecordSet', 'dns/www', 'x/f');
+    assert.deepEqual(Object.keys(held()), ['apiVersion', 'kind', 'metadata', 'spec', 'status']);
+    assert.equal(Object.getPrototypeOf(held()), Object.prototype);
+    const { apiVersion, ...rest } = rs(['192.0.2.2']);
+    store.apply({ ...rest, apiVersion } as never);
+    assert.deepEqual(Object.keys(held()), ['kind', 'metadata', 'spec', 'apiVersion', 'status']);
+    assert.equal(
+      JSON.stringify(held()),
+      JSON.stringify({ ...rest, apiVersion, metadata: { ...held().metadata }, status: { fqdn: 'www.z.' } }),
+    );
+  });
+
   test('without finalizers deletion is immediate', () => {
     const store = new MemoryStore();
     store.apply(rs(['192.0.2.1']));
