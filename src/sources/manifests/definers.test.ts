@@ -105,6 +105,17 @@ test("the state's entry keeps its file, tag and version apart, whichever of them
   assert.equal(state.setTag(id, undefined), true);
   assert.equal(state.tagOf(id), undefined);
   assert.equal(state.object(id)?.file, undefined);
+  // Entries of the same file and tag share what holds them: a change to one leaves the other.
+  const other = 'DNSRecordSet/dns/y';
+  state.putObject(other, { created: 't', file: 'b.yaml', resource: usual });
+  state.putObject(id, { created: 't', file: 'b.yaml', resource: usual });
+  state.setTag(id, '/folder/b.yaml');
+  state.setTag(other, '/folder/b.yaml');
+  state.setTag(id, '/folder/a.yaml');
+  assert.equal(state.tagOf(other), '/folder/b.yaml');
+  assert.equal(state.tagOf(id), '/folder/a.yaml');
+  assert.equal(state.object(other)?.file, 'b.yaml');
+  state.setTag(id, undefined);
   // An unchanged version keeps the new one's objects (the ones the resource store shares).
   const again = structuredClone(usual);
   state.putObject(id, { created: 't', resource: again });

@@ -877,10 +877,11 @@ class Entry {
   /** The accepted version's spec when it is of the usual shape, else the version in a `Whole`. */
   private held: unknown;
   /**
-   * The file of the accepted version and the tag: the file alone when the tag is the same value
-   * (which files define an object is nearly always the one file its version came from), else both
-   * in a `FileAndTag`. One field instead of two, and the spec and the whole version one more: the
-   * entry takes four fields, 56 bytes, not six (docs/benchmarks.md, fifth round).
+   * The file of the accepted version and the tag: the file alone when the tag is the same value,
+   * else both in a `FileAndTag`, shared by the entries of the same two (which files define an object
+   * is nearly always the one file its version came from, as the manifest source names it). One field
+   * instead of two, and the spec and the whole version one more: the entry takes four fields, 56
+   * bytes, not six (docs/benchmarks.md, fifth round).
    */
   private where: string | undefined | FileAndTag;
 
@@ -894,7 +895,7 @@ class Entry {
     this.created = created;
     this.generation = generation;
     this.held = resource !== undefined ? new Whole(resource) : spec;
-    this.where = file === undefined ? file : new FileAndTag(file, undefined);
+    this.where = file === undefined ? file : fileAndTag(file, undefined);
   }
 
   get file(): string | undefined {
@@ -908,7 +909,7 @@ class Entry {
 
   set tag(tag: unknown) {
     const file = this.file;
-    this.where = tag === file ? file : new FileAndTag(file, tag);
+    this.where = tag === file ? file : fileAndTag(file, tag);
   }
 
   /** The accepted version's spec, when it is of the usual shape. */
@@ -935,7 +936,7 @@ class Whole {
   }
 }
 
-/** An entry's file and tag when they differ. */
+/** An entry's file and tag when they differ (never changed: entries share them). */
 class FileAndTag {
   readonly file: string | undefined;
   readonly tag: unknown;
@@ -943,6 +944,29 @@ class FileAndTag {
     this.file = file;
     this.tag = tag;
   }
+}
+
+/** Shared `FileAndTag`s by file and tag, for tags that are strings or none: about one per file. */
+const fileAndTags = new Map<string | undefined, Map<string | undefined, FileAndTag>>();
+let fileAndTagCount = 0;
+const FILE_AND_TAGS_KEPT = 65_536;
+
+function fileAndTag(file: string | undefined, tag: unknown): FileAndTag {
+  if (tag !== undefined && typeof tag !== 'string') return new FileAndTag(file, tag);
+  let byTag = fileAndTags.get(file);
+  let pair = byTag?.get(tag);
+  if (pair === undefined) {
+    pair = new FileAndTag(file, tag);
+    if (fileAndTagCount < FILE_AND_TAGS_KEPT) {
+      if (byTag === undefined) {
+        byTag = new Map();
+        fileAndTags.set(file, byTag);
+      }
+      byTag.set(tag, pair);
+      fileAndTagCount++;
+    }
+  }
+  return pair;
 }
 
 function toEntry(
