@@ -356,7 +356,7 @@ const USUAL_META = new Set([
 
 /*
  * `uid` and `resourceVersion` are the store's own counters. Each metadata keeps them as two small
- * integers in fields of its own that are not enumerable (symbol keys), and `uid` and
+ * integers in private fields of its own (`Numbers`), and `uid` and
  * `resourceVersion` are enumerable accessors that make their strings when read: the two strings per
  * object cost about 56 bytes of heap, the two integers 16 (docs/benchmarks.md, fifth round). The
  * accessors are one getter and one setter shared by every object, which V8 keeps in the object's
@@ -365,19 +365,40 @@ const USUAL_META = new Set([
  * see `uid` and `resourceVersion` as strings, in the same place among the keys. An assignment to
  * either replaces the accessor with a plain property (kept in its place) holding what was assigned.
  */
-const UID = Symbol('uid');
-const VERSION = Symbol('resourceVersion');
-
-interface Numbered {
-  [UID]: number;
-  [VERSION]: number;
+/** Gives an object made elsewhere the fields of a subclass: its constructor returns that object. */
+class Returning {
+  constructor(object: object) {
+    // biome-ignore lint/correctness/noConstructorReturn: the subclass's fields go on `object`
+    return object as Returning;
+  }
 }
 
-function uidGet(this: Numbered): string {
-  return `uid-${this[UID]}`;
+/**
+ * The two numbers, as private fields of the metadata: in the object like any field, but seen by no
+ * reader (not by `Object.keys`, spread, `JSON.stringify`, `structuredClone` or deep equality), and
+ * set without the slow path of `Object.defineProperty`.
+ */
+class Numbers extends Returning {
+  #uid: number;
+  #version: number;
+  constructor(object: object, uid: number, version: number) {
+    super(object);
+    this.#uid = uid;
+    this.#version = version;
+  }
+  static uidOf(object: object): number | undefined {
+    return #uid in object ? (object as Numbers).#uid : undefined;
+  }
+  static versionOf(object: object): number {
+    return (object as Numbers).#version;
+  }
 }
-function versionGet(this: Numbered): string {
-  return String(this[VERSION]);
+
+function uidGet(this: object): string {
+  return `uid-${Numbers.uidOf(this)}`;
+}
+function versionGet(this: object): string {
+  return String(Numbers.versionOf(this));
 }
 function uidSet(this: object, value: unknown): void {
   Object.defineProperty(this, 'uid', { value, writable: true, enumerable: true, configurable: true });
@@ -400,13 +421,11 @@ const VERSION_ACCESSOR: PropertyDescriptor = {
 
 /** The store's uid number behind a metadata's `uid` (`uid-N`). */
 function uidNumber(metadata: ObjectMeta): number {
-  const n = (metadata as Partial<Numbered>)[UID];
-  return n ?? Number(metadata.uid?.slice(4));
+  return Numbers.uidOf(metadata) ?? Number(metadata.uid?.slice(4));
 }
 
 function number(out: object, uid: number, version: number): void {
-  Object.defineProperty(out, UID, { value: uid });
-  Object.defineProperty(out, VERSION, { value: version });
+  new Numbers(out, uid, version);
 }
 
 /**
