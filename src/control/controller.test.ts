@@ -68,6 +68,23 @@ describe('Controller', () => {
     controller.stop();
   });
 
+  test("the catalog holds the store's own version of each record set, not one from before its finalizer", async () => {
+    const { store, controller } = setup();
+    seed(store);
+    controller.start();
+    await controller.idle();
+    // Status written before the finalizer is added (the order a first start's zone reconciles make).
+    await store.updateStatus('DNSRecordSet', 'dns/www', { fqdn: 'www.example.com.' });
+    await store.removeFinalizer('DNSRecordSet', 'dns/www', FINALIZER);
+    await store.updateStatus('DNSRecordSet', 'dns/www', { fqdn: 'www.example.com.' });
+    await store.addFinalizer('DNSRecordSet', 'dns/www', FINALIZER);
+    await controller.idle();
+    const held = store.get('DNSRecordSet', 'dns/www');
+    assert.deepEqual(held?.metadata.finalizers, [FINALIZER]);
+    assert.equal(controller.catalog.records.get('dns/www'), held);
+    controller.stop();
+  });
+
   test('a first start serves every zone while record-set status writes wait; each is written once', async () => {
     // More zones than are reconciled at once, and the API server slow to take record-set statuses: no
     // zone waits for the record-set writes of the zones before it (its own status is what serves it).

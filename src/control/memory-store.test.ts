@@ -87,6 +87,163 @@ describe('MemoryStore', () => {
     ]);
   });
 
+  test('uid and resourceVersion read, copy and serialise as strings in their place', async () => {
+    const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
+    store.apply(rs(['192.0.2.1']));
+    const first = store.get('DNSRecordSet', 'dns/www')!;
+    const { uid } = first.metadata;
+    assert.equal(uid, 'uid-1');
+    assert.equal(first.metadata.resourceVersion, '1');
+    await store.addFinalizer('DNSRecordSet', 'dns/www', 'x/f');
+    await store.updateStatus('DNSRecordSet', 'dns/www', { fqdn: 'www.z.' });
+    store.apply(rs(['192.0.2.2']));
+    const obj = store.get('DNSRecordSet', 'dns/www')!;
+    assert.equal(obj.metadata.uid, uid, 'the uid stays with the object');
+    assert.equal(obj.metadata.resourceVersion, '4', 'every write moves the version');
+    const expected = {
+      name: 'www',
+      namespace: 'dns',
+      uid: 'uid-1',
+      generation: 2,
+      creationTimestamp: '2026-01-01T00:00:00.000Z',
+      resourceVersion: '4',
+      finalizers: ['x/f'],
+    };
+    // What a plain object of those fields gives, key order included.
+    assert.equal(JSON.stringify(obj.metadata), JSON.stringify(expected));
+    assert.deepEqual(Object.keys(obj.metadata), Object.keys(expected));
+    assert.deepStrictEqual(obj.metadata, expected);
+    assert.deepStrictEqual({ ...obj.metadata }, expected);
+    assert.deepStrictEqual(structuredClone(obj.metadata), expected);
+    assert.deepStrictEqual(Object.entries(obj.metadata), Object.entries(expected));
+    assert.equal(Object.getPrototypeOf(obj.metadata), Object.prototype);
+    // Kept as the store's numbers, made strings when read (no string per object).
+    assert.equal(typeof Object.getOwnPropertyDescriptor(obj.metadata, 'uid')?.get, 'function');
+    assert.equal(typeof Object.getOwnPropertyDescriptor(obj.metadata, 'resourceVersion')?.get, 'function');
+    assert.equal(
+      JSON.stringify(obj),
+      JSON.stringify({
+        apiVersion: obj.apiVersion,
+        kind: 'DNSRecordSet',
+        metadata: expected,
+        spec: obj.spec,
+        status: { fqdn: 'www.z.' },
+      }),
+    );
+    // Another store counts on its own; a second object gets the next uid.
+    store.apply(recordSet('dns', 'mail', { zoneRef: { name: 'z' }, name: 'mail', type: 'A', records: [] }));
+    assert.equal(store.get('DNSRecordSet', 'dns/mail')!.metadata.uid, 'uid-2');
+    assert.equal(store.get('DNSRecordSet', 'dns/mail')!.metadata.resourceVersion, '5');
+  });
+
+  test('metadata of other shapes keeps its keys in order, uid and resourceVersion as strings', async () => {
+    const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
+    const labelled = rs(['192.0.2.1']);
+    labelled.metadata = { name: 'www', namespace: 'dns', labels: { a: 'b' }, resourceVersion: '77' };
+    store.apply(labelled);
+    await store.addFinalizer('DNSRecordSet', 'dns/www', 'x/f');
+    store.remove('DNSRecordSet', 'dns/www');
+    const obj = store.get('DNSRecordSet', 'dns/www')!;
+    assert.deepStrictEqual(Object.entries(obj.metadata), [
+      ['name', 'www'],
+      ['namespace', 'dns'],
+      ['labels', { a: 'b' }],
+      ['resourceVersion', '3'],
+      ['uid', 'uid-1'],
+      ['generation', 1],
+      ['creationTimestamp', '2026-01-01T00:00:00.000Z'],
+      ['finalizers', ['x/f']],
+      ['deletionTimestamp', '2026-01-01T00:00:00.000Z'],
+    ]);
+    assert.equal(
+      JSON.stringify(obj.metadata),
+      JSON.stringify(Object.fromEntries(Object.entries(obj.metadata))),
+    );
+  });
+
+  test('an assignment to uid or resourceVersion holds what was assigned, in its place', () => {
+    const store = new MemoryStore();
+    store.apply(rs(['192.0.2.1']));
+    const meta = store.get('DNSRecordSet', 'dns/www')!.metadata;
+    meta.resourceVersion = 'x';
+    meta.uid = 'y';
+    assert.equal(meta.resourceVersion, 'x');
+    assert.equal(meta.uid, 'y');
+    assert.deepEqual(Object.keys(meta), [
+      'name',
+      'namespace',
+      'uid',
+      'generation',
+      'creationTimestamp',
+      'resourceVersion',
+    ]);
+  });
+
+  test('front-door objects get the same uid and resourceVersion semantics', async () => {
+    const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
+    const object = {
+      apiVersion: 'example.com/v1',
+      kind: 'Thing',
+      metadata: { name: 't', namespace: 'dns' },
+      spec: { a: 1 },
+    };
+    store.applyForeign('door', object as never);
+    await store.setForeignLabel('door', 'dns/t', 'l', 'v');
+    const held = store.getForeign('door', 'dns/t')!;
+    assert.deepStrictEqual(held.metadata, {
+      name: 't',
+      namespace: 'dns',
+      uid: 'uid-1',
+      generation: 1,
+      creationTimestamp: '2026-01-01T00:00:00.000Z',
+      resourceVersion: '2',
+      labels: { l: 'v' },
+    });
+  });
+
+  test('a finalizer added sends watchers the new version, as an API server watch does', async () => {
+    const store = new MemoryStore();
+    const events: StoreEvent[] = [];
+    store.apply(rs(['192.0.2.1']));
+    store.watch((e) => events.push(e));
+    await store.addFinalizer('DNSRecordSet', 'dns/www', 'x/f');
+    assert.equal(events.length, 1);
+    assert.equal(events[0]?.type, 'upsert');
+    assert.equal(events[0]?.object, store.get('DNSRecordSet', 'dns/www'), 'the version the store holds');
+    assert.deepEqual(events[0]?.object.metadata.finalizers, ['x/f']);
+    await store.addFinalizer('DNSRecordSet', 'dns/www', 'x/f');
+    assert.equal(events.length, 1, 'a finalizer already there changes nothing and sends nothing');
+    const foreign: unknown[] = [];
+    store.applyForeign('door', {
+      apiVersion: 'example.com/v1',
+      kind: 'Thing',
+      metadata: { name: 't', namespace: 'dns' },
+      spec: {},
+    } as never);
+    store.watchForeign((e) => foreign.push(e.object));
+    await store.addForeignFinalizer('door', 'dns/t', 'x/f');
+    assert.deepEqual(foreign, [store.getForeign('door', 'dns/t')]);
+  });
+
+  test('objects keep their keys in order, whatever their shape', async () => {
+    const store = new MemoryStore();
+    store.apply(rs(['192.0.2.1']));
+    const held = () => store.get('DNSRecordSet', 'dns/www')!;
+    assert.deepEqual(Object.keys(held()), ['apiVersion', 'kind', 'metadata', 'spec']);
+    await store.updateStatus('DNSRecordSet', 'dns/www', { fqdn: 'www.z.' });
+    assert.deepEqual(Object.keys(held()), ['apiVersion', 'kind', 'metadata', 'spec', 'status']);
+    await store.addFinalizer('DNSRecordSet', 'dns/www', 'x/f');
+    assert.deepEqual(Object.keys(held()), ['apiVersion', 'kind', 'metadata', 'spec', 'status']);
+    assert.equal(Object.getPrototypeOf(held()), Object.prototype);
+    const { apiVersion, ...rest } = rs(['192.0.2.2']);
+    store.apply({ ...rest, apiVersion } as never);
+    assert.deepEqual(Object.keys(held()), ['kind', 'metadata', 'spec', 'apiVersion', 'status']);
+    assert.equal(
+      JSON.stringify(held()),
+      JSON.stringify({ ...rest, apiVersion, metadata: { ...held().metadata }, status: { fqdn: 'www.z.' } }),
+    );
+  });
+
   test('without finalizers deletion is immediate', () => {
     const store = new MemoryStore();
     store.apply(rs(['192.0.2.1']));

@@ -82,7 +82,9 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
   }
 
   async addFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void> {
-    this.addFinalizerTo(this.objects, kind, key, finalizer);
+    this.addFinalizerTo(this.objects, kind, key, finalizer, (object) =>
+      this.emit({ type: 'upsert', kind, key, object: object as Resource }),
+    );
   }
 
   async removeFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void> {
@@ -131,7 +133,9 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
   }
 
   async addForeignFinalizer(door: string, key: ResourceKey, finalizer: string): Promise<void> {
-    this.addFinalizerTo(this.foreign, door, key, finalizer);
+    this.addFinalizerTo(this.foreign, door, key, finalizer, (object) =>
+      this.emitForeign({ type: 'upsert', door, key, object: object as ForeignObject }),
+    );
   }
 
   async removeForeignFinalizer(door: string, key: ResourceKey, finalizer: string): Promise<void> {
@@ -195,18 +199,25 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     ) {
       return existing;
     }
-    const metadata = plainMeta(desired.metadata, {
-      uid: existing?.metadata.uid ?? `uid-${++this.uid}`,
-      generation: existing
-        ? (existing.metadata.generation ?? 0) + (specChanged ? 1 : 0)
-        : Math.max(1, generation ?? 1),
-      creationTimestamp:
-        existing?.metadata.creationTimestamp ?? creationTimestamp ?? this.now().toISOString(),
-      resourceVersion: String(++this.resourceVersion),
-      ...(existing?.metadata.finalizers ? { finalizers: existing.metadata.finalizers } : {}),
-    });
+    const metadata = storeMeta(
+      [
+        desired.metadata,
+        {
+          uid: '',
+          generation: existing
+            ? (existing.metadata.generation ?? 0) + (specChanged ? 1 : 0)
+            : Math.max(1, generation ?? 1),
+          creationTimestamp:
+            existing?.metadata.creationTimestamp ?? creationTimestamp ?? this.now().toISOString(),
+          resourceVersion: '',
+          ...(existing?.metadata.finalizers ? { finalizers: existing.metadata.finalizers } : {}),
+        },
+      ],
+      existing ? uidNumber(existing.metadata) : ++this.uid,
+      ++this.resourceVersion,
+    );
     const { status: _ignored, ...rest } = desired;
-    const object = plain<Stored>(rest, {
+    const object = storeObject(rest, {
       metadata,
       ...(existing?.status ? { status: existing.status } : {}),
     });
@@ -245,9 +256,9 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     const byKey = objects.get(kind);
     const existing = byKey?.get(key);
     if (!byKey || !existing) return;
-    const object = plain<Stored>(existing, {
+    const object = storeObject(existing, {
       status,
-      metadata: plainMeta(existing.metadata, { resourceVersion: String(++this.resourceVersion) }),
+      metadata: storeMeta([existing.metadata], uidNumber(existing.metadata), ++this.resourceVersion),
     });
     byKey.set(key, object);
     emit(object);
@@ -258,6 +269,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     kind: string,
     key: ResourceKey,
     finalizer: string,
+    emit: (object: Stored) => void,
   ): void {
     const byKey = objects.get(kind);
     const existing = byKey?.get(key);
@@ -269,7 +281,12 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     // alone, is one list shared by every object (lists are never changed in place: filter and
     // concat make new ones), not an array per object.
     const list = finalizers.length === 0 ? onlyFinalizer(finalizer) : finalizers.concat(finalizer);
-    byKey.set(key, this.revise(existing, { finalizers: list }));
+    const object = this.revise(existing, { finalizers: list });
+    byKey.set(key, object);
+    // Watchers get the new version, as an API server's watch would send it: a reader that kept the
+    // version before (the catalog keeps the newest it was sent) would otherwise hold a second object
+    // and metadata per record set beside the store's, about 150 bytes (docs/benchmarks.md, fifth round).
+    emit(object);
   }
 
   private removeFinalizerFrom(
@@ -292,10 +309,8 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
   }
 
   private revise(object: Stored, metadata: Partial<ObjectMeta>): Stored {
-    return plain<Stored>(object, {
-      metadata: plainMeta(object.metadata, metadata, {
-        resourceVersion: String(++this.resourceVersion),
-      }),
+    return storeObject(object, {
+      metadata: storeMeta([object.metadata, metadata], uidNumber(object.metadata), ++this.resourceVersion),
     });
   }
 
@@ -339,25 +354,206 @@ const USUAL_META = new Set([
   'finalizers',
 ]);
 
-/**
- * `plain` for metadata. The usual metadata (name, namespace, uid, generation, creation time,
- * resource version, finalizers) is made as one literal, its fields in the object: made by `plain`,
- * V8 sized such objects by the first ones it made (without finalizers) and put the rest into a
- * separate property array, about 40 bytes per object (docs/benchmarks.md, memory budget).
+/*
+ * `uid` and `resourceVersion` are the store's own counters. Each metadata keeps them as two small
+ * integers in private fields of its own (`Numbers`), and `uid` and
+ * `resourceVersion` are enumerable accessors that make their strings when read: the two strings per
+ * object cost about 56 bytes of heap, the two integers 16 (docs/benchmarks.md, fifth round). The
+ * accessors are one getter and one setter shared by every object, which V8 keeps in the object's
+ * shape, not in the object. To a reader the metadata is a plain object as before: its prototype is
+ * Object.prototype, and `Object.keys`, spread, `JSON.stringify`, `structuredClone` and deep equality
+ * see `uid` and `resourceVersion` as strings, in the same place among the keys. An assignment to
+ * either replaces the accessor with a plain property (kept in its place) holding what was assigned.
  */
-function plainMeta(...parts: object[]): ObjectMeta {
-  const m = plain<ObjectMeta>(...parts);
+/** Gives an object made elsewhere the fields of a subclass: its constructor returns that object. */
+class Returning {
+  constructor(object: object) {
+    // biome-ignore lint/correctness/noConstructorReturn: the subclass's fields go on `object`
+    return object as Returning;
+  }
+}
+
+/**
+ * The two numbers, as private fields of the metadata: in the object like any field, but seen by no
+ * reader (not by `Object.keys`, spread, `JSON.stringify`, `structuredClone` or deep equality), and
+ * set without the slow path of `Object.defineProperty`.
+ */
+class Numbers extends Returning {
+  #uid: number;
+  #version: number;
+  constructor(object: object, uid: number, version: number) {
+    super(object);
+    this.#uid = uid;
+    this.#version = version;
+  }
+  static uidOf(object: object): number | undefined {
+    return #uid in object ? (object as Numbers).#uid : undefined;
+  }
+  static versionOf(object: object): number {
+    return (object as Numbers).#version;
+  }
+}
+
+function uidGet(this: object): string {
+  return `uid-${Numbers.uidOf(this)}`;
+}
+function versionGet(this: object): string {
+  return String(Numbers.versionOf(this));
+}
+function uidSet(this: object, value: unknown): void {
+  Object.defineProperty(this, 'uid', { value, writable: true, enumerable: true, configurable: true });
+}
+function versionSet(this: object, value: unknown): void {
+  Object.defineProperty(this, 'resourceVersion', {
+    value,
+    writable: true,
+    enumerable: true,
+    configurable: true,
+  });
+}
+const UID_ACCESSOR: PropertyDescriptor = { get: uidGet, set: uidSet, enumerable: true, configurable: true };
+const VERSION_ACCESSOR: PropertyDescriptor = {
+  get: versionGet,
+  set: versionSet,
+  enumerable: true,
+  configurable: true,
+};
+
+/** The store's uid number behind a metadata's `uid` (`uid-N`). */
+function uidNumber(metadata: ObjectMeta): number {
+  return Numbers.uidOf(metadata) ?? Number(metadata.uid?.slice(4));
+}
+
+function number(out: object, uid: number, version: number): void {
+  new Numbers(out, uid, version);
+}
+
+/**
+ * The usual metadata (name, namespace, uid, generation, creation time, resource version), its fields
+ * in the object in this order, and the same with finalizers (`UsualMetaFinalized`): made by one
+ * function, V8 sizes such objects by the first ones it makes (without finalizers) and puts the rest
+ * into a separate property array, about 40 bytes per object (docs/benchmarks.md, memory budget).
+ * Their prototype is Object.prototype.
+ */
+function UsualMeta(
+  this: Record<string, unknown>,
+  name: unknown,
+  namespace: unknown,
+  uid: number,
+  generation: unknown,
+  creationTimestamp: unknown,
+  version: number,
+): void {
+  this.name = name;
+  this.namespace = namespace;
+  Object.defineProperty(this, 'uid', UID_ACCESSOR);
+  this.generation = generation;
+  this.creationTimestamp = creationTimestamp;
+  Object.defineProperty(this, 'resourceVersion', VERSION_ACCESSOR);
+  number(this, uid, version);
+}
+UsualMeta.prototype = Object.prototype;
+
+function UsualMetaFinalized(
+  this: Record<string, unknown>,
+  name: unknown,
+  namespace: unknown,
+  uid: number,
+  generation: unknown,
+  creationTimestamp: unknown,
+  version: number,
+  finalizers: unknown,
+): void {
+  this.name = name;
+  this.namespace = namespace;
+  Object.defineProperty(this, 'uid', UID_ACCESSOR);
+  this.generation = generation;
+  this.creationTimestamp = creationTimestamp;
+  Object.defineProperty(this, 'resourceVersion', VERSION_ACCESSOR);
+  this.finalizers = finalizers;
+  number(this, uid, version);
+}
+UsualMetaFinalized.prototype = Object.prototype;
+
+type MetaConstructor = new (...args: unknown[]) => ObjectMeta;
+
+/** Any other metadata (labels, annotations, a deletion time, no namespace, ...). */
+function OtherMeta(this: Record<string, unknown>): void {}
+OtherMeta.prototype = Object.prototype;
+
+/**
+ * `plain` for metadata, with the store's `uid` and `resourceVersion` numbers behind the accessors
+ * of those names (whatever `parts` hold for them, their place among the keys is kept).
+ */
+function storeMeta(parts: object[], uid: number, version: number): ObjectMeta {
+  const m = plain<Record<string, unknown>>(...parts, { uid: '', resourceVersion: '' });
   const keys = Object.keys(m);
-  const { name, namespace, uid, generation, creationTimestamp, resourceVersion, finalizers } = m;
-  // Exactly those fields, each set: the literal below adds none that was not there.
+  const { name, namespace, generation, creationTimestamp, finalizers } = m;
+  // Exactly those fields, each set: the constructor adds none that was not there.
   if (
-    keys.length !== (finalizers === undefined ? 6 : 7) ||
-    !keys.every((k) => USUAL_META.has(k) && m[k as keyof ObjectMeta] !== undefined)
-  )
-    return m;
-  return finalizers === undefined
-    ? { name, namespace, uid, generation, creationTimestamp, resourceVersion }
-    : { name, namespace, uid, generation, creationTimestamp, resourceVersion, finalizers };
+    keys.length === (finalizers === undefined ? 6 : 7) &&
+    keys.every((k) => USUAL_META.has(k) && m[k] !== undefined)
+  ) {
+    const Usual = (finalizers === undefined ? UsualMeta : UsualMetaFinalized) as unknown as MetaConstructor;
+    return new Usual(name, namespace, uid, generation, creationTimestamp, version, finalizers);
+  }
+  const out = new (OtherMeta as unknown as new () => Record<string, unknown>)();
+  for (const key of keys) {
+    if (key === 'uid') Object.defineProperty(out, key, UID_ACCESSOR);
+    else if (key === 'resourceVersion') Object.defineProperty(out, key, VERSION_ACCESSOR);
+    else out[key] = m[key];
+  }
+  number(out, uid, version);
+  return out as unknown as ObjectMeta;
+}
+
+/**
+ * An object of the usual shape (apiVersion, kind, metadata, spec, and status once written), its
+ * fields in the object: made by `plain`, V8 sized them with room for one field more than they
+ * use, 8 bytes per object. Their prototype is Object.prototype.
+ */
+function UsualObject(
+  this: Record<string, unknown>,
+  apiVersion: unknown,
+  kind: unknown,
+  metadata: unknown,
+  spec: unknown,
+): void {
+  this.apiVersion = apiVersion;
+  this.kind = kind;
+  this.metadata = metadata;
+  this.spec = spec;
+}
+UsualObject.prototype = Object.prototype;
+
+function UsualObjectWithStatus(
+  this: Record<string, unknown>,
+  apiVersion: unknown,
+  kind: unknown,
+  metadata: unknown,
+  spec: unknown,
+  status: unknown,
+): void {
+  this.apiVersion = apiVersion;
+  this.kind = kind;
+  this.metadata = metadata;
+  this.spec = spec;
+  this.status = status;
+}
+UsualObjectWithStatus.prototype = Object.prototype;
+
+const USUAL_OBJECT = ['apiVersion', 'kind', 'metadata', 'spec', 'status'];
+
+/** `plain` for the store's objects: the usual shape made by its own constructor. */
+function storeObject(...parts: object[]): Stored {
+  const o = plain<Record<string, unknown>>(...parts);
+  const keys = Object.keys(o);
+  if ((keys.length !== 4 && keys.length !== 5) || !keys.every((k, i) => USUAL_OBJECT[i] === k))
+    return o as unknown as Stored;
+  const make = (keys.length === 4 ? UsualObject : UsualObjectWithStatus) as unknown as new (
+    ...args: unknown[]
+  ) => Stored;
+  return new make(o.apiVersion, o.kind, o.metadata, o.spec, o.status);
 }
 
 /** `{ ...parts[0], ...parts[1], ... }`, with the properties in the object (own `__proto__` keys left out). */

@@ -72,3 +72,53 @@ test('with the state store: the files of an object the state holds are kept in i
   assert.equal(state.tagOf(id), 'c.yaml');
   assert.deepEqual(d.files(id), ['c.yaml']);
 });
+
+test("the state's entry keeps its file, tag and version apart, whichever of them are the same", async () => {
+  const { StateStore } = await import('./state-file.ts');
+  const state = await StateStore.open(undefined);
+  const id = 'DNSRecordSet/dns/x';
+  const usual = {
+    apiVersion: 'dns.zonekeeper.dev/v1alpha1' as const,
+    kind: 'DNSRecordSet' as const,
+    metadata: { name: 'x', namespace: 'dns' },
+    spec: { name: 'x', type: 'A' as const, records: ['192.0.2.1'] },
+  };
+  const labelled = { ...usual, metadata: { ...usual.metadata, labels: { a: 'b' } } };
+  state.putObject(id, { created: 't', file: 'b.yaml', resource: usual });
+  assert.equal(state.tagOf(id), undefined);
+  assert.equal(state.object(id)?.file, 'b.yaml');
+  for (const tag of ['b.yaml', new Set(['a.yaml', 'b.yaml']), 'a.yaml', undefined, 'b.yaml']) {
+    assert.equal(state.setTag(id, tag), true);
+    assert.equal(state.tagOf(id), tag);
+    assert.equal(state.object(id)?.file, 'b.yaml');
+    assert.deepEqual(state.object(id)?.resource, usual);
+  }
+  // A version held whole (not of the usual shape), then one held as its spec, the tag kept.
+  state.putObject(id, { created: 't', file: 'c.yaml', resource: labelled });
+  assert.equal(state.tagOf(id), 'b.yaml');
+  assert.equal(state.object(id)?.file, 'c.yaml');
+  assert.equal(state.object(id)?.resource, labelled);
+  state.putObject(id, { created: 't', resource: usual });
+  assert.equal(state.object(id)?.file, undefined);
+  assert.equal(state.tagOf(id), 'b.yaml');
+  assert.deepEqual(state.object(id)?.resource, usual);
+  assert.equal(state.setTag(id, undefined), true);
+  assert.equal(state.tagOf(id), undefined);
+  assert.equal(state.object(id)?.file, undefined);
+  // Entries of the same file and tag share what holds them: a change to one leaves the other.
+  const other = 'DNSRecordSet/dns/y';
+  state.putObject(other, { created: 't', file: 'b.yaml', resource: usual });
+  state.putObject(id, { created: 't', file: 'b.yaml', resource: usual });
+  state.setTag(id, '/folder/b.yaml');
+  state.setTag(other, '/folder/b.yaml');
+  state.setTag(id, '/folder/a.yaml');
+  assert.equal(state.tagOf(other), '/folder/b.yaml');
+  assert.equal(state.tagOf(id), '/folder/a.yaml');
+  assert.equal(state.object(other)?.file, 'b.yaml');
+  state.setTag(id, undefined);
+  // An unchanged version keeps the new one's objects (the ones the resource store shares).
+  const again = structuredClone(usual);
+  state.putObject(id, { created: 't', resource: again });
+  assert.equal((state.object(id)!.resource as typeof usual).spec, again.spec);
+  await state.close();
+});
