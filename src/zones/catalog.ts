@@ -736,7 +736,8 @@ export class Catalog {
       const rs = this.recordSets.get(slot);
       if (!rs) continue;
       const fromZone = this.membership.nameOf(slot) ?? UNRESOLVED;
-      const after = this.resolve(rs);
+      // The zone key its zoneRef names is the name of its byZoneRef list: not built again.
+      const after = this.resolve(rs, this.byZoneRef.nameOf(slot));
       this.resolved.set(slot, after.resolved ? after.fqdn : after);
       const toZone = after.resolved ? after.zone : UNRESOLVED;
       // Moved only when its zone changed: a record set keeps its place in its zone's list.
@@ -758,17 +759,20 @@ export class Catalog {
     return affected;
   }
 
-  /** Adoption: explicit zoneRef, else the deepest accepted zone containing the name (see ADR 0003). */
-  resolve(rs: DNSRecordSet): RecordResolution {
+  /**
+   * Adoption: explicit zoneRef, else the deepest accepted zone containing the name (see ADR 0003).
+   * `refKey`: the key of the zone spec.zoneRef names, when the caller has it.
+   */
+  resolve(rs: DNSRecordSet, refKey?: ResourceKey): RecordResolution {
     const namespace = rs.metadata.namespace ?? '';
     const { name, type, zoneRef } = rs.spec;
     let zoneKey: ResourceKey | undefined;
     let fqdn: Name;
     if (zoneRef) {
       // Kept in the record's resolution: one string per zone, not one per record set.
-      zoneKey = this.zoneKeys.get(
-        resourceKey({ name: zoneRef.name, namespace: zoneRef.namespace ?? namespace }),
-      );
+      zoneKey =
+        refKey ??
+        this.zoneKeys.get(resourceKey({ name: zoneRef.name, namespace: zoneRef.namespace ?? namespace }));
       const verdict = this.verdicts.get(zoneKey);
       if (!verdict) {
         const why = this.refusedElsewhere.get(zoneKey);
@@ -859,7 +863,6 @@ export class Catalog {
     }
     const verdict = this.verdicts.get(zoneKey) as { origin: Name };
     const zone = this.zones.get(zoneKey)!;
-    const relative = relativeName(fqdn, verdict.origin);
     const zoneNamespace = zone.metadata.namespace ?? '';
     // Above a zone served below this name, an NS record set would make the name a zone cut that ends
     // this zone's authority there, hiding the zone below behind a referral (RFC 1034 §4.2.1), and a
@@ -906,6 +909,8 @@ export class Catalog {
         };
       }
     }
+    // The name relative to the zone matters only to another namespace (a zone admits its own).
+    const relative = namespace === zoneNamespace ? '' : relativeName(fqdn, verdict.origin);
     if (!zoneAdmits(zoneNamespace, zone.spec.delegations, namespace, relative, type)) {
       return {
         resolved: false,
