@@ -53,72 +53,12 @@ export function parseRecordSetRecords(rs: DNSRecordSet, origin: Name): ParsedRec
   return result;
 }
 
-/**
- * Types whose values hold no domain name: they parse the same whatever the zone's origin, so a thread
- * that does not know the zone can parse them (a manifest parse thread, see `keepParsed`).
- */
-export const ORIGIN_FREE_TYPES: ReadonlySet<string> = new Set([
-  'A',
-  'AAAA',
-  'TXT',
-  'CAA',
-  'DS',
-  'SSHFP',
-  'TLSA',
-]);
-
-/**
- * Keeps values parsed elsewhere (`parseUncached` on a parse thread, whose result came over as a
- * structured-clone copy) as this record set's parse against `origin`, as `parseRecordSetRecords` would
- * have kept its own. Only for a type of `ORIGIN_FREE_TYPES` and values that parsed without a problem
- * (a record set with a problem is parsed here again, so its message is made in one place). Each value
- * is made again as a literal with the record set's own type string: a copy from another thread holds
- * its own string for the type and objects of a larger shape. Returns whether the values were kept.
- */
-export function keepParsed(rs: DNSRecordSet, origin: Name, rdata: readonly Rdata[]): boolean {
-  const type = rs.spec.type;
-  if (!ORIGIN_FREE_TYPES.has(type) || rdata.length !== rs.spec.records.length) return false;
-  const own: Rdata[] = new Array(rdata.length);
-  for (let i = 0; i < rdata.length; i++) {
-    const r = rdata[i]!;
-    if (r.type !== type) return false;
-    own[i] =
-      r.type === 'A' || r.type === 'AAAA'
-        ? ({ type, address: r.address } as Rdata)
-        : r.type === 'TXT'
-          ? ({ type, strings: r.strings } as Rdata)
-          : ({ ...r, type } as Rdata);
-  }
-  let cache = byOrigin.get(origin);
-  if (cache === undefined) {
-    if (byOrigin.size >= MAX_CACHED_ORIGINS) byOrigin.clear();
-    cache = new WeakMap();
-    byOrigin.set(origin, cache);
-  }
-  cache.set(rs.spec, own);
-  return true;
-}
-
 /** Origins with a map in the parse cache (for tests). */
 export function cachedOrigins(): number {
   return byOrigin.size;
 }
 
-/**
- * Parses `spec.records` without the cache (what `parseRecordSetRecords` keeps), e.g. on a parse thread
- * that hands the values over with `keepParsed`.
- */
-export function parseUncached(rs: Pick<DNSRecordSet, 'spec'>, origin: Name): ParsedRecords {
-  const records = rs.spec.records;
-  if (records.length === 1) {
-    // One record cannot repeat another: no canonical text and no map for the duplicate check.
-    const text = records[0]!;
-    try {
-      return { ok: true, rdata: [parseRdata(rs.spec.type, text, origin)] };
-    } catch (e) {
-      return { ok: false, message: failure(0, text, e), index: 0 };
-    }
-  }
+function parseUncached(rs: DNSRecordSet, origin: Name): ParsedRecords {
   const rdata: Rdata[] = [];
   const seen = new Map<string, number>();
   for (const [i, text] of rs.spec.records.entries()) {
@@ -126,7 +66,8 @@ export function parseUncached(rs: Pick<DNSRecordSet, 'spec'>, origin: Name): Par
     try {
       parsed = parseRdata(rs.spec.type, text, origin);
     } catch (e) {
-      return { ok: false, message: failure(i, text, e), index: i };
+      const detail = e instanceof DnsError || e instanceof Error ? e.message : String(e);
+      return { ok: false, message: `spec.records[${i}] ${JSON.stringify(text)}: ${detail}`, index: i };
     }
     const canonical = printRdata(parsed).toLowerCase();
     const first = seen.get(canonical);
@@ -143,11 +84,6 @@ export function parseUncached(rs: Pick<DNSRecordSet, 'spec'>, origin: Name): Par
   // A copy of exactly the records: an array grown by push keeps room for more for as long as the
   // zone serves it (128 bytes for a one-record set).
   return { ok: true, rdata: rdata.slice() };
-}
-
-function failure(index: number, text: string, e: unknown): string {
-  const detail = e instanceof DnsError || e instanceof Error ? e.message : String(e);
-  return `spec.records[${index}] ${JSON.stringify(text)}: ${detail}`;
 }
 
 /**

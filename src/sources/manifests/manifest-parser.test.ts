@@ -52,14 +52,6 @@ describe('ManifestParserPool', () => {
       );
       for (let i = 0; i < files.length; i++) {
         const mine = await local.parse(files[i]!, DEFAULT_MAX_MANIFEST_BYTES);
-        // The threads parse the values of record sets without names too; the rest is the same.
-        for (const [d, doc] of pooled[i]!.documents.entries()) {
-          if (doc.resource?.kind === 'DNSRecordSet') {
-            const address = (doc.resource.spec as { records: string[] }).records[0];
-            assert.deepEqual(doc.rdata, [{ type: 'A', address }], `${files[i]} document ${d + 1}`);
-          } else assert.equal(doc.rdata, undefined);
-          delete doc.rdata;
-        }
         assert.deepEqual(pooled[i]!.documents, mine.documents, files[i]);
         assert.deepEqual(pooled[i]!.fileErrors, mine.fileErrors, files[i]);
       }

@@ -8,9 +8,7 @@ import {
   NO_FRONT_DOORS,
   validateAny,
 } from '../../api/frontdoors/index.ts';
-import type { DNSRecordSet, Problem, Resource } from '../../api/index.ts';
-import type { Rdata } from '../../dns/rdata.ts';
-import { ORIGIN_FREE_TYPES, parseUncached } from '../../zones/record-parse.ts';
+import type { Problem, Resource } from '../../api/index.ts';
 import {
   documentIdentity,
   type ManifestDocument,
@@ -38,26 +36,6 @@ export interface ParsedDocument {
   foreign?: { door: string; object: ForeignObject };
   /** Why the document is invalid, each with its line. */
   problems?: LocatedProblem[];
-  /**
-   * A valid record set's values, already parsed by a parse thread: only for types whose values hold no
-   * name (`ORIGIN_FREE_TYPES`) and values without a problem; otherwise the main thread parses them.
-   */
-  rdata?: Rdata[];
-}
-
-/**
- * Parses the values of the valid record sets whose type holds no name (`ORIGIN_FREE_TYPES`) into
- * `rdata`, for a parse thread to hand them over with the documents: the main thread then keeps them
- * instead of parsing them. Values with a problem are left for the main thread, which reports it.
- */
-export function parseRecordValues(documents: readonly ParsedDocument[]): void {
-  for (const doc of documents) {
-    const rs = doc.resource;
-    if (rs?.kind !== 'DNSRecordSet' || !ORIGIN_FREE_TYPES.has(rs.spec.type)) continue;
-    // The origin is never read for these types.
-    const parsed = parseUncached(rs as DNSRecordSet, '.');
-    if (parsed.ok) doc.rdata = parsed.rdata;
-  }
 }
 
 /** A manifest file, read, parsed and checked. */

@@ -5,9 +5,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { DNSRecordSet, DNSZone } from '../../api/index.ts';
 import { MemoryStore } from '../../control/memory-store.ts';
-import { parseRecordSetRecords } from '../../zones/record-parse.ts';
 import { FolderHold } from './folder-hold.ts';
-import { LocalManifestParser, type ManifestParser, ManifestParserPool } from './manifest-parser.ts';
+import { LocalManifestParser, type ManifestParser } from './manifest-parser.ts';
 import { ManifestSource, refusalText } from './manifest-source.ts';
 import { StateStore } from './state-file.ts';
 
@@ -743,96 +742,5 @@ describe('ManifestSource: files caught mid-write', () => {
     await writeFile(file, '');
     await source.reload();
     assert.deepEqual(records(), []);
-  });
-});
-
-describe('ManifestSource with record values parsed on the parse threads', () => {
-  let dir: string;
-  const sources: ManifestSource[] = [];
-  const parsers: ManifestParser[] = [];
-  beforeEach(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'zk-src-rdata-'));
-  });
-  afterEach(async () => {
-    for (const s of sources.splice(0)) s.stop();
-    for (const p of parsers.splice(0)) await p.close();
-    await rm(dir, { recursive: true, force: true });
-  });
-  const load = async (parser: ManifestParser) => {
-    parsers.push(parser);
-    const store = new MemoryStore();
-    const source = new ManifestSource({ dir, store, state: await StateStore.open(undefined), parser });
-    sources.push(source);
-    await source.reload();
-    return { store, source };
-  };
-  const set = (name: string, type: string, values: string[]) =>
-    `apiVersion: dns.zonekeeper.dev/v1alpha1\nkind: DNSRecordSet\nmetadata: {name: ${name}, namespace: dns}\nspec:\n  zoneRef: {name: z}\n  name: ${name}\n  type: ${type}\n  records: ${JSON.stringify(values)}\n`;
-
-  test('invalid values are refused with the same codes, messages and lines as when parsed on the main thread', async () => {
-    await writeFile(
-      path.join(dir, 'a.yaml'),
-      [
-        zone('z', `${'d'.repeat(60)}.example.com`),
-        set('ok', 'A', ['192.0.2.1']),
-        set('bad', 'A', ['192.0.2.531']),
-        set('twice', 'A', ['192.0.2.1', '192.0.2.01']),
-        set('twice6', 'AAAA', ['2001:db8::1', '2001:DB8:0::1']),
-        set('txt', 'TXT', ['"unclosed']),
-        set('long', 'CNAME', [`${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}`]),
-        set('caa', 'CAA', ['0 issue']),
-      ].join('---\n'),
-    );
-    const local = await load(new LocalManifestParser());
-    const pooled = await load(new ManifestParserPool(1));
-    const expected = local.source.problems();
-    assert.deepEqual(
-      expected.map((p) => `${p.object} ${p.code}`).sort(),
-      [
-        'DNSRecordSet dns/bad INVALID_RDATA',
-        'DNSRecordSet dns/caa INVALID_RDATA',
-        'DNSRecordSet dns/long INVALID_RDATA',
-        'DNSRecordSet dns/twice INVALID_RDATA',
-        'DNSRecordSet dns/twice6 INVALID_RDATA',
-        'DNSRecordSet dns/txt INVALID_RDATA',
-      ],
-      JSON.stringify(expected),
-    );
-    assert.deepEqual(pooled.source.problems(), expected);
-    assert.deepEqual(
-      pooled.store.list('DNSRecordSet').map((r) => r.metadata.name),
-      local.store.list('DNSRecordSet').map((r) => r.metadata.name),
-    );
-    const ok = pooled.store.get('DNSRecordSet', 'dns/ok') as DNSRecordSet;
-    assert.deepEqual(parseRecordSetRecords(ok, `${'d'.repeat(60)}.example.com.`), {
-      ok: true,
-      rdata: [{ type: 'A', address: '192.0.2.1' }],
-    });
-  });
-
-  test("the values a parser hands over are the ones kept for the record set's zone, not parsed again", async () => {
-    await writeFile(
-      path.join(dir, 'a.yaml'),
-      [zone('z', 'example.com'), set('a', 'A', ['192.0.2.1'])].join('---\n'),
-    );
-    const inner = new LocalManifestParser();
-    // A marker value: what the zone's model gets is what the parser handed over.
-    const parser: ManifestParser = {
-      parse: async (f, maxBytes) => {
-        const parsed = await inner.parse(f, maxBytes);
-        for (const doc of parsed.documents)
-          if (doc.resource?.kind === 'DNSRecordSet') doc.rdata = [{ type: 'A', address: '192.0.2.99' }];
-        return parsed;
-      },
-      locate: (token, requests) => inner.locate(token, requests),
-      release: (token) => inner.release(token),
-      close: () => inner.close(),
-    };
-    const { store } = await load(parser);
-    const a = store.get('DNSRecordSet', 'dns/a') as DNSRecordSet;
-    assert.deepEqual(parseRecordSetRecords(a, 'example.com.'), {
-      ok: true,
-      rdata: [{ type: 'A', address: '192.0.2.99' }],
-    });
   });
 });

@@ -24,10 +24,9 @@ import {
 import { jsonEqual } from '../../control/conditions.ts';
 import type { MemoryStore } from '../../control/memory-store.ts';
 import { type Name, nameKey, parentName, parseName } from '../../dns/name.ts';
-import type { Rdata } from '../../dns/rdata.ts';
 import { getOrInsert } from '../../util/get-or-insert.ts';
 import { Interner } from '../../util/interner.ts';
-import { keepParsed, parseRecordSetRecords } from '../../zones/record-parse.ts';
+import { parseRecordSetRecords } from '../../zones/record-parse.ts';
 import { resourceKey } from '../../zones/resource-key.ts';
 import { Definers } from './definers.ts';
 import type { FolderHold, HeldZoneRemoval } from './folder-hold.ts';
@@ -697,7 +696,7 @@ export class ManifestSource {
       if (!resource) {
         for (const p of doc.problems ?? []) docProblems.push(placed(file, doc.document, p, p.line, object));
       } else {
-        for (const p of this.checkFurther(resource, id!, originOf, doc.rdata)) {
+        for (const p of this.checkFurther(resource, id!, originOf)) {
           const problem = placed(file, doc.document, p, undefined, object);
           docProblems.push(problem);
           unlocated.push({
@@ -763,8 +762,6 @@ export class ManifestSource {
     resource: Resource | ForeignObject,
     id: string,
     originOf: (rs: DNSRecordSet) => Name,
-    /** The record set's values as a parse thread parsed them, when it could (see `keepParsed`). */
-    rdata?: Rdata[],
   ): Problem[] {
     const door = this.options.frontDoors.get(id.slice(0, id.indexOf('/')));
     if (door) {
@@ -788,9 +785,7 @@ export class ManifestSource {
       return again.ok ? [] : again.problems;
     }
     if (resource.kind === 'DNSRecordSet') {
-      const rs = resource as DNSRecordSet;
-      if (rdata !== undefined && keepParsed(rs, originOf(rs), rdata)) return [];
-      const parsed = parseRecordSetRecords(rs, originOf(rs));
+      const parsed = parseRecordSetRecords(resource as DNSRecordSet, originOf(resource as DNSRecordSet));
       if (!parsed.ok)
         return [{ path: `spec.records[${parsed.index}]`, code: 'INVALID_RDATA', message: parsed.message }];
     }

@@ -10,7 +10,6 @@ import {
   type ParserRequest,
   type ParserResponse,
   parseManifestFile,
-  parseRecordValues,
 } from './manifest-parser.ts';
 
 const data = workerData as { frontDoorModules?: string[]; held?: number } | null;
@@ -31,8 +30,6 @@ port.on('message', async (m: ParserRequest) => {
     switch (m.type) {
       case 'parse': {
         const { parsed, locate } = await parseManifestFile(m.file, m.maxBytes, await doors);
-        // Record values too, where they do not depend on the zone: not on the main thread then.
-        parseRecordValues(parsed.documents);
         for (let i = 0; i < parsed.documents.length; i += DOCUMENTS_PER_MESSAGE) {
           send({
             type: 'documents',
