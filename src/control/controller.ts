@@ -1,4 +1,10 @@
-import { type DNSZone, type DNSZoneClass, type Domain, PARENT_DS_ANNOTATION } from '../api/index.ts';
+import {
+  type DNSZone,
+  type DNSZoneClass,
+  type Domain,
+  PARENT_DS_ANNOTATION,
+  type Resource,
+} from '../api/index.ts';
 import type { SecretResolver } from '../api/secret-ref.ts';
 import type { Backend } from '../backends/backend.ts';
 import type { Name } from '../dns/name.ts';
@@ -174,10 +180,19 @@ export class Controller {
 
   /** Loads what the store holds in one batch, then follows its events. */
   start(): void {
-    const objects = CATALOG_KINDS.flatMap((kind) => this.store.list(kind));
+    // One key per object, for the queues and the catalog alike. Every record set is queued here and
+    // no zone has a model yet (each zone's first reconcile takes all of its members), so the first
+    // look lists only the zones it affects.
+    const objects: Resource[] = [];
+    const keys: ResourceKey[] = [];
     for (const kind of CATALOG_KINDS)
-      for (const object of this.store.list(kind)) this.queues.add(kind, resourceKey(object.metadata));
-    this.enqueueAffected(this.feed.load(objects));
+      for (const object of this.store.list(kind)) {
+        const key = resourceKey(object.metadata);
+        objects.push(object);
+        keys.push(key);
+        this.queues.add(kind, key);
+      }
+    this.enqueueAffected(this.feed.load(objects, { keys, zonesOnly: true }));
     this.unsubscribe = this.store.watch((event) => this.onEvent(event));
     this.queues.start();
   }

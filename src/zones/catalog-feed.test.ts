@@ -21,6 +21,47 @@ describe('CatalogFeed', () => {
     assert.deepEqual([...(affected.recordsByZone.get('dns/example-com') ?? [])], ['dns/www']);
   });
 
+  test('a first look with zonesOnly resolves the same, keeps the keys given and lists only the zones', () => {
+    const objects = () => [
+      www(),
+      recordSet('dns', 'mail', {
+        zoneRef: { name: 'example-com' },
+        name: 'mail',
+        type: 'A',
+        records: ['192.0.2.2'],
+      }),
+      recordSet('dns', 'lost', { name: 'x.example.org.', type: 'A', records: ['192.0.2.3'] }),
+      zone('dns', 'example-com', 'example.com'),
+      zoneClass(),
+    ];
+    const full = new CatalogFeed();
+    const all = full.load(objects());
+    const lean = new CatalogFeed();
+    const list = objects();
+    const keys = list.map((o) =>
+      o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name,
+    );
+    const affected = lean.load(list, { keys, zonesOnly: true });
+    assert.deepEqual([...affected.zones], [...all.zones]);
+    assert.equal(affected.records.size, 0);
+    assert.equal(affected.recordsByZone.size, 0);
+    for (const key of ['dns/www', 'dns/mail', 'dns/lost'])
+      assert.deepEqual(lean.catalog.recordResolution(key), full.catalog.recordResolution(key));
+    assert.deepEqual(
+      lean.catalog.zoneMembers('dns/example-com'),
+      full.catalog.zoneMembers('dns/example-com'),
+    );
+    // The key strings given are the ones kept.
+    assert.equal(
+      [...lean.catalog.records.keys()].find((k) => k === 'dns/www'),
+      keys[0],
+    );
+    // Afterwards it follows changes as a full load does.
+    const changed = { ...www(), metadata: { ...www().metadata, generation: 2 } };
+    assert.ok(lean.upsert(changed)?.recordsByZone.get('dns/example-com')?.has('dns/www'));
+    assert.equal(lean.upsert(changed), undefined);
+  });
+
   test('leaves out objects being deleted', () => {
     const feed = new CatalogFeed();
     const deleting = { ...www(), metadata: { ...www().metadata, deletionTimestamp: '2026-01-02T00:00:00Z' } };

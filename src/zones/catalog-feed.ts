@@ -38,14 +38,24 @@ export class CatalogFeed {
    * Loads a whole set of objects in one judgement (which zones are served then depends only on the
    * objects, never on the order they are listed in; ADR 0013).
    */
-  load(objects: Iterable<Resource>): Affected {
+  load(
+    objects: Iterable<Resource>,
+    options: {
+      /** The objects' keys in the same order, when the caller has them (one string per object). */
+      keys?: readonly ResourceKey[];
+      /** See `Catalog.load`: only the zones are listed as affected. */
+      zonesOnly?: boolean;
+    } = {},
+  ): Affected {
     const classes: DNSZoneClass[] = [];
     const zones: DNSZone[] = [];
     const records: DNSRecordSet[] = [];
     const recordKeys: ResourceKey[] = [];
+    let i = 0;
     for (const object of objects) {
+      const given = options.keys?.[i++];
       if (object.kind === 'Domain') continue;
-      const key = resourceKey(object.metadata);
+      const key = given ?? resourceKey(object.metadata);
       this.see(object.kind, key, observedState(object));
       if (object.metadata.deletionTimestamp) continue;
       if (object.kind === 'DNSZoneClass') classes.push(object);
@@ -55,7 +65,7 @@ export class CatalogFeed {
         recordKeys.push(key);
       }
     }
-    return this.catalog.load(classes, zones, records, recordKeys);
+    return this.catalog.load(classes, zones, records, recordKeys, { zonesOnly: options.zonesOnly === true });
   }
 
   /**

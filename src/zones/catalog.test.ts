@@ -207,6 +207,50 @@ describe('record adoption', () => {
     assert.equal((c.recordResolution('intruder/www') as { reason: string }).reason, 'NotDelegated');
   });
 
+  test('a record set resolves alike through the table (its zoneRef list) and on its own', () => {
+    const c = catalogWith();
+    const sets = [
+      recordSet('dns', 'own', {
+        zoneRef: { name: 'example-com' },
+        name: 'www',
+        type: 'A',
+        records: ['192.0.2.1'],
+      }),
+      recordSet('team-a', 'ok', {
+        zoneRef: { name: 'example-com', namespace: 'dns' },
+        name: 'y.apps',
+        type: 'A',
+        records: ['192.0.2.2'],
+      }),
+      recordSet('team-a', 'no', {
+        zoneRef: { name: 'example-com', namespace: 'dns' },
+        name: 'y.apps',
+        type: 'TXT',
+        records: ['"x"'],
+      }),
+      recordSet('team-a', 'gone', {
+        zoneRef: { name: 'nowhere' },
+        name: 'a',
+        type: 'A',
+        records: ['192.0.2.3'],
+      }),
+      recordSet('dns', 'out', {
+        zoneRef: { name: 'example-com' },
+        name: 'a.example.org.',
+        type: 'A',
+        records: ['192.0.2.4'],
+      }),
+    ];
+    for (const rs of sets) c.setRecord(rs);
+    for (const rs of sets) {
+      const key = `${rs.metadata.namespace}/${rs.metadata.name}`;
+      assert.deepEqual(c.recordResolution(key), c.resolve(rs), key);
+    }
+    const no = c.recordResolution('team-a/no');
+    assert.ok(no && !no.resolved && no.reason === 'NotDelegated');
+    assert.match(no.message, /does not delegate y\.apps TXT to namespace team-a.*names: \[y\.apps\]/);
+  });
+
   test('the deepest zone decides: a parent delegation cannot reach below a child zone', () => {
     const c = catalogWith();
     c.setZone(zone('team-b', 'sub', 'sub.example.com', {}, 5));

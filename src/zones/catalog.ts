@@ -299,6 +299,12 @@ export class Catalog {
     records: Iterable<DNSRecordSet>,
     /** The records' keys in the same order, when the caller has them (kept instead of copies). */
     recordKeys?: readonly ResourceKey[],
+    /**
+     * `zonesOnly`: the caller takes every record set and every zone's members itself (a controller's
+     * first look, before any zone has a model): the affected record sets are not listed, only the
+     * zones, which saves a set per zone and an entry per record set that nobody would read.
+     */
+    options: { zonesOnly?: boolean } = {},
   ): Affected {
     for (const c of classes) this.classes.set(c.metadata.name, c);
     for (const z of zones) this.zones.set(resourceKey(z.metadata), z);
@@ -307,7 +313,7 @@ export class Catalog {
       const key = recordKeys?.[slots.length] ?? resourceKey(rs.metadata);
       slots.push(this.holdRecord(key, rs));
     }
-    const affected = mergeAffected(this.recomputeZones(false), this.reresolve(slots));
+    const affected = mergeAffected(this.recomputeZones(false), this.reresolve(slots, !options.zonesOnly));
     for (const z of this.zones.keys()) affected.zones.add(z);
     return affected;
   }
@@ -720,18 +726,24 @@ export class Catalog {
     return here ?? (name === '.' ? undefined : this.deepestZoneAbove(name));
   }
 
-  private reresolve(slots: Iterable<number>): Affected {
+  /**
+   * Resolves the record sets in these slots again. With `list` false the affected record sets are not
+   * listed (nor their zones: the caller takes every zone), only resolved (see `load`).
+   */
+  private reresolve(slots: Iterable<number>, list = true): Affected {
     const affected = noneAffected();
     for (const slot of slots) {
       const rs = this.recordSets.get(slot);
       if (!rs) continue;
-      const key = this.table.keyOf(slot);
       const fromZone = this.membership.nameOf(slot) ?? UNRESOLVED;
-      const after = this.resolve(rs);
+      // The zone key its zoneRef names is the name of its byZoneRef list: not built again.
+      const after = this.resolve(rs, this.byZoneRef.nameOf(slot));
       this.resolved.set(slot, after.resolved ? after.fqdn : after);
       const toZone = after.resolved ? after.zone : UNRESOLVED;
       // Moved only when its zone changed: a record set keeps its place in its zone's list.
       this.membership.move(slot, toZone);
+      if (!list) continue;
+      const key = this.table.keyOf(slot);
       affected.records.add(key);
       for (const zone of [fromZone, toZone]) {
         if (zone === UNRESOLVED) continue;
@@ -747,17 +759,20 @@ export class Catalog {
     return affected;
   }
 
-  /** Adoption: explicit zoneRef, else the deepest accepted zone containing the name (see ADR 0003). */
-  resolve(rs: DNSRecordSet): RecordResolution {
+  /**
+   * Adoption: explicit zoneRef, else the deepest accepted zone containing the name (see ADR 0003).
+   * `refKey`: the key of the zone spec.zoneRef names, when the caller has it.
+   */
+  resolve(rs: DNSRecordSet, refKey?: ResourceKey): RecordResolution {
     const namespace = rs.metadata.namespace ?? '';
     const { name, type, zoneRef } = rs.spec;
     let zoneKey: ResourceKey | undefined;
     let fqdn: Name;
     if (zoneRef) {
       // Kept in the record's resolution: one string per zone, not one per record set.
-      zoneKey = this.zoneKeys.get(
-        resourceKey({ name: zoneRef.name, namespace: zoneRef.namespace ?? namespace }),
-      );
+      zoneKey =
+        refKey ??
+        this.zoneKeys.get(resourceKey({ name: zoneRef.name, namespace: zoneRef.namespace ?? namespace }));
       const verdict = this.verdicts.get(zoneKey);
       if (!verdict) {
         const why = this.refusedElsewhere.get(zoneKey);
@@ -848,7 +863,6 @@ export class Catalog {
     }
     const verdict = this.verdicts.get(zoneKey) as { origin: Name };
     const zone = this.zones.get(zoneKey)!;
-    const relative = relativeName(fqdn, verdict.origin);
     const zoneNamespace = zone.metadata.namespace ?? '';
     // Above a zone served below this name, an NS record set would make the name a zone cut that ends
     // this zone's authority there, hiding the zone below behind a referral (RFC 1034 §4.2.1), and a
@@ -895,6 +909,8 @@ export class Catalog {
         };
       }
     }
+    // The name relative to the zone matters only to another namespace (a zone admits its own).
+    const relative = namespace === zoneNamespace ? '' : relativeName(fqdn, verdict.origin);
     if (!zoneAdmits(zoneNamespace, zone.spec.delegations, namespace, relative, type)) {
       return {
         resolved: false,
