@@ -251,3 +251,37 @@ describe('MemoryStore', () => {
     assert.equal(store.list('DNSRecordSet').length, 0);
   });
 });
+
+describe('finalizer removal', () => {
+  test('a finalizer removed from an object that stays is sent to watchers, as an API server watch sends it', async () => {
+    const store = new MemoryStore();
+    store.apply(rs(['192.0.2.1']));
+    await store.addFinalizer('DNSRecordSet', 'dns/www', 'a/f');
+    await store.addFinalizer('DNSRecordSet', 'dns/www', 'b/f');
+    store.remove('DNSRecordSet', 'dns/www'); // deletion starts; two finalizers hold it
+    const events: StoreEvent[] = [];
+    store.watch((e) => events.push(e));
+    await store.removeFinalizer('DNSRecordSet', 'dns/www', 'a/f');
+    const held = store.get('DNSRecordSet', 'dns/www');
+    assert.deepEqual(held?.metadata.finalizers, ['b/f']);
+    // A reader that keeps the newest version it was sent (the catalog) would otherwise keep the one
+    // before beside the store's.
+    assert.equal(events.length, 1, 'the new version is sent to watchers');
+    assert.equal(events[0]?.object, held);
+  });
+
+  test('removing a finalizer the object does not hold writes nothing', async () => {
+    const store = new MemoryStore();
+    store.apply(rs(['192.0.2.1']));
+    await store.addFinalizer('DNSRecordSet', 'dns/www', 'b/f');
+    const before = store.get('DNSRecordSet', 'dns/www');
+    await store.removeFinalizer('DNSRecordSet', 'dns/www', 'a/f');
+    const after = store.get('DNSRecordSet', 'dns/www');
+    assert.equal(
+      after?.metadata.resourceVersion,
+      before?.metadata.resourceVersion,
+      'no new version for no change',
+    );
+    assert.equal(after, before);
+  });
+});

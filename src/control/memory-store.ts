@@ -88,8 +88,8 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
   }
 
   async removeFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void> {
-    this.removeFinalizerFrom(this.objects, kind, key, finalizer, (object) =>
-      this.emit({ type: 'delete', kind, key, object: object as Resource }),
+    this.removeFinalizerFrom(this.objects, kind, key, finalizer, (type, object) =>
+      this.emit({ type, kind, key, object: object as Resource }),
     );
   }
 
@@ -139,8 +139,8 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
   }
 
   async removeForeignFinalizer(door: string, key: ResourceKey, finalizer: string): Promise<void> {
-    this.removeFinalizerFrom(this.foreign, door, key, finalizer, (object) =>
-      this.emitForeign({ type: 'delete', door, key, object: object as ForeignObject }),
+    this.removeFinalizerFrom(this.foreign, door, key, finalizer, (type, object) =>
+      this.emitForeign({ type, door, key, object: object as ForeignObject }),
     );
   }
 
@@ -170,7 +170,9 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     if (!byKey || !existing || existing.metadata.labels?.[name] === value) return;
     const { [name]: _old, ...rest } = existing.metadata.labels ?? {};
     const labels = value === undefined ? rest : { ...rest, [name]: value };
-    byKey.set(key, this.revise(existing, { labels }));
+    const revised = this.revise(existing, { labels });
+    byKey.set(key, revised);
+    this.emitForeign({ type: 'upsert', door, key, object: revised as ForeignObject });
   }
 
   // The semantics, for both ----------------------------------------------------------------------
@@ -294,18 +296,24 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     kind: string,
     key: ResourceKey,
     finalizer: string,
-    emitDelete: (object: Stored) => void,
+    emit: (type: 'upsert' | 'delete', object: Stored) => void,
   ): void {
     const byKey = objects.get(kind);
     const existing = byKey?.get(key);
     if (!byKey || !existing) return;
-    const finalizers = (existing.metadata.finalizers ?? []).filter((f) => f !== finalizer);
+    const held = existing.metadata.finalizers ?? [];
+    const finalizers = held.filter((f) => f !== finalizer);
     if (existing.metadata.deletionTimestamp && finalizers.length === 0) {
       byKey.delete(key);
-      emitDelete(existing);
+      emit('delete', existing);
       return;
     }
-    byKey.set(key, this.revise(existing, { finalizers }));
+    // A finalizer the object does not hold changes nothing, and writes nothing (as an API server).
+    if (finalizers.length === held.length) return;
+    const object = this.revise(existing, { finalizers });
+    byKey.set(key, object);
+    // The new version goes to watchers, as an API server's watch sends it (see addFinalizerTo).
+    emit('upsert', object);
   }
 
   private revise(object: Stored, metadata: Partial<ObjectMeta>): Stored {
