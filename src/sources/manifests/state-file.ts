@@ -946,7 +946,10 @@ class FileAndTag {
   }
 }
 
-/** Shared `FileAndTag`s by file and tag, for tags that are strings or none: about one per file. */
+/**
+ * Shared `FileAndTag`s by file and tag, for tags that are strings or none: about one per file. At most
+ * `FILE_AND_TAGS_KEPT`; past it the map starts again empty.
+ */
 const fileAndTags = new Map<string | undefined, Map<string | undefined, FileAndTag>>();
 let fileAndTagCount = 0;
 const FILE_AND_TAGS_KEPT = 65_536;
@@ -957,14 +960,19 @@ function fileAndTag(file: string | undefined, tag: unknown): FileAndTag {
   let pair = byTag?.get(tag);
   if (pair === undefined) {
     pair = new FileAndTag(file, tag);
-    if (fileAndTagCount < FILE_AND_TAGS_KEPT) {
-      if (byTag === undefined) {
-        byTag = new Map();
-        fileAndTags.set(file, byTag);
-      }
-      byTag.set(tag, pair);
-      fileAndTagCount++;
+    if (fileAndTagCount >= FILE_AND_TAGS_KEPT) {
+      // Full (files renamed or removed stay as keys): start again. Entries keep the holders they
+      // have; only later entries share new ones.
+      fileAndTags.clear();
+      fileAndTagCount = 0;
+      byTag = undefined;
     }
+    if (byTag === undefined) {
+      byTag = new Map();
+      fileAndTags.set(file, byTag);
+    }
+    byTag.set(tag, pair);
+    fileAndTagCount++;
   }
   return pair;
 }
