@@ -55,6 +55,8 @@ const USAGE = `node bench/scale.ts [options]
                         to protect a shared machine
   --start-timeout S     give up waiting for the first answers after S seconds (default 3600)
   --edit-timeout S      give up waiting for an edit to show after S seconds (default 600)
+  --settle S            wait S seconds after every probe answered before reading memory (default 3;
+                        longer shows what V8 gives back once the heap is idle)
   --out FILE            results JSON (default bench/results/scale-<timestamp>.json)
   --cpu-prof DIR        write a V8 CPU profile of every Zonekeeper thread and process to DIR
                         (node --cpu-prof; written when Zonekeeper stops, after the edits)
@@ -162,6 +164,7 @@ async function main(): Promise<number> {
       'start-timeout': { type: 'string', default: '3600' },
       'max-rss-gib': { type: 'string', default: '16' },
       'edit-timeout': { type: 'string', default: '600' },
+      settle: { type: 'string', default: '3' },
       out: { type: 'string' },
       keep: { type: 'boolean', default: false },
       heap: { type: 'boolean', default: false },
@@ -404,7 +407,7 @@ async function main(): Promise<number> {
     save();
 
     // 3. Memory once loaded (after a short settle so that start-up garbage can be collected).
-    const settleMs = 3000;
+    const settleMs = Math.round(Number(values.settle) * 1000);
     await sleep(settleMs);
     results.memory = {
       rssMiB: mib(treeRssKiB(proc.pid)),
