@@ -1,0 +1,184 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
+import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
+import { ZoneTable } from '../server/zone-table.ts';
+import { Controller } from './controller.ts';
+import { MemoryStore } from './memory-store.ts';
+import { MemorySerialStore } from './serial-store.ts';
+
+const now = () => new Date('2026-11-21T12:00:00Z');
+
+test('an operator restart over objects with finalizers and statuses writes nothing', async () => {
+  const store = new MemoryStore(now);
+  const serials = new MemorySerialStore();
+  store.apply(zoneClass());
+  store.apply(zone('dns', 'example-com', 'example.com'));
+  store.apply(zone('dns', 'sub', 'sub.example.com'));
+  store.apply(zone('other', 'example-org', 'example.org'));
+  for (let i = 0; i < 20; i++)
+    store.apply(
+      recordSet(
+        'dns',
+        `r${i}`,
+        { zoneRef: { name: 'example-com' }, name: `n${i}`, type: 'A', records: ['192.0.2.1'] },
+        i + 1,
+      ),
+    );
+  store.apply(
+    recordSet('dns', 'implicit', { name: 'x.sub.example.com.', type: 'A', records: ['192.0.2.7'] }, 30),
+  );
+  store.apply(recordSet('dns', 'lost', { name: 'x.example.net.', type: 'A', records: ['192.0.2.3'] }, 31));
+  store.apply(
+    recordSet(
+      'dns',
+      'dupe',
+      { zoneRef: { name: 'example-com' }, name: 'n1', type: 'A', records: ['192.0.2.9'] },
+      40,
+    ),
+  );
+  store.apply(
+    recordSet(
+      'dns',
+      'foreign',
+      {
+        zoneRef: { name: 'example-org', namespace: 'other' },
+        name: 'www',
+        type: 'A',
+        records: ['192.0.2.4'],
+      },
+      41,
+    ),
+  );
+  store.apply(
+    recordSet(
+      'dns',
+      'noref',
+      { zoneRef: { name: 'missing' }, name: 'www', type: 'A', records: ['192.0.2.4'] },
+      42,
+    ),
+  );
+  const first = new Controller({ store, backend: new BuiltinBackend(new ZoneTable()), serials, now });
+  first.start();
+  await first.idle();
+  await first.flush();
+  first.stop();
+  const versions = new Map<string, string | undefined>();
+  for (const kind of ['DNSZoneClass', 'DNSZone', 'DNSRecordSet'] as const)
+    for (const o of store.list(kind))
+      versions.set(`${kind}/${o.metadata.namespace}/${o.metadata.name}`, o.metadata.resourceVersion);
+  const writes: string[] = [];
+  store.watch((e) => writes.push(`${e.type} ${e.kind} ${e.key}`));
+  const second = new Controller({ store, backend: new BuiltinBackend(new ZoneTable()), serials, now });
+  second.start();
+  await second.idle();
+  assert.deepEqual(writes, []);
+  second.stop();
+});
+
+test('an operator restart after changes made while it was down takes each of them', async () => {
+  const store = new MemoryStore(now);
+  const serials = new MemorySerialStore();
+  store.apply(zoneClass());
+  store.apply(zone('dns', 'example-com', 'example.com'));
+  for (let i = 0; i < 5; i++)
+    store.apply(
+      recordSet(
+        'dns',
+        `r${i}`,
+        { zoneRef: { name: 'example-com' }, name: `n${i}`, type: 'A', records: ['192.0.2.1'] },
+        i + 1,
+      ),
+    );
+  store.apply(recordSet('dns', 'lost', { name: 'x.example.net.', type: 'A', records: ['192.0.2.3'] }, 31));
+  const table1 = new ZoneTable();
+  const first = new Controller({ store, backend: new BuiltinBackend(table1), serials, now });
+  first.start();
+  await first.idle();
+  await first.flush();
+  first.stop();
+  // While no controller runs: one record set changed, one deleted (its finalizer holds it), one moved
+  // out of the zone, the unresolved one made resolvable, and a new one.
+  store.apply(
+    recordSet(
+      'dns',
+      'r0',
+      { zoneRef: { name: 'example-com' }, name: 'n0', type: 'A', records: ['192.0.2.99'] },
+      1,
+    ),
+  );
+  store.remove('DNSRecordSet', 'dns/r1');
+  store.apply(recordSet('dns', 'r2', { name: 'y.example.net.', type: 'A', records: ['192.0.2.1'] }, 3));
+  store.apply(recordSet('dns', 'lost', { name: 'x.example.com.', type: 'A', records: ['192.0.2.3'] }, 31));
+  store.apply(
+    recordSet(
+      'dns',
+      'new',
+      { zoneRef: { name: 'example-com' }, name: 'fresh', type: 'A', records: ['192.0.2.5'] },
+      50,
+    ),
+  );
+  const table2 = new ZoneTable();
+  const second = new Controller({ store, backend: new BuiltinBackend(table2), serials, now });
+  second.start();
+  await second.idle();
+  const ready = (k: string) =>
+    (store.get('DNSRecordSet', k)?.status?.conditions ?? []).find((c) => c.type === 'Ready');
+  assert.equal(store.get('DNSRecordSet', 'dns/r1'), undefined, 'the deleted record set is released');
+  assert.equal(ready('dns/r0')?.observedGeneration, 2);
+  assert.equal(ready('dns/r0')?.status, 'True');
+  assert.equal(ready('dns/r2')?.status, 'False');
+  assert.equal(ready('dns/lost')?.status, 'True');
+  assert.equal(ready('dns/lost')?.observedGeneration, 2);
+  assert.equal(ready('dns/new')?.status, 'True');
+  assert.deepEqual(store.get('DNSRecordSet', 'dns/new')?.metadata.finalizers, [
+    'dns.zonekeeper.dev/finalizer',
+  ]);
+  const zoneNow = store.get('DNSZone', 'dns/example-com');
+  assert.ok(((zoneNow!.status as { serial?: number }).serial ?? 0) > 2026112100);
+  second.stop();
+});
+
+// Known gap, kept as a runnable record until it is mended: a new process knows no programmed content,
+// so a record set deleted while the controller was down is released before its zone is first served
+// without it (the finalizer's promise holds again once that zone's first reconcile succeeds). The
+// mend: hold such record sets per zone until that zone's first programming or removal in this process.
+test('after a restart a record set being deleted is released only once its zone is served without it', {
+  todo: 'a deleted record set is released before its zone is first served without it after a restart',
+}, async () => {
+  const store = new MemoryStore(now);
+  const serials = new MemorySerialStore();
+  store.apply(zoneClass());
+  store.apply(zone('dns', 'example-com', 'example.com'));
+  for (let i = 0; i < 3; i++)
+    store.apply(
+      recordSet(
+        'dns',
+        `r${i}`,
+        { zoneRef: { name: 'example-com' }, name: `n${i}`, type: 'A', records: ['192.0.2.1'] },
+        i + 1,
+      ),
+    );
+  const first = new Controller({ store, backend: new BuiltinBackend(new ZoneTable()), serials, now });
+  first.start();
+  await first.idle();
+  await first.flush();
+  first.stop();
+  const servedSerial = (store.get('DNSZone', 'dns/example-com')!.status as { serial: number }).serial;
+  // Deleted while the operator is down: its finalizer holds it; the servers still serve servedSerial.
+  store.remove('DNSRecordSet', 'dns/r1');
+  let serialAtRelease: number | undefined;
+  store.watch((e) => {
+    if (e.type === 'delete' && e.key === 'dns/r1')
+      serialAtRelease = (store.get('DNSZone', 'dns/example-com')!.status as { serial: number }).serial;
+  });
+  const second = new Controller({ store, backend: new BuiltinBackend(new ZoneTable()), serials, now });
+  second.start();
+  await second.idle();
+  assert.equal(store.get('DNSRecordSet', 'dns/r1'), undefined);
+  assert.ok(
+    serialAtRelease !== undefined && serialAtRelease > servedSerial,
+    `released while the zone was still published at ${serialAtRelease} (with it), not after a serial without it`,
+  );
+  second.stop();
+});
