@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { mulberry32 } from '../../test/support/prng.ts';
 import { formatIPv6, parseIPv4, parseIPv6, parseIPv6GeneralInto, parseIPv6Into } from './ip.ts';
 
 test('IPv4 is strict', () => {
@@ -87,11 +88,7 @@ test('IPv6: the allocation-free hex path accepts only what the general parser ac
     same(text);
   }
   // Random text over the characters of IPv6 addresses.
-  let seed = 19;
-  const random = () => {
-    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-    return seed >>> 8;
-  };
+  const random = mulberry32(19);
   const alphabet = '0123456789abcdefABCDEF::::..g';
   for (let i = 0; i < 50_000; i++) {
     let text = '';

@@ -5,6 +5,7 @@ import {
   imageRRset as rrset,
   IMAGE_TEST_SOA as SOA,
 } from '../../../test/support/image-zones.ts';
+import { prng } from '../../../test/support/prng.ts';
 import type { Name } from '../../dns/name.ts';
 import type { RRsetData } from '../../zones/rrset.ts';
 import { ZoneApplier } from '../zone-apply.ts';
@@ -52,24 +53,13 @@ function assertSame(origin: Name, rrsets: readonly RRsetData[], what: string): v
   assert.ok(a.equals(b), `${what}: the direct build wrote other bytes than the snapshot's image`);
 }
 
-/** A small deterministic generator (xorshift32), so a failure names a seed that repeats it. */
-function random(seed: number): () => number {
-  let x = seed | 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 0x100000000;
-  };
-}
-
 /**
  * Content as no zone model hands it but the applier takes: owners in any order and letter case,
  * several depths (empty non-terminals), wildcards, cuts with glue, escaped labels, and the same name
  * and type given again with other records or another spelling.
  */
 function variedZone(seed: number): { origin: Name; rrsets: RRsetData[] } {
-  const next = random(seed);
+  const next = prng(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
   const origin = pick(['example.org.', 'Example.ORG.']);
   const labels = ['a', 'B', 'www', 'Mail', '*', 'x\\.y', '\\000', 'sub', 'deep', 'c'];
