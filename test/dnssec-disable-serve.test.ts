@@ -67,6 +67,11 @@ async function waiting(httpUrl: string): Promise<Map<string, string>> {
   return out;
 }
 
+/** The SOA serial of off.parent.test as the server answers it now. */
+async function childSerial(port: number): Promise<string | undefined> {
+  return rdataOf(await dig(port, 'off.parent.test', 'SOA'), 'SOA')[0]?.split(/\s+/)[2];
+}
+
 describe('turning DNSSEC off under a managed parent through zonekeeper serve (RFC 8078 §4)', async () => {
   const noUnbound = await unboundAvailable();
   let manifestDir: string;
@@ -100,6 +105,7 @@ describe('turning DNSSEC off under a managed parent through zonekeeper serve (RF
     await writeFile(path.join(manifestDir, 'zones.yaml'), manifests(false));
     const seen: string[] = [];
     let sawDelete = false;
+    let deletePairs = 0;
     let secureSamples = 0;
     let insecureSamples = 0;
     let dsGoneAt: number | undefined;
@@ -111,6 +117,9 @@ describe('turning DNSSEC off under a managed parent through zonekeeper serve (RF
       // A name never asked before as well: its answer comes from the server now, beside the DS the
       // cache holds (cached answers alone could hide a zone that dropped its signatures too early).
       const fresh = `n${samples++}.off.parent.test`;
+      // The child's serial around the sample: CDS and CDNSKEY are two queries, and a sample that
+      // straddles the change to Unsigned sees the delete CDS at one serial and no CDNSKEY at the next.
+      const serialBefore = await childSerial(port);
       const [viaCache, viaCacheFresh, ds, cds, cdnskey, dnskey] = await Promise.all([
         delv(unbound!.port, anchor, 'parent.test', 'www.off.parent.test', 'A'),
         delv(unbound!.port, anchor, 'parent.test', fresh, 'A'),
@@ -131,8 +140,11 @@ describe('turning DNSSEC off under a managed parent through zonekeeper serve (RF
         );
       if (rdataOf(ds, 'DS').length === 0) dsGoneAt ??= Date.now();
       const cdsNow = rdataOf(cds, 'CDS');
-      if (cdsNow.length > 0 && cdsNow.every((c) => c.replace(/\s+/g, ' ') === '0 0 0 00')) {
-        sawDelete = true;
+      const oneSerial = serialBefore === (await childSerial(port));
+      const deleteCds = cdsNow.length > 0 && cdsNow.every((c) => c.replace(/\s+/g, ' ') === '0 0 0 00');
+      if (deleteCds) sawDelete = true;
+      if (deleteCds && oneSerial) {
+        deletePairs++;
         assert.deepEqual(
           rdataOf(cdnskey, 'CDNSKEY'),
           ['0 3 0 AA=='],
@@ -153,6 +165,7 @@ describe('turning DNSSEC off under a managed parent through zonekeeper serve (RF
       `phases ${seen.join(' → ')}; ${secureSamples} secure and ${insecureSamples} insecure samples through the cache`,
     );
     assert.ok(sawDelete, `the delete CDS/CDNSKEY was published (phases ${seen.join(' → ')})`);
+    assert.ok(deletePairs > 0, 'the delete CDS and CDNSKEY were compared at one serial at least once');
     assert.ok(dsGoneAt !== undefined, 'the parent dropped the DS by itself');
     assert.ok(seen.includes('Disable/DsPropagate'), `phases ${seen.join(' → ')}`);
     // Unsigned now: no CDS, no signatures.
