@@ -436,6 +436,22 @@ function number(out: object, uid: number, version: number): void {
   new Numbers(out, uid, version);
 }
 
+/** The usual metadata's fields, in their order, for both constructors (each keeps its own object shape). */
+function usualMetaFields(
+  out: Record<string, unknown>,
+  name: unknown,
+  namespace: unknown,
+  generation: unknown,
+  creationTimestamp: unknown,
+): void {
+  out.name = name;
+  out.namespace = namespace;
+  Object.defineProperty(out, 'uid', UID_ACCESSOR);
+  out.generation = generation;
+  out.creationTimestamp = creationTimestamp;
+  Object.defineProperty(out, 'resourceVersion', VERSION_ACCESSOR);
+}
+
 /**
  * The usual metadata (name, namespace, uid, generation, creation time, resource version), its fields
  * in the object in this order, and the same with finalizers (`UsualMetaFinalized`): made by one
@@ -452,12 +468,7 @@ function UsualMeta(
   creationTimestamp: unknown,
   version: number,
 ): void {
-  this.name = name;
-  this.namespace = namespace;
-  Object.defineProperty(this, 'uid', UID_ACCESSOR);
-  this.generation = generation;
-  this.creationTimestamp = creationTimestamp;
-  Object.defineProperty(this, 'resourceVersion', VERSION_ACCESSOR);
+  usualMetaFields(this, name, namespace, generation, creationTimestamp);
   number(this, uid, version);
 }
 UsualMeta.prototype = Object.prototype;
@@ -472,12 +483,7 @@ function UsualMetaFinalized(
   version: number,
   finalizers: unknown,
 ): void {
-  this.name = name;
-  this.namespace = namespace;
-  Object.defineProperty(this, 'uid', UID_ACCESSOR);
-  this.generation = generation;
-  this.creationTimestamp = creationTimestamp;
-  Object.defineProperty(this, 'resourceVersion', VERSION_ACCESSOR);
+  usualMetaFields(this, name, namespace, generation, creationTimestamp);
   this.finalizers = finalizers;
   number(this, uid, version);
 }
@@ -542,10 +548,7 @@ function UsualObjectWithStatus(
   spec: unknown,
   status: unknown,
 ): void {
-  this.apiVersion = apiVersion;
-  this.kind = kind;
-  this.metadata = metadata;
-  this.spec = spec;
+  UsualObject.call(this, apiVersion, kind, metadata, spec);
   this.status = status;
 }
 UsualObjectWithStatus.prototype = Object.prototype;
