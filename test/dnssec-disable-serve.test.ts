@@ -15,7 +15,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { delv, trustAnchorFile } from './support/delv.ts';
-import { dig, rdataOf } from './support/dig.ts';
+import { dig, rdataOf, soaSerial } from './support/dig.ts';
 import { rolloverPhases, startSignedServe, stopSignedServe } from './support/dnssec-serve.ts';
 import { type UnboundProcess, unboundAvailable } from './support/unbound.ts';
 import { builtinClass, dnsZone, recordSet } from './support/zone-manifests.ts';
@@ -67,11 +67,6 @@ async function waiting(httpUrl: string): Promise<Map<string, string>> {
   return out;
 }
 
-/** The SOA serial of off.parent.test as the server answers it now. */
-async function childSerial(port: number): Promise<string | undefined> {
-  return rdataOf(await dig(port, 'off.parent.test', 'SOA'), 'SOA')[0]?.split(/\s+/)[2];
-}
-
 describe('turning DNSSEC off under a managed parent through zonekeeper serve (RFC 8078 §4)', async () => {
   const noUnbound = await unboundAvailable();
   let manifestDir: string;
@@ -119,7 +114,7 @@ describe('turning DNSSEC off under a managed parent through zonekeeper serve (RF
       const fresh = `n${samples++}.off.parent.test`;
       // The child's serial around the sample: CDS and CDNSKEY are two queries, and a sample that
       // straddles the change to Unsigned sees the delete CDS at one serial and no CDNSKEY at the next.
-      const serialBefore = await childSerial(port);
+      const serialBefore = await soaSerial(port, 'off.parent.test');
       const [viaCache, viaCacheFresh, ds, cds, cdnskey, dnskey] = await Promise.all([
         delv(unbound!.port, anchor, 'parent.test', 'www.off.parent.test', 'A'),
         delv(unbound!.port, anchor, 'parent.test', fresh, 'A'),
@@ -140,7 +135,7 @@ describe('turning DNSSEC off under a managed parent through zonekeeper serve (RF
         );
       if (rdataOf(ds, 'DS').length === 0) dsGoneAt ??= Date.now();
       const cdsNow = rdataOf(cds, 'CDS');
-      const oneSerial = serialBefore === (await childSerial(port));
+      const oneSerial = serialBefore === (await soaSerial(port, 'off.parent.test'));
       const deleteCds = cdsNow.length > 0 && cdsNow.every((c) => c.replace(/\s+/g, ' ') === '0 0 0 00');
       if (deleteCds) sawDelete = true;
       if (deleteCds && oneSerial) {

@@ -21,7 +21,7 @@ import { stringify } from 'yaml';
 import { keySecretName } from '../src/sources/kubernetes/dnssec-key-secrets.ts';
 import { chartAccessDocs, renderChart } from './support/chart.ts';
 import { delv, dsTrustAnchorFile } from './support/delv.ts';
-import { dig, rdataOf } from './support/dig.ts';
+import { dig, rdataOf, soaSerial } from './support/dig.ts';
 import { type KubeCluster, type KubeUser, serviceAccountUser, startKube } from './support/kube.ts';
 import { type KubeProcess, startOperatorProcess, startServerProcess } from './support/zonekeeper-kube.ts';
 import { waitFor } from './support/zonekeeper-process.ts';
@@ -443,8 +443,7 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
         assert.equal(r.verdict, 'fully validated', `${server.name} in ${seen.join(' → ')}: ${r.raw}`);
       }
       // Where both replicas serve the same serial, they serve the same signed bytes.
-      const serialOf = async (server: KubeProcess) =>
-        rdataOf(await dig(server.dnsPort, ROLLING, 'SOA'), 'SOA')[0]?.split(/\s+/)[2];
+      const serialOf = (server: KubeProcess) => soaSerial(server.dnsPort, ROLLING);
       const answers = async (server: KubeProcess) => {
         const out: string[] = [];
         for (const [name, type] of [

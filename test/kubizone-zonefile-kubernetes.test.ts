@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { chartAccessDocs, renderChart } from './support/chart.ts';
-import { dig, rdataOf } from './support/dig.ts';
+import { soaSerial } from './support/dig.ts';
 import { type KubeCluster, serviceAccountUser, startKube } from './support/kube.ts';
 import { type KubeProcess, startOperatorProcess, startServerProcess } from './support/zonekeeper-kube.ts';
 import { removeAll, tempDir, waitFor } from './support/zonekeeper-process.ts';
@@ -82,8 +82,7 @@ describe('kubizone ZoneFile on a real API server', { timeout: 600_000 }, () => {
   const ready = async (ns: string, name: string) =>
     (await zoneFileOf(ns, name))?.status?.conditions?.find((c) => c.type === 'Ready');
   const until = <T>(probe: () => Promise<T | undefined>) => waitFor(probe, 30_000, 100);
-  const servedSerial = async () =>
-    Number(rdataOf(await dig(server!.dnsPort, 'example.org', 'SOA'), 'SOA')[0]?.split(/\s+/)[2]);
+  const servedSerial = async () => Number(await soaSerial(server!.dnsPort, 'example.org'));
   /** named-checkzone's verdict on a zone file: its exit code and what it printed. */
   const checkzone = async (origin: string, text: string) => {
     const file = path.join(dir, `${origin}zone`);

@@ -83,3 +83,9 @@ export function rdataOf(result: DigResult, type: string): string[] {
     .filter((f) => f[3] === type)
     .map((f) => f.slice(4).join(' '));
 }
+
+/** The serial of the SOA a server answers for `zone` now, or undefined when it answers none. */
+export async function soaSerial(port: number, zone: string): Promise<number | undefined> {
+  const serial = rdataOf(await dig(port, zone, 'SOA'), 'SOA')[0]?.split(/\s+/)[2];
+  return serial === undefined ? undefined : Number(serial);
+}
