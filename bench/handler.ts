@@ -32,7 +32,7 @@ import { ZoneApplier } from '../src/server/zone-apply.ts';
 import { ZoneSnapshot } from '../src/server/zone-snapshot.ts';
 import { type ServedZone, ZoneTable } from '../src/server/zone-table.ts';
 import { generateQueries } from './lib/queries.ts';
-import { assemble, generateZone } from './lib/zone.ts';
+import { assembledBenchZone } from './lib/zone.ts';
 
 const { values } = parseArgs({
   options: {
@@ -52,11 +52,7 @@ const { values } = parseArgs({
 });
 const records = Number(values.records);
 const origin = 'bench.example.';
-const nameServers = [`ns1.${origin}`, `ns2.${origin}`];
-const assembled = assemble(
-  generateZone(origin, { name: 'bench', namespace: 'bench' }, records, { withNameServers: true }),
-  nameServers,
-);
+const assembled = assembledBenchZone(records, origin);
 const table = new ZoneTable<ServedZone>();
 const denial = values.dnssec as 'NSEC' | 'NSEC3' | undefined;
 if (denial !== undefined && denial !== 'NSEC' && denial !== 'NSEC3')

@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { ZoneImage } from '../src/server/image/zone-image.ts';
 import type { RRsetData } from '../src/zones/rrset.ts';
 import type { SoaFields } from '../src/zones/soa.ts';
-import { assemble, generateZone } from './lib/zone.ts';
+import { assembledBenchZone } from './lib/zone.ts';
 
 type Build = (
   origin: string,
@@ -35,10 +35,7 @@ const { values } = parseArgs({
 const records = Number(values.records);
 const rounds = Number(values.rounds);
 const origin = 'bench.example.';
-const assembled = assemble(
-  generateZone(origin, { name: 'bench', namespace: 'bench' }, records, { withNameServers: true }),
-  [`ns1.${origin}`, `ns2.${origin}`],
-);
+const assembled = assembledBenchZone(records, origin);
 // Plain RRsets, as the programmed content gives them (no origin or steering fields).
 const rrsets: RRsetData[] = assembled.rrsets.map((r) => ({
   owner: r.owner,

@@ -10,17 +10,14 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { ZoneImage } from '../src/server/image/zone-image.ts';
 import { ZoneSnapshot } from '../src/server/zone-snapshot.ts';
-import { assemble, generateZone } from './lib/zone.ts';
+import { assembledBenchZone } from './lib/zone.ts';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
 const { values } = parseArgs({ options: { records: { type: 'string', default: '100000' } } });
 const records = Number(values.records);
 const origin = 'bench.example.';
-const assembled = assemble(
-  generateZone(origin, { name: 'bench', namespace: 'bench' }, records, { withNameServers: true }),
-  [`ns1.${origin}`, `ns2.${origin}`],
-);
+const assembled = assembledBenchZone(records, origin);
 const rrsets = [...assembled.rrsets];
 
 const heap = () => {

@@ -14,7 +14,7 @@ import { WorkerPoolBackend } from '../src/backends/builtin/worker-pool-backend.t
 import { ImageZone } from '../src/server/image/image-zone.ts';
 import type { DnsWorkerConfig } from '../src/server/worker-protocol.ts';
 import { type ServedZone, ZoneTable } from '../src/server/zone-table.ts';
-import { assemble, generateZone } from './lib/zone.ts';
+import { assembledBenchZone } from './lib/zone.ts';
 
 const { values } = parseArgs({
   options: {
@@ -25,10 +25,7 @@ const { values } = parseArgs({
 const records = Number(values.records);
 const rounds = Number(values.rounds);
 const origin = 'bench.example.';
-const assembled = assemble(
-  generateZone(origin, { name: 'bench', namespace: 'bench' }, records, { withNameServers: true }),
-  [`ns1.${origin}`, `ns2.${origin}`],
-);
+const assembled = assembledBenchZone(records, origin);
 const table = new ZoneTable<ServedZone>();
 const pool = new WorkerPoolBackend(table, {
   workers: 0,
