@@ -593,14 +593,7 @@ async function perProcessMemory(root: number, heapDir: string | undefined): Prom
     if (!existsSync(file)) continue;
     await sleep(50);
     const h = JSON.parse(readFileSync(file, 'utf8')) as Record<string, number | string>;
-    const m = (b: unknown) => Math.round((Number(b) / 2 ** 20) * 10) / 10;
-    p.role = String(h.role);
-    p.rssMiB = m(h.rss);
-    p.heapUsedMiB = m(h.heapUsed);
-    p.heapTotalMiB = m(h.heapTotal);
-    p.externalMiB = m(h.external);
-    p.arrayBuffersMiB = m(h.arrayBuffers);
-    p.heapLimitMiB = m(h.heapSizeLimit);
+    Object.assign(p, heapFigures(h), { role: String(h.role) });
   }
   // DNS threads (serve --workers N): one file per thread, its own heap; the RSS is the process's.
   await sleep(2000);
@@ -609,20 +602,23 @@ async function perProcessMemory(root: number, heapDir: string | undefined): Prom
       .filter((f) => f.startsWith(`heap-${pid}-t`))
       .sort()) {
       const h = JSON.parse(readFileSync(path.join(heapDir, name), 'utf8')) as Record<string, number | string>;
-      const m = (b: unknown) => Math.round((Number(b) / 2 ** 20) * 10) / 10;
-      out.push({
-        pid,
-        role: `${h.role} ${h.threadId}`,
-        rssMiB: m(h.rss),
-        heapUsedMiB: m(h.heapUsed),
-        heapTotalMiB: m(h.heapTotal),
-        externalMiB: m(h.external),
-        arrayBuffersMiB: m(h.arrayBuffers),
-        heapLimitMiB: m(h.heapSizeLimit),
-      });
+      out.push({ pid, role: `${h.role} ${h.threadId}`, ...heapFigures(h) });
     }
   }
   return out;
+}
+
+/** A heap probe's figures (bench/lib/heap-probe.ts, bytes) in MiB to one decimal. */
+function heapFigures(h: Record<string, number | string>): Omit<ProcessMemory, 'pid' | 'role'> {
+  const m = (b: unknown) => Math.round((Number(b) / 2 ** 20) * 10) / 10;
+  return {
+    rssMiB: m(h.rss),
+    heapUsedMiB: m(h.heapUsed),
+    heapTotalMiB: m(h.heapTotal),
+    externalMiB: m(h.external),
+    arrayBuffersMiB: m(h.arrayBuffers),
+    heapLimitMiB: m(h.heapSizeLimit),
+  };
 }
 
 function statusKiB(pid: number, field: string): number {
