@@ -9,34 +9,43 @@ import { MemorySerialStore } from './serial-store.ts';
 
 const now = () => new Date('2026-11-21T12:00:00Z');
 
-test('an operator restart over objects with finalizers and statuses writes nothing', async () => {
+/** A record set of `dns/example-com` with one A record. */
+const inZone = (name: string, owner: string, address: string, generation: number) =>
+  recordSet(
+    'dns',
+    name,
+    { zoneRef: { name: 'example-com' }, name: owner, type: 'A', records: [address] },
+    generation,
+  );
+
+/** A store with the class, the zone example.com (`dns/example-com`) and record sets r0… in it. */
+function storeWith(records: number): MemoryStore {
   const store = new MemoryStore(now);
-  const serials = new MemorySerialStore();
   store.apply(zoneClass());
   store.apply(zone('dns', 'example-com', 'example.com'));
+  for (let i = 0; i < records; i++) store.apply(inZone(`r${i}`, `n${i}`, '192.0.2.1', i + 1));
+  return store;
+}
+
+/** A controller run until it is idle, its hashes saved, then stopped: the process before a restart. */
+async function runAndStop(store: MemoryStore, serials: MemorySerialStore): Promise<void> {
+  const first = new Controller({ store, backend: new BuiltinBackend(new ZoneTable()), serials, now });
+  first.start();
+  await first.idle();
+  await first.flush();
+  first.stop();
+}
+
+test('an operator restart over objects with finalizers and statuses writes nothing', async () => {
+  const store = storeWith(20);
+  const serials = new MemorySerialStore();
   store.apply(zone('dns', 'sub', 'sub.example.com'));
   store.apply(zone('other', 'example-org', 'example.org'));
-  for (let i = 0; i < 20; i++)
-    store.apply(
-      recordSet(
-        'dns',
-        `r${i}`,
-        { zoneRef: { name: 'example-com' }, name: `n${i}`, type: 'A', records: ['192.0.2.1'] },
-        i + 1,
-      ),
-    );
   store.apply(
     recordSet('dns', 'implicit', { name: 'x.sub.example.com.', type: 'A', records: ['192.0.2.7'] }, 30),
   );
   store.apply(recordSet('dns', 'lost', { name: 'x.example.net.', type: 'A', records: ['192.0.2.3'] }, 31));
-  store.apply(
-    recordSet(
-      'dns',
-      'dupe',
-      { zoneRef: { name: 'example-com' }, name: 'n1', type: 'A', records: ['192.0.2.9'] },
-      40,
-    ),
-  );
+  store.apply(inZone('dupe', 'n1', '192.0.2.9', 40));
   store.apply(
     recordSet(
       'dns',
@@ -58,15 +67,7 @@ test('an operator restart over objects with finalizers and statuses writes nothi
       42,
     ),
   );
-  const first = new Controller({ store, backend: new BuiltinBackend(new ZoneTable()), serials, now });
-  first.start();
-  await first.idle();
-  await first.flush();
-  first.stop();
-  const versions = new Map<string, string | undefined>();
-  for (const kind of ['DNSZoneClass', 'DNSZone', 'DNSRecordSet'] as const)
-    for (const o of store.list(kind))
-      versions.set(`${kind}/${o.metadata.namespace}/${o.metadata.name}`, o.metadata.resourceVersion);
+  await runAndStop(store, serials);
   const writes: string[] = [];
   store.watch((e) => writes.push(`${e.type} ${e.kind} ${e.key}`));
   const second = new Controller({ store, backend: new BuiltinBackend(new ZoneTable()), serials, now });
@@ -77,47 +78,17 @@ test('an operator restart over objects with finalizers and statuses writes nothi
 });
 
 test('an operator restart after changes made while it was down takes each of them', async () => {
-  const store = new MemoryStore(now);
+  const store = storeWith(5);
   const serials = new MemorySerialStore();
-  store.apply(zoneClass());
-  store.apply(zone('dns', 'example-com', 'example.com'));
-  for (let i = 0; i < 5; i++)
-    store.apply(
-      recordSet(
-        'dns',
-        `r${i}`,
-        { zoneRef: { name: 'example-com' }, name: `n${i}`, type: 'A', records: ['192.0.2.1'] },
-        i + 1,
-      ),
-    );
   store.apply(recordSet('dns', 'lost', { name: 'x.example.net.', type: 'A', records: ['192.0.2.3'] }, 31));
-  const table1 = new ZoneTable();
-  const first = new Controller({ store, backend: new BuiltinBackend(table1), serials, now });
-  first.start();
-  await first.idle();
-  await first.flush();
-  first.stop();
+  await runAndStop(store, serials);
   // While no controller runs: one record set changed, one deleted (its finalizer holds it), one moved
   // out of the zone, the unresolved one made resolvable, and a new one.
-  store.apply(
-    recordSet(
-      'dns',
-      'r0',
-      { zoneRef: { name: 'example-com' }, name: 'n0', type: 'A', records: ['192.0.2.99'] },
-      1,
-    ),
-  );
+  store.apply(inZone('r0', 'n0', '192.0.2.99', 1));
   store.remove('DNSRecordSet', 'dns/r1');
   store.apply(recordSet('dns', 'r2', { name: 'y.example.net.', type: 'A', records: ['192.0.2.1'] }, 3));
   store.apply(recordSet('dns', 'lost', { name: 'x.example.com.', type: 'A', records: ['192.0.2.3'] }, 31));
-  store.apply(
-    recordSet(
-      'dns',
-      'new',
-      { zoneRef: { name: 'example-com' }, name: 'fresh', type: 'A', records: ['192.0.2.5'] },
-      50,
-    ),
-  );
+  store.apply(inZone('new', 'fresh', '192.0.2.5', 50));
   const table2 = new ZoneTable();
   const second = new Controller({ store, backend: new BuiltinBackend(table2), serials, now });
   second.start();
@@ -146,24 +117,9 @@ test('an operator restart after changes made while it was down takes each of the
 test('after a restart a record set being deleted is released only once its zone is served without it', {
   todo: 'a deleted record set is released before its zone is first served without it after a restart',
 }, async () => {
-  const store = new MemoryStore(now);
+  const store = storeWith(3);
   const serials = new MemorySerialStore();
-  store.apply(zoneClass());
-  store.apply(zone('dns', 'example-com', 'example.com'));
-  for (let i = 0; i < 3; i++)
-    store.apply(
-      recordSet(
-        'dns',
-        `r${i}`,
-        { zoneRef: { name: 'example-com' }, name: `n${i}`, type: 'A', records: ['192.0.2.1'] },
-        i + 1,
-      ),
-    );
-  const first = new Controller({ store, backend: new BuiltinBackend(new ZoneTable()), serials, now });
-  first.start();
-  await first.idle();
-  await first.flush();
-  first.stop();
+  await runAndStop(store, serials);
   const servedSerial = (store.get('DNSZone', 'dns/example-com')!.status as { serial: number }).serial;
   // Deleted while the operator is down: its finalizer holds it; the servers still serve servedSerial.
   store.remove('DNSRecordSet', 'dns/r1');
