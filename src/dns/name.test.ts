@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { prng } from '../../test/support/prng.ts';
 import { DnsError } from './errors.ts';
 import {
+  canonicalSortKey,
   compareCanonical,
+  compareNameKeys,
   encodeNameUncompressed,
   isHostname,
   isInDomain,
@@ -257,5 +260,75 @@ describe('canonicalSortKey', () => {
     assert.ok(canonicalSortKey('x.y.a.example.').startsWith(`${parent}\u0000`));
     assert.ok(!canonicalSortKey('ab.example.').startsWith(`${parent}\u0000`));
     assert.equal(canonicalSortKey('.'), '');
+  });
+});
+
+describe('compareNameKeys', () => {
+  const pick = <T>(r: () => number, list: readonly T[]): T => list[Math.floor(r() * list.length)]!;
+
+  test('compareNameKeys orders name keys as their canonical sort keys do (RFC 4034 §6.1), escapes included', () => {
+    const names = [
+      '.',
+      'com.',
+      'example.com.',
+      'a.example.com.',
+      'z.example.com.',
+      'yljkjljk.a.example.com.',
+      'z.a.example.com.',
+      'zabc.a.example.com.',
+      '*.z.example.com.',
+      'a-.example.com.',
+      'a0.example.com.',
+      'ab.example.com.',
+      'a.b.example.com.',
+      'a\\.b.example.com.',
+      'a\\000.example.com.',
+      '\\000.example.com.',
+      '\\255.example.com.',
+      'b\\.example.com.',
+      'example.net.',
+      'www.example.net.',
+    ].map((n) => nameKey(parseName(n)));
+    const r = prng(7);
+    for (let round = 0; round < 20; round++) {
+      const shuffled = [...names].sort(() => r() - 0.5);
+      const bySortKey = [...shuffled].sort((a, b) => {
+        const x = canonicalSortKey(a);
+        const y = canonicalSortKey(b);
+        return x < y ? -1 : x > y ? 1 : 0;
+      });
+      assert.deepEqual([...shuffled].sort(compareNameKeys), bySortKey);
+    }
+    // Random names over a small alphabet, so that labels share prefixes and suffixes.
+    const label = () => {
+      let l = '';
+      const n = 1 + Math.floor(r() * 4);
+      for (let i = 0; i < n; i++) l += pick(r, ['a', 'b', 'z', '-', '0', '\\.', '\\000']);
+      return l;
+    };
+    const random: string[] = [];
+    for (let i = 0; i < 400; i++) {
+      const labels: string[] = [];
+      for (let n = Math.floor(r() * 4); n > 0; n--) labels.push(label());
+      random.push(
+        nameKey(
+          parseName(
+            `${labels.join('.')}${labels.length ? '.' : ''}${pick(r, ['example.com.', 'a.com.', 'com.', ''])}` ||
+              '.',
+          ),
+        ),
+      );
+    }
+    const sortKeyOrder = (a: string, b: string) => {
+      const x = canonicalSortKey(a);
+      const y = canonicalSortKey(b);
+      return x < y ? -1 : x > y ? 1 : 0;
+    };
+    for (const a of random.slice(0, 150))
+      for (const b of random)
+        assert.equal(Math.sign(compareNameKeys(a, b)), Math.sign(sortKeyOrder(a, b)) || 0, `${a} ${b}`);
+    for (const a of names)
+      for (const b of names)
+        assert.equal(Math.sign(compareNameKeys(a, b)) + Math.sign(compareNameKeys(b, a)), 0);
   });
 });

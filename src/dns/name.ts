@@ -394,21 +394,52 @@ function reversedLowerLabels(name: Name): Uint8Array[] {
 
 /** RFC 4034 §6.1 canonical ordering: compare labels right to left as lowercased octet strings. */
 export function compareCanonical(a: Name, b: Name): number {
+  return a === b ? 0 : compareNameKeys(nameKey(a), nameKey(b));
+}
+
+/**
+ * RFC 4034 §6.1 canonical order of two name keys (`nameKey`s, lowercase): labels compared right to
+ * left, octet by octet, a shorter label or name first. Read in place from the presentation text
+ * (no label lists or sort-key strings made) when neither has an escape, which is what names are;
+ * escaped names compare by their `canonicalSortKey`.
+ */
+export function compareNameKeys(a: string, b: string): number {
   if (a === b) return 0;
-  const la = reversedLowerLabels(a);
-  const lb = reversedLowerLabels(b);
-  const n = Math.min(la.length, lb.length);
-  for (let i = 0; i < n; i++) {
-    const x = la[i]!;
-    const y = lb[i]!;
-    const m = Math.min(x.length, y.length);
-    for (let j = 0; j < m; j++) {
-      if (x[j] !== y[j]) return x[j]! - y[j]!;
-    }
-    // RFC 4034 §6.1: the absence of an octet sorts before a zero-value octet.
-    if (x.length !== y.length) return x.length - y.length;
+  if (a === '.' || b === '.') return a === '.' ? -1 : 1;
+  if (a.indexOf('\\') >= 0 || b.indexOf('\\') >= 0) return bySortKey(a, b);
+  // Skip the text the two end with (the zone's labels, mostly), from the right.
+  let i = a.length - 1;
+  let j = b.length - 1;
+  while (i >= 0 && j >= 0 && a.charCodeAt(i) === b.charCodeAt(j)) {
+    i--;
+    j--;
   }
-  return la.length - lb.length;
+  const aAtLabel = i < 0 || a.charCodeAt(i) === 0x2e;
+  const bAtLabel = j < 0 || b.charCodeAt(j) === 0x2e;
+  // Whole labels in common and one name ends there: it is the other's ancestor, so first.
+  if (aAtLabel && bAtLabel) return i < 0 ? -1 : 1;
+  // Otherwise the first labels that differ end at the first dot of the common text.
+  const pa = a.indexOf('.', i + 1);
+  const pb = pa - a.length + b.length;
+  const sa = a.lastIndexOf('.', pa - 1) + 1;
+  const sb = b.lastIndexOf('.', pb - 1) + 1;
+  const la = pa - sa;
+  const lb = pb - sb;
+  const m = Math.min(la, lb);
+  for (let k = 0; k < m; k++) {
+    const x = a.charCodeAt(sa + k);
+    const y = b.charCodeAt(sb + k);
+    // Names from parseName are printable ASCII; anything else is left to the sort key.
+    if (x > 0x7e || y > 0x7e) return bySortKey(a, b);
+    if (x !== y) return x - y;
+  }
+  return la - lb;
+}
+
+function bySortKey(a: string, b: string): number {
+  const x = canonicalSortKey(a);
+  const y = canonicalSortKey(b);
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /**

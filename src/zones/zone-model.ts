@@ -1,7 +1,7 @@
 import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../api/index.ts';
 import { type GeoIp, steeredTtl, type Topology } from '../api/steering.ts';
 import {
-  canonicalSortKey,
+  compareNameKeys,
   isInDomain,
   type Name,
   nameEquals,
@@ -340,7 +340,7 @@ export class ZoneModel {
   /** Each owner name's `Owner`, or its one entry where that is all it holds (`Held`). */
   private readonly owners = new Map<string, Held>();
   /**
-   * The keys of all owners in canonical order (`compareKeys`, RFC 4034 §6.1): every subtree is a
+   * The keys of all owners in canonical order (`compareNameKeys`, RFC 4034 §6.1): every subtree is a
    * contiguous range. The keys are the owners' fqdn strings (`nameKey`), not a sort-key string made
    * per name (docs/benchmarks.md, the zone model's entries).
    */
@@ -443,7 +443,7 @@ export class ZoneModel {
     }
     this.setChildren(children, dirty);
     this.mergeNewKeys();
-    const ordered = [...dirty].sort(compareKeys);
+    const ordered = [...dirty].sort(compareNameKeys);
     let covered: string | undefined;
     for (const key of ordered) {
       if (covered !== undefined && key !== covered && isInDomain(key, covered)) continue;
@@ -580,13 +580,13 @@ export class ZoneModel {
       for (const key of added) this.sortedKeys.splice(lowerBound(this.sortedKeys, key), 0, key);
       return;
     }
-    added.sort(compareKeys);
+    added.sort(compareNameKeys);
     const merged: string[] = new Array(this.sortedKeys.length + added.length);
     let i = 0;
     let j = 0;
     let k = 0;
     while (i < this.sortedKeys.length && j < added.length) {
-      merged[k++] = compareKeys(this.sortedKeys[i]!, added[j]!) < 0 ? this.sortedKeys[i++]! : added[j++]!;
+      merged[k++] = compareNameKeys(this.sortedKeys[i]!, added[j]!) < 0 ? this.sortedKeys[i++]! : added[j++]!;
     }
     while (i < this.sortedKeys.length) merged[k++] = this.sortedKeys[i++]!;
     while (j < added.length) merged[k++] = added[j++]!;
@@ -960,57 +960,12 @@ function sameVerdict(a: RecordVerdict, b: RecordVerdict): boolean {
   return a.accepted || (!b.accepted && a.reason === b.reason && a.message === b.message);
 }
 
-/**
- * RFC 4034 §6.1 canonical order of two owner keys (`nameKey`s, lowercase): labels compared right to
- * left, octet by octet, a shorter label or name first. Read in place from the presentation text
- * (no label lists or sort-key strings made) when neither has an escape, which is what names are;
- * escaped names compare by their `canonicalSortKey`.
- */
-export function compareKeys(a: string, b: string): number {
-  if (a === b) return 0;
-  if (a === '.' || b === '.') return a === '.' ? -1 : 1;
-  if (a.indexOf('\\') >= 0 || b.indexOf('\\') >= 0) return bySortKey(a, b);
-  // Skip the text the two end with (the zone's labels, mostly), from the right.
-  let i = a.length - 1;
-  let j = b.length - 1;
-  while (i >= 0 && j >= 0 && a.charCodeAt(i) === b.charCodeAt(j)) {
-    i--;
-    j--;
-  }
-  const aAtLabel = i < 0 || a.charCodeAt(i) === 0x2e;
-  const bAtLabel = j < 0 || b.charCodeAt(j) === 0x2e;
-  // Whole labels in common and one name ends there: it is the other's ancestor, so first.
-  if (aAtLabel && bAtLabel) return i < 0 ? -1 : 1;
-  // Otherwise the first labels that differ end at the first dot of the common text.
-  const pa = a.indexOf('.', i + 1);
-  const pb = pa - a.length + b.length;
-  const sa = a.lastIndexOf('.', pa - 1) + 1;
-  const sb = b.lastIndexOf('.', pb - 1) + 1;
-  const la = pa - sa;
-  const lb = pb - sb;
-  const m = Math.min(la, lb);
-  for (let k = 0; k < m; k++) {
-    const x = a.charCodeAt(sa + k);
-    const y = b.charCodeAt(sb + k);
-    // Names from parseName are printable ASCII; anything else is left to the sort key.
-    if (x > 0x7e || y > 0x7e) return bySortKey(a, b);
-    if (x !== y) return x - y;
-  }
-  return la - lb;
-}
-
-function bySortKey(a: string, b: string): number {
-  const x = canonicalSortKey(a);
-  const y = canonicalSortKey(b);
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-
 function lowerBound(sorted: readonly string[], key: string): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (compareKeys(sorted[mid]!, key) < 0) lo = mid + 1;
+    if (compareNameKeys(sorted[mid]!, key) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;
