@@ -1,3 +1,4 @@
+import { DnsError } from '../dns/errors.ts';
 import { type Name, nameKey } from '../dns/name.ts';
 import { type RecordTypeName, RRType, typeName } from '../dns/rrtype.ts';
 import type { RRsetData } from '../zones/rrset.ts';
@@ -27,7 +28,22 @@ export const DNSSEC_TYPES: readonly number[] = [
   RRType.CDNSKEY,
 ];
 
+const DNSSEC_TYPE_CODES: ReadonlySet<number> = new Set(DNSSEC_TYPES);
 const DNSSEC_TYPE_NAMES: ReadonlySet<string> = new Set(DNSSEC_TYPES.map((t) => typeName(t)));
+
+/** Whether a type (its code or name) is one of `DNSSEC_TYPES`. */
+export function isDnssecType(type: number | string): boolean {
+  return typeof type === 'number' ? DNSSEC_TYPE_CODES.has(type) : DNSSEC_TYPE_NAMES.has(type);
+}
+
+/**
+ * Whether building a zone image failed because no image can hold the zone (a record whose RDATA
+ * exceeds 65,535 octets, a name outside the origin or too long): such a zone is served as objects.
+ * Anything else is a fault, and is not hidden behind that fallback.
+ */
+export function imageCannotHold(e: unknown): boolean {
+  return e instanceof RangeError || e instanceof DnsError;
+}
 
 /** A served zone's RRsets (the SOA excluded) as plain data, e.g. to build it again or send it whole. */
 export function* rrsetData(zone: ServedZone): Generator<RRsetData> {
@@ -97,7 +113,7 @@ export class ZoneApplier {
     let signed = false;
     function* checked(): Generator<RRsetData> {
       for (const r of rrsets) {
-        if (!signed && DNSSEC_TYPE_NAMES.has(r.type)) signed = true;
+        if (!signed && isDnssecType(r.type)) signed = true;
         yield r;
       }
     }
@@ -106,9 +122,10 @@ export class ZoneApplier {
     let built: ZoneImages;
     try {
       built = images.merge(source);
-    } catch {
+    } catch (e) {
       images.forget(origin);
-      return false;
+      if (imageCannotHold(e)) return false;
+      throw e;
     }
     if (signed) {
       images.forget(origin);

@@ -1,6 +1,5 @@
 import { Worker } from 'node:worker_threads';
 import type { Name } from '../../dns/name.ts';
-import { RRType } from '../../dns/rrtype.ts';
 import type { Registry } from '../../metrics/registry.ts';
 import { type AnswerSettings, answerSettings } from '../../server/answer-settings.ts';
 import { ContentSource, ZoneImageBuilder } from '../../server/image/image-builder.ts';
@@ -13,7 +12,13 @@ import type { SteeringBinder } from '../../server/selection/steering/steering-bi
 import type { Notifier } from '../../server/transfer/notifier.ts';
 import type { UpdateResponder } from '../../server/update/update-handler.ts';
 import type { DnsWorkerConfig, FromWorker, ToWorker } from '../../server/worker-protocol.ts';
-import { DNSSEC_TYPES, rrsetData, ZoneApplier } from '../../server/zone-apply.ts';
+import {
+  DNSSEC_TYPES,
+  imageCannotHold,
+  isDnssecType,
+  rrsetData,
+  ZoneApplier,
+} from '../../server/zone-apply.ts';
 import { ZoneSnapshot } from '../../server/zone-snapshot.ts';
 import type { ServedZone, ZoneTable } from '../../server/zone-table.ts';
 import type { SoaFields } from '../../zones/soa.ts';
@@ -178,7 +183,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
     const delta = zone.delta;
     // A zone held as an image that gains DNSSEC material is made into objects first, and patched in
     // place from then on; other changes to an image become an overlay (`ZoneApplier.patchImage`).
-    if (current instanceof ImageZone && delta?.upserts.some((r) => DNSSEC_TYPES.includes(RRType[r.type]))) {
+    if (current instanceof ImageZone && delta?.upserts.some((r) => isDnssecType(r.type))) {
       this.zones.unpackBefore(zone.origin, delta, zone.rrsets());
       this.images.forget(zone.origin);
     }
@@ -427,11 +432,12 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
     try {
       const { image, overlay } = this.images.merge(zone);
       held = new ImageZone(image, zone.transfers, zone.journal, overlay);
-    } catch {
+    } catch (e) {
       // A zone no image can hold (a record whose RDATA exceeds 65,535 octets: no DNS message can
       // carry it, so its own answers are empty and truncated) is served as objects.
       this.images.forget(zone.origin);
-      return zone;
+      if (imageCannotHold(e)) return zone;
+      throw e;
     }
     this.table.set(held);
     return held;
@@ -602,7 +608,7 @@ export function servedFromImage(zone: ZoneSnapshot): boolean {
   const apex = zone.node(zone.originKey);
   if (apex && DNSSEC_TYPES.some((t) => apex.rrsets.has(t))) return false;
   for (const node of zone.nodes.values()) {
-    for (const type of node.rrsets.keys()) if (DNSSEC_TYPES.includes(type)) return false;
+    for (const type of node.rrsets.keys()) if (isDnssecType(type)) return false;
   }
   return true;
 }
