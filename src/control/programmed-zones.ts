@@ -32,7 +32,7 @@ export class ProgrammedZones {
   constructor(catalog: Catalog) {
     this.catalog = catalog;
     this.table = catalog.table;
-    this.records = catalog.table.column();
+    this.records = catalog.table.column(Holder.programmed);
   }
 
   get(key: ResourceKey): ProgrammedState | undefined {
@@ -57,7 +57,6 @@ export class ProgrammedZones {
 
   /** Notes that no programmed zone serves the record set any more. */
   private drop(slot: number): void {
-    this.records.clear(slot);
     this.table.release(slot, Holder.programmed);
   }
 

@@ -82,8 +82,8 @@ export class StatusWriter {
     this.writeConcurrency = writeConcurrency;
     this.targetsOf = targetsOf;
     this.table = table;
-    this.memoSignatures = table.column();
-    this.memoStatuses = table.column();
+    this.memoSignatures = table.column(Holder.status);
+    this.memoStatuses = table.column(Holder.status);
   }
 
   /** The memo of the record set's last status write, if any. */
@@ -133,8 +133,6 @@ export class StatusWriter {
   forgetRecord(key: ResourceKey): void {
     const slot = this.table.slotOf(key);
     if (slot < 0) return;
-    this.memoSignatures.clear(slot);
-    this.memoStatuses.clear(slot);
     this.table.release(slot, Holder.status);
   }
 

@@ -31,7 +31,7 @@ export class CatalogFeed {
 
   constructor(catalog: Catalog = new Catalog()) {
     this.catalog = catalog;
-    this.recordsSeen = catalog.table.column();
+    this.recordsSeen = catalog.table.column(Holder.feed);
   }
 
   /**
@@ -92,10 +92,7 @@ export class CatalogFeed {
     if (kind === 'DNSRecordSet') {
       const table = this.catalog.table;
       const slot = table.slotOf(key);
-      if (slot >= 0) {
-        this.recordsSeen.clear(slot);
-        table.release(slot, Holder.feed);
-      }
+      if (slot >= 0) table.release(slot, Holder.feed);
     } else this.seen.get(kind)?.delete(key);
     return this.remove(kind, key);
   }

@@ -179,8 +179,8 @@ export class Catalog {
 
   constructor(table: RecordTable = new RecordTable()) {
     this.table = table;
-    this.recordSets = table.column();
-    this.resolved = table.column();
+    this.recordSets = table.column(Holder.catalog);
+    this.resolved = table.column(Holder.catalog);
     this.membership = new SlotLists(table);
     this.byZoneRef = new SlotLists(table);
     this.records = new RecordSets(table, this.recordSets);
@@ -368,8 +368,6 @@ export class Catalog {
       this.byZoneRef.move(slot, undefined);
       this.membership.move(slot, undefined);
       if (this.recordSets.get(slot) !== undefined) this.records.count--;
-      this.recordSets.clear(slot);
-      this.resolved.clear(slot);
       this.table.release(slot, Holder.catalog);
     }
     const affected = noneAffected();

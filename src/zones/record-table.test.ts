@@ -43,6 +43,22 @@ describe('RecordTable', () => {
     assert.equal(table.size, 0);
   });
 
+  test("a holder's own columns are cleared where it lets go, while another holder keeps the slot", () => {
+    const table = new RecordTable();
+    const mine = table.column<string>(Holder.feed);
+    const theirs = table.column<string>(Holder.programmed);
+    const slot = table.hold('ns/a', Holder.feed);
+    table.hold('ns/a', Holder.programmed);
+    mine.set(slot, 'fed');
+    theirs.set(slot, 'programmed');
+    table.release(slot, Holder.feed);
+    assert.equal(mine.get(slot), undefined, 'nothing left behind for the holder that let go');
+    assert.equal(theirs.get(slot), 'programmed');
+    // Held again by the feed: it starts from nothing.
+    assert.equal(table.hold('ns/a', Holder.feed), slot);
+    assert.equal(mine.get(slot), undefined);
+  });
+
   test('lists keep the order slots joined them, and an empty list is dropped', () => {
     const table = new RecordTable();
     const lists = new SlotLists(table);

@@ -74,23 +74,34 @@ export class RecordTable {
   private readonly free: number[] = [];
   private next = 0;
   private readonly columns: Column[] = [];
+  /** The columns each holder owns (cleared at a slot when that holder lets go of it), by holder bit. */
+  private readonly owned = new Map<Holder, Column[]>();
 
   /** Record sets held by at least one holder. */
   get size(): number {
     return this.slots.size;
   }
 
-  /** A new column whose values are cleared when their slot is freed. */
-  column<T>(): RefColumn<T> {
-    const column = new RefColumn<T>();
-    this.columns.push(column);
-    return column;
+  /**
+   * A new column whose values are cleared when their slot is freed, and, when it belongs to a
+   * `holder`, when that holder lets go of the slot: a holder never leaves a value behind for itself.
+   */
+  column<T>(holder?: Holder): RefColumn<T> {
+    return this.add(new RefColumn<T>(), holder);
   }
 
   /** A new column of integers (-1 for none), cleared likewise. */
-  int32Column(): Int32Column {
-    const column = new Int32Column();
+  int32Column(holder?: Holder): Int32Column {
+    return this.add(new Int32Column(), holder);
+  }
+
+  private add<C extends Column>(column: C, holder: Holder | undefined): C {
     this.columns.push(column);
+    if (holder !== undefined) {
+      const mine = this.owned.get(holder);
+      if (mine) mine.push(column);
+      else this.owned.set(holder, [column]);
+    }
     return column;
   }
 
@@ -126,9 +137,13 @@ export class RecordTable {
     return slot;
   }
 
-  /** The holder lets go of the slot; the last one to let go frees it (and clears every column there). */
+  /**
+   * The holder lets go of the slot, and its own columns are cleared there; the last one to let go
+   * frees it (and clears every column there).
+   */
   release(slot: number, holder: Holder): void {
     if (!this.held(slot, holder)) return;
+    for (const column of this.owned.get(holder) ?? []) column.clear(slot);
     const left = this.holders[slot]! & ~holder;
     this.holders[slot] = left;
     if (left !== 0) return;
@@ -155,6 +170,7 @@ export class SlotLists {
   private readonly prev: Int32Column;
   private readonly next: Int32Column;
 
+  /** Lists over `table`'s slots; unlink a slot (`move(slot, undefined)`) before its holder releases it. */
   constructor(table: RecordTable) {
     this.listOf = table.column();
     this.prev = table.int32Column();
