@@ -285,3 +285,39 @@ describe('finalizer removal', () => {
     assert.equal(after, before);
   });
 });
+
+describe('what a writer must not set through apply (a manifest, a front door)', () => {
+  test('a finalizer in the written metadata is not kept: the deletion it would hold completes', async () => {
+    const store = new MemoryStore(undefined, { restoreDeleting: true });
+    const hostile = rs(['192.0.2.1']);
+    hostile.metadata = { ...hostile.metadata, finalizers: ['evil/hold'] };
+    store.apply(hostile);
+    assert.equal(store.get('DNSRecordSet', 'dns/www')?.metadata.finalizers, undefined);
+    store.remove('DNSRecordSet', 'dns/www');
+    assert.equal(store.get('DNSRecordSet', 'dns/www'), undefined, 'deleted at once: nothing holds it');
+  });
+
+  test("an object's finalizers are the controllers', whatever a later version writes", async () => {
+    const store = new MemoryStore(undefined, { restoreDeleting: true });
+    store.apply(rs(['192.0.2.1']));
+    await store.addFinalizer('DNSRecordSet', 'dns/www', 'dns.zonekeeper.dev/finalizer');
+    const hostile = rs(['192.0.2.2']);
+    hostile.metadata = { ...hostile.metadata, finalizers: ['evil/hold'] };
+    store.apply(hostile);
+    store.apply(rs(['192.0.2.3']));
+    assert.deepEqual(store.get('DNSRecordSet', 'dns/www')?.metadata.finalizers, [
+      'dns.zonekeeper.dev/finalizer',
+    ]);
+    store.remove('DNSRecordSet', 'dns/www');
+    await store.removeFinalizer('DNSRecordSet', 'dns/www', 'dns.zonekeeper.dev/finalizer');
+    assert.equal(store.get('DNSRecordSet', 'dns/www'), undefined, 'the deletion completes');
+  });
+
+  test('a deletion time in the written metadata does not delete the object', () => {
+    const store = new MemoryStore(undefined, { restoreDeleting: true });
+    const hostile = rs(['192.0.2.1']);
+    hostile.metadata = { ...hostile.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' };
+    store.apply(hostile);
+    assert.equal(store.get('DNSRecordSet', 'dns/www')?.metadata.deletionTimestamp, undefined);
+  });
+});

@@ -203,7 +203,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     }
     const metadata = storeMeta(
       [
-        desired.metadata,
+        writable(desired.metadata),
         {
           uid: '',
           generation: existing
@@ -339,6 +339,19 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
  */
 function PlainObject(this: Record<string, unknown>): void {}
 PlainObject.prototype = Object.prototype;
+
+/**
+ * What a writer may set of an object's metadata: all but the finalizers and the deletion time, which
+ * the store keeps itself (controllers add and remove finalizers, `remove` marks a deletion). A
+ * manifest that defined an object once must not leave a finalizer behind that holds the object's
+ * deletion, nor delete it by a timestamp. (The store sets `uid` and `resourceVersion` over whatever a
+ * writer gave, in their place.)
+ */
+function writable(metadata: ObjectMeta): ObjectMeta {
+  if (metadata.finalizers === undefined && metadata.deletionTimestamp === undefined) return metadata;
+  const { finalizers: _f, deletionTimestamp: _d, ...rest } = metadata;
+  return rest;
+}
 
 /** One-element finalizer lists, one per finalizer name. */
 const onlyFinalizers = new Map<string, string[]>();
