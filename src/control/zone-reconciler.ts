@@ -355,7 +355,7 @@ export class ZoneReconciler {
     if (ok) {
       // Which zone serves each record set, once the backend serves it (a deleted record set's
       // finalizer is released only after that).
-      const keys = state.verdictsPending === 'all' ? [...state.model.verdicts.keys()] : state.verdictsPending;
+      const keys = state.verdictsPending === 'all' ? state.model.verdicts.keys() : state.verdictsPending;
       for (const released of programmed.served(key, state.model.verdicts, keys))
         this.o.recheckRecord(released);
       state.verdictsPending = new Set();

@@ -132,7 +132,8 @@ class Verdicts implements ReadonlyMap<ResourceKey, RecordVerdict> {
   }
 
   *keys(): MapIterator<ResourceKey> {
-    for (const [key] of this.entries_()) yield key;
+    // No verdict object made per key: most readers look up only some of them.
+    for (const [key, entry] of this.byKey) if (entry.verdict !== undefined) yield key;
   }
 
   *values(): MapIterator<RecordVerdict> {

@@ -248,14 +248,16 @@ export class BuiltinBackend implements Backend, SelectionSink {
       const event = nextKeyEvent(keys, signedAt);
       return { keys, signedAt, ...(event !== undefined ? { keyEventAt: event } : {}) };
     }
-    const soa = zone.soa;
-    let largest = Math.max(soa.ttl, soa.minimum);
-    for (const r of zone.rrsets()) if (r.ttl > largest) largest = r.ttl;
     const seen = this.parentDs(zone.origin);
     const noted = signing.parentDs;
     const parent =
       seen && noted ? { ds: [...seen.ds, ...noted.ds], ttl: Math.max(seen.ttl, noted.ttl) } : (seen ?? noted);
     if (signing.disable) return this.disabling(zone, keys, signedAt, parent);
+    // The largest TTL in the zone (how long any of its signed data may be cached), read only where a
+    // rollover step may need it: going insecure does not.
+    const soa = zone.soa;
+    let largest = Math.max(soa.ttl, soa.minimum);
+    for (const r of zone.rrsets()) if (r.ttl > largest) largest = r.ttl;
     let step: LifecycleStep | undefined;
     const stored = await signingStep(
       zone.origin,
