@@ -91,7 +91,8 @@ export class WireWriter {
 
   /**
    * Writes a canonical absolute name. With `compress`, the longest suffix already in the message is replaced
-   * by a pointer (RFC 1035 §4.1.4). Either way the suffixes written here are remembered for later names.
+   * by a pointer (RFC 1035 §4.1.4). While `compression` is on, the suffixes written here are remembered for
+   * later names either way.
    */
   name(name: Name, compress: boolean): void {
     const n = name.length;

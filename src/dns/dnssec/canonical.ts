@@ -20,6 +20,8 @@ class CanonicalWriter extends WireWriter {
   constructor(lowercase: boolean) {
     super(64);
     this.lowercase = lowercase;
+    // Never compressed, so no suffix needs remembering for a pointer.
+    this.compression = false;
   }
   override name(name: Name, _compress: boolean): void {
     const start = this.length;
