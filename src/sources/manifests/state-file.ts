@@ -372,7 +372,8 @@ export class StateStore implements SerialStore {
    * enough; later calls do nothing); then one starts if the log has outgrown its snapshot. `serve`
    * holds them while its first start programs every zone: the first snapshot serialises every object
    * again, work that no answer waits for. Writes and fsyncs are not held, nor the new generation a
-   * broken or replaced log needs.
+   * broken or replaced log needs, nor a flush whose lines are most of the state: that one is written
+   * as the snapshot itself (`snapshotInstead`), which serialises each object once either way.
    */
   holdCompaction(): () => void {
     this.compactionHolds++;
@@ -988,7 +989,8 @@ function toEntry(
 }
 
 const USUAL_TOP = new Set(['apiVersion', 'kind', 'metadata', 'spec']);
-const USUAL_META = new Set(['name', 'namespace', 'generation', 'creationTimestamp']);
+/** A manifest's metadata fields that `rebuild` gives back (or the store sets itself). */
+const REBUILT_META = new Set(['name', 'namespace', 'generation', 'creationTimestamp']);
 
 /** Whether `rebuild(id, r.spec)` gives `r` back, but for its metadata's generation and creation time. */
 function usualShape(id: string, r: Resource): boolean {
@@ -998,7 +1000,7 @@ function usualShape(id: string, r: Resource): boolean {
   const m = r.metadata;
   if (typeof m !== 'object' || m === null || typeof m.name !== 'string') return false;
   if (m.namespace !== undefined && (typeof m.namespace !== 'string' || m.namespace === '')) return false;
-  for (const key of Object.keys(m)) if (!USUAL_META.has(key)) return false;
+  for (const key of Object.keys(m)) if (!REBUILT_META.has(key)) return false;
   return id === [r.kind, resourceKey(m)].join('/');
 }
 
