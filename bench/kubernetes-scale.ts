@@ -26,7 +26,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import os from 'node:os';
@@ -39,6 +39,7 @@ import { buildQuery, exchange } from '../test/support/dns-client.ts';
 import { type KubeCluster, serviceAccountUser, startKube } from '../test/support/kube.ts';
 import { freePort } from '../test/support/ports.ts';
 import { CLI, ROOT } from '../test/support/zonekeeper-process.ts';
+import { statusField } from './lib/proc.ts';
 
 const USAGE = `npx node bench/kubernetes-scale.ts [options]
 
@@ -375,13 +376,11 @@ async function answers(port: number, k: number): Promise<boolean> {
 }
 
 function procStatus(pid: number): { rssMiB: number; hwmMiB: number } | undefined {
-  try {
-    const s = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(s)?.[1] ?? 0);
-    return { rssMiB: Math.round(kib('VmRSS') / 1024), hwmMiB: Math.round(kib('VmHWM') / 1024) };
-  } catch {
-    return undefined;
-  }
+  if (!existsSync(`/proc/${pid}/status`)) return undefined;
+  return {
+    rssMiB: Math.round(statusField(pid, 'VmRSS') / 1024),
+    hwmMiB: Math.round(statusField(pid, 'VmHWM') / 1024),
+  };
 }
 
 /** The pid of a child of this process by its command name (etcd, started by test/support/kube.ts). */

@@ -20,6 +20,7 @@ import {
   removeTempDir,
   sleep,
   spawnPinned,
+  statusField,
   treeCpuSeconds,
   treePssKiB,
   treeRssKiB,
@@ -572,7 +573,7 @@ async function perProcessMemory(root: number, heapDir: string | undefined): Prom
   const out: ProcessMemory[] = pids.map((pid) => ({
     pid,
     role: pid === root ? 'primary' : 'dns-worker',
-    rssMiB: mib(statusKiB(pid, 'VmRSS')),
+    rssMiB: mib(statusField(pid, 'VmRSS')),
   }));
   if (!heapDir) return out;
   for (const pid of pids) {
@@ -619,15 +620,6 @@ function heapFigures(h: Record<string, number | string>): Omit<ProcessMemory, 'p
     arrayBuffersMiB: m(h.arrayBuffers),
     heapLimitMiB: m(h.heapSizeLimit),
   };
-}
-
-function statusKiB(pid: number, field: string): number {
-  try {
-    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
 }
 
 function mib(kib: number): number {

@@ -206,7 +206,8 @@ export function processTree(pid: number): number[] {
   return out;
 }
 
-function statusField(pid: number, field: string): number {
+/** A `kB` field of /proc/<pid>/status (VmRSS, VmHWM, ...) in KiB; 0 once the process is gone. */
+export function statusField(pid: number, field: string): number {
   try {
     const text = readFileSync(`/proc/${pid}/status`, 'utf8');
     const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
@@ -244,18 +245,21 @@ const USER_HZ = 100;
 
 /** User + system CPU seconds used so far by the process tree (threads included). */
 export function treeCpuSeconds(pid: number): number {
-  let ticks = 0;
-  for (const p of processTree(pid)) {
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // fields[0] is field 3 (state); utime is field 14, stime field 15.
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // exited
-    }
+  let seconds = 0;
+  for (const p of processTree(pid)) seconds += statCpuSeconds(`/proc/${p}/stat`) ?? 0;
+  return seconds;
+}
+
+/** User + system CPU seconds in a /proc `stat` file (a process's or a thread's); null once it is gone. */
+function statCpuSeconds(file: string): number | null {
+  try {
+    const stat = readFileSync(file, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields[0] is field 3 (state); utime is field 14, stime field 15.
+    return (Number(fields[11]) + Number(fields[12])) / USER_HZ;
+  } catch {
+    return null;
   }
-  return ticks / USER_HZ;
 }
 
 /**
@@ -263,13 +267,7 @@ export function treeCpuSeconds(pid: number): number {
  * the control plane's thread in `zonekeeper serve`, without its parse, DNS and V8 helper threads.
  */
 export function mainThreadCpuSeconds(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / USER_HZ;
-  } catch {
-    return null;
-  }
+  return statCpuSeconds(`/proc/${pid}/task/${pid}/stat`);
 }
 
 /** The CPUs a process may run on, from /proc (what taskset actually applied). */
