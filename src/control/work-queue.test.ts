@@ -140,4 +140,25 @@ describe('WorkQueue', () => {
     assert.deepEqual(seen, ['r']);
     second.shutdown();
   });
+
+  test('a queue waiting behind another goes on when that one shuts down', { timeout: 10_000 }, async () => {
+    const first = new WorkQueue(async () => undefined);
+    const seen: string[] = [];
+    const second = new WorkQueue(
+      async (key) => {
+        seen.push(key);
+        return undefined;
+      },
+      { after: first },
+    );
+    first.add('z'); // never taken: the first queue is not started
+    second.add('r');
+    second.start();
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(seen, [], 'waits while the first has a key waiting');
+    first.shutdown();
+    await second.idle();
+    assert.deepEqual(seen, ['r']);
+    second.shutdown();
+  });
 });

@@ -104,6 +104,8 @@ export class WorkQueue {
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     for (const wake of this.waiters.splice(0)) wake();
+    // Queues that came after this one wait for it no longer.
+    for (const follower of this.followers) follower.wakeAll();
   }
 
   private isIdle(): boolean {
