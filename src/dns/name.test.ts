@@ -264,6 +264,13 @@ describe('canonicalSortKey', () => {
 });
 
 describe('compareNameKeys', () => {
+  test('names without a final dot (relative) order by their labels too', () => {
+    assert.ok(compareNameKeys('a', 'b') < 0);
+    assert.ok(compareNameKeys('www', 'mail') > 0);
+    assert.ok(compareNameKeys('a', 'x.a') < 0);
+    assert.ok(compareNameKeys('b.a', 'a.b') < 0);
+  });
+
   const pick = <T>(r: () => number, list: readonly T[]): T => list[Math.floor(r() * list.length)]!;
 
   test('compareNameKeys orders name keys as their canonical sort keys do (RFC 4034 §6.1), escapes included', () => {

@@ -418,8 +418,10 @@ export function compareNameKeys(a: string, b: string): number {
   const bAtLabel = j < 0 || b.charCodeAt(j) === 0x2e;
   // Whole labels in common and one name ends there: it is the other's ancestor, so first.
   if (aAtLabel && bAtLabel) return i < 0 ? -1 : 1;
-  // Otherwise the first labels that differ end at the first dot of the common text.
-  const pa = a.indexOf('.', i + 1);
+  // Otherwise the first labels that differ end at the first dot of the common text (or at the end of
+  // a relative name, which has no final dot).
+  let pa = a.indexOf('.', i + 1);
+  if (pa < 0) pa = a.length;
   const pb = pa - a.length + b.length;
   const sa = a.lastIndexOf('.', pa - 1) + 1;
   const sb = b.lastIndexOf('.', pb - 1) + 1;
