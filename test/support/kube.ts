@@ -212,32 +212,8 @@ export async function startKube(options: { users?: KubeUser[]; crds?: boolean } 
         '\n',
     );
 
-    const [etcdPort, peerPort, apiPort] = [
-      await freePort(false),
-      await freePort(false),
-      await freePort(false),
-    ];
-    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
-    const etcd = start('etcd', 'etcd', [
-      '--name=default',
-      `--data-dir=${path.join(dir, 'etcd')}`,
-      `--listen-client-urls=${etcdUrl}`,
-      `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
-      `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
-      '--unsafe-no-fsync', // a test cluster: speed over durability, as envtest
-      '--log-level=warn',
-    ]);
-    await waitUntil(async () => {
-      if (etcd.exitCode !== null) throw new Error(`etcd exited (${etcd.exitCode}):\n${output}`);
-      try {
-        const r = await fetch(`${etcdUrl}/health`);
-        return r.ok;
-      } catch {
-        return false;
-      }
-    }, 20_000);
+    const { url: etcdUrl } = await startEtcd(dir, start, () => output);
+    const apiPort = await freePort(false);
 
     const server = `https://127.0.0.1:${apiPort}`;
     const apiserver = start('kube-apiserver', 'kube-apiserver', [
@@ -383,6 +359,47 @@ function httpsStatus(url: string, token: string, ca: Buffer): Promise<number> {
   });
 }
 
+/**
+ * Starts etcd on two free ports and waits until it is healthy. A port found free can still be taken
+ * before etcd binds it (another suite choosing the same number at the same moment): etcd then exits
+ * with "address already in use", and it is started again on fresh ports, up to three times.
+ */
+async function startEtcd(
+  dir: string,
+  start: (name: string, bin: string, args: string[]) => ChildProcess,
+  output: () => string,
+): Promise<{ child: ChildProcess; url: string }> {
+  for (let attempt = 1; ; attempt++) {
+    const [port, peerPort] = [await freePort(false), await freePort(false)];
+    const url = `http://127.0.0.1:${port}`;
+    const child = start('etcd', 'etcd', [
+      '--name=default',
+      `--data-dir=${path.join(dir, `etcd-${attempt}`)}`,
+      `--listen-client-urls=${url}`,
+      `--advertise-client-urls=${url}`,
+      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+      '--unsafe-no-fsync', // a test cluster: speed over durability, as envtest
+      '--log-level=warn',
+    ]);
+    const before = output().length;
+    try {
+      await waitUntil(async () => {
+        if (child.exitCode !== null) throw new Error(`etcd exited (${child.exitCode}):\n${output()}`);
+        try {
+          return (await fetch(`${url}/health`)).ok;
+        } catch {
+          return false;
+        }
+      }, 20_000);
+      return { child, url };
+    } catch (e) {
+      if (attempt >= 3 || !output().slice(before).includes('address already in use')) throw e;
+    }
+  }
+}
+
 async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -461,28 +478,9 @@ export async function startKubeClusters(
         '\n',
     );
     const ca = path.join(pki, 'ca.crt');
-    const [etcdPort, peerPort] = [await freePort(false), await freePort(false)];
-    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
-    const etcdChild = start('etcd', 'etcd', [
-      '--name=default',
-      `--data-dir=${path.join(dir, 'etcd')}`,
-      `--listen-client-urls=${etcdUrl}`,
-      `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
-      `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
-      '--unsafe-no-fsync',
-      '--log-level=warn',
-    ]);
-    etcd = etcdChild;
-    await waitUntil(async () => {
-      if (etcdChild.exitCode !== null) throw new Error(`etcd exited (${etcdChild.exitCode}):\n${output}`);
-      try {
-        return (await fetch(`${etcdUrl}/health`)).ok;
-      } catch {
-        return false;
-      }
-    }, 20_000);
+    const started = await startEtcd(dir, start, () => output);
+    etcd = started.child;
+    const etcdUrl = started.url;
     const adminToken = tokens.get(ADMIN.name)!;
     const clusters: Record<string, PlaneCluster> = {};
     await Promise.all(
