@@ -22,7 +22,13 @@ import {
 } from '@kubernetes/client-node';
 import { GROUP, KIND_DEFINITIONS, type Kind, VERSION } from '../../api/index.ts';
 import { shareConnections } from './connections.ts';
-import type { KubeObject, ListerWatcher, ListResult, WatchHandle } from './reflector.ts';
+import {
+  DEFAULT_INACTIVITY_MS,
+  type KubeObject,
+  type ListerWatcher,
+  type ListResult,
+  type WatchHandle,
+} from './reflector.ts';
 import { WatchThread } from './watch-thread.ts';
 
 export { shareConnections } from './connections.ts';
@@ -185,10 +191,10 @@ export class KubeApi {
    * List and watch of one kind across all namespaces. Watches are read on the watch thread
    * (watch-thread.ts), so that the API server never finds them slow to take their events. The client
    * ends a watch on which no byte arrived for 30 s by default; that is raised to `inactivityMs` (the
-   * reflector's own watchdog, longer than the API server's bookmark interval of about a minute), so a
-   * quiet kind is not re-watched every 30 s.
+   * reflector's own watchdog, longer than the longest watch timeout asked), so a quiet kind's watch
+   * ends by its timeout.
    */
-  listerWatcher(kind: Kind | ApiResource, inactivityMs = 300_000): ListerWatcher {
+  listerWatcher(kind: Kind | ApiResource, inactivityMs = DEFAULT_INACTIVITY_MS): ListerWatcher {
     const { group, version, plural } = coordinates(kind);
     // Started now, it has loaded by the time the list is done and the first watch begins (a watch that
     // begins late begins with a backlog of events to catch up on).
