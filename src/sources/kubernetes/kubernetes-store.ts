@@ -34,10 +34,10 @@ import type { EventRecorder } from './events.ts';
 import { type ApiResource, isStatus, type KubeApi, type KubeJson } from './kube-api.ts';
 import { type KubeObject, Reflector, type ReflectorOptions } from './reflector.ts';
 
-/** An object the API server holds but Zonekeeper cannot use, and why. */
 /** How often a front door's kind whose CRD is not installed is listed again. */
 const ABSENT_KIND_RECHECK_MS = 10_000;
 
+/** An object the API server holds but Zonekeeper cannot use, and why. */
 export interface InvalidObject {
   kind: Kind;
   key: ResourceKey;
