@@ -5,7 +5,7 @@
  * with dig.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -23,6 +23,12 @@ const TEAM = 'team';
 const OPERATOR = serviceAccountUser(SYSTEM, 'zonekeeper-operator');
 const SERVER = serviceAccountUser(SYSTEM, 'zonekeeper-server');
 const API = 'dns.zonekeeper.dev/v1alpha1';
+
+/** What the raw watches of the test read of an object. */
+interface WatchedObject {
+  metadata: { name: string; resourceVersion: string };
+  status?: { serial?: number };
+}
 
 function yamlDocs(...docs: object[]): string {
   return docs.map((d) => `---\n${stringify(d)}`).join('');
@@ -102,6 +108,29 @@ describe('Kubernetes: operator, server, chart on a real API server', { timeout: 
       timeoutMs,
       20,
     );
+
+  /**
+   * Watches a collection on the API server (`kubectl get --raw …?watch=1`, one event per line), from
+   * the objects there now (as ADDED) on. One etcd orders every write, so the resourceVersions of
+   * different kinds compare as the order of their writes.
+   */
+  const watchRaw = (apiPath: string) => {
+    const events: { type: string; object: WatchedObject }[] = [];
+    const child = spawn(kube.kubectlPath, ['--kubeconfig', kube.adminKubeconfig, 'get', '--raw', apiPath], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    let buffered = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      buffered += chunk;
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        const line = buffered.slice(0, nl).trim();
+        buffered = buffered.slice(nl + 1);
+        if (line) events.push(JSON.parse(line) as { type: string; object: WatchedObject });
+      }
+    });
+    return { events, stop: () => child.kill() };
+  };
 
   before(async () => {
     kube = await startKube({ users: [OPERATOR, SERVER] });
@@ -478,6 +507,21 @@ describe('Kubernetes: operator, server, chart on a real API server', { timeout: 
 
   test('killing the operator mid-change loses nothing and orphans nothing', async () => {
     const names = Array.from({ length: 40 }, (_, i) => `rs-bulk-${i}`);
+    // One record set surely served and holding its finalizer before the operators die.
+    await apply(yamlDocs(recordSet('rs-kept', 'A', ['198.51.100.250'])));
+    await waitFor(async () => {
+      const r = await dig(servers[0]!.dnsPort, 'kept.example.com', 'A');
+      const finalizers = await kube.kubectlOk([
+        'get',
+        'dnsrecordset',
+        '-n',
+        TEAM,
+        'rs-kept',
+        '-o',
+        'jsonpath={.metadata.finalizers}',
+      ]);
+      return r.answer.length > 0 && finalizers.includes('dns.zonekeeper.dev/finalizer') ? true : undefined;
+    });
     const applying = apply(yamlDocs(...names.map((n, i) => recordSet(n, 'A', [`198.51.100.${i + 1}`]))));
     // Kill every operator while the batch is being processed.
     await waitFor(
@@ -495,10 +539,38 @@ describe('Kubernetes: operator, server, chart on a real API server', { timeout: 
     await applying;
     // While no operator runs: delete some record sets (held by their finalizers, or gone at once if the
     // operator never got to them) and edit another.
-    await kube.kubectlOk(['delete', 'dnsrecordset', '-n', TEAM, ...names.slice(30), '--wait=false']);
+    await kube.kubectlOk([
+      'delete',
+      'dnsrecordset',
+      '-n',
+      TEAM,
+      ...names.slice(30),
+      'rs-kept',
+      '--wait=false',
+    ]);
     await apply(yamlDocs(recordSet('rs-bulk-0', 'A', ['198.51.100.200'])));
     // The servers keep serving the last confirmed content meanwhile.
     const before = await dig(servers[0]!.dnsPort, 'example.com', 'SOA');
+    // Watched from before the restart: when the zone's status gets a serial without the deleted record
+    // sets, and when those held by their finalizers are released.
+    const apis = `/apis/dns.zonekeeper.dev/v1alpha1/namespaces/${TEAM}`;
+    const heldByFinalizer = (
+      JSON.parse(await kube.kubectlOk(['get', 'dnsrecordsets', '-n', TEAM, '-o', 'json'])).items as {
+        metadata: { name: string; deletionTimestamp?: string };
+      }[]
+    )
+      .filter((i) => i.metadata.deletionTimestamp)
+      .map((i) => i.metadata.name);
+    assert.ok(heldByFinalizer.includes('rs-kept'), 'held by its finalizer while no operator runs');
+    const zoneWatch = watchRaw(`${apis}/dnszones?watch=1&fieldSelector=metadata.name%3Dexample-com`);
+    const recordWatch = watchRaw(`${apis}/dnsrecordsets?watch=1`);
+    // The watches are established once they listed what is there (nothing changes it meanwhile).
+    await waitFor(async () =>
+      zoneWatch.events.length > 0 &&
+      heldByFinalizer.every((n) => recordWatch.events.some((e) => e.object.metadata.name === n))
+        ? true
+        : undefined,
+    );
     // The same replica identities start again (as restarted pods): the lease is theirs at once.
     for (const id of identities)
       operators.push(await startOperatorProcess(id, kube.kubeconfigFor(OPERATOR), SYSTEM));
@@ -551,6 +623,31 @@ describe('Kubernetes: operator, server, chart on a real API server', { timeout: 
     );
     assert.deepEqual(serials, [status.serial, status.serial], 'every server serves the serial in status');
     assert.ok(status.serial! > (soaSerial(before) ?? 0));
+    // A record set deleted while no operator ran is released only after the zone's status (the serial
+    // the servers publish) moved past the content that held it, not by the new operator at once.
+    await waitFor(async () =>
+      heldByFinalizer.every((n) =>
+        recordWatch.events.some((e) => e.type === 'DELETED' && e.object.metadata.name === n),
+      )
+        ? true
+        : undefined,
+    );
+    zoneWatch.stop();
+    recordWatch.stop();
+    const revision = (e: { object: WatchedObject }) => BigInt(e.object.metadata.resourceVersion);
+    // The serial in the zone's status when the new operators started, then the first one above it.
+    const startSerial = zoneWatch.events[0]!.object.status?.serial ?? 0;
+    const newSerial = zoneWatch.events.find((e) => (e.object.status?.serial ?? 0) > startSerial);
+    assert.ok(newSerial, 'the zone status got a new serial');
+    for (const name of heldByFinalizer) {
+      const released = recordWatch.events.find(
+        (e) => e.type === 'DELETED' && e.object.metadata.name === name,
+      )!;
+      assert.ok(
+        revision(released) > revision(newSerial),
+        `${name} released (revision ${revision(released)}) after the zone's serial ${newSerial.object.status?.serial} (revision ${revision(newSerial)})`,
+      );
+    }
   });
 
   test('deleting a zone waits on the finalizer until the backend no longer serves it', async () => {

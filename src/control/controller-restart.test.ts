@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { FailurePlan, RecordingBackend } from '../../test/support/failure-injection.ts';
 import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { ZoneTable } from '../server/zone-table.ts';
@@ -25,6 +26,38 @@ function storeWith(records: number): MemoryStore {
   store.apply(zone('dns', 'example-com', 'example.com'));
   for (let i = 0; i < records; i++) store.apply(inZone(`r${i}`, `n${i}`, '192.0.2.1', i + 1));
   return store;
+}
+
+/** The serial `dns/example-com`'s status records. */
+const zoneSerial = (store: MemoryStore) =>
+  (store.get('DNSZone', 'dns/example-com')?.status as { serial?: number } | undefined)?.serial;
+
+/** Polls until `get` holds (at most 10 s). */
+async function until(get: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 400 && !get(); i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(get(), `timed out waiting until ${what}`);
+}
+
+/**
+ * A second process whose backend fails every apply until `plan.disarm()` (fast retries), started and
+ * run until its first attempts failed and its queues are idle between retries.
+ */
+async function restartFailing(store: MemoryStore, serials: MemorySerialStore) {
+  const plan = new FailurePlan();
+  plan.arm('apply', 1_000_000);
+  const backend = new RecordingBackend(plan);
+  const controller = new Controller({
+    store,
+    backend,
+    serials,
+    now,
+    retryBaseDelayMs: 2,
+    retryMaxDelayMs: 20,
+  });
+  controller.start();
+  await until(() => plan.count('apply') >= 3, 'the zone failed a few times');
+  await controller.idle();
+  return { plan, backend, controller };
 }
 
 /** A controller run until it is idle, its hashes saved, then stopped: the process before a restart. */
@@ -110,13 +143,9 @@ test('an operator restart after changes made while it was down takes each of the
   second.stop();
 });
 
-// Known gap, kept as a runnable record until it is mended: a new process knows no programmed content,
-// so a record set deleted while the controller was down is released before its zone is first served
-// without it (the finalizer's promise holds again once that zone's first reconcile succeeds). The
-// mend: hold such record sets per zone until that zone's first programming or removal in this process.
-test('after a restart a record set being deleted is released only once its zone is served without it', {
-  todo: 'a deleted record set is released before its zone is first served without it after a restart',
-}, async () => {
+// A new process knows no programmed content: a record set deleted while the controller was down keeps
+// its finalizer until its zone is first programmed (or removed) in this process, not released at once.
+test('after a restart a record set being deleted is released only once its zone is served without it', async () => {
   const store = storeWith(3);
   const serials = new MemorySerialStore();
   await runAndStop(store, serials);
@@ -137,4 +166,102 @@ test('after a restart a record set being deleted is released only once its zone 
     `released while the zone was still published at ${serialAtRelease} (with it), not after a serial without it`,
   );
   second.stop();
+});
+
+test('after a restart a deleted record set stays held while its zone fails, and is released once a retry serves the zone without it', async () => {
+  const store = storeWith(3);
+  const serials = new MemorySerialStore();
+  store.apply(
+    recordSet('dns', 'implicit', { name: 'x.example.com.', type: 'A', records: ['192.0.2.7'] }, 20),
+  );
+  await runAndStop(store, serials);
+  const servedSerial = zoneSerial(store)!;
+  store.remove('DNSRecordSet', 'dns/r1');
+  store.remove('DNSRecordSet', 'dns/implicit');
+  const { plan, backend, controller } = await restartFailing(store, serials);
+  assert.ok(
+    store.get('DNSRecordSet', 'dns/r1'),
+    'held (zoneRef) while the zone is not served by this process',
+  );
+  assert.ok(store.get('DNSRecordSet', 'dns/implicit'), 'held (a name in the zone) as well');
+  const released = new Map<string, { serial: number; content: string } | undefined>();
+  store.watch((e) => {
+    if (e.type === 'delete' && e.kind === 'DNSRecordSet') released.set(e.key, backend.served('example.com.'));
+  });
+  plan.disarm();
+  await until(() => released.size === 2, 'both are released');
+  await controller.idle();
+  for (const key of ['dns/r1', 'dns/implicit']) {
+    const served = released.get(key);
+    assert.ok(
+      served && served.serial > servedSerial,
+      `${key} released once a serial above ${servedSerial} is served`,
+    );
+    assert.equal(served.serial, zoneSerial(store));
+    assert.doesNotMatch(served.content, /^(n1|x)\.example\.com\. /m);
+    assert.match(served.content, /^n0\.example\.com\. /m);
+  }
+  controller.stop();
+});
+
+test('after a restart a deleted record set that belongs to no zone is released while other zones fail', async () => {
+  const store = storeWith(1);
+  const serials = new MemorySerialStore();
+  store.apply(recordSet('dns', 'lost', { name: 'x.example.net.', type: 'A', records: ['192.0.2.3'] }, 31));
+  store.apply(
+    recordSet(
+      'dns',
+      'noref',
+      { zoneRef: { name: 'missing' }, name: 'www', type: 'A', records: ['192.0.2.4'] },
+      32,
+    ),
+  );
+  store.apply(recordSet('dns', 'relative', { name: 'www', type: 'A', records: ['192.0.2.5'] }, 33));
+  await runAndStop(store, serials);
+  for (const key of ['dns/lost', 'dns/noref', 'dns/relative']) {
+    assert.deepEqual(store.get('DNSRecordSet', key)?.metadata.finalizers, ['dns.zonekeeper.dev/finalizer']);
+    store.remove('DNSRecordSet', key);
+  }
+  const { controller } = await restartFailing(store, serials);
+  for (const key of ['dns/lost', 'dns/noref', 'dns/relative'])
+    assert.equal(store.get('DNSRecordSet', key), undefined, `${key} is released`);
+  controller.stop();
+});
+
+test('after a restart a deleted record set of a zone deleted too, or deleted while it is held, is released', async () => {
+  const store = storeWith(2);
+  const serials = new MemorySerialStore();
+  store.apply(zone('other', 'example-org', 'example.org'));
+  store.apply(
+    recordSet(
+      'other',
+      'www',
+      { zoneRef: { name: 'example-org' }, name: 'www', type: 'A', records: ['192.0.2.4'] },
+      5,
+    ),
+  );
+  store.apply(
+    recordSet('other', 'mail', { name: 'mail.example.org.', type: 'A', records: ['192.0.2.5'] }, 6),
+  );
+  await runAndStop(store, serials);
+  // While no controller runs, example.org and its record sets are deleted (their finalizers hold them).
+  store.remove('DNSRecordSet', 'other/www');
+  store.remove('DNSRecordSet', 'other/mail');
+  store.remove('DNSZone', 'other/example-org');
+  store.remove('DNSRecordSet', 'dns/r1');
+  const { controller } = await restartFailing(store, serials);
+  assert.equal(store.get('DNSZone', 'other/example-org'), undefined, 'the deleted zone is removed');
+  assert.equal(store.get('DNSRecordSet', 'other/www'), undefined, 'its record set (zoneRef) is released');
+  assert.equal(
+    store.get('DNSRecordSet', 'other/mail'),
+    undefined,
+    'its record set (a name in it) is released',
+  );
+  assert.ok(store.get('DNSRecordSet', 'dns/r1'), 'held while example.com fails');
+  // example.com is deleted while it still fails: removed, it holds its record set no longer.
+  store.remove('DNSZone', 'dns/example-com');
+  await until(() => store.get('DNSZone', 'dns/example-com') === undefined, 'example.com is removed');
+  await controller.idle();
+  assert.equal(store.get('DNSRecordSet', 'dns/r1'), undefined, 'released with its zone');
+  controller.stop();
 });

@@ -52,4 +52,18 @@ describe('the feed and what was programmed on the catalog table', () => {
     assert.equal(feed.catalog.table.slotOf('dns/www'), -1, 'freed once the last holder let go');
     assert.ok(programmed.serves('dns/other') === false);
   });
+
+  test('deleted record sets wait for their zone to be settled in this process, and only until then', () => {
+    const feed = new CatalogFeed();
+    const programmed = new ProgrammedZones(feed.catalog);
+    assert.equal(programmed.holdsDeleted('dns/a', 'dns/example-com'), true);
+    assert.equal(programmed.holdsDeleted('dns/b', 'dns/example-com'), true);
+    assert.equal(programmed.holdsDeleted('dns/a', 'dns/example-com'), true, 'noted once');
+    assert.deepEqual(programmed.settled('dns/other'), []);
+    assert.deepEqual(programmed.settled('dns/example-com'), ['dns/a', 'dns/b']);
+    assert.deepEqual(programmed.settled('dns/example-com'), [], 'handed back once');
+    assert.equal(programmed.holdsDeleted('dns/c', 'dns/example-com'), false, 'settled: not held');
+    programmed.forgetZone('dns/example-com');
+    assert.equal(programmed.holdsDeleted('dns/c', 'dns/example-com'), true, 'a zone made again waits again');
+  });
 });

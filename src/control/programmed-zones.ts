@@ -18,6 +18,11 @@ export interface ProgrammedState {
  * What each backend holds: per zone, its origin, serial and backend; per record set, the zone whose
  * programmed content includes it. A deleted record set's finalizer is held while a zone serves it, and
  * a zone that moves to a class with another backend is removed from the old backend first.
+ *
+ * A new process knows nothing of what an earlier one programmed: until a zone is first programmed (or
+ * removed) in this process, its backend may still serve an earlier content, with record sets deleted
+ * meanwhile. So a deleted record set of a zone not settled yet keeps its finalizer until the zone is
+ * (`holdsDeleted`, `settled`): one flag per zone, and a waiting list only for such record sets.
  */
 export class ProgrammedZones {
   private readonly catalog: Catalog;
@@ -28,6 +33,10 @@ export class ProgrammedZones {
    * table (which keeps the slot while this holds it, also once the record set left the catalog).
    */
   private readonly records: RefColumn<ResourceKey>;
+  /** Zones programmed or removed in this process: their backends hold no earlier process's content. */
+  private readonly settledZones = new Set<ResourceKey>();
+  /** Deleted record sets held for a zone not settled yet, reconciled again once it is. */
+  private readonly waiting = new Map<ResourceKey, Set<ResourceKey>>();
 
   constructor(catalog: Catalog) {
     this.catalog = catalog;
@@ -53,6 +62,40 @@ export class ProgrammedZones {
   serves(recordKey: ResourceKey): boolean {
     const slot = this.table.slotOf(recordKey);
     return slot >= 0 && this.records.get(slot) !== undefined;
+  }
+
+  /**
+   * Whether a deleted record set that no zone serves as far as this process knows must still keep its
+   * finalizer: its zone (`zoneKey`) was not programmed or removed in this process yet, so its backend
+   * may still serve the record set as an earlier process left it. The record set is then noted to be
+   * reconciled again when the zone is (`settled` returns it).
+   */
+  holdsDeleted(recordKey: ResourceKey, zoneKey: ResourceKey): boolean {
+    if (this.settledZones.has(zoneKey)) return false;
+    let waiting = this.waiting.get(zoneKey);
+    if (!waiting) {
+      waiting = new Set();
+      this.waiting.set(zoneKey, waiting);
+    }
+    waiting.add(recordKey);
+    return true;
+  }
+
+  /**
+   * The zone's backend serves what this process decided for it (programmed, or removed): returns the
+   * deleted record sets held for it, to be reconciled again (their finalizers may be released now).
+   */
+  settled(zoneKey: ResourceKey): ResourceKey[] {
+    this.settledZones.add(zoneKey);
+    const waiting = this.waiting.get(zoneKey);
+    if (!waiting) return [];
+    this.waiting.delete(zoneKey);
+    return [...waiting];
+  }
+
+  /** The zone is gone from the store: nothing is kept for it (record sets naming it are not held). */
+  forgetZone(zoneKey: ResourceKey): void {
+    this.settledZones.delete(zoneKey);
   }
 
   /** Notes that no programmed zone serves the record set any more. */

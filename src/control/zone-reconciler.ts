@@ -142,6 +142,8 @@ export class ZoneReconciler {
     const zone = store.get('DNSZone', key) as DNSZone | undefined;
     if (!zone || zone.metadata.deletionTimestamp) {
       await this.unprogram(key);
+      // Gone: a record set that names it is not held for it any more (see ProgrammedZones).
+      if (!zone) this.o.programmed.forgetZone(key);
       if (zone && (zone.metadata.finalizers ?? []).includes(FINALIZER))
         await store.removeFinalizer('DNSZone', key, FINALIZER);
       return;
@@ -391,6 +393,9 @@ export class ZoneReconciler {
       { ...serialFields(), ...described, ...(applied?.dnssec ? { dnssec: applied.dnssec } : {}) },
       servedZoneConditions(accepted, back, origin, serial, generation),
     );
+    // Served, and published under this serial: record sets deleted before this process programmed the
+    // zone, held until now, may be released.
+    if (ok) for (const released of programmed.settled(key)) this.o.recheckRecord(released);
     // A zone served for the first time (every zone, on a first start) with many record sets: the
     // status written just now is what serves it; its record sets' statuses, one write each, follow on
     // a visit queued behind the zones still waiting, so that no zone waits for the record-set writes
@@ -542,6 +547,8 @@ export class ZoneReconciler {
     this.held.delete(key);
     const requeue = await this.o.programmed.remove(key, state?.model.verdicts.keys() ?? []);
     for (const recordKey of requeue) this.o.recheckRecord(recordKey);
+    // Removed (or never programmed) in this process: record sets deleted before it are not held for it.
+    for (const recordKey of this.o.programmed.settled(key)) this.o.recheckRecord(recordKey);
   }
 }
 
