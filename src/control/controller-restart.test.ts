@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { FailurePlan, RecordingBackend } from '../../test/support/failure-injection.ts';
 import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
+import type { Backend } from '../backends/backend.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
+import { parseName } from '../dns/name.ts';
 import { ZoneTable } from '../server/zone-table.ts';
 import { Controller } from './controller.ts';
 import { MemoryStore } from './memory-store.ts';
@@ -264,4 +266,58 @@ test('after a restart a deleted record set of a zone deleted too, or deleted whi
   await controller.idle();
   assert.equal(store.get('DNSRecordSet', 'dns/r1'), undefined, 'released with its zone');
   controller.stop();
+});
+
+test('after a restart a zone deleted while the controller was down is removed from a backend that kept it before its finalizer goes', async () => {
+  const store = storeWith(2);
+  store.apply(zone('other', 'example-org', 'example.org'));
+  const serials = new MemorySerialStore();
+  // A backend that keeps its data across processes (as PowerDNS or an RFC 2136 server does).
+  const kept = new ZoneTable();
+  const first = new Controller({ store, backend: new BuiltinBackend(kept), serials, now });
+  first.start();
+  await first.idle();
+  first.stop();
+  assert.ok(kept.get(parseName('example.org.')), 'programmed by the first process');
+  store.remove('DNSZone', 'other/example-org');
+  // The second process's deletes fail twice, then work: the finalizer holds until the backend is clean.
+  const inner = new BuiltinBackend(kept);
+  let deletes = 0;
+  const backend: Backend = {
+    name: 'kept',
+    capabilities: inner.capabilities,
+    applyZone: (z) => inner.applyZone(z),
+    servedSerial: (o) => inner.servedSerial(o),
+    deleteZone: async (o) => {
+      if (++deletes <= 2) throw new Error('backend unreachable');
+      await inner.deleteZone(o);
+    },
+  };
+  const second = new Controller({ store, backend, serials, now, retryBaseDelayMs: 2, retryMaxDelayMs: 20 });
+  second.start();
+  await until(() => store.get('DNSZone', 'other/example-org') === undefined, 'the zone is released');
+  await second.idle();
+  assert.ok(deletes >= 3, 'held while the backend failed to delete it');
+  assert.equal(kept.get(parseName('example.org.')), undefined, 'removed from the backend that kept it');
+  assert.ok(kept.get(parseName('example.com.')), 'the zone not deleted stays');
+  second.stop();
+});
+
+test('after a restart a deleted zone whose origin another zone serves now is not removed from the backend', async () => {
+  const store = storeWith(1);
+  const serials = new MemorySerialStore();
+  const kept = new ZoneTable();
+  const first = new Controller({ store, backend: new BuiltinBackend(kept), serials, now });
+  first.start();
+  await first.idle();
+  first.stop();
+  // While no controller runs, the zone is deleted and another namespace's zone takes its name.
+  store.remove('DNSZone', 'dns/example-com');
+  store.apply(zone('other', 'example-com', 'example.com'));
+  const second = new Controller({ store, backend: new BuiltinBackend(kept), serials, now });
+  second.start();
+  await until(() => store.get('DNSZone', 'dns/example-com') === undefined, 'the deleted zone is released');
+  await second.idle();
+  assert.ok(kept.get(parseName('example.com.')), 'the new owner serves example.com');
+  second.stop();
 });

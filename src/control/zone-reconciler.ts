@@ -19,6 +19,7 @@ import {
   type ReadBack,
   readBack,
 } from '../backends/backend.ts';
+import { type Name, parseName } from '../dns/name.ts';
 import { RRType } from '../dns/rrtype.ts';
 import type { Catalog, ZoneVerdict } from '../zones/catalog.ts';
 import type { ZoneChanges } from '../zones/catalog-feed.ts';
@@ -141,6 +142,7 @@ export class ZoneReconciler {
     const { store, catalog } = this.o;
     const zone = store.get('DNSZone', key) as DNSZone | undefined;
     if (!zone || zone.metadata.deletionTimestamp) {
+      if (zone) await this.removeLeftBehind(key, zone);
       await this.unprogram(key);
       // Gone: a record set that names it is not held for it any more (see ProgrammedZones).
       if (!zone) this.o.programmed.forgetZone(key);
@@ -539,6 +541,42 @@ export class ZoneReconciler {
   }
 
   /** The zone is not served any more: forget its model and remove it from its backend. */
+  /**
+   * A zone being deleted that this process never programmed: an earlier process may have (its finalizer
+   * says the zone was taken in), and a backend that keeps its data (PowerDNS, an RFC 2136 server, a
+   * webhook provider) still serves it. The finalizer holds until the zone's class's backend is asked to
+   * delete it, as `unprogram` does for a zone programmed here; unless another zone serves the same origin
+   * now (a conflict settled while the controller was down). Deleting an absent zone is a no-op in every
+   * backend, so a zone the earlier process never programmed costs one look.
+   */
+  private async removeLeftBehind(key: ResourceKey, zone: DNSZone): Promise<void> {
+    if (this.o.programmed.get(key) !== undefined) return;
+    if (!(zone.metadata.finalizers ?? []).includes(FINALIZER)) return;
+    const zoneClass = this.o.store.get('DNSZoneClass', zone.spec.className) as DNSZoneClass | undefined;
+    if (!zoneClass) {
+      this.o.log?.(
+        'warn',
+        'zone deleted with its class gone: its backend is unknown, nothing removed there',
+        {
+          zone: key,
+          className: zone.spec.className,
+        },
+      );
+      return;
+    }
+    let origin: Name;
+    try {
+      origin = parseName(
+        zone.spec.domainName.endsWith('.') ? zone.spec.domainName : `${zone.spec.domainName}.`,
+      );
+    } catch {
+      return; // a name no backend was ever given
+    }
+    const owner = this.o.catalog.zoneForDomain(origin);
+    if (owner !== undefined && owner !== key) return;
+    await this.o.backendFor(zoneClass).deleteZone(origin);
+  }
+
   async unprogram(key: ResourceKey): Promise<void> {
     const state = this.models.get(key);
     this.models.delete(key);
