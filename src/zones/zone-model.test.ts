@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { prng } from '../../test/support/prng.ts';
 import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
 import type { DNSRecordSet } from '../api/index.ts';
-import { type Name, nameKey, parseName } from '../dns/name.ts';
+import { type Name, nameKey, parseName, stripFirstLabel } from '../dns/name.ts';
 import { printRdata } from '../dns/rdata.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
 import { assembleZone, type ChildDelegation } from './assemble.ts';
@@ -98,6 +98,43 @@ function inOrder(rrsets: Iterable<RRset>): RRset[] {
   return [...rrsets].sort((a, b) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0));
 }
 
+/**
+ * `publishedAt` and `isEmptyNonTerminal` (the model's content by name) against one pass over
+ * `rrsets()`, for every name the test uses, their ancestors, and names that are in none of them.
+ */
+function checkByName(model: ZoneModel, context: string): void {
+  const byOwner = new Map<string, RRset[]>();
+  const ancestors = new Set<string>();
+  for (const r of model.rrsets()) {
+    const key = nameKey(r.owner);
+    byOwner.set(key, [...(byOwner.get(key) ?? []), r]);
+    for (let k = stripFirstLabel(key); k !== nameKey(ORIGIN) && k !== '.'; k = stripFirstLabel(k))
+      ancestors.add(k);
+  }
+  const keys = new Set<string>([
+    nameKey(ORIGIN),
+    'none.example.com.',
+    'q.x.a.b.example.com.',
+    'w.example.com.',
+  ]);
+  for (const n of NAMES) {
+    const key = nameKey(parseName(n, ORIGIN));
+    for (let k = key; k !== nameKey(ORIGIN) && k !== '.'; k = stripFirstLabel(k)) keys.add(k);
+  }
+  for (const key of keys) {
+    assert.deepEqual(
+      model.publishedAt(key).map((r) => `${r.type} ${r.ttl} ${r.rdata.map(printRdata).join(' | ')}`),
+      (byOwner.get(key) ?? []).map((r) => `${r.type} ${r.ttl} ${r.rdata.map(printRdata).join(' | ')}`),
+      `${context}: published at ${key}`,
+    );
+    assert.equal(
+      model.isEmptyNonTerminal(key),
+      !byOwner.has(key) && ancestors.has(key),
+      `${context}: ${key} an empty non-terminal`,
+    );
+  }
+}
+
 describe('ZoneModel', () => {
   test('stays equal to assembleZone through 3,000 random changes (5 seeds)', () => {
     for (const seed of [1, 2, 3, 4, 5]) {
@@ -180,6 +217,7 @@ describe('ZoneModel', () => {
         assert.equal(model.verdicts.size, expected.verdicts.size, context);
         assert.equal(model.acceptedCount, expected.acceptedCount, context);
         assert.equal(model.assembled().hash, expected.hash, context);
+        checkByName(model, context);
       }
     }
   });

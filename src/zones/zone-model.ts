@@ -16,7 +16,7 @@ import { ownerDigestBytes, zoneDigestOfBytes } from './content-hash.ts';
 import { exclusivityClash } from './exclusivity.ts';
 import { parseRecordSetRecords, steeringOf } from './record-parse.ts';
 import { type ResourceKey, refOf } from './resource-key.ts';
-import type { RRset, RRsetDelta, RRsetKey } from './rrset.ts';
+import type { PublishedByName, RRset, RRsetDelta, RRsetKey } from './rrset.ts';
 import { type SoaFields, soaFor, zoneDefaultTtl } from './soa.ts';
 import { zoneNameServers } from './zone-name-servers.ts';
 
@@ -320,7 +320,7 @@ export class DigestSlots {
  * - one writer per name and type, oldest first; CNAME and ALIAS exclusivity (RFC 1034 §3.6.2).
  * NS record sets are decided before the other types at a name, so a delegation always wins there.
  */
-export class ZoneModel {
+export class ZoneModel implements PublishedByName {
   readonly origin: Name;
   /** The origin's `nameKey`: owner names are keyed by theirs (see `ZoneModel.owners`). */
   readonly originKey: string;
@@ -467,6 +467,28 @@ export class ZoneModel {
       if (list.length > 1) list.sort((a, b) => RRType[a.type] - RRType[b.type]);
       yield* list;
     }
+  }
+
+  /** The RRsets published at one owner name, in the order `rrsets` yields them: O(RRsets there). */
+  publishedAt(ownerKey: string): RRset[] {
+    const held = this.owners.get(ownerKey);
+    if (held === undefined) return [];
+    const list = publishedAt(held).map((s) => this.rrsetOf(s));
+    if (list.length > 1) list.sort((a, b) => RRType[a.type] - RRType[b.type]);
+    return list;
+  }
+
+  /**
+   * Whether a name publishes nothing while a name below it publishes something (an empty
+   * non-terminal): the names below are a contiguous range of the sorted keys, read up to the first
+   * that publishes (the next key, but where names below publish nothing).
+   */
+  isEmptyNonTerminal(ownerKey: string): boolean {
+    if (ownerKey === this.originKey) return false;
+    const held = this.owners.get(ownerKey);
+    if (held !== undefined && publishedAt(held).length > 0) return false;
+    for (const key of this.below(ownerKey)) if (publishedAt(this.owners.get(key)!).length > 0) return true;
+    return false;
   }
 
   /**
