@@ -4,7 +4,8 @@
  * every thread, and splits the samples after each write into phases (the innermost function of a
  * sample that names one: reading the folder, the store, the zone model, the overlay, …), with when
  * each phase was first and last seen (ms after the write) and the CPU it took (sampled, so ±1 ms a
- * phase at the default 1 ms interval).
+ * phase at the default 1 ms interval). Samples under a state-file fsync are listed apart: the fsync
+ * runs on a libuv pool thread while the main thread waits, yet V8 samples the wait under the call.
  *
  *   node bench/scale.ts ... --edits 5 --cpu-prof DIR --out RESULTS.json
  *   node bench/edit-phases.ts RESULTS.json DIR [--after-ms 400]
@@ -36,6 +37,9 @@ interface Edit {
 /** Innermost match wins: [function name, file suffix (or '' for any), phase]. */
 const RULES: [RegExp, RegExp, string][] = [
   [/^\(garbage collector\)$/, /^$/, 'garbage collection'],
+  // The fsync runs on a libuv pool thread (strace shows it there), yet the main thread's profile
+  // shows its samples under the call that queued it while the loop waits: not this thread's CPU.
+  [/^fdatasync$|^fsync$/, /^$/, 'state file: fsync (sampled here, run on a pool thread)'],
   [/^contentHash$/, /zone-model\.ts$/, 'content hash (after the answer)'],
   [/^patchImage$/, /zone-apply\.ts$/, 'overlay and journal entry (patchImage)'],
   [/^applyOverlay$|^applyImage$/, /zone-apply\.ts$/, 'thread: swap in the overlay'],
