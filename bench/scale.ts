@@ -138,7 +138,18 @@ export interface ScaleResults {
    * `ms`: write → first probe (one client port) with the new answer; `allMs`: write → the new answer
    * on 16 client ports at once (every worker).
    */
-  edits: { ms: number | null; allMs: number | null; probes: number; maxProbeMs: number; timeouts: number }[];
+  edits: {
+    ms: number | null;
+    allMs: number | null;
+    probes: number;
+    maxProbeMs: number;
+    timeouts: number;
+    /**
+     * When the file was written, on the monotonic clock V8's CPU profiles use (µs): lines the edit up
+     * with `--cpu-prof` profiles (bench/edit-phases.ts).
+     */
+    writtenAtUs?: number;
+  }[];
   /** With --heap: each process's memory again once the edits are done (what a changed zone costs). */
   memoryAfterEdits?: ProcessMemory[];
   /** Over `allMs` (the new answer from every worker). */
@@ -441,14 +452,17 @@ async function main(): Promise<number> {
       const text = chunkDocs.join('---\n');
       const want = probeOf(bigZone, changed).answer;
       let started: number;
+      let writtenAtUs: number;
       if (editMode === 'rename') {
         // Staged outside the watched folder (same file system), then renamed into place atomically.
         const staging = path.join(tmp, `staging-${e}.yaml`);
         writeFileSync(staging, text);
         started = performance.now();
+        writtenAtUs = Number(process.hrtime.bigint() / 1000n);
         renameSync(staging, chunkFile);
       } else {
         started = performance.now();
+        writtenAtUs = Number(process.hrtime.bigint() / 1000n);
         writeFileSync(chunkFile, text);
       }
       let probesSent = 0;
@@ -483,6 +497,7 @@ async function main(): Promise<number> {
         probes: probesSent,
         maxProbeMs: Math.round(maxProbeMs * 10) / 10,
         timeouts,
+        writtenAtUs,
       });
       log(
         `edit ${e + 1}: new answer after ${ms ?? 'TIMEOUT'} ms, on every worker after ${allMs ?? '-'} ms (${probesSent} probes, slowest ${maxProbeMs.toFixed(1)} ms, ${timeouts} unanswered)`,

@@ -1,7 +1,7 @@
 import type { DnssecStatus, EffectiveDnssec, IgnoreRule } from '../api/index.ts';
 import type { Name } from '../dns/name.ts';
 import type { ResourceKey } from '../zones/resource-key.ts';
-import type { RRset, RRsetDelta, RRsetProblem } from '../zones/rrset.ts';
+import type { PublishedByName, RRset, RRsetDelta, RRsetProblem } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
 
@@ -15,6 +15,11 @@ export interface ProgrammedZone {
   transfers?: ResolvedTransfers;
   /** Every RRset but the SOA, in canonical order; computed on demand (O(zone)). */
   rrsets: () => Iterable<RRset>;
+  /**
+   * The same content looked up by owner name, where the zone is held that way (a zone model): a
+   * backend that needs a few names of it (the overlay of a change) reads them here, not `rrsets()`.
+   */
+  byName?: PublishedByName;
   /**
    * The change from `fromSerial` to `serial`. A backend that holds the zone at exactly `fromSerial`
    * applies just this; any other backend state takes the full content.

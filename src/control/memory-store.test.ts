@@ -44,6 +44,43 @@ describe('MemoryStore', () => {
     assert.equal(events.at(-1)?.type, 'delete');
   });
 
+  test('count and countForeign say how many objects list and listForeign return, through adds, deletions held by finalizers and removals', async () => {
+    const store = new MemoryStore();
+    const same = () => {
+      for (const kind of ['DNSZoneClass', 'DNSZone', 'DNSRecordSet'] as const)
+        assert.equal(store.count(kind), store.list(kind).length, kind);
+      assert.equal(store.countForeign('door'), store.listForeign('door').length, 'door');
+      assert.equal(store.countForeign('none'), 0);
+    };
+    same();
+    for (let i = 0; i < 5; i++)
+      store.apply(
+        recordSet('dns', `r${i}`, {
+          zoneRef: { name: 'z' },
+          name: `r${i}`,
+          type: 'A',
+          records: ['192.0.2.1'],
+        }),
+      );
+    store.applyForeign('door', {
+      apiVersion: 'example.com/v1',
+      kind: 'Thing',
+      metadata: { name: 't', namespace: 'dns' },
+      spec: {},
+    } as never);
+    same();
+    assert.equal(store.count('DNSRecordSet'), 5);
+    await store.addFinalizer('DNSRecordSet', 'dns/r1', 'x/f');
+    store.remove('DNSRecordSet', 'dns/r1');
+    store.remove('DNSRecordSet', 'dns/r2');
+    same();
+    assert.equal(store.count('DNSRecordSet'), 4, 'the one being deleted is still listed');
+    await store.removeFinalizer('DNSRecordSet', 'dns/r1', 'x/f');
+    store.removeForeign('door', 'dns/t');
+    same();
+    assert.equal(store.count('DNSRecordSet'), 3);
+  });
+
   test('restoreDeleting: an object being deleted that is applied again comes back (folder mode)', async () => {
     const store = new MemoryStore(undefined, { restoreDeleting: true });
     store.apply(rs(['192.0.2.1']));

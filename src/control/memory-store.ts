@@ -47,6 +47,11 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     return this.objects.get(kind)?.get(key) as Resource | undefined;
   }
 
+  /** How many objects of a kind `list` would return (those being deleted included), without listing them. */
+  count(kind: Kind): number {
+    return this.objects.get(kind)?.size ?? 0;
+  }
+
   watch(handler: (event: StoreEvent) => void): () => void {
     this.handlers.add(handler);
     return () => this.handlers.delete(handler);
@@ -97,6 +102,11 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
 
   listForeign(door: string): ForeignObject[] {
     return [...(this.foreign.get(door)?.values() ?? [])] as ForeignObject[];
+  }
+
+  /** How many objects of the front door `door` `listForeign` would return. */
+  countForeign(door: string): number {
+    return this.foreign.get(door)?.size ?? 0;
   }
 
   getForeign(door: string, key: ResourceKey): ForeignObject | undefined {

@@ -357,6 +357,7 @@ export class ZoneFollower {
       soa: model.soa,
       serial,
       rrsets: () => model.rrsets(),
+      byName: model,
       ...(transfers ? { transfers } : {}),
       ...(signed ? { dnssec: signed.dnssec, signedAt: signed.signedAt } : {}),
       ...(signed?.keyTags ? { keyTags: signed.keyTags } : {}),

@@ -306,6 +306,7 @@ export class ZoneReconciler {
           soa: state.model.soa,
           serial,
           rrsets: () => state.model.rrsets(),
+          byName: state.model,
           ...(read.transfers ? { transfers: read.transfers } : {}),
           ...(zone.spec.ignore && zone.spec.ignore.length > 0 ? { ignore: zone.spec.ignore } : {}),
           ...(read.dnssec ? { dnssec: read.dnssec } : {}),

@@ -1,7 +1,7 @@
 import { DnsError } from '../dns/errors.ts';
 import { type Name, nameKey } from '../dns/name.ts';
 import { type RecordTypeName, RRType, typeName } from '../dns/rrtype.ts';
-import type { RRsetData } from '../zones/rrset.ts';
+import type { PublishedByName, RRsetData } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
 import { ContentSource, type ZoneImageBuilder, type ZoneImages } from './image/image-builder.ts';
@@ -224,7 +224,8 @@ export class ZoneApplier {
    * Moves a zone held as an image (the main thread of the DNS thread pool, ADR 0020 step 4) from
    * `fromSerial` to `serial`: the overlay of the names changed since its base (step 5), built by the
    * pool's `ZoneImageBuilder` from `content` (the whole new zone, SOA excluded, as programmed) for the
-   * changed names only, or a new base when the change alone passes the overlay limit; the patch's IXFR
+   * changed names only (looked up in `byName`, the same content by owner name, when given), or a new
+   * base when the change alone passes the overlay limit; the patch's IXFR
    * journal entry (what it removes and adds) is read from the image served before, for the patched
    * RRsets only. False, and nothing changed, when the zone is not an image at exactly `fromSerial`,
    * when this applier builds no images, or when no image can hold the new content.
@@ -237,11 +238,12 @@ export class ZoneApplier {
     patch: ZonePatch,
     content: () => Iterable<RRsetData>,
     transfers: ResolvedTransfers | undefined,
+    byName?: PublishedByName,
   ): boolean {
     const held = this.table.get(origin);
     const images = this.images;
     if (images === undefined || !(held instanceof ImageZone) || held.serial !== fromSerial) return false;
-    const source = new ContentSource(origin, soa, serial, content);
+    const source = new ContentSource(origin, soa, serial, content, byName);
     let next: ZoneImages;
     try {
       const owners = [...patch.upserts.map((r) => r.owner), ...patch.deletes.map((r) => r.owner)];

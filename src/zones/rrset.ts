@@ -45,6 +45,21 @@ export interface RRsetDelta<R extends RRsetData = RRset> {
 }
 
 /**
+ * A zone's published content (what `rrsets()` yields) looked up by owner name, for work that reads a
+ * few names of a big zone: the overlay of a one-record change (ADR 0020 §4) reads the changed names
+ * and their ancestors here instead of passing over the whole content.
+ */
+export interface PublishedByName {
+  /** The RRsets published at the owner whose `nameKey` is `ownerKey`, by type code; empty when none. */
+  publishedAt(ownerKey: string): RRset[];
+  /**
+   * Whether the name publishes nothing while some name below it does: an empty non-terminal (RFC 4592
+   * §2.2.2). Never the apex.
+   */
+  isEmptyNonTerminal(ownerKey: string): boolean;
+}
+
+/**
  * One RRset of the zone the backend did not program while programming the rest: something the backend
  * holds and Zonekeeper does not own takes its name (`Conflict`), or the backend refused its content
  * (`BackendRejected`), or cannot answer for it (`AliasTargetUnresolvable`). The message says what holds

@@ -3,12 +3,12 @@ import { describe, test } from 'node:test';
 import { prng } from '../../test/support/prng.ts';
 import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
 import type { DNSRecordSet } from '../api/index.ts';
-import { type Name, nameKey, parseName } from '../dns/name.ts';
+import { type Name, nameKey, parseName, stripFirstLabel } from '../dns/name.ts';
 import { printRdata } from '../dns/rdata.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
 import { assembleZone, type ChildDelegation } from './assemble.ts';
 import type { RRset } from './rrset.ts';
-import { DigestSlots, rrsetId, ZoneModel } from './zone-model.ts';
+import { DigestSlots, HASH_ORDER_MIN_NAMES, rrsetId, ZoneModel } from './zone-model.ts';
 
 const ORIGIN = 'example.com.';
 const theZone = zone('dns', 'z', 'example.com');
@@ -98,6 +98,43 @@ function inOrder(rrsets: Iterable<RRset>): RRset[] {
   return [...rrsets].sort((a, b) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0));
 }
 
+/**
+ * `publishedAt` and `isEmptyNonTerminal` (the model's content by name) against one pass over
+ * `rrsets()`, for every name the test uses, their ancestors, and names that are in none of them.
+ */
+function checkByName(model: ZoneModel, context: string): void {
+  const byOwner = new Map<string, RRset[]>();
+  const ancestors = new Set<string>();
+  for (const r of model.rrsets()) {
+    const key = nameKey(r.owner);
+    byOwner.set(key, [...(byOwner.get(key) ?? []), r]);
+    for (let k = stripFirstLabel(key); k !== nameKey(ORIGIN) && k !== '.'; k = stripFirstLabel(k))
+      ancestors.add(k);
+  }
+  const keys = new Set<string>([
+    nameKey(ORIGIN),
+    'none.example.com.',
+    'q.x.a.b.example.com.',
+    'w.example.com.',
+  ]);
+  for (const n of NAMES) {
+    const key = nameKey(parseName(n, ORIGIN));
+    for (let k = key; k !== nameKey(ORIGIN) && k !== '.'; k = stripFirstLabel(k)) keys.add(k);
+  }
+  for (const key of keys) {
+    assert.deepEqual(
+      model.publishedAt(key).map((r) => `${r.type} ${r.ttl} ${r.rdata.map(printRdata).join(' | ')}`),
+      (byOwner.get(key) ?? []).map((r) => `${r.type} ${r.ttl} ${r.rdata.map(printRdata).join(' | ')}`),
+      `${context}: published at ${key}`,
+    );
+    assert.equal(
+      model.isEmptyNonTerminal(key),
+      !byOwner.has(key) && ancestors.has(key),
+      `${context}: ${key} an empty non-terminal`,
+    );
+  }
+}
+
 describe('ZoneModel', () => {
   test('stays equal to assembleZone through 3,000 random changes (5 seeds)', () => {
     for (const seed of [1, 2, 3, 4, 5]) {
@@ -180,6 +217,7 @@ describe('ZoneModel', () => {
         assert.equal(model.verdicts.size, expected.verdicts.size, context);
         assert.equal(model.acceptedCount, expected.acceptedCount, context);
         assert.equal(model.assembled().hash, expected.hash, context);
+        checkByName(model, context);
       }
     }
   });
@@ -652,5 +690,86 @@ describe('ZoneModel: owners keyed by their name', () => {
     assert.equal(model.verdicts.get('dns/below')?.accepted, false);
     assert.equal(model.contentHash(), ref.hash);
     assert.deepEqual(describeRRsets(model.rrsets()), describeRRsets(ref.rrsets));
+  });
+});
+
+describe('ZoneModel: the content hash of a big zone', () => {
+  test('keeps its names in canonical order across value changes, and stays the reference through adds, removals, renames and delegations', () => {
+    const r = prng(0x6a5_4);
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const current = new Map<string, DNSRecordSet>();
+    const at = (key: string) => {
+      const rs = current.get(key);
+      return rs ? { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) as Name } : undefined;
+    };
+    const rs = (i: number, name: string, value: number) =>
+      recordSet('dns', `r${i}`, {
+        zoneRef: { name: 'z' },
+        name,
+        type: 'A',
+        records: [`192.0.2.${value % 250}`],
+      });
+    const total = HASH_ORDER_MIN_NAMES + 300;
+    for (let i = 0; i < total; i++) current.set(`dns/r${i}`, rs(i, `h${i}.sub${i % 7}`, i));
+    model.update(
+      [...current.keys()].map((key) => ({ key, current: at(key) })),
+      [],
+      true,
+    );
+    const reference = () =>
+      assembleZone({
+        zone: theZone,
+        zoneClass: theClass,
+        origin: ORIGIN,
+        records: [...current.values()].map((v) => ({
+          recordSet: v,
+          fqdn: parseName(v.spec.name, ORIGIN) as Name,
+        })),
+        children,
+      }).hash;
+    let children: ChildDelegation[] = [];
+    assert.equal(model.contentHash(), reference(), 'first');
+    // Look-ups of the owners map during a hash: none after a change that only replaced values.
+    const owners = (model as unknown as { owners: Map<string, unknown> }).owners;
+    const get = owners.get.bind(owners);
+    let lookups = 0;
+    let counting = false;
+    owners.get = (key: string) => {
+      if (counting) lookups++;
+      return get(key);
+    };
+    const hash = () => {
+      counting = true;
+      try {
+        return model.contentHash();
+      } finally {
+        counting = false;
+      }
+    };
+    for (let step = 0; step < 120; step++) {
+      const i = Math.floor(r() * total);
+      const key = `dns/r${i}`;
+      const op = r();
+      let valueOnly = false;
+      if (op < 0.5 && current.has(key)) {
+        current.set(key, rs(i, current.get(key)!.spec.name, Math.floor(r() * 1000)));
+        valueOnly = true;
+      } else if (op < 0.65) current.delete(key);
+      else if (op < 0.8) current.set(key, rs(i, `moved${i}.sub${Math.floor(r() * 9)}`, i));
+      else if (op < 0.85) current.set(key, rs(i, `h${i}.sub${i % 7}`, i));
+      else if (op < 0.92 && current.has(key)) {
+        // Invalid: the name stays (its record set is there) and publishes nothing, or publishes again.
+        const held = current.get(key)!;
+        current.set(key, { ...held, spec: { ...held.spec, records: ['not an address'] } });
+      } else children = children.length === 0 ? [child] : [];
+      model.update([{ key, current: at(key) }], children);
+      lookups = 0;
+      assert.equal(hash(), reference(), `step ${step}`);
+      if (valueOnly) assert.equal(lookups, 0, `step ${step}: a value change looked the names up again`);
+      // And once more unchanged: the order kept.
+      lookups = 0;
+      assert.equal(hash(), reference(), `step ${step}, again`);
+      assert.equal(lookups, 0, `step ${step}: nothing changed, names looked up again`);
+    }
   });
 });

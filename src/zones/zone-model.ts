@@ -16,7 +16,7 @@ import { ownerDigestBytes, zoneDigestOfBytes } from './content-hash.ts';
 import { exclusivityClash } from './exclusivity.ts';
 import { parseRecordSetRecords, steeringOf } from './record-parse.ts';
 import { type ResourceKey, refOf } from './resource-key.ts';
-import type { RRset, RRsetDelta, RRsetKey } from './rrset.ts';
+import type { PublishedByName, RRset, RRsetDelta, RRsetKey } from './rrset.ts';
 import { type SoaFields, soaFor, zoneDefaultTtl } from './soa.ts';
 import { zoneNameServers } from './zone-name-servers.ts';
 
@@ -259,6 +259,12 @@ function isList<T>(value: T | readonly T[]): value is readonly T[] {
 const DIGEST_OCTETS = 32;
 
 /**
+ * Zones with at least this many names keep their names' digest slots in canonical order between two
+ * content hashes (`ZoneModel.contentHash`); smaller ones find them again each time, cheaply.
+ */
+export const HASH_ORDER_MIN_NAMES = 1024;
+
+/**
  * The owner digests of one zone, 32 octets each, in one buffer indexed by slot instead of a
  * 32-character string per name (a string costs its 16-octet header and a pointer beside its
  * octets). Slots freed when a name stops publishing are reused before the buffer grows.
@@ -267,9 +273,12 @@ export class DigestSlots {
   private bytes = new Uint8Array(DIGEST_OCTETS * 4);
   private readonly free: number[] = [];
   private next = 0;
+  /** Moves whenever a slot is taken or released (not when a slot's digest is replaced). */
+  version = 0;
 
   /** A slot holding `digest` (32 octets). */
   take(digest: Uint8Array): number {
+    this.version++;
     let slot = this.free.pop();
     if (slot === undefined) {
       slot = this.next++;
@@ -290,7 +299,23 @@ export class DigestSlots {
   }
 
   release(slot: number): void {
+    this.version++;
     this.free.push(slot);
+  }
+
+  /** The digests of `slots`, in that order, one after the other (32 octets each). */
+  gather(slots: Int32Array): Uint8Array {
+    const out = new Uint8Array(slots.length * DIGEST_OCTETS);
+    // Eight 32-bit words per digest: the buffer and the output both start at offset 0.
+    const from = new Uint32Array(this.bytes.buffer, 0, this.bytes.length >>> 2);
+    const to = new Uint32Array(out.buffer);
+    const words = DIGEST_OCTETS >>> 2;
+    for (let i = 0; i < slots.length; i++) {
+      const a = slots[i]! * words;
+      const b = i * words;
+      for (let w = 0; w < words; w++) to[b + w] = from[a + w]!;
+    }
+    return out;
   }
 
   /** The digest in a slot (a view, valid until the next `take`). */
@@ -320,7 +345,7 @@ export class DigestSlots {
  * - one writer per name and type, oldest first; CNAME and ALIAS exclusivity (RFC 1034 §3.6.2).
  * NS record sets are decided before the other types at a name, so a delegation always wins there.
  */
-export class ZoneModel {
+export class ZoneModel implements PublishedByName {
   readonly origin: Name;
   /** The origin's `nameKey`: owner names are keyed by theirs (see `ZoneModel.owners`). */
   readonly originKey: string;
@@ -351,6 +376,15 @@ export class ZoneModel {
   private readonly cuts = new Map<string, Cut>();
   /** The owners' content digests (`Owner.digest` is a slot here). */
   readonly digests = new DigestSlots();
+  /** Moves whenever `sortedKeys` changes (a name added or dropped). */
+  private keysVersion = 0;
+  /**
+   * For a zone of at least `HASH_ORDER_MIN_NAMES` names: the digest slots of the names that publish,
+   * in canonical order, as the last `contentHash` found them (4 bytes per name), with the versions of
+   * the keys and slots it is good for. A change that only replaces names' digests (a record's value)
+   * keeps it; one that adds or drops a name or a digest slot makes the next hash find them again.
+   */
+  private hashOrder: { slots: Int32Array; keys: number; digests: number } | undefined;
   private rrsetTotal = 0;
   private childSignature = '';
   private accepted = 0;
@@ -469,21 +503,51 @@ export class ZoneModel {
     }
   }
 
+  /** The RRsets published at one owner name, in the order `rrsets` yields them: O(RRsets there). */
+  publishedAt(ownerKey: string): RRset[] {
+    const held = this.owners.get(ownerKey);
+    if (held === undefined) return [];
+    const list = publishedAt(held).map((s) => this.rrsetOf(s));
+    if (list.length > 1) list.sort((a, b) => RRType[a.type] - RRType[b.type]);
+    return list;
+  }
+
+  /**
+   * Whether a name publishes nothing while a name below it publishes something (an empty
+   * non-terminal): the names below are a contiguous range of the sorted keys, read up to the first
+   * that publishes (the next key, but where names below publish nothing).
+   */
+  isEmptyNonTerminal(ownerKey: string): boolean {
+    if (ownerKey === this.originKey) return false;
+    const held = this.owners.get(ownerKey);
+    if (held !== undefined && publishedAt(held).length > 0) return false;
+    for (const key of this.below(ownerKey)) if (publishedAt(this.owners.get(key)!).length > 0) return true;
+    return false;
+  }
+
   /**
    * The content hash (`zoneContentHash` of the published zone) from the kept owner digests: hashing
    * 32 octets per name, not the records themselves.
    */
   contentHash(): string {
-    const all = new Uint8Array(this.digests.used * DIGEST_OCTETS);
-    let at = 0;
+    const kept = this.hashOrder;
+    if (kept !== undefined && kept.keys === this.keysVersion && kept.digests === this.digests.version)
+      return zoneDigestOfBytes(this.soa, this.digests.gather(kept.slots));
+    // The names' slots in canonical order: a look-up of each name in the owners map, which is most
+    // of a big zone's hash (about 40 ms for 100,000 names, against 3.5 ms for the SHA-256).
+    const slots = new Int32Array(this.digests.used);
+    let n = 0;
     for (const key of this.sortedKeys) {
       const held = this.owners.get(key);
       const slot = held === undefined ? -1 : digestAt(held);
-      if (slot < 0) continue;
-      all.set(this.digests.at(slot), at);
-      at += DIGEST_OCTETS;
+      if (slot >= 0) slots[n++] = slot;
     }
-    return zoneDigestOfBytes(this.soa, all.subarray(0, at));
+    const order = n === slots.length ? slots : slots.slice(0, n);
+    this.hashOrder =
+      n >= HASH_ORDER_MIN_NAMES
+        ? { slots: order, keys: this.keysVersion, digests: this.digests.version }
+        : undefined;
+    return zoneDigestOfBytes(this.soa, this.digests.gather(order));
   }
 
   /** The zone as `assembleZone` would compute it, hash included: O(zone size), for exports. */
@@ -577,6 +641,7 @@ export class ZoneModel {
     const added = this.newKeys.filter((k) => this.owners.has(k));
     this.newKeys = [];
     if (added.length === 0) return;
+    this.keysVersion++;
     if (added.length < 64) {
       for (const key of added) this.sortedKeys.splice(lowerBound(this.sortedKeys, key), 0, key);
       return;
@@ -607,7 +672,10 @@ export class ZoneModel {
     if (owner.digest >= 0) this.digests.release(owner.digest);
     this.owners.delete(key);
     const i = lowerBound(this.sortedKeys, key);
-    if (this.sortedKeys[i] === key) this.sortedKeys.splice(i, 1);
+    if (this.sortedKeys[i] === key) {
+      this.sortedKeys.splice(i, 1);
+      this.keysVersion++;
+    }
   }
 
   /**

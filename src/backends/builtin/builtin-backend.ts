@@ -189,7 +189,16 @@ export class BuiltinBackend implements Backend, SelectionSink {
       delta &&
       (this.zones.patch(origin, soa, serial, delta.fromSerial, delta, transfers) ||
         // Held as a zone image (DNS threads, ADR 0020): an overlay of the changed names over its base.
-        this.zones.patchImage(origin, soa, serial, delta.fromSerial, delta, () => zone.rrsets(), transfers))
+        this.zones.patchImage(
+          origin,
+          soa,
+          serial,
+          delta.fromSerial,
+          delta,
+          () => zone.rrsets(),
+          transfers,
+          zone.byName,
+        ))
     ) {
       this.aliases?.patch(zone.key, zone.origin, delta);
       await this.steering?.patch(this.sink, origin, delta);

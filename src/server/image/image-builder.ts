@@ -1,6 +1,6 @@
 import { labelCount, type Name, nameKey, parentName } from '../../dns/name.ts';
 import { RRType } from '../../dns/rrtype.ts';
-import type { RRsetData } from '../../zones/rrset.ts';
+import type { PublishedByName, RRsetData } from '../../zones/rrset.ts';
 import type { SoaFields } from '../../zones/soa.ts';
 import type { ServedRRset } from '../served-rrset.ts';
 import type { ZoneNode } from '../zone-snapshot.ts';
@@ -99,8 +99,10 @@ export class ZoneImageBuilder {
  * A zone's content as plain RRsets (what the control plane programs), read as the builder reads a
  * `ZoneSnapshot`: where the zone is held only as images (the main thread of the DNS thread pool, ADR
  * 0020 step 4), the overlay of a change is built from the programmed content, with no objects of the
- * zone kept. The names are indexed on the first look-up, one pass over the content: the content is
- * read twice at most (that pass, and a base built whole), never decoded from an image.
+ * zone kept. With `byName` (the zone model the content comes from) a name is looked up there, so an
+ * overlay of a few names costs a few look-ups; without it the names are indexed on the first look-up,
+ * one pass over the content (about 120 ms and 40 MiB of garbage for 100,000 record sets, per change):
+ * the content is read twice at most (that pass, and a base built whole), never decoded from an image.
  */
 export class ContentSource implements ImageSource {
   readonly origin: Name;
@@ -108,15 +110,23 @@ export class ContentSource implements ImageSource {
   readonly serial: number;
   readonly soaFields: SoaFields;
   private readonly content: () => Iterable<RRsetData>;
+  private readonly byName: PublishedByName | undefined;
   private nodes: Map<string, ZoneNode> | undefined;
   private ancestors: Set<string> | undefined;
 
-  constructor(origin: Name, soa: SoaFields, serial: number, content: () => Iterable<RRsetData>) {
+  constructor(
+    origin: Name,
+    soa: SoaFields,
+    serial: number,
+    content: () => Iterable<RRsetData>,
+    byName?: PublishedByName,
+  ) {
     this.origin = origin;
     this.originKey = nameKey(origin);
     this.serial = serial;
     this.soaFields = soa;
     this.content = content;
+    this.byName = byName;
   }
 
   rrsets(): Iterable<RRsetData> {
@@ -124,10 +134,16 @@ export class ContentSource implements ImageSource {
   }
 
   node(key: string): ZoneNode | undefined {
-    return this.index().get(key);
+    if (this.byName === undefined) return this.index().get(key);
+    const published = this.byName.publishedAt(key);
+    if (published.length === 0) return undefined;
+    const node: ZoneNode = { owner: published[0]!.owner, rrsets: new Map(), cut: false };
+    for (const r of published) addRRset(node, r, key, this.originKey);
+    return node;
   }
 
   isEmptyNonTerminal(key: string): boolean {
+    if (this.byName !== undefined) return this.byName.isEmptyNonTerminal(key);
     this.index();
     return !this.nodes!.has(key) && this.ancestors!.has(key);
   }
@@ -153,13 +169,18 @@ export class ContentSource implements ImageSource {
           ancestors.add(up);
         }
       }
-      const type = RRType[r.type];
-      const rrset: ServedRRset = { owner: r.owner, type, ttl: r.ttl, rdata: r.rdata, wire: null };
-      node.rrsets.set(type, rrset);
-      if (type === RRType.NS && key !== this.originKey) node.cut = true;
+      addRRset(node, r, key, this.originKey);
     }
     this.nodes = nodes;
     this.ancestors = ancestors;
     return nodes;
   }
+}
+
+/** Puts an RRset of the content into its name's node (an NS below the apex makes it a delegation). */
+function addRRset(node: ZoneNode, r: RRsetData, key: string, originKey: string): void {
+  const type = RRType[r.type];
+  const rrset: ServedRRset = { owner: r.owner, type, ttl: r.ttl, rdata: r.rdata, wire: null };
+  node.rrsets.set(type, rrset);
+  if (type === RRType.NS && key !== originKey) node.cut = true;
 }

@@ -196,6 +196,37 @@ describe('ManifestSource', () => {
     assert.equal((store.get('DNSRecordSet', 'dns/b') as DNSRecordSet).metadata.generation, 2);
   });
 
+  test('a one-record edit under folder change safety lists none of the store: its work is the file', async () => {
+    // Counted: a list of every object per reload cost work proportional to the whole folder.
+    const listed: string[] = [];
+    const counting = new (class extends MemoryStore {
+      override list(kind: Parameters<MemoryStore['list']>[0]) {
+        listed.push(kind);
+        return super.list(kind);
+      }
+    })();
+    const held = new ManifestSource({
+      dir,
+      store: counting,
+      state: await StateStore.open(undefined),
+      folderHold: new FolderHold({ windowMs: 0, confirmations: () => [], confirmHint: () => 'by hand' }),
+    });
+    const many = Array.from({ length: 50 }, (_, i) => record(`r${i}`, '192.0.2.1')).join('---\n');
+    await writeFile(path.join(dir, 'a.yaml'), `${zone('z', 'example.com')}---\n${many}`);
+    await writeFile(path.join(dir, 'b.yaml'), record('b', '192.0.2.2'));
+    await held.reload();
+    listed.length = 0;
+    await writeFile(path.join(dir, 'b.yaml'), record('b', '192.0.2.3'));
+    await held.reload();
+    assert.equal((counting.get('DNSRecordSet', 'dns/b') as DNSRecordSet).spec.records[0], '192.0.2.3');
+    assert.deepEqual(listed, [], 'the store was listed');
+    // Emptying the big file is still held as removing most of the folder (the count is the store's).
+    await writeFile(path.join(dir, 'a.yaml'), record('r0', '192.0.2.1'));
+    await held.reload();
+    assert.equal(counting.count('DNSRecordSet'), 51, 'the removal of 49 of 51 is held');
+    assert.ok(held.heldRemovals.has('dns/z'));
+  });
+
   test('follows the folder live', async () => {
     await source.start();
     await writeFile(path.join(dir, 'a.yaml'), record('a', '192.0.2.1'));

@@ -877,9 +877,11 @@ export class ManifestSource {
     for (const part of hold.holds().values())
       for (const id of part.ids) if (!this.winner(id)) candidates.add(id);
     const { store } = this.options;
+    // Counted, not listed: a list of every object per reload was work proportional to the whole
+    // folder on a one-record edit (docs/benchmarks.md, a one-record edit in a big zone).
     let existing = 0;
-    for (const kind of KINDS) existing += store.list(kind).length;
-    for (const door of this.options.frontDoors.all) existing += store.listForeign(frontDoorId(door)).length;
+    for (const kind of KINDS) existing += store.count(kind);
+    for (const door of this.options.frontDoors.all) existing += store.countForeign(frontDoorId(door));
     const objectOf = (id: string) => {
       const { kind, key } = splitId(id);
       return (KINDS as readonly string[]).includes(kind) ? store.get(kind as Kind, key) : undefined;
