@@ -130,6 +130,7 @@ export class FolderKeyStore implements DnssecKeyStore {
       try {
         if (!this.watcher) {
           await mkdir(this.dir, { recursive: true, mode: 0o700 });
+          if (this.unwatchable) return undefined; // closed meanwhile
           const watcher = this.io.watch(this.dir, () => this.forget());
           watcher.on('error', () => this.forget());
           this.watcher = watcher;
