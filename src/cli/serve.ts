@@ -502,6 +502,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       backends.close();
       checker.stop();
       await Promise.all([dns.stop(), http.stop(), pool?.stop(), parser.close(), signingThread.close()]);
+      if (dnssecKeys instanceof FolderKeyStore) dnssecKeys.close();
       await Promise.all([state.close(), writes.close()]);
     },
   };

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
 import { CONFIRM_CHANGE_ANNOTATION, type DNSZone, type Resource } from '../api/index.ts';
+import { BackendError, type ProgrammedZone } from '../backends/backend.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { ZoneTable } from '../server/zone-table.ts';
 import { Controller } from './controller.ts';
@@ -15,11 +16,29 @@ import type { ZoneSerialState } from './serial-store.ts';
 
 const KEY = 'dns/example-com';
 
-function setUp(options: { windowMs?: number; zoneSpec?: Partial<DNSZone['spec']> } = {}) {
+/** The built-in server, unreachable while `down` is set (nothing applied). */
+class FlakyBackend extends BuiltinBackend {
+  down = false;
+
+  override async applyZone(zone: ProgrammedZone) {
+    if (this.down) throw new BackendError('BackendUnreachable', 'down for the test');
+    return super.applyZone(zone);
+  }
+}
+
+function setUp(
+  options: {
+    windowMs?: number;
+    zoneSpec?: Partial<DNSZone['spec']>;
+    /** A store and saved serials from before (a restart); the zone is not applied again. */
+    from?: { store: MemoryStore; saved: Map<string, ZoneSerialState> };
+  } = {},
+) {
   let clock = Date.parse('2026-11-21T12:00:00Z');
-  const store = new MemoryStore(undefined, { restoreDeleting: true });
+  const store = options.from?.store ?? new MemoryStore(undefined, { restoreDeleting: true });
   const table = new ZoneTable();
-  const saved = new Map<string, ZoneSerialState>();
+  const backend = new FlakyBackend(table);
+  const saved = options.from?.saved ?? new Map<string, ZoneSerialState>();
   const serials = {
     get: (origin: string) => saved.get(origin),
     set: async (origin: string, state: ZoneSerialState) => {
@@ -28,16 +47,20 @@ function setUp(options: { windowMs?: number; zoneSpec?: Partial<DNSZone['spec']>
   };
   const controller = new Controller({
     store,
-    backend: new BuiltinBackend(table),
+    backend,
     serials,
     now: () => new Date(clock),
     changeSafetyWindowMs: options.windowMs ?? 10_000,
   });
-  store.apply(zoneClass());
-  store.apply(zone('dns', 'example-com', 'example.com', options.zoneSpec ?? {}));
+  if (!options.from) {
+    store.apply(zoneClass());
+    store.apply(zone('dns', 'example-com', 'example.com', options.zoneSpec ?? {}));
+  }
   return {
     store,
+    saved,
     table,
+    backend,
     controller,
     advance: (ms: number) => {
       clock += ms;
@@ -196,5 +219,74 @@ describe('controller: change safety', () => {
     await c.controller.idle();
     assert.equal(programmed(c.store)?.status, 'True', 'nine RRsets: below the minimum of ten');
     c.controller.stop();
+  });
+
+  // A zone model's first build lists no RRset changes (it is sent whole, and its content is the
+  // baseline): the holds below are those of a first build followed by a different content.
+  test('a large deletion after a first build the backend never took is held against that first content', async () => {
+    const { store, table, backend, controller } = setUp();
+    for (let i = 1; i <= 11; i++) host(store, i);
+    backend.down = true;
+    controller.start();
+    await controller.idle();
+    assert.equal(programmed(store)?.reason, 'BackendUnreachable');
+    for (const i of [1, 2, 3, 4]) store.remove('DNSRecordSet', `dns/h${i}`);
+    await controller.idle();
+    const held = programmed(store);
+    assert.equal(held?.reason, 'ChangeHeld');
+    assert.match(held?.message ?? '', /would delete 4 and change 0 of the zone's 12 RRsets/);
+    assert.equal(table.get('example.com.'), undefined, 'nothing served');
+    // Undone: nothing is held any more, and the first content goes whole once the backend is back.
+    for (const i of [1, 2, 3, 4]) host(store, i);
+    backend.down = false;
+    await controller.idle();
+    controller.recheckZone(KEY);
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
+    assert.equal(served(table).length, 11);
+    controller.stop();
+  });
+
+  test('a first build after a restart is the baseline: what changed while stopped is not held, what comes after is', async () => {
+    const before = setUp();
+    for (let i = 1; i <= 20; i++) host(before.store, i);
+    before.controller.start();
+    await before.controller.idle();
+    before.controller.stop();
+    // While stopped: 7 of the 21 RRsets deleted (33 %, over the limit had it run).
+    for (let i = 1; i <= 7; i++) before.store.remove('DNSRecordSet', `dns/h${i}`);
+    const after = setUp({ from: before });
+    after.controller.start();
+    await after.controller.idle();
+    assert.equal(programmed(after.store)?.status, 'True', 'the first content after a restart is served');
+    assert.equal(served(after.table).length, 13);
+    // Measured against the first build's 14 RRsets, not the 21 before the restart.
+    for (let i = 8; i <= 12; i++) after.store.remove('DNSRecordSet', `dns/h${i}`);
+    await after.controller.idle();
+    assert.match(
+      programmed(after.store)?.message ?? '',
+      /would delete 5 and change 0 of the zone's 14 RRsets/,
+    );
+    assert.equal(served(after.table).length, 13);
+    after.controller.stop();
+  });
+
+  test("a model rebuilt for the zone's settings starts a new baseline with its first content", async () => {
+    const { store, table, controller } = setUp();
+    for (let i = 1; i <= 20; i++) host(store, i);
+    controller.start();
+    await controller.idle();
+    // The zone's default TTL and 7 of its 21 RRsets go at once: the model is built again, whole.
+    for (let i = 1; i <= 7; i++) store.remove('DNSRecordSet', `dns/h${i}`);
+    const z = store.get('DNSZone', KEY) as DNSZone;
+    store.apply({ ...z, spec: { ...z.spec, ttl: 600 } });
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
+    assert.equal(served(table).length, 13);
+    for (let i = 8; i <= 12; i++) store.remove('DNSRecordSet', `dns/h${i}`);
+    await controller.idle();
+    assert.match(programmed(store)?.message ?? '', /would delete 5 and change 0 of the zone's 14 RRsets/);
+    assert.equal(served(table).length, 13);
+    controller.stop();
   });
 });

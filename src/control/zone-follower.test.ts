@@ -132,6 +132,51 @@ describe('ZoneFollower (zonekeeper server) with the operator engine', () => {
     f.stop();
   });
 
+  test('a zone waiting for its first serial keeps no list of its changes; once served, changes go as before', async () => {
+    const store = new MemoryStore(now);
+    seed(store);
+    const { table, follower: f } = follower(store);
+    f.start();
+    await f.idle();
+    for (let i = 0; i < 20; i++)
+      store.apply(
+        recordSet(
+          'dns',
+          `h${i}`,
+          { zoneRef: { name: 'example-com' }, name: `h${i}`, type: 'A', records: ['192.0.2.7'] },
+          2 + i,
+        ),
+      );
+    await f.idle();
+    assert.equal(served(table).serial, undefined, 'no serial from the operator yet');
+    const followed = () =>
+      (f as unknown as { zones: Map<string, { full: boolean; pending: { size: number } }> }).zones.get(
+        'dns/example-com',
+      )!;
+    assert.equal(followed().full, true);
+    assert.equal(followed().pending.size, 0, 'the whole zone goes: no RRset kept as a change');
+    const op = operator(store);
+    op.start();
+    await op.idle();
+    await f.idle();
+    assert.equal(served(table).serial, status(store)?.serial);
+    const records = served(table).records;
+    assert.ok(
+      records.includes('www.example.com. 300 A 192.0.2.1') &&
+        records.includes('h19.example.com. 300 A 192.0.2.7'),
+    );
+    assert.equal(records.filter((r) => / A /.test(r)).length, 21, 'www and 20 hosts');
+    assert.equal(followed().full, false);
+    store.apply(www('192.0.2.9'));
+    await op.idle();
+    await f.idle();
+    assert.equal(served(table).serial, status(store)?.serial);
+    assert.ok(served(table).records.includes('www.example.com. 300 A 192.0.2.9'));
+    assert.equal(followed().pending.size, 0, 'published');
+    op.stop();
+    f.stop();
+  });
+
   test('a replica that never served a zone serves unconfirmed content only after waiting; none without a serial', async () => {
     const store = new MemoryStore(now);
     seed(store);

@@ -54,7 +54,10 @@ interface FollowedZone {
   /** Bumped on every content change, to cache the hash. */
   version: number;
   hash?: { version: number; value: string };
-  /** RRset changes since the published version, merged (the last change of an RRset wins). */
+  /**
+   * RRset changes since the published version, merged (the last change of an RRset wins); none while
+   * `full` (the whole zone goes then).
+   */
   pending: PendingDelta;
   /** The model was rebuilt since the last publish: the next publish sends the whole zone. */
   full: boolean;
@@ -217,9 +220,12 @@ export class ZoneFollower {
     const dirty = this.dirty.take(key);
     const complete = followed.fresh || dirty === undefined;
     const records = complete ? this.catalog.zoneMembers(key) : this.catalog.membersNow(key, dirty);
-    const delta = followed.model.update(records, zoneChildren(this.catalog, key), complete);
+    // While the zone goes whole (`full`: built since it was last published, e.g. a replica's start
+    // waiting for the operator's first serial), its changes are not listed: nothing reads them.
+    const delta = followed.model.update(records, zoneChildren(this.catalog, key), complete, !followed.full);
     followed.fresh = false;
-    if (followed.pending.add(delta)) followed.version++;
+    if (delta.changed) followed.version++;
+    if (!followed.full) followed.pending.add(delta);
     const keys = await this.updateTransfers(zone, verdict.zoneClass);
     followed.transfers = keys.transfers;
     // Signing turned off: signed as the leader signs while the zone goes insecure (RFC 8078 §4).

@@ -31,7 +31,8 @@ export interface ZoneModelState {
   full: boolean;
   /**
    * RRset changes the backend has not confirmed yet, merged per owner and type (the last one wins):
-   * the delta from the serial the backend holds to the model's content.
+   * the delta from the serial the backend holds to the model's content. Not sent while `full` is
+   * set, and then it holds only what changed after the model's first build, which lists nothing.
    */
   pending: PendingDelta;
   /**
@@ -124,9 +125,14 @@ export function takeChange(
 ): TakenChange {
   const fresh = state.fresh;
   const records = fresh ? catalog.zoneMembers(key) : catalog.membersNow(key, dirty ?? new Set());
-  const delta = state.model.update(records, zoneChildren(catalog, key), fresh);
+  // A first build lists no RRset changes: nothing would read them. The backend gets the whole zone
+  // (`full` stays set until it confirms one), so `pending` is not sent until then; the first
+  // content is the baseline, so no previous content is noted; and a change is held only once a
+  // later one is noted against that baseline, which lists what it changes (in `pending` too).
+  const delta = state.model.update(records, zoneChildren(catalog, key), fresh, !fresh);
   state.fresh = false;
-  const changed = state.pending.add(delta);
+  const changed = delta.changed;
+  if (!fresh) state.pending.add(delta);
   // The first content is the baseline of change safety; later changes are measured against it.
   if (fresh || state.baseline === undefined) state.baseline = new ChangeBaseline(state.model.rrsetCount);
   else if (changed) state.baseline.note(delta.previous);

@@ -222,6 +222,92 @@ describe('ZoneModel', () => {
     }
   });
 
+  test('an update that lists no changes leaves the model as one that lists them, and says whether it changed (5 seeds)', () => {
+    for (const seed of [11, 12, 13, 14, 15]) {
+      const r = prng(seed);
+      const listed = new ZoneModel(theZone, theClass, ORIGIN);
+      const unlisted = new ZoneModel(theZone, theClass, ORIGIN);
+      const current = new Map<string, DNSRecordSet>();
+      for (let i = 0; i < 60; i++) {
+        const rs = randomRecordSet(r, i);
+        current.set(`dns/${rs.metadata.name}`, rs);
+      }
+      const members = (keys: Iterable<string>) =>
+        [...keys].map((key) => {
+          const rs = current.get(key);
+          return { key, current: rs ? { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) } : undefined };
+        });
+      let children: ChildDelegation[] = r() < 0.5 ? [child] : [];
+      // A first build (every record set), then changes of a few, each taken by both models; the
+      // second lists none of its changes on the first build and on every third update.
+      for (let step = 0; step < 200; step++) {
+        const first = step === 0;
+        const changed = new Set<string>();
+        if (!first) {
+          for (let n = 1 + Math.floor(r() * 3); n > 0; n--) {
+            const key = `dns/rs${Math.floor(r() * 70)}`;
+            if (r() < 0.3) current.delete(key);
+            else {
+              const rs = randomRecordSet(r, 0);
+              current.set(key, { ...rs, metadata: { ...rs.metadata, name: key.slice(4) } });
+            }
+            changed.add(key);
+          }
+          if (r() < 0.05) children = children.length === 0 ? [child] : [];
+        }
+        const keys = first ? current.keys() : changed;
+        const list = first || step % 3 !== 0;
+        const a = listed.update(members(first ? current.keys() : changed), children, first);
+        const b = unlisted.update(members(keys), children, first, list);
+        const context = `seed ${seed} step ${step}`;
+        assert.equal(a.changed, a.upserts.length > 0 || a.deletes.length > 0, context);
+        assert.equal(b.changed, a.changed, context);
+        assert.deepEqual([...b.verdicts].sort(), [...a.verdicts].sort(), context);
+        if (list) {
+          assert.deepEqual(describeRRsets(b.upserts), describeRRsets(a.upserts), context);
+          assert.deepEqual(b.deletes, a.deletes, context);
+        } else {
+          assert.deepEqual([b.upserts, b.deletes, b.previous.size], [[], [], 0], context);
+        }
+        assert.deepEqual(inOrder(unlisted.rrsets()), inOrder(listed.rrsets()), context);
+        assert.equal(unlisted.contentHash(), listed.contentHash(), context);
+        assert.equal(unlisted.rrsetCount, listed.rrsetCount, context);
+        assert.equal(unlisted.acceptedCount, listed.acceptedCount, context);
+        assert.deepEqual([...unlisted.verdicts], [...listed.verdicts], context);
+      }
+      // The next listed update reports against what the unlisted one left.
+      const after = unlisted.update([{ key: 'dns/rs0', current: undefined }], children);
+      const reference = listed.update([{ key: 'dns/rs0', current: undefined }], children);
+      assert.deepEqual(describeRRsets(after.upserts), describeRRsets(reference.upserts));
+      assert.deepEqual(after.deletes, reference.deletes);
+      assert.deepEqual([...after.previous.keys()], [...reference.previous.keys()]);
+    }
+  });
+
+  test('a first build that lists nothing still counts an RRset as a change; an empty zone has none', () => {
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const empty = model.update([], [], true, false);
+    assert.equal(empty.changed, false);
+    const rs = recordSet('dns', 'www', {
+      zoneRef: { name: 'z' },
+      name: 'www',
+      type: 'A',
+      records: ['192.0.2.1'],
+    });
+    const built = model.update(
+      [{ key: 'dns/www', current: { recordSet: rs, fqdn: 'www.example.com.' } }],
+      [],
+      true,
+      false,
+    );
+    assert.equal(built.changed, true);
+    assert.deepEqual([built.upserts, built.deletes, built.previous.size], [[], [], 0]);
+    // The next update lists again.
+    const gone = model.update([{ key: 'dns/www', current: undefined }], []);
+    assert.deepEqual(gone.deletes, [{ owner: 'www.example.com.', type: 'A' }]);
+    assert.equal(gone.changed, true);
+  });
+
   test('a one-record change reports exactly that RRset', () => {
     const model = new ZoneModel(theZone, theClass, ORIGIN);
     const records = Array.from({ length: 1000 }, (_, i) =>

@@ -31,6 +31,16 @@ export interface ZoneDelta extends RRsetDelta {
    * update, undefined where it published nothing (change safety measures against it).
    */
   previous: Map<string, RRset | undefined>;
+  /**
+   * Some RRset was upserted or deleted. Also set by an update that does not list its changes
+   * (`upserts`, `deletes` and `previous` left empty; `ZoneModel.update`'s `listChanges`).
+   */
+  changed: boolean;
+}
+
+/** An empty delta. */
+function emptyDelta(): ZoneDelta {
+  return { upserts: [], deletes: [], verdicts: new Set(), previous: new Map(), changed: false };
 }
 
 /**
@@ -388,6 +398,8 @@ export class ZoneModel implements PublishedByName {
   private rrsetTotal = 0;
   private childSignature = '';
   private accepted = 0;
+  /** Whether the update under way lists its RRset changes in its delta (see `update`). */
+  private listing = true;
 
   constructor(zone: DNSZone, zoneClass: DNSZoneClass, origin: Name) {
     this.origin = origin;
@@ -411,7 +423,7 @@ export class ZoneModel implements PublishedByName {
       by: `DNSZoneClass ${zoneClass.metadata.name}`,
     });
     this.mergeNewKeys();
-    this.decide(this.originKey, { upserts: [], deletes: [], verdicts: new Set(), previous: new Map() });
+    this.decide(this.originKey, emptyDelta());
   }
 
   static signature(zone: DNSZone, zoneClass: DNSZoneClass, origin: Name): string {
@@ -452,14 +464,31 @@ export class ZoneModel implements PublishedByName {
   /**
    * Brings the model in line with the given record sets (all of the zone's, or just those that may
    * have changed when `complete` is false) and child zones. Record sets are compared by spec object
-   * identity, so unchanged ones cost a map lookup.
+   * identity, so unchanged ones cost a map lookup. With `listChanges` false the delta says only
+   * whether the content changed (`changed`) and which verdicts did, not which RRsets: for a first
+   * build, which is sent whole and is the first baseline of change safety, so that nothing reads
+   * a list of every RRset (an RRset object and two map entries per RRset, docs/benchmarks.md).
    */
   update(
     records: Iterable<{ key: ResourceKey; current: { recordSet: DNSRecordSet; fqdn: Name } | undefined }>,
     children: readonly ChildDelegation[],
     complete = false,
+    listChanges = true,
   ): ZoneDelta {
-    const delta: ZoneDelta = { upserts: [], deletes: [], verdicts: new Set(), previous: new Map() };
+    this.listing = listChanges;
+    try {
+      return this.apply(records, children, complete);
+    } finally {
+      this.listing = true;
+    }
+  }
+
+  private apply(
+    records: Iterable<{ key: ResourceKey; current: { recordSet: DNSRecordSet; fqdn: Name } | undefined }>,
+    children: readonly ChildDelegation[],
+    complete: boolean,
+  ): ZoneDelta {
+    const delta = emptyDelta();
     const dirty = new Set<string>();
     const seen = complete ? new Set<ResourceKey>() : undefined;
     for (const { key, current } of records) {
@@ -885,17 +914,20 @@ export class ZoneModel implements PublishedByName {
     for (const [type, source] of published) {
       const old = previous(type);
       if (old === source) continue;
+      changed = true;
+      if (!this.listing) continue;
       delta.upserts.push(this.rrsetOf(source));
       this.notePrevious(delta, key, type, old);
-      changed = true;
     }
     for (const source of before) {
       const type = typeOfSource(source);
       if (published.has(type)) continue;
+      changed = true;
+      if (!this.listing) continue;
       delta.deletes.push({ owner: owner.name, type });
       this.notePrevious(delta, key, type, source);
-      changed = true;
     }
+    if (changed) delta.changed = true;
     this.rrsetTotal += published.size - before.length;
     if (changed) {
       if (published.size === 0) {

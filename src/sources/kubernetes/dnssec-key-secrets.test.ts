@@ -1,19 +1,30 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { effectiveDnssec } from '../../api/dnssec.ts';
-import { encodeKeyFile } from '../../zones/dnssec-key-set.ts';
-import { DNSSEC_KEYS_LABEL, keySecretName, SecretKeyStore } from './dnssec-key-secrets.ts';
+import { BuiltinBackend } from '../../backends/builtin/builtin-backend.ts';
+import { generateDnssecKey } from '../../dns/dnssec/keys.ts';
+import { ZoneTable } from '../../server/zone-table.ts';
+import { encodeKeyFile, generateZoneKeys } from '../../zones/dnssec-key-set.ts';
+import {
+  ABSENT_KEYS_TTL_MS,
+  DNSSEC_KEYS_LABEL,
+  keySecretName,
+  SecretKeyStore,
+} from './dnssec-key-secrets.ts';
 import { KubeApiError, type SecretRecord } from './kube-api.ts';
 
 /** Secrets as the API server keeps them: create-only (409), conditional replace (409 on a stale version). */
 function secretApi() {
   const secrets = new Map<string, SecretRecord>();
+  const reads: string[] = [];
   let version = 0;
   const conflict = () => new KubeApiError(409, 'AlreadyExists', 'exists');
   return {
     secrets,
+    reads,
     api: {
       readSecret: async (_ns: string, name: string) => {
+        reads.push(name);
         const s = secrets.get(name);
         return s ? structuredClone(s) : undefined;
       },
@@ -151,5 +162,62 @@ describe('SecretKeyStore: DNSSEC keys in a Secret per zone origin', () => {
     assert.equal(seen, 2, 'the step ran again after the conflict');
     const held = await leader.update!('example.com.', () => undefined);
     assert.equal(held.zskRoll, 'Retire 60 3 2');
+  });
+
+  test('the leader reads a missing Secret of an unsigned zone once per minute, however often asked', async () => {
+    const { api, reads, secrets } = secretApi();
+    let clock = 1_000_000;
+    const leader = new SecretKeyStore({ api, namespace: 'zk', create: true, now: () => clock });
+    const backend = new BuiltinBackend(new ZoneTable(), undefined, { dnssecKeys: leader });
+    for (let visit = 0; visit < 5; visit++)
+      for (const origin of ['a.test.', 'b.test.'])
+        assert.equal(await backend.signingTurnedOff(origin), false);
+    assert.deepEqual(reads.sort(), [keySecretName('a.test.'), keySecretName('b.test.')].sort());
+    await assert.rejects(
+      leader.update!('a.test.', () => undefined),
+      /no DNSSEC keys in Secret zk\//,
+    );
+    assert.equal(reads.length, 2);
+    // Made by another writer (a leader before this one, a restore from a backup): nothing reports
+    // it, so it is read once the absence is a minute old.
+    const keys = generateZoneKeys(CSK, generateDnssecKey);
+    secrets.set(keySecretName('a.test.'), {
+      name: keySecretName('a.test.'),
+      labels: { [DNSSEC_KEYS_LABEL]: 'true' },
+      annotations: {},
+      data: { 'keys.json': encodeKeyFile('a.test.', keys, { disable: 'Disabling 100 60' }) },
+      resourceVersion: '1',
+    });
+    clock += ABSENT_KEYS_TTL_MS - 1;
+    assert.equal(await backend.signingTurnedOff('a.test.'), false);
+    assert.equal(reads.length, 2);
+    clock += 1;
+    assert.equal(await backend.signingTurnedOff('a.test.'), true);
+    assert.equal(await backend.signingTurnedOff('a.test.'), true);
+    assert.equal(reads.length, 4, 'a Secret that is there is read at every visit, as before');
+    assert.equal(await backend.signingTurnedOff('b.test.'), false);
+    assert.equal(reads.length, 5, 'the other absence expired too');
+  });
+
+  test('keys the leader makes itself are found at once, not after the absence expires', async () => {
+    const { api, reads } = secretApi();
+    const leader = new SecretKeyStore({ api, namespace: 'zk', create: true, now: () => 0 });
+    await assert.rejects(
+      leader.update!('example.com.', () => undefined),
+      /no DNSSEC keys/,
+    );
+    const made = await leader.keysFor('example.com.', CSK);
+    assert.equal(reads.length, 2, 'keysFor reads whatever was believed');
+    const held = await leader.update!('example.com.', () => undefined);
+    assert.deepEqual(held.keys, made);
+    // Found by keysFor (made by another leader before): forgotten too.
+    const other = new SecretKeyStore({ api, namespace: 'zk', create: true, now: () => 0 });
+    await assert.rejects(
+      other.update!('two.test.', () => undefined),
+      /no DNSSEC keys/,
+    );
+    const theirs = await leader.keysFor('two.test.', CSK);
+    assert.deepEqual(await other.keysFor('two.test.', CSK), theirs);
+    assert.deepEqual((await other.update!('two.test.', () => undefined)).keys, theirs);
   });
 });

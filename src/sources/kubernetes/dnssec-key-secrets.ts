@@ -43,11 +43,31 @@ export interface SecretKeyStoreOptions {
   /** The operator's leader: creates missing keys (or a key set that cannot sign) and records rollover steps. Replicas only read. */
   create: boolean;
   log?: (level: 'info' | 'warn', message: string) => void;
+  /**
+   * How long the leader believes a zone's key Secret is not there once a read found none (default
+   * 60 s; see `SecretKeyStore.absent`).
+   */
+  absentTtlMs?: number;
+  /** The clock of `absentTtlMs` (ms). */
+  now?: () => number;
 }
+
+/** How long an absent key Secret is believed absent, by default. */
+export const ABSENT_KEYS_TTL_MS = 60_000;
 
 export class SecretKeyStore implements DnssecKeyStore {
   private readonly o: SecretKeyStoreOptions;
   private readonly held = new Map<string, ZoneKey[]>();
+  /**
+   * Zone origins whose key Secret a read found missing, with until when (ms) the leader believes it:
+   * most zones are never signed, and every visit to one before its status shows a serial asks whether
+   * signing was being turned off there (`BuiltinBackend.signingTurnedOff`), a GET each. Forgotten at
+   * once when this store writes or reads the Secret. Secrets are never listed or watched (RBAC names
+   * just the ones read), so nothing reports one that another writer makes (a leader before this one,
+   * a restore from a backup): a read after `absentTtlMs` sees it. Oldest first, so expired entries are
+   * dropped from the front.
+   */
+  private readonly absent = new Map<string, number>();
 
   /** The leader records rollover steps; replicas only read (no `update`). */
   readonly update?: (
@@ -73,8 +93,14 @@ export class SecretKeyStore implements DnssecKeyStore {
     const id = origin.toLowerCase();
     const name = keySecretName(origin);
     const where = `Secret ${namespace}/${name}`;
+    const missing = () => new Error(`no DNSSEC keys in ${where} to roll over`);
+    if (this.believedAbsent(id)) throw missing();
     const secret = await this.read(name, where);
-    if (!secret) throw new Error(`no DNSSEC keys in ${where} to roll over`);
+    if (!secret) {
+      this.noteAbsent(id);
+      throw missing();
+    }
+    this.absent.delete(id);
     const held = this.decodeSet(secret.data[DATA_KEY], origin, where);
     const next = step(held);
     if (!next) return held;
@@ -91,6 +117,29 @@ export class SecretKeyStore implements DnssecKeyStore {
     return next;
   }
 
+  private now(): number {
+    return this.o.now?.() ?? Date.now();
+  }
+
+  /** Whether a read found the zone's Secret missing within `absentTtlMs`. */
+  private believedAbsent(id: string): boolean {
+    const until = this.absent.get(id);
+    if (until === undefined) return false;
+    if (this.now() < until) return true;
+    this.absent.delete(id);
+    return false;
+  }
+
+  private noteAbsent(id: string): void {
+    const now = this.now();
+    this.absent.delete(id);
+    this.absent.set(id, now + (this.o.absentTtlMs ?? ABSENT_KEYS_TTL_MS));
+    for (const [other, until] of this.absent) {
+      if (until > now) break;
+      this.absent.delete(other);
+    }
+  }
+
   async keysFor(origin: Name, settings: EffectiveDnssec): Promise<ZoneKey[]> {
     const id = origin.toLowerCase();
     // The leader keeps what it stored; a replica reads the Secret at every apply (one GET per new
@@ -101,6 +150,7 @@ export class SecretKeyStore implements DnssecKeyStore {
     const name = keySecretName(origin);
     const where = `Secret ${namespace}/${name}`;
     let secret = await this.read(name, where);
+    if (secret) this.absent.delete(id);
     const stored = secret ? this.decode(secret.data[DATA_KEY], origin, where) : undefined;
     if (stored && keysMatch(stored, settings)) {
       this.held.set(id, stored);
@@ -134,9 +184,11 @@ export class SecretKeyStore implements DnssecKeyStore {
       const theirs = secret ? this.decode(secret.data[DATA_KEY], origin, where) : undefined;
       if (!theirs || !keysMatch(theirs, settings))
         throw new Error(`${where} changed while being written; retrying`);
+      this.absent.delete(id);
       this.held.set(id, theirs);
       return theirs;
     }
+    this.absent.delete(id);
     this.held.set(id, made);
     this.o.log?.('info', `zone ${origin}: DNSSEC keys generated and stored in ${where}`);
     return made;

@@ -1,10 +1,16 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { watch } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { EffectiveDnssec } from '../../api/dnssec.ts';
-import { FolderKeyStore, keyFileName } from './dnssec-key-files.ts';
+import { BuiltinBackend } from '../../backends/builtin/builtin-backend.ts';
+import { generateDnssecKey } from '../../dns/dnssec/keys.ts';
+import { ZoneTable } from '../../server/zone-table.ts';
+import { encodeKeyFile, generateZoneKeys } from '../../zones/dnssec-key-set.ts';
+import { FolderKeyStore, type KeyFolderIo, keyFileName } from './dnssec-key-files.ts';
 
 const CSK: EffectiveDnssec = {
   algorithm: 'ECDSAP256SHA256',
@@ -109,5 +115,138 @@ describe('DNSSEC keys in the state directory', () => {
   test('file names: the origin without its final dot, the root as root', () => {
     assert.equal(keyFileName('Example.com.'), 'example.com.json');
     assert.equal(keyFileName('.'), 'root.json');
+  });
+});
+
+/** Node's own file system calls, counted. */
+function countingIo(options: { watchFails?: boolean } = {}) {
+  const counts = { readFile: 0, readdir: 0, watch: 0 };
+  const io: KeyFolderIo = {
+    readFile: (file) => {
+      counts.readFile++;
+      return readFile(file, 'utf8');
+    },
+    readdir: (dir) => {
+      counts.readdir++;
+      return readdir(dir);
+    },
+    watch: (dir, changed) => {
+      counts.watch++;
+      if (options.watchFails) throw new Error('ENOSPC: no inotify watches left (test)');
+      return watch(dir, { persistent: false }, () => changed());
+    },
+  };
+  return { io, counts };
+}
+
+/** A key file written from outside the store (copied back from a backup), with signing being turned off. */
+async function restoreKeyFile(stateDir: string, origin: string, how: 'rename' | 'write' = 'rename') {
+  const keys = generateZoneKeys(CSK, generateDnssecKey);
+  const text = encodeKeyFile(origin, keys, { disable: 'Disabling 100 60' });
+  const folder = path.join(stateDir, 'dnssec');
+  await mkdir(folder, { recursive: true, mode: 0o700 });
+  const file = path.join(folder, keyFileName(origin));
+  if (how === 'write') return writeFile(file, text, { mode: 0o600 });
+  await writeFile(`${file}.restore`, text, { mode: 0o600 });
+  await rename(`${file}.restore`, file);
+}
+
+/** Waits (without a deadline of its own beyond a generous cap) until `seen` holds. */
+async function eventually(seen: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 1000; i++) {
+    if (await seen()) return;
+    await sleep(10);
+  }
+  assert.fail(`never seen: ${what}`);
+}
+
+describe('DNSSEC key files of zones that are not signed', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'zonekeeper-keys-absent-'));
+  });
+  after(async () => rm(dir, { recursive: true, force: true }));
+
+  test('unsigned zones visited many times read no key file: the watched folder is listed once', async () => {
+    const state = path.join(dir, 'many');
+    const { io, counts } = countingIo();
+    const store = new FolderKeyStore(state, undefined, io);
+    const backend = new BuiltinBackend(new ZoneTable(), undefined, { dnssecKeys: store });
+    for (let visit = 0; visit < 5; visit++)
+      for (const origin of ['a.test.', 'b.test.', 'c.test.'])
+        assert.equal(await backend.signingTurnedOff(origin), false);
+    assert.deepEqual(await store.update('a.test.', () => undefined), { keys: [] });
+    assert.deepEqual(counts, { readFile: 0, readdir: 1, watch: 1 });
+    assert.equal(
+      (await stat(path.join(state, 'dnssec'))).mode & 0o777,
+      0o700,
+      'the folder is made to be watched',
+    );
+    store.close();
+  });
+
+  test('a key file that appears later is picked up (renamed into place or written in place)', async () => {
+    const state = path.join(dir, 'late');
+    const { io, counts } = countingIo();
+    const store = new FolderKeyStore(state, undefined, io);
+    const backend = new BuiltinBackend(new ZoneTable(), undefined, { dnssecKeys: store });
+    assert.equal(await backend.signingTurnedOff('late.test.'), false);
+    assert.equal(await backend.signingTurnedOff('late.test.'), false);
+    assert.equal(counts.readFile, 0);
+    await restoreKeyFile(state, 'late.test.');
+    await eventually(() => backend.signingTurnedOff('late.test.'), 'the renamed key file');
+    assert.ok(counts.readdir >= 2, 'listed again after the change');
+    // Listed again: other zones cost no read again, the one with a file is read.
+    const reads = counts.readFile;
+    assert.equal(await backend.signingTurnedOff('other.test.'), false);
+    assert.equal(await backend.signingTurnedOff('late.test.'), true);
+    assert.equal(counts.readFile, reads + 1);
+    await restoreKeyFile(state, 'copied.test.', 'write');
+    await eventually(() => backend.signingTurnedOff('copied.test.'), 'the key file written in place');
+    store.close();
+  });
+
+  test('keys the store makes itself are found without waiting for the watcher', async () => {
+    const state = path.join(dir, 'own');
+    const store = new FolderKeyStore(state);
+    assert.deepEqual(await store.update('own.test.', () => undefined), { keys: [] });
+    const made = await store.keysFor('own.test.', CSK);
+    assert.deepEqual(pub((await store.update('own.test.', () => undefined)).keys), pub(made));
+    // Another store on the same folder (a restart) lists it with the file.
+    const again = new FolderKeyStore(state);
+    assert.deepEqual(pub((await again.update('own.test.', () => undefined)).keys), pub(made));
+    store.close();
+    again.close();
+  });
+
+  test('the key folder removed and made again: a key file in the new folder is picked up', async () => {
+    const state = path.join(dir, 'removed');
+    const store = new FolderKeyStore(state);
+    assert.deepEqual(await store.update('gone.test.', () => undefined), { keys: [] });
+    await rm(path.join(state, 'dnssec'), { recursive: true });
+    // The removal is reported; the next update makes the folder again and watches the new one.
+    await eventually(async () => {
+      await store.update('gone.test.', () => undefined);
+      return (await stat(path.join(state, 'dnssec')).catch(() => undefined)) !== undefined;
+    }, 'the folder made again');
+    await restoreKeyFile(state, 'gone.test.');
+    await eventually(
+      async () => (await store.update('gone.test.', () => undefined)).keys.length > 0,
+      'the key file in the new folder',
+    );
+    store.close();
+  });
+
+  test("a folder that cannot be watched: every visit reads the zone's file, as without the listing", async () => {
+    const state = path.join(dir, 'unwatched');
+    const { io, counts } = countingIo({ watchFails: true });
+    const warnings: string[] = [];
+    const store = new FolderKeyStore(state, (_, message) => warnings.push(message), io);
+    for (let i = 0; i < 3; i++)
+      assert.deepEqual(await store.update('u.test.', () => undefined), { keys: [] });
+    assert.deepEqual(counts, { readFile: 3, readdir: 0, watch: 1 });
+    assert.match(warnings.join('\n'), /cannot watch .*dnssec.*read at each visit/);
+    await restoreKeyFile(state, 'u.test.');
+    assert.equal((await store.update('u.test.', () => undefined)).keys.length, 1);
   });
 });

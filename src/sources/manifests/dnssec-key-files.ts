@@ -4,7 +4,8 @@
  * written (temporary file, fsync, rename, fsync of the folder) before any signature made with it is
  * served, so the same keys sign after a restart and the DS at the parent stays valid.
  */
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { type FSWatcher, watch } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename } from 'node:fs/promises';
 import path from 'node:path';
 import type { EffectiveDnssec } from '../../api/dnssec.ts';
 import { generateDnssecKey } from '../../dns/dnssec/keys.ts';
@@ -26,15 +27,57 @@ export function keyFileName(origin: Name): string {
   return `${name === '' ? 'root' : encodeURIComponent(name)}.json`;
 }
 
+/** How the store reads, lists and watches its folder (tests count the reads). */
+export interface KeyFolderIo {
+  readFile(file: string): Promise<string>;
+  readdir(dir: string): Promise<string[]>;
+  /** A watcher calling `changed` on every change in the folder; it must not keep the process alive. */
+  watch(dir: string, changed: () => void): FSWatcher;
+}
+
+const NODE_IO: KeyFolderIo = {
+  readFile: (file) => readFile(file, 'utf8'),
+  readdir: (dir) => readdir(dir),
+  watch: (dir, changed) => watch(dir, { persistent: false }, () => changed()),
+};
+
 export class FolderKeyStore implements DnssecKeyStore {
   readonly dir: string;
   private readonly held = new Map<string, KeySetState>();
   private readonly log: ((level: 'info' | 'warn', message: string) => void) | undefined;
+  private readonly io: KeyFolderIo;
+  /**
+   * The names in the key folder, kept while a watcher on the folder reports no change: a zone whose
+   * file is not among them has no keys, so `update` reads nothing for it. Most zones are never signed,
+   * and every visit to one before its first serial asks whether signing was being turned off there
+   * (`BuiltinBackend.signingTurnedOff`): without the listing, one read of a missing file per zone and
+   * visit. The store's own writes add their file; any change the watcher reports (a key file put there
+   * by hand, e.g. from a backup; the folder removed) drops the listing and the watcher, and the next
+   * `update` makes the folder, watches it and lists it again. Without a watcher, nothing is kept.
+   */
+  private names: Set<string> | undefined;
+  private listing: Promise<Set<string> | undefined> | undefined;
+  private watcher: FSWatcher | undefined;
+  /** Bumped by every change the watcher reports: a listing read across one is not kept. */
+  private changes = 0;
+  /** The folder could not be made or watched: every `update` reads the zone's file. */
+  private unwatchable = false;
 
   /** `stateDir`: the state directory; keys go to its `dnssec` folder. */
-  constructor(stateDir: string, log?: (level: 'info' | 'warn', message: string) => void) {
+  constructor(
+    stateDir: string,
+    log?: (level: 'info' | 'warn', message: string) => void,
+    io: KeyFolderIo = NODE_IO,
+  ) {
     this.dir = path.join(stateDir, 'dnssec');
     this.log = log;
+    this.io = io;
+  }
+
+  /** Stops watching the folder. */
+  close(): void {
+    this.forget();
+    this.unwatchable = true;
   }
 
   async keysFor(origin: Name, settings: EffectiveDnssec): Promise<ZoneKey[]> {
@@ -61,12 +104,63 @@ export class FolderKeyStore implements DnssecKeyStore {
 
   async update(origin: Name, step: (held: KeySetState) => KeySetState | undefined): Promise<KeySetState> {
     const id = origin.toLowerCase();
-    const held = this.held.get(id) ?? (await this.read(origin)) ?? { keys: [] };
+    const held = this.held.get(id) ?? (await this.stored(origin)) ?? { keys: [] };
     const next = step(held);
     if (!next) return held;
     await this.write(origin, next);
     this.held.set(id, next);
     return next;
+  }
+
+  /**
+   * The zone's key file, read unless the watched folder's listing shows there is none. (`keysFor`
+   * always reads: it writes new keys where it finds none, and must never replace a file it missed.)
+   */
+  private async stored(origin: Name): Promise<KeySetState | undefined> {
+    const names = this.names ?? (await this.list());
+    if (names && !names.has(keyFileName(origin))) return undefined;
+    return this.read(origin);
+  }
+
+  /** Makes and watches the folder, then lists it; undefined when it cannot be watched. */
+  private list(): Promise<Set<string> | undefined> {
+    if (this.unwatchable) return Promise.resolve(undefined);
+    this.listing ??= (async () => {
+      const seen = this.changes;
+      try {
+        if (!this.watcher) {
+          await mkdir(this.dir, { recursive: true, mode: 0o700 });
+          if (this.unwatchable) return undefined; // closed meanwhile
+          const watcher = this.io.watch(this.dir, () => this.forget());
+          watcher.on('error', () => this.forget());
+          this.watcher = watcher;
+        }
+        const names = new Set(await this.io.readdir(this.dir));
+        // A change reported while listing (the watcher is gone then): not kept, read again next time.
+        if (this.changes !== seen) return undefined;
+        this.names = names;
+        return names;
+      } catch (e) {
+        this.unwatchable = true;
+        this.forget();
+        this.log?.(
+          'warn',
+          `cannot watch ${this.dir} (${(e as Error).message}): the key file of every zone is read at each visit`,
+        );
+        return undefined;
+      } finally {
+        this.listing = undefined;
+      }
+    })();
+    return this.listing;
+  }
+
+  /** The folder changed (or its watcher failed): the listing goes, and the watcher with it. */
+  private forget(): void {
+    this.changes++;
+    this.names = undefined;
+    this.watcher?.close();
+    this.watcher = undefined;
   }
 
   private file(origin: Name): string {
@@ -76,7 +170,7 @@ export class FolderKeyStore implements DnssecKeyStore {
   private async read(origin: Name): Promise<KeySetState | undefined> {
     let text: string;
     try {
-      text = await readFile(this.file(origin), 'utf8');
+      text = await this.io.readFile(this.file(origin));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw e;
@@ -96,6 +190,7 @@ export class FolderKeyStore implements DnssecKeyStore {
       await fd.close();
     }
     await rename(tmp, file);
+    this.names?.add(keyFileName(origin));
     const dirFd = await open(this.dir, 'r');
     try {
       await dirFd.sync();

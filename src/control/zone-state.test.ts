@@ -1,0 +1,119 @@
+/**
+ * `takeChange`: a zone model's first build lists no RRset changes (its content goes to the backend
+ * whole and is the first baseline of change safety), and what comes after is listed and measured as
+ * before.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
+import type { DNSZone, DNSZoneClass } from '../api/index.ts';
+import { Catalog } from '../zones/catalog.ts';
+import { planHold } from '../zones/change-safety.ts';
+import { takeChange, ZoneModels } from './zone-state.ts';
+
+const KEY = 'dns/example-com';
+const ORIGIN = 'example.com.';
+
+function world(hosts: number) {
+  const catalog = new Catalog();
+  const theClass = zoneClass();
+  const theZone = zone('dns', 'example-com', 'example.com');
+  catalog.setClass(theClass);
+  catalog.setZone(theZone);
+  for (let i = 1; i <= hosts; i++) catalog.setRecord(host(i));
+  const models = new ZoneModels();
+  return { catalog, theClass, theZone, state: models.modelFor(KEY, theZone, theClass, ORIGIN), models };
+}
+
+function host(i: number, value = `192.0.2.${i}`) {
+  return recordSet('dns', `h${i}`, {
+    zoneRef: { name: 'example-com' },
+    name: `h${i}`,
+    type: 'A',
+    records: [value],
+  });
+}
+
+function side(theZone: DNSZone, theClass: DNSZoneClass, assembled: ReturnType<typeof world>['state']) {
+  return { key: KEY, resource: theZone, zoneClass: theClass, zone: assembled.model.assembled() };
+}
+
+describe('takeChange', () => {
+  test('a first build lists nothing pending; its content is new and is the baseline', () => {
+    const { catalog, state } = world(11);
+    const taken = takeChange(state, catalog, KEY, undefined, 1_000);
+    assert.deepEqual(taken, { fresh: true, changed: true, verdictsChanged: true });
+    assert.equal(state.pending.size, 0, 'no RRset of the first build is kept as a change');
+    assert.equal(state.full, true, 'the backend gets the whole zone');
+    assert.equal(state.lastChangeAt, 1_000);
+    assert.equal(state.model.rrsetCount, 12);
+    assert.equal(state.baseline?.total, 12);
+    assert.equal(state.baseline?.changedSinceBaseline, false);
+    // Nothing changed since: still nothing pending, nothing to measure.
+    const again = takeChange(state, catalog, KEY, new Set(), 2_000);
+    assert.deepEqual(again, { fresh: false, changed: false, verdictsChanged: false });
+    assert.equal(state.pending.size, 0);
+    assert.equal(state.lastChangeAt, 1_000);
+  });
+
+  test('an empty zone: its first build changes nothing', () => {
+    const { catalog, state } = world(0);
+    const taken = takeChange(state, catalog, KEY, undefined, 1_000);
+    assert.deepEqual(taken, { fresh: true, changed: false, verdictsChanged: false });
+    assert.equal(state.lastChangeAt, 0);
+    assert.equal(state.baseline?.total, 1, 'the apex NS');
+  });
+
+  test('a change after the first build is listed and measured against the first content, as a plan measures it', () => {
+    const { catalog, theZone, theClass, state } = world(11);
+    takeChange(state, catalog, KEY, undefined, 1_000);
+    const first = side(theZone, theClass, state);
+    const dirty = new Set<string>();
+    for (const i of [1, 2, 3, 5]) {
+      catalog.deleteRecord(`dns/h${i}`);
+      dirty.add(`dns/h${i}`);
+    }
+    catalog.setRecord(host(4, '198.51.100.4'));
+    dirty.add('dns/h4');
+    catalog.setRecord(host(12));
+    dirty.add('dns/h12');
+    const taken = takeChange(state, catalog, KEY, dirty, 2_000);
+    assert.deepEqual(taken, { fresh: false, changed: true, verdictsChanged: true });
+    assert.equal(state.pending.size, 6);
+    const { upserts, deletes } = state.pending.delta();
+    assert.deepEqual(upserts.map((r) => r.owner).sort(), ['h12.example.com.', 'h4.example.com.']);
+    assert.deepEqual(deletes.map((d) => d.owner).sort(), [
+      'h1.example.com.',
+      'h2.example.com.',
+      'h3.example.com.',
+      'h5.example.com.',
+    ]);
+    assert.equal(state.lastChangeAt, 2_000);
+    const measured = state.baseline!.measure(ORIGIN, (owner, type) => state.model.published(owner, type));
+    assert.deepEqual(measured.counts, { total: 12, deleted: 4, updated: 1, added: 1 });
+    // The plan (`zonekeeper plan`) measures the same change from the two contents, whole (and holds
+    // it: 4 of 12 deleted is over 30 %).
+    const plan = planHold(first, side(theZone, theClass, state));
+    assert.equal(plan?.held, true);
+    assert.equal(plan?.hash, measured.hash);
+    assert.deepEqual(plan?.counts, measured.counts);
+  });
+
+  test('a model built again (the zone changed its settings) lists nothing and starts a new baseline', () => {
+    const { catalog, theClass, theZone, state, models } = world(11);
+    takeChange(state, catalog, KEY, undefined, 1_000);
+    state.pending.clear();
+    state.full = false;
+    for (const i of [1, 2, 3, 4]) catalog.deleteRecord(`dns/h${i}`);
+    const changed: DNSZone = { ...theZone, spec: { ...theZone.spec, ttl: 600 } };
+    catalog.setZone(changed);
+    const rebuilt = models.modelFor(KEY, changed, theClass, ORIGIN);
+    assert.notEqual(rebuilt, state);
+    const taken = takeChange(rebuilt, catalog, KEY, new Set(['dns/h1']), 3_000);
+    assert.deepEqual(taken, { fresh: true, changed: true, verdictsChanged: true });
+    assert.equal(rebuilt.pending.size, 0);
+    assert.equal(rebuilt.full, true);
+    assert.equal(rebuilt.baseline?.total, 8);
+    assert.equal(rebuilt.baseline?.changedSinceBaseline, false);
+  });
+});
