@@ -295,6 +295,7 @@ export class WorkerManifestParser implements ManifestParser {
   private start(): Worker {
     if (this.worker) return this.worker;
     const worker = new Worker(new URL('./parse-worker.ts', import.meta.url), {
+      name: 'zk-parse',
       workerData: { frontDoorModules: [...this.frontDoorModules], held: this.held },
     });
     worker.unref();
