@@ -181,6 +181,8 @@ describe('schema DSL', () => {
       size: 5,
       tags: { k: 'v' },
     });
+    // An integer -0 (YAML `-0`) is 0, as JSON has it.
+    assert.ok(Object.is((normalizeValue(widget, { name: 'a', size: -0 }) as { size: number }).size, 0));
   });
 
   it('emits structural OpenAPI', () => {

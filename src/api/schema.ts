@@ -667,6 +667,9 @@ export function normalize(schema: Schema, value: unknown): unknown {
       }
       return out;
     }
+    case 'integer':
+      // YAML's `-0` is the integer 0, as JSON (the state log, the API server) has it.
+      return value === 0 ? 0 : value;
     default:
       return value;
   }
