@@ -21,6 +21,7 @@ import {
   sleep,
   spawnPinned,
   statusField,
+  ThreadCpuTracker,
   treeCpuSeconds,
   treePssKiB,
   treeRssKiB,
@@ -122,6 +123,13 @@ export interface ScaleResults {
       mainAtAllProbesS: number | null;
       allAtFirstAnswerS: number | null;
       allAtAllProbesS: number | null;
+      /**
+       * CPU seconds of the primary's threads by name at the first correct answer and when every probe
+       * answered on every port (`ThreadCpuTracker`: `MainThread`, `zk-parse`, `zk-dns`, `V8Worker`,
+       * `libuv-worker`, …, and `unseen`).
+       */
+      threadsAtFirstAnswer?: Record<string, { seconds: number; threads: number }>;
+      threadsAtAllProbes?: Record<string, { seconds: number; threads: number }>;
     };
   };
   /** Summed over Zonekeeper's processes (the primary and its DNS workers). */
@@ -351,6 +359,7 @@ async function main(): Promise<number> {
   const t0 = performance.now();
   const proc = spawnPinned(cores, process.execPath, args, path.join(tmp, 'zonekeeper.log'));
   const client = new UdpClient(dnsPort);
+  const threads = new ThreadCpuTracker(proc.pid);
   try {
     const start: NonNullable<ScaleResults['start']> = {
       firstResponseMs: null,
@@ -375,6 +384,7 @@ async function main(): Promise<number> {
       if (proc.exited()) throw new Error('zonekeeper exited while loading');
       if (performance.now() - t0 > startTimeoutMs)
         throw new Error(`not all probes correct after ${startTimeoutMs} ms (--start-timeout)`);
+      threads.sample();
       const rss = treeRssKiB(proc.pid);
       if (rss > maxRssKiB) throw new Error(`RSS ${mib(rss)} MiB exceeds --max-rss-gib while loading`);
       for (let i = 0; i < probes.length; i++) {
@@ -389,6 +399,7 @@ async function main(): Promise<number> {
             start.firstCorrectAnswerMs = Math.round(now);
             start.cpu!.mainAtFirstAnswerS = mainThreadCpuSeconds(proc.pid);
             start.cpu!.allAtFirstAnswerS = treeCpuSeconds(proc.pid);
+            start.cpu!.threadsAtFirstAnswer = threads.byName();
           }
           if (correct.size === probes.length) {
             start.cpu!.mainAtProbesS = mainThreadCpuSeconds(proc.pid);
@@ -409,6 +420,7 @@ async function main(): Promise<number> {
     start.allProbesCorrectMs = Math.round(performance.now() - t0);
     start.cpu!.mainAtAllProbesS = mainThreadCpuSeconds(proc.pid);
     start.cpu!.allAtAllProbesS = treeCpuSeconds(proc.pid);
+    start.cpu!.threadsAtAllProbes = threads.byName();
     await readyz;
     log(
       `first response ${start.firstResponseMs} ms, first correct answer ${start.firstCorrectAnswerMs} ms, ` +
@@ -416,6 +428,8 @@ async function main(): Promise<number> {
         `${start.cpu!.mainAtFirstAnswerS} s / ${start.cpu!.mainAtProbesS} s / ${start.cpu!.mainAtAllProbesS} s, all threads ` +
         `${start.cpu!.allAtFirstAnswerS} s / ${start.cpu!.allAtAllProbesS} s`,
     );
+    log(`threads' CPU at the first answer: ${threadSummary(start.cpu!.threadsAtFirstAnswer)}`);
+    log(`threads' CPU when every probe answered: ${threadSummary(start.cpu!.threadsAtAllProbes)}`);
     save();
 
     // 3. Memory once loaded (after a short settle so that start-up garbage can be collected).
@@ -658,3 +672,12 @@ main().then(
     process.exit(1);
   },
 );
+
+/** `name ×threads seconds` per thread name, the busiest first. */
+function threadSummary(byName: Record<string, { seconds: number; threads: number }> | undefined): string {
+  if (!byName) return 'n/a';
+  return Object.entries(byName)
+    .sort((a, b) => b[1].seconds - a[1].seconds)
+    .map(([name, t]) => `${name}${t.threads > 1 ? ` ×${t.threads}` : ''} ${t.seconds.toFixed(2)} s`)
+    .join(', ');
+}

@@ -270,6 +270,78 @@ export function mainThreadCpuSeconds(pid: number): number | null {
   return statCpuSeconds(`/proc/${pid}/task/${pid}/stat`);
 }
 
+/** One thread of a process: its name (`comm`, what Node and V8 call it) and CPU seconds so far. */
+export interface ThreadCpu {
+  name: string;
+  seconds: number;
+}
+
+/**
+ * User + system CPU seconds of each live thread of one process, by thread id (/proc/<pid>/task/*\/stat).
+ * Node names its threads: `MainThread`, `V8Worker` (V8's helpers shared by every isolate: concurrent
+ * marking and sweeping, parallel scavenges, background compiles), `libuv-worker` (the thread pool:
+ * file reads and writes), worker threads by their `name` option (`WorkerThread` without one).
+ */
+export function threadCpu(pid: number): Map<number, ThreadCpu> {
+  const out = new Map<number, ThreadCpu>();
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tasks) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const fields = stat.slice(close + 2).split(' ');
+      out.set(Number(tid), {
+        name: stat.slice(stat.indexOf('(') + 1, close),
+        seconds: (Number(fields[11]) + Number(fields[12])) / USER_HZ,
+      });
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+
+/**
+ * Follows one process's threads over time (`sample` as often as convenient) so that threads that end
+ * (a parse pool shrinking after the first load) keep the CPU they were last seen with; `byName` sums
+ * the threads by name, and `unseen` is what the process used beyond every thread's last sample (threads
+ * that ran between samples, or a thread's last moments).
+ */
+export class ThreadCpuTracker {
+  private readonly pid: number;
+  private readonly seen = new Map<number, ThreadCpu>();
+
+  constructor(pid: number) {
+    this.pid = pid;
+  }
+
+  sample(): void {
+    for (const [tid, t] of threadCpu(this.pid)) this.seen.set(tid, t);
+  }
+
+  /** CPU seconds by thread name, each with its thread count, plus `unseen` (see the class). */
+  byName(): Record<string, { seconds: number; threads: number }> {
+    this.sample();
+    const out: Record<string, { seconds: number; threads: number }> = {};
+    let sum = 0;
+    for (const { name, seconds } of this.seen.values()) {
+      const entry = out[name] ?? { seconds: 0, threads: 0 };
+      out[name] = entry;
+      entry.seconds = Math.round((entry.seconds + seconds) * 100) / 100;
+      entry.threads++;
+      sum += seconds;
+    }
+    const total = statCpuSeconds(`/proc/${this.pid}/stat`);
+    if (total !== null) out.unseen = { seconds: Math.round((total - sum) * 100) / 100, threads: 0 };
+    return out;
+  }
+}
+
 /** The CPUs a process may run on, from /proc (what taskset actually applied). */
 export function allowedCpus(pid: number): string {
   try {

@@ -98,6 +98,12 @@ const metadataSchemas = {
   finalizers: s.array(s.string({ minLength: 1, maxLength: 316 }), { listType: 'set' }),
 } satisfies Record<keyof ObjectMeta, Schema>;
 
+/** `metadataSchemas` as validateMetadata walks it, each field with its path. */
+const METADATA_FIELDS = (Object.entries(metadataSchemas) as [keyof ObjectMeta, Schema][]).map(
+  ([key, schema]) => [key, schema, `metadata.${key}`] as const,
+);
+const KNOWN_METADATA: ReadonlySet<string> = new Set([...Object.keys(metadataSchemas), ...IGNORED_METADATA]);
+
 function validateQualifiedKeys(map: Record<string, unknown>, path: string): Problem[] {
   const problems: Problem[] = [];
   for (const key of Object.keys(map)) {
@@ -123,9 +129,8 @@ export function validateMetadata(
   const namespaced = typeof kind === 'string' ? isNamespaced(kind) : kind.namespaced;
   const kindName = typeof kind === 'string' ? kind : kind.kind;
   const problems: Problem[] = [];
-  const known = [...Object.keys(metadataSchemas), ...IGNORED_METADATA];
   for (const key of Object.keys(meta)) {
-    if (!known.includes(key)) {
+    if (!KNOWN_METADATA.has(key)) {
       problems.push({
         path: joinPath('metadata', key),
         code: 'UNKNOWN_FIELD',
@@ -134,9 +139,8 @@ export function validateMetadata(
     }
   }
   const out: Record<string, unknown> = {};
-  for (const [key, schema] of Object.entries(metadataSchemas) as [keyof ObjectMeta, Schema][]) {
+  for (const [key, schema, path] of METADATA_FIELDS) {
     const value = meta[key];
-    const path = `metadata.${key}`;
     if (value === undefined || value === null) {
       if (key === 'name') problems.push({ path, code: 'REQUIRED', message: 'required field is missing' });
       continue;

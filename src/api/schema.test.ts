@@ -142,12 +142,47 @@ describe('schema DSL', () => {
     assert.deepEqual(problems({ name: 'a', frozen: 'y' }, { name: 'a' }), []);
   });
 
+  it('counts lengths in code points, also where UTF-16 units and code points straddle a bound', () => {
+    const short = s.object({ v: s.string({ minLength: 3, maxLength: 4 }) });
+    const check = (v: string) => validateValue(short, { v }, 'spec').map(formatProblem);
+    // Two characters of two UTF-16 units each: 4 units, 2 code points.
+    assert.deepEqual(check('😀😀'), ['spec.v: is 2 characters long, the minimum is 3']);
+    // Four of them: 8 units, 4 code points, within the maximum.
+    assert.deepEqual(check('😀😀😀😀'), []);
+    assert.deepEqual(check('😀😀😀😀😀'), ['spec.v: is 5 characters long, the maximum is 4']);
+    assert.deepEqual(check('abc'), []);
+    assert.deepEqual(check('ab'), ['spec.v: is 2 characters long, the minimum is 3']);
+    // A lone surrogate counts as one.
+    assert.deepEqual(check('\ud800\ud800\ud800'), []);
+  });
+
+  it('names fields that are not identifiers in brackets, at the top and below, each time alike', () => {
+    const odd = s.object({ 'a b': s.string(), plain: s.optional(s.object({ 'x.y': s.integer() })) });
+    for (let i = 0; i < 2; i++) {
+      assert.deepEqual(validateValue(odd, { plain: { 'x.y': 'no' } }, '').map(formatProblem), [
+        '["a b"]: required field is missing',
+        'plain["x.y"]: must be an integer, got a string ("no")',
+      ]);
+      assert.deepEqual(validateValue(odd, { 'a b': 'x', plain: {} }, 'spec').map(formatProblem), [
+        'spec.plain["x.y"]: required field is missing',
+      ]);
+    }
+  });
+
+  it('returns a list of its own to each caller', () => {
+    const a = validateValue(widget, { name: 'a' }, 'spec');
+    a.push({ path: 'x', code: 'X', message: 'added by the caller' });
+    assert.deepEqual(validateValue(widget, { name: 'a' }, 'spec'), []);
+  });
+
   it('normalizes: defaults applied, nulls removed', () => {
     assert.deepEqual(normalizeValue(widget, { name: 'a', color: null, tags: { k: 'v' } }), {
       name: 'a',
       size: 5,
       tags: { k: 'v' },
     });
+    // An integer -0 (YAML `-0`) is 0, as JSON has it.
+    assert.ok(Object.is((normalizeValue(widget, { name: 'a', size: -0 }) as { size: number }).size, 0));
   });
 
   it('emits structural OpenAPI', () => {

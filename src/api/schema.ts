@@ -238,9 +238,11 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
+
 /** `spec` + `records` → `spec.records`; keys that are not identifiers are bracketed. */
 export function joinPath(path: string, key: string): string {
-  if (/^[A-Za-z_$][A-Za-z0-9_$-]*$/.test(key)) return path === '' ? key : `${path}.${key}`;
+  if (IDENTIFIER.test(key)) return path === '' ? key : `${path}.${key}`;
   return `${path}[${JSON.stringify(key)}]`;
 }
 
@@ -341,42 +343,116 @@ function plural(n: number, word: string): string {
  */
 export function validateValue(schema: Schema, value: unknown, path: string, oldValue?: unknown): Problem[] {
   const problems: Problem[] = [];
+  check(schema, value, path, oldValue, problems);
+  return problems;
+}
+
+/**
+ * An object schema's properties as the validator walks them, computed once per schema: a manifest
+ * folder checks the same few schemas once per document, hundreds of thousands of times at start-up.
+ */
+interface PropertyPlan {
+  key: string;
+  schema: Schema;
+  /** What follows the parent's path to name this property (`.key`, or `["key"]`; see `joinPath`). */
+  segment: string;
+  /** Absent is a problem: neither optional nor defaulted. */
+  required: boolean;
+  /** Applied when absent (`normalize`). */
+  hasDefault: boolean;
+}
+
+const plans = new WeakMap<ObjectSchema, PropertyPlan[]>();
+
+function planOf(schema: ObjectSchema): PropertyPlan[] {
+  let plan = plans.get(schema);
+  if (plan === undefined) {
+    plan = Object.entries(schema.properties).map(([key, prop]) => ({
+      key,
+      schema: prop,
+      segment: IDENTIFIER.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`,
+      required: prop.optional !== true && !hasDefault(prop),
+      hasDefault: hasDefault(prop),
+    }));
+    plans.set(schema, plan);
+  }
+  return plan;
+}
+
+/** `joinPath` for a planned property. */
+function propertyPath(path: string, property: PropertyPlan): string {
+  return path === '' && property.segment.charCodeAt(0) === 46 /* . */
+    ? property.key
+    : path + property.segment;
+}
+
+const enums = new WeakMap<StringSchema, ReadonlySet<string>>();
+
+function inEnum(schema: StringSchema & { enum: readonly string[] }, value: string): boolean {
+  let set = enums.get(schema);
+  if (set === undefined) {
+    set = new Set(schema.enum);
+    enums.set(schema, set);
+  }
+  return set.has(value);
+}
+
+/**
+ * Whether a string of `length` UTF-16 code units may be outside the schema's bounds in code points:
+ * it has between `ceil(length / 2)` and `length` of them, so they are counted only when that range
+ * crosses a bound.
+ */
+function lengthInDoubt(schema: StringSchema, length: number): boolean {
+  return (
+    (schema.minLength !== undefined && Math.ceil(length / 2) < schema.minLength) ||
+    (schema.maxLength !== undefined && length > schema.maxLength)
+  );
+}
+
+/** `validateValue` appending to `problems`; a node's rules run only when its subtree added none. */
+function check(schema: Schema, value: unknown, path: string, oldValue: unknown, problems: Problem[]): void {
+  const before = problems.length;
   switch (schema.kind) {
     case 'string': {
-      if (typeof value !== 'string') return [typeProblem('a string', value, path)];
-      if (schema.enum !== undefined && !schema.enum.includes(value)) {
+      if (typeof value !== 'string') {
+        problems.push(typeProblem('a string', value, path));
+        return;
+      }
+      if (schema.enum !== undefined && !inEnum(schema as StringSchema & { enum: readonly string[] }, value)) {
         const upper = schema.enum.find((e) => e.toLowerCase() === value.toLowerCase());
         problems.push({
           path,
           code: 'NOT_IN_ENUM',
           message: `${quote(value)} is not one of ${schema.enum.join(', ')}${upper === undefined ? '' : `; did you mean ${quote(upper)}?`}`,
         });
-        break;
+        return;
       }
-      const length = codePoints(value);
-      if (schema.minLength !== undefined && length < schema.minLength) {
-        problems.push({
-          path,
-          code: 'TOO_SHORT',
-          message:
-            schema.minLength === 1
-              ? 'must not be empty'
-              : `is ${plural(length, 'character')} long, the minimum is ${schema.minLength}`,
-        });
-        break;
-      }
-      if (schema.maxLength !== undefined && length > schema.maxLength) {
-        problems.push({
-          path,
-          code: 'TOO_LONG',
-          message: `is ${plural(length, 'character')} long, the maximum is ${schema.maxLength}`,
-        });
-        break;
+      if (lengthInDoubt(schema, value.length)) {
+        const length = codePoints(value);
+        if (schema.minLength !== undefined && length < schema.minLength) {
+          problems.push({
+            path,
+            code: 'TOO_SHORT',
+            message:
+              schema.minLength === 1
+                ? 'must not be empty'
+                : `is ${plural(length, 'character')} long, the minimum is ${schema.minLength}`,
+          });
+          return;
+        }
+        if (schema.maxLength !== undefined && length > schema.maxLength) {
+          problems.push({
+            path,
+            code: 'TOO_LONG',
+            message: `is ${plural(length, 'character')} long, the maximum is ${schema.maxLength}`,
+          });
+          return;
+        }
       }
       if (schema.pattern !== undefined && !regex(schema.pattern).test(value)) {
         // A failing rule says it more precisely (e.g. "add the trailing dot"): report that instead.
-        const ruleProblems = runRules(schema, value, path, oldValue);
-        if (ruleProblems.length > 0) return ruleProblems;
+        runRules(schema, value, path, oldValue, problems);
+        if (problems.length > before) return;
         const meaning =
           typeof schema.patternMessage === 'function' ? schema.patternMessage(value) : schema.patternMessage;
         problems.push({
@@ -387,12 +463,15 @@ export function validateValue(schema: Schema, value: unknown, path: string, oldV
               ? `${quote(value)} does not match the pattern ${schema.pattern}`
               : `${quote(value)} ${meaning}`,
         });
+        return;
       }
       break;
     }
     case 'integer': {
-      if (typeof value !== 'number' || !Number.isInteger(value))
-        return [typeProblem('an integer', value, path)];
+      if (typeof value !== 'number' || !Number.isInteger(value)) {
+        problems.push(typeProblem('an integer', value, path));
+        return;
+      }
       if (schema.minimum !== undefined && value < schema.minimum) {
         problems.push({
           path,
@@ -409,10 +488,16 @@ export function validateValue(schema: Schema, value: unknown, path: string, oldV
       break;
     }
     case 'boolean':
-      if (typeof value !== 'boolean') return [typeProblem('a boolean (true or false)', value, path)];
+      if (typeof value !== 'boolean') {
+        problems.push(typeProblem('a boolean (true or false)', value, path));
+        return;
+      }
       break;
     case 'array': {
-      if (!Array.isArray(value)) return [typeProblem('a list', value, path)];
+      if (!Array.isArray(value)) {
+        problems.push(typeProblem('a list', value, path));
+        return;
+      }
       if (schema.minItems !== undefined && value.length < schema.minItems) {
         problems.push({
           path,
@@ -426,45 +511,53 @@ export function validateValue(schema: Schema, value: unknown, path: string, oldV
           code: 'TOO_MANY_ITEMS',
           message: `must have at most ${plural(schema.maxItems, 'item')}, got ${value.length}`,
         });
-        break; // do not validate thousands of items past the limit
+        return; // do not validate thousands of items past the limit
       }
       const oldItems = Array.isArray(oldValue) ? oldValue : undefined;
       value.forEach((item, i) => {
         const old = oldItems === undefined ? undefined : correlate(schema, item, oldItems);
-        problems.push(...validateValue(schema.items, item, `${path}[${i}]`, old));
+        check(schema.items, item, `${path}[${i}]`, old, problems);
       });
-      if (problems.length === 0) problems.push(...uniqueness(schema, value, path));
+      if (problems.length === before) problems.push(...uniqueness(schema, value, path));
       break;
     }
     case 'object': {
-      if (!isPlainObject(value)) return [typeProblem('a mapping', value, path)];
-      const known = Object.keys(schema.properties);
+      if (!isPlainObject(value)) {
+        problems.push(typeProblem('a mapping', value, path));
+        return;
+      }
       for (const key of Object.keys(value)) {
         if (!Object.hasOwn(schema.properties, key)) {
           problems.push({
             path: joinPath(path, key),
             code: 'UNKNOWN_FIELD',
-            message: unknownFieldMessage(key, known),
+            message: unknownFieldMessage(key, Object.keys(schema.properties)),
           });
         }
       }
       const old = isPlainObject(oldValue) ? oldValue : undefined;
-      for (const [key, prop] of Object.entries(schema.properties)) {
-        const v = value[key];
-        const p = joinPath(path, key);
+      for (const property of planOf(schema)) {
+        const v = value[property.key];
         if (v === undefined || v === null) {
-          if (prop.optional !== true && !hasDefault(prop)) {
-            problems.push({ path: p, code: 'REQUIRED', message: 'required field is missing' });
+          if (property.required) {
+            problems.push({
+              path: propertyPath(path, property),
+              code: 'REQUIRED',
+              message: 'required field is missing',
+            });
           }
           continue;
         }
-        const o = old?.[key];
-        problems.push(...validateValue(prop, v, p, o === null ? undefined : o));
+        const o = old?.[property.key];
+        check(property.schema, v, propertyPath(path, property), o === null ? undefined : o, problems);
       }
       break;
     }
     case 'map': {
-      if (!isPlainObject(value)) return [typeProblem('a mapping', value, path)];
+      if (!isPlainObject(value)) {
+        problems.push(typeProblem('a mapping', value, path));
+        return;
+      }
       const entries = Object.entries(value);
       if (schema.maxProperties !== undefined && entries.length > schema.maxProperties) {
         problems.push({
@@ -472,25 +565,29 @@ export function validateValue(schema: Schema, value: unknown, path: string, oldV
           code: 'TOO_MANY_ITEMS',
           message: `must have at most ${plural(schema.maxProperties, 'entry')}, got ${entries.length}`,
         });
-        break;
+        return;
       }
       const old = isPlainObject(oldValue) ? oldValue : undefined;
-      for (const [key, v] of entries)
-        problems.push(...validateValue(schema.values, v, `${path}[${key}]`, old?.[key]));
+      for (const [key, v] of entries) check(schema.values, v, `${path}[${key}]`, old?.[key], problems);
       break;
     }
   }
-  if (problems.length > 0) return problems;
-  return runRules(schema, value, path, oldValue);
+  if (problems.length === before) runRules(schema, value, path, oldValue, problems);
 }
 
 function hasDefault(p: Schema): p is Schema & { default: string | number | boolean } {
   return 'default' in p && p.default !== undefined;
 }
 
-function runRules(schema: Schema, value: unknown, path: string, oldValue: unknown): Problem[] {
-  const problems: Problem[] = [];
-  for (const rule of schema.rules ?? []) {
+function runRules(
+  schema: Schema,
+  value: unknown,
+  path: string,
+  oldValue: unknown,
+  problems: Problem[],
+): void {
+  if (schema.rules === undefined) return;
+  for (const rule of schema.rules) {
     if (rule.transition === true && oldValue === undefined) continue;
     let ok: boolean;
     try {
@@ -506,7 +603,6 @@ function runRules(schema: Schema, value: unknown, path: string, oldValue: unknow
       message: rule.detail?.(value, oldValue, path) ?? rule.message,
     });
   }
-  return problems;
 }
 
 /** The old item matching a new one in a list-type map (by its keys); other lists do not correlate. */
@@ -564,13 +660,16 @@ export function normalize(schema: Schema, value: unknown): unknown {
     case 'object': {
       const out: Record<string, unknown> = {};
       const obj = value as Record<string, unknown>;
-      for (const [key, prop] of Object.entries(schema.properties)) {
-        const v = obj[key];
-        if (v !== undefined && v !== null) out[key] = normalize(prop, v);
-        else if (hasDefault(prop)) out[key] = prop.default;
+      for (const property of planOf(schema)) {
+        const v = obj[property.key];
+        if (v !== undefined && v !== null) out[property.key] = normalize(property.schema, v);
+        else if (property.hasDefault) out[property.key] = (property.schema as { default: unknown }).default;
       }
       return out;
     }
+    case 'integer':
+      // YAML's `-0` is the integer 0, as JSON (the state log, the API server) has it.
+      return value === 0 ? 0 : value;
     default:
       return value;
   }

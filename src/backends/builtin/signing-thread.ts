@@ -111,7 +111,7 @@ export class SigningThread {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(new URL('./signing-worker.ts', import.meta.url));
+    const worker = new Worker(new URL('./signing-worker.ts', import.meta.url), { name: 'zk-signing' });
     worker.unref();
     worker.on('message', (m: SigningResponse) => {
       const waiting = this.waiting.get(m.id);

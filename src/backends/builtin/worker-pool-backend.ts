@@ -484,7 +484,10 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
   }
 
   private fork(): Promise<void> {
-    const worker = new Worker(this.options.entry ?? DNS_WORKER_ENTRY, { workerData: this.options.config });
+    const worker = new Worker(this.options.entry ?? DNS_WORKER_ENTRY, {
+      name: 'zk-dns',
+      workerData: this.options.config,
+    });
     const member: PoolWorker = {
       worker,
       id: worker.threadId,

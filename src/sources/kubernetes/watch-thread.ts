@@ -150,7 +150,7 @@ export class WatchThread {
 
   private thread(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(new URL('./watch-worker.ts', import.meta.url));
+    const worker = new Worker(new URL('./watch-worker.ts', import.meta.url), { name: 'zk-watch' });
     worker.on('message', (message: FromWatchThread) => this.receive(message));
     const fail = (error: unknown) => {
       // The thread is gone: every watch on it ended; the next watch starts a new one.

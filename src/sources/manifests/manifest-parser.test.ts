@@ -136,6 +136,61 @@ describe('ManifestParserPool', () => {
     }
   });
 
+  test('documents reach the main thread as the local parse has them: strings of every kind, maps, lists, problems', async () => {
+    const file = path.join(dir, 'values.yaml');
+    const docs = [
+      [
+        'apiVersion: dns.zonekeeper.dev/v1alpha1',
+        'kind: DNSRecordSet',
+        'metadata:',
+        '  name: txt',
+        '  namespace: team',
+        '  labels: { app: web, "example.com/tier": "1" }',
+        String.raw`  annotations: { "example.com/c": "__proto__", "a/b": "caf\u00e9 \"quoted\" \U0001F600 \ud800" }`,
+        'spec:',
+        '  zoneRef: { name: example }',
+        '  name: "@"',
+        '  type: TXT',
+        '  ttl: 60',
+        String.raw`  records: ["\"v=spf1 -all\"", "\"caf\u00e9\" \"\\\\ \\065\""]`,
+        '',
+      ].join('\n'),
+      [
+        'apiVersion: dns.zonekeeper.dev/v1alpha1',
+        'kind: DNSZone',
+        'metadata: { name: example, namespace: team }',
+        'spec: { domainName: example.com., className: c }',
+        '',
+      ].join('\n'),
+      // Invalid: problems with their lines.
+      [
+        'apiVersion: dns.zonekeeper.dev/v1alpha1',
+        'kind: DNSRecordSet',
+        'metadata: { name: bad, namespace: team }',
+        'spec: { name: www, type: A, records: [], colour: blue }',
+        '',
+      ].join('\n'),
+      // More than one message's worth of documents.
+      ...Array.from({ length: 1_200 }, (_, i) => recordSet(i)),
+    ];
+    await writeFile(file, docs.join('---\n'));
+    const pool = new ManifestParserPool(1);
+    const local = new LocalManifestParser();
+    try {
+      const pooled = await pool.parse(file, DEFAULT_MAX_MANIFEST_BYTES);
+      const mine = await local.parse(file, DEFAULT_MAX_MANIFEST_BYTES);
+      assert.deepEqual(pooled.fileErrors, []);
+      assert.equal(pooled.documents.length, docs.length);
+      assert.deepEqual(pooled.documents, mine.documents);
+      const txt = pooled.documents[0]!.resource as { metadata: { annotations: Record<string, string> } };
+      assert.ok(txt.metadata.annotations['a/b']!.endsWith('\ud800'));
+      assert.ok((pooled.documents[2]!.problems?.length ?? 0) >= 2);
+    } finally {
+      await pool.close();
+      await local.close();
+    }
+  });
+
   test('a pool needs a thread', () => {
     assert.throws(() => new ManifestParserPool(0), /at least one thread/);
   });

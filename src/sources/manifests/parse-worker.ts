@@ -34,7 +34,7 @@ port.on('message', async (m: ParserRequest) => {
           send({
             type: 'documents',
             id: m.id,
-            documents: parsed.documents.slice(i, i + DOCUMENTS_PER_MESSAGE),
+            json: JSON.stringify(parsed.documents.slice(i, i + DOCUMENTS_PER_MESSAGE)),
           });
         }
         const token = ++next;
