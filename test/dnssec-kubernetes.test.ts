@@ -257,6 +257,20 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
     }
   });
 
+  test('the replica with DNS threads gives memory back once after its first load, not after a change; the other never', async () => {
+    const [single, threaded] = [servers[0]!, servers[1]!];
+    await waitFor(async () =>
+      /gave memory back after the first load/.test(threaded.log()) ? true : undefined,
+    );
+    assert.equal(threaded.log().match(/gave memory back after the first load/g)?.length, 1);
+    assert.match(
+      threaded.log(),
+      /gave memory back after the first load compacted=true .*heapCommittedAfterMiB=\d+/,
+    );
+    // Without DNS threads the main thread answers DNS: it is not paused for this.
+    assert.doesNotMatch(single.log(), /gave memory back/);
+  });
+
   test('a tenant can neither read nor write the key Secret, nor the signing time in status', async () => {
     const name = (
       await kube.kubectlOk([

@@ -48,12 +48,12 @@ import { rememberAcceptance, restoreAcceptance } from '../sources/manifests/zone
 import { catalogGate } from '../sources/writes/catalog-gate.ts';
 import { FolderWriteStore } from '../sources/writes/folder-write-store.ts';
 import { updateKeySources } from '../sources/writes/update-keys.ts';
-import { MemoryReleaseOnce, type MemoryReleaseResult } from '../util/memory-release.ts';
 import { CredentialTable, type WriteAccessConfig } from '../writes/credentials.ts';
 import { type RecordWriter, WriteCoordinator } from '../writes/record-writer.ts';
 import { withUpdateCredentials } from '../writes/update-credentials.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
 import type { Log } from './logger.ts';
+import { giveMemoryBackAfterFirstLoad } from './memory-after-load.ts';
 
 export interface ServeOptions extends AnswerSettings {
   manifests: string;
@@ -471,20 +471,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   // one compacting collection (README, docs/benchmarks.md "Sixth round"), after the state's first
   // snapshot, which the release above lets start. Only with DNS threads: then this thread answers no
   // DNS, and the collection's pause is the control plane's alone.
-  if (pool) {
-    const release = new MemoryReleaseOnce();
-    void state
-      .compactionsSettled()
-      // What waits for this thread (an HTTP probe, a status write) goes first.
-      .then(() => new Promise((resolve) => setTimeout(resolve, RELEASE_DELAY_MS).unref()))
-      .then(() => release.release())
-      .then(
-        (r) => {
-          if (r) log('info', 'gave memory back after the first load', memoryReleaseFields(r));
-        },
-        (e: unknown) => log('warn', `could not give memory back: ${(e as Error).message}`),
-      );
-  }
+  if (pool) void giveMemoryBackAfterFirstLoad(state.compactionsSettled(), log);
   log('info', 'serving', {
     dns: `${dns.address().host}:${dns.address().port}`,
     http: `${http.address().host}:${http.address().port}`,
@@ -523,26 +510,5 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       await Promise.all([dns.stop(), http.stop(), pool?.stop(), parser.close(), signingThread.close()]);
       await Promise.all([state.close(), writes.close()]);
     },
-  };
-}
-
-const MIB = 2 ** 20;
-/** How long after the first full programming (and the state's snapshot) memory is given back. */
-const RELEASE_DELAY_MS = 1000;
-
-/** A memory release's figures for the log, in MiB. */
-function memoryReleaseFields(r: MemoryReleaseResult): Record<string, number | boolean> {
-  return {
-    compacted: r.compacted,
-    reducing: r.rounds,
-    ms: r.ms,
-    cpuMs: r.cpuMs,
-    heapCommittedMiB: Math.round(r.heapCommittedBefore / MIB),
-    heapCommittedAfterMiB: Math.round(r.heapCommittedAfter / MIB),
-    heapUsedAfterMiB: Math.round(r.heapUsedAfter / MIB),
-    rssMiB: Math.round(r.rssBefore / MIB),
-    rssAfterMiB: Math.round(r.rssAfter / MIB),
-    peakRssMiB: Math.round(r.peakRssBefore / MIB),
-    peakRssAfterMiB: Math.round(r.peakRssAfter / MIB),
   };
 }
