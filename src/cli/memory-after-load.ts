@@ -2,6 +2,8 @@ import { MemoryReleaseOnce, type MemoryReleaseResult } from '../util/memory-rele
 import type { Log } from './logger.ts';
 
 const MIB = 2 ** 20;
+/** `off` turns the compaction after the first load off (docs/benchmarks.md "Sixth round"). */
+export const COMPACTION_ENV = 'ZONEKEEPER_COMPACT_AFTER_LOAD';
 /** How long after the first full programming (and what `after` waits for) memory is given back. */
 const RELEASE_DELAY_MS = 1000;
 
@@ -12,7 +14,14 @@ const RELEASE_DELAY_MS = 1000;
  * figures (README, docs/benchmarks.md "Sixth round"). Only for processes whose DNS is answered by DNS
  * threads: the caller calls it only then, since this thread is paused while it runs.
  */
-export function giveMemoryBackAfterFirstLoad(after: Promise<unknown>, log: Log): Promise<void> {
+export function giveMemoryBackAfterFirstLoad(
+  after: Promise<unknown>,
+  log: Log,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
+  // The collection holds a copy of what it moves: resident memory can rise above the load's peak by
+  // up to the old generation's live size. Where a memory limit is sized to that peak, it is turned off.
+  if (env[COMPACTION_ENV]?.trim().toLowerCase() === 'off') return Promise.resolve();
   const release = new MemoryReleaseOnce();
   return after
     .then(() => new Promise((resolve) => setTimeout(resolve, RELEASE_DELAY_MS).unref()))
