@@ -78,6 +78,8 @@ export interface ProcessMemory {
   externalMiB?: number;
   arrayBuffersMiB?: number;
   heapLimitMiB?: number;
+  /** Each heap space that holds anything: used / committed MiB after that collection. */
+  spacesMiB?: Record<string, string>;
 }
 
 export interface ScaleResults {
@@ -137,6 +139,8 @@ export interface ScaleResults {
     rssMiB: number;
     pssMiB: number;
     peakRssMiB: number;
+    /** Peak RSS when /readyz first answered 200 (the load's peak, before what runs once it is done). */
+    peakRssAtReadyMiB?: number;
     processes: number;
     settleMs: number;
     /** Per process: the primary (control plane and one DNS listener) and each DNS worker. */
@@ -422,6 +426,7 @@ async function main(): Promise<number> {
     start.cpu!.allAtAllProbesS = treeCpuSeconds(proc.pid);
     start.cpu!.threadsAtAllProbes = threads.byName();
     await readyz;
+    const peakRssAtReadyMiB = mib(treeRssKiB(proc.pid, true));
     log(
       `first response ${start.firstResponseMs} ms, first correct answer ${start.firstCorrectAnswerMs} ms, ` +
         `all probes ${start.allProbesCorrectMs} ms, /readyz ${start.readyzMs} ms; main thread CPU ` +
@@ -439,12 +444,13 @@ async function main(): Promise<number> {
       rssMiB: mib(treeRssKiB(proc.pid)),
       pssMiB: mib(treePssKiB(proc.pid)),
       peakRssMiB: mib(treeRssKiB(proc.pid, true)),
+      peakRssAtReadyMiB,
       processes: processTree(proc.pid).length,
       settleMs,
       perProcess: await perProcessMemory(proc.pid, heapDir),
     };
     log(
-      `RSS ${results.memory.rssMiB} MiB, PSS ${results.memory.pssMiB} MiB, peak RSS ${results.memory.peakRssMiB} MiB (${results.memory.processes} processes)`,
+      `RSS ${results.memory.rssMiB} MiB, PSS ${results.memory.pssMiB} MiB, peak RSS ${results.memory.peakRssMiB} MiB (at /readyz ${peakRssAtReadyMiB} MiB; ${results.memory.processes} processes)`,
     );
     for (const p of results.memory.perProcess ?? []) {
       const heap =
@@ -452,6 +458,7 @@ async function main(): Promise<number> {
           ? ''
           : `, heap used ${p.heapUsedMiB} MiB (committed ${p.heapTotalMiB}), external ${p.externalMiB} MiB (array buffers ${p.arrayBuffersMiB} MiB), heap limit ${p.heapLimitMiB} MiB`;
       log(`  ${p.role} ${p.pid}: RSS ${p.rssMiB} MiB${heap}`);
+      if (p.spacesMiB) log(`    spaces (used / committed MiB): ${JSON.stringify(p.spacesMiB)}`);
     }
     save();
 
@@ -622,7 +629,7 @@ async function perProcessMemory(root: number, heapDir: string | undefined): Prom
     while (!existsSync(file) && performance.now() < deadline) await sleep(100);
     if (!existsSync(file)) continue;
     await sleep(50);
-    const h = JSON.parse(readFileSync(file, 'utf8')) as Record<string, number | string>;
+    const h = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
     Object.assign(p, heapFigures(h), { role: String(h.role) });
   }
   // DNS threads (serve --workers N): one file per thread, its own heap; the RSS is the process's.
@@ -639,7 +646,7 @@ async function perProcessMemory(root: number, heapDir: string | undefined): Prom
 }
 
 /** A heap probe's figures (bench/lib/heap-probe.ts, bytes) in MiB to one decimal. */
-function heapFigures(h: Record<string, number | string>): Omit<ProcessMemory, 'pid' | 'role'> {
+function heapFigures(h: Record<string, unknown>): Omit<ProcessMemory, 'pid' | 'role'> {
   const m = (b: unknown) => Math.round((Number(b) / 2 ** 20) * 10) / 10;
   return {
     rssMiB: m(h.rss),
@@ -648,7 +655,20 @@ function heapFigures(h: Record<string, number | string>): Omit<ProcessMemory, 'p
     externalMiB: m(h.external),
     arrayBuffersMiB: m(h.arrayBuffers),
     heapLimitMiB: m(h.heapSizeLimit),
+    ...(h.spaceSizes ? { spacesMiB: spaceFigures(h) } : {}),
   };
+}
+
+/** Used / committed MiB of each space a heap probe reported with a committed size of at least 1 MiB. */
+function spaceFigures(h: Record<string, unknown>): Record<string, string> {
+  const used = (h.spaces ?? {}) as Record<string, number>;
+  const size = h.spaceSizes as Record<string, number>;
+  const m = (b: number | undefined) => (Number(b ?? 0) / 2 ** 20).toFixed(1);
+  return Object.fromEntries(
+    Object.entries(size)
+      .filter(([, bytes]) => bytes >= 2 ** 20)
+      .map(([space, bytes]) => [space, `${m(used[space])} / ${m(bytes)}`]),
+  );
 }
 
 function mib(kib: number): number {

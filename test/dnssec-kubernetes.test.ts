@@ -257,6 +257,26 @@ describe('DNSSEC in a cluster: operator + two server replicas', { timeout: 600_0
     }
   });
 
+  test('the operator and the replica with DNS threads give memory back once after their first load, not after a change; the other replica never', async () => {
+    const [single, threaded] = [servers[0]!, servers[1]!];
+    await waitFor(async () =>
+      /gave memory back after the first load/.test(threaded.log()) ? true : undefined,
+    );
+    assert.equal(threaded.log().match(/gave memory back after the first load/g)?.length, 1);
+    assert.match(
+      threaded.log(),
+      /gave memory back after the first load compacted=true .*heapCommittedAfterMiB=\d+/,
+    );
+    // Without DNS threads the main thread answers DNS: it is not paused for this.
+    assert.doesNotMatch(single.log(), /gave memory back/);
+    // The operator answers no DNS: it gives memory back once its first reconciles are done.
+    await waitFor(
+      async () => (/gave memory back after the first load/.test(operator!.log()) ? true : undefined),
+      30_000,
+    );
+    assert.equal(operator!.log().match(/gave memory back after the first load/g)?.length, 1);
+  });
+
   test('a tenant can neither read nor write the key Secret, nor the signing time in status', async () => {
     const name = (
       await kube.kubectlOk([

@@ -88,6 +88,16 @@ describe('zonekeeper serve --workers 3', () => {
     assert.deepEqual([...(await answersFromAll(serve.dnsPort, 'www.example.com', 'A'))], ['203.0.113.44']);
   });
 
+  test('gives memory back once after the first load, on the main thread, and not after a change', async () => {
+    // Logged by the main thread once the first start programmed every zone (after the change above too).
+    await waitFor(async () => (/gave memory back after the first load/.test(serve.log()) ? true : undefined));
+    assert.equal(serve.log().match(/gave memory back after the first load/g)?.length, 1);
+    assert.match(
+      serve.log(),
+      /gave memory back after the first load compacted=true .*heapCommittedAfterMiB=\d+/,
+    );
+  });
+
   // A thread that dies is replaced and given every zone: tested in-process, where a thread can be
   // ended (test/backend-contract-worker-pool.test.ts, test/answer-selection.e2e.test.ts).
 

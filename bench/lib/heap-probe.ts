@@ -49,9 +49,10 @@ if (dir) {
     if (snapshots) v8.writeHeapSnapshot(path.join(snapshots, `${role}-${process.pid}${suffix}.heapsnapshot`));
     const usage = process.memoryUsage();
     const heap = v8.getHeapStatistics();
-    const spaces = Object.fromEntries(
-      v8.getHeapSpaceStatistics().map((s) => [s.space_name, s.space_used_size]),
-    );
+    const stats = v8.getHeapSpaceStatistics();
+    const spaces = Object.fromEntries(stats.map((s) => [s.space_name, s.space_used_size]));
+    // What each space holds from the system (used, garbage and free pages kept).
+    const spaceSizes = Object.fromEntries(stats.map((s) => [s.space_name, s.space_size]));
     writeFileSync(
       path.join(dir, `heap-${process.pid}${suffix}.json`),
       JSON.stringify({
@@ -65,6 +66,7 @@ if (dir) {
         arrayBuffers: usage.arrayBuffers,
         heapSizeLimit: heap.heap_size_limit,
         spaces,
+        spaceSizes,
         eventLoopDelayMaxMs: Math.round(Math.max(longest, delay.max / 1e6)),
         eventLoopStallSeconds: stalls,
       }),

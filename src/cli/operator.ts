@@ -56,6 +56,7 @@ import { FORWARD_PATH } from '../writes/write-protocol.ts';
 import { resourceKey, splitKey } from '../zones/resource-key.ts';
 import type { DomainSettings } from './domain-flags.ts';
 import type { Log } from './logger.ts';
+import { giveMemoryBackAfterFirstLoad } from './memory-after-load.ts';
 
 export interface OperatorOptions {
   kubeconfig?: string;
@@ -299,6 +300,8 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   let serials: KubernetesSerialStore | undefined;
   let leading = !options.leaderElect;
   let stopping = false;
+  /** The first leadership term gave back the memory of its first load (once per process). */
+  let memoryGivenBack = false;
   /** Leadership terms started: a term that ended while its serial records were loading starts nothing. */
   let term = 0;
   const serialBlock = options.serialBlock ?? DEFAULT_SERIAL_BLOCK;
@@ -508,6 +511,12 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
           : {}),
       });
       controller.start();
+      // The operator answers no DNS: once its first leadership has reconciled everything, the heap the
+      // first load left goes back once (a later term does not do it again).
+      if (!memoryGivenBack) {
+        memoryGivenBack = true;
+        void giveMemoryBackAfterFirstLoad(controller.idle(), log);
+      }
       domainController = new DomainController({
         store,
         probe: domainProbe(options.domains?.probe),

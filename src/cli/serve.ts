@@ -53,6 +53,7 @@ import { type RecordWriter, WriteCoordinator } from '../writes/record-writer.ts'
 import { withUpdateCredentials } from '../writes/update-credentials.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
 import type { Log } from './logger.ts';
+import { giveMemoryBackAfterFirstLoad } from './memory-after-load.ts';
 
 export interface ServeOptions extends AnswerSettings {
   manifests: string;
@@ -466,6 +467,11 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   await controller.idle();
   releaseCompaction();
   ready = true;
+  // Once every zone was programmed once, the heap the first load left behind goes back to the system:
+  // one compacting collection (README, docs/benchmarks.md "Sixth round"), after the state's first
+  // snapshot, which the release above lets start. Only with DNS threads: then this thread answers no
+  // DNS, and the collection's pause is the control plane's alone.
+  if (pool) void giveMemoryBackAfterFirstLoad(state.compactionsSettled(), log);
   log('info', 'serving', {
     dns: `${dns.address().host}:${dns.address().port}`,
     http: `${http.address().host}:${http.address().port}`,

@@ -272,9 +272,17 @@ describe('StateStore', () => {
     const reader = await StateStore.open(dir, { readOnly: true });
     assert.deepEqual(reader.get('example.com.'), { serial: 4 });
     assert.deepEqual(reader.object('DNSRecordSet/dns/r7')?.resource?.spec, recordSet('r7', '192.0.2.4').spec);
+    await state.compactionsSettled(); // none runs while held
+    assert.deepEqual(await files(), ['log.000000.jsonl']);
     release();
     release(); // a second call changes nothing
-    await state.close(); // the compaction the release started finishes first
+    // Resolves once the compaction the release started is done: the new snapshot is in place.
+    await state.compactionsSettled();
+    assert.ok(
+      (await files()).some((n) => n.startsWith('snapshot.') && !n.endsWith('.tmp')),
+      'snapshot written when compactionsSettled resolves',
+    );
+    await state.close();
     const names = await files();
     assert.ok(
       names.some((n) => n.startsWith('snapshot.') && !n.startsWith('snapshot.000000')),

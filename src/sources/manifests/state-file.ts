@@ -404,6 +404,14 @@ export class StateStore implements SerialStore {
     }
   }
 
+  /**
+   * Resolves once no compaction runs (one that a finished one started is waited for too); a failed
+   * one counts as finished (it is retried later). `serve` gives memory back after the first one.
+   */
+  async compactionsSettled(): Promise<void> {
+    while (this.compacting) await this.compacting.catch(() => {});
+  }
+
   /** Writes what is pending and closes the log (graceful shutdown); a running compaction finishes first. */
   async close(): Promise<void> {
     clearTimeout(this.timer);

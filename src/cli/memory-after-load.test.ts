@@ -1,0 +1,35 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { Log } from './logger.ts';
+import { COMPACTION_ENV, giveMemoryBackAfterFirstLoad } from './memory-after-load.ts';
+
+function recordingLog(): { lines: string[]; log: Log } {
+  const lines: string[] = [];
+  return {
+    lines,
+    log: (level, message, fields) => void lines.push(`${level} ${message} ${JSON.stringify(fields ?? {})}`),
+  };
+}
+
+describe('giveMemoryBackAfterFirstLoad', () => {
+  test('compacts once `after` resolved and logs the figures', async () => {
+    const { lines, log } = recordingLog();
+    let resolveAfter!: () => void;
+    const after = new Promise<void>((resolve) => {
+      resolveAfter = resolve;
+    });
+    const done = giveMemoryBackAfterFirstLoad(after, log, {});
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(lines, [], 'nothing before `after` resolves');
+    resolveAfter();
+    await done;
+    assert.equal(lines.length, 1);
+    assert.match(lines[0]!, /^info gave memory back after the first load \{"compacted":true,/);
+  });
+
+  test(`${COMPACTION_ENV}=off turns it off`, async () => {
+    const { lines, log } = recordingLog();
+    await giveMemoryBackAfterFirstLoad(Promise.resolve(), log, { [COMPACTION_ENV]: 'off' });
+    assert.deepEqual(lines, []);
+  });
+});
