@@ -63,8 +63,12 @@ async function restartFailing(store: MemoryStore, serials: MemorySerialStore) {
 }
 
 /** A controller run until it is idle, its hashes saved, then stopped: the process before a restart. */
-async function runAndStop(store: MemoryStore, serials: MemorySerialStore): Promise<void> {
-  const first = new Controller({ store, backend: new BuiltinBackend(new ZoneTable()), serials, now });
+async function runAndStop(
+  store: MemoryStore,
+  serials: MemorySerialStore,
+  backend: Backend = new BuiltinBackend(new ZoneTable()),
+): Promise<void> {
+  const first = new Controller({ store, backend, serials, now });
   first.start();
   await first.idle();
   await first.flush();
@@ -319,5 +323,72 @@ test('after a restart a deleted zone whose origin another zone serves now is not
   await until(() => store.get('DNSZone', 'dns/example-com') === undefined, 'the deleted zone is released');
   await second.idle();
   assert.ok(kept.get(parseName('example.com.')), 'the new owner serves example.com');
+  second.stop();
+});
+
+test("deleting a zone never served here touches nothing the backend holds under its name (another installation's zone)", async () => {
+  for (const variant of ['waiting for its Domain', 'not delegated'] as const) {
+    // Another installation serves sub.victim.example on the same backend.
+    const shared = new ZoneTable();
+    const theirs = new MemoryStore(now);
+    theirs.apply(zoneClass());
+    theirs.apply(zone('victim', 'sub', 'sub.victim.example'));
+    const other = new Controller({
+      store: theirs,
+      backend: new BuiltinBackend(shared),
+      serials: new MemorySerialStore(),
+      now,
+    });
+    other.start();
+    await other.idle();
+    other.stop();
+    // Here a tenant's zone of that name is never served: gated, or not delegated by the parent zone.
+    const store = new MemoryStore(now);
+    if (variant === 'waiting for its Domain')
+      store.apply(
+        zoneClass('builtin', ['ns1.example.com.', 'ns2.example.com.'], { requireVerifiedDomain: true }),
+      );
+    else {
+      store.apply(zoneClass());
+      store.apply(zone('owner', 'victim', 'victim.example'));
+    }
+    store.apply(zone('tenant', 'z', 'sub.victim.example', {}, 50));
+    const controller = new Controller({
+      store,
+      backend: new BuiltinBackend(shared),
+      serials: new MemorySerialStore(),
+      now,
+    });
+    controller.start();
+    await controller.idle();
+    store.remove('DNSZone', 'tenant/z');
+    await until(() => store.get('DNSZone', 'tenant/z') === undefined, 'the zone is released');
+    await controller.idle();
+    assert.ok(
+      shared.get(parseName('sub.victim.example.')),
+      `${variant}: the other installation's zone stays`,
+    );
+    controller.stop();
+  }
+});
+
+test('after a restart a zone served before and refused now is removed from a backend that kept it', async () => {
+  const store = storeWith(2);
+  const serials = new MemorySerialStore();
+  const kept = new ZoneTable();
+  await runAndStop(store, serials, new BuiltinBackend(kept));
+  assert.ok(kept.get(parseName('example.com.')));
+  // While no controller runs, the class starts requiring a verified Domain: the zone waits for one.
+  store.apply(
+    zoneClass('builtin', ['ns1.example.com.', 'ns2.example.com.'], { requireVerifiedDomain: true }),
+  );
+  const second = new Controller({ store, backend: new BuiltinBackend(kept), serials, now });
+  second.start();
+  await second.idle();
+  const programmed = store
+    .get('DNSZone', 'dns/example-com')
+    ?.status?.conditions?.find((c) => c.type === 'Programmed');
+  assert.equal(programmed?.reason, 'DomainNotVerified');
+  assert.equal(kept.get(parseName('example.com.')), undefined, 'not served on from before the restart');
   second.stop();
 });

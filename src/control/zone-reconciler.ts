@@ -1,5 +1,6 @@
 import {
   CONFIRM_CHANGE_ANNOTATION,
+  ConditionType,
   type DNSZone,
   type DNSZoneClass,
   type DnssecStatus,
@@ -8,6 +9,7 @@ import {
   effectiveChangeSafety,
   effectiveDnssec,
   PARENT_DS_ANNOTATION,
+  Reason,
   signingId,
   stillDisabling,
   withParentDs,
@@ -153,6 +155,7 @@ export class ZoneReconciler {
     await store.addFinalizer('DNSZone', key, FINALIZER);
     const verdict = catalog.zoneVerdict(key);
     if (!verdict?.accepted) {
+      await this.removeLeftBehind(key, zone);
       await this.unprogram(key);
       const refused = refusedZoneStatus(zone, verdict);
       await this.o.status.zone(zone, refused.fields, refused.conditions);
@@ -161,6 +164,7 @@ export class ZoneReconciler {
     const gate = this.o.domainGate?.(zone, verdict.zoneClass);
     if (gate !== undefined) {
       // Squatting prevention: nothing of the zone is served, and it keeps its serial for later.
+      await this.removeLeftBehind(key, zone);
       await this.unprogram(key);
       const generation = zone.metadata.generation;
       await this.o.status.zone(
@@ -169,7 +173,7 @@ export class ZoneReconciler {
         { ...keptSerial(zone), nameservers: zoneNameServers(zone, verdict.zoneClass) },
         zoneFailedConditions(
           acceptedCondition(`accepted; ${verdict.origin} is served once its Domain is verified`, generation),
-          { reason: 'DomainNotVerified', message: gate },
+          { reason: Reason.DomainNotVerified, message: gate },
           undefined,
           generation,
         ),
@@ -543,21 +547,22 @@ export class ZoneReconciler {
 
   /** The zone is not served any more: forget its model and remove it from its backend. */
   /**
-   * A zone being deleted that this process never programmed: an earlier process may have (its finalizer
-   * says the zone was taken in), and a backend that keeps its data (PowerDNS, an RFC 2136 server, a
-   * webhook provider) still serves it. The finalizer holds until the zone's class's backend is asked to
-   * delete it, as `unprogram` does for a zone programmed here; unless another zone serves the same origin
-   * now (a conflict settled while the controller was down). Deleting an absent zone is a no-op in every
-   * backend, so a zone the earlier process never programmed costs one look.
+   * A zone that is not to be served (deleted, refused, or waiting for its Domain) and that this process
+   * never programmed, whose last status says an earlier process did: accepted, and its Programmed
+   * condition written for an apply (served, pending or failed), not for the Domain gate. A backend that
+   * keeps its data (PowerDNS, an RFC 2136 server, a webhook provider) still serves that content, so the
+   * zone's class's backend is asked to delete the origin, as `unprogram` does for a zone programmed here
+   * (a deleted zone's finalizer holds until it did; a failure is retried) — unless another zone serves
+   * the origin now. A zone never served (refused or gated in every status written) is not looked for:
+   * deleting it must not touch what the backend holds under its name (another installation's zone).
    */
   private async removeLeftBehind(key: ResourceKey, zone: DNSZone): Promise<void> {
-    if (this.o.programmed.get(key) !== undefined) return;
-    if (!(zone.metadata.finalizers ?? []).includes(FINALIZER)) return;
+    if (this.o.programmed.get(key) !== undefined || !servedByAnEarlierProcess(zone)) return;
     const zoneClass = this.o.store.get('DNSZoneClass', zone.spec.className) as DNSZoneClass | undefined;
     if (!zoneClass) {
       this.o.log?.(
         'warn',
-        'zone deleted with its class gone: its backend is unknown, nothing removed there',
+        'zone served before, its class gone: its backend is unknown, nothing removed there',
         {
           zone: key,
           className: zone.spec.className,
@@ -589,6 +594,19 @@ export class ZoneReconciler {
     // Removed (or never programmed) in this process: record sets deleted before it are not held for it.
     for (const recordKey of this.o.programmed.settled(key)) this.o.recheckRecord(recordKey);
   }
+}
+
+/**
+ * Whether the zone's last status says it was put on its backend: Accepted=True, and a Programmed
+ * condition written for an apply (True, Pending or a backend failure), not for the Domain gate.
+ */
+function servedByAnEarlierProcess(zone: DNSZone): boolean {
+  const conditions = zone.status?.conditions ?? [];
+  const accepted = conditions.find((c) => c.type === ConditionType.Accepted);
+  const programmed = conditions.find((c) => c.type === ConditionType.Programmed);
+  return (
+    accepted?.status === 'True' && programmed !== undefined && programmed.reason !== Reason.DomainNotVerified
+  );
 }
 
 /** Whether the keys just applied differ from the ones the status recorded with this same serial. */
