@@ -14,6 +14,7 @@ import {
   subdomainMessage,
 } from './meta.ts';
 import {
+  describeValue,
   isPlainObject,
   joinPath,
   normalize,
@@ -217,7 +218,7 @@ export function validateResource(
       message: `required; set apiVersion: ${API_VERSION}`,
     });
   } else if (obj.apiVersion !== API_VERSION) {
-    const got = typeof obj.apiVersion === 'string' ? quote(obj.apiVersion) : String(obj.apiVersion);
+    const got = typeof obj.apiVersion === 'string' ? quote(obj.apiVersion) : describeValue(obj.apiVersion);
     const hint =
       typeof obj.apiVersion === 'string' && obj.apiVersion.startsWith(`${GROUP}/`)
         ? `; ${VERSION_HINT}`
@@ -236,7 +237,7 @@ export function validateResource(
       message:
         rawKind === undefined || rawKind === null
           ? `required; one of ${KINDS.join(', ')}`
-          : `${typeof rawKind === 'string' ? quote(rawKind) : String(rawKind)} is not one of ${KINDS.join(', ')}`,
+          : `${typeof rawKind === 'string' ? quote(rawKind) : describeValue(rawKind)} is not one of ${KINDS.join(', ')}`,
     });
     return fail();
   }

@@ -246,7 +246,8 @@ export function joinPath(path: string, key: string): string {
   return `${path}[${JSON.stringify(key)}]`;
 }
 
-function describeValue(v: unknown): string {
+/** What a value is, for a message: never throws (a mapping's own `toString` is not called). */
+export function describeValue(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'a list';
   switch (typeof v) {

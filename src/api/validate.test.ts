@@ -173,3 +173,26 @@ describe('validateResource: each rule rejects with path, code and message', () =
     ]);
   });
 });
+
+describe('values that cannot be turned into text', () => {
+  it('an apiVersion or kind that is a mapping with its own toString is a problem, not a thrown error', () => {
+    const apiVersion = validateResource({
+      apiVersion: { toString: 1 },
+      kind: 'DNSZone',
+      metadata: { name: 'a' },
+    });
+    assert.equal(apiVersion.ok, false);
+    assert.ok(
+      !apiVersion.ok &&
+        apiVersion.problems.some((p) => p.path === 'apiVersion' && /got a mapping/.test(p.message)),
+    );
+    const kind = validateResource({
+      apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+      kind: [{ valueOf: 1 }],
+      metadata: { name: 'a' },
+    });
+    assert.ok(
+      !kind.ok && kind.problems.some((p) => p.path === 'kind' && /a list is not one of/.test(p.message)),
+    );
+  });
+});

@@ -8,6 +8,7 @@ import {
   validateResource,
 } from '../resource.ts';
 import {
+  describeValue,
   isPlainObject,
   normalize,
   type Problem,
@@ -44,7 +45,7 @@ export function validateForeign(
     problems.push({
       path: 'apiVersion',
       code: 'API_VERSION',
-      message: `must be ${apiVersion}, got ${typeof obj.apiVersion === 'string' ? quote(obj.apiVersion) : String(obj.apiVersion)}; Zonekeeper reads ${door.kind} at ${apiVersion} only`,
+      message: `must be ${apiVersion}, got ${typeof obj.apiVersion === 'string' ? quote(obj.apiVersion) : describeValue(obj.apiVersion)}; Zonekeeper reads ${door.kind} at ${apiVersion} only`,
     });
   }
   for (const key of Object.keys(obj)) {
