@@ -27,6 +27,20 @@ describe('giveMemoryBackAfterFirstLoad', () => {
     assert.match(lines[0]!, /^info gave memory back after the first load \{"compacted":true,/);
   });
 
+  test("not where the compaction's copy could pass the memory still available (a container limit)", async () => {
+    const { lines, log } = recordingLog();
+    const MiB = 2 ** 20;
+    await giveMemoryBackAfterFirstLoad(Promise.resolve(), log, {}, () => ({
+      needed: 900 * MiB,
+      available: 1000 * MiB,
+    }));
+    assert.equal(lines.length, 1);
+    assert.match(
+      lines[0]!,
+      /^warn not giving memory back after the first load: no room .*"neededMiB":900,"availableMiB":1000/,
+    );
+  });
+
   test(`${COMPACTION_ENV}=off turns it off`, async () => {
     const { lines, log } = recordingLog();
     await giveMemoryBackAfterFirstLoad(Promise.resolve(), log, { [COMPACTION_ENV]: 'off' });

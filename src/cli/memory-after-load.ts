@@ -1,3 +1,4 @@
+import v8 from 'node:v8';
 import { MemoryReleaseOnce, type MemoryReleaseResult } from '../util/memory-release.ts';
 import type { Log } from './logger.ts';
 
@@ -18,6 +19,7 @@ export function giveMemoryBackAfterFirstLoad(
   after: Promise<unknown>,
   log: Log,
   env: NodeJS.ProcessEnv = process.env,
+  room: () => { needed: number; available: number } = roomToCompact,
 ): Promise<void> {
   // The collection holds a copy of what it moves: resident memory can rise above the load's peak by
   // up to the old generation's live size. Where a memory limit is sized to that peak, it is turned off.
@@ -25,13 +27,36 @@ export function giveMemoryBackAfterFirstLoad(
   const release = new MemoryReleaseOnce();
   return after
     .then(() => new Promise((resolve) => setTimeout(resolve, RELEASE_DELAY_MS).unref()))
-    .then(() => release.release())
+    .then(() => {
+      // Never where the copy could pass the memory the process may still take (a container's limit,
+      // or the machine's free memory): an out-of-memory kill there would repeat at every start.
+      const { needed, available } = room();
+      if (needed <= available * ROOM_SHARE) return release.release();
+      log('warn', "not giving memory back after the first load: no room for the compaction's copy", {
+        neededMiB: Math.round(needed / MIB),
+        availableMiB: Math.round(available / MIB),
+      });
+      return undefined;
+    })
     .then(
       (r) => {
         if (r) log('info', 'gave memory back after the first load', memoryReleaseFields(r));
       },
       (e: unknown) => log('warn', `could not give memory back: ${(e as Error).message}`),
     );
+}
+
+/** At most this share of the memory still available may be needed for the compaction's copy. */
+const ROOM_SHARE = 0.8;
+
+/**
+ * What compacting may add to resident memory (the old generation's live size: every live object may
+ * be moved), and what the process may still take (`process.availableMemory()`: a container's memory
+ * limit less what it uses, or the machine's free memory).
+ */
+function roomToCompact(): { needed: number; available: number } {
+  const old = v8.getHeapSpaceStatistics().find((space) => space.space_name === 'old_space');
+  return { needed: old?.space_used_size ?? 0, available: process.availableMemory() };
 }
 
 /** A memory release's figures for the log, in MiB. */
