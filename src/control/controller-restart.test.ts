@@ -22,8 +22,7 @@ const inZone = (name: string, owner: string, address: string, generation: number
   );
 
 /** A store with the class, the zone example.com (`dns/example-com`) and record sets r0… in it. */
-function storeWith(records: number): MemoryStore {
-  const store = new MemoryStore(now);
+function storeWith(records: number, store = new MemoryStore(now)): MemoryStore {
   store.apply(zoneClass());
   store.apply(zone('dns', 'example-com', 'example.com'));
   for (let i = 0; i < records; i++) store.apply(inZone(`r${i}`, `n${i}`, '192.0.2.1', i + 1));
@@ -391,4 +390,33 @@ test('after a restart a zone served before and refused now is removed from a bac
   assert.equal(programmed?.reason, 'DomainNotVerified');
   assert.equal(kept.get(parseName('example.com.')), undefined, 'not served on from before the restart');
   second.stop();
+});
+
+/** A store whose status writes take a while, as an API server's do (other work runs meanwhile). */
+class SlowStatusStore extends MemoryStore {
+  override async updateStatus(...args: Parameters<MemoryStore['updateStatus']>): Promise<void> {
+    await new Promise((r) => setTimeout(r, 20));
+    return super.updateStatus(...args);
+  }
+}
+
+test('while running, a deleted record set is released only once the zone status carries a serial without it', async () => {
+  const store = storeWith(3, new SlowStatusStore(now));
+  const serials = new MemorySerialStore();
+  const controller = new Controller({ store, backend: new BuiltinBackend(new ZoneTable()), serials, now });
+  controller.start();
+  await controller.idle();
+  const servedSerial = zoneSerial(store)!;
+  let serialAtRelease: number | undefined;
+  store.watch((e) => {
+    if (e.type === 'delete' && e.key === 'dns/r1') serialAtRelease = zoneSerial(store);
+  });
+  store.remove('DNSRecordSet', 'dns/r1');
+  await until(() => store.get('DNSRecordSet', 'dns/r1') === undefined, 'the record set is released');
+  await controller.idle();
+  assert.ok(
+    serialAtRelease !== undefined && serialAtRelease > servedSerial,
+    `released while the zone status still said ${serialAtRelease} (with it), not a serial without it`,
+  );
+  controller.stop();
 });

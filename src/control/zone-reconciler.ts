@@ -361,45 +361,50 @@ export class ZoneReconciler {
     const problems = sortProblems(applied?.problems ?? [], state.problems);
     accepted = withZoneNotes(accepted, problems.zoneNotes);
     state.problems = problems.byRecord;
+    // Record sets the zone stopped serving: their finalizers may go once the zone's status carries a
+    // serial without them (replicas serve what the status says), or at once if this visit fails.
+    let released: ResourceKey[] = [];
     if (ok) {
       // Which zone serves each record set, once the backend serves it (a deleted record set's
       // finalizer is released only after that).
       const keys = state.verdictsPending === 'all' ? state.model.verdicts.keys() : state.verdictsPending;
-      for (const released of programmed.served(key, state.model.verdicts, keys))
-        this.o.recheckRecord(released);
+      released = programmed.served(key, state.model.verdicts, keys);
       state.verdictsPending = new Set();
     }
-
-    // 3. The content hash of the serial, off the path from change to answer: in a later reconcile.
-    if (ok && assigned.hash === undefined && !taken.changed) {
-      const hash = state.model.contentHash();
-      try {
-        await this.o.serials.saveHash(origin, serial, hash);
-      } catch (e) {
-        await this.failed(
-          read,
-          { ...described, ...serialFields() },
-          accepted,
-          {
-            reason: 'SerialNotSaved',
-            message:
-              `serving serial ${serial}, but its content hash could not be saved: ${errorText(e)}; ` +
-              'a restart now would raise the serial; retrying',
-          },
-          { message: `${backend.name} serves serial ${serial}` },
-          { records: [] },
-        );
-        throw e;
+    try {
+      // 3. The content hash of the serial, off the path from change to answer: in a later reconcile.
+      if (ok && assigned.hash === undefined && !taken.changed) {
+        const hash = state.model.contentHash();
+        try {
+          await this.o.serials.saveHash(origin, serial, hash);
+        } catch (e) {
+          await this.failed(
+            read,
+            { ...described, ...serialFields() },
+            accepted,
+            {
+              reason: 'SerialNotSaved',
+              message:
+                `serving serial ${serial}, but its content hash could not be saved: ${errorText(e)}; ` +
+                'a restart now would raise the serial; retrying',
+            },
+            { message: `${backend.name} serves serial ${serial}` },
+            { records: [] },
+          );
+          throw e;
+        }
+        assigned.hash = hash;
       }
-      assigned.hash = hash;
-    }
 
-    // 4. The statuses: the zone's, then its record sets' (only those that may have changed).
-    await status.zone(
-      zone,
-      { ...serialFields(), ...described, ...(applied?.dnssec ? { dnssec: applied.dnssec } : {}) },
-      servedZoneConditions(accepted, back, origin, serial, generation),
-    );
+      // 4. The statuses: the zone's, then its record sets' (only those that may have changed).
+      await status.zone(
+        zone,
+        { ...serialFields(), ...described, ...(applied?.dnssec ? { dnssec: applied.dnssec } : {}) },
+        servedZoneConditions(accepted, back, origin, serial, generation),
+      );
+    } finally {
+      for (const recordKey of released) this.o.recheckRecord(recordKey);
+    }
     // Served, and published under this serial: record sets deleted before this process programmed the
     // zone, held until now, may be released.
     if (ok) for (const released of programmed.settled(key)) this.o.recheckRecord(released);
