@@ -14,6 +14,7 @@ import {
   subdomainMessage,
 } from './meta.ts';
 import {
+  capProblems,
   describeValue,
   isPlainObject,
   joinPath,
@@ -208,7 +209,7 @@ export function validateResource(
     ok: false,
     ...(typeof rawKind === 'string' ? { kind: rawKind } : {}),
     ...(typeof rawName === 'string' ? { name: rawName } : {}),
-    problems,
+    problems: capProblems(problems),
   });
 
   if (obj.apiVersion === undefined || obj.apiVersion === null) {

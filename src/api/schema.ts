@@ -15,6 +15,27 @@ export interface Problem {
   code: string;
 }
 
+/**
+ * At most this many problems are reported for one document; the rest are counted in one more. A
+ * document with tens of thousands of unknown fields would otherwise cost every reader of its problems
+ * (locating each at its line is linear in the document: quadratic in all) and fill logs and statuses.
+ */
+export const MAX_PROBLEMS = 100;
+
+/** The first `MAX_PROBLEMS` problems, and one saying how many more there are (code TOO_MANY_PROBLEMS). */
+export function capProblems(problems: Problem[]): Problem[] {
+  if (problems.length <= MAX_PROBLEMS) return problems;
+  const more = problems.length - MAX_PROBLEMS;
+  return [
+    ...problems.slice(0, MAX_PROBLEMS),
+    {
+      path: '',
+      code: 'TOO_MANY_PROBLEMS',
+      message: `${more} more problem${more === 1 ? '' : 's'} not listed; fix the ones above first`,
+    },
+  ];
+}
+
 /** `spec.records[1]: "10 mail" is ...` — the one-line form for logs and the CLI. */
 export function formatProblem(p: Problem): string {
   return p.path === '' ? p.message : `${p.path}: ${p.message}`;

@@ -196,3 +196,24 @@ describe('values that cannot be turned into text', () => {
     );
   });
 });
+
+describe('a document with very many problems', () => {
+  it('lists the first hundred and counts the rest in one more', () => {
+    const spec: Record<string, unknown> = { name: 'www', type: 'A', records: ['192.0.2.1'] };
+    for (let i = 0; i < 20_000; i++) spec[`unknown${i}`] = i;
+    const result = validateResource({
+      apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+      kind: 'DNSRecordSet',
+      metadata: { name: 'a', namespace: 'dns' },
+      spec,
+    });
+    assert.ok(!result.ok);
+    assert.equal(result.problems.length, 101);
+    assert.equal(result.problems[0]!.path, 'spec.unknown0');
+    assert.deepEqual(result.problems[100], {
+      path: '',
+      code: 'TOO_MANY_PROBLEMS',
+      message: '19900 more problems not listed; fix the ones above first',
+    });
+  });
+});

@@ -8,6 +8,7 @@ import {
   validateResource,
 } from '../resource.ts';
 import {
+  capProblems,
   describeValue,
   isPlainObject,
   normalize,
@@ -76,7 +77,7 @@ export function validateForeign(
   else problems.push(...validateValue(door.spec, obj.spec, 'spec', old?.spec));
   const keepStatus = options.keepStatus === true && obj.status !== undefined && obj.status !== null;
   if (keepStatus) problems.push(...validateValue(door.status, obj.status, 'status'));
-  if (problems.length > 0 || metadata === undefined) return { ok: false, problems };
+  if (problems.length > 0 || metadata === undefined) return { ok: false, problems: capProblems(problems) };
   if (door.scope === 'Namespaced' && metadata.namespace === undefined) metadata.namespace = DEFAULT_NAMESPACE;
   const foreign: ForeignObject = {
     apiVersion,
