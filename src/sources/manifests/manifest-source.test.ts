@@ -262,6 +262,42 @@ describe('manifest parsing', () => {
     assert.equal(read.documents.length, 0);
     assert.match(read.fileErrors[0]?.message ?? '', /YAML: .*alias/i);
   });
+
+  test('a repeated key refuses its document at the repetition, in block and flow mappings, at any depth', async () => {
+    const { parseManifestText } = await import('./load-manifests.ts');
+    const text = [
+      'kind: A', // document 1: fine, 1 and "1" are different keys
+      'spec: {1: x, "1": y}',
+      '---',
+      'kind: B', // document 2: a repeated key two levels down
+      'spec:',
+      '  inner:',
+      '    name: a',
+      '    name: b',
+      '---',
+      'kind: C', // document 3: in a flow mapping
+      'spec: {a: 1, b: 2, a: 3}',
+    ].join('\n');
+    const read = parseManifestText(text, 'dup.yaml');
+    assert.deepEqual(
+      read.documents.map((d) => d.document),
+      [1],
+    );
+    assert.deepEqual(
+      read.fileErrors.map((e) => [e.document, e.line, e.message]),
+      [
+        [2, 8, 'YAML: Map keys must be unique'],
+        [3, 11, 'YAML: Map keys must be unique'],
+      ],
+    );
+  });
+
+  test('a mapping of 20,000 keys is parsed and located (duplicate keys found with one set per mapping)', async () => {
+    const { parseManifestText } = await import('./load-manifests.ts');
+    const keys = Array.from({ length: 20_000 }, (_, i) => `  k${i}: 1`).join('\n');
+    const read = parseManifestText(`kind: A\nspec:\n${keys}\n`, 'big.yaml');
+    assert.equal(read.documents[0]!.lineOf('spec.k19999'), 20_002);
+  });
 });
 
 describe('ManifestSource watching', () => {
