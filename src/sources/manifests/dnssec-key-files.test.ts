@@ -206,6 +206,27 @@ describe('DNSSEC key files of zones that are not signed', () => {
     store.close();
   });
 
+  test('a listing is believed a minute at most: a key file the watcher never reported is found after it', async (t) => {
+    const state = path.join(dir, 'silent');
+    const { io, counts } = countingIo();
+    // A watcher that never reports (the folder replaced behind a symbolic link, a network file system).
+    const silent: KeyFolderIo = { ...io, watch: (folder) => io.watch(folder, () => {}) };
+    t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
+    const store = new FolderKeyStore(state, undefined, silent);
+    const backend = new BuiltinBackend(new ZoneTable(), undefined, { dnssecKeys: store });
+    assert.equal(await backend.signingTurnedOff('silent.test.'), false);
+    await restoreKeyFile(state, 'silent.test.');
+    assert.equal(
+      await backend.signingTurnedOff('silent.test.'),
+      false,
+      'not seen while the listing is young',
+    );
+    t.mock.timers.tick(61_000);
+    assert.equal(await backend.signingTurnedOff('silent.test.'), true, 'seen once it is older than a minute');
+    assert.equal(counts.readdir, 2);
+    store.close();
+  });
+
   test('keys the store makes itself are found without waiting for the watcher', async () => {
     const state = path.join(dir, 'own');
     const store = new FolderKeyStore(state);

@@ -35,6 +35,9 @@ export interface KeyFolderIo {
   watch(dir: string, changed: () => void): FSWatcher;
 }
 
+/** How long a listing of the key folder is believed without a look (one `readdir` a minute at most). */
+const LISTING_MAX_AGE_MS = 60_000;
+
 const NODE_IO: KeyFolderIo = {
   readFile: (file) => readFile(file, 'utf8'),
   readdir: (dir) => readdir(dir),
@@ -54,8 +57,11 @@ export class FolderKeyStore implements DnssecKeyStore {
    * visit. The store's own writes add their file; any change the watcher reports (a key file put there
    * by hand, e.g. from a backup; the folder removed) drops the listing and the watcher, and the next
    * `update` makes the folder, watches it and lists it again. Without a watcher, nothing is kept.
+   * A listing is also kept at most `LISTING_MAX_AGE_MS`: a watcher reports nothing when the folder
+   * itself is replaced (a symbolic link pointed at a restored copy), nor on some network file systems.
    */
   private names: Set<string> | undefined;
+  private listedAt = 0;
   private listing: Promise<Set<string> | undefined> | undefined;
   private watcher: FSWatcher | undefined;
   /** Bumped by every change the watcher reports: a listing read across one is not kept. */
@@ -117,6 +123,7 @@ export class FolderKeyStore implements DnssecKeyStore {
    * always reads: it writes new keys where it finds none, and must never replace a file it missed.)
    */
   private async stored(origin: Name): Promise<KeySetState | undefined> {
+    if (this.names && Date.now() - this.listedAt > LISTING_MAX_AGE_MS) this.names = undefined;
     const names = this.names ?? (await this.list());
     if (names && !names.has(keyFileName(origin))) return undefined;
     return this.read(origin);
@@ -139,6 +146,7 @@ export class FolderKeyStore implements DnssecKeyStore {
         // A change reported while listing (the watcher is gone then): not kept, read again next time.
         if (this.changes !== seen) return undefined;
         this.names = names;
+        this.listedAt = Date.now();
         return names;
       } catch (e) {
         this.unwatchable = true;
