@@ -72,6 +72,46 @@ describe('folder mode: two files defining one object, across restarts', () => {
     });
   }
 
+  test('which files define each object is rebuilt after a restart: the duplicate is reported, removing the first hands over, a file removed while stopped takes its object', async () => {
+    await writeFile(path.join(dir, 'a.yaml'), record('x', '192.0.2.1'));
+    await writeFile(path.join(dir, 'b.yaml'), record('x', '192.0.2.2'));
+    await writeFile(path.join(dir, 'c.yaml'), record('y', '192.0.2.3'));
+    const first = await run();
+    assert.equal(x(first.store)?.spec.records.join(), '192.0.2.1');
+    assert.deepEqual(
+      first.source.problems().map((p) => [p.code, path.basename(p.file)]),
+      [['DUPLICATE', 'b.yaml']],
+    );
+    await first.state.close();
+    const second = await run();
+    assert.equal(x(second.store)?.spec.records.join(), '192.0.2.1');
+    assert.deepEqual(
+      second.source.problems().map((p) => [p.code, path.basename(p.file)]),
+      [['DUPLICATE', 'b.yaml']],
+      'both files known again as defining x',
+    );
+    await rm(path.join(dir, 'a.yaml'));
+    await second.source.reload();
+    assert.equal(x(second.store)?.spec.records.join(), '192.0.2.2', 'handed over to b.yaml');
+    assert.equal(second.state.object('DNSRecordSet/dns/x')?.file, 'b.yaml');
+    assert.deepEqual(second.source.problems(), []);
+    await second.state.close();
+    await rm(path.join(dir, 'c.yaml'));
+    const third = await run();
+    assert.equal(x(third.store)?.spec.records.join(), '192.0.2.2');
+    assert.equal(third.store.get('DNSRecordSet', 'dns/y'), undefined, 'removed while stopped');
+    assert.equal(third.state.object('DNSRecordSet/dns/y'), undefined);
+    await rm(path.join(dir, 'b.yaml'));
+    await third.source.reload();
+    assert.equal(x(third.store), undefined, 'no file defines x any more');
+    assert.equal(third.state.object('DNSRecordSet/dns/x'), undefined);
+    await third.state.close();
+    const fourth = await run();
+    assert.equal(x(fourth.store), undefined);
+    assert.deepEqual([...fourth.state.objectIds()], []);
+    await fourth.state.close();
+  });
+
   test('a file removed while another still defines the object, then restart with the survivor broken', async () => {
     await writeFile(path.join(dir, 'a.yaml'), record('x', '192.0.2.1'));
     const first = await run();

@@ -367,6 +367,34 @@ describe('StateStore', () => {
     await again.close();
   });
 
+  test('which files define an object (its tag) is held in memory only: setting it writes nothing, a reopen starts without it', async () => {
+    const state = await StateStore.open(dir, { compactMinBytes: 1 << 30 });
+    const id = 'DNSRecordSet/dns/a';
+    state.putObject(id, { created: 't', file: 'a.yaml', resource: recordSet('a', '192.0.2.1') });
+    await state.flush();
+    const bytes = async () => {
+      let total = 0;
+      for (const name of await files()) total += (await stat(path.join(dir, name))).size;
+      return total;
+    };
+    const before = await bytes();
+    assert.equal(state.setTag(id, '/folder/a.yaml'), true);
+    assert.equal(state.setTag(id, new Set(['/folder/a.yaml', '/folder/b.yaml'])), true);
+    assert.equal(state.setTag('DNSRecordSet/dns/unknown', '/folder/a.yaml'), false);
+    await state.flush();
+    assert.equal(await bytes(), before, 'a tag appends no line');
+    // A new version of the object keeps the tag (and writes its own line).
+    state.putObject(id, { created: 't', file: 'b.yaml', resource: recordSet('a', '192.0.2.2') });
+    assert.deepEqual(state.tagOf(id), new Set(['/folder/a.yaml', '/folder/b.yaml']));
+    await state.close();
+    for (const name of await files())
+      assert.doesNotMatch(await readFile(path.join(dir, name), 'utf8'), /folder/, `${name} holds no tag`);
+    const again = await StateStore.open(dir);
+    assert.equal(again.tagOf(id), undefined, 'rebuilt from the files, not read back');
+    assert.equal(again.object(id)?.file, 'b.yaml');
+    await again.close();
+  });
+
   test('without a folder everything stays in memory', async () => {
     const state = await StateStore.open(undefined);
     assert.equal(state.persistent, false);
