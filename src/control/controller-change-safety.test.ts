@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
-import { CONFIRM_CHANGE_ANNOTATION, type DNSZone, type Resource } from '../api/index.ts';
+import { CONFIRM_CHANGE_ANNOTATION, type DNSZone, type Domain, type Resource } from '../api/index.ts';
 import { BackendError, type ProgrammedZone } from '../backends/backend.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { ZoneTable } from '../server/zone-table.ts';
@@ -271,22 +271,126 @@ describe('controller: change safety', () => {
     after.controller.stop();
   });
 
-  test("a model rebuilt for the zone's settings starts a new baseline with its first content", async () => {
+  test("a model rebuilt for the zone's settings keeps the baseline: a deletion at the same time is held", async () => {
     const { store, table, controller } = setUp();
     for (let i = 1; i <= 20; i++) host(store, i);
     controller.start();
     await controller.idle();
-    // The zone's default TTL and 7 of its 21 RRsets go at once: the model is built again, whole.
+    // The zone's default TTL and 7 of its 21 RRsets go at once: the model is built again, whole, and
+    // measured against the content served before (the TTL alone is the settings' change: not counted).
     for (let i = 1; i <= 7; i++) store.remove('DNSRecordSet', `dns/h${i}`);
     const z = store.get('DNSZone', KEY) as DNSZone;
     store.apply({ ...z, spec: { ...z.spec, ttl: 600 } });
     await controller.idle();
+    assert.equal(programmed(store)?.reason, 'ChangeHeld', JSON.stringify(programmed(store)));
+    assert.match(programmed(store)?.message ?? '', /would delete 7 and change 0 of the zone's 21 RRsets/);
+    assert.equal(served(table).length, 20);
+    const hash = controller.heldZones()[0]!.hash;
+    const now = store.get('DNSZone', KEY) as DNSZone;
+    store.apply({
+      ...now,
+      metadata: { ...now.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } },
+    });
+    await controller.idle();
     assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
     assert.equal(served(table).length, 13);
-    for (let i = 8; i <= 12; i++) store.remove('DNSRecordSet', `dns/h${i}`);
+    assert.equal(table.get('example.com.')?.rrsets().next().value?.ttl, 600);
+    controller.stop();
+  });
+
+  test("a held deletion stays held across a rebuild for the class's name servers; its new hash applies it", async () => {
+    const { store, table, controller } = setUp();
+    for (let i = 1; i <= 20; i++) host(store, i);
+    controller.start();
     await controller.idle();
-    assert.match(programmed(store)?.message ?? '', /would delete 5 and change 0 of the zone's 14 RRsets/);
-    assert.equal(served(table).length, 13);
+    const serial = (store.get('DNSZone', KEY) as DNSZone).status?.serial;
+    for (let i = 1; i <= 15; i++) store.remove('DNSRecordSet', `dns/h${i}`);
+    await controller.idle();
+    assert.equal(programmed(store)?.reason, 'ChangeHeld');
+    const first = controller.heldZones()[0]!.hash;
+    // The class's name servers change: every zone of the class is built again.
+    store.apply(zoneClass('builtin', ['ns1.example.com.', 'ns3.example.com.']));
+    await controller.idle();
+    assert.equal(programmed(store)?.reason, 'ChangeHeld', JSON.stringify(programmed(store)));
+    assert.match(programmed(store)?.message ?? '', /would delete 15 and change 1 of the zone's 21 RRsets/);
+    assert.equal(served(table).length, 20);
+    assert.equal((store.get('DNSZone', KEY) as DNSZone).status?.serial, serial);
+    assert.equal(controller.heldZones().length, 1);
+    // The change now includes the apex NS: the hash copied before names another change.
+    const hash = controller.heldZones()[0]!.hash;
+    assert.notEqual(hash, first);
+    const z = store.get('DNSZone', KEY) as DNSZone;
+    store.apply({ ...z, metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: first } } });
+    await controller.idle();
+    assert.equal(programmed(store)?.reason, 'ChangeHeld');
+    assert.equal(served(table).length, 20);
+    store.apply({ ...z, metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } } });
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
+    assert.deepEqual(served(table), ['h16', 'h17', 'h18', 'h19', 'h20']);
+    controller.stop();
+  });
+
+  test('a rebuild with no content change is not held', async () => {
+    const { store, table, controller } = setUp();
+    for (let i = 1; i <= 20; i++) host(store, i);
+    controller.start();
+    await controller.idle();
+    store.apply(zoneClass('builtin', ['ns1.example.com.', 'ns3.example.com.']));
+    const z = store.get('DNSZone', KEY) as DNSZone;
+    store.apply({ ...z, spec: { ...z.spec, ttl: 600 } });
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
+    assert.equal(served(table).length, 20);
+    controller.stop();
+  });
+
+  test('a held deletion stays held across a Domain gate flap; confirmed, it is served', async () => {
+    const { store, table, controller } = setUp();
+    const verified = (status: 'True' | 'False') =>
+      store.updateStatus('Domain', 'dns/example-com', {
+        conditions: [
+          {
+            type: 'Verified',
+            status,
+            reason: status === 'True' ? 'Verified' : 'NotVerified',
+            message: status,
+            observedGeneration: 1,
+            lastTransitionTime: '2026-11-21T12:00:00Z',
+          },
+        ],
+      });
+    store.apply({
+      apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+      kind: 'Domain',
+      metadata: { name: 'example-com', namespace: 'dns', generation: 1 },
+      spec: { domainName: 'example.com' },
+    } as Domain);
+    await verified('True');
+    store.apply(zoneClass('builtin', undefined, { requireVerifiedDomain: true }));
+    for (let i = 1; i <= 20; i++) host(store, i);
+    controller.start();
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
+    for (let i = 1; i <= 15; i++) store.remove('DNSRecordSet', `dns/h${i}`);
+    await controller.idle();
+    assert.equal(programmed(store)?.reason, 'ChangeHeld');
+    const hash = controller.heldZones()[0]!.hash;
+    // The Domain stops being verified (the zone leaves the backend), then is verified again.
+    await verified('False');
+    await controller.idle();
+    assert.equal(programmed(store)?.reason, 'DomainNotVerified');
+    await verified('True');
+    await controller.idle();
+    assert.equal(programmed(store)?.reason, 'ChangeHeld', JSON.stringify(programmed(store)));
+    assert.equal(controller.heldZones()[0]?.hash, hash);
+    // Taken off the backend by the gate, the zone is not served again until its change is confirmed.
+    assert.equal(table.get('example.com.'), undefined);
+    const z = store.get('DNSZone', KEY) as DNSZone;
+    store.apply({ ...z, metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } } });
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
+    assert.deepEqual(served(table), ['h16', 'h17', 'h18', 'h19', 'h20']);
     controller.stop();
   });
 });

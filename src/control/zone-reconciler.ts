@@ -134,6 +134,11 @@ export class ZoneReconciler {
    * once keeps them (and so the zones) until each affected zone's part is confirmed.
    */
   readonly externalHolds = new Map<ResourceKey, ZoneHold>();
+  /**
+   * Zones taken off their backend while their Domain is not verified: the model's change safety
+   * (baseline, held change) goes on when the zone is served again (ADR 0018).
+   */
+  private readonly parked = new Map<ResourceKey, ZoneModelState>();
   private readonly o: ZoneReconcilerOptions;
 
   constructor(options: ZoneReconcilerOptions) {
@@ -146,6 +151,7 @@ export class ZoneReconciler {
     if (!zone || zone.metadata.deletionTimestamp) {
       if (zone) await this.removeLeftBehind(key, zone);
       await this.unprogram(key);
+      this.parked.delete(key);
       // Gone: a record set that names it is not held for it any more (see ProgrammedZones).
       if (!zone) this.o.programmed.forgetZone(key);
       if (zone && (zone.metadata.finalizers ?? []).includes(FINALIZER))
@@ -165,6 +171,8 @@ export class ZoneReconciler {
     if (gate !== undefined) {
       // Squatting prevention: nothing of the zone is served, and it keeps its serial for later.
       await this.removeLeftBehind(key, zone);
+      const state = this.models.get(key);
+      if (state?.baseline !== undefined || state?.rebuiltFrom !== undefined) this.parked.set(key, state);
       await this.unprogram(key);
       const generation = zone.metadata.generation;
       await this.o.status.zone(
@@ -191,9 +199,15 @@ export class ZoneReconciler {
     verdict: Extract<ZoneVerdict, { accepted: true }>,
   ): Promise<ServedRead> {
     const backend = this.o.backendFor(verdict.zoneClass);
-    // The zone moved to a class with another backend: clean the old one first.
-    if (this.o.programmed.movedAway(key, backend)) await this.unprogram(key);
-    const state = this.models.modelFor(key, zone, verdict.zoneClass, verdict.origin);
+    // The zone moved to a class with another backend: clean the old one first (its change safety
+    // goes on in the model built for the new one).
+    let prior = this.parked.get(key);
+    this.parked.delete(key);
+    if (this.o.programmed.movedAway(key, backend)) {
+      prior = this.models.get(key) ?? prior;
+      await this.unprogram(key);
+    }
+    const state = this.models.modelFor(key, zone, verdict.zoneClass, verdict.origin, prior);
     const now = this.o.now().getTime();
     // Content served unchanged for the window becomes the baseline changes are measured against;
     // never while a change is held or not yet served.
@@ -471,8 +485,8 @@ export class ZoneReconciler {
     const external = this.externalHolds.get(key);
     if (external) return { held: true, ...external };
     const baseline = state.baseline;
-    // Only a change not served yet can be held.
-    if (state.pending.size === 0 || baseline === undefined || !baseline.changedSinceBaseline)
+    // Only a change not served yet can be held: one pending, or a rebuilt model not sent yet.
+    if ((state.pending.size === 0 && !state.full) || baseline === undefined || !baseline.changedSinceBaseline)
       return { held: false, confirmed: false };
     const settings = effectiveChangeSafety(verdict.zoneClass.spec.changeSafety, zone.spec.changeSafety);
     if (!settings.enabled) return { held: false, confirmed: false };

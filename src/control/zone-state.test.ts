@@ -99,9 +99,10 @@ describe('takeChange', () => {
     assert.deepEqual(plan?.counts, measured.counts);
   });
 
-  test('a model built again (the zone changed its settings) lists nothing and starts a new baseline', () => {
+  test('a model built again (the zone changed its settings) lists nothing and keeps the baseline, as a plan measures it', () => {
     const { catalog, theClass, theZone, state, models } = world(11);
     takeChange(state, catalog, KEY, undefined, 1_000);
+    const first = side(theZone, theClass, state);
     state.pending.clear();
     state.full = false;
     for (const i of [1, 2, 3, 4]) catalog.deleteRecord(`dns/h${i}`);
@@ -113,7 +114,15 @@ describe('takeChange', () => {
     assert.deepEqual(taken, { fresh: true, changed: true, verdictsChanged: true });
     assert.equal(rebuilt.pending.size, 0);
     assert.equal(rebuilt.full, true);
-    assert.equal(rebuilt.baseline?.total, 8);
-    assert.equal(rebuilt.baseline?.changedSinceBaseline, false);
+    // The baseline of the model it replaces goes on: the 4 deletions are measured against it (the
+    // new TTL alone is the settings' change, not counted), as `zonekeeper plan` measures them.
+    assert.equal(rebuilt.baseline, state.baseline);
+    assert.equal(rebuilt.rebuiltFrom, undefined);
+    const measured = rebuilt.baseline!.measure(ORIGIN, (owner, type) => rebuilt.model.published(owner, type));
+    assert.deepEqual(measured.counts, { total: 12, deleted: 4, updated: 0, added: 0 });
+    const plan = planHold(first, side(changed, theClass, rebuilt));
+    assert.equal(plan?.held, true);
+    assert.equal(plan?.hash, measured.hash);
+    assert.deepEqual(plan?.counts, measured.counts);
   });
 });

@@ -1,12 +1,13 @@
 import type { DNSZone, DNSZoneClass } from '../api/index.ts';
 import type { RRsetProblem } from '../backends/backend.ts';
-import type { Name } from '../dns/name.ts';
+import { type Name, nameKey } from '../dns/name.ts';
 import type { Catalog } from '../zones/catalog.ts';
-import { ChangeBaseline } from '../zones/change-safety.ts';
+import { ChangeBaseline, rebuildChanges } from '../zones/change-safety.ts';
 import type { ResourceKey } from '../zones/resource-key.ts';
+import type { RRset } from '../zones/rrset.ts';
 import { PendingDelta } from '../zones/rrset-delta.ts';
 import { zoneChildren } from '../zones/zone-inputs.ts';
-import { ZoneModel } from '../zones/zone-model.ts';
+import { rrsetId, ZoneModel } from '../zones/zone-model.ts';
 
 /** A serial chosen for one content of a zone's model; `saved` once the serial store made it durable. */
 export interface AssignedSerial {
@@ -58,11 +59,20 @@ export interface ZoneModelState {
   /** The change held for confirmation, if any. */
   held?: { hash: string; message: string };
   /**
+   * The state this model was rebuilt from (its zone's settings changed, or it moved to another
+   * backend), until the rebuilt model's first content is taken: its baseline and held change go on in
+   * the rebuilt model (ADR 0018), so a rebuild never serves a change that waits for its confirmation.
+   */
+  rebuiltFrom?: Pick<ZoneModelState, 'model' | 'baseline' | 'held'>;
+  /**
    * A zone signed at its serial: when its keys change state after the served serial's signing time
    * (a rollover step the backend recorded; seconds). From then on the zone needs a new serial.
    */
   keyEventAt?: number;
 }
+
+/** An RRset's id in a change safety baseline (`ZoneDelta.previous`). */
+const rrsetIdOf = (r: RRset) => rrsetId(nameKey(r.owner), r.type);
 
 /** What one reconcile took into a zone's model. */
 export interface TakenChange {
@@ -90,11 +100,27 @@ export class ZoneModels {
     this.models.delete(key);
   }
 
-  /** The zone's model, rebuilt when its configuration changed. */
-  modelFor(key: ResourceKey, zone: DNSZone, zoneClass: DNSZoneClass, origin: Name): ZoneModelState {
-    const existing = this.models.get(key);
-    if (existing && existing.model.configSignature === ZoneModel.signature(zone, zoneClass, origin))
+  /**
+   * The zone's model, rebuilt when its configuration changed. A rebuilt model carries the change
+   * safety of the one it replaces (`rebuiltFrom`); so does one built after `prior`, the state of a
+   * model dropped just before (the zone moved to another backend).
+   */
+  modelFor(
+    key: ResourceKey,
+    zone: DNSZone,
+    zoneClass: DNSZoneClass,
+    origin: Name,
+    prior?: ZoneModelState,
+  ): ZoneModelState {
+    const existing = this.models.get(key) ?? prior;
+    if (
+      existing &&
+      existing === this.models.get(key) &&
+      existing.model.configSignature === ZoneModel.signature(zone, zoneClass, origin)
+    )
       return existing;
+    // Not yet taken into its own model: the state before it is the one to carry.
+    const from = existing?.rebuiltFrom ?? existing;
     const state: ZoneModelState = {
       model: new ZoneModel(zone, zoneClass, origin),
       fresh: true,
@@ -104,6 +130,9 @@ export class ZoneModels {
       verdictsPending: 'all',
       statusesPending: 'all',
       lastChangeAt: 0,
+      ...(from?.baseline !== undefined
+        ? { rebuiltFrom: { model: from.model, baseline: from.baseline, held: from.held } }
+        : {}),
     };
     this.models.set(key, state);
     return state;
@@ -133,8 +162,17 @@ export function takeChange(
   state.fresh = false;
   const changed = delta.changed;
   if (!fresh) state.pending.add(delta);
-  // The first content is the baseline of change safety; later changes are measured against it.
-  if (fresh || state.baseline === undefined) state.baseline = new ChangeBaseline(state.model.rrsetCount);
+  // The first content is the baseline of change safety; later changes are measured against it. A
+  // rebuilt model keeps the baseline of the model it replaces, and notes what the rebuild changed.
+  const prior = fresh ? state.rebuiltFrom : undefined;
+  state.rebuiltFrom = undefined;
+  if (prior?.baseline !== undefined) {
+    state.baseline = prior.baseline;
+    state.baseline.note(rebuildChanges(prior.model.rrsets(), state.model.rrsets(), rrsetIdOf));
+    if (prior.held !== undefined) state.held = prior.held;
+    state.lastChangeAt = now;
+  } else if (fresh || state.baseline === undefined)
+    state.baseline = new ChangeBaseline(state.model.rrsetCount);
   else if (changed) state.baseline.note(delta.previous);
   // New content needs a serial of its own: the one chosen before (saved or not) stays with the old.
   if (changed) {

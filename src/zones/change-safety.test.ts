@@ -61,9 +61,13 @@ describe('planHold', () => {
     assert.equal(planHold(before, stale)?.held, true);
   });
 
-  test('a change of the zone settings that rebuilds its model starts a new baseline: not held', () => {
+  test('a change of the zone settings that rebuilds its model is measured as the controller measures it', () => {
     const before = side(resources(hosts(12)));
     const after = side(resources(hosts(2), { soa: { refresh: 1234 } } as Partial<DNSZone['spec']>));
-    assert.equal(planHold(before, after), undefined);
+    assert.deepEqual(planHold(before, after)?.counts, { total: 13, deleted: 10, updated: 0, added: 0 });
+    // A new default TTL alone changes the settings, not the content: not held.
+    const ttl = side(resources(hosts(12), { ttl: 600 }));
+    assert.equal(ttl?.zone.rrsets.find((r) => r.type === 'A')?.ttl, 600);
+    assert.equal(planHold(before, ttl), undefined);
   });
 });

@@ -98,6 +98,41 @@ export class ChangeBaseline {
   }
 }
 
+/**
+ * What a rebuilt model changes against the model it replaces, as `ChangeBaseline.note` takes it: each
+ * RRset (by id, `owner key NUL type`) added, deleted, or with other records, with what the replaced
+ * model published there. A TTL alone is not compared: a rebuild for the zone's settings (its default
+ * TTL) gives every RRset a new one, which is the settings' change, not the content's. The SOA is not
+ * counted.
+ */
+export function rebuildChanges(
+  before: Iterable<RRset>,
+  after: Iterable<RRset>,
+  id: (rrset: RRset) => string,
+): Map<string, RRset | undefined> {
+  const was = new Map<string, RRset>();
+  for (const r of before) if (r.type !== 'SOA') was.set(id(r), r);
+  const changes = new Map<string, RRset | undefined>();
+  for (const r of after) {
+    if (r.type === 'SOA') continue;
+    const key = id(r);
+    const old = was.get(key);
+    was.delete(key);
+    if (old === undefined) changes.set(key, undefined);
+    else if (records(old) !== records(r)) changes.set(key, old);
+  }
+  for (const [key, old] of was) changes.set(key, old);
+  return changes;
+}
+
+/** An RRset's records in canonical presentation form, sorted (its TTL left out). */
+function records(rrset: RRset): string {
+  return rrset.rdata
+    .map((r) => printRdata(r))
+    .sort()
+    .join(' | ');
+}
+
 /** An RRset's content as one line: TTL and records in canonical presentation form, sorted. */
 function content(rrset: RRset): string {
   return `${rrset.ttl} ${rrset.rdata
@@ -176,10 +211,10 @@ export interface PlannedHold {
  * change is within the limits, or not measured), taking what is
  * served now as the baseline: the same measure (`ChangeBaseline`), the same hash and the same decision
  * (`decideHold`) the controller applies, with the zone's own confirmation annotation (as it would be
- * after the change) and `confirmations` (e.g. `zonekeeper confirm` files). Never held, as in the
- * controller: a zone created or deleted, a domain moving to another DNSZone, and a change of the zone's
- * own settings that rebuilds its model (SOA fields, default TTL, name servers, class), which starts a
- * new baseline.
+ * after the change) and `confirmations` (e.g. `zonekeeper confirm` files). A change of the zone's
+ * settings that rebuilds its model (SOA fields, default TTL, name servers, class) is measured as the
+ * controller measures a rebuild (`rebuildChanges`: an RRset whose TTL alone differs is not counted).
+ * Never held, as in the controller: a zone created or deleted, and a domain moving to another DNSZone.
  */
 export function planHold(
   before: PlannedZoneSide | undefined,
@@ -188,21 +223,22 @@ export function planHold(
 ): PlannedHold | undefined {
   if (!before || !after || before.key !== after.key) return undefined;
   const origin = after.zone.origin;
-  if (
+  const rebuilt =
     ZoneModel.signature(before.resource, before.zoneClass, origin) !==
-    ZoneModel.signature(after.resource, after.zoneClass, origin)
-  )
-    return undefined;
+    ZoneModel.signature(after.resource, after.zoneClass, origin);
   const settings = effectiveChangeSafety(after.zoneClass.spec.changeSafety, after.resource.spec.changeSafety);
   if (!settings.enabled) return undefined;
   const id = (r: RRset) => `${nameKey(r.owner)}\u0000${r.type}`;
   const was = new Map(before.zone.rrsets.map((r) => [id(r), r] as const));
   const now = new Map(after.zone.rrsets.map((r) => [id(r), r] as const));
   const baseline = new ChangeBaseline(was.size);
-  const previous = new Map<string, RRset | undefined>();
-  for (const [k, r] of was) previous.set(k, r);
-  for (const k of now.keys()) if (!was.has(k)) previous.set(k, undefined);
-  baseline.note(previous);
+  if (rebuilt) baseline.note(rebuildChanges(was.values(), now.values(), id));
+  else {
+    const previous = new Map<string, RRset | undefined>();
+    for (const [k, r] of was) previous.set(k, r);
+    for (const k of now.keys()) if (!was.has(k)) previous.set(k, undefined);
+    baseline.note(previous);
+  }
   const change = baseline.measure(origin, (ownerKey, type) => now.get(`${ownerKey}\u0000${type}`));
   const annotation = after.resource.metadata.annotations?.[CONFIRM_CHANGE_ANNOTATION]?.trim();
   const decision = decideHold(settings, change, [...(annotation ? [annotation] : []), ...confirmations], '');
