@@ -12,9 +12,10 @@ import {
 import { BUILTIN_CAPABILITIES, BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import type { Name } from '../dns/name.ts';
 import { ZoneTable } from '../server/zone-table.ts';
+import { v8GcFunction } from '../util/memory-release.ts';
 import { Controller, type ControllerOptions } from './controller.ts';
 import { MemoryStore } from './memory-store.ts';
-import { FINALIZER } from './resource-store.ts';
+import { FINALIZER, type ResourceStore } from './resource-store.ts';
 import { MemorySerialStore, type SerialStore } from './serial-store.ts';
 import { DEFER_RECORD_STATUSES_OVER } from './zone-reconciler.ts';
 
@@ -45,6 +46,81 @@ function seed(store: MemoryStore) {
 }
 
 describe('Controller', () => {
+  test('the first versions the first load listed are not kept once the store holds newer ones', async () => {
+    // Regression: the lists of the first load were captured by a closure sharing its context with
+    // the watch handler, which kept every object's first version alive beside the store's.
+    const gc = v8GcFunction();
+    if (gc === undefined) return;
+    const { store, controller } = setup();
+    seed(store);
+    const first = new WeakRef(store.get('DNSRecordSet', 'dns/www')!);
+    controller.start();
+    await controller.idle();
+    assert.notEqual(
+      store.get('DNSRecordSet', 'dns/www'),
+      first.deref(),
+      'the status write made a new version',
+    );
+    for (let i = 0; i < 3 && first.deref() !== undefined; i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      gc();
+    }
+    assert.equal(first.deref(), undefined);
+    controller.stop();
+  });
+
+  test("the first load takes each object's key from the store (forEachKeyed) where it hands them out, and serves the same", async () => {
+    class CountingStore extends MemoryStore {
+      visited = 0;
+      override forEachKeyed(kind: Kind, visit: (object: Resource, key: string) => void): void {
+        super.forEachKeyed(kind, (object, key) => {
+          this.visited++;
+          visit(object, key);
+        });
+      }
+    }
+    const counting = new CountingStore(now);
+    const table = new ZoneTable();
+    const controller = new Controller({
+      store: counting,
+      backend: new BuiltinBackend(table),
+      serials: new MemorySerialStore(),
+      now,
+    });
+    seed(counting);
+    controller.start();
+    await controller.idle();
+    assert.equal(counting.visited, 3, 'the class, the zone and the record set, each once');
+    // A store without it (the Kubernetes one) is listed, with keys made from the objects.
+    const plain = new MemoryStore(now);
+    const listed: ResourceStore = {
+      list: (kind) => plain.list(kind),
+      get: (kind, key) => plain.get(kind, key),
+      watch: (handler) => plain.watch(handler),
+      updateStatus: (kind, key, status) => plain.updateStatus(kind, key, status),
+      addFinalizer: (kind, key, f) => plain.addFinalizer(kind, key, f),
+      removeFinalizer: (kind, key, f) => plain.removeFinalizer(kind, key, f),
+    };
+    const other = new ZoneTable();
+    const second = new Controller({
+      store: listed,
+      backend: new BuiltinBackend(other),
+      serials: new MemorySerialStore(),
+      now,
+    });
+    seed(plain);
+    second.start();
+    await second.idle();
+    for (const t of [table, other])
+      assert.equal(t.get('example.com.')?.nodes.get('www.example.com.')?.rrsets.size, 1);
+    assert.equal(
+      (counting.get('DNSZone', 'dns/example-com') as DNSZone).status?.serial,
+      (plain.get('DNSZone', 'dns/example-com') as DNSZone).status?.serial,
+    );
+    controller.stop();
+    second.stop();
+  });
+
   test('programs the zone and writes Accepted/Programmed/Ready with observedGeneration', async () => {
     const { store, table, controller } = setup();
     seed(store);

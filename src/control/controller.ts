@@ -180,21 +180,33 @@ export class Controller {
 
   /** Loads what the store holds in one batch, then follows its events. */
   start(): void {
-    // One key per object, for the queues and the catalog alike. Every record set is queued here and
-    // no zone has a model yet (each zone's first reconcile takes all of its members), so the first
-    // look lists only the zones it affects.
+    // Every record set is queued here and no zone has a model yet (each zone's first reconcile takes
+    // all of its members), so the first look lists only the zones it affects.
+    this.enqueueAffected(this.loadStore());
+    this.unsubscribe = this.store.watch((event) => this.onEvent(event));
+    this.queues.start();
+  }
+
+  /**
+   * Queues every object the store holds and loads them into the catalog. One key per object, for
+   * the queues and the catalog alike: the store's own string where it hands it out
+   * (`forEachKeyed`), so the record-set table keeps no second copy of each key. A method of its
+   * own: the lists are captured by the visitor's closure, and a closure made in `start` (the watch
+   * handler) would share its context and keep every first version alive.
+   */
+  private loadStore(): Affected {
     const objects: Resource[] = [];
     const keys: ResourceKey[] = [];
-    for (const kind of CATALOG_KINDS)
-      for (const object of this.store.list(kind)) {
-        const key = resourceKey(object.metadata);
+    for (const kind of CATALOG_KINDS) {
+      const take = (object: Resource, key: ResourceKey) => {
         objects.push(object);
         keys.push(key);
         this.queues.add(kind, key);
-      }
-    this.enqueueAffected(this.feed.load(objects, { keys, zonesOnly: true }));
-    this.unsubscribe = this.store.watch((event) => this.onEvent(event));
-    this.queues.start();
+      };
+      if (this.store.forEachKeyed) this.store.forEachKeyed(kind, take);
+      else for (const object of this.store.list(kind)) take(object, resourceKey(object.metadata));
+    }
+    return this.feed.load(objects, { keys, zonesOnly: true });
   }
 
   /**

@@ -7,6 +7,7 @@ import { type ForeignObject, FrontDoors, validateAny } from '../api/frontdoors/i
 import type { Condition, DNSRecordSet } from '../api/index.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { ZoneTable } from '../server/zone-table.ts';
+import { resourceKey } from '../zones/resource-key.ts';
 import { Controller } from './controller.ts';
 import { FrontDoorStore, mergeRecordSets } from './front-door-store.ts';
 import { MemoryStore } from './memory-store.ts';
@@ -80,6 +81,32 @@ describe('front doors: a foreign kind through the translating store', () => {
     controller.recheckZone('dns/example-com');
     await controller.idle();
     assert.equal(store.getForeign(DOOR, 'dns/web')!.metadata.resourceVersion, rv);
+    controller.stop();
+  });
+
+  test('forEachKeyed visits what list returns, translated objects included, each with its key', async () => {
+    const { store, translated, controller } = setup();
+    store.apply(
+      recordSet('dns', 'native', {
+        zoneRef: { name: 'example-com' },
+        name: 'n',
+        type: 'A',
+        records: ['192.0.2.7'],
+      }),
+    );
+    add(store, hostname('dns', 'web', { hostname: 'www.example.com', addresses: ['192.0.2.1'] }), 1);
+    controller.start();
+    await controller.idle();
+    for (const kind of ['DNSZoneClass', 'DNSZone', 'DNSRecordSet'] as const) {
+      const visited: [string, unknown][] = [];
+      translated.forEachKeyed(kind, (object, key) => visited.push([key, object]));
+      assert.deepEqual(
+        visited,
+        translated.list(kind).map((o) => [resourceKey(o.metadata), o]),
+        kind,
+      );
+    }
+    assert.equal(translated.list('DNSRecordSet').length, 2, 'the native record set and the translated one');
     controller.stop();
   });
 

@@ -206,6 +206,17 @@ export class FrontDoorStore implements ResourceStore {
     return out;
   }
 
+  /** `list`'s objects with their keys: the base store's own strings for its objects, where it has them. */
+  forEachKeyed(kind: Kind, visit: (object: Resource, key: ResourceKey) => void): void {
+    const base = this.options.base;
+    if (base.forEachKeyed) base.forEachKeyed(kind, visit);
+    else for (const object of base.list(kind)) visit(object, resourceKey(object.metadata));
+    if (kind === 'DNSZoneClass' || this.translated.size === 0) return;
+    const own: Resource[] = [];
+    for (const t of this.translated.values()) if (t.kind === kind && t.object) own.push(t.object);
+    for (const object of own) visit(object, resourceKey(object.metadata));
+  }
+
   get(kind: Kind, key: ResourceKey): Resource | undefined {
     return this.translated.get(`${kind}/${key}`)?.object ?? this.options.base.get(kind, key);
   }

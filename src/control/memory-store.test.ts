@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { recordSet } from '../../test/support/resources.ts';
-import type { DNSRecordSet } from '../api/index.ts';
+import type { DNSRecordSet, Resource } from '../api/index.ts';
+import { resourceKey } from '../zones/resource-key.ts';
 import { MemoryStore } from './memory-store.ts';
 import type { StoreEvent } from './resource-store.ts';
 
@@ -22,6 +23,37 @@ describe('MemoryStore', () => {
     assert.equal(obj.metadata.generation, 2);
     assert.deepEqual(obj.status, { fqdn: 'www.z.' });
     assert.equal(obj.metadata.creationTimestamp, '2026-01-01T00:00:00.000Z');
+  });
+
+  test('forEachKeyed visits what list returns, in its order, each with its key; deleting objects too', async () => {
+    const store = new MemoryStore();
+    const seen = (kind: 'DNSRecordSet' | 'DNSZone') => {
+      const out: [string, Resource][] = [];
+      store.forEachKeyed(kind, (object, key) => out.push([key, object]));
+      return out;
+    };
+    assert.deepEqual(seen('DNSRecordSet'), [], 'a kind the store never held');
+    for (const name of ['b', 'a', 'c'])
+      store.apply(
+        recordSet('dns', name, { zoneRef: { name: 'z' }, name, type: 'A', records: ['192.0.2.1'] }),
+      );
+    await store.addFinalizer('DNSRecordSet', 'dns/a', 'x/f');
+    store.remove('DNSRecordSet', 'dns/a');
+    store.remove('DNSRecordSet', 'dns/c');
+    const visited = seen('DNSRecordSet');
+    assert.deepEqual(
+      visited.map(([, object]) => object),
+      store.list('DNSRecordSet'),
+    );
+    for (const [key, object] of visited) {
+      assert.equal(key, resourceKey(object.metadata));
+      assert.equal(object, store.get('DNSRecordSet', key), 'the object the store holds, not a copy');
+    }
+    assert.deepEqual(
+      visited.map(([key]) => key),
+      ['dns/b', 'dns/a'],
+    );
+    assert.deepEqual(seen('DNSZone'), []);
   });
 
   test('finalizers hold deletion until removed', async () => {

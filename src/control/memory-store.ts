@@ -43,6 +43,14 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     return [...(this.objects.get(kind)?.values() ?? [])] as Resource[];
   }
 
+  /** `list`'s objects with the store's own key strings (the map's keys, shared with its events). */
+  forEachKeyed(kind: Kind, visit: (object: Resource, key: ResourceKey) => void): void {
+    const byKey = this.objects.get(kind);
+    if (byKey === undefined) return;
+    // No copy (a pair per object): the visitor does not write to the store (`ResourceStore`).
+    for (const [key, object] of byKey) visit(object as Resource, key);
+  }
+
   get(kind: Kind, key: ResourceKey): Resource | undefined {
     return this.objects.get(kind)?.get(key) as Resource | undefined;
   }

@@ -16,6 +16,14 @@ export type StoreEvent =
  */
 export interface ResourceStore {
   list(kind: Kind): Resource[];
+  /**
+   * Visits what `list` returns, in the same order, each object with the key the store holds it
+   * under: a caller keeping a key per object (the controller's catalog and queues) keeps the store's
+   * string, not a copy made by `resourceKey` (32 bytes or more per object, docs/benchmarks.md).
+   * The visitor must not write to the store while it runs. Optional: callers fall back to `list`
+   * and `resourceKey`.
+   */
+  forEachKeyed?(kind: Kind, visit: (object: Resource, key: ResourceKey) => void): void;
   get(kind: Kind, key: ResourceKey): Resource | undefined;
   /** Handlers must only record keys; they run synchronously inside the store's update. */
   watch(handler: (event: StoreEvent) => void): () => void;
