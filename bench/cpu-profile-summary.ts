@@ -1,9 +1,10 @@
 /**
  * Summarises V8 CPU profiles (`node --cpu-prof`, e.g. from `bench/scale.ts --cpu-prof DIR`): where a
  * thread spent its samples, by source file and by function (self time), optionally only up to a
- * moment after the profile started (`--until-ms`, e.g. the start-up's "every zone answering" time).
+ * moment after the profile started (`--until-ms`, e.g. the start-up's "every zone answering" time);
+ * with `--inclusive` also by function with its callees (a function on a stack twice counted once).
  *
- *   node bench/cpu-profile-summary.ts DIR/*.cpuprofile [--top 25] [--until-ms 30000]
+ *   node bench/cpu-profile-summary.ts DIR/*.cpuprofile [--top 25] [--until-ms 30000] [--inclusive]
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -25,7 +26,11 @@ interface Profile {
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { top: { type: 'string', default: '25' }, 'until-ms': { type: 'string' } },
+  options: {
+    top: { type: 'string', default: '25' },
+    'until-ms': { type: 'string' },
+    inclusive: { type: 'boolean', default: false },
+  },
 });
 const top = Number(values.top);
 const untilUs = values['until-ms'] === undefined ? Infinity : Number(values['until-ms']) * 1000;
@@ -79,4 +84,23 @@ for (const file of positionals) {
     .sort((a, b) => b[1] - a[1])
     .slice(0, top))
     process.stdout.write(`${line(f, us)}\n`);
+  if (values.inclusive) {
+    const parent = new Map<number, number>();
+    for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+    const inclusive = new Map<string, number>();
+    for (const [id, us] of selfUs) {
+      if (byId.get(id)!.callFrame.functionName === '(idle)') continue;
+      const seen = new Set<string>();
+      for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+        const { functionName, url, lineNumber } = byId.get(at)!.callFrame;
+        const fn = `${functionName || '(anonymous)'} ${where(url)}${url ? `:${lineNumber + 1}` : ''}`;
+        if (seen.has(fn)) continue;
+        seen.add(fn);
+        inclusive.set(fn, (inclusive.get(fn) ?? 0) + us);
+      }
+    }
+    process.stdout.write(' by function (inclusive):\n');
+    for (const [f, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top))
+      process.stdout.write(`${line(f, us)}\n`);
+  }
 }

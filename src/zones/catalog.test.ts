@@ -272,6 +272,63 @@ describe('record adoption', () => {
     assert.match(r.message, /zone cut sub\.example\.com\./);
   });
 
+  test('a record set by zoneRef meets a child zone that comes and goes, and zones without children', () => {
+    const c = catalogWith();
+    c.setZone(zone('dns', 'other', 'other.example', {}, 5));
+    const ref = (name: string, zoneName: string, type: 'A' | 'DS' = 'A') =>
+      recordSet('dns', name, {
+        zoneRef: { name: zoneName },
+        name: name === 'apex' ? '@' : 'www.sub',
+        type,
+        records: [type === 'DS' ? '1 13 2 abcd' : '192.0.2.1'],
+      });
+    c.setRecord(ref('deep', 'example-com'));
+    c.setRecord(ref('apex', 'other'));
+    c.setRecord(
+      recordSet('dns', 'in-other', {
+        zoneRef: { name: 'other' },
+        name: 'a.b',
+        type: 'A',
+        records: ['192.0.2.1'],
+      }),
+    );
+    assert.deepEqual(c.recordResolution('dns/deep'), {
+      resolved: true,
+      zone: 'dns/example-com',
+      fqdn: 'www.sub.example.com.',
+    });
+    c.setZone(zone('dns', 'sub', 'sub.example.com', {}, 6));
+    const cut = c.recordResolution('dns/deep');
+    assert.ok(cut && !cut.resolved && cut.reason === 'OutOfZone');
+    assert.match(cut.message, /zone cut sub\.example\.com\./);
+    // Inside the child and in a zone without children, resolved as before.
+    c.setRecord(
+      recordSet('dns', 'in-sub', {
+        zoneRef: { name: 'sub' },
+        name: 'www',
+        type: 'A',
+        records: ['192.0.2.1'],
+      }),
+    );
+    assert.equal((c.recordResolution('dns/in-sub') as { zone: string }).zone, 'dns/sub');
+    assert.equal((c.recordResolution('dns/apex') as { fqdn: string }).fqdn, 'other.example.');
+    assert.equal((c.recordResolution('dns/in-other') as { fqdn: string }).fqdn, 'a.b.other.example.');
+    // A grandchild below the child: the child's record sets below it are cut off too.
+    c.setZone(zone('dns', 'deeper', 'x.sub.example.com', {}, 7));
+    c.setRecord(
+      recordSet('dns', 'below', { zoneRef: { name: 'sub' }, name: 'y.x', type: 'A', records: ['192.0.2.1'] }),
+    );
+    assert.equal((c.recordResolution('dns/below') as { reason: string }).reason, 'OutOfZone');
+    c.deleteZone('dns/deeper');
+    assert.equal((c.recordResolution('dns/below') as { zone: string }).zone, 'dns/sub');
+    c.deleteZone('dns/sub');
+    assert.deepEqual(c.recordResolution('dns/deep'), {
+      resolved: true,
+      zone: 'dns/example-com',
+      fqdn: 'www.sub.example.com.',
+    });
+  });
+
   test('DS at a child zone apex belongs to the parent side (RFC 4035 §2.4)', () => {
     const c = catalogWith();
     c.setZone(zone('dns', 'sub', 'sub.example.com', {}, 5));

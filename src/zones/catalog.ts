@@ -805,7 +805,9 @@ export class Catalog {
           message: `${fqdn} is outside zone ${verdict.origin} (DNSZone ${zoneKey}); use a name inside the zone or another zoneRef`,
         };
       }
-      const deepest = this.deepestZoneAtOrAbove(fqdn);
+      // A zone with no accepted zone below it is the deepest at or above every name inside it: the
+      // walk up from the name (a name key built per label) is needed only under a zone with children.
+      const deepest = this.children.has(zoneKey) ? this.deepestZoneAtOrAbove(fqdn) : zoneKey;
       if (deepest !== undefined && deepest !== zoneKey) {
         const child = this.verdicts.get(deepest) as { origin: Name };
         const dsAtCut = type === 'DS' && nameKey(child.origin) === nameKey(fqdn);

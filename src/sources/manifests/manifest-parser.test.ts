@@ -3,7 +3,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { DEFAULT_MAX_MANIFEST_BYTES, LocalManifestParser, ManifestParserPool } from './manifest-parser.ts';
+import {
+  DEFAULT_MAX_MANIFEST_BYTES,
+  decodeDocuments,
+  encodeDocuments,
+  LocalManifestParser,
+  ManifestParserPool,
+  type ParsedDocument,
+} from './manifest-parser.ts';
 
 const recordSet = (i: number) =>
   [
@@ -193,5 +200,122 @@ describe('ManifestParserPool', () => {
 
   test('a pool needs a thread', () => {
     assert.throws(() => new ManifestParserPool(0), /at least one thread/);
+  });
+});
+
+describe('the documents of a message (encodeDocuments, decodeDocuments)', () => {
+  const roundTrip = (documents: readonly ParsedDocument[]) => {
+    const json = encodeDocuments(documents);
+    const back: ParsedDocument[] = [];
+    decodeDocuments(json, back);
+    return { json, back, tuples: (JSON.parse(json) as unknown[]).filter((d) => Array.isArray(d)).length };
+  };
+  /** Equal as JSON text too: the same keys in the same order, as the state log would write them. */
+  const sameAsJson = (back: readonly ParsedDocument[], documents: readonly ParsedDocument[]) => {
+    assert.equal(JSON.stringify(back), JSON.stringify(documents));
+    assert.deepStrictEqual(back, JSON.parse(JSON.stringify(documents)));
+  };
+
+  test('a parsed file comes back as parsed, its usual record sets sent as arrays of values', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'zk-parser-wire-'));
+    const file = path.join(dir, 'mixed.yaml');
+    const head = 'apiVersion: dns.zonekeeper.dev/v1alpha1\nkind: DNSRecordSet\n';
+    await writeFile(
+      file,
+      [
+        recordSet(1),
+        recordSet(2),
+        `${head}metadata: { name: ttl0, namespace: team }\nspec: { zoneRef: { name: z }, name: "@", type: TXT, ttl: 1, records: ["\\"caf\\u00e9 \\U0001F600 \\ud800\\""] }\n`,
+        `${head}metadata: { name: ttl, namespace: team }\nspec: { ttl: 300, records: ["a.example."], type: CNAME, name: w, zoneRef: { name: z } }\n`,
+        `${head}metadata: { name: absolute, namespace: team }\nspec: { name: www.example.com., type: A, records: ["192.0.2.1"] }\n`,
+        `${head}metadata: { name: other-ns, namespace: team }\nspec: { zoneRef: { name: z, namespace: infra }, name: w, type: A, records: ["192.0.2.1"] }\n`,
+        `${head}metadata: { name: labelled, namespace: team, labels: { a: b } }\nspec: { zoneRef: { name: z }, name: w, type: A, records: ["192.0.2.1"] }\n`,
+        `${head}metadata: { name: no-namespace }\nspec: { zoneRef: { name: z }, name: w, type: A, records: ["192.0.2.1"] }\n`,
+        `${head}metadata: { name: invalid, namespace: team }\nspec: { zoneRef: { name: z }, name: w, type: NOPE, records: [] }\n`,
+        'apiVersion: dns.zonekeeper.dev/v1alpha1\nkind: DNSZone\nmetadata: { name: z, namespace: team }\nspec: { domainName: example.com., className: c }\n',
+        'kind: Unknown\n',
+      ].join('---\n'),
+    );
+    const local = new LocalManifestParser();
+    try {
+      const { documents } = await local.parse(file, DEFAULT_MAX_MANIFEST_BYTES);
+      assert.equal(documents.length, 11);
+      const { json, back, tuples } = roundTrip(documents);
+      sameAsJson(back, documents);
+      // The first four (the TTL given before the other fields included: the schema orders them) and the
+      // namespace the schema fills in; not the one without a zoneRef, another namespace's zone or labels.
+      assert.equal(tuples, 5);
+      assert.ok(json.length < JSON.stringify(documents).length);
+      const ttl = back[3]!.resource as { spec: Record<string, unknown> };
+      assert.deepEqual(Object.keys(ttl.spec), ['zoneRef', 'name', 'type', 'ttl', 'records']);
+    } finally {
+      await local.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('what is not exactly the usual shape goes as it is', () => {
+    const usual = (): ParsedDocument => ({
+      document: 1,
+      identity: { kind: 'DNSRecordSet', key: 'ns/r' },
+      resource: {
+        apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+        kind: 'DNSRecordSet',
+        metadata: { name: 'r', namespace: 'ns' },
+        spec: { zoneRef: { name: 'z' }, name: 'w', type: 'A', records: ['192.0.2.1'] },
+      },
+    });
+    assert.equal(roundTrip([usual()]).tuples, 1);
+    type Loose = Omit<ParsedDocument, 'resource'> & {
+      resource: {
+        apiVersion: unknown;
+        status?: unknown;
+        metadata: Record<string, unknown>;
+        spec: Record<string, unknown>;
+      };
+    };
+    const variants: ((d: Loose) => void)[] = [
+      (d) => {
+        d.identity = { kind: 'DNSRecordSet', key: 'other/r' };
+      },
+      (d) => {
+        delete d.identity;
+      },
+      (d) => {
+        d.resource.apiVersion = 'dns.zonekeeper.dev/v1beta1';
+      },
+      (d) => {
+        d.resource.spec.ttl = undefined;
+      },
+      (d) => {
+        d.resource.spec.ttl = '60';
+      },
+      (d) => {
+        d.resource.spec.records = 'not a list';
+      },
+      (d) => {
+        d.resource.metadata.namespace = 7;
+      },
+      (d) => {
+        d.resource.spec = { name: 'w', zoneRef: { name: 'z' }, type: 'A', records: [] };
+      },
+      (d) => {
+        d.resource.status = { conditions: [] };
+      },
+      (d) => {
+        (d as { problems?: unknown[] }).problems = [];
+      },
+      (d) => {
+        d.resource.spec.zoneRef = null;
+      },
+    ];
+    for (const change of variants) {
+      const loose = usual() as unknown as Loose;
+      change(loose);
+      const d = loose as unknown as ParsedDocument;
+      const { back, tuples } = roundTrip([d]);
+      assert.equal(tuples, 0, JSON.stringify(d));
+      sameAsJson(back, [d]);
+    }
   });
 });

@@ -6,6 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { loadFrontDoors } from '../front-door-modules.ts';
 import {
   DOCUMENTS_PER_MESSAGE,
+  encodeDocuments,
   type LocateRequest,
   type ParserRequest,
   type ParserResponse,
@@ -34,7 +35,7 @@ port.on('message', async (m: ParserRequest) => {
           send({
             type: 'documents',
             id: m.id,
-            json: JSON.stringify(parsed.documents.slice(i, i + DOCUMENTS_PER_MESSAGE)),
+            json: encodeDocuments(parsed.documents.slice(i, i + DOCUMENTS_PER_MESSAGE)),
           });
         }
         const token = ++next;
