@@ -14,7 +14,6 @@ import { type RecordTypeName, RRType } from '../dns/rrtype.ts';
 import type { AssembledZone, ChildDelegation, RecordVerdict } from './assemble.ts';
 import { ownerDigestBytes, zoneDigestOfBytes } from './content-hash.ts';
 import { exclusivityClash } from './exclusivity.ts';
-import { KeyedList } from './keyed-list.ts';
 import { parseRecordSetRecords, steeringOf } from './record-parse.ts';
 import { type ResourceKey, refOf } from './resource-key.ts';
 import type { PublishedByName, RRset, RRsetDelta, RRsetKey } from './rrset.ts';
@@ -113,11 +112,11 @@ function typeOfSource(source: Source): RecordTypeName {
  * entry per record set (docs/benchmarks.md, memory budget).
  */
 class Verdicts implements ReadonlyMap<ResourceKey, RecordVerdict> {
-  private readonly byKey: KeyedList<Entry>;
+  private readonly byKey: ReadonlyMap<ResourceKey, Entry>;
   /** Entries with a verdict. */
   count = 0;
 
-  constructor(entries: KeyedList<Entry>) {
+  constructor(entries: ReadonlyMap<ResourceKey, Entry>) {
     this.byKey = entries;
   }
 
@@ -365,11 +364,7 @@ export class ZoneModel implements PublishedByName {
   readonly defaultTtl: number;
   /** Changes when anything that shapes every record (SOA, TTL, nameservers) changes: rebuild then. */
   readonly configSignature: string;
-  /**
-   * Each record set's entry by its key, in the order added (a `KeyedList`: a list and an index of
-   * numbers, about half a `Map`'s bytes, docs/benchmarks.md, seventh round).
-   */
-  private readonly entries = new KeyedList<Entry>();
+  private readonly entries = new Map<ResourceKey, Entry>();
   private readonly verdictView = new Verdicts(this.entries);
   /** Each record set's verdict (a view over the model's entries). */
   readonly verdicts: ReadonlyMap<ResourceKey, RecordVerdict> = this.verdictView;
@@ -457,26 +452,6 @@ export class ZoneModel implements PublishedByName {
 
   get acceptedCount(): number {
     return this.accepted;
-  }
-
-  /**
-   * Throws unless the entries agree with themselves and the owners (for tests, e.g. the randomized
-   * model test): the entry index finds every entry by its key, every entry is held by its name, and
-   * as many entries have a verdict as the verdicts view counts.
-   */
-  checkEntries(): void {
-    this.entries.check();
-    let verdicts = 0;
-    for (const entry of this.entries.values()) {
-      if (entry.verdict !== undefined) verdicts++;
-      const held = this.owners.get(nameKey(entry.fqdn));
-      const holds = held !== undefined && (isOwner(held) ? entriesOf(held).includes(entry) : held === entry);
-      if (!holds) throw new Error(`ZoneModel: entry ${entry.key} is not held by its name ${entry.fqdn}`);
-    }
-    if (verdicts !== this.verdictView.count)
-      throw new Error(
-        `ZoneModel: ${verdicts} entries with a verdict, the view counts ${this.verdictView.count}`,
-      );
   }
 
   /** Names kept as an `Owner` object; the others rest as their one record set's entry (`Held`). */
@@ -783,7 +758,7 @@ export class ZoneModel implements PublishedByName {
     else if (atApex && type === 'DS')
       entry.rdata = 'a DS record belongs in the parent zone, at the delegation point (RFC 4035 §2.4)';
     else entry.rdata = parsed.rdata;
-    this.entries.set(entry);
+    this.entries.set(key, entry);
     const owner = this.owner(fqdn, ownerKey);
     // Most owners hold one entry, kept as itself; a few hold two or more: concat keeps the array at
     // exactly its length, where push leaves room for 16 more in every owner (docs/benchmarks.md,
