@@ -393,4 +393,24 @@ describe('controller: change safety', () => {
     assert.deepEqual(served(table), ['h16', 'h17', 'h18', 'h19', 'h20']);
     controller.stop();
   });
+
+  test('a held deletion stays held when the zone is refused for a while and accepted again', async () => {
+    const { store, table, controller } = setUp();
+    for (let i = 1; i <= 20; i++) host(store, i);
+    controller.start();
+    await controller.idle();
+    for (let i = 1; i <= 15; i++) store.remove('DNSRecordSet', `dns/h${i}`);
+    await controller.idle();
+    assert.equal(programmed(store)?.reason, 'ChangeHeld');
+    assert.equal(served(table).length, 20);
+    // Refused (its class does not exist), then accepted again.
+    const z = store.get('DNSZone', KEY) as DNSZone;
+    store.apply({ ...z, spec: { ...z.spec, className: 'no-such-class' } });
+    await controller.idle();
+    const again = store.get('DNSZone', KEY) as DNSZone;
+    store.apply({ ...again, spec: { ...again.spec, className: 'builtin' } });
+    await controller.idle();
+    assert.equal(programmed(store)?.reason, 'ChangeHeld', 'still held: the deletion was never confirmed');
+    controller.stop();
+  });
 });

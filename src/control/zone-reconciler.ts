@@ -135,8 +135,8 @@ export class ZoneReconciler {
    */
   readonly externalHolds = new Map<ResourceKey, ZoneHold>();
   /**
-   * Zones taken off their backend while their Domain is not verified: the model's change safety
-   * (baseline, held change) goes on when the zone is served again (ADR 0018).
+   * Zones taken off their backend while refused or while their Domain is not verified: the model's
+   * change safety (baseline, held change) goes on when the zone is served again (ADR 0018).
    */
   private readonly parked = new Map<ResourceKey, ZoneModelState>();
   private readonly o: ZoneReconcilerOptions;
@@ -162,6 +162,8 @@ export class ZoneReconciler {
     const verdict = catalog.zoneVerdict(key);
     if (!verdict?.accepted) {
       await this.removeLeftBehind(key, zone);
+      // Its change safety goes on if it is accepted again, as for the Domain gate below.
+      this.park(key);
       await this.unprogram(key);
       const refused = refusedZoneStatus(zone, verdict);
       await this.o.status.zone(zone, refused.fields, refused.conditions);
@@ -171,8 +173,7 @@ export class ZoneReconciler {
     if (gate !== undefined) {
       // Squatting prevention: nothing of the zone is served, and it keeps its serial for later.
       await this.removeLeftBehind(key, zone);
-      const state = this.models.get(key);
-      if (state?.baseline !== undefined || state?.rebuiltFrom !== undefined) this.parked.set(key, state);
+      this.park(key);
       await this.unprogram(key);
       const generation = zone.metadata.generation;
       await this.o.status.zone(
@@ -600,6 +601,16 @@ export class ZoneReconciler {
     const owner = this.o.catalog.zoneForDomain(origin);
     if (owner !== undefined && owner !== key) return;
     await this.o.backendFor(zoneClass).deleteZone(origin);
+  }
+
+  /**
+   * A zone taken off its backend (refused, or waiting for its Domain): its model's change safety
+   * (baseline, held change) is kept until it is served again, when the model built then is measured
+   * against it; a held change is never served by a refusal or a gate that comes and goes (ADR 0018).
+   */
+  private park(key: ResourceKey): void {
+    const state = this.models.get(key);
+    if (state?.baseline !== undefined || state?.rebuiltFrom !== undefined) this.parked.set(key, state);
   }
 
   async unprogram(key: ResourceKey): Promise<void> {
