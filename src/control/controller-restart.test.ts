@@ -277,10 +277,7 @@ test('after a restart a zone deleted while the controller was down is removed fr
   const serials = new MemorySerialStore();
   // A backend that keeps its data across processes (as PowerDNS or an RFC 2136 server does).
   const kept = new ZoneTable();
-  const first = new Controller({ store, backend: new BuiltinBackend(kept), serials, now });
-  first.start();
-  await first.idle();
-  first.stop();
+  await runAndStop(store, serials, new BuiltinBackend(kept));
   assert.ok(kept.get(parseName('example.org.')), 'programmed by the first process');
   store.remove('DNSZone', 'other/example-org');
   // The second process's deletes fail twice, then work: the finalizer holds until the backend is clean.
@@ -310,10 +307,7 @@ test('after a restart a deleted zone whose origin another zone serves now is not
   const store = storeWith(1);
   const serials = new MemorySerialStore();
   const kept = new ZoneTable();
-  const first = new Controller({ store, backend: new BuiltinBackend(kept), serials, now });
-  first.start();
-  await first.idle();
-  first.stop();
+  await runAndStop(store, serials, new BuiltinBackend(kept));
   // While no controller runs, the zone is deleted and another namespace's zone takes its name.
   store.remove('DNSZone', 'dns/example-com');
   store.apply(zone('other', 'example-com', 'example.com'));
