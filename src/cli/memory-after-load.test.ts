@@ -41,6 +41,18 @@ describe('giveMemoryBackAfterFirstLoad', () => {
     );
   });
 
+  test('not where the old generation is larger than the caller allows (a pause too long for it)', async () => {
+    const { lines, log } = recordingLog();
+    const MiB = 2 ** 20;
+    const room = () => ({ needed: 300 * MiB, available: 10_000 * MiB });
+    await giveMemoryBackAfterFirstLoad(Promise.resolve(), log, {}, room, 256 * MiB);
+    assert.equal(lines.length, 1);
+    assert.match(
+      lines[0]!,
+      /^info not giving memory back after the first load: the pause would be too long here .*"liveMiB":300,"maxLiveMiB":256/,
+    );
+  });
+
   test(`${COMPACTION_ENV}=off turns it off`, async () => {
     const { lines, log } = recordingLog();
     await giveMemoryBackAfterFirstLoad(Promise.resolve(), log, { [COMPACTION_ENV]: 'off' });

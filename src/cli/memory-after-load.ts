@@ -20,6 +20,12 @@ export function giveMemoryBackAfterFirstLoad(
   log: Log,
   env: NodeJS.ProcessEnv = process.env,
   room: () => { needed: number; available: number } = roomToCompact,
+  /**
+   * Skip it when the old generation holds more than this: the pause grows with it (about 5 s per GiB
+   * on an idle machine, three times that on a loaded one), and a caller whose thread must not stop that
+   * long says so (the operator's leader renews its lease every few seconds).
+   */
+  maxLiveBytes = Number.POSITIVE_INFINITY,
 ): Promise<void> {
   // The collection holds a copy of what it moves: resident memory can rise above the load's peak by
   // up to the old generation's live size. Where a memory limit is sized to that peak, it is turned off.
@@ -31,6 +37,13 @@ export function giveMemoryBackAfterFirstLoad(
       // Never where the copy could pass the memory the process may still take (a container's limit,
       // or the machine's free memory): an out-of-memory kill there would repeat at every start.
       const { needed, available } = room();
+      if (needed > maxLiveBytes) {
+        log('info', 'not giving memory back after the first load: the pause would be too long here', {
+          liveMiB: Math.round(needed / MIB),
+          maxLiveMiB: Math.round(maxLiveBytes / MIB),
+        });
+        return undefined;
+      }
       if (needed <= available * ROOM_SHARE) return release.release();
       log('warn', "not giving memory back after the first load: no room for the compaction's copy", {
         neededMiB: Math.round(needed / MIB),

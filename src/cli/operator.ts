@@ -172,6 +172,8 @@ export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 20_000;
 const RECONCILE_DRAIN_MS = 5000;
 /** Retry delays while the serial records cannot be read at the start of leadership. */
 const SERIAL_LOAD_RETRY_MS = [500, 10_000] as const;
+/** A leader compacts its heap after the first load only below this old generation (see its use). */
+const LEADER_MAX_COMPACTION_BYTES = 256 * 2 ** 20;
 
 /** The namespace a pod runs in (in-cluster), for the default of --namespace. */
 export function podNamespace(): string | undefined {
@@ -512,10 +514,18 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
       });
       controller.start();
       // The operator answers no DNS: once its first leadership has reconciled everything, the heap the
-      // first load left goes back once (a later term does not do it again).
+      // first load left goes back once (a later term does not do it again). With leader election, not
+      // where the pause could outlast the lease's renewal (a 256 MiB old generation pauses for about
+      // a second, or three on a loaded machine; the renew deadline is 10 s).
       if (!memoryGivenBack) {
         memoryGivenBack = true;
-        void giveMemoryBackAfterFirstLoad(controller.idle(), log);
+        void giveMemoryBackAfterFirstLoad(
+          controller.idle(),
+          log,
+          process.env,
+          undefined,
+          options.leaderElect ? LEADER_MAX_COMPACTION_BYTES : undefined,
+        );
       }
       domainController = new DomainController({
         store,
