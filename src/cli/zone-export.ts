@@ -8,7 +8,7 @@ import { TransferPolicy } from '../server/transfer/transfer-policy.ts';
 import { formatProblem, ManifestSource } from '../sources/manifests/manifest-source.ts';
 import { StateStore } from '../sources/manifests/state-file.ts';
 import { restoreAcceptance } from '../sources/manifests/zone-acceptance.ts';
-import { Catalog } from '../zones/catalog.ts';
+import { Catalog, zoneOrigin } from '../zones/catalog.ts';
 import { computeZones } from '../zones/compute-zones.ts';
 import { type ResourceKey, resourceKey } from '../zones/resource-key.ts';
 import { highestSerial, type ResolvedTransfers, resolveTransfers } from '../zones/transfers.ts';
@@ -156,9 +156,7 @@ function whyNotServed(resources: readonly Resource[], origin: Name, dir: string)
     const verdict = catalog.zoneVerdict(key);
     let domain: Name;
     try {
-      domain = parseName(
-        zone.spec.domainName.endsWith('.') ? zone.spec.domainName : `${zone.spec.domainName}.`,
-      );
+      domain = zoneOrigin(zone);
     } catch {
       continue;
     }

@@ -21,9 +21,9 @@ import {
   type ReadBack,
   readBack,
 } from '../backends/backend.ts';
-import { type Name, parseName } from '../dns/name.ts';
+import type { Name } from '../dns/name.ts';
 import { RRType } from '../dns/rrtype.ts';
-import type { Catalog, ZoneVerdict } from '../zones/catalog.ts';
+import { type Catalog, type ZoneVerdict, zoneOrigin } from '../zones/catalog.ts';
 import type { ZoneChanges } from '../zones/catalog-feed.ts';
 import { annotationHint, decideHold } from '../zones/change-safety.ts';
 import { DEFAULT_WINDOW_POLICY, needsResign } from '../zones/dnssec-window.ts';
@@ -31,7 +31,7 @@ import type { ResourceKey } from '../zones/resource-key.ts';
 import { statusSerial } from '../zones/serial-policy.ts';
 import { type ResolvedTransfers, withUpdatePolicy } from '../zones/transfers.ts';
 import { zoneNameServers } from '../zones/zone-name-servers.ts';
-import { acceptedCondition, type ConditionInput, zoneFailedConditions } from './conditions.ts';
+import { acceptedCondition, type ConditionInput, findCondition, zoneFailedConditions } from './conditions.ts';
 import type { ProgrammedZones } from './programmed-zones.ts';
 import { FINALIZER, type ResourceStore } from './resource-store.ts';
 import { errorText, type SerialAssigner } from './serial-assigner.ts';
@@ -592,9 +592,7 @@ export class ZoneReconciler {
     }
     let origin: Name;
     try {
-      origin = parseName(
-        zone.spec.domainName.endsWith('.') ? zone.spec.domainName : `${zone.spec.domainName}.`,
-      );
+      origin = zoneOrigin(zone);
     } catch {
       return; // a name no backend was ever given
     }
@@ -631,9 +629,8 @@ export class ZoneReconciler {
  * condition written for an apply (True, Pending or a backend failure), not for the Domain gate.
  */
 function servedByAnEarlierProcess(zone: DNSZone): boolean {
-  const conditions = zone.status?.conditions ?? [];
-  const accepted = conditions.find((c) => c.type === ConditionType.Accepted);
-  const programmed = conditions.find((c) => c.type === ConditionType.Programmed);
+  const accepted = findCondition(zone.status?.conditions, ConditionType.Accepted);
+  const programmed = findCondition(zone.status?.conditions, ConditionType.Programmed);
   return (
     accepted?.status === 'True' && programmed !== undefined && programmed.reason !== Reason.DomainNotVerified
   );

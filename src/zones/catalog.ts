@@ -398,7 +398,7 @@ export class Catalog {
     const candidates: Candidate[] = [];
     for (const [key, zone] of this.zones) {
       try {
-        const origin = parseName(absolute(zone.spec.domainName));
+        const origin = zoneOrigin(zone);
         candidates.push({
           key,
           zone,
@@ -980,8 +980,10 @@ export class RecordSets {
   }
 }
 
-function absolute(domain: string): string {
-  return domain.endsWith('.') ? domain : `${domain}.`;
+/** A zone's origin: its `spec.domainName` as an absolute name (throws a DnsError for a bad name). */
+export function zoneOrigin(zone: DNSZone): Name {
+  const domain = zone.spec.domainName;
+  return parseName(domain.endsWith('.') ? domain : `${domain}.`);
 }
 
 function errorText(e: unknown): string {
