@@ -18,7 +18,7 @@ describe('giveMemoryBackAfterFirstLoad', () => {
     const after = new Promise<void>((resolve) => {
       resolveAfter = resolve;
     });
-    const done = giveMemoryBackAfterFirstLoad(after, log, {});
+    const done = giveMemoryBackAfterFirstLoad(after, log, { env: {} });
     await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual(lines, [], 'nothing before `after` resolves');
     resolveAfter();
@@ -30,10 +30,10 @@ describe('giveMemoryBackAfterFirstLoad', () => {
   test("not where the compaction's copy could pass the memory still available (a container limit)", async () => {
     const { lines, log } = recordingLog();
     const MiB = 2 ** 20;
-    await giveMemoryBackAfterFirstLoad(Promise.resolve(), log, {}, () => ({
-      needed: 900 * MiB,
-      available: 1000 * MiB,
-    }));
+    await giveMemoryBackAfterFirstLoad(Promise.resolve(), log, {
+      env: {},
+      room: () => ({ needed: 900 * MiB, available: 1000 * MiB }),
+    });
     assert.equal(lines.length, 1);
     assert.match(
       lines[0]!,
@@ -45,7 +45,7 @@ describe('giveMemoryBackAfterFirstLoad', () => {
     const { lines, log } = recordingLog();
     const MiB = 2 ** 20;
     const room = () => ({ needed: 300 * MiB, available: 10_000 * MiB });
-    await giveMemoryBackAfterFirstLoad(Promise.resolve(), log, {}, room, 256 * MiB);
+    await giveMemoryBackAfterFirstLoad(Promise.resolve(), log, { env: {}, room, maxLiveBytes: 256 * MiB });
     assert.equal(lines.length, 1);
     assert.match(
       lines[0]!,
@@ -55,7 +55,7 @@ describe('giveMemoryBackAfterFirstLoad', () => {
 
   test(`${COMPACTION_ENV}=off turns it off`, async () => {
     const { lines, log } = recordingLog();
-    await giveMemoryBackAfterFirstLoad(Promise.resolve(), log, { [COMPACTION_ENV]: 'off' });
+    await giveMemoryBackAfterFirstLoad(Promise.resolve(), log, { env: { [COMPACTION_ENV]: 'off' } });
     assert.deepEqual(lines, []);
   });
 });

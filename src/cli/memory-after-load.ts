@@ -15,18 +15,26 @@ const RELEASE_DELAY_MS = 1000;
  * figures (README, docs/benchmarks.md "Sixth round"). Only for processes whose DNS is answered by DNS
  * threads: the caller calls it only then, since this thread is paused while it runs.
  */
-export function giveMemoryBackAfterFirstLoad(
-  after: Promise<unknown>,
-  log: Log,
-  env: NodeJS.ProcessEnv = process.env,
-  room: () => { needed: number; available: number } = roomToCompact,
+/** How `giveMemoryBackAfterFirstLoad` decides; each has a default for the product. */
+export interface AfterLoadOptions {
+  /** The environment read for `ZONEKEEPER_COMPACT_AFTER_LOAD` (default `process.env`). */
+  env?: NodeJS.ProcessEnv;
+  /** What compacting may add, and what the process may still take (default `roomToCompact`). */
+  room?: () => { needed: number; available: number };
   /**
    * Skip it when the old generation holds more than this: the pause grows with it (about 5 s per GiB
    * on an idle machine, three times that on a loaded one), and a caller whose thread must not stop that
    * long says so (the operator's leader renews its lease every few seconds).
    */
-  maxLiveBytes = Number.POSITIVE_INFINITY,
+  maxLiveBytes?: number;
+}
+
+export function giveMemoryBackAfterFirstLoad(
+  after: Promise<unknown>,
+  log: Log,
+  options: AfterLoadOptions = {},
 ): Promise<void> {
+  const { env = process.env, room = roomToCompact, maxLiveBytes = Number.POSITIVE_INFINITY } = options;
   // The collection holds a copy of what it moves: resident memory can rise above the load's peak by
   // up to the old generation's live size. Where a memory limit is sized to that peak, it is turned off.
   if (env[COMPACTION_ENV]?.trim().toLowerCase() === 'off') return Promise.resolve();

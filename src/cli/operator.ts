@@ -522,9 +522,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
         void giveMemoryBackAfterFirstLoad(
           controller.idle(),
           log,
-          process.env,
-          undefined,
-          options.leaderElect ? LEADER_MAX_COMPACTION_BYTES : undefined,
+          options.leaderElect ? { maxLiveBytes: LEADER_MAX_COMPACTION_BYTES } : {},
         );
       }
       domainController = new DomainController({
