@@ -4,7 +4,7 @@ import type { DNSRecordSet } from '../api/index.ts';
 import type { RecordVerdict } from '../zones/assemble.ts';
 import { RecordTable } from '../zones/record-table.ts';
 import { MemoryStore } from './memory-store.ts';
-import { StatusWriter } from './status-writer.ts';
+import { type RecordTargets, StatusWriter } from './status-writer.ts';
 
 const recordSet = (name: string, address: string): DNSRecordSet => ({
   apiVersion: 'dns.zonekeeper.dev/v1alpha1',
@@ -135,4 +135,48 @@ test('StatusWriter: a record set deleted while its status write is in flight lea
   await writer.zoneRecords('team/zone', verdicts, ['team/gone'], served);
   assert.equal(table.slotOf('team/gone'), -1);
   assert.equal(table.size, 0);
+});
+
+test('StatusWriter: status.targets written while the zone status write is in flight keeps being written after it', async () => {
+  const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
+  let targets: RecordTargets = [{ address: '192.0.2.1', state: 'Unknown' }];
+  const writer = new StatusWriter(store, () => new Date('2026-01-01T00:00:00Z'), 4, () => targets);
+  // As the Kubernetes store does: writes to one object go one after the other, and the watch shows
+  // a write before its answer arrives.
+  const update = store.updateStatus.bind(store);
+  let chain: Promise<void> = Promise.resolve();
+  let release: () => void = () => {};
+  const answer = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let first = true;
+  store.updateStatus = (...args: Parameters<typeof store.updateStatus>) => {
+    const held = first;
+    first = false;
+    const run = chain.then(async () => {
+      await update(...args);
+      if (held) await answer;
+    });
+    chain = run;
+    return run;
+  };
+  store.apply(recordSet('www', '192.0.2.1'));
+  const get = () => (store.get('DNSRecordSet', 'team/www') as DNSRecordSet).status?.targets;
+  const verdicts = new Map<string, RecordVerdict>([['team/www', { accepted: true, fqdn: 'www.example.' }]]);
+  const zone = writer.zoneRecords('team/zone', verdicts, ['team/www'], served);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(get(), [{ address: '192.0.2.1', state: 'Unknown' }], 'the zone write shows');
+
+  // The target comes up while the zone's write waits for its answer: written after it.
+  targets = [{ address: '192.0.2.1', state: 'Up', lastTransitionTime: '2026-01-01T00:00:01Z' }];
+  const up = writer.targetsChanged('team/www');
+  release();
+  await zone;
+  await up;
+  assert.equal(get()?.[0]?.state, 'Up');
+
+  // It goes down later: written too (the writer must know the status on the object is its own).
+  targets = [{ address: '192.0.2.1', state: 'Down', lastTransitionTime: '2026-01-01T00:00:02Z' }];
+  await writer.targetsChanged('team/www');
+  assert.equal(get()?.[0]?.state, 'Down');
 });

@@ -126,7 +126,11 @@ export class StatusWriter {
     const status: DNSRecordSetStatus = targets && targets.length > 0 ? { ...rest, targets } : rest;
     if (jsonEqual(status, rs.status)) return;
     await this.store.updateStatus('DNSRecordSet', key, status);
-    if (memo) this.remember(key, memo.signature, status);
+    // The memo as it is now: a zone's status write in flight when this one was planned has since
+    // remembered its own status, and this write went after it (writes to one object are queued). Left
+    // at that, the memo would name a status the object no longer has and stop every later write here.
+    const now = this.memo(key);
+    if (now) this.remember(key, now.signature, status);
   }
 
   /** A record set is gone: forget what was written for it. */
