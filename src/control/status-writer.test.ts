@@ -140,7 +140,12 @@ test('StatusWriter: a record set deleted while its status write is in flight lea
 test('StatusWriter: status.targets written while the zone status write is in flight keeps being written after it', async () => {
   const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
   let targets: RecordTargets = [{ address: '192.0.2.1', state: 'Unknown' }];
-  const writer = new StatusWriter(store, () => new Date('2026-01-01T00:00:00Z'), 4, () => targets);
+  const writer = new StatusWriter(
+    store,
+    () => new Date('2026-01-01T00:00:00Z'),
+    4,
+    () => targets,
+  );
   // As the Kubernetes store does: writes to one object go one after the other, and the watch shows
   // a write before its answer arrives.
   const update = store.updateStatus.bind(store);
