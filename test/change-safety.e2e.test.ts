@@ -235,6 +235,32 @@ describe('change safety (serve + dig)', () => {
     }
   });
 
+  test('a deletion made while serve was stopped is held when it starts again, against the count in its state folder', async () => {
+    const { manifests, state, serve } = await setUp({ 'gamma.yaml': zoneFile('gamma', range(1, 12)) }, '1');
+    let again: ServeProcess | undefined;
+    try {
+      await ready(serve, 'gamma');
+      const serial = await soaSerial(serve, 'gamma.test');
+      await serve.stop();
+      // 6 of 13 RRsets deleted while nothing runs (46 %).
+      await writeFile(path.join(manifests, 'gamma.yaml'), zoneFile('gamma', range(7, 12)));
+      again = await startServe(manifests, state, ['--change-safety-window', '1']);
+      const held = await heldHash(again, 'gamma');
+      assert.match(held.message, /would delete 6 and change 0 of the zone's 13 RRsets/);
+      assert.match(held.message, /served before this start, by count/);
+      // The built-in server of the new process has nothing of the zone to serve until it is confirmed.
+      assert.equal((await dig(again.dnsPort, 'gamma.test', 'SOA')).status, 'REFUSED');
+      await confirm(state, 'dns/gamma', held.hash);
+      await ready(again, 'gamma');
+      assert.ok((await soaSerial(again, 'gamma.test')) > serial);
+      assert.deepEqual(await answering(again, 'gamma', range(1, 12)), range(7, 12));
+    } finally {
+      await serve.stop();
+      await again?.stop();
+      await removeAll(manifests, state);
+    }
+  });
+
   test('changeSafety.enabled: false opts a zone out', async () => {
     const optOut = zoneFile('gamma', range(1, 11)).replace(
       'className: builtin}',
