@@ -32,12 +32,17 @@ function setUp(
     zoneSpec?: Partial<DNSZone['spec']>;
     /** A store and saved serials from before (a restart); the zone is not applied again. */
     from?: { store: MemoryStore; saved: Map<string, ZoneSerialState> };
+    /**
+     * Whether the backend stands for one that keeps serving while the controller is down (PowerDNS,
+     * `zonekeeper server` replicas; default) or for `zonekeeper serve`'s own server (false).
+     */
+    keepsServing?: boolean;
   } = {},
 ) {
   let clock = Date.parse('2026-11-21T12:00:00Z');
   const store = options.from?.store ?? new MemoryStore(undefined, { restoreDeleting: true });
   const table = new ZoneTable();
-  const backend = new FlakyBackend(table);
+  const backend = new FlakyBackend(table, undefined, { keepsServing: options.keepsServing ?? true });
   const saved = options.from?.saved ?? new Map<string, ZoneSerialState>();
   const serials = {
     get: (origin: string) => saved.get(origin),
@@ -353,6 +358,31 @@ describe('controller: change safety', () => {
     assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
     assert.equal(served(first.table).length, 5);
     first.controller.stop();
+  });
+
+  test('a restart of a process whose own server served the zone: the first content is served, not held', async () => {
+    // `zonekeeper serve`'s built-in server holds nothing after a restart: holding the first content
+    // would leave the zone unserved until confirmed, so it is the baseline (docs/change-safety.md).
+    const before = setUp({ keepsServing: false });
+    for (let i = 1; i <= 40; i++) host(before.store, i);
+    before.controller.start();
+    await before.controller.idle();
+    before.controller.stop();
+    for (let i = 1; i <= 30; i++) before.store.remove('DNSRecordSet', `dns/h${i}`);
+    const after = setUp({ from: before, keepsServing: false });
+    after.controller.start();
+    await after.controller.idle();
+    assert.equal(programmed(after.store)?.status, 'True', JSON.stringify(programmed(after.store)));
+    assert.equal(served(after.table).length, 10);
+    // Served, it is the baseline: a later large deletion is held as usual (8 of 11).
+    for (let i = 31; i <= 38; i++) after.store.remove('DNSRecordSet', `dns/h${i}`);
+    await after.controller.idle();
+    assert.equal(programmed(after.store)?.reason, 'ChangeHeld', JSON.stringify(programmed(after.store)));
+    assert.match(
+      programmed(after.store)?.message ?? '',
+      /would delete 8 and change 0 of the zone's 11 RRsets/,
+    );
+    after.controller.stop();
   });
 
   test("a model rebuilt for the zone's settings keeps the baseline: a deletion at the same time is held", async () => {

@@ -212,10 +212,11 @@ export class ZoneReconciler {
     }
     const state = this.models.modelFor(key, zone, verdict.zoneClass, verdict.origin, prior);
     // The first model of the zone in this process (a restart, a new leader): what was served before
-    // it started is the baseline, if known.
+    // it started is the baseline, if known and if the backend still serves it (a held change must
+    // not leave the zone unserved: `zonekeeper serve`'s own server holds nothing after a restart).
     if (!this.built.has(key)) {
       this.built.add(key);
-      if (state.fresh && state.rebuiltFrom === undefined)
+      if (state.fresh && state.rebuiltFrom === undefined && backend.keepsServing === true)
         state.servedBefore = this.o.serials.servedRRsets(verdict.origin, zone.status);
     }
     const now = this.o.now().getTime();
