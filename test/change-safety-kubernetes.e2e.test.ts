@@ -72,7 +72,7 @@ describe('change safety in a cluster (operator and server with the chart RBAC)',
   const zone = async (namespace: string, name: string) =>
     JSON.parse(await kube.kubectlOk(['get', 'dnszone', '-n', namespace, name, '-o', 'json'])) as {
       metadata: { uid: string };
-      status?: { serial?: number; conditions?: Condition[] };
+      status?: { serial?: number; rrsetCount?: number; conditions?: Condition[] };
     };
   const condition = async (namespace: string, name: string, type: string) =>
     (await zone(namespace, name)).status?.conditions?.find((c) => c.type === type);
@@ -258,6 +258,54 @@ describe('change safety in a cluster (operator and server with the chart RBAC)',
     );
     assert.deepEqual(await answering('big.test', hosts), range(7, 12));
     assert.equal((await dig(server.dnsPort, 'h1.big.test', 'A')).status, 'NXDOMAIN');
+  });
+
+  test('a large deletion made while the operator was stopped is held when it starts again', async () => {
+    const hosts = range(1, 12); // 13 RRsets with the apex NS
+    await kube.kubectlOk(['apply', '-f', '-'], {
+      input: yamlDocs(zoneDoc(TEAM, 'down', 'down.test'), ...hosts.map((i) => hostDoc(TEAM, 'down', i))),
+    });
+    const served = (await ready(TEAM, 'down')).status!.serial!;
+    await waitFor(
+      async () => ((await zone(TEAM, 'down')).status?.rrsetCount === 13 ? true : undefined),
+      30_000,
+    );
+    await waitFor(async () => ((await soaSerial('down.test')) === served ? true : undefined), 30_000);
+    await operator.stop();
+    // 6 of 13 RRsets deleted while no operator runs (46 % > 30 %).
+    await kube.kubectlOk([
+      'delete',
+      'dnsrecordset',
+      '-n',
+      TEAM,
+      '--wait=false',
+      ...range(1, 6).map((i) => `down-h${i}`),
+    ]);
+    operator = await startOperatorProcess('operator', kube.kubeconfigFor(OPERATOR), SYSTEM, [
+      '--change-safety-window',
+      String(WINDOW_SECONDS),
+      '--leader-elect=false',
+    ]);
+    const { value: held } = await waitFor(async () => {
+      const c = await condition(TEAM, 'down', 'Programmed');
+      const hash = c?.reason === 'ChangeHeld' ? /change ([0-9a-f]{16}) held/.exec(c.message)?.[1] : undefined;
+      return hash ? { hash, condition: c! } : undefined;
+    }, 60_000);
+    assert.match(held.condition.message, /delete 6 and change 0 of the zone's 13 RRsets/);
+    assert.match(held.condition.message, /served before this start, by count/);
+    // The replicas keep answering with what the status records: the old serial and content.
+    assert.equal((await zone(TEAM, 'down')).status?.serial, served);
+    assert.equal(await soaSerial('down.test'), served);
+    assert.deepEqual(await answering('down.test', hosts), hosts);
+    await kube.kubectlOk(['annotate', 'dnszone', '-n', TEAM, 'down', `${ANNOTATION}=${held.hash}`]);
+    const after = await ready(TEAM, 'down');
+    assert.ok(after.status!.serial! > served);
+    assert.equal(after.status!.rrsetCount, 7);
+    await waitFor(
+      async () => ((await soaSerial('down.test')) === after.status!.serial ? true : undefined),
+      30_000,
+    );
+    assert.deepEqual(await answering('down.test', hosts), range(7, 12));
   });
 
   test('a namespace deletion that removes a zone is reported in the operator namespace', async () => {

@@ -235,6 +235,27 @@ describe('change safety (serve + dig)', () => {
     }
   });
 
+  test('a deletion made while serve was stopped is served when it starts again: its own server kept nothing to hold', async () => {
+    const { manifests, state, serve } = await setUp({ 'gamma.yaml': zoneFile('gamma', range(1, 12)) }, '1');
+    let again: ServeProcess | undefined;
+    try {
+      await ready(serve, 'gamma');
+      const serial = await soaSerial(serve, 'gamma.test');
+      await serve.stop();
+      // 6 of 13 RRsets deleted while nothing runs (46 %).
+      await writeFile(path.join(manifests, 'gamma.yaml'), zoneFile('gamma', range(7, 12)));
+      again = await startServe(manifests, state, ['--change-safety-window', '1']);
+      // Holding it would leave the zone unanswered until confirmed: the first content is the baseline.
+      await ready(again, 'gamma');
+      assert.ok((await soaSerial(again, 'gamma.test')) > serial);
+      assert.deepEqual(await answering(again, 'gamma', range(1, 12)), range(7, 12));
+    } finally {
+      await serve.stop();
+      await again?.stop();
+      await removeAll(manifests, state);
+    }
+  });
+
   test('changeSafety.enabled: false opts a zone out', async () => {
     const optOut = zoneFile('gamma', range(1, 11)).replace(
       'className: builtin}',
@@ -363,6 +384,53 @@ describe('change safety with a real PowerDNS (serve programming pdns_server)', a
       assert.deepEqual(await rrsets(), before);
     } finally {
       await serve?.stop();
+      await pdns.stop();
+      await removeAll(manifests, state, keyFile);
+    }
+  });
+
+  test('a deletion made while serve was stopped is held when it starts again: PowerDNS keeps serving every RRset until it is confirmed', async (t) => {
+    if (unavailable) return t.skip(unavailable);
+    const pdns = await startPowerDns({ storage: 'lmdb' });
+    const manifests = await tempDir('manifests');
+    const state = await tempDir('state');
+    const keyFile = `${manifests}.key`;
+    let serve: ServeProcess | undefined;
+    let again: ServeProcess | undefined;
+    try {
+      await writeFile(keyFile, pdns.apiKey);
+      await writeFile(
+        path.join(manifests, '00-class.yaml'),
+        CLASS.replace(
+          'backend: {builtin: {}}',
+          `backend: {powerdns: {url: "${pdns.apiUrl}", apiKeySecretRef: {file: ${JSON.stringify(keyFile)}}}}`,
+        ),
+      );
+      await writeFile(path.join(manifests, 'pr.yaml'), zoneFile('pr', range(1, 12)));
+      serve = await startServe(manifests, state, ['--change-safety-window', '1']);
+      await ready(serve, 'pr');
+      const [soaBefore] = rdataOf(await dig(pdns.dnsPort, 'pr.test', 'SOA'), 'SOA');
+      await serve.stop();
+      // 6 of 13 RRsets deleted while serve was stopped (46 %).
+      await writeFile(path.join(manifests, 'pr.yaml'), zoneFile('pr', range(7, 12)));
+      again = await startServe(manifests, state, ['--change-safety-window', '1']);
+      const held = await heldHash(again, 'pr');
+      assert.match(held.message, /would delete 6 and change 0 of the zone's 13 RRsets/);
+      assert.match(held.message, /served before this start, by count/);
+      // PowerDNS still serves the content from before the restart, at its serial.
+      for (const i of range(1, 12))
+        assert.deepEqual(rdataOf(await dig(pdns.dnsPort, `h${i}.pr.test`, 'A'), 'A'), [`192.0.2.${i}`]);
+      assert.deepEqual(rdataOf(await dig(pdns.dnsPort, 'pr.test', 'SOA'), 'SOA'), [soaBefore]);
+      await confirm(state, 'dns/pr', held.hash);
+      await ready(again, 'pr');
+      await waitFor(async () =>
+        rdataOf(await dig(pdns.dnsPort, 'h1.pr.test', 'A'), 'A').length === 0 ? true : undefined,
+      );
+      for (const i of range(7, 12))
+        assert.deepEqual(rdataOf(await dig(pdns.dnsPort, `h${i}.pr.test`, 'A'), 'A'), [`192.0.2.${i}`]);
+    } finally {
+      await serve?.stop();
+      await again?.stop();
       await pdns.stop();
       await removeAll(manifests, state, keyFile);
     }

@@ -287,6 +287,14 @@ export const dnsZoneStatusSchema = s.object(
         format: 'int32',
       }),
     ),
+    rrsetCount: s.optional(
+      s.integer({
+        description:
+          'RRsets of the content served at status.serial, the SOA not counted: after a restart, change safety measures the first content against it.',
+        minimum: 0,
+        format: 'int32',
+      }),
+    ),
     nameservers: s.optional(
       s.array(s.string({ description: 'An absolute host name.', maxLength: 253 }), {
         description: 'The name servers to delegate to from the parent zone.',

@@ -151,6 +151,7 @@ interface DNSZoneStatus {
   signedAt?: number;
   signing?: string;
   recordCount?: number;
+  rrsetCount?: number;
   nameservers?: string[];
   dnssec?: {
     keys?: {

@@ -190,6 +190,15 @@ export interface Backend {
   liveDiff?(zone: ProgrammedZone): Promise<LiveDiff>;
   /** The target for people (`PowerDNS at URL (server ID)`), shown by plan --live. */
   readonly location?: string;
+  /**
+   * The target keeps serving each zone's last programmed content while this process is down and
+   * after it starts again: a server of its own (PowerDNS, an RFC 2136 primary, a webhook's provider)
+   * or `zonekeeper server` replicas reading the API. Only then is a change made while this process
+   * was down held by change safety (ADR 0018): holding it cannot leave the zone unserved. Absent or
+   * false: what is served lives in this process (`zonekeeper serve`'s built-in server), which serves
+   * nothing of a zone after a restart until it programs it.
+   */
+  readonly keepsServing?: boolean;
 }
 
 /** One RRset as a backend holds it or would be made to hold it, records in the backend's own spelling. */

@@ -259,6 +259,9 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   const signingThread = new SigningThread();
   const backends = createBackendFactory({
     builtin: new BuiltinBackend(table, undefined, {
+      // The zones are served by the `zonekeeper server` replicas, which keep serving while the
+      // operator restarts (change safety holds what changed meanwhile, ADR 0018).
+      keepsServing: true,
       steering,
       // Signed zones (ADR 0021): the leader stores each zone's keys in a Secret in its namespace
       // before it records a signed serial; the server replicas read them there.

@@ -32,12 +32,17 @@ function setUp(
     zoneSpec?: Partial<DNSZone['spec']>;
     /** A store and saved serials from before (a restart); the zone is not applied again. */
     from?: { store: MemoryStore; saved: Map<string, ZoneSerialState> };
+    /**
+     * Whether the backend stands for one that keeps serving while the controller is down (PowerDNS,
+     * `zonekeeper server` replicas; default) or for `zonekeeper serve`'s own server (false).
+     */
+    keepsServing?: boolean;
   } = {},
 ) {
   let clock = Date.parse('2026-11-21T12:00:00Z');
   const store = options.from?.store ?? new MemoryStore(undefined, { restoreDeleting: true });
   const table = new ZoneTable();
-  const backend = new FlakyBackend(table);
+  const backend = new FlakyBackend(table, undefined, { keepsServing: options.keepsServing ?? true });
   const saved = options.from?.saved ?? new Map<string, ZoneSerialState>();
   const serials = {
     get: (origin: string) => saved.get(origin),
@@ -247,27 +252,136 @@ describe('controller: change safety', () => {
     controller.stop();
   });
 
-  test('a first build after a restart is the baseline: what changed while stopped is not held, what comes after is', async () => {
+  test('a deletion made while the controller was stopped is held after the restart, against the status count', async () => {
+    const before = setUp();
+    for (let i = 1; i <= 20; i++) host(before.store, i);
+    before.controller.start();
+    await before.controller.idle();
+    assert.equal((before.store.get('DNSZone', KEY) as DNSZone).status?.rrsetCount, 21);
+    before.controller.stop();
+    // While stopped: 15 of the 21 RRsets deleted (71 %).
+    for (let i = 1; i <= 15; i++) before.store.remove('DNSRecordSet', `dns/h${i}`);
+    const serial = (before.store.get('DNSZone', KEY) as DNSZone).status?.serial;
+    const after = setUp({ from: before });
+    after.controller.start();
+    await after.controller.idle();
+    const held = programmed(after.store);
+    assert.equal(held?.reason, 'ChangeHeld', JSON.stringify(held));
+    assert.match(held?.message ?? '', /would delete 15 and change 0 of the zone's 21 RRsets/);
+    assert.match(held?.message ?? '', /served before this start, by count/);
+    assert.equal((after.store.get('DNSZone', KEY) as DNSZone).status?.serial, serial);
+    assert.equal((after.store.get('DNSZone', KEY) as DNSZone).status?.rrsetCount, 21);
+    assert.equal(after.table.get('example.com.'), undefined, 'nothing of the held content is served');
+    // Another edit makes it another change: the hash copied before does nothing.
+    const first = after.controller.heldZones()[0]!.hash;
+    after.store.remove('DNSRecordSet', 'dns/h16');
+    await after.controller.idle();
+    const hash = after.controller.heldZones()[0]!.hash;
+    assert.notEqual(hash, first);
+    const z = after.store.get('DNSZone', KEY) as DNSZone;
+    after.store.apply({
+      ...z,
+      metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: first } },
+    });
+    await after.controller.idle();
+    assert.equal(programmed(after.store)?.reason, 'ChangeHeld');
+    after.store.apply({
+      ...z,
+      metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } },
+    });
+    await after.controller.idle();
+    assert.equal(programmed(after.store)?.status, 'True', JSON.stringify(programmed(after.store)));
+    assert.deepEqual(served(after.table), ['h17', 'h18', 'h19', 'h20']);
+    assert.equal((after.store.get('DNSZone', KEY) as DNSZone).status?.rrsetCount, 5);
+    after.controller.stop();
+  });
+
+  test('folder mode: with no status kept, the count saved with the serial is the baseline after a restart', async () => {
     const before = setUp();
     for (let i = 1; i <= 20; i++) host(before.store, i);
     before.controller.start();
     await before.controller.idle();
     before.controller.stop();
-    // While stopped: 7 of the 21 RRsets deleted (33 %, over the limit had it run).
-    for (let i = 1; i <= 7; i++) before.store.remove('DNSRecordSet', `dns/h${i}`);
+    assert.equal(before.saved.get('example.com.')?.rrsets, 21);
+    // A new process reads the folder again: the objects, without their statuses.
+    const store = new MemoryStore(undefined, { restoreDeleting: true });
+    store.apply(zoneClass());
+    store.apply(zone('dns', 'example-com', 'example.com'));
+    for (let i = 16; i <= 20; i++) host(store, i);
+    const after = setUp({ from: { store, saved: before.saved } });
+    after.controller.start();
+    await after.controller.idle();
+    assert.equal(programmed(store)?.reason, 'ChangeHeld', JSON.stringify(programmed(store)));
+    assert.match(programmed(store)?.message ?? '', /would delete 15 and change 0 of the zone's 21 RRsets/);
+    assert.equal(after.saved.get('example.com.')?.rrsets, 21, 'a held change saves no serial');
+    const hash = after.controller.heldZones()[0]!.hash;
+    const z = store.get('DNSZone', KEY) as DNSZone;
+    store.apply({ ...z, metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } } });
+    await after.controller.idle();
+    assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
+    assert.equal(served(after.table).length, 5);
+    assert.equal(after.saved.get('example.com.')?.rrsets, 6);
+    after.controller.stop();
+  });
+
+  test('a restart: a small deletion or additions while stopped apply; with nothing known, the first build is the baseline', async () => {
+    const before = setUp();
+    for (let i = 1; i <= 20; i++) host(before.store, i);
+    before.controller.start();
+    await before.controller.idle();
+    before.controller.stop();
+    // While stopped: 2 of 21 deleted (under the limit), 3 added.
+    for (let i = 1; i <= 2; i++) before.store.remove('DNSRecordSet', `dns/h${i}`);
+    for (let i = 21; i <= 23; i++) host(before.store, i);
     const after = setUp({ from: before });
     after.controller.start();
     await after.controller.idle();
-    assert.equal(programmed(after.store)?.status, 'True', 'the first content after a restart is served');
-    assert.equal(served(after.table).length, 13);
-    // Measured against the first build's 14 RRsets, not the 21 before the restart.
-    for (let i = 8; i <= 12; i++) after.store.remove('DNSRecordSet', `dns/h${i}`);
+    assert.equal(programmed(after.store)?.status, 'True', JSON.stringify(programmed(after.store)));
+    assert.equal(served(after.table).length, 21);
+    // Served, it is the baseline: a later deletion is measured RRset by RRset against it (5 of 22).
+    for (let i = 3; i <= 9; i++) after.store.remove('DNSRecordSet', `dns/h${i}`);
     await after.controller.idle();
     assert.match(
       programmed(after.store)?.message ?? '',
-      /would delete 5 and change 0 of the zone's 14 RRsets/,
+      /would delete 7 and change 0 of the zone's 22 RRsets/,
     );
-    assert.equal(served(after.table).length, 13);
+    after.controller.stop();
+
+    // A first start: no status, nothing saved. The first content is the baseline, whatever its size.
+    const store = new MemoryStore(undefined, { restoreDeleting: true });
+    store.apply(zoneClass());
+    store.apply(zone('dns', 'example-com', 'example.com'));
+    for (let i = 1; i <= 5; i++) host(store, i);
+    const first = setUp({ from: { store, saved: new Map() } });
+    first.controller.start();
+    await first.controller.idle();
+    assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
+    assert.equal(served(first.table).length, 5);
+    first.controller.stop();
+  });
+
+  test('a restart of a process whose own server served the zone: the first content is served, not held', async () => {
+    // `zonekeeper serve`'s built-in server holds nothing after a restart: holding the first content
+    // would leave the zone unserved until confirmed, so it is the baseline (docs/change-safety.md).
+    const before = setUp({ keepsServing: false });
+    for (let i = 1; i <= 40; i++) host(before.store, i);
+    before.controller.start();
+    await before.controller.idle();
+    before.controller.stop();
+    for (let i = 1; i <= 30; i++) before.store.remove('DNSRecordSet', `dns/h${i}`);
+    const after = setUp({ from: before, keepsServing: false });
+    after.controller.start();
+    await after.controller.idle();
+    assert.equal(programmed(after.store)?.status, 'True', JSON.stringify(programmed(after.store)));
+    assert.equal(served(after.table).length, 10);
+    // Served, it is the baseline: a later large deletion is held as usual (8 of 11).
+    for (let i = 31; i <= 38; i++) after.store.remove('DNSRecordSet', `dns/h${i}`);
+    await after.controller.idle();
+    assert.equal(programmed(after.store)?.reason, 'ChangeHeld', JSON.stringify(programmed(after.store)));
+    assert.match(
+      programmed(after.store)?.message ?? '',
+      /would delete 8 and change 0 of the zone's 11 RRsets/,
+    );
     after.controller.stop();
   });
 

@@ -88,14 +88,16 @@ export class SerialAssigner {
           serial: choice.serial,
           hash,
           saved: choice.kept && !this.unsaved.has(id),
+          rrsets: model.model.rrsetCount,
           ...signedFields(choice.kept ? stored : undefined),
         };
       } else {
         const { serial } = chooseSerial({ known, claimed, now });
         this.claimed.set(id, serial);
+        const rrsets = model.model.rrsetCount;
         assigned = this.options.hashOnChange
-          ? { serial, hash: model.model.contentHash(), saved: false, ...signedFields(undefined) }
-          : { serial, saved: false, ...signedFields(undefined) };
+          ? { serial, hash: model.model.contentHash(), saved: false, rrsets, ...signedFields(undefined) }
+          : { serial, saved: false, rrsets, ...signedFields(undefined) };
       }
       model.assigned = assigned;
       model.firstSerial = false;
@@ -106,6 +108,7 @@ export class SerialAssigner {
         await this.options.serials.set(origin, {
           serial,
           ...(hash !== undefined ? { hash } : {}),
+          ...(assigned.rrsets !== undefined ? { rrsets: assigned.rrsets } : {}),
           ...(assigned.signing !== undefined
             ? { signing: assigned.signing, signedAt: assigned.signedAt! }
             : {}),
@@ -123,6 +126,15 @@ export class SerialAssigner {
     return assigned;
   }
 
+  /**
+   * The RRsets last served for the zone before this process started: its status's count (written
+   * with the serial it was served at), else the count saved with the stored serial (folder mode,
+   * whose statuses are not kept); undefined when neither knows (a first start).
+   */
+  servedRRsets(origin: Name, status: { rrsetCount?: number } | undefined): number | undefined {
+    return status?.rrsetCount ?? this.options.serials.get(origin)?.rrsets;
+  }
+
   /** Saves the content hash of a served serial (it is then known which content the serial has). */
   async saveHash(origin: Name, serial: number, hash: string): Promise<void> {
     // The signing time recorded with the serial stays with it.
@@ -131,8 +143,10 @@ export class SerialAssigner {
       stored?.serial === serial && stored.signing !== undefined
         ? { signing: stored.signing, signedAt: stored.signedAt! }
         : {};
+    // So does its RRset count (change safety after a restart).
+    const rrsets = stored?.serial === serial && stored.rrsets !== undefined ? { rrsets: stored.rrsets } : {};
     try {
-      await this.options.serials.set(origin, { serial, hash, ...signed });
+      await this.options.serials.set(origin, { serial, hash, ...signed, ...rrsets });
     } catch (e) {
       this.unsaved.add(nameKey(origin));
       throw e;
@@ -157,6 +171,7 @@ export class SerialAssigner {
         await this.options.serials.set(state.model.origin, {
           serial: assigned.serial,
           hash,
+          ...(assigned.rrsets !== undefined ? { rrsets: assigned.rrsets } : {}),
           ...(assigned.signing !== undefined
             ? { signing: assigned.signing, signedAt: assigned.signedAt! }
             : {}),

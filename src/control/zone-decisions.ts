@@ -30,6 +30,7 @@ export function keptSerial(zone: DNSZone): {
   hash?: string;
   signedAt?: number;
   signing?: string;
+  rrsetCount?: number;
 } {
   return {
     ...(zone.status?.serial !== undefined ? { serial: zone.status.serial } : {}),
@@ -37,6 +38,8 @@ export function keptSerial(zone: DNSZone): {
     // The signing time belongs to the serial (ADR 0021): it stays with it.
     ...(zone.status?.signedAt !== undefined ? { signedAt: zone.status.signedAt } : {}),
     ...(zone.status?.signing !== undefined ? { signing: zone.status.signing } : {}),
+    // What change safety measures a restart against: the RRsets served at the serial.
+    ...(zone.status?.rrsetCount !== undefined ? { rrsetCount: zone.status.rrsetCount } : {}),
   };
 }
 

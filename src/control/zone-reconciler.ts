@@ -139,6 +139,8 @@ export class ZoneReconciler {
    * change safety (baseline, held change) goes on when the zone is served again (ADR 0018).
    */
   private readonly parked = new Map<ResourceKey, ZoneModelState>();
+  /** Zones this process has built a model for: only the first is measured against what was served before. */
+  private readonly built = new Set<ResourceKey>();
   private readonly o: ZoneReconcilerOptions;
 
   constructor(options: ZoneReconcilerOptions) {
@@ -209,6 +211,14 @@ export class ZoneReconciler {
       await this.unprogram(key);
     }
     const state = this.models.modelFor(key, zone, verdict.zoneClass, verdict.origin, prior);
+    // The first model of the zone in this process (a restart, a new leader): what was served before
+    // it started is the baseline, if known and if the backend still serves it (a held change must
+    // not leave the zone unserved: `zonekeeper serve`'s own server holds nothing after a restart).
+    if (!this.built.has(key)) {
+      this.built.add(key);
+      if (state.fresh && state.rebuiltFrom === undefined && backend.keepsServing === true)
+        state.servedBefore = this.o.serials.servedRRsets(verdict.origin, zone.status);
+    }
     const now = this.o.now().getTime();
     // Content served unchanged for the window becomes the baseline changes are measured against;
     // never while a change is held or not yet served.
@@ -308,6 +318,7 @@ export class ZoneReconciler {
     // The signing time goes with the serial: `zonekeeper server` replicas sign at it (ADR 0021).
     const serialFields = () => ({
       ...statusSerial(serial, assigned.hash, zone.status),
+      rrsetCount: state.model.rrsetCount,
       ...(assigned.signing !== undefined && assigned.signedAt !== undefined
         ? { signedAt: assigned.signedAt, signing: assigned.signing }
         : {}),
@@ -369,8 +380,9 @@ export class ZoneReconciler {
     if (ok) {
       state.pending.clear();
       state.full = false;
-      // A confirmed change, once served, is the new baseline.
-      if (hold.confirmed) state.baseline?.reset(state.model.rrsetCount);
+      // A confirmed change, once served, is the new baseline; so is the first content served after a
+      // restart that was measured by count (later changes are measured RRset by RRset).
+      if (hold.confirmed || state.baseline?.byCount) state.baseline?.reset(state.model.rrsetCount);
     }
     // RRsets the backend left out: on their record sets; those of no record set as warnings of the zone.
     const problems = sortProblems(applied?.problems ?? [], state.problems);
@@ -491,7 +503,10 @@ export class ZoneReconciler {
       return { held: false, confirmed: false };
     const settings = effectiveChangeSafety(verdict.zoneClass.spec.changeSafety, zone.spec.changeSafety);
     if (!settings.enabled) return { held: false, confirmed: false };
-    const change = baseline.measure(state.model.origin, (owner, type) => state.model.published(owner, type));
+    const change = baseline.measure(state.model.origin, (owner, type) => state.model.published(owner, type), {
+      count: state.model.rrsetCount,
+      rrsets: () => state.model.rrsets(),
+    });
     const annotation = zone.metadata.annotations?.[CONFIRM_CHANGE_ANNOTATION]?.trim();
     const confirmations = [...(annotation ? [annotation] : []), ...(this.o.confirmations?.(key) ?? [])];
     const how = this.o.confirmHint?.(key, change.hash) ?? annotationHint(change.hash);

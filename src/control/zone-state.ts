@@ -19,6 +19,8 @@ export interface AssignedSerial {
   signedAt?: number;
   /** The signing settings (`algorithm/denial/keys`) the serial is signed with. */
   signing?: string;
+  /** RRsets of the content (the SOA not counted), saved with the serial for change safety. */
+  rrsets?: number;
 }
 
 /** What the controller keeps per served zone: its incremental model and what is not confirmed yet. */
@@ -64,6 +66,12 @@ export interface ZoneModelState {
    * the rebuilt model (ADR 0018), so a rebuild never serves a change that waits for its confirmation.
    */
   rebuiltFrom?: Pick<ZoneModelState, 'model' | 'baseline' | 'held'>;
+  /**
+   * The RRsets served before this process started (the zone's status, or the serial store), for the
+   * first model this process builds for the zone: a first content with fewer RRsets is measured
+   * against that count, not taken as the baseline (ADR 0018).
+   */
+  servedBefore?: number;
   /**
    * A zone signed at its serial: when its keys change state after the served serial's signing time
    * (a rollover step the backend recorded; seconds). From then on the zone needs a new serial.
@@ -163,7 +171,9 @@ export function takeChange(
   const changed = delta.changed;
   if (!fresh) state.pending.add(delta);
   // The first content is the baseline of change safety; later changes are measured against it. A
-  // rebuilt model keeps the baseline of the model it replaces, and notes what the rebuild changed.
+  // rebuilt model keeps the baseline of the model it replaces, and notes what the rebuild changed; a
+  // process's first content with fewer RRsets than were served before it started is measured by
+  // count against those.
   const prior = fresh ? state.rebuiltFrom : undefined;
   state.rebuiltFrom = undefined;
   if (prior?.baseline !== undefined) {
@@ -171,9 +181,11 @@ export function takeChange(
     state.baseline.note(rebuildChanges(prior.model.rrsets(), state.model.rrsets(), rrsetIdOf));
     if (prior.held !== undefined) state.held = prior.held;
     state.lastChangeAt = now;
-  } else if (fresh || state.baseline === undefined)
-    state.baseline = new ChangeBaseline(state.model.rrsetCount);
+  } else if (fresh && state.servedBefore !== undefined && state.servedBefore > state.model.rrsetCount)
+    state.baseline = ChangeBaseline.served(state.servedBefore);
+  else if (fresh || state.baseline === undefined) state.baseline = new ChangeBaseline(state.model.rrsetCount);
   else if (changed) state.baseline.note(delta.previous);
+  if (fresh) state.servedBefore = undefined;
   // New content needs a serial of its own: the one chosen before (saved or not) stays with the old.
   if (changed) {
     state.assigned = undefined;

@@ -38,6 +38,8 @@ export interface MeasuredChange {
    * same hash, any other change another one.
    */
   hash: string;
+  /** Measured by count against the RRsets served before this process started (`ChangeBaseline.served`). */
+  byCount?: boolean;
 }
 
 /**
@@ -48,9 +50,26 @@ export class ChangeBaseline {
   private readonly before = new Map<string, RRset | undefined>();
   /** RRsets of the baseline. */
   total: number;
+  /**
+   * Only the baseline's count is known, not its content: the RRsets last served before this process
+   * started (ADR 0018). A change is then measured by count: the RRsets fewer than the baseline are
+   * deleted; nothing is known to have changed. Cleared when the baseline is reset.
+   */
+  private countOnly: boolean;
 
   constructor(total: number) {
     this.total = total;
+    this.countOnly = false;
+  }
+
+  /**
+   * A baseline of which only the count is known: `served` RRsets, the content last served before
+   * this process started, when the first content built now has fewer.
+   */
+  static served(served: number): ChangeBaseline {
+    const baseline = new ChangeBaseline(served);
+    baseline.countOnly = true;
+    return baseline;
   }
 
   /** Notes a change taken into the model: each RRset's previous content, if it is the first change since the baseline. */
@@ -62,10 +81,16 @@ export class ChangeBaseline {
   reset(total: number): void {
     this.before.clear();
     this.total = total;
+    this.countOnly = false;
+  }
+
+  /** Only the baseline's count is known (`served`). */
+  get byCount(): boolean {
+    return this.countOnly;
   }
 
   get changedSinceBaseline(): boolean {
-    return this.before.size > 0;
+    return this.countOnly || this.before.size > 0;
   }
 
   /**
@@ -75,7 +100,10 @@ export class ChangeBaseline {
   measure(
     origin: string,
     current: (ownerKey: string, type: RecordTypeName) => RRset | undefined,
+    /** The whole current content, read only for a baseline of which only the count is known. */
+    whole?: { count: number; rrsets: () => Iterable<RRset> },
   ): MeasuredChange {
+    if (this.countOnly && whole !== undefined) return this.measureCount(origin, whole);
     const counts: ChangeCounts = { total: this.total, deleted: 0, updated: 0, added: 0 };
     const lines: string[] = [];
     for (const [id, was] of this.before) {
@@ -96,6 +124,39 @@ export class ChangeBaseline {
       .digest('hex');
     return { counts, hash: hash.slice(0, 16) };
   }
+
+  private measureCount(
+    origin: string,
+    whole: { count: number; rrsets: () => Iterable<RRset> },
+  ): MeasuredChange {
+    return measureByCount(origin, this.total, whole);
+  }
+}
+
+/**
+ * A change from a baseline known only by its count: the RRsets fewer than it are deleted, the RRsets
+ * more are added. The hash covers the origin, the baseline's count and every RRset of the content, so
+ * it names exactly this content measured from this baseline; any further edit gives another hash.
+ */
+function measureByCount(
+  origin: string,
+  total: number,
+  whole: { count: number; rrsets: () => Iterable<RRset> },
+): MeasuredChange {
+  const counts: ChangeCounts = {
+    total,
+    deleted: Math.max(0, total - whole.count),
+    updated: 0,
+    added: Math.max(0, whole.count - total),
+  };
+  const lines: string[] = [];
+  for (const rrset of whole.rrsets())
+    if (rrset.type !== 'SOA') lines.push(`${rrset.owner.toLowerCase()} ${rrset.type} ${content(rrset)}`);
+  lines.sort();
+  const hash = createHash('sha256')
+    .update(`${origin.toLowerCase()}\nserved ${total} RRsets\n${lines.join('\n')}`)
+    .digest('hex');
+  return { counts, hash: hash.slice(0, 16), byCount: true };
 }
 
 /**
@@ -174,8 +235,11 @@ export function decideHold(
     hash: change.hash,
     message:
       `change ${change.hash} held: it would delete ${deleted} and change ${updated} of the zone's ${total} RRsets ` +
-      `(limits ${settings.maxDeletePercent}% and ${settings.maxUpdatePercent}%, measured against the last content ` +
-      `that stayed unchanged); the zone keeps serving its previous content. Confirm exactly this change ${how}` +
+      `(limits ${settings.maxDeletePercent}% and ${settings.maxUpdatePercent}%, measured against ` +
+      (change.byCount
+        ? 'the RRsets served before this start, by count'
+        : 'the last content that stayed unchanged') +
+      `); the zone keeps serving its previous content. Confirm exactly this change ${how}` +
       (stale.length > 0
         ? `; the confirmation ${stale.map((s) => JSON.stringify(s)).join(', ')} is for another change and does nothing`
         : ''),

@@ -17,6 +17,11 @@ export interface ZoneSerialState {
    */
   signedAt?: number;
   signing?: string;
+  /**
+   * RRsets of the content chosen for this serial (the SOA not counted): after a restart, change safety
+   * measures the first content against it (ADR 0018).
+   */
+  rrsets?: number;
 }
 
 const SERIAL_BITS_MOD = 2 ** 32;

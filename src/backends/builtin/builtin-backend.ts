@@ -59,6 +59,12 @@ export interface BuiltinBackendOptions {
    * 0020 steps 4 and 5): a change to such a zone becomes an overlay (`ZoneApplier.patchImage`).
    */
   images?: ZoneImageBuilder;
+  /**
+   * What this backend programs is served by other processes that keep serving it while this one is
+   * down (the operator's leader: `zonekeeper server` replicas read the API). Default false: the table
+   * is this process's own (`Backend.keepsServing`).
+   */
+  keepsServing?: boolean;
 }
 
 /**
@@ -89,6 +95,7 @@ export const SIGNING_BUILTIN_CAPABILITIES: BackendCapabilities = {
 export class BuiltinBackend implements Backend, SelectionSink {
   readonly name = 'builtin';
   readonly capabilities: BackendCapabilities;
+  readonly keepsServing: boolean;
   private readonly table: ZoneTable<ServedZone>;
   private readonly dnssecKeys: DnssecKeyStore | undefined;
   /** Per signed zone: its incremental signer, kept from one serial to the next (no signing thread). */
@@ -107,6 +114,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
     this.dnssecKeys = options.dnssecKeys;
     this.signingThread = options.signingThread;
     this.capabilities = options.dnssecKeys ? SIGNING_BUILTIN_CAPABILITIES : BUILTIN_CAPABILITIES;
+    this.keepsServing = options.keepsServing ?? false;
     this.steering = options.steering;
     const recheck = options.recheck;
     if (this.steering && recheck)

@@ -58,6 +58,8 @@ export class ExternalDnsWebhookBackend implements ManagedBackend {
   readonly name: string;
   readonly location: string;
   readonly capabilities = EXTERNALDNS_WEBHOOK_CAPABILITIES;
+  /** The target serves on its own while Zonekeeper is down (change safety after a restart). */
+  readonly keepsServing = true;
   resyncIntervalMs: number;
   private settings: ExternalDnsWebhookBackendSettings;
   private readonly options: ExternalDnsWebhookBackendOptions;

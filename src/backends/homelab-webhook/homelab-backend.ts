@@ -64,6 +64,8 @@ export interface HomelabWebhookBackendOptions {
 export class HomelabWebhookBackend implements ManagedBackend {
   readonly name: string;
   readonly capabilities = HOMELAB_WEBHOOK_CAPABILITIES;
+  /** The target serves on its own while Zonekeeper is down (change safety after a restart). */
+  readonly keepsServing = true;
   resyncIntervalMs: number;
   private settings: HomelabWebhookBackendSettings;
   private readonly options: HomelabWebhookBackendOptions;

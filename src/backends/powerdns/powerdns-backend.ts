@@ -124,6 +124,8 @@ export interface ApplyStats {
 export class PowerDnsBackend implements Backend {
   readonly name = 'powerdns';
   readonly capabilities = POWERDNS_CAPABILITIES;
+  /** The target serves on its own while Zonekeeper is down (change safety after a restart). */
+  readonly keepsServing = true;
   private settings: PowerDnsSettings;
   private client: PowerDnsClient;
   private readonly options: PowerDnsBackendOptions;

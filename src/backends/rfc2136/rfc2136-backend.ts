@@ -94,6 +94,8 @@ export interface ApplyStats {
 export class Rfc2136Backend implements Backend {
   readonly name = 'rfc2136';
   readonly capabilities = RFC2136_CAPABILITIES;
+  /** The target serves on its own while Zonekeeper is down (change safety after a restart). */
+  readonly keepsServing = true;
   private settings: Rfc2136Settings;
   private readonly options: Rfc2136BackendOptions;
 

@@ -27,6 +27,8 @@ describe('StateStore', () => {
   test('serials and accepted versions survive a reopen; set resolves once the line is on disk', async () => {
     const state = await StateStore.open(dir);
     await state.set('Example.COM.', { serial: 2026010100, hash: 'h1' });
+    // The RRset count served at the serial (change safety after a restart) is kept with it.
+    await state.set('other.example.', { serial: 7, hash: 'h2', rrsets: 21 });
     assert.match(await readFile(path.join(dir, 'log.000000.jsonl'), 'utf8'), /"serial":2026010100/);
     state.putObject('DNSRecordSet/dns/a', {
       created: '2026-01-01T00:00:00.000Z',
@@ -43,6 +45,7 @@ describe('StateStore', () => {
 
     const again = await StateStore.open(dir);
     assert.deepEqual(again.get('example.com.'), { serial: 2026010100, hash: 'h1' });
+    assert.deepEqual(again.get('other.example.'), { serial: 7, hash: 'h2', rrsets: 21 });
     assert.equal(again.createdAt('DNSRecordSet/dns/a'), '2026-01-01T00:00:00.000Z');
     assert.deepEqual(again.object('DNSRecordSet/dns/a')?.resource, recordSet('a', '192.0.2.1'));
     assert.equal(again.object('DNSRecordSet/dns/b'), undefined);

@@ -82,7 +82,15 @@ const logName = (gen: number) => `log.${String(gen).padStart(6, '0')}.jsonl`;
 type Line =
   | { t: 'snapshot'; version: number; generation: number }
   | { t: 'end'; lines: number }
-  | { t: 'serial'; origin: string; serial: number; hash?: string; signedAt?: number; signing?: string }
+  | {
+      t: 'serial';
+      origin: string;
+      serial: number;
+      hash?: string;
+      signedAt?: number;
+      signing?: string;
+      rrsets?: number;
+    }
   | {
       t: 'put';
       id: string;
@@ -192,6 +200,7 @@ export class StateStore implements SerialStore {
       serial: state.serial,
       ...(state.hash ? { hash: state.hash } : {}),
       ...signingFields(state),
+      ...rrsetsField(state),
     });
     await this.flush();
   }
@@ -615,7 +624,7 @@ export class StateStore implements SerialStore {
         chunk = '';
       };
       for (const [origin, s] of serials) {
-        chunk += `${JSON.stringify({ t: 'serial', origin, serial: s.serial, ...(s.hash ? { hash: s.hash } : {}), ...signingFields(s) })}\n`;
+        chunk += `${JSON.stringify({ t: 'serial', origin, serial: s.serial, ...(s.hash ? { hash: s.hash } : {}), ...signingFields(s), ...rrsetsField(s) })}\n`;
         lines++;
       }
       for (const [id, o] of objects) {
@@ -798,6 +807,7 @@ export class StateStore implements SerialStore {
             serial: line.serial,
             ...(typeof line.hash === 'string' ? { hash: line.hash } : {}),
             ...signingFields(line),
+            ...rrsetsField(line),
           });
         return;
       case 'put': {
@@ -1051,6 +1061,11 @@ async function syncDir(dir: string): Promise<void> {
   } finally {
     await fd.close();
   }
+}
+
+/** The RRset count recorded with a serial (change safety after a restart), when well-formed. */
+function rrsetsField(s: { rrsets?: unknown }): { rrsets?: number } {
+  return Number.isInteger(s.rrsets) && (s.rrsets as number) >= 0 ? { rrsets: s.rrsets as number } : {};
 }
 
 /** The signing time and settings recorded with a signed zone's serial (ADR 0021), when present and well-formed. */
