@@ -331,6 +331,31 @@ describe('controller: change safety', () => {
     controller.stop();
   });
 
+  test("a held deletion undone after the class's default TTL changed is released without a confirmation", async () => {
+    const { store, table, controller } = setUp();
+    for (let i = 1; i <= 20; i++) host(store, i);
+    controller.start();
+    await controller.idle();
+    for (let i = 1; i <= 15; i++) store.remove('DNSRecordSet', `dns/h${i}`);
+    await controller.idle();
+    assert.equal(programmed(store)?.reason, 'ChangeHeld');
+    const hash = controller.heldZones()[0]!.hash;
+    // The class's owner sets a new default TTL: the zone is rebuilt, the deletion stays held as it was.
+    store.apply(zoneClass('builtin', undefined, { defaults: { ttl: 900 } }));
+    await controller.idle();
+    assert.equal(programmed(store)?.reason, 'ChangeHeld');
+    assert.equal(controller.heldZones()[0]?.hash, hash, 'the same change, the same hash');
+    assert.equal(served(table).length, 20);
+    // The tenant restores its record sets: they come back at the new default, and nothing is held.
+    for (let i = 1; i <= 15; i++) host(store, i);
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
+    assert.equal(controller.heldZones().length, 0);
+    assert.equal(served(table).length, 20);
+    assert.equal(table.get('example.com.')?.rrsets().next().value?.ttl, 900);
+    controller.stop();
+  });
+
   test('a rebuild with no content change is not held', async () => {
     const { store, table, controller } = setUp();
     for (let i = 1; i <= 20; i++) host(store, i);

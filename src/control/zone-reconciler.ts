@@ -491,7 +491,11 @@ export class ZoneReconciler {
       return { held: false, confirmed: false };
     const settings = effectiveChangeSafety(verdict.zoneClass.spec.changeSafety, zone.spec.changeSafety);
     if (!settings.enabled) return { held: false, confirmed: false };
-    const change = baseline.measure(state.model.origin, (owner, type) => state.model.published(owner, type));
+    const change = baseline.measure(
+      state.model.origin,
+      (owner, type) => state.model.published(owner, type),
+      state.model.defaultTtl,
+    );
     const annotation = zone.metadata.annotations?.[CONFIRM_CHANGE_ANNOTATION]?.trim();
     const confirmations = [...(annotation ? [annotation] : []), ...(this.o.confirmations?.(key) ?? [])];
     const how = this.o.confirmHint?.(key, change.hash) ?? annotationHint(change.hash);

@@ -168,12 +168,20 @@ export function takeChange(
   state.rebuiltFrom = undefined;
   if (prior?.baseline !== undefined) {
     state.baseline = prior.baseline;
-    state.baseline.note(rebuildChanges(prior.model.rrsets(), state.model.rrsets(), rrsetIdOf));
+    const before = prior.model.defaultTtl;
+    state.baseline.note(
+      rebuildChanges(
+        { rrsets: prior.model.rrsets(), defaultTtl: before },
+        { rrsets: state.model.rrsets(), defaultTtl: state.model.defaultTtl },
+        rrsetIdOf,
+      ),
+      before,
+    );
     if (prior.held !== undefined) state.held = prior.held;
     state.lastChangeAt = now;
   } else if (fresh || state.baseline === undefined)
     state.baseline = new ChangeBaseline(state.model.rrsetCount);
-  else if (changed) state.baseline.note(delta.previous);
+  else if (changed) state.baseline.note(delta.previous, state.model.defaultTtl);
   // New content needs a serial of its own: the one chosen before (saved or not) stays with the old.
   if (changed) {
     state.assigned = undefined;
