@@ -192,6 +192,30 @@ describe('controller: change safety', () => {
     controller.stop();
   });
 
+  test('a rebuild that changes nothing counted does not restart the stability window', async () => {
+    const { store, table, controller, advance } = setUp();
+    for (let i = 1; i <= 11; i++) host(store, i);
+    controller.start();
+    await controller.idle();
+    advance(20_000);
+    for (const i of [1, 2]) store.remove('DNSRecordSet', `dns/h${i}`);
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True', 'two of twelve apply');
+    // New SOA timers: the model is rebuilt, its RRsets are the same.
+    advance(5_000);
+    const z = store.get('DNSZone', KEY) as DNSZone;
+    store.apply({ ...z, spec: { ...z.spec, soa: { refresh: 1234 } } });
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True');
+    // Quiet for the window since the deletion: the next two are measured from a new baseline.
+    advance(6_000);
+    for (const i of [3, 4]) store.remove('DNSRecordSet', `dns/h${i}`);
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
+    assert.equal(served(table).length, 7);
+    controller.stop();
+  });
+
   test('changes count like deletions; enabled: false opts out; small zones are never held', async () => {
     const a = setUp();
     for (let i = 1; i <= 11; i++) host(a.store, i);

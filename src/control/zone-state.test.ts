@@ -196,4 +196,35 @@ describe('takeChange', () => {
     assert.equal(plan?.held, true);
     assert.equal(plan?.hash, measured.hash);
   });
+
+  test('a rebuild moves lastChangeAt only when it changes what change safety counts', () => {
+    const { catalog, theClass, theZone, state, models } = world(11);
+    takeChange(state, catalog, KEY, undefined, 1_000);
+    served(state);
+    // SOA fields and a new default TTL: the model is rebuilt, nothing counted changed.
+    const soa: DNSZone = { ...theZone, spec: { ...theZone.spec, soa: { refresh: 1234 }, ttl: 900 } };
+    catalog.setZone(soa);
+    const rebuilt = models.modelFor(KEY, soa, theClass, ORIGIN);
+    takeChange(rebuilt, catalog, KEY, new Set(), 20_000);
+    assert.equal(rebuilt.lastChangeAt, 1_000, 'the stability window goes on from the last real change');
+    assert.equal(rebuilt.baseline?.changedSinceBaseline, false);
+    served(rebuilt);
+    // Again, with a class of other name servers: the apex NS changes, and that is a change.
+    const other = zoneClass(undefined, ['ns1.example.com.', 'ns3.example.com.']);
+    catalog.setClass(other);
+    const again = models.modelFor(KEY, soa, other, ORIGIN);
+    takeChange(again, catalog, KEY, new Set(), 30_000);
+    assert.equal(again.lastChangeAt, 30_000);
+    assert.equal(again.baseline?.changedSinceBaseline, true);
+    // A change noted before the rebuild keeps its time when the rebuild adds nothing.
+    served(again);
+    catalog.setRecord(host(1, '198.51.100.1'));
+    takeChange(again, catalog, KEY, new Set(['dns/h1']), 40_000);
+    assert.equal(again.lastChangeAt, 40_000);
+    const ttl: DNSZone = { ...soa, spec: { ...soa.spec, ttl: 1200 } };
+    catalog.setZone(ttl);
+    const third = models.modelFor(KEY, ttl, other, ORIGIN);
+    takeChange(third, catalog, KEY, new Set(), 45_000);
+    assert.equal(third.lastChangeAt, 40_000);
+  });
 });

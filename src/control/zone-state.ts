@@ -54,7 +54,11 @@ export interface ZoneModelState {
    * content, then whenever the content stayed unchanged for the stability window; ADR 0018).
    */
   baseline?: ChangeBaseline;
-  /** When the model's content last changed (ms since the epoch). */
+  /**
+   * When the model's content last changed as change safety counts it (ms since the epoch): the start
+   * of the stability window (ADR 0018). A rebuild moves it only if it noted a change (`rebuildChanges`):
+   * new SOA fields or a new default TTL alone do not restart the window.
+   */
   lastChangeAt: number;
   /** The change held for confirmation, if any. */
   held?: { hash: string; message: string };
@@ -63,7 +67,7 @@ export interface ZoneModelState {
    * backend), until the rebuilt model's first content is taken: its baseline and held change go on in
    * the rebuilt model (ADR 0018), so a rebuild never serves a change that waits for its confirmation.
    */
-  rebuiltFrom?: Pick<ZoneModelState, 'model' | 'baseline' | 'held'>;
+  rebuiltFrom?: Pick<ZoneModelState, 'model' | 'baseline' | 'held' | 'lastChangeAt'>;
   /**
    * A zone signed at its serial: when its keys change state after the served serial's signing time
    * (a rollover step the backend recorded; seconds). From then on the zone needs a new serial.
@@ -131,7 +135,14 @@ export class ZoneModels {
       statusesPending: 'all',
       lastChangeAt: 0,
       ...(from?.baseline !== undefined
-        ? { rebuiltFrom: { model: from.model, baseline: from.baseline, held: from.held } }
+        ? {
+            rebuiltFrom: {
+              model: from.model,
+              baseline: from.baseline,
+              held: from.held,
+              lastChangeAt: from.lastChangeAt,
+            },
+          }
         : {}),
     };
     this.models.set(key, state);
@@ -169,23 +180,22 @@ export function takeChange(
   if (prior?.baseline !== undefined) {
     state.baseline = prior.baseline;
     const before = prior.model.defaultTtl;
-    state.baseline.note(
-      rebuildChanges(
-        { rrsets: prior.model.rrsets(), defaultTtl: before },
-        { rrsets: state.model.rrsets(), defaultTtl: state.model.defaultTtl },
-        rrsetIdOf,
-      ),
-      before,
+    const noted = rebuildChanges(
+      { rrsets: prior.model.rrsets(), defaultTtl: before },
+      { rrsets: state.model.rrsets(), defaultTtl: state.model.defaultTtl },
+      rrsetIdOf,
     );
+    state.baseline.note(noted, before);
     if (prior.held !== undefined) state.held = prior.held;
-    state.lastChangeAt = now;
+    // The stability window goes on unless the rebuild changed what change safety counts.
+    state.lastChangeAt = noted.size > 0 ? now : prior.lastChangeAt;
   } else if (fresh || state.baseline === undefined)
     state.baseline = new ChangeBaseline(state.model.rrsetCount);
   else if (changed) state.baseline.note(delta.previous, state.model.defaultTtl);
   // New content needs a serial of its own: the one chosen before (saved or not) stays with the old.
   if (changed) {
     state.assigned = undefined;
-    state.lastChangeAt = now;
+    if (prior?.baseline === undefined) state.lastChangeAt = now;
   }
   if (state.verdictsPending !== 'all') for (const k of delta.verdicts) state.verdictsPending.add(k);
   if (state.statusesPending !== 'all') {
