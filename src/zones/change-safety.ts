@@ -15,7 +15,7 @@ import {
 } from '../api/index.ts';
 import { steeredTtl } from '../api/steering.ts';
 import { nameKey } from '../dns/name.ts';
-import { printRdata } from '../dns/rdata.ts';
+import { printRdata, type Rdata, rdataIdentical } from '../dns/rdata.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
 import type { AssembledZone } from './assemble.ts';
 import type { ResourceKey } from './resource-key.ts';
@@ -133,16 +133,33 @@ export function rebuildChanges(
   after: RebuildSide,
   id: (rrset: RRset) => string,
 ): Map<string, RRset | undefined> {
-  const was = new Map<string, RRset>();
-  for (const r of before.rrsets) if (r.type !== 'SOA') was.set(id(r), r);
   const changes = new Map<string, RRset | undefined>();
-  for (const r of after.rrsets) {
-    if (r.type === 'SOA') continue;
+  const same = (old: RRset, r: RRset) => sameContent(old, before.defaultTtl, r, after.defaultTtl);
+  // Two models of one zone yield their RRsets in the same order (canonical), mostly at the same owner
+  // spelled alike: those are paired as they come, without an id; the others are paired by id after.
+  const was = new Map<string, RRset>();
+  const rest: RRset[] = [];
+  const a = before.rrsets[Symbol.iterator]();
+  const b = after.rrsets[Symbol.iterator]();
+  for (;;) {
+    const x = a.next();
+    const y = b.next();
+    if (x.done === true && y.done === true) break;
+    const old = x.done === true ? undefined : x.value;
+    const r = y.done === true ? undefined : y.value;
+    if (old !== undefined && r !== undefined && old.type === r.type && old.owner === r.owner) {
+      if (old.type !== 'SOA' && !same(old, r)) changes.set(id(old), old);
+      continue;
+    }
+    if (old !== undefined && old.type !== 'SOA') was.set(id(old), old);
+    if (r !== undefined && r.type !== 'SOA') rest.push(r);
+  }
+  for (const r of rest) {
     const key = id(r);
     const old = was.get(key);
     was.delete(key);
     if (old === undefined) changes.set(key, undefined);
-    else if (!sameContent(old, before.defaultTtl, r, after.defaultTtl)) changes.set(key, old);
+    else if (!same(old, r)) changes.set(key, old);
   }
   for (const [key, old] of was) changes.set(key, old);
   return changes;
@@ -166,15 +183,35 @@ function followsDefault(ttl: number, defaultTtl: number): boolean {
 export function sameContent(a: RRset, aDefaultTtl: number, b: RRset, bDefaultTtl: number): boolean {
   if (a.ttl !== b.ttl && !(followsDefault(a.ttl, aDefaultTtl) && followsDefault(b.ttl, bDefaultTtl)))
     return false;
-  return records(a) === records(b);
+  return sameRecords(a.rdata, b.rdata);
+}
+
+/**
+ * Whether two RRsets hold the same records, in any order: what comparing their `records` says, without
+ * printing every record of a zone. A record set's records are parsed once and kept (the parse cache),
+ * so a rebuilt model mostly shares them with the model it replaces (the same array); else they are
+ * compared field by field in order, and only RRsets that differ so — other records, another order —
+ * are printed and sorted.
+ */
+export function sameRecords(a: readonly Rdata[], b: readonly Rdata[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  let i = 0;
+  while (i < a.length && rdataIdentical(a[i]!, b[i]!)) i++;
+  return i === a.length || printedRecords(a) === printedRecords(b);
+}
+
+/** Records in canonical presentation form, sorted. */
+function printedRecords(rdata: readonly Rdata[]): string {
+  return rdata
+    .map((r) => printRdata(r))
+    .sort()
+    .join(' | ');
 }
 
 /** An RRset's records in canonical presentation form, sorted (its TTL left out). */
 function records(rrset: RRset): string {
-  return rrset.rdata
-    .map((r) => printRdata(r))
-    .sort()
-    .join(' | ');
+  return printedRecords(rrset.rdata);
 }
 
 /** An RRset's content as one line: TTL and records in canonical presentation form, sorted. */
