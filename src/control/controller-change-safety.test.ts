@@ -216,6 +216,27 @@ describe('controller: change safety', () => {
     controller.stop();
   });
 
+  test('a rebuild after a quiet window is measured from the content served since, not from before', async () => {
+    const { store, table, controller, advance } = setUp();
+    for (let i = 1; i <= 20; i++) host(store, i);
+    controller.start();
+    await controller.idle();
+    advance(20_000);
+    // 6 of 21 RRsets get other addresses: under 30 %, served.
+    for (let i = 1; i <= 6; i++) host(store, i, `198.51.100.${i}`);
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True', 'six of twenty-one apply');
+    // A minute later the class's name servers change: one RRset (the apex NS) changes now, and the
+    // six served a minute ago are not part of this change.
+    advance(60_000);
+    store.apply(zoneClass('builtin', ['ns1.example.com.', 'ns3.example.com.']));
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
+    assert.equal(controller.heldZones().length, 0);
+    assert.equal(served(table).length, 20);
+    controller.stop();
+  });
+
   test('changes count like deletions; enabled: false opts out; small zones are never held', async () => {
     const a = setUp();
     for (let i = 1; i <= 11; i++) host(a.store, i);

@@ -208,18 +208,20 @@ export class ZoneReconciler {
       prior = this.models.get(key) ?? prior;
       await this.unprogram(key);
     }
-    const state = this.models.modelFor(key, zone, verdict.zoneClass, verdict.origin, prior);
     const now = this.o.now().getTime();
     // Content served unchanged for the window becomes the baseline changes are measured against;
-    // never while a change is held or not yet served.
+    // never while a change is held or not yet served. Taken from the model as it is, before a rebuild
+    // carries its baseline on: a rebuild is measured from the content served before it.
+    const current = this.models.get(key) ?? prior;
     if (
-      state.baseline !== undefined &&
-      state.held === undefined &&
-      !state.full &&
-      state.pending.size === 0 &&
-      now - state.lastChangeAt >= this.o.changeSafetyWindowMs
+      current?.baseline !== undefined &&
+      current.held === undefined &&
+      !current.full &&
+      current.pending.size === 0 &&
+      now - current.lastChangeAt >= this.o.changeSafetyWindowMs
     )
-      state.baseline.reset(state.model.rrsetCount);
+      current.baseline.reset(current.model.rrsetCount);
+    const state = this.models.modelFor(key, zone, verdict.zoneClass, verdict.origin, prior);
     const taken = takeChange(state, this.o.catalog, key, this.o.changes.take(key), now);
     const classTransfers = await this.o.transfers.of(verdict.zoneClass);
     // The zone's RFC 2136 update policy rides with the class's keys to the server that answers UPDATE.
