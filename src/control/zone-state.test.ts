@@ -227,4 +227,24 @@ describe('takeChange', () => {
     takeChange(third, catalog, KEY, new Set(), 45_000);
     assert.equal(third.lastChangeAt, 40_000);
   });
+
+  test('a TTL of its own equal to the warm standby minimum counts on a record set that is not steered', () => {
+    const { catalog, theZone, state } = world(0);
+    const short = { ...theZone, spec: { ...theZone.spec, ttl: 60 } };
+    catalog.setZone(short);
+    for (let i = 1; i <= 11; i++) catalog.setRecord(host(i));
+    const models = new ZoneModels();
+    const model = models.modelFor(KEY, short, zoneClass(), ORIGIN);
+    takeChange(model, catalog, KEY, undefined, 1_000);
+    served(model);
+    assert.equal(model.model.published('h1.example.com.', 'A')?.ttl, 60);
+    const dirty = new Set<string>();
+    for (const i of [1, 2, 3, 4]) {
+      catalog.setRecord(host(i, undefined, 300));
+      dirty.add(`dns/h${i}`);
+    }
+    takeChange(model, catalog, KEY, dirty, 2_000);
+    assert.deepEqual(measureOf(model).counts, { total: 12, deleted: 0, updated: 4, added: 0 });
+    assert.equal(state.fresh, true, 'the first state is not used');
+  });
 });

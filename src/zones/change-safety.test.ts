@@ -89,7 +89,8 @@ function printedReference(
       .map((x) => printRdata(x))
       .sort()
       .join(' | ');
-  const follows = (ttl: number, d: number) => ttl === d || ttl === Math.max(d, WARM_STANDBY_MIN_TTL);
+  const follows = (r: RRset, d: number) =>
+    r.ttl === d || (r.steering?.policy === 'Ordered' && r.ttl === Math.max(d, WARM_STANDBY_MIN_TTL));
   const was = new Map<string, RRset>();
   for (const r of before) if (r.type !== 'SOA') was.set(id(r), r);
   const changes = new Map<string, RRset | undefined>();
@@ -100,7 +101,7 @@ function printedReference(
     was.delete(key);
     if (old === undefined) changes.set(key, undefined);
     else if (
-      (old.ttl !== r.ttl && !(follows(old.ttl, beforeTtl) && follows(r.ttl, afterTtl))) ||
+      (old.ttl !== r.ttl && !(follows(old, beforeTtl) && follows(r, afterTtl))) ||
       printed(old) !== printed(r)
     )
       changes.set(key, old);
@@ -231,5 +232,27 @@ describe('rebuildChanges', () => {
         `run ${run}`,
       );
     }
+  });
+
+  test('a warm standby raised to its minimum TTL follows the default; a record set that is not steered does not', () => {
+    const a = (owner: string, ttl: number, steered: boolean): RRset => ({
+      owner,
+      type: 'A',
+      ttl,
+      rdata: [parseRdata('A', '192.0.2.1', 'example.com.')],
+      origin: { kind: 'apex' },
+      ...(steered ? { steering: { policy: 'Ordered', candidates: ['192.0.2.1'], whenAllDown: 'All' } } : {}),
+    });
+    const before = [
+      a('warm.example.com.', WARM_STANDBY_MIN_TTL, true),
+      a('own.example.com.', WARM_STANDBY_MIN_TTL, false),
+    ];
+    const after = [a('warm.example.com.', 600, true), a('own.example.com.', 600, false)];
+    const got = rebuildChanges(
+      { rrsets: before, defaultTtl: 60 },
+      { rrsets: after, defaultTtl: 600 },
+      rrsetKey,
+    );
+    assert.deepEqual([...got.keys()], ['own.example.com.\u0000A']);
   });
 });

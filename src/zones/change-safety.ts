@@ -166,12 +166,16 @@ export function rebuildChanges(
 }
 
 /**
- * Whether a TTL is one the zone's default TTL gives an RRset that sets none: the default, or for a warm
- * standby the minimum it is raised to (`steeredTtl`). A record set's own TTL equal to it cannot be told
- * apart, and is taken as following the default too.
+ * Whether an RRset's TTL is the one the zone's default TTL gives an RRset that sets none: the default,
+ * or for a warm standby (an ordered steered RRset) the minimum it is raised to (`steeredTtl`). A
+ * record set's own TTL equal to it cannot be told apart, and is taken as following the default too.
  */
-function followsDefault(ttl: number, defaultTtl: number): boolean {
-  return ttl === defaultTtl || ttl === steeredTtl({ placement: 'ActivePassiveWarm' }, defaultTtl);
+function followsDefault(rrset: RRset, defaultTtl: number): boolean {
+  return (
+    rrset.ttl === defaultTtl ||
+    (rrset.steering?.policy === 'Ordered' &&
+      rrset.ttl === steeredTtl({ placement: 'ActivePassiveWarm' }, defaultTtl))
+  );
 }
 
 /**
@@ -181,8 +185,7 @@ function followsDefault(ttl: number, defaultTtl: number): boolean {
  * the rebuild or when a deleted one is made again.
  */
 export function sameContent(a: RRset, aDefaultTtl: number, b: RRset, bDefaultTtl: number): boolean {
-  if (a.ttl !== b.ttl && !(followsDefault(a.ttl, aDefaultTtl) && followsDefault(b.ttl, bDefaultTtl)))
-    return false;
+  if (a.ttl !== b.ttl && !(followsDefault(a, aDefaultTtl) && followsDefault(b, bDefaultTtl))) return false;
   return sameRecords(a.rdata, b.rdata);
 }
 
