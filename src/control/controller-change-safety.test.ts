@@ -197,6 +197,51 @@ describe('controller: change safety', () => {
     controller.stop();
   });
 
+  test('a rebuild that changes nothing counted does not restart the stability window', async () => {
+    const { store, table, controller, advance } = setUp();
+    for (let i = 1; i <= 11; i++) host(store, i);
+    controller.start();
+    await controller.idle();
+    advance(20_000);
+    for (const i of [1, 2]) store.remove('DNSRecordSet', `dns/h${i}`);
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True', 'two of twelve apply');
+    // New SOA timers: the model is rebuilt, its RRsets are the same.
+    advance(5_000);
+    const z = store.get('DNSZone', KEY) as DNSZone;
+    store.apply({ ...z, spec: { ...z.spec, soa: { refresh: 1234 } } });
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True');
+    // Quiet for the window since the deletion: the next two are measured from a new baseline.
+    advance(6_000);
+    for (const i of [3, 4]) store.remove('DNSRecordSet', `dns/h${i}`);
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
+    assert.equal(served(table).length, 7);
+    controller.stop();
+  });
+
+  test('a rebuild after a quiet window is measured from the content served since, not from before', async () => {
+    const { store, table, controller, advance } = setUp();
+    for (let i = 1; i <= 20; i++) host(store, i);
+    controller.start();
+    await controller.idle();
+    advance(20_000);
+    // 6 of 21 RRsets get other addresses: under 30 %, served.
+    for (let i = 1; i <= 6; i++) host(store, i, `198.51.100.${i}`);
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True', 'six of twenty-one apply');
+    // A minute later the class's name servers change: one RRset (the apex NS) changes now, and the
+    // six served a minute ago are not part of this change.
+    advance(60_000);
+    store.apply(zoneClass('builtin', ['ns1.example.com.', 'ns3.example.com.']));
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
+    assert.equal(controller.heldZones().length, 0);
+    assert.equal(served(table).length, 20);
+    controller.stop();
+  });
+
   test('changes count like deletions; enabled: false opts out; small zones are never held', async () => {
     const a = setUp();
     for (let i = 1; i <= 11; i++) host(a.store, i);
@@ -442,6 +487,31 @@ describe('controller: change safety', () => {
     await controller.idle();
     assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
     assert.deepEqual(served(table), ['h16', 'h17', 'h18', 'h19', 'h20']);
+    controller.stop();
+  });
+
+  test("a held deletion undone after the class's default TTL changed is released without a confirmation", async () => {
+    const { store, table, controller } = setUp();
+    for (let i = 1; i <= 20; i++) host(store, i);
+    controller.start();
+    await controller.idle();
+    for (let i = 1; i <= 15; i++) store.remove('DNSRecordSet', `dns/h${i}`);
+    await controller.idle();
+    assert.equal(programmed(store)?.reason, 'ChangeHeld');
+    const hash = controller.heldZones()[0]!.hash;
+    // The class's owner sets a new default TTL: the zone is rebuilt, the deletion stays held as it was.
+    store.apply(zoneClass('builtin', undefined, { defaults: { ttl: 900 } }));
+    await controller.idle();
+    assert.equal(programmed(store)?.reason, 'ChangeHeld');
+    assert.equal(controller.heldZones()[0]?.hash, hash, 'the same change, the same hash');
+    assert.equal(served(table).length, 20);
+    // The tenant restores its record sets: they come back at the new default, and nothing is held.
+    for (let i = 1; i <= 15; i++) host(store, i);
+    await controller.idle();
+    assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
+    assert.equal(controller.heldZones().length, 0);
+    assert.equal(served(table).length, 20);
+    assert.equal(table.get('example.com.')?.rrsets().next().value?.ttl, 900);
     controller.stop();
   });
 

@@ -210,6 +210,19 @@ export class ZoneReconciler {
       prior = this.models.get(key) ?? prior;
       await this.unprogram(key);
     }
+    const now = this.o.now().getTime();
+    // Content served unchanged for the window becomes the baseline changes are measured against;
+    // never while a change is held or not yet served. Taken from the model as it is, before a rebuild
+    // carries its baseline on: a rebuild is measured from the content served before it.
+    const current = this.models.get(key) ?? prior;
+    if (
+      current?.baseline !== undefined &&
+      current.held === undefined &&
+      !current.full &&
+      current.pending.size === 0 &&
+      now - current.lastChangeAt >= this.o.changeSafetyWindowMs
+    )
+      current.baseline.reset(current.model.rrsetCount);
     const state = this.models.modelFor(key, zone, verdict.zoneClass, verdict.origin, prior);
     // The first model of the zone in this process (a restart, a new leader): what was served before
     // it started is the baseline, if known and if the backend still serves it (a held change must
@@ -219,17 +232,6 @@ export class ZoneReconciler {
       if (state.fresh && state.rebuiltFrom === undefined && backend.keepsServing === true)
         state.servedBefore = this.o.serials.servedRRsets(verdict.origin, zone.status);
     }
-    const now = this.o.now().getTime();
-    // Content served unchanged for the window becomes the baseline changes are measured against;
-    // never while a change is held or not yet served.
-    if (
-      state.baseline !== undefined &&
-      state.held === undefined &&
-      !state.full &&
-      state.pending.size === 0 &&
-      now - state.lastChangeAt >= this.o.changeSafetyWindowMs
-    )
-      state.baseline.reset(state.model.rrsetCount);
     const taken = takeChange(state, this.o.catalog, key, this.o.changes.take(key), now);
     const classTransfers = await this.o.transfers.of(verdict.zoneClass);
     // The zone's RFC 2136 update policy rides with the class's keys to the server that answers UPDATE.
@@ -503,10 +505,12 @@ export class ZoneReconciler {
       return { held: false, confirmed: false };
     const settings = effectiveChangeSafety(verdict.zoneClass.spec.changeSafety, zone.spec.changeSafety);
     if (!settings.enabled) return { held: false, confirmed: false };
-    const change = baseline.measure(state.model.origin, (owner, type) => state.model.published(owner, type), {
-      count: state.model.rrsetCount,
-      rrsets: () => state.model.rrsets(),
-    });
+    const change = baseline.measure(
+      state.model.origin,
+      (owner, type) => state.model.published(owner, type),
+      state.model.defaultTtl,
+      { count: state.model.rrsetCount, rrsets: () => state.model.rrsets() },
+    );
     const annotation = zone.metadata.annotations?.[CONFIRM_CHANGE_ANNOTATION]?.trim();
     const confirmations = [...(annotation ? [annotation] : []), ...(this.o.confirmations?.(key) ?? [])];
     const how = this.o.confirmHint?.(key, change.hash) ?? annotationHint(change.hash);

@@ -25,14 +25,28 @@ function world(hosts: number) {
   return { catalog, theClass, theZone, state: models.modelFor(KEY, theZone, theClass, ORIGIN), models };
 }
 
-function host(i: number, value = `192.0.2.${i}`) {
+function host(i: number, value = `192.0.2.${i}`, ttl?: number) {
   return recordSet('dns', `h${i}`, {
     zoneRef: { name: 'example-com' },
     name: `h${i}`,
     type: 'A',
     records: [value],
+    ...(ttl !== undefined ? { ttl } : {}),
   });
 }
+
+/** The state served: what the backend confirmed (nothing pending, the whole zone sent). */
+function served(state: ReturnType<typeof world>['state']) {
+  state.pending.clear();
+  state.full = false;
+}
+
+const measureOf = (state: ReturnType<typeof world>['state']) =>
+  state.baseline!.measure(
+    ORIGIN,
+    (owner, type) => state.model.published(owner, type),
+    state.model.defaultTtl,
+  );
 
 function side(theZone: DNSZone, theClass: DNSZoneClass, assembled: ReturnType<typeof world>['state']) {
   return { key: KEY, resource: theZone, zoneClass: theClass, zone: assembled.model.assembled() };
@@ -89,7 +103,7 @@ describe('takeChange', () => {
       'h5.example.com.',
     ]);
     assert.equal(state.lastChangeAt, 2_000);
-    const measured = state.baseline!.measure(ORIGIN, (owner, type) => state.model.published(owner, type));
+    const measured = measureOf(state);
     assert.deepEqual(measured.counts, { total: 12, deleted: 4, updated: 1, added: 1 });
     // The plan (`zonekeeper plan`) measures the same change from the two contents, whole (and holds
     // it: 4 of 12 deleted is over 30 %).
@@ -118,11 +132,119 @@ describe('takeChange', () => {
     // new TTL alone is the settings' change, not counted), as `zonekeeper plan` measures them.
     assert.equal(rebuilt.baseline, state.baseline);
     assert.equal(rebuilt.rebuiltFrom, undefined);
-    const measured = rebuilt.baseline!.measure(ORIGIN, (owner, type) => rebuilt.model.published(owner, type));
+    const measured = measureOf(rebuilt);
     assert.deepEqual(measured.counts, { total: 12, deleted: 4, updated: 0, added: 0 });
     const plan = planHold(first, side(changed, theClass, rebuilt));
     assert.equal(plan?.held, true);
     assert.equal(plan?.hash, measured.hash);
     assert.deepEqual(plan?.counts, measured.counts);
+  });
+
+  test('a held deletion undone after the class default TTL changed is no change: the TTL that follows the default is not counted', () => {
+    const { catalog, theClass, theZone, state, models } = world(11);
+    takeChange(state, catalog, KEY, undefined, 1_000);
+    const first = side(theZone, theClass, state);
+    served(state);
+    const dirty = new Set<string>();
+    for (const i of [1, 2, 3, 4]) {
+      catalog.deleteRecord(`dns/h${i}`);
+      dirty.add(`dns/h${i}`);
+    }
+    takeChange(state, catalog, KEY, dirty, 2_000);
+    const held = measureOf(state);
+    assert.deepEqual(held.counts, { total: 12, deleted: 4, updated: 0, added: 0 });
+    // The class's owner changes its default TTL while the deletion is held: the model is rebuilt.
+    const longer = zoneClass(undefined, undefined, { defaults: { ttl: 600 } });
+    catalog.setClass(longer);
+    const rebuilt = models.modelFor(KEY, theZone, longer, ORIGIN);
+    takeChange(rebuilt, catalog, KEY, new Set(), 3_000);
+    assert.deepEqual(measureOf(rebuilt).counts, held.counts, 'the deletion alone, the new TTL not counted');
+    assert.equal(measureOf(rebuilt).hash, held.hash, 'the same change: a confirmation of it still applies');
+    // The tenant restores the record sets: they come back at the class's new default TTL.
+    for (const i of [1, 2, 3, 4]) catalog.setRecord(host(i));
+    takeChange(rebuilt, catalog, KEY, dirty, 4_000);
+    assert.equal(rebuilt.model.published('h1.example.com.', 'A')?.ttl, 600);
+    assert.deepEqual(measureOf(rebuilt).counts, { total: 12, deleted: 0, updated: 0, added: 0 });
+    assert.equal(planHold(first, side(theZone, longer, rebuilt)), undefined, 'nor would a plan hold it');
+  });
+
+  test('a TTL set on the record sets themselves still counts, across a rebuild for the default TTL', () => {
+    const { catalog, theClass, theZone, state, models } = world(11);
+    // h1..h4 carry a TTL of their own, equal to the default at first.
+    for (const i of [1, 2, 3, 4]) catalog.setRecord(host(i, undefined, 300));
+    takeChange(state, catalog, KEY, undefined, 1_000);
+    const first = side(theZone, theClass, state);
+    served(state);
+    const longer = zoneClass(undefined, undefined, { defaults: { ttl: 600 } });
+    catalog.setClass(longer);
+    const rebuilt = models.modelFor(KEY, theZone, longer, ORIGIN);
+    takeChange(rebuilt, catalog, KEY, new Set(), 2_000);
+    // Their own TTL stays: nothing changed for them; the others follow the default, not counted.
+    assert.equal(rebuilt.model.published('h1.example.com.', 'A')?.ttl, 300);
+    assert.equal(rebuilt.model.published('h5.example.com.', 'A')?.ttl, 600);
+    assert.deepEqual(measureOf(rebuilt).counts, { total: 12, deleted: 0, updated: 0, added: 0 });
+    // The tenant gives 4 of them another TTL of their own: 4 of 12 changed, over 30 %.
+    const dirty = new Set<string>();
+    for (const i of [1, 2, 3, 4]) {
+      catalog.setRecord(host(i, undefined, 60));
+      dirty.add(`dns/h${i}`);
+    }
+    takeChange(rebuilt, catalog, KEY, dirty, 3_000);
+    const measured = measureOf(rebuilt);
+    assert.deepEqual(measured.counts, { total: 12, deleted: 0, updated: 4, added: 0 });
+    const plan = planHold(first, side(theZone, longer, rebuilt));
+    assert.equal(plan?.held, true);
+    assert.equal(plan?.hash, measured.hash);
+  });
+
+  test('a rebuild moves lastChangeAt only when it changes what change safety counts', () => {
+    const { catalog, theClass, theZone, state, models } = world(11);
+    takeChange(state, catalog, KEY, undefined, 1_000);
+    served(state);
+    // SOA fields and a new default TTL: the model is rebuilt, nothing counted changed.
+    const soa: DNSZone = { ...theZone, spec: { ...theZone.spec, soa: { refresh: 1234 }, ttl: 900 } };
+    catalog.setZone(soa);
+    const rebuilt = models.modelFor(KEY, soa, theClass, ORIGIN);
+    takeChange(rebuilt, catalog, KEY, new Set(), 20_000);
+    assert.equal(rebuilt.lastChangeAt, 1_000, 'the stability window goes on from the last real change');
+    assert.equal(rebuilt.baseline?.changedSinceBaseline, false);
+    served(rebuilt);
+    // Again, with a class of other name servers: the apex NS changes, and that is a change.
+    const other = zoneClass(undefined, ['ns1.example.com.', 'ns3.example.com.']);
+    catalog.setClass(other);
+    const again = models.modelFor(KEY, soa, other, ORIGIN);
+    takeChange(again, catalog, KEY, new Set(), 30_000);
+    assert.equal(again.lastChangeAt, 30_000);
+    assert.equal(again.baseline?.changedSinceBaseline, true);
+    // A change noted before the rebuild keeps its time when the rebuild adds nothing.
+    served(again);
+    catalog.setRecord(host(1, '198.51.100.1'));
+    takeChange(again, catalog, KEY, new Set(['dns/h1']), 40_000);
+    assert.equal(again.lastChangeAt, 40_000);
+    const ttl: DNSZone = { ...soa, spec: { ...soa.spec, ttl: 1200 } };
+    catalog.setZone(ttl);
+    const third = models.modelFor(KEY, ttl, other, ORIGIN);
+    takeChange(third, catalog, KEY, new Set(), 45_000);
+    assert.equal(third.lastChangeAt, 40_000);
+  });
+
+  test('a TTL of its own equal to the warm standby minimum counts on a record set that is not steered', () => {
+    const { catalog, theZone, state } = world(0);
+    const short = { ...theZone, spec: { ...theZone.spec, ttl: 60 } };
+    catalog.setZone(short);
+    for (let i = 1; i <= 11; i++) catalog.setRecord(host(i));
+    const models = new ZoneModels();
+    const model = models.modelFor(KEY, short, zoneClass(), ORIGIN);
+    takeChange(model, catalog, KEY, undefined, 1_000);
+    served(model);
+    assert.equal(model.model.published('h1.example.com.', 'A')?.ttl, 60);
+    const dirty = new Set<string>();
+    for (const i of [1, 2, 3, 4]) {
+      catalog.setRecord(host(i, undefined, 300));
+      dirty.add(`dns/h${i}`);
+    }
+    takeChange(model, catalog, KEY, dirty, 2_000);
+    assert.deepEqual(measureOf(model).counts, { total: 12, deleted: 0, updated: 4, added: 0 });
+    assert.equal(state.fresh, true, 'the first state is not used');
   });
 });

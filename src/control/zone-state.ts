@@ -56,7 +56,11 @@ export interface ZoneModelState {
    * content, then whenever the content stayed unchanged for the stability window; ADR 0018).
    */
   baseline?: ChangeBaseline;
-  /** When the model's content last changed (ms since the epoch). */
+  /**
+   * When the model's content last changed as change safety counts it (ms since the epoch): the start
+   * of the stability window (ADR 0018). A rebuild moves it only if it noted a change (`rebuildChanges`):
+   * new SOA fields or a new default TTL alone do not restart the window.
+   */
   lastChangeAt: number;
   /** The change held for confirmation, if any. */
   held?: { hash: string; message: string };
@@ -65,7 +69,7 @@ export interface ZoneModelState {
    * backend), until the rebuilt model's first content is taken: its baseline and held change go on in
    * the rebuilt model (ADR 0018), so a rebuild never serves a change that waits for its confirmation.
    */
-  rebuiltFrom?: Pick<ZoneModelState, 'model' | 'baseline' | 'held'>;
+  rebuiltFrom?: Pick<ZoneModelState, 'model' | 'baseline' | 'held' | 'lastChangeAt'>;
   /**
    * The RRsets served before this process started (the zone's status, or the serial store), for the
    * first model this process builds for the zone: a first content with fewer RRsets is measured
@@ -139,7 +143,14 @@ export class ZoneModels {
       statusesPending: 'all',
       lastChangeAt: 0,
       ...(from?.baseline !== undefined
-        ? { rebuiltFrom: { model: from.model, baseline: from.baseline, held: from.held } }
+        ? {
+            rebuiltFrom: {
+              model: from.model,
+              baseline: from.baseline,
+              held: from.held,
+              lastChangeAt: from.lastChangeAt,
+            },
+          }
         : {}),
     };
     this.models.set(key, state);
@@ -178,18 +189,25 @@ export function takeChange(
   state.rebuiltFrom = undefined;
   if (prior?.baseline !== undefined) {
     state.baseline = prior.baseline;
-    state.baseline.note(rebuildChanges(prior.model.rrsets(), state.model.rrsets(), rrsetIdOf));
+    const before = prior.model.defaultTtl;
+    const noted = rebuildChanges(
+      { rrsets: prior.model.rrsets(), defaultTtl: before },
+      { rrsets: state.model.rrsets(), defaultTtl: state.model.defaultTtl },
+      rrsetIdOf,
+    );
+    state.baseline.note(noted, before);
     if (prior.held !== undefined) state.held = prior.held;
-    state.lastChangeAt = now;
+    // The stability window goes on unless the rebuild changed what change safety counts.
+    state.lastChangeAt = noted.size > 0 ? now : prior.lastChangeAt;
   } else if (fresh && state.servedBefore !== undefined && state.servedBefore > state.model.rrsetCount)
     state.baseline = ChangeBaseline.served(state.servedBefore);
   else if (fresh || state.baseline === undefined) state.baseline = new ChangeBaseline(state.model.rrsetCount);
-  else if (changed) state.baseline.note(delta.previous);
+  else if (changed) state.baseline.note(delta.previous, state.model.defaultTtl);
   if (fresh) state.servedBefore = undefined;
   // New content needs a serial of its own: the one chosen before (saved or not) stays with the old.
   if (changed) {
     state.assigned = undefined;
-    state.lastChangeAt = now;
+    if (prior?.baseline === undefined) state.lastChangeAt = now;
   }
   if (state.verdictsPending !== 'all') for (const k of delta.verdicts) state.verdictsPending.add(k);
   if (state.statusesPending !== 'all') {

@@ -12,6 +12,7 @@ import {
   printUnknownRdata,
   type Rdata,
   rdataEquals,
+  rdataIdentical,
 } from './rdata.ts';
 import { type RecordTypeName, RRType } from './rrtype.ts';
 import { WireError, WireReader, WireWriter } from './wire.ts';
@@ -448,6 +449,29 @@ describe('helpers', () => {
     assert.ok(!rdataEquals(p('CNAME', 'a'), p('ALIAS', 'a')));
     assert.ok(rdataEquals(p('HTTPS', '1 . alpn=h2 port=1'), p('HTTPS', '1 . port=1 alpn=h2')));
     assert.ok(!rdataEquals(p('HTTPS', '1 . alpn=h2'), p('HTTPS', '1 . alpn=h3')));
+  });
+
+  test('rdataIdentical keeps the case of names: identical exactly when printed alike', () => {
+    const p = (t: RecordTypeName, s: string): Rdata => parseRdata(t, s, ORIGIN);
+    const pairs: [Rdata, Rdata][] = [
+      [p('MX', '10 MAIL.example.com.'), p('MX', '10 mail.example.com.')],
+      [p('MX', '10 mail'), p('MX', '10 mail')],
+      [p('TXT', '"a" "b"'), p('TXT', '"ab"')],
+      [p('TXT', '"a" "b"'), p('TXT', '"a" "b"')],
+      [p('SRV', '1 2 3 Svc.example.com.'), p('SRV', '1 2 3 svc.example.com.')],
+      [p('HTTPS', '1 . alpn=h2 port=1'), p('HTTPS', '1 . port=1 alpn=h2')],
+      [p('HTTPS', '1 . alpn=h2'), p('HTTPS', '1 . alpn=h3')],
+      [p('CAA', '0 issue "ca.example"'), p('CAA', '0 issue "ca.example"')],
+    ];
+    // Of one type (as in an RRset): a CNAME and an ALIAS print alike but are not identical.
+    assert.ok(!rdataIdentical(p('CNAME', 'a'), p('ALIAS', 'a')));
+    for (const [a, b] of pairs)
+      assert.equal(
+        rdataIdentical(a, b),
+        printRdata(a) === printRdata(b),
+        `${printRdata(a)} / ${printRdata(b)}`,
+      );
+    assert.ok(rdataEquals(pairs[0]![0], pairs[0]![1]) && !rdataIdentical(pairs[0]![0], pairs[0]![1]));
   });
 });
 

@@ -255,7 +255,8 @@ const NAME_FIELDS: ReadonlySet<string> = new Set([
   'replacement',
 ]);
 
-function valueEquals(a: unknown, b: unknown): boolean {
+/** Field by field; with `foldNames`, the domain names of `NAME_FIELDS` compared case-insensitively. */
+function valueEquals(a: unknown, b: unknown, foldNames: boolean): boolean {
   if (a === b) return true;
   if (a instanceof Uint8Array && b instanceof Uint8Array) {
     if (a.length !== b.length) return false;
@@ -264,7 +265,7 @@ function valueEquals(a: unknown, b: unknown): boolean {
   }
   if (Array.isArray(a) && Array.isArray(b)) {
     if (a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!valueEquals(a[i], b[i])) return false;
+    for (let i = 0; i < a.length; i++) if (!valueEquals(a[i], b[i], foldNames)) return false;
     return true;
   }
   if (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null) {
@@ -276,9 +277,9 @@ function valueEquals(a: unknown, b: unknown): boolean {
       if (!(k in rb)) return false;
       const x = ra[k];
       const y = rb[k];
-      if (NAME_FIELDS.has(k) && typeof x === 'string' && typeof y === 'string') {
+      if (foldNames && NAME_FIELDS.has(k) && typeof x === 'string' && typeof y === 'string') {
         if (!nameEquals(x, y)) return false;
-      } else if (!valueEquals(x, y)) {
+      } else if (!valueEquals(x, y, foldNames)) {
         return false;
       }
     }
@@ -289,5 +290,14 @@ function valueEquals(a: unknown, b: unknown): boolean {
 
 /** Canonical equality: same type and fields, with domain names compared case-insensitively. */
 export function rdataEquals(a: Rdata, b: Rdata): boolean {
-  return a.type === b.type && valueEquals(a, b);
+  return a.type === b.type && valueEquals(a, b, true);
+}
+
+/**
+ * The same fields with the same values, names spelled alike (case kept): identical RDATA print the
+ * same `printRdata` text. Cheaper than printing both; RDATA that are not identical may still print
+ * alike (e.g. an address kept in another spelling), which only `printRdata` tells.
+ */
+export function rdataIdentical(a: Rdata, b: Rdata): boolean {
+  return a.type === b.type && valueEquals(a, b, false);
 }

@@ -13,12 +13,14 @@ import {
   type EffectiveChangeSafety,
   effectiveChangeSafety,
 } from '../api/index.ts';
+import { steeredTtl } from '../api/steering.ts';
 import { nameKey } from '../dns/name.ts';
-import { printRdata } from '../dns/rdata.ts';
+import { printRdata, type Rdata, rdataIdentical } from '../dns/rdata.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
 import type { AssembledZone } from './assemble.ts';
 import type { ResourceKey } from './resource-key.ts';
 import type { RRset } from './rrset.ts';
+import { zoneDefaultTtl } from './soa.ts';
 import { ZoneModel } from './zone-model.ts';
 
 /** How a change compares with the baseline. */
@@ -42,12 +44,18 @@ export interface MeasuredChange {
   byCount?: boolean;
 }
 
+/** What the baseline published at an RRset, and the zone's default TTL it was published under. */
+interface Noted {
+  rrset: RRset | undefined;
+  defaultTtl: number;
+}
+
 /**
  * The baseline of one zone, kept as a delta: for every RRset changed since the baseline was taken, what
  * the baseline published there. Costs what changed, not the zone.
  */
 export class ChangeBaseline {
-  private readonly before = new Map<string, RRset | undefined>();
+  private readonly before = new Map<string, Noted>();
   /** RRsets of the baseline. */
   total: number;
   /**
@@ -72,9 +80,12 @@ export class ChangeBaseline {
     return baseline;
   }
 
-  /** Notes a change taken into the model: each RRset's previous content, if it is the first change since the baseline. */
-  note(previous: ReadonlyMap<string, RRset | undefined>): void {
-    for (const [id, rrset] of previous) if (!this.before.has(id)) this.before.set(id, rrset);
+  /**
+   * Notes a change taken into the model: each RRset's previous content, if it is the first change since
+   * the baseline, with the default TTL of the model it was published in.
+   */
+  note(previous: ReadonlyMap<string, RRset | undefined>, defaultTtl: number): void {
+    for (const [id, rrset] of previous) if (!this.before.has(id)) this.before.set(id, { rrset, defaultTtl });
   }
 
   /** The current content becomes the baseline. */
@@ -95,28 +106,34 @@ export class ChangeBaseline {
 
   /**
    * The change from the baseline to the current content; `current(id)` is what the zone publishes now
-   * at the id (`owner key NUL type`).
+   * at the id (`owner key NUL type`), under the zone's default TTL `defaultTtl`. An RRset whose TTL
+   * differs only because it follows the zone's default TTL, which changed (`sameContent`), is no
+   * change.
    */
   measure(
     origin: string,
     current: (ownerKey: string, type: RecordTypeName) => RRset | undefined,
+    defaultTtl: number,
     /** The whole current content, read only for a baseline of which only the count is known. */
     whole?: { count: number; rrsets: () => Iterable<RRset> },
   ): MeasuredChange {
     if (this.countOnly && whole !== undefined) return this.measureCount(origin, whole);
     const counts: ChangeCounts = { total: this.total, deleted: 0, updated: 0, added: 0 };
     const lines: string[] = [];
-    for (const [id, was] of this.before) {
+    for (const [id, noted] of this.before) {
+      const was = noted.rrset;
       const cut = id.lastIndexOf('\u0000');
       const now = current(id.slice(0, cut), id.slice(cut + 1) as RecordTypeName);
-      const before = was === undefined ? undefined : content(was);
-      const after = now === undefined ? undefined : content(now);
-      if (before === after) continue;
-      if (before === undefined) counts.added++;
-      else if (after === undefined) counts.deleted++;
+      if (was === undefined && now === undefined) continue;
+      if (was !== undefined && now !== undefined && sameContent(was, noted.defaultTtl, now, defaultTtl))
+        continue;
+      if (was === undefined) counts.added++;
+      else if (now === undefined) counts.deleted++;
       else counts.updated++;
       const rrset = (now ?? was)!;
-      lines.push(`${rrset.owner.toLowerCase()} ${rrset.type} ${before ?? '-'} => ${after ?? '-'}`);
+      const before = was === undefined ? '-' : content(was);
+      const after = now === undefined ? '-' : content(now);
+      lines.push(`${rrset.owner.toLowerCase()} ${rrset.type} ${before} => ${after}`);
     }
     lines.sort();
     const hash = createHash('sha256')
@@ -159,47 +176,111 @@ function measureByCount(
   return { counts, hash: hash.slice(0, 16), byCount: true };
 }
 
+/** One side of a rebuild: a model's RRsets and the zone's default TTL they were made with. */
+export interface RebuildSide {
+  rrsets: Iterable<RRset>;
+  defaultTtl: number;
+}
+
 /**
- * What a rebuilt model changes against the model it replaces, as `ChangeBaseline.note` takes it: each
- * RRset (by id, `owner key NUL type`) added, deleted, or with other records, with what the replaced
- * model published there. A TTL alone is not compared: a rebuild for the zone's settings (its default
- * TTL) gives every RRset a new one, which is the settings' change, not the content's. The SOA is not
- * counted.
+ * What a rebuilt model changes against the model it replaces, as `ChangeBaseline.note` takes it (with
+ * `before.defaultTtl`): each RRset (by id, `owner key NUL type`) added, deleted, or with other content
+ * (`sameContent`), with what the replaced model published there. A TTL that follows the zone's default
+ * TTL is not compared: a rebuild for a new default TTL gives every such RRset a new one, which is the
+ * settings' change, not the content's; a TTL the record set sets itself is. The SOA is not counted.
  */
 export function rebuildChanges(
-  before: Iterable<RRset>,
-  after: Iterable<RRset>,
+  before: RebuildSide,
+  after: RebuildSide,
   id: (rrset: RRset) => string,
 ): Map<string, RRset | undefined> {
-  const was = new Map<string, RRset>();
-  for (const r of before) if (r.type !== 'SOA') was.set(id(r), r);
   const changes = new Map<string, RRset | undefined>();
-  for (const r of after) {
-    if (r.type === 'SOA') continue;
+  const same = (old: RRset, r: RRset) => sameContent(old, before.defaultTtl, r, after.defaultTtl);
+  // Two models of one zone yield their RRsets in the same order (canonical), mostly at the same owner
+  // spelled alike: those are paired as they come, without an id; the others are paired by id after.
+  const was = new Map<string, RRset>();
+  const rest: RRset[] = [];
+  const a = before.rrsets[Symbol.iterator]();
+  const b = after.rrsets[Symbol.iterator]();
+  for (;;) {
+    const x = a.next();
+    const y = b.next();
+    if (x.done === true && y.done === true) break;
+    const old = x.done === true ? undefined : x.value;
+    const r = y.done === true ? undefined : y.value;
+    if (old !== undefined && r !== undefined && old.type === r.type && old.owner === r.owner) {
+      if (old.type !== 'SOA' && !same(old, r)) changes.set(id(old), old);
+      continue;
+    }
+    if (old !== undefined && old.type !== 'SOA') was.set(id(old), old);
+    if (r !== undefined && r.type !== 'SOA') rest.push(r);
+  }
+  for (const r of rest) {
     const key = id(r);
     const old = was.get(key);
     was.delete(key);
     if (old === undefined) changes.set(key, undefined);
-    else if (records(old) !== records(r)) changes.set(key, old);
+    else if (!same(old, r)) changes.set(key, old);
   }
   for (const [key, old] of was) changes.set(key, old);
   return changes;
 }
 
-/** An RRset's records in canonical presentation form, sorted (its TTL left out). */
-function records(rrset: RRset): string {
-  return rrset.rdata
+/**
+ * Whether an RRset's TTL is the one the zone's default TTL gives an RRset that sets none: the default,
+ * or for a warm standby (an ordered steered RRset) the minimum it is raised to (`steeredTtl`). A
+ * record set's own TTL equal to it cannot be told apart, and is taken as following the default too.
+ */
+function followsDefault(rrset: RRset, defaultTtl: number): boolean {
+  return (
+    rrset.ttl === defaultTtl ||
+    (rrset.steering?.policy === 'Ordered' &&
+      rrset.ttl === steeredTtl({ placement: 'ActivePassiveWarm' }, defaultTtl))
+  );
+}
+
+/**
+ * Whether two RRsets at one id have the same content as change safety counts it: the same records, and
+ * the same TTL — or each the TTL its zone's default gives (`followsDefault`): a new default TTL (the
+ * zone's or its class's settings) is not a change of the zone's content, whether it reaches an RRset in
+ * the rebuild or when a deleted one is made again.
+ */
+export function sameContent(a: RRset, aDefaultTtl: number, b: RRset, bDefaultTtl: number): boolean {
+  if (a.ttl !== b.ttl && !(followsDefault(a, aDefaultTtl) && followsDefault(b, bDefaultTtl))) return false;
+  return sameRecords(a.rdata, b.rdata);
+}
+
+/**
+ * Whether two RRsets hold the same records, in any order: what comparing their `records` says, without
+ * printing every record of a zone. A record set's records are parsed once and kept (the parse cache),
+ * so a rebuilt model mostly shares them with the model it replaces (the same array); else they are
+ * compared field by field in order, and only RRsets that differ so — other records, another order —
+ * are printed and sorted.
+ */
+export function sameRecords(a: readonly Rdata[], b: readonly Rdata[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  let i = 0;
+  while (i < a.length && rdataIdentical(a[i]!, b[i]!)) i++;
+  return i === a.length || printedRecords(a) === printedRecords(b);
+}
+
+/** Records in canonical presentation form, sorted. */
+function printedRecords(rdata: readonly Rdata[]): string {
+  return rdata
     .map((r) => printRdata(r))
     .sort()
     .join(' | ');
 }
 
+/** An RRset's records in canonical presentation form, sorted (its TTL left out). */
+function records(rrset: RRset): string {
+  return printedRecords(rrset.rdata);
+}
+
 /** An RRset's content as one line: TTL and records in canonical presentation form, sorted. */
 function content(rrset: RRset): string {
-  return `${rrset.ttl} ${rrset.rdata
-    .map((r) => printRdata(r))
-    .sort()
-    .join(' | ')}`;
+  return `${rrset.ttl} ${records(rrset)}`;
 }
 
 /** Whether a change is larger than the settings allow (octoDNS: strictly more than the share). */
@@ -277,7 +358,7 @@ export interface PlannedHold {
  * (`decideHold`) the controller applies, with the zone's own confirmation annotation (as it would be
  * after the change) and `confirmations` (e.g. `zonekeeper confirm` files). A change of the zone's
  * settings that rebuilds its model (SOA fields, default TTL, name servers, class) is measured as the
- * controller measures a rebuild (`rebuildChanges`: an RRset whose TTL alone differs is not counted).
+ * controller measures a rebuild (`rebuildChanges`: a TTL that follows the default TTL is not counted).
  * Never held, as in the controller: a zone created or deleted, and a domain moving to another DNSZone.
  */
 export function planHold(
@@ -295,15 +376,29 @@ export function planHold(
   const id = (r: RRset) => `${nameKey(r.owner)}\u0000${r.type}`;
   const was = new Map(before.zone.rrsets.map((r) => [id(r), r] as const));
   const now = new Map(after.zone.rrsets.map((r) => [id(r), r] as const));
+  const defaultBefore = zoneDefaultTtl(before.resource, before.zoneClass);
+  const defaultAfter = zoneDefaultTtl(after.resource, after.zoneClass);
   const baseline = new ChangeBaseline(was.size);
-  if (rebuilt) baseline.note(rebuildChanges(was.values(), now.values(), id));
+  if (rebuilt)
+    baseline.note(
+      rebuildChanges(
+        { rrsets: was.values(), defaultTtl: defaultBefore },
+        { rrsets: now.values(), defaultTtl: defaultAfter },
+        id,
+      ),
+      defaultBefore,
+    );
   else {
     const previous = new Map<string, RRset | undefined>();
     for (const [k, r] of was) previous.set(k, r);
     for (const k of now.keys()) if (!was.has(k)) previous.set(k, undefined);
-    baseline.note(previous);
+    baseline.note(previous, defaultBefore);
   }
-  const change = baseline.measure(origin, (ownerKey, type) => now.get(`${ownerKey}\u0000${type}`));
+  const change = baseline.measure(
+    origin,
+    (ownerKey, type) => now.get(`${ownerKey}\u0000${type}`),
+    defaultAfter,
+  );
   const annotation = after.resource.metadata.annotations?.[CONFIRM_CHANGE_ANNOTATION]?.trim();
   const decision = decideHold(settings, change, [...(annotation ? [annotation] : []), ...confirmations], '');
   if (!decision.held && !decision.confirmed) return undefined;
