@@ -51,6 +51,7 @@ import { updateKeySources } from '../sources/writes/update-keys.ts';
 import { CredentialTable, type WriteAccessConfig } from '../writes/credentials.ts';
 import { type RecordWriter, WriteCoordinator } from '../writes/record-writer.ts';
 import { withUpdateCredentials } from '../writes/update-credentials.ts';
+import { RecordTable } from '../zones/record-table.ts';
 import type { ResolvedTransfers } from '../zones/transfers.ts';
 import type { Log } from './logger.ts';
 import { giveMemoryBackAfterFirstLoad } from './memory-after-load.ts';
@@ -151,7 +152,9 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const releaseCompaction = state.holdCompaction();
   const probeTimeoutMs = options.secondaryProbeTimeoutMs ?? DEFAULT_SECONDARY_PROBE_TIMEOUT_MS;
   // A manifest restored while its object waits on a finalizer (a held deletion) brings it back.
-  const store = new MemoryStore(undefined, { restoreDeleting: true });
+  // The store keeps record sets in the table the controller's catalog keys them by (one slot each).
+  const recordTable = new RecordTable();
+  const store = new MemoryStore(undefined, { restoreDeleting: true, recordSets: recordTable });
   const workers = Math.max(1, options.workers ?? 1);
   const notifier = new Notifier({ registry, log: (level, message) => log(level, message) });
   let pool: WorkerPoolBackend | undefined;
@@ -338,6 +341,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       : undefined;
   const controller = new Controller({
     store: translated ?? store,
+    recordTable,
     changeSafetyWindowMs: windowMs,
     confirmations: (key) => confirmationFiles.get(key),
     confirmHint,

@@ -13,6 +13,7 @@ import { BUILTIN_CAPABILITIES, BuiltinBackend } from '../backends/builtin/builti
 import type { Name } from '../dns/name.ts';
 import { ZoneTable } from '../server/zone-table.ts';
 import { v8GcFunction } from '../util/memory-release.ts';
+import { Holder, RecordTable } from '../zones/record-table.ts';
 import { Controller, type ControllerOptions } from './controller.ts';
 import { MemoryStore } from './memory-store.ts';
 import { FINALIZER, type ResourceStore } from './resource-store.ts';
@@ -66,6 +67,51 @@ describe('Controller', () => {
       gc();
     }
     assert.equal(first.deref(), undefined);
+    controller.stop();
+  });
+
+  test('a store and a controller sharing one record-set table (serve): one slot per record set, served through a delete and re-add', async () => {
+    const recordTable = new RecordTable();
+    const store = new MemoryStore(now, { restoreDeleting: true, recordSets: recordTable });
+    const table = new ZoneTable();
+    const controller = new Controller({
+      store,
+      backend: new BuiltinBackend(table),
+      serials: new MemorySerialStore(),
+      now,
+      recordTable,
+    });
+    assert.equal(controller.catalog.table, recordTable);
+    seed(store);
+    controller.start();
+    await controller.idle();
+    const ready = () => cond(store, 'DNSRecordSet', 'dns/www', 'Ready')?.status;
+    const served = () => {
+      const node = table.get('example.com.')?.nodes.get('www.example.com.');
+      return node ? [...node.rrsets.values()].flatMap((rrset) => rrset.rdata) : [];
+    };
+    assert.equal(ready(), 'True');
+    assert.deepEqual(served(), [{ type: 'A', address: '192.0.2.1' }]);
+    const slot = recordTable.slotOf('dns/www');
+    assert.ok(recordTable.held(slot, Holder.store) && recordTable.held(slot, Holder.catalog));
+    assert.equal(recordTable.size, 1, 'one slot for the record set, whoever holds it');
+    // Deleted (its finalizer lets it go once the zone no longer serves it), then applied again.
+    store.remove('DNSRecordSet', 'dns/www');
+    await controller.idle();
+    assert.equal(store.get('DNSRecordSet', 'dns/www'), undefined);
+    assert.deepEqual(served(), []);
+    store.apply(
+      recordSet('dns', 'www', {
+        zoneRef: { name: 'example-com' },
+        name: 'www',
+        type: 'A',
+        records: ['192.0.2.2'],
+      }),
+    );
+    await controller.idle();
+    assert.equal(ready(), 'True');
+    assert.deepEqual(served(), [{ type: 'A', address: '192.0.2.2' }]);
+    assert.equal(recordTable.size, 1);
     controller.stop();
   });
 

@@ -9,9 +9,10 @@ import type { SecretResolver } from '../api/secret-ref.ts';
 import type { Backend } from '../backends/backend.ts';
 import type { Name } from '../dns/name.ts';
 import type { Registry } from '../metrics/registry.ts';
-import type { Affected } from '../zones/catalog.ts';
+import { type Affected, Catalog } from '../zones/catalog.ts';
 import { CATALOG_KINDS, CatalogFeed, ZoneChanges } from '../zones/catalog-feed.ts';
 import { domainGate, zonesUnder } from '../zones/domain-verification.ts';
+import type { RecordTable } from '../zones/record-table.ts';
 import { type ResourceKey, resourceKey } from '../zones/resource-key.ts';
 import type { ResolvedTransfers, SoaProbeResult } from '../zones/transfers.ts';
 import { reconcileClass } from './class-reconciler.ts';
@@ -76,6 +77,11 @@ export interface ControllerOptions {
   confirmHint?: (key: ResourceKey, hash: string) => string;
   /** The health of a steered record set's records, for `status.targets` (see `targetsChanged`). */
   recordTargets?: (key: ResourceKey) => RecordTargets | undefined;
+  /**
+   * The record-set table the catalog keys its record sets by; `serve` gives the one its memory store
+   * keeps record sets in, so that both share one slot and key per record set (default a new one).
+   */
+  recordTable?: RecordTable;
 }
 
 /** Default of `changeSafetyWindowMs`. */
@@ -92,8 +98,8 @@ const HASH_DELAY_MS = 1000;
  * changed.
  */
 export class Controller {
-  private readonly feed = new CatalogFeed();
-  readonly catalog = this.feed.catalog;
+  private readonly feed: CatalogFeed;
+  readonly catalog: Catalog;
   private readonly store: ResourceStore;
   private readonly changes = new ZoneChanges();
   private readonly status: StatusWriter;
@@ -103,6 +109,8 @@ export class Controller {
   private unsubscribe?: () => void;
 
   constructor(options: ControllerOptions) {
+    this.feed = new CatalogFeed(options.recordTable ? new Catalog(options.recordTable) : undefined);
+    this.catalog = this.feed.catalog;
     const store = options.store;
     this.store = store;
     const backend = options.backend;

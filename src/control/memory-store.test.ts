@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { recordSet } from '../../test/support/resources.ts';
 import type { DNSRecordSet, Resource } from '../api/index.ts';
+import { Holder, RecordTable } from '../zones/record-table.ts';
 import { resourceKey } from '../zones/resource-key.ts';
 import { MemoryStore } from './memory-store.ts';
 import type { StoreEvent } from './resource-store.ts';
@@ -388,5 +389,109 @@ describe('what a writer must not set through apply (a manifest, a front door)', 
     hostile.metadata = { ...hostile.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' };
     store.apply(hostile);
     assert.equal(store.get('DNSRecordSet', 'dns/www')?.metadata.deletionTimestamp, undefined);
+  });
+});
+
+describe('record sets kept in a record-set table (serve)', () => {
+  /** A seeded generator (xorshift32), so that a failure can be replayed. */
+  const random = (seed: number) => () => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) / 2 ** 32;
+  };
+
+  test('the same objects, versions, counts and events as a map of its own, through random applies, statuses, finalizers and removals', async () => {
+    const now = () => new Date('2026-01-01T00:00:00Z');
+    const table = new RecordTable();
+    const plain = new MemoryStore(now, { restoreDeleting: true });
+    const tabled = new MemoryStore(now, { restoreDeleting: true, recordSets: table });
+    const events: [string[], string[]] = [[], []];
+    plain.watch((e) => events[0].push(`${e.type} ${e.key} ${JSON.stringify(e.object)}`));
+    tabled.watch((e) => events[1].push(`${e.type} ${e.key} ${JSON.stringify(e.object)}`));
+    const next = random(0x5eed);
+    const names = Array.from({ length: 40 }, (_, i) => `n${i}`);
+    // Another holder of the table (what a backend programmed) holds some slots past the store's delete.
+    const programmed = new Set<string>();
+    for (let step = 0; step < 4000; step++) {
+      const name = names[Math.floor(next() * names.length)]!;
+      const key = `dns/${name}`;
+      const op = Math.floor(next() * 7);
+      const address = `192.0.2.${Math.floor(next() * 3) + 1}`;
+      const zone = next() < 0.5 ? 'z' : 'y';
+      for (const store of [plain, tabled]) {
+        if (op <= 2)
+          store.apply(
+            recordSet('dns', name, { zoneRef: { name: zone }, name, type: 'A', records: [address] }),
+          );
+        else if (op === 3) store.remove('DNSRecordSet', key);
+        else if (op === 4) await store.addFinalizer('DNSRecordSet', key, 'x/f');
+        else if (op === 5) await store.removeFinalizer('DNSRecordSet', key, 'x/f');
+        else
+          await store.updateStatus('DNSRecordSet', key, {
+            fqdn: `${name}.${zone}.`,
+            observedGeneration: step,
+          });
+      }
+      if (next() < 0.1) {
+        if (programmed.has(key)) {
+          table.release(table.slotOf(key), Holder.programmed);
+          programmed.delete(key);
+        } else {
+          table.hold(key, Holder.programmed);
+          programmed.add(key);
+        }
+      }
+      for (const key of names.map((n) => `dns/${n}`))
+        assert.deepEqual(
+          tabled.get('DNSRecordSet', key),
+          plain.get('DNSRecordSet', key),
+          `step ${step}: ${key}`,
+        );
+      assert.equal(tabled.count('DNSRecordSet'), plain.count('DNSRecordSet'));
+      const sorted = (store: MemoryStore) =>
+        store
+          .list('DNSRecordSet')
+          .map((o) => JSON.stringify(o))
+          .sort();
+      assert.deepEqual(sorted(tabled), sorted(plain));
+      tabled.forEachKeyed('DNSRecordSet', (object, key) => {
+        assert.equal(key, resourceKey(object.metadata));
+        assert.equal(key, table.keyOf(table.slotOf(key)), "the table's one key string");
+      });
+    }
+    assert.deepEqual(events[1], events[0]);
+    // The table holds no slot that neither the store nor the other holder holds.
+    const held = [...table.entries()].map(([key]) => key).sort();
+    const expected = [
+      ...new Set([...tabled.list('DNSRecordSet').map((o) => resourceKey(o.metadata)), ...programmed]),
+    ].sort();
+    assert.deepEqual(held, expected);
+  });
+
+  test("list keeps a map's order, but a record set applied again while another holder kept its slot keeps its place", () => {
+    const table = new RecordTable();
+    const store = new MemoryStore(undefined, { recordSets: table });
+    const names = () => store.list('DNSRecordSet').map((o) => o.metadata.name);
+    const apply = (name: string) =>
+      store.apply(
+        recordSet('dns', name, { zoneRef: { name: 'z' }, name, type: 'A', records: ['192.0.2.1'] }),
+      );
+    for (const name of ['b', 'a', 'c']) apply(name);
+    assert.deepEqual(names(), ['b', 'a', 'c']);
+    store.remove('DNSRecordSet', 'dns/b');
+    apply('b');
+    assert.deepEqual(names(), ['a', 'c', 'b'], 'no other holder: last, as in a map');
+    const slot = table.hold('dns/a', Holder.programmed);
+    store.remove('DNSRecordSet', 'dns/a');
+    assert.equal(store.get('DNSRecordSet', 'dns/a'), undefined);
+    assert.equal(store.count('DNSRecordSet'), 2);
+    assert.deepEqual(names(), ['c', 'b']);
+    apply('a');
+    assert.deepEqual(names(), ['a', 'c', 'b'], 'its slot kept: its place too');
+    store.remove('DNSRecordSet', 'dns/a');
+    table.release(slot, Holder.programmed);
+    assert.equal(table.slotOf('dns/a'), -1, 'the last holder gone: the slot is free');
+    assert.equal(table.size, 2);
   });
 });

@@ -1,6 +1,7 @@
 import type { ForeignObject } from '../api/frontdoors/front-door.ts';
 import type { Kind, ObjectMeta, Resource } from '../api/index.ts';
 import { getOrInsert } from '../util/get-or-insert.ts';
+import { Holder, type RecordTable, type RefColumn } from '../zones/record-table.ts';
 import { type ResourceKey, resourceKey } from '../zones/resource-key.ts';
 import { jsonEqual } from './conditions.ts';
 import type { ForeignEvent, ForeignObjectStore, ResourceStore, StoreEvent } from './resource-store.ts';
@@ -13,6 +14,70 @@ interface Stored {
   status?: unknown;
 }
 
+/** The objects of one kind by key: a `Map`, or for record sets the slots of a `RecordTable`. */
+interface ByKey {
+  readonly size: number;
+  get(key: ResourceKey): Stored | undefined;
+  set(key: ResourceKey, object: Stored): void;
+  delete(key: ResourceKey): void;
+  values(): Iterable<Stored>;
+  [Symbol.iterator](): Iterator<[ResourceKey, Stored]>;
+}
+
+/**
+ * Record sets kept in a column of the record-set table the catalog, the statuses and what was
+ * programmed key theirs by, instead of a map of the store's own: the table already holds one slot and
+ * the key string per record set, and a map's entry is about 46 bytes more per record set
+ * (docs/benchmarks.md, eighth round). The store holds a slot (`Holder.store`) while it holds the
+ * record set. They iterate in the order the table took their keys first: the order a `Map` keeps,
+ * except that a record set deleted and applied again while another holder still held its slot (what
+ * a backend programmed, until it is removed) keeps its place instead of going last.
+ */
+class TableByKey implements ByKey {
+  private readonly table: RecordTable;
+  private readonly objects: RefColumn<Stored>;
+  private count = 0;
+
+  constructor(table: RecordTable) {
+    this.table = table;
+    this.objects = table.column<Stored>(Holder.store);
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  get(key: ResourceKey): Stored | undefined {
+    const slot = this.table.slotOf(key);
+    return slot >= 0 ? this.objects.get(slot) : undefined;
+  }
+
+  set(key: ResourceKey, object: Stored): void {
+    const slot = this.table.slotOf(key);
+    const held = slot >= 0 && this.table.held(slot, Holder.store);
+    this.objects.set(held ? slot : this.table.hold(key, Holder.store), object);
+    if (!held) this.count++;
+  }
+
+  delete(key: ResourceKey): void {
+    const slot = this.table.slotOf(key);
+    if (slot < 0 || !this.table.held(slot, Holder.store)) return;
+    this.table.release(slot, Holder.store);
+    this.count--;
+  }
+
+  *values(): IterableIterator<Stored> {
+    for (const [, object] of this) yield object;
+  }
+
+  *[Symbol.iterator](): IterableIterator<[ResourceKey, Stored]> {
+    for (const [key, slot] of this.table.entries()) {
+      const object = this.objects.get(slot);
+      if (object !== undefined) yield [key, object];
+    }
+  }
+}
+
 /**
  * An in-memory ResourceStore with Kubernetes semantics for generation, status and finalizers. The
  * manifests source drives it with `apply` and `remove`; reconcilers see exactly what they would see
@@ -20,8 +85,8 @@ interface Stored {
  * `removeForeign`), apart from the native ones, under their door's id.
  */
 export class MemoryStore implements ResourceStore, ForeignObjectStore {
-  private readonly objects = new Map<string, Map<ResourceKey, Stored>>();
-  private readonly foreign = new Map<string, Map<ResourceKey, Stored>>();
+  private readonly objects = new Map<string, ByKey>();
+  private readonly foreign = new Map<string, ByKey>();
   private readonly handlers = new Set<(event: StoreEvent) => void>();
   private readonly foreignHandlers = new Set<(event: ForeignEvent) => void>();
   private readonly now: () => Date;
@@ -34,9 +99,17 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
    * restored while a finalizer waited, e.g. on a held change) instead of waiting to be gone, as
    * Kubernetes would make a create wait. `serve` sets it: a folder has nobody to refuse the create to.
    */
-  constructor(now: () => Date = () => new Date(), options: { restoreDeleting?: boolean } = {}) {
+  /**
+   * `recordSets`: a record-set table to keep the record sets in (see `TableByKey`); `serve` gives the
+   * one its controller's catalog keys by.
+   */
+  constructor(
+    now: () => Date = () => new Date(),
+    options: { restoreDeleting?: boolean; recordSets?: RecordTable } = {},
+  ) {
     this.now = now;
     this.restoreDeleting = options.restoreDeleting ?? false;
+    if (options.recordSets) this.objects.set('DNSRecordSet', new TableByKey(options.recordSets));
   }
 
   list(kind: Kind): Resource[] {
@@ -196,7 +269,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
   // The semantics, for both ----------------------------------------------------------------------
 
   private put(
-    objects: Map<string, Map<ResourceKey, Stored>>,
+    objects: Map<string, ByKey>,
     kind: string,
     desired: Stored,
     creationTimestamp: string | undefined,
@@ -247,7 +320,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
   }
 
   private delete(
-    objects: Map<string, Map<ResourceKey, Stored>>,
+    objects: Map<string, ByKey>,
     kind: string,
     key: ResourceKey,
     emit: (type: 'upsert' | 'delete', object: Stored) => void,
@@ -267,7 +340,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
   }
 
   private setStatus(
-    objects: Map<string, Map<ResourceKey, Stored>>,
+    objects: Map<string, ByKey>,
     kind: string,
     key: ResourceKey,
     status: unknown,
@@ -285,7 +358,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
   }
 
   private addFinalizerTo(
-    objects: Map<string, Map<ResourceKey, Stored>>,
+    objects: Map<string, ByKey>,
     kind: string,
     key: ResourceKey,
     finalizer: string,
@@ -310,7 +383,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
   }
 
   private removeFinalizerFrom(
-    objects: Map<string, Map<ResourceKey, Stored>>,
+    objects: Map<string, ByKey>,
     kind: string,
     key: ResourceKey,
     finalizer: string,

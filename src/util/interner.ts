@@ -23,3 +23,28 @@ export class Interner {
     return s;
   }
 }
+
+/**
+ * One frozen `{ name }` per name, for references many objects repeat the same way (record sets'
+ * `spec.zoneRef` by name: every record set of a zone names it). Objects parsed from text each carry
+ * their own; shared, the record sets of a zone hold one (32 bytes less per record set; docs/benchmarks.md,
+ * eighth round). Frozen, so that no holder can change what the others see. Holds at most `limit`;
+ * past that it starts again, as `Interner` does.
+ */
+export class NameRefInterner {
+  private readonly limit: number;
+  private refs = new Map<string, Readonly<{ name: string }>>();
+
+  constructor(limit = 65_536) {
+    this.limit = limit;
+  }
+
+  get(name: string): Readonly<{ name: string }> {
+    const held = this.refs.get(name);
+    if (held !== undefined) return held;
+    if (this.refs.size >= this.limit) this.refs = new Map();
+    const ref = Object.freeze({ name });
+    this.refs.set(name, ref);
+    return ref;
+  }
+}

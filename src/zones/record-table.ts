@@ -11,6 +11,8 @@ export const Holder = {
   feed: 2,
   programmed: 4,
   status: 8,
+  /** The memory store, when it keeps its record sets in the table (`serve`). */
+  store: 16,
 } as const;
 export type Holder = (typeof Holder)[keyof typeof Holder];
 

@@ -177,6 +177,64 @@ describe('ManifestSource', () => {
     });
   });
 
+  test("record sets of a zone share one frozen zoneRef; edits, moves, renames, deletes and re-adds keep each one's own zone", async () => {
+    const inZone = (name: string, zoneName: string, address: string, ref = `{name: ${zoneName}}`) =>
+      record(name, address).replace('zoneRef: {name: z}', `zoneRef: ${ref}`);
+    const state = await StateStore.open(undefined);
+    source = new ManifestSource({ dir, store, state });
+    const file = path.join(dir, 'a.yaml');
+    const write = (...docs: string[]) => writeFile(file, docs.join('---\n'));
+    const specOf = (name: string) => (store.get('DNSRecordSet', `dns/${name}`) as DNSRecordSet).spec;
+    const zoneRefs = () =>
+      (store.list('DNSRecordSet') as DNSRecordSet[])
+        .map((r) => `${r.metadata.name}:${JSON.stringify(r.spec.zoneRef)}`)
+        .sort();
+    await write(
+      inZone('a', 'z', '192.0.2.1'),
+      inZone('b', 'z', '192.0.2.2'),
+      inZone('c', 'y', '192.0.2.3'),
+      inZone('d', 'z', '192.0.2.4', '{name: z, namespace: dns}'),
+    );
+    await source.reload();
+    assert.deepEqual(zoneRefs(), [
+      'a:{"name":"z"}',
+      'b:{"name":"z"}',
+      'c:{"name":"y"}',
+      'd:{"name":"z","namespace":"dns"}',
+    ]);
+    const shared = specOf('a').zoneRef;
+    assert.equal(specOf('b').zoneRef, shared, 'one object for the zone');
+    assert.ok(Object.isFrozen(shared), 'no holder can change it for the others');
+    assert.throws(() => {
+      (shared as { name: string }).name = 'other';
+    }, TypeError);
+    assert.notEqual(specOf('c').zoneRef, shared);
+    assert.notEqual(specOf('d').zoneRef, shared, 'a zoneRef with more than a name is its own');
+    // b moves to y and its address changes, a is renamed to e, c is deleted; then c is added back in z.
+    await write(inZone('e', 'z', '192.0.2.1'), inZone('b', 'y', '192.0.2.12'), inZone('d', 'z', '192.0.2.4'));
+    await source.reload();
+    assert.deepEqual(zoneRefs(), ['b:{"name":"y"}', 'd:{"name":"z"}', 'e:{"name":"z"}']);
+    assert.equal(specOf('e').zoneRef, shared);
+    assert.equal(specOf('d').zoneRef, shared);
+    assert.deepEqual(specOf('b'), { zoneRef: { name: 'y' }, name: 'b', type: 'A', records: ['192.0.2.12'] });
+    assert.deepEqual(
+      (state.object('DNSRecordSet/dns/b')!.resource as DNSRecordSet).spec,
+      specOf('b'),
+      'the state holds the same version',
+    );
+    await write(
+      inZone('e', 'z', '192.0.2.1'),
+      inZone('b', 'y', '192.0.2.12'),
+      inZone('d', 'z', '192.0.2.4'),
+      inZone('c', 'z', '192.0.2.3'),
+    );
+    await source.reload();
+    assert.deepEqual(records(), ['b=192.0.2.12', 'c=192.0.2.3', 'd=192.0.2.4', 'e=192.0.2.1']);
+    assert.equal(specOf('c').zoneRef, shared);
+    assert.equal(specOf('c').zoneRef?.name, 'z');
+    assert.deepEqual(source.problems(), []);
+  });
+
   test('only changed files are re-read', async () => {
     await writeFile(path.join(dir, 'a.yaml'), record('a', '192.0.2.1'));
     await writeFile(path.join(dir, 'b.yaml'), record('b', '192.0.2.2'));

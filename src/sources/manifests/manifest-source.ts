@@ -25,7 +25,7 @@ import { jsonEqual } from '../../control/conditions.ts';
 import type { MemoryStore } from '../../control/memory-store.ts';
 import { type Name, nameKey, parentName, parseName } from '../../dns/name.ts';
 import { getOrInsert } from '../../util/get-or-insert.ts';
-import { Interner } from '../../util/interner.ts';
+import { Interner, NameRefInterner } from '../../util/interner.ts';
 import { parseRecordSetRecords } from '../../zones/record-parse.ts';
 import { resourceKey } from '../../zones/resource-key.ts';
 import { Definers } from './definers.ts';
@@ -190,6 +190,7 @@ export class ManifestSource {
   private readonly definers: Definers;
   /** One copy of the strings most objects repeat (API version, kind, namespace, zone, type). */
   private readonly interner = new Interner();
+  private readonly zoneRefs = new NameRefInterner();
   /** Absolute file → its path relative to the folder (see `relative`). */
   private readonly relatives = new Map<string, string>();
   private current: ManifestProblem[] = [];
@@ -692,7 +693,7 @@ export class ManifestSource {
       const object = identity ? `${kindName} ${identity.key}` : undefined;
       const docProblems: ManifestProblem[] = [];
       if (doc.resource) shareStrings(doc.resource, this.interner);
-      const resource = (doc.resource && compactRecordSet(doc.resource)) ?? doc.foreign?.object;
+      const resource = (doc.resource && compactRecordSet(doc.resource, this.zoneRefs)) ?? doc.foreign?.object;
       if (!resource) {
         for (const p of doc.problems ?? []) docProblems.push(placed(file, doc.document, p, p.line, object));
       } else {
@@ -1124,20 +1125,22 @@ function shareStrings(resource: Resource, interner: Interner): void {
 }
 
 /**
- * A parsed record set with its small objects (the resource, metadata, spec and zoneRef) made again as
+ * A parsed record set with its small objects (the resource, metadata and spec) made again as
  * literals of exactly their fields, in their usual shapes: as they arrive from the parse thread each
- * takes 56 bytes whatever it holds (a zoneRef of one field included), about 130 bytes more per record
- * set for as long as the state and the file's definitions keep it (docs/benchmarks.md, memory
- * budget). Values (strings, arrays) are kept as they are; other shapes and kinds are left alone.
+ * takes 56 bytes whatever it holds, about 130 bytes more per record set for as long as the state and
+ * the file's definitions keep it (docs/benchmarks.md, memory budget). A zoneRef by name alone is the
+ * one frozen `{ name }` of `zoneRefs` that every record set naming that zone shares (32 bytes per
+ * record set; docs/benchmarks.md, eighth round). Values (strings, arrays) are kept as they are; other
+ * shapes and kinds are left alone.
  */
-function compactRecordSet(resource: Resource): Resource {
+function compactRecordSet(resource: Resource, zoneRefs: NameRefInterner): Resource {
   if (resource.kind !== 'DNSRecordSet' || !only(resource, TOP)) return resource;
   const { apiVersion, kind, metadata: m, spec: sp } = resource;
   const metadata = only(m, META) && m.namespace !== undefined ? { name: m.name, namespace: m.namespace } : m;
   let spec = sp;
   if (only(sp, SPEC)) {
     const { zoneRef: z, name, type, records, ttl } = sp;
-    const zoneRef = z !== undefined && only(z, REF) ? { name: z.name } : z;
+    const zoneRef = z !== undefined && only(z, REF) ? zoneRefs.get(z.name) : z;
     spec = ttl === undefined ? { zoneRef, name, type, records } : { zoneRef, name, type, records, ttl };
   }
   return { apiVersion, kind, metadata, spec };

@@ -398,6 +398,64 @@ describe('StateStore', () => {
     await again.close();
   });
 
+  test("each object's creation time, file, generation and tag read back as put, whatever other objects share, across edits, tags, deletes and a reopen", async () => {
+    const state = await StateStore.open(dir, { compactMinBytes: 1 << 30 });
+    const expected = new Map<string, { created: string; file: string; generation?: number; tag?: unknown }>();
+    const put = (id: string, created: string, file: string, generation?: number) => {
+      const name = id.slice(id.lastIndexOf('/') + 1);
+      state.putObject(id, {
+        created,
+        file,
+        resource: recordSet(name, '192.0.2.1'),
+        ...(generation !== undefined ? { generation } : {}),
+      });
+      const tag = expected.get(id)?.tag;
+      expected.set(id, {
+        created,
+        file,
+        ...(generation !== undefined && generation > 1 ? { generation } : {}),
+        ...(tag !== undefined ? { tag } : {}),
+      });
+    };
+    const check = (store: StateStore, withTags: boolean) => {
+      for (const [id, e] of expected) {
+        const o = store.object(id);
+        assert.equal(o?.created, e.created, id);
+        assert.equal(store.createdAt(id), e.created, id);
+        assert.equal(o?.file, e.file, id);
+        assert.equal(o?.generation, e.generation, id);
+        assert.deepEqual(store.tagOf(id), withTags ? e.tag : undefined, id);
+      }
+      assert.equal([...store.objectIds()].length, expected.size);
+    };
+    // One reload's objects: one creation time, a file each per ten; tagged as the manifest source does.
+    for (let i = 0; i < 100; i++) put(`DNSRecordSet/dns/r${i}`, 'T1', `f${i % 10}.yaml`);
+    for (let i = 0; i < 100; i += 3) {
+      const id = `DNSRecordSet/dns/r${i}`;
+      const tag =
+        i % 2 === 0 ? `/folder/f${i % 10}.yaml` : new Set([`/folder/f${i % 10}.yaml`, '/folder/x.yaml']);
+      assert.equal(state.setTag(id, tag), true);
+      expected.get(id)!.tag = tag;
+    }
+    check(state, true);
+    // Edits: new generations, another file, a later creation time for an object deleted and added again.
+    put('DNSRecordSet/dns/r3', 'T1', 'f3.yaml', 2);
+    put('DNSRecordSet/dns/r4', 'T1', 'moved.yaml', 5);
+    state.setTag('DNSRecordSet/dns/r4', undefined);
+    expected.get('DNSRecordSet/dns/r4')!.tag = undefined;
+    state.deleteObject('DNSRecordSet/dns/r5');
+    expected.delete('DNSRecordSet/dns/r5');
+    put('DNSRecordSet/dns/r5', 'T2', 'f5.yaml');
+    check(state, true);
+    // More distinct creation times than are shared at once: each keeps its own.
+    for (let i = 0; i < 70_000; i++) put(`DNSRecordSet/dns/many${i}`, `M${i}`, 'many.yaml');
+    check(state, true);
+    await state.close();
+    const again = await StateStore.open(dir);
+    check(again, false);
+    await again.close();
+  });
+
   test('without a folder everything stays in memory', async () => {
     const state = await StateStore.open(undefined);
     assert.equal(state.persistent, false);

@@ -890,19 +890,15 @@ export class StateStore implements SerialStore {
  * are held whole.
  */
 class Entry {
-  created: string;
-  /** `metadata.generation` of the accepted version when above 1, else 0. */
-  generation: number;
   /** The accepted version's spec when it is of the usual shape, else the version in a `Whole`. */
   private held: unknown;
   /**
-   * The file of the accepted version and the tag: the file alone when the tag is the same value,
-   * else both in a `FileAndTag`, shared by the entries of the same two (which files define an object
-   * is nearly always the one file its version came from, as the manifest source names it). One field
-   * instead of two, and the spec and the whole version one more: the entry takes four fields, 56
-   * bytes, not six (docs/benchmarks.md, fifth round).
+   * When the object was first seen, the accepted version's file and generation, and the tag: in an
+   * `About` shared by the entries of the same four (objects first seen in one reload share their
+   * creation time, and nearly always the one file their version came from is the tag, as the manifest
+   * source names it). The entry takes two fields, 40 bytes, not four (docs/benchmarks.md, eighth round).
    */
-  private where: string | undefined | FileAndTag;
+  private about: About;
 
   constructor(
     created: string,
@@ -911,24 +907,31 @@ class Entry {
     spec: unknown,
     resource: Resource | undefined,
   ) {
-    this.created = created;
-    this.generation = generation;
     this.held = resource !== undefined ? new Whole(resource) : spec;
-    this.where = file === undefined ? file : fileAndTag(file, undefined);
+    this.about = aboutOf(created, file, generation, undefined);
+  }
+
+  get created(): string {
+    return this.about.created;
+  }
+
+  /** `metadata.generation` of the accepted version when above 1, else 0. */
+  get generation(): number {
+    return this.about.generation;
   }
 
   get file(): string | undefined {
-    return this.where instanceof FileAndTag ? this.where.file : this.where;
+    return this.about.file;
   }
 
   /** What the state's user keeps with the object (`tagOf`), in memory only. */
   get tag(): unknown {
-    return this.where instanceof FileAndTag ? this.where.tag : this.where;
+    return this.about.tag;
   }
 
   set tag(tag: unknown) {
-    const file = this.file;
-    this.where = tag === file ? file : fileAndTag(file, tag);
+    const about = this.about;
+    if (about.tag !== tag) this.about = aboutOf(about.created, about.file, about.generation, tag);
   }
 
   /** The accepted version's spec, when it is of the usual shape. */
@@ -955,45 +958,89 @@ class Whole {
   }
 }
 
-/** An entry's file and tag when they differ (never changed: entries share them). */
-class FileAndTag {
+/** An entry's creation time, file, generation and tag (never changed: entries share them). */
+class About {
+  readonly created: string;
   readonly file: string | undefined;
+  readonly generation: number;
   readonly tag: unknown;
-  constructor(file: string | undefined, tag: unknown) {
+  constructor(created: string, file: string | undefined, generation: number, tag: unknown) {
+    this.created = created;
     this.file = file;
+    this.generation = generation;
     this.tag = tag;
   }
 }
 
 /**
- * Shared `FileAndTag`s by file and tag, for tags that are strings or none: about one per file. At most
- * `FILE_AND_TAGS_KEPT`; past it the map starts again empty.
+ * Shared `About`s by file, tag, creation time and generation, for tags that are strings or none. At
+ * most `ABOUTS_KEPT`; past it the maps start again empty. The two made or found last are looked at
+ * first: a load puts the objects of one file one after the other, each put and then tagged.
  */
-const fileAndTags = new Map<string | undefined, Map<string | undefined, FileAndTag>>();
-let fileAndTagCount = 0;
-const FILE_AND_TAGS_KEPT = 65_536;
+let abouts = new Map<string | undefined, Map<string | undefined, Map<string, Map<number, About>>>>();
+let aboutCount = 0;
+const ABOUTS_KEPT = 65_536;
+let lastAbout: About | undefined;
+let lastButOneAbout: About | undefined;
 
-function fileAndTag(file: string | undefined, tag: unknown): FileAndTag {
-  if (tag !== undefined && typeof tag !== 'string') return new FileAndTag(file, tag);
-  let byTag = fileAndTags.get(file);
-  let pair = byTag?.get(tag);
-  if (pair === undefined) {
-    pair = new FileAndTag(file, tag);
-    if (fileAndTagCount >= FILE_AND_TAGS_KEPT) {
-      // Full (files renamed or removed stay as keys): start again. Entries keep the holders they
-      // have; only later entries share new ones.
-      fileAndTags.clear();
-      fileAndTagCount = 0;
-      byTag = undefined;
-    }
-    if (byTag === undefined) {
-      byTag = new Map();
-      fileAndTags.set(file, byTag);
-    }
-    byTag.set(tag, pair);
-    fileAndTagCount++;
+function aboutOf(created: string, file: string | undefined, generation: number, tag: unknown): About {
+  if (lastAbout !== undefined && isAbout(lastAbout, created, file, generation, tag)) return lastAbout;
+  if (lastButOneAbout !== undefined && isAbout(lastButOneAbout, created, file, generation, tag)) {
+    const about = lastButOneAbout;
+    lastButOneAbout = lastAbout;
+    lastAbout = about;
+    return about;
   }
-  return pair;
+  const about = sharedAbout(created, file, generation, tag);
+  if (about !== lastAbout) {
+    lastButOneAbout = lastAbout;
+    lastAbout = about;
+  }
+  return about;
+}
+
+function isAbout(
+  a: About,
+  created: string,
+  file: string | undefined,
+  generation: number,
+  tag: unknown,
+): boolean {
+  return a.created === created && a.file === file && a.generation === generation && a.tag === tag;
+}
+
+function sharedAbout(created: string, file: string | undefined, generation: number, tag: unknown): About {
+  if (tag !== undefined && typeof tag !== 'string') return new About(created, file, generation, tag);
+  let byTag = abouts.get(file);
+  let byCreated = byTag?.get(tag);
+  let byGeneration = byCreated?.get(created);
+  let about = byGeneration?.get(generation);
+  if (about !== undefined) return about;
+  about = new About(created, file, generation, tag);
+  if (aboutCount >= ABOUTS_KEPT) {
+    // Full (files renamed or removed, creation times of objects gone stay as keys): start again.
+    // Entries keep the holders they have; only later entries share new ones.
+    abouts = new Map();
+    aboutCount = 0;
+    byTag = undefined;
+    byCreated = undefined;
+    byGeneration = undefined;
+  }
+  if (byTag === undefined) {
+    byTag = new Map();
+    abouts.set(file, byTag);
+  }
+  if (byCreated === undefined) {
+    byCreated = new Map();
+    byTag.set(tag as string | undefined, byCreated);
+  }
+  if (byGeneration === undefined) {
+    byGeneration = new Map();
+    byCreated.set(created, byGeneration);
+  }
+  byGeneration.set(generation, about);
+  aboutCount++;
+  return about;
 }
 
 function toEntry(
