@@ -196,7 +196,7 @@ describe('change safety in a cluster (operator and server with the chart RBAC)',
     }
     const { value: held } = await waitFor(async () => {
       const c = await condition(TEAM, 'big', 'Programmed');
-      const hash = c?.reason === 'ChangeHeld' ? /change ([0-9a-f]{16}) held/.exec(c.message)?.[1] : undefined;
+      const hash = c?.reason === 'ChangeHeld' ? /change ([0-9a-f]{32}) held/.exec(c.message)?.[1] : undefined;
       return hash ? { hash, condition: c! } : undefined;
     }, 30_000);
     assert.equal(held.condition.status, 'False');
@@ -225,11 +225,18 @@ describe('change safety in a cluster (operator and server with the chart RBAC)',
     });
     // A stale hash on the zone itself does nothing (and the condition says so). The operator reads
     // DNSZones from one watch, in order: once it has seen this annotation, it had seen the tenant's.
-    await kube.kubectlOk(['annotate', 'dnszone', '-n', TEAM, 'big', `${ANNOTATION}=0123456789abcdef`]);
+    await kube.kubectlOk([
+      'annotate',
+      'dnszone',
+      '-n',
+      TEAM,
+      'big',
+      `${ANNOTATION}=0123456789abcdef0123456789abcdef`,
+    ]);
     await waitFor(async () => {
       const c = await condition(TEAM, 'big', 'Programmed');
       return c?.reason === 'ChangeHeld' &&
-        /"0123456789abcdef" is for another change and does nothing/.test(c.message)
+        /"0123456789abcdef0123456789abcdef" is for another change and does nothing/.test(c.message)
         ? c
         : undefined;
     }, 30_000);
@@ -288,7 +295,7 @@ describe('change safety in a cluster (operator and server with the chart RBAC)',
     ]);
     const { value: held } = await waitFor(async () => {
       const c = await condition(TEAM, 'down', 'Programmed');
-      const hash = c?.reason === 'ChangeHeld' ? /change ([0-9a-f]{16}) held/.exec(c.message)?.[1] : undefined;
+      const hash = c?.reason === 'ChangeHeld' ? /change ([0-9a-f]{32}) held/.exec(c.message)?.[1] : undefined;
       return hash ? { hash, condition: c! } : undefined;
     }, 60_000);
     assert.match(held.condition.message, /delete 6 and change 0 of the zone's 13 RRsets/);

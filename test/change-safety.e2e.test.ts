@@ -80,7 +80,7 @@ async function heldHash(
   const { value } = await waitFor(async () => {
     const c = programmed(await zoneItem(serve, name));
     if (c?.reason !== 'ChangeHeld') return undefined;
-    const hash = /change ([0-9a-f]{16}) held/.exec(c.message)?.[1];
+    const hash = /change ([0-9a-f]{32}) held/.exec(c.message)?.[1];
     return hash && hash !== not ? { hash, message: c.message } : undefined;
   }, 20_000);
   return value;
@@ -162,7 +162,7 @@ describe('change safety (serve + dig)', () => {
       assert.equal(readyz.status, 503);
 
       // A wrong hash does nothing and says so.
-      await confirm(state, 'dns/alpha', '0123456789abcdef');
+      await confirm(state, 'dns/alpha', '0123456789abcdef0123456789abcdef');
       await waitFor(
         async () =>
           /is for another change/.test(programmed(await zoneItem(serve, 'alpha'))?.message ?? '')

@@ -228,7 +228,7 @@ spec: { domainName: big.test, className: builtin }
       const text = await plan(['--manifests', next, '--state-dir', state]);
       assert.equal(text.code, 2, text.stdout + text.stderr); // a hold is a change to review, not an error
       const line =
-        /^ {2}! would be held: change ([0-9a-f]{16}) deletes 0 and changes 6 of the zone's 13 RRsets \(limits 30% and 30%\);.*zonekeeper confirm --state-dir DIR dns\/big \1/m.exec(
+        /^ {2}! would be held: change ([0-9a-f]{32}) deletes 0 and changes 6 of the zone's 13 RRsets \(limits 30% and 30%\);.*zonekeeper confirm --state-dir DIR dns\/big \1/m.exec(
           text.stdout,
         );
       assert.ok(line, text.stdout);

@@ -118,10 +118,16 @@ describe('controller: change safety', () => {
     const z = store.get('DNSZone', KEY) as DNSZone;
     store.apply({
       ...z,
-      metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: 'ffffffffffffffff' } },
+      metadata: {
+        ...z.metadata,
+        annotations: { [CONFIRM_CHANGE_ANNOTATION]: 'ffffffffffffffffffffffffffffffff' },
+      },
     });
     await controller.idle();
-    assert.match(programmed(store)?.message ?? '', /"ffffffffffffffff" is for another change/);
+    assert.match(
+      programmed(store)?.message ?? '',
+      /"ffffffffffffffffffffffffffffffff" is for another change/,
+    );
     assert.equal(served(table).length, 11);
     store.apply({ ...z, metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } } });
     await controller.idle();

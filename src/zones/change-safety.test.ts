@@ -40,7 +40,7 @@ describe('planHold', () => {
     const hold = planHold(before, after);
     assert.equal(hold?.held, true);
     assert.deepEqual(hold?.counts, { total: 13, deleted: 4, updated: 0, added: 0 });
-    assert.match(hold!.hash, /^[0-9a-f]{16}$/);
+    assert.match(hold!.hash, /^[0-9a-f]{32}$/);
     assert.equal(planHold(before, side(resources(hosts(8))))?.hash, hold!.hash);
     assert.notEqual(planHold(before, side(resources(hosts(7))))?.hash, hold!.hash);
   });
@@ -61,7 +61,7 @@ describe('planHold', () => {
     const annotated = side(resources(hosts(12, '198.51.100'), {}, hash));
     assert.deepEqual(planHold(before, annotated)?.held, false);
     assert.equal(planHold(before, side(resources(hosts(12, '198.51.100'))), [hash])?.held, false);
-    const stale = side(resources(hosts(12, '198.51.100'), {}, '0123456789abcdef'));
+    const stale = side(resources(hosts(12, '198.51.100'), {}, '0123456789abcdef0123456789abcdef'));
     assert.equal(planHold(before, stale)?.held, true);
   });
 

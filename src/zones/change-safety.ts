@@ -35,7 +35,7 @@ export interface ChangeCounts {
 export interface MeasuredChange {
   counts: ChangeCounts;
   /**
-   * SHA-256 (first 16 hex digits) over the zone's origin and every RRset that differs from the
+   * SHA-256 (first 32 hex digits: 128 bits, so that no writer can prepare two changes with one hash) over the zone's origin and every RRset that differs from the
    * baseline, as it was and as it would be: the same change from the same baseline always has the
    * same hash, any other change another one.
    */
@@ -139,7 +139,7 @@ export class ChangeBaseline {
     const hash = createHash('sha256')
       .update(`${origin.toLowerCase()}\n${lines.join('\n')}`)
       .digest('hex');
-    return { counts, hash: hash.slice(0, 16) };
+    return { counts, hash: hash.slice(0, 32) };
   }
 
   private measureCount(
@@ -173,7 +173,7 @@ function measureByCount(
   const hash = createHash('sha256')
     .update(`${origin.toLowerCase()}\nserved ${total} RRsets\n${lines.join('\n')}`)
     .digest('hex');
-  return { counts, hash: hash.slice(0, 16), byCount: true };
+  return { counts, hash: hash.slice(0, 32), byCount: true };
 }
 
 /** One side of a rebuild: a model's RRsets and the zone's default TTL they were made with. */

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { DEFAULT_NAMESPACE } from '../../api/index.ts';
 
 const DIR = 'confirmations';
-const HASH = /^[0-9a-f]{16}$/;
+const HASH = /^[0-9a-f]{32}$/;
 const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
@@ -28,7 +28,7 @@ export async function writeConfirmation(stateDir: string, zone: string, hash: st
   const key = zoneKeyOf(zone);
   if (!HASH.test(hash))
     throw new Error(
-      `${JSON.stringify(hash)} is not a change hash; copy the 16 hex digits from the zone's Programmed condition (reason ChangeHeld)`,
+      `${JSON.stringify(hash)} is not a change hash; copy the 32 hex digits from the zone's Programmed condition (reason ChangeHeld)`,
     );
   const [namespace, name] = key.split('/') as [string, string];
   const dir = path.join(stateDir, DIR, namespace);

@@ -100,7 +100,7 @@ export class FolderHold {
       const hash = createHash('sha256')
         .update(`folder removal\n${zone}\n${ids.map((id) => `${id} ${input.versionOf(id)}`).join('\n')}`)
         .digest('hex')
-        .slice(0, 16);
+        .slice(0, 32);
       const confirmations = this.options.confirmations(zone);
       if (confirmations.includes(hash)) {
         for (const id of ids) released.add(id);
