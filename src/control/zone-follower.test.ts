@@ -208,6 +208,63 @@ describe('ZoneFollower (zonekeeper server) with the operator engine', () => {
     f.stop();
   });
 
+  test('a replica started while the operator holds a change does not serve the held content at the old serial', async () => {
+    let clock = Date.parse('2026-11-21T12:00:00Z');
+    const at = () => new Date(clock);
+    const store = new MemoryStore(at, { restoreDeleting: true });
+    store.apply(zoneClass());
+    store.apply(zone('dns', 'example-com', 'example.com'));
+    const host = (i: number) =>
+      recordSet(
+        'dns',
+        `h${i}`,
+        { zoneRef: { name: 'example-com' }, name: `h${i}`, type: 'A', records: [`192.0.2.${i}`] },
+        i,
+      );
+    for (let i = 1; i <= 20; i++) store.apply(host(i));
+    const c = new Controller({
+      store,
+      backend: new BuiltinBackend(new ZoneTable(), undefined, { keepsServing: true }),
+      serials: new MemorySerialStore(),
+      now: at,
+      hashOnChange: true,
+      changeSafetyWindowMs: 10_000,
+    });
+    c.start();
+    await c.idle();
+    clock += 20_000;
+    const serial = status(store)?.serial;
+    // 15 of 21 RRsets deleted: held by the operator (their record sets wait with their finalizers).
+    for (let i = 1; i <= 15; i++) store.remove('DNSRecordSet', `dns/h${i}`);
+    await c.idle();
+    const programmed = status(store)?.conditions?.find((x) => x.type === 'Programmed');
+    assert.equal(programmed?.reason, 'ChangeHeld');
+    // A replica that starts now (a rolling update, a scale-up): it cannot rebuild what was served.
+    const { table, follower: f } = follower(store, 0);
+    f.start();
+    await f.idle();
+    await new Promise((r) => setTimeout(r, 20));
+    await f.idle();
+    assert.equal(table.get('example.com.'), undefined, 'the held deletion is not served at the old serial');
+    // Confirmed: the operator records the new content, and the replica serves it at its serial.
+    const z = store.get('DNSZone', 'dns/example-com') as DNSZone;
+    store.apply({
+      ...z,
+      metadata: {
+        ...z.metadata,
+        annotations: { 'dns.zonekeeper.dev/confirm-change': c.heldZones()[0]!.hash },
+      },
+    });
+    await c.idle();
+    await f.idle();
+    const after = served(table);
+    assert.ok(after.serial !== undefined && after.serial > serial!, JSON.stringify(after.serial));
+    assert.equal(after.records.filter((r) => / A /.test(r)).length, 5);
+    assert.deepEqual(f.publishedState('dns/example-com'), { serial: after.serial, confirmed: true });
+    c.stop();
+    f.stop();
+  });
+
   test('zones of a class with another backend are not served here', async () => {
     const store = new MemoryStore(now);
     seed(store);

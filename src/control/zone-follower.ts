@@ -70,6 +70,8 @@ interface FollowedZone {
   appliedTransfers?: string;
   /** When this replica first wanted to serve the zone and could not match its hash. */
   waitingSince?: number;
+  /** Logged once that the zone is not served while the operator holds a change of it. */
+  heldLogged?: boolean;
 }
 
 /**
@@ -334,6 +336,20 @@ export class ZoneFollower {
     // The content does not match what the operator recorded (yet): keep serving the last version.
     followed.waitingSince ??= now;
     if (published) return;
+    // The operator holds a change of this zone (change safety, ADR 0018): what it served before is not
+    // what this replica computes (deleted record sets are gone from its catalog, changed ones carry
+    // their new records), and serving the computed content at the old serial would publish the held
+    // change. The zone waits here for a confirmed content; the replicas that served it go on.
+    if (heldByOperator(zone)) {
+      if (!followed.heldLogged) {
+        followed.heldLogged = true;
+        this.options.log?.('warn', `zone ${key}: not served by this replica while a change of it is held`, {
+          reason:
+            'the operator holds the current content (ChangeHeld); this replica cannot rebuild what was served before',
+        });
+      }
+      return;
+    }
     const after = this.options.unconfirmedAfterMs ?? 30_000;
     const waited = now - followed.waitingSince;
     if (waited < after) return { requeueAfterMs: after - waited + 10 };
@@ -437,4 +453,10 @@ interface Signed {
 
 function transfersSignature(transfers: ResolvedTransfers | undefined): string | undefined {
   return transfers ? JSON.stringify(transfers) : undefined;
+}
+
+/** The operator holds a change of the zone for its confirmation (Programmed=False, ChangeHeld). */
+function heldByOperator(zone: DNSZone): boolean {
+  const programmed = zone.status?.conditions?.find((c) => c.type === 'Programmed');
+  return programmed?.status === 'False' && programmed.reason === 'ChangeHeld';
 }
