@@ -49,6 +49,8 @@ function setUp(
     set: async (origin: string, state: ZoneSerialState) => {
       saved.set(origin, state);
     },
+    // As the state folder does (folder mode).
+    keepsCounts: true,
   };
   const controller = new Controller({
     store,
@@ -375,6 +377,40 @@ describe('controller: change safety', () => {
     after.controller.stop();
   });
 
+  test('folder mode: a serial saved without its count (an older version) gets it at the next start', async () => {
+    const before = setUp();
+    for (let i = 1; i <= 20; i++) host(before.store, i);
+    before.controller.start();
+    await before.controller.idle();
+    before.controller.stop();
+    const kept = before.saved.get('example.com.')!;
+    // The state folder as a version that kept no count left it.
+    before.saved.set('example.com.', { serial: kept.serial, ...(kept.hash ? { hash: kept.hash } : {}) });
+    const reread = (hosts: number[]) => {
+      const store = new MemoryStore(undefined, { restoreDeleting: true });
+      store.apply(zoneClass());
+      store.apply(zone('dns', 'example-com', 'example.com'));
+      for (const i of hosts) host(store, i);
+      return store;
+    };
+    // The first start of this version, nothing changed: the serial is kept, and its count saved.
+    const first = setUp({
+      from: { store: reread(Array.from({ length: 20 }, (_, i) => i + 1)), saved: before.saved },
+    });
+    first.controller.start();
+    await first.controller.idle();
+    first.controller.stop();
+    assert.equal(before.saved.get('example.com.')?.serial, kept.serial);
+    assert.equal(before.saved.get('example.com.')?.rrsets, 21);
+    // The next restart after 15 of 21 were deleted while stopped: held.
+    const store = reread([16, 17, 18, 19, 20]);
+    const second = setUp({ from: { store, saved: before.saved } });
+    second.controller.start();
+    await second.controller.idle();
+    assert.equal(programmed(store)?.reason, 'ChangeHeld', JSON.stringify(programmed(store)));
+    second.controller.stop();
+  });
+
   test('a restart: a small deletion or additions while stopped apply; with nothing known, the first build is the baseline', async () => {
     const before = setUp();
     for (let i = 1; i <= 20; i++) host(before.store, i);
@@ -409,6 +445,60 @@ describe('controller: change safety', () => {
     assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
     assert.equal(served(first.table).length, 5);
     first.controller.stop();
+  });
+
+  test('a change held when the controller stopped stays held after the restart, even when it keeps the count; undone, it goes', async () => {
+    const before = setUp();
+    for (let i = 1; i <= 20; i++) host(before.store, i);
+    before.controller.start();
+    await before.controller.idle();
+    before.advance(20_000);
+    await before.controller.idle();
+    const servedStatus = (before.store.get('DNSZone', KEY) as DNSZone).status;
+    // 15 of 21 RRsets replaced by 15 others: held (the count stays 21).
+    for (let i = 1; i <= 15; i++) before.store.remove('DNSRecordSet', `dns/h${i}`);
+    for (let i = 101; i <= 115; i++) host(before.store, i);
+    await before.controller.idle();
+    assert.equal(programmed(before.store)?.reason, 'ChangeHeld');
+    before.controller.stop();
+
+    // The controller restarts (an upgrade, a failover): the held change is still held.
+    const after = setUp({ from: before });
+    after.controller.start();
+    await after.controller.idle();
+    const held = programmed(after.store);
+    assert.equal(held?.reason, 'ChangeHeld', JSON.stringify(held));
+    assert.match(held?.message ?? '', /was held for confirmation when the controller stopped/);
+    assert.equal((after.store.get('DNSZone', KEY) as DNSZone).status?.serial, servedStatus?.serial);
+    assert.equal(after.table.get('example.com.'), undefined, 'nothing of the held content is served');
+    const hash = after.controller.heldZones()[0]!.hash;
+    after.controller.stop();
+
+    // Another restart after the change was undone while stopped: the content is what was served.
+    for (let i = 101; i <= 115; i++) before.store.remove('DNSRecordSet', `dns/h${i}`);
+    for (let i = 1; i <= 15; i++) host(before.store, i);
+    const undone = setUp({ from: before });
+    undone.controller.start();
+    await undone.controller.idle();
+    assert.equal(programmed(undone.store)?.status, 'True', JSON.stringify(programmed(undone.store)));
+    assert.equal(served(undone.table).length, 20);
+    assert.equal((undone.store.get('DNSZone', KEY) as DNSZone).status?.serial, servedStatus?.serial);
+    undone.controller.stop();
+
+    // The change made again while stopped, and confirmed with the hash a restarted controller gave.
+    for (let i = 1; i <= 15; i++) before.store.remove('DNSRecordSet', `dns/h${i}`);
+    for (let i = 101; i <= 115; i++) host(before.store, i);
+    const z = before.store.get('DNSZone', KEY) as DNSZone;
+    before.store.apply({
+      ...z,
+      metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } },
+    });
+    const confirmed = setUp({ from: before });
+    confirmed.controller.start();
+    await confirmed.controller.idle();
+    assert.equal(programmed(confirmed.store)?.status, 'True', JSON.stringify(programmed(confirmed.store)));
+    assert.equal(served(confirmed.table).length, 20);
+    confirmed.controller.stop();
   });
 
   test('a restart of a process whose own server served the zone: the first content is served, not held', async () => {

@@ -84,10 +84,15 @@ export class SerialAssigner {
           !signing && !stored?.signing ? true : stored?.serial === known?.serial && signedAsAsked(stored);
         const choice = chooseSerial({ known, claimed, ...(keepable ? { hash } : {}), now });
         if (!choice.kept) this.claimed.set(id, choice.serial);
+        // A serial kept from a store that keeps counts but has none for it (saved by an older version)
+        // is saved again with its count: else it would have none across every later restart.
+        const countSaved =
+          !this.options.serials.keepsCounts ||
+          this.options.serials.get(origin)?.rrsets === model.model.rrsetCount;
         assigned = {
           serial: choice.serial,
           hash,
-          saved: choice.kept && !this.unsaved.has(id),
+          saved: choice.kept && !this.unsaved.has(id) && countSaved,
           rrsets: model.model.rrsetCount,
           ...signedFields(choice.kept ? stored : undefined),
         };

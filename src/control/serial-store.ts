@@ -17,6 +17,11 @@ export interface SerialStore {
    * `get` returns now.
    */
   set(origin: Name, state: ZoneSerialState): Promise<void>;
+  /**
+   * Keeps each zone's RRset count with its serial (`ZoneSerialState.rrsets`, change safety after a
+   * restart where no status is kept: folder mode). A kept serial saved without one is saved again.
+   */
+  readonly keepsCounts?: boolean;
 }
 
 /**

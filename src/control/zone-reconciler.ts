@@ -155,7 +155,10 @@ export class ZoneReconciler {
       await this.unprogram(key);
       this.parked.delete(key);
       // Gone: a record set that names it is not held for it any more (see ProgrammedZones).
-      if (!zone) this.o.programmed.forgetZone(key);
+      if (!zone) {
+        this.o.programmed.forgetZone(key);
+        this.built.delete(key);
+      }
       if (zone && (zone.metadata.finalizers ?? []).includes(FINALIZER))
         await store.removeFinalizer('DNSZone', key, FINALIZER);
       return;
@@ -229,8 +232,13 @@ export class ZoneReconciler {
     // not leave the zone unserved: `zonekeeper serve`'s own server holds nothing after a restart).
     if (!this.built.has(key)) {
       this.built.add(key);
-      if (state.fresh && state.rebuiltFrom === undefined && backend.keepsServing === true)
+      if (state.fresh && state.rebuiltFrom === undefined && backend.keepsServing === true) {
         state.servedBefore = this.o.serials.servedRRsets(verdict.origin, zone.status);
+        // A change held when the process before stopped stays held unless it was undone meanwhile.
+        const programmed = findCondition(zone.status?.conditions, 'Programmed');
+        if (programmed?.status === 'False' && programmed.reason === 'ChangeHeld' && zone.status?.hash)
+          state.heldBefore = zone.status.hash;
+      }
     }
     const taken = takeChange(state, this.o.catalog, key, this.o.changes.take(key), now);
     const classTransfers = await this.o.transfers.of(verdict.zoneClass);
@@ -509,7 +517,11 @@ export class ZoneReconciler {
       state.model.origin,
       (owner, type) => state.model.published(owner, type),
       state.model.defaultTtl,
-      { count: state.model.rrsetCount, rrsets: () => state.model.rrsets() },
+      {
+        count: state.model.rrsetCount,
+        rrsets: () => state.model.rrsets(),
+        hash: () => state.model.contentHash(),
+      },
     );
     const annotation = zone.metadata.annotations?.[CONFIRM_CHANGE_ANNOTATION]?.trim();
     const confirmations = [...(annotation ? [annotation] : []), ...(this.o.confirmations?.(key) ?? [])];

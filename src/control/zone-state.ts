@@ -77,6 +77,11 @@ export interface ZoneModelState {
    */
   servedBefore?: number;
   /**
+   * With `servedBefore`: the served content's hash when the zone's last status says a change of it
+   * was held (Programmed=False, ChangeHeld); a first content with another hash stays held (ADR 0018).
+   */
+  heldBefore?: string;
+  /**
    * A zone signed at its serial: when its keys change state after the served serial's signing time
    * (a rollover step the backend recorded; seconds). From then on the zone needs a new serial.
    */
@@ -199,11 +204,18 @@ export function takeChange(
     if (prior.held !== undefined) state.held = prior.held;
     // The stability window goes on unless the rebuild changed what change safety counts.
     state.lastChangeAt = noted.size > 0 ? now : prior.lastChangeAt;
-  } else if (fresh && state.servedBefore !== undefined && state.servedBefore > state.model.rrsetCount)
-    state.baseline = ChangeBaseline.served(state.servedBefore);
+  } else if (
+    fresh &&
+    state.servedBefore !== undefined &&
+    (state.servedBefore > state.model.rrsetCount || state.heldBefore !== undefined)
+  )
+    state.baseline = ChangeBaseline.served(state.servedBefore, state.heldBefore);
   else if (fresh || state.baseline === undefined) state.baseline = new ChangeBaseline(state.model.rrsetCount);
   else if (changed) state.baseline.note(delta.previous, state.model.defaultTtl);
-  if (fresh) state.servedBefore = undefined;
+  if (fresh) {
+    state.servedBefore = undefined;
+    state.heldBefore = undefined;
+  }
   // New content needs a serial of its own: the one chosen before (saved or not) stays with the old.
   if (changed) {
     state.assigned = undefined;

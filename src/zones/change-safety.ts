@@ -42,6 +42,11 @@ export interface MeasuredChange {
   hash: string;
   /** Measured by count against the RRsets served before this process started (`ChangeBaseline.served`). */
   byCount?: boolean;
+  /**
+   * Held whatever its size: a change was held when the process before this one stopped, and the
+   * content now is not what was served (`ChangeBaseline.served` with `heldHash`).
+   */
+  stillHeld?: boolean;
 }
 
 /** What the baseline published at an RRset, and the zone's default TTL it was published under. */
@@ -64,19 +69,27 @@ export class ChangeBaseline {
    * deleted; nothing is known to have changed. Cleared when the baseline is reset.
    */
   private countOnly: boolean;
+  /**
+   * The content hash of what was served before this process started, when a change of it was held
+   * then: a first content with another hash stays held, whatever its count (ADR 0018).
+   */
+  private heldHash: string | undefined;
 
   constructor(total: number) {
     this.total = total;
     this.countOnly = false;
+    this.heldHash = undefined;
   }
 
   /**
    * A baseline of which only the count is known: `served` RRsets, the content last served before
-   * this process started, when the first content built now has fewer.
+   * this process started, when the first content built now has fewer — or, with `heldHash` (the
+   * served content's hash), whenever a change was held when the process before stopped.
    */
-  static served(served: number): ChangeBaseline {
+  static served(served: number, heldHash?: string): ChangeBaseline {
     const baseline = new ChangeBaseline(served);
     baseline.countOnly = true;
+    baseline.heldHash = heldHash;
     return baseline;
   }
 
@@ -93,6 +106,7 @@ export class ChangeBaseline {
     this.before.clear();
     this.total = total;
     this.countOnly = false;
+    this.heldHash = undefined;
   }
 
   /** Only the baseline's count is known (`served`). */
@@ -115,7 +129,7 @@ export class ChangeBaseline {
     current: (ownerKey: string, type: RecordTypeName) => RRset | undefined,
     defaultTtl: number,
     /** The whole current content, read only for a baseline of which only the count is known. */
-    whole?: { count: number; rrsets: () => Iterable<RRset> },
+    whole?: WholeContent,
   ): MeasuredChange {
     if (this.countOnly && whole !== undefined) return this.measureCount(origin, whole);
     const counts: ChangeCounts = { total: this.total, deleted: 0, updated: 0, added: 0 };
@@ -142,11 +156,11 @@ export class ChangeBaseline {
     return { counts, hash: hash.slice(0, 32) };
   }
 
-  private measureCount(
-    origin: string,
-    whole: { count: number; rrsets: () => Iterable<RRset> },
-  ): MeasuredChange {
-    return measureByCount(origin, this.total, whole);
+  private measureCount(origin: string, whole: WholeContent): MeasuredChange {
+    const change = measureByCount(origin, this.total, whole);
+    // Held before this start: only the very content that was served (the change undone) goes free.
+    if (this.heldHash !== undefined && whole.hash?.() !== this.heldHash) change.stillHeld = true;
+    return change;
   }
 }
 
@@ -155,11 +169,7 @@ export class ChangeBaseline {
  * more are added. The hash covers the origin, the baseline's count and every RRset of the content, so
  * it names exactly this content measured from this baseline; any further edit gives another hash.
  */
-function measureByCount(
-  origin: string,
-  total: number,
-  whole: { count: number; rrsets: () => Iterable<RRset> },
-): MeasuredChange {
+function measureByCount(origin: string, total: number, whole: WholeContent): MeasuredChange {
   const counts: ChangeCounts = {
     total,
     deleted: Math.max(0, total - whole.count),
@@ -174,6 +184,14 @@ function measureByCount(
     .update(`${origin.toLowerCase()}\nserved ${total} RRsets\n${lines.join('\n')}`)
     .digest('hex');
   return { counts, hash: hash.slice(0, 32), byCount: true };
+}
+
+/** A zone's whole current content, for a baseline known by its count only. */
+export interface WholeContent {
+  count: number;
+  rrsets: () => Iterable<RRset>;
+  /** The content hash (as recorded in `status.hash`), read only when a change was held before. */
+  hash?: () => string;
 }
 
 /** One side of a rebuild: a model's RRsets and the zone's default TTL they were made with. */
@@ -307,7 +325,7 @@ export function decideHold(
   confirmations: readonly string[],
   how: string,
 ): HoldDecision {
-  if (!overThreshold(settings, change.counts)) return { held: false, confirmed: false };
+  if (!change.stillHeld && !overThreshold(settings, change.counts)) return { held: false, confirmed: false };
   if (confirmations.includes(change.hash)) return { held: false, confirmed: true };
   const { total, deleted, updated } = change.counts;
   const stale = confirmations.filter((c) => c !== change.hash);
@@ -315,7 +333,11 @@ export function decideHold(
     held: true,
     hash: change.hash,
     message:
-      `change ${change.hash} held: it would delete ${deleted} and change ${updated} of the zone's ${total} RRsets ` +
+      `change ${change.hash} held: ` +
+      (change.stillHeld
+        ? 'a change of the zone was held for confirmation when the controller stopped, and its content still differs from what is served; by count it '
+        : 'it ') +
+      `would delete ${deleted} and change ${updated} of the zone's ${total} RRsets ` +
       `(limits ${settings.maxDeletePercent}% and ${settings.maxUpdatePercent}%, measured against ` +
       (change.byCount
         ? 'the RRsets served before this start, by count'

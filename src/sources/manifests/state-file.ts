@@ -126,6 +126,8 @@ type Line =
  */
 export class StateStore implements SerialStore {
   readonly dir: string | undefined;
+  /** RRset counts are kept with serials (change safety after a restart, ADR 0018). */
+  readonly keepsCounts = true;
   private readonly options: Required<Omit<StateStoreOptions, 'log'>> & Pick<StateStoreOptions, 'log'>;
   private readonly serials = new Map<string, ZoneSerialState>();
   private readonly objects = new Map<string, Entry>();
