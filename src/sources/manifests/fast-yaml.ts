@@ -132,12 +132,32 @@ function resolvePlain(s: string): unknown {
   return s;
 }
 
-/** A plain mapping key: only one that stays a string (js-yaml would turn `1` into "1", `~` into "null"). */
-function plainKey(s: string): string {
-  if (mayResolve(s)) {
-    for (const type of IMPLICIT) if (type.resolve(s)) throw OUTSIDE;
+/**
+ * Keys met before, by a hash of their length and end characters: a manifest repeats a few dozen keys
+ * (`apiVersion`, `metadata`, `name`...), and a key found here is neither copied out of the text again
+ * nor looked up in V8's string table when it becomes a property. Short keys only.
+ */
+const KEYS: (string | undefined)[] = new Array(1024);
+const KEY_CACHE_LENGTH = 40;
+
+/**
+ * The plain mapping key `s[start, end)`: only one that stays a string (js-yaml would turn `1` into
+ * "1", `~` into "null").
+ */
+function plainKey(s: string, start: number, end: number): string {
+  const length = end - start;
+  let slot = -1;
+  if (length <= KEY_CACHE_LENGTH) {
+    slot = (length * 31 + s.charCodeAt(start) * 7 + s.charCodeAt(end - 1)) & 1023;
+    const known = KEYS[slot];
+    if (known !== undefined && known.length === length && s.startsWith(known, start)) return known;
   }
-  return s;
+  const key = s.slice(start, end);
+  if (mayResolve(key)) {
+    for (const type of IMPLICIT) if (type.resolve(key)) throw OUTSIDE;
+  }
+  if (slot >= 0) KEYS[slot] = key;
+  return key;
 }
 
 function setKey(object: Record<string, unknown>, key: string, value: unknown): void {
@@ -156,6 +176,8 @@ class Parser {
   private separator = false;
   /** Set by `scanPlain`: end of the scalar (trailing spaces trimmed). */
   private scanEnd = 0;
+  /** Set by `doubleQuoted` and `singleQuoted`: just past the closing quote. */
+  private quoteEnd = 0;
 
   constructor(text: string) {
     this.s = text;
@@ -309,9 +331,8 @@ class Parser {
       let i: number;
       const c = s.charCodeAt(at);
       if (c === DQUOTE || c === SQUOTE) {
-        const end = { at: 0 };
-        key = c === DQUOTE ? this.doubleQuoted(at, end) : this.singleQuoted(at, end);
-        i = end.at;
+        key = c === DQUOTE ? this.doubleQuoted(at) : this.singleQuoted(at);
+        i = this.quoteEnd;
         if (s.charCodeAt(i) !== COLON) throw OUTSIDE;
         const after = s.charCodeAt(i + 1);
         if (after !== SPACE && after !== LF && i + 1 < n) throw OUTSIDE;
@@ -319,7 +340,7 @@ class Parser {
         if (!this.plainStart(at, false)) throw OUTSIDE;
         i = this.scanPlain(at);
         if (s.charCodeAt(i) !== COLON) throw OUTSIDE; // a line that is not `key: ...`
-        key = plainKey(s.slice(at, this.scanEnd));
+        key = plainKey(s, at, this.scanEnd);
       }
       i++; // past `:`
       while (s.charCodeAt(i) === SPACE) i++;
@@ -385,10 +406,9 @@ class Parser {
     const c = s.charCodeAt(i);
     let j: number;
     if (c === DQUOTE || c === SQUOTE) {
-      const end = { at: 0 };
-      if (c === DQUOTE) this.doubleQuoted(i, end);
-      else this.singleQuoted(i, end);
-      j = end.at;
+      if (c === DQUOTE) this.doubleQuoted(i);
+      else this.singleQuoted(i);
+      j = this.quoteEnd;
     } else if (!this.plainStart(i, false)) {
       return false;
     } else {
@@ -405,9 +425,8 @@ class Parser {
     const c = s.charCodeAt(i);
     if (c === LBRACKET || c === LBRACE) return this.flow(i, depth + 1);
     if (c === DQUOTE || c === SQUOTE) {
-      const end = { at: 0 };
-      const value = c === DQUOTE ? this.doubleQuoted(i, end) : this.singleQuoted(i, end);
-      this.pos = end.at;
+      const value = c === DQUOTE ? this.doubleQuoted(i) : this.singleQuoted(i);
+      this.pos = this.quoteEnd;
       return value;
     }
     if (!this.plainStart(i, false)) throw OUTSIDE; // an indicator, or `key: - x`
@@ -458,15 +477,15 @@ class Parser {
     return i;
   }
 
-  /** A double-quoted scalar on one line from `i` (its `"`); `end.at` is set past the closing quote. */
-  private doubleQuoted(i: number, end: { at: number }): string {
+  /** A double-quoted scalar on one line from `i` (its `"`); sets `quoteEnd` past the closing quote. */
+  private doubleQuoted(i: number): string {
     const { s, n } = this;
     let out = '';
     let start = ++i;
     for (; i < n; i++) {
       const c = s.charCodeAt(i);
       if (c === DQUOTE) {
-        end.at = i + 1;
+        this.quoteEnd = i + 1;
         return out + s.slice(start, i);
       }
       if (c === BACKSLASH) {
@@ -498,8 +517,8 @@ class Parser {
     throw OUTSIDE;
   }
 
-  /** A single-quoted scalar on one line from `i` (its `'`); `end.at` is set past the closing quote. */
-  private singleQuoted(i: number, end: { at: number }): string {
+  /** A single-quoted scalar on one line from `i` (its `'`); sets `quoteEnd` past the closing quote. */
+  private singleQuoted(i: number): string {
     const { s, n } = this;
     let out = '';
     let start = ++i;
@@ -508,7 +527,7 @@ class Parser {
       if (c === SQUOTE) {
         out += s.slice(start, i);
         if (s.charCodeAt(i + 1) !== SQUOTE) {
-          end.at = i + 1;
+          this.quoteEnd = i + 1;
           return out;
         }
         start = ++i; // `''` is one quote: keep the second
@@ -522,53 +541,77 @@ class Parser {
   /** A flow collection on one line from `i` (its `[` or `{`); sets `pos` past its closing bracket. */
   private flow(i: number, depth: number): unknown {
     if (depth > FAST_YAML_MAX_DEPTH) throw OUTSIDE;
+    return this.s.charCodeAt(i) === LBRACE ? this.flowMapping(i + 1, depth) : this.flowSequence(i + 1, depth);
+  }
+
+  /** The entries of a flow sequence from `i` (after its `[`); sets `pos` past its `]`. */
+  private flowSequence(i: number, depth: number): unknown[] {
     const { s } = this;
-    const mapping = s.charCodeAt(i) === LBRACE;
-    const close = mapping ? RBRACE : RBRACKET;
     const list: unknown[] = [];
-    const object: Record<string, unknown> = {};
-    i++;
     while (s.charCodeAt(i) === SPACE) i++;
-    if (s.charCodeAt(i) === close) {
+    if (s.charCodeAt(i) === RBRACKET) {
       this.pos = i + 1;
-      return mapping ? object : list;
+      return list;
     }
     for (;;) {
-      if (mapping) {
-        const key = this.flowKey(i);
-        i = this.pos;
-        // `:` then at least one space
-        if (s.charCodeAt(i) !== COLON || s.charCodeAt(i + 1) !== SPACE) throw OUTSIDE;
-        i += 2;
-        while (s.charCodeAt(i) === SPACE) i++;
-        setKey(object, key, this.flowNode(i, depth));
-      } else {
-        list.push(this.flowNode(i, depth));
-      }
-      i = this.pos;
-      while (s.charCodeAt(i) === SPACE) i++;
-      const c = s.charCodeAt(i);
-      if (c === close) {
-        this.pos = i + 1;
-        return mapping ? object : list;
-      }
-      if (c !== COMMA) throw OUTSIDE;
-      i++;
-      while (s.charCodeAt(i) === SPACE) i++;
-      if (s.charCodeAt(i) === close) throw OUTSIDE; // a trailing comma
+      list.push(this.flowNode(i, depth));
+      i = this.next(this.pos, RBRACKET);
+      if (i < 0) return list;
     }
+  }
+
+  /** The pairs of a flow mapping from `i` (after its `{`); sets `pos` past its `}`. */
+  private flowMapping(i: number, depth: number): Record<string, unknown> {
+    const { s } = this;
+    const object: Record<string, unknown> = {};
+    while (s.charCodeAt(i) === SPACE) i++;
+    if (s.charCodeAt(i) === RBRACE) {
+      this.pos = i + 1;
+      return object;
+    }
+    for (;;) {
+      const key = this.flowKey(i);
+      i = this.pos;
+      // `:` then at least one space
+      if (s.charCodeAt(i) !== COLON || s.charCodeAt(i + 1) !== SPACE) throw OUTSIDE;
+      i += 2;
+      while (s.charCodeAt(i) === SPACE) i++;
+      setKey(object, key, this.flowNode(i, depth));
+      i = this.next(this.pos, RBRACE);
+      if (i < 0) return object;
+    }
+  }
+
+  /**
+   * After an entry of a flow collection, at `i`: the start of the next entry (after `, `), or -1 at
+   * the collection's end (`pos` set past `close`). A trailing comma is refused.
+   */
+  private next(i: number, close: number): number {
+    const { s } = this;
+    while (s.charCodeAt(i) === SPACE) i++;
+    const c = s.charCodeAt(i);
+    if (c === close) {
+      this.pos = i + 1;
+      return -1;
+    }
+    if (c !== COMMA) throw OUTSIDE;
+    i++;
+    while (s.charCodeAt(i) === SPACE) i++;
+    if (s.charCodeAt(i) === close) throw OUTSIDE; // a trailing comma
+    return i;
   }
 
   /** A key of a flow mapping at `i`; sets `pos` just past it (at its `:` when well formed). */
   private flowKey(i: number): string {
     const c = this.s.charCodeAt(i);
     if (c === DQUOTE || c === SQUOTE) {
-      const end = { at: 0 };
-      const key = c === DQUOTE ? this.doubleQuoted(i, end) : this.singleQuoted(i, end);
-      this.pos = end.at;
+      const key = c === DQUOTE ? this.doubleQuoted(i) : this.singleQuoted(i);
+      this.pos = this.quoteEnd;
       return key;
     }
-    return plainKey(this.flowPlain(i, true));
+    const start = i;
+    this.flowPlain(i, true);
+    return plainKey(this.s, start, this.pos);
   }
 
   /** An entry of a flow collection at `i`: a scalar or a nested flow collection; sets `pos` past it. */
@@ -576,12 +619,12 @@ class Parser {
     const c = this.s.charCodeAt(i);
     if (c === LBRACKET || c === LBRACE) return this.flow(i, depth + 1);
     if (c === DQUOTE || c === SQUOTE) {
-      const end = { at: 0 };
-      const value = c === DQUOTE ? this.doubleQuoted(i, end) : this.singleQuoted(i, end);
-      this.pos = end.at;
+      const value = c === DQUOTE ? this.doubleQuoted(i) : this.singleQuoted(i);
+      this.pos = this.quoteEnd;
       return value;
     }
-    return resolvePlain(this.flowPlain(i, false));
+    this.flowPlain(i, false);
+    return resolvePlain(this.s.slice(i, this.pos));
   }
 
   /**
@@ -589,10 +632,9 @@ class Parser {
    * a `:`, `#`, `[`, `{` or line break inside it is refused. Sets `pos` past its last non-space
    * character.
    */
-  private flowPlain(i: number, key: boolean): string {
+  private flowPlain(i: number, key: boolean): void {
     const { s, n } = this;
     if (!this.plainStart(i, true)) throw OUTSIDE;
-    const start = i;
     let end = i;
     for (; i < n; i++) {
       const d = s.charCodeAt(i);
@@ -608,7 +650,6 @@ class Parser {
     }
     if (i >= n) throw OUTSIDE;
     this.pos = end;
-    return s.slice(start, end);
   }
 }
 
