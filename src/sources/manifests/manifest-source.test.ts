@@ -227,6 +227,40 @@ describe('ManifestSource', () => {
     assert.ok(held.heldRemovals.has('dns/z'));
   });
 
+  test('a confirmed removal and a change in another file apply in one reload, each to its own object', async () => {
+    // The change safety looks up each touched object's winner; the apply after it reuses them for
+    // the touched objects and looks up the released ones (which come after them) itself.
+    const confirmed: string[] = [];
+    const held = new ManifestSource({
+      dir,
+      store,
+      state: await StateStore.open(undefined),
+      folderHold: new FolderHold({
+        windowMs: 0,
+        confirmations: () => confirmed,
+        confirmHint: () => 'by hand',
+      }),
+    });
+    const many = Array.from({ length: 50 }, (_, i) => record(`r${i}`, '192.0.2.1')).join('---\n');
+    await writeFile(path.join(dir, 'a.yaml'), `${zone('z', 'example.com')}---\n${many}`);
+    await writeFile(path.join(dir, 'b.yaml'), `${record('b', '192.0.2.2')}---\n${record('c', '192.0.2.4')}`);
+    await held.reload();
+    await writeFile(path.join(dir, 'a.yaml'), `${zone('z', 'example.com')}---\n${record('r0', '192.0.2.1')}`);
+    await held.reload();
+    const hold = held.heldRemovals.get('dns/z');
+    assert.ok(hold, 'the removal of 49 of 52 is held');
+    assert.equal(store.count('DNSRecordSet'), 52);
+    confirmed.push(hold.hash);
+    // b changes and the held removal is confirmed.
+    await writeFile(path.join(dir, 'b.yaml'), `${record('b', '192.0.2.3')}---\n${record('c', '192.0.2.4')}`);
+    await held.reload();
+    assert.equal(held.heldRemovals.size, 0);
+    assert.deepEqual(records(), ['b=192.0.2.3', 'c=192.0.2.4', 'r0=192.0.2.1']);
+    assert.equal(store.get('DNSRecordSet', 'dns/b')?.metadata.generation, 2);
+    assert.equal(held.definitionOf('DNSRecordSet/dns/b')?.file, path.join(dir, 'b.yaml'));
+    held.stop();
+  });
+
   test('follows the folder live', async () => {
     await source.start();
     await writeFile(path.join(dir, 'a.yaml'), record('a', '192.0.2.1'));
