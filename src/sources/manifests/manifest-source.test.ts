@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { DNSRecordSet, DNSZone } from '../../api/index.ts';
 import { MemoryStore } from '../../control/memory-store.ts';
 import { FolderHold } from './folder-hold.ts';
-import { LocalManifestParser, type ManifestParser } from './manifest-parser.ts';
+import { LocalManifestParser, type ManifestParser, ManifestParserPool } from './manifest-parser.ts';
 import { ManifestSource, refusalText } from './manifest-source.ts';
 import { StateStore } from './state-file.ts';
 
@@ -259,6 +259,37 @@ describe('ManifestSource', () => {
     assert.equal(store.get('DNSRecordSet', 'dns/b')?.metadata.generation, 2);
     assert.equal(held.definitionOf('DNSRecordSet/dns/b')?.file, path.join(dir, 'b.yaml'));
     held.stop();
+  });
+
+  test("a parse thread's record sets, taken as they arrive, give the store and the state of a local parse", async () => {
+    const ttl = record('t', '192.0.2.9').replace('  type: A', '  type: A\n  ttl: 60');
+    const labelled = record('l', '192.0.2.8').replace('namespace: dns}', 'namespace: dns, labels: {a: b}}');
+    await writeFile(
+      path.join(dir, 'a.yaml'),
+      [zone('z', 'example.com'), record('a', '192.0.2.1'), ttl, labelled, record('b', '192.0.2.2')].join(
+        '---\n',
+      ),
+    );
+    const load = async (parser: ManifestParser) => {
+      const store = new MemoryStore(() => new Date(0));
+      const state = await StateStore.open(undefined);
+      const loaded = new ManifestSource({ dir, store, state, parser, now: () => new Date(0) });
+      await loaded.reload();
+      loaded.stop();
+      await parser.close();
+      const ids = [...state.objectIds()].sort();
+      return {
+        store: JSON.stringify(['DNSZone', 'DNSRecordSet'].map((k) => store.list(k as 'DNSZone'))),
+        state: JSON.stringify(ids.map((id) => [id, state.object(id)])),
+        specKeys: (store.list('DNSRecordSet') as DNSRecordSet[]).map((r) => Object.keys(r.spec).join()),
+      };
+    };
+    const pooled = await load(new ManifestParserPool(1));
+    const local = await load(new LocalManifestParser());
+    assert.equal(pooled.store, local.store);
+    assert.equal(pooled.state, local.state);
+    assert.deepEqual(pooled.specKeys, local.specKeys);
+    assert.ok(pooled.specKeys.includes('zoneRef,name,type,records,ttl'), pooled.specKeys.join(' / '));
   });
 
   test('follows the folder live', async () => {

@@ -679,7 +679,9 @@ export class ManifestSource {
     const problems: ManifestProblem[] = [...fileProblems];
     /** Problems found here, after parsing: their lines are asked of the parser in one go. */
     const unlocated: { problem: ManifestProblem; request: LocateRequest }[] = [];
-    for (const doc of parsed.documents) {
+    const { documents, compact } = parsed;
+    for (let index = 0; index < documents.length; index++) {
+      const doc = documents[index]!;
       await pace();
       const identity = ours(doc.identity, this.options.frontDoors);
       // Joined, not concatenated: the id is kept (definitions, definers, state) as one flat string
@@ -692,7 +694,10 @@ export class ManifestSource {
       const object = identity ? `${kindName} ${identity.key}` : undefined;
       const docProblems: ManifestProblem[] = [];
       if (doc.resource) shareStrings(doc.resource, this.interner);
-      const resource = (doc.resource && compactRecordSet(doc.resource)) ?? doc.foreign?.object;
+      // One the parse thread's message made in its usual shape already is not made again.
+      const resource =
+        (doc.resource && (compact?.[index] ? doc.resource : compactRecordSet(doc.resource))) ??
+        doc.foreign?.object;
       if (!resource) {
         for (const p of doc.problems ?? []) docProblems.push(placed(file, doc.document, p, p.line, object));
       } else {
