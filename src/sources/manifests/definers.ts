@@ -43,9 +43,11 @@ export class Definers {
 
   add(id: string, file: string): void {
     const held = this.get(id);
-    if (held === undefined) this.set(id, file);
+    // What is held is passed on: `set` does not look it up again (two map lookups per object on a
+    // folder's first load).
+    if (held === undefined) this.set(id, file, false);
     else if (typeof held === 'string') {
-      if (held !== file) this.set(id, new Set([held, file]));
+      if (held !== file) this.set(id, new Set([held, file]), true);
     } else held.add(file);
   }
 
@@ -55,12 +57,12 @@ export class Definers {
     if (held === undefined) return false;
     if (typeof held === 'string') {
       if (held !== file) return false;
-      this.set(id, undefined);
+      this.set(id, undefined, true);
       return true;
     }
     const had = held.delete(file);
-    if (held.size === 1) this.set(id, held.values().next().value!);
-    else if (held.size === 0) this.set(id, undefined);
+    if (held.size === 1) this.set(id, held.values().next().value!, true);
+    else if (held.size === 0) this.set(id, undefined, true);
     return had;
   }
 
@@ -101,8 +103,8 @@ export class Definers {
     return (this.slots?.tagOf(id) as Held | undefined) ?? this.byId.get(id);
   }
 
-  private set(id: string, held: Held | undefined): void {
-    const before = this.get(id) !== undefined;
+  /** `before`: whether `get(id)` gives a value now, when the caller knows. */
+  private set(id: string, held: Held | undefined, before: boolean = this.get(id) !== undefined): void {
     if (this.slots?.setTag(id, held)) this.byId.delete(id);
     else if (held === undefined) this.byId.delete(id);
     else this.byId.set(id, held);

@@ -62,6 +62,15 @@ describe('ManifestParserPool', () => {
         assert.deepEqual(pooled[i]!.documents, mine.documents, files[i]);
         assert.deepEqual(pooled[i]!.fileErrors, mine.fileErrors, files[i]);
       }
+      // Every record set of these files came in the usual shape (but the invalid one): each is marked
+      // as made in the shape the manifest source keeps (the local parser marks none).
+      for (let i = 0; i < 6; i++)
+        assert.deepEqual(
+          pooled[i]!.compact,
+          pooled[i]!.documents.map((d) => d.resource !== undefined),
+        );
+      assert.equal(pooled[5]!.compact![3], false);
+      assert.equal((await local.parse(files[0]!, DEFAULT_MAX_MANIFEST_BYTES)).compact, undefined);
       // The YAML error is reported through the precise parser's path, with its line.
       assert.equal(pooled.at(-1)!.documents.length, 0);
       assert.ok(pooled.at(-1)!.fileErrors.length > 0);
@@ -252,6 +261,46 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
       await local.close();
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  test('record sets made from the array form without a TTL are marked as made in the shape the source keeps', () => {
+    const doc = (ttl?: number): ParsedDocument => ({
+      document: 1,
+      identity: { kind: 'DNSRecordSet', key: 'ns/r' },
+      resource: {
+        apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+        kind: 'DNSRecordSet',
+        metadata: { name: 'r', namespace: 'ns' },
+        spec:
+          ttl === undefined
+            ? { zoneRef: { name: 'z' }, name: 'w', type: 'A', records: ['192.0.2.1'] }
+            : { zoneRef: { name: 'z' }, name: 'w', type: 'A', ttl, records: ['192.0.2.1'] },
+      },
+    });
+    const zone: ParsedDocument = {
+      document: 2,
+      identity: { kind: 'DNSZone', key: 'ns/z' },
+      resource: {
+        apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+        kind: 'DNSZone',
+        metadata: { name: 'z', namespace: 'ns' },
+        spec: { domainName: 'example.com.', className: 'c' },
+      },
+    };
+    const back: ParsedDocument[] = [];
+    const compact: boolean[] = [];
+    decodeDocuments(encodeDocuments([doc(), zone, doc(60)]), back, compact);
+    assert.deepEqual(compact, [true, false, false]);
+    // Exactly the fields of the source's usual shape, in its order (\`compactRecordSet\`).
+    const rs = back[0]!.resource as unknown as Record<string, Record<string, unknown>>;
+    assert.deepEqual(Object.keys(rs), ['apiVersion', 'kind', 'metadata', 'spec']);
+    assert.deepEqual(Object.keys(rs.metadata!), ['name', 'namespace']);
+    assert.deepEqual(Object.keys(rs.spec!), ['zoneRef', 'name', 'type', 'records']);
+    assert.deepEqual(Object.keys(rs.spec!.zoneRef as object), ['name']);
+    // Without the list, nothing is marked and the documents are the same.
+    const plain: ParsedDocument[] = [];
+    decodeDocuments(encodeDocuments([doc(), zone, doc(60)]), plain);
+    assert.deepStrictEqual(plain, back);
   });
 
   test('what is not exactly the usual shape goes as it is', () => {

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { DNSRecordSet, DNSZone } from '../../api/index.ts';
 import { MemoryStore } from '../../control/memory-store.ts';
 import { FolderHold } from './folder-hold.ts';
-import { LocalManifestParser, type ManifestParser } from './manifest-parser.ts';
+import { LocalManifestParser, type ManifestParser, ManifestParserPool } from './manifest-parser.ts';
 import { ManifestSource, refusalText } from './manifest-source.ts';
 import { StateStore } from './state-file.ts';
 
@@ -283,6 +283,76 @@ describe('ManifestSource', () => {
     await held.reload();
     assert.equal(counting.count('DNSRecordSet'), 51, 'the removal of 49 of 51 is held');
     assert.ok(held.heldRemovals.has('dns/z'));
+  });
+
+  test('a confirmed removal and a change in another file apply in one reload, each to its own object', async () => {
+    // The change safety looks up each touched object's winner; the apply after it reuses them for
+    // the touched objects and looks up the released ones (which come after them) itself.
+    const confirmed: string[] = [];
+    const held = new ManifestSource({
+      dir,
+      store,
+      state: await StateStore.open(undefined),
+      folderHold: new FolderHold({
+        windowMs: 0,
+        confirmations: () => confirmed,
+        confirmHint: () => 'by hand',
+      }),
+    });
+    const many = Array.from({ length: 50 }, (_, i) => record(`r${i}`, '192.0.2.1')).join('---\n');
+    await writeFile(path.join(dir, 'a.yaml'), `${zone('z', 'example.com')}---\n${many}`);
+    await writeFile(path.join(dir, 'b.yaml'), `${record('b', '192.0.2.2')}---\n${record('c', '192.0.2.4')}`);
+    await held.reload();
+    await writeFile(path.join(dir, 'a.yaml'), `${zone('z', 'example.com')}---\n${record('r0', '192.0.2.1')}`);
+    await held.reload();
+    const hold = held.heldRemovals.get('dns/z');
+    assert.ok(hold, 'the removal of 49 of 52 is held');
+    assert.equal(store.count('DNSRecordSet'), 52);
+    confirmed.push(hold.hash);
+    // b changes and the held removal is confirmed.
+    await writeFile(path.join(dir, 'b.yaml'), `${record('b', '192.0.2.3')}---\n${record('c', '192.0.2.4')}`);
+    await held.reload();
+    assert.equal(held.heldRemovals.size, 0);
+    assert.deepEqual(records(), ['b=192.0.2.3', 'c=192.0.2.4', 'r0=192.0.2.1']);
+    assert.equal(store.get('DNSRecordSet', 'dns/b')?.metadata.generation, 2);
+    assert.equal(held.definitionOf('DNSRecordSet/dns/b')?.file, path.join(dir, 'b.yaml'));
+    held.stop();
+  });
+
+  test("a parse thread's record sets, taken as they arrive, give the store and the state of a local parse", async () => {
+    const ttl = record('t', '192.0.2.9').replace('  type: A', '  type: A\n  ttl: 60');
+    const labelled = record('l', '192.0.2.8').replace('namespace: dns}', 'namespace: dns, labels: {a: b}}');
+    await writeFile(
+      path.join(dir, 'a.yaml'),
+      [zone('z', 'example.com'), record('a', '192.0.2.1'), ttl, labelled, record('b', '192.0.2.2')].join(
+        '---\n',
+      ),
+    );
+    const load = async (parser: ManifestParser) => {
+      const store = new MemoryStore(() => new Date(0));
+      const state = await StateStore.open(undefined);
+      const loaded = new ManifestSource({ dir, store, state, parser, now: () => new Date(0) });
+      await loaded.reload();
+      loaded.stop();
+      await parser.close();
+      const ids = [...state.objectIds()].sort();
+      // Either way, the record sets naming zone z by name share its one frozen zoneRef.
+      const refs = (store.list('DNSRecordSet') as DNSRecordSet[])
+        .filter((r) => r.spec.zoneRef?.name === 'z' && r.spec.zoneRef.namespace === undefined)
+        .map((r) => r.spec.zoneRef);
+      assert.ok(refs.length >= 2 && refs.every((r) => r === refs[0] && Object.isFrozen(r)));
+      return {
+        store: JSON.stringify(['DNSZone', 'DNSRecordSet'].map((k) => store.list(k as 'DNSZone'))),
+        state: JSON.stringify(ids.map((id) => [id, state.object(id)])),
+        specKeys: (store.list('DNSRecordSet') as DNSRecordSet[]).map((r) => Object.keys(r.spec).join()),
+      };
+    };
+    const pooled = await load(new ManifestParserPool(1));
+    const local = await load(new LocalManifestParser());
+    assert.equal(pooled.store, local.store);
+    assert.equal(pooled.state, local.state);
+    assert.deepEqual(pooled.specKeys, local.specKeys);
+    assert.ok(pooled.specKeys.includes('zoneRef,name,type,records,ttl'), pooled.specKeys.join(' / '));
   });
 
   test('follows the folder live', async () => {

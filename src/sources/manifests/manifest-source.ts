@@ -680,7 +680,9 @@ export class ManifestSource {
     const problems: ManifestProblem[] = [...fileProblems];
     /** Problems found here, after parsing: their lines are asked of the parser in one go. */
     const unlocated: { problem: ManifestProblem; request: LocateRequest }[] = [];
-    for (const doc of parsed.documents) {
+    const { documents, compact } = parsed;
+    for (let index = 0; index < documents.length; index++) {
+      const doc = documents[index]!;
       await pace();
       const identity = ours(doc.identity, this.options.frontDoors);
       // Joined, not concatenated: the id is kept (definitions, definers, state) as one flat string
@@ -693,7 +695,14 @@ export class ManifestSource {
       const object = identity ? `${kindName} ${identity.key}` : undefined;
       const docProblems: ManifestProblem[] = [];
       if (doc.resource) shareStrings(doc.resource, this.interner);
-      const resource = (doc.resource && compactRecordSet(doc.resource, this.zoneRefs)) ?? doc.foreign?.object;
+      // One the parse thread's message made in its usual shape already is not made again; its zoneRef
+      // by name is still the zone's shared one.
+      const resource =
+        (doc.resource &&
+          (compact?.[index]
+            ? sharedZoneRef(doc.resource, this.zoneRefs)
+            : compactRecordSet(doc.resource, this.zoneRefs))) ??
+        doc.foreign?.object;
       if (!resource) {
         for (const p of doc.problems ?? []) docProblems.push(placed(file, doc.document, p, p.line, object));
       } else {
@@ -800,9 +809,12 @@ export class ManifestSource {
   private apply(touchedNow: ReadonlySet<string>): void {
     const { store, state } = this.options;
     const now = this.options.now().toISOString();
-    const { touched, keep } = this.holdRemovals(touchedNow);
+    const { touched, keep, winnerFiles } = this.holdRemovals(touchedNow);
+    let index = 0;
     for (const id of touched) {
-      const winner = this.winner(id);
+      // The change safety looked up the first ids' winners already (`touched` starts with them).
+      const winner = this.winnerIn(id, index < winnerFiles.length ? winnerFiles[index] : this.winnerFile(id));
+      index++;
       const { kind, key } = splitId(id);
       const foreign = this.options.frontDoors.get(kind) !== undefined;
       if (!winner) {
@@ -824,14 +836,18 @@ export class ManifestSource {
       }
       // The state keeps front-door objects as accepted too, under their door's id.
       let accepted = winner.resource as Resource;
+      let held: Resource | undefined;
       if (foreign) store.applyForeign(kind, winner.resource as ForeignObject, created, generation);
       else {
         // The state shares the spec the store holds (an equal one kept from before, when unchanged).
-        const held = store.apply(accepted, created, generation);
+        held = store.apply(accepted, created, generation);
         if (held && held.spec !== accepted.spec) accepted = { ...accepted, spec: held.spec } as Resource;
       }
+      // The object the store holds now is the one `apply` returned (or, when it took none, the one
+      // being deleted): not looked up again.
       const applied =
-        (foreign ? store.getForeign(kind, key) : store.get(kind as Kind, key))?.metadata.generation ?? 1;
+        (foreign ? store.getForeign(kind, key) : (held ?? store.get(kind as Kind, key)))?.metadata
+          .generation ?? 1;
       const file = this.relative(winner.file);
       // Another file's definition held as the state's version is about to stop being it.
       if (remembered?.resource && remembered.file !== file) this.keepOwnVersions(id, winner.file, remembered);
@@ -870,11 +886,18 @@ export class ManifestSource {
   private holdRemovals(touched: ReadonlySet<string>): {
     touched: ReadonlySet<string>;
     keep: ReadonlySet<string>;
+    /** The winning file of each of `touched`'s first ids, in its order (as `winnerFile` gives it). */
+    winnerFiles: readonly (string | undefined)[];
   } {
     const hold = this.options.folderHold;
-    if (!hold) return { touched, keep: new Set() };
+    if (!hold) return { touched, keep: new Set(), winnerFiles: [] };
     const candidates = new Set<string>();
-    for (const id of touched) if (!this.winner(id)) candidates.add(id);
+    const winnerFiles: (string | undefined)[] = [];
+    for (const id of touched) {
+      const file = this.winnerFile(id);
+      winnerFiles.push(file);
+      if (this.winnerIn(id, file) === undefined) candidates.add(id);
+    }
     for (const part of hold.holds().values())
       for (const id of part.ids) if (!this.winner(id)) candidates.add(id);
     const { store } = this.options;
@@ -897,7 +920,8 @@ export class ManifestSource {
     const applied = new Set(decided.apply);
     const keep = new Set([...candidates].filter((id) => !applied.has(id)));
     this.heldRemovals = decided.held;
-    return { touched: new Set([...touched, ...applied]), keep };
+    // `touched`'s ids first, in their order: `winnerFiles` is theirs.
+    return { touched: new Set([...touched, ...applied]), keep, winnerFiles };
   }
 
   /**
@@ -1051,7 +1075,14 @@ export class ManifestSource {
   }
 
   private winner(id: string): { resource: Resource | ForeignObject; file: string } | undefined {
-    const file = this.winnerFile(id);
+    return this.winnerIn(id, this.winnerFile(id));
+  }
+
+  /** `winner(id)` when `file` is `winnerFile(id)`. */
+  private winnerIn(
+    id: string,
+    file: string | undefined,
+  ): { resource: Resource | ForeignObject; file: string } | undefined {
     if (file === undefined) return undefined;
     const definition = this.files.get(file)?.definitions.get(id);
     if (typeof definition !== 'number') return definition && { resource: definition.resource, file };
@@ -1144,6 +1175,16 @@ function compactRecordSet(resource: Resource, zoneRefs: NameRefInterner): Resour
     spec = ttl === undefined ? { zoneRef, name, type, records } : { zoneRef, name, type, records, ttl };
   }
   return { apiVersion, kind, metadata, spec };
+}
+
+/**
+ * A record set the parse thread made in the usual shape (`ParsedManifest.compact`): its zoneRef by
+ * name becomes the frozen one of `zoneRefs` every record set naming that zone shares.
+ */
+function sharedZoneRef(resource: Resource, zoneRefs: NameRefInterner): Resource {
+  if (resource.kind === 'DNSRecordSet' && resource.spec.zoneRef !== undefined)
+    resource.spec.zoneRef = zoneRefs.get(resource.spec.zoneRef.name);
+  return resource;
 }
 
 const TOP = ['apiVersion', 'kind', 'metadata', 'spec'];

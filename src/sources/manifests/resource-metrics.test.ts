@@ -74,3 +74,35 @@ test('zonekeeper_resources counts objects by kind and Ready as store events come
   kept.clear();
   assert.equal(gauge(registry.render(), 'DNSRecordSet', 'true'), 1);
 });
+
+test('zonekeeper_resources: objects without a Ready condition count as unknown from the store, kept ones as not ready', async () => {
+  const store = new MemoryStore();
+  const kept = new Map<string, ManifestProblem[]>();
+  const source = {
+    keptObjects: () => kept,
+    problems: () => [],
+    folderProblem: () => undefined,
+  } as unknown as ManifestSource;
+  const registry = new Registry();
+  registerSourceMetrics(registry, store, source);
+  for (const name of ['r1', 'r2', 'r3', 'r4']) store.apply(recordSet(name));
+  await store.updateStatus('DNSRecordSet', 'default/r1', ready('True'));
+  await store.updateStatus('DNSRecordSet', 'default/r2', ready('True'));
+  // Ready again unknown (a status without the condition), then deleted while Ready.
+  await store.updateStatus('DNSRecordSet', 'default/r2', { conditions: [] });
+  await store.updateStatus('DNSRecordSet', 'default/r4', ready('False'));
+  store.remove('DNSRecordSet', 'default/r1');
+  let text = registry.render();
+  assert.equal(gauge(text, 'DNSRecordSet', 'true'), 0);
+  assert.equal(gauge(text, 'DNSRecordSet', 'false'), 1);
+  assert.equal(gauge(text, 'DNSRecordSet', 'unknown'), 2);
+  // A kept object without a Ready condition shows as not ready too; a kept one the store does not
+  // hold, or of another kind's id, moves nothing.
+  kept.set('DNSRecordSet/default/r3', []);
+  kept.set('DNSRecordSet/default/gone', []);
+  kept.set('Other/default/r2', []);
+  text = registry.render();
+  assert.equal(gauge(text, 'DNSRecordSet', 'unknown'), 1);
+  assert.equal(gauge(text, 'DNSRecordSet', 'false'), 2);
+  assert.equal(gauge(text, 'DNSRecordSet', 'true'), 0);
+});
