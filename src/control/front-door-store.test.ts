@@ -100,10 +100,13 @@ describe('front doors: a foreign kind through the translating store', () => {
     assert.deepEqual(seen, before);
     assert.equal((written as { fqdn?: string }).fqdn, 'other.example.com.');
     assert.equal(
-      (translated.get('DNSRecordSet', key)?.status as { fqdn?: string }).fqdn,
+      (translated.get('DNSRecordSet', key)?.status as { fqdn?: string } | undefined)?.fqdn,
       'other.example.com.',
     );
-    assert.equal((store.getForeign(DOOR, 'dns/web')?.status as { fqdn?: string }).fqdn, 'other.example.com.');
+    assert.equal(
+      (store.getForeign(DOOR, 'dns/web')?.status as { fqdn?: string } | undefined)?.fqdn,
+      'other.example.com.',
+    );
     const rv = translated.get('DNSRecordSet', key)?.metadata.resourceVersion;
     assert.equal(await translated.updateStatusWith('DNSRecordSet', key, (s) => ({ ...s })), undefined);
     assert.equal(translated.get('DNSRecordSet', key)?.metadata.resourceVersion, rv, 'nothing written');
