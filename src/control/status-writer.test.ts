@@ -293,3 +293,37 @@ for (const identity of [false, true])
     assert.equal(get()?.targets?.[0]?.state, 'Down');
     assert.equal(programmed(), 'True');
   });
+
+test('StatusWriter: a targets write on top of a status another writer left does not pass that status off as the zone write', async () => {
+  const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
+  let targets: RecordTargets = [{ address: '192.0.2.1', state: 'Unknown' }];
+  const writer = new StatusWriter(
+    store,
+    () => new Date('2026-01-01T00:00:00Z'),
+    4,
+    () => targets,
+  );
+  store.apply(recordSet('www', '192.0.2.1'));
+  const get = () => (store.get('DNSRecordSet', 'team/www') as DNSRecordSet).status;
+  const programmed = () => get()?.conditions?.find((c) => c.type === 'Programmed')?.status;
+  const verdicts = new Map<string, RecordVerdict>([['team/www', { accepted: true, fqdn: 'www.example.' }]]);
+  await writer.zoneRecords('team/zone', verdicts, ['team/www'], served);
+  assert.equal(programmed(), 'True');
+  // Another writer (a stale replica, a hand edit) puts other conditions on the status.
+  const status = get()!;
+  await store.updateStatus('DNSRecordSet', 'team/www', {
+    ...status,
+    conditions: status.conditions?.map((c) =>
+      c.type === 'Programmed' ? { ...c, status: 'False' as const } : c,
+    ),
+  });
+  // A target comes up: written on top of that status...
+  targets = [{ address: '192.0.2.1', state: 'Up', lastTransitionTime: '2026-01-01T00:00:01Z' }];
+  await writer.targetsChanged('team/www');
+  assert.equal(get()?.targets?.[0]?.state, 'Up');
+  assert.equal(programmed(), 'False');
+  // ...which is not what the zone wrote: its next visit writes its conditions again.
+  await writer.zoneRecords('team/zone', verdicts, ['team/www'], served);
+  assert.equal(programmed(), 'True');
+  assert.equal(get()?.targets?.[0]?.state, 'Up');
+});
