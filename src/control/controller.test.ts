@@ -144,6 +144,7 @@ describe('Controller', () => {
       get: (kind, key) => plain.get(kind, key),
       watch: (handler) => plain.watch(handler),
       updateStatus: (kind, key, status) => plain.updateStatus(kind, key, status),
+      updateStatusWith: (kind, key, plan) => plain.updateStatusWith(kind, key, plan),
       addFinalizer: (kind, key, f) => plain.addFinalizer(kind, key, f),
       removeFinalizer: (kind, key, f) => plain.removeFinalizer(kind, key, f),
     };

@@ -84,6 +84,35 @@ describe('front doors: a foreign kind through the translating store', () => {
     controller.stop();
   });
 
+  test('updateStatusWith on a translated object plans on its status and projects the result', async () => {
+    const { store, translated, controller } = setup();
+    add(store, hostname('dns', 'web', { hostname: 'www.example.com', addresses: ['192.0.2.1'] }), 1);
+    controller.start();
+    await controller.idle();
+    const [object] = translated.list('DNSRecordSet');
+    const key = resourceKey(object!.metadata);
+    const before = object!.status;
+    let seen: unknown;
+    const written = await translated.updateStatusWith('DNSRecordSet', key, (status) => {
+      seen = status;
+      return { ...status, fqdn: 'other.example.com.' };
+    });
+    assert.deepEqual(seen, before);
+    assert.equal((written as { fqdn?: string }).fqdn, 'other.example.com.');
+    assert.equal(
+      (translated.get('DNSRecordSet', key)?.status as { fqdn?: string } | undefined)?.fqdn,
+      'other.example.com.',
+    );
+    assert.equal(
+      (store.getForeign(DOOR, 'dns/web')?.status as { fqdn?: string } | undefined)?.fqdn,
+      'other.example.com.',
+    );
+    const rv = translated.get('DNSRecordSet', key)?.metadata.resourceVersion;
+    assert.equal(await translated.updateStatusWith('DNSRecordSet', key, (s) => ({ ...s })), undefined);
+    assert.equal(translated.get('DNSRecordSet', key)?.metadata.resourceVersion, rv, 'nothing written');
+    controller.stop();
+  });
+
   test('forEachKeyed visits what list returns, translated objects included, each with its key', async () => {
     const { store, translated, controller } = setup();
     store.apply(

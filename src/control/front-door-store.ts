@@ -291,6 +291,21 @@ export class FrontDoorStore implements ResourceStore {
     await this.release(t);
   }
 
+  async updateStatusWith(
+    kind: Kind,
+    key: ResourceKey,
+    plan: (status: Resource['status'] | undefined) => NonNullable<Resource['status']> | undefined,
+  ): Promise<Resource['status'] | undefined> {
+    const t = this.translated.get(`${kind}/${key}`);
+    if (!t) return this.options.base.updateStatusWith(kind, key, plan);
+    // A translated object's status is set at once (the projection onto its foreign objects follows).
+    if (!t.object) return undefined;
+    const status = plan(t.object.status);
+    if (status === undefined || jsonEqual(status, t.object.status)) return undefined;
+    await this.updateStatus(kind, key, status);
+    return status;
+  }
+
   async addFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void> {
     const t = this.translated.get(`${kind}/${key}`);
     if (!t) return this.options.base.addFinalizer(kind, key, finalizer);

@@ -26,6 +26,25 @@ describe('MemoryStore', () => {
     assert.equal(obj.metadata.creationTimestamp, '2026-01-01T00:00:00.000Z');
   });
 
+  test('updateStatusWith plans on the status held, writes only a change, and returns what it holds', async () => {
+    const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
+    store.apply(rs(['192.0.2.1']));
+    await store.updateStatus('DNSRecordSet', 'dns/www', { fqdn: 'www.z.' });
+    const seen: unknown[] = [];
+    const written = await store.updateStatusWith('DNSRecordSet', 'dns/www', (status) => {
+      seen.push(status);
+      return { ...status, observedGeneration: 1 };
+    });
+    assert.deepEqual(seen, [{ fqdn: 'www.z.' }]);
+    assert.deepEqual(written, { fqdn: 'www.z.', observedGeneration: 1 });
+    assert.equal(written, store.get('DNSRecordSet', 'dns/www')?.status);
+    const rv = store.get('DNSRecordSet', 'dns/www')?.metadata.resourceVersion;
+    assert.equal(await store.updateStatusWith('DNSRecordSet', 'dns/www', (s) => ({ ...s })), undefined);
+    assert.equal(await store.updateStatusWith('DNSRecordSet', 'dns/www', () => undefined), undefined);
+    assert.equal(store.get('DNSRecordSet', 'dns/www')?.metadata.resourceVersion, rv, 'nothing written');
+    assert.equal(await store.updateStatusWith('DNSRecordSet', 'dns/gone', (s) => ({ ...s })), undefined);
+  });
+
   test('forEachKeyed visits what list returns, in its order, each with its key; deleting objects too', async () => {
     const store = new MemoryStore();
     const seen = (kind: 'DNSRecordSet' | 'DNSZone') => {

@@ -167,6 +167,19 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     );
   }
 
+  async updateStatusWith(
+    kind: Kind,
+    key: ResourceKey,
+    plan: (status: Resource['status'] | undefined) => NonNullable<Resource['status']> | undefined,
+  ): Promise<Resource['status'] | undefined> {
+    const existing = this.objects.get(kind)?.get(key) as Resource | undefined;
+    if (!existing) return undefined;
+    const status = plan(existing.status);
+    if (status === undefined || jsonEqual(status, existing.status)) return undefined;
+    await this.updateStatus(kind, key, status);
+    return this.get(kind, key)?.status;
+  }
+
   async addFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void> {
     this.addFinalizerTo(this.objects, kind, key, finalizer, (object) =>
       this.emit({ type: 'upsert', kind, key, object: object as Resource }),

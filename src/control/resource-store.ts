@@ -29,6 +29,20 @@ export interface ResourceStore {
   watch(handler: (event: StoreEvent) => void): () => void;
   /** Replaces `status` (the /status subresource). No-op for objects that are gone. */
   updateStatus(kind: Kind, key: ResourceKey, status: NonNullable<Resource['status']>): Promise<void>;
+  /**
+   * Replaces `status` with what `plan` makes of the object's status as the write goes out: after the
+   * writes to the object queued before it, and again on the newest object when the write meets a
+   * conflict. For a write of one part of a status that keeps the rest as it is then, not as it was
+   * when the write was asked for (a write of newer conditions in flight would be undone). `plan`
+   * returns undefined when there is nothing to write; a status equal to the current one is not
+   * written. Resolves to the status the store holds after the write, or undefined when nothing was
+   * written (nothing to write, or the object is gone).
+   */
+  updateStatusWith(
+    kind: Kind,
+    key: ResourceKey,
+    plan: (status: Resource['status'] | undefined) => NonNullable<Resource['status']> | undefined,
+  ): Promise<Resource['status'] | undefined>;
   addFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void>;
   removeFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void>;
 }

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import type { DNSRecordSet } from '../api/index.ts';
 import type { RecordVerdict } from '../zones/assemble.ts';
 import { RecordTable } from '../zones/record-table.ts';
+import { jsonEqual } from './conditions.ts';
 import { MemoryStore } from './memory-store.ts';
 import { type RecordTargets, StatusWriter } from './status-writer.ts';
 
@@ -165,6 +166,18 @@ test('StatusWriter: status.targets written while the zone status write is in fli
     chain = run;
     return run;
   };
+  // A write planned on the object as the writes queued before it left it.
+  store.updateStatusWith = (kind, key, plan) => {
+    const run = chain.then(async () => {
+      const current = store.get(kind, key)?.status;
+      const status = plan(current);
+      if (status === undefined || jsonEqual(status, current)) return undefined;
+      await update(kind, key, status);
+      return store.get(kind, key)?.status;
+    });
+    chain = run.then(() => {});
+    return run;
+  };
   store.apply(recordSet('www', '192.0.2.1'));
   const get = () => (store.get('DNSRecordSet', 'team/www') as DNSRecordSet).status?.targets;
   const verdicts = new Map<string, RecordVerdict>([['team/www', { accepted: true, fqdn: 'www.example.' }]]);
@@ -184,4 +197,133 @@ test('StatusWriter: status.targets written while the zone status write is in fli
   targets = [{ address: '192.0.2.1', state: 'Down', lastTransitionTime: '2026-01-01T00:00:02Z' }];
   await writer.targetsChanged('team/www');
   assert.equal(get()?.[0]?.state, 'Down');
+});
+
+/**
+ * The store's writes as the Kubernetes store makes them: queued per object, each planned (its no-op
+ * check, and for `updateStatusWith` the status itself) when its turn comes; the store shows a write
+ * once its answer arrives (a parsed copy, or the object given with `identity`). `hold` keeps the next
+ * write's answer back until the returned release is called.
+ */
+function kubeLikeStore(identity: boolean) {
+  const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
+  const update = store.updateStatus.bind(store);
+  let chain: Promise<unknown> = Promise.resolve();
+  let gate: Promise<void> | undefined;
+  const queue = <T>(write: () => Promise<T>): Promise<T> => {
+    const g = gate;
+    gate = undefined;
+    const run = chain.then(async () => {
+      if (g) await g;
+      return write();
+    });
+    chain = run.catch(() => {});
+    return run;
+  };
+  const counts = { writes: 0 };
+  store.updateStatus = (kind, key, status) =>
+    queue(async () => {
+      if (jsonEqual(store.get(kind, key)?.status, status)) return;
+      counts.writes++;
+      await update(kind, key, identity ? status : structuredClone(status));
+    });
+  store.updateStatusWith = (kind, key, plan) =>
+    queue(async () => {
+      const current = store.get(kind, key)?.status;
+      const status = plan(current);
+      if (status === undefined || jsonEqual(current, status)) return undefined;
+      counts.writes++;
+      await update(kind, key, identity ? status : structuredClone(status));
+      return store.get(kind, key)?.status;
+    });
+  const hold = () => {
+    let release = () => {};
+    gate = new Promise<void>((r) => {
+      release = r;
+    });
+    return release;
+  };
+  return { store, hold, counts };
+}
+
+for (const identity of [false, true])
+  test(`StatusWriter: a targets write planned while the zone's write of new conditions is in flight keeps those conditions (${identity ? 'the object written' : 'a parsed copy'} shown)`, async () => {
+    const { store, hold, counts } = kubeLikeStore(identity);
+    let targets: RecordTargets = [{ address: '192.0.2.1', state: 'Unknown' }];
+    const writer = new StatusWriter(
+      store,
+      () => new Date('2026-01-01T00:00:00Z'),
+      4,
+      () => targets,
+    );
+    store.apply(recordSet('www', '192.0.2.1'));
+    const get = () => (store.get('DNSRecordSet', 'team/www') as DNSRecordSet).status;
+    const programmed = () => get()?.conditions?.find((c) => c.type === 'Programmed')?.status;
+    const verdicts = new Map<string, RecordVerdict>([['team/www', { accepted: true, fqdn: 'www.example.' }]]);
+    // The zone's change is pending: Programmed=False.
+    const pending = { backend: 'builtin', programmed: false, programmedMessage: 'pending' };
+    await writer.zoneRecords('team/zone', verdicts, ['team/www'], pending);
+    assert.equal(programmed(), 'False');
+
+    // The backend serves it: the zone's write (Programmed=True) is in flight...
+    const release = hold();
+    const serving = { backend: 'builtin', programmed: true, programmedMessage: 'ok' };
+    const zone = writer.zoneRecords('team/zone', verdicts, ['team/www'], serving);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(programmed(), 'False', 'the zone write does not show before its answer');
+    // ...when a target comes up: its write goes after the zone's and keeps its conditions.
+    targets = [{ address: '192.0.2.1', state: 'Up', lastTransitionTime: '2026-01-01T00:00:01Z' }];
+    const up = writer.targetsChanged('team/www');
+    release();
+    await zone;
+    await up;
+    assert.equal(programmed(), 'True', 'the targets write put the old conditions back');
+    assert.equal(get()?.targets?.[0]?.state, 'Up');
+
+    // The zone visited again with the same inputs: nothing to write, and nothing undone.
+    const writes = counts.writes;
+    await writer.zoneRecords('team/zone', verdicts, ['team/www'], serving);
+    assert.equal(programmed(), 'True');
+    assert.equal(get()?.targets?.[0]?.state, 'Up');
+    assert.equal(counts.writes, writes, 'status written only when changed');
+
+    // The target goes down: written, on top of the conditions as they are.
+    targets = [{ address: '192.0.2.1', state: 'Down', lastTransitionTime: '2026-01-01T00:00:02Z' }];
+    await writer.targetsChanged('team/www');
+    assert.equal(get()?.targets?.[0]?.state, 'Down');
+    assert.equal(programmed(), 'True');
+  });
+
+test('StatusWriter: a targets write on top of a status another writer left does not pass that status off as the zone write', async () => {
+  const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
+  let targets: RecordTargets = [{ address: '192.0.2.1', state: 'Unknown' }];
+  const writer = new StatusWriter(
+    store,
+    () => new Date('2026-01-01T00:00:00Z'),
+    4,
+    () => targets,
+  );
+  store.apply(recordSet('www', '192.0.2.1'));
+  const get = () => (store.get('DNSRecordSet', 'team/www') as DNSRecordSet).status;
+  const programmed = () => get()?.conditions?.find((c) => c.type === 'Programmed')?.status;
+  const verdicts = new Map<string, RecordVerdict>([['team/www', { accepted: true, fqdn: 'www.example.' }]]);
+  await writer.zoneRecords('team/zone', verdicts, ['team/www'], served);
+  assert.equal(programmed(), 'True');
+  // Another writer (a stale replica, a hand edit) puts other conditions on the status.
+  const status = get()!;
+  await store.updateStatus('DNSRecordSet', 'team/www', {
+    ...status,
+    conditions: status.conditions?.map((c) =>
+      c.type === 'Programmed' ? { ...c, status: 'False' as const } : c,
+    ),
+  });
+  // A target comes up: written on top of that status...
+  targets = [{ address: '192.0.2.1', state: 'Up', lastTransitionTime: '2026-01-01T00:00:01Z' }];
+  await writer.targetsChanged('team/www');
+  assert.equal(get()?.targets?.[0]?.state, 'Up');
+  assert.equal(programmed(), 'False');
+  // ...which is not what the zone wrote: its next visit writes its conditions again.
+  await writer.zoneRecords('team/zone', verdicts, ['team/www'], served);
+  assert.equal(programmed(), 'True');
+  assert.equal(get()?.targets?.[0]?.state, 'Up');
 });

@@ -104,33 +104,40 @@ export class StatusWriter {
 
   /**
    * The health of a record set's records changed: writes `status.targets` (only when it differs),
-   * keeping the rest of its status.
+   * keeping the rest of its status as it is when the write goes out. A status write of the zone's
+   * reconcile may be in flight (new conditions, Programmed False to True): planned on the status
+   * shown now, this write would land after it and put the old conditions back, so it is planned by
+   * the store on the newest object, after the writes to it queued before (`updateStatusWith`).
    */
   async targetsChanged(key: ResourceKey, attempt = 0): Promise<void> {
     const rs = this.store.get('DNSRecordSet', key) as DNSRecordSet | undefined;
     if (!rs || rs.metadata.deletionTimestamp) return;
-    // A status write of the zone's reconcile may be in flight with the targets as they were when it
-    // was built, and land after this one: look again shortly (idempotent: writes only a difference).
+    // Look again shortly (idempotent: writes only a difference): a write that failed leaves a retry.
     if (attempt < 3)
       setTimeout(
         () => void this.targetsChanged(key, attempt + 1).catch(() => {}),
         1000 * (attempt + 1),
       ).unref();
-    if (!rs.status) return;
-    // Written on top of the status this writer wrote last only: a cache that does not show it yet
-    // would make this write undo newer conditions (the next look, above, finds it).
+    let base: DNSRecordSetStatus | undefined;
+    const written = await this.store.updateStatusWith('DNSRecordSet', key, (current) => {
+      // No status yet: the zone's first write of it carries the targets as they are then.
+      if (current === undefined) return undefined;
+      const status = current as DNSRecordSetStatus;
+      const targets = this.targetsOf?.(key);
+      const { targets: _old, ...rest } = status;
+      base = status;
+      return targets && targets.length > 0 ? { ...rest, targets } : rest;
+    });
+    if (written === undefined || base === undefined) return;
+    // The memo names the status of the zone's last write to this record set and the inputs it was
+    // built from (the targets are not among them). Read after the write (a zone write in flight when
+    // this one was asked for has remembered its status by now): when this write went on top of that
+    // status, what it wrote stands for the same inputs. On top of anything else (another writer's
+    // status), the memo stays as it is, no longer the object's status, and the zone's next visit
+    // builds the status again.
     const memo = this.memo(key);
-    if (memo && memo.status !== rs.status && !jsonEqual(memo.status, rs.status)) return;
-    const targets = this.targetsOf?.(key);
-    const { targets: _old, ...rest } = rs.status;
-    const status: DNSRecordSetStatus = targets && targets.length > 0 ? { ...rest, targets } : rest;
-    if (jsonEqual(status, rs.status)) return;
-    await this.store.updateStatus('DNSRecordSet', key, status);
-    // The memo as it is now: a zone's status write in flight when this one was planned has since
-    // remembered its own status, and this write went after it (writes to one object are queued). Left
-    // at that, the memo would name a status the object no longer has and stop every later write here.
-    const now = this.memo(key);
-    if (now) this.remember(key, now.signature, status);
+    if (memo && (memo.status === base || jsonEqual(memo.status, base)))
+      this.remember(key, memo.signature, written as DNSRecordSetStatus);
   }
 
   /** A record set is gone: forget what was written for it. */

@@ -235,6 +235,25 @@ export class KubernetesStore implements ResourceStore, ForeignObjectStore {
     if (written) this.options.events?.statusChanged(before, written as Resource);
   }
 
+  async updateStatusWith(
+    kind: Kind,
+    key: ResourceKey,
+    plan: (status: Resource['status'] | undefined) => NonNullable<Resource['status']> | undefined,
+  ): Promise<Resource['status'] | undefined> {
+    // Planned inside the object's write queue, on the object as the writes before it left it (each
+    // shows once its answer arrives), and planned again on the object read afresh after a conflict.
+    let before: Stored | undefined;
+    const written = await this.write(kind, key, 'status', (base) => {
+      const status = plan(base.status as Resource['status']);
+      if (status === undefined || jsonEqual(base.status, status)) return undefined;
+      before = base;
+      return this.statusRequest(kind, base, status);
+    });
+    if (!written) return undefined;
+    if (before) this.options.events?.statusChanged(before as Resource, written as Resource);
+    return written.status as Resource['status'];
+  }
+
   async updateForeignStatus(door: string, key: ResourceKey, status: Record<string, unknown>): Promise<void> {
     // The newest version, when it is invalid: its status is the one shown and written.
     const before = this.latestInvalidForeign(door, key) ?? this.getForeign(door, key);
@@ -307,17 +326,21 @@ export class KubernetesStore implements ResourceStore, ForeignObjectStore {
    * there is one (the cache keeps the last valid one, whose resourceVersion would only conflict).
    */
   private writeStatus(kind: string, key: ResourceKey, status: unknown): Promise<Stored | undefined> {
-    return this.write(kind, key, 'status', (base) => {
-      if (jsonEqual(base.status, status)) return undefined;
-      const { name, namespace } = base.metadata;
-      return (api, rv) =>
-        api.replaceStatus(this.apiResource(kind), {
-          apiVersion: base.apiVersion,
-          kind: base.kind,
-          metadata: { name, ...(namespace ? { namespace } : {}), resourceVersion: rv },
-          status: status as Record<string, unknown>,
-        });
-    });
+    return this.write(kind, key, 'status', (base) =>
+      jsonEqual(base.status, status) ? undefined : this.statusRequest(kind, base, status),
+    );
+  }
+
+  /** The replacement of an object's status, sent with the resourceVersion it was planned on. */
+  private statusRequest(kind: string, base: Stored, status: unknown): ReturnType<WritePlan> & object {
+    const { name, namespace } = base.metadata;
+    return (api, rv) =>
+      api.replaceStatus(this.apiResource(kind), {
+        apiVersion: base.apiVersion,
+        kind: base.kind,
+        metadata: { name, ...(namespace ? { namespace } : {}), resourceVersion: rv },
+        status: status as Record<string, unknown>,
+      });
   }
 
   /** A native kind's name, or the REST coordinates of a front door's kind. */
