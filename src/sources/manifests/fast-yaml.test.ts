@@ -34,7 +34,18 @@ function compare(text: string, label: string): Outcome {
     ref.values,
     `${label}: the fast path differs from js-yaml:\n${JSON.stringify(text)}`,
   );
+  // deepStrictEqual ignores the order of keys; what the checks and the state write depend on it.
+  assert.deepStrictEqual(keyOrder(fast), keyOrder(ref.values), `${label}: keys in another order`);
   return 'fast';
+}
+
+/** Every object's own keys, in order, depth first. */
+function keyOrder(value: unknown, out: string[][] = []): string[][] {
+  if (value !== null && typeof value === 'object') {
+    if (!Array.isArray(value)) out.push(Reflect.ownKeys(value).map(String));
+    for (const v of Object.values(value)) keyOrder(v, out);
+  }
+  return out;
 }
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
