@@ -328,6 +328,14 @@ describe('change safety (serve + dig)', () => {
   });
 });
 
+/** The class of the folder with PowerDNS at `apiUrl` as its backend, the API key in `keyFile`. */
+function powerDnsClass(apiUrl: string, keyFile: string): string {
+  return CLASS.replace(
+    'backend: {builtin: {}}',
+    `backend: {powerdns: {url: "${apiUrl}", apiKeySecretRef: {file: ${JSON.stringify(keyFile)}}}}`,
+  );
+}
+
 describe('change safety with a real PowerDNS (serve programming pdns_server)', async () => {
   const unavailable = await powerDnsAvailable('lmdb');
 
@@ -340,13 +348,7 @@ describe('change safety with a real PowerDNS (serve programming pdns_server)', a
     let serve: ServeProcess | undefined;
     try {
       await writeFile(keyFile, pdns.apiKey);
-      await writeFile(
-        path.join(manifests, '00-class.yaml'),
-        CLASS.replace(
-          'backend: {builtin: {}}',
-          `backend: {powerdns: {url: "${pdns.apiUrl}", apiKeySecretRef: {file: ${JSON.stringify(keyFile)}}}}`,
-        ),
-      );
+      await writeFile(path.join(manifests, '00-class.yaml'), powerDnsClass(pdns.apiUrl, keyFile));
       await writeFile(path.join(manifests, 'pd.yaml'), zoneFile('pd', range(1, 11)));
       serve = await startServe(manifests, state, ['--change-safety-window', '1']);
       const live = serve;
@@ -372,13 +374,7 @@ describe('change safety with a real PowerDNS (serve programming pdns_server)', a
         assert.deepEqual(rdataOf(await dig(pdns.dnsPort, `h${i}.pd.test`, 'A'), 'A'), [`192.0.2.${i}`]);
       assert.deepEqual(rdataOf(await dig(pdns.dnsPort, 'pd.test', 'SOA'), 'SOA'), [soaBefore]);
       // Files back: Ready again, still nothing deleted.
-      await writeFile(
-        path.join(manifests, '00-class.yaml'),
-        CLASS.replace(
-          'backend: {builtin: {}}',
-          `backend: {powerdns: {url: "${pdns.apiUrl}", apiKeySecretRef: {file: ${JSON.stringify(keyFile)}}}}`,
-        ),
-      );
+      await writeFile(path.join(manifests, '00-class.yaml'), powerDnsClass(pdns.apiUrl, keyFile));
       await writeFile(path.join(manifests, 'pd.yaml'), zoneFile('pd', range(1, 11)));
       await ready(live, 'pd');
       assert.deepEqual(await rrsets(), before);
@@ -399,13 +395,7 @@ describe('change safety with a real PowerDNS (serve programming pdns_server)', a
     let again: ServeProcess | undefined;
     try {
       await writeFile(keyFile, pdns.apiKey);
-      await writeFile(
-        path.join(manifests, '00-class.yaml'),
-        CLASS.replace(
-          'backend: {builtin: {}}',
-          `backend: {powerdns: {url: "${pdns.apiUrl}", apiKeySecretRef: {file: ${JSON.stringify(keyFile)}}}}`,
-        ),
-      );
+      await writeFile(path.join(manifests, '00-class.yaml'), powerDnsClass(pdns.apiUrl, keyFile));
       await writeFile(path.join(manifests, 'pr.yaml'), zoneFile('pr', range(1, 12)));
       serve = await startServe(manifests, state, ['--change-safety-window', '1']);
       await ready(serve, 'pr');

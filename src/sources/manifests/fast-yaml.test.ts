@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import jsYaml from 'js-yaml';
+import { prng } from '../../../test/support/prng.ts';
 import { FAST_YAML_MAX_DEPTH, fastLoadAll } from './fast-yaml.ts';
 import { parseManifestText } from './load-manifests.ts';
 
@@ -71,18 +72,6 @@ function repositoryYaml(): { label: string; text: string }[] {
   };
   walk(root);
   return out;
-}
-
-/** A small seeded generator (mulberry32), so that a failing case can be found again. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Plain scalars the subset takes, typed or not: js-yaml's core schema's edges among them. */
@@ -519,7 +508,7 @@ describe('fastLoadAll against js-yaml', () => {
   test('seeded random documents, in and just outside the subset: the same values, or a fallback', (t) => {
     const counts = { fast: 0, fallback: 0, mutatedFast: 0, mutatedFallback: 0, jsYamlErrors: 0 };
     for (let seed = 1; seed <= 3000; seed++) {
-      const rng = random(seed);
+      const rng = prng(seed);
       const text = documentText(rng);
       counts[compare(text, `seed ${seed}`)]++;
       for (let m = 0; m < 2; m++) {
