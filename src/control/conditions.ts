@@ -203,6 +203,12 @@ export function findCondition(
   return conditions?.find((c) => c.type === type);
 }
 
+/** Whether a DNSZone's status says its change is held for confirmation (Programmed=False, ChangeHeld). */
+export function changeHeld(conditions: readonly Condition[] | undefined): boolean {
+  const programmed = findCondition(conditions, 'Programmed');
+  return programmed?.status === 'False' && programmed.reason === 'ChangeHeld';
+}
+
 /** Structural equality for status objects (plain JSON data), used to write status only when it changed. */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;

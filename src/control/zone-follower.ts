@@ -22,6 +22,7 @@ import { PendingDelta } from '../zones/rrset-delta.ts';
 import { canonicalKeyName, type ResolvedTransfers, withUpdatePolicy } from '../zones/transfers.ts';
 import { zoneChildren } from '../zones/zone-inputs.ts';
 import { ZoneModel } from '../zones/zone-model.ts';
+import { changeHeld } from './conditions.ts';
 import type { ResourceStore, StoreEvent } from './resource-store.ts';
 import { type ReconcileResult, WorkQueue } from './work-queue.ts';
 
@@ -340,7 +341,7 @@ export class ZoneFollower {
     // what this replica computes (deleted record sets are gone from its catalog, changed ones carry
     // their new records), and serving the computed content at the old serial would publish the held
     // change. The zone waits here for a confirmed content; the replicas that served it go on.
-    if (heldByOperator(zone)) {
+    if (changeHeld(zone.status?.conditions)) {
       if (!followed.heldLogged) {
         followed.heldLogged = true;
         this.options.log?.('warn', `zone ${key}: not served by this replica while a change of it is held`, {
@@ -453,10 +454,4 @@ interface Signed {
 
 function transfersSignature(transfers: ResolvedTransfers | undefined): string | undefined {
   return transfers ? JSON.stringify(transfers) : undefined;
-}
-
-/** The operator holds a change of the zone for its confirmation (Programmed=False, ChangeHeld). */
-function heldByOperator(zone: DNSZone): boolean {
-  const programmed = zone.status?.conditions?.find((c) => c.type === 'Programmed');
-  return programmed?.status === 'False' && programmed.reason === 'ChangeHeld';
 }

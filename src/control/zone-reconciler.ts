@@ -31,7 +31,13 @@ import type { ResourceKey } from '../zones/resource-key.ts';
 import { statusSerial } from '../zones/serial-policy.ts';
 import { type ResolvedTransfers, withUpdatePolicy } from '../zones/transfers.ts';
 import { zoneNameServers } from '../zones/zone-name-servers.ts';
-import { acceptedCondition, type ConditionInput, findCondition, zoneFailedConditions } from './conditions.ts';
+import {
+  acceptedCondition,
+  type ConditionInput,
+  changeHeld,
+  findCondition,
+  zoneFailedConditions,
+} from './conditions.ts';
 import type { ProgrammedZones } from './programmed-zones.ts';
 import { FINALIZER, type ResourceStore } from './resource-store.ts';
 import { errorText, type SerialAssigner } from './serial-assigner.ts';
@@ -235,9 +241,7 @@ export class ZoneReconciler {
       if (state.fresh && state.rebuiltFrom === undefined && backend.keepsServing === true) {
         state.servedBefore = this.o.serials.servedRRsets(verdict.origin, zone.status);
         // A change held when the process before stopped stays held unless it was undone meanwhile.
-        const programmed = findCondition(zone.status?.conditions, 'Programmed');
-        if (programmed?.status === 'False' && programmed.reason === 'ChangeHeld' && zone.status?.hash)
-          state.heldBefore = zone.status.hash;
+        if (changeHeld(zone.status?.conditions) && zone.status?.hash) state.heldBefore = zone.status.hash;
       }
     }
     const taken = takeChange(state, this.o.catalog, key, this.o.changes.take(key), now);
