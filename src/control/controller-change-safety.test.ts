@@ -86,6 +86,23 @@ function host(store: MemoryStore, i: number, value = `192.0.2.${i}`): void {
   );
 }
 
+/** The object with the confirmation annotation set to `hash` (a DNSZone's, or any object's). */
+function withConfirmation<T extends Resource>(object: T, hash: string): T {
+  return { ...object, metadata: { ...object.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } } };
+}
+
+/** from..to, both included. */
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+/** A new process's store in folder mode: the folder read again, objects without their statuses. */
+function reread(hosts: Iterable<number>): MemoryStore {
+  const store = new MemoryStore(undefined, { restoreDeleting: true });
+  store.apply(zoneClass());
+  store.apply(zone('dns', 'example-com', 'example.com'));
+  for (const i of hosts) host(store, i);
+  return store;
+}
+
 function programmed(store: MemoryStore) {
   return (store.get('DNSZone', KEY) as Resource).status?.conditions?.find((c) => c.type === 'Programmed');
 }
@@ -118,20 +135,14 @@ describe('controller: change safety', () => {
     const hash = controller.heldZones()[0]!.hash;
     // A stale hash: nothing.
     const z = store.get('DNSZone', KEY) as DNSZone;
-    store.apply({
-      ...z,
-      metadata: {
-        ...z.metadata,
-        annotations: { [CONFIRM_CHANGE_ANNOTATION]: 'ffffffffffffffffffffffffffffffff' },
-      },
-    });
+    store.apply(withConfirmation(z, 'ffffffffffffffffffffffffffffffff'));
     await controller.idle();
     assert.match(
       programmed(store)?.message ?? '',
       /"ffffffffffffffffffffffffffffffff" is for another change/,
     );
     assert.equal(served(table).length, 11);
-    store.apply({ ...z, metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } } });
+    store.apply(withConfirmation(z, hash));
     await controller.idle();
     assert.equal(programmed(store)?.status, 'True');
     assert.deepEqual(served(table), ['h5', 'h6', 'h7', 'h8', 'h9', 'h10', 'h11']);
@@ -151,17 +162,14 @@ describe('controller: change safety', () => {
     // The tenant copies the hash from the status onto what it can write: its own zone, and a record
     // set (in its namespace) published into the held zone.
     const own = store.get('DNSZone', 'tenant/other-com') as DNSZone;
-    store.apply({
-      ...own,
-      metadata: { ...own.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } },
-    });
+    store.apply(withConfirmation(own, hash));
     const rs = recordSet('tenant', 'sneaky', {
       zoneRef: { name: 'example-com', namespace: 'dns' },
       name: 'x',
       type: 'A',
       records: ['192.0.2.99'],
     });
-    store.apply({ ...rs, metadata: { ...rs.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } } });
+    store.apply(withConfirmation(rs, hash));
     await controller.idle();
     controller.recheckZone(KEY);
     await controller.idle();
@@ -170,7 +178,7 @@ describe('controller: change safety', () => {
     // Non-hashes are not shortcuts.
     const z = store.get('DNSZone', KEY) as DNSZone;
     for (const value of ['*', 'all', 'true', hash.slice(0, 8)]) {
-      store.apply({ ...z, metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: value } } });
+      store.apply(withConfirmation(z, value));
       await controller.idle();
       assert.equal(programmed(store)?.reason, 'ChangeHeld', value);
     }
@@ -332,16 +340,10 @@ describe('controller: change safety', () => {
     const hash = after.controller.heldZones()[0]!.hash;
     assert.notEqual(hash, first);
     const z = after.store.get('DNSZone', KEY) as DNSZone;
-    after.store.apply({
-      ...z,
-      metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: first } },
-    });
+    after.store.apply(withConfirmation(z, first));
     await after.controller.idle();
     assert.equal(programmed(after.store)?.reason, 'ChangeHeld');
-    after.store.apply({
-      ...z,
-      metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } },
-    });
+    after.store.apply(withConfirmation(z, hash));
     await after.controller.idle();
     assert.equal(programmed(after.store)?.status, 'True', JSON.stringify(programmed(after.store)));
     assert.deepEqual(served(after.table), ['h17', 'h18', 'h19', 'h20']);
@@ -357,10 +359,7 @@ describe('controller: change safety', () => {
     before.controller.stop();
     assert.equal(before.saved.get('example.com.')?.rrsets, 21);
     // A new process reads the folder again: the objects, without their statuses.
-    const store = new MemoryStore(undefined, { restoreDeleting: true });
-    store.apply(zoneClass());
-    store.apply(zone('dns', 'example-com', 'example.com'));
-    for (let i = 16; i <= 20; i++) host(store, i);
+    const store = reread(range(16, 20));
     const after = setUp({ from: { store, saved: before.saved } });
     after.controller.start();
     await after.controller.idle();
@@ -369,7 +368,7 @@ describe('controller: change safety', () => {
     assert.equal(after.saved.get('example.com.')?.rrsets, 21, 'a held change saves no serial');
     const hash = after.controller.heldZones()[0]!.hash;
     const z = store.get('DNSZone', KEY) as DNSZone;
-    store.apply({ ...z, metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } } });
+    store.apply(withConfirmation(z, hash));
     await after.controller.idle();
     assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
     assert.equal(served(after.table).length, 5);
@@ -386,16 +385,9 @@ describe('controller: change safety', () => {
     const kept = before.saved.get('example.com.')!;
     // The state folder as a version that kept no count left it.
     before.saved.set('example.com.', { serial: kept.serial, ...(kept.hash ? { hash: kept.hash } : {}) });
-    const reread = (hosts: number[]) => {
-      const store = new MemoryStore(undefined, { restoreDeleting: true });
-      store.apply(zoneClass());
-      store.apply(zone('dns', 'example-com', 'example.com'));
-      for (const i of hosts) host(store, i);
-      return store;
-    };
     // The first start of this version, nothing changed: the serial is kept, and its count saved.
     const first = setUp({
-      from: { store: reread(Array.from({ length: 20 }, (_, i) => i + 1)), saved: before.saved },
+      from: { store: reread(range(1, 20)), saved: before.saved },
     });
     first.controller.start();
     await first.controller.idle();
@@ -435,10 +427,7 @@ describe('controller: change safety', () => {
     after.controller.stop();
 
     // A first start: no status, nothing saved. The first content is the baseline, whatever its size.
-    const store = new MemoryStore(undefined, { restoreDeleting: true });
-    store.apply(zoneClass());
-    store.apply(zone('dns', 'example-com', 'example.com'));
-    for (let i = 1; i <= 5; i++) host(store, i);
+    const store = reread(range(1, 5));
     const first = setUp({ from: { store, saved: new Map() } });
     first.controller.start();
     await first.controller.idle();
@@ -489,10 +478,7 @@ describe('controller: change safety', () => {
     for (let i = 1; i <= 15; i++) before.store.remove('DNSRecordSet', `dns/h${i}`);
     for (let i = 101; i <= 115; i++) host(before.store, i);
     const z = before.store.get('DNSZone', KEY) as DNSZone;
-    before.store.apply({
-      ...z,
-      metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } },
-    });
+    before.store.apply(withConfirmation(z, hash));
     const confirmed = setUp({ from: before });
     confirmed.controller.start();
     await confirmed.controller.idle();
@@ -542,10 +528,7 @@ describe('controller: change safety', () => {
     assert.equal(served(table).length, 20);
     const hash = controller.heldZones()[0]!.hash;
     const now = store.get('DNSZone', KEY) as DNSZone;
-    store.apply({
-      ...now,
-      metadata: { ...now.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } },
-    });
+    store.apply(withConfirmation(now, hash));
     await controller.idle();
     assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
     assert.equal(served(table).length, 13);
@@ -575,11 +558,11 @@ describe('controller: change safety', () => {
     const hash = controller.heldZones()[0]!.hash;
     assert.notEqual(hash, first);
     const z = store.get('DNSZone', KEY) as DNSZone;
-    store.apply({ ...z, metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: first } } });
+    store.apply(withConfirmation(z, first));
     await controller.idle();
     assert.equal(programmed(store)?.reason, 'ChangeHeld');
     assert.equal(served(table).length, 20);
-    store.apply({ ...z, metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } } });
+    store.apply(withConfirmation(z, hash));
     await controller.idle();
     assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
     assert.deepEqual(served(table), ['h16', 'h17', 'h18', 'h19', 'h20']);
@@ -667,7 +650,7 @@ describe('controller: change safety', () => {
     // Taken off the backend by the gate, the zone is not served again until its change is confirmed.
     assert.equal(table.get('example.com.'), undefined);
     const z = store.get('DNSZone', KEY) as DNSZone;
-    store.apply({ ...z, metadata: { ...z.metadata, annotations: { [CONFIRM_CHANGE_ANNOTATION]: hash } } });
+    store.apply(withConfirmation(z, hash));
     await controller.idle();
     assert.equal(programmed(store)?.status, 'True', JSON.stringify(programmed(store)));
     assert.deepEqual(served(table), ['h16', 'h17', 'h18', 'h19', 'h20']);
