@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { dig, rdataOf } from './support/dig.ts';
-import { powerDnsAvailable, startPowerDns } from './support/powerdns.ts';
+import { type PowerDnsProcess, powerDnsAvailable, startPowerDns } from './support/powerdns.ts';
 import {
   CLI,
   removeAll,
@@ -338,23 +338,45 @@ function powerDnsClass(apiUrl: string, keyFile: string): string {
 
 describe('change safety with a real PowerDNS (serve programming pdns_server)', async () => {
   const unavailable = await powerDnsAvailable('lmdb');
+  // One PowerDNS for the suite: each test has a zone of its own name.
+  let pdns: PowerDnsProcess | undefined;
+  before(async () => {
+    if (!unavailable) pdns = await startPowerDns({ storage: 'lmdb' });
+  });
+  after(async () => {
+    await pdns?.stop();
+  });
 
-  test('an emptied folder holds the zone: PowerDNS keeps the zone and every RRset', async (t) => {
-    if (unavailable) return t.skip(unavailable);
-    const pdns = await startPowerDns({ storage: 'lmdb' });
+  /** A folder whose class programs the suite's PowerDNS, with the zone `name` of record sets `hosts`. */
+  async function folder(name: string, hosts: number[]) {
     const manifests = await tempDir('manifests');
     const state = await tempDir('state');
     const keyFile = `${manifests}.key`;
+    await writeFile(keyFile, pdns!.apiKey);
+    const write = async () => {
+      await writeFile(path.join(manifests, '00-class.yaml'), powerDnsClass(pdns!.apiUrl, keyFile));
+      await writeFile(path.join(manifests, `${name}.yaml`), zoneFile(name, hosts));
+    };
+    await write();
+    return { manifests, state, keyFile, write };
+  }
+
+  /** Each of `hosts` answers its address from PowerDNS in zone `name`. */
+  async function answeredByPowerDns(name: string, hosts: number[]): Promise<void> {
+    for (const i of hosts)
+      assert.deepEqual(rdataOf(await dig(pdns!.dnsPort, `h${i}.${name}.test`, 'A'), 'A'), [`192.0.2.${i}`]);
+  }
+
+  test('an emptied folder holds the zone: PowerDNS keeps the zone and every RRset', async (t) => {
+    if (unavailable || !pdns) return t.skip(unavailable);
+    const { manifests, state, keyFile, write } = await folder('pd', range(1, 11));
     let serve: ServeProcess | undefined;
     try {
-      await writeFile(keyFile, pdns.apiKey);
-      await writeFile(path.join(manifests, '00-class.yaml'), powerDnsClass(pdns.apiUrl, keyFile));
-      await writeFile(path.join(manifests, 'pd.yaml'), zoneFile('pd', range(1, 11)));
       serve = await startServe(manifests, state, ['--change-safety-window', '1']);
       const live = serve;
       await ready(live, 'pd');
       const rrsets = async () => {
-        const r = await pdns.api('GET', '/api/v1/servers/localhost/zones/pd.test.');
+        const r = await pdns!.api('GET', '/api/v1/servers/localhost/zones/pd.test.');
         if (r.status !== 200) return [];
         return ((r.body as { rrsets?: { name: string; type: string }[] }).rrsets ?? [])
           .map((x) => `${x.name} ${x.type}`)
@@ -370,33 +392,24 @@ describe('change safety with a real PowerDNS (serve programming pdns_server)', a
       assert.match(held.message, /holds no objects any more/);
       // Nothing deleted in PowerDNS: the zone, every RRset, the same SOA serial.
       assert.deepEqual(await rrsets(), before);
-      for (const i of range(1, 11))
-        assert.deepEqual(rdataOf(await dig(pdns.dnsPort, `h${i}.pd.test`, 'A'), 'A'), [`192.0.2.${i}`]);
+      await answeredByPowerDns('pd', range(1, 11));
       assert.deepEqual(rdataOf(await dig(pdns.dnsPort, 'pd.test', 'SOA'), 'SOA'), [soaBefore]);
       // Files back: Ready again, still nothing deleted.
-      await writeFile(path.join(manifests, '00-class.yaml'), powerDnsClass(pdns.apiUrl, keyFile));
-      await writeFile(path.join(manifests, 'pd.yaml'), zoneFile('pd', range(1, 11)));
+      await write();
       await ready(live, 'pd');
       assert.deepEqual(await rrsets(), before);
     } finally {
       await serve?.stop();
-      await pdns.stop();
       await removeAll(manifests, state, keyFile);
     }
   });
 
   test('a deletion made while serve was stopped is held when it starts again: PowerDNS keeps serving every RRset until it is confirmed', async (t) => {
-    if (unavailable) return t.skip(unavailable);
-    const pdns = await startPowerDns({ storage: 'lmdb' });
-    const manifests = await tempDir('manifests');
-    const state = await tempDir('state');
-    const keyFile = `${manifests}.key`;
+    if (unavailable || !pdns) return t.skip(unavailable);
+    const { manifests, state, keyFile } = await folder('pr', range(1, 12));
     let serve: ServeProcess | undefined;
     let again: ServeProcess | undefined;
     try {
-      await writeFile(keyFile, pdns.apiKey);
-      await writeFile(path.join(manifests, '00-class.yaml'), powerDnsClass(pdns.apiUrl, keyFile));
-      await writeFile(path.join(manifests, 'pr.yaml'), zoneFile('pr', range(1, 12)));
       serve = await startServe(manifests, state, ['--change-safety-window', '1']);
       await ready(serve, 'pr');
       const [soaBefore] = rdataOf(await dig(pdns.dnsPort, 'pr.test', 'SOA'), 'SOA');
@@ -408,20 +421,18 @@ describe('change safety with a real PowerDNS (serve programming pdns_server)', a
       assert.match(held.message, /would delete 6 and change 0 of the zone's 13 RRsets/);
       assert.match(held.message, /served before this start, by count/);
       // PowerDNS still serves the content from before the restart, at its serial.
-      for (const i of range(1, 12))
-        assert.deepEqual(rdataOf(await dig(pdns.dnsPort, `h${i}.pr.test`, 'A'), 'A'), [`192.0.2.${i}`]);
+      await answeredByPowerDns('pr', range(1, 12));
       assert.deepEqual(rdataOf(await dig(pdns.dnsPort, 'pr.test', 'SOA'), 'SOA'), [soaBefore]);
       await confirm(state, 'dns/pr', held.hash);
       await ready(again, 'pr');
+      const served = pdns;
       await waitFor(async () =>
-        rdataOf(await dig(pdns.dnsPort, 'h1.pr.test', 'A'), 'A').length === 0 ? true : undefined,
+        rdataOf(await dig(served.dnsPort, 'h1.pr.test', 'A'), 'A').length === 0 ? true : undefined,
       );
-      for (const i of range(7, 12))
-        assert.deepEqual(rdataOf(await dig(pdns.dnsPort, `h${i}.pr.test`, 'A'), 'A'), [`192.0.2.${i}`]);
+      await answeredByPowerDns('pr', range(7, 12));
     } finally {
       await serve?.stop();
       await again?.stop();
-      await pdns.stop();
       await removeAll(manifests, state, keyFile);
     }
   });
