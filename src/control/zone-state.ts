@@ -1,13 +1,12 @@
 import type { DNSZone, DNSZoneClass } from '../api/index.ts';
 import type { RRsetProblem } from '../backends/backend.ts';
-import { type Name, nameKey } from '../dns/name.ts';
+import type { Name } from '../dns/name.ts';
 import type { Catalog } from '../zones/catalog.ts';
 import { ChangeBaseline, rebuildChanges } from '../zones/change-safety.ts';
 import type { ResourceKey } from '../zones/resource-key.ts';
-import type { RRset } from '../zones/rrset.ts';
 import { PendingDelta } from '../zones/rrset-delta.ts';
 import { zoneChildren } from '../zones/zone-inputs.ts';
-import { rrsetId, ZoneModel } from '../zones/zone-model.ts';
+import { ZoneModel } from '../zones/zone-model.ts';
 
 /** A serial chosen for one content of a zone's model; `saved` once the serial store made it durable. */
 export interface AssignedSerial {
@@ -87,9 +86,6 @@ export interface ZoneModelState {
    */
   keyEventAt?: number;
 }
-
-/** An RRset's id in a change safety baseline (`ZoneDelta.previous`). */
-const rrsetIdOf = (r: RRset) => rrsetId(nameKey(r.owner), r.type);
 
 /** What one reconcile took into a zone's model. */
 export interface TakenChange {
@@ -198,7 +194,6 @@ export function takeChange(
     const noted = rebuildChanges(
       { rrsets: prior.model.rrsets(), defaultTtl: before },
       { rrsets: state.model.rrsets(), defaultTtl: state.model.defaultTtl },
-      rrsetIdOf,
     );
     state.baseline.note(noted, before);
     if (prior.held !== undefined) state.held = prior.held;

@@ -161,7 +161,6 @@ describe('rebuildChanges', () => {
     const got = rebuildChanges(
       { rrsets: before, defaultTtl: 300 },
       { rrsets: [...after].reverse(), defaultTtl: 900 },
-      rrsetKey,
     );
     const expected = printedReference(before, 300, after, 900, rrsetKey);
     assert.deepEqual(sorted(got), sorted(expected));
@@ -225,9 +224,7 @@ describe('rebuildChanges', () => {
       const before = model(d1!);
       const after = model(d2!);
       assert.deepEqual(
-        sorted(
-          rebuildChanges({ rrsets: before, defaultTtl: d1! }, { rrsets: after, defaultTtl: d2! }, rrsetKey),
-        ),
+        sorted(rebuildChanges({ rrsets: before, defaultTtl: d1! }, { rrsets: after, defaultTtl: d2! })),
         sorted(printedReference(before, d1!, after, d2!, rrsetKey)),
         `run ${run}`,
       );
@@ -248,11 +245,7 @@ describe('rebuildChanges', () => {
       a('own.example.com.', WARM_STANDBY_MIN_TTL, false),
     ];
     const after = [a('warm.example.com.', 600, true), a('own.example.com.', 600, false)];
-    const got = rebuildChanges(
-      { rrsets: before, defaultTtl: 60 },
-      { rrsets: after, defaultTtl: 600 },
-      rrsetKey,
-    );
+    const got = rebuildChanges({ rrsets: before, defaultTtl: 60 }, { rrsets: after, defaultTtl: 600 });
     assert.deepEqual([...got.keys()], ['own.example.com.\u0000A']);
   });
 });

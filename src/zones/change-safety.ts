@@ -21,7 +21,7 @@ import type { AssembledZone } from './assemble.ts';
 import type { ResourceKey } from './resource-key.ts';
 import type { RRset } from './rrset.ts';
 import { zoneDefaultTtl } from './soa.ts';
-import { ZoneModel } from './zone-model.ts';
+import { rrsetId } from './zone-model.ts';
 
 /** How a change compares with the baseline. */
 export interface ChangeCounts {
@@ -207,11 +207,8 @@ export interface RebuildSide {
  * TTL is not compared: a rebuild for a new default TTL gives every such RRset a new one, which is the
  * settings' change, not the content's; a TTL the record set sets itself is. The SOA is not counted.
  */
-export function rebuildChanges(
-  before: RebuildSide,
-  after: RebuildSide,
-  id: (rrset: RRset) => string,
-): Map<string, RRset | undefined> {
+export function rebuildChanges(before: RebuildSide, after: RebuildSide): Map<string, RRset | undefined> {
+  const id = (r: RRset) => rrsetId(nameKey(r.owner), r.type);
   const changes = new Map<string, RRset | undefined>();
   const same = (old: RRset, r: RRset) => sameContent(old, before.defaultTtl, r, after.defaultTtl);
   // Two models of one zone yield their RRsets in the same order (canonical), mostly at the same owner
@@ -390,37 +387,24 @@ export function planHold(
 ): PlannedHold | undefined {
   if (!before || !after || before.key !== after.key) return undefined;
   const origin = after.zone.origin;
-  const rebuilt =
-    ZoneModel.signature(before.resource, before.zoneClass, origin) !==
-    ZoneModel.signature(after.resource, after.zoneClass, origin);
   const settings = effectiveChangeSafety(after.zoneClass.spec.changeSafety, after.resource.spec.changeSafety);
   if (!settings.enabled) return undefined;
-  const id = (r: RRset) => `${nameKey(r.owner)}\u0000${r.type}`;
+  const id = (r: RRset) => rrsetId(nameKey(r.owner), r.type);
   const was = new Map(before.zone.rrsets.map((r) => [id(r), r] as const));
   const now = new Map(after.zone.rrsets.map((r) => [id(r), r] as const));
   const defaultBefore = zoneDefaultTtl(before.resource, before.zoneClass);
   const defaultAfter = zoneDefaultTtl(after.resource, after.zoneClass);
   const baseline = new ChangeBaseline(was.size);
-  if (rebuilt)
-    baseline.note(
-      rebuildChanges(
-        { rrsets: was.values(), defaultTtl: defaultBefore },
-        { rrsets: now.values(), defaultTtl: defaultAfter },
-        id,
-      ),
-      defaultBefore,
-    );
-  else {
-    const previous = new Map<string, RRset | undefined>();
-    for (const [k, r] of was) previous.set(k, r);
-    for (const k of now.keys()) if (!was.has(k)) previous.set(k, undefined);
-    baseline.note(previous, defaultBefore);
-  }
-  const change = baseline.measure(
-    origin,
-    (ownerKey, type) => now.get(`${ownerKey}\u0000${type}`),
-    defaultAfter,
+  // What differs, as the controller notes a rebuild; an edit within the same settings is measured
+  // the same way (the default TTL is then the same on both sides).
+  baseline.note(
+    rebuildChanges(
+      { rrsets: was.values(), defaultTtl: defaultBefore },
+      { rrsets: now.values(), defaultTtl: defaultAfter },
+    ),
+    defaultBefore,
   );
+  const change = baseline.measure(origin, (ownerKey, type) => now.get(rrsetId(ownerKey, type)), defaultAfter);
   const annotation = after.resource.metadata.annotations?.[CONFIRM_CHANGE_ANNOTATION]?.trim();
   const decision = decideHold(settings, change, [...(annotation ? [annotation] : []), ...confirmations], '');
   if (!decision.held && !decision.confirmed) return undefined;
