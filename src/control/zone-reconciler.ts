@@ -58,6 +58,7 @@ import {
 } from './zone-decisions.ts';
 import {
   type AssignedSerial,
+  type ServedBefore,
   type TakenChange,
   takeChange,
   type ZoneModelState,
@@ -236,15 +237,18 @@ export class ZoneReconciler {
     // The first model of the zone in this process (a restart, a new leader): what was served before
     // it started is the baseline, if known and if the backend still serves it (a held change must
     // not leave the zone unserved: `zonekeeper serve`'s own server holds nothing after a restart).
+    let servedBefore: ServedBefore | undefined;
     if (!this.built.has(key)) {
       this.built.add(key);
-      if (state.fresh && state.rebuiltFrom === undefined && backend.keepsServing === true) {
-        state.servedBefore = this.o.serials.servedRRsets(verdict.origin, zone.status);
-        // A change held when the process before stopped stays held unless it was undone meanwhile.
-        if (changeHeld(zone.status?.conditions) && zone.status?.hash) state.heldBefore = zone.status.hash;
-      }
+      const rrsets =
+        state.fresh && state.rebuiltFrom === undefined && backend.keepsServing === true
+          ? this.o.serials.servedRRsets(verdict.origin, zone.status)
+          : undefined;
+      // A change held when the process before stopped stays held unless it was undone meanwhile.
+      const heldHash = changeHeld(zone.status?.conditions) ? zone.status?.hash : undefined;
+      if (rrsets !== undefined) servedBefore = { rrsets, ...(heldHash ? { heldHash } : {}) };
     }
-    const taken = takeChange(state, this.o.catalog, key, this.o.changes.take(key), now);
+    const taken = takeChange(state, this.o.catalog, key, this.o.changes.take(key), now, servedBefore);
     const classTransfers = await this.o.transfers.of(verdict.zoneClass);
     // The zone's RFC 2136 update policy rides with the class's keys to the server that answers UPDATE.
     const update = withUpdatePolicy(classTransfers.resolved, zone);

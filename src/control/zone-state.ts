@@ -70,17 +70,6 @@ export interface ZoneModelState {
    */
   rebuiltFrom?: Pick<ZoneModelState, 'model' | 'baseline' | 'held' | 'lastChangeAt'>;
   /**
-   * The RRsets served before this process started (the zone's status, or the serial store), for the
-   * first model this process builds for the zone: a first content with fewer RRsets is measured
-   * against that count, not taken as the baseline (ADR 0018).
-   */
-  servedBefore?: number;
-  /**
-   * With `servedBefore`: the served content's hash when the zone's last status says a change of it
-   * was held (Programmed=False, ChangeHeld); a first content with another hash stays held (ADR 0018).
-   */
-  heldBefore?: string;
-  /**
    * A zone signed at its serial: when its keys change state after the served serial's signing time
    * (a rollover step the backend recorded; seconds). From then on the zone needs a new serial.
    */
@@ -165,12 +154,24 @@ export class ZoneModels {
  * costs what changed, not the zone. The model holds the change from here on; what the backend and the
  * serial store have not confirmed stays pending on it until they have, so a failure leaves a retry.
  */
+/**
+ * What was served before this process started, for the first model it builds for a zone (ADR 0018):
+ * a first content with fewer RRsets is measured against that count, not taken as the baseline; and
+ * with `heldHash` (the served content's hash, when the zone's last status says a change of it was
+ * held) a first content with another hash stays held.
+ */
+export interface ServedBefore {
+  rrsets: number;
+  heldHash?: string;
+}
+
 export function takeChange(
   state: ZoneModelState,
   catalog: Catalog,
   key: ResourceKey,
   dirty: Set<ResourceKey> | undefined,
   now = 0,
+  servedBefore?: ServedBefore,
 ): TakenChange {
   const fresh = state.fresh;
   const records = fresh ? catalog.zoneMembers(key) : catalog.membersNow(key, dirty ?? new Set());
@@ -201,16 +202,12 @@ export function takeChange(
     state.lastChangeAt = noted.size > 0 ? now : prior.lastChangeAt;
   } else if (
     fresh &&
-    state.servedBefore !== undefined &&
-    (state.servedBefore > state.model.rrsetCount || state.heldBefore !== undefined)
+    servedBefore !== undefined &&
+    (servedBefore.rrsets > state.model.rrsetCount || servedBefore.heldHash !== undefined)
   )
-    state.baseline = ChangeBaseline.served(state.servedBefore, state.heldBefore);
+    state.baseline = ChangeBaseline.served(servedBefore.rrsets, servedBefore.heldHash);
   else if (fresh || state.baseline === undefined) state.baseline = new ChangeBaseline(state.model.rrsetCount);
   else if (changed) state.baseline.note(delta.previous, state.model.defaultTtl);
-  if (fresh) {
-    state.servedBefore = undefined;
-    state.heldBefore = undefined;
-  }
   // New content needs a serial of its own: the one chosen before (saved or not) stays with the old.
   if (changed) {
     state.assigned = undefined;
