@@ -1,4 +1,4 @@
-import { KINDS, type Kind, type Resource } from '../../api/index.ts';
+import { isKind, KINDS, type Kind, type Resource } from '../../api/index.ts';
 import type { MemoryStore } from '../../control/memory-store.ts';
 import type { ResourceStore } from '../../control/resource-store.ts';
 import type { Registry } from '../../metrics/registry.ts';
@@ -81,10 +81,10 @@ export function registerSourceMetrics(
     for (const id of source.keptObjects().keys()) {
       const slash = id.indexOf('/');
       const kind = id.slice(0, slash);
-      if (!(KINDS as readonly string[]).includes(kind)) continue;
+      if (!isKind(kind)) continue;
       const key = id.slice(slash + 1);
       const before: Readiness | undefined =
-        state.get(kind)?.get(key) ?? (store.get(kind as Kind, key) !== undefined ? 'unknown' : undefined);
+        state.get(kind)?.get(key) ?? (store.get(kind, key) !== undefined ? 'unknown' : undefined);
       if (before === undefined || before === 'false') continue;
       const c = shown.get(kind)!;
       c[READINESS.indexOf(before)]!--;
