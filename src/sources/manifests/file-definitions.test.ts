@@ -25,10 +25,13 @@ test('FileDefinitions: packed, the same answers as a Map in the same order; valu
   assert.deepEqual(entries(d), [...m]);
   assert.deepEqual([...d.keys()], [...m.keys()]);
   assert.equal(d.size, 40);
+  // Walked, not looked up in: no sorted index yet.
+  assert.equal(d.indexed, false);
   for (const id of ids) {
     assert.equal(d.has(id), true);
     assert.equal(d.get(id), m.get(id));
   }
+  assert.equal(d.indexed, true);
   for (const id of ['', 'DNSRecordSet/ns/r', 'DNSRecordSet/ns/r40', 'DNSZone/ns/r1', 'zzz']) {
     assert.equal(d.has(id), false);
     assert.equal(d.get(id), undefined);

@@ -3,21 +3,26 @@
  * while the file is being read and applied, then packed (`pack`) into arrays. Once applied, nearly
  * every value is a number (the document of a definition whose version is the state's), and a map
  * entry per object (about 30 bytes at a thousand objects per file) is then an array slot for the id
- * (8 bytes, the id string shared), its value in an `Int32Array` (4) and its place in the ids' sorted
- * order (4), about 16 bytes (docs/benchmarks.md, ninth round).
+ * (8 bytes, the id string shared) and its value in an `Int32Array` (4 bytes), about 12 bytes
+ * (docs/benchmarks.md, ninth round).
  *
- * Packed, a lookup is a binary search over the ids in sorted order. Setting a value for an id it
- * holds keeps it packed (a value that is not a 32-bit integer is kept in a map by its place); setting
- * a new id makes it a `Map` again (in the same order), until the next `pack`. Nothing is ever deleted
- * (a file's next read makes a new one).
+ * Packed, a lookup is a binary search over the ids in sorted order, an index (4 bytes per id) made
+ * at the first lookup: most files are only walked until their next read (a file is looked up in when
+ * another file defines the same object), and sorting every file's ids at a folder's first load was
+ * main-thread work before the first answer. Setting a value for an id it holds keeps it packed (a
+ * value that is not a 32-bit integer is kept in a map by its place); setting a new id makes it a
+ * `Map` again (in the same order), until the next `pack`. Nothing is ever deleted (a file's next read
+ * makes a new one).
  */
 export class FileDefinitions<T extends object> {
   /** The definitions while not packed. */
   private map: Map<string, T | number> | undefined = new Map();
   /** Packed: the ids in the order they were set. */
   private ids: string[] = [];
-  /** Packed: each id's value (by place) when a 32-bit integer, then each place in sorted id order. */
+  /** Packed: each id's value (by place) when a 32-bit integer. */
   private ints: Int32Array = EMPTY;
+  /** Packed: the places in sorted id order, made at the first lookup. */
+  private order: Int32Array | undefined;
   /** Packed: the values (by place) that are not 32-bit integers. */
   private others: Map<number, T | number> | undefined;
 
@@ -34,6 +39,11 @@ export class FileDefinitions<T extends object> {
   /** Whether the definitions are packed (for tests and the heap figures). */
   get packed(): boolean {
     return this.map === undefined;
+  }
+
+  /** Whether a packed file's sorted index was made (at its first lookup; for tests). */
+  get indexed(): boolean {
+    return this.order !== undefined;
   }
 
   get(id: string): T | number | undefined {
@@ -87,7 +97,7 @@ export class FileDefinitions<T extends object> {
     if (map === undefined || map.size < FileDefinitions.packMin) return;
     const n = map.size;
     const ids = new Array<string>(n);
-    const ints = new Int32Array(2 * n);
+    const ints = new Int32Array(n);
     let others: Map<number, T | number> | undefined;
     let place = 0;
     for (const [id, value] of map) {
@@ -99,10 +109,9 @@ export class FileDefinitions<T extends object> {
       }
       place++;
     }
-    const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => compare(ids[a]!, ids[b]!));
-    for (let i = 0; i < n; i++) ints[n + i] = order[i]!;
     this.ids = ids;
     this.ints = ints;
+    this.order = undefined;
     this.others = others;
     this.map = undefined;
   }
@@ -114,6 +123,7 @@ export class FileDefinitions<T extends object> {
     this.map = map;
     this.ids = [];
     this.ints = EMPTY;
+    this.order = undefined;
     this.others = undefined;
     return map;
   }
@@ -127,19 +137,27 @@ export class FileDefinitions<T extends object> {
   /** The id's place in `ids`, or -1. */
   private placeOf(id: string): number {
     const ids = this.ids;
-    const ints = this.ints;
-    const n = ids.length;
+    const order = this.order ?? this.sortOrder();
     let low = 0;
-    let high = n - 1;
+    let high = ids.length - 1;
     while (low <= high) {
       const middle = (low + high) >>> 1;
-      const place = ints[n + middle]!;
+      const place = order[middle]!;
       const c = compare(ids[place]!, id);
       if (c === 0) return place;
       if (c < 0) low = middle + 1;
       else high = middle - 1;
     }
     return -1;
+  }
+
+  private sortOrder(): Int32Array {
+    const ids = this.ids;
+    const order = Int32Array.from(
+      Array.from({ length: ids.length }, (_, i) => i).sort((a, b) => compare(ids[a]!, ids[b]!)),
+    );
+    this.order = order;
+    return order;
   }
 }
 
