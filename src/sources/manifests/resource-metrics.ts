@@ -136,6 +136,10 @@ interface Held {
 class MapReadiness implements Held {
   private readonly byKey = new Map<string, Known>();
 
+  get size(): number {
+    return this.byKey.size;
+  }
+
   get(key: string): Known | undefined {
     return this.byKey.size === 0 ? undefined : this.byKey.get(key);
   }
@@ -158,6 +162,11 @@ class TableReadiness implements Held {
   private readonly table: RecordTable;
   private readonly column: Int32Column;
   private readonly others = new MapReadiness();
+  /**
+   * Values set in the column, at least: a value the table cleared with its slot is still counted,
+   * which only costs `get` its shortcut.
+   */
+  private held = 0;
 
   constructor(table: RecordTable) {
     this.table = table;
@@ -165,6 +174,8 @@ class TableReadiness implements Held {
   }
 
   get(key: string): Known | undefined {
+    // Nothing held (a first load, before any status): no lookup per store event.
+    if (this.held === 0 && this.others.size === 0) return undefined;
     const slot = this.table.slotOf(key);
     const value = slot >= 0 ? this.column.get(slot) : -1;
     return value === 1 ? 'true' : value === 0 ? 'false' : this.others.get(key);
@@ -177,7 +188,12 @@ class TableReadiness implements Held {
       return;
     }
     this.others.set(key, undefined);
-    this.column.set(slot, value === undefined ? -1 : value === 'true' ? 1 : 0);
+    const before = this.column.get(slot);
+    const now = value === undefined ? -1 : value === 'true' ? 1 : 0;
+    if (before === now) return;
+    this.column.set(slot, now);
+    if (before === -1) this.held++;
+    else if (now === -1) this.held--;
   }
 }
 
