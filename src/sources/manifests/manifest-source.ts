@@ -29,6 +29,7 @@ import { Interner, NameRefInterner } from '../../util/interner.ts';
 import { parseRecordSetRecords } from '../../zones/record-parse.ts';
 import { resourceKey } from '../../zones/resource-key.ts';
 import { Definers } from './definers.ts';
+import { FileDefinitions } from './file-definitions.ts';
 import type { FolderHold, HeldZoneRemoval } from './folder-hold.ts';
 import {
   listManifestTree,
@@ -139,8 +140,11 @@ interface FileState {
   mtimeMs: number;
   size: number;
   ino: number;
-  /** Valid definitions, by object id (`Kind/key`), in document order. */
-  definitions: Map<string, Definition | Served>;
+  /**
+   * Valid definitions, by object id (`Kind/key`), in document order; packed into arrays once the
+   * file is applied (`FileDefinitions`).
+   */
+  definitions: FileDefinitions<Definition>;
   problems: ManifestProblem[];
   /** Objects kept at their last valid version because their manifest is invalid, and why. */
   kept: Map<string, ManifestProblem[]>;
@@ -675,7 +679,7 @@ export class ManifestSource {
       code: e.code ?? 'YAML_INVALID',
     }));
     let keepAll = parsed.fileErrors.length > 0;
-    const definitions = new Map<string, Definition | Served>();
+    const definitions = new FileDefinitions<Definition>();
     const invalid = new Map<string, ManifestProblem[]>();
     const problems: ManifestProblem[] = [...fileProblems];
     /** Problems found here, after parsing: their lines are asked of the parser in one go. */
@@ -863,6 +867,9 @@ export class ManifestSource {
       if (definitions && definition !== undefined && typeof definition !== 'number')
         definitions.set(id, definition.document ?? -1);
     }
+    // What the files define is final until their next read (values change in place): packed. A
+    // packed file is not packed again.
+    for (const fileState of this.files.values()) fileState.definitions.pack();
   }
 
   /** Definitions of `id` in files other than `winner` held as the state's version get it as their own. */
@@ -984,7 +991,7 @@ export class ManifestSource {
     const ids = this.options.state.objectsOfFile(this.relative(file));
     if (ids.length === 0) return undefined;
     // The state holds each of their versions (the ids it lists have one).
-    const definitions = new Map<string, Definition | Served>();
+    const definitions = new FileDefinitions<Definition>();
     for (const id of ids) definitions.set(id, -1);
     return {
       mtimeMs: -1,

@@ -2,6 +2,7 @@ import { isKind, KINDS, type Kind, type Resource } from '../../api/index.ts';
 import type { MemoryStore } from '../../control/memory-store.ts';
 import type { ResourceStore } from '../../control/resource-store.ts';
 import type { Registry } from '../../metrics/registry.ts';
+import type { Int32Column, RecordTable } from '../../zones/record-table.ts';
 import type { ManifestProblem, ManifestSource } from './manifest-source.ts';
 
 const READINESS = ['true', 'false', 'unknown'] as const;
@@ -25,17 +26,20 @@ export function registerSourceMetrics(
   registry: Registry,
   store: ResourceStore & Pick<MemoryStore, 'count'>,
   source: ManifestSource,
+  /** The record-set table `store` keeps its record sets in (`MemoryStore`'s `recordSets`), if any. */
+  recordSets?: RecordTable,
 ): void {
-  // Per kind, the objects whose Ready condition is true or false, by the store's own key strings (no
-  // id built per event); an object of the store not held here is unknown, so the unknown ones are
-  // the store's count less the others. A first load (a million objects without a status) then adds
-  // nothing here: an entry per object, and a lookup and an insertion per store event, waited for
-  // the first status written (docs/benchmarks.md, eighth round).
-  const state = new Map<string, Map<string, Known>>();
+  // Per kind, the objects whose Ready condition is true or false; an object of the store not held
+  // here is unknown, so the unknown ones are the store's count less the others. A first load (a
+  // million objects without a status) then adds nothing here: an entry per object, and a lookup and
+  // an insertion per store event, waited for the first status written (docs/benchmarks.md, eighth
+  // round). Record sets kept in `recordSets` are held in a column of it by their slot, not in a map
+  // with its own copy of each key (about 80 bytes per record set, docs/benchmarks.md, ninth round).
+  const state = new Map<string, Held>();
   const stateOf = (kind: string) => {
     let m = state.get(kind);
     if (!m) {
-      m = new Map();
+      m = kind === 'DNSRecordSet' && recordSets ? new TableReadiness(recordSets) : new MapReadiness();
       state.set(kind, m);
     }
     return m;
@@ -50,21 +54,28 @@ export function registerSourceMetrics(
     }
     c[r === 'true' ? 0 : 1]! += by;
   };
-  const track = (kind: Kind, key: string, object: Resource | undefined) => {
-    const byKey = stateOf(kind);
+  const track = (kind: Kind, key: string, object: Resource | undefined, deleted?: Resource) => {
+    const held = stateOf(kind);
     const now = object === undefined ? 'unknown' : readiness(object);
-    const before = byKey.size === 0 ? undefined : byKey.get(key);
+    // A deleted object's readiness is its last version's, as tracked from its last event (a slot the
+    // store let go of may have been freed, its column cleared, already).
+    const last = deleted === undefined ? undefined : readiness(deleted);
+    const before = held.get(key) ?? (last === undefined || last === 'unknown' ? undefined : last);
     if (before === now) return;
     if (before !== undefined) bump(kind, before, -1);
     if (now === 'unknown') {
-      if (before !== undefined) byKey.delete(key);
+      if (before !== undefined) held.set(key, undefined);
       return;
     }
-    byKey.set(key, now);
+    held.set(key, now);
     bump(kind, now, 1);
   };
   for (const kind of KINDS) for (const object of store.list(kind)) track(kind, keyOf(object), object);
-  store.watch((event) => track(event.kind, event.key, event.type === 'delete' ? undefined : event.object));
+  store.watch((event) =>
+    event.type === 'delete'
+      ? track(event.kind, event.key, undefined, event.object)
+      : track(event.kind, event.key, event.object),
+  );
 
   const resources = registry.gauge(
     'zonekeeper_resources',
@@ -113,6 +124,77 @@ export function registerSourceMetrics(
     previous?.(list);
     update(list);
   };
+}
+
+/** The Ready condition, true or false, of the objects of one kind that have one, by key. */
+interface Held {
+  get(key: string): Known | undefined;
+  /** Keeps `value` for `key`; undefined forgets it. */
+  set(key: string, value: Known | undefined): void;
+}
+
+class MapReadiness implements Held {
+  private readonly byKey = new Map<string, Known>();
+
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  get(key: string): Known | undefined {
+    return this.byKey.size === 0 ? undefined : this.byKey.get(key);
+  }
+
+  set(key: string, value: Known | undefined): void {
+    if (value === undefined) this.byKey.delete(key);
+    else this.byKey.set(key, value);
+  }
+}
+
+/**
+ * Readiness of record sets in an integer column of the record-set table the store keeps them in (1
+ * true, 0 false, -1 none), by the slot the store holds while it holds the record set: no map entry
+ * and no key string per record set. The column is cleared when the slot is freed; a value is
+ * forgotten when its record set is deleted (the slot may stay, held by others, and go to the same
+ * key again). A key without a slot (a store not keeping its record sets in this table) is kept in a
+ * map instead.
+ */
+class TableReadiness implements Held {
+  private readonly table: RecordTable;
+  private readonly column: Int32Column;
+  private readonly others = new MapReadiness();
+  /**
+   * Values set in the column, at least: a value the table cleared with its slot is still counted,
+   * which only costs `get` its shortcut.
+   */
+  private held = 0;
+
+  constructor(table: RecordTable) {
+    this.table = table;
+    this.column = table.int32Column();
+  }
+
+  get(key: string): Known | undefined {
+    // Nothing held (a first load, before any status): no lookup per store event.
+    if (this.held === 0 && this.others.size === 0) return undefined;
+    const slot = this.table.slotOf(key);
+    const value = slot >= 0 ? this.column.get(slot) : -1;
+    return value === 1 ? 'true' : value === 0 ? 'false' : this.others.get(key);
+  }
+
+  set(key: string, value: Known | undefined): void {
+    const slot = this.table.slotOf(key);
+    if (slot < 0) {
+      this.others.set(key, value);
+      return;
+    }
+    this.others.set(key, undefined);
+    const before = this.column.get(slot);
+    const now = value === undefined ? -1 : value === 'true' ? 1 : 0;
+    if (before === now) return;
+    this.column.set(slot, now);
+    if (before === -1) this.held++;
+    else if (now === -1) this.held--;
+  }
 }
 
 function keyOf(object: Resource): string {
