@@ -253,7 +253,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     ...(options.maxManifestBytes !== undefined ? { maxFileBytes: options.maxManifestBytes } : {}),
     log: (level, message) => log(level, message),
   });
-  registerSourceMetrics(registry, store, source);
+  registerSourceMetrics(registry, store, source, recordTable);
 
   // With DNS threads this thread answers only until they listen (its socket reserves the port for
   // them): no response cache here.

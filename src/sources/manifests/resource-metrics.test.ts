@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import type { DNSRecordSet, DNSZone } from '../../api/index.ts';
 import { MemoryStore } from '../../control/memory-store.ts';
 import { Registry } from '../../metrics/registry.ts';
+import { Holder, RecordTable } from '../../zones/record-table.ts';
 import type { ManifestProblem, ManifestSource } from './manifest-source.ts';
 import { registerSourceMetrics } from './resource-metrics.ts';
 
@@ -105,4 +106,54 @@ test('zonekeeper_resources: objects without a Ready condition count as unknown f
   assert.equal(gauge(text, 'DNSRecordSet', 'unknown'), 1);
   assert.equal(gauge(text, 'DNSRecordSet', 'false'), 2);
   assert.equal(gauge(text, 'DNSRecordSet', 'true'), 0);
+});
+
+test('zonekeeper_resources with the record sets in a record table (serve): the same counts, a slot held only while Ready is known', async () => {
+  const table = new RecordTable();
+  const store = new MemoryStore(undefined, { recordSets: table });
+  const kept = new Map<string, ManifestProblem[]>();
+  const source = {
+    keptObjects: () => kept,
+    problems: () => [],
+    folderProblem: () => undefined,
+  } as unknown as ManifestSource;
+  store.apply(recordSet('r0'));
+  await store.updateStatus('DNSRecordSet', 'default/r0', ready('True'));
+  const registry = new Registry();
+  // A record set Ready before the metrics were registered is counted too.
+  registerSourceMetrics(registry, store, source, table);
+  for (const name of ['r1', 'r2', 'r3', 'r4']) store.apply(recordSet(name));
+  await store.updateStatus('DNSRecordSet', 'default/r1', ready('True'));
+  await store.updateStatus('DNSRecordSet', 'default/r2', ready('True'));
+  await store.updateStatus('DNSRecordSet', 'default/r1', ready('True'));
+  await store.updateStatus('DNSRecordSet', 'default/r2', { conditions: [] });
+  await store.updateStatus('DNSRecordSet', 'default/r4', ready('False'));
+  let text = registry.render();
+  assert.equal(gauge(text, 'DNSRecordSet', 'true'), 2);
+  assert.equal(gauge(text, 'DNSRecordSet', 'false'), 1);
+  assert.equal(gauge(text, 'DNSRecordSet', 'unknown'), 2);
+  const heldByMetrics = (key: string) => table.held(table.slotOf(key), Holder.metrics);
+  assert.equal(heldByMetrics('default/r1'), true);
+  assert.equal(heldByMetrics('default/r2'), false, 'let go once Ready is unknown again');
+  // Deleted while Ready: counted out, and its slot freed (nothing else holds it here).
+  store.remove('DNSRecordSet', 'default/r1');
+  assert.equal(table.slotOf('default/r1'), -1);
+  text = registry.render();
+  assert.equal(gauge(text, 'DNSRecordSet', 'true'), 1);
+  assert.equal(gauge(text, 'DNSRecordSet', 'unknown'), 2);
+  // The same name again: unknown until its status says Ready (the slot reused starts empty).
+  store.apply(recordSet('r1'));
+  text = registry.render();
+  assert.equal(gauge(text, 'DNSRecordSet', 'true'), 1);
+  assert.equal(gauge(text, 'DNSRecordSet', 'unknown'), 3);
+  await store.updateStatus('DNSRecordSet', 'default/r1', ready('False'));
+  text = registry.render();
+  assert.equal(gauge(text, 'DNSRecordSet', 'false'), 2);
+  // Kept objects show as not ready, whatever was counted for them.
+  kept.set('DNSRecordSet/default/r0', []);
+  kept.set('DNSRecordSet/default/r3', []);
+  text = registry.render();
+  assert.equal(gauge(text, 'DNSRecordSet', 'true'), 0);
+  assert.equal(gauge(text, 'DNSRecordSet', 'false'), 4);
+  assert.equal(gauge(text, 'DNSRecordSet', 'unknown'), 1);
 });

@@ -2,6 +2,7 @@ import { isKind, KINDS, type Kind, type Resource } from '../../api/index.ts';
 import type { MemoryStore } from '../../control/memory-store.ts';
 import type { ResourceStore } from '../../control/resource-store.ts';
 import type { Registry } from '../../metrics/registry.ts';
+import { Holder, type RecordTable } from '../../zones/record-table.ts';
 import type { ManifestProblem, ManifestSource } from './manifest-source.ts';
 
 const READINESS = ['true', 'false', 'unknown'] as const;
@@ -25,6 +26,11 @@ export function registerSourceMetrics(
   registry: Registry,
   store: ResourceStore & Pick<MemoryStore, 'count'>,
   source: ManifestSource,
+  /**
+   * The record table the store keeps its record sets in (`serve`): a record set's readiness is then a
+   * number in a column of it, not a map entry and a key per record set that has a Ready condition.
+   */
+  recordTable?: RecordTable,
 ): void {
   // Per kind, the objects whose Ready condition is true or false, by the store's own key strings (no
   // id built per event); an object of the store not held here is unknown, so the unknown ones are
@@ -50,7 +56,33 @@ export function registerSourceMetrics(
     }
     c[r === 'true' ? 0 : 1]! += by;
   };
+  // Per record set slot: 1 Ready true, 0 false, -1 unknown (the slot held by `Holder.metrics` while
+  // it is known, so that it outlives the store's letting go of a deleted record set until it is counted).
+  const recordReadiness = recordTable?.int32Column(Holder.metrics);
+  const trackRecord = (table: RecordTable, key: string, object: Resource | undefined) => {
+    const column = recordReadiness!;
+    const now = object === undefined ? 'unknown' : readiness(object);
+    const slot = table.slotOf(key);
+    const held = slot < 0 ? -1 : column.get(slot);
+    const before: Known | undefined = held < 0 ? undefined : held === 1 ? 'true' : 'false';
+    if (before === now) return;
+    if (before !== undefined) bump('DNSRecordSet', before, -1);
+    if (now === 'unknown') {
+      if (before !== undefined) table.release(slot, Holder.metrics);
+      return;
+    }
+    column.set(before !== undefined ? slot : table.hold(key, Holder.metrics), now === 'true' ? 1 : 0);
+    bump('DNSRecordSet', now, 1);
+  };
+  /** The readiness counted for an object, undefined while unknown. */
+  const counted = (kind: Kind, key: string): Known | undefined => {
+    if (kind !== 'DNSRecordSet' || recordTable === undefined) return state.get(kind)?.get(key);
+    const slot = recordTable.slotOf(key);
+    const held = slot < 0 ? -1 : recordReadiness!.get(slot);
+    return held < 0 ? undefined : held === 1 ? 'true' : 'false';
+  };
   const track = (kind: Kind, key: string, object: Resource | undefined) => {
+    if (kind === 'DNSRecordSet' && recordTable !== undefined) return trackRecord(recordTable, key, object);
     const byKey = stateOf(kind);
     const now = object === undefined ? 'unknown' : readiness(object);
     const before = byKey.size === 0 ? undefined : byKey.get(key);
@@ -84,7 +116,7 @@ export function registerSourceMetrics(
       if (!isKind(kind)) continue;
       const key = id.slice(slash + 1);
       const before: Readiness | undefined =
-        state.get(kind)?.get(key) ?? (store.get(kind, key) !== undefined ? 'unknown' : undefined);
+        counted(kind, key) ?? (store.get(kind, key) !== undefined ? 'unknown' : undefined);
       if (before === undefined || before === 'false') continue;
       const c = shown.get(kind)!;
       c[READINESS.indexOf(before)]!--;
