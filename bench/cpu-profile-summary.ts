@@ -1,10 +1,11 @@
 /**
  * Summarises V8 CPU profiles (`node --cpu-prof`, e.g. from `bench/scale.ts --cpu-prof DIR`): where a
  * thread spent its samples, by source file and by function (self time), optionally only up to a
- * moment after the profile started (`--until-ms`, e.g. the start-up's "every zone answering" time);
+ * moment after the profile started (`--until-ms`, e.g. the start-up's "every zone answering" time)
+ * and/or only from a moment on (`--from-ms`, e.g. the first answer's time, for what came after it);
  * with `--inclusive` also by function with its callees (a function on a stack twice counted once).
  *
- *   node bench/cpu-profile-summary.ts DIR/*.cpuprofile [--top 25] [--until-ms 30000] [--inclusive]
+ *   node bench/cpu-profile-summary.ts DIR/*.cpuprofile [--top 25] [--from-ms 10000] [--until-ms 30000] [--inclusive]
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -16,11 +17,13 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     top: { type: 'string', default: '25' },
+    'from-ms': { type: 'string' },
     'until-ms': { type: 'string' },
     inclusive: { type: 'boolean', default: false },
   },
 });
 const top = Number(values.top);
+const fromUs = values['from-ms'] === undefined ? 0 : Number(values['from-ms']) * 1000;
 const untilUs = values['until-ms'] === undefined ? Infinity : Number(values['until-ms']) * 1000;
 
 const where = (url: string): string => {
@@ -39,6 +42,7 @@ for (const file of positionals) {
     const dt = profile.timeDeltas[i] ?? 0;
     t += dt;
     if (t > untilUs) break;
+    if (t <= fromUs) continue;
     const id = profile.samples[i]!;
     selfUs.set(id, (selfUs.get(id) ?? 0) + dt);
     total += dt;

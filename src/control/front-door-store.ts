@@ -218,7 +218,15 @@ export class FrontDoorStore implements ResourceStore {
   }
 
   get(kind: Kind, key: ResourceKey): Resource | undefined {
-    return this.translated.get(`${kind}/${key}`)?.object ?? this.options.base.get(kind, key);
+    return this.translatedAt(kind, key)?.object ?? this.options.base.get(kind, key);
+  }
+
+  /**
+   * The translated object with this kind and key, if any. With none translated (no front door in
+   * use, the usual case) no id is built: every read and write of a native object passes here.
+   */
+  private translatedAt(kind: Kind, key: ResourceKey): Translated | undefined {
+    return this.translated.size === 0 ? undefined : this.translated.get(`${kind}/${key}`);
   }
 
   watch(handler: (event: StoreEvent) => void): () => void {
@@ -231,7 +239,7 @@ export class FrontDoorStore implements ResourceStore {
     kind: Kind,
     key: ResourceKey,
   ): { door: FrontDoor; objects: ForeignObject[]; problems?: readonly Problem[] } | undefined {
-    const t = this.translated.get(`${kind}/${key}`);
+    const t = this.translatedAt(kind, key);
     if (!t) return undefined;
     return {
       door: t.door,
@@ -278,7 +286,7 @@ export class FrontDoorStore implements ResourceStore {
   }
 
   async updateStatus(kind: Kind, key: ResourceKey, status: NonNullable<Resource['status']>): Promise<void> {
-    const t = this.translated.get(`${kind}/${key}`);
+    const t = this.translatedAt(kind, key);
     if (!t) return this.options.base.updateStatus(kind, key, status);
     if (!t.object) return;
     t.object = {
@@ -296,7 +304,7 @@ export class FrontDoorStore implements ResourceStore {
     key: ResourceKey,
     plan: (status: Resource['status'] | undefined) => NonNullable<Resource['status']> | undefined,
   ): Promise<Resource['status'] | undefined> {
-    const t = this.translated.get(`${kind}/${key}`);
+    const t = this.translatedAt(kind, key);
     if (!t) return this.options.base.updateStatusWith(kind, key, plan);
     // A translated object's status is set at once (the projection onto its foreign objects follows).
     if (!t.object) return undefined;
@@ -307,7 +315,7 @@ export class FrontDoorStore implements ResourceStore {
   }
 
   async addFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void> {
-    const t = this.translated.get(`${kind}/${key}`);
+    const t = this.translatedAt(kind, key);
     if (!t) return this.options.base.addFinalizer(kind, key, finalizer);
     if (!t.object || t.object.metadata.deletionTimestamp || finalizer !== FINALIZER) return;
     if (this.options.readOnly) return;
@@ -319,7 +327,7 @@ export class FrontDoorStore implements ResourceStore {
   }
 
   async removeFinalizer(kind: Kind, key: ResourceKey, finalizer: string): Promise<void> {
-    const t = this.translated.get(`${kind}/${key}`);
+    const t = this.translatedAt(kind, key);
     if (!t) return this.options.base.removeFinalizer(kind, key, finalizer);
     if (finalizer !== FINALIZER || this.options.readOnly) return;
     // The controller releases a translated object only once it is deleted: every foreign object

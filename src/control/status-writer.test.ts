@@ -327,3 +327,36 @@ test('StatusWriter: a targets write on top of a status another writer left does 
   assert.equal(programmed(), 'True');
   assert.equal(get()?.targets?.[0]?.state, 'Up');
 });
+
+test('StatusWriter: record sets of one zone with different generations or earlier conditions each get their own (one list built per kind)', async () => {
+  let now = new Date('2026-01-01T00:00:00Z');
+  const store = new MemoryStore(() => now);
+  const writer = new StatusWriter(store, () => now, 4);
+  for (const name of ['a', 'b', 'c', 'd']) store.apply(recordSet(name, '192.0.2.1'));
+  // c changed once: generation 2.
+  store.apply(recordSet('c', '192.0.2.3'));
+  const pending = { backend: 'builtin', programmed: false, programmedMessage: 'pending' };
+  const verdicts = new Map<string, RecordVerdict>(
+    ['a', 'b', 'c', 'd'].map((n) => [`team/${n}`, { accepted: true, fqdn: `${n}.example.` }]),
+  );
+  // a and b were written once as pending (at the first time); c and d have no status yet.
+  await writer.zoneRecords('team/zone', verdicts, ['team/a', 'team/b'], pending);
+  now = new Date('2026-01-01T00:05:00Z');
+  await writer.zoneRecords('team/zone', verdicts, ['team/a', 'team/c', 'team/b', 'team/d'], served);
+  const status = (name: string) => (store.get('DNSRecordSet', `team/${name}`) as DNSRecordSet).status!;
+  const ready = (name: string) => status(name).conditions!.find((c) => c.type === 'Ready')!;
+  const accepted = (name: string) => status(name).conditions!.find((c) => c.type === 'Accepted')!;
+  for (const name of ['a', 'b', 'c', 'd']) assert.equal(ready(name).status, 'True', name);
+  // Accepted stayed True since the first write for a and b: its transition time is the first time.
+  assert.equal(accepted('a').lastTransitionTime, '2026-01-01T00:00:00.000Z');
+  assert.equal(accepted('b').lastTransitionTime, '2026-01-01T00:00:00.000Z');
+  assert.equal(accepted('d').lastTransitionTime, '2026-01-01T00:05:00.000Z');
+  assert.equal(ready('a').lastTransitionTime, '2026-01-01T00:05:00.000Z');
+  assert.equal(status('c').observedGeneration, 2);
+  assert.equal(accepted('c').observedGeneration, 2);
+  assert.equal(accepted('d').observedGeneration, 1);
+  assert.equal(status('a').conditions, status('b').conditions, 'the same before, one list after');
+  assert.notEqual(status('a').conditions, status('d').conditions);
+  assert.notEqual(status('c').conditions, status('d').conditions);
+  assert.equal(status('c').fqdn, 'c.example.');
+});

@@ -205,6 +205,10 @@ export class StatusWriter {
     const servedIn = ['served in zone', zoneKey].join(' ');
     // The signature of every record set of the zone served without a problem: one string for all.
     const servedSignature = [zoneKey, servedBy].join(SEP);
+    // The condition list of the record sets served without a problem, per generation: built and
+    // shared once for those whose status shows the same list before (every one of them on a first
+    // start, where none has a status; most of them after, where they share one list).
+    const usual = new Map<number | undefined, { before: Condition[] | undefined; list: Condition[] }>();
     const inFlight = new Set<Promise<void>>();
     let failure: { error: unknown } | undefined;
     for (const recordKey of keys) {
@@ -227,25 +231,33 @@ export class StatusWriter {
           ? [zoneKey, servedBy, problem.reason, problem.message].join(SEP)
           : servedSignature;
       if (this.unchanged(recordKey, rs, signature, verdict.fqdn)) continue;
-      const conditions: ConditionInput[] = problem
-        ? recordProblemConditions(problem, backend, publishedIn, generation)
-        : verdict.accepted
-          ? recordServedConditions(
-              programmed,
-              {
-                published: publishedIn,
-                programmed: servedBy,
-                ready: servedIn,
-                pending: programmedMessage,
-              },
-              generation,
-            )
-          : refusedConditions(verdict.reason, verdict.message, generation);
-      const write: Promise<void> = this.record(
+      const before = rs.status?.conditions;
+      const held = signature === servedSignature ? usual.get(generation) : undefined;
+      let shared: Condition[];
+      if (held !== undefined && held.before === before) shared = held.list;
+      else {
+        const conditions: ConditionInput[] = problem
+          ? recordProblemConditions(problem, backend, publishedIn, generation)
+          : verdict.accepted
+            ? recordServedConditions(
+                programmed,
+                {
+                  published: publishedIn,
+                  programmed: servedBy,
+                  ready: servedIn,
+                  pending: programmedMessage,
+                },
+                generation,
+              )
+            : refusedConditions(verdict.reason, verdict.message, generation);
+        shared = this.share(setConditions(before, conditions, now));
+        if (signature === servedSignature) usual.set(generation, { before, list: shared });
+      }
+      const write: Promise<void> = this.write(
+        recordKey,
         rs,
         { fqdn: verdict.fqdn, zone: zoneRef },
-        conditions,
-        now,
+        shared,
         signature,
       ).then(
         () => {
@@ -273,8 +285,27 @@ export class StatusWriter {
     // last wrote is still the object's status and the inputs are the same, skip the comparison.
     const key = resourceKey(rs.metadata);
     if (this.unchanged(key, rs, signature, fields.fqdn)) return;
+    await this.write(
+      key,
+      rs,
+      fields,
+      this.share(setConditions(rs.status?.conditions, conditions, now)),
+      signature,
+    );
+  }
+
+  /**
+   * Writes the record set's status from its fields and its (shared) conditions, unless it already
+   * says that, and remembers it with the signature of its inputs.
+   */
+  private async write(
+    key: ResourceKey,
+    rs: DNSRecordSet,
+    fields: Omit<DNSRecordSetStatus, 'conditions' | 'observedGeneration'>,
+    shared: Condition[],
+    signature: string,
+  ): Promise<void> {
     const targets = this.targetsOf?.(key);
-    const shared = this.share(setConditions(rs.status?.conditions, conditions, now));
     const status: DNSRecordSetStatus =
       fields.fqdn !== undefined && fields.zone !== undefined && !(targets && targets.length > 0)
         ? // The usual status as one literal: its fields in the object, where a spread puts those past

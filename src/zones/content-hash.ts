@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { canonicalSortKey, nameKey } from '../dns/name.ts';
 import { printRdata } from '../dns/rdata.ts';
 import type { RRset } from './rrset.ts';
@@ -50,8 +50,9 @@ export function ownerDigestBytes(rrsets: Iterable<RRset>): Buffer {
     // Steering changes what is answered, so it is content (a line no record line can equal).
     if (rrset.steering) lines.push(`${owner} ;steering ${rrset.type} ${JSON.stringify(rrset.steering)}`);
   }
-  lines.sort();
-  return createHash('sha256').update(lines.join('\n')).digest();
+  // Most names hold one record: nothing to sort or join. The one-shot `hash` makes no Hash object
+  // (a name's digest is computed for every name of every zone on a first start).
+  return hash('sha256', lines.length === 1 ? lines[0]! : lines.sort().join('\n'), 'buffer');
 }
 
 /** The zone hash from the SOA and the owner digests in canonical name order. */

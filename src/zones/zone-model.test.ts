@@ -859,3 +859,60 @@ describe('ZoneModel: the content hash of a big zone', () => {
     }
   });
 });
+
+describe('ZoneModel: many names changed at once', () => {
+  test('a first build and bulk changes of hundreds of names (read in canonical order off the sorted names) stay equal to assembleZone', () => {
+    for (const seed of [11, 12, 13]) {
+      const r = prng(seed);
+      const model = new ZoneModel(theZone, theClass, ORIGIN);
+      const current = new Map<string, DNSRecordSet>();
+      // The test's names (a delegation with names below it, escaped dots, a wildcard) among many plain
+      // ones; without the escaped ones for two seeds (escaped names are sorted, not read in order).
+      const names = [
+        ...NAMES.filter((n) => seed === 13 || !n.includes('\\')),
+        ...Array.from({ length: 150 }, (_, i) => `n${i}.${pick(r, ['', 'deleg.', 'b.'])}x`),
+      ];
+      const at = (key: string) => {
+        const rs = current.get(key);
+        return rs ? { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) } : undefined;
+      };
+      let children: ChildDelegation[] = [child];
+      for (let step = 0; step < 4; step++) {
+        const changed: string[] = [];
+        for (let i = 0; i < 300; i++) {
+          const key = `dns/rs${i}`;
+          if (step > 0 && r() < 0.3) {
+            current.delete(key);
+          } else {
+            const rs = randomRecordSet(r, i);
+            current.set(key, { ...rs, spec: { ...rs.spec, name: pick(r, names) } });
+          }
+          changed.push(key);
+        }
+        if (step === 2) children = [];
+        model.update(
+          changed.map((key) => ({ key, current: at(key) })),
+          children,
+          step === 0,
+        );
+        const expected = assembleZone({
+          zone: theZone,
+          zoneClass: theClass,
+          origin: ORIGIN,
+          records: [...current.values()].map((rs) => ({
+            recordSet: rs,
+            fqdn: parseName(rs.spec.name, ORIGIN) as Name,
+          })),
+          children,
+        });
+        const context = `seed ${seed} step ${step}`;
+        assert.deepEqual(describeRRsets(model.rrsets()), describeRRsets(expected.rrsets), context);
+        for (const [key, verdict] of expected.verdicts)
+          assert.equal(model.verdicts.get(key)?.accepted, verdict.accepted, `${context}: ${key}`);
+        assert.equal(model.verdicts.size, expected.verdicts.size, context);
+        assert.equal(model.assembled().hash, expected.hash, context);
+        checkByName(model, context);
+      }
+    }
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * CPU time of the controller's first reconcile of every zone and record set, on one thread, with no
+ * manifest parsing, DNS threads or files: the work `zonekeeper serve`'s main thread does after the
+ * objects are loaded (zone models, serials, zone images, zone and record-set statuses, finalizers).
+ * Objects as `bench/scale.ts` generates them, in a `MemoryStore`; the built-in backend building zone
+ * images as the DNS thread pool's main thread does. With `--baseline DIR` (a checkout of another
+ * version, e.g. `git archive REV | tar -x -C DIR`), rounds of the two versions alternate in this one
+ * process: the figures to compare are the CPU times (`process.cpuUsage`) of alternating rounds, which
+ * the load of a shared machine moves less than wall-clock times.
+ *
+ *   node bench/reconcile-cpu.ts [--records 100000] [--zones 1000] [--rounds 5] [--baseline DIR]
+ */
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { API_VERSION, type DNSRecordSet, type DNSZone, type DNSZoneClass } from '../src/api/index.ts';
+import { CLASS_NAME, generateZone, recordSetName, TTL } from './lib/zone.ts';
+
+const { values } = parseArgs({
+  options: {
+    records: { type: 'string', default: '100000' },
+    zones: { type: 'string', default: '1000' },
+    rounds: { type: 'string', default: '5' },
+    baseline: { type: 'string' },
+  },
+});
+const records = Number(values.records);
+const zones = Number(values.zones);
+const rounds = Number(values.rounds);
+
+/** The modules one round needs, from this checkout or another. */
+async function version(root: string) {
+  const load = (file: string) => import(pathToFileURL(path.join(root, file)).href);
+  const [store, controller, serials, builtin, zoneTable, images, recordTable] = await Promise.all([
+    load('src/control/memory-store.ts'),
+    load('src/control/controller.ts'),
+    load('src/control/serial-store.ts'),
+    load('src/backends/builtin/builtin-backend.ts'),
+    load('src/server/zone-table.ts'),
+    load('src/server/image/image-builder.ts'),
+    load('src/zones/record-table.ts'),
+  ]);
+  return async (objects: readonly (DNSZoneClass | DNSZone | DNSRecordSet)[]) => {
+    const now = () => new Date('2026-11-27T00:00:00Z');
+    const table = new recordTable.RecordTable();
+    const s = new store.MemoryStore(now, { recordSets: table });
+    for (const object of objects) s.apply(object);
+    const backend = new builtin.BuiltinBackend(new zoneTable.ZoneTable(), undefined, {
+      images: new images.ZoneImageBuilder({ shared: true }),
+    });
+    const c = new controller.Controller({
+      store: s,
+      backend,
+      serials: new serials.MemorySerialStore(),
+      now,
+      recordTable: table,
+      hashDelayMs: 0,
+    });
+    const started = process.cpuUsage();
+    const wall = performance.now();
+    c.start();
+    await c.idle();
+    const used = process.cpuUsage(started);
+    c.stop();
+    return { cpuMs: (used.user + used.system) / 1000, wallMs: performance.now() - wall };
+  };
+}
+
+const objects: (DNSZoneClass | DNSZone | DNSRecordSet)[] = [
+  {
+    apiVersion: API_VERSION,
+    kind: 'DNSZoneClass',
+    metadata: { name: CLASS_NAME },
+    spec: {
+      backend: { builtin: {} },
+      nameServers: ['ns1.scale.example.', 'ns2.scale.example.'],
+      defaults: { ttl: TTL, soa: { rname: 'hostmaster@zonekeeper.test' } },
+    },
+  },
+];
+for (let z = 0; z < zones; z++) {
+  const count = Math.floor(records / zones) + (z < records % zones ? 1 : 0);
+  const name = `z${String(z + 1).padStart(5, '0')}`;
+  const zone = generateZone(`${name}.scale.example.`, { name, namespace: 'scale' }, count, { salt: z + 1 });
+  objects.push({
+    apiVersion: API_VERSION,
+    kind: 'DNSZone',
+    metadata: { name, namespace: 'scale' },
+    spec: { domainName: zone.origin, className: CLASS_NAME },
+  });
+  zone.records.forEach((rec, i) => {
+    objects.push({
+      apiVersion: API_VERSION,
+      kind: 'DNSRecordSet',
+      metadata: { name: recordSetName(zone, i), namespace: 'scale' },
+      spec: { zoneRef: { name }, name: rec.name, type: rec.type, records: [rec.rdata] },
+    });
+  });
+}
+
+const sides: [string, Awaited<ReturnType<typeof version>>][] = [
+  ['current', await version(path.resolve(import.meta.dirname, '..'))],
+];
+if (values.baseline) sides.unshift(['baseline', await version(path.resolve(values.baseline))]);
+const results = new Map<string, number[]>(sides.map(([label]) => [label, []]));
+process.stdout.write(`${records} record sets in ${zones} zones, ${rounds} alternating rounds\n`);
+for (let round = 0; round < rounds; round++) {
+  for (const [label, run] of sides) {
+    const { cpuMs, wallMs } = await run(objects);
+    results.get(label)!.push(cpuMs);
+    process.stdout.write(
+      `  round ${round + 1} ${label.padEnd(8)} CPU ${cpuMs.toFixed(0)} ms, wall ${wallMs.toFixed(0)} ms\n`,
+    );
+  }
+}
+const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
+for (const [label, list] of results)
+  process.stdout.write(
+    `${label.padEnd(8)} CPU median ${median(list).toFixed(0)} ms (${((1000 * median(list)) / records).toFixed(2)} µs per record set)\n`,
+  );
