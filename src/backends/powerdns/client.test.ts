@@ -162,20 +162,35 @@ describe('PowerDnsClient', () => {
   test('writes go one at a time (SQLite deadlocks on two); reads go in parallel', async () => {
     let inFlight = 0;
     let most = { PATCH: 0, GET: 0 };
+    // GETs are answered once two are in flight (a client that sends them one at a time waits for
+    // the fallback timer and is caught by the count), so the check does not depend on how fast
+    // this machine runs; PATCHes are held a while, long enough for a second one to arrive if the
+    // client sent it.
+    const heldGets: (() => void)[] = [];
+    const releaseGets = () => {
+      for (const release of heldGets.splice(0)) release();
+    };
     const server = await serve((req, res) => {
       inFlight++;
       const method = req.method as 'PATCH' | 'GET';
       most = { ...most, [method]: Math.max(most[method], inFlight) };
-      setTimeout(() => {
+      const answer = () => {
         inFlight--;
         res.writeHead(method === 'GET' ? 200 : 204).end(method === 'GET' ? '{}' : '');
-      }, 40);
+      };
+      if (method === 'GET') {
+        heldGets.push(answer);
+        if (heldGets.length === 2) releaseGets();
+        else setTimeout(releaseGets, 1000);
+        return;
+      }
+      setTimeout(answer, 40);
     });
     const client = new PowerDnsClient({
       url: server.url,
       serverId: 'localhost',
       apiKey: async () => 'k',
-      timeoutMs: 2000,
+      timeoutMs: 5000,
     });
     try {
       const patch = () => client.request('PATCH', client.zonePath('a.'), 'PATCH', { body: { rrsets: [] } });
@@ -192,6 +207,8 @@ describe('PowerDnsClient', () => {
       await assert.rejects(patch(), { code: 'PDNS_UNREACHABLE' });
     } finally {
       client.close();
+      // A failed assertion above must not leave the server listening: the file would never end.
+      await server.close();
     }
   });
 
