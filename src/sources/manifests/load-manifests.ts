@@ -165,7 +165,7 @@ export async function readManifests(paths: readonly string[]): Promise<ManifestR
 export function parseManifestText(text: string, file: string): ManifestRead {
   // Anchors and aliases go through `yaml`, which caps alias expansion (a "billion laughs" file would
   // otherwise cost exponential work); manifests rarely use them.
-  if (ANCHOR.test(text)) return parseManifestTextPrecisely(text, file);
+  if (mayHaveAnchor(text)) return parseManifestTextPrecisely(text, file);
   // The YAML manifests are made of (block and one-line flow collections of one-line scalars) is read
   // by `fastLoadAll`, with js-yaml's results; anything else, and anything js-yaml would refuse, is
   // left to js-yaml.
@@ -207,7 +207,22 @@ export function parseManifestText(text: string, file: string): ManifestRead {
   return { documents, fileErrors: [] };
 }
 
-const ANCHOR = /(^|[\s[{,:-])&[^\s]/m;
+/** Before an anchor's `&`: whitespace (line breaks among it) or a flow or block indicator. */
+const BEFORE_ANCHOR = /[\s[{,:-]/;
+const SPACE = /\s/;
+
+/**
+ * Whether the text may hold an anchor: what `/(^|[\s[{,:-])&[^\s]/m` matches (a `&` at the start, or
+ * after whitespace or an indicator, and followed by something else than whitespace), found from each
+ * `&` instead of trying the pattern at every character: a manifest folder rarely has a `&` at all.
+ */
+export function mayHaveAnchor(text: string): boolean {
+  for (let i = text.indexOf('&'); i >= 0; i = text.indexOf('&', i + 1)) {
+    if (i + 1 >= text.length || SPACE.test(text[i + 1]!)) continue;
+    if (i === 0 || BEFORE_ANCHOR.test(text[i - 1]!)) return true;
+  }
+  return false;
+}
 
 /** The full parse with `yaml`: every position known, every error located. */
 function parseManifestTextPrecisely(text: string, file: string): ManifestRead {
