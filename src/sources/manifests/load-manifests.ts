@@ -183,28 +183,64 @@ export function parseManifestText(text: string, file: string): ManifestRead {
       return parseManifestTextPrecisely(text, file);
     }
   }
-  let precise: ManifestDocument[] | undefined;
-  const positioned = (k: number): ManifestDocument | undefined => {
-    precise ??= parseManifestTextPrecisely(text, file).documents;
-    return precise[k];
-  };
+  const positions = new Positions(text, file);
   const documents: ManifestDocument[] = [];
   let k = 0;
-  for (const [i, value] of values.entries()) {
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
     if (value === null || value === undefined) continue;
-    const index = k++;
-    documents.push({
-      file,
-      // js-yaml calls back once per document, empty ones included: the same numbering as `yaml`.
-      document: i + 1,
-      get line() {
-        return positioned(index)?.line ?? 1;
-      },
-      value,
-      lineOf: (fieldPath) => positioned(index)?.lineOf(fieldPath),
-    });
+    // js-yaml calls back once per document, empty ones included: the same numbering as `yaml`.
+    documents.push(new ReadDocument(file, i + 1, value, k++, positions));
   }
   return { documents, fileErrors: [] };
+}
+
+/** A file's positions, from the precise parse made the first time one is asked for. */
+class Positions {
+  private readonly text: string;
+  private readonly file: string;
+  private precise: ManifestDocument[] | undefined;
+
+  constructor(text: string, file: string) {
+    this.text = text;
+    this.file = file;
+  }
+
+  /** The `k`th non-empty document of the precise parse. */
+  of(k: number): ManifestDocument | undefined {
+    this.precise ??= parseManifestTextPrecisely(this.text, this.file).documents;
+    return this.precise[k];
+  }
+}
+
+/**
+ * A document read by the fast path; its line and its fields' lines come from the precise parse, made
+ * only when one is asked for. A class (its accessors shared), not an object literal with a getter and
+ * a closure of its own per document: a parse thread makes hundreds of thousands of them.
+ */
+class ReadDocument implements ManifestDocument {
+  readonly file: string;
+  readonly document: number;
+  readonly value: unknown;
+  /** Its index among the file's non-empty documents. */
+  private readonly index: number;
+  private readonly positions: Positions;
+
+  constructor(file: string, document: number, value: unknown, index: number, positions: Positions) {
+    this.file = file;
+    this.document = document;
+    this.value = value;
+    this.index = index;
+    this.positions = positions;
+  }
+
+  get line(): number {
+    return this.positions.of(this.index)?.line ?? 1;
+  }
+
+  lineOf(fieldPath: string): number | undefined {
+    return this.positions.of(this.index)?.lineOf(fieldPath);
+  }
 }
 
 /** Before an anchor's `&`: whitespace (line breaks among it) or a flow or block indicator. */
