@@ -19,6 +19,13 @@ describe('FrontDoors lookups', () => {
     assert.equal(doors.find(apiVersionOf(endpoint), 1), undefined);
   });
 
+  it("refuses a door of Zonekeeper's own group (validateAny skips the lookups for its objects)", () => {
+    assert.throws(
+      () => new FrontDoors([{ ...endpoint, group: 'dns.zonekeeper.dev' }]),
+      /dns.zonekeeper.dev is Zonekeeper's own/,
+    );
+  });
+
   it('finds a door of the same group and kind at any version (the first registered)', () => {
     assert.equal(doors.findKind(`${endpoint.group}/v9`, endpoint.kind), endpoint);
     assert.equal(doors.findKind(endpoint.group, endpoint.kind), endpoint);

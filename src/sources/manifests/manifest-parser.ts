@@ -297,11 +297,21 @@ function usualRecordSet(d: ParsedDocument): UsualRecordSet | undefined {
   if (typeof owner !== 'string' || typeof type !== 'string' || !Array.isArray(records)) return undefined;
   if (withTtl && typeof ttl !== 'number') return undefined;
   const id = d.identity;
-  if (!id || !keysAre(id, IDENTITY_KEYS) || id.kind !== 'DNSRecordSet' || id.key !== `${namespace}/${name}`)
+  if (!id || !keysAre(id, IDENTITY_KEYS) || id.kind !== 'DNSRecordSet' || !isKeyOf(id.key, namespace, name))
     return undefined;
   return withTtl
     ? [d.document, namespace, name, z.name, owner, type, records, ttl as number]
     : [d.document, namespace, name, z.name, owner, type, records];
+}
+
+/** Whether `key` is `${namespace}/${name}`, without making that string. */
+function isKeyOf(key: string, namespace: string, name: string): boolean {
+  return (
+    key.length === namespace.length + 1 + name.length &&
+    key.charCodeAt(namespace.length) === 47 /* / */ &&
+    key.startsWith(namespace) &&
+    key.endsWith(name)
+  );
 }
 
 const DOCUMENT_KEYS = ['document', 'identity', 'resource'];
