@@ -14,13 +14,16 @@ import {
   subdomainMessage,
 } from './meta.ts';
 import {
+  type Accept,
   capProblems,
+  compileAccept,
   describeValue,
   isPlainObject,
   joinPath,
   normalize,
   type Problem,
   quote,
+  REJECTED,
   type Schema,
   s,
   unknownFieldMessage,
@@ -190,6 +193,86 @@ export function validateResource(
   old?: Resource,
   options: ValidateOptions = {},
 ): ValidationResult {
+  // Most objects are valid: `acceptResource` says so without building a path or a message. Transition
+  // rules need the old object, so an update takes the full check.
+  if (old === undefined) {
+    const resource = acceptResource(obj, options.keepStatus === true);
+    if (resource !== undefined) return { ok: true, resource };
+  }
+  return checkResource(obj, old, options);
+}
+
+const TOP_LEVEL: ReadonlySet<string> = new Set(TOP_LEVEL_FIELDS);
+const METADATA_ACCEPTS = METADATA_FIELDS.map(([key, schema]) => [key, compileAccept(schema)] as const);
+const specAccepts = new Map<Kind, Accept>();
+const statusAccepts = new Map<Kind, Accept>();
+
+function acceptOf(cache: Map<Kind, Accept>, kind: Kind, schema: Schema): Accept {
+  let accept = cache.get(kind);
+  if (accept === undefined) {
+    accept = compileAccept(schema);
+    cache.set(kind, accept);
+  }
+  return accept;
+}
+
+/**
+ * The clean copy `validateResource` (without an old object) makes of `obj` when it finds no problem
+ * in it, or undefined when it would find one: checks compiled once per kind (`compileAccept`), no
+ * problem built. Undefined says only "not accepted here"; `checkResource` says what is wrong.
+ */
+export function acceptResource(obj: unknown, keepStatus = false): Resource | undefined {
+  if (!isPlainObject(obj) || obj.apiVersion !== API_VERSION) return undefined;
+  const kind = obj.kind;
+  if (!isKind(kind)) return undefined;
+  for (const key in obj) if (Object.hasOwn(obj, key) && !TOP_LEVEL.has(key)) return undefined;
+  const meta = obj.metadata;
+  if (!isPlainObject(meta)) return undefined;
+  const definition = KIND_DEFINITIONS[kind];
+  const metadata = acceptMetadata(meta, definition.scope === 'Namespaced');
+  if (metadata === undefined || obj.spec === undefined || obj.spec === null) return undefined;
+  const spec = acceptOf(specAccepts, kind, definition.spec)(obj.spec);
+  if (spec === REJECTED) return undefined;
+  const resource: Record<string, unknown> = { apiVersion: API_VERSION, kind, metadata, spec };
+  if (keepStatus && obj.status !== undefined && obj.status !== null) {
+    const status = acceptOf(statusAccepts, kind, definition.status)(obj.status);
+    if (status === REJECTED) return undefined;
+    resource.status = status;
+  }
+  return resource as unknown as Resource;
+}
+
+/** `validateMetadata`'s metadata when it finds no problem, else undefined (see `acceptResource`). */
+function acceptMetadata(meta: Record<string, unknown>, namespaced: boolean): ObjectMeta | undefined {
+  for (const key in meta) if (Object.hasOwn(meta, key) && !KNOWN_METADATA.has(key)) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const [key, accept] of METADATA_ACCEPTS) {
+    const value = meta[key];
+    if (value === undefined || value === null) {
+      if (key === 'name') return undefined;
+      continue;
+    }
+    if (key === 'namespace' && !namespaced) return undefined;
+    const normalized = accept(value);
+    if (normalized === REJECTED) return undefined;
+    if ((key === 'labels' || key === 'annotations') && isPlainObject(value)) {
+      if (validateQualifiedKeys(value, key).length > 0) return undefined;
+      if (key === 'labels') {
+        for (const v of Object.values(value))
+          if (typeof v === 'string' && !LABEL_VALUE.test(v)) return undefined;
+      }
+    }
+    out[key] = normalized;
+  }
+  if (namespaced && out.namespace === undefined) out.namespace = DEFAULT_NAMESPACE;
+  return out as unknown as ObjectMeta;
+}
+
+/**
+ * `validateResource` in full: every problem with its path and message. Exported for the tests that
+ * hold `acceptResource` to it.
+ */
+export function checkResource(obj: unknown, old?: Resource, options: ValidateOptions = {}): ValidationResult {
   if (!isPlainObject(obj)) {
     return {
       ok: false,

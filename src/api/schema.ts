@@ -696,3 +696,153 @@ export function normalize(schema: Schema, value: unknown): unknown {
       return value;
   }
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Compiled acceptance (the common case of a valid value)
+
+/** What an `Accept` answers for a value `validateValue` would find a problem in. */
+export const REJECTED: unique symbol = Symbol('rejected');
+
+/**
+ * A schema compiled once into a function of a value: `normalize`'s clean copy when `validateValue`
+ * (without an old value) would find no problem in it, `REJECTED` when it would find one. It builds no
+ * path and no message: a caller that gets `REJECTED` runs `validateValue` for the problems. Checked
+ * against `validateValue` by `validate-fast.test.ts` (repository manifests and seeded mutations).
+ */
+export type Accept = (value: unknown) => unknown;
+
+const accepts = new WeakMap<Schema, Accept>();
+
+/** `schema` compiled (once per schema object) into an `Accept`. */
+export function compileAccept(schema: Schema): Accept {
+  let accept = accepts.get(schema);
+  if (accept === undefined) {
+    accept = withRules(schema, compileNode(schema));
+    accepts.set(schema, accept);
+  }
+  return accept;
+}
+
+/** The node's rules after its own check and its children's, as `check` runs them (no old value). */
+function withRules(schema: Schema, accept: Accept): Accept {
+  // Transition rules need an old value: without one they are skipped, as in `runRules`.
+  const rules = (schema.rules ?? []).filter((r) => r.transition !== true);
+  if (rules.length === 0) return accept;
+  return (value) => {
+    const out = accept(value);
+    if (out === REJECTED) return REJECTED;
+    for (const rule of rules) {
+      let ok: boolean;
+      try {
+        ok = rule.check(value, undefined);
+      } catch {
+        ok = false;
+      }
+      if (!ok) return REJECTED;
+    }
+    return out;
+  };
+}
+
+function compileNode(schema: Schema): Accept {
+  switch (schema.kind) {
+    case 'string': {
+      const values = schema.enum === undefined ? undefined : new Set<string>(schema.enum);
+      const pattern = schema.pattern === undefined ? undefined : regex(schema.pattern);
+      const { minLength, maxLength } = schema;
+      const bounded = minLength !== undefined || maxLength !== undefined;
+      return (value) => {
+        if (typeof value !== 'string') return REJECTED;
+        if (values !== undefined && !values.has(value)) return REJECTED;
+        if (bounded && lengthInDoubt(schema, value.length)) {
+          const length = codePoints(value);
+          if (minLength !== undefined && length < minLength) return REJECTED;
+          if (maxLength !== undefined && length > maxLength) return REJECTED;
+        }
+        // A pattern that fails is always a problem (the rule's, or PATTERN).
+        if (pattern !== undefined && !pattern.test(value)) return REJECTED;
+        return value;
+      };
+    }
+    case 'integer': {
+      const { minimum, maximum } = schema;
+      return (value) => {
+        if (typeof value !== 'number' || !Number.isInteger(value)) return REJECTED;
+        if (minimum !== undefined && value < minimum) return REJECTED;
+        if (maximum !== undefined && value > maximum) return REJECTED;
+        return value === 0 ? 0 : value;
+      };
+    }
+    case 'boolean':
+      return (value) => (typeof value === 'boolean' ? value : REJECTED);
+    case 'array': {
+      const item = compileAccept(schema.items);
+      const { minItems, maxItems } = schema;
+      const unique = schema.listType === 'set' || schema.listType === 'map';
+      return (value) => {
+        if (!Array.isArray(value)) return REJECTED;
+        if (minItems !== undefined && value.length < minItems) return REJECTED;
+        if (maxItems !== undefined && value.length > maxItems) return REJECTED;
+        const out: unknown[] = new Array(value.length);
+        for (let i = 0; i < value.length; i++) {
+          // A hole (never from YAML or JSON) reads as undefined, which no schema accepts: the full
+          // check, which skips holes, decides then.
+          const v = item(value[i]);
+          if (v === REJECTED) return REJECTED;
+          out[i] = v;
+        }
+        if (unique && uniqueness(schema, value, '').length > 0) return REJECTED;
+        return out;
+      };
+    }
+    case 'object': {
+      const properties = schema.properties;
+      // Compiled on first use: schemas may refer to each other in any order of definition.
+      let plan: { key: string; accept: Accept; required: boolean; fallback: unknown }[] | undefined;
+      const planned = () =>
+        planOf(schema).map((p) => ({
+          key: p.key,
+          accept: compileAccept(p.schema),
+          required: p.required,
+          fallback: p.hasDefault ? (p.schema as { default: unknown }).default : undefined,
+        }));
+      return (value) => {
+        if (!isPlainObject(value)) return REJECTED;
+        // `check`'s unknown fields: own enumerable keys (`for...in` lists them, and inherited ones).
+        for (const key in value) {
+          if (Object.hasOwn(value, key) && !Object.hasOwn(properties, key)) return REJECTED;
+        }
+        plan ??= planned();
+        const out: Record<string, unknown> = {};
+        for (let i = 0; i < plan.length; i++) {
+          const p = plan[i]!;
+          const v = value[p.key];
+          if (v === undefined || v === null) {
+            if (p.required) return REJECTED;
+            if (p.fallback !== undefined) out[p.key] = p.fallback;
+            continue;
+          }
+          const n = p.accept(v);
+          if (n === REJECTED) return REJECTED;
+          out[p.key] = n;
+        }
+        return out;
+      };
+    }
+    case 'map': {
+      const values = compileAccept(schema.values);
+      const { maxProperties } = schema;
+      return (value) => {
+        if (!isPlainObject(value)) return REJECTED;
+        const entries = Object.entries(value);
+        if (maxProperties !== undefined && entries.length > maxProperties) return REJECTED;
+        for (const entry of entries) {
+          const n = values(entry[1]);
+          if (n === REJECTED) return REJECTED;
+          entry[1] = n;
+        }
+        return Object.fromEntries(entries);
+      };
+    }
+  }
+}

@@ -226,7 +226,10 @@ export function keepTransitionTimes(
 /** The registered front doors, found by API version and kind or by id. */
 export class FrontDoors {
   readonly all: readonly FrontDoor[];
-  private readonly byType = new Map<string, FrontDoor>();
+  /** By API version, then kind: found without building a key (every manifest document asks). */
+  private readonly byType = new Map<string, Map<string, FrontDoor>>();
+  /** By group, then kind: the first door registered of each. */
+  private readonly byGroup = new Map<string, Map<string, FrontDoor>>();
   private readonly byId = new Map<string, FrontDoor>();
 
   constructor(doors: readonly FrontDoor[] = []) {
@@ -237,7 +240,12 @@ export class FrontDoors {
       if (door.group === 'dns.zonekeeper.dev')
         throw new Error(`front door ${id}: the group dns.zonekeeper.dev is Zonekeeper's own`);
       this.byId.set(id, door);
-      this.byType.set(`${apiVersionOf(door)}\u0000${door.kind}`, door);
+      const apiVersion = apiVersionOf(door);
+      const kinds = this.byType.get(apiVersion) ?? new Map<string, FrontDoor>();
+      this.byType.set(apiVersion, kinds.set(door.kind, door));
+      const groupKinds = this.byGroup.get(door.group) ?? new Map<string, FrontDoor>();
+      if (!groupKinds.has(door.kind)) groupKinds.set(door.kind, door);
+      this.byGroup.set(door.group, groupKinds);
     }
   }
 
@@ -256,14 +264,15 @@ export class FrontDoors {
   /** The door reading this apiVersion and kind. */
   find(apiVersion: unknown, kind: unknown): FrontDoor | undefined {
     if (typeof apiVersion !== 'string' || typeof kind !== 'string') return undefined;
-    return this.byType.get(`${apiVersion}\u0000${kind}`);
+    return this.byType.get(apiVersion)?.get(kind);
   }
 
   /** A door of this group and kind at another version (to tell the user which version is read). */
   findKind(apiVersion: unknown, kind: unknown): FrontDoor | undefined {
     if (typeof apiVersion !== 'string' || typeof kind !== 'string') return undefined;
-    const group = apiVersion.split('/')[0];
-    return this.all.find((d) => d.group === group && d.kind === kind);
+    const slash = apiVersion.indexOf('/');
+    const kinds = this.byGroup.get(slash < 0 ? apiVersion : apiVersion.slice(0, slash));
+    return kinds?.get(kind);
   }
 }
 

@@ -165,7 +165,7 @@ export async function readManifests(paths: readonly string[]): Promise<ManifestR
 export function parseManifestText(text: string, file: string): ManifestRead {
   // Anchors and aliases go through `yaml`, which caps alias expansion (a "billion laughs" file would
   // otherwise cost exponential work); manifests rarely use them.
-  if (ANCHOR.test(text)) return parseManifestTextPrecisely(text, file);
+  if (mayHaveAnchor(text)) return parseManifestTextPrecisely(text, file);
   // The YAML manifests are made of (block and one-line flow collections of one-line scalars) is read
   // by `fastLoadAll`, with js-yaml's results; anything else, and anything js-yaml would refuse, is
   // left to js-yaml.
@@ -183,31 +183,82 @@ export function parseManifestText(text: string, file: string): ManifestRead {
       return parseManifestTextPrecisely(text, file);
     }
   }
-  let precise: ManifestDocument[] | undefined;
-  const positioned = (k: number): ManifestDocument | undefined => {
-    precise ??= parseManifestTextPrecisely(text, file).documents;
-    return precise[k];
-  };
+  const positions = new Positions(text, file);
   const documents: ManifestDocument[] = [];
   let k = 0;
-  for (const [i, value] of values.entries()) {
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
     if (value === null || value === undefined) continue;
-    const index = k++;
-    documents.push({
-      file,
-      // js-yaml calls back once per document, empty ones included: the same numbering as `yaml`.
-      document: i + 1,
-      get line() {
-        return positioned(index)?.line ?? 1;
-      },
-      value,
-      lineOf: (fieldPath) => positioned(index)?.lineOf(fieldPath),
-    });
+    // js-yaml calls back once per document, empty ones included: the same numbering as `yaml`.
+    documents.push(new ReadDocument(file, i + 1, value, k++, positions));
   }
   return { documents, fileErrors: [] };
 }
 
-const ANCHOR = /(^|[\s[{,:-])&[^\s]/m;
+/** A file's positions, from the precise parse made the first time one is asked for. */
+class Positions {
+  private readonly text: string;
+  private readonly file: string;
+  private precise: ManifestDocument[] | undefined;
+
+  constructor(text: string, file: string) {
+    this.text = text;
+    this.file = file;
+  }
+
+  /** The `k`th non-empty document of the precise parse. */
+  of(k: number): ManifestDocument | undefined {
+    this.precise ??= parseManifestTextPrecisely(this.text, this.file).documents;
+    return this.precise[k];
+  }
+}
+
+/**
+ * A document read by the fast path; its line and its fields' lines come from the precise parse, made
+ * only when one is asked for. A class (its accessors shared), not an object literal with a getter and
+ * a closure of its own per document: a parse thread makes hundreds of thousands of them.
+ */
+class ReadDocument implements ManifestDocument {
+  readonly file: string;
+  readonly document: number;
+  readonly value: unknown;
+  /** Its index among the file's non-empty documents. */
+  private readonly index: number;
+  private readonly positions: Positions;
+
+  constructor(file: string, document: number, value: unknown, index: number, positions: Positions) {
+    this.file = file;
+    this.document = document;
+    this.value = value;
+    this.index = index;
+    this.positions = positions;
+  }
+
+  get line(): number {
+    return this.positions.of(this.index)?.line ?? 1;
+  }
+
+  lineOf(fieldPath: string): number | undefined {
+    return this.positions.of(this.index)?.lineOf(fieldPath);
+  }
+}
+
+/** Before an anchor's `&`: whitespace (line breaks among it) or a flow or block indicator. */
+const BEFORE_ANCHOR = /[\s[{,:-]/;
+const SPACE = /\s/;
+
+/**
+ * Whether the text may hold an anchor: what `/(^|[\s[{,:-])&[^\s]/m` matches (a `&` at the start, or
+ * after whitespace or an indicator, and followed by something else than whitespace), found from each
+ * `&` instead of trying the pattern at every character: a manifest folder rarely has a `&` at all.
+ */
+export function mayHaveAnchor(text: string): boolean {
+  for (let i = text.indexOf('&'); i >= 0; i = text.indexOf('&', i + 1)) {
+    if (i + 1 >= text.length || SPACE.test(text[i + 1]!)) continue;
+    if (i === 0 || BEFORE_ANCHOR.test(text[i - 1]!)) return true;
+  }
+  return false;
+}
 
 /** The full parse with `yaml`: every position known, every error located. */
 function parseManifestTextPrecisely(text: string, file: string): ManifestRead {

@@ -327,6 +327,22 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
       (d) => {
         d.identity = { kind: 'DNSRecordSet', key: 'other/r' };
       },
+      // The key compared piece by piece: the separator, each side, the length.
+      (d) => {
+        d.identity = { kind: 'DNSRecordSet', key: 'ns.r' };
+      },
+      (d) => {
+        d.identity = { kind: 'DNSRecordSet', key: 'nx/r' };
+      },
+      (d) => {
+        d.identity = { kind: 'DNSRecordSet', key: 'ns/x' };
+      },
+      (d) => {
+        d.identity = { kind: 'DNSRecordSet', key: 'ns/r/' };
+      },
+      (d) => {
+        d.identity = { kind: 'DNSRecordSet', key: 'ns/' };
+      },
       (d) => {
         delete d.identity;
       },

@@ -127,28 +127,20 @@ export async function parseManifestFile(
       identity = { kind: frontDoorId(door), key: door.scope === 'Cluster' ? name : identity.key };
     }
     const result = validateAny(doc.value, doors);
+    // Keys in this order (document, identity, then the rest): `encodeDocuments` reads them so.
+    const parsed: ParsedDocument = { document: doc.document };
+    if (identity) parsed.identity = identity;
     if (result.ok && result.door) {
-      documents.push({
-        document: doc.document,
-        ...(identity ? { identity } : {}),
-        foreign: { door: frontDoorId(result.door), object: result.foreign },
-      });
+      parsed.foreign = { door: frontDoorId(result.door), object: result.foreign };
     } else if (result.ok) {
-      documents.push({
-        document: doc.document,
-        ...(identity ? { identity } : {}),
-        resource: result.resource,
-      });
+      parsed.resource = result.resource;
     } else {
-      documents.push({
-        document: doc.document,
-        ...(identity ? { identity } : {}),
-        problems: result.problems.map((p) => ({
-          ...p,
-          line: (p.path ? doc.lineOf(p.path) : undefined) ?? doc.line,
-        })),
-      });
+      parsed.problems = result.problems.map((p) => ({
+        ...p,
+        line: (p.path ? doc.lineOf(p.path) : undefined) ?? doc.line,
+      }));
     }
+    documents.push(parsed);
   }
   return {
     parsed: { documents, fileErrors: read.fileErrors },
@@ -305,11 +297,21 @@ function usualRecordSet(d: ParsedDocument): UsualRecordSet | undefined {
   if (typeof owner !== 'string' || typeof type !== 'string' || !Array.isArray(records)) return undefined;
   if (withTtl && typeof ttl !== 'number') return undefined;
   const id = d.identity;
-  if (!id || !keysAre(id, IDENTITY_KEYS) || id.kind !== 'DNSRecordSet' || id.key !== `${namespace}/${name}`)
+  if (!id || !keysAre(id, IDENTITY_KEYS) || id.kind !== 'DNSRecordSet' || !isKeyOf(id.key, namespace, name))
     return undefined;
   return withTtl
     ? [d.document, namespace, name, z.name, owner, type, records, ttl as number]
     : [d.document, namespace, name, z.name, owner, type, records];
+}
+
+/** Whether `key` is `${namespace}/${name}`, without making that string. */
+function isKeyOf(key: string, namespace: string, name: string): boolean {
+  return (
+    key.length === namespace.length + 1 + name.length &&
+    key.charCodeAt(namespace.length) === 47 /* / */ &&
+    key.startsWith(namespace) &&
+    key.endsWith(name)
+  );
 }
 
 const DOCUMENT_KEYS = ['document', 'identity', 'resource'];
@@ -321,12 +323,14 @@ const SPEC_KEYS = ['zoneRef', 'name', 'type', 'records'];
 const SPEC_KEYS_TTL = ['zoneRef', 'name', 'type', 'ttl', 'records'];
 const REF_KEYS = ['name'];
 
-/** Whether the object's own keys are exactly these, in this order. */
+/** Whether the object's own keys are exactly these, in this order (no array of them made). */
 function keysAre(o: object, keys: readonly string[]): boolean {
-  const own = Object.keys(o);
-  if (own.length !== keys.length) return false;
-  for (let i = 0; i < keys.length; i++) if (own[i] !== keys[i]) return false;
-  return true;
+  let i = 0;
+  for (const key in o) {
+    if (!Object.hasOwn(o, key) || key !== keys[i]) return false;
+    i++;
+  }
+  return i === keys.length;
 }
 
 /** Documents per message from the worker: each message is received on its own turn of the event loop. */
