@@ -471,18 +471,11 @@ export class StateStore implements SerialStore {
         return;
       }
       const log = await this.openLog();
-      // In writes of about WRITE_CHUNK_BYTES (a start-up appends every object: never one huge string).
-      let written = 0;
+      // In writes of at most WRITE_CHUNK_BYTES (a start-up appends every object: never one huge string).
+      const out = new Chunks(log.fd);
       try {
-        let chunk = '';
-        for (let i = 0; i < count; i++) {
-          chunk += this.lineText(i);
-          if (chunk.length >= WRITE_CHUNK_BYTES || i === count - 1) {
-            await log.fd.write(chunk);
-            written += Buffer.byteLength(chunk);
-            chunk = '';
-          }
-        }
+        for (let i = 0; i < count; i++) if (!out.add(this.lineText(i))) await out.write();
+        await out.write();
       } catch (e) {
         // A partial line would merge with the next one: cut it off, or start a new generation.
         await log.fd.truncate(log.bytes).catch(() => {
@@ -497,7 +490,7 @@ export class StateStore implements SerialStore {
         this.broken = true;
         throw e;
       }
-      log.bytes += written;
+      log.bytes += out.bytes;
       this.pending.splice(0, count);
       this.durable = upTo;
       this.lastFailure = undefined;
