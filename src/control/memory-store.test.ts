@@ -333,6 +333,54 @@ describe('MemoryStore', () => {
     );
   });
 
+  test('objects and metadata made without a merged copy: fields in their usual order, a written status not taken, odd shapes kept whole', async () => {
+    const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
+    const held = () => store.get('DNSRecordSet', 'dns/www')!;
+    // Metadata fields in another order: the usual metadata, in its order.
+    const swapped = rs(['192.0.2.1']);
+    swapped.metadata = { namespace: 'dns', name: 'www' };
+    store.apply(swapped);
+    assert.deepEqual(Object.keys(held().metadata), [
+      'name',
+      'namespace',
+      'uid',
+      'generation',
+      'creationTimestamp',
+      'resourceVersion',
+    ]);
+    // A status in what is written is not taken; the one held is kept.
+    await store.updateStatus('DNSRecordSet', 'dns/www', { fqdn: 'www.z.' });
+    store.apply({ ...rs(['192.0.2.2']), status: { fqdn: 'forged.' } } as never);
+    assert.deepEqual(held().status, { fqdn: 'www.z.' });
+    assert.deepEqual(Object.keys(held()), ['apiVersion', 'kind', 'metadata', 'spec', 'status']);
+    assert.deepEqual((held().spec as { records: string[] }).records, ['192.0.2.2']);
+    // A field of no usual shape (an extra top-level field, a metadata field such as generateName):
+    // kept, in its place.
+    store.apply({ ...rs(['192.0.2.3']), extra: 1 } as never);
+    assert.deepEqual(Object.keys(held()), ['apiVersion', 'kind', 'metadata', 'spec', 'extra', 'status']);
+    const named = rs(['192.0.2.5']);
+    named.metadata = { name: 'www', namespace: 'dns', generateName: 'w-' } as never;
+    store.apply(named);
+    assert.deepEqual(Object.keys(held().metadata), [
+      'name',
+      'namespace',
+      'generateName',
+      'uid',
+      'generation',
+      'creationTimestamp',
+      'resourceVersion',
+    ]);
+    assert.equal(held().metadata.uid, 'uid-1');
+    // An own `__proto__` key (JSON.parse makes one) is left out, as before.
+    store.apply(
+      JSON.parse(
+        JSON.stringify(rs(['192.0.2.4'])).replace('"metadata":{', '"metadata":{"__proto__":{"x":1},'),
+      ),
+    );
+    assert.equal(Object.hasOwn(held().metadata, '__proto__'), false);
+    assert.deepEqual((held().spec as { records: string[] }).records, ['192.0.2.4']);
+  });
+
   test('without finalizers deletion is immediate', () => {
     const store = new MemoryStore();
     store.apply(rs(['192.0.2.1']));

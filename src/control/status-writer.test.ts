@@ -80,6 +80,45 @@ test('StatusWriter shares equal conditions and condition lists between record se
   assert.notEqual(conditions('a'), conditions('b'));
 });
 
+test('StatusWriter gives the next record set the list given last only when every condition is equal, extra fields included', async () => {
+  const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
+  const writer = new StatusWriter(store, () => new Date('2026-01-01T00:00:00Z'), 1);
+  for (const name of ['a', 'b', 'c', 'd']) store.apply(recordSet(name, '192.0.2.1'));
+  // Conditions of another type are kept from the status before: 'a' and 'c' hold one with a field
+  // a Condition does not have, 'b' the same without it, 'd' the same as 'c'.
+  const custom = {
+    type: 'Custom',
+    status: 'True' as const,
+    reason: 'R',
+    message: 'm',
+    lastTransitionTime: 't',
+  };
+  await store.updateStatus('DNSRecordSet', 'team/a', { conditions: [{ ...custom, extra: 1 } as never] });
+  await store.updateStatus('DNSRecordSet', 'team/b', { conditions: [custom] });
+  await store.updateStatus('DNSRecordSet', 'team/c', { conditions: [{ ...custom, extra: 1 } as never] });
+  await store.updateStatus('DNSRecordSet', 'team/d', { conditions: [{ ...custom, extra: 2 } as never] });
+  const verdicts = new Map<string, RecordVerdict>(
+    ['a', 'b', 'c', 'd'].map((n) => [`team/${n}`, { accepted: true, fqdn: `${n}.example.` }]),
+  );
+  await writer.zoneRecords('team/zone', verdicts, ['team/a', 'team/b', 'team/c', 'team/d'], served);
+  const conditions = (name: string) =>
+    (store.get('DNSRecordSet', `team/${name}`) as DNSRecordSet).status?.conditions ?? [];
+  const extra = (name: string) =>
+    (conditions(name).find((c) => c.type === 'Custom') as unknown as { extra?: number } | undefined)?.extra;
+  assert.deepEqual(['a', 'b', 'c', 'd'].map(extra), [1, undefined, 1, 2]);
+  assert.notEqual(conditions('a'), conditions('b'));
+  assert.notEqual(conditions('c'), conditions('d'));
+  for (const name of ['a', 'b', 'c', 'd']) assert.equal(conditions(name).length, 4);
+  // Equal lists one after the other are one list.
+  store.apply(recordSet('e', '192.0.2.1'));
+  store.apply(recordSet('f', '192.0.2.1'));
+  verdicts.set('team/e', { accepted: true, fqdn: 'e.example.' });
+  verdicts.set('team/f', { accepted: true, fqdn: 'f.example.' });
+  await writer.zoneRecords('team/zone', verdicts, ['team/e', 'team/f'], served);
+  assert.equal(conditions('e'), conditions('f'));
+  assert.equal(conditions('e').length, 3);
+});
+
 test('StatusWriter keeps its memo in a shared record table: forgotten on delete, nothing of it in a reused slot', async () => {
   const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
   const table = new RecordTable();

@@ -65,6 +65,8 @@ export class StatusWriter {
   private sharedConditions = new Map<string, Condition>();
   /** Condition lists shared likewise (bounded the same way). */
   private sharedLists = new Map<string, Condition[]>();
+  /** The list `share` gave last (compared first: the next record set of the zone mostly has an equal one). */
+  private lastShared: Condition[] | undefined;
 
   /** The health of a steered record set's records (`status.targets`), when it has health checks. */
   private readonly targetsOf: ((key: ResourceKey) => RecordTargets | undefined) | undefined;
@@ -357,6 +359,17 @@ export class StatusWriter {
    * three). Shared lists are never changed in place: `setConditions` makes a new one.
    */
   private share(conditions: Condition[]): Condition[] {
+    // A zone's record sets mostly get the list the one before got: compared field by field, without
+    // the id strings below (three joins of every field per record set, the largest item of a first
+    // start's status writes in profiles: docs/benchmarks.md, ninth round).
+    const last = this.lastShared;
+    if (last !== undefined && sameConditions(last, conditions)) return last;
+    const shared = this.shareById(conditions);
+    this.lastShared = shared;
+    return shared;
+  }
+
+  private shareById(conditions: Condition[]): Condition[] {
     const ids: string[] = [];
     for (let i = 0; i < conditions.length; i++) {
       const c = conditions[i]!;
@@ -384,6 +397,39 @@ export class StatusWriter {
     this.sharedLists.set(listId, conditions);
     return conditions;
   }
+}
+
+/** The fields of a condition (`Condition`), all a condition built by conditions.ts has. */
+const CONDITION_FIELDS = ['type', 'status', 'reason', 'message', 'observedGeneration', 'lastTransitionTime'];
+
+/**
+ * Whether two condition lists are equal (`jsonEqual`), for lists whose conditions hold no other
+ * fields than a `Condition`'s; a condition with any other field is never found equal here.
+ */
+function sameConditions(a: readonly Condition[], b: readonly Condition[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x === y) continue;
+    if (
+      x.type !== y.type ||
+      x.status !== y.status ||
+      x.reason !== y.reason ||
+      x.message !== y.message ||
+      x.observedGeneration !== y.observedGeneration ||
+      x.lastTransitionTime !== y.lastTransitionTime ||
+      !onlyConditionFields(x) ||
+      !onlyConditionFields(y)
+    )
+      return false;
+  }
+  return true;
+}
+
+function onlyConditionFields(c: Condition): boolean {
+  for (const key in c) if (!CONDITION_FIELDS.includes(key)) return false;
+  return true;
 }
 
 const SEP = '\u0001';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { DNSRecordSet } from '../../api/index.ts';
-import { StateStore } from './state-file.ts';
+import { PutText, StateStore } from './state-file.ts';
 
 const recordSet = (name: string, address: string): DNSRecordSet => ({
   apiVersion: 'dns.zonekeeper.dev/v1alpha1',
@@ -143,6 +143,92 @@ describe('StateStore', () => {
     });
     await next.close();
     assert.match(await readFile(path.join(dir, 'log.000001.jsonl'), 'utf8'), /192\.0\.2\.9/);
+  });
+
+  test("a snapshot's put line of an object held as its spec is the text of the line as an object, whatever its strings", () => {
+    const put = new PutText();
+    const cases: [string, string, string | undefined, unknown, number, string | undefined][] = [
+      ['DNSRecordSet/dns/a', 't1', 'f.yaml', { name: 'a', records: ['192.0.2.1'] }, 0, undefined],
+      ['DNSRecordSet/dns/b', 't1', 'f.yaml', { name: 'b' }, 3, 'n'],
+      ['DNSZoneClass/public', 't1', 'f.yaml', { backend: {} }, 0, undefined],
+      ['DNSRecordSet/other/c', 't2', undefined, { txt: ['"q" \\ \u2028 é 😀'] }, 2, undefined],
+      ['DNSRecordSet/dns/"quoted"\\', 't"2', 'dir/é.yaml', [], 0, 'a\nb'],
+      ['DNSRecordSet/dns/a', 't1', 'f.yaml', { name: 'a' }, 0, undefined],
+      ['DNSZone/dns/z', 't1', 'f.yaml', { domainName: 'example.com.' }, 0, undefined],
+    ];
+    for (const [id, created, file, spec, generation, note] of cases) {
+      const slash = id.indexOf('/');
+      const key = id.slice(slash + 1);
+      const inner = key.indexOf('/');
+      const metadata =
+        inner < 0 ? { name: key } : { name: key.slice(inner + 1), namespace: key.slice(0, inner) };
+      const line = {
+        t: 'put',
+        id,
+        created,
+        ...(file !== undefined ? { file } : {}),
+        resource: { apiVersion: 'dns.zonekeeper.dev/v1alpha1', kind: id.slice(0, slash), metadata, spec },
+        ...(generation > 1 ? { generation } : {}),
+        ...(note !== undefined ? { note } : {}),
+      };
+      assert.equal(put.line(id, created, file, spec, generation, note), `${JSON.stringify(line)}\n`);
+    }
+  });
+
+  test('a first snapshot with lines longer than a write and text of any script reads back whole; one cut short before its rename is dropped', async () => {
+    const state = await StateStore.open(dir, { compactMinBytes: 64 * 1024 });
+    const long = 'é'.repeat(700_000);
+    for (let i = 0; i < 3000; i++)
+      state.putObject(`DNSRecordSet/dns/r${i}`, {
+        created: `2026-01-01T00:00:0${i % 3}.000Z`,
+        file: i % 2 ? 'a.yaml' : 'b/ü.yaml',
+        resource: recordSet(`r${i}`, '192.0.2.1'),
+        ...(i % 1000 === 7 ? { note: long, generation: 4 } : {}),
+      });
+    const odd = {
+      ...recordSet('odd', '192.0.2.2'),
+      metadata: { name: 'odd', namespace: 'dns', labels: { a: '😀' } },
+    };
+    state.putObject('DNSRecordSet/dns/odd', { created: 't', resource: odd });
+    state.putObject('DNSZoneClass/public', {
+      created: 't',
+      resource: {
+        apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+        kind: 'DNSZoneClass',
+        metadata: { name: 'public' },
+        spec: { backend: { builtin: {} } },
+      } as never,
+    });
+    state.putAccepted('DNSRecordSet/dns/r1', { status: 'True', reason: 'Accepted', lastTransitionTime: 't' });
+    await state.set('example.com.', { serial: 5, hash: 'h' });
+    await state.close();
+    assert.deepEqual(await files(), ['snapshot.000001.jsonl']);
+    const again = await StateStore.open(dir, { readOnly: true });
+    assert.deepEqual([...again.objectIds()].sort(), [...state.objectIds()].sort());
+    for (const id of state.objectIds()) assert.deepEqual(again.object(id), state.object(id), id);
+    assert.equal(again.object('DNSRecordSet/dns/r1007')?.note, long);
+    assert.equal(again.object('DNSRecordSet/dns/r1007')?.generation, 4);
+    assert.deepEqual(again.acceptedOf('DNSRecordSet/dns/r1'), state.acceptedOf('DNSRecordSet/dns/r1'));
+    assert.deepEqual(again.get('example.com.'), { serial: 5, hash: 'h' });
+    const text = await readFile(path.join(dir, 'snapshot.000001.jsonl'), 'utf8');
+    const lines = text.split('\n').filter((l) => l !== '');
+    assert.deepEqual(JSON.parse(lines.at(-1)!), { t: 'end', lines: lines.length - 2 });
+
+    // A crash while the first snapshot was written: its temporary file, cut anywhere, and nothing
+    // else (the flush that wrote it had not resolved). A restart starts empty and removes it.
+    const bytes = await readFile(path.join(dir, 'snapshot.000001.jsonl'));
+    for (const cut of [10, Math.floor(bytes.length / 2), bytes.length - 1]) {
+      await rm(dir, { recursive: true, force: true });
+      await mkdir(dir);
+      await writeFile(path.join(dir, 'snapshot.000001.jsonl.tmp'), bytes.subarray(0, cut));
+      const restarted = await StateStore.open(dir);
+      assert.equal([...restarted.objectIds()].length, 0, `cut at ${cut}`);
+      restarted.putObject('DNSRecordSet/dns/r1', { created: 't', resource: recordSet('r1', '192.0.2.3') });
+      await restarted.close();
+      assert.ok(!(await files()).some((n) => n.endsWith('.tmp')));
+      const read = await StateStore.open(dir, { readOnly: true });
+      assert.deepEqual(read.object('DNSRecordSet/dns/r1')?.resource, recordSet('r1', '192.0.2.3'));
+    }
   });
 
   test('a version of the usual shape is held as its spec and made again from the id; others whole', async () => {

@@ -471,18 +471,11 @@ export class StateStore implements SerialStore {
         return;
       }
       const log = await this.openLog();
-      // In writes of about WRITE_CHUNK_BYTES (a start-up appends every object: never one huge string).
-      let written = 0;
+      // In writes of at most WRITE_CHUNK_BYTES (a start-up appends every object: never one huge string).
+      const out = new Chunks(log.fd);
       try {
-        let chunk = '';
-        for (let i = 0; i < count; i++) {
-          chunk += this.lineText(i);
-          if (chunk.length >= WRITE_CHUNK_BYTES || i === count - 1) {
-            await log.fd.write(chunk);
-            written += Buffer.byteLength(chunk);
-            chunk = '';
-          }
-        }
+        for (let i = 0; i < count; i++) if (!out.add(this.lineText(i))) await out.write();
+        await out.write();
       } catch (e) {
         // A partial line would merge with the next one: cut it off, or start a new generation.
         await log.fd.truncate(log.bytes).catch(() => {
@@ -497,7 +490,7 @@ export class StateStore implements SerialStore {
         this.broken = true;
         throw e;
       }
-      log.bytes += written;
+      log.bytes += out.bytes;
       this.pending.splice(0, count);
       this.durable = upTo;
       this.lastFailure = undefined;
@@ -614,38 +607,41 @@ export class StateStore implements SerialStore {
     const objects = [...this.objects];
     const acceptance = [...this.acceptance];
     const tmp = path.join(dir, `${snapshotName(gen)}.tmp`);
-    let bytes = 0;
     const fd = await open(tmp, 'w', 0o644);
+    const out = new Chunks(fd);
     try {
       const header: Line = { t: 'snapshot', version: FORMAT, generation: gen };
-      let chunk = `${JSON.stringify(header)}\n`;
+      out.add(`${JSON.stringify(header)}\n`);
       let lines = 0;
-      const write = async () => {
-        await fd.write(chunk);
-        bytes += Buffer.byteLength(chunk);
-        chunk = '';
-      };
       for (const [origin, s] of serials) {
-        chunk += `${JSON.stringify({ t: 'serial', origin, serial: s.serial, ...(s.hash ? { hash: s.hash } : {}), ...signingFields(s), ...rrsetsField(s) })}\n`;
+        const text = `${JSON.stringify({ t: 'serial', origin, serial: s.serial, ...(s.hash ? { hash: s.hash } : {}), ...signingFields(s), ...rrsetsField(s) })}\n`;
+        if (!out.add(text)) await out.write();
         lines++;
       }
+      const put = new PutText();
       for (const [id, o] of objects) {
-        chunk += `${JSON.stringify(putLine(id, this.stored(id, o)))}\n`;
-        if (++lines % SNAPSHOT_CHUNK === 0) await write();
+        const spec = o.spec;
+        const text =
+          spec !== undefined
+            ? put.line(id, o.created, o.file, spec, o.generation, this.notes.get(id))
+            : `${JSON.stringify(putLine(id, this.stored(id, o)))}\n`;
+        lines++;
+        if (!out.add(text) || lines % SNAPSHOT_CHUNK === 0) await out.write();
       }
       for (const [id, a] of acceptance) {
-        chunk += `${JSON.stringify({ t: 'accepted', id, ...a })}\n`;
-        if (++lines % SNAPSHOT_CHUNK === 0) await write();
+        lines++;
+        if (!out.add(`${JSON.stringify({ t: 'accepted', id, ...a })}\n`) || lines % SNAPSHOT_CHUNK === 0)
+          await out.write();
       }
-      chunk += `${JSON.stringify({ t: 'end', lines })}\n`;
-      await write();
+      out.add(`${JSON.stringify({ t: 'end', lines })}\n`);
+      await out.write();
       await fd.sync();
     } finally {
       await fd.close();
     }
     await rename(tmp, path.join(dir, snapshotName(gen)));
     await syncDir(dir);
-    this.snapshotBytes = bytes;
+    this.snapshotBytes = out.bytes;
     // The new generation is complete: the older ones are no longer needed.
     for (const name of await readdir(dir)) {
       const m = SNAPSHOT.exec(name) ?? LOG.exec(name);
@@ -1091,6 +1087,112 @@ function putLine(id: string, o: StoredObject): Line {
     ...(o.generation !== undefined && o.generation > 1 ? { generation: o.generation } : {}),
     ...(o.note !== undefined ? { note: o.note } : {}),
   };
+}
+
+/**
+ * Lines written to a file in chunks: each line encoded into one buffer as it comes, written when full
+ * or asked to. A string of many lines would be joined and then encoded at each write, which cost a
+ * snapshot about as much main-thread CPU as serialising its objects (docs/benchmarks.md, ninth round).
+ */
+class Chunks {
+  private readonly fd: FileHandle;
+  private readonly buffer = Buffer.allocUnsafe(WRITE_CHUNK_BYTES);
+  private used = 0;
+  /** A line that did not fit, written after the buffer. */
+  private over: string | undefined;
+  /** Bytes written. */
+  bytes = 0;
+
+  constructor(fd: FileHandle) {
+    this.fd = fd;
+  }
+
+  /** Adds a line; false when it did not fit: then `write` must be awaited before the next `add`. */
+  add(text: string): boolean {
+    // At most 3 bytes of UTF-8 per UTF-16 code unit.
+    if (this.used + text.length * 3 > this.buffer.length) {
+      this.over = text;
+      return false;
+    }
+    this.used += this.buffer.write(text, this.used, 'utf8');
+    return true;
+  }
+
+  /** Writes what was added. */
+  async write(): Promise<void> {
+    await this.writeBuffer();
+    const over = this.over;
+    this.over = undefined;
+    if (over === undefined) return;
+    if (this.add(over)) return;
+    this.over = undefined;
+    const data = Buffer.from(over, 'utf8');
+    await this.writeAll(data, data.length);
+  }
+
+  private async writeBuffer(): Promise<void> {
+    await this.writeAll(this.buffer, this.used);
+    this.used = 0;
+  }
+
+  private async writeAll(data: Buffer, length: number): Promise<void> {
+    for (let at = 0; at < length; ) {
+      const { bytesWritten } = await this.fd.write(data, at, length - at);
+      at += bytesWritten;
+    }
+    this.bytes += length;
+  }
+}
+
+/**
+ * The text of the put line of an object held as its spec (`JSON.stringify(putLine(id, stored))` with
+ * the version made again from the id), written without making that version, the stored object and
+ * the line as objects first: only the spec is serialised, the rest is joined from strings serialised
+ * once per creation time and file, kind and namespace (a snapshot writes a line per object; a first
+ * start's is the state log's largest main-thread work, docs/benchmarks.md, ninth round).
+ */
+export class PutText {
+  private created: string | undefined;
+  private file: string | undefined;
+  private about = '';
+  private kind: string | undefined;
+  private kindText = '';
+  private namespace: string | undefined;
+  private namespaceText = '';
+
+  line(
+    id: string,
+    created: string,
+    file: string | undefined,
+    spec: unknown,
+    generation: number,
+    note: string | undefined,
+  ): string {
+    if (created !== this.created || file !== this.file || this.about === '') {
+      this.created = created;
+      this.file = file;
+      this.about = `,"created":${JSON.stringify(created)}${file !== undefined ? `,"file":${JSON.stringify(file)}` : ''}`;
+    }
+    const slash = id.indexOf('/');
+    const kind = id.slice(0, slash);
+    if (kind !== this.kind) {
+      this.kind = kind;
+      this.kindText = `,"resource":{"apiVersion":${JSON.stringify(API_VERSION)},"kind":${JSON.stringify(kind)},"metadata":{"name":`;
+    }
+    const key = id.slice(slash + 1);
+    const inner = key.indexOf('/');
+    let metadata: string;
+    if (inner < 0) metadata = `${JSON.stringify(key)}}`;
+    else {
+      const namespace = key.slice(0, inner);
+      if (namespace !== this.namespace) {
+        this.namespace = namespace;
+        this.namespaceText = `,"namespace":${JSON.stringify(namespace)}}`;
+      }
+      metadata = JSON.stringify(key.slice(inner + 1)) + this.namespaceText;
+    }
+    return `{"t":"put","id":${JSON.stringify(id)}${this.about}${this.kindText}${metadata},"spec":${JSON.stringify(spec)}}${generation > 1 ? `,"generation":${generation}` : ''}${note !== undefined ? `,"note":${JSON.stringify(note)}` : ''}}\n`;
+  }
 }
 
 function numbered(names: readonly string[], pattern: RegExp): number[] {
