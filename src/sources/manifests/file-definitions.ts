@@ -12,7 +12,8 @@
  * main-thread work before the first answer. Setting a value for an id it holds keeps it packed (a
  * value that is not a 32-bit integer is kept in a map by its place); setting a new id makes it a
  * `Map` again (in the same order), until the next `pack`. Nothing is ever deleted (a file's next read
- * makes a new one).
+ * makes a new one). Unlike a `Map`, a packed one's walk does not visit an id set during the walk:
+ * callers do not set ids while they walk one.
  */
 export class FileDefinitions<T extends object> {
   /** The definitions while not packed. */

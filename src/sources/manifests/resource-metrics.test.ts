@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { DNSRecordSet, DNSZone } from '../../api/index.ts';
+import type { DNSRecordSet, DNSZone, Kind } from '../../api/index.ts';
 import { MemoryStore } from '../../control/memory-store.ts';
+import type { ResourceStore, StoreEvent } from '../../control/resource-store.ts';
 import { Registry } from '../../metrics/registry.ts';
 import { Holder, RecordTable } from '../../zones/record-table.ts';
 import type { ManifestProblem, ManifestSource } from './manifest-source.ts';
@@ -166,4 +167,45 @@ test('zonekeeper_resources with record sets in the record-set table: the same co
       gauge(text, 'DNSRecordSet', 'unknown'),
     withTable.count('DNSRecordSet'),
   );
+});
+
+test('zonekeeper_resources: a delete event carrying a Ready status never delivered before takes nothing from a count', () => {
+  // What a store whose watch coalesces events, or an informer's final-state-unknown delete, sends.
+  const objects = new Map<string, DNSZone>();
+  let handler: (e: StoreEvent) => void = () => {};
+  const store = {
+    list: (kind: Kind) => [...objects.values()].filter((o) => o.kind === kind),
+    get: (_kind: Kind, key: string) => objects.get(key),
+    count: (kind: Kind) => [...objects.values()].filter((o) => o.kind === kind).length,
+    watch: (h: (e: StoreEvent) => void) => {
+      handler = h;
+      return () => {};
+    },
+  } as unknown as ResourceStore & Pick<MemoryStore, 'count'>;
+  const source = {
+    keptObjects: () => new Map(),
+    problems: () => [],
+    folderProblem: () => undefined,
+  } as unknown as ManifestSource;
+  const registry = new Registry();
+  registerSourceMetrics(registry, store, source);
+  const zone = {
+    apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+    kind: 'DNSZone',
+    metadata: { name: 'z', namespace: 'dns' },
+    spec: { domainName: 'example.com', className: 'builtin' },
+  } as unknown as DNSZone;
+  objects.set('dns/z', zone);
+  handler({ type: 'upsert', kind: 'DNSZone', key: 'dns/z', object: zone });
+  objects.delete('dns/z');
+  const final = {
+    ...zone,
+    status: {
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: '', lastTransitionTime: '' }],
+    },
+  } as DNSZone;
+  handler({ type: 'delete', kind: 'DNSZone', key: 'dns/z', object: final });
+  const text = registry.render();
+  assert.match(text, /zonekeeper_resources\{kind="DNSZone",ready="true"\} 0\n/);
+  assert.match(text, /zonekeeper_resources\{kind="DNSZone",ready="unknown"\} 0\n/);
 });

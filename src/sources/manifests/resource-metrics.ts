@@ -57,10 +57,14 @@ export function registerSourceMetrics(
   const track = (kind: Kind, key: string, object: Resource | undefined, deleted?: Resource) => {
     const held = stateOf(kind);
     const now = object === undefined ? 'unknown' : readiness(object);
-    // A deleted object's readiness is its last version's, as tracked from its last event (a slot the
-    // store let go of may have been freed, its column cleared, already).
-    const last = deleted === undefined ? undefined : readiness(deleted);
-    const before = held.get(key) ?? (last === undefined || last === 'unknown' ? undefined : last);
+    // A deleted record set whose slot the store let go of first (its column cleared) is counted out
+    // by its last version's readiness; anything else by what was tracked from its events only (a
+    // delete event carrying a status never delivered before must not take from a count).
+    let before = held.get(key);
+    if (before === undefined && deleted !== undefined && held.mayHaveLost(key)) {
+      const last = readiness(deleted);
+      if (last !== 'unknown') before = last;
+    }
     if (before === now) return;
     if (before !== undefined) bump(kind, before, -1);
     if (now === 'unknown') {
@@ -131,6 +135,11 @@ interface Held {
   get(key: string): Known | undefined;
   /** Keeps `value` for `key`; undefined forgets it. */
   set(key: string, value: Known | undefined): void;
+  /**
+   * Whether what was kept for `key` may be gone before its delete event (a record set's slot freed
+   * by the store first), so the deleted version's readiness stands in for it.
+   */
+  mayHaveLost(key: string): boolean;
 }
 
 class MapReadiness implements Held {
@@ -147,6 +156,10 @@ class MapReadiness implements Held {
   set(key: string, value: Known | undefined): void {
     if (value === undefined) this.byKey.delete(key);
     else this.byKey.set(key, value);
+  }
+
+  mayHaveLost(): boolean {
+    return false;
   }
 }
 
@@ -194,6 +207,10 @@ class TableReadiness implements Held {
     this.column.set(slot, now);
     if (before === -1) this.held++;
     else if (now === -1) this.held--;
+  }
+
+  mayHaveLost(key: string): boolean {
+    return this.held > 0 && this.table.slotOf(key) < 0;
   }
 }
 
