@@ -600,3 +600,53 @@ describe('StateStore', () => {
     assert.equal(last.object('DNSZone/evil/victim'), undefined);
   });
 });
+
+test('a snapshot whose end line does not fit the write buffer after its last line still ends with it', async () => {
+  // The snapshot is written through a 1 MiB buffer that takes a line only with room for 3 bytes per
+  // UTF-16 unit. Serial lines with short non-ASCII keys fill it to within a few bytes, so the end
+  // line is the line that does not fit; find a count of serials where that happens, then write them.
+  const CAP = 1 << 20;
+  const origin = (i: number, pattern: number) =>
+    String.fromCharCode(0x4e00 + (i % 20000)) +
+    String.fromCharCode(0x4e00 + Math.floor(i / 20000)) +
+    (i % pattern === 0 ? '日' : '');
+  const find = (pattern: number): number | undefined => {
+    let used = 0;
+    const add = (t: string) => {
+      if (used + t.length * 3 > CAP) return false;
+      used += Buffer.byteLength(t);
+      return true;
+    };
+    add('{"t":"snapshot","version":2,"generation":1}\n');
+    for (let n = 1; n <= 60000; n++) {
+      const line = `${JSON.stringify({ t: 'serial', origin: origin(n - 1, pattern), serial: 1 })}\n`;
+      if (!add(line)) {
+        used = 0;
+        add(line);
+      }
+      if (n >= 1000 && used + `${JSON.stringify({ t: 'end', lines: n })}\n`.length * 3 > CAP) return n;
+    }
+    return undefined;
+  };
+  let n: number | undefined;
+  let pattern = 2;
+  for (; n === undefined && pattern < 60; pattern++) n = find(pattern);
+  pattern--;
+  assert.ok(n !== undefined, 'no serial count found that leaves the end line out of the buffer');
+  const dir = await mkdtemp(path.join(tmpdir(), 'zk-state-end-'));
+  try {
+    const store = await StateStore.open(dir, { compactMinBytes: 1000 });
+    await Promise.all(Array.from({ length: n }, (_, i) => store.set(origin(i, pattern), { serial: 1 })));
+    await store.close();
+    const warnings: string[] = [];
+    const again = await StateStore.open(dir, {
+      readOnly: true,
+      log: (_level, message) => warnings.push(message),
+    });
+    assert.deepEqual(warnings, []);
+    assert.equal(again.get(origin(0, pattern))?.serial, 1);
+    assert.equal(again.get(origin(n - 1, pattern))?.serial, 1);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

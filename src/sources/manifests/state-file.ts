@@ -475,7 +475,7 @@ export class StateStore implements SerialStore {
       const out = new Chunks(log.fd);
       try {
         for (let i = 0; i < count; i++) if (!out.add(this.lineText(i))) await out.write();
-        await out.write();
+        await out.flush();
       } catch (e) {
         // A partial line would merge with the next one: cut it off, or start a new generation.
         await log.fd.truncate(log.bytes).catch(() => {
@@ -633,8 +633,9 @@ export class StateStore implements SerialStore {
         if (!out.add(`${JSON.stringify({ t: 'accepted', id, ...a })}\n`) || lines % SNAPSHOT_CHUNK === 0)
           await out.write();
       }
-      out.add(`${JSON.stringify({ t: 'end', lines })}\n`);
-      await out.write();
+      if (!out.add(`${JSON.stringify({ t: 'end', lines })}\n`)) await out.write();
+      // Every line written, the end line last (it may be the line that did not fit above).
+      await out.flush();
       await fd.sync();
     } finally {
       await fd.close();
@@ -1118,7 +1119,11 @@ class Chunks {
     return true;
   }
 
-  /** Writes what was added. */
+  /**
+   * Writes the buffer and makes room: a line that did not fit goes into the emptied buffer (or
+   * straight to the file when larger than the buffer), so it may still be buffered; `flush` writes
+   * everything.
+   */
   async write(): Promise<void> {
     await this.writeBuffer();
     const over = this.over;
@@ -1128,6 +1133,12 @@ class Chunks {
     this.over = undefined;
     const data = Buffer.from(over, 'utf8');
     await this.writeAll(data, data.length);
+  }
+
+  /** Writes everything added, a line that did not fit included. */
+  async flush(): Promise<void> {
+    await this.write();
+    if (this.used > 0) await this.writeBuffer();
   }
 
   private async writeBuffer(): Promise<void> {
