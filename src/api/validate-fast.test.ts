@@ -15,7 +15,12 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import jsYaml from 'js-yaml';
-import { exampleRecordSet, invalidCases, validCases } from '../../test/support/api-examples.ts';
+import {
+  exampleRecordSet,
+  exampleZoneClass,
+  invalidCases,
+  validCases,
+} from '../../test/support/api-examples.ts';
 import { prng } from '../../test/support/prng.ts';
 import { acceptResource, checkResource, validateResource } from './resource.ts';
 
@@ -360,5 +365,29 @@ describe('acceptResource answers as checkResource', () => {
     // The full check skips a hole (never made by YAML or JSON); the compiled one declines the object.
     assert.equal(acceptResource(holes), undefined);
     assert.deepStrictEqual(validateResource(holes), checkResource(holes));
+  });
+
+  it('on metadata with fields of its prototype (made in code, never by YAML or JSON)', () => {
+    // A field inherited and enumerable: a namespace a cluster-scoped kind must not have.
+    const inherited = exampleZoneClass();
+    inherited.metadata = Object.assign(Object.create({ namespace: 'dns' }), { name: 'builtin' });
+    compare(inherited, 'an inherited namespace');
+    assert.equal(acceptResource(inherited), undefined);
+    // A field behind a getter of another prototype, which for-in does not list.
+    class Meta {
+      namespace = 'dns';
+      get name(): string {
+        return 'www';
+      }
+    }
+    const getter = exampleRecordSet();
+    getter.metadata = new Meta() as unknown as Record<string, unknown>;
+    compare(getter, 'a name behind a getter');
+    assert.ok(acceptResource(getter));
+    // No prototype at all.
+    const bare = exampleRecordSet();
+    bare.metadata = Object.assign(Object.create(null), bare.metadata as object);
+    compare(bare, 'metadata without a prototype');
+    assert.ok(acceptResource(bare));
   });
 });

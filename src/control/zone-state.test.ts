@@ -247,4 +247,31 @@ describe('takeChange', () => {
     assert.deepEqual(measureOf(model).counts, { total: 12, deleted: 0, updated: 4, added: 0 });
     assert.equal(state.fresh, true, 'the first state is not used');
   });
+
+  test("modelFor keeps the zone's model while its settings stay, and builds one after a dropped model (prior) carrying its baseline", () => {
+    const { catalog, theClass, theZone, state, models } = world(3);
+    takeChange(state, catalog, KEY, undefined, 1_000);
+    served(state);
+    assert.equal(models.modelFor(KEY, theZone, theClass, ORIGIN), state, 'the same settings: the same model');
+    const other = new ZoneModels().modelFor(KEY, theZone, theClass, ORIGIN);
+    assert.equal(
+      models.modelFor(KEY, theZone, theClass, ORIGIN, other),
+      state,
+      'a prior state given beside a current model with the same settings is not used',
+    );
+    // The zone moved to another backend: its model was dropped, and the next is built after it.
+    models.delete(KEY);
+    const moved = models.modelFor(KEY, theZone, theClass, ORIGIN, state);
+    assert.notEqual(moved, state, 'a prior state with the same settings is not taken over');
+    assert.equal(moved.fresh, true);
+    assert.equal(moved.rebuiltFrom?.baseline, state.baseline);
+    assert.equal(moved.rebuiltFrom?.model, state.model);
+    assert.equal(models.get(KEY), moved);
+    assert.equal(models.modelFor(KEY, theZone, theClass, ORIGIN), moved);
+    // No model and no prior: a new one with nothing carried.
+    models.delete(KEY);
+    const fresh = models.modelFor(KEY, theZone, theClass, ORIGIN);
+    assert.notEqual(fresh, moved);
+    assert.equal(fresh.rebuiltFrom, undefined);
+  });
 });

@@ -114,13 +114,13 @@ export class ZoneModels {
     origin: Name,
     prior?: ZoneModelState,
   ): ZoneModelState {
-    const existing = this.models.get(key) ?? prior;
+    const current = this.models.get(key);
     if (
-      existing &&
-      existing === this.models.get(key) &&
-      existing.model.configSignature === ZoneModel.signature(zone, zoneClass, origin)
+      current !== undefined &&
+      current.model.configSignature === ZoneModel.signature(zone, zoneClass, origin)
     )
-      return existing;
+      return current;
+    const existing = current ?? prior;
     // Not yet taken into its own model: the state before it is the one to carry.
     const from = existing?.rebuiltFrom ?? existing;
     const state: ZoneModelState = {

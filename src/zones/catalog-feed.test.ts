@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
 import { CatalogFeed, ZoneChanges } from './catalog-feed.ts';
+import { Holder } from './record-table.ts';
 
 const www = () =>
   recordSet('dns', 'www', {
@@ -112,6 +113,34 @@ describe('CatalogFeed', () => {
     assert.ok(feed.catalog.recordResolution('dns/www')?.resolved);
     feed.delete('DNSZone', 'dns/example-com');
     assert.equal(feed.catalog.zoneVerdict('dns/example-com'), undefined);
+  });
+
+  test('a record set whose slot another holder keeps across its delete is fed again when it comes back', () => {
+    const feed = new CatalogFeed();
+    feed.load([zoneClass(), zone('dns', 'example-com', 'example.com'), www()]);
+    const table = feed.catalog.table;
+    // What a backend programmed keeps the slot after the store's delete.
+    const slot = table.hold('dns/www', Holder.programmed);
+    feed.delete('DNSRecordSet', 'dns/www');
+    assert.equal(table.slotOf('dns/www'), slot, 'the slot is still assigned');
+    const back = feed.upsert(www());
+    assert.ok(back?.recordsByZone.get('dns/example-com')?.has('dns/www'), 'the same generation is fed again');
+    assert.ok(feed.catalog.recordResolution('dns/www')?.resolved);
+    assert.equal(feed.upsert(www()), undefined, 'and then skipped as before');
+  });
+
+  test('status-only changes of a record set being deleted change nothing and bring nothing back', () => {
+    const feed = new CatalogFeed();
+    feed.load([zoneClass(), zone('dns', 'example-com', 'example.com'), www()]);
+    const deleting = {
+      ...www(),
+      metadata: { ...www().metadata, deletionTimestamp: '2026-01-02T00:00:00Z', finalizers: ['a', 'b'] },
+    };
+    assert.ok(feed.upsert(deleting));
+    const lessFinalizers = { ...deleting, metadata: { ...deleting.metadata, finalizers: ['a'] } };
+    assert.equal(feed.upsert(lessFinalizers), undefined);
+    assert.equal(feed.catalog.recordResolution('dns/www'), undefined);
+    assert.equal(feed.catalog.records.get('dns/www'), undefined);
   });
 });
 

@@ -76,13 +76,21 @@ export class CatalogFeed {
   upsert(object: Resource, key: ResourceKey = resourceKey(object.metadata)): Affected | undefined {
     if (object.kind === 'Domain') return undefined;
     const state = observedState(object);
-    if (this.seenState(object.kind, key) === state) {
-      // Only its status, finalizers or resource version changed: hold the new version, so that the
-      // one the catalog held (with its own metadata) is not kept alive beside the store's.
-      if (object.kind === 'DNSRecordSet') this.catalog.refreshRecord(object, key);
-      return undefined;
+    if (object.kind === 'DNSRecordSet') {
+      // One lookup of the key per event: the feed holds the slot from here on either way (a slot it
+      // held already stays as it was; one it did not hold has no state that could match).
+      const slot = this.catalog.table.hold(key, Holder.feed);
+      if (this.recordsSeen.get(slot) === state) {
+        // Only its status, finalizers or resource version changed: hold the new version, so that the
+        // one the catalog held (with its own metadata) is not kept alive beside the store's.
+        this.catalog.refreshRecord(object, slot);
+        return undefined;
+      }
+      this.recordsSeen.set(slot, state);
+    } else {
+      if (this.seen.get(object.kind)?.get(key) === state) return undefined;
+      this.see(object.kind, key, state);
     }
-    this.see(object.kind, key, state);
     return object.metadata.deletionTimestamp ? this.remove(object.kind, key) : this.set(object, key);
   }
 
@@ -95,12 +103,6 @@ export class CatalogFeed {
       if (slot >= 0) table.release(slot, Holder.feed);
     } else this.seen.get(kind)?.delete(key);
     return this.remove(kind, key);
-  }
-
-  private seenState(kind: Kind, key: ResourceKey): string | undefined {
-    if (kind !== 'DNSRecordSet') return this.seen.get(kind)?.get(key);
-    const slot = this.catalog.table.slotOf(key);
-    return slot < 0 ? undefined : this.recordsSeen.get(slot);
   }
 
   private see(kind: Kind, key: ResourceKey, state: string): void {

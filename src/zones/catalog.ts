@@ -334,10 +334,10 @@ export class Catalog {
   /**
    * A newer version of a record set the catalog holds whose spec is the same object (a status,
    * finalizer or resource-version change in the store): held instead of the old one, changing
-   * nothing the catalog decides. Other versions go through `setRecord`.
+   * nothing the catalog decides. Other versions go through `setRecord`. `slot` is the record set's
+   * slot in `table` (the caller has looked its key up already).
    */
-  refreshRecord(rs: DNSRecordSet, key: ResourceKey = resourceKey(rs.metadata)): void {
-    const slot = this.table.slotOf(key);
+  refreshRecord(rs: DNSRecordSet, slot: number): void {
     const held = slot < 0 ? undefined : this.recordSets.get(slot);
     if (held !== undefined && held !== rs && held.spec === rs.spec) this.recordSets.set(slot, rs);
   }
