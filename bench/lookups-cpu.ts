@@ -12,8 +12,8 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { API_VERSION, type DNSRecordSet, type DNSZone, type DNSZoneClass } from '../src/api/index.ts';
-import { CLASS_NAME, generateZone, recordSetName, TTL } from './lib/zone.ts';
+import type { DNSRecordSet } from '../src/api/index.ts';
+import { scaleObjects } from './lib/zone.ts';
 
 const { values } = parseArgs({
   options: {
@@ -27,37 +27,7 @@ const records = Number(values.records);
 const zones = Number(values.zones);
 const rounds = Number(values.rounds);
 
-const objects: (DNSZoneClass | DNSZone | DNSRecordSet)[] = [
-  {
-    apiVersion: API_VERSION,
-    kind: 'DNSZoneClass',
-    metadata: { name: CLASS_NAME },
-    spec: {
-      backend: { builtin: {} },
-      nameServers: ['ns1.scale.example.', 'ns2.scale.example.'],
-      defaults: { ttl: TTL, soa: { rname: 'hostmaster@zonekeeper.test' } },
-    },
-  },
-];
-for (let z = 0; z < zones; z++) {
-  const count = Math.floor(records / zones) + (z < records % zones ? 1 : 0);
-  const name = `z${String(z + 1).padStart(5, '0')}`;
-  const zone = generateZone(`${name}.scale.example.`, { name, namespace: 'scale' }, count, { salt: z + 1 });
-  objects.push({
-    apiVersion: API_VERSION,
-    kind: 'DNSZone',
-    metadata: { name, namespace: 'scale', generation: 1 },
-    spec: { domainName: zone.origin, className: CLASS_NAME },
-  });
-  zone.records.forEach((rec, i) => {
-    objects.push({
-      apiVersion: API_VERSION,
-      kind: 'DNSRecordSet',
-      metadata: { name: recordSetName(zone, i), namespace: 'scale', generation: 1 },
-      spec: { zoneRef: { name }, name: rec.name, type: rec.type, records: [rec.rdata] },
-    });
-  });
-}
+const objects = scaleObjects(records, zones, 1);
 const recordSets = objects.filter((o): o is DNSRecordSet => o.kind === 'DNSRecordSet');
 const keys = recordSets.map((rs) => `${rs.metadata.namespace}/${rs.metadata.name}`);
 // As the memory store writes them: a new object and metadata, the same spec object.

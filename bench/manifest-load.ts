@@ -1,11 +1,3 @@
-/**
- * The manifest source's first load alone: a folder of generated manifests (the layout of
- * bench/scale.ts) read, parsed and checked into a store, with 1..N parse threads, alternating.
- * Wall time of `ManifestSource.start()` and the thread's CPU time; no DNS, no controller.
- *
- *   node bench/manifest-load.ts [--records 300000] [--zones 3000] [--threads 1,2] [--rounds 3]
- */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { MemoryStore } from '../src/control/memory-store.ts';
@@ -13,7 +5,7 @@ import { ManifestParserPool } from '../src/sources/manifests/manifest-parser.ts'
 import { ManifestSource } from '../src/sources/manifests/manifest-source.ts';
 import { StateStore } from '../src/sources/manifests/state-file.ts';
 import { makeTempDir, removeTempDir } from './lib/proc.ts';
-import { classManifest, generateZone, recordManifest, zoneManifest } from './lib/zone.ts';
+import { writeScaleFolder } from './lib/zone.ts';
 
 const { values } = parseArgs({
   options: {
@@ -29,28 +21,7 @@ const zones = Number(values.zones);
 const perFile = Number(values['per-file']);
 const tmp = makeTempDir('zonekeeper-bench-manifest-load-');
 const dir = path.join(tmp, 'manifests');
-mkdirSync(dir);
-writeFileSync(path.join(dir, '00-class.yaml'), classManifest(['ns1.scale.example.', 'ns2.scale.example.']));
-// Zones of records/zones record sets each, perFile documents per file.
-const per = Math.max(1, Math.floor(records / zones));
-let file = 0;
-let docs: string[] = [];
-const flush = () => {
-  if (docs.length === 0) return;
-  writeFileSync(path.join(dir, `f${String(file++).padStart(5, '0')}.yaml`), docs.join('---\n'));
-  docs = [];
-};
-for (let z = 0; z < zones; z++) {
-  const zone = generateZone(`z${z}.scale.example.`, { name: `z${z}`, namespace: 'scale' }, per, {
-    salt: z + 1,
-  });
-  docs.push(zoneManifest(zone));
-  zone.records.forEach((r, i) => {
-    docs.push(recordManifest(zone, i, r));
-    if (docs.length >= perFile) flush();
-  });
-}
-flush();
+const file = writeScaleFolder(dir, records, zones, perFile);
 process.stdout.write(`${records} record sets in ${zones} zones, ${file} files\n`);
 try {
   for (let round = 0; round < Number(values.rounds); round++) {

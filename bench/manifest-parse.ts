@@ -7,12 +7,12 @@
  *   node bench/manifest-parse.ts [--records 100000] [--zones 1000] [--rounds 6] [--processes 3] [--baseline DIR]
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { makeTempDir, removeTempDir } from './lib/proc.ts';
-import { classManifest, generateZone, recordManifest, zoneManifest } from './lib/zone.ts';
+import { writeScaleFolder } from './lib/zone.ts';
 
 const { values } = parseArgs({
   options: {
@@ -56,27 +56,7 @@ const zones = Number(values.zones);
 const perFile = Number(values['per-file']);
 const tmp = makeTempDir('zonekeeper-bench-manifest-parse-');
 const dir = path.join(tmp, 'manifests');
-mkdirSync(dir);
-writeFileSync(path.join(dir, '00-class.yaml'), classManifest(['ns1.scale.example.', 'ns2.scale.example.']));
-const per = Math.max(1, Math.floor(records / zones));
-let file = 0;
-let docs: string[] = [];
-const flush = () => {
-  if (docs.length === 0) return;
-  writeFileSync(path.join(dir, `f${String(file++).padStart(5, '0')}.yaml`), docs.join('---\n'));
-  docs = [];
-};
-for (let z = 0; z < zones; z++) {
-  const zone = generateZone(`z${z}.scale.example.`, { name: `z${z}`, namespace: 'scale' }, per, {
-    salt: z + 1,
-  });
-  docs.push(zoneManifest(zone));
-  zone.records.forEach((r, i) => {
-    docs.push(recordManifest(zone, i, r));
-    if (docs.length >= perFile) flush();
-  });
-}
-flush();
+const file = writeScaleFolder(dir, records, zones, perFile);
 process.stdout.write(`${records} record sets in ${zones} zones, ${file} files\n`);
 
 const here = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
