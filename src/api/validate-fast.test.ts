@@ -10,10 +10,7 @@
  * without `keepStatus`.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import jsYaml from 'js-yaml';
 import {
   exampleRecordSet,
@@ -22,28 +19,12 @@ import {
   validCases,
 } from '../../test/support/api-examples.ts';
 import { prng } from '../../test/support/prng.ts';
+import { repositoryYaml } from '../../test/support/repository-yaml.ts';
 import { acceptResource, checkResource, validateResource } from './resource.ts';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Every document of the repository's YAML files and Markdown `yaml` blocks that js-yaml reads. */
 function repositoryDocuments(): { label: string; value: unknown }[] {
-  const texts: { label: string; text: string }[] = [];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (/\.ya?ml$/i.test(entry.name))
-        texts.push({ label: path.relative(root, full), text: readFileSync(full, 'utf8') });
-      else if (/\.md$/i.test(entry.name)) {
-        let k = 0;
-        for (const m of readFileSync(full, 'utf8').matchAll(/^```ya?ml\n([\s\S]*?)^```/gm))
-          texts.push({ label: `${path.relative(root, full)} yaml block ${++k}`, text: m[1]! });
-      }
-    }
-  };
-  walk(root);
+  const texts = repositoryYaml();
   const out: { label: string; value: unknown }[] = [];
   for (const { label, text } of texts) {
     try {

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import jsYaml from 'js-yaml';
 import { prng } from '../../../test/support/prng.ts';
+import { repositoryYaml } from '../../../test/support/repository-yaml.ts';
 import { FAST_YAML_MAX_DEPTH, fastLoadAll } from './fast-yaml.ts';
 import { parseManifestText } from './load-manifests.ts';
 
@@ -46,31 +45,6 @@ function keyOrder(value: unknown, out: string[][] = []): string[][] {
     if (!Array.isArray(value)) out.push(Reflect.ownKeys(value).map(String));
     for (const v of Object.values(value)) keyOrder(v, out);
   }
-  return out;
-}
-
-const root = fileURLToPath(new URL('../../..', import.meta.url));
-
-/** Every YAML file of the repository (hidden folders and node_modules aside), and the `yaml` blocks of its Markdown. */
-function repositoryYaml(): { label: string; text: string }[] {
-  const out: { label: string; text: string }[] = [];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (/\.ya?ml$/i.test(entry.name))
-        out.push({ label: path.relative(root, full), text: readFileSync(full, 'utf8') });
-      else if (/\.md$/i.test(entry.name)) {
-        const md = readFileSync(full, 'utf8');
-        let k = 0;
-        for (const m of md.matchAll(/^```ya?ml\n([\s\S]*?)^```/gm)) {
-          out.push({ label: `${path.relative(root, full)} yaml block ${++k}`, text: m[1]! });
-        }
-      }
-    }
-  };
-  walk(root);
   return out;
 }
 
