@@ -14,7 +14,14 @@ import { QueryHandler } from '../../server/query-handler.ts';
 import { ZoneSnapshot } from '../../server/zone-snapshot.ts';
 import { type ServedZone, ZoneTable } from '../../server/zone-table.ts';
 import type { RRset } from '../../zones/rrset.ts';
-import { servedFromImage, WorkerPoolBackend, type WorkerPoolOptions } from './worker-pool-backend.ts';
+import {
+  DNS_YOUNG_GENERATION_ENV,
+  DNS_YOUNG_GENERATION_MB,
+  dnsYoungGenerationMb,
+  servedFromImage,
+  WorkerPoolBackend,
+  type WorkerPoolOptions,
+} from './worker-pool-backend.ts';
 
 /** A pool of DNS threads listening on a free loopback port, serving its own zone table. */
 async function newPool(options: Omit<WorkerPoolOptions, 'config'>) {
@@ -501,4 +508,54 @@ test('a zone counts as served at a serial only once every DNS thread confirmed t
   } finally {
     await pool.stop();
   }
+});
+
+/** The young-generation cap each running DNS thread reports (Worker.resourceLimits, read from the thread's heap). */
+function youngLimits(pool: WorkerPoolBackend): number[] {
+  const members = (
+    pool as unknown as {
+      pool: Map<number, { worker: { resourceLimits?: { maxYoungGenerationSizeMb: number } } }>;
+    }
+  ).pool;
+  return [...members.values()].map((m) => m.worker.resourceLimits?.maxYoungGenerationSizeMb ?? -1);
+}
+
+test('DNS threads run with a capped young generation by default; 0 leaves V8 its own size', async () => {
+  const capped = await newPool({ workers: 2 });
+  await capped.pool.start();
+  try {
+    assert.deepEqual(youngLimits(capped.pool), [DNS_YOUNG_GENERATION_MB, DNS_YOUNG_GENERATION_MB]);
+    await capped.pool.applyZone({
+      key: 'young/a',
+      origin: 'young.test.',
+      soa: SOA,
+      serial: 1,
+      rrsets: () => [wwwA('young.test.', '192.0.2.9')],
+    });
+    assert.deepEqual(rdataOf(await dig(capped.port, 'www.young.test', 'A'), 'A'), ['192.0.2.9']);
+  } finally {
+    await capped.pool.stop();
+  }
+  const own = await newPool({ workers: 1, youngGenerationMb: 0 });
+  await own.pool.start();
+  try {
+    const [limit] = youngLimits(own.pool);
+    assert.ok(
+      limit !== undefined && limit > DNS_YOUNG_GENERATION_MB,
+      `V8's own young generation, got ${limit}`,
+    );
+  } finally {
+    await own.pool.stop();
+  }
+});
+
+test(`${DNS_YOUNG_GENERATION_ENV} overrides the DNS threads' young generation; a bad value says what to give`, () => {
+  assert.equal(dnsYoungGenerationMb(undefined, {}), DNS_YOUNG_GENERATION_MB);
+  assert.equal(dnsYoungGenerationMb(undefined, { [DNS_YOUNG_GENERATION_ENV]: '16' }), 16);
+  assert.equal(dnsYoungGenerationMb(undefined, { [DNS_YOUNG_GENERATION_ENV]: '0' }), 0);
+  assert.equal(dnsYoungGenerationMb(4, { [DNS_YOUNG_GENERATION_ENV]: '16' }), 4);
+  assert.throws(
+    () => dnsYoungGenerationMb(undefined, { [DNS_YOUNG_GENERATION_ENV]: '8MB' }),
+    /whole number of MiB/,
+  );
 });
