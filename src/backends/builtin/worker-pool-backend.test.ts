@@ -554,8 +554,8 @@ test(`${DNS_YOUNG_GENERATION_ENV} overrides the DNS threads' young generation; a
   assert.equal(dnsYoungGenerationMb(undefined, { [DNS_YOUNG_GENERATION_ENV]: '16' }), 16);
   assert.equal(dnsYoungGenerationMb(undefined, { [DNS_YOUNG_GENERATION_ENV]: '0' }), 0);
   assert.equal(dnsYoungGenerationMb(4, { [DNS_YOUNG_GENERATION_ENV]: '16' }), 4);
-  assert.throws(
-    () => dnsYoungGenerationMb(undefined, { [DNS_YOUNG_GENERATION_ENV]: '8MB' }),
-    /whole number of MiB/,
-  );
+  assert.throws(() => dnsYoungGenerationMb(undefined, { [DNS_YOUNG_GENERATION_ENV]: '8MB' }), {
+    code: 'DNS_YOUNG_MB_INVALID',
+    message: /whole number of MiB/,
+  });
 });

@@ -52,8 +52,11 @@ export function dnsYoungGenerationMb(option?: number, env: NodeJS.ProcessEnv = p
   if (text === undefined || text === '') return DNS_YOUNG_GENERATION_MB;
   const mb = Number(text);
   if (!Number.isInteger(mb) || mb < 0)
-    throw new Error(
-      `${DNS_YOUNG_GENERATION_ENV}=${JSON.stringify(text)}: give a whole number of MiB (0: V8's default)`,
+    throw Object.assign(
+      new Error(
+        `${DNS_YOUNG_GENERATION_ENV}=${JSON.stringify(text)}: give a whole number of MiB (0: V8's default)`,
+      ),
+      { code: 'DNS_YOUNG_MB_INVALID' },
     );
   return mb;
 }
