@@ -13,6 +13,8 @@ export const Holder = {
   status: 8,
   /** The memory store, when it keeps its record sets in the table (`serve`). */
   store: 16,
+  /** The folder's metrics: a record set's Ready condition, while they count it (`serve`). */
+  metrics: 32,
 } as const;
 export type Holder = (typeof Holder)[keyof typeof Holder];
 

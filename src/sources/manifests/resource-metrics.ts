@@ -2,7 +2,7 @@ import { isKind, KINDS, type Kind, type Resource } from '../../api/index.ts';
 import type { MemoryStore } from '../../control/memory-store.ts';
 import type { ResourceStore } from '../../control/resource-store.ts';
 import type { Registry } from '../../metrics/registry.ts';
-import type { Int32Column, RecordTable } from '../../zones/record-table.ts';
+import { Holder, type Int32Column, type RecordTable } from '../../zones/record-table.ts';
 import type { ManifestProblem, ManifestSource } from './manifest-source.ts';
 
 const READINESS = ['true', 'false', 'unknown'] as const;
@@ -54,17 +54,12 @@ export function registerSourceMetrics(
     }
     c[r === 'true' ? 0 : 1]! += by;
   };
-  const track = (kind: Kind, key: string, object: Resource | undefined, deleted?: Resource) => {
+  const track = (kind: Kind, key: string, object: Resource | undefined) => {
     const held = stateOf(kind);
     const now = object === undefined ? 'unknown' : readiness(object);
-    // A deleted record set whose slot the store let go of first (its column cleared) is counted out
-    // by its last version's readiness; anything else by what was tracked from its events only (a
-    // delete event carrying a status never delivered before must not take from a count).
-    let before = held.get(key);
-    if (before === undefined && deleted !== undefined && held.mayHaveLost(key)) {
-      const last = readiness(deleted);
-      if (last !== 'unknown') before = last;
-    }
+    // Counted out by what its own events delivered (a delete event carrying a status never delivered
+    // before takes nothing from a count).
+    const before = held.get(key);
     if (before === now) return;
     if (before !== undefined) bump(kind, before, -1);
     if (now === 'unknown') {
@@ -75,11 +70,7 @@ export function registerSourceMetrics(
     bump(kind, now, 1);
   };
   for (const kind of KINDS) for (const object of store.list(kind)) track(kind, keyOf(object), object);
-  store.watch((event) =>
-    event.type === 'delete'
-      ? track(event.kind, event.key, undefined, event.object)
-      : track(event.kind, event.key, event.object),
-  );
+  store.watch((event) => track(event.kind, event.key, event.type === 'delete' ? undefined : event.object));
 
   const resources = registry.gauge(
     'zonekeeper_resources',
@@ -135,11 +126,6 @@ interface Held {
   get(key: string): Known | undefined;
   /** Keeps `value` for `key`; undefined forgets it. */
   set(key: string, value: Known | undefined): void;
-  /**
-   * Whether what was kept for `key` may be gone before its delete event (a record set's slot freed
-   * by the store first), so the deleted version's readiness stands in for it.
-   */
-  mayHaveLost(key: string): boolean;
 }
 
 class MapReadiness implements Held {
@@ -157,60 +143,45 @@ class MapReadiness implements Held {
     if (value === undefined) this.byKey.delete(key);
     else this.byKey.set(key, value);
   }
-
-  mayHaveLost(): boolean {
-    return false;
-  }
 }
 
 /**
- * Readiness of record sets in an integer column of the record-set table the store keeps them in (1
- * true, 0 false, -1 none), by the slot the store holds while it holds the record set: no map entry
- * and no key string per record set. The column is cleared when the slot is freed; a value is
- * forgotten when its record set is deleted (the slot may stay, held by others, and go to the same
- * key again). A key without a slot (a store not keeping its record sets in this table) is kept in a
- * map instead.
+ * Readiness of record sets in an integer column of the record-set table (1 true, 0 false), at the
+ * record set's slot, which the metrics hold (`Holder.metrics`) while they count it: no map entry and
+ * no key string per record set, and the slot (with its value) stays until the metrics count the
+ * record set out, even when the store let go of it before its delete event came.
  */
 class TableReadiness implements Held {
   private readonly table: RecordTable;
   private readonly column: Int32Column;
-  private readonly others = new MapReadiness();
-  /**
-   * Values set in the column, at least: a value the table cleared with its slot is still counted,
-   * which only costs `get` its shortcut.
-   */
+  /** Record sets whose readiness is held. */
   private held = 0;
 
   constructor(table: RecordTable) {
     this.table = table;
-    this.column = table.int32Column();
+    this.column = table.int32Column(Holder.metrics);
   }
 
   get(key: string): Known | undefined {
     // Nothing held (a first load, before any status): no lookup per store event.
-    if (this.held === 0 && this.others.size === 0) return undefined;
+    if (this.held === 0) return undefined;
     const slot = this.table.slotOf(key);
-    const value = slot >= 0 ? this.column.get(slot) : -1;
-    return value === 1 ? 'true' : value === 0 ? 'false' : this.others.get(key);
+    if (!this.table.held(slot, Holder.metrics)) return undefined;
+    return this.column.get(slot) === 1 ? 'true' : 'false';
   }
 
   set(key: string, value: Known | undefined): void {
-    const slot = this.table.slotOf(key);
-    if (slot < 0) {
-      this.others.set(key, value);
+    if (value === undefined) {
+      const slot = this.table.slotOf(key);
+      if (!this.table.held(slot, Holder.metrics)) return;
+      this.table.release(slot, Holder.metrics);
+      this.held--;
       return;
     }
-    this.others.set(key, undefined);
-    const before = this.column.get(slot);
-    const now = value === undefined ? -1 : value === 'true' ? 1 : 0;
-    if (before === now) return;
-    this.column.set(slot, now);
-    if (before === -1) this.held++;
-    else if (now === -1) this.held--;
-  }
-
-  mayHaveLost(key: string): boolean {
-    return this.held > 0 && this.table.slotOf(key) < 0;
+    const known = this.table.held(this.table.slotOf(key), Holder.metrics);
+    const slot = this.table.hold(key, Holder.metrics);
+    if (!known) this.held++;
+    this.column.set(slot, value === 'true' ? 1 : 0);
   }
 }
 
