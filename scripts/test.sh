@@ -9,6 +9,8 @@ bash scripts/ensure-system-packages.sh
 # kube-apiserver, etcd, helm (and kubectl when needed), built from Go modules into a cache outside
 # the clone on first use (~18 minutes cold, seconds afterwards).
 bash scripts/ensure-k8s-binaries.sh >/dev/null
+# The Go programs of test/gotools (ExternalDNS, Pebble) and certbot, also cached outside the clone.
+node test/support/prepare-tools.ts
 echo "== typecheck" && tsc -p tsconfig.json
 echo "== lint" && npm run lint
 echo "== tests"

@@ -2,7 +2,7 @@
  * A complete ACME DNS-01 issuance, offline: Pebble (Let's Encrypt's ACME test server, Go module
  * github.com/letsencrypt/pebble, pinned in the Go module test/gotools/) resolves through `zonekeeper serve`,
  * and certbot with its `dns-rfc2136` plugin (Python packages `certbot`, `certbot-dns-rfc2136`, in a
- * virtualenv under ~/.cache/zonekeeper) writes the `_acme-challenge` TXT record into Zonekeeper by
+ * virtualenv under ~/.cache/zonekeeper, test/support/certbot.ts) writes the `_acme-challenge` TXT record into Zonekeeper by
  * RFC 2136 UPDATE with an update-only key that `_acme-challenge.**` grants, and deletes it after.
  * Everything on loopback.
  */
@@ -10,36 +10,23 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { certbot } from './support/certbot.ts';
 import { dig } from './support/dig.ts';
-import { goModuleDir, goProgram } from './support/go-programs.ts';
+import { goModuleDir, goProgram, PEBBLE_PROGRAM } from './support/go-programs.ts';
 import { freePort } from './support/ports.ts';
 import { removeAll, type ServeProcess, startServe, tempDir, waitFor } from './support/zonekeeper-process.ts';
 
 const run = promisify(execFile);
-const CACHE = path.join(homedir(), '.cache/zonekeeper');
-const VENV = path.join(CACHE, 'certbot-venv');
-const CERTBOT = path.join(VENV, 'bin/certbot');
 let PEBBLE = '';
-const CERTBOT_VERSION = '5.8.0';
+let CERTBOT = '';
 const SECRET = randomBytes(32).toString('base64');
 
 /** Builds Pebble and installs certbot (once; both are cached outside the clone). */
 async function prepare(): Promise<string> {
-  PEBBLE = await goProgram('github.com/letsencrypt/pebble/v2/cmd/pebble');
-  try {
-    await run(CERTBOT, ['--version']);
-  } catch {
-    await run('python3', ['-m', 'venv', VENV]);
-    await run(
-      path.join(VENV, 'bin/pip'),
-      ['install', '-q', `certbot==${CERTBOT_VERSION}`, `certbot-dns-rfc2136==${CERTBOT_VERSION}`],
-      { timeout: 15 * 60_000 },
-    );
-  }
+  [PEBBLE, CERTBOT] = await Promise.all([goProgram(PEBBLE_PROGRAM), certbot()]);
   // Pebble's test certificates (its HTTPS listener's and the CA clients must trust) ship in the module.
   return path.join(await goModuleDir('github.com/letsencrypt/pebble/v2'), 'test/certs');
 }

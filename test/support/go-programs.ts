@@ -23,6 +23,19 @@ export const GO_MODULE_DIR = path.join(import.meta.dirname, '..', 'gotools');
 const MODULE_PATH = 'zonekeeper.test/gotools';
 const DEFAULT_TOOLCHAIN = 'go1.27.3';
 
+/** Pebble, the ACME test server, pinned by tools.go. */
+export const PEBBLE_PROGRAM = 'github.com/letsencrypt/pebble/v2/cmd/pebble';
+
+/** Every program the suites run: `npm test` builds them before the suites start (prepare-tools.ts). */
+export const GO_PROGRAMS = [
+  'externaldns-controller',
+  'externaldns-inmemory-webhook',
+  'externaldns-rfc2136',
+  'externaldns-webhook',
+  'externaldns-webhook-owner',
+  PEBBLE_PROGRAM,
+] as const;
+
 /** The environment every `go` command of the suites runs with. */
 export function goEnv(): NodeJS.ProcessEnv {
   return {
