@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { recordSet } from '../../test/support/resources.ts';
-import { cachedOrigins, MAX_CACHED_ORIGINS, parseRecordSetRecords } from './record-parse.ts';
+import type { DNSRecordSet } from '../api/index.ts';
+import {
+  cachedOrigins,
+  MAX_CACHED_ORIGINS,
+  parseRecordSetRecords,
+  valuesValidAnywhere,
+} from './record-parse.ts';
 
 const mx = recordSet('dns', 'mx', { zoneRef: { name: 'z' }, name: '@', type: 'MX', records: ['10 mail'] });
 
@@ -60,5 +66,47 @@ describe('record parse cache', () => {
     assert.equal(again.rdata, newest.rdata, 'the newest origin is still cached');
     const parsed = parseRecordSetRecords(a, 'z0.test.');
     assert.ok(parsed.ok && parsed.rdata.length === 1);
+  });
+});
+
+describe("values valid anywhere (the parse threads' verdict)", () => {
+  const cases: [string, string[], boolean][] = [
+    ['A', ['192.0.2.1'], true],
+    ['A', ['192.0.2.1', '192.0.2.2'], true],
+    ['A', ['192.0.2.1', '192.0.2.1'], false],
+    ['A', ['192.0.2.531'], false],
+    ['A', ['2001:db8::1'], false],
+    ['A', ['\\# 4 c0000201'], true],
+    ['AAAA', ['2001:db8::1', '2001:DB8::1'], false],
+    ['AAAA', ['2001:db8::1'], true],
+    ['TXT', ['"v=spf1 -all"'], true],
+    ['TXT', ['"unterminated'], false],
+    ['CAA', ['0 issue "ca.example.net"'], true],
+    ['SSHFP', ['1 1 0123456789abcdef0123456789abcdef01234567'], true],
+    ['A', [], false],
+    // Types whose values hold names: valid or not depends on the zone's origin, so no verdict.
+    ['CNAME', ['www.example.com.'], false],
+    ['MX', ['10 mail'], false],
+    ['SRV', ['10 5 5060 sip'], false],
+    ['NS', ['ns1.example.com.'], false],
+  ];
+  for (const [type, records, expected] of cases) {
+    test(`${type} ${JSON.stringify(records)}: ${expected}`, () => {
+      assert.equal(valuesValidAnywhere(type, records), expected);
+      if (!expected) return;
+      // True means the parse accepts them in every zone, with the same records whatever the origin.
+      const spec = { zoneRef: { name: 'z' }, name: 'x', type, records } as DNSRecordSet['spec'];
+      const results = [
+        '.',
+        'example.com.',
+        `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}.`,
+      ].map((origin) => parseRecordSetRecords(recordSet('dns', 'x', { ...spec }), origin));
+      for (const r of results) assert.ok(r.ok, JSON.stringify(r));
+      assert.deepEqual(results[1], results[0]);
+      assert.deepEqual(results[2], results[0]);
+    });
+  }
+  test('values that are not strings get no verdict', () => {
+    assert.equal(valuesValidAnywhere('A', [1 as unknown as string]), false);
   });
 });

@@ -71,6 +71,16 @@ describe('ManifestParserPool', () => {
         );
       assert.equal(pooled[5]!.compact![3], false);
       assert.equal((await local.parse(files[0]!, DEFAULT_MAX_MANIFEST_BYTES)).compact, undefined);
+      // Their values (A addresses) were found valid in any zone where they were parsed, alike on a
+      // parse thread and locally; the invalid document's are not.
+      for (let i = 0; i < 6; i++) {
+        const mine = await local.parse(files[i]!, DEFAULT_MAX_MANIFEST_BYTES);
+        assert.deepEqual(pooled[i]!.checked, mine.checked, files[i]);
+        assert.deepEqual(
+          pooled[i]!.checked,
+          pooled[i]!.documents.map((d) => d.resource !== undefined),
+        );
+      }
       // The YAML error is reported through the precise parser's path, with its line.
       assert.equal(pooled.at(-1)!.documents.length, 0);
       assert.ok(pooled.at(-1)!.fileErrors.length > 0);
@@ -301,6 +311,40 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
     const plain: ParsedDocument[] = [];
     decodeDocuments(encodeDocuments([doc(), zone, doc(60)]), plain);
     assert.deepStrictEqual(plain, back);
+  });
+
+  test('the verdict on record values crosses with usual record sets only, the documents unchanged', () => {
+    const doc = (document: number, records: string[], ttl?: number): ParsedDocument => ({
+      document,
+      identity: { kind: 'DNSRecordSet', key: `ns/r${document}` },
+      resource: {
+        apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+        kind: 'DNSRecordSet',
+        metadata: { name: `r${document}`, namespace: 'ns' },
+        spec:
+          ttl === undefined
+            ? { zoneRef: { name: 'z' }, name: 'w', type: 'A', records }
+            : { zoneRef: { name: 'z' }, name: 'w', type: 'A', ttl, records },
+      },
+    });
+    const labelled = doc(4, ['192.0.2.4']);
+    (labelled.resource!.metadata as { labels?: Record<string, string> }).labels = { a: 'b' };
+    const documents = [doc(1, ['192.0.2.1']), doc(2, ['192.0.2.999']), doc(3, ['192.0.2.3'], 60), labelled];
+    const checked = [true, false, true, true];
+    const back: ParsedDocument[] = [];
+    const compact: boolean[] = [];
+    const crossed: boolean[] = [];
+    // In two messages, as a parse thread sends them.
+    decodeDocuments(encodeDocuments(documents, checked, 0, 2), back, compact, crossed);
+    decodeDocuments(encodeDocuments(documents, checked, 2, 4), back, compact, crossed);
+    assert.deepStrictEqual(back, documents);
+    assert.deepEqual(compact, [true, true, false, false]);
+    // The labelled one is not in the usual shape: its verdict stays behind (its values are parsed
+    // again where it is received).
+    assert.deepEqual(crossed, [true, false, true, false]);
+    // Without the verdicts, the same text as before.
+    assert.equal(encodeDocuments(documents, undefined), encodeDocuments(documents));
+    assert.equal(encodeDocuments(documents, [false, false, false, false]), encodeDocuments(documents));
   });
 
   test('what is not exactly the usual shape goes as it is', () => {

@@ -9,6 +9,7 @@ import {
   validateAny,
 } from '../../api/frontdoors/index.ts';
 import { API_VERSION, type Problem, type Resource } from '../../api/index.ts';
+import { valuesValidAnywhere } from '../../zones/record-parse.ts';
 import {
   documentIdentity,
   type ManifestDocument,
@@ -48,6 +49,14 @@ export interface ParsedManifest {
    * instead of making them again (docs/benchmarks.md, eighth round). Absent: none is.
    */
   compact?: readonly boolean[];
+  /**
+   * Per document (by its index in `documents`), whether it is a record set whose values were parsed
+   * where the file was (a parse thread) and hold in every zone (`valuesValidAnywhere`: a type without
+   * names, each value valid, none repeated): the manifest source need not parse them again, and the
+   * zone's model parses them once when it builds (docs/benchmarks.md, tenth round). False or absent:
+   * the source parses them against the zone's origin, and reports a wrong value at its file and line.
+   */
+  checked?: readonly boolean[];
   /** The file as a whole: unreadable, too large, or YAML errors (then `documents` is empty). */
   fileErrors: ManifestFileError[];
 }
@@ -116,6 +125,7 @@ export async function parseManifestFile(
   const byIndex = new Map<number, ManifestDocument>();
   for (const doc of read.documents) byIndex.set(doc.document, doc);
   const documents: ParsedDocument[] = [];
+  const checked: boolean[] = [];
   for (const doc of read.documents) {
     let identity = documentIdentity(doc.value);
     const v = doc.value as { apiVersion?: unknown; kind?: unknown } | null;
@@ -141,9 +151,11 @@ export async function parseManifestFile(
       }));
     }
     documents.push(parsed);
+    const r = parsed.resource;
+    checked.push(r?.kind === 'DNSRecordSet' && valuesValidAnywhere(r.spec.type, r.spec.records));
   }
   return {
-    parsed: { documents, fileErrors: read.fileErrors },
+    parsed: { documents, checked, fileErrors: read.fileErrors },
     locate: (requests) =>
       requests.map(({ document, path }) => {
         const doc = byIndex.get(document);
@@ -238,28 +250,48 @@ export type ParserResponse =
  * six objects with their keys (docs/benchmarks.md, seventh round). Every other document goes as it
  * is. `decodeDocuments` gives back objects equal to these, their keys in the same order.
  */
-export function encodeDocuments(documents: readonly ParsedDocument[]): string {
+export function encodeDocuments(
+  documents: readonly ParsedDocument[],
+  checked?: readonly boolean[],
+  from = 0,
+  to = documents.length,
+): string {
   const out: unknown[] = [];
-  for (const d of documents) out.push(usualRecordSet(d) ?? d);
+  for (let i = from; i < to; i++) {
+    const d = documents[i]!;
+    const usual = usualRecordSet(d);
+    // A usual record set whose values hold anywhere (`ParsedManifest.checked`) goes with its
+    // document's number negated (documents count from 1): no byte more.
+    if (usual && checked?.[i] === true) usual[0] = -usual[0];
+    out.push(usual ?? d);
+  }
   return JSON.stringify(out);
 }
 
 /**
  * The documents of `encodeDocuments`' text, appended to `into`; with `compact`, whether each is a
- * record set made as the manifest source keeps one (`ParsedManifest.compact`), appended to it.
+ * record set made as the manifest source keeps one (`ParsedManifest.compact`), appended to it; with
+ * `checked`, whether its values hold anywhere (`ParsedManifest.checked`), appended to it.
  */
-export function decodeDocuments(json: string, into: ParsedDocument[], compact?: boolean[]): void {
+export function decodeDocuments(
+  json: string,
+  into: ParsedDocument[],
+  compact?: boolean[],
+  checked?: boolean[],
+): void {
   for (const d of JSON.parse(json) as (ParsedDocument | UsualRecordSet)[]) {
     if (!Array.isArray(d)) {
       into.push(d);
       compact?.push(false);
+      checked?.push(false);
       continue;
     }
-    const [document, namespace, name, zone, owner, type, records, ttl] = d;
+    const [number, namespace, name, zone, owner, type, records, ttl] = d;
     // With a TTL the spec's keys are in the schema's order (`ttl` before `records`), not the source's.
     compact?.push(ttl === undefined);
+    checked?.push(number < 0);
     into.push({
-      document,
+      document: number < 0 ? -number : number,
       identity: { kind: 'DNSRecordSet', key: `${namespace}/${name}` },
       resource: {
         apiVersion: API_VERSION,
@@ -341,6 +373,7 @@ interface Waiting {
   reject: (error: Error) => void;
   documents: ParsedDocument[];
   compact: boolean[];
+  checked: boolean[];
 }
 
 /**
@@ -365,13 +398,14 @@ export class WorkerManifestParser implements ManifestParser {
 
   async parse(file: string, maxBytes: number): Promise<ParsedManifest & { token: number }> {
     const id = ++this.next;
-    const { documents, token, fileErrors, compact } = await this.request<{
+    const { documents, token, fileErrors, compact, checked } = await this.request<{
       documents: ParsedDocument[];
       token: number;
       fileErrors: ManifestFileError[];
       compact: boolean[];
+      checked: boolean[];
     }>(id, { type: 'parse', id, file, maxBytes });
-    return { documents, fileErrors, token, compact };
+    return { documents, fileErrors, token, compact, checked };
   }
 
   async locate(token: number, requests: readonly LocateRequest[]): Promise<(number | undefined)[]> {
@@ -403,6 +437,7 @@ export class WorkerManifestParser implements ManifestParser {
         reject,
         documents: [],
         compact: [],
+        checked: [],
       });
       worker.postMessage(message);
     });
@@ -420,7 +455,7 @@ export class WorkerManifestParser implements ManifestParser {
       if (!waiting) return;
       switch (m.type) {
         case 'documents':
-          decodeDocuments(m.json, waiting.documents, waiting.compact);
+          decodeDocuments(m.json, waiting.documents, waiting.compact, waiting.checked);
           return;
         case 'parsed':
           this.waiting.delete(m.id);
@@ -429,6 +464,7 @@ export class WorkerManifestParser implements ManifestParser {
             token: m.token,
             fileErrors: m.fileErrors,
             compact: waiting.compact,
+            checked: waiting.checked,
           } as never);
           return;
         case 'located':

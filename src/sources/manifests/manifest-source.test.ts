@@ -85,6 +85,58 @@ describe('ManifestSource', () => {
     assert.equal(source.present(store.get('DNSRecordSet', 'dns/a')!), store.get('DNSRecordSet', 'dns/a'));
   });
 
+  test('record values checked on a parse thread: wrong ones are refused as on this thread, at their file and line, the last valid version kept', async () => {
+    const values = async (parser: ManifestParser) => {
+      const here = await mkdtemp(path.join(tmpdir(), 'zk-src-values-'));
+      const store = new MemoryStore(() => new Date(0));
+      const loaded = new ManifestSource({
+        dir: here,
+        store,
+        state: await StateStore.open(undefined),
+        parser,
+      });
+      try {
+        const file = path.join(here, 'a.yaml');
+        const docs = (bad: boolean) =>
+          [
+            record('a', bad ? '192.0.2.531' : '192.0.2.1'),
+            record('b', bad ? '2001:db8::1' : '192.0.2.2'),
+            record('t', bad ? '\\"open' : 'v=spf1 -all', 'TXT'),
+            record('c', 'h.example.com.', 'CNAME'),
+            `${record('d', '192.0.2.4').replace('["192.0.2.4"]', bad ? '["192.0.2.4", "192.0.2.4"]' : '["192.0.2.4", "192.0.2.5"]')}`,
+          ].join('---\n');
+        await writeFile(file, docs(false));
+        await loaded.reload();
+        const before = JSON.stringify(store.list('DNSRecordSet'));
+        assert.deepEqual(loaded.problems(), []);
+        await writeFile(file, docs(true));
+        await loaded.reload();
+        assert.equal(JSON.stringify(store.list('DNSRecordSet')), before, 'every last valid version kept');
+        return loaded.problems();
+      } finally {
+        loaded.stop();
+        await parser.close();
+        await rm(here, { recursive: true, force: true });
+      }
+    };
+    const pooled = await values(new ManifestParserPool(1));
+    const local = await values(new LocalManifestParser());
+    assert.deepEqual(
+      pooled.map(({ file, ...p }) => ({ ...p, file: path.basename(file) })),
+      local.map(({ file, ...p }) => ({ ...p, file: path.basename(file) })),
+    );
+    assert.deepEqual(
+      pooled.map((p) => [p.object, p.code, p.path, p.line]),
+      [
+        ['DNSRecordSet dns/a', 'INVALID_RDATA', 'spec.records[0]', 8],
+        ['DNSRecordSet dns/b', 'INVALID_RDATA', 'spec.records[0]', 17],
+        ['DNSRecordSet dns/t', 'INVALID_RDATA', 'spec.records[0]', 26],
+        ['DNSRecordSet dns/d', 'INVALID_RDATA', 'spec.records[1]', 44],
+      ],
+    );
+    assert.match(pooled[3]!.message, /repeats spec\.records\[0\]/);
+  });
+
   test('relative names in values are checked against the zone: a name too long with the origin is invalid', async () => {
     const long = `${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}`;
     await writeFile(path.join(dir, 'zone.yaml'), zone('z', `${'d'.repeat(60)}.example.com`));

@@ -435,9 +435,11 @@ export class ManifestSource {
         }
         continue;
       }
-      const next = await this.fileState(read, previous, origins, async () => {
-        if (++checked % CHECKS_PER_TURN === 0) await yieldToEventLoop();
-      });
+      // A promise only when it is time to yield: awaiting one per document costs a turn of the
+      // microtask queue each.
+      const next = await this.fileState(read, previous, origins, () =>
+        ++checked % CHECKS_PER_TURN === 0 ? yieldToEventLoop() : undefined,
+      );
       this.options.parser.release(read.parsed.token);
       this.files.set(read.file, next);
       for (const id of previous?.definitions.keys() ?? []) {
@@ -671,7 +673,7 @@ export class ManifestSource {
     read: ReadFile,
     previous: FileState | undefined,
     originOf: (rs: DNSRecordSet) => Name,
-    pace: () => Promise<void>,
+    pace: () => Promise<unknown> | undefined,
   ): Promise<FileState> {
     const { file, info, parsed } = read;
     const fileProblems: ManifestProblem[] = parsed.fileErrors.map((e) => ({
@@ -684,19 +686,16 @@ export class ManifestSource {
     const problems: ManifestProblem[] = [...fileProblems];
     /** Problems found here, after parsing: their lines are asked of the parser in one go. */
     const unlocated: { problem: ManifestProblem; request: LocateRequest }[] = [];
-    const { documents, compact } = parsed;
+    const { documents, compact, checked } = parsed;
     for (let index = 0; index < documents.length; index++) {
       const doc = documents[index]!;
-      await pace();
+      const turn = pace();
+      if (turn !== undefined) await turn;
       const identity = ours(doc.identity, this.options.frontDoors);
       // Joined, not concatenated: the id is kept (definitions, definers, state) as one flat string
       // rather than a concatenation node and its flattened copy.
       const id = identity ? [identity.kind, identity.key].join('/') : undefined;
-      // A front door's objects are named by their own kind (the door's id keeps them apart inside).
-      const kindName = identity
-        ? (this.options.frontDoors.get(identity.kind)?.kind ?? identity.kind)
-        : undefined;
-      const object = identity ? `${kindName} ${identity.key}` : undefined;
+      // Problems name the object (made only for a document that has some).
       const docProblems: ManifestProblem[] = [];
       if (doc.resource) shareStrings(doc.resource, this.interner);
       // One the parse thread's message made in its usual shape already is not made again; its zoneRef
@@ -708,10 +707,13 @@ export class ManifestSource {
             : compactRecordSet(doc.resource, this.zoneRefs))) ??
         doc.foreign?.object;
       if (!resource) {
-        for (const p of doc.problems ?? []) docProblems.push(placed(file, doc.document, p, p.line, object));
-      } else {
+        for (const p of doc.problems ?? [])
+          docProblems.push(placed(file, doc.document, p, p.line, this.objectName(identity)));
+      } else if (checked?.[index] !== true) {
+        // A record set whose values the parse thread found valid in any zone is not parsed here:
+        // its zone's model parses them once, when it builds.
         for (const p of this.checkFurther(resource, id!, originOf)) {
-          const problem = placed(file, doc.document, p, undefined, object);
+          const problem = placed(file, doc.document, p, undefined, this.objectName(identity));
           docProblems.push(problem);
           unlocated.push({
             problem,
@@ -730,7 +732,7 @@ export class ManifestSource {
         const problem: ManifestProblem = {
           file,
           document: doc.document,
-          object: object!,
+          object: this.objectName(identity)!,
           code: 'DUPLICATE',
           message: `defined twice in this file (first in document ${documentOf(definitions.get(id!))}); the first is used, remove one`,
         };
@@ -765,6 +767,12 @@ export class ManifestSource {
       });
     }
     return { ...info, definitions, problems, kept, invalid };
+  }
+
+  /** `Kind namespace/name`; a front door's objects by their own kind (the door's id keeps them apart inside). */
+  private objectName(identity: { kind: string; key: string } | undefined): string | undefined {
+    if (!identity) return undefined;
+    return `${this.options.frontDoors.get(identity.kind)?.kind ?? identity.kind} ${identity.key}`;
   }
 
   /**
@@ -1216,7 +1224,7 @@ function ours(
   doors: FrontDoors,
 ): { kind: string; key: string } | undefined {
   return identity && ((KINDS as readonly string[]).includes(identity.kind) || doors.get(identity.kind))
-    ? { kind: identity.kind, key: identity.key }
+    ? identity
     : undefined;
 }
 

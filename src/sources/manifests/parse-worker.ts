@@ -35,7 +35,12 @@ port.on('message', async (m: ParserRequest) => {
           send({
             type: 'documents',
             id: m.id,
-            json: encodeDocuments(parsed.documents.slice(i, i + DOCUMENTS_PER_MESSAGE)),
+            json: encodeDocuments(
+              parsed.documents,
+              parsed.checked,
+              i,
+              Math.min(i + DOCUMENTS_PER_MESSAGE, parsed.documents.length),
+            ),
           });
         }
         const token = ++next;
