@@ -12,7 +12,7 @@ import {
 import type { Rdata } from '../dns/rdata.ts';
 import { type RecordTypeName, RRType } from '../dns/rrtype.ts';
 import type { AssembledZone, ChildDelegation, RecordVerdict } from './assemble.ts';
-import { ownerDigestBytes, zoneDigestOfBytes } from './content-hash.ts';
+import { type HashedRRset, ownerDigest, zoneDigestOfBytes } from './content-hash.ts';
 import { exclusivityClash } from './exclusivity.ts';
 import { parseRecordSetRecords, steeringOf } from './record-parse.ts';
 import { type ResourceKey, refOf } from './resource-key.ts';
@@ -291,8 +291,8 @@ export class DigestSlots {
   /** Moves whenever a slot is taken or released (not when a slot's digest is replaced). */
   version = 0;
 
-  /** A slot holding `digest` (32 octets). */
-  take(digest: Uint8Array): number {
+  /** A slot holding `digest` (32 octets, or a 32-character latin1 string of them). */
+  take(digest: Uint8Array | string): number {
     this.version++;
     let slot = this.free.pop();
     if (slot === undefined) {
@@ -309,8 +309,14 @@ export class DigestSlots {
     return slot;
   }
 
-  put(slot: number, digest: Uint8Array): void {
-    this.bytes.set(digest.subarray(0, DIGEST_OCTETS), slot * DIGEST_OCTETS);
+  put(slot: number, digest: Uint8Array | string): void {
+    if (typeof digest !== 'string') {
+      this.bytes.set(digest.subarray(0, DIGEST_OCTETS), slot * DIGEST_OCTETS);
+      return;
+    }
+    const bytes = this.bytes;
+    const at = slot * DIGEST_OCTETS;
+    for (let i = 0; i < DIGEST_OCTETS; i++) bytes[at + i] = digest.charCodeAt(i);
   }
 
   release(slot: number): void {
@@ -961,7 +967,7 @@ export class ZoneModel implements PublishedByName {
         if (owner.digest >= 0) this.digests.release(owner.digest);
         owner.digest = -1;
       } else {
-        const digest = ownerDigestBytes(list.map((s) => this.rrsetOf(s)));
+        const digest = ownerDigest(list.map((s) => this.hashedOf(s)));
         if (owner.digest >= 0) this.digests.put(owner.digest, digest);
         else owner.digest = this.digests.take(digest);
       }
@@ -1039,6 +1045,21 @@ export class ZoneModel implements PublishedByName {
     const steering = steeringOf({ spec }, fqdn, rdata, this.topology, this.geoip);
     if (steering) rrset.steering = steering;
     return rrset;
+  }
+
+  /**
+   * What the owner digest covers of what an owner publishes: `rrsetOf` without the origin object
+   * (and the key split for it), which the digest does not read.
+   */
+  private hashedOf(source: Source): HashedRRset {
+    if (!isEntry(source)) return source;
+    const { spec, fqdn } = source;
+    const rdata = rdataOf(source);
+    const steering = steeringOf({ spec }, fqdn, rdata, this.topology, this.geoip);
+    const ttl = steeredTtl(spec, spec.ttl ?? this.defaultTtl);
+    return steering
+      ? { owner: fqdn, type: spec.type, ttl, rdata, steering }
+      : { owner: fqdn, type: spec.type, ttl, rdata };
   }
 
   /** Notes what the zone published at an RRset before this update (the first time it changes). */
