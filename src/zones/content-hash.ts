@@ -41,7 +41,8 @@ export type HashedRRset = Pick<RRset, 'owner' | 'type' | 'ttl' | 'rdata' | 'stee
  * latin1 string: a one-byte string is the smallest way to keep a digest per name.
  */
 export function ownerDigest(rrsets: Iterable<HashedRRset>): string {
-  return hash('sha256', ownerText(rrsets), 'latin1');
+  // 'binary' is Node's name for latin1: one character per octet.
+  return hash('sha256', ownerText(rrsets), 'binary');
 }
 
 /** The same SHA-256 as `ownerDigest`, as its 32 octets. */
