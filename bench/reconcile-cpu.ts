@@ -8,7 +8,7 @@
  * process: the figures to compare are the CPU times (`process.cpuUsage`, to the first zone programmed, to every zone programmed and to idle) of alternating rounds, which
  * the load of a shared machine moves less than wall-clock times.
  *
- *   node bench/reconcile-cpu.ts [--records 100000] [--zones 1000] [--rounds 5] [--baseline DIR]
+ *   node --expose-gc bench/reconcile-cpu.ts [--records 100000] [--zones 1000] [--rounds 5] [--baseline DIR]
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -95,7 +95,10 @@ const firsts = new Map<string, number[]>(sides.map(([label]) => [label, []]));
 const everys = new Map<string, number[]>(sides.map(([label]) => [label, []]));
 process.stdout.write(`${records} record sets in ${zones} zones, ${rounds} alternating rounds\n`);
 for (let round = 0; round < rounds; round++) {
-  for (const [label, run] of sides) {
+  // Each version goes first in every other round (the one after another runs beside its garbage),
+  // with a collection before each run when `--expose-gc` allows one.
+  for (const [label, run] of round % 2 === 0 ? sides : [...sides].reverse()) {
+    globalThis.gc?.();
     const { cpuMs, firstMs, everyMs, wallMs } = await run(objects);
     results.get(label)!.push(cpuMs);
     firsts.get(label)!.push(firstMs);
