@@ -5,10 +5,10 @@
  * Objects as `bench/scale.ts` generates them, in a `MemoryStore`; the built-in backend building zone
  * images as the DNS thread pool's main thread does. With `--baseline DIR` (a checkout of another
  * version, e.g. `git archive REV | tar -x -C DIR`), rounds of the two versions alternate in this one
- * process: the figures to compare are the CPU times (`process.cpuUsage`) of alternating rounds, which
+ * process: the figures to compare are the CPU times (`process.cpuUsage`, to the first zone programmed, to every zone programmed and to idle) of alternating rounds, which
  * the load of a shared machine moves less than wall-clock times.
  *
- *   node bench/reconcile-cpu.ts [--records 100000] [--zones 1000] [--rounds 5] [--baseline DIR]
+ *   node --expose-gc bench/reconcile-cpu.ts [--records 100000] [--zones 1000] [--rounds 5] [--baseline DIR]
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -56,13 +56,31 @@ async function version(root: string) {
       recordTable: table,
       hashDelayMs: 0,
     });
+    // The CPU when the first zone and when every zone was first programmed (its apply returned).
+    const cpu = () => {
+      const used = process.cpuUsage(started);
+      return (used.user + used.system) / 1000;
+    };
+    const applied = new Set<string>();
+    let firstMs = 0;
+    let everyMs = 0;
+    const apply = backend.applyZone.bind(backend);
+    backend.applyZone = async (zone: { key: string }) => {
+      const result = await apply(zone);
+      if (!applied.has(zone.key)) {
+        applied.add(zone.key);
+        if (applied.size === 1) firstMs = cpu();
+        if (applied.size === zones) everyMs = cpu();
+      }
+      return result;
+    };
     const started = process.cpuUsage();
     const wall = performance.now();
     c.start();
     await c.idle();
-    const used = process.cpuUsage(started);
+    const cpuMs = cpu();
     c.stop();
-    return { cpuMs: (used.user + used.system) / 1000, wallMs: performance.now() - wall };
+    return { cpuMs, firstMs, everyMs, wallMs: performance.now() - wall };
   };
 }
 
@@ -73,18 +91,26 @@ const sides: [string, Awaited<ReturnType<typeof version>>][] = [
 ];
 if (values.baseline) sides.unshift(['baseline', await version(path.resolve(values.baseline))]);
 const results = new Map<string, number[]>(sides.map(([label]) => [label, []]));
+const firsts = new Map<string, number[]>(sides.map(([label]) => [label, []]));
+const everys = new Map<string, number[]>(sides.map(([label]) => [label, []]));
 process.stdout.write(`${records} record sets in ${zones} zones, ${rounds} alternating rounds\n`);
 for (let round = 0; round < rounds; round++) {
-  for (const [label, run] of sides) {
-    const { cpuMs, wallMs } = await run(objects);
+  // Each version goes first in every other round (the one after another runs beside its garbage),
+  // with a collection before each run when `--expose-gc` allows one.
+  for (const [label, run] of round % 2 === 0 ? sides : [...sides].reverse()) {
+    globalThis.gc?.();
+    const { cpuMs, firstMs, everyMs, wallMs } = await run(objects);
     results.get(label)!.push(cpuMs);
+    firsts.get(label)!.push(firstMs);
+    everys.get(label)!.push(everyMs);
     process.stdout.write(
-      `  round ${round + 1} ${label.padEnd(8)} CPU ${cpuMs.toFixed(0)} ms, wall ${wallMs.toFixed(0)} ms\n`,
+      `  round ${round + 1} ${label.padEnd(8)} CPU ${cpuMs.toFixed(0)} ms (first zone ${firstMs.toFixed(0)}, every zone ${everyMs.toFixed(0)}), wall ${wallMs.toFixed(0)} ms\n`,
     );
   }
 }
 const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
 for (const [label, list] of results)
   process.stdout.write(
-    `${label.padEnd(8)} CPU median ${median(list).toFixed(0)} ms (${((1000 * median(list)) / records).toFixed(2)} µs per record set)\n`,
+    `${label.padEnd(8)} CPU median ${median(list).toFixed(0)} ms (${((1000 * median(list)) / records).toFixed(2)} µs per record set); ` +
+      `first zone programmed ${median(firsts.get(label)!).toFixed(0)} ms, every zone ${median(everys.get(label)!).toFixed(0)} ms\n`,
   );

@@ -51,21 +51,34 @@ export class CatalogFeed {
     const zones: DNSZone[] = [];
     const records: DNSRecordSet[] = [];
     const recordKeys: ResourceKey[] = [];
+    // The record sets' slots, which the feed holds first: the catalog takes them as they are, not by
+    // looking each key up again.
+    const recordSlots: number[] = [];
+    const table = this.catalog.table;
     let i = 0;
     for (const object of objects) {
       const given = options.keys?.[i++];
       if (object.kind === 'Domain') continue;
       const key = given ?? resourceKey(object.metadata);
-      this.see(object.kind, key, observedState(object));
-      if (object.metadata.deletionTimestamp) continue;
-      if (object.kind === 'DNSZoneClass') classes.push(object);
-      else if (object.kind === 'DNSZone') zones.push(object);
-      else {
-        records.push(object);
-        recordKeys.push(key);
+      const state = observedState(object);
+      if (object.kind !== 'DNSRecordSet') {
+        this.see(object.kind, key, state);
+        if (object.metadata.deletionTimestamp) continue;
+        if (object.kind === 'DNSZoneClass') classes.push(object);
+        else zones.push(object);
+        continue;
       }
+      const slot = table.hold(key, Holder.feed);
+      this.recordsSeen.set(slot, state);
+      if (object.metadata.deletionTimestamp) continue;
+      records.push(object);
+      recordKeys.push(key);
+      recordSlots.push(slot);
     }
-    return this.catalog.load(classes, zones, records, recordKeys, { zonesOnly: options.zonesOnly === true });
+    return this.catalog.load(classes, zones, records, recordKeys, {
+      zonesOnly: options.zonesOnly === true,
+      slots: recordSlots,
+    });
   }
 
   /**

@@ -303,15 +303,25 @@ export class Catalog {
      * `zonesOnly`: the caller takes every record set and every zone's members itself (a controller's
      * first look, before any zone has a model): the affected record sets are not listed, only the
      * zones, which saves a set per zone and an entry per record set that nobody would read.
+     * `slots`: the records' slots in `table`, in the same order, when a holder holds them already
+     * (the feed): taken as they are instead of looking each key up again.
      */
-    options: { zonesOnly?: boolean } = {},
+    options: { zonesOnly?: boolean; slots?: readonly number[] } = {},
   ): Affected {
     for (const c of classes) this.classes.set(c.metadata.name, c);
     for (const z of zones) this.zones.set(resourceKey(z.metadata), z);
     const slots: number[] = [];
+    const given = options.slots;
+    // Record sets of one zone mostly come one after the other: their zoneRef's key is made once.
+    const refs = new LastZoneRef();
     for (const rs of records) {
-      const key = recordKeys?.[slots.length] ?? resourceKey(rs.metadata);
-      slots.push(this.holdRecord(key, rs));
+      const i = slots.length;
+      const at = given?.[i];
+      const slot =
+        at !== undefined
+          ? this.table.holdSlot(at, Holder.catalog)
+          : this.table.hold(recordKeys?.[i] ?? resourceKey(rs.metadata), Holder.catalog);
+      slots.push(this.placeRecord(slot, rs, refs.of(rs)));
     }
     const affected = mergeAffected(this.recomputeZones(false), this.reresolve(slots, !options.zonesOnly));
     for (const z of this.zones.keys()) affected.zones.add(z);
@@ -324,8 +334,12 @@ export class Catalog {
 
   /** Holds the record set in the table (its zoneRef indexed), not resolved yet; returns its slot. */
   private holdRecord(key: ResourceKey, rs: DNSRecordSet): number {
-    const slot = this.table.hold(key, Holder.catalog);
-    this.byZoneRef.move(slot, zoneRefOf(rs));
+    return this.placeRecord(this.table.hold(key, Holder.catalog), rs, zoneRefOf(rs));
+  }
+
+  /** Keeps the record set at its slot (held by the catalog), indexed by the zone its zoneRef names. */
+  private placeRecord(slot: number, rs: DNSRecordSet, ref: ResourceKey | undefined): number {
+    this.byZoneRef.move(slot, ref);
     if (this.recordSets.get(slot) === undefined) this.records.count++;
     this.recordSets.set(slot, rs);
     return slot;
@@ -930,6 +944,25 @@ export class Catalog {
 function zoneRefOf(rs: DNSRecordSet): ResourceKey | undefined {
   const ref = rs.spec.zoneRef;
   return ref ? resourceKey({ name: ref.name, namespace: ref.namespace ?? rs.metadata.namespace }) : undefined;
+}
+
+/** `zoneRefOf`, remembering the last zone named: the same string while the zone and namespace repeat. */
+class LastZoneRef {
+  private name: string | undefined;
+  private namespace: string | undefined;
+  private key: ResourceKey | undefined;
+
+  of(rs: DNSRecordSet): ResourceKey | undefined {
+    const ref = rs.spec.zoneRef;
+    if (!ref) return undefined;
+    const namespace = ref.namespace ?? rs.metadata.namespace;
+    if (this.key === undefined || ref.name !== this.name || namespace !== this.namespace) {
+      this.name = ref.name;
+      this.namespace = namespace;
+      this.key = resourceKey({ name: ref.name, namespace });
+    }
+    return this.key;
+  }
 }
 
 /**

@@ -33,16 +33,30 @@ export function zoneContentHash(soa: SoaFields, rrsets: readonly RRset[]): strin
   );
 }
 
+/** What of an RRset its owner digest covers (its origin, which record set or zone made it, is not content). */
+export type HashedRRset = Pick<RRset, 'owner' | 'type' | 'ttl' | 'rdata' | 'steering'>;
+
 /**
  * SHA-256 over the records of one owner name (every RRset given must have that owner), as a 32-character
  * latin1 string: a one-byte string is the smallest way to keep a digest per name.
  */
-export function ownerDigest(rrsets: Iterable<RRset>): string {
-  return ownerDigestBytes(rrsets).toString('latin1');
+export function ownerDigest(rrsets: Iterable<HashedRRset>): string {
+  // 'binary' is Node's name for latin1: one character per octet.
+  return hash('sha256', ownerText(rrsets), 'binary');
 }
 
 /** The same SHA-256 as `ownerDigest`, as its 32 octets. */
-export function ownerDigestBytes(rrsets: Iterable<RRset>): Buffer {
+export function ownerDigestBytes(rrsets: Iterable<HashedRRset>): Buffer {
+  return hash('sha256', ownerText(rrsets), 'buffer');
+}
+
+/**
+ * What an owner digest hashes: the name's records as lines, sorted, joined by newlines. Most names
+ * hold one record: nothing to sort or join. The one-shot `hash` makes no Hash object, and a digest
+ * asked for as a latin1 string (`ownerDigest`) makes no Buffer either (a name's digest is computed for
+ * every name of every zone on a first start; a Buffer per digest cost about three times the hash).
+ */
+function ownerText(rrsets: Iterable<HashedRRset>): string {
   const lines: string[] = [];
   for (const rrset of rrsets) {
     const owner = nameKey(rrset.owner);
@@ -50,9 +64,7 @@ export function ownerDigestBytes(rrsets: Iterable<RRset>): Buffer {
     // Steering changes what is answered, so it is content (a line no record line can equal).
     if (rrset.steering) lines.push(`${owner} ;steering ${rrset.type} ${JSON.stringify(rrset.steering)}`);
   }
-  // Most names hold one record: nothing to sort or join. The one-shot `hash` makes no Hash object
-  // (a name's digest is computed for every name of every zone on a first start).
-  return hash('sha256', lines.length === 1 ? lines[0]! : lines.sort().join('\n'), 'buffer');
+  return lines.length === 1 ? lines[0]! : lines.sort().join('\n');
 }
 
 /** The zone hash from the SOA and the owner digests in canonical name order. */

@@ -59,6 +59,19 @@ describe('RecordTable', () => {
     assert.equal(mine.get(slot), undefined);
   });
 
+  test('holdSlot adds a holder to a held slot without its key, and refuses a slot nobody holds', () => {
+    const table = new RecordTable();
+    const a = table.hold('ns/a', Holder.feed);
+    assert.equal(table.holdSlot(a, Holder.catalog), a);
+    assert.ok(table.held(a, Holder.catalog));
+    table.release(a, Holder.feed);
+    assert.equal(table.slotOf('ns/a'), a);
+    table.release(a, Holder.catalog);
+    assert.equal(table.slotOf('ns/a'), -1);
+    assert.throws(() => table.holdSlot(a, Holder.catalog), RangeError);
+    assert.throws(() => table.holdSlot(99, Holder.catalog), RangeError);
+  });
+
   test('lists keep the order slots joined them, and an empty list is dropped', () => {
     const table = new RecordTable();
     const lists = new SlotLists(table);

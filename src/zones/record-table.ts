@@ -141,6 +141,14 @@ export class RecordTable {
     return slot;
   }
 
+  /** A slot some holder holds (`hold` returned it), now held by `holder` too: no look-up of its key. */
+  holdSlot(slot: number, holder: Holder): number {
+    if (!(slot >= 0 && slot < this.holders.length && this.holders[slot] !== 0))
+      throw new RangeError(`record table: slot ${slot} is not held`);
+    this.holders[slot]! |= holder;
+    return slot;
+  }
+
   /**
    * The holder lets go of the slot, and its own columns are cleared there; the last one to let go
    * frees it (and clears every column there).

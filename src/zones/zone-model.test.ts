@@ -3,12 +3,12 @@ import { describe, test } from 'node:test';
 import { prng } from '../../test/support/prng.ts';
 import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
 import type { DNSRecordSet } from '../api/index.ts';
-import { type Name, nameKey, parseName, stripFirstLabel } from '../dns/name.ts';
+import { compareNameKeys, type Name, nameKey, parseName, stripFirstLabel } from '../dns/name.ts';
 import { printRdata } from '../dns/rdata.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
 import { assembleZone, type ChildDelegation } from './assemble.ts';
 import type { RRset } from './rrset.ts';
-import { DigestSlots, HASH_ORDER_MIN_NAMES, rrsetId, ZoneModel } from './zone-model.ts';
+import { DigestSlots, HASH_ORDER_MIN_NAMES, rrsetId, sortNameKeys, ZoneModel } from './zone-model.ts';
 
 const ORIGIN = 'example.com.';
 const theZone = zone('dns', 'z', 'example.com');
@@ -621,6 +621,54 @@ describe('DigestSlots', () => {
     slots.put(3, digest(3000));
     assert.deepEqual(slots.at(3), digest(3000));
     assert.deepEqual(slots.at(999), digest(999));
+  });
+});
+
+describe('DigestSlots: a digest given as a latin1 string', () => {
+  test('keeps the same octets as the digest given as bytes', () => {
+    const slots = new DigestSlots();
+    const bytes = Uint8Array.from({ length: 32 }, (_, j) => (j * 37 + 250) & 0xff);
+    const text = Buffer.from(bytes).toString('latin1');
+    const a = slots.take(bytes);
+    const b = slots.take(text);
+    assert.deepEqual(slots.at(b), slots.at(a));
+    slots.put(a, Buffer.from(bytes.map((x) => x ^ 0xff)).toString('latin1'));
+    assert.deepEqual(
+      slots.at(a),
+      bytes.map((x) => x ^ 0xff),
+    );
+  });
+});
+
+describe('sortNameKeys', () => {
+  test('sorts as compareNameKeys does: plain names, labels that are prefixes, wildcards, the root, escapes', () => {
+    const random = prng(19);
+    const alphabet = 'ab-0*_z';
+    const label = () =>
+      Array.from(
+        { length: 1 + Math.floor(random() * 3) },
+        () => alphabet[Math.floor(random() * alphabet.length)],
+      ).join('');
+    const plain: string[] = [
+      '.',
+      'example.com.',
+      'com.',
+      'a.example.com.',
+      'ab.example.com.',
+      'a-b.example.com.',
+    ];
+    for (let i = 0; i < 400; i++)
+      plain.push(`${Array.from({ length: 1 + Math.floor(random() * 3) }, label).join('.')}.example.com.`);
+    const unique = [...new Set(plain)];
+    const sorted = unique.slice();
+    sortNameKeys(sorted);
+    assert.deepEqual(sorted, unique.slice().sort(compareNameKeys));
+    // The keys themselves come back, not copies.
+    for (const key of sorted) assert.ok(unique.includes(key));
+    const escaped = [...unique.slice(0, 50), 'a\\.b.example.com.', 'x\\032y.example.com.'];
+    const sortedEscaped = escaped.slice();
+    sortNameKeys(sortedEscaped);
+    assert.deepEqual(sortedEscaped, escaped.slice().sort(compareNameKeys));
   });
 });
 

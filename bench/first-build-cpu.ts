@@ -1,0 +1,89 @@
+/**
+ * CPU time of the controller's first look and of every zone model's first build, alone: the scale
+ * bench's objects loaded into a catalog through its feed (`CatalogFeed.load`, as the controller's
+ * `loadStore` does), then each zone's model built from its members (`takeChange` of a new model).
+ * No store, backend, serials or statuses: the two steps of the first reconcile that grow with the
+ * record sets, measured apart from the rest. With `--baseline DIR` (another checkout, e.g.
+ * `git archive REV | tar -x -C DIR`), rounds of the two versions alternate in this one process.
+ *
+ *   node bench/first-build-cpu.ts [--records 100000] [--zones 1000] [--rounds 7] [--baseline DIR]
+ */
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../src/api/index.ts';
+import { scaleObjects } from './lib/zone.ts';
+
+const { values } = parseArgs({
+  options: {
+    records: { type: 'string', default: '100000' },
+    zones: { type: 'string', default: '1000' },
+    rounds: { type: 'string', default: '7' },
+    baseline: { type: 'string' },
+  },
+});
+const records = Number(values.records);
+const zones = Number(values.zones);
+const rounds = Number(values.rounds);
+
+type Objects = readonly (DNSZoneClass | DNSZone | DNSRecordSet)[];
+
+function cpuMs(since: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1000;
+}
+
+async function version(root: string) {
+  const load = (file: string) => import(pathToFileURL(path.join(root, file)).href);
+  const [feedModule, zoneState, resourceKey] = await Promise.all([
+    load('src/zones/catalog-feed.ts'),
+    load('src/control/zone-state.ts'),
+    load('src/zones/resource-key.ts'),
+  ]);
+  return (objects: Objects) => {
+    const keys = objects.map((o) => resourceKey.resourceKey(o.metadata));
+    globalThis.gc?.();
+    const started = process.cpuUsage();
+    const feed = new feedModule.CatalogFeed();
+    const affected = feed.load(objects, { keys, zonesOnly: true });
+    const loadMs = cpuMs(started);
+    const built = process.cpuUsage();
+    const models = new zoneState.ZoneModels();
+    let rrsets = 0;
+    for (const key of affected.zones) {
+      const verdict = feed.catalog.zoneVerdict(key);
+      if (!verdict?.accepted) continue;
+      const zone = feed.catalog.zones.get(key);
+      const state = models.modelFor(key, zone, verdict.zoneClass, verdict.origin);
+      zoneState.takeChange(state, feed.catalog, key, undefined, 0);
+      rrsets += state.model.rrsetCount;
+    }
+    return { loadMs, buildMs: cpuMs(built), rrsets };
+  };
+}
+
+const objects = scaleObjects(records, zones);
+const sides: [string, Awaited<ReturnType<typeof version>>][] = [
+  ['current', await version(path.resolve(import.meta.dirname, '..'))],
+];
+if (values.baseline) sides.unshift(['baseline', await version(path.resolve(values.baseline))]);
+const loads = new Map<string, number[]>(sides.map(([label]) => [label, []]));
+const builds = new Map<string, number[]>(sides.map(([label]) => [label, []]));
+process.stdout.write(`${records} record sets in ${zones} zones, ${rounds} alternating rounds\n`);
+for (let round = 0; round < rounds; round++) {
+  for (const [label, run] of sides) {
+    const { loadMs, buildMs, rrsets } = run(objects);
+    loads.get(label)!.push(loadMs);
+    builds.get(label)!.push(buildMs);
+    process.stdout.write(
+      `  round ${round + 1} ${label.padEnd(8)} load ${loadMs.toFixed(0)} ms, first builds ${buildMs.toFixed(0)} ms (${rrsets} RRsets)\n`,
+    );
+  }
+}
+const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
+const range = (list: number[]) => `${Math.min(...list).toFixed(0)}–${Math.max(...list).toFixed(0)}`;
+for (const [label] of sides)
+  process.stdout.write(
+    `${label.padEnd(8)} load median ${median(loads.get(label)!).toFixed(0)} ms (${range(loads.get(label)!)}), ` +
+      `first builds median ${median(builds.get(label)!).toFixed(0)} ms (${range(builds.get(label)!)})\n`,
+  );
