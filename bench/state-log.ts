@@ -5,7 +5,8 @@
  * CPU (`process.threadCpuUsage`, the puts themselves left out) and wall time, `--runs` times each (medians):
  * - `serve`: as `serve` starts: compactions held, every object put (its CPU shown apart), then the first
  *   zone's serial set (what the first answer waits for), then the hold released (after every zone was
- *   programmed) and the writes it starts; with `--expose-gc`, the heap after the puts too;
+ *   programmed) and the writes it starts; with `--expose-gc`, the heap after the puts and what the
+ *   snapshot takes as it starts too;
  * - `snapshot`: every object pending at the first flush (written as the snapshot itself);
  * - `appended+compacted`: flushed in batches of `--batch` objects (appended to the log), then the
  *   snapshot the log's size calls for.
@@ -68,6 +69,7 @@ interface Result {
   firstCpuMs?: number;
   firstWallMs?: number;
   heapMiB?: number;
+  snapshotStartMiB?: number;
 }
 const gc = (globalThis as { gc?: () => void }).gc;
 
@@ -93,7 +95,11 @@ async function once(mode: Mode): Promise<Result> {
       await state.set('zone-0.example.', { serial: 1, hash: 'h' });
       extra.firstCpuMs = cpuMs() - cpu0;
       extra.firstWallMs = performance.now() - t0;
+      // What the snapshot takes as it starts (it runs to its first write before `release` returns).
+      gc?.();
+      const heap0 = process.memoryUsage().heapUsed;
       release();
+      if (gc) extra.snapshotStartMiB = (process.memoryUsage().heapUsed - heap0) / 2 ** 20;
     } else if (mode === 'snapshot') {
       for (const { id, object } of objects) state.putObject(id, object);
       // The puts are not measured: only what makes them durable.
@@ -138,7 +144,9 @@ for (const mode of values.modes.split(',') as Mode[]) {
     `${mode}: main-thread CPU ${shown(results, (r) => r.cpuMs)} ms, wall ${median(results.map((r) => r.wallMs)).toFixed(0)} ms, folder ${(results[0]!.bytes / 2 ** 20).toFixed(1)} MiB` +
       (mode === 'serve'
         ? `; puts ${shown(results, (r) => r.putsMs)} ms; first serial: CPU ${shown(results, (r) => r.firstCpuMs)} ms, wall ${shown(results, (r) => r.firstWallMs)} ms` +
-          (gc ? `; heap after the puts ${shown(results, (r) => r.heapMiB)} MiB` : '')
+          (gc
+            ? `; heap after the puts ${shown(results, (r) => r.heapMiB)} MiB, taken as the snapshot starts ${shown(results, (r) => r.snapshotStartMiB)} MiB`
+            : '')
         : '') +
       '\n',
   );

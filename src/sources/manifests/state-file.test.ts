@@ -529,6 +529,46 @@ describe('StateStore', () => {
     }
   });
 
+  test('objects changed, deleted and added while a snapshot is written read back as memory holds them', async () => {
+    const state = await StateStore.open(dir, { compactMinBytes: 1 << 30 });
+    const put = (i: number, address: string) =>
+      state.putObject(`DNSRecordSet/dns/r${i}`, {
+        created: 't',
+        file: `f${i % 7}.yaml`,
+        resource: recordSet(`r${i}`, address),
+      });
+    for (let i = 0; i < 20_000; i++) put(i, '192.0.2.1');
+    await state.close();
+    // The next flush finds the log above the threshold: its compaction writes 20,000 objects in
+    // writes of 2,000 lines, and the changes below come while it does.
+    const next = await StateStore.open(dir, { compactMinBytes: 1 });
+    const change = (i: number, address: string) =>
+      next.putObject(`DNSRecordSet/dns/r${i}`, {
+        created: 't',
+        file: `f${i % 7}.yaml`,
+        resource: recordSet(`r${i}`, address),
+      });
+    change(0, '192.0.2.2');
+    await next.flush();
+    for (let round = 0; round < 40; round++) {
+      for (let k = 0; k < 50; k++) {
+        const i = (round * 997 + k * 389) % 20_000;
+        if (k % 5 === 0) next.deleteObject(`DNSRecordSet/dns/r${i}`);
+        else change(i, `192.0.2.${(round % 200) + 3}`);
+        if (k % 7 === 0) change(20_000 + round * 50 + k, '198.51.100.1');
+      }
+      if (round === 20) next.deleteObject('DNSRecordSet/dns/r19999');
+      if (round === 30) change(19_999, '198.51.100.2'); // deleted, then back
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await next.compactionsSettled();
+    await next.close();
+    const back = await StateStore.open(dir, { readOnly: true });
+    assert.deepEqual([...back.objectIds()].sort(), [...next.objectIds()].sort());
+    for (const id of next.objectIds()) assert.deepEqual(back.object(id), next.object(id), id);
+    assert.deepEqual(back.object('DNSRecordSet/dns/r19999')?.resource, recordSet('r19999', '198.51.100.2'));
+  });
+
   test('a compaction cut short: the previous snapshot and both logs are replayed', async () => {
     const state = await StateStore.open(dir, { compactMinBytes: 1 });
     await state.set('example.com.', { serial: 1 });
