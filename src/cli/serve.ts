@@ -147,8 +147,9 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       'warn',
       `the state in ${options.stateDir} is empty (new or lost): serials start at the date serial, or above the serial each zone's secondaries (NOTIFY targets) answer`,
     );
-  // The state log's snapshot (every object serialised again once a first start has appended them all)
-  // waits until every zone is programmed: no answer waits for it. Serials are still durable first.
+  // The state log's snapshots wait until every zone is programmed: no answer waits for them. On a
+  // first start the objects are not written before then either (the release writes them as the
+  // first snapshot, ADR 0015). Serials are still durable before they are served.
   const releaseCompaction = state.holdCompaction();
   const probeTimeoutMs = options.secondaryProbeTimeoutMs ?? DEFAULT_SECONDARY_PROBE_TIMEOUT_MS;
   // A manifest restored while its object waits on a finalizer (a held deletion) brings it back.

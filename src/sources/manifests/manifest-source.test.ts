@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
@@ -616,6 +616,59 @@ describe('ManifestSource with a state folder', () => {
     const third = await run();
     assert.equal(generation(third.store, 'a'), 4);
     await third.state.close();
+  });
+
+  test('a first start as serve runs it (compactions held): a crash after the first answer, before the release wrote the objects, restarts as a first start; once written, versions are kept', async () => {
+    await writeFile(path.join(dir, 'zone.yaml'), zone('z', 'example.com'));
+    await writeFile(path.join(dir, 'a.yaml'), `${record('a', '192.0.2.1')}---\n${record('b', '192.0.2.2')}`);
+    const state = await StateStore.open(stateDir);
+    const release = state.holdCompaction();
+    const store = new MemoryStore();
+    const source = new ManifestSource({ dir, store, state });
+    await source.reload();
+    // The first answer: the zone's serial is saved before it is served (ADR 0014).
+    await state.set('example.com.', { serial: 7, hash: 'h' });
+    const created = store.get('DNSRecordSet', 'dns/a')!.metadata.creationTimestamp;
+
+    /** A restart from the state folder as a crash leaves it now, over the manifests as they are then. */
+    const restartFromCrash = async (check: (s: StateStore, st: MemoryStore, src: ManifestSource) => void) => {
+      const crashed = `${stateDir}-crashed`;
+      await cp(stateDir, crashed, { recursive: true });
+      try {
+        const s = await StateStore.open(crashed);
+        const st = new MemoryStore();
+        const src = new ManifestSource({ dir, store: st, state: s });
+        await src.reload();
+        check(s, st, src);
+        await s.close();
+      } finally {
+        await rm(crashed, { recursive: true, force: true });
+      }
+    };
+    // Before the release: the serial is there, the objects are read from the folder again.
+    await restartFromCrash((s, st) => {
+      assert.deepEqual(s.get('example.com.'), { serial: 7, hash: 'h' });
+      assert.equal(value(st, 'a'), '192.0.2.1');
+      assert.equal(value(st, 'b'), '192.0.2.2');
+      assert.equal((st.get('DNSZone', 'dns/z') as DNSZone).spec.domainName, 'example.com');
+    });
+
+    // Once released (every zone programmed), the snapshot holds every object: a crash after it keeps
+    // the last valid version of a manifest broken meanwhile, and the creation times.
+    release();
+    await state.compactionsSettled();
+    await writeFile(
+      path.join(dir, 'a.yaml'),
+      `${record('a', '192.0.2.999')}---\n${record('b', '192.0.2.2')}`,
+    );
+    await restartFromCrash((s, st, src) => {
+      assert.deepEqual(s.get('example.com.'), { serial: 7, hash: 'h' });
+      assert.equal(value(st, 'a'), '192.0.2.1', 'kept value');
+      assert.ok(src.keptObjects().has('DNSRecordSet/dns/a'));
+      assert.equal(st.get('DNSRecordSet', 'dns/a')!.metadata.creationTimestamp, created);
+    });
+    source.stop();
+    await state.close();
   });
 
   test('objects only invalid manifests name are listed as refused, with why, until one is valid', async () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
@@ -344,6 +344,15 @@ describe('StateStore', () => {
   });
 
   test('a held compaction waits for its release: serials and objects are still durable meanwhile', async () => {
+    // A state that holds objects already (a first start's wait for the release: the next test).
+    const before = await StateStore.open(dir, { compactMinBytes: 1 << 30 });
+    before.putObject('DNSRecordSet/dns/kept', {
+      created: 't',
+      file: 'g.yaml',
+      resource: recordSet('kept', '192.0.2.99'),
+    });
+    await before.close();
+    assert.deepEqual(await files(), ['log.000000.jsonl']);
     const state = await StateStore.open(dir, { compactMinBytes: 1 });
     const release = state.holdCompaction();
     for (let round = 0; round < 5; round++) {
@@ -380,6 +389,184 @@ describe('StateStore', () => {
     const again = await StateStore.open(dir, { readOnly: true });
     assert.deepEqual(again.get('example.com.'), { serial: 4 });
     assert.deepEqual(again.object('DNSRecordSet/dns/r7')?.resource?.spec, recordSet('r7', '192.0.2.4').spec);
+  });
+
+  test("a first start's objects wait in memory while compactions are held: serials are durable at once, the release writes every object once as the snapshot; a crash before it restarts as a first start", async () => {
+    const state = await StateStore.open(dir, { compactMinBytes: 64 * 1024 });
+    const release = state.holdCompaction();
+    const stringify = JSON.stringify;
+    let putLines = 0;
+    JSON.stringify = ((value: unknown, ...rest: []) => {
+      if ((value as { t?: string } | null)?.t === 'put') putLines++;
+      return stringify(value, ...rest);
+    }) as typeof JSON.stringify;
+    try {
+      for (let i = 0; i < 3000; i++)
+        state.putObject(`DNSRecordSet/dns/r${i}`, {
+          created: 't',
+          file: 'f.yaml',
+          resource: recordSet(`r${i}`, '192.0.2.1'),
+        });
+      state.deleteObject('DNSRecordSet/dns/r5');
+      state.putAccepted('DNSRecordSet/dns/r0', {
+        status: 'True',
+        reason: 'Accepted',
+        lastTransitionTime: 't',
+      });
+      // The first answer: its serial is durable before it resolves, and nothing else was written.
+      await state.set('example.com.', { serial: 1, hash: 'h1' });
+    } finally {
+      JSON.stringify = stringify;
+    }
+    assert.equal(putLines, 0, 'no object serialised before the release');
+    assert.deepEqual(await files(), ['log.000000.jsonl']);
+    const logText = await readFile(path.join(dir, 'log.000000.jsonl'), 'utf8');
+    assert.deepEqual(
+      logText
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l).t),
+      ['serial'],
+    );
+    // An edit after the first answer, before the release: memory only, its serial durable.
+    state.putObject('DNSRecordSet/dns/r1', {
+      created: 't',
+      file: 'f.yaml',
+      resource: recordSet('r1', '192.0.2.9'),
+    });
+    await state.set('example.com.', { serial: 2, hash: 'h2' });
+
+    // A crash now (the folder as it is): the serials, no object. The restart is a first start:
+    // it reads every object from the manifests again, puts them, and its release writes them.
+    const crashed = `${dir}-crashed`;
+    await cp(dir, crashed, { recursive: true });
+    try {
+      const restarted = await StateStore.open(crashed, { compactMinBytes: 64 * 1024 });
+      assert.deepEqual(restarted.get('example.com.'), { serial: 2, hash: 'h2' });
+      assert.deepEqual([...restarted.objectIds()], []);
+      assert.equal(restarted.acceptedOf('DNSRecordSet/dns/r0'), undefined);
+      const again = restarted.holdCompaction();
+      for (let i = 0; i < 10; i++)
+        restarted.putObject(`DNSRecordSet/dns/r${i}`, {
+          created: 't2',
+          file: 'f.yaml',
+          resource: recordSet(`r${i}`, '192.0.2.1'),
+        });
+      await restarted.set('example.com.', { serial: 3, hash: 'h1' });
+      again();
+      await restarted.compactionsSettled();
+      await restarted.close();
+      const read = await StateStore.open(crashed, { readOnly: true });
+      assert.equal([...read.objectIds()].length, 10);
+      assert.equal(read.createdAt('DNSRecordSet/dns/r9'), 't2');
+      assert.deepEqual(read.get('example.com.'), { serial: 3, hash: 'h1' });
+    } finally {
+      await rm(crashed, { recursive: true, force: true });
+    }
+
+    // The release writes everything memory holds as one snapshot, each object serialised once.
+    release();
+    await state.compactionsSettled();
+    assert.deepEqual(await files(), ['snapshot.000001.jsonl']);
+    const read = await StateStore.open(dir, { readOnly: true });
+    assert.equal([...read.objectIds()].length, 2999);
+    assert.equal(read.object('DNSRecordSet/dns/r5'), undefined);
+    assert.deepEqual(read.object('DNSRecordSet/dns/r1')?.resource, recordSet('r1', '192.0.2.9'));
+    assert.deepEqual(read.acceptedOf('DNSRecordSet/dns/r0'), {
+      status: 'True',
+      reason: 'Accepted',
+      lastTransitionTime: 't',
+    });
+    assert.deepEqual(read.get('example.com.'), { serial: 2, hash: 'h2' });
+    // From then on, changes are appended as usual, also while held again.
+    const hold = state.holdCompaction();
+    state.putObject('DNSRecordSet/dns/r2', {
+      created: 't',
+      file: 'f.yaml',
+      resource: recordSet('r2', '192.0.2.7'),
+    });
+    await state.flush();
+    assert.match(await readFile(path.join(dir, 'log.000001.jsonl'), 'utf8'), /192\.0\.2\.7/);
+    hold();
+    await state.close();
+  });
+
+  test("a first start's objects held in memory are written when the state is closed, released or not, and a failed snapshot is retried", async () => {
+    const state = await StateStore.open(dir);
+    state.holdCompaction();
+    state.putObject('DNSRecordSet/dns/a', {
+      created: 't',
+      file: 'a.yaml',
+      resource: recordSet('a', '192.0.2.1'),
+    });
+    await state.flush();
+    assert.deepEqual(await files(), []);
+    await state.close();
+    const read = await StateStore.open(dir, { readOnly: true });
+    assert.deepEqual(read.object('DNSRecordSet/dns/a')?.resource, recordSet('a', '192.0.2.1'));
+
+    // The snapshot the release starts fails (its temporary file cannot be made): the objects stay
+    // unwritten, and the next snapshot (a new generation) writes them.
+    const other = `${dir}-failing`;
+    await mkdir(other);
+    try {
+      const failing = await StateStore.open(other);
+      const release = failing.holdCompaction();
+      failing.putObject('DNSRecordSet/dns/b', {
+        created: 't',
+        file: 'b.yaml',
+        resource: recordSet('b', '192.0.2.2'),
+      });
+      await mkdir(path.join(other, 'snapshot.000001.jsonl.tmp'));
+      release();
+      await failing.compactionsSettled();
+      assert.deepEqual((await readdir(other)).sort(), ['snapshot.000001.jsonl.tmp', 'snapshot.000002.jsonl']);
+      const back = await StateStore.open(other, { readOnly: true });
+      assert.deepEqual(back.object('DNSRecordSet/dns/b')?.resource, recordSet('b', '192.0.2.2'));
+      await failing.close();
+    } finally {
+      await rm(other, { recursive: true, force: true });
+    }
+  });
+
+  test('objects changed, deleted and added while a snapshot is written read back as memory holds them', async () => {
+    const state = await StateStore.open(dir, { compactMinBytes: 1 << 30 });
+    const put = (i: number, address: string) =>
+      state.putObject(`DNSRecordSet/dns/r${i}`, {
+        created: 't',
+        file: `f${i % 7}.yaml`,
+        resource: recordSet(`r${i}`, address),
+      });
+    for (let i = 0; i < 20_000; i++) put(i, '192.0.2.1');
+    await state.close();
+    // The next flush finds the log above the threshold: its compaction writes 20,000 objects in
+    // writes of 2,000 lines, and the changes below come while it does.
+    const next = await StateStore.open(dir, { compactMinBytes: 1 });
+    const change = (i: number, address: string) =>
+      next.putObject(`DNSRecordSet/dns/r${i}`, {
+        created: 't',
+        file: `f${i % 7}.yaml`,
+        resource: recordSet(`r${i}`, address),
+      });
+    change(0, '192.0.2.2');
+    await next.flush();
+    for (let round = 0; round < 40; round++) {
+      for (let k = 0; k < 50; k++) {
+        const i = (round * 997 + k * 389) % 20_000;
+        if (k % 5 === 0) next.deleteObject(`DNSRecordSet/dns/r${i}`);
+        else change(i, `192.0.2.${(round % 200) + 3}`);
+        if (k % 7 === 0) change(20_000 + round * 50 + k, '198.51.100.1');
+      }
+      if (round === 20) next.deleteObject('DNSRecordSet/dns/r19999');
+      if (round === 30) change(19_999, '198.51.100.2'); // deleted, then back
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await next.compactionsSettled();
+    await next.close();
+    const back = await StateStore.open(dir, { readOnly: true });
+    assert.deepEqual([...back.objectIds()].sort(), [...next.objectIds()].sort());
+    for (const id of next.objectIds()) assert.deepEqual(back.object(id), next.object(id), id);
+    assert.deepEqual(back.object('DNSRecordSet/dns/r19999')?.resource, recordSet('r19999', '198.51.100.2'));
   });
 
   test('a compaction cut short: the previous snapshot and both logs are replayed', async () => {

@@ -164,6 +164,14 @@ export class StateStore implements SerialStore {
   private closing = false;
   /** Holds on the compactions the log's size calls for (`holdCompaction`). */
   private compactionHolds = 0;
+  /**
+   * The state loaded held no object (a first start, or one whose first snapshot a crash cut short):
+   * while compactions are held, object changes stay in memory, written by the snapshot the release
+   * starts (see `holdCompaction`). Ends when a snapshot takes what memory holds.
+   */
+  private deferring = false;
+  /** Object changes held in memory only (`deferring`): no line holds them until a snapshot does. */
+  private unwritten = false;
 
   private constructor(dir: string | undefined, options: StateStoreOptions) {
     this.dir = dir;
@@ -291,8 +299,19 @@ export class StateStore implements SerialStore {
     entry.tag = existing?.tag;
     this.objects.set(id, entry);
     this.setNote(id, object.note);
+    if (this.defers()) return;
     this.append(putLine(id, object));
     this.scheduleFlush();
+  }
+
+  /**
+   * Whether an object change stays in memory only: on a first start while compactions are held
+   * (`holdCompaction`), the snapshot the release starts writes it with every other object.
+   */
+  private defers(): boolean {
+    if (!this.deferring || this.compactionHolds === 0) return false;
+    this.unwritten = true;
+    return true;
   }
 
   /**
@@ -329,6 +348,7 @@ export class StateStore implements SerialStore {
     this.notes.delete(id);
     const had = this.objects.delete(id);
     if (!this.acceptance.delete(id) && !had) return;
+    if (this.defers()) return;
     this.append({ t: 'del', id });
     this.scheduleFlush();
   }
@@ -362,6 +382,7 @@ export class StateStore implements SerialStore {
         : {}),
     };
     this.acceptance.set(id, stored);
+    if (this.defers()) return;
     this.append({ t: 'accepted', id, ...stored });
     this.scheduleFlush();
   }
@@ -382,9 +403,14 @@ export class StateStore implements SerialStore {
    * Holds the compactions the log's size calls for until the returned function is called (once is
    * enough; later calls do nothing); then one starts if the log has outgrown its snapshot. `serve`
    * holds them while its first start programs every zone: the first snapshot serialises every object
-   * again, work that no answer waits for. Writes and fsyncs are not held, nor the new generation a
-   * broken or replaced log needs, nor a flush whose lines are most of the state: that one is written
-   * as the snapshot itself (`snapshotInstead`), which serialises each object once either way.
+   * again, work that no answer waits for. Writes and fsyncs are not held (serials are durable before
+   * they are served), nor the new generation a broken or replaced log needs.
+   *
+   * On a first start (the state loaded held no object) object changes made while held are not
+   * appended at all: memory holds them, and the release starts the snapshot that writes them, each
+   * object serialised once and after the first answers (ADR 0015). A crash before that snapshot is
+   * complete leaves the serials (and any batch, `commitBatch`) but no object: the next start reads
+   * every object from the folder, as a first start does. `close` writes them too.
    */
   holdCompaction(): () => void {
     this.compactionHolds++;
@@ -430,6 +456,8 @@ export class StateStore implements SerialStore {
     try {
       await this.flush();
       while (this.compacting) await this.compacting;
+      // A first start's objects held in memory (the hold not released, or its snapshot failed).
+      if (this.unwritten) await this.compact();
     } finally {
       this.closed = true;
       await this.log?.fd.close().catch(() => {});
@@ -573,13 +601,15 @@ export class StateStore implements SerialStore {
     if (this.compacting || this.closing || this.compactionHolds > 0 || Date.now() < this.compactNotBefore)
       return;
     const bytes = this.log?.gen === this.generation ? this.log.bytes : 0;
-    if (bytes <= Math.max(this.options.compactMinBytes, this.snapshotBytes)) return;
+    if (!this.unwritten && bytes <= Math.max(this.options.compactMinBytes, this.snapshotBytes)) return;
     this.compact().catch((e: unknown) => {
       this.compactNotBefore = Date.now() + COMPACT_RETRY_MS;
       this.options.log?.(
         'warn',
         `state ${this.dir}: compaction failed (${(e as Error).message}); retrying later`,
       );
+      // Objects only memory holds are not left for the next change to notice.
+      if (this.unwritten) setTimeout(() => this.maybeCompact(), COMPACT_RETRY_MS + 1000).unref();
     });
   }
 
@@ -604,8 +634,33 @@ export class StateStore implements SerialStore {
     this.generation = gen;
     this.broken = false;
     const serials = [...this.serials];
-    const objects = [...this.objects];
     const acceptance = [...this.acceptance];
+    // The snapshot holds every change made so far: later ones are appended to the new log.
+    const covers = this.unwritten;
+    this.deferring = false;
+    this.unwritten = false;
+    try {
+      await this.writeSnapshot(dir, gen, serials, this.objects, acceptance);
+    } catch (e) {
+      if (covers) this.unwritten = true;
+      throw e;
+    }
+  }
+
+  private async writeSnapshot(
+    dir: string,
+    gen: number,
+    serials: [string, ZoneSerialState][],
+    /**
+     * Read as the snapshot is written, not copied first (a copy is a pair per object, about 60 MB at
+     * a million): an object changed meanwhile is written as it is then, or not at all when deleted.
+     * Either is what replaying the snapshot and then the new log gives, since every change after the
+     * snapshot was taken is appended to the new log as well, and a line replaces what an earlier
+     * line said about its object.
+     */
+    objects: ReadonlyMap<string, Entry>,
+    acceptance: [string, StoredAcceptance][],
+  ): Promise<void> {
     const tmp = path.join(dir, `${snapshotName(gen)}.tmp`);
     const fd = await open(tmp, 'w', 0o644);
     const out = new Chunks(fd);
@@ -732,6 +787,8 @@ export class StateStore implements SerialStore {
         }
       }
     }
+    // No object: a first start, whose objects wait for the snapshot while compactions are held.
+    this.deferring = this.objects.size === 0;
   }
 
   /**
