@@ -157,9 +157,11 @@ export class Definers {
    * it was found, without asking the state again, and `several` is touched only when it changes.
    */
   private set(id: string, held: Held | undefined, before: Held | undefined): void {
-    if (!this.inById && this.asked?.setTag(id, held)) this.byId.delete(id);
-    else if (held === undefined) this.byId.delete(id);
-    else this.byId.set(id, held);
+    // Found in the state's entry (or nowhere, and the state takes it): nothing here to delete.
+    if (this.inById || !this.asked?.setTag(id, held)) {
+      if (held === undefined) this.byId.delete(id);
+      else this.byId.set(id, held);
+    }
     if ((before !== undefined) !== (held !== undefined)) this.count += held === undefined ? -1 : 1;
     if (held !== undefined && typeof held !== 'string') this.several.add(id);
     else if (before !== undefined && typeof before !== 'string') this.several.delete(id);
