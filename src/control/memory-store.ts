@@ -53,10 +53,11 @@ class TableByKey implements ByKey {
   }
 
   set(key: ResourceKey, object: Stored): void {
-    const slot = this.table.slotOf(key);
-    const held = slot >= 0 && this.table.held(slot, Holder.store);
-    this.objects.set(held ? slot : this.table.hold(key, Holder.store), object);
-    if (!held) this.count++;
+    // One lookup of the key (`hold`), not three: the store holds a slot exactly while its column has
+    // an object there (the column is the store's, cleared when it lets go).
+    const slot = this.table.hold(key, Holder.store);
+    if (this.objects.get(slot) === undefined) this.count++;
+    this.objects.set(slot, object);
   }
 
   delete(key: ResourceKey): void {

@@ -72,6 +72,32 @@ describe('RecordTable', () => {
     assert.throws(() => table.holdSlot(99, Holder.catalog), RangeError);
   });
 
+  test('a key not found and then taken gets a slot of its own, whatever was taken between', () => {
+    const table = new RecordTable();
+    assert.equal(table.slotOf('ns/a'), -1);
+    const a = table.hold('ns/a', Holder.store);
+    assert.equal(table.slotOf('ns/a'), a);
+    // Not found, then another key taken: the first is looked up again when it is taken.
+    assert.equal(table.slotOf('ns/b'), -1);
+    const c = table.hold('ns/c', Holder.catalog);
+    assert.equal(table.hold('ns/b', Holder.store), c + 1);
+    assert.equal(table.hold('ns/b', Holder.catalog), c + 1);
+    // Not found, taken by another path, then taken again: one slot, both holders.
+    assert.equal(table.slotOf('ns/d'), -1);
+    const d = table.hold('ns/d', Holder.store);
+    assert.equal(table.hold('ns/d', Holder.catalog), d);
+    assert.equal(table.held(d, Holder.store) && table.held(d, Holder.catalog), true);
+    // Not found after a release: a new slot (the freed one), the key held once.
+    table.release(a, Holder.store);
+    assert.equal(table.slotOf('ns/a'), -1);
+    assert.equal(table.hold('ns/a', Holder.feed), a);
+    assert.equal(table.size, 4);
+    assert.deepEqual(
+      [...table.entries()].map(([key]) => key),
+      ['ns/c', 'ns/b', 'ns/d', 'ns/a'],
+    );
+  });
+
   test('lists keep the order slots joined them, and an empty list is dropped', () => {
     const table = new RecordTable();
     const lists = new SlotLists(table);

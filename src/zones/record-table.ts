@@ -111,8 +111,17 @@ export class RecordTable {
 
   /** The key's slot, or -1 when no holder holds it. */
   slotOf(key: ResourceKey): number {
-    return this.slots.get(key) ?? -1;
+    const slot = this.slots.get(key);
+    if (slot !== undefined) return slot;
+    this.missed = key;
+    return -1;
   }
+
+  /**
+   * The last key `slotOf` did not find, until a key is taken: `hold` of it right after (a new record
+   * set, as the store and the catalog take it) does not look it up again.
+   */
+  private missed: ResourceKey | undefined;
 
   /** The key held at a slot (the table's one copy of it). */
   keyOf(slot: number): ResourceKey {
@@ -126,8 +135,9 @@ export class RecordTable {
 
   /** The key's slot, assigned if no holder held it, now held by `holder` too. */
   hold(key: ResourceKey, holder: Holder): number {
-    let slot = this.slots.get(key);
+    let slot = key === this.missed ? undefined : this.slots.get(key);
     if (slot === undefined) {
+      this.missed = undefined;
       slot = this.free.pop() ?? this.next++;
       this.slots.set(key, slot);
       this.keys.set(slot, key);

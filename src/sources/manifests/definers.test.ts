@@ -45,7 +45,7 @@ test('with the state store: the files of an object the state holds are kept in i
   assert.equal(state.tagOf(id), undefined);
   state.putObject(id, version('192.0.2.1'));
   assert.deepEqual(d.files(id), ['b.yaml']);
-  d.settle(id);
+  d.settle();
   assert.equal(state.tagOf(id), 'b.yaml');
   assert.equal(d.size, 1);
   // A new version keeps it; a second file makes a duplicate, kept in the entry too.
@@ -68,9 +68,55 @@ test('with the state store: the files of an object the state holds are kept in i
   assert.equal(d.first(id), 'c.yaml');
   assert.equal(d.size, 1);
   state.putObject(id, version('192.0.2.3'));
-  d.settle(id);
+  d.settle();
   assert.equal(state.tagOf(id), 'c.yaml');
   assert.deepEqual(d.files(id), ['c.yaml']);
+});
+
+test('a first load into an empty state: kept apart without asking the state, then moved into its entries at once', async () => {
+  const { StateStore } = await import('./state-file.ts');
+  const state = await StateStore.open(undefined);
+  const d = new Definers(state);
+  const version = (name: string) => ({
+    created: 't',
+    file: 'a.yaml',
+    resource: {
+      apiVersion: 'dns.zonekeeper.dev/v1alpha1' as const,
+      kind: 'DNSRecordSet' as const,
+      metadata: { name, namespace: 'dns' },
+      spec: { name, type: 'A' as const, records: ['192.0.2.1'] },
+    },
+  });
+  d.stateHoldsNone(true);
+  for (const name of ['x', 'y', 'z']) d.add(`DNSRecordSet/dns/${name}`, 'a.yaml');
+  d.add('DNSRecordSet/dns/y', 'b.yaml');
+  d.add('DNSRecordSet/dns/z', 'a.yaml');
+  assert.equal(d.size, 3);
+  assert.deepEqual([...d.duplicates()], [['DNSRecordSet/dns/y', ['a.yaml', 'b.yaml']]]);
+  assert.equal(d.remove('DNSRecordSet/dns/y', 'b.yaml'), true);
+  assert.deepEqual([...d.duplicates()], []);
+  d.stateHoldsNone(false);
+  // Asked in the order they were defined, and out of it.
+  const first = d.firstInOrder();
+  assert.deepEqual(
+    ['DNSRecordSet/dns/x', 'DNSRecordSet/dns/z', 'DNSRecordSet/dns/y', 'DNSRecordSet/dns/w'].map(first),
+    ['a.yaml', 'a.yaml', 'a.yaml', undefined],
+  );
+  // The state takes two of them: their files move into its entries, the third stays apart.
+  state.putObject('DNSRecordSet/dns/x', version('x'));
+  state.putObject('DNSRecordSet/dns/y', version('y'));
+  assert.equal(d.first('DNSRecordSet/dns/x'), 'a.yaml');
+  d.settle();
+  assert.equal(state.tagOf('DNSRecordSet/dns/x'), 'a.yaml');
+  assert.equal(state.tagOf('DNSRecordSet/dns/y'), 'a.yaml');
+  assert.deepEqual(d.files('DNSRecordSet/dns/z'), ['a.yaml']);
+  state.putObject('DNSRecordSet/dns/z', version('z'));
+  d.settle();
+  assert.equal(state.tagOf('DNSRecordSet/dns/z'), 'a.yaml');
+  d.add('DNSRecordSet/dns/z', 'c.yaml');
+  assert.deepEqual(state.tagOf('DNSRecordSet/dns/z'), new Set(['a.yaml', 'c.yaml']));
+  assert.deepEqual([...d.duplicates()], [['DNSRecordSet/dns/z', ['a.yaml', 'c.yaml']]]);
+  assert.equal(d.size, 3);
 });
 
 test("the state's entry keeps its file, tag and version apart, whichever of them are the same", async () => {

@@ -22,14 +22,17 @@ type Held = string | Set<string>;
  * record set. Objects the state does not hold yet (defined, not yet applied) are kept here.
  */
 export class Definers {
-  private readonly byId = new Map<string, Held>();
+  private byId = new Map<string, Held>();
   /** Objects defined by several files. */
   private readonly several = new Set<string>();
   private count = 0;
   private readonly slots: DefinerSlots | undefined;
+  /** `slots`, unless the state is known to hold none of the objects (`stateHoldsNone`). */
+  private asked: DefinerSlots | undefined;
 
   constructor(slots?: DefinerSlots) {
     this.slots = slots;
+    this.asked = slots;
   }
 
   /** How many objects at least one file defines. */
@@ -45,9 +48,9 @@ export class Definers {
     const held = this.get(id);
     // What is held is passed on: `set` does not look it up again (two map lookups per object on a
     // folder's first load).
-    if (held === undefined) this.set(id, file, false);
+    if (held === undefined) this.set(id, file, held);
     else if (typeof held === 'string') {
-      if (held !== file) this.set(id, new Set([held, file]), true);
+      if (held !== file) this.set(id, new Set([held, file]), held);
     } else held.add(file);
   }
 
@@ -57,12 +60,12 @@ export class Definers {
     if (held === undefined) return false;
     if (typeof held === 'string') {
       if (held !== file) return false;
-      this.set(id, undefined, true);
+      this.set(id, undefined, held);
       return true;
     }
     const had = held.delete(file);
-    if (held.size === 1) this.set(id, held.values().next().value!, true);
-    else if (held.size === 0) this.set(id, undefined, true);
+    if (held.size === 1) this.set(id, held.values().next().value!, held);
+    else if (held.size === 0) this.set(id, undefined, held);
     return had;
   }
 
@@ -80,6 +83,23 @@ export class Definers {
     return [...held].sort()[0];
   }
 
+  /**
+   * `first` for objects asked about in the order they were first defined (a folder's first load
+   * applies them so): read off a walk of the values kept here while the ids come in its order, looked
+   * up otherwise. For a first load's every object, a lookup in this map of every object is saved.
+   * Nothing may be defined or forgotten while the returned function is used.
+   */
+  firstInOrder(): (id: string) => string | undefined {
+    const walk = this.byId.entries();
+    let next = walk.next();
+    return (id) => {
+      if (next.done || next.value[0] !== id) return this.first(id);
+      const held = next.value[1];
+      next = walk.next();
+      return typeof held === 'string' ? held : [...held].sort()[0];
+    };
+  }
+
   /** Objects defined by more than one file, each with its files in path order. */
   *duplicates(): Generator<[string, string[]]> {
     for (const id of [...this.several]) {
@@ -89,27 +109,61 @@ export class Definers {
   }
 
   /**
-   * The state now holds `id` (or holds it no longer): its value moves into the state's entry. Called
-   * after the state stored a new entry for it, which starts without the value.
+   * Values kept here of objects the state holds now move into the state's entries (whatever `byId`
+   * holds, the state's tag for it is unset: see `get`). Called once the state stored new entries,
+   * which start without the value: after a reload's objects are applied, all at once, not one by one
+   * (a first load kept every object here, and a lookup and a deletion each in this map of every
+   * object were taken off the folder's first load, docs/benchmarks.md, tenth round).
    */
-  settle(id: string): void {
-    if (!this.slots) return;
-    const held = this.byId.get(id);
-    if (held !== undefined && this.slots.tagOf(id) === undefined && this.slots.setTag(id, held))
-      this.byId.delete(id);
+  settle(): void {
+    if (!this.slots || this.byId.size === 0) return;
+    let left: Map<string, Held> | undefined;
+    for (const [id, held] of this.byId) {
+      if (this.slots.setTag(id, held)) continue;
+      left ??= new Map();
+      left.set(id, held);
+    }
+    if (left?.size !== this.byId.size) this.byId = left ?? new Map();
   }
 
+  /**
+   * While `on`, values are kept here and the state is not asked (`settle` moves them): for a
+   * folder's first load into a state that holds no object, which it cannot gain before `apply`, so
+   * asking it was two lookups per object that always missed.
+   */
+  stateHoldsNone(on: boolean): void {
+    this.asked = on ? undefined : this.slots;
+  }
+
+  /**
+   * An object's value is in one place: in `byId` only while the state does not keep it (whatever
+   * `byId` holds, the state's tag for it is unset), so `byId` is asked first while it holds any, and
+   * the state only when it does not know the object. `inById` says where `get` found it.
+   */
   private get(id: string): Held | undefined {
-    return (this.slots?.tagOf(id) as Held | undefined) ?? this.byId.get(id);
+    if (this.byId.size > 0) {
+      const held = this.byId.get(id);
+      this.inById = held !== undefined;
+      if (held !== undefined) return held;
+    } else this.inById = false;
+    return this.asked?.tagOf(id) as Held | undefined;
   }
 
-  /** `before`: whether `get(id)` gives a value now, when the caller knows. */
-  private set(id: string, held: Held | undefined, before: boolean = this.get(id) !== undefined): void {
-    if (this.slots?.setTag(id, held)) this.byId.delete(id);
-    else if (held === undefined) this.byId.delete(id);
-    else this.byId.set(id, held);
-    if (before !== (held !== undefined)) this.count += held === undefined ? -1 : 1;
+  /** Where the last `get` found its value: in `byId` (then the state keeps no tag for it). */
+  private inById = false;
+
+  /**
+   * `before`: what `get(id)` gave just now (its `inById` still the last): the value is written where
+   * it was found, without asking the state again, and `several` is touched only when it changes.
+   */
+  private set(id: string, held: Held | undefined, before: Held | undefined): void {
+    // Found in the state's entry (or nowhere, and the state takes it): nothing here to delete.
+    if (this.inById || !this.asked?.setTag(id, held)) {
+      if (held === undefined) this.byId.delete(id);
+      else this.byId.set(id, held);
+    }
+    if ((before !== undefined) !== (held !== undefined)) this.count += held === undefined ? -1 : 1;
     if (held !== undefined && typeof held !== 'string') this.several.add(id);
-    else this.several.delete(id);
+    else if (before !== undefined && typeof before !== 'string') this.several.delete(id);
   }
 }

@@ -417,6 +417,9 @@ export class ManifestSource {
       }
     }
 
+    // A first load into a state that holds no object: the definers need not ask the state, which
+    // gains objects only in `apply` (`Definers.stateHoldsNone`).
+    if (first && state.objectIds().next().done === true) this.definers.stateHoldsNone(true);
     const reads = await this.readChanged(tree.files);
     const origins = this.originFinder(reads);
     let checked = 0;
@@ -820,16 +823,47 @@ export class ManifestSource {
    */
   private apply(touchedNow: ReadonlySet<string>): void {
     const { store, state } = this.options;
+    // The state gains objects from here on (`Definers.stateHoldsNone`).
+    this.definers.stateHoldsNone(false);
+    // A state that holds no object now gains only the ones applied here, each once (`touched` is a
+    // set): none of them is remembered, and the state is not asked (a lookup per object that missed).
+    const stateHeldNone = state.objectIds().next().done === true;
     const now = this.options.now().toISOString();
-    const { touched, keep, winnerFiles } = this.holdRemovals(touchedNow);
+    const { touched, keep, winnerFiles, winnerDefinitions } = this.holdRemovals(touchedNow);
     let index = 0;
+    // Objects come file by file: the file's definitions and relative path are looked up once per run.
+    let lastFile: string | undefined;
+    let lastDefinitions: FileDefinitions<Definition> | undefined;
+    let lastRelative = '';
+    let lastKind = '';
+    let lastForeign = false;
     for (const id of touched) {
       // The change safety looked up the first ids' winners already (`touched` starts with them).
-      const winner = this.winnerIn(id, index < winnerFiles.length ? winnerFiles[index] : this.winnerFile(id));
+      let file: string | undefined;
+      let definition: Definition | Served | undefined;
+      if (index < winnerFiles.length) {
+        file = winnerFiles[index];
+        definition = winnerDefinitions[index];
+      } else {
+        file = this.winnerFile(id);
+        definition = file === undefined ? undefined : this.files.get(file)?.definitions.get(id);
+      }
       index++;
       const { kind, key } = splitId(id);
-      const foreign = this.options.frontDoors.get(kind) !== undefined;
-      if (!winner) {
+      if (kind !== lastKind) {
+        lastKind = kind;
+        lastForeign = this.options.frontDoors.get(kind) !== undefined;
+      }
+      const foreign = lastForeign;
+      const remembered = stateHeldNone && typeof definition !== 'number' ? undefined : state.object(id);
+      // The served definition's version is the state's (`Served`).
+      const resource =
+        definition === undefined
+          ? undefined
+          : typeof definition === 'number'
+            ? remembered?.resource
+            : definition.resource;
+      if (file === undefined || !resource) {
         if (keep.has(id)) continue;
         if (foreign) store.removeForeign(kind, key);
         else store.remove(kind as Kind, key);
@@ -837,19 +871,18 @@ export class ManifestSource {
         continue;
       }
       // Objects first seen in one reload share one creation time: their order is then their name's.
-      const remembered = state.object(id);
       const created = remembered?.created ?? now;
       // Generations go on across restarts: the version remembered keeps its generation, a new one
       // (changed while serve was stopped) is the next.
       let generation: number | undefined;
       if (remembered?.resource && !(foreign ? store.getForeign(kind, key) : store.get(kind as Kind, key))) {
         generation =
-          (remembered.generation ?? 1) + (jsonEqual(remembered.resource.spec, winner.resource.spec) ? 0 : 1);
+          (remembered.generation ?? 1) + (jsonEqual(remembered.resource.spec, resource.spec) ? 0 : 1);
       }
       // The state keeps front-door objects as accepted too, under their door's id.
-      let accepted = winner.resource as Resource;
+      let accepted = resource as Resource;
       let held: Resource | undefined;
-      if (foreign) store.applyForeign(kind, winner.resource as ForeignObject, created, generation);
+      if (foreign) store.applyForeign(kind, resource as ForeignObject, created, generation);
       else {
         // The state shares the spec the store holds (an equal one kept from before, when unchanged).
         held = store.apply(accepted, created, generation);
@@ -860,21 +893,26 @@ export class ManifestSource {
       const applied =
         (foreign ? store.getForeign(kind, key) : (held ?? store.get(kind as Kind, key)))?.metadata
           .generation ?? 1;
-      const file = this.relative(winner.file);
+      if (file !== lastFile) {
+        lastFile = file;
+        lastDefinitions = this.files.get(file)?.definitions;
+        lastRelative = this.relative(file);
+      }
       // Another file's definition held as the state's version is about to stop being it.
-      if (remembered?.resource && remembered.file !== file) this.keepOwnVersions(id, winner.file, remembered);
+      if (remembered?.resource && remembered.file !== lastRelative)
+        this.keepOwnVersions(id, file, remembered);
       state.putObject(id, {
         created,
-        file,
+        file: lastRelative,
         resource: accepted,
         ...(applied > 1 ? { generation: applied } : {}),
       });
-      this.definers.settle(id);
-      const definitions = this.files.get(winner.file)?.definitions;
-      const definition = definitions?.get(id);
-      if (definitions && definition !== undefined && typeof definition !== 'number')
-        definitions.set(id, definition.document ?? -1);
+      // The winning definition, as looked up above (nothing here changes the winner's file).
+      if (lastDefinitions && typeof definition !== 'number')
+        lastDefinitions.set(id, definition!.document ?? -1);
     }
+    // Which files define the objects the state holds now goes into its entries.
+    this.definers.settle();
     // What the files define is final until their next read (values change in place): packed. A
     // packed file is not packed again.
     for (const fileState of this.files.values()) fileState.definitions.pack();
@@ -903,19 +941,34 @@ export class ManifestSource {
     keep: ReadonlySet<string>;
     /** The winning file of each of `touched`'s first ids, in its order (as `winnerFile` gives it). */
     winnerFiles: readonly (string | undefined)[];
+    /** The winning file's definition of each of those ids (undefined with no winning file). */
+    winnerDefinitions: readonly (Definition | Served | undefined)[];
   } {
     const hold = this.options.folderHold;
-    if (!hold) return { touched, keep: new Set(), winnerFiles: [] };
+    if (!hold) return { touched, keep: new Set(), winnerFiles: [], winnerDefinitions: [] };
+    const { store, state } = this.options;
     const candidates = new Set<string>();
     const winnerFiles: (string | undefined)[] = [];
+    const winnerDefinitions: (Definition | Served | undefined)[] = [];
+    // `winnerFile` and `winnerIn` in one: the file's definitions looked up once per run of its objects.
+    let lastFile: string | undefined;
+    let lastDefinitions: FileDefinitions<Definition> | undefined;
+    // A first load's objects come in the order they were defined (`touched` is filled so).
+    const firstOf = this.definers.firstInOrder();
     for (const id of touched) {
-      const file = this.winnerFile(id);
-      winnerFiles.push(file);
-      if (this.winnerIn(id, file) === undefined) candidates.add(id);
+      const first = firstOf(id);
+      if (first !== lastFile) {
+        lastFile = first;
+        lastDefinitions = first === undefined ? undefined : this.files.get(first)?.definitions;
+      }
+      const definition = lastDefinitions?.get(id);
+      winnerFiles.push(definition === undefined ? undefined : first);
+      winnerDefinitions.push(definition);
+      if (definition === undefined || (typeof definition === 'number' && !state.object(id)?.resource))
+        candidates.add(id);
     }
     for (const part of hold.holds().values())
       for (const id of part.ids) if (!this.winner(id)) candidates.add(id);
-    const { store } = this.options;
     // Counted, not listed: a list of every object per reload was work proportional to the whole
     // folder on a one-record edit (docs/benchmarks.md, a one-record edit in a big zone).
     let existing = 0;
@@ -935,8 +988,15 @@ export class ManifestSource {
     const applied = new Set(decided.apply);
     const keep = new Set([...candidates].filter((id) => !applied.has(id)));
     this.heldRemovals = decided.held;
-    // `touched`'s ids first, in their order: `winnerFiles` is theirs.
-    return { touched: new Set([...touched, ...applied]), keep, winnerFiles };
+    // `touched`'s ids first, in their order: `winnerFiles` is theirs. Without released removals
+    // (every reload but a confirmation's) `touched` itself, not a copy of it.
+    const released = decided.apply.filter((id) => !touched.has(id));
+    return {
+      touched: released.length === 0 ? touched : new Set([...touched, ...released]),
+      keep,
+      winnerFiles,
+      winnerDefinitions,
+    };
   }
 
   /**
