@@ -285,9 +285,15 @@ export class FrontDoorStore implements ResourceStore {
     return out;
   }
 
-  async updateStatus(kind: Kind, key: ResourceKey, status: NonNullable<Resource['status']>): Promise<void> {
+  async updateStatus(
+    kind: Kind,
+    key: ResourceKey,
+    status: NonNullable<Resource['status']>,
+    finalizer?: string,
+  ): Promise<void> {
     const t = this.translatedAt(kind, key);
-    if (!t) return this.options.base.updateStatus(kind, key, status);
+    if (!t) return this.options.base.updateStatus(kind, key, status, finalizer);
+    // A translated object's finalizer stands for its foreign objects' (`addFinalizer`): not added here.
     if (!t.object) return;
     t.object = {
       ...t.object,

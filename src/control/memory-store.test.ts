@@ -290,6 +290,43 @@ describe('MemoryStore', () => {
     });
   });
 
+  test('a status written with a finalizer adds it in the same version and event, unless held or the object is being deleted', async () => {
+    const store = new MemoryStore();
+    const events: StoreEvent[] = [];
+    store.apply(rs(['192.0.2.1']));
+    store.watch((e) => events.push(e));
+    const version = Number(store.get('DNSRecordSet', 'dns/www')?.metadata.resourceVersion);
+    await store.updateStatus('DNSRecordSet', 'dns/www', { fqdn: 'www.z.' }, 'x/f');
+    const held = store.get('DNSRecordSet', 'dns/www')!;
+    assert.equal(events.length, 1, 'one write, one event');
+    assert.equal(events[0]?.object, held);
+    assert.deepEqual(held.metadata.finalizers, ['x/f']);
+    assert.deepEqual(held.status, { fqdn: 'www.z.' });
+    assert.equal(Number(held.metadata.resourceVersion), version + 1);
+    assert.deepEqual(Object.keys(held.metadata), [
+      'name',
+      'namespace',
+      'uid',
+      'generation',
+      'creationTimestamp',
+      'resourceVersion',
+      'finalizers',
+    ]);
+    // Held already: the status alone, the finalizer list as it was.
+    await store.updateStatus('DNSRecordSet', 'dns/www', { fqdn: 'www2.z.' }, 'x/f');
+    assert.equal(store.get('DNSRecordSet', 'dns/www')?.metadata.finalizers, held.metadata.finalizers);
+    // Being deleted: no finalizer is added (it would hold the deletion), the status is written.
+    await store.updateStatus('DNSRecordSet', 'dns/www', { fqdn: 'www3.z.' }, 'x/g');
+    store.remove('DNSRecordSet', 'dns/www');
+    await store.updateStatus('DNSRecordSet', 'dns/www', { fqdn: 'www4.z.' }, 'x/h');
+    const deleting = store.get('DNSRecordSet', 'dns/www')!;
+    assert.deepEqual(deleting.metadata.finalizers, ['x/f', 'x/g']);
+    assert.deepEqual(deleting.status, { fqdn: 'www4.z.' });
+    await store.removeFinalizer('DNSRecordSet', 'dns/www', 'x/f');
+    await store.removeFinalizer('DNSRecordSet', 'dns/www', 'x/g');
+    assert.equal(store.get('DNSRecordSet', 'dns/www'), undefined);
+  });
+
   test('a finalizer added sends watchers the new version, as an API server watch does', async () => {
     const store = new MemoryStore();
     const events: StoreEvent[] = [];

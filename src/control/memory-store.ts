@@ -160,11 +160,21 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     );
   }
 
-  async updateStatus(kind: Kind, key: ResourceKey, status: NonNullable<Resource['status']>): Promise<void> {
+  async updateStatus(
+    kind: Kind,
+    key: ResourceKey,
+    status: NonNullable<Resource['status']>,
+    finalizer?: string,
+  ): Promise<void> {
     // Status writes do not notify watchers of the same controller in a way that changes desired state,
     // but Kubernetes does send them; we do too so that readers (HTTP API) see fresh status.
-    this.setStatus(this.objects, kind, key, status, (object) =>
-      this.emit({ type: 'upsert', kind, key, object: object as Resource }),
+    this.setStatus(
+      this.objects,
+      kind,
+      key,
+      status,
+      (object) => this.emit({ type: 'upsert', kind, key, object: object as Resource }),
+      finalizer,
     );
   }
 
@@ -360,13 +370,20 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     key: ResourceKey,
     status: unknown,
     emit: (object: Stored) => void,
+    finalizer?: string,
   ): void {
     const byKey = objects.get(kind);
     const existing = byKey?.get(key);
     if (!byKey || !existing) return;
+    // The finalizer asked for with the status, as `addFinalizerTo` would add it (see `updateStatus`).
+    const finalizers = existing.metadata.finalizers ?? [];
+    const parts: object[] =
+      finalizer === undefined || existing.metadata.deletionTimestamp || finalizers.includes(finalizer)
+        ? [existing.metadata]
+        : [existing.metadata, { finalizers: withFinalizer(finalizers, finalizer) }];
     const object = storeObject(existing, {
       status,
-      metadata: storeMeta([existing.metadata], uidNumber(existing.metadata), ++this.resourceVersion),
+      metadata: storeMeta(parts, uidNumber(existing.metadata), ++this.resourceVersion),
     });
     byKey.set(key, object);
     emit(object);
@@ -384,12 +401,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     if (!byKey || !existing || existing.metadata.deletionTimestamp) return;
     const finalizers = existing.metadata.finalizers ?? [];
     if (finalizers.includes(finalizer)) return;
-    // concat makes an array of exactly the elements: spread or push leave room for about 16 more,
-    // 128 bytes kept per object (docs/benchmarks.md, memory budget). The usual list, this finalizer
-    // alone, is one list shared by every object (lists are never changed in place: filter and
-    // concat make new ones), not an array per object.
-    const list = finalizers.length === 0 ? onlyFinalizer(finalizer) : finalizers.concat(finalizer);
-    const object = this.revise(existing, { finalizers: list });
+    const object = this.revise(existing, { finalizers: withFinalizer(finalizers, finalizer) });
     byKey.set(key, object);
     // Watchers get the new version, as an API server's watch would send it: a reader that kept the
     // version before (the catalog keeps the newest it was sent) would otherwise hold a second object
@@ -462,6 +474,16 @@ function writable(metadata: ObjectMeta): ObjectMeta {
 function withoutStatus(object: Stored): object {
   const { status: _ignored, ...rest } = object;
   return rest;
+}
+
+/**
+ * The finalizer list with one more. concat makes an array of exactly the elements: spread or push
+ * leave room for about 16 more, 128 bytes kept per object (docs/benchmarks.md, memory budget). The
+ * usual list, this finalizer alone, is one list shared by every object (lists are never changed in
+ * place: filter and concat make new ones), not an array per object.
+ */
+function withFinalizer(finalizers: string[], finalizer: string): string[] {
+  return finalizers.length === 0 ? onlyFinalizer(finalizer) : finalizers.concat(finalizer);
 }
 
 /** One-element finalizer lists, one per finalizer name. */

@@ -27,8 +27,19 @@ export interface ResourceStore {
   get(kind: Kind, key: ResourceKey): Resource | undefined;
   /** Handlers must only record keys; they run synchronously inside the store's update. */
   watch(handler: (event: StoreEvent) => void): () => void;
-  /** Replaces `status` (the /status subresource). No-op for objects that are gone. */
-  updateStatus(kind: Kind, key: ResourceKey, status: NonNullable<Resource['status']>): Promise<void>;
+  /**
+   * Replaces `status` (the /status subresource). No-op for objects that are gone. With `finalizer`,
+   * a store that keeps status and metadata in one version of the object (the memory store) also adds
+   * that finalizer in the same write, when the object lacks it and is not being deleted: one new
+   * version and one event instead of two. A store whose status writes cannot change metadata (an API
+   * server's /status) ignores it; the finalizer is added by `addFinalizer` either way.
+   */
+  updateStatus(
+    kind: Kind,
+    key: ResourceKey,
+    status: NonNullable<Resource['status']>,
+    finalizer?: string,
+  ): Promise<void>;
   /**
    * Replaces `status` with what `plan` makes of the object's status as the write goes out: after the
    * writes to the object queued before it, and again on the newest object when the write meets a

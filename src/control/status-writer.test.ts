@@ -5,6 +5,7 @@ import type { RecordVerdict } from '../zones/assemble.ts';
 import { RecordTable } from '../zones/record-table.ts';
 import { jsonEqual } from './conditions.ts';
 import { MemoryStore } from './memory-store.ts';
+import { FINALIZER } from './resource-store.ts';
 import { type RecordTargets, StatusWriter } from './status-writer.ts';
 
 const recordSet = (name: string, address: string): DNSRecordSet => ({
@@ -141,8 +142,12 @@ test('StatusWriter keeps its memo in a shared record table: forgotten on delete,
   const slot = table.slotOf('team/old');
   assert.ok(slot >= 0);
 
-  // Renamed: deleted under the old key, created under the new one, which takes the freed slot.
+  // The finalizer came with the status (one write): the record set's reconcile holds it until it goes.
+  assert.deepEqual(store.get('DNSRecordSet', 'team/old')?.metadata.finalizers, [FINALIZER]);
+  // Renamed: deleted under the old key (its finalizer released, as its reconcile does), created under
+  // the new one, which takes the freed slot.
   store.remove('DNSRecordSet', 'team/old');
+  await store.removeFinalizer('DNSRecordSet', 'team/old', FINALIZER);
   writer.forgetRecord('team/old');
   assert.equal(table.slotOf('team/old'), -1);
   store.apply(recordSet('new', '192.0.2.1'));
@@ -166,8 +171,9 @@ test('StatusWriter: a record set deleted while its status write is in flight lea
   const update = store.updateStatus.bind(store);
   store.updateStatus = async (...args: Parameters<typeof store.updateStatus>) => {
     await update(...args);
-    // The delete and its event arrive before the write's answer.
+    // The delete (its finalizer released at once) and its event arrive before the write's answer.
     store.remove('DNSRecordSet', 'team/gone');
+    await store.removeFinalizer('DNSRecordSet', 'team/gone', FINALIZER);
     writer.forgetRecord('team/gone');
   };
   store.apply(recordSet('gone', '192.0.2.1'));

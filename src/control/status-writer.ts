@@ -19,7 +19,7 @@ import {
   refusedConditions,
   setConditions,
 } from './conditions.ts';
-import type { ResourceStore } from './resource-store.ts';
+import { FINALIZER, type ResourceStore } from './resource-store.ts';
 
 export type ZoneStatusFields = Omit<DNSZoneStatus, 'conditions' | 'observedGeneration'>;
 
@@ -255,13 +255,14 @@ export class StatusWriter {
         shared = this.share(setConditions(before, conditions, now));
         if (signature === servedSignature) usual.set(generation, { before, list: shared });
       }
-      const write: Promise<void> = this.write(
-        recordKey,
-        rs,
-        { fqdn: verdict.fqdn, zone: zoneRef },
-        shared,
-        signature,
-      ).then(
+      // One write at a time (the default): awaited in turn, without the bookkeeping of writes in
+      // flight (three promises per record set, a million on a first start); a failure throws at once,
+      // nothing else being in flight.
+      if (this.writeConcurrency === 1) {
+        await this.write(recordKey, rs, verdict.fqdn, zoneRef, shared, signature);
+        continue;
+      }
+      const write: Promise<void> = this.write(recordKey, rs, verdict.fqdn, zoneRef, shared, signature).then(
         () => {
           inFlight.delete(write);
         },
@@ -290,7 +291,8 @@ export class StatusWriter {
     await this.write(
       key,
       rs,
-      fields,
+      fields.fqdn,
+      fields.zone,
       this.share(setConditions(rs.status?.conditions, conditions, now)),
       signature,
     );
@@ -303,24 +305,21 @@ export class StatusWriter {
   private async write(
     key: ResourceKey,
     rs: DNSRecordSet,
-    fields: Omit<DNSRecordSetStatus, 'conditions' | 'observedGeneration'>,
+    fqdn: string | undefined,
+    zone: DNSRecordSetStatus['zone'],
     shared: Condition[],
     signature: string,
   ): Promise<void> {
     const targets = this.targetsOf?.(key);
     const status: DNSRecordSetStatus =
-      fields.fqdn !== undefined && fields.zone !== undefined && !(targets && targets.length > 0)
+      fqdn !== undefined && zone !== undefined && !(targets && targets.length > 0)
         ? // The usual status as one literal: its fields in the object, where a spread puts those past
           // the first into a separate property array (about 34 bytes per record set).
-          {
-            observedGeneration: rs.metadata.generation,
-            fqdn: fields.fqdn,
-            zone: fields.zone,
-            conditions: shared,
-          }
+          { observedGeneration: rs.metadata.generation, fqdn, zone, conditions: shared }
         : {
             observedGeneration: rs.metadata.generation,
-            ...fields,
+            ...(fqdn !== undefined ? { fqdn } : {}),
+            ...(zone !== undefined ? { zone } : {}),
             ...(targets && targets.length > 0 ? { targets } : {}),
             conditions: shared,
           };
@@ -328,7 +327,10 @@ export class StatusWriter {
       this.remember(key, signature, rs.status);
       return;
     }
-    await this.store.updateStatus('DNSRecordSet', key, status);
+    // The record set's finalizer with its status where the store writes both as one version (the
+    // memory store: one object and one event per record set on a first start, not two); elsewhere
+    // the record set's reconcile adds it.
+    await this.store.updateStatus('DNSRecordSet', key, status, FINALIZER);
     this.remember(key, signature, status);
   }
 

@@ -122,6 +122,32 @@ describe('WorkQueue', () => {
     second.shutdown();
   });
 
+  test('reconciles that settle without I/O let the event loop turn while keys are waiting', async () => {
+    // Each reconcile resolves in microtasks only (as writes to the memory store do) and takes at
+    // least a millisecond: a hundred of them are five slices.
+    const keys = Array.from({ length: 100 }, (_, i) => `k${i}`);
+    const done: string[] = [];
+    const q = new WorkQueue(
+      async (key) => {
+        const until = performance.now() + 1;
+        while (performance.now() < until) {}
+        done.push(key);
+        return undefined;
+      },
+      { concurrency: 2 },
+    );
+    for (const key of keys) q.add(key);
+    let doneAtTurn: number | undefined;
+    setImmediate(() => {
+      doneAtTurn = done.length;
+    });
+    q.start();
+    await q.idle();
+    assert.deepEqual(done, keys);
+    assert.ok(doneAtTurn !== undefined && doneAtTurn < keys.length, `turned after ${doneAtTurn} of 100`);
+    q.shutdown();
+  });
+
   test('a queue after another is not held by keys the other will never take (shut down)', async () => {
     const first = new WorkQueue(async () => undefined);
     const seen: string[] = [];

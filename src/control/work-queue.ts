@@ -16,6 +16,45 @@ export interface WorkQueueOptions {
 }
 
 export type ReconcileResult = { requeueAfterMs?: number } | undefined;
+
+/**
+ * How long the queues' workers run reconciles back to back before they let the event loop turn.
+ * A reconcile that writes only to the memory store settles without I/O (its promises resolve in
+ * microtasks), so a run of them — a first start's record-set statuses and finalizers, a million of
+ * them — would hold off every I/O callback until it ends: a zone reconcile waiting for its serial's
+ * write or for the DNS threads' acknowledgement (its zone not answering meanwhile), /readyz and
+ * /metrics. Shared by every queue: they run on one thread.
+ */
+const SLICE_MS = 20;
+/** When the current run of reconciles without a turn of the event loop began; -1: none runs. */
+let sliceStart = -1;
+/** The turn the workers over their slice wait for, shared by them. */
+let turning: Promise<void> | undefined;
+
+/** Whether the reconciles running since the event loop last turned have used up their slice. */
+function sliceUsed(): boolean {
+  const now = performance.now();
+  if (sliceStart < 0) {
+    sliceStart = now;
+    // Runs at the event loop's next check phase, which comes only once the microtasks ran out.
+    setImmediate(() => {
+      sliceStart = -1;
+    });
+    return false;
+  }
+  return now - sliceStart >= SLICE_MS;
+}
+
+/** Resolves after the event loop turned once (its I/O callbacks ran). */
+function turn(): Promise<void> {
+  turning ??= new Promise((resolve) =>
+    setImmediate(() => {
+      turning = undefined;
+      resolve();
+    }),
+  );
+  return turning;
+}
 export type Reconcile = (key: string) => Promise<ReconcileResult>;
 
 export class WorkQueue {
@@ -138,6 +177,10 @@ export class WorkQueue {
 
   private async worker(): Promise<void> {
     while (!this.stopped) {
+      if (sliceUsed()) {
+        await turn();
+        continue;
+      }
       const key = this.take();
       if (key === undefined) {
         if (this.running === 0 && this.length === 0) for (const done of this.idleWaiters.splice(0)) done();
