@@ -47,16 +47,17 @@ describe('ACME DNS-01 issuance: certbot writes the challenge into zonekeeper by 
   let pebblePort: number;
   let certs: string;
 
-  before(async () => {
-    certs = await prepare();
-    dir = await tempDir('acme');
-    stateDir = await tempDir('acme-state');
-    await writeFile(path.join(dir, 'acme.key'), SECRET);
-    const manifests = path.join(dir, 'manifests');
-    await mkdir(manifests);
-    await writeFile(
-      path.join(manifests, 'zone.yaml'),
-      `apiVersion: dns.zonekeeper.dev/v1alpha1
+  before(
+    async () => {
+      certs = await prepare();
+      dir = await tempDir('acme');
+      stateDir = await tempDir('acme-state');
+      await writeFile(path.join(dir, 'acme.key'), SECRET);
+      const manifests = path.join(dir, 'manifests');
+      await mkdir(manifests);
+      await writeFile(
+        path.join(manifests, 'zone.yaml'),
+        `apiVersion: dns.zonekeeper.dev/v1alpha1
 kind: DNSZoneClass
 metadata: { name: builtin }
 spec:
@@ -84,33 +85,38 @@ spec:
   type: A
   records: [192.0.2.80]
 `,
-    );
-    serve = await startServe(manifests, stateDir);
-    pebblePort = await freePort();
-    const config = path.join(dir, 'pebble.json');
-    await writeFile(
-      config,
-      JSON.stringify({
-        pebble: {
-          listenAddress: `127.0.0.1:${pebblePort}`,
-          managementListenAddress: `127.0.0.1:${await freePort()}`,
-          certificate: path.join(certs, 'localhost/cert.pem'),
-          privateKey: path.join(certs, 'localhost/key.pem'),
-          httpPort: await freePort(),
-          tlsPort: await freePort(),
-          ocspResponderURL: '',
-          externalAccountBindingRequired: false,
-        },
-      }),
-    );
-    pebble = spawn(PEBBLE, ['-config', config, '-dnsserver', `127.0.0.1:${serve.dnsPort}`], {
-      // No sleeps before validation, no rejected nonces, no reused authorizations: a quick, exact run.
-      env: { ...process.env, PEBBLE_VA_NOSLEEP: '1', PEBBLE_WFE_NONCEREJECT: '0', PEBBLE_AUTHZREUSE: '0' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    pebbleLog = logOf(pebble);
-    await waitFor(async () => (/Listening on/.test(pebbleLog()) ? true : undefined), 20_000);
-  });
+      );
+      serve = await startServe(manifests, stateDir);
+      pebblePort = await freePort();
+      const config = path.join(dir, 'pebble.json');
+      await writeFile(
+        config,
+        JSON.stringify({
+          pebble: {
+            listenAddress: `127.0.0.1:${pebblePort}`,
+            managementListenAddress: `127.0.0.1:${await freePort()}`,
+            certificate: path.join(certs, 'localhost/cert.pem'),
+            privateKey: path.join(certs, 'localhost/key.pem'),
+            httpPort: await freePort(),
+            tlsPort: await freePort(),
+            ocspResponderURL: '',
+            externalAccountBindingRequired: false,
+          },
+        }),
+      );
+      pebble = spawn(PEBBLE, ['-config', config, '-dnsserver', `127.0.0.1:${serve.dnsPort}`], {
+        // No sleeps before validation, no rejected nonces, no reused authorizations: a quick, exact run.
+        env: { ...process.env, PEBBLE_VA_NOSLEEP: '1', PEBBLE_WFE_NONCEREJECT: '0', PEBBLE_AUTHZREUSE: '0' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      pebbleLog = logOf(pebble);
+      await waitFor(async () => (/Listening on/.test(pebbleLog()) ? true : undefined), 20_000);
+      // A hook that timed out would go on after `after` ran and leave serve and Pebble running (the file's
+      // process then never ends): the time limit covers a cold build of Pebble and certbot's install, run
+      // alone; `npm test` prepares both before the suites start (test/support/prepare-tools.ts).
+    },
+    { timeout: 30 * 60_000 },
+  );
 
   after(async () => {
     pebble?.kill('SIGTERM');
