@@ -1,10 +1,30 @@
 import assert from 'node:assert/strict';
-import { appendFile, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  appendFile,
+  cp,
+  mkdir,
+  mkdtemp,
+  open,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { DNSRecordSet } from '../../api/index.ts';
 import { PutText, StateStore } from './state-file.ts';
+
+/** A FileHandle, closed (its prototype is what the tests patch), of a file made and removed in `dir`. */
+const fileHandle = async (dir: string) => {
+  const name = path.join(dir, '.probe');
+  const fd = await open(name, 'w');
+  await fd.close();
+  await rm(name);
+  return fd;
+};
 
 const recordSet = (name: string, address: string): DNSRecordSet => ({
   apiVersion: 'dns.zonekeeper.dev/v1alpha1',
@@ -506,11 +526,11 @@ describe('StateStore', () => {
     assert.deepEqual(read.object('DNSRecordSet/dns/a')?.resource, recordSet('a', '192.0.2.1'));
 
     // The snapshot the release starts fails (its temporary file cannot be made): the objects stay
-    // unwritten, and the next snapshot (a new generation) writes them.
+    // unwritten, and the next snapshot (a new generation, after the back-off) writes them.
     const other = `${dir}-failing`;
     await mkdir(other);
     try {
-      const failing = await StateStore.open(other);
+      const failing = await StateStore.open(other, { compactRetryMs: 20 });
       const release = failing.holdCompaction();
       failing.putObject('DNSRecordSet/dns/b', {
         created: 't',
@@ -519,6 +539,9 @@ describe('StateStore', () => {
       });
       await mkdir(path.join(other, 'snapshot.000001.jsonl.tmp'));
       release();
+      await failing.compactionsSettled();
+      for (let i = 0; i < 500 && !(await readdir(other)).includes('snapshot.000002.jsonl'); i++)
+        await new Promise((resolve) => setTimeout(resolve, 10));
       await failing.compactionsSettled();
       assert.deepEqual((await readdir(other)).sort(), ['snapshot.000001.jsonl.tmp', 'snapshot.000002.jsonl']);
       const back = await StateStore.open(other, { readOnly: true });
@@ -567,6 +590,115 @@ describe('StateStore', () => {
     assert.deepEqual([...back.objectIds()].sort(), [...next.objectIds()].sort());
     for (const id of next.objectIds()) assert.deepEqual(back.object(id), next.object(id), id);
     assert.deepEqual(back.object('DNSRecordSet/dns/r19999')?.resource, recordSet('r19999', '198.51.100.2'));
+  });
+
+  test('a batch committed while a snapshot is written is replayed whole or not at all when the process dies as the snapshot completes, before the batch is durable', async () => {
+    const seed = await StateStore.open(dir, { compactMinBytes: 1 << 30 });
+    const object = (i: number | string, address: string) => ({
+      created: 't',
+      resource: recordSet(`r${i}`, address),
+    });
+    for (let i = 0; i < 20_000; i++) seed.putObject(`DNSRecordSet/dns/r${i}`, object(i, '192.0.2.1'));
+    await seed.close();
+    // The log's fsyncs wait for the gate (the snapshot's own fsync does not).
+    const proto = Object.getPrototypeOf(await fileHandle(dir)) as { datasync: () => Promise<void> };
+    const datasync = proto.datasync;
+    let openGate: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      openGate = resolve;
+    });
+    let gated = false;
+    proto.datasync = async function (this: unknown) {
+      if (gated) await gate;
+      return datasync.call(this);
+    };
+    const crashed = `${dir}-crashed`;
+    try {
+      const state = await StateStore.open(dir, { compactMinBytes: 1, objectDelayMs: 60_000 });
+      state.putObject('DNSRecordSet/dns/x', object('x', '192.0.2.9'));
+      await state.flush(); // the log is above its threshold: a compaction starts
+      // Let the snapshot write its first lines (r0 among them), not its last.
+      for (let i = 0; i < 100_000; i++) {
+        await new Promise((resolve) => setImmediate(resolve));
+        const size = await stat(path.join(dir, 'snapshot.000001.jsonl.tmp')).then(
+          (s) => s.size,
+          () => 0,
+        );
+        if (size > 0) break;
+      }
+      assert.ok((await files()).includes('snapshot.000001.jsonl.tmp'), 'the snapshot is being written');
+      // Another change is being made durable (its fsync waits): the batch's line waits behind it.
+      gated = true;
+      state.putObject('DNSRecordSet/dns/y', object('y', '192.0.2.8'));
+      const y = state.flush();
+      // One request: an object the snapshot has written and one it has not come to yet.
+      const committed = state.commitBatch([
+        { id: 'DNSRecordSet/dns/r0', object: { ...object(0, '198.51.100.1'), note: 'request 1' } },
+        { id: 'DNSRecordSet/dns/r19999', object: object(19_999, '198.51.100.1') },
+      ]);
+      await state.compactionsSettled();
+      assert.ok((await files()).includes('snapshot.000001.jsonl'));
+      // The process dies now: the folder as it is.
+      await cp(dir, crashed, { recursive: true });
+      const back = await StateStore.open(crashed, { readOnly: true });
+      const address = (i: number) =>
+        (back.object(`DNSRecordSet/dns/r${i}`)?.resource as DNSRecordSet | undefined)?.spec.records?.[0];
+      assert.deepEqual([address(0), address(19_999)], ['192.0.2.1', '192.0.2.1']);
+      assert.equal(back.object('DNSRecordSet/dns/r0')?.note, undefined);
+      openGate();
+      await Promise.all([committed, y]);
+      await state.close();
+      const after = await StateStore.open(dir, { readOnly: true });
+      assert.equal(after.object('DNSRecordSet/dns/r0')?.note, 'request 1');
+      assert.deepEqual(after.object('DNSRecordSet/dns/r19999'), object(19_999, '198.51.100.1'));
+    } finally {
+      openGate();
+      proto.datasync = datasync;
+      await rm(crashed, { recursive: true, force: true });
+    }
+  });
+
+  test('a failed snapshot leaves no temporary file and is tried again once, after the back-off, by a timer', async () => {
+    const logs: string[] = [];
+    const state = await StateStore.open(dir, {
+      compactRetryMs: 50,
+      log: (level, message) => logs.push(`${level}: ${message}`),
+    });
+    const release = state.holdCompaction();
+    for (let i = 0; i < 3000; i++)
+      state.putObject(`DNSRecordSet/dns/r${i}`, { created: 't', resource: recordSet(`r${i}`, '192.0.2.1') });
+    await state.set('example.com.', { serial: 1 });
+    const proto = Object.getPrototypeOf(await fileHandle(dir)) as { sync: () => Promise<void> };
+    const sync = proto.sync;
+    let failures = 0;
+    proto.sync = async () => {
+      failures++;
+      throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
+    };
+    try {
+      release();
+      await state.compactionsSettled();
+      // One attempt, not a second at once; its temporary file removed.
+      assert.equal(failures, 1);
+      assert.deepEqual(await files(), ['log.000000.jsonl']);
+    } finally {
+      proto.sync = sync;
+    }
+    // No change comes: the timer tries again.
+    for (let i = 0; i < 500 && !(await files()).some((n) => n.startsWith('snapshot.')); i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    await state.compactionsSettled();
+    assert.equal(failures, 1);
+    assert.equal(logs.filter((l) => l.includes('compaction failed')).length, 1);
+    const names = await files();
+    assert.ok(
+      names.some((n) => /^snapshot\.\d+\.jsonl$/.test(n)),
+      names.join(),
+    );
+    assert.ok(!names.some((n) => n.endsWith('.tmp')), names.join());
+    const back = await StateStore.open(dir, { readOnly: true });
+    assert.equal([...back.objectIds()].length, 3000);
+    await state.close();
   });
 
   test('a compaction cut short: the previous snapshot and both logs are replayed', async () => {

@@ -52,6 +52,8 @@ export interface StateStoreOptions {
   compactMinBytes?: number;
   /** How long object changes may wait to be written; serials are written at once (default 200 ms). */
   objectDelayMs?: number;
+  /** Wait before a failed compaction is tried again (default 30 s). */
+  compactRetryMs?: number;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
@@ -72,7 +74,7 @@ const SNAPSHOT_INSTEAD_MIN_LINES = 1000;
 /** Lines stringified to estimate the size of what is pending. */
 const SIZE_SAMPLE_LINES = 64;
 /** Wait before retrying a failed compaction. */
-const COMPACT_RETRY_MS = 30_000;
+const DEFAULT_COMPACT_RETRY_MS = 30_000;
 
 const SNAPSHOT = /^snapshot\.(\d+)\.jsonl$/;
 const LOG = /^log\.(\d+)\.jsonl$/;
@@ -159,6 +161,15 @@ export class StateStore implements SerialStore {
   private broken = false;
   private compacting: Promise<void> | undefined;
   private compactNotBefore = 0;
+  /** Retries a failed compaction that left objects only memory holds (`unwritten`). */
+  private retryTimer: NodeJS.Timeout | undefined;
+  /**
+   * While a snapshot is written: each object changed since it began, as it was then (null: absent).
+   * The snapshot reads the objects as it writes them, and writes these instead, so that it is the
+   * state when it began: a batch committed meanwhile is in the new log only, whole or not at all.
+   * Only the objects changed during a snapshot are kept twice.
+   */
+  private before: Map<string, { entry: Entry; note: string | undefined } | null> | undefined;
   private closed = false;
   /** No new compaction starts once closing. */
   private closing = false;
@@ -179,6 +190,7 @@ export class StateStore implements SerialStore {
       readOnly: false,
       compactMinBytes: DEFAULT_COMPACT_MIN_BYTES,
       objectDelayMs: DEFAULT_OBJECT_DELAY_MS,
+      compactRetryMs: DEFAULT_COMPACT_RETRY_MS,
       ...options,
     };
   }
@@ -228,15 +240,7 @@ export class StateStore implements SerialStore {
   }
 
   private stored(id: string, entry: Entry): StoredObject {
-    const resource = entry.resource ?? (entry.spec !== undefined ? rebuild(id, entry.spec) : undefined);
-    const note = this.notes.get(id);
-    return {
-      created: entry.created,
-      ...(entry.file !== undefined ? { file: entry.file } : {}),
-      ...(resource !== undefined ? { resource } : {}),
-      ...(entry.generation > 1 ? { generation: entry.generation } : {}),
-      ...(note !== undefined ? { note } : {}),
-    };
+    return storedObject(id, entry, this.notes.get(id));
   }
 
   objectIds(): IterableIterator<string> {
@@ -297,6 +301,7 @@ export class StateStore implements SerialStore {
       return;
     }
     entry.tag = existing?.tag;
+    this.keepBefore(id);
     this.objects.set(id, entry);
     this.setNote(id, object.note);
     if (this.defers()) return;
@@ -322,6 +327,7 @@ export class StateStore implements SerialStore {
     if (this.options.readOnly) throw new Error('the state store is read-only');
     const lines: Line[] = ops.map((op) => (op.object ? putLine(op.id, op.object) : { t: 'del', id: op.id }));
     for (const op of ops) {
+      this.keepBefore(op.id);
       if (op.object) {
         const entry = toEntry(op.id, op.object);
         entry.tag = this.objects.get(op.id)?.tag;
@@ -338,6 +344,14 @@ export class StateStore implements SerialStore {
     await this.flush();
   }
 
+  /** Keeps an object as it was before its first change while a snapshot is written (`before`). */
+  private keepBefore(id: string): void {
+    const before = this.before;
+    if (before === undefined || before.has(id)) return;
+    const entry = this.objects.get(id);
+    before.set(id, entry !== undefined ? { entry, note: this.notes.get(id) } : null);
+  }
+
   private setNote(id: string, note: string | undefined): void {
     if (note === undefined) this.notes.delete(id);
     else this.notes.set(id, note);
@@ -345,6 +359,7 @@ export class StateStore implements SerialStore {
 
   /** Forgets an object, and the condition remembered for it. */
   deleteObject(id: string): void {
+    this.keepBefore(id);
     this.notes.delete(id);
     const had = this.objects.delete(id);
     if (!this.acceptance.delete(id) && !had) return;
@@ -452,6 +467,8 @@ export class StateStore implements SerialStore {
   /** Writes what is pending and closes the log (graceful shutdown); a running compaction finishes first. */
   async close(): Promise<void> {
     clearTimeout(this.timer);
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
     this.closing = true;
     try {
       await this.flush();
@@ -603,26 +620,38 @@ export class StateStore implements SerialStore {
     const bytes = this.log?.gen === this.generation ? this.log.bytes : 0;
     if (!this.unwritten && bytes <= Math.max(this.options.compactMinBytes, this.snapshotBytes)) return;
     this.compact().catch((e: unknown) => {
-      this.compactNotBefore = Date.now() + COMPACT_RETRY_MS;
       this.options.log?.(
         'warn',
         `state ${this.dir}: compaction failed (${(e as Error).message}); retrying later`,
       );
-      // Objects only memory holds are not left for the next change to notice.
-      if (this.unwritten) setTimeout(() => this.maybeCompact(), COMPACT_RETRY_MS + 1000).unref();
     });
   }
 
   /**
    * Writes the whole state as the snapshot of a new generation; appends go on meanwhile into the new
-   * generation's log. Concurrent calls share one compaction.
+   * generation's log. Concurrent calls share one compaction. A failed one is retried after
+   * `compactRetryMs`, whoever started it: the back-off is set before the next one may start, and
+   * objects only memory holds are not left for the next change to notice.
    */
   private compact(): Promise<void> {
-    this.compacting ??= this.compactNow().finally(() => {
-      this.compacting = undefined;
-      // What was appended meanwhile may already call for the next one.
-      if (!this.broken) this.maybeCompact();
-    });
+    this.compacting ??= this.compactNow()
+      .catch((e: unknown) => {
+        this.compactNotBefore = Date.now() + this.options.compactRetryMs;
+        if (this.unwritten && !this.closing && this.retryTimer === undefined) {
+          this.retryTimer = setTimeout(() => {
+            this.retryTimer = undefined;
+            this.compactNotBefore = 0;
+            this.maybeCompact();
+          }, this.options.compactRetryMs);
+          this.retryTimer.unref();
+        }
+        throw e;
+      })
+      .finally(() => {
+        this.compacting = undefined;
+        // What was appended meanwhile may already call for the next one.
+        if (!this.broken) this.maybeCompact();
+      });
     return this.compacting;
   }
 
@@ -639,11 +668,15 @@ export class StateStore implements SerialStore {
     const covers = this.unwritten;
     this.deferring = false;
     this.unwritten = false;
+    const before = new Map<string, { entry: Entry; note: string | undefined } | null>();
+    this.before = before;
     try {
-      await this.writeSnapshot(dir, gen, serials, this.objects, acceptance);
+      await this.writeSnapshot(dir, gen, serials, this.objects, before, acceptance);
     } catch (e) {
       if (covers) this.unwritten = true;
       throw e;
+    } finally {
+      this.before = undefined;
     }
   }
 
@@ -653,17 +686,46 @@ export class StateStore implements SerialStore {
     serials: [string, ZoneSerialState][],
     /**
      * Read as the snapshot is written, not copied first (a copy is a pair per object, about 60 MB at
-     * a million): an object changed meanwhile is written as it is then, or not at all when deleted.
-     * Either is what replaying the snapshot and then the new log gives, since every change after the
-     * snapshot was taken is appended to the new log as well, and a line replaces what an earlier
-     * line said about its object.
+     * a million), with `before`: an object changed meanwhile is written as it was when the snapshot
+     * began (kept in `before` at its first change), one added meanwhile not at all. The snapshot is
+     * then the state when it began, every later change is in the new log only: a batch
+     * (`commitBatch`) is replayed whole or not at all, and the changes on disk after a crash are
+     * those made up to some point, in order, as with the log alone.
      */
     objects: ReadonlyMap<string, Entry>,
+    before: ReadonlyMap<string, { entry: Entry; note: string | undefined } | null>,
     acceptance: [string, StoredAcceptance][],
   ): Promise<void> {
     const tmp = path.join(dir, `${snapshotName(gen)}.tmp`);
     const fd = await open(tmp, 'w', 0o644);
     const out = new Chunks(fd);
+    try {
+      await this.writeSnapshotLines(out, fd, gen, serials, objects, before, acceptance);
+      await rename(tmp, path.join(dir, snapshotName(gen)));
+    } catch (e) {
+      // Not left to the next start: a snapshot is as large as the state, and a retry writes another.
+      await rm(tmp, { force: true }).catch(() => {});
+      throw e;
+    }
+    await syncDir(dir);
+    this.snapshotBytes = out.bytes;
+    // The new generation is complete: the older ones are no longer needed.
+    for (const name of await readdir(dir)) {
+      const m = SNAPSHOT.exec(name) ?? LOG.exec(name);
+      if (m && Number(m[1]) < gen) await rm(path.join(dir, name), { force: true }).catch(() => {});
+    }
+  }
+
+  /** The snapshot's lines, written and synced; the file is closed, written or not. */
+  private async writeSnapshotLines(
+    out: Chunks,
+    fd: FileHandle,
+    gen: number,
+    serials: [string, ZoneSerialState][],
+    objects: ReadonlyMap<string, Entry>,
+    before: ReadonlyMap<string, { entry: Entry; note: string | undefined } | null>,
+    acceptance: [string, StoredAcceptance][],
+  ): Promise<void> {
     try {
       const header: Line = { t: 'snapshot', version: FORMAT, generation: gen };
       out.add(`${JSON.stringify(header)}\n`);
@@ -674,14 +736,34 @@ export class StateStore implements SerialStore {
         lines++;
       }
       const put = new PutText();
-      for (const [id, o] of objects) {
+      const text = (id: string, o: Entry, note: string | undefined) => {
         const spec = o.spec;
-        const text =
-          spec !== undefined
-            ? put.line(id, o.created, o.file, spec, o.generation, this.notes.get(id))
-            : `${JSON.stringify(putLine(id, this.stored(id, o)))}\n`;
+        return spec !== undefined
+          ? put.line(id, o.created, o.file, spec, o.generation, note)
+          : `${JSON.stringify(putLine(id, storedObject(id, o, note)))}\n`;
+      };
+      // The objects of `before` written, as they were (one changed, deleted and added again comes
+      // twice in the map's order).
+      const written = new Set<string>();
+      for (const [id, o] of objects) {
+        const kept = before.get(id);
+        let line: string;
+        if (kept === undefined) line = text(id, o, this.notes.get(id));
+        else if (kept === null || written.has(id)) continue;
+        else {
+          written.add(id);
+          line = text(id, kept.entry, kept.note);
+        }
         lines++;
-        if (!out.add(text) || lines % SNAPSHOT_CHUNK === 0) await out.write();
+        if (!out.add(line) || lines % SNAPSHOT_CHUNK === 0) await out.write();
+      }
+      // Objects deleted before the snapshot came to them. One written before its first change comes
+      // again here when it was deleted since: the same version twice.
+      for (const [id, kept] of before) {
+        if (kept === null || written.has(id)) continue;
+        written.add(id);
+        lines++;
+        if (!out.add(text(id, kept.entry, kept.note)) || lines % SNAPSHOT_CHUNK === 0) await out.write();
       }
       for (const [id, a] of acceptance) {
         lines++;
@@ -694,14 +776,6 @@ export class StateStore implements SerialStore {
       await fd.sync();
     } finally {
       await fd.close();
-    }
-    await rename(tmp, path.join(dir, snapshotName(gen)));
-    await syncDir(dir);
-    this.snapshotBytes = out.bytes;
-    // The new generation is complete: the older ones are no longer needed.
-    for (const name of await readdir(dir)) {
-      const m = SNAPSHOT.exec(name) ?? LOG.exec(name);
-      if (m && Number(m[1]) < gen) await rm(path.join(dir, name), { force: true }).catch(() => {});
     }
   }
 
@@ -1097,6 +1171,18 @@ function sharedAbout(created: string, file: string | undefined, generation: numb
   byGeneration.set(generation, about);
   aboutCount++;
   return about;
+}
+
+/** An object as `StateStore.object` gives it, with `note` kept with it. */
+function storedObject(id: string, entry: Entry, note: string | undefined): StoredObject {
+  const resource = entry.resource ?? (entry.spec !== undefined ? rebuild(id, entry.spec) : undefined);
+  return {
+    created: entry.created,
+    ...(entry.file !== undefined ? { file: entry.file } : {}),
+    ...(resource !== undefined ? { resource } : {}),
+    ...(entry.generation > 1 ? { generation: entry.generation } : {}),
+    ...(note !== undefined ? { note } : {}),
+  };
 }
 
 function toEntry(
