@@ -38,7 +38,13 @@ export function giveMemoryBackAfterFirstLoad(
   // The collection holds a copy of what it moves: resident memory can rise above the load's peak by
   // up to the old generation's live size. Where a memory limit is sized to that peak, it is turned off.
   if (env[COMPACTION_ENV]?.trim().toLowerCase() === 'off') return Promise.resolve();
-  const release = new MemoryReleaseOnce();
+  // The compacting collection, then one memory-reducing one (V8's low-memory notification): the pages
+  // the compaction emptied go back to the system at once. Left to V8's memory reducer, they were given
+  // back only when it happened to run a collection later; after a first start that writes its state
+  // log's first snapshot once every zone is programmed (ADR 0015) it did not within a minute, and a
+  // million record sets stayed at about 3 GiB resident instead of 1.5 (docs/benchmarks.md, "Tenth
+  // round: memory given back after the first load").
+  const release = new MemoryReleaseOnce({ reduceAfter: true, maxRounds: 1 });
   return after
     .then(() => new Promise((resolve) => setTimeout(resolve, RELEASE_DELAY_MS).unref()))
     .then(() => {
