@@ -56,7 +56,9 @@ export async function startServe(
     const timer = setTimeout(() => {
       child.kill('SIGKILL'); // never leave a half-started server behind
       reject(new Error(`serve did not start:\n${output}`));
-    }, 20_000);
+      // A minute: on a loaded 2-CPU machine (a fresh machine's first `npm test`, builds beside it) the
+      // process printed nothing within 20 s, compiling its modules.
+    }, 60_000);
     const check = () => {
       const m = / serving dns="127\.0\.0\.1:(\d+)" http="127\.0\.0\.1:(\d+)"/.exec(output);
       if (m) {
