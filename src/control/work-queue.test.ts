@@ -187,4 +187,38 @@ describe('WorkQueue', () => {
     assert.deepEqual(seen, ['r']);
     second.shutdown();
   });
+
+  test('a slice whose reset was lost to mocked timers does not stop later queues', async (t) => {
+    const busy = (ms: number) => {
+      const until = performance.now() + ms;
+      while (performance.now() < until) {}
+    };
+    // Earlier tests' slices reset first, so that this one's reset is the mocked one.
+    await new Promise((resolve) => setImmediate(resolve));
+    t.mock.timers.enable({ apis: ['setImmediate'] });
+    const first = new WorkQueue(async () => {
+      busy(1);
+      return undefined;
+    });
+    first.add('a');
+    first.start();
+    await new Promise((resolve) => process.nextTick(resolve));
+    await Promise.resolve();
+    first.shutdown();
+    t.mock.timers.reset(); // drops the slice's reset
+    await new Promise((resolve) => setTimeout(resolve, 30)); // past the slice
+    let ran = 0;
+    const later = new WorkQueue(async () => {
+      ran++;
+      return undefined;
+    });
+    for (let i = 0; i < 5; i++) later.add(`k${i}`);
+    later.start();
+    const outcome = await Promise.race([
+      later.idle().then(() => 'idle'),
+      new Promise((resolve) => setTimeout(() => resolve('stuck'), 2000)),
+    ]);
+    later.shutdown();
+    assert.equal(outcome, 'idle', `ran ${ran} of 5`);
+  });
 });

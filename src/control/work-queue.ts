@@ -28,8 +28,6 @@ export type ReconcileResult = { requeueAfterMs?: number } | undefined;
 const SLICE_MS = 20;
 /** When the current run of reconciles without a turn of the event loop began; -1: none runs. */
 let sliceStart = -1;
-/** The turn the workers over their slice wait for, shared by them. */
-let turning: Promise<void> | undefined;
 
 /** Whether the reconciles running since the event loop last turned have used up their slice. */
 function sliceUsed(): boolean {
@@ -45,15 +43,18 @@ function sliceUsed(): boolean {
   return now - sliceStart >= SLICE_MS;
 }
 
-/** Resolves after the event loop turned once (its I/O callbacks ran). */
+/**
+ * Resolves after the event loop turned once (its I/O callbacks ran), and begins a new slice then: even
+ * if the reset `sliceUsed` scheduled was lost (a test's mocked timers dropped it), no queue waits for
+ * good. Each waiting worker has its own callback, so none can hang on another's lost one.
+ */
 function turn(): Promise<void> {
-  turning ??= new Promise((resolve) =>
+  return new Promise((resolve) =>
     setImmediate(() => {
-      turning = undefined;
+      sliceStart = -1;
       resolve();
     }),
   );
-  return turning;
 }
 export type Reconcile = (key: string) => Promise<ReconcileResult>;
 
