@@ -106,6 +106,26 @@ type Line =
   | { t: 'del'; id: string }
   | { t: 'batch'; ops: Line[] };
 
+/** An object's version as a snapshot began (`null`: it did not exist then), kept at its first change. */
+type KeptVersion = { entry: Entry; note: string | undefined } | null;
+
+/** What a snapshot writes: the state as it was when the snapshot began (`StateStore.compactNow`). */
+interface SnapshotContent {
+  gen: number;
+  serials: [string, ZoneSerialState][];
+  /**
+   * Read as the snapshot is written, not copied first (a copy is a pair per object, about 60 MB at
+   * a million), with `before`: an object changed meanwhile is written as it was when the snapshot
+   * began (kept in `before` at its first change), one added meanwhile not at all. The snapshot is
+   * then the state when it began, every later change is in the new log only: a batch
+   * (`commitBatch`) is replayed whole or not at all, and the changes on disk after a crash are
+   * those made up to some point, in order, as with the log alone.
+   */
+  objects: ReadonlyMap<string, Entry>;
+  before: ReadonlyMap<string, KeptVersion>;
+  acceptance: [string, StoredAcceptance][];
+}
+
 /**
  * The state folder mode keeps in `--state-dir`, so that a restart serves what was served before:
  * - the serial (and content hash) last published per zone origin, so a restart never lowers one;
@@ -169,7 +189,7 @@ export class StateStore implements SerialStore {
    * state when it began: a batch committed meanwhile is in the new log only, whole or not at all.
    * Only the objects changed during a snapshot are kept twice.
    */
-  private before: Map<string, { entry: Entry; note: string | undefined } | null> | undefined;
+  private before: Map<string, KeptVersion> | undefined;
   private closed = false;
   /** No new compaction starts once closing. */
   private closing = false;
@@ -668,10 +688,10 @@ export class StateStore implements SerialStore {
     const covers = this.unwritten;
     this.deferring = false;
     this.unwritten = false;
-    const before = new Map<string, { entry: Entry; note: string | undefined } | null>();
+    const before = new Map<string, KeptVersion>();
     this.before = before;
     try {
-      await this.writeSnapshot(dir, gen, serials, this.objects, before, acceptance);
+      await this.writeSnapshot(dir, { gen, serials, objects: this.objects, before, acceptance });
     } catch (e) {
       if (covers) this.unwritten = true;
       throw e;
@@ -680,27 +700,13 @@ export class StateStore implements SerialStore {
     }
   }
 
-  private async writeSnapshot(
-    dir: string,
-    gen: number,
-    serials: [string, ZoneSerialState][],
-    /**
-     * Read as the snapshot is written, not copied first (a copy is a pair per object, about 60 MB at
-     * a million), with `before`: an object changed meanwhile is written as it was when the snapshot
-     * began (kept in `before` at its first change), one added meanwhile not at all. The snapshot is
-     * then the state when it began, every later change is in the new log only: a batch
-     * (`commitBatch`) is replayed whole or not at all, and the changes on disk after a crash are
-     * those made up to some point, in order, as with the log alone.
-     */
-    objects: ReadonlyMap<string, Entry>,
-    before: ReadonlyMap<string, { entry: Entry; note: string | undefined } | null>,
-    acceptance: [string, StoredAcceptance][],
-  ): Promise<void> {
+  private async writeSnapshot(dir: string, content: SnapshotContent): Promise<void> {
+    const { gen } = content;
     const tmp = path.join(dir, `${snapshotName(gen)}.tmp`);
     const fd = await open(tmp, 'w', 0o644);
     const out = new Chunks(fd);
     try {
-      await this.writeSnapshotLines(out, fd, gen, serials, objects, before, acceptance);
+      await this.writeSnapshotLines(out, fd, content);
       await rename(tmp, path.join(dir, snapshotName(gen)));
     } catch (e) {
       // Not left to the next start: a snapshot is as large as the state, and a retry writes another.
@@ -720,11 +726,7 @@ export class StateStore implements SerialStore {
   private async writeSnapshotLines(
     out: Chunks,
     fd: FileHandle,
-    gen: number,
-    serials: [string, ZoneSerialState][],
-    objects: ReadonlyMap<string, Entry>,
-    before: ReadonlyMap<string, { entry: Entry; note: string | undefined } | null>,
-    acceptance: [string, StoredAcceptance][],
+    { gen, serials, objects, before, acceptance }: SnapshotContent,
   ): Promise<void> {
     try {
       const header: Line = { t: 'snapshot', version: FORMAT, generation: gen };
