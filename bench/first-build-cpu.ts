@@ -8,23 +8,11 @@
  *
  *   node bench/first-build-cpu.ts [--records 100000] [--zones 1000] [--rounds 7] [--baseline DIR]
  */
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../src/api/index.ts';
+import { abArgs, median, moduleLoader, sides } from './lib/ab.ts';
 import { scaleObjects } from './lib/zone.ts';
 
-const { values } = parseArgs({
-  options: {
-    records: { type: 'string', default: '100000' },
-    zones: { type: 'string', default: '1000' },
-    rounds: { type: 'string', default: '7' },
-    baseline: { type: 'string' },
-  },
-});
-const records = Number(values.records);
-const zones = Number(values.zones);
-const rounds = Number(values.rounds);
+const { records, zones, rounds, baseline } = abArgs(7);
 
 type Objects = readonly (DNSZoneClass | DNSZone | DNSRecordSet)[];
 
@@ -34,7 +22,7 @@ function cpuMs(since: NodeJS.CpuUsage): number {
 }
 
 async function version(root: string) {
-  const load = (file: string) => import(pathToFileURL(path.join(root, file)).href);
+  const load = moduleLoader(root);
   const [feedModule, zoneState, resourceKey] = await Promise.all([
     load('src/zones/catalog-feed.ts'),
     load('src/control/zone-state.ts'),
@@ -63,15 +51,12 @@ async function version(root: string) {
 }
 
 const objects = scaleObjects(records, zones);
-const sides: [string, Awaited<ReturnType<typeof version>>][] = [
-  ['current', await version(path.resolve(import.meta.dirname, '..'))],
-];
-if (values.baseline) sides.unshift(['baseline', await version(path.resolve(values.baseline))]);
-const loads = new Map<string, number[]>(sides.map(([label]) => [label, []]));
-const builds = new Map<string, number[]>(sides.map(([label]) => [label, []]));
+const versions = await sides(version, baseline);
+const loads = new Map<string, number[]>(versions.map(([label]) => [label, []]));
+const builds = new Map<string, number[]>(versions.map(([label]) => [label, []]));
 process.stdout.write(`${records} record sets in ${zones} zones, ${rounds} alternating rounds\n`);
 for (let round = 0; round < rounds; round++) {
-  for (const [label, run] of sides) {
+  for (const [label, run] of versions) {
     const { loadMs, buildMs, rrsets } = run(objects);
     loads.get(label)!.push(loadMs);
     builds.get(label)!.push(buildMs);
@@ -80,9 +65,8 @@ for (let round = 0; round < rounds; round++) {
     );
   }
 }
-const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
 const range = (list: number[]) => `${Math.min(...list).toFixed(0)}–${Math.max(...list).toFixed(0)}`;
-for (const [label] of sides)
+for (const [label] of versions)
   process.stdout.write(
     `${label.padEnd(8)} load median ${median(loads.get(label)!).toFixed(0)} ms (${range(loads.get(label)!)}), ` +
       `first builds median ${median(builds.get(label)!).toFixed(0)} ms (${range(builds.get(label)!)})\n`,

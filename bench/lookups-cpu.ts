@@ -9,23 +9,11 @@
  *
  *   node bench/lookups-cpu.ts [--records 100000] [--zones 1000] [--rounds 7] [--baseline DIR]
  */
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import type { DNSRecordSet } from '../src/api/index.ts';
+import { abArgs, median, moduleLoader, sides } from './lib/ab.ts';
 import { scaleObjects } from './lib/zone.ts';
 
-const { values } = parseArgs({
-  options: {
-    records: { type: 'string', default: '100000' },
-    zones: { type: 'string', default: '1000' },
-    rounds: { type: 'string', default: '7' },
-    baseline: { type: 'string' },
-  },
-});
-const records = Number(values.records);
-const zones = Number(values.zones);
-const rounds = Number(values.rounds);
+const { records, zones, rounds, baseline } = abArgs(7);
 
 const objects = scaleObjects(records, zones, 1);
 const recordSets = objects.filter((o): o is DNSRecordSet => o.kind === 'DNSRecordSet');
@@ -53,7 +41,7 @@ const cpu = (run: () => void): number => {
 };
 
 async function version(root: string) {
-  const load = (file: string) => import(pathToFileURL(path.join(root, file)).href);
+  const load = moduleLoader(root);
   const [feedModule, resource] = await Promise.all([
     load('src/zones/catalog-feed.ts'),
     load('src/api/resource.ts'),
@@ -78,15 +66,12 @@ async function version(root: string) {
   };
 }
 
-const sides: [string, Awaited<ReturnType<typeof version>>][] = [
-  ['current', await version(path.resolve(import.meta.dirname, '..'))],
-];
-if (values.baseline) sides.unshift(['baseline', await version(path.resolve(values.baseline))]);
+const versions = await sides(version, baseline);
 const results = new Map<string, number[]>();
 process.stdout.write(`${records} record sets in ${zones} zones, ${rounds} alternating rounds\n`);
 for (let round = 0; round < rounds; round++) {
   // Alternate which version goes first.
-  for (const [label, side] of round % 2 === 0 ? sides : [...sides].reverse()) {
+  for (const [label, side] of round % 2 === 0 ? versions : [...versions].reverse()) {
     const feedMs = side.feed();
     const acceptMs = side.accept();
     if (round > 0) {
@@ -100,7 +85,6 @@ for (let round = 0; round < rounds; round++) {
     );
   }
 }
-const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
 for (const [label, list] of [...results].sort(([a], [b]) => a.localeCompare(b)))
   process.stdout.write(
     `${label.padEnd(16)} CPU median ${median(list).toFixed(0)} ms (${Math.min(...list).toFixed(0)}–${Math.max(...list).toFixed(0)})\n`,

@@ -10,27 +10,15 @@
  *
  *   node --expose-gc bench/reconcile-cpu.ts [--records 100000] [--zones 1000] [--rounds 5] [--baseline DIR]
  */
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../src/api/index.ts';
+import { abArgs, median, moduleLoader, sides } from './lib/ab.ts';
 import { scaleObjects } from './lib/zone.ts';
 
-const { values } = parseArgs({
-  options: {
-    records: { type: 'string', default: '100000' },
-    zones: { type: 'string', default: '1000' },
-    rounds: { type: 'string', default: '5' },
-    baseline: { type: 'string' },
-  },
-});
-const records = Number(values.records);
-const zones = Number(values.zones);
-const rounds = Number(values.rounds);
+const { records, zones, rounds, baseline } = abArgs(5);
 
 /** The modules one round needs, from this checkout or another. */
 async function version(root: string) {
-  const load = (file: string) => import(pathToFileURL(path.join(root, file)).href);
+  const load = moduleLoader(root);
   const [store, controller, serials, builtin, zoneTable, images, recordTable] = await Promise.all([
     load('src/control/memory-store.ts'),
     load('src/control/controller.ts'),
@@ -86,18 +74,15 @@ async function version(root: string) {
 
 const objects = scaleObjects(records, zones);
 
-const sides: [string, Awaited<ReturnType<typeof version>>][] = [
-  ['current', await version(path.resolve(import.meta.dirname, '..'))],
-];
-if (values.baseline) sides.unshift(['baseline', await version(path.resolve(values.baseline))]);
-const results = new Map<string, number[]>(sides.map(([label]) => [label, []]));
-const firsts = new Map<string, number[]>(sides.map(([label]) => [label, []]));
-const everys = new Map<string, number[]>(sides.map(([label]) => [label, []]));
+const versions = await sides(version, baseline);
+const results = new Map<string, number[]>(versions.map(([label]) => [label, []]));
+const firsts = new Map<string, number[]>(versions.map(([label]) => [label, []]));
+const everys = new Map<string, number[]>(versions.map(([label]) => [label, []]));
 process.stdout.write(`${records} record sets in ${zones} zones, ${rounds} alternating rounds\n`);
 for (let round = 0; round < rounds; round++) {
   // Each version goes first in every other round (the one after another runs beside its garbage),
   // with a collection before each run when `--expose-gc` allows one.
-  for (const [label, run] of round % 2 === 0 ? sides : [...sides].reverse()) {
+  for (const [label, run] of round % 2 === 0 ? versions : [...versions].reverse()) {
     globalThis.gc?.();
     const { cpuMs, firstMs, everyMs, wallMs } = await run(objects);
     results.get(label)!.push(cpuMs);
@@ -108,7 +93,6 @@ for (let round = 0; round < rounds; round++) {
     );
   }
 }
-const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
 for (const [label, list] of results)
   process.stdout.write(
     `${label.padEnd(8)} CPU median ${median(list).toFixed(0)} ms (${((1000 * median(list)) / records).toFixed(2)} µs per record set); ` +
