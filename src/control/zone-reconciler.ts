@@ -24,11 +24,11 @@ import {
 } from '../backends/backend.ts';
 import type { Name } from '../dns/name.ts';
 import { RRType } from '../dns/rrtype.ts';
+import { Limiter } from '../util/limiter.ts';
 import { type Catalog, type ZoneVerdict, zoneOrigin } from '../zones/catalog.ts';
 import type { ZoneChanges } from '../zones/catalog-feed.ts';
 import { annotationHint, decideHold } from '../zones/change-safety.ts';
 import { DEFAULT_WINDOW_POLICY, needsResign } from '../zones/dnssec-window.ts';
-import { Limiter } from '../util/limiter.ts';
 import type { ResourceKey } from '../zones/resource-key.ts';
 import { statusSerial } from '../zones/serial-policy.ts';
 import { type ResolvedTransfers, withUpdatePolicy } from '../zones/transfers.ts';
