@@ -153,6 +153,9 @@ export async function readBack(
  * the same zone twice is a no-op, deleting a missing zone succeeds. The contract kit
  * (src/backends/contract) checks every backend against this.
  */
+/** Zone changes sent to one backend at once when it does not say (`Backend.applyConcurrency`). */
+export const DEFAULT_APPLY_CONCURRENCY = 8;
+
 export interface Backend {
   readonly name: string;
   readonly capabilities: BackendCapabilities;
@@ -188,6 +191,13 @@ export interface Backend {
    * implement it; `zonekeeper plan --live` says "cannot be read" for one that does not.
    */
   liveDiff?(zone: ProgrammedZone): Promise<LiveDiff>;
+  /**
+   * How many zones' changes (an apply and its read-back) this backend is sent at once (default
+   * `DEFAULT_APPLY_CONCURRENCY`): a server of its own is not sent more than that many in parallel,
+   * however many zones the controller reconciles at once. The built-in backend applies within this
+   * process and takes every one at once.
+   */
+  readonly applyConcurrency?: number;
   /** The target for people (`PowerDNS at URL (server ID)`), shown by plan --live. */
   readonly location?: string;
   /**

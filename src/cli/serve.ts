@@ -105,6 +105,9 @@ export interface ServeOptions extends AnswerSettings {
 /** Default of `--secondary-probe-timeout`. */
 export const DEFAULT_SECONDARY_PROBE_TIMEOUT_MS = 2000;
 
+/** Zone reconciles `serve` keeps in flight at once (the controller's default is 8). */
+export const SERVE_ZONE_CONCURRENCY = 32;
+
 export interface ServeHandle {
   dns: { host: string; port: number };
   http: { host: string; port: number };
@@ -352,6 +355,10 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     log,
     secrets,
     recordTargets: (key) => steering.recordTargets(key),
+    // The store is in memory and a serial's durable write is a local fsync of a few milliseconds, which
+    // at start-up is longer than a small zone's build: 32 zones in flight keep this thread busy while
+    // some wait for it. Servers of their own (PowerDNS, RFC 2136, webhooks) still get 8 at once.
+    zoneConcurrency: SERVE_ZONE_CONCURRENCY,
     ...(probeTimeoutMs > 0
       ? {
           secondarySerials: (origin: Name, transfers: ResolvedTransfers) =>

@@ -53,6 +53,12 @@ export interface ControllerOptions {
    */
   writeConcurrency?: number;
   /**
+   * Zone reconciles in flight at once (default 8). While one waits (its serial's durable write, a
+   * backend's answer, its statuses) another computes. Each backend is still sent at most its
+   * `applyConcurrency` zones at once.
+   */
+  zoneConcurrency?: number;
+  /**
    * Backoff of a failed reconcile: the first retry waits `retryBaseDelayMs`, each further failure
    * doubles it up to `retryMaxDelayMs` (defaults 50 ms and 60 s). Success resets it.
    */
@@ -139,6 +145,7 @@ export class Controller {
         DNSZoneClass: (key) => reconcileClass(key, { store, catalog, backendFor, status }),
       },
       recordConcurrency: writeConcurrency,
+      ...(options.zoneConcurrency !== undefined ? { zoneConcurrency: options.zoneConcurrency } : {}),
       ...(options.retryBaseDelayMs !== undefined ? { retryBaseDelayMs: options.retryBaseDelayMs } : {}),
       ...(options.retryMaxDelayMs !== undefined ? { retryMaxDelayMs: options.retryMaxDelayMs } : {}),
       ...(options.registry ? { registry: options.registry } : {}),

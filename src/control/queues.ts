@@ -15,6 +15,8 @@ export interface QueueOptions {
   reconcile: Record<ReconciledKind, Reconcile>;
   /** Record-set reconciles in flight at once (at least 2). */
   recordConcurrency: number;
+  /** Zone reconciles in flight at once (default 8). */
+  zoneConcurrency?: number;
   retryBaseDelayMs?: number;
   retryMaxDelayMs?: number;
   registry?: Registry;
@@ -38,7 +40,10 @@ export class ReconcileQueues {
     };
     // Several zones at once: their durable serial writes share one file write (start-up with many
     // zones), and one slow backend call does not hold up the other zones.
-    this.zones = new WorkQueue(options.reconcile.DNSZone, { concurrency: 8, ...backoff });
+    this.zones = new WorkQueue(options.reconcile.DNSZone, {
+      concurrency: Math.max(1, options.zoneConcurrency ?? 8),
+      ...backoff,
+    });
     // Record sets after the zones waiting: their reconciles (finalizers, the status of a record set no
     // zone takes) are work no answer waits for, so on a first start every zone is programmed first.
     this.records = new WorkQueue(options.reconcile.DNSRecordSet, {

@@ -18,11 +18,13 @@ import {
   type ApplyResult,
   type Backend,
   BackendError,
+  DEFAULT_APPLY_CONCURRENCY,
   type ReadBack,
   readBack,
 } from '../backends/backend.ts';
 import type { Name } from '../dns/name.ts';
 import { RRType } from '../dns/rrtype.ts';
+import { Limiter } from '../util/limiter.ts';
 import { type Catalog, type ZoneVerdict, zoneOrigin } from '../zones/catalog.ts';
 import type { ZoneChanges } from '../zones/catalog-feed.ts';
 import { annotationHint, decideHold } from '../zones/change-safety.ts';
@@ -149,6 +151,8 @@ export class ZoneReconciler {
   /** Zones this process has built a model for: only the first is measured against what was served before. */
   private readonly built = new Set<ResourceKey>();
   private readonly o: ZoneReconcilerOptions;
+  /** Each backend's turn for applies (`Backend.applyConcurrency`). */
+  private readonly applyLimits = new WeakMap<Backend, Limiter>();
 
   constructor(options: ZoneReconcilerOptions) {
     this.o = options;
@@ -347,28 +351,31 @@ export class ZoneReconciler {
     let back: ReadBack;
     let applied: ApplyResult | undefined;
     try {
-      applied =
-        (await backend.applyZone({
-          key,
+      ({ applied, back } = await this.applyLimit(backend).run(async () => {
+        const applied =
+          (await backend.applyZone({
+            key,
+            origin,
+            soa: state.model.soa,
+            serial,
+            rrsets: () => state.model.rrsets(),
+            byName: state.model,
+            ...(read.transfers ? { transfers: read.transfers } : {}),
+            ...(zone.spec.ignore && zone.spec.ignore.length > 0 ? { ignore: zone.spec.ignore } : {}),
+            ...(read.dnssec ? { dnssec: read.dnssec } : {}),
+            ...(read.dnssec && assigned.signedAt !== undefined ? { signedAt: assigned.signedAt } : {}),
+            ...planApply(state, held),
+          })) ?? undefined;
+        // What Programmed means is the backend's (its capabilities): the serial or the content read back.
+        const back = await readBack(backend, {
           origin,
-          soa: state.model.soa,
           serial,
+          soa: state.model.soa,
           rrsets: () => state.model.rrsets(),
-          byName: state.model,
-          ...(read.transfers ? { transfers: read.transfers } : {}),
           ...(zone.spec.ignore && zone.spec.ignore.length > 0 ? { ignore: zone.spec.ignore } : {}),
-          ...(read.dnssec ? { dnssec: read.dnssec } : {}),
-          ...(read.dnssec && assigned.signedAt !== undefined ? { signedAt: assigned.signedAt } : {}),
-          ...planApply(state, held),
-        })) ?? undefined;
-      // What Programmed means is the backend's (its capabilities): the serial or the content read back.
-      back = await readBack(backend, {
-        origin,
-        serial,
-        soa: state.model.soa,
-        rrsets: () => state.model.rrsets(),
-        ...(zone.spec.ignore && zone.spec.ignore.length > 0 ? { ignore: zone.spec.ignore } : {}),
-      });
+        });
+        return { applied, back };
+      }));
     } catch (e) {
       // What the backend holds is unknown now: the next attempt sends the whole zone.
       programmed.set(key, { origin, serial: held?.serial ?? serial, needsFull: true, backend });
@@ -645,6 +652,16 @@ export class ZoneReconciler {
    * (baseline, held change) is kept until it is served again, when the model built then is measured
    * against it; a held change is never served by a refusal or a gate that comes and goes (ADR 0018).
    */
+  /** The turn of `backend`'s applies: at most its `applyConcurrency` zones at once. */
+  private applyLimit(backend: Backend): Limiter {
+    let limiter = this.applyLimits.get(backend);
+    if (!limiter) {
+      limiter = new Limiter(backend.applyConcurrency ?? DEFAULT_APPLY_CONCURRENCY);
+      this.applyLimits.set(backend, limiter);
+    }
+    return limiter;
+  }
+
   private park(key: ResourceKey): void {
     const state = this.models.get(key);
     if (state?.baseline !== undefined || state?.rebuiltFrom !== undefined) this.parked.set(key, state);

@@ -110,3 +110,45 @@ describe("values valid anywhere (the parse threads' verdict)", () => {
     assert.equal(valuesValidAnywhere('A', [1 as unknown as string]), false);
   });
 });
+
+describe('which values are the same record (RFC 2181 §5)', () => {
+  const parse = (type: DNSRecordSet['spec']['type'], records: string[]) =>
+    parseRecordSetRecords(
+      recordSet('dns', `dup-${type}-${records.join('|')}`, {
+        zoneRef: { name: 'z' },
+        name: 'h',
+        type,
+        records,
+      }),
+      'example.com.',
+    );
+
+  test('text that differs only in case is two records: TXT, CAA values', () => {
+    const txt = parse('TXT', ['"ABC"', '"abc"']);
+    assert.ok(txt.ok, txt.ok ? '' : txt.message);
+    assert.equal(txt.rdata.length, 2);
+    const caa = parse('CAA', ['0 issue "CA.example"', '0 issue "ca.example"']);
+    assert.ok(caa.ok, caa.ok ? '' : caa.message);
+    assert.equal(caa.rdata.length, 2);
+    assert.equal(valuesValidAnywhere('TXT', ['"ABC"', '"abc"']), true);
+  });
+
+  test('names that differ only in case, and hex in either case, are one record', () => {
+    for (const [type, a, b] of [
+      ['MX', '10 mail', '10 MAIL'],
+      ['CNAME', 'Target.example.net.', 'target.EXAMPLE.net.'],
+      ['SRV', '0 5 443 Host', '0 5 443 host'],
+      ['HTTPS', '1 Svc.example.net.', '1 svc.example.net.'],
+      [
+        'SSHFP',
+        '1 1 ABCDEF0123456789ABCDEF0123456789ABCDEF01',
+        '1 1 abcdef0123456789abcdef0123456789abcdef01',
+      ],
+      ['TXT', '"same"', 'same'],
+    ] as const) {
+      const r = parse(type, [a, b]);
+      assert.equal(r.ok, false, `${type} ${a} / ${b}`);
+      assert.match(r.ok ? '' : r.message, /repeats spec\.records\[0\]/);
+    }
+  });
+});

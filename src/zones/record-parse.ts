@@ -1,5 +1,6 @@
 import type { DNSRecordSet } from '../api/index.ts';
 import { type GeoIp, resolveSteering, type Steering, type Topology } from '../api/steering.ts';
+import { recordIdentity } from '../dns/dnssec/canonical.ts';
 import { DnsError } from '../dns/errors.ts';
 import type { Name } from '../dns/name.ts';
 import { utf8Binary } from '../dns/octets.ts';
@@ -93,8 +94,9 @@ function parseValues(
     } catch (e) {
       return badValue(i, text, e);
     }
-    const canonical = printRdata(parsed).toLowerCase();
-    const first = seen.get(canonical);
+    // Names without regard to case, text and octets as written (RFC 4343 §3, RFC 2181 §5).
+    const identity = recordIdentity(parsed);
+    const first = seen.get(identity);
     if (first !== undefined) {
       return {
         ok: false,
@@ -102,7 +104,7 @@ function parseValues(
         index: i,
       };
     }
-    seen.set(canonical, i);
+    seen.set(identity, i);
     rdata.push(parsed);
   }
   // A copy of exactly the records: an array grown by push keeps room for more for as long as the

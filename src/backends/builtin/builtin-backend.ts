@@ -95,6 +95,8 @@ export const SIGNING_BUILTIN_CAPABILITIES: BackendCapabilities = {
 export class BuiltinBackend implements Backend, SelectionSink {
   readonly name = 'builtin';
   readonly capabilities: BackendCapabilities;
+  /** Applies build and hand over images within this process: every zone at once. */
+  readonly applyConcurrency = Number.POSITIVE_INFINITY;
   readonly keepsServing: boolean;
   private readonly table: ZoneTable<ServedZone>;
   private readonly dnssecKeys: DnssecKeyStore | undefined;

@@ -119,6 +119,8 @@ interface PoolWorker {
 export class WorkerPoolBackend implements Backend, SelectionSink {
   readonly name = 'builtin';
   readonly capabilities: BackendCapabilities;
+  /** Applies build and hand over images within this process: every zone at once. */
+  readonly applyConcurrency = Number.POSITIVE_INFINITY;
   private readonly local: BuiltinBackend;
   private readonly table: ZoneTable<ServedZone>;
   /** Turns the table's image back into objects where a zone gains DNSSEC material (`unpackBefore`). */

@@ -4,6 +4,7 @@
  */
 
 import { encodeNameUncompressed, type Name } from '../name.ts';
+import { binaryFromBytes } from '../octets.ts';
 import { encodeRdata, type Rdata } from '../rdata.ts';
 import { WireWriter } from '../wire.ts';
 
@@ -35,6 +36,18 @@ export function canonicalRdata(rdata: Rdata): Uint8Array {
   const w = new CanonicalWriter(LOWERCASE_RDATA.has(rdata.type));
   encodeRdata(rdata, w);
   return w.finish();
+}
+
+/**
+ * One record's value as records compare: its wire form, uncompressed, with every embedded name
+ * lowercased, as a binary string. Names are equal without regard to case (RFC 4343 §3), every other
+ * field octet for octet, so two values are the same record (RFC 2181 §5) exactly when these strings
+ * are: TXT "ABC" and "abc" are two records, `mail.example.` and `MAIL.example.` one.
+ */
+export function recordIdentity(rdata: Rdata): string {
+  const w = new CanonicalWriter(true);
+  encodeRdata(rdata, w);
+  return binaryFromBytes(w.finish());
 }
 
 /** An owner or signer name in canonical wire form: uncompressed, lowercased (RFC 4034 §6.2 items 1-3). */
