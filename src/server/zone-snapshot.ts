@@ -1,5 +1,5 @@
+import { recordIdentity } from '../dns/dnssec/canonical.ts';
 import { labelCount, type Name, nameKey, parentName } from '../dns/name.ts';
-import { printRdata } from '../dns/rdata.ts';
 import { type RecordTypeName, RRType, typeName } from '../dns/rrtype.ts';
 import type { RRsetData, RRsetDelta } from '../zones/rrset.ts';
 import type { SoaFields } from '../zones/soa.ts';
@@ -245,10 +245,14 @@ function recordDiff(
 ): [ServedRRset | undefined, ServedRRset | undefined] {
   if (!old) return [undefined, next];
   if (old.ttl !== next.ttl) return [old, next];
-  const before = new Set(old.rdata.map((r) => printRdata(r).toLowerCase()));
-  const after = new Set(next.rdata.map((r) => printRdata(r).toLowerCase()));
-  const gone = old.rdata.filter((r) => !after.has(printRdata(r).toLowerCase()));
-  const come = next.rdata.filter((r) => !before.has(printRdata(r).toLowerCase()));
+  // The same record: names without regard to case, text and octets as written (RFC 4343 §3), so a
+  // TXT value whose case changed is removed and added.
+  const oldIds = old.rdata.map(recordIdentity);
+  const nextIds = next.rdata.map(recordIdentity);
+  const before = new Set(oldIds);
+  const after = new Set(nextIds);
+  const gone = old.rdata.filter((_, i) => !after.has(oldIds[i]!));
+  const come = next.rdata.filter((_, i) => !before.has(nextIds[i]!));
   return [
     // Subsets of the RDATA: the cached wire form of the whole RRset does not apply to them.
     gone.length > 0 ? { ...old, rdata: gone, wire: undefined } : undefined,
