@@ -80,7 +80,7 @@ const hexGroups = new Int32Array(8);
  * 4291 §2.2 forms 1 and 2). False for anything else (invalid text, a dotted-quad tail), which
  * `parseIPv6GeneralInto` then judges: it accepts every address this does, with the same octets.
  */
-function parseHexIPv6Into(text: string, out: Uint8Array, offset: number): boolean {
+export function parseHexIPv6Into(text: string, out: Uint8Array, offset: number): boolean {
   const n = text.length;
   if (n < 2) return false;
   let count = 0;

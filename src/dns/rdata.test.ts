@@ -3,6 +3,8 @@ import { describe, test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { DnsError } from './errors.ts';
+import { aaaaCodec, aCodec, plainAddress } from './rdata/address.ts';
+import { RdataFields } from './rdata/fields.ts';
 import {
   additionalTargets,
   decodeRdata,
@@ -529,4 +531,80 @@ describe('decodeRdata strictness', () => {
       (e: unknown) => e instanceof WireError && e.code === 'TRUNCATED',
     );
   });
+});
+
+test('an A or AAAA value that is an address alone parses, without fields or tokens, to what the codec gives', () => {
+  const viaCodec = (type: 'A' | 'AAAA', text: string): Rdata | string => {
+    try {
+      return type === 'A'
+        ? aCodec.parse(new RdataFields(type, aCodec.syntax, text), ORIGIN, 'A')
+        : aaaaCodec.parse(new RdataFields(type, aaaaCodec.syntax, text), ORIGIN, 'AAAA');
+    } catch (e) {
+      return (e as Error).message;
+    }
+  };
+  const check = (type: 'A' | 'AAAA', text: string) => {
+    const expected = viaCodec(type, text);
+    const plain = plainAddress(type, text);
+    if (plain !== undefined) {
+      // The same value, its fields in the same order, and the text itself kept when canonical.
+      assert.equal(JSON.stringify(plain), JSON.stringify(expected), `${type} ${JSON.stringify(text)}`);
+      if (typeof expected !== 'string' && 'address' in expected && expected.address === text)
+        assert.equal(plain.address, text);
+    }
+    let parsed: Rdata | string;
+    try {
+      parsed = parseRdata(type, text, ORIGIN);
+    } catch (e) {
+      parsed = (e as Error).message;
+    }
+    assert.equal(JSON.stringify(parsed), JSON.stringify(expected), `${type} ${JSON.stringify(text)}`);
+  };
+  const texts = [
+    '192.0.2.1',
+    '0.0.0.0',
+    '255.255.255.255',
+    '256.1.1.1',
+    '01.2.3.4',
+    '1.2.3',
+    '1.2.3.4.5',
+    ' 192.0.2.1',
+    '192.0.2.1 ',
+    '"192.0.2.1"',
+    '\\049.2.3.4',
+    '(1.2.3.4)',
+    '1.2.3.4;',
+    '',
+    '::',
+    '::1',
+    '2001:db8::1',
+    '2001:DB8::1',
+    '2001:0db8:0:0:0:0:0:1',
+    '2001:db8:0:0:1:0:0:1',
+    '::ffff:192.0.2.1',
+    '1:2:3:4:5:6:7:8',
+    '1::2::3',
+    ' ::1',
+    '::1 ',
+  ];
+  for (const text of texts) for (const type of ['A', 'AAAA'] as const) check(type, text);
+  // Random text over the characters of addresses and of presentation syntax.
+  const alphabet = '0123456789.:abcdefABCDEF \\"();';
+  let seed = 7;
+  const next = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed;
+  };
+  for (let i = 0; i < 3000; i++) {
+    let text = '';
+    const length = next() % 20;
+    for (let k = 0; k < length; k++) text += alphabet[next() % (i % 3 === 0 ? alphabet.length : 12)];
+    for (const type of ['A', 'AAAA'] as const) check(type, text);
+  }
+  for (let i = 0; i < 500; i++) {
+    const octets = [next() % 256, next() % 256, next() % 256, next() % 256];
+    check('A', octets.join('.'));
+    const groups = Array.from({ length: 8 }, () => (next() % 4 === 0 ? 0 : next() % 65536).toString(16));
+    check('AAAA', groups.join(':'));
+  }
 });

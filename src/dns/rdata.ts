@@ -5,7 +5,7 @@
 import { DnsError } from './errors.ts';
 import { bytesToHex } from './hex.ts';
 import { type Name, nameEquals } from './name.ts';
-import { aaaaCodec, aCodec } from './rdata/address.ts';
+import { aaaaCodec, aCodec, plainAddress } from './rdata/address.ts';
 import { caaCodec } from './rdata/caa.ts';
 import type { RdataCodec } from './rdata/codec.ts';
 import { dsCodec } from './rdata/ds.ts';
@@ -102,6 +102,11 @@ export function recordTypeOfCode(code: number): RecordTypeName | undefined {
  * The RFC 3597 §5 generic form "\# <length> <hex>" is accepted for every type. Throws DnsError BAD_RDATA.
  */
 export function parseRdata(type: RecordTypeName, text: string, origin: Name): Rdata {
+  if (type === 'A' || type === 'AAAA') {
+    // Most values of the most common types: the address alone, parsed as the codec would.
+    const plain = plainAddress(type, text);
+    if (plain !== undefined) return plain;
+  }
   const codec = codecFor(type);
   const fields = new RdataFields(type, codec.syntax, text);
   if (/^\s*\\#(\s|$)/.test(text)) return parseGenericRdata(type, fields);

@@ -189,6 +189,11 @@ export class WireWriter {
     return this.buf.slice(0, this.len);
   }
 
+  /** Copies the bytes written so far into `target` at `offset` (no copy of their own, as `finish` makes). */
+  copyInto(target: Uint8Array, offset: number): void {
+    target.set(this.buf.subarray(0, this.len), offset);
+  }
+
   /**
    * A copy of the bytes written so far in a Buffer from Node's shared pool: cheaper than `finish` for
    * the small messages written once per query (no ArrayBuffer of their own).

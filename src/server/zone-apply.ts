@@ -110,15 +110,8 @@ export class ZoneApplier {
   ): boolean {
     const images = this.images;
     if (images === undefined) return false;
-    let signed = false;
-    function* checked(): Generator<RRsetData> {
-      for (const r of rrsets) {
-        if (!signed && isDnssecType(r.type)) signed = true;
-        yield r;
-      }
-    }
     // Read once: `merge` asks the source for its RRsets once, and looks up no name in it.
-    const source = new ContentSource(origin, soa, serial, checked);
+    const source = new ContentSource(origin, soa, serial, () => rrsets);
     let built: ZoneImages;
     try {
       built = images.merge(source);
@@ -127,7 +120,9 @@ export class ZoneApplier {
       if (imageCannotHold(e)) return false;
       throw e;
     }
-    if (signed) {
+    // DNSSEC material is found in the image built (every type of the content is in it), not by a
+    // generator wrapped round the content to look at each RRset as it passes.
+    if (holdsDnssecType(built.image)) {
       images.forget(origin);
       return false;
     }
@@ -352,4 +347,10 @@ export class ZoneApplier {
     }
     return policy;
   }
+}
+
+/** Whether an image holds an RRset of one of `DNSSEC_TYPES`. */
+function holdsDnssecType(image: ZoneImage): boolean {
+  for (let r = 0; r < image.rrsetCount; r++) if (DNSSEC_TYPE_CODES.has(image.rrsetType(r))) return true;
+  return false;
 }

@@ -52,19 +52,40 @@ export function ownerDigestBytes(rrsets: Iterable<HashedRRset>): Buffer {
 
 /**
  * What an owner digest hashes: the name's records as lines, sorted, joined by newlines. Most names
- * hold one record: nothing to sort or join. The one-shot `hash` makes no Hash object, and a digest
- * asked for as a latin1 string (`ownerDigest`) makes no Buffer either (a name's digest is computed for
- * every name of every zone on a first start; a Buffer per digest cost about three times the hash).
+ * hold one record: nothing to sort or join, and no list made for it; two lines (the next most usual)
+ * are put in order by one comparison. The owner's key is made once (every RRset given has that
+ * owner, in whatever letter case). The one-shot `hash` makes no Hash object, and a digest asked for
+ * as a latin1 string (`ownerDigest`) makes no Buffer either (a name's digest is computed for every
+ * name of every zone on a first start; a Buffer per digest cost about three times the hash).
  */
 function ownerText(rrsets: Iterable<HashedRRset>): string {
-  const lines: string[] = [];
+  let owner: string | undefined;
+  let only: string | undefined;
+  let lines: string[] | undefined;
   for (const rrset of rrsets) {
-    const owner = nameKey(rrset.owner);
-    for (const rdata of rrset.rdata) lines.push(`${owner} ${rrset.ttl} ${rrset.type} ${printRdata(rdata)}`);
+    owner ??= nameKey(rrset.owner);
+    for (const rdata of rrset.rdata) {
+      const line = `${owner} ${rrset.ttl} ${rrset.type} ${printRdata(rdata)}`;
+      if (lines !== undefined) lines.push(line);
+      else if (only === undefined) only = line;
+      else lines = [only, line];
+    }
     // Steering changes what is answered, so it is content (a line no record line can equal).
-    if (rrset.steering) lines.push(`${owner} ;steering ${rrset.type} ${JSON.stringify(rrset.steering)}`);
+    if (rrset.steering) {
+      const line = `${owner} ;steering ${rrset.type} ${JSON.stringify(rrset.steering)}`;
+      if (lines !== undefined) lines.push(line);
+      else if (only === undefined) only = line;
+      else lines = [only, line];
+    }
   }
-  return lines.length === 1 ? lines[0]! : lines.sort().join('\n');
+  if (lines === undefined) return only ?? '';
+  if (lines.length === 2) {
+    // The order `sort()` gives two strings (by UTF-16 code units, as `<` compares them).
+    const a = lines[0]!;
+    const b = lines[1]!;
+    return b < a ? `${b}\n${a}` : `${a}\n${b}`;
+  }
+  return lines.sort().join('\n');
 }
 
 /** The zone hash from the SOA and the owner digests in canonical name order. */

@@ -188,8 +188,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
       }
       const seen: RRset[] = [];
       const steered: RRset[] = [];
-      let tapped: Iterable<RRset> = this.aliases ? tapAliases(rrsets, seen) : rrsets;
-      if (this.steering) tapped = tapSteered(tapped, steered);
+      const tapped = tap(rrsets, this.aliases ? seen : undefined, this.steering ? steered : undefined);
       this.zones.replace(origin, soa, serial, tapped, transfers, dnssec);
       this.aliases?.replace(zone.key, zone.origin, seen);
       if (!current) this.aliases?.servedChanged(zone.origin);
@@ -219,9 +218,7 @@ export class BuiltinBackend implements Backend, SelectionSink {
       const content = (): Iterable<RRset> => {
         seen = [];
         steered = [];
-        let rrsets = aliases ? tapAliases(zone.rrsets(), seen) : zone.rrsets();
-        if (this.steering) rrsets = tapSteered(rrsets, steered);
-        return rrsets;
+        return tap(zone.rrsets(), aliases ? seen : undefined, this.steering ? steered : undefined);
       };
       // Where zones are held as images (the DNS threads' pool), the image is built straight from the
       // content, no objects of the zone made first; objects where it cannot be (DNSSEC material, an
@@ -456,18 +453,28 @@ interface Signed {
   disable?: boolean;
 }
 
-/** Passes RRsets through, collecting the ALIAS ones (so a whole zone is read once). */
-function* tapAliases(rrsets: Iterable<RRset>, aliases: RRset[]): Generator<RRset> {
-  for (const rrset of rrsets) {
-    if (rrset.type === 'ALIAS') aliases.push(rrset);
-    yield rrset;
-  }
+/**
+ * The RRsets as given, collecting the ALIAS ones into `aliases` and the steered ones into `steered`
+ * where given (so a whole zone is read once); one generator for both, not one wrapped in the other
+ * (every RRset of every zone passes through it at start).
+ */
+function tap(
+  rrsets: Iterable<RRset>,
+  aliases: RRset[] | undefined,
+  steered: RRset[] | undefined,
+): Iterable<RRset> {
+  if (aliases === undefined && steered === undefined) return rrsets;
+  return tapped(rrsets, aliases, steered);
 }
 
-/** Passes RRsets through, collecting the steered ones. */
-function* tapSteered(rrsets: Iterable<RRset>, steered: RRset[]): Generator<RRset> {
+function* tapped(
+  rrsets: Iterable<RRset>,
+  aliases: RRset[] | undefined,
+  steered: RRset[] | undefined,
+): Generator<RRset> {
   for (const rrset of rrsets) {
-    if (rrset.steering) steered.push(rrset);
+    if (aliases !== undefined && rrset.type === 'ALIAS') aliases.push(rrset);
+    if (steered !== undefined && rrset.steering) steered.push(rrset);
     yield rrset;
   }
 }

@@ -1,6 +1,6 @@
 /** A (RFC 1035 §3.4.1) and AAAA (RFC 3596 §2.2) address RDATA. */
 import { DnsError } from '../errors.ts';
-import { formatIPv4, formatIPv6, parseIPv4Into, parseIPv6Into } from '../ip.ts';
+import { formatIPv4, formatIPv6, parseHexIPv6Into, parseIPv4Into, parseIPv6Into } from '../ip.ts';
 import type { RdataCodec } from './codec.ts';
 import type { AaaaRdata, ARdata } from './types.ts';
 
@@ -20,6 +20,22 @@ function badAddress(type: string, address: string): DnsError {
  */
 function asWritten(canonical: string, text: string): string {
   return canonical === text ? text : canonical;
+}
+
+/**
+ * The A or AAAA RDATA of `text` when the text is an address and nothing else, as most values are
+ * written (decimal digits and dots; hex digits and colons): what the codec's `parse` gives for it,
+ * without the fields, tokens and generic-form test `parseRdata` goes through first (such text holds
+ * nothing the tokenizer would split, quote or unescape, so it is one field, the address). Undefined
+ * for anything else (a dotted-quad tail, spaces, a wrong address), which `parse` then judges and
+ * reports as before.
+ */
+export function plainAddress(type: 'A' | 'AAAA', text: string): ARdata | AaaaRdata | undefined {
+  // The strict IPv4 parse accepts only canonical octets (no leading zeros): such text is canonical.
+  if (type === 'A') return parseIPv4Into(text, scratch, 0) ? { type: 'A', address: text } : undefined;
+  return parseHexIPv6Into(text, scratch, 0)
+    ? { type: 'AAAA', address: asWritten(formatIPv6(scratch), text) }
+    : undefined;
 }
 
 export const aCodec: RdataCodec<ARdata> = {

@@ -228,4 +228,43 @@ describe('ZoneImage', () => {
     assert.throws(() => ZoneImage.build(ORIGIN, SOA, 1, [big]), /exceeds 65535/);
     assert.deepEqual(withoutId(ZoneImage.build(ORIGIN, SOA, 1, zone())), before);
   });
+
+  test('a build reuses the name set of the one before with nothing of it left: same bytes from a generator, after overlays, refusals and a nested build', () => {
+    const withoutId = (image: ZoneImage) => new Uint8Array(image.buffer).fill(0, 60, 64);
+    const small = zone();
+    const before = withoutId(ZoneImage.build(ORIGIN, SOA, 1, small));
+    function* read(list: RRsetData[]): Generator<RRsetData> {
+      yield* list;
+    }
+    // Content of unknown length, more names than a kept set starts with.
+    assert.deepEqual(withoutId(ZoneImage.build(ORIGIN, SOA, 1, read(small))), before);
+    const base = ZoneImage.build(ORIGIN, SOA, 1, read(zone(300)));
+    // An overlay marks names as tombstones; the next build's nodes are none.
+    base.overlay(SOA, 2, [rrset('www.example.org.', 'A', 60, '192.0.2.9')], {
+      emptyNonTerminals: ['c.example.org.'],
+      tombstones: ['deep.a.b.c.example.org.', 'alias.example.org.', 'caa.example.org.'],
+    });
+    assert.deepEqual(withoutId(ZoneImage.build(ORIGIN, SOA, 1, read(small))), before);
+    const big = rrset('big.example.org.', 'TXT', 60, 'é'.repeat(40_000));
+    assert.throws(() => ZoneImage.build(ORIGIN, SOA, 1, read([...zone(50), big])), /exceeds 65535/);
+    assert.deepEqual(withoutId(ZoneImage.build(ORIGIN, SOA, 1, read(small))), before);
+    // A build started while another reads its content (nothing does today) has a set of its own.
+    let nested: Uint8Array | undefined;
+    function* reading(list: RRsetData[]): Generator<RRsetData> {
+      for (const r of list) {
+        nested ??= withoutId(ZoneImage.build(ORIGIN, SOA, 1, read(small)));
+        yield r;
+      }
+    }
+    const outer = ZoneImage.build(
+      'other.example.',
+      SOA,
+      1,
+      reading([rrset('a.other.example.', 'A', 60, '192.0.2.1')]),
+    );
+    assert.deepEqual(nested, before);
+    assert.equal(outer.find('a.other.example.'), outer.find('A.Other.Example.'));
+    assert.equal(outer.nodeCount, 2);
+    assert.deepEqual(withoutId(ZoneImage.build(ORIGIN, SOA, 1, read(small))), before);
+  });
 });

@@ -152,9 +152,29 @@ export class ZoneImage {
       overlay?: { base: number; emptyNonTerminals: Iterable<Name>; tombstones: Iterable<Name> };
     } = {},
   ): ZoneImage {
-    const overlay = options.overlay;
     const originWire = encodeNameUncompressed(origin);
-    const names = new NameSet(originWire.length, Array.isArray(rrsets) ? rrsets.length + 1 : 1024);
+    const names = NameSet.take(originWire.length, Array.isArray(rrsets) ? rrsets.length + 1 : 64);
+    try {
+      return ZoneImage.laidOut(origin, originWire, soa, serial, rrsets, names, options);
+    } finally {
+      names.give();
+    }
+  }
+
+  /** `build` with the name set to fill and lay out. */
+  private static laidOut(
+    origin: Name,
+    originWire: Uint8Array,
+    soa: SoaFields,
+    serial: number,
+    rrsets: Iterable<RRsetData>,
+    names: NameSet,
+    options: {
+      shared?: boolean;
+      overlay?: { base: number; emptyNonTerminals: Iterable<Name>; tombstones: Iterable<Name> };
+    },
+  ): ZoneImage {
+    const overlay = options.overlay;
     names.add(
       { owner: origin, type: 'SOA', ttl: soa.ttl, rdata: [{ type: 'SOA', ...soa, serial }] },
       RRType.SOA,
@@ -251,7 +271,7 @@ export class ZoneImage {
     words[H_BASE_ID] = overlay ? overlay.base : 0;
     words[H_ID] = nextImageId();
     bytes.set(originWire, namesAt);
-    bytes.set(writer.finish(), rdataAt);
+    writer.copyInto(bytes, rdataAt);
     const arena = names.bytes;
     const hashWords = hashAt >>> 2;
     const mask = slots - 1;
@@ -542,8 +562,15 @@ function checkLayout(buffer: ArrayBuffer | SharedArrayBuffer): void {
  * kept), in one byte arena, and found again by FNV-1a over the lowercased octets (the hash the image's
  * own table uses) in an open-addressing table; nodes and RRsets are indexes into typed arrays, an
  * RRset list per node linked through `nextRRset`. No string is built per name.
+ *
+ * A build takes one (`take`) and gives it back when done (`give`): the next build reuses its arrays
+ * rather than allocating a dozen typed arrays again (at start every zone is built once, most of them
+ * small, and those allocations were about a tenth of a 100-record zone's build). Only a set sized for
+ * a small zone is kept, emptied of the RRsets it held.
  */
 class NameSet {
+  /** The set kept for the next build (builds are synchronous: a build nested in another makes its own). */
+  private static spare: NameSet | undefined;
   bytes: Uint8Array;
   private used = 0;
   nameAt: Int32Array;
@@ -560,11 +587,42 @@ class NameSet {
   private table: Int32Array;
   private created = false;
   private scratch = new Uint8Array(512);
+  private sortKeys = new Uint8Array(0);
+  private sortKeyAt = new Int32Array(0);
+  private readonly labelStarts = new Int32Array(128);
   private lastOwner: Name | undefined;
   private lastNode = -1;
-  private readonly originLength: number;
+  private originLength: number;
 
-  constructor(originLength: number, expected: number) {
+  /** A name set for a build whose names are below an origin of `originLength` octets, with room for `expected` names. */
+  static take(originLength: number, expected: number): NameSet {
+    const spare = NameSet.spare;
+    if (spare === undefined || spare.nameAt.length < expected) return new NameSet(originLength, expected);
+    NameSet.spare = undefined;
+    spare.originLength = originLength;
+    spare.used = 0;
+    spare.count = 0;
+    spare.created = false;
+    spare.lastNode = -1;
+    spare.table.fill(0);
+    return spare;
+  }
+
+  /** Done with the set: kept for the next build when small, holding no RRset of this one either way. */
+  give(): void {
+    this.rrsets.length = 0;
+    this.lastOwner = undefined;
+    if (
+      this.nameAt.length <= SPARE_NAMES &&
+      this.rrsetType.length <= SPARE_NAMES * 4 &&
+      this.bytes.length <= SPARE_NAMES * 32 &&
+      this.sortKeys.length <= SPARE_NAMES * 32 &&
+      this.sortKeyAt.length <= SPARE_NAMES
+    )
+      NameSet.spare = this;
+  }
+
+  private constructor(originLength: number, expected: number) {
     this.originLength = originLength;
     const n = Math.max(16, expected);
     this.bytes = new Uint8Array(n * 8);
@@ -656,10 +714,13 @@ class NameSet {
     const count = this.count;
     let total = 0;
     for (let i = 0; i < count; i++) total += this.nameLength[i]!;
-    // Per node its labels rightmost first, each as its length octet and its lowercased octets.
-    const keys = new Uint8Array(total);
-    const keyAt = new Int32Array(count);
-    const starts = new Int32Array(128);
+    // Per node its labels rightmost first, each as its length octet and its lowercased octets (in
+    // arrays kept with the set, as its others are).
+    if (this.sortKeys.length < total) this.sortKeys = new Uint8Array(total * 2);
+    if (this.sortKeyAt.length < count) this.sortKeyAt = new Int32Array(count * 2);
+    const keys = this.sortKeys;
+    const keyAt = this.sortKeyAt;
+    const starts = this.labelStarts;
     const bytes = this.bytes;
     let p = 0;
     for (let i = 0; i < count; i++) {
@@ -766,6 +827,8 @@ class NameSet {
     this.nameLength[node] = length;
     this.hash[node] = h;
     this.firstRRset[node] = -1;
+    this.rrsetCount[node] = 0;
+    this.tombstone[node] = 0;
     this.created = true;
     if (this.count * 2 > this.table.length) this.rehash();
     else this.table[slot] = node + 1;
@@ -796,6 +859,12 @@ class NameSet {
     this.table = table;
   }
 }
+
+/**
+ * Most names a name set kept for the next build has room for (about 32 octets of names each): at
+ * most about 0.2 MB stays allocated between builds; a big zone's arrays (megabytes) are let go.
+ */
+const SPARE_NAMES = 2048;
 
 function grown(array: Int32Array): Int32Array {
   const next = new Int32Array(array.length * 2);
