@@ -115,6 +115,59 @@ describe('Controller', () => {
     controller.stop();
   });
 
+  test('a first load takes the record sets the store keeps in its table by their slots and reconciles each; a store with another table is looked up by key', async () => {
+    class CountingTable extends RecordTable {
+      holds = 0;
+      counting = true;
+      override hold(key: string, holder: Holder): number {
+        if (this.counting && (holder === Holder.feed || holder === Holder.catalog)) this.holds++;
+        return super.hold(key, holder);
+      }
+    }
+    for (const shared of [true, false]) {
+      const controllerTable = new CountingTable();
+      const store = new MemoryStore(now, { recordSets: shared ? controllerTable : new RecordTable() });
+      const table = new ZoneTable();
+      const controller = new Controller({
+        store,
+        backend: new BuiltinBackend(table),
+        serials: new MemorySerialStore(),
+        now,
+        recordTable: controllerTable,
+      });
+      store.apply(zoneClass());
+      store.apply(zone('dns', 'example-com', 'example.com'));
+      const names = ['b', 'a', 'c', 'd'];
+      for (const name of names)
+        store.apply(
+          recordSet('dns', name, {
+            zoneRef: { name: 'example-com' },
+            name,
+            type: 'A',
+            records: ['192.0.2.1'],
+          }),
+        );
+      const holdsBefore = controllerTable.holds;
+      // Counted until the store's first event (the first reconciles), which this handler sees first.
+      store.watch(() => {
+        controllerTable.counting = false;
+      });
+      controller.start();
+      // The feed takes the store's slots (no lookup), and the catalog the feed's; with another table the feed looks each key up.
+      assert.equal(controllerTable.holds - holdsBefore, shared ? 0 : names.length);
+      await controller.idle();
+      const node = (name: string) => table.get('example.com.')?.nodes.get(`${name}.example.com.`);
+      for (const name of names) {
+        assert.ok(node(name), `${name} served (${shared})`);
+        assert.equal(cond(store, 'DNSRecordSet', `dns/${name}`, 'Ready')?.status, 'True');
+      }
+      // Each record set was reconciled (its finalizer added with its first status).
+      for (const name of names)
+        assert.deepEqual(store.get('DNSRecordSet', `dns/${name}`)?.metadata.finalizers, [FINALIZER]);
+      controller.stop();
+    }
+  });
+
   test("the first load takes each object's key from the store (forEachKeyed) where it hands them out, and serves the same", async () => {
     class CountingStore extends MemoryStore {
       visited = 0;

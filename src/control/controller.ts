@@ -212,16 +212,30 @@ export class Controller {
   private loadStore(): Affected {
     const objects: Resource[] = [];
     const keys: ResourceKey[] = [];
+    // Record sets the store keeps in the catalog's table come with their slots there: the feed takes
+    // them without looking each key up, and their keys, distinct, are queued in one go (`addNew`).
+    const sameTable = this.store.recordTable !== undefined && this.store.recordTable === this.catalog.table;
+    const slots: number[] = [];
     for (const kind of CATALOG_KINDS) {
-      const take = (object: Resource, key: ResourceKey) => {
+      const records = kind === 'DNSRecordSet';
+      const start = keys.length;
+      let allSlots = true;
+      const take = (object: Resource, key: ResourceKey, slot?: number) => {
         objects.push(object);
         keys.push(key);
-        this.queues.add(kind, key);
+        const held = records && sameTable && slot !== undefined;
+        slots.push(held ? slot : -1);
+        if (!records) this.queues.add(kind, key);
+        else if (!held) allSlots = false;
       };
       if (this.store.forEachKeyed) this.store.forEachKeyed(kind, take);
       else for (const object of this.store.list(kind)) take(object, resourceKey(object.metadata));
+      if (!records) continue;
+      const recordKeys = keys.slice(start);
+      if (allSlots) this.queues.records.addNew(recordKeys);
+      else for (const key of recordKeys) this.queues.records.add(key);
     }
-    return this.feed.load(objects, { keys, zonesOnly: true });
+    return this.feed.load(objects, { keys, slots, zonesOnly: true });
   }
 
   /**

@@ -41,6 +41,7 @@ import {
   validateResource,
 } from '../api/index.ts';
 import { DEFAULT_CLASS_ANNOTATION, defaultZoneClass } from '../zones/default-class.ts';
+import type { RecordTable } from '../zones/record-table.ts';
 import { compareByAge, type ResourceKey, resourceKey, splitKey } from '../zones/resource-key.ts';
 import { jsonEqual } from './conditions.ts';
 import {
@@ -206,8 +207,16 @@ export class FrontDoorStore implements ResourceStore {
     return out;
   }
 
-  /** `list`'s objects with their keys: the base store's own strings for its objects, where it has them. */
-  forEachKeyed(kind: Kind, visit: (object: Resource, key: ResourceKey) => void): void {
+  /** The base store's record-set table: `forEachKeyed` passes the base's slots there. */
+  get recordTable(): RecordTable | undefined {
+    return this.options.base.recordTable;
+  }
+
+  /**
+   * `list`'s objects with their keys: the base store's own strings for its objects, where it has
+   * them, and their slots (`recordTable`); translated objects come with neither.
+   */
+  forEachKeyed(kind: Kind, visit: (object: Resource, key: ResourceKey, slot?: number) => void): void {
     const base = this.options.base;
     if (base.forEachKeyed) base.forEachKeyed(kind, visit);
     else for (const object of base.list(kind)) visit(object, resourceKey(object.metadata));

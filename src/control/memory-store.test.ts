@@ -351,6 +351,79 @@ describe('MemoryStore', () => {
     assert.deepEqual(foreign, [store.getForeign('door', 'dns/t')]);
   });
 
+  test('a new object of the usual shape is made as any other: fields, strings, generation, creation time and event', async () => {
+    const events: StoreEvent[] = [];
+    const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
+    store.watch((e) => events.push(e));
+    const desired = rs(['192.0.2.1']);
+    const held = store.apply(desired, undefined, 4)!;
+    const expected = {
+      apiVersion: desired.apiVersion,
+      kind: 'DNSRecordSet',
+      metadata: {
+        name: 'www',
+        namespace: 'dns',
+        uid: 'uid-1',
+        generation: 4,
+        creationTimestamp: '2026-01-01T00:00:00.000Z',
+        resourceVersion: '1',
+      },
+      spec: desired.spec,
+    };
+    assert.equal(JSON.stringify(held), JSON.stringify(expected));
+    assert.deepEqual(structuredClone(held), expected);
+    assert.equal(held.spec, desired.spec, 'the spec as it came');
+    assert.equal(Object.getPrototypeOf(held), Object.prototype);
+    assert.equal(Object.getPrototypeOf(held.metadata), Object.prototype);
+    assert.deepEqual(events, [{ type: 'upsert', kind: 'DNSRecordSet', key: 'dns/www', object: held }]);
+    // A creation time given, and the counters going on from other shapes.
+    const labelled = recordSet('dns', 'l', {
+      zoneRef: { name: 'z' },
+      name: 'l',
+      type: 'A',
+      records: ['192.0.2.1'],
+    });
+    labelled.metadata = { name: 'l', namespace: 'dns', labels: { a: 'b' } } as never;
+    store.apply(labelled);
+    const next = store.apply(
+      recordSet('dns', 'n', { zoneRef: { name: 'z' }, name: 'n', type: 'A', records: ['192.0.2.1'] }),
+      '2025-01-01T00:00:00.000Z',
+    )!;
+    assert.deepEqual(
+      { ...next.metadata },
+      {
+        name: 'n',
+        namespace: 'dns',
+        uid: 'uid-3',
+        generation: 1,
+        creationTimestamp: '2025-01-01T00:00:00.000Z',
+        resourceVersion: '3',
+      },
+    );
+    // Written over, as any other.
+    await store.updateStatus('DNSRecordSet', 'dns/n', { fqdn: 'n.z.' }, 'x/f');
+    assert.deepEqual(store.get('DNSRecordSet', 'dns/n')!.metadata.finalizers, ['x/f']);
+    assert.equal(store.get('DNSRecordSet', 'dns/n')!.metadata.uid, 'uid-3');
+  });
+
+  test('forEachKeyed gives the slots of record sets kept in a record table, and none otherwise', () => {
+    const table = new RecordTable();
+    for (const store of [new MemoryStore(undefined, { recordSets: table }), new MemoryStore()]) {
+      for (const name of ['b', 'a'])
+        store.apply(
+          recordSet('dns', name, { zoneRef: { name: 'z' }, name, type: 'A', records: ['192.0.2.1'] }),
+        );
+      const seen: [string, number | undefined][] = [];
+      store.forEachKeyed('DNSRecordSet', (_object, key, slot) => seen.push([key, slot]));
+      const kept = store.recordTable !== undefined;
+      assert.deepEqual(
+        seen,
+        ['dns/b', 'dns/a'].map((key) => [key, kept ? table.slotOf(key) : undefined]),
+      );
+      if (kept) assert.ok(seen.every(([, slot]) => table.held(slot!, Holder.store)));
+    }
+  });
+
   test('objects keep their keys in order, whatever their shape', async () => {
     const store = new MemoryStore();
     store.apply(rs(['192.0.2.1']));

@@ -1,5 +1,6 @@
 import type { ForeignObject } from '../api/frontdoors/front-door.ts';
 import type { Kind, Resource } from '../api/index.ts';
+import type { RecordTable } from '../zones/record-table.ts';
 import type { ResourceKey } from '../zones/resource-key.ts';
 
 export const FINALIZER = 'dns.zonekeeper.dev/finalizer';
@@ -21,9 +22,12 @@ export interface ResourceStore {
    * under: a caller keeping a key per object (the controller's catalog and queues) keeps the store's
    * string, not a copy made by `resourceKey` (32 bytes or more per object, docs/benchmarks.md).
    * The visitor must not write to the store while it runs. Optional: callers fall back to `list`
-   * and `resourceKey`.
+   * and `resourceKey`. A record set the store keeps in `recordTable` comes with its slot there
+   * (distinct for each record set; undefined for others).
    */
-  forEachKeyed?(kind: Kind, visit: (object: Resource, key: ResourceKey) => void): void;
+  forEachKeyed?(kind: Kind, visit: (object: Resource, key: ResourceKey, slot?: number) => void): void;
+  /** The record-set table whose slots `forEachKeyed` passes, when the store keeps record sets in one. */
+  readonly recordTable?: RecordTable | undefined;
   get(kind: Kind, key: ResourceKey): Resource | undefined;
   /** Handlers must only record keys; they run synchronously inside the store's update. */
   watch(handler: (event: StoreEvent) => void): () => void;

@@ -221,4 +221,73 @@ describe('WorkQueue', () => {
     later.shutdown();
     assert.equal(outcome, 'idle', `ran ${ran} of 5`);
   });
+
+  test('keys added new go in order and stay deduplicated against later adds, before and while they run', async () => {
+    const seen: string[] = [];
+    const q = new WorkQueue(async (key) => {
+      seen.push(key);
+      // While the queue runs: a key already waiting is not queued again, one that ran is.
+      if (key === 'k1') {
+        q.add('k3');
+        q.add('k0');
+        q.addAfter('k4', 0);
+      }
+      return undefined;
+    });
+    q.addNew(['k0', 'k1', 'k2', 'k3', 'k4']);
+    q.add('k2'); // waiting: nothing more
+    q.add('x'); // new: after them
+    q.start();
+    await q.idle();
+    await new Promise((r) => setTimeout(r, 20));
+    await q.idle();
+    assert.deepEqual(seen, ['k0', 'k1', 'k2', 'k3', 'k4', 'x', 'k0']);
+    q.shutdown();
+  });
+
+  test('keys added new to a queue that is not empty are added one by one', async () => {
+    const seen: string[] = [];
+    const q = new WorkQueue(async (key) => {
+      seen.push(key);
+      return undefined;
+    });
+    q.add('b');
+    q.addNew(['a', 'b', 'c']);
+    q.add('c');
+    q.start();
+    await q.idle();
+    assert.deepEqual(seen, ['b', 'a', 'c']);
+    q.shutdown();
+  });
+
+  test('keys added new wake waiting workers and are deduplicated after the queue moves its head', async () => {
+    const seen: string[] = [];
+    const keys = Array.from({ length: 3000 }, (_, i) => `k${i}`);
+    let again = false;
+    const q = new WorkQueue(
+      async (key) => {
+        seen.push(key);
+        // Past the point where the queue drops the keys it took (its head moves to 0), every later
+        // key is still known as waiting.
+        if (key === 'k2000' && !again) {
+          again = true;
+          for (const k of keys) q.add(k);
+        }
+        return undefined;
+      },
+      { concurrency: 3 },
+    );
+    q.start();
+    await q.idle();
+    q.addNew(keys);
+    await q.idle();
+    // Each key once, then again those that had run or were running when they were added (k2000 and
+    // the keys before it, and any another worker was running then), each once more.
+    assert.deepEqual(seen.slice(0, 3000), keys);
+    const rerun = seen.slice(3000);
+    assert.equal(new Set(rerun).size, rerun.length);
+    assert.ok(rerun.length >= 2001 && rerun.length <= 2003, `${rerun.length} ran again`);
+    assert.ok(keys.slice(0, 2001).every((k) => rerun.includes(k)));
+    q.shutdown();
+  });
 });

@@ -62,7 +62,15 @@ export class WorkQueue {
   /** FIFO: `queue[head..]` are waiting; shift() on a large array is O(n), so the head moves instead. */
   private queue: string[] = [];
   private head = 0;
+  /** The waiting keys, but for those before `unindexed` (see `addNew`). */
   private readonly queued = new Set<string>();
+  /**
+   * Waiting keys at `queue[head..unindexed)` that `queued` does not hold: the keys `addNew` put into
+   * an empty queue, known distinct, go into `queued` only when a key's membership is first asked
+   * (`isQueued`). A first start queues every record set so, a million keys that nothing else adds
+   * before they are taken (docs/benchmarks.md, eleventh round).
+   */
+  private unindexed = 0;
   private readonly processing = new Set<string>();
   private readonly dirty = new Set<string>();
   private readonly failures = new Map<string, number>();
@@ -106,15 +114,41 @@ export class WorkQueue {
       this.dirty.add(key);
       return;
     }
-    if (this.queued.has(key)) return;
+    if (this.isQueued(key)) return;
     this.queued.add(key);
     this.queue.push(key);
     this.wake();
   }
 
+  /**
+   * `add` of each key, in order, for keys distinct from each other (a store's keys of one kind). Into
+   * an empty queue (nothing waiting, processing or delayed) they are taken as they are, without a set
+   * entry each until a key's membership is asked; otherwise each is added with `add`.
+   */
+  addNew(keys: readonly string[]): void {
+    if (this.stopped || keys.length === 0) return;
+    if (this.length > 0 || this.processing.size > 0 || this.timers.size > 0 || this.dirty.size > 0) {
+      for (const key of keys) this.add(key);
+      return;
+    }
+    this.queue = keys.slice();
+    this.head = 0;
+    this.unindexed = this.queue.length;
+    for (let i = 0; i < keys.length && this.waiters.length > 0; i++) this.wake();
+  }
+
+  /** Whether the key is waiting; keys `addNew` took are put into `queued` first, when there are any. */
+  private isQueued(key: string): boolean {
+    if (this.unindexed > this.head) {
+      for (let i = this.head; i < this.unindexed; i++) this.queued.add(this.queue[i]!);
+    }
+    this.unindexed = 0;
+    return this.queued.has(key);
+  }
+
   /** Adds the key after a delay, unless an earlier add or delay is already pending. */
   addAfter(key: string, delayMs: number): void {
-    if (this.stopped || this.queued.has(key) || this.timers.has(key)) return;
+    if (this.stopped || this.isQueued(key) || this.timers.has(key)) return;
     const timer = setTimeout(() => {
       this.timers.delete(key);
       this.add(key);
@@ -157,6 +191,7 @@ export class WorkQueue {
     const key = this.queue[this.head++]!;
     if (this.head > 1024 && this.head * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.head);
+      this.unindexed = Math.max(0, this.unindexed - this.head);
       this.head = 0;
     }
     if (this.head >= this.queue.length) for (const follower of this.followers) follower.wakeAll();

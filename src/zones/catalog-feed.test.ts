@@ -63,6 +63,35 @@ describe('CatalogFeed', () => {
     assert.equal(lean.upsert(changed), undefined);
   });
 
+  test('a first look takes the slots given where they hold the key, and looks the key up where not', () => {
+    const mail = recordSet('dns', 'mail', {
+      zoneRef: { name: 'example-com' },
+      name: 'mail',
+      type: 'A',
+      records: ['192.0.2.2'],
+    });
+    const feed = new CatalogFeed();
+    const table = feed.catalog.table;
+    // Slots another holder (a store) holds: `www`'s given right, `mail`'s given as `www`'s.
+    const wwwSlot = table.hold('dns/www', Holder.store);
+    const mailSlot = table.hold('dns/mail', Holder.store);
+    const objects = [zoneClass(), zone('dns', 'example-com', 'example.com'), www(), mail];
+    feed.load(objects, {
+      keys: ['builtin', 'dns/example-com', 'dns/www', 'dns/mail'],
+      slots: [-1, -1, wwwSlot, wwwSlot],
+      zonesOnly: true,
+    });
+    assert.equal(table.size, 2);
+    for (const [key, slot] of [
+      ['dns/www', wwwSlot],
+      ['dns/mail', mailSlot],
+    ] as const) {
+      assert.equal(table.slotOf(key), slot);
+      assert.ok(table.held(slot, Holder.feed) && table.held(slot, Holder.catalog), key);
+      assert.equal(feed.catalog.recordResolution(key)?.resolved, true, key);
+    }
+  });
+
   test('leaves out objects being deleted', () => {
     const feed = new CatalogFeed();
     const deleting = { ...www(), metadata: { ...www().metadata, deletionTimestamp: '2026-01-02T00:00:00Z' } };

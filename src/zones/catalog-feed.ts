@@ -43,6 +43,12 @@ export class CatalogFeed {
     options: {
       /** The objects' keys in the same order, when the caller has them (one string per object). */
       keys?: readonly ResourceKey[];
+      /**
+       * The record sets' slots in the catalog's table in the same order (-1 for none), when a holder
+       * holds them already (the store that keeps them there): taken as they are, without a lookup of
+       * each key. A slot that holds another key than the object's is not taken (the key is looked up).
+       */
+      slots?: readonly number[];
       /** See `Catalog.load`: only the zones are listed as affected. */
       zonesOnly?: boolean;
     } = {},
@@ -55,9 +61,11 @@ export class CatalogFeed {
     // looking each key up again.
     const recordSlots: number[] = [];
     const table = this.catalog.table;
+    const givenSlots = options.slots;
     let i = 0;
     for (const object of objects) {
-      const given = options.keys?.[i++];
+      const index = i++;
+      const given = options.keys?.[index];
       if (object.kind === 'Domain') continue;
       const key = given ?? resourceKey(object.metadata);
       const state = observedState(object);
@@ -68,7 +76,9 @@ export class CatalogFeed {
         else zones.push(object);
         continue;
       }
-      const slot = table.hold(key, Holder.feed);
+      const at = givenSlots?.[index] ?? -1;
+      const slot =
+        at >= 0 && table.keyOf(at) === key ? table.holdSlot(at, Holder.feed) : table.hold(key, Holder.feed);
       this.recordsSeen.set(slot, state);
       if (object.metadata.deletionTimestamp) continue;
       records.push(object);

@@ -30,6 +30,12 @@ test('state store: unusual shapes round-trip through the log and a snapshot', as
       ['DNSRecordSet/dns/extra', base({ extra: 1 }, { name: 'extra' })],
       ['DNSRecordSet/nons', base({}, { name: 'nons', namespace: undefined })],
       ['DNSRecordSet/dns/other', base({}, { name: 'notother' })],
+      // Ids that begin or end as the object's would, but are not its.
+      ['DNSRecordSet/dns/xx', base()],
+      ['DNSRecordSet/dns/x/', base()],
+      ['DNSRecordSet/dnsx', base()],
+      ['DNSRecordSetx/dns/x', base()],
+      ['DNSRecordSet/dn/s/x', base({}, { name: 's/x', namespace: 'dn' })],
       [
         'DNSZoneClass/c',
         {

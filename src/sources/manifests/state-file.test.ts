@@ -44,6 +44,39 @@ describe('StateStore', () => {
 
   const files = async () => (await readdir(dir)).sort();
 
+  test('tags set after objects were put into an empty state stay with their objects: in order, out of order, around ids not held and changes', async () => {
+    const state = await StateStore.open(undefined);
+    const ids = Array.from({ length: 300 }, (_, i) => `DNSRecordSet/dns/r${i}`);
+    for (const [i, id] of ids.entries())
+      state.putObject(id, { created: 't', file: 'f.yaml', resource: recordSet(`r${i}`, '192.0.2.1') });
+    const expected = new Map<string, unknown>();
+    const tag = (id: string, value: unknown) => {
+      const held = state.setTag(id, value);
+      if (held) expected.set(id, value);
+      return held;
+    };
+    for (const [i, id] of ids.entries()) {
+      // Ids the state does not hold among them, a run out of order, and a change in between.
+      if (i % 40 === 7) assert.equal(tag('DNSRecordSet/dns/none', 'x'), false);
+      if (i === 100) for (let j = 130; j > 110; j--) tag(ids[j]!, `early${j}`);
+      if (i === 200) {
+        state.deleteObject(ids[250]!);
+        expected.delete(ids[250]!);
+      }
+      if (i === 20) {
+        // A new version of the object the walk would give next (its entry replaced).
+        state.putObject(ids[20]!, { created: 't', file: 'g.yaml', resource: recordSet('r20', '192.0.2.2') });
+        state.putObject('DNSRecordSet/dns/new', { created: 't', resource: recordSet('new', '192.0.2.3') });
+      }
+      tag(id, i % 3 === 0 ? new Set([`f${i}`, 'g']) : `f${i}`);
+    }
+    tag('DNSRecordSet/dns/new', 'n');
+    for (const id of [...ids, 'DNSRecordSet/dns/new'])
+      assert.deepEqual(state.tagOf(id), expected.get(id), id);
+    assert.equal(state.tagOf(ids[250]!), undefined);
+    assert.equal(state.object(ids[20]!)?.file, 'g.yaml');
+  });
+
   test('serials and accepted versions survive a reopen; set resolves once the line is on disk', async () => {
     const state = await StateStore.open(dir);
     await state.set('Example.COM.', { serial: 2026010100, hash: 'h1' });
