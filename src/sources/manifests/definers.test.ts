@@ -168,3 +168,80 @@ test("the state's entry keeps its file, tag and version apart, whichever of them
   assert.equal((state.object(id)!.resource as typeof usual).spec, again.spec);
   await state.close();
 });
+
+test('a first load: the ids defined are its objects in their order, and their files go into the entries as each is stored', async () => {
+  const { StateStore } = await import('./state-file.ts');
+  const version = (name: string) => ({
+    created: 't',
+    file: 'a.yaml',
+    resource: {
+      apiVersion: 'dns.zonekeeper.dev/v1alpha1' as const,
+      kind: 'DNSRecordSet' as const,
+      metadata: { name, namespace: 'dns' },
+      spec: { name, type: 'A' as const, records: ['192.0.2.1'] },
+    },
+  });
+  const ids = ['x', 'y', 'z'].map((name) => `DNSRecordSet/dns/${name}`);
+  const load = async () => {
+    const state = await StateStore.open(undefined);
+    const d = new Definers(state);
+    d.stateHoldsNone(true);
+    for (const id of ids) d.add(id, 'a.yaml');
+    d.add(ids[1]!, 'b.yaml');
+    d.stateHoldsNone(false);
+    return { state, d };
+  };
+
+  // Every object stored in order: each value moved as it is stored, the map dropped by `settle`.
+  {
+    const { state, d } = await load();
+    const defined = d.definedIds();
+    assert.deepEqual([...defined], ids);
+    assert.equal(defined.has(ids[2]!), true);
+    assert.equal(defined.has('DNSRecordSet/dns/w'), false);
+    const settle = d.settleInOrder();
+    for (const id of ids) {
+      state.putObject(id, version(id.slice(id.lastIndexOf('/') + 1)));
+      settle(id);
+    }
+    assert.equal(state.tagOf(ids[0]!), 'a.yaml');
+    assert.deepEqual(state.tagOf(ids[1]!), new Set(['a.yaml', 'b.yaml']));
+    d.settle();
+    assert.deepEqual([...d.definedIds()], []);
+    assert.deepEqual(d.files(ids[1]!), ['a.yaml', 'b.yaml']);
+    assert.deepEqual([...d.duplicates()], [[ids[1], ['a.yaml', 'b.yaml']]]);
+    // Changed in the entry from now on.
+    assert.equal(d.remove(ids[1]!, 'a.yaml'), true);
+    assert.equal(state.tagOf(ids[1]!), 'b.yaml');
+    assert.equal(d.size, 3);
+  }
+  // One not stored (out of the order): the rest is left to `settle`, which moves what the state holds.
+  {
+    const { state, d } = await load();
+    const settle = d.settleInOrder();
+    state.putObject(ids[0]!, version('x'));
+    settle(ids[0]!);
+    state.putObject(ids[2]!, version('z'));
+    settle(ids[2]!);
+    d.settle();
+    assert.equal(state.tagOf(ids[0]!), 'a.yaml');
+    assert.equal(state.tagOf(ids[2]!), 'a.yaml');
+    assert.deepEqual([...d.definedIds()], [ids[1]]);
+    assert.deepEqual(d.files(ids[1]!), ['a.yaml', 'b.yaml']);
+    assert.equal(d.size, 3);
+  }
+  // A value changed after it moved: `settle` moves every value again, the changed one included.
+  {
+    const { state, d } = await load();
+    const settle = d.settleInOrder();
+    for (const id of ids) {
+      state.putObject(id, version(id.slice(id.lastIndexOf('/') + 1)));
+      settle(id);
+    }
+    d.add(ids[0]!, 'c.yaml');
+    d.settle();
+    assert.deepEqual(state.tagOf(ids[0]!), new Set(['a.yaml', 'c.yaml']));
+    assert.deepEqual([...d.definedIds()], []);
+    assert.deepEqual(d.files(ids[0]!), ['a.yaml', 'c.yaml']);
+  }
+});

@@ -100,6 +100,41 @@ export class Definers {
     };
   }
 
+  /**
+   * The ids of the objects whose values are kept here (not in the state's entries), in the order
+   * they were first defined: on a folder's first load into a state that holds no object, every
+   * object defined (`stateHoldsNone`). A view: it changes as they do.
+   */
+  definedIds(): Iterable<string> & { has(id: string): boolean } {
+    const byId = this.byId;
+    return { [Symbol.iterator]: () => byId.keys(), has: (id) => byId.has(id) };
+  }
+
+  /**
+   * `settle` object by object, for objects the state has just stored in the order they were first
+   * defined (a folder's first load applies them so): the value kept here goes into the state's entry
+   * of `id` right after the state stored it, while that entry is still in the cache, instead of in
+   * a second walk of every object; `settle` then only drops this map when every value went so.
+   * Read off a walk of this map (an id out of its order is left to `settle`). Nothing may be defined
+   * or forgotten while the returned function is used (if something is, `settle` moves them all).
+   */
+  settleInOrder(): (id: string) => void {
+    if (!this.slots) return () => {};
+    const slots = this.slots;
+    const walk = this.byId.entries();
+    let next = walk.next();
+    this.settled = 0;
+    return (id) => {
+      if (next.done || next.value[0] !== id) return;
+      // Counted only while no value changed (`set` sets -1).
+      if (slots.setTag(id, next.value[1]) && this.settled >= 0) this.settled++;
+      next = walk.next();
+    };
+  }
+
+  /** Values `settleInOrder` moved since it was called; -1 when one kept here changed since. */
+  private settled = -1;
+
   /** Objects defined by more than one file, each with its files in path order. */
   *duplicates(): Generator<[string, string[]]> {
     for (const id of [...this.several]) {
@@ -116,7 +151,14 @@ export class Definers {
    * object were taken off the folder's first load, docs/benchmarks.md, tenth round).
    */
   settle(): void {
+    const settled = this.settled;
+    this.settled = -1;
     if (!this.slots || this.byId.size === 0) return;
+    // Every value moved already (`settleInOrder`), none changed since.
+    if (settled === this.byId.size) {
+      this.byId = new Map();
+      return;
+    }
     let left: Map<string, Held> | undefined;
     for (const [id, held] of this.byId) {
       if (this.slots.setTag(id, held)) continue;
@@ -157,6 +199,7 @@ export class Definers {
    * it was found, without asking the state again, and `several` is touched only when it changes.
    */
   private set(id: string, held: Held | undefined, before: Held | undefined): void {
+    this.settled = -1;
     // Found in the state's entry (or nowhere, and the state takes it): nothing here to delete.
     if (this.inById || !this.asked?.setTag(id, held)) {
       if (held === undefined) this.byId.delete(id);

@@ -127,3 +127,95 @@ describe('folder mode: two files defining one object, across restarts', () => {
     await second.state.close();
   });
 });
+
+test('a first load into an empty state gives what a first load into a state holding another object gives', async () => {
+  const { FolderHold } = await import('./folder-hold.ts');
+  const dir = await mkdtemp(path.join(tmpdir(), 'zk-rv-fresh-'));
+  try {
+    await writeFile(
+      path.join(dir, 'a.yaml'),
+      [record('x', '192.0.2.1'), record('y', '192.0.2.2')].join('---\n'),
+    );
+    await writeFile(
+      path.join(dir, 'b.yaml'),
+      [record('x', '192.0.2.3'), record('z', '192.0.2.4')].join('---\n'),
+    );
+    await writeFile(
+      path.join(dir, 'c.yaml'),
+      [record('w', '192.0.2.5'), record('v', '192.0.2.999')].join('---\n'),
+    );
+    const load = async (holdingAnother: boolean) => {
+      const state = await StateStore.open(undefined);
+      if (holdingAnother)
+        state.putObject('DNSRecordSet/dns/gone', {
+          created: '2026-01-01T00:00:00.000Z',
+          file: 'gone.yaml',
+          resource: {
+            apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+            kind: 'DNSRecordSet',
+            metadata: { name: 'gone', namespace: 'dns' },
+            spec: { zoneRef: { name: 'z' }, name: 'gone', type: 'A', records: ['192.0.2.6'] },
+          },
+        });
+      const store = new MemoryStore();
+      const source = new ManifestSource({
+        dir,
+        store,
+        state,
+        now: () => new Date('2026-02-01T00:00:00.000Z'),
+        folderHold: new FolderHold({ windowMs: 60_000, confirmations: () => [], confirmHint: () => '' }),
+      });
+      await source.reload();
+      const loaded = {
+        records: store
+          .list('DNSRecordSet')
+          .map((rs) => [rs.metadata.name, (rs as DNSRecordSet).spec.records]),
+        problems: source.problems().map((p) => [p.code, path.basename(p.file), p.object]),
+        // Which files define each object (kept in the state's entries once loaded), by name.
+        state: [...state.objectIds()].map((id) => {
+          const tag = state.tagOf(id) as string | Set<string> | undefined;
+          const files = typeof tag === 'string' ? [tag] : [...(tag ?? [])];
+          return [id, state.object(id)?.file, files.map((f) => path.basename(f)).sort()];
+        }),
+      };
+      // Which files define each object, known after the load: removing the first file hands x over.
+      await rm(path.join(dir, 'a.yaml'));
+      await source.reload();
+      const after = {
+        x: (store.get('DNSRecordSet', 'dns/x') as DNSRecordSet | undefined)?.spec.records,
+        y: store.get('DNSRecordSet', 'dns/y'),
+        problems: source.problems().map((p) => [p.code, path.basename(p.file)]),
+      };
+      await writeFile(
+        path.join(dir, 'a.yaml'),
+        [record('x', '192.0.2.1'), record('y', '192.0.2.2')].join('---\n'),
+      );
+      return { loaded, after };
+    };
+    const fresh = await load(false);
+    assert.deepEqual(fresh.loaded.records, [
+      ['x', ['192.0.2.1']],
+      ['y', ['192.0.2.2']],
+      ['z', ['192.0.2.4']],
+      ['w', ['192.0.2.5']],
+    ]);
+    assert.deepEqual(
+      fresh.loaded.problems.map(([code, file]) => [code, file]),
+      [
+        ['INVALID_RDATA', 'c.yaml'],
+        ['DUPLICATE', 'b.yaml'],
+      ],
+    );
+    assert.deepEqual(fresh.loaded.state, [
+      ['DNSRecordSet/dns/x', 'a.yaml', ['a.yaml', 'b.yaml']],
+      ['DNSRecordSet/dns/y', 'a.yaml', ['a.yaml']],
+      ['DNSRecordSet/dns/z', 'b.yaml', ['b.yaml']],
+      ['DNSRecordSet/dns/w', 'c.yaml', ['c.yaml']],
+    ]);
+    assert.deepEqual(fresh.after.x, ['192.0.2.3']);
+    assert.equal(fresh.after.y, undefined);
+    assert.deepEqual(await load(true), fresh);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

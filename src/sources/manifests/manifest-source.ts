@@ -419,12 +419,22 @@ export class ManifestSource {
 
     // A first load into a state that holds no object: the definers need not ask the state, which
     // gains objects only in `apply` (`Definers.stateHoldsNone`).
-    if (first && state.objectIds().next().done === true) this.definers.stateHoldsNone(true);
+    const stateEmpty = first && state.objectIds().next().done === true;
+    if (stateEmpty) this.definers.stateHoldsNone(true);
+    // Nor is a set of every object's id made beside the definers' map: with nothing defined before
+    // (no file read, none remembered) the objects touched are exactly those defined, in the order
+    // they were first defined (`Definers.definedIds`), as long as no file read now had a previous
+    // version (none can have one, but if one did, `touched` is filled from then on).
+    let fresh = stateEmpty && this.files.size === 0 && this.definers.size === 0;
     const reads = await this.readChanged(tree.files);
     const origins = this.originFinder(reads);
     let checked = 0;
     for (const read of reads) {
       const previous = this.files.get(read.file) ?? (first ? this.remembered(read.file) : undefined);
+      if (fresh && previous !== undefined) {
+        for (const id of this.definers.definedIds()) touched.add(id);
+        fresh = false;
+      }
       if (this.unsettled(read, previous)) {
         // Not applied: the file keeps what it defined (and its old stamp, so the next reload reads it
         // again). On the first load, what it defined before the restart is served meanwhile.
@@ -450,11 +460,11 @@ export class ManifestSource {
       }
       for (const id of next.definitions.keys()) {
         this.definers.add(id, read.file);
-        touched.add(id);
+        if (!fresh) touched.add(id);
       }
     }
     if (first) this.finishFirstLoad();
-    this.apply(touched);
+    this.apply(fresh ? this.definers.definedIds() : touched);
 
     const problems: ManifestProblem[] = [...treeProblems];
     for (const file of tree.files) problems.push(...(this.files.get(file)?.problems ?? []));
@@ -700,12 +710,13 @@ export class ManifestSource {
       const id = identity ? [identity.kind, identity.key].join('/') : undefined;
       // Problems name the object (made only for a document that has some).
       const docProblems: ManifestProblem[] = [];
-      if (doc.resource) shareStrings(doc.resource, this.interner);
       // One the parse thread's message made in its usual shape already is not made again; its zoneRef
       // by name is still the zone's shared one.
+      const usual = compact?.[index] === true;
+      if (doc.resource) shareStrings(doc.resource, this.interner, usual);
       const resource =
         (doc.resource &&
-          (compact?.[index]
+          (usual
             ? sharedZoneRef(doc.resource, this.zoneRefs)
             : compactRecordSet(doc.resource, this.zoneRefs))) ??
         doc.foreign?.object;
@@ -821,7 +832,7 @@ export class ManifestSource {
    * Applies the winner of each touched object to the store and remembers it in the state store. An
    * object no manifest defines is removed, unless the folder's change safety holds its removal.
    */
-  private apply(touchedNow: ReadonlySet<string>): void {
+  private apply(touchedNow: Touched): void {
     const { store, state } = this.options;
     // The state gains objects from here on (`Definers.stateHoldsNone`).
     this.definers.stateHoldsNone(false);
@@ -830,6 +841,9 @@ export class ManifestSource {
     const stateHeldNone = state.objectIds().next().done === true;
     const now = this.options.now().toISOString();
     const { touched, keep, winnerFiles, winnerDefinitions } = this.holdRemovals(touchedNow);
+    // Which files define each object goes into its state entry as it is stored (`touched` comes in
+    // the definers' order on a first load).
+    const settle = this.definers.settleInOrder();
     let index = 0;
     // Objects come file by file: the file's definitions and relative path are looked up once per run.
     let lastFile: string | undefined;
@@ -907,6 +921,7 @@ export class ManifestSource {
         resource: accepted,
         ...(applied > 1 ? { generation: applied } : {}),
       });
+      settle(id);
       // The winning definition, as looked up above (nothing here changes the winner's file).
       if (lastDefinitions && typeof definition !== 'number')
         lastDefinitions.set(id, definition!.document ?? -1);
@@ -936,8 +951,8 @@ export class ManifestSource {
    * The folder's change safety: which removals wait (`keep`), and the objects to touch, with held
    * removals that are released now.
    */
-  private holdRemovals(touched: ReadonlySet<string>): {
-    touched: ReadonlySet<string>;
+  private holdRemovals(touched: Touched): {
+    touched: Touched;
     keep: ReadonlySet<string>;
     /** The winning file of each of `touched`'s first ids, in its order (as `winnerFile` gives it). */
     winnerFiles: readonly (string | undefined)[];
@@ -1190,6 +1205,9 @@ export class ManifestSource {
   }
 }
 
+/** The ids a reload touched, in order (a set, or the definers' ids on a fresh first load). */
+type Touched = Iterable<string> & { has(id: string): boolean };
+
 /** The document a definition came from, when known. */
 function documentOf(definition: Definition | Served | undefined): number | undefined {
   if (typeof definition === 'number') return definition >= 0 ? definition : undefined;
@@ -1218,10 +1236,18 @@ function splitId(id: string): { kind: string; key: string } {
  * its own copy of its API version, kind, namespace and, for a record set, its zone's name and its
  * type (about 120 bytes of heap per record set; docs/benchmarks.md, memory budget).
  */
-function shareStrings(resource: Resource, interner: Interner): void {
+function shareStrings(resource: Resource, interner: Interner, usual: boolean): void {
+  const meta = resource.metadata;
+  if (usual) {
+    // A record set `decodeDocuments` made (`ParsedManifest.compact`): its API version and kind are
+    // its constants already, and its zoneRef is replaced by the zone's shared one (`sharedZoneRef`).
+    if (meta.namespace !== undefined) meta.namespace = interner.get(meta.namespace);
+    const spec = (resource as DNSRecordSet).spec;
+    spec.type = interner.get(spec.type) as typeof spec.type;
+    return;
+  }
   resource.apiVersion = interner.get(resource.apiVersion) as typeof resource.apiVersion;
   resource.kind = interner.get(resource.kind) as typeof resource.kind;
-  const meta = resource.metadata;
   if (meta.namespace !== undefined) meta.namespace = interner.get(meta.namespace);
   if (resource.kind === 'DNSRecordSet') {
     const spec = resource.spec;
