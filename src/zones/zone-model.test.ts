@@ -670,6 +670,41 @@ describe('sortNameKeys', () => {
     sortNameKeys(sortedEscaped);
     assert.deepEqual(sortedEscaped, escaped.slice().sort(compareNameKeys));
   });
+
+  test('with a suffix the keys end with (a zone origin), sorts as compareNameKeys does; a key outside it too', () => {
+    const random = prng(23);
+    const alphabet = 'ab-0*_z';
+    const label = () =>
+      Array.from(
+        { length: 1 + Math.floor(random() * 3) },
+        () => alphabet[Math.floor(random() * alphabet.length)],
+      ).join('');
+    const names = (origin: string) => {
+      const list = [origin];
+      for (let i = 0; i < 600; i++)
+        list.push(`${Array.from({ length: 1 + Math.floor(random() * 3) }, label).join('.')}.${origin}`);
+      return [...new Set(list)];
+    };
+    for (const origin of ['example.com.', 'b.example.com.', '.']) {
+      const unique = names(origin === '.' ? '' : origin);
+      if (origin === '.') unique[0] = '.';
+      const sorted = unique.slice();
+      sortNameKeys(sorted, origin);
+      assert.deepEqual(sorted, unique.slice().sort(compareNameKeys), origin);
+      for (const key of sorted) assert.ok(unique.includes(key));
+    }
+    // Keys not below the suffix (a name that only ends with its text, another zone, the root): all
+    // their labels are compared.
+    const mixed = [...names('example.com.'), 'aexample.com.', 'com.', 'org.', '.', 'x.example.org.'];
+    const sortedMixed = mixed.slice();
+    sortNameKeys(sortedMixed, 'example.com.');
+    assert.deepEqual(sortedMixed, mixed.slice().sort(compareNameKeys));
+    // More keys than a character of the index holds (2^7), in reverse order.
+    const many = Array.from({ length: 20_000 }, (_, i) => `h${i}.example.com.`).reverse();
+    const sortedMany = many.slice();
+    sortNameKeys(sortedMany, 'example.com.');
+    assert.deepEqual(sortedMany, many.slice().sort(compareNameKeys));
+  });
 });
 
 describe('ZoneModel: a name with one record set rests as its entry', () => {

@@ -198,6 +198,9 @@ interface Fixed {
   by: string;
 }
 
+/** What \`judge\` is given for a name where nothing is published yet (never mutated). */
+const NO_TYPES: ReadonlyMap<string, string> = new Map();
+
 /** The one empty list every owner without fixed RRsets shares (never mutated: replaced). */
 const NO_FIXED: readonly Fixed[] = Object.freeze([]);
 
@@ -500,8 +503,12 @@ export class ZoneModel implements PublishedByName {
     complete: boolean,
   ): ZoneDelta {
     const delta = emptyDelta();
-    const dirty = new Set<string>();
-    const seen = complete ? new Set<ResourceKey>() : undefined;
+    // A complete update of a model that holds no record set yet (a first build): nothing can be left
+    // to remove and every name is new, so neither the keys seen nor the names touched are kept (two
+    // sets as large as the zone, kept through the whole build); every name is decided, in order.
+    const first = complete && this.entries.size === 0;
+    const dirty = first ? undefined : new Set<string>();
+    const seen = complete && !first ? new Set<ResourceKey>() : undefined;
     for (const { key, current } of records) {
       seen?.add(key);
       const before = this.entries.get(key);
@@ -518,7 +525,9 @@ export class ZoneModel implements PublishedByName {
     }
     this.setChildren(children, dirty);
     this.mergeNewKeys();
-    const ordered = this.inOrder(dirty);
+    // Deciding a name nothing touched is harmless (it decides what it published), so a first build
+    // decides the apex and any name a child zone placed before again.
+    const ordered = dirty === undefined ? this.sortedKeys.slice() : this.inOrder(dirty);
     let covered: string | undefined;
     for (const key of ordered) {
       if (covered !== undefined && key !== covered && isInDomain(key, covered)) continue;
@@ -536,8 +545,15 @@ export class ZoneModel implements PublishedByName {
   /** Every published RRset, in canonical order (owner, then type code). */
   *rrsets(): Generator<RRset> {
     for (const key of this.sortedKeys) {
-      const list = publishedAt(this.owners.get(key)!).map((s) => this.rrsetOf(s));
-      if (list.length === 0) continue;
+      const held = this.owners.get(key)!;
+      // A name that publishes one RRset (most): that RRset, no list made for it.
+      const published = isOwner(held) ? held.published : typeof held.verdict === 'number' ? held : undefined;
+      if (published === undefined) continue;
+      if (!isList(published)) {
+        yield this.rrsetOf(published);
+        continue;
+      }
+      const list = published.map((s) => this.rrsetOf(s));
       if (list.length > 1) list.sort((a, b) => RRType[a.type] - RRType[b.type]);
       yield* list;
     }
@@ -637,7 +653,12 @@ export class ZoneModel implements PublishedByName {
    */
   private ownerAt(key: string): Owner | undefined {
     const held = this.owners.get(key);
-    if (held === undefined || isOwner(held)) return held;
+    return held === undefined ? undefined : this.ownerOf(key, held);
+  }
+
+  /** \`ownerAt\` of what the owners map holds at \`key\`. */
+  private ownerOf(key: string, held: Held): Owner {
+    if (isOwner(held)) return held;
     const slot = digestAt(held);
     if (slot >= 0) held.verdict = true;
     const owner: Owner = {
@@ -708,7 +729,7 @@ export class ZoneModel implements PublishedByName {
       for (const key of added) this.sortedKeys.splice(lowerBound(this.sortedKeys, key), 0, key);
       return;
     }
-    sortNameKeys(added);
+    sortNameKeys(added, this.originKey);
     const merged: string[] = new Array(this.sortedKeys.length + added.length);
     let i = 0;
     let j = 0;
@@ -763,7 +784,7 @@ export class ZoneModel implements PublishedByName {
     key: ResourceKey,
     recordSet: DNSRecordSet,
     fqdn: Name,
-    dirty: Set<string>,
+    dirty: Set<string> | undefined,
     verdict?: RecordVerdict,
   ): void {
     const ownerKey = nameKey(fqdn);
@@ -792,6 +813,15 @@ export class ZoneModel implements PublishedByName {
       entry.rdata = 'a DS record belongs in the parent zone, at the delegation point (RFC 4035 §2.4)';
     else entry.rdata = parsed.rdata;
     this.entries.set(key, entry);
+    if (verdict === undefined && !this.owners.has(ownerKey)) {
+      // A new name with a new record set: kept as the entry from the start, not an owner object
+      // made only for \`decide\` to let the name rest as its entry again (most names of a first
+      // build). It publishes nothing until decided (its verdict is not a digest slot).
+      this.owners.set(ownerKey, entry);
+      this.newKeys.push(ownerKey);
+      dirty?.add(ownerKey);
+      return;
+    }
     const owner = this.owner(fqdn, ownerKey);
     // Most owners hold one entry, kept as itself; a few hold two or more: concat keeps the array at
     // exactly its length, where push leaves room for 16 more in every owner (docs/benchmarks.md,
@@ -801,11 +831,16 @@ export class ZoneModel implements PublishedByName {
     else if (!Array.isArray(held)) owner.entries = [held, entry];
     else if (held.length < 16) owner.entries = held.concat(entry);
     else held.push(entry);
-    dirty.add(ownerKey);
+    dirty?.add(ownerKey);
   }
 
   /** Removes an entry; `replaced` keeps its verdict for the new version to compare against. */
-  private removeEntry(entry: Entry, dirty: Set<string>, delta: ZoneDelta, replaced = false): void {
+  private removeEntry(
+    entry: Entry,
+    dirty: Set<string> | undefined,
+    delta: ZoneDelta,
+    replaced = false,
+  ): void {
     this.entries.delete(entry.key);
     if (entry.verdict !== undefined) this.verdictView.count--;
     const ownerKey = nameKey(entry.fqdn);
@@ -818,14 +853,14 @@ export class ZoneModel implements PublishedByName {
         owner.entries = rest.length === 1 ? rest[0] : rest;
       }
     }
-    dirty.add(ownerKey);
+    dirty?.add(ownerKey);
     if (replaced) return;
     if (isAccepted(entry.verdict)) this.accepted--;
     delta.verdicts.add(entry.key);
   }
 
   /** Places the NS and glue of managed child zones; children are few, so they are compared whole. */
-  private setChildren(children: readonly ChildDelegation[], dirty: Set<string>): void {
+  private setChildren(children: readonly ChildDelegation[], dirty: Set<string> | undefined): void {
     const signature = JSON.stringify(
       [...children]
         .sort((a, b) => (a.zone < b.zone ? -1 : 1))
@@ -843,7 +878,7 @@ export class ZoneModel implements PublishedByName {
     for (const [key, owner] of this.owners) {
       if (key === this.originKey || !isOwner(owner) || owner.fixed.length === 0) continue;
       owner.fixed = NO_FIXED;
-      dirty.add(key);
+      dirty?.add(key);
     }
     for (const child of children) {
       const by = `DNSZone ${child.zone}`;
@@ -869,11 +904,11 @@ export class ZoneModel implements PublishedByName {
           },
           by,
         });
-      dirty.add(key);
+      dirty?.add(key);
       for (const glue of child.glue) {
         const glueKey = nameKey(glue.owner);
         addFixed(this.owner(glue.owner, glueKey), { rrset: glue, by });
-        dirty.add(glueKey);
+        dirty?.add(glueKey);
       }
     }
   }
@@ -883,7 +918,7 @@ export class ZoneModel implements PublishedByName {
    * `inclusive`): the ancestors are the keys left by taking labels off the front, up to the apex.
    */
   private cutAbove(key: string, inclusive = false): Cut | undefined {
-    if (key === this.originKey) return undefined;
+    if (key === this.originKey || this.cuts.size === 0) return undefined;
     let found = inclusive ? this.cuts.get(key) : undefined;
     for (let k = stripFirstLabel(key); k !== this.originKey && k !== '.'; k = stripFirstLabel(k)) {
       found = this.cuts.get(k) ?? found;
@@ -896,8 +931,10 @@ export class ZoneModel implements PublishedByName {
    * its delegation point changed (then the names below must be decided again).
    */
   private decide(key: string, delta: ZoneDelta): boolean {
-    const owner = this.ownerAt(key);
-    if (!owner) return false;
+    const held = this.owners.get(key);
+    if (held === undefined) return false;
+    if (!isOwner(held) && typeof held.verdict !== 'number') return this.decideAlone(key, held, delta);
+    const owner = this.ownerOf(key, held);
     const before = publishedOf(owner);
     const previous = (type: RecordTypeName) => before.find((s) => typeOfSource(s) === type);
     const beforeCut = this.cuts.get(key);
@@ -919,7 +956,7 @@ export class ZoneModel implements PublishedByName {
     });
     for (const entry of order) {
       const verdict = this.judge(entry, above, cut, byType);
-      if (verdict.accepted) {
+      if (verdict === true) {
         const type = typeOf(entry);
         published.set(type, entry);
         byType.set(type, byOf(entry));
@@ -978,12 +1015,36 @@ export class ZoneModel implements PublishedByName {
     return !sameCut(beforeCut, cut);
   }
 
+  /**
+   * \`decide\` for a name kept as its one entry that publishes nothing yet (a new name, or one whose
+   * record set was rejected): what \`decide\` does for an owner holding that entry alone, without the
+   * owner object, maps and lists. Nothing else is placed there (an RRset the zone places makes the
+   * name an \`Owner\`) and a name publishing nothing is no delegation point, so its one record set is
+   * judged against the delegation above alone, and the name publishes its RRset if accepted.
+   */
+  private decideAlone(key: string, entry: Entry, delta: ZoneDelta): boolean {
+    const verdict = this.judge(entry, this.cutAbove(key), undefined, NO_TYPES);
+    this.setVerdict(entry, verdict, delta);
+    if (verdict !== true) return false;
+    const type = typeOf(entry);
+    delta.changed = true;
+    this.rrsetTotal++;
+    if (this.listing) {
+      delta.upserts.push(this.rrsetOf(entry));
+      this.notePrevious(delta, key, type, undefined);
+    }
+    entry.verdict = this.digests.take(ownerDigest([this.hashedOf(entry)]));
+    if (type !== 'NS') return false;
+    this.cuts.set(key, { owner: entry.fqdn, hosts: hostsOf(rdataOf(entry)), by: byOf(entry) });
+    return true;
+  }
+
   private judge(
     entry: Entry,
     above: Cut | undefined,
     cut: Cut | undefined,
-    byType: Map<string, string>,
-  ): RecordVerdict {
+    byType: ReadonlyMap<string, string>,
+  ): RecordVerdict | true {
     const fqdn = entry.fqdn;
     if (typeof entry.rdata === 'string')
       return { accepted: false, reason: 'Invalid', message: entry.rdata, fqdn };
@@ -1024,7 +1085,8 @@ export class ZoneModel implements PublishedByName {
         fqdn,
       };
     }
-    return { accepted: true, fqdn };
+    // Accepted: the entry keeps \`true\` (see \`Entry.verdict\`), so no verdict object is made.
+    return true;
   }
 
   /**
@@ -1042,7 +1104,7 @@ export class ZoneModel implements PublishedByName {
       rdata,
       origin: recordSetOrigin(source.key),
     };
-    const steering = steeringOf({ spec }, fqdn, rdata, this.topology, this.geoip);
+    const steering = steeringOf(source, fqdn, rdata, this.topology, this.geoip);
     if (steering) rrset.steering = steering;
     return rrset;
   }
@@ -1055,7 +1117,7 @@ export class ZoneModel implements PublishedByName {
     if (!isEntry(source)) return source;
     const { spec, fqdn } = source;
     const rdata = rdataOf(source);
-    const steering = steeringOf({ spec }, fqdn, rdata, this.topology, this.geoip);
+    const steering = steeringOf(source, fqdn, rdata, this.topology, this.geoip);
     const ttl = steeredTtl(spec, spec.ttl ?? this.defaultTtl);
     return steering
       ? { owner: fqdn, type: spec.type, ttl, rdata, steering }
@@ -1073,14 +1135,20 @@ export class ZoneModel implements PublishedByName {
     if (!delta.previous.has(id)) delta.previous.set(id, before && this.rrsetOf(before));
   }
 
-  private setVerdict(entry: Entry, verdict: RecordVerdict, delta: ZoneDelta): void {
-    const before = verdictOf(entry);
+  /** \`verdict\`: \`true\` for accepted (\`judge\`). */
+  private setVerdict(entry: Entry, verdict: RecordVerdict | true, delta: ZoneDelta): void {
+    const before = entry.verdict;
     // Kept compact whether or not it changed: an entry replacing another starts with the old
-    // version's verdict as an object, to compare against.
-    entry.verdict = verdict.accepted ? true : verdict;
-    if (before && sameVerdict(before, verdict)) return;
-    if (before?.accepted) this.accepted--;
-    if (verdict.accepted) this.accepted++;
+    // version's verdict as an object, to compare against (its fqdn may differ: a rename).
+    entry.verdict = verdict;
+    const wasAccepted = isAccepted(before);
+    if (before !== undefined) {
+      if (verdict === true) {
+        if (wasAccepted && (typeof before !== 'object' || before.fqdn === entry.fqdn)) return;
+      } else if (typeof before === 'object' && sameVerdict(before, verdict)) return;
+    }
+    if (wasAccepted) this.accepted--;
+    if (verdict === true) this.accepted++;
     if (before === undefined) this.verdictView.count++;
     delta.verdicts.add(entry.key);
   }
@@ -1127,22 +1195,38 @@ function sameVerdict(a: RecordVerdict, b: RecordVerdict): boolean {
  * index (a label's end sorts before any of its characters, a name before the names below it): about
  * 40 % less CPU for a first build's names than a comparison function called per pair. Any other
  * name sorts the whole list with `compareNameKeys`.
+ *
+ * `suffix` (a name key, as a zone's origin): when every key is that name or a name below it, the
+ * labels they all end with are left out of the keys made (they compare equal in every pair), which
+ * makes the keys a zone's names are sorted by about as long as their labels below the origin. The
+ * index is four characters of seven bits each (U+0080 to U+00FF: a one-byte string still), read
+ * back without parsing a number.
  */
-export function sortNameKeys(keys: string[]): void {
+export function sortNameKeys(keys: string[], suffix = '.'): void {
+  if (keys.length >= 1 << 28) {
+    keys.sort(compareNameKeys);
+    return;
+  }
+  // Characters of each key left out from its end: the suffix and the dot before it (the root's dot
+  // for the root).
+  const tail = suffix === '.' ? 1 : suffix.length + 1;
   const tagged: string[] = new Array(keys.length);
   for (let n = 0; n < keys.length; n++) {
     const key = keys[n]!;
     let text = '';
-    // A key ends in its root dot: labels are read right to left from there.
-    let end = key.length - 1;
-    if (key.charCodeAt(end) !== 0x2e) {
-      keys.sort(compareNameKeys);
+    // Labels are read right to left from the dot before the suffix.
+    let end = key.length - tail;
+    if (key === suffix) end = -1;
+    else if (end < 0 || key.charCodeAt(end) !== 0x2e || (tail > 1 && !key.endsWith(suffix))) {
+      if (suffix === '.') keys.sort(compareNameKeys);
+      // A key that is not below the suffix: sorted with all its labels.
+      else sortNameKeys(keys);
       return;
     }
     for (let i = end - 1; i >= -1; i--) {
       const c = i < 0 ? 0x2e : key.charCodeAt(i);
       if (c === 0x2e) {
-        if (i + 1 === end && i >= 0) {
+        if (i + 1 === end) {
           // An empty label: not a name this model makes.
           keys.sort(compareNameKeys);
           return;
@@ -1154,14 +1238,26 @@ export function sortNameKeys(keys: string[]): void {
         return;
       }
     }
-    tagged[n] = `${text}\u0000${n}`;
+    tagged[n] = `${text}\u0000${String.fromCharCode(
+      0x80 | (n & 0x7f),
+      0x80 | ((n >>> 7) & 0x7f),
+      0x80 | ((n >>> 14) & 0x7f),
+      0x80 | (n >>> 21),
+    )}`;
   }
   tagged.sort();
   // The keys themselves back in that order (not slices of the sort keys, which would keep them alive).
   const given = keys.slice();
   for (let n = 0; n < tagged.length; n++) {
     const t = tagged[n]!;
-    keys[n] = given[Number(t.slice(t.indexOf('\u0000') + 1))]!;
+    const l = t.length;
+    keys[n] =
+      given[
+        (t.charCodeAt(l - 4) & 0x7f) |
+          ((t.charCodeAt(l - 3) & 0x7f) << 7) |
+          ((t.charCodeAt(l - 2) & 0x7f) << 14) |
+          ((t.charCodeAt(l - 1) & 0x7f) << 21)
+      ]!;
   }
 }
 
