@@ -262,7 +262,11 @@ describe('ZoneModel', () => {
         const context = `seed ${seed} step ${step}`;
         assert.equal(a.changed, a.upserts.length > 0 || a.deletes.length > 0, context);
         assert.equal(b.changed, a.changed, context);
-        assert.deepEqual([...b.verdicts].sort(), [...a.verdicts].sort(), context);
+        // A first build that lists nothing says every verdict is new instead of listing them.
+        assert.equal(b.everyVerdict, !list && first && a.verdicts.size > 0, context);
+        assert.equal(a.everyVerdict, false, context);
+        const bVerdicts = b.everyVerdict ? [...b.verdicts, ...unlisted.verdicts.keys()] : [...b.verdicts];
+        assert.deepEqual(bVerdicts.sort(), [...a.verdicts].sort(), context);
         if (list) {
           assert.deepEqual(describeRRsets(b.upserts), describeRRsets(a.upserts), context);
           assert.deepEqual(b.deletes, a.deletes, context);
@@ -288,6 +292,7 @@ describe('ZoneModel', () => {
     const model = new ZoneModel(theZone, theClass, ORIGIN);
     const empty = model.update([], [], true, false);
     assert.equal(empty.changed, false);
+    assert.equal(empty.everyVerdict, false);
     const rs = recordSet('dns', 'www', {
       zoneRef: { name: 'z' },
       name: 'www',
@@ -302,10 +307,14 @@ describe('ZoneModel', () => {
     );
     assert.equal(built.changed, true);
     assert.deepEqual([built.upserts, built.deletes, built.previous.size], [[], [], 0]);
+    // Its verdicts are all new: said, not listed.
+    assert.deepEqual([built.everyVerdict, [...built.verdicts]], [true, []]);
+    assert.deepEqual([...model.verdicts.keys()], ['dns/www']);
     // The next update lists again.
     const gone = model.update([{ key: 'dns/www', current: undefined }], []);
     assert.deepEqual(gone.deletes, [{ owner: 'www.example.com.', type: 'A' }]);
     assert.equal(gone.changed, true);
+    assert.deepEqual([gone.everyVerdict, [...gone.verdicts]], [false, ['dns/www']]);
   });
 
   test('a one-record change reports exactly that RRset', () => {
