@@ -1008,3 +1008,68 @@ describe('ZoneModel: many names changed at once', () => {
     }
   });
 });
+
+describe('ZoneModel: a first build', () => {
+  test('that lists nothing gives the hash, RRsets and verdicts of assembleZone: small and big zones, names with one or more record sets, rejected ones, with and without a delegation', () => {
+    for (const [seed, names, withChild] of [
+      [31, 40, false],
+      [32, 40, true],
+      [33, HASH_ORDER_MIN_NAMES + 300, false],
+      [34, HASH_ORDER_MIN_NAMES + 300, true],
+    ] as const) {
+      const r = prng(seed);
+      const records: DNSRecordSet[] = [];
+      for (let i = 0; i < names * 1.3; i++) {
+        const rs = randomRecordSet(r, i);
+        // Mostly plain names, one record set each, some with two or more; the test's names (a
+        // delegation with names below it, a wildcard, escaped dots, a name in two cases) among them.
+        const name =
+          r() < 0.1 ? pick(r, NAMES) : `h${Math.floor(r() * names)}${pick(r, ['', '.b', '.deleg'])}`;
+        records.push({ ...rs, spec: { ...rs.spec, name } });
+      }
+      const children = withChild ? [child] : [];
+      const model = new ZoneModel(theZone, theClass, ORIGIN);
+      const delta = model.update(
+        records.map((rs) => ({
+          key: `dns/${rs.metadata.name}`,
+          current: { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) },
+        })),
+        children,
+        true,
+        false,
+      );
+      const expected = assembleZone({
+        zone: theZone,
+        zoneClass: theClass,
+        origin: ORIGIN,
+        records: records.map((rs) => ({ recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) as Name })),
+        children,
+      });
+      const context = `seed ${seed}`;
+      assert.equal(delta.everyVerdict, true, context);
+      // The hash read in the order the build decided its names, then found again by name.
+      assert.equal(model.contentHash(), expected.hash, context);
+      assert.equal(model.contentHash(), expected.hash, context);
+      assert.deepEqual(describeRRsets(model.rrsets()), describeRRsets(expected.rrsets), context);
+      assert.deepEqual(
+        [...model.verdicts].map(([k, v]) => [k, v.accepted, v.fqdn]).sort(),
+        [...expected.verdicts].map(([k, v]) => [k, v.accepted, v.fqdn]).sort(),
+        context,
+      );
+      assert.equal(model.acceptedCount, expected.acceptedCount, context);
+      assert.equal(model.rrsetCount, expected.rrsets.length, context);
+      checkByName(model, context);
+      // A change after it is hashed as the reference.
+      const changed = records.slice(1);
+      model.update([{ key: `dns/${records[0]!.metadata.name}`, current: undefined }], children);
+      const after = assembleZone({
+        zone: theZone,
+        zoneClass: theClass,
+        origin: ORIGIN,
+        records: changed.map((rs) => ({ recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) as Name })),
+        children,
+      });
+      assert.equal(model.contentHash(), after.hash, context);
+    }
+  });
+});
