@@ -1073,3 +1073,16 @@ describe('ZoneModel: a first build', () => {
     }
   });
 });
+
+describe('ZoneModel: configuration signature', () => {
+  test('a model made for a zone has the signature its zone and class give (so it is not rebuilt)', () => {
+    const templated = {
+      ...theClass,
+      spec: { ...theClass.spec, zoneNameServers: ['ns-{hash}.example.net.'] },
+    };
+    for (const zoneClass of [theClass, templated]) {
+      const model = new ZoneModel(theZone, zoneClass, ORIGIN);
+      assert.equal(model.configSignature, ZoneModel.signature(theZone, zoneClass, ORIGIN));
+    }
+  });
+});

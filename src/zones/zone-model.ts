@@ -464,11 +464,13 @@ export class ZoneModel implements PublishedByName {
     this.originKey = nameKey(origin);
     this.soa = soaFor(zone, zoneClass, origin);
     this.defaultTtl = zoneDefaultTtl(zone, zoneClass);
-    this.nameServers = zoneNameServers(zone, zoneClass).map((ns) => parseName(ns));
+    const nameServers = zoneNameServers(zone, zoneClass);
+    this.nameServers = nameServers.map((ns) => parseName(ns));
     this.classNameText = zoneClass.metadata.name;
     this.topology = zoneClass.spec.topology;
     this.geoip = zoneClass.spec.geoip;
-    this.configSignature = ZoneModel.signature(zone, zoneClass, origin);
+    // `signature` of what was just read, not read again.
+    this.configSignature = signatureOf(origin, this.soa, this.defaultTtl, nameServers, zoneClass);
     const apex = this.owner(origin, this.originKey);
     addFixed(apex, {
       rrset: {
@@ -485,15 +487,13 @@ export class ZoneModel implements PublishedByName {
   }
 
   static signature(zone: DNSZone, zoneClass: DNSZoneClass, origin: Name): string {
-    return JSON.stringify([
+    return signatureOf(
       origin,
       soaFor(zone, zoneClass, origin),
       zoneDefaultTtl(zone, zoneClass),
       zoneNameServers(zone, zoneClass),
-      zoneClass.metadata.name,
-      zoneClass.spec.topology ?? null,
-      zoneClass.spec.geoip ?? null,
-    ]);
+      zoneClass,
+    );
   }
 
   /** RRsets the zone publishes (the SOA not counted). */
@@ -810,7 +810,9 @@ export class ZoneModel implements PublishedByName {
     this.newKeys = [];
     if (added.length === 0) return;
     this.keysVersion++;
-    if (added.length < 64) {
+    // A few names into many are spliced in; into a model holding only its apex (a first build),
+    // however few, they are sorted.
+    if (added.length < 64 && this.sortedKeys.length > 1) {
       for (const key of added) this.sortedKeys.splice(lowerBound(this.sortedKeys, key), 0, key);
       return;
     }
@@ -1251,6 +1253,25 @@ export class ZoneModel implements PublishedByName {
     if (this.everyNew) delta.everyVerdict = true;
     else delta.verdicts.add(entry.key);
   }
+}
+
+/** `ZoneModel.signature` of the parts it is made of. */
+function signatureOf(
+  origin: Name,
+  soa: SoaFields,
+  defaultTtl: number,
+  nameServers: readonly string[],
+  zoneClass: DNSZoneClass,
+): string {
+  return JSON.stringify([
+    origin,
+    soa,
+    defaultTtl,
+    nameServers,
+    zoneClass.metadata.name,
+    zoneClass.spec.topology ?? null,
+    zoneClass.spec.geoip ?? null,
+  ]);
 }
 
 /**
