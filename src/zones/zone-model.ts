@@ -261,7 +261,9 @@ interface Owner {
  * entry itself, not an `Owner` beside it (64 bytes per name, docs/benchmarks.md, the zone model's
  * entries): it publishes the entry's RRset when the entry is accepted, and its digest slot is then
  * the entry's verdict. An update that touches the name makes it an `Owner` again (`ZoneModel.
- * ownerAt`) and `decide` lets it rest as the entry once decided.
+ * ownerAt`) and `decide` lets it rest as the entry once decided. A new name with a new record set
+ * is kept as its entry from the start (publishing nothing until decided), and a resting entry that
+ * publishes nothing is decided as it rests (`decideAlone`).
  */
 type Held = Owner | Entry;
 
