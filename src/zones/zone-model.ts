@@ -610,7 +610,8 @@ export class ZoneModel implements PublishedByName {
         covered = key === this.originKey ? undefined : key;
       }
     }
-    if (slots !== undefined)
+    // Each name that publishes noted once (as many as the slots in use), or the hash finds them.
+    if (slots !== undefined && n === this.digests.used)
       this.hashOrder = {
         slots: n === slots.length ? slots : slots.slice(0, n),
         keys: this.keysVersion,
