@@ -213,10 +213,16 @@ export function takeChange(
     state.assigned = undefined;
     if (prior?.baseline === undefined) state.lastChangeAt = now;
   }
+  // A first build's verdicts are all new and not listed (`everyVerdict`): a new model's are all
+  // pending already.
+  if (delta.everyVerdict) {
+    state.verdictsPending = 'all';
+    state.statusesPending = 'all';
+  }
   if (state.verdictsPending !== 'all') for (const k of delta.verdicts) state.verdictsPending.add(k);
   if (state.statusesPending !== 'all') {
     for (const k of delta.verdicts) state.statusesPending.add(k);
     for (const k of dirty ?? []) state.statusesPending.add(k);
   }
-  return { fresh, changed, verdictsChanged: delta.verdicts.size > 0 };
+  return { fresh, changed, verdictsChanged: delta.everyVerdict || delta.verdicts.size > 0 };
 }

@@ -262,7 +262,11 @@ describe('ZoneModel', () => {
         const context = `seed ${seed} step ${step}`;
         assert.equal(a.changed, a.upserts.length > 0 || a.deletes.length > 0, context);
         assert.equal(b.changed, a.changed, context);
-        assert.deepEqual([...b.verdicts].sort(), [...a.verdicts].sort(), context);
+        // A first build that lists nothing says every verdict is new instead of listing them.
+        assert.equal(b.everyVerdict, !list && first && a.verdicts.size > 0, context);
+        assert.equal(a.everyVerdict, false, context);
+        const bVerdicts = b.everyVerdict ? [...b.verdicts, ...unlisted.verdicts.keys()] : [...b.verdicts];
+        assert.deepEqual(bVerdicts.sort(), [...a.verdicts].sort(), context);
         if (list) {
           assert.deepEqual(describeRRsets(b.upserts), describeRRsets(a.upserts), context);
           assert.deepEqual(b.deletes, a.deletes, context);
@@ -288,6 +292,7 @@ describe('ZoneModel', () => {
     const model = new ZoneModel(theZone, theClass, ORIGIN);
     const empty = model.update([], [], true, false);
     assert.equal(empty.changed, false);
+    assert.equal(empty.everyVerdict, false);
     const rs = recordSet('dns', 'www', {
       zoneRef: { name: 'z' },
       name: 'www',
@@ -302,10 +307,14 @@ describe('ZoneModel', () => {
     );
     assert.equal(built.changed, true);
     assert.deepEqual([built.upserts, built.deletes, built.previous.size], [[], [], 0]);
+    // Its verdicts are all new: said, not listed.
+    assert.deepEqual([built.everyVerdict, [...built.verdicts]], [true, []]);
+    assert.deepEqual([...model.verdicts.keys()], ['dns/www']);
     // The next update lists again.
     const gone = model.update([{ key: 'dns/www', current: undefined }], []);
     assert.deepEqual(gone.deletes, [{ owner: 'www.example.com.', type: 'A' }]);
     assert.equal(gone.changed, true);
+    assert.deepEqual([gone.everyVerdict, [...gone.verdicts]], [false, ['dns/www']]);
   });
 
   test('a one-record change reports exactly that RRset', () => {
@@ -670,6 +679,41 @@ describe('sortNameKeys', () => {
     sortNameKeys(sortedEscaped);
     assert.deepEqual(sortedEscaped, escaped.slice().sort(compareNameKeys));
   });
+
+  test('with a suffix the keys end with (a zone origin), sorts as compareNameKeys does; a key outside it too', () => {
+    const random = prng(23);
+    const alphabet = 'ab-0*_z';
+    const label = () =>
+      Array.from(
+        { length: 1 + Math.floor(random() * 3) },
+        () => alphabet[Math.floor(random() * alphabet.length)],
+      ).join('');
+    const names = (origin: string) => {
+      const list = [origin];
+      for (let i = 0; i < 600; i++)
+        list.push(`${Array.from({ length: 1 + Math.floor(random() * 3) }, label).join('.')}.${origin}`);
+      return [...new Set(list)];
+    };
+    for (const origin of ['example.com.', 'b.example.com.', '.']) {
+      const unique = names(origin === '.' ? '' : origin);
+      if (origin === '.') unique[0] = '.';
+      const sorted = unique.slice();
+      sortNameKeys(sorted, origin);
+      assert.deepEqual(sorted, unique.slice().sort(compareNameKeys), origin);
+      for (const key of sorted) assert.ok(unique.includes(key));
+    }
+    // Keys not below the suffix (a name that only ends with its text, another zone, the root): all
+    // their labels are compared.
+    const mixed = [...names('example.com.'), 'aexample.com.', 'com.', 'org.', '.', 'x.example.org.'];
+    const sortedMixed = mixed.slice();
+    sortNameKeys(sortedMixed, 'example.com.');
+    assert.deepEqual(sortedMixed, mixed.slice().sort(compareNameKeys));
+    // More keys than a character of the index holds (2^7), in reverse order.
+    const many = Array.from({ length: 20_000 }, (_, i) => `h${i}.example.com.`).reverse();
+    const sortedMany = many.slice();
+    sortNameKeys(sortedMany, 'example.com.');
+    assert.deepEqual(sortedMany, many.slice().sort(compareNameKeys));
+  });
 });
 
 describe('ZoneModel: a name with one record set rests as its entry', () => {
@@ -961,6 +1005,84 @@ describe('ZoneModel: many names changed at once', () => {
         assert.equal(model.assembled().hash, expected.hash, context);
         checkByName(model, context);
       }
+    }
+  });
+});
+
+describe('ZoneModel: a first build', () => {
+  test('that lists nothing gives the hash, RRsets and verdicts of assembleZone: small and big zones, names with one or more record sets, rejected ones, with and without a delegation', () => {
+    for (const [seed, names, withChild] of [
+      [31, 40, false],
+      [32, 40, true],
+      [33, HASH_ORDER_MIN_NAMES + 300, false],
+      [34, HASH_ORDER_MIN_NAMES + 300, true],
+    ] as const) {
+      const r = prng(seed);
+      const records: DNSRecordSet[] = [];
+      for (let i = 0; i < names * 1.3; i++) {
+        const rs = randomRecordSet(r, i);
+        // Mostly plain names, one record set each, some with two or more; the test's names (a
+        // delegation with names below it, a wildcard, escaped dots, a name in two cases) among them.
+        const name =
+          r() < 0.1 ? pick(r, NAMES) : `h${Math.floor(r() * names)}${pick(r, ['', '.b', '.deleg'])}`;
+        records.push({ ...rs, spec: { ...rs.spec, name } });
+      }
+      const children = withChild ? [child] : [];
+      const model = new ZoneModel(theZone, theClass, ORIGIN);
+      const delta = model.update(
+        records.map((rs) => ({
+          key: `dns/${rs.metadata.name}`,
+          current: { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) },
+        })),
+        children,
+        true,
+        false,
+      );
+      const expected = assembleZone({
+        zone: theZone,
+        zoneClass: theClass,
+        origin: ORIGIN,
+        records: records.map((rs) => ({ recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) as Name })),
+        children,
+      });
+      const context = `seed ${seed}`;
+      assert.equal(delta.everyVerdict, true, context);
+      // The hash read in the order the build decided its names, then found again by name.
+      assert.equal(model.contentHash(), expected.hash, context);
+      assert.equal(model.contentHash(), expected.hash, context);
+      assert.deepEqual(describeRRsets(model.rrsets()), describeRRsets(expected.rrsets), context);
+      assert.deepEqual(
+        [...model.verdicts].map(([k, v]) => [k, v.accepted, v.fqdn]).sort(),
+        [...expected.verdicts].map(([k, v]) => [k, v.accepted, v.fqdn]).sort(),
+        context,
+      );
+      assert.equal(model.acceptedCount, expected.acceptedCount, context);
+      assert.equal(model.rrsetCount, expected.rrsets.length, context);
+      checkByName(model, context);
+      // A change after it is hashed as the reference.
+      const changed = records.slice(1);
+      model.update([{ key: `dns/${records[0]!.metadata.name}`, current: undefined }], children);
+      const after = assembleZone({
+        zone: theZone,
+        zoneClass: theClass,
+        origin: ORIGIN,
+        records: changed.map((rs) => ({ recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) as Name })),
+        children,
+      });
+      assert.equal(model.contentHash(), after.hash, context);
+    }
+  });
+});
+
+describe('ZoneModel: configuration signature', () => {
+  test('a model made for a zone has the signature its zone and class give (so it is not rebuilt)', () => {
+    const templated = {
+      ...theClass,
+      spec: { ...theClass.spec, zoneNameServers: ['ns-{hash}.example.net.'] },
+    };
+    for (const zoneClass of [theClass, templated]) {
+      const model = new ZoneModel(theZone, zoneClass, ORIGIN);
+      assert.equal(model.configSignature, ZoneModel.signature(theZone, zoneClass, ORIGIN));
     }
   });
 });

@@ -24,8 +24,18 @@ import { zoneNameServers } from './zone-name-servers.ts';
 export interface ZoneDelta extends RRsetDelta {
   upserts: RRset[];
   deletes: RRsetKey[];
-  /** Record sets whose verdict changed. */
+  /**
+   * Record sets whose verdict changed; with `everyVerdict`, only those not in the model any more.
+   */
   verdicts: Set<ResourceKey>;
+  /**
+   * Every record set the model holds has a new verdict, and `verdicts` does not list them: set by a
+   * first build that lists no changes (`ZoneModel.update`'s `listChanges`), where a list of every
+   * record set of the zone (a set as large as the zone) would be read by nobody, its reader taking
+   * every verdict of a new model (`ZoneModelState.verdictsPending`). Only where the model holds a
+   * record set.
+   */
+  everyVerdict: boolean;
   /**
    * For each RRset upserted or deleted (by `rrsetId`): what the zone published there before this
    * update, undefined where it published nothing (change safety measures against it).
@@ -40,7 +50,14 @@ export interface ZoneDelta extends RRsetDelta {
 
 /** An empty delta. */
 function emptyDelta(): ZoneDelta {
-  return { upserts: [], deletes: [], verdicts: new Set(), previous: new Map(), changed: false };
+  return {
+    upserts: [],
+    deletes: [],
+    verdicts: new Set(),
+    everyVerdict: false,
+    previous: new Map(),
+    changed: false,
+  };
 }
 
 /**
@@ -187,6 +204,19 @@ function typeOf(entry: Entry): RecordTypeName {
   return entry.spec.type;
 }
 
+/** The order a name's record sets are decided in: NS first (a delegation wins), then oldest first. */
+function decisionOrder(a: Entry, b: Entry): number {
+  const an = typeOf(a) === 'NS' ? 0 : 1;
+  const bn = typeOf(b) === 'NS' ? 0 : 1;
+  return an - bn || olderFirst(a, b);
+}
+
+/** What of `sources` is of `type`, if any. */
+function sourceOfType(sources: readonly Source[], type: RecordTypeName): Source | undefined {
+  for (const source of sources) if (typeOfSource(source) === type) return source;
+  return undefined;
+}
+
 interface Cut {
   owner: Name;
   hosts: Name[];
@@ -197,6 +227,9 @@ interface Fixed {
   rrset: RRset;
   by: string;
 }
+
+/** What `judge` is given for a name where nothing is published yet (never mutated). */
+const NO_TYPES: ReadonlyMap<string, string> = new Map();
 
 /** The one empty list every owner without fixed RRsets shares (never mutated: replaced). */
 const NO_FIXED: readonly Fixed[] = Object.freeze([]);
@@ -228,7 +261,9 @@ interface Owner {
  * entry itself, not an `Owner` beside it (64 bytes per name, docs/benchmarks.md, the zone model's
  * entries): it publishes the entry's RRset when the entry is accepted, and its digest slot is then
  * the entry's verdict. An update that touches the name makes it an `Owner` again (`ZoneModel.
- * ownerAt`) and `decide` lets it rest as the entry once decided.
+ * ownerAt`) and `decide` lets it rest as the entry once decided. A new name with a new record set
+ * is kept as its entry from the start (publishing nothing until decided), and a resting entry that
+ * publishes nothing is decided as it rests (`decideAlone`).
  */
 type Held = Owner | Entry;
 
@@ -246,12 +281,6 @@ function publishedAt(held: Held): readonly Source[] {
 function digestAt(held: Held): number {
   if (isOwner(held)) return held.digest;
   return typeof held.verdict === 'number' ? held.verdict : -1;
-}
-
-/** An owner's record sets as a list (a new array when it holds one). */
-function entriesOf(owner: Owner): readonly Entry[] {
-  const e = owner.entries;
-  return e === undefined ? [] : Array.isArray(e) ? e : [e];
 }
 
 const NOTHING_PUBLISHED: readonly Source[] = Object.freeze([]);
@@ -278,6 +307,12 @@ export const HASH_ORDER_MIN_NAMES = 1024;
  * are a quarter of them or more) rather than sorting them.
  */
 export const IN_ORDER_MIN_KEYS = 64;
+
+/**
+ * The digest buffer `DigestSlots.put` last wrote a latin1 digest into, as a Buffer: one for the zone
+ * being built, not one kept per zone (made again for another zone's buffer or a grown one).
+ */
+let latin1View: Buffer | undefined;
 
 /**
  * The owner digests of one zone, 32 octets each, in one buffer indexed by slot instead of a
@@ -314,9 +349,14 @@ export class DigestSlots {
       this.bytes.set(digest.subarray(0, DIGEST_OCTETS), slot * DIGEST_OCTETS);
       return;
     }
-    const bytes = this.bytes;
-    const at = slot * DIGEST_OCTETS;
-    for (let i = 0; i < DIGEST_OCTETS; i++) bytes[at + i] = digest.charCodeAt(i);
+    // Written by Node as latin1 (one octet per character) through a Buffer over the same memory:
+    // about half the CPU of copying the 32 characters one by one in JavaScript.
+    let view = latin1View;
+    if (view === undefined || view.buffer !== this.bytes.buffer) {
+      view = Buffer.from(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
+      latin1View = view;
+    }
+    view.write(digest, slot * DIGEST_OCTETS, DIGEST_OCTETS, 'latin1');
   }
 
   release(slot: number): void {
@@ -404,6 +444,8 @@ export class ZoneModel implements PublishedByName {
    * in canonical order, as the last `contentHash` found them (4 bytes per name), with the versions of
    * the keys and slots it is good for. A change that only replaces names' digests (a record's value)
    * keeps it; one that adds or drops a name or a digest slot makes the next hash find them again.
+   * A first build leaves them as it decided its names in that order (for a smaller zone too, until
+   * the hash that follows it reads them), so that its first hash looks no name up.
    */
   private hashOrder: { slots: Int32Array; keys: number; digests: number } | undefined;
   private rrsetTotal = 0;
@@ -411,17 +453,26 @@ export class ZoneModel implements PublishedByName {
   private accepted = 0;
   /** Whether the update under way lists its RRset changes in its delta (see `update`). */
   private listing = true;
+  /**
+   * Whether the update under way is a first build that lists no changes: its new verdicts are not
+   * listed either (`ZoneDelta.everyVerdict`).
+   */
+  private everyNew = false;
+  /** The digest slot of the name `decide` decided last (-1 where it publishes nothing). */
+  private decidedSlot = -1;
 
   constructor(zone: DNSZone, zoneClass: DNSZoneClass, origin: Name) {
     this.origin = origin;
     this.originKey = nameKey(origin);
     this.soa = soaFor(zone, zoneClass, origin);
     this.defaultTtl = zoneDefaultTtl(zone, zoneClass);
-    this.nameServers = zoneNameServers(zone, zoneClass).map((ns) => parseName(ns));
+    const nameServers = zoneNameServers(zone, zoneClass);
+    this.nameServers = nameServers.map((ns) => parseName(ns));
     this.classNameText = zoneClass.metadata.name;
     this.topology = zoneClass.spec.topology;
     this.geoip = zoneClass.spec.geoip;
-    this.configSignature = ZoneModel.signature(zone, zoneClass, origin);
+    // `signature` of what was just read, not read again.
+    this.configSignature = signatureOf(origin, this.soa, this.defaultTtl, nameServers, zoneClass);
     const apex = this.owner(origin, this.originKey);
     addFixed(apex, {
       rrset: {
@@ -438,15 +489,13 @@ export class ZoneModel implements PublishedByName {
   }
 
   static signature(zone: DNSZone, zoneClass: DNSZoneClass, origin: Name): string {
-    return JSON.stringify([
+    return signatureOf(
       origin,
       soaFor(zone, zoneClass, origin),
       zoneDefaultTtl(zone, zoneClass),
       zoneNameServers(zone, zoneClass),
-      zoneClass.metadata.name,
-      zoneClass.spec.topology ?? null,
-      zoneClass.spec.geoip ?? null,
-    ]);
+      zoneClass,
+    );
   }
 
   /** RRsets the zone publishes (the SOA not counted). */
@@ -491,6 +540,7 @@ export class ZoneModel implements PublishedByName {
       return this.apply(records, children, complete);
     } finally {
       this.listing = true;
+      this.everyNew = false;
     }
   }
 
@@ -500,44 +550,92 @@ export class ZoneModel implements PublishedByName {
     complete: boolean,
   ): ZoneDelta {
     const delta = emptyDelta();
-    const dirty = new Set<string>();
-    const seen = complete ? new Set<ResourceKey>() : undefined;
+    // A complete update of a model that holds no record set yet (a first build): nothing can be left
+    // to remove and every name is new, so neither the keys seen nor the names touched are kept (two
+    // sets as large as the zone, kept through the whole build); every name is decided, in order.
+    const first = complete && this.entries.size === 0;
+    this.everyNew = first && !this.listing;
+    const dirty = first ? undefined : new Set<string>();
+    const seen = complete && !first ? new Set<ResourceKey>() : undefined;
+    // Whether a name may have been left empty (a record set or a child zone's RRset taken away).
+    let emptied = false;
     for (const { key, current } of records) {
       seen?.add(key);
       const before = this.entries.get(key);
       if (current && before && before.spec === current.recordSet.spec && before.fqdn === current.fqdn) {
         continue;
       }
-      if (before) this.removeEntry(before, dirty, delta, current !== undefined);
+      if (before) {
+        emptied = true;
+        this.removeEntry(before, dirty, delta, current !== undefined);
+      }
       if (current)
         this.addEntry(key, current.recordSet, current.fqdn, dirty, before ? verdictOf(before) : undefined);
     }
     if (seen) {
       for (const entry of [...this.entries.values()])
-        if (!seen.has(entry.key)) this.removeEntry(entry, dirty, delta);
+        if (!seen.has(entry.key)) {
+          emptied = true;
+          this.removeEntry(entry, dirty, delta);
+        }
     }
-    this.setChildren(children, dirty);
+    if (this.setChildren(children, dirty)) emptied = true;
     this.mergeNewKeys();
-    const ordered = this.inOrder(dirty);
+    // Deciding a name nothing touched is harmless (it decides what it published), so a first build
+    // decides the apex and any name a child zone placed before again, reading the sorted names
+    // themselves (`decide` does not change them).
+    const ordered = dirty === undefined ? this.sortedKeys : this.inOrder(dirty);
+    // A first build decides every name once, in canonical order (the names below a delegation point
+    // right after it): the digest slots of those that publish, in that order, are what the content
+    // hash reads next (`hashOrder`).
+    let slots = dirty === undefined && !emptied ? new Int32Array(ordered.length) : undefined;
+    let n = 0;
+    const note = () => {
+      if (slots === undefined || this.decidedSlot < 0) return;
+      if (n < slots.length) slots[n++] = this.decidedSlot;
+      else slots = undefined;
+    };
     let covered: string | undefined;
     for (const key of ordered) {
       if (covered !== undefined && key !== covered && isInDomain(key, covered)) continue;
-      if (this.decide(key, delta)) {
+      const cutChanged = this.decide(key, delta);
+      note();
+      if (cutChanged) {
         // A delegation point appeared, went or changed: everything below it is decided again.
-        for (const below of this.below(key)) this.decide(below, delta);
+        for (const below of this.below(key)) {
+          this.decide(below, delta);
+          note();
+        }
         // (The apex is never a delegation point, so covers nothing here.)
         covered = key === this.originKey ? undefined : key;
       }
     }
-    for (const key of ordered) this.dropIfEmpty(key);
+    // Each name that publishes noted once (as many as the slots in use), or the hash finds them.
+    if (slots !== undefined && n === this.digests.used)
+      this.hashOrder = {
+        slots: n === slots.length ? slots : slots.slice(0, n),
+        keys: this.keysVersion,
+        digests: this.digests.version,
+      };
+    // A first build only adds (unless it was given a record set twice or took a child zone's RRsets
+    // away): no name to drop then.
+    if (dirty !== undefined || emptied)
+      for (const key of ordered === this.sortedKeys ? ordered.slice() : ordered) this.dropIfEmpty(key);
     return delta;
   }
 
   /** Every published RRset, in canonical order (owner, then type code). */
   *rrsets(): Generator<RRset> {
     for (const key of this.sortedKeys) {
-      const list = publishedAt(this.owners.get(key)!).map((s) => this.rrsetOf(s));
-      if (list.length === 0) continue;
+      const held = this.owners.get(key)!;
+      // A name that publishes one RRset (most): that RRset, no list made for it.
+      const published = isOwner(held) ? held.published : typeof held.verdict === 'number' ? held : undefined;
+      if (published === undefined) continue;
+      if (!isList(published)) {
+        yield this.rrsetOf(published);
+        continue;
+      }
+      const list = published.map((s) => this.rrsetOf(s));
       if (list.length > 1) list.sort((a, b) => RRType[a.type] - RRType[b.type]);
       yield* list;
     }
@@ -571,8 +669,11 @@ export class ZoneModel implements PublishedByName {
    */
   contentHash(): string {
     const kept = this.hashOrder;
-    if (kept !== undefined && kept.keys === this.keysVersion && kept.digests === this.digests.version)
+    if (kept !== undefined && kept.keys === this.keysVersion && kept.digests === this.digests.version) {
+      // A small zone's order, read off its first build, is used once.
+      if (kept.slots.length < HASH_ORDER_MIN_NAMES) this.hashOrder = undefined;
       return zoneDigestOfBytes(this.soa, this.digests.gather(kept.slots));
+    }
     // The names' slots in canonical order: a look-up of each name in the owners map, which is most
     // of a big zone's hash (about 40 ms for 100,000 names, against 3.5 ms for the SHA-256).
     const slots = new Int32Array(this.digests.used);
@@ -637,7 +738,12 @@ export class ZoneModel implements PublishedByName {
    */
   private ownerAt(key: string): Owner | undefined {
     const held = this.owners.get(key);
-    if (held === undefined || isOwner(held)) return held;
+    return held === undefined ? undefined : this.ownerOf(key, held);
+  }
+
+  /** `ownerAt` of what the owners map holds at `key`. */
+  private ownerOf(key: string, held: Held): Owner {
+    if (isOwner(held)) return held;
     const slot = digestAt(held);
     if (slot >= 0) held.verdict = true;
     const owner: Owner = {
@@ -667,13 +773,15 @@ export class ZoneModel implements PublishedByName {
   }
 
   private owner(name: Name, key: string): Owner {
-    let owner = this.ownerAt(key);
-    if (!owner) {
-      // Every field in the literal: none is added later into a separate property store.
-      owner = { name, entries: undefined, fixed: NO_FIXED, published: undefined, digest: -1 };
-      this.owners.set(key, owner);
-      this.newKeys.push(key);
-    }
+    return this.ownerAt(key) ?? this.newOwner(name, key);
+  }
+
+  /** An owner for a name the model does not hold yet. */
+  private newOwner(name: Name, key: string): Owner {
+    // Every field in the literal: none is added later into a separate property store.
+    const owner: Owner = { name, entries: undefined, fixed: NO_FIXED, published: undefined, digest: -1 };
+    this.owners.set(key, owner);
+    this.newKeys.push(key);
     return owner;
   }
 
@@ -700,15 +808,18 @@ export class ZoneModel implements PublishedByName {
   }
 
   private mergeNewKeys(): void {
-    const added = this.newKeys.filter((k) => this.owners.has(k));
+    // Every one is there: a name is dropped (`dropIfEmpty`) only after its update merged the new ones.
+    const added = this.newKeys;
     this.newKeys = [];
     if (added.length === 0) return;
     this.keysVersion++;
-    if (added.length < 64) {
+    // A few names into many are spliced in; into a model holding only its apex (a first build),
+    // however few, they are sorted.
+    if (added.length < 64 && this.sortedKeys.length > 1) {
       for (const key of added) this.sortedKeys.splice(lowerBound(this.sortedKeys, key), 0, key);
       return;
     }
-    sortNameKeys(added);
+    sortNameKeys(added, this.originKey);
     const merged: string[] = new Array(this.sortedKeys.length + added.length);
     let i = 0;
     let j = 0;
@@ -763,7 +874,7 @@ export class ZoneModel implements PublishedByName {
     key: ResourceKey,
     recordSet: DNSRecordSet,
     fqdn: Name,
-    dirty: Set<string>,
+    dirty: Set<string> | undefined,
     verdict?: RecordVerdict,
   ): void {
     const ownerKey = nameKey(fqdn);
@@ -792,7 +903,17 @@ export class ZoneModel implements PublishedByName {
       entry.rdata = 'a DS record belongs in the parent zone, at the delegation point (RFC 4035 §2.4)';
     else entry.rdata = parsed.rdata;
     this.entries.set(key, entry);
-    const owner = this.owner(fqdn, ownerKey);
+    const there = this.owners.get(ownerKey);
+    if (there === undefined && verdict === undefined) {
+      // A new name with a new record set: kept as the entry from the start, not an owner object
+      // made only for `decide` to let the name rest as its entry again (most names of a first
+      // build). It publishes nothing until decided (its verdict is not a digest slot).
+      this.owners.set(ownerKey, entry);
+      this.newKeys.push(ownerKey);
+      dirty?.add(ownerKey);
+      return;
+    }
+    const owner = there === undefined ? this.newOwner(fqdn, ownerKey) : this.ownerOf(ownerKey, there);
     // Most owners hold one entry, kept as itself; a few hold two or more: concat keeps the array at
     // exactly its length, where push leaves room for 16 more in every owner (docs/benchmarks.md,
     // memory budget). Long lists grow by push.
@@ -801,11 +922,16 @@ export class ZoneModel implements PublishedByName {
     else if (!Array.isArray(held)) owner.entries = [held, entry];
     else if (held.length < 16) owner.entries = held.concat(entry);
     else held.push(entry);
-    dirty.add(ownerKey);
+    dirty?.add(ownerKey);
   }
 
   /** Removes an entry; `replaced` keeps its verdict for the new version to compare against. */
-  private removeEntry(entry: Entry, dirty: Set<string>, delta: ZoneDelta, replaced = false): void {
+  private removeEntry(
+    entry: Entry,
+    dirty: Set<string> | undefined,
+    delta: ZoneDelta,
+    replaced = false,
+  ): void {
     this.entries.delete(entry.key);
     if (entry.verdict !== undefined) this.verdictView.count--;
     const ownerKey = nameKey(entry.fqdn);
@@ -818,14 +944,17 @@ export class ZoneModel implements PublishedByName {
         owner.entries = rest.length === 1 ? rest[0] : rest;
       }
     }
-    dirty.add(ownerKey);
+    dirty?.add(ownerKey);
     if (replaced) return;
     if (isAccepted(entry.verdict)) this.accepted--;
     delta.verdicts.add(entry.key);
   }
 
-  /** Places the NS and glue of managed child zones; children are few, so they are compared whole. */
-  private setChildren(children: readonly ChildDelegation[], dirty: Set<string>): void {
+  /**
+   * Places the NS and glue of managed child zones; children are few, so they are compared whole.
+   * Returns whether it took RRsets away from a name (which may be left empty).
+   */
+  private setChildren(children: readonly ChildDelegation[], dirty: Set<string> | undefined): boolean {
     const signature = JSON.stringify(
       [...children]
         .sort((a, b) => (a.zone < b.zone ? -1 : 1))
@@ -838,12 +967,14 @@ export class ZoneModel implements PublishedByName {
           c.ds ?? [],
         ]),
     );
-    if (signature === this.childSignature) return;
+    if (signature === this.childSignature) return false;
     this.childSignature = signature;
+    let cleared = false;
     for (const [key, owner] of this.owners) {
       if (key === this.originKey || !isOwner(owner) || owner.fixed.length === 0) continue;
       owner.fixed = NO_FIXED;
-      dirty.add(key);
+      dirty?.add(key);
+      cleared = true;
     }
     for (const child of children) {
       const by = `DNSZone ${child.zone}`;
@@ -869,13 +1000,14 @@ export class ZoneModel implements PublishedByName {
           },
           by,
         });
-      dirty.add(key);
+      dirty?.add(key);
       for (const glue of child.glue) {
         const glueKey = nameKey(glue.owner);
         addFixed(this.owner(glue.owner, glueKey), { rrset: glue, by });
-        dirty.add(glueKey);
+        dirty?.add(glueKey);
       }
     }
+    return cleared;
   }
 
   /**
@@ -883,7 +1015,7 @@ export class ZoneModel implements PublishedByName {
    * `inclusive`): the ancestors are the keys left by taking labels off the front, up to the apex.
    */
   private cutAbove(key: string, inclusive = false): Cut | undefined {
-    if (key === this.originKey) return undefined;
+    if (key === this.originKey || this.cuts.size === 0) return undefined;
     let found = inclusive ? this.cuts.get(key) : undefined;
     for (let k = stripFirstLabel(key); k !== this.originKey && k !== '.'; k = stripFirstLabel(k)) {
       found = this.cuts.get(k) ?? found;
@@ -896,11 +1028,15 @@ export class ZoneModel implements PublishedByName {
    * its delegation point changed (then the names below must be decided again).
    */
   private decide(key: string, delta: ZoneDelta): boolean {
-    const owner = this.ownerAt(key);
-    if (!owner) return false;
+    const held = this.owners.get(key);
+    if (held === undefined) {
+      this.decidedSlot = -1;
+      return false;
+    }
+    if (!isOwner(held) && typeof held.verdict !== 'number') return this.decideAlone(key, held, delta);
+    const owner = this.ownerOf(key, held);
     const before = publishedOf(owner);
-    const previous = (type: RecordTypeName) => before.find((s) => typeOfSource(s) === type);
-    const beforeCut = this.cuts.get(key);
+    const beforeCut = this.cuts.size === 0 ? undefined : this.cuts.get(key);
     const published = new Map<RecordTypeName, Source>();
     const byType = new Map<string, string>();
     const atApex = key === this.originKey;
@@ -912,14 +1048,12 @@ export class ZoneModel implements PublishedByName {
       if (rrset.type === 'NS' && !atApex) cut = { owner: rrset.owner, hosts: hostsOf(rrset.rdata), by };
     }
     const above = atApex ? undefined : this.cutAbove(key);
-    const order = [...entriesOf(owner)].sort((a, b) => {
-      const an = typeOf(a) === 'NS' ? 0 : 1;
-      const bn = typeOf(b) === 'NS' ? 0 : 1;
-      return an - bn || olderFirst(a, b);
-    });
+    const entries = owner.entries;
+    const order = entries === undefined ? [] : Array.isArray(entries) ? entries.slice() : [entries];
+    if (order.length > 1) order.sort(decisionOrder);
     for (const entry of order) {
       const verdict = this.judge(entry, above, cut, byType);
-      if (verdict.accepted) {
+      if (verdict === true) {
         const type = typeOf(entry);
         published.set(type, entry);
         byType.set(type, byOf(entry));
@@ -944,8 +1078,10 @@ export class ZoneModel implements PublishedByName {
       owner.published = order;
     } else owner.published = list.length === 0 ? undefined : list.length === 1 ? list[0] : list;
     let changed = published.size !== before.length;
-    for (const [type, source] of published) {
-      const old = previous(type);
+    for (const source of list) {
+      // `list` holds what `published` does, in its order.
+      const type = typeOfSource(source);
+      const old = sourceOfType(before, type);
       if (old === source) continue;
       changed = true;
       if (!this.listing) continue;
@@ -973,17 +1109,45 @@ export class ZoneModel implements PublishedByName {
       }
     }
     if (cut) this.cuts.set(key, cut);
-    else this.cuts.delete(key);
+    else if (beforeCut !== undefined) this.cuts.delete(key);
     this.rest(key, owner);
+    this.decidedSlot = owner.digest;
     return !sameCut(beforeCut, cut);
+  }
+
+  /**
+   * `decide` for a name kept as its one entry that publishes nothing yet (a new name, or one whose
+   * record set was rejected): what `decide` does for an owner holding that entry alone, without the
+   * owner object, maps and lists. Nothing else is placed there (an RRset the zone places makes the
+   * name an `Owner`) and a name publishing nothing is no delegation point, so its one record set is
+   * judged against the delegation above alone, and the name publishes its RRset if accepted.
+   */
+  private decideAlone(key: string, entry: Entry, delta: ZoneDelta): boolean {
+    const verdict = this.judge(entry, this.cutAbove(key), undefined, NO_TYPES);
+    this.setVerdict(entry, verdict, delta);
+    this.decidedSlot = -1;
+    if (verdict !== true) return false;
+    const type = typeOf(entry);
+    delta.changed = true;
+    this.rrsetTotal++;
+    if (this.listing) {
+      delta.upserts.push(this.rrsetOf(entry));
+      this.notePrevious(delta, key, type, undefined);
+    }
+    const slot = this.digests.take(ownerDigest([this.hashedOf(entry)]));
+    entry.verdict = slot;
+    this.decidedSlot = slot;
+    if (type !== 'NS') return false;
+    this.cuts.set(key, { owner: entry.fqdn, hosts: hostsOf(rdataOf(entry)), by: byOf(entry) });
+    return true;
   }
 
   private judge(
     entry: Entry,
     above: Cut | undefined,
     cut: Cut | undefined,
-    byType: Map<string, string>,
-  ): RecordVerdict {
+    byType: ReadonlyMap<string, string>,
+  ): RecordVerdict | true {
     const fqdn = entry.fqdn;
     if (typeof entry.rdata === 'string')
       return { accepted: false, reason: 'Invalid', message: entry.rdata, fqdn };
@@ -1024,7 +1188,8 @@ export class ZoneModel implements PublishedByName {
         fqdn,
       };
     }
-    return { accepted: true, fqdn };
+    // Accepted: the entry keeps `true` (see `Entry.verdict`), so no verdict object is made.
+    return true;
   }
 
   /**
@@ -1042,7 +1207,7 @@ export class ZoneModel implements PublishedByName {
       rdata,
       origin: recordSetOrigin(source.key),
     };
-    const steering = steeringOf({ spec }, fqdn, rdata, this.topology, this.geoip);
+    const steering = steeringOf(source, fqdn, rdata, this.topology, this.geoip);
     if (steering) rrset.steering = steering;
     return rrset;
   }
@@ -1055,7 +1220,7 @@ export class ZoneModel implements PublishedByName {
     if (!isEntry(source)) return source;
     const { spec, fqdn } = source;
     const rdata = rdataOf(source);
-    const steering = steeringOf({ spec }, fqdn, rdata, this.topology, this.geoip);
+    const steering = steeringOf(source, fqdn, rdata, this.topology, this.geoip);
     const ttl = steeredTtl(spec, spec.ttl ?? this.defaultTtl);
     return steering
       ? { owner: fqdn, type: spec.type, ttl, rdata, steering }
@@ -1073,17 +1238,43 @@ export class ZoneModel implements PublishedByName {
     if (!delta.previous.has(id)) delta.previous.set(id, before && this.rrsetOf(before));
   }
 
-  private setVerdict(entry: Entry, verdict: RecordVerdict, delta: ZoneDelta): void {
-    const before = verdictOf(entry);
+  /** `verdict`: `true` for accepted (`judge`). */
+  private setVerdict(entry: Entry, verdict: RecordVerdict | true, delta: ZoneDelta): void {
+    const before = entry.verdict;
     // Kept compact whether or not it changed: an entry replacing another starts with the old
-    // version's verdict as an object, to compare against.
-    entry.verdict = verdict.accepted ? true : verdict;
-    if (before && sameVerdict(before, verdict)) return;
-    if (before?.accepted) this.accepted--;
-    if (verdict.accepted) this.accepted++;
+    // version's verdict as an object, to compare against (its fqdn may differ: a rename).
+    entry.verdict = verdict;
+    const wasAccepted = isAccepted(before);
+    if (before !== undefined) {
+      if (verdict === true) {
+        if (wasAccepted && (typeof before !== 'object' || before.fqdn === entry.fqdn)) return;
+      } else if (typeof before === 'object' && sameVerdict(before, verdict)) return;
+    }
+    if (wasAccepted) this.accepted--;
+    if (verdict === true) this.accepted++;
     if (before === undefined) this.verdictView.count++;
-    delta.verdicts.add(entry.key);
+    if (this.everyNew) delta.everyVerdict = true;
+    else delta.verdicts.add(entry.key);
   }
+}
+
+/** `ZoneModel.signature` of the parts it is made of. */
+function signatureOf(
+  origin: Name,
+  soa: SoaFields,
+  defaultTtl: number,
+  nameServers: readonly string[],
+  zoneClass: DNSZoneClass,
+): string {
+  return JSON.stringify([
+    origin,
+    soa,
+    defaultTtl,
+    nameServers,
+    zoneClass.metadata.name,
+    zoneClass.spec.topology ?? null,
+    zoneClass.spec.geoip ?? null,
+  ]);
 }
 
 /**
@@ -1127,22 +1318,38 @@ function sameVerdict(a: RecordVerdict, b: RecordVerdict): boolean {
  * index (a label's end sorts before any of its characters, a name before the names below it): about
  * 40 % less CPU for a first build's names than a comparison function called per pair. Any other
  * name sorts the whole list with `compareNameKeys`.
+ *
+ * `suffix` (a name key, as a zone's origin): when every key is that name or a name below it, the
+ * labels they all end with are left out of the keys made (they compare equal in every pair), which
+ * makes the keys a zone's names are sorted by about as long as their labels below the origin. The
+ * index is four characters of seven bits each (U+0080 to U+00FF: a one-byte string still), read
+ * back without parsing a number.
  */
-export function sortNameKeys(keys: string[]): void {
+export function sortNameKeys(keys: string[], suffix = '.'): void {
+  if (keys.length >= 1 << 28) {
+    keys.sort(compareNameKeys);
+    return;
+  }
+  // Characters of each key left out from its end: the suffix and the dot before it (the root's dot
+  // for the root).
+  const tail = suffix === '.' ? 1 : suffix.length + 1;
   const tagged: string[] = new Array(keys.length);
   for (let n = 0; n < keys.length; n++) {
     const key = keys[n]!;
     let text = '';
-    // A key ends in its root dot: labels are read right to left from there.
-    let end = key.length - 1;
-    if (key.charCodeAt(end) !== 0x2e) {
-      keys.sort(compareNameKeys);
+    // Labels are read right to left from the dot before the suffix.
+    let end = key.length - tail;
+    if (key === suffix) end = -1;
+    else if (end < 0 || key.charCodeAt(end) !== 0x2e || (tail > 1 && !key.endsWith(suffix))) {
+      if (suffix === '.') keys.sort(compareNameKeys);
+      // A key that is not below the suffix: sorted with all its labels.
+      else sortNameKeys(keys);
       return;
     }
     for (let i = end - 1; i >= -1; i--) {
       const c = i < 0 ? 0x2e : key.charCodeAt(i);
       if (c === 0x2e) {
-        if (i + 1 === end && i >= 0) {
+        if (i + 1 === end) {
           // An empty label: not a name this model makes.
           keys.sort(compareNameKeys);
           return;
@@ -1154,14 +1361,26 @@ export function sortNameKeys(keys: string[]): void {
         return;
       }
     }
-    tagged[n] = `${text}\u0000${n}`;
+    tagged[n] = `${text}\u0000${String.fromCharCode(
+      0x80 | (n & 0x7f),
+      0x80 | ((n >>> 7) & 0x7f),
+      0x80 | ((n >>> 14) & 0x7f),
+      0x80 | (n >>> 21),
+    )}`;
   }
   tagged.sort();
   // The keys themselves back in that order (not slices of the sort keys, which would keep them alive).
   const given = keys.slice();
   for (let n = 0; n < tagged.length; n++) {
     const t = tagged[n]!;
-    keys[n] = given[Number(t.slice(t.indexOf('\u0000') + 1))]!;
+    const l = t.length;
+    keys[n] =
+      given[
+        (t.charCodeAt(l - 4) & 0x7f) |
+          ((t.charCodeAt(l - 3) & 0x7f) << 7) |
+          ((t.charCodeAt(l - 2) & 0x7f) << 14) |
+          ((t.charCodeAt(l - 1) & 0x7f) << 21)
+      ]!;
   }
 }
 
