@@ -11,8 +11,9 @@ import { createHash } from 'node:crypto';
 import type { DNSRecordSet } from '../api/index.ts';
 import { API_VERSION } from '../api/meta.ts';
 import { validateResource } from '../api/resource.ts';
+import { recordIdentity } from '../dns/dnssec/canonical.ts';
 import { asciiLower, type Name, nameKey, parseName } from '../dns/name.ts';
-import { parseRdata, printRdata } from '../dns/rdata.ts';
+import { parseRdata } from '../dns/rdata.ts';
 import { isRecordTypeName, type RecordTypeName } from '../dns/rrtype.ts';
 import { getOrInsert } from '../util/get-or-insert.ts';
 import { parseRecordSetRecords } from '../zones/record-parse.ts';
@@ -631,12 +632,15 @@ function sameContent(
   return held.size === wanted.size && [...wanted].every((r) => held.has(r));
 }
 
-/** A record's presentation form as parsed and printed again (case folded), or as given when it does not parse. */
+/**
+ * A record as records compare (`recordIdentity`: names without regard to case, text as written), or
+ * the text as given when it does not parse (the prefixes keep the two apart).
+ */
 function canonicalRecord(type: RecordTypeName, text: string, origin: Name): string {
   try {
-    return printRdata(parseRdata(type, text, origin)).toLowerCase();
+    return `=${recordIdentity(parseRdata(type, text, origin))}`;
   } catch {
-    return text;
+    return `?${text}`;
   }
 }
 

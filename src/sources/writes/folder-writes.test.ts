@@ -417,6 +417,32 @@ describe('record writer, folder mode', () => {
     );
   });
 
+  test('expect (compare-and-set): TXT values differing only in case are other records (RFC 4343 §3: only names fold)', async () => {
+    const name = '_acme-challenge.a.example.com.';
+    const txt = (records: string[], expect: RecordChange['expect']): RecordChange => ({
+      op: 'upsert',
+      name,
+      type: 'TXT',
+      ttl: 60,
+      records,
+      expect,
+    });
+    // Two records now (record-parse no longer refuses them as duplicates).
+    await writer.apply('key-a', { changes: [txt(['"ABC"', '"abc"'], 'absent')] });
+    assert.deepEqual(written(), [`team-a/${name} TXT "ABC","abc"`]);
+    // A writer that read only "ABC" is stale: the RRset holds two records.
+    await refused(
+      writer.apply('key-a', { changes: [txt(['"x"'], { ttl: 60, records: ['"ABC"'] })] }),
+      'PRECONDITION_FAILED',
+    );
+    await writer.apply('key-a', { changes: [txt(['"ABC"'], { ttl: 60, records: ['"ABC"', '"abc"'] })] });
+    // The held "ABC" is not the expected "abc".
+    await refused(
+      writer.apply('key-a', { changes: [txt(['"y"'], { ttl: 60, records: ['"abc"'] })] }),
+      'PRECONDITION_FAILED',
+    );
+  });
+
   test('QUOTA_EXCEEDED: a namespace holds at most its quota of record sets, over all its credentials', async () => {
     await writer.apply('key-a', {
       changes: [up('q1.a.example.com.', ['192.0.2.1']), up('q2.a.example.com.', ['192.0.2.1'])],
