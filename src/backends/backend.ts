@@ -193,9 +193,10 @@ export interface Backend {
   liveDiff?(zone: ProgrammedZone): Promise<LiveDiff>;
   /**
    * How many zones' changes (an apply and its read-back) this backend is sent at once (default
-   * `DEFAULT_APPLY_CONCURRENCY`): a server of its own is not sent more than that many in parallel,
-   * however many zones the controller reconciles at once. The built-in backend applies within this
-   * process and takes every one at once.
+   * `DEFAULT_APPLY_CONCURRENCY`, also for a number below 1), however many zones the controller
+   * reconciles at once. The limit is per backend: one per zone class and target, so two classes
+   * naming one server may each send that many. The built-in backend applies within this process and
+   * takes every one at once.
    */
   readonly applyConcurrency?: number;
   /** The target for people (`PowerDNS at URL (server ID)`), shown by plan --live. */

@@ -81,3 +81,15 @@ for (const [zoneConcurrency, applyConcurrency, expectMax] of [
 test('the built-in backends take every zone at once', () => {
   assert.equal(new BuiltinBackend(new ZoneTable()).applyConcurrency, Number.POSITIVE_INFINITY);
 });
+
+test('a backend asking for fewer than one zone at once gets the default', async () => {
+  for (const asked of [0, Number.NaN, -3]) {
+    const store = manyZones();
+    const { backend, stats } = slowBackend(asked);
+    const c = new Controller({ store, backend, serials: new MemorySerialStore(), zoneConcurrency: 32 });
+    c.start();
+    await c.idle();
+    c.stop();
+    assert.equal(stats.max, DEFAULT_APPLY_CONCURRENCY, `applyConcurrency ${asked}`);
+  }
+});

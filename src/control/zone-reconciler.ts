@@ -648,20 +648,24 @@ export class ZoneReconciler {
   }
 
   /**
-   * A zone taken off its backend (refused, or waiting for its Domain): its model's change safety
-   * (baseline, held change) is kept until it is served again, when the model built then is measured
-   * against it; a held change is never served by a refusal or a gate that comes and goes (ADR 0018).
+   * The turn of `backend`'s applies: at most its `applyConcurrency` zones at once (the default when
+   * it gives none, or a number below 1).
    */
-  /** The turn of `backend`'s applies: at most its `applyConcurrency` zones at once. */
   private applyLimit(backend: Backend): Limiter {
     let limiter = this.applyLimits.get(backend);
     if (!limiter) {
-      limiter = new Limiter(backend.applyConcurrency ?? DEFAULT_APPLY_CONCURRENCY);
+      const wanted = backend.applyConcurrency;
+      limiter = new Limiter(wanted !== undefined && wanted >= 1 ? wanted : DEFAULT_APPLY_CONCURRENCY);
       this.applyLimits.set(backend, limiter);
     }
     return limiter;
   }
 
+  /**
+   * A zone taken off its backend (refused, or waiting for its Domain): its model's change safety
+   * (baseline, held change) is kept until it is served again, when the model built then is measured
+   * against it; a held change is never served by a refusal or a gate that comes and goes (ADR 0018).
+   */
   private park(key: ResourceKey): void {
     const state = this.models.get(key);
     if (state?.baseline !== undefined || state?.rebuiltFrom !== undefined) this.parked.set(key, state);
