@@ -9,17 +9,12 @@
  *   node bench/first-build-cpu.ts [--records 100000] [--zones 1000] [--rounds 7] [--baseline DIR]
  */
 import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../src/api/index.ts';
-import { abArgs, median, moduleLoader, sides } from './lib/ab.ts';
+import { abArgs, cpuMs, median, moduleLoader, sides } from './lib/ab.ts';
 import { scaleObjects } from './lib/zone.ts';
 
 const { records, zones, rounds, baseline } = abArgs(7);
 
 type Objects = readonly (DNSZoneClass | DNSZone | DNSRecordSet)[];
-
-function cpuMs(since: NodeJS.CpuUsage): number {
-  const used = process.cpuUsage(since);
-  return (used.user + used.system) / 1000;
-}
 
 async function version(root: string) {
   const load = moduleLoader(root);

@@ -57,3 +57,9 @@ export async function sides<V>(
 export function median(list: readonly number[]): number {
   return [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
 }
+
+/** CPU milliseconds (user and system) this process used since `since`. */
+export function cpuMs(since: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1000;
+}
