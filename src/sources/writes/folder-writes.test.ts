@@ -96,6 +96,19 @@ const written = () =>
     )
     .sort();
 
+/** The RRset the compare-and-set tests write: an ACME challenge's TXT records. */
+const ACME_NAME = '_acme-challenge.a.example.com.';
+
+/** An upsert of the ACME challenge's TXT RRset with what the writer expects to be there. */
+const txt = (records: string[], expect: RecordChange['expect']): RecordChange => ({
+  op: 'upsert',
+  name: ACME_NAME,
+  type: 'TXT',
+  ttl: 60,
+  records,
+  expect,
+});
+
 describe('record writer, folder mode', () => {
   beforeEach(async () => {
     if (writes) await writes.close();
@@ -361,15 +374,7 @@ describe('record writer, folder mode', () => {
   });
 
   test('expect (compare-and-set): a stale expected RRset refuses the whole request, a matching one applies', async () => {
-    const name = '_acme-challenge.a.example.com.';
-    const txt = (records: string[], expect: RecordChange['expect']): RecordChange => ({
-      op: 'upsert',
-      name,
-      type: 'TXT',
-      ttl: 60,
-      records,
-      expect,
-    });
+    const name = ACME_NAME;
     // Two writers both read "absent": the first creates the RRset, the second must not overwrite it.
     await writer.apply('key-a', {
       changes: [txt(['"token-1"'], 'absent')],
@@ -418,15 +423,7 @@ describe('record writer, folder mode', () => {
   });
 
   test('expect (compare-and-set): TXT values differing only in case are other records (RFC 4343 §3: only names fold)', async () => {
-    const name = '_acme-challenge.a.example.com.';
-    const txt = (records: string[], expect: RecordChange['expect']): RecordChange => ({
-      op: 'upsert',
-      name,
-      type: 'TXT',
-      ttl: 60,
-      records,
-      expect,
-    });
+    const name = ACME_NAME;
     // Two records now (record-parse no longer refuses them as duplicates).
     await writer.apply('key-a', { changes: [txt(['"ABC"', '"abc"'], 'absent')] });
     assert.deepEqual(written(), [`team-a/${name} TXT "ABC","abc"`]);
