@@ -218,6 +218,32 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
     assert.equal(early.source.definitionOf('DNSRecordSet/dns/w')?.file, path.join(dir, 'c.yaml'));
   });
 
+  test('a first load into a state that holds objects takes every file after the last parse', async () => {
+    const stateDir = await mkdtemp(path.join(tmpdir(), 'zk-early-state-'));
+    try {
+      await write({ 'a.yaml': docs(zone('z', 'example.com'), record('x', '192.0.2.1')) });
+      const before = await StateStore.open(stateDir);
+      await new ManifestSource({ dir, store: new MemoryStore(), state: before }).reload();
+      await before.close();
+      await write({ 'b.yaml': record('y', '192.0.2.2') });
+      const state = await StateStore.open(stateDir);
+      const source = new ManifestSource({ dir, store: new MemoryStore(), state });
+      const inside = source as unknown as { takesEarly: (...args: unknown[]) => boolean };
+      let asked = 0;
+      const takesEarly = inside.takesEarly.bind(source);
+      inside.takesEarly = (...args) => {
+        asked++;
+        return takesEarly(...args);
+      };
+      await source.reload();
+      assert.equal(asked, 0);
+      assert.equal(source.definitionOf('DNSRecordSet/dns/y')?.file, path.join(dir, 'b.yaml'));
+      await state.close();
+    } finally {
+      await rm(stateDir, { recursive: true, force: true });
+    }
+  });
+
   test('a parse that fails forgets the files taken early: the next reload is a first load again, as the batch path', async () => {
     const files = {
       'a.yaml': docs(zone('z', 'example.com'), record('x', '192.0.2.1')),
