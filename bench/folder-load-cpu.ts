@@ -7,7 +7,7 @@
  * (`process.threadCpuUsage`: receiving the documents, what each file defines, applying them), the
  * part of it after the last file was received (the main thread alone, not paced by the parse
  * threads), and
- * the heap after a full collection once loaded (with `--expose-gc`). With `--baseline DIR` (another
+ * the heap after a full collection once loaded (with `--expose-gc`), and the load's wall time. With `--baseline DIR` (another
  * checkout, its node_modules linked) rounds of the two versions alternate in this one process; the
  * first round of each is a warm-up, reported and not counted.
  *
@@ -55,7 +55,13 @@ async function version(root: string) {
     load('src/sources/manifests/resource-metrics.ts'),
     load('src/metrics/registry.ts'),
   ]);
-  return async (): Promise<{ cpuMs: number; phaseMs: number; heapMiB: number; objects: number }> => {
+  return async (): Promise<{
+    cpuMs: number;
+    phaseMs: number;
+    wallMs: number;
+    heapMiB: number;
+    objects: number;
+  }> => {
     const recordTable = new table.RecordTable();
     const store = new memory.MemoryStore(undefined, { restoreDeleting: true, recordSets: recordTable });
     const stateStore = await state.StateStore.open(undefined);
@@ -82,7 +88,9 @@ async function version(root: string) {
     };
     perf('enable');
     const before = process.threadCpuUsage();
+    const started = performance.now();
     await folder.start();
+    const wallMs = performance.now() - started;
     const end = process.threadCpuUsage();
     perf('disable');
     const used = process.threadCpuUsage(before);
@@ -94,7 +102,7 @@ async function version(root: string) {
     const objects = store.count('DNSRecordSet');
     release();
     await pool.close();
-    return { cpuMs: (used.user + used.system) / 1000, phaseMs, heapMiB, objects };
+    return { cpuMs: (used.user + used.system) / 1000, phaseMs, wallMs, heapMiB, objects };
   };
 }
 
@@ -103,19 +111,21 @@ try {
   const cpu = new Map<string, number[]>();
   const phase = new Map<string, number[]>();
   const heap = new Map<string, number[]>();
+  const wall = new Map<string, number[]>();
   process.stdout.write(
     `${records} record sets in ${zones} zones, ${files} files, ${rounds} alternating rounds\n`,
   );
   for (let round = 0; round < rounds; round++) {
     for (const [label, run] of round % 2 === 0 ? versions : [...versions].reverse()) {
-      const { cpuMs, phaseMs, heapMiB, objects } = await run();
+      const { cpuMs, phaseMs, wallMs, heapMiB, objects } = await run();
       if (round > 0) {
         (cpu.get(label) ?? cpu.set(label, []).get(label)!).push(cpuMs);
         (phase.get(label) ?? phase.set(label, []).get(label)!).push(phaseMs);
         (heap.get(label) ?? heap.set(label, []).get(label)!).push(heapMiB);
+        (wall.get(label) ?? wall.set(label, []).get(label)!).push(wallMs);
       }
       process.stdout.write(
-        `  round ${round + 1} ${label.padEnd(8)} main thread ${cpuMs.toFixed(0)} ms (after the reads ${phaseMs.toFixed(0)} ms), heap after GC ${heapMiB.toFixed(1)} MiB, ${objects} record sets\n`,
+        `  round ${round + 1} ${label.padEnd(8)} wall ${wallMs.toFixed(0)} ms, main thread ${cpuMs.toFixed(0)} ms (after the reads ${phaseMs.toFixed(0)} ms), heap after GC ${heapMiB.toFixed(1)} MiB, ${objects} record sets\n`,
       );
       gc?.();
     }
@@ -124,7 +134,7 @@ try {
     `${median(list).toFixed(0)} ms (${Math.min(...list).toFixed(0)}–${Math.max(...list).toFixed(0)})`;
   for (const [label, list] of [...cpu].sort(([a], [b]) => a.localeCompare(b)))
     process.stdout.write(
-      `${label.padEnd(8)} main thread CPU median ${spread(list)}, after the reads ${spread(phase.get(label)!)}, heap after GC median ${median(heap.get(label)!).toFixed(1)} MiB\n`,
+      `${label.padEnd(8)} wall median ${spread(wall.get(label)!)}, main thread CPU median ${spread(list)}, after the reads ${spread(phase.get(label)!)}, heap after GC median ${median(heap.get(label)!).toFixed(1)} MiB\n`,
     );
 } finally {
   removeTempDir(tmp);

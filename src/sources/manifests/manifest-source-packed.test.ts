@@ -8,3 +8,4 @@ FileDefinitions.packMin = 1;
 await import('./manifest-source.test.ts');
 await import('./manifest-source-two-files.test.ts');
 await import('./zone-acceptance.test.ts');
+await import('./manifest-source-early.test.ts');

@@ -426,9 +426,62 @@ export class ManifestSource {
     // they were first defined (`Definers.definedIds`), as long as no file read now had a previous
     // version (none can have one, but if one did, `touched` is filled from then on).
     let fresh = stateEmpty && this.files.size === 0 && this.definers.size === 0;
-    const reads = await this.readChanged(tree.files);
-    const origins = this.originFinder(reads);
     let checked = 0;
+    // A promise only when it is time to yield: awaiting one per document costs a turn of the
+    // microtask queue each.
+    const pace = () => (++checked % CHECKS_PER_TURN === 0 ? yieldToEventLoop() : undefined);
+    // On a fresh first load each file is taken as soon as it is parsed, in path order, while later
+    // files are still being parsed (ADR 0029): nothing was defined before, and the store and the
+    // state are not touched until `apply`, so what a file defines is what it would define below.
+    // The first read that cannot be taken so (`takesEarly`) and every later one are taken below,
+    // after the last parse, as on any other reload.
+    const early = fresh && this.settling.size === 0 ? new EarlyReads() : undefined;
+    let earlyOrigins: ((rs: DNSRecordSet) => Name) | undefined;
+    const take =
+      early &&
+      (async (read: ReadFile): Promise<boolean> => {
+        if (!early.on) return false;
+        if (!this.takesEarly(read, first) || !early.noteZones(read)) {
+          early.on = false;
+          return false;
+        }
+        this.unsettled(read, undefined); // not caught mid-write (`takesEarly`): false
+        earlyOrigins ??= this.originFinder([], early.zones, early.used);
+        const next = await this.fileState(read, undefined, earlyOrigins, pace);
+        this.options.parser.release(read.parsed.token);
+        this.files.set(read.file, next);
+        for (const id of next.definitions.keys()) this.definers.add(id, read.file);
+        early.taken.push(read.file);
+        return true;
+      });
+    let reads: ReadFile[];
+    try {
+      reads = await this.readChanged(tree.files, take || undefined);
+    } catch (e) {
+      // A failed read leaves the folder as before it (the next reload is a first load again).
+      if (early) this.forget(early.taken);
+      throw e;
+    }
+    let origins: (rs: DNSRecordSet) => Name;
+    if (!early) origins = this.originFinder(reads);
+    else {
+      for (const read of reads) early.noteZones(read);
+      if (early.conflict && early.taken.length > 0) {
+        // A later file gave a zone key another domain than the one a file taken early checked
+        // record values against: those files are read again and taken below with the others (a
+        // zone defined twice with different domains; rare).
+        this.forget(early.taken);
+        let again: ReadFile[];
+        try {
+          again = await this.readChanged(early.taken);
+        } catch (e) {
+          for (const read of reads) this.options.parser.release(read.parsed.token);
+          throw e;
+        }
+        reads = [...again, ...reads];
+        origins = this.originFinder(reads);
+      } else origins = this.originFinder([], early.zones); // every read's zones noted
+    }
     for (const read of reads) {
       const previous = this.files.get(read.file) ?? (first ? this.remembered(read.file) : undefined);
       if (fresh && previous !== undefined) {
@@ -448,11 +501,7 @@ export class ManifestSource {
         }
         continue;
       }
-      // A promise only when it is time to yield: awaiting one per document costs a turn of the
-      // microtask queue each.
-      const next = await this.fileState(read, previous, origins, () =>
-        ++checked % CHECKS_PER_TURN === 0 ? yieldToEventLoop() : undefined,
-      );
+      const next = await this.fileState(read, previous, origins, pace);
       this.options.parser.release(read.parsed.token);
       this.files.set(read.file, next);
       for (const id of previous?.definitions.keys() ?? []) {
@@ -560,8 +609,44 @@ export class ManifestSource {
     }, this.options.settleMs);
   }
 
-  /** Stats every listed file and reads those that changed, several at a time. */
-  private async readChanged(paths: readonly string[]): Promise<ReadFile[]> {
+  /**
+   * Whether a fresh first load's read can be taken as soon as it is parsed (`reloadOnce`): its file
+   * defined nothing before, it was not caught mid-write (`unsettled` lets it through at once), and
+   * each record set in it the parse thread did not check names its zone by zoneRef: its values are
+   * checked against the zones of the files read so far (`EarlyReads`); the deepest zone holding a
+   * name can be one of any file.
+   */
+  private takesEarly(read: ReadFile, first: boolean): boolean {
+    if (this.files.has(read.file) || (first && this.remembered(read.file) !== undefined)) return false;
+    const { info, after, parsed } = read;
+    if (this.options.settleMs > 0 && (!after || !sameStamp(info, after))) return false;
+    const { documents, checked } = parsed;
+    for (let index = 0; index < documents.length; index++) {
+      if (checked?.[index] === true) continue;
+      const doc = documents[index]!;
+      if (doc.foreign?.object.kind === 'DNSRecordSet') return false;
+      if (doc.resource?.kind === 'DNSRecordSet' && doc.resource.spec.zoneRef === undefined) return false;
+    }
+    return true;
+  }
+
+  /** Forgets what the files taken early define (`reloadOnce`): as before they were read. */
+  private forget(files: readonly string[]): void {
+    for (const file of files) {
+      for (const id of this.files.get(file)?.definitions.keys() ?? []) this.definers.remove(id, file);
+      this.files.delete(file);
+    }
+  }
+
+  /**
+   * Stats every listed file and reads those that changed, several at a time. With `take`, each read
+   * is offered to it as it arrives, in path order, while later files are parsed; those it takes
+   * (true) are not returned. Once a read fails, none is offered any more.
+   */
+  private async readChanged(
+    paths: readonly string[],
+    take?: (read: ReadFile) => Promise<boolean>,
+  ): Promise<ReadFile[]> {
     const changed: { file: string; info: FileStamp }[] = [];
     for (const file of paths) {
       let info: FileStamp;
@@ -602,9 +687,19 @@ export class ManifestSource {
     while (next < changed.length && inFlight.length < concurrency) launch();
     while (inFlight.length > 0) {
       const { read, error } = await inFlight.shift()!;
-      if (read) reads.push(read);
-      else failure ??= { error };
+      if (!read) failure ??= { error };
+      // The next file is sent off before this one is taken: the parser stays busy meanwhile.
       if (next < changed.length && !failure) launch();
+      if (!read) continue;
+      let taken = false;
+      if (take && !failure) {
+        try {
+          taken = await take(read);
+        } catch (error) {
+          failure = { error };
+        }
+      }
+      if (!taken) reads.push(read);
     }
     if (failure) {
       for (const read of reads) this.options.parser.release(read.parsed.token);
@@ -618,9 +713,17 @@ export class ManifestSource {
    * zoneRef names, or the deepest zone containing its absolute name; the root when no zone is known
    * (the zone's own assembly checks again with the zone it lands in).
    */
-  private originFinder(reads: readonly ReadFile[]): (rs: DNSRecordSet) => Name {
+  private originFinder(
+    reads: readonly ReadFile[],
+    /**
+     * The zones (key → domain) of the files read before `reads` (`reads`' are added): a live map
+     * for the files taken early (`EarlyReads`).
+     */
+    pending = new Map<string, string>(),
+    /** The zones looked up by key, each with the domain `pending` had for it then (`EarlyReads`). */
+    used?: Map<string, string | undefined>,
+  ): (rs: DNSRecordSet) => Name {
     const { store, state } = this.options;
-    const pending = new Map<string, string>();
     for (const read of reads)
       for (const doc of read.parsed.documents)
         if (doc.resource?.kind === 'DNSZone')
@@ -657,9 +760,13 @@ export class ManifestSource {
     return (rs) => {
       const ref = rs.spec.zoneRef;
       if (ref) {
-        const domain = domainOf(`${ref.namespace ?? rs.metadata.namespace ?? 'default'}/${ref.name}`);
+        const key = `${ref.namespace ?? rs.metadata.namespace ?? 'default'}/${ref.name}`;
+        if (used && !used.has(key)) used.set(key, pending.get(key));
+        const domain = domainOf(key);
         return (domain !== undefined ? absolute(domain) : undefined) ?? '.';
       }
+      // The deepest zone holding the name can be one of a later file (`takesEarly` keeps these out).
+      if (used) throw new Error('a record set taken before every file was parsed needs a zone by name');
       let name: Name;
       try {
         name = parseName(rs.spec.name);
@@ -1202,6 +1309,38 @@ export class ManifestSource {
       }
     }
     return out;
+  }
+}
+
+/**
+ * The files of a fresh first load taken as they are parsed (`reloadOnce`), and the zones they and
+ * the later files give: a record set's values are checked against its zone's origin (`originFinder`),
+ * which the batch path finds among every file's zones, the last in path order for a key. A file taken
+ * early checks against the zones of the files read so far (its own too); each zone key it looks up is
+ * remembered with the domain it had then, and a later file giving that key another domain is a
+ * conflict: the files taken early are then read again and taken with the others.
+ */
+class EarlyReads {
+  /** Still taking files as they come. */
+  on = true;
+  /** The files taken, a prefix of the files read, in path order. */
+  readonly taken: string[] = [];
+  /** Zone key → domain, from every file noted so far (the last in path order). */
+  readonly zones = new Map<string, string>();
+  /** Zone keys looked up by the files taken, with the domain `zones` had for them then. */
+  readonly used = new Map<string, string | undefined>();
+  conflict = false;
+
+  /** Adds the read's zones; false once one gave a domain other than the one a taken file used. */
+  noteZones(read: ReadFile): boolean {
+    for (const doc of read.parsed.documents) {
+      if (doc.resource?.kind !== 'DNSZone') continue;
+      const key = resourceKey(doc.resource.metadata);
+      const domain = doc.resource.spec.domainName;
+      if (this.used.has(key) && this.used.get(key) !== domain) this.conflict = true;
+      this.zones.set(key, domain);
+    }
+    return !this.conflict;
   }
 }
 

@@ -1,0 +1,280 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import { setImmediate as turn } from 'node:timers/promises';
+import { KINDS } from '../../api/index.ts';
+import { MemoryStore } from '../../control/memory-store.ts';
+import { FolderHold } from './folder-hold.ts';
+import { LocalManifestParser, type ManifestParser } from './manifest-parser.ts';
+import { ManifestSource } from './manifest-source.ts';
+import { StateStore } from './state-file.ts';
+
+// A fresh first load takes each file as it is parsed (ADR 0029); the batch path (every file taken
+// after the last parse) is what it must give exactly: each case loads the same folder both ways.
+
+const record = (name: string, value: string, type = 'A', zoneRef = true) =>
+  `apiVersion: dns.zonekeeper.dev/v1alpha1\nkind: DNSRecordSet\nmetadata: {name: ${name}, namespace: dns}\nspec:\n${zoneRef ? '  zoneRef: {name: z}\n' : ''}  name: ${name}\n  type: ${type}\n  records: ["${value}"]\n`;
+const zone = (name: string, domain: string) =>
+  `apiVersion: dns.zonekeeper.dev/v1alpha1\nkind: DNSZone\nmetadata: {name: ${name}, namespace: dns}\nspec:\n  domainName: ${domain}\n  className: builtin\n`;
+const docs = (...list: string[]) => list.join('---\n');
+
+/** A domain long enough that a relative name of two full labels under it is too long (RFC 1035 §2.3.4). */
+const LONG = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.org`;
+const TWO_LABELS = `${'d'.repeat(63)}.${'e'.repeat(63)}`;
+
+interface Run {
+  /** `takesEarly`'s answers, by file name, in the order asked. */
+  asked: [string, boolean][];
+  /** Files parsed, in order (a file read again appears twice). */
+  parsed: string[];
+  /** Whether the first file's objects were defined before the last file's parse came back. */
+  earlyBeforeLast: boolean;
+  errors: string[];
+  snapshot: () => unknown;
+  source: ManifestSource;
+}
+
+describe('folder mode: a fresh first load takes each file as it is parsed', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'zk-early-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const write = async (files: Record<string, string>) => {
+    for (const [name, text] of Object.entries(files)) await writeFile(path.join(dir, name), text);
+  };
+
+  /**
+   * Loads the folder into an empty store and state; `batch` takes every file after the last parse.
+   * `probe` is an object of the first file: the last file's parse waits (a bounded number of
+   * turns) for it to be defined, which only taking files early does.
+   */
+  const load = async (
+    options: {
+      batch: boolean;
+      probe: string;
+      last: string;
+      /** Called with each file as its parse is asked for; may change the file or throw. */
+      during?: (file: string) => Promise<void>;
+    },
+    files: Record<string, string>,
+  ): Promise<Run> => {
+    await write(files);
+    const inner = new LocalManifestParser();
+    const run: Run = {
+      asked: [],
+      parsed: [],
+      earlyBeforeLast: false,
+      errors: [],
+      snapshot: () => undefined,
+      source: undefined as unknown as ManifestSource,
+    };
+    const parser: ManifestParser = {
+      parse: async (file, maxBytes) => {
+        run.parsed.push(path.basename(file));
+        const parsed = await inner.parse(file, maxBytes);
+        if (path.basename(file) === options.last) {
+          for (let i = 0; i < 200 && !source.definitionOf(options.probe); i++) await turn();
+          run.earlyBeforeLast = source.definitionOf(options.probe) !== undefined;
+        }
+        await options.during?.(path.basename(file));
+        return parsed;
+      },
+      locate: (token, requests) => inner.locate(token, requests),
+      release: (token) => inner.release(token),
+      close: () => inner.close(),
+    };
+    const store = new MemoryStore();
+    const state = await StateStore.open(undefined);
+    const source = new ManifestSource({
+      dir,
+      store,
+      state,
+      parser,
+      settleMs: 3_600_000,
+      now: () => new Date(0),
+      log: (level, message) => {
+        if (level === 'error') run.errors.push(message);
+      },
+      folderHold: new FolderHold({ windowMs: 60_000, confirmations: () => [], confirmHint: () => '' }),
+    });
+    run.source = source;
+    const inside = source as unknown as { takesEarly: (...args: unknown[]) => boolean };
+    const takesEarly = inside.takesEarly.bind(source);
+    inside.takesEarly = (...args) => {
+      const answer = options.batch ? false : takesEarly(...args);
+      run.asked.push([path.basename((args[0] as { file: string }).file), answer]);
+      return answer;
+    };
+    run.snapshot = () => {
+      const ids = [...state.objectIds()];
+      return {
+        store: KINDS.map((kind) => store.list(kind).map((o) => JSON.stringify(o))),
+        state: ids.map((id) => [id, JSON.stringify(state.object(id))]),
+        files: [...state.loadedFiles()],
+        problems: source.problems().map((p) => ({ ...p })),
+        kept: [...source.keptObjects()],
+        refused: [...source.refusedObjects()],
+        definitions: ids.map((id) => [id, source.definitionOf(id)]),
+        holds: [...source.heldRemovals],
+      };
+    };
+    await source.reload();
+    return run;
+  };
+
+  const bothWays = async (
+    files: Record<string, string>,
+    options: { probe: string; last: string; during?: () => (file: string) => Promise<void> },
+  ) => {
+    const batch = await load({ ...options, batch: true, during: options.during?.() }, files);
+    const early = await load({ ...options, batch: false, during: options.during?.() }, files);
+    assert.equal(batch.earlyBeforeLast, false, 'the batch path takes nothing before the last parse');
+    assert.deepEqual(early.snapshot(), batch.snapshot());
+    return { batch, early };
+  };
+
+  test('duplicates across and within files, an invalid document and values checked against their zone: as the batch path, taken while later files are parsed', async () => {
+    const files = {
+      'a.yaml': docs(
+        zone('z', 'example.com'),
+        record('x', '192.0.2.1'),
+        record('c', 'target', 'CNAME'),
+        record('bad', '192.0.2.9', 'BOGUS'),
+        record('y', '192.0.2.3'),
+        record('y', '192.0.2.4'),
+      ),
+      'b.yaml': docs(record('x', '192.0.2.2'), record('m', '10 mail', 'MX'), record('v', '192.0.2.999')),
+      'c.yaml': docs(record('w', '192.0.2.5'), record('long', TWO_LABELS, 'CNAME')),
+      'd.yaml': record('n', 'n2.example.com.', 'CNAME', false),
+      'e.yaml': record('e', '192.0.2.6'),
+    };
+    const { early } = await bothWays(files, { probe: 'DNSRecordSet/dns/x', last: 'e.yaml' });
+    assert.deepEqual(early.asked, [
+      ['a.yaml', true],
+      ['b.yaml', true],
+      ['c.yaml', true],
+      // A record set with no zoneRef whose values hold names: its zone is the deepest holding its
+      // name, among every file's zones; from here on, after the last parse.
+      ['d.yaml', false],
+    ]);
+    assert.equal(early.earlyBeforeLast, true, 'files taken before the last parse came back');
+    const codes = early.source.problems().map((p) => `${path.basename(p.file)} ${p.code}`);
+    assert.ok(codes.includes('b.yaml DUPLICATE'), codes.join());
+    assert.ok(codes.includes('a.yaml DUPLICATE'), codes.join());
+    assert.ok(codes.includes('b.yaml INVALID_RDATA'), codes.join());
+    assert.equal(early.source.definitionOf('DNSRecordSet/dns/x')?.file, path.join(dir, 'a.yaml'));
+    assert.equal(early.source.definitionOf('DNSRecordSet/dns/long')?.file, path.join(dir, 'c.yaml'));
+  });
+
+  test('a later file giving a zone another domain than a file taken early used: those files are read again, the last in path order gives the origin', async () => {
+    const files = {
+      'a.yaml': docs(zone('z', 'example.com'), record('long', TWO_LABELS, 'CNAME'), record('x', '192.0.2.1')),
+      'b.yaml': record('y', '192.0.2.2'),
+      'c.yaml': zone('z', LONG),
+      'd.yaml': record('e', '192.0.2.6'),
+    };
+    const { early } = await bothWays(files, { probe: 'DNSRecordSet/dns/x', last: 'd.yaml' });
+    // Checked against the longer domain of c.yaml (as the batch path does), it is too long.
+    assert.ok(
+      early.source.problems().some((p) => p.code === 'INVALID_RDATA' && p.object === 'DNSRecordSet dns/long'),
+    );
+    assert.equal(early.source.definitionOf('DNSRecordSet/dns/long'), undefined);
+    assert.deepEqual(early.asked, [
+      ['a.yaml', true],
+      ['b.yaml', true],
+      ['c.yaml', true],
+    ]);
+    assert.deepEqual(early.parsed, ['a.yaml', 'b.yaml', 'c.yaml', 'd.yaml', 'a.yaml', 'b.yaml']);
+  });
+
+  test('a file caught mid-write is not taken, nor any after it: as the batch path', async () => {
+    const files = {
+      'a.yaml': docs(zone('z', 'example.com'), record('x', '192.0.2.1')),
+      'b.yaml': record('y', '192.0.2.2'),
+      'c.yaml': record('w', '192.0.2.3'),
+      'd.yaml': record('e', '192.0.2.4'),
+    };
+    // b.yaml's writer finishes while it is read (`unsettled`): its read waits, its objects too.
+    const during = () => {
+      let done = false;
+      return async (file: string) => {
+        if (file !== 'b.yaml' || done) return;
+        done = true;
+        await writeFile(path.join(dir, 'b.yaml'), docs(record('y', '192.0.2.2'), record('y2', '192.0.2.7')));
+      };
+    };
+    const { early } = await bothWays(files, { probe: 'DNSRecordSet/dns/x', last: 'd.yaml', during });
+    assert.deepEqual(early.asked, [
+      ['a.yaml', true],
+      ['b.yaml', false],
+    ]);
+    assert.equal(early.source.definitionOf('DNSRecordSet/dns/y'), undefined, 'b.yaml waits');
+    assert.equal(early.source.definitionOf('DNSRecordSet/dns/w')?.file, path.join(dir, 'c.yaml'));
+  });
+
+  test('a first load into a state that holds objects takes every file after the last parse', async () => {
+    const stateDir = await mkdtemp(path.join(tmpdir(), 'zk-early-state-'));
+    try {
+      await write({ 'a.yaml': docs(zone('z', 'example.com'), record('x', '192.0.2.1')) });
+      const before = await StateStore.open(stateDir);
+      await new ManifestSource({ dir, store: new MemoryStore(), state: before }).reload();
+      await before.close();
+      await write({ 'b.yaml': record('y', '192.0.2.2') });
+      const state = await StateStore.open(stateDir);
+      const source = new ManifestSource({ dir, store: new MemoryStore(), state });
+      const inside = source as unknown as { takesEarly: (...args: unknown[]) => boolean };
+      let asked = 0;
+      const takesEarly = inside.takesEarly.bind(source);
+      inside.takesEarly = (...args) => {
+        asked++;
+        return takesEarly(...args);
+      };
+      await source.reload();
+      assert.equal(asked, 0);
+      assert.equal(source.definitionOf('DNSRecordSet/dns/y')?.file, path.join(dir, 'b.yaml'));
+      await state.close();
+    } finally {
+      await rm(stateDir, { recursive: true, force: true });
+    }
+  });
+
+  test('a parse that fails forgets the files taken early: the next reload is a first load again, as the batch path', async () => {
+    const files = {
+      'a.yaml': docs(zone('z', 'example.com'), record('x', '192.0.2.1')),
+      'b.yaml': record('y', '192.0.2.2'),
+      'c.yaml': record('w', '192.0.2.3'),
+    };
+    const during = () => {
+      let failed = false;
+      return async (file: string) => {
+        if (file !== 'c.yaml' || failed) return;
+        failed = true;
+        throw new Error('the parse thread stopped');
+      };
+    };
+    const batch = await load(
+      { batch: true, probe: 'DNSRecordSet/dns/x', last: 'c.yaml', during: during() },
+      files,
+    );
+    const early = await load(
+      { batch: false, probe: 'DNSRecordSet/dns/x', last: 'c.yaml', during: during() },
+      files,
+    );
+    assert.equal(early.earlyBeforeLast, true);
+    assert.match(early.errors.join(), /the parse thread stopped/);
+    assert.deepEqual(early.errors, batch.errors);
+    assert.equal(early.source.definitionOf('DNSRecordSet/dns/x'), undefined, 'forgotten');
+    assert.deepEqual(early.snapshot(), batch.snapshot());
+    await batch.source.reload();
+    await early.source.reload();
+    assert.deepEqual(early.snapshot(), batch.snapshot());
+    assert.equal(early.source.definitionOf('DNSRecordSet/dns/x')?.file, path.join(dir, 'a.yaml'));
+    assert.equal(early.source.definitionOf('DNSRecordSet/dns/w')?.file, path.join(dir, 'c.yaml'));
+  });
+});
