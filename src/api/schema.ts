@@ -712,6 +712,8 @@ export const REJECTED: unique symbol = Symbol('rejected');
 export type Accept = (value: unknown) => unknown;
 
 const accepts = new WeakMap<Schema, Accept>();
+/** `Object.hasOwn` as V8 answers it fastest inside a `for...in` over the same object (see resource.ts). */
+const hasOwn = Object.prototype.hasOwnProperty;
 
 /** `schema` compiled (once per schema object) into an `Accept`. */
 export function compileAccept(schema: Schema): Accept {
@@ -820,7 +822,7 @@ function compileNode(schema: Schema): Accept {
         if (!isPlainObject(value)) return REJECTED;
         // `check`'s unknown fields: own enumerable keys (`for...in` lists them, and inherited ones).
         for (const key in value) {
-          if (Object.hasOwn(value, key) && !Object.hasOwn(properties, key)) return REJECTED;
+          if (hasOwn.call(value, key) && !Object.hasOwn(properties, key)) return REJECTED;
         }
         plan ??= planned();
         const out: Record<string, unknown> = {};

@@ -409,11 +409,14 @@ const SPEC_KEYS = ['zoneRef', 'name', 'type', 'records'];
 const SPEC_KEYS_TTL = ['zoneRef', 'name', 'type', 'ttl', 'records'];
 const REF_KEYS = ['name'];
 
+/** `Object.hasOwn`, as V8 answers it fastest inside a `for...in` over the same object. */
+const hasOwn = Object.prototype.hasOwnProperty;
+
 /** Whether the object's own keys are exactly these, in this order (no array of them made). */
 function keysAre(o: object, keys: readonly string[]): boolean {
   let i = 0;
   for (const key in o) {
-    if (!Object.hasOwn(o, key) || key !== keys[i]) return false;
+    if (!hasOwn.call(o, key) || key !== keys[i]) return false;
     i++;
   }
   return i === keys.length;
