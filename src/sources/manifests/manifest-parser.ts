@@ -159,8 +159,8 @@ async function readAndCheck(
     };
   }
   const read = parseManifestText(text, file);
-  const byIndex = new Map<number, ManifestDocument>();
-  for (const doc of read.documents) byIndex.set(doc.document, doc);
+  // Made when a line is first asked for (most files never are).
+  let byIndex: Map<number, ManifestDocument> | undefined;
   const documents: SentDocument[] = [];
   const checked: boolean[] = [];
   for (const doc of read.documents) {
@@ -210,6 +210,10 @@ async function readAndCheck(
     parsed: { documents, checked, fileErrors: read.fileErrors },
     locate: (requests) =>
       requests.map(({ document, path }) => {
+        if (byIndex === undefined) {
+          byIndex = new Map();
+          for (const doc of read.documents) byIndex.set(doc.document, doc);
+        }
         const doc = byIndex.get(document);
         if (!doc) return undefined;
         return (path ? doc.lineOf(path) : undefined) ?? doc.line;
