@@ -1,6 +1,7 @@
 /**
  * A parse thread's work alone, on the calling thread: every file of a generated folder (the layout of
- * bench/scale.ts) read, parsed, checked (`parseManifestFile`) and encoded for the main thread
+ * bench/scale.ts) read, parsed, checked (`parseManifestFileToSend`, as a parse thread does; a tree
+ * without it, `parseManifestFile`) and encoded for the main thread
  * (`encodeDocuments`, 500 documents a message), the process's CPU time per round. With `--baseline`
  * (another checkout's root, its node_modules linked) the two trees alternate, in separate processes.
  *
