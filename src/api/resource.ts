@@ -1,5 +1,5 @@
 /** The resource kinds together, and validation of whole objects (manifests folder, CLI `validate`). */
-import { type DNSRecordSet, dnsRecordSetDefinition } from './dnsrecordset.ts';
+import { type DNSRecordSet, dnsRecordSetDefinition, dnsRecordSetSpecSchema } from './dnsrecordset.ts';
 import { type DNSZone, dnsZoneDefinition } from './dnszone.ts';
 import { type DNSZoneClass, dnsZoneClassDefinition } from './dnszoneclass.ts';
 import { type Domain, domainDefinition } from './domain.ts';
@@ -18,12 +18,15 @@ import {
   capProblems,
   compileAccept,
   describeValue,
+  hasDefault,
   isPlainObject,
   joinPath,
   normalize,
   type Problem,
   quote,
   REJECTED,
+  rulesHold,
+  rulesOf,
   type Schema,
   s,
   unknownFieldMessage,
@@ -203,6 +206,12 @@ export function validateResource(
 }
 
 const TOP_LEVEL: ReadonlySet<string> = new Set(TOP_LEVEL_FIELDS);
+/**
+ * `Object.hasOwn`, called as the prototype's method: inside a `for...in` over the same object V8's
+ * optimizing compiler answers it from the loop's own key list (about a quarter of the cost; an own
+ * field named `hasOwnProperty` cannot shadow it).
+ */
+const hasOwn = Object.prototype.hasOwnProperty;
 const METADATA_ACCEPTS = METADATA_FIELDS.map(([key, schema]) => [key, compileAccept(schema)] as const);
 /** Each kept metadata field's index in METADATA_ACCEPTS (its bit in `acceptMetadata`), -1 for a dropped one. */
 const METADATA_INDEX: ReadonlyMap<string, number> = new Map([
@@ -232,7 +241,7 @@ export function acceptResource(obj: unknown, keepStatus = false): Resource | und
   if (!isPlainObject(obj) || obj.apiVersion !== API_VERSION) return undefined;
   const kind = obj.kind;
   if (!isKind(kind)) return undefined;
-  for (const key in obj) if (Object.hasOwn(obj, key) && !TOP_LEVEL.has(key)) return undefined;
+  for (const key in obj) if (hasOwn.call(obj, key) && !TOP_LEVEL.has(key)) return undefined;
   const meta = obj.metadata;
   if (!isPlainObject(meta)) return undefined;
   const definition = KIND_DEFINITIONS[kind];
@@ -258,7 +267,7 @@ function acceptMetadata(meta: Record<string, unknown>, namespaced: boolean): Obj
   for (const key in meta) {
     const index = METADATA_INDEX.get(key);
     if (index === undefined) {
-      if (Object.hasOwn(meta, key)) return undefined;
+      if (hasOwn.call(meta, key)) return undefined;
     } else if (index >= 0) present |= 1 << index;
   }
   // Another prototype may hold fields for-in does not list (a getter): every field is looked up.
@@ -287,6 +296,155 @@ function acceptMetadata(meta: Record<string, unknown>, namespaced: boolean): Obj
   }
   if (namespaced && out.namespace === undefined) out.namespace = DEFAULT_NAMESPACE;
   return out as unknown as ObjectMeta;
+}
+
+/**
+ * A DNSRecordSet in its usual shape, by the values of the clean copy `acceptResource` makes of it:
+ * `[document, namespace, name, zoneRef name, spec name, type, records, ttl?]`, the first a number
+ * of the caller's (the manifest parser's document number).
+ */
+export type UsualRecordSet =
+  | [number, string, string, string, string, string, string[]]
+  | [number, string, string, string, string, string, string[], number];
+
+const SPEC_PROPERTIES = dnsRecordSetSpecSchema.properties;
+const ZONE_REF = SPEC_PROPERTIES.zoneRef;
+const RECORDS = SPEC_PROPERTIES.records;
+/** The spec's fields the usual shape may have, in the schema's order. */
+const USUAL_SPEC_ORDER: readonly string[] = ['zoneRef', 'name', 'type', 'ttl', 'records'];
+const USUAL_ACCEPTS = {
+  name: compileAccept(metadataSchemas.name),
+  namespace: compileAccept(metadataSchemas.namespace),
+  zone: compileAccept(ZONE_REF.properties.name),
+  owner: compileAccept(SPEC_PROPERTIES.name),
+  type: compileAccept(SPEC_PROPERTIES.type),
+  ttl: compileAccept(SPEC_PROPERTIES.ttl),
+  record: compileAccept(RECORDS.items),
+};
+const SPEC_RULES = rulesOf(dnsRecordSetSpecSchema);
+/**
+ * Whether `acceptUsualRecordSet` may answer for `acceptResource`: the schema is still one where a
+ * spec of these fields alone is copied as they are (no other field required or defaulted; a zoneRef
+ * of a name alone; records a plain list), and the metadata schemas are the ones `acceptMetadata`
+ * compiles. A schema changed otherwise turns it off, and every document takes `acceptResource`.
+ */
+const USUAL_ENABLED =
+  dnsRecordSetDefinition.scope === 'Namespaced' &&
+  METADATA_FIELDS[0]?.[0] === 'name' &&
+  METADATA_FIELDS[1]?.[0] === 'namespace' &&
+  METADATA_FIELDS[0][1] === metadataSchemas.name &&
+  METADATA_FIELDS[1][1] === metadataSchemas.namespace &&
+  metadataSchemas.name.rules === undefined &&
+  metadataSchemas.namespace.rules === undefined &&
+  Object.entries(SPEC_PROPERTIES).every(([key, p]) =>
+    USUAL_SPEC_ORDER.includes(key)
+      ? !hasDefault(p) && (p.optional === true) === (key === 'zoneRef' || key === 'ttl')
+      : p.optional === true && !hasDefault(p),
+  ) &&
+  Object.keys(SPEC_PROPERTIES)
+    .filter((key) => USUAL_SPEC_ORDER.includes(key))
+    .join() === USUAL_SPEC_ORDER.join() &&
+  ZONE_REF.kind === 'object' &&
+  rulesOf(ZONE_REF).length === 0 &&
+  ZONE_REF.properties.name.optional !== true &&
+  !hasDefault(ZONE_REF.properties.name) &&
+  Object.values(ZONE_REF.properties).every((p) => p === ZONE_REF.properties.name || !hasDefault(p)) &&
+  RECORDS.kind === 'array' &&
+  RECORDS.listType === undefined &&
+  rulesOf(RECORDS).length === 0;
+const NAME_PRESENT = 1;
+const NAMESPACE_PRESENT = 2;
+
+/**
+ * What `acceptResource(obj)` (no status kept) gives, as its values, when `obj` is a DNSRecordSet of
+ * exactly the fields of the usual shape (the API version, its kind, metadata of a name and perhaps a
+ * namespace, a spec of a zoneRef by name, a name, a type, perhaps a TTL, and records; none null; plain
+ * objects) and `acceptResource` accepts it; undefined when it is not of that shape or not accepted
+ * (then `acceptResource` and `checkResource` say what it is). The same compiled checks of each field
+ * and the same rules of the spec as `acceptResource` runs, without its clean copy of five objects:
+ * the values are those of the copy (strings as they are, the TTL normalized), the records the
+ * document's own list. A parse thread takes most documents of a folder this way
+ * (docs/benchmarks.md, twelfth round); `validate-fast.test.ts` holds it to `acceptResource`.
+ */
+export function acceptUsualRecordSet(obj: unknown, document: number): UsualRecordSet | undefined {
+  if (!USUAL_ENABLED || !isPlainObject(obj) || Object.getPrototypeOf(obj) !== Object.prototype)
+    return undefined;
+  let count = 0;
+  for (const key in obj) {
+    if (
+      !hasOwn.call(obj, key) ||
+      !(key === 'apiVersion' || key === 'kind' || key === 'metadata' || key === 'spec')
+    )
+      return undefined;
+    count++;
+  }
+  if (count !== 4 || obj.apiVersion !== API_VERSION || obj.kind !== 'DNSRecordSet') return undefined;
+  const meta = obj.metadata;
+  const spec = obj.spec;
+  if (!isPlainObject(meta) || Object.getPrototypeOf(meta) !== Object.prototype) return undefined;
+  if (!isPlainObject(spec) || Object.getPrototypeOf(spec) !== Object.prototype) return undefined;
+  let present = 0;
+  for (const key in meta) {
+    if (!hasOwn.call(meta, key)) return undefined;
+    if (key === 'name') present |= NAME_PRESENT;
+    else if (key === 'namespace') present |= NAMESPACE_PRESENT;
+    else return undefined;
+  }
+  if ((present & NAME_PRESENT) === 0) return undefined;
+  const name = USUAL_ACCEPTS.name(meta.name);
+  if (typeof name !== 'string') return undefined;
+  let namespace: unknown = DEFAULT_NAMESPACE;
+  if ((present & NAMESPACE_PRESENT) !== 0) {
+    namespace = USUAL_ACCEPTS.namespace(meta.namespace);
+    if (typeof namespace !== 'string') return undefined;
+  }
+  let fields = 0;
+  for (const key in spec) {
+    if (!hasOwn.call(spec, key)) return undefined;
+    // Bits in the schema's order of the fields (USUAL_SPEC_ORDER)
+    if (key === 'zoneRef') fields |= 1;
+    else if (key === 'name') fields |= 2;
+    else if (key === 'type') fields |= 4;
+    else if (key === 'ttl') fields |= 8;
+    else if (key === 'records') fields |= 16;
+    else return undefined;
+  }
+  // zoneRef, name, type and records; ttl (bit 3) when given
+  if ((fields | 8) !== 31) return undefined;
+  const ref = spec.zoneRef;
+  if (!isPlainObject(ref) || Object.getPrototypeOf(ref) !== Object.prototype) return undefined;
+  let refKeys = 0;
+  for (const key in ref) {
+    if (!hasOwn.call(ref, key) || key !== 'name') return undefined;
+    refKeys++;
+  }
+  if (refKeys !== 1) return undefined;
+  const zone = USUAL_ACCEPTS.zone(ref.name);
+  const owner = USUAL_ACCEPTS.owner(spec.name);
+  const type = USUAL_ACCEPTS.type(spec.type);
+  if (typeof zone !== 'string' || typeof owner !== 'string' || typeof type !== 'string') return undefined;
+  const records = spec.records;
+  if (!Array.isArray(records) || Object.getPrototypeOf(records) !== Array.prototype) return undefined;
+  const { minItems, maxItems } = RECORDS;
+  if (
+    (minItems !== undefined && records.length < minItems) ||
+    (maxItems !== undefined && records.length > maxItems)
+  )
+    return undefined;
+  for (let i = 0; i < records.length; i++) {
+    // A hole reads as undefined, which the check refuses (as `acceptResource`'s).
+    const record = records[i];
+    if (typeof record !== 'string' || USUAL_ACCEPTS.record(record) !== record) return undefined;
+  }
+  let ttl: unknown;
+  if ((fields & 8) !== 0) {
+    ttl = USUAL_ACCEPTS.ttl(spec.ttl);
+    if (typeof ttl !== 'number') return undefined;
+  }
+  if (!rulesHold(SPEC_RULES, spec)) return undefined;
+  return ttl === undefined
+    ? [document, namespace as string, name, zone, owner, type, records as string[]]
+    : [document, namespace as string, name, zone, owner, type, records as string[], ttl as number];
 }
 
 /**

@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { loadFrontDoors } from '../front-door-modules.ts';
 import {
   DEFAULT_MAX_MANIFEST_BYTES,
   decodeDocuments,
@@ -10,6 +11,8 @@ import {
   LocalManifestParser,
   ManifestParserPool,
   type ParsedDocument,
+  parseManifestFile,
+  parseManifestFileToSend,
 } from './manifest-parser.ts';
 
 const recordSet = (i: number) =>
@@ -269,6 +272,114 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
       assert.deepEqual(Object.keys(ttl.spec), ['zoneRef', 'name', 'type', 'ttl', 'records']);
     } finally {
       await local.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a parse thread sends the same text as the general path, usual record sets taken straight from YAML', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'zk-parser-send-'));
+    const head = 'apiVersion: dns.zonekeeper.dev/v1alpha1\nkind: DNSRecordSet\n';
+    const rs = (meta: string, spec: string) => `${head}metadata: ${meta}\nspec: ${spec}\n`;
+    const documents = [
+      recordSet(1),
+      recordSet(2),
+      rs(
+        '{ name: t, namespace: team }',
+        '{ zoneRef: { name: z }, name: "@", type: TXT, ttl: 1, records: ["\\"caf\\u00e9\\""] }',
+      ),
+      rs(
+        '{ namespace: team, name: order }',
+        '{ ttl: 60, records: ["a.example."], type: CNAME, name: w, zoneRef: { name: z } }',
+      ),
+      rs('{ name: no-namespace }', '{ zoneRef: { name: z }, name: w, type: A, records: ["192.0.2.1"] }'),
+      rs(
+        '{ name: null-ttl, namespace: team }',
+        '{ zoneRef: { name: z }, name: w, type: A, ttl: null, records: ["192.0.2.1"] }',
+      ),
+      rs(
+        '{ name: bad-value, namespace: team }',
+        '{ zoneRef: { name: z }, name: w, type: A, records: ["192.0.2.999"] }',
+      ),
+      rs(
+        '{ name: twice, namespace: team }',
+        '{ zoneRef: { name: z }, name: w, type: A, records: ["192.0.2.1", "192.0.2.1"] }',
+      ),
+      rs(
+        '{ name: mx, namespace: team }',
+        '{ zoneRef: { name: z }, name: w, type: MX, records: ["10 mail"] }',
+      ),
+      rs(
+        '{ name: cname2, namespace: team }',
+        '{ zoneRef: { name: z }, name: w, type: CNAME, records: ["a.", "b."] }',
+      ),
+      rs('{ name: soa, namespace: team }', '{ zoneRef: { name: z }, name: w, type: SOA, records: ["x"] }'),
+      rs(
+        '{ name: Bad, namespace: team }',
+        '{ zoneRef: { name: z }, name: w, type: A, records: ["192.0.2.1"] }',
+      ),
+      rs('{ name: no-records, namespace: team }', '{ zoneRef: { name: z }, name: w, type: A, records: [] }'),
+      rs(
+        '{ name: big-ttl, namespace: team }',
+        '{ zoneRef: { name: z }, name: w, type: A, ttl: 2147483648, records: ["192.0.2.1"] }',
+      ),
+      rs('{ name: number, namespace: team }', '{ zoneRef: { name: z }, name: w, type: A, records: [1] }'),
+      rs(
+        '{ name: other-ns, namespace: team }',
+        '{ zoneRef: { name: z, namespace: infra }, name: w, type: A, records: ["192.0.2.1"] }',
+      ),
+      rs(
+        '{ name: labelled, namespace: team, labels: { a: b } }',
+        '{ zoneRef: { name: z }, name: w, type: A, records: ["192.0.2.1"] }',
+      ),
+      rs(
+        '{ name: absolute, namespace: team }',
+        '{ name: www.example.com., type: A, records: ["192.0.2.1"] }',
+      ),
+      rs(
+        '{ name: steered, namespace: team }',
+        '{ zoneRef: { name: z }, name: w, type: TXT, placement: ActiveActive, records: ["x"] }',
+      ),
+      `${head}metadata: { name: status, namespace: team }\nspec: { zoneRef: { name: z }, name: w, type: A, records: ["192.0.2.1"] }\nstatus: { observedGeneration: 1 }\n`,
+      `${head}metadata: { name: extra, namespace: team }\nspec: { zoneRef: { name: z }, name: w, type: A, records: ["192.0.2.1"] }\nextra: 1\n`,
+      'apiVersion: dns.zonekeeper.dev/v1alpha1\nkind: DNSZone\nmetadata: { name: z, namespace: team }\nspec: { domainName: example.com., className: c }\n',
+      'apiVersion: homelab.zonekeeper.dev/v1alpha1\nkind: Nope\nmetadata: { name: n }\n',
+      'kind: Unknown\n',
+    ];
+    const file = path.join(dir, 'mixed.yaml');
+    const anchored = path.join(dir, 'anchored.yaml');
+    await writeFile(file, documents.join('---\n'));
+    // Read by js-yaml, not the fast reader: the same either way.
+    await writeFile(anchored, `${documents.join('---\n')}---\nx: &a 1\ny: *a\n`);
+    try {
+      for (const doors of [undefined, await loadFrontDoors([])]) {
+        for (const f of [file, anchored]) {
+          const general = (await parseManifestFile(f, DEFAULT_MAX_MANIFEST_BYTES, doors)).parsed;
+          const sent = (await parseManifestFileToSend(f, DEFAULT_MAX_MANIFEST_BYTES, doors)).parsed;
+          assert.deepStrictEqual(sent.checked, general.checked);
+          assert.deepStrictEqual(sent.fileErrors, general.fileErrors);
+          assert.equal(sent.documents.length, general.documents.length);
+          for (const [from, to] of [
+            [0, sent.documents.length],
+            [0, 7],
+            [7, sent.documents.length],
+          ])
+            assert.equal(
+              encodeDocuments(sent.documents, sent.checked, from, to),
+              encodeDocuments(general.documents, general.checked, from, to),
+            );
+          // Taken straight from YAML: the two usual ones, the TXT, the reordered CNAME,
+          // the one without a namespace, the bad value and the repeated one (their verdicts false) and the MX.
+          const taken = sent.documents.filter((d) => Array.isArray(d)).length;
+          assert.equal(taken, 8);
+          // The one with a null TTL and the one with a status (dropped) are of the usual shape once
+          // checked, and cross as arrays too, from the general path.
+          assert.equal(
+            (JSON.parse(encodeDocuments(sent.documents)) as unknown[]).filter(Array.isArray).length,
+            10,
+          );
+        }
+      }
+    } finally {
       await rm(dir, { recursive: true, force: true });
     }
   });

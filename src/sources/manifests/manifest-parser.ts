@@ -9,6 +9,7 @@ import {
   validateAny,
 } from '../../api/frontdoors/index.ts';
 import { API_VERSION, type Problem, type Resource } from '../../api/index.ts';
+import { acceptUsualRecordSet, type UsualRecordSet } from '../../api/resource.ts';
 import { valuesValidAnywhere } from '../../zones/record-parse.ts';
 import {
   documentIdentity,
@@ -95,6 +96,42 @@ export async function parseManifestFile(
   parsed: ParsedManifest;
   locate?: (requests: readonly LocateRequest[]) => (number | undefined)[];
 }> {
+  return (await readAndCheck(file, maxBytes, doors, false)) as {
+    parsed: ParsedManifest;
+    locate?: (requests: readonly LocateRequest[]) => (number | undefined)[];
+  };
+}
+
+/** A document as a parse thread sends it: a usual record set as the array of its values, else as it is. */
+export type SentDocument = ParsedDocument | UsualRecordSet;
+
+/**
+ * `parseManifestFile` as a parse thread sends the file (`encodeDocuments`): a record set of the usual
+ * shape that `acceptResource` accepts comes as the array `encodeDocuments` would make of its parsed
+ * document (`acceptUsualRecordSet`), without that document, its identity and its clean copy being
+ * made (docs/benchmarks.md, twelfth round). The same text `encodeDocuments` makes of
+ * `parseManifestFile`'s documents; anything else takes the path of `parseManifestFile`.
+ */
+export async function parseManifestFileToSend(
+  file: string,
+  maxBytes: number,
+  doors: FrontDoors = NO_FRONT_DOORS,
+): Promise<{
+  parsed: Omit<ParsedManifest, 'documents'> & { documents: SentDocument[] };
+  locate?: (requests: readonly LocateRequest[]) => (number | undefined)[];
+}> {
+  return readAndCheck(file, maxBytes, doors, true);
+}
+
+async function readAndCheck(
+  file: string,
+  maxBytes: number,
+  doors: FrontDoors,
+  toSend: boolean,
+): Promise<{
+  parsed: Omit<ParsedManifest, 'documents'> & { documents: SentDocument[] };
+  locate?: (requests: readonly LocateRequest[]) => (number | undefined)[];
+}> {
   let text: string;
   try {
     const read = await readLimited(file, maxBytes);
@@ -122,15 +159,30 @@ export async function parseManifestFile(
     };
   }
   const read = parseManifestText(text, file);
-  const byIndex = new Map<number, ManifestDocument>();
-  for (const doc of read.documents) byIndex.set(doc.document, doc);
-  const documents: ParsedDocument[] = [];
+  // Made when a line is first asked for (most files never are).
+  let byIndex: Map<number, ManifestDocument> | undefined;
+  const documents: SentDocument[] = [];
   const checked: boolean[] = [];
   for (const doc of read.documents) {
+    if (toSend) {
+      // No front door is of Zonekeeper's own API version (`FrontDoors` refuses one), so none takes it.
+      const usual = acceptUsualRecordSet(doc.value, doc.document);
+      if (usual !== undefined) {
+        const valid = valuesValidAnywhere(usual[5], usual[6]);
+        // As `encodeDocuments` sends a usual record set whose values hold anywhere.
+        if (valid) usual[0] = -usual[0];
+        documents.push(usual);
+        checked.push(valid);
+        continue;
+      }
+    }
     let identity = documentIdentity(doc.value);
     const v = doc.value as { apiVersion?: unknown; kind?: unknown } | null;
+    // No front door is of Zonekeeper's own API version: its documents skip the lookup.
     const door =
-      doors.size > 0 && v !== null && typeof v === 'object' ? doors.find(v.apiVersion, v.kind) : undefined;
+      doors.size > 0 && v !== null && typeof v === 'object' && v.apiVersion !== API_VERSION
+        ? doors.find(v.apiVersion, v.kind)
+        : undefined;
     if (door && identity) {
       // A front door's kind: known by the door's id; a cluster-scoped one by its name alone.
       const name = identity.key.slice(identity.key.indexOf('/') + 1);
@@ -158,6 +210,10 @@ export async function parseManifestFile(
     parsed: { documents, checked, fileErrors: read.fileErrors },
     locate: (requests) =>
       requests.map(({ document, path }) => {
+        if (byIndex === undefined) {
+          byIndex = new Map();
+          for (const doc of read.documents) byIndex.set(doc.document, doc);
+        }
         const doc = byIndex.get(document);
         if (!doc) return undefined;
         return (path ? doc.lineOf(path) : undefined) ?? doc.line;
@@ -251,7 +307,7 @@ export type ParserResponse =
  * is. `decodeDocuments` gives back objects equal to these, their keys in the same order.
  */
 export function encodeDocuments(
-  documents: readonly ParsedDocument[],
+  documents: readonly SentDocument[],
   checked?: readonly boolean[],
   from = 0,
   to = documents.length,
@@ -259,6 +315,11 @@ export function encodeDocuments(
   const out: unknown[] = [];
   for (let i = from; i < to; i++) {
     const d = documents[i]!;
+    // Sent as it is already (`parseManifestFileToSend`), its document's number negated where it holds anywhere.
+    if (Array.isArray(d)) {
+      out.push(d);
+      continue;
+    }
     const usual = usualRecordSet(d);
     // A usual record set whose values hold anywhere (`ParsedManifest.checked`) goes with its
     // document's number negated (documents count from 1): no byte more.
@@ -306,10 +367,6 @@ export function decodeDocuments(
   }
 }
 
-type UsualRecordSet =
-  | [number, string, string, string, string, string, unknown[]]
-  | [number, string, string, string, string, string, unknown[], number];
-
 /** The document as an array of its values when it is a record set in the usual shape (see above). */
 function usualRecordSet(d: ParsedDocument): UsualRecordSet | undefined {
   const r = d.resource as Record<string, unknown> | undefined;
@@ -331,9 +388,10 @@ function usualRecordSet(d: ParsedDocument): UsualRecordSet | undefined {
   const id = d.identity;
   if (!id || !keysAre(id, IDENTITY_KEYS) || id.kind !== 'DNSRecordSet' || !isKeyOf(id.key, namespace, name))
     return undefined;
+  // A checked resource's records are strings (the schema's).
   return withTtl
-    ? [d.document, namespace, name, z.name, owner, type, records, ttl as number]
-    : [d.document, namespace, name, z.name, owner, type, records];
+    ? [d.document, namespace, name, z.name, owner, type, records as string[], ttl as number]
+    : [d.document, namespace, name, z.name, owner, type, records as string[]];
 }
 
 /** Whether `key` is `${namespace}/${name}`, without making that string. */
@@ -355,11 +413,14 @@ const SPEC_KEYS = ['zoneRef', 'name', 'type', 'records'];
 const SPEC_KEYS_TTL = ['zoneRef', 'name', 'type', 'ttl', 'records'];
 const REF_KEYS = ['name'];
 
+/** `Object.hasOwn`, as V8 answers it fastest inside a `for...in` over the same object. */
+const hasOwn = Object.prototype.hasOwnProperty;
+
 /** Whether the object's own keys are exactly these, in this order (no array of them made). */
 function keysAre(o: object, keys: readonly string[]): boolean {
   let i = 0;
   for (const key in o) {
-    if (!Object.hasOwn(o, key) || key !== keys[i]) return false;
+    if (!hasOwn.call(o, key) || key !== keys[i]) return false;
     i++;
   }
   return i === keys.length;

@@ -10,7 +10,7 @@ import {
   type LocateRequest,
   type ParserRequest,
   type ParserResponse,
-  parseManifestFile,
+  parseManifestFileToSend,
 } from './manifest-parser.ts';
 
 const data = workerData as { frontDoorModules?: string[]; held?: number } | null;
@@ -30,7 +30,7 @@ port.on('message', async (m: ParserRequest) => {
   try {
     switch (m.type) {
       case 'parse': {
-        const { parsed, locate } = await parseManifestFile(m.file, m.maxBytes, await doors);
+        const { parsed, locate } = await parseManifestFileToSend(m.file, m.maxBytes, await doors);
         for (let i = 0; i < parsed.documents.length; i += DOCUMENTS_PER_MESSAGE) {
           send({
             type: 'documents',
