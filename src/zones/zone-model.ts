@@ -624,6 +624,15 @@ export class ZoneModel implements PublishedByName {
     return delta;
   }
 
+  /**
+   * Every record set with a verdict, in the order of `verdicts.keys()` (the order the model was
+   * given them), and whether it is accepted: no verdict object made per record set.
+   */
+  eachVerdict(each: (key: ResourceKey, accepted: boolean) => void): void {
+    for (const [key, entry] of this.entries)
+      if (entry.verdict !== undefined) each(key, isAccepted(entry.verdict));
+  }
+
   /** Every published RRset, in canonical order (owner, then type code). */
   *rrsets(): Generator<RRset> {
     for (const key of this.sortedKeys) {
