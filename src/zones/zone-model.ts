@@ -1112,7 +1112,10 @@ export class ZoneModel implements PublishedByName {
         if (owner.digest >= 0) this.digests.release(owner.digest);
         owner.digest = -1;
       } else {
-        const digest = ownerDigest(list.map((s) => this.hashedOf(s)));
+        const digest = ownerDigest(
+          list.map((s) => this.hashedOf(s)),
+          key,
+        );
         if (owner.digest >= 0) this.digests.put(owner.digest, digest);
         else owner.digest = this.digests.take(digest);
       }
@@ -1143,7 +1146,7 @@ export class ZoneModel implements PublishedByName {
       delta.upserts.push(this.rrsetOf(entry));
       this.notePrevious(delta, key, type, undefined);
     }
-    const slot = this.digests.take(ownerDigest([this.hashedOf(entry)]));
+    const slot = this.digests.take(ownerDigest([this.hashedOf(entry)], key));
     entry.verdict = slot;
     this.decidedSlot = slot;
     if (type !== 'NS') return false;
