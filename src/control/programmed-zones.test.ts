@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
 import { CatalogFeed } from '../zones/catalog-feed.ts';
+import { Holder } from '../zones/record-table.ts';
 import { ProgrammedZones } from './programmed-zones.ts';
 
 describe('the feed and what was programmed on the catalog table', () => {
@@ -51,6 +52,66 @@ describe('the feed and what was programmed on the catalog table', () => {
     feed.delete('DNSRecordSet', 'dns/www');
     assert.equal(feed.catalog.table.slotOf('dns/www'), -1, 'freed once the last holder let go');
     assert.ok(programmed.serves('dns/other') === false);
+  });
+
+  test('every verdict of a first build, with slots right, stale, misplaced or missing, as served() notes them', () => {
+    const rs = (name: string) =>
+      recordSet('dns', name, { zoneRef: { name: 'example-com' }, name, type: 'A', records: ['192.0.2.1'] });
+    const names = ['a', 'b', 'c', 'd', 'e'];
+    const accepted = new Set(['a', 'c', 'd', 'e']);
+    const verdicts = (each: (key: string, accepted: boolean) => void) => {
+      for (const n of names) each(`dns/${n}`, accepted.has(n));
+    };
+    const run = (slotsOf: (table: CatalogFeed['catalog']['table']) => number[] | undefined) => {
+      const feed = new CatalogFeed();
+      const programmed = new ProgrammedZones(feed.catalog);
+      feed.load([zoneClass(), zone('dns', 'example-com', 'example.com'), ...names.map(rs)]);
+      const table = feed.catalog.table;
+      // 'b' served by the zone before: rejected now, so released.
+      programmed.served(
+        'dns/example-com',
+        new Map([['dns/b', { accepted: true as const, fqdn: 'b.example.com.' }]]),
+        ['dns/b'],
+      );
+      const slots = slotsOf(table);
+      const released = programmed.servedAll('dns/example-com', { eachVerdict: verdicts }, slots);
+      return {
+        released,
+        serves: names.map((n) => programmed.serves(`dns/${n}`)),
+        held: names.map((n) => table.held(table.slotOf(`dns/${n}`), Holder.programmed)),
+      };
+    };
+    const expected = run(() => undefined);
+    assert.deepEqual(expected.released, ['dns/b']);
+    assert.deepEqual(expected.serves, [true, false, true, true, true]);
+    const right = (table: CatalogFeed['catalog']['table']) => names.map((n) => table.slotOf(`dns/${n}`));
+    assert.deepEqual(run(right), expected, 'the slots of the keys');
+    assert.deepEqual(
+      run((t) => right(t).reverse()),
+      expected,
+      'misplaced: each looked up',
+    );
+    assert.deepEqual(
+      run((t) => right(t).slice(0, 2)),
+      expected,
+      'too few',
+    );
+    assert.deepEqual(
+      run(() => [-1, 99, 1_000_000, 0, 3]),
+      expected,
+      'out of range, another key, none',
+    );
+    // The slot of another key (as after the key's slot was freed and taken again) is not the key's.
+    assert.deepEqual(
+      run((t) => {
+        const slots = right(t);
+        const other = t.hold('dns/x', Holder.status);
+        slots[0] = other;
+        return slots;
+      }),
+      expected,
+      'a slot of another key',
+    );
   });
 
   test('deleted record sets wait for their zone to be settled in this process, and only until then', () => {

@@ -113,18 +113,52 @@ export class ProgrammedZones {
     keys: Iterable<ResourceKey>,
   ): ResourceKey[] {
     const released: ResourceKey[] = [];
-    for (const recordKey of keys) {
-      const v = verdicts.get(recordKey);
-      if (v?.accepted) this.records.set(this.table.hold(recordKey, Holder.programmed), zoneKey);
-      else {
-        const slot = this.table.slotOf(recordKey);
-        if (slot >= 0 && this.records.get(slot) === zoneKey) {
-          this.drop(slot);
-          released.push(recordKey);
-        }
-      }
-    }
+    for (const recordKey of keys)
+      if (this.serve(zoneKey, recordKey, verdicts.get(recordKey)?.accepted === true, -1))
+        released.push(recordKey);
     return released;
+  }
+
+  /**
+   * `served` of every record set the zone's model has a verdict for (a first build's), read off the
+   * model without a verdict object made per record set. `slots`, when given, are likely the record
+   * table's slots of those record sets, in the model's order (`ZoneModelState.memberSlots`): a slot
+   * that holds the very key string expected is taken as it is, any other key is looked up in the
+   * table (a map of every record set: at a million record sets, about a second of a first start).
+   */
+  servedAll(
+    zoneKey: ResourceKey,
+    model: { eachVerdict(each: (key: ResourceKey, accepted: boolean) => void): void },
+    slots?: readonly number[],
+  ): ResourceKey[] {
+    const released: ResourceKey[] = [];
+    let i = 0;
+    model.eachVerdict((recordKey, accepted) => {
+      const at = slots !== undefined && i < slots.length ? slots[i]! : -1;
+      i++;
+      if (this.serve(zoneKey, recordKey, accepted, at)) released.push(recordKey);
+    });
+    return released;
+  }
+
+  /**
+   * Notes whether the zone serves the record set now; true when it stopped serving it. `at` is the
+   * record set's slot if known (checked against its key), else -1.
+   */
+  private serve(zoneKey: ResourceKey, recordKey: ResourceKey, accepted: boolean, at: number): boolean {
+    const table = this.table;
+    const slot = at >= 0 && table.keyOf(at) === recordKey ? at : -1;
+    if (accepted) {
+      this.records.set(
+        slot >= 0 ? table.holdSlot(slot, Holder.programmed) : table.hold(recordKey, Holder.programmed),
+        zoneKey,
+      );
+      return false;
+    }
+    const held = slot >= 0 ? slot : table.slotOf(recordKey);
+    if (held < 0 || this.records.get(held) !== zoneKey) return false;
+    this.drop(held);
+    return true;
   }
 
   /**

@@ -419,8 +419,11 @@ export class ZoneReconciler {
     if (ok) {
       // Which zone serves each record set, once the backend serves it (a deleted record set's
       // finalizer is released only after that).
-      const keys = state.verdictsPending === 'all' ? state.model.verdicts.keys() : state.verdictsPending;
-      released = programmed.served(key, state.model.verdicts, keys);
+      released =
+        state.verdictsPending === 'all'
+          ? programmed.servedAll(key, state.model, state.memberSlots)
+          : programmed.served(key, state.model.verdicts, state.verdictsPending);
+      state.memberSlots = undefined;
       state.verdictsPending = new Set();
     }
     try {

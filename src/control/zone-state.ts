@@ -44,6 +44,13 @@ export interface ZoneModelState {
   assigned?: AssignedSerial;
   /** Record sets whose verdict changed since the backend last confirmed the zone ('all' after a build). */
   verdictsPending: Set<ResourceKey> | 'all';
+  /**
+   * After a first build, until the backend first serves it: the record table's slot of each record
+   * set the build was given, in the order it was given them, which is the order of the model's
+   * verdicts. `ProgrammedZones.servedAll` takes each slot from here instead of looking its key up in the
+   * table (a map of every record set); a slot whose key is not the one expected is looked up.
+   */
+  memberSlots?: number[];
   /** Record sets whose status may be stale ('all' after a build). */
   statusesPending: Set<ResourceKey> | 'all';
   programmedOk?: boolean;
@@ -174,7 +181,9 @@ export function takeChange(
   servedBefore?: ServedBefore,
 ): TakenChange {
   const fresh = state.fresh;
-  const records = fresh ? catalog.zoneMembers(key) : catalog.membersNow(key, dirty ?? new Set());
+  const memberSlots: number[] | undefined = fresh ? [] : undefined;
+  const records = fresh ? catalog.zoneMembers(key, memberSlots) : catalog.membersNow(key, dirty ?? new Set());
+  if (fresh) state.memberSlots = memberSlots;
   // A first build lists no RRset changes: nothing would read them. The backend gets the whole zone
   // (`full` stays set until it confirms one), so `pending` is not sent until then; the first
   // content is the baseline, so no previous content is noted; and a change is held only once a

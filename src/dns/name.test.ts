@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { prng } from '../../test/support/prng.ts';
 import { DnsError } from './errors.ts';
 import {
+  asciiLower,
   canonicalSortKey,
   compareCanonical,
   compareNameKeys,
@@ -113,6 +114,73 @@ describe('parseName', () => {
       () => parseName('d'.repeat(62), `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.`),
       'NAME_TOO_LONG',
     );
+  });
+});
+
+describe('asciiLower', () => {
+  /** The character loop it replaced, as the reference. */
+  function reference(s: string): string {
+    let upper = false;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c > 0x7e) return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+      if (c >= 0x41 && c <= 0x5a) upper = true;
+    }
+    return upper ? s.toLowerCase() : s;
+  }
+
+  test('folds A-Z only, as the character loop did, over listed and 20,000 random strings', () => {
+    const listed = [
+      '',
+      'a',
+      'Z',
+      '@[`{',
+      'WWW.Example.COM.',
+      '\x7f',
+      'ÀB',
+      'Éé.AB',
+      'İI',
+      'ΣA',
+      'ſK',
+      '\u212aK',
+      '😀Ab',
+    ];
+    const random = prng(4343);
+    // ASCII around the letters, DEL, Latin-1 and beyond (letters with case of their own), surrogates.
+    const alphabet = [
+      'a',
+      'z',
+      'A',
+      'Z',
+      '@',
+      '[',
+      '`',
+      '{',
+      '.',
+      '-',
+      '\\',
+      '0',
+      '\x7e',
+      '\x7f',
+      'À',
+      'é',
+      'İ',
+      'Σ',
+      'ſ',
+      '\u212a',
+      '\ud83d',
+      '\ude00',
+    ];
+    const strings = [...listed];
+    for (let i = 0; i < 20_000; i++) {
+      let s = '';
+      const n = Math.floor(random() * 12);
+      for (let k = 0; k < n; k++) s += alphabet[Math.floor(random() * alphabet.length)];
+      strings.push(s);
+    }
+    for (const s of strings) assert.equal(asciiLower(s), reference(s), JSON.stringify(s));
+    const lower = 'www.example.com.';
+    assert.equal(asciiLower(lower), lower, 'a string without A-Z is itself');
   });
 });
 

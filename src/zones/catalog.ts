@@ -210,14 +210,19 @@ export class Catalog {
     return out;
   }
 
-  /** Every record set resolved to the zone, with its absolute name (a zone model's full input). */
-  zoneMembers(zone: ResourceKey): ZoneMember[] {
+  /**
+   * Every record set resolved to the zone, with its absolute name (a zone model's full input). With
+   * `slots`, each member's slot in the record table is pushed there too, in the same order.
+   */
+  zoneMembers(zone: ResourceKey, slots?: number[]): ZoneMember[] {
     const out: ZoneMember[] = [];
     for (const slot of this.membership.slots(zone)) {
       const recordSet = this.recordSets.get(slot);
       const fqdn = this.resolved.get(slot);
-      if (recordSet && typeof fqdn === 'string')
+      if (recordSet && typeof fqdn === 'string') {
         out.push({ key: this.table.keyOf(slot), current: { recordSet, fqdn } });
+        slots?.push(slot);
+      }
     }
     return out;
   }

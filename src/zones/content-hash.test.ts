@@ -50,6 +50,12 @@ describe('content hash', () => {
     );
   });
 
+  test("an owner's key given to its digest is the one the digest would make (any letter case)", () => {
+    const mail = zone.filter((r) => r.owner === 'Mail.example.com.');
+    assert.equal(ownerDigest(mail, 'mail.example.com.'), ownerDigest(mail));
+    assert.notEqual(ownerDigest(mail), ownerDigest(mail, 'Mail.example.com.'), 'the key is hashed as given');
+  });
+
   test('owner digests as octets and as latin1 strings hash the zone alike', () => {
     const www = zone.filter((r) => r.owner === 'www.example.com.');
     const bytes = ownerDigestBytes(www);

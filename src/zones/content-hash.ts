@@ -38,11 +38,12 @@ export type HashedRRset = Pick<RRset, 'owner' | 'type' | 'ttl' | 'rdata' | 'stee
 
 /**
  * SHA-256 over the records of one owner name (every RRset given must have that owner), as a 32-character
- * latin1 string: a one-byte string is the smallest way to keep a digest per name.
+ * latin1 string: a one-byte string is the smallest way to keep a digest per name. `ownerKey`, when the
+ * caller has it, is the owner's `nameKey` (not made again here: a scan of the name per digest).
  */
-export function ownerDigest(rrsets: Iterable<HashedRRset>): string {
+export function ownerDigest(rrsets: Iterable<HashedRRset>, ownerKey?: string): string {
   // 'binary' is Node's name for latin1: one character per octet.
-  return hash('sha256', ownerText(rrsets), 'binary');
+  return hash('sha256', ownerText(rrsets, ownerKey), 'binary');
 }
 
 /** The same SHA-256 as `ownerDigest`, as its 32 octets. */
@@ -54,12 +55,12 @@ export function ownerDigestBytes(rrsets: Iterable<HashedRRset>): Buffer {
  * What an owner digest hashes: the name's records as lines, sorted, joined by newlines. Most names
  * hold one record: nothing to sort or join, and no list made for it; two lines (the next most usual)
  * are put in order by one comparison. The owner's key is made once (every RRset given has that
- * owner, in whatever letter case). The one-shot `hash` makes no Hash object, and a digest asked for
+ * owner, in whatever letter case), or given. The one-shot `hash` makes no Hash object, and a digest asked for
  * as a latin1 string (`ownerDigest`) makes no Buffer either (a name's digest is computed for every
  * name of every zone on a first start; a Buffer per digest cost about three times the hash).
  */
-function ownerText(rrsets: Iterable<HashedRRset>): string {
-  let owner: string | undefined;
+function ownerText(rrsets: Iterable<HashedRRset>, ownerKey?: string): string {
+  let owner = ownerKey;
   let only: string | undefined;
   let lines: string[] | undefined;
   for (const rrset of rrsets) {

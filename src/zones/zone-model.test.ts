@@ -215,6 +215,13 @@ describe('ZoneModel', () => {
             assert.equal(got.reason, verdict.reason, `${context}: ${key}`);
         }
         assert.equal(model.verdicts.size, expected.verdicts.size, context);
+        const each: [string, boolean][] = [];
+        model.eachVerdict((key, accepted) => each.push([key, accepted]));
+        assert.deepEqual(
+          each,
+          [...model.verdicts].map(([key, v]) => [key, v.accepted]),
+          `${context}: eachVerdict is verdicts, in order`,
+        );
         assert.equal(model.acceptedCount, expected.acceptedCount, context);
         assert.equal(model.assembled().hash, expected.hash, context);
         checkByName(model, context);

@@ -624,6 +624,15 @@ export class ZoneModel implements PublishedByName {
     return delta;
   }
 
+  /**
+   * Every record set with a verdict, in the order of `verdicts.keys()` (the order the model was
+   * given them), and whether it is accepted: no verdict object made per record set.
+   */
+  eachVerdict(each: (key: ResourceKey, accepted: boolean) => void): void {
+    for (const [key, entry] of this.entries)
+      if (entry.verdict !== undefined) each(key, isAccepted(entry.verdict));
+  }
+
   /** Every published RRset, in canonical order (owner, then type code). */
   *rrsets(): Generator<RRset> {
     for (const key of this.sortedKeys) {
@@ -1103,7 +1112,10 @@ export class ZoneModel implements PublishedByName {
         if (owner.digest >= 0) this.digests.release(owner.digest);
         owner.digest = -1;
       } else {
-        const digest = ownerDigest(list.map((s) => this.hashedOf(s)));
+        const digest = ownerDigest(
+          list.map((s) => this.hashedOf(s)),
+          key,
+        );
         if (owner.digest >= 0) this.digests.put(owner.digest, digest);
         else owner.digest = this.digests.take(digest);
       }
@@ -1134,7 +1146,7 @@ export class ZoneModel implements PublishedByName {
       delta.upserts.push(this.rrsetOf(entry));
       this.notePrevious(delta, key, type, undefined);
     }
-    const slot = this.digests.take(ownerDigest([this.hashedOf(entry)]));
+    const slot = this.digests.take(ownerDigest([this.hashedOf(entry)], key));
     entry.verdict = slot;
     this.decidedSlot = slot;
     if (type !== 'NS') return false;
