@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { cp, mkdir, mkdtemp, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
@@ -179,6 +179,100 @@ describe('ManifestSource', () => {
     await source.reload();
     assert.deepEqual(records(), ['x=192.0.2.2']);
     assert.deepEqual(source.problems(), []);
+  });
+
+  describe('problems found after later files were parsed keep their line', () => {
+    // a.yaml's problems (a duplicate and a value that does not parse) are found on the main thread;
+    // by then the parser has parsed the later files too.
+    const files = async () => {
+      await writeFile(
+        path.join(dir, 'a.yaml'),
+        [
+          zone('z', 'example.com'),
+          record('x', '192.0.2.1'),
+          record('x', '192.0.2.2'),
+          record('m', 'x y z', 'MX'),
+        ].join('---\n'),
+      );
+      for (let i = 0; i < 12; i++)
+        await writeFile(path.join(dir, `b${String(i).padStart(2, '0')}.yaml`), record(`b${i}`, '192.0.2.9'));
+    };
+    /** A parser keeping only the last file's text for `locate`, as a parse thread keeps only a few. */
+    const forgetful = (
+      inner: ManifestParser,
+      onParse?: (file: string, count: number) => Promise<void>,
+    ): ManifestParser => {
+      let last: number | undefined;
+      const parses = new Map<string, number>();
+      return {
+        parse: async (file, maxBytes) => {
+          const count = (parses.get(file) ?? 0) + 1;
+          parses.set(file, count);
+          await onParse?.(path.basename(file), count);
+          const parsed = await inner.parse(file, maxBytes);
+          if (last !== undefined) inner.release(last);
+          last = parsed.token;
+          return parsed;
+        },
+        locate: (token, requests) => inner.locate(token, requests),
+        release: (token) => inner.release(token),
+        close: () => inner.close(),
+      };
+    };
+    const lines = (loaded: ManifestSource) =>
+      loaded
+        .problems()
+        .filter((p) => path.basename(p.file) === 'a.yaml')
+        .map((p) => `${p.code} ${p.line}`)
+        .sort();
+    const expected = ['DUPLICATE 16', 'INVALID_RDATA 33'];
+
+    for (const [name, make] of [
+      ['a parser keeping one file', () => forgetful(new LocalManifestParser())],
+      ['parse threads (2)', () => new ManifestParserPool(2)],
+      ['parse threads (4)', () => new ManifestParserPool(4)],
+    ] as const) {
+      test(`${name}: on a first load and a restart with a state`, async () => {
+        await files();
+        const state = await StateStore.open(undefined);
+        for (let load = 0; load < 2; load++) {
+          const parser = make();
+          const loaded = new ManifestSource({ dir, store: new MemoryStore(), state, parser });
+          try {
+            await loaded.reload();
+            assert.deepEqual(lines(loaded), expected, `load ${load + 1}`);
+          } finally {
+            loaded.stop();
+            await parser.close();
+          }
+        }
+      });
+    }
+
+    test('a file changed since it was read gets no line from its new version', async () => {
+      await files();
+      const parser = forgetful(new LocalManifestParser(), async (file, count) => {
+        // The second parse of a.yaml is the one for its lines: the file changed before it.
+        if (file === 'a.yaml' && count === 2)
+          await writeFile(
+            path.join(dir, 'a.yaml'),
+            `# moved down\n\n\n${await readFile(path.join(dir, 'a.yaml'), 'utf8')}`,
+          );
+      });
+      const loaded = new ManifestSource({
+        dir,
+        store: new MemoryStore(),
+        state: await StateStore.open(undefined),
+        parser,
+      });
+      try {
+        await loaded.reload();
+        assert.deepEqual(lines(loaded), ['DUPLICATE undefined', 'INVALID_RDATA undefined']);
+      } finally {
+        loaded.stop();
+        await parser.close();
+      }
+    });
   });
 
   test("one object per record set: the state and the file hold the store's spec, no parsed copy; handing over between files loses no version", async () => {

@@ -864,10 +864,9 @@ export class ManifestSource {
       definitions.set(id!, { resource: valid, document: doc.document });
     }
     if (unlocated.length > 0) {
-      const lines = await this.options.parser.locate(
-        parsed.token,
-        unlocated.map((u) => u.request),
-      );
+      const requests = unlocated.map((u) => u.request);
+      let lines = await this.options.parser.locate(parsed.token, requests);
+      if (lines.some((line) => line === undefined)) lines = await this.locateAgain(read, requests, lines);
       unlocated.forEach((u, i) => {
         if (lines[i] !== undefined) u.problem.line = lines[i];
       });
@@ -933,6 +932,36 @@ export class ManifestSource {
         return [{ path: `spec.records[${parsed.index}]`, code: 'INVALID_RDATA', message: parsed.message }];
     }
     return [];
+  }
+
+  /**
+   * Lines `locate` could not give: a parser keeps only the last few files' text (a parse thread, 8
+   * files among the threads), so a file whose problems are found after later files were parsed has
+   * lost it (on a reload of many files, or a first load taken after the last parse). Such a file is
+   * parsed once more and its lines taken from that parse, only if the file is still the version read
+   * (the same stamp before and after the second parse, and as many documents); otherwise the
+   * problems keep no line, and the file's change brings a reload that reads it again.
+   */
+  private async locateAgain(
+    read: ReadFile,
+    requests: readonly LocateRequest[],
+    lines: readonly (number | undefined)[],
+  ): Promise<(number | undefined)[]> {
+    const { file, info, after, parsed } = read;
+    if (!after || !sameStamp(info, after)) return [...lines];
+    let again: (ParsedManifest & { token: number }) | undefined;
+    try {
+      again = await this.options.parser.parse(file, this.options.maxFileBytes);
+      const now = await stampOf(file);
+      if (!now || !sameStamp(info, now) || again.documents.length !== parsed.documents.length)
+        return [...lines];
+      const more = await this.options.parser.locate(again.token, requests);
+      return lines.map((line, i) => line ?? more[i]);
+    } catch {
+      return [...lines];
+    } finally {
+      if (again) this.options.parser.release(again.token);
+    }
   }
 
   /**
