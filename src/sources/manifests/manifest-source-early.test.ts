@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
@@ -362,6 +362,57 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       assert.equal(applied, 0, 'taken early, applied after the last parse');
       assert.equal(store.count('DNSRecordSet'), 2);
       await state.close();
+    } finally {
+      await rm(stateDir, { recursive: true, force: true });
+    }
+  });
+  test("a first start's state, its compactions held: objects applied early, no line of them on disk before the load completes", async () => {
+    const stateDir = await mkdtemp(path.join(tmpdir(), 'zk-early-state-'));
+    try {
+      await write({
+        'a.yaml': docs(zone('z', 'example.com'), record('x', '192.0.2.1')),
+        'b.yaml': record('y', '192.0.2.2'),
+      });
+      const store = new MemoryStore();
+      const state = await StateStore.open(stateDir, { objectDelayMs: 0 });
+      const release = state.holdCompaction();
+      const onDisk = async () => {
+        let text = '';
+        for (const name of await readdir(stateDir)) text += await readFile(path.join(stateDir, name), 'utf8');
+        return text;
+      };
+      let applied = -1;
+      let written = '';
+      const inner = new LocalManifestParser();
+      const parser: ManifestParser = {
+        parse: async (file, maxBytes) => {
+          if (path.basename(file) === 'b.yaml') {
+            const until = performance.now() + 10_000;
+            while (!source.definitionOf('DNSRecordSet/dns/x') && performance.now() < until) await turn();
+            applied = store.count('DNSRecordSet');
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            written = await onDisk();
+          }
+          return inner.parse(file, maxBytes);
+        },
+        locate: (token, requests) => inner.locate(token, requests),
+        release: (token) => inner.release(token),
+        close: () => inner.close(),
+      };
+      const source = new ManifestSource({ dir, store, state, parser });
+      await source.reload();
+      assert.equal(applied, 1, 'a.yaml applied before the last parse came back');
+      assert.doesNotMatch(written, /dns\/x/, 'nothing of it written meanwhile');
+      assert.doesNotMatch(await onDisk(), /dns\/x/, 'nor once loaded, until the release');
+      release();
+      await state.close();
+      const again = await StateStore.open(stateDir);
+      assert.deepEqual([...again.objectIds()].sort(), [
+        'DNSRecordSet/dns/x',
+        'DNSRecordSet/dns/y',
+        'DNSZone/dns/z',
+      ]);
+      await again.close();
     } finally {
       await rm(stateDir, { recursive: true, force: true });
     }
