@@ -376,6 +376,7 @@ export class ManifestSource {
     }
   }
 
+  /** `reloadOnce`'s work; what it applies early (`this.early`) lasts until it returns or throws. */
   private async reloadOnceEarly(): Promise<void> {
     const { dir, state } = this.options;
     const first = !this.loadedOnce;
