@@ -169,6 +169,21 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     ) as Resource | undefined;
   }
 
+  /** The store's counters of uids and resource versions (`rewind`). */
+  counters(): { uid: number; resourceVersion: number } {
+    return { uid: this.uid, resourceVersion: this.resourceVersion };
+  }
+
+  /**
+   * Sets the counters back to what `counters` gave, once every object applied since was removed: a
+   * folder's first load that takes back the objects it applied early (ADR 0029) leaves the store as
+   * it found it, so the objects applied again get the same uids and resource versions.
+   */
+  rewind(counters: { uid: number; resourceVersion: number }): void {
+    this.uid = counters.uid;
+    this.resourceVersion = counters.resourceVersion;
+  }
+
   /** Deletes an object: at once without finalizers, otherwise marks it for deletion. */
   remove(kind: Kind, key: ResourceKey): void {
     this.delete(this.objects, kind, key, (type, object) =>

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
@@ -31,6 +31,8 @@ interface Run {
   parsed: string[];
   /** Whether the first file's objects were defined before the last file's parse came back. */
   earlyBeforeLast: boolean;
+  /** Objects in the store (of every kind) and the state when the last file's parse came back. */
+  appliedBeforeLast: { store: number; state: number };
   errors: string[];
   snapshot: () => unknown;
   source: ManifestSource;
@@ -70,6 +72,7 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       asked: [],
       parsed: [],
       earlyBeforeLast: false,
+      appliedBeforeLast: { store: 0, state: 0 },
       errors: [],
       snapshot: () => undefined,
       source: undefined as unknown as ManifestSource,
@@ -88,6 +91,10 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
             await turn();
           }
           run.earlyBeforeLast = source.definitionOf(options.probe) !== undefined;
+          run.appliedBeforeLast = {
+            store: KINDS.reduce((n, kind) => n + store.count(kind), 0),
+            state: [...state.objectIds()].length,
+          };
         }
         await options.during?.(path.basename(file));
         return parsed;
@@ -142,6 +149,7 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
     const batch = await load({ ...options, batch: true, during: options.during?.() }, files);
     const early = await load({ ...options, batch: false, during: options.during?.() }, files);
     assert.equal(batch.earlyBeforeLast, false, 'the batch path takes nothing before the last parse');
+    assert.deepEqual(batch.appliedBeforeLast, { store: 0, state: 0 }, 'nor applies anything');
     assert.deepEqual(early.snapshot(), batch.snapshot());
     return { batch, early };
   };
@@ -171,6 +179,8 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       ['d.yaml', false],
     ]);
     assert.equal(early.earlyBeforeLast, true, 'files taken before the last parse came back');
+    assert.ok(early.appliedBeforeLast.store > 0, 'objects applied before the last parse came back');
+    assert.equal(early.appliedBeforeLast.state, early.appliedBeforeLast.store);
     const codes = early.source.problems().map((p) => `${path.basename(p.file)} ${p.code}`);
     assert.ok(codes.includes('b.yaml DUPLICATE'), codes.join());
     assert.ok(codes.includes('a.yaml DUPLICATE'), codes.join());
@@ -198,6 +208,9 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       ['c.yaml', true],
     ]);
     assert.deepEqual(early.parsed, ['a.yaml', 'b.yaml', 'c.yaml', 'd.yaml', 'a.yaml', 'b.yaml']);
+    // a.yaml's objects were applied before the conflict was seen: taken back (uids and resource
+    // versions included), then applied with the others.
+    assert.ok(early.appliedBeforeLast.store > 0, 'objects applied before the last parse came back');
   });
 
   test('a file caught mid-write is not taken, nor any after it: as the batch path', async () => {
@@ -274,6 +287,7 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       files,
     );
     assert.equal(early.earlyBeforeLast, true);
+    assert.ok(early.appliedBeforeLast.store > 0, 'objects applied before the parse failed');
     assert.match(early.errors.join(), /the parse thread stopped/);
     assert.deepEqual(early.errors, batch.errors);
     assert.equal(early.source.definitionOf('DNSRecordSet/dns/x'), undefined, 'forgotten');
@@ -283,5 +297,124 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
     assert.deepEqual(early.snapshot(), batch.snapshot());
     assert.equal(early.source.definitionOf('DNSRecordSet/dns/x')?.file, path.join(dir, 'a.yaml'));
     assert.equal(early.source.definitionOf('DNSRecordSet/dns/w')?.file, path.join(dir, 'c.yaml'));
+  });
+  test('an object applied early defined again by a later file, a zone with another domain too: a duplicate, as the batch path', async () => {
+    const files = {
+      'a.yaml': docs(zone('z', 'example.com'), record('x', '192.0.2.1'), zone('z2', 'example.net')),
+      'b.yaml': docs(record('y', '192.0.2.2'), zone('z2', 'example.org'), record('x', '192.0.2.9')),
+      'c.yaml': docs(zone('z2', 'example.net'), record('w', '192.0.2.3')),
+      'd.yaml': record('e', '192.0.2.4'),
+    };
+    const { early } = await bothWays(files, { probe: 'DNSRecordSet/dns/x', last: 'd.yaml' });
+    assert.ok(early.appliedBeforeLast.store > 0, 'objects applied before the last parse came back');
+    const codes = early.source.problems().map((p) => `${path.basename(p.file)} ${p.code} ${p.object}`);
+    // Not checked against the version applied early (a domain is immutable): that is no version served before.
+    assert.ok(codes.includes('b.yaml DUPLICATE DNSZone dns/z2'), codes.join());
+    assert.ok(codes.includes('c.yaml DUPLICATE DNSZone dns/z2'), codes.join());
+    assert.ok(codes.includes('b.yaml DUPLICATE DNSRecordSet dns/x'), codes.join());
+    assert.ok(!codes.some((c) => c.includes('INVALID')), codes.join());
+    assert.equal(early.source.definitionOf('DNSZone/dns/z2')?.file, path.join(dir, 'a.yaml'));
+  });
+
+  test('objects applied early and the rest after the last parse keep the order they were first defined in', async () => {
+    const files = {
+      'a.yaml': docs(zone('z', 'example.com'), record('m', '192.0.2.1'), record('k', '192.0.2.2')),
+      'b.yaml': docs(record('a', '192.0.2.3'), zone('y', 'example.org'), record('m', '192.0.2.4')),
+      'c.yaml': docs(record('c', '192.0.2.5'), record('b', '192.0.2.6')),
+      // Not taken early (no zoneRef, values with names): it and every file after it after the last parse.
+      'd.yaml': record('n', 'n2.example.com.', 'CNAME', false),
+      'e.yaml': docs(record('aa', '192.0.2.7'), zone('x', 'example.net'), record('k', '192.0.2.8')),
+    };
+    const { early } = await bothWays(files, { probe: 'DNSRecordSet/dns/m', last: 'e.yaml' });
+    assert.ok(early.appliedBeforeLast.store > 0, 'objects applied before the last parse came back');
+    const order = (early.source as unknown as { options: { store: MemoryStore } }).options.store
+      .list('DNSRecordSet')
+      .map((o) => o.metadata.name);
+    assert.deepEqual(order, ['m', 'k', 'a', 'c', 'b', 'n', 'aa']);
+  });
+
+  test('a state that would write objects before the load completes: nothing is applied early', async () => {
+    const stateDir = await mkdtemp(path.join(tmpdir(), 'zk-early-state-'));
+    try {
+      await write({
+        'a.yaml': docs(zone('z', 'example.com'), record('x', '192.0.2.1')),
+        'b.yaml': record('y', '192.0.2.2'),
+      });
+      const store = new MemoryStore();
+      const state = await StateStore.open(stateDir);
+      let applied = -1;
+      const inner = new LocalManifestParser();
+      const parser: ManifestParser = {
+        parse: async (file, maxBytes) => {
+          if (path.basename(file) === 'b.yaml') {
+            for (let i = 0; i < 200 && !source.definitionOf('DNSRecordSet/dns/x'); i++) await turn();
+            applied = store.count('DNSRecordSet');
+          }
+          return inner.parse(file, maxBytes);
+        },
+        locate: (token, requests) => inner.locate(token, requests),
+        release: (token) => inner.release(token),
+        close: () => inner.close(),
+      };
+      const source = new ManifestSource({ dir, store, state, parser });
+      await source.reload();
+      assert.equal(source.definitionOf('DNSRecordSet/dns/x')?.file, path.join(dir, 'a.yaml'));
+      assert.equal(applied, 0, 'taken early, applied after the last parse');
+      assert.equal(store.count('DNSRecordSet'), 2);
+      await state.close();
+    } finally {
+      await rm(stateDir, { recursive: true, force: true });
+    }
+  });
+  test("a first start's state, its compactions held: objects applied early, no line of them on disk before the load completes", async () => {
+    const stateDir = await mkdtemp(path.join(tmpdir(), 'zk-early-state-'));
+    try {
+      await write({
+        'a.yaml': docs(zone('z', 'example.com'), record('x', '192.0.2.1')),
+        'b.yaml': record('y', '192.0.2.2'),
+      });
+      const store = new MemoryStore();
+      const state = await StateStore.open(stateDir, { objectDelayMs: 0 });
+      const release = state.holdCompaction();
+      const onDisk = async () => {
+        let text = '';
+        for (const name of await readdir(stateDir)) text += await readFile(path.join(stateDir, name), 'utf8');
+        return text;
+      };
+      let applied = -1;
+      let written = '';
+      const inner = new LocalManifestParser();
+      const parser: ManifestParser = {
+        parse: async (file, maxBytes) => {
+          if (path.basename(file) === 'b.yaml') {
+            const until = performance.now() + 10_000;
+            while (!source.definitionOf('DNSRecordSet/dns/x') && performance.now() < until) await turn();
+            applied = store.count('DNSRecordSet');
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            written = await onDisk();
+          }
+          return inner.parse(file, maxBytes);
+        },
+        locate: (token, requests) => inner.locate(token, requests),
+        release: (token) => inner.release(token),
+        close: () => inner.close(),
+      };
+      const source = new ManifestSource({ dir, store, state, parser });
+      await source.reload();
+      assert.equal(applied, 1, 'a.yaml applied before the last parse came back');
+      assert.doesNotMatch(written, /dns\/x/, 'nothing of it written meanwhile');
+      assert.doesNotMatch(await onDisk(), /dns\/x/, 'nor once loaded, until the release');
+      release();
+      await state.close();
+      const again = await StateStore.open(stateDir);
+      assert.deepEqual([...again.objectIds()].sort(), [
+        'DNSRecordSet/dns/x',
+        'DNSRecordSet/dns/y',
+        'DNSZone/dns/z',
+      ]);
+      await again.close();
+    } finally {
+      await rm(stateDir, { recursive: true, force: true });
+    }
   });
 });

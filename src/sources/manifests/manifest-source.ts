@@ -44,7 +44,7 @@ import {
   type ManifestParser,
   type ParsedManifest,
 } from './manifest-parser.ts';
-import type { StateStore, StoredObject } from './state-file.ts';
+import type { ObjectsMark, StateStore, StoredObject } from './state-file.ts';
 
 /** A problem found in the manifests, located as precisely as possible. */
 export interface ManifestProblem {
@@ -216,6 +216,8 @@ export class ManifestSource {
   private settleTimer?: NodeJS.Timeout;
   private reloading: Promise<void> | undefined;
   private again = false;
+  /** A fresh first load's objects applied while later files are parsed (ADR 0029), until its `apply`. */
+  private early: EarlyApply | undefined;
   /** Called after each reload with the problems found. */
   onReload?: (problems: readonly ManifestProblem[]) => void;
   /** Called after each reload with the zones whose removal is held (by zone key). */
@@ -367,6 +369,15 @@ export class ManifestSource {
   }
 
   private async reloadOnce(): Promise<void> {
+    try {
+      await this.reloadOnceEarly();
+    } finally {
+      this.early = undefined;
+    }
+  }
+
+  /** `reloadOnce`'s work; what it applies early (`this.early`) lasts until it returns or throws. */
+  private async reloadOnceEarly(): Promise<void> {
     const { dir, state } = this.options;
     const first = !this.loadedOnce;
     const touched = new Set<string>();
@@ -452,14 +463,22 @@ export class ManifestSource {
         this.files.set(read.file, next);
         for (const id of next.definitions.keys()) this.definers.add(id, read.file);
         early.taken.push(read.file);
+        if (this.early?.on) this.applyEarly(read.file, next);
         return true;
       });
+    // Each file taken early has its new objects applied too, while later files are parsed, where
+    // nothing can see them before the load completes nor need them taken back from disk
+    // (`appliesEarly`); the final `apply` takes the rest (ADR 0029).
+    this.early = early && this.appliesEarly() ? new EarlyApply(this.definers, this.options) : undefined;
     let reads: ReadFile[];
     try {
       reads = await this.readChanged(tree.files, take || undefined);
     } catch (e) {
       // A failed read leaves the folder as before it (the next reload is a first load again).
-      if (early) this.forget(early.taken);
+      if (early) {
+        this.takeBackEarly();
+        this.forget(early.taken);
+      }
       throw e;
     }
     let origins: (rs: DNSRecordSet) => Name;
@@ -469,7 +488,8 @@ export class ManifestSource {
       if (early.conflict && early.taken.length > 0) {
         // A later file gave a zone key another domain than the one a file taken early checked
         // record values against: those files are read again and taken below with the others (a
-        // zone defined twice with different domains; rare).
+        // zone defined twice with different domains; rare). What they applied is taken back.
+        this.takeBackEarly();
         this.forget(early.taken);
         let again: ReadFile[];
         try {
@@ -482,38 +502,46 @@ export class ManifestSource {
         origins = this.originFinder(reads);
       } else origins = this.originFinder([], early.zones); // every read's zones noted
     }
-    for (const read of reads) {
-      const previous = this.files.get(read.file) ?? (first ? this.remembered(read.file) : undefined);
-      if (fresh && previous !== undefined) {
-        for (const id of this.definers.definedIds()) touched.add(id);
-        fresh = false;
-      }
-      if (this.unsettled(read, previous)) {
-        // Not applied: the file keeps what it defined (and its old stamp, so the next reload reads it
-        // again). On the first load, what it defined before the restart is served meanwhile.
-        this.options.parser.release(read.parsed.token);
-        if (previous && !this.files.has(read.file)) {
-          this.files.set(read.file, previous);
-          for (const id of previous.definitions.keys()) {
-            this.definers.add(id, read.file);
-            touched.add(id);
-          }
+    // A read that fails from here on (its problems' lines asked of a stopped parse thread) leaves
+    // the store and the state as the batch path leaves them: what was applied early is taken back.
+    try {
+      for (const read of reads) {
+        const previous = this.files.get(read.file) ?? (first ? this.remembered(read.file) : undefined);
+        if (fresh && previous !== undefined) {
+          for (const id of this.definers.definedIds()) touched.add(id);
+          fresh = false;
         }
-        continue;
+        if (this.unsettled(read, previous)) {
+          // Not applied: the file keeps what it defined (and its old stamp, so the next reload reads it
+          // again). On the first load, what it defined before the restart is served meanwhile.
+          this.options.parser.release(read.parsed.token);
+          if (previous && !this.files.has(read.file)) {
+            this.files.set(read.file, previous);
+            for (const id of previous.definitions.keys()) {
+              this.definers.add(id, read.file);
+              touched.add(id);
+            }
+          }
+          continue;
+        }
+        const next = await this.fileState(read, previous, origins, pace);
+        this.options.parser.release(read.parsed.token);
+        this.files.set(read.file, next);
+        for (const id of previous?.definitions.keys() ?? []) {
+          if (!next.definitions.has(id)) this.undefine(id, read.file, touched);
+        }
+        for (const id of next.definitions.keys()) {
+          this.definers.add(id, read.file);
+          if (!fresh) touched.add(id);
+        }
       }
-      const next = await this.fileState(read, previous, origins, pace);
-      this.options.parser.release(read.parsed.token);
-      this.files.set(read.file, next);
-      for (const id of previous?.definitions.keys() ?? []) {
-        if (!next.definitions.has(id)) this.undefine(id, read.file, touched);
-      }
-      for (const id of next.definitions.keys()) {
-        this.definers.add(id, read.file);
-        if (!fresh) touched.add(id);
-      }
+    } catch (e) {
+      this.takeBackEarly();
+      throw e;
     }
-    if (first) this.finishFirstLoad();
-    this.apply(fresh ? this.definers.definedIds() : touched);
+    // The state holds only what was applied early, each defined still: nothing to forget there.
+    if (first) this.finishFirstLoad(this.early !== undefined && this.early.count > 0);
+    this.apply(fresh ? this.definers.definedIds() : touched, this.early);
 
     const problems: ManifestProblem[] = [...treeProblems];
     for (const file of tree.files) problems.push(...(this.files.get(file)?.problems ?? []));
@@ -628,6 +656,92 @@ export class ManifestSource {
       if (doc.resource?.kind === 'DNSRecordSet' && doc.resource.spec.zoneRef === undefined) return false;
     }
     return true;
+  }
+
+  /**
+   * Whether a fresh first load's files taken early have their new objects applied too (ADR 0029):
+   * one root (files come in code-unit path order, so the first file to define an object is its
+   * winner), a store that holds nothing (no watcher sees an object it had), no removal held by the
+   * change safety (its decision touches none of them), and a state that keeps objects in memory
+   * until the load completes (nothing taken back was written).
+   */
+  private appliesEarly(): boolean {
+    const { roots, store, state, folderHold, frontDoors } = this.options;
+    if (roots.length !== 1 || !state.holdsObjectsInMemory()) return false;
+    if ((folderHold?.holds().size ?? 0) > 0) return false;
+    for (const kind of KINDS) if (store.count(kind) > 0) return false;
+    for (const door of frontDoors.all) if (store.countForeign(frontDoorId(door)) > 0) return false;
+    return true;
+  }
+
+  /**
+   * Applies the objects a file taken early defines first to the store and the state, as `apply`
+   * applies a fresh first load's objects: one creation time, generation 1, the file's relative path.
+   * They are the next of the definers' ids (`EarlyApply.ids`). Their definitions stay as they are
+   * (and which files define them stays with the definers) until `apply`, which takes the rest. A
+   * file that defines a front door's object stops this (its door's store watcher would act on it).
+   */
+  private applyEarly(file: string, fileState: FileState): void {
+    const early = this.early!;
+    const { store, state } = this.options;
+    const ids: string[] = [];
+    while (early.seen < this.definers.size) {
+      ids.push(early.ids.next().value as string);
+      early.seen++;
+    }
+    for (const id of ids) {
+      if (!(KINDS as readonly string[]).includes(splitId(id).kind)) {
+        early.on = false;
+        return;
+      }
+    }
+    if (ids.length === 0) return;
+    early.now ??= this.options.now().toISOString();
+    const created = early.now;
+    const relative = this.relative(file);
+    for (const id of ids) {
+      const definition = fileState.definitions.get(id) as Definition;
+      let accepted = definition.resource as Resource;
+      const held = store.apply(accepted, created, undefined);
+      if (held && held.spec !== accepted.spec) accepted = { ...accepted, spec: held.spec } as Resource;
+      const applied =
+        (held ?? store.get(accepted.kind, resourceKey(accepted.metadata)))?.metadata.generation ?? 1;
+      state.putObject(id, {
+        created,
+        file: relative,
+        resource: accepted,
+        ...(applied > 1 ? { generation: applied } : {}),
+      });
+    }
+    early.count += ids.length;
+    early.runs.push({ file, count: ids.length });
+  }
+
+  /**
+   * Takes what `applyEarly` applied out of the store and the state, before the files taken early
+   * are forgotten: both are as the reload found them (the store's counters too), and nothing more
+   * is applied early.
+   */
+  private takeBackEarly(): void {
+    const early = this.early;
+    if (!early) return;
+    early.on = false;
+    if (early.count === 0) return;
+    const { store, state } = this.options;
+    const ids: string[] = [];
+    for (const id of this.definers.definedIds()) {
+      if (ids.length === early.count) break;
+      ids.push(id);
+    }
+    for (const id of ids) {
+      const { kind, key } = splitId(id);
+      store.remove(kind as Kind, key);
+    }
+    store.rewind(early.counters);
+    state.takeBackObjects(ids, early.mark);
+    early.count = 0;
+    early.runs.length = 0;
+    early.now = undefined;
   }
 
   /** Forgets what the files taken early define (`reloadOnce`): as before they were read. */
@@ -910,18 +1024,23 @@ export class ManifestSource {
       // Transition rules and the door's admission against the version served.
       const { store, state } = this.options;
       const key = id.slice(id.indexOf('/') + 1);
-      const old = (store.getForeign(id.slice(0, id.indexOf('/')), key) ?? state.object(id)?.resource) as
-        | ForeignObject
-        | undefined;
+      // While objects are applied early the store and the state held none before (`appliesEarly`).
+      const old = (
+        this.early
+          ? undefined
+          : (store.getForeign(id.slice(0, id.indexOf('/')), key) ?? state.object(id)?.resource)
+      ) as ForeignObject | undefined;
       if (!old) return [];
       const again = validateForeign(door, resource as unknown as Record<string, unknown>, old);
       return again.ok ? [] : again.problems;
     }
     if (resource.kind === 'DNSZone') {
       const { store, state } = this.options;
-      const old = (store.get('DNSZone', resourceKey(resource.metadata)) ?? state.object(id)?.resource) as
-        | Resource
-        | undefined;
+      const old = (
+        this.early
+          ? undefined
+          : (store.get('DNSZone', resourceKey(resource.metadata)) ?? state.object(id)?.resource)
+      ) as Resource | undefined;
       if (!old) return [];
       const again = validateResource(resource, old);
       return again.ok ? [] : again.problems;
@@ -968,15 +1087,17 @@ export class ManifestSource {
    * Applies the winner of each touched object to the store and remembers it in the state store. An
    * object no manifest defines is removed, unless the folder's change safety holds its removal.
    */
-  private apply(touchedNow: Touched): void {
+  private apply(touchedNow: Touched, early?: EarlyApply): void {
     const { store, state } = this.options;
     // The state gains objects from here on (`Definers.stateHoldsNone`).
     this.definers.stateHoldsNone(false);
     // A state that holds no object now gains only the ones applied here, each once (`touched` is a
     // set): none of them is remembered, and the state is not asked (a lookup per object that missed).
-    const stateHeldNone = state.objectIds().next().done === true;
-    const now = this.options.now().toISOString();
-    const { touched, keep, winnerFiles, winnerDefinitions } = this.holdRemovals(touchedNow);
+    // Objects applied early (`applyEarly`) are `touched`'s first ones, the only ones the state holds.
+    const applied = early?.count ?? 0;
+    const stateHeldNone = applied > 0 || state.objectIds().next().done === true;
+    const now = (applied > 0 ? early?.now : undefined) ?? this.options.now().toISOString();
+    const { touched, keep, winnerFiles, winnerDefinitions } = this.holdRemovals(touchedNow, applied);
     // Which files define each object goes into its state entry as it is stored (`touched` comes in
     // the definers' order on a first load).
     const settle = this.definers.settleInOrder();
@@ -987,7 +1108,24 @@ export class ManifestSource {
     let lastRelative = '';
     let lastKind = '';
     let lastForeign = false;
-    for (const id of touched) {
+    // Those applied early: their winning definitions become the state's version, which files define
+    // them goes into their entries, in their order (what the loop below does once each is stored).
+    const runs = early?.runs ?? [];
+    let run = 0;
+    let left = runs[0]?.count ?? 0;
+    const ids = touched[Symbol.iterator]();
+    while (index < applied) {
+      const id = ids.next().value as string;
+      while (left === 0) left = runs[++run]!.count;
+      left--;
+      const definitions = this.files.get(runs[run]!.file)?.definitions;
+      const definition = definitions?.get(id);
+      if (definitions && definition !== undefined && typeof definition !== 'number')
+        definitions.set(id, definition.document ?? -1);
+      settle(id);
+      index++;
+    }
+    for (const id of { [Symbol.iterator]: () => ids }) {
       // The change safety looked up the first ids' winners already (`touched` starts with them).
       let file: string | undefined;
       let definition: Definition | Served | undefined;
@@ -1087,7 +1225,11 @@ export class ManifestSource {
    * The folder's change safety: which removals wait (`keep`), and the objects to touch, with held
    * removals that are released now.
    */
-  private holdRemovals(touched: Touched): {
+  private holdRemovals(
+    touched: Touched,
+    /** Objects of `touched` applied early (`applyEarly`): not in the store before this reload. */
+    appliedEarly = 0,
+  ): {
     touched: Touched;
     keep: ReadonlySet<string>;
     /** The winning file of each of `touched`'s first ids, in its order (as `winnerFile` gives it). */
@@ -1125,6 +1267,7 @@ export class ManifestSource {
     let existing = 0;
     for (const kind of KINDS) existing += store.count(kind);
     for (const door of this.options.frontDoors.all) existing += store.countForeign(frontDoorId(door));
+    existing -= appliedEarly;
     const objectOf = (id: string) => {
       const { kind, key } = splitId(id);
       return (KINDS as readonly string[]).includes(kind) ? store.get(kind as Kind, key) : undefined;
@@ -1236,10 +1379,14 @@ export class ManifestSource {
   }
 
   /** After the first load: what the state remembers and no file defines any more is forgotten. */
-  private finishFirstLoad(): void {
+  private finishFirstLoad(
+    /** The state holds only objects applied early, each defined still (`applyEarly`). */
+    onlyDefined = false,
+  ): void {
     const { state } = this.options;
     this.loadedOnce = true;
     state.loadedFilesRead();
+    if (onlyDefined) return;
     const gone: string[] = [];
     for (const id of state.objectIds()) if (!this.definers.has(id)) gone.push(id);
     for (const id of gone) state.deleteObject(id);
@@ -1370,6 +1517,30 @@ class EarlyReads {
       this.zones.set(key, domain);
     }
     return !this.conflict;
+  }
+}
+
+/** What a fresh first load applied early (`ManifestSource.applyEarly`). */
+class EarlyApply {
+  /** Still applying the files taken early. */
+  on = true;
+  /** How many of the definers' ids were applied: the first ones. */
+  count = 0;
+  /** The files applied, in order, each with how many objects it defined first. */
+  readonly runs: { file: string; count: number }[] = [];
+  /** The creation time of every object of the reload, chosen by the first applied. */
+  now: string | undefined;
+  /** The definers' ids, in the order they were first defined; `seen` of them taken so far. */
+  readonly ids: Iterator<string>;
+  seen = 0;
+  /** The store's counters and the state's flags before anything was applied. */
+  readonly counters: { uid: number; resourceVersion: number };
+  readonly mark: ObjectsMark;
+
+  constructor(definers: Definers, options: { store: MemoryStore; state: StateStore }) {
+    this.ids = definers.definedIds()[Symbol.iterator]();
+    this.counters = options.store.counters();
+    this.mark = options.state.objectsMark();
   }
 }
 

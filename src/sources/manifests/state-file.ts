@@ -147,6 +147,12 @@ interface SnapshotContent {
  * dropped (and cut off before the next append). A write that fails leaves the change pending (and the
  * call rejects); a failed fsync or a log replaced behind our back starts a new generation from memory.
  */
+/** The state's flags before a first load applied objects early (`StateStore.objectsMark`). */
+export interface ObjectsMark {
+  unwritten: boolean;
+  walkArmed: boolean;
+}
+
 export class StateStore implements SerialStore {
   readonly dir: string | undefined;
   /** RRset counts are kept with serials (change safety after a restart, ADR 0018). */
@@ -337,6 +343,35 @@ export class StateStore implements SerialStore {
     walk.misses = 0;
     walk.next = walk.entries.next().value;
     return next[1];
+  }
+
+  /**
+   * Whether objects put now stay in memory until a snapshot writes them: no folder, read-only, or a
+   * first start's changes while compactions are held (`holdCompaction`). A folder's first load
+   * applies files while later ones are parsed only then (ADR 0029): what it takes back
+   * (`takeBackObjects`) never reached a line.
+   */
+  holdsObjectsInMemory(): boolean {
+    return !this.persistent || this.options.readOnly === true || (this.deferring && this.compactionHolds > 0);
+  }
+
+  /** What `takeBackObjects` restores. */
+  objectsMark(): ObjectsMark {
+    return { unwritten: this.unwritten, walkArmed: this.walkArmed };
+  }
+
+  /**
+   * Forgets objects put since `mark` was taken while `holdsObjectsInMemory` (none of them written,
+   * none there before): the state is as before they were put.
+   */
+  takeBackObjects(ids: Iterable<string>, mark: ObjectsMark): void {
+    for (const id of ids) {
+      this.objects.delete(id);
+      this.notes.delete(id);
+    }
+    this.walk = undefined;
+    this.unwritten = mark.unwritten;
+    this.walkArmed = mark.walkArmed;
   }
 
   /** Records the version accepted for an object; written within `objectDelayMs`. */
