@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
@@ -48,7 +48,10 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
   });
 
   const write = async (files: Record<string, string>) => {
-    for (const [name, text] of Object.entries(files)) await writeFile(path.join(dir, name), text);
+    for (const [name, text] of Object.entries(files)) {
+      await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
+      await writeFile(path.join(dir, name), text);
+    }
   };
 
   /**
@@ -295,9 +298,35 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
     await batch.source.reload();
     await early.source.reload();
     assert.deepEqual(early.snapshot(), batch.snapshot());
+    // The folder's user (`serve`) goes on after a failed first load and watches the store: the first
+    // load run again takes files early but applies nothing before the last parse.
+    assert.equal(early.earlyBeforeLast, true);
+    assert.deepEqual(
+      early.appliedBeforeLast,
+      { store: 0, state: 0 },
+      'nothing applied early the second time',
+    );
     assert.equal(early.source.definitionOf('DNSRecordSet/dns/x')?.file, path.join(dir, 'a.yaml'));
     assert.equal(early.source.definitionOf('DNSRecordSet/dns/w')?.file, path.join(dir, 'c.yaml'));
   });
+  test('files listed in another order than their paths sort in (a folder before `name-x.yaml`): taken early, applied after the last parse, the first path wins', async () => {
+    // Listed: zones/example.yaml, zones-old.yaml, zz.yaml ('zones' < 'zones-old.yaml'); as paths,
+    // zones-old.yaml comes first ('-' < '/'), so its x is the one served, as in the batch path.
+    const files = {
+      'zones/example.yaml': docs(zone('z', 'example.com'), record('x', '192.0.2.1')),
+      'zones-old.yaml': record('x', '192.0.2.9'),
+      'zz.yaml': record('y', '192.0.2.2'),
+    };
+    const { early } = await bothWays(files, { probe: 'DNSRecordSet/dns/x', last: 'zz.yaml' });
+    assert.equal(early.earlyBeforeLast, true, 'taken early');
+    assert.deepEqual(early.appliedBeforeLast, { store: 0, state: 0 }, 'applied after the last parse');
+    assert.equal(early.source.definitionOf('DNSRecordSet/dns/x')?.file, path.join(dir, 'zones-old.yaml'));
+    const served = JSON.parse(
+      (early.snapshot() as { store: string[][] }).store[KINDS.indexOf('DNSRecordSet')]![0]!,
+    );
+    assert.deepEqual(served.spec.records, ['192.0.2.9']);
+  });
+
   test('an object applied early defined again by a later file, a zone with another domain too: a duplicate, as the batch path', async () => {
     const files = {
       'a.yaml': docs(zone('z', 'example.com'), record('x', '192.0.2.1'), zone('z2', 'example.net')),

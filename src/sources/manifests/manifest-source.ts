@@ -206,6 +206,11 @@ export class ManifestSource {
   /** The folder itself cannot be read. */
   private folderError: ManifestProblem | undefined;
   private loadedOnce = false;
+  /**
+   * A reload ran to its end, or failed: from then on whoever starts the folder (`serve`) may watch the
+   * store, so no later reload applies objects early (ADR 0029), a first load again included.
+   */
+  private reloadedOnce = false;
   private logged = new Set<string>();
   private readonly watchers = new Map<string, FSWatcher>();
   private watching = false;
@@ -373,6 +378,7 @@ export class ManifestSource {
       await this.reloadOnceEarly();
     } finally {
       this.early = undefined;
+      this.reloadedOnce = true;
     }
   }
 
@@ -469,7 +475,8 @@ export class ManifestSource {
     // Each file taken early has its new objects applied too, while later files are parsed, where
     // nothing can see them before the load completes nor need them taken back from disk
     // (`appliesEarly`); the final `apply` takes the rest (ADR 0029).
-    this.early = early && this.appliesEarly() ? new EarlyApply(this.definers, this.options) : undefined;
+    this.early =
+      early && this.appliesEarly(tree.files) ? new EarlyApply(this.definers, this.options) : undefined;
     let reads: ReadFile[];
     try {
       reads = await this.readChanged(tree.files, take || undefined);
@@ -660,14 +667,18 @@ export class ManifestSource {
 
   /**
    * Whether a fresh first load's files taken early have their new objects applied too (ADR 0029):
-   * one root (files come in code-unit path order, so the first file to define an object is its
-   * winner), a store that holds nothing (no watcher sees an object it had), no removal held by the
-   * change safety (its decision touches none of them), and a state that keeps objects in memory
-   * until the load completes (nothing taken back was written).
+   * the first reload of this source (nothing can watch the store before it ends: `serve` starts its
+   * controller after `start`, and a first load that failed leaves a later one to run with it
+   * watching), one root listed in code-unit path order (so the first file listed to define an object
+   * is the first in path order, its winner: a folder's name sorts before `name-x.yaml` when listed
+   * but after it as a path, `name/` against `name-`), a store that holds nothing (no watcher sees an
+   * object it had), no removal held by the change safety (its decision touches none of them), and a
+   * state that keeps objects in memory until the load completes (nothing taken back was written).
    */
-  private appliesEarly(): boolean {
+  private appliesEarly(files: readonly string[]): boolean {
     const { roots, store, state, folderHold, frontDoors } = this.options;
-    if (roots.length !== 1 || !state.holdsObjectsInMemory()) return false;
+    if (this.reloadedOnce || roots.length !== 1 || !state.holdsObjectsInMemory()) return false;
+    for (let i = 1; i < files.length; i++) if (!(files[i - 1]! < files[i]!)) return false;
     if ((folderHold?.holds().size ?? 0) > 0) return false;
     for (const kind of KINDS) if (store.count(kind) > 0) return false;
     for (const door of frontDoors.all) if (store.countForeign(frontDoorId(door)) > 0) return false;
