@@ -20,6 +20,16 @@ const zone = (name: string, domain: string) =>
   `apiVersion: dns.zonekeeper.dev/v1alpha1\nkind: DNSZone\nmetadata: {name: ${name}, namespace: dns}\nspec:\n  domainName: ${domain}\n  className: builtin\n`;
 const docs = (...list: string[]) => list.join('---\n');
 
+/** A `during` hook per load: `act` runs when `name`'s parse is first asked for, not again. */
+const onceAt = (name: string, act: () => Promise<unknown>) => () => {
+  let done = false;
+  return async (file: string) => {
+    if (file !== name || done) return;
+    done = true;
+    await act();
+  };
+};
+
 /** A domain long enough that a relative name of two full labels under it is too long (RFC 1035 §2.3.4). */
 const LONG = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.org`;
 const TWO_LABELS = `${'d'.repeat(63)}.${'e'.repeat(63)}`;
@@ -224,14 +234,9 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       'd.yaml': record('e', '192.0.2.4'),
     };
     // b.yaml's writer finishes while it is read (`unsettled`): its read waits, its objects too.
-    const during = () => {
-      let done = false;
-      return async (file: string) => {
-        if (file !== 'b.yaml' || done) return;
-        done = true;
-        await writeFile(path.join(dir, 'b.yaml'), docs(record('y', '192.0.2.2'), record('y2', '192.0.2.7')));
-      };
-    };
+    const during = onceAt('b.yaml', () =>
+      writeFile(path.join(dir, 'b.yaml'), docs(record('y', '192.0.2.2'), record('y2', '192.0.2.7'))),
+    );
     const { early } = await bothWays(files, { probe: 'DNSRecordSet/dns/x', last: 'd.yaml', during });
     assert.deepEqual(early.asked, [
       ['a.yaml', true],
@@ -273,14 +278,9 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       'b.yaml': record('y', '192.0.2.2'),
       'c.yaml': record('w', '192.0.2.3'),
     };
-    const during = () => {
-      let failed = false;
-      return async (file: string) => {
-        if (file !== 'c.yaml' || failed) return;
-        failed = true;
-        throw new Error('the parse thread stopped');
-      };
-    };
+    const during = onceAt('c.yaml', async () => {
+      throw new Error('the parse thread stopped');
+    });
     const batch = await load(
       { batch: true, probe: 'DNSRecordSet/dns/x', last: 'c.yaml', during: during() },
       files,
