@@ -30,6 +30,27 @@ const onceAt = (name: string, act: () => Promise<unknown>) => () => {
   };
 };
 
+/**
+ * The parser on this thread, holding `name`'s parse back until `ready` (up to ten seconds, however
+ * loaded the machine), then running `then` before it parses.
+ */
+const holdingAt = (name: string, ready: () => boolean, then: () => unknown): ManifestParser => {
+  const inner = new LocalManifestParser();
+  return {
+    parse: async (file, maxBytes) => {
+      if (path.basename(file) === name) {
+        const until = performance.now() + 10_000;
+        while (!ready() && performance.now() < until) await turn();
+        await then();
+      }
+      return inner.parse(file, maxBytes);
+    },
+    locate: (token, requests) => inner.locate(token, requests),
+    release: (token) => inner.release(token),
+    close: () => inner.close(),
+  };
+};
+
 /** A domain long enough that a relative name of two full labels under it is too long (RFC 1035 §2.3.4). */
 const LONG = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.org`;
 const TWO_LABELS = `${'d'.repeat(63)}.${'e'.repeat(63)}`;
@@ -372,19 +393,13 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       const store = new MemoryStore();
       const state = await StateStore.open(stateDir);
       let applied = -1;
-      const inner = new LocalManifestParser();
-      const parser: ManifestParser = {
-        parse: async (file, maxBytes) => {
-          if (path.basename(file) === 'b.yaml') {
-            for (let i = 0; i < 200 && !source.definitionOf('DNSRecordSet/dns/x'); i++) await turn();
-            applied = store.count('DNSRecordSet');
-          }
-          return inner.parse(file, maxBytes);
+      const parser = holdingAt(
+        'b.yaml',
+        () => source.definitionOf('DNSRecordSet/dns/x') !== undefined,
+        () => {
+          applied = store.count('DNSRecordSet');
         },
-        locate: (token, requests) => inner.locate(token, requests),
-        release: (token) => inner.release(token),
-        close: () => inner.close(),
-      };
+      );
       const source = new ManifestSource({ dir, store, state, parser });
       await source.reload();
       assert.equal(source.definitionOf('DNSRecordSet/dns/x')?.file, path.join(dir, 'a.yaml'));
@@ -412,22 +427,15 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       };
       let applied = -1;
       let written = '';
-      const inner = new LocalManifestParser();
-      const parser: ManifestParser = {
-        parse: async (file, maxBytes) => {
-          if (path.basename(file) === 'b.yaml') {
-            const until = performance.now() + 10_000;
-            while (!source.definitionOf('DNSRecordSet/dns/x') && performance.now() < until) await turn();
-            applied = store.count('DNSRecordSet');
-            await new Promise((resolve) => setTimeout(resolve, 20));
-            written = await onDisk();
-          }
-          return inner.parse(file, maxBytes);
+      const parser = holdingAt(
+        'b.yaml',
+        () => source.definitionOf('DNSRecordSet/dns/x') !== undefined,
+        async () => {
+          applied = store.count('DNSRecordSet');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          written = await onDisk();
         },
-        locate: (token, requests) => inner.locate(token, requests),
-        release: (token) => inner.release(token),
-        close: () => inner.close(),
-      };
+      );
       const source = new ManifestSource({ dir, store, state, parser });
       await source.reload();
       assert.equal(applied, 1, 'a.yaml applied before the last parse came back');
