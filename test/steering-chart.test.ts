@@ -83,7 +83,7 @@ describe('Helm chart: health probe values', { timeout: 120_000 }, () => {
       assert.equal(pod.volumes?.length, 2, `${w.metadata.name}: ${JSON.stringify(pod.volumes)}`);
     }
     // The processes take these flags (usage text of the CLI that parses them).
-    const usage = await readFile(path.join(ROOT, 'src/cli/main.ts'), 'utf8');
+    const usage = await readFile(path.join(ROOT, 'src/cli/cli.ts'), 'utf8');
     for (const flag of ["'health-probe-allow'", "'health-probe-ca'"]) assert.ok(usage.includes(flag), flag);
   });
 
@@ -91,7 +91,7 @@ describe('Helm chart: health probe values', { timeout: 120_000 }, () => {
     for (const w of await render('healthProbes.namespaceLimit=200'))
       assert.deepEqual(probeArgs(w), ['--health-probe-namespace-limit=200']);
     for (const w of await render()) assert.deepEqual(probeArgs(w), []);
-    const usage = await readFile(path.join(ROOT, 'src/cli/main.ts'), 'utf8');
+    const usage = await readFile(path.join(ROOT, 'src/cli/cli.ts'), 'utf8');
     assert.ok(usage.includes("'health-probe-namespace-limit'"));
   });
 

@@ -48,6 +48,7 @@ import { rememberAcceptance, restoreAcceptance } from '../sources/manifests/zone
 import { catalogGate } from '../sources/writes/catalog-gate.ts';
 import { FolderWriteStore } from '../sources/writes/folder-write-store.ts';
 import { updateKeySources } from '../sources/writes/update-keys.ts';
+import { compileCacheOutcome, flushCompileCache } from '../util/compile-cache.ts';
 import { CredentialTable, type WriteAccessConfig } from '../writes/credentials.ts';
 import { type RecordWriter, WriteCoordinator } from '../writes/record-writer.ts';
 import { withUpdateCredentials } from '../writes/update-credentials.ts';
@@ -479,6 +480,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   await controller.idle();
   releaseCompaction();
   ready = true;
+  // The modules this thread loaded go to the compile cache now, not only at exit (docs/adr/0030).
+  flushCompileCache();
   // Once every zone was programmed once, the heap the first load left behind goes back to the system:
   // one compacting collection (README, docs/benchmarks.md "Sixth round"), after the state's first
   // snapshot, which the release above lets start. Only with DNS threads: then this thread answers no
@@ -490,6 +493,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     workers,
     zones: table.size,
     problems: source.problems().length,
+    compileCache: compileCacheSummary(),
     ...(homelabApi
       ? { homelabApi: `${homelabApi.api.address().host}:${homelabApi.api.address().port}` }
       : {}),
@@ -524,4 +528,12 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       await Promise.all([state.close(), writes.close()]);
     },
   };
+}
+
+/** The compile cache's state for the `serving` line: its folder, or why there is none. */
+function compileCacheSummary(): string {
+  const outcome = compileCacheOutcome();
+  if (outcome === undefined) return 'not asked (serve started without src/cli/main.ts)';
+  if (outcome.status === 'enabled' || outcome.status === 'already-enabled') return outcome.directory;
+  return outcome.status === 'disabled' ? 'off (NODE_DISABLE_COMPILE_CACHE)' : `off (${outcome.reason})`;
 }

@@ -1,5 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { Registry } from '../metrics/registry.ts';
+import { flushCompileCache } from '../util/compile-cache.ts';
 import { createQueryHandler } from './answer-settings.ts';
 import { DnsServer } from './dns-server.ts';
 import { readJournalWire } from './image/journal-wire.ts';
@@ -164,6 +165,8 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
         resolve();
       }, reject);
     };
+    // This thread's modules are loaded: their compiled form goes to the cache now (docs/adr/0030).
+    flushCompileCache();
     send({ t: 'ready' });
   });
 }

@@ -3,6 +3,7 @@
  * for `WorkerManifestParser`, so that YAML never runs on a thread that answers DNS.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { flushCompileCache } from '../../util/compile-cache.ts';
 import { loadFrontDoors } from '../front-door-modules.ts';
 import {
   DOCUMENTS_PER_MESSAGE,
@@ -25,6 +26,8 @@ const send = (m: ParserResponse) => port.postMessage(m);
 const doors = loadFrontDoors(data?.frontDoorModules ?? []);
 // A module that fails to load fails each parse request (awaited there), not the worker.
 doors.catch(() => undefined);
+// This thread's modules are loaded: their compiled form goes to the cache now (docs/adr/0030).
+flushCompileCache();
 
 port.on('message', async (m: ParserRequest) => {
   try {
