@@ -117,6 +117,75 @@ describe('parseName', () => {
   });
 });
 
+describe('parseName of names already in canonical form', () => {
+  /**
+   * The same name with its first octet written as a decimal escape: parsed character by character,
+   * so the reference for a name that the plain path takes as it is.
+   */
+  function escapedFirst(text: string): string {
+    return `\\${String(text.charCodeAt(0)).padStart(3, '0')}${text.slice(1)}`;
+  }
+
+  function outcome(fn: () => string): string {
+    try {
+      return `name ${fn()}`;
+    } catch (e) {
+      return e instanceof DnsError ? `error ${e.code}` : `thrown ${String(e)}`;
+    }
+  }
+
+  test('give the name the character loop gives, or its error, for listed and 5,000 random names', () => {
+    const origins = [undefined, '.', 'example.com.', 'Example.COM.', 'a\\.b.example.', 'relative', ''];
+    const l63 = 'a'.repeat(63);
+    const listed = [
+      'www',
+      'www.',
+      'WWW.Example.com.',
+      '*.apps',
+      '_sip._tcp.s5',
+      'a-b.c_d.e',
+      '..',
+      'a..b',
+      '.a',
+      'a.',
+      l63,
+      `${l63}a`,
+      `${l63}.${l63}.${l63}.${'d'.repeat(61)}.`,
+      `${l63}.${l63}.${l63}.${'d'.repeat(62)}.`,
+      `${l63}.${l63}.${l63}.${'d'.repeat(60)}`,
+      `${l63}.${l63}.${l63}.${'d'.repeat(61)}`,
+      `${l63}.${l63}.${'d'.repeat(50)}`,
+      'a!#%&*+,-/:<=>?[]^`{|}~z',
+    ];
+    const random = prng(1327);
+    const alphabet = 'abcXYZ019-_*!~.';
+    for (let n = 0; n < 5000; n++) {
+      const length = 1 + Math.floor(random() * (random() < 0.1 ? 260 : 20));
+      let text = '';
+      for (let i = 0; i < length; i++) text += alphabet[Math.floor(random() * alphabet.length)];
+      listed.push(text);
+    }
+    for (const text of listed) {
+      if (text.startsWith('.')) continue; // the escape would not stand for the same first label
+      for (const origin of origins) {
+        assert.equal(
+          outcome(() => parseName(text, origin)),
+          outcome(() => parseName(escapedFirst(text), origin)),
+          `${JSON.stringify(text)} in ${JSON.stringify(origin)}`,
+        );
+      }
+    }
+  });
+
+  test('an absolute name is the text given; a relative one ends in its origin', () => {
+    assert.equal(parseName('Www.Example.com.'), 'Www.Example.com.');
+    assert.equal(parseName('www', '.'), 'www.');
+    assert.equal(parseName('a.b', 'example.com.'), 'a.b.example.com.');
+    throwsCode(() => parseName('a..b', 'example.com.'), 'EMPTY_LABEL');
+    throwsCode(() => parseName('www', 'example.com'), 'BAD_ORIGIN');
+  });
+});
+
 describe('asciiLower', () => {
   /** The character loop it replaced, as the reference. */
   function reference(s: string): string {

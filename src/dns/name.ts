@@ -32,6 +32,31 @@ function buildOctetText(): string[] {
 /** Canonical presentation text of each label octet (RFC 1035 §5.1 escapes). */
 export const LABEL_OCTET_TEXT: readonly string[] = buildOctetText();
 
+/** 1 for the ASCII characters that are their own canonical text in a label (printed unescaped). */
+const PLAIN_OCTET = Uint8Array.from({ length: 128 }, (_, c) =>
+  LABEL_OCTET_TEXT[c] === String.fromCharCode(c) ? 1 : 0,
+);
+
+/**
+ * Whether `text` is already a name's canonical presentation text: labels of characters printed as
+ * themselves, none empty, none over 63 octets, separated by dots (a trailing dot or not). Then the
+ * canonical form of the name is the text itself, and `parseName` need not build it again character by
+ * character (a record set's name, at start, for every record set).
+ */
+function isPlainName(text: string): boolean {
+  let labelOctets = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === DOT) {
+      if (labelOctets === 0) return false;
+      labelOctets = 0;
+    } else if (c < 0x80 && PLAIN_OCTET[c] === 1) {
+      if (++labelOctets > MAX_LABEL_LENGTH) return false;
+    } else return false;
+  }
+  return true;
+}
+
 function isDigit(c: number): boolean {
   return c >= 0x30 && c <= 0x39;
 }
@@ -57,6 +82,24 @@ export function parseName(text: string, origin?: Name): Name {
   if (text === '.') return ROOT;
   if (text.length === 0) {
     throw new DnsError('EMPTY_NAME', 'name is empty; write "@" for the origin or "." for the root');
+  }
+  if (isPlainName(text)) {
+    // The same name as the loop below makes, without making it character by character; anything it
+    // would refuse (a name too long, a relative name without a valid origin) goes on to the loop.
+    // Joined, not concatenated: the name is kept (by the catalog, the zone model), and a concatenation
+    // would be a node of 32 bytes beside its flattened copy once it is read.
+    const n = text.length;
+    if (text.charCodeAt(n - 1) === DOT) {
+      // Absolute: n wire octets of labels and their length octets, plus the root label's.
+      if (n + 1 <= MAX_NAME_LENGTH) return text;
+    } else if (origin === ROOT) {
+      if (n + 2 <= MAX_NAME_LENGTH) return [text, ''].join('.');
+    } else if (origin !== undefined && origin.length > 0 && origin.charCodeAt(origin.length - 1) === DOT) {
+      // n + 1 octets for the relative labels, then the origin's (no more than its text's length + 1).
+      if (n + origin.length + 2 <= MAX_NAME_LENGTH || n + nameWireLength(origin) + 1 <= MAX_NAME_LENGTH) {
+        return [text, origin].join('.');
+      }
+    }
   }
   let out = '';
   let label = '';

@@ -56,16 +56,18 @@ export class CatalogFeed {
     const classes: DNSZoneClass[] = [];
     const zones: DNSZone[] = [];
     const records: DNSRecordSet[] = [];
-    const recordKeys: ResourceKey[] = [];
     // The record sets' slots, which the feed holds first: the catalog takes them as they are, not by
-    // looking each key up again.
+    // looking each key up again (nor needs their keys).
     const recordSlots: number[] = [];
     const table = this.catalog.table;
     const givenSlots = options.slots;
-    let i = 0;
-    for (const object of objects) {
-      const index = i++;
-      const given = options.keys?.[index];
+    const givenKeys = options.keys;
+    const list = Array.isArray(objects) ? (objects as readonly Resource[]) : [...objects];
+    // Indexed: a first load's million objects are walked in code optimised while it runs, where an
+    // iterator's `next` is a call per object.
+    for (let index = 0; index < list.length; index++) {
+      const object = list[index]!;
+      const given = givenKeys?.[index];
       if (object.kind === 'Domain') continue;
       const key = given ?? resourceKey(object.metadata);
       const state = observedState(object);
@@ -82,10 +84,9 @@ export class CatalogFeed {
       this.recordsSeen.set(slot, state);
       if (object.metadata.deletionTimestamp) continue;
       records.push(object);
-      recordKeys.push(key);
       recordSlots.push(slot);
     }
-    return this.catalog.load(classes, zones, records, recordKeys, {
+    return this.catalog.load(classes, zones, records, undefined, {
       zonesOnly: options.zonesOnly === true,
       slots: recordSlots,
     });

@@ -251,6 +251,69 @@ describe('record adoption', () => {
     assert.match(no.message, /does not delegate y\.apps TXT to namespace team-a.*names: \[y\.apps\]/);
   });
 
+  test('a load resolves each record set as it resolves on its own, zones interleaved', () => {
+    const c = new Catalog();
+    const zones = [
+      zone('dns', 'example-com', 'example.com', {
+        delegations: [{ namespaces: ['team-a'], names: ['*.apps'], types: ['A'] }],
+      }),
+      zone('dns', 'sub', 'sub.example.com', {}, 1),
+      zone('dns', 'late', 'example.com', {}, 2),
+      zone('team-a', 'team', 'team.example'),
+    ];
+    const names = [
+      'www',
+      '@',
+      'x.sub',
+      'sub',
+      'a.sub.example.com.',
+      'www.example.com.',
+      'a.example.org.',
+      'y.apps',
+    ];
+    const refs: ({ name: string; namespace?: string } | undefined)[] = [
+      { name: 'example-com' },
+      { name: 'sub' },
+      { name: 'late' },
+      { name: 'nowhere' },
+      { name: 'team', namespace: 'team-a' },
+      { name: 'example-com', namespace: 'dns' },
+      undefined,
+    ];
+    const sets = [];
+    for (let i = 0; i < 120; i++) {
+      const zoneRef = refs[i % refs.length];
+      const name = names[(i * 5) % names.length]!;
+      sets.push(
+        recordSet(i % 3 === 0 ? 'team-a' : 'dns', `rs${i}`, {
+          ...(zoneRef ? { zoneRef } : {}),
+          name: zoneRef ? name : name.endsWith('.') ? name : `${name}.example.com.`,
+          type: (['A', 'NS', 'DS', 'TXT'] as const)[i % 4]!,
+          records: ['192.0.2.1'],
+        }),
+      );
+    }
+    c.load([zoneClass()], zones, sets);
+    const reasons = new Set<string>();
+    for (const rs of sets) {
+      const key = `${rs.metadata.namespace}/${rs.metadata.name}`;
+      const resolution = c.resolve(rs);
+      assert.deepEqual(c.recordResolution(key), resolution, key);
+      reasons.add(resolution.resolved ? `in ${resolution.zone}` : resolution.reason);
+    }
+    // Every way of resolving was met.
+    for (const want of [
+      'in dns/example-com',
+      'in dns/sub',
+      'in team-a/team',
+      'ZoneNotFound',
+      'OutOfZone',
+      'NotDelegated',
+    ]) {
+      assert.ok(reasons.has(want), `${want} in ${[...reasons].join(', ')}`);
+    }
+  });
+
   test('the deepest zone decides: a parent delegation cannot reach below a child zone', () => {
     const c = catalogWith();
     c.setZone(zone('team-b', 'sub', 'sub.example.com', {}, 5));

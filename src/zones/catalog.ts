@@ -315,20 +315,26 @@ export class Catalog {
   ): Affected {
     for (const c of classes) this.classes.set(c.metadata.name, c);
     for (const z of zones) this.zones.set(resourceKey(z.metadata), z);
+    const list = Array.isArray(records) ? (records as readonly DNSRecordSet[]) : [...records];
+    // Slots given for every record set are taken as they are (and resolved from that list, not a
+    // copy of it); otherwise each key is looked up.
+    const given = options.slots?.length === list.length ? options.slots : undefined;
     const slots: number[] = [];
-    const given = options.slots;
     // Record sets of one zone mostly come one after the other: their zoneRef's key is made once.
     const refs = new LastZoneRef();
-    for (const rs of records) {
-      const i = slots.length;
-      const at = given?.[i];
+    for (let i = 0; i < list.length; i++) {
+      const rs = list[i]!;
       const slot =
-        at !== undefined
-          ? this.table.holdSlot(at, Holder.catalog)
+        given !== undefined
+          ? this.table.holdSlot(given[i]!, Holder.catalog)
           : this.table.hold(recordKeys?.[i] ?? resourceKey(rs.metadata), Holder.catalog);
-      slots.push(this.placeRecord(slot, rs, refs.of(rs)));
+      this.placeRecord(slot, rs, refs.of(rs));
+      if (given === undefined) slots.push(slot);
     }
-    const affected = mergeAffected(this.recomputeZones(false), this.reresolve(slots, !options.zonesOnly));
+    const affected = mergeAffected(
+      this.recomputeZones(false),
+      this.reresolve(given ?? slots, !options.zonesOnly),
+    );
     for (const z of this.zones.keys()) affected.zones.add(z);
     return affected;
   }
@@ -747,14 +753,18 @@ export class Catalog {
    * Resolves the record sets in these slots again. With `list` false the affected record sets are not
    * listed (nor their zones: the caller takes every zone), only resolved (see `load`).
    */
-  private reresolve(slots: Iterable<number>, list = true): Affected {
+  private reresolve(slots: readonly number[], list = true): Affected {
     const affected = noneAffected();
-    for (const slot of slots) {
+    const lookups = new ZoneLookups();
+    // Indexed: a first load's million slots are walked in code optimised while it runs, where an
+    // iterator's `next` is a call per slot.
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i]!;
       const rs = this.recordSets.get(slot);
       if (!rs) continue;
       const fromZone = this.membership.nameOf(slot) ?? UNRESOLVED;
       // The zone key its zoneRef names is the name of its byZoneRef list: not built again.
-      const after = this.resolve(rs, this.byZoneRef.nameOf(slot));
+      const after = this.resolve(rs, this.byZoneRef.nameOf(slot), lookups);
       this.resolved.set(slot, after.resolved ? after.fqdn : after);
       const toZone = after.resolved ? after.zone : UNRESOLVED;
       // Moved only when its zone changed: a record set keeps its place in its zone's list.
@@ -778,9 +788,10 @@ export class Catalog {
 
   /**
    * Adoption: explicit zoneRef, else the deepest accepted zone containing the name (see ADR 0003).
-   * `refKey`: the key of the zone spec.zoneRef names, when the caller has it.
+   * `refKey`: the key of the zone spec.zoneRef names, when the caller has it. `lookups`: what the
+   * record set resolved before it in the same batch looked up about its zone (no zone changed since).
    */
-  resolve(rs: DNSRecordSet, refKey?: ResourceKey): RecordResolution {
+  resolve(rs: DNSRecordSet, refKey?: ResourceKey, lookups?: ZoneLookups): RecordResolution {
     const namespace = rs.metadata.namespace ?? '';
     const { name, type, zoneRef } = rs.spec;
     let zoneKey: ResourceKey | undefined;
@@ -790,7 +801,17 @@ export class Catalog {
       zoneKey =
         refKey ??
         this.zoneKeys.get(resourceKey({ name: zoneRef.name, namespace: zoneRef.namespace ?? namespace }));
-      const verdict = this.verdicts.get(zoneKey);
+      // Record sets of one zone come one after the other: its verdict is looked up once for them.
+      let verdict: ZoneVerdict | undefined;
+      let hasChildren: boolean;
+      if (lookups !== undefined && lookups.key === zoneKey) {
+        verdict = lookups.verdict;
+        hasChildren = lookups.children;
+      } else {
+        verdict = this.verdicts.get(zoneKey);
+        hasChildren = this.children.has(zoneKey);
+        if (lookups !== undefined) lookups.set(zoneKey, verdict, this.zones.get(zoneKey), hasChildren);
+      }
       if (!verdict) {
         const why = this.refusedElsewhere.get(zoneKey);
         return {
@@ -815,7 +836,9 @@ export class Catalog {
       } catch (e) {
         return { resolved: false, reason: 'Invalid', zone: zoneKey, message: `spec.name: ${errorText(e)}` };
       }
-      if (!isInDomain(fqdn, verdict.origin)) {
+      // A relative name (one not ending in a dot) is made inside the origin: only an absolute one can
+      // lie outside.
+      if (name.endsWith('.') && !isInDomain(fqdn, verdict.origin)) {
         return {
           resolved: false,
           reason: 'OutOfZone',
@@ -826,7 +849,7 @@ export class Catalog {
       }
       // A zone with no accepted zone below it is the deepest at or above every name inside it: the
       // walk up from the name (a name key built per label) is needed only under a zone with children.
-      const deepest = this.children.has(zoneKey) ? this.deepestZoneAtOrAbove(fqdn) : zoneKey;
+      const deepest = hasChildren ? this.deepestZoneAtOrAbove(fqdn) : zoneKey;
       if (deepest !== undefined && deepest !== zoneKey) {
         const child = this.verdicts.get(deepest) as { origin: Name };
         const dsAtCut = type === 'DS' && nameKey(child.origin) === nameKey(fqdn);
@@ -880,8 +903,9 @@ export class Catalog {
         message: `an NS record set cannot have a wildcard owner name (${fqdn}): a wildcard does not delegate (RFC 4592 §4.2); publish NS records at each name to delegate`,
       };
     }
-    const verdict = this.verdicts.get(zoneKey) as { origin: Name };
-    const zone = this.zones.get(zoneKey)!;
+    const known = lookups !== undefined && lookups.key === zoneKey;
+    const verdict = (known ? lookups.verdict : this.verdicts.get(zoneKey)) as { origin: Name };
+    const zone = (known ? lookups.zone : this.zones.get(zoneKey))!;
     const zoneNamespace = zone.metadata.namespace ?? '';
     // Above a zone served below this name, an NS record set would make the name a zone cut that ends
     // this zone's authority there, hiding the zone below behind a referral (RFC 1034 §4.2.1), and a
@@ -942,6 +966,30 @@ export class Catalog {
       };
     }
     return { resolved: true, zone: zoneKey, fqdn };
+  }
+}
+
+/**
+ * What `Catalog.resolve` looked up about the last zone a record set's zoneRef named, for the next
+ * record set of one batch (`reresolve`) naming the same zone: its verdict, object and whether an
+ * accepted zone lies below it. Valid only while no zone changes (within one batch).
+ */
+export class ZoneLookups {
+  key: ResourceKey | undefined;
+  verdict: ZoneVerdict | undefined;
+  zone: DNSZone | undefined;
+  children = false;
+
+  set(
+    key: ResourceKey,
+    verdict: ZoneVerdict | undefined,
+    zone: DNSZone | undefined,
+    children: boolean,
+  ): void {
+    this.key = key;
+    this.verdict = verdict;
+    this.zone = zone;
+    this.children = children;
   }
 }
 
