@@ -526,15 +526,20 @@ describe('fastLoadAll against js-yaml', () => {
     t.diagnostic(JSON.stringify(counts));
     assert.ok(counts.fast > 1000 && counts.fallback > 1000, JSON.stringify(counts));
     // Keys alike but for three characters among their first seven, or after them, read one after
-    // another: many share a place in the table of keys met before, none is taken for another.
+    // another, in flow mappings then in block mappings: many share a place in the table of keys met
+    // before, none is taken for another.
     const abc = 'abcdefghijklmnopqrstuvwxyz';
-    for (const a of abc)
-      for (const b of abc)
-        for (const c of abc)
-          for (const k of [`${a}${b}${c}kkkkkkk`, `kkkkkkk${a}${b}${c}`, `kkkkkkkkkkk${a}${b}${c}`]) {
-            const value = fastLoadAll(`m: {${k}: 1}\n`)?.[0] as { m: Record<string, unknown> };
-            assert.deepEqual(Object.keys(value.m), [k]);
-          }
+    for (const flow of [true, false])
+      for (const a of abc)
+        for (const b of abc)
+          for (const c of abc)
+            for (const k of [`${a}${b}${c}kkkkkkk`, `kkkkkkk${a}${b}${c}`, `kkkkkkkkkkk${a}${b}${c}`]) {
+              const value = fastLoadAll(flow ? `m: {${k}: 1}\n` : `${k}: 1\n`)?.[0] as Record<
+                string,
+                unknown
+              >;
+              assert.deepEqual(Object.keys(flow ? (value.m as object) : value), [k]);
+            }
     // A repeated key is refused wherever it comes: among the first sixteen keys or after them.
     const many = Array.from({ length: 20 }, (_, i) => `k${i}`);
     for (const at of [1, 15, 16, 17, 19]) {

@@ -178,6 +178,33 @@ const PACKED_LO = new Float64Array(1024);
 const PACKED_HI = new Float64Array(1024);
 const PACKED_LENGTH = new Int32Array(1024);
 
+/**
+ * The plain key `s[start, end)` whose characters `flowKey` or `blockKey` packed into `lo` and `hi`
+ * (`packed`: all of them, ASCII, at most `PACKED_KEY_LENGTH`) and hashed into `hash`: the one met
+ * before with the same numbers, else `plainKey`'s, entered in the table.
+ */
+function knownKey(
+  s: string,
+  start: number,
+  end: number,
+  packed: boolean,
+  lo: number,
+  hi: number,
+  hash: number,
+): string {
+  const length = end - start;
+  if (!packed || length > PACKED_KEY_LENGTH) return plainKey(s, start, end);
+  const slot = (hash ^ (hash >>> 10)) & 1023;
+  if (PACKED_LENGTH[slot] === length && PACKED_LO[slot] === lo && PACKED_HI[slot] === hi)
+    return PACKED_KEYS[slot]!;
+  const key = plainKey(s, start, end);
+  PACKED_KEYS[slot] = key;
+  PACKED_LO[slot] = lo;
+  PACKED_HI[slot] = hi;
+  PACKED_LENGTH[slot] = length;
+  return key;
+}
+
 /** `key` as V8's string table holds it (a property name it need not look up again). */
 function internalized(key: string): string {
   const holder: Record<string, number> = {};
@@ -203,6 +230,8 @@ class Parser {
    * the first `SMALL_MAPPING` of them): a repeated key is found among them without asking the object.
    */
   private readonly keys: string[] = [];
+  /** Set by `blockKey`: where its key's `:` is. */
+  private keyStop = 0;
   /** How many of `keys` are in use. */
   private keyTop = 0;
 
@@ -386,9 +415,8 @@ class Parser {
         if (after !== SPACE && after !== LF && i + 1 < n) throw OUTSIDE;
       } else {
         if (!this.plainStart(at, false)) throw OUTSIDE;
-        i = this.scanPlain(at);
-        if (s.charCodeAt(i) !== COLON) throw OUTSIDE; // a line that is not `key: ...`
-        key = plainKey(s, at, this.scanEnd);
+        key = this.blockKey(at);
+        i = this.keyStop;
       }
       i++; // past `:`
       while (s.charCodeAt(i) === SPACE) i++;
@@ -415,6 +443,45 @@ class Parser {
       this.keyTop = from;
       return object;
     }
+  }
+
+  /**
+   * A block mapping's plain key at `at` (a plain scalar may start there), read as `scanPlain` reads a
+   * scalar, then `: `, `:` at the line's end or the text's; sets `keyStop` at the `:`. A key of up to
+   * `PACKED_KEY_LENGTH` ASCII characters and no space is packed as it is read (as `flowKey` packs
+   * one), and found among the keys met before by its numbers.
+   */
+  private blockKey(at: number): string {
+    const { s, n } = this;
+    let i = at;
+    let end = at;
+    let packed = true;
+    let lo = 0;
+    let hi = 0;
+    let hash = 0;
+    for (; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c === SPACE) continue;
+      if (c === LF) break;
+      if (c === HASH && s.charCodeAt(i - 1) === SPACE) break;
+      if (c === COLON) {
+        const after = s.charCodeAt(i + 1);
+        if (after === SPACE || after === LF || i + 1 >= n) break;
+      } else if (c < 0x20 || c >= 0x7f) {
+        i = this.printable(i);
+        packed = false;
+      }
+      // A space inside the key: not packed (`plainKey` takes it)
+      if (i > end) packed = false;
+      const k = i - at;
+      if (k < 7) lo = lo * 128 + c;
+      else if (k < PACKED_KEY_LENGTH) hi = hi * 128 + c;
+      hash = (hash * 31 + c) | 0;
+      end = i + 1;
+    }
+    if (s.charCodeAt(i) !== COLON) throw OUTSIDE; // a line that is not `key: ...`
+    this.keyStop = i;
+    return knownKey(s, at, end, packed, lo, hi, hash);
   }
 
   /** A block sequence at `indent`, its first entry on the current content line. */
@@ -709,17 +776,7 @@ class Parser {
     }
     if (i >= n) throw OUTSIDE;
     this.pos = i;
-    const length = i - start;
-    if (!ascii || length > PACKED_KEY_LENGTH) return plainKey(s, start, i);
-    const slot = (hash ^ (hash >>> 10)) & 1023;
-    if (PACKED_LENGTH[slot] === length && PACKED_LO[slot] === lo && PACKED_HI[slot] === hi)
-      return PACKED_KEYS[slot]!;
-    const key = plainKey(s, start, i);
-    PACKED_KEYS[slot] = key;
-    PACKED_LO[slot] = lo;
-    PACKED_HI[slot] = hi;
-    PACKED_LENGTH[slot] = length;
-    return key;
+    return knownKey(s, start, i, ascii, lo, hi, hash);
   }
 
   /** An entry of a flow collection at `i`: a scalar or a nested flow collection; sets `pos` past it. */
