@@ -134,8 +134,11 @@ function resolvePlain(s: string): unknown {
 
 /**
  * Keys met before, by a hash of their length and end characters: a manifest repeats a few dozen keys
- * (`apiVersion`, `metadata`, `name`...), and a key found here is neither copied out of the text again
- * nor looked up in V8's string table when it becomes a property. Short keys only.
+ * (`apiVersion`, `metadata`, `name`...). The keys `knownKey` does not find by their packed
+ * characters (a block key with a space inside, non-ASCII, longer than `PACKED_KEY_LENGTH`) are copied
+ * out of the text and compared with the one here (`===`: cheaper than `startsWith` on the text),
+ * which, once entered, is the string table's copy, not looked up there again when it becomes a
+ * property. Short keys only.
  */
 const KEYS: (string | undefined)[] = new Array(1024);
 const KEY_CACHE_LENGTH = 40;
