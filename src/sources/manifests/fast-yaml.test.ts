@@ -500,6 +500,67 @@ describe('fastLoadAll against js-yaml', () => {
     assert.ok(counts.jsYamlErrors > 500, JSON.stringify(counts));
   });
 
+  test('mapping keys met again, alike, repeated or past sixteen: the same values, or a fallback', (t) => {
+    // Keys from a few characters, so that many share a length, their first and last characters and
+    // their packed halves (a flow key's first seven and next seven characters); lengths around 7, 14
+    // and 15, spaces inside, non-ASCII, and keys the resolvers take.
+    const letters = ['a', 'b', 'n', ' ', 'e', '1', '.', 'ü', '-'];
+    const rng = prng(7);
+    const word = (): string => {
+      if (rng() < 0.05) return pick(rng, ['1', 'null', 'true', '~', '.inf', '0x1', '__proto__', 'n']);
+      const length = pick(rng, [1, 2, 6, 7, 8, 13, 14, 15, 16, 20]);
+      let w = '';
+      for (let i = 0; i < length; i++) w += rng() < 0.9 ? pick(rng, letters.slice(0, 4)) : pick(rng, letters);
+      return w;
+    };
+    const counts = { fast: 0, fallback: 0 };
+    for (let round = 0; round < 1500; round++) {
+      const keys: string[] = [];
+      const count = 1 + Math.floor(rng() * 20);
+      for (let i = 0; i < count; i++) keys.push(rng() < 0.08 && keys.length > 0 ? pick(rng, keys) : word());
+      const flowText = `m: {${keys.map((k, i) => `${k}: ${i}`).join(', ')}}\n`;
+      const blockText = `m:\n${keys.map((k, i) => `  ${k}: ${i}`).join('\n')}\n`;
+      const nested = `- { a: { ${keys[0]}: x }, ${keys.at(-1)}: [1] }\n- ${keys[0]}: 1\n`;
+      for (const text of [flowText, blockText, nested]) counts[compare(text, `round ${round}`)]++;
+    }
+    t.diagnostic(JSON.stringify(counts));
+    assert.ok(counts.fast > 1000 && counts.fallback > 1000, JSON.stringify(counts));
+    // Keys alike but for three characters among their first seven, or after them, read one after
+    // another, in flow mappings then in block mappings: many share a place in the table of keys met
+    // before, none is taken for another.
+    const abc = 'abcdefghijklmnopqrstuvwxyz';
+    for (const flow of [true, false])
+      for (const a of abc)
+        for (const b of abc)
+          for (const c of abc)
+            for (const k of [`${a}${b}${c}kkkkkkk`, `kkkkkkk${a}${b}${c}`, `kkkkkkkkkkk${a}${b}${c}`]) {
+              const value = fastLoadAll(flow ? `m: {${k}: 1}\n` : `${k}: 1\n`)?.[0] as Record<
+                string,
+                unknown
+              >;
+              assert.deepEqual(Object.keys(flow ? (value.m as object) : value), [k]);
+            }
+    // A repeated key is refused wherever it comes: among the first sixteen keys or after them.
+    const many = Array.from({ length: 20 }, (_, i) => `k${i}`);
+    for (const at of [1, 15, 16, 17, 19]) {
+      const keys = [...many.slice(0, at), many[at - 1]!];
+      assert.equal(
+        fastLoadAll(`{${keys.map((k) => `${k}: 1`).join(', ')}}\n`.replace(/^/, 'm: ')),
+        undefined,
+      );
+      assert.equal(fastLoadAll(keys.map((k) => `${k}: 1\n`).join('')), undefined);
+      assert.notEqual(
+        fastLoadAll(
+          many
+            .slice(0, at + 1)
+            .map((k) => `${k}: 1\n`)
+            .join(''),
+        ),
+        undefined,
+      );
+    }
+  });
+
   test('parseManifestText gives the documents js-yaml gave, numbered the same, and the same errors', () => {
     const text =
       '# head\n---\napiVersion: v1\nkind: A\nmetadata: {name: a}\n---\n---\nkind: B\nmetadata:\n  name: b\n  labels: {x: "1"}\n';

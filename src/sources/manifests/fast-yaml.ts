@@ -134,11 +134,16 @@ function resolvePlain(s: string): unknown {
 
 /**
  * Keys met before, by a hash of their length and end characters: a manifest repeats a few dozen keys
- * (`apiVersion`, `metadata`, `name`...), and a key found here is neither copied out of the text again
- * nor looked up in V8's string table when it becomes a property. Short keys only.
+ * (`apiVersion`, `metadata`, `name`...). The keys `knownKey` does not find by their packed
+ * characters (a block key with a space inside, non-ASCII, longer than `PACKED_KEY_LENGTH`) are copied
+ * out of the text and compared with the one here (`===`: cheaper than `startsWith` on the text),
+ * which, once entered, is the string table's copy, not looked up there again when it becomes a
+ * property. Short keys only.
  */
 const KEYS: (string | undefined)[] = new Array(1024);
 const KEY_CACHE_LENGTH = 40;
+/** A mapping's first this many keys are compared one by one for a repeat; later ones looked up. */
+const SMALL_MAPPING = 16;
 
 /**
  * The plain mapping key `s[start, end)`: only one that stays a string (js-yaml would turn `1` into
@@ -149,21 +154,66 @@ function plainKey(s: string, start: number, end: number): string {
   let slot = -1;
   if (length <= KEY_CACHE_LENGTH) {
     slot = (length * 31 + s.charCodeAt(start) * 7 + s.charCodeAt(end - 1)) & 1023;
-    const known = KEYS[slot];
-    if (known !== undefined && known.length === length && s.startsWith(known, start)) return known;
   }
   const key = s.slice(start, end);
+  if (slot >= 0) {
+    const known = KEYS[slot];
+    if (key === known) return known;
+  }
   if (mayResolve(key)) {
     for (const type of IMPLICIT) if (type.resolve(key)) throw OUTSIDE;
   }
-  if (slot >= 0) KEYS[slot] = key;
+  if (slot < 0) return key;
+  const internal = internalized(key);
+  KEYS[slot] = internal;
+  return internal;
+}
+
+/**
+ * Plain flow mapping keys met before, by their characters packed as `flowKey` reads them: the first
+ * seven into `PACKED_LO`, the next seven into `PACKED_HI` (base 128: one key per length and pair of
+ * numbers), and the length (0: none). A flow mapping's keys (`name`, `namespace`, `zoneRef`, `type`,
+ * `records` in `{ ... }`) are then found by three comparisons of numbers.
+ */
+const PACKED_KEY_LENGTH = 14;
+const PACKED_KEYS: (string | undefined)[] = new Array(1024);
+const PACKED_LO = new Float64Array(1024);
+const PACKED_HI = new Float64Array(1024);
+const PACKED_LENGTH = new Int32Array(1024);
+
+/**
+ * The plain key `s[start, end)` whose characters `flowKey` or `blockKey` packed into `lo` and `hi`
+ * (`packed`: all of them, ASCII, at most `PACKED_KEY_LENGTH`) and hashed into `hash`: the one met
+ * before with the same numbers, else `plainKey`'s, entered in the table.
+ */
+function knownKey(
+  s: string,
+  start: number,
+  end: number,
+  packed: boolean,
+  lo: number,
+  hi: number,
+  hash: number,
+): string {
+  const length = end - start;
+  if (!packed || length > PACKED_KEY_LENGTH) return plainKey(s, start, end);
+  const slot = (hash ^ (hash >>> 10)) & 1023;
+  if (PACKED_LENGTH[slot] === length && PACKED_LO[slot] === lo && PACKED_HI[slot] === hi)
+    return PACKED_KEYS[slot]!;
+  const key = plainKey(s, start, end);
+  PACKED_KEYS[slot] = key;
+  PACKED_LO[slot] = lo;
+  PACKED_HI[slot] = hi;
+  PACKED_LENGTH[slot] = length;
   return key;
 }
 
-function setKey(object: Record<string, unknown>, key: string, value: unknown): void {
-  // js-yaml defines `__proto__` as an own property, and throws for a repeated key (json: false).
-  if (key === '__proto__' || Object.hasOwn(object, key)) throw OUTSIDE;
-  object[key] = value;
+/** `key` as V8's string table holds it (a property name it need not look up again). */
+function internalized(key: string): string {
+  const holder: Record<string, number> = {};
+  holder[key] = 0;
+  for (const k in holder) return k;
+  return key;
 }
 
 class Parser {
@@ -178,6 +228,15 @@ class Parser {
   private scanEnd = 0;
   /** Set by `doubleQuoted` and `singleQuoted`: just past the closing quote. */
   private quoteEnd = 0;
+  /**
+   * The keys of the mappings being read, innermost last (each mapping's from the length it found,
+   * the first `SMALL_MAPPING` of them): a repeated key is found among them without asking the object.
+   */
+  private readonly keys: string[] = [];
+  /** Set by `blockKey`: where its key's `:` is. */
+  private keyStop = 0;
+  /** How many of `keys` are in use. */
+  private keyTop = 0;
 
   constructor(text: string) {
     this.s = text;
@@ -321,10 +380,31 @@ class Parser {
     return this.isEntry() ? this.sequence(indent, depth) : this.mapping(this.pos, indent, depth);
   }
 
+  /**
+   * `object[key] = value` for the mapping whose keys start at `from` in `keys`. js-yaml defines
+   * `__proto__` as an own property, and throws for a repeated key (json: false): both refused.
+   * The object's own keys are exactly those set here, so a small mapping's are compared in `keys`
+   * (mostly the same string, from `plainKey`'s table) instead of looked up in the object.
+   */
+  private setKey(object: Record<string, unknown>, from: number, key: string, value: unknown): void {
+    if (key === '__proto__') throw OUTSIDE;
+    const keys = this.keys;
+    const end = this.keyTop;
+    if (end - from < SMALL_MAPPING) {
+      for (let k = from; k < end; k++) if (keys[k] === key) throw OUTSIDE;
+      keys[end] = key;
+      this.keyTop = end + 1;
+    } else if (Object.hasOwn(object, key)) {
+      throw OUTSIDE;
+    }
+    object[key] = value;
+  }
+
   /** A block mapping at `indent`, its first key at `at` (on the current content line). */
   private mapping(at: number, indent: number, depth: number): Record<string, unknown> {
     const { s, n } = this;
     const object: Record<string, unknown> = {};
+    const from = this.keyTop;
     for (;;) {
       // The key, then `:` and a space or the line's end.
       let key: string;
@@ -338,9 +418,8 @@ class Parser {
         if (after !== SPACE && after !== LF && i + 1 < n) throw OUTSIDE;
       } else {
         if (!this.plainStart(at, false)) throw OUTSIDE;
-        i = this.scanPlain(at);
-        if (s.charCodeAt(i) !== COLON) throw OUTSIDE; // a line that is not `key: ...`
-        key = plainKey(s, at, this.scanEnd);
+        key = this.blockKey(at);
+        i = this.keyStop;
       }
       i++; // past `:`
       while (s.charCodeAt(i) === SPACE) i++;
@@ -358,14 +437,54 @@ class Parser {
         // deeper comment line ends a plain scalar in js-yaml as anywhere else.)
         this.skip(this.endOfLine(this.pos));
       }
-      setKey(object, key, value);
+      this.setKey(object, from, key, value);
       if (this.indent === indent) {
         at = this.pos;
         continue;
       }
       if (this.indent > indent) throw OUTSIDE;
+      this.keyTop = from;
       return object;
     }
+  }
+
+  /**
+   * A block mapping's plain key at `at` (a plain scalar may start there), read as `scanPlain` reads a
+   * scalar, then `: `, `:` at the line's end or the text's; sets `keyStop` at the `:`. A key of up to
+   * `PACKED_KEY_LENGTH` ASCII characters and no space is packed as it is read (as `flowKey` packs
+   * one), and found among the keys met before by its numbers.
+   */
+  private blockKey(at: number): string {
+    const { s, n } = this;
+    let i = at;
+    let end = at;
+    let packed = true;
+    let lo = 0;
+    let hi = 0;
+    let hash = 0;
+    for (; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c === SPACE) continue;
+      if (c === LF) break;
+      if (c === HASH && s.charCodeAt(i - 1) === SPACE) break;
+      if (c === COLON) {
+        const after = s.charCodeAt(i + 1);
+        if (after === SPACE || after === LF || i + 1 >= n) break;
+      } else if (c < 0x20 || c >= 0x7f) {
+        i = this.printable(i);
+        packed = false;
+      }
+      // A space inside the key: not packed (`plainKey` takes it)
+      if (i > end) packed = false;
+      const k = i - at;
+      if (k < 7) lo = lo * 128 + c;
+      else if (k < PACKED_KEY_LENGTH) hi = hi * 128 + c;
+      hash = (hash * 31 + c) | 0;
+      end = i + 1;
+    }
+    if (s.charCodeAt(i) !== COLON) throw OUTSIDE; // a line that is not `key: ...`
+    this.keyStop = i;
+    return knownKey(s, at, end, packed, lo, hi, hash);
   }
 
   /** A block sequence at `indent`, its first entry on the current content line. */
@@ -569,6 +688,7 @@ class Parser {
       this.pos = i + 1;
       return object;
     }
+    const from = this.keyTop;
     for (;;) {
       const key = this.flowKey(i);
       i = this.pos;
@@ -576,9 +696,12 @@ class Parser {
       if (s.charCodeAt(i) !== COLON || s.charCodeAt(i + 1) !== SPACE) throw OUTSIDE;
       i += 2;
       while (s.charCodeAt(i) === SPACE) i++;
-      setKey(object, key, this.flowNode(i, depth));
+      this.setKey(object, from, key, this.flowNode(i, depth));
       i = this.next(this.pos, RBRACE);
-      if (i < 0) return object;
+      if (i < 0) {
+        this.keyTop = from;
+        return object;
+      }
     }
   }
 
@@ -601,17 +724,62 @@ class Parser {
     return i;
   }
 
-  /** A key of a flow mapping at `i`; sets `pos` just past it (at its `:` when well formed). */
+  /**
+   * A key of a flow mapping at `i`, a plain one followed by `: ` (as `flowPlain` reads a key, which it
+   * was before); sets `pos` just past it, at its `:`. A plain key of up to `PACKED_KEY_LENGTH` ASCII
+   * characters is packed into numbers as it is read and found among the keys met before by them,
+   * without being copied out of the text or compared with it.
+   */
   private flowKey(i: number): string {
-    const c = this.s.charCodeAt(i);
+    const { s, n } = this;
+    const c = s.charCodeAt(i);
     if (c === DQUOTE || c === SQUOTE) {
       const key = c === DQUOTE ? this.doubleQuoted(i) : this.singleQuoted(i);
       this.pos = this.quoteEnd;
       return key;
     }
+    if (!this.plainStart(i, true)) throw OUTSIDE;
     const start = i;
-    this.flowPlain(i, true);
-    return plainKey(this.s, start, this.pos);
+    let end = i;
+    let ascii = true;
+    let lo = 0;
+    let hi = 0;
+    let hash = 0;
+    for (; i < n; i++) {
+      const d = s.charCodeAt(i);
+      if (d === COLON) {
+        // `: ` right after the key's last character (a space before the `:` is refused, as a `:`
+        // inside the key)
+        if (s.charCodeAt(i + 1) === SPACE && end === i) break;
+        throw OUTSIDE;
+      }
+      if (d !== SPACE) {
+        // `,`, `]` or `}` ends a scalar that is then not a key: refused, as the caller would
+        if (
+          d === COMMA ||
+          d === RBRACKET ||
+          d === RBRACE ||
+          d === LF ||
+          d === HASH ||
+          d === LBRACKET ||
+          d === LBRACE
+        )
+          throw OUTSIDE;
+        if (d < 0x20 || d >= 0x7f) {
+          i = this.printable(i);
+          ascii = false;
+        }
+        end = i + 1;
+      }
+      // Seven 7-bit characters to a number (below 2^53: exact); spaces inside the key too.
+      const k = i - start;
+      if (k < 7) lo = lo * 128 + d;
+      else if (k < PACKED_KEY_LENGTH) hi = hi * 128 + d;
+      hash = (hash * 31 + d) | 0;
+    }
+    if (i >= n) throw OUTSIDE;
+    this.pos = i;
+    return knownKey(s, start, i, ascii, lo, hi, hash);
   }
 
   /** An entry of a flow collection at `i`: a scalar or a nested flow collection; sets `pos` past it. */
