@@ -115,3 +115,30 @@ test('FileDefinitions: randomized against a Map (sets, packs, lookups of present
     for (const id of pool) assert.equal(d.get(id), m.get(id));
   }
 });
+
+test('FileDefinitions: `served` gives what a `set` of each id and `pack` give, in one walk; `entries` walks like the iterator', () => {
+  const served = (def: Def | number) => (typeof def === 'number' ? def : (def.document ?? -1));
+  for (const n of [40, 10]) {
+    const ids = Array.from({ length: n }, (_, i) => `DNSRecordSet/ns/r${(i * 7) % n}`);
+    const one = new FileDefinitions<Def>();
+    const each = new FileDefinitions<Def>();
+    ids.forEach((id, i) => {
+      // Documents, one unknown, one not a 32-bit integer (kept aside when packed).
+      const value = i === 3 ? { resource: id } : i === 4 ? 2 ** 40 : { resource: id, document: i + 1 };
+      one.set(id, value);
+      each.set(id, value);
+    });
+    assert.deepEqual([...one.entries()], [...one]);
+    one.served(served);
+    for (const [id, value] of [...each]) each.set(id, served(value));
+    each.pack();
+    assert.equal(one.packed, n >= FileDefinitions.packMin);
+    assert.equal(one.packed, each.packed);
+    assert.deepEqual([...one], [...each]);
+    assert.deepEqual([...one.entries()], [...each]);
+    for (const id of ids) assert.equal(one.get(id), each.get(id));
+    assert.equal(one.get(ids[3]!), -1);
+    assert.equal(one.get(ids[4]!), 2 ** 40);
+    assert.equal(one.has('DNSRecordSet/ns/absent'), false);
+  }
+});

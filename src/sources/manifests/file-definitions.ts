@@ -81,6 +81,44 @@ export class FileDefinitions<T extends object> {
     return this.map !== undefined ? this.map.keys() : this.ids.values();
   }
 
+  /** The ids and values in the order they were set (the map's own walk while not packed). */
+  entries(): IterableIterator<[string, T | number]> {
+    return this.map !== undefined ? this.map.entries() : this[Symbol.iterator]();
+  }
+
+  /**
+   * Every value becomes `to(value)` (a 32-bit integer), and the definitions are packed as `pack`
+   * packs them: one walk, instead of a `set` of each id and then `pack`.
+   */
+  served(to: (value: T | number) => number): void {
+    const map = this.map;
+    if (map === undefined || map.size < FileDefinitions.packMin) {
+      for (const [id, value] of [...this]) this.set(id, to(value));
+      this.pack();
+      return;
+    }
+    const n = map.size;
+    const ids = new Array<string>(n);
+    const ints = new Int32Array(n);
+    let others: Map<number, T | number> | undefined;
+    let place = 0;
+    for (const [id, value] of map) {
+      ids[place] = id;
+      const served = to(value);
+      if (isInt32(served)) ints[place] = served;
+      else {
+        others ??= new Map();
+        others.set(place, served);
+      }
+      place++;
+    }
+    this.ids = ids;
+    this.ints = ints;
+    this.order = undefined;
+    this.others = others;
+    this.map = undefined;
+  }
+
   *[Symbol.iterator](): IterableIterator<[string, T | number]> {
     if (this.map !== undefined) {
       yield* this.map;

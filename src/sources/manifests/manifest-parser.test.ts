@@ -24,6 +24,21 @@ const recordSet = (i: number) =>
     '',
   ].join('\n');
 
+/**
+ * A parse thread's documents with the identity of each record set that came with its id instead
+ * (`ParsedManifest.ids`), as the local parse has them: every such id is its kind and key.
+ */
+function withIdentities(parsed: { documents: ParsedDocument[]; ids?: readonly (string | undefined)[] }) {
+  return parsed.documents.map((d, i) => {
+    const id = parsed.ids?.[i];
+    if (id === undefined) return d;
+    assert.equal(d.identity, undefined);
+    assert.ok(id.startsWith('DNSRecordSet/'), id);
+    const { document, ...rest } = d;
+    return { document, identity: { kind: 'DNSRecordSet', key: id.slice('DNSRecordSet/'.length) }, ...rest };
+  });
+}
+
 describe('ManifestParserPool', () => {
   let dir: string;
   const files: string[] = [];
@@ -62,7 +77,7 @@ describe('ManifestParserPool', () => {
       );
       for (let i = 0; i < files.length; i++) {
         const mine = await local.parse(files[i]!, DEFAULT_MAX_MANIFEST_BYTES);
-        assert.deepEqual(pooled[i]!.documents, mine.documents, files[i]);
+        assert.deepEqual(withIdentities(pooled[i]!), mine.documents, files[i]);
         assert.deepEqual(pooled[i]!.fileErrors, mine.fileErrors, files[i]);
       }
       // Every record set of these files came in the usual shape (but the invalid one): each is marked
@@ -210,7 +225,9 @@ describe('ManifestParserPool', () => {
       const mine = await local.parse(file, DEFAULT_MAX_MANIFEST_BYTES);
       assert.deepEqual(pooled.fileErrors, []);
       assert.equal(pooled.documents.length, docs.length);
-      assert.deepEqual(pooled.documents, mine.documents);
+      assert.deepEqual(withIdentities(pooled), mine.documents);
+      // Every usual record set came with its id (the 1,200 of them), nothing else did.
+      assert.equal(pooled.ids?.filter((id) => id !== undefined).length, 1_200);
       const txt = pooled.documents[0]!.resource as { metadata: { annotations: Record<string, string> } };
       assert.ok(txt.metadata.annotations['a/b']!.endsWith('\ud800'));
       assert.ok((pooled.documents[2]!.problems?.length ?? 0) >= 2);
@@ -422,6 +439,83 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
     const plain: ParsedDocument[] = [];
     decodeDocuments(encodeDocuments([doc(), zone, doc(60)]), plain);
     assert.deepStrictEqual(plain, back);
+  });
+
+  test('a namespace, zone or type the record set before had crosses as 0, and comes back as it was', () => {
+    const doc = (
+      document: number,
+      namespace: string,
+      zone: string,
+      type: string,
+      ttl?: number,
+    ): ParsedDocument => ({
+      document,
+      identity: { kind: 'DNSRecordSet', key: `${namespace}/r${document}` },
+      resource: {
+        apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+        kind: 'DNSRecordSet',
+        metadata: { name: `r${document}`, namespace },
+        spec:
+          ttl === undefined
+            ? { zoneRef: { name: zone }, name: 'w', type: type as 'A', records: ['192.0.2.1'] }
+            : { zoneRef: { name: zone }, name: 'w', type: type as 'A', ttl, records: ['192.0.2.1'] },
+      },
+    });
+    const zone: ParsedDocument = {
+      document: 4,
+      identity: { kind: 'DNSZone', key: 'b/z' },
+      resource: {
+        apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+        kind: 'DNSZone',
+        metadata: { name: 'z', namespace: 'b' },
+        spec: { domainName: 'example.com.', className: 'c' },
+      },
+    };
+    const documents = [
+      doc(1, 'a', 'z', 'A'),
+      doc(2, 'a', 'z', 'A'),
+      doc(3, 'b', 'z', 'A', 60),
+      zone,
+      doc(5, 'b', 'y', 'A'),
+      doc(6, 'b', 'y', 'AAAA'),
+      doc(7, 'a', 'y', 'AAAA'),
+      doc(8, 'a', 'y', 'AAAA', 30),
+    ];
+    const json = encodeDocuments(documents);
+    const sent = (JSON.parse(json) as unknown[]).filter(Array.isArray);
+    assert.deepEqual(
+      sent.map((d) => [d[1], d[3], d[5]]),
+      [
+        ['a', 'z', 'A'],
+        [0, 0, 0],
+        ['b', 0, 0],
+        [0, 'y', 0],
+        [0, 0, 'AAAA'],
+        ['a', 0, 0],
+        [0, 0, 0],
+      ],
+    );
+    const back: ParsedDocument[] = [];
+    decodeDocuments(json, back);
+    assert.deepStrictEqual(back, documents);
+    // In two messages: the second starts with every value again.
+    const twice: ParsedDocument[] = [];
+    const ids: (string | undefined)[] = [];
+    decodeDocuments(encodeDocuments(documents, undefined, 0, 2), twice, undefined, undefined, ids);
+    const second = encodeDocuments(documents, undefined, 2, 8);
+    assert.deepEqual((JSON.parse(second) as unknown[][])[0]!.slice(1, 6), ['b', 'r3', 'z', 'w', 'A']);
+    decodeDocuments(second, twice, undefined, undefined, ids);
+    assert.deepStrictEqual(withIdentities({ documents: twice, ids }), documents);
+    assert.deepEqual(ids, [
+      'DNSRecordSet/a/r1',
+      'DNSRecordSet/a/r2',
+      'DNSRecordSet/b/r3',
+      undefined,
+      'DNSRecordSet/b/r5',
+      'DNSRecordSet/b/r6',
+      'DNSRecordSet/a/r7',
+      'DNSRecordSet/a/r8',
+    ]);
   });
 
   test('the verdict on record values crosses with usual record sets only, the documents unchanged', () => {

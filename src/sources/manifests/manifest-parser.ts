@@ -58,6 +58,14 @@ export interface ParsedManifest {
    * the source parses them against the zone's origin, and reports a wrong value at its file and line.
    */
   checked?: readonly boolean[];
+  /**
+   * Per document (by its index in `documents`), the object's id (`Kind/namespace/name`, one flat
+   * string) where `decodeDocuments` made it already (a usual record set): the manifest source keeps
+   * this string as the id (its definitions, the definers, the state) instead of joining its own from
+   * the identity, and the document has no `identity` (the id is its kind and key; one object and a
+   * key string fewer per record set received). Absent or undefined: the document's `identity` says.
+   */
+  ids?: readonly (string | undefined)[];
   /** The file as a whole: unreadable, too large, or YAML errors (then `documents` is empty). */
   fileErrors: ManifestFileError[];
 }
@@ -301,7 +309,8 @@ export type ParserResponse =
  * A parse thread's documents as the JSON text of one message. A record set in the usual shape (the
  * API version, its kind, metadata of a name and a namespace, a spec of a zoneRef by name, a name, a
  * type, perhaps a TTL, and records, named by its own kind and key) goes as the array of its values
- * `[document, namespace, name, zoneRef name, spec name, type, records, ttl?]` instead of the object:
+ * `[document, namespace, name, zoneRef name, spec name, type, records, ttl?]` (its namespace, zone
+ * and type 0 when the usual record set before it in the message has the same: `sameAsBefore`) instead of the object:
  * about a quarter of the text, and `JSON.parse` on the main thread then makes two arrays instead of
  * six objects with their keys (docs/benchmarks.md, seventh round). Every other document goes as it
  * is. `decodeDocuments` gives back objects equal to these, their keys in the same order.
@@ -313,59 +322,112 @@ export function encodeDocuments(
   to = documents.length,
 ): string {
   const out: unknown[] = [];
+  let before: UsualRecordSet | undefined;
   for (let i = from; i < to; i++) {
     const d = documents[i]!;
     // Sent as it is already (`parseManifestFileToSend`), its document's number negated where it holds anywhere.
-    if (Array.isArray(d)) {
+    let usual: UsualRecordSet | undefined;
+    if (Array.isArray(d)) usual = d;
+    else {
+      usual = usualRecordSet(d);
+      // A usual record set whose values hold anywhere (`ParsedManifest.checked`) goes with its
+      // document's number negated (documents count from 1): no byte more.
+      if (usual && checked?.[i] === true) usual[0] = -usual[0];
+    }
+    if (usual === undefined) {
       out.push(d);
       continue;
     }
-    const usual = usualRecordSet(d);
-    // A usual record set whose values hold anywhere (`ParsedManifest.checked`) goes with its
-    // document's number negated (documents count from 1): no byte more.
-    if (usual && checked?.[i] === true) usual[0] = -usual[0];
-    out.push(usual ?? d);
+    out.push(before === undefined ? usual : sameAsBefore(usual, before));
+    before = usual;
   }
   return JSON.stringify(out);
 }
 
 /**
+ * A usual record set's array as it crosses after another one in the same message: its namespace,
+ * zone and type as 0 where they are the one before's (a file's record sets nearly always share
+ * them). `JSON.parse` then reads a number instead of a string it looks up among the strings it
+ * keeps once (a short one), about a sixth of its instructions for the bench's record sets
+ * (docs/benchmarks.md, thirteenth round). A new array: the one sent is not changed.
+ */
+function sameAsBefore(usual: UsualRecordSet, before: UsualRecordSet): unknown[] {
+  const out: unknown[] = [
+    usual[0],
+    usual[1] === before[1] ? 0 : usual[1],
+    usual[2],
+    usual[3] === before[3] ? 0 : usual[3],
+    usual[4],
+    usual[5] === before[5] ? 0 : usual[5],
+    usual[6],
+  ];
+  if (usual.length > 7) out.push(usual[7]);
+  return out;
+}
+
+/**
  * The documents of `encodeDocuments`' text, appended to `into`; with `compact`, whether each is a
  * record set made as the manifest source keeps one (`ParsedManifest.compact`), appended to it; with
- * `checked`, whether its values hold anywhere (`ParsedManifest.checked`), appended to it.
+ * `checked`, whether its values hold anywhere (`ParsedManifest.checked`), appended to it; with
+ * `ids`, the id of each usual record set, made once here (`ParsedManifest.ids`), appended to it, and
+ * such a document comes without its `identity` (the id says it: `DNSRecordSet/namespace/name`).
  */
 export function decodeDocuments(
   json: string,
   into: ParsedDocument[],
   compact?: boolean[],
   checked?: boolean[],
+  ids?: (string | undefined)[],
 ): void {
-  for (const d of JSON.parse(json) as (ParsedDocument | UsualRecordSet)[]) {
+  const documents = JSON.parse(json) as (ParsedDocument | Sent)[];
+  // The namespace, zone and type of the usual record set before (`sameAsBefore`).
+  let namespace = '';
+  let zone = '';
+  let type = '';
+  for (let i = 0; i < documents.length; i++) {
+    const d = documents[i]!;
     if (!Array.isArray(d)) {
       into.push(d);
       compact?.push(false);
       checked?.push(false);
+      ids?.push(undefined);
       continue;
     }
-    const [number, namespace, name, zone, owner, type, records, ttl] = d;
+    const number = d[0];
+    if (d[1] !== 0) namespace = d[1];
+    const name = d[2];
+    if (d[3] !== 0) zone = d[3];
+    if (d[5] !== 0) type = d[5];
+    const ttl = d[7];
     // With a TTL the spec's keys are in the schema's order (`ttl` before `records`), not the source's.
     compact?.push(ttl === undefined);
     checked?.push(number < 0);
-    into.push({
-      document: number < 0 ? -number : number,
-      identity: { kind: 'DNSRecordSet', key: `${namespace}/${name}` },
-      resource: {
-        apiVersion: API_VERSION,
-        kind: 'DNSRecordSet',
-        metadata: { name, namespace },
-        spec:
-          ttl === undefined
-            ? { zoneRef: { name: zone }, name: owner, type, records }
-            : { zoneRef: { name: zone }, name: owner, type, ttl, records },
-      } as Resource,
-    });
+    const document = number < 0 ? -number : number;
+    const resource = {
+      apiVersion: API_VERSION,
+      kind: RECORD_SET,
+      metadata: { name, namespace },
+      spec:
+        ttl === undefined
+          ? { zoneRef: { name: zone }, name: d[4], type, records: d[6] }
+          : { zoneRef: { name: zone }, name: d[4], type, ttl, records: d[6] },
+    } as Resource;
+    if (ids === undefined) {
+      into.push({ document, identity: { kind: RECORD_SET, key: `${namespace}/${name}` }, resource });
+      continue;
+    }
+    // The id the source keeps, joined once (one flat string), stands for the identity, not made.
+    ids.push([RECORD_SET, namespace, name].join('/'));
+    into.push({ document, resource });
   }
 }
+
+const RECORD_SET = 'DNSRecordSet';
+
+/** A usual record set as it crosses: 0 for a namespace, zone or type that is the one before's. */
+type Sent =
+  | [number, string | 0, string, string | 0, string, string | 0, string[]]
+  | [number, string | 0, string, string | 0, string, string | 0, string[], number];
 
 /** The document as an array of its values when it is a record set in the usual shape (see above). */
 function usualRecordSet(d: ParsedDocument): UsualRecordSet | undefined {
@@ -435,6 +497,7 @@ interface Waiting {
   documents: ParsedDocument[];
   compact: boolean[];
   checked: boolean[];
+  ids: (string | undefined)[];
 }
 
 /**
@@ -459,14 +522,15 @@ export class WorkerManifestParser implements ManifestParser {
 
   async parse(file: string, maxBytes: number): Promise<ParsedManifest & { token: number }> {
     const id = ++this.next;
-    const { documents, token, fileErrors, compact, checked } = await this.request<{
+    const { documents, token, fileErrors, compact, checked, ids } = await this.request<{
       documents: ParsedDocument[];
       token: number;
       fileErrors: ManifestFileError[];
       compact: boolean[];
       checked: boolean[];
+      ids: (string | undefined)[];
     }>(id, { type: 'parse', id, file, maxBytes });
-    return { documents, fileErrors, token, compact, checked };
+    return { documents, fileErrors, token, compact, checked, ids };
   }
 
   async locate(token: number, requests: readonly LocateRequest[]): Promise<(number | undefined)[]> {
@@ -499,6 +563,7 @@ export class WorkerManifestParser implements ManifestParser {
         documents: [],
         compact: [],
         checked: [],
+        ids: [],
       });
       worker.postMessage(message);
     });
@@ -516,7 +581,7 @@ export class WorkerManifestParser implements ManifestParser {
       if (!waiting) return;
       switch (m.type) {
         case 'documents':
-          decodeDocuments(m.json, waiting.documents, waiting.compact, waiting.checked);
+          decodeDocuments(m.json, waiting.documents, waiting.compact, waiting.checked, waiting.ids);
           return;
         case 'parsed':
           this.waiting.delete(m.id);
@@ -526,6 +591,7 @@ export class WorkerManifestParser implements ManifestParser {
             fileErrors: m.fileErrors,
             compact: waiting.compact,
             checked: waiting.checked,
+            ids: waiting.ids,
           } as never);
           return;
         case 'located':

@@ -7,7 +7,16 @@ import { setImmediate as turn } from 'node:timers/promises';
 import { KINDS } from '../../api/index.ts';
 import { MemoryStore } from '../../control/memory-store.ts';
 import { FolderHold } from './folder-hold.ts';
-import { LocalManifestParser, type ManifestParser } from './manifest-parser.ts';
+import {
+  DOCUMENTS_PER_MESSAGE,
+  decodeDocuments,
+  encodeDocuments,
+  LocalManifestParser,
+  type LocateRequest,
+  type ManifestParser,
+  type ParsedDocument,
+  parseManifestFileToSend,
+} from './manifest-parser.ts';
 import { ManifestSource } from './manifest-source.ts';
 import { StateStore } from './state-file.ts';
 
@@ -50,6 +59,50 @@ const holdingAt = (name: string, ready: () => boolean, then: () => unknown): Man
     close: () => inner.close(),
   };
 };
+
+/**
+ * The parse on this thread as a parse thread sends it and the main thread receives it: usual record
+ * sets as arrays of values, in messages of `DOCUMENTS_PER_MESSAGE` (`encodeDocuments`), decoded with
+ * their ids and made in the source's shape (`decodeDocuments`: `compact`, `checked`, `ids`).
+ */
+class WireParser implements ManifestParser {
+  private next = 0;
+  private readonly held = new Map<number, (requests: readonly LocateRequest[]) => (number | undefined)[]>();
+
+  async parse(file: string, maxBytes: number) {
+    const { parsed, locate } = await parseManifestFileToSend(file, maxBytes);
+    const documents: ParsedDocument[] = [];
+    const compact: boolean[] = [];
+    const checked: boolean[] = [];
+    const ids: (string | undefined)[] = [];
+    const n = parsed.documents.length;
+    for (let i = 0; i < n; i += DOCUMENTS_PER_MESSAGE) {
+      const json = encodeDocuments(
+        parsed.documents,
+        parsed.checked,
+        i,
+        Math.min(i + DOCUMENTS_PER_MESSAGE, n),
+      );
+      decodeDocuments(json, documents, compact, checked, ids);
+    }
+    const token = ++this.next;
+    if (locate) this.held.set(token, locate);
+    return { documents, compact, checked, ids, fileErrors: parsed.fileErrors, token };
+  }
+
+  async locate(token: number, requests: readonly LocateRequest[]) {
+    const locate = this.held.get(token);
+    return locate ? locate(requests) : requests.map(() => undefined);
+  }
+
+  release(token: number): void {
+    this.held.delete(token);
+  }
+
+  async close(): Promise<void> {
+    this.held.clear();
+  }
+}
 
 /** A domain long enough that a relative name of two full labels under it is too long (RFC 1035 §2.3.4). */
 const LONG = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.org`;
@@ -95,13 +148,15 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       batch: boolean;
       probe: string;
       last: string;
+      /** Documents received as from a parse thread (`WireParser`). */
+      wire?: boolean;
       /** Called with each file as its parse is asked for; may change the file or throw. */
       during?: (file: string) => Promise<void>;
     },
     files: Record<string, string>,
   ): Promise<Run> => {
     await write(files);
-    const inner = new LocalManifestParser();
+    const inner = options.wire ? new WireParser() : new LocalManifestParser();
     const run: Run = {
       asked: [],
       parsed: [],
@@ -185,6 +240,11 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
     assert.equal(batch.earlyBeforeLast, false, 'the batch path takes nothing before the last parse');
     assert.deepEqual(batch.appliedBeforeLast, { store: 0, state: 0 }, 'nor applies anything');
     assert.deepEqual(early.snapshot(), batch.snapshot());
+    // The same with the documents as a parse thread sends them (ids made on receipt, record sets in
+    // the source's shape), taken early.
+    const wired = await load({ ...options, batch: false, wire: true, during: options.during?.() }, files);
+    assert.deepEqual(wired.snapshot(), batch.snapshot());
+    assert.equal(wired.earlyBeforeLast, early.earlyBeforeLast);
     return { batch, early };
   };
 

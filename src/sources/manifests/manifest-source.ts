@@ -695,13 +695,29 @@ export class ManifestSource {
   private applyEarly(file: string, fileState: FileState): void {
     const early = this.early!;
     const { store, state } = this.options;
+    const count = this.definers.size - early.seen;
+    const { definitions } = fileState;
+    // Every object the file defines is new (nearly every file): they are the definers' next ids in
+    // the file's order, and its definitions are walked instead of looked up one by one.
+    const whole = count === definitions.size;
     const ids: string[] = [];
-    while (early.seen < this.definers.size) {
-      ids.push(early.ids.next().value as string);
-      early.seen++;
+    const values: Definition[] = [];
+    if (whole) {
+      for (const [id, value] of definitions.entries()) {
+        ids.push(id);
+        values.push(value as Definition);
+      }
     }
+    for (let i = 0; i < count; i++) {
+      const id = early.ids.next().value as string;
+      if (!whole) {
+        ids.push(id);
+        values.push(definitions.get(id) as Definition);
+      }
+    }
+    early.seen += count;
     for (const id of ids) {
-      if (!(KINDS as readonly string[]).includes(splitId(id).kind)) {
+      if (!isNativeId(id)) {
         early.on = false;
         return;
       }
@@ -710,9 +726,9 @@ export class ManifestSource {
     early.now ??= this.options.now().toISOString();
     const created = early.now;
     const relative = this.relative(file);
-    for (const id of ids) {
-      const definition = fileState.definitions.get(id) as Definition;
-      let accepted = definition.resource as Resource;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      let accepted = values[i]!.resource as Resource;
       const held = store.apply(accepted, created, undefined);
       if (held && held.spec !== accepted.spec) accepted = { ...accepted, spec: held.spec } as Resource;
       const applied =
@@ -931,35 +947,39 @@ export class ManifestSource {
     const problems: ManifestProblem[] = [...fileProblems];
     /** Problems found here, after parsing: their lines are asked of the parser in one go. */
     const unlocated: { problem: ManifestProblem; request: LocateRequest }[] = [];
-    const { documents, compact, checked } = parsed;
+    const { documents, compact, checked, ids } = parsed;
+    const shared = new SharedRuns(this.interner, this.zoneRefs);
     for (let index = 0; index < documents.length; index++) {
       const doc = documents[index]!;
       const turn = pace();
       if (turn !== undefined) await turn;
-      const identity = ours(doc.identity, this.options.frontDoors);
+      // A record set's id as the message brought it (`ParsedManifest.ids`, a kind of ours), its
+      // identity made from it only to name the object in a problem.
+      const made = ids?.[index];
+      const identity = made !== undefined ? undefined : ours(doc.identity, this.options.frontDoors);
       // Joined, not concatenated: the id is kept (definitions, definers, state) as one flat string
       // rather than a concatenation node and its flattened copy.
-      const id = identity ? [identity.kind, identity.key].join('/') : undefined;
-      // Problems name the object (made only for a document that has some).
-      const docProblems: ManifestProblem[] = [];
+      const id = made ?? (identity ? [identity.kind, identity.key].join('/') : undefined);
+      // Problems name the object (made only for a document that has some; the list too).
+      let docProblems: ManifestProblem[] | undefined;
       // One the parse thread's message made in its usual shape already is not made again; its zoneRef
       // by name is still the zone's shared one.
       const usual = compact?.[index] === true;
-      if (doc.resource) shareStrings(doc.resource, this.interner, usual);
+      if (usual) shared.take(doc.resource as DNSRecordSet);
+      else if (doc.resource) shareStrings(doc.resource, this.interner);
       const resource =
-        (doc.resource &&
-          (usual
-            ? sharedZoneRef(doc.resource, this.zoneRefs)
-            : compactRecordSet(doc.resource, this.zoneRefs))) ??
+        (doc.resource && (usual ? doc.resource : compactRecordSet(doc.resource, this.zoneRefs))) ??
         doc.foreign?.object;
       if (!resource) {
+        docProblems = [];
         for (const p of doc.problems ?? [])
-          docProblems.push(placed(file, doc.document, p, p.line, this.objectName(identity)));
+          docProblems.push(placed(file, doc.document, p, p.line, this.objectName(identity, made)));
       } else if (checked?.[index] !== true) {
         // A record set whose values the parse thread found valid in any zone is not parsed here:
         // its zone's model parses them once, when it builds.
         for (const p of this.checkFurther(resource, id!, originOf)) {
-          const problem = placed(file, doc.document, p, undefined, this.objectName(identity));
+          const problem = placed(file, doc.document, p, undefined, this.objectName(identity, made));
+          docProblems ??= [];
           docProblems.push(problem);
           unlocated.push({
             problem,
@@ -967,7 +987,7 @@ export class ManifestSource {
           });
         }
       }
-      if (docProblems.length > 0) {
+      if (docProblems !== undefined && docProblems.length > 0) {
         problems.push(...docProblems);
         if (id) getOrInsert(invalid, id, () => []).push(...docProblems);
         else keepAll = true;
@@ -978,7 +998,7 @@ export class ManifestSource {
         const problem: ManifestProblem = {
           file,
           document: doc.document,
-          object: this.objectName(identity)!,
+          object: this.objectName(identity, made)!,
           code: 'DUPLICATE',
           message: `defined twice in this file (first in document ${documentOf(definitions.get(id!))}); the first is used, remove one`,
         };
@@ -1015,7 +1035,12 @@ export class ManifestSource {
   }
 
   /** `Kind namespace/name`; a front door's objects by their own kind (the door's id keeps them apart inside). */
-  private objectName(identity: { kind: string; key: string } | undefined): string | undefined {
+  private objectName(
+    identity: { kind: string; key: string } | undefined,
+    /** The id that stands for the identity (`ParsedManifest.ids`), if it came so. */
+    id?: string,
+  ): string | undefined {
+    if (!identity && id !== undefined) identity = splitId(id);
     if (!identity) return undefined;
     return `${this.options.frontDoors.get(identity.kind)?.kind ?? identity.kind} ${identity.key}`;
   }
@@ -1105,10 +1130,10 @@ export class ManifestSource {
     // A state that holds no object now gains only the ones applied here, each once (`touched` is a
     // set): none of them is remembered, and the state is not asked (a lookup per object that missed).
     // Objects applied early (`applyEarly`) are `touched`'s first ones, the only ones the state holds.
-    const applied = early?.count ?? 0;
-    const stateHeldNone = applied > 0 || state.objectIds().next().done === true;
-    const now = (applied > 0 ? early?.now : undefined) ?? this.options.now().toISOString();
-    const { touched, keep, winnerFiles, winnerDefinitions } = this.holdRemovals(touchedNow, applied);
+    const appliedEarly = early?.count ?? 0;
+    const stateHeldNone = appliedEarly > 0 || state.objectIds().next().done === true;
+    const now = (appliedEarly > 0 ? early?.now : undefined) ?? this.options.now().toISOString();
+    const { touched, keep, winnerFiles, winnerDefinitions } = this.holdRemovals(touchedNow, appliedEarly);
     // Which files define each object goes into its state entry as it is stored (`touched` comes in
     // the definers' order on a first load).
     const settle = this.definers.settleInOrder();
@@ -1121,28 +1146,32 @@ export class ManifestSource {
     let lastForeign = false;
     // Those applied early: their winning definitions become the state's version, which files define
     // them goes into their entries, in their order (what the loop below does once each is stored).
-    const runs = early?.runs ?? [];
-    let run = 0;
-    let left = runs[0]?.count ?? 0;
     const ids = touched[Symbol.iterator]();
-    while (index < applied) {
-      const id = ids.next().value as string;
-      while (left === 0) left = runs[++run]!.count;
-      left--;
-      const definitions = this.files.get(runs[run]!.file)?.definitions;
-      const definition = definitions?.get(id);
-      if (definitions && definition !== undefined && typeof definition !== 'number')
-        definitions.set(id, definition.document ?? -1);
-      settle(id);
-      index++;
+    for (const { file, count } of early?.runs ?? []) {
+      const definitions = this.files.get(file)?.definitions;
+      // A file whose every object it applied (nearly every file): each definition is the state's
+      // version now, set in one walk of the file's definitions (`served`) instead of one by one.
+      const whole = definitions !== undefined && definitions.size === count;
+      if (whole) definitions.served(servedDocument);
+      for (let i = 0; i < count; i++) {
+        const id = ids.next().value as string;
+        if (!whole) {
+          const definition = definitions?.get(id);
+          if (definitions && definition !== undefined && typeof definition !== 'number')
+            definitions.set(id, definition.document ?? -1);
+        }
+        settle(id);
+      }
+      index += count;
     }
     for (const id of { [Symbol.iterator]: () => ids }) {
-      // The change safety looked up the first ids' winners already (`touched` starts with them).
+      // The change safety looked up the winners of the ids after those applied early already
+      // (`touched` starts with them).
       let file: string | undefined;
       let definition: Definition | Served | undefined;
-      if (index < winnerFiles.length) {
-        file = winnerFiles[index];
-        definition = winnerDefinitions[index];
+      if (index - appliedEarly < winnerFiles.length) {
+        file = winnerFiles[index - appliedEarly];
+        definition = winnerDefinitions[index - appliedEarly];
       } else {
         file = this.winnerFile(id);
         definition = file === undefined ? undefined : this.files.get(file)?.definitions.get(id);
@@ -1243,7 +1272,10 @@ export class ManifestSource {
   ): {
     touched: Touched;
     keep: ReadonlySet<string>;
-    /** The winning file of each of `touched`'s first ids, in its order (as `winnerFile` gives it). */
+    /**
+     * The winning file of each of `touched`'s first ids after the `appliedEarly` ones, in its order
+     * (as `winnerFile` gives it).
+     */
     winnerFiles: readonly (string | undefined)[];
     /** The winning file's definition of each of those ids (undefined with no winning file). */
     winnerDefinitions: readonly (Definition | Served | undefined)[];
@@ -1259,7 +1291,16 @@ export class ManifestSource {
     let lastDefinitions: FileDefinitions<Definition> | undefined;
     // A first load's objects come in the order they were defined (`touched` is filled so).
     const firstOf = this.definers.firstInOrder();
+    // Those applied early are defined by the file that applied them, the first to define them in
+    // path order (`appliesEarly`), with a definition of their own there: none is a removal, and
+    // `apply` does not need their winners (a lookup in the file's definitions each).
+    let skip = appliedEarly;
     for (const id of touched) {
+      if (skip > 0) {
+        skip--;
+        firstOf(id);
+        continue;
+      }
       const first = firstOf(id);
       if (first !== lastFile) {
         lastFile = first;
@@ -1564,6 +1605,11 @@ function documentOf(definition: Definition | Served | undefined): number | undef
   return definition?.document;
 }
 
+/** A winning definition as the state's version (`Served`): its document, -1 when unknown. */
+function servedDocument(definition: Definition | Served): Served {
+  return typeof definition === 'number' ? definition : (definition.document ?? -1);
+}
+
 /** The file's stamp now; undefined when it is gone. */
 async function stampOf(file: string): Promise<FileStamp | undefined> {
   try {
@@ -1572,6 +1618,14 @@ async function stampOf(file: string): Promise<FileStamp | undefined> {
   } catch {
     return undefined;
   }
+}
+
+/** Whether the id is of a native kind (`splitId(id).kind` one of `KINDS`), nothing made to tell. */
+function isNativeId(id: string): boolean {
+  for (const kind of KINDS)
+    if (id.length > kind.length && id.charCodeAt(kind.length) === 47 /* / */ && id.startsWith(kind))
+      return true;
+  return false;
 }
 
 /** `Kind/key` apart: a native kind, or a front door's id. */
@@ -1586,16 +1640,8 @@ function splitId(id: string): { kind: string; key: string } {
  * its own copy of its API version, kind, namespace and, for a record set, its zone's name and its
  * type (about 120 bytes of heap per record set; docs/benchmarks.md, memory budget).
  */
-function shareStrings(resource: Resource, interner: Interner, usual: boolean): void {
+function shareStrings(resource: Resource, interner: Interner): void {
   const meta = resource.metadata;
-  if (usual) {
-    // A record set `decodeDocuments` made (`ParsedManifest.compact`): its API version and kind are
-    // its constants already, and its zoneRef is replaced by the zone's shared one (`sharedZoneRef`).
-    if (meta.namespace !== undefined) meta.namespace = interner.get(meta.namespace);
-    const spec = (resource as DNSRecordSet).spec;
-    spec.type = interner.get(spec.type) as typeof spec.type;
-    return;
-  }
   resource.apiVersion = interner.get(resource.apiVersion) as typeof resource.apiVersion;
   resource.kind = interner.get(resource.kind) as typeof resource.kind;
   if (meta.namespace !== undefined) meta.namespace = interner.get(meta.namespace);
@@ -1629,13 +1675,49 @@ function compactRecordSet(resource: Resource, zoneRefs: NameRefInterner): Resour
 }
 
 /**
- * A record set the parse thread made in the usual shape (`ParsedManifest.compact`): its zoneRef by
- * name becomes the frozen one of `zoneRefs` every record set naming that zone shares.
+ * `shareStrings` for the record sets a parse thread's message made in the usual shape
+ * (`ParsedManifest.compact`): its API version and kind are its constants already; its namespace and
+ * type become the interner's copies, and its zoneRef by name the frozen one of `zoneRefs` every
+ * record set naming that zone shares. A file's record sets nearly always share them, and a message
+ * brings each as one string while it stays the same (`decodeDocuments`): the last ones are kept
+ * here, and the interners asked only when one changes.
  */
-function sharedZoneRef(resource: Resource, zoneRefs: NameRefInterner): Resource {
-  if (resource.kind === 'DNSRecordSet' && resource.spec.zoneRef !== undefined)
-    resource.spec.zoneRef = zoneRefs.get(resource.spec.zoneRef.name);
-  return resource;
+class SharedRuns {
+  private readonly interner: Interner;
+  private readonly zoneRefs: NameRefInterner;
+  private namespace: string | undefined;
+  private sharedNamespace: string | undefined;
+  private type = '';
+  private sharedType = '';
+  private zone = '';
+  private ref: Readonly<{ name: string }> | undefined;
+
+  constructor(interner: Interner, zoneRefs: NameRefInterner) {
+    this.interner = interner;
+    this.zoneRefs = zoneRefs;
+  }
+
+  take(resource: DNSRecordSet): void {
+    const meta = resource.metadata;
+    if (meta.namespace !== this.namespace) {
+      this.namespace = meta.namespace;
+      this.sharedNamespace = this.interner.get(meta.namespace);
+    }
+    if (meta.namespace !== undefined) meta.namespace = this.sharedNamespace;
+    const spec = resource.spec;
+    if (spec.type !== this.type || this.sharedType === '') {
+      this.type = spec.type;
+      this.sharedType = this.interner.get(spec.type);
+    }
+    spec.type = this.sharedType as typeof spec.type;
+    const zoneRef = spec.zoneRef;
+    if (zoneRef === undefined) return;
+    if (zoneRef.name !== this.zone || this.ref === undefined) {
+      this.zone = zoneRef.name;
+      this.ref = this.zoneRefs.get(zoneRef.name);
+    }
+    spec.zoneRef = this.ref;
+  }
 }
 
 const TOP = ['apiVersion', 'kind', 'metadata', 'spec'];
