@@ -164,9 +164,9 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
    * it (an object being deleted, without `restoreDeleting`).
    */
   apply(desired: Resource, creationTimestamp?: string, generation?: number): Resource | undefined {
-    return this.put(this.objects, desired.kind, desired, creationTimestamp, generation, (key, object) =>
-      this.emit({ type: 'upsert', kind: desired.kind, key, object: object as Resource }),
-    ) as Resource | undefined;
+    return this.put(this.objects, desired.kind, desired, creationTimestamp, generation, undefined) as
+      | Resource
+      | undefined;
   }
 
   /** The store's counters of uids and resource versions (`rewind`). */
@@ -261,9 +261,9 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     creationTimestamp?: string,
     generation?: number,
   ): ForeignObject | undefined {
-    return this.put(this.foreign, door, desired, creationTimestamp, generation, (key, object) =>
-      this.emitForeign({ type: 'upsert', door, key, object: object as ForeignObject }),
-    ) as ForeignObject | undefined;
+    return this.put(this.foreign, door, desired, creationTimestamp, generation, door) as
+      | ForeignObject
+      | undefined;
   }
 
   removeForeign(door: string, key: ResourceKey): void {
@@ -329,10 +329,11 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     desired: Stored,
     creationTimestamp: string | undefined,
     generation: number | undefined,
-    emit: (key: ResourceKey, object: Stored) => void,
+    door: string | undefined,
   ): Stored | undefined {
     const key = resourceKey(desired.metadata);
-    const byKey = getOrInsert(objects, kind, () => new Map());
+    // No closure per call (an upsert's emitter, a map's maker): a first load puts a million objects.
+    const byKey = objects.get(kind) ?? this.byKeyFor(objects, kind);
     const existing = byKey.get(key);
     // Being deleted: a re-create waits for it to go, unless the store restores such objects.
     const restored = existing?.metadata.deletionTimestamp !== undefined;
@@ -365,7 +366,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
         desired.spec,
       );
       byKey.set(key, object);
-      emit(key, object);
+      this.upserted(door, kind, key, object);
       return object;
     }
     const metadata = storeMeta(
@@ -392,8 +393,22 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
       ...(existing?.status ? { status: existing.status } : {}),
     });
     byKey.set(key, object);
-    emit(key, object);
+    this.upserted(door, kind, key, object);
     return object;
+  }
+
+  /** A new map for `kind`'s objects in `objects`. */
+  private byKeyFor(objects: Map<string, ByKey>, kind: string): ByKey {
+    const byKey = new Map<ResourceKey, Stored>();
+    objects.set(kind, byKey);
+    return byKey;
+  }
+
+  /** The upsert event of `put`: of the store's own kinds, or with `door`, of that front door's. */
+  private upserted(door: string | undefined, kind: string, key: ResourceKey, object: Stored): void {
+    if (door === undefined)
+      this.emit({ type: 'upsert', kind: kind as Kind, key, object: object as Resource });
+    else this.emitForeign({ type: 'upsert', door, key, object: object as ForeignObject });
   }
 
   private delete(

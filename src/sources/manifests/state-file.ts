@@ -392,12 +392,13 @@ export class StateStore implements SerialStore {
       existing.takeVersion(entry);
       return;
     }
-    entry.tag = existing?.tag;
+    if (existing !== undefined) entry.tag = existing.tag;
     this.keepBefore(id);
     this.walk = undefined;
     if (this.objects.size === 0) this.walkArmed = true;
     this.objects.set(id, entry);
-    this.setNote(id, object.note);
+    // No note to forget when none is kept (a first load's million puts): no lookup for nothing.
+    if (object.note !== undefined || this.notes.size > 0) this.setNote(id, object.note);
     // Nothing written (no folder, or read-only): no line made for nothing.
     if (this.defers() || !this.persistent || this.options.readOnly) return;
     this.append(putLine(id, object));
@@ -1274,19 +1275,28 @@ function toEntry(
   return new Entry(o.created, o.file, generation, usual ? r.spec : undefined, usual ? undefined : r);
 }
 
-const USUAL_TOP = new Set(['apiVersion', 'kind', 'metadata', 'spec']);
+/**
+ * An object's own keys `rebuild` makes. Compared with each constant, not looked up in a set: a key
+ * read by `Object.keys` and a constant are the same internalized string, so each test is one compare
+ * (a first load tests a million objects' six keys).
+ */
+function isUsualTop(key: string): boolean {
+  return key === 'apiVersion' || key === 'kind' || key === 'metadata' || key === 'spec';
+}
 /** A manifest's metadata fields that `rebuild` gives back (or the store sets itself). */
-const REBUILT_META = new Set(['name', 'namespace', 'generation', 'creationTimestamp']);
+function isRebuiltMeta(key: string): boolean {
+  return key === 'name' || key === 'namespace' || key === 'generation' || key === 'creationTimestamp';
+}
 
 /** Whether `rebuild(id, r.spec)` gives `r` back, but for its metadata's generation and creation time. */
 function usualShape(id: string, r: Resource): boolean {
   if (r.apiVersion !== API_VERSION || !(KINDS as readonly string[]).includes(r.kind)) return false;
   if (typeof r.spec !== 'object' || r.spec === null) return false;
-  for (const key of Object.keys(r)) if (!USUAL_TOP.has(key)) return false;
+  for (const key of Object.keys(r)) if (!isUsualTop(key)) return false;
   const m = r.metadata;
   if (typeof m !== 'object' || m === null || typeof m.name !== 'string') return false;
   if (m.namespace !== undefined && (typeof m.namespace !== 'string' || m.namespace === '')) return false;
-  for (const key of Object.keys(m)) if (!REBUILT_META.has(key)) return false;
+  for (const key of Object.keys(m)) if (!isRebuiltMeta(key)) return false;
   return isIdOf(id, r.kind, m.namespace, m.name);
 }
 
