@@ -5,6 +5,7 @@ import type { RecordTypeName } from '../dns/rrtype.ts';
 import {
   ownerDigest,
   ownerDigestBytes,
+  rrsetDigest,
   zoneContentHash,
   zoneDigest,
   zoneDigestOfBytes,
@@ -65,5 +66,55 @@ describe('content hash', () => {
     const octets = Buffer.concat(digests.map((d) => Buffer.from(d, 'latin1')));
     assert.equal(zoneDigestOfBytes(soa, octets), zoneDigest(soa, digests));
     assert.equal(zoneDigest(soa, digests), zoneContentHash(soa, zone));
+  });
+  test('a name of one RRset hashed by its parts hashes what ownerDigest of that RRset does', () => {
+    const steered: RRset = {
+      ...rrset('lb.example.com.', 'A', 60, ['192.0.2.7', '192.0.2.8']),
+      steering: {
+        policy: 'Weighted',
+        candidates: ['192.0.2.7', '192.0.2.8'],
+        weights: [3, 1],
+        whenAllDown: 'All',
+      } as RRset['steering'],
+    };
+    const one = rrset('Mail.example.com.', 'MX', 60, ['10 mx.example.net.']);
+    const lone = { ...rrset('lb.example.com.', 'A', 60, ['192.0.2.7']), steering: steered.steering };
+    for (const [key, r] of [
+      ['mail.example.com.', one],
+      ['www.example.com.', zone[0]!],
+      ['lb.example.com.', steered],
+      ['lb.example.com.', lone],
+      ['example.com.', rrset('example.com.', 'TXT', 300, ['b', 'a', 'a b', '"c" "d"'])],
+    ] as const)
+      assert.equal(rrsetDigest(key, r.ttl, r.type, r.rdata, r.steering), ownerDigest([r], key), key);
+  });
+
+  test('the zone hash of digests gathered after room for the SOA is the one of the digests alone', () => {
+    const digests = [ownerDigest(zone.slice(2, 3)), ownerDigest(zone.slice(1, 2))];
+    const octets = Buffer.concat(digests.map((d) => Buffer.from(d, 'latin1')));
+    const rooms: number[] = [];
+    const gathered = zoneDigestOfBytes(soa, (room) => {
+      rooms.push(room);
+      const out = new Uint8Array(room + octets.length);
+      out.set(octets, room);
+      return out;
+    });
+    assert.equal(gathered, zoneDigest(soa, digests));
+    assert.equal(rooms.length, 1);
+    assert.equal(rooms[0]! % 4, 0);
+    // A SOA whose text is not a multiple of four octets long, and one with a name beyond ASCII.
+    for (const other of [
+      { ...soa, retry: 6000 },
+      { ...soa, retry: 60 },
+      { ...soa, rname: 'h\x0195\x0e9.example.com.' },
+    ])
+      assert.equal(
+        zoneDigestOfBytes(other, (room) => {
+          const out = new Uint8Array(room + octets.length);
+          out.set(octets, room);
+          return out;
+        }),
+        zoneDigest(other, digests),
+      );
   });
 });

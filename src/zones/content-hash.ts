@@ -1,6 +1,7 @@
-import { createHash, hash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { canonicalSortKey, nameKey } from '../dns/name.ts';
-import { printRdata } from '../dns/rdata.ts';
+import { printRdata, type Rdata } from '../dns/rdata.ts';
+import { shortSort } from '../util/short-sort.ts';
 import type { RRset } from './rrset.ts';
 import type { SoaFields } from './soa.ts';
 
@@ -46,6 +47,23 @@ export function ownerDigest(rrsets: Iterable<HashedRRset>, ownerKey?: string): s
   return hash('sha256', ownerText(rrsets, ownerKey), 'binary');
 }
 
+/**
+ * `ownerDigest` of a name that publishes one RRset, given by its parts (`ownerKey` the owner's
+ * `nameKey`): the same text hashed, without an RRset object and a list of one made per name to
+ * hash (most names of a zone publish one RRset, and a first start hashes every name).
+ */
+export function rrsetDigest(
+  ownerKey: string,
+  ttl: number,
+  type: RRset['type'],
+  rdata: Rdata[],
+  steering: RRset['steering'] | undefined,
+): string {
+  if (rdata.length === 1 && steering === undefined)
+    return hash('sha256', `${ownerKey} ${ttl} ${type} ${printRdata(rdata[0]!)}`, 'binary');
+  return ownerDigest([{ owner: ownerKey, ttl, type, rdata, ...(steering ? { steering } : {}) }], ownerKey);
+}
+
 /** The same SHA-256 as `ownerDigest`, as its 32 octets. */
 export function ownerDigestBytes(rrsets: Iterable<HashedRRset>): Buffer {
   return hash('sha256', ownerText(rrsets), 'buffer');
@@ -86,7 +104,12 @@ function ownerText(rrsets: Iterable<HashedRRset>, ownerKey?: string): string {
     const b = lines[1]!;
     return b < a ? `${b}\n${a}` : `${a}\n${b}`;
   }
-  return lines.sort().join('\n');
+  return shortSort(lines, byCodeUnits).join('\n');
+}
+
+/** The order `sort()` gives strings (by UTF-16 code units, as `<` compares them). */
+function byCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** The zone hash from the SOA and the owner digests in canonical name order. */
@@ -97,11 +120,29 @@ export function zoneDigest(soa: SoaFields, ownerDigests: readonly string[]): str
 /**
  * The zone hash from the SOA and the owner digests' octets, concatenated in canonical name order:
  * the same value as `zoneDigest` of the digests as latin1 strings (one octet per character).
+ * `ownerDigests` may be a function giving them after `headRoom` octets left free (a multiple of
+ * four): the text of the SOA is written into that room and the whole hashed by one call of the
+ * one-shot `hash`, the same octets as a `Hash` given the text and then the digests (one `Hash`
+ * object and three calls into it per zone, made for every zone on a first start).
  */
-export function zoneDigestOfBytes(soa: SoaFields, ownerDigests: Uint8Array): string {
+export function zoneDigestOfBytes(
+  soa: SoaFields,
+  ownerDigests: Uint8Array | ((headRoom: number) => Uint8Array),
+): string {
   const head = `SOA ${soa.ttl} ${nameKey(soa.mname)} ${nameKey(soa.rname)} ${soa.refresh} ${soa.retry} ${soa.expire} ${soa.minimum}\n`;
-  const hash = createHash('sha256');
-  hash.update(head);
-  hash.update(ownerDigests);
-  return hash.digest('hex');
+  // UTF-8, as `Hash.update` encodes a string.
+  const length = Buffer.byteLength(head, 'utf8');
+  const room = (length + 3) & ~3;
+  let bytes: Uint8Array;
+  if (typeof ownerDigests === 'function') bytes = ownerDigests(room);
+  else {
+    bytes = new Uint8Array(room + ownerDigests.length);
+    bytes.set(ownerDigests, room);
+  }
+  const start = room - length;
+  const text = start === 0 ? bytes : bytes.subarray(start);
+  utf8.encodeInto(head, text);
+  return hash('sha256', text, 'hex');
 }
+
+const utf8 = new TextEncoder();

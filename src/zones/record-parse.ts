@@ -13,7 +13,7 @@ export type ParsedRecords =
   | { ok: false; message: string; index: number };
 
 /** A cached parse: the records themselves when they parsed, what is wrong with them otherwise. */
-type Kept = Rdata[] | { readonly message: string; readonly index: number };
+export type Kept = Rdata[] | { readonly message: string; readonly index: number };
 
 /**
  * Parsed results per zone origin and spec object. Specs are never mutated (a change is a new
@@ -39,13 +39,21 @@ export const MAX_CACHED_ORIGINS = 65_536;
  * a duplicate entry is rejected too, since an RRset holds each record once (RFC 2181 §5).
  */
 export function parseRecordSetRecords(rs: DNSRecordSet, origin: Name): ParsedRecords {
+  const kept = keptRecords(rs, origin);
+  return Array.isArray(kept)
+    ? { ok: true, rdata: kept }
+    : { ok: false, message: kept.message, index: kept.index };
+}
+
+/**
+ * `parseRecordSetRecords` as the cache keeps it: the records when they parsed, else what is wrong
+ * with them (no result object around the list: a zone's model reads one per record set it takes).
+ */
+export function keptRecords(rs: DNSRecordSet, origin: Name): Kept {
   let cache = byOrigin.get(origin);
   const hit = cache?.get(rs.spec);
-  if (hit !== undefined)
-    return Array.isArray(hit)
-      ? { ok: true, rdata: hit }
-      : { ok: false, message: hit.message, index: hit.index };
-  const result = parseUncached(rs, origin);
+  if (hit !== undefined) return hit;
+  const result = parseValues(rs.spec.type, rs.spec.records, origin);
   if (cache === undefined) {
     if (byOrigin.size >= MAX_CACHED_ORIGINS) {
       // A Map iterates in insertion order: its first key is the origin cached longest ago.
@@ -55,7 +63,7 @@ export function parseRecordSetRecords(rs: DNSRecordSet, origin: Name): ParsedRec
     cache = new WeakMap();
     byOrigin.set(origin, cache);
   }
-  cache.set(rs.spec, result.ok ? result.rdata : { message: result.message, index: result.index });
+  cache.set(rs.spec, result);
   return result;
 }
 
@@ -64,22 +72,14 @@ export function cachedOrigins(): number {
   return byOrigin.size;
 }
 
-function parseUncached(rs: DNSRecordSet, origin: Name): ParsedRecords {
-  return parseValues(rs.spec.type, rs.spec.records, origin);
-}
-
-function parseValues(
-  type: DNSRecordSet['spec']['type'],
-  records: readonly string[],
-  origin: Name,
-): ParsedRecords {
+function parseValues(type: DNSRecordSet['spec']['type'], records: readonly string[], origin: Name): Kept {
   // One value (most record sets): nothing to compare it with, so no canonical text and no map. Not
   // for TXT: printing its canonical text reads its strings, which the parse builds a piece at a time,
   // and so leaves them flat; unprinted, each string kept is a chain of pieces (about 810 bytes per
   // one-string record set instead of 345).
   if (records.length === 1 && type !== 'TXT') {
     try {
-      return { ok: true, rdata: [parseRdata(type, records[0]!, origin)] };
+      return [parseRdata(type, records[0]!, origin)];
     } catch (e) {
       return badValue(0, records[0]!, e);
     }
@@ -99,7 +99,6 @@ function parseValues(
     const first = seen.get(identity);
     if (first !== undefined) {
       return {
-        ok: false,
         message: `spec.records[${i}] ${JSON.stringify(text)} repeats spec.records[${first}]; an RRset holds each record once (RFC 2181 §5), remove the duplicate`,
         index: i,
       };
@@ -109,12 +108,12 @@ function parseValues(
   }
   // A copy of exactly the records: an array grown by push keeps room for more for as long as the
   // zone serves it (128 bytes for a one-record set).
-  return { ok: true, rdata: rdata.slice() };
+  return rdata.slice();
 }
 
-function badValue(i: number, text: string, e: unknown): ParsedRecords {
+function badValue(i: number, text: string, e: unknown): Kept {
   const detail = e instanceof DnsError || e instanceof Error ? e.message : String(e);
-  return { ok: false, message: `spec.records[${i}] ${JSON.stringify(text)}: ${detail}`, index: i };
+  return { message: `spec.records[${i}] ${JSON.stringify(text)}: ${detail}`, index: i };
 }
 
 /**
@@ -133,7 +132,7 @@ const WITHOUT_NAMES: ReadonlySet<string> = new Set(['A', 'AAAA', 'TXT', 'CAA', '
 export function valuesValidAnywhere(type: string, records: readonly unknown[]): boolean {
   if (!WITHOUT_NAMES.has(type) || records.length === 0) return false;
   for (const r of records) if (typeof r !== 'string') return false;
-  return parseValues(type as DNSRecordSet['spec']['type'], records as string[], '.').ok;
+  return Array.isArray(parseValues(type as DNSRecordSet['spec']['type'], records as string[], '.'));
 }
 
 /**

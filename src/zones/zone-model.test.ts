@@ -656,6 +656,25 @@ describe('DigestSlots: a digest given as a latin1 string', () => {
   });
 });
 
+describe('DigestSlots: room reserved at once, digests gathered after room left free', () => {
+  test('keeps the digests taken before, grows past the room, gathers in the order given', () => {
+    const slots = new DigestSlots();
+    const digest = (i: number) => Uint8Array.from({ length: 32 }, (_, j) => (i * 13 + j * 7) & 0xff);
+    for (let i = 0; i < 3; i++) slots.take(digest(i));
+    slots.reserve(10);
+    slots.reserve(2);
+    for (let i = 3; i < 25; i++) assert.equal(slots.take(digest(i)), i);
+    for (let i = 0; i < 25; i++) assert.deepEqual(slots.at(i), digest(i));
+    const order = Int32Array.from([24, 0, 7]);
+    const plain = slots.gather(order);
+    const after = slots.gather(order, 8);
+    assert.equal(after.length, 8 + 96);
+    assert.deepEqual(after.subarray(0, 8), new Uint8Array(8));
+    assert.deepEqual(after.subarray(8), plain);
+    assert.deepEqual(plain.subarray(32, 64), digest(0));
+  });
+});
+
 describe('sortNameKeys', () => {
   test('sorts as compareNameKeys does: plain names, labels that are prefixes, wildcards, the root, escapes', () => {
     const random = prng(19);
