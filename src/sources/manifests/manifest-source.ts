@@ -454,6 +454,8 @@ export class ManifestSource {
     // after the last parse, as on any other reload.
     const early = fresh && this.settling.size === 0 ? new EarlyReads() : undefined;
     let earlyOrigins: ((rs: DNSRecordSet) => Name) | undefined;
+    /** Files taken early whose problems still want lines, parsed again after the last parse. */
+    const locateLater: (() => Promise<void>)[] = [];
     const take =
       early &&
       (async (read: ReadFile): Promise<boolean> => {
@@ -464,7 +466,7 @@ export class ManifestSource {
         }
         this.unsettled(read, undefined); // not caught mid-write (`takesEarly`): false
         earlyOrigins ??= this.originFinder([], early.zones, early.used);
-        const next = await this.fileState(read, undefined, earlyOrigins, pace);
+        const next = await this.fileState(read, undefined, earlyOrigins, pace, locateLater);
         this.options.parser.release(read.parsed.token);
         this.files.set(read.file, next);
         for (const id of next.definitions.keys()) this.definers.add(id, read.file);
@@ -480,6 +482,7 @@ export class ManifestSource {
     let reads: ReadFile[];
     try {
       reads = await this.readChanged(tree.files, take || undefined);
+      for (const again of locateLater) await again();
     } catch (e) {
       // A failed read leaves the folder as before it (the next reload is a first load again).
       if (early) {
@@ -935,6 +938,7 @@ export class ManifestSource {
     previous: FileState | undefined,
     originOf: (rs: DNSRecordSet) => Name,
     pace: () => Promise<unknown> | undefined,
+    locateLater?: (() => Promise<void>)[],
   ): Promise<FileState> {
     const { file, info, parsed } = read;
     const fileProblems: ManifestProblem[] = parsed.fileErrors.map((e) => ({
@@ -1010,11 +1014,22 @@ export class ManifestSource {
     }
     if (unlocated.length > 0) {
       const requests = unlocated.map((u) => u.request);
-      let lines = await this.options.parser.locate(parsed.token, requests);
-      if (lines.some((line) => line === undefined)) lines = await this.locateAgain(read, requests, lines);
-      unlocated.forEach((u, i) => {
-        if (lines[i] !== undefined) u.problem.line = lines[i];
-      });
+      const lines = await this.options.parser.locate(parsed.token, requests);
+      const place = (found: readonly (number | undefined)[]) =>
+        unlocated.forEach((u, i) => {
+          if (found[i] !== undefined) u.problem.line = found[i];
+        });
+      place(lines);
+      if (lines.some((line) => line === undefined)) {
+        const { info, after } = read;
+        const count = documents.length;
+        const again = async () => place(await this.locateAgain(file, info, after, count, requests, lines));
+        // While later files are parsed, a parse thread drops what it keeps of a file as soon as it
+        // has parsed a few more: the file parsed again now could lose its text before `locate`
+        // reached it. So a file taken early is parsed again once every file was parsed.
+        if (locateLater) locateLater.push(again);
+        else await again();
+      }
     }
     const kept = new Map<string, ManifestProblem[]>();
     for (const [id, definition] of previous?.definitions ?? []) {
@@ -1098,18 +1113,19 @@ export class ManifestSource {
    * problems keep no line, and the file's change brings a reload that reads it again.
    */
   private async locateAgain(
-    read: ReadFile,
+    file: string,
+    info: FileStamp,
+    after: FileStamp | undefined,
+    documentCount: number,
     requests: readonly LocateRequest[],
     lines: readonly (number | undefined)[],
   ): Promise<(number | undefined)[]> {
-    const { file, info, after, parsed } = read;
     if (!after || !sameStamp(info, after)) return [...lines];
     let again: (ParsedManifest & { token: number }) | undefined;
     try {
       again = await this.options.parser.parse(file, this.options.maxFileBytes);
       const now = await stampOf(file);
-      if (!now || !sameStamp(info, now) || again.documents.length !== parsed.documents.length)
-        return [...lines];
+      if (!now || !sameStamp(info, now) || again.documents.length !== documentCount) return [...lines];
       const more = await this.options.parser.locate(again.token, requests);
       return lines.map((line, i) => line ?? more[i]);
     } catch {
