@@ -15,13 +15,15 @@ COPY src ./src
 
 # Node's compile cache, filled while the image is built (docs/adr/0030): every start of a container
 # reads the stripped and compiled form of the modules instead of making it again in each thread.
-# The cache is keyed by each file's content; at run time the folder is read-only (UID 65532).
+# Node keeps a folder per user inside it, so it is filled as the user the container runs as; the
+# cache is keyed by each file's content.
 ENV NODE_COMPILE_CACHE=/app/.node-compile-cache
-RUN node src/cli/main.ts help >/dev/null \
- && node --input-type=module -e "await import('/app/src/cli/operator.ts'); await import('/app/src/cli/server.ts')"
+RUN mkdir /app/.node-compile-cache && chown 65532:65532 /app/.node-compile-cache
 
 # Unprivileged: the DNS server listens on 5353 (the Service maps 53 to it); no capabilities needed.
 USER 65532:65532
+RUN node src/cli/main.ts help >/dev/null \
+ && node --input-type=module -e "await import('/app/src/cli/operator.ts'); await import('/app/src/cli/server.ts')"
 EXPOSE 5353/udp 5353/tcp 8080/tcp
 ENTRYPOINT ["node", "src/cli/main.ts"]
 CMD ["help"]

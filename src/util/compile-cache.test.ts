@@ -9,6 +9,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -64,6 +65,15 @@ describe('privateDir', () => {
     assert.match(privateDir(dir) ?? '', /group or others/);
   });
 
+  test('nor one below a folder others may write to (they could swap it), unless that folder is sticky', () => {
+    const open = path.join(scratch, 'open-parent');
+    mkdirSync(open, { mode: 0o700 });
+    chmodSync(open, 0o777);
+    assert.match(privateDir(path.join(open, 'zonekeeper', 'cache')) ?? '', /open-parent may be written/);
+    chmodSync(open, 0o1777);
+    assert.equal(privateDir(path.join(open, 'zonekeeper', 'cache')), undefined);
+  });
+
   test('a symbolic link or a file is not used', () => {
     const target = path.join(scratch, 'target');
     mkdirSync(target, { mode: 0o700 });
@@ -116,6 +126,47 @@ describe('the zonekeeper program and the compile cache', () => {
     assert.equal(seen.outcome.status, 'enabled');
     assert.ok(seen.main.startsWith(dir), seen.main);
     assert.equal(seen.inWorker, seen.main);
+  });
+
+  test('a NODE_COMPILE_CACHE the environment set: every thread uses that folder; one Node cannot use is said', async () => {
+    const home = path.join(scratch, 'home-env');
+    mkdirSync(home);
+    const given = path.join(scratch, 'given-cache');
+    const script = `
+      import module from 'node:module';
+      import { Worker } from 'node:worker_threads';
+      import { enableCompileCache } from ${JSON.stringify(path.join(ROOT, 'src/util/compile-cache.ts'))};
+      const outcome = enableCompileCache();
+      const env = process.env.NODE_COMPILE_CACHE;
+      const w = new Worker("import module from 'node:module'; import { parentPort } from 'node:worker_threads'; parentPort.postMessage(module.getCompileCacheDir() ?? null);", { eval: true });
+      w.on('message', (inWorker) => { console.log(JSON.stringify({ outcome, env, main: module.getCompileCacheDir() ?? null, inWorker })); w.terminate(); });
+    `;
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+      env: envWith(home, { NODE_COMPILE_CACHE: given }),
+    });
+    const seen = JSON.parse(stdout) as {
+      outcome: { status: string };
+      env: string;
+      main: string;
+      inWorker: string;
+    };
+    assert.equal(seen.outcome.status, 'already-enabled');
+    assert.equal(seen.env, given);
+    assert.ok(seen.main.startsWith(given), seen.main);
+    assert.equal(seen.inWorker, seen.main);
+    assert.equal(existsSync(path.join(home, '.cache')), false);
+
+    // A file where the folder should be: Node cannot use it, and no other folder is taken instead.
+    const notAFolder = path.join(scratch, 'not-a-folder');
+    writeFileSync(notAFolder, '');
+    const { stdout: off } = await run(process.execPath, ['--input-type=module', '-e', script], {
+      env: envWith(home, { NODE_COMPILE_CACHE: notAFolder }),
+    });
+    const refused = JSON.parse(off) as { outcome: { status: string; reason: string }; main: string | null };
+    assert.equal(refused.outcome.status, 'off');
+    assert.match(refused.outcome.reason, /NODE_COMPILE_CACHE=.*not-a-folder could not be used/);
+    assert.equal(refused.main, null);
+    assert.equal(existsSync(path.join(home, '.cache')), false);
   });
 
   test('without a usable folder the program runs as before, with no cache', async () => {

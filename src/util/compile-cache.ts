@@ -6,7 +6,7 @@
  *
  * This module imports only Node's built-ins: it runs before the rest of the program is loaded.
  */
-import { lstatSync, mkdirSync } from 'node:fs';
+import { lstatSync, mkdirSync, realpathSync, statSync } from 'node:fs';
 import module from 'node:module';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -44,9 +44,12 @@ function safeHome(): string {
 }
 
 /**
- * Whether `dir` is a folder only this user may write to, made (with its missing parents) mode 0700
- * if absent. A symbolic link, a folder of another user, or one that its group or others may write to
- * is not used: a planted cache entry would be run as Zonekeeper's own code.
+ * Why `dir` may not hold the cache, or undefined when only this user may write to it; made (with its
+ * missing parents) mode 0700 if absent. A planted cache entry would be run as Zonekeeper's own code,
+ * so, as OpenSSH checks a user's files: the folder must be a real directory (not a symbolic link)
+ * owned by this user that its group and others may not write to, and every folder above it must be
+ * owned by this user or root and not writable by group or others, unless it is sticky (as /tmp is),
+ * where others cannot rename or remove what this user made.
  */
 export function privateDir(dir: string): string | undefined {
   try {
@@ -54,15 +57,26 @@ export function privateDir(dir: string): string | undefined {
     const stat = lstatSync(dir);
     if (!stat.isDirectory()) return `${dir} is not a directory`;
     const uid = process.getuid?.();
-    if (uid !== undefined && stat.uid !== uid) return `${dir} belongs to another user`;
+    if (uid === undefined) return undefined; // no owners to check (Windows)
+    if (stat.uid !== uid) return `${dir} belongs to another user`;
     if ((stat.mode & 0o022) !== 0) return `${dir} may be written by its group or others`;
-    return undefined;
+    for (let above = path.dirname(realpathSync(dir)); ; above = path.dirname(above)) {
+      const folder = statSync(above);
+      if (folder.uid !== uid && folder.uid !== 0) return `${above} belongs to another user`;
+      if ((folder.mode & 0o022) !== 0 && (folder.mode & STICKY) === 0)
+        return `${above} may be written by its group or others`;
+      if (path.dirname(above) === above) return undefined;
+    }
   } catch (e) {
     return (e as Error).message;
   }
 }
 
+const STICKY = 0o1000;
+
 let outcome: CompileCacheOutcome | undefined;
+/** The folder Zonekeeper gave `module.enableCompileCache` (the worker threads are given it too). */
+let enabledIn = '';
 
 /**
  * Enables the compile cache for this process and the worker threads it starts (they inherit
@@ -72,9 +86,9 @@ let outcome: CompileCacheOutcome | undefined;
 export function enableCompileCache(): CompileCacheOutcome {
   if (outcome) return outcome;
   outcome = decide();
-  if (outcome.status === 'enabled' || outcome.status === 'already-enabled') {
-    process.env.NODE_COMPILE_CACHE = outcome.directory;
-  }
+  // Worker threads enable it from this variable: the folder given to Node (it adds a folder per
+  // Node version and user inside). One the environment set is theirs already, left as it is.
+  if (outcome.status === 'enabled') process.env.NODE_COMPILE_CACHE = enabledIn;
   return outcome;
 }
 
@@ -83,6 +97,10 @@ function decide(): CompileCacheOutcome {
   if (env.NODE_DISABLE_COMPILE_CACHE) return { status: 'disabled' };
   const already = module.getCompileCacheDir?.();
   if (already) return { status: 'already-enabled', directory: already };
+  // The operator named a folder and Node could not use it (say, read-only and filled as another
+  // user): that is said, not replaced by a folder of Zonekeeper's choosing.
+  if (env.NODE_COMPILE_CACHE)
+    return { status: 'off', reason: `NODE_COMPILE_CACHE=${env.NODE_COMPILE_CACHE} could not be used` };
   if (typeof module.enableCompileCache !== 'function')
     return { status: 'off', reason: 'this Node has no compile cache' };
   const dir = compileCacheDir(env);
@@ -91,6 +109,7 @@ function decide(): CompileCacheOutcome {
   if (refused !== undefined) return { status: 'off', reason: refused };
   const result = module.enableCompileCache(dir);
   if (result.directory !== undefined && result.status !== module.constants.compileCacheStatus.FAILED) {
+    enabledIn = dir;
     return { status: 'enabled', directory: result.directory };
   }
   return { status: 'off', reason: result.message ?? 'Node could not enable it' };
