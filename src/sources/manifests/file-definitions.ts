@@ -97,26 +97,7 @@ export class FileDefinitions<T extends object> {
       this.pack();
       return;
     }
-    const n = map.size;
-    const ids = new Array<string>(n);
-    const ints = new Int32Array(n);
-    let others: Map<number, T | number> | undefined;
-    let place = 0;
-    for (const [id, value] of map) {
-      ids[place] = id;
-      const served = to(value);
-      if (isInt32(served)) ints[place] = served;
-      else {
-        others ??= new Map();
-        others.set(place, served);
-      }
-      place++;
-    }
-    this.ids = ids;
-    this.ints = ints;
-    this.order = undefined;
-    this.others = others;
-    this.map = undefined;
+    this.packFrom(map, to);
   }
 
   *[Symbol.iterator](): IterableIterator<[string, T | number]> {
@@ -134,13 +115,19 @@ export class FileDefinitions<T extends object> {
   pack(): void {
     const map = this.map;
     if (map === undefined || map.size < FileDefinitions.packMin) return;
+    this.packFrom(map);
+  }
+
+  /** Moves the map's ids and values (each made `to(value)` when given) into the packed arrays. */
+  private packFrom(map: Map<string, T | number>, to?: (value: T | number) => number): void {
     const n = map.size;
     const ids = new Array<string>(n);
     const ints = new Int32Array(n);
     let others: Map<number, T | number> | undefined;
     let place = 0;
-    for (const [id, value] of map) {
+    for (const [id, stored] of map) {
       ids[place] = id;
+      const value = to === undefined ? stored : to(stored);
       if (isInt32(value)) ints[place] = value;
       else {
         others ??= new Map();
