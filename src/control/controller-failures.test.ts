@@ -202,11 +202,21 @@ const EXPECTED_REASON: Record<FailureStep, string> = {
 
 describe('Controller under injected failures: one serial, one content', () => {
   for (const hashOnChange of [false, true]) {
-    for (const step of ['serial', 'serial+hash', 'hash', 'apply', 'apply-lost', 'served'] as const) {
+    for (const [step, atStart] of [
+      ['serial', true],
+      ['serial', false],
+      ['serial+hash', false],
+      ['hash', false],
+      ['apply', false],
+      ['apply-lost', false],
+      ['served', false],
+    ] as const) {
       // With hashOnChange every serial is saved with its hash: no hashless save, no separate hash save.
+      // Without it a serial is saved with its hash only at a restart whose content differs from the
+      // stored hash (not injected here); a first serial's hash follows it, as a change's does.
       if (hashOnChange && (step === 'hash' || step === 'serial')) continue;
+      if (!hashOnChange && step === 'serial+hash') continue;
       for (const times of [1, 4]) {
-        const atStart = step === 'serial+hash' && !hashOnChange;
         test(`${step} fails ${times}x${atStart ? ' at start-up' : ' on a change'}${hashOnChange ? ' (hashOnChange)' : ''}`, async () => {
           const plan = new FailurePlan();
           const history: History = new Map();

@@ -61,13 +61,16 @@ async function restartFailing(store: MemoryStore, serials: MemorySerialStore) {
   return { plan, backend, controller };
 }
 
-/** A controller run until it is idle, its hashes saved, then stopped: the process before a restart. */
+/**
+ * A controller run until it is idle, its hashes saved and written into the zones' statuses (each
+ * zone's visit after its first serve, at once here), then stopped: the process before a restart.
+ */
 async function runAndStop(
   store: MemoryStore,
   serials: MemorySerialStore,
   backend: Backend = new BuiltinBackend(new ZoneTable()),
 ): Promise<void> {
-  const first = new Controller({ store, backend, serials, now });
+  const first = new Controller({ store, backend, serials, now, hashDelayMs: 0 });
   first.start();
   await first.idle();
   await first.flush();

@@ -502,18 +502,38 @@ describe('Controller', () => {
     controller.stop();
   });
 
-  test('serials are kept across a restart and never lowered', async () => {
+  test('serials are kept across a graceful restart and never lowered', async () => {
     const serials = new MemorySerialStore();
     const first = setup(undefined, serials);
     seed(first.store);
     first.controller.start();
     await first.controller.idle();
+    // A first serve saves the serial; its content hash follows (as after any change) or, at the
+    // latest, when the process stops gracefully.
+    assert.equal(serials.get('example.com.')?.hash, undefined);
+    await first.controller.flush();
+    assert.notEqual(serials.get('example.com.')?.hash, undefined);
     first.controller.stop();
     const second = setup(undefined, serials);
     seed(second.store);
     second.controller.start();
     await second.controller.idle();
     assert.equal((second.store.get('DNSZone', 'dns/example-com') as DNSZone).status?.serial, 2026112100);
+    second.controller.stop();
+  });
+
+  test("a restart after a crash before the first serve's hash was saved raises the serial", async () => {
+    const serials = new MemorySerialStore();
+    const first = setup(undefined, serials);
+    seed(first.store);
+    first.controller.start();
+    await first.controller.idle();
+    first.controller.stop(); // no flush: the hash was never saved
+    const second = setup(undefined, serials);
+    seed(second.store);
+    second.controller.start();
+    await second.controller.idle();
+    assert.equal((second.store.get('DNSZone', 'dns/example-com') as DNSZone).status?.serial, 2026112101);
     second.controller.stop();
   });
 

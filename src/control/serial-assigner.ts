@@ -77,11 +77,17 @@ export class SerialAssigner {
           ? { signing: signing.id, signedAt: kept?.signedAt ?? nowSeconds }
           : ({} as { signing?: string; signedAt?: number });
       if (model.firstSerial) {
-        const hash = model.model.contentHash();
         // The stored serial is kept only when it was signed (or not) exactly as asked now.
         const stored = withRecordedSigning(this.options.serials.get(origin), status, nowSeconds);
         const keepable =
           !signing && !stored?.signing ? true : stored?.serial === known?.serial && signedAsAsked(stored);
+        // The hash decides only whether a known serial with a hash is kept. Without one (a first
+        // start, a lost state, a serial read from the secondaries) it is computed and saved later,
+        // off the path to the first answer, as after any change (ZoneReconciler, step 3).
+        const hash =
+          (keepable && known?.hash !== undefined) || this.options.hashOnChange
+            ? model.model.contentHash()
+            : undefined;
         const choice = chooseSerial({ known, claimed, ...(keepable ? { hash } : {}), now });
         if (!choice.kept) this.claimed.set(id, choice.serial);
         // A serial kept from a store that keeps counts but has none for it (saved by an older version)
@@ -91,7 +97,7 @@ export class SerialAssigner {
           this.options.serials.get(origin)?.rrsets === model.model.rrsetCount;
         assigned = {
           serial: choice.serial,
-          hash,
+          ...(hash !== undefined ? { hash } : {}),
           saved: choice.kept && !this.unsaved.has(id) && countSaved,
           rrsets: model.model.rrsetCount,
           ...signedFields(choice.kept ? stored : undefined),

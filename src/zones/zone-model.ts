@@ -337,6 +337,16 @@ export class DigestSlots {
 
   /** A slot holding `digest` (32 octets, or a 32-character latin1 string of them). */
   take(digest: Uint8Array | string): number {
+    const slot = this.takeEmpty();
+    this.put(slot, digest);
+    return slot;
+  }
+
+  /**
+   * A slot whose digest is written later (`put`): until then it holds whatever it held before, so
+   * nothing may read it (`gather`, `at`) before that.
+   */
+  takeEmpty(): number {
     this.version++;
     let slot = this.free.pop();
     if (slot === undefined) {
@@ -349,7 +359,6 @@ export class DigestSlots {
         this.bytes = grown;
       }
     }
-    this.put(slot, digest);
     return slot;
   }
 
@@ -462,6 +471,14 @@ export class ZoneModel implements PublishedByName {
   private readonly cuts = new Map<string, Cut>();
   /** The owners' content digests (`Owner.digest` is a slot here). */
   readonly digests = new DigestSlots();
+  /**
+   * Names whose digest slot is taken or whose content changed, their digest not written yet: `all`
+   * after a first build (every name that publishes). Digests are only read by the content hash,
+   * which is off the path from a change to its answer (a later reconcile, ADR 0006), so they are
+   * computed then (`settleDigests`), not while the zone is decided: a first start decides every
+   * name of every zone before the first hash is asked for.
+   */
+  private digestsDue: string[] | 'all' | undefined;
   /** Moves whenever `sortedKeys` changes (a name added or dropped). */
   private keysVersion = 0;
   /**
@@ -617,7 +634,10 @@ export class ZoneModel implements PublishedByName {
     // right after it): the digest slots of those that publish, in that order, are what the content
     // hash reads next (`hashOrder`).
     // A first build's names, each with at most one digest, take their slots from one buffer.
-    if (dirty === undefined) this.digests.reserve(ordered.length);
+    if (dirty === undefined) {
+      this.digests.reserve(ordered.length);
+      this.digestsDue = 'all';
+    }
     let slots = dirty === undefined && !emptied ? new Int32Array(ordered.length) : undefined;
     let n = 0;
     const note = () => {
@@ -707,6 +727,7 @@ export class ZoneModel implements PublishedByName {
    * 32 octets per name, not the records themselves.
    */
   contentHash(): string {
+    this.settleDigests();
     const kept = this.hashOrder;
     if (kept !== undefined && kept.keys === this.keysVersion && kept.digests === this.digests.version) {
       // A small zone's order, read off its first build, is used once.
@@ -728,6 +749,49 @@ export class ZoneModel implements PublishedByName {
         ? { slots: order, keys: this.keysVersion, digests: this.digests.version }
         : undefined;
     return zoneDigestOfBytes(this.soa, (before) => this.digests.gather(order, before));
+  }
+
+  /** Notes that a name's digest is to be (re)computed before the next content hash. */
+  private digestDue(key: string): void {
+    const due = this.digestsDue;
+    if (due === 'all') return;
+    if (due === undefined) this.digestsDue = [key];
+    // A zone changed again and again without a hash asked for: at most one walk of every name.
+    else if (due.length < this.owners.size) due.push(key);
+    else this.digestsDue = 'all';
+  }
+
+  /** Writes the digest of every name noted as due (`digestsDue`) from what it publishes now. */
+  private settleDigests(): void {
+    const due = this.digestsDue;
+    if (due === undefined) return;
+    this.digestsDue = undefined;
+    const keys = due === 'all' ? this.sortedKeys : due;
+    for (const key of keys) {
+      const held = this.owners.get(key);
+      if (held === undefined) continue;
+      const slot = digestAt(held);
+      // A name that stopped publishing after it was noted has no slot any more.
+      if (slot >= 0) this.digests.put(slot, this.digestOf(key, held));
+    }
+  }
+
+  /** The digest of what a name publishes (content-hash.ts): from its parts for a resting entry. */
+  private digestOf(key: string, held: Held): string {
+    if (isOwner(held))
+      return ownerDigest(
+        publishedOf(held).map((s) => this.hashedOf(s)),
+        key,
+      );
+    const spec = held.spec;
+    const rdata = rdataOf(held);
+    return rrsetDigest(
+      key,
+      steeredTtl(spec, spec.ttl ?? this.defaultTtl),
+      typeOf(held),
+      rdata,
+      steeringOf(held, held.fqdn, rdata, this.topology, this.geoip),
+    );
   }
 
   /** The zone as `assembleZone` would compute it, hash included: O(zone size), for exports. */
@@ -1149,12 +1213,8 @@ export class ZoneModel implements PublishedByName {
         if (owner.digest >= 0) this.digests.release(owner.digest);
         owner.digest = -1;
       } else {
-        const digest = ownerDigest(
-          list.map((s) => this.hashedOf(s)),
-          key,
-        );
-        if (owner.digest >= 0) this.digests.put(owner.digest, digest);
-        else owner.digest = this.digests.take(digest);
+        if (owner.digest < 0) owner.digest = this.digests.takeEmpty();
+        this.digestDue(key);
       }
     }
     if (cut) this.cuts.set(key, cut);
@@ -1183,17 +1243,8 @@ export class ZoneModel implements PublishedByName {
       delta.upserts.push(this.rrsetOf(entry));
       this.notePrevious(delta, key, type, undefined);
     }
-    const spec = entry.spec;
-    const rdata = rdataOf(entry);
-    const slot = this.digests.take(
-      rrsetDigest(
-        key,
-        steeredTtl(spec, spec.ttl ?? this.defaultTtl),
-        type,
-        rdata,
-        steeringOf(entry, entry.fqdn, rdata, this.topology, this.geoip),
-      ),
-    );
+    const slot = this.digests.takeEmpty();
+    this.digestDue(key);
     entry.verdict = slot;
     this.decidedSlot = slot;
     if (type !== 'NS') return false;
