@@ -736,15 +736,21 @@ export class ManifestSource {
       if (held && held.spec !== accepted.spec) accepted = { ...accepted, spec: held.spec } as Resource;
       const applied =
         (held ?? store.get(accepted.kind, resourceKey(accepted.metadata)))?.metadata.generation ?? 1;
-      state.putObject(id, {
-        created,
-        file: relative,
-        resource: accepted,
-        ...(applied > 1 ? { generation: applied } : {}),
-      });
+      // Written out rather than spread: no empty object and copy per object.
+      state.putObject(
+        id,
+        applied > 1
+          ? { created, file: relative, resource: accepted, generation: applied }
+          : { created, file: relative, resource: accepted },
+      );
     }
     early.count += ids.length;
-    early.runs.push({ file, count: ids.length });
+    // A file whose every object it applied: its definitions are the state's versions now (`Served`,
+    // as `apply` would make them), so the parsed objects they held are garbage at once instead of
+    // living on until `apply`, copied by each young-generation collection and then promoted
+    // (docs/benchmarks.md, fourteenth round). `takeBackEarly` makes them definitions again.
+    if (whole) definitions.served(servedDocument);
+    early.runs.push({ file, count: ids.length, served: whole });
   }
 
   /**
@@ -758,6 +764,17 @@ export class ManifestSource {
     early.on = false;
     if (early.count === 0) return;
     const { store, state } = this.options;
+    // The files whose definitions became the state's versions get them back from the state before
+    // it forgets them: as the file defined them (a read that fails after the last parse keeps them).
+    for (const { file, served } of early.runs) {
+      const definitions = served ? this.files.get(file)?.definitions : undefined;
+      if (definitions === undefined) continue;
+      for (const [id, value] of [...definitions]) {
+        const resource = typeof value === 'number' ? state.object(id)?.resource : undefined;
+        if (resource === undefined) continue;
+        definitions.set(id, (value as number) >= 0 ? { resource, document: value as number } : { resource });
+      }
+    }
     const ids: string[] = [];
     for (const id of this.definers.definedIds()) {
       if (ids.length === early.count) break;
@@ -1163,12 +1180,12 @@ export class ManifestSource {
     // Those applied early: their winning definitions become the state's version, which files define
     // them goes into their entries, in their order (what the loop below does once each is stored).
     const ids = touched[Symbol.iterator]();
-    for (const { file, count } of early?.runs ?? []) {
+    for (const { file, count, served } of early?.runs ?? []) {
       const definitions = this.files.get(file)?.definitions;
       // A file whose every object it applied (nearly every file): each definition is the state's
-      // version now, set in one walk of the file's definitions (`served`) instead of one by one.
-      const whole = definitions !== undefined && definitions.size === count;
-      if (whole) definitions.served(servedDocument);
+      // version already, made so in one walk of the file's definitions (`served`) by `applyEarly`.
+      const whole = served || (definitions !== undefined && definitions.size === count);
+      if (whole && !served) definitions!.served(servedDocument);
       for (let i = 0; i < count; i++) {
         const id = ids.next().value as string;
         if (!whole) {
@@ -1594,8 +1611,11 @@ class EarlyApply {
   on = true;
   /** How many of the definers' ids were applied: the first ones. */
   count = 0;
-  /** The files applied, in order, each with how many objects it defined first. */
-  readonly runs: { file: string; count: number }[] = [];
+  /**
+   * The files applied, in order, each with how many objects it defined first, and whether every
+   * object it defines was applied, its definitions then the state's versions (`Served`).
+   */
+  readonly runs: { file: string; count: number; served: boolean }[] = [];
   /** The creation time of every object of the reload, chosen by the first applied. */
   now: string | undefined;
   /** The definers' ids, in the order they were first defined; `seen` of them taken so far. */
