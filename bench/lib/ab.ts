@@ -15,6 +15,8 @@ export interface AbArgs {
   zones: number;
   rounds: number;
   baseline: string | undefined;
+  /** `--fresh`: benches that support it give every round record sets it has not seen (new spec objects). */
+  fresh: boolean;
 }
 
 /** The command line's size, rounds (`defaultRounds` when not given) and baseline. */
@@ -25,6 +27,7 @@ export function abArgs(defaultRounds: number): AbArgs {
       zones: { type: 'string', default: '1000' },
       rounds: { type: 'string', default: String(defaultRounds) },
       baseline: { type: 'string' },
+      fresh: { type: 'boolean', default: false },
     },
   });
   return {
@@ -32,6 +35,7 @@ export function abArgs(defaultRounds: number): AbArgs {
     zones: Number(values.zones),
     rounds: Number(values.rounds),
     baseline: values.baseline,
+    fresh: values.fresh,
   };
 }
 

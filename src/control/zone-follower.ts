@@ -210,6 +210,7 @@ export class ZoneFollower {
     const signature = ZoneModel.signature(zone, verdict.zoneClass, verdict.origin);
     if (!followed || followed.model.configSignature !== signature) {
       if (followed && nameKey(followed.model.origin) !== nameKey(verdict.origin)) await this.drop(key);
+      const before = followed;
       followed = {
         model: new ZoneModel(zone, verdict.zoneClass, verdict.origin),
         fresh: true,
@@ -218,6 +219,7 @@ export class ZoneFollower {
         full: true,
         ...(followed?.published ? { published: followed.published } : {}),
       };
+      if (before !== undefined) followed.model.parsedFrom(before.model);
       this.zones.set(key, followed);
     }
     const dirty = this.dirty.take(key);

@@ -9,6 +9,7 @@ import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
 import type { DNSZone, DNSZoneClass } from '../api/index.ts';
 import { Catalog } from '../zones/catalog.ts';
 import { planHold } from '../zones/change-safety.ts';
+import { keptRecords } from '../zones/record-parse.ts';
 import { takeChange, ZoneModels } from './zone-state.ts';
 
 const KEY = 'dns/example-com';
@@ -273,5 +274,40 @@ describe('takeChange', () => {
     const fresh = models.modelFor(KEY, theZone, theClass, ORIGIN);
     assert.notEqual(fresh, moved);
     assert.equal(fresh.rebuiltFrom, undefined);
+  });
+
+  test('a first build leaves its values out of the parse cache; a model built again takes them from the one it replaces', () => {
+    const { catalog, theClass, theZone, state, models } = world(3);
+    takeChange(state, catalog, KEY, undefined, 1_000);
+    const values = (model: typeof state.model) =>
+      [1, 2, 3].map((i) => model.published(`h${i}.example.com.`, 'A')?.rdata);
+    const first = values(state.model);
+    assert.deepEqual(first[0], [{ type: 'A', address: '192.0.2.1' }]);
+    // Not cached: a parse of the same record set now is a parse of its own.
+    const h2 = catalog.zoneMembers(KEY).find((m) => m.key === 'dns/h2')!.current!.recordSet;
+    const again = keptRecords(h2, ORIGIN, false);
+    assert.deepEqual(again, first[1]);
+    assert.notEqual(again, first[1]);
+    // The zone's settings change, one record set too: the model built again holds the very values
+    // of the two unchanged record sets (not parsed again), and a value of its own for the third.
+    catalog.setRecord(host(3, '192.0.2.33'));
+    const changed: DNSZone = { ...theZone, spec: { ...theZone.spec, ttl: 600 } };
+    catalog.setZone(changed);
+    const rebuilt = models.modelFor(KEY, changed, theClass, ORIGIN);
+    takeChange(rebuilt, catalog, KEY, new Set(['dns/h3']), 2_000);
+    const after = values(rebuilt.model);
+    assert.equal(after[0], first[0]);
+    assert.equal(after[1], first[1]);
+    assert.deepEqual(after[2], [{ type: 'A', address: '192.0.2.33' }]);
+    // Built again before its first update: it takes them from the model the one replaced held.
+    const twice: DNSZone = { ...theZone, spec: { ...theZone.spec, ttl: 900 } };
+    catalog.setZone(twice);
+    const third = models.modelFor(KEY, twice, theClass, ORIGIN);
+    const fourth = models.modelFor(KEY, { ...twice, spec: { ...twice.spec, ttl: 901 } }, theClass, ORIGIN);
+    assert.notEqual(third, fourth);
+    catalog.setZone({ ...twice, spec: { ...twice.spec, ttl: 901 } });
+    takeChange(fourth, catalog, KEY, undefined, 3_000);
+    assert.deepEqual(values(fourth.model), after);
+    assert.equal(values(fourth.model)[0], first[0]);
   });
 });

@@ -150,6 +150,8 @@ export class ZoneModels {
           }
         : {}),
     };
+    // Values of record sets that did not change are taken from the model replaced, not parsed again.
+    if (existing !== undefined) state.model.parsedFrom(existing.model);
     this.models.set(key, state);
     return state;
   }

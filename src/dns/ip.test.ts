@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { mulberry32 } from '../../test/support/prng.ts';
-import { formatIPv6, parseIPv4, parseIPv6, parseIPv6GeneralInto, parseIPv6Into } from './ip.ts';
+import { mulberry32, prng } from '../../test/support/prng.ts';
+import {
+  formatIPv6,
+  isCanonicalHexIPv6,
+  parseHexIPv6Into,
+  parseIPv4,
+  parseIPv6,
+  parseIPv6GeneralInto,
+  parseIPv6Into,
+} from './ip.ts';
 
 test('IPv4 is strict', () => {
   assert.deepEqual([...parseIPv4('192.0.2.1')!], [192, 0, 2, 1]);
@@ -103,5 +111,56 @@ test('IPv6: the allocation-free hex path accepts only what the general parser ac
       same(hex.join(':'));
       same(`${hex.slice(0, gap).join(':')}::${hex.slice(gap).join(':')}`);
     }
+  }
+});
+
+test('isCanonicalHexIPv6 says whether formatIPv6 gives the text back, on listed and random text', () => {
+  const bytes = new Uint8Array(16);
+  const check = (text: string) => {
+    if (!parseHexIPv6Into(text, bytes, 0)) return;
+    assert.equal(isCanonicalHexIPv6(text, bytes, 0), formatIPv6(bytes) === text, text);
+  };
+  for (const text of [
+    '::',
+    '::1',
+    '1::',
+    '2001:db8::1',
+    '2001:DB8::1',
+    '2001:0db8::1',
+    '2001:db8:0:0:1:0:0:1',
+    '2001:db8::1:0:0:1',
+    '2001:db8:0:0:1::1',
+    '2001:db8:0:1:1:1:1:1',
+    '2001:db8::1:1:1:1:1',
+    '0:0:0:0:0:ffff:c000:201',
+    '::ffff:c000:201',
+    '::ffff:0:0',
+    '1:0:0:0:0:ffff:c000:201',
+    '::fffe:c000:201',
+    '0::1',
+    '1:0::',
+    '1:2:3:4:5:6:7:8',
+    'a:b:c:d:e:f:0:0',
+    'a:b:c:d:e:f::',
+    'fe80::',
+    'FE80::',
+    '00::1',
+    '0:0:1::',
+  ])
+    check(text);
+  // Random text of hex groups with zeros, leading zeros, upper case and "::" in every place.
+  const random = prng(5952);
+  const group = () => {
+    const r = random();
+    if (r < 0.4) return '0';
+    if (r < 0.5) return '00';
+    const v = Math.floor(random() * 0x10000).toString(16);
+    return r < 0.6 ? v.toUpperCase() : r < 0.7 ? v.padStart(4, '0') : v;
+  };
+  for (let n = 0; n < 20_000; n++) {
+    const count = 1 + Math.floor(random() * 8);
+    const groups = Array.from({ length: count }, group);
+    const gap = random() < 0.7 ? Math.floor(random() * (count + 1)) : -1;
+    check(gap < 0 ? groups.join(':') : `${groups.slice(0, gap).join(':')}::${groups.slice(gap).join(':')}`);
   }
 });

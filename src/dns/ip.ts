@@ -177,6 +177,67 @@ export function embeddedIPv4(bytes: Uint8Array): Uint8Array | undefined {
   return undefined;
 }
 
+/**
+ * Whether `text`, which `parseHexIPv6Into` accepted into `bytes` at `offset`, is already the RFC 5952
+ * §4 text `formatIPv6` gives for those octets, judged without making that text: lowercase hex, no
+ * leading zero in a group, and "::" exactly where the first longest run of two or more zero groups
+ * is (none without such a run). False for an IPv4-mapped address, whose canonical text is mixed
+ * (RFC 5952 §5) and so never hex groups alone.
+ */
+export function isCanonicalHexIPv6(text: string, bytes: Uint8Array, offset = 0): boolean {
+  let bestStart = -1;
+  let bestLen = 1; // RFC 5952 §4.2.2: a single zero group is not shortened
+  let runStart = -1;
+  let leadingZeros = true;
+  for (let g = 0; g < 8; g++) {
+    const v = (bytes[offset + 2 * g]! << 8) | bytes[offset + 2 * g + 1]!;
+    if (g === 5 && v === 0xffff && leadingZeros) return false;
+    if (v !== 0) {
+      runStart = -1;
+      leadingZeros = false;
+      continue;
+    }
+    if (runStart < 0) runStart = g;
+    // RFC 5952 §4.2.3: the longest run wins; on a tie, the first one (a later run must be longer).
+    if (g - runStart + 1 > bestLen) {
+      bestStart = runStart;
+      bestLen = g - runStart + 1;
+    }
+  }
+  const n = text.length;
+  let groups = 0;
+  let gapAt = -1;
+  let digits = 0;
+  let first = 0;
+  let i = 0;
+  if (n >= 2 && text.charCodeAt(0) === 0x3a && text.charCodeAt(1) === 0x3a) {
+    gapAt = 0;
+    i = 2;
+  }
+  for (; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x3a) {
+      if (c >= 0x41 && c <= 0x46) return false; // uppercase
+      if (digits === 0) first = c;
+      digits++;
+      continue;
+    }
+    if (digits > 1 && first === 0x30) return false; // a leading zero
+    groups++;
+    digits = 0;
+    if (i + 1 < n && text.charCodeAt(i + 1) === 0x3a) {
+      gapAt = groups;
+      i++;
+    }
+  }
+  if (digits > 0) {
+    if (digits > 1 && first === 0x30) return false;
+    groups++;
+  }
+  if (bestStart < 0) return gapAt === -1;
+  return gapAt === bestStart && 8 - groups === bestLen;
+}
+
 /** RFC 5952 §4 canonical text: lowercase, no leading zeros, longest run (≥2) of zero groups as "::". */
 export function formatIPv6(bytes: Uint8Array, offset = 0): string {
   const groups: number[] = [];

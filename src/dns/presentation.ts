@@ -111,8 +111,17 @@ function isDigit(c: number): boolean {
  * outside ASCII are encoded as UTF-8 octets.
  */
 export function decodeEscapes(raw: string): string {
-  let out = '';
   const n = raw.length;
+  // Most text holds no escape and only ASCII, which decodes to itself: kept as it is, not copied a
+  // character at a time (a copy made so is a chain of pieces until something reads it whole).
+  let plain = 0;
+  while (plain < n) {
+    const c = raw.charCodeAt(plain);
+    if (c === BACKSLASH || c >= 0x80) break;
+    plain++;
+  }
+  if (plain === n) return raw;
+  let out = '';
   for (let i = 0; i < n; ) {
     const c = raw.charCodeAt(i);
     if (c === BACKSLASH) {

@@ -18,7 +18,9 @@ export type Kept = Rdata[] | { readonly message: string; readonly index: number 
 /**
  * Parsed results per zone origin and spec object. Specs are never mutated (a change is a new
  * object), so a zone reconcile re-parses only the record sets that changed since the last one, and a
- * record set validated when its manifest was read is not parsed again by its zone's model. A result
+ * record set validated when its manifest was read is not parsed again by its zone's model. A zone
+ * model's first build reads the cache but does not fill it (`keptRecords`' `keep`): the model holds
+ * what it parsed, and a model built again for the zone takes it from there. A result
  * is kept as its RDATA list itself, the one the zone model's RRset holds, under a map per origin
  * (there is one origin per zone), not in an object beside it naming the origin: one object less per
  * record set (docs/benchmarks.md, the zone model). The maps are weak in the spec: a result goes
@@ -48,12 +50,17 @@ export function parseRecordSetRecords(rs: DNSRecordSet, origin: Name): ParsedRec
 /**
  * `parseRecordSetRecords` as the cache keeps it: the records when they parsed, else what is wrong
  * with them (no result object around the list: a zone's model reads one per record set it takes).
+ * With `keep` false a value not cached yet is parsed and not cached: for a zone model's first build,
+ * which holds what it parsed itself from then on (a model rebuilt later takes them from it), so the
+ * cache would only cost an entry in a weak map per record set (its set, its memory, and the
+ * collector's work on weak entries) that nothing reads (docs/benchmarks.md, fourteenth round).
  */
-export function keptRecords(rs: DNSRecordSet, origin: Name): Kept {
+export function keptRecords(rs: DNSRecordSet, origin: Name, keep = true): Kept {
   let cache = byOrigin.get(origin);
   const hit = cache?.get(rs.spec);
   if (hit !== undefined) return hit;
   const result = parseValues(rs.spec.type, rs.spec.records, origin);
+  if (!keep) return result;
   if (cache === undefined) {
     if (byOrigin.size >= MAX_CACHED_ORIGINS) {
       // A Map iterates in insertion order: its first key is the origin cached longest ago.
@@ -74,10 +81,11 @@ export function cachedOrigins(): number {
 
 function parseValues(type: DNSRecordSet['spec']['type'], records: readonly string[], origin: Name): Kept {
   // One value (most record sets): nothing to compare it with, so no canonical text and no map. Not
-  // for TXT: printing its canonical text reads its strings, which the parse builds a piece at a time,
-  // and so leaves them flat; unprinted, each string kept is a chain of pieces (about 810 bytes per
-  // one-string record set instead of 345).
-  if (records.length === 1 && type !== 'TXT') {
+  // for TXT with an escape or other than ASCII: printing its canonical text reads its strings, which
+  // the parse builds a piece at a time, and so leaves them flat; unprinted, each string kept is a
+  // chain of pieces (about 810 bytes per one-string record set instead of 345). TXT text of ASCII
+  // without escapes is kept as written (`decodeEscapes`), its strings parts of the text itself.
+  if (records.length === 1 && (type !== 'TXT' || plainAscii(records[0]!))) {
     try {
       return [parseRdata(type, records[0]!, origin)];
     } catch (e) {
@@ -109,6 +117,15 @@ function parseValues(type: DNSRecordSet['spec']['type'], records: readonly strin
   // A copy of exactly the records: an array grown by push keeps room for more for as long as the
   // zone serves it (128 bytes for a one-record set).
   return rdata.slice();
+}
+
+/** Whether the text is ASCII without a backslash: text a TXT parse keeps as written, in parts. */
+function plainAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5c || c >= 0x80) return false;
+  }
+  return true;
 }
 
 function badValue(i: number, text: string, e: unknown): Kept {

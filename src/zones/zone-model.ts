@@ -78,7 +78,8 @@ interface Entry {
   /** The owner name; its key in `ZoneModel.owners` is `nameKey(fqdn)` (the fqdn itself when lowercase). */
   fqdn: Name;
   /**
-   * The record set's parsed records (shared with the parse cache), or, as a string, why it cannot be
+   * The record set's parsed records (shared with the parse cache, or with the model this one was
+   * rebuilt from), or, as a string, why it cannot be
    * published: it breaks a rule that does not depend on other records. One field for the two, which
    * never coexist. The RRset itself is made when asked for (`ZoneModel.rrsetOf`): its owner is the
    * fqdn, its type and TTL come from the spec, its origin from the key, so an RRset and its origin
@@ -502,6 +503,12 @@ export class ZoneModel implements PublishedByName {
   private everyNew = false;
   /** The digest slot of the name `decide` decided last (-1 where it publishes nothing). */
   private decidedSlot = -1;
+  /**
+   * The model this one replaces (`parsedFrom`), until this one's first update: the values of the
+   * record sets it held unchanged are taken from it, not parsed again (a first build does not fill
+   * the parse cache, see `addEntry`).
+   */
+  private parsedBefore: ZoneModel | undefined;
 
   constructor(zone: DNSZone, zoneClass: DNSZoneClass, origin: Name) {
     this.origin = origin;
@@ -531,6 +538,18 @@ export class ZoneModel implements PublishedByName {
     this.newKeys = [];
     this.keysVersion++;
     this.decide(this.originKey, emptyDelta());
+  }
+
+  /**
+   * Takes the parsed values of record sets unchanged since `before` (the model of the same zone
+   * this one replaces: its settings changed, or it moved to another backend) at this model's first
+   * update, instead of parsing them again (from the one `before` replaced when `before` was not
+   * updated yet). Only from a model of the same origin: a relative name in a value means another
+   * name under another one.
+   */
+  parsedFrom(before: ZoneModel): void {
+    const from = before.parsedBefore ?? before;
+    if (from.origin === this.origin) this.parsedBefore = from;
   }
 
   static signature(zone: DNSZone, zoneClass: DNSZoneClass, origin: Name): string {
@@ -586,6 +605,7 @@ export class ZoneModel implements PublishedByName {
     } finally {
       this.listing = true;
       this.everyNew = false;
+      this.parsedBefore = undefined;
     }
   }
 
@@ -991,7 +1011,13 @@ export class ZoneModel implements PublishedByName {
       verdict,
     };
     if (verdict !== undefined) this.verdictView.count++;
-    const parsed = keptRecords(recordSet, this.origin);
+    // A first build (no `dirty`) parses what is not cached without caching it: the model holds the
+    // values from here on, and a model rebuilt later takes them from this one (`parsedFrom`).
+    const before = this.parsedBefore?.entries.get(key);
+    const parsed =
+      before !== undefined && before.spec === recordSet.spec && Array.isArray(before.rdata)
+        ? before.rdata
+        : keptRecords(recordSet, this.origin, dirty !== undefined);
     const atApex = ownerKey === this.originKey;
     if (!Array.isArray(parsed)) entry.rdata = parsed.message;
     else if (type === 'SOA')

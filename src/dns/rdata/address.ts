@@ -1,6 +1,13 @@
 /** A (RFC 1035 §3.4.1) and AAAA (RFC 3596 §2.2) address RDATA. */
 import { DnsError } from '../errors.ts';
-import { formatIPv4, formatIPv6, parseHexIPv6Into, parseIPv4Into, parseIPv6Into } from '../ip.ts';
+import {
+  formatIPv4,
+  formatIPv6,
+  isCanonicalHexIPv6,
+  parseHexIPv6Into,
+  parseIPv4Into,
+  parseIPv6Into,
+} from '../ip.ts';
 import type { RdataCodec } from './codec.ts';
 import type { AaaaRdata, ARdata } from './types.ts';
 
@@ -33,9 +40,9 @@ function asWritten(canonical: string, text: string): string {
 export function plainAddress(type: 'A' | 'AAAA', text: string): ARdata | AaaaRdata | undefined {
   // The strict IPv4 parse accepts only canonical octets (no leading zeros): such text is canonical.
   if (type === 'A') return parseIPv4Into(text, scratch, 0) ? { type: 'A', address: text } : undefined;
-  return parseHexIPv6Into(text, scratch, 0)
-    ? { type: 'AAAA', address: asWritten(formatIPv6(scratch), text) }
-    : undefined;
+  // Most text is written canonical: that is judged without making the canonical text to compare.
+  if (!parseHexIPv6Into(text, scratch, 0)) return undefined;
+  return { type: 'AAAA', address: isCanonicalHexIPv6(text, scratch, 0) ? text : formatIPv6(scratch) };
 }
 
 export const aCodec: RdataCodec<ARdata> = {
