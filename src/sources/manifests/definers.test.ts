@@ -245,3 +245,99 @@ test('a first load: the ids defined are its objects in their order, and their fi
     assert.deepEqual(d.files(ids[0]!), ['a.yaml', 'c.yaml']);
   }
 });
+
+test("a fresh first load's new objects keep their files in the state from their put: duplicates, the ids in order, taken back", async () => {
+  const { StateStore } = await import('./state-file.ts');
+  const state = await StateStore.open(undefined);
+  const d = new Definers(state);
+  const version = (name: string) => ({
+    created: 't',
+    file: 'a.yaml',
+    resource: {
+      apiVersion: 'dns.zonekeeper.dev/v1alpha1' as const,
+      kind: 'DNSRecordSet' as const,
+      metadata: { name, namespace: 'dns' },
+      spec: { name, type: 'A' as const, records: ['192.0.2.1'] },
+    },
+  });
+  const [x, y, z, w] = ['x', 'y', 'z', 'w'].map((n) => `DNSRecordSet/dns/${n}`) as [
+    string,
+    string,
+    string,
+    string,
+  ];
+  d.stateHoldsNone(true);
+  // a.yaml applied as it is read: x and y new, each put with its file as the tag.
+  for (const id of [x, y]) {
+    assert.equal(d.addInState(id, 'a.yaml'), true);
+    state.putObject(id, version(id.slice(id.lastIndexOf('/') + 1)), 'a.yaml');
+  }
+  assert.equal(state.tagOf(x), 'a.yaml');
+  // b.yaml defines y again (found in the state, its files kept there) and z (new).
+  assert.equal(d.addInState(y, 'b.yaml'), false);
+  assert.equal(d.addInState(z, 'b.yaml'), true);
+  state.putObject(z, version('z'), 'b.yaml');
+  assert.deepEqual(state.tagOf(y), new Set(['a.yaml', 'b.yaml']));
+  assert.deepEqual([...d.duplicates()], [[y, ['a.yaml', 'b.yaml']]]);
+  assert.equal(d.first(y), 'a.yaml');
+  // c.yaml is not applied early: its objects are kept here, after those of the state in the ids.
+  d.add(w, 'c.yaml');
+  d.add(x, 'c.yaml');
+  assert.deepEqual(state.tagOf(x), new Set(['a.yaml', 'c.yaml']));
+  assert.equal(d.size, 4);
+  const ids = d.definedIds();
+  assert.deepEqual([...ids], [x, y, z, w]);
+  assert.equal(ids.has(z), true);
+  assert.equal(ids.has(w), true);
+  assert.equal(ids.has('DNSRecordSet/dns/v'), false);
+  // The walk in the definers' order skips those kept in the state: its first is c.yaml's w.
+  assert.equal(d.firstInOrder()(w), 'c.yaml');
+
+  // Taken back (the state forgets them): their files move here, before w, as `add` would keep them.
+  const mark = state.objectsMark();
+  d.leaveState([x, y, z]);
+  state.takeBackObjects([x, y, z], mark);
+  assert.deepEqual([...d.definedIds()], [x, y, z, w]);
+  assert.deepEqual(d.files(x), ['a.yaml', 'c.yaml']);
+  assert.deepEqual(d.files(y), ['a.yaml', 'b.yaml']);
+  assert.deepEqual(d.files(z), ['b.yaml']);
+  assert.equal(d.size, 4);
+  for (const [id, file] of [
+    [x, 'a.yaml'],
+    [x, 'c.yaml'],
+    [y, 'a.yaml'],
+    [y, 'b.yaml'],
+    [z, 'b.yaml'],
+    [w, 'c.yaml'],
+  ] as const)
+    assert.equal(d.remove(id, file), true);
+  assert.equal(d.size, 0);
+  assert.deepEqual([...d.definedIds()], []);
+});
+
+test('settled, the objects kept in the state are as any other: the ids are those kept here again', async () => {
+  const { StateStore } = await import('./state-file.ts');
+  const state = await StateStore.open(undefined);
+  const d = new Definers(state);
+  const id = 'DNSRecordSet/dns/x';
+  assert.equal(d.addInState(id, 'a.yaml'), true);
+  state.putObject(
+    id,
+    {
+      created: 't',
+      resource: {
+        apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+        kind: 'DNSRecordSet',
+        metadata: { name: 'x', namespace: 'dns' },
+        spec: { name: 'x', type: 'A', records: ['192.0.2.1'] },
+      },
+    },
+    'a.yaml',
+  );
+  d.settle();
+  assert.deepEqual([...d.definedIds()], []);
+  assert.equal(d.has(id), true);
+  // Put again, the entry keeps its tag (the one given applies to a new entry only).
+  state.putObject(id, { created: 't' }, 'other.yaml');
+  assert.equal(state.tagOf(id), 'a.yaml');
+});

@@ -7,6 +7,8 @@ export interface DefinerSlots {
   tagOf(id: string): unknown;
   /** Keeps `tag` with `id`; false when the store does not hold `id` (nothing kept). */
   setTag(id: string, tag: unknown): boolean;
+  /** The ids the store holds, in the order they were first put. */
+  objectIds(): Iterator<string>;
 }
 
 type Held = string | Set<string>;
@@ -29,6 +31,11 @@ export class Definers {
   private readonly slots: DefinerSlots | undefined;
   /** `slots`, unless the state is known to hold none of the objects (`stateHoldsNone`). */
   private asked: DefinerSlots | undefined;
+  /**
+   * How many objects `addInState` found new on a fresh first load: the state's first ones, held by
+   * it alone (their values are in its entries from the moment they are put, and not in `byId`).
+   */
+  private inState = 0;
 
   constructor(slots?: DefinerSlots) {
     this.slots = slots;
@@ -49,7 +56,53 @@ export class Definers {
     // What is held is passed on: `set` does not look it up again (two map lookups per object on a
     // folder's first load).
     if (held === undefined) this.set(id, file, held);
-    else if (typeof held === 'string') {
+    else this.addTo(id, file, held);
+  }
+
+  /**
+   * `add` for a fresh first load's file applied as it is read (ADR 0029, ADR 0032), with the state
+   * holding none of the objects before this load: true when no file defined `id` before, which the
+   * caller then puts into the state at once with `file` as its tag (`StateStore.putObject`), so that
+   * which files define it is kept in its state entry from the start, never in a map of its own: one
+   * map of every object fewer filled (a lookup and an insertion per object) and nothing to move later
+   * (`settle`). False when `id` is defined already (its files are updated where they are kept).
+   * Nothing is stored for a new id until the caller puts it; `add` must not be used for the same
+   * ids meanwhile.
+   */
+  addInState(id: string, file: string): boolean {
+    if (!this.slots) throw new Error('Definers.addInState needs the state (slots)');
+    const held = this.get(id);
+    if (held !== undefined) {
+      this.addTo(id, file, held);
+      return false;
+    }
+    this.count++;
+    this.inState++;
+    // The state holds objects now: a later definition of the same id is found there.
+    this.asked = this.slots;
+    return true;
+  }
+
+  /**
+   * Undoes `addInState` for the objects the caller is about to take out of the state (the first ones
+   * it put, `ids` in that order): their values move into this map before them, as `add` would have
+   * kept them. Call it before the state forgets them.
+   */
+  leaveState(ids: readonly string[]): void {
+    if (!this.slots || ids.length === 0) return;
+    const byId = new Map<string, Held>();
+    for (const id of ids) {
+      const held = this.slots.tagOf(id) as Held | undefined;
+      if (held !== undefined) byId.set(id, held);
+    }
+    for (const [id, held] of this.byId) byId.set(id, held);
+    this.byId = byId;
+    this.inState = Math.max(0, this.inState - ids.length);
+    this.settled = -1;
+  }
+
+  private addTo(id: string, file: string, held: Held): void {
+    if (typeof held === 'string') {
       if (held !== file) this.set(id, new Set([held, file]), held);
     } else held.add(file);
   }
@@ -90,6 +143,8 @@ export class Definers {
    * Nothing may be defined or forgotten while the returned function is used.
    */
   firstInOrder(): (id: string) => string | undefined {
+    // Objects new to a fresh first load kept in the state (`addInState`) are not in this walk:
+    // callers skip them.
     const walk = this.byId.entries();
     let next = walk.next();
     return (id) => {
@@ -102,12 +157,27 @@ export class Definers {
 
   /**
    * The ids of the objects whose values are kept here (not in the state's entries), in the order
-   * they were first defined: on a folder's first load into a state that holds no object, every
-   * object defined (`stateHoldsNone`). A view: it changes as they do.
+   * they were first defined, after those `addInState` kept in the state (its first ones): on a
+   * folder's first load into a state that holds no object, every object defined
+   * (`stateHoldsNone`). A view: it changes as they do.
    */
   definedIds(): Iterable<string> & { has(id: string): boolean } {
     const byId = this.byId;
-    return { [Symbol.iterator]: () => byId.keys(), has: (id) => byId.has(id) };
+    return {
+      [Symbol.iterator]: () => (this.inState > 0 ? this.inStateThen(byId) : byId.keys()),
+      has: (id) => byId.has(id) || (this.inState > 0 && this.slots!.tagOf(id) !== undefined),
+    };
+  }
+
+  /** The state's first `inState` ids, then `byId`'s. */
+  private *inStateThen(byId: Map<string, Held>): Generator<string> {
+    const ids = this.slots!.objectIds();
+    for (let left = this.inState; left > 0; left--) {
+      const next = ids.next();
+      if (next.done) break;
+      yield next.value;
+    }
+    yield* byId.keys();
   }
 
   /**
@@ -153,6 +223,8 @@ export class Definers {
   settle(): void {
     const settled = this.settled;
     this.settled = -1;
+    // The state holds the objects `addInState` kept there as any other now.
+    this.inState = 0;
     if (!this.slots || this.byId.size === 0) return;
     // Every value moved already (`settleInOrder`), none changed since.
     if (settled === this.byId.size) {
@@ -200,8 +272,9 @@ export class Definers {
    */
   private set(id: string, held: Held | undefined, before: Held | undefined): void {
     this.settled = -1;
-    // Found in the state's entry (or nowhere, and the state takes it): nothing here to delete.
-    if (this.inById || !this.asked?.setTag(id, held)) {
+    // Found in the state's entry (or nowhere, and the state takes it): nothing here to delete. Found
+    // nowhere (`before` undefined, the state asked when it holds any object), the state cannot take it.
+    if (before === undefined || this.inById || !this.asked?.setTag(id, held)) {
       if (held === undefined) this.byId.delete(id);
       else this.byId.set(id, held);
     }

@@ -469,16 +469,16 @@ export class ManifestSource {
         const next = await this.fileState(read, undefined, earlyOrigins, pace, locateLater);
         this.options.parser.release(read.parsed.token);
         this.files.set(read.file, next);
-        for (const id of next.definitions.keys()) this.definers.add(id, read.file);
+        // Applied early, the file's new objects' definers go into their state entries as they are put.
+        if (!this.early?.on || !this.applyEarly(read.file, next))
+          for (const id of next.definitions.keys()) this.definers.add(id, read.file);
         early.taken.push(read.file);
-        if (this.early?.on) this.applyEarly(read.file, next);
         return true;
       });
     // Each file taken early has its new objects applied too, while later files are parsed, where
     // nothing can see them before the load completes nor need them taken back from disk
     // (`appliesEarly`); the final `apply` takes the rest (ADR 0029).
-    this.early =
-      early && this.appliesEarly(tree.files) ? new EarlyApply(this.definers, this.options) : undefined;
+    this.early = early && this.appliesEarly(tree.files) ? new EarlyApply(this.options) : undefined;
     let reads: ReadFile[];
     try {
       reads = await this.readChanged(tree.files, take || undefined);
@@ -691,47 +691,31 @@ export class ManifestSource {
   /**
    * Applies the objects a file taken early defines first to the store and the state, as `apply`
    * applies a fresh first load's objects: one creation time, generation 1, the file's relative path.
-   * They are the next of the definers' ids (`EarlyApply.ids`). Their definitions stay as they are
-   * (and which files define them stays with the definers) until `apply`, which takes the rest. A
-   * file that defines a front door's object stops this (its door's store watcher would act on it).
+   * Which files define each object is recorded here too (false: nothing applied nor recorded, the
+   * caller adds the file's definitions to the definers): a new object's goes into its state entry as
+   * it is put (`Definers.addInState`, ADR 0032), a map of every object fewer on a first load. A file
+   * whose every object it applied has its definitions made the state's versions at once; `apply`
+   * takes the rest. A file that defines a
+   * front door's object stops this (its door's store watcher would act on it).
    */
-  private applyEarly(file: string, fileState: FileState): void {
+  private applyEarly(file: string, fileState: FileState): boolean {
     const early = this.early!;
     const { store, state } = this.options;
-    const count = this.definers.size - early.seen;
     const { definitions } = fileState;
-    // Every object the file defines is new (nearly every file): they are the definers' next ids in
-    // the file's order, and its definitions are walked instead of looked up one by one.
-    const whole = count === definitions.size;
-    const ids: string[] = [];
-    const values: Definition[] = [];
-    if (whole) {
-      for (const [id, value] of definitions.entries()) {
-        ids.push(id);
-        values.push(value as Definition);
-      }
-    }
-    for (let i = 0; i < count; i++) {
-      const id = early.ids.next().value as string;
-      if (!whole) {
-        ids.push(id);
-        values.push(definitions.get(id) as Definition);
-      }
-    }
-    early.seen += count;
-    for (const id of ids) {
+    for (const id of definitions.keys()) {
       if (!isNativeId(id)) {
         early.on = false;
-        return;
+        return false;
       }
     }
-    if (ids.length === 0) return;
-    early.now ??= this.options.now().toISOString();
-    const created = early.now;
     const relative = this.relative(file);
-    for (let i = 0; i < ids.length; i++) {
-      const id = ids[i]!;
-      let accepted = values[i]!.resource as Resource;
+    let count = 0;
+    // The file's definitions walked in their order (new ones are the definers' next ids).
+    for (const [id, value] of definitions.entries()) {
+      if (!this.definers.addInState(id, file)) continue;
+      early.now ??= this.options.now().toISOString();
+      const created = early.now;
+      let accepted = (value as Definition).resource as Resource;
       const held = store.apply(accepted, created, undefined);
       if (held && held.spec !== accepted.spec) accepted = { ...accepted, spec: held.spec } as Resource;
       const applied =
@@ -742,15 +726,21 @@ export class ManifestSource {
         applied > 1
           ? { created, file: relative, resource: accepted, generation: applied }
           : { created, file: relative, resource: accepted },
+        file,
       );
+      count++;
     }
-    early.count += ids.length;
-    // A file whose every object it applied: its definitions are the state's versions now (`Served`,
-    // as `apply` would make them), so the parsed objects they held are garbage at once instead of
-    // living on until `apply`, copied by each young-generation collection and then promoted
-    // (docs/benchmarks.md, fourteenth round). `takeBackEarly` makes them definitions again.
-    if (whole) definitions.served(servedDocument);
-    early.runs.push({ file, count: ids.length, served: whole });
+    if (count > 0) {
+      early.count += count;
+      // A file whose every object it applied: its definitions are the state's versions now (`Served`,
+      // as `apply` would make them), so the parsed objects they held are garbage at once instead of
+      // living on until `apply`, copied by each young-generation collection and then promoted
+      // (docs/benchmarks.md, fourteenth round). `takeBackEarly` makes them definitions again.
+      const whole = count === definitions.size;
+      if (whole) definitions.served(servedDocument);
+      early.runs.push({ file, count, served: whole });
+    }
+    return true;
   }
 
   /**
@@ -784,6 +774,8 @@ export class ManifestSource {
       const { kind, key } = splitId(id);
       store.remove(kind as Kind, key);
     }
+    // Which files define them is kept in their state entries (`Definers.addInState`): moved out first.
+    this.definers.leaveState(ids);
     store.rewind(early.counters);
     state.takeBackObjects(ids, early.mark);
     early.count = 0;
@@ -1177,8 +1169,8 @@ export class ManifestSource {
     let lastRelative = '';
     let lastKind = '';
     let lastForeign = false;
-    // Those applied early: their winning definitions become the state's version, which files define
-    // them goes into their entries, in their order (what the loop below does once each is stored).
+    // Those applied early: their winning definitions become the state's version (which files define
+    // them is in their entries already, `Definers.addInState`).
     const ids = touched[Symbol.iterator]();
     for (const { file, count, served } of early?.runs ?? []) {
       const definitions = this.files.get(file)?.definitions;
@@ -1188,12 +1180,10 @@ export class ManifestSource {
       if (whole && !served) definitions!.served(servedDocument);
       for (let i = 0; i < count; i++) {
         const id = ids.next().value as string;
-        if (!whole) {
-          const definition = definitions?.get(id);
-          if (definitions && definition !== undefined && typeof definition !== 'number')
-            definitions.set(id, definition.document ?? -1);
-        }
-        settle(id);
+        if (whole) continue;
+        const definition = definitions?.get(id);
+        if (definitions && definition !== undefined && typeof definition !== 'number')
+          definitions.set(id, definition.document ?? -1);
       }
       index += count;
     }
@@ -1329,9 +1319,9 @@ export class ManifestSource {
     // `apply` does not need their winners (a lookup in the file's definitions each).
     let skip = appliedEarly;
     for (const id of touched) {
+      // Not in the definers' walk either (kept in their state entries, `Definers.addInState`).
       if (skip > 0) {
         skip--;
-        firstOf(id);
         continue;
       }
       const first = firstOf(id);
@@ -1618,15 +1608,11 @@ class EarlyApply {
   readonly runs: { file: string; count: number; served: boolean }[] = [];
   /** The creation time of every object of the reload, chosen by the first applied. */
   now: string | undefined;
-  /** The definers' ids, in the order they were first defined; `seen` of them taken so far. */
-  readonly ids: Iterator<string>;
-  seen = 0;
   /** The store's counters and the state's flags before anything was applied. */
   readonly counters: { uid: number; resourceVersion: number };
   readonly mark: ObjectsMark;
 
-  constructor(definers: Definers, options: { store: MemoryStore; state: StateStore }) {
-    this.ids = definers.definedIds()[Symbol.iterator]();
+  constructor(options: { store: MemoryStore; state: StateStore }) {
     this.counters = options.store.counters();
     this.mark = options.state.objectsMark();
   }

@@ -374,10 +374,14 @@ export class StateStore implements SerialStore {
     this.walkArmed = mark.walkArmed;
   }
 
-  /** Records the version accepted for an object; written within `objectDelayMs`. */
-  putObject(id: string, object: StoredObject): void {
+  /**
+   * Records the version accepted for an object; written within `objectDelayMs`. `tag` is the tag of
+   * a new entry (`tagOf`; an entry put again keeps its own): the manifest source keeps which files
+   * define a new object of a first load there as it puts it (ADR 0032).
+   */
+  putObject(id: string, object: StoredObject, tag?: unknown): void {
     const existing = this.objects.get(id);
-    const entry = toEntry(id, object);
+    const entry = toEntry(id, object, existing === undefined ? tag : undefined);
     if (
       existing &&
       existing.created === entry.created &&
@@ -1116,9 +1120,10 @@ class Entry {
     generation: number,
     spec: unknown,
     resource: Resource | undefined,
+    tag?: unknown,
   ) {
     this.held = resource !== undefined ? new Whole(resource) : spec;
-    this.about = aboutOf(created, file, generation, undefined);
+    this.about = aboutOf(created, file, generation, tag);
   }
 
   get created(): string {
@@ -1268,11 +1273,12 @@ function storedObject(id: string, entry: Entry, note: string | undefined): Store
 function toEntry(
   id: string,
   o: { created: string; file?: string | undefined; resource?: Resource | undefined; generation?: number },
+  tag?: unknown,
 ): Entry {
   const generation = o.generation !== undefined && o.generation > 1 ? o.generation : 0;
   const r = o.resource;
   const usual = r !== undefined && usualShape(id, r);
-  return new Entry(o.created, o.file, generation, usual ? r.spec : undefined, usual ? undefined : r);
+  return new Entry(o.created, o.file, generation, usual ? r.spec : undefined, usual ? undefined : r, tag);
 }
 
 /**
