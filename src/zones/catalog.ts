@@ -90,6 +90,8 @@ interface Candidate {
   since: number;
   /** Waiting for a verified Domain (the catalog's `waiting` predicate): judged after every other zone. */
   waiting: boolean;
+  /** `peerKey` of the candidate in the current pass (made once per pass, not per look-up). */
+  peer: string;
 }
 
 /**
@@ -109,6 +111,9 @@ function judgingOrder(a: Candidate, b: Candidate): number {
   if (a.created !== b.created) return a.created < b.created ? -1 : 1;
   return a.labels - b.labels || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 }
+
+/** No accepted zone judged below a candidate's domain (shared, never written). */
+const NONE_BELOW: readonly Candidate[] = [];
 
 /** Zones judged together: one domain, one group (served or not), one creation time. */
 function peerKey(c: Candidate): string {
@@ -319,9 +324,16 @@ export class Catalog {
     // Slots given for every record set are taken as they are (and resolved from that list, not a
     // copy of it); otherwise each key is looked up.
     const given = options.slots?.length === list.length ? options.slots : undefined;
-    const slots: number[] = [];
+    // The zones are judged first: that reads no record set, and each record set is then held and
+    // resolved in one visit (its spec and metadata read once while in the cache, not again in a
+    // second walk of a million record sets); the record sets already resolved change no zone.
+    const affected = this.recomputeZones(false);
+    const listed = options.zonesOnly ? undefined : affected;
+    const lookups = new ZoneLookups();
     // Record sets of one zone mostly come one after the other: their zoneRef's key is made once.
     const refs = new LastZoneRef();
+    // Indexed: a first load's million record sets are walked in code optimised while it runs, where
+    // an iterator's `next` is a call per record set.
     for (let i = 0; i < list.length; i++) {
       const rs = list[i]!;
       const slot =
@@ -329,12 +341,8 @@ export class Catalog {
           ? this.table.holdSlot(given[i]!, Holder.catalog)
           : this.table.hold(recordKeys?.[i] ?? resourceKey(rs.metadata), Holder.catalog);
       this.placeRecord(slot, rs, refs.of(rs));
-      if (given === undefined) slots.push(slot);
+      this.resolveSlot(slot, rs, lookups, listed);
     }
-    const affected = mergeAffected(
-      this.recomputeZones(false),
-      this.reresolve(given ?? slots, !options.zonesOnly),
-    );
     for (const z of this.zones.keys()) affected.zones.add(z);
     return affected;
   }
@@ -435,6 +443,7 @@ export class Catalog {
           rank: Number.POSITIVE_INFINITY,
           since: Number.POSITIVE_INFINITY,
           waiting: this.waiting?.(zone, this.classes.get(zone.spec.className)) ?? false,
+          peer: '',
         });
       } catch (e) {
         invalid.set(key, {
@@ -455,18 +464,24 @@ export class Catalog {
     }
 
     const affected = noneAffected();
+    // The zones judged before, then the new ones, in that order (one walk of each map, no set of
+    // both made first): a zone new to the verdicts is touched whatever its verdict.
     const touched = new Set<ResourceKey>();
-    for (const key of new Set([...previous.keys(), ...this.verdicts.keys()])) {
+    for (const key of previous.keys()) {
       if (!sameVerdict(previous.get(key), this.verdicts.get(key))) touched.add(key);
     }
+    const judgedBefore = previous.size > 0;
+    for (const key of this.verdicts.keys()) if (!judgedBefore || !previous.has(key)) touched.add(key);
     for (const key of touched) {
       affected.zones.add(key);
       const now = this.verdicts.get(key);
       const before = previous.get(key);
-      for (const v of [now, before]) {
-        if (v?.accepted && v.parent !== undefined) affected.zones.add(v.parent);
-      }
+      if (now?.accepted && now.parent !== undefined) affected.zones.add(now.parent);
+      if (before?.accepted && before.parent !== undefined) affected.zones.add(before.parent);
     }
+    // The zones whose record sets are resolved again matter only when they are (not on a first look,
+    // which resolves every record set once after this).
+    if (!resolveRecords) return affected;
     // Domains that appeared or disappeared move records between a zone and its ancestors (and decide
     // which names of the parent may hold NS or CNAME, and who publishes the DS at a cut).
     const recordZones = new Set<ResourceKey>([UNRESOLVED]);
@@ -485,7 +500,6 @@ export class Catalog {
         // its records fall back to the nearest remaining ancestor, found by re-resolving them
       }
     }
-    if (!resolveRecords) return affected;
     const toResolve: number[] = [];
     for (const zone of recordZones) for (const r of this.membership.slots(zone)) toResolve.push(r);
     // Records that name a touched zone explicitly.
@@ -519,6 +533,7 @@ export class Catalog {
         c.incumbent = since !== undefined;
         if (since !== undefined) c.since = since;
       }
+      c.peer = peerKey(c);
     }
     candidates.sort(judgingOrder);
     this.incumbents = new Set(candidates.filter((c) => c.incumbent).map((c) => c.key));
@@ -536,7 +551,7 @@ export class Catalog {
     const tied = new Map<string, Candidate[]>();
     /** Zones of one domain, group (served or not) and creation time: judged together. */
     const peers = new Map<string, Candidate[]>();
-    for (const c of candidates) getOrInsert(peers, peerKey(c), () => []).push(c);
+    for (const c of candidates) getOrInsert(peers, c.peer, () => []).push(c);
     const judged = new Set<ResourceKey>();
     const notDelegated: { candidate: Candidate; parent: ResourceKey }[] = [];
 
@@ -564,11 +579,12 @@ export class Catalog {
     };
 
     for (const candidate of candidates) {
-      if (judged.has(candidate.key)) continue;
-      const group = peers.get(peerKey(candidate))!;
-      const older = below.get(candidate.domain) ?? [];
+      const group = peers.get(candidate.peer)!;
+      // A zone alone in its group is met once, here: only the members of larger groups, judged
+      // together at the first of them, are noted as judged.
+      if (group.length > 1 && judged.has(candidate.key)) continue;
+      const older = below.get(candidate.domain) ?? NONE_BELOW;
       if (group.length === 1) {
-        judged.add(candidate.key);
         const refusal = this.refusal(candidate, older, tied);
         if (refusal) refuse(candidate, refusal);
         else accept(candidate);
@@ -761,29 +777,41 @@ export class Catalog {
     for (let i = 0; i < slots.length; i++) {
       const slot = slots[i]!;
       const rs = this.recordSets.get(slot);
-      if (!rs) continue;
-      const fromZone = this.membership.nameOf(slot) ?? UNRESOLVED;
-      // The zone key its zoneRef names is the name of its byZoneRef list: not built again.
-      const after = this.resolve(rs, this.byZoneRef.nameOf(slot), lookups);
-      this.resolved.set(slot, after.resolved ? after.fqdn : after);
-      const toZone = after.resolved ? after.zone : UNRESOLVED;
-      // Moved only when its zone changed: a record set keeps its place in its zone's list.
-      this.membership.move(slot, toZone);
-      if (!list) continue;
-      const key = this.table.keyOf(slot);
-      affected.records.add(key);
-      for (const zone of [fromZone, toZone]) {
-        if (zone === UNRESOLVED) continue;
-        affected.zones.add(zone);
-        getOrInsert(affected.recordsByZone, zone, () => new Set()).add(key);
-        // A/AAAA in a child zone may be glue its parent publishes.
-        const v = this.verdicts.get(zone);
-        if ((rs.spec.type === 'A' || rs.spec.type === 'AAAA') && v?.accepted && v.parent !== undefined) {
-          affected.zones.add(v.parent);
-        }
-      }
+      if (rs) this.resolveSlot(slot, rs, lookups, list ? affected : undefined);
     }
     return affected;
+  }
+
+  /**
+   * Resolves the record set held at `slot` again and moves it to its zone's list; with `affected`,
+   * lists it there with the zones it left and joined. `lookups` as in `resolve`.
+   */
+  private resolveSlot(
+    slot: number,
+    rs: DNSRecordSet,
+    lookups: ZoneLookups,
+    affected: Affected | undefined,
+  ): void {
+    const fromZone = this.membership.nameOf(slot) ?? UNRESOLVED;
+    // The zone key its zoneRef names is the name of its byZoneRef list: not built again.
+    const after = this.resolve(rs, this.byZoneRef.nameOf(slot), lookups);
+    this.resolved.set(slot, after.resolved ? after.fqdn : after);
+    const toZone = after.resolved ? after.zone : UNRESOLVED;
+    // Moved only when its zone changed: a record set keeps its place in its zone's list.
+    this.membership.move(slot, toZone);
+    if (affected === undefined) return;
+    const key = this.table.keyOf(slot);
+    affected.records.add(key);
+    for (const zone of [fromZone, toZone]) {
+      if (zone === UNRESOLVED) continue;
+      affected.zones.add(zone);
+      getOrInsert(affected.recordsByZone, zone, () => new Set()).add(key);
+      // A/AAAA in a child zone may be glue its parent publishes.
+      const v = this.verdicts.get(zone);
+      if ((rs.spec.type === 'A' || rs.spec.type === 'AAAA') && v?.accepted && v.parent !== undefined) {
+        affected.zones.add(v.parent);
+      }
+    }
   }
 
   /**
