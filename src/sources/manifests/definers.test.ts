@@ -102,6 +102,13 @@ test('a first load into an empty state: kept apart without asking the state, the
     ['DNSRecordSet/dns/x', 'DNSRecordSet/dns/z', 'DNSRecordSet/dns/y', 'DNSRecordSet/dns/w'].map(first),
     ['a.yaml', 'a.yaml', 'a.yaml', undefined],
   );
+  // The walk started after the objects the caller skips: those after them, and any other, alike.
+  const after = d.firstInOrder(1);
+  assert.deepEqual(
+    ['DNSRecordSet/dns/y', 'DNSRecordSet/dns/z', 'DNSRecordSet/dns/x', 'DNSRecordSet/dns/w'].map(after),
+    ['a.yaml', 'a.yaml', 'a.yaml', undefined],
+  );
+  assert.deepEqual(['DNSRecordSet/dns/z'].map(d.firstInOrder(5)), ['a.yaml']);
   // The state takes two of them: their files move into its entries, the third stays apart.
   state.putObject('DNSRecordSet/dns/x', version('x'));
   state.putObject('DNSRecordSet/dns/y', version('y'));

@@ -87,11 +87,13 @@ export class Definers {
    * `first` for objects asked about in the order they were first defined (a folder's first load
    * applies them so): read off a walk of the values kept here while the ids come in its order, looked
    * up otherwise. For a first load's every object, a lookup in this map of every object is saved.
-   * Nothing may be defined or forgotten while the returned function is used.
+   * Nothing may be defined or forgotten while the returned function is used. `skip`: how many of
+   * the first objects in that order the caller will not ask about (the walk starts after them).
    */
-  firstInOrder(): (id: string) => string | undefined {
+  firstInOrder(skip = 0): (id: string) => string | undefined {
     const walk = this.byId.entries();
     let next = walk.next();
+    for (let i = 0; i < skip && next.done !== true; i++) next = walk.next();
     return (id) => {
       if (next.done || next.value[0] !== id) return this.first(id);
       const held = next.value[1];
