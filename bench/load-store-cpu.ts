@@ -4,7 +4,8 @@
  * read: the scale bench's objects applied to a `MemoryStore` keeping its record sets in a
  * `RecordTable` (as `serve`), each put into a first start's state (`StateStore` on an empty folder,
  * compactions held: nothing written) and tagged in the same order (as `Definers.settle` tags them),
- * then the controller's first look (`loadStore`: the catalog feed's load and every key queued),
+ * then the store of API-written record sets loaded (`FolderWriteStore.load`, none written, as at a
+ * first start) and the controller's first look (`loadStore`: the catalog feed's load and every key queued),
  * without the reconciles after it. With `--baseline DIR` (another checkout) rounds of the two
  * alternate in this one process; `--expose-gc` collects before each run and reports the heap after
  * the first look.
@@ -21,12 +22,12 @@ import { scaleObjects } from './lib/zone.ts';
 const { records, zones, rounds, baseline } = abArgs(5);
 
 type Objects = readonly (DNSZoneClass | DNSZone | DNSRecordSet)[];
-const STEPS = ['store puts', 'state puts', 'state tags', 'first look'] as const;
+const STEPS = ['store puts', 'state puts', 'state tags', 'writes load', 'first look'] as const;
 
 /** The steps of one round, from this checkout or another: CPU ms per step and the heap after. */
 async function version(root: string) {
   const load = moduleLoader(root);
-  const [store, controller, serials, builtin, zoneTable, recordTable, state] = await Promise.all([
+  const [store, controller, serials, builtin, zoneTable, recordTable, state, writes] = await Promise.all([
     load('src/control/memory-store.ts'),
     load('src/control/controller.ts'),
     load('src/control/serial-store.ts'),
@@ -34,6 +35,7 @@ async function version(root: string) {
     load('src/server/zone-table.ts'),
     load('src/zones/record-table.ts'),
     load('src/sources/manifests/state-file.ts'),
+    load('src/sources/writes/folder-write-store.ts'),
   ]);
   return async (objects: Objects, ids: readonly string[]) => {
     const now = () => new Date('2026-11-27T00:00:00Z');
@@ -58,6 +60,12 @@ async function version(root: string) {
       lap();
       for (const id of ids) st.setTag(id, 'scale.yaml');
       lap();
+      // API-written record sets (none) join the store before the first look, as in `serve`.
+      const written = await writes.FolderWriteStore.open(dir, s);
+      at = process.threadCpuUsage();
+      await written.load();
+      lap();
+      await written.close();
       const c = new controller.Controller({
         store: s,
         backend: new builtin.BuiltinBackend(new zoneTable.ZoneTable()),

@@ -1313,17 +1313,20 @@ export class ManifestSource {
     let lastFile: string | undefined;
     let lastDefinitions: FileDefinitions<Definition> | undefined;
     // A first load's objects come in the order they were defined (`touched` is filled so).
-    const firstOf = this.definers.firstInOrder();
     // Those applied early are defined by the file that applied them, the first to define them in
     // path order (`appliesEarly`), with a definition of their own there: none is a removal, and
-    // `apply` does not need their winners (a lookup in the file's definitions each).
+    // `apply` does not need their winners (a lookup in the file's definitions each). They are
+    // `touched`'s first ones and not in the definers' walk (kept in their state entries,
+    // `Definers.addInState`): the walk is made only if an object follows them (on a first load taken
+    // whole while parsed, none does).
+    let firstOf: ((id: string) => string | undefined) | undefined;
     let skip = appliedEarly;
     for (const id of touched) {
-      // Not in the definers' walk either (kept in their state entries, `Definers.addInState`).
       if (skip > 0) {
         skip--;
         continue;
       }
+      firstOf ??= this.definers.firstInOrder();
       const first = firstOf(id);
       if (first !== lastFile) {
         lastFile = first;

@@ -14,6 +14,7 @@ import { CredentialTable, validateWriteAccess } from '../../writes/credentials.t
 import { WriteCoordinator, writtenObjectName } from '../../writes/record-writer.ts';
 import { type RecordChange, WRITTEN_BY_LABEL, WriteError } from '../../writes/write-request.ts';
 import { Catalog } from '../../zones/catalog.ts';
+import { RecordTable } from '../../zones/record-table.ts';
 import { catalogGate } from './catalog-gate.ts';
 import { FolderWriteStore, WRITES_DIR } from './folder-write-store.ts';
 
@@ -554,6 +555,41 @@ describe('record writer, folder mode', () => {
     assert.doesNotMatch(e.message, /EIO|var\/lib|node-7/);
     assert.match(e.message, /retry with the same request id/);
     assert.match(logged.join('\n'), /EIO: write/);
+  });
+
+  test('a load takes out of the store the labelled record sets its state does not hold, and nothing else', async () => {
+    const nested = await mkdtemp(path.join(tmpdir(), 'zk-state-'));
+    const live = new MemoryStore(undefined, { recordSets: new RecordTable() });
+    const recordSet = (name: string, labels?: Record<string, string>): DNSRecordSet => ({
+      apiVersion: API_VERSION,
+      kind: 'DNSRecordSet',
+      metadata: { name, namespace: 'team-a', ...(labels ? { labels } : {}) },
+      spec: { zoneRef: { name: 'example', namespace: 'dns' }, name: name, type: 'A', records: ['192.0.2.1'] },
+    });
+    const created = '2026-03-01T00:00:00Z';
+    live.apply(recordSet('manifest'), created);
+    live.apply(recordSet('given-up', { [WRITTEN_BY_LABEL]: 'key-a' }), created);
+    live.apply(recordSet('other-label', { team: 'a' }), created);
+    const s = await FolderWriteStore.open(nested, live);
+    await s.commit({
+      put: [{ resource: recordSet('kept', { [WRITTEN_BY_LABEL]: 'key-a' }), created }],
+      delete: [],
+      forget: [],
+    });
+    const loaded = await s.load();
+    assert.deepEqual(
+      loaded.recordSets.map((w) => w.resource.metadata.name),
+      ['kept'],
+    );
+    assert.deepEqual(
+      live
+        .list('DNSRecordSet')
+        .map((o) => o.metadata.name)
+        .sort(),
+      ['kept', 'manifest', 'other-label'],
+    );
+    await s.close();
+    await rm(nested, { recursive: true, force: true });
   });
 
   test('the writes live in their own folder below the state dir', async () => {
