@@ -428,7 +428,39 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       assert.deepEqual(early.source.definitionOf(id), batch.source.definitionOf(id), id);
       assert.ok(early.source.definitionOf(id) !== undefined, `${id} still defined by its file`);
     }
+    // The failed load leaves a retry: the next reload applies what the files define, as the batch path.
+    await batch.source.reload();
+    await early.source.reload();
+    assert.deepEqual(early.snapshot(), batch.snapshot());
+    // The early path's files were not written since its failed load: only c.yaml is read again.
+    assert.equal((early.snapshot() as { state: unknown[] }).state.length, 3, 'z, x and y applied');
   });
+
+  test('a read that fails after the last parse on the batch path: the next reload applies the files read before it, unchanged since', async () => {
+    const files = {
+      'a.yaml': docs(zone('z', 'example.com'), record('x', '192.0.2.1')),
+      'b.yaml': record('y', '192.0.2.2'),
+      'c.yaml': record('w', 'not..a.name', 'CNAME', false),
+    };
+    let done = false;
+    const locating = async () => {
+      if (done) return;
+      done = true;
+      throw new Error('the parse thread stopped');
+    };
+    const batch = await load({ batch: true, probe: 'DNSRecordSet/dns/x', last: 'c.yaml', locating }, files);
+    assert.match(batch.errors.join(), /the parse thread stopped/);
+    assert.deepEqual((batch.snapshot() as { state: unknown[] }).state, []);
+    await batch.source.reload();
+    assert.deepEqual(batch.parsed, ['a.yaml', 'b.yaml', 'c.yaml', 'c.yaml'], 'only c.yaml read again');
+    const { store, state } = batch.snapshot() as { store: string[][]; state: [string, string][] };
+    assert.deepEqual(
+      state.map(([id]) => id),
+      ['DNSZone/dns/z', 'DNSRecordSet/dns/x', 'DNSRecordSet/dns/y'],
+    );
+    assert.equal(store[KINDS.indexOf('DNSRecordSet')]!.length, 2);
+  });
+
   test('files listed in another order than their paths sort in (a folder before `name-x.yaml`): taken early, applied after the last parse, the first path wins', async () => {
     // Listed: zones/example.yaml, zones-old.yaml, zz.yaml ('zones' < 'zones-old.yaml'); as paths,
     // zones-old.yaml comes first ('-' < '/'), so its x is the one served, as in the batch path.

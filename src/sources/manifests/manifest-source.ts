@@ -207,6 +207,12 @@ export class ManifestSource {
   private folderError: ManifestProblem | undefined;
   private loadedOnce = false;
   /**
+   * The objects a reload touched and then failed before applying (`reloadOnce`): the files it read
+   * may keep their new stamps and definitions, so the next reload, which need not read them again,
+   * applies these objects' winners (a failure loses nothing).
+   */
+  private unapplied: Set<string> | undefined;
+  /**
    * A reload ran to its end, or failed: from then on whoever starts the folder (`serve`) may watch the
    * store, so no later reload applies objects early (ADR 0029), a first load again included.
    */
@@ -386,7 +392,9 @@ export class ManifestSource {
   private async reloadOnceEarly(): Promise<void> {
     const { dir, state } = this.options;
     const first = !this.loadedOnce;
-    const touched = new Set<string>();
+    // Left set if this reload throws: the next one applies what it touched (nothing is lost).
+    const touched: Set<string> = this.unapplied ?? new Set<string>();
+    this.unapplied = touched;
     let treeProblems: ManifestProblem[] = [];
     let tree: ManifestTree;
     try {
@@ -404,6 +412,7 @@ export class ManifestSource {
         this.finishFirstLoad();
       }
       this.apply(touched);
+      this.unapplied = undefined;
       this.publish([this.folderError]);
       return;
     }
@@ -546,12 +555,15 @@ export class ManifestSource {
         }
       }
     } catch (e) {
+      // What was read stays read, its objects (those applied early and taken back included) touched.
+      if (fresh) for (const id of this.definers.definedIds()) touched.add(id);
       this.takeBackEarly();
       throw e;
     }
     // The state holds only what was applied early, each defined still: nothing to forget there.
     if (first) this.finishFirstLoad(this.early !== undefined && this.early.count > 0);
     this.apply(fresh ? this.definers.definedIds() : touched, this.early);
+    this.unapplied = undefined;
 
     const problems: ManifestProblem[] = [...treeProblems];
     for (const file of tree.files) problems.push(...(this.files.get(file)?.problems ?? []));
