@@ -511,6 +511,57 @@ test('a zone counts as served at a serial only once every DNS thread confirmed t
   }
 });
 
+test('zones applied at once each resolve when every DNS thread confirmed that zone, whatever the others wait for', {
+  timeout: 60_000,
+}, async () => {
+  // An ack timeout longer than the test's: an apply that no acknowledgement wakes fails the test.
+  const { pool } = await newPool({ workers: 2, ackTimeoutMs: 120_000 });
+  await pool.start();
+  try {
+    const internals = pool as unknown as {
+      pool: Map<number, { worker: { postMessage: (m: Sent) => void } }>;
+    };
+    // The image of one zone to one thread is held back (a slow thread) until released.
+    const slow = 'slow.example.';
+    let release: (() => void) | undefined;
+    const first = internals.pool.values().next().value!;
+    const post = first.worker.postMessage.bind(first.worker);
+    first.worker.postMessage = (m) => {
+      if (m.t === 'image' && m.origin === slow && release === undefined) release = () => post(m);
+      else post(m);
+    };
+    const zone = (origin: string, serial: number) => ({
+      key: `dns/${origin}`,
+      origin,
+      soa: IMAGE_TEST_SOA,
+      serial,
+      rrsets: () => [aRRset(`www.${origin}`, '192.0.2.1')],
+    });
+    let slowDone = false;
+    const slowApply = pool.applyZone(zone(slow, 7)).then(() => {
+      slowDone = true;
+    });
+    const origins = Array.from({ length: 40 }, (_, i) => `z${i}.example.`);
+    await Promise.all(
+      origins.map(async (origin, i) => {
+        await pool.applyZone(zone(origin, 100 + i));
+        assert.equal(await pool.servedSerial(origin), 100 + i, origin);
+      }),
+    );
+    assert.equal(slowDone, false, 'the zone one thread has not confirmed is still waited for');
+    assert.equal(await pool.servedSerial(slow), undefined);
+    release!();
+    await slowApply;
+    assert.equal(await pool.servedSerial(slow), 7);
+    // Deletions wait for their own zone's confirmations alike.
+    await Promise.all(origins.slice(0, 10).map((origin) => pool.deleteZone(origin)));
+    for (const origin of origins.slice(0, 10)) assert.equal(await pool.servedSerial(origin), undefined);
+    assert.equal(await pool.servedSerial(origins[10]!), 110);
+  } finally {
+    await pool.stop();
+  }
+});
+
 /** The young-generation cap each running DNS thread reports (Worker.resourceLimits, read from the thread's heap). */
 function youngLimits(pool: WorkerPoolBackend): number[] {
   const members = (

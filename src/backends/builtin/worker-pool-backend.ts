@@ -128,6 +128,12 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
   private readonly options: WorkerPoolOptions;
   private readonly pool = new Map<number, PoolWorker>();
   private readonly waiters = new Set<() => void>();
+  /**
+   * Waiters on what DNS threads serve of one zone (its key): an `applied` message, which changes only
+   * its own zone, checks these alone (with 32 zones in flight at start, every acknowledgement checked
+   * every zone's waiter); every other event checks them all.
+   */
+  private readonly zoneWaiters = new Map<string, Set<() => void>>();
   private stopping = false;
   /** Per zone: the generation of its current selection bindings (counted over all zones). */
   private readonly selectionGenerations = new Map<string, number>();
@@ -267,7 +273,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
         this.sendZone(member, zone.origin);
       }
     }
-    await this.settled(() => this.allServe(zone.origin, zone.serial));
+    await this.settled(() => this.allServe(key, zone.serial), key);
     // The overlay passed its share of the base: merge them into a new base now that the change is
     // served, so that no change waits for a whole build (the same content, at the same serial).
     if (overlay !== undefined && this.images.needsMerge(zone.origin)) this.merge(zone);
@@ -288,7 +294,8 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
     await this.local.deleteZone(origin);
     this.images.forget(origin);
     for (const member of this.pool.values()) if (member.ready) this.send(member, { t: 'delete', origin });
-    await this.settled(() => this.allServe(origin, undefined));
+    const key = origin.toLowerCase();
+    await this.settled(() => this.allServe(key, undefined), key);
     const holding = [...this.pool.values()]
       .filter((m) => m.ready && m.served.get(origin.toLowerCase()) !== undefined)
       .map((m) => m.id);
@@ -374,14 +381,28 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
     return local;
   }
 
-  private allServe(origin: Name, serial: number | undefined): boolean {
-    const key = origin.toLowerCase();
-    return [...this.pool.values()].every((m) => !m.ready || m.served.get(key) === serial);
+  /** Whether every ready thread serves the zone of `key` (lowercased origin) at `serial`. */
+  private allServe(key: string, serial: number | undefined): boolean {
+    for (const m of this.pool.values()) if (m.ready && m.served.get(key) !== serial) return false;
+    return true;
   }
 
-  /** Resolves when `done()` holds, or after the ack timeout (servedSerial then tells the truth). */
-  private settled(done: () => boolean): Promise<void> {
+  /**
+   * Resolves when `done()` holds, or after the ack timeout (servedSerial then tells the truth). With
+   * `zone` (a lowercased origin), `done` depends only on what the threads serve of that zone and on
+   * which threads are ready (see `zoneWaiters`).
+   */
+  private settled(done: () => boolean, zone?: string): Promise<void> {
     if (done()) return Promise.resolve();
+    let waiters = this.waiters;
+    if (zone !== undefined) {
+      let forZone = this.zoneWaiters.get(zone);
+      if (forZone === undefined) {
+        forZone = new Set();
+        this.zoneWaiters.set(zone, forZone);
+      }
+      waiters = forZone;
+    }
     return new Promise((resolve) => {
       const check = () => {
         if (!done()) return;
@@ -389,12 +410,25 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       };
       const finish = () => {
         clearTimeout(timer);
-        this.waiters.delete(check);
+        waiters.delete(check);
+        if (zone !== undefined && waiters.size === 0 && this.zoneWaiters.get(zone) === waiters)
+          this.zoneWaiters.delete(zone);
         resolve();
       };
       const timer = setTimeout(finish, this.options.ackTimeoutMs ?? 5000);
-      this.waiters.add(check);
+      waiters.add(check);
     });
+  }
+
+  /** Checks the waiters an event may have satisfied: those of `zone` and the others, or every one. */
+  private wake(zone?: string): void {
+    for (const check of [...this.waiters]) check();
+    if (zone !== undefined) {
+      const forZone = this.zoneWaiters.get(zone);
+      if (forZone !== undefined) for (const check of [...forZone]) check();
+      return;
+    }
+    for (const forZone of [...this.zoneWaiters.values()]) for (const check of [...forZone]) check();
   }
 
   private send(member: PoolWorker, message: ToWorker): void {
@@ -594,7 +628,8 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
             break;
           }
         }
-        for (const check of [...this.waiters]) check();
+        // An acknowledgement changes what the thread serves of its zone alone.
+        this.wake(message.t === 'applied' ? message.origin.toLowerCase() : undefined);
       });
       let failure: Error | undefined;
       worker.on('error', (e) => {
@@ -603,7 +638,7 @@ export class WorkerPoolBackend implements Backend, SelectionSink {
       worker.once('exit', (code) => {
         member.exited = true;
         this.pool.delete(member.id);
-        for (const check of [...this.waiters]) check();
+        this.wake();
         const why = failure ? `: ${failure.message}` : '';
         if (!member.listening) reject(new Error(`DNS thread exited during start (code ${code})${why}`));
         if (this.stopping) return;

@@ -152,6 +152,36 @@ describe('ZoneImage', () => {
     }
   });
 
+  test('the same bytes whatever order the content comes in: in canonical order (names kept as made, empty non-terminals merged in), reversed, partly ordered, shuffled', () => {
+    const withoutId = (image: ZoneImage) => new Uint8Array(image.buffer).fill(0, 60, 64);
+    // Each name spelled one way (a name spelled two ways is spelled as its first RRset read spells it).
+    const list = zone(40).map((r) => ({ ...r, owner: r.owner.replace(/^WWW\./, 'www.') }));
+    const canonical = ZoneSnapshot.build(ORIGIN, SOA, 1, list);
+    // The snapshot's RRsets in canonical order, as a zone model gives them at a first program.
+    const ordered: RRsetData[] = [...canonical.rrsets()].filter((r) => r.type !== 'SOA');
+    const expected = withoutId(ZoneImage.build(ORIGIN, SOA, 1, list));
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const orders: [string, RRsetData[]][] = [
+      ['canonical', ordered],
+      ['reversed', [...ordered].reverse()],
+      ['last first', [ordered.at(-1)!, ...ordered.slice(0, -1)]],
+      ['first last', [...ordered.slice(1), ordered[0]!]],
+      ['two halves', [...ordered.slice(ordered.length >> 1), ...ordered.slice(0, ordered.length >> 1)]],
+      ['swapped pair', [ordered[1]!, ordered[0]!, ...ordered.slice(2)]],
+    ];
+    for (let i = 0; i < 20; i++) orders.push([`shuffled ${i}`, [...ordered].sort(() => random() - 0.5)]);
+    for (const [how, content] of orders) {
+      const image = ZoneImage.build(ORIGIN, SOA, 1, content);
+      assert.deepEqual(withoutId(image), expected, how);
+      for (let n = 1; n < image.nodeCount; n++)
+        assert.ok(compareCanonical(image.ownerName(n - 1), image.ownerName(n)) < 0, `${how}: ${n}`);
+    }
+  });
+
   test('is read back from a SharedArrayBuffer as another thread would receive it, and refuses other bytes', () => {
     const shared = ZoneImage.build(ORIGIN, SOA, 7, rrsets, { shared: true });
     assert.ok(shared.buffer instanceof SharedArrayBuffer);

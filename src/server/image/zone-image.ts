@@ -16,6 +16,12 @@ export const IMAGE_MAGIC = 0x315a4b5a;
 /** The layout described below; a reader refuses any other. */
 export const IMAGE_FORMAT = 1;
 
+/**
+ * `RRType` as a map: an RRset's type code looked up by its name once per RRset of every build, which
+ * on the object is a megamorphic keyed load.
+ */
+const TYPE_CODES: ReadonlyMap<string, number> = new Map(Object.entries(RRType));
+
 /** Node flags. */
 export const NodeFlag = {
   /** A name with no RRsets that has descendants (RFC 4592 §2.2.2): NODATA, never NXDOMAIN. */
@@ -181,7 +187,7 @@ export class ZoneImage {
     );
     for (const rrset of rrsets) {
       if (rrset.type === 'SOA') continue;
-      names.add(rrset, RRType[rrset.type]);
+      names.add(rrset, TYPE_CODES.get(rrset.type)!);
     }
     if (overlay) {
       for (const name of overlay.emptyNonTerminals) names.addName(name, false);
@@ -739,27 +745,28 @@ class NameSet {
     const lengths = this.nameLength;
     const order: number[] = new Array(count);
     for (let i = 0; i < count; i++) order[i] = i;
-    // Labels compared rightmost first as octet strings, a label before any longer one it begins, a
-    // name before the names below it.
-    order.sort((a, b) => {
-      let pa = keyAt[a]!;
-      let pb = keyAt[b]!;
-      const ea = pa + lengths[a]!;
-      const eb = pb + lengths[b]!;
-      while (pa < ea && pb < eb) {
-        const la = keys[pa]!;
-        const lb = keys[pb]!;
-        const m = Math.min(la, lb);
-        for (let k = 1; k <= m; k++) {
-          const d = keys[pa + k]! - keys[pb + k]!;
-          if (d !== 0) return d;
-        }
-        if (la !== lb) return la - lb;
-        pa += la + 1;
-        pb += lb + 1;
+    // Content read in canonical order (a zone model's RRsets: every first program) made its nodes
+    // in that order, the empty non-terminals last: the run in order from the first node is kept as
+    // it is, the rest sorted and merged into it. Names are distinct, so no two compare equal and the
+    // order is the one a sort of all of them gives.
+    let run = 1;
+    while (run < count && compareKeys(keys, keyAt, lengths, run - 1, run) < 0) run++;
+    if (run >= count) return order;
+    const rest = order.slice(run);
+    rest.sort((a, b) => compareKeys(keys, keyAt, lengths, a, b));
+    let i = 0;
+    let j = 0;
+    let out = 0;
+    while (i < run && j < rest.length) {
+      const b = rest[j]!;
+      if (compareKeys(keys, keyAt, lengths, i, b) < 0) order[out++] = i++;
+      else {
+        order[out++] = b;
+        j++;
       }
-      return ea - pa - (eb - pb);
-    });
+    }
+    while (i < run) order[out++] = i++;
+    while (j < rest.length) order[out++] = rest[j++]!;
     return order;
   }
 
@@ -914,6 +921,31 @@ function relativeSortKey(relative: Uint8Array): string {
     out += String.fromCharCode.apply(null, codes);
   }
   return out;
+}
+
+/**
+ * The order of two nodes of a name set by their sort keys (`NameSet.sorted`): labels compared
+ * rightmost first as octet strings, a label before any longer one it begins, a name before the names
+ * below it (RFC 4034 §6.1).
+ */
+function compareKeys(keys: Uint8Array, keyAt: Int32Array, lengths: Int32Array, a: number, b: number): number {
+  let pa = keyAt[a]!;
+  let pb = keyAt[b]!;
+  const ea = pa + lengths[a]!;
+  const eb = pb + lengths[b]!;
+  while (pa < ea && pb < eb) {
+    const la = keys[pa]!;
+    const lb = keys[pb]!;
+    const m = Math.min(la, lb);
+    for (let k = 1; k <= m; k++) {
+      const d = keys[pa + k]! - keys[pb + k]!;
+      if (d !== 0) return d;
+    }
+    if (la !== lb) return la - lb;
+    pa += la + 1;
+    pb += lb + 1;
+  }
+  return ea - pa - (eb - pb);
 }
 
 function lower(c: number): number {
