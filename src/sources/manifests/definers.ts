@@ -60,7 +60,7 @@ export class Definers {
   }
 
   /**
-   * `add` for a fresh first load's file applied as it is read (ADR 0029, ADR 0032), with the state
+   * `add` for a fresh first load's file applied as it is read (ADR 0029, ADR 0031), with the state
    * holding none of the objects before this load: true when no file defined `id` before, which the
    * caller then puts into the state at once with `file` as its tag (`StateStore.putObject`), so that
    * which files define it is kept in its state entry from the start, never in a map of its own: one

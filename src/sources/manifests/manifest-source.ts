@@ -705,7 +705,7 @@ export class ManifestSource {
    * applies a fresh first load's objects: one creation time, generation 1, the file's relative path.
    * Which files define each object is recorded here too (false: nothing applied nor recorded, the
    * caller adds the file's definitions to the definers): a new object's goes into its state entry as
-   * it is put (`Definers.addInState`, ADR 0032), a map of every object fewer on a first load. A file
+   * it is put (`Definers.addInState`, ADR 0031), a map of every object fewer on a first load. A file
    * whose every object it applied has its definitions made the state's versions at once; `apply`
    * takes the rest. A file that defines a
    * front door's object stops this (its door's store watcher would act on it).

@@ -377,7 +377,7 @@ export class StateStore implements SerialStore {
   /**
    * Records the version accepted for an object; written within `objectDelayMs`. `tag` is the tag of
    * a new entry (`tagOf`; an entry put again keeps its own): the manifest source keeps which files
-   * define a new object of a first load there as it puts it (ADR 0032).
+   * define a new object of a first load there as it puts it (ADR 0031).
    */
   putObject(id: string, object: StoredObject, tag?: unknown): void {
     const existing = this.objects.get(id);
