@@ -707,8 +707,8 @@ export class ManifestSource {
    * caller adds the file's definitions to the definers): a new object's goes into its state entry as
    * it is put (`Definers.addInState`, ADR 0031), a map of every object fewer on a first load. A file
    * whose every object it applied has its definitions made the state's versions at once; `apply`
-   * takes the rest. A file that defines a
-   * front door's object stops this (its door's store watcher would act on it).
+   * takes the rest. A file that defines a front door's object stops this (its door's store watcher
+   * would act on it).
    */
   private applyEarly(file: string, fileState: FileState): boolean {
     const early = this.early!;
