@@ -785,7 +785,6 @@ export class ZoneModel implements PublishedByName {
   private settleDigests(): void {
     const due = this.digestsDue;
     if (due === undefined) return;
-    this.digestsDue = undefined;
     const keys = due === 'all' ? this.sortedKeys : due;
     for (const key of keys) {
       const held = this.owners.get(key);
@@ -794,6 +793,8 @@ export class ZoneModel implements PublishedByName {
       // A name that stopped publishing after it was noted has no slot any more.
       if (slot >= 0) this.digests.put(slot, this.digestOf(key, held));
     }
+    // Cleared once every digest is written: a throw on the way leaves them all due still.
+    this.digestsDue = undefined;
   }
 
   /** The digest of what a name publishes (content-hash.ts): from its parts for a resting entry. */
