@@ -82,9 +82,10 @@ describe("kubizone's examples through zonekeeper serve", () => {
           ? true
           : undefined,
       );
+      // The content hash of a first serial is written a second after the zone's first answer.
       const { value: zone } = await waitFor(async () => {
         const z = await object(serve, 'Zone', 'default/example-org');
-        return z?.status?.entries && z.status.entries.length > 1 ? z : undefined;
+        return z?.status?.entries && z.status.entries.length > 1 && z.status.hash ? z : undefined;
       });
       assert.equal(zone.status?.fqdn, 'example.org.');
       assert.ok(zone.status?.hash);
