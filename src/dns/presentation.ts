@@ -106,21 +106,24 @@ function isDigit(c: number): boolean {
   return c >= 0x30 && c <= 0x39;
 }
 
+/** Whether text is ASCII without a backslash: `decodeEscapes` gives it back as it is. */
+export function isPlainText(raw: string): boolean {
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c === BACKSLASH || c >= 0x80) return false;
+  }
+  return true;
+}
+
 /**
  * Decodes RFC 1035 §5.1 escapes (\X and \DDD) into a binary string (one char per octet). Characters
  * outside ASCII are encoded as UTF-8 octets.
  */
 export function decodeEscapes(raw: string): string {
-  const n = raw.length;
   // Most text holds no escape and only ASCII, which decodes to itself: kept as it is, not copied a
   // character at a time (a copy made so is a chain of pieces until something reads it whole).
-  let plain = 0;
-  while (plain < n) {
-    const c = raw.charCodeAt(plain);
-    if (c === BACKSLASH || c >= 0x80) break;
-    plain++;
-  }
-  if (plain === n) return raw;
+  if (isPlainText(raw)) return raw;
+  const n = raw.length;
   let out = '';
   for (let i = 0; i < n; ) {
     const c = raw.charCodeAt(i);

@@ -4,7 +4,7 @@ import { recordIdentity } from '../dns/dnssec/canonical.ts';
 import { DnsError } from '../dns/errors.ts';
 import type { Name } from '../dns/name.ts';
 import { utf8Binary } from '../dns/octets.ts';
-import { decodeEscapes, MAX_CHARACTER_STRING } from '../dns/presentation.ts';
+import { decodeEscapes, isPlainText, MAX_CHARACTER_STRING } from '../dns/presentation.ts';
 import { parseRdata, printRdata, type Rdata } from '../dns/rdata.ts';
 
 export type ParsedRecords =
@@ -85,7 +85,7 @@ function parseValues(type: DNSRecordSet['spec']['type'], records: readonly strin
   // the parse builds a piece at a time, and so leaves them flat; unprinted, each string kept is a
   // chain of pieces (about 810 bytes per one-string record set instead of 345). TXT text of ASCII
   // without escapes is kept as written (`decodeEscapes`), its strings parts of the text itself.
-  if (records.length === 1 && (type !== 'TXT' || plainAscii(records[0]!))) {
+  if (records.length === 1 && (type !== 'TXT' || isPlainText(records[0]!))) {
     try {
       return [parseRdata(type, records[0]!, origin)];
     } catch (e) {
@@ -117,15 +117,6 @@ function parseValues(type: DNSRecordSet['spec']['type'], records: readonly strin
   // A copy of exactly the records: an array grown by push keeps room for more for as long as the
   // zone serves it (128 bytes for a one-record set).
   return rdata.slice();
-}
-
-/** Whether the text is ASCII without a backslash: text a TXT parse keeps as written, in parts. */
-function plainAscii(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x5c || c >= 0x80) return false;
-  }
-  return true;
 }
 
 function badValue(i: number, text: string, e: unknown): Kept {

@@ -897,15 +897,32 @@ describe('ZoneModel: owners keyed by their name', () => {
   });
 });
 
+/** A record set of `current` by key, as `ZoneModel.update` takes it (undefined once deleted). */
+function memberOf(current: ReadonlyMap<string, DNSRecordSet>, key: string) {
+  const rs = current.get(key);
+  return rs ? { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) as Name } : undefined;
+}
+
+/** `assembleZone`'s hash of the record sets in `current` (the reference `contentHash` must equal). */
+function referenceHash(current: ReadonlyMap<string, DNSRecordSet>, children: ChildDelegation[] = []): string {
+  return assembleZone({
+    zone: theZone,
+    zoneClass: theClass,
+    origin: ORIGIN,
+    records: [...current.values()].map((v) => ({
+      recordSet: v,
+      fqdn: parseName(v.spec.name, ORIGIN) as Name,
+    })),
+    children,
+  }).hash;
+}
+
 describe('ZoneModel: the content hash of a big zone', () => {
   test('keeps its names in canonical order across value changes, and stays the reference through adds, removals, renames and delegations', () => {
     const r = prng(0x6a5_4);
     const model = new ZoneModel(theZone, theClass, ORIGIN);
     const current = new Map<string, DNSRecordSet>();
-    const at = (key: string) => {
-      const rs = current.get(key);
-      return rs ? { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) as Name } : undefined;
-    };
+    const at = (key: string) => memberOf(current, key);
     const rs = (i: number, name: string, value: number) =>
       recordSet('dns', `r${i}`, {
         zoneRef: { name: 'z' },
@@ -920,17 +937,7 @@ describe('ZoneModel: the content hash of a big zone', () => {
       [],
       true,
     );
-    const reference = () =>
-      assembleZone({
-        zone: theZone,
-        zoneClass: theClass,
-        origin: ORIGIN,
-        records: [...current.values()].map((v) => ({
-          recordSet: v,
-          fqdn: parseName(v.spec.name, ORIGIN) as Name,
-        })),
-        children,
-      }).hash;
+    const reference = () => referenceHash(current, children);
     let children: ChildDelegation[] = [];
     assert.equal(model.contentHash(), reference(), 'first');
     // Look-ups of the owners map during a hash: only the changed name's after a change that only
@@ -1042,10 +1049,7 @@ describe('ZoneModel: owner digests computed when the content hash is asked for',
   test('a first build and a change write no digest; the next hash writes those due and equals assembleZone', () => {
     const model = new ZoneModel(theZone, theClass, ORIGIN);
     const current = new Map<string, DNSRecordSet>();
-    const at = (key: string) => {
-      const rs = current.get(key);
-      return rs ? { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) as Name } : undefined;
-    };
+    const at = (key: string) => memberOf(current, key);
     const rs = (i: number, value: number) =>
       recordSet('dns', `r${i}`, {
         zoneRef: { name: 'z' },
@@ -1060,17 +1064,7 @@ describe('ZoneModel: owner digests computed when the content hash is asked for',
       true,
       false,
     );
-    const reference = () =>
-      assembleZone({
-        zone: theZone,
-        zoneClass: theClass,
-        origin: ORIGIN,
-        records: [...current.values()].map((v) => ({
-          recordSet: v,
-          fqdn: parseName(v.spec.name, ORIGIN) as Name,
-        })),
-        children: [],
-      }).hash;
+    const reference = () => referenceHash(current);
     const written = () => {
       let n = 0;
       for (let slot = 0; slot < model.digests.highWater; slot++)
