@@ -190,7 +190,8 @@ export function takeChange(
   // (`full` stays set until it confirms one), so `pending` is not sent until then; the first
   // content is the baseline, so no previous content is noted; and a change is held only once a
   // later one is noted against that baseline, which lists what it changes (in `pending` too).
-  const delta = state.model.update(records, zoneChildren(catalog, key), fresh, !fresh);
+  // A zone's members are distinct record sets: a first build looks none up before adding it.
+  const delta = state.model.update(records, zoneChildren(catalog, key), fresh, !fresh, fresh);
   state.fresh = false;
   const changed = delta.changed;
   if (!fresh) state.pending.add(delta);

@@ -22,29 +22,58 @@ interface Column {
   clear(slot: number): void;
 }
 
+/**
+ * How long a column grows to when a slot lies beyond it: at least the slots its table has given out
+ * (`capacity`), so that a column a first look fills for every record set at once (the catalog's, its
+ * feed's) is made once at its size instead of grown by half some 35 times over a million slots,
+ * each time a new array and a copy (about 100 ms of a first look at a million, docs/benchmarks.md,
+ * fifteenth round); else by half, as an array grows, so that slots taken one at a time stay cheap.
+ */
+function grownLength(slot: number, length: number, capacity: number): number {
+  return Math.max(slot + 1, capacity, 16, length + (length >> 1));
+}
+
 /** A column of values per slot (a plain array, `undefined` where nothing is held). */
 export class RefColumn<T> implements Column {
-  private readonly values: (T | undefined)[] = [];
+  private values: (T | undefined)[] = [];
+  /** The slots the column's table has given out (see `grownLength`); none for a column alone. */
+  private readonly capacity: () => number;
+
+  constructor(capacity: () => number = () => 0) {
+    this.capacity = capacity;
+  }
 
   get(slot: number): T | undefined {
     return this.values[slot];
   }
 
   set(slot: number, value: T | undefined): void {
-    const values = this.values;
-    // Kept without holes, so the array stays packed.
-    while (values.length < slot) values.push(undefined);
+    const values = slot < this.values.length ? this.values : this.grow(slot);
     values[slot] = value;
   }
 
   clear(slot: number): void {
     if (slot < this.values.length) this.values[slot] = undefined;
   }
+
+  private grow(slot: number): (T | undefined)[] {
+    const before = this.values;
+    // Filled whole before the values are copied in: the array stays packed, without holes.
+    const grown = new Array<T | undefined>(grownLength(slot, before.length, this.capacity())).fill(undefined);
+    for (let i = 0; i < before.length; i++) grown[i] = before[i];
+    this.values = grown;
+    return grown;
+  }
 }
 
 /** A column of 32-bit integers per slot, -1 where nothing is held. */
 export class Int32Column implements Column {
   private values = new Int32Array(0);
+  private readonly capacity: () => number;
+
+  constructor(capacity: () => number = () => 0) {
+    this.capacity = capacity;
+  }
 
   get(slot: number): number {
     return slot < this.values.length ? this.values[slot]! : -1;
@@ -52,7 +81,7 @@ export class Int32Column implements Column {
 
   set(slot: number, value: number): void {
     if (slot >= this.values.length) {
-      const grown = new Int32Array(Math.max(slot + 1, 16, Math.floor(this.values.length * 1.5))).fill(-1);
+      const grown = new Int32Array(grownLength(slot, this.values.length, this.capacity())).fill(-1);
       grown.set(this.values);
       this.values = grown;
     }
@@ -91,12 +120,12 @@ export class RecordTable {
    * `holder`, when that holder lets go of the slot: a holder never leaves a value behind for itself.
    */
   column<T>(holder?: Holder): RefColumn<T> {
-    return this.add(new RefColumn<T>(), holder);
+    return this.add(new RefColumn<T>(() => this.next), holder);
   }
 
   /** A new column of integers (-1 for none), cleared likewise. */
   int32Column(holder?: Holder): Int32Column {
-    return this.add(new Int32Column(), holder);
+    return this.add(new Int32Column(() => this.next), holder);
   }
 
   private add<C extends Column>(column: C, holder: Holder | undefined): C {

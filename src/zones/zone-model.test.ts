@@ -234,6 +234,8 @@ describe('ZoneModel', () => {
       const r = prng(seed);
       const listed = new ZoneModel(theZone, theClass, ORIGIN);
       const unlisted = new ZoneModel(theZone, theClass, ORIGIN);
+      // Told that its first build's keys are distinct (as a zone's first build from the catalog is).
+      const told = new ZoneModel(theZone, theClass, ORIGIN);
       const current = new Map<string, DNSRecordSet>();
       for (let i = 0; i < 60; i++) {
         const rs = randomRecordSet(r, i);
@@ -266,7 +268,12 @@ describe('ZoneModel', () => {
         const list = first || step % 3 !== 0;
         const a = listed.update(members(first ? current.keys() : changed), children, first);
         const b = unlisted.update(members(keys), children, first, list);
+        const c = told.update(members(first ? current.keys() : changed), children, first, list, first);
         const context = `seed ${seed} step ${step}`;
+        assert.equal(c.changed, b.changed, context);
+        assert.deepEqual(inOrder(told.rrsets()), inOrder(listed.rrsets()), context);
+        assert.equal(told.contentHash(), listed.contentHash(), context);
+        assert.deepEqual([...told.verdicts], [...listed.verdicts], context);
         assert.equal(a.changed, a.upserts.length > 0 || a.deletes.length > 0, context);
         assert.equal(b.changed, a.changed, context);
         // A first build that lists nothing says every verdict is new instead of listing them.
@@ -293,6 +300,28 @@ describe('ZoneModel', () => {
       assert.deepEqual(after.deletes, reference.deletes);
       assert.deepEqual([...after.previous.keys()], [...reference.previous.keys()]);
     }
+  });
+
+  test('a record set given twice to a first build not told its keys are distinct: the second replaces the first', () => {
+    const version = (address: string) =>
+      recordSet('dns', 'www', { zoneRef: { name: 'z' }, name: 'www', type: 'A', records: [address] });
+    const model = new ZoneModel(theZone, theClass, ORIGIN);
+    const fqdn = 'www.example.com.';
+    model.update(
+      [
+        { key: 'dns/www', current: { recordSet: version('192.0.2.1'), fqdn } },
+        { key: 'dns/www', current: { recordSet: version('192.0.2.2'), fqdn } },
+      ],
+      [],
+      true,
+      false,
+    );
+    assert.deepEqual(
+      describeRRsets(model.rrsets()).filter((r) => r.includes(' A ')),
+      ['www.example.com. A 300 192.0.2.2'],
+    );
+    assert.equal(model.verdicts.size, 1);
+    assert.equal(model.acceptedCount, 1);
   });
 
   test('a first build that lists nothing still counts an RRset as a change; an empty zone has none', () => {

@@ -501,6 +501,8 @@ export class ZoneModel implements PublishedByName {
    * listed either (`ZoneDelta.everyVerdict`).
    */
   private everyNew = false;
+  /** Whether the update under way is given each record set once (see `update`). */
+  private distinctKeys = false;
   /** The digest slot of the name `decide` decided last (-1 where it publishes nothing). */
   private decidedSlot = -1;
   /**
@@ -592,17 +594,24 @@ export class ZoneModel implements PublishedByName {
    * whether the content changed (`changed`) and which verdicts did, not which RRsets: for a first
    * build, which is sent whole and is the first baseline of change safety, so that nothing reads
    * a list of every RRset (an RRset object and two map entries per RRset, docs/benchmarks.md).
+   * `distinctKeys`: the caller gives each record set once (the catalog's members of a zone): a first
+   * build then adds each without looking its key up first, a look-up that can only find a record set
+   * given twice (a map look-up per record set of a big zone's first build, docs/benchmarks.md,
+   * fifteenth round). Without it a key given twice replaces the record set given before.
    */
   update(
     records: Iterable<{ key: ResourceKey; current: { recordSet: DNSRecordSet; fqdn: Name } | undefined }>,
     children: readonly ChildDelegation[],
     complete = false,
     listChanges = true,
+    distinctKeys = false,
   ): ZoneDelta {
     this.listing = listChanges;
+    this.distinctKeys = distinctKeys;
     try {
       return this.apply(records, children, complete);
     } finally {
+      this.distinctKeys = false;
       this.listing = true;
       this.everyNew = false;
       this.parsedBefore = undefined;
@@ -619,6 +628,7 @@ export class ZoneModel implements PublishedByName {
     // to remove and every name is new, so neither the keys seen nor the names touched are kept (two
     // sets as large as the zone, kept through the whole build); every name is decided, in order.
     const first = complete && this.entries.size === 0;
+    const distinct = first && this.distinctKeys;
     this.everyNew = first && !this.listing;
     const dirty = first ? undefined : new Set<string>();
     const seen = complete && !first ? new Set<ResourceKey>() : undefined;
@@ -626,7 +636,7 @@ export class ZoneModel implements PublishedByName {
     let emptied = false;
     for (const { key, current } of records) {
       seen?.add(key);
-      const before = this.entries.get(key);
+      const before = distinct ? undefined : this.entries.get(key);
       if (current && before && before.spec === current.recordSet.spec && before.fqdn === current.fqdn) {
         continue;
       }

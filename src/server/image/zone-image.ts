@@ -210,42 +210,11 @@ export class ZoneImage {
     const starts = new Int32Array(list.length);
     let rrsetTotal = 0;
     let nameBytes = originWire.length;
+    // Each node's work in a function of its own, the loop here holding no loop: see `encodeNode`.
     for (let i = 0; i < nodeCount; i++) {
       const node = nodes[i]!;
       nameBytes += names.nameLength[node]!;
-      const first = rrsetTotal;
-      for (let r = names.firstRRset[node]!; r !== -1; r = names.nextRRset[r]!) {
-        // By type code, RRsets of one type in the order given (an insertion sort: a node has a few).
-        const type = names.rrsetType[r]!;
-        let k = rrsetTotal++;
-        while (k > first && names.rrsetType[order[k - 1]!]! > type) {
-          order[k] = order[k - 1]!;
-          k--;
-        }
-        order[k] = r;
-      }
-      for (let k = first; k < rrsetTotal; k++) {
-        const rrset = list[order[k]!]!;
-        if (rrset.rdata.length > 0xffff)
-          throw new RangeError(`RRset ${rrset.owner} ${rrset.type} is too large`);
-        starts[k] = writer.length;
-        for (const r of rrset.rdata) {
-          const at = writer.length;
-          writer.u16(0);
-          encodeRdata(r, writer);
-          // RFC 1035 §3.2.1: RDLENGTH is 16 bits. A longer record (a TXT of 65,535 multi-byte
-          // characters passes the schema) would have its length cut here and every later record of
-          // the RRset read from the wrong offset: refuse the image, the zone goes as objects.
-          const length = writer.length - at - 2;
-          if (length > 0xffff) {
-            writer.reset();
-            throw new RangeError(
-              `RRset ${rrset.owner} ${rrset.type}: RDATA of ${length} octets exceeds 65535 (RFC 1035 §3.2.1)`,
-            );
-          }
-          writer.patchU16(at, length);
-        }
-      }
+      rrsetTotal = encodeNode(names, node, order, starts, rrsetTotal, writer);
     }
     const rdataBytes = writer.length;
     let slots = 8;
@@ -278,45 +247,15 @@ export class ZoneImage {
     words[H_ID] = nextImageId();
     bytes.set(originWire, namesAt);
     writer.copyInto(bytes, rdataAt);
-    const arena = names.bytes;
     const hashWords = hashAt >>> 2;
     const mask = slots - 1;
     let namePos = namesAt + originWire.length;
+    const layout: NodeLayout = { bytes, words, order, starts, rrsetsAt, rdataAt, nodesAt, hashWords, mask };
     let r = 0;
     for (let i = 0; i < nodeCount; i++) {
       const node = nodes[i]!;
-      const nameLength = names.nameLength[node]!;
-      const from = names.nameAt[node]!;
-      for (let k = 0; k < nameLength; k++) bytes[namePos + k] = arena[from + k]!;
-      const first = r;
-      let ns = false;
-      for (let end = first + names.rrsetCount[node]!; r < end; r++) {
-        const rrset = list[order[r]!]!;
-        const type = names.rrsetType[order[r]!]!;
-        if (type === RRType.NS) ns = true;
-        const at = (rrsetsAt >>> 2) + r * RRSET_WORDS;
-        words[at] = type | (rrset.rdata.length << 16);
-        words[at + 1] = rrset.ttl >>> 0;
-        words[at + 2] = rdataAt + starts[r]!;
-        words[at + 3] = 0;
-      }
-      let flags = 0;
-      const apex = nameLength === 0;
-      if (apex) flags |= NodeFlag.Apex;
-      if (names.tombstone[node] === 1) flags |= NodeFlag.Tombstone;
-      else if (r === first) flags |= NodeFlag.EmptyNonTerminal;
-      if (!apex && ns) flags |= NodeFlag.Cut;
-      if (nameLength >= 2 && arena[from] === 1 && arena[from + 1] === 0x2a /* * */)
-        flags |= NodeFlag.Wildcard;
-      const n = (nodesAt >>> 2) + i * NODE_WORDS;
-      words[n] = namePos;
-      words[n + 1] = nameLength | (flags << 16);
-      words[n + 2] = first;
-      words[n + 3] = r - first;
-      namePos += nameLength;
-      let slot = names.hash[node]! & mask;
-      while (words[hashWords + slot] !== 0) slot = (slot + 1) & mask;
-      words[hashWords + slot] = i + 1;
+      r = writeNode(names, node, i, namePos, r, layout);
+      namePos += names.nameLength[node]!;
     }
     return new ZoneImage(buffer, origin);
   }
@@ -893,6 +832,127 @@ let scratch: WireWriter | undefined;
  * The writer `build` encodes RDATA into (builds are synchronous, so one serves them all); replaced
  * after a build that grew it past 1 MiB, so a large zone does not keep its size allocated.
  */
+/**
+ * Adds the RRsets of a name set's node to the image's order (`order`, from `at`: by type code, RRsets
+ * of one type in the order given) and encodes their RDATA into `writer` (per record a 16-bit length
+ * and the uncompressed wire RDATA; `starts` holds each RRset's offset there); returns the RRsets
+ * placed so far. A function of its own, called per node, not a loop inside the loop over the nodes:
+ * a big zone's first image is built by code that is not optimised yet, and V8 optimises such a loop
+ * while it runs (on-stack replacement) at the inner loop, then leaves that code each time the inner
+ * loop ends ("exit from OSR'd inner loop"), a deoptimisation per node: 25,860 of them, about a third
+ * of the main thread's time, in the first image of a zone of 100,000 names (docs/benchmarks.md,
+ * fifteenth round).
+ */
+function encodeNode(
+  names: NameSet,
+  node: number,
+  order: Int32Array,
+  starts: Int32Array,
+  at: number,
+  writer: WireWriter,
+): number {
+  const list = names.rrsets;
+  const first = at;
+  let total = at;
+  for (let r = names.firstRRset[node]!; r !== -1; r = names.nextRRset[r]!) {
+    // By type code, RRsets of one type in the order given (an insertion sort: a node has a few).
+    const type = names.rrsetType[r]!;
+    let k = total++;
+    while (k > first && names.rrsetType[order[k - 1]!]! > type) {
+      order[k] = order[k - 1]!;
+      k--;
+    }
+    order[k] = r;
+  }
+  for (let k = first; k < total; k++) {
+    const rrset = list[order[k]!]!;
+    if (rrset.rdata.length > 0xffff) throw new RangeError(`RRset ${rrset.owner} ${rrset.type} is too large`);
+    starts[k] = writer.length;
+    for (const r of rrset.rdata) {
+      const at = writer.length;
+      writer.u16(0);
+      encodeRdata(r, writer);
+      // RFC 1035 §3.2.1: RDLENGTH is 16 bits. A longer record (a TXT of 65,535 multi-byte
+      // characters passes the schema) would have its length cut here and every later record of
+      // the RRset read from the wrong offset: refuse the image, the zone goes as objects.
+      const length = writer.length - at - 2;
+      if (length > 0xffff) {
+        writer.reset();
+        throw new RangeError(
+          `RRset ${rrset.owner} ${rrset.type}: RDATA of ${length} octets exceeds 65535 (RFC 1035 §3.2.1)`,
+        );
+      }
+      writer.patchU16(at, length);
+    }
+  }
+  return total;
+}
+
+/** Where `writeNode` writes in an image being laid out (`ZoneImage.laidOut`), and what it reads. */
+interface NodeLayout {
+  bytes: Uint8Array;
+  words: Uint32Array;
+  /** The RRsets in image order and each one's RDATA offset (`encodeNode`). */
+  order: Int32Array;
+  starts: Int32Array;
+  rrsetsAt: number;
+  rdataAt: number;
+  nodesAt: number;
+  hashWords: number;
+  mask: number;
+}
+
+/**
+ * Writes the `i`th node of the image (the name set's `node`): its name at `namePos`, its RRsets from
+ * the `r`th on, its node words and its hash slot; returns the RRsets written so far. A function of
+ * its own for the reason `encodeNode` is.
+ */
+function writeNode(
+  names: NameSet,
+  node: number,
+  i: number,
+  namePos: number,
+  r: number,
+  at: NodeLayout,
+): number {
+  const { bytes, words, order, starts } = at;
+  const list = names.rrsets;
+  const arena = names.bytes;
+  const nameLength = names.nameLength[node]!;
+  const from = names.nameAt[node]!;
+  for (let k = 0; k < nameLength; k++) bytes[namePos + k] = arena[from + k]!;
+  const first = r;
+  let ns = false;
+  for (let end = first + names.rrsetCount[node]!; r < end; r++) {
+    const rrset = list[order[r]!]!;
+    const type = names.rrsetType[order[r]!]!;
+    if (type === RRType.NS) ns = true;
+    const w = (at.rrsetsAt >>> 2) + r * RRSET_WORDS;
+    words[w] = type | (rrset.rdata.length << 16);
+    words[w + 1] = rrset.ttl >>> 0;
+    words[w + 2] = at.rdataAt + starts[r]!;
+    words[w + 3] = 0;
+  }
+  let flags = 0;
+  const apex = nameLength === 0;
+  if (apex) flags |= NodeFlag.Apex;
+  if (names.tombstone[node] === 1) flags |= NodeFlag.Tombstone;
+  else if (r === first) flags |= NodeFlag.EmptyNonTerminal;
+  if (!apex && ns) flags |= NodeFlag.Cut;
+  if (nameLength >= 2 && arena[from] === 1 && arena[from + 1] === 0x2a /* * */) flags |= NodeFlag.Wildcard;
+  const n = (at.nodesAt >>> 2) + i * NODE_WORDS;
+  words[n] = namePos;
+  words[n + 1] = nameLength | (flags << 16);
+  words[n + 2] = first;
+  words[n + 3] = r - first;
+  const hashWords = at.hashWords;
+  const mask = at.mask;
+  let slot = names.hash[node]! & mask;
+  while (words[hashWords + slot] !== 0) slot = (slot + 1) & mask;
+  words[hashWords + slot] = i + 1;
+  return r;
+}
+
 function rdataScratch(): WireWriter {
   if (scratch === undefined || scratch.length > 1 << 20) {
     scratch = new WireWriter(64 * 1024);
