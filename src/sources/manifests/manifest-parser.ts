@@ -60,7 +60,8 @@ export interface ParsedManifest {
   checked?: readonly boolean[];
   /**
    * Per document (by its index in `documents`), the object's id (`Kind/namespace/name`, one flat
-   * string) where `decodeDocuments` made it already (a usual record set): the manifest source keeps
+   * string) where `decodeDocuments` has it already (a usual record set, whose id crosses from the
+   * parse thread as it is, its name cut from it: `encodeDocuments`): the manifest source keeps
    * this string as the id (its definitions, the definers, the state) instead of joining its own from
    * the identity, and the document has no `identity` (the id is its kind and key; one object and a
    * key string fewer per record set received). Absent or undefined: the document's `identity` says.
