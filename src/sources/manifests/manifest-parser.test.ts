@@ -28,6 +28,26 @@ const recordSet = (i: number) =>
  * A parse thread's documents with the identity of each record set that came with its id instead
  * (`ParsedManifest.ids`), as the local parse has them: every such id is its kind and key.
  */
+/**
+ * The usual record sets of a message (`encodeDocuments`), each as the values it crossed as:
+ * `[document, namespace, id, zone, owner, type, ttl?, records]` (a number starts one; the records'
+ * array ends it).
+ */
+function usualSent(json: string): unknown[][] {
+  const values = JSON.parse(json) as unknown[];
+  const out: unknown[][] = [];
+  for (let i = 0; i < values.length; ) {
+    if (typeof values[i] !== 'number') {
+      i++;
+      continue;
+    }
+    const end = typeof values[i + 6] === 'number' ? i + 8 : i + 7;
+    out.push(values.slice(i, end));
+    i = end;
+  }
+  return out;
+}
+
 function withIdentities(parsed: { documents: ParsedDocument[]; ids?: readonly (string | undefined)[] }) {
   return parsed.documents.map((d, i) => {
     const id = parsed.ids?.[i];
@@ -247,7 +267,7 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
     const json = encodeDocuments(documents);
     const back: ParsedDocument[] = [];
     decodeDocuments(json, back);
-    return { json, back, tuples: (JSON.parse(json) as unknown[]).filter((d) => Array.isArray(d)).length };
+    return { json, back, tuples: usualSent(json).length };
   };
   /** Equal as JSON text too: the same keys in the same order, as the state log would write them. */
   const sameAsJson = (back: readonly ParsedDocument[], documents: readonly ParsedDocument[]) => {
@@ -255,7 +275,7 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
     assert.deepStrictEqual(back, JSON.parse(JSON.stringify(documents)));
   };
 
-  test('a parsed file comes back as parsed, its usual record sets sent as arrays of values', async () => {
+  test('a parsed file comes back as parsed, its usual record sets sent as their values', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'zk-parser-wire-'));
     const file = path.join(dir, 'mixed.yaml');
     const head = 'apiVersion: dns.zonekeeper.dev/v1alpha1\nkind: DNSRecordSet\n';
@@ -390,10 +410,7 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
           assert.equal(taken, 8);
           // The one with a null TTL and the one with a status (dropped) are of the usual shape once
           // checked, and cross as arrays too, from the general path.
-          assert.equal(
-            (JSON.parse(encodeDocuments(sent.documents)) as unknown[]).filter(Array.isArray).length,
-            10,
-          );
+          assert.equal(usualSent(encodeDocuments(sent.documents)).length, 10);
         }
       }
     } finally {
@@ -482,7 +499,7 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
       doc(8, 'a', 'y', 'AAAA', 30),
     ];
     const json = encodeDocuments(documents);
-    const sent = (JSON.parse(json) as unknown[]).filter(Array.isArray);
+    const sent = usualSent(json);
     assert.deepEqual(
       sent.map((d) => [d[1], d[3], d[5]]),
       [
@@ -503,7 +520,7 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
     const ids: (string | undefined)[] = [];
     decodeDocuments(encodeDocuments(documents, undefined, 0, 2), twice, undefined, undefined, ids);
     const second = encodeDocuments(documents, undefined, 2, 8);
-    assert.deepEqual((JSON.parse(second) as unknown[][])[0]!.slice(1, 6), ['b', 'r3', 'z', 'w', 'A']);
+    assert.deepEqual(usualSent(second)[0]!.slice(1, 7), ['b', 'DNSRecordSet/b/r3', 'z', 'w', 'A', 60]);
     decodeDocuments(second, twice, undefined, undefined, ids);
     assert.deepStrictEqual(withIdentities({ documents: twice, ids }), documents);
     assert.deepEqual(ids, [
@@ -516,6 +533,53 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
       'DNSRecordSet/a/r7',
       'DNSRecordSet/a/r8',
     ]);
+  });
+
+  test('a usual record set crosses with its id, and its name comes back cut from it', () => {
+    const doc = (document: number, namespace: string, name: string, ttl?: number): ParsedDocument => ({
+      document,
+      identity: { kind: 'DNSRecordSet', key: `${namespace}/${name}` },
+      resource: {
+        apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+        kind: 'DNSRecordSet',
+        metadata: { name, namespace },
+        spec:
+          ttl === undefined
+            ? { zoneRef: { name: 'z' }, name: 'w', type: 'A', records: ['192.0.2.1'] }
+            : { zoneRef: { name: 'z' }, name: 'w', type: 'A', ttl, records: ['192.0.2.1'] },
+      },
+    });
+    // Names and namespaces of lengths around what V8 copies or slices (13 characters), a namespace
+    // changing between record sets, with and without a TTL.
+    const long = `r${'x'.repeat(62)}`;
+    const documents = [
+      doc(1, 'a', 'r'),
+      doc(2, 'a', 'r23456789012', 60),
+      doc(3, 'team-of-many', 'r234567890123'),
+      doc(4, 'team-of-many', long, 1),
+      doc(5, 'b', long),
+      doc(6, 'b', 'r6'),
+    ];
+    const json = encodeDocuments(documents);
+    assert.deepEqual(
+      usualSent(json).map((d) => d[2]),
+      documents.map((d) => `DNSRecordSet/${d.identity!.key}`),
+    );
+    assert.deepEqual(
+      usualSent(json).map((d) => d.length),
+      [7, 8, 7, 8, 7, 7],
+    );
+    const back: ParsedDocument[] = [];
+    const ids: (string | undefined)[] = [];
+    decodeDocuments(json, back, undefined, undefined, ids);
+    assert.deepStrictEqual(withIdentities({ documents: back, ids }), documents);
+    assert.equal(
+      JSON.stringify(back.map((d) => d.resource)),
+      JSON.stringify(documents.map((d) => d.resource)),
+    );
+    const plain: ParsedDocument[] = [];
+    decodeDocuments(json, plain);
+    assert.deepStrictEqual(plain, documents);
   });
 
   test('the verdict on record values crosses with usual record sets only, the documents unchanged', () => {

@@ -60,7 +60,8 @@ export interface ParsedManifest {
   checked?: readonly boolean[];
   /**
    * Per document (by its index in `documents`), the object's id (`Kind/namespace/name`, one flat
-   * string) where `decodeDocuments` made it already (a usual record set): the manifest source keeps
+   * string) where `decodeDocuments` has it already (a usual record set, whose id crosses from the
+   * parse thread as it is, its name cut from it: `encodeDocuments`): the manifest source keeps
    * this string as the id (its definitions, the definers, the state) instead of joining its own from
    * the identity, and the document has no `identity` (the id is its kind and key; one object and a
    * key string fewer per record set received). Absent or undefined: the document's `identity` says.
@@ -306,14 +307,21 @@ export type ParserResponse =
   | { type: 'failed'; id: number; message: string };
 
 /**
- * A parse thread's documents as the JSON text of one message. A record set in the usual shape (the
- * API version, its kind, metadata of a name and a namespace, a spec of a zoneRef by name, a name, a
- * type, perhaps a TTL, and records, named by its own kind and key) goes as the array of its values
- * `[document, namespace, name, zoneRef name, spec name, type, records, ttl?]` (its namespace, zone
- * and type 0 when the usual record set before it in the message has the same: `sameAsBefore`) instead of the object:
- * about a quarter of the text, and `JSON.parse` on the main thread then makes two arrays instead of
- * six objects with their keys (docs/benchmarks.md, seventh round). Every other document goes as it
- * is. `decodeDocuments` gives back objects equal to these, their keys in the same order.
+ * A parse thread's documents as the JSON text of one message: one array. A record set in the usual
+ * shape (the API version, its kind, metadata of a name and a namespace, a spec of a zoneRef by name, a
+ * name, a type, perhaps a TTL, and records, named by its own kind and key) goes as its values, one
+ * after another in that array, `document, namespace, id, zoneRef name, spec name, type, ttl?, records`
+ * (its document number first, so a number starts one; the TTL, a number, only when it has one, then
+ * always the records' array), instead of the object: about a quarter of the text, and `JSON.parse` on
+ * the main thread then makes the records' array instead of six objects with their keys
+ * (docs/benchmarks.md, seventh round) and no array per record set (fifteenth round). Its name goes as
+ * the object's id, `DNSRecordSet/namespace/name`: the string the manifest source keeps, made here
+ * instead of joined on the main thread, which cuts the name from it (`JSON.parse` takes a string of
+ * up to 10 characters into V8's table of internalized strings, a lookup per record set, and copies a
+ * longer one; fifteenth round). Its namespace, zone and type go as 0 where they are those of the usual
+ * record set before it in the message (a file's record sets nearly always share them): `JSON.parse`
+ * then reads a number instead of such a string (thirteenth round). Every other document goes as it
+ * is, an object. `decodeDocuments` gives back objects equal to these, their keys in the same order.
  */
 export function encodeDocuments(
   documents: readonly SentDocument[],
@@ -338,38 +346,27 @@ export function encodeDocuments(
       out.push(d);
       continue;
     }
-    out.push(before === undefined ? usual : sameAsBefore(usual, before));
+    const namespace = usual[1];
+    out.push(
+      usual[0],
+      before !== undefined && namespace === before[1] ? 0 : namespace,
+      `${RECORD_SET}/${namespace}/${usual[2]}`,
+      before !== undefined && usual[3] === before[3] ? 0 : usual[3],
+      usual[4],
+      before !== undefined && usual[5] === before[5] ? 0 : usual[5],
+    );
+    if (usual.length > 7) out.push(usual[7]);
+    out.push(usual[6]);
     before = usual;
   }
   return JSON.stringify(out);
 }
 
 /**
- * A usual record set's array as it crosses after another one in the same message: its namespace,
- * zone and type as 0 where they are the one before's (a file's record sets nearly always share
- * them). `JSON.parse` then reads a number instead of a string it looks up among the strings it
- * keeps once (a short one), about a sixth of its instructions for the bench's record sets
- * (docs/benchmarks.md, thirteenth round). A new array: the one sent is not changed.
- */
-function sameAsBefore(usual: UsualRecordSet, before: UsualRecordSet): unknown[] {
-  const out: unknown[] = [
-    usual[0],
-    usual[1] === before[1] ? 0 : usual[1],
-    usual[2],
-    usual[3] === before[3] ? 0 : usual[3],
-    usual[4],
-    usual[5] === before[5] ? 0 : usual[5],
-    usual[6],
-  ];
-  if (usual.length > 7) out.push(usual[7]);
-  return out;
-}
-
-/**
  * The documents of `encodeDocuments`' text, appended to `into`; with `compact`, whether each is a
  * record set made as the manifest source keeps one (`ParsedManifest.compact`), appended to it; with
  * `checked`, whether its values hold anywhere (`ParsedManifest.checked`), appended to it; with
- * `ids`, the id of each usual record set, made once here (`ParsedManifest.ids`), appended to it, and
+ * `ids`, the id of each usual record set as it crossed (`ParsedManifest.ids`), appended to it, and
  * such a document comes without its `identity` (the id says it: `DNSRecordSet/namespace/name`).
  */
 export function decodeDocuments(
@@ -379,26 +376,35 @@ export function decodeDocuments(
   checked?: boolean[],
   ids?: (string | undefined)[],
 ): void {
-  const documents = JSON.parse(json) as (ParsedDocument | Sent)[];
-  // The namespace, zone and type of the usual record set before (`sameAsBefore`).
+  const values = JSON.parse(json) as (ParsedDocument | number | string | string[])[];
+  // The namespace, zone and type of the usual record set before (0 when the same).
   let namespace = '';
   let zone = '';
   let type = '';
-  for (let i = 0; i < documents.length; i++) {
-    const d = documents[i]!;
-    if (!Array.isArray(d)) {
-      into.push(d);
+  for (let i = 0; i < values.length; ) {
+    const number = values[i];
+    if (typeof number !== 'number') {
+      into.push(number as ParsedDocument);
       compact?.push(false);
       checked?.push(false);
       ids?.push(undefined);
+      i++;
       continue;
     }
-    const number = d[0];
-    if (d[1] !== 0) namespace = d[1];
-    const name = d[2];
-    if (d[3] !== 0) zone = d[3];
-    if (d[5] !== 0) type = d[5];
-    const ttl = d[7];
+    const ns = values[i + 1] as string | 0;
+    if (ns !== 0) namespace = ns;
+    const id = values[i + 2] as string;
+    // The name is what follows `DNSRecordSet/namespace/` in the id.
+    const name = id.slice(RECORD_SET.length + namespace.length + 2);
+    const z = values[i + 3] as string | 0;
+    if (z !== 0) zone = z;
+    const owner = values[i + 4] as string;
+    const t = values[i + 5] as string | 0;
+    if (t !== 0) type = t;
+    // A TTL, a number, only when the record set has one; then its records.
+    const ttl = typeof values[i + 6] === 'number' ? (values[i + 6] as number) : undefined;
+    const records = values[ttl === undefined ? i + 6 : i + 7] as string[];
+    i += ttl === undefined ? 7 : 8;
     // With a TTL the spec's keys are in the schema's order (`ttl` before `records`), not the source's.
     compact?.push(ttl === undefined);
     checked?.push(number < 0);
@@ -409,25 +415,20 @@ export function decodeDocuments(
       metadata: { name, namespace },
       spec:
         ttl === undefined
-          ? { zoneRef: { name: zone }, name: d[4], type, records: d[6] }
-          : { zoneRef: { name: zone }, name: d[4], type, ttl, records: d[6] },
+          ? { zoneRef: { name: zone }, name: owner, type, records }
+          : { zoneRef: { name: zone }, name: owner, type, ttl, records },
     } as Resource;
     if (ids === undefined) {
       into.push({ document, identity: { kind: RECORD_SET, key: `${namespace}/${name}` }, resource });
       continue;
     }
-    // The id the source keeps, joined once (one flat string), stands for the identity, not made.
-    ids.push([RECORD_SET, namespace, name].join('/'));
+    // The id the source keeps (one flat string, as it crossed) stands for the identity, not made.
+    ids.push(id);
     into.push({ document, resource });
   }
 }
 
 const RECORD_SET = 'DNSRecordSet';
-
-/** A usual record set as it crosses: 0 for a namespace, zone or type that is the one before's. */
-type Sent =
-  | [number, string | 0, string, string | 0, string, string | 0, string[]]
-  | [number, string | 0, string, string | 0, string, string | 0, string[], number];
 
 /** The document as an array of its values when it is a record set in the usual shape (see above). */
 function usualRecordSet(d: ParsedDocument): UsualRecordSet | undefined {

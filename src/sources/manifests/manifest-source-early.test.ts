@@ -62,7 +62,7 @@ const holdingAt = (name: string, ready: () => boolean, then: () => unknown): Man
 
 /**
  * The parse on this thread as a parse thread sends it and the main thread receives it: usual record
- * sets as arrays of values, in messages of `DOCUMENTS_PER_MESSAGE` (`encodeDocuments`), decoded with
+ * sets as their values, in messages of `DOCUMENTS_PER_MESSAGE` (`encodeDocuments`), decoded with
  * their ids and made in the source's shape (`decodeDocuments`: `compact`, `checked`, `ids`).
  */
 class WireParser implements ManifestParser {
