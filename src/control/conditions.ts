@@ -209,16 +209,34 @@ export function changeHeld(conditions: readonly Condition[] | undefined): boolea
   return programmed?.status === 'False' && programmed.reason === 'ChangeHeld';
 }
 
-/** Structural equality for status objects (plain JSON data), used to write status only when it changed. */
+/**
+ * Structural equality for plain JSON data (statuses, specs), used to write only what changed: fields
+ * whose value is undefined count as absent, array holes are skipped on the left. Without a list of
+ * keys filtered and a closure per object and array: a reload compares each object of a changed file
+ * with the version held (docs/benchmarks.md, fifteenth round).
+ */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a) && Array.isArray(b)) {
-    return a.length === b.length && a.every((v, i) => jsonEqual(v, b[i]));
+  const array = Array.isArray(a);
+  if (array !== Array.isArray(b)) return false;
+  if (array) {
+    const x = a as unknown[];
+    const y = b as unknown[];
+    if (x.length !== y.length) return false;
+    for (let i = 0; i < x.length; i++) if (i in x && !jsonEqual(x[i], y[i])) return false;
+    return true;
   }
-  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
-  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
-  if (ka.length !== kb.length) return false;
-  return ka.every((k) => jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  // The defined fields of `a` each equal in `b`, and `b` with as many defined fields.
+  let defined = 0;
+  for (const key of Object.keys(x)) {
+    const value = x[key];
+    if (value === undefined) continue;
+    defined++;
+    if (!jsonEqual(value, y[key])) return false;
+  }
+  for (const key of Object.keys(y)) if (y[key] !== undefined && --defined < 0) return false;
+  return defined === 0;
 }

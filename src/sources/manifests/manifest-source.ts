@@ -1,5 +1,5 @@
 import { type FSWatcher, watch } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import {
@@ -227,6 +227,14 @@ export class ManifestSource {
   private settleTimer?: NodeJS.Timeout;
   private reloading: Promise<void> | undefined;
   private again = false;
+  /**
+   * The files the watchers named since the last reload took them, or 'all' when a reload must list
+   * the folder and stat every file (a watcher's event without a name, a watcher's error, the rescan,
+   * the first load, any reload not started by a watcher's event).
+   */
+  private hints: Set<string> | 'all' = 'all';
+  /** What the last listing of the folder found (`list`). */
+  private lastTree: ManifestTree | undefined;
   /** A fresh first load's objects applied while later files are parsed (ADR 0029), until its `apply`. */
   private early: EarlyApply | undefined;
   /** Called after each reload with the problems found. */
@@ -340,7 +348,7 @@ export class ManifestSource {
     for (const [key, dir] of wanted) {
       if (this.watchers.has(key)) continue;
       try {
-        const watcher = watch(dir, () => this.schedule());
+        const watcher = watch(dir, (_event, name) => this.schedule(name ? path.join(dir, name) : undefined));
         watcher.on('error', () => {
           watcher.close();
           this.watchers.delete(key); // gone; the next reload decides
@@ -353,13 +361,26 @@ export class ManifestSource {
     }
   }
 
-  private schedule(): void {
+  /** A reload after the quiet period; `file`, the entry a watcher named (none: the whole folder). */
+  private schedule(file?: string): void {
+    if (file === undefined) this.hints = 'all';
+    else if (this.hints !== 'all') this.hints.add(file);
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.reload(), this.options.debounceMs);
+    this.timer = setTimeout(() => void this.reloadWith(), this.options.debounceMs);
   }
 
   /** Re-reads what changed in the folder; concurrent calls are folded into one more run. */
-  async reload(): Promise<void> {
+  reload(): Promise<void> {
+    // Listed and every file stat'ed: only a watcher's events name what changed.
+    this.hints = 'all';
+    return this.reloadWith();
+  }
+
+  /**
+   * `reload`, where the run reads only the files the watchers named (`hints`) when each of them is
+   * a file read before, still there (`reloadOnceEarly`).
+   */
+  private async reloadWith(): Promise<void> {
     if (this.reloading) {
       this.again = true;
       return this.reloading;
@@ -370,6 +391,8 @@ export class ManifestSource {
         try {
           await this.reloadOnce();
         } catch (e) {
+          // What the failed run did not read is read by the next one: it lists the folder.
+          this.hints = 'all';
           this.options.log?.('error', `reading ${this.options.dir}: ${(e as Error).message}`);
         }
       } while (this.again);
@@ -397,8 +420,12 @@ export class ManifestSource {
     this.unapplied = touched;
     let treeProblems: ManifestProblem[] = [];
     let tree: ManifestTree;
+    // Only files read before named by the watchers: the last listing stands, and only they are
+    // stat'ed, not every file of the folder (docs/benchmarks.md, fifteenth round).
+    const named = await this.namedFiles(first);
     try {
-      tree = await this.list();
+      tree = named !== undefined ? this.lastTree! : await this.list();
+      this.lastTree = tree;
     } catch (e) {
       this.folderError = {
         file: dir,
@@ -490,7 +517,7 @@ export class ManifestSource {
     this.early = early && this.appliesEarly(tree.files) ? new EarlyApply(this.options) : undefined;
     let reads: ReadFile[];
     try {
-      reads = await this.readChanged(tree.files, take || undefined);
+      reads = await this.readChanged(named ?? tree.files, take || undefined);
       for (const again of locateLater) await again();
     } catch (e) {
       // A failed read leaves the folder as before it (the next reload is a first load again).
@@ -549,9 +576,12 @@ export class ManifestSource {
         for (const id of previous?.definitions.keys() ?? []) {
           if (!next.definitions.has(id)) this.undefine(id, read.file, touched);
         }
+        // A changed file's objects whose version did not change are not touched: on a one-record
+        // edit, `apply` of the file's other objects was most of the main thread's work.
+        const again = !first && previous !== undefined;
         for (const id of next.definitions.keys()) {
           this.definers.add(id, read.file);
-          if (!fresh) touched.add(id);
+          if (!fresh && !(again && this.servedAlready(id, read.file, next.definitions))) touched.add(id);
         }
       }
     } catch (e) {
@@ -580,6 +610,30 @@ export class ManifestSource {
       });
     }
     this.publish(problems);
+  }
+
+  /**
+   * The files the watchers named since the last reload (`hints`), in the last listing's order, when
+   * a reload may read only them: not a first load, the folder readable at the last listing, no file
+   * waiting to settle, and each of them a file read before (in `files`), a regular file still (not a
+   * symbolic link, not gone). Else undefined: the folder is listed and every file stat'ed, as the
+   * rescan does. Takes the hints either way.
+   */
+  private async namedFiles(first: boolean): Promise<string[] | undefined> {
+    const hints = this.hints;
+    this.hints = new Set();
+    if (hints === 'all' || first || this.lastTree === undefined || this.folderError !== undefined)
+      return undefined;
+    if (this.settling.size > 0) return undefined;
+    for (const file of hints) {
+      if (!this.files.has(file)) return undefined;
+      try {
+        if (!(await lstat(file)).isFile()) return undefined;
+      } catch {
+        return undefined;
+      }
+    }
+    return this.lastTree.files.filter((file) => hints.has(file));
   }
 
   /** The manifest files of every root; throws when the only root cannot be read. */
@@ -1068,6 +1122,31 @@ export class ManifestSource {
       });
     }
     return { ...info, definitions, problems, kept, invalid };
+  }
+
+  /**
+   * Whether a file read again (not on the first load) defines `id` as the version served from it
+   * already: the state holds that version from this file, equal to this one (`StateStore.heldSpec`;
+   * the state's version comes from the file that won at the last `apply`, which then made it the
+   * file's `Served` definition), and the store holds it (the spec the two share), not being deleted.
+   * Then `apply` would change nothing for `id` (the winner changes only with another file's
+   * definition, which touches `id` itself); the definition becomes the state's version (`Served`)
+   * here, as `apply` would make it. A dozen lookups in maps of every object, the held version made
+   * again and compared twice, per object of the file, were most of the main thread's work on a
+   * one-record edit (docs/benchmarks.md, fifteenth round).
+   */
+  private servedAlready(id: string, file: string, definitions: FileDefinitions<Definition>): boolean {
+    const definition = definitions.get(id);
+    if (definition === undefined || typeof definition === 'number' || !isNativeId(id)) return false;
+    const resource = definition.resource as Resource;
+    const spec = this.options.state.heldSpec(id, this.relative(file), resource);
+    if (spec === undefined) return false;
+    const { kind, key } = splitId(id);
+    const object = this.options.store.get(kind as Kind, key);
+    if (object === undefined || object.spec !== spec || object.metadata.deletionTimestamp !== undefined)
+      return false;
+    definitions.set(id, definition.document ?? -1);
+    return true;
   }
 
   /** `Kind namespace/name`; a front door's objects by their own kind (the door's id keeps them apart inside). */

@@ -266,6 +266,24 @@ export class StateStore implements SerialStore {
     return entry && this.stored(id, entry);
   }
 
+  /**
+   * The spec of the version held for `id` when `resource`, from `file`, is that version as
+   * `putObject` compares them (and no note is kept with it), else undefined: a reload tells an
+   * unchanged object without making the held version again.
+   */
+  heldSpec(id: string, file: string, resource: Resource): unknown {
+    const entry = this.objects.get(id);
+    if (entry === undefined || entry.file !== file || this.notes.has(id)) return undefined;
+    if (usualShape(id, resource)) {
+      const spec = entry.spec;
+      return spec !== undefined && (spec === resource.spec || jsonEqual(spec, resource.spec))
+        ? spec
+        : undefined;
+    }
+    const held = entry.resource;
+    return held !== undefined && jsonEqual(held, resource) ? held.spec : undefined;
+  }
+
   private stored(id: string, entry: Entry): StoredObject {
     return storedObject(id, entry, this.notes.get(id));
   }
