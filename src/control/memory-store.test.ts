@@ -26,6 +26,37 @@ describe('MemoryStore', () => {
     assert.equal(obj.metadata.creationTimestamp, '2026-01-01T00:00:00.000Z');
   });
 
+  test('apply with the key given (a slice of an id) holds, finds and announces the object as without it', async () => {
+    const table = new RecordTable();
+    const given = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'), { recordSets: table });
+    const made = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'), { recordSets: new RecordTable() });
+    const seen: { given: StoreEvent[]; made: StoreEvent[] } = { given: [], made: [] };
+    given.watch((e) => seen.given.push(e));
+    made.watch((e) => seen.made.push(e));
+    const id = ['DNSRecordSet', 'dns', 'www'].join('/');
+    const key = id.slice(id.indexOf('/') + 1);
+    const first = given.apply(rs(['192.0.2.1']), 't', undefined, key);
+    made.apply(rs(['192.0.2.1']), 't');
+    assert.deepEqual(JSON.stringify(first), JSON.stringify(made.get('DNSRecordSet', 'dns/www')));
+    assert.equal(given.get('DNSRecordSet', 'dns/www'), first);
+    assert.equal(table.keyOf(table.slotOf('dns/www')), 'dns/www');
+    // Applied again (the key made from the metadata) and with the key given: one object, one slot.
+    given.apply(rs(['192.0.2.2']), 't');
+    given.apply(rs(['192.0.2.3']), 't', undefined, key);
+    made.apply(rs(['192.0.2.2']), 't');
+    made.apply(rs(['192.0.2.3']), 't');
+    assert.equal(given.count('DNSRecordSet'), 1);
+    assert.equal(table.size, 1);
+    assert.deepEqual(JSON.stringify(given.list('DNSRecordSet')), JSON.stringify(made.list('DNSRecordSet')));
+    assert.deepEqual(
+      seen.given.map((e) => [e.type, e.kind, e.key, JSON.stringify(e.object)]),
+      seen.made.map((e) => [e.type, e.kind, e.key, JSON.stringify(e.object)]),
+    );
+    given.remove('DNSRecordSet', 'dns/www');
+    assert.equal(given.get('DNSRecordSet', key), undefined);
+    assert.equal(table.size, 0);
+  });
+
   test('updateStatusWith plans on the status held, writes only a change, and returns what it holds', async () => {
     const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
     store.apply(rs(['192.0.2.1']));

@@ -161,10 +161,17 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
    * `creationTimestamp` and, for an object new to the store, `generation` may be supplied to keep
    * ages and generations across restarts. Returns the object now held for this version (its spec
    * is `desired.spec`, or an equal one kept from before), or undefined when the store did not take
-   * it (an object being deleted, without `restoreDeleting`).
+   * it (an object being deleted, without `restoreDeleting`). `key`, when the caller has it, is
+   * `resourceKey(desired.metadata)` (not made again; a folder's first load has it inside each
+   * object's id, a slice of which shares the id's characters instead of joining a copy).
    */
-  apply(desired: Resource, creationTimestamp?: string, generation?: number): Resource | undefined {
-    return this.put(this.objects, desired.kind, desired, creationTimestamp, generation, undefined) as
+  apply(
+    desired: Resource,
+    creationTimestamp?: string,
+    generation?: number,
+    key?: ResourceKey,
+  ): Resource | undefined {
+    return this.put(this.objects, desired.kind, desired, creationTimestamp, generation, undefined, key) as
       | Resource
       | undefined;
   }
@@ -330,8 +337,9 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     creationTimestamp: string | undefined,
     generation: number | undefined,
     door: string | undefined,
+    given?: ResourceKey,
   ): Stored | undefined {
-    const key = resourceKey(desired.metadata);
+    const key = given ?? resourceKey(desired.metadata);
     // No closure per call (an upsert's emitter, a map's maker): a first load puts a million objects.
     const byKey = objects.get(kind) ?? this.byKeyFor(objects, kind);
     const existing = byKey.get(key);

@@ -782,10 +782,12 @@ export class ManifestSource {
       early.now ??= this.options.now().toISOString();
       const created = early.now;
       let accepted = (value as Definition).resource as Resource;
-      const held = store.apply(accepted, created, undefined);
+      // The key is the id's after its kind (`Kind/key`, as `splitId`): a slice of the id, which the
+      // state keeps anyway, not a copy of its characters joined again from the metadata.
+      const key = id.slice(id.indexOf('/') + 1);
+      const held = store.apply(accepted, created, undefined, key);
       if (held && held.spec !== accepted.spec) accepted = { ...accepted, spec: held.spec } as Resource;
-      const applied =
-        (held ?? store.get(accepted.kind, resourceKey(accepted.metadata)))?.metadata.generation ?? 1;
+      const applied = (held ?? store.get(accepted.kind, key))?.metadata.generation ?? 1;
       // Written out rather than spread: no empty object and copy per object.
       state.putObject(
         id,
