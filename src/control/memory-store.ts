@@ -40,7 +40,7 @@ class TableByKey implements ByKey {
 
   constructor(table: RecordTable) {
     this.table = table;
-    this.objects = table.column<Stored>(Holder.store);
+    this.objects = table.column<Stored>(Holder.store, true);
   }
 
   get size(): number {

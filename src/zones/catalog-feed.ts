@@ -31,7 +31,7 @@ export class CatalogFeed {
 
   constructor(catalog: Catalog = new Catalog()) {
     this.catalog = catalog;
-    this.recordsSeen = catalog.table.column(Holder.feed);
+    this.recordsSeen = catalog.table.column(Holder.feed, true);
   }
 
   /**

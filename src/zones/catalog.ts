@@ -179,9 +179,9 @@ export class Catalog {
 
   constructor(table: RecordTable = new RecordTable()) {
     this.table = table;
-    this.recordSets = table.column(Holder.catalog);
-    this.resolved = table.column(Holder.catalog);
-    this.membership = new SlotLists(table);
+    this.recordSets = table.column(Holder.catalog, true);
+    this.resolved = table.column(Holder.catalog, true);
+    this.membership = new SlotLists(table, true);
     this.byZoneRef = new SlotLists(table);
     this.records = new RecordSets(table, this.recordSets);
   }

@@ -25,35 +25,51 @@ describe('RecordTable', () => {
     assert.equal(table.keyOf(b), 'ns/b');
   });
 
-  test('a column made after its table gave out many slots holds any of them, and slots given out later', () => {
+  for (const dense of [true, false]) {
+    test(`a ${dense ? 'dense' : 'sparse'} column made after its table gave out many slots holds any of them, and slots given out later`, () => {
+      const table = new RecordTable();
+      const slots = Array.from({ length: 1000 }, (_, i) => table.hold(`ns/r${i}`, Holder.store));
+      const names = table.column<string>(Holder.catalog, dense);
+      const numbers = table.int32Column(Holder.catalog, dense);
+      // Set out of order (the first write grows a dense column to the table's 1,000 slots at once).
+      for (const slot of [...slots].reverse()) {
+        names.set(slot, `v${slot}`);
+        numbers.set(slot, slot * 2);
+      }
+      for (const slot of slots) {
+        assert.equal(names.get(slot), `v${slot}`);
+        assert.equal(numbers.get(slot), slot * 2);
+      }
+      names.clear(slots[10]!);
+      assert.equal(names.get(slots[10]!), undefined);
+      assert.equal(names.get(5000), undefined, 'beyond the column: nothing');
+      assert.equal(numbers.get(5000), -1);
+      // Slots taken one at a time after it: each readable, nothing there before it is set.
+      for (let i = 1000; i < 1100; i++) {
+        const slot = table.hold(`ns/r${i}`, Holder.store);
+        assert.equal(names.get(slot), undefined);
+        assert.equal(numbers.get(slot), -1);
+        names.set(slot, `v${slot}`);
+        numbers.set(slot, slot);
+        assert.equal(names.get(slot), `v${slot}`);
+        assert.equal(numbers.get(slot), slot);
+      }
+      assert.equal(names.get(slots[999]!), `v${slots[999]}`);
+    });
+  }
+
+  test('one value in a sparse column does not make it as long as the table; a dense column is made at its size', () => {
     const table = new RecordTable();
-    const slots = Array.from({ length: 1000 }, (_, i) => table.hold(`ns/r${i}`, Holder.store));
-    const names = table.column<string>(Holder.catalog);
-    const numbers = table.int32Column(Holder.catalog);
-    // Set out of order (the first write grows the column to the table's 1,000 slots at once).
-    for (const slot of [...slots].reverse()) {
-      names.set(slot, `v${slot}`);
-      numbers.set(slot, slot * 2);
-    }
-    for (const slot of slots) {
-      assert.equal(names.get(slot), `v${slot}`);
-      assert.equal(numbers.get(slot), slot * 2);
-    }
-    names.clear(slots[10]!);
-    assert.equal(names.get(slots[10]!), undefined);
-    assert.equal(names.get(5000), undefined, 'beyond the column: nothing');
-    assert.equal(numbers.get(5000), -1);
-    // Slots taken one at a time after it: each readable, nothing there before it is set.
-    for (let i = 1000; i < 1100; i++) {
-      const slot = table.hold(`ns/r${i}`, Holder.store);
-      assert.equal(names.get(slot), undefined);
-      assert.equal(numbers.get(slot), -1);
-      names.set(slot, `v${slot}`);
-      numbers.set(slot, slot);
-      assert.equal(names.get(slot), `v${slot}`);
-      assert.equal(numbers.get(slot), slot);
-    }
-    assert.equal(names.get(slots[999]!), `v${slots[999]}`);
+    for (let i = 0; i < 100_000; i++) table.hold(`ns/r${i}`, Holder.store);
+    const sparse = table.column<string>(Holder.programmed);
+    const sparseNumbers = table.int32Column(Holder.status);
+    sparse.set(5, 'x');
+    sparseNumbers.set(5, 1);
+    assert.ok(sparse.length <= 16, `sparse column: ${sparse.length} slots`);
+    assert.ok(sparseNumbers.length <= 16, `sparse integer column: ${sparseNumbers.length} slots`);
+    const dense = table.column<string>(Holder.catalog, true);
+    dense.set(0, 'x');
+    assert.equal(dense.length, 100_000, 'a dense column grows once, to the slots given out');
   });
 
   test('a slot stays while any holder holds it', () => {

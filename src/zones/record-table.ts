@@ -23,11 +23,14 @@ interface Column {
 }
 
 /**
- * How long a column grows to when a slot lies beyond it: at least the slots its table has given out
- * (`capacity`), so that a column a first look fills for every record set at once (the catalog's, its
- * feed's) is made once at its size instead of grown by half some 35 times over a million slots,
- * each time a new array and a copy (about 100 ms of a first look at a million, docs/benchmarks.md,
- * fifteenth round); else by half, as an array grows, so that slots taken one at a time stay cheap.
+ * How long a column grows to when a slot lies beyond it: by half, as an array grows, so that slots
+ * taken one at a time stay cheap; and a dense column (one that holds a value for nearly every record
+ * set, as the catalog's and its feed's do) at least to the slots its table has given out
+ * (`capacity`), so that the first look, which fills it for every record set at once, makes it once at
+ * its size instead of growing it by half some 35 times over a million slots, each time a new array
+ * and a copy (docs/benchmarks.md, fifteenth round). A sparse column (what was programmed into an
+ * external backend, the statuses written) has no capacity: one value must not make it as long as
+ * the whole table.
  */
 function grownLength(slot: number, length: number, capacity: number): number {
   return Math.max(slot + 1, capacity, 16, length + (length >> 1));
@@ -36,7 +39,7 @@ function grownLength(slot: number, length: number, capacity: number): number {
 /** A column of values per slot (a plain array, `undefined` where nothing is held). */
 export class RefColumn<T> implements Column {
   private values: (T | undefined)[] = [];
-  /** The slots the column's table has given out (see `grownLength`); none for a column alone. */
+  /** The slots the column's table has given out for a dense column (see `grownLength`), else none. */
   private readonly capacity: () => number;
 
   constructor(capacity: () => number = () => 0) {
@@ -45,6 +48,11 @@ export class RefColumn<T> implements Column {
 
   get(slot: number): T | undefined {
     return this.values[slot];
+  }
+
+  /** The slots the column has room for (what it costs in memory, with 8 bytes a slot). */
+  get length(): number {
+    return this.values.length;
   }
 
   set(slot: number, value: T | undefined): void {
@@ -77,6 +85,11 @@ export class Int32Column implements Column {
 
   get(slot: number): number {
     return slot < this.values.length ? this.values[slot]! : -1;
+  }
+
+  /** The slots the column has room for (what it costs in memory, with 4 bytes a slot). */
+  get length(): number {
+    return this.values.length;
   }
 
   set(slot: number, value: number): void {
@@ -118,15 +131,19 @@ export class RecordTable {
   /**
    * A new column whose values are cleared when their slot is freed, and, when it belongs to a
    * `holder`, when that holder lets go of the slot: a holder never leaves a value behind for itself.
+   * `dense`: it will hold a value for nearly every record set (see `grownLength`).
    */
-  column<T>(holder?: Holder): RefColumn<T> {
-    return this.add(new RefColumn<T>(() => this.next), holder);
+  column<T>(holder?: Holder, dense = false): RefColumn<T> {
+    return this.add(new RefColumn<T>(dense ? this.capacity : undefined), holder);
   }
 
   /** A new column of integers (-1 for none), cleared likewise. */
-  int32Column(holder?: Holder): Int32Column {
-    return this.add(new Int32Column(() => this.next), holder);
+  int32Column(holder?: Holder, dense = false): Int32Column {
+    return this.add(new Int32Column(dense ? this.capacity : undefined), holder);
   }
+
+  /** The slots given out so far: a dense column's least length when it grows (`grownLength`). */
+  private readonly capacity = (): number => this.next;
 
   private add<C extends Column>(column: C, holder: Holder | undefined): C {
     this.columns.push(column);
@@ -221,11 +238,14 @@ export class SlotLists {
   private readonly prev: Int32Column;
   private readonly next: Int32Column;
 
-  /** Lists over `table`'s slots; unlink a slot (`move(slot, undefined)`) before its holder releases it. */
-  constructor(table: RecordTable) {
-    this.listOf = table.column();
-    this.prev = table.int32Column();
-    this.next = table.int32Column();
+  /**
+   * Lists over `table`'s slots; unlink a slot (`move(slot, undefined)`) before its holder releases it.
+   * `dense`: nearly every record set is in a list (see `grownLength`).
+   */
+  constructor(table: RecordTable, dense = false) {
+    this.listOf = table.column(undefined, dense);
+    this.prev = table.int32Column(undefined, dense);
+    this.next = table.int32Column(undefined, dense);
   }
 
   /** The list the slot is in, if any. */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
@@ -193,5 +193,20 @@ describe('ManifestSource watching: the files the watcher names', () => {
     await rm(path.join(dir, 'c.yaml'));
     await mkdir(path.join(dir, 'c.yaml'));
     await until(() => value('c') === undefined, 'the file replaced by a folder was seen gone');
+  });
+
+  test('an edit through a hard link reads every file: the same file under an earlier name, the winner, changes too', async () => {
+    await writeFile(path.join(dir, 'a.yaml'), record('w', '192.0.2.1'));
+    // The same file again, later in path order; and the same object in another file after both.
+    await link(path.join(dir, 'a.yaml'), path.join(dir, 'live.yaml'));
+    await writeFile(path.join(dir, 'b.yaml'), record('w', '192.0.2.99'));
+    await writeFile(path.join(dir, 'z.yaml'), zone);
+    await source.start();
+    assert.equal(value('w'), '192.0.2.1');
+    // Written through the later name: the watcher names live.yaml only, yet a.yaml (the first in
+    // path order, the winner) holds the new version too.
+    await writeFile(path.join(dir, 'live.yaml'), record('w', '192.0.2.2'));
+    await until(() => value('w') === '192.0.2.2', 'the earlier name of the same file was read again');
+    assert.ok(listings >= 2, 'the folder was listed');
   });
 });

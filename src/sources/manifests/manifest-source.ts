@@ -616,8 +616,8 @@ export class ManifestSource {
    * The files the watchers named since the last reload (`hints`), in the last listing's order, when
    * a reload may read only them: not a first load, the folder readable at the last listing, no file
    * waiting to settle, and each of them a file read before (in `files`), a regular file still (not a
-   * symbolic link, not gone). Else undefined: the folder is listed and every file stat'ed, as the
-   * rescan does. Takes the hints either way.
+   * symbolic link, not gone) with no other name (no hard link). Else undefined: the folder is listed
+   * and every file stat'ed, as the rescan does. Takes the hints either way.
    */
   private async namedFiles(first: boolean): Promise<string[] | undefined> {
     const hints = this.hints;
@@ -628,7 +628,10 @@ export class ManifestSource {
     for (const file of hints) {
       if (!this.files.has(file)) return undefined;
       try {
-        if (!(await lstat(file)).isFile()) return undefined;
+        // A file with another name too (a hard link) may be read under that name, which the watcher
+        // does not name: the folder is listed and every file stat'ed.
+        const info = await lstat(file);
+        if (!info.isFile() || info.nlink > 1) return undefined;
       } catch {
         return undefined;
       }
