@@ -826,12 +826,12 @@ function nextImageId(): number {
   return imageIds;
 }
 
-let scratch: WireWriter | undefined;
-
 /**
  * The writer `build` encodes RDATA into (builds are synchronous, so one serves them all); replaced
  * after a build that grew it past 1 MiB, so a large zone does not keep its size allocated.
  */
+let scratch: WireWriter | undefined;
+
 /**
  * Adds the RRsets of a name set's node to the image's order (`order`, from `at`: by type code, RRsets
  * of one type in the order given) and encodes their RDATA into `writer` (per record a 16-bit length

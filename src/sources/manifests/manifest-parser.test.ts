@@ -25,10 +25,6 @@ const recordSet = (i: number) =>
   ].join('\n');
 
 /**
- * A parse thread's documents with the identity of each record set that came with its id instead
- * (`ParsedManifest.ids`), as the local parse has them: every such id is its kind and key.
- */
-/**
  * The usual record sets of a message (`encodeDocuments`), each as the values it crossed as:
  * `[document, namespace, id, zone, owner, type, ttl?, records]` (a number starts one; the records'
  * array ends it).
@@ -48,6 +44,10 @@ function usualSent(json: string): unknown[][] {
   return out;
 }
 
+/**
+ * A parse thread's documents with the identity of each record set that came with its id instead
+ * (`ParsedManifest.ids`), as the local parse has them: every such id is its kind and key.
+ */
 function withIdentities(parsed: { documents: ParsedDocument[]; ids?: readonly (string | undefined)[] }) {
   return parsed.documents.map((d, i) => {
     const id = parsed.ids?.[i];
