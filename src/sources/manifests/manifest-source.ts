@@ -787,7 +787,7 @@ export class ManifestSource {
       let accepted = (value as Definition).resource as Resource;
       // The key is the id's after its kind (`Kind/key`, as `splitId`): a slice of the id, which the
       // state keeps anyway, not a copy of its characters joined again from the metadata.
-      const key = id.slice(id.indexOf('/') + 1);
+      const key = keyOfId(id);
       const held = store.apply(accepted, created, undefined, key);
       if (held && held.spec !== accepted.spec) accepted = { ...accepted, spec: held.spec } as Resource;
       const applied = (held ?? store.get(accepted.kind, key))?.metadata.generation ?? 1;
@@ -1175,17 +1175,17 @@ export class ManifestSource {
     id: string,
     originOf: (rs: DNSRecordSet) => Name,
   ): Problem[] {
-    const door = this.options.frontDoors.get(id.slice(0, id.indexOf('/')));
+    // Only the kind for every document (a first load checks a million): the key for a door's alone.
+    const kind = id.slice(0, id.indexOf('/'));
+    const door = this.options.frontDoors.get(kind);
     if (door) {
       // Transition rules and the door's admission against the version served.
       const { store, state } = this.options;
-      const key = id.slice(id.indexOf('/') + 1);
+      const key = keyOfId(id);
       // While objects are applied early the store and the state held none before (`appliesEarly`).
-      const old = (
-        this.early
-          ? undefined
-          : (store.getForeign(id.slice(0, id.indexOf('/')), key) ?? state.object(id)?.resource)
-      ) as ForeignObject | undefined;
+      const old = (this.early ? undefined : (store.getForeign(kind, key) ?? state.object(id)?.resource)) as
+        | ForeignObject
+        | undefined;
       if (!old) return [];
       const again = validateForeign(door, resource as unknown as Record<string, unknown>, old);
       return again.ok ? [] : again.problems;
@@ -1750,12 +1750,16 @@ function isNativeId(id: string): boolean {
 }
 
 /** `Kind/key` apart: a native kind, or a front door's id. */
+/** The key of an id (`Kind/key`), as `splitId` gives it, with no pair made: a slice of the id. */
+function keyOfId(id: string): string {
+  return id.slice(id.indexOf('/') + 1);
+}
+
 function splitId(id: string): { kind: string; key: string } {
   const slash = id.indexOf('/');
   return { kind: id.slice(0, slash), key: id.slice(slash + 1) };
 }
 
-/** The identity of a document of one of our kinds or a front door's (others are not ours to keep). */
 /**
  * Replaces the strings that many objects repeat by one shared copy: each parsed document arrives with
  * its own copy of its API version, kind, namespace and, for a record set, its zone's name and its
@@ -1858,6 +1862,7 @@ function only(o: object, fields: readonly string[]): boolean {
   );
 }
 
+/** The identity of a document of one of our kinds or a front door's (others are not ours to keep). */
 function ours(
   identity: { kind: string; key: string } | undefined,
   doors: FrontDoors,

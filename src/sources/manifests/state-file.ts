@@ -274,14 +274,10 @@ export class StateStore implements SerialStore {
   heldSpec(id: string, file: string, resource: Resource): unknown {
     const entry = this.objects.get(id);
     if (entry === undefined || entry.file !== file || this.notes.has(id)) return undefined;
-    if (usualShape(id, resource)) {
-      const spec = entry.spec;
-      return spec !== undefined && (spec === resource.spec || jsonEqual(spec, resource.spec))
-        ? spec
-        : undefined;
-    }
-    const held = entry.resource;
-    return held !== undefined && jsonEqual(held, resource) ? held.spec : undefined;
+    // Kept as `toEntry` keeps it: the spec alone for the usual shape, else the whole resource.
+    const usual = usualShape(id, resource);
+    if (!entry.holds(usual ? resource.spec : undefined, usual ? undefined : resource)) return undefined;
+    return usual ? entry.spec : entry.resource!.spec;
   }
 
   private stored(id: string, entry: Entry): StoredObject {
@@ -406,9 +402,7 @@ export class StateStore implements SerialStore {
       existing.file === entry.file &&
       existing.generation === entry.generation &&
       this.notes.get(id) === object.note &&
-      (existing.resource === undefined) === (entry.resource === undefined) &&
-      (existing.resource === entry.resource || jsonEqual(existing.resource, entry.resource)) &&
-      (existing.spec === entry.spec || jsonEqual(existing.spec, entry.spec))
+      existing.holds(entry.spec, entry.resource)
     ) {
       // Unchanged: keep the caller's version (the one shared with the resource store), write nothing.
       existing.takeVersion(entry);
@@ -1175,6 +1169,19 @@ class Entry {
   /** The accepted version, when it is not of the usual shape. */
   get resource(): Resource | undefined {
     return this.held instanceof Whole ? this.held.resource : undefined;
+  }
+
+  /**
+   * Whether the version held equals the one given as `toEntry` keeps it (`spec` for the usual shape,
+   * else the whole `resource`): what `putObject` and `heldSpec` both ask.
+   */
+  holds(spec: unknown, resource: Resource | undefined): boolean {
+    const mine = this.resource;
+    return (
+      (mine === undefined) === (resource === undefined) &&
+      (mine === resource || jsonEqual(mine, resource)) &&
+      (this.spec === spec || jsonEqual(this.spec, spec))
+    );
   }
 
   /** Holds `other`'s version (equal to this one's) instead of its own. */
