@@ -15,7 +15,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
-import { abArgs, median, moduleLoader, sides } from './lib/ab.ts';
+import { abArgs, median, sides } from './lib/ab.ts';
+import { folderWiring } from './lib/folder.ts';
 import { makeTempDir, removeTempDir } from './lib/proc.ts';
 import { writeScaleFolder } from './lib/zone.ts';
 
@@ -54,28 +55,10 @@ function reloadAfterEvent(folder: { reload(): Promise<void> }): Promise<void> {
 }
 
 async function version(root: string) {
-  const load = moduleLoader(root);
-  const [memory, table, parser, source, state, hold] = await Promise.all([
-    load('src/control/memory-store.ts'),
-    load('src/zones/record-table.ts'),
-    load('src/sources/manifests/manifest-parser.ts'),
-    load('src/sources/manifests/manifest-source.ts'),
-    load('src/sources/manifests/state-file.ts'),
-    load('src/sources/manifests/folder-hold.ts'),
-  ]);
+  const wire = await folderWiring(root);
   return async (): Promise<{ cpuMs: number[]; wallMs: number[]; events: number[] }> => {
     writeFileSync(edited, original);
-    const recordTable = new table.RecordTable();
-    const store = new memory.MemoryStore(undefined, { restoreDeleting: true, recordSets: recordTable });
-    const stateStore = await state.StateStore.open(undefined);
-    const pool = new parser.ManifestParserPool(2);
-    const folder = new source.ManifestSource({
-      folderHold: new hold.FolderHold({ windowMs: 60_000, confirmations: () => [], confirmHint: () => '' }),
-      dir,
-      store,
-      state: stateStore,
-      parser: pool,
-    });
+    const { store, pool, folder } = await wire(dir);
     await folder.reload();
     let seen = 0;
     store.watch(() => seen++);

@@ -16,6 +16,7 @@
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { abArgs, median, moduleLoader, sides } from './lib/ab.ts';
+import { folderWiring } from './lib/folder.ts';
 import { makeTempDir, removeTempDir } from './lib/proc.ts';
 import { writeScaleFolder } from './lib/zone.ts';
 
@@ -45,13 +46,8 @@ function perf(command: 'enable' | 'disable'): void {
 
 async function version(root: string) {
   const load = moduleLoader(root);
-  const [memory, table, parser, source, state, hold, metrics, registry] = await Promise.all([
-    load('src/control/memory-store.ts'),
-    load('src/zones/record-table.ts'),
-    load('src/sources/manifests/manifest-parser.ts'),
-    load('src/sources/manifests/manifest-source.ts'),
-    load('src/sources/manifests/state-file.ts'),
-    load('src/sources/manifests/folder-hold.ts'),
+  const [wire, metrics, registry] = await Promise.all([
+    folderWiring(root),
     load('src/sources/manifests/resource-metrics.ts'),
     load('src/metrics/registry.ts'),
   ]);
@@ -62,18 +58,7 @@ async function version(root: string) {
     heapMiB: number;
     objects: number;
   }> => {
-    const recordTable = new table.RecordTable();
-    const store = new memory.MemoryStore(undefined, { restoreDeleting: true, recordSets: recordTable });
-    const stateStore = await state.StateStore.open(undefined);
-    const release = stateStore.holdCompaction();
-    const pool = new parser.ManifestParserPool(2);
-    const folder = new source.ManifestSource({
-      folderHold: new hold.FolderHold({ windowMs: 60_000, confirmations: () => [], confirmHint: () => '' }),
-      dir,
-      store,
-      state: stateStore,
-      parser: pool,
-    });
+    const { recordTable, store, release, pool, folder } = await wire(dir, { holdCompaction: true });
     metrics.registerSourceMetrics(new registry.Registry(), store, folder, recordTable);
     // The phase after the last file is received (what each file defines, applying the objects),
     // where the main thread works alone: from when the reads resolve (`readChanged`, a private
