@@ -912,13 +912,7 @@ describe('ZoneModel: owners keyed by their name', () => {
       })),
       [],
     );
-    const ref = assembleZone({
-      zone: theZone,
-      zoneClass: theClass,
-      origin: ORIGIN,
-      records: live.map((r) => ({ recordSet: r, fqdn: parseName(r.spec.name, ORIGIN) })),
-      children: [],
-    });
+    const ref = referenceZone(live);
     assert.equal(model.verdicts.get('dns/dot')?.accepted, true);
     assert.equal(model.verdicts.get('dns/below')?.accepted, false);
     assert.equal(model.contentHash(), ref.hash);
@@ -932,18 +926,20 @@ function memberOf(current: ReadonlyMap<string, DNSRecordSet>, key: string) {
   return rs ? { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) as Name } : undefined;
 }
 
-/** `assembleZone`'s hash of the record sets in `current` (the reference `contentHash` must equal). */
-function referenceHash(current: ReadonlyMap<string, DNSRecordSet>, children: ChildDelegation[] = []): string {
+/** `assembleZone` of these record sets: the reference a model must equal. */
+function referenceZone(records: Iterable<DNSRecordSet>, children: ChildDelegation[] = []) {
   return assembleZone({
     zone: theZone,
     zoneClass: theClass,
     origin: ORIGIN,
-    records: [...current.values()].map((v) => ({
-      recordSet: v,
-      fqdn: parseName(v.spec.name, ORIGIN) as Name,
-    })),
+    records: [...records].map((v) => ({ recordSet: v, fqdn: parseName(v.spec.name, ORIGIN) as Name })),
     children,
-  }).hash;
+  });
+}
+
+/** `assembleZone`'s hash of the record sets in `current` (the reference `contentHash` must equal). */
+function referenceHash(current: ReadonlyMap<string, DNSRecordSet>, children: ChildDelegation[] = []): string {
+  return referenceZone(current.values(), children).hash;
 }
 
 describe('ZoneModel: the content hash of a big zone', () => {
@@ -1052,16 +1048,7 @@ describe('ZoneModel: many names changed at once', () => {
           children,
           step === 0,
         );
-        const expected = assembleZone({
-          zone: theZone,
-          zoneClass: theClass,
-          origin: ORIGIN,
-          records: [...current.values()].map((rs) => ({
-            recordSet: rs,
-            fqdn: parseName(rs.spec.name, ORIGIN) as Name,
-          })),
-          children,
-        });
+        const expected = referenceZone(current.values(), children);
         const context = `seed ${seed} step ${step}`;
         assert.deepEqual(describeRRsets(model.rrsets()), describeRRsets(expected.rrsets), context);
         for (const [key, verdict] of expected.verdicts)
@@ -1147,13 +1134,7 @@ describe('ZoneModel: a first build', () => {
         true,
         false,
       );
-      const expected = assembleZone({
-        zone: theZone,
-        zoneClass: theClass,
-        origin: ORIGIN,
-        records: records.map((rs) => ({ recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) as Name })),
-        children,
-      });
+      const expected = referenceZone(records, children);
       const context = `seed ${seed}`;
       assert.equal(delta.everyVerdict, true, context);
       // The hash read in the order the build decided its names, then found again by name.
@@ -1171,13 +1152,7 @@ describe('ZoneModel: a first build', () => {
       // A change after it is hashed as the reference.
       const changed = records.slice(1);
       model.update([{ key: `dns/${records[0]!.metadata.name}`, current: undefined }], children);
-      const after = assembleZone({
-        zone: theZone,
-        zoneClass: theClass,
-        origin: ORIGIN,
-        records: changed.map((rs) => ({ recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) as Name })),
-        children,
-      });
+      const after = referenceZone(changed, children);
       assert.equal(model.contentHash(), after.hash, context);
     }
   });
