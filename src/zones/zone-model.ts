@@ -501,8 +501,6 @@ export class ZoneModel implements PublishedByName {
    * listed either (`ZoneDelta.everyVerdict`).
    */
   private everyNew = false;
-  /** Whether the update under way is given each record set once (see `update`). */
-  private distinctKeys = false;
   /** The digest slot of the name `decide` decided last (-1 where it publishes nothing). */
   private decidedSlot = -1;
   /**
@@ -607,11 +605,9 @@ export class ZoneModel implements PublishedByName {
     distinctKeys = false,
   ): ZoneDelta {
     this.listing = listChanges;
-    this.distinctKeys = distinctKeys;
     try {
-      return this.apply(records, children, complete);
+      return this.apply(records, children, complete, distinctKeys);
     } finally {
-      this.distinctKeys = false;
       this.listing = true;
       this.everyNew = false;
       this.parsedBefore = undefined;
@@ -622,13 +618,14 @@ export class ZoneModel implements PublishedByName {
     records: Iterable<{ key: ResourceKey; current: { recordSet: DNSRecordSet; fqdn: Name } | undefined }>,
     children: readonly ChildDelegation[],
     complete: boolean,
+    distinctKeys: boolean,
   ): ZoneDelta {
     const delta = emptyDelta();
     // A complete update of a model that holds no record set yet (a first build): nothing can be left
     // to remove and every name is new, so neither the keys seen nor the names touched are kept (two
     // sets as large as the zone, kept through the whole build); every name is decided, in order.
     const first = complete && this.entries.size === 0;
-    const distinct = first && this.distinctKeys;
+    const distinct = first && distinctKeys;
     this.everyNew = first && !this.listing;
     const dirty = first ? undefined : new Set<string>();
     const seen = complete && !first ? new Set<ResourceKey>() : undefined;
