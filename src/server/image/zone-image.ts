@@ -837,10 +837,11 @@ let scratch: WireWriter | undefined;
  * of one type in the order given) and encodes their RDATA into `writer` (per record a 16-bit length
  * and the uncompressed wire RDATA; `starts` holds each RRset's offset there); returns the RRsets
  * placed so far. A function of its own, called per node, not a loop inside the loop over the nodes:
- * a big zone's first image is built by code that is not optimised yet, and V8 optimises such a loop
- * while it runs (on-stack replacement) at the inner loop, then leaves that code each time the inner
- * loop ends ("exit from OSR'd inner loop"), a deoptimisation per node: 25,860 of them, about a third
- * of the main thread's time, in the first image of a zone of 100,000 names (docs/benchmarks.md,
+ * a big zone's first image is built by code that is not optimised yet; V8 may optimise such a loop
+ * while it runs (on-stack replacement) at the inner loop, then leave that code each time the inner
+ * loop ends ("exit from OSR'd inner loop"), a deoptimisation per node. Seen with `--single-threaded`
+ * (25,860 in the first image of a zone of 100,000 names, a third of its time); as `serve` runs,
+ * compiling on V8's threads, the first image took 10 % fewer instructions (docs/benchmarks.md,
  * fifteenth round).
  */
 function encodeNode(
