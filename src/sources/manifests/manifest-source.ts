@@ -578,10 +578,13 @@ export class ManifestSource {
         }
         // A changed file's objects whose version did not change are not touched: on a one-record
         // edit, `apply` of the file's other objects was most of the main thread's work.
-        const again = !first && previous !== undefined;
-        for (const id of next.definitions.keys()) {
+        // The file's path as the state keeps it, made once for the file (when read again).
+        const again = !first && previous !== undefined ? this.relative(read.file) : undefined;
+        for (const [id, definition] of next.definitions.entries()) {
           this.definers.add(id, read.file);
-          if (!fresh && !(again && this.servedAlready(id, read.file, next.definitions))) touched.add(id);
+          if (fresh) continue;
+          if (again === undefined || !this.servedAlready(id, definition, again, next.definitions))
+            touched.add(id);
         }
       }
     } catch (e) {
@@ -1130,7 +1133,8 @@ export class ManifestSource {
   }
 
   /**
-   * Whether a file read again (not on the first load) defines `id` as the version served from it
+   * Whether a file read again (not on the first load; `relative`, its path as the state keeps it)
+   * defines `id` (its `definition` among the file's `definitions`) as the version served from it
    * already: the state holds that version from this file, equal to this one (`StateStore.heldSpec`;
    * the state's version comes from the file that won at the last `apply`, which then made it the
    * file's `Served` definition), and the store holds it (the spec the two share), not being deleted.
@@ -1140,11 +1144,15 @@ export class ManifestSource {
    * again and compared twice, per object of the file, were most of the main thread's work on a
    * one-record edit (docs/benchmarks.md, fifteenth round).
    */
-  private servedAlready(id: string, file: string, definitions: FileDefinitions<Definition>): boolean {
-    const definition = definitions.get(id);
-    if (definition === undefined || typeof definition === 'number' || !isNativeId(id)) return false;
+  private servedAlready(
+    id: string,
+    definition: Definition | number,
+    relative: string,
+    definitions: FileDefinitions<Definition>,
+  ): boolean {
+    if (typeof definition === 'number' || !isNativeId(id)) return false;
     const resource = definition.resource as Resource;
-    const spec = this.options.state.heldSpec(id, this.relative(file), resource);
+    const spec = this.options.state.heldSpec(id, relative, resource);
     if (spec === undefined) return false;
     const { kind, key } = splitId(id);
     const object = this.options.store.get(kind as Kind, key);
