@@ -399,6 +399,68 @@ describe('Controller', () => {
     controller.stop();
   });
 
+  test('a first start builds the first zone before the record sets naming other zones are resolved, and serves and reports each as a full first look would', async () => {
+    const store = new MemoryStore(now);
+    const table = new ZoneTable();
+    const controller = new Controller({
+      store,
+      backend: new BuiltinBackend(table),
+      serials: new MemorySerialStore(),
+      now,
+    });
+    // Record sets resolved so far, and before and after each zone's first build took its members.
+    const catalog = controller.catalog;
+    let resolved = 0;
+    const resolve = catalog.resolve.bind(catalog);
+    catalog.resolve = (...args) => {
+      resolved++;
+      return resolve(...args);
+    };
+    const builds: string[] = [];
+    const zoneMembers = catalog.zoneMembers.bind(catalog);
+    catalog.zoneMembers = (zone, slots) => {
+      const before = resolved;
+      const members = zoneMembers(zone, slots);
+      builds.push(`${zone} ${before} ${resolved}`);
+      return members;
+    };
+    store.apply(zoneClass());
+    // The zone queued first (the store's order) is built first: example.com, then its child.
+    store.apply(zone('dns', 'example-com', 'example.com'));
+    store.apply(zone('dns', 'sub', 'sub.example.com', {}, 1));
+    const rs = (name: string, spec: DNSRecordSet['spec'], age = 0) =>
+      store.apply(recordSet('dns', name, spec, age));
+    // Without a zoneRef: its deepest zone is the first zone built.
+    rs('apex-free', { name: 'free.example.com.', type: 'A', records: ['192.0.2.1'] });
+    rs('www', { zoneRef: { name: 'example-com' }, name: 'www', type: 'A', records: ['192.0.2.2'] });
+    // Decided across zones: below the child's cut (OutOfZone), and a conflict inside the child.
+    rs('cut', { zoneRef: { name: 'example-com' }, name: 'x.sub', type: 'A', records: ['192.0.2.3'] });
+    rs('in-sub', { zoneRef: { name: 'sub' }, name: 'x', type: 'A', records: ['192.0.2.4'] });
+    rs('in-sub-2', { zoneRef: { name: 'sub' }, name: 'x', type: 'A', records: ['192.0.2.5'] }, 5);
+    rs('sub-free', { name: 'y.sub.example.com.', type: 'A', records: ['192.0.2.6'] });
+    rs('lost', { zoneRef: { name: 'nowhere' }, name: 'z', type: 'A', records: ['192.0.2.7'] });
+    controller.start();
+    await controller.idle();
+    // The first zone was built once the 2 record sets without a zoneRef and its own 2 were resolved;
+    // those of sub then, and the one naming no zone by its record set's reconcile: each once.
+    assert.deepEqual(builds, ['dns/example-com 2 4', 'dns/sub 4 6']);
+    assert.equal(resolved, 7);
+    const node = (origin: string, name: string) => table.get(origin)?.nodes.get(name);
+    assert.ok(node('example.com.', 'free.example.com.'));
+    assert.ok(node('example.com.', 'www.example.com.'));
+    assert.equal(node('example.com.', 'x.sub.example.com.'), undefined);
+    assert.ok(node('sub.example.com.', 'y.sub.example.com.'));
+    const x = node('sub.example.com.', 'x.sub.example.com.')!;
+    assert.deepEqual([...x.rrsets.values()][0]!.rdata, [{ type: 'A', address: '192.0.2.4' }]);
+    const accepted = (name: string) => cond(store, 'DNSRecordSet', `dns/${name}`, 'Accepted');
+    for (const name of ['apex-free', 'www', 'in-sub', 'sub-free'])
+      assert.equal(cond(store, 'DNSRecordSet', `dns/${name}`, 'Ready')?.status, 'True', name);
+    assert.equal(accepted('cut')?.reason, 'OutOfZone');
+    assert.equal(accepted('in-sub-2')?.reason, 'Conflict');
+    assert.equal(accepted('lost')?.reason, 'ZoneNotFound');
+    controller.stop();
+  });
+
   test('a conflicting record set gets Conflict naming the winner; the winner keeps serving', async () => {
     const { store, table, controller } = setup();
     seed(store);

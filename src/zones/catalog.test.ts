@@ -1355,3 +1355,184 @@ describe('DS at the apex of a child zone of another namespace', () => {
     assert.equal((c.recordResolution('team-a/ds') as { reason?: string }).reason, 'NotDelegated');
   });
 });
+
+describe('a first look resolves the record sets naming a zone by zoneRef when first read', () => {
+  /** Zones: a parent, a child of it, a zone of the same domain created later, another namespace. */
+  const zones = () => [
+    zone('dns', 'example-com', 'example.com', {
+      delegations: [{ namespaces: ['team-a'], names: ['*.apps'], types: ['A'] }],
+    }),
+    zone('dns', 'sub', 'sub.example.com', {}, 1),
+    zone('dns', 'late', 'example.com', {}, 2),
+    zone('team-a', 'team', 'team.example'),
+    // deep.example.com lies between example.com and this zone: no NS or CNAME there.
+    zone('dns', 'inner', 'in.deep.example.com', {}, 1),
+  ];
+  /** Record sets by zoneRef (to each zone, a missing one, a refused one) and without one, mixed. */
+  function recordSets() {
+    const names = [
+      'www',
+      '@',
+      'x.sub',
+      'sub',
+      'a.sub.example.com.',
+      'www.example.com.',
+      'a.example.org.',
+      'y.apps',
+      'deep',
+    ];
+    const refs: ({ name: string; namespace?: string } | undefined)[] = [
+      { name: 'example-com' },
+      { name: 'sub' },
+      { name: 'late' },
+      { name: 'nowhere' },
+      { name: 'team', namespace: 'team-a' },
+      undefined,
+      { name: 'example-com', namespace: 'dns' },
+      undefined,
+    ];
+    const sets = [];
+    for (let i = 0; i < 160; i++) {
+      const zoneRef = refs[i % refs.length];
+      // Each zoneRef (or none) meets each name.
+      const name = names[Math.floor(i / refs.length) % names.length]!;
+      sets.push(
+        recordSet(i % 3 === 0 ? 'team-a' : 'dns', `rs${i}`, {
+          ...(zoneRef ? { zoneRef } : {}),
+          name: zoneRef ? name : name.endsWith('.') ? name : `${name}.example.com.`,
+          // NS and CNAME above the child zone are refused for it (a conflict decided across zones);
+          // DS at the child's apex goes to the parent.
+          type: (['A', 'NS', 'DS', 'TXT', 'CNAME'] as const)[i % 5]!,
+          records: ['192.0.2.1'],
+        }),
+      );
+    }
+    return sets;
+  }
+  const keyOf = (rs: { metadata: { namespace?: string; name: string } }) =>
+    `${rs.metadata.namespace}/${rs.metadata.name}`;
+  /** Each zone's members as sorted `key fqdn` lines (their order within a zone decides nothing). */
+  const members = (c: Catalog, zone: string) =>
+    c
+      .zoneMembers(zone)
+      .map((m) => `${m.key} ${m.current?.fqdn}`)
+      .sort();
+  const sorted = (affected: ReturnType<Catalog['load']>) => ({
+    zones: [...affected.zones].sort(),
+    records: [...affected.records].sort(),
+    recordsByZone: [...affected.recordsByZone]
+      .map(([z, keys]) => `${z}: ${[...keys].sort().join(' ')}`)
+      .sort(),
+  });
+  /** A catalog loaded as a controller's first look, counting the record sets it resolves. */
+  function firstLook() {
+    const c = new Catalog();
+    let resolved = 0;
+    const resolve = c.resolve.bind(c);
+    c.resolve = (...args) => {
+      resolved++;
+      return resolve(...args);
+    };
+    const sets = recordSets();
+    c.load([zoneClass()], zones(), sets, undefined, { zonesOnly: true });
+    return { c, sets, resolved: () => resolved };
+  }
+  function full() {
+    const c = new Catalog();
+    c.load([zoneClass()], zones(), recordSets());
+    return c;
+  }
+  const zoneKeys = ['dns/example-com', 'dns/sub', 'dns/late', 'team-a/team', 'dns/inner', 'dns/nowhere'];
+
+  test('the first zone read waits for its own record sets and those without a zoneRef only', () => {
+    const { c, sets, resolved } = firstLook();
+    const eager = full();
+    const refless = sets.filter((rs) => !rs.spec.zoneRef).length;
+    assert.equal(resolved(), refless);
+    // The child zone first: its members by zoneRef and those without one whose deepest zone it is.
+    const sub = members(c, 'dns/sub');
+    assert.deepEqual(sub, members(eager, 'dns/sub'));
+    const reflessKeys = new Set(sets.filter((rs) => !rs.spec.zoneRef).map(keyOf));
+    assert.ok(sub.some((line) => reflessKeys.has(line.split(' ')[0]!)));
+    const bySub = sets.filter(
+      (rs) =>
+        rs.spec.zoneRef?.name === 'sub' && (rs.spec.zoneRef.namespace ?? rs.metadata.namespace) === 'dns',
+    ).length;
+    assert.equal(resolved(), refless + bySub);
+    // Every other zone and record set as a full load resolves it, each record set resolved once.
+    const reasons = new Set<string>();
+    for (const zone of zoneKeys) assert.deepEqual(members(c, zone), members(eager, zone), zone);
+    for (const rs of sets) {
+      const key = keyOf(rs);
+      const resolution = c.recordResolution(key);
+      assert.deepEqual(resolution, eager.recordResolution(key), key);
+      reasons.add(resolution?.resolved ? `in ${resolution.zone}` : resolution!.reason);
+    }
+    assert.equal(resolved(), sets.length);
+    for (const want of [
+      'in dns/example-com',
+      'in dns/sub',
+      'in team-a/team',
+      'ZoneNotFound',
+      'OutOfZone',
+      'NotDelegated',
+      'Conflict',
+    ])
+      assert.ok(reasons.has(want), `${want} in ${[...reasons].join(', ')}`);
+  });
+
+  test('a change taken before the record sets are read affects and resolves what it does after a full load', () => {
+    const changes: [string, (c: Catalog) => ReturnType<Catalog['load']>][] = [
+      [
+        'a record set moved by zoneRef from one waiting zone to another',
+        (c) =>
+          c.setRecord(
+            recordSet('dns', 'rs1', {
+              zoneRef: { name: 'example-com' },
+              name: 'moved',
+              type: 'A',
+              records: ['192.0.2.9'],
+            }),
+          ),
+      ],
+      [
+        'a record set without a zoneRef',
+        (c) =>
+          c.setRecord(
+            recordSet('dns', 'rs5', { name: 'new.sub.example.com.', type: 'A', records: ['192.0.2.9'] }),
+          ),
+      ],
+      [
+        'a new record set by zoneRef',
+        (c) =>
+          c.setRecord(
+            recordSet('dns', 'new', {
+              zoneRef: { name: 'sub' },
+              name: 'new',
+              type: 'A',
+              records: ['192.0.2.9'],
+            }),
+          ),
+      ],
+      ['a record set deleted', (c) => c.deleteRecord('dns/rs2')],
+      ['a new child zone', (c) => c.setZone(zone('dns', 'apps', 'apps.example.com', {}, 3))],
+      ['a zone deleted', (c) => c.deleteZone('dns/sub')],
+      ['the older zone of a domain deleted', (c) => c.deleteZone('dns/example-com')],
+      ['a zone refused before the catalog', (c) => c.setZoneRefused('dns/nowhere', 'spec.domainName: bad')],
+      [
+        'a served zone noted as refused before the catalog',
+        (c) => c.setZoneRefused('dns/sub', 'spec.domainName: bad'),
+      ],
+      ['the class deleted', (c) => c.deleteClass('builtin')],
+    ];
+    for (const [what, change] of changes) {
+      const { c, sets } = firstLook();
+      const eager = full();
+      assert.deepEqual(sorted(change(c)), sorted(change(eager)), what);
+      for (const key of [...sets.map(keyOf), 'dns/new'])
+        assert.deepEqual(c.recordResolution(key), eager.recordResolution(key), `${what}: ${key}`);
+      for (const zone of [...zoneKeys, 'dns/apps'])
+        assert.deepEqual(members(c, zone), members(eager, zone), `${what}: ${zone}`);
+    }
+  });
+});

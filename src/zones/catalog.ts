@@ -69,6 +69,9 @@ export function mergeAffected(into: Affected, from: Affected): Affected {
 
 const UNRESOLVED = '';
 
+/** Record sets a load looks at to tell whether most name their zone (see `load`). */
+const SAMPLE = 64;
+
 /** Passes of judgeZones per change at most (each pass after the first serves at least one more zone). */
 const MAX_PASSES = 64;
 
@@ -176,6 +179,15 @@ export class Catalog {
   private aboveChild = new Map<string, ResourceKey>();
   /** Zones that exist but never reached the catalog (their manifest fails validation): key → why. */
   private readonly refusedElsewhere = new Map<ResourceKey, string>();
+  /**
+   * After a first look (`load` with `zonesOnly`): the zone keys named in spec.zoneRef whose record
+   * sets are held but not resolved yet. A record set naming a zone by zoneRef can only ever resolve to
+   * that zone, and its resolution reads only the zones' verdicts, which stay as they are until the next
+   * change: each such list is resolved when something first reads a record set of it (the zone's
+   * members, a record set's resolution), and all of them before any change is taken. So the first zone
+   * built waits for its own record sets (and those without a zoneRef) only, not for every zone's.
+   */
+  private readonly unresolvedRefs = new Set<ResourceKey>();
 
   constructor(table: RecordTable = new RecordTable()) {
     this.table = table;
@@ -192,7 +204,27 @@ export class Catalog {
 
   recordResolution(key: ResourceKey): RecordResolution | undefined {
     const slot = this.table.slotOf(key);
-    return slot < 0 ? undefined : this.resolutionAt(slot);
+    if (slot < 0) return undefined;
+    if (this.unresolvedRefs.size > 0) {
+      const ref = this.byZoneRef.nameOf(slot);
+      if (ref !== undefined) this.resolveRefs(ref);
+    }
+    return this.resolutionAt(slot);
+  }
+
+  /** Resolves the record sets naming `zone` in spec.zoneRef, if a first look left them unresolved. */
+  private resolveRefs(zone: ResourceKey): void {
+    if (this.unresolvedRefs.size > 0 && this.unresolvedRefs.delete(zone)) {
+      this.reresolve(this.byZoneRef.slots(zone), false);
+    }
+  }
+
+  /** Resolves every record set a first look left unresolved: before any change is taken. */
+  private resolveAll(): void {
+    if (this.unresolvedRefs.size === 0) return;
+    const zones = [...this.unresolvedRefs];
+    this.unresolvedRefs.clear();
+    for (const zone of zones) this.reresolve(this.byZoneRef.slots(zone), false);
   }
 
   private resolutionAt(slot: number): RecordResolution | undefined {
@@ -202,6 +234,7 @@ export class Catalog {
 
   /** Record sets resolved to this zone (the candidates its assembly decides about). */
   recordsOf(zone: ResourceKey): DNSRecordSet[] {
+    this.resolveRefs(zone);
     const out: DNSRecordSet[] = [];
     for (const slot of this.membership.slots(zone)) {
       const rs = this.recordSets.get(slot);
@@ -215,6 +248,7 @@ export class Catalog {
    * `slots`, each member's slot in the record table is pushed there too, in the same order.
    */
   zoneMembers(zone: ResourceKey, slots?: number[]): ZoneMember[] {
+    this.resolveRefs(zone);
     const out: ZoneMember[] = [];
     for (const slot of this.membership.slots(zone)) {
       const recordSet = this.recordSets.get(slot);
@@ -229,6 +263,7 @@ export class Catalog {
 
   /** The given record sets as they stand now for the zone: resolved to it, or gone from it. */
   membersNow(zone: ResourceKey, keys: Iterable<ResourceKey>): ZoneMember[] {
+    this.resolveRefs(zone);
     return [...keys].map((key) => {
       const slot = this.table.slotOf(key);
       const recordSet = slot < 0 ? undefined : this.recordSets.get(slot);
@@ -258,16 +293,19 @@ export class Catalog {
   }
 
   setClass(zoneClass: DNSZoneClass): Affected {
+    this.resolveAll();
     this.classes.set(zoneClass.metadata.name, zoneClass);
     return this.classChanged(zoneClass.metadata.name);
   }
 
   deleteClass(name: string): Affected {
+    this.resolveAll();
     this.classes.delete(name);
     return this.classChanged(name);
   }
 
   setZone(zone: DNSZone): Affected {
+    this.resolveAll();
     const key = resourceKey(zone.metadata);
     const before = this.zones.get(key);
     this.zones.set(key, zone);
@@ -288,6 +326,7 @@ export class Catalog {
   }
 
   deleteZone(key: ResourceKey): Affected {
+    this.resolveAll();
     this.zones.delete(key);
     const affected = this.recomputeZones();
     affected.zones.add(key);
@@ -307,12 +346,16 @@ export class Catalog {
     /**
      * `zonesOnly`: the caller takes every record set and every zone's members itself (a controller's
      * first look, before any zone has a model): the affected record sets are not listed, only the
-     * zones, which saves a set per zone and an entry per record set that nobody would read.
+     * zones, which saves a set per zone and an entry per record set that nobody would read; and the
+     * record sets naming a zone in spec.zoneRef are resolved when first read, zone by zone (see
+     * `unresolvedRefs`), those without a zoneRef at once.
      * `slots`: the records' slots in `table`, in the same order, when a holder holds them already
      * (the feed): taken as they are instead of looking each key up again.
      */
     options: { zonesOnly?: boolean; slots?: readonly number[] } = {},
   ): Affected {
+    this.resolveAll();
+    const defer = options.zonesOnly === true;
     for (const c of classes) this.classes.set(c.metadata.name, c);
     for (const z of zones) this.zones.set(resourceKey(z.metadata), z);
     const list = Array.isArray(records) ? (records as readonly DNSRecordSet[]) : [...records];
@@ -322,24 +365,50 @@ export class Catalog {
     const slots: number[] = [];
     // Record sets of one zone mostly come one after the other: their zoneRef's key is made once.
     const refs = new LastZoneRef();
+    // Most record sets naming their zone (as a sample of them says): the list by zoneRef, not dense
+    // (a folder may name none), gets room for every slot at once instead of growing by half.
+    let named = 0;
+    for (let k = 0; k < SAMPLE && list.length > 0; k++) {
+      if (list[Math.floor((k * list.length) / SAMPLE)]!.spec.zoneRef) named++;
+    }
+    if (named * 2 > SAMPLE) this.byZoneRef.reserve(this.table.size + (given === undefined ? list.length : 0));
+    // Deferred: the record sets without a zoneRef, resolved now (any zone may hold them).
+    const refless: number[] = [];
+    let lastRef: ResourceKey | undefined;
     for (let i = 0; i < list.length; i++) {
       const rs = list[i]!;
       const slot =
         given !== undefined
           ? this.table.holdSlot(given[i]!, Holder.catalog)
           : this.table.hold(recordKeys?.[i] ?? resourceKey(rs.metadata), Holder.catalog);
-      this.placeRecord(slot, rs, refs.of(rs));
+      const ref = refs.of(rs);
+      this.placeRecord(slot, rs, ref);
       if (given === undefined) slots.push(slot);
+      if (!defer) continue;
+      if (ref === undefined) refless.push(slot);
+      else if (ref !== lastRef) {
+        this.unresolvedRefs.add(ref);
+        lastRef = ref;
+      }
     }
     const affected = mergeAffected(
       this.recomputeZones(false),
-      this.reresolve(given ?? slots, !options.zonesOnly),
+      this.reresolve(defer ? refless : (given ?? slots), !defer),
     );
     for (const z of this.zones.keys()) affected.zones.add(z);
     return affected;
   }
 
   setRecord(rs: DNSRecordSet, key: ResourceKey = resourceKey(rs.metadata)): Affected {
+    if (this.unresolvedRefs.size > 0) {
+      // The zones it named and names now hold what they would have held had every record set been
+      // resolved at the first look: where it was and who else is there (no other list changes).
+      const slot = this.table.slotOf(key);
+      const before = slot < 0 ? undefined : this.byZoneRef.nameOf(slot);
+      if (before !== undefined) this.resolveRefs(before);
+      const after = zoneRefOf(rs);
+      if (after !== undefined) this.resolveRefs(after);
+    }
     return this.reresolve([this.holdRecord(key, rs)]);
   }
 
@@ -369,6 +438,7 @@ export class Catalog {
 
   /** Judges every zone again (the answers of `waiting` changed). */
   rejudge(): Affected {
+    this.resolveAll();
     return this.recomputeZones();
   }
 
@@ -383,11 +453,17 @@ export class Catalog {
     }
     if (why === undefined) this.refusedElsewhere.delete(key);
     else this.refusedElsewhere.set(key, why);
+    // Only the record sets naming it change: resolved first as a first look would have.
+    this.resolveRefs(key);
     return this.reresolve(this.byZoneRef.slots(key));
   }
 
   deleteRecord(key: ResourceKey): Affected {
     const slot = this.table.slotOf(key);
+    if (slot >= 0 && this.unresolvedRefs.size > 0) {
+      const ref = this.byZoneRef.nameOf(slot);
+      if (ref !== undefined) this.resolveRefs(ref);
+    }
     const before = slot < 0 ? undefined : this.resolutionAt(slot);
     if (slot >= 0 && this.table.held(slot, Holder.catalog)) {
       this.byZoneRef.move(slot, undefined);

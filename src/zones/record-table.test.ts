@@ -145,6 +145,32 @@ describe('RecordTable', () => {
     );
   });
 
+  test('a column reserved for many slots is made once at that size and keeps its values; lists reserved keep theirs', () => {
+    const table = new RecordTable();
+    for (let i = 0; i < 1000; i++) table.hold(`ns/r${i}`, Holder.store);
+    const names = table.column<string>(Holder.catalog);
+    const numbers = table.int32Column(Holder.catalog);
+    names.set(3, 'x');
+    numbers.set(3, 7);
+    names.reserve(1000);
+    numbers.reserve(1000);
+    assert.equal(names.length, 1000);
+    assert.equal(numbers.length, 1000);
+    assert.equal(names.get(3), 'x');
+    assert.equal(numbers.get(3), 7);
+    assert.equal(numbers.get(999), -1);
+    names.reserve(10);
+    assert.equal(names.length, 1000, 'never shrunk');
+    const lists = new SlotLists(table);
+    lists.move(5, 'z');
+    lists.move(2, 'z');
+    lists.reserve(1000);
+    lists.move(999, 'z');
+    lists.move(2, 'y');
+    assert.deepEqual(lists.slots('z'), [5, 999]);
+    assert.deepEqual(lists.slots('y'), [2]);
+  });
+
   test('lists keep the order slots joined them, and an empty list is dropped', () => {
     const table = new RecordTable();
     const lists = new SlotLists(table);
