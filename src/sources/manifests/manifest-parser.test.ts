@@ -488,7 +488,7 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
     assert.deepStrictEqual(plain, back);
   });
 
-  test('a namespace, zone or type the record set before had crosses as 0, and comes back as it was', () => {
+  test('a namespace, zone or type the record set before had is left out of the message, and comes back as it was', () => {
     const doc = (
       document: number,
       namespace: string,
