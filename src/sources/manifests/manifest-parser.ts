@@ -373,7 +373,7 @@ export function encodeDocuments(
     if ((flags & WITH_TYPE) !== 0) out.push(usual[5]);
     if (usual.length > 7) out.push(usual[7]);
     const records = usual[6];
-    out.push(records.length === 1 ? records[0] : records);
+    out.push(records.length === 1 && typeof records[0] === 'string' ? records[0] : records);
     before = usual;
   }
   return JSON.stringify(out);
