@@ -24,22 +24,52 @@ const recordSet = (i: number) =>
     '',
   ].join('\n');
 
+/** A usual record set as it crossed (`encodeDocuments`): the values sent, by what they are. */
+interface Sent {
+  document: number;
+  checked: boolean;
+  /** Left out (undefined) where the record set before it in the message had the same. */
+  namespace?: string;
+  id: string;
+  zone?: string;
+  /** The spec's name, or the place in the message's array of an earlier record set's same one. */
+  owner: string | number;
+  type?: string;
+  ttl?: number;
+  /** Records of one value as that string. */
+  records: string | string[];
+  /** How many values it took. */
+  length: number;
+}
+
 /**
- * The usual record sets of a message (`encodeDocuments`), each as the values it crossed as:
- * `[document, namespace, id, zone, owner, type, ttl?, records]` (a number starts one; the records'
- * array ends it).
+ * The usual record sets of a message (`encodeDocuments`), each read from the values it crossed as:
+ * a number (the document's times 16, plus 1 with a TTL, 2 with the namespace, 4 with the zone, 8
+ * with the type; negated where its values hold anywhere), then `namespace?, id, zone?, owner, type?,
+ * ttl?, records`. Written out here apart from `decodeDocuments`, so that a change of either side shows.
  */
-function usualSent(json: string): unknown[][] {
+function usualSent(json: string): Sent[] {
   const values = JSON.parse(json) as unknown[];
-  const out: unknown[][] = [];
+  const out: Sent[] = [];
   for (let i = 0; i < values.length; ) {
-    if (typeof values[i] !== 'number') {
+    const head = values[i];
+    if (typeof head !== 'number') {
       i++;
       continue;
     }
-    const end = typeof values[i + 6] === 'number' ? i + 8 : i + 7;
-    out.push(values.slice(i, end));
-    i = end;
+    const from = i++;
+    const n = Math.abs(head);
+    const flags = n % 16;
+    const sent: Partial<Sent> = { document: (n - flags) / 16, checked: head < 0 };
+    if (flags & 2) sent.namespace = values[i++] as string;
+    sent.id = values[i++] as string;
+    if (flags & 4) sent.zone = values[i++] as string;
+    sent.owner = values[i++] as string | number;
+    if (flags & 8) sent.type = values[i++] as string;
+    if (flags & 1) sent.ttl = values[i++] as number;
+    sent.records = values[i++] as string | string[];
+    sent.length = i - from;
+    out.push(sent as Sent);
   }
   return out;
 }
@@ -458,7 +488,7 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
     assert.deepStrictEqual(plain, back);
   });
 
-  test('a namespace, zone or type the record set before had crosses as 0, and comes back as it was', () => {
+  test('a namespace, zone or type the record set before had is left out of the message, and comes back as it was', () => {
     const doc = (
       document: number,
       namespace: string,
@@ -501,16 +531,20 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
     const json = encodeDocuments(documents);
     const sent = usualSent(json);
     assert.deepEqual(
-      sent.map((d) => [d[1], d[3], d[5]]),
+      sent.map((d) => [d.namespace, d.zone, d.type, d.ttl]),
       [
-        ['a', 'z', 'A'],
-        [0, 0, 0],
-        ['b', 0, 0],
-        [0, 'y', 0],
-        [0, 0, 'AAAA'],
-        ['a', 0, 0],
-        [0, 0, 0],
+        ['a', 'z', 'A', undefined],
+        [undefined, undefined, undefined, undefined],
+        ['b', undefined, undefined, 60],
+        [undefined, 'y', undefined, undefined],
+        [undefined, undefined, 'AAAA', undefined],
+        ['a', undefined, undefined, undefined],
+        [undefined, undefined, undefined, 30],
       ],
+    );
+    assert.deepEqual(
+      sent.map((d) => d.length),
+      [7, 4, 6, 5, 5, 5, 5],
     );
     const back: ParsedDocument[] = [];
     decodeDocuments(json, back);
@@ -520,7 +554,18 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
     const ids: (string | undefined)[] = [];
     decodeDocuments(encodeDocuments(documents, undefined, 0, 2), twice, undefined, undefined, ids);
     const second = encodeDocuments(documents, undefined, 2, 8);
-    assert.deepEqual(usualSent(second)[0]!.slice(1, 7), ['b', 'DNSRecordSet/b/r3', 'z', 'w', 'A', 60]);
+    assert.deepEqual(usualSent(second)[0], {
+      document: 3,
+      checked: false,
+      namespace: 'b',
+      id: 'DNSRecordSet/b/r3',
+      zone: 'z',
+      owner: 'w',
+      type: 'A',
+      ttl: 60,
+      records: '192.0.2.1',
+      length: 8,
+    });
     decodeDocuments(second, twice, undefined, undefined, ids);
     assert.deepStrictEqual(withIdentities({ documents: twice, ids }), documents);
     assert.deepEqual(ids, [
@@ -562,12 +607,12 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
     ];
     const json = encodeDocuments(documents);
     assert.deepEqual(
-      usualSent(json).map((d) => d[2]),
+      usualSent(json).map((d) => d.id),
       documents.map((d) => `DNSRecordSet/${d.identity!.key}`),
     );
     assert.deepEqual(
       usualSent(json).map((d) => d.length),
-      [7, 8, 7, 8, 7, 7],
+      [7, 5, 5, 5, 5, 4],
     );
     const back: ParsedDocument[] = [];
     const ids: (string | undefined)[] = [];
@@ -614,6 +659,88 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
     // Without the verdicts, the same text as before.
     assert.equal(encodeDocuments(documents, undefined), encodeDocuments(documents));
     assert.equal(encodeDocuments(documents, [false, false, false, false]), encodeDocuments(documents));
+  });
+
+  test('owners sent once a message, one record as a string: random record sets come back as they were', () => {
+    // A fixed generator (no seed from the clock): the same cases every run.
+    let state = 7;
+    const next = (n: number) => {
+      state = (state * 1103515245 + 12345) % 2 ** 31;
+      return state % n;
+    };
+    const pick = <T>(list: readonly T[]): T => list[next(list.length)]!;
+    const owners = ['@', 'www', 'mail', 'a', '1', '0', 'x'.repeat(11), 'sub.domain.example.com.'];
+    const documents: ParsedDocument[] = [];
+    const checked: boolean[] = [];
+    for (let document = 1; documents.length < 3000; document++) {
+      if (next(40) === 0) {
+        documents.push({
+          document,
+          identity: { kind: 'DNSZone', key: 'ns/z' },
+          resource: {
+            apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+            kind: 'DNSZone',
+            metadata: { name: 'z', namespace: 'ns' },
+            spec: { domainName: 'example.com.', className: 'c' },
+          },
+        });
+        checked.push(false);
+        continue;
+      }
+      // Document numbers far above a file's, too: the first value stays exact.
+      const number = next(50) === 0 ? document * 2 ** 30 : document;
+      const namespace = pick(['a', 'team-of-many', 'b']);
+      const name = `r${document}${'x'.repeat(next(20))}`;
+      const records = Array.from({ length: pick([0, 1, 1, 1, 2, 3]) }, (_, i) => `192.0.2.${i}`);
+      const ttl = next(4) === 0 ? next(100000) : undefined;
+      const zoneRef = { name: pick(['z', 'y']) };
+      const owner = pick(owners);
+      const type = pick(['A', 'AAAA', 'TXT']) as 'A';
+      documents.push({
+        document: number,
+        identity: { kind: 'DNSRecordSet', key: `${namespace}/${name}` },
+        resource: {
+          apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+          kind: 'DNSRecordSet',
+          metadata: { name, namespace },
+          spec:
+            ttl === undefined
+              ? { zoneRef, name: owner, type, records }
+              : { zoneRef, name: owner, type, ttl, records },
+        },
+      });
+      checked.push(next(2) === 0);
+    }
+    const back: ParsedDocument[] = [];
+    const compact: boolean[] = [];
+    const crossed: boolean[] = [];
+    const ids: (string | undefined)[] = [];
+    let backrefs = 0;
+    let single = 0;
+    for (let from = 0; from < documents.length; ) {
+      const to = Math.min(documents.length, from + 1 + next(600));
+      const json = encodeDocuments(documents, checked, from, to);
+      for (const sent of usualSent(json)) {
+        if (typeof sent.owner === 'number') {
+          backrefs++;
+          // The place of the same owner, sent as a string earlier in this message.
+          assert.equal(typeof (JSON.parse(json) as unknown[])[sent.owner], 'string');
+        }
+        if (typeof sent.records === 'string') single++;
+      }
+      decodeDocuments(json, back, compact, crossed, ids);
+      from = to;
+    }
+    assert.ok(backrefs > 1000 && single > 500, `${backrefs} ${single}`);
+    assert.deepStrictEqual(withIdentities({ documents: back, ids }), documents);
+    assert.equal(JSON.stringify(withIdentities({ documents: back, ids })), JSON.stringify(documents));
+    for (let i = 0; i < documents.length; i++) {
+      const r = documents[i]!.resource!;
+      const usual = r.kind === 'DNSRecordSet';
+      assert.equal(crossed[i], usual && checked[i]);
+      assert.equal(compact[i], usual && !('ttl' in r.spec));
+      if (usual) assert.ok(Array.isArray((back[i]!.resource as typeof r).spec.records));
+    }
   });
 
   test('what is not exactly the usual shape goes as it is', () => {

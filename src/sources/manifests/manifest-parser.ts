@@ -310,18 +310,22 @@ export type ParserResponse =
  * A parse thread's documents as the JSON text of one message: one array. A record set in the usual
  * shape (the API version, its kind, metadata of a name and a namespace, a spec of a zoneRef by name, a
  * name, a type, perhaps a TTL, and records, named by its own kind and key) goes as its values, one
- * after another in that array, `document, namespace, id, zoneRef name, spec name, type, ttl?, records`
- * (its document number first, so a number starts one; the TTL, a number, only when it has one, then
- * always the records' array), instead of the object: about a quarter of the text, and `JSON.parse` on
- * the main thread then makes the records' array instead of six objects with their keys
- * (docs/benchmarks.md, seventh round) and no array per record set (fifteenth round). Its name goes as
- * the object's id, `DNSRecordSet/namespace/name`: the string the manifest source keeps, made here
- * instead of joined on the main thread, which cuts the name from it (`JSON.parse` takes a string of
- * up to 10 characters into V8's table of internalized strings, a lookup per record set, and copies a
- * longer one; fifteenth round). Its namespace, zone and type go as 0 where they are those of the usual
- * record set before it in the message (a file's record sets nearly always share them): `JSON.parse`
- * then reads a number instead of such a string (thirteenth round). Every other document goes as it
- * is, an object. `decodeDocuments` gives back objects equal to these, their keys in the same order.
+ * after another in that array, instead of the object (docs/benchmarks.md, seventh and fifteenth
+ * rounds): first a number, its document's number times `FLAGS` plus which of the values that may be
+ * left out follow (`WITH_*`; negated where its values hold anywhere), so a number starts one; then
+ * `namespace?, id, zoneRef name?, spec name, type?, ttl?, records`. The namespace, zone and type go
+ * only where they differ from those of the usual record set before it in the message (a file's
+ * record sets nearly always share them; thirteenth round, then as a 0 each), the TTL only where it
+ * has one. Its name goes as the object's id, `DNSRecordSet/namespace/name`: the string the manifest
+ * source keeps, made here instead of joined on the main thread, which cuts the name from it
+ * (`JSON.parse` takes a string of up to 10 characters into V8's table of internalized strings, a
+ * lookup per record set, and copies a longer one; fifteenth round). Its spec's name goes as the
+ * number of its place in the message's array where an earlier record set of the message had the
+ * same one (a file of several zones repeats `www`, `@`, `mail`): a number read instead of a lookup
+ * of the string in that table. Records of one value go as that string, not an array of it: the main
+ * thread's array literal costs less than `JSON.parse`'s array (sixteenth round). Every other
+ * document goes as it is, an object. `decodeDocuments` gives back objects equal to these, their keys
+ * in the same order.
  */
 export function encodeDocuments(
   documents: readonly SentDocument[],
@@ -331,6 +335,8 @@ export function encodeDocuments(
 ): string {
   const out: unknown[] = [];
   let before: UsualRecordSet | undefined;
+  // Where each owner name sent in this message stands in `out`.
+  let owners: Map<string, number> | undefined;
   for (let i = from; i < to; i++) {
     const d = documents[i]!;
     // Sent as it is already (`parseManifestFileToSend`), its document's number negated where it holds anywhere.
@@ -347,16 +353,27 @@ export function encodeDocuments(
       continue;
     }
     const namespace = usual[1];
-    out.push(
-      usual[0],
-      before !== undefined && namespace === before[1] ? 0 : namespace,
-      `${RECORD_SET}/${namespace}/${usual[2]}`,
-      before !== undefined && usual[3] === before[3] ? 0 : usual[3],
-      usual[4],
-      before !== undefined && usual[5] === before[5] ? 0 : usual[5],
-    );
+    const flags =
+      (usual.length > 7 ? WITH_TTL : 0) |
+      (before === undefined || namespace !== before[1] ? WITH_NAMESPACE : 0) |
+      (before === undefined || usual[3] !== before[3] ? WITH_ZONE : 0) |
+      (before === undefined || usual[5] !== before[5] ? WITH_TYPE : 0);
+    const document = usual[0];
+    out.push(document < 0 ? document * FLAGS - flags : document * FLAGS + flags);
+    if ((flags & WITH_NAMESPACE) !== 0) out.push(namespace);
+    out.push(`${RECORD_SET}/${namespace}/${usual[2]}`);
+    if ((flags & WITH_ZONE) !== 0) out.push(usual[3]);
+    const owner = usual[4];
+    owners ??= new Map();
+    const at = owners.get(owner);
+    if (at === undefined) {
+      owners.set(owner, out.length);
+      out.push(owner);
+    } else out.push(at);
+    if ((flags & WITH_TYPE) !== 0) out.push(usual[5]);
     if (usual.length > 7) out.push(usual[7]);
-    out.push(usual[6]);
+    const records = usual[6];
+    out.push(records.length === 1 && typeof records[0] === 'string' ? records[0] : records);
     before = usual;
   }
   return JSON.stringify(out);
@@ -377,46 +394,54 @@ export function decodeDocuments(
   ids?: (string | undefined)[],
 ): void {
   const values = JSON.parse(json) as (ParsedDocument | number | string | string[])[];
-  // The namespace, zone and type of the usual record set before (0 when the same).
+  // The namespace, zone and type of the usual record set before (sent when they change).
   let namespace = '';
   let zone = '';
   let type = '';
+  // One zoneRef per run of record sets of one zone, not one each: the manifest source puts the
+  // zone's shared one in its place (`SharedRuns`, `compactRecordSet`) and never changes it.
+  let zoneRef = { name: zone };
   for (let i = 0; i < values.length; ) {
-    const number = values[i];
-    if (typeof number !== 'number') {
-      into.push(number as ParsedDocument);
+    const head = values[i];
+    if (typeof head !== 'number') {
+      into.push(head as ParsedDocument);
       compact?.push(false);
       checked?.push(false);
       ids?.push(undefined);
       i++;
       continue;
     }
-    const ns = values[i + 1] as string | 0;
-    if (ns !== 0) namespace = ns;
-    const id = values[i + 2] as string;
+    const n = head < 0 ? -head : head;
+    const flags = n % FLAGS;
+    const document = (n - flags) / FLAGS;
+    i++;
+    if ((flags & WITH_NAMESPACE) !== 0) namespace = values[i++] as string;
+    const id = values[i++] as string;
     // The name is what follows `DNSRecordSet/namespace/` in the id.
     const name = id.slice(RECORD_SET.length + namespace.length + 2);
-    const z = values[i + 3] as string | 0;
-    if (z !== 0) zone = z;
-    const owner = values[i + 4] as string;
-    const t = values[i + 5] as string | 0;
-    if (t !== 0) type = t;
-    // A TTL, a number, only when the record set has one; then its records.
-    const ttl = typeof values[i + 6] === 'number' ? (values[i + 6] as number) : undefined;
-    const records = values[ttl === undefined ? i + 6 : i + 7] as string[];
-    i += ttl === undefined ? 7 : 8;
+    if ((flags & WITH_ZONE) !== 0) {
+      zone = values[i++] as string;
+      zoneRef = { name: zone };
+    }
+    const o = values[i++] as string | number;
+    // An owner sent before in this message: where it stands.
+    const owner = typeof o === 'number' ? (values[o] as string) : o;
+    if ((flags & WITH_TYPE) !== 0) type = values[i++] as string;
+    const ttl = (flags & WITH_TTL) !== 0 ? (values[i++] as number) : undefined;
+    // Records of one value crossed as that string.
+    const r = values[i++] as string | string[];
+    const records = typeof r === 'string' ? [r] : r;
     // With a TTL the spec's keys are in the schema's order (`ttl` before `records`), not the source's.
     compact?.push(ttl === undefined);
-    checked?.push(number < 0);
-    const document = number < 0 ? -number : number;
+    checked?.push(head < 0);
     const resource = {
       apiVersion: API_VERSION,
       kind: RECORD_SET,
       metadata: { name, namespace },
       spec:
         ttl === undefined
-          ? { zoneRef: { name: zone }, name: owner, type, records }
-          : { zoneRef: { name: zone }, name: owner, type, ttl, records },
+          ? { zoneRef, name: owner, type, records }
+          : { zoneRef, name: owner, type, ttl, records },
     } as Resource;
     if (ids === undefined) {
       into.push({ document, identity: { kind: RECORD_SET, key: `${namespace}/${name}` }, resource });
@@ -427,6 +452,16 @@ export function decodeDocuments(
     into.push({ document, resource });
   }
 }
+
+/**
+ * A usual record set's first value: its document's number times `FLAGS`, plus which values follow
+ * (`WITH_*`), negated where its values hold anywhere.
+ */
+const FLAGS = 16;
+const WITH_TTL = 1;
+const WITH_NAMESPACE = 2;
+const WITH_ZONE = 4;
+const WITH_TYPE = 8;
 
 const RECORD_SET = 'DNSRecordSet';
 

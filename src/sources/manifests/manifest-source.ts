@@ -1093,7 +1093,12 @@ export class ManifestSource {
         unlocated.push({ problem, request: { document: doc.document } });
         continue;
       }
-      definitions.set(id!, { resource: valid, document: doc.document });
+      // A record set the message brought in the usual shape with its id is `{ document, resource }`
+      // already (`decodeDocuments`): it is the definition, not copied into one more object.
+      definitions.set(
+        id!,
+        usual && made !== undefined ? (doc as Definition) : { resource: valid, document: doc.document },
+      );
     }
     if (unlocated.length > 0) {
       const requests = unlocated.map((u) => u.request);
