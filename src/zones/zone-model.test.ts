@@ -771,6 +771,138 @@ describe('sortNameKeys', () => {
   });
 });
 
+describe('sortNameKeys with positions', () => {
+  test('gives where each sorted key was, for names below the suffix, repeated ones, escaped ones and ones outside it', () => {
+    const random = prng(29);
+    const base = Array.from({ length: 3_000 }, () => `h${Math.floor(random() * 2_000)}.example.com.`);
+    for (const extra of [[], ['a\\.b.example.com.'], ['x.example.org.', 'example.com.', 'example.com.']]) {
+      const given = [...base, ...extra];
+      const sorted = given.slice();
+      const positions = new Int32Array(given.length);
+      sortNameKeys(sorted, 'example.com.', positions);
+      const plain = given.slice();
+      sortNameKeys(plain, 'example.com.');
+      assert.deepEqual(sorted, plain, extra.join(' '));
+      assert.deepEqual(
+        [...positions].sort((a, b) => a - b),
+        given.map((_, i) => i),
+        extra.join(' '),
+      );
+      for (let n = 0; n < sorted.length; n++) assert.equal(sorted[n], given[positions[n]!], extra.join(' '));
+    }
+  });
+});
+
+describe('ZoneModel: a first build told its keys are distinct puts its names in order', () => {
+  test('the same RRsets in the same order, hash, verdicts and owners as a build not told so; and after changes that add, drop and change names, as assembleZone (4 seeds)', () => {
+    for (const [seed, withChild] of [
+      [41, false],
+      [42, true],
+      [43, false],
+      [44, true],
+    ] as const) {
+      const r = prng(seed);
+      const names = seed < 43 ? 60 : HASH_ORDER_MIN_NAMES + 200;
+      const current = new Map<string, DNSRecordSet>();
+      for (let i = 0; i < names * 1.3; i++) {
+        const rs = randomRecordSet(r, i);
+        const name =
+          r() < 0.1 ? pick(r, NAMES) : `h${Math.floor(r() * names)}${pick(r, ['', '.b', '.deleg'])}`;
+        current.set(`dns/${rs.metadata.name}`, { ...rs, spec: { ...rs.spec, name } });
+      }
+      const members = (keys: Iterable<string>) =>
+        [...keys].map((key) => {
+          const rs = current.get(key);
+          return { key, current: rs ? { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) } : undefined };
+        });
+      const children = withChild ? [child] : [];
+      const told = new ZoneModel(theZone, theClass, ORIGIN);
+      const plain = new ZoneModel(theZone, theClass, ORIGIN);
+      told.update(members(current.keys()), children, true, false, true);
+      plain.update(members(current.keys()), children, true, false);
+      const context = `seed ${seed}`;
+      assert.deepEqual(describeRRsets(told.rrsets()), describeRRsets(plain.rrsets()), context);
+      assert.equal(told.contentHash(), plain.contentHash(), context);
+      assert.deepEqual([...told.verdicts], [...plain.verdicts], context);
+      assert.equal(told.ownerObjectCount, plain.ownerObjectCount, context);
+      assert.equal(told.rrsetCount, plain.rrsetCount, context);
+      // Changes after it, listed by both models: a record set at a new name first (the map's order
+      // is then no longer canonical), every record set at `www` in either case (their name as the
+      // first of them given spells it), then new names, names dropped and values changed.
+      for (let step = 0; step < 30; step++) {
+        const changed = new Set<string>();
+        if (step === 0) {
+          const rs = randomRecordSet(r, 0);
+          current.set('dns/fresh', {
+            ...rs,
+            metadata: { ...rs.metadata, name: 'fresh' },
+            spec: { ...rs.spec, name: 'a0' },
+          });
+          changed.add('dns/fresh');
+        } else if (step === 1) {
+          for (const [key, rs] of current)
+            if (rs.spec.name.toLowerCase() === 'www') {
+              current.delete(key);
+              changed.add(key);
+            }
+        } else
+          for (let n = 1 + Math.floor(r() * 3); n > 0; n--) {
+            const key = `dns/rs${Math.floor(r() * names * 1.5)}`;
+            if (r() < 0.3) current.delete(key);
+            else {
+              const rs = randomRecordSet(r, 0);
+              const name = r() < 0.5 ? `new${step}-${n}` : `h${Math.floor(r() * names)}`;
+              current.set(key, {
+                ...rs,
+                metadata: { ...rs.metadata, name: key.slice(4) },
+                spec: { ...rs.spec, name },
+              });
+            }
+            changed.add(key);
+          }
+        const a = told.update(members(changed), children);
+        const b = plain.update(members(changed), children);
+        const at = `${context} step ${step}`;
+        assert.deepEqual(describeRRsets(a.upserts), describeRRsets(b.upserts), at);
+        assert.deepEqual(a.deletes, b.deletes, at);
+        assert.deepEqual([...a.previous.keys()], [...b.previous.keys()], at);
+        const expected = referenceZone(current.values(), children);
+        assert.deepEqual(describeRRsets(told.rrsets()), describeRRsets(expected.rrsets), at);
+        assert.equal(told.contentHash(), expected.hash, at);
+      }
+    }
+  });
+
+  test('a name of two or more record sets is spelled as the first of them given, however the sort orders them', () => {
+    // Record set 5 at `WWW` and 130 at `www`: the sort's index puts 130 first among equal names.
+    const records = Array.from({ length: 200 }, (_, i) =>
+      recordSet('dns', `rs${i}`, {
+        zoneRef: { name: 'z' },
+        name: i === 5 ? 'WWW' : i === 130 ? 'www' : `h${i}`,
+        type: i === 130 ? 'AAAA' : 'A',
+        records: [i === 130 ? '2001:db8::1' : '192.0.2.1'],
+      }),
+    );
+    const members = (list: DNSRecordSet[], gone = false) =>
+      list.map((rs) => ({
+        key: `dns/${rs.metadata.name}`,
+        current: gone ? undefined : { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) },
+      }));
+    const told = new ZoneModel(theZone, theClass, ORIGIN);
+    const plain = new ZoneModel(theZone, theClass, ORIGIN);
+    told.update(members(records), [], true, false, true);
+    plain.update(members(records), [], true, false);
+    const both = [records[5]!, records[130]!];
+    const a = told.update(members(both, true), []);
+    const b = plain.update(members(both, true), []);
+    assert.deepEqual(a.deletes, b.deletes);
+    assert.deepEqual(
+      a.deletes.map((d) => d.owner),
+      ['WWW.example.com.', 'WWW.example.com.'],
+    );
+  });
+});
+
 describe('ZoneModel: a name with one record set rests as its entry', () => {
   const rsAt = (id: string, name: string, type: RecordTypeName, records: string[], age = 1) =>
     recordSet('dns', id, { zoneRef: { name: 'z' }, name, type, records }, age);

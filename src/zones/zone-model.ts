@@ -287,6 +287,11 @@ function publishedAt(held: Held): readonly Source[] {
   return typeof held.verdict === 'number' ? [held] : NOTHING_PUBLISHED;
 }
 
+/** What a name publishes (owner or resting entry) as kept: one, a list of two or more, or none. */
+function publishedSources(held: Held): Source | readonly Source[] | undefined {
+  return isOwner(held) ? held.published : typeof held.verdict === 'number' ? held : undefined;
+}
+
 /** A name's digest slot (owner or resting entry), -1 while it publishes nothing. */
 function digestAt(held: Held): number {
   if (isOwner(held)) return held.digest;
@@ -469,6 +474,15 @@ export class ZoneModel implements PublishedByName {
   private sortedKeys: string[] = [];
   /** Owners created since the last sort; merged in one pass (many) or spliced in (few). */
   private newKeys: string[] = [];
+  /**
+   * Whether `owners` holds its names in the order of `sortedKeys` (a `Map` keeps the order names
+   * were first put in; replacing a name's value or deleting a name keeps the others' order): set by
+   * a first build, which puts its names in canonical order (`placeFirst`), cleared when a name is
+   * added after it. While set, what walks every name in order reads the map's values in turn instead
+   * of looking each name up (`rrsets`, `settleDigests`): a look-up per name in a map of every name
+   * is mostly cache misses (docs/benchmarks.md, sixteenth round).
+   */
+  private ownersInOrder = false;
   private readonly cuts = new Map<string, Cut>();
   /** The owners' content digests (`Owner.digest` is a slot here). */
   readonly digests = new DigestSlots();
@@ -595,7 +609,9 @@ export class ZoneModel implements PublishedByName {
    * `distinctKeys`: the caller gives each record set once (the catalog's members of a zone): a first
    * build then adds each without looking its key up first, a look-up that can only find a record set
    * given twice (a map look-up per record set of a big zone's first build, docs/benchmarks.md,
-   * fifteenth round). Without it a key given twice replaces the record set given before.
+   * fifteenth round), and, in a model holding its apex alone, puts their names in the owners map in
+   * canonical order at once (`placeFirst`). Without it a key given twice replaces the record set
+   * given before.
    */
   update(
     records: Iterable<{ key: ResourceKey; current: { recordSet: DNSRecordSet; fqdn: Name } | undefined }>,
@@ -631,19 +647,35 @@ export class ZoneModel implements PublishedByName {
     const seen = complete && !first ? new Set<ResourceKey>() : undefined;
     // Whether a name may have been left empty (a record set or a child zone's RRset taken away).
     let emptied = false;
-    for (const { key, current } of records) {
-      seen?.add(key);
-      const before = distinct ? undefined : this.entries.get(key);
-      if (current && before && before.spec === current.recordSet.spec && before.fqdn === current.fqdn) {
-        continue;
+    // A first build's names as placed, by their index in `sortedKeys` (see `placeFirst`).
+    let placedHeld: (Held | undefined)[] | undefined;
+    if (distinct && this.owners.size === 1) {
+      // A first build of a model holding its apex alone, given distinct record sets: their names are
+      // put in the owners map at once in canonical order (`placeFirst`), not each looked up as its
+      // record set comes.
+      const ownerKeys: string[] = [];
+      const placed: Entry[] = [];
+      for (const { key, current } of records) {
+        if (current === undefined) continue;
+        const ownerKey = nameKey(current.fqdn);
+        ownerKeys.push(ownerKey);
+        placed.push(this.newEntry(key, current.recordSet, current.fqdn, ownerKey, true, undefined));
       }
-      if (before) {
-        emptied = true;
-        this.removeEntry(before, dirty, delta, current !== undefined);
+      placedHeld = this.placeFirst(ownerKeys, placed);
+    } else
+      for (const { key, current } of records) {
+        seen?.add(key);
+        const before = distinct ? undefined : this.entries.get(key);
+        if (current && before && before.spec === current.recordSet.spec && before.fqdn === current.fqdn) {
+          continue;
+        }
+        if (before) {
+          emptied = true;
+          this.removeEntry(before, dirty, delta, current !== undefined);
+        }
+        if (current)
+          this.addEntry(key, current.recordSet, current.fqdn, dirty, before ? verdictOf(before) : undefined);
       }
-      if (current)
-        this.addEntry(key, current.recordSet, current.fqdn, dirty, before ? verdictOf(before) : undefined);
-    }
     if (seen) {
       for (const entry of [...this.entries.values()])
         if (!seen.has(entry.key)) {
@@ -673,9 +705,17 @@ export class ZoneModel implements PublishedByName {
       else slots = undefined;
     };
     let covered: string | undefined;
-    for (const key of ordered) {
+    // A first build's names as placed, each one's value at hand, not looked up: unless a child zone's
+    // RRsets were placed since (`setChildren` may make a name an `Owner`). `decide` replaces only the
+    // value of the name it decides (and those below a new delegation, decided there and skipped here).
+    const held =
+      placedHeld !== undefined && children.length === 0 && placedHeld.length === ordered.length
+        ? placedHeld
+        : undefined;
+    for (let i = 0; i < ordered.length; i++) {
+      const key = ordered[i]!;
       if (covered !== undefined && key !== covered && isInDomain(key, covered)) continue;
-      const cutChanged = this.decide(key, delta);
+      const cutChanged = this.decide(key, delta, held?.[i]);
       note();
       if (cutChanged) {
         // A delegation point appeared, went or changed: everything below it is decided again.
@@ -712,19 +752,36 @@ export class ZoneModel implements PublishedByName {
 
   /** Every published RRset, in canonical order (owner, then type code). */
   *rrsets(): Generator<RRset> {
-    for (const key of this.sortedKeys) {
-      const held = this.owners.get(key)!;
-      // A name that publishes one RRset (most): that RRset, no list made for it.
-      const published = isOwner(held) ? held.published : typeof held.verdict === 'number' ? held : undefined;
-      if (published === undefined) continue;
-      if (!isList(published)) {
-        yield this.rrsetOf(published);
-        continue;
+    const keys = this.sortedKeys;
+    let from = 0;
+    if (this.ownersInOrder && this.owners.size === keys.length) {
+      // The owners map's values in turn, in this order (`ownersInOrder`): no look-up per name. If a
+      // name is added or dropped between two RRsets read, the names left are looked up.
+      const version = this.keysVersion;
+      for (const held of this.owners.values()) {
+        if (this.keysVersion !== version) break;
+        from++;
+        const published = publishedSources(held);
+        if (published === undefined) continue;
+        if (!isList(published)) yield this.rrsetOf(published);
+        else yield* this.rrsetList(published);
       }
-      const list = published.map((s) => this.rrsetOf(s));
-      if (list.length > 1) shortSort(list, byTypeCode);
-      yield* list;
+      if (from === keys.length) return;
     }
+    for (let i = from; i < keys.length; i++) {
+      const published = publishedSources(this.owners.get(keys[i]!)!);
+      if (published === undefined) continue;
+      // A name that publishes one RRset (most): that RRset, no list made for it.
+      if (!isList(published)) yield this.rrsetOf(published);
+      else yield* this.rrsetList(published);
+    }
+  }
+
+  /** The RRsets of what a name publishes (two or more), by type code. */
+  private rrsetList(published: readonly Source[]): RRset[] {
+    const list = published.map((s) => this.rrsetOf(s));
+    if (list.length > 1) shortSort(list, byTypeCode);
+    return list;
   }
 
   /** The RRsets published at one owner name, in the order `rrsets` yields them: O(RRsets there). */
@@ -793,8 +850,13 @@ export class ZoneModel implements PublishedByName {
     const due = this.digestsDue;
     if (due === undefined) return;
     const keys = due === 'all' ? this.sortedKeys : due;
+    // Every name, in the owners map's order when it is this one (`ownersInOrder`): no look-ups.
+    const values =
+      keys === this.sortedKeys && this.ownersInOrder && this.owners.size === keys.length
+        ? this.owners.values()
+        : undefined;
     for (const key of keys) {
-      const held = this.owners.get(key);
+      const held = values === undefined ? this.owners.get(key) : (values.next().value as Held);
       if (held === undefined) continue;
       const slot = digestAt(held);
       // A name that stopped publishing after it was noted has no slot any more.
@@ -912,6 +974,7 @@ export class ZoneModel implements PublishedByName {
     // Every field in the literal: none is added later into a separate property store.
     const owner: Owner = { name, entries: undefined, fixed: NO_FIXED, published: undefined, digest: -1 };
     this.owners.set(key, owner);
+    this.ownersInOrder = false;
     this.newKeys.push(key);
     return owner;
   }
@@ -951,6 +1014,11 @@ export class ZoneModel implements PublishedByName {
       return;
     }
     sortNameKeys(added, this.originKey);
+    this.mergeSorted(added);
+  }
+
+  /** Merges names in canonical order, none of them held yet, into `sortedKeys`. */
+  private mergeSorted(added: readonly string[]): void {
     const merged: string[] = new Array(this.sortedKeys.length + added.length);
     let i = 0;
     let j = 0;
@@ -961,6 +1029,66 @@ export class ZoneModel implements PublishedByName {
     while (i < this.sortedKeys.length) merged[k++] = this.sortedKeys[i++]!;
     while (j < added.length) merged[k++] = added[j++]!;
     this.sortedKeys = merged;
+  }
+
+  /**
+   * Puts a first build's entries at their names (`ownerKeys[i]` is the name of `placed[i]`), the
+   * model holding its apex alone: the names sorted, each new one put in the owners map once, in
+   * canonical order after the apex (`ownersInOrder`), and merged into `sortedKeys` at once. What
+   * `hold` would make of them one by one: a name of one entry rests as it, a name of more is an
+   * `Owner` of them in the order given, named as the first spells it; the apex's are held as ever.
+   */
+  private placeFirst(ownerKeys: string[], placed: readonly Entry[]): (Held | undefined)[] | undefined {
+    const n = ownerKeys.length;
+    if (n === 0) return undefined;
+    const positions = new Int32Array(n);
+    sortNameKeys(ownerKeys, this.originKey, positions);
+    const added: string[] = [];
+    // What each name added holds, the apex's first (looked up: it was there before).
+    const held: (Held | undefined)[] = [undefined];
+    for (let i = 0; i < n; ) {
+      const key = ownerKeys[i]!;
+      let j = i + 1;
+      while (j < n && ownerKeys[j] === key) j++;
+      // The entries of one name in the order given (the sort leaves equal names in any order).
+      for (let k = i + 1; k < j; k++) {
+        const at = positions[k]!;
+        let m = k;
+        for (; m > i && positions[m - 1]! > at; m--) positions[m] = positions[m - 1]!;
+        positions[m] = at;
+      }
+      if (key === this.originKey) {
+        for (let k = i; k < j; k++) this.hold(key, placed[positions[k]!]!, undefined);
+      } else if (j - i === 1) {
+        const entry = placed[positions[i]!]!;
+        this.owners.set(key, entry);
+        added.push(key);
+        held.push(entry);
+      } else {
+        const entries: Entry[] = [];
+        for (let k = i; k < j; k++) entries.push(placed[positions[k]!]!);
+        const owner: Owner = {
+          name: entries[0]!.fqdn,
+          entries: entries.length <= 16 ? entries.slice() : entries,
+          fixed: NO_FIXED,
+          published: undefined,
+          digest: -1,
+        };
+        this.owners.set(key, owner);
+        added.push(key);
+        held.push(owner);
+      }
+      i = j;
+    }
+    if (added.length === 0) return undefined;
+    this.keysVersion++;
+    // In canonical order after the apex (the first name of its zone) as they were put in the map.
+    this.ownersInOrder =
+      this.sortedKeys.length === 1 &&
+      this.sortedKeys[0] === this.originKey &&
+      compareNameKeys(this.originKey, added[0]!) < 0;
+    this.mergeSorted(added);
+    return this.ownersInOrder ? held : undefined;
   }
 
   private dropIfEmpty(key: string): void {
@@ -1009,6 +1137,22 @@ export class ZoneModel implements PublishedByName {
     verdict?: RecordVerdict,
   ): void {
     const ownerKey = nameKey(fqdn);
+    const entry = this.newEntry(key, recordSet, fqdn, ownerKey, dirty === undefined, verdict);
+    this.hold(ownerKey, entry, dirty, verdict);
+  }
+
+  /**
+   * The entry of a record set at the owner `ownerKey` (its values parsed, its rules that do not
+   * depend on other records checked), put in `entries`; `first`: of a first build (see below).
+   */
+  private newEntry(
+    key: ResourceKey,
+    recordSet: DNSRecordSet,
+    fqdn: Name,
+    ownerKey: string,
+    first: boolean,
+    verdict: RecordVerdict | undefined,
+  ): Entry {
     const type = recordSet.spec.type;
     const entry: Entry = {
       key,
@@ -1025,7 +1169,7 @@ export class ZoneModel implements PublishedByName {
     const parsed =
       before !== undefined && before.spec === recordSet.spec && Array.isArray(before.rdata)
         ? before.rdata
-        : keptRecords(recordSet, this.origin, dirty !== undefined);
+        : keptRecords(recordSet, this.origin, !first);
     const atApex = ownerKey === this.originKey;
     if (!Array.isArray(parsed)) entry.rdata = parsed.message;
     else if (type === 'SOA')
@@ -1040,17 +1184,28 @@ export class ZoneModel implements PublishedByName {
       entry.rdata = 'a DS record belongs in the parent zone, at the delegation point (RFC 4035 §2.4)';
     else entry.rdata = parsed;
     this.entries.set(key, entry);
+    return entry;
+  }
+
+  /** Puts an entry at its owner name (`verdict` as for `addEntry`). */
+  private hold(
+    ownerKey: string,
+    entry: Entry,
+    dirty: Set<string> | undefined,
+    verdict?: RecordVerdict,
+  ): void {
     const there = this.owners.get(ownerKey);
     if (there === undefined && verdict === undefined) {
       // A new name with a new record set: kept as the entry from the start, not an owner object
       // made only for `decide` to let the name rest as its entry again (most names of a first
       // build). It publishes nothing until decided (its verdict is not a digest slot).
       this.owners.set(ownerKey, entry);
+      this.ownersInOrder = false;
       this.newKeys.push(ownerKey);
       dirty?.add(ownerKey);
       return;
     }
-    const owner = there === undefined ? this.newOwner(fqdn, ownerKey) : this.ownerOf(ownerKey, there);
+    const owner = there === undefined ? this.newOwner(entry.fqdn, ownerKey) : this.ownerOf(ownerKey, there);
     // Most owners hold one entry, kept as itself; a few hold two or more: concat keeps the array at
     // exactly its length, where push leaves room for 16 more in every owner (docs/benchmarks.md,
     // memory budget). Long lists grow by push.
@@ -1171,8 +1326,8 @@ export class ZoneModel implements PublishedByName {
    * Decides what one owner name publishes and the verdict of each record set there; returns whether
    * its delegation point changed (then the names below must be decided again).
    */
-  private decide(key: string, delta: ZoneDelta): boolean {
-    const held = this.owners.get(key);
+  private decide(key: string, delta: ZoneDelta, given?: Held): boolean {
+    const held = given ?? this.owners.get(key);
     if (held === undefined) {
       this.decidedSlot = -1;
       return false;
@@ -1468,10 +1623,13 @@ function sameVerdict(a: RecordVerdict, b: RecordVerdict): boolean {
  * makes the keys a zone's names are sorted by about as long as their labels below the origin. The
  * index is four characters of seven bits each (U+0080 to U+00FF: a one-byte string still), read
  * back without parsing a number.
+ *
+ * `positions` (as long as `keys`): where each key sorted was before the sort, filled in too (keys
+ * equal to one another come in no particular order among themselves).
  */
-export function sortNameKeys(keys: string[], suffix = '.'): void {
+export function sortNameKeys(keys: string[], suffix = '.', positions?: Int32Array): void {
   if (keys.length >= 1 << 28) {
-    keys.sort(compareNameKeys);
+    sortByComparison(keys, positions);
     return;
   }
   // Characters of each key left out from its end: the suffix and the dot before it (the root's dot
@@ -1485,9 +1643,9 @@ export function sortNameKeys(keys: string[], suffix = '.'): void {
     let end = key.length - tail;
     if (key === suffix) end = -1;
     else if (end < 0 || key.charCodeAt(end) !== 0x2e || (tail > 1 && !key.endsWith(suffix))) {
-      if (suffix === '.') keys.sort(compareNameKeys);
+      if (suffix === '.') sortByComparison(keys, positions);
       // A key that is not below the suffix: sorted with all its labels.
-      else sortNameKeys(keys);
+      else sortNameKeys(keys, '.', positions);
       return;
     }
     for (let i = end - 1; i >= -1; i--) {
@@ -1495,13 +1653,13 @@ export function sortNameKeys(keys: string[], suffix = '.'): void {
       if (c === 0x2e) {
         if (i + 1 === end) {
           // An empty label: not a name this model makes.
-          keys.sort(compareNameKeys);
+          sortByComparison(keys, positions);
           return;
         }
         text = text.length === 0 ? key.slice(i + 1, end) : `${text}\u0001${key.slice(i + 1, end)}`;
         end = i;
       } else if (c <= 0x20 || c > 0x7e || c === 0x5c) {
-        keys.sort(compareNameKeys);
+        sortByComparison(keys, positions);
         return;
       }
     }
@@ -1518,13 +1676,31 @@ export function sortNameKeys(keys: string[], suffix = '.'): void {
   for (let n = 0; n < tagged.length; n++) {
     const t = tagged[n]!;
     const l = t.length;
-    keys[n] =
-      given[
-        (t.charCodeAt(l - 4) & 0x7f) |
-          ((t.charCodeAt(l - 3) & 0x7f) << 7) |
-          ((t.charCodeAt(l - 2) & 0x7f) << 14) |
-          ((t.charCodeAt(l - 1) & 0x7f) << 21)
-      ]!;
+    const at =
+      (t.charCodeAt(l - 4) & 0x7f) |
+      ((t.charCodeAt(l - 3) & 0x7f) << 7) |
+      ((t.charCodeAt(l - 2) & 0x7f) << 14) |
+      ((t.charCodeAt(l - 1) & 0x7f) << 21);
+    keys[n] = given[at]!;
+    if (positions !== undefined) positions[n] = at;
+  }
+}
+
+/**
+ * `sortNameKeys` by `compareNameKeys` (a stable sort), with each key's position before the sort in
+ * `positions` when given.
+ */
+function sortByComparison(keys: string[], positions: Int32Array | undefined): void {
+  if (positions === undefined) {
+    keys.sort(compareNameKeys);
+    return;
+  }
+  const order = Array.from(keys.keys());
+  order.sort((a, b) => compareNameKeys(keys[a]!, keys[b]!) || a - b);
+  const given = keys.slice();
+  for (let n = 0; n < order.length; n++) {
+    keys[n] = given[order[n]!]!;
+    positions[n] = order[n]!;
   }
 }
 
