@@ -20,7 +20,8 @@ export async function folderWiring(root: string) {
   return async (dir: string, options: { holdCompaction?: boolean } = {}) => {
     const recordTable = new table.RecordTable();
     const store = new memory.MemoryStore(undefined, { restoreDeleting: true, recordSets: recordTable });
-    const stateStore = await state.StateStore.open(undefined);
+    // `serve`'s state keeps its record sets in the store's table (a baseline's ignores the option).
+    const stateStore = await state.StateStore.open(undefined, { recordTable });
     const release: () => void = options.holdCompaction ? stateStore.holdCompaction() : () => {};
     const pool = new parser.ManifestParserPool(2);
     const folder = new source.ManifestSource({

@@ -138,7 +138,13 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   // Zones as objects, or (with DNS threads) as the zone images the threads share (ADR 0020).
   const table = new ZoneTable<ServedZone>();
   const metrics = new ServerMetrics(registry, table);
-  const state = await StateStore.open(options.stateDir, { log: (level, message) => log(level, message) });
+  // The store keeps record sets in the table the controller's catalog keys them by (one slot each),
+  // and the state log its entries of record sets (a map of every record set fewer).
+  const recordTable = new RecordTable();
+  const state = await StateStore.open(options.stateDir, {
+    log: (level, message) => log(level, message),
+    recordTable,
+  });
   // Without stored serials a zone starts at the date serial, or above the serial its secondaries
   // (NOTIFY targets) answer: lower than what was served before, secondaries would ignore it.
   if (!state.persistent)
@@ -157,8 +163,6 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const releaseCompaction = state.holdCompaction();
   const probeTimeoutMs = options.secondaryProbeTimeoutMs ?? DEFAULT_SECONDARY_PROBE_TIMEOUT_MS;
   // A manifest restored while its object waits on a finalizer (a held deletion) brings it back.
-  // The store keeps record sets in the table the controller's catalog keys them by (one slot each).
-  const recordTable = new RecordTable();
   const store = new MemoryStore(undefined, { restoreDeleting: true, recordSets: recordTable });
   const workers = Math.max(1, options.workers ?? 1);
   const notifier = new Notifier({ registry, log: (level, message) => log(level, message) });

@@ -15,6 +15,11 @@ export const Holder = {
   store: 16,
   /** The folder's metrics: a record set's Ready condition, while they count it (`serve`). */
   metrics: 32,
+  /**
+   * The folder's state log, while it holds the record set (`serve` with a folder): its entry is kept
+   * in a column of the table, not in a map of its own (docs/benchmarks.md, sixteenth round).
+   */
+  state: 64,
 } as const;
 export type Holder = (typeof Holder)[keyof typeof Holder];
 
@@ -233,9 +238,9 @@ export class RecordTable {
     this.free.push(slot);
   }
 
-  /** Every held slot, in the order their keys were first taken. */
-  *entries(): IterableIterator<[ResourceKey, number]> {
-    yield* this.slots;
+  /** Every held slot, in the order their keys were first taken (the map's own iterator: no generator). */
+  entries(): IterableIterator<[ResourceKey, number]> {
+    return this.slots.entries();
   }
 }
 

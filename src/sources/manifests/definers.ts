@@ -7,8 +7,6 @@ export interface DefinerSlots {
   tagOf(id: string): unknown;
   /** Keeps `tag` with `id`; false when the store does not hold `id` (nothing kept). */
   setTag(id: string, tag: unknown): boolean;
-  /** The ids the store holds, in the order they were first put. */
-  objectIds(): Iterator<string>;
 }
 
 type Held = string | Set<string>;
@@ -32,10 +30,12 @@ export class Definers {
   /** `slots`, unless the state is known to hold none of the objects (`stateHoldsNone`). */
   private asked: DefinerSlots | undefined;
   /**
-   * How many objects `addInState` found new on a fresh first load: the state's first ones, held by
-   * it alone (their values are in its entries from the moment they are put, and not in `byId`).
+   * The objects `addInState` found new on a fresh first load, in that order: the state's first ones,
+   * held by it alone (their values are in its entries from the moment they are put, and not in
+   * `byId`). Kept here, not read off the state: the state gives its record sets after its other
+   * objects (`StateStore.objectIds`), not in the order they were put.
    */
-  private inState = 0;
+  private inState: string[] = [];
 
   constructor(slots?: DefinerSlots) {
     this.slots = slots;
@@ -77,7 +77,7 @@ export class Definers {
       return false;
     }
     this.count++;
-    this.inState++;
+    this.inState.push(id);
     // The state holds objects now: a later definition of the same id is found there.
     this.asked = this.slots;
     return true;
@@ -97,7 +97,7 @@ export class Definers {
     }
     for (const [id, held] of this.byId) byId.set(id, held);
     this.byId = byId;
-    this.inState = Math.max(0, this.inState - ids.length);
+    this.inState = this.inState.slice(ids.length);
     this.settled = -1;
   }
 
@@ -164,19 +164,14 @@ export class Definers {
   definedIds(): Iterable<string> & { has(id: string): boolean } {
     const byId = this.byId;
     return {
-      [Symbol.iterator]: () => (this.inState > 0 ? this.inStateThen(byId) : byId.keys()),
-      has: (id) => byId.has(id) || (this.inState > 0 && this.slots!.tagOf(id) !== undefined),
+      [Symbol.iterator]: () => (this.inState.length > 0 ? this.inStateThen(byId) : byId.keys()),
+      has: (id) => byId.has(id) || (this.inState.length > 0 && this.slots!.tagOf(id) !== undefined),
     };
   }
 
-  /** The state's first `inState` ids, then `byId`'s. */
+  /** The `inState` ids, then `byId`'s. */
   private *inStateThen(byId: Map<string, Held>): Generator<string> {
-    const ids = this.slots!.objectIds();
-    for (let left = this.inState; left > 0; left--) {
-      const next = ids.next();
-      if (next.done) break;
-      yield next.value;
-    }
+    yield* this.inState;
     yield* byId.keys();
   }
 
@@ -224,7 +219,7 @@ export class Definers {
     const settled = this.settled;
     this.settled = -1;
     // The state holds the objects `addInState` kept there as any other now.
-    this.inState = 0;
+    this.inState = [];
     if (!this.slots || this.byId.size === 0) return;
     // Every value moved already (`settleInOrder`), none changed since.
     if (settled === this.byId.size) {

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import { setImmediate as turn } from 'node:timers/promises';
 import { KINDS } from '../../api/index.ts';
 import { MemoryStore } from '../../control/memory-store.ts';
+import { RecordTable } from '../../zones/record-table.ts';
 import { FolderHold } from './folder-hold.ts';
 import {
   DOCUMENTS_PER_MESSAGE,
@@ -154,6 +155,8 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       during?: (file: string) => Promise<void>;
       /** Called before each request for problems' lines; may throw. */
       locating?: () => Promise<void>;
+      /** The store and the state share a record table, as `serve` wires them. */
+      table?: boolean;
     },
     files: Record<string, string>,
   ): Promise<Run> => {
@@ -197,8 +200,9 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       release: (token) => inner.release(token),
       close: () => inner.close(),
     };
-    const store = new MemoryStore();
-    const state = await StateStore.open(undefined);
+    const table = options.table ? new RecordTable() : undefined;
+    const store = new MemoryStore(undefined, table ? { recordSets: table } : {});
+    const state = await StateStore.open(undefined, table ? { recordTable: table } : {});
     const source = new ManifestSource({
       dir,
       store,
@@ -250,6 +254,22 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
     const wired = await load({ ...options, batch: false, wire: true, during: options.during?.() }, files);
     assert.deepEqual(wired.snapshot(), batch.snapshot());
     assert.equal(wired.earlyBeforeLast, early.earlyBeforeLast);
+    // The same with the store and the state sharing a record table, as `serve` wires them (the state
+    // then gives its record sets after its other objects: compared in id order).
+    const tabled = await load(
+      { ...options, batch: false, wire: true, table: true, during: options.during?.() },
+      files,
+    );
+    const byId = (run: Run) => {
+      const snapshot = run.snapshot() as Record<string, unknown[]>;
+      for (const name of ['state', 'definitions'])
+        snapshot[name] = [...snapshot[name]!].sort((a, b) =>
+          String((a as unknown[])[0]) < String((b as unknown[])[0]) ? -1 : 1,
+        );
+      return snapshot;
+    };
+    assert.deepEqual(byId(tabled), byId(batch));
+    assert.equal(tabled.earlyBeforeLast, early.earlyBeforeLast);
     return { batch, early };
   };
 

@@ -5,6 +5,7 @@ import { API_VERSION, KINDS, type Resource } from '../../api/index.ts';
 import { jsonEqual } from '../../control/conditions.ts';
 import type { SerialStore, ZoneSerialState } from '../../control/serial-store.ts';
 import type { Name } from '../../dns/name.ts';
+import { Holder, type RecordTable, type RefColumn } from '../../zones/record-table.ts';
 
 /** What folder mode remembers of one object: when it was first seen and the version it accepted. */
 export interface StoredObject {
@@ -54,7 +55,18 @@ export interface StateStoreOptions {
   /** Wait before a failed compaction is tried again (default 30 s). */
   compactRetryMs?: number;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /**
+   * The record-set table the memory store keeps its record sets in (`serve` with a folder): the
+   * state's entry of each record set is kept in a column of it, by the slot the store holds, instead
+   * of in a map of the state's own, so that a record set new to a first load takes one cold walk of a
+   * map of every record set instead of two (docs/benchmarks.md, sixteenth round). The state holds the
+   * slot (`Holder.state`) while it holds the record set.
+   */
+  recordTable?: RecordTable;
 }
+
+/** The ids of record sets (`DNSRecordSet/namespace/name`): their key in a record table follows. */
+const RECORD_SET_PREFIX = 'DNSRecordSet/';
 
 /** Format of the snapshot and log lines; a snapshot of another version is refused. */
 const FORMAT = 2;
@@ -123,6 +135,8 @@ interface SnapshotContent {
    * those made up to some point, in order, as with the log alone.
    */
   objects: ReadonlyMap<string, Entry>;
+  /** With `StateStoreOptions.recordTable`: the record sets' entries, read likewise after `objects`. */
+  recordSets: { table: RecordTable; entries: RefColumn<Entry> } | undefined;
   before: ReadonlyMap<string, KeptVersion>;
   acceptance: [string, StoredAcceptance][];
 }
@@ -157,9 +171,17 @@ export class StateStore implements SerialStore {
   readonly dir: string | undefined;
   /** RRset counts are kept with serials (change safety after a restart, ADR 0018). */
   readonly keepsCounts = true;
-  private readonly options: Required<Omit<StateStoreOptions, 'log'>> & Pick<StateStoreOptions, 'log'>;
+  private readonly options: Required<Omit<StateStoreOptions, 'log' | 'recordTable'>> &
+    Pick<StateStoreOptions, 'log'>;
   private readonly serials = new Map<string, ZoneSerialState>();
+  /** The objects held, by id: every object, or with `recordSets` every object but record sets. */
   private readonly objects = new Map<string, Entry>();
+  /**
+   * Record sets' entries in a column of the store's record table (`StateStoreOptions.recordTable`),
+   * by the record set's slot, and how many there are.
+   */
+  private readonly recordSets: { table: RecordTable; entries: RefColumn<Entry> } | undefined;
+  private recordSetCount = 0;
   /** The text kept with objects (`StoredObject.note`), for the few that have one. */
   private readonly notes = new Map<string, string>();
   /** The Accepted condition per object id (DNSZones), for objects held in `objects` only. */
@@ -211,7 +233,7 @@ export class StateStore implements SerialStore {
   /** Object changes held in memory only (`deferring`): no line holds them until a snapshot does. */
   private unwritten = false;
 
-  private constructor(dir: string | undefined, options: StateStoreOptions) {
+  private constructor(dir: string | undefined, { recordTable, ...options }: StateStoreOptions) {
     this.dir = dir;
     this.options = {
       readOnly: false,
@@ -220,6 +242,88 @@ export class StateStore implements SerialStore {
       compactRetryMs: DEFAULT_COMPACT_RETRY_MS,
       ...options,
     };
+    this.recordSets =
+      recordTable !== undefined
+        ? { table: recordTable, entries: recordTable.column<Entry>(Holder.state, true) }
+        : undefined;
+  }
+
+  // --- where entries are kept: `objects`, or a record set's in `recordSets` ---
+
+  /** The record table's key of `id` when its entry is kept in `recordSets`, else undefined. */
+  private tableKey(id: string): string | undefined {
+    return this.recordSets !== undefined && id.startsWith(RECORD_SET_PREFIX)
+      ? id.slice(RECORD_SET_PREFIX.length)
+      : undefined;
+  }
+
+  private entryOf(id: string): Entry | undefined {
+    const key = this.tableKey(id);
+    return key === undefined ? this.objects.get(id) : this.recordSetEntry(key);
+  }
+
+  private recordSetEntry(key: string): Entry | undefined {
+    const { table, entries } = this.recordSets!;
+    const slot = table.slotOf(key);
+    return slot < 0 ? undefined : entries.get(slot);
+  }
+
+  private setEntry(id: string, entry: Entry): void {
+    const key = this.tableKey(id);
+    if (key === undefined) this.objects.set(id, entry);
+    else this.setRecordSetEntry(key, entry);
+  }
+
+  private setRecordSetEntry(key: string, entry: Entry): void {
+    const { table, entries } = this.recordSets!;
+    const slot = table.hold(key, Holder.state);
+    if (entries.get(slot) === undefined) this.recordSetCount++;
+    entries.set(slot, entry);
+  }
+
+  /** Forgets the entry of `id`; false when there was none. */
+  private deleteEntry(id: string): boolean {
+    const key = this.tableKey(id);
+    if (key === undefined) return this.objects.delete(id);
+    const { table } = this.recordSets!;
+    const slot = table.slotOf(key);
+    if (!table.held(slot, Holder.state)) return false;
+    // The state's column is cleared at the slot as it lets go (`Holder.state` owns it).
+    table.release(slot, Holder.state);
+    this.recordSetCount--;
+    return true;
+  }
+
+  /** How many objects are held. */
+  private get objectCount(): number {
+    return this.objects.size + this.recordSetCount;
+  }
+
+  /**
+   * Every object held with its id: those of `objects` in the order they were first put, then the
+   * record sets of `recordSets` in the order the table took their keys first (the order they were
+   * first put, but for one put again while another holder still held its slot). Read as it goes:
+   * an object added meanwhile may come, one deleted before it came does not.
+   */
+  private *entries(): Generator<[string, Entry]> {
+    yield* this.objects;
+    const recordSets = this.recordSets;
+    if (recordSets === undefined) return;
+    const { table, entries } = recordSets;
+    for (const [key, slot] of table.entries()) {
+      const entry = entries.get(slot);
+      if (entry !== undefined) yield [RECORD_SET_PREFIX + key, entry];
+    }
+  }
+
+  /** Forgets every object (a load started again). */
+  private clearObjects(): void {
+    this.objects.clear();
+    const recordSets = this.recordSets;
+    if (recordSets === undefined) return;
+    const { table } = recordSets;
+    for (const [, slot] of table.entries()) table.release(slot, Holder.state);
+    this.recordSetCount = 0;
   }
 
   /** Opens (creating if needed) the state in `dir`; without a folder, everything stays in memory. */
@@ -257,12 +361,12 @@ export class StateStore implements SerialStore {
   // --- objects ---
 
   createdAt(id: string): string | undefined {
-    return this.objects.get(id)?.created;
+    return this.entryOf(id)?.created;
   }
 
   /** What is held for an object; its resource is made again from the id when held as its spec alone. */
   object(id: string): StoredObject | undefined {
-    const entry = this.objects.get(id);
+    const entry = this.entryOf(id);
     return entry && this.stored(id, entry);
   }
 
@@ -272,7 +376,7 @@ export class StateStore implements SerialStore {
    * unchanged object without making the held version again.
    */
   heldSpec(id: string, file: string, resource: Resource): unknown {
-    const entry = this.objects.get(id);
+    const entry = this.entryOf(id);
     if (entry === undefined || entry.file !== file || this.notes.has(id)) return undefined;
     // Kept as `toEntry` keeps it: the spec alone for the usual shape, else the whole resource.
     const usual = usualShape(id, resource);
@@ -284,8 +388,17 @@ export class StateStore implements SerialStore {
     return storedObject(id, entry, this.notes.get(id));
   }
 
+  /**
+   * The ids of the objects held: with `recordSets`, the other kinds' first, then the record sets'
+   * (see `entries`); else in the order they were first put.
+   */
   objectIds(): IterableIterator<string> {
-    return this.objects.keys();
+    if (this.recordSets === undefined || this.recordSetCount === 0) return this.objects.keys();
+    return this.ids();
+  }
+
+  private *ids(): Generator<string> {
+    for (const [id] of this.entries()) yield id;
   }
 
   /**
@@ -312,12 +425,15 @@ export class StateStore implements SerialStore {
    * the object, and stays when a new version is put.
    */
   tagOf(id: string): unknown {
-    return this.objects.get(id)?.tag;
+    return this.entryOf(id)?.tag;
   }
 
   /** Keeps `tag` with `id`; false when the state does not hold `id`. */
   setTag(id: string, tag: unknown): boolean {
-    const entry = this.walkTo(id) ?? this.objects.get(id);
+    // The walk is of `objects`: a record set kept in `recordSets` is looked up in the table, right
+    // after its put (the manifest source tags it then) a walk of a chain in the cache.
+    const key = this.tableKey(id);
+    const entry = key !== undefined ? this.recordSetEntry(key) : (this.walkTo(id) ?? this.objects.get(id));
     if (!entry) return false;
     entry.tag = tag;
     return true;
@@ -327,7 +443,7 @@ export class StateStore implements SerialStore {
    * A walk of `objects` from their first, which `setTag` follows while its ids come in the same order:
    * the manifest source tags a first load's objects all at once after putting them, in the order it
    * put them (`Definers.settle`), and the walk finds each one's entry without a lookup in this map of
-   * every object (docs/benchmarks.md, eleventh round). Started by the first `setTag` after an object
+   * every object (docs/benchmarks.md, eleventh round); of `objects` only (not of `recordSets`). Started by the first `setTag` after an object
    * was put into an empty state (`walkArmed`); dropped when it ends, when ids stop coming in its order,
    * and by any change to `objects` (a walk would keep the map's table from before a resize alive).
    */
@@ -380,7 +496,7 @@ export class StateStore implements SerialStore {
    */
   takeBackObjects(ids: Iterable<string>, mark: ObjectsMark): void {
     for (const id of ids) {
-      this.objects.delete(id);
+      this.deleteEntry(id);
       this.notes.delete(id);
     }
     this.walk = undefined;
@@ -394,7 +510,9 @@ export class StateStore implements SerialStore {
    * define a new object of a first load there as it puts it (ADR 0031).
    */
   putObject(id: string, object: StoredObject, tag?: unknown): void {
-    const existing = this.objects.get(id);
+    // A record set kept in the record table: its key there taken once for the lookup and the put.
+    const key = this.tableKey(id);
+    const existing = key === undefined ? this.objects.get(id) : this.recordSetEntry(key);
     const entry = toEntry(id, object, existing === undefined ? tag : undefined);
     if (
       existing &&
@@ -411,8 +529,9 @@ export class StateStore implements SerialStore {
     if (existing !== undefined) entry.tag = existing.tag;
     this.keepBefore(id);
     this.walk = undefined;
-    if (this.objects.size === 0) this.walkArmed = true;
-    this.objects.set(id, entry);
+    if (this.objectCount === 0) this.walkArmed = true;
+    if (key === undefined) this.objects.set(id, entry);
+    else this.setRecordSetEntry(key, entry);
     // No note to forget when none is kept (a first load's million puts): no lookup for nothing.
     if (object.note !== undefined || this.notes.size > 0) this.setNote(id, object.note);
     // Nothing written (no folder, or read-only): no line made for nothing.
@@ -443,11 +562,11 @@ export class StateStore implements SerialStore {
       this.keepBefore(op.id);
       if (op.object) {
         const entry = toEntry(op.id, op.object);
-        entry.tag = this.objects.get(op.id)?.tag;
-        this.objects.set(op.id, entry);
+        entry.tag = this.entryOf(op.id)?.tag;
+        this.setEntry(op.id, entry);
         this.setNote(op.id, op.object.note);
       } else {
-        this.objects.delete(op.id);
+        this.deleteEntry(op.id);
         this.notes.delete(op.id);
       }
     }
@@ -461,7 +580,7 @@ export class StateStore implements SerialStore {
   private keepBefore(id: string): void {
     const before = this.before;
     if (before === undefined || before.has(id)) return;
-    const entry = this.objects.get(id);
+    const entry = this.entryOf(id);
     before.set(id, entry !== undefined ? { entry, note: this.notes.get(id) } : null);
   }
 
@@ -475,7 +594,7 @@ export class StateStore implements SerialStore {
     this.walk = undefined;
     this.keepBefore(id);
     this.notes.delete(id);
-    const had = this.objects.delete(id);
+    const had = this.deleteEntry(id);
     if (!this.acceptance.delete(id) && !had) return;
     if (this.defers()) return;
     this.append({ t: 'del', id });
@@ -492,7 +611,7 @@ export class StateStore implements SerialStore {
    * for objects the state holds (a condition written while an object is being deleted is not kept).
    */
   putAccepted(id: string, accepted: StoredAcceptance): void {
-    if (!this.objects.has(id)) return;
+    if (this.entryOf(id) === undefined) return;
     const existing = this.acceptance.get(id);
     if (
       existing &&
@@ -522,7 +641,7 @@ export class StateStore implements SerialStore {
     created: Readonly<Record<string, string>>;
   } {
     const created: Record<string, string> = {};
-    for (const [id, o] of this.objects) created[id] = o.created;
+    for (const [id, o] of this.entries()) created[id] = o.created;
     return { serials: Object.fromEntries(this.serials), created };
   }
 
@@ -678,7 +797,7 @@ export class StateStore implements SerialStore {
    */
   private snapshotInstead(count: number): boolean {
     if (count < SNAPSHOT_INSTEAD_MIN_LINES || this.compacting) return false;
-    if (count * 2 < this.serials.size + this.objects.size + this.acceptance.size) return false;
+    if (count * 2 < this.serials.size + this.objectCount + this.acceptance.size) return false;
     const sample = Math.min(count, SIZE_SAMPLE_LINES);
     let sampled = 0;
     for (let i = 0; i < sample; i++) sampled += this.lineText(i).length;
@@ -785,7 +904,8 @@ export class StateStore implements SerialStore {
     const before = new Map<string, KeptVersion>();
     this.before = before;
     try {
-      await this.writeSnapshot(dir, { gen, serials, objects: this.objects, before, acceptance });
+      const { objects, recordSets } = this;
+      await this.writeSnapshot(dir, { gen, serials, objects, recordSets, before, acceptance });
     } catch (e) {
       if (covers) this.unwritten = true;
       throw e;
@@ -820,7 +940,7 @@ export class StateStore implements SerialStore {
   private async writeSnapshotLines(
     out: Chunks,
     fd: FileHandle,
-    { gen, serials, objects, before, acceptance }: SnapshotContent,
+    { gen, serials, objects, recordSets, before, acceptance }: SnapshotContent,
   ): Promise<void> {
     try {
       const header: Line = { t: 'snapshot', version: FORMAT, generation: gen };
@@ -841,15 +961,33 @@ export class StateStore implements SerialStore {
       // The objects of `before` written, as they were (one changed, deleted and added again comes
       // twice in the map's order).
       const written = new Set<string>();
-      for (const [id, o] of objects) {
+      /** An object's line, or undefined when it is not written here. */
+      const lineOf = (id: string, o: Entry): string | undefined => {
         const kept = before.get(id);
-        let line: string;
-        if (kept === undefined) line = text(id, o, this.notes.get(id));
-        else if (kept === null || written.has(id)) continue;
-        else {
-          written.add(id);
-          line = text(id, kept.entry, kept.note);
-        }
+        if (kept === undefined) return text(id, o, this.notes.get(id));
+        if (kept === null || written.has(id)) return undefined;
+        written.add(id);
+        return text(id, kept.entry, kept.note);
+      };
+      for (const [id, o] of objects) {
+        const line = lineOf(id, o);
+        if (line === undefined) continue;
+        lines++;
+        if (!out.add(line) || lines % SNAPSHOT_CHUNK === 0) await out.write();
+      }
+      // Record sets kept in the record table, in the order it took their keys: their line made from
+      // the key when no object changed since the snapshot began and no note is kept (the usual case),
+      // else from the id as above.
+      const { table, entries } = recordSets ?? {};
+      for (const [key, slot] of table?.entries() ?? []) {
+        const o = entries!.get(slot);
+        if (o === undefined) continue;
+        const spec = o.spec;
+        const line =
+          before.size === 0 && this.notes.size === 0 && spec !== undefined
+            ? put.recordSetLine(key, o.created, o.file, spec, o.generation)
+            : lineOf(RECORD_SET_PREFIX + key, o);
+        if (line === undefined) continue;
         lines++;
         if (!out.add(line) || lines % SNAPSHOT_CHUNK === 0) await out.write();
       }
@@ -886,7 +1024,7 @@ export class StateStore implements SerialStore {
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 4) throw e;
         this.serials.clear();
-        this.objects.clear();
+        this.clearObjects();
         this.notes.clear();
         this.acceptance.clear();
       }
@@ -916,7 +1054,7 @@ export class StateStore implements SerialStore {
       }
       this.options.log?.('warn', `state ${file} is incomplete; using an older snapshot`);
       this.serials.clear();
-      this.objects.clear();
+      this.clearObjects();
       this.notes.clear();
       this.acceptance.clear();
     }
@@ -938,7 +1076,7 @@ export class StateStore implements SerialStore {
     }
     this.generation = Math.max(base, 0, ...replay);
     this.byFile = new Map();
-    for (const [id, o] of this.objects) {
+    for (const [id, o] of this.entries()) {
       if (o.file === undefined || (o.resource === undefined && o.spec === undefined)) continue;
       const list = this.byFile.get(o.file);
       if (list) list.push(id);
@@ -958,7 +1096,7 @@ export class StateStore implements SerialStore {
       }
     }
     // No object: a first start, whose objects wait for the snapshot while compactions are held.
-    this.deferring = this.objects.size === 0;
+    this.deferring = this.objectCount === 0;
   }
 
   /**
@@ -1047,7 +1185,7 @@ export class StateStore implements SerialStore {
         }
         const resource = line.resource && typeof line.resource === 'object' ? line.resource : undefined;
         const generation = Number.isInteger(line.generation) && line.generation! > 1 ? line.generation! : 0;
-        this.objects.set(line.id, toEntry(line.id, { created: line.created, file, resource, generation }));
+        this.setEntry(line.id, toEntry(line.id, { created: line.created, file, resource, generation }));
         this.setNote(line.id, typeof line.note === 'string' ? line.note : undefined);
         return;
       }
@@ -1072,7 +1210,7 @@ export class StateStore implements SerialStore {
         return;
       case 'del':
         if (typeof line.id === 'string') {
-          this.objects.delete(line.id);
+          this.deleteEntry(line.id);
           this.notes.delete(line.id);
           this.acceptance.delete(line.id);
         }
@@ -1102,7 +1240,7 @@ export class StateStore implements SerialStore {
     for (const [origin, s] of Object.entries((state?.serials as Record<string, ZoneSerialState>) ?? {}))
       this.serials.set(origin.toLowerCase(), s);
     const times = (created?.created ?? state?.created ?? {}) as Record<string, string>;
-    for (const [id, time] of Object.entries(times)) this.objects.set(id, toEntry(id, { created: time }));
+    for (const [id, time] of Object.entries(times)) this.setEntry(id, toEntry(id, { created: time }));
     return true;
   }
 }
@@ -1458,18 +1596,54 @@ export class PutText {
     generation: number,
     note: string | undefined,
   ): string {
+    const slash = id.indexOf('/');
+    return this.lineOf(
+      id.slice(0, slash),
+      id.slice(slash + 1),
+      JSON.stringify(id),
+      created,
+      file,
+      spec,
+      generation,
+      note,
+    );
+  }
+
+  /**
+   * `line` of a record set by its key (`namespace/name`, as a record table holds it): its id is not
+   * made to be taken apart again (`StateStoreOptions.recordTable`).
+   */
+  recordSetLine(
+    key: string,
+    created: string,
+    file: string | undefined,
+    spec: unknown,
+    generation: number,
+  ): string {
+    // `JSON.stringify` of the id: the kind and its slash need no escape.
+    const idText = `"${RECORD_SET_PREFIX}${JSON.stringify(key).slice(1)}`;
+    return this.lineOf('DNSRecordSet', key, idText, created, file, spec, generation, undefined);
+  }
+
+  private lineOf(
+    kind: string,
+    key: string,
+    idText: string,
+    created: string,
+    file: string | undefined,
+    spec: unknown,
+    generation: number,
+    note: string | undefined,
+  ): string {
     if (created !== this.created || file !== this.file || this.about === '') {
       this.created = created;
       this.file = file;
       this.about = `,"created":${JSON.stringify(created)}${file !== undefined ? `,"file":${JSON.stringify(file)}` : ''}`;
     }
-    const slash = id.indexOf('/');
-    const kind = id.slice(0, slash);
     if (kind !== this.kind) {
       this.kind = kind;
       this.kindText = `,"resource":{"apiVersion":${JSON.stringify(API_VERSION)},"kind":${JSON.stringify(kind)},"metadata":{"name":`;
     }
-    const key = id.slice(slash + 1);
     const inner = key.indexOf('/');
     let metadata: string;
     if (inner < 0) metadata = `${JSON.stringify(key)}}`;
@@ -1481,7 +1655,7 @@ export class PutText {
       }
       metadata = JSON.stringify(key.slice(inner + 1)) + this.namespaceText;
     }
-    return `{"t":"put","id":${JSON.stringify(id)}${this.about}${this.kindText}${metadata},"spec":${JSON.stringify(spec)}}${generation > 1 ? `,"generation":${generation}` : ''}${note !== undefined ? `,"note":${JSON.stringify(note)}` : ''}}\n`;
+    return `{"t":"put","id":${idText}${this.about}${this.kindText}${metadata},"spec":${JSON.stringify(spec)}}${generation > 1 ? `,"generation":${generation}` : ''}${note !== undefined ? `,"note":${JSON.stringify(note)}` : ''}}\n`;
   }
 }
 
