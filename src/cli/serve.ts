@@ -152,7 +152,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       'warn',
       'no --state-dir: serials start again from the date serial after a restart (above what secondaries answer, for zones with NOTIFY targets)',
     );
-  else if (Object.keys(state.snapshot().serials).length === 0)
+  else if (state.serialCount === 0)
     log(
       'warn',
       `the state in ${options.stateDir} is empty (new or lost): serials start at the date serial, or above the serial each zone's secondaries (NOTIFY targets) answer`,

@@ -337,6 +337,11 @@ export class StateStore implements SerialStore {
     return this.dir !== undefined;
   }
 
+  /** How many zones' serials are held (none: the state is new or was lost). */
+  get serialCount(): number {
+    return this.serials.size;
+  }
+
   // --- serials (SerialStore) ---
 
   get(origin: Name): ZoneSerialState | undefined {
