@@ -1535,4 +1535,22 @@ describe('a first look resolves the record sets naming a zone by zoneRef when fi
         assert.deepEqual(members(c, zone), members(eager, zone), `${what}: ${zone}`);
     }
   });
+
+  test('a second load told zonesOnly resolves at once: a record set moved to another zone by its zoneRef leaves the first', () => {
+    const c = new Catalog();
+    const zones = [zone('dns', 'a', 'a.example'), zone('dns', 'b', 'b.example')];
+    const www = (ref: string) =>
+      recordSet('dns', 'r', { zoneRef: { name: ref }, name: 'www', type: 'A', records: ['192.0.2.1'] });
+    c.load([zoneClass()], zones, [www('a')], undefined, { zonesOnly: true });
+    assert.deepEqual(
+      c.zoneMembers('dns/a').map((m) => `${m.key} ${m.current?.fqdn}`),
+      ['dns/r www.a.example.'],
+    );
+    c.load([], [], [www('b')], undefined, { zonesOnly: true });
+    assert.deepEqual(c.zoneMembers('dns/a'), []);
+    assert.deepEqual(
+      c.zoneMembers('dns/b').map((m) => `${m.key} ${m.current?.fqdn}`),
+      ['dns/r www.b.example.'],
+    );
+  });
 });

@@ -355,7 +355,9 @@ export class Catalog {
     options: { zonesOnly?: boolean; slots?: readonly number[] } = {},
   ): Affected {
     this.resolveAll();
-    const defer = options.zonesOnly === true;
+    // Deferred only on a catalog holding no record set yet: one held already (a second load) may have
+    // moved to another zone's zoneRef, which the lists read lazily would not see until that zone's is.
+    const defer = options.zonesOnly === true && this.records.size === 0;
     for (const c of classes) this.classes.set(c.metadata.name, c);
     for (const z of zones) this.zones.set(resourceKey(z.metadata), z);
     const list = Array.isArray(records) ? (records as readonly DNSRecordSet[]) : [...records];
@@ -843,7 +845,8 @@ export class Catalog {
       const after = this.resolve(rs, this.byZoneRef.nameOf(slot), lookups);
       this.resolved.set(slot, after.resolved ? after.fqdn : after);
       const toZone = after.resolved ? after.zone : UNRESOLVED;
-      // Moved only when its zone changed: a record set keeps its place in its zone's list.
+      // Moved only when its zone changed: a record set keeps its place in its zone's list (after a
+      // first look, those without a zoneRef come first: resolved before the lists by zoneRef).
       this.membership.move(slot, toZone);
       if (!list) continue;
       const key = this.table.keyOf(slot);

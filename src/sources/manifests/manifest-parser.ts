@@ -399,7 +399,8 @@ export function decodeDocuments(
   let zone = '';
   let type = '';
   // One zoneRef per run of record sets of one zone, not one each: the manifest source puts the
-  // zone's shared one in its place (`SharedRuns`, `compactRecordSet`) and never changes it.
+  // zone's shared one in its place (`SharedRuns`, `compactRecordSet`); nothing may write to it in
+  // place (`shareStrings` writes its name back only as the same string).
   let zoneRef = { name: zone };
   for (let i = 0; i < values.length; ) {
     const head = values[i];
