@@ -195,6 +195,10 @@ describe('StateStore with its record sets in a record table', () => {
     assert.deepEqual(held(back), held(backPlain));
     assert.equal(table.size, 2100);
     assert.deepEqual(back.objectsOfFile('z1.yaml').length, 701);
+    // The same ids, in the same order, whichever way the record sets are kept.
+    for (const file of backPlain.loadedFiles())
+      assert.deepEqual(back.objectsOfFile(file), backPlain.objectsOfFile(file), file);
+    assert.deepEqual(back.loadedFiles(), backPlain.loadedFiles());
   });
 
   test('objects changed, deleted and added back while a snapshot is written read back as memory holds them', async () => {

@@ -186,8 +186,12 @@ export class StateStore implements SerialStore {
   private readonly notes = new Map<string, string>();
   /** The Accepted condition per object id (DNSZones), for objects held in `objects` only. */
   private readonly acceptance = new Map<string, StoredAcceptance>();
-  /** Objects loaded from disk, by file, until the manifests were read once (see `objectsOfFile`). */
-  private byFile: Map<string, string[]> | undefined;
+  /**
+   * Objects loaded from disk, by file, until the manifests were read once (see `objectsOfFile`): the
+   * ids of those kept in `objects`, and the keys of those kept in `recordSets` (the strings the table
+   * holds already; an id made again for each would be one more string per record set until then).
+   */
+  private byFile: Map<string, { ids: string[]; keys: string[] }> | undefined;
 
   private generation = 0;
   private snapshotBytes = 0;
@@ -411,7 +415,10 @@ export class StateStore implements SerialStore {
    * `loadedFilesRead` is called (it serves the first read of each file after a start).
    */
   objectsOfFile(file: string): readonly string[] {
-    return this.byFile?.get(file) ?? [];
+    const held = this.byFile?.get(file);
+    if (held === undefined) return [];
+    if (held.keys.length === 0) return held.ids;
+    return [...held.ids, ...held.keys.map((key) => RECORD_SET_PREFIX + key)];
   }
 
   /** The files that defined the objects loaded from disk, until `loadedFilesRead`. */
@@ -1080,13 +1087,24 @@ export class StateStore implements SerialStore {
       }
     }
     this.generation = Math.max(base, 0, ...replay);
-    this.byFile = new Map();
-    for (const [id, o] of this.entries()) {
-      if (o.file === undefined || (o.resource === undefined && o.spec === undefined)) continue;
-      const list = this.byFile.get(o.file);
-      if (list) list.push(id);
-      else this.byFile.set(o.file, [id]);
+    const byFile = new Map<string, { ids: string[]; keys: string[] }>();
+    const fileOf = (file: string) => {
+      const held = byFile.get(file);
+      if (held !== undefined) return held;
+      const made = { ids: [] as string[], keys: [] as string[] };
+      byFile.set(file, made);
+      return made;
+    };
+    const loaded = (o: Entry) => o.file !== undefined && (o.resource !== undefined || o.spec !== undefined);
+    for (const [id, o] of this.objects) if (loaded(o)) fileOf(o.file!).ids.push(id);
+    if (this.recordSets !== undefined) {
+      const { table, entries } = this.recordSets;
+      for (const [key, slot] of table.entries()) {
+        const o = entries.get(slot);
+        if (o !== undefined && loaded(o)) fileOf(o.file!).keys.push(key);
+      }
     }
+    this.byFile = byFile;
     if (this.options.readOnly) return;
     // Snapshots a crash cut short before they were renamed into place.
     for (const name of names)
