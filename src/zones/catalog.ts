@@ -205,11 +205,15 @@ export class Catalog {
   recordResolution(key: ResourceKey): RecordResolution | undefined {
     const slot = this.table.slotOf(key);
     if (slot < 0) return undefined;
-    if (this.unresolvedRefs.size > 0) {
-      const ref = this.byZoneRef.nameOf(slot);
-      if (ref !== undefined) this.resolveRefs(ref);
-    }
+    this.resolveRefsAt(slot);
     return this.resolutionAt(slot);
+  }
+
+  /** Resolves the list by zoneRef the record set at `slot` is in, if a first look left it unresolved. */
+  private resolveRefsAt(slot: number): void {
+    if (slot < 0 || this.unresolvedRefs.size === 0) return;
+    const ref = this.byZoneRef.nameOf(slot);
+    if (ref !== undefined) this.resolveRefs(ref);
   }
 
   /** Resolves the record sets naming `zone` in spec.zoneRef, if a first look left them unresolved. */
@@ -405,9 +409,7 @@ export class Catalog {
     if (this.unresolvedRefs.size > 0) {
       // The zones it named and names now hold what they would have held had every record set been
       // resolved at the first look: where it was and who else is there (no other list changes).
-      const slot = this.table.slotOf(key);
-      const before = slot < 0 ? undefined : this.byZoneRef.nameOf(slot);
-      if (before !== undefined) this.resolveRefs(before);
+      this.resolveRefsAt(this.table.slotOf(key));
       const after = zoneRefOf(rs);
       if (after !== undefined) this.resolveRefs(after);
     }
@@ -462,10 +464,7 @@ export class Catalog {
 
   deleteRecord(key: ResourceKey): Affected {
     const slot = this.table.slotOf(key);
-    if (slot >= 0 && this.unresolvedRefs.size > 0) {
-      const ref = this.byZoneRef.nameOf(slot);
-      if (ref !== undefined) this.resolveRefs(ref);
-    }
+    this.resolveRefsAt(slot);
     const before = slot < 0 ? undefined : this.resolutionAt(slot);
     if (slot >= 0 && this.table.held(slot, Holder.catalog)) {
       this.byZoneRef.move(slot, undefined);
