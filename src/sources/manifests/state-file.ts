@@ -311,12 +311,17 @@ export class StateStore implements SerialStore {
    */
   private *entries(): Generator<[string, Entry]> {
     yield* this.objects;
+    for (const [key, entry] of this.recordSetEntries()) yield [RECORD_SET_PREFIX + key, entry];
+  }
+
+  /** The record sets of `recordSets` with their table keys, in the table's order (see `entries`). */
+  private *recordSetEntries(): Generator<[string, Entry]> {
     const recordSets = this.recordSets;
     if (recordSets === undefined) return;
     const { table, entries } = recordSets;
     for (const [key, slot] of table.entries()) {
       const entry = entries.get(slot);
-      if (entry !== undefined) yield [RECORD_SET_PREFIX + key, entry];
+      if (entry !== undefined) yield [key, entry];
     }
   }
 
@@ -455,9 +460,10 @@ export class StateStore implements SerialStore {
    * A walk of `objects` from their first, which `setTag` follows while its ids come in the same order:
    * the manifest source tags a first load's objects all at once after putting them, in the order it
    * put them (`Definers.settle`), and the walk finds each one's entry without a lookup in this map of
-   * every object (docs/benchmarks.md, eleventh round); of `objects` only (not of `recordSets`). Started by the first `setTag` after an object
-   * was put into an empty state (`walkArmed`); dropped when it ends, when ids stop coming in its order,
-   * and by any change to `objects` (a walk would keep the map's table from before a resize alive).
+   * every object (docs/benchmarks.md, eleventh round); of `objects` only (not of `recordSets`).
+   * Started by the first `setTag` after an object was put into an empty state (`walkArmed`); dropped
+   * when it ends, when ids stop coming in its order, and by any change to `objects` (a walk would
+   * keep the map's table from before a resize alive).
    */
   private walk:
     | { entries: IterableIterator<[string, Entry]>; next: [string, Entry] | undefined; misses: number }
@@ -1097,13 +1103,7 @@ export class StateStore implements SerialStore {
     };
     const loaded = (o: Entry) => o.file !== undefined && (o.resource !== undefined || o.spec !== undefined);
     for (const [id, o] of this.objects) if (loaded(o)) fileOf(o.file!).ids.push(id);
-    if (this.recordSets !== undefined) {
-      const { table, entries } = this.recordSets;
-      for (const [key, slot] of table.entries()) {
-        const o = entries.get(slot);
-        if (o !== undefined && loaded(o)) fileOf(o.file!).keys.push(key);
-      }
-    }
+    for (const [key, o] of this.recordSetEntries()) if (loaded(o)) fileOf(o.file!).keys.push(key);
     this.byFile = byFile;
     if (this.options.readOnly) return;
     // Snapshots a crash cut short before they were renamed into place.
