@@ -24,6 +24,35 @@ const recordSet = (i: number) =>
     '',
   ].join('\n');
 
+/** A usual record set as a parse thread has it: its spec's keys in the usual order, a TTL only when given. */
+function usualDocument(
+  document: number,
+  namespace: string,
+  name: string,
+  {
+    zone = 'z',
+    owner = 'w',
+    type = 'A',
+    records = ['192.0.2.1'],
+    ttl,
+  }: { zone?: string; owner?: string; type?: string; records?: string[]; ttl?: number | undefined } = {},
+): ParsedDocument {
+  const zoneRef = { name: zone };
+  return {
+    document,
+    identity: { kind: 'DNSRecordSet', key: `${namespace}/${name}` },
+    resource: {
+      apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+      kind: 'DNSRecordSet',
+      metadata: { name, namespace },
+      spec:
+        ttl === undefined
+          ? { zoneRef, name: owner, type: type as 'A', records }
+          : { zoneRef, name: owner, type: type as 'A', ttl, records },
+    },
+  };
+}
+
 /** A usual record set as it crossed (`encodeDocuments`): the values sent, by what they are. */
 interface Sent {
   document: number;
@@ -449,19 +478,7 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
   });
 
   test('record sets made from the array form without a TTL are marked as made in the shape the source keeps', () => {
-    const doc = (ttl?: number): ParsedDocument => ({
-      document: 1,
-      identity: { kind: 'DNSRecordSet', key: 'ns/r' },
-      resource: {
-        apiVersion: 'dns.zonekeeper.dev/v1alpha1',
-        kind: 'DNSRecordSet',
-        metadata: { name: 'r', namespace: 'ns' },
-        spec:
-          ttl === undefined
-            ? { zoneRef: { name: 'z' }, name: 'w', type: 'A', records: ['192.0.2.1'] }
-            : { zoneRef: { name: 'z' }, name: 'w', type: 'A', ttl, records: ['192.0.2.1'] },
-      },
-    });
+    const doc = (ttl?: number): ParsedDocument => usualDocument(1, 'ns', 'r', { ttl });
     const zone: ParsedDocument = {
       document: 2,
       identity: { kind: 'DNSZone', key: 'ns/z' },
@@ -495,19 +512,7 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
       zone: string,
       type: string,
       ttl?: number,
-    ): ParsedDocument => ({
-      document,
-      identity: { kind: 'DNSRecordSet', key: `${namespace}/r${document}` },
-      resource: {
-        apiVersion: 'dns.zonekeeper.dev/v1alpha1',
-        kind: 'DNSRecordSet',
-        metadata: { name: `r${document}`, namespace },
-        spec:
-          ttl === undefined
-            ? { zoneRef: { name: zone }, name: 'w', type: type as 'A', records: ['192.0.2.1'] }
-            : { zoneRef: { name: zone }, name: 'w', type: type as 'A', ttl, records: ['192.0.2.1'] },
-      },
-    });
+    ): ParsedDocument => usualDocument(document, namespace, `r${document}`, { zone, type, ttl });
     const zone: ParsedDocument = {
       document: 4,
       identity: { kind: 'DNSZone', key: 'b/z' },
@@ -581,19 +586,8 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
   });
 
   test('a usual record set crosses with its id, and its name comes back cut from it', () => {
-    const doc = (document: number, namespace: string, name: string, ttl?: number): ParsedDocument => ({
-      document,
-      identity: { kind: 'DNSRecordSet', key: `${namespace}/${name}` },
-      resource: {
-        apiVersion: 'dns.zonekeeper.dev/v1alpha1',
-        kind: 'DNSRecordSet',
-        metadata: { name, namespace },
-        spec:
-          ttl === undefined
-            ? { zoneRef: { name: 'z' }, name: 'w', type: 'A', records: ['192.0.2.1'] }
-            : { zoneRef: { name: 'z' }, name: 'w', type: 'A', ttl, records: ['192.0.2.1'] },
-      },
-    });
+    const doc = (document: number, namespace: string, name: string, ttl?: number): ParsedDocument =>
+      usualDocument(document, namespace, name, { ttl });
     // Names and namespaces of lengths around what V8 copies or slices (13 characters), a namespace
     // changing between record sets, with and without a TTL.
     const long = `r${'x'.repeat(62)}`;
@@ -628,19 +622,8 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
   });
 
   test('the verdict on record values crosses with usual record sets only, the documents unchanged', () => {
-    const doc = (document: number, records: string[], ttl?: number): ParsedDocument => ({
-      document,
-      identity: { kind: 'DNSRecordSet', key: `ns/r${document}` },
-      resource: {
-        apiVersion: 'dns.zonekeeper.dev/v1alpha1',
-        kind: 'DNSRecordSet',
-        metadata: { name: `r${document}`, namespace: 'ns' },
-        spec:
-          ttl === undefined
-            ? { zoneRef: { name: 'z' }, name: 'w', type: 'A', records }
-            : { zoneRef: { name: 'z' }, name: 'w', type: 'A', ttl, records },
-      },
-    });
+    const doc = (document: number, records: string[], ttl?: number): ParsedDocument =>
+      usualDocument(document, 'ns', `r${document}`, { records, ttl });
     const labelled = doc(4, ['192.0.2.4']);
     (labelled.resource!.metadata as { labels?: Record<string, string> }).labels = { a: 'b' };
     const documents = [doc(1, ['192.0.2.1']), doc(2, ['192.0.2.999']), doc(3, ['192.0.2.3'], 60), labelled];
@@ -693,22 +676,10 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
       const name = `r${document}${'x'.repeat(next(20))}`;
       const records = Array.from({ length: pick([0, 1, 1, 1, 2, 3]) }, (_, i) => `192.0.2.${i}`);
       const ttl = next(4) === 0 ? next(100000) : undefined;
-      const zoneRef = { name: pick(['z', 'y']) };
+      const zone = pick(['z', 'y']);
       const owner = pick(owners);
-      const type = pick(['A', 'AAAA', 'TXT']) as 'A';
-      documents.push({
-        document: number,
-        identity: { kind: 'DNSRecordSet', key: `${namespace}/${name}` },
-        resource: {
-          apiVersion: 'dns.zonekeeper.dev/v1alpha1',
-          kind: 'DNSRecordSet',
-          metadata: { name, namespace },
-          spec:
-            ttl === undefined
-              ? { zoneRef, name: owner, type, records }
-              : { zoneRef, name: owner, type, ttl, records },
-        },
-      });
+      const type = pick(['A', 'AAAA', 'TXT']);
+      documents.push(usualDocument(number, namespace, name, { zone, owner, type, records, ttl }));
       checked.push(next(2) === 0);
     }
     const back: ParsedDocument[] = [];
