@@ -1775,6 +1775,9 @@ const RECORD_SET_PREFIX = 'DNSRecordSet/';
 
 /** Whether the id is of a native kind (`splitId(id).kind` one of `KINDS`), nothing made to tell. */
 function isNativeId(id: string): boolean {
+  // Record sets first: nearly every object is one (one comparison instead of two and a test of each
+  // kind before theirs).
+  if (id.startsWith(RECORD_SET_PREFIX)) return true;
   for (const kind of KINDS)
     if (id.length > kind.length && id.charCodeAt(kind.length) === 47 /* / */ && id.startsWith(kind))
       return true;
