@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { recordSet } from '../../test/support/resources.ts';
+import { recordSet, zone } from '../../test/support/resources.ts';
 import type { DNSRecordSet, Resource } from '../api/index.ts';
 import { Holder, RecordTable } from '../zones/record-table.ts';
 import { resourceKey } from '../zones/resource-key.ts';
@@ -55,6 +55,63 @@ describe('MemoryStore', () => {
     given.remove('DNSRecordSet', 'dns/www');
     assert.equal(given.get('DNSRecordSet', key), undefined);
     assert.equal(table.size, 0);
+  });
+
+  test("apply with the key's slot given (at) finds and holds it there without a look-up, as without it", async () => {
+    const table = new RecordTable();
+    const given = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'), { recordSets: table });
+    const made = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'), { recordSets: new RecordTable() });
+    const seen: { given: StoreEvent[]; made: StoreEvent[] } = { given: [], made: [] };
+    given.watch((e) => seen.given.push(e));
+    made.watch((e) => seen.made.push(e));
+    const key = 'dns/www';
+    // New: no holder holds the key (-1); the slot the store took is given back.
+    const at = { slot: table.slotOf(key) };
+    assert.equal(at.slot, -1);
+    const first = given.apply(rs(['192.0.2.1']), 't', undefined, key, at);
+    made.apply(rs(['192.0.2.1']), 't');
+    assert.equal(at.slot, table.slotOf(key));
+    assert.ok(table.held(at.slot, Holder.store));
+    assert.equal(given.get('DNSRecordSet', key), first);
+    // Held already: found at the slot; unchanged, the same object; changed, a new version there.
+    assert.equal(given.apply(rs(['192.0.2.1']), 't', undefined, key, at), first);
+    given.apply(rs(['192.0.2.2']), 't', undefined, key, at);
+    made.apply(rs(['192.0.2.1']), 't');
+    made.apply(rs(['192.0.2.2']), 't');
+    assert.equal(at.slot, table.slotOf(key));
+    // Held by another holder only (the store let go): the store holds that slot again.
+    const slot = at.slot;
+    table.hold(key, Holder.catalog);
+    given.remove('DNSRecordSet', key);
+    made.remove('DNSRecordSet', key);
+    at.slot = table.slotOf(key);
+    given.apply(rs(['192.0.2.3']), 't', undefined, key, at);
+    made.apply(rs(['192.0.2.3']), 't');
+    assert.equal(at.slot, slot);
+    assert.equal(given.count('DNSRecordSet'), 1);
+    assert.equal(table.size, 1);
+    assert.deepEqual(JSON.stringify(given.list('DNSRecordSet')), JSON.stringify(made.list('DNSRecordSet')));
+    assert.deepEqual(
+      seen.given.map((e) => [e.type, e.kind, e.key, JSON.stringify(e.object)]),
+      seen.made.map((e) => [e.type, e.kind, e.key, JSON.stringify(e.object)]),
+    );
+    // A slot no holder holds is refused, not taken as the key's.
+    const other = { slot: 5 };
+    assert.throws(
+      () =>
+        given.apply(recordSet('dns', 'other', rs(['192.0.2.4']).spec), 't', undefined, 'dns/other', other),
+      RangeError,
+    );
+    // Of a kind not kept in the table (or without a table): ignored, and no slot given back.
+    const zoneAt = { slot: 3 };
+    given.apply(zone('dns', 'z', 'z.example.'), 't', undefined, 'dns/z', zoneAt);
+    assert.equal(zoneAt.slot, -1);
+    assert.equal(given.count('DNSZone'), 1);
+    const plain = new MemoryStore();
+    const plainAt = { slot: -1 };
+    plain.apply(rs(['192.0.2.1']), 't', undefined, key, plainAt);
+    assert.equal(plainAt.slot, -1);
+    assert.equal(plain.count('DNSRecordSet'), 1);
   });
 
   test('updateStatusWith plans on the status held, writes only a change, and returns what it holds', async () => {

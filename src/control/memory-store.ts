@@ -6,6 +6,14 @@ import { type ResourceKey, resourceKey } from '../zones/resource-key.ts';
 import { jsonEqual } from './conditions.ts';
 import type { ForeignEvent, ForeignObjectStore, ResourceStore, StoreEvent } from './resource-store.ts';
 
+/**
+ * A record set's slot in the memory store's record table, given to `MemoryStore.apply` and given back
+ * by it (`apply`'s `at`). One object reused by its caller, not one per call.
+ */
+export interface TableSlot {
+  slot: number;
+}
+
 /** A native or foreign object as kept here. */
 interface Stored {
   kind: string;
@@ -52,12 +60,26 @@ class TableByKey implements ByKey {
     return slot >= 0 ? this.objects.get(slot) : undefined;
   }
 
+  /** `get` by the key's slot (-1: no holder holds the key). */
+  getAt(slot: number): Stored | undefined {
+    return slot >= 0 ? this.objects.get(slot) : undefined;
+  }
+
   set(key: ResourceKey, object: Stored): void {
+    this.setAt(key, -1, object);
+  }
+
+  /**
+   * `set`, with the key's slot when the caller has it (some holder holds it; else -1, and the key is
+   * held by its look-up): the slot the store holds now.
+   */
+  setAt(key: ResourceKey, at: number, object: Stored): number {
     // One lookup of the key (`hold`), not three: the store holds a slot exactly while its column has
     // an object there (the column is the store's, cleared when it lets go).
-    const slot = this.table.hold(key, Holder.store);
+    const slot = at >= 0 ? this.table.holdSlot(at, Holder.store) : this.table.hold(key, Holder.store);
     if (this.objects.get(slot) === undefined) this.count++;
     this.objects.set(slot, object);
+    return slot;
   }
 
   delete(key: ResourceKey): void {
@@ -163,17 +185,29 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
    * is `desired.spec`, or an equal one kept from before), or undefined when the store did not take
    * it (an object being deleted, without `restoreDeleting`). `key`, when the caller has it, is
    * `resourceKey(desired.metadata)` (not made again; a folder's first load has it inside each
-   * object's id, a slice of which shares the id's characters instead of joining a copy).
+   * object's id, a slice of which shares the id's characters instead of joining a copy). `at`, for a
+   * record set kept in `recordTable` (else ignored), with `key`: its `slot` is the key's slot there as
+   * the caller found it just now (`RecordTable.slotOf`, -1 when no holder holds it), and becomes the
+   * slot the store holds the record set at after the call (-1: none): neither is looked up here, and
+   * the caller can give it to the next holder (`StateStore.putObject`).
    */
   apply(
     desired: Resource,
     creationTimestamp?: string,
     generation?: number,
     key?: ResourceKey,
+    at?: TableSlot,
   ): Resource | undefined {
-    return this.put(this.objects, desired.kind, desired, creationTimestamp, generation, undefined, key) as
-      | Resource
-      | undefined;
+    return this.put(
+      this.objects,
+      desired.kind,
+      desired,
+      creationTimestamp,
+      generation,
+      undefined,
+      key,
+      key !== undefined ? at : undefined,
+    ) as Resource | undefined;
   }
 
   /** The store's counters of uids and resource versions (`rewind`). */
@@ -338,11 +372,15 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     generation: number | undefined,
     door: string | undefined,
     given?: ResourceKey,
+    at?: TableSlot,
   ): Stored | undefined {
     const key = given ?? resourceKey(desired.metadata);
     // No closure per call (an upsert's emitter, a map's maker): a first load puts a million objects.
     const byKey = objects.get(kind) ?? this.byKeyFor(objects, kind);
-    const existing = byKey.get(key);
+    // The caller's slot of the key (`apply`): no look-up of it.
+    const table = at !== undefined && byKey instanceof TableByKey ? byKey : undefined;
+    if (at !== undefined && table === undefined) at.slot = -1;
+    const existing = table !== undefined ? table.getAt(at!.slot) : byKey.get(key);
     // Being deleted: a re-create waits for it to go, unless the store restores such objects.
     const restored = existing?.metadata.deletionTimestamp !== undefined;
     if (restored && !this.restoreDeleting) return undefined;
@@ -373,7 +411,8 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
         metadata,
         desired.spec,
       );
-      byKey.set(key, object);
+      if (table !== undefined) at!.slot = table.setAt(key, at!.slot, object);
+      else byKey.set(key, object);
       this.upserted(door, kind, key, object);
       return object;
     }
@@ -400,7 +439,8 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
       metadata,
       ...(existing?.status ? { status: existing.status } : {}),
     });
-    byKey.set(key, object);
+    if (table !== undefined) at!.slot = table.setAt(key, at!.slot, object);
+    else byKey.set(key, object);
     this.upserted(door, kind, key, object);
     return object;
   }

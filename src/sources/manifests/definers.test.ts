@@ -315,6 +315,46 @@ test("a fresh first load's new objects keep their files in the state from their 
   assert.deepEqual([...d.definedIds()], []);
 });
 
+test("addInStateKnowing, the state's tag given, does not ask the state, and decides as when it asks", () => {
+  const tags = new Map<string, unknown>();
+  let asked = 0;
+  const slots = {
+    tagOf: (id: string) => {
+      asked++;
+      return tags.get(id);
+    },
+    setTag: (id: string, tag: unknown) => {
+      if (!tags.has(id)) return false;
+      tags.set(id, tag);
+      return true;
+    },
+  };
+  const d = new Definers(slots);
+  d.stateHoldsNone(true);
+  // While the state is known to hold none, a tag given is not taken for one it holds.
+  assert.equal(d.addInStateKnowing('x', 'a.yaml', 'stale'), true);
+  tags.set('x', 'a.yaml');
+  // Given: none (new), or the one the state keeps (defined already: the files are kept there).
+  assert.equal(d.addInStateKnowing('y', 'a.yaml', undefined), true);
+  tags.set('y', 'a.yaml');
+  assert.equal(d.addInStateKnowing('x', 'b.yaml', tags.get('x')), false);
+  assert.equal(asked, 0, 'the state was not asked');
+  assert.deepEqual(tags.get('x'), new Set(['a.yaml', 'b.yaml']));
+  // Not given: asked, with the same answers.
+  assert.equal(d.addInState('y', 'b.yaml'), false);
+  assert.equal(d.addInState('z', 'b.yaml'), true);
+  assert.equal(asked, 2);
+  assert.deepEqual([...d.definedIds()], ['x', 'y', 'z']);
+  assert.deepEqual([...d.duplicates()].sort(), [
+    ['x', ['a.yaml', 'b.yaml']],
+    ['y', ['a.yaml', 'b.yaml']],
+  ]);
+  // Kept here (a file not applied early): what is here wins over a tag given.
+  d.add('w', 'c.yaml');
+  assert.equal(d.addInStateKnowing('w', 'd.yaml', undefined), false);
+  assert.deepEqual(d.files('w'), ['c.yaml', 'd.yaml']);
+});
+
 test('settled, the objects kept in the state are as any other: the ids are those kept here again', async () => {
   const { StateStore } = await import('./state-file.ts');
   const state = await StateStore.open(undefined);

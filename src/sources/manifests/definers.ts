@@ -11,6 +11,9 @@ export interface DefinerSlots {
 
 type Held = string | Set<string>;
 
+/** No tag given: `Definers.get` asks the state. */
+const UNASKED: unique symbol = Symbol('unasked');
+
 /**
  * Which files define each object (by id). Nearly every object is defined by one file, so that file
  * is held as the value itself; a Set only while several files define the same object (then all but
@@ -70,8 +73,17 @@ export class Definers {
    * ids meanwhile.
    */
   addInState(id: string, file: string): boolean {
+    return this.addInStateKnowing(id, file, UNASKED);
+  }
+
+  /**
+   * `addInState` with `tag`, what `tagOf(id)` of the state gives (undefined: none), asked by the
+   * caller already (`StateStore.tagAt`, by the record set's slot it looked up once for the store and
+   * the state too): the state is not asked again.
+   */
+  addInStateKnowing(id: string, file: string, tag: unknown): boolean {
     if (!this.slots) throw new Error('Definers.addInState needs the state (slots)');
-    const held = this.get(id);
+    const held = this.known(id, tag);
     if (held !== undefined) {
       this.addTo(id, file, held);
       return false;
@@ -250,12 +262,19 @@ export class Definers {
    * the state only when it does not know the object. `inById` says where `get` found it.
    */
   private get(id: string): Held | undefined {
+    return this.known(id, UNASKED);
+  }
+
+  /** `get`, with the state's tag of `id` when its caller has it (else `UNASKED`: asked here). */
+  private known(id: string, tag: unknown): Held | undefined {
     if (this.byId.size > 0) {
       const held = this.byId.get(id);
       this.inById = held !== undefined;
       if (held !== undefined) return held;
     } else this.inById = false;
-    return this.asked?.tagOf(id) as Held | undefined;
+    const asked = this.asked;
+    if (asked === undefined) return undefined;
+    return (tag !== UNASKED ? tag : asked.tagOf(id)) as Held | undefined;
   }
 
   /** Where the last `get` found its value: in `byId` (then the state keeps no tag for it). */

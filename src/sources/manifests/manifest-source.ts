@@ -22,7 +22,7 @@ import {
   validateResource,
 } from '../../api/index.ts';
 import { jsonEqual } from '../../control/conditions.ts';
-import type { MemoryStore } from '../../control/memory-store.ts';
+import type { MemoryStore, TableSlot } from '../../control/memory-store.ts';
 import { type Name, nameKey, parentName, parseName } from '../../dns/name.ts';
 import { getOrInsert } from '../../util/get-or-insert.ts';
 import { Interner, NameRefInterner } from '../../util/interner.ts';
@@ -782,16 +782,29 @@ export class ManifestSource {
     }
     const relative = this.relative(file);
     let count = 0;
+    // A record set kept in the record table the store and the state share (`serve`): its key is
+    // looked up there once, for the definers (the state's tag), the store and the state, and its slot
+    // carried from one to the next, instead of a look-up by each and again by each holding
+    // (docs/benchmarks.md, seventeenth round).
+    const table =
+      store.recordTable !== undefined && store.recordTable === state.recordTable
+        ? store.recordTable
+        : undefined;
+    const at = early.at;
     // The file's definitions walked in their order (new ones are the definers' next ids).
     for (const [id, value] of definitions.entries()) {
-      if (!this.definers.addInState(id, file)) continue;
-      early.now ??= this.options.now().toISOString();
-      const created = early.now;
-      let accepted = (value as Definition).resource as Resource;
       // The key is the id's after its kind (`Kind/key`, as `splitId`): a slice of the id, which the
       // state keeps anyway, not a copy of its characters joined again from the metadata.
       const key = keyOfId(id);
-      const held = store.apply(accepted, created, undefined, key);
+      const keyed = table !== undefined && id.startsWith(RECORD_SET_PREFIX);
+      if (keyed) {
+        at.slot = table.slotOf(key);
+        if (!this.definers.addInStateKnowing(id, file, state.tagAt(at.slot))) continue;
+      } else if (!this.definers.addInState(id, file)) continue;
+      early.now ??= this.options.now().toISOString();
+      const created = early.now;
+      let accepted = (value as Definition).resource as Resource;
+      const held = store.apply(accepted, created, undefined, key, keyed ? at : undefined);
       if (held && held.spec !== accepted.spec) accepted = { ...accepted, spec: held.spec } as Resource;
       const applied = (held ?? store.get(accepted.kind, key))?.metadata.generation ?? 1;
       // Written out rather than spread: no empty object and copy per object.
@@ -801,6 +814,7 @@ export class ManifestSource {
           ? { created, file: relative, resource: accepted, generation: applied }
           : { created, file: relative, resource: accepted },
         file,
+        keyed ? at.slot : -1,
       );
       count++;
     }
@@ -1720,6 +1734,8 @@ class EarlyApply {
   readonly runs: { file: string; count: number; served: boolean }[] = [];
   /** The creation time of every object of the reload, chosen by the first applied. */
   now: string | undefined;
+  /** A record set's slot, carried from its look-up to the store and the state (`applyEarly`). */
+  readonly at: TableSlot = { slot: -1 };
   /** The store's counters and the state's flags before anything was applied. */
   readonly counters: { uid: number; resourceVersion: number };
   readonly mark: ObjectsMark;
@@ -1754,8 +1770,14 @@ async function stampOf(file: string): Promise<FileStamp | undefined> {
   }
 }
 
+/** The ids of record sets (`DNSRecordSet/namespace/name`): their key in the record table follows. */
+const RECORD_SET_PREFIX = 'DNSRecordSet/';
+
 /** Whether the id is of a native kind (`splitId(id).kind` one of `KINDS`), nothing made to tell. */
 function isNativeId(id: string): boolean {
+  // Record sets first: nearly every object is one (one comparison instead of two and a test of each
+  // kind before theirs).
+  if (id.startsWith(RECORD_SET_PREFIX)) return true;
   for (const kind of KINDS)
     if (id.length > kind.length && id.charCodeAt(kind.length) === 47 /* / */ && id.startsWith(kind))
       return true;

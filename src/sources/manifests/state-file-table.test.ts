@@ -79,6 +79,53 @@ describe('StateStore with its record sets in a record table', () => {
     );
   });
 
+  test("putObject with the record set's slot given and tagAt hold and give what a look-up of the key does", async () => {
+    const table = new RecordTable();
+    const store = new MemoryStore(undefined, { recordSets: table });
+    const given = await StateStore.open(undefined, { recordTable: table });
+    const otherTable = new RecordTable();
+    const otherStore = new MemoryStore(undefined, { recordSets: otherTable });
+    const looked = await StateStore.open(undefined, { recordTable: otherTable });
+    assert.equal(given.recordTable, table);
+    assert.equal((await StateStore.open(undefined)).recordTable, undefined);
+    const put = (name: string, address: string, o: Partial<StoredObject> = {}, tag?: string) => {
+      const object = { created: 't1', file: 'f.yaml', resource: recordSet(name, address), ...o };
+      const at = { slot: table.slotOf(`dns/${name}`) };
+      assert.equal(given.tagAt(at.slot), given.tagOf(rsId(name)));
+      store.apply(recordSet(name, address), undefined, undefined, `dns/${name}`, at);
+      given.putObject(rsId(name), object, tag, at.slot);
+      otherStore.apply(recordSet(name, address));
+      looked.putObject(rsId(name), object, tag);
+    };
+    for (let i = 0; i < 20; i++) put(`r${i}`, '192.0.2.1', {}, `f${i}.yaml`);
+    // Put again: unchanged, changed, with a generation and a note, not of the usual shape; the tag stays.
+    put('r1', '192.0.2.1', {}, 'other.yaml');
+    put('r2', '192.0.2.2', { generation: 2, note: 'n' });
+    const odd = { ...recordSet('r3', '192.0.2.3'), status: { x: 1 } } as unknown as DNSRecordSet;
+    put('r3', '192.0.2.3', { resource: odd });
+    // The store let go, the state holds it still: put again at its slot.
+    store.remove('DNSRecordSet', 'dns/r4');
+    otherStore.remove('DNSRecordSet', 'dns/r4');
+    put('r4', '192.0.2.4');
+    assert.deepEqual(held(given), held(looked));
+    for (let i = 0; i < 20; i++) {
+      assert.equal(given.tagOf(rsId(`r${i}`)), looked.tagOf(rsId(`r${i}`)));
+      assert.equal(given.tagAt(table.slotOf(`dns/r${i}`)), `f${i}.yaml`);
+      assert.ok(table.held(table.slotOf(`dns/r${i}`), Holder.state));
+    }
+    assert.equal(given.tagAt(-1), undefined);
+    assert.equal(table.size, 20);
+    // A slot only another holder holds: no tag there; a slot no holder holds is refused.
+    table.hold('dns/x', Holder.catalog);
+    assert.equal(given.tagAt(table.slotOf('dns/x')), undefined);
+    const free = table.size + 10;
+    assert.throws(
+      () =>
+        given.putObject(rsId('y'), { created: 't1', resource: recordSet('y', '192.0.2.9') }, undefined, free),
+      RangeError,
+    );
+  });
+
   test('a record set removed and added back, put unchanged, retagged and batched, holds what a state of its own map holds', async () => {
     const table = new RecordTable();
     const store = new MemoryStore(undefined, { recordSets: table });

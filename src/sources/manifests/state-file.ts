@@ -278,11 +278,12 @@ export class StateStore implements SerialStore {
     else this.setRecordSetEntry(key, entry);
   }
 
-  private setRecordSetEntry(key: string, entry: Entry): void {
+  /** `slot`: the key's slot in the table, some holder holding it (no look-up of `key`), else -1. */
+  private setRecordSetEntry(key: string | undefined, entry: Entry, slot = -1): void {
     const { table, entries } = this.recordSets!;
-    const slot = table.hold(key, Holder.state);
-    if (entries.get(slot) === undefined) this.recordSetCount++;
-    entries.set(slot, entry);
+    const held = slot >= 0 ? table.holdSlot(slot, Holder.state) : table.hold(key!, Holder.state);
+    if (entries.get(held) === undefined) this.recordSetCount++;
+    entries.set(held, entry);
   }
 
   /** Forgets the entry of `id`; false when there was none. */
@@ -445,6 +446,19 @@ export class StateStore implements SerialStore {
     return this.entryOf(id)?.tag;
   }
 
+  /** The record table whose column holds the record sets' entries (`StateStoreOptions.recordTable`). */
+  get recordTable(): RecordTable | undefined {
+    return this.recordSets?.table;
+  }
+
+  /**
+   * `tagOf` of a record set by its slot in `recordTable` (as `slotOf` gave it; -1: no holder holds
+   * it): its caller looked the key up once for the state and the store (`putObject`'s `slot`).
+   */
+  tagAt(slot: number): unknown {
+    return slot < 0 ? undefined : this.recordSets?.entries.get(slot)?.tag;
+  }
+
   /** Keeps `tag` with `id`; false when the state does not hold `id`. */
   setTag(id: string, tag: unknown): boolean {
     // The walk is of `objects`: a record set kept in `recordSets` is looked up in the table, right
@@ -525,12 +539,20 @@ export class StateStore implements SerialStore {
   /**
    * Records the version accepted for an object; written within `objectDelayMs`. `tag` is the tag of
    * a new entry (`tagOf`; an entry put again keeps its own): the manifest source keeps which files
-   * define a new object of a first load there as it puts it (ADR 0031).
+   * define a new object of a first load there as it puts it (ADR 0031). `slot`: for a record set
+   * kept in `recordTable`, its slot there, held by some holder (the memory store that took it just
+   * now, `MemoryStore.apply`'s `at`): neither its entry nor its holding looks the key up again.
    */
-  putObject(id: string, object: StoredObject, tag?: unknown): void {
-    // A record set kept in the record table: its key there taken once for the lookup and the put.
-    const key = this.tableKey(id);
-    const existing = key === undefined ? this.objects.get(id) : this.recordSetEntry(key);
+  putObject(id: string, object: StoredObject, tag?: unknown, slot = -1): void {
+    // A record set kept in the record table: its key there taken once for the lookup and the put,
+    // or none when the caller gives its slot.
+    const inTable = slot >= 0 && this.recordSets !== undefined && id.startsWith(RECORD_SET_PREFIX);
+    const key = inTable ? undefined : this.tableKey(id);
+    const existing = inTable
+      ? this.recordSets!.entries.get(slot)
+      : key === undefined
+        ? this.objects.get(id)
+        : this.recordSetEntry(key);
     const entry = toEntry(id, object, existing === undefined ? tag : undefined);
     if (
       existing &&
@@ -548,7 +570,8 @@ export class StateStore implements SerialStore {
     this.keepBefore(id);
     this.walk = undefined;
     if (this.objectCount === 0) this.walkArmed = true;
-    if (key === undefined) this.objects.set(id, entry);
+    if (inTable) this.setRecordSetEntry(undefined, entry, slot);
+    else if (key === undefined) this.objects.set(id, entry);
     else this.setRecordSetEntry(key, entry);
     // No note to forget when none is kept (a first load's million puts): no lookup for nothing.
     if (object.note !== undefined || this.notes.size > 0) this.setNote(id, object.note);
