@@ -391,13 +391,6 @@ export function acceptUsualRecordSet(obj: unknown, document: number): UsualRecor
     else return undefined;
   }
   if ((present & NAME_PRESENT) === 0) return undefined;
-  const name = USUAL_ACCEPTS.name(meta.name);
-  if (typeof name !== 'string') return undefined;
-  let namespace: unknown = DEFAULT_NAMESPACE;
-  if ((present & NAMESPACE_PRESENT) !== 0) {
-    namespace = USUAL_ACCEPTS.namespace(meta.namespace);
-    if (typeof namespace !== 'string') return undefined;
-  }
   let fields = 0;
   for (const key in spec) {
     if (!hasOwn.call(spec, key)) return undefined;
@@ -419,12 +412,89 @@ export function acceptUsualRecordSet(obj: unknown, document: number): UsualRecor
     refKeys++;
   }
   if (refKeys !== 1) return undefined;
-  const zone = USUAL_ACCEPTS.zone(ref.name);
-  const owner = USUAL_ACCEPTS.owner(spec.name);
-  const type = USUAL_ACCEPTS.type(spec.type);
-  if (typeof zone !== 'string' || typeof owner !== 'string' || typeof type !== 'string') return undefined;
   const records = spec.records;
   if (!Array.isArray(records) || Object.getPrototypeOf(records) !== Array.prototype) return undefined;
+  return usualValues(
+    document,
+    meta.name,
+    (present & NAMESPACE_PRESENT) !== 0,
+    meta.namespace,
+    ref.name,
+    spec.name,
+    spec.type,
+    (fields & 8) !== 0,
+    spec.ttl,
+    records,
+    spec,
+  );
+}
+
+/**
+ * `acceptUsualRecordSet` for a DNSRecordSet read from its text (`RecordSetReader` of
+ * `fast-yaml.ts`): the fields the YAML reader would have made of it (the API version and kind are
+ * the reader's to compare), in the objects of exactly the usual shape. What
+ * `acceptUsualRecordSet` answers for the object the YAML reader makes of the same text
+ * (`fast-yaml.test.ts` holds the two to each other).
+ */
+export function acceptUsualFields(document: number, f: RecordSetFieldValues): UsualRecordSet | undefined {
+  if (!USUAL_ENABLED) return undefined;
+  const hasTtl = f.ttl !== undefined;
+  const records = f.records;
+  // The spec the rules see: its fields as the document's (the rules read no other).
+  const spec = hasTtl
+    ? { zoneRef: { name: f.zone }, name: f.owner, type: f.type, ttl: f.ttl, records }
+    : { zoneRef: { name: f.zone }, name: f.owner, type: f.type, records };
+  return usualValues(
+    document,
+    f.name,
+    f.namespace !== undefined,
+    f.namespace,
+    f.zone,
+    f.owner,
+    f.type,
+    hasTtl,
+    f.ttl,
+    records,
+    spec,
+  );
+}
+
+/** The fields of a usual record set as a YAML reader makes them (undefined: absent). */
+export interface RecordSetFieldValues {
+  name: unknown;
+  namespace: unknown;
+  zone: unknown;
+  owner: unknown;
+  type: unknown;
+  ttl: unknown;
+  records: unknown[];
+}
+
+/** The checks of a usual record set's fields (`acceptUsualRecordSet`), `spec` the object of its spec. */
+function usualValues(
+  document: number,
+  rawName: unknown,
+  hasNamespace: boolean,
+  rawNamespace: unknown,
+  rawZone: unknown,
+  rawOwner: unknown,
+  rawType: unknown,
+  hasTtl: boolean,
+  rawTtl: unknown,
+  records: unknown[],
+  spec: Record<string, unknown>,
+): UsualRecordSet | undefined {
+  const name = USUAL_ACCEPTS.name(rawName);
+  if (typeof name !== 'string') return undefined;
+  let namespace: unknown = DEFAULT_NAMESPACE;
+  if (hasNamespace) {
+    namespace = USUAL_ACCEPTS.namespace(rawNamespace);
+    if (typeof namespace !== 'string') return undefined;
+  }
+  const zone = USUAL_ACCEPTS.zone(rawZone);
+  const owner = USUAL_ACCEPTS.owner(rawOwner);
+  const type = USUAL_ACCEPTS.type(rawType);
+  if (typeof zone !== 'string' || typeof owner !== 'string' || typeof type !== 'string') return undefined;
   const { minItems, maxItems } = RECORDS;
   if (
     (minItems !== undefined && records.length < minItems) ||
@@ -437,8 +507,8 @@ export function acceptUsualRecordSet(obj: unknown, document: number): UsualRecor
     if (typeof record !== 'string' || USUAL_ACCEPTS.record(record) !== record) return undefined;
   }
   let ttl: unknown;
-  if ((fields & 8) !== 0) {
-    ttl = USUAL_ACCEPTS.ttl(spec.ttl);
+  if (hasTtl) {
+    ttl = USUAL_ACCEPTS.ttl(rawTtl);
     if (typeof ttl !== 'number') return undefined;
   }
   if (!rulesHold(SPEC_RULES, spec)) return undefined;

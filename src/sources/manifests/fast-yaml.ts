@@ -17,6 +17,12 @@
  * whose first character none of them accepts (anything but `~`, `n`, `N`, `t`, `T`, `f`, `F`, a
  * sign, a dot or a digit) is a string without asking them. Work is linear in the text: each line is
  * read at most twice, nesting is bounded, no regular expression runs on the text.
+ *
+ * With a `RecordSetReader` (a parse thread's), a document of the usual DNSRecordSet's shape is read
+ * straight from its text into the fields the reader wants, without the objects (`Parser.recordSet`):
+ * the same steps on the same text (its scalars read and typed by the same code), with the keys
+ * compared with the expected ones; anything else in such a document, and any document the reader's
+ * `accept` refuses, is read as before (docs/benchmarks.md, seventeenth round).
  */
 import jsYaml from 'js-yaml';
 
@@ -93,10 +99,50 @@ const ESCAPES: Record<number, string> = {
 };
 
 /**
- * The documents of `text` as js-yaml's `loadAll` with `CORE_SCHEMA` gives them, or `undefined` when
- * the text has anything outside the fast path's subset (then parse it with js-yaml).
+ * A DNSRecordSet's fields as the reader would make them (`RecordSetReader`): each the value of its
+ * scalar, typed as the reader types it; undefined where the field is absent.
  */
-export function fastLoadAll(text: string): unknown[] | undefined {
+export interface RecordSetFields {
+  /** `metadata.name`, `metadata.namespace`. */
+  name: unknown;
+  namespace: unknown;
+  /** `spec.zoneRef.name`, `spec.name`, `spec.type`, `spec.ttl`. */
+  zone: unknown;
+  owner: unknown;
+  type: unknown;
+  ttl: unknown;
+  /** `spec.records`: a new list of its entries' values. */
+  records: unknown[];
+}
+
+/**
+ * Takes a document of the usual record set's shape straight from its text (`Parser.recordSet`): a
+ * block mapping at the document's indent 0 of exactly `apiVersion` (this one), `kind` (this one),
+ * `metadata` (`name`, perhaps `namespace`) and `spec` (`zoneRef` of a `name`, `name`, `type`, perhaps
+ * `ttl`, `records` a list of scalars), in any order, each mapping in flow (`{ ... }` on one line) or
+ * block style, the list in flow style or as a block sequence, every value a scalar. `accept` gives
+ * what the caller makes of the fields, or undefined to have the document read as usual.
+ */
+export interface RecordSetReader<T> {
+  readonly apiVersion: string;
+  readonly kind: string;
+  accept(document: number, fields: RecordSetFields): T | undefined;
+}
+
+/** The value in `fastLoadAll`'s list of a document a `RecordSetReader` took (its answer is in `taken`). */
+export const TAKEN: object = Object.freeze({});
+
+/**
+ * The documents of `text` as js-yaml's `loadAll` with `CORE_SCHEMA` gives them, or `undefined` when
+ * the text has anything outside the fast path's subset (then parse it with js-yaml). With `reader`,
+ * a document it takes is `TAKEN` in the list and its answer at the same index of `taken`; such a
+ * document is one the reader reads, to a value whose fields are those given to `reader.accept`.
+ */
+export function fastLoadAll<T>(
+  text: string,
+  reader?: RecordSetReader<T>,
+  taken?: (T | undefined)[],
+): unknown[] | undefined {
   if (!ENABLED) return undefined;
   if (
     text.indexOf('\t') !== -1 ||
@@ -107,8 +153,14 @@ export function fastLoadAll(text: string): unknown[] | undefined {
     return undefined;
   }
   try {
-    return new Parser(text).documents();
+    const parser = new Parser(text);
+    if (reader !== undefined && taken !== undefined) {
+      parser.reader = reader;
+      parser.taken = taken;
+    }
+    return parser.documents();
   } catch (e) {
+    if (taken !== undefined) taken.length = 0;
     if (e === OUTSIDE) return undefined;
     throw e;
   }
@@ -216,6 +268,18 @@ function internalized(key: string): string {
   return key;
 }
 
+/** `Parser.linesOf` per reader. */
+const LINES = new WeakMap<RecordSetReader<unknown>, readonly [string, string]>();
+
+/** The keys of a usual record set (`Parser.recordSet`), their order the bits of those seen. */
+const TOP_KEYS = ['apiVersion', 'kind', 'metadata', 'spec'];
+const META_KEYS = ['name', 'namespace'];
+const SPEC_KEYS = ['zoneRef', 'name', 'type', 'ttl', 'records'];
+const REF_KEYS = ['name'];
+/** What `Parser.recordSet` compares at once: the start of a flow metadata, a flow spec. */
+const META_PREFIX = 'metadata: { name: ';
+const SPEC_PREFIX = 'spec: { zoneRef: { name: ';
+
 class Parser {
   private readonly s: string;
   private readonly n: number;
@@ -237,6 +301,14 @@ class Parser {
   private keyStop = 0;
   /** How many of `keys` are in use. */
   private keyTop = 0;
+
+  /** Takes usual record sets from their text (`recordSet`); their answers go to `taken`. */
+  reader: RecordSetReader<unknown> | undefined;
+  taken: unknown[] | undefined;
+  /** The fields `recordSet` reads, one object for the file. */
+  private fields: RecordSetFields | undefined;
+  /** `linesOf(reader)`. */
+  private lines: readonly [string, string] | undefined;
 
   constructor(text: string) {
     this.s = text;
@@ -261,8 +333,14 @@ class Parser {
       let value: unknown = null;
       if (this.indent !== END) {
         if (this.indent !== 0 || s.charCodeAt(this.pos) === 0x25 /* % directive */) throw OUTSIDE;
-        value = this.block(0, 1);
-        if (!this.ended()) throw OUTSIDE;
+        const taken = this.reader === undefined ? undefined : this.recordSet(documents.length + 1);
+        if (taken !== undefined) {
+          this.taken![documents.length] = taken;
+          value = TAKEN;
+        } else {
+          value = this.block(0, 1);
+          if (!this.ended()) throw OUTSIDE;
+        }
       }
       documents.push(value);
       if (this.separator) {
@@ -272,6 +350,360 @@ class Parser {
       }
     }
     return documents;
+  }
+
+  /**
+   * The reader's answer for the document whose first content line is the current one (at indent 0),
+   * when it is a usual record set (`RecordSetReader`) and the reader takes its fields; `pos`,
+   * `indent` and `separator` are then where `block` and the document's end would leave them.
+   * Otherwise undefined, the position as it was: the document is read by `block`, which then reads
+   * (or refuses) it exactly as without this. Each step is one `block` takes on such a text (the same
+   * `skip`, `endOfLine`, `inline` and `flowNode` on the same positions), with keys compared with the
+   * expected ones instead of made; anything else (another key, a quoted key, a repeated one, a value
+   * of another kind, an empty value) declines.
+   */
+  private recordSet(document: number): unknown {
+    const { pos, indent, separator } = this;
+    try {
+      const fields = this.readRecordSet();
+      if (fields !== undefined) {
+        const taken = this.reader!.accept(document, fields);
+        if (taken !== undefined) return taken;
+      }
+    } catch (e) {
+      if (e !== OUTSIDE) throw e;
+    }
+    this.pos = pos;
+    this.indent = indent;
+    this.separator = separator;
+    return undefined;
+  }
+
+  /**
+   * The lines `apiVersion: <reader.apiVersion>` and `kind: <reader.kind>` (with their line break)
+   * where the reader reads each as that key and that string (a plain scalar that stays a string,
+   * nothing else on its line); an empty string where it does not (then never found).
+   */
+  private linesOf(reader: RecordSetReader<unknown>): readonly [string, string] {
+    let lines = LINES.get(reader);
+    if (lines === undefined) {
+      const line = (key: string, value: string) => {
+        const text = `${key}: ${value}\n`;
+        try {
+          const read = new Parser(text).documents();
+          const o = read[0] as Record<string, unknown>;
+          if (read.length === 1 && Object.keys(o).length === 1 && o[key] === value) return text;
+        } catch (e) {
+          if (e !== OUTSIDE) throw e;
+        }
+        return '\0'; // never in a text the reader takes
+      };
+      lines = [line('apiVersion', reader.apiVersion), line('kind', reader.kind)];
+      LINES.set(reader, lines);
+    }
+    this.lines = lines;
+    return lines;
+  }
+
+  private readRecordSet(): RecordSetFields | undefined {
+    const reader = this.reader!;
+    let f = this.fields;
+    if (f === undefined) {
+      f = {
+        name: undefined,
+        namespace: undefined,
+        zone: undefined,
+        owner: undefined,
+        type: undefined,
+        ttl: undefined,
+        records: [],
+      };
+      this.fields = f;
+    } else {
+      f.namespace = undefined;
+      f.ttl = undefined;
+    }
+    const { s } = this;
+    const lines = this.lines ?? this.linesOf(reader);
+    let seen = 0;
+    let at = this.pos;
+    for (;;) {
+      const c = s.charCodeAt(at);
+      const line = c === 0x61 /* a */ ? lines[0] : c === 0x6b /* k */ ? lines[1] : undefined;
+      if (line !== undefined && s.startsWith(line, at)) {
+        // `apiVersion: <its value>` or `kind: <its value>` and the line's end, compared at once
+        const bit = c === 0x61 ? 1 : 2;
+        if ((seen & bit) !== 0) return undefined;
+        seen |= bit;
+        this.skip(at + line.length);
+      } else if (c === 0x6d /* m */ && s.startsWith(META_PREFIX, at)) {
+        // `metadata: { name: ` (the bench's and the examples' shape), compared at once
+        if ((seen & 4) !== 0) return undefined;
+        seen |= 4;
+        if (!this.metadata(at + META_PREFIX.length, 0, f, true)) return undefined;
+      } else if (c === 0x73 /* s */ && s.startsWith(SPEC_PREFIX, at)) {
+        // `spec: { zoneRef: { name: `
+        if ((seen & 8) !== 0) return undefined;
+        seen |= 8;
+        if (!this.spec(at + SPEC_PREFIX.length, 0, f, true)) return undefined;
+      } else {
+        const key = this.keyOf(at, TOP_KEYS, false);
+        if (key < 0 || (seen & (1 << key)) !== 0) return undefined;
+        seen |= 1 << key;
+        const i = this.valueAt(at + TOP_KEYS[key]!.length + 1);
+        if (key <= 1) {
+          const value = this.scalar(i);
+          if (value !== (key === 0 ? reader.apiVersion : reader.kind)) return undefined;
+          this.skip(this.endOfLine(this.pos));
+        } else if (key === 2) {
+          if (!this.metadata(i, 0, f, false)) return undefined;
+        } else if (!this.spec(i, 0, f, false)) return undefined;
+      }
+      if (this.indent === 0) {
+        at = this.pos;
+        continue;
+      }
+      if (this.indent !== END || seen !== 15) return undefined;
+      return f;
+    }
+  }
+
+  /**
+   * The index in `keys` of the plain key at `at` followed by `:` and (in block context) a space, the
+   * line's end or the text's, or (in flow context) a space: what `blockKey` or `flowKey` reads
+   * there. -1 for any other key.
+   */
+  private keyOf(at: number, keys: readonly string[], flow: boolean): number {
+    const { s, n } = this;
+    const c = s.charCodeAt(at);
+    for (let k = 0; k < keys.length; k++) {
+      const key = keys[k]!;
+      const length = key.length;
+      if (key.charCodeAt(0) !== c || s.charCodeAt(at + length) !== COLON || !s.startsWith(key, at)) continue;
+      const after = s.charCodeAt(at + length + 1);
+      if (after === SPACE || (!flow && (after === LF || at + length + 1 >= n))) return k;
+    }
+    return -1;
+  }
+
+  /** Past the spaces after a key's `:` at `i - 1`. */
+  private valueAt(i: number): number {
+    const { s } = this;
+    while (s.charCodeAt(i) === SPACE) i++;
+    return i;
+  }
+
+  /** Whether `i` (after a key's `:` and spaces) ends its line: the value is below it, or null. */
+  private empty(i: number): boolean {
+    const c = this.s.charCodeAt(i);
+    return i >= this.n || c === LF || c === HASH;
+  }
+
+  /**
+   * A block mapping's scalar value at `i` (as `inline` reads one; `pos` past it): anything but a scalar
+   * (a flow collection, nothing) declines.
+   */
+  private scalar(i: number): unknown {
+    const c = this.s.charCodeAt(i);
+    if (c === LBRACKET || c === LBRACE || this.empty(i)) throw OUTSIDE;
+    return this.inline(i, 0);
+  }
+
+  /** A flow collection's scalar entry at `i` (as `flowNode` reads one; `pos` past it). */
+  private flowScalar(i: number): unknown {
+    const c = this.s.charCodeAt(i);
+    if (c === LBRACKET || c === LBRACE) throw OUTSIDE;
+    return this.flowNode(i, 0);
+  }
+
+  /**
+   * The value of a key at indent `indent` whose value starts at `i`: a block mapping on the next
+   * lines (its keys' indent returned, the next content line read; not inside a flow collection,
+   * `flow`) or a flow mapping on this line (0, `pos` at its first key). -1: neither.
+   */
+  private mappingAt(i: number, indent: number, flow: boolean): number {
+    const { s } = this;
+    if (!flow && this.empty(i)) {
+      this.skip(this.endOfLine(i));
+      if (this.indent <= indent || this.isEntry()) return -1;
+      return this.indent;
+    }
+    if (s.charCodeAt(i) !== LBRACE) return -1;
+    i = this.valueAt(i + 1);
+    if (s.charCodeAt(i) === RBRACE) return -1; // no key
+    this.pos = i;
+    return 0;
+  }
+
+  /**
+   * After a block mapping's value (`pos` past it on its line, or the next content line read when
+   * `block`): the next content line read; whether it is another key of the mapping at `indent`.
+   */
+  private nextKey(block: boolean, indent: number): boolean {
+    if (!block) this.skip(this.endOfLine(this.pos));
+    if (this.indent === indent) return true;
+    if (this.indent > indent) throw OUTSIDE;
+    return false;
+  }
+
+  /**
+   * After a flow mapping's value (`pos` past it): the next key's position, or -1 past its `}` (then
+   * the rest of the line and the next content line read, as after any value of a block mapping).
+   */
+  private nextFlowKey(): number {
+    const i = this.next(this.pos, RBRACE);
+    if (i < 0) this.skip(this.endOfLine(this.pos));
+    return i;
+  }
+
+  /** `metadata`'s value at `i` (its key at `indent`): a name and perhaps a namespace. */
+  private metadata(i: number, indent: number, f: RecordSetFields, named: boolean): boolean {
+    // `named`: `i` is past `metadata: { name: `, at the flow mapping's first value (its name)
+    let inner = 0;
+    if (!named) {
+      inner = this.mappingAt(i, indent, false);
+      if (inner < 0) return false;
+    }
+    const flow = inner === 0;
+    let at = named ? i : this.pos;
+    let seen = 0;
+    for (;;) {
+      let key = 0;
+      let j: number;
+      if (named) {
+        named = false;
+        j = this.valueAt(at);
+      } else {
+        key = this.keyOf(at, META_KEYS, flow);
+        if (key < 0 || (seen & (1 << key)) !== 0) return false;
+        j = this.valueAt(at + META_KEYS[key]!.length + 1);
+      }
+      seen |= 1 << key;
+      const value = flow ? this.flowScalar(j) : this.scalar(j);
+      if (key === 0) f.name = value;
+      else f.namespace = value;
+      if (flow) {
+        at = this.nextFlowKey();
+        if (at >= 0) continue;
+      } else if (this.nextKey(false, inner)) {
+        at = this.pos;
+        continue;
+      }
+      return (seen & 1) !== 0;
+    }
+  }
+
+  /** `spec`'s value at `i` (its key at `indent`): a zoneRef, a name, a type, perhaps a TTL, records. */
+  private spec(i: number, indent: number, f: RecordSetFields, zoned: boolean): boolean {
+    // `zoned`: `i` is past `spec: { zoneRef: { name: `, at the value of the zoneRef's name
+    let inner = 0;
+    if (!zoned) {
+      inner = this.mappingAt(i, indent, false);
+      if (inner < 0) return false;
+    }
+    const flow = inner === 0;
+    let at = zoned ? i : this.pos;
+    let seen = 0;
+    for (;;) {
+      // Whether the value ended with its block below (the next content line read)
+      let below = false;
+      if (zoned) {
+        zoned = false;
+        seen = 1;
+        f.zone = this.flowScalar(this.valueAt(at));
+        // one key only: `}` next
+        if (this.next(this.pos, RBRACE) >= 0) return false;
+      } else {
+        const key = this.keyOf(at, SPEC_KEYS, flow);
+        if (key < 0 || (seen & (1 << key)) !== 0) return false;
+        seen |= 1 << key;
+        const j = this.valueAt(at + SPEC_KEYS[key]!.length + 1);
+        this.specValue(key, j, flow, inner, f);
+        below = !flow && (key === 0 ? this.below : key === 4 && this.s.charCodeAt(j) !== LBRACKET);
+      }
+      if (flow) {
+        at = this.nextFlowKey();
+        if (at >= 0) continue;
+      } else if (this.nextKey(below, inner)) {
+        at = this.pos;
+        continue;
+      }
+      // zoneRef, name, type and records; ttl perhaps
+      return (seen | 8) === 31;
+    }
+  }
+
+  /** Set by `specValue`: whether the zoneRef was a block mapping (the next content line read). */
+  private below = false;
+
+  /**
+   * The value of the spec's key `key` at `j` (the spec a flow mapping, or a block one whose keys are
+   * at `inner`) into `f`: `pos` past it on its line, or (a block zoneRef or sequence of records) the
+   * next content line read. Declines by `OUTSIDE`.
+   */
+  private specValue(key: number, j: number, flow: boolean, inner: number, f: RecordSetFields): void {
+    this.below = false;
+    if (key === 0) {
+      // zoneRef: a mapping of a name
+      const ref = this.mappingAt(j, inner, flow);
+      if (ref < 0) throw OUTSIDE;
+      const refAt = this.pos;
+      if (this.keyOf(refAt, REF_KEYS, ref === 0) !== 0) throw OUTSIDE;
+      const k = this.valueAt(refAt + 5);
+      if (ref === 0) {
+        f.zone = this.flowScalar(k);
+        // one key only: `}` next
+        if (this.next(this.pos, RBRACE) >= 0) throw OUTSIDE;
+      } else {
+        f.zone = this.scalar(k);
+        if (this.nextKey(false, ref)) throw OUTSIDE;
+        this.below = true;
+      }
+    } else if (key === 4) {
+      const records = this.records(j, flow, inner);
+      if (records === undefined) throw OUTSIDE;
+      f.records = records;
+    } else {
+      const value = flow ? this.flowScalar(j) : this.scalar(j);
+      if (key === 1) f.owner = value;
+      else if (key === 2) f.type = value;
+      else f.ttl = value;
+    }
+  }
+
+  /**
+   * `records`' value at `i` (its key at `indent` of a block mapping, or in a flow mapping): a flow
+   * sequence of scalars (`pos` past its `]`), or a block sequence of scalars below the key, or at
+   * its indent (the next content line read).
+   */
+  private records(i: number, flow: boolean, indent: number): unknown[] | undefined {
+    const { s } = this;
+    const list: unknown[] = [];
+    if (s.charCodeAt(i) === LBRACKET) {
+      i = this.valueAt(i + 1);
+      if (s.charCodeAt(i) === RBRACKET) {
+        this.pos = i + 1;
+        return list;
+      }
+      for (;;) {
+        list.push(this.flowScalar(i));
+        i = this.next(this.pos, RBRACKET);
+        if (i < 0) return list;
+      }
+    }
+    if (flow || !this.empty(i)) return undefined;
+    this.skip(this.endOfLine(i));
+    // `block`'s sequence below the key, or `mapping`'s at the key's own indent
+    if (this.indent < indent || !this.isEntry()) return undefined;
+    const at = this.indent;
+    for (;;) {
+      const j = this.valueAt(this.pos + 1);
+      list.push(this.scalar(j));
+      this.skip(this.endOfLine(this.pos));
+      if (this.indent === at && this.isEntry()) continue;
+      if (this.indent > at) throw OUTSIDE;
+      return list;
+    }
   }
 
   /** Whether the document has no further content line. */

@@ -3,16 +3,19 @@ import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import jsYaml from 'js-yaml';
 import { type Document, isMap, isScalar, LineCounter, parseAllDocuments, visit } from 'yaml';
-import { fastLoadAll } from './fast-yaml.ts';
+import { fastLoadAll, type RecordSetReader, TAKEN } from './fast-yaml.ts';
 
 /** One document read from a manifest file, before validation. */
-export interface ManifestDocument {
+export interface ManifestDocument<T = never> {
   file: string;
   /** 1-based index of the document in its file. */
   document: number;
   /** 1-based line where the document starts. */
   line: number;
+  /** The document's value; undefined where `taken` holds what a `RecordSetReader` made of it instead. */
   value: unknown;
+  /** What `parseManifestText`'s `RecordSetReader` made of the document's text, where it took it. */
+  taken?: T | undefined;
   /** Line of a field path such as `spec.records[1]`, for precise error reports. */
   lineOf(fieldPath: string): number | undefined;
 }
@@ -26,8 +29,8 @@ export interface ManifestFileError {
   message: string;
 }
 
-export interface ManifestRead {
-  documents: ManifestDocument[];
+export interface ManifestRead<T = never> {
+  documents: ManifestDocument<T>[];
   /** Files that could not be read or parsed as YAML, in whole or in part. */
   fileErrors: ManifestFileError[];
 }
@@ -162,14 +165,19 @@ export async function readManifests(paths: readonly string[]): Promise<ManifestR
  * full `yaml` parse of that one file. A file js-yaml rejects goes through `yaml`, whose errors say
  * where and what.
  */
-export function parseManifestText(text: string, file: string): ManifestRead {
+export function parseManifestText<T = never>(
+  text: string,
+  file: string,
+  reader?: RecordSetReader<T>,
+): ManifestRead<T> {
   // Anchors and aliases go through `yaml`, which caps alias expansion (a "billion laughs" file would
   // otherwise cost exponential work); manifests rarely use them.
   if (mayHaveAnchor(text)) return parseManifestTextPrecisely(text, file);
   // The YAML manifests are made of (block and one-line flow collections of one-line scalars) is read
   // by `fastLoadAll`, with js-yaml's results; anything else, and anything js-yaml would refuse, is
   // left to js-yaml.
-  let values = fastLoadAll(text);
+  const taken: (T | undefined)[] = [];
+  let values = fastLoadAll(text, reader, taken);
   if (values === undefined) {
     try {
       const all: unknown[] = [];
@@ -184,13 +192,17 @@ export function parseManifestText(text: string, file: string): ManifestRead {
     }
   }
   const positions = new Positions(text, file);
-  const documents: ManifestDocument[] = [];
+  const documents: ManifestDocument<T>[] = [];
   let k = 0;
   for (let i = 0; i < values.length; i++) {
     const value = values[i];
     if (value === null || value === undefined) continue;
     // js-yaml calls back once per document, empty ones included: the same numbering as `yaml`.
-    documents.push(new ReadDocument(file, i + 1, value, k++, positions));
+    documents.push(
+      value === TAKEN
+        ? new ReadDocument<T>(file, i + 1, undefined, k++, positions, taken[i])
+        : new ReadDocument<T>(file, i + 1, value, k++, positions, undefined),
+    );
   }
   return { documents, fileErrors: [] };
 }
@@ -218,20 +230,29 @@ class Positions {
  * only when one is asked for. A class (its accessors shared), not an object literal with a getter and
  * a closure of its own per document: a parse thread makes hundreds of thousands of them.
  */
-class ReadDocument implements ManifestDocument {
+class ReadDocument<T> implements ManifestDocument<T> {
   readonly file: string;
   readonly document: number;
   readonly value: unknown;
+  readonly taken: T | undefined;
   /** Its index among the file's non-empty documents. */
   private readonly index: number;
   private readonly positions: Positions;
 
-  constructor(file: string, document: number, value: unknown, index: number, positions: Positions) {
+  constructor(
+    file: string,
+    document: number,
+    value: unknown,
+    index: number,
+    positions: Positions,
+    taken: T | undefined,
+  ) {
     this.file = file;
     this.document = document;
     this.value = value;
     this.index = index;
     this.positions = positions;
+    this.taken = taken;
   }
 
   get line(): number {

@@ -9,8 +9,9 @@ import {
   validateAny,
 } from '../../api/frontdoors/index.ts';
 import { API_VERSION, type Problem, type Resource } from '../../api/index.ts';
-import { acceptUsualRecordSet, type UsualRecordSet } from '../../api/resource.ts';
+import { acceptUsualFields, acceptUsualRecordSet, type UsualRecordSet } from '../../api/resource.ts';
 import { valuesValidAnywhere } from '../../zones/record-parse.ts';
+import type { RecordSetReader } from './fast-yaml.ts';
 import {
   documentIdentity,
   type ManifestDocument,
@@ -118,7 +119,8 @@ export type SentDocument = ParsedDocument | UsualRecordSet;
  * `parseManifestFile` as a parse thread sends the file (`encodeDocuments`): a record set of the usual
  * shape that `acceptResource` accepts comes as the array `encodeDocuments` would make of its parsed
  * document (`acceptUsualRecordSet`), without that document, its identity and its clean copy being
- * made (docs/benchmarks.md, twelfth round). The same text `encodeDocuments` makes of
+ * made (docs/benchmarks.md, twelfth round), and most without the YAML objects either: read from its
+ * text (`USUAL_TEXT`, seventeenth round). The same text `encodeDocuments` makes of
  * `parseManifestFile`'s documents; anything else takes the path of `parseManifestFile`.
  */
 export async function parseManifestFileToSend(
@@ -167,15 +169,16 @@ async function readAndCheck(
       },
     };
   }
-  const read = parseManifestText(text, file);
+  // A usual record set is taken from its text by the parse thread (`USUAL_TEXT`), not made first.
+  const read = parseManifestText(text, file, toSend ? USUAL_TEXT : undefined);
   // Made when a line is first asked for (most files never are).
-  let byIndex: Map<number, ManifestDocument> | undefined;
+  let byIndex: Map<number, ManifestDocument<UsualRecordSet>> | undefined;
   const documents: SentDocument[] = [];
   const checked: boolean[] = [];
   for (const doc of read.documents) {
     if (toSend) {
       // No front door is of Zonekeeper's own API version (`FrontDoors` refuses one), so none takes it.
-      const usual = acceptUsualRecordSet(doc.value, doc.document);
+      const usual = doc.taken ?? acceptUsualRecordSet(doc.value, doc.document);
       if (usual !== undefined) {
         const valid = valuesValidAnywhere(usual[5], usual[6]);
         // As `encodeDocuments` sends a usual record set whose values hold anywhere.
@@ -229,6 +232,17 @@ async function readAndCheck(
       }),
   };
 }
+
+/**
+ * A usual record set read straight from its text (`RecordSetReader` of `fast-yaml.ts`): its fields
+ * checked as `acceptUsualRecordSet` checks the object the reader would make of them, to the array
+ * it would give (docs/benchmarks.md, seventeenth round).
+ */
+export const USUAL_TEXT: RecordSetReader<UsualRecordSet> = {
+  apiVersion: API_VERSION,
+  kind: 'DNSRecordSet',
+  accept: acceptUsualFields,
+};
 
 /** The file's text, or its size when above `maxBytes` (never more than `maxBytes + 1` bytes read). */
 async function readLimited(
