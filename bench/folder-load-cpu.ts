@@ -56,6 +56,7 @@ async function version(root: string) {
     phaseMs: number;
     wallMs: number;
     heapMiB: number;
+    buffersMiB: number;
     objects: number;
   }> => {
     const { recordTable, store, release, pool, folder } = await wire(dir, { holdCompaction: true });
@@ -83,11 +84,14 @@ async function version(root: string) {
     const phaseMs = (end.user + end.system - last.user - last.system) / 1000;
     folder.stop();
     gc?.();
-    const heapMiB = process.memoryUsage().heapUsed / 2 ** 20;
+    const { heapUsed, arrayBuffers } = process.memoryUsage();
+    const heapMiB = heapUsed / 2 ** 20;
+    // Typed arrays' contents (the record table's index and columns among them) are outside the heap.
+    const buffersMiB = arrayBuffers / 2 ** 20;
     const objects = store.count('DNSRecordSet');
     release();
     await pool.close();
-    return { cpuMs: (used.user + used.system) / 1000, phaseMs, wallMs, heapMiB, objects };
+    return { cpuMs: (used.user + used.system) / 1000, phaseMs, wallMs, heapMiB, buffersMiB, objects };
   };
 }
 
@@ -97,20 +101,22 @@ try {
   const phase = new Map<string, number[]>();
   const heap = new Map<string, number[]>();
   const wall = new Map<string, number[]>();
+  const buffers = new Map<string, number[]>();
   process.stdout.write(
     `${records} record sets in ${zones} zones, ${files} files, ${rounds} alternating rounds\n`,
   );
   for (let round = 0; round < rounds; round++) {
     for (const [label, run] of round % 2 === 0 ? versions : [...versions].reverse()) {
-      const { cpuMs, phaseMs, wallMs, heapMiB, objects } = await run();
+      const { cpuMs, phaseMs, wallMs, heapMiB, buffersMiB, objects } = await run();
       if (round > 0) {
         (cpu.get(label) ?? cpu.set(label, []).get(label)!).push(cpuMs);
         (phase.get(label) ?? phase.set(label, []).get(label)!).push(phaseMs);
         (heap.get(label) ?? heap.set(label, []).get(label)!).push(heapMiB);
         (wall.get(label) ?? wall.set(label, []).get(label)!).push(wallMs);
+        (buffers.get(label) ?? buffers.set(label, []).get(label)!).push(buffersMiB);
       }
       process.stdout.write(
-        `  round ${round + 1} ${label.padEnd(8)} wall ${wallMs.toFixed(0)} ms, main thread ${cpuMs.toFixed(0)} ms (after the reads ${phaseMs.toFixed(0)} ms), heap after GC ${heapMiB.toFixed(1)} MiB, ${objects} record sets\n`,
+        `  round ${round + 1} ${label.padEnd(8)} wall ${wallMs.toFixed(0)} ms, main thread ${cpuMs.toFixed(0)} ms (after the reads ${phaseMs.toFixed(0)} ms), heap after GC ${heapMiB.toFixed(1)} MiB (array buffers ${buffersMiB.toFixed(1)} MiB), ${objects} record sets\n`,
       );
       gc?.();
     }
@@ -119,7 +125,7 @@ try {
     `${median(list).toFixed(0)} ms (${Math.min(...list).toFixed(0)}–${Math.max(...list).toFixed(0)})`;
   for (const [label, list] of [...cpu].sort(([a], [b]) => a.localeCompare(b)))
     process.stdout.write(
-      `${label.padEnd(8)} wall median ${spread(wall.get(label)!)}, main thread CPU median ${spread(list)}, after the reads ${spread(phase.get(label)!)}, heap after GC median ${median(heap.get(label)!).toFixed(1)} MiB\n`,
+      `${label.padEnd(8)} wall median ${spread(wall.get(label)!)}, main thread CPU median ${spread(list)}, after the reads ${spread(phase.get(label)!)}, heap after GC median ${median(heap.get(label)!).toFixed(1)} MiB, array buffers median ${median(buffers.get(label)!).toFixed(1)} MiB\n`,
     );
 } finally {
   removeTempDir(tmp);

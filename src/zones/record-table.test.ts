@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
 import { Catalog } from './catalog.ts';
-import { Holder, RecordTable, SlotLists } from './record-table.ts';
+import { Holder, keyHash, RecordTable, SlotLists } from './record-table.ts';
 
 describe('RecordTable', () => {
   test('a freed slot is reused, with every column cleared at it', () => {
@@ -279,5 +279,204 @@ describe('the catalog on the record table', () => {
     // Deleting the zone it named before re-resolves nothing of it.
     const affected = c.deleteZone('dns/example-com');
     assert.ok(!affected.records.has('dns/m'));
+  });
+});
+
+/** A small deterministic generator (mulberry32): the same sequence of operations on every run. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 0x1_0000_0000;
+  };
+}
+
+/** `count` keys whose hashes under `seed` agree in the bits of `mask` (so their buckets do). */
+function colliding(seed: number, mask: number, count: number, prefix = 'ns/c'): string[] {
+  const out: string[] = [];
+  for (let i = 0; out.length < count; i++) {
+    const key = `${prefix}${i}`;
+    if ((keyHash(key, seed) & mask) === 0) out.push(key);
+  }
+  return out;
+}
+
+/**
+ * What a `RecordTable` should do, kept with a `Map` (the table's index before it had its own): a
+ * key's slot and holders in the order keys were first taken, freed slots reused last freed first.
+ */
+class ModelTable {
+  readonly slots = new Map<string, number>();
+  readonly holders = new Map<number, number>();
+  private readonly free: number[] = [];
+  private next = 0;
+
+  slotOf(key: string): number {
+    return this.slots.get(key) ?? -1;
+  }
+
+  hold(key: string, holder: number): number {
+    let slot = this.slots.get(key);
+    if (slot === undefined) {
+      slot = this.free.pop() ?? this.next++;
+      this.slots.set(key, slot);
+    }
+    this.holders.set(slot, (this.holders.get(slot) ?? 0) | holder);
+    return slot;
+  }
+
+  release(slot: number, holder: number): void {
+    const held = this.holders.get(slot) ?? 0;
+    if ((held & holder) === 0) return;
+    const left = held & ~holder;
+    if (left !== 0) {
+      this.holders.set(slot, left);
+      return;
+    }
+    this.holders.delete(slot);
+    for (const [key, s] of this.slots) if (s === slot) this.slots.delete(key);
+    this.free.push(slot);
+  }
+}
+
+describe("RecordTable's key index", () => {
+  const holders = [Holder.catalog, Holder.feed, Holder.store, Holder.state];
+
+  for (const [name, seed, pool] of [
+    [
+      'keys of every kind',
+      7,
+      () => Array.from({ length: 300 }, (_, i) => (i % 7 === 0 ? `k${i}` : `ns-${i % 5}/r-${i}`)),
+    ],
+    [
+      'keys whose buckets collide while the index is small',
+      11,
+      () => [...colliding(11, 0xff, 150), 'ns/a', 'ns/b', '', 'é/ü', '\u{1f600}/x'],
+    ],
+  ] as const) {
+    test(`holds, looks up and releases as a Map would (${name}), entries in the order keys were first taken`, () => {
+      const next = random(seed);
+      const keys = pool();
+      const table = new RecordTable(seed);
+      const model = new ModelTable();
+      const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
+      for (let op = 0; op < 20_000; op++) {
+        const key = pick(keys);
+        const r = next();
+        if (r < 0.3) {
+          assert.equal(table.slotOf(key), model.slotOf(key), `slotOf ${key}`);
+        } else if (r < 0.55) {
+          // As a new record set is taken: looked up (a miss, remembered), then held.
+          table.slotOf(key);
+          const holder = pick(holders);
+          assert.equal(table.hold(key, holder), model.hold(key, holder), `hold ${key}`);
+        } else if (r < 0.6) {
+          // A miss remembered, then another key released (the index changed), then held.
+          table.slotOf(key);
+          const other = model.slotOf(pick(keys));
+          if (other >= 0) {
+            table.release(other, Holder.catalog);
+            model.release(other, Holder.catalog);
+          }
+          assert.equal(
+            table.hold(key, Holder.feed),
+            model.hold(key, Holder.feed),
+            `hold ${key} after a release`,
+          );
+        } else {
+          // Releases as often as holds (more in the second half): the index empties and fills again.
+          const slot = model.slotOf(key);
+          if (slot < 0) continue;
+          const holder = op > 10_000 && next() < 0.5 ? (model.holders.get(slot) ?? 0) : pick(holders);
+          for (const h of holders) if ((holder & h) !== 0) table.release(slot, h);
+          for (const h of holders) if ((holder & h) !== 0) model.release(slot, h);
+        }
+        assert.equal(table.size, model.slots.size);
+        if (op % 500 === 0) {
+          assert.deepEqual([...table.entries()], [...model.slots], `entries after ${op} operations`);
+          for (const [k, slot] of model.slots) {
+            assert.equal(table.keyOf(slot), k);
+            for (const h of holders)
+              assert.equal(table.held(slot, h), ((model.holders.get(slot) ?? 0) & h) !== 0);
+          }
+        }
+      }
+      assert.deepEqual([...table.entries()], [...model.slots]);
+    });
+  }
+
+  test('entries read as they go, as a Map iterator does, while keys are taken and freed (and the order compacted)', () => {
+    const next = random(3);
+    const table = new RecordTable(3);
+    const model = new ModelTable();
+    const key = () => `ns/r${Math.floor(next() * 400)}`;
+    for (let i = 0; i < 300; i++) {
+      const k = key();
+      assert.equal(table.hold(k, Holder.state), model.hold(k, Holder.state));
+    }
+    for (let pass = 0; pass < 20; pass++) {
+      const mine = table.entries();
+      const theirs = model.slots.entries();
+      for (let step = 0; step < 2_000; step++) {
+        const a = mine.next();
+        const b = theirs.next();
+        assert.deepEqual(a, b, `pass ${pass}, step ${step}`);
+        if (a.done) break;
+        // Mostly releases in even passes (the order is compacted under the iterator), holds in odd ones.
+        const release = next() < (pass % 2 === 0 ? 0.8 : 0.3);
+        for (let n = 0; n < 3; n++) {
+          const k = key();
+          const slot = model.slotOf(k);
+          if (release && slot >= 0) {
+            table.release(slot, Holder.state);
+            model.release(slot, Holder.state);
+          } else if (!release) assert.equal(table.hold(k, Holder.state), model.hold(k, Holder.state));
+        }
+      }
+      assert.deepEqual([...table.entries()], [...model.slots]);
+    }
+  });
+
+  test('the state log lets go of every slot while it walks them: all are freed', () => {
+    const table = new RecordTable();
+    for (let i = 0; i < 1000; i++) table.hold(`ns/r${i}`, Holder.state);
+    table.hold('ns/r5', Holder.catalog);
+    for (const [, slot] of table.entries()) table.release(slot, Holder.state);
+    assert.equal(table.size, 1);
+    assert.deepEqual(
+      [...table.entries()].map(([k]) => k),
+      ['ns/r5'],
+    );
+    assert.equal(table.hold('ns/new', Holder.state), 999, 'the last freed slot is taken first');
+  });
+
+  test('keys chosen to collide under the index seed make it take a new seed: probes stay short, every key found', () => {
+    const seed = 12345;
+    const hostile = colliding(seed, 0xfff, 400);
+    const table = new RecordTable(seed);
+    const slots = hostile.map((k) => table.hold(k, Holder.store));
+    assert.ok(table.longestRun() < 40, `longest run of buckets ${table.longestRun()}`);
+    for (const [i, k] of hostile.entries()) assert.equal(table.slotOf(k), slots[i]);
+    assert.deepEqual(
+      [...table.entries()].map(([k]) => k),
+      hostile,
+    );
+    for (const slot of slots.slice(0, 200)) table.release(slot, Holder.store);
+    for (const [i, k] of hostile.entries()) assert.equal(table.slotOf(k), i < 200 ? -1 : slots[i]);
+  });
+
+  test('a key hashes alike under one seed and differently under others, whatever its characters', () => {
+    for (const key of ['', 'a', 'ns/name-1', 'é/ü', '\u{1f600}', 'x'.repeat(300)]) {
+      assert.equal(keyHash(key, 1), keyHash(key, 1));
+      assert.equal(keyHash(key, 1) | 0, keyHash(key, 1));
+    }
+    assert.notEqual(keyHash('ns/a', 1), keyHash('ns/a', 2));
+    assert.notEqual(keyHash('ns/ab', 1), keyHash('ns/ba', 1));
+    // Under another seed the keys chosen to collide spread over the buckets as any keys do.
+    const hostile = colliding(12345, 0xfff, 200);
+    const buckets = new Set(hostile.map((k) => keyHash(k, 54321) & 0xfff));
+    assert.ok(buckets.size > 180, `${buckets.size} buckets of 200 keys`);
   });
 });

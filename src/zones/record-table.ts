@@ -124,14 +124,113 @@ export class Int32Column implements Column {
 }
 
 /**
+ * A key's 32-bit hash under a table's `seed`: FNV-1a over the UTF-16 code units two at a time, each
+ * step followed by a shift down (so that the high bits a multiplication makes reach the low bits the
+ * buckets are chosen by), then MurmurHash3's finalizer. Seeded per table: keys chosen to collide
+ * under one seed do not under another (see `RecordTable`'s look-ups).
+ */
+export function keyHash(key: string, seed: number): number {
+  let h = seed ^ 0x811c9dc5;
+  const even = key.length & ~1;
+  for (let i = 0; i < even; i += 2) {
+    h = Math.imul(h ^ key.charCodeAt(i) ^ (key.charCodeAt(i + 1) << 16), 0x01000193);
+    h ^= h >>> 15;
+  }
+  if (even < key.length) {
+    h = Math.imul(h ^ key.charCodeAt(even), 0x01000193);
+    h ^= h >>> 15;
+  }
+  h ^= key.length;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return h ^ (h >>> 16);
+}
+
+/** The fewest buckets of the key index (a power of two). */
+const MIN_BUCKETS = 16;
+/**
+ * Buckets an insertion may probe before the index takes a new seed and places every key again: far
+ * beyond what a random hash makes at the index's load (at most a half), so only keys chosen to
+ * collide under the table's seed reach it (see `RecordTable.hold`).
+ */
+const LONG_PROBE = 128;
+
+/**
+ * The held slots in the order their keys were first taken: slot numbers at positions, -1 where the
+ * slot was freed since. Compacted into a new one (`next`) when freed positions are more than half of
+ * it; an iterator on this one carries its position over (`TableEntries`).
+ */
+interface Order {
+  slots: Int32Array;
+  length: number;
+  /** What replaced this one when it was compacted (this one is then left as it was). */
+  next: Order | undefined;
+}
+
+/**
+ * The entries of a `RecordTable` in its order, read as they go, as a `Map`'s iterator reads them: a
+ * key taken meanwhile comes (at the end), one freed before it came does not.
+ */
+class TableEntries implements IterableIterator<[ResourceKey, number]> {
+  private order: Order;
+  private at = 0;
+  private readonly table: RecordTable;
+
+  constructor(table: RecordTable, order: Order) {
+    this.table = table;
+    this.order = order;
+  }
+
+  next(): IteratorResult<[ResourceKey, number]> {
+    let order = this.order;
+    while (order.next !== undefined) {
+      // Compacted since: the position is the count of slots held before it in the old one.
+      let at = 0;
+      const old = order.slots;
+      for (let i = 0; i < this.at; i++) if (old[i]! >= 0) at++;
+      this.at = at;
+      order = order.next;
+      this.order = order;
+    }
+    while (this.at < order.length) {
+      const slot = order.slots[this.at++]!;
+      if (slot >= 0) return { value: [this.table.keyOf(slot), slot], done: false };
+    }
+    return { value: undefined, done: true };
+  }
+
+  [Symbol.iterator](): IterableIterator<[ResourceKey, number]> {
+    return this;
+  }
+}
+
+/**
  * One number per record set (by its `namespace/name` key), shared by the structures that keep
  * something per record set (the catalog, its feed, what was programmed, the last status written):
  * each keeps a column indexed by the number instead of a map of its own with its own copy of the key
  * (docs/benchmarks.md, memory budget). A number is assigned when the first holder takes the key and
  * freed, with every column's value at it cleared, when the last lets go; freed numbers are reused.
+ *
+ * The keys are found by an index of the table's own (docs/benchmarks.md, seventeenth round): open
+ * addressing with linear probing in one `Int32Array`, each bucket the slot (plus one; 0 for none)
+ * beside its key's hash (`keyHash`, seeded at random per table), so that a look-up of a key the
+ * table does not hold (each new record set's first) usually reads one cache line and no key string;
+ * a key string is compared only where the hashes are equal. The index grows by doubling from the
+ * hashes in its buckets, without reading a key; a key is taken out by shifting the buckets after it
+ * back (no tombstones). An insertion that probes more than `LONG_PROBE` buckets (keys chosen to
+ * collide under this table's seed) makes the index take a new seed and place every key again.
  */
 export class RecordTable {
-  private readonly slots = new Map<ResourceKey, number>();
+  /** Buckets: `[slot + 1, hash]` pairs, a power of two of them, at most half of them used. */
+  private buckets = new Int32Array(2 * MIN_BUCKETS);
+  private mask = MIN_BUCKETS - 1;
+  private seed: number;
+  private count = 0;
+  /** Insertions left before a long probe may make the index take a new seed again. */
+  private reseedAfter = 0;
+  private order: Order = { slots: new Int32Array(16), length: 0, next: undefined };
+  /** Each held slot's position in `order`. */
+  private orderAt = new Int32Array(0);
   private readonly keys = new RefColumn<ResourceKey>();
   private holders = new Uint8Array(0);
   private readonly free: number[] = [];
@@ -140,9 +239,14 @@ export class RecordTable {
   /** The columns each holder owns (cleared at a slot when that holder lets go of it), by holder bit. */
   private readonly owned = new Map<Holder, Column[]>();
 
+  /** `seed`: the key index's first seed (tests); random when not given. */
+  constructor(seed: number = (Math.random() * 0x1_0000_0000) | 0) {
+    this.seed = seed;
+  }
+
   /** Record sets held by at least one holder. */
   get size(): number {
-    return this.slots.size;
+    return this.count;
   }
 
   /**
@@ -174,17 +278,29 @@ export class RecordTable {
 
   /** The key's slot, or -1 when no holder holds it. */
   slotOf(key: ResourceKey): number {
-    const slot = this.slots.get(key);
-    if (slot !== undefined) return slot;
-    this.missed = key;
-    return -1;
+    const hash = keyHash(key, this.seed);
+    const buckets = this.buckets;
+    const mask = this.mask;
+    for (let b = hash & mask; ; b = (b + 1) & mask) {
+      const held = buckets[2 * b]!;
+      if (held === 0) {
+        this.missed = key;
+        this.missedHash = hash;
+        this.missedBucket = b;
+        return -1;
+      }
+      if (buckets[2 * b + 1] === hash && this.keys.get(held - 1) === key) return held - 1;
+    }
   }
 
   /**
-   * The last key `slotOf` did not find, until a key is taken: `hold` of it right after (a new record
-   * set, as the store and the catalog take it) does not look it up again.
+   * The last key `slotOf` did not find, with its hash and the empty bucket its probe ended at, until
+   * the index changes: `hold` of it right after (a new record set, as the store and the catalog take
+   * it) does not look it up again.
    */
   private missed: ResourceKey | undefined;
+  private missedHash = 0;
+  private missedBucket = 0;
 
   /** The key held at a slot (the table's one copy of it). */
   keyOf(slot: number): ResourceKey {
@@ -198,17 +314,29 @@ export class RecordTable {
 
   /** The key's slot, assigned if no holder held it, now held by `holder` too. */
   hold(key: ResourceKey, holder: Holder): number {
-    let slot = key === this.missed ? undefined : this.slots.get(key);
-    if (slot === undefined) {
+    let slot = key === this.missed ? -1 : this.slotOf(key);
+    if (slot < 0) {
+      const hash = this.missedHash;
+      const bucket = this.missedBucket;
       this.missed = undefined;
       slot = this.free.pop() ?? this.next++;
-      this.slots.set(key, slot);
       this.keys.set(slot, key);
+      this.count++;
+      if (2 * this.count > this.mask + 1) {
+        this.grow();
+        this.place(slot, hash);
+      } else {
+        this.buckets[2 * bucket] = slot + 1;
+        this.buckets[2 * bucket + 1] = hash;
+        if (((bucket - hash) & this.mask) > LONG_PROBE && this.reseedAfter <= 0) this.reseed();
+      }
+      this.reseedAfter--;
       if (slot >= this.holders.length) {
         const grown = new Uint8Array(Math.max(slot + 1, 16, Math.floor(this.holders.length * 1.5)));
         grown.set(this.holders);
         this.holders = grown;
       }
+      this.append(slot);
     }
     this.holders[slot]! |= holder;
     return slot;
@@ -232,15 +360,120 @@ export class RecordTable {
     const left = this.holders[slot]! & ~holder;
     this.holders[slot] = left;
     if (left !== 0) return;
-    this.slots.delete(this.keys.get(slot)!);
+    this.unindex(slot);
     this.keys.clear(slot);
     for (const column of this.columns) column.clear(slot);
     this.free.push(slot);
   }
 
-  /** Every held slot, in the order their keys were first taken (the map's own iterator: no generator). */
+  /** Every held slot, in the order their keys were first taken (read as it goes, as a `Map`'s iterator). */
   entries(): IterableIterator<[ResourceKey, number]> {
-    return this.slots.entries();
+    return new TableEntries(this, this.order);
+  }
+
+  /** The longest run of used buckets in the index (tests: what a miss may probe at worst). */
+  longestRun(): number {
+    let longest = 0;
+    let run = 0;
+    const buckets = this.buckets;
+    // Twice round: a run may wrap past the last bucket.
+    for (let i = 0; i < 2 * (this.mask + 1); i++) {
+      run = buckets[2 * (i & this.mask)] === 0 ? 0 : run + 1;
+      if (run > longest) longest = Math.min(run, this.mask + 1);
+    }
+    return longest;
+  }
+
+  /** Puts a slot whose key hashes to `hash` into the first empty bucket from its own. */
+  private place(slot: number, hash: number): void {
+    const buckets = this.buckets;
+    const mask = this.mask;
+    let b = hash & mask;
+    while (buckets[2 * b] !== 0) b = (b + 1) & mask;
+    buckets[2 * b] = slot + 1;
+    buckets[2 * b + 1] = hash;
+  }
+
+  /** Twice the buckets, each slot placed again by the hash beside it (no key is read). */
+  private grow(): void {
+    const old = this.buckets;
+    this.buckets = new Int32Array(2 * old.length);
+    this.mask = old.length - 1;
+    for (let i = 0; i < old.length; i += 2) if (old[i] !== 0) this.place(old[i]! - 1, old[i + 1]!);
+  }
+
+  /**
+   * A new seed, every key hashed again under it and placed: keys that collided under the old seed
+   * (chosen to) are spread. Not again before as many insertions as keys held, so that the rehashing
+   * stays a constant cost per insertion even for keys that would collide under every seed.
+   */
+  private reseed(): void {
+    this.seed = (Math.random() * 0x1_0000_0000) | 0;
+    this.reseedAfter = this.count;
+    const old = this.buckets;
+    this.buckets = new Int32Array(old.length);
+    for (let i = 0; i < old.length; i += 2) {
+      if (old[i] === 0) continue;
+      const slot = old[i]! - 1;
+      this.place(slot, keyHash(this.keys.get(slot)!, this.seed));
+    }
+  }
+
+  /** Takes a freed slot's bucket out, shifting back those after it that may move (no tombstone). */
+  private unindex(slot: number): void {
+    this.missed = undefined;
+    const buckets = this.buckets;
+    const mask = this.mask;
+    let hole = keyHash(this.keys.get(slot)!, this.seed) & mask;
+    while (buckets[2 * hole] !== slot + 1) hole = (hole + 1) & mask;
+    for (let b = (hole + 1) & mask; buckets[2 * b] !== 0; b = (b + 1) & mask) {
+      const home = buckets[2 * b + 1]! & mask;
+      // The entry at b may move back to the hole unless its home lies after the hole, up to b.
+      if (((b - home) & mask) >= ((b - hole) & mask)) {
+        buckets[2 * hole] = buckets[2 * b]!;
+        buckets[2 * hole + 1] = buckets[2 * b + 1]!;
+        hole = b;
+      }
+    }
+    buckets[2 * hole] = 0;
+    buckets[2 * hole + 1] = 0;
+    this.count--;
+    // Out of the order: its position marked freed, the order compacted when most of it is.
+    const order = this.order;
+    order.slots[this.orderAt[slot]!] = -1;
+  }
+
+  /** Appends a newly taken slot to the order (compacting it first when more than half is freed). */
+  private append(slot: number): void {
+    let order = this.order;
+    if (order.length === order.slots.length) {
+      if (2 * this.count < order.length) {
+        // Compacted into a new order; iterators on the old one carry their position over.
+        const slots = new Int32Array(Math.max(16, 2 * this.count));
+        let n = 0;
+        for (let i = 0; i < order.length; i++) {
+          const s = order.slots[i]!;
+          if (s >= 0) {
+            this.orderAt[s] = n;
+            slots[n++] = s;
+          }
+        }
+        const compacted: Order = { slots, length: n, next: undefined };
+        order.next = compacted;
+        this.order = order = compacted;
+      } else {
+        const slots = new Int32Array(Math.max(16, order.length + (order.length >> 1)));
+        slots.set(order.slots);
+        order.slots = slots;
+      }
+    }
+    if (slot >= this.orderAt.length) {
+      const grown = new Int32Array(Math.max(slot + 1, 16, Math.floor(this.orderAt.length * 1.5)));
+      grown.set(this.orderAt);
+      this.orderAt = grown;
+    }
+    this.orderAt[slot] = order.length;
+    order.slots[order.length++] = slot;
   }
 }
 
