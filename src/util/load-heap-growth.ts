@@ -18,8 +18,8 @@
  * limit below it), the setting is not applied.
  *
  * `ZONEKEEPER_LOAD_HEAP_GROWTH` in the environment sets another percent (`0` or `off`: V8's own
- * factor throughout); `--heap-growing-percent` on Node's command line or in `NODE_OPTIONS` wins over
- * both.
+ * factor throughout); `--heap-growing-percent` on Node's command line wins over both (Node refuses it
+ * in `NODE_OPTIONS`).
  */
 import v8 from 'node:v8';
 
@@ -65,7 +65,7 @@ export function growHeapDuringLoad(options: LoadHeapGrowthOptions = {}): LoadHea
   });
   const named = (arg: string) =>
     arg === FLAG || arg.startsWith(`${FLAG}=`) || arg.startsWith('--heap_growing_percent');
-  if (execArgv.some(named) || (env.NODE_OPTIONS ?? '').split(/\s+/).some(named)) return unset('node-flag');
+  if (execArgv.some(named)) return unset('node-flag');
   const raw = env[LOAD_HEAP_GROWTH_ENV]?.trim().toLowerCase();
   let percent = DEFAULT_LOAD_HEAP_GROWTH_PERCENT;
   if (raw !== undefined && raw !== '') {
