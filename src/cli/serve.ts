@@ -49,6 +49,7 @@ import { catalogGate } from '../sources/writes/catalog-gate.ts';
 import { FolderWriteStore } from '../sources/writes/folder-write-store.ts';
 import { updateKeySources } from '../sources/writes/update-keys.ts';
 import { compileCacheOutcome, flushCompileCache } from '../util/compile-cache.ts';
+import { growHeapDuringLoad } from '../util/load-heap-growth.ts';
 import { CredentialTable, type WriteAccessConfig } from '../writes/credentials.ts';
 import { type RecordWriter, WriteCoordinator } from '../writes/record-writer.ts';
 import { withUpdateCredentials } from '../writes/update-credentials.ts';
@@ -409,6 +410,9 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     for (const key of folderHeld) if (!holds.has(key)) controller.setZoneHeld(key, undefined);
     folderHeld = new Set(holds.keys());
   };
+  // Fewer full collections while the first load builds the heap; V8's own growth once every zone was
+  // programmed (docs/benchmarks.md, "Seventeenth round: full collections during the first load").
+  const loadGrowth = growHeapDuringLoad();
   await source.start();
   parser.shrink(1);
   // Which zones were served before a restart decides which keep their domain (ADR 0013): their
@@ -482,6 +486,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       })
     : undefined;
   await controller.idle();
+  loadGrowth.restore();
   releaseCompaction();
   ready = true;
   // The modules this thread loaded go to the compile cache now, not only at exit (docs/adr/0030).
@@ -498,6 +503,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     zones: table.size,
     problems: source.problems().length,
     compileCache: compileCacheSummary(),
+    loadHeapGrowth: loadGrowth.percent ?? loadGrowth.skipped,
     ...(homelabApi
       ? { homelabApi: `${homelabApi.api.address().host}:${homelabApi.api.address().port}` }
       : {}),
