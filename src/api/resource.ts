@@ -434,9 +434,9 @@ export function acceptUsualRecordSet(obj: unknown, document: number): UsualRecor
  * `fast-yaml.ts`): the fields the YAML reader would have made of it (the API version and kind are
  * the reader's to compare), in the objects of exactly the usual shape. What
  * `acceptUsualRecordSet` answers for the object the YAML reader makes of the same text
- * (`fast-yaml.test.ts` holds the two to each other).
+ * (`record-set-text.test.ts` holds the two to each other).
  */
-export function acceptUsualFields(document: number, f: RecordSetFieldValues): UsualRecordSet | undefined {
+export function acceptUsualFields(document: number, f: RecordSetFields): UsualRecordSet | undefined {
   if (!USUAL_ENABLED) return undefined;
   const hasTtl = f.ttl !== undefined;
   const records = f.records;
@@ -459,14 +459,20 @@ export function acceptUsualFields(document: number, f: RecordSetFieldValues): Us
   );
 }
 
-/** The fields of a usual record set as a YAML reader makes them (undefined: absent). */
-export interface RecordSetFieldValues {
+/**
+ * A DNSRecordSet's fields as a YAML reader makes them (`RecordSetReader` of `fast-yaml.ts`): each the
+ * value of its scalar, typed as the reader types it; undefined where the field is absent.
+ */
+export interface RecordSetFields {
+  /** `metadata.name`, `metadata.namespace`. */
   name: unknown;
   namespace: unknown;
+  /** `spec.zoneRef.name`, `spec.name`, `spec.type`, `spec.ttl`. */
   zone: unknown;
   owner: unknown;
   type: unknown;
   ttl: unknown;
+  /** `spec.records`: a new list of its entries' values. */
   records: unknown[];
 }
 

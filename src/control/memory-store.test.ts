@@ -102,6 +102,18 @@ describe('MemoryStore', () => {
         given.apply(recordSet('dns', 'other', rs(['192.0.2.4']).spec), 't', undefined, 'dns/other', other),
       RangeError,
     );
+    // The slot of another key held by the store is refused before anything changes: the other key's
+    // object stays, and no uid or resource version is spent.
+    const counters = given.counters();
+    const taken = { slot: table.slotOf(key) };
+    assert.throws(
+      () =>
+        given.apply(recordSet('dns', 'other', rs(['192.0.2.4']).spec), 't', undefined, 'dns/other', taken),
+      RangeError,
+    );
+    assert.deepEqual(given.counters(), counters);
+    assert.equal(given.get('DNSRecordSet', 'dns/other'), undefined);
+    assert.deepEqual(given.get('DNSRecordSet', key)?.spec, rs(['192.0.2.3']).spec);
     // Of a kind not kept in the table (or without a table): ignored, and no slot given back.
     const zoneAt = { slot: 3 };
     given.apply(zone('dns', 'z', 'z.example.'), 't', undefined, 'dns/z', zoneAt);

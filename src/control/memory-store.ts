@@ -60,9 +60,14 @@ class TableByKey implements ByKey {
     return slot >= 0 ? this.objects.get(slot) : undefined;
   }
 
-  /** `get` by the key's slot (-1: no holder holds the key). */
-  getAt(slot: number): Stored | undefined {
-    return slot >= 0 ? this.objects.get(slot) : undefined;
+  /** `get` by the key's slot (-1: no holder holds the key); a slot held for another key is refused. */
+  getAt(key: ResourceKey, slot: number): Stored | undefined {
+    if (slot < 0) return undefined;
+    // A caller's slot of another key would put this object in that key's place: refused before
+    // anything changes (a new key's slot is -1, so a first load compares nothing here).
+    if (this.table.keyOf(slot) !== key)
+      throw new RangeError(`record table: slot ${slot} is not the slot of ${key}`);
+    return this.objects.get(slot);
   }
 
   set(key: ResourceKey, object: Stored): void {
@@ -186,7 +191,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
    * it (an object being deleted, without `restoreDeleting`). `key`, when the caller has it, is
    * `resourceKey(desired.metadata)` (not made again; a folder's first load has it inside each
    * object's id, a slice of which shares the id's characters instead of joining a copy). `at`, for a
-   * record set kept in `recordTable` (else ignored), with `key`: its `slot` is the key's slot there as
+   * record set kept in `recordTable` (for any other object its slot is set to -1), with `key`: its `slot` is the key's slot there as
    * the caller found it just now (`RecordTable.slotOf`, -1 when no holder holds it), and becomes the
    * slot the store holds the record set at after the call (-1: none): neither is looked up here, and
    * the caller can give it to the next holder (`StateStore.putObject`).
@@ -380,7 +385,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     // The caller's slot of the key (`apply`): no look-up of it.
     const table = at !== undefined && byKey instanceof TableByKey ? byKey : undefined;
     if (at !== undefined && table === undefined) at.slot = -1;
-    const existing = table !== undefined ? table.getAt(at!.slot) : byKey.get(key);
+    const existing = table !== undefined ? table.getAt(key, at!.slot) : byKey.get(key);
     // Being deleted: a re-create waits for it to go, unless the store restores such objects.
     const restored = existing?.metadata.deletionTimestamp !== undefined;
     if (restored && !this.restoreDeleting) return undefined;

@@ -16,7 +16,8 @@
  * its order, so `0x1F`, `0o17`, `.inf`, `-0` and friends come out as js-yaml makes them; a scalar
  * whose first character none of them accepts (anything but `~`, `n`, `N`, `t`, `T`, `f`, `F`, a
  * sign, a dot or a digit) is a string without asking them. Work is linear in the text: each line is
- * read at most twice, nesting is bounded, no regular expression runs on the text.
+ * read at most twice (three times in a document a `RecordSetReader` tried and declined), nesting is
+ * bounded, no regular expression runs on the text.
  *
  * With a `RecordSetReader` (a parse thread's), a document of the usual DNSRecordSet's shape is read
  * straight from its text into the fields the reader wants, without the objects (`Parser.recordSet`):
@@ -25,6 +26,7 @@
  * `accept` refuses, is read as before (docs/benchmarks.md, seventeenth round).
  */
 import jsYaml from 'js-yaml';
+import type { RecordSetFields } from '../../api/resource.ts';
 
 interface ImplicitType {
   tag: string;
@@ -99,29 +101,13 @@ const ESCAPES: Record<number, string> = {
 };
 
 /**
- * A DNSRecordSet's fields as the reader would make them (`RecordSetReader`): each the value of its
- * scalar, typed as the reader types it; undefined where the field is absent.
- */
-export interface RecordSetFields {
-  /** `metadata.name`, `metadata.namespace`. */
-  name: unknown;
-  namespace: unknown;
-  /** `spec.zoneRef.name`, `spec.name`, `spec.type`, `spec.ttl`. */
-  zone: unknown;
-  owner: unknown;
-  type: unknown;
-  ttl: unknown;
-  /** `spec.records`: a new list of its entries' values. */
-  records: unknown[];
-}
-
-/**
  * Takes a document of the usual record set's shape straight from its text (`Parser.recordSet`): a
  * block mapping at the document's indent 0 of exactly `apiVersion` (this one), `kind` (this one),
  * `metadata` (`name`, perhaps `namespace`) and `spec` (`zoneRef` of a `name`, `name`, `type`, perhaps
  * `ttl`, `records` a list of scalars), in any order, each mapping in flow (`{ ... }` on one line) or
  * block style, the list in flow style or as a block sequence, every value a scalar. `accept` gives
- * what the caller makes of the fields, or undefined to have the document read as usual.
+ * what the caller makes of the fields, or undefined to have the document read as usual. `fields` is
+ * one object the reader fills again for the file's next document: keep its values, not the object.
  */
 export interface RecordSetReader<T> {
   readonly apiVersion: string;
@@ -382,7 +368,7 @@ class Parser {
   /**
    * The lines `apiVersion: <reader.apiVersion>` and `kind: <reader.kind>` (with their line break)
    * where the reader reads each as that key and that string (a plain scalar that stays a string,
-   * nothing else on its line); an empty string where it does not (then never found).
+   * nothing else on its line); `'\0'` where it does not (never in a text the reader takes).
    */
   private linesOf(reader: RecordSetReader<unknown>): readonly [string, string] {
     let lines = LINES.get(reader);
@@ -649,7 +635,7 @@ class Parser {
       if (ref < 0) throw OUTSIDE;
       const refAt = this.pos;
       if (this.keyOf(refAt, REF_KEYS, ref === 0) !== 0) throw OUTSIDE;
-      const k = this.valueAt(refAt + 5);
+      const k = this.valueAt(refAt + REF_KEYS[0]!.length + 1);
       if (ref === 0) {
         f.zone = this.flowScalar(k);
         // one key only: `}` next

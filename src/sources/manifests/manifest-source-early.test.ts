@@ -121,6 +121,8 @@ interface Run {
   errors: string[];
   snapshot: () => unknown;
   source: ManifestSource;
+  /** The keys the shared record table was asked for (`slotOf`), in order, with `table`. */
+  lookups: string[];
 }
 
 describe('folder mode: a fresh first load takes each file as it is parsed', () => {
@@ -170,6 +172,7 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       errors: [],
       snapshot: () => undefined,
       source: undefined as unknown as ManifestSource,
+      lookups: [],
     };
     const parser: ManifestParser = {
       parse: async (file, maxBytes) => {
@@ -201,6 +204,13 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       close: () => inner.close(),
     };
     const table = options.table ? new RecordTable() : undefined;
+    if (table) {
+      const slotOf = table.slotOf.bind(table);
+      table.slotOf = (key) => {
+        run.lookups.push(key);
+        return slotOf(key);
+      };
+    }
     const store = new MemoryStore(undefined, table ? { recordSets: table } : {});
     const state = await StateStore.open(undefined, table ? { recordTable: table } : {});
     const source = new ManifestSource({
@@ -515,6 +525,34 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
     assert.ok(codes.includes('b.yaml DUPLICATE DNSRecordSet dns/x'), codes.join());
     assert.ok(!codes.some((c) => c.includes('INVALID')), codes.join());
     assert.equal(early.source.definitionOf('DNSZone/dns/z2')?.file, path.join(dir, 'a.yaml'));
+  });
+
+  test('a first load with the store and the state sharing a record table, as `serve` wires them: each new record set taken early is looked up there once', async () => {
+    const files = {
+      'a.yaml': docs(
+        zone('z', 'example.com'),
+        record('a1', '192.0.2.1'),
+        record('a2', '192.0.2.2'),
+        record('a3', '192.0.2.3'),
+      ),
+      'b.yaml': docs(record('b1', '192.0.2.4'), record('b2', '192.0.2.5')),
+      'c.yaml': record('c1', '192.0.2.6'),
+    };
+    const run = await load(
+      { batch: false, wire: true, table: true, probe: 'DNSRecordSet/dns/a1', last: 'c.yaml' },
+      files,
+    );
+    assert.deepEqual(run.asked, [
+      ['a.yaml', true],
+      ['b.yaml', true],
+      ['c.yaml', true],
+    ]);
+    // The probe (`a1`) is asked for by this test while it waits; every other record set once, by the
+    // early apply: not again by the definers, the store or the state.
+    const others = run.lookups.filter((key) => key !== 'dns/a1');
+    assert.deepEqual(others, ['dns/a2', 'dns/a3', 'dns/b1', 'dns/b2', 'dns/c1']);
+    assert.ok(run.lookups.includes('dns/a1'));
+    assert.equal(run.source.definitionOf('DNSRecordSet/dns/c1')?.file, path.join(dir, 'c.yaml'));
   });
 
   test('objects applied early and the rest after the last parse keep the order they were first defined in', async () => {

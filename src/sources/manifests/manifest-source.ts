@@ -44,7 +44,7 @@ import {
   type ManifestParser,
   type ParsedManifest,
 } from './manifest-parser.ts';
-import type { ObjectsMark, StateStore, StoredObject } from './state-file.ts';
+import { type ObjectsMark, RECORD_SET_PREFIX, type StateStore, type StoredObject } from './state-file.ts';
 
 /** A problem found in the manifests, located as precisely as possible. */
 export interface ManifestProblem {
@@ -1769,9 +1769,6 @@ async function stampOf(file: string): Promise<FileStamp | undefined> {
     return undefined;
   }
 }
-
-/** The ids of record sets (`DNSRecordSet/namespace/name`): their key in the record table follows. */
-const RECORD_SET_PREFIX = 'DNSRecordSet/';
 
 /** Whether the id is of a native kind (`splitId(id).kind` one of `KINDS`), nothing made to tell. */
 function isNativeId(id: string): boolean {

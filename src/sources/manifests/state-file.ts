@@ -66,7 +66,7 @@ export interface StateStoreOptions {
 }
 
 /** The ids of record sets (`DNSRecordSet/namespace/name`): their key in a record table follows. */
-const RECORD_SET_PREFIX = 'DNSRecordSet/';
+export const RECORD_SET_PREFIX = 'DNSRecordSet/';
 
 /** Format of the snapshot and log lines; a snapshot of another version is refused. */
 const FORMAT = 2;
@@ -278,12 +278,15 @@ export class StateStore implements SerialStore {
     else this.setRecordSetEntry(key, entry);
   }
 
-  /** `slot`: the key's slot in the table, some holder holding it (no look-up of `key`), else -1. */
-  private setRecordSetEntry(key: string | undefined, entry: Entry, slot = -1): void {
-    const { table, entries } = this.recordSets!;
-    const held = slot >= 0 ? table.holdSlot(slot, Holder.state) : table.hold(key!, Holder.state);
-    if (entries.get(held) === undefined) this.recordSetCount++;
-    entries.set(held, entry);
+  private setRecordSetEntry(key: string, entry: Entry): void {
+    this.setRecordSetEntryAt(this.recordSets!.table.hold(key, Holder.state), entry);
+  }
+
+  /** The entry at the record set's slot, which the state holds from now on (`hold` or `holdSlot` gave it). */
+  private setRecordSetEntryAt(slot: number, entry: Entry): void {
+    const { entries } = this.recordSets!;
+    if (entries.get(slot) === undefined) this.recordSetCount++;
+    entries.set(slot, entry);
   }
 
   /** Forgets the entry of `id`; false when there was none. */
@@ -570,7 +573,7 @@ export class StateStore implements SerialStore {
     this.keepBefore(id);
     this.walk = undefined;
     if (this.objectCount === 0) this.walkArmed = true;
-    if (inTable) this.setRecordSetEntry(undefined, entry, slot);
+    if (inTable) this.setRecordSetEntryAt(this.recordSets!.table.holdSlot(slot, Holder.state), entry);
     else if (key === undefined) this.objects.set(id, entry);
     else this.setRecordSetEntry(key, entry);
     // No note to forget when none is kept (a first load's million puts): no lookup for nothing.
