@@ -467,6 +467,68 @@ describe("RecordTable's key index", () => {
     for (const [i, k] of hostile.entries()) assert.equal(table.slotOf(k), i < 200 ? -1 : slots[i]);
   });
 
+  test('keys that collide under every seed it takes: a new seed at most once per half the buckets, so never a rehash per insertion', () => {
+    const seed = 12345;
+    const hostile = colliding(seed, 0xfff, 600);
+    // A peak of 8,192 keys first: the index keeps its 16,384 buckets when they are let go.
+    const table = new RecordTable(seed, () => seed);
+    const peak = Array.from({ length: 8192 }, (_, i) => table.hold(`ns/peak-${i}`, Holder.store));
+    for (const slot of peak) table.release(slot, Holder.store);
+    const slots = hostile.map((k) => table.hold(k, Holder.store));
+    // Every insertion after the 128th probes a long run; the bound lets one new seed through.
+    assert.equal(table.reseedCount, 1);
+    for (const [i, k] of hostile.entries()) assert.equal(table.slotOf(k), slots[i]);
+  });
+
+  test('keys differing only in the top bits of their UTF-16 units do not collide under every seed', () => {
+    // Two units packed in 32 bits a step would give all of these one hash under any seed.
+    const keys: string[] = [];
+    for (let m = 0; m < 256; m++) {
+      let key = 'ns/x';
+      for (let bit = 0; bit < 8; bit++) key += (m >> bit) & 1 ? 'a\u8041b\u8043' : 'a\u0041b\u0042';
+      keys.push(key);
+    }
+    for (const s of [1, 2, 3]) {
+      const hashes = new Set(keys.map((k) => keyHash(k, s)));
+      assert.ok(hashes.size > 250, `${hashes.size} hashes of 256 keys under seed ${s}`);
+    }
+  });
+
+  test('entries(): an iterator that said done stays done when a key is taken later, as a Map iterator does', () => {
+    const table = new RecordTable();
+    const map = new Map<string, number>();
+    table.hold('ns/a', Holder.store);
+    map.set('ns/a', 0);
+    const it = table.entries();
+    const mapIt = map.entries();
+    assert.deepEqual(it.next(), { value: ['ns/a', 0], done: false });
+    mapIt.next();
+    assert.equal(it.next().done, true);
+    assert.equal(mapIt.next().done, true);
+    table.hold('ns/b', Holder.store);
+    map.set('ns/b', 1);
+    assert.deepEqual(it.next(), mapIt.next());
+    assert.equal(it.next().done, true);
+  });
+
+  test('a key missed, another inserted, then the first held: each at its own slot, found again', () => {
+    const table = new RecordTable(7);
+    assert.equal(table.slotOf('ns/first'), -1);
+    const second = table.hold('ns/second', Holder.store);
+    const first = table.hold('ns/first', Holder.store);
+    assert.notEqual(first, second);
+    assert.equal(table.slotOf('ns/first'), first);
+    assert.equal(table.slotOf('ns/second'), second);
+    // A miss, a release, then the missed key's hold: the remembered bucket is not trusted.
+    assert.equal(table.slotOf('ns/third'), -1);
+    table.release(second, Holder.store);
+    const third = table.hold('ns/third', Holder.store);
+    assert.equal(table.slotOf('ns/third'), third);
+    assert.equal(table.slotOf('ns/first'), first);
+    assert.equal(table.slotOf('ns/second'), -1);
+    assert.equal(table.size, 2);
+  });
+
   test('a key hashes alike under one seed and differently under others, whatever its characters', () => {
     for (const key of ['', 'a', 'ns/name-1', 'é/ü', '\u{1f600}', 'x'.repeat(300)]) {
       assert.equal(keyHash(key, 1), keyHash(key, 1));

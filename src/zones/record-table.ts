@@ -124,26 +124,29 @@ export class Int32Column implements Column {
 }
 
 /**
- * A key's 32-bit hash under a table's `seed`: FNV-1a over the UTF-16 code units two at a time, each
+ * A key's 32-bit hash under a table's `seed`: FNV-1a over the UTF-16 code units one at a time, each
  * step followed by a shift down (so that the high bits a multiplication makes reach the low bits the
- * buckets are chosen by), then MurmurHash3's finalizer. Seeded per table: keys chosen to collide
- * under one seed do not under another (see `RecordTable`'s look-ups).
+ * buckets are chosen by), then MurmurHash3's finalizer. Seeded per table, so that keys chosen to
+ * collide under one seed do not under another (see `RecordTable`'s look-ups). One unit (16 bits) a
+ * step, not two packed in 32: a multiplication carries a difference in the top bit of its input to
+ * the top bit of its output whatever the seed, so two units a step let keys differing in the top bit
+ * of their second units (characters beyond U+7FFF) collide under every seed.
  */
 export function keyHash(key: string, seed: number): number {
   let h = seed ^ 0x811c9dc5;
-  const even = key.length & ~1;
-  for (let i = 0; i < even; i += 2) {
-    h = Math.imul(h ^ key.charCodeAt(i) ^ (key.charCodeAt(i + 1) << 16), 0x01000193);
-    h ^= h >>> 15;
-  }
-  if (even < key.length) {
-    h = Math.imul(h ^ key.charCodeAt(even), 0x01000193);
+  for (let i = 0; i < key.length; i++) {
+    h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
     h ^= h >>> 15;
   }
   h ^= key.length;
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
   return h ^ (h >>> 16);
+}
+
+/** A seed for the key index from the platform's secure generator (not one a client could predict). */
+function randomSeed(): number {
+  return crypto.getRandomValues(new Int32Array(1))[0]!;
 }
 
 /** The fewest buckets of the key index (a power of two). */
@@ -169,11 +172,14 @@ interface Order {
 
 /**
  * The entries of a `RecordTable` in its order, read as they go, as a `Map`'s iterator reads them: a
- * key taken meanwhile comes (at the end), one freed before it came does not.
+ * key taken meanwhile comes (at the end), one freed before it came does not, and once it has said
+ * done it stays done.
  */
 class TableEntries implements IterableIterator<[ResourceKey, number]> {
   private order: Order;
   private at = 0;
+  /** Said done: a key taken later does not come (a `Map`'s iterator, once done, stays done). */
+  private finished = false;
   private readonly table: RecordTable;
 
   constructor(table: RecordTable, order: Order) {
@@ -182,6 +188,7 @@ class TableEntries implements IterableIterator<[ResourceKey, number]> {
   }
 
   next(): IteratorResult<[ResourceKey, number]> {
+    if (this.finished) return { value: undefined, done: true };
     let order = this.order;
     while (order.next !== undefined) {
       // Compacted since: the position is the count of slots held before it in the old one.
@@ -196,6 +203,7 @@ class TableEntries implements IterableIterator<[ResourceKey, number]> {
       const slot = order.slots[this.at++]!;
       if (slot >= 0) return { value: [this.table.keyOf(slot), slot], done: false };
     }
+    this.finished = true;
     return { value: undefined, done: true };
   }
 
@@ -228,6 +236,8 @@ export class RecordTable {
   private count = 0;
   /** Insertions left before a long probe may make the index take a new seed again. */
   private reseedAfter = 0;
+  /** How many new seeds the index took (`reseed`). */
+  private reseeds = 0;
   private order: Order = { slots: new Int32Array(16), length: 0, next: undefined };
   /** Each held slot's position in `order`. */
   private orderAt = new Int32Array(0);
@@ -239,9 +249,16 @@ export class RecordTable {
   /** The columns each holder owns (cleared at a slot when that holder lets go of it), by holder bit. */
   private readonly owned = new Map<Holder, Column[]>();
 
-  /** `seed`: the key index's first seed (tests); random when not given. */
-  constructor(seed: number = (Math.random() * 0x1_0000_0000) | 0) {
+  /** Where the index's next seeds come from (`reseed`). */
+  private readonly seeds: () => number;
+
+  /**
+   * `seed`: the key index's first seed, random when not given; `seeds`, where its next ones come from
+   * (tests: keys that collide under every seed it takes).
+   */
+  constructor(seed: number = randomSeed(), seeds: () => number = randomSeed) {
     this.seed = seed;
+    this.seeds = seeds;
   }
 
   /** Record sets held by at least one holder. */
@@ -371,6 +388,11 @@ export class RecordTable {
     return new TableEntries(this, this.order);
   }
 
+  /** How many times the index took a new seed (tests: keys chosen to collide). */
+  get reseedCount(): number {
+    return this.reseeds;
+  }
+
   /** The longest run of used buckets in the index (tests: what a miss may probe at worst). */
   longestRun(): number {
     let longest = 0;
@@ -404,12 +426,14 @@ export class RecordTable {
 
   /**
    * A new seed, every key hashed again under it and placed: keys that collided under the old seed
-   * (chosen to) are spread. Not again before as many insertions as keys held, so that the rehashing
-   * stays a constant cost per insertion even for keys that would collide under every seed.
+   * (chosen to) are spread. Not again before as many insertions as half the buckets (at least the
+   * keys held), so that the rehashing, which reads every bucket, stays a constant cost per insertion
+   * however many keys were taken out since the index grew.
    */
   private reseed(): void {
-    this.seed = (Math.random() * 0x1_0000_0000) | 0;
-    this.reseedAfter = this.count;
+    this.seed = this.seeds();
+    this.reseedAfter = (this.mask + 1) >> 1;
+    this.reseeds++;
     const old = this.buckets;
     this.buckets = new Int32Array(old.length);
     for (let i = 0; i < old.length; i += 2) {
