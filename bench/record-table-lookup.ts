@@ -4,9 +4,10 @@
  * `hold`, per key; then `slotOf` of every key again (hits). `load`: per key as a first load looks a
  * new record set up (the state log's `tagOf`, its `putObject`, the memory store's `put`): `slotOf`
  * (a miss), `slotOf` (a miss), `hold`, `slotOf` (a hit). And a walk of `entries()` (the first
- * look's). Reports CPU milliseconds of each and what the table keeps per key after a full collection: heap and array buffers beyond the keys
- * themselves (made before). With `--baseline DIR` (another checkout) rounds of the two versions
- * alternate in this one process; the first round of each is a warm-up, reported and not counted.
+ * look's). Reports CPU milliseconds of each and what the table keeps per key after a full
+ * collection: heap and array buffers beyond the keys themselves (made before). With `--baseline DIR`
+ * (another checkout) rounds of the two versions alternate in this one process; the first round of
+ * each is a warm-up, reported and not counted.
  *
  *   node --expose-gc bench/record-table-lookup.ts [--records 1000000] [--rounds 5] [--baseline DIR]
  */

@@ -191,10 +191,11 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
    * it (an object being deleted, without `restoreDeleting`). `key`, when the caller has it, is
    * `resourceKey(desired.metadata)` (not made again; a folder's first load has it inside each
    * object's id, a slice of which shares the id's characters instead of joining a copy). `at`, for a
-   * record set kept in `recordTable` (for any other object its slot is set to -1), with `key`: its `slot` is the key's slot there as
-   * the caller found it just now (`RecordTable.slotOf`, -1 when no holder holds it), and becomes the
-   * slot the store holds the record set at after the call (-1: none): neither is looked up here, and
-   * the caller can give it to the next holder (`StateStore.putObject`).
+   * record set kept in `recordTable` (for any other object its slot is set to -1), with `key`: its
+   * `slot` is the key's slot there as the caller found it just now (`RecordTable.slotOf`, -1 when no
+   * holder holds it; a slot held for another key is refused), and becomes the slot the store holds
+   * the record set at after the call (-1: none): neither is looked up here, and the caller can give
+   * it to the next holder (`StateStore.putObject`).
    */
   apply(
     desired: Resource,

@@ -35,7 +35,7 @@ export interface LoadHeapGrowthOptions {
   execArgv?: readonly string[];
   /** How a V8 flag is set (default `v8.setFlagsFromString`). */
   setFlags?: (flags: string) => void;
-  /** V8's heap limit, and the memory the process may still take (defaults: V8's, `process.availableMemory()`). */
+  /** V8's heap limit, and the memory the process may still take (defaults: V8's, `availableMemory()`). */
   heapLimit?: () => number;
   availableMemory?: () => number;
 }
