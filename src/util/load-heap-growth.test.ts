@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import v8 from 'node:v8';
 import {
   DEFAULT_LOAD_HEAP_GROWTH_PERCENT,
   growHeapDuringLoad,
@@ -128,9 +129,15 @@ describe('growHeapDuringLoad', () => {
       servingWith({ [LOAD_HEAP_GROWTH_ENV]: '700' }),
       servingWith({ [LOAD_HEAP_GROWTH_ENV]: '700' }, ['--heap-growing-percent=50']),
     ]);
-    assert.equal(byDefault, String(DEFAULT_LOAD_HEAP_GROWTH_PERCENT));
+    // On a machine with less memory free than V8's heap limit the setting is left out ('memory');
+    // with a clear margin either way the answer is certain.
+    const limit = v8.getHeapStatistics().heap_size_limit;
+    const free = process.availableMemory();
+    const allowed = (set: string) =>
+      free >= 2 * limit ? [set] : free < limit / 2 ? ['memory'] : [set, 'memory'];
+    assert.ok(allowed(String(DEFAULT_LOAD_HEAP_GROWTH_PERCENT)).includes(byDefault ?? ''), byDefault);
     assert.equal(off, 'off');
-    assert.equal(other, '700');
+    assert.ok(allowed('700').includes(other ?? ''), other);
     assert.equal(nodeFlag, 'node-flag');
   });
 });
