@@ -4,6 +4,7 @@ import { describe, test } from 'node:test';
 import jsYaml from 'js-yaml';
 import { prng } from '../../../test/support/prng.ts';
 import { repositoryYaml } from '../../../test/support/repository-yaml.ts';
+import { mutateYaml, pick } from '../../../test/support/yaml-mutations.ts';
 import { FAST_YAML_MAX_DEPTH, fastLoadAll } from './fast-yaml.ts';
 import { parseManifestText } from './load-manifests.ts';
 
@@ -244,10 +245,6 @@ const KEYS = [
 /** Keys that would not stay strings, or are no plain keys. */
 const KEYS_EDGE = ['true', 'null', '1', '0x1', '.inf', '~', '__proto__', '"__proto__"', '[k]', '? k', '&k k'];
 
-function pick<T>(rng: () => number, list: readonly T[]): T {
-  return list[Math.floor(rng() * list.length)]!;
-}
-
 /** Mostly from `inside`, now and then from `edge`. */
 function mostly<T>(rng: () => number, inside: readonly T[], edge: readonly T[]): T {
   return rng() < 0.03 ? pick(rng, edge) : pick(rng, inside);
@@ -363,46 +360,6 @@ const INSERTS = [
 ];
 const INSERTS_RARE = ['%', '\r', '\0', '\ufeff', 'é', '\ud800', '...', '---', '\\', '@', '`', '~', '0'];
 
-/** One to three small changes that take a document just outside the subset (or keep it inside). */
-function mutate(rng: () => number, text: string): string {
-  let t = text;
-  const changes = 1 + Math.floor(rng() * 3);
-  for (let c = 0; c < changes; c++) {
-    const at = Math.floor(rng() * (t.length + 1));
-    const lines = t.split('\n');
-    const line = Math.floor(rng() * lines.length);
-    switch (Math.floor(rng() * 7)) {
-      case 0:
-        t = t.slice(0, at) + pick(rng, rng() < 0.8 ? INSERTS : INSERTS_RARE) + t.slice(at);
-        break;
-      case 1:
-        t = t.slice(0, at) + t.slice(at + 1);
-        break;
-      case 2:
-        lines.splice(line, 0, lines[line] ?? '');
-        t = lines.join('\n');
-        break;
-      case 3:
-        lines[line] = ' '.repeat(1 + Math.floor(rng() * 3)) + (lines[line] ?? '');
-        t = lines.join('\n');
-        break;
-      case 4:
-        lines[line] = (lines[line] ?? '').replace(/^ {1,3}/, '');
-        t = lines.join('\n');
-        break;
-      case 5: {
-        const other = Math.floor(rng() * lines.length);
-        [lines[line], lines[other]] = [lines[other]!, lines[line]!];
-        t = lines.join('\n');
-        break;
-      }
-      default:
-        t = t.slice(0, at);
-    }
-  }
-  return t;
-}
-
 describe('fastLoadAll against js-yaml', () => {
   test('every YAML file and YAML block of the repository: the same values, or a fallback', () => {
     const all = repositoryYaml();
@@ -486,7 +443,7 @@ describe('fastLoadAll against js-yaml', () => {
       const text = documentText(rng);
       counts[compare(text, `seed ${seed}`)]++;
       for (let m = 0; m < 2; m++) {
-        const mutated = mutate(rng, text);
+        const mutated = mutateYaml(rng, text, { inserts: INSERTS, rare: INSERTS_RARE });
         if ('error' in reference(mutated)) counts.jsYamlErrors++;
         if (compare(mutated, `seed ${seed} mutation ${m}`) === 'fast') counts.mutatedFast++;
         else counts.mutatedFallback++;

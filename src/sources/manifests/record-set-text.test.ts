@@ -13,6 +13,7 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { prng } from '../../../test/support/prng.ts';
 import { repositoryYaml } from '../../../test/support/repository-yaml.ts';
+import { mutateYaml, pick } from '../../../test/support/yaml-mutations.ts';
 import { acceptUsualRecordSet } from '../../api/resource.ts';
 import { fastLoadAll, TAKEN } from './fast-yaml.ts';
 import {
@@ -138,10 +139,6 @@ function benchDocument(i: number): string {
     `metadata: { name: z1-r${i}, namespace: scale }\n` +
     `spec: { zoneRef: { name: z1 }, name: "${records[0]}", type: ${records[1]}, records: [${records[2]}] }\n`
   );
-}
-
-function pick<T>(rng: () => number, list: readonly T[]): T {
-  return list[Math.floor(rng() * list.length)]!;
 }
 
 /** Scalars typed otherwise than strings, or read otherwise, by YAML's core schema, and odd quoting. */
@@ -393,51 +390,6 @@ const INSERTS_RARE = [
   '\r\n',
 ];
 
-/** One to three small changes to the text: a character in or out, a line repeated, moved, indented. */
-function mutate(rng: () => number, text: string): string {
-  let t = text;
-  const changes = 1 + Math.floor(rng() * 3);
-  for (let c = 0; c < changes; c++) {
-    const at = Math.floor(rng() * (t.length + 1));
-    const lines = t.split('\n');
-    const line = Math.floor(rng() * lines.length);
-    switch (Math.floor(rng() * 8)) {
-      case 0:
-        t = t.slice(0, at) + pick(rng, rng() < 0.8 ? INSERTS : INSERTS_RARE) + t.slice(at);
-        break;
-      case 1:
-        t = t.slice(0, at) + t.slice(at + 1);
-        break;
-      case 2:
-        // A repeated line: a repeated key, mostly
-        lines.splice(line, 0, lines[line] ?? '');
-        t = lines.join('\n');
-        break;
-      case 3:
-        lines[line] = ' '.repeat(1 + Math.floor(rng() * 3)) + (lines[line] ?? '');
-        t = lines.join('\n');
-        break;
-      case 4:
-        lines[line] = (lines[line] ?? '').replace(/^ {1,3}/, '');
-        t = lines.join('\n');
-        break;
-      case 5: {
-        const other = Math.floor(rng() * lines.length);
-        [lines[line], lines[other]] = [lines[other]!, lines[line]!];
-        t = lines.join('\n');
-        break;
-      }
-      case 6:
-        lines.splice(line, 1);
-        t = lines.join('\n');
-        break;
-      default:
-        t = rng() < 0.5 ? t.replaceAll('\n', '\r\n') : t.slice(0, at);
-    }
-  }
-  return t;
-}
-
 describe('a usual record set read from its text', () => {
   test('the repository’s YAML: the same documents as the reader’s, checked the same', async () => {
     const counts = newCounts();
@@ -539,7 +491,7 @@ describe('a usual record set read from its text', () => {
       compareText(text, `generated ${round}`, counts);
       if (round % 5 === 0) await compareFile(text, `generated ${round}`);
       for (let m = 0; m < 2; m++) {
-        const changed = mutate(rng, text);
+        const changed = mutateYaml(rng, text, { inserts: INSERTS, rare: INSERTS_RARE, more: true });
         compareText(changed, `mutated ${round}.${m}`, mutated);
         if (round % 10 === 0) await compareFile(changed, `mutated ${round}.${m}`);
       }
