@@ -129,8 +129,8 @@ export class Int32Column implements Column {
  * buckets are chosen by), then MurmurHash3's finalizer. Seeded per table, so that keys chosen to
  * collide under one seed do not under another (see `RecordTable`'s look-ups). One unit (16 bits) a
  * step, not two packed in 32: a multiplication carries a difference in the top bit of its input to
- * the top bit of its output whatever the seed, so two units a step let keys differing in the top bit
- * of their second units (characters beyond U+7FFF) collide under every seed.
+ * the top bit of its output under any hash seed, so two units a step let keys differing in the top
+ * bit of their second units (characters beyond U+7FFF) collide under every seed.
  */
 export function keyHash(key: string, seed: number): number {
   let h = seed ^ 0x811c9dc5;

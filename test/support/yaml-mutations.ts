@@ -4,6 +4,47 @@
  * reproduces from its seed.
  */
 
+/** What a mutation puts in: YAML's indicators, spaces and line breaks, quotes and brackets. */
+export const YAML_INSERTS: readonly string[] = [
+  '\t',
+  '&',
+  '*',
+  '!',
+  '|',
+  '>',
+  '?',
+  ':',
+  '#',
+  '-',
+  ' ',
+  '  ',
+  '\n',
+  '"',
+  "'",
+  '[',
+  ']',
+  '{',
+  '}',
+  ',',
+];
+
+/** What it puts in one time in five: directives, control characters, a BOM, markers, odd scalars. */
+export const YAML_INSERTS_RARE: readonly string[] = [
+  '%',
+  '\r',
+  '\0',
+  '\ufeff',
+  'é',
+  '\ud800',
+  '...',
+  '---',
+  '\\',
+  '@',
+  '`',
+  '~',
+  '0',
+];
+
 /** One of `list`, drawn with `rng`. */
 export function pick<T>(rng: () => number, list: readonly T[]): T {
   return list[Math.floor(rng() * list.length)]!;

@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import jsYaml from 'js-yaml';
 import { prng } from '../../../test/support/prng.ts';
 import { repositoryYaml } from '../../../test/support/repository-yaml.ts';
-import { mutateYaml, pick } from '../../../test/support/yaml-mutations.ts';
+import { mutateYaml, pick, YAML_INSERTS, YAML_INSERTS_RARE } from '../../../test/support/yaml-mutations.ts';
 import { FAST_YAML_MAX_DEPTH, fastLoadAll } from './fast-yaml.ts';
 import { parseManifestText } from './load-manifests.ts';
 
@@ -336,30 +336,6 @@ function documentText(rng: () => number): string {
   return text;
 }
 
-const INSERTS = [
-  '\t',
-  '&',
-  '*',
-  '!',
-  '|',
-  '>',
-  '?',
-  ':',
-  '#',
-  '-',
-  ' ',
-  '  ',
-  '\n',
-  '"',
-  "'",
-  '[',
-  ']',
-  '{',
-  '}',
-  ',',
-];
-const INSERTS_RARE = ['%', '\r', '\0', '\ufeff', 'é', '\ud800', '...', '---', '\\', '@', '`', '~', '0'];
-
 describe('fastLoadAll against js-yaml', () => {
   test('every YAML file and YAML block of the repository: the same values, or a fallback', () => {
     const all = repositoryYaml();
@@ -443,7 +419,7 @@ describe('fastLoadAll against js-yaml', () => {
       const text = documentText(rng);
       counts[compare(text, `seed ${seed}`)]++;
       for (let m = 0; m < 2; m++) {
-        const mutated = mutateYaml(rng, text, { inserts: INSERTS, rare: INSERTS_RARE });
+        const mutated = mutateYaml(rng, text, { inserts: YAML_INSERTS, rare: YAML_INSERTS_RARE });
         if ('error' in reference(mutated)) counts.jsYamlErrors++;
         if (compare(mutated, `seed ${seed} mutation ${m}`) === 'fast') counts.mutatedFast++;
         else counts.mutatedFallback++;

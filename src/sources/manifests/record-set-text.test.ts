@@ -13,7 +13,7 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { prng } from '../../../test/support/prng.ts';
 import { repositoryYaml } from '../../../test/support/repository-yaml.ts';
-import { mutateYaml, pick } from '../../../test/support/yaml-mutations.ts';
+import { mutateYaml, pick, YAML_INSERTS, YAML_INSERTS_RARE } from '../../../test/support/yaml-mutations.ts';
 import { acceptUsualRecordSet } from '../../api/resource.ts';
 import { fastLoadAll, TAKEN } from './fast-yaml.ts';
 import {
@@ -351,44 +351,8 @@ function fileText(rng: () => number): string {
   return text;
 }
 
-const INSERTS = [
-  '\t',
-  '&',
-  '*',
-  '!',
-  '|',
-  '>',
-  '?',
-  ':',
-  '#',
-  '-',
-  ' ',
-  '  ',
-  '\n',
-  '"',
-  "'",
-  '[',
-  ']',
-  '{',
-  '}',
-  ',',
-];
-const INSERTS_RARE = [
-  '%',
-  '\r',
-  '\0',
-  '\ufeff',
-  'é',
-  '\ud800',
-  '...',
-  '---',
-  '\\',
-  '@',
-  '`',
-  '~',
-  '0',
-  '\r\n',
-];
+/** The shared mutations' rare inserts, and a CRLF. */
+const INSERTS_RARE = [...YAML_INSERTS_RARE, '\r\n'];
 
 describe('a usual record set read from its text', () => {
   test('the repository’s YAML: the same documents as the reader’s, checked the same', async () => {
@@ -491,7 +455,7 @@ describe('a usual record set read from its text', () => {
       compareText(text, `generated ${round}`, counts);
       if (round % 5 === 0) await compareFile(text, `generated ${round}`);
       for (let m = 0; m < 2; m++) {
-        const changed = mutateYaml(rng, text, { inserts: INSERTS, rare: INSERTS_RARE, more: true });
+        const changed = mutateYaml(rng, text, { inserts: YAML_INSERTS, rare: INSERTS_RARE, more: true });
         compareText(changed, `mutated ${round}.${m}`, mutated);
         if (round % 10 === 0) await compareFile(changed, `mutated ${round}.${m}`);
       }
