@@ -1252,7 +1252,7 @@ class Parser {
 
 /**
  * `s.startsWith(prefix, at)` for `at` in `[0, s.length]`: the piece of `s` compared with `prefix` as
- * one string, which V8 does in about two thirds of the time of `startsWith` at an offset here.
+ * one string, which V8 does in about three quarters of the time of `startsWith` at an offset here.
  */
 function startsAt(s: string, prefix: string, at: number): boolean {
   return s.slice(at, at + prefix.length) === prefix;

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -864,8 +865,10 @@ describe('a parse thread reads its file with blocking calls (readLimitedSync)', 
     }
     for (const missing of [path.join(dir, 'missing.yaml'), dir]) {
       const { sync, async } = await both(missing, 2 ** 20);
-      assert.ok('error' in sync, JSON.stringify(sync));
-      assert.deepStrictEqual(sync, async);
+      // A folder is no regular file: left to the read without blocking (which fails to read it)
+      if (missing === dir) assert.deepStrictEqual(sync, { value: undefined });
+      else assert.deepStrictEqual(sync, async);
+      assert.ok('error' in async, JSON.stringify(async));
       // And a parse thread reports it as the local parse does.
       const sent = await parseManifestFileToSend(missing, 2 ** 20);
       const local = await parseManifestFile(missing, 2 ** 20);
@@ -875,5 +878,14 @@ describe('a parse thread reads its file with blocking calls (readLimitedSync)', 
     const sent = await parseManifestFileToSend(file, 9);
     assert.deepStrictEqual(sent.parsed.fileErrors, (await parseManifestFile(file, 9)).parsed.fileErrors);
     assert.equal(sent.parsed.fileErrors[0]?.code, 'FILE_TOO_LARGE');
+  });
+
+  test('anything but a regular file is left to the read without blocking, and no writer is waited for', () => {
+    const fifo = path.join(dir, 'fifo.yaml');
+    execFileSync('mkfifo', [fifo]);
+    // Opening a FIFO to read would wait for a writer: this returns at once
+    assert.equal(readLimitedSync(fifo, 2 ** 20), undefined);
+    assert.equal(readLimitedSync('/dev/null', 2 ** 20), undefined);
+    assert.equal(readLimitedSync(dir, 2 ** 20), undefined);
   });
 });

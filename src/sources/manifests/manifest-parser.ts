@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -149,7 +149,8 @@ async function readAndCheck(
     // A parse thread reads its file with blocking calls: it has nothing else to do meanwhile, and
     // each of the four calls awaited costs a hop to libuv's pool and back (docs/benchmarks.md,
     // eighteenth round). `validate` and the local parser read without blocking, as before.
-    const read = toSend ? readLimitedSync(file, maxBytes) : await readLimited(file, maxBytes);
+    const read =
+      (toSend ? readLimitedSync(file, maxBytes) : undefined) ?? (await readLimited(file, maxBytes));
     if (read.tooLarge !== undefined) {
       return {
         parsed: {
@@ -275,14 +276,20 @@ export async function readLimited(
   }
 }
 
-/** `readLimited` with blocking calls, for a parse thread: the same answers, the same errors thrown. */
+/**
+ * `readLimited` with blocking calls, for a parse thread: the same answers, the same errors thrown.
+ * Undefined for anything but a regular file (a FIFO, a device: read as before by `readLimited`,
+ * whose wait, if any, is the pool's, not the thread's); opened without waiting for a FIFO's writer.
+ */
 export function readLimitedSync(
   file: string,
   maxBytes: number,
-): { text: string; tooLarge?: undefined } | { tooLarge: number } {
-  const fd = openSync(file, 'r');
+): { text: string; tooLarge?: undefined } | { tooLarge: number } | undefined {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
-    const { size } = fstatSync(fd);
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) return undefined;
+    const { size } = stats;
     if (size > maxBytes) return { tooLarge: size };
     // The file may grow between stat and read: read one byte more than allowed to notice.
     const buffer = Buffer.allocUnsafe(Math.min(size, maxBytes) + 1);
