@@ -476,6 +476,22 @@ export interface RecordSetFields {
   records: unknown[];
 }
 
+/**
+ * The namespace and the zone name the checks last accepted (`NOTHING` before any): a folder's record
+ * sets repeat them, one namespace and one zone for a run of record sets, and a string equal to one
+ * accepted is accepted again without its pattern (a compiled string check is a function of the
+ * string alone: no flags on its pattern, no state). Only strings the check accepted are kept.
+ */
+const NOTHING: unknown = Symbol('nothing accepted yet');
+/** Whether both checks are plain string checks (a rule of code would be another matter: none then kept). */
+const KEEP_ACCEPTED =
+  metadataSchemas.namespace.kind === 'string' &&
+  metadataSchemas.namespace.rules === undefined &&
+  ZONE_REF.properties.name.kind === 'string' &&
+  ZONE_REF.properties.name.rules === undefined;
+let acceptedNamespace: unknown = NOTHING;
+let acceptedZone: unknown = NOTHING;
+
 /** The checks of a usual record set's fields (`acceptUsualRecordSet`), `spec` the object of its spec. */
 function usualValues(
   document: number,
@@ -494,10 +510,18 @@ function usualValues(
   if (typeof name !== 'string') return undefined;
   let namespace: unknown = DEFAULT_NAMESPACE;
   if (hasNamespace) {
-    namespace = USUAL_ACCEPTS.namespace(rawNamespace);
-    if (typeof namespace !== 'string') return undefined;
+    if (rawNamespace === acceptedNamespace) namespace = rawNamespace;
+    else {
+      namespace = USUAL_ACCEPTS.namespace(rawNamespace);
+      if (typeof namespace !== 'string') return undefined;
+      if (KEEP_ACCEPTED) acceptedNamespace = namespace;
+    }
   }
-  const zone = USUAL_ACCEPTS.zone(rawZone);
+  let zone: unknown = rawZone;
+  if (rawZone !== acceptedZone) {
+    zone = USUAL_ACCEPTS.zone(rawZone);
+    if (KEEP_ACCEPTED && typeof zone === 'string') acceptedZone = zone;
+  }
   const owner = USUAL_ACCEPTS.owner(rawOwner);
   const type = USUAL_ACCEPTS.type(rawType);
   if (typeof zone !== 'string' || typeof owner !== 'string' || typeof type !== 'string') return undefined;

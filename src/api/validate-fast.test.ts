@@ -20,7 +20,13 @@ import {
 } from '../../test/support/api-examples.ts';
 import { prng } from '../../test/support/prng.ts';
 import { repositoryYaml } from '../../test/support/repository-yaml.ts';
-import { acceptResource, acceptUsualRecordSet, checkResource, validateResource } from './resource.ts';
+import {
+  acceptResource,
+  acceptUsualFields,
+  acceptUsualRecordSet,
+  checkResource,
+  validateResource,
+} from './resource.ts';
 
 /** Every document of the repository's YAML files and Markdown `yaml` blocks that js-yaml reads. */
 function repositoryDocuments(): { label: string; value: unknown }[] {
@@ -405,6 +411,54 @@ describe('acceptResource answers as checkResource', () => {
     // namespace-less, null-valued, reordered or status-bearing document (see `usualOf`).
     const taken = usualCounts.taken - before.taken;
     assert.ok(taken > 250, `${taken} taken, ${usualCounts.declinedUsual - before.declinedUsual} declined`);
+  });
+
+  it('a namespace or zone equal to the one accepted just before is accepted again; any other is checked', () => {
+    // The usual checks keep the namespace and zone last accepted (`usualValues`): a value alike but
+    // for a character, its case, its length or its type must still be checked, and refused.
+    const namespaces: unknown[] = [
+      'scale',
+      'Scale',
+      'scale',
+      'scale-',
+      'scal',
+      'scale',
+      '',
+      'sc.le',
+      'scale',
+      null,
+    ];
+    namespaces.push('scale', 7, 'a'.repeat(63), 'a'.repeat(64), 'a'.repeat(63), 'scale ', 'scale');
+    const zones: unknown[] = ['z1', 'Z1', 'z1', 'z1.', 'z1', '', 'z1', '.z1', 'z2', 'z1..b', 'z1.b', null];
+    zones.push('z1', 1, 'a'.repeat(253), 'a'.repeat(254), 'a'.repeat(253), '-z1', 'z1', 'z_1', 'z1');
+    let taken = 0;
+    const before = usualCounts.taken;
+    for (let i = 0; i < Math.max(namespaces.length, zones.length) * 2; i++) {
+      const obj = exampleRecordSet();
+      const namespace = namespaces[i % namespaces.length];
+      const zone = zones[i % zones.length];
+      (obj.metadata as Record<string, unknown>).namespace = namespace;
+      (obj.spec as Record<string, unknown>).zoneRef = { name: zone };
+      compare(obj, `namespace ${JSON.stringify(namespace)}, zone ${JSON.stringify(zone)}`);
+      // And through the fields a text gives, against the full check of the same object.
+      const fields = {
+        name: (obj.metadata as Record<string, unknown>).name,
+        namespace,
+        zone,
+        owner: (obj.spec as Record<string, unknown>).name,
+        type: (obj.spec as Record<string, unknown>).type,
+        ttl: (obj.spec as Record<string, unknown>).ttl,
+        records: [...((obj.spec as Record<string, unknown>).records as unknown[])],
+      };
+      const usual = acceptUsualFields(7, fields);
+      if (usual !== undefined) {
+        taken++;
+        const accepted = acceptResource(obj);
+        assert.ok(accepted, `fields of namespace ${JSON.stringify(namespace)}, zone ${JSON.stringify(zone)}`);
+        assert.deepStrictEqual(usual, usualOf(accepted as unknown as Record<string, unknown>));
+      }
+    }
+    assert.ok(taken > 5 && usualCounts.taken - before > 5, `${taken} taken`);
   });
 
   it('reads -0 as 0, and leaves a list with a hole to the full check', () => {

@@ -255,7 +255,7 @@ function internalized(key: string): string {
 }
 
 /** `Parser.linesOf` per reader. */
-const LINES = new WeakMap<RecordSetReader<unknown>, readonly [string, string]>();
+const LINES = new WeakMap<RecordSetReader<unknown>, readonly [string, string, string]>();
 
 /** The keys of a usual record set (`Parser.recordSet`), their order the bits of those seen. */
 const TOP_KEYS = ['apiVersion', 'kind', 'metadata', 'spec'];
@@ -294,7 +294,7 @@ class Parser {
   /** The fields `recordSet` reads, one object for the file. */
   private fields: RecordSetFields | undefined;
   /** `linesOf(reader)`. */
-  private lines: readonly [string, string] | undefined;
+  private lines: readonly [string, string, string] | undefined;
 
   constructor(text: string) {
     this.s = text;
@@ -368,9 +368,10 @@ class Parser {
   /**
    * The lines `apiVersion: <reader.apiVersion>` and `kind: <reader.kind>` (with their line break)
    * where the reader reads each as that key and that string (a plain scalar that stays a string,
-   * nothing else on its line); `'\0'` where it does not (never in a text the reader takes).
+   * nothing else on its line); `'\0'` where it does not (never in a text the reader takes); and the
+   * two lines one after the other.
    */
-  private linesOf(reader: RecordSetReader<unknown>): readonly [string, string] {
+  private linesOf(reader: RecordSetReader<unknown>): readonly [string, string, string] {
     let lines = LINES.get(reader);
     if (lines === undefined) {
       const line = (key: string, value: string) => {
@@ -384,7 +385,9 @@ class Parser {
         }
         return '\0'; // never in a text the reader takes
       };
-      lines = [line('apiVersion', reader.apiVersion), line('kind', reader.kind)];
+      const api = line('apiVersion', reader.apiVersion);
+      const kind = line('kind', reader.kind);
+      lines = [api, kind, api + kind];
       LINES.set(reader, lines);
     }
     this.lines = lines;
@@ -413,21 +416,29 @@ class Parser {
     const lines = this.lines ?? this.linesOf(reader);
     let seen = 0;
     let at = this.pos;
+    const head = lines[2];
+    if (startsAt(s, head, at)) {
+      // Both lines first (the bench's and the examples' order): what reading one then the other does
+      seen = 3;
+      this.skip(at + head.length);
+      if (this.indent !== 0) return undefined;
+      at = this.pos;
+    }
     for (;;) {
       const c = s.charCodeAt(at);
       const line = c === 0x61 /* a */ ? lines[0] : c === 0x6b /* k */ ? lines[1] : undefined;
-      if (line !== undefined && s.startsWith(line, at)) {
+      if (line !== undefined && startsAt(s, line, at)) {
         // `apiVersion: <its value>` or `kind: <its value>` and the line's end, compared at once
         const bit = c === 0x61 ? 1 : 2;
         if ((seen & bit) !== 0) return undefined;
         seen |= bit;
         this.skip(at + line.length);
-      } else if (c === 0x6d /* m */ && s.startsWith(META_PREFIX, at)) {
+      } else if (c === 0x6d /* m */ && startsAt(s, META_PREFIX, at)) {
         // `metadata: { name: ` (the bench's and the examples' shape), compared at once
         if ((seen & 4) !== 0) return undefined;
         seen |= 4;
         if (!this.metadata(at + META_PREFIX.length, 0, f, true)) return undefined;
-      } else if (c === 0x73 /* s */ && s.startsWith(SPEC_PREFIX, at)) {
+      } else if (c === 0x73 /* s */ && startsAt(s, SPEC_PREFIX, at)) {
         // `spec: { zoneRef: { name: `
         if ((seen & 8) !== 0) return undefined;
         seen |= 8;
@@ -465,7 +476,7 @@ class Parser {
     for (let k = 0; k < keys.length; k++) {
       const key = keys[k]!;
       const length = key.length;
-      if (key.charCodeAt(0) !== c || s.charCodeAt(at + length) !== COLON || !s.startsWith(key, at)) continue;
+      if (key.charCodeAt(0) !== c || s.charCodeAt(at + length) !== COLON || !startsAt(s, key, at)) continue;
       const after = s.charCodeAt(at + length + 1);
       if (after === SPACE || (!flow && (after === LF || at + length + 1 >= n))) return k;
     }
@@ -1237,6 +1248,14 @@ class Parser {
     if (i >= n) throw OUTSIDE;
     this.pos = end;
   }
+}
+
+/**
+ * `s.startsWith(prefix, at)` for `at` in `[0, s.length]`: the piece of `s` compared with `prefix` as
+ * one string, which V8 does in about three quarters of the time of `startsWith` at an offset here.
+ */
+function startsAt(s: string, prefix: string, at: number): boolean {
+  return s.slice(at, at + prefix.length) === prefix;
 }
 
 function hexValue(c: number): number {

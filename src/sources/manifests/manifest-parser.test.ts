@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,6 +14,8 @@ import {
   type ParsedDocument,
   parseManifestFile,
   parseManifestFileToSend,
+  readLimited,
+  readLimitedSync,
 } from './manifest-parser.ts';
 
 const recordSet = (i: number) =>
@@ -793,5 +796,96 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
       assert.equal(tuples, 0, JSON.stringify(d));
       sameAsJson(back, [d]);
     }
+  });
+});
+
+describe('a parse thread reads its file with blocking calls (readLimitedSync)', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'zonekeeper-read-limited-'));
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  /** Both reads' answers, or the messages and codes of what they throw. */
+  const both = async (file: string, maxBytes: number) => {
+    const settle = async (read: () => Promise<unknown>) => {
+      try {
+        return { value: await read() };
+      } catch (e) {
+        return { error: (e as Error).message, code: (e as { code?: string }).code };
+      }
+    };
+    return {
+      sync: await settle(async () => readLimitedSync(file, maxBytes)),
+      async: await settle(() => readLimited(file, maxBytes)),
+    };
+  };
+
+  test('the same text as the read without blocking: non-ASCII bytes anywhere, a BOM, invalid UTF-8, CRLF', async () => {
+    const head = Buffer.from('apiVersion: v1\nkind: A\n');
+    const odd = [
+      Buffer.from('\u00e9'),
+      Buffer.from('\u{1F600}'),
+      Buffer.from([0xef, 0xbb, 0xbf]), // a BOM
+      Buffer.from([0xff]),
+      Buffer.from([0xc3]), // a sequence cut short
+      Buffer.from([0xe2, 0x82]),
+      Buffer.from([0xed, 0xa0, 0x80]), // a surrogate's encoding
+      Buffer.from([0xc0, 0xaf]), // an overlong encoding
+      Buffer.from([0x80]),
+      Buffer.from('\r\n'),
+      Buffer.from([0]),
+    ];
+    let k = 0;
+    for (const bytes of odd) {
+      for (let at = 0; at <= head.length; at++) {
+        const content = Buffer.concat([head.subarray(0, at), bytes, head.subarray(at)]);
+        const file = path.join(dir, `odd-${k++}.yaml`);
+        await writeFile(file, content);
+        const { sync, async } = await both(file, 2 ** 20);
+        assert.deepStrictEqual(sync, async);
+        assert.deepStrictEqual(sync, { value: { text: content.toString('utf8') } });
+      }
+    }
+    const empty = path.join(dir, 'empty.yaml');
+    await writeFile(empty, '');
+    assert.deepStrictEqual(await both(empty, 2 ** 20), {
+      sync: { value: { text: '' } },
+      async: { value: { text: '' } },
+    });
+  });
+
+  test('the same size limit and the same errors', async () => {
+    const file = path.join(dir, 'ten.yaml');
+    await writeFile(file, 'a: 123456\n');
+    for (const max of [0, 9, 10, 11]) {
+      const { sync, async } = await both(file, max);
+      assert.deepStrictEqual(sync, async, `limit ${max}`);
+      assert.deepStrictEqual(sync, { value: max < 10 ? { tooLarge: 10 } : { text: 'a: 123456\n' } });
+    }
+    for (const missing of [path.join(dir, 'missing.yaml'), dir]) {
+      const { sync, async } = await both(missing, 2 ** 20);
+      // A folder is no regular file: left to the read without blocking (which fails to read it)
+      if (missing === dir) assert.deepStrictEqual(sync, { value: undefined });
+      else assert.deepStrictEqual(sync, async);
+      assert.ok('error' in async, JSON.stringify(async));
+      // And a parse thread reports it as the local parse does.
+      const sent = await parseManifestFileToSend(missing, 2 ** 20);
+      const local = await parseManifestFile(missing, 2 ** 20);
+      assert.deepStrictEqual(sent.parsed.fileErrors, local.parsed.fileErrors);
+      assert.equal(sent.parsed.fileErrors[0]?.code, 'FILE_UNREADABLE');
+    }
+    const sent = await parseManifestFileToSend(file, 9);
+    assert.deepStrictEqual(sent.parsed.fileErrors, (await parseManifestFile(file, 9)).parsed.fileErrors);
+    assert.equal(sent.parsed.fileErrors[0]?.code, 'FILE_TOO_LARGE');
+  });
+
+  test('anything but a regular file is left to the read without blocking, and no writer is waited for', () => {
+    const fifo = path.join(dir, 'fifo.yaml');
+    execFileSync('mkfifo', [fifo]);
+    // Opening a FIFO to read would wait for a writer: this returns at once
+    assert.equal(readLimitedSync(fifo, 2 ** 20), undefined);
+    assert.equal(readLimitedSync('/dev/null', 2 ** 20), undefined);
+    assert.equal(readLimitedSync(dir, 2 ** 20), undefined);
   });
 });

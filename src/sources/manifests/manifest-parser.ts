@@ -1,3 +1,4 @@
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -145,7 +146,11 @@ async function readAndCheck(
 }> {
   let text: string;
   try {
-    const read = await readLimited(file, maxBytes);
+    // A parse thread reads its file with blocking calls: it has nothing else to do meanwhile, and
+    // each of the four calls awaited costs a hop to libuv's pool and back (docs/benchmarks.md,
+    // eighteenth round). `validate` and the local parser read without blocking, as before.
+    const read =
+      (toSend ? readLimitedSync(file, maxBytes) : undefined) ?? (await readLimited(file, maxBytes));
     if (read.tooLarge !== undefined) {
       return {
         parsed: {
@@ -245,7 +250,7 @@ export const USUAL_TEXT: RecordSetReader<UsualRecordSet> = {
 };
 
 /** The file's text, or its size when above `maxBytes` (never more than `maxBytes + 1` bytes read). */
-async function readLimited(
+export async function readLimited(
   file: string,
   maxBytes: number,
 ): Promise<{ text: string; tooLarge?: undefined } | { tooLarge: number }> {
@@ -268,6 +273,39 @@ async function readLimited(
     return { text: buffer.toString('utf8', 0, length) };
   } finally {
     await fd.close();
+  }
+}
+
+/**
+ * `readLimited` with blocking calls, for a parse thread: the same answers, the same errors thrown.
+ * Undefined for anything but a regular file (a FIFO, a device: read as before by `readLimited`,
+ * whose wait, if any, is the pool's, not the thread's); opened without waiting for a FIFO's writer.
+ */
+export function readLimitedSync(
+  file: string,
+  maxBytes: number,
+): { text: string; tooLarge?: undefined } | { tooLarge: number } | undefined {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) return undefined;
+    const { size } = stats;
+    if (size > maxBytes) return { tooLarge: size };
+    // The file may grow between stat and read: read one byte more than allowed to notice.
+    const buffer = Buffer.allocUnsafe(Math.min(size, maxBytes) + 1);
+    let length = 0;
+    for (;;) {
+      const bytesRead = readSync(fd, buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+      if (length === buffer.length) {
+        if (length > maxBytes) return { tooLarge: Math.max(length, fstatSync(fd).size) };
+        break;
+      }
+    }
+    return { text: buffer.toString('utf8', 0, length) };
+  } finally {
+    closeSync(fd);
   }
 }
 

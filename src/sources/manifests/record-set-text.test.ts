@@ -390,6 +390,43 @@ describe('a usual record set read from its text', () => {
     assert.deepStrictEqual(counts, { taken: 3, declined: 0, fallback: 1, texts: 4 });
   });
 
+  test('the API version and kind lines compared at once, then what follows them', async () => {
+    const head = `apiVersion: ${API}\nkind: DNSRecordSet\n`;
+    const meta = 'metadata: { name: z1-r1, namespace: scale }\n';
+    const spec = 'spec: { zoneRef: { name: z1 }, name: www, type: A, records: ["192.0.2.1"] }\n';
+    const texts: [string, boolean][] = [
+      [head + meta + spec, true],
+      [`${head}\n# c\n  # deeper\n${meta}${spec}`, true],
+      [`${head}  ${meta}${spec}`, false], // a deeper line after the kind's
+      [`${head} ${meta}${spec}`, false],
+      [`${head}`, false],
+      [`${head}---\n${meta}${spec}`, false],
+      [`${head}${head}${meta}${spec}`, false], // both repeated
+      [`${head}apiVersion: ${API}\n${meta}${spec}`, false],
+      [`${head}kind: DNSRecordSet\n${meta}${spec}`, false],
+      [`${head}${meta}${spec}kind: DNSRecordSet\n`, false],
+      [`kind: DNSRecordSet\napiVersion: ${API}\n${meta}${spec}`, true],
+      [`apiVersion: ${API} \nkind: DNSRecordSet\n${meta}${spec}`, true],
+      [`apiVersion: ${API}\nkind: DNSRecordSet # k\n${meta}${spec}`, true],
+      [`apiVersion: ${API}\n\nkind: DNSRecordSet\n${meta}${spec}`, true],
+      [`apiVersion: ${API}\nkind: DNSRecordSetx\n${meta}${spec}`, false],
+      [`apiVersion: ${API}x\nkind: DNSRecordSet\n${meta}${spec}`, false],
+      [`${meta}${head}${spec}`, true],
+      [`${meta}${spec}${head}`, true],
+      [`${meta}${spec}${head.slice(0, -1)}`, true], // no line break at the end
+      [`${meta}${spec}${head}  x: 1\n`, false],
+      [`${head}${meta}${spec}---\n${head}${meta}${spec}`, true],
+    ];
+    for (const [text, usual] of texts) {
+      const counts = newCounts();
+      compareText(text, JSON.stringify(text), counts);
+      await compareFile(text, JSON.stringify(text));
+      // Taken exactly where the document is a usual record set (each is declined otherwise).
+      assert.equal(counts.taken > 0, usual, `${JSON.stringify(text)}: ${JSON.stringify(counts)}`);
+      assert.equal(counts.declined, 0, JSON.stringify(text));
+    }
+  });
+
   test('scalars typed otherwise than strings are never taken as strings', async () => {
     // Each plain value here is a number, a boolean or null to YAML's core schema: the object's check
     // refuses it, so the text path must not take the document; quoted, each is the string.
