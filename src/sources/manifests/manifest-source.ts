@@ -150,6 +150,15 @@ interface FileState {
   kept: Map<string, ManifestProblem[]>;
   /** Objects named by an invalid document of this file, with its problems. */
   invalid: Map<string, ManifestProblem[]>;
+  /**
+   * Per definition, by its place in `definitions` as the file was read, 1 where it is a record set a
+   * parse thread's message made in its usual shape with its id (`decodeDocuments`: `{ document,
+   * resource }`, the resource a literal of the API version, the kind, metadata of its name and
+   * namespace, and a spec; the id `DNSRecordSet/namespace/name` of them): the state keeps such a
+   * record set as its spec alone without testing its shape. Only for a file taken early whose
+   * definitions were listed (`ParsedManifest.distinct`); `applyEarly` reads it and drops it.
+   */
+  usual?: Uint8Array;
 }
 
 /** What identifies a version of a file: size, modification time and inode. */
@@ -791,8 +800,14 @@ export class ManifestSource {
         ? store.recordTable
         : undefined;
     const at = early.at;
+    // The record sets the message made in their usual shape, of their ids, by place (`FileState.usual`):
+    // the state need not test their shape (`toEntry`'s `usual`).
+    const usualAt = fileState.usual;
+    fileState.usual = undefined;
+    let place = -1;
     // The file's definitions walked in their order (new ones are the definers' next ids).
     for (const [id, value] of definitions.entries()) {
+      place++;
       // The key is the id's after its kind (`Kind/key`, as `splitId`): a slice of the id, which the
       // state keeps anyway, not a copy of its characters joined again from the metadata.
       const key = keyOfId(id);
@@ -808,14 +823,13 @@ export class ManifestSource {
       if (held && held.spec !== accepted.spec) accepted = { ...accepted, spec: held.spec } as Resource;
       const applied = (held ?? store.get(accepted.kind, key))?.metadata.generation ?? 1;
       // Written out rather than spread: no empty object and copy per object.
-      state.putObject(
-        id,
+      const object: StoredObject & { usual?: true } =
         applied > 1
           ? { created, file: relative, resource: accepted, generation: applied }
-          : { created, file: relative, resource: accepted },
-        file,
-        keyed ? at.slot : -1,
-      );
+          : usualAt !== undefined && usualAt[place] === 1
+            ? { created, file: relative, resource: accepted, usual: true }
+            : { created, file: relative, resource: accepted };
+      state.putObject(id, object, file, keyed ? at.slot : -1);
       count++;
     }
     if (count > 0) {
@@ -1043,12 +1057,23 @@ export class ManifestSource {
       code: e.code ?? 'YAML_INVALID',
     }));
     let keepAll = parsed.fileErrors.length > 0;
-    const definitions = new FileDefinitions<Definition>();
+    let definitions = new FileDefinitions<Definition>();
+    // A new file whose record sets' ids were found distinct where it was parsed (`ParsedManifest.distinct`):
+    // its definitions are listed as they come, none looked up first, and made into the file's
+    // definitions at the end (`FileDefinitions.listed`; docs/benchmarks.md, eighteenth round).
+    const listed =
+      previous === undefined && parsed.distinct === true
+        ? { ids: [] as string[], values: [] as Definition[] }
+        : undefined;
     const invalid = new Map<string, ManifestProblem[]>();
     const problems: ManifestProblem[] = [...fileProblems];
     /** Problems found here, after parsing: their lines are asked of the parser in one go. */
     const unlocated: { problem: ManifestProblem; request: LocateRequest }[] = [];
     const { documents, compact, checked, ids } = parsed;
+    // Which definitions, by place, are record sets the message made in their usual shape with their
+    // ids, for the early apply (`FileState.usual`).
+    const usualAt =
+      listed !== undefined && this.early?.on === true ? new Uint8Array(documents.length) : undefined;
     const shared = new SharedRuns(this.interner, this.zoneRefs);
     for (let index = 0; index < documents.length; index++) {
       const doc = documents[index]!;
@@ -1095,6 +1120,13 @@ export class ManifestSource {
         continue;
       }
       const valid = resource!;
+      if (listed !== undefined) {
+        const usualMade = usual && made !== undefined;
+        if (usualMade && usualAt !== undefined) usualAt[listed.ids.length] = 1;
+        listed.ids.push(id!);
+        listed.values.push(usualMade ? (doc as Definition) : { resource: valid, document: doc.document });
+        continue;
+      }
       if (definitions.has(id!)) {
         const problem: ManifestProblem = {
           file,
@@ -1114,6 +1146,7 @@ export class ManifestSource {
         usual && made !== undefined ? (doc as Definition) : { resource: valid, document: doc.document },
       );
     }
+    if (listed !== undefined) definitions = FileDefinitions.listed(listed.ids, listed.values);
     if (unlocated.length > 0) {
       const requests = unlocated.map((u) => u.request);
       const lines = await this.options.parser.locate(parsed.token, requests);
@@ -1148,7 +1181,9 @@ export class ManifestSource {
         message: 'the file has errors; the objects it defined before keep their last valid versions',
       });
     }
-    return { ...info, definitions, problems, kept, invalid };
+    const state: FileState = { ...info, definitions, problems, kept, invalid };
+    if (usualAt !== undefined) state.usual = usualAt;
+    return state;
   }
 
   /**
