@@ -38,7 +38,8 @@ export class FileDefinitions<T extends object> {
   /**
    * The definitions of `ids`, which must be pairwise distinct, each with its value at the same place,
    * in that order: as `set` of each in turn would make them, without a `Map` when there are at least
-   * `packMin` of them (the arrays are kept, not copied).
+   * `packMin` of them (`values` is kept until packed; the ids are copied once into an array of exactly
+   * their number, as `pack` makes it: an array grown by `push` keeps up to half as many slots more).
    */
   static listed<T extends object>(ids: string[], values: (T | number)[]): FileDefinitions<T> {
     const d = new FileDefinitions<T>();
@@ -48,7 +49,7 @@ export class FileDefinitions<T extends object> {
       return d;
     }
     d.map = undefined;
-    d.ids = ids;
+    d.ids = ids.slice();
     d.values = values;
     return d;
   }
@@ -134,6 +135,19 @@ export class FileDefinitions<T extends object> {
       return;
     }
     this.packFrom(map, to);
+  }
+
+  /**
+   * Calls `fn` with each value and id in the order they were set (`Map.forEach`'s order), no pair
+   * made per definition; as with a walk, callers set no id meanwhile.
+   */
+  forEach(fn: (value: T | number, id: string) => void): void {
+    if (this.map !== undefined) {
+      this.map.forEach(fn);
+      return;
+    }
+    const ids = this.ids;
+    for (let place = 0; place < ids.length; place++) fn(this.valueAt(place, ids), ids[place]!);
   }
 
   *[Symbol.iterator](): IterableIterator<[string, T | number]> {

@@ -686,7 +686,7 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
         `${per} a message`,
       );
       // Documents without an identity have no id.
-      const anonymous: ParsedDocument = { document: 11, problems: [{ code: 'X', message: 'x' }] };
+      const anonymous: ParsedDocument = { document: 11, problems: [{ path: '', code: 'X', message: 'x' }] };
       assert.deepEqual(
         received([anonymous, ...mixed, anonymous], per),
         { distinct: true, said: true },

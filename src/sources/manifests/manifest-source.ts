@@ -805,8 +805,9 @@ export class ManifestSource {
     const usualAt = fileState.usual;
     fileState.usual = undefined;
     let place = -1;
-    // The file's definitions walked in their order (new ones are the definers' next ids).
-    for (const [id, value] of definitions.entries()) {
+    // The file's definitions walked in their order (new ones are the definers' next ids), no pair
+    // made per definition (`forEach`, not a generator's walk; eighteenth round).
+    definitions.forEach((value, id) => {
       place++;
       // The key is the id's after its kind (`Kind/key`, as `splitId`): a slice of the id, which the
       // state keeps anyway, not a copy of its characters joined again from the metadata.
@@ -814,8 +815,8 @@ export class ManifestSource {
       const keyed = table !== undefined && id.startsWith(RECORD_SET_PREFIX);
       if (keyed) {
         at.slot = table.slotOf(key);
-        if (!this.definers.addInStateKnowing(id, file, state.tagAt(at.slot))) continue;
-      } else if (!this.definers.addInState(id, file)) continue;
+        if (!this.definers.addInStateKnowing(id, file, state.tagAt(at.slot))) return;
+      } else if (!this.definers.addInState(id, file)) return;
       early.now ??= this.options.now().toISOString();
       const created = early.now;
       let accepted = (value as Definition).resource as Resource;
@@ -831,7 +832,7 @@ export class ManifestSource {
             : { created, file: relative, resource: accepted };
       state.putObject(id, object, file, keyed ? at.slot : -1);
       count++;
-    }
+    });
     if (count > 0) {
       early.count += count;
       // A file whose every object it applied: its definitions are the state's versions now (`Served`,
