@@ -549,7 +549,13 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       'a.yaml': docs(zone('z', 'example.com'), record('x', '192.0.2.1')),
       'b.yaml': docs(...many(600, (i) => (i === 549 ? 'b9' : `b${i}`))),
       'c.yaml': docs(...many(40, (i) => (i === 4 ? 'c2' : `c${i}`))),
-      'd.yaml': docs(...many(600, (i) => `b${i}`, 'other')),
+      // With a labelled record set (not of the usual shape: the state keeps it whole) and one with a
+      // TTL (not made by the message in the source's shape) among them.
+      'd.yaml': docs(
+        ...many(600, (i) => `b${i}`, 'other'),
+        record('labelled', '192.0.2.7').replace('namespace: dns}', 'namespace: dns, labels: {a: b}}'),
+        record('timed', '192.0.2.8').replace('  records:', '  ttl: 60\n  records:'),
+      ),
       'e.yaml': docs(...many(40, (i) => (i === 7 ? 'b7' : `e${i}`))),
       'f.yaml': record('f', '192.0.2.6'),
     };
@@ -567,7 +573,7 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
     }
     // Listed (two loads from the parse threads' messages): a.yaml (a zone and a record set), d.yaml,
     // e.yaml and f.yaml, not the files with a duplicate.
-    assert.deepEqual(listed, [2, 600, 40, 1, 2, 600, 40, 1]);
+    assert.deepEqual(listed, [2, 602, 40, 1, 2, 602, 40, 1]);
     const codes = early.source.problems().map((p) => `${path.basename(p.file)} ${p.code} ${p.object}`);
     assert.deepEqual(
       codes.filter((c) => c.includes('DUPLICATE')),
@@ -578,6 +584,8 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       ],
     );
     assert.equal(early.source.definitionOf('DNSRecordSet/other/b9')?.file, path.join(dir, 'd.yaml'));
+    const labelled = early.source.definitionOf('DNSRecordSet/dns/labelled');
+    assert.equal(labelled?.file, path.join(dir, 'd.yaml'));
     assert.equal(early.source.definitionOf('DNSRecordSet/dns/b7')?.file, path.join(dir, 'b.yaml'));
   });
 
