@@ -586,6 +586,10 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
     assert.equal(early.source.definitionOf('DNSRecordSet/other/b9')?.file, path.join(dir, 'd.yaml'));
     const labelled = early.source.definitionOf('DNSRecordSet/dns/labelled');
     assert.equal(labelled?.file, path.join(dir, 'd.yaml'));
+    // What the early apply read of each file is not kept with it.
+    const kept = (early.source as unknown as { files: Map<string, { usual?: unknown }> }).files;
+    assert.equal(kept.size, 6);
+    for (const state of kept.values()) assert.equal(state.usual, undefined);
     assert.equal(early.source.definitionOf('DNSRecordSet/dns/b7')?.file, path.join(dir, 'b.yaml'));
   });
 

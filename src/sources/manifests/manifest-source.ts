@@ -156,7 +156,7 @@ interface FileState {
    * resource }`, the resource a literal of the API version, the kind, metadata of its name and
    * namespace, and a spec; the id `DNSRecordSet/namespace/name` of them): the state keeps such a
    * record set as its spec alone without testing its shape. Only for a file taken early whose
-   * definitions were listed (`ParsedManifest.distinct`); `applyEarly` reads it and drops it.
+   * definitions were listed (`ParsedManifest.distinct`), read by `applyEarly` and dropped right after.
    */
   usual?: Uint8Array;
 }
@@ -511,12 +511,14 @@ export class ManifestSource {
         }
         this.unsettled(read, undefined); // not caught mid-write (`takesEarly`): false
         earlyOrigins ??= this.originFinder([], early.zones, early.used);
-        const next = await this.fileState(read, undefined, earlyOrigins, pace, locateLater);
+        const next = await this.fileState(read, undefined, earlyOrigins, pace, locateLater, true);
         this.options.parser.release(read.parsed.token);
         this.files.set(read.file, next);
         // Applied early, the file's new objects' definers go into their state entries as they are put.
         if (!this.early?.on || !this.applyEarly(read.file, next))
           for (const id of next.definitions.keys()) this.definers.add(id, read.file);
+        // Read by the early apply, or not at all: not kept with the file.
+        next.usual = undefined;
         early.taken.push(read.file);
         return true;
       });
@@ -803,7 +805,6 @@ export class ManifestSource {
     // The record sets the message made in their usual shape, of their ids, by place (`FileState.usual`):
     // the state need not test their shape (`toEntry`'s `usual`).
     const usualAt = fileState.usual;
-    fileState.usual = undefined;
     let place = -1;
     // The file's definitions walked in their order (new ones are the definers' next ids), no pair
     // made per definition (`forEach`, not a generator's walk; eighteenth round).
@@ -1051,6 +1052,8 @@ export class ManifestSource {
     originOf: (rs: DNSRecordSet) => Name,
     pace: () => Promise<unknown> | undefined,
     locateLater?: (() => Promise<void>)[],
+    /** Taken early: `applyEarly` may apply it next (`FileState.usual`). */
+    early = false,
   ): Promise<FileState> {
     const { file, info, parsed } = read;
     const fileProblems: ManifestProblem[] = parsed.fileErrors.map((e) => ({
@@ -1074,7 +1077,7 @@ export class ManifestSource {
     // Which definitions, by place, are record sets the message made in their usual shape with their
     // ids, for the early apply (`FileState.usual`).
     const usualAt =
-      listed !== undefined && this.early?.on === true ? new Uint8Array(documents.length) : undefined;
+      listed !== undefined && early && this.early?.on === true ? new Uint8Array(documents.length) : undefined;
     const shared = new SharedRuns(this.interner, this.zoneRefs);
     for (let index = 0; index < documents.length; index++) {
       const doc = documents[index]!;
