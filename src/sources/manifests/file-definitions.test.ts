@@ -142,3 +142,80 @@ test('FileDefinitions: `served` gives what a `set` of each id and `pack` give, i
     assert.equal(one.has('DNSRecordSet/ns/absent'), false);
   }
 });
+
+test('FileDefinitions.listed: the same answers as a `set` of each id in turn, before and after `served`, `pack`, a `set` of a present or a new id', () => {
+  const served = (def: Def | number) => (typeof def === 'number' ? def : (def.document ?? -1));
+  let seed = 11;
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  for (let round = 0; round < 40; round++) {
+    const n = random(3) === 0 ? random(FileDefinitions.packMin) : FileDefinitions.packMin + random(200);
+    const ids = [
+      ...new Set(Array.from({ length: n }, (_, i) => `DNSRecordSet/n${random(3)}/x${i}-${random(1000)}`)),
+    ];
+    // Definitions, one unknown document, numbers (one not a 32-bit integer).
+    const values = ids.map((id, i): Def | number =>
+      i % 17 === 3
+        ? { resource: id }
+        : i % 23 === 5
+          ? 2 ** 40
+          : i % 19 === 7
+            ? i
+            : { resource: id, document: i + 1 },
+    );
+    const d = FileDefinitions.listed([...ids], [...values]);
+    const m = new FileDefinitions<Def>();
+    for (let i = 0; i < ids.length; i++) m.set(ids[i]!, values[i]!);
+    const same = () => {
+      assert.equal(d.size, m.size);
+      assert.deepEqual([...d], [...m]);
+      assert.deepEqual([...d.entries()], [...m]);
+      assert.deepEqual([...d.keys()], [...m.keys()]);
+      const walked: [string, Def | number][] = [];
+      d.forEach((value, id) => {
+        walked.push([id, value]);
+      });
+      assert.deepEqual(walked, [...m]);
+      for (const id of ids) {
+        assert.equal(d.has(id), true);
+        assert.equal(d.get(id), m.get(id));
+      }
+      for (const absent of ['DNSRecordSet/n0/absent', 'A', 'zzz']) {
+        assert.equal(d.has(absent), false);
+        assert.equal(d.get(absent), undefined);
+      }
+    };
+    assert.equal(d.listedNow, n >= FileDefinitions.packMin);
+    assert.equal(d.packed, false);
+    same();
+    const op = random(4);
+    if (op === 0 && n > 0) {
+      // A present id set again stays listed; then served, as `apply` makes them.
+      const id = ids[random(n)]!;
+      d.set(id, 99);
+      m.set(id, 99);
+      assert.equal(d.listedNow, n >= FileDefinitions.packMin);
+      same();
+      d.served(served);
+      m.served(served);
+    } else if (op === 1) {
+      // A new id: a Map again, in the same order, the new one last.
+      d.set('DNSRecordSet/new/one', 7);
+      m.set('DNSRecordSet/new/one', 7);
+      ids.push('DNSRecordSet/new/one');
+      assert.equal(d.listedNow, false);
+      assert.equal(d.packed, false);
+    } else if (op === 2) {
+      d.pack();
+      m.pack();
+    } else {
+      d.served(served);
+      m.served(served);
+    }
+    assert.equal(d.listedNow, false);
+    assert.equal(d.packed, m.packed);
+    same();
+  }
+});

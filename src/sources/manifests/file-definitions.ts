@@ -14,6 +14,12 @@
  * `Map` again (in the same order), until the next `pack`. Nothing is ever deleted (a file's next read
  * makes a new one). Unlike a `Map`, a packed one's walk does not visit an id set during the walk:
  * callers do not set ids while they walk one.
+ *
+ * A file whose ids are known to be distinct as it is read (`listed`: a first load's file of usual
+ * record sets, each with its id, found distinct where it was parsed) starts as the packed arrays with
+ * its values in a plain array beside them instead of a `Map` (no insertion per object, and no walk
+ * to pack it): `served` and `pack` then turn the values into the `Int32Array` in place
+ * (docs/benchmarks.md, eighteenth round). It answers as the packed form does meanwhile.
  */
 export class FileDefinitions<T extends object> {
   /** The definitions while not packed. */
@@ -26,6 +32,27 @@ export class FileDefinitions<T extends object> {
   private order: Int32Array | undefined;
   /** Packed: the values (by place) that are not 32-bit integers. */
   private others: Map<number, T | number> | undefined;
+  /** Listed (`listed`, not packed yet): each id's value by place, instead of `ints` and `others`. */
+  private values: (T | number)[] | undefined;
+
+  /**
+   * The definitions of `ids`, which must be pairwise distinct, each with its value at the same place,
+   * in that order: as `set` of each in turn would make them, without a `Map` when there are at least
+   * `packMin` of them (`values` is kept until packed; the ids are copied once into an array of exactly
+   * their number, as `pack` makes it: an array grown by `push` keeps up to half as many slots more).
+   */
+  static listed<T extends object>(ids: string[], values: (T | number)[]): FileDefinitions<T> {
+    const d = new FileDefinitions<T>();
+    if (ids.length < FileDefinitions.packMin) {
+      const map = d.map!;
+      for (let place = 0; place < ids.length; place++) map.set(ids[place]!, values[place]!);
+      return d;
+    }
+    d.map = undefined;
+    d.ids = ids.slice();
+    d.values = values;
+    return d;
+  }
 
   /**
    * Fewest definitions packed: a smaller file stays a `Map` (the arrays' own headers cost more).
@@ -39,7 +66,12 @@ export class FileDefinitions<T extends object> {
 
   /** Whether the definitions are packed (for tests and the heap figures). */
   get packed(): boolean {
-    return this.map === undefined;
+    return this.map === undefined && this.values === undefined;
+  }
+
+  /** Whether the definitions are listed (`listed`), not packed yet (for tests). */
+  get listedNow(): boolean {
+    return this.values !== undefined;
   }
 
   /** Whether a packed file's sorted index was made (at its first lookup; for tests). */
@@ -67,7 +99,8 @@ export class FileDefinitions<T extends object> {
       this.unpack().set(id, value);
       return this;
     }
-    if (isInt32(value)) {
+    if (this.values !== undefined) this.values[place] = value;
+    else if (isInt32(value)) {
       this.ints[place] = value;
       this.others?.delete(place);
     } else {
@@ -92,12 +125,29 @@ export class FileDefinitions<T extends object> {
    */
   served(to: (value: T | number) => number): void {
     const map = this.map;
+    if (this.values !== undefined) {
+      this.packList(to);
+      return;
+    }
     if (map === undefined || map.size < FileDefinitions.packMin) {
       for (const [id, value] of [...this]) this.set(id, to(value));
       this.pack();
       return;
     }
     this.packFrom(map, to);
+  }
+
+  /**
+   * Calls `fn` with each value and id in the order they were set (`Map.forEach`'s order), no pair
+   * made per definition; as with a walk, callers set no id meanwhile.
+   */
+  forEach(fn: (value: T | number, id: string) => void): void {
+    if (this.map !== undefined) {
+      this.map.forEach(fn);
+      return;
+    }
+    const ids = this.ids;
+    for (let place = 0; place < ids.length; place++) fn(this.valueAt(place, ids), ids[place]!);
   }
 
   *[Symbol.iterator](): IterableIterator<[string, T | number]> {
@@ -113,9 +163,33 @@ export class FileDefinitions<T extends object> {
 
   /** Packs the definitions into arrays (nothing when packed already, or fewer than `packMin`). */
   pack(): void {
+    if (this.values !== undefined) {
+      this.packList();
+      return;
+    }
     const map = this.map;
     if (map === undefined || map.size < FileDefinitions.packMin) return;
     this.packFrom(map);
+  }
+
+  /** The listed values (each made `to(value)` when given) into `ints` and `others`: the ids and their index stay. */
+  private packList(to?: (value: T | number) => number): void {
+    const values = this.values!;
+    const n = values.length;
+    const ints = new Int32Array(n);
+    let others: Map<number, T | number> | undefined;
+    for (let place = 0; place < n; place++) {
+      const stored = values[place]!;
+      const value = to === undefined ? stored : to(stored);
+      if (isInt32(value)) ints[place] = value;
+      else {
+        others ??= new Map();
+        others.set(place, value);
+      }
+    }
+    this.ints = ints;
+    this.others = others;
+    this.values = undefined;
   }
 
   /** Moves the map's ids and values (each made `to(value)` when given) into the packed arrays. */
@@ -151,12 +225,15 @@ export class FileDefinitions<T extends object> {
     this.ints = EMPTY;
     this.order = undefined;
     this.others = undefined;
+    this.values = undefined;
     return map;
   }
 
   private valueAt(place: number, ids: string[] = this.ids): T | number {
     // A walk that outlived an unpack reads the values of the map that replaced the arrays.
     if (ids !== this.ids) return this.get(ids[place]!)!;
+    const values = this.values;
+    if (values !== undefined) return values[place]!;
     return this.others?.get(place) ?? this.ints[place]!;
   }
 

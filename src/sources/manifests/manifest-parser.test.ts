@@ -4,6 +4,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import type { DNSRecordSet } from '../../api/index.ts';
+import type { UsualRecordSet } from '../../api/resource.ts';
 import { loadFrontDoors } from '../front-door-modules.ts';
 import {
   DEFAULT_MAX_MANIFEST_BYTES,
@@ -622,6 +624,102 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
     const plain: ParsedDocument[] = [];
     decodeDocuments(json, plain);
     assert.deepStrictEqual(plain, documents);
+  });
+
+  test("a file's first message says whether its documents' ids are distinct (ParsedManifest.distinct)", () => {
+    const doc = (document: number, namespace: string, name: string): ParsedDocument =>
+      usualDocument(document, namespace, name);
+    const zone: ParsedDocument = {
+      document: 9,
+      identity: { kind: 'DNSZone', key: 'a/z' },
+      resource: {
+        apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+        kind: 'DNSZone',
+        metadata: { name: 'z', namespace: 'a' },
+        spec: { domainName: 'example.com.', className: 'c' },
+      },
+    };
+    /** What the main thread ends with: the file in messages of `per` documents, as a parse thread sends it. */
+    const received = (documents: ParsedDocument[], per: number) => {
+      const back: ParsedDocument[] = [];
+      const ids: (string | undefined)[] = [];
+      const file = { distinct: false };
+      const texts: string[] = [];
+      for (let from = 0; from < documents.length; from += per) {
+        const text = encodeDocuments(documents, undefined, from, Math.min(from + per, documents.length));
+        texts.push(text);
+        decodeDocuments(text, back, undefined, undefined, ids, file);
+      }
+      assert.deepStrictEqual(withIdentities({ documents: back, ids }), documents);
+      // Only a file's first message may say so.
+      for (const text of texts.slice(1)) assert.notEqual(JSON.parse(text)[0], true);
+      return { distinct: file.distinct, said: JSON.parse(texts[0]!)[0] === true };
+    };
+    const distinct = [
+      doc(1, 'a', 'r1'),
+      doc(2, 'a', 'r2'),
+      doc(3, 'b', 'r1'),
+      doc(4, 'a', 'r3'),
+      doc(5, 'b', 'r2'),
+    ];
+    for (const per of [1, 2, 5]) {
+      assert.deepEqual(received(distinct, per), { distinct: true, said: true }, `${per} a message`);
+      // The same name twice in one namespace, in one message or in two, after another namespace between.
+      const twice = [...distinct, doc(6, 'a', 'r2')];
+      assert.deepEqual(received(twice, per), { distinct: false, said: false }, `${per} a message`);
+      // Other documents between them: their ids count too (a zone of the same name is another id).
+      const mixed = [...distinct.slice(0, 3), zone, ...distinct.slice(3)];
+      assert.deepEqual(received(mixed, per), { distinct: true, said: true }, `${per} a message`);
+      assert.deepEqual(
+        received([...mixed, { ...zone, document: 10 }], per),
+        { distinct: false, said: false },
+        `${per} a message`,
+      );
+      // A record set not of the usual shape (labelled: it crosses as an object) with a usual one's id.
+      const labelled = doc(7, 'b', 'r1');
+      (labelled.resource!.metadata as { labels?: Record<string, string> }).labels = { a: 'b' };
+      assert.deepEqual(
+        received([...mixed, labelled], per),
+        { distinct: false, said: false },
+        `${per} a message`,
+      );
+      assert.deepEqual(
+        received([...mixed, { ...labelled, identity: { kind: 'DNSRecordSet', key: 'b/r9' } }], per),
+        { distinct: true, said: true },
+        `${per} a message`,
+      );
+      // Documents without an identity have no id.
+      const anonymous: ParsedDocument = { document: 11, problems: [{ path: '', code: 'X', message: 'x' }] };
+      assert.deepEqual(
+        received([anonymous, ...mixed, anonymous], per),
+        { distinct: true, said: true },
+        `${per} a message`,
+      );
+    }
+    // A namespace with a slash (refused by the schema) would let two ids be the same from different pairs.
+    assert.deepEqual(received([doc(1, 'a/b', 'c'), doc(2, 'a', 'b/c')], 2), { distinct: false, said: false });
+    // As a parse thread sends them (arrays) or the local parse has them (objects): the same text.
+    const sent = distinct.map((d) => {
+      const r = d.resource as DNSRecordSet;
+      return [
+        d.document,
+        r.metadata.namespace!,
+        r.metadata.name,
+        'z',
+        'w',
+        'A',
+        ['192.0.2.1'],
+      ] as UsualRecordSet;
+    });
+    assert.equal(encodeDocuments(sent), encodeDocuments(distinct));
+    // A message that says so after documents of its file were received: not distinct.
+    const back: ParsedDocument[] = [];
+    const ids: (string | undefined)[] = [];
+    const file = { distinct: false };
+    decodeDocuments(encodeDocuments(distinct, undefined, 0, 2), back, undefined, undefined, ids, file);
+    assert.equal(file.distinct, true);
+    decodeDocuments(encodeDocuments(distinct), back, undefined, undefined, ids, file);
+    assert.equal(file.distinct, false);
   });
 
   test('the verdict on record values crosses with usual record sets only, the documents unchanged', () => {

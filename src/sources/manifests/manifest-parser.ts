@@ -69,6 +69,13 @@ export interface ParsedManifest {
    * key string fewer per record set received). Absent or undefined: the document's `identity` says.
    */
   ids?: readonly (string | undefined)[];
+  /**
+   * Whether no two documents have the same id (a usual record set's as it came, `ids`, or its kind
+   * and key joined): found where the file was parsed (`encodeDocuments`' first message of a file
+   * says so, `decodeDocuments`). The manifest source then takes the file's definitions without
+   * asking whether each id was defined before in the file (`FileDefinitions.listed`).
+   */
+  distinct?: boolean;
   /** The file as a whole: unreadable, too large, or YAML errors (then `documents` is empty). */
   fileErrors: ManifestFileError[];
 }
@@ -378,6 +385,11 @@ export type ParserResponse =
  * thread's array literal costs less than `JSON.parse`'s array (sixteenth round). Every other
  * document goes as it is, an object. `decodeDocuments` gives back objects equal to these, their keys
  * in the same order.
+ *
+ * The first message of a file (`from` 0; `documents` is the whole file) starts with `true` where no
+ * two documents of the file have the same id (`distinctIds`): the parse thread asks that of sets of
+ * names, which the main thread, the bottleneck of a first load, would otherwise ask of the file's
+ * map per document (`ParsedManifest.distinct`; eighteenth round).
  */
 export function encodeDocuments(
   documents: readonly SentDocument[],
@@ -386,6 +398,7 @@ export function encodeDocuments(
   to = documents.length,
 ): string {
   const out: unknown[] = [];
+  if (from === 0 && to > 0 && distinctIds(documents)) out.push(true);
   let before: UsualRecordSet | undefined;
   // Where each owner name sent in this message stands in `out`.
   let owners: Map<string, number> | undefined;
@@ -437,6 +450,8 @@ export function encodeDocuments(
  * `checked`, whether its values hold anywhere (`ParsedManifest.checked`), appended to it; with
  * `ids`, the id of each usual record set as it crossed (`ParsedManifest.ids`), appended to it, and
  * such a document comes without its `identity` (the id says it: `DNSRecordSet/namespace/name`).
+ * With `file` (and `ids`), `file.distinct` becomes true at a file's first message that says no two
+ * of its documents have the same id (`ParsedManifest.distinct`; it starts false).
  */
 export function decodeDocuments(
   json: string,
@@ -444,8 +459,9 @@ export function decodeDocuments(
   compact?: boolean[],
   checked?: boolean[],
   ids?: (string | undefined)[],
+  file?: { distinct: boolean },
 ): void {
-  const values = JSON.parse(json) as (ParsedDocument | number | string | string[])[];
+  const values = JSON.parse(json) as (ParsedDocument | number | string | string[] | true)[];
   // The namespace, zone and type of the usual record set before (sent when they change).
   let namespace = '';
   let zone = '';
@@ -454,7 +470,13 @@ export function decodeDocuments(
   // zone's shared one in its place (`SharedRuns`, `compactRecordSet`); nothing may write to it in
   // place (`shareStrings` writes its name back only as the same string).
   let zoneRef = { name: zone };
-  for (let i = 0; i < values.length; ) {
+  let i = 0;
+  if (values[0] === true) {
+    // Only a file's first message says so, before anything of the file was received.
+    if (file !== undefined && ids !== undefined) file.distinct = into.length === 0;
+    i = 1;
+  }
+  while (i < values.length) {
     const head = values[i];
     if (typeof head !== 'number') {
       into.push(head as ParsedDocument);
@@ -517,6 +539,58 @@ const WITH_ZONE = 4;
 const WITH_TYPE = 8;
 
 const RECORD_SET = 'DNSRecordSet';
+
+/**
+ * Whether no two documents have the same id as the manifest source makes it (`DNSRecordSet/namespace/name`
+ * of a usual record set, `kind/key` of another document's identity; a document without an identity
+ * has none): asked of a set of names per namespace for record sets, no id made, and of a set of the
+ * other ids (a file's few zones and classes). A kind or a record set's namespace with a `/` in it
+ * (none is one: the schema and the front doors' ids have none) answers false: without one, two
+ * such ids are the same exactly when their kinds, namespaces and names are.
+ */
+function distinctIds(documents: readonly SentDocument[]): boolean {
+  let namespace: string | undefined;
+  let names: Set<string> | undefined;
+  let byNamespace: Map<string, Set<string>> | undefined;
+  let others: Set<string> | undefined;
+  for (const d of documents) {
+    let ns: string;
+    let name: string;
+    const usual = Array.isArray(d) ? d : usualRecordSet(d);
+    if (usual !== undefined) {
+      ns = usual[1];
+      name = usual[2];
+    } else {
+      const identity = (d as ParsedDocument).identity;
+      if (identity === undefined) continue;
+      const { kind, key } = identity;
+      if (kind.includes('/')) return false;
+      if (kind !== RECORD_SET) {
+        others ??= new Set();
+        const size = others.size;
+        if (others.add(`${kind}/${key}`).size === size) return false;
+        continue;
+      }
+      const slash = key.indexOf('/');
+      if (slash < 0) return false;
+      ns = key.slice(0, slash);
+      name = key.slice(slash + 1);
+    }
+    if (ns !== namespace || names === undefined) {
+      namespace = ns;
+      if (ns.includes('/')) return false;
+      byNamespace ??= new Map();
+      names = byNamespace.get(ns);
+      if (names === undefined) {
+        names = new Set();
+        byNamespace.set(ns, names);
+      }
+    }
+    const size = names.size;
+    if (names.add(name).size === size) return false;
+  }
+  return true;
+}
 
 /** The document as an array of its values when it is a record set in the usual shape (see above). */
 function usualRecordSet(d: ParsedDocument): UsualRecordSet | undefined {
@@ -587,6 +661,8 @@ interface Waiting {
   compact: boolean[];
   checked: boolean[];
   ids: (string | undefined)[];
+  /** `ParsedManifest.distinct` as the messages said so far (`decodeDocuments`). */
+  file: { distinct: boolean };
 }
 
 /**
@@ -611,15 +687,16 @@ export class WorkerManifestParser implements ManifestParser {
 
   async parse(file: string, maxBytes: number): Promise<ParsedManifest & { token: number }> {
     const id = ++this.next;
-    const { documents, token, fileErrors, compact, checked, ids } = await this.request<{
+    const { documents, token, fileErrors, compact, checked, ids, distinct } = await this.request<{
       documents: ParsedDocument[];
       token: number;
       fileErrors: ManifestFileError[];
       compact: boolean[];
       checked: boolean[];
       ids: (string | undefined)[];
+      distinct: boolean;
     }>(id, { type: 'parse', id, file, maxBytes });
-    return { documents, fileErrors, token, compact, checked, ids };
+    return { documents, fileErrors, token, compact, checked, ids, distinct };
   }
 
   async locate(token: number, requests: readonly LocateRequest[]): Promise<(number | undefined)[]> {
@@ -653,6 +730,7 @@ export class WorkerManifestParser implements ManifestParser {
         compact: [],
         checked: [],
         ids: [],
+        file: { distinct: false },
       });
       worker.postMessage(message);
     });
@@ -670,7 +748,14 @@ export class WorkerManifestParser implements ManifestParser {
       if (!waiting) return;
       switch (m.type) {
         case 'documents':
-          decodeDocuments(m.json, waiting.documents, waiting.compact, waiting.checked, waiting.ids);
+          decodeDocuments(
+            m.json,
+            waiting.documents,
+            waiting.compact,
+            waiting.checked,
+            waiting.ids,
+            waiting.file,
+          );
           return;
         case 'parsed':
           this.waiting.delete(m.id);
@@ -681,6 +766,8 @@ export class WorkerManifestParser implements ManifestParser {
             compact: waiting.compact,
             checked: waiting.checked,
             ids: waiting.ids,
+            // Said by the file's first message.
+            distinct: waiting.file.distinct,
           } as never);
           return;
         case 'located':

@@ -7,6 +7,7 @@ import { setImmediate as turn } from 'node:timers/promises';
 import { KINDS } from '../../api/index.ts';
 import { MemoryStore } from '../../control/memory-store.ts';
 import { RecordTable } from '../../zones/record-table.ts';
+import { FileDefinitions } from './file-definitions.ts';
 import { FolderHold } from './folder-hold.ts';
 import {
   DOCUMENTS_PER_MESSAGE,
@@ -76,6 +77,7 @@ class WireParser implements ManifestParser {
     const compact: boolean[] = [];
     const checked: boolean[] = [];
     const ids: (string | undefined)[] = [];
+    const whole = { distinct: false };
     const n = parsed.documents.length;
     for (let i = 0; i < n; i += DOCUMENTS_PER_MESSAGE) {
       const json = encodeDocuments(
@@ -84,11 +86,19 @@ class WireParser implements ManifestParser {
         i,
         Math.min(i + DOCUMENTS_PER_MESSAGE, n),
       );
-      decodeDocuments(json, documents, compact, checked, ids);
+      decodeDocuments(json, documents, compact, checked, ids, whole);
     }
     const token = ++this.next;
     if (locate) this.held.set(token, locate);
-    return { documents, compact, checked, ids, fileErrors: parsed.fileErrors, token };
+    return {
+      documents,
+      compact,
+      checked,
+      ids,
+      distinct: whole.distinct,
+      fileErrors: parsed.fileErrors,
+      token,
+    };
   }
 
   async locate(token: number, requests: readonly LocateRequest[]) {
@@ -525,6 +535,62 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
     assert.ok(codes.includes('b.yaml DUPLICATE DNSRecordSet dns/x'), codes.join());
     assert.ok(!codes.some((c) => c.includes('INVALID')), codes.join());
     assert.equal(early.source.definitionOf('DNSZone/dns/z2')?.file, path.join(dir, 'a.yaml'));
+  });
+
+  test('files of record sets only, their ids found distinct where parsed or not (a duplicate in one message, across two, another namespace): as the batch path', async () => {
+    const inNamespace = (namespace: string, name: string, value: string) =>
+      record(name, value).replace('namespace: dns', `namespace: ${namespace}`);
+    // More record sets than one message holds: b.yaml repeats its 10th in its 550th (the next
+    // message), c.yaml its 3rd in its 5th (one message), d.yaml none (the names of b.yaml, in
+    // another namespace), e.yaml none, one of them b.yaml's.
+    const many = (n: number, name: (i: number) => string, namespace = 'dns') =>
+      Array.from({ length: n }, (_, i) => inNamespace(namespace, name(i), `192.0.2.${i % 250}`));
+    const files = {
+      'a.yaml': docs(zone('z', 'example.com'), record('x', '192.0.2.1')),
+      'b.yaml': docs(...many(600, (i) => (i === 549 ? 'b9' : `b${i}`))),
+      'c.yaml': docs(...many(40, (i) => (i === 4 ? 'c2' : `c${i}`))),
+      // With a labelled record set (not of the usual shape: the state keeps it whole) and one with a
+      // TTL (not made by the message in the source's shape) among them.
+      'd.yaml': docs(
+        ...many(600, (i) => `b${i}`, 'other'),
+        record('labelled', '192.0.2.7').replace('namespace: dns}', 'namespace: dns, labels: {a: b}}'),
+        record('timed', '192.0.2.8').replace('  records:', '  ttl: 60\n  records:'),
+      ),
+      'e.yaml': docs(...many(40, (i) => (i === 7 ? 'b7' : `e${i}`))),
+      'f.yaml': record('f', '192.0.2.6'),
+    };
+    const listed: number[] = [];
+    const original = FileDefinitions.listed;
+    FileDefinitions.listed = (ids, values) => {
+      listed.push(ids.length);
+      return original(ids, values);
+    };
+    let early: Run;
+    try {
+      ({ early } = await bothWays(files, { probe: 'DNSRecordSet/dns/x', last: 'f.yaml' }));
+    } finally {
+      FileDefinitions.listed = original;
+    }
+    // Listed (two loads from the parse threads' messages): a.yaml (a zone and a record set), d.yaml,
+    // e.yaml and f.yaml, not the files with a duplicate.
+    assert.deepEqual(listed, [2, 602, 40, 1, 2, 602, 40, 1]);
+    const codes = early.source.problems().map((p) => `${path.basename(p.file)} ${p.code} ${p.object}`);
+    assert.deepEqual(
+      codes.filter((c) => c.includes('DUPLICATE')),
+      [
+        'b.yaml DUPLICATE DNSRecordSet dns/b9',
+        'c.yaml DUPLICATE DNSRecordSet dns/c2',
+        'e.yaml DUPLICATE DNSRecordSet dns/b7',
+      ],
+    );
+    assert.equal(early.source.definitionOf('DNSRecordSet/other/b9')?.file, path.join(dir, 'd.yaml'));
+    const labelled = early.source.definitionOf('DNSRecordSet/dns/labelled');
+    assert.equal(labelled?.file, path.join(dir, 'd.yaml'));
+    // What the early apply read of each file is not kept with it.
+    const kept = (early.source as unknown as { files: Map<string, { usual?: unknown }> }).files;
+    assert.equal(kept.size, 6);
+    for (const state of kept.values()) assert.equal(state.usual, undefined);
+    assert.equal(early.source.definitionOf('DNSRecordSet/dns/b7')?.file, path.join(dir, 'b.yaml'));
   });
 
   test('a first load with the store and the state sharing a record table, as `serve` wires them: each new record set taken early is looked up there once', async () => {

@@ -150,6 +150,15 @@ interface FileState {
   kept: Map<string, ManifestProblem[]>;
   /** Objects named by an invalid document of this file, with its problems. */
   invalid: Map<string, ManifestProblem[]>;
+  /**
+   * Per definition, by its place in `definitions` as the file was read, 1 where it is a record set a
+   * parse thread's message made in its usual shape with its id (`decodeDocuments`: `{ document,
+   * resource }`, the resource a literal of the API version, the kind, metadata of its name and
+   * namespace, and a spec; the id `DNSRecordSet/namespace/name` of them): the state keeps such a
+   * record set as its spec alone without testing its shape. Only for a file taken early whose
+   * definitions were listed (`ParsedManifest.distinct`), read by `applyEarly` and dropped right after.
+   */
+  usual?: Uint8Array;
 }
 
 /** What identifies a version of a file: size, modification time and inode. */
@@ -502,12 +511,14 @@ export class ManifestSource {
         }
         this.unsettled(read, undefined); // not caught mid-write (`takesEarly`): false
         earlyOrigins ??= this.originFinder([], early.zones, early.used);
-        const next = await this.fileState(read, undefined, earlyOrigins, pace, locateLater);
+        const next = await this.fileState(read, undefined, earlyOrigins, pace, locateLater, true);
         this.options.parser.release(read.parsed.token);
         this.files.set(read.file, next);
         // Applied early, the file's new objects' definers go into their state entries as they are put.
         if (!this.early?.on || !this.applyEarly(read.file, next))
           for (const id of next.definitions.keys()) this.definers.add(id, read.file);
+        // Read by the early apply, or not at all: not kept with the file.
+        next.usual = undefined;
         early.taken.push(read.file);
         return true;
       });
@@ -791,16 +802,22 @@ export class ManifestSource {
         ? store.recordTable
         : undefined;
     const at = early.at;
-    // The file's definitions walked in their order (new ones are the definers' next ids).
-    for (const [id, value] of definitions.entries()) {
+    // The record sets the message made in their usual shape, of their ids, by place (`FileState.usual`):
+    // the state need not test their shape (`toEntry`'s `usual`).
+    const usualAt = fileState.usual;
+    let place = -1;
+    // The file's definitions walked in their order (new ones are the definers' next ids), no pair
+    // made per definition (`forEach`, not a generator's walk; eighteenth round).
+    definitions.forEach((value, id) => {
+      place++;
       // The key is the id's after its kind (`Kind/key`, as `splitId`): a slice of the id, which the
       // state keeps anyway, not a copy of its characters joined again from the metadata.
       const key = keyOfId(id);
       const keyed = table !== undefined && id.startsWith(RECORD_SET_PREFIX);
       if (keyed) {
         at.slot = table.slotOf(key);
-        if (!this.definers.addInStateKnowing(id, file, state.tagAt(at.slot))) continue;
-      } else if (!this.definers.addInState(id, file)) continue;
+        if (!this.definers.addInStateKnowing(id, file, state.tagAt(at.slot))) return;
+      } else if (!this.definers.addInState(id, file)) return;
       early.now ??= this.options.now().toISOString();
       const created = early.now;
       let accepted = (value as Definition).resource as Resource;
@@ -808,16 +825,15 @@ export class ManifestSource {
       if (held && held.spec !== accepted.spec) accepted = { ...accepted, spec: held.spec } as Resource;
       const applied = (held ?? store.get(accepted.kind, key))?.metadata.generation ?? 1;
       // Written out rather than spread: no empty object and copy per object.
-      state.putObject(
-        id,
+      const object: StoredObject & { usual?: true } =
         applied > 1
           ? { created, file: relative, resource: accepted, generation: applied }
-          : { created, file: relative, resource: accepted },
-        file,
-        keyed ? at.slot : -1,
-      );
+          : usualAt !== undefined && usualAt[place] === 1
+            ? { created, file: relative, resource: accepted, usual: true }
+            : { created, file: relative, resource: accepted };
+      state.putObject(id, object, file, keyed ? at.slot : -1);
       count++;
-    }
+    });
     if (count > 0) {
       early.count += count;
       // A file whose every object it applied: its definitions are the state's versions now (`Served`,
@@ -1036,6 +1052,8 @@ export class ManifestSource {
     originOf: (rs: DNSRecordSet) => Name,
     pace: () => Promise<unknown> | undefined,
     locateLater?: (() => Promise<void>)[],
+    /** Taken early: `applyEarly` may apply it next (`FileState.usual`). */
+    early = false,
   ): Promise<FileState> {
     const { file, info, parsed } = read;
     const fileProblems: ManifestProblem[] = parsed.fileErrors.map((e) => ({
@@ -1043,12 +1061,23 @@ export class ManifestSource {
       code: e.code ?? 'YAML_INVALID',
     }));
     let keepAll = parsed.fileErrors.length > 0;
-    const definitions = new FileDefinitions<Definition>();
+    let definitions = new FileDefinitions<Definition>();
+    // A new file whose record sets' ids were found distinct where it was parsed (`ParsedManifest.distinct`):
+    // its definitions are listed as they come, none looked up first, and made into the file's
+    // definitions at the end (`FileDefinitions.listed`; docs/benchmarks.md, eighteenth round).
+    const listed =
+      previous === undefined && parsed.distinct === true
+        ? { ids: [] as string[], values: [] as Definition[] }
+        : undefined;
     const invalid = new Map<string, ManifestProblem[]>();
     const problems: ManifestProblem[] = [...fileProblems];
     /** Problems found here, after parsing: their lines are asked of the parser in one go. */
     const unlocated: { problem: ManifestProblem; request: LocateRequest }[] = [];
     const { documents, compact, checked, ids } = parsed;
+    // Which definitions, by place, are record sets the message made in their usual shape with their
+    // ids, for the early apply (`FileState.usual`).
+    const usualAt =
+      listed !== undefined && early && this.early?.on === true ? new Uint8Array(documents.length) : undefined;
     const shared = new SharedRuns(this.interner, this.zoneRefs);
     for (let index = 0; index < documents.length; index++) {
       const doc = documents[index]!;
@@ -1095,6 +1124,13 @@ export class ManifestSource {
         continue;
       }
       const valid = resource!;
+      if (listed !== undefined) {
+        const usualMade = usual && made !== undefined;
+        if (usualMade && usualAt !== undefined) usualAt[listed.ids.length] = 1;
+        listed.ids.push(id!);
+        listed.values.push(usualMade ? (doc as Definition) : { resource: valid, document: doc.document });
+        continue;
+      }
       if (definitions.has(id!)) {
         const problem: ManifestProblem = {
           file,
@@ -1114,6 +1150,7 @@ export class ManifestSource {
         usual && made !== undefined ? (doc as Definition) : { resource: valid, document: doc.document },
       );
     }
+    if (listed !== undefined) definitions = FileDefinitions.listed(listed.ids, listed.values);
     if (unlocated.length > 0) {
       const requests = unlocated.map((u) => u.request);
       const lines = await this.options.parser.locate(parsed.token, requests);
@@ -1148,7 +1185,9 @@ export class ManifestSource {
         message: 'the file has errors; the objects it defined before keep their last valid versions',
       });
     }
-    return { ...info, definitions, problems, kept, invalid };
+    const state: FileState = { ...info, definitions, problems, kept, invalid };
+    if (usualAt !== undefined) state.usual = usualAt;
+    return state;
   }
 
   /**
