@@ -50,6 +50,7 @@ import { FolderWriteStore } from '../sources/writes/folder-write-store.ts';
 import { updateKeySources } from '../sources/writes/update-keys.ts';
 import { compileCacheOutcome, flushCompileCache } from '../util/compile-cache.ts';
 import { growHeapDuringLoad } from '../util/load-heap-growth.ts';
+import { parseSemiSpace } from '../util/parse-young-generation.ts';
 import { CredentialTable, type WriteAccessConfig } from '../writes/credentials.ts';
 import { type RecordWriter, WriteCoordinator } from '../writes/record-writer.ts';
 import { withUpdateCredentials } from '../writes/update-credentials.ts';
@@ -504,6 +505,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     problems: source.problems().length,
     compileCache: compileCacheSummary(),
     loadHeapGrowth: loadGrowth.percent ?? loadGrowth.skipped,
+    parseSemiSpaceMb: parseSemiSpace().mb ?? parseSemiSpace().skipped,
     ...(homelabApi
       ? { homelabApi: `${homelabApi.api.address().host}:${homelabApi.api.address().port}` }
       : {}),

@@ -11,6 +11,7 @@ import {
   growHeapDuringLoad,
   LOAD_HEAP_GROWTH_ENV,
 } from './load-heap-growth.ts';
+import { DEFAULT_PARSE_SEMI_SPACE_MB, PARSE_SEMI_SPACE_ENV } from './parse-young-generation.ts';
 
 const GIB = 2 ** 30;
 
@@ -79,7 +80,7 @@ describe('growHeapDuringLoad', () => {
     const servingWith = async (
       env: NodeJS.ProcessEnv,
       nodeFlags: string[] = [],
-    ): Promise<string | undefined> => {
+    ): Promise<{ growth?: string; semiSpace?: string } | undefined> => {
       const state = mkdtempSync(path.join(tmpdir(), 'zk-load-growth-'));
       try {
         const child = spawn(
@@ -105,12 +106,15 @@ describe('growHeapDuringLoad', () => {
           },
         );
         let out = '';
-        let found: string | undefined;
+        let found: { growth?: string; semiSpace?: string } | undefined;
         const take = (chunk: Buffer) => {
           out += chunk.toString();
           const line = found === undefined ? out.split('\n').find((l) => l.includes(' serving ')) : undefined;
           if (line) {
-            found = /loadHeapGrowth="?([^"\s]+)/.exec(line)?.[1] ?? '';
+            found = {
+              growth: /loadHeapGrowth="?([^"\s]+)/.exec(line)?.[1],
+              semiSpace: /parseSemiSpaceMb="?([^"\s]+)/.exec(line)?.[1],
+            };
             child.kill('SIGTERM');
           }
         };
@@ -123,12 +127,23 @@ describe('growHeapDuringLoad', () => {
         rmSync(state, { recursive: true, force: true });
       }
     };
-    const [byDefault, off, other, nodeFlag] = await Promise.all([
-      servingWith({ [LOAD_HEAP_GROWTH_ENV]: '' }),
-      servingWith({ [LOAD_HEAP_GROWTH_ENV]: 'off' }),
-      servingWith({ [LOAD_HEAP_GROWTH_ENV]: '700' }),
-      servingWith({ [LOAD_HEAP_GROWTH_ENV]: '700' }, ['--heap-growing-percent=50']),
+    const [byDefaultLine, offLine, otherLine, nodeFlagLine] = await Promise.all([
+      servingWith({ [LOAD_HEAP_GROWTH_ENV]: '', [PARSE_SEMI_SPACE_ENV]: '' }),
+      servingWith({ [LOAD_HEAP_GROWTH_ENV]: 'off', [PARSE_SEMI_SPACE_ENV]: 'off' }),
+      servingWith({ [LOAD_HEAP_GROWTH_ENV]: '700', [PARSE_SEMI_SPACE_ENV]: '16' }),
+      servingWith({ [LOAD_HEAP_GROWTH_ENV]: '700', [PARSE_SEMI_SPACE_ENV]: '16' }, [
+        '--heap-growing-percent=50',
+        '--min-semi-space-size=2',
+      ]),
     ]);
+    // The parse threads' young generation at their start (parse-young-generation.ts), in the same line.
+    assert.equal(byDefaultLine?.semiSpace, String(DEFAULT_PARSE_SEMI_SPACE_MB));
+    assert.equal(offLine?.semiSpace, 'off');
+    assert.equal(otherLine?.semiSpace, '16');
+    assert.equal(nodeFlagLine?.semiSpace, 'node-flag');
+    const [byDefault, off, other, nodeFlag] = [byDefaultLine, offLine, otherLine, nodeFlagLine].map(
+      (l) => l?.growth,
+    );
     // On a machine with less memory free than V8's heap limit the setting is left out ('memory');
     // with a clear margin either way the answer is certain.
     const limit = v8.getHeapStatistics().heap_size_limit;

@@ -11,6 +11,7 @@ import {
 } from '../../api/frontdoors/index.ts';
 import { API_VERSION, type Problem, type Resource } from '../../api/index.ts';
 import { acceptUsualFields, acceptUsualRecordSet, type UsualRecordSet } from '../../api/resource.ts';
+import { withParseSemiSpace } from '../../util/parse-young-generation.ts';
 import { valuesValidAnywhere } from '../../zones/record-parse.ts';
 import type { RecordSetReader } from './fast-yaml.ts';
 import {
@@ -738,10 +739,14 @@ export class WorkerManifestParser implements ManifestParser {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(new URL('./parse-worker.ts', import.meta.url), {
-      name: 'zk-parse',
-      workerData: { frontDoorModules: [...this.frontDoorModules], held: this.held },
-    });
+    // Its young generation at full size from the start (src/util/parse-young-generation.ts).
+    const worker = withParseSemiSpace(
+      () =>
+        new Worker(new URL('./parse-worker.ts', import.meta.url), {
+          name: 'zk-parse',
+          workerData: { frontDoorModules: [...this.frontDoorModules], held: this.held },
+        }),
+    );
     worker.unref();
     worker.on('message', (m: ParserResponse) => {
       const waiting = this.waiting.get(m.id);
