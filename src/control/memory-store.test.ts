@@ -506,6 +506,34 @@ describe('MemoryStore', () => {
     assert.equal(store.get('DNSRecordSet', 'dns/n')!.metadata.uid, 'uid-3');
   });
 
+  test('apply with `usual` (the caller knows the shape): a new object made as when tested, one held already updated as any other', async () => {
+    const run = (usual: boolean) => {
+      const events: string[] = [];
+      const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
+      store.watch((e) => events.push(JSON.stringify(e)));
+      const held = store.apply(
+        rs(['192.0.2.1']),
+        '2025-01-01T00:00:00.000Z',
+        undefined,
+        'dns/www',
+        undefined,
+        usual,
+      );
+      const first = { json: JSON.stringify(held), keys: Object.keys(held!.metadata) };
+      // Applied again with labels and a new spec, still said to be usual: the store's object is not
+      // new, so its labels are kept and its generation moves, as without the flag.
+      const labelled = rs(['192.0.2.2']);
+      labelled.metadata = { name: 'www', namespace: 'dns', labels: { a: 'b' } } as never;
+      store.apply(labelled, undefined, undefined, 'dns/www', undefined, usual);
+      const again = store.get('DNSRecordSet', 'dns/www')!;
+      return { first, again: JSON.stringify(again), events };
+    };
+    const tested = run(false);
+    assert.deepEqual(run(true), tested);
+    assert.match(tested.again, /"labels":\{"a":"b"\}/);
+    assert.match(tested.again, /"generation":2/);
+  });
+
   test('forEachKeyed gives the slots of record sets kept in a record table, and none otherwise', () => {
     const table = new RecordTable();
     for (const store of [new MemoryStore(undefined, { recordSets: table }), new MemoryStore()]) {

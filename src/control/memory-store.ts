@@ -195,7 +195,10 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
    * `slot` is the key's slot there as the caller found it just now (`RecordTable.slotOf`, -1 when no
    * holder holds it; a slot held for another key is refused), and becomes the slot the store holds
    * the record set at after the call (-1: none): neither is looked up here, and the caller can give
-   * it to the next holder (`StateStore.putObject`).
+   * it to the next holder (`StateStore.putObject`). `usual`: the caller knows `desired` to be of the
+   * usual shape (`isUsualNew` would say true: a first load's record set as a parse thread's message
+   * made it, `ManifestSource.applyEarly`), so an object new to the store is made of its fields
+   * without that test (docs/benchmarks.md, eighteenth round).
    */
   apply(
     desired: Resource,
@@ -203,6 +206,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     generation?: number,
     key?: ResourceKey,
     at?: TableSlot,
+    usual = false,
   ): Resource | undefined {
     return this.put(
       this.objects,
@@ -213,6 +217,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
       undefined,
       key,
       key !== undefined ? at : undefined,
+      usual,
     ) as Resource | undefined;
   }
 
@@ -379,6 +384,7 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     door: string | undefined,
     given?: ResourceKey,
     at?: TableSlot,
+    usual = false,
   ): Stored | undefined {
     const key = given ?? resourceKey(desired.metadata);
     // No closure per call (an upsert's emitter, a map's maker): a first load puts a million objects.
@@ -400,7 +406,8 @@ export class MemoryStore implements ResourceStore, ForeignObjectStore {
     ) {
       return existing;
     }
-    if (existing === undefined && isUsualNew(desired)) {
+    // Of the usual shape: known by the caller (`apply`'s `usual`), else tested.
+    if (existing === undefined && (usual || isUsualNew(desired))) {
       // What the general way below makes of it, without its parts (docs/benchmarks.md, eleventh round).
       const { name, namespace } = desired.metadata;
       const metadata = new (UsualMeta as unknown as MetaConstructor)(

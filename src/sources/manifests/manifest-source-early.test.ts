@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { setImmediate as turn } from 'node:timers/promises';
-import { KINDS } from '../../api/index.ts';
+import { KINDS, type Resource } from '../../api/index.ts';
 import { MemoryStore } from '../../control/memory-store.ts';
 import { RecordTable } from '../../zones/record-table.ts';
 import { FileDefinitions } from './file-definitions.ts';
@@ -591,6 +591,53 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
     assert.equal(kept.size, 6);
     for (const state of kept.values()) assert.equal(state.usual, undefined);
     assert.equal(early.source.definitionOf('DNSRecordSet/dns/b7')?.file, path.join(dir, 'b.yaml'));
+  });
+
+  test('record sets taken early, then their file read again (labelled, annotated, with a TTL, another value): the store and the state as the batch path keeps them', async () => {
+    const files = {
+      'a.yaml': docs(
+        zone('z', 'example.com'),
+        record('x', '192.0.2.1'),
+        record('l', '192.0.2.2'),
+        record('n', '192.0.2.3'),
+        record('t', '192.0.2.4'),
+        record('v', '192.0.2.5'),
+      ),
+      'b.yaml': record('b', '192.0.2.6'),
+    };
+    const again = {
+      'a.yaml': docs(
+        zone('z', 'example.com'),
+        record('x', '192.0.2.1'),
+        record('l', '192.0.2.2').replace('namespace: dns}', 'namespace: dns, labels: {a: b}}'),
+        record('n', '192.0.2.3').replace('namespace: dns}', 'namespace: dns, annotations: {c: d}}'),
+        record('t', '192.0.2.4').replace('  records:', '  ttl: 60\n  records:'),
+        record('v', '192.0.2.55'),
+      ),
+    };
+    const options = { wire: true, table: true, probe: 'DNSRecordSet/dns/x', last: 'b.yaml' };
+    const batch = await load({ ...options, batch: true }, files);
+    const early = await load({ ...options, batch: false }, files);
+    assert.equal(early.earlyBeforeLast, true);
+    assert.deepEqual(early.snapshot(), batch.snapshot());
+    await write(again);
+    await batch.source.reload();
+    await early.source.reload();
+    const snapshot = early.snapshot() as { store: string[][]; state: [string, string][] };
+    assert.deepEqual(snapshot, batch.snapshot());
+    const stored = snapshot.store.flat().map((o) => JSON.parse(o) as Resource);
+    const named = (name: string) =>
+      stored.find((o) => o.kind === 'DNSRecordSet' && o.metadata.name === name)!;
+    assert.deepEqual(named('l').metadata.labels, { a: 'b' });
+    assert.deepEqual(named('n').metadata.annotations, { c: 'd' });
+    assert.equal((named('t').spec as { ttl?: number }).ttl, 60);
+    assert.deepEqual(
+      ['x', 'l', 'n', 't', 'v'].map((name) => named(name).metadata.generation),
+      [1, 1, 1, 2, 2],
+    );
+    const held = new Map(snapshot.state);
+    assert.match(held.get('DNSRecordSet/dns/l')!, /"labels":\{"a":"b"\}/);
+    assert.match(held.get('DNSRecordSet/dns/n')!, /"annotations":\{"c":"d"\}/);
   });
 
   test('a first load with the store and the state sharing a record table, as `serve` wires them: each new record set taken early is looked up there once', async () => {

@@ -803,7 +803,7 @@ export class ManifestSource {
         : undefined;
     const at = early.at;
     // The record sets the message made in their usual shape, of their ids, by place (`FileState.usual`):
-    // the state need not test their shape (`toEntry`'s `usual`).
+    // neither the store nor the state tests their shape (`apply`'s and `putObject`'s `usual`).
     const usualAt = fileState.usual;
     let place = -1;
     // The file's definitions walked in their order (new ones are the definers' next ids), no pair
@@ -821,17 +821,16 @@ export class ManifestSource {
       early.now ??= this.options.now().toISOString();
       const created = early.now;
       let accepted = (value as Definition).resource as Resource;
-      const held = store.apply(accepted, created, undefined, key, keyed ? at : undefined);
+      const usual = usualAt !== undefined && usualAt[place] === 1;
+      const held = store.apply(accepted, created, undefined, key, keyed ? at : undefined, usual);
       if (held && held.spec !== accepted.spec) accepted = { ...accepted, spec: held.spec } as Resource;
       const applied = (held ?? store.get(accepted.kind, key))?.metadata.generation ?? 1;
       // Written out rather than spread: no empty object and copy per object.
-      const object: StoredObject & { usual?: true } =
+      const object: StoredObject =
         applied > 1
           ? { created, file: relative, resource: accepted, generation: applied }
-          : usualAt !== undefined && usualAt[place] === 1
-            ? { created, file: relative, resource: accepted, usual: true }
-            : { created, file: relative, resource: accepted };
-      state.putObject(id, object, file, keyed ? at.slot : -1);
+          : { created, file: relative, resource: accepted };
+      state.putObject(id, object, file, keyed ? at.slot : -1, usual && applied <= 1);
       count++;
     });
     if (count > 0) {

@@ -287,6 +287,33 @@ describe('StateStore', () => {
     }
   });
 
+  test('putObject with `usual` (the caller knows the shape) holds and gives back what the test would', async () => {
+    const held = async (usual: boolean) => {
+      const state = await StateStore.open(undefined);
+      state.putObject(
+        'DNSRecordSet/dns/a',
+        { created: 't', file: 'f.yaml', resource: recordSet('a', '192.0.2.1') },
+        undefined,
+        -1,
+        usual,
+      );
+      // Put again, a later version of the same file.
+      const later = recordSet('a', '192.0.2.9');
+      state.putObject(
+        'DNSRecordSet/dns/a',
+        { created: 't', file: 'f.yaml', resource: later, generation: 2 },
+        undefined,
+        -1,
+        usual,
+      );
+      const object = state.object('DNSRecordSet/dns/a')!;
+      assert.equal(object.resource?.spec, later.spec, 'the spec itself');
+      assert.notEqual(object.resource, later, 'made again from the spec');
+      return JSON.stringify(object);
+    };
+    assert.equal(await held(true), await held(false));
+  });
+
   test('a version of the usual shape is held as its spec and made again from the id; others whole', async () => {
     const state = await StateStore.open(dir);
     const plain = recordSet('a', '192.0.2.1');

@@ -545,8 +545,9 @@ export class StateStore implements SerialStore {
    * define a new object of a first load there as it puts it (ADR 0031). `slot`: for a record set
    * kept in `recordTable`, its slot there, held by some holder (the memory store that took it just
    * now, `MemoryStore.apply`'s `at`): neither its entry nor its holding looks the key up again.
+   * `usual`: the caller knows `object.resource` to be of the usual shape for `id` (`toEntry`'s).
    */
-  putObject(id: string, object: StoredObject, tag?: unknown, slot = -1): void {
+  putObject(id: string, object: StoredObject, tag?: unknown, slot = -1, usual = false): void {
     // A record set kept in the record table: its key there taken once for the lookup and the put,
     // or none when the caller gives its slot.
     const inTable = slot >= 0 && this.recordSets !== undefined && id.startsWith(RECORD_SET_PREFIX);
@@ -556,7 +557,7 @@ export class StateStore implements SerialStore {
       : key === undefined
         ? this.objects.get(id)
         : this.recordSetEntry(key);
-    const entry = toEntry(id, object, existing === undefined ? tag : undefined);
+    const entry = toEntry(id, object, existing === undefined ? tag : undefined, usual);
     if (
       existing &&
       existing.created === entry.created &&
@@ -1483,10 +1484,10 @@ function storedObject(id: string, entry: Entry, note: string | undefined): Store
 }
 
 /**
- * The entry of `o`. `o.usual`, which no `StoredObject` has but one its maker knows to be so (a first
- * load's record set as a parse thread's message made it, `ManifestSource.applyEarly`): `o.resource`
- * is of the usual shape for `id` (`usualShape` would say true), so it is not tested again
- * (docs/benchmarks.md, eighteenth round).
+ * The entry of `o`. `known`, when its caller knows it to be so (a first load's record set as a parse
+ * thread's message made it, `ManifestSource.applyEarly` through `putObject`): `o.resource` is of the
+ * usual shape for `id` (`usualShape` would say true), so it is not tested again (docs/benchmarks.md,
+ * eighteenth round).
  */
 function toEntry(
   id: string,
@@ -1495,13 +1496,13 @@ function toEntry(
     file?: string | undefined;
     resource?: Resource | undefined;
     generation?: number;
-    usual?: true;
   },
   tag?: unknown,
+  known = false,
 ): Entry {
   const generation = o.generation !== undefined && o.generation > 1 ? o.generation : 0;
   const r = o.resource;
-  const usual = r !== undefined && (o.usual === true || usualShape(id, r));
+  const usual = r !== undefined && (known || usualShape(id, r));
   return new Entry(o.created, o.file, generation, usual ? r.spec : undefined, usual ? undefined : r, tag);
 }
 
