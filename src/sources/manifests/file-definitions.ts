@@ -15,8 +15,8 @@
  * makes a new one). Unlike a `Map`, a packed one's walk does not visit an id set during the walk:
  * callers do not set ids while they walk one.
  *
- * A file whose ids are known to be distinct as it is read (`listed`: a first load's file of usual
- * record sets, each with its id, found distinct where it was parsed) starts as the packed arrays with
+ * A file whose ids are known to be distinct as it is read (`listed`: a file read for the first time
+ * whose documents' ids were all found distinct where it was parsed) starts as the packed arrays with
  * its values in a plain array beside them instead of a `Map` (no insertion per object, and no walk
  * to pack it): `served` and `pack` then turn the values into the `Int32Array` in place
  * (docs/benchmarks.md, eighteenth round). It answers as the packed form does meanwhile.

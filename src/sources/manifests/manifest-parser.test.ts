@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -963,9 +963,8 @@ describe('a parse thread reads its file with blocking calls (readLimitedSync)', 
     }
     for (const missing of [path.join(dir, 'missing.yaml'), dir]) {
       const { sync, async } = await both(missing, 2 ** 20);
-      // A folder is no regular file: left to the read without blocking (which fails to read it)
-      if (missing === dir) assert.deepStrictEqual(sync, { value: undefined });
-      else assert.deepStrictEqual(sync, async);
+      // Neither is a regular file: left to the read without blocking, whose error the parse reports
+      assert.deepStrictEqual(sync, { value: undefined });
       assert.ok('error' in async, JSON.stringify(async));
       // And a parse thread reports it as the local parse does.
       const sent = await parseManifestFileToSend(missing, 2 ** 20);
@@ -985,5 +984,47 @@ describe('a parse thread reads its file with blocking calls (readLimitedSync)', 
     assert.equal(readLimitedSync(fifo, 2 ** 20), undefined);
     assert.equal(readLimitedSync('/dev/null', 2 ** 20), undefined);
     assert.equal(readLimitedSync(dir, 2 ** 20), undefined);
+  });
+
+  test("a FIFO's waiting writer is not woken: the FIFO is never opened here", async () => {
+    const fifo = path.join(dir, 'fifo-with-writer.yaml');
+    execFileSync('mkfifo', [fifo]);
+    // A writer waits in its open for a reader.
+    const writer = spawn('sh', ['-c', `printf 'kept: 1\\n' > '${fifo}'`], { stdio: 'ignore' });
+    const exited = new Promise<void>((resolve) => writer.once('exit', () => resolve()));
+    let done = false;
+    void exited.then(() => {
+      done = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(readLimitedSync(fifo, 2 ** 20), undefined);
+    // An open here (even one that does not wait) would have let the writer write into a descriptor
+    // closed at once, and the writer would have ended.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(done, false, 'the writer was woken');
+    // What it writes is still there for the read that takes it (readLimited's own open).
+    const handle = await open(fifo, 'r');
+    const text = await handle.readFile('utf8');
+    await handle.close();
+    await exited;
+    assert.equal(text, 'kept: 1\n');
+  });
+
+  test('an open that would wait (a lease held by another process: EAGAIN) is left to the read without blocking', async () => {
+    const file = path.join(dir, 'leased.yaml');
+    await writeFile(file, 'a: 1\n');
+    for (const code of ['EAGAIN', 'EWOULDBLOCK']) {
+      const refused = () => {
+        throw Object.assign(new Error(`${code}: resource temporarily unavailable, open '${file}'`), { code });
+      };
+      assert.equal(readLimitedSync(file, 2 ** 20, refused), undefined, code);
+    }
+    // Any other error of the open is the read's error, as before.
+    const denied = () => {
+      throw Object.assign(new Error(`EACCES: permission denied, open '${file}'`), { code: 'EACCES' });
+    };
+    assert.throws(() => readLimitedSync(file, 2 ** 20, denied), { code: 'EACCES' });
+    // Unrefused, the same file is read here.
+    assert.deepStrictEqual(readLimitedSync(file, 2 ** 20), { text: 'a: 1\n' });
   });
 });

@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -285,15 +285,36 @@ export async function readLimited(
 }
 
 /**
- * `readLimited` with blocking calls, for a parse thread: the same answers, the same errors thrown.
- * Undefined for anything but a regular file (a FIFO, a device: read as before by `readLimited`,
- * whose wait, if any, is the pool's, not the thread's); opened without waiting for a FIFO's writer.
+ * `readLimited` with blocking calls, for a parse thread: the same answers for a regular file.
+ * Undefined, for `readLimited` to read as before (whose wait, if any, is the pool's, not the
+ * thread's), for anything else and wherever this would answer otherwise:
+ * - a path that is not a regular file (a FIFO, a device, a folder) or cannot be stat'ed (its error
+ *   is then `readLimited`'s own): asked of the path, not opened, since an open, even one that does
+ *   not wait, wakes a FIFO's waiting writer and what it wrote would be lost with the descriptor;
+ * - an open that would wait (`EAGAIN`: another process holds a lease on the file, as Samba's kernel
+ *   oplocks and NFS delegations do; `readLimited` waits for its release as it always did);
+ * - a file swapped for something else between the stat and the open.
  */
 export function readLimitedSync(
   file: string,
   maxBytes: number,
+  openFile: (file: string, flags: number) => number = openSync,
 ): { text: string; tooLarge?: undefined } | { tooLarge: number } | undefined {
-  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  let pathStats: Stats;
+  try {
+    pathStats = statSync(file);
+  } catch {
+    return undefined;
+  }
+  if (!pathStats.isFile()) return undefined;
+  let fd: number;
+  try {
+    fd = openFile(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EAGAIN' || code === 'EWOULDBLOCK') return undefined;
+    throw error;
+  }
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile()) return undefined;

@@ -1061,7 +1061,8 @@ export class ManifestSource {
     }));
     let keepAll = parsed.fileErrors.length > 0;
     let definitions = new FileDefinitions<Definition>();
-    // A new file whose record sets' ids were found distinct where it was parsed (`ParsedManifest.distinct`):
+    // A file read for the first time whose documents' ids were all found distinct where it was parsed
+    // (`ParsedManifest.distinct`; zones, classes and front-door objects too, not only record sets):
     // its definitions are listed as they come, none looked up first, and made into the file's
     // definitions at the end (`FileDefinitions.listed`; docs/benchmarks.md, eighteenth round).
     const listed =
