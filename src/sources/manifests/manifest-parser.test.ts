@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
+import { fstatSync, openSync, readSync } from 'node:fs';
 import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -1010,20 +1011,36 @@ describe('a parse thread reads its file with blocking calls (readLimitedSync)', 
     assert.equal(text, 'kept: 1\n');
   });
 
-  test('an open that would wait (a lease held by another process: EAGAIN) is left to the read without blocking', async () => {
+  test('an open or a read that would wait (EAGAIN: a lease held by another process, a FUSE file system) is left to the read without blocking', async () => {
     const file = path.join(dir, 'leased.yaml');
     await writeFile(file, 'a: 1\n');
-    for (const code of ['EAGAIN', 'EWOULDBLOCK']) {
-      const refused = () => {
-        throw Object.assign(new Error(`${code}: resource temporarily unavailable, open '${file}'`), { code });
-      };
-      assert.equal(readLimitedSync(file, 2 ** 20, refused), undefined, code);
-    }
-    // Any other error of the open is the read's error, as before.
-    const denied = () => {
-      throw Object.assign(new Error(`EACCES: permission denied, open '${file}'`), { code: 'EACCES' });
+    const failing = (code: string) => () => {
+      throw Object.assign(new Error(`${code}: refused, '${file}'`), { code });
     };
-    assert.throws(() => readLimitedSync(file, 2 ** 20, denied), { code: 'EACCES' });
+    const opened: number[] = [];
+    const openCounted = (f: string, flags: number) => {
+      const fd = openSync(f, flags);
+      opened.push(fd);
+      return fd;
+    };
+    for (const code of ['EAGAIN', 'EWOULDBLOCK']) {
+      // At the open (a lease), and at a read (a FUSE file system, a mandatory lock).
+      assert.equal(readLimitedSync(file, 2 ** 20, { open: failing(code), read: readSync }), undefined, code);
+      assert.equal(
+        readLimitedSync(file, 2 ** 20, { open: openCounted, read: failing(code) }),
+        undefined,
+        code,
+      );
+    }
+    // Any other error is the read's error, as before.
+    assert.throws(() => readLimitedSync(file, 2 ** 20, { open: failing('EACCES'), read: readSync }), {
+      code: 'EACCES',
+    });
+    assert.throws(() => readLimitedSync(file, 2 ** 20, { open: openCounted, read: failing('EIO') }), {
+      code: 'EIO',
+    });
+    // Every descriptor opened was closed.
+    for (const fd of opened) assert.throws(() => fstatSync(fd), { code: 'EBADF' });
     // Unrefused, the same file is read here.
     assert.deepStrictEqual(readLimitedSync(file, 2 ** 20), { text: 'a: 1\n' });
   });

@@ -284,6 +284,14 @@ export async function readLimited(
   }
 }
 
+/** The blocking calls `readLimitedSync` makes that may answer `EAGAIN` (tests give their own). */
+export interface SyncReadCalls {
+  open(file: string, flags: number): number;
+  read(fd: number, buffer: Buffer, offset: number, length: number, position: number): number;
+}
+
+const SYNC_READ_CALLS: SyncReadCalls = { open: openSync, read: readSync };
+
 /**
  * `readLimited` with blocking calls, for a parse thread: the same answers for a regular file.
  * Undefined, for `readLimited` to read as before (whose wait, if any, is the pool's, not the
@@ -291,14 +299,15 @@ export async function readLimited(
  * - a path that is not a regular file (a FIFO, a device, a folder) or cannot be stat'ed (its error
  *   is then `readLimited`'s own): asked of the path, not opened, since an open, even one that does
  *   not wait, wakes a FIFO's waiting writer and what it wrote would be lost with the descriptor;
- * - an open that would wait (`EAGAIN`: another process holds a lease on the file, as Samba's kernel
- *   oplocks and NFS delegations do; `readLimited` waits for its release as it always did);
+ * - an open or a read that would wait (`EAGAIN`: another process holds a lease on the file, as
+ *   Samba's kernel oplocks and NFS delegations do, or a FUSE file system answers so; `readLimited`
+ *   waits as it always did);
  * - a file swapped for something else between the stat and the open.
  */
 export function readLimitedSync(
   file: string,
   maxBytes: number,
-  openFile: (file: string, flags: number) => number = openSync,
+  calls: SyncReadCalls = SYNC_READ_CALLS,
 ): { text: string; tooLarge?: undefined } | { tooLarge: number } | undefined {
   let pathStats: Stats;
   try {
@@ -309,7 +318,7 @@ export function readLimitedSync(
   if (!pathStats.isFile()) return undefined;
   let fd: number;
   try {
-    fd = openFile(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    fd = calls.open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EAGAIN' || code === 'EWOULDBLOCK') return undefined;
@@ -324,7 +333,15 @@ export function readLimitedSync(
     const buffer = Buffer.allocUnsafe(Math.min(size, maxBytes) + 1);
     let length = 0;
     for (;;) {
-      const bytesRead = readSync(fd, buffer, length, buffer.length - length, length);
+      let bytesRead: number;
+      try {
+        bytesRead = calls.read(fd, buffer, length, buffer.length - length, length);
+      } catch (error) {
+        // A read that would wait (a FUSE file system, a mandatory lock): `readLimited` waits.
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'EAGAIN' || code === 'EWOULDBLOCK') return undefined;
+        throw error;
+      }
       if (bytesRead === 0) break;
       length += bytesRead;
       if (length === buffer.length) {

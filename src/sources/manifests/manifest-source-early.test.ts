@@ -68,6 +68,8 @@ const holdingAt = (name: string, ready: () => boolean, then: () => unknown): Man
  * their ids and made in the source's shape (`decodeDocuments`: `compact`, `checked`, `ids`).
  */
 class WireParser implements ManifestParser {
+  /** Tests only: every file said to have distinct ids, whatever its messages said. */
+  static sayDistinct = false;
   private next = 0;
   private readonly held = new Map<number, (requests: readonly LocateRequest[]) => (number | undefined)[]>();
 
@@ -95,7 +97,7 @@ class WireParser implements ManifestParser {
       compact,
       checked,
       ids,
-      distinct: whole.distinct,
+      distinct: WireParser.sayDistinct || whole.distinct,
       fileErrors: parsed.fileErrors,
       token,
     };
@@ -638,6 +640,37 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
     const held = new Map(snapshot.state);
     assert.match(held.get('DNSRecordSet/dns/l')!, /"labels":\{"a":"b"\}/);
     assert.match(held.get('DNSRecordSet/dns/n')!, /"annotations":\{"c":"d"\}/);
+  });
+
+  test("a file's marks of record sets the message made are dropped where its listed ids were not distinct (no mark falls on a neighbour's place)", async () => {
+    // A parse thread that said a file's ids were distinct when they were not (none does: this is
+    // what the marks by place would meet then): `dup` twice, and a labelled record set after it.
+    const files = {
+      'a.yaml': docs(
+        zone('z', 'example.com'),
+        record('dup', '192.0.2.1'),
+        record('dup', '192.0.2.2'),
+        record('u', '192.0.2.3'),
+        record('l', '192.0.2.4').replace('namespace: dns}', 'namespace: dns, labels: {a: b}}'),
+      ),
+      'b.yaml': record('b', '192.0.2.6'),
+    };
+    WireParser.sayDistinct = true;
+    let run: Run;
+    try {
+      run = await load(
+        { batch: false, wire: true, table: true, probe: 'DNSRecordSet/dns/u', last: 'b.yaml' },
+        files,
+      );
+    } finally {
+      WireParser.sayDistinct = false;
+    }
+    assert.equal(run.earlyBeforeLast, true);
+    const snapshot = run.snapshot() as { store: string[][]; state: [string, string][] };
+    const stored = snapshot.store.flat().map((o) => JSON.parse(o) as Resource);
+    const l = stored.find((o) => o.kind === 'DNSRecordSet' && o.metadata.name === 'l');
+    assert.deepEqual(l?.metadata.labels, { a: 'b' });
+    assert.match(new Map(snapshot.state).get('DNSRecordSet/dns/l')!, /"labels":\{"a":"b"\}/);
   });
 
   test('a first load with the store and the state sharing a record table, as `serve` wires them: each new record set taken early is looked up there once', async () => {

@@ -1186,7 +1186,10 @@ export class ManifestSource {
       });
     }
     const state: FileState = { ...info, definitions, problems, kept, invalid };
-    if (usualAt !== undefined) state.usual = usualAt;
+    // The marks go by place: kept only while every listed id is one definition (the parse thread's
+    // `distinct` held), so that no mark could fall on a neighbour's place.
+    if (usualAt !== undefined && listed !== undefined && definitions.size === listed.ids.length)
+      state.usual = usualAt;
     return state;
   }
 
