@@ -22,6 +22,7 @@
  * in `NODE_OPTIONS`).
  */
 import v8 from 'node:v8';
+import { v8FlagValue } from './v8-flag-override.ts';
 
 /** The environment variable naming the percent (`0` or `off` turns it off). */
 export const LOAD_HEAP_GROWTH_ENV = 'ZONEKEEPER_LOAD_HEAP_GROWTH';
@@ -63,16 +64,9 @@ export function growHeapDuringLoad(options: LoadHeapGrowthOptions = {}): LoadHea
     skipped,
     restore: () => {},
   });
-  const named = (arg: string) =>
-    arg === FLAG || arg.startsWith(`${FLAG}=`) || arg.startsWith('--heap_growing_percent');
-  if (execArgv.some(named)) return unset('node-flag');
-  const raw = env[LOAD_HEAP_GROWTH_ENV]?.trim().toLowerCase();
-  let percent = DEFAULT_LOAD_HEAP_GROWTH_PERCENT;
-  if (raw !== undefined && raw !== '') {
-    if (raw === 'off' || raw === '0') return unset('off');
-    if (!/^\d+$/.test(raw)) return unset('invalid');
-    percent = Number(raw);
-  }
+  const asked = v8FlagValue(FLAG, LOAD_HEAP_GROWTH_ENV, DEFAULT_LOAD_HEAP_GROWTH_PERCENT, { env, execArgv });
+  if (asked.value === undefined) return unset(asked.skipped);
+  const percent = asked.value;
   // V8 bounds every limit by halfway to its heap limit; where the process may take less than that
   // limit, the bound would not keep the heap inside the memory there is.
   if (availableMemory() < heapLimit()) return unset('memory');

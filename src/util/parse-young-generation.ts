@@ -19,6 +19,7 @@
  * start); `--min-semi-space-size` on Node's command line or in `NODE_OPTIONS` wins over both.
  */
 import v8 from 'node:v8';
+import { v8FlagValue } from './v8-flag-override.ts';
 
 /** The environment variable naming the size (MiB; `0` or `off` turns it off). */
 export const PARSE_SEMI_SPACE_ENV = 'ZONEKEEPER_PARSE_SEMI_SPACE_MB';
@@ -41,16 +42,8 @@ export type ParseSemiSpace =
 
 /** The semi-space size for parse threads: Node's flags, else the environment, else the default. */
 export function parseSemiSpace(options: ParseSemiSpaceOptions = {}): ParseSemiSpace {
-  const { env = process.env, execArgv = process.execArgv } = options;
-  const named = (arg: string) =>
-    arg === FLAG || arg.startsWith(`${FLAG}=`) || arg.startsWith('--min_semi_space_size');
-  const nodeOptions = env.NODE_OPTIONS?.split(/\s+/) ?? [];
-  if (execArgv.some(named) || nodeOptions.some(named)) return { mb: undefined, skipped: 'node-flag' };
-  const raw = env[PARSE_SEMI_SPACE_ENV]?.trim().toLowerCase();
-  if (raw === undefined || raw === '') return { mb: DEFAULT_PARSE_SEMI_SPACE_MB };
-  if (raw === 'off' || raw === '0') return { mb: undefined, skipped: 'off' };
-  if (!/^\d+$/.test(raw)) return { mb: undefined, skipped: 'invalid' };
-  return { mb: Number(raw) };
+  const asked = v8FlagValue(FLAG, PARSE_SEMI_SPACE_ENV, DEFAULT_PARSE_SEMI_SPACE_MB, options);
+  return asked.value === undefined ? { mb: undefined, skipped: asked.skipped } : { mb: asked.value };
 }
 
 /** The events of a `Worker` this module waits for. */
