@@ -22,7 +22,7 @@
  * in `NODE_OPTIONS`).
  */
 import v8 from 'node:v8';
-import { v8FlagValue } from './v8-flag-override.ts';
+import { type V8FlagSources, v8FlagValue } from './v8-flag-override.ts';
 
 /** The environment variable naming the percent (`0` or `off` turns it off). */
 export const LOAD_HEAP_GROWTH_ENV = 'ZONEKEEPER_LOAD_HEAP_GROWTH';
@@ -30,10 +30,7 @@ export const LOAD_HEAP_GROWTH_ENV = 'ZONEKEEPER_LOAD_HEAP_GROWTH';
 export const DEFAULT_LOAD_HEAP_GROWTH_PERCENT = 2000;
 const FLAG = '--heap-growing-percent';
 
-export interface LoadHeapGrowthOptions {
-  env?: NodeJS.ProcessEnv;
-  /** Node's own command line (default `process.execArgv`). */
-  execArgv?: readonly string[];
+export interface LoadHeapGrowthOptions extends V8FlagSources {
   /** How a V8 flag is set (default `v8.setFlagsFromString`). */
   setFlags?: (flags: string) => void;
   /** V8's heap limit, and the memory the process may still take (defaults: V8's, `availableMemory()`). */

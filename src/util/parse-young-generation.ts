@@ -19,7 +19,7 @@
  * start); `--min-semi-space-size` on Node's command line or in `NODE_OPTIONS` wins over both.
  */
 import v8 from 'node:v8';
-import { v8FlagValue } from './v8-flag-override.ts';
+import { type V8FlagSources, v8FlagValue } from './v8-flag-override.ts';
 
 /** The environment variable naming the size (MiB; `0` or `off` turns it off). */
 export const PARSE_SEMI_SPACE_ENV = 'ZONEKEEPER_PARSE_SEMI_SPACE_MB';
@@ -27,10 +27,7 @@ export const PARSE_SEMI_SPACE_ENV = 'ZONEKEEPER_PARSE_SEMI_SPACE_MB';
 export const DEFAULT_PARSE_SEMI_SPACE_MB = 64;
 const FLAG = '--min-semi-space-size';
 
-export interface ParseSemiSpaceOptions {
-  env?: NodeJS.ProcessEnv;
-  /** Node's own command line (default `process.execArgv`). */
-  execArgv?: readonly string[];
+export interface ParseSemiSpaceOptions extends V8FlagSources {
   /** How a V8 flag is set (default `v8.setFlagsFromString`). */
   setFlags?: (flags: string) => void;
 }

@@ -30,6 +30,20 @@ const recordSet = (i: number) =>
     '',
   ].join('\n');
 
+/** A zone `z` of `namespace` (example.com.) as a parse thread has it. */
+function zoneDocument(document: number, namespace: string): ParsedDocument {
+  return {
+    document,
+    identity: { kind: 'DNSZone', key: `${namespace}/z` },
+    resource: {
+      apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+      kind: 'DNSZone',
+      metadata: { name: 'z', namespace },
+      spec: { domainName: 'example.com.', className: 'c' },
+    },
+  };
+}
+
 /** A usual record set as a parse thread has it: its spec's keys in the usual order, a TTL only when given. */
 function usualDocument(
   document: number,
@@ -485,16 +499,7 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
 
   test('record sets made from the array form without a TTL are marked as made in the shape the source keeps', () => {
     const doc = (ttl?: number): ParsedDocument => usualDocument(1, 'ns', 'r', { ttl });
-    const zone: ParsedDocument = {
-      document: 2,
-      identity: { kind: 'DNSZone', key: 'ns/z' },
-      resource: {
-        apiVersion: 'dns.zonekeeper.dev/v1alpha1',
-        kind: 'DNSZone',
-        metadata: { name: 'z', namespace: 'ns' },
-        spec: { domainName: 'example.com.', className: 'c' },
-      },
-    };
+    const zone = zoneDocument(2, 'ns');
     const back: ParsedDocument[] = [];
     const compact: boolean[] = [];
     decodeDocuments(encodeDocuments([doc(), zone, doc(60)]), back, compact);
@@ -519,16 +524,7 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
       type: string,
       ttl?: number,
     ): ParsedDocument => usualDocument(document, namespace, `r${document}`, { zone, type, ttl });
-    const zone: ParsedDocument = {
-      document: 4,
-      identity: { kind: 'DNSZone', key: 'b/z' },
-      resource: {
-        apiVersion: 'dns.zonekeeper.dev/v1alpha1',
-        kind: 'DNSZone',
-        metadata: { name: 'z', namespace: 'b' },
-        spec: { domainName: 'example.com.', className: 'c' },
-      },
-    };
+    const zone = zoneDocument(4, 'b');
     const documents = [
       doc(1, 'a', 'z', 'A'),
       doc(2, 'a', 'z', 'A'),
@@ -630,16 +626,7 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
   test("a file's first message says whether its documents' ids are distinct (ParsedManifest.distinct)", () => {
     const doc = (document: number, namespace: string, name: string): ParsedDocument =>
       usualDocument(document, namespace, name);
-    const zone: ParsedDocument = {
-      document: 9,
-      identity: { kind: 'DNSZone', key: 'a/z' },
-      resource: {
-        apiVersion: 'dns.zonekeeper.dev/v1alpha1',
-        kind: 'DNSZone',
-        metadata: { name: 'z', namespace: 'a' },
-        spec: { domainName: 'example.com.', className: 'c' },
-      },
-    };
+    const zone = zoneDocument(9, 'a');
     /** What the main thread ends with: the file in messages of `per` documents, as a parse thread sends it. */
     const received = (documents: ParsedDocument[], per: number) => {
       const back: ParsedDocument[] = [];
@@ -759,16 +746,7 @@ describe('the documents of a message (encodeDocuments, decodeDocuments)', () => 
     const checked: boolean[] = [];
     for (let document = 1; documents.length < 3000; document++) {
       if (next(40) === 0) {
-        documents.push({
-          document,
-          identity: { kind: 'DNSZone', key: 'ns/z' },
-          resource: {
-            apiVersion: 'dns.zonekeeper.dev/v1alpha1',
-            kind: 'DNSZone',
-            metadata: { name: 'z', namespace: 'ns' },
-            spec: { domainName: 'example.com.', className: 'c' },
-          },
-        });
+        documents.push(zoneDocument(document, 'ns'));
         checked.push(false);
         continue;
       }
