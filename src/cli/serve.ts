@@ -497,6 +497,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   // snapshot, which the release above lets start. Only with DNS threads: then this thread answers no
   // DNS, and the collection's pause is the control plane's alone.
   if (pool) void giveMemoryBackAfterFirstLoad(state.compactionsSettled(), log);
+  const semiSpace = parseSemiSpace();
   log('info', 'serving', {
     dns: `${dns.address().host}:${dns.address().port}`,
     http: `${http.address().host}:${http.address().port}`,
@@ -505,7 +506,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     problems: source.problems().length,
     compileCache: compileCacheSummary(),
     loadHeapGrowth: loadGrowth.percent ?? loadGrowth.skipped,
-    parseSemiSpaceMb: parseSemiSpace().mb ?? parseSemiSpace().skipped,
+    parseSemiSpaceMb: semiSpace.mb ?? semiSpace.skipped,
     ...(homelabApi
       ? { homelabApi: `${homelabApi.api.address().host}:${homelabApi.api.address().port}` }
       : {}),

@@ -68,9 +68,14 @@ const holdingAt = (name: string, ready: () => boolean, then: () => unknown): Man
  * their ids and made in the source's shape (`decodeDocuments`: `compact`, `checked`, `ids`).
  */
 class WireParser implements ManifestParser {
-  /** Tests only: every file said to have distinct ids, whatever its messages said. */
-  static sayDistinct = false;
   private next = 0;
+  /** Every file said to have distinct ids, whatever its messages said (no parse thread does). */
+  private readonly sayDistinct: boolean;
+
+  constructor(sayDistinct = false) {
+    this.sayDistinct = sayDistinct;
+  }
+
   private readonly held = new Map<number, (requests: readonly LocateRequest[]) => (number | undefined)[]>();
 
   async parse(file: string, maxBytes: number) {
@@ -97,7 +102,7 @@ class WireParser implements ManifestParser {
       compact,
       checked,
       ids,
-      distinct: WireParser.sayDistinct || whole.distinct,
+      distinct: this.sayDistinct || whole.distinct,
       fileErrors: parsed.fileErrors,
       token,
     };
@@ -120,6 +125,16 @@ class WireParser implements ManifestParser {
 /** A domain long enough that a relative name of two full labels under it is too long (RFC 1035 §2.3.4). */
 const LONG = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.org`;
 const TWO_LABELS = `${'d'.repeat(63)}.${'e'.repeat(63)}`;
+
+/** A run's snapshot read: the store's record sets by name, and the state's lines by id. */
+function readSnapshot(run: Run): { named: (name: string) => Resource; held: Map<string, string> } {
+  const snapshot = run.snapshot() as { store: string[][]; state: [string, string][] };
+  const stored = snapshot.store.flat().map((o) => JSON.parse(o) as Resource);
+  return {
+    named: (name) => stored.find((o) => o.kind === 'DNSRecordSet' && o.metadata.name === name)!,
+    held: new Map(snapshot.state),
+  };
+}
 
 interface Run {
   /** `takesEarly`'s answers, by file name, in the order asked. */
@@ -165,6 +180,8 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       last: string;
       /** Documents received as from a parse thread (`WireParser`). */
       wire?: boolean;
+      /** With `wire`: every file said to have distinct ids (`WireParser`'s `sayDistinct`). */
+      sayDistinct?: boolean;
       /** Called with each file as its parse is asked for; may change the file or throw. */
       during?: (file: string) => Promise<void>;
       /** Called before each request for problems' lines; may throw. */
@@ -175,7 +192,7 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
     files: Record<string, string>,
   ): Promise<Run> => {
     await write(files);
-    const inner = options.wire ? new WireParser() : new LocalManifestParser();
+    const inner = options.wire ? new WireParser(options.sayDistinct) : new LocalManifestParser();
     const run: Run = {
       asked: [],
       parsed: [],
@@ -625,11 +642,8 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
     await write(again);
     await batch.source.reload();
     await early.source.reload();
-    const snapshot = early.snapshot() as { store: string[][]; state: [string, string][] };
-    assert.deepEqual(snapshot, batch.snapshot());
-    const stored = snapshot.store.flat().map((o) => JSON.parse(o) as Resource);
-    const named = (name: string) =>
-      stored.find((o) => o.kind === 'DNSRecordSet' && o.metadata.name === name)!;
+    assert.deepEqual(early.snapshot(), batch.snapshot());
+    const { named, held } = readSnapshot(early);
     assert.deepEqual(named('l').metadata.labels, { a: 'b' });
     assert.deepEqual(named('n').metadata.annotations, { c: 'd' });
     assert.equal((named('t').spec as { ttl?: number }).ttl, 60);
@@ -637,7 +651,6 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       ['x', 'l', 'n', 't', 'v'].map((name) => named(name).metadata.generation),
       [1, 1, 1, 2, 2],
     );
-    const held = new Map(snapshot.state);
     assert.match(held.get('DNSRecordSet/dns/l')!, /"labels":\{"a":"b"\}/);
     assert.match(held.get('DNSRecordSet/dns/n')!, /"annotations":\{"c":"d"\}/);
   });
@@ -655,22 +668,21 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       ),
       'b.yaml': record('b', '192.0.2.6'),
     };
-    WireParser.sayDistinct = true;
-    let run: Run;
-    try {
-      run = await load(
-        { batch: false, wire: true, table: true, probe: 'DNSRecordSet/dns/u', last: 'b.yaml' },
-        files,
-      );
-    } finally {
-      WireParser.sayDistinct = false;
-    }
+    const run = await load(
+      {
+        batch: false,
+        wire: true,
+        sayDistinct: true,
+        table: true,
+        probe: 'DNSRecordSet/dns/u',
+        last: 'b.yaml',
+      },
+      files,
+    );
     assert.equal(run.earlyBeforeLast, true);
-    const snapshot = run.snapshot() as { store: string[][]; state: [string, string][] };
-    const stored = snapshot.store.flat().map((o) => JSON.parse(o) as Resource);
-    const l = stored.find((o) => o.kind === 'DNSRecordSet' && o.metadata.name === 'l');
-    assert.deepEqual(l?.metadata.labels, { a: 'b' });
-    assert.match(new Map(snapshot.state).get('DNSRecordSet/dns/l')!, /"labels":\{"a":"b"\}/);
+    const { named, held } = readSnapshot(run);
+    assert.deepEqual(named('l').metadata.labels, { a: 'b' });
+    assert.match(held.get('DNSRecordSet/dns/l')!, /"labels":\{"a":"b"\}/);
   });
 
   test('a first load with the store and the state sharing a record table, as `serve` wires them: each new record set taken early is looked up there once', async () => {
