@@ -19,7 +19,7 @@ export const SERVER_LABELS: Record<ServerId, string> = {
   coredns: 'CoreDNS (file plugin)',
 };
 
-export const CLI = path.join(ROOT, 'src/cli/main.ts');
+export const CLI = cliOf(ROOT);
 
 export interface Fixture {
   /** Temporary folder of this run; each server gets a subfolder. */
@@ -56,9 +56,14 @@ export interface StartedServer {
   stop(): Promise<void>;
 }
 
-/** Whether this checkout's `zonekeeper serve` has the `--workers N` flag (multi-core serving). */
-export async function zonekeeperHasWorkers(): Promise<boolean> {
-  const { stdout } = await run(process.execPath, [CLI, '--help']);
+/** The command line entry of the Zonekeeper checkout at `root`. */
+export function cliOf(root: string): string {
+  return path.join(root, 'src/cli/main.ts');
+}
+
+/** Whether a checkout's `zonekeeper serve` (this one's by default) has the `--workers N` flag (multi-core serving). */
+export async function zonekeeperHasWorkers(cli = CLI): Promise<boolean> {
+  const { stdout } = await run(process.execPath, [cli, '--help']);
   return stdout.includes('--workers');
 }
 
@@ -107,9 +112,15 @@ export async function startServer(
   id: ServerId,
   fixture: Fixture,
   port: number,
-  options: { readyTimeoutMs?: number } = {},
+  options: {
+    readyTimeoutMs?: number;
+    /** Zonekeeper only: serve from the checkout at this root instead of this one (before/after runs). */
+    zonekeeperRoot?: string;
+    /** The server's subfolder of `fixture.tmp` (default: its id). */
+    dirName?: string;
+  } = {},
 ): Promise<StartedServer> {
-  const dir = path.join(fixture.tmp, id);
+  const dir = path.join(fixture.tmp, options.dirName ?? id);
   mkdirSync(dir, { recursive: true });
   const log = path.join(dir, 'server.log');
   let command: string;
@@ -119,10 +130,11 @@ export async function startServer(
 
   switch (id) {
     case 'zonekeeper': {
-      const workers = (await zonekeeperHasWorkers()) ? fixture.coreCount : undefined;
+      const cli = options.zonekeeperRoot ? cliOf(options.zonekeeperRoot) : CLI;
+      const workers = (await zonekeeperHasWorkers(cli)) ? fixture.coreCount : undefined;
       command = process.execPath;
       args = [
-        CLI,
+        cli,
         'serve',
         '--manifests',
         fixture.manifestsDir,
