@@ -1,4 +1,6 @@
 /** The resource kinds together, and validation of whole objects (manifests folder, CLI `validate`). */
+
+import { pushAll } from '../util/push-all.ts';
 import { type DNSRecordSet, dnsRecordSetDefinition, dnsRecordSetSpecSchema } from './dnsrecordset.ts';
 import { type DNSZone, dnsZoneDefinition } from './dnszone.ts';
 import { type DNSZoneClass, dnsZoneClassDefinition } from './dnszoneclass.ts';
@@ -163,7 +165,7 @@ export function validateMetadata(
     }
     const found = validateValue(schema, value, path);
     if (found.length === 0 && (key === 'labels' || key === 'annotations') && isPlainObject(value)) {
-      found.push(...validateQualifiedKeys(value, path));
+      pushAll(found, validateQualifiedKeys(value, path));
       if (key === 'labels') {
         for (const [k, v] of Object.entries(value)) {
           if (typeof v === 'string' && !LABEL_VALUE.test(v)) {
@@ -176,7 +178,7 @@ export function validateMetadata(
         }
       }
     }
-    problems.push(...found);
+    pushAll(problems, found);
     if (found.length === 0) out[key] = normalize(schema, value);
   }
   if (namespaced && out.namespace === undefined) out.namespace = DEFAULT_NAMESPACE;
@@ -626,7 +628,7 @@ export function checkResource(obj: unknown, old?: Resource, options: ValidateOpt
     });
   } else {
     const result = validateMetadata(obj.metadata, kind);
-    problems.push(...result.problems);
+    pushAll(problems, result.problems);
     metadata = result.metadata;
   }
 
@@ -634,11 +636,11 @@ export function checkResource(obj: unknown, old?: Resource, options: ValidateOpt
   if (obj.spec === undefined || obj.spec === null) {
     problems.push({ path: 'spec', code: 'REQUIRED', message: 'required field is missing' });
   } else {
-    problems.push(...validateValue(definition.spec, obj.spec, 'spec', oldSpec));
+    pushAll(problems, validateValue(definition.spec, obj.spec, 'spec', oldSpec));
   }
 
   const keepStatus = options.keepStatus === true && obj.status !== undefined && obj.status !== null;
-  if (keepStatus) problems.push(...validateValue(definition.status, obj.status, 'status'));
+  if (keepStatus) pushAll(problems, validateValue(definition.status, obj.status, 'status'));
 
   if (problems.length > 0 || metadata === undefined) return fail();
   const resource: Record<string, unknown> = {

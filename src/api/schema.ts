@@ -8,6 +8,8 @@
  * subset of RE2 (the API server) and ECMAScript (here): no look-around, no back-references.
  */
 
+import { pushAll } from '../util/push-all.ts';
+
 /** One validation problem: where (`spec.records[1]`), what is wrong and what to do, and a stable code. */
 export interface Problem {
   path: string;
@@ -540,7 +542,7 @@ function check(schema: Schema, value: unknown, path: string, oldValue: unknown, 
         const old = oldItems === undefined ? undefined : correlate(schema, item, oldItems);
         check(schema.items, item, `${path}[${i}]`, old, problems);
       });
-      if (problems.length === before) problems.push(...uniqueness(schema, value, path));
+      if (problems.length === before) pushAll(problems, uniqueness(schema, value, path));
       break;
     }
     case 'object': {

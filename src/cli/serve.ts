@@ -297,6 +297,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       if (!ready) return { ready: false, message: 'loading manifests' };
       const folder = source.folderProblem();
       if (folder) return { ready: false, message: folder.message };
+      const failure = source.reloadFailure();
+      if (failure) return { ready: false, message: `${failure}; retrying` };
       // A zone whose latest change is not saved or served yet (retried with backoff) is not ready.
       const failing = controller.pendingZones();
       if (failing.length > 0)

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, test } from 'node:test';
+import { LocalManifestParser, type ManifestParser } from '../sources/manifests/manifest-parser.ts';
 import { runValidate } from './validate.ts';
 
 const header = [
@@ -121,6 +122,26 @@ describe('zonekeeper validate', () => {
       out,
       /^error: --state-dir .*missing: ENOENT.*; give the --state-dir of the serve that reads these manifests/,
     );
+  });
+  test('a read of the folder that fails is an error, not a report of what was read before it', async () => {
+    // Regression: the failure was logged to no one, and the report said "0 valid resource(s),
+    // 0 error(s)" with exit code 0.
+    await writeFile(path.join(dir, 'z.yaml'), header.slice(0, -1).join('\n'));
+    const inner = new LocalManifestParser();
+    const parser: ManifestParser = {
+      parse: async () => {
+        throw new Error('the parse thread stopped');
+      },
+      locate: (token, requests) => inner.locate(token, requests),
+      release: (token) => inner.release(token),
+      close: () => inner.close(),
+    };
+    const stream = new PassThrough();
+    let out = '';
+    stream.on('data', (d) => (out += d));
+    const code = await runValidate([dir], stream, { parser });
+    assert.equal(code, 2);
+    assert.match(out, /^error: reading .*: the parse thread stopped\n$/);
   });
   test('control and bidi characters from the manifests are printed escaped, never raw', async () => {
     // Regression: names, values and file names were printed as written, so a manifest could set the

@@ -5,6 +5,7 @@ import { KINDS, type Resource } from '../api/index.ts';
 import { FrontDoorStore } from '../control/front-door-store.ts';
 import { MemoryStore } from '../control/memory-store.ts';
 import { type ManifestDocument, parseManifestText } from '../sources/manifests/load-manifests.ts';
+import type { ManifestParser } from '../sources/manifests/manifest-parser.ts';
 import {
   formatProblem,
   type ManifestProblem,
@@ -53,6 +54,8 @@ export interface ValidateOptions {
    */
   base?: readonly Resource[];
   now?: Date;
+  /** How files are read and parsed (default: on this thread, as `serve` with no parse threads; tests give their own). */
+  parser?: ManifestParser;
 }
 
 /**
@@ -93,8 +96,15 @@ export async function validatePaths(
     // One read, nothing to wait for: a file caught mid-write is read as it is.
     settleMs: 0,
     ...(options.maxManifestBytes !== undefined ? { maxFileBytes: options.maxManifestBytes } : {}),
+    ...(options.parser !== undefined ? { parser: options.parser } : {}),
+    // A reload that fails is logged by `serve` and tried again; here it is the answer: no report.
+    log: (level, message) => {
+      if (level === 'error') failures.push(message);
+    },
   });
+  const failures: string[] = [];
   await source.reload();
+  if (failures.length > 0) throw new Error(failures.join('; '));
   const errors: ManifestProblem[] = source.problems().filter((p) => p.code !== 'KEPT_PREVIOUS');
   const warnings: ManifestProblem[] = [];
   const notes: ManifestProblem[] = [];

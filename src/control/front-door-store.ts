@@ -40,6 +40,7 @@ import {
   type Resource,
   validateResource,
 } from '../api/index.ts';
+import { pushAll } from '../util/push-all.ts';
 import { DEFAULT_CLASS_ANNOTATION, defaultZoneClass } from '../zones/default-class.ts';
 import type { RecordTable } from '../zones/record-table.ts';
 import { compareByAge, type ResourceKey, resourceKey, splitKey } from '../zones/resource-key.ts';
@@ -686,7 +687,7 @@ export class FrontDoorStore implements ResourceStore {
     for (const id of this.feeds.get(`${doorId}/${fkey}`) ?? []) {
       const t = this.translated.get(id);
       if (!t) continue;
-      if (t.problems) problems.push(...t.problems);
+      if (t.problems) pushAll(problems, t.problems);
       const { namespace, name } = splitKey(t.key);
       const sorted = sortedContributions(t);
       const seen = statusFor(t, fkey);

@@ -1,4 +1,6 @@
 /** Validation of front-door objects, and of any object: a native kind or a registered front door's. */
+
+import { pushAll } from '../../util/push-all.ts';
 import { API_VERSION } from '../meta.ts';
 import {
   DEFAULT_NAMESPACE,
@@ -70,14 +72,14 @@ export function validateForeign(
       kind: door.kind,
       namespaced: door.scope === 'Namespaced',
     });
-    problems.push(...result.problems);
+    pushAll(problems, result.problems);
     metadata = result.metadata;
   }
   if (obj.spec === undefined || obj.spec === null)
     problems.push({ path: 'spec', code: 'REQUIRED', message: 'required field is missing' });
-  else problems.push(...validateValue(door.spec, obj.spec, 'spec', old?.spec));
+  else pushAll(problems, validateValue(door.spec, obj.spec, 'spec', old?.spec));
   const keepStatus = options.keepStatus === true && obj.status !== undefined && obj.status !== null;
-  if (keepStatus) problems.push(...validateValue(door.status, obj.status, 'status'));
+  if (keepStatus) pushAll(problems, validateValue(door.status, obj.status, 'status'));
   if (problems.length > 0 || metadata === undefined) return { ok: false, problems: capProblems(problems) };
   if (door.scope === 'Namespaced' && metadata.namespace === undefined) metadata.namespace = DEFAULT_NAMESPACE;
   const foreign: ForeignObject = {

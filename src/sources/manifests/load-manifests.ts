@@ -3,6 +3,7 @@ import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import jsYaml from 'js-yaml';
 import { type Document, isMap, isScalar, LineCounter, parseAllDocuments, visit } from 'yaml';
+import { pushAll } from '../../util/push-all.ts';
 import { fastLoadAll, type RecordSetReader, TAKEN } from './fast-yaml.ts';
 
 /** One document read from a manifest file, before validation. */
@@ -133,7 +134,7 @@ export async function readManifests(paths: readonly string[]): Promise<ManifestR
       if (await isDirectory(p)) {
         const tree = await listManifestTree(p);
         files = tree.files;
-        fileErrors.push(...tree.errors);
+        pushAll(fileErrors, tree.errors);
       } else {
         files = [p];
       }
@@ -150,8 +151,8 @@ export async function readManifests(paths: readonly string[]): Promise<ManifestR
         continue;
       }
       const parsed = parseManifestText(text, file);
-      documents.push(...parsed.documents);
-      fileErrors.push(...parsed.fileErrors);
+      pushAll(documents, parsed.documents);
+      pushAll(fileErrors, parsed.fileErrors);
     }
   }
   return { documents, fileErrors };

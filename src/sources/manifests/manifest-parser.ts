@@ -124,6 +124,12 @@ export async function parseManifestFile(
 /** A document as a parse thread sends it: a usual record set as the array of its values, else as it is. */
 export type SentDocument = ParsedDocument | UsualRecordSet;
 
+/** A file as a parse thread sends it, and how to find its problems' lines while it is held. */
+interface FileToSend {
+  parsed: Omit<ParsedManifest, 'documents'> & { documents: SentDocument[] };
+  locate?: (requests: readonly LocateRequest[]) => (number | undefined)[];
+}
+
 /**
  * `parseManifestFile` as a parse thread sends the file (`encodeDocuments`): a record set of the usual
  * shape that `acceptResource` accepts comes as the array `encodeDocuments` would make of its parsed
@@ -136,10 +142,7 @@ export async function parseManifestFileToSend(
   file: string,
   maxBytes: number,
   doors: FrontDoors = NO_FRONT_DOORS,
-): Promise<{
-  parsed: Omit<ParsedManifest, 'documents'> & { documents: SentDocument[] };
-  locate?: (requests: readonly LocateRequest[]) => (number | undefined)[];
-}> {
+): Promise<FileToSend> {
   return readAndCheck(file, maxBytes, doors, true);
 }
 
@@ -148,10 +151,7 @@ async function readAndCheck(
   maxBytes: number,
   doors: FrontDoors,
   toSend: boolean,
-): Promise<{
-  parsed: Omit<ParsedManifest, 'documents'> & { documents: SentDocument[] };
-  locate?: (requests: readonly LocateRequest[]) => (number | undefined)[];
-}> {
+): Promise<FileToSend> {
   let text: string;
   try {
     // A parse thread reads its file with blocking calls: it has nothing else to do meanwhile, and
@@ -182,6 +182,29 @@ async function readAndCheck(
       },
     };
   }
+  try {
+    return checkText(text, file, doors, toSend);
+  } catch (e) {
+    // Bytes whose parse or check throws (input the reader cannot take, or a front door's defect)
+    // fail their file alone, as an unreadable file does: its objects keep their last valid versions
+    // and the rest of the folder loads. Thrown on, the same bytes would fail every reload after.
+    return {
+      parsed: {
+        documents: [],
+        fileErrors: [
+          {
+            file,
+            code: 'FILE_NOT_PARSED',
+            message: `cannot parse or check the file: ${(e as Error).message}; the objects it defined keep their last valid versions; split or simplify the file`,
+          },
+        ],
+      },
+    };
+  }
+}
+
+/** `readAndCheck` once the file's text is read. */
+function checkText(text: string, file: string, doors: FrontDoors, toSend: boolean): FileToSend {
   // A usual record set is taken from its text by the parse thread (`USUAL_TEXT`), not made first.
   const read = parseManifestText(text, file, toSend ? USUAL_TEXT : undefined);
   // Made when a line is first asked for (most files never are).

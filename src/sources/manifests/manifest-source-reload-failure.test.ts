@@ -59,11 +59,14 @@ test('a reload that fails after it took a changed file: the next reload applies 
     await source.reload();
     assert.equal(fail, false, 'the locate failed');
     assert.match(errors.join('\n'), /the parse thread stopped/);
+    // Until a reload succeeds, the failure is said (serve is not ready meanwhile).
+    assert.match(source.reloadFailure() ?? '', /^reading .*: the parse thread stopped$/);
     // Nothing changed on disk since (the folder's periodic rescan runs this reload).
     await source.reload();
     assert.deepEqual((store.get('DNSRecordSet', 'dns/x') as DNSRecordSet | undefined)?.spec.records, [
       '192.0.2.22',
     ]);
+    assert.equal(source.reloadFailure(), undefined);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

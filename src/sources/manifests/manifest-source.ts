@@ -26,6 +26,7 @@ import type { MemoryStore, TableSlot } from '../../control/memory-store.ts';
 import { type Name, nameKey, parentName, parseName } from '../../dns/name.ts';
 import { getOrInsert } from '../../util/get-or-insert.ts';
 import { Interner, NameRefInterner } from '../../util/interner.ts';
+import { pushAll } from '../../util/push-all.ts';
 import { parseRecordSetRecords } from '../../zones/record-parse.ts';
 import { resourceKey } from '../../zones/resource-key.ts';
 import { Definers } from './definers.ts';
@@ -66,6 +67,27 @@ export function formatProblem(p: ManifestProblem): string {
   ].join('');
   const what = [p.object, p.path].filter(Boolean).join(' ');
   return `${where}: ${what ? `${what}: ` : ''}${p.message}`;
+}
+
+/**
+ * At most this many problems are reported for one file; the rest are counted in one more. Each
+ * document's problems are capped already (`MAX_PROBLEMS`), but a file of many small invalid documents
+ * (a few bytes each) would otherwise give a problem, a log line and a status entry for each: hundreds
+ * of thousands from one file below the size limit. The objects it names are kept or refused as before.
+ */
+export const MAX_FILE_PROBLEMS = 1000;
+
+/** The first `MAX_FILE_PROBLEMS` of a file's problems, and one counting the rest (code TOO_MANY_PROBLEMS). */
+export function capFileProblems(file: string, problems: ManifestProblem[]): ManifestProblem[] {
+  if (problems.length <= MAX_FILE_PROBLEMS) return problems;
+  const more = problems.length - MAX_FILE_PROBLEMS;
+  const listed = problems.slice(0, MAX_FILE_PROBLEMS);
+  listed.push({
+    file,
+    code: 'TOO_MANY_PROBLEMS',
+    message: `${more} more problem${more === 1 ? '' : 's'} in this file not listed; fix the ones above first`,
+  });
+  return listed;
 }
 
 /**
@@ -246,6 +268,8 @@ export class ManifestSource {
   private lastTree: ManifestTree | undefined;
   /** A fresh first load's objects applied while later files are parsed (ADR 0029), until its `apply`. */
   private early: EarlyApply | undefined;
+  /** `reloadFailure`. */
+  private failure: string | undefined;
   /** Called after each reload with the problems found. */
   onReload?: (problems: readonly ManifestProblem[]) => void;
   /** Called after each reload with the zones whose removal is held (by zone key). */
@@ -273,6 +297,14 @@ export class ManifestSource {
   /** The problem when the folder itself cannot be read (serve is not ready then). */
   folderProblem(): ManifestProblem | undefined {
     return this.folderError;
+  }
+
+  /**
+   * Why the last reload failed, until one succeeds (each is retried; serve is not ready meanwhile:
+   * what changed in the folder since the last reload that succeeded may not be applied).
+   */
+  reloadFailure(): string | undefined {
+    return this.failure;
   }
 
   /** The ids (`Kind/key`) of objects served at a last valid version, with why. */
@@ -399,10 +431,12 @@ export class ManifestSource {
         this.again = false;
         try {
           await this.reloadOnce();
+          this.failure = undefined;
         } catch (e) {
           // What the failed run did not read is read by the next one: it lists the folder.
           this.hints = 'all';
-          this.options.log?.('error', `reading ${this.options.dir}: ${(e as Error).message}`);
+          this.failure = `reading ${this.options.dir}: ${(e as Error).message}`;
+          this.options.log?.('error', this.failure);
         }
       } while (this.again);
     })().finally(() => {
@@ -610,9 +644,9 @@ export class ManifestSource {
     this.unapplied = undefined;
 
     const problems: ManifestProblem[] = [...treeProblems];
-    for (const file of tree.files) problems.push(...(this.files.get(file)?.problems ?? []));
-    for (const [file, fileState] of this.files) if (!present.has(file)) problems.push(...fileState.problems);
-    problems.push(...this.duplicateProblems());
+    for (const file of tree.files) pushAll(problems, this.files.get(file)?.problems ?? []);
+    for (const [file, fileState] of this.files) if (!present.has(file)) pushAll(problems, fileState.problems);
+    pushAll(problems, this.duplicateProblems());
     this.folderError = undefined;
     if (wasUnreadable)
       this.options.log?.('info', `the manifests folder ${this.options.roots.join(', ')} can be read again`);
@@ -662,8 +696,8 @@ export class ManifestSource {
       try {
         const one = await listManifestTree(root);
         for (const file of one.files) if (!tree.files.includes(file)) tree.files.push(file);
-        tree.dirs.push(...one.dirs);
-        tree.errors.push(...one.errors);
+        pushAll(tree.dirs, one.dirs);
+        pushAll(tree.errors, one.errors);
       } catch (e) {
         tree.errors.push({
           file: root,
@@ -1070,7 +1104,7 @@ export class ManifestSource {
         ? { ids: [] as string[], values: [] as Definition[] }
         : undefined;
     const invalid = new Map<string, ManifestProblem[]>();
-    const problems: ManifestProblem[] = [...fileProblems];
+    let problems: ManifestProblem[] = [...fileProblems];
     /** Problems found here, after parsing: their lines are asked of the parser in one go. */
     const unlocated: { problem: ManifestProblem; request: LocateRequest }[] = [];
     const { documents, compact, checked, ids } = parsed;
@@ -1107,7 +1141,7 @@ export class ManifestSource {
       } else if (checked?.[index] !== true) {
         // A record set whose values the parse thread found valid in any zone is not parsed here:
         // its zone's model parses them once, when it builds.
-        for (const p of this.checkFurther(resource, id!, originOf)) {
+        for (const p of this.checkFurtherContained(resource, id!, originOf)) {
           const problem = placed(file, doc.document, p, undefined, this.objectName(identity, made));
           docProblems ??= [];
           docProblems.push(problem);
@@ -1118,8 +1152,12 @@ export class ManifestSource {
         }
       }
       if (docProblems !== undefined && docProblems.length > 0) {
-        problems.push(...docProblems);
-        if (id) getOrInsert(invalid, id, () => []).push(...docProblems);
+        pushAll(problems, docProblems);
+        if (id)
+          pushAll(
+            getOrInsert(invalid, id, () => []),
+            docProblems,
+          );
         else keepAll = true;
         continue;
       }
@@ -1170,6 +1208,7 @@ export class ManifestSource {
         else await again();
       }
     }
+    problems = capFileProblems(file, problems);
     const kept = new Map<string, ManifestProblem[]>();
     for (const [id, definition] of previous?.definitions ?? []) {
       if (definitions.has(id)) continue;
@@ -1232,6 +1271,29 @@ export class ManifestSource {
     if (!identity && id !== undefined) identity = splitId(id);
     if (!identity) return undefined;
     return `${this.options.frontDoors.get(identity.kind)?.kind ?? identity.kind} ${identity.key}`;
+  }
+
+  /**
+   * `checkFurther`, a throw (a front door's defect, input its code cannot take) made the document's
+   * problem: its object keeps its last valid version and the rest of the folder loads, where the same
+   * document would otherwise fail every reload.
+   */
+  private checkFurtherContained(
+    resource: Resource | ForeignObject,
+    id: string,
+    originOf: (rs: DNSRecordSet) => Name,
+  ): Problem[] {
+    try {
+      return this.checkFurther(resource, id, originOf);
+    } catch (e) {
+      return [
+        {
+          path: '',
+          code: 'CHECK_FAILED',
+          message: `cannot check the object: ${(e as Error).message}; it keeps its last valid version`,
+        },
+      ];
+    }
   }
 
   /**
@@ -1648,7 +1710,7 @@ export class ManifestSource {
       for (const [id, why] of fileState.invalid) {
         if (this.definers.has(id)) continue;
         const list = refused.get(id);
-        if (list) list.push(...why);
+        if (list) pushAll(list, why);
         else refused.set(id, [...why]);
       }
     }
