@@ -7,6 +7,7 @@
  * type merge) with an explicit zoneRef to the adopting Zone's DNSZone.
  */
 import { RECORD_TYPES } from '../../../dns/rrtype.ts';
+import { pushAll } from '../../../util/push-all.ts';
 import type { DNSRecordSetStatus } from '../../dnsrecordset.ts';
 import type { DNSZoneStatus } from '../../dnszone.ts';
 import { AGE_COLUMN } from '../../kind.ts';
@@ -45,7 +46,6 @@ import {
   zoneSpecSchema,
   zoneStatusSchema,
 } from './schema.ts';
-
 import { zoneFileFrontDoor } from './zonefile.ts';
 
 export * from './adoption.ts';
@@ -311,7 +311,7 @@ export function zoneEntries(
         ttl: recordTtl(r, z),
         rdata: r.spec.rdata,
       }));
-  entries.push(...entriesOf(zone));
+  pushAll(entries, entriesOf(zone));
   for (const sub of subZonesOf(zones).get(keyOf(zone)) ?? []) {
     if (sameObject(sub, zone)) continue;
     const placed = placementOf(sub, zones);
@@ -319,8 +319,11 @@ export function zoneEntries(
     const subEntries = entriesOf(sub);
     const ns = subEntries.filter((e) => e.type === 'NS' && e.fqdn === placed.fqdn);
     const targets = new Set(ns.map((e) => `${e.rdata.toLowerCase().replace(/\.$/, '')}.`));
-    entries.push(...ns);
-    entries.push(...subEntries.filter((e) => (e.type === 'A' || e.type === 'AAAA') && targets.has(e.fqdn)));
+    pushAll(entries, ns);
+    pushAll(
+      entries,
+      subEntries.filter((e) => (e.type === 'A' || e.type === 'AAAA') && targets.has(e.fqdn)),
+    );
   }
   entries.sort((a, b) =>
     a.fqdn === b.fqdn

@@ -1,0 +1,25 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { RecordObject, ZoneObject } from './adoption.ts';
+import { zoneEntries } from './index.ts';
+
+test("a zone's status entries list every adopted Record of a big zone (150,000: no spread of the list)", () => {
+  // Regression: the entries were appended as `push(...list)`, whose arguments overflowed the stack
+  // past some 100,000 Records, and the zone's status could not be made.
+  const zone: ZoneObject = {
+    apiVersion: 'kubi.zone/v1alpha1',
+    kind: 'Zone',
+    metadata: { name: 'example-org', namespace: 'dns' },
+    spec: { domainName: 'example.org.', delegations: [{ records: [{ pattern: '*' }] }] },
+  } as ZoneObject;
+  const records: RecordObject[] = Array.from({ length: 150_000 }, (_, i) => ({
+    apiVersion: 'kubi.zone/v1alpha1',
+    kind: 'Record',
+    metadata: { name: `r${i}`, namespace: 'dns' },
+    spec: { domainName: `h${i}.example.org.`, type: 'A', rdata: '192.0.2.1' },
+  }));
+  const entries = zoneEntries(zone, 'example.org.', [zone], records, { serial: 7 } as never);
+  assert.equal(entries.length, 150_001);
+  assert.equal(entries[0]?.type, 'SOA');
+  assert.equal(entries.filter((e) => e.type === 'A').length, 150_000);
+});
