@@ -64,6 +64,8 @@ const USAGE = `node bench/scale.ts [options]
                         (node --cpu-prof; written when Zonekeeper stops, after the edits)
   --heap                once loaded, have every Zonekeeper process collect garbage and report its
                         heap (process.memoryUsage, through bench/lib/heap-probe.ts)
+  --restart             after the edits, stop Zonekeeper and start it again on the same state folder
+                        (as an upgrade or a rescheduled pod does), and measure that start and its memory
   --keep                keep the temporary folder
 `;
 
@@ -164,6 +166,12 @@ export interface ScaleResults {
   }[];
   /** With --heap: each process's memory again once the edits are done (what a changed zone costs). */
   memoryAfterEdits?: ProcessMemory[];
+  /** With --restart: SIGTERM to the first process's exit. */
+  restartStopMs?: number;
+  /** With --restart: the second start, on the first one's state folder (after its edits). */
+  restart?: ScaleResults['start'];
+  /** With --restart: memory `--settle` seconds after the second start's probes all answered. */
+  restartMemory?: { rssMiB: number; pssMiB: number; peakRssMiB: number; perProcess?: ProcessMemory[] };
   /** Over `allMs` (the new answer from every worker). */
   editSummary?: { medianMs: number | null; minMs: number | null; maxMs: number | null };
   error?: string;
@@ -192,6 +200,7 @@ async function main(): Promise<number> {
       out: { type: 'string' },
       keep: { type: 'boolean', default: false },
       heap: { type: 'boolean', default: false },
+      restart: { type: 'boolean', default: false },
       'cpu-prof': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
@@ -364,77 +373,22 @@ async function main(): Promise<number> {
   const proc = spawnPinned(cores, process.execPath, args, path.join(tmp, 'zonekeeper.log'));
   const client = new UdpClient(dnsPort);
   const threads = new ThreadCpuTracker(proc.pid);
+  let restarted: ReturnType<typeof spawnPinned> | undefined;
   try {
-    const start: NonNullable<ScaleResults['start']> = {
-      firstResponseMs: null,
-      firstCorrectAnswerMs: null,
-      allProbesCorrectMs: null,
-      readyzMs: null,
-      cpu: {
-        mainAtFirstAnswerS: null,
-        mainAtProbesS: null,
-        allAtProbesS: null,
-        mainAtAllProbesS: null,
-        allAtFirstAnswerS: null,
-        allAtAllProbesS: null,
-      },
-    };
+    const start = emptyStart();
     results.start = start;
-    const readyz = pollReadyz(httpPort, t0, startTimeoutMs, () => proc.exited()).then((ms) => {
-      start.readyzMs = ms;
+    await measureStart(start, {
+      proc,
+      client,
+      threads,
+      probes,
+      t0,
+      dnsPort,
+      httpPort,
+      startTimeoutMs,
+      maxRssKiB,
     });
-    const correct = new Set<number>();
-    while (correct.size < probes.length) {
-      if (proc.exited()) throw new Error('zonekeeper exited while loading');
-      if (performance.now() - t0 > startTimeoutMs)
-        throw new Error(`not all probes correct after ${startTimeoutMs} ms (--start-timeout)`);
-      threads.sample();
-      const rss = treeRssKiB(proc.pid);
-      if (rss > maxRssKiB) throw new Error(`RSS ${mib(rss)} MiB exceeds --max-rss-gib while loading`);
-      for (let i = 0; i < probes.length; i++) {
-        if (correct.has(i)) continue;
-        const p = probes[i]!;
-        const got = await client.query(p.name, 'A', 200);
-        const now = performance.now() - t0;
-        if (got && start.firstResponseMs === null) start.firstResponseMs = Math.round(now);
-        if (got?.rcode === 0 && got.answer.join() === p.answer) {
-          correct.add(i);
-          if (i === 0) {
-            start.firstCorrectAnswerMs = Math.round(now);
-            start.cpu!.mainAtFirstAnswerS = mainThreadCpuSeconds(proc.pid);
-            start.cpu!.allAtFirstAnswerS = treeCpuSeconds(proc.pid);
-            start.cpu!.threadsAtFirstAnswer = threads.byName();
-          }
-          if (correct.size === probes.length) {
-            start.cpu!.mainAtProbesS = mainThreadCpuSeconds(proc.pid);
-            start.cpu!.allAtProbesS = treeCpuSeconds(proc.pid);
-          }
-        }
-      }
-      if (correct.size < probes.length) await sleep(20);
-    }
-    // Every worker process, not just the one this client's source port reaches.
-    for (const p of probes) {
-      await waitForAnswer(
-        dnsPort,
-        { name: p.name, type: 'A', answer: [p.answer] },
-        { timeoutMs: startTimeoutMs, alive: () => !proc.exited(), since: t0, intervalMs: 20 },
-      );
-    }
-    start.allProbesCorrectMs = Math.round(performance.now() - t0);
-    start.cpu!.mainAtAllProbesS = mainThreadCpuSeconds(proc.pid);
-    start.cpu!.allAtAllProbesS = treeCpuSeconds(proc.pid);
-    start.cpu!.threadsAtAllProbes = threads.byName();
-    await readyz;
     const peakRssAtReadyMiB = mib(treeRssKiB(proc.pid, true));
-    log(
-      `first response ${start.firstResponseMs} ms, first correct answer ${start.firstCorrectAnswerMs} ms, ` +
-        `all probes ${start.allProbesCorrectMs} ms, /readyz ${start.readyzMs} ms; main thread CPU ` +
-        `${start.cpu!.mainAtFirstAnswerS} s / ${start.cpu!.mainAtProbesS} s / ${start.cpu!.mainAtAllProbesS} s, all threads ` +
-        `${start.cpu!.allAtFirstAnswerS} s / ${start.cpu!.allAtAllProbesS} s`,
-    );
-    log(`threads' CPU at the first answer: ${threadSummary(start.cpu!.threadsAtFirstAnswer)}`);
-    log(`threads' CPU when every probe answered: ${threadSummary(start.cpu!.threadsAtAllProbes)}`);
     save();
 
     // 3. Memory once loaded (after a short settle so that start-up garbage can be collected).
@@ -524,6 +478,8 @@ async function main(): Promise<number> {
         `edit ${e + 1}: new answer after ${ms ?? 'TIMEOUT'} ms, on every worker after ${allMs ?? '-'} ms (${probesSent} probes, slowest ${maxProbeMs.toFixed(1)} ms, ${timeouts} unanswered)`,
       );
       bigChunks[chunk] = chunkDocs;
+      // A restart asks for the record as the last edit left it.
+      probes[0] = { name: probes[0]!.name, answer: want };
       save();
       await sleep(1000);
     }
@@ -542,6 +498,42 @@ async function main(): Promise<number> {
       minMs: times[0] ?? null,
       maxMs: times.at(-1) ?? null,
     };
+    save();
+
+    // 5. With --restart: the same command again on the same state folder (the files read again; the
+    // state gives serials, creation times and what was served).
+    if (values.restart) {
+      // A graceful stop (SIGTERM, as Kubernetes and systemd send), however long it takes to finish.
+      const stopping = performance.now();
+      await proc.stop(120_000);
+      results.restartStopMs = Math.round(performance.now() - stopping);
+      log(`stopped in ${results.restartStopMs} ms; starting again on the same state folder`);
+      const t1 = performance.now();
+      restarted = spawnPinned(cores, process.execPath, args, path.join(tmp, 'zonekeeper-restart.log'));
+      const restart = emptyStart();
+      results.restart = restart;
+      await measureStart(restart, {
+        proc: restarted,
+        client,
+        threads: new ThreadCpuTracker(restarted.pid),
+        probes,
+        t0: t1,
+        dnsPort,
+        httpPort,
+        startTimeoutMs,
+        maxRssKiB,
+      });
+      await sleep(settleMs);
+      results.restartMemory = {
+        rssMiB: mib(treeRssKiB(restarted.pid)),
+        pssMiB: mib(treePssKiB(restarted.pid)),
+        peakRssMiB: mib(treeRssKiB(restarted.pid, true)),
+        perProcess: await perProcessMemory(restarted.pid, heapDir),
+      };
+      log(
+        `after the restart: RSS ${results.restartMemory.rssMiB} MiB, PSS ${results.restartMemory.pssMiB} MiB, peak RSS ${results.restartMemory.peakRssMiB} MiB`,
+      );
+    }
   } catch (e) {
     results.error = (e as Error).message;
     if (!results.memory && !proc.exited()) {
@@ -556,9 +548,10 @@ async function main(): Promise<number> {
     log(`FAILED: ${results.error}`);
   } finally {
     client.close();
-    results.logTail = proc.tail(15);
+    results.logTail = (restarted ?? proc).tail(15);
     // A profile of every thread at a million record sets takes V8 longer to write than the usual grace.
     await proc.stop(values['cpu-prof'] ? 120_000 : undefined);
+    await restarted?.stop(values['cpu-prof'] ? 120_000 : undefined);
     save();
   }
   log(`results: ${path.relative(process.cwd(), out)}`);
@@ -569,6 +562,101 @@ async function main(): Promise<number> {
     removeTempDir(tmp);
   }
   return results.error ? 1 : 0;
+}
+
+/** A start's figures before anything was measured. */
+function emptyStart(): NonNullable<ScaleResults['start']> {
+  return {
+    firstResponseMs: null,
+    firstCorrectAnswerMs: null,
+    allProbesCorrectMs: null,
+    readyzMs: null,
+    cpu: {
+      mainAtFirstAnswerS: null,
+      mainAtProbesS: null,
+      allAtProbesS: null,
+      mainAtAllProbesS: null,
+      allAtFirstAnswerS: null,
+      allAtAllProbesS: null,
+    },
+  };
+}
+
+/**
+ * Fills `start` while Zonekeeper (spawned at `t0`) loads: the first response, the first correct answer
+ * of `probes[0]`, every probe correct on one client port and then on every port, /readyz, and the CPU
+ * of its threads at those moments. Throws when it exits, outgrows `maxRssKiB` or takes longer than
+ * `startTimeoutMs`; what was measured until then stays in `start`.
+ */
+async function measureStart(
+  start: NonNullable<ScaleResults['start']>,
+  o: {
+    proc: ReturnType<typeof spawnPinned>;
+    client: UdpClient;
+    threads: ThreadCpuTracker;
+    probes: readonly { name: string; answer: string }[];
+    t0: number;
+    dnsPort: number;
+    httpPort: number;
+    startTimeoutMs: number;
+    maxRssKiB: number;
+  },
+): Promise<void> {
+  const { proc, client, threads, probes, t0, dnsPort, httpPort, startTimeoutMs, maxRssKiB } = o;
+  const readyz = pollReadyz(httpPort, t0, startTimeoutMs, () => proc.exited()).then((ms) => {
+    start.readyzMs = ms;
+  });
+  const correct = new Set<number>();
+  while (correct.size < probes.length) {
+    if (proc.exited()) throw new Error('zonekeeper exited while loading');
+    if (performance.now() - t0 > startTimeoutMs)
+      throw new Error(`not all probes correct after ${startTimeoutMs} ms (--start-timeout)`);
+    threads.sample();
+    const rss = treeRssKiB(proc.pid);
+    if (rss > maxRssKiB) throw new Error(`RSS ${mib(rss)} MiB exceeds --max-rss-gib while loading`);
+    for (let i = 0; i < probes.length; i++) {
+      if (correct.has(i)) continue;
+      const p = probes[i]!;
+      const got = await client.query(p.name, 'A', 200);
+      const now = performance.now() - t0;
+      if (got && start.firstResponseMs === null) start.firstResponseMs = Math.round(now);
+      if (got?.rcode === 0 && got.answer.join() === p.answer) {
+        correct.add(i);
+        if (i === 0) {
+          start.firstCorrectAnswerMs = Math.round(now);
+          start.cpu!.mainAtFirstAnswerS = mainThreadCpuSeconds(proc.pid);
+          start.cpu!.allAtFirstAnswerS = treeCpuSeconds(proc.pid);
+          start.cpu!.threadsAtFirstAnswer = threads.byName();
+        }
+        if (correct.size === probes.length) {
+          start.cpu!.mainAtProbesS = mainThreadCpuSeconds(proc.pid);
+          start.cpu!.allAtProbesS = treeCpuSeconds(proc.pid);
+        }
+      }
+    }
+    if (correct.size < probes.length) await sleep(20);
+  }
+  // Every worker process, not just the one this client's source port reaches.
+  for (const p of probes) {
+    await waitForAnswer(
+      dnsPort,
+      { name: p.name, type: 'A', answer: [p.answer] },
+      { timeoutMs: startTimeoutMs, alive: () => !proc.exited(), since: t0, intervalMs: 20 },
+    );
+  }
+  start.allProbesCorrectMs = Math.round(performance.now() - t0);
+  start.cpu!.mainAtAllProbesS = mainThreadCpuSeconds(proc.pid);
+  start.cpu!.allAtAllProbesS = treeCpuSeconds(proc.pid);
+  start.cpu!.threadsAtAllProbes = threads.byName();
+  await readyz;
+  log(
+    `first response ${start.firstResponseMs} ms, first correct answer ${start.firstCorrectAnswerMs} ms, ` +
+      `all probes ${start.allProbesCorrectMs} ms, /readyz ${start.readyzMs} ms; main thread CPU ` +
+      `${start.cpu!.mainAtFirstAnswerS} s / ${start.cpu!.mainAtProbesS} s / ${start.cpu!.mainAtAllProbesS} s, all threads ` +
+      `${start.cpu!.allAtFirstAnswerS} s / ${start.cpu!.allAtAllProbesS} s`,
+  );
+  log(`threads' CPU at the first answer: ${threadSummary(start.cpu!.threadsAtFirstAnswer)}`);
+  log(`threads' CPU when every probe answered: ${threadSummary(start.cpu!.threadsAtAllProbes)}`);
 }
 
 /** Index of the first A record set (with its own owner, not a wildcard) at or after `from`. */
