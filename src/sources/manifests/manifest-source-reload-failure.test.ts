@@ -191,22 +191,26 @@ async function folderWithDoor(check: (old: unknown) => void) {
     (store.getForeign(frontDoorId(door), 'dns/e')?.spec as { endpoints: { targets: string[] }[] } | undefined)
       ?.endpoints[0]?.targets;
   assert.deepEqual(targets(), ['192.0.2.7']);
-  return { s, ep, endpoint, x, targets, id: `${frontDoorId(door)}/dns/e` };
+  /** Both files edited and read again: the other file's edit applies, the endpoint keeps its version. */
+  const editBoth = async () => {
+    await endpoint('192.0.2.8');
+    await x('192.0.2.9');
+    await s.reload();
+    assert.deepEqual(errors, [], 'the reload did not fail');
+    assert.equal(served('x'), '192.0.2.9');
+    assert.deepEqual(targets(), ['192.0.2.7'], 'the endpoint keeps its last valid version');
+  };
+  return { s, ep, endpoint, editBoth, targets, id: `${frontDoorId(door)}/dns/e` };
 }
 
 test("a file whose check throws fails alone: its objects keep their last valid versions, other files' edits apply", async () => {
   // A front door (a module a platform team may add) with a defect: its admission throws once armed.
   let armed = false;
-  const { s, ep, endpoint, x, targets, id } = await folderWithDoor(() => {
+  const { s, ep, endpoint, editBoth, targets, id } = await folderWithDoor(() => {
     if (armed) throw new Error('the admission met something it did not expect');
   });
   armed = true;
-  await endpoint('192.0.2.8');
-  await x('192.0.2.9');
-  await s.reload();
-  assert.deepEqual(errors, [], 'the reload did not fail');
-  assert.equal(served('x'), '192.0.2.9');
-  assert.deepEqual(targets(), ['192.0.2.7'], 'the endpoint keeps its last valid version');
+  await editBoth();
   const problems = s.problems().filter((p) => p.file === ep);
   assert.deepEqual(
     problems.map((p) => p.code),
@@ -232,16 +236,11 @@ test("a file whose check throws fails alone: its objects keep their last valid v
 test('an object whose check against its served version throws is refused alone; other edits apply', async () => {
   // The door's admission throws only where the version served is given: on the main thread's check.
   let armed = false;
-  const { s, ep, endpoint, x, targets, id } = await folderWithDoor((old) => {
+  const { s, ep, editBoth, id } = await folderWithDoor((old) => {
     if (armed && old !== undefined) throw new Error('the transition check met something it did not expect');
   });
   armed = true;
-  await endpoint('192.0.2.8');
-  await x('192.0.2.9');
-  await s.reload();
-  assert.deepEqual(errors, [], 'the reload did not fail');
-  assert.equal(served('x'), '192.0.2.9');
-  assert.deepEqual(targets(), ['192.0.2.7'], 'the endpoint keeps its last valid version');
+  await editBoth();
   const [problem, ...rest] = s.problems().filter((p) => p.file === ep);
   assert.deepEqual(rest, []);
   assert.equal(problem?.code, 'CHECK_FAILED');
