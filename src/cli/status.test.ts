@@ -95,3 +95,12 @@ test('status lists the ExternalDNS endpoints not written, escaped like everythin
   assert.match(out, /NOT_DELEGATED/);
   assert.ok(!UNSAFE.test(out), JSON.stringify(out));
 });
+
+test('status prints 200,000 record sets (the column widths are not computed from a spread of every row)', () => {
+  const items = Array.from({ length: 200_000 }, (_, i) =>
+    recordSet('dns', `r${i}`, { zoneRef: { name: 'z' }, name: `h${i}`, type: 'A', records: ['192.0.2.1'] }),
+  );
+  const out = renderStatus({ items: items as Resource[] });
+  // A row each in the table (and a line each under "Not ready").
+  assert.equal(out.split('\n').filter((l) => /^dns +r\d+ /.test(l)).length, 200_000);
+});

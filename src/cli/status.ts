@@ -115,7 +115,10 @@ function cond(
 function table(header: string[], cells: string[][]): string {
   if (cells.length === 0) return `${header.join('  ')}\n(none)\n`;
   const rows = cells.map((r) => r.map(printable));
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  // A loop, not `Math.max(...column)`: 130,000 rows as arguments overflowed the stack.
+  const widths = header.map((h) => h.length);
+  for (const row of rows)
+    for (let i = 0; i < widths.length; i++) widths[i] = Math.max(widths[i]!, (row[i] ?? '').length);
   const line = (cells: string[]) =>
     cells
       .map((c, i) => c.padEnd(widths[i]!))

@@ -282,8 +282,38 @@ export function mayHaveAnchor(text: string): boolean {
   return false;
 }
 
+/**
+ * Most characters a file's values may hold once its aliases are resolved (strings and keys, and one
+ * for each other node), counted at every place an alias repeats its anchor: `maxAliasCount` counts
+ * aliases, not what they repeat, so 100 aliases of one 5 MB string made a 5 MB file 500 M characters
+ * of values, more than V8 can make into the one string a parse thread sends. The default size limit
+ * of a manifest file.
+ */
+export const MAX_RESOLVED_CHARS = 16 * 2 ** 20;
+
+/** The characters of `value` as `MAX_RESOLVED_CHARS` counts them, once past `budget` any count above it. */
+function resolvedChars(value: unknown, budget: number): number {
+  let total = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && total <= budget) {
+    const v = stack.pop();
+    if (typeof v === 'string') total += v.length;
+    else {
+      total++;
+      if (Array.isArray(v)) pushAll(stack, v);
+      else if (v !== null && typeof v === 'object')
+        for (const [key, x] of Object.entries(v)) {
+          total += key.length;
+          stack.push(x);
+        }
+    }
+  }
+  return total;
+}
+
 /** The full parse with `yaml`: every position known, every error located. */
 function parseManifestTextPrecisely(text: string, file: string): ManifestRead {
+  let resolved = 0;
   const lineCounter = new LineCounter();
   // Duplicate keys are found by `duplicateKey` (one set per mapping): `yaml`'s own check compares each
   // key with every earlier one, quadratic in a mapping's size (15 s for 20,000 keys).
@@ -327,6 +357,16 @@ function parseManifestTextPrecisely(text: string, file: string): ManifestRead {
       return;
     }
     if (value === null || value === undefined) return;
+    resolved += resolvedChars(value, MAX_RESOLVED_CHARS - resolved);
+    if (resolved > MAX_RESOLVED_CHARS) {
+      fileErrors.push({
+        file,
+        document: i + 1,
+        line,
+        message: `YAML: its aliases make the file's values more than ${MAX_RESOLVED_CHARS} characters long; write the values out, or repeat fewer of them`,
+      });
+      return;
+    }
     documents.push({
       file,
       document: i + 1,

@@ -336,6 +336,41 @@ describe('ManifestParserPool', () => {
     }
   });
 
+  test("a file whose documents cannot be sent is that file's error; the thread goes on with the next file", async () => {
+    // A front door (a module a platform team may add) with a defect: what it admits holds a BigInt,
+    // which no JSON text can carry to the main thread. Before, the request failed and so did the
+    // reload of the whole folder, at every try.
+    const module = path.join(dir, 'bigint-door.ts');
+    await writeFile(
+      module,
+      `import { dnsEndpointFrontDoor } from ${JSON.stringify(path.resolve(import.meta.dirname, '../../api/frontdoors/externaldns/index.ts'))};\n` +
+        'export const frontDoor = { ...dnsEndpointFrontDoor, group: "bigint.example", admit: (object) => { object.spec.weight = 1n; return []; } };\n',
+    );
+    const bad = path.join(dir, 'bigint.yaml');
+    await writeFile(
+      bad,
+      'apiVersion: bigint.example/v1alpha1\nkind: DNSEndpoint\nmetadata: {name: e, namespace: dns}\nspec: {endpoints: []}\n',
+    );
+    const pool = new ManifestParserPool(1, [module]);
+    try {
+      const failed = await pool.parse(bad, DEFAULT_MAX_MANIFEST_BYTES);
+      assert.deepEqual(failed.documents, []);
+      assert.equal(failed.fileErrors.length, 1);
+      assert.equal(failed.fileErrors[0]?.code, 'FILE_NOT_PARSED');
+      assert.equal(failed.fileErrors[0]?.file, bad);
+      assert.match(
+        failed.fileErrors[0]!.message,
+        /^cannot parse or check the file: .*BigInt.*; the objects it defined keep/,
+      );
+      assert.deepEqual(await pool.locate(failed.token, [{ document: 1 }]), [undefined]);
+      pool.release(failed.token);
+      const next = await pool.parse(files[0]!, DEFAULT_MAX_MANIFEST_BYTES);
+      assert.equal(next.documents.length, 200);
+    } finally {
+      await pool.close();
+    }
+  });
+
   test('a pool needs a thread', () => {
     assert.throws(() => new ManifestParserPool(0), /at least one thread/);
   });

@@ -185,22 +185,22 @@ async function readAndCheck(
   try {
     return checkText(text, file, doors, toSend);
   } catch (e) {
-    // Bytes whose parse or check throws (input the reader cannot take, or a front door's defect)
-    // fail their file alone, as an unreadable file does: its objects keep their last valid versions
-    // and the rest of the folder loads. Thrown on, the same bytes would fail every reload after.
-    return {
-      parsed: {
-        documents: [],
-        fileErrors: [
-          {
-            file,
-            code: 'FILE_NOT_PARSED',
-            message: `cannot parse or check the file: ${(e as Error).message}; the objects it defined keep their last valid versions; split or simplify the file`,
-          },
-        ],
-      },
-    };
+    return { parsed: { documents: [], fileErrors: [notParsed(file, e)] } };
   }
+}
+
+/**
+ * The error of a file whose bytes could not be parsed, checked or sent (input the reader cannot take,
+ * a front door's defect): that file fails alone, as an unreadable file does, its objects keep their
+ * last valid versions and the rest of the folder loads. Thrown on, the same bytes would fail every
+ * reload after.
+ */
+export function notParsed(file: string, error: unknown): ManifestFileError {
+  return {
+    file,
+    code: 'FILE_NOT_PARSED',
+    message: `cannot parse or check the file: ${(error as Error).message}; the objects it defined keep their last valid versions; split or simplify the file`,
+  };
 }
 
 /** `readAndCheck` once the file's text is read. */
@@ -425,6 +425,8 @@ export type ParserResponse =
   | { type: 'documents'; id: number; json: string }
   | { type: 'parsed'; id: number; token: number; fileErrors: ManifestFileError[] }
   | { type: 'located'; id: number; lines: (number | undefined)[] }
+  /** The file could not be parsed or sent (`notParsed`); documents sent of it before are dropped. */
+  | { type: 'unparsed'; id: number; error: ManifestFileError }
   | { type: 'failed'; id: number; message: string };
 
 /**
@@ -834,6 +836,19 @@ export class WorkerManifestParser implements ManifestParser {
             ids: waiting.ids,
             // Said by the file's first message.
             distinct: waiting.file.distinct,
+          } as never);
+          return;
+        case 'unparsed':
+          this.waiting.delete(m.id);
+          waiting.resolve({
+            documents: [],
+            // Never held: `locate` finds no line, `release` has nothing to drop.
+            token: 0,
+            fileErrors: [m.error],
+            compact: [],
+            checked: [],
+            ids: [],
+            distinct: false,
           } as never);
           return;
         case 'located':

@@ -251,3 +251,23 @@ test('an object whose check against its served version throws is refused alone; 
   );
   assert.ok(s.keptObjects().has(id));
 });
+
+test('a copy of a file is reported with at most MAX_FILE_PROBLEMS duplicates and one line counting the rest', async () => {
+  const many = Array.from({ length: MAX_FILE_PROBLEMS + 200 }, (_, i) => record(`r${i}`, '192.0.2.1')).join(
+    '---\n',
+  );
+  await writeFile(path.join(dir, 'a.yaml'), `${zone}---\n${many}`);
+  await writeFile(path.join(dir, 'b.yaml'), many);
+  const s = await source();
+  await s.reload();
+  assert.deepEqual(errors, []);
+  assert.equal(served('r0'), '192.0.2.1');
+  const copy = s.problems().filter((p) => p.file.endsWith('b.yaml'));
+  assert.equal(copy.length, MAX_FILE_PROBLEMS + 1);
+  assert.ok(copy.slice(0, -1).every((p) => p.code === 'DUPLICATE'));
+  assert.deepEqual(copy.at(-1), {
+    file: path.join(dir, 'b.yaml'),
+    code: 'TOO_MANY_PROBLEMS',
+    message: '200 more objects of this file also defined in other files not listed; fix the ones above first',
+  });
+});

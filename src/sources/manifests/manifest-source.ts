@@ -1776,9 +1776,14 @@ export class ManifestSource {
 
   private duplicateProblems(): ManifestProblem[] {
     const out: ManifestProblem[] = [];
+    // At most `MAX_FILE_PROBLEMS` a file, as its own problems: a copy of a big file is one line more.
+    const perFile = new Map<string, number>();
     for (const [id, files] of this.definers.duplicates()) {
       const [first, ...others] = files;
       for (const file of others) {
+        const count = (perFile.get(file) ?? 0) + 1;
+        perFile.set(file, count);
+        if (count > MAX_FILE_PROBLEMS) continue;
         const document = documentOf(this.files.get(file)?.definitions.get(id));
         out.push({
           file,
@@ -1788,6 +1793,15 @@ export class ManifestSource {
           message: `also defined in ${first}; the definition there is used, remove one`,
         });
       }
+    }
+    for (const [file, count] of perFile) {
+      const more = count - MAX_FILE_PROBLEMS;
+      if (more > 0)
+        out.push({
+          file,
+          code: 'TOO_MANY_PROBLEMS',
+          message: `${more} more object${more === 1 ? '' : 's'} of this file also defined in other files not listed; fix the ones above first`,
+        });
     }
     return out;
   }

@@ -9,6 +9,7 @@ import {
   DOCUMENTS_PER_MESSAGE,
   encodeDocuments,
   type LocateRequest,
+  notParsed,
   type ParserRequest,
   type ParserResponse,
   parseManifestFileToSend,
@@ -33,25 +34,32 @@ port.on('message', async (m: ParserRequest) => {
   try {
     switch (m.type) {
       case 'parse': {
-        const { parsed, locate } = await parseManifestFileToSend(m.file, m.maxBytes, await doors);
-        for (let i = 0; i < parsed.documents.length; i += DOCUMENTS_PER_MESSAGE) {
-          send({
-            type: 'documents',
-            id: m.id,
-            json: encodeDocuments(
-              parsed.documents,
-              parsed.checked,
-              i,
-              Math.min(i + DOCUMENTS_PER_MESSAGE, parsed.documents.length),
-            ),
-          });
+        // A front-door module that failed to load fails the request (the reload), not the file.
+        const loaded = await doors;
+        try {
+          const { parsed, locate } = await parseManifestFileToSend(m.file, m.maxBytes, loaded);
+          for (let i = 0; i < parsed.documents.length; i += DOCUMENTS_PER_MESSAGE) {
+            send({
+              type: 'documents',
+              id: m.id,
+              json: encodeDocuments(
+                parsed.documents,
+                parsed.checked,
+                i,
+                Math.min(i + DOCUMENTS_PER_MESSAGE, parsed.documents.length),
+              ),
+            });
+          }
+          const token = ++next;
+          if (locate) {
+            held.set(token, locate);
+            while (held.size > HELD) held.delete(held.keys().next().value!);
+          }
+          send({ type: 'parsed', id: m.id, token, fileErrors: parsed.fileErrors });
+        } catch (e) {
+          // Documents that cannot be sent (a message longer than a string can be): the file's error.
+          send({ type: 'unparsed', id: m.id, error: notParsed(m.file, e) });
         }
-        const token = ++next;
-        if (locate) {
-          held.set(token, locate);
-          while (held.size > HELD) held.delete(held.keys().next().value!);
-        }
-        send({ type: 'parsed', id: m.id, token, fileErrors: parsed.fileErrors });
         return;
       }
       case 'locate': {
