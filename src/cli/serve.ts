@@ -263,6 +263,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     frontDoors,
     ...(options.maxManifestBytes !== undefined ? { maxFileBytes: options.maxManifestBytes } : {}),
     log: (level, message) => log(level, message),
+    // Front-door objects that read others (a kubizone Zone its Records) are translated once a reload.
+    batch: (run) => (translated ? translated.batch(run) : run()),
   });
   registerSourceMetrics(registry, store, source, recordTable);
 

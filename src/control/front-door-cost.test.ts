@@ -109,6 +109,31 @@ describe('kubizone: a change costs what it touches', () => {
     translated.close();
   });
 
+  test('in a batch (a folder reload), many Record changes translate their Zone once, at its end', () => {
+    const { store, translated, calls, objects } = populated();
+    translated.batch(() => {
+      for (let r = 0; r < 40; r++)
+        store.applyForeign(RECORD, kzRecord('web', `new-${r}`, `n${r}.z3.example.`, '198.51.100.7'));
+      store.applyForeign(RECORD, kzRecord('web', 'r4-1', 'moved.z5.example.', '198.51.100.8'));
+      // Inside the batch the Zones are not translated again yet.
+      assert.equal(calls.Zone, 0);
+    });
+    assert.equal(calls.Record, 41);
+    // z3 (40 new Records), z4 (one left), z5 (one came): each once, and a Zone whose status changed
+    // once more for that write (as outside a batch). Before, z3 was translated 40 times, each time
+    // reading every Record: quadratic in the Records a reload brings.
+    assert.deepEqual([...objects.Zone].sort(), ['dns/z3', 'dns/z4', 'dns/z5']);
+    assert.ok(calls.Zone <= 6, `${calls.Zone} translations of Zones`);
+    const z3 = delegatedNames(translated, 'z3');
+    assert.ok(z3.includes('n0') && z3.includes('n39'));
+    assert.ok(!delegatedNames(translated, 'z4').includes('h1'));
+    assert.ok(delegatedNames(translated, 'z5').includes('moved'));
+    // Outside a batch a change is followed at once, as before.
+    store.applyForeign(RECORD, kzRecord('web', 'late', 'late.z3.example.', '198.51.100.9'));
+    assert.ok(delegatedNames(translated, 'z3').includes('late'));
+    translated.close();
+  });
+
   test('a status write of a Record or a Zone translates no other object', () => {
     const { store, translated, calls } = populated();
     void store.updateForeignStatus(RECORD, 'web/r0-0', { fqdn: 'h0.z0.example.' });

@@ -132,6 +132,12 @@ export interface ManifestSourceOptions {
    * keeps them, and holds the affected zones until confirmed (`folder-hold.ts`). Absent: removals apply.
    */
   folderHold?: FolderHold;
+  /**
+   * Runs a reload's apply, which changes many objects of the store in one run: `serve` gives the
+   * translating store's `batch`, which translates the front-door objects that read the changed ones
+   * once at its end rather than after each change. Absent: applied as it is.
+   */
+  batch?: (run: () => void) => void;
 }
 
 /** Default of `rescanMs`. */
@@ -218,8 +224,8 @@ function sameStamp(a: FileStamp, b: FileStamp): boolean {
  * logged when they appear and when they go.
  */
 export class ManifestSource {
-  private readonly options: Required<Omit<ManifestSourceOptions, 'log' | 'folderHold'>> &
-    Pick<ManifestSourceOptions, 'log' | 'folderHold'>;
+  private readonly options: Required<Omit<ManifestSourceOptions, 'log' | 'folderHold' | 'batch'>> &
+    Pick<ManifestSourceOptions, 'log' | 'folderHold' | 'batch'>;
   private readonly files = new Map<string, FileState>();
   /** Object id → the files that define it validly; the first in path order wins. */
   private readonly definers: Definers;
@@ -1376,6 +1382,13 @@ export class ManifestSource {
    * object no manifest defines is removed, unless the folder's change safety holds its removal.
    */
   private apply(touchedNow: Touched, early?: EarlyApply): void {
+    const { batch } = this.options;
+    if (batch) batch(() => this.applyNow(touchedNow, early));
+    else this.applyNow(touchedNow, early);
+  }
+
+  /** `apply`, within the batch. */
+  private applyNow(touchedNow: Touched, early?: EarlyApply): void {
     const { store, state } = this.options;
     // The state gains objects from here on (`Definers.stateHoldsNone`).
     this.definers.stateHoldsNone(false);
