@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { prng } from '../../../test/support/prng.ts';
-import { MAX_RESOLVED_CHARS, mayHaveAnchor, parseManifestText } from './load-manifests.ts';
+import {
+  MAX_RESOLVED_CHARS,
+  mayHaveAnchor,
+  parseManifestText,
+  RESOLVED_EXTRA,
+  RESOLVED_PER_CHAR,
+  resolvedBudget,
+} from './load-manifests.ts';
 
 /** The pattern `mayHaveAnchor` stands for (what decided before it). */
 const ANCHOR = /(^|[\s[{,:-])&[^\s]/m;
@@ -72,35 +79,42 @@ describe('aliases (the precise parse)', () => {
     assert.deepEqual(value.metadata.annotations, { a: 'one', b: 'one' });
   });
 
-  it('refuses a document whose aliases repeat more than MAX_RESOLVED_CHARS characters, and counts over the file', () => {
-    // 100 aliases of a 200,000-character string: a 200 kB document of 20 M characters of values.
-    // Before, 100 aliases of 5.5 MB were 550 M characters: the parse thread could not send them, and
-    // every reload of the folder failed.
+  const aliased = (value: string, aliases: number) =>
+    recordSet(
+      `    a0: &v "${value}"\n${Array.from({ length: aliases }, (_, k) => `    a${k + 1}: *v\n`).join('')}`,
+    );
+  const refusal = (text: string) => {
+    const budget = resolvedBudget(text.length);
+    return `YAML: its aliases make the file's values more than ${budget} characters long (${RESOLVED_PER_CHAR} times the file's length and ${RESOLVED_EXTRA} more, at most ${MAX_RESOLVED_CHARS}); write the values out, or repeat fewer of them`;
+  };
+
+  it("refuses a document whose aliases make the values more than a few times the file's length", () => {
+    // 100 aliases of a 200,000-character string: a 200 kB file of 20 M characters of values. Before,
+    // 100 aliases of 5.5 MB were 550 M characters: the parse thread could not send them, and every
+    // reload of the folder failed; and 130 files of 165 kB each, below any fixed limit a file, held
+    // 2.8 GB and a 2 GB state log.
     const big = 'x'.repeat(200_000);
-    const aliases = Array.from({ length: 99 }, (_, i) => `    a${i + 1}: *v\n`).join('');
-    const bomb = recordSet(`    a0: &v "${big}"\n${aliases}`);
-    const read = parseManifestText(`${recordSet('    a: &w "small"\n    b: *w\n')}---\n${bomb}`, 'f.yaml');
+    const text = `${recordSet('    a: &w "small"\n    b: *w\n')}---\n${aliased(big, 99)}`;
+    const read = parseManifestText(text, 'f.yaml');
     assert.equal(read.documents.length, 1, 'the first document is taken');
     assert.deepEqual(
       read.fileErrors.map((e) => [e.document, e.message]),
-      [
-        [
-          2,
-          `YAML: its aliases make the file's values more than ${MAX_RESOLVED_CHARS} characters long; write the values out, or repeat fewer of them`,
-        ],
-      ],
+      [[2, refusal(text)]],
     );
-    // Within the budget (80 aliases: 16 M characters) the same document is taken.
-    const fewer = Array.from({ length: 79 }, (_, i) => `    a${i + 1}: *v\n`).join('');
-    assert.deepEqual(parseManifestText(recordSet(`    a0: &v "${big}"\n${fewer}`), 'f.yaml').fileErrors, []);
-    // The budget is the file's: two documents of 80 aliases each are too many together.
-    const twice = parseManifestText(
-      `${recordSet(`    a0: &v "${big}"\n${fewer}`)}---\n${recordSet(`    a0: &v "${big}"\n${fewer}`)}`,
-      'f.yaml',
-    );
+    // Four times the string (the anchor and three aliases) is within the file's budget.
+    assert.deepEqual(parseManifestText(aliased(big, 3), 'f.yaml').fileErrors, []);
+  });
+
+  it('counts the values over the whole file, at most MAX_RESOLVED_CHARS', () => {
+    // Each document alone is within a budget of its own length (4 × 2.5 M = 10 M characters); the
+    // two together are more than 16 Mi.
+    const big = 'x'.repeat(2_500_000);
+    assert.deepEqual(parseManifestText(aliased(big, 3), 'f.yaml').fileErrors, []);
+    const text = `${aliased(big, 3)}---\n${aliased(big, 3)}`;
     assert.deepEqual(
-      twice.fileErrors.map((e) => e.document),
-      [2],
+      parseManifestText(text, 'f.yaml').fileErrors.map((e) => [e.document, e.message]),
+      [[2, refusal(text)]],
     );
+    assert.equal(resolvedBudget(text.length), MAX_RESOLVED_CHARS);
   });
 });

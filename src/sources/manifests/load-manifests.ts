@@ -287,9 +287,18 @@ export function mayHaveAnchor(text: string): boolean {
  * for each other node), counted at every place an alias repeats its anchor: `maxAliasCount` counts
  * aliases, not what they repeat, so 100 aliases of one 5 MB string made a 5 MB file 500 M characters
  * of values, more than V8 can make into the one string a parse thread sends. The default size limit
- * of a manifest file.
+ * of a manifest file; and for a file of `n` characters at most `RESOLVED_PER_CHAR * n +
+ * RESOLVED_EXTRA` (`resolvedBudget`), so that a folder of many small files cannot multiply its size a
+ * hundredfold either (memory, and the state log that keeps every object).
  */
 export const MAX_RESOLVED_CHARS = 16 * 2 ** 20;
+export const RESOLVED_PER_CHAR = 4;
+export const RESOLVED_EXTRA = 64 * 2 ** 10;
+
+/** What the values of a file of `length` characters may resolve to (see `MAX_RESOLVED_CHARS`). */
+export function resolvedBudget(length: number): number {
+  return Math.min(MAX_RESOLVED_CHARS, RESOLVED_PER_CHAR * length + RESOLVED_EXTRA);
+}
 
 /** The characters of `value` as `MAX_RESOLVED_CHARS` counts them, once past `budget` any count above it. */
 function resolvedChars(value: unknown, budget: number): number {
@@ -314,6 +323,7 @@ function resolvedChars(value: unknown, budget: number): number {
 /** The full parse with `yaml`: every position known, every error located. */
 function parseManifestTextPrecisely(text: string, file: string): ManifestRead {
   let resolved = 0;
+  const budget = resolvedBudget(text.length);
   const lineCounter = new LineCounter();
   // Duplicate keys are found by `duplicateKey` (one set per mapping): `yaml`'s own check compares each
   // key with every earlier one, quadratic in a mapping's size (15 s for 20,000 keys).
@@ -357,13 +367,13 @@ function parseManifestTextPrecisely(text: string, file: string): ManifestRead {
       return;
     }
     if (value === null || value === undefined) return;
-    resolved += resolvedChars(value, MAX_RESOLVED_CHARS - resolved);
-    if (resolved > MAX_RESOLVED_CHARS) {
+    resolved += resolvedChars(value, budget - resolved);
+    if (resolved > budget) {
       fileErrors.push({
         file,
         document: i + 1,
         line,
-        message: `YAML: its aliases make the file's values more than ${MAX_RESOLVED_CHARS} characters long; write the values out, or repeat fewer of them`,
+        message: `YAML: its aliases make the file's values more than ${budget} characters long (${RESOLVED_PER_CHAR} times the file's length and ${RESOLVED_EXTRA} more, at most ${MAX_RESOLVED_CHARS}); write the values out, or repeat fewer of them`,
       });
       return;
     }
