@@ -57,7 +57,8 @@ port.on('message', async (m: ParserRequest) => {
           }
           send({ type: 'parsed', id: m.id, token, fileErrors: parsed.fileErrors });
         } catch (e) {
-          // Documents that cannot be sent (a message longer than a string can be): the file's error.
+          // Documents that cannot be sent (a value no JSON text carries, as a front door's BigInt): the
+          // file's error, not the reload's.
           send({ type: 'unparsed', id: m.id, error: notParsed(m.file, e) });
         }
         return;
