@@ -461,6 +461,23 @@ describe('Controller', () => {
     controller.stop();
   });
 
+  test("a zone whose domain changes in place (a front door's) stops serving the old origin", async () => {
+    // Regression: a kubizone Zone's domainName may change (a DNSZone's may not); the new origin was
+    // programmed beside the old one, which stayed served until a restart.
+    const { store, table, controller } = setup();
+    seed(store);
+    controller.start();
+    await controller.idle();
+    assert.ok(table.get('example.com.')?.nodes.get('www.example.com.'));
+    store.apply(zone('dns', 'example-com', 'example.org'));
+    await controller.idle();
+    assert.equal(table.get('example.com.'), undefined, 'the old origin is no longer served');
+    assert.ok(table.get('example.org.')?.nodes.get('www.example.org.'));
+    assert.equal(table.size, 1);
+    assert.equal(cond(store, 'DNSRecordSet', 'dns/www', 'Ready')?.status, 'True');
+    controller.stop();
+  });
+
   test('a conflicting record set gets Conflict naming the winner; the winner keeps serving', async () => {
     const { store, table, controller } = setup();
     seed(store);

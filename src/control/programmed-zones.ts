@@ -1,5 +1,5 @@
 import type { Backend } from '../backends/backend.ts';
-import type { Name } from '../dns/name.ts';
+import { type Name, nameEquals } from '../dns/name.ts';
 import type { RecordVerdict } from '../zones/assemble.ts';
 import type { Catalog } from '../zones/catalog.ts';
 import { Holder, type RecordTable, type RefColumn } from '../zones/record-table.ts';
@@ -50,6 +50,15 @@ export class ProgrammedZones {
 
   set(key: ResourceKey, state: ProgrammedState): void {
     this.zones.set(key, state);
+  }
+
+  /**
+   * Whether the zone is programmed at an origin other than `origin`: its domain changed in place (a
+   * front door's zone whose API lets its domain change; a DNSZone's is immutable).
+   */
+  originChanged(key: ResourceKey, origin: Name): boolean {
+    const previous = this.zones.get(key)?.origin;
+    return previous !== undefined && !nameEquals(previous, origin);
   }
 
   /** Whether the zone is programmed in a backend other than `backend` (its class changed backend). */

@@ -220,6 +220,13 @@ export class ZoneReconciler {
     // goes on in the model built for the new one).
     let prior = this.parked.get(key);
     this.parked.delete(key);
+    // Its domain changed in place (a kubizone Zone's domainName, which its API lets change): the old
+    // origin is taken off its backend first, as for a deleted zone, and nothing of its model is
+    // carried over. Before, the old origin stayed served beside the new one until a restart.
+    if (this.o.programmed.originChanged(key, verdict.origin)) {
+      await this.unprogram(key);
+      prior = undefined;
+    }
     if (this.o.programmed.movedAway(key, backend)) {
       prior = this.models.get(key) ?? prior;
       await this.unprogram(key);
