@@ -9,6 +9,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { recordSet, stamp, zone, zoneClass } from '../../test/support/resources.ts';
+import { translatedController } from '../../test/support/translated-controller.ts';
 import {
   DATUM_FRONT_DOORS,
   DATUM_RECORDSET_FINALIZER,
@@ -142,17 +143,10 @@ describe("Datum's DNS API through the translating store", () => {
 
   test('objects already there when the store starts get their status; replicas learn the serial', async () => {
     const store = new MemoryStore(now);
-    const table = new ZoneTable();
     store.apply(zoneClass('builtin', ['ns1.example.com.', 'ns2.example.com.']));
     store.applyForeign(CLASS, sample('dns_v1alpha1_dnszoneclass.yaml'), stamp(1));
     store.applyForeign(ZONE, datumZone('web', 'orphan', 'example.org', 'missing'), stamp(2));
-    const translated = new FrontDoorStore({ base: store, doors, now });
-    const controller = new Controller({
-      store: translated,
-      backend: new BuiltinBackend(table),
-      serials: new MemorySerialStore(),
-      now,
-    });
+    const { controller } = translatedController(store, doors, now);
     controller.start();
     await controller.idle();
     // The class lists the name servers served: Programmed.

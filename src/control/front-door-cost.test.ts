@@ -6,16 +6,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { stamp, zone, zoneClass } from '../../test/support/resources.ts';
+import { translatedController } from '../../test/support/translated-controller.ts';
 import { dnsEndpointFrontDoor } from '../api/frontdoors/externaldns/index.ts';
 import { type ForeignObject, type FrontDoor, FrontDoors, frontDoorId } from '../api/frontdoors/index.ts';
 import { adoptRecord, recordFrontDoor, zoneFrontDoor } from '../api/frontdoors/kubizone/index.ts';
 import type { DNSZone } from '../api/index.ts';
-import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
-import { ZoneTable } from '../server/zone-table.ts';
-import { Controller } from './controller.ts';
 import { FrontDoorStore, PROJECT_SOON_OVER } from './front-door-store.ts';
 import { MemoryStore } from './memory-store.ts';
-import { MemorySerialStore } from './serial-store.ts';
 
 const ZONE = 'Zone.kubi.zone';
 const RECORD = 'Record.kubi.zone';
@@ -197,13 +194,8 @@ describe('a foreign object with many outputs: its status projections', () => {
       metadata: { name: 'many', namespace: 'dns', generation: 1 },
       spec: { endpoints },
     });
-    const table = new ZoneTable();
-    const translated = new FrontDoorStore({ base: store, doors: new FrontDoors([door]), now, resyncMs: 0 });
-    const controller = new Controller({
-      store: translated,
-      backend: new BuiltinBackend(table),
-      serials: new MemorySerialStore(),
-      now,
+    const { table, translated, controller } = translatedController(store, new FrontDoors([door]), now, {
+      resyncMs: 0,
     });
     controller.start();
     await controller.idle();

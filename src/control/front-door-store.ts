@@ -191,7 +191,11 @@ export class FrontDoorStore implements ResourceStore {
     for (const u of this.unsubscribe) u();
     this.unsubscribe = [];
     clearInterval(this.resync);
+    this.closed = true;
   }
+
+  /** `close` was called: projections asked for before it are not made after. */
+  private closed = false;
 
   /** Projects every foreign object's status again (written only where it differs). */
   resyncStatus(): Promise<void> {
@@ -836,7 +840,7 @@ export class FrontDoorStore implements ResourceStore {
       this.projectingSoon.add(id);
       setImmediate(() => {
         this.projectingSoon.delete(id);
-        void this.projectLogged(doorId, fkey);
+        if (!this.closed) void this.projectLogged(doorId, fkey);
       });
     }
     return Promise.resolve();
