@@ -30,6 +30,9 @@ const record = (name: string, value: string, type = 'A', zoneRef = true) =>
 const zone = (name: string, domain: string) =>
   `apiVersion: dns.zonekeeper.dev/v1alpha1\nkind: DNSZone\nmetadata: {name: ${name}, namespace: dns}\nspec:\n  domainName: ${domain}\n  className: builtin\n`;
 const docs = (...list: string[]) => list.join('---\n');
+/** A record set of `record`'s with more in its metadata (`labels: {a: b}`, `annotations: {c: d}`). */
+const recordWith = (metadata: string, name: string, value: string) =>
+  record(name, value).replace('namespace: dns}', `namespace: dns, ${metadata}}`);
 
 /** A `during` hook per load: `act` runs when `name`'s parse is first asked for, not again. */
 const onceAt = (name: string, act: () => Promise<unknown>) => () => {
@@ -572,7 +575,7 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       // TTL (not made by the message in the source's shape) among them.
       'd.yaml': docs(
         ...many(600, (i) => `b${i}`, 'other'),
-        record('labelled', '192.0.2.7').replace('namespace: dns}', 'namespace: dns, labels: {a: b}}'),
+        recordWith('labels: {a: b}', 'labelled', '192.0.2.7'),
         record('timed', '192.0.2.8').replace('  records:', '  ttl: 60\n  records:'),
       ),
       'e.yaml': docs(...many(40, (i) => (i === 7 ? 'b7' : `e${i}`))),
@@ -628,8 +631,8 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
       'a.yaml': docs(
         zone('z', 'example.com'),
         record('x', '192.0.2.1'),
-        record('l', '192.0.2.2').replace('namespace: dns}', 'namespace: dns, labels: {a: b}}'),
-        record('n', '192.0.2.3').replace('namespace: dns}', 'namespace: dns, annotations: {c: d}}'),
+        recordWith('labels: {a: b}', 'l', '192.0.2.2'),
+        recordWith('annotations: {c: d}', 'n', '192.0.2.3'),
         record('t', '192.0.2.4').replace('  records:', '  ttl: 60\n  records:'),
         record('v', '192.0.2.55'),
       ),
@@ -664,7 +667,7 @@ describe('folder mode: a fresh first load takes each file as it is parsed', () =
         record('dup', '192.0.2.1'),
         record('dup', '192.0.2.2'),
         record('u', '192.0.2.3'),
-        record('l', '192.0.2.4').replace('namespace: dns}', 'namespace: dns, labels: {a: b}}'),
+        recordWith('labels: {a: b}', 'l', '192.0.2.4'),
       ),
       'b.yaml': record('b', '192.0.2.6'),
     };
