@@ -8,6 +8,7 @@
  * subset of RE2 (the API server) and ECMAScript (here): no look-around, no back-references.
  */
 
+import { capped } from '../util/capped.ts';
 import { pushAll } from '../util/push-all.ts';
 
 /** One validation problem: where (`spec.records[1]`), what is wrong and what to do, and a stable code. */
@@ -26,16 +27,11 @@ export const MAX_PROBLEMS = 100;
 
 /** The first `MAX_PROBLEMS` problems, and one saying how many more there are (code TOO_MANY_PROBLEMS). */
 export function capProblems(problems: Problem[]): Problem[] {
-  if (problems.length <= MAX_PROBLEMS) return problems;
-  const more = problems.length - MAX_PROBLEMS;
-  return [
-    ...problems.slice(0, MAX_PROBLEMS),
-    {
-      path: '',
-      code: 'TOO_MANY_PROBLEMS',
-      message: `${more} more problem${more === 1 ? '' : 's'} not listed; fix the ones above first`,
-    },
-  ];
+  return capped(problems, MAX_PROBLEMS, (more) => ({
+    path: '',
+    code: 'TOO_MANY_PROBLEMS',
+    message: `${more} more problem${more === 1 ? '' : 's'} not listed; fix the ones above first`,
+  }));
 }
 
 /** `spec.records[1]: "10 mail" is ...` — the one-line form for logs and the CLI. */

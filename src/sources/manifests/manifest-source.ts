@@ -24,6 +24,7 @@ import {
 import { jsonEqual } from '../../control/conditions.ts';
 import type { MemoryStore, TableSlot } from '../../control/memory-store.ts';
 import { type Name, nameKey, parentName, parseName } from '../../dns/name.ts';
+import { capped } from '../../util/capped.ts';
 import { getOrInsert } from '../../util/get-or-insert.ts';
 import { Interner, NameRefInterner } from '../../util/interner.ts';
 import { pushAll } from '../../util/push-all.ts';
@@ -79,15 +80,11 @@ export const MAX_FILE_PROBLEMS = 1000;
 
 /** The first `MAX_FILE_PROBLEMS` of a file's problems, and one counting the rest (code TOO_MANY_PROBLEMS). */
 export function capFileProblems(file: string, problems: ManifestProblem[]): ManifestProblem[] {
-  if (problems.length <= MAX_FILE_PROBLEMS) return problems;
-  const more = problems.length - MAX_FILE_PROBLEMS;
-  const listed = problems.slice(0, MAX_FILE_PROBLEMS);
-  listed.push({
+  return capped(problems, MAX_FILE_PROBLEMS, (more) => ({
     file,
     code: 'TOO_MANY_PROBLEMS',
     message: `${more} more problem${more === 1 ? '' : 's'} in this file not listed; fix the ones above first`,
-  });
-  return listed;
+  }));
 }
 
 /**
