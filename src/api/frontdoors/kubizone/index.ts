@@ -166,15 +166,21 @@ function changedOrigins(change: RelatedChange, zones: readonly ZoneObject[]): st
   return out;
 }
 
-/** Whether a Zone is the changed one or reaches it through zoneRef (its fqdn follows the changed one's). */
+/**
+ * Whether a Zone is the changed one or reaches it through zoneRef (its fqdn follows the changed
+ * one's). Each zoneRef is compared before it is looked up: a deleted Zone is no longer among
+ * `zones`, and the Zones that referred to it lose their fqdn.
+ */
 function refersTo(zone: ZoneObject, changed: string, zones: readonly ZoneObject[]): boolean {
+  if (keyOf(zone) === changed) return true;
   const byKey = zoneIndex(zones).byKey;
   let z: ZoneObject | undefined = zone;
   for (let depth = 0; z && depth <= 16; depth++) {
-    if (keyOf(z) === changed) return true;
     const ref: ZoneObject['spec']['zoneRef'] = z.spec.zoneRef;
     if (!ref || z.spec.domainName.endsWith('.')) return false;
-    z = byKey.get(`${ref.namespace ?? ns(z)}/${ref.name}`);
+    const key = `${ref.namespace ?? ns(z)}/${ref.name}`;
+    if (key === changed) return true;
+    z = byKey.get(key);
   }
   return false;
 }
@@ -542,8 +548,9 @@ export const recordFrontDoor: FrontDoor<RecordSpec, RecordStatus> = {
         .filter((r) => {
           const ref = r.spec.zoneRef;
           if (ref && !r.spec.domainName.endsWith('.')) {
-            const target = index.byKey.get(`${ref.namespace ?? ns(r)}/${ref.name}`);
-            if (`${ref.namespace ?? ns(r)}/${ref.name}` === changed) return true;
+            const key = `${ref.namespace ?? ns(r)}/${ref.name}`;
+            if (key === changed) return true;
+            const target = index.byKey.get(key);
             if (target && refersTo(target, changed, zones)) return true;
           }
           const fqdn = recordFqdn(r, zones);
