@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, test } from 'node:test';
+import { loadFrontDoors } from '../sources/front-door-modules.ts';
 import { LocalManifestParser, type ManifestParser } from '../sources/manifests/manifest-parser.ts';
 import { runValidate } from './validate.ts';
 
@@ -142,6 +143,32 @@ describe('zonekeeper validate', () => {
     const code = await runValidate([dir], stream, { parser });
     assert.equal(code, 2);
     assert.match(out, /^error: reading .*: the parse thread stopped\n$/);
+  });
+  test("a front door whose object no JSON can carry fails that file, as serve's parse threads do", async () => {
+    // Regression: validate stopped on the whole folder (exit 2, no report) while serve failed only
+    // the file.
+    const door = path.join(dir, 'bigint-door.ts');
+    await writeFile(
+      door,
+      `import { dnsEndpointFrontDoor } from ${JSON.stringify(path.resolve(import.meta.dirname, '../api/frontdoors/externaldns/index.ts'))};\n` +
+        'export const frontDoor = { ...dnsEndpointFrontDoor, group: "bigint.example", admit: (object) => { object.spec.weight = 1n; return []; } };\n',
+    );
+    const manifests = path.join(dir, 'manifests');
+    await mkdir(manifests);
+    await writeFile(path.join(manifests, 'z.yaml'), header.slice(0, -1).join('\n'));
+    await writeFile(
+      path.join(manifests, 'big.yaml'),
+      'apiVersion: bigint.example/v1alpha1\nkind: DNSEndpoint\nmetadata: {name: e, namespace: dns}\nspec: {endpoints: []}\n',
+    );
+    const stream = new PassThrough();
+    let out = '';
+    stream.on('data', (d) => (out += d));
+    const code = await runValidate([manifests], stream, { frontDoors: await loadFrontDoors([door]) });
+    assert.equal(code, 1);
+    assert.match(
+      out,
+      /^error: .*big\.yaml: cannot parse or check the file: .*BigInt.*\n2 valid resource\(s\), 1 error\(s\)/,
+    );
   });
   test('control and bidi characters from the manifests are printed escaped, never raw', async () => {
     // Regression: names, values and file names were printed as written, so a manifest could set the

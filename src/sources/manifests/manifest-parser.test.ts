@@ -366,6 +366,11 @@ describe('ManifestParserPool', () => {
       pool.release(failed.token);
       const next = await pool.parse(files[0]!, DEFAULT_MAX_MANIFEST_BYTES);
       assert.equal(next.documents.length, 200);
+      // Parsed on the calling thread (`validate`), the file fails alike.
+      const local = new LocalManifestParser(await loadFrontDoors([module]));
+      const here = await local.parse(bad, DEFAULT_MAX_MANIFEST_BYTES);
+      assert.deepEqual(here.documents, []);
+      assert.deepEqual(here.fileErrors, failed.fileErrors);
     } finally {
       await pool.close();
     }

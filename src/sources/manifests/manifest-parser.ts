@@ -241,6 +241,10 @@ function checkText(text: string, file: string, doors: FrontDoors, toSend: boolea
     const parsed: ParsedDocument = { document: doc.document };
     if (identity) parsed.identity = identity;
     if (result.ok && result.door) {
+      // What a door admits is kept as JSON (the state, the API, the status writes) and sent to the
+      // main thread as JSON (`encodeDocuments`): on this thread too, a door whose object no JSON can
+      // carry fails its file (`notParsed`), so `validate` and `serve` agree.
+      if (!toSend) JSON.stringify(result.foreign);
       parsed.foreign = { door: frontDoorId(result.door), object: result.foreign };
     } else if (result.ok) {
       parsed.resource = result.resource;
