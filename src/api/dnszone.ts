@@ -22,6 +22,8 @@ import {
 import { type Infer, quote, s } from './schema.ts';
 
 export const MAX_DELEGATIONS = 64;
+/** Name patterns per delegation entry (`spec.delegations[].names`). */
+export const MAX_DELEGATION_NAMES = 64;
 
 /** A namespace pattern: a literal prefix (a DNS label's start) and one trailing `*`. */
 export const NAMESPACE_PATTERN_PATTERN = '^[a-z0-9][-a-z0-9]*\\*$';
@@ -84,7 +86,7 @@ export const delegationSchema = s.object(
             'Owner names the delegated namespaces may use, relative to the zone: "@" is the apex, "api" ' +
             'exactly api, "*.apps" one or more labels below apps (not apps itself), "*" every name below ' +
             'the apex. Empty or absent: any name.',
-          maxItems: 64,
+          maxItems: MAX_DELEGATION_NAMES,
           listType: 'set',
         },
       ),

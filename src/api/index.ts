@@ -40,6 +40,7 @@ export {
   dnsZoneSpecSchema,
   dnsZoneStatusSchema,
   ignoreRuleSchema,
+  MAX_DELEGATION_NAMES,
   MAX_DELEGATIONS,
   MAX_IGNORE_RULES,
 } from './dnszone.ts';

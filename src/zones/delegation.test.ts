@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { namePatternMatches, namespacePatternMatches, zoneAdmits } from './delegation.ts';
+import { namePatternMatches, namesAdmit, namespacePatternMatches, zoneAdmits } from './delegation.ts';
 
 describe('delegation patterns', () => {
   test('exact names, apex and wildcards', () => {
@@ -55,6 +55,36 @@ describe('delegation patterns', () => {
     assert.ok(!zoneAdmits('dns', delegations, 'team-a', 'evil\\.apps', 'A'));
     assert.ok(!zoneAdmits('dns', delegations, 'team-a', 'www\\046apps', 'A'));
     assert.ok(zoneAdmits('dns', delegations, 'team-a', 'www.apps', 'A'));
+  });
+
+  test('a list of patterns, parsed once, admits what one of its patterns matches', () => {
+    const patterns = ['@', 'api', 'API.v2', '*.apps', '*', '*.a.b', 'evil\\.apps', '..bad', 'x\\046y'];
+    const names = [
+      '@',
+      'api',
+      'Api',
+      'api.v2',
+      'web.apps',
+      'a.b.apps',
+      'apps',
+      'evil\\.apps',
+      'www\\046apps',
+      'c.a.b',
+      'a.b',
+      'x.y',
+      'x\\.y',
+      '..bad',
+      '',
+    ];
+    for (let mask = 1; mask < 1 << patterns.length; mask += 7) {
+      const list = patterns.filter((_, i) => (mask & (1 << i)) !== 0);
+      for (const name of names)
+        assert.equal(
+          namesAdmit(list, name),
+          list.some((p) => namePatternMatches(p, name)),
+          `${JSON.stringify(list)} and ${JSON.stringify(name)}`,
+        );
+    }
   });
 });
 

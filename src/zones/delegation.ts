@@ -29,6 +29,62 @@ export function namePatternMatches(pattern: string, relative: string): boolean {
   return p.length === r.length && p.every((label, i) => label === r[i]);
 }
 
+/** A delegation's name patterns, parsed once: exact names by their labels, and the `*` patterns. */
+interface NamePatterns {
+  /** The labels of each exact pattern (`@` included), as JSON text. */
+  exact: Set<string>;
+  /** The labels after the leading `*` of each `*` pattern. */
+  below: string[][];
+}
+
+const parsedPatterns = new WeakMap<readonly string[], NamePatterns>();
+/** The last name parsed by `namesAdmit` (a zone's delegations are asked about one name in turn). */
+let lastRelative: { relative: string; keys: string[] | undefined } | undefined;
+
+/**
+ * Whether one of `patterns` matches `relative`, as `namePatternMatches` decides for each: the
+ * patterns are parsed once per list (a zone's spec keeps its lists) and the name once, not each of
+ * them for each record set (a zone delegating thousands of names, as kubizone's door makes them,
+ * parsed them all for every record set).
+ */
+export function namesAdmit(patterns: readonly string[], relative: string): boolean {
+  let parsed = parsedPatterns.get(patterns);
+  if (!parsed) {
+    parsed = { exact: new Set(), below: [] };
+    for (const pattern of patterns) {
+      let p: string[];
+      try {
+        p = relativeLabelKeys(pattern);
+      } catch {
+        continue; // text that is not a name matches nothing
+      }
+      if (p[0] === '*') parsed.below.push(p.slice(1));
+      else parsed.exact.add(JSON.stringify(p));
+    }
+    parsedPatterns.set(patterns, parsed);
+  }
+  if (lastRelative?.relative !== relative) {
+    let keys: string[] | undefined;
+    try {
+      keys = relativeLabelKeys(relative);
+    } catch {
+      keys = undefined;
+    }
+    lastRelative = { relative, keys };
+  }
+  const r = lastRelative.keys;
+  if (r === undefined) return false;
+  if (parsed.exact.has(JSON.stringify(r))) return true;
+  for (const suffix of parsed.below) {
+    if (r.length <= suffix.length) continue;
+    const start = r.length - suffix.length;
+    let match = true;
+    for (let i = 0; i < suffix.length && match; i++) match = suffix[i] === r[start + i];
+    if (match) return true;
+  }
+  return false;
+}
+
 /**
  * Whether a namespace name matches a namespace pattern (`spec.delegations[].namespacePatterns`): the
  * pattern is a literal prefix and one trailing `*` standing for one or more characters, compared on
@@ -60,7 +116,7 @@ export function delegationAdmits(
   const restricted = (d.namespaces ?? []).length > 0 || (d.namespacePatterns ?? []).length > 0;
   if (restricted && !delegationNamesNamespace(d, namespace)) return false;
   const names = d.names ?? [];
-  if (names.length > 0 && !names.some((pattern) => namePatternMatches(pattern, relative))) return false;
+  if (names.length > 0 && !namesAdmit(names, relative)) return false;
   const types = d.types ?? [];
   return types.length === 0 || types.includes(type);
 }

@@ -3,13 +3,13 @@
  * its own objects (`adoption.ts`: every record needs a delegation, empty `namespaces` admits every
  * namespace, patterns with `*`), so both doors read the other kind (`reads`). A Zone becomes a DNSZone
  * of the default zone class whose native delegations admit exactly what it adopted from other
- * namespaces; a Record becomes one record of an RRset (Records of one namespace with the same name and
+ * namespaces (the oldest names, within a DNSZone's limits); a Record becomes one record of an RRset (Records of one namespace with the same name and
  * type merge) with an explicit zoneRef to the adopting Zone's DNSZone.
  */
 import { RECORD_TYPES } from '../../../dns/rrtype.ts';
 import { pushAll } from '../../../util/push-all.ts';
 import type { DNSRecordSetStatus } from '../../dnsrecordset.ts';
-import type { DNSZoneStatus } from '../../dnszone.ts';
+import { type DNSZoneStatus, MAX_DELEGATION_NAMES, MAX_DELEGATIONS } from '../../dnszone.ts';
 import { AGE_COLUMN } from '../../kind.ts';
 import type { Condition } from '../../meta.ts';
 import type { Problem } from '../../schema.ts';
@@ -427,30 +427,61 @@ export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
     if (!zoneClass.ok) return [];
     const origin = placed.fqdn;
     const namespace = ns(object);
-    // Native delegations for exactly what this zone adopted from other namespaces.
-    const admitted = new Map<string, Set<string>>();
-    const add = (from: string, type: string, relative: string) => {
-      const k = `${from}\u0000${type}`;
-      if (!admitted.has(k)) admitted.set(k, new Set());
-      admitted.get(k)!.add(relative);
+    // Native delegations for exactly what this zone adopted from other namespaces: each name with
+    // the creation time of the oldest Record or sub-zone that wants it.
+    const wanted = new Map<
+      string,
+      { from: string; type: string; relative: string; since: string; by: string }
+    >();
+    const want = (o: ForeignObject, type: string, relative: string) => {
+      const from = ns(o);
+      const k = `${from}\u0000${type}\u0000${relative}`;
+      const since = o.metadata.creationTimestamp ?? '';
+      const by = keyOf(o);
+      const known = wanted.get(k);
+      if (!known || since < known.since || (since === known.since && by < known.by))
+        wanted.set(k, { from, type, relative, since, by });
     };
     for (const r of adoptedBy(zones, recordsOf(context)).get(keyOf(object)) ?? []) {
       if (ns(r) === namespace) continue;
       const a = adoptionOf(r, zones);
-      if (a.ok && sameObject(a.zone, object))
-        add(ns(r), r.spec.type.toUpperCase(), relativeTo(a.fqdn, origin));
+      if (a.ok && sameObject(a.zone, object)) want(r, r.spec.type.toUpperCase(), relativeTo(a.fqdn, origin));
     }
     for (const z of subZonesOf(zones).get(keyOf(object)) ?? []) {
       if (ns(z) === namespace || !live(z)) continue;
       const p = placementOf(z, zones);
-      if (p.ok && p.parent && sameObject(p.parent.zone, object)) add(ns(z), 'NS', relativeTo(p.fqdn, origin));
+      if (p.ok && p.parent && sameObject(p.parent.zone, object)) want(z, 'NS', relativeTo(p.fqdn, origin));
     }
-    const delegations = [...admitted]
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([k, names]) => {
-        const [from, type] = k.split('\u0000') as [string, string];
-        return { namespaces: [from], names: [...names].sort(), types: [type] };
-      });
+    // Oldest first, a name joins while the delegations stay within the native limits (entries of one
+    // namespace and type, each of at most MAX_DELEGATION_NAMES names): other namespaces' Records could
+    // otherwise make this zone's DNSZone invalid, and the whole zone unserved. A newer name past them
+    // is not admitted, so the native catalog refuses its record set and what is older stays served.
+    const admitted = new Map<string, string[]>();
+    let entries = 0;
+    const byAge = [...wanted.values()].sort((a, b) =>
+      a.since !== b.since ? (a.since < b.since ? -1 : 1) : a.by !== b.by ? (a.by < b.by ? -1 : 1) : 0,
+    );
+    for (const { from, type, relative } of byAge) {
+      const k = `${from}\u0000${type}`;
+      const names = admitted.get(k) ?? [];
+      if (names.length % MAX_DELEGATION_NAMES === 0) {
+        if (entries === MAX_DELEGATIONS) continue;
+        entries++;
+      }
+      names.push(relative);
+      admitted.set(k, names);
+    }
+    const delegations: { namespaces: string[]; names: string[]; types: string[] }[] = [];
+    for (const [k, names] of [...admitted].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const [from, type] = k.split('\u0000') as [string, string];
+      names.sort();
+      for (let i = 0; i < names.length; i += MAX_DELEGATION_NAMES)
+        delegations.push({
+          namespaces: [from],
+          names: names.slice(i, i + MAX_DELEGATION_NAMES),
+          types: [type],
+        });
+    }
     const spec = object.spec;
     return [
       {
@@ -624,7 +655,18 @@ export const recordFrontDoor: FrontDoor<RecordSpec, RecordStatus> = {
       const a = adoptionOf(object, zones);
       if (!a.ok) refusal = a;
     }
-    const condition = ready(object.metadata.generation, problems, output, refusal, now);
+    let condition = ready(object.metadata.generation, problems, output, refusal, now);
+    if (output && condition.reason === 'NotDelegated') {
+      // Adopted by kubizone's rules, but not among the names the Zone's DNSZone admits: past the
+      // native limits on what one zone takes from other namespaces (the Zone door keeps the oldest).
+      const a = adoptionOf(object, zones);
+      if (a.ok)
+        condition = {
+          ...condition,
+          reason: 'DelegationLimit',
+          message: `Record: Zone ${keyOf(a.zone)} adopts it, but it already serves the most names one zone takes from other namespaces (${MAX_DELEGATIONS} lists of one namespace and type, of ${MAX_DELEGATION_NAMES} names each); the oldest are served, and this one is served once older ones go. Fewer names from other namespaces, or a sub-zone, make room`,
+        };
+    }
     return {
       ...(fqdn ? { fqdn } : {}),
       conditions: keepTransitionTimes(object.status?.conditions as Condition[] | undefined, [condition]),
