@@ -144,30 +144,37 @@ describe('zonekeeper validate', () => {
     assert.equal(code, 2);
     assert.match(out, /^error: reading .*: the parse thread stopped\n$/);
   });
-  test("a front door whose object no JSON can carry fails that file, as serve's parse threads do", async () => {
-    // Regression: validate stopped on the whole folder (exit 2, no report) while serve failed only
-    // the file.
-    const door = path.join(dir, 'bigint-door.ts');
-    await writeFile(
-      door,
-      `import { dnsEndpointFrontDoor } from ${JSON.stringify(path.resolve(import.meta.dirname, '../api/frontdoors/externaldns/index.ts'))};\n` +
-        'export const frontDoor = { ...dnsEndpointFrontDoor, group: "bigint.example", admit: (object) => { object.spec.weight = 1n; return []; } };\n',
-    );
+  test("what a front door admits goes through JSON as in serve's parse threads: a BigInt fails the file, Infinity is null", async () => {
+    // Regression: with a BigInt, validate stopped on the whole folder (exit 2, no report) while serve
+    // failed only the file; with Infinity, validate refused a TTL that serve, reading null, served.
+    const door = async (group: string, admit: string) => {
+      const file = path.join(dir, `${group}.ts`);
+      await writeFile(
+        file,
+        `import { dnsEndpointFrontDoor } from ${JSON.stringify(path.resolve(import.meta.dirname, '../api/frontdoors/externaldns/index.ts'))};\n` +
+          `export const frontDoor = { ...dnsEndpointFrontDoor, group: "${group}", admit: (object) => { ${admit}; return []; } };\n`,
+      );
+      return file;
+    };
+    const doors = await loadFrontDoors([
+      await door('bigint.example', 'object.spec.weight = 1n'),
+      await door('inf.example', 'for (const e of object.spec.endpoints) e.recordTTL = Infinity'),
+    ]);
     const manifests = path.join(dir, 'manifests');
     await mkdir(manifests);
     await writeFile(path.join(manifests, 'z.yaml'), header.slice(0, -1).join('\n'));
-    await writeFile(
-      path.join(manifests, 'big.yaml'),
-      'apiVersion: bigint.example/v1alpha1\nkind: DNSEndpoint\nmetadata: {name: e, namespace: dns}\nspec: {endpoints: []}\n',
-    );
+    const endpoint = (group: string) =>
+      `apiVersion: ${group}/v1alpha1\nkind: DNSEndpoint\nmetadata: {name: e, namespace: dns}\nspec: {endpoints: [{dnsName: www.example.com, recordType: A, targets: [192.0.2.1]}]}\n`;
+    await writeFile(path.join(manifests, 'big.yaml'), endpoint('bigint.example'));
+    await writeFile(path.join(manifests, 'inf.yaml'), endpoint('inf.example'));
     const stream = new PassThrough();
     let out = '';
     stream.on('data', (d) => (out += d));
-    const code = await runValidate([manifests], stream, { frontDoors: await loadFrontDoors([door]) });
+    const code = await runValidate([manifests], stream, { frontDoors: doors });
     assert.equal(code, 1);
     assert.match(
       out,
-      /^error: .*big\.yaml: cannot parse or check the file: .*BigInt.*\n2 valid resource\(s\), 1 error\(s\)/,
+      /^error: .*big\.yaml: cannot parse or check the file: .*BigInt.*\n3 valid resource\(s\), 1 error\(s\), 0 warning/,
     );
   });
   test('control and bidi characters from the manifests are printed escaped, never raw', async () => {

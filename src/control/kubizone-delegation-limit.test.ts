@@ -36,29 +36,34 @@ function world() {
   return { store, table, translated, controller };
 }
 
-function zoneObject(namespaces?: string[]): ForeignObject {
-  return {
-    apiVersion: 'kubi.zone/v1alpha1',
-    kind: 'Zone',
-    metadata: { name: 'big', namespace: 'dns' },
-    spec: {
-      domainName: 'big.test.',
-      delegations: [{ ...(namespaces ? { namespaces } : {}), records: [{ pattern: '*' }] }],
-    },
-  } as ForeignObject;
+function kubizone(kind: 'Zone' | 'Record', namespace: string, name: string, spec: object): ForeignObject {
+  return { apiVersion: 'kubi.zone/v1alpha1', kind, metadata: { name, namespace }, spec } as ForeignObject;
 }
 
-function recordObject(namespace: string, name: string, host: string): ForeignObject {
-  return {
-    apiVersion: 'kubi.zone/v1alpha1',
-    kind: 'Record',
-    metadata: { name, namespace },
-    spec: { domainName: `${host}.big.test.`, type: 'A', rdata: '192.0.2.1' },
-  } as ForeignObject;
+/** Zone dns/big, big.test., admitting every record name (and with `zones`, sub-zones) of `namespaces`. */
+function zoneObject(namespaces?: string[], zones?: string[]): ForeignObject {
+  return kubizone('Zone', 'dns', 'big', {
+    domainName: 'big.test.',
+    delegations: [
+      { ...(namespaces ? { namespaces } : {}), ...(zones ? { zones } : {}), records: [{ pattern: '*' }] },
+    ],
+  });
 }
 
-function readyOf(store: MemoryStore, key: string): { reason?: string; message?: string } | undefined {
-  const status = store.getForeign(RECORD, key)?.status as
+function recordObject(namespace: string, name: string, host: string, type = 'A'): ForeignObject {
+  return kubizone('Record', namespace, name, {
+    domainName: `${host}.big.test.`,
+    type,
+    rdata: type === 'A' ? '192.0.2.1' : 'x',
+  });
+}
+
+function readyOf(
+  store: MemoryStore,
+  key: string,
+  kind = RECORD,
+): { reason?: string; message?: string } | undefined {
+  const status = store.getForeign(kind, key)?.status as
     | { conditions?: { type: string; reason?: string; message?: string }[] }
     | undefined;
   return status?.conditions?.find((c) => c.type === 'Ready');
@@ -120,6 +125,117 @@ describe('kubizone: other namespaces cannot make a Zone unserved by their number
     assert.ok(table.get('big.test.')?.nodes.get(`w${MAX_DELEGATIONS - 1}.big.test.`));
     assert.equal(table.get('big.test.')?.nodes.get(`w${MAX_DELEGATIONS}.big.test.`), undefined);
     assert.equal(readyOf(store, `team-${MAX_DELEGATIONS}/www`)?.reason, 'DelegationLimit');
+    controller.stop();
+    translated.close();
+  });
+
+  test('sub-zones of other namespaces come before Records: an older one never shadows its parent', async () => {
+    // Records older than everything, waiting for a Zone, then a sub-zone served alone, then its
+    // parent: had the Records taken every place, the sub-zone's DNSZone (older, served) would make
+    // the parent's the one refused (ZoneShadowed), the owner's records with it.
+    const { store, table, translated, controller } = world();
+    translated.batch(() => {
+      for (let i = 0; i < MAX_DELEGATIONS * MAX_DELEGATION_NAMES; i++)
+        store.applyForeign(RECORD, recordObject('evil', `r${i}`, `h${i}`));
+      store.applyForeign(ZONE, kubizone('Zone', 'team', 'sub', { domainName: 'sub.big.test.' }));
+    });
+    controller.start();
+    await settle(controller);
+    assert.ok(table.get('sub.big.test.'));
+    store.applyForeign(ZONE, zoneObject(undefined, ['*']));
+    store.applyForeign(
+      RECORD,
+      kubizone('Record', 'dns', 'own', { domainName: 'own.big.test.', type: 'A', rdata: '192.0.2.1' }),
+    );
+    await settle(controller);
+    assert.ok(table.get('big.test.')?.nodes.get('own.big.test.'), "the owner's records are served");
+    assert.ok(table.get('sub.big.test.'), 'and the sub-zone, delegated');
+    assert.equal(readyOf(store, 'dns/big', ZONE)?.reason, 'Served');
+    // The youngest Record made room.
+    assert.equal(
+      readyOf(store, `evil/r${MAX_DELEGATIONS * MAX_DELEGATION_NAMES - 1}`)?.reason,
+      'DelegationLimit',
+    );
+    assert.equal(readyOf(store, 'evil/r0')?.reason, 'Served');
+    controller.stop();
+    translated.close();
+  });
+
+  test('a sub-zone past the limit is not served, so it cannot shadow its parent; it is once an older one goes', async () => {
+    const { store, table, translated, controller } = world();
+    store.applyForeign(ZONE, zoneObject(undefined, ['*']));
+    for (let i = 0; i <= MAX_DELEGATIONS; i++)
+      store.applyForeign(ZONE, kubizone('Zone', `team-${i}`, 'sub', { domainName: `s${i}.big.test.` }));
+    controller.start();
+    await settle(controller);
+    assert.equal(readyOf(store, 'dns/big', ZONE)?.reason, 'Served');
+    assert.ok(table.get(`s${MAX_DELEGATIONS - 1}.big.test.`));
+    assert.equal(table.get(`s${MAX_DELEGATIONS}.big.test.`), undefined);
+    const waiting = readyOf(store, `team-${MAX_DELEGATIONS}/sub`, ZONE);
+    assert.equal(waiting?.reason, 'DelegationLimit');
+    assert.match(waiting?.message ?? '', /^Zone: Zone dns\/big delegates it, but .* older sub-zones/);
+    store.removeForeign(ZONE, 'team-0/sub');
+    await settle(controller);
+    assert.ok(table.get(`s${MAX_DELEGATIONS}.big.test.`));
+    assert.equal(readyOf(store, `team-${MAX_DELEGATIONS}/sub`, ZONE)?.reason, 'Served');
+    assert.equal(readyOf(store, 'dns/big', ZONE)?.reason, 'Served');
+    controller.stop();
+    translated.close();
+  });
+
+  test('a Record whose name or type no native delegation can say is refused alone', async () => {
+    for (const [host, type] of [
+      ['bad!', 'A'],
+      ['a*b', 'A'],
+      ['-x', 'A'],
+      ['\\046x', 'A'],
+      ['ok', 'FOO'],
+      ['ok', 'SOA'],
+    ] as const) {
+      const { store, table, translated, controller } = world();
+      store.applyForeign(ZONE, zoneObject());
+      store.applyForeign(
+        RECORD,
+        kubizone('Record', 'dns', 'own', { domainName: 'own.big.test.', type: 'A', rdata: '192.0.2.1' }),
+      );
+      store.applyForeign(RECORD, recordObject('team', 'fine', 'fine'));
+      store.applyForeign(RECORD, recordObject('evil', 'x', host, type));
+      controller.start();
+      await settle(controller);
+      const what = `${host} ${type}`;
+      assert.deepEqual(
+        translated.translationProblems().filter((t) => t.door.kind === 'Zone'),
+        [],
+        what,
+      );
+      assert.equal(readyOf(store, 'dns/big', ZONE)?.reason, 'Served', what);
+      assert.ok(table.get('big.test.')?.nodes.get('own.big.test.'), what);
+      assert.ok(table.get('big.test.')?.nodes.get('fine.big.test.'), what);
+      assert.notEqual(readyOf(store, 'evil/x')?.reason, 'Served', what);
+      assert.notEqual(readyOf(store, 'evil/x')?.reason, 'DelegationLimit', what);
+      controller.stop();
+      translated.close();
+    }
+  });
+
+  test('a Record refused for another reason keeps its reason (a name below a sub-zone of another namespace)', async () => {
+    const { store, translated, controller } = world();
+    store.applyForeign(ZONE, zoneObject(undefined, ['*']));
+    store.applyForeign(ZONE, kubizone('Zone', 'team', 'sub', { domainName: 'sub.big.test.' }));
+    store.applyForeign(
+      RECORD,
+      kubizone('Record', 'dns', 'hidden', {
+        domainName: 'www.sub',
+        zoneRef: { name: 'big' },
+        type: 'A',
+        rdata: '192.0.2.1',
+      }),
+    );
+    controller.start();
+    await settle(controller);
+    const hidden = readyOf(store, 'dns/hidden');
+    assert.equal(hidden?.reason, 'NotDelegated');
+    assert.match(hidden?.message ?? '', /sub\.big\.test\. .*does not delegate www A to namespace dns/);
     controller.stop();
     translated.close();
   });

@@ -242,10 +242,13 @@ function checkText(text: string, file: string, doors: FrontDoors, toSend: boolea
     if (identity) parsed.identity = identity;
     if (result.ok && result.door) {
       // What a door admits is kept as JSON (the state, the API, the status writes) and sent to the
-      // main thread as JSON (`encodeDocuments`): on this thread too, a door whose object no JSON can
-      // carry fails its file (`notParsed`), so `validate` and `serve` agree.
-      if (!toSend) JSON.stringify(result.foreign);
-      parsed.foreign = { door: frontDoorId(result.door), object: result.foreign };
+      // main thread as JSON (`encodeDocuments`): on this thread too it goes through JSON, so a door
+      // whose object no JSON can carry fails its file (`notParsed`), and values JSON changes
+      // (Infinity to null) change alike: `validate` and `serve` judge the same object.
+      const object = toSend
+        ? result.foreign
+        : (JSON.parse(JSON.stringify(result.foreign)) as typeof result.foreign);
+      parsed.foreign = { door: frontDoorId(result.door), object };
     } else if (result.ok) {
       parsed.resource = result.resource;
     } else {

@@ -11,7 +11,7 @@ import { pushAll } from '../../../util/push-all.ts';
 import type { DNSRecordSetStatus } from '../../dnsrecordset.ts';
 import { type DNSZoneStatus, MAX_DELEGATION_NAMES, MAX_DELEGATIONS } from '../../dnszone.ts';
 import { AGE_COLUMN } from '../../kind.ts';
-import type { Condition } from '../../meta.ts';
+import { type Condition, NAME_PATTERN_PATTERN } from '../../meta.ts';
 import type { Problem } from '../../schema.ts';
 import {
   type ForeignEvent,
@@ -184,6 +184,182 @@ function refersTo(zone: ZoneObject, changed: string, zones: readonly ZoneObject[
   }
   return false;
 }
+
+/** A name of the zone a namespace's objects want, of one type: `namespace\u0000type\u0000relative`. */
+function wantKey(from: string, type: string, relative: string): string {
+  return `${from}\u0000${type}\u0000${relative}`;
+}
+
+const NAME_PATTERN = new RegExp(NAME_PATTERN_PATTERN);
+
+/**
+ * Names a zone delegates natively to other namespaces, by namespace and type, within a DNSZone's
+ * limits: at most MAX_DELEGATIONS entries of one namespace and type, each of at most
+ * MAX_DELEGATION_NAMES names.
+ */
+class NameGroups {
+  readonly groups = new Map<string, string[]>();
+  private entries = 0;
+  /** Whether a name of the zone a namespace wants for a type is admitted now (false: past the limits). */
+  private readonly placed = new Map<string, boolean>();
+
+  copy(): NameGroups {
+    const out = new NameGroups();
+    for (const [k, names] of this.groups) out.groups.set(k, [...names]);
+    out.entries = this.entries;
+    for (const [k, v] of this.placed) out.placed.set(k, v);
+    return out;
+  }
+
+  /**
+   * Admits `relative` for `from` and `type` if it fits. A name a native delegation cannot say (a
+   * wildcard in the middle, characters outside a DNS label, a type Zonekeeper does not serve) is
+   * never admitted: one Record could otherwise make the whole DNSZone invalid.
+   */
+  place(from: string, type: string, relative: string): boolean {
+    const key = wantKey(from, type, relative);
+    const known = this.placed.get(key);
+    if (known !== undefined) return known;
+    let fits = NAME_PATTERN.test(relative) && relative.length <= 253 && isRecordType(type);
+    if (fits) {
+      const k = `${from}\u0000${type}`;
+      const names = this.groups.get(k) ?? [];
+      if (names.length % MAX_DELEGATION_NAMES === 0) {
+        if (this.entries === MAX_DELEGATIONS) fits = false;
+        else this.entries++;
+      }
+      if (fits) {
+        names.push(relative);
+        this.groups.set(k, names);
+      }
+    }
+    this.placed.set(key, fits);
+    return fits;
+  }
+
+  delegations(): { namespaces: string[]; names: string[]; types: string[] }[] {
+    const out: { namespaces: string[]; names: string[]; types: string[] }[] = [];
+    for (const [k, names] of [...this.groups].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const [from, type] = k.split('\u0000') as [string, string];
+      const sorted = [...names].sort();
+      for (let i = 0; i < sorted.length; i += MAX_DELEGATION_NAMES)
+        out.push({ namespaces: [from], names: sorted.slice(i, i + MAX_DELEGATION_NAMES), types: [type] });
+    }
+    return out;
+  }
+}
+
+function isRecordType(type: string): boolean {
+  return (RECORD_TYPES as readonly string[]).includes(type);
+}
+
+/** Oldest first (creation time, then `namespace/name`): who keeps a place when there are too few. */
+function byAge(a: ForeignObject, b: ForeignObject): number {
+  const x = a.metadata.creationTimestamp ?? '';
+  const y = b.metadata.creationTimestamp ?? '';
+  if (x !== y) return x < y ? -1 : 1;
+  const ka = keyOf(a);
+  const kb = keyOf(b);
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+/** What a Zone's sub-zones of other namespaces take of its native delegations (`subZoneNames`). */
+interface SubZoneNames {
+  names: NameGroups;
+  /** `namespace/name` of the sub-zones admitted: the others are not served (`DelegationLimit`). */
+  admitted: Set<string>;
+}
+
+const subZoneNameIndexes = new WeakMap<readonly ZoneObject[], Map<string, SubZoneNames>>();
+
+/**
+ * The NS names a Zone delegates to its live sub-zones of other namespaces, oldest sub-zone first.
+ * Sub-zones come before Records: a sub-zone past the limits is not translated at all, since a
+ * served zone below the parent that the parent does not delegate would make the parent's own DNSZone
+ * the one refused (`ZoneShadowed`), and with it every record of the owner. Made from the Zones alone,
+ * so a sub-zone's own translation can ask whether it fits.
+ */
+function subZoneNames(zone: ZoneObject, zones: readonly ZoneObject[]): SubZoneNames {
+  const byParent = subZoneNameIndexes.get(zones) ?? new Map<string, SubZoneNames>();
+  subZoneNameIndexes.set(zones, byParent);
+  const key = keyOf(zone);
+  const known = byParent.get(key);
+  if (known) return known;
+  const names = new NameGroups();
+  const admitted = new Set<string>();
+  const placed = placementOf(zone, zones);
+  if (placed.ok) {
+    const subZones = (subZonesOf(zones).get(key) ?? []).filter((z) => ns(z) !== ns(zone) && live(z));
+    for (const z of [...subZones].sort(byAge)) {
+      const p = placementOf(z, zones);
+      if (!p.ok || !p.parent || !sameObject(p.parent.zone, zone)) continue;
+      if (names.place(ns(z), 'NS', relativeTo(p.fqdn, placed.fqdn))) admitted.add(keyOf(z));
+    }
+  }
+  const out = { names, admitted };
+  byParent.set(key, out);
+  return out;
+}
+
+/** A Zone's native delegations to other namespaces, and the Records adopted past the limits. */
+interface ForeignNames {
+  delegations: { namespaces: string[]; names: string[]; types: string[] }[];
+  /** `wantKey` of each name a Record of another namespace wants that did not fit. */
+  overLimit: Set<string>;
+}
+
+const foreignNameIndexes = new WeakMap<
+  readonly ZoneObject[],
+  WeakMap<readonly RecordObject[], Map<string, ForeignNames>>
+>();
+
+/**
+ * The native delegations of a Zone's DNSZone: exactly the names it adopted from other namespaces,
+ * by namespace and type, its sub-zones' first, then its Records' oldest first, while they fit in a
+ * DNSZone. Other namespaces' objects could otherwise make this zone's DNSZone invalid, and the whole
+ * zone unserved; a newer Record past the limits is refused alone, as the native catalog refuses a
+ * record set no delegation admits, and is served once older ones go.
+ */
+function foreignNames(
+  zone: ZoneObject,
+  zones: readonly ZoneObject[],
+  records: readonly RecordObject[],
+): ForeignNames {
+  const byRecords =
+    foreignNameIndexes.get(zones) ?? new WeakMap<readonly RecordObject[], Map<string, ForeignNames>>();
+  foreignNameIndexes.set(zones, byRecords);
+  const byZone = byRecords.get(records) ?? new Map<string, ForeignNames>();
+  byRecords.set(records, byZone);
+  const key = keyOf(zone);
+  const known = byZone.get(key);
+  if (known) return known;
+  const names = subZoneNames(zone, zones).names.copy();
+  const overLimit = new Set<string>();
+  const placed = placementOf(zone, zones);
+  if (placed.ok) {
+    const adopted = (adoptedBy(zones, records).get(key) ?? []).filter((r) => ns(r) !== ns(zone));
+    for (const r of [...adopted].sort(byAge)) {
+      const a = adoptionOf(r, zones);
+      if (!a.ok || !sameObject(a.zone, zone)) continue;
+      const type = r.spec.type.toUpperCase();
+      const relative = relativeTo(a.fqdn, placed.fqdn);
+      if (!names.place(ns(r), type, relative) && isRecordType(type) && NAME_PATTERN.test(relative))
+        overLimit.add(wantKey(ns(r), type, relative));
+    }
+  }
+  const out = { delegations: names.delegations(), overLimit };
+  byZone.set(key, out);
+  return out;
+}
+
+/** A sub-zone of another namespace that its parent's DNSZone has no room to delegate to. */
+function pastLimit(zone: ZoneObject, zones: readonly ZoneObject[]): ZoneObject | undefined {
+  const placed = placementOf(zone, zones);
+  if (!placed.ok || !placed.parent || ns(placed.parent.zone) === ns(zone)) return undefined;
+  return subZoneNames(placed.parent.zone, zones).admitted.has(keyOf(zone)) ? undefined : placed.parent.zone;
+}
+
+const LIMIT_TEXT = `the most names one zone takes from other namespaces (${MAX_DELEGATIONS} lists of one namespace and type, of ${MAX_DELEGATION_NAMES} names each)`;
 
 function refOf(o: ForeignObject): { namespace?: string | undefined; name: string } {
   return { namespace: o.metadata.namespace, name: o.metadata.name };
@@ -390,10 +566,22 @@ export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
       const origins = changedOrigins(change, zones);
       const changed = keyOf((change.after ?? change.before)!);
       const index = zoneIndex(zones);
+      // Sub-zones of other namespaces share their parent's room (`subZoneNames`): where they may
+      // fill it, a change of one may let a sibling in or push it out.
+      const siblings = new Set<string>();
+      for (const z of [change.before, change.after] as (ZoneObject | undefined)[]) {
+        const p = z ? placementOf(z, zones) : undefined;
+        if (!p?.ok || !p.parent) continue;
+        const below = (subZonesOf(zones).get(keyOf(p.parent.zone)) ?? []).filter(
+          (s) => ns(s) !== ns(p.parent!.zone),
+        );
+        if (below.length + 1 > MAX_DELEGATIONS) for (const s of below) siblings.add(keyOf(s));
+      }
       return zones
         .filter((z) => {
           const fqdn = index.fqdnOf.get(z);
           return (
+            siblings.has(keyOf(z)) ||
             refersTo(z, changed, zones) ||
             (fqdn !== undefined && origins.some((o) => atOrBelow(fqdn, o) || atOrBelow(o, fqdn)))
           );
@@ -423,65 +611,13 @@ export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
     const zones = zonesOf(context);
     const placed = placementOf(object, zones);
     if (!placed.ok) return [];
+    // A sub-zone its parent has no room to delegate to is not served (`subZoneNames`).
+    if (pastLimit(object, zones)) return [];
     const zoneClass = context.defaultClass();
     if (!zoneClass.ok) return [];
     const origin = placed.fqdn;
-    const namespace = ns(object);
-    // Native delegations for exactly what this zone adopted from other namespaces: each name with
-    // the creation time of the oldest Record or sub-zone that wants it.
-    const wanted = new Map<
-      string,
-      { from: string; type: string; relative: string; since: string; by: string }
-    >();
-    const want = (o: ForeignObject, type: string, relative: string) => {
-      const from = ns(o);
-      const k = `${from}\u0000${type}\u0000${relative}`;
-      const since = o.metadata.creationTimestamp ?? '';
-      const by = keyOf(o);
-      const known = wanted.get(k);
-      if (!known || since < known.since || (since === known.since && by < known.by))
-        wanted.set(k, { from, type, relative, since, by });
-    };
-    for (const r of adoptedBy(zones, recordsOf(context)).get(keyOf(object)) ?? []) {
-      if (ns(r) === namespace) continue;
-      const a = adoptionOf(r, zones);
-      if (a.ok && sameObject(a.zone, object)) want(r, r.spec.type.toUpperCase(), relativeTo(a.fqdn, origin));
-    }
-    for (const z of subZonesOf(zones).get(keyOf(object)) ?? []) {
-      if (ns(z) === namespace || !live(z)) continue;
-      const p = placementOf(z, zones);
-      if (p.ok && p.parent && sameObject(p.parent.zone, object)) want(z, 'NS', relativeTo(p.fqdn, origin));
-    }
-    // Oldest first, a name joins while the delegations stay within the native limits (entries of one
-    // namespace and type, each of at most MAX_DELEGATION_NAMES names): other namespaces' Records could
-    // otherwise make this zone's DNSZone invalid, and the whole zone unserved. A newer name past them
-    // is not admitted, so the native catalog refuses its record set and what is older stays served.
-    const admitted = new Map<string, string[]>();
-    let entries = 0;
-    const byAge = [...wanted.values()].sort((a, b) =>
-      a.since !== b.since ? (a.since < b.since ? -1 : 1) : a.by !== b.by ? (a.by < b.by ? -1 : 1) : 0,
-    );
-    for (const { from, type, relative } of byAge) {
-      const k = `${from}\u0000${type}`;
-      const names = admitted.get(k) ?? [];
-      if (names.length % MAX_DELEGATION_NAMES === 0) {
-        if (entries === MAX_DELEGATIONS) continue;
-        entries++;
-      }
-      names.push(relative);
-      admitted.set(k, names);
-    }
-    const delegations: { namespaces: string[]; names: string[]; types: string[] }[] = [];
-    for (const [k, names] of [...admitted].sort(([a], [b]) => (a < b ? -1 : 1))) {
-      const [from, type] = k.split('\u0000') as [string, string];
-      names.sort();
-      for (let i = 0; i < names.length; i += MAX_DELEGATION_NAMES)
-        delegations.push({
-          namespaces: [from],
-          names: names.slice(i, i + MAX_DELEGATION_NAMES),
-          types: [type],
-        });
-    }
+    // Native delegations for exactly what this zone adopted from other namespaces.
+    const { delegations } = foreignNames(object, zones, recordsOf(context));
     const spec = object.spec;
     return [
       {
@@ -521,14 +657,20 @@ export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
     if (!output) {
       const placed = placementOf(object, zones);
       const cls = context?.defaultClass();
+      const parent = placed.ok ? pastLimit(object, zones) : undefined;
       refusal = !placed.ok
         ? placed
-        : cls && !cls.ok
+        : parent
           ? {
-              reason: cls.code === 'NO_DEFAULT_CLASS' ? 'NoDefaultClass' : 'SeveralDefaultClasses',
-              message: cls.message,
+              reason: 'DelegationLimit',
+              message: `Zone: Zone ${keyOf(parent)} delegates it, but it already delegates ${LIMIT_TEXT} to older sub-zones; the oldest are served, and this one is served once older ones go. Fewer sub-zones from other namespaces make room`,
             }
-          : undefined;
+          : cls && !cls.ok
+            ? {
+                reason: cls.code === 'NO_DEFAULT_CLASS' ? 'NoDefaultClass' : 'SeveralDefaultClasses',
+                message: cls.message,
+              }
+            : undefined;
     }
     const condition = ready(object.metadata.generation, problems, output, refusal, now);
     return {
@@ -657,14 +799,21 @@ export const recordFrontDoor: FrontDoor<RecordSpec, RecordStatus> = {
     }
     let condition = ready(object.metadata.generation, problems, output, refusal, now);
     if (output && condition.reason === 'NotDelegated') {
-      // Adopted by kubizone's rules, but not among the names the Zone's DNSZone admits: past the
-      // native limits on what one zone takes from other namespaces (the Zone door keeps the oldest).
+      // Adopted by kubizone's rules, but its name is past what the Zone's DNSZone takes from other
+      // namespaces (`foreignNames`): that, not the native message about a delegation to add.
       const a = adoptionOf(object, zones);
-      if (a.ok)
+      const placed = a.ok ? placementOf(a.zone, zones) : undefined;
+      if (
+        a.ok &&
+        placed?.ok &&
+        foreignNames(a.zone, zones, recordsOf(context)).overLimit.has(
+          wantKey(ns(object), object.spec.type.toUpperCase(), relativeTo(a.fqdn, placed.fqdn)),
+        )
+      )
         condition = {
           ...condition,
           reason: 'DelegationLimit',
-          message: `Record: Zone ${keyOf(a.zone)} adopts it, but it already serves the most names one zone takes from other namespaces (${MAX_DELEGATIONS} lists of one namespace and type, of ${MAX_DELEGATION_NAMES} names each); the oldest are served, and this one is served once older ones go. Fewer names from other namespaces, or a sub-zone, make room`,
+          message: `Record: Zone ${keyOf(a.zone)} adopts it, but it already serves ${LIMIT_TEXT}; the oldest are served, and this one is served once older ones go. Fewer names from other namespaces, or a sub-zone, make room`,
         };
     }
     return {
