@@ -64,7 +64,7 @@ function kzRecord(namespace: string, name: string, domainName: string, rdata: st
 }
 
 /** ZONES zones z<i>.example. admitting A records from every namespace, PER_ZONE Records in each. */
-function populated() {
+function populated(options: { coalesce?: boolean } = {}) {
   const store = new MemoryStore(now);
   store.apply(zoneClass());
   for (let z = 0; z < ZONES; z++)
@@ -73,7 +73,7 @@ function populated() {
     for (let r = 0; r < PER_ZONE; r++)
       store.applyForeign(RECORD, kzRecord('web', `r${z}-${r}`, `h${r}.z${z}.example.`, `192.0.2.${r + 1}`));
   const { calls, objects, doors } = counted();
-  const translated = new FrontDoorStore({ base: store, doors, now });
+  const translated = new FrontDoorStore({ base: store, doors, now, ...options });
   calls.Zone = 0;
   calls.Record = 0;
   objects.Zone.clear();
@@ -134,6 +134,31 @@ describe('kubizone: a change costs what it touches', () => {
     store.applyForeign(RECORD, kzRecord('web', 'late', 'late.z3.example.', '198.51.100.9'));
     assert.ok(delegatedNames(translated, 'z3').includes('late'));
     translated.close();
+  });
+
+  test('coalesced (as a Kubernetes watch delivers): the changes of one turn translate their Zone once, after it', async () => {
+    const { store, translated, calls, objects } = populated({ coalesce: true });
+    for (let r = 0; r < 40; r++)
+      store.applyForeign(RECORD, kzRecord('web', `new-${r}`, `n${r}.z3.example.`, '198.51.100.7'));
+    store.removeForeign(RECORD, 'web/r4-1');
+    // The Records changed are translated at once; the Zones reading them at the end of the turn.
+    assert.equal(calls.Record, 40);
+    assert.equal(calls.Zone, 0);
+    await Promise.resolve();
+    assert.deepEqual([...objects.Zone].sort(), ['dns/z3', 'dns/z4']);
+    assert.ok(calls.Zone <= 4, `${calls.Zone} translations of Zones`);
+    const z3 = delegatedNames(translated, 'z3');
+    assert.ok(z3.includes('n0') && z3.includes('n39'));
+    assert.ok(!delegatedNames(translated, 'z4').includes('h1'));
+    // The next turn's change is followed at the end of that turn; none once the store is closed.
+    store.applyForeign(RECORD, kzRecord('web', 'late', 'late.z3.example.', '198.51.100.9'));
+    await Promise.resolve();
+    assert.ok(delegatedNames(translated, 'z3').includes('late'));
+    translated.close();
+    calls.Zone = 0;
+    store.applyForeign(RECORD, kzRecord('web', 'later', 'later.z3.example.', '198.51.100.9'));
+    await Promise.resolve();
+    assert.equal(calls.Zone, 0);
   });
 
   test('a status write of a Record or a Zone translates no other object', () => {

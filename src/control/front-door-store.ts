@@ -96,6 +96,15 @@ export interface FrontDoorStoreOptions {
    * is made good without waiting for a change. 0: never.
    */
   resyncMs?: number;
+  /**
+   * Changes of kinds that doors read, arriving outside a `batch`, are followed once at the end of the
+   * turn (a microtask) rather than each at once: the objects that read them are translated again
+   * once for all the changes of that turn. For a source that hands over many changes in one turn with
+   * no batch of its own: a Kubernetes watch delivers its events a message at a time, and a burst of
+   * 10,000 kubizone Records otherwise translated their Zone again after each (quadratic; the watch
+   * then fell behind). The objects changed are translated at once either way.
+   */
+  coalesce?: boolean;
 }
 
 /** How many native generations' contributor maps are remembered per translated object. */
@@ -406,6 +415,21 @@ export class FrontDoorStore implements ResourceStore {
         ...(event.type === 'delete' ? {} : { after: event.object }),
       },
     };
+    if (this.pendingRelated === undefined && this.options.coalesce && !this.closed) {
+      const end = this.openBatch();
+      queueMicrotask(() => {
+        try {
+          if (!this.closed) end();
+        } catch (e) {
+          // As a change outside a batch would have thrown to whoever made it: logged here, and the
+          // resync translates again.
+          this.options.log?.(
+            'error',
+            `translating the objects that read a changed one: ${(e as Error).message}`,
+          );
+        }
+      });
+    }
     if (this.pendingRelated !== undefined) this.pendingRelated.push(related);
     else this.retranslate(related.which, related.except, related.change);
   }
@@ -423,19 +447,27 @@ export class FrontDoorStore implements ResourceStore {
    * followed at once.
    */
   batch(run: () => void): void {
-    if (this.pendingRelated !== undefined) {
-      run();
-      return;
-    }
-    this.pendingRelated = [];
+    const end = this.openBatch();
     try {
       run();
     } finally {
-      const pending = this.pendingRelated;
+      end();
+    }
+  }
+
+  /**
+   * Starts a batch (`batch`), unless one is open: the function returned ends it, translating again
+   * what read the changes made since (nothing when it did not start one).
+   */
+  private openBatch(): () => void {
+    if (this.pendingRelated !== undefined) return () => {};
+    this.pendingRelated = [];
+    return () => {
+      const pending = this.pendingRelated ?? [];
       this.pendingRelated = undefined;
       const done = new Set<string>();
       for (const { which, except, change } of pending) this.retranslate(which, except, change, done);
-    }
+    };
   }
 
   /**
