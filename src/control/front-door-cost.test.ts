@@ -11,7 +11,7 @@ import { dnsEndpointFrontDoor } from '../api/frontdoors/externaldns/index.ts';
 import { type ForeignObject, type FrontDoor, FrontDoors, frontDoorId } from '../api/frontdoors/index.ts';
 import { adoptRecord, recordFrontDoor, zoneFrontDoor } from '../api/frontdoors/kubizone/index.ts';
 import type { DNSZone } from '../api/index.ts';
-import { FrontDoorStore, PROJECT_SOON_OVER } from './front-door-store.ts';
+import { FrontDoorStore, PROJECT_SOON_OVER, RESYNC_CONCURRENCY } from './front-door-store.ts';
 import { MemoryStore } from './memory-store.ts';
 
 const ZONE = 'Zone.kubi.zone';
@@ -159,6 +159,36 @@ describe('kubizone: a change costs what it touches', () => {
     store.applyForeign(RECORD, kzRecord('web', 'later', 'later.z3.example.', '198.51.100.9'));
     await Promise.resolve();
     assert.equal(calls.Zone, 0);
+  });
+
+  test('a resync projects a few objects at a time, and a tick while one runs starts no other', async () => {
+    // Regression: every object at once; during a burst of 20,000 new Records in a real API server
+    // that was 20,000 status writes together, refused (429) with the Lease renewals.
+    const { store, translated } = populated();
+    const write = store.updateForeignStatus.bind(store);
+    let inFlight = 0;
+    let most = 0;
+    let writes = 0;
+    store.updateForeignStatus = async (...args: Parameters<typeof write>) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        return await write(...args);
+      } finally {
+        inFlight--;
+        writes++;
+      }
+    };
+    const first = translated.resyncStatus();
+    assert.equal(translated.resyncStatus(), first);
+    await first;
+    assert.equal(writes, ZONES + ZONES * PER_ZONE, 'every status written once');
+    assert.equal(most, RESYNC_CONCURRENCY);
+    // Written already: the next resync writes nothing.
+    await translated.resyncStatus();
+    assert.equal(writes, ZONES + ZONES * PER_ZONE);
+    translated.close();
   });
 
   test('a status write of a Record or a Zone translates no other object', () => {

@@ -117,6 +117,9 @@ const RELEASE_RETRY_MS = 1000;
  */
 export const PROJECT_SOON_OVER = 64;
 
+/** Projections a resync (`FrontDoorStore.resyncStatus`) makes at once. */
+export const RESYNC_CONCURRENCY = 8;
+
 export class FrontDoorStore implements ResourceStore {
   private readonly options: FrontDoorStoreOptions;
   private readonly translated = new Map<string, Translated>();
@@ -206,17 +209,36 @@ export class FrontDoorStore implements ResourceStore {
   /** `close` was called: projections asked for before it are not made after. */
   private closed = false;
 
-  /** Projects every foreign object's status again (written only where it differs). */
+  /** The resync running (`resyncStatus`): a tick while it runs waits for it rather than start another. */
+  private resyncing: Promise<void> | undefined;
+
+  /**
+   * Projects every foreign object's status again (written only where it differs), RESYNC_CONCURRENCY
+   * at a time. All at once, a resync during a burst of 20,000 new objects, whose statuses all still
+   * differ, sent 20,000 writes together: the API server refused them (429) and the Lease renewals
+   * with them, and the operator lost its leadership.
+   */
   resyncStatus(): Promise<void> {
-    const all: Promise<void>[] = [];
+    if (this.resyncing) return this.resyncing;
+    const todo: [string, ResourceKey][] = [];
     for (const door of this.options.doors.all) {
       if (door.external) continue;
       const id = frontDoorId(door);
       for (const object of this.options.base.listForeign(id))
-        if (!object.metadata.deletionTimestamp)
-          all.push(this.projectLogged(id, resourceKey(object.metadata)));
+        if (!object.metadata.deletionTimestamp) todo.push([id, resourceKey(object.metadata)]);
     }
-    return Promise.all(all).then(() => undefined);
+    let next = 0;
+    const worker = async () => {
+      while (next < todo.length && !this.closed) {
+        const [id, fkey] = todo[next++]!;
+        await this.projectLogged(id, fkey);
+      }
+    };
+    const running = Promise.all(Array.from({ length: RESYNC_CONCURRENCY }, worker)).then(() => undefined);
+    this.resyncing = running.finally(() => {
+      this.resyncing = undefined;
+    });
+    return this.resyncing;
   }
 
   list(kind: Kind): Resource[] {
