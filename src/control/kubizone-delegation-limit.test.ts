@@ -12,7 +12,7 @@ import { describe, test } from 'node:test';
 import { zoneClass } from '../../test/support/resources.ts';
 import { translatedController } from '../../test/support/translated-controller.ts';
 import { type ForeignObject, type FrontDoor, FrontDoors } from '../api/frontdoors/index.ts';
-import { recordFrontDoor, zoneFrontDoor } from '../api/frontdoors/kubizone/index.ts';
+import { recordFrontDoor, STATUS_ENTRIES_BYTES, zoneFrontDoor } from '../api/frontdoors/kubizone/index.ts';
 import { type DNSZone, MAX_DELEGATION_NAMES, MAX_DELEGATIONS } from '../api/index.ts';
 import { MemoryStore } from './memory-store.ts';
 
@@ -216,6 +216,39 @@ describe('kubizone: other namespaces cannot make a Zone unserved by their number
       controller.stop();
       translated.close();
     }
+  });
+
+  test('a Zone whose status entries would not fit in one object lists the first, and Ready says so', async () => {
+    const { store, translated, controller } = world();
+    translated.batch(() => {
+      store.applyForeign(ZONE, zoneObject(['dns']));
+      for (let i = 0; i < 300; i++)
+        store.applyForeign(
+          RECORD,
+          kubizone('Record', 'dns', `t${i}`, {
+            domainName: `t${i}.big.test.`,
+            type: 'TXT',
+            rdata: `"${'x'.repeat(2000)}"`,
+          }),
+        );
+    });
+    controller.start();
+    await settle(controller);
+    const status = store.getForeign(ZONE, 'dns/big')?.status as {
+      entries?: unknown[];
+      conditions?: { type: string; status: string; message?: string }[];
+    };
+    const listed = status.entries?.length ?? 0;
+    assert.ok(listed > 100 && listed < 301, `${listed} entries`);
+    assert.ok(JSON.stringify(status.entries).length <= STATUS_ENTRIES_BYTES);
+    const readyCondition = status.conditions?.find((c) => c.type === 'Ready');
+    assert.equal(readyCondition?.status, 'True');
+    assert.match(
+      readyCondition?.message ?? '',
+      new RegExp(`status\\.entries lists the first ${listed} of 301 entries`),
+    );
+    controller.stop();
+    translated.close();
   });
 
   test('a Record refused for another reason keeps its reason (a name below a sub-zone of another namespace)', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RecordObject, ZoneObject } from './adoption.ts';
-import { zoneEntries } from './index.ts';
+import { entriesWithin, STATUS_ENTRIES_BYTES, zoneEntries } from './index.ts';
 
 test("a zone's status entries list every adopted Record of a big zone (150,000: no spread of the list)", () => {
   // Regression: the entries were appended as `push(...list)`, whose arguments overflowed the stack
@@ -22,4 +22,23 @@ test("a zone's status entries list every adopted Record of a big zone (150,000: 
   assert.equal(entries.length, 150_001);
   assert.equal(entries[0]?.type, 'SOA');
   assert.equal(entries.filter((e) => e.type === 'A').length, 150_000);
+});
+
+test("a zone's status lists as many entries as one object of the API server carries", () => {
+  // Regression: a Zone adopting 20,000 Records had a status of 1.6 MB, above what etcd keeps in one
+  // object: every write of it failed, and the Zone kept an older status for good.
+  const entries = Array.from({ length: 20_000 }, (_, i) => ({
+    fqdn: `host-${i}.example.org.`,
+    type: 'A',
+    class: 'IN',
+    ttl: 360,
+    rdata: `192.0.2.${i % 256}`,
+  }));
+  const listed = entriesWithin(entries, STATUS_ENTRIES_BYTES);
+  assert.ok(listed.length > 5_000 && listed.length < 20_000, `${listed.length}`);
+  assert.deepEqual(listed, entries.slice(0, listed.length));
+  assert.ok(JSON.stringify(listed).length <= STATUS_ENTRIES_BYTES);
+  assert.ok(JSON.stringify(entries.slice(0, listed.length + 1)).length > STATUS_ENTRIES_BYTES);
+  const few = entries.slice(0, 100);
+  assert.equal(entriesWithin(few, STATUS_ENTRIES_BYTES), few);
 });

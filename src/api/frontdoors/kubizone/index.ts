@@ -462,6 +462,24 @@ function recordTtl(record: RecordObject, zone: ZoneObject): number {
 }
 
 /** Entries of a zone: SOA first, then the adopted Records, then NS and glue of adopted sub-zones. */
+/**
+ * The JSON text a Zone's `status.entries` may take. The API server keeps an object in one etcd value
+ * (1.5 MiB by default): a Zone adopting some 20,000 Records had a status no write could carry, so
+ * it kept the one written last (an older serial) for good. Half a MiB leaves room for the rest of
+ * the object.
+ */
+export const STATUS_ENTRIES_BYTES = 512 * 1024;
+
+/** The first of `entries` (the SOA first, then in their order) whose JSON text fits in `bytes`. */
+export function entriesWithin<T>(entries: T[], bytes: number): T[] {
+  let used = 2;
+  for (let i = 0; i < entries.length; i++) {
+    used += JSON.stringify(entries[i]).length + 1;
+    if (used > bytes) return entries.slice(0, i);
+  }
+  return entries;
+}
+
 export function zoneEntries(
   zone: ZoneObject,
   origin: string,
@@ -672,12 +690,19 @@ export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
               }
             : undefined;
     }
-    const condition = ready(object.metadata.generation, problems, output, refusal, now);
+    let condition = ready(object.metadata.generation, problems, output, refusal, now);
+    const all = fqdn && output ? zoneEntries(object, fqdn, zones, recordsOf(context), native) : undefined;
+    const entries = all ? entriesWithin(all, STATUS_ENTRIES_BYTES) : undefined;
+    if (all && entries && entries.length < all.length)
+      condition = {
+        ...condition,
+        message: `${condition.message ?? ''}; status.entries lists the first ${entries.length} of ${all.length} entries: all of them would not fit in one object of the API server`,
+      };
     return {
       ...(fqdn ? { fqdn } : {}),
       ...(native?.hash ? { hash: native.hash } : {}),
       ...(native?.serial !== undefined ? { serial: native.serial } : {}),
-      ...(fqdn && output ? { entries: zoneEntries(object, fqdn, zones, recordsOf(context), native) } : {}),
+      ...(entries ? { entries } : {}),
       conditions: keepTransitionTimes(object.status?.conditions as Condition[] | undefined, [condition]),
     };
   },
