@@ -3,8 +3,9 @@
  * its own objects (`adoption.ts`: every record needs a delegation, empty `namespaces` admits every
  * namespace, patterns with `*`), so both doors read the other kind (`reads`). A Zone becomes a DNSZone
  * of the default zone class whose native delegations admit exactly what it adopted from other
- * namespaces (the oldest names, within a DNSZone's limits); a Record becomes one record of an RRset (Records of one namespace with the same name and
- * type merge) with an explicit zoneRef to the adopting Zone's DNSZone.
+ * namespaces (the oldest names, within a DNSZone's limits); a Record becomes one record of an RRset
+ * (Records of one namespace with the same name and type merge) with an explicit zoneRef to the
+ * adopting Zone's DNSZone.
  */
 import { RECORD_TYPES } from '../../../dns/rrtype.ts';
 import { pushAll } from '../../../util/push-all.ts';
@@ -192,6 +193,9 @@ function wantKey(from: string, type: string, relative: string): string {
 
 const NAME_PATTERN = new RegExp(NAME_PATTERN_PATTERN);
 
+/** `NameGroups.place`'s verdict on a name. */
+type Placed = 'placed' | 'full' | 'unsayable';
+
 /**
  * Names a zone delegates natively to other namespaces, by namespace and type, within a DNSZone's
  * limits: at most MAX_DELEGATIONS entries of one namespace and type, each of at most
@@ -200,8 +204,8 @@ const NAME_PATTERN = new RegExp(NAME_PATTERN_PATTERN);
 class NameGroups {
   readonly groups = new Map<string, string[]>();
   private entries = 0;
-  /** Whether a name of the zone a namespace wants for a type is admitted now (false: past the limits). */
-  private readonly placed = new Map<string, boolean>();
+  /** What `place` said of each name of the zone a namespace wants for a type. */
+  private readonly placed = new Map<string, Placed>();
 
   copy(): NameGroups {
     const out = new NameGroups();
@@ -212,29 +216,31 @@ class NameGroups {
   }
 
   /**
-   * Admits `relative` for `from` and `type` if it fits. A name a native delegation cannot say (a
-   * wildcard in the middle, characters outside a DNS label, a type Zonekeeper does not serve) is
-   * never admitted: one Record could otherwise make the whole DNSZone invalid.
+   * Admits `relative` for `from` and `type` if it fits (`placed`), else says why not: no room left
+   * (`full`), or a name a native delegation cannot say (`unsayable`: a wildcard in the middle,
+   * characters outside a DNS label, a type Zonekeeper does not serve), never admitted, since one
+   * Record could otherwise make the whole DNSZone invalid.
    */
-  place(from: string, type: string, relative: string): boolean {
+  place(from: string, type: string, relative: string): Placed {
     const key = wantKey(from, type, relative);
     const known = this.placed.get(key);
     if (known !== undefined) return known;
-    let fits = NAME_PATTERN.test(relative) && relative.length <= 253 && isRecordType(type);
-    if (fits) {
+    let verdict: Placed = 'placed';
+    if (!NAME_PATTERN.test(relative) || relative.length > 253 || !isRecordType(type)) verdict = 'unsayable';
+    else {
       const k = `${from}\u0000${type}`;
       const names = this.groups.get(k) ?? [];
       if (names.length % MAX_DELEGATION_NAMES === 0) {
-        if (this.entries === MAX_DELEGATIONS) fits = false;
+        if (this.entries === MAX_DELEGATIONS) verdict = 'full';
         else this.entries++;
       }
-      if (fits) {
+      if (verdict === 'placed') {
         names.push(relative);
         this.groups.set(k, names);
       }
     }
-    this.placed.set(key, fits);
-    return fits;
+    this.placed.set(key, verdict);
+    return verdict;
   }
 
   delegations(): { namespaces: string[]; names: string[]; types: string[] }[] {
@@ -293,7 +299,7 @@ function subZoneNames(zone: ZoneObject, zones: readonly ZoneObject[]): SubZoneNa
     for (const z of [...subZones].sort(byAge)) {
       const p = placementOf(z, zones);
       if (!p.ok || !p.parent || !sameObject(p.parent.zone, zone)) continue;
-      if (names.place(ns(z), 'NS', relativeTo(p.fqdn, placed.fqdn))) admitted.add(keyOf(z));
+      if (names.place(ns(z), 'NS', relativeTo(p.fqdn, placed.fqdn)) === 'placed') admitted.add(keyOf(z));
     }
   }
   const out = { names, admitted };
@@ -343,8 +349,7 @@ function foreignNames(
       if (!a.ok || !sameObject(a.zone, zone)) continue;
       const type = r.spec.type.toUpperCase();
       const relative = relativeTo(a.fqdn, placed.fqdn);
-      if (!names.place(ns(r), type, relative) && isRecordType(type) && NAME_PATTERN.test(relative))
-        overLimit.add(wantKey(ns(r), type, relative));
+      if (names.place(ns(r), type, relative) === 'full') overLimit.add(wantKey(ns(r), type, relative));
     }
   }
   const out = { delegations: names.delegations(), overLimit };
@@ -461,7 +466,6 @@ function recordTtl(record: RecordObject, zone: ZoneObject): number {
   return record.spec.ttl ?? zone.spec.ttl ?? ZONE_DEFAULTS.ttl;
 }
 
-/** Entries of a zone: SOA first, then the adopted Records, then NS and glue of adopted sub-zones. */
 /**
  * The JSON text a Zone's `status.entries` may take. The API server keeps an object in one etcd value
  * (1.5 MiB by default): a Zone adopting some 20,000 Records had a status no write could carry, so
@@ -480,6 +484,7 @@ export function entriesWithin<T>(entries: T[], bytes: number): T[] {
   return entries;
 }
 
+/** Entries of a zone: SOA first, then the adopted Records, then NS and glue of adopted sub-zones. */
 export function zoneEntries(
   zone: ZoneObject,
   origin: string,
@@ -696,7 +701,7 @@ export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
     if (all && entries && entries.length < all.length)
       condition = {
         ...condition,
-        message: `${condition.message ?? ''}; status.entries lists the first ${entries.length} of ${all.length} entries: all of them would not fit in one object of the API server`,
+        message: `${condition.message ?? ''}; status.entries lists the first ${entries.length} of ${all.length} entries: the whole list would not fit in one object of the API server`,
       };
     return {
       ...(fqdn ? { fqdn } : {}),
