@@ -162,7 +162,7 @@ interface ZoneJson {
   status?: {
     serial?: number;
     entries?: { fqdn: string; type: string }[];
-    conditions?: { type: string; status: string }[];
+    conditions?: { type: string; status: string; message?: string }[];
   };
 }
 
@@ -198,7 +198,14 @@ async function main() {
       });
       return r.code === 0 ? (JSON.parse(r.stdout) as ZoneJson) : undefined;
     };
-    const aEntries = (z?: ZoneJson) => z?.status?.entries?.filter((e) => e.type === 'A').length ?? 0;
+    // The A entries the status lists, or, when it lists only the first of them (past what one object of
+    // the API server holds), the count its Ready message gives of all entries but the SOA.
+    const aEntries = (z?: ZoneJson) => {
+      const message = z?.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '';
+      const cut = /status\.entries lists the first \d+ of (\d+) entries/.exec(message);
+      if (cut) return Number(cut[1]) - 1;
+      return z?.status?.entries?.filter((e) => e.type === 'A').length ?? 0;
+    };
     const zoneReady = (z?: ZoneJson) =>
       z?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
