@@ -191,6 +191,37 @@ describe('kubizone: a change costs what it touches', () => {
     translated.close();
   });
 
+  test('a resync goes on past writes that never return, and the next one past those it left running', async () => {
+    // Regression: each resync waited for every projection, so eight writes an API server held
+    // stopped the resync for good, and every later tick waited for it.
+    const { store, translated: first } = populated();
+    first.close();
+    const translated = new FrontDoorStore({ base: store, doors: counted().doors, now, resyncWaitMs: 20 });
+    const write = store.updateForeignStatus.bind(store);
+    const hung = new Set([
+      'dns/z0',
+      'dns/z1',
+      'web/r0-0',
+      'web/r0-1',
+      'web/r1-0',
+      'web/r1-1',
+      'web/r2-0',
+      'web/r2-1',
+    ]);
+    let writes = 0;
+    store.updateForeignStatus = async (...args: Parameters<typeof write>) => {
+      if (hung.has(args[1])) return new Promise<void>(() => {});
+      writes++;
+      return write(...args);
+    };
+    await translated.resyncStatus();
+    assert.equal(writes, ZONES + ZONES * PER_ZONE - hung.size, 'every other status written');
+    // The next resync ends too (it would never, waiting on those held), and writes nothing new.
+    await translated.resyncStatus();
+    assert.equal(writes, ZONES + ZONES * PER_ZONE - hung.size);
+    translated.close();
+  });
+
   test('a status write of a Record or a Zone translates no other object', () => {
     const { store, translated, calls } = populated();
     void store.updateForeignStatus(RECORD, 'web/r0-0', { fqdn: 'h0.z0.example.' });

@@ -105,6 +105,8 @@ export interface FrontDoorStoreOptions {
    * then fell behind). The objects changed are translated at once either way.
    */
   coalesce?: boolean;
+  /** How long a resync waits for one projection before it goes on (default RESYNC_WAIT_MS). */
+  resyncWaitMs?: number;
 }
 
 /** How many native generations' contributor maps are remembered per translated object. */
@@ -119,6 +121,8 @@ export const PROJECT_SOON_OVER = 64;
 
 /** Projections a resync (`FrontDoorStore.resyncStatus`) makes at once. */
 export const RESYNC_CONCURRENCY = 8;
+/** How long a resync waits for one projection before it goes on to the next (`resyncStatus`). */
+export const RESYNC_WAIT_MS = 10_000;
 
 export class FrontDoorStore implements ResourceStore {
   private readonly options: FrontDoorStoreOptions;
@@ -231,7 +235,17 @@ export class FrontDoorStore implements ResourceStore {
     const worker = async () => {
       while (next < todo.length && !this.closed) {
         const [id, fkey] = todo[next++]!;
-        await this.projectLogged(id, fkey);
+        // A write that does not return (an API server that holds the request) holds its own object,
+        // not the resync: after a while the resync goes on, the projection still running.
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          this.projectLogged(id, fkey),
+          new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, this.options.resyncWaitMs ?? RESYNC_WAIT_MS);
+            timer.unref();
+          }),
+        ]);
+        clearTimeout(timer);
       }
     };
     const running = Promise.all(Array.from({ length: RESYNC_CONCURRENCY }, worker)).then(() => undefined);

@@ -251,6 +251,32 @@ describe('kubizone: other namespaces cannot make a Zone unserved by their number
     translated.close();
   });
 
+  test('a sub-zone of another namespace being deleted goes the way every deleted zone goes', async () => {
+    // Regression: once it was being deleted its parent no longer counted it, so it was "past the
+    // limit" and translated to nothing: its DNSZone went at once, with no deleting phase, and its
+    // finalizer was released before the controller had taken the zone off the backend.
+    const { store, table, translated, controller } = world();
+    store.applyForeign(ZONE, zoneObject(undefined, ['*']));
+    store.applyForeign(ZONE, kubizone('Zone', 'team', 'sub', { domainName: 'sub.big.test.' }));
+    controller.start();
+    await settle(controller);
+    assert.ok(table.get('sub.big.test.'));
+    assert.ok(store.getForeign(ZONE, 'team/sub')?.metadata.finalizers?.length);
+    const seen: string[] = [];
+    translated.watch((e) => {
+      if (e.kind === 'DNSZone' && e.key.startsWith('team/'))
+        seen.push(`${e.type}${e.object.metadata.deletionTimestamp ? ' deleting' : ''}`);
+    });
+    store.removeForeign(ZONE, 'team/sub');
+    await settle(controller);
+    assert.equal(seen[0], 'upsert deleting');
+    assert.equal(seen.at(-1), 'delete deleting');
+    assert.equal(table.get('sub.big.test.'), undefined);
+    assert.equal(store.getForeign(ZONE, 'team/sub'), undefined);
+    controller.stop();
+    translated.close();
+  });
+
   test('a Record refused for another reason keeps its reason (a name below a sub-zone of another namespace)', async () => {
     const { store, translated, controller } = world();
     store.applyForeign(ZONE, zoneObject(undefined, ['*']));

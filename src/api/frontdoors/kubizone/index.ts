@@ -357,8 +357,14 @@ function foreignNames(
   return out;
 }
 
-/** A sub-zone of another namespace that its parent's DNSZone has no room to delegate to. */
+/**
+ * A sub-zone of another namespace that its parent's DNSZone has no room to delegate to. Never one
+ * being deleted: it keeps its translation through its deletion (the parent stops delegating to it
+ * then), so that its DNSZone goes the way every deleted zone goes, its finalizer held until the
+ * backend is clean.
+ */
 function pastLimit(zone: ZoneObject, zones: readonly ZoneObject[]): ZoneObject | undefined {
+  if (!live(zone)) return undefined;
   const placed = placementOf(zone, zones);
   if (!placed.ok || !placed.parent || ns(placed.parent.zone) === ns(zone)) return undefined;
   return subZoneNames(placed.parent.zone, zones).admitted.has(keyOf(zone)) ? undefined : placed.parent.zone;
@@ -474,14 +480,34 @@ function recordTtl(record: RecordObject, zone: ZoneObject): number {
  */
 export const STATUS_ENTRIES_BYTES = 512 * 1024;
 
-/** The first of `entries` (the SOA first, then in their order) whose JSON text fits in `bytes`. */
+/** The first of `entries` (the SOA first, then in their order) whose JSON fits in `bytes` as stored. */
 export function entriesWithin<T>(entries: T[], bytes: number): T[] {
   let used = 2;
   for (let i = 0; i < entries.length; i++) {
-    used += JSON.stringify(entries[i]).length + 1;
+    used += storedJsonBytes(JSON.stringify(entries[i])) + 1;
     if (used > bytes) return entries.slice(0, i);
   }
   return entries;
+}
+
+/**
+ * The bytes the API server stores for a JSON text: UTF-8, with `<`, `>`, `&`, U+2028 and U+2029
+ * escaped as `\u003c` and so on (Go's encoding/json). Its length in characters undercounts: a list
+ * of 512 Ki characters of `<` is 3 MB stored.
+ */
+export function storedJsonBytes(json: string): number {
+  let n = 0;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c === 0x3c || c === 0x3e || c === 0x26 || c === 0x2028 || c === 0x2029) n += 6;
+    else if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && (json.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4; // a surrogate pair: one code point of four bytes
+      i++;
+    } else n += 3; // the rest of the plane, a lone surrogate too (stored as U+FFFD)
+  }
+  return n;
 }
 
 /** Entries of a zone: SOA first, then the adopted Records, then NS and glue of adopted sub-zones. */
