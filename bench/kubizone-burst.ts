@@ -26,15 +26,14 @@ import { Agent, request } from 'node:https';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { chartAccessDocs, renderChart } from '../test/support/chart.ts';
 import { dig as digStrict, rdataOf } from '../test/support/dig.ts';
 import { type KubeCluster, serviceAccountUser, startKube } from '../test/support/kube.ts';
+import { prepareKubizone } from '../test/support/kubizone-cluster.ts';
 import {
   type KubeProcess,
   startOperatorProcess,
   startServerProcess,
 } from '../test/support/zonekeeper-kube.ts';
-import { ROOT } from '../test/support/zonekeeper-process.ts';
 import { statusField, treeCpuSeconds } from './lib/proc.ts';
 
 const execFileP = promisify(execFile);
@@ -173,23 +172,7 @@ async function main() {
   const samplers: NodeJS.Timeout[] = [];
   try {
     log('api server up', { server: kube.server });
-    for (const crd of ['kubi.zone_zones.yaml', 'kubi.zone_records.yaml'])
-      await kube.kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'deploy/crds', crd)]);
-    for (const crd of ['zones.kubi.zone', 'records.kubi.zone'])
-      await kube.kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', `crd/${crd}`]);
-    for (const ns of [SYSTEM, NS]) await kube.kubectlOk(['create', 'namespace', ns]);
-    const rendered = await renderChart(kube.binDir, { namespace: SYSTEM });
-    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], {
-      input: chartAccessDocs(rendered, { admission: false }),
-    });
-    await kube.kubectlOk(['apply', '-f', '-'], {
-      input: `---\n${stringify({
-        apiVersion: 'dns.zonekeeper.dev/v1alpha1',
-        kind: 'DNSZoneClass',
-        metadata: { name: 'builtin' },
-        spec: { backend: { builtin: {} }, nameServers: ['ns1.example.net.', 'ns2.example.net.'] },
-      })}`,
-    });
+    await prepareKubizone(kube, SYSTEM, [NS]);
     await kube.kubectlOk(['apply', '-f', '-'], { input: `---\n${stringify(zoneObject())}` });
 
     const getZone = async (): Promise<ZoneJson | undefined> => {

@@ -10,9 +10,9 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { stringify } from 'yaml';
-import { chartAccessDocs, renderChart } from './support/chart.ts';
 import { dig, rdataOf } from './support/dig.ts';
 import { type KubeCluster, serviceAccountUser, startKube } from './support/kube.ts';
+import { prepareKubizone } from './support/kubizone-cluster.ts';
 import { type KubeProcess, startOperatorProcess, startServerProcess } from './support/zonekeeper-kube.ts';
 import { ROOT, waitFor } from './support/zonekeeper-process.ts';
 
@@ -57,23 +57,7 @@ describe('kubizone front door on a real API server', { timeout: 600_000 }, () =>
 
   before(async () => {
     kube = await startKube({ users: [OPERATOR, SERVER] });
-    for (const crd of ['kubi.zone_zones.yaml', 'kubi.zone_records.yaml'])
-      await kube.kubectlOk(['apply', '--server-side', '-f', path.join(ROOT, 'deploy/crds', crd)]);
-    for (const crd of ['zones.kubi.zone', 'records.kubi.zone'])
-      await kube.kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', `crd/${crd}`]);
-    for (const ns of [SYSTEM, 'development', 'production']) await kube.kubectlOk(['create', 'namespace', ns]);
-    // The chart's RBAC with its defaults: the registered kubi.zone door needs no frontDoors value.
-    const rendered = await renderChart(kube.binDir, { namespace: SYSTEM });
-    const rbac = chartAccessDocs(rendered, { admission: false });
-    await kube.kubectlOk(['apply', '--server-side', '-f', '-'], { input: rbac });
-    await kube.kubectlOk(['apply', '-f', '-'], {
-      input: `---\n${stringify({
-        apiVersion: 'dns.zonekeeper.dev/v1alpha1',
-        kind: 'DNSZoneClass',
-        metadata: { name: 'builtin' },
-        spec: { backend: { builtin: {} }, nameServers: ['ns1.example.net.', 'ns2.example.net.'] },
-      })}`,
-    });
+    await prepareKubizone(kube, SYSTEM, ['development', 'production']);
     // kubizone's example, unchanged.
     await kube.kubectlOk(['apply', '-f', EXAMPLE]);
     operator = await startOperatorProcess('operator', kube.kubeconfigFor(OPERATOR), SYSTEM);
