@@ -457,8 +457,8 @@ export class FrontDoorStore implements ResourceStore {
         try {
           if (!this.closed) end();
         } catch (e) {
-          // As a change outside a batch would have thrown to whoever made it: logged here, and the
-          // resync translates again.
+          // As a change outside a batch would have thrown to whoever made it: logged here. The
+          // objects left untranslated are translated again with their next change or status write.
           this.options.log?.(
             'error',
             `translating the objects that read a changed one: ${(e as Error).message}`,
