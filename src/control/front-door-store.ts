@@ -16,6 +16,7 @@
  * objects of one namespace (its native key holds the namespace), so a foreign object can do no more
  * than a DNSRecordSet of its namespace could.
  */
+
 import {
   type ForeignObject,
   type FrontDoor,
@@ -41,6 +42,7 @@ import {
   validateResource,
 } from '../api/index.ts';
 import { pushAll } from '../util/push-all.ts';
+import { within } from '../util/within.ts';
 import { DEFAULT_CLASS_ANNOTATION, defaultZoneClass } from '../zones/default-class.ts';
 import type { RecordTable } from '../zones/record-table.ts';
 import { compareByAge, type ResourceKey, resourceKey, splitKey } from '../zones/resource-key.ts';
@@ -237,15 +239,7 @@ export class FrontDoorStore implements ResourceStore {
         const [id, fkey] = todo[next++]!;
         // A write that does not return (an API server that holds the request) holds its own object,
         // not the resync: after a while the resync goes on, the projection still running.
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([
-          this.projectLogged(id, fkey),
-          new Promise<void>((resolve) => {
-            timer = setTimeout(resolve, this.options.resyncWaitMs ?? RESYNC_WAIT_MS);
-            timer.unref();
-          }),
-        ]);
-        clearTimeout(timer);
+        await within(this.projectLogged(id, fkey), this.options.resyncWaitMs ?? RESYNC_WAIT_MS);
       }
     };
     const running = Promise.all(Array.from({ length: RESYNC_CONCURRENCY }, worker)).then(() => undefined);

@@ -1,6 +1,7 @@
 /**
  * Whether `promise` settles within `ms` milliseconds (its result is not reported, and it keeps running
- * if it does not). For bounding shutdown steps that wait on the network. An infinite `ms` waits.
+ * if it does not). For bounding waits on the network: shutdown steps, a status resync's projections.
+ * An infinite `ms` waits.
  */
 export async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
   const settled = promise.then(
