@@ -19,14 +19,20 @@ export function namePatternMatches(pattern: string, relative: string): boolean {
   } catch {
     return false;
   }
-  if (p[0] === '*') {
-    // `*` is one or more labels; the labels after it must be the rightmost labels of the name.
-    const suffix = p.length - 1;
-    if (r.length <= suffix) return false;
-    for (let i = 1; i < p.length; i++) if (p[i] !== r[r.length - suffix + i - 1]) return false;
-    return true;
-  }
+  if (p[0] === '*') return below(r, p, 1);
   return p.length === r.length && p.every((label, i) => label === r[i]);
+}
+
+/**
+ * Whether the name of labels `r` is below the labels `p` from `from` on: `*` is one or more labels,
+ * and the labels after it must be the rightmost labels of the name.
+ */
+function below(r: readonly string[], p: readonly string[], from: number): boolean {
+  const suffix = p.length - from;
+  if (r.length <= suffix) return false;
+  const start = r.length - suffix;
+  for (let i = 0; i < suffix; i++) if (p[from + i] !== r[start + i]) return false;
+  return true;
 }
 
 /** A delegation's name patterns, parsed once: exact names by their labels, and the `*` patterns. */
@@ -75,14 +81,7 @@ export function namesAdmit(patterns: readonly string[], relative: string): boole
   const r = lastRelative.keys;
   if (r === undefined) return false;
   if (parsed.exact.has(JSON.stringify(r))) return true;
-  for (const suffix of parsed.below) {
-    if (r.length <= suffix.length) continue;
-    const start = r.length - suffix.length;
-    let match = true;
-    for (let i = 0; i < suffix.length && match; i++) match = suffix[i] === r[start + i];
-    if (match) return true;
-  }
-  return false;
+  return parsed.below.some((suffix) => below(r, suffix, 0));
 }
 
 /**
