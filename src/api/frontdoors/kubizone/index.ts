@@ -8,6 +8,7 @@
  * adopting Zone's DNSZone.
  */
 import { RECORD_TYPES } from '../../../dns/rrtype.ts';
+import { getOrInsert } from '../../../util/get-or-insert.ts';
 import { pushAll } from '../../../util/push-all.ts';
 import type { DNSRecordSetStatus } from '../../dnsrecordset.ts';
 import { type DNSZoneStatus, MAX_DELEGATION_NAMES, MAX_DELEGATIONS } from '../../dnszone.ts';
@@ -82,23 +83,13 @@ const adoptions = new WeakMap<readonly ZoneObject[], WeakMap<RecordObject, Adopt
 const placements = new WeakMap<readonly ZoneObject[], WeakMap<ZoneObject, ZonePlacement>>();
 
 function adoptionOf(record: RecordObject, zones: readonly ZoneObject[]): Adoption {
-  const byRecord = adoptions.get(zones) ?? new WeakMap<RecordObject, Adoption>();
-  adoptions.set(zones, byRecord);
-  const known = byRecord.get(record);
-  if (known) return known;
-  const adoption = adoptRecord(record, zones);
-  byRecord.set(record, adoption);
-  return adoption;
+  const byRecord = getOrInsert(adoptions, zones, () => new WeakMap<RecordObject, Adoption>());
+  return getOrInsert(byRecord, record, () => adoptRecord(record, zones));
 }
 
 function placementOf(zone: ZoneObject, zones: readonly ZoneObject[]): ZonePlacement {
-  const byZone = placements.get(zones) ?? new WeakMap<ZoneObject, ZonePlacement>();
-  placements.set(zones, byZone);
-  const known = byZone.get(zone);
-  if (known) return known;
-  const placement = placeZone(zone, zones);
-  byZone.set(zone, placement);
-  return placement;
+  const byZone = getOrInsert(placements, zones, () => new WeakMap<ZoneObject, ZonePlacement>());
+  return getOrInsert(byZone, zone, () => placeZone(zone, zones));
 }
 
 function live(o: ForeignObject): boolean {
@@ -115,41 +106,30 @@ const adoptedIndexes = new WeakMap<readonly ZoneObject[], WeakMap<readonly Recor
 
 /** Records by adopting Zone, made once per pair of lists (one remembered adoption per Record). */
 function adoptedBy(zones: readonly ZoneObject[], records: readonly RecordObject[]): Adopted {
-  const byRecords = adoptedIndexes.get(zones) ?? new WeakMap<readonly RecordObject[], Adopted>();
-  adoptedIndexes.set(zones, byRecords);
-  const known = byRecords.get(records);
-  if (known) return known;
-  const index: Adopted = new Map();
-  for (const r of records) {
-    const a = adoptionOf(r, zones);
-    if (!a.ok) continue;
-    const k = keyOf(a.zone);
-    const list = index.get(k) ?? [];
-    list.push(r);
-    index.set(k, list);
-  }
-  byRecords.set(records, index);
-  return index;
+  const byRecords = getOrInsert(adoptedIndexes, zones, () => new WeakMap<readonly RecordObject[], Adopted>());
+  return getOrInsert(byRecords, records, () => {
+    const index: Adopted = new Map();
+    for (const r of records) {
+      const a = adoptionOf(r, zones);
+      if (a.ok) getOrInsert(index, keyOf(a.zone), () => []).push(r);
+    }
+    return index;
+  });
 }
 
 /** The Zones placed directly below each Zone (`namespace/name` of the parent → sub-zones). */
 const subZoneIndexes = new WeakMap<readonly ZoneObject[], Map<string, ZoneObject[]>>();
 
 function subZonesOf(zones: readonly ZoneObject[]): Map<string, ZoneObject[]> {
-  const known = subZoneIndexes.get(zones);
-  if (known) return known;
-  const index = new Map<string, ZoneObject[]>();
-  for (const z of zones) {
-    if (!live(z)) continue;
-    const p = placementOf(z, zones);
-    if (!p.ok || !p.parent) continue;
-    const k = keyOf(p.parent.zone);
-    const list = index.get(k) ?? [];
-    list.push(z);
-    index.set(k, list);
-  }
-  subZoneIndexes.set(zones, index);
-  return index;
+  return getOrInsert(subZoneIndexes, zones, () => {
+    const index = new Map<string, ZoneObject[]>();
+    for (const z of zones) {
+      if (!live(z)) continue;
+      const p = placementOf(z, zones);
+      if (p.ok && p.parent) getOrInsert(index, keyOf(p.parent.zone), () => []).push(z);
+    }
+    return index;
+  });
 }
 
 /** Whether `fqdn` is `origin` or below it. */
@@ -259,7 +239,10 @@ function isRecordType(type: string): boolean {
   return (RECORD_TYPES as readonly string[]).includes(type);
 }
 
-/** Oldest first (creation time, then `namespace/name`): who keeps a place when there are too few. */
+/**
+ * Oldest first (creation time, then `namespace/name`): who keeps a place when there are too few. The
+ * order of `compareByAge`, the conflict rule of src/zones, which src/api sits below.
+ */
 function byAge(a: ForeignObject, b: ForeignObject): number {
   const x = a.metadata.creationTimestamp ?? '';
   const y = b.metadata.creationTimestamp ?? '';
@@ -286,25 +269,23 @@ const subZoneNameIndexes = new WeakMap<readonly ZoneObject[], Map<string, SubZon
  * so a sub-zone's own translation can ask whether it fits.
  */
 function subZoneNames(zone: ZoneObject, zones: readonly ZoneObject[]): SubZoneNames {
-  const byParent = subZoneNameIndexes.get(zones) ?? new Map<string, SubZoneNames>();
-  subZoneNameIndexes.set(zones, byParent);
-  const key = keyOf(zone);
-  const known = byParent.get(key);
-  if (known) return known;
-  const names = new NameGroups();
-  const admitted = new Set<string>();
-  const placed = placementOf(zone, zones);
-  if (placed.ok) {
-    const subZones = (subZonesOf(zones).get(key) ?? []).filter((z) => ns(z) !== ns(zone) && live(z));
-    for (const z of [...subZones].sort(byAge)) {
-      const p = placementOf(z, zones);
-      if (!p.ok || !p.parent || !sameObject(p.parent.zone, zone)) continue;
-      if (names.place(ns(z), 'NS', relativeTo(p.fqdn, placed.fqdn)) === 'placed') admitted.add(keyOf(z));
+  const byParent = getOrInsert(subZoneNameIndexes, zones, () => new Map<string, SubZoneNames>());
+  return getOrInsert(byParent, keyOf(zone), () => {
+    const names = new NameGroups();
+    const admitted = new Set<string>();
+    const placed = placementOf(zone, zones);
+    if (placed.ok) {
+      const subZones = (subZonesOf(zones).get(keyOf(zone)) ?? []).filter(
+        (z) => ns(z) !== ns(zone) && live(z),
+      );
+      for (const z of subZones.sort(byAge)) {
+        const p = placementOf(z, zones);
+        if (!p.ok || !p.parent || !sameObject(p.parent.zone, zone)) continue;
+        if (names.place(ns(z), 'NS', relativeTo(p.fqdn, placed.fqdn)) === 'placed') admitted.add(keyOf(z));
+      }
     }
-  }
-  const out = { names, admitted };
-  byParent.set(key, out);
-  return out;
+    return { names, admitted };
+  });
 }
 
 /** A Zone's native delegations to other namespaces, and the Records adopted past the limits. */
@@ -331,30 +312,28 @@ function foreignNames(
   zones: readonly ZoneObject[],
   records: readonly RecordObject[],
 ): ForeignNames {
-  const byRecords =
-    foreignNameIndexes.get(zones) ?? new WeakMap<readonly RecordObject[], Map<string, ForeignNames>>();
-  foreignNameIndexes.set(zones, byRecords);
-  const byZone = byRecords.get(records) ?? new Map<string, ForeignNames>();
-  byRecords.set(records, byZone);
-  const key = keyOf(zone);
-  const known = byZone.get(key);
-  if (known) return known;
-  const names = subZoneNames(zone, zones).names.copy();
-  const overLimit = new Set<string>();
-  const placed = placementOf(zone, zones);
-  if (placed.ok) {
-    const adopted = (adoptedBy(zones, records).get(key) ?? []).filter((r) => ns(r) !== ns(zone));
-    for (const r of [...adopted].sort(byAge)) {
-      const a = adoptionOf(r, zones);
-      if (!a.ok || !sameObject(a.zone, zone)) continue;
-      const type = r.spec.type.toUpperCase();
-      const relative = relativeTo(a.fqdn, placed.fqdn);
-      if (names.place(ns(r), type, relative) === 'full') overLimit.add(wantKey(ns(r), type, relative));
+  const byRecords = getOrInsert(
+    foreignNameIndexes,
+    zones,
+    () => new WeakMap<readonly RecordObject[], Map<string, ForeignNames>>(),
+  );
+  const byZone = getOrInsert(byRecords, records, () => new Map<string, ForeignNames>());
+  return getOrInsert(byZone, keyOf(zone), () => {
+    const names = subZoneNames(zone, zones).names.copy();
+    const overLimit = new Set<string>();
+    const placed = placementOf(zone, zones);
+    if (placed.ok) {
+      const adopted = (adoptedBy(zones, records).get(keyOf(zone)) ?? []).filter((r) => ns(r) !== ns(zone));
+      for (const r of adopted.sort(byAge)) {
+        const a = adoptionOf(r, zones);
+        if (!a.ok || !sameObject(a.zone, zone)) continue;
+        const type = r.spec.type.toUpperCase();
+        const relative = relativeTo(a.fqdn, placed.fqdn);
+        if (names.place(ns(r), type, relative) === 'full') overLimit.add(wantKey(ns(r), type, relative));
+      }
     }
-  }
-  const out = { delegations: names.delegations(), overLimit };
-  byZone.set(key, out);
-  return out;
+    return { delegations: names.delegations(), overLimit };
+  });
 }
 
 /**
@@ -496,18 +475,10 @@ export function entriesWithin<T>(entries: T[], bytes: number): T[] {
  * of 512 Ki characters of `<` is 3 MB stored.
  */
 export function storedJsonBytes(json: string): number {
-  let n = 0;
-  for (let i = 0; i < json.length; i++) {
-    const c = json.charCodeAt(i);
-    if (c === 0x3c || c === 0x3e || c === 0x26 || c === 0x2028 || c === 0x2029) n += 6;
-    else if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && (json.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      n += 4; // a surrogate pair: one code point of four bytes
-      i++;
-    } else n += 3; // the rest of the plane, a lone surrogate too (stored as U+FFFD)
-  }
-  return n;
+  let escaped = 0;
+  // `<`, `>` and `&` are one byte in UTF-8 and six escaped; U+2028 and U+2029 three and six.
+  for (const [c] of json.matchAll(/[<>&\u2028\u2029]/g)) escaped += c < '\u0080' ? 5 : 3;
+  return Buffer.byteLength(json) + escaped;
 }
 
 /** Entries of a zone: SOA first, then the adopted Records, then NS and glue of adopted sub-zones. */
