@@ -498,7 +498,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
               doors: frontDoors,
               log,
               problems: (door, key) => store.foreignProblems(door, key),
-              // The watch's events come a message at a time: what reads them is translated once a turn.
+              // A turn takes the watch's events that queued: what reads them is translated once a turn.
               coalesce: true,
             })
           : undefined;

@@ -199,7 +199,7 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
     // Objects of front-door kinds as the record sets they map to (read only: the operator writes).
     store:
       frontDoors.size > 0
-        ? // The watch's events come a message at a time: what reads them is translated once a turn.
+        ? // A turn takes the watch's events that queued: what reads them is translated once a turn.
           new FrontDoorStore({ base: store, doors: frontDoors, readOnly: true, log, coalesce: true })
         : store,
     backend,

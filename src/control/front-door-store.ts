@@ -102,9 +102,10 @@ export interface FrontDoorStoreOptions {
    * Changes of kinds that doors read, arriving outside a `batch`, are followed once at the end of the
    * turn (a microtask) rather than each at once: the objects that read them are translated again
    * once for all the changes of that turn. For a source that hands over many changes in one turn with
-   * no batch of its own: a Kubernetes watch delivers its events a message at a time, and a burst of
-   * 10,000 kubizone Records otherwise translated their Zone again after each (quadratic; the watch
-   * then fell behind). The objects changed are translated at once either way.
+   * no batch of its own: a Kubernetes watch hands over in one turn the events that queued while this
+   * thread was busy (watch-thread.ts), and a burst of 10,000 kubizone Records otherwise translated
+   * their Zone again after each (quadratic; the watch then fell behind). The objects changed are
+   * translated at once either way.
    */
   coalesce?: boolean;
   /** How long a resync waits for one projection before it goes on (default RESYNC_WAIT_MS). */

@@ -10,9 +10,15 @@
  * message queue until it gets to them, as client-go's reflector queues them for its informer
  * (an unbounded queue: the API server's own buffer is what must not fill). Lists stay on the main
  * thread: a request and its response, nothing for the API server to hold.
+ *
+ * The events that waited in the queue while the main thread was busy are taken in one turn of its
+ * event loop (`receive` drains the channel, up to `DRAIN_LINES` events), so that what follows many
+ * changes in one turn (a front door's objects translated again once per turn, `FrontDoorStore`'s
+ * `coalesce`) follows all of them once: the busier the main thread, the more changes each turn takes
+ * (docs/benchmarks.md, "Kubernetes: a kubizone Zone and a burst of Records").
  */
 import type { RequestOptions } from 'node:https';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { type KubeConfig, Watch } from '@kubernetes/client-node';
 import type { KubeObject, WatchEvent, WatchHandle } from './reflector.ts';
 
@@ -46,6 +52,17 @@ export type FromWatchThread =
   | { id: number; lines: string[] }
   | { id: number; done: true; error?: { message: string; name?: string; statusCode?: number } };
 
+/** What the watch thread is given at its start: the port its events go to. */
+export interface WatchThreadData {
+  events: MessagePort;
+}
+
+/**
+ * Events taken from the channel in one turn at most (a message holds one or more): a turn stays a
+ * few tens of milliseconds at most, so a Lease renewal or a status write's answer waits no longer.
+ */
+export const DRAIN_LINES = 512;
+
 interface Running {
   onEvent: (event: WatchEvent) => void;
   onDone: (error?: unknown) => void;
@@ -54,6 +71,8 @@ interface Running {
 export class WatchThread {
   private readonly config: KubeConfig;
   private worker?: Worker;
+  /** The channel's end the watch thread's events come in on. */
+  private events?: MessagePort;
   private nextId = 1;
   private readonly running = new Map<number, Running>();
 
@@ -150,11 +169,27 @@ export class WatchThread {
 
   private thread(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(new URL('./watch-worker.ts', import.meta.url), { name: 'zk-watch' });
-    worker.on('message', (message: FromWatchThread) => this.receive(message));
+    // A channel of its own rather than the worker's: only a port can be drained (`receive`).
+    const { port1, port2 } = new MessageChannel();
+    const worker = new Worker(new URL('./watch-worker.ts', import.meta.url), {
+      name: 'zk-watch',
+      workerData: { events: port2 } satisfies WatchThreadData,
+      transferList: [port2],
+    });
+    port1.on('message', (message: FromWatchThread) => this.receive(message, port1));
+    // The worker keeps the process alive while a watch runs (`watch`, `release`), not its port.
+    port1.unref();
     const fail = (error: unknown) => {
       // The thread is gone: every watch on it ended; the next watch starts a new one.
-      if (this.worker === worker) this.worker = undefined;
+      if (this.worker === worker) {
+        this.worker = undefined;
+        this.events = undefined;
+      }
+      // What it sent before it ended goes first (as the worker's own port gives its messages before
+      // its `exit`).
+      for (let next = receiveMessageOnPort(port1); next; next = receiveMessageOnPort(port1))
+        this.take(next.message as FromWatchThread);
+      port1.close();
       const running = [...this.running.values()];
       this.running.clear();
       for (const r of running) r.onDone(error instanceof Error ? error : new Error(String(error)));
@@ -162,16 +197,31 @@ export class WatchThread {
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`the watch thread exited (${code})`)));
     this.worker = worker;
+    this.events = port1;
     return worker;
   }
 
-  private receive(message: FromWatchThread): void {
+  /**
+   * A message from the watch thread, then those that waited behind it, in order, up to
+   * `DRAIN_LINES` events in all; the rest come with the port's next turn.
+   */
+  private receive(first: FromWatchThread, port: MessagePort): void {
+    let lines = this.take(first);
+    while (lines < DRAIN_LINES && port === this.events) {
+      const next = receiveMessageOnPort(port);
+      if (next === undefined) return;
+      lines += this.take(next.message as FromWatchThread);
+    }
+  }
+
+  /** Hands one message's events (or its watch's end) over; how many events it held. */
+  private take(message: FromWatchThread): number {
     const running = this.running.get(message.id);
-    if (!running) return; // aborted
+    if (!running) return 'lines' in message ? message.lines.length : 0; // aborted
     if ('lines' in message) {
       for (const line of message.lines) {
         // An earlier event of the batch may have ended it (an ERROR event) or aborted it.
-        if (this.running.get(message.id) !== running) return;
+        if (this.running.get(message.id) !== running) break;
         let event: { type?: unknown; object?: unknown };
         try {
           event = JSON.parse(line) as { type?: unknown; object?: unknown };
@@ -182,7 +232,7 @@ export class WatchThread {
           object: KubeObject;
         });
       }
-      return;
+      return message.lines.length;
     }
     this.running.delete(message.id);
     this.release();
@@ -195,6 +245,7 @@ export class WatchThread {
             ...(error.statusCode !== undefined ? { statusCode: error.statusCode } : {}),
           }),
     );
+    return 0;
   }
 
   /** With no watch running the thread does not keep the process alive. */
@@ -206,6 +257,8 @@ export class WatchThread {
   async close(): Promise<void> {
     const worker = this.worker;
     this.worker = undefined;
+    this.events?.close();
+    this.events = undefined;
     this.running.clear();
     await worker?.terminate();
   }

@@ -6,13 +6,15 @@
  * load the Kubernetes client (a second copy of it held about 70 MiB).
  */
 import { Agent, request } from 'node:https';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { AgentCache } from './watch-agents.ts';
 import { LineSplitter } from './watch-lines.ts';
-import type { FromWatchThread, ToWatchThread } from './watch-thread.ts';
+import type { FromWatchThread, ToWatchThread, WatchThreadData } from './watch-thread.ts';
 
 const port = parentPort;
 if (!port) throw new Error('watch-worker.ts runs as a worker thread');
+/** Where events go: a channel the main thread drains (watch-thread.ts, `receive`). */
+const { events } = workerData as WatchThreadData;
 
 /** One keep-alive pool per TLS setting in use (a watch holds its connection while it runs). */
 const agents = new AgentCache((tls) => {
@@ -31,7 +33,7 @@ const running = new Map<number, () => void>();
 let pending = new Map<number, string[]>();
 let scheduled = false;
 
-const post = (message: FromWatchThread) => port.postMessage(message);
+const post = (message: FromWatchThread) => events.postMessage(message);
 
 function flush(): void {
   scheduled = false;
