@@ -100,20 +100,50 @@ function keyOf(o: ForeignObject): string {
   return `${ns(o)}/${o.metadata.name}`;
 }
 
-/** The Records each Zone adopted (`namespace/name` of the Zone → Records, deleting ones too). */
-type Adopted = Map<string, RecordObject[]>;
+/**
+ * The Records each Zone adopted (`namespace/name` of the Zone → Records, deleting ones too), and
+ * among them those of other namespaces than the Zone's (`foreign`, what its delegations hold).
+ */
+interface Adopted {
+  all: Map<string, RecordObject[]>;
+  foreign: Map<string, RecordObject[]>;
+}
 const adoptedIndexes = new WeakMap<readonly ZoneObject[], WeakMap<readonly RecordObject[], Adopted>>();
 
-/** Records by adopting Zone, made once per pair of lists (one remembered adoption per Record). */
+/**
+ * Records by adopting Zone, made once per pair of lists (one remembered adoption per Record). A burst
+ * of Records makes a list per turn, each indexed whole: the adoptions' map is looked up once per list,
+ * not once per Record.
+ */
 function adoptedBy(zones: readonly ZoneObject[], records: readonly RecordObject[]): Adopted {
   const byRecords = getOrInsert(adoptedIndexes, zones, () => new WeakMap<readonly RecordObject[], Adopted>());
   return getOrInsert(byRecords, records, () => {
-    const index: Adopted = new Map();
+    const byRecord = getOrInsert(adoptions, zones, () => new WeakMap<RecordObject, Adoption>());
+    const all = new Map<string, RecordObject[]>();
+    const foreign = new Map<string, RecordObject[]>();
+    let lastZone: ZoneObject | undefined;
+    let lastAll: RecordObject[] = [];
+    let lastForeign: RecordObject[] | undefined;
     for (const r of records) {
-      const a = adoptionOf(r, zones);
-      if (a.ok) getOrInsert(index, keyOf(a.zone), () => []).push(r);
+      let a = byRecord.get(r);
+      if (a === undefined) {
+        a = adoptRecord(r, zones);
+        byRecord.set(r, a);
+      }
+      if (!a.ok) continue;
+      // Records of one Zone mostly come together: its lists are looked up once per run.
+      if (a.zone !== lastZone) {
+        lastZone = a.zone;
+        lastAll = getOrInsert(all, keyOf(a.zone), () => []);
+        lastForeign = foreign.get(keyOf(a.zone));
+      }
+      lastAll.push(r);
+      if (ns(r) !== ns(a.zone)) {
+        lastForeign ??= getOrInsert(foreign, keyOf(a.zone), () => []);
+        lastForeign.push(r);
+      }
     }
-    return index;
+    return { all, foreign };
   });
 }
 
@@ -323,7 +353,7 @@ function foreignNames(
     const overLimit = new Set<string>();
     const placed = placementOf(zone, zones);
     if (placed.ok) {
-      const adopted = (adoptedBy(zones, records).get(keyOf(zone)) ?? []).filter((r) => ns(r) !== ns(zone));
+      const adopted = [...(adoptedBy(zones, records).foreign.get(keyOf(zone)) ?? [])];
       for (const r of adopted.sort(byAge)) {
         const a = adoptionOf(r, zones);
         if (!a.ok || !sameObject(a.zone, zone)) continue;
@@ -500,7 +530,7 @@ export function zoneEntries(
     rdata: `${mname} hostmaster.${origin} ${serial} ${spec.refresh ?? ZONE_DEFAULTS.refresh} ${spec.retry ?? ZONE_DEFAULTS.retry} ${spec.expire ?? ZONE_DEFAULTS.expire} ${spec.negativeResponseCache ?? ZONE_DEFAULTS.negativeResponseCache}`,
   };
   const entries: NonNullable<ZoneStatus['entries']> = [];
-  const index = adoptedBy(zones, records);
+  const index = adoptedBy(zones, records).all;
   const entriesOf = (z: ZoneObject) =>
     (index.get(keyOf(z)) ?? [])
       .filter(live)
