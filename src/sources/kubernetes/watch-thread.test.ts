@@ -157,10 +157,13 @@ describe('the watch thread hands the events that queued while the main thread wa
       names,
       Array.from({ length: count }, (_, i) => `r${i}`),
     );
-    // The turn after the busy one: what queued in 300 ms of events sent 1 ms apart. One message of
-    // the watch thread per event or few would be a turn each.
-    const afterBusy = turns.filter((t) => t === turns[1]).length;
-    assert.ok(afterBusy >= 20, `the first turn after the wait took ${afterBusy} events`);
+    // What queued in 300 ms of events sent 1 ms apart comes in one turn after the wait (an event or
+    // two may come before it, between the first turn and the wait). One message of the watch
+    // thread (an event or few) per turn would be many turns.
+    const perTurn = new Map<number, number>();
+    for (const t of turns) perTurn.set(t, (perTurn.get(t) ?? 0) + 1);
+    const largest = Math.max(...perTurn.values());
+    assert.ok(largest >= 20, `events per turn: ${[...perTurn.values()].join(', ')}`);
   });
 
   test(`a turn takes the messages that queued up to ${DRAIN_LINES} events, then the next turn the rest`, async () => {

@@ -12,7 +12,7 @@
  * thread: a request and its response, nothing for the API server to hold.
  *
  * The events that waited in the queue while the main thread was busy are taken in one turn of its
- * event loop (`receive` drains the channel, up to `DRAIN_LINES` events), so that what follows many
+ * event loop (`receive` drains the channel, up to `DRAIN_LINES` events or `DRAIN_MS`), so that what follows many
  * changes in one turn (a front door's objects translated again once per turn, `FrontDoorStore`'s
  * `coalesce`) follows all of them once: the busier the main thread, the more changes each turn takes
  * (docs/benchmarks.md, "Kubernetes: a kubizone Zone and a burst of Records").
@@ -58,10 +58,12 @@ export interface WatchThreadData {
 }
 
 /**
- * Events taken from the channel in one turn at most (a message holds one or more): a turn stays a
- * few tens of milliseconds at most, so a Lease renewal or a status write's answer waits no longer.
+ * Events taken from the channel in one turn at most (a message holds one or more), and how long a
+ * turn goes on taking messages: a turn stays short, so a Lease renewal, a status write's answer or
+ * another watch's events wait no longer than that.
  */
 export const DRAIN_LINES = 512;
+export const DRAIN_MS = 20;
 
 interface Running {
   onEvent: (event: WatchEvent) => void;
@@ -203,11 +205,12 @@ export class WatchThread {
 
   /**
    * A message from the watch thread, then those that waited behind it, in order, up to
-   * `DRAIN_LINES` events in all; the rest come with the port's next turn.
+   * `DRAIN_LINES` events in all or for `DRAIN_MS`; the rest come with the port's next turn.
    */
   private receive(first: FromWatchThread, port: MessagePort): void {
+    const until = performance.now() + DRAIN_MS;
     let lines = this.take(first);
-    while (lines < DRAIN_LINES && port === this.events) {
+    while (lines < DRAIN_LINES && port === this.events && performance.now() < until) {
       const next = receiveMessageOnPort(port);
       if (next === undefined) return;
       lines += this.take(next.message as FromWatchThread);
