@@ -3,7 +3,7 @@
  * own so that the watch thread (`watch-worker.ts`) uses it without loading the API's schemas.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type { KubeConfig, RequestContext } from '@kubernetes/client-node';
 
 const SHARED = Symbol('zonekeeper.sharedConnections');
@@ -44,10 +44,30 @@ export function shareConnections(config: KubeConfig): KubeConfig {
   return config;
 }
 
-/** What a connection pool of the current context is built from (not the token). */
-function connectionKey(config: KubeConfig): string {
+/**
+ * What a connection pool of the current context is built from (not the token). The files named are
+ * read again only when one of them changed (another inode, size, modification or change time; and
+ * while it changed in the last 2 s): a key made per request read and hashed them each time, a tenth
+ * of the operator's CPU in a burst of status writes (docs/benchmarks.md, "Kubernetes: a kubizone
+ * Zone and a burst of Records").
+ */
+export function connectionKey(config: KubeConfig): string {
   const cluster = config.getCurrentCluster();
   const user = config.getCurrentUser();
+  const files = [cluster?.caFile, user?.certFile, user?.keyFile];
+  const settings = JSON.stringify([
+    cluster?.server,
+    cluster?.skipTLSVerify,
+    cluster?.tlsServerName,
+    cluster?.proxyUrl,
+    cluster?.caData,
+    user?.certData,
+    user?.keyData,
+    files,
+  ]);
+  const stamp = `${settings}\u0000${files.map(fileStamp).join('\u0000')}`;
+  const known = keys.get(config);
+  if (known?.stamp === stamp) return known.key;
   const bytes = (file: string | undefined, data: string | undefined) => {
     if (data) return data;
     if (!file) return '';
@@ -66,5 +86,35 @@ function connectionKey(config: KubeConfig): string {
     bytes(user?.certFile, user?.certData),
     bytes(user?.keyFile, user?.keyData),
   ]);
-  return createHash('sha256').update(material).digest('base64');
+  const key = createHash('sha256').update(material).digest('base64');
+  // A file changed in the last seconds may change again within the file system's clock tick and keep
+  // its stamp (git's "racily clean" files): its key is made again on the next request.
+  if (!files.some(recent)) keys.set(config, { stamp, key });
+  else keys.delete(config);
+  return key;
+}
+
+/** Modified or changed within the last 2 s (file systems stamp with a clock of a few milliseconds). */
+function recent(file: string | undefined): boolean {
+  if (!file) return false;
+  try {
+    const s = statSync(file);
+    return Date.now() - Math.max(s.mtimeMs, s.ctimeMs) < 2000;
+  } catch {
+    return false;
+  }
+}
+
+/** The last key made per configuration, with the settings and file stamps it was made from. */
+const keys = new WeakMap<KubeConfig, { stamp: string; key: string }>();
+
+/** A file's identity and version as `stat` gives it ('' with no file, `-` when it cannot be read). */
+function fileStamp(file: string | undefined): string {
+  if (!file) return '';
+  try {
+    const s = statSync(file, { bigint: true });
+    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+  } catch {
+    return '-';
+  }
 }
