@@ -30,11 +30,19 @@ export interface ZoneAliasResolverOptions {
 }
 
 const NEGATIVE_TTL_CAP = 300;
+/**
+ * Longest time an upstream's answer is kept. The upstream's TTL is taken up to this: an answer that
+ * got in anyway is not served for the TTL its sender chose (RFC 2181 §8 allows TTLs of 68 years).
+ */
+export const POSITIVE_TTL_CAP = 3600;
 
 /**
  * Resolves ALIAS targets to A/AAAA. Targets inside the zones served are answered from our own data;
- * others are asked of the configured resolver and cached for the answer's TTL (negative answers for
- * the SOA minimum, at most 5 minutes). Concurrent lookups of the same target share one query.
+ * others are asked of the configured resolver and cached for the answer's TTL (at most an hour;
+ * negative answers for the SOA minimum, at most 5 minutes). Concurrent lookups of the same target
+ * share one query. An answer is taken only from the resolver's address and port, with the query's
+ * ID and the query's question (RFC 5452 §4.3, §9.1): what others send to the query's port is
+ * dropped, so a forged answer needs a spoofed source address as well as the port and the ID.
  */
 export class ZoneAliasResolver implements AliasResolver {
   private readonly upstream: { host: string; port: number } | undefined;
@@ -98,40 +106,49 @@ export class ZoneAliasResolver implements AliasResolver {
       edns: { udpSize: 1232, extendedRcode: 0, version: 0, dnssecOk: false, options: [] },
     });
     const bytes = encodeMessage(query);
+    const answers = (message: Message) => message.id === id && message.qr && asked(message, target, qtype);
     try {
-      let response = await this.udp(bytes, id);
-      if (response.tc) response = await this.tcp(bytes, id);
+      let response = await this.udp(bytes, answers);
+      if (response.tc) response = await this.tcp(bytes, answers);
       return interpret(response, target, qtype);
     } catch {
       return { kind: 'fail' };
     }
   }
 
-  private udp(bytes: Uint8Array, id: number): Promise<Message> {
+  private udp(bytes: Uint8Array, answers: (message: Message) => boolean): Promise<Message> {
     const { host, port } = this.upstream!;
     return new Promise((resolve, reject) => {
+      // A socket of its own per query (a random source port, RFC 5452 §9.2), connected to the
+      // resolver: the kernel drops datagrams from any other address or port (RFC 5452 §4.3).
       const socket = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
+      let settled = false;
       const timer = setTimeout(() => done(new Error('timeout')), this.timeoutMs);
       const done = (error?: Error, message?: Message) => {
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
         socket.close();
         if (error) reject(error);
         else resolve(message!);
       };
       socket.on('error', (e) => done(e));
-      socket.on('message', (msg) => {
+      socket.on('message', (msg, from) => {
+        if (from.port !== port || from.address !== socket.remoteAddress().address) return;
         try {
           const message = decodeMessage(msg);
-          if (message.id === id && message.qr) done(undefined, message);
+          if (answers(message)) done(undefined, message);
         } catch {
           // not a valid answer to us; keep waiting until the timeout
         }
       });
-      socket.send(bytes, port, host);
+      socket.connect(port, host, () => {
+        if (!settled) socket.send(bytes);
+      });
     });
   }
 
-  private tcp(bytes: Uint8Array, id: number): Promise<Message> {
+  private tcp(bytes: Uint8Array, answers: (message: Message) => boolean): Promise<Message> {
     const { host, port } = this.upstream!;
     return new Promise((resolve, reject) => {
       const socket = net.connect({ host, port });
@@ -146,7 +163,7 @@ export class ZoneAliasResolver implements AliasResolver {
           socket.destroy();
           try {
             const message = decodeMessage(all.subarray(2, 2 + all.readUInt16BE(0)));
-            if (message.id !== id) throw new Error('mismatched id');
+            if (!answers(message)) throw new Error('not an answer to the query (ID or question)');
             resolve(message);
           } catch (e) {
             reject(e);
@@ -161,6 +178,23 @@ export class ZoneAliasResolver implements AliasResolver {
   }
 }
 
+/** Whether a response's question is the one asked (RFC 5452 §9.1): one question, same name, type, class. */
+function asked(message: Message, target: Name, qtype: number): boolean {
+  const question = message.questions[0];
+  return (
+    message.questions.length === 1 &&
+    question !== undefined &&
+    question.type === qtype &&
+    question.class === 1 &&
+    nameEquals(question.name, target)
+  );
+}
+
+/** An upstream TTL as kept: one with its top bit set counts as 0 (RFC 2181 §8), at most POSITIVE_TTL_CAP. */
+function keptTtl(ttl: number): number {
+  return ttl > 0x7fffffff ? 0 : Math.min(ttl, POSITIVE_TTL_CAP);
+}
+
 /** Follows the CNAME chain in the answer section and collects the records of the asked type. */
 function interpret(response: Message, target: Name, qtype: number): AliasResult {
   if (response.rcode === Rcode.NXDOMAIN) return { kind: 'nodata', ttl: negativeTtl(response) };
@@ -170,12 +204,12 @@ function interpret(response: Message, target: Name, qtype: number): AliasResult 
   for (let hop = 0; hop < 16; hop++) {
     const matches = response.answers.filter((rr) => nameEquals(rr.name, name) && rr.type === qtype);
     if (matches.length > 0) {
-      for (const rr of matches) ttl = Math.min(ttl, rr.ttl);
+      for (const rr of matches) ttl = Math.min(ttl, keptTtl(rr.ttl));
       return { kind: 'ok', rdata: matches.map((rr) => rr.data as Rdata), ttl };
     }
     const cname = response.answers.find((rr) => nameEquals(rr.name, name) && rr.type === RRType.CNAME);
     if (!cname) break;
-    ttl = Math.min(ttl, cname.ttl);
+    ttl = Math.min(ttl, keptTtl(cname.ttl));
     name = (cname.data as Extract<Rdata, { type: 'CNAME' }>).target;
   }
   return { kind: 'nodata', ttl: negativeTtl(response) };
