@@ -1,9 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { NSEC3_RFC9276 } from '../dns/dnssec/denial.ts';
+import { DNSKEY_FLAGS, generateDnssecKey } from '../dns/dnssec/keys.ts';
 import { decodeMessage, encodeMessage, queryMessage, Rcode } from '../dns/message.ts';
+import { parseRdata } from '../dns/rdata.ts';
 import { RRType } from '../dns/rrtype.ts';
+import { signZone } from '../zones/dnssec-signer.ts';
+import type { RRsetData } from '../zones/rrset.ts';
 import { QueryHandler } from './query-handler.ts';
 import { parseCidr, ResponseRateLimiter, type RrlKind, truncated } from './rrl.ts';
+import type { ZoneDnssecData } from './zone-dnssec.ts';
 import { ZoneSnapshot } from './zone-snapshot.ts';
 import { ZoneTable } from './zone-table.ts';
 
@@ -27,8 +33,47 @@ table.set(
     { owner: 'ns.sub.example.com.', type: 'A', ttl: 300, rdata: [{ type: 'A', address: '192.0.2.53' }] },
   ]),
 );
+// A signed zone with a wildcard (NSEC3), as a signing zone serves it.
+const SIGNED_RRSETS: RRsetData[] = [
+  ['s.test.', 'NS', 'ns1.s.test.'],
+  ['ns1.s.test.', 'A', '192.0.2.53'],
+  ['www.s.test.', 'A', '192.0.2.1'],
+  ['*.wild.s.test.', 'TXT', '"a wildcard answer"'],
+].map(([owner, type, value]) => ({
+  owner: owner!,
+  type: type as RRsetData['type'],
+  ttl: 300,
+  rdata: [parseRdata(type as RRsetData['type'], value!, 's.test.')],
+}));
+{
+  const key = generateDnssecKey(13, DNSKEY_FLAGS.KSK);
+  const now = 1_800_000_000;
+  const soa = { ...SOA, mname: 'ns1.s.test.', rname: 'h.s.test.' };
+  const records = signZone(
+    { origin: 's.test.', soa: { ...soa, serial: 1 }, rrsets: SIGNED_RRSETS },
+    { keySigning: [key], zoneSigning: [key] },
+    { inception: now - 3600, expiration: now + 14 * 86400 },
+    { kind: 'NSEC3', params: NSEC3_RFC9276 },
+  );
+  const signer = new Set<number>([RRType.RRSIG, RRType.NSEC, RRType.NSEC3, RRType.DNSKEY, RRType.NSEC3PARAM]);
+  const dnssec: ZoneDnssecData = {
+    denial: 'NSEC3',
+    nsec3: NSEC3_RFC9276,
+    records: records
+      .filter((r) => signer.has(r.type))
+      .map((r) => ({ owner: r.owner, ttl: r.ttl, type: r.type, rdata: r.rdata })),
+  };
+  table.set(ZoneSnapshot.build('s.test.', soa, 1, SIGNED_RRSETS, undefined, dnssec));
+}
 const handler = new QueryHandler({ table, responseCache: 0 });
 const EDNS = { udpSize: 1232, extendedRcode: 0, version: 0, dnssecOk: false, options: [] };
+const DO = { ...EDNS, dnssecOk: true };
+
+/** The server's real response to a question with the DO bit (a signed answer from a signed zone). */
+function signedResponse(name: string, type: number): Uint8Array {
+  const q = encodeMessage(queryMessage(name, type, { id: 7, rd: true, edns: DO }));
+  return handler.handle(q, 'udp') as Uint8Array;
+}
 
 /** The server's real response to a question. */
 function response(name: string, type: number = RRType.A, edns = false): Uint8Array {
@@ -146,6 +191,43 @@ describe('response rate limiting', () => {
       referral: 3,
       error: 4,
     });
+  });
+
+  test('random types at one name share the zone’s NODATA bucket, as random names share its NXDOMAIN bucket', () => {
+    const { rrl } = limiter({ rate: 2, slip: 0 });
+    const client = '198.51.100.8';
+    let sent = 0;
+    // Types the name does not have: NODATA each, with the SOA (and, signed, the NSEC3 proof).
+    for (const type of [RRType.AAAA, RRType.MX, RRType.TXT, RRType.SRV, RRType.CAA, 65000, 65001, 65002])
+      sent += burst(rrl, response('www.example.com.', type), client, 1).sent;
+    assert.equal(sent, 2);
+    let signedSent = 0;
+    for (const type of [RRType.AAAA, RRType.MX, RRType.TXT, RRType.SRV, RRType.CAA, 65000, 65001, 65002]) {
+      const r = signedResponse('www.s.test.', type);
+      assert.equal(decodeMessage(r).answers.length, 0);
+      signedSent += burst(rrl, r, client, 1).sent;
+    }
+    assert.equal(signedSent, 2, 'signed NODATA of the signed zone: its own bucket, shared');
+  });
+
+  test('random names below one signed wildcard share its bucket; other questions do not', () => {
+    const { rrl } = limiter({ rate: 2, slip: 0 });
+    const client = '198.51.100.9';
+    let sent = 0;
+    for (let i = 0; i < 10; i++) {
+      const r = signedResponse(`r${i}.wild.s.test.`, RRType.TXT);
+      const m = decodeMessage(r);
+      assert.equal(m.rcode, Rcode.NOERROR);
+      assert.ok(
+        m.answers.some((a) => a.type === RRType.RRSIG),
+        'a signed wildcard answer',
+      );
+      sent += burst(rrl, r, client, 1).sent;
+    }
+    assert.equal(sent, 2);
+    // Deeper names below the same wildcard too; a name that exists has its own bucket.
+    assert.equal(burst(rrl, signedResponse('a.b.wild.s.test.', RRType.TXT), client, 1).sent, 0);
+    assert.equal(burst(rrl, signedResponse('www.s.test.', RRType.A), client, 2).sent, 2);
   });
 
   test('exempt networks are never limited; loopback is exempt by default', () => {

@@ -7,9 +7,10 @@ import net from 'node:net';
  *
  * Responses are counted per bucket: the client's network (IPv4 /24, IPv6 /56, so one attacker cannot
  * spread over its neighbours' addresses), the kind of response, and what the response is about — the
- * question (name and type) for answers and NODATA, the zone for NXDOMAIN (the SOA owner in the
- * authority section, so random subdomains share one bucket), the delegation point for referrals, and
- * nothing for errors (all errors to one network share a bucket). Each bucket is a token bucket that
+ * question (name and type) for answers, the wildcard and type for a signed wildcard's answers (random
+ * names below one wildcard share a bucket), the zone for NXDOMAIN and NODATA (the SOA owner in the
+ * authority section, so random subdomains, or random types at one name, share one bucket), the
+ * delegation point for referrals, and nothing for errors (all errors to one network share a bucket). Each bucket is a token bucket that
  * fills at `rate` responses per second up to `rate`; a response that finds it empty is dropped, except
  * that every `slip`-th one is sent truncated (TC set, no records), so that a real client behind the
  * forged address retries over TCP (RFC 7766), which is never limited.
@@ -268,16 +269,20 @@ export class ResponseRateLimiter {
   private subject(r: Uint8Array, kind: number): number {
     if (kind === ERROR || r[4] !== 0 || r[5] !== 1) return 0;
     let h = this.seed;
-    if (kind === ANSWER || kind === NODATA) {
+    if (kind === ANSWER) {
       const end = hashName(r, 12, h);
       if (end < 0 || end + 4 > r.length) return 0;
       h = nameHash;
       // The question type.
       h = Math.imul(h ^ r[end]!, FNV_PRIME);
       h = Math.imul(h ^ r[end + 1]!, FNV_PRIME);
-      return h;
+      // A signed wildcard expansion: the wildcard it came from, so that random names below one
+      // wildcard share a bucket (NSD's rule; RFC 4035 §5.3.4: the RRSIG's Labels tell the wildcard).
+      const wildcard = wildcardSource(r, end + 4, this.seed);
+      return wildcard === 0 ? h : Math.imul(wildcard ^ r[end + 1]!, FNV_PRIME) ^ 0x2c1b3c6d;
     }
-    // NXDOMAIN and referrals: the owner of the first authority record (the zone's SOA, the cut's NS).
+    // NXDOMAIN, NODATA and referrals: the owner of the first authority record (the zone's SOA, the
+    // cut's NS), so that random names of one zone, or random types at one name, share a bucket.
     let at = skipName(r, 12);
     if (at < 0) return 0;
     at += 4;
@@ -287,6 +292,59 @@ export class ResponseRateLimiter {
     if (hashName(r, at, h) < 0) return 0;
     return nameHash ^ 0x5bd1e995;
   }
+}
+
+/**
+ * For an answer section (from `at`) with an RRSIG whose Labels field is below its owner's label
+ * count, a wildcard expansion (RFC 4035 §5.3.4): a hash of the wildcard's parent (the owner's last
+ * Labels labels), else 0.
+ */
+function wildcardSource(r: Uint8Array, at: number, seed: number): number {
+  const ancount = (r[6]! << 8) | r[7]!;
+  let i = at;
+  for (let n = 0; n < ancount; n++) {
+    const nameEnd = skipName(r, i);
+    if (nameEnd < 0 || nameEnd + 10 > r.length) return 0;
+    const end = skipRecord(r, i);
+    if (end < 0) return 0;
+    // TYPE 46 (RRSIG); its Labels octet is the fourth of the RDATA (RFC 4034 §3.1).
+    if (r[nameEnd] === 0 && r[nameEnd + 1] === 46 && nameEnd + 14 <= end) {
+      const labels = r[nameEnd + 13]!;
+      const parent = labelAt(r, i, labels);
+      if (parent >= 0 && hashName(r, parent, seed) >= 0) return nameHash | 1;
+      return 0;
+    }
+    i = end;
+  }
+  return 0;
+}
+
+/**
+ * Where the name at `at` has only its last `keep` labels left (compression pointers followed), when
+ * it has more than `keep`; else -1.
+ */
+function labelAt(r: Uint8Array, at: number, keep: number): number {
+  const starts: number[] = [];
+  let i = at;
+  for (let hops = 0; hops < 64 && starts.length <= 128; ) {
+    const len = r[i];
+    if (len === undefined) return -1;
+    if (len >= 0xc0) {
+      const next = r[i + 1];
+      if (next === undefined) return -1;
+      i = ((len & 0x3f) << 8) | next;
+      hops++;
+      continue;
+    }
+    if (len > 63) return -1;
+    if (len === 0) {
+      if (starts.length <= keep) return -1;
+      return starts[starts.length - keep]!;
+    }
+    starts.push(i);
+    i += 1 + len;
+  }
+  return -1;
 }
 
 /** An IPv4 address as a 32-bit word. */
