@@ -108,17 +108,37 @@ export class LeaderElector {
   }
 
   private async loop(): Promise<void> {
-    const { log = () => {}, retryPeriodMs, renewDeadlineMs } = this.options;
+    const { log = () => {}, retryPeriodMs, renewDeadlineMs, leaseDurationMs } = this.options;
     while (!this.stopped) {
       let ok = false;
-      try {
-        ok = await this.tryAcquireOrRenew();
-      } catch (e) {
+      // Each try is waited for until the renew deadline at most (a leader) or a lease duration (a
+      // candidate), as client-go bounds it: a request the API server never answers (a connection
+      // that died without a reset waits for minutes) must not keep a leader leading past its
+      // deadline while another replica takes the expired lease. A try given up on may still land: the
+      // lease's resourceVersion keeps it from overwriting anyone else's.
+      let outcome: { ok: boolean } | { error: unknown } | undefined;
+      const attempt = this.tryAcquireOrRenew().then(
+        (acquired) => {
+          outcome = { ok: acquired };
+        },
+        (error: unknown) => {
+          outcome = { error };
+        },
+      );
+      const budget = this.leading ? renewDeadlineMs - (this.now() - this.lastRenew) : leaseDurationMs;
+      await within(attempt, budget);
+      if (outcome === undefined)
+        log('warn', 'leader election: the API server did not answer the lease request in time', {
+          lease: `${this.options.namespace}/${this.options.name}`,
+          waitedMs: Math.max(0, Math.round(budget)),
+        });
+      else if ('error' in outcome) {
+        const e = outcome.error;
         log('warn', 'leader election: could not read or write the lease', {
           lease: `${this.options.namespace}/${this.options.name}`,
           error: e instanceof Error ? e.message : String(e),
         });
-      }
+      } else ok = outcome.ok;
       if (this.stopped) break;
       if (ok) {
         this.lastRenew = this.now();
@@ -130,7 +150,7 @@ export class LeaderElector {
           });
           this.options.onStartedLeading();
         }
-      } else if (this.leading && this.now() - this.lastRenew > renewDeadlineMs) {
+      } else if (this.leading && this.now() - this.lastRenew >= renewDeadlineMs) {
         this.leading = false;
         log('error', 'leader election: could not renew the lease in time; stopping', {
           renewDeadlineMs,
