@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { connectionKey } from './connections.ts';
+import { connectionKey, shareConnections } from './connections.ts';
+import { KubeApi } from './kube-api.ts';
 
 describe('a connection pool is kept while what it was built from is the same', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'zk-conn-'));
@@ -66,5 +69,44 @@ describe('a connection pool is kept while what it was built from is the same', (
     const first = connectionKey(config);
     (config.clusters[0] as { server: string }).server = 'https://127.0.0.1:7443';
     assert.notEqual(connectionKey(config), first);
+  });
+});
+
+describe('a request the API server never answers is given up', () => {
+  test('a read and a status write reject after the request timeout (not a watch)', {
+    timeout: 10_000,
+  }, async () => {
+    // Accepts every request and never answers it: a connection that died without a reset.
+    const server = createServer(() => {});
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const config = new KubeConfig();
+      config.loadFromOptions({
+        clusters: [
+          {
+            name: 'c',
+            server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+            skipTLSVerify: true,
+          },
+        ],
+        users: [{ name: 'u', token: 't' }],
+        contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+        currentContext: 'x',
+      });
+      const api = new KubeApi(shareConnections(config, 200));
+      await assert.rejects(api.get('DNSZone', 'team', 'absent'), /abort|timeout/i);
+      await assert.rejects(
+        api.replaceStatus('DNSZoneClass', {
+          apiVersion: 'dns.zonekeeper.dev/v1alpha1',
+          kind: 'DNSZoneClass',
+          metadata: { name: 'builtin', resourceVersion: '1' },
+          status: {},
+        }),
+        /abort|timeout/i,
+      );
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });

@@ -8,6 +8,9 @@ import type { KubeConfig, RequestContext } from '@kubernetes/client-node';
 
 const SHARED = Symbol('zonekeeper.sharedConnections');
 
+/** How long a request to the API server is waited for (a list page, a status write, a Lease). */
+export const REQUEST_TIMEOUT_MS = 60_000;
+
 /**
  * Makes every API client built from `config` share one connection pool. @kubernetes/client-node
  * builds a new undici Agent for every request (applySecurityAuthentication), so each request opened
@@ -15,11 +18,17 @@ const SHARED = Symbol('zonekeeper.sharedConnections');
  * handshakes (a finalizer and a status each), most of its start-up CPU, and its resident memory grew
  * by hundreds of MiB (docs/benchmarks.md, "Kubernetes, 100,000 record sets"). The pool is kept as
  * long as what it was built from is the same: the server, the TLS settings and the bytes of the CA,
- * client certificate and key (files are read on every request, as before, so a rotated file gets a
+ * client certificate and key (their files are looked at on every request, so a rotated file gets a
  * new pool and the old one is closed once its requests are done). Tokens are headers, set per
- * request, and are not part of it. Idempotent.
+ * request, and are not part of it.
+ *
+ * Every request made through the clients (not a watch: those run on the watch thread, or behind a
+ * proxy with the client's own inactivity limit) is also given up after `requestTimeoutMs` (default
+ * REQUEST_TIMEOUT_MS), as client-go's clients are: a connection that died without a reset would
+ * otherwise hold a reconcile (and its work queue's slot) for undici's 300 s. The first call for a
+ * configuration decides; later calls return it as it is.
  */
-export function shareConnections(config: KubeConfig): KubeConfig {
+export function shareConnections(config: KubeConfig, requestTimeoutMs = REQUEST_TIMEOUT_MS): KubeConfig {
   const marked = config as KubeConfig & { [SHARED]?: true };
   if (marked[SHARED]) return config;
   marked[SHARED] = true;
@@ -29,6 +38,7 @@ export function shareConnections(config: KubeConfig): KubeConfig {
     | undefined;
   config.applySecurityAuthentication = async (context: RequestContext) => {
     await apply(context);
+    if (context.getSignal() === undefined) context.setSignal(AbortSignal.timeout(requestTimeoutMs));
     const own = context.getDispatcher();
     if (!own) return; // plain HTTP without TLS settings: the global dispatcher, already shared
     const key = connectionKey(config);
