@@ -1,46 +1,10 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
+import { testCertificate } from '../../../test/support/health-endpoints.ts';
 import type { WatchEvent } from './reflector.ts';
 import { DRAIN_LINES, WatchThread } from './watch-thread.ts';
-
-/** A self-signed certificate for 127.0.0.1 (the watch thread speaks TLS only). */
-function certificate(): { key: string; cert: string } {
-  const dir = mkdtempSync(path.join(tmpdir(), 'zk-watch-'));
-  try {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-keyout',
-        path.join(dir, 'key.pem'),
-        '-out',
-        path.join(dir, 'cert.pem'),
-      ],
-      { stdio: 'ignore' },
-    );
-    return {
-      key: readFileSync(path.join(dir, 'key.pem'), 'utf8'),
-      cert: readFileSync(path.join(dir, 'cert.pem'), 'utf8'),
-    };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 /** Busy for `ms` on this thread: what a translation or a status projection does to the queue. */
 function busy(ms: number): void {
@@ -79,7 +43,7 @@ describe('the watch thread hands the events that queued while the main thread wa
   let config: KubeConfig;
 
   before(async () => {
-    const { key, cert } = certificate();
+    const { key, cert } = await testCertificate('localhost');
     child = spawn(process.execPath, ['-e', STAND_IN], {
       env: { ...process.env, KEY: key, CERT: cert },
       stdio: ['ignore', 'pipe', 'inherit'],
