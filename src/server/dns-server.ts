@@ -194,9 +194,26 @@ export class DnsServer {
   }
 
   /**
+   * What the TCP connections hold: their number and the bytes written to them that the kernel has not
+   * taken yet (what clients that do not read cost this process).
+   */
+  tcpBacklog(): { connections: number; pendingWriteBytes: number } {
+    let pendingWriteBytes = 0;
+    for (const socket of this.connections) pendingWriteBytes += socket.writableLength;
+    return { connections: this.connections.size, pendingWriteBytes };
+  }
+
+  /**
    * RFC 7766 §8: two-octet length framing; queries are answered as they arrive (pipelining). A client
    * that half-closes after its queries still gets every answer: the connection is ended only once no
    * response is pending (RFC 7766 §6.2.3: a connection is idle only when every query has been answered).
+   *
+   * Every answer but an accepted zone transfer counts against MAX_PENDING_WRITE: a client that does not
+   * read its answers is cut off. An accepted transfer (ACL and TSIG passed) is written message by
+   * message as the client takes them (backpressure: the next waits for 'drain'), and the connection is
+   * read no further until it is written. The idle clock (RFC 7766 §6.2.3) runs for everything except
+   * such a transfer while it makes progress: a secondary that stops reading it is closed like an idle
+   * client. A REFUSED or NOTAUTH answer to a transfer request ends the connection.
    */
   private onTcp(socket: net.Socket): void {
     this.connections.add(socket);
@@ -208,11 +225,19 @@ export class DnsServer {
     /** UPDATEs among them. */
     let pendingUpdates = 0;
     let clientEnded = false;
+    /** Nothing more is answered: the connection ends once the answers pending are sent. */
+    let closing = false;
+    /** An accepted transfer is being written; reading waits until it is. */
+    let transferring = false;
     const idle = () => socket.destroy();
     let timer = setTimeout(idle, this.options.tcpIdleTimeoutMs);
     const restartIdle = () => {
       clearTimeout(timer);
       timer = setTimeout(idle, this.options.tcpIdleTimeoutMs);
+    };
+    /** Ends our side once nothing is pending and the client ended its side or we stop reading. */
+    const endIfDone = () => {
+      if ((clientEnded || closing) && pending === 0 && !transferring && !socket.destroyed) socket.end();
     };
     const send = (bytes: Uint8Array | null) => {
       if (!bytes || socket.destroyed || !socket.writable) return;
@@ -222,16 +247,51 @@ export class DnsServer {
     const settle = (bytes: Uint8Array | null) => {
       pending--;
       send(bytes);
-      if (clientEnded && pending === 0 && !socket.destroyed) socket.end();
+      endIfDone();
     };
     socket.on('end', () => {
       clientEnded = true;
-      if (pending === 0) socket.end();
+      endIfDone();
     });
     /** Reading is paused while the connection has its maximum of UPDATEs unanswered. */
     let waitingForUpdates = false;
+    const resumeReading = () => {
+      if (waitingForUpdates || transferring || closing || socket.destroyed) return;
+      socket.resume();
+      readFrames();
+    };
+    /**
+     * Writes an accepted transfer's messages as the client takes them: false when it has to wait for
+     * 'drain' (one listener at a time), and reading waits with it.
+     */
+    const writeTransfer = (messages: Uint8Array[]): boolean => {
+      let next = 0;
+      const writeMore = (): boolean => {
+        while (next < messages.length) {
+          if (socket.destroyed || !socket.writable) return false;
+          if (!socket.write(tcpFrame(messages[next++]!)) && next < messages.length) {
+            // The client has not taken what was written: wait for it, for at most the idle timeout.
+            restartIdle();
+            socket.once('drain', () => {
+              clearTimeout(timer);
+              if (!writeMore()) return;
+              transferring = false;
+              restartIdle();
+              endIfDone();
+              resumeReading();
+            });
+            return false;
+          }
+        }
+        return true;
+      };
+      if (writeMore()) return true;
+      transferring = true;
+      socket.pause();
+      return false;
+    };
     const readFrames = () => {
-      while (buffer.length >= 2 && !socket.destroyed) {
+      while (buffer.length >= 2 && !socket.destroyed && !transferring && !closing) {
         const length = buffer.readUInt16BE(0);
         if (length === 0) {
           // A zero-length message is malformed; nothing sensible can follow it on this stream.
@@ -262,10 +322,9 @@ export class DnsServer {
               (bytes) => {
                 pendingUpdates--;
                 settle(bytes);
-                if (waitingForUpdates && !socket.destroyed) {
+                if (waitingForUpdates) {
                   waitingForUpdates = false;
-                  socket.resume();
-                  readFrames();
+                  resumeReading();
                 }
               },
               () => socket.destroy(),
@@ -274,14 +333,21 @@ export class DnsServer {
           }
           const transfers = this.options.transfers;
           if (transfers && TransferHandler.isTransfer(message)) {
-            // A transfer may be megabytes for a permitted secondary: no pending-write cap, and the idle
-            // clock waits until the socket has drained.
-            clearTimeout(timer);
-            for (const reply of transfers.handle(message, socket.remoteAddress, true)) {
-              if (!socket.destroyed) socket.write(tcpFrame(reply));
+            const reply = transfers.respond(message, socket.remoteAddress, true);
+            if (reply.transfer) {
+              if (writeTransfer(reply.messages)) continue;
+              return;
             }
-            if (socket.writableNeedDrain) socket.once('drain', restartIdle);
-            else restartIdle();
+            // Refused or an error: one small answer, under the same write cap as any query.
+            for (const bytes of reply.messages) send(bytes);
+            if (reply.close) {
+              // Nothing a client may ask for next changes a refusal: the connection is closed once
+              // its answers are sent. What else it sends is read (so its FIN is seen) and dropped.
+              closing = true;
+              buffer = Buffer.alloc(0);
+              endIfDone();
+              return;
+            }
             continue;
           }
           const response = this.options.handler.handle(
@@ -302,8 +368,9 @@ export class DnsServer {
       }
     };
     socket.on('data', (chunk: Buffer) => {
+      if (closing) return;
       buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
-      if (!waitingForUpdates) readFrames();
+      if (!waitingForUpdates && !transferring) readFrames();
     });
     socket.on('close', () => clearTimeout(timer));
   }
