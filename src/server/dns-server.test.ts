@@ -74,9 +74,14 @@ interface Client {
   closed: Promise<void>;
 }
 
-function connect(port: number): Promise<Client> {
+function connect(port: number, localAddress?: string): Promise<Client> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ port, host: '127.0.0.1', noDelay: true });
+    const socket = net.connect({
+      port,
+      host: '127.0.0.1',
+      noDelay: true,
+      ...(localAddress ? { localAddress } : {}),
+    });
     let data = Buffer.alloc(0);
     socket.on('data', (d: Buffer) => {
       data = Buffer.concat([data, d]);
@@ -221,6 +226,54 @@ describe('DnsServer over TCP', () => {
     assert.equal(b.received().length, 35, 'the second connection is still served');
     a.socket.destroy();
     b.socket.destroy();
+  });
+
+  test('one client address may hold maxTcpPerSource connections; more are closed and counted, other addresses are served (RFC 7766 §6.2.2)', async () => {
+    const { handler } = echoHandler();
+    const { server, port, dropped } = await serve({ handler, maxTcpPerSource: 3 });
+    const held = [await connect(port), await connect(port), await connect(port)];
+    while (server.tcpBacklog().connections < 3) await sleep(10);
+    const extra = await connect(port);
+    await within(extra.closed, 2000, 'the fourth connection from 127.0.0.1 is closed');
+    assert.equal(dropped('tcp_source_limit'), 1);
+    const other = await connect(port, '127.0.0.2');
+    other.socket.write(frame(query(8)));
+    for (const client of held) client.socket.write(frame(query(9)));
+    while (other.received().length < 35 || held.some((c) => c.received().length < 35)) await sleep(10);
+    assert.equal(other.socket.destroyed, false, 'another address is served');
+    // A closed connection gives its slot back.
+    held[0]!.socket.destroy();
+    while (server.tcpBacklog().connections > 3) await sleep(10);
+    const again = await connect(port);
+    again.socket.write(frame(query(10)));
+    while (again.received().length < 35) await sleep(10);
+    assert.equal(dropped('tcp_source_limit'), 1);
+    for (const client of [...held, other, again]) client.socket.destroy();
+  });
+
+  test('while three quarters of maxTcpConnections are open, idle connections close after tcpBusyIdleTimeoutMs (RFC 7766 §6.2.3)', async () => {
+    const { handler } = echoHandler();
+    const { server, port } = await serve({
+      handler,
+      maxTcpConnections: 8,
+      tcpIdleTimeoutMs: 60_000,
+      tcpBusyIdleTimeoutMs: 100,
+    });
+    const few = [await connect(port), await connect(port)];
+    for (const client of few) client.socket.write(frame(query(11)));
+    await sleep(300);
+    assert.ok(
+      few.every((c) => !c.socket.destroyed && c.received().length === 35),
+      'with 2 of 8 open, the idle timeout is tcpIdleTimeoutMs',
+    );
+    const more = [await connect(port), await connect(port), await connect(port), await connect(port)];
+    while (server.tcpBacklog().connections < 6) await sleep(10);
+    for (const client of [...few, ...more]) client.socket.write(frame(query(12)));
+    await within(
+      Promise.all([...few, ...more].map((c) => c.closed)),
+      5000,
+      'with 6 of 8 open, every idle connection is closed',
+    );
   });
 
   test('idle connections close after tcpIdleTimeoutMs; partial frames do not keep them open, queries do', async () => {

@@ -4,6 +4,7 @@ import { splitHostPort } from '../util/host-port.ts';
 import type { QueryHandler } from './query-handler.ts';
 import type { ServerMetrics } from './server-metrics.ts';
 import { tcpFrame } from './tcp-frame.ts';
+import { tcpSourceKey } from './tcp-source.ts';
 import { TransferHandler } from './transfer/transfer-handler.ts';
 import { UdpEndpoint, type UdpPath } from './udp-endpoint.ts';
 import { isUpdate, type UpdateResponder } from './update/update-handler.ts';
@@ -15,8 +16,18 @@ export interface DnsServerOptions {
   metrics?: ServerMetrics;
   /** RFC 7766 §6.2.3: close idle TCP connections; the clock restarts with each complete query. */
   tcpIdleTimeoutMs?: number;
+  /**
+   * RFC 7766 §6.2.3: the idle timeout while three quarters of maxTcpConnections or more are open, so
+   * that slots come free sooner under load.
+   */
+  tcpBusyIdleTimeoutMs?: number;
   /** RFC 7766 §6.2.2: bound concurrent TCP connections; more are closed at once. */
   maxTcpConnections?: number;
+  /**
+   * RFC 7766 §6.2.2: TCP connections one client may hold (an IPv4 address, an IPv6 /64; see
+   * tcpSourceKey); more are closed at once. 0: no limit. Counted per DnsServer, i.e. per DNS thread.
+   */
+  maxTcpPerSource?: number;
   /** Share the port with other processes (SO_REUSEPORT on UDP, cluster-shared TCP listeners). */
   reusePort?: boolean;
   /** Answers AXFR and IXFR; without it they are refused. */
@@ -30,6 +41,8 @@ const UDP_BUFFER_BYTES = 4 << 20;
 
 /** Bytes a client may leave unread on a TCP connection before we give up on it. */
 const MAX_PENDING_WRITE = 1 << 20;
+/** TCP connections one client (IPv4 address, IPv6 /64) may hold per DNS process or thread. */
+export const DEFAULT_TCP_PER_SOURCE = 64;
 /** UPDATEs one TCP connection may have unanswered at once (the handler caps them over all, too). */
 export const MAX_UPDATES_PER_CONNECTION = 8;
 
@@ -42,9 +55,18 @@ export class DnsServer {
   private tcp?: net.Server;
   private bound?: { host: string; port: number };
   private readonly connections = new Set<net.Socket>();
+  /** Open TCP connections per client network (tcpSourceKey). */
+  private readonly perSource = new Map<string, number>();
 
   constructor(options: DnsServerOptions) {
-    this.options = { tcpIdleTimeoutMs: 10_000, maxTcpConnections: 1000, reusePort: false, ...options };
+    this.options = {
+      tcpIdleTimeoutMs: 10_000,
+      tcpBusyIdleTimeoutMs: 2_000,
+      maxTcpConnections: 1000,
+      maxTcpPerSource: DEFAULT_TCP_PER_SOURCE,
+      reusePort: false,
+      ...options,
+    };
   }
 
   /** How UDP datagrams move (see UdpEndpoint); undefined before start(). */
@@ -204,6 +226,41 @@ export class DnsServer {
   }
 
   /**
+   * RFC 7766 §6.2.2: counts a new connection under its client's network, or closes it at once (and
+   * counts the drop) when that network holds maxTcpPerSource connections already.
+   */
+  private admit(socket: net.Socket): boolean {
+    const limit = this.options.maxTcpPerSource;
+    if (limit <= 0) return true;
+    const key = tcpSourceKey(socket.remoteAddress);
+    if (key === undefined) {
+      socket.destroy(); // closed before we saw it
+      return false;
+    }
+    const held = this.perSource.get(key) ?? 0;
+    if (held >= limit) {
+      this.options.metrics?.drop('tcp_source_limit');
+      socket.destroy();
+      return false;
+    }
+    this.perSource.set(key, held + 1);
+    socket.once('close', () => {
+      const left = (this.perSource.get(key) ?? 1) - 1;
+      if (left > 0) this.perSource.set(key, left);
+      else this.perSource.delete(key);
+    });
+    return true;
+  }
+
+  /** RFC 7766 §6.2.3: the idle timeout, shorter while most connection slots are taken. */
+  private idleTimeoutMs(): number {
+    const { tcpIdleTimeoutMs, tcpBusyIdleTimeoutMs, maxTcpConnections } = this.options;
+    return this.connections.size * 4 >= maxTcpConnections * 3
+      ? Math.min(tcpIdleTimeoutMs, tcpBusyIdleTimeoutMs)
+      : tcpIdleTimeoutMs;
+  }
+
+  /**
    * RFC 7766 §8: two-octet length framing; queries are answered as they arrive (pipelining). A client
    * that half-closes after its queries still gets every answer: the connection is ended only once no
    * response is pending (RFC 7766 §6.2.3: a connection is idle only when every query has been answered).
@@ -216,6 +273,7 @@ export class DnsServer {
    * client. A REFUSED or NOTAUTH answer to a transfer request ends the connection.
    */
   private onTcp(socket: net.Socket): void {
+    if (!this.admit(socket)) return;
     this.connections.add(socket);
     socket.on('close', () => this.connections.delete(socket));
     socket.on('error', () => socket.destroy());
@@ -230,10 +288,10 @@ export class DnsServer {
     /** An accepted transfer is being written; reading waits until it is. */
     let transferring = false;
     const idle = () => socket.destroy();
-    let timer = setTimeout(idle, this.options.tcpIdleTimeoutMs);
+    let timer = setTimeout(idle, this.idleTimeoutMs());
     const restartIdle = () => {
       clearTimeout(timer);
-      timer = setTimeout(idle, this.options.tcpIdleTimeoutMs);
+      timer = setTimeout(idle, this.idleTimeoutMs());
     };
     /** Ends our side once nothing is pending and the client ended its side or we stop reading. */
     const endIfDone = () => {
