@@ -24,7 +24,8 @@ const USAGE = `zonekeeper — Kubernetes-native authoritative DNS
 Usage:
   zonekeeper serve --manifests DIR [--dns 127.0.0.1:5353] [--http 127.0.0.1:8080] [--state-dir DIR]
                    [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
-                   [--response-cache N] [--max-manifest-bytes SIZE] [--secondary-probe-timeout SECONDS]
+                   [--response-cache N] [--tcp-per-source N] [--max-manifest-bytes SIZE]
+                   [--secondary-probe-timeout SECONDS]
                    [--write-access FILE] [--health-probe-allow CIDR] [--health-probe-ca FILE] [--homelab-api HOST:PORT [--homelab-api-secret-file FILE
                    --homelab-api-namespace NS] [--homelab-api-max-nonces N]]
                    [--externaldns-webhook-namespace NS [--externaldns-webhook HOST:PORT]]
@@ -46,6 +47,8 @@ Usage:
       --change-safety-window SECONDS: how long content must stay unchanged to become the baseline that
       large changes are measured against (default 10; see docs/change-safety.md).
       --response-cache: answers kept for reuse per DNS process (default 100000; 0 = off).
+      --tcp-per-source N: TCP connections one client (IPv4 address, IPv6 /64) may hold per DNS thread
+      (default 64 of its 1000; 0 = no limit); more are closed at once.
       --rrl on|off, --rrl-rate N, --rrl-slip N, --rrl-table-size N, --rrl-exempt CIDR[,CIDR...]|none:
       response rate limiting on UDP (default on: 20 responses/s per client network and kind of answer,
       every 2nd over the rate sent truncated, 65536 buckets, loopback exempt); see docs/rrl.md.
@@ -104,7 +107,7 @@ Usage:
       TargetDown/TargetUp Events.
   zonekeeper server [--kubeconfig FILE] [--context NAME] [--dns 0.0.0.0:5353] [--http 0.0.0.0:8080]
                     [--workers N|auto] [--alias-resolver HOST:PORT] [--identity NAME] [--version-string TEXT]
-                    [--unconfirmed-after SECONDS] [--response-cache N] [--rrl ...]
+                    [--unconfirmed-after SECONDS] [--response-cache N] [--tcp-per-source N] [--rrl ...]
                     [--operator-namespace NS] [--dnssec-key-namespace NS] [--leader-election-id NAME]
                     [--write-timeout SECONDS]
                     [--write-token-file FILE] [--homelab-api HOST:PORT ...] [--write-access FILE]
@@ -118,7 +121,7 @@ Usage:
       bounded by --write-timeout (default 10). --write-token-file: the token shown to the leader, a
       projected service-account token with the leader's --write-audience, re-read before each use
       (without it writes here answer UNAVAILABLE).
-      --response-cache and the --rrl flags as in serve. --homelab-api and its flags as in serve; the
+      --response-cache, --tcp-per-source and the --rrl flags as in serve. --homelab-api and its flags as in serve; the
       callers' writes are forwarded to the leader, which must know the same credentials (--write-access
       here names the callers and their secrets; namespaces and quotas are the leader's).
       --externaldns-webhook and its namespace as in serve: plans are forwarded to the leader, which
@@ -252,6 +255,7 @@ async function main(argv: string[]): Promise<number> {
           'version-string': { type: 'string' },
           workers: { type: 'string', default: '1' },
           'response-cache': { type: 'string' },
+          'tcp-per-source': { type: 'string' },
           ...RRL_FLAGS,
           'max-manifest-bytes': { type: 'string' },
           'secondary-probe-timeout': { type: 'string' },
@@ -281,6 +285,7 @@ async function main(argv: string[]): Promise<number> {
         workers: parseWorkers(values.workers),
         ...(await healthProbeOptions(values)),
         ...responseCacheOption(values['response-cache']),
+        ...tcpPerSourceOption(values['tcp-per-source']),
         ...rrlOption(values),
         ...maxManifestBytesOption(values['max-manifest-bytes']),
         ...(probeSeconds !== undefined ? { secondaryProbeTimeoutMs: probeSeconds * 1000 } : {}),
@@ -411,6 +416,7 @@ async function main(argv: string[]): Promise<number> {
           'version-string': { type: 'string' },
           'unconfirmed-after': { type: 'string', default: '30' },
           'response-cache': { type: 'string' },
+          'tcp-per-source': { type: 'string' },
           ...RRL_FLAGS,
           ...FRONT_DOOR_FLAG,
           'operator-namespace': { type: 'string' },
@@ -449,6 +455,7 @@ async function main(argv: string[]): Promise<number> {
         ...(values['version-string'] ? { version: values['version-string'] } : {}),
         unconfirmedAfterMs: unconfirmed * 1000,
         ...responseCacheOption(values['response-cache']),
+        ...tcpPerSourceOption(values['tcp-per-source']),
         ...rrlOption(values),
         frontDoors: await loadFrontDoors(values['front-door'] ?? []),
         operatorNamespace: values['operator-namespace'] ?? podNamespace() ?? 'zonekeeper-system',
@@ -758,6 +765,17 @@ function responseCacheOption(text: string | undefined): { responseCache?: number
       `--response-cache ${JSON.stringify(text)}: give a whole number of answers from 0 (off) to 10000000`,
     );
   return { responseCache: n };
+}
+
+/** `--tcp-per-source N`: TCP connections one client network may hold per DNS thread; 0: no limit. */
+function tcpPerSourceOption(text: string | undefined): { maxTcpPerSource?: number } {
+  if (text === undefined) return {};
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n > 1000)
+    throw new UsageError(
+      `--tcp-per-source ${JSON.stringify(text)}: give a whole number of connections from 0 (no limit) to 1000`,
+    );
+  return { maxTcpPerSource: n };
 }
 
 /** `--max-manifest-bytes SIZE`: bytes, or with a unit (KiB, MiB, GiB; K, M, G are the same). */

@@ -290,6 +290,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     reusePort: workers > 1,
     transfers,
     updates,
+    ...(options.maxTcpPerSource !== undefined ? { maxTcpPerSource: options.maxTcpPerSource } : {}),
   });
   let ready = false;
   let externalDnsWebhook: ExternalDnsWebhook | undefined;

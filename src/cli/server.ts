@@ -136,7 +136,14 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
     registry,
     log: (level, message, fields) => log(level, message, fields),
   });
-  const dns = new DnsServer({ listen: options.dns, handler, metrics, reusePort: workers > 1, updates });
+  const dns = new DnsServer({
+    listen: options.dns,
+    handler,
+    metrics,
+    reusePort: workers > 1,
+    updates,
+    ...(options.maxTcpPerSource !== undefined ? { maxTcpPerSource: options.maxTcpPerSource } : {}),
+  });
   let ready = false;
   const http = new HttpServer(options.http, {
     healthy: () => true,

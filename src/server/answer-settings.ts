@@ -16,6 +16,8 @@ export interface AnswerSettings {
   responseCache?: number;
   /** Response rate limiting on UDP: on with the defaults of rrl.ts unless `enabled: false`. */
   rrl?: RrlSettings;
+  /** TCP connections one client (IPv4 address, IPv6 /64) may hold per DNS process or thread; 0: no limit. */
+  maxTcpPerSource?: number;
 }
 
 /** Only the settings that are set (empty strings count as unset), e.g. for a worker's config. */
@@ -26,6 +28,7 @@ export function answerSettings(o: AnswerSettings): AnswerSettings {
     ...(o.aliasResolver ? { aliasResolver: o.aliasResolver } : {}),
     ...(o.responseCache !== undefined ? { responseCache: o.responseCache } : {}),
     ...(o.rrl !== undefined ? { rrl: o.rrl } : {}),
+    ...(o.maxTcpPerSource !== undefined ? { maxTcpPerSource: o.maxTcpPerSource } : {}),
   };
 }
 

@@ -7,6 +7,9 @@ import { Registry } from '../metrics/registry.ts';
 import { DnsServer, type DnsServerOptions, MAX_UPDATES_PER_CONNECTION } from './dns-server.ts';
 import type { QueryHandler } from './query-handler.ts';
 import { ServerMetrics } from './server-metrics.ts';
+import { TransferHandler } from './transfer/transfer-handler.ts';
+import { TransferPolicy } from './transfer/transfer-policy.ts';
+import { ZoneSnapshot } from './zone-snapshot.ts';
 import { ZoneTable } from './zone-table.ts';
 
 /** A query for www.example.com A with the given ID. */
@@ -71,9 +74,14 @@ interface Client {
   closed: Promise<void>;
 }
 
-function connect(port: number): Promise<Client> {
+function connect(port: number, localAddress?: string): Promise<Client> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ port, host: '127.0.0.1', noDelay: true });
+    const socket = net.connect({
+      port,
+      host: '127.0.0.1',
+      noDelay: true,
+      ...(localAddress ? { localAddress } : {}),
+    });
     let data = Buffer.alloc(0);
     socket.on('data', (d: Buffer) => {
       data = Buffer.concat([data, d]);
@@ -220,6 +228,54 @@ describe('DnsServer over TCP', () => {
     b.socket.destroy();
   });
 
+  test('one client address may hold maxTcpPerSource connections; more are closed and counted, other addresses are served (RFC 7766 §6.2.2)', async () => {
+    const { handler } = echoHandler();
+    const { server, port, dropped } = await serve({ handler, maxTcpPerSource: 3 });
+    const held = [await connect(port), await connect(port), await connect(port)];
+    while (server.tcpBacklog().connections < 3) await sleep(10);
+    const extra = await connect(port);
+    await within(extra.closed, 2000, 'the fourth connection from 127.0.0.1 is closed');
+    assert.equal(dropped('tcp_source_limit'), 1);
+    const other = await connect(port, '127.0.0.2');
+    other.socket.write(frame(query(8)));
+    for (const client of held) client.socket.write(frame(query(9)));
+    while (other.received().length < 35 || held.some((c) => c.received().length < 35)) await sleep(10);
+    assert.equal(other.socket.destroyed, false, 'another address is served');
+    // A closed connection gives its slot back.
+    held[0]!.socket.destroy();
+    while (server.tcpBacklog().connections > 3) await sleep(10);
+    const again = await connect(port);
+    again.socket.write(frame(query(10)));
+    while (again.received().length < 35) await sleep(10);
+    assert.equal(dropped('tcp_source_limit'), 1);
+    for (const client of [...held, other, again]) client.socket.destroy();
+  });
+
+  test('while three quarters of maxTcpConnections are open, idle connections close after tcpBusyIdleTimeoutMs (RFC 7766 §6.2.3)', async () => {
+    const { handler } = echoHandler();
+    const { server, port } = await serve({
+      handler,
+      maxTcpConnections: 8,
+      tcpIdleTimeoutMs: 60_000,
+      tcpBusyIdleTimeoutMs: 100,
+    });
+    const few = [await connect(port), await connect(port)];
+    for (const client of few) client.socket.write(frame(query(11)));
+    await sleep(300);
+    assert.ok(
+      few.every((c) => !c.socket.destroyed && c.received().length === 35),
+      'with 2 of 8 open, the idle timeout is tcpIdleTimeoutMs',
+    );
+    const more = [await connect(port), await connect(port), await connect(port), await connect(port)];
+    while (server.tcpBacklog().connections < 6) await sleep(10);
+    for (const client of [...few, ...more]) client.socket.write(frame(query(12)));
+    await within(
+      Promise.all([...few, ...more].map((c) => c.closed)),
+      5000,
+      'with 6 of 8 open, every idle connection is closed',
+    );
+  });
+
   test('idle connections close after tcpIdleTimeoutMs; partial frames do not keep them open, queries do', async () => {
     const { handler } = echoHandler();
     const { port } = await serve({ handler, tcpIdleTimeoutMs: 300 });
@@ -318,6 +374,128 @@ describe('DnsServer UPDATE', () => {
       [...answered].sort((a, b) => a - b),
       Array.from({ length: total }, (_, i) => i + 1),
     );
+    client.socket.destroy();
+  });
+});
+
+/** A zone transfer request (AXFR) for example.com. */
+function axfr(id: number): Buffer {
+  const q = Buffer.from('000000000001000000000000076578616d706c6503636f6d0000fc0001', 'hex');
+  q.writeUInt16BE(id, 0);
+  return q;
+}
+
+/** example.com with `records` A records, transfers allowed from `allowFrom`, no TSIG required. */
+function transferSetup(allowFrom: string[], records = 10) {
+  const table = new ZoneTable();
+  const policy = new TransferPolicy({ allowFrom, requireTsig: false, keys: [], notify: [], journalSize: 10 });
+  const rrsets = Array.from({ length: records }, (_, i) => ({
+    owner: `host-${i}.example.com.`,
+    type: 'A' as const,
+    ttl: 300,
+    rdata: [{ type: 'A' as const, address: `192.0.2.${i % 250}` }],
+  }));
+  const soa = {
+    ttl: 3600,
+    mname: 'ns1.example.com.',
+    rname: 'h.example.com.',
+    refresh: 3600,
+    retry: 600,
+    expire: 1209600,
+    minimum: 300,
+  };
+  table.set(ZoneSnapshot.build('example.com.', soa, 1, rrsets, policy));
+  const registry = new Registry();
+  const transfers = new TransferHandler(table, { registry });
+  const handled = (result: string) =>
+    registry
+      .snapshot()
+      .counters.zonekeeper_transfers_total?.filter(([l]) => l[1] === result)
+      .reduce((n, [, v]) => n + v, 0) ?? 0;
+  return { transfers, handled };
+}
+
+/** Waits until `value()` stops changing between two looks `everyMs` apart; returns it. */
+async function settled(value: () => number, everyMs = 200): Promise<number> {
+  let seen = Number.NaN;
+  for (;;) {
+    const now = value();
+    if (now === seen) return now;
+    seen = now;
+    await sleep(everyMs);
+  }
+}
+
+/** The DNS messages in a TCP byte stream. */
+function frames(bytes: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  for (let at = 0; at + 2 <= bytes.length; ) {
+    const length = bytes.readUInt16BE(at);
+    if (at + 2 + length > bytes.length) break;
+    out.push(bytes.subarray(at + 2, at + 2 + length));
+    at += 2 + length;
+  }
+  return out;
+}
+
+describe('DnsServer zone transfers over TCP', () => {
+  test('refused transfer requests pipelined by a client that never reads: one answer, then the connection is closed', async () => {
+    // Regression: every refused AXFR was answered, outside the pending-write cap, while reading went
+    // on: a client that never read grew the server's heap until it died.
+    for (const allowFrom of [['192.0.2.0/24'], []]) {
+      const { transfers, handled } = transferSetup(allowFrom);
+      const { handler, calls } = echoHandler();
+      const { server, port } = await serve({ handler, transfers, tcpIdleTimeoutMs: 60_000 });
+      const client = await connect(port);
+      client.socket.pause(); // never read
+      const requests = Buffer.concat(Array.from({ length: 20_000 }, (_, i) => frame(axfr(i))));
+      client.socket.write(Buffer.concat([requests, frame(query(1))]));
+      const answered = await settled(() => handled('refused') + handled('notauth'));
+      assert.equal(answered, 1, 'only the first request is answered');
+      assert.equal(calls.length, 0, 'nothing after the refusal is handled');
+      assert.ok(server.tcpBacklog().pendingWriteBytes < 1024, JSON.stringify(server.tcpBacklog()));
+      client.socket.resume();
+      await within(client.closed, 5000, 'the server closes the connection');
+      const replies = frames(client.received());
+      assert.equal(replies.length, 1);
+      assert.equal(replies[0]![3]! & 0xf, 5, 'REFUSED');
+      assert.equal(server.tcpBacklog().connections, 0);
+    }
+  });
+
+  test('an accepted transfer is written as the client reads it; one that stalls is closed by the idle timeout', {
+    timeout: 60_000,
+  }, async () => {
+    // Regression: each pipelined transfer was written at once, the connection read on, and the idle
+    // clock stopped until the socket drained, which a client that does not read never lets happen.
+    const { transfers, handled } = transferSetup(['127.0.0.0/8'], 12_000);
+    const { handler } = echoHandler();
+    const { server, port } = await serve({ handler, transfers, tcpIdleTimeoutMs: 300 });
+    const client = await connect(port);
+    client.socket.pause(); // never read
+    client.socket.write(Buffer.concat(Array.from({ length: 100 }, (_, i) => frame(axfr(i)))));
+    const started = await settled(() => handled('ok'), 100);
+    assert.ok(started < 100, `${started} of 100 transfers started for a client that reads nothing`);
+    // The idle clock runs while the transfer makes no progress: the connection is closed.
+    while (server.tcpBacklog().connections > 0) await sleep(50);
+    assert.equal(handled('ok'), started, 'no transfer started after the first stalled');
+    client.socket.destroy();
+  });
+
+  test('pipelined transfers and a query are all answered to a client that reads', async () => {
+    const records = 5000;
+    const { transfers } = transferSetup(['127.0.0.0/8'], records);
+    const { handler } = echoHandler();
+    const { port } = await serve({ handler, transfers });
+    const client = await connect(port);
+    client.socket.write(Buffer.concat([frame(axfr(1)), frame(axfr(2)), frame(query(3))]));
+    const ids = () => frames(client.received()).map((m) => m.readUInt16BE(0));
+    while (!ids().includes(3)) await sleep(20);
+    const messages = frames(client.received());
+    const answers = (id: number) =>
+      messages.filter((m) => m.readUInt16BE(0) === id).reduce((n, m) => n + m.readUInt16BE(6), 0);
+    assert.equal(answers(1), records + 2, 'the SOA, every record, the SOA');
+    assert.equal(answers(2), records + 2);
     client.socket.destroy();
   });
 });

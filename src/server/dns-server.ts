@@ -4,6 +4,7 @@ import { splitHostPort } from '../util/host-port.ts';
 import type { QueryHandler } from './query-handler.ts';
 import type { ServerMetrics } from './server-metrics.ts';
 import { tcpFrame } from './tcp-frame.ts';
+import { tcpSourceKey } from './tcp-source.ts';
 import { TransferHandler } from './transfer/transfer-handler.ts';
 import { UdpEndpoint, type UdpPath } from './udp-endpoint.ts';
 import { isUpdate, type UpdateResponder } from './update/update-handler.ts';
@@ -15,8 +16,18 @@ export interface DnsServerOptions {
   metrics?: ServerMetrics;
   /** RFC 7766 §6.2.3: close idle TCP connections; the clock restarts with each complete query. */
   tcpIdleTimeoutMs?: number;
+  /**
+   * RFC 7766 §6.2.3: the idle timeout while three quarters of maxTcpConnections or more are open, so
+   * that slots come free sooner under load.
+   */
+  tcpBusyIdleTimeoutMs?: number;
   /** RFC 7766 §6.2.2: bound concurrent TCP connections; more are closed at once. */
   maxTcpConnections?: number;
+  /**
+   * RFC 7766 §6.2.2: TCP connections one client may hold (an IPv4 address, an IPv6 /64; see
+   * tcpSourceKey); more are closed at once. 0: no limit. Counted per DnsServer, i.e. per DNS thread.
+   */
+  maxTcpPerSource?: number;
   /** Share the port with other processes (SO_REUSEPORT on UDP, cluster-shared TCP listeners). */
   reusePort?: boolean;
   /** Answers AXFR and IXFR; without it they are refused. */
@@ -30,6 +41,8 @@ const UDP_BUFFER_BYTES = 4 << 20;
 
 /** Bytes a client may leave unread on a TCP connection before we give up on it. */
 const MAX_PENDING_WRITE = 1 << 20;
+/** TCP connections one client (IPv4 address, IPv6 /64) may hold per DNS process or thread. */
+export const DEFAULT_TCP_PER_SOURCE = 64;
 /** UPDATEs one TCP connection may have unanswered at once (the handler caps them over all, too). */
 export const MAX_UPDATES_PER_CONNECTION = 8;
 
@@ -42,9 +55,18 @@ export class DnsServer {
   private tcp?: net.Server;
   private bound?: { host: string; port: number };
   private readonly connections = new Set<net.Socket>();
+  /** Open TCP connections per client network (tcpSourceKey). */
+  private readonly perSource = new Map<string, number>();
 
   constructor(options: DnsServerOptions) {
-    this.options = { tcpIdleTimeoutMs: 10_000, maxTcpConnections: 1000, reusePort: false, ...options };
+    this.options = {
+      tcpIdleTimeoutMs: 10_000,
+      tcpBusyIdleTimeoutMs: 2_000,
+      maxTcpConnections: 1000,
+      maxTcpPerSource: DEFAULT_TCP_PER_SOURCE,
+      reusePort: false,
+      ...options,
+    };
   }
 
   /** How UDP datagrams move (see UdpEndpoint); undefined before start(). */
@@ -194,11 +216,64 @@ export class DnsServer {
   }
 
   /**
+   * What the TCP connections hold: their number and the bytes written to them that the kernel has not
+   * taken yet (what clients that do not read cost this process).
+   */
+  tcpBacklog(): { connections: number; pendingWriteBytes: number } {
+    let pendingWriteBytes = 0;
+    for (const socket of this.connections) pendingWriteBytes += socket.writableLength;
+    return { connections: this.connections.size, pendingWriteBytes };
+  }
+
+  /**
+   * RFC 7766 §6.2.2: counts a new connection under its client's network, or closes it at once (and
+   * counts the drop) when that network holds maxTcpPerSource connections already.
+   */
+  private admit(socket: net.Socket): boolean {
+    const limit = this.options.maxTcpPerSource;
+    if (limit <= 0) return true;
+    const key = tcpSourceKey(socket.remoteAddress);
+    if (key === undefined) {
+      socket.destroy(); // closed before we saw it
+      return false;
+    }
+    const held = this.perSource.get(key) ?? 0;
+    if (held >= limit) {
+      this.options.metrics?.drop('tcp_source_limit');
+      socket.destroy();
+      return false;
+    }
+    this.perSource.set(key, held + 1);
+    socket.once('close', () => {
+      const left = (this.perSource.get(key) ?? 1) - 1;
+      if (left > 0) this.perSource.set(key, left);
+      else this.perSource.delete(key);
+    });
+    return true;
+  }
+
+  /** RFC 7766 §6.2.3: the idle timeout, shorter while most connection slots are taken. */
+  private idleTimeoutMs(): number {
+    const { tcpIdleTimeoutMs, tcpBusyIdleTimeoutMs, maxTcpConnections } = this.options;
+    return this.connections.size * 4 >= maxTcpConnections * 3
+      ? Math.min(tcpIdleTimeoutMs, tcpBusyIdleTimeoutMs)
+      : tcpIdleTimeoutMs;
+  }
+
+  /**
    * RFC 7766 §8: two-octet length framing; queries are answered as they arrive (pipelining). A client
    * that half-closes after its queries still gets every answer: the connection is ended only once no
    * response is pending (RFC 7766 §6.2.3: a connection is idle only when every query has been answered).
+   *
+   * Every answer but an accepted zone transfer counts against MAX_PENDING_WRITE: a client that does not
+   * read its answers is cut off. An accepted transfer (ACL and TSIG passed) is written message by
+   * message as the client takes them (backpressure: the next waits for 'drain'), and the connection is
+   * read no further until it is written. The idle clock (RFC 7766 §6.2.3) runs for everything except
+   * such a transfer while it makes progress: a secondary that stops reading it is closed like an idle
+   * client. A REFUSED or NOTAUTH answer to a transfer request ends the connection.
    */
   private onTcp(socket: net.Socket): void {
+    if (!this.admit(socket)) return;
     this.connections.add(socket);
     socket.on('close', () => this.connections.delete(socket));
     socket.on('error', () => socket.destroy());
@@ -208,11 +283,19 @@ export class DnsServer {
     /** UPDATEs among them. */
     let pendingUpdates = 0;
     let clientEnded = false;
+    /** Nothing more is answered: the connection ends once the answers pending are sent. */
+    let closing = false;
+    /** An accepted transfer is being written; reading waits until it is. */
+    let transferring = false;
     const idle = () => socket.destroy();
-    let timer = setTimeout(idle, this.options.tcpIdleTimeoutMs);
+    let timer = setTimeout(idle, this.idleTimeoutMs());
     const restartIdle = () => {
       clearTimeout(timer);
-      timer = setTimeout(idle, this.options.tcpIdleTimeoutMs);
+      timer = setTimeout(idle, this.idleTimeoutMs());
+    };
+    /** Ends our side once nothing is pending and the client ended its side or we stop reading. */
+    const endIfDone = () => {
+      if ((clientEnded || closing) && pending === 0 && !transferring && !socket.destroyed) socket.end();
     };
     const send = (bytes: Uint8Array | null) => {
       if (!bytes || socket.destroyed || !socket.writable) return;
@@ -222,16 +305,51 @@ export class DnsServer {
     const settle = (bytes: Uint8Array | null) => {
       pending--;
       send(bytes);
-      if (clientEnded && pending === 0 && !socket.destroyed) socket.end();
+      endIfDone();
     };
     socket.on('end', () => {
       clientEnded = true;
-      if (pending === 0) socket.end();
+      endIfDone();
     });
     /** Reading is paused while the connection has its maximum of UPDATEs unanswered. */
     let waitingForUpdates = false;
+    const resumeReading = () => {
+      if (waitingForUpdates || transferring || closing || socket.destroyed) return;
+      socket.resume();
+      readFrames();
+    };
+    /**
+     * Writes an accepted transfer's messages as the client takes them: false when it has to wait for
+     * 'drain' (one listener at a time), and reading waits with it.
+     */
+    const writeTransfer = (messages: Uint8Array[]): boolean => {
+      let next = 0;
+      const writeMore = (): boolean => {
+        while (next < messages.length) {
+          if (socket.destroyed || !socket.writable) return false;
+          if (!socket.write(tcpFrame(messages[next++]!)) && next < messages.length) {
+            // The client has not taken what was written: wait for it, for at most the idle timeout.
+            restartIdle();
+            socket.once('drain', () => {
+              clearTimeout(timer);
+              if (!writeMore()) return;
+              transferring = false;
+              restartIdle();
+              endIfDone();
+              resumeReading();
+            });
+            return false;
+          }
+        }
+        return true;
+      };
+      if (writeMore()) return true;
+      transferring = true;
+      socket.pause();
+      return false;
+    };
     const readFrames = () => {
-      while (buffer.length >= 2 && !socket.destroyed) {
+      while (buffer.length >= 2 && !socket.destroyed && !transferring && !closing) {
         const length = buffer.readUInt16BE(0);
         if (length === 0) {
           // A zero-length message is malformed; nothing sensible can follow it on this stream.
@@ -262,10 +380,9 @@ export class DnsServer {
               (bytes) => {
                 pendingUpdates--;
                 settle(bytes);
-                if (waitingForUpdates && !socket.destroyed) {
+                if (waitingForUpdates) {
                   waitingForUpdates = false;
-                  socket.resume();
-                  readFrames();
+                  resumeReading();
                 }
               },
               () => socket.destroy(),
@@ -274,14 +391,21 @@ export class DnsServer {
           }
           const transfers = this.options.transfers;
           if (transfers && TransferHandler.isTransfer(message)) {
-            // A transfer may be megabytes for a permitted secondary: no pending-write cap, and the idle
-            // clock waits until the socket has drained.
-            clearTimeout(timer);
-            for (const reply of transfers.handle(message, socket.remoteAddress, true)) {
-              if (!socket.destroyed) socket.write(tcpFrame(reply));
+            const reply = transfers.respond(message, socket.remoteAddress, true);
+            if (reply.transfer) {
+              if (writeTransfer(reply.messages)) continue;
+              return;
             }
-            if (socket.writableNeedDrain) socket.once('drain', restartIdle);
-            else restartIdle();
+            // Refused or an error: one small answer, under the same write cap as any query.
+            for (const bytes of reply.messages) send(bytes);
+            if (reply.close) {
+              // Nothing a client may ask for next changes a refusal: the connection is closed once
+              // its answers are sent. What else it sends is read (so its FIN is seen) and dropped.
+              closing = true;
+              buffer = Buffer.alloc(0);
+              endIfDone();
+              return;
+            }
             continue;
           }
           const response = this.options.handler.handle(
@@ -302,8 +426,9 @@ export class DnsServer {
       }
     };
     socket.on('data', (chunk: Buffer) => {
+      if (closing) return;
       buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
-      if (!waitingForUpdates) readFrames();
+      if (!waitingForUpdates && !transferring) readFrames();
     });
     socket.on('close', () => clearTimeout(timer));
   }

@@ -67,6 +67,7 @@ export async function runDnsWorker(config: DnsWorkerConfig): Promise<void> {
     reusePort: true,
     transfers,
     updates,
+    ...(config.maxTcpPerSource !== undefined ? { maxTcpPerSource: config.maxTcpPerSource } : {}),
   });
   let serveNow: (() => void) | undefined;
   port.on('message', (message: ToWorker) => {

@@ -379,3 +379,80 @@ describe('signed SOA queries (the refresh check of a secondary)', () => {
     assert.equal(readTsig(reply!)?.record.error, TsigErrorCode.BADKEY);
   });
 });
+
+describe('EDNS in transfers (RFC 6891)', () => {
+  const edns = (version: number, dnssecOk = false) => ({
+    udpSize: 4096,
+    extendedRcode: 0,
+    version,
+    dnssecOk,
+    options: [],
+  });
+
+  test('an AXFR or IXFR with an EDNS version other than 0: BADVERS with our version, over TCP and UDP (§6.1.3)', () => {
+    const { handler, count } = setup({ policy: policy({ requireTsig: false }) });
+    for (const [bytes, tcp] of [
+      [request(RRType.AXFR, { edns: edns(1) }), true],
+      [request(RRType.AXFR, { edns: edns(1) }), false],
+      [request(RRType.IXFR, { edns: edns(2), authority: [soaRecord(1)] }), true],
+    ] as const) {
+      const reply = handler.respond(bytes, '127.0.0.1', tcp);
+      assert.equal(reply.messages.length, 1);
+      assert.equal(reply.transfer, false);
+      const decoded = decodeMessage(reply.messages[0]!);
+      assert.equal(decoded.rcode, Rcode.BADVERS);
+      assert.equal(decoded.edns?.version, 0);
+      assert.equal(decoded.answers.length, 0);
+    }
+    assert.equal(count('AXFR', 'badvers'), 2);
+    assert.equal(count('IXFR', 'badvers'), 1);
+  });
+
+  test('every message of a transfer asked for with an OPT carries one, before the TSIG (§7)', () => {
+    const rrsets: RRsetData[] = Array.from({ length: 2000 }, (_, i) => ({
+      owner: `t${i}.example.com.`,
+      type: 'TXT',
+      ttl: 300,
+      rdata: [{ type: 'TXT', strings: ['x'.repeat(100)] }],
+    }));
+    const { handler } = setup({ rrsets });
+    const { messages, records } = signedTransfer(handler, request(RRType.AXFR, { edns: edns(0, true) }));
+    assert.ok(messages.length > 5);
+    for (const m of messages) {
+      const decoded = decodeMessage(readTsig(m)!.stripped);
+      assert.equal(decoded.edns?.version, 0);
+      assert.equal(decoded.edns?.dnssecOk, true, 'DO is echoed (RFC 3225 §3)');
+      assert.ok(m.length <= 16_384 + 200, `${m.length} octets`);
+    }
+    assert.equal(records.length, 2002);
+    const plain = signedTransfer(handler, request(RRType.AXFR));
+    for (const m of plain.messages) assert.equal(decodeMessage(readTsig(m)!.stripped).edns, undefined);
+  });
+
+  test("IXFR whose authority SOA is not the zone apex's: FORMERR (RFC 1995 §3)", () => {
+    const { handler, count } = setup({ policy: policy({ requireTsig: false }) });
+    const other = { ...soaRecord(1), name: 'other.example.com.' };
+    const [reply] = handler.handle(request(RRType.IXFR, { authority: [other] }), '127.0.0.1', true);
+    assert.equal(decodeMessage(reply!).rcode, Rcode.FORMERR);
+    assert.equal(count('IXFR', 'formerr'), 1);
+    const upper = { ...soaRecord(1), name: 'EXAMPLE.com.' };
+    const ok = handler.handle(request(RRType.IXFR, { authority: [upper] }), '127.0.0.1', true);
+    assert.equal(decodeMessage(ok[0]!).rcode, Rcode.NOERROR, 'the apex in any case');
+  });
+});
+
+describe('respond: what the connection does with the answer', () => {
+  test('an accepted transfer is a transfer; REFUSED and NOTAUTH close; FORMERR and signed SOA answers do not', () => {
+    const { handler } = setup({ policy: policy({ requireTsig: false }) });
+    const ok = handler.respond(request(RRType.AXFR), '127.0.0.1', true);
+    assert.deepEqual([ok.transfer, ok.close], [true, false]);
+    const refused = handler.respond(request(RRType.AXFR), '192.0.2.1', true);
+    assert.deepEqual([refused.transfer, refused.close], [false, true]);
+    const notauth = handler.respond(request(RRType.AXFR, {}, 'example.net.'), '127.0.0.1', true);
+    assert.deepEqual([notauth.transfer, notauth.close], [false, true]);
+    const formerr = handler.respond(request(RRType.IXFR), '127.0.0.1', true);
+    assert.deepEqual([formerr.transfer, formerr.close], [false, false]);
+    const soa = handler.respond(signMessage(request(RRType.SOA), KEY).bytes, '192.0.2.1', true);
+    assert.deepEqual([soa.transfer, soa.close], [false, false]);
+  });
+});

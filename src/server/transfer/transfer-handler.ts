@@ -24,6 +24,15 @@ const OPT = Uint8Array.of(0, 0, 41, SERVER_UDP_PAYLOAD >> 8, SERVER_UDP_PAYLOAD 
 /** Messages of a transfer carry at most this much (RFC 5936 §2.2: up to 65535 octets over TCP). */
 const MESSAGE_BUDGET = 16_384;
 
+/** The answer to a request the transfer handler takes (see TransferHandler.respond). */
+export interface TransferReply {
+  messages: Uint8Array[];
+  /** An AXFR or IXFR that passed the ACL and TSIG: may be many messages (written with backpressure). */
+  transfer: boolean;
+  /** A REFUSED or NOTAUTH answer to a transfer request: close the connection once it is sent. */
+  close: boolean;
+}
+
 /**
  * Outgoing zone transfers: AXFR (RFC 5936) and IXFR (RFC 1995) from the zone's journal, with the
  * class's source-network ACL and TSIG (RFC 8945). Returns the messages to send, in order.
@@ -69,14 +78,32 @@ export class TransferHandler {
     }
   }
 
+  /** The messages answering `query` (see respond()). */
   handle(query: Uint8Array, remote: string | undefined, tcp: boolean): Uint8Array[] {
+    return this.respond(query, remote, tcp).messages;
+  }
+
+  /**
+   * The messages answering `query`, and what the connection should do with them: only a transfer that
+   * passed the ACL and TSIG (`transfer`) may be large; a REFUSED or NOTAUTH answer to a transfer
+   * request ends the connection once sent (`close`).
+   */
+  respond(query: Uint8Array, remote: string | undefined, tcp: boolean): TransferReply {
     const count = (type: string, result: string) => this.transfers?.labels(type, result).inc();
+    const error = (reply: Uint8Array): TransferReply => {
+      const rcode = reply[3]! & 0xf;
+      return {
+        messages: [reply],
+        transfer: false,
+        close: rcode === Rcode.REFUSED || rcode === Rcode.NOTAUTH,
+      };
+    };
     let found: ReturnType<typeof readTsig>;
     try {
       found = readTsig(query);
     } catch {
       count('unknown', 'formerr');
-      return [errorReply(query, Rcode.FORMERR)];
+      return error(errorReply(query, Rcode.FORMERR));
     }
     const plain = found?.stripped ?? query;
     let message: ReturnType<typeof decodeMessage>;
@@ -84,20 +111,25 @@ export class TransferHandler {
       message = decodeMessage(plain);
     } catch {
       count('unknown', 'formerr');
-      return [errorReply(query, Rcode.FORMERR)];
+      return error(errorReply(query, Rcode.FORMERR));
     }
     const question = message.questions[0]!;
     if (question.type === RRType.SOA) {
-      // Only signed SOA queries come here (isTransfer); an unsigned one belongs to the query path.
-      if (found) return [this.signedSoa(query, found, message.edns, tcp)];
+      // Only signed SOA queries come here (isTransfer); an unsigned one belongs to the query path. Its
+      // answer is a query's answer: one message, no reason to close.
+      if (found)
+        return { messages: [this.signedSoa(query, found, message.edns, tcp)], transfer: false, close: false };
       count('SOA', 'unsigned');
-      return [errorReply(plain, Rcode.REFUSED, message.edns)];
+      return error(errorReply(plain, Rcode.REFUSED, message.edns));
     }
     const type = question.type === RRType.AXFR ? 'AXFR' : 'IXFR';
     const refuse = (rcode: number, result: string) => {
       count(type, result);
-      return [errorReply(plain, rcode, message.edns)];
+      return error(errorReply(plain, rcode, message.edns));
     };
+    // RFC 6891 §6.1.3: an EDNS version we do not implement gets BADVERS (our version, 0, in the OPT),
+    // before anything about the zone is looked at.
+    if (message.edns && message.edns.version !== 0) return refuse(Rcode.BADVERS, 'badvers');
     if (question.class !== RRClass.IN) return refuse(Rcode.REFUSED, 'refused');
     // RFC 5936 §4.2: AXFR is defined over TCP only.
     if (type === 'AXFR' && !tcp) return refuse(Rcode.FORMERR, 'formerr');
@@ -112,7 +144,7 @@ export class TransferHandler {
       if (!verified.ok) {
         count(type, verified.error.toLowerCase());
         const reply = tsigErrorResponse(query, verified, { now: this.now() });
-        return reply ? [reply] : [errorReply(plain, Rcode.NOTAUTH, message.edns)];
+        return error(reply ?? errorReply(plain, Rcode.NOTAUTH, message.edns));
       }
       signer = new TsigStreamSigner(verified.key, verified.mac, { now: this.now });
     } else if (policy.requireTsig) {
@@ -122,8 +154,9 @@ export class TransferHandler {
     let kind = 'axfr';
     if (type === 'IXFR') {
       const soa = message.authority.find((rr) => rr.type === RRType.SOA);
-      // RFC 1995 §3: the query carries the client's SOA in the authority section.
-      if (!soa) return refuse(Rcode.FORMERR, 'formerr');
+      // RFC 1995 §3: the query carries the client's SOA of the zone (owned by the apex) in the authority
+      // section; a SOA of another name says nothing about this zone's serial.
+      if (!soa || nameKey(soa.name) !== nameKey(zone.origin)) return refuse(Rcode.FORMERR, 'formerr');
       const clientSerial = (soa.data as Extract<Rdata, { type: 'SOA' }>).serial;
       if (!serialGreater(zone.serial, clientSerial)) {
         records = [zone.soa]; // up to date (or ahead): the current SOA alone
@@ -145,9 +178,20 @@ export class TransferHandler {
       records = full(zone);
     }
     count(type, kind === 'axfr' && type === 'IXFR' ? 'ok-axfr-fallback' : 'ok');
-    const messages = pack(message.id, question.name, question.type, records, tcp ? MESSAGE_BUDGET : 512);
-    if (!signer) return messages;
-    return messages.map((m, i) => signer.sign(m, i === messages.length - 1));
+    const messages = pack(
+      message.id,
+      question.name,
+      question.type,
+      records,
+      tcp ? MESSAGE_BUDGET : 512,
+      message.edns,
+    );
+    if (!signer) return { messages, transfer: true, close: false };
+    return {
+      messages: messages.map((m, i) => signer.sign(m, i === messages.length - 1)),
+      transfer: true,
+      close: false,
+    };
   }
 
   /**
@@ -236,8 +280,20 @@ function incremental(
   return out;
 }
 
-/** Splits records into messages of at most `budget` octets, each with the question (RFC 5936 §2.2.1). */
-function pack(id: number, qname: Name, qtype: number, rrsets: ServedRRset[], budget: number): Uint8Array[] {
+/**
+ * Splits records into messages of at most `budget` octets, each with the question (RFC 5936 §2.2.1)
+ * and, when the request had an OPT, an OPT of ours (RFC 6891 §7; Knot, too, puts one in every message
+ * of a transfer). A TSIG is appended after it by the caller.
+ */
+function pack(
+  id: number,
+  qname: Name,
+  qtype: number,
+  rrsets: ServedRRset[],
+  budget: number,
+  edns: { dnssecOk: boolean } | undefined,
+): Uint8Array[] {
+  if (edns) budget -= OPT.length;
   const messages: Uint8Array[] = [];
   const w = new WireWriter(budget + 4096);
   let count = 0;
@@ -256,6 +312,12 @@ function pack(id: number, qname: Name, qtype: number, rrsets: ServedRRset[], bud
   };
   const end = () => {
     w.patchU16(6, count);
+    if (edns) {
+      w.patchU16(10, 1);
+      const at = w.length;
+      w.bytes(OPT);
+      if (edns.dnssecOk) w.patchU16(at + 7, 0x8000); // RFC 3225 §3: DO is echoed
+    }
     messages.push(w.finish());
   };
   begin();
@@ -311,12 +373,13 @@ function errorReply(request: Uint8Array, rcode: number, edns?: { dnssecOk: boole
   const out = new Uint8Array(end + (edns ? OPT.length : 0));
   out.set(request.subarray(0, Math.min(end, request.length)));
   out[2] = 0x80 | (request[2]! & 0x79); // QR, keep opcode and RD
-  out[3] = rcode & 0xf;
+  out[3] = rcode & 0xf; // the upper bits go in the OPT (RFC 6891 §6.1.3)
   out[4] = 0;
   out[5] = end > 12 ? 1 : 0;
   out.fill(0, 6, 12);
   if (edns) {
     out.set(OPT, end);
+    out[end + 5] = rcode >> 4;
     if (edns.dnssecOk) out[end + 7] = 0x80; // RFC 3225 §3: DO is echoed
     out[11] = 1;
   }

@@ -1,0 +1,30 @@
+import net from 'node:net';
+
+/**
+ * The network a TCP client's connections are counted under (RFC 7766 §6.2.2): its IPv4 address (an
+ * IPv4-mapped IPv6 address counts as the IPv4 one), or the /64 of its IPv6 address, which a single
+ * host or site usually holds whole. Undefined for no address (the socket is closed already).
+ */
+export function tcpSourceKey(address: string | undefined): string | undefined {
+  if (address === undefined || address === '') return undefined;
+  if (net.isIPv4(address)) return address;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  if (mapped !== undefined) return mapped;
+  const text = address.split('%')[0]!;
+  if (!net.isIPv6(text)) return address; // not an address we read: counted as it is
+  const gap = text.indexOf('::');
+  const head = (gap < 0 ? text : text.slice(0, gap)).split(':').filter((g) => g !== '');
+  const groups = head.slice(0, 4);
+  // `::` stands for the zero groups up to the tail; only the first four groups matter here.
+  if (groups.length < 4 && gap >= 0) {
+    const tail = text
+      .slice(gap + 2)
+      .split(':')
+      .filter((g) => g !== '');
+    const tailCount = tail.length + (tail.at(-1)?.includes('.') ? 1 : 0);
+    const zeros = 8 - head.length - tailCount;
+    for (let i = 0; i < zeros && groups.length < 4; i++) groups.push('0');
+    for (const g of tail) if (groups.length < 4) groups.push(g);
+  }
+  return `${groups.map((g) => Number.parseInt(g, 16).toString(16)).join(':')}::/64`;
+}
