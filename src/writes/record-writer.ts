@@ -194,7 +194,15 @@ export interface WriteGate {
     namespace: string,
     fqdn: Name,
     type: RecordTypeName,
-  ): { ok: true; origin: Name } | { ok: false; message: string };
+  ):
+    | { ok: true; origin: Name }
+    | {
+        ok: false;
+        /** What the caller is told: names no object of another namespace. */
+        message: string;
+        /** The whole reason, objects named, for the log only. */
+        detail?: string;
+      };
   /** The object at `key` in the live store, if any, with its written-by label. */
   existing(key: ResourceKey): { writtenBy: string | undefined } | undefined;
   /**
@@ -231,7 +239,7 @@ export interface WriteCoordinatorOptions {
   maxRememberedBytes?: number;
   now?: () => number;
   /** Where a store's error text goes: callers get the stable code and what to do, not the text. */
-  log?: (level: 'warn', message: string, fields?: Record<string, unknown>) => void;
+  log?: (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
 }
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -617,7 +625,16 @@ export class WriteCoordinator implements RecordWriter {
         continue;
       }
       const admitted = this.options.gate.admit(namespace, fqdn, change.type);
-      if (!admitted.ok) throw fail('NOT_DELEGATED', admitted.message);
+      if (!admitted.ok) {
+        if (admitted.detail !== undefined && admitted.detail !== admitted.message)
+          this.options.log?.('info', 'API write refused (NOT_DELEGATED)', {
+            credential,
+            name: fqdn,
+            type: change.type,
+            reason: admitted.detail,
+          });
+        throw fail('NOT_DELEGATED', admitted.message);
+      }
       const checked = checkUpsertContent(change, fqdn, namespace, credential, admitted.origin);
       if (!checked.ok) throw fail('INVALID_CHANGE', checked.message);
       const resource = checked.resource;

@@ -367,7 +367,9 @@ describe('record writer, folder mode', () => {
       writer.apply('key-a', { changes: [exclusive(up('example.com.', ['ns9.example.net.'], 'NS'))] }),
       'NOT_OWNER',
     );
-    assert.match(apex.message, /DNSZone dns\/example/);
+    // Named by its DNS name: the DNSZone object is another namespace's.
+    assert.match(apex.message, /zone example\.com\. itself defines this RRset/);
+    assert.doesNotMatch(apex.message, /dns\/example/);
     // Another type at the name, or the writer's own RRset, is fine.
     await writer.apply('key-a', { changes: [exclusive(up('www.a.example.com.', ['"x"'], 'TXT'))] });
     await writer.apply('key-a', { changes: [exclusive(up('www.a.example.com.', ['"y"'], 'TXT'))] });
@@ -618,6 +620,62 @@ describe('record writer, folder mode', () => {
       (await writer.apply('key-b', { id: `bounded-0-${'x'.repeat(60)}`, changes: change })).replayed,
       false,
     );
+  });
+
+  test("hostile writer: refusals name no object of another namespace, whose zone's name and the remedy they keep", async () => {
+    const zoneOf = (name: string, namespace: string, domainName: string): DNSZone => ({
+      ...zone,
+      metadata: { name, namespace, generation: 1, creationTimestamp: '2026-01-01T00:00:00Z' },
+      spec: { domainName, className: 'builtin' },
+    });
+    await writes.close();
+    store = new MemoryStore();
+    catalog = new Catalog();
+    catalog.load(
+      [zoneClass],
+      [
+        {
+          ...zone,
+          spec: {
+            ...zone.spec,
+            delegations: [...zone.spec.delegations!, { namespaces: ['dns4'], names: ['kid.a'] }],
+          },
+        },
+        zoneOf('other', 'dns2', 'other.test'),
+        zoneOf('kid', 'dns4', 'kid.a.example.com'),
+      ],
+      [],
+    );
+    writes = await FolderWriteStore.open(dir, store);
+    const logged: string[] = [];
+    writer = new WriteCoordinator({
+      store: writes,
+      gate: catalogGate(catalog, store),
+      credentials: new CredentialTable(access.ok ? access.config : { credentials: [] }),
+      now: () => clock,
+      log: (_level, message, fields) => logged.push(`${message} ${JSON.stringify(fields)}`),
+    });
+    await writer.start();
+    const messages: string[] = [];
+    for (const change of [
+      up('x.other.test.', ['192.0.2.1']),
+      up('x.b.example.com.', ['192.0.2.1']),
+      up('kid.a.example.com.', [`1 13 2 ${'00'.repeat(32)}`], 'DS'),
+      up('a.example.com.', ['ns.example.net.'], 'NS'),
+      up('a.example.com.', ['target.example.net.'], 'CNAME'),
+    ])
+      messages.push((await refused(writer.apply('key-a', { changes: [change] }), 'NOT_DELEGATED')).message);
+    for (const m of messages) {
+      assert.doesNotMatch(m, /dns2\/other|dns4\/kid|dns\/example|namespace (dns|dns2|dns4|team-b)\b/, m);
+      assert.match(m, /namespace team-a|another namespace|zone/, m);
+    }
+    assert.match(
+      messages[0]!,
+      /zone other\.test\. does not delegate x A to namespace team-a; its owners can add a delegation/,
+    );
+    assert.match(messages[2]!, /kid\.a\.example\.com\./);
+    // The whole reason is in the log.
+    assert.match(logged.join('\n'), /DNSZone dns2\/other/);
   });
 
   test("a store that fails: UNAVAILABLE and what to do, the store's error text only in the log", async () => {
