@@ -331,3 +331,64 @@ describe('the ExternalDNS webhook provider holds unauthenticated clients to its 
     assert.match(await silentConnection(listener.address().port), /^HTTP\/1\.1 408 /);
   });
 });
+
+describe('the ExternalDNS webhook provider judges a large body in steps', () => {
+  let judged = 0;
+  const hook = new ExternalDnsWebhook({
+    listen: '127.0.0.1:0',
+    namespace: 'team-a',
+    writer: () => undefined,
+    recordSets: () => [],
+    domains: () => ['example.com'],
+    precheck: (fqdn) => {
+      judged++;
+      return /^r\d*[05]\./.test(fqdn)
+        ? { code: 'NOT_DELEGATED', message: `${fqdn} is not delegated` }
+        : undefined;
+    },
+    yieldEvery: 50,
+    log: () => {},
+  });
+  const started = hook.start();
+  after(() => hook.stop());
+
+  test('hostile client: /adjustendpoints with thousands of endpoints lets the event loop turn, and filters as before', async () => {
+    await started;
+    const endpoints: unknown[] = [];
+    for (let i = 0; i < 2000; i++)
+      endpoints.push({ dnsName: `r${i}.example.com`, recordType: 'A', targets: ['192.0.2.1'] });
+    // Refused without the precheck: malformed, and a second endpoint for an RRset.
+    endpoints.push({ dnsName: 'bad.example.com', recordType: 'SOA', targets: ['ns. host. 1 2 3 4 5'] });
+    endpoints.push({
+      dnsName: 'r1.example.com',
+      recordType: 'A',
+      targets: ['192.0.2.2'],
+      setIdentifier: 'b',
+    });
+    const expected = endpoints.filter((e) => {
+      const { dnsName, setIdentifier } = e as { dnsName: string; setIdentifier?: string };
+      return !/^r\d*[05]\./.test(dnsName) && dnsName !== 'bad.example.com' && setIdentifier === undefined;
+    });
+    // What the event loop saw while the request was judged: how many endpoints were judged at each turn.
+    const seen = new Set<number>();
+    let watching = true;
+    const watch = () => {
+      seen.add(judged);
+      if (watching) setImmediate(watch);
+    };
+    const response = fetch(`http://127.0.0.1:${hook.address().port}/adjustendpoints`, {
+      method: 'POST',
+      headers: { 'content-type': MEDIA_TYPE },
+      body: JSON.stringify(endpoints),
+    });
+    watch();
+    const res = await response;
+    const body = await res.json();
+    watching = false;
+    assert.equal(res.status, 200);
+    assert.deepEqual(body, expected);
+    assert.equal(judged, 2000);
+    const between = [...seen].filter((n) => n > 0 && n < judged);
+    assert.ok(between.length >= 10, `turns seen while judging: ${[...seen].join(', ')}`);
+  });
+});

@@ -81,6 +81,11 @@ export const DEFAULT_EXTERNALDNS_WEBHOOK_LIMITS: HttpConnectionLimits = {
   requestTimeoutMs: 60_000,
   keepAliveTimeoutMs: 5_000,
 };
+/**
+ * Endpoints judged between two turns of the event loop (default of `yieldEvery`): a body of 40,000
+ * endpoints takes about a second to judge, and DNS answers on the same thread must not wait for it.
+ */
+export const DEFAULT_YIELD_EVERY = 256;
 /** Refused endpoints named in a request's one log line (the rest are counted). */
 const LOGGED_EXAMPLES = 5;
 /** The writer's bounds, with room for the annotation and JSON around each change. */
@@ -130,6 +135,8 @@ export interface ExternalDnsWebhookOptions {
   bodyTimeoutMs?: number;
   /** Connections held, per client address, and how long headers and requests may take. */
   connectionLimits?: Partial<HttpConnectionLimits>;
+  /** Endpoints judged between two turns of the event loop (default DEFAULT_YIELD_EVERY). */
+  yieldEvery?: number;
   registry?: Registry;
   log: LogFn;
 }
@@ -387,7 +394,7 @@ export class ExternalDnsWebhook {
     }
     if (path === '/adjustendpoints') {
       if (method !== 'POST') return methodNotAllowed('POST');
-      return { status: 200, body: this.adjust(parseJson(await body())) };
+      return { status: 200, body: await this.adjust(parseJson(await body())) };
     }
     return {
       status: 404,
@@ -415,13 +422,24 @@ export class ExternalDnsWebhook {
     );
   }
 
+  /**
+   * Resolves at the event loop's next turn once `yieldEvery` endpoints were judged since the last:
+   * judging a large body is many short steps, with DNS answers and timers between them.
+   */
+  private turn(judged: number): Promise<void> | undefined {
+    const every = Math.max(1, this.options.yieldEvery ?? DEFAULT_YIELD_EVERY);
+    if (judged === 0 || judged % every !== 0) return undefined;
+    return new Promise((resolve) => setImmediate(resolve));
+  }
+
   /** The desired endpoints less those whose write would be refused (each refusal reported). */
-  private adjust(body: unknown): unknown[] {
+  private async adjust(body: unknown): Promise<unknown[]> {
     if (!Array.isArray(body) && body !== null)
       throw new HttpFailure(400, 'the body is a JSON list of endpoints');
     const out: unknown[] = [];
     const taken = new Map<string, Endpoint>();
     for (const [i, raw] of (body ?? []).entries()) {
+      await this.turn(i);
       let e: Endpoint;
       try {
         e = parseEndpoint(raw, `endpoints[${i}]`);
@@ -557,7 +575,8 @@ export class ExternalDnsWebhook {
     const pending: { change: RecordChange; endpoint: Endpoint; create: boolean }[] = [];
     const upserted = new Map<string, Endpoint>();
     const held = new Set(this.list().map((e) => rrsetKey(e)));
-    for (const e of upserts) {
+    for (const [i, e] of upserts.entries()) {
+      await this.turn(i);
       const other = upserted.get(rrsetKey(e));
       if (other) {
         this.refuse(
