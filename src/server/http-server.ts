@@ -35,7 +35,7 @@ export interface PostResponse {
 
 /**
  * The listener's connection limits unless configured (`--http-max-connections`,
- * `--http-max-connections-per-client`, `--http-headers-timeout`): probes, scrapes and the servers'
+ * `--http-max-connections-per-client`, `--http-headers-timeout`): health checks, scrapes and the servers'
  * forwarded writes need far fewer; a slow body does not hold a connection open.
  */
 export const DEFAULT_HTTP_SERVER_LIMITS: HttpConnectionLimits = {
