@@ -11,6 +11,7 @@ import { loadFrontDoors } from '../sources/front-door-modules.ts';
 import type { HomelabApiSettings } from '../sources/homelab-api/callers.ts';
 import { writeConfirmation } from '../sources/manifests/confirmations.ts';
 import { loadWriteAccess } from '../sources/writes/write-access-file.ts';
+import type { HttpConnectionLimits } from '../util/http-limits.ts';
 import { DOMAIN_FLAGS, type DomainSettings, domainSettings, gatewayDnsSettings } from './domain-flags.ts';
 import { createLogger } from './logger.ts';
 import { startServe } from './serve.ts';
@@ -63,6 +64,11 @@ Usage:
       /records, POST /adjustendpoints) writing the endpoints as record sets of NS, on
       --externaldns-webhook (default ${DEFAULT_EXTERNALDNS_WEBHOOK}; unauthenticated: keep it on loopback);
       see docs/externaldns.md.
+      --http-max-connections N, --http-max-connections-per-client N, --http-headers-timeout SECONDS,
+      and the same with --homelab-api- and --externaldns-webhook- in place of --http-: connections
+      each HTTP listener holds at once, and per client address (more are closed as they arrive), and
+      the time a connection has to send its headers (then 408 and closed). Defaults: --http 512, 64,
+      5; --homelab-api 256, 32, 5; --externaldns-webhook 64, 64, 5.
   zonekeeper operator [--kubeconfig FILE] [--context NAME] [--namespace NS] [--http 0.0.0.0:8080]
                       [--leader-elect=false] [--leader-election-id NAME] [--identity NAME]
                       [--shutdown-timeout SECONDS] [--serial-block N] [--change-safety-window SECONDS]
@@ -82,7 +88,8 @@ Usage:
       by servers at POST /v1/writes on --http, from the Kubernetes users in --write-forwarders (their
       tokens checked by TokenReview for the audience --write-audience, default zonekeeper-writes);
       --advertise-url: how servers reach --http (default
-      http://$POD_IP:PORT), published on the Lease. --homelab-api and its flags as in serve: the
+      http://$POD_IP:PORT), published on the Lease. --http-max-connections and the other limits of
+      the HTTP listeners as in serve. --homelab-api and its flags as in serve: the
       leader answers writes, a replica that does not lead answers 503. --externaldns-webhook and
       its namespace as in serve: every replica lists, the leader writes (elsewhere POST answers 503).
       --upstream-clusters: mirror DNSZones, DNSRecordSets, Domains (and DNSEndpoints, Datum's and
@@ -121,9 +128,10 @@ Usage:
       bounded by --write-timeout (default 10). --write-token-file: the token shown to the leader, a
       projected service-account token with the leader's --write-audience, re-read before each use
       (without it writes here answer UNAVAILABLE).
-      --response-cache, --tcp-per-source and the --rrl flags as in serve. --homelab-api and its flags as in serve; the
-      callers' writes are forwarded to the leader, which must know the same credentials (--write-access
-      here names the callers and their secrets; namespaces and quotas are the leader's).
+      --response-cache, --tcp-per-source, the --rrl flags and the HTTP listeners' limits as in serve.
+      --homelab-api and its flags as in serve; the callers' writes are forwarded to the leader, which
+      must know the same credentials (--write-access here names the callers and their secrets;
+      namespaces and quotas are the leader's).
       --externaldns-webhook and its namespace as in serve: plans are forwarded to the leader, which
       must run with the same --externaldns-webhook-namespace.
   zonekeeper validate [--state-dir DIR] [--max-manifest-bytes SIZE] PATH...
@@ -263,6 +271,7 @@ async function main(argv: string[]): Promise<number> {
           ...FRONT_DOOR_FLAG,
           'write-access': { type: 'string' },
           ...HOMELAB_API_FLAGS,
+          ...HTTP_LIMIT_FLAGS,
           ...EXTERNALDNS_WEBHOOK_FLAGS,
           ...HEALTH_PROBE_FLAGS,
         },
@@ -278,6 +287,7 @@ async function main(argv: string[]): Promise<number> {
         manifests: values.manifests,
         dns: values.dns,
         http: values.http,
+        ...httpLimitsField(values),
         ...(values['state-dir'] ? { stateDir: values['state-dir'] } : {}),
         ...(values['alias-resolver'] ? { aliasResolver: values['alias-resolver'] } : {}),
         ...(values.identity ? { identity: values.identity } : {}),
@@ -335,6 +345,7 @@ async function main(argv: string[]): Promise<number> {
           'write-audience': { type: 'string' },
           'advertise-url': { type: 'string' },
           ...HOMELAB_API_FLAGS,
+          ...HTTP_LIMIT_FLAGS,
           ...EXTERNALDNS_WEBHOOK_FLAGS,
           ...UPSTREAM_FLAGS,
           ...DOMAIN_FLAGS,
@@ -368,6 +379,7 @@ async function main(argv: string[]): Promise<number> {
         namespace,
         ...(values['dnssec-key-namespace'] ? { dnssecKeyNamespace: values['dnssec-key-namespace'] } : {}),
         http: values.http,
+        ...httpLimitsField(values),
         leaderElect: parseBoolean('--leader-elect', values['leader-elect']),
         leaseName: values['leader-election-id'],
         ...(values.identity ? { identity: values.identity } : {}),
@@ -426,6 +438,7 @@ async function main(argv: string[]): Promise<number> {
           'write-token-file': { type: 'string' },
           'write-access': { type: 'string' },
           ...HOMELAB_API_FLAGS,
+          ...HTTP_LIMIT_FLAGS,
           ...EXTERNALDNS_WEBHOOK_FLAGS,
           ...HEALTH_PROBE_FLAGS,
         },
@@ -448,6 +461,7 @@ async function main(argv: string[]): Promise<number> {
         ...(values.context ? { context: values.context } : {}),
         dns: values.dns,
         http: values.http,
+        ...httpLimitsField(values),
         workers: parseWorkers(values.workers),
         ...(await healthProbeOptions(values)),
         ...(values['alias-resolver'] ? { aliasResolver: values['alias-resolver'] } : {}),
@@ -868,7 +882,56 @@ const HOMELAB_API_FLAGS = {
   'homelab-api-secret-file': { type: 'string' },
   'homelab-api-namespace': { type: 'string' },
   'homelab-api-max-nonces': { type: 'string' },
+  'homelab-api-max-connections': { type: 'string' },
+  'homelab-api-max-connections-per-client': { type: 'string' },
+  'homelab-api-headers-timeout': { type: 'string' },
 } as const;
+
+/** `httpConnectionLimits` from the --http-... limit flags, when any is given. */
+function httpLimitsField(values: Record<string, unknown>): {
+  httpConnectionLimits?: Partial<HttpConnectionLimits>;
+} {
+  const limits = connectionLimitsOption(values, 'http');
+  return limits ? { httpConnectionLimits: limits } : {};
+}
+
+/** The HTTP listener's (`--http`) connection limit flags. */
+const HTTP_LIMIT_FLAGS = {
+  'http-max-connections': { type: 'string' },
+  'http-max-connections-per-client': { type: 'string' },
+  'http-headers-timeout': { type: 'string' },
+} as const;
+
+/**
+ * `--PREFIX-max-connections N`, `--PREFIX-max-connections-per-client N` and
+ * `--PREFIX-headers-timeout SECONDS` of an HTTP listener; undefined when none is given.
+ */
+function connectionLimitsOption(
+  values: Record<string, unknown>,
+  prefix: 'http' | 'homelab-api' | 'externaldns-webhook',
+): Partial<HttpConnectionLimits> | undefined {
+  const out: Partial<HttpConnectionLimits> = {};
+  const whole = (flag: string): number | undefined => {
+    const v = values[`${prefix}-${flag}`];
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (typeof v !== 'string' || !/^\d+$/.test(v) || n < 1 || n > 1_000_000)
+      throw new UsageError(`--${prefix}-${flag}: give a whole number from 1 to 1000000`);
+    return n;
+  };
+  const max = whole('max-connections');
+  if (max !== undefined) out.maxConnections = max;
+  const perClient = whole('max-connections-per-client');
+  if (perClient !== undefined) out.maxConnectionsPerClient = perClient;
+  const headers = values[`${prefix}-headers-timeout`];
+  if (headers !== undefined) {
+    const seconds = Number(headers);
+    if (typeof headers !== 'string' || headers.trim() === '' || !(seconds >= 0.01 && seconds <= 300))
+      throw new UsageError(`--${prefix}-headers-timeout: give seconds, from 0.01 to 300`);
+    out.headersTimeoutMs = Math.round(seconds * 1000);
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
 
 /** `--homelab-api HOST:PORT` and its caller flags; undefined without --homelab-api. */
 function homelabApiOption(values: {
@@ -876,15 +939,19 @@ function homelabApiOption(values: {
   'homelab-api-secret-file'?: string | undefined;
   'homelab-api-namespace'?: string | undefined;
   'homelab-api-max-nonces'?: string | undefined;
+  'homelab-api-max-connections'?: string | undefined;
+  'homelab-api-max-connections-per-client'?: string | undefined;
+  'homelab-api-headers-timeout'?: string | undefined;
 }): HomelabApiSettings | undefined {
   const listen = values['homelab-api'];
   const secretFile = values['homelab-api-secret-file'];
   const namespace = values['homelab-api-namespace'];
   const maxNonces = values['homelab-api-max-nonces'];
+  const connectionLimits = connectionLimitsOption(values, 'homelab-api');
   if (listen === undefined) {
-    if (secretFile !== undefined || namespace !== undefined || maxNonces !== undefined)
+    if (secretFile !== undefined || namespace !== undefined || maxNonces !== undefined || connectionLimits)
       throw new UsageError(
-        '--homelab-api-secret-file, --homelab-api-namespace and --homelab-api-max-nonces go with --homelab-api HOST:PORT',
+        '--homelab-api-secret-file, --homelab-api-namespace, --homelab-api-max-nonces and the --homelab-api-max-connections and headers timeout flags go with --homelab-api HOST:PORT',
       );
     return undefined;
   }
@@ -908,6 +975,7 @@ function homelabApiOption(values: {
     listen,
     ...(secretFile !== undefined && namespace !== undefined ? { caller: { secretFile, namespace } } : {}),
     ...(maxNoncesPerCaller !== undefined ? { maxNoncesPerCaller } : {}),
+    ...(connectionLimits ? { connectionLimits } : {}),
   };
 }
 
@@ -915,17 +983,24 @@ function homelabApiOption(values: {
 const EXTERNALDNS_WEBHOOK_FLAGS = {
   'externaldns-webhook': { type: 'string' },
   'externaldns-webhook-namespace': { type: 'string' },
+  'externaldns-webhook-max-connections': { type: 'string' },
+  'externaldns-webhook-max-connections-per-client': { type: 'string' },
+  'externaldns-webhook-headers-timeout': { type: 'string' },
 } as const;
 
 /** `--externaldns-webhook-namespace NS` and its listen address; undefined without the namespace. */
 function externalDnsWebhookOption(values: {
   'externaldns-webhook'?: string | undefined;
   'externaldns-webhook-namespace'?: string | undefined;
+  'externaldns-webhook-max-connections'?: string | undefined;
+  'externaldns-webhook-max-connections-per-client'?: string | undefined;
+  'externaldns-webhook-headers-timeout'?: string | undefined;
 }): ExternalDnsWebhookSettings | undefined {
   const listen = values['externaldns-webhook'];
   const namespace = values['externaldns-webhook-namespace'];
+  const connectionLimits = connectionLimitsOption(values, 'externaldns-webhook');
   if (namespace === undefined) {
-    if (listen !== undefined)
+    if (listen !== undefined || connectionLimits)
       throw new UsageError(
         '--externaldns-webhook needs --externaldns-webhook-namespace NS: the namespace whose record sets the endpoints become',
       );
@@ -939,7 +1014,11 @@ function externalDnsWebhookOption(values: {
     throw new UsageError(
       `--externaldns-webhook ${JSON.stringify(listen)}: give HOST:PORT, e.g. ${DEFAULT_EXTERNALDNS_WEBHOOK}`,
     );
-  return { listen: listen ?? DEFAULT_EXTERNALDNS_WEBHOOK, namespace };
+  return {
+    listen: listen ?? DEFAULT_EXTERNALDNS_WEBHOOK,
+    namespace,
+    ...(connectionLimits ? { connectionLimits } : {}),
+  };
 }
 
 /** The response rate limiting flags of `serve` and `server`. */

@@ -48,6 +48,7 @@ import { DEFAULT_WRITE_AUDIENCE, LEADER_ENDPOINT_ANNOTATION } from '../sources/w
 import { KubernetesWriteStore } from '../sources/writes/kubernetes-write-store.ts';
 import { leaderWriteEndpoint } from '../sources/writes/leader-write-endpoint.ts';
 import { updateKeySources, updatePolicyGuard } from '../sources/writes/update-keys.ts';
+import type { HttpConnectionLimits } from '../util/http-limits.ts';
 import { within } from '../util/within.ts';
 import { CredentialTable, type WriteAccessConfig } from '../writes/credentials.ts';
 import { type RecordWriter, WriteCoordinator } from '../writes/record-writer.ts';
@@ -66,6 +67,8 @@ export interface OperatorOptions {
   /** Where the DNSSEC key Secrets of signed builtin zones are kept (default: `namespace`; docs/dnssec.md). */
   dnssecKeyNamespace?: string;
   http: string;
+  /** The HTTP listener's connection limits (`--http-max-connections` and the like). */
+  httpConnectionLimits?: Partial<HttpConnectionLimits>;
   leaderElect: boolean;
   leaseName?: string;
   identity?: string;
@@ -358,31 +361,35 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   };
 
   let externalDnsWebhookRef: ExternalDnsWebhook | undefined;
-  const http = new HttpServer(options.http, {
-    healthy: () => true,
-    ready: () =>
-      store.hasSynced
-        ? {
-            ready: true,
-            message: controller
-              ? 'leading'
-              : leading
-                ? 'leading; reading the zone serial records first'
-                : 'standby (cache synced)',
-          }
-        : { ready: false, message: 'syncing the cache' },
-    metrics: () => registry.render(),
-    ...(writeEndpoint ? { post: { [FORWARD_PATH]: writeEndpoint } } : {}),
-    resources: () => ({
-      leader: controller !== undefined,
-      items: [
-        ...KINDS.flatMap((kind) => store.list(kind)),
-        ...frontDoors.all.flatMap((door) => store.listForeign(frontDoorId(door))),
-      ],
-      problems: [...store.invalidObjects(), ...store.invalidForeignObjects()],
-      ...(externalDnsWebhookRef ? { externalDnsRefused: externalDnsWebhookRef.refused() } : {}),
-    }),
-  });
+  const http = new HttpServer(
+    options.http,
+    {
+      healthy: () => true,
+      ready: () =>
+        store.hasSynced
+          ? {
+              ready: true,
+              message: controller
+                ? 'leading'
+                : leading
+                  ? 'leading; reading the zone serial records first'
+                  : 'standby (cache synced)',
+            }
+          : { ready: false, message: 'syncing the cache' },
+      metrics: () => registry.render(),
+      ...(writeEndpoint ? { post: { [FORWARD_PATH]: writeEndpoint } } : {}),
+      resources: () => ({
+        leader: controller !== undefined,
+        items: [
+          ...KINDS.flatMap((kind) => store.list(kind)),
+          ...frontDoors.all.flatMap((door) => store.listForeign(frontDoorId(door))),
+        ],
+        problems: [...store.invalidObjects(), ...store.invalidForeignObjects()],
+        ...(externalDnsWebhookRef ? { externalDnsRefused: externalDnsWebhookRef.refused() } : {}),
+      }),
+    },
+    options.httpConnectionLimits,
+  );
   // Zones removed by a namespace deletion: an Event each in the operator's namespace.
   store.watch(
     namespaceDeletionReporter({

@@ -49,6 +49,7 @@ import { catalogGate } from '../sources/writes/catalog-gate.ts';
 import { FolderWriteStore } from '../sources/writes/folder-write-store.ts';
 import { updateKeySources } from '../sources/writes/update-keys.ts';
 import { compileCacheOutcome, flushCompileCache } from '../util/compile-cache.ts';
+import type { HttpConnectionLimits } from '../util/http-limits.ts';
 import { growHeapDuringLoad } from '../util/load-heap-growth.ts';
 import { parseSemiSpace } from '../util/parse-young-generation.ts';
 import { CredentialTable, type WriteAccessConfig } from '../writes/credentials.ts';
@@ -63,6 +64,8 @@ export interface ServeOptions extends AnswerSettings {
   manifests: string;
   dns: string;
   http: string;
+  /** The HTTP listener's connection limits (`--http-max-connections` and the like). */
+  httpConnectionLimits?: Partial<HttpConnectionLimits>;
   stateDir?: string;
   /** Per-file size limit of the manifests (default DEFAULT_MAX_MANIFEST_BYTES, 16 MiB). */
   maxManifestBytes?: number;
@@ -294,35 +297,39 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   });
   let ready = false;
   let externalDnsWebhook: ExternalDnsWebhook | undefined;
-  const http = new HttpServer(options.http, {
-    healthy: () => true,
-    ready: () => {
-      if (!ready) return { ready: false, message: 'loading manifests' };
-      const folder = source.folderProblem();
-      if (folder) return { ready: false, message: folder.message };
-      const failure = source.reloadFailure();
-      if (failure) return { ready: false, message: `${failure}; retrying` };
-      // A zone whose latest change is not saved or served yet (retried with backoff) is not ready.
-      const failing = controller.pendingZones();
-      if (failing.length > 0)
-        return {
-          ready: false,
-          message: failing.map((z) => `zone ${z.key} is not ready (${z.reason}): ${z.message}`).join('\n'),
-        };
-      return { ready: true, message: 'ready' };
+  const http = new HttpServer(
+    options.http,
+    {
+      healthy: () => true,
+      ready: () => {
+        if (!ready) return { ready: false, message: 'loading manifests' };
+        const folder = source.folderProblem();
+        if (folder) return { ready: false, message: folder.message };
+        const failure = source.reloadFailure();
+        if (failure) return { ready: false, message: `${failure}; retrying` };
+        // A zone whose latest change is not saved or served yet (retried with backoff) is not ready.
+        const failing = controller.pendingZones();
+        if (failing.length > 0)
+          return {
+            ready: false,
+            message: failing.map((z) => `zone ${z.key} is not ready (${z.reason}): ${z.message}`).join('\n'),
+          };
+        return { ready: true, message: 'ready' };
+      },
+      metrics: () => registry.render(),
+      resources: () => ({
+        // Objects kept at their last valid version show Accepted=False with the manifest's problem.
+        items: [
+          ...KINDS.flatMap((kind) => store.list(kind).map((object) => source.present(object))),
+          ...frontDoors.all.flatMap((door) => store.listForeign(frontDoorId(door))),
+        ],
+        problems: source.problems(),
+        // Endpoints the ExternalDNS webhook provider did not write (the newest), and why.
+        ...(externalDnsWebhook ? { externalDnsRefused: externalDnsWebhook.refused() } : {}),
+      }),
     },
-    metrics: () => registry.render(),
-    resources: () => ({
-      // Objects kept at their last valid version show Accepted=False with the manifest's problem.
-      items: [
-        ...KINDS.flatMap((kind) => store.list(kind).map((object) => source.present(object))),
-        ...frontDoors.all.flatMap((door) => store.listForeign(frontDoorId(door))),
-      ],
-      problems: source.problems(),
-      // Endpoints the ExternalDNS webhook provider did not write (the newest), and why.
-      ...(externalDnsWebhook ? { externalDnsRefused: externalDnsWebhook.refused() } : {}),
-    }),
-  });
+    options.httpConnectionLimits,
+  );
 
   // Bind first (with several workers the DNS threads join the port this thread got, and it closes its
   // own sockets once they listen: it answers no DNS), then load and program.

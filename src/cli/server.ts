@@ -27,6 +27,7 @@ import { KubeApi, loadKubeConfig } from '../sources/kubernetes/kube-api.ts';
 import { KubernetesStore } from '../sources/kubernetes/kubernetes-store.ts';
 import { kubernetesSecrets } from '../sources/kubernetes/secrets.ts';
 import { ForwardingWriter, fileToken, leaseLeader } from '../sources/writes/forwarding-writer.ts';
+import type { HttpConnectionLimits } from '../util/http-limits.ts';
 import type { WriteAccessConfig } from '../writes/credentials.ts';
 import type { RecordWriter } from '../writes/record-writer.ts';
 import type { Log } from './logger.ts';
@@ -37,6 +38,8 @@ export interface ServerOptions extends AnswerSettings {
   context?: string;
   dns: string;
   http: string;
+  /** The HTTP listener's connection limits (`--http-max-connections` and the like). */
+  httpConnectionLimits?: Partial<HttpConnectionLimits>;
   workers?: number;
   /** See ZoneFollower: how long a zone never served here waits for the operator's confirmation. */
   unconfirmedAfterMs?: number;
@@ -145,18 +148,22 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
     ...(options.maxTcpPerSource !== undefined ? { maxTcpPerSource: options.maxTcpPerSource } : {}),
   });
   let ready = false;
-  const http = new HttpServer(options.http, {
-    healthy: () => true,
-    ready: () =>
-      ready
-        ? { ready: true, message: 'serving' }
-        : { ready: false, message: store.hasSynced ? 'publishing zones' : 'syncing the cache' },
-    metrics: () => registry.render(),
-    resources: () => ({
-      items: KINDS.flatMap((kind) => store.list(kind)),
-      problems: store.invalidObjects(),
-    }),
-  });
+  const http = new HttpServer(
+    options.http,
+    {
+      healthy: () => true,
+      ready: () =>
+        ready
+          ? { ready: true, message: 'serving' }
+          : { ready: false, message: store.hasSynced ? 'publishing zones' : 'syncing the cache' },
+      metrics: () => registry.render(),
+      resources: () => ({
+        items: KINDS.flatMap((kind) => store.list(kind)),
+        problems: store.invalidObjects(),
+      }),
+    },
+    options.httpConnectionLimits,
+  );
 
   await dns.start();
   // Steered record sets: each replica probes their records itself (ADR 0022), off the answering path.

@@ -1,5 +1,6 @@
-import http from 'node:http';
+import type http from 'node:http';
 import { splitHostPort } from '../util/host-port.ts';
+import { createLimitedHttpServer, type HttpConnectionLimits } from '../util/http-limits.ts';
 
 export interface HttpEndpoints {
   /** Liveness: the process is running its event loop. */
@@ -32,8 +33,18 @@ export interface PostResponse {
   body: string;
 }
 
-/** How long a client may take to send a request whole (a slow body does not hold a connection open). */
-const REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * The listener's connection limits unless configured (`--http-max-connections`,
+ * `--http-max-connections-per-client`, `--http-headers-timeout`): health checks, scrapes and the servers'
+ * forwarded writes need far fewer; a slow body does not hold a connection open.
+ */
+export const DEFAULT_HTTP_SERVER_LIMITS: HttpConnectionLimits = {
+  maxConnections: 512,
+  maxConnectionsPerClient: 64,
+  headersTimeoutMs: 5_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+};
 
 /**
  * `/healthz`, `/readyz`, `/metrics` (Prometheus text) and `/api/v1/resources` (JSON), read-only; and
@@ -43,49 +54,56 @@ export class HttpServer {
   private readonly server: http.Server;
   private readonly listen: string;
 
-  constructor(listen: string, endpoints: HttpEndpoints) {
+  constructor(listen: string, endpoints: HttpEndpoints, connectionLimits?: Partial<HttpConnectionLimits>) {
     this.listen = listen;
-    this.server = http.createServer((req, res) => {
-      const url = new URL(req.url ?? '/', 'http://localhost');
-      const route = endpoints.post?.[url.pathname];
-      if (req.method === 'POST' && route) {
-        servePost(req, res, route);
-        return;
-      }
-      if (route || (req.method !== 'GET' && req.method !== 'HEAD')) {
-        const allow = route ? 'POST' : 'GET, HEAD';
-        res.writeHead(405, { allow, 'content-type': 'text/plain' }).end('method not allowed\n');
-        return;
-      }
-      try {
-        switch (url.pathname) {
-          case '/healthz':
-            send(
-              res,
-              endpoints.healthy() ? 200 : 503,
-              'text/plain',
-              endpoints.healthy() ? 'ok\n' : 'unhealthy\n',
-            );
-            return;
-          case '/readyz': {
-            const r = endpoints.ready();
-            send(res, r.ready ? 200 : 503, 'text/plain', `${r.message}\n`);
-            return;
-          }
-          case '/metrics':
-            send(res, 200, 'text/plain; version=0.0.4; charset=utf-8', endpoints.metrics());
-            return;
-          case '/api/v1/resources':
-            send(res, 200, 'application/json', `${JSON.stringify(endpoints.resources(), null, 2)}\n`);
-            return;
-          default:
-            send(res, 404, 'text/plain', 'not found; try /healthz, /readyz, /metrics or /api/v1/resources\n');
+    this.server = createLimitedHttpServer(
+      { ...DEFAULT_HTTP_SERVER_LIMITS, ...connectionLimits },
+      (req, res) => {
+        const url = new URL(req.url ?? '/', 'http://localhost');
+        const route = endpoints.post?.[url.pathname];
+        if (req.method === 'POST' && route) {
+          servePost(req, res, route);
+          return;
         }
-      } catch (e) {
-        send(res, 500, 'text/plain', `internal error: ${(e as Error).message}\n`);
-      }
-    });
-    this.server.requestTimeout = REQUEST_TIMEOUT_MS;
+        if (route || (req.method !== 'GET' && req.method !== 'HEAD')) {
+          const allow = route ? 'POST' : 'GET, HEAD';
+          res.writeHead(405, { allow, 'content-type': 'text/plain' }).end('method not allowed\n');
+          return;
+        }
+        try {
+          switch (url.pathname) {
+            case '/healthz':
+              send(
+                res,
+                endpoints.healthy() ? 200 : 503,
+                'text/plain',
+                endpoints.healthy() ? 'ok\n' : 'unhealthy\n',
+              );
+              return;
+            case '/readyz': {
+              const r = endpoints.ready();
+              send(res, r.ready ? 200 : 503, 'text/plain', `${r.message}\n`);
+              return;
+            }
+            case '/metrics':
+              send(res, 200, 'text/plain; version=0.0.4; charset=utf-8', endpoints.metrics());
+              return;
+            case '/api/v1/resources':
+              send(res, 200, 'application/json', `${JSON.stringify(endpoints.resources(), null, 2)}\n`);
+              return;
+            default:
+              send(
+                res,
+                404,
+                'text/plain',
+                'not found; try /healthz, /readyz, /metrics or /api/v1/resources\n',
+              );
+          }
+        } catch (e) {
+          send(res, 500, 'text/plain', `internal error: ${(e as Error).message}\n`);
+        }
+      },
+    );
   }
 
   address(): { host: string; port: number } {

@@ -61,7 +61,10 @@ export interface WrittenRecordSet {
   created: string;
 }
 
-/** A request id remembered for replays. */
+/**
+ * A request id remembered for replays, in a compact form: a replay carries the same changes (the
+ * digest says so), so its answer is made again from them and the outcomes, not kept whole.
+ */
 export interface RememberedRequest {
   credential: string;
   id: string;
@@ -69,7 +72,93 @@ export interface RememberedRequest {
   digest: string;
   /** When it was applied (ISO 8601). */
   at: string;
-  result: WriteResult;
+  /** The namespace it wrote to. */
+  namespace: string;
+  /** The outcome of each change in order, as `encodeOutcomes` writes them (`c2n498`). */
+  outcomes: string;
+}
+
+/** One letter per outcome in `RememberedRequest.outcomes`. */
+const OUTCOME_LETTERS: Record<ChangeOutcome, string> = {
+  created: 'c',
+  updated: 'u',
+  unchanged: 'n',
+  deleted: 'd',
+  absent: 'a',
+};
+const LETTER_OUTCOMES = new Map(
+  Object.entries(OUTCOME_LETTERS).map(([outcome, letter]) => [letter, outcome as ChangeOutcome]),
+);
+
+/**
+ * The outcomes of a request's changes, run-length coded: a letter per run (c created, u updated,
+ * n unchanged, d deleted, a absent), followed by its length when more than one (`c2n498`).
+ */
+export function encodeOutcomes(outcomes: readonly ChangeOutcome[]): string {
+  let out = '';
+  for (let i = 0; i < outcomes.length; ) {
+    let j = i + 1;
+    while (j < outcomes.length && outcomes[j] === outcomes[i]) j++;
+    out += OUTCOME_LETTERS[outcomes[i]!] + (j - i > 1 ? String(j - i) : '');
+    i = j;
+  }
+  return out;
+}
+
+/** The outcomes `encodeOutcomes` wrote, or undefined when `text` is not such a list. */
+export function decodeOutcomes(text: string): ChangeOutcome[] | undefined {
+  const out: ChangeOutcome[] = [];
+  for (const m of text.matchAll(/([a-z])(\d*)|(.)/g)) {
+    const outcome = m[1] !== undefined ? LETTER_OUTCOMES.get(m[1]) : undefined;
+    const n = m[2] ? Number(m[2]) : 1;
+    if (outcome === undefined || !Number.isSafeInteger(n) || n < 1 || out.length + n > 100_000)
+      return undefined;
+    for (let i = 0; i < n; i++) out.push(outcome);
+  }
+  return out;
+}
+
+/**
+ * A remembered request as loaded: the compact form, or one written before it (with the whole
+ * `result`), made compact. Undefined when neither.
+ */
+export function compactRemembered(loaded: unknown): RememberedRequest | undefined {
+  const r = loaded as Partial<RememberedRequest> & { result?: WriteResult };
+  if (typeof r?.credential !== 'string' || typeof r.id !== 'string' || typeof r.digest !== 'string')
+    return undefined;
+  if (typeof r.at !== 'string') return undefined;
+  if (typeof r.outcomes === 'string' && typeof r.namespace === 'string')
+    return {
+      credential: r.credential,
+      id: r.id,
+      digest: r.digest,
+      at: r.at,
+      namespace: r.namespace,
+      outcomes: r.outcomes,
+    };
+  if (r.result && Array.isArray(r.result.changes) && typeof r.result.namespace === 'string')
+    return {
+      credential: r.credential,
+      id: r.id,
+      digest: r.digest,
+      at: r.at,
+      namespace: r.result.namespace,
+      outcomes: encodeOutcomes(r.result.changes.map((c) => c.outcome)),
+    };
+  return undefined;
+}
+
+/** What a remembered request takes, about: its JSON. */
+export function rememberedBytes(r: RememberedRequest): number {
+  return (
+    r.credential.length +
+    r.id.length +
+    r.digest.length +
+    r.at.length +
+    r.namespace.length +
+    r.outcomes.length +
+    90
+  );
 }
 
 /** The changes of one request, made durable all or none. */
@@ -105,7 +194,15 @@ export interface WriteGate {
     namespace: string,
     fqdn: Name,
     type: RecordTypeName,
-  ): { ok: true; origin: Name } | { ok: false; message: string };
+  ):
+    | { ok: true; origin: Name }
+    | {
+        ok: false;
+        /** What the caller is told: names no object of another namespace. */
+        message: string;
+        /** The whole reason, objects named, for the log only. */
+        detail?: string;
+      };
   /** The object at `key` in the live store, if any, with its written-by label. */
   existing(key: ResourceKey): { writtenBy: string | undefined } | undefined;
   /**
@@ -135,12 +232,19 @@ export interface WriteCoordinatorOptions {
   replayWindowMs?: number;
   /** Request ids remembered per credential at most (default 10,000); the oldest go first. */
   maxRemembered?: number;
+  /**
+   * Bytes of remembered requests per credential at most (default 4 MiB, `rememberedBytes`); the
+   * oldest go first.
+   */
+  maxRememberedBytes?: number;
   now?: () => number;
   /** Where a store's error text goes: callers get the stable code and what to do, not the text. */
-  log?: (level: 'warn', message: string, fields?: Record<string, unknown>) => void;
+  log?: (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
 }
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+/** Default of `maxRememberedBytes`: thousands of requests of a few hundred changes each. */
+export const DEFAULT_MAX_REMEMBERED_BYTES = 4 * 1024 * 1024;
 /** Deleted objects remembered until the live view catches up (ADR 0016), at most this many. */
 const MAX_DELETED_BEHIND = 4096;
 
@@ -189,6 +293,8 @@ export class WriteCoordinator implements RecordWriter {
   private readonly counts = new Map<string, number>();
   /** Per credential, by id, oldest first. */
   private readonly remembered = new Map<string, Map<string, RememberedRequest>>();
+  /** Per credential, the bytes of what `remembered` holds for it (`rememberedBytes`). */
+  private readonly rememberedSize = new Map<string, number>();
   private queue: Promise<unknown> = Promise.resolve();
   /** A commit failed: what is held may differ from the store until it is loaded again. */
   private stale = true;
@@ -273,11 +379,38 @@ export class WriteCoordinator implements RecordWriter {
     this.owned.clear();
     this.counts.clear();
     this.remembered.clear();
+    this.rememberedSize.clear();
     for (const w of loaded.recordSets) this.hold(w);
-    for (const r of loaded.remembered) {
-      getOrInsert(this.remembered, r.credential, () => new Map()).set(r.id, r);
+    for (const raw of loaded.remembered) {
+      const r = compactRemembered(raw);
+      if (r) this.rememberRequest(r);
     }
     this.stale = false;
+  }
+
+  private rememberRequest(r: RememberedRequest): void {
+    const byId = getOrInsert(this.remembered, r.credential, () => new Map());
+    const before = byId.get(r.id);
+    if (before) this.forgetRequest(r.credential, r.id);
+    byId.set(r.id, r);
+    this.rememberedSize.set(r.credential, (this.rememberedSize.get(r.credential) ?? 0) + rememberedBytes(r));
+  }
+
+  private forgetRequest(credential: string, id: string): void {
+    const byId = this.remembered.get(credential);
+    const r = byId?.get(id);
+    if (!byId || !r) return;
+    byId.delete(id);
+    const size = (this.rememberedSize.get(credential) ?? 0) - rememberedBytes(r);
+    if (byId.size === 0) {
+      this.remembered.delete(credential);
+      this.rememberedSize.delete(credential);
+    } else this.rememberedSize.set(credential, size);
+  }
+
+  /** Bytes of remembered requests held for `credential` (for tests). */
+  rememberedBytesOf(credential: string): number {
+    return this.rememberedSize.get(credential) ?? 0;
   }
 
   private hold(w: WrittenRecordSet): void {
@@ -408,12 +541,11 @@ export class WriteCoordinator implements RecordWriter {
   ): Promise<WriteResult> {
     if (this.stale) await this.reload();
     const nowMs = this.now();
-    const forget = this.expired(nowMs);
     const digest = request.id !== undefined ? requestDigest(request.changes) : undefined;
     if (request.id !== undefined) {
       const seen = this.remembered.get(credential)?.get(request.id);
       if (seen && nowMs - Date.parse(seen.at) <= this.replayWindow) {
-        if (seen.digest === digest) return { ...seen.result, replayed: true };
+        if (seen.digest === digest) return replayedResult(seen, changes);
         throw new WriteError(
           'REPLAYED',
           `request id ${JSON.stringify(request.id)} was used at ${seen.at} for other changes; give each request its own id`,
@@ -493,7 +625,16 @@ export class WriteCoordinator implements RecordWriter {
         continue;
       }
       const admitted = this.options.gate.admit(namespace, fqdn, change.type);
-      if (!admitted.ok) throw fail('NOT_DELEGATED', admitted.message);
+      if (!admitted.ok) {
+        if (admitted.detail !== undefined && admitted.detail !== admitted.message)
+          this.options.log?.('info', 'API write refused (NOT_DELEGATED)', {
+            credential,
+            name: fqdn,
+            type: change.type,
+            reason: admitted.detail,
+          });
+        throw fail('NOT_DELEGATED', admitted.message);
+      }
       const checked = checkUpsertContent(change, fqdn, namespace, credential, admitted.origin);
       if (!checked.ok) throw fail('INVALID_CHANGE', checked.message);
       const resource = checked.resource;
@@ -523,10 +664,18 @@ export class WriteCoordinator implements RecordWriter {
           'delete record sets it no longer needs, or ask for a larger quota',
       );
     const result: WriteResult = { namespace, replayed: false, changes: outcomes };
-    const remember =
+    const remember: RememberedRequest | undefined =
       request.id !== undefined && digest !== undefined
-        ? { credential, id: request.id, digest, at: new Date(nowMs).toISOString(), result }
+        ? {
+            credential,
+            id: request.id,
+            digest,
+            at: new Date(nowMs).toISOString(),
+            namespace,
+            outcomes: encodeOutcomes(outcomes.map((o) => o.outcome)),
+          }
         : undefined;
+    const forget = this.expired(nowMs, remember);
     if (put.length === 0 && remove.length === 0 && !remember && forget.length === 0) return result;
     const batch: WriteBatch = { put, delete: remove, forget, ...(remember ? { remember } : {}) };
     try {
@@ -548,10 +697,8 @@ export class WriteCoordinator implements RecordWriter {
       this.deleted.set(key, credential);
       if (this.deleted.size > MAX_DELETED_BEHIND) this.deleted.delete(this.deleted.keys().next().value!);
     }
-    for (const f of forget) this.remembered.get(f.credential)?.delete(f.id);
-    if (remember) {
-      getOrInsert(this.remembered, credential, () => new Map()).set(remember.id, remember);
-    }
+    for (const f of forget) this.forgetRequest(f.credential, f.id);
+    if (remember) this.rememberRequest(remember);
     return result;
   }
 
@@ -559,16 +706,26 @@ export class WriteCoordinator implements RecordWriter {
     return this.options.replayWindowMs ?? 15 * 60_000;
   }
 
-  /** Remembered ids past the window, and beyond the per-credential cap (oldest first). */
-  private expired(nowMs: number): { credential: string; id: string }[] {
+  /**
+   * Remembered ids past the window, and beyond the per-credential caps of count and bytes with
+   * `adding` remembered too (oldest first).
+   */
+  private expired(
+    nowMs: number,
+    adding: RememberedRequest | undefined,
+  ): { credential: string; id: string }[] {
     const cap = this.options.maxRemembered ?? 10_000;
+    const maxBytes = this.options.maxRememberedBytes ?? DEFAULT_MAX_REMEMBERED_BYTES;
     const out: { credential: string; id: string }[] = [];
     for (const [credential, byId] of this.remembered) {
-      let over = byId.size - cap + 1;
+      const mine = adding?.credential === credential;
+      let over = byId.size - cap + (mine ? 1 : 0);
+      let bytes = (this.rememberedSize.get(credential) ?? 0) + (mine ? rememberedBytes(adding) : 0);
       for (const [id, r] of byId) {
-        if (over > 0 || nowMs - Date.parse(r.at) > this.replayWindow) {
+        if (over > 0 || bytes > maxBytes || nowMs - Date.parse(r.at) > this.replayWindow) {
           out.push({ credential, id });
           over--;
+          bytes -= rememberedBytes(r);
         } else break;
       }
     }
@@ -657,4 +814,30 @@ interface NormalizedChange {
   change: RecordChange;
   fqdn: Name;
   index: number;
+}
+
+/**
+ * The answer to a replay of `seen`, made again from the request's changes (the same, as the digest
+ * says) and the outcomes remembered: what the first answer said, marked replayed.
+ */
+function replayedResult(
+  seen: RememberedRequest,
+  changes: readonly { change: RecordChange; fqdn: Name }[],
+): WriteResult {
+  const outcomes = decodeOutcomes(seen.outcomes);
+  if (!outcomes || outcomes.length !== changes.length)
+    throw new WriteError(
+      'REPLAYED',
+      `request id ${JSON.stringify(seen.id)} was applied at ${seen.at} and its outcome is no longer known; give each request its own id`,
+    );
+  return {
+    namespace: seen.namespace,
+    replayed: true,
+    changes: changes.map(({ change, fqdn }, i) => ({
+      name: fqdn,
+      type: change.type,
+      object: resourceKey({ name: writtenObjectName(fqdn, change.type), namespace: seen.namespace }),
+      outcome: outcomes[i]!,
+    })),
+  };
 }

@@ -7,6 +7,7 @@ import type { DNSRecordSet, DNSZone } from '../../api/index.ts';
 import type { ResourceStore } from '../../control/resource-store.ts';
 import { parseName } from '../../dns/name.ts';
 import type { RecordTypeName } from '../../dns/rrtype.ts';
+import type { HttpConnectionLimits } from '../../util/http-limits.ts';
 import type { WriteAccessConfig } from '../../writes/credentials.ts';
 import { checkUpsertContent, type WriteGate, writtenObjectName } from '../../writes/record-writer.ts';
 import { WRITTEN_BY_LABEL } from '../../writes/write-request.ts';
@@ -23,6 +24,8 @@ import {
 export interface ExternalDnsWebhookSettings {
   listen: string;
   namespace: string;
+  /** The listener's connection limits (`--externaldns-webhook-max-connections` and the like). */
+  connectionLimits?: Partial<HttpConnectionLimits>;
 }
 
 export interface StartExternalDnsWebhookOptions
@@ -147,6 +150,7 @@ export async function startExternalDnsWebhook(
       return undefined;
     },
     ...(options.onRefused ? { onRefused: options.onRefused } : {}),
+    ...(options.settings.connectionLimits ? { connectionLimits: options.settings.connectionLimits } : {}),
     ...(options.registry ? { registry: options.registry } : {}),
     log: options.log,
   });

@@ -254,3 +254,141 @@ describe('the domains a namespace may write', () => {
     );
   });
 });
+
+/** A kept-alive connection from `localAddress` that had an answer, so the listener holds it. */
+function heldConnection(port: number, localAddress: string, path: string): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress }, () =>
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`),
+    );
+    socket.once('data', () => resolve(socket));
+    socket.once('error', reject);
+    socket.once('close', () =>
+      reject(new Error(`the connection from ${localAddress} was closed unanswered`)),
+    );
+  });
+}
+
+/** What a request from `localAddress` gets: an answer, or the connection closed with nothing said. */
+function attempt(port: number, localAddress: string, path: string): Promise<'answered' | 'closed'> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress }, () =>
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+    );
+    let answered = false;
+    socket.on('data', () => {
+      answered = true;
+    });
+    socket.on('error', () => {});
+    socket.once('close', () => resolve(answered ? 'answered' : 'closed'));
+  });
+}
+
+/** What the listener sent once it closed a connection that sent nothing (from an address of its own). */
+function silentConnection(port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress: '127.0.0.3' });
+    let text = '';
+    socket.on('data', (d: Buffer) => {
+      text += d.toString('latin1');
+    });
+    socket.on('error', () => {});
+    socket.once('close', () => resolve(text));
+  });
+}
+
+describe('the ExternalDNS webhook provider holds unauthenticated clients to its connection limits', () => {
+  const sockets: net.Socket[] = [];
+  const listener = new ExternalDnsWebhook({
+    listen: '127.0.0.1:0',
+    namespace: 'team-a',
+    writer: () => undefined,
+    recordSets: () => [],
+    domains: () => ['example.com'],
+    connectionLimits: { maxConnectionsPerClient: 2, headersTimeoutMs: 100, keepAliveTimeoutMs: 60_000 },
+    log: () => {},
+  });
+  const started = listener.start();
+  after(async () => {
+    for (const s of sockets) s.destroy();
+    await listener.stop();
+  });
+
+  test('connections from one address beyond the configured count are closed; another address is served', {
+    timeout: 10_000,
+  }, async () => {
+    await started;
+    const { port } = listener.address();
+    sockets.push(await heldConnection(port, '127.0.0.1', '/'), await heldConnection(port, '127.0.0.1', '/'));
+    assert.equal(await attempt(port, '127.0.0.1', '/'), 'closed');
+    assert.equal(await attempt(port, '127.0.0.2', '/'), 'answered');
+  });
+
+  test('a connection that never sends its headers is closed after the configured headers timeout', {
+    timeout: 10_000,
+  }, async () => {
+    await started;
+    assert.match(await silentConnection(listener.address().port), /^HTTP\/1\.1 408 /);
+  });
+});
+
+describe('the ExternalDNS webhook provider judges a large body in steps', () => {
+  let judged = 0;
+  const hook = new ExternalDnsWebhook({
+    listen: '127.0.0.1:0',
+    namespace: 'team-a',
+    writer: () => undefined,
+    recordSets: () => [],
+    domains: () => ['example.com'],
+    precheck: (fqdn) => {
+      judged++;
+      return /^r\d*[05]\./.test(fqdn)
+        ? { code: 'NOT_DELEGATED', message: `${fqdn} is not delegated` }
+        : undefined;
+    },
+    yieldEvery: 50,
+    log: () => {},
+  });
+  const started = hook.start();
+  after(() => hook.stop());
+
+  test('hostile client: /adjustendpoints with thousands of endpoints lets the event loop turn, and filters as before', async () => {
+    await started;
+    const endpoints: unknown[] = [];
+    for (let i = 0; i < 2000; i++)
+      endpoints.push({ dnsName: `r${i}.example.com`, recordType: 'A', targets: ['192.0.2.1'] });
+    // Refused without the precheck: malformed, and a second endpoint for an RRset.
+    endpoints.push({ dnsName: 'bad.example.com', recordType: 'SOA', targets: ['ns. host. 1 2 3 4 5'] });
+    endpoints.push({
+      dnsName: 'r1.example.com',
+      recordType: 'A',
+      targets: ['192.0.2.2'],
+      setIdentifier: 'b',
+    });
+    const expected = endpoints.filter((e) => {
+      const { dnsName, setIdentifier } = e as { dnsName: string; setIdentifier?: string };
+      return !/^r\d*[05]\./.test(dnsName) && dnsName !== 'bad.example.com' && setIdentifier === undefined;
+    });
+    // What the event loop saw while the request was judged: how many endpoints were judged at each turn.
+    const seen = new Set<number>();
+    let watching = true;
+    const watch = () => {
+      seen.add(judged);
+      if (watching) setImmediate(watch);
+    };
+    const response = fetch(`http://127.0.0.1:${hook.address().port}/adjustendpoints`, {
+      method: 'POST',
+      headers: { 'content-type': MEDIA_TYPE },
+      body: JSON.stringify(endpoints),
+    });
+    watch();
+    const res = await response;
+    const body = await res.json();
+    watching = false;
+    assert.equal(res.status, 200);
+    assert.deepEqual(body, expected);
+    assert.equal(judged, 2000);
+    const between = [...seen].filter((n) => n > 0 && n < judged);
+    assert.ok(between.length >= 10, `turns seen while judging: ${[...seen].join(', ')}`);
+  });
+});

@@ -27,10 +27,11 @@
  * authenticates nobody: whoever reaches the listener writes as that credential — bind it to loopback
  * (a sidecar) or restrict who reaches it.
  */
-import http from 'node:http';
+import type http from 'node:http';
 import type { DNSRecordSet } from '../../api/index.ts';
 import type { Registry } from '../../metrics/registry.ts';
 import { splitHostPort } from '../../util/host-port.ts';
+import { createLimitedHttpServer, type HttpConnectionLimits } from '../../util/http-limits.ts';
 import type { RecordWriter } from '../../writes/record-writer.ts';
 import {
   DEFAULT_REQUEST_LIMITS,
@@ -68,6 +69,23 @@ const MAX_REFUSALS_KEPT = 200;
 export const MAX_WAITING_REQUESTS = 4;
 /** Default of `bodyTimeoutMs`: a body of DEFAULT_MAX_BODY_BYTES over loopback takes far less. */
 export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
+/**
+ * The listener's connection limits unless configured (`--externaldns-webhook-max-connections`,
+ * `--externaldns-webhook-max-connections-per-client`, `--externaldns-webhook-headers-timeout`): one
+ * ExternalDNS (a sidecar on loopback, where every client has the same address) needs a few.
+ */
+export const DEFAULT_EXTERNALDNS_WEBHOOK_LIMITS: HttpConnectionLimits = {
+  maxConnections: 64,
+  maxConnectionsPerClient: 64,
+  headersTimeoutMs: 5_000,
+  requestTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 5_000,
+};
+/**
+ * Endpoints judged between two turns of the event loop (default of `yieldEvery`): a body of 40,000
+ * endpoints takes about a second to judge, and DNS answers on the same thread must not wait for it.
+ */
+export const DEFAULT_YIELD_EVERY = 256;
 /** Refused endpoints named in a request's one log line (the rest are counted). */
 const LOGGED_EXAMPLES = 5;
 /** The writer's bounds, with room for the annotation and JSON around each change. */
@@ -115,6 +133,10 @@ export interface ExternalDnsWebhookOptions {
    * POSTs are handled one at a time, so a client trickling its body would hold every other up.
    */
   bodyTimeoutMs?: number;
+  /** Connections held, per client address, and how long headers and requests may take. */
+  connectionLimits?: Partial<HttpConnectionLimits>;
+  /** Endpoints judged between two turns of the event loop (default DEFAULT_YIELD_EVERY). */
+  yieldEvery?: number;
   registry?: Registry;
   log: LogFn;
 }
@@ -141,6 +163,7 @@ export class ExternalDnsWebhook {
   private readonly refusals: Refusal[] = [];
   private readonly requests: ((endpoint: string, status: number) => void) | undefined;
   private readonly refusedCounter: ((code: string, stage: string) => void) | undefined;
+  private readonly refusedConnections: ((reason: string) => void) | undefined;
   /** POSTs (plans, adjustments) are handled one at a time, in the order they arrive. */
   private queue: Promise<unknown> = Promise.resolve();
   /** POSTs admitted and not answered yet (the one in progress and those waiting). */
@@ -163,11 +186,18 @@ export class ExternalDnsWebhook {
         ['code', 'stage'],
       );
       this.refusedCounter = (code, stage) => refused.labels(code, stage).inc();
+      const connections = options.registry.counter(
+        'zonekeeper_externaldns_webhook_connections_refused_total',
+        'Connections the ExternalDNS webhook provider closed as they arrived, by limit (max-connections, max-connections-per-client).',
+        ['reason'],
+      );
+      this.refusedConnections = (reason) => connections.labels(reason).inc();
     }
-    this.server = http.createServer((req, res) => this.handle(req, res));
-    this.server.requestTimeout = 60_000;
-    this.server.headersTimeout = 10_000;
-    this.server.maxHeadersCount = 64;
+    this.server = createLimitedHttpServer(
+      { ...DEFAULT_EXTERNALDNS_WEBHOOK_LIMITS, ...options.connectionLimits },
+      (req, res) => this.handle(req, res),
+      (reason) => this.refusedConnections?.(reason),
+    );
   }
 
   address(): { host: string; port: number } {
@@ -364,7 +394,7 @@ export class ExternalDnsWebhook {
     }
     if (path === '/adjustendpoints') {
       if (method !== 'POST') return methodNotAllowed('POST');
-      return { status: 200, body: this.adjust(parseJson(await body())) };
+      return { status: 200, body: await this.adjust(parseJson(await body())) };
     }
     return {
       status: 404,
@@ -392,13 +422,24 @@ export class ExternalDnsWebhook {
     );
   }
 
+  /**
+   * Resolves at the event loop's next turn once `yieldEvery` endpoints were judged since the last:
+   * judging a large body is many short steps, with DNS answers and timers between them.
+   */
+  private turn(judged: number): Promise<void> | undefined {
+    const every = Math.max(1, this.options.yieldEvery ?? DEFAULT_YIELD_EVERY);
+    if (judged === 0 || judged % every !== 0) return undefined;
+    return new Promise((resolve) => setImmediate(resolve));
+  }
+
   /** The desired endpoints less those whose write would be refused (each refusal reported). */
-  private adjust(body: unknown): unknown[] {
+  private async adjust(body: unknown): Promise<unknown[]> {
     if (!Array.isArray(body) && body !== null)
       throw new HttpFailure(400, 'the body is a JSON list of endpoints');
     const out: unknown[] = [];
     const taken = new Map<string, Endpoint>();
     for (const [i, raw] of (body ?? []).entries()) {
+      await this.turn(i);
       let e: Endpoint;
       try {
         e = parseEndpoint(raw, `endpoints[${i}]`);
@@ -534,7 +575,8 @@ export class ExternalDnsWebhook {
     const pending: { change: RecordChange; endpoint: Endpoint; create: boolean }[] = [];
     const upserted = new Map<string, Endpoint>();
     const held = new Set(this.list().map((e) => rrsetKey(e)));
-    for (const e of upserts) {
+    for (const [i, e] of upserts.entries()) {
+      await this.turn(i);
       const other = upserted.get(rrsetKey(e));
       if (other) {
         this.refuse(

@@ -8,6 +8,7 @@
  * file or Secret is taken without a restart; a re-read that fails keeps the last secrets read.
  */
 import type { SecretResolver } from '../../api/secret-ref.ts';
+import type { HttpConnectionLimits } from '../../util/http-limits.ts';
 import type { WriteAccessConfig, WriteCredential } from '../../writes/credentials.ts';
 
 export interface HomelabCaller {
@@ -115,6 +116,8 @@ export interface HomelabApiSettings {
   caller?: { secretFile: string; namespace: string };
   /** Nonces remembered per caller at most (`--homelab-api-max-nonces`). */
   maxNoncesPerCaller?: number;
+  /** The listener's connection limits (`--homelab-api-max-connections` and the like). */
+  connectionLimits?: Partial<HttpConnectionLimits>;
 }
 
 /**

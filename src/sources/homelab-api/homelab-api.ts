@@ -7,7 +7,7 @@
  * writer (ADR 0016) as record sets of that caller's namespace, so delegations, ownership and quotas
  * decide as for any tenant.
  */
-import http from 'node:http';
+import type http from 'node:http';
 import type { DNSRecordSet } from '../../api/index.ts';
 import { parseName } from '../../dns/name.ts';
 import {
@@ -27,6 +27,11 @@ import {
 } from '../../homelab-protocol/signature.ts';
 import type { Registry } from '../../metrics/registry.ts';
 import { splitHostPort } from '../../util/host-port.ts';
+import {
+  createLimitedHttpServer,
+  DEFAULT_HTTP_CONNECTION_LIMITS,
+  type HttpConnectionLimits,
+} from '../../util/http-limits.ts';
 import { type RecordWriter, writtenObjectName } from '../../writes/record-writer.ts';
 import {
   WRITTEN_BY_LABEL,
@@ -49,8 +54,12 @@ import {
 
 /** Bound of a request body: a record of the protocol is a few hundred bytes; 64 KiB leaves room. */
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
-/** How long a client may take to send a request whole. */
-const REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * The listener's connection limits unless configured (`--homelab-api-max-connections`,
+ * `--homelab-api-max-connections-per-client`, `--homelab-api-headers-timeout`): the API may listen
+ * beyond loopback, where anybody can open connections before any signature is checked.
+ */
+export const DEFAULT_HOMELAB_API_LIMITS: HttpConnectionLimits = DEFAULT_HTTP_CONNECTION_LIMITS;
 /** Nonces are printable ASCII (a UUID, 64 hex digits); they become the writer's request id. */
 const NONCE = /^[\x21-\x7e]{1,100}$/;
 
@@ -78,6 +87,8 @@ export interface HomelabApiOptions {
   recordSet: (key: string) => DNSRecordSet | undefined;
   maxBodyBytes?: number;
   maxNoncesPerCaller?: number;
+  /** Connections held, per client address, and how long headers and requests may take. */
+  connectionLimits?: Partial<HttpConnectionLimits>;
   registry?: Registry;
   now?: () => number;
   log: LogFn;
@@ -100,6 +111,7 @@ export class HomelabApi {
   private readonly nonces: NonceCache;
   private readonly now: () => number;
   private readonly requests: ((endpoint: string, code: string) => void) | undefined;
+  private readonly refusedConnections: ((reason: string) => void) | undefined;
 
   constructor(options: HomelabApiOptions) {
     this.options = options;
@@ -119,11 +131,18 @@ export class HomelabApi {
         'Nonces the homelab DNS API remembers to refuse replays (bounded per caller by --homelab-api-max-nonces).',
       );
       gauge.collect = () => gauge.set(this.nonces.size);
+      const refused = options.registry.counter(
+        'zonekeeper_homelab_api_connections_refused_total',
+        'Connections the homelab DNS API closed as they arrived, by limit (max-connections, max-connections-per-client).',
+        ['reason'],
+      );
+      this.refusedConnections = (reason) => refused.labels(reason).inc();
     }
-    this.server = http.createServer((req, res) => this.handle(req, res));
-    this.server.requestTimeout = REQUEST_TIMEOUT_MS;
-    this.server.headersTimeout = 10_000;
-    this.server.maxHeadersCount = 64;
+    this.server = createLimitedHttpServer(
+      { ...DEFAULT_HOMELAB_API_LIMITS, ...options.connectionLimits },
+      (req, res) => this.handle(req, res),
+      (reason) => this.refusedConnections?.(reason),
+    );
   }
 
   address(): { host: string; port: number } {

@@ -32,6 +32,7 @@ export async function startHomelabApi(options: StartHomelabApiOptions): Promise<
     ...(options.settings.maxNoncesPerCaller !== undefined
       ? { maxNoncesPerCaller: options.settings.maxNoncesPerCaller }
       : {}),
+    ...(options.settings.connectionLimits ? { connectionLimits: options.settings.connectionLimits } : {}),
     ...(options.registry ? { registry: options.registry } : {}),
     log: options.log,
   });

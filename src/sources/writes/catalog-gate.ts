@@ -21,7 +21,12 @@ export function catalogGate(catalog: Catalog, store: ResourceStore): WriteGate {
         metadata: { name: 'write-probe', namespace },
         spec: { name: fqdn, type, records: ['-'] },
       });
-      if (!resolution.resolved) return { ok: false, message: resolution.message };
+      if (!resolution.resolved)
+        return {
+          ok: false,
+          message: callerMessage(resolution.message, namespace),
+          detail: resolution.message,
+        };
       const verdict = catalog.zoneVerdict(resolution.zone);
       if (!verdict?.accepted) return { ok: false, message: `no served zone contains ${fqdn}` };
       return { ok: true, origin: verdict.origin };
@@ -41,12 +46,15 @@ export function catalogGate(catalog: Catalog, store: ResourceStore): WriteGate {
         verdict?.accepted &&
         (type === 'SOA' || (type === 'NS' && nameKey(fqdn) === nameKey(verdict.origin)))
       )
-        return `DNSZone ${zoneKey}`;
+        return namespaceOf(zoneKey) === namespace ? `DNSZone ${zoneKey}` : `zone ${verdict.origin} itself`;
       const wanted = nameKey(fqdn);
       for (const member of catalog.zoneMembers(zoneKey)) {
         if (member.key === own || !member.current) continue;
         const { recordSet, fqdn: at } = member.current;
-        if (recordSet.spec.type === type && nameKey(at) === wanted) return `DNSRecordSet ${member.key}`;
+        if (recordSet.spec.type === type && nameKey(at) === wanted)
+          return namespaceOf(member.key) === namespace
+            ? `DNSRecordSet ${member.key}`
+            : 'a DNSRecordSet of another namespace';
       }
       return undefined;
     },
@@ -55,4 +63,32 @@ export function catalogGate(catalog: Catalog, store: ResourceStore): WriteGate {
       return object ? { writtenBy: object.metadata.labels?.[WRITTEN_BY_LABEL] } : undefined;
     },
   };
+}
+
+function namespaceOf(key: ResourceKey): string {
+  const slash = key.indexOf('/');
+  return slash < 0 ? '' : key.slice(0, slash);
+}
+
+/**
+ * The catalog's reason for a caller of `namespace`: objects of other namespaces (`DNSZone dns/example`)
+ * and other namespaces' names are left out, the zone's DNS name and what to do are kept. The whole
+ * reason goes to the log.
+ */
+export function callerMessage(message: string, namespace: string): string {
+  const other = (ns: string) => ns !== namespace;
+  return message
+    .replace(/ \((DNSZone|DNSRecordSet) ([^/\s()]*)\/[^\s()]+\)/g, (all, _kind, ns: string) =>
+      other(ns) ? '' : all,
+    )
+    .replace(/\b(DNSZone|DNSRecordSet) ([^/\s()]*)\/[^\s();,]+/g, (all, kind: string, ns: string) =>
+      other(ns) ? `a ${kind} of another namespace` : all,
+    )
+    .replace(/\bnamespace ([a-z0-9]([-a-z0-9]*[a-z0-9])?)\b/g, (all, ns: string) =>
+      other(ns) ? 'another namespace' : all,
+    )
+    .replace(
+      'only a DNSRecordSet of another namespace may publish it; create it there',
+      "only a DNSRecordSet of that zone's namespace may publish it",
+    );
 }

@@ -11,7 +11,13 @@ import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../../api/index.ts';
 import { API_VERSION } from '../../api/meta.ts';
 import { MemoryStore } from '../../control/memory-store.ts';
 import { CredentialTable, validateWriteAccess } from '../../writes/credentials.ts';
-import { WriteCoordinator, writtenObjectName } from '../../writes/record-writer.ts';
+import {
+  compactRemembered,
+  decodeOutcomes,
+  encodeOutcomes,
+  WriteCoordinator,
+  writtenObjectName,
+} from '../../writes/record-writer.ts';
 import { type RecordChange, WRITTEN_BY_LABEL, WriteError } from '../../writes/write-request.ts';
 import { Catalog } from '../../zones/catalog.ts';
 import { RecordTable } from '../../zones/record-table.ts';
@@ -361,7 +367,9 @@ describe('record writer, folder mode', () => {
       writer.apply('key-a', { changes: [exclusive(up('example.com.', ['ns9.example.net.'], 'NS'))] }),
       'NOT_OWNER',
     );
-    assert.match(apex.message, /DNSZone dns\/example/);
+    // Named by its DNS name: the DNSZone object is another namespace's.
+    assert.match(apex.message, /zone example\.com\. itself defines this RRset/);
+    assert.doesNotMatch(apex.message, /dns\/example/);
     // Another type at the name, or the writer's own RRset, is fine.
     await writer.apply('key-a', { changes: [exclusive(up('www.a.example.com.', ['"x"'], 'TXT'))] });
     await writer.apply('key-a', { changes: [exclusive(up('www.a.example.com.', ['"y"'], 'TXT'))] });
@@ -533,6 +541,143 @@ describe('record writer, folder mode', () => {
     assert.equal((await writer.apply('key-a', a)).replayed, false);
   });
 
+  test('a replay gets the first answer again, outcome for outcome, also after a restart', async () => {
+    await writer.apply('key-b', {
+      changes: [up('same.b.example.com.', ['192.0.2.1']), up('old.b.example.com.', ['192.0.2.1'])],
+    });
+    const request = {
+      id: 'mixed',
+      changes: [
+        up('new.b.example.com.', ['192.0.2.1']),
+        up('same.b.example.com.', ['192.0.2.1']),
+        up('same.b.example.com.', ['"text"'], 'TXT'),
+        { op: 'delete', name: 'old.b.example.com.', type: 'A' },
+        { op: 'delete', name: 'none.b.example.com.', type: 'A' },
+      ] as RecordChange[],
+    };
+    const first = await writer.apply('key-b', request);
+    assert.deepEqual(
+      first.changes.map((c) => c.outcome),
+      ['created', 'unchanged', 'created', 'deleted', 'absent'],
+    );
+    assert.deepEqual(await writer.apply('key-b', request), { ...first, replayed: true });
+    await writes.close();
+    await open();
+    assert.deepEqual(await writer.apply('key-b', request), { ...first, replayed: true });
+  });
+
+  test('hostile writer: many large requests that change nothing do not grow the replay memory by their size', async () => {
+    const many = Array.from({ length: 200 }, (_, i) => up(`n${i}.b.example.com.`, ['192.0.2.1']));
+    await writer.apply('key-b', { changes: many });
+    await writes.close();
+    const size = async () => {
+      let total = 0;
+      for (const name of await readdir(path.join(dir, WRITES_DIR)))
+        total += (await readFile(path.join(dir, WRITES_DIR, name))).length;
+      return total;
+    };
+    const before = await size();
+    await open();
+    for (let i = 0; i < 40; i++) {
+      const r = await writer.apply('key-b', { id: `noop-${i}`, changes: many });
+      assert.ok(r.changes.every((c) => c.outcome === 'unchanged'));
+    }
+    await writes.close();
+    // Each request is remembered in a few hundred bytes, not one entry per change (200 × ~130 bytes).
+    const grown = (await size()) - before;
+    assert.ok(grown < 40 * 1024, `the state grew ${grown} bytes for 40 requests that changed nothing`);
+    await open();
+    assert.equal((await writer.apply('key-b', { id: 'noop-39', changes: many })).replayed, true);
+    await refused(writer.apply('key-b', { id: 'noop-0', changes: many.slice(1) }), 'REPLAYED');
+  });
+
+  test('the replay memory is bounded in bytes per credential: the oldest go first, the newest still replay', async () => {
+    await writes.close();
+    store = new MemoryStore();
+    catalog = new Catalog();
+    catalog.load([zoneClass], [zone], []);
+    writes = await FolderWriteStore.open(dir, store);
+    writer = new WriteCoordinator({
+      store: writes,
+      gate: catalogGate(catalog, store),
+      credentials: new CredentialTable(access.ok ? access.config : { credentials: [] }),
+      now: () => clock,
+      maxRememberedBytes: 2_000,
+    });
+    await writer.start();
+    const change = [up('bounded.b.example.com.', ['192.0.2.1'])];
+    for (let i = 0; i < 50; i++)
+      await writer.apply('key-b', { id: `bounded-${i}-${'x'.repeat(60)}`, changes: change });
+    await writer.apply('key-a', { id: 'quiet', changes: [up('q.a.example.com.', ['192.0.2.1'])] });
+    assert.ok(writer.rememberedBytesOf('key-b') <= 2_000, String(writer.rememberedBytesOf('key-b')));
+    assert.ok(writer.rememberedBytesOf('key-b') > 1_000);
+    assert.ok(writer.rememberedBytesOf('key-a') > 0, 'another credential keeps its own');
+    assert.equal(
+      (await writer.apply('key-b', { id: `bounded-49-${'x'.repeat(60)}`, changes: change })).replayed,
+      true,
+    );
+    assert.equal(
+      (await writer.apply('key-b', { id: `bounded-0-${'x'.repeat(60)}`, changes: change })).replayed,
+      false,
+    );
+  });
+
+  test("hostile writer: refusals name no object of another namespace, whose zone's name and the remedy they keep", async () => {
+    const zoneOf = (name: string, namespace: string, domainName: string): DNSZone => ({
+      ...zone,
+      metadata: { name, namespace, generation: 1, creationTimestamp: '2026-01-01T00:00:00Z' },
+      spec: { domainName, className: 'builtin' },
+    });
+    await writes.close();
+    store = new MemoryStore();
+    catalog = new Catalog();
+    catalog.load(
+      [zoneClass],
+      [
+        {
+          ...zone,
+          spec: {
+            ...zone.spec,
+            delegations: [...zone.spec.delegations!, { namespaces: ['dns4'], names: ['kid.a'] }],
+          },
+        },
+        zoneOf('other', 'dns2', 'other.test'),
+        zoneOf('kid', 'dns4', 'kid.a.example.com'),
+      ],
+      [],
+    );
+    writes = await FolderWriteStore.open(dir, store);
+    const logged: string[] = [];
+    writer = new WriteCoordinator({
+      store: writes,
+      gate: catalogGate(catalog, store),
+      credentials: new CredentialTable(access.ok ? access.config : { credentials: [] }),
+      now: () => clock,
+      log: (_level, message, fields) => logged.push(`${message} ${JSON.stringify(fields)}`),
+    });
+    await writer.start();
+    const messages: string[] = [];
+    for (const change of [
+      up('x.other.test.', ['192.0.2.1']),
+      up('x.b.example.com.', ['192.0.2.1']),
+      up('kid.a.example.com.', [`1 13 2 ${'00'.repeat(32)}`], 'DS'),
+      up('a.example.com.', ['ns.example.net.'], 'NS'),
+      up('a.example.com.', ['target.example.net.'], 'CNAME'),
+    ])
+      messages.push((await refused(writer.apply('key-a', { changes: [change] }), 'NOT_DELEGATED')).message);
+    for (const m of messages) {
+      assert.doesNotMatch(m, /dns2\/other|dns4\/kid|dns\/example|namespace (dns|dns2|dns4|team-b)\b/, m);
+      assert.match(m, /namespace team-a|another namespace|zone/, m);
+    }
+    assert.match(
+      messages[0]!,
+      /zone other\.test\. does not delegate x A to namespace team-a; its owners can add a delegation/,
+    );
+    assert.match(messages[2]!, /kid\.a\.example\.com\./);
+    // The whole reason is in the log.
+    assert.match(logged.join('\n'), /DNSZone dns2\/other/);
+  });
+
   test("a store that fails: UNAVAILABLE and what to do, the store's error text only in the log", async () => {
     const logged: string[] = [];
     const failing = new WriteCoordinator({
@@ -598,6 +743,54 @@ describe('record writer, folder mode', () => {
     await s.close();
     assert.deepEqual(await readdir(nested), [WRITES_DIR]);
     await rm(nested, { recursive: true, force: true });
+  });
+});
+
+describe('remembered requests in their compact form', () => {
+  test('outcomes are run-length coded and read back as written', () => {
+    const outcomes = [
+      'created',
+      'created',
+      'unchanged',
+      'deleted',
+      'absent',
+      'absent',
+      'absent',
+      'updated',
+    ] as const;
+    assert.equal(encodeOutcomes(outcomes), 'c2nda3u');
+    assert.deepEqual(decodeOutcomes('c2nda3u'), outcomes);
+    assert.equal(encodeOutcomes(Array(500).fill('unchanged')), 'n500');
+    assert.equal(decodeOutcomes('x2'), undefined);
+    assert.equal(decodeOutcomes('n99999999'), undefined);
+  });
+
+  test('one remembered with its whole result (as before) is made compact on load', () => {
+    assert.deepEqual(
+      compactRemembered({
+        credential: 'key-a',
+        id: 'r1',
+        digest: 'd'.repeat(64),
+        at: '2026-03-01T00:00:00.000Z',
+        result: {
+          namespace: 'team-a',
+          replayed: false,
+          changes: [
+            { name: 'x.a.example.com.', type: 'A', object: 'team-a/x', outcome: 'created' },
+            { name: 'y.a.example.com.', type: 'A', object: 'team-a/y', outcome: 'absent' },
+          ],
+        },
+      }),
+      {
+        credential: 'key-a',
+        id: 'r1',
+        digest: 'd'.repeat(64),
+        at: '2026-03-01T00:00:00.000Z',
+        namespace: 'team-a',
+        outcomes: 'ca',
+      },
+    );
+    assert.equal(compactRemembered({ id: 'r1' }), undefined);
   });
 });
 

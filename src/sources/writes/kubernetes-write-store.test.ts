@@ -8,7 +8,8 @@ const remembered = (credential: string, id: string): RememberedRequest => ({
   id,
   digest: 'd'.repeat(64),
   at: '2025-12-30T10:00:00.000Z',
-  result: { namespace: 'team-a', replayed: false, changes: [] },
+  namespace: 'team-a',
+  outcomes: '',
 });
 
 describe('the write journal’s remembered request ids', () => {
