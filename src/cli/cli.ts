@@ -11,6 +11,7 @@ import { loadFrontDoors } from '../sources/front-door-modules.ts';
 import type { HomelabApiSettings } from '../sources/homelab-api/callers.ts';
 import { writeConfirmation } from '../sources/manifests/confirmations.ts';
 import { loadWriteAccess } from '../sources/writes/write-access-file.ts';
+import { within } from '../util/within.ts';
 import { DOMAIN_FLAGS, type DomainSettings, domainSettings, gatewayDnsSettings } from './domain-flags.ts';
 import { createLogger } from './logger.ts';
 import { startServe } from './serve.ts';
@@ -18,6 +19,9 @@ import { runStatus } from './status.ts';
 import { runValidate } from './validate.ts';
 import { runZoneExport } from './zone-export.ts';
 import { runZoneImport } from './zone-import.ts';
+
+/** How long `serve` may take to stop on SIGTERM or SIGINT before it exits regardless. */
+const SERVE_SHUTDOWN_TIMEOUT_MS = 20_000;
 
 const USAGE = `zonekeeper — Kubernetes-native authoritative DNS
 
@@ -300,7 +304,11 @@ async function main(argv: string[]): Promise<number> {
         process.once('SIGINT', () => stop('SIGINT'));
         process.once('SIGTERM', () => stop('SIGTERM'));
       });
-      await handle.stop();
+      // Bounded: what does not finish in time (a write that never settles) does not keep the process.
+      if (!(await within(handle.stop(), SERVE_SHUTDOWN_TIMEOUT_MS))) {
+        log('warn', `shutdown did not finish within ${SERVE_SHUTDOWN_TIMEOUT_MS / 1000} s; exiting now`);
+        process.exit(1);
+      }
       return 0;
     }
     case 'operator': {

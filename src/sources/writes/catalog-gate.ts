@@ -1,9 +1,10 @@
 import { API_VERSION } from '../../api/meta.ts';
 import type { ResourceStore } from '../../control/resource-store.ts';
-import { type Name, nameKey } from '../../dns/name.ts';
+import { type Name, nameEquals, nameKey } from '../../dns/name.ts';
 import type { RecordTypeName } from '../../dns/rrtype.ts';
 import type { WriteGate } from '../../writes/record-writer.ts';
 import { WRITTEN_BY_LABEL } from '../../writes/write-request.ts';
+import { cutRefusal, cutsAbove } from '../../zones/assemble.ts';
 import type { Catalog } from '../../zones/catalog.ts';
 import type { ResourceKey } from '../../zones/resource-key.ts';
 
@@ -24,6 +25,21 @@ export function catalogGate(catalog: Catalog, store: ResourceStore): WriteGate {
       if (!resolution.resolved) return { ok: false, message: resolution.message };
       const verdict = catalog.zoneVerdict(resolution.zone);
       if (!verdict?.accepted) return { ok: false, message: `no served zone contains ${fqdn}` };
+      // At or below a cut inside the zone, only what assembleZone serves there (cutRefusal): a write
+      // it would judge occluded is refused now rather than stored and never served. An NS write at
+      // `fqdn` is the cut itself, or a second one beside it (the owners' rules decide that).
+      const cuts = cutsAbove(fqdn, verdict.origin, zoneRecords(catalog, resolution.zone)).filter(
+        (c) => type !== 'NS' || !nameEquals(c.owner, fqdn),
+      );
+      const refused = cutRefusal(fqdn, type, cuts);
+      if (refused)
+        return {
+          ok: false,
+          message:
+            refused.reason === 'Conflict'
+              ? `${fqdn} is a delegation point; only NS and DS records exist there (RFC 1034 §4.2.1): write ${type} in the delegated zone`
+              : `${fqdn} is below the delegation ${refused.cut.owner} and would never be served (RFC 1034 §4.2.1); write it in the delegated zone`,
+        };
       return { ok: true, origin: verdict.origin };
     },
     otherOwner(namespace: string, fqdn: Name, type: RecordTypeName, own: ResourceKey) {
@@ -55,4 +71,9 @@ export function catalogGate(catalog: Catalog, store: ResourceStore): WriteGate {
       return object ? { writtenBy: object.metadata.labels?.[WRITTEN_BY_LABEL] } : undefined;
     },
   };
+}
+
+/** The zone's record sets with their absolute names (those resolved to it now). */
+function* zoneRecords(catalog: Catalog, zone: ResourceKey) {
+  for (const member of catalog.zoneMembers(zone)) if (member.current) yield member.current;
 }
