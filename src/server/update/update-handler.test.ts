@@ -476,3 +476,27 @@ test('a write below an NS cut inside the zone is REFUSED by the record writer, n
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test("the sender's fudge counts up to the server's 300 s: a message signed long ago with a large fudge is BADTIME", async () => {
+  const { writer, applied } = heldWriter(() => false);
+  let now = 1_800_000_000;
+  const h = new UpdateHandler(table('example.com'), { writer: () => writer, settleMs: 1, now: () => now });
+  // Signed 16 minutes ago with fudge 7200: inside the sender's window, outside the server's.
+  const old = signMessage(update('example.com', 'old', 1), key, { time: now - 960, fudge: 7200 }).bytes;
+  const answer = await h.handle(old, 'a');
+  assert.equal(rcode(answer), UpdateRcode.NOTAUTH);
+  assert.equal(readTsig(answer!)?.record.error, 18, 'BADTIME');
+  assert.equal(applied.length, 0);
+  // Within 300 s it is accepted, whatever its fudge; then refused as a replay for as long as it is
+  // accepted at all: seen first at the window's start, replayed at its end.
+  const signedAt = now;
+  const fresh = signMessage(update('example.com', 'fresh', 2), key, { time: signedAt, fudge: 7200 }).bytes;
+  now = signedAt - 300;
+  assert.equal(rcode(await h.handle(fresh, 'a')), UpdateRcode.NOERROR);
+  now = signedAt + 300;
+  assert.equal(rcode(await h.handle(fresh, 'a')), UpdateRcode.REFUSED);
+  now = signedAt + 301;
+  const late = await h.handle(fresh, 'a');
+  assert.equal(readTsig(late!)?.record.error, 18, 'BADTIME once the window is over');
+  assert.equal(applied.length, 1);
+});

@@ -14,6 +14,7 @@ import { printRdata, type Rdata, rdataEquals } from '../../dns/rdata.ts';
 import { type RecordTypeName, RRClass, RRType } from '../../dns/rrtype.ts';
 import {
   readTsig,
+  SERVER_FUDGE_S,
   signMessage,
   type TsigVerified,
   tsigErrorResponse,
@@ -63,8 +64,13 @@ export interface UpdateHandlerOptions {
   rejected?: (object: string) => string | undefined;
 }
 
-/** How long a signed message's MAC is remembered: twice the TSIG fudge (RFC 8945 §10: 300 s). */
-const REPLAY_WINDOW_S = 600;
+/**
+ * How long what a signed message signed is remembered: the whole window a message is accepted in,
+ * time signed ± the fudge, which `maxFudge` caps at the server's own (RFC 8945 §5.2.3, §10: 300 s).
+ * A message is first seen no earlier than its time signed - fudge, and is refused as BADTIME after its
+ * time signed + fudge, so it cannot come back once forgotten.
+ */
+const REPLAY_WINDOW_S = 2 * SERVER_FUDGE_S;
 const MAX_REMEMBERED_MACS = 100_000;
 /** Authenticated UPDATEs waiting for their zone's write, over all zones; more are REFUSED. */
 export const MAX_PENDING_UPDATES = 128;
@@ -247,6 +253,8 @@ export class UpdateHandler implements UpdateResponder {
     const verified = verifyMessage(request, policy?.updateKeys ?? (() => undefined), {
       now,
       requireFullMac: true,
+      // The sender's fudge counts up to the server's: past the replay memory, a message is BADTIME.
+      maxFudge: SERVER_FUDGE_S,
     });
     if (!verified.ok) {
       this.count(verified.error.toLowerCase());
