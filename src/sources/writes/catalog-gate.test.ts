@@ -163,4 +163,23 @@ describe('catalog gate', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  test('follows the catalog: a cut added, moved, retyped and deleted; the zone is never walked', () => {
+    const { catalog, store } = setup();
+    const gate = catalogGate(catalog, store);
+    // A write's cost is the name's depth: the zone's members are not listed for it.
+    catalog.zoneMembers = () => assert.fail('admit listed the zone');
+    const below = (name: string) => gate.admit('lab', name, 'TXT').ok === false;
+    assert.ok(below('x.deleg.lab.example.com.'));
+    const moved = { ...cut, spec: { ...cut.spec, name: 'other.lab.example.com.' } };
+    catalog.setRecord(moved);
+    assert.ok(!below('x.deleg.lab.example.com.'));
+    assert.ok(below('x.other.lab.example.com.'));
+    catalog.setRecord({ ...moved, spec: { ...moved.spec, type: 'TXT', records: ['"t"'] } });
+    assert.ok(!below('x.other.lab.example.com.'));
+    catalog.setRecord(moved);
+    assert.ok(below('x.other.lab.example.com.'));
+    catalog.deleteRecord(`lab/${cut.metadata.name}`);
+    assert.ok(!below('x.other.lab.example.com.'));
+  });
 });

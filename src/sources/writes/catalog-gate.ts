@@ -28,9 +28,11 @@ export function catalogGate(catalog: Catalog, store: ResourceStore): WriteGate {
       // At or below a cut inside the zone, only what assembleZone serves there (cutRefusal): a write
       // it would judge occluded is refused now rather than stored and never served. An NS write at
       // `fqdn` is the cut itself, or a second one beside it (the owners' rules decide that).
-      const cuts = cutsAbove(fqdn, verdict.origin, zoneRecords(catalog, resolution.zone)).filter(
-        (c) => type !== 'NS' || !nameEquals(c.owner, fqdn),
-      );
+      const cuts = cutsAbove(
+        fqdn,
+        verdict.origin,
+        catalog.nsAtOrAbove(resolution.zone, verdict.origin, fqdn),
+      ).filter((c) => type !== 'NS' || !nameEquals(c.owner, fqdn));
       const refused = cutRefusal(fqdn, type, cuts);
       if (refused)
         return {
@@ -71,9 +73,4 @@ export function catalogGate(catalog: Catalog, store: ResourceStore): WriteGate {
       return object ? { writtenBy: object.metadata.labels?.[WRITTEN_BY_LABEL] } : undefined;
     },
   };
-}
-
-/** The zone's record sets with their absolute names (those resolved to it now). */
-function* zoneRecords(catalog: Catalog, zone: ResourceKey) {
-  for (const member of catalog.zoneMembers(zone)) if (member.current) yield member.current;
 }
