@@ -184,6 +184,9 @@ async function serial(port: number, zone = 'example.com.'): Promise<number> {
   return Number(r.answer[0]!.split(' ')[6]);
 }
 
+/** Write access for `serve`: no credentials of its own, a rate the tests' bursts of UPDATEs fit in. */
+const ACCESS = 'credentials: []\ndefaultQuota: { requestsPerSecond: 100, burst: 200 }\n';
+
 describe('RFC 2136 UPDATE into zonekeeper serve', () => {
   let dir: string;
   let stateDir: string;
@@ -199,7 +202,10 @@ describe('RFC 2136 UPDATE into zonekeeper serve', () => {
     const manifestDir = path.join(dir, 'manifests');
     await run('mkdir', ['-p', manifestDir]);
     await writeFile(path.join(manifestDir, 'zones.yaml'), manifests(dir, notifyPort));
-    serve = await startServe(manifestDir, stateDir);
+    // Every signed UPDATE, refused ones included, takes one request of the namespace's rate: the
+    // tests send many at once, more than the default burst (20).
+    await writeFile(path.join(dir, 'access.yaml'), ACCESS);
+    serve = await startServe(manifestDir, stateDir, ['--write-access', path.join(dir, 'access.yaml')]);
     secondary = await startSecondary({
       kind: 'knot',
       zone: 'example.com.',
@@ -486,7 +492,7 @@ describe('RFC 2136 UPDATE into zonekeeper serve', () => {
   test('updates are durable across a restart', async () => {
     const manifestDir = path.join(dir, 'manifests');
     await serve.stop();
-    serve = await startServe(manifestDir, stateDir);
+    serve = await startServe(manifestDir, stateDir, ['--write-access', path.join(dir, 'access.yaml')]);
     assert.deepEqual(
       await answer(serve.dnsPort, 'a.dyn.example.com.', 'A'),
       ['192.0.2.10', '192.0.2.11'],

@@ -12,6 +12,7 @@ import type { HomelabApiSettings } from '../sources/homelab-api/callers.ts';
 import { writeConfirmation } from '../sources/manifests/confirmations.ts';
 import { loadWriteAccess } from '../sources/writes/write-access-file.ts';
 import type { HttpConnectionLimits } from '../util/http-limits.ts';
+import { within } from '../util/within.ts';
 import { DOMAIN_FLAGS, type DomainSettings, domainSettings, gatewayDnsSettings } from './domain-flags.ts';
 import { createLogger } from './logger.ts';
 import { startServe } from './serve.ts';
@@ -19,6 +20,9 @@ import { runStatus } from './status.ts';
 import { runValidate } from './validate.ts';
 import { runZoneExport } from './zone-export.ts';
 import { runZoneImport } from './zone-import.ts';
+
+/** How long `serve` may take to stop on SIGTERM or SIGINT before it exits regardless. */
+const SERVE_SHUTDOWN_TIMEOUT_MS = 20_000;
 
 const USAGE = `zonekeeper — Kubernetes-native authoritative DNS
 
@@ -315,7 +319,11 @@ async function main(argv: string[]): Promise<number> {
         process.once('SIGINT', () => stop('SIGINT'));
         process.once('SIGTERM', () => stop('SIGTERM'));
       });
-      await handle.stop();
+      // Bounded: what does not finish in time (a write that never settles) does not keep the process.
+      if (!(await within(handle.stop(), SERVE_SHUTDOWN_TIMEOUT_MS))) {
+        log('warn', `shutdown did not finish within ${SERVE_SHUTDOWN_TIMEOUT_MS / 1000} s; exiting now`);
+        process.exit(1);
+      }
       return 0;
     }
     case 'operator': {

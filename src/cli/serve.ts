@@ -7,6 +7,7 @@ import { WorkerPoolBackend } from '../backends/builtin/worker-pool-backend.ts';
 import { MemoryKeyStore } from '../backends/builtin/zone-signing.ts';
 import { createHomelabClient } from '../backends/homelab-webhook/client.ts';
 import { createBackendFactory } from '../backends/registry.ts';
+import { refusedNow } from '../control/conditions.ts';
 import { CHANGE_SAFETY_WINDOW_MS, Controller } from '../control/controller.ts';
 import { FrontDoorStore } from '../control/front-door-store.ts';
 import { HomelabController, RECORD_DOOR } from '../control/homelab/homelab-controller.ts';
@@ -283,6 +284,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   let writer: WriteCoordinator | undefined;
   const updates = new UpdateHandler(table, {
     writer: () => writer,
+    rejected: (key) => refusedNow(store.get('DNSRecordSet', key) as DNSRecordSet | undefined),
     registry,
     log: (level, message, fields) => log(level, message, fields),
   });
@@ -537,6 +539,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     ...(homelabApi ? { homelabApi: homelabApi.api.address() } : {}),
     ...(externalDnsWebhook ? { externalDnsWebhook } : {}),
     async stop() {
+      // UPDATEs waiting for a write are answered now: none holds the shutdown up.
+      updates.stop();
       confirmationFiles.stop();
       await homelabApi?.stop();
       await externalDnsWebhook?.stop();

@@ -4,6 +4,7 @@ import type { Backend } from '../backends/backend.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { SigningThread } from '../backends/builtin/signing-thread.ts';
 import { WorkerPoolBackend } from '../backends/builtin/worker-pool-backend.ts';
+import { refusedNow } from '../control/conditions.ts';
 import { FrontDoorStore } from '../control/front-door-store.ts';
 import { ZoneFollower } from '../control/zone-follower.ts';
 import { Registry } from '../metrics/registry.ts';
@@ -136,6 +137,7 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
   });
   const updates = new UpdateHandler(table, {
     writer: () => writer,
+    rejected: (key) => refusedNow(store.get('DNSRecordSet', key) as DNSRecordSet | undefined),
     registry,
     log: (level, message, fields) => log(level, message, fields),
   });
@@ -275,6 +277,7 @@ export async function startServer(options: ServerOptions): Promise<ServerHandle>
     ...(externalDnsWebhook ? { externalDnsWebhook: externalDnsWebhook.address() } : {}),
     async stop() {
       ready = false;
+      updates.stop();
       await homelab?.stop();
       await externalDnsWebhook?.stop();
       follower.stop();

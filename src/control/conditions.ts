@@ -240,3 +240,17 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   for (const key of Object.keys(y)) if (y[key] !== undefined && --defined < 0) return false;
   return defined === 0;
 }
+
+/**
+ * Why the object's current version is not accepted (its Accepted condition False, observed at its
+ * generation), or undefined: accepted, or not judged yet.
+ */
+export function refusedNow(
+  object: { metadata: { generation?: number }; status?: { conditions?: readonly Condition[] } } | undefined,
+): string | undefined {
+  if (!object) return undefined;
+  const accepted = object.status?.conditions?.find((c) => c.type === 'Accepted');
+  if (accepted?.status !== 'False' || accepted.observedGeneration !== object.metadata.generation)
+    return undefined;
+  return accepted.message;
+}

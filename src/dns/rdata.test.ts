@@ -15,6 +15,7 @@ import {
   type Rdata,
   rdataEquals,
   rdataIdentical,
+  rdataKey,
 } from './rdata.ts';
 import { type RecordTypeName, RRType } from './rrtype.ts';
 import { WireError, WireReader, WireWriter } from './wire.ts';
@@ -607,4 +608,34 @@ test('an A or AAAA value that is an address alone parses, without fields or toke
     const groups = Array.from({ length: 8 }, () => (next() % 4 === 0 ? 0 : next() % 65536).toString(16));
     check('AAAA', groups.join(':'));
   }
+});
+
+test('rdataKey: equal keys exactly when rdataEquals holds', () => {
+  const samples: [RecordTypeName, string][] = [
+    ['A', '192.0.2.1'],
+    ['A', '192.0.2.2'],
+    ['AAAA', '2001:db8::1'],
+    ['AAAA', '2001:DB8:0::1'],
+    ['MX', '10 mail.example.com.'],
+    ['MX', '10 MAIL.Example.COM.'],
+    ['MX', '20 mail.example.com.'],
+    ['TXT', '"a"'],
+    ['TXT', '"A"'],
+    ['TXT', '"a" "b"'],
+    ['TXT', '"ab"'],
+    ['CNAME', 'Www.example.com.'],
+    ['CNAME', 'www.example.com.'],
+    ['SRV', '0 5 443 target.example.com.'],
+    ['SRV', '0 5 443 TARGET.example.com.'],
+    ['CAA', '0 issue "letsencrypt.org"'],
+    ['CAA', '0 issue "LetsEncrypt.org"'],
+  ];
+  const parsed = samples.map(([type, text]) => parseRdata(type, text, 'example.com.'));
+  for (const a of parsed)
+    for (const b of parsed)
+      assert.equal(
+        rdataKey(a) === rdataKey(b),
+        rdataEquals(a, b),
+        `${JSON.stringify(a)} ${JSON.stringify(b)}`,
+      );
 });

@@ -4,7 +4,7 @@
  */
 import { DnsError } from './errors.ts';
 import { bytesToHex } from './hex.ts';
-import { type Name, nameEquals } from './name.ts';
+import { type Name, nameEquals, nameKey } from './name.ts';
 import { aaaaCodec, aCodec, plainAddress } from './rdata/address.ts';
 import { caaCodec } from './rdata/caa.ts';
 import type { RdataCodec } from './rdata/codec.ts';
@@ -296,6 +296,30 @@ function valueEquals(a: unknown, b: unknown, foldNames: boolean): boolean {
 /** Canonical equality: same type and fields, with domain names compared case-insensitively. */
 export function rdataEquals(a: Rdata, b: Rdata): boolean {
   return a.type === b.type && valueEquals(a, b, true);
+}
+
+/**
+ * A string equal for two RDATA exactly when `rdataEquals` holds: the type and every field, domain
+ * names of `NAME_FIELDS` case-folded (`nameKey`), octets in hex. For sets and maps of RDATA, so that
+ * finding duplicates among n records takes n keys instead of n² comparisons.
+ */
+export function rdataKey(rdata: Rdata): string {
+  return valueKey(rdata, undefined);
+}
+
+function valueKey(value: unknown, field: string | undefined): string {
+  if (typeof value === 'string')
+    return JSON.stringify(field !== undefined && NAME_FIELDS.has(field) ? nameKey(value) : value);
+  if (value instanceof Uint8Array) return `x${bytesToHex(value)}`;
+  if (Array.isArray(value)) return `[${value.map((v) => valueKey(v, undefined)).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const record = value as Record<string, unknown>;
+    return `{${Object.keys(record)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${valueKey(record[k], k)}`)
+      .join(',')}}`;
+  }
+  return `${typeof value}:${String(value)}`;
 }
 
 /**

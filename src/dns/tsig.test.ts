@@ -384,3 +384,22 @@ describe('TSIG on Node Buffers', () => {
     assert.equal(verifyMessage(signed, keyring([key])).ok, true, 'verifies again');
   });
 });
+
+test("maxFudge: the verifier accepts the sender's fudge up to its own (RFC 8945 §5.2.3)", () => {
+  const k = parseTsigKey({
+    name: 'cap-key',
+    algorithm: 'hmac-sha256',
+    secret: Buffer.alloc(32, 7).toString('base64'),
+  });
+  const ring = keyring([k]);
+  const signed = signMessage(query(), k, { time: 1_000_000, fudge: 7200 }).bytes;
+  assert.ok(verifyMessage(signed, ring, { now: 1_000_000 + 3600 }).ok, "the sender's fudge alone");
+  const capped = verifyMessage(signed, ring, { now: 1_000_000 + 3600, maxFudge: 300 });
+  assert.ok(!capped.ok);
+  assert.equal(capped.error, 'BADTIME');
+  assert.match(capped.message, /accepts at most 300/);
+  assert.ok(verifyMessage(signed, ring, { now: 1_000_000 + 300, maxFudge: 300 }).ok);
+  // A smaller fudge than the cap stays the sender's.
+  const tight = signMessage(query(), k, { time: 1_000_000, fudge: 10 }).bytes;
+  assert.ok(!verifyMessage(tight, ring, { now: 1_000_000 + 11, maxFudge: 300 }).ok);
+});

@@ -416,7 +416,17 @@ export interface VerifyOptions {
    * MAC length is not itself signed, so every allowed prefix of a captured MAC verifies too.
    */
   requireFullMac?: boolean;
+  /**
+   * The widest window this side accepts, in seconds: the sender's fudge counts up to this much
+   * (RFC 8945 §5.2.3 and §10: the fudge is the sender's proposal; the verifier decides how much skew
+   * it accepts). A server that remembers requests against replays must remember them for as long as
+   * it accepts them: capped, that is a fixed span. Default: the sender's fudge.
+   */
+  maxFudge?: number;
 }
+
+/** The fudge this server signs with and, for requests it verifies, the most it accepts (RFC 8945 §10). */
+export const SERVER_FUDGE_S = 300;
 
 export type VerifyResult = TsigVerified | TsigFailure;
 
@@ -552,11 +562,12 @@ export function verifyMessage(
     };
   }
   const now = options.now ?? nowSeconds();
-  // §5.2.3: outside [time signed - fudge, time signed + fudge].
-  if (Math.abs(now - record.timeSigned) > record.fudge) {
+  // §5.2.3: outside [time signed - fudge, time signed + fudge], the fudge at most this side's.
+  const fudge = Math.min(record.fudge, options.maxFudge ?? record.fudge);
+  if (Math.abs(now - record.timeSigned) > fudge) {
     return fail(
       'BADTIME',
-      `signed at ${record.timeSigned} with fudge ${record.fudge}, but the time here is ${now}; check both clocks (NTP)`,
+      `signed at ${record.timeSigned} with fudge ${record.fudge}${fudge < record.fudge ? ` (this server accepts at most ${fudge})` : ''}, but the time here is ${now}; check both clocks (NTP)`,
       { ...base, key, mac: record.mac },
     );
   }

@@ -53,6 +53,12 @@ export interface RecordWriter {
    * rate: a front door asks before it reads a large body. Absent on writers that forward.
    */
   rateWait?(credential: string): number;
+  /**
+   * Takes one request from the credential's rate for a request refused before `apply` (an RFC 2136
+   * UPDATE whose prerequisites failed, or that changes nothing): every authenticated request costs
+   * the same. Absent on writers that forward.
+   */
+  charge?(credential: string): void;
 }
 
 /** A record set written through an API, with when it was first written (oldest wins conflicts). */
@@ -325,6 +331,13 @@ export class WriteCoordinator implements RecordWriter {
     if (!cred) return 0; // apply answers UNKNOWN_CREDENTIAL
     const quota = this.options.credentials.quota(cred.namespace);
     return this.rate.peek(cred.namespace, quota.requestsPerSecond, quota.burst, this.now());
+  }
+
+  charge(credential: string): void {
+    const cred = this.options.credentials.get(credential);
+    if (!cred) return;
+    const quota = this.options.credentials.quota(cred.namespace);
+    this.rate.take(cred.namespace, quota.requestsPerSecond, quota.burst, this.now());
   }
 
   apply(credential: string, request: WriteRequest): Promise<WriteResult> {

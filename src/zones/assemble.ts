@@ -62,10 +62,80 @@ export interface AssembledZone {
   warnings: string[];
 }
 
-interface Cut {
+/** A zone cut inside a zone: the NS RRset at `owner`, its nameservers, and who publishes it. */
+export interface Cut {
   owner: Name;
   hosts: Name[];
   by: string;
+}
+
+/**
+ * Where a zone's cuts (shallowest first) leave an RRset of `type` at `fqdn`: undefined where it may be
+ * published, else why not. At a cut only NS and DS exist; below it only glue (A/AAAA of the cut's
+ * nameservers) is published; anything else is occluded and never served (RFC 1034 §4.2.1, RFC 2181
+ * §6). The rule `assembleZone` judges record sets by, and the record writer's gate judges writes by.
+ */
+export function cutRefusal(
+  fqdn: Name,
+  type: string,
+  cuts: readonly Cut[],
+): { reason: 'Invalid' | 'Conflict'; message: string; cut: Cut } | undefined {
+  const cut = cuts.find((c) => isInDomain(fqdn, c.owner));
+  if (!cut) return undefined;
+  const atCut = nameEquals(fqdn, cut.owner);
+  if (atCut && type !== 'DS')
+    return {
+      reason: 'Conflict',
+      message: `${fqdn} is a delegation point (NS from ${cut.by}); only NS and DS records exist there (RFC 1034 §4.2.1)`,
+      cut,
+    };
+  const isGlue = !atCut && (type === 'A' || type === 'AAAA') && cut.hosts.some((h) => nameEquals(h, fqdn));
+  if (!atCut && !isGlue)
+    return {
+      reason: 'Invalid',
+      message: `${fqdn} is below the delegation ${cut.owner} (NS from ${cut.by}) and would never be served; publish it in the delegated zone`,
+      cut,
+    };
+  return undefined;
+}
+
+/** The order record sets are judged in: NS first (they define cuts; shallower, then older first), then the rest by age. */
+function judgingOrder(a: { rs: DNSRecordSet; fqdn: Name }, b: { rs: DNSRecordSet; fqdn: Name }): number {
+  const aNs = a.rs.spec.type === 'NS' ? 0 : 1;
+  const bNs = b.rs.spec.type === 'NS' ? 0 : 1;
+  if (aNs !== bNs) return aNs - bNs;
+  if (aNs === 0) {
+    const depth = labelCount(a.fqdn) - labelCount(b.fqdn);
+    if (depth !== 0) return depth;
+  }
+  return compareByAge(a.rs, b.rs);
+}
+
+/**
+ * The cuts NS record sets make above or at `fqdn` in a zone, as `assembleZone` accepts them: an NS
+ * record set that parses, is not at the apex and is not itself at or below an earlier cut (in
+ * `judgingOrder`). Only the NS record sets at `fqdn` or its ancestors can be the cut it lies under,
+ * and only those are looked at. `children`: the cuts of managed child zones, which come first.
+ */
+export function cutsAbove(
+  fqdn: Name,
+  origin: Name,
+  records: Iterable<{ recordSet: DNSRecordSet; fqdn: Name }>,
+  children: readonly Cut[] = [],
+): Cut[] {
+  const candidates: { rs: DNSRecordSet; fqdn: Name; hosts: Name[] }[] = [];
+  for (const { recordSet: rs, fqdn: at } of records) {
+    if (rs.spec.type !== 'NS' || nameEquals(at, origin) || !isInDomain(fqdn, at)) continue;
+    const result = parseRecordSetRecords(rs, origin);
+    if (result.ok)
+      candidates.push({ rs, fqdn: at, hosts: result.rdata.map((r) => (r as { host: Name }).host) });
+  }
+  candidates.sort(judgingOrder);
+  const cuts = [...children];
+  for (const c of candidates)
+    if (!cutRefusal(c.fqdn, 'NS', cuts))
+      cuts.push({ owner: c.fqdn, hosts: c.hosts, by: `DNSRecordSet ${resourceKey(c.rs.metadata)}` });
+  return cuts;
 }
 
 /**
@@ -163,41 +233,17 @@ export function assembleZone(input: AssemblyInput): AssembledZone {
       parsed.push({ rs, key, fqdn, rdata: result.rdata });
     }
   }
-  parsed.sort((a, b) => {
-    const aNs = a.rs.spec.type === 'NS' ? 0 : 1;
-    const bNs = b.rs.spec.type === 'NS' ? 0 : 1;
-    if (aNs !== bNs) return aNs - bNs;
-    if (aNs === 0) {
-      const depth = labelCount(a.fqdn) - labelCount(b.fqdn);
-      if (depth !== 0) return depth;
-    }
-    return compareByAge(a.rs, b.rs);
-  });
+  parsed.sort(judgingOrder);
 
   let acceptedCount = 0;
   for (const { rs, key, fqdn, rdata } of parsed) {
     const type = rs.spec.type;
     const reject = (reason: 'Invalid' | 'Conflict', message: string) =>
       verdicts.set(key, { accepted: false, reason, message, fqdn });
-    const cut = cuts.find((c) => isInDomain(fqdn, c.owner));
-    if (cut) {
-      const atCut = nameEquals(fqdn, cut.owner);
-      const isGlue =
-        !atCut && (type === 'A' || type === 'AAAA') && cut.hosts.some((h) => nameEquals(h, fqdn));
-      if (atCut && type !== 'DS') {
-        reject(
-          'Conflict',
-          `${fqdn} is a delegation point (NS from ${cut.by}); only NS and DS records exist there (RFC 1034 §4.2.1)`,
-        );
-        continue;
-      }
-      if (!atCut && !isGlue) {
-        reject(
-          'Invalid',
-          `${fqdn} is below the delegation ${cut.owner} (NS from ${cut.by}) and would never be served; publish it in the delegated zone`,
-        );
-        continue;
-      }
+    const refused = cutRefusal(fqdn, type, cuts);
+    if (refused) {
+      reject(refused.reason, refused.message);
+      continue;
     }
     const here = byOwner.get(nameKey(fqdn));
     const existing = here?.get(type);

@@ -177,6 +177,12 @@ export class Catalog {
    * parent may not hold NS or CNAME there, which would hide the zone below.
    */
   private aboveChild = new Map<string, ResourceKey>();
+  /**
+   * Resolved NS record sets by the name they stand at (`nameKey` of their fqdn → slots), and each
+   * one's name: where a zone's cuts inside it may be, found without walking the zone (`nsAtOrAbove`).
+   */
+  private readonly nsByName = new Map<string, Set<number>>();
+  private readonly nsNameOf = new Map<number, string>();
   /** Zones that exist but never reached the catalog (their manifest fails validation): key → why. */
   private readonly refusedElsewhere = new Map<ResourceKey, string>();
   /**
@@ -280,6 +286,43 @@ export class Catalog {
             : undefined,
       };
     });
+  }
+
+  /**
+   * The NS record sets resolved to `zone` at `fqdn` or at one of its ancestors below `origin` (the
+   * zone's), with their absolute names: the record sets that can make a cut `fqdn` lies at or below.
+   * Looked up name by name, so the cost is the name's depth, not the zone's size.
+   */
+  nsAtOrAbove(zone: ResourceKey, origin: Name, fqdn: Name): { recordSet: DNSRecordSet; fqdn: Name }[] {
+    this.resolveRefs(zone);
+    const out: { recordSet: DNSRecordSet; fqdn: Name }[] = [];
+    const stop = nameKey(origin);
+    for (let name = fqdn; ; name = parentName(name)) {
+      const key = nameKey(name);
+      if (key === stop || name === '.') break;
+      for (const slot of this.nsByName.get(key) ?? []) {
+        const recordSet = this.recordSets.get(slot);
+        const at = this.resolved.get(slot);
+        if (recordSet && typeof at === 'string' && this.membership.nameOf(slot) === zone)
+          out.push({ recordSet, fqdn: at });
+      }
+    }
+    return out;
+  }
+
+  private indexNs(slot: number, fqdn: Name): void {
+    const key = nameKey(fqdn);
+    getOrInsert(this.nsByName, key, () => new Set()).add(slot);
+    this.nsNameOf.set(slot, key);
+  }
+
+  private unindexNs(slot: number): void {
+    const key = this.nsNameOf.get(slot);
+    if (key === undefined) return;
+    this.nsNameOf.delete(slot);
+    const slots = this.nsByName.get(key);
+    slots?.delete(slot);
+    if (slots?.size === 0) this.nsByName.delete(key);
   }
 
   /** Accepted zones whose nearest accepted ancestor is this zone. */
@@ -469,6 +512,7 @@ export class Catalog {
     if (slot >= 0 && this.table.held(slot, Holder.catalog)) {
       this.byZoneRef.move(slot, undefined);
       this.membership.move(slot, undefined);
+      this.unindexNs(slot);
       if (this.recordSets.get(slot) !== undefined) this.records.count--;
       this.table.release(slot, Holder.catalog);
     }
@@ -843,6 +887,8 @@ export class Catalog {
       // The zone key its zoneRef names is the name of its byZoneRef list: not built again.
       const after = this.resolve(rs, this.byZoneRef.nameOf(slot), lookups);
       this.resolved.set(slot, after.resolved ? after.fqdn : after);
+      if (this.nsNameOf.size > 0) this.unindexNs(slot);
+      if (after.resolved && rs.spec.type === 'NS') this.indexNs(slot, after.fqdn);
       const toZone = after.resolved ? after.zone : UNRESOLVED;
       // Moved only when its zone changed: a record set keeps its place in its zone's list (after a
       // first look, those without a zoneRef come first: resolved before the lists by zoneRef).

@@ -2,7 +2,14 @@ import { decodeMessage, Rcode } from '../../dns/message.ts';
 import { type Name, nameKey } from '../../dns/name.ts';
 import { encodeRdata, type Rdata } from '../../dns/rdata.ts';
 import { RRClass, RRType } from '../../dns/rrtype.ts';
-import { readTsig, signMessage, TsigStreamSigner, tsigErrorResponse, verifyMessage } from '../../dns/tsig.ts';
+import {
+  readTsig,
+  SERVER_FUDGE_S,
+  signMessage,
+  TsigStreamSigner,
+  tsigErrorResponse,
+  verifyMessage,
+} from '../../dns/tsig.ts';
 import { WireWriter } from '../../dns/wire.ts';
 import type { Counter, Registry } from '../../metrics/registry.ts';
 import { serialGreater } from '../../zones/serial.ts';
@@ -140,7 +147,7 @@ export class TransferHandler {
     if (!policy?.allows(remote)) return refuse(Rcode.REFUSED, 'refused');
     let signer: TsigStreamSigner | undefined;
     if (found) {
-      const verified = verifyMessage(query, policy.keys, { now: this.now() });
+      const verified = verifyMessage(query, policy.keys, { now: this.now(), maxFudge: SERVER_FUDGE_S });
       if (!verified.ok) {
         count(type, verified.error.toLowerCase());
         const reply = tsigErrorResponse(query, verified, { now: this.now() });
@@ -216,7 +223,7 @@ export class TransferHandler {
     const q = parsed.query;
     const zone = this.table.findZone(nameKey(q.qname));
     const keys = zone?.transfers?.keys ?? (() => undefined);
-    const verified = verifyMessage(query, keys, { now: this.now() });
+    const verified = verifyMessage(query, keys, { now: this.now(), maxFudge: SERVER_FUDGE_S });
     if (!verified.ok) {
       count(verified.error.toLowerCase());
       return (

@@ -4,7 +4,7 @@ import type { Message, ResourceRecord } from '../../dns/message.ts';
 import { nameKey } from '../../dns/name.ts';
 import { parseRdata, type Rdata } from '../../dns/rdata.ts';
 import { type RecordTypeName, RRClass, RRType } from '../../dns/rrtype.ts';
-import { evaluateUpdate, UpdateRcode, type UpdateZoneView } from './update-eval.ts';
+import { evaluateUpdate, MAX_UPDATE_RRS, UpdateRcode, type UpdateZoneView } from './update-eval.ts';
 
 const ORIGIN = 'example.com.';
 
@@ -191,5 +191,79 @@ describe('RFC 2136 evaluation', () => {
       all,
     );
     assert.equal(d.ok, false);
+  });
+
+  it('§3.4.2.2 and §2.4.2: duplicates are ignored, names compared case-insensitively', () => {
+    const z = zone([
+      [ORIGIN, 'SOA', 300, ['ns1 hostmaster 1 7200 3600 1209600 300']],
+      ['mx.example.com.', 'MX', 300, ['10 mail.example.com.']],
+    ]);
+    // The served RRset, its record twice and once in other case: the same set, so it holds.
+    const pre = [
+      rr('mx.example.com.', RRClass.IN, 'MX', 0, '10 mail.example.com.'),
+      rr('mx.example.com.', RRClass.IN, 'MX', 0, '10 MAIL.example.com.'),
+    ];
+    const adds = [
+      rr('mx.example.com.', RRClass.IN, 'MX', 60, '10 Mail.Example.com.'),
+      rr('mx.example.com.', RRClass.IN, 'MX', 60, '20 backup.example.com.'),
+      rr('mx.example.com.', RRClass.IN, 'MX', 60, '20 backup.example.com.'),
+      rr('t.example.com.', RRClass.IN, 'TXT', 60, '"a"'),
+      rr('t.example.com.', RRClass.IN, 'TXT', 60, '"a"'),
+      rr('t.example.com.', RRClass.IN, 'TXT', 60, '"A"'),
+      rr('t.example.com.', RRClass.NONE, 'TXT', 0, '"A"'),
+    ];
+    const d = evaluateUpdate(msg(pre, adds), z, all);
+    assert.ok(d.ok, d.ok ? '' : d.reason);
+    assert.deepEqual(
+      d.changes.map(
+        (c) => `${c.owner} ${c.type} ${c.ttl} ${c.rdata.map((r) => JSON.stringify(r)).join(' ')}`,
+      ),
+      [
+        'mx.example.com. MX 60 {"type":"MX","preference":10,"exchange":"mail.example.com."} {"type":"MX","preference":20,"exchange":"backup.example.com."}',
+        't.example.com. TXT 60 {"type":"TXT","strings":["a"]}',
+      ],
+    );
+  });
+
+  it('linear in the number of RRs: thousands of prerequisites and adds read each record a bounded number of times', () => {
+    const n = 4000;
+    let reads = 0;
+    // Every read of an RDATA's fields is counted: pairwise comparisons would read them about n² times.
+    const counted = (r: Rdata): Rdata =>
+      new Proxy(r, {
+        get(target, property, receiver) {
+          reads++;
+          return Reflect.get(target, property, receiver);
+        },
+        ownKeys(target) {
+          reads++;
+          return Reflect.ownKeys(target);
+        },
+      });
+    const records = Array.from({ length: n }, (_, i) => `"v${i}"`);
+    const view = zone([[ORIGIN, 'SOA', 300, ['ns1 hostmaster 1 7200 3600 1209600 300']]]);
+    const servedSet = { ttl: 60, rdata: records.map((t) => counted(parseRdata('TXT', t, ORIGIN))) };
+    const z: UpdateZoneView = {
+      ...view,
+      rrset: (k, t) => (k === 'big.example.com.' && t === RRType.TXT ? servedSet : view.rrset(k, t)),
+      types: (k) => (k === 'big.example.com.' ? [RRType.TXT] : view.types(k)),
+    };
+    const data = (t: string) => counted(parseRdata('TXT', t, ORIGIN));
+    const pre = records.map((t) => ({ ...rr('big.example.com.', RRClass.IN, 'TXT', 0), data: data(t) }));
+    const adds = records.map((t) => ({ ...rr('big.example.com.', RRClass.IN, 'TXT', 60), data: data(t) }));
+    const d = evaluateUpdate(msg(pre, adds.slice(0, n / 4)), z, all);
+    assert.ok(d.ok, d.ok ? '' : d.reason);
+    assert.equal(d.changes[0]!.rdata.length, n);
+    assert.ok(reads < 40 * n, `${reads} reads of RDATA for ${n} records`);
+  });
+
+  it(`more than ${MAX_UPDATE_RRS} prerequisites and updates together are REFUSED unread`, () => {
+    const many = Array.from({ length: MAX_UPDATE_RRS + 1 }, () =>
+      rr('www.example.com.', RRClass.ANY, 'A', 0),
+    );
+    const d = evaluateUpdate(msg(many, []), served(), all);
+    assert.equal(d.ok ? 0 : d.rcode, UpdateRcode.REFUSED);
+    assert.match(d.ok ? '' : d.reason, /at most 5000/);
+    assert.equal(evaluateUpdate(msg(many.slice(1), []), served(), all).ok, true);
   });
 });

@@ -8,7 +8,7 @@
 import type { Message, ResourceRecord } from '../../dns/message.ts';
 import { Rcode } from '../../dns/message.ts';
 import { type Name, nameKey } from '../../dns/name.ts';
-import { type Rdata, rdataEquals } from '../../dns/rdata.ts';
+import { type Rdata, rdataKey } from '../../dns/rdata.ts';
 import { isRecordTypeName, type RecordTypeName, RRClass, RRType, typeName } from '../../dns/rrtype.ts';
 
 /** RCODEs of RFC 2136 §2.2 (with those of RFC 1035). */
@@ -60,6 +60,12 @@ export type UpdateDecision =
       ignored: string[];
     };
 
+/**
+ * Prerequisites and updates one message may carry together; more are REFUSED unread. A 64 KiB message
+ * holds at most about 5,400 RRs; the record writer takes at most 5,000 records per request.
+ */
+export const MAX_UPDATE_RRS = 5000;
+
 /** Meta-types no prerequisite or update may name (RFC 2136 §3.2.3, §3.4.1.3). */
 const META_TYPES = new Set<number>([RRType.AXFR, RRType.IXFR, 253 /* MAILB */, 254 /* MAILA */, RRType.OPT]);
 
@@ -89,9 +95,16 @@ export function evaluateUpdate(
   const origin = zone.origin;
   const prerequisites = message.answers;
   const updates = message.authority;
+  // A local policy bound (RFC 2136 §3: the server may refuse for policy reasons): the evaluation is
+  // linear, but the writer could not take more anyway.
+  if (prerequisites.length + updates.length > MAX_UPDATE_RRS)
+    return refuse(
+      UpdateRcode.REFUSED,
+      `${prerequisites.length} prerequisites and ${updates.length} updates: at most ${MAX_UPDATE_RRS} together; send fewer per message`,
+    );
 
   // §3.2: prerequisites, in order; value-dependent ones (class IN) are compared as whole RRsets after.
-  const expected = new Map<string, { owner: Name; type: number; rdata: Rdata[] }>();
+  const expected = new Map<string, { owner: Name; type: number; rdata: RdataSet }>();
   for (const rr of prerequisites) {
     if (rr.ttl !== 0)
       return refuse(UpdateRcode.FORMERR, `prerequisite ${describe(rr)} has a TTL other than 0`);
@@ -137,21 +150,21 @@ export function evaluateUpdate(
       const id = `${key} ${rr.type}`;
       let entry = expected.get(id);
       if (!entry) {
-        entry = { owner: rr.name, type: rr.type, rdata: [] };
+        entry = { owner: rr.name, type: rr.type, rdata: new RdataSet() };
         expected.set(id, entry);
       }
-      const data = rr.data as Rdata;
-      if (!entry.rdata.some((r) => sameRdata(r, data))) entry.rdata.push(data);
+      entry.rdata.add(rr.data);
     } else {
       return refuse(UpdateRcode.FORMERR, `prerequisite ${rr.name} has class ${rr.class}`);
     }
   }
   for (const entry of expected.values()) {
     const served = zone.rrset(nameKey(entry.owner), entry.type);
+    // §3.2.5: the same set; served RRsets hold no duplicates, so equal sizes and inclusion suffice.
     const matches =
       served !== undefined &&
-      served.rdata.length === entry.rdata.length &&
-      entry.rdata.every((r) => served.rdata.some((s) => sameRdata(s, r)));
+      served.rdata.length === entry.rdata.size &&
+      new RdataSet(served.rdata).includesAll(entry.rdata);
     if (!matches)
       return refuse(
         UpdateRcode.NXRRSET,
@@ -205,22 +218,30 @@ export function evaluateUpdate(
   }
 
   // §3.4.2: the updates, in order, on a working copy of the touched RRsets.
-  const work = new Map<string, RRsetChange>();
-  const order: string[] = [];
+  // Each touched RRset once, by owner key and type code: every lookup is a map access, so the work is
+  // linear in the message however many RRs it names.
+  const work = new Map<string, Map<number, WorkingRRset>>();
+  const order: WorkingRRset[] = [];
   const ignored: string[] = [];
-  const current = (owner: Name, type: number): RRsetChange => {
-    const id = `${nameKey(owner)} ${type}`;
-    let entry = work.get(id);
+  const current = (owner: Name, type: number): WorkingRRset => {
+    const key = nameKey(owner);
+    let byType = work.get(key);
+    if (!byType) {
+      byType = new Map();
+      work.set(key, byType);
+    }
+    let entry = byType.get(type);
     if (!entry) {
-      const served = zone.rrset(nameKey(owner), type);
+      const served = zone.rrset(key, type);
       entry = {
         owner,
         type: typeName(type) as RecordTypeName,
+        code: type,
         ttl: served?.ttl ?? 0,
-        rdata: served ? [...served.rdata] : [],
+        rdata: new RdataSet(served?.rdata),
       };
-      work.set(id, entry);
-      order.push(id);
+      byType.set(type, entry);
+      order.push(entry);
     }
     return entry;
   };
@@ -228,11 +249,9 @@ export function evaluateUpdate(
   const typesAt = (owner: Name): number[] => {
     const key = nameKey(owner);
     const types = new Set(zone.types(key));
-    for (const entry of work.values()) {
-      if (nameKey(entry.owner) !== key) continue;
-      const code = RRType[entry.type as keyof typeof RRType];
-      if (entry.rdata.length > 0) types.add(code);
-      else types.delete(code);
+    for (const entry of work.get(key)?.values() ?? []) {
+      if (entry.rdata.size > 0) types.add(entry.code);
+      else types.delete(entry.code);
     }
     return [...types];
   };
@@ -252,8 +271,9 @@ export function evaluateUpdate(
       }
       const entry = current(rr.name, rr.type);
       // A CNAME is a singleton: a new one replaces the old.
-      if (rr.type === RRType.CNAME) entry.rdata = [data];
-      else if (!entry.rdata.some((r) => sameRdata(r, data))) entry.rdata.push(data);
+      if (rr.type === RRType.CNAME) entry.rdata = new RdataSet([data]);
+      // §3.4.2.2: a record already in the RRset is not added twice.
+      else entry.rdata.add(data);
       // RFC 2181 §5.2: one TTL per RRset; the added record's TTL becomes the RRset's.
       entry.ttl = rr.ttl;
     } else if (rr.class === RRClass.ANY) {
@@ -266,7 +286,7 @@ export function evaluateUpdate(
             ignored.push(`${describe(rr)}: the key may not change ${name} at ${rr.name}`);
             continue;
           }
-          current(rr.name, type).rdata = [];
+          current(rr.name, type).rdata = new RdataSet();
         }
         continue;
       }
@@ -274,25 +294,22 @@ export function evaluateUpdate(
         ignored.push(`${describe(rr)}: the apex ${typeName(rr.type)} RRset is never deleted (§3.4.2.3)`);
         continue;
       }
-      current(rr.name, rr.type).rdata = [];
+      current(rr.name, rr.type).rdata = new RdataSet();
     } else {
       // class NONE: delete one RR (§3.4.2.4); the SOA is never deleted.
       if (rr.type === RRType.SOA) {
         ignored.push(`${describe(rr)}: the SOA is never deleted (§3.4.2.4)`);
         continue;
       }
-      const data = rr.data as Rdata;
-      const entry = current(rr.name, rr.type);
-      entry.rdata = entry.rdata.filter((r) => !sameRdata(r, data));
+      current(rr.name, rr.type).rdata.delete(rr.data);
     }
   }
   const changes: RRsetChange[] = [];
-  for (const id of order) {
-    const entry = work.get(id)!;
-    const served = zone.rrset(nameKey(entry.owner), RRType[entry.type as keyof typeof RRType]);
+  for (const entry of order) {
+    const served = zone.rrset(nameKey(entry.owner), entry.code);
     // Untouched in effect (a deletion of what is not there): nothing to write.
-    if (!served && entry.rdata.length === 0) continue;
-    changes.push(entry);
+    if (!served && entry.rdata.size === 0) continue;
+    changes.push({ owner: entry.owner, type: entry.type, ttl: entry.ttl, rdata: entry.rdata.list() });
   }
   return { ok: true, changes, ignored };
 }
@@ -304,7 +321,50 @@ function permittedSomewhere(permitted: UpdatePermission, fqdn: Name): boolean {
 
 const ALL_TYPES: RecordTypeName[] = Object.keys(RRType).filter(isRecordTypeName);
 
-function sameRdata(a: Rdata | { type: number }, b: Rdata | { type: number }): boolean {
-  if (typeof a.type === 'number' || typeof b.type === 'number') return false;
-  return rdataEquals(a as Rdata, b as Rdata);
+/** A touched RRset as the updates leave it. */
+interface WorkingRRset {
+  owner: Name;
+  type: RecordTypeName;
+  code: number;
+  ttl: number;
+  rdata: RdataSet;
+}
+
+/**
+ * RDATA without duplicates (equal as `rdataEquals` says, by `rdataKey`), in the order first added.
+ * RDATA that did not parse (opaque, RFC 3597) equals nothing, as before: each is kept apart.
+ */
+class RdataSet {
+  private readonly byKey = new Map<string | symbol, Rdata>();
+
+  constructor(rdata?: readonly Rdata[]) {
+    for (const r of rdata ?? []) this.add(r);
+  }
+
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  private static keyOf(data: Rdata | { type: number }): string | symbol {
+    return typeof data.type === 'number' ? Symbol('opaque') : rdataKey(data as Rdata);
+  }
+
+  add(data: Rdata | { type: number }): void {
+    const key = RdataSet.keyOf(data);
+    if (!this.byKey.has(key)) this.byKey.set(key, data as Rdata);
+  }
+
+  delete(data: Rdata | { type: number }): void {
+    this.byKey.delete(RdataSet.keyOf(data));
+  }
+
+  /** Whether every RDATA of `other` is here. */
+  includesAll(other: RdataSet): boolean {
+    for (const key of other.byKey.keys()) if (!this.byKey.has(key)) return false;
+    return true;
+  }
+
+  list(): Rdata[] {
+    return [...this.byKey.values()];
+  }
 }

@@ -1,13 +1,19 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { test } from 'node:test';
 import { recordSet, zone, zoneClass } from '../../../test/support/resources.ts';
 import type { DNSRecordSet } from '../../api/index.ts';
+import { MemoryStore } from '../../control/memory-store.ts';
 import { decodeMessage, encodeMessage, type Message, Opcode } from '../../dns/message.ts';
 import { parseRdata } from '../../dns/rdata.ts';
 import { RRClass, RRType } from '../../dns/rrtype.ts';
 import { parseTsigKey, readTsig, signMessage } from '../../dns/tsig.ts';
-import type { RecordWriter } from '../../writes/record-writer.ts';
+import { catalogGate } from '../../sources/writes/catalog-gate.ts';
+import { FolderWriteStore } from '../../sources/writes/folder-write-store.ts';
+import { type RecordWriter, WriteCoordinator } from '../../writes/record-writer.ts';
 import { WriteError, type WriteRequest } from '../../writes/write-request.ts';
 import { assembleZone } from '../../zones/assemble.ts';
 import { Catalog } from '../../zones/catalog.ts';
@@ -273,4 +279,224 @@ test('each change carries the RRset it was evaluated against; a stale one is eva
   requests.length = 0;
   assert.equal(rcode(await empty.handle(signMessage(update('example.com', 'd', 4), key).bytes, 'r')), 0);
   assert.equal(requests[0]!.changes[0]!.expect, 'absent');
+});
+
+/** An UPDATE adding one TXT at `name`, with prerequisites `prereq` (RFC 2136 §2.4). */
+function updateAt(origin: string, name: string, value: string, id = 9, prereq: Message['answers'] = []) {
+  return encodeMessage({
+    id,
+    qr: false,
+    opcode: Opcode.UPDATE,
+    aa: false,
+    tc: false,
+    rd: false,
+    ra: false,
+    ad: false,
+    cd: false,
+    rcode: 0,
+    questions: [{ name: `${origin}.`, type: RRType.SOA, class: RRClass.IN }],
+    answers: prereq,
+    authority: [
+      {
+        name,
+        type: RRType.TXT,
+        class: RRClass.IN,
+        ttl: 60,
+        data: parseRdata('TXT', `"${value}"`, `${origin}.`),
+      },
+    ],
+    additional: [],
+  } as unknown as Message);
+}
+
+test('one zone whose writes are stuck holds at most its share: another zone is still written', {
+  timeout: 30_000,
+}, async () => {
+  const { writer, applied, release } = heldWriter((_id, name) => name.endsWith('example.com.'));
+  const h = new UpdateHandler(table('example.com', 'example.org'), {
+    writer: () => writer,
+    settleMs: 1,
+    maxPending: 10,
+    maxPendingPerZone: 3,
+    maxPendingPerKey: 1000,
+  });
+  const stuck = Array.from({ length: 12 }, (_, i) =>
+    h.handle(signMessage(update('example.com', `s${i}`, i), key).bytes, 'a'),
+  );
+  await ticks();
+  assert.equal(h.pendingWrites, 3);
+  const other = await h.handle(signMessage(update('example.org', 'o', 99), key).bytes, 'b');
+  assert.equal(rcode(other), UpdateRcode.NOERROR);
+  for (const a of await Promise.all(stuck.slice(3))) assert.equal(rcode(a), UpdateRcode.REFUSED);
+  release();
+  await until(() => applied.length === 3);
+  release();
+  await until(() => applied.length === 4);
+  release();
+  for (const a of await Promise.all(stuck.slice(0, 3))) assert.equal(rcode(a), UpdateRcode.NOERROR);
+});
+
+test('one key whose writes are stuck holds at most its share', { timeout: 30_000 }, async () => {
+  const { writer, release } = heldWriter(() => true);
+  const h = new UpdateHandler(table('example.com', 'example.org', 'example.net'), {
+    writer: () => writer,
+    settleMs: 1,
+    maxPendingPerZone: 1000,
+    maxPendingPerKey: 2,
+  });
+  const first = h.handle(signMessage(update('example.com', 'a', 1), key).bytes, 'a');
+  const second = h.handle(signMessage(update('example.org', 'b', 2), key).bytes, 'a');
+  const third = await h.handle(signMessage(update('example.net', 'c', 3), key).bytes, 'a');
+  assert.equal(rcode(third), UpdateRcode.REFUSED);
+  release();
+  await ticks();
+  release();
+  assert.equal(rcode(await first), UpdateRcode.NOERROR);
+  assert.equal(rcode(await second), UpdateRcode.NOERROR);
+});
+
+test('stop answers the UPDATEs waiting behind a write that never settles, and every later one', {
+  timeout: 30_000,
+}, async () => {
+  const applied: string[] = [];
+  const writer = {
+    apply: (_c: string, request: WriteRequest) => {
+      applied.push(request.id ?? '');
+      return new Promise(() => {});
+    },
+  } as unknown as RecordWriter;
+  const h = new UpdateHandler(table('example.com'), { writer: () => writer, settleMs: 60_000 });
+  const waiting = Array.from({ length: 4 }, (_, i) =>
+    h.handle(signMessage(update('example.com', `w${i}`, i), key).bytes, 'a'),
+  );
+  await until(() => applied.length === 1);
+  h.stop();
+  for (const a of await Promise.all(waiting)) assert.equal(rcode(a), UpdateRcode.SERVFAIL);
+  assert.equal(applied.length, 1, 'nothing queued was written after stop');
+  const later = await h.handle(signMessage(update('example.com', 'late', 50), key).bytes, 'a');
+  assert.equal(rcode(later), UpdateRcode.SERVFAIL);
+});
+
+test('an UPDATE whose written record set the zone refused is answered SERVFAIL with why, not NOERROR after the wait', {
+  timeout: 30_000,
+}, async () => {
+  const { writer } = heldWriter(() => false);
+  const asked: string[] = [];
+  const h = new UpdateHandler(table('example.com'), {
+    writer: () => writer,
+    // Long: the answer must not come from this deadline (the test's timeout guards).
+    settleMs: 600_000,
+    rejected: (object) => {
+      asked.push(object);
+      return 'x.dyn.example.com. TXT cannot coexist with the CNAME published by dns/other';
+    },
+  });
+  const answer = await h.handle(signMessage(update('example.com', 'r'), key).bytes, 'a');
+  assert.equal(rcode(answer), UpdateRcode.SERVFAIL);
+  assert.match(asked[0]!, /^dns\//);
+});
+
+test('every authenticated UPDATE takes the namespace rate: a failed prerequisite and a no-op too', async () => {
+  let charged = 0;
+  let applied = 0;
+  let wait = 0;
+  const writer = {
+    apply: async () => {
+      applied++;
+      return { namespace: 'dns', replayed: false, changes: [] };
+    },
+    rateWait: () => wait,
+    charge: () => {
+      charged++;
+    },
+  } as unknown as RecordWriter;
+  const h = new UpdateHandler(table('example.com'), { writer: () => writer, settleMs: 1 });
+  // §2.4.1 "RRset exists (value independent)" of an RRset that does not exist: NXRRSET.
+  const exists = [
+    {
+      name: 'absent.dyn.example.com.',
+      type: RRType.TXT,
+      class: RRClass.ANY,
+      ttl: 0,
+      data: { type: RRType.TXT, data: new Uint8Array(0) },
+    },
+  ] as unknown as Message['answers'];
+  const failed = await h.handle(
+    signMessage(updateAt('example.com', 'x.dyn.example.com.', 'p', 1, exists), key).bytes,
+    'a',
+  );
+  assert.equal(rcode(failed), UpdateRcode.NXRRSET);
+  assert.equal(charged, 1);
+  assert.equal(applied, 0);
+  // A spent rate: refused before it is evaluated or written.
+  wait = 3;
+  const limited = await h.handle(signMessage(update('example.com', 'q', 2), key).bytes, 'a');
+  assert.equal(rcode(limited), UpdateRcode.REFUSED);
+  assert.equal(applied, 0);
+  assert.equal(charged, 1);
+});
+
+test('a write below an NS cut inside the zone is REFUSED by the record writer, not stored and never served', {
+  timeout: 30_000,
+}, async () => {
+  const cut = recordSet('dns', 'cut', {
+    name: 'sub.dyn.example.com.',
+    type: 'NS',
+    records: ['ns.elsewhere.net.'],
+  });
+  const c = new Catalog();
+  c.setClass(zoneClass('builtin', ['ns1.example.com.']));
+  c.setRecord(cut);
+  c.setZone(zone('dns', 'example-com', 'example.com'));
+  const store = new MemoryStore();
+  const dir = await mkdtemp(path.join(tmpdir(), 'zk-update-'));
+  const writes = await FolderWriteStore.open(dir, store);
+  try {
+    const coordinator = new WriteCoordinator({
+      store: writes,
+      gate: catalogGate(c, store),
+      credentials: {
+        get: (name) => ({ name, kind: 'tsig', namespace: 'dns' }),
+        quota: () => ({ maxRecordSets: 100, requestsPerSecond: 100, burst: 100 }),
+      },
+    });
+    await coordinator.start();
+    const h = new UpdateHandler(tableWith(['example.com'], [cut]), {
+      writer: () => coordinator,
+      settleMs: 600_000,
+    });
+    const answer = await h.handle(
+      signMessage(updateAt('example.com', 'x.sub.dyn.example.com.', 'below'), key).bytes,
+      'a',
+    );
+    assert.equal(rcode(answer), UpdateRcode.REFUSED);
+    assert.equal(store.list('DNSRecordSet').length, 0);
+  } finally {
+    await writes.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("the sender's fudge counts up to the server's 300 s: a message signed long ago with a large fudge is BADTIME", async () => {
+  const { writer, applied } = heldWriter(() => false);
+  let now = 1_800_000_000;
+  const h = new UpdateHandler(table('example.com'), { writer: () => writer, settleMs: 1, now: () => now });
+  // Signed 16 minutes ago with fudge 7200: inside the sender's window, outside the server's.
+  const old = signMessage(update('example.com', 'old', 1), key, { time: now - 960, fudge: 7200 }).bytes;
+  const answer = await h.handle(old, 'a');
+  assert.equal(rcode(answer), UpdateRcode.NOTAUTH);
+  assert.equal(readTsig(answer!)?.record.error, 18, 'BADTIME');
+  assert.equal(applied.length, 0);
+  // Within 300 s it is accepted, whatever its fudge; then refused as a replay for as long as it is
+  // accepted at all: seen first at the window's start, replayed at its end.
+  const signedAt = now;
+  const fresh = signMessage(update('example.com', 'fresh', 2), key, { time: signedAt, fudge: 7200 }).bytes;
+  now = signedAt - 300;
+  assert.equal(rcode(await h.handle(fresh, 'a')), UpdateRcode.NOERROR);
+  now = signedAt + 300;
+  assert.equal(rcode(await h.handle(fresh, 'a')), UpdateRcode.REFUSED);
+  now = signedAt + 301;
+  const late = await h.handle(fresh, 'a');
+  assert.equal(readTsig(late!)?.record.error, 18, 'BADTIME once the window is over');
+  assert.equal(applied.length, 1);
 });

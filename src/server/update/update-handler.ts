@@ -11,9 +11,10 @@ import { createHash } from 'node:crypto';
 import { decodeMessage, type Message, Opcode, Rcode } from '../../dns/message.ts';
 import { type Name, nameKey } from '../../dns/name.ts';
 import { printRdata, type Rdata, rdataEquals } from '../../dns/rdata.ts';
-import { RRClass, RRType } from '../../dns/rrtype.ts';
+import { type RecordTypeName, RRClass, RRType } from '../../dns/rrtype.ts';
 import {
   readTsig,
+  SERVER_FUDGE_S,
   signMessage,
   type TsigVerified,
   tsigErrorResponse,
@@ -21,7 +22,7 @@ import {
 } from '../../dns/tsig.ts';
 import { WireWriter } from '../../dns/wire.ts';
 import type { Counter, Registry } from '../../metrics/registry.ts';
-import type { RecordWriter } from '../../writes/record-writer.ts';
+import { type RecordWriter, writtenObjectName } from '../../writes/record-writer.ts';
 import { updateCredentialName } from '../../writes/update-credentials.ts';
 import { type RecordChange, WriteError } from '../../writes/write-request.ts';
 import { updateAllowed, updateKeyListed } from '../../zones/update-policy.ts';
@@ -51,13 +52,32 @@ export interface UpdateHandlerOptions {
   log?: (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
   /** Authenticated UPDATEs that may wait for a write at once (default MAX_PENDING_UPDATES). */
   maxPending?: number;
+  /** Of those, how many one zone's may be (default MAX_PENDING_PER_ZONE). */
+  maxPendingPerZone?: number;
+  /** Of those, how many one TSIG key's may be, over all zones (default MAX_PENDING_PER_KEY). */
+  maxPendingPerKey?: number;
+  /**
+   * Why the record set `object` (namespace/name) is not served, when the zone has judged its current
+   * version and refused it (its Accepted condition): an UPDATE that wrote it is answered SERVFAIL with
+   * that reason at once, instead of waiting `settleMs` for what will never be served.
+   */
+  rejected?: (object: string) => string | undefined;
 }
 
-/** How long a signed message's MAC is remembered: twice the TSIG fudge (RFC 8945 §10: 300 s). */
-const REPLAY_WINDOW_S = 600;
+/**
+ * How long what a signed message signed is remembered: the whole window a message is accepted in,
+ * time signed ± the fudge, which `maxFudge` caps at the server's own (RFC 8945 §5.2.3, §10: 300 s).
+ * A message is first seen no earlier than its time signed - fudge, and is refused as BADTIME after its
+ * time signed + fudge, so it cannot come back once forgotten.
+ */
+const REPLAY_WINDOW_S = 2 * SERVER_FUDGE_S;
 const MAX_REMEMBERED_MACS = 100_000;
 /** Authenticated UPDATEs waiting for their zone's write, over all zones; more are REFUSED. */
 export const MAX_PENDING_UPDATES = 128;
+/** Of those, one zone's at most: a zone whose writes are slow cannot take the others' share. */
+export const MAX_PENDING_PER_ZONE = 16;
+/** Of those, one TSIG key's at most (a key may be listed by many zones). */
+export const MAX_PENDING_PER_KEY = 16;
 
 /** An authenticated UPDATE waiting for its zone's queue. */
 interface Admitted {
@@ -65,6 +85,8 @@ interface Admitted {
   origin: Name;
   message: Message;
   keyName: string;
+  /** The key's name as the per-key cap counts it (lower case). */
+  keyId: string;
   /** What was signed (signedDigest): the replay memory's and the record writer's request id. */
   digest: string;
   answer: (rcode: number, result: string, why?: string) => Uint8Array;
@@ -92,6 +114,12 @@ export class UpdateHandler implements UpdateResponder {
   /** Per zone (origin key): the tail of its queue of authenticated UPDATEs. */
   private readonly zoneQueues = new Map<string, Promise<void>>();
   private pending = 0;
+  private readonly pendingByZone = new Map<string, number>();
+  private readonly pendingByKey = new Map<string, number>();
+  /** Set by `stop`: queued UPDATEs are answered at once and nothing waits for a write to be served. */
+  private stopping = false;
+  /** Answers (SERVFAIL) for the UPDATEs waiting now, for `stop`. */
+  private readonly abandon = new Set<() => void>();
   /** Digests of what signed UPDATEs signed, with when: a replay inside the TSIG window is refused. */
   private readonly seen = new Map<string, number>();
 
@@ -101,7 +129,7 @@ export class UpdateHandler implements UpdateResponder {
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
     this.updates = options.registry?.counter(
       'zonekeeper_updates_total',
-      'RFC 2136 UPDATE messages, by result (the RCODE name, or replayed, badkey, badsig, badtime, unsigned).',
+      'RFC 2136 UPDATE messages, by result (the RCODE name, or replayed, overloaded, rate_limited, badkey, badsig, badtime, unsigned).',
       ['result'],
     );
   }
@@ -121,9 +149,19 @@ export class UpdateHandler implements UpdateResponder {
     }
     if (admitted === null || admitted instanceof Uint8Array) return Promise.resolve(admitted);
     const work = admitted;
+    const shuttingDown = () => work.answer(UpdateRcode.SERVFAIL, 'SERVFAIL', 'the server is shutting down');
+    if (this.stopping) return Promise.resolve(shuttingDown());
     this.pending++;
+    bump(this.pendingByZone, work.originKey, 1);
+    bump(this.pendingByKey, work.keyId, 1);
+    let answerNow!: (bytes: Uint8Array) => void;
+    const abandoned = new Promise<Uint8Array>((resolve) => {
+      answerNow = resolve;
+    });
+    const abandon = () => answerNow(shuttingDown());
+    this.abandon.add(abandon);
     const tail = this.zoneQueues.get(work.originKey) ?? Promise.resolve();
-    const run = tail.then(() => this.write(work));
+    const run = tail.then(() => (this.stopping ? shuttingDown() : this.write(work)));
     const settled = run.then(
       () => {},
       () => {},
@@ -131,9 +169,23 @@ export class UpdateHandler implements UpdateResponder {
     this.zoneQueues.set(work.originKey, settled);
     void settled.then(() => {
       this.pending--;
+      bump(this.pendingByZone, work.originKey, -1);
+      bump(this.pendingByKey, work.keyId, -1);
+      this.abandon.delete(abandon);
       if (this.zoneQueues.get(work.originKey) === settled) this.zoneQueues.delete(work.originKey);
     });
-    return run;
+    return Promise.race([run, abandoned]);
+  }
+
+  /**
+   * Shutting down: every UPDATE still waiting is answered SERVFAIL now (one whose write is in flight
+   * too; the client retries against the next server), later ones at once, and no wait for a write to
+   * be served goes on. Nothing of this handler holds the process up afterwards.
+   */
+  stop(): void {
+    this.stopping = true;
+    for (const abandon of [...this.abandon]) abandon();
+    this.abandon.clear();
   }
 
   /** UPDATEs authenticated and waiting for (or in) their zone's write; for tests and metrics. */
@@ -201,6 +253,8 @@ export class UpdateHandler implements UpdateResponder {
     const verified = verifyMessage(request, policy?.updateKeys ?? (() => undefined), {
       now,
       requireFullMac: true,
+      // The sender's fudge counts up to the server's: past the replay memory, a message is BADTIME.
+      maxFudge: SERVER_FUDGE_S,
     });
     if (!verified.ok) {
       this.count(verified.error.toLowerCase());
@@ -229,10 +283,36 @@ export class UpdateHandler implements UpdateResponder {
     if (!update || !updateKeyListed(update.rules, key.name))
       return answer(UpdateRcode.REFUSED, 'REFUSED', `the zone's updatePolicy does not name key ${key.name}`);
     // Bounded: past the cap the message is refused unrecorded, so the same bytes may be sent again.
+    // A zone, or a key, whose writes are slow holds at most its share: other zones' UPDATEs still go
+    // through (RFC 2136 §3.7 serializes per zone; zones do not wait for each other).
+    const keyId = key.name.toLowerCase();
     if (this.pending >= (this.options.maxPending ?? MAX_PENDING_UPDATES))
       return answer(UpdateRcode.REFUSED, 'overloaded', 'too many UPDATEs are waiting to be written');
+    if (
+      (this.pendingByZone.get(zone.originKey) ?? 0) >=
+      (this.options.maxPendingPerZone ?? MAX_PENDING_PER_ZONE)
+    )
+      return answer(
+        UpdateRcode.REFUSED,
+        'overloaded',
+        `too many UPDATEs to zone ${zone.origin} are waiting to be written; retry later`,
+      );
+    if ((this.pendingByKey.get(keyId) ?? 0) >= (this.options.maxPendingPerKey ?? MAX_PENDING_PER_KEY))
+      return answer(
+        UpdateRcode.REFUSED,
+        'overloaded',
+        `too many UPDATEs signed with key ${key.name} are waiting to be written; retry later`,
+      );
     this.seen.set(digest, now);
-    return { originKey: zone.originKey, origin: zone.origin, message, keyName: key.name, digest, answer };
+    return {
+      originKey: zone.originKey,
+      origin: zone.origin,
+      message,
+      keyName: key.name,
+      keyId,
+      digest,
+      answer,
+    };
   }
 
   /**
@@ -246,20 +326,33 @@ export class UpdateHandler implements UpdateResponder {
   private async write(work: Admitted): Promise<Uint8Array> {
     const { answer, keyName, message, digest } = work;
     for (let attempt = 1; ; attempt++) {
+      if (this.stopping) return answer(UpdateRcode.SERVFAIL, 'SERVFAIL', 'the server is shutting down');
       // The zone as served now: earlier UPDATEs to it have been written and are served.
       const zone = this.table.get(work.origin);
       const update = zone?.originKey === work.originKey ? zone.transfers?.update : undefined;
       if (!zone || !update || !updateKeyListed(update.rules, keyName))
         return answer(UpdateRcode.REFUSED, 'REFUSED', 'the zone or its updatePolicy changed meanwhile');
+      const writer = this.options.writer();
+      const credential = updateCredentialName(update.namespace, keyName);
+      // The namespace's write rate applies to every authenticated UPDATE, refused ones included: one
+      // whose rate is spent is not evaluated, and one refused before the write takes its share.
+      const wait = attempt === 1 ? (writer?.rateWait?.(credential) ?? 0) : 0;
+      if (wait > 0)
+        return answer(
+          UpdateRcode.REFUSED,
+          'rate_limited',
+          `RATE_LIMITED: namespace ${update.namespace} sent too many write requests; retry after ${Number.isFinite(wait) ? `${wait} s` : 'a quota change'}`,
+        );
       const view = zoneView(this.table, zone);
       const decision = evaluateUpdate(message, view, (fqdn, type) =>
         updateAllowed(update.rules, zone.origin, keyName, fqdn, type),
       );
-      if (!decision.ok) return answer(decision.rcode, rcodeName(decision.rcode), decision.reason);
-      if (decision.changes.length === 0) return answer(UpdateRcode.NOERROR, 'NOERROR');
-      const writer = this.options.writer();
+      if (!decision.ok || decision.changes.length === 0) {
+        if (attempt === 1) writer?.charge?.(credential);
+        if (!decision.ok) return answer(decision.rcode, rcodeName(decision.rcode), decision.reason);
+        return answer(UpdateRcode.NOERROR, 'NOERROR');
+      }
       if (!writer) return answer(UpdateRcode.SERVFAIL, 'SERVFAIL', 'no record writer is running');
-      const credential = updateCredentialName(update.namespace, keyName);
       const changes = decision.changes.map((c) => toChange(c, view));
       try {
         const result = await writer.apply(credential, { id: `tsig-${digest}`, changes });
@@ -272,7 +365,7 @@ export class UpdateHandler implements UpdateResponder {
           this.options.log?.('info', 'an UPDATE met newer content at the writer; evaluating it again', {
             zone: zone.origin,
           });
-          await this.caughtUp(zone.origin, changes);
+          await this.caughtUp(zone.origin, changes, update.namespace);
           continue;
         }
         const rcode =
@@ -281,7 +374,13 @@ export class UpdateHandler implements UpdateResponder {
             : UpdateRcode.REFUSED;
         return answer(rcode, rcodeName(rcode), `${code}: ${(e as Error).message}`);
       }
-      await this.settled(zone.origin, decision.changes);
+      const refused = await this.settled(zone.origin, decision.changes, update.namespace);
+      if (refused)
+        return answer(
+          UpdateRcode.SERVFAIL,
+          'SERVFAIL',
+          `the record writer stored it, but the zone does not serve it: ${refused}`,
+        );
       return answer(UpdateRcode.NOERROR, 'NOERROR');
     }
   }
@@ -290,12 +389,13 @@ export class UpdateHandler implements UpdateResponder {
    * Waits (bounded, as `settled`) until the served zone no longer shows what some change expected:
    * the newer content the writer holds has reached this replica.
    */
-  private async caughtUp(origin: Name, changes: readonly RecordChange[]): Promise<void> {
+  private async caughtUp(origin: Name, changes: readonly RecordChange[], namespace: string): Promise<void> {
     const deadline = Date.now() + (this.options.settleMs ?? 10_000);
     for (;;) {
       const zone = this.table.get(origin);
       if (!zone || changes.some((c) => !showsExpected(zone, c))) return;
-      if (Date.now() >= deadline) return;
+      // What the writer holds is refused by the zone: the served content will not change.
+      if (this.stopping || Date.now() >= deadline || this.refusedOf(namespace, changes) !== undefined) return;
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   }
@@ -307,21 +407,55 @@ export class UpdateHandler implements UpdateResponder {
     }
   }
 
-  /** Waits (bounded) until the served zone shows every change: the next UPDATE's prerequisites see it. */
-  private async settled(origin: Name, changes: readonly RRsetChange[]): Promise<void> {
+  /** Why the zone refuses one of the record sets these changes write, if it has judged them. */
+  private refusedOf(
+    namespace: string,
+    changes: readonly Pick<RRsetChange, 'owner' | 'type'>[] | readonly RecordChange[],
+  ): string | undefined {
+    const rejected = this.options.rejected;
+    if (!rejected) return undefined;
+    for (const c of changes) {
+      const owner = 'owner' in c ? c.owner : c.name;
+      const why = rejected(`${namespace}/${writtenObjectName(owner, c.type as RecordTypeName)}`);
+      if (why !== undefined) return `${owner} ${c.type}: ${why}`;
+    }
+    return undefined;
+  }
+
+  /**
+   * Waits (bounded) until the served zone shows every change: the next UPDATE's prerequisites see it.
+   * Returns why not, at once, when the zone refused what was written (it will never be served).
+   */
+  private async settled(
+    origin: Name,
+    changes: readonly RRsetChange[],
+    namespace: string,
+  ): Promise<string | undefined> {
     const deadline = Date.now() + (this.options.settleMs ?? 10_000);
     for (;;) {
       const zone = this.table.get(origin);
-      if (zone && changes.every((c) => shows(zone, c))) return;
+      if (zone && changes.every((c) => shows(zone, c))) return undefined;
+      const refused = this.refusedOf(
+        namespace,
+        changes.filter((c) => c.rdata.length > 0),
+      );
+      if (refused !== undefined) return refused;
+      if (this.stopping) return undefined;
       if (Date.now() >= deadline) {
         this.options.log?.('warn', 'an applied UPDATE is not served yet; answering NOERROR', {
           zone: origin,
         });
-        return;
+        return undefined;
       }
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   }
+}
+
+function bump(counts: Map<string, number>, key: string, by: number): void {
+  const n = (counts.get(key) ?? 0) + by;
+  if (n > 0) counts.set(key, n);
+  else counts.delete(key);
 }
 
 function shows(zone: ServedZone, change: RRsetChange): boolean {

@@ -1,9 +1,10 @@
 import { API_VERSION } from '../../api/meta.ts';
 import type { ResourceStore } from '../../control/resource-store.ts';
-import { type Name, nameKey } from '../../dns/name.ts';
+import { type Name, nameEquals, nameKey } from '../../dns/name.ts';
 import type { RecordTypeName } from '../../dns/rrtype.ts';
 import type { WriteGate } from '../../writes/record-writer.ts';
 import { WRITTEN_BY_LABEL } from '../../writes/write-request.ts';
+import { cutRefusal, cutsAbove } from '../../zones/assemble.ts';
 import type { Catalog } from '../../zones/catalog.ts';
 import type { ResourceKey } from '../../zones/resource-key.ts';
 
@@ -29,6 +30,23 @@ export function catalogGate(catalog: Catalog, store: ResourceStore): WriteGate {
         };
       const verdict = catalog.zoneVerdict(resolution.zone);
       if (!verdict?.accepted) return { ok: false, message: `no served zone contains ${fqdn}` };
+      // At or below a cut inside the zone, only what assembleZone serves there (cutRefusal): a write
+      // it would judge occluded is refused now rather than stored and never served. An NS write at
+      // `fqdn` is the cut itself, or a second one beside it (the owners' rules decide that).
+      const cuts = cutsAbove(
+        fqdn,
+        verdict.origin,
+        catalog.nsAtOrAbove(resolution.zone, verdict.origin, fqdn),
+      ).filter((c) => type !== 'NS' || !nameEquals(c.owner, fqdn));
+      const refused = cutRefusal(fqdn, type, cuts);
+      if (refused)
+        return {
+          ok: false,
+          message:
+            refused.reason === 'Conflict'
+              ? `${fqdn} is a delegation point; only NS and DS records exist there (RFC 1034 §4.2.1): write ${type} in the delegated zone`
+              : `${fqdn} is below the delegation ${refused.cut.owner} and would never be served (RFC 1034 §4.2.1); write it in the delegated zone`,
+        };
       return { ok: true, origin: verdict.origin };
     },
     otherOwner(namespace: string, fqdn: Name, type: RecordTypeName, own: ResourceKey) {

@@ -490,6 +490,16 @@ describe('record writer, folder mode', () => {
     assert.match(e.message, /retry after 2 s/);
     clock += 2000;
     await writer.apply('key-a', { changes: [up('r.a.example.com.', ['192.0.2.3'])] });
+    // A request refused before apply (an UPDATE whose prerequisites failed) takes its share too.
+    clock += 4000;
+    assert.equal(writer.rateWait('key-a'), 0);
+    writer.charge('key-a');
+    writer.charge('key-a');
+    assert.equal(writer.rateWait('key-a'), 2);
+    await refused(
+      writer.apply('key-a', { changes: [up('r.a.example.com.', ['192.0.2.4'])] }),
+      'RATE_LIMITED',
+    );
   });
 
   test('REQUEST_TOO_LARGE: bounded changes, records and bytes per request, checked before anything is held', async () => {

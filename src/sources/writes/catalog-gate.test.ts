@@ -1,0 +1,185 @@
+/**
+ * The record writer's gate: a write is admitted only where the zone would serve it. Names at or below
+ * a delegation inside the zone (an NS record set) are refused up front, by the rule assembleZone
+ * judges record sets by (cutRefusal), not stored to be judged occluded later.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../../api/index.ts';
+import { API_VERSION } from '../../api/meta.ts';
+import { MemoryStore } from '../../control/memory-store.ts';
+import type { RecordTypeName } from '../../dns/rrtype.ts';
+import { CredentialTable, validateWriteAccess } from '../../writes/credentials.ts';
+import { WriteCoordinator } from '../../writes/record-writer.ts';
+import { WriteError } from '../../writes/write-request.ts';
+import { assembleZone } from '../../zones/assemble.ts';
+import { Catalog } from '../../zones/catalog.ts';
+import { catalogGate } from './catalog-gate.ts';
+import { FolderWriteStore } from './folder-write-store.ts';
+
+const zoneClass: DNSZoneClass = {
+  apiVersion: API_VERSION,
+  kind: 'DNSZoneClass',
+  metadata: { name: 'builtin', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z' },
+  spec: { backend: { builtin: {} }, nameServers: ['ns1.example.com.'] },
+};
+const zone: DNSZone = {
+  apiVersion: API_VERSION,
+  kind: 'DNSZone',
+  metadata: { name: 'example', namespace: 'dns', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z' },
+  spec: {
+    domainName: 'example.com',
+    className: 'builtin',
+    delegations: [{ namespaces: ['lab'], names: ['*.lab'] }],
+  },
+};
+const recordSet = (
+  name: string,
+  type: RecordTypeName,
+  records: string[],
+  at = '2026-01-02T00:00:00Z',
+): DNSRecordSet => ({
+  apiVersion: API_VERSION,
+  kind: 'DNSRecordSet',
+  metadata: {
+    name: `${name.replaceAll('.', '-')}-${type.toLowerCase()}`,
+    namespace: 'lab',
+    generation: 1,
+    creationTimestamp: at,
+  },
+  spec: { name, type, records },
+});
+// A delegation inside the zone, with an in-bailiwick nameserver (its glue is served).
+const cut = recordSet('deleg.lab.example.com.', 'NS', ['ns1.deleg.lab.example.com.', 'ns.elsewhere.net.']);
+
+function setup(): { catalog: Catalog; store: MemoryStore } {
+  const catalog = new Catalog();
+  catalog.load([zoneClass], [zone], [cut]);
+  return { catalog, store: new MemoryStore() };
+}
+
+describe('catalog gate', () => {
+  test('refuses a write at or below an NS cut, as assembleZone would judge it, and says what to fix', () => {
+    const { catalog, store } = setup();
+    const gate = catalogGate(catalog, store);
+    const cases: [string, RecordTypeName, boolean][] = [
+      ['www.deleg.lab.example.com.', 'A', false],
+      ['_acme-challenge.deleg.lab.example.com.', 'TXT', false],
+      ['a.b.deleg.lab.example.com.', 'AAAA', false],
+      ['deleg.lab.example.com.', 'TXT', false],
+      ['deleg.lab.example.com.', 'A', false],
+      // Glue for the cut's nameserver, the DS at the cut, the NS at the cut itself: served.
+      ['ns1.deleg.lab.example.com.', 'A', true],
+      ['ns1.deleg.lab.example.com.', 'TXT', false],
+      ['deleg.lab.example.com.', 'DS', true],
+      ['deleg.lab.example.com.', 'NS', true],
+      // A deeper NS below the cut is occluded as well.
+      ['sub.deleg.lab.example.com.', 'NS', false],
+      ['www.lab.example.com.', 'A', true],
+      ['other.lab.example.com.', 'TXT', true],
+    ];
+    for (const [name, type, ok] of cases) {
+      const admitted = gate.admit('lab', name, type);
+      assert.equal(admitted.ok, ok, `${name} ${type}`);
+      // The same verdict as the zone's assembly gives a record set written there.
+      const rs = recordSet(
+        name,
+        type,
+        type === 'DS'
+          ? ['1 13 2 ' + 'ab'.repeat(32)]
+          : type === 'NS'
+            ? ['ns9.elsewhere.net.']
+            : type === 'TXT'
+              ? ['"x"']
+              : type === 'AAAA'
+                ? ['2001:db8::1']
+                : ['192.0.2.1'],
+        '2026-01-03T00:00:00Z',
+      );
+      const assembled = assembleZone({
+        zone,
+        zoneClass,
+        origin: 'example.com.',
+        records: [
+          { recordSet: cut, fqdn: 'deleg.lab.example.com.' },
+          { recordSet: rs, fqdn: name },
+        ],
+        children: [],
+      });
+      const verdict = assembled.verdicts.get(`lab/${rs.metadata.name}`);
+      if (!(type === 'NS' && name === 'deleg.lab.example.com.'))
+        assert.equal(verdict?.accepted, ok, `${name} ${type}: ${JSON.stringify(verdict)}`);
+      if (!admitted.ok) {
+        assert.match(admitted.message, /delegat/);
+        assert.match(admitted.message, /write (it|\w+) in the delegated zone/);
+      }
+    }
+    const below = gate.admit('lab', 'www.deleg.lab.example.com.', 'A');
+    assert.ok(!below.ok);
+    assert.match(below.message, /below the delegation deleg\.lab\.example\.com\./);
+  });
+
+  test('an NS record set that is itself occluded makes no cut; an unparsable one neither', () => {
+    const { catalog, store } = setup();
+    catalog.setRecord(recordSet('deep.other.lab.example.com.', 'NS', ['not a name!']));
+    const gate = catalogGate(catalog, store);
+    assert.ok(gate.admit('lab', 'www.deep.other.lab.example.com.', 'A').ok);
+  });
+
+  test('the record writer refuses such a write with NOT_DELEGATED and stores nothing; a delete still goes through', async () => {
+    const { catalog, store } = setup();
+    const dir = await mkdtemp(path.join(tmpdir(), 'zk-gate-'));
+    const writes = await FolderWriteStore.open(dir, store);
+    try {
+      const access = validateWriteAccess({
+        credentials: [{ name: 'lab-a', kind: 'api-key', namespace: 'lab', secretRef: { env: 'LAB_A' } }],
+      });
+      assert.ok(access.ok);
+      const writer = new WriteCoordinator({
+        store: writes,
+        gate: catalogGate(catalog, store),
+        credentials: new CredentialTable(access.config),
+      });
+      await writer.start();
+      await assert.rejects(
+        writer.apply('lab-a', {
+          changes: [{ op: 'upsert', name: 'www.deleg.lab.example.com.', type: 'A', records: ['192.0.2.1'] }],
+        }),
+        (e) => e instanceof WriteError && e.code === 'NOT_DELEGATED' && /delegated zone/.test(e.message),
+      );
+      assert.equal(store.list('DNSRecordSet').length, 0);
+      const deleted = await writer.apply('lab-a', {
+        changes: [{ op: 'delete', name: 'www.deleg.lab.example.com.', type: 'A' }],
+      });
+      assert.deepEqual(
+        deleted.changes.map((c) => c.outcome),
+        ['absent'],
+      );
+    } finally {
+      await writes.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('follows the catalog: a cut added, moved, retyped and deleted; the zone is never walked', () => {
+    const { catalog, store } = setup();
+    const gate = catalogGate(catalog, store);
+    // A write's cost is the name's depth: the zone's members are not listed for it.
+    catalog.zoneMembers = () => assert.fail('admit listed the zone');
+    const below = (name: string) => gate.admit('lab', name, 'TXT').ok === false;
+    assert.ok(below('x.deleg.lab.example.com.'));
+    const moved = { ...cut, spec: { ...cut.spec, name: 'other.lab.example.com.' } };
+    catalog.setRecord(moved);
+    assert.ok(!below('x.deleg.lab.example.com.'));
+    assert.ok(below('x.other.lab.example.com.'));
+    catalog.setRecord({ ...moved, spec: { ...moved.spec, type: 'TXT', records: ['"t"'] } });
+    assert.ok(!below('x.other.lab.example.com.'));
+    catalog.setRecord(moved);
+    assert.ok(below('x.other.lab.example.com.'));
+    catalog.deleteRecord(`lab/${cut.metadata.name}`);
+    assert.ok(!below('x.other.lab.example.com.'));
+  });
+});
