@@ -463,23 +463,70 @@ describe('DnsServer zone transfers over TCP', () => {
     }
   });
 
-  test('an accepted transfer is written as the client reads it; one that stalls is closed by the idle timeout', {
+  test('an accepted transfer is written as the client reads it; one that stalls is closed by the stall timeout', {
     timeout: 60_000,
   }, async () => {
     // Regression: each pipelined transfer was written at once, the connection read on, and the idle
     // clock stopped until the socket drained, which a client that does not read never lets happen.
     const { transfers, handled } = transferSetup(['127.0.0.0/8'], 12_000);
     const { handler } = echoHandler();
-    const { server, port } = await serve({ handler, transfers, tcpIdleTimeoutMs: 300 });
+    const { server, port } = await serve({
+      handler,
+      transfers,
+      tcpIdleTimeoutMs: 60_000,
+      transferStallTimeoutMs: 300,
+    });
     const client = await connect(port);
     client.socket.pause(); // never read
     client.socket.write(Buffer.concat(Array.from({ length: 100 }, (_, i) => frame(axfr(i)))));
     const started = await settled(() => handled('ok'), 100);
     assert.ok(started < 100, `${started} of 100 transfers started for a client that reads nothing`);
-    // The idle clock runs while the transfer makes no progress: the connection is closed.
+    // The stall clock runs while the transfer makes no progress: the connection is closed.
     while (server.tcpBacklog().connections > 0) await sleep(50);
     assert.equal(handled('ok'), started, 'no transfer started after the first stalled');
     client.socket.destroy();
+  });
+
+  test('a secondary that reads slowly gets every transfer: the idle timeout does not cut a transfer short', {
+    timeout: 60_000,
+  }, async () => {
+    // Regression: while a transfer waited for the kernel to take more, the idle clock ran, and a
+    // secondary reading a large zone slowly was cut off mid-transfer.
+    const records = 12_000;
+    const transfersAsked = 40;
+    const { transfers, handled } = transferSetup(['127.0.0.0/8'], records);
+    const { handler } = echoHandler();
+    const { port } = await serve({ handler, transfers, tcpIdleTimeoutMs: 100 });
+    // Counts the answers' records as they come, keeping only a partial frame.
+    const socket = net.connect({ port, host: '127.0.0.1' });
+    await new Promise((resolve) => socket.once('connect', resolve));
+    let rest: Buffer = Buffer.alloc(0);
+    let answered = 0;
+    let closed = false;
+    socket.on('close', () => {
+      closed = true;
+    });
+    socket.on('data', (chunk: Buffer) => {
+      rest = rest.length === 0 ? chunk : Buffer.concat([rest, chunk]);
+      while (rest.length >= 2 && rest.length >= 2 + rest.readUInt16BE(0)) {
+        answered += rest.readUInt16BE(2 + 6);
+        rest = rest.subarray(2 + rest.readUInt16BE(0));
+      }
+    });
+    socket.pause();
+    socket.write(Buffer.concat(Array.from({ length: transfersAsked }, (_, i) => frame(axfr(i)))));
+    // Reads nothing for ten idle timeouts, then in slices with pauses longer than the idle timeout.
+    await sleep(1000);
+    while (!closed && answered < transfersAsked * (records + 2)) {
+      socket.resume();
+      await sleep(5);
+      socket.pause();
+      await sleep(150);
+    }
+    // Cut off mid-transfer, it would stop short (an idle close once all was taken is fine).
+    assert.equal(answered, transfersAsked * (records + 2), 'every record of every transfer');
+    assert.equal(handled('ok'), transfersAsked);
+    socket.destroy();
   });
 
   test('pipelined transfers and a query are all answered to a client that reads', async () => {

@@ -1,10 +1,10 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
+import { clientNetworkKey } from '../util/client-network.ts';
 import { splitHostPort } from '../util/host-port.ts';
 import type { QueryHandler } from './query-handler.ts';
 import type { ServerMetrics } from './server-metrics.ts';
 import { tcpFrame } from './tcp-frame.ts';
-import { tcpSourceKey } from './tcp-source.ts';
 import { TransferHandler } from './transfer/transfer-handler.ts';
 import { UdpEndpoint, type UdpPath } from './udp-endpoint.ts';
 import { isUpdate, type UpdateResponder } from './update/update-handler.ts';
@@ -21,11 +21,18 @@ export interface DnsServerOptions {
    * that slots come free sooner under load.
    */
   tcpBusyIdleTimeoutMs?: number;
+  /**
+   * An accepted zone transfer that the secondary takes nothing of for this long is given up (default
+   * 60 s). Not the idle timeout: the kernel says a socket is writable again only once a good part of
+   * its send buffer (megabytes) is free, which for a secondary reading at tens of kB/s takes longer
+   * than 10 s while the transfer is making progress.
+   */
+  transferStallTimeoutMs?: number;
   /** RFC 7766 §6.2.2: bound concurrent TCP connections; more are closed at once. */
   maxTcpConnections?: number;
   /**
    * RFC 7766 §6.2.2: TCP connections one client may hold (an IPv4 address, an IPv6 /64; see
-   * tcpSourceKey); more are closed at once. 0: no limit. Counted per DnsServer, i.e. per DNS thread.
+   * clientNetworkKey); more are closed at once. 0: no limit. Counted per DnsServer, i.e. per DNS thread.
    */
   maxTcpPerSource?: number;
   /** Share the port with other processes (SO_REUSEPORT on UDP, cluster-shared TCP listeners). */
@@ -55,13 +62,14 @@ export class DnsServer {
   private tcp?: net.Server;
   private bound?: { host: string; port: number };
   private readonly connections = new Set<net.Socket>();
-  /** Open TCP connections per client network (tcpSourceKey). */
+  /** Open TCP connections per client network (clientNetworkKey). */
   private readonly perSource = new Map<string, number>();
 
   constructor(options: DnsServerOptions) {
     this.options = {
       tcpIdleTimeoutMs: 10_000,
       tcpBusyIdleTimeoutMs: 2_000,
+      transferStallTimeoutMs: 60_000,
       maxTcpConnections: 1000,
       maxTcpPerSource: DEFAULT_TCP_PER_SOURCE,
       reusePort: false,
@@ -232,7 +240,7 @@ export class DnsServer {
   private admit(socket: net.Socket): boolean {
     const limit = this.options.maxTcpPerSource;
     if (limit <= 0) return true;
-    const key = tcpSourceKey(socket.remoteAddress);
+    const key = clientNetworkKey(socket.remoteAddress);
     if (key === undefined) {
       socket.destroy(); // closed before we saw it
       return false;
@@ -269,8 +277,8 @@ export class DnsServer {
    * read its answers is cut off. An accepted transfer (ACL and TSIG passed) is written message by
    * message as the client takes them (backpressure: the next waits for 'drain'), and the connection is
    * read no further until it is written. The idle clock (RFC 7766 §6.2.3) runs for everything except
-   * such a transfer while it makes progress: a secondary that stops reading it is closed like an idle
-   * client. A REFUSED or NOTAUTH answer to a transfer request ends the connection.
+   * such a transfer, which has its own: a secondary that takes nothing of it for
+   * `transferStallTimeoutMs` is closed. A REFUSED or NOTAUTH answer to a transfer request ends the connection.
    */
   private onTcp(socket: net.Socket): void {
     if (!this.admit(socket)) return;
@@ -327,9 +335,12 @@ export class DnsServer {
       const writeMore = (): boolean => {
         while (next < messages.length) {
           if (socket.destroyed || !socket.writable) return false;
-          if (!socket.write(tcpFrame(messages[next++]!)) && next < messages.length) {
-            // The client has not taken what was written: wait for it, for at most the idle timeout.
-            restartIdle();
+          if (!socket.write(tcpFrame(messages[next++]!))) {
+            // The client has not taken what was written (the last message included): wait for it,
+            // for at most the stall timeout. The transfer is over only once it has all been taken,
+            // so the idle clock starts when it is (RFC 7766 §6.2.3: not idle while answers wait).
+            clearTimeout(timer);
+            timer = setTimeout(idle, this.options.transferStallTimeoutMs);
             socket.once('drain', () => {
               clearTimeout(timer);
               if (!writeMore()) return;

@@ -1,16 +1,21 @@
 /**
  * Connection limits of an HTTP listener (the HTTP API and metrics, the homelab DNS API, the
- * ExternalDNS webhook): how many connections it holds at once, how many of them one client address
- * holds, and how long a connection may take to send its headers and its request. Every connection
+ * ExternalDNS webhook): how many connections it holds at once, how many of them one client (an IPv4
+ * address, an IPv6 /64) holds, and how long a connection may take to send its headers and its
+ * request. Every connection
  * is a file descriptor shared with DNS over TCP, the state and the manifests: a client that opens
  * connections and sends nothing must not take them all.
  */
 import http from 'node:http';
+import { clientNetworkKey } from './client-network.ts';
 
 export interface HttpConnectionLimits {
   /** Connections held at once; more are closed as they arrive. */
   maxConnections: number;
-  /** Connections one client address holds at once; more from it are closed as they arrive. */
+  /**
+   * Connections one client holds at once (an IPv4 address, an IPv6 /64); more from it are closed as
+   * they arrive.
+   */
   maxConnectionsPerClient: number;
   /** Time from a connection's (or a request's) start to its last header; then 408 and closed. */
   headersTimeoutMs: number;
@@ -40,9 +45,9 @@ export function connectionsCheckingInterval(limits: Pick<HttpConnectionLimits, '
 
 /**
  * An HTTP server held to `limits`: Node's `maxConnections`, the headers, request and keep-alive
- * timeouts, and a count of connections per client address (a connection over the client's count is
- * destroyed at once, before anything is read from it). `onRefused` hears each connection closed for
- * a limit (for a metric).
+ * timeouts, and a count of connections per client (an IPv4 address, an IPv6 /64; a connection over
+ * the client's count is destroyed at once, before anything is read from it). `onRefused` hears each
+ * connection closed for a limit (for a metric).
  */
 export function createLimitedHttpServer(
   limits: HttpConnectionLimits,
@@ -64,7 +69,8 @@ export function createLimitedHttpServer(
   if (onRefused) server.on('drop', () => onRefused('max-connections'));
   const perClient = new Map<string, number>();
   server.on('connection', (socket) => {
-    const client = socket.remoteAddress ?? '';
+    // An IPv6 client by its /64: one host holds a whole /64 and could spread over its addresses.
+    const client = clientNetworkKey(socket.remoteAddress) ?? '';
     const held = perClient.get(client) ?? 0;
     if (held >= limits.maxConnectionsPerClient) {
       onRefused?.('max-connections-per-client');

@@ -74,10 +74,14 @@ const REPLAY_WINDOW_S = 2 * SERVER_FUDGE_S;
 const MAX_REMEMBERED_MACS = 100_000;
 /** Authenticated UPDATEs waiting for their zone's write, over all zones; more are REFUSED. */
 export const MAX_PENDING_UPDATES = 128;
-/** Of those, one zone's at most: a zone whose writes are slow cannot take the others' share. */
-export const MAX_PENDING_PER_ZONE = 16;
+/**
+ * Of those, one zone's at most: a zone whose writes are slow cannot take the others' share. Half of
+ * the whole, so that a client's burst for one zone (an ACME client asking for dozens of certificates
+ * at once; nsupdate does not retry a REFUSED) goes through.
+ */
+export const MAX_PENDING_PER_ZONE = 64;
 /** Of those, one TSIG key's at most (a key may be listed by many zones). */
-export const MAX_PENDING_PER_KEY = 16;
+export const MAX_PENDING_PER_KEY = 64;
 
 /** An authenticated UPDATE waiting for its zone's queue. */
 interface Admitted {

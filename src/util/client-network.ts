@@ -1,11 +1,12 @@
 import net from 'node:net';
 
 /**
- * The network a TCP client's connections are counted under (RFC 7766 §6.2.2): its IPv4 address (an
- * IPv4-mapped IPv6 address counts as the IPv4 one), or the /64 of its IPv6 address, which a single
- * host or site usually holds whole. Undefined for no address (the socket is closed already).
+ * The network a client's connections are counted under (DNS over TCP, RFC 7766 §6.2.2; the HTTP
+ * listeners): its IPv4 address (an IPv4-mapped IPv6 address counts as the IPv4 one), or the /64 of
+ * its IPv6 address, which a single host or site usually holds whole. Undefined for no address (the
+ * socket is closed already).
  */
-export function tcpSourceKey(address: string | undefined): string | undefined {
+export function clientNetworkKey(address: string | undefined): string | undefined {
   if (address === undefined || address === '') return undefined;
   if (net.isIPv4(address)) return address;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
