@@ -48,6 +48,12 @@ const UDP_BUFFER_BYTES = 4 << 20;
 
 /** Bytes a client may leave unread on a TCP connection before we give up on it. */
 const MAX_PENDING_WRITE = 1 << 20;
+/**
+ * Answers a client may leave unread on a TCP connection before we give up on it: a small answer (a
+ * 31-byte REFUSED) costs the heap several times its size in buffering, so bytes alone let a client
+ * that pipelines small requests and never reads hold tens of MB per connection.
+ */
+const MAX_PENDING_ANSWERS = 4096;
 /** TCP connections one client (IPv4 address, IPv6 /64) may hold per DNS process or thread. */
 export const DEFAULT_TCP_PER_SOURCE = 64;
 /** UPDATEs one TCP connection may have unanswered at once (the handler caps them over all, too). */
@@ -273,12 +279,12 @@ export class DnsServer {
    * that half-closes after its queries still gets every answer: the connection is ended only once no
    * response is pending (RFC 7766 §6.2.3: a connection is idle only when every query has been answered).
    *
-   * Every answer but an accepted zone transfer counts against MAX_PENDING_WRITE: a client that does not
-   * read its answers is cut off. An accepted transfer (ACL and TSIG passed) is written message by
-   * message as the client takes them (backpressure: the next waits for 'drain'), and the connection is
-   * read no further until it is written. The idle clock (RFC 7766 §6.2.3) runs for everything except
-   * such a transfer, which has its own: a secondary that takes nothing of it for
-   * `transferStallTimeoutMs` is closed. A REFUSED or NOTAUTH answer to a transfer request ends the connection.
+   * Every answer but an accepted zone transfer (a refused transfer request's included) counts against
+   * MAX_PENDING_WRITE bytes and MAX_PENDING_ANSWERS answers: a client that does not read its answers is
+   * cut off. An accepted transfer (ACL and TSIG passed) is written message by message as the client
+   * takes them (backpressure: the next waits for 'drain'), and the connection is read no further
+   * until it is written. The idle clock (RFC 7766 §6.2.3) runs for everything except such a transfer,
+   * which has its own: a secondary that takes nothing of it for `transferStallTimeoutMs` is closed.
    */
   private onTcp(socket: net.Socket): void {
     if (!this.admit(socket)) return;
@@ -291,8 +297,6 @@ export class DnsServer {
     /** UPDATEs among them. */
     let pendingUpdates = 0;
     let clientEnded = false;
-    /** Nothing more is answered: the connection ends once the answers pending are sent. */
-    let closing = false;
     /** An accepted transfer is being written; reading waits until it is. */
     let transferring = false;
     const idle = () => socket.destroy();
@@ -301,14 +305,20 @@ export class DnsServer {
       clearTimeout(timer);
       timer = setTimeout(idle, this.idleTimeoutMs());
     };
-    /** Ends our side once nothing is pending and the client ended its side or we stop reading. */
+    /** Ends our side once nothing is pending and the client ended its side. */
     const endIfDone = () => {
-      if ((clientEnded || closing) && pending === 0 && !transferring && !socket.destroyed) socket.end();
+      if (clientEnded && pending === 0 && !transferring && !socket.destroyed) socket.end();
+    };
+    /** Answers written and not yet taken by the kernel (each holds a buffer and a request). */
+    let unflushed = 0;
+    const flushed = () => {
+      unflushed--;
     };
     const send = (bytes: Uint8Array | null) => {
       if (!bytes || socket.destroyed || !socket.writable) return;
-      socket.write(tcpFrame(bytes));
-      if (socket.writableLength > MAX_PENDING_WRITE) socket.destroy();
+      unflushed++;
+      socket.write(tcpFrame(bytes), flushed);
+      if (socket.writableLength > MAX_PENDING_WRITE || unflushed > MAX_PENDING_ANSWERS) socket.destroy();
     };
     const settle = (bytes: Uint8Array | null) => {
       pending--;
@@ -322,7 +332,7 @@ export class DnsServer {
     /** Reading is paused while the connection has its maximum of UPDATEs unanswered. */
     let waitingForUpdates = false;
     const resumeReading = () => {
-      if (waitingForUpdates || transferring || closing || socket.destroyed) return;
+      if (waitingForUpdates || transferring || socket.destroyed) return;
       socket.resume();
       readFrames();
     };
@@ -360,7 +370,7 @@ export class DnsServer {
       return false;
     };
     const readFrames = () => {
-      while (buffer.length >= 2 && !socket.destroyed && !transferring && !closing) {
+      while (buffer.length >= 2 && !socket.destroyed && !transferring) {
         const length = buffer.readUInt16BE(0);
         if (length === 0) {
           // A zero-length message is malformed; nothing sensible can follow it on this stream.
@@ -407,16 +417,8 @@ export class DnsServer {
               if (writeTransfer(reply.messages)) continue;
               return;
             }
-            // Refused or an error: one small answer, under the same write cap as any query.
+            // Refused or an error: one small answer, under the same write caps as any query.
             for (const bytes of reply.messages) send(bytes);
-            if (reply.close) {
-              // Nothing a client may ask for next changes a refusal: the connection is closed once
-              // its answers are sent. What else it sends is read (so its FIN is seen) and dropped.
-              closing = true;
-              buffer = Buffer.alloc(0);
-              endIfDone();
-              return;
-            }
             continue;
           }
           const response = this.options.handler.handle(
@@ -437,7 +439,6 @@ export class DnsServer {
       }
     };
     socket.on('data', (chunk: Buffer) => {
-      if (closing) return;
       buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
       if (!waitingForUpdates && !transferring) readFrames();
     });

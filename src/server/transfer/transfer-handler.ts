@@ -36,8 +36,6 @@ export interface TransferReply {
   messages: Uint8Array[];
   /** An AXFR or IXFR that passed the ACL and TSIG: may be many messages (written with backpressure). */
   transfer: boolean;
-  /** A REFUSED or NOTAUTH answer to a transfer request: close the connection once it is sent. */
-  close: boolean;
 }
 
 /**
@@ -91,20 +89,12 @@ export class TransferHandler {
   }
 
   /**
-   * The messages answering `query`, and what the connection should do with them: only a transfer that
-   * passed the ACL and TSIG (`transfer`) may be large; a REFUSED or NOTAUTH answer to a transfer
-   * request ends the connection once sent (`close`).
+   * The messages answering `query`, and whether they are a transfer that passed the ACL and TSIG
+   * (`transfer`): only such an answer may be large; any other is one message, written as a query's.
    */
   respond(query: Uint8Array, remote: string | undefined, tcp: boolean): TransferReply {
     const count = (type: string, result: string) => this.transfers?.labels(type, result).inc();
-    const error = (reply: Uint8Array): TransferReply => {
-      const rcode = reply[3]! & 0xf;
-      return {
-        messages: [reply],
-        transfer: false,
-        close: rcode === Rcode.REFUSED || rcode === Rcode.NOTAUTH,
-      };
-    };
+    const error = (reply: Uint8Array): TransferReply => ({ messages: [reply], transfer: false });
     let found: ReturnType<typeof readTsig>;
     try {
       found = readTsig(query);
@@ -123,9 +113,8 @@ export class TransferHandler {
     const question = message.questions[0]!;
     if (question.type === RRType.SOA) {
       // Only signed SOA queries come here (isTransfer); an unsigned one belongs to the query path. Its
-      // answer is a query's answer: one message, no reason to close.
-      if (found)
-        return { messages: [this.signedSoa(query, found, message.edns, tcp)], transfer: false, close: false };
+      // answer is a query's answer: one message.
+      if (found) return { messages: [this.signedSoa(query, found, message.edns, tcp)], transfer: false };
       count('SOA', 'unsigned');
       return error(errorReply(plain, Rcode.REFUSED, message.edns));
     }
@@ -193,11 +182,10 @@ export class TransferHandler {
       tcp ? MESSAGE_BUDGET : 512,
       message.edns,
     );
-    if (!signer) return { messages, transfer: true, close: false };
+    if (!signer) return { messages, transfer: true };
     return {
       messages: messages.map((m, i) => signer.sign(m, i === messages.length - 1)),
       transfer: true,
-      close: false,
     };
   }
 
