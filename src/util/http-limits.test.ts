@@ -4,55 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import type http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
 import { after, describe, test } from 'node:test';
+import { attempt, heldConnection, silentConnection } from '../../test/support/http-clients.ts';
 import {
   connectionsCheckingInterval,
   createLimitedHttpServer,
   DEFAULT_HTTP_CONNECTION_LIMITS,
 } from './http-limits.ts';
-
-/** A kept-alive connection from `localAddress` that had an answer, so the server holds it. */
-function heldConnection(port: number, localAddress: string, path = '/'): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ port, host: '127.0.0.1', localAddress }, () =>
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`),
-    );
-    socket.once('data', () => resolve(socket));
-    socket.once('error', reject);
-    socket.once('close', () =>
-      reject(new Error(`the connection from ${localAddress} was closed unanswered`)),
-    );
-  });
-}
-
-/** What a request from `localAddress` gets: an answer, or the connection closed with nothing said. */
-function attempt(port: number, localAddress: string, path = '/'): Promise<'answered' | 'closed'> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ port, host: '127.0.0.1', localAddress }, () =>
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
-    );
-    let answered = false;
-    socket.on('data', () => {
-      answered = true;
-    });
-    socket.on('error', () => {});
-    socket.once('close', () => resolve(answered ? 'answered' : 'closed'));
-  });
-}
-
-/** Resolves with what the server sent once it closed a connection that sent nothing. */
-function silentConnection(port: number): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ port, host: '127.0.0.1' });
-    let text = '';
-    socket.on('data', (d: Buffer) => {
-      text += d.toString('latin1');
-    });
-    socket.on('error', () => {});
-    socket.once('close', () => resolve(text));
-  });
-}
 
 describe('an HTTP listener held to its connection limits', () => {
   const sockets: net.Socket[] = [];

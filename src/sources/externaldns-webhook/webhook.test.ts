@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, describe, test } from 'node:test';
+import { attempt, heldConnection, silentConnection } from '../../../test/support/http-clients.ts';
 import type { RecordWriter } from '../../writes/record-writer.ts';
 import { WriteError } from '../../writes/write-request.ts';
 import { writableDomains } from './start.ts';
@@ -255,48 +256,6 @@ describe('the domains a namespace may write', () => {
   });
 });
 
-/** A kept-alive connection from `localAddress` that had an answer, so the listener holds it. */
-function heldConnection(port: number, localAddress: string, path: string): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ port, host: '127.0.0.1', localAddress }, () =>
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`),
-    );
-    socket.once('data', () => resolve(socket));
-    socket.once('error', reject);
-    socket.once('close', () =>
-      reject(new Error(`the connection from ${localAddress} was closed unanswered`)),
-    );
-  });
-}
-
-/** What a request from `localAddress` gets: an answer, or the connection closed with nothing said. */
-function attempt(port: number, localAddress: string, path: string): Promise<'answered' | 'closed'> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ port, host: '127.0.0.1', localAddress }, () =>
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
-    );
-    let answered = false;
-    socket.on('data', () => {
-      answered = true;
-    });
-    socket.on('error', () => {});
-    socket.once('close', () => resolve(answered ? 'answered' : 'closed'));
-  });
-}
-
-/** What the listener sent once it closed a connection that sent nothing (from an address of its own). */
-function silentConnection(port: number): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ port, host: '127.0.0.1', localAddress: '127.0.0.3' });
-    let text = '';
-    socket.on('data', (d: Buffer) => {
-      text += d.toString('latin1');
-    });
-    socket.on('error', () => {});
-    socket.once('close', () => resolve(text));
-  });
-}
-
 describe('the ExternalDNS webhook provider holds unauthenticated clients to its connection limits', () => {
   const sockets: net.Socket[] = [];
   const listener = new ExternalDnsWebhook({
@@ -328,7 +287,7 @@ describe('the ExternalDNS webhook provider holds unauthenticated clients to its 
     timeout: 10_000,
   }, async () => {
     await started;
-    assert.match(await silentConnection(listener.address().port), /^HTTP\/1\.1 408 /);
+    assert.match(await silentConnection(listener.address().port, '127.0.0.3'), /^HTTP\/1\.1 408 /);
   });
 });
 
