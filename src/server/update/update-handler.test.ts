@@ -53,31 +53,9 @@ function tableWith(origins: string[], records: DNSRecordSet[]): ZoneTable {
   return t;
 }
 
+/** An UPDATE adding one TXT at `x.dyn` of `origin`. */
 function update(origin: string, value: string, id = 7): Uint8Array {
-  return encodeMessage({
-    id,
-    qr: false,
-    opcode: Opcode.UPDATE,
-    aa: false,
-    tc: false,
-    rd: false,
-    ra: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    questions: [{ name: `${origin}.`, type: RRType.SOA, class: RRClass.IN }],
-    answers: [],
-    authority: [
-      {
-        name: `x.dyn.${origin}.`,
-        type: RRType.TXT,
-        class: RRClass.IN,
-        ttl: 60,
-        data: parseRdata('TXT', `"${value}"`, `${origin}.`),
-      },
-    ],
-    additional: [],
-  } as unknown as Message);
+  return updateAt(origin, `x.dyn.${origin}.`, value, id);
 }
 
 /** The signed message with its MAC cut to `n` octets (RFC 8945 §5.2.2.1 allows 16..32 for SHA-256). */
