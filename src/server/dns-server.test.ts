@@ -209,23 +209,34 @@ describe('DnsServer over TCP', () => {
     assert.equal(dropped('tcp_zero_length'), 1);
   });
 
-  test('connections beyond maxTcpConnections are closed at once and counted (RFC 7766 §6.2.2)', async () => {
-    const { handler } = echoHandler();
+  test('at maxTcpConnections the connection idle the longest makes room; with none idle the new one is closed (RFC 7766 §6.2.2, §6.2.3)', async () => {
+    // Waits for ever on query ID 99: a connection that asked it has a query pending.
+    const { handler: echo } = echoHandler();
+    const handler = {
+      ...echo,
+      handle: (buf: Uint8Array, transport: 'udp' | 'tcp') =>
+        buf[0] === 0 && buf[1] === 99 ? new Promise<null>(() => {}) : echo.handle(buf, transport),
+    } as unknown as QueryHandler;
     const { port, dropped } = await serve({ handler, maxTcpConnections: 2 });
     const a = await connect(port);
+    await sleep(20);
     const b = await connect(port);
-    await sleep(50); // both accepted
+    b.socket.write(frame(query(6)));
+    await sleep(50); // both accepted, b asked after a connected
     const c = await connect(port);
-    await within(c.closed, 1000, 'the third connection is closed');
-    assert.equal(dropped('tcp_connection_limit'), 1);
-    for (const client of [a, b]) {
-      client.socket.write(frame(query(6)));
-    }
+    await within(a.closed, 1000, 'the connection idle the longest (a) is closed');
+    assert.equal(dropped('tcp_idle_evicted'), 1);
+    for (const client of [b, c]) client.socket.write(frame(query(7)));
     await sleep(100);
-    assert.equal(a.received().length, 35, 'the first connection is still served');
-    assert.equal(b.received().length, 35, 'the second connection is still served');
-    a.socket.destroy();
-    b.socket.destroy();
+    assert.ok(b.received().length > 0 && c.received().length > 0, 'b and c are served');
+    // Both busy (a query pending each): a fourth connection is closed, nothing evicted.
+    for (const client of [b, c]) client.socket.write(frame(query(99)));
+    await sleep(50);
+    const d = await connect(port);
+    await within(d.closed, 1000, 'the fourth connection is closed');
+    assert.equal(dropped('tcp_connection_limit'), 1);
+    assert.equal(dropped('tcp_idle_evicted'), 1);
+    for (const client of [b, c, d]) client.socket.destroy();
   });
 
   test('one client address may hold maxTcpPerSource connections; more are closed and counted, other addresses are served (RFC 7766 §6.2.2)', async () => {

@@ -68,6 +68,8 @@ export class DnsServer {
   private tcp?: net.Server;
   private bound?: { host: string; port: number };
   private readonly connections = new Set<net.Socket>();
+  /** Per open TCP connection: when its last complete query came, and whether it has work pending. */
+  private readonly activity = new Map<net.Socket, { last: number; busy: () => boolean }>();
   /** Open TCP connections per client network (clientNetworkKey). */
   private readonly perSource = new Map<string, number>();
 
@@ -149,8 +151,6 @@ export class DnsServer {
 
   private async listenTcp(host: string, port: number): Promise<net.Server> {
     const tcp = net.createServer({ noDelay: true, allowHalfOpen: true }, (socket) => this.onTcp(socket));
-    tcp.maxConnections = this.options.maxTcpConnections;
-    tcp.on('drop', () => this.options.metrics?.drop('tcp_connection_limit'));
     await new Promise<void>((resolve, reject) => {
       tcp.once('error', reject);
       tcp.listen({ port, host, exclusive: true, reusePort: this.options.reusePort }, () => {
@@ -266,6 +266,27 @@ export class DnsServer {
     return true;
   }
 
+  /**
+   * Closes the connection idle the longest (its last complete query the oldest, nothing pending or
+   * unwritten); false when every connection is busy. Counted as `tcp_idle_evicted`.
+   */
+  private evictIdlest(): boolean {
+    let oldest: net.Socket | undefined;
+    let at = Number.POSITIVE_INFINITY;
+    for (const [socket, { last, busy }] of this.activity) {
+      if (last < at && !busy()) {
+        at = last;
+        oldest = socket;
+      }
+    }
+    if (oldest === undefined) return false;
+    this.options.metrics?.drop('tcp_idle_evicted');
+    oldest.destroy();
+    this.connections.delete(oldest);
+    this.activity.delete(oldest);
+    return true;
+  }
+
   /** RFC 7766 §6.2.3: the idle timeout, shorter while most connection slots are taken. */
   private idleTimeoutMs(): number {
     const { tcpIdleTimeoutMs, tcpBusyIdleTimeoutMs, maxTcpConnections } = this.options;
@@ -288,8 +309,19 @@ export class DnsServer {
    */
   private onTcp(socket: net.Socket): void {
     if (!this.admit(socket)) return;
+    // All slots taken: the connection idle the longest (nothing pending, nothing left to write) makes
+    // room (RFC 7766 §6.2.3), so that clients holding many connections and refreshing them cannot
+    // keep a new one out; with none idle, the new one is closed.
+    if (this.connections.size >= this.options.maxTcpConnections && !this.evictIdlest()) {
+      this.options.metrics?.drop('tcp_connection_limit');
+      socket.destroy();
+      return;
+    }
     this.connections.add(socket);
-    socket.on('close', () => this.connections.delete(socket));
+    socket.on('close', () => {
+      this.connections.delete(socket);
+      this.activity.delete(socket);
+    });
     socket.on('error', () => socket.destroy());
     let buffer: Buffer = Buffer.alloc(0);
     /** Responses still being computed (ALIAS lookups). */
@@ -301,7 +333,13 @@ export class DnsServer {
     let transferring = false;
     const idle = () => socket.destroy();
     let timer = setTimeout(idle, this.idleTimeoutMs());
+    const activity = {
+      last: performance.now(),
+      busy: () => pending > 0 || transferring || socket.writableLength > 0,
+    };
+    this.activity.set(socket, activity);
     const restartIdle = () => {
+      activity.last = performance.now();
       clearTimeout(timer);
       timer = setTimeout(idle, this.idleTimeoutMs());
     };

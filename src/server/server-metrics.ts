@@ -74,7 +74,7 @@ export class ServerMetrics implements RrlCounters {
       .labels('udp');
     this.dropped = registry.counter(
       'zonekeeper_dns_dropped_total',
-      "Packets dropped without a response, by reason; tcp_update_limit counts TCP connections paused (read no further) at their limit of unanswered UPDATEs, tcp_connection_limit and tcp_source_limit TCP connections closed at once (all connections taken; the client's address or IPv6 /64 holds its limit).",
+      "Packets dropped without a response, by reason; tcp_update_limit counts TCP connections paused (read no further) at their limit of unanswered UPDATEs, tcp_connection_limit and tcp_source_limit TCP connections closed at once (all connections taken and busy; the client's address or IPv6 /64 holds its limit), tcp_idle_evicted idle TCP connections closed to make room for a new one.",
       ['reason'],
     );
     const rrlDropped = registry.counter(
