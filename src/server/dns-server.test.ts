@@ -211,29 +211,36 @@ describe('DnsServer over TCP', () => {
 
   test('at maxTcpConnections the connection idle the longest makes room; with none idle the new one is closed (RFC 7766 §6.2.2, §6.2.3)', async () => {
     // Waits for ever on query ID 99: a connection that asked it has a query pending.
-    const { handler: echo } = echoHandler();
+    const { handler: echo, calls } = echoHandler();
     const handler = {
-      ...echo,
-      handle: (buf: Uint8Array, transport: 'udp' | 'tcp') =>
-        buf[0] === 0 && buf[1] === 99 ? new Promise<null>(() => {}) : echo.handle(buf, transport),
+      handle: (buf: Uint8Array) => {
+        const answer = echo.handle(buf, 'tcp'); // recorded in `calls`
+        return buf[0] === 0 && buf[1] === 99 ? new Promise<null>(() => {}) : answer;
+      },
     } as unknown as QueryHandler;
+    const asked = (id: number) => calls.filter((c) => c[0] === 0 && c[1] === id).length;
     const { port, dropped } = await serve({ handler, maxTcpConnections: 2 });
     const a = await connect(port);
     await sleep(20);
     const b = await connect(port);
     b.socket.write(frame(query(6)));
-    await sleep(50); // both accepted, b asked after a connected
+    while (asked(6) < 1) await sleep(10); // both accepted, b asked after a connected
     const c = await connect(port);
-    await within(a.closed, 1000, 'the connection idle the longest (a) is closed');
+    await within(a.closed, 5000, 'the connection idle the longest (a) is closed');
     assert.equal(dropped('tcp_idle_evicted'), 1);
     for (const client of [b, c]) client.socket.write(frame(query(7)));
-    await sleep(100);
-    assert.ok(b.received().length > 0 && c.received().length > 0, 'b and c are served');
+    await within(
+      (async () => {
+        while (b.received().length === 0 || c.received().length === 0) await sleep(10);
+      })(),
+      5000,
+      'b and c are served',
+    );
     // Both busy (a query pending each): a fourth connection is closed, nothing evicted.
     for (const client of [b, c]) client.socket.write(frame(query(99)));
-    await sleep(50);
+    while (asked(99) < 2) await sleep(10);
     const d = await connect(port);
-    await within(d.closed, 1000, 'the fourth connection is closed');
+    await within(d.closed, 5000, 'the fourth connection is closed');
     assert.equal(dropped('tcp_connection_limit'), 1);
     assert.equal(dropped('tcp_idle_evicted'), 1);
     for (const client of [b, c, d]) client.socket.destroy();
