@@ -343,6 +343,15 @@ export class DnsServer {
       clearTimeout(timer);
       timer = setTimeout(idle, this.idleTimeoutMs());
     };
+    /**
+     * A transfer's last messages are with the kernel (megabytes of socket buffers): the secondary has
+     * the stall timeout, not the idle one, to take them before the connection is closed under it.
+     */
+    const afterTransfer = () => {
+      activity.last = performance.now();
+      clearTimeout(timer);
+      timer = setTimeout(idle, this.options.transferStallTimeoutMs);
+    };
     /** Ends our side once nothing is pending and the client ended its side. */
     const endIfDone = () => {
       if (clientEnded && pending === 0 && !transferring && !socket.destroyed) socket.end();
@@ -393,7 +402,7 @@ export class DnsServer {
               clearTimeout(timer);
               if (!writeMore()) return;
               transferring = false;
-              restartIdle();
+              afterTransfer();
               endIfDone();
               resumeReading();
             });
@@ -452,7 +461,10 @@ export class DnsServer {
           if (transfers && TransferHandler.isTransfer(message)) {
             const reply = transfers.respond(message, socket.remoteAddress, true);
             if (reply.transfer) {
-              if (writeTransfer(reply.messages)) continue;
+              if (writeTransfer(reply.messages)) {
+                afterTransfer();
+                continue;
+              }
               return;
             }
             // Refused or an error: one small answer, under the same write caps as any query.
