@@ -134,7 +134,13 @@ export class ZoneAliasResolver implements AliasResolver {
       };
       socket.on('error', (e) => done(e));
       socket.on('message', (msg, from) => {
-        if (from.port !== port || from.address !== socket.remoteAddress().address) return;
+        let upstream: string;
+        try {
+          upstream = socket.remoteAddress().address;
+        } catch {
+          return; // before the connect completed: from no one we asked
+        }
+        if (from.port !== port || from.address !== upstream) return;
         try {
           const message = decodeMessage(msg);
           if (answers(message)) done(undefined, message);
