@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { recordSet, zone, zoneClass } from '../../../test/support/resources.ts';
 import type { DNSRecordSet } from '../../api/index.ts';
 import { MemoryStore } from '../../control/memory-store.ts';
-import { decodeMessage, encodeMessage, type Message, Opcode } from '../../dns/message.ts';
+import { decodeMessage, encodeMessage, type Message, Opcode, queryMessage } from '../../dns/message.ts';
 import { parseRdata } from '../../dns/rdata.ts';
 import { RRClass, RRType } from '../../dns/rrtype.ts';
 import { parseTsigKey, readTsig, signMessage } from '../../dns/tsig.ts';
@@ -261,30 +261,22 @@ test('each change carries the RRset it was evaluated against; a stale one is eva
 
 /** An UPDATE adding one TXT at `name`, with prerequisites `prereq` (RFC 2136 §2.4). */
 function updateAt(origin: string, name: string, value: string, id = 9, prereq: Message['answers'] = []) {
-  return encodeMessage({
-    id,
-    qr: false,
-    opcode: Opcode.UPDATE,
-    aa: false,
-    tc: false,
-    rd: false,
-    ra: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    questions: [{ name: `${origin}.`, type: RRType.SOA, class: RRClass.IN }],
-    answers: prereq,
-    authority: [
-      {
-        name,
-        type: RRType.TXT,
-        class: RRClass.IN,
-        ttl: 60,
-        data: parseRdata('TXT', `"${value}"`, `${origin}.`),
-      },
-    ],
-    additional: [],
-  } as unknown as Message);
+  return encodeMessage(
+    queryMessage(`${origin}.`, RRType.SOA, {
+      id,
+      opcode: Opcode.UPDATE,
+      answers: prereq,
+      authority: [
+        {
+          name,
+          type: RRType.TXT,
+          class: RRClass.IN,
+          ttl: 60,
+          data: parseRdata('TXT', `"${value}"`, `${origin}.`),
+        },
+      ] as Message['authority'],
+    }),
+  );
 }
 
 test('one zone whose writes are stuck holds at most its share: another zone is still written', {
