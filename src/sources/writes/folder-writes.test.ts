@@ -69,7 +69,10 @@ let writes: FolderWriteStore;
 let writer: WriteCoordinator;
 let clock = Date.parse('2026-03-01T00:00:00Z');
 
-async function open(config = access.ok ? access.config : { credentials: [] }): Promise<void> {
+async function open(
+  config = access.ok ? access.config : { credentials: [] },
+  options: { maxRememberedBytes?: number } = {},
+): Promise<void> {
   store = new MemoryStore();
   catalog = new Catalog();
   catalog.load([zoneClass], [zone], []);
@@ -79,6 +82,7 @@ async function open(config = access.ok ? access.config : { credentials: [] }): P
     gate: catalogGate(catalog, store),
     credentials: new CredentialTable(config),
     now: () => clock,
+    ...options,
   });
   await writer.start();
 }
@@ -603,18 +607,7 @@ describe('record writer, folder mode', () => {
 
   test('the replay memory is bounded in bytes per credential: the oldest go first, the newest still replay', async () => {
     await writes.close();
-    store = new MemoryStore();
-    catalog = new Catalog();
-    catalog.load([zoneClass], [zone], []);
-    writes = await FolderWriteStore.open(dir, store);
-    writer = new WriteCoordinator({
-      store: writes,
-      gate: catalogGate(catalog, store),
-      credentials: new CredentialTable(access.ok ? access.config : { credentials: [] }),
-      now: () => clock,
-      maxRememberedBytes: 2_000,
-    });
-    await writer.start();
+    await open(undefined, { maxRememberedBytes: 2_000 });
     const change = [up('bounded.b.example.com.', ['192.0.2.1'])];
     for (let i = 0; i < 50; i++)
       await writer.apply('key-b', { id: `bounded-${i}-${'x'.repeat(60)}`, changes: change });
