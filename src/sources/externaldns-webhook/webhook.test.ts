@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, describe, test } from 'node:test';
-import { attempt, heldConnection, silentConnection } from '../../../test/support/http-clients.ts';
+import { connectionLimitTests } from '../../../test/support/http-clients.ts';
 import type { RecordWriter } from '../../writes/record-writer.ts';
 import { WriteError } from '../../writes/write-request.ts';
 import { writableDomains } from './start.ts';
@@ -257,7 +257,6 @@ describe('the domains a namespace may write', () => {
 });
 
 describe('the ExternalDNS webhook provider holds unauthenticated clients to its connection limits', () => {
-  const sockets: net.Socket[] = [];
   const listener = new ExternalDnsWebhook({
     listen: '127.0.0.1:0',
     namespace: 'team-a',
@@ -267,28 +266,7 @@ describe('the ExternalDNS webhook provider holds unauthenticated clients to its 
     connectionLimits: { maxConnectionsPerClient: 2, headersTimeoutMs: 100, keepAliveTimeoutMs: 60_000 },
     log: () => {},
   });
-  const started = listener.start();
-  after(async () => {
-    for (const s of sockets) s.destroy();
-    await listener.stop();
-  });
-
-  test('connections from one address beyond the configured count are closed; another address is served', {
-    timeout: 10_000,
-  }, async () => {
-    await started;
-    const { port } = listener.address();
-    sockets.push(await heldConnection(port, '127.0.0.1', '/'), await heldConnection(port, '127.0.0.1', '/'));
-    assert.equal(await attempt(port, '127.0.0.1', '/'), 'closed');
-    assert.equal(await attempt(port, '127.0.0.2', '/'), 'answered');
-  });
-
-  test('a connection that never sends its headers is closed after the configured headers timeout', {
-    timeout: 10_000,
-  }, async () => {
-    await started;
-    assert.match(await silentConnection(listener.address().port, '127.0.0.3'), /^HTTP\/1\.1 408 /);
-  });
+  connectionLimitTests(listener, '/');
 });
 
 describe('the ExternalDNS webhook provider judges a large body in steps', () => {

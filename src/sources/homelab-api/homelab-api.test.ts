@@ -4,9 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type net from 'node:net';
 import { after, describe, test } from 'node:test';
-import { attempt, heldConnection, silentConnection } from '../../../test/support/http-clients.ts';
+import { connectionLimitTests } from '../../../test/support/http-clients.ts';
 import { formatTimestamp, sign } from '../../homelab-protocol/signature.ts';
 import type { RecordWriter } from '../../writes/record-writer.ts';
 import { DEFAULT_MAX_BODY_BYTES, HomelabApi } from './homelab-api.ts';
@@ -155,7 +154,6 @@ describe('the homelab DNS API keeps internal details from callers', () => {
 });
 
 describe('the homelab DNS API holds unauthenticated clients to its connection limits', () => {
-  const sockets: net.Socket[] = [];
   const listener = new HomelabApi({
     listen: '127.0.0.1:0',
     callers: () => [],
@@ -164,29 +162,5 @@ describe('the homelab DNS API holds unauthenticated clients to its connection li
     connectionLimits: { maxConnectionsPerClient: 2, headersTimeoutMs: 100, keepAliveTimeoutMs: 60_000 },
     log: () => {},
   });
-  const started = listener.start();
-  after(async () => {
-    for (const s of sockets) s.destroy();
-    await listener.stop();
-  });
-
-  test('connections from one address beyond the configured count are closed; another address is served', {
-    timeout: 10_000,
-  }, async () => {
-    await started;
-    const { port } = listener.address();
-    sockets.push(
-      await heldConnection(port, '127.0.0.1', '/health'),
-      await heldConnection(port, '127.0.0.1', '/health'),
-    );
-    assert.equal(await attempt(port, '127.0.0.1', '/health'), 'closed');
-    assert.equal(await attempt(port, '127.0.0.2', '/health'), 'answered');
-  });
-
-  test('a connection that never sends its headers is closed after the configured headers timeout', {
-    timeout: 10_000,
-  }, async () => {
-    await started;
-    assert.match(await silentConnection(listener.address().port, '127.0.0.3'), /^HTTP\/1\.1 408 /);
-  });
+  connectionLimitTests(listener, '/health');
 });
