@@ -186,4 +186,27 @@ describe('response rate limiting: a flood from one source, answers for the other
     );
     assert.ok(dropped + slipped + full <= sent);
   });
+
+  test('a flood of random names below a wildcard (unsigned) gets at most the wildcard’s rate', async () => {
+    // Regression: each random name below an unsigned wildcard found a bucket of its own, so such a
+    // flood got every answer (the response bytes do not say the answer came from a wildcard).
+    const flood = await Client.bind('127.3.0.2');
+    const port = serve.dnsPort;
+    const started = performance.now();
+    let sent = 0;
+    for (let round = 0; round < 40; round++) {
+      for (let i = 0; i < 50; i++) flood.send(port, `r${round}-${i}.wild.example.com.`);
+      sent += 50;
+      await sleep(10);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    await sleep(300);
+    flood.close();
+    const { full } = flood.replies;
+    assert.ok(
+      full <= RATE * (seconds + 1),
+      `the flood got ${full} full answers for ${sent} random names below *.wild in ${seconds.toFixed(1)} s`,
+    );
+    assert.ok(full > 0, 'the first answers within the rate were sent');
+  });
 });

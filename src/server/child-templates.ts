@@ -25,6 +25,8 @@ export interface TemplateSource {
   childKey: string;
   parentKey: string;
   qtype: number;
+  /** The rate limiter's tag for the wildcard the answer was synthesised from (`wildcardTag`), else 0. */
+  wildcard: number;
 }
 
 interface Template {
@@ -37,6 +39,7 @@ interface Template {
   toQname: Uint8Array;
   qtype: number;
   rcode: number;
+  wildcard: number;
 }
 
 /**
@@ -80,6 +83,8 @@ export class ChildTemplates {
   learned = 0;
   /** The response code of the last response `answer` made (for metrics). */
   rcode = 0;
+  /** The wildcard tag of the last response `answer` made (for rate limiting, see `TemplateSource`). */
+  wildcard = 0;
 
   constructor(maxEntries = DEFAULT_CHILD_TEMPLATES, maxBytes = DEFAULT_CHILD_TEMPLATE_BYTES) {
     this.max = Math.max(1, Math.floor(maxEntries));
@@ -148,6 +153,7 @@ export class ChildTemplates {
     }
     this.hits++;
     this.rcode = t.rcode;
+    this.wildcard = t.wildcard;
     return out;
   }
 
@@ -247,6 +253,7 @@ export class ChildTemplates {
       toQname: Uint8Array.from(toQname),
       qtype: source.qtype,
       rcode: bytes[3]! & 0xf,
+      wildcard: source.wildcard,
     });
     this.learned++;
     return true;

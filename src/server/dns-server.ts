@@ -197,9 +197,10 @@ export class DnsServer {
       if (reply) this.sendUdp(reply, address, port, received);
       return;
     }
+    const handler = this.options.handler;
     let response: ReturnType<QueryHandler['handle']>;
     try {
-      response = this.options.handler.handle(msg, 'udp', received, address);
+      response = handler.handle(msg, 'udp', received, address);
     } catch {
       this.options.metrics?.drop('internal_error');
       return;
@@ -212,16 +213,17 @@ export class DnsServer {
       );
       return;
     }
-    this.sendUdp(response, address, port, received);
+    this.sendUdp(response, address, port, received, handler.lastWildcard);
   }
 
   /**
    * Sends a UDP response, unless response rate limiting drops it or sends it truncated instead (TCP is
    * never limited); a send that cannot start (e.g. the socket was closed meanwhile) is counted, not thrown.
+   * `wildcard`: the wildcard a synthesised answer came from (`QueryHandler.lastWildcard`), else 0.
    */
-  private sendUdp(response: Uint8Array, address: string, port: number, now: number): void {
+  private sendUdp(response: Uint8Array, address: string, port: number, now: number, wildcard = 0): void {
     const limiter = this.options.handler.rateLimiter;
-    const bytes = limiter === undefined ? response : limiter.filter(response, address, now);
+    const bytes = limiter === undefined ? response : limiter.filter(response, address, now, wildcard);
     if (bytes === null) return;
     const endpoint = this.endpoint;
     if (endpoint === undefined || this.udp === undefined || !endpoint.send(bytes, port, address)) {

@@ -60,6 +60,12 @@ export class QueryHandler {
   private lastWhole = false;
   /** Applied by the server to every UDP response (`DnsServer`); undefined when off. */
   readonly rateLimiter: ResponseRateLimiter | undefined;
+  /**
+   * For the response the last `handle` returned synchronously: the rate limiter's tag for the wildcard
+   * it was synthesised from, else 0 — what the server passes to `rateLimiter.filter`, since the bytes
+   * of an unsigned answer do not tell a wildcard's names from names of their own.
+   */
+  lastWildcard = 0;
 
   constructor(options: QueryHandlerOptions) {
     this.table = options.table;
@@ -95,11 +101,13 @@ export class QueryHandler {
     const cache = this.cache;
     const questionEnd = cache === undefined ? 0 : cache.read(buf, tcp);
     const version = this.table.version;
+    this.lastWildcard = 0;
     if (questionEnd !== 0) {
       const hit = cache!.get(version);
       if (hit >= 0) {
         this.metrics?.cacheLookup(true);
         const c = cache!;
+        this.lastWildcard = c.wildcardAt(hit);
         this.metrics?.query(c.qtypeAt(hit), c.rcodeAt(hit), transport, (performance.now() - started) / 1000);
         return c.answer(hit, buf, questionEnd);
       }
@@ -114,8 +122,11 @@ export class QueryHandler {
             this.metrics?.cacheTemplate();
             const qtype = (buf[questionEnd - 4]! << 8) | buf[questionEnd - 3]!;
             this.metrics?.query(qtype, templates.rcode, transport, (performance.now() - started) / 1000);
+            const wildcard = templates.wildcard;
+            this.lastWildcard = wildcard;
             // Kept like any answer: names synthesised from a wildcard are often asked again.
-            if (cache!.set(out, version, qtype) === 'chain-full') this.metrics?.cacheChainFull.inc();
+            if (cache!.set(out, version, qtype, wildcard) === 'chain-full')
+              this.metrics?.cacheChainFull.inc();
             return out;
           }
         }
@@ -147,17 +158,19 @@ export class QueryHandler {
       return parts.then((p) => this.finish(new WireWriter(1024), query, p, transport, started));
     }
     const bytes = this.finish(this.writer, query, parts, transport, started);
+    const wildcard = this.wildcardOf(this.lastAnswer);
+    this.lastWildcard = wildcard;
     // Nothing ran between read() and here (the ALIAS path above is the only await), so the key stands.
     // An answer selected for this client is not reused for others (ADR 0017).
     if (
       questionEnd !== 0 &&
       parts.selected !== true &&
-      cache!.set(bytes, version, query.qtype) === 'chain-full'
+      cache!.set(bytes, version, query.qtype, wildcard) === 'chain-full'
     ) {
       this.metrics?.cacheChainFull.inc();
     }
     if (questionEnd !== 0 && this.templates !== undefined && parts.selected !== true && this.lastWhole)
-      this.learnTemplate(query, bytes, questionEnd, version, tcp);
+      this.learnTemplate(query, bytes, questionEnd, version, tcp, wildcard);
     return bytes;
   }
 
@@ -168,6 +181,7 @@ export class QueryHandler {
     questionEnd: number,
     version: number,
     tcp: boolean,
+    wildcard: number,
   ): void {
     const answer = this.lastAnswer;
     if (answer === undefined || !templatable(answer)) return;
@@ -190,7 +204,20 @@ export class QueryHandler {
       childKey,
       parentKey,
       qtype: query.qtype,
+      wildcard,
     });
+  }
+
+  /**
+   * The rate limiter's tag for the wildcard an answer was synthesised from (its first RRset that was,
+   * RFC 4592 §3.3.1: a CNAME from a wildcard too), 0 when none or when there is no limiter.
+   */
+  private wildcardOf(answer: Answer | undefined): number {
+    const limiter = this.rateLimiter;
+    if (limiter === undefined || answer === undefined) return 0;
+    for (const rrset of answer.answer)
+      if (rrset.source !== undefined) return limiter.wildcardTag(nameKey(rrset.source.owner));
+    return 0;
   }
 
   /** Whether a zone's apex has this key (a zone of its own: not a child without data). */

@@ -92,6 +92,8 @@ export class ResponseCache {
   private readonly versionOf: Float64Array;
   private readonly qtypeOf: Uint16Array;
   private readonly rcodeOf: Uint8Array;
+  /** For an answer synthesised from a wildcard, the rate limiter's tag for it (`wildcardTag`); else 0. */
+  private readonly wildcardOf: Int32Array;
   /** The second-chance bit: set by a hit, cleared as the head passes. */
   private readonly referenced: Uint8Array;
   /** First slot of each bucket, -1 when empty. */
@@ -134,6 +136,7 @@ export class ResponseCache {
     this.versionOf = new Float64Array(n);
     this.qtypeOf = new Uint16Array(n);
     this.rcodeOf = new Uint8Array(n);
+    this.wildcardOf = new Int32Array(n);
     this.referenced = new Uint8Array(n);
     // At least two buckets per entry: chains stay short unless names are made to collide.
     let buckets = 2;
@@ -275,6 +278,11 @@ export class ResponseCache {
     return this.rcodeOf[slot]!;
   }
 
+  /** The wildcard the answer in `slot` was synthesised from, as given to `set` (for rate limiting). */
+  wildcardAt(slot: number): number {
+    return this.wildcardOf[slot]!;
+  }
+
   /** A copy of the response in `slot` carrying the query's ID and its question as asked. */
   answer(slot: number, query: Uint8Array, questionEnd: number): Uint8Array {
     const length = this.responseLengthOf[slot]!;
@@ -287,8 +295,11 @@ export class ResponseCache {
     return out;
   }
 
-  /** Stores a response under the last key read; says whether it was kept, and why not. */
-  set(response: Uint8Array, version: number, qtype: number): CacheStore {
+  /**
+   * Stores a response under the last key read; says whether it was kept, and why not. `wildcard`: the
+   * rate limiter's tag for the wildcard it was synthesised from, 0 if none (see `wildcardAt`).
+   */
+  set(response: Uint8Array, version: number, qtype: number, wildcard = 0): CacheStore {
     const keyLength = this.keyLength;
     const size = keyLength + response.length;
     // One answer may take at most a quarter of the store, so the log always has room to turn.
@@ -298,7 +309,7 @@ export class ResponseCache {
     if (slot >= 0) {
       if (size <= this.roomOf[slot]!) {
         // Same key, made again (after a change): in place.
-        this.write(slot, response, version, qtype, rcode);
+        this.write(slot, response, version, qtype, rcode, wildcard);
         return 'kept';
       }
       // Larger than its room: the old bytes stay until the head passes them; the answer goes to the head.
@@ -318,7 +329,7 @@ export class ResponseCache {
     this.roomOf[slot] = size;
     this.keyLengthOf[slot] = keyLength;
     this.scratch.copy(this.store, this.head, 0, keyLength);
-    this.write(slot, response, version, qtype, rcode);
+    this.write(slot, response, version, qtype, rcode, wildcard);
     this.head += size;
     this.order[(this.orderStart + this.orderCount++) % this.maxEntries] = slot;
     this.hashOf[slot] = this.hash;
@@ -328,12 +339,20 @@ export class ResponseCache {
     return 'kept';
   }
 
-  private write(slot: number, response: Uint8Array, version: number, qtype: number, rcode: number): void {
+  private write(
+    slot: number,
+    response: Uint8Array,
+    version: number,
+    qtype: number,
+    rcode: number,
+    wildcard: number,
+  ): void {
     this.store.set(response, this.offsetOf[slot]! + this.keyLengthOf[slot]!);
     this.responseLengthOf[slot] = response.length;
     this.versionOf[slot] = version;
     this.qtypeOf[slot] = qtype;
     this.rcodeOf[slot] = rcode;
+    this.wildcardOf[slot] = wildcard;
     // New entries start without a second chance: one-off names are the first to go.
     this.referenced[slot] = 0;
   }

@@ -230,6 +230,62 @@ describe('response rate limiting', () => {
     assert.equal(burst(rrl, signedResponse('www.s.test.', RRType.A), client, 2).sent, 2);
   });
 
+  test('random names below one unsigned wildcard share its bucket, from the answer path, the response cache and the templates', () => {
+    // Regression: the bytes of an unsigned wildcard answer look like any name's own answer, so every
+    // random name below a wildcard found a fresh bucket: unlimited amplified answers.
+    const wild = new ZoneTable();
+    wild.set(
+      ZoneSnapshot.build('w.test.', { ...SOA, mname: 'ns1.w.test.', rname: 'h.w.test.' }, 1, [
+        { owner: 'w.test.', type: 'NS', ttl: 300, rdata: [{ type: 'NS', host: 'ns1.w.test.' }] },
+        { owner: 'ns1.w.test.', type: 'A', ttl: 300, rdata: [{ type: 'A', address: '192.0.2.53' }] },
+        { owner: 'own.wild.w.test.', type: 'TXT', ttl: 300, rdata: [{ type: 'TXT', strings: ['own'] }] },
+        {
+          owner: '*.wild.w.test.',
+          type: 'TXT',
+          ttl: 300,
+          rdata: [{ type: 'TXT', strings: ['x'.repeat(200)] }],
+        },
+        { owner: '*.other.w.test.', type: 'TXT', ttl: 300, rdata: [{ type: 'TXT', strings: ['y'] }] },
+        {
+          owner: '*.alias.w.test.',
+          type: 'CNAME',
+          ttl: 300,
+          rdata: [{ type: 'CNAME', target: 'ns1.w.test.' }],
+        },
+      ]),
+    );
+    for (const responseCache of [0, 1000]) {
+      const h = new QueryHandler({ table: wild, responseCache, rrl: { exempt: [], rate: 2, slip: 0 } });
+      const rrl = h.rateLimiter!;
+      const client = '203.0.113.7';
+      let clock = 1000;
+      /** Asks `name` once and sends the response through the limiter, as the UDP server does. */
+      const sent = (name: string, type: number = RRType.TXT): number => {
+        const q = encodeMessage(queryMessage(name, type, { id: 9, rd: true }));
+        const r = h.handle(q, 'udp', clock) as Uint8Array;
+        assert.equal(decodeMessage(r).rcode, Rcode.NOERROR, name);
+        return rrl.filter(r, client, clock, h.lastWildcard) === r ? 1 : 0;
+      };
+      const label = `cache ${responseCache}`;
+      let count = 0;
+      for (let i = 0; i < 20; i++) count += sent(`r${i}.wild.w.test.`);
+      // Names asked again come from the response cache (when on); deeper names below it too.
+      for (let i = 0; i < 5; i++) count += sent(`r${i}.wild.w.test.`) + sent(`a${i}.b.wild.w.test.`);
+      assert.equal(count, 2, `${label}: the wildcard's bucket holds its rate`);
+      if (responseCache > 0) assert.ok(h.lastWildcard !== 0, `${label}: the tag came back from the cache`);
+      // A name of its own below the wildcard, another wildcard, another type: buckets of their own.
+      assert.equal(sent('own.wild.w.test.') + sent('own.wild.w.test.'), 2, `${label}: own name`);
+      assert.equal(sent('q1.other.w.test.') + sent('q2.other.w.test.') + sent('q3.other.w.test.'), 2, label);
+      assert.equal(sent('r1.wild.w.test.', RRType.A), 1, `${label}: wildcard NODATA is the zone's`);
+      // A CNAME synthesised from a wildcard (RFC 4592 §4.4): random names share its bucket too.
+      let viaCname = 0;
+      for (let i = 0; i < 10; i++) viaCname += sent(`c${i}.alias.w.test.`, RRType.A);
+      assert.equal(viaCname, 2, `${label}: wildcard CNAME`);
+      clock += 1000;
+      assert.equal(sent('r99.wild.w.test.'), 1, `${label}: credit comes back at the rate`);
+    }
+  });
+
   test('exempt networks are never limited; loopback is exempt by default', () => {
     const www = response('www.example.com.');
     const custom = limiter({ rate: 1, exempt: ['192.0.2.0/25', '2001:db8::/32'] }).rrl;

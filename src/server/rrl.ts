@@ -7,17 +7,20 @@ import net from 'node:net';
  *
  * Responses are counted per bucket: the client's network (IPv4 /24, IPv6 /56, so one attacker cannot
  * spread over its neighbours' addresses), the kind of response, and what the response is about — the
- * question (name and type) for answers, the wildcard and type for a signed wildcard's answers (random
- * names below one wildcard share a bucket), the zone for NXDOMAIN and NODATA (the SOA owner in the
- * authority section, so random subdomains, or random types at one name, share one bucket), the
- * delegation point for referrals, and nothing for errors (all errors to one network share a bucket). Each bucket is a token bucket that
- * fills at `rate` responses per second up to `rate`; a response that finds it empty is dropped, except
- * that every `slip`-th one is sent truncated (TC set, no records), so that a real client behind the
- * forged address retries over TCP (RFC 7766), which is never limited.
+ * question (name and type) for answers, the wildcard and type for answers synthesised from a wildcard
+ * (random names below one wildcard share a bucket, signed or not), the zone for NXDOMAIN and NODATA (the
+ * SOA owner in the authority section, so random subdomains, or random types at one name, share one
+ * bucket), the delegation point for referrals, and nothing for errors (all errors to one network share
+ * a bucket). Each bucket is a token bucket that fills at `rate` responses per second up to `rate`; a
+ * response that finds it empty is dropped, except that every `slip`-th one is sent truncated (TC set,
+ * no records), so that a real client behind the forged address retries over TCP (RFC 7766), which is
+ * never limited.
  *
  * The table has a fixed number of buckets (two-way associative, least recently used replaced), so a
  * flood from many networks costs memory it already has. Everything is read from the response bytes,
- * whoever made them (answer path, response cache, ALIAS, errors, IXFR over UDP). Clients in the
+ * whoever made them (answer path, response cache, ALIAS, errors, IXFR over UDP), except which wildcard
+ * an answer came from: the answer path passes that along (`wildcardTag`), and the response cache and
+ * the child templates keep it with the responses they reuse. Clients in the
  * exempt networks are never limited; by default these are the loopback networks, which cannot be
  * forged from outside the host (RFC 1122 §3.2.1.3: 127/8 never appears on a network).
  */
@@ -144,12 +147,13 @@ export class ResponseRateLimiter {
   /**
    * What to send `address` instead of `response` over UDP: the response itself while its bucket has
    * credit, a truncated copy (a slip), or null (dropped). `now`: `performance.now()` (milliseconds), as
-   * taken when the request arrived.
+   * taken when the request arrived. `wildcard`: for an answer synthesised from a wildcard, its
+   * `wildcardTag` (the answer path knows it, the bytes of an unsigned answer do not tell); else 0.
    */
-  filter(response: Uint8Array, address: string, now: number): Uint8Array | null {
+  filter(response: Uint8Array, address: string, now: number, wildcard = 0): Uint8Array | null {
     if (response.length < 12 || !this.client(address)) return response;
     const kind = classify(response);
-    const subject = this.subject(response, kind);
+    const subject = this.subject(response, kind, wildcard);
     // The hash places the bucket (its low bits) and identifies it (all 32 bits, never 0: 0 is empty).
     const tag =
       fmix(subject ^ Math.imul(this.keyHigh, 0x9e3779b1) ^ Math.imul(this.keyLow + kind, 0x85ebca6b)) | 1;
@@ -265,8 +269,18 @@ export class ResponseRateLimiter {
     return true;
   }
 
+  /**
+   * What `filter` takes for answers synthesised from the wildcard whose owner key is `key`
+   * (`*.example.com.`): a seeded hash, never 0, so that an attacker cannot choose names that collide.
+   */
+  wildcardTag(key: string): number {
+    let h = this.seed ^ 0x2a2e;
+    for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), FNV_PRIME);
+    return fmix(h) | 1;
+  }
+
   /** A hash of what the response is about (see the class comment); 0 for errors. */
-  private subject(r: Uint8Array, kind: number): number {
+  private subject(r: Uint8Array, kind: number, wildcardHint: number): number {
     if (kind === ERROR || r[4] !== 0 || r[5] !== 1) return 0;
     let h = this.seed;
     if (kind === ANSWER) {
@@ -276,9 +290,10 @@ export class ResponseRateLimiter {
       // The question type.
       h = Math.imul(h ^ r[end]!, FNV_PRIME);
       h = Math.imul(h ^ r[end + 1]!, FNV_PRIME);
-      // A signed wildcard expansion: the wildcard it came from, so that random names below one
-      // wildcard share a bucket (NSD's rule; RFC 4035 §5.3.4: the RRSIG's Labels tell the wildcard).
-      const wildcard = wildcardSource(r, end + 4, this.seed);
+      // A wildcard expansion: the wildcard it came from, so that random names below one wildcard share
+      // a bucket (NSD's rule). The answer path says which (`wildcardHint`); where it could not (an
+      // ALIAS answer), a signed expansion still tells by its RRSIG's Labels (RFC 4035 §5.3.4).
+      const wildcard = wildcardHint !== 0 ? wildcardHint : wildcardSource(r, end + 4, this.seed);
       return wildcard === 0 ? h : Math.imul(wildcard ^ r[end + 1]!, FNV_PRIME) ^ 0x2c1b3c6d;
     }
     // NXDOMAIN, NODATA and referrals: the owner of the first authority record (the zone's SOA, the
