@@ -15,6 +15,7 @@ import { Interner } from '../util/interner.ts';
 import { zoneAdmits } from './delegation.ts';
 import { publicSuffixSection } from './public-suffix.ts';
 import { Holder, RecordTable, type RefColumn, SlotLists } from './record-table.ts';
+import { aside, namespaceOf, object, ownerOnly, type Part, Refusal, scoped } from './refusal.ts';
 import { type ResourceKey, resourceKey } from './resource-key.ts';
 
 /** Whether a DNSZone is served, and if not, why. */
@@ -27,16 +28,57 @@ export type ZoneVerdict =
       origin?: Name;
     };
 
+/**
+ * Every form of message that refuses a record set a zone (`Catalog.resolve`), by its code: each is
+ * rendered for the record set's owner or for a caller of a namespace (`Refusal.text`).
+ */
+export const RECORD_REFUSALS = [
+  'ZONE_REF_NOT_FOUND',
+  'ZONE_REF_INVALID',
+  'ZONE_REF_REFUSED',
+  'NAME_INVALID',
+  'NAME_RELATIVE',
+  'OUT_OF_ZONE',
+  'BELOW_ZONE_CUT',
+  'NO_ZONE',
+  'NS_WILDCARD',
+  'NS_ABOVE_ZONE',
+  'CNAME_ABOVE_ZONE',
+  'DS_OF_CHILD_ZONE',
+  'NOT_DELEGATED',
+] as const;
+export type RecordRefusalCode = (typeof RECORD_REFUSALS)[number];
+
+type UnresolvedReason = 'Invalid' | 'ZoneNotFound' | 'OutOfZone' | 'NotDelegated' | 'Conflict';
+
 /** Which zone a record set belongs to, or why it belongs to none. */
 export type RecordResolution =
   | { resolved: true; zone: ResourceKey; fqdn: Name }
   | {
       resolved: false;
-      reason: 'Invalid' | 'ZoneNotFound' | 'OutOfZone' | 'NotDelegated' | 'Conflict';
+      /** The condition's reason (the record set's status). */
+      reason: UnresolvedReason;
+      /** The whole message, for the record set's owner: `refusal.text()`. */
       message: string;
+      /** The message as data, to render for another reader (a caller of a namespace). */
+      refusal: Refusal<RecordRefusalCode>;
       zone?: ResourceKey;
       fqdn?: Name;
     };
+
+/** An unresolved resolution: its message rendered for the owner, its refusal kept for other readers. */
+function unresolved(
+  reason: UnresolvedReason,
+  code: RecordRefusalCode,
+  parts: readonly Part[],
+  where: { zone?: ResourceKey; fqdn?: Name; origin?: Name } = {},
+): RecordResolution {
+  const refusal = new Refusal(code, parts, where.origin);
+  const out: RecordResolution = { resolved: false, reason, message: refusal.text(), refusal };
+  if (where.zone !== undefined) out.zone = where.zone;
+  if (where.fqdn !== undefined) out.fqdn = where.fqdn;
+  return out;
+}
 
 /** A record set as a zone sees it: present with its absolute name, or gone (undefined). */
 export interface ZoneMember {
@@ -938,38 +980,49 @@ export class Catalog {
       }
       if (!verdict) {
         const why = this.refusedElsewhere.get(zoneKey);
-        return {
-          resolved: false,
-          reason: 'ZoneNotFound',
-          message:
-            why === undefined
-              ? `DNSZone ${zoneKey} (spec.zoneRef) does not exist`
-              : `DNSZone ${zoneKey} (spec.zoneRef) is refused: ${why}`,
-        };
+        return why === undefined
+          ? unresolved('ZoneNotFound', 'ZONE_REF_NOT_FOUND', [
+              object('DNSZone', zoneKey),
+              ' (spec.zoneRef) does not exist',
+            ])
+          : unresolved('ZoneNotFound', 'ZONE_REF_INVALID', [
+              object('DNSZone', zoneKey),
+              ' (spec.zoneRef) is refused',
+              // What its manifest's validation said: about that zone's object.
+              scoped(namespaceOfKey(zoneKey), `: ${why}`, ''),
+            ]);
       }
       if (!verdict.accepted) {
-        return {
-          resolved: false,
-          reason: 'ZoneNotFound',
-          zone: zoneKey,
-          message: `DNSZone ${zoneKey} (spec.zoneRef) is refused (${verdict.reason}): ${verdict.message}`,
-        };
+        return unresolved(
+          'ZoneNotFound',
+          'ZONE_REF_REFUSED',
+          [
+            object('DNSZone', zoneKey),
+            ` (spec.zoneRef) is refused (${verdict.reason})`,
+            // The zone's own message may name the zones of any namespace.
+            ownerOnly(`: ${verdict.message}`),
+          ],
+          { zone: zoneKey },
+        );
       }
       try {
         fqdn = parseName(name, verdict.origin);
       } catch (e) {
-        return { resolved: false, reason: 'Invalid', zone: zoneKey, message: `spec.name: ${errorText(e)}` };
+        return unresolved('Invalid', 'NAME_INVALID', [`spec.name: ${errorText(e)}`], { zone: zoneKey });
       }
       // A relative name (one not ending in a dot) is made inside the origin: only an absolute one can
       // lie outside.
       if (name.endsWith('.') && !isInDomain(fqdn, verdict.origin)) {
-        return {
-          resolved: false,
-          reason: 'OutOfZone',
-          zone: zoneKey,
-          fqdn,
-          message: `${fqdn} is outside zone ${verdict.origin} (DNSZone ${zoneKey}); use a name inside the zone or another zoneRef`,
-        };
+        return unresolved(
+          'OutOfZone',
+          'OUT_OF_ZONE',
+          [
+            `${fqdn} is outside zone ${verdict.origin}`,
+            aside('DNSZone', zoneKey),
+            '; use a name inside the zone or another zoneRef',
+          ],
+          { zone: zoneKey, fqdn, origin: verdict.origin },
+        );
       }
       // A zone with no accepted zone below it is the deepest at or above every name inside it: the
       // walk up from the name (a name key built per label) is needed only under a zone with children.
@@ -978,13 +1031,16 @@ export class Catalog {
         const child = this.verdicts.get(deepest) as { origin: Name };
         const dsAtCut = type === 'DS' && nameKey(child.origin) === nameKey(fqdn);
         if (!dsAtCut) {
-          return {
-            resolved: false,
-            reason: 'OutOfZone',
-            zone: zoneKey,
-            fqdn,
-            message: `${fqdn} is at or below the zone cut ${child.origin} of DNSZone ${deepest}; publish it in that zone`,
-          };
+          return unresolved(
+            'OutOfZone',
+            'BELOW_ZONE_CUT',
+            [
+              `${fqdn} is at or below the zone cut ${child.origin} of `,
+              object('DNSZone', deepest),
+              '; publish it in that zone',
+            ],
+            { zone: zoneKey, fqdn, origin: verdict.origin },
+          );
         }
       }
     } else {
@@ -993,13 +1049,11 @@ export class Catalog {
       } catch (e) {
         // A name is absolute only when it ends in an unescaped dot: "www\\." is one relative label.
         if (e instanceof DnsError && e.code === 'RELATIVE_NAME_WITHOUT_ORIGIN') {
-          return {
-            resolved: false,
-            reason: 'Invalid',
-            message: `spec.name ${JSON.stringify(name)} is relative but spec.zoneRef is not set; set spec.zoneRef or write the absolute name with a trailing dot`,
-          };
+          return unresolved('Invalid', 'NAME_RELATIVE', [
+            `spec.name ${JSON.stringify(name)} is relative but spec.zoneRef is not set; set spec.zoneRef or write the absolute name with a trailing dot`,
+          ]);
         }
-        return { resolved: false, reason: 'Invalid', message: `spec.name: ${errorText(e)}` };
+        return unresolved('Invalid', 'NAME_INVALID', [`spec.name: ${errorText(e)}`]);
       }
       zoneKey = this.deepestZoneAtOrAbove(fqdn);
       // RFC 4035 §2.4: a DS RRset lives on the parent side of the zone cut.
@@ -1008,24 +1062,25 @@ export class Catalog {
         if (nameKey(v.origin) === nameKey(fqdn)) zoneKey = v.parent;
       }
       if (zoneKey === undefined) {
-        return {
-          resolved: false,
-          reason: 'ZoneNotFound',
-          fqdn,
-          message: `no served DNSZone contains ${fqdn}; create the zone or fix spec.name`,
-        };
+        return unresolved(
+          'ZoneNotFound',
+          'NO_ZONE',
+          [`no served DNSZone contains ${fqdn}; create the zone or fix spec.name`],
+          { fqdn },
+        );
       }
     }
     // RFC 4592 §4.2: an NS RRset at a wildcard name delegates nothing and its meaning is undefined.
     // The schema refuses "*" and "*.x" as written; this catches every spelling of the star ("\\*", "\\042").
     if (type === 'NS' && isWildcardName(fqdn)) {
-      return {
-        resolved: false,
-        reason: 'Invalid',
-        zone: zoneKey,
-        fqdn,
-        message: `an NS record set cannot have a wildcard owner name (${fqdn}): a wildcard does not delegate (RFC 4592 §4.2); publish NS records at each name to delegate`,
-      };
+      return unresolved(
+        'Invalid',
+        'NS_WILDCARD',
+        [
+          `an NS record set cannot have a wildcard owner name (${fqdn}): a wildcard does not delegate (RFC 4592 §4.2); publish NS records at each name to delegate`,
+        ],
+        { zone: zoneKey, fqdn },
+      );
     }
     const known = lookups !== undefined && lookups.key === zoneKey;
     const verdict = (known ? lookups.verdict : this.verdicts.get(zoneKey)) as { origin: Name };
@@ -1039,20 +1094,31 @@ export class Catalog {
       const below = this.aboveChild.get(nameKey(fqdn));
       if (below !== undefined) {
         const belowOrigin = (this.verdicts.get(below) as { origin: Name }).origin;
-        return {
-          resolved: false,
-          reason: 'Conflict',
-          zone: zoneKey,
-          fqdn,
-          message:
-            type === 'NS'
-              ? `an NS record set at ${fqdn} would delegate it away from zone ${verdict.origin} and hide zone ${belowOrigin} ` +
-                `(DNSZone ${below}), which is served below it (RFC 1034 §4.2.1: a zone cut ends the parent's authority ` +
-                `for every name below it); delete this record set: zone ${belowOrigin} is delegated by its DNSZone`
-              : `a CNAME at ${fqdn} would alias a name above zone ${belowOrigin} (DNSZone ${below}), which is served below it: ` +
-                'a CNAME owner has no other data and no names below it (RFC 1034 §3.6.2), and resolvers that minimise ' +
-                `their queries (RFC 9156) would follow the alias instead of reaching that zone; delete this record set`,
-        };
+        const where = { zone: zoneKey, fqdn, origin: verdict.origin };
+        return type === 'NS'
+          ? unresolved(
+              'Conflict',
+              'NS_ABOVE_ZONE',
+              [
+                `an NS record set at ${fqdn} would delegate it away from zone ${verdict.origin} and hide zone ${belowOrigin}`,
+                aside('DNSZone', below),
+                ", which is served below it (RFC 1034 §4.2.1: a zone cut ends the parent's authority for every name " +
+                  `below it); delete this record set: zone ${belowOrigin} is delegated by its DNSZone`,
+              ],
+              where,
+            )
+          : unresolved(
+              'Conflict',
+              'CNAME_ABOVE_ZONE',
+              [
+                `a CNAME at ${fqdn} would alias a name above zone ${belowOrigin}`,
+                aside('DNSZone', below),
+                ', which is served below it: a CNAME owner has no other data and no names below it (RFC 1034 §3.6.2), ' +
+                  'and resolvers that minimise their queries (RFC 9156) would follow the alias instead of reaching ' +
+                  'that zone; delete this record set',
+              ],
+              where,
+            );
       }
     }
     // RFC 4035 §2.4: the DS RRset at a cut is published in the parent but speaks for the child zone (its
@@ -1060,34 +1126,44 @@ export class Catalog {
     // delegation, and no other namespace can, whatever the parent's delegations say.
     if (type === 'DS') {
       const child = this.byDomain.get(nameKey(fqdn));
-      const childNamespace =
-        child !== undefined ? (this.zones.get(child)?.metadata.namespace ?? '') : undefined;
+      const childNamespace = child !== undefined ? (this.zones.get(child)?.metadata.namespace ?? '') : '';
       if (child !== undefined && child !== zoneKey && childNamespace !== zoneNamespace) {
         if (namespace === childNamespace) return { resolved: true, zone: zoneKey, fqdn };
-        return {
-          resolved: false,
-          reason: 'NotDelegated',
-          zone: zoneKey,
-          fqdn,
-          message:
-            `the DS record set at ${fqdn} is published in zone ${verdict.origin} but belongs to zone ${fqdn} (DNSZone ${child}) ` +
-            `of namespace ${childNamespace} (RFC 4035 §2.4): only a DNSRecordSet of namespace ${childNamespace} may publish it; ` +
-            `create it there`,
-        };
+        return unresolved(
+          'NotDelegated',
+          'DS_OF_CHILD_ZONE',
+          [
+            `the DS record set at ${fqdn} is published in zone ${verdict.origin} but belongs to zone ${fqdn}`,
+            aside('DNSZone', child),
+            ' of ',
+            namespaceOf(childNamespace),
+            ' (RFC 4035 §2.4): only a DNSRecordSet of ',
+            scoped(
+              childNamespace,
+              `namespace ${childNamespace} may publish it; create it there`,
+              "that zone's namespace may publish it",
+            ),
+          ],
+          { zone: zoneKey, fqdn, origin: verdict.origin },
+        );
       }
     }
     // The name relative to the zone matters only to another namespace (a zone admits its own).
     const relative = namespace === zoneNamespace ? '' : relativeName(fqdn, verdict.origin);
     if (!zoneAdmits(zoneNamespace, zone.spec.delegations, namespace, relative, type)) {
-      return {
-        resolved: false,
-        reason: 'NotDelegated',
-        zone: zoneKey,
-        fqdn,
-        message:
-          `zone ${verdict.origin} (DNSZone ${zoneKey}) does not delegate ${relative} ${type} to namespace ${namespace}; ` +
-          `its owners can add a delegation {namespaces: [${namespace}], names: [${relative}], types: [${type}]}`,
-      };
+      return unresolved(
+        'NotDelegated',
+        'NOT_DELEGATED',
+        [
+          `zone ${verdict.origin}`,
+          aside('DNSZone', zoneKey),
+          ` does not delegate ${relative} ${type} to `,
+          namespaceOf(namespace),
+          '; its owners can add a delegation',
+          scoped(namespace, ` {namespaces: [${namespace}], names: [${relative}], types: [${type}]}`, ''),
+        ],
+        { zone: zoneKey, fqdn, origin: verdict.origin },
+      );
     }
     return { resolved: true, zone: zoneKey, fqdn };
   }
@@ -1194,6 +1270,12 @@ export class RecordSets {
 export function zoneOrigin(zone: DNSZone): Name {
   const domain = zone.spec.domainName;
   return parseName(domain.endsWith('.') ? domain : `${domain}.`);
+}
+
+/** The namespace of an object's key (`namespace/name`; '' for a key without one). */
+function namespaceOfKey(key: ResourceKey): string {
+  const slash = key.indexOf('/');
+  return slash < 0 ? '' : key.slice(0, slash);
 }
 
 function errorText(e: unknown): string {

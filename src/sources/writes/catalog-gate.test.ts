@@ -183,3 +183,99 @@ describe('catalog gate', () => {
     assert.ok(!below('x.other.lab.example.com.'));
   });
 });
+
+describe("catalog gate: a hostile tenant's view of refusals", () => {
+  const victim = 'victim-ns-zz';
+  function world(): Catalog {
+    const c = new Catalog();
+    c.load(
+      [zoneClass],
+      [
+        {
+          ...zone,
+          metadata: { ...zone.metadata, name: 'secret-zone-zz', namespace: victim },
+          spec: { domainName: 'victim.test', className: 'builtin' },
+        },
+        {
+          ...zone,
+          metadata: { ...zone.metadata, name: 'mine', namespace: 'lab' },
+          spec: {
+            domainName: 't.test',
+            className: 'builtin',
+            delegations: [{ namespaces: [victim], names: ['kid', 'deep.mid'], types: ['NS'] }],
+          },
+        },
+        {
+          ...zone,
+          metadata: {
+            ...zone.metadata,
+            name: 'secret-kid-zz',
+            namespace: victim,
+            creationTimestamp: '2026-01-01T00:00:01Z',
+          },
+          spec: { domainName: 'kid.t.test', className: 'builtin' },
+        },
+        {
+          ...zone,
+          metadata: {
+            ...zone.metadata,
+            name: 'secret-deep-zz',
+            namespace: victim,
+            creationTimestamp: '2026-01-01T00:00:01Z',
+          },
+          spec: { domainName: 'deep.mid.t.test', className: 'builtin' },
+        },
+      ],
+      [],
+    );
+    return c;
+  }
+
+  test('each refusal the catalog gives a write is told without the other namespace, whole in the detail', () => {
+    const gate = catalogGate(world(), new MemoryStore());
+    const cases: [string, RecordTypeName, string, RegExp][] = [
+      [
+        'x.victim.test.',
+        'A',
+        'zone victim.test. does not delegate x A to namespace lab; its owners can add a delegation {namespaces: [lab], names: [x], types: [A]}',
+        /\(DNSZone victim-ns-zz\/secret-zone-zz\)/,
+      ],
+      [
+        'kid.t.test.',
+        'DS',
+        'the DS record set at kid.t.test. is published in zone t.test. but belongs to zone kid.t.test. of another ' +
+          "namespace (RFC 4035 §2.4): only a DNSRecordSet of that zone's namespace may publish it",
+        /\(DNSZone victim-ns-zz\/secret-kid-zz\) of namespace victim-ns-zz .*: only a DNSRecordSet of namespace victim-ns-zz may publish it; create it there$/,
+      ],
+      [
+        'mid.t.test.',
+        'NS',
+        'an NS record set at mid.t.test. would delegate it away from zone t.test. and hide zone deep.mid.t.test., ' +
+          "which is served below it (RFC 1034 §4.2.1: a zone cut ends the parent's authority for every name below it); " +
+          'delete this record set: zone deep.mid.t.test. is delegated by its DNSZone',
+        /hide zone deep\.mid\.t\.test\. \(DNSZone victim-ns-zz\/secret-deep-zz\)/,
+      ],
+      [
+        'mid.t.test.',
+        'CNAME',
+        'a CNAME at mid.t.test. would alias a name above zone deep.mid.t.test., which is served below it: a CNAME ' +
+          'owner has no other data and no names below it (RFC 1034 §3.6.2), and resolvers that minimise their queries ' +
+          '(RFC 9156) would follow the alias instead of reaching that zone; delete this record set',
+        /above zone deep\.mid\.t\.test\. \(DNSZone victim-ns-zz\/secret-deep-zz\)/,
+      ],
+      [
+        'www.nowhere.test.',
+        'A',
+        'no served DNSZone contains www.nowhere.test.; create the zone or fix spec.name',
+        /^no served DNSZone contains www\.nowhere\.test\./,
+      ],
+    ];
+    for (const [name, type, told, detail] of cases) {
+      const admitted = gate.admit('lab', name, type);
+      assert.ok(!admitted.ok, `${name} ${type}`);
+      assert.equal(admitted.message, told);
+      assert.match(admitted.detail ?? '', detail);
+      assert.doesNotMatch(admitted.message, /victim-ns-zz|secret-/);
+    }
+  });
+});

@@ -22,12 +22,9 @@ export function catalogGate(catalog: Catalog, store: ResourceStore): WriteGate {
         metadata: { name: 'write-probe', namespace },
         spec: { name: fqdn, type, records: ['-'] },
       });
+      // The caller reads the catalog's reason without the objects of other namespaces; the log all of it.
       if (!resolution.resolved)
-        return {
-          ok: false,
-          message: callerMessage(resolution.message, namespace),
-          detail: resolution.message,
-        };
+        return { ok: false, message: resolution.refusal.text({ namespace }), detail: resolution.message };
       const verdict = catalog.zoneVerdict(resolution.zone);
       if (!verdict?.accepted) return { ok: false, message: `no served zone contains ${fqdn}` };
       // At or below a cut inside the zone, only what assembleZone serves there (cutRefusal): a write
@@ -86,27 +83,4 @@ export function catalogGate(catalog: Catalog, store: ResourceStore): WriteGate {
 function namespaceOf(key: ResourceKey): string {
   const slash = key.indexOf('/');
   return slash < 0 ? '' : key.slice(0, slash);
-}
-
-/**
- * The catalog's reason for a caller of `namespace`: objects of other namespaces (`DNSZone dns/example`)
- * and other namespaces' names are left out, the zone's DNS name and what to do are kept. The whole
- * reason goes to the log.
- */
-export function callerMessage(message: string, namespace: string): string {
-  const other = (ns: string) => ns !== namespace;
-  return message
-    .replace(/ \((DNSZone|DNSRecordSet) ([^/\s()]*)\/[^\s()]+\)/g, (all, _kind, ns: string) =>
-      other(ns) ? '' : all,
-    )
-    .replace(/\b(DNSZone|DNSRecordSet) ([^/\s()]*)\/[^\s();,]+/g, (all, kind: string, ns: string) =>
-      other(ns) ? `a ${kind} of another namespace` : all,
-    )
-    .replace(/\bnamespace ([a-z0-9]([-a-z0-9]*[a-z0-9])?)\b/g, (all, ns: string) =>
-      other(ns) ? 'another namespace' : all,
-    )
-    .replace(
-      'only a DNSRecordSet of another namespace may publish it; create it there',
-      "only a DNSRecordSet of that zone's namespace may publish it",
-    );
 }
