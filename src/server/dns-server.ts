@@ -1,6 +1,6 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
-import { clientNetworkKey } from '../util/client-network.ts';
+import { ConnectionsPerClient } from '../util/client-network.ts';
 import { splitHostPort } from '../util/host-port.ts';
 import type { QueryHandler } from './query-handler.ts';
 import type { ServerMetrics } from './server-metrics.ts';
@@ -67,11 +67,10 @@ export class DnsServer {
   private endpoint?: UdpEndpoint;
   private tcp?: net.Server;
   private bound?: { host: string; port: number };
-  private readonly connections = new Set<net.Socket>();
-  /** Per open TCP connection: when its last complete query came, and whether it has work pending. */
-  private readonly activity = new Map<net.Socket, { last: number; busy: () => boolean }>();
+  /** The open TCP connections: when each one's last complete query came, and whether it has work pending. */
+  private readonly connections = new Map<net.Socket, { last: number; busy: () => boolean }>();
   /** Open TCP connections per client network (clientNetworkKey). */
-  private readonly perSource = new Map<string, number>();
+  private readonly perSource: ConnectionsPerClient;
 
   constructor(options: DnsServerOptions) {
     this.options = {
@@ -83,6 +82,7 @@ export class DnsServer {
       reusePort: false,
       ...options,
     };
+    this.perSource = new ConnectionsPerClient(this.options.maxTcpPerSource);
   }
 
   /** How UDP datagrams move (see UdpEndpoint); undefined before start(). */
@@ -166,7 +166,7 @@ export class DnsServer {
     const { udp, tcp } = this;
     this.udp = undefined;
     this.tcp = undefined;
-    for (const socket of this.connections) socket.destroy();
+    for (const socket of this.connections.keys()) socket.destroy();
     await Promise.all([
       new Promise<void>((resolve) => (udp ? udp.close(() => resolve()) : resolve())),
       new Promise<void>((resolve) => (tcp ? tcp.close(() => resolve()) : resolve())),
@@ -237,7 +237,7 @@ export class DnsServer {
    */
   tcpBacklog(): { connections: number; pendingWriteBytes: number } {
     let pendingWriteBytes = 0;
-    for (const socket of this.connections) pendingWriteBytes += socket.writableLength;
+    for (const socket of this.connections.keys()) pendingWriteBytes += socket.writableLength;
     return { connections: this.connections.size, pendingWriteBytes };
   }
 
@@ -246,26 +246,11 @@ export class DnsServer {
    * counts the drop) when that network holds maxTcpPerSource connections already.
    */
   private admit(socket: net.Socket): boolean {
-    const limit = this.options.maxTcpPerSource;
-    if (limit <= 0) return true;
-    const key = clientNetworkKey(socket.remoteAddress);
-    if (key === undefined) {
-      socket.destroy(); // closed before we saw it
-      return false;
-    }
-    const held = this.perSource.get(key) ?? 0;
-    if (held >= limit) {
-      this.options.metrics?.drop('tcp_source_limit');
-      socket.destroy();
-      return false;
-    }
-    this.perSource.set(key, held + 1);
-    socket.once('close', () => {
-      const left = (this.perSource.get(key) ?? 1) - 1;
-      if (left > 0) this.perSource.set(key, left);
-      else this.perSource.delete(key);
-    });
-    return true;
+    const admitted = this.perSource.admit(socket);
+    if (admitted === 'admitted') return true;
+    if (admitted === 'over-limit') this.options.metrics?.drop('tcp_source_limit');
+    socket.destroy();
+    return false;
   }
 
   /**
@@ -275,7 +260,7 @@ export class DnsServer {
   private evictIdlest(): boolean {
     let oldest: net.Socket | undefined;
     let at = Number.POSITIVE_INFINITY;
-    for (const [socket, { last, busy }] of this.activity) {
+    for (const [socket, { last, busy }] of this.connections) {
       if (last < at && !busy()) {
         at = last;
         oldest = socket;
@@ -285,7 +270,6 @@ export class DnsServer {
     this.options.metrics?.drop('tcp_idle_evicted');
     oldest.destroy();
     this.connections.delete(oldest);
-    this.activity.delete(oldest);
     return true;
   }
 
@@ -319,11 +303,7 @@ export class DnsServer {
       socket.destroy();
       return;
     }
-    this.connections.add(socket);
-    socket.on('close', () => {
-      this.connections.delete(socket);
-      this.activity.delete(socket);
-    });
+    socket.on('close', () => this.connections.delete(socket));
     socket.on('error', () => socket.destroy());
     let buffer: Buffer = Buffer.alloc(0);
     /** Responses still being computed (ALIAS lookups). */
@@ -333,13 +313,13 @@ export class DnsServer {
     let clientEnded = false;
     /** An accepted transfer is being written; reading waits until it is. */
     let transferring = false;
-    const idle = () => socket.destroy();
-    let timer = setTimeout(idle, this.idleTimeoutMs());
     const activity = {
       last: performance.now(),
       busy: () => pending > 0 || transferring || socket.writableLength > 0,
     };
-    this.activity.set(socket, activity);
+    this.connections.set(socket, activity);
+    const idle = () => socket.destroy();
+    let timer = setTimeout(idle, this.idleTimeoutMs());
     const restartIdle = () => {
       activity.last = performance.now();
       clearTimeout(timer);

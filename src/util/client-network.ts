@@ -29,3 +29,48 @@ export function clientNetworkKey(address: string | undefined): string | undefine
   }
   return `${groups.map((g) => Number.parseInt(g, 16).toString(16)).join(':')}::/64`;
 }
+
+/** A connection as `ConnectionsPerClient` sees it: where it comes from, and when it closes. */
+export interface ClientConnection {
+  readonly remoteAddress?: string | undefined;
+  once(event: 'close', listener: () => void): unknown;
+}
+
+/**
+ * Connections held at once per client (`clientNetworkKey`), for a per-client cap (DNS over TCP,
+ * RFC 7766 §6.2.2; the HTTP listeners): `admit` counts a connection until it closes, or says why it
+ * may not be held; the caller closes it then.
+ */
+export class ConnectionsPerClient {
+  private readonly held = new Map<string, number>();
+  private readonly limit: number;
+
+  /** `limit`: connections one client may hold; 0 or less for no limit (nothing is counted then). */
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  /**
+   * `admitted` (counted until it closes), `over-limit` (its client holds `limit` already), or
+   * `closed` (no address: it closed before it was seen).
+   */
+  admit(connection: ClientConnection): 'admitted' | 'over-limit' | 'closed' {
+    if (this.limit <= 0) return 'admitted';
+    const key = clientNetworkKey(connection.remoteAddress);
+    if (key === undefined) return 'closed';
+    const held = this.held.get(key) ?? 0;
+    if (held >= this.limit) return 'over-limit';
+    this.held.set(key, held + 1);
+    connection.once('close', () => {
+      const left = (this.held.get(key) ?? 1) - 1;
+      if (left > 0) this.held.set(key, left);
+      else this.held.delete(key);
+    });
+    return 'admitted';
+  }
+
+  /** Clients holding a connection (for tests and diagnostics). */
+  get clients(): number {
+    return this.held.size;
+  }
+}

@@ -7,7 +7,7 @@
  * connections and sends nothing must not take them all.
  */
 import http from 'node:http';
-import { clientNetworkKey } from './client-network.ts';
+import { ConnectionsPerClient } from './client-network.ts';
 
 export interface HttpConnectionLimits {
   /** Connections held at once; more are closed as they arrive. */
@@ -67,22 +67,13 @@ export function createLimitedHttpServer(
   server.maxConnections = limits.maxConnections;
   server.maxHeadersCount = 64;
   if (onRefused) server.on('drop', () => onRefused('max-connections'));
-  const perClient = new Map<string, number>();
+  // An IPv6 client by its /64: one host holds a whole /64 and could spread over its addresses.
+  const perClient = new ConnectionsPerClient(limits.maxConnectionsPerClient);
   server.on('connection', (socket) => {
-    // An IPv6 client by its /64: one host holds a whole /64 and could spread over its addresses.
-    const client = clientNetworkKey(socket.remoteAddress) ?? '';
-    const held = perClient.get(client) ?? 0;
-    if (held >= limits.maxConnectionsPerClient) {
-      onRefused?.('max-connections-per-client');
-      socket.destroy();
-      return;
-    }
-    perClient.set(client, held + 1);
-    socket.once('close', () => {
-      const n = (perClient.get(client) ?? 1) - 1;
-      if (n > 0) perClient.set(client, n);
-      else perClient.delete(client);
-    });
+    const admitted = perClient.admit(socket);
+    if (admitted === 'admitted') return;
+    if (admitted === 'over-limit') onRefused?.('max-connections-per-client');
+    socket.destroy();
   });
   return server;
 }
