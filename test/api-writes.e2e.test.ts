@@ -43,6 +43,11 @@ apiVersion: dns.zonekeeper.dev/v1alpha1
 kind: DNSRecordSet
 metadata: {name: manifest-m, namespace: team-a}
 spec: {name: m.a.example.com., type: A, records: [198.51.100.1]}
+---
+apiVersion: dns.zonekeeper.dev/v1alpha1
+kind: DNSRecordSet
+metadata: {name: edge, namespace: dns}
+spec: {name: cdn.a.example.com., type: CNAME, records: [edge.example.net.]}
 `;
 
 const ACCESS: WriteAccessConfig = {
@@ -102,6 +107,22 @@ describe('API writes through zonekeeper serve', () => {
     });
     await zk.controller.idle();
     assert.deepEqual(await answers(zk.dns.port, 'm.a.example.com'), ['198.51.100.1']);
+
+    // Beside the zone namespace's older CNAME: refused at once (RFC 1034 §3.6.2), not stored to lose;
+    // the message names no object of that namespace, and the CNAME is served alone.
+    await assert.rejects(
+      zk.writer.apply('key-a', {
+        changes: [{ op: 'upsert', name: 'cdn.a.example.com.', type: 'TXT', records: ['"mine"'] }],
+      }),
+      (e: unknown) =>
+        e instanceof WriteError &&
+        e.code === 'NAME_CONFLICT' &&
+        /cannot coexist with the CNAME published by a DNSRecordSet of another namespace/.test(e.message) &&
+        !/dns\/edge/.test(e.message),
+    );
+    await zk.controller.idle();
+    assert.deepEqual(await answers(zk.dns.port, 'cdn.a.example.com', 'CNAME'), ['edge.example.net.']);
+    assert.deepEqual(await answers(zk.dns.port, 'cdn.a.example.com', 'TXT'), []);
 
     // Outside the namespace's delegations: refused, nothing served.
     await assert.rejects(

@@ -424,7 +424,10 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
           list: (kind) => (translated ?? store).list(kind),
           get: (kind, key) => (translated ?? store).get(kind, key),
         },
-        gate: () => (controller ? catalogGate(controller.catalog, store) : undefined),
+        gate: () =>
+          controller
+            ? catalogGate(controller.catalog, store, (key) => controller?.zoneModel(key))
+            : undefined,
         loaded: () => store.hasSynced,
         onRefused: (r) => {
           // The leader reports (it applied the plan); an Event in the namespace the endpoint was for.
@@ -638,7 +641,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorH
   const startWriter = async (c: Controller, access: WriteAccessConfig, current: () => boolean) => {
     const coordinator = new WriteCoordinator({
       store: new KubernetesWriteStore(api.config, options.namespace, log),
-      gate: catalogGate(c.catalog, store),
+      gate: catalogGate(c.catalog, store, (key) => c.zoneModel(key)),
       // The configured credentials and the TSIG keys of the zones' update policies (RFC 2136 UPDATE).
       credentials: withUpdateCredentials(new CredentialTable(access), updateKeySources(store)),
       log: (level, message, fields) => log(level, message, fields),

@@ -442,7 +442,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   );
   const coordinator = new WriteCoordinator({
     store: writes,
-    gate: catalogGate(controller.catalog, store),
+    gate: catalogGate(controller.catalog, store, (key) => controller.zoneModel(key)),
     // The configured credentials, and those of the zones' update policies (TSIG keys of UPDATE).
     credentials: withUpdateCredentials(
       new CredentialTable(writeAccess ?? { credentials: [] }),
@@ -487,7 +487,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       })
     : undefined;
   // The ExternalDNS webhook provider: its endpoints take the same writer as every API write.
-  const gate = catalogGate(controller.catalog, store);
+  const gate = catalogGate(controller.catalog, store, (key) => controller.zoneModel(key));
   externalDnsWebhook = options.externalDnsWebhook
     ? await startExternalDnsWebhook({
         settings: options.externalDnsWebhook,

@@ -15,6 +15,7 @@ import { domainGate, zonesUnder } from '../zones/domain-verification.ts';
 import type { RecordTable } from '../zones/record-table.ts';
 import { type ResourceKey, resourceKey } from '../zones/resource-key.ts';
 import type { ResolvedTransfers, SoaProbeResult } from '../zones/transfers.ts';
+import type { ZoneModel } from '../zones/zone-model.ts';
 import { reconcileClass } from './class-reconciler.ts';
 import { registerDnssecMetrics } from './dnssec-metrics.ts';
 import { ProgrammedZones } from './programmed-zones.ts';
@@ -280,6 +281,14 @@ export class Controller {
    * Reconciles a zone again though nothing of it changed: its backend's report on it may have (the
    * built-in server's ALIAS targets, when other zones come and go).
    */
+  /**
+   * The zone's model as its last reconcile left it (undefined before its first): what it publishes
+   * and why, asked by the record writer's gate (`ZoneModel.writeConflict`).
+   */
+  zoneModel(key: ResourceKey): ZoneModel | undefined {
+    return this.zones.models.get(key)?.model;
+  }
+
   recheckZone(key: ResourceKey): void {
     this.queues.zones.add(key);
   }

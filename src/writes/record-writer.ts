@@ -14,7 +14,7 @@ import { validateResource } from '../api/resource.ts';
 import { recordIdentity } from '../dns/dnssec/canonical.ts';
 import { asciiLower, type Name, nameKey, parseName } from '../dns/name.ts';
 import { parseRdata } from '../dns/rdata.ts';
-import { isRecordTypeName, type RecordTypeName } from '../dns/rrtype.ts';
+import { isRecordTypeName, RECORD_TYPES, type RecordTypeName } from '../dns/rrtype.ts';
 import { getOrInsert } from '../util/get-or-insert.ts';
 import { parseRecordSetRecords } from '../zones/record-parse.ts';
 import { type ResourceKey, resourceKey } from '../zones/resource-key.ts';
@@ -217,7 +217,27 @@ export interface WriteGate {
    * description of it, or undefined. Asked for changes marked `exclusive` (RFC 2136 UPDATE).
    */
   otherOwner?(namespace: string, fqdn: Name, type: RecordTypeName, own: ResourceKey): string | undefined;
+  /**
+   * What `fqdn` holds that an RRset of `type`, written as the object `key`, cannot coexist with and
+   * would lose to (CNAME and ALIAS exclusivity, RFC 1034 §3.6.2; the older record set wins), judged by
+   * the zone's own rule (`ZoneModel.writeConflict`), or undefined. `pending`: the writer's record sets
+   * at the name the zone may not have taken yet, by key (null: deleted). Asked for upserts `admit`
+   * admitted, so a caller learns nothing of names it may not write.
+   */
+  exclusivity?(
+    namespace: string,
+    fqdn: Name,
+    type: RecordTypeName,
+    key: ResourceKey,
+    pending: PendingAtName,
+  ): { message: string; detail: string } | undefined;
 }
+
+/** The writer's record sets at one name, by key: present (creation time, undefined if not written yet) or deleted. */
+export type PendingAtName = ReadonlyMap<
+  ResourceKey,
+  { type: RecordTypeName; created: string | undefined } | null
+>;
 
 /** Who may write: credentials by name, and each namespace's quota. */
 export interface CredentialLookup {
@@ -296,6 +316,8 @@ export class WriteCoordinator implements RecordWriter {
   private readonly now: () => number;
   private readonly rate = new RateLimiter();
   private readonly owned = new Map<ResourceKey, WrittenRecordSet>();
+  /** The keys of `owned` by owner name (`nameKey`), of every namespace: what the writer holds at a name. */
+  private readonly ownedByName = new Map<string, Set<ResourceKey>>();
   private readonly counts = new Map<string, number>();
   /** Per credential, by id, oldest first. */
   private readonly remembered = new Map<string, Map<string, RememberedRequest>>();
@@ -390,6 +412,7 @@ export class WriteCoordinator implements RecordWriter {
       );
     }
     this.owned.clear();
+    this.ownedByName.clear();
     this.counts.clear();
     this.remembered.clear();
     this.rememberedSize.clear();
@@ -428,11 +451,20 @@ export class WriteCoordinator implements RecordWriter {
 
   private hold(w: WrittenRecordSet): void {
     const key = resourceKey(w.resource.metadata);
-    if (!this.owned.has(key)) {
+    const before = this.owned.get(key);
+    if (!before) {
       const ns = w.resource.metadata.namespace ?? '';
       this.counts.set(ns, (this.counts.get(ns) ?? 0) + 1);
-    }
+    } else this.unindexName(key, before);
     this.owned.set(key, w);
+    getOrInsert(this.ownedByName, nameKey(w.resource.spec.name), () => new Set()).add(key);
+  }
+
+  private unindexName(key: ResourceKey, w: WrittenRecordSet): void {
+    const name = nameKey(w.resource.spec.name);
+    const keys = this.ownedByName.get(name);
+    keys?.delete(key);
+    if (keys?.size === 0) this.ownedByName.delete(name);
   }
 
   held(key: ResourceKey): DNSRecordSet | null | undefined {
@@ -451,6 +483,7 @@ export class WriteCoordinator implements RecordWriter {
     const w = this.owned.get(key);
     if (!w) return;
     this.owned.delete(key);
+    this.unindexName(key, w);
     const ns = w.resource.metadata.namespace ?? '';
     const left = (this.counts.get(ns) ?? 1) - 1;
     if (left > 0) this.counts.set(ns, left);
@@ -565,6 +598,16 @@ export class WriteCoordinator implements RecordWriter {
         );
       }
     }
+    // What this request writes and deletes, by key: with what the writer holds, the record sets at a
+    // name that the zone may not have taken yet (asked when judging CNAME and ALIAS exclusivity).
+    const inRequest = new Map<ResourceKey, { type: RecordTypeName; created: string | undefined } | null>();
+    for (const { change, fqdn } of changes) {
+      const key = resourceKey({ name: writtenObjectName(fqdn, change.type), namespace });
+      inRequest.set(
+        key,
+        change.op === 'delete' ? null : { type: change.type, created: this.owned.get(key)?.created },
+      );
+    }
     const seen = new Map<string, number>();
     const put: WrittenRecordSet[] = [];
     const remove: ResourceKey[] = [];
@@ -573,7 +616,7 @@ export class WriteCoordinator implements RecordWriter {
     let deleted = 0;
     for (const { change, fqdn, index } of changes) {
       const fail = (
-        code: 'NOT_OWNER' | 'NOT_DELEGATED' | 'INVALID_CHANGE' | 'DUPLICATE_CHANGE',
+        code: 'NOT_OWNER' | 'NOT_DELEGATED' | 'NAME_CONFLICT' | 'INVALID_CHANGE' | 'DUPLICATE_CHANGE',
         message: string,
       ) =>
         new WriteError(code, `changes[${index}] ${change.name} ${change.type}: ${message}`, {
@@ -650,6 +693,25 @@ export class WriteCoordinator implements RecordWriter {
       }
       const checked = checkUpsertContent(change, fqdn, namespace, credential, admitted.origin);
       if (!checked.ok) throw fail('INVALID_CHANGE', checked.message);
+      // RFC 1034 §3.6.2: an RRset that the name's older CNAME or ALIAS (or, for a CNAME, older data)
+      // rules out would be stored and never served: refused now, with what to do.
+      const clash = this.options.gate.exclusivity?.(
+        namespace,
+        fqdn,
+        change.type,
+        key,
+        this.pendingAt(fqdn, namespace, inRequest),
+      );
+      if (clash) {
+        if (clash.detail !== clash.message)
+          this.options.log?.('info', 'API write refused (NAME_CONFLICT)', {
+            credential,
+            name: fqdn,
+            type: change.type,
+            reason: clash.detail,
+          });
+        throw fail('NAME_CONFLICT', clash.message);
+      }
       const resource = checked.resource;
       let outcome: ChangeOutcome;
       if (!mine) {
@@ -713,6 +775,31 @@ export class WriteCoordinator implements RecordWriter {
     for (const f of forget) this.forgetRequest(f.credential, f.id);
     if (remember) this.rememberRequest(remember);
     return result;
+  }
+
+  /**
+   * The record sets at `fqdn` that the zone may not have taken yet, by key: what this writer holds
+   * there (of every namespace, `ownedByName`), what it deleted there for `namespace` (its objects are
+   * named by name and type, `writtenObjectName`, so each is looked up), and over both the request's
+   * own changes (`request`).
+   */
+  private pendingAt(
+    fqdn: Name,
+    namespace: string,
+    request: ReadonlyMap<ResourceKey, { type: RecordTypeName; created: string | undefined } | null>,
+  ): PendingAtName {
+    const out = new Map<ResourceKey, { type: RecordTypeName; created: string | undefined } | null>();
+    for (const key of this.ownedByName.get(nameKey(fqdn)) ?? []) {
+      const w = this.owned.get(key)!;
+      out.set(key, { type: w.resource.spec.type, created: w.created });
+    }
+    for (const type of RECORD_TYPES) {
+      const key = resourceKey({ name: writtenObjectName(fqdn, type), namespace });
+      const mine = request.get(key);
+      if (mine !== undefined) out.set(key, mine);
+      else if (!out.has(key) && this.deleted.has(key)) out.set(key, null);
+    }
+    return out;
   }
 
   private get replayWindow(): number {

@@ -51,6 +51,7 @@ const WRITE_ERROR_CODES: readonly WriteErrorCode[] = [
   'DUPLICATE_CHANGE',
   'NOT_DELEGATED',
   'NOT_OWNER',
+  'NAME_CONFLICT',
   'QUOTA_EXCEEDED',
   'RATE_LIMITED',
   'REPLAYED',
@@ -75,6 +76,7 @@ export function forwardStatus(code: WriteErrorCode | HopErrorCode): number {
     case 'UNKNOWN_CREDENTIAL':
     case 'NOT_DELEGATED':
     case 'NOT_OWNER':
+    case 'NAME_CONFLICT':
     case 'QUOTA_EXCEEDED':
       return 403;
     case 'REPLAYED':

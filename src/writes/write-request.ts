@@ -89,6 +89,11 @@ export type WriteErrorCode =
   | 'NOT_DELEGATED'
   /** The record set exists and belongs to a manifest, a tenant's own object or another credential. */
   | 'NOT_OWNER'
+  /**
+   * The name holds an older RRset the type cannot coexist with (a CNAME beside other data, an ALIAS
+   * beside A or AAAA, RFC 1034 §3.6.2): the zone would serve the older one and never this one.
+   */
+  | 'NAME_CONFLICT'
   /** The namespace would hold more API-written record sets than its quota allows. */
   | 'QUOTA_EXCEEDED'
   /** The namespace sent more requests than its rate allows. */

@@ -13,7 +13,7 @@ import type { Rdata } from '../dns/rdata.ts';
 import { RRType } from '../dns/rrtype.ts';
 import { getOrInsert } from '../util/get-or-insert.ts';
 import { zoneContentHash } from './content-hash.ts';
-import { exclusivityClash } from './exclusivity.ts';
+import { ownerConflict } from './exclusivity.ts';
 import { parseRecordSetRecords, steeringOf } from './record-parse.ts';
 import { compareByAge, type ResourceKey, refOf, resourceKey } from './resource-key.ts';
 import type { RRset } from './rrset.ts';
@@ -246,23 +246,10 @@ export function assembleZone(input: AssemblyInput): AssembledZone {
       continue;
     }
     const here = byOwner.get(nameKey(fqdn));
-    const existing = here?.get(type);
-    if (existing) {
-      reject(
-        'Conflict',
-        `${fqdn} ${type} is already published by ${existing}, which is older; delete one of the two`,
-      );
+    const conflict = here && ownerConflict(fqdn, type, here);
+    if (conflict) {
+      reject('Conflict', conflict.message);
       continue;
-    }
-    if (here && here.size > 0) {
-      const clash = exclusivityClash(type, here);
-      if (clash) {
-        reject(
-          'Conflict',
-          `${fqdn} ${type} cannot coexist with the ${clash.type} published by ${clash.by} (${clash.rule})`,
-        );
-        continue;
-      }
     }
     const by = `DNSRecordSet ${key}`;
     const steering = steeringOf(rs, fqdn, rdata, zoneClass.spec.topology, zoneClass.spec.geoip);

@@ -27,3 +27,36 @@ export function exclusivityClash(
   }
   return undefined;
 }
+
+/**
+ * Why an RRset of `type` at `fqdn` is not published beside what `here` holds (type → who published
+ * it, everything judged before it at the name: NS first, then oldest first): one writer per name and
+ * type, the older (`one-writer`), or CNAME and ALIAS exclusivity (`exclusive`, `exclusivityClash`).
+ * The rule `assembleZone` and the zone model judge record sets by, and the record writer's gate
+ * judges writes by (`ZoneModel.writeConflict`).
+ */
+export function ownerConflict(
+  fqdn: string,
+  type: string,
+  here: ReadonlyMap<string, string>,
+): { rule: 'one-writer' | 'exclusive'; type: string; by: string; why?: string; message: string } | undefined {
+  if (here.size === 0) return undefined;
+  const existing = here.get(type);
+  if (existing)
+    return {
+      rule: 'one-writer',
+      type,
+      by: existing,
+      message: `${fqdn} ${type} is already published by ${existing}, which is older; delete one of the two`,
+    };
+  const clash = exclusivityClash(type, here);
+  if (clash)
+    return {
+      rule: 'exclusive',
+      type: clash.type,
+      by: clash.by,
+      why: clash.rule,
+      message: `${fqdn} ${type} cannot coexist with the ${clash.type} published by ${clash.by} (${clash.rule})`,
+    };
+  return undefined;
+}

@@ -229,6 +229,69 @@ describe('ZoneModel', () => {
     }
   });
 
+  test('writeConflict judges a write as assembleZone judges the record set written: CNAME and ALIAS exclusivity, oldest first (5 seeds)', () => {
+    const WRITABLE = TYPES.filter((t) => t !== 'SOA' && t !== 'NS');
+    let exclusive = 0;
+    for (const seed of [21, 22, 23, 24, 25]) {
+      const r = prng(seed);
+      for (let round = 0; round < 40; round++) {
+        const current = new Map<string, DNSRecordSet>();
+        for (let i = 0; i < 30; i++) {
+          const rs = randomRecordSet(r, i);
+          current.set(`dns/${rs.metadata.name}`, rs);
+        }
+        const children = r() < 0.3 ? [child] : [];
+        const entries = (map: Map<string, DNSRecordSet>) =>
+          [...map].map(([key, rs]) => ({
+            key,
+            current: { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) },
+          }));
+        const model = new ZoneModel(theZone, theClass, ORIGIN);
+        model.update(entries(current), children, true);
+        for (let w = 0; w < 10; w++) {
+          // A new record set (the newest), or a new version of one the zone holds (its place kept).
+          const replacing = r() < 0.3 ? pick(r, [...current.keys()]) : undefined;
+          const before = replacing ? current.get(replacing)! : undefined;
+          const type = before ? before.spec.type : pick(r, WRITABLE);
+          const name = before
+            ? before.spec.name
+            : pick(
+                r,
+                NAMES.filter((n) => n !== '@'),
+              );
+          if (type === 'SOA' || type === 'NS' || name === '@') continue;
+          const key = replacing ?? `team/w${w}`;
+          const written = recordSet(
+            'team',
+            `w${w}`,
+            { zoneRef: { name: 'z' }, name, type, records: VALUES[type]!.slice(0, 1) },
+            100,
+          );
+          const candidate = before ? { ...written, metadata: before.metadata } : written;
+          const all = new Map(current).set(key, candidate);
+          const expected = assembleZone({
+            zone: theZone,
+            zoneClass: theClass,
+            origin: ORIGIN,
+            records: entries(all).map((e) => e.current),
+            children,
+          }).verdicts.get(key);
+          const fqdn = parseName(name, ORIGIN);
+          const got = model.writeConflict(key, fqdn, type, new Map());
+          const loses = expected?.accepted === false && /cannot coexist/.test(expected.message);
+          const context = `seed ${seed} round ${round}: ${key} ${type} at ${name} (${JSON.stringify(expected)})`;
+          assert.equal(got?.rule === 'exclusive', loses, context);
+          if (loses) {
+            exclusive++;
+            assert.equal(got?.message, expected.message, context);
+          }
+          if (expected?.accepted) assert.equal(got, undefined, context);
+        }
+      }
+    }
+    assert.ok(exclusive > 20, `exclusivity conflicts met: ${exclusive}`);
+  });
+
   test('an update that lists no changes leaves the model as one that lists them, and says whether it changed (5 seeds)', () => {
     for (const seed of [11, 12, 13, 14, 15]) {
       const r = prng(seed);

@@ -14,7 +14,7 @@ import { type RecordTypeName, RRType } from '../dns/rrtype.ts';
 import { shortSort } from '../util/short-sort.ts';
 import type { AssembledZone, ChildDelegation, RecordVerdict } from './assemble.ts';
 import { type HashedRRset, ownerDigest, rrsetDigest, zoneDigestOfBytes } from './content-hash.ts';
-import { exclusivityClash } from './exclusivity.ts';
+import { ownerConflict } from './exclusivity.ts';
 import { keptRecords, steeringOf } from './record-parse.ts';
 import { type ResourceKey, refOf } from './resource-key.ts';
 import type { PublishedByName, RRset, RRsetDelta, RRsetKey } from './rrset.ts';
@@ -1441,6 +1441,67 @@ export class ZoneModel implements PublishedByName {
     return true;
   }
 
+  /**
+   * What a record set `key` of `type` written at `fqdn` would lose to at its name, as `decide` would
+   * judge it there now (`judge`: the RRsets the zone places there, then the record sets NS first and
+   * oldest first), or undefined where it would be published or is refused by a delegation (the
+   * writer's gate asks `cutRefusal` for those). For the record writer's gate: a write that would lose
+   * is refused rather than stored and never served. `pending` overlays what the model holds at the
+   * name with the writer's own record sets it has not taken yet, by key: present (its creation time;
+   * undefined for one not written yet, which is judged the newest) or gone (`null`). A record set the
+   * model holds keeps its place (its own creation time), so a write never moves ahead of an older one
+   * or behind its own earlier version.
+   */
+  writeConflict(
+    key: ResourceKey,
+    fqdn: Name,
+    type: RecordTypeName,
+    pending: ReadonlyMap<ResourceKey, { type: RecordTypeName; created: string | undefined } | null>,
+  ): ReturnType<typeof ownerConflict> {
+    const ownerKey = nameKey(fqdn);
+    const atApex = ownerKey === this.originKey;
+    const above = atApex ? undefined : this.cutAbove(ownerKey);
+    const byType = new Map<string, string>();
+    if (atApex) byType.set('SOA', 'the zone');
+    let cut: Cut | undefined;
+    const held = this.owners.get(ownerKey);
+    const entries: Entry[] = [];
+    if (held !== undefined && isOwner(held)) {
+      for (const { rrset, by } of held.fixed) {
+        byType.set(rrset.type, by);
+        if (rrset.type === 'NS' && !atApex) cut = { owner: rrset.owner, hosts: hostsOf(rrset.rdata), by };
+      }
+      const e = held.entries;
+      if (e !== undefined) entries.push(...(Array.isArray(e) ? e : [e]));
+    } else if (held !== undefined) entries.push(held);
+    const entryOf = (k: ResourceKey, t: RecordTypeName, created: string | undefined): Entry => ({
+      key: k,
+      spec: { name: fqdn, type: t, records: [] },
+      // Not written yet: after every record set (a creation time is an ISO 8601 string).
+      created: created ?? '\uffff',
+      fqdn,
+      rdata: [],
+      verdict: undefined,
+    });
+    const order = entries.filter((e) => pending.get(e.key) !== null && e.key !== key);
+    for (const [k, p] of pending)
+      if (p !== null && k !== key && !entries.some((e) => e.key === k))
+        order.push(entryOf(k, p.type, p.created));
+    const own = entries.find((e) => e.key === key);
+    const candidate = entryOf(key, type, own ? own.created : pending.get(key)?.created);
+    order.push(candidate);
+    order.sort(decisionOrder);
+    for (const entry of order) {
+      if (entry === candidate) break;
+      if (this.judge(entry, above, cut, byType) !== true) continue;
+      byType.set(typeOf(entry), byOf(entry));
+      if (typeOf(entry) === 'NS' && !atApex)
+        cut = { owner: entry.fqdn, hosts: hostsOf(rdataOf(entry)), by: byOf(entry) };
+    }
+    if (above !== undefined || (cut !== undefined && type !== 'DS')) return undefined;
+    return ownerConflict(fqdn, type, byType);
+  }
+
   private judge(
     entry: Entry,
     above: Cut | undefined,
@@ -1469,24 +1530,8 @@ export class ZoneModel implements PublishedByName {
         fqdn,
       };
     }
-    const existing = byType.get(type);
-    if (existing) {
-      return {
-        accepted: false,
-        reason: 'Conflict',
-        message: `${fqdn} ${type} is already published by ${existing}, which is older; delete one of the two`,
-        fqdn,
-      };
-    }
-    const clash = exclusivityClash(type, byType);
-    if (clash) {
-      return {
-        accepted: false,
-        reason: 'Conflict',
-        message: `${fqdn} ${type} cannot coexist with the ${clash.type} published by ${clash.by} (${clash.rule})`,
-        fqdn,
-      };
-    }
+    const conflict = ownerConflict(fqdn, type, byType);
+    if (conflict) return { accepted: false, reason: 'Conflict', message: conflict.message, fqdn };
     // Accepted: the entry keeps `true` (see `Entry.verdict`), so no verdict object is made.
     return true;
   }

@@ -277,10 +277,11 @@ export class HomelabWebhookBackend implements ManagedBackend {
 /**
  * A refusal of this one record rather than of the whole request: `400` (the protocol's validation
  * codes), or `403` with a code about the record — Zonekeeper's provider answers `NOT_DELEGATED`,
- * `NOT_OWNER` and `QUOTA_EXCEEDED` for a name and type the caller may not (or may no longer) write.
+ * `NOT_OWNER`, `NAME_CONFLICT` and `QUOTA_EXCEEDED` for a name and type the caller may not (or may no
+ * longer) write.
  * Any other answer fails the apply and is retried.
  */
-const RECORD_REFUSALS_403 = new Set(['NOT_DELEGATED', 'NOT_OWNER', 'QUOTA_EXCEEDED']);
+const RECORD_REFUSALS_403 = new Set(['NOT_DELEGATED', 'NOT_OWNER', 'NAME_CONFLICT', 'QUOTA_EXCEEDED']);
 
 function refusesRecord(e: unknown): e is HomelabProviderError {
   if (!(e instanceof HomelabProviderError)) return false;

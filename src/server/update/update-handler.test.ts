@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
+import { gatedWriter } from '../../../test/support/gated-writer.ts';
 import { recordSet, zone, zoneClass } from '../../../test/support/resources.ts';
 import type { DNSRecordSet } from '../../api/index.ts';
 import { MemoryStore } from '../../control/memory-store.ts';
@@ -444,6 +445,54 @@ test('a write below an NS cut inside the zone is REFUSED by the record writer, n
   } finally {
     await writes.close();
     await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('RFC 2136 §3.4.2.2 and a CNAME the served zone does not show yet: never NOERROR for a record never served, and no wait', {
+  timeout: 30_000,
+}, async () => {
+  // A manifest CNAME at x.dyn.example.com. (the name the key may add TXT to).
+  const cname = recordSet('dns', 'm-cname', {
+    name: 'x.dyn.example.com.',
+    type: 'CNAME',
+    records: ['edge.example.net.'],
+  });
+  const w = await gatedWriter({
+    classes: [zoneClass('builtin', ['ns1.example.com.'])],
+    zones: [zone('dns', 'example-com', 'example.com')],
+    records: [cname],
+    credentials: {
+      get: (name) => ({ name, kind: 'tsig', namespace: 'dns' }),
+      quota: () => ({ maxRecordSets: 100, requestsPerSecond: 100, burst: 100 }),
+    },
+  });
+  try {
+    const logged: string[] = [];
+    const handler = (served: DNSRecordSet[]) =>
+      new UpdateHandler(tableWith(['example.com'], served), {
+        writer: () => w.writer,
+        // Waiting for the change to be served would outlast the test.
+        settleMs: 600_000,
+        log: (_level, message, fields) => logged.push(`${message} ${JSON.stringify(fields ?? {})}`),
+      });
+    // Served: the TXT is ignored as §3.4.2.2 prescribes, nothing is written (NOERROR).
+    const ignored = await handler([cname]).handle(
+      signMessage(update('example.com', 'served', 1), key).bytes,
+      'a',
+    );
+    assert.equal(rcode(ignored), UpdateRcode.NOERROR);
+    assert.equal(w.store.list('DNSRecordSet').length, 0);
+    // Not served yet (the zone's model has it, the served zone not): the record writer refuses the
+    // TXT the zone would never serve beside the older CNAME. REFUSED at once, nothing stored.
+    const refused = await handler([]).handle(
+      signMessage(update('example.com', 'pending', 2), key).bytes,
+      'a',
+    );
+    assert.equal(rcode(refused), UpdateRcode.REFUSED);
+    assert.equal(w.store.list('DNSRecordSet').length, 0);
+    assert.match(logged.join('\n'), /NAME_CONFLICT/);
+  } finally {
+    await w.close();
   }
 });
 

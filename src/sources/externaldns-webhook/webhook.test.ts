@@ -6,11 +6,20 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, describe, test } from 'node:test';
+import { gatedWriter } from '../../../test/support/gated-writer.ts';
 import { connectionLimitTests } from '../../../test/support/http-clients.ts';
+import { recordSet, zone, zoneClass } from '../../../test/support/resources.ts';
+import type { DNSRecordSet } from '../../api/index.ts';
 import type { RecordWriter } from '../../writes/record-writer.ts';
 import { WriteError } from '../../writes/write-request.ts';
-import { writableDomains } from './start.ts';
-import { domainFilter, ExternalDnsWebhook, MAX_WAITING_REQUESTS, MEDIA_TYPE } from './webhook.ts';
+import { startExternalDnsWebhook, writableDomains } from './start.ts';
+import {
+  domainFilter,
+  EXTERNALDNS_CREDENTIAL,
+  ExternalDnsWebhook,
+  MAX_WAITING_REQUESTS,
+  MEDIA_TYPE,
+} from './webhook.ts';
 
 describe('the ExternalDNS webhook provider over HTTP', () => {
   let writer: RecordWriter | undefined;
@@ -327,5 +336,89 @@ describe('the ExternalDNS webhook provider judges a large body in steps', () => 
     assert.equal(judged, 2000);
     const between = [...seen].filter((n) => n > 0 && n < judged);
     assert.ok(between.length >= 10, `turns seen while judging: ${[...seen].join(', ')}`);
+  });
+});
+
+describe('the ExternalDNS webhook provider refuses an endpoint the zone would never serve beside a CNAME (RFC 1034 §3.6.2)', () => {
+  // Zone example.com of namespace dns delegates apps.example.com and below to team-a, and defines a
+  // CNAME at cdn.apps.example.com and a TXT at data.apps.example.com by manifest.
+  const manifest = (name: string, type: 'CNAME' | 'TXT', records: string[]) =>
+    recordSet('dns', `m-${type.toLowerCase()}`, { name, type, records }, 60);
+  const setup = gatedWriter({
+    classes: [zoneClass('builtin', ['ns1.example.com.'])],
+    zones: [
+      zone('dns', 'example', 'example.com', { delegations: [{ namespaces: ['team-a'], names: ['*.apps'] }] }),
+    ],
+    records: [
+      manifest('cdn.apps.example.com.', 'CNAME', ['edge.example.net.']),
+      manifest('data.apps.example.com.', 'TXT', ['"v=spf1 -all"']),
+    ],
+    credentials: {
+      get: (name) =>
+        name === EXTERNALDNS_CREDENTIAL
+          ? { name, kind: 'externaldns-webhook', namespace: 'team-a' }
+          : undefined,
+      quota: () => ({ maxRecordSets: 100, requestsPerSecond: 1000, burst: 1000 }),
+    },
+  });
+  const refused: string[] = [];
+  const hook = (async () => {
+    const w = await setup;
+    return startExternalDnsWebhook({
+      settings: { listen: '127.0.0.1:0', namespace: 'team-a' },
+      writer: () => w.writer,
+      store: w.store,
+      gate: () => w.gate,
+      loaded: () => true,
+      onRefused: (r) => refused.push(`${r.stage} ${r.dnsName} ${r.recordType} ${r.code} ${r.message}`),
+      log: () => {},
+    });
+  })();
+  after(async () => {
+    (await hook).stop();
+    await (await setup).close();
+  });
+  const post = async (path: string, body: unknown) =>
+    fetch(`http://127.0.0.1:${(await hook).address().port}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': MEDIA_TYPE },
+      body: JSON.stringify(body),
+    });
+
+  test('/adjustendpoints filters it out at once and reports NAME_CONFLICT, naming no object of another namespace', async () => {
+    refused.length = 0;
+    const res = await post('/adjustendpoints', [
+      { dnsName: 'cdn.apps.example.com', recordType: 'A', targets: ['192.0.2.1'] },
+      { dnsName: 'data.apps.example.com', recordType: 'CNAME', targets: ['lb.example.net'] },
+      { dnsName: 'web.apps.example.com', recordType: 'A', targets: ['192.0.2.2'] },
+    ]);
+    assert.equal(res.status, 200);
+    const kept = (await res.json()) as { dnsName: string }[];
+    assert.deepEqual(
+      kept.map((e) => e.dnsName),
+      ['web.apps.example.com'],
+    );
+    assert.equal(refused.length, 2, refused.join('\n'));
+    for (const r of refused) {
+      assert.match(r, /^adjustendpoints \S+ \S+ NAME_CONFLICT .*cannot coexist with the (CNAME|TXT)/);
+      assert.doesNotMatch(r, /dns\/|m-cname|m-txt/);
+    }
+  });
+
+  test('a plan that writes it anyway: the endpoint is dropped and reported, the rest written (204)', async () => {
+    refused.length = 0;
+    const res = await post('/records', {
+      create: [
+        { dnsName: 'cdn.apps.example.com', recordType: 'TXT', targets: ['"heritage=external-dns"'] },
+        { dnsName: 'web.apps.example.com', recordType: 'A', targets: ['192.0.2.2'] },
+      ],
+    });
+    assert.equal(res.status, 204);
+    assert.equal(refused.length, 1, refused.join('\n'));
+    assert.match(refused[0]!, /^records cdn\.apps\.example\.com TXT NAME_CONFLICT /);
+    const written = (await setup).store
+      .list('DNSRecordSet')
+      .map((r) => `${(r as DNSRecordSet).spec.name} ${(r as DNSRecordSet).spec.type}`);
+    assert.deepEqual(written, ['web.apps.example.com. A']);
   });
 });

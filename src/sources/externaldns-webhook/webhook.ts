@@ -99,7 +99,7 @@ export interface Refusal {
   dnsName: string;
   recordType: string;
   setIdentifier?: string;
-  /** A `WriteErrorCode` (NOT_DELEGATED, NOT_OWNER, INVALID_CHANGE, DUPLICATE_CHANGE, QUOTA_EXCEEDED). */
+  /** A `WriteErrorCode` (NOT_DELEGATED, NOT_OWNER, NAME_CONFLICT, INVALID_CHANGE, DUPLICATE_CHANGE, QUOTA_EXCEEDED). */
   code: string;
   message: string;
   /** Where it was refused: filtered from the desired endpoints, or dropped from a plan. */
@@ -640,6 +640,7 @@ export class ExternalDnsWebhook {
         switch (e.code) {
           case 'NOT_OWNER':
           case 'NOT_DELEGATED':
+          case 'NAME_CONFLICT':
           case 'INVALID_CHANGE':
           case 'DUPLICATE_CHANGE':
           case 'REQUEST_TOO_LARGE':

@@ -5,13 +5,34 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
+import { gatedWriter } from '../../../test/support/gated-writer.ts';
 import { connectionLimitTests } from '../../../test/support/http-clients.ts';
+import { recordSet, zone, zoneClass } from '../../../test/support/resources.ts';
 import { formatTimestamp, sign } from '../../homelab-protocol/signature.ts';
 import type { RecordWriter } from '../../writes/record-writer.ts';
 import { DEFAULT_MAX_BODY_BYTES, HomelabApi } from './homelab-api.ts';
 
 const SECRET = 'a-secret-of-the-caller-long-enough';
 const INTERNAL = /operator-7|10\.0\.0\.7|etcdserver|serviceaccount/;
+
+/** A request signed with SECRET, to the API at `url()`. */
+function signedCall(url: () => Promise<string>) {
+  return async (method: string, path: string, body?: string) => {
+    const nonce = randomUUID();
+    const timestamp = formatTimestamp(new Date());
+    const res = await fetch(`${await url()}${path}`, {
+      method,
+      headers: {
+        'X-DNS-Timestamp': timestamp,
+        'X-DNS-Nonce': nonce,
+        'X-DNS-Signature': sign(SECRET, 'SHA256', { method, path, timestamp, nonce, body }),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(body !== undefined ? { body } : {}),
+    });
+    return { status: res.status, text: await res.text() };
+  };
+}
 
 describe('the homelab DNS API keeps internal details from callers', () => {
   const logged: string[] = [];
@@ -30,21 +51,7 @@ describe('the homelab DNS API keeps internal details from callers', () => {
     await started;
     return `http://127.0.0.1:${api.address().port}`;
   };
-  const call = async (method: string, path: string, body?: string) => {
-    const nonce = randomUUID();
-    const timestamp = formatTimestamp(new Date());
-    const res = await fetch(`${await url()}${path}`, {
-      method,
-      headers: {
-        'X-DNS-Timestamp': timestamp,
-        'X-DNS-Nonce': nonce,
-        'X-DNS-Signature': sign(SECRET, 'SHA256', { method, path, timestamp, nonce, body }),
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body } : {}),
-    });
-    return { status: res.status, text: await res.text() };
-  };
+  const call = signedCall(url);
   const upsert = JSON.stringify({
     record: { type: 'A', domain: 'a.example.com', subdomain: 'www', values: ['192.0.2.1'], ttl: 300 },
     operation: 'upsert',
@@ -150,6 +157,82 @@ describe('the homelab DNS API keeps internal details from callers', () => {
     } finally {
       writer = undefined;
     }
+  });
+});
+
+describe('the homelab DNS API refuses a record the zone would never serve beside a CNAME (RFC 1034 §3.6.2)', () => {
+  // Zone example.com of namespace dns delegates a.example.com and below to team-a, and defines a
+  // CNAME at cdn.a.example.com and a TXT at data.a.example.com by manifest.
+  const manifest = (name: string, type: 'CNAME' | 'TXT', records: string[]) =>
+    recordSet('dns', `m-${type.toLowerCase()}`, { name, type, records }, 60);
+  const setup = gatedWriter({
+    classes: [zoneClass('builtin', ['ns1.example.com.'])],
+    zones: [
+      zone('dns', 'example', 'example.com', {
+        delegations: [{ namespaces: ['team-a'], names: ['a', '*.a'] }],
+      }),
+    ],
+    records: [
+      manifest('cdn.a.example.com.', 'CNAME', ['edge.example.net.']),
+      manifest('data.a.example.com.', 'TXT', ['"v=spf1 -all"']),
+    ],
+    credentials: {
+      get: (name) => (name === 'homelab-a' ? { name, kind: 'webhook-hmac', namespace: 'team-a' } : undefined),
+      quota: () => ({ maxRecordSets: 100, requestsPerSecond: 1000, burst: 1000 }),
+    },
+  });
+  const api = new HomelabApi({
+    listen: '127.0.0.1:0',
+    callers: () => [{ credential: 'homelab-a', namespace: 'team-a', secret: Buffer.from(SECRET) }],
+    writer: () => writerOf,
+    recordSet: () => undefined,
+    log: () => {},
+  });
+  let writerOf: RecordWriter | undefined;
+  const started = (async () => {
+    writerOf = (await setup).writer;
+    await api.start();
+  })();
+  after(async () => {
+    await api.stop();
+    await (await setup).close();
+  });
+  const call = signedCall(async () => {
+    await started;
+    return `http://127.0.0.1:${api.address().port}`;
+  });
+  const post = (type: string, subdomain: string, values: string[]) =>
+    call(
+      'POST',
+      '/records',
+      JSON.stringify({ record: { type, domain: 'a.example.com', subdomain, values }, operation: 'upsert' }),
+    );
+
+  test('an A at the name of an older CNAME: 403 NAME_CONFLICT, what to do, nothing stored', async () => {
+    const r = await post('A', 'cdn', ['192.0.2.1']);
+    assert.equal(r.status, 403, r.text);
+    const body = JSON.parse(r.text) as { success: boolean; error: { code: string; message: string } };
+    assert.equal(body.success, false);
+    assert.equal(body.error.code, 'NAME_CONFLICT');
+    assert.match(body.error.message, /cannot coexist with the CNAME/);
+    assert.match(body.error.message, /write it at another name/);
+    // The manifest's object and namespace are not named to the caller.
+    assert.doesNotMatch(body.error.message, /dns\/|m-cname/);
+    assert.equal((await setup).store.list('DNSRecordSet').length, 0);
+  });
+
+  test('a CNAME at the name of older data: 403 NAME_CONFLICT', async () => {
+    const r = await post('CNAME', 'data', ['elsewhere.example.net']);
+    assert.equal(r.status, 403, r.text);
+    assert.match(r.text, /"code":"NAME_CONFLICT"/);
+  });
+
+  test("the caller's own CNAME: written, replaced; other data beside it refused", async () => {
+    assert.equal((await post('CNAME', 'own', ['one.example.net'])).status, 200);
+    assert.equal((await post('CNAME', 'own', ['two.example.net'])).status, 200);
+    const beside = await post('TXT', 'own', ['t']);
+    assert.equal(beside.status, 403, beside.text);
+    assert.match(beside.text, /"code":"NAME_CONFLICT"/);
   });
 });
 

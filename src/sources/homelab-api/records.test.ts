@@ -249,6 +249,7 @@ describe('homelab records → RRset changes', () => {
     assert.equal(map('INVALID_CHANGE'), '400 INVALID_RECORD');
     assert.equal(map('NOT_DELEGATED'), '403 NOT_DELEGATED');
     assert.equal(map('NOT_OWNER'), '403 NOT_OWNER');
+    assert.equal(map('NAME_CONFLICT'), '403 NAME_CONFLICT');
     assert.equal(map('QUOTA_EXCEEDED'), '403 QUOTA_EXCEEDED');
     assert.equal(map('UNKNOWN_CREDENTIAL'), '403 UNKNOWN_CREDENTIAL');
     assert.equal(map('RATE_LIMITED'), '429 RATE_LIMITED');

@@ -331,6 +331,7 @@ export function fromWriteError(e: unknown): HomelabError {
       return new HomelabError(400, 'INVALID_RECORD', e.message);
     case 'NOT_DELEGATED':
     case 'NOT_OWNER':
+    case 'NAME_CONFLICT':
     case 'QUOTA_EXCEEDED':
     case 'UNKNOWN_CREDENTIAL':
       return new HomelabError(403, e.code, e.message);

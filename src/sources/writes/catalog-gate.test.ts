@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
+import { gatedWriter } from '../../../test/support/gated-writer.ts';
 import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../../api/index.ts';
 import { API_VERSION } from '../../api/meta.ts';
 import { MemoryStore } from '../../control/memory-store.ts';
@@ -276,6 +277,206 @@ describe("catalog gate: a hostile tenant's view of refusals", () => {
       assert.equal(admitted.message, told);
       assert.match(admitted.detail ?? '', detail);
       assert.doesNotMatch(admitted.message, /victim-ns-zz|secret-/);
+    }
+  });
+});
+
+describe('CNAME and ALIAS exclusivity (RFC 1034 §3.6.2): a write the zone would judge the loser is refused', () => {
+  const credentials = {
+    get: (name: string) =>
+      name === 'lab-a' ? { name, kind: 'api-key' as const, namespace: 'lab' } : undefined,
+    quota: () => ({ maxRecordSets: 100, requestsPerSecond: 1000, burst: 1000 }),
+  };
+  // The zone's namespace defines these by manifest, older than anything written through the API.
+  const manifest = (name: string, type: RecordTypeName, records: string[]): DNSRecordSet => ({
+    apiVersion: API_VERSION,
+    kind: 'DNSRecordSet',
+    metadata: {
+      name: `m-${name.split('.')[0]}-${type.toLowerCase()}`,
+      namespace: 'dns',
+      generation: 1,
+      creationTimestamp: '2026-01-02T00:00:00Z',
+    },
+    spec: { name, type, records },
+  });
+  const records = [
+    manifest('alias.lab.example.com.', 'CNAME', ['target.example.net.']),
+    manifest('data.lab.example.com.', 'TXT', ['"v=spf1 -all"']),
+    manifest('apexlike.lab.example.com.', 'ALIAS', ['lb.example.net.']),
+    manifest('addr.lab.example.com.', 'A', ['192.0.2.9']),
+  ];
+  const up = (name: string, type: RecordTypeName, values: string[]) => ({
+    op: 'upsert' as const,
+    name,
+    type,
+    records: values,
+  });
+  const refusedWith = (code: string, also?: RegExp) => (e: unknown) => {
+    assert.ok(e instanceof WriteError, String(e));
+    assert.equal(e.code, code, e.message);
+    if (also) assert.match(e.message, also);
+    // Another namespace's object is never named to the caller.
+    assert.doesNotMatch(e.message, /dns\/|m-alias|m-data|m-apexlike|m-addr/);
+    return true;
+  };
+
+  test('other data at an older CNAME, a CNAME at older data, A/AAAA at an older ALIAS and an ALIAS at an older A: refused, nothing stored; each as assembly judges it', async () => {
+    const w = await gatedWriter({ classes: [zoneClass], zones: [zone], records, credentials });
+    try {
+      const cases: [string, RecordTypeName, string[], string][] = [
+        ['alias.lab.example.com.', 'A', ['192.0.2.1'], 'CNAME'],
+        ['alias.lab.example.com.', 'TXT', ['"t"'], 'CNAME'],
+        ['data.lab.example.com.', 'CNAME', ['x.example.net.'], 'TXT'],
+        ['apexlike.lab.example.com.', 'A', ['192.0.2.1'], 'ALIAS'],
+        ['apexlike.lab.example.com.', 'AAAA', ['2001:db8::1'], 'ALIAS'],
+        ['addr.lab.example.com.', 'ALIAS', ['lb.example.net.'], 'A'],
+      ];
+      for (const [name, type, values, holds] of cases) {
+        await assert.rejects(
+          w.writer.apply('lab-a', { changes: [up(name, type, values)] }),
+          refusedWith(
+            'NAME_CONFLICT',
+            new RegExp(
+              `cannot coexist with the ${holds} published by a DNSRecordSet of another namespace.*RFC 1034 §3.6.2|cannot coexist with the ${holds}.*another name`,
+            ),
+          ),
+          `${name} ${type}`,
+        );
+        // What the zone would make of that record set, written: it loses (never served).
+        const written = recordSet(name, type, values, '2026-03-01T00:00:00Z');
+        const assembled = assembleZone({
+          zone,
+          zoneClass,
+          origin: 'example.com.',
+          records: [...records, written].map((r) => ({ recordSet: r, fqdn: r.spec.name })),
+          children: [],
+        });
+        const verdict = assembled.verdicts.get(`lab/${written.metadata.name}`);
+        assert.equal(verdict?.accepted, false, `${name} ${type}`);
+      }
+      assert.equal(w.store.list('DNSRecordSet').length, 0);
+      // Beside them, what may coexist is written: an MX at the TXT's name, a TXT at the ALIAS's.
+      const ok = await w.writer.apply('lab-a', {
+        changes: [
+          up('data.lab.example.com.', 'MX', ['10 mail.example.net.']),
+          up('apexlike.lab.example.com.', 'TXT', ['"t"']),
+        ],
+      });
+      assert.deepEqual(
+        ok.changes.map((c) => c.outcome),
+        ['created', 'created'],
+      );
+    } finally {
+      await w.close();
+    }
+  });
+
+  test("the caller's own records: replaceable, and its own older record set wins over a newer manifest", async () => {
+    const w = await gatedWriter({ classes: [zoneClass], zones: [zone], credentials });
+    try {
+      const cname = await w.writer.apply('lab-a', {
+        changes: [up('own.lab.example.com.', 'CNAME', ['a.example.net.'])],
+      });
+      assert.equal(cname.changes[0]?.outcome, 'created');
+      // Replacing one's own CNAME is no conflict with itself.
+      const again = await w.writer.apply('lab-a', {
+        changes: [up('own.lab.example.com.', 'CNAME', ['b.example.net.'])],
+      });
+      assert.equal(again.changes[0]?.outcome, 'updated');
+      // Other data at one's own CNAME: refused, and the message names the caller's own object.
+      await assert.rejects(
+        w.writer.apply('lab-a', { changes: [up('own.lab.example.com.', 'TXT', ['"t"'])] }),
+        refusedWith('NAME_CONFLICT', /the CNAME published by DNSRecordSet lab\/own-lab-example-com-cname-/),
+      );
+      // Deleting the CNAME and writing data in its place, in one request: fine.
+      const swapped = await w.writer.apply('lab-a', {
+        changes: [
+          { op: 'delete', name: 'own.lab.example.com.', type: 'CNAME' },
+          up('own.lab.example.com.', 'A', ['192.0.2.1']),
+        ],
+      });
+      assert.deepEqual(
+        swapped.changes.map((c) => c.outcome),
+        ['deleted', 'created'],
+      );
+      // A manifest CNAME added later, at the name of the caller's older A: the A keeps winning, so the
+      // caller still changes it.
+      w.store.apply(
+        manifest('own.lab.example.com.', 'CNAME', ['late.example.net.']),
+        '2026-12-31T00:00:00.000Z',
+      );
+      const updated = await w.writer.apply('lab-a', {
+        changes: [up('own.lab.example.com.', 'A', ['192.0.2.2'])],
+      });
+      assert.equal(updated.changes[0]?.outcome, 'updated');
+    } finally {
+      await w.close();
+    }
+  });
+
+  test("within one request, and before the zone's reconcile has taken the writer's last request", async () => {
+    const w = await gatedWriter({ classes: [zoneClass], zones: [zone], credentials });
+    try {
+      // Two new record sets of one request at one name: the zone would keep one (the older, by key).
+      await assert.rejects(
+        w.writer.apply('lab-a', {
+          changes: [
+            up('pair.lab.example.com.', 'A', ['192.0.2.1']),
+            up('pair.lab.example.com.', 'CNAME', ['x.example.net.']),
+          ],
+        }),
+        (e) => e instanceof WriteError && e.code === 'NAME_CONFLICT' && e.change === 1,
+      );
+      assert.equal(w.store.list('DNSRecordSet').length, 0);
+      // The zone's model lags behind the writer: what the writer holds counts all the same.
+      w.freeze();
+      await w.writer.apply('lab-a', { changes: [up('lag.lab.example.com.', 'CNAME', ['x.example.net.'])] });
+      await assert.rejects(
+        w.writer.apply('lab-a', { changes: [up('lag.lab.example.com.', 'TXT', ['"t"'])] }),
+        refusedWith('NAME_CONFLICT'),
+      );
+      w.thaw();
+    } finally {
+      await w.close();
+    }
+  });
+
+  test('hostile tenant: learns nothing of a CNAME at a name it may not write, and evicts no older owner', async () => {
+    const outside: DNSRecordSet = manifest('www.example.com.', 'CNAME', ['target.example.net.']);
+    const w = await gatedWriter({
+      classes: [zoneClass],
+      zones: [zone],
+      records: [...records, outside],
+      credentials,
+    });
+    try {
+      // Outside its delegation: the same refusal whether or not a CNAME is there.
+      const at = async (name: string) => {
+        try {
+          await w.writer.apply('lab-a', { changes: [up(name, 'TXT', ['"x"'])] });
+        } catch (e) {
+          assert.ok(e instanceof WriteError);
+          return `${e.code} ${e.message.replaceAll(name, 'NAME').replaceAll(name.split('.')[0]!, 'LABEL')}`;
+        }
+        return 'written';
+      };
+      const withCname = await at('www.example.com.');
+      const without = await at('nothing.example.com.');
+      assert.match(withCname, /^NOT_DELEGATED /);
+      assert.equal(withCname, without);
+      // Inside it, a newer write never takes the name from the older CNAME: refused, and the zone
+      // still serves the CNAME alone.
+      await assert.rejects(
+        w.writer.apply('lab-a', { changes: [up('alias.lab.example.com.', 'A', ['192.0.2.66'])] }),
+        refusedWith('NAME_CONFLICT'),
+      );
+      const served = w.model('dns/example')!.publishedAt('alias.lab.example.com.');
+      assert.deepEqual(
+        served.map((r) => r.type),
+        ['CNAME'],
+      );
+    } finally {
+      await w.close();
     }
   });
 });
