@@ -260,3 +260,88 @@ describe('assembleZone', () => {
     ]);
   });
 });
+
+describe('assembleZone: an NS takes nothing from an older owner of another namespace', () => {
+  // A tenant admitted for NS at *.apps, a victim namespace with names below what the tenant may
+  // delegate (RFC 1034 §4.2.1: at a cut only NS and DS exist, below it only glue).
+  const theZone = zone('dns', 'example-com', 'example.com');
+  const theClass = zoneClass('builtin', ['ns1.example.com.']);
+  const zoneOf = (records: DNSRecordSet[]) =>
+    assembleZone({
+      zone: theZone,
+      zoneClass: theClass,
+      origin: 'example.com.',
+      records: records.map((recordSet) => ({
+        recordSet,
+        fqdn: `${recordSet.spec.name}.example.com.`,
+      })),
+      children: [],
+    });
+  const tenantNs = (age: number) =>
+    rs('x.apps', 'NS', ['ns.x.apps', 'ns.elsewhere.net.'], age, 'tenant', 'x.apps-ns');
+  const victim = (age: number) => rs('y.x.apps', 'A', ['192.0.2.7'], age, 'victim', 'y.x.apps-a');
+
+  test('a tenant NS over an older record set of another namespace is refused, and that one keeps serving', () => {
+    const z = zoneOf([victim(1), tenantNs(2)]);
+    const ns = z.verdicts.get('tenant/x.apps-ns');
+    assert.equal(ns?.accepted, false);
+    assert.equal(!ns?.accepted && ns?.reason, 'Conflict');
+    assert.equal(
+      !ns?.accepted && ns?.message,
+      'x.apps.example.com. NS would make a delegation hiding y.x.apps.example.com. A of DNSRecordSet victim/y.x.apps-a, which is older than this NS record set (only NS and DS exist at a delegation point and only glue below it, RFC 1034 §4.2.1): delete it first (this NS is then published), or publish the NS from namespace victim',
+    );
+    assert.equal(z.verdicts.get('victim/y.x.apps-a')?.accepted, true);
+    assert.deepEqual(rrsetsOf(z), ['example.com. NS 300', 'y.x.apps.example.com. A 300']);
+  });
+
+  test('the same at the cut itself, and the oldest of several is named with how many more', () => {
+    const z = zoneOf([
+      rs('x.apps', 'TXT', ['mine'], 1, 'victim', 'x.apps-txt'),
+      rs('z.x.apps', 'A', ['192.0.2.8'], 0, 'other', 'z.x.apps-a'),
+      victim(3),
+      tenantNs(4),
+    ]);
+    const ns = z.verdicts.get('tenant/x.apps-ns');
+    assert.equal(ns?.accepted, false);
+    assert.match(
+      !ns?.accepted ? ns!.message : '',
+      /hiding z\.x\.apps\.example\.com\. A of DNSRecordSet other\/z\.x\.apps-a and 2 more record sets of other namespaces, all older .* publish the NS from namespace other$/,
+    );
+    for (const key of ['victim/x.apps-txt', 'other/z.x.apps-a', 'victim/y.x.apps-a'])
+      assert.equal(z.verdicts.get(key)?.accepted, true, key);
+  });
+
+  test('once the older record set is gone the NS is published and hides what is below it', () => {
+    const z = zoneOf([tenantNs(2), rs('y.x.apps', 'TXT', ['later'], 3, 'victim', 'y.x.apps-txt')]);
+    assert.equal(z.verdicts.get('tenant/x.apps-ns')?.accepted, true);
+    assert.equal(z.verdicts.get('victim/y.x.apps-txt')?.accepted, false);
+    assert.deepEqual(rrsetsOf(z), ['example.com. NS 300', 'x.apps.example.com. NS 300']);
+  });
+
+  test('an older record set of the same namespace, or another namespace its glue, or a DS, stays hidden below', () => {
+    const z = zoneOf([
+      rs('y.x.apps', 'A', ['192.0.2.9'], 0, 'tenant', 'y.x.apps-a'),
+      rs('ns.x.apps', 'A', ['192.0.2.53'], 0, 'victim', 'ns.x.apps-a'),
+      rs('x.apps', 'DS', [`1 13 2 ${'ab'.repeat(32)}`], 0, 'victim', 'x.apps-ds'),
+      tenantNs(2),
+    ]);
+    assert.equal(z.verdicts.get('tenant/x.apps-ns')?.accepted, true);
+    assert.equal(z.verdicts.get('tenant/y.x.apps-a')?.accepted, false);
+    assert.equal(z.verdicts.get('victim/ns.x.apps-a')?.accepted, true, 'glue');
+    assert.equal(z.verdicts.get('victim/x.apps-ds')?.accepted, true, 'DS at the cut');
+  });
+
+  test('a younger record set of another namespace below an accepted NS stays refused', () => {
+    const z = zoneOf([tenantNs(2), victim(3)]);
+    assert.equal(z.verdicts.get('tenant/x.apps-ns')?.accepted, true);
+    const v = z.verdicts.get('victim/y.x.apps-a');
+    assert.equal(v?.accepted, false);
+    assert.match(!v?.accepted ? v!.message : '', /is below the delegation x\.apps\.example\.com\./);
+  });
+
+  test('an older deeper NS of another namespace keeps its delegation', () => {
+    const z = zoneOf([rs('y.x.apps', 'NS', ['ns.elsewhere.net.'], 1, 'victim', 'y.x.apps-ns'), tenantNs(2)]);
+    assert.equal(z.verdicts.get('tenant/x.apps-ns')?.accepted, false);
+    assert.equal(z.verdicts.get('victim/y.x.apps-ns')?.accepted, true);
+  });
+});
