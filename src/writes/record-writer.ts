@@ -220,10 +220,9 @@ export interface WriteGate {
   /**
    * What `fqdn` holds that an RRset of `type`, written as the object `key`, cannot coexist with and
    * would lose to (CNAME and ALIAS exclusivity, RFC 1034 §3.6.2; the older record set wins), judged by
-   * the zone's own rule (`ZoneModel.writeConflict`), or, for an NS of `records`, the older record sets
-   * of other namespaces its delegation would hide (`ZoneModel.nsEviction`); undefined where none.
-   * `pending`: the writer's record sets at the name the zone may not have taken yet, by key (null:
-   * deleted). Asked for upserts `admit` admitted, so a caller learns nothing of names it may not write.
+   * the zone's own rule (`ZoneModel.writeConflict`), or undefined. `pending`: the writer's record sets
+   * at the name the zone may not have taken yet, by key (null: deleted). Asked for upserts `admit`
+   * admitted, so a caller learns nothing of names it may not write.
    */
   exclusivity?(
     namespace: string,
@@ -231,7 +230,6 @@ export interface WriteGate {
     type: RecordTypeName,
     key: ResourceKey,
     pending: PendingAtName,
-    records?: readonly string[],
   ): { message: string; detail: string } | undefined;
 }
 
@@ -696,15 +694,13 @@ export class WriteCoordinator implements RecordWriter {
       const checked = checkUpsertContent(change, fqdn, namespace, credential, admitted.origin);
       if (!checked.ok) throw fail('INVALID_CHANGE', checked.message);
       // RFC 1034 §3.6.2: an RRset that the name's older CNAME or ALIAS (or, for a CNAME, older data)
-      // rules out would be stored and never served, as would an NS whose delegation would hide older
-      // record sets of other namespaces (§4.2.1): refused now, with what to do.
+      // rules out would be stored and never served: refused now, with what to do.
       const clash = this.options.gate.exclusivity?.(
         namespace,
         fqdn,
         change.type,
         key,
         this.pendingAt(fqdn, namespace, inRequest),
-        checked.resource.spec.records,
       );
       if (clash) {
         if (clash.detail !== clash.message)

@@ -15,8 +15,7 @@ import { getOrInsert } from '../util/get-or-insert.ts';
 import { zoneContentHash } from './content-hash.ts';
 import { ownerConflict } from './exclusivity.ts';
 import { parseRecordSetRecords, steeringOf } from './record-parse.ts';
-import { namespaceOf, object, Refusal } from './refusal.ts';
-import { compareByAge, type ResourceKey, refOf, resourceKey, splitKey } from './resource-key.ts';
+import { compareByAge, type ResourceKey, refOf, resourceKey } from './resource-key.ts';
 import type { RRset } from './rrset.ts';
 import { type SoaFields, soaFor, zoneDefaultTtl } from './soa.ts';
 import { zoneNameServers } from './zone-name-servers.ts';
@@ -100,55 +99,7 @@ export function cutRefusal(
   return undefined;
 }
 
-/**
- * Whether the cut an NS record set of namespace `namespace` makes would take an RRset of `type` at
- * `fqdn`, of the record set `key`, away from where it is served: one of another namespace, at the
- * cut and neither DS nor NS, or below it and not the cut's own glue (`cutRefusal`'s rule), that no
- * cut of a managed child zone (`childCuts`, as `assembleZone` orders them) hides already. Such a
- * record set, when older than the NS, refuses the NS (`evictionRefusal`): the oldest owner of a name
- * keeps it, as for one writer per name and type.
- */
-export function wouldEvict(
-  cut: Cut,
-  namespace: string,
-  key: ResourceKey,
-  fqdn: Name,
-  type: string,
-  childCuts: readonly Cut[],
-): boolean {
-  if ((splitKey(key).namespace ?? '') === namespace || !isInDomain(fqdn, cut.owner)) return false;
-  if (type === 'NS' && nameEquals(fqdn, cut.owner)) return false;
-  if (cutRefusal(fqdn, type, [cut]) === undefined) return false;
-  return childCuts.length === 0 || cutRefusal(fqdn, type, childCuts) === undefined;
-}
-
-/**
- * Why an NS record set at `owner` is not published: the cut it would make hides `oldest` (an older
- * record set of another namespace, `wouldEvict`) and `more` others. Its text names the record set
- * for the NS record set's owner (its status, the log); a caller writing as a namespace reads "a
- * DNSRecordSet of another namespace" (`Refusal`).
- */
-export function evictionRefusal(
-  owner: Name,
-  oldest: { key: ResourceKey; fqdn: Name; type: string },
-  more: number,
-): Refusal<'DELEGATION_CONFLICT'> {
-  const ns = splitKey(oldest.key).namespace ?? '';
-  return new Refusal('DELEGATION_CONFLICT', [
-    `${owner} NS would make a delegation hiding ${oldest.fqdn} ${oldest.type} of `,
-    object('DNSRecordSet', oldest.key),
-    more > 0
-      ? ` and ${more} more record set${more === 1 ? '' : 's'} of other namespaces, all older than this NS record set (only NS and DS exist at a delegation point and only glue below it, RFC 1034 §4.2.1): delete them first (this NS is then published), or publish the NS from `
-      : `, which is older than this NS record set (only NS and DS exist at a delegation point and only glue below it, RFC 1034 §4.2.1): delete it first (this NS is then published), or publish the NS from `,
-    namespaceOf(ns),
-  ]);
-}
-
-/**
- * The order record sets are judged in: NS first (they define cuts; shallower, then older first), then
- * the rest by age. An NS is also refused for the older record sets of other namespaces its cut would
- * hide (`wouldEvict`), whatever their type or depth: those are read from the input, not their verdicts.
- */
+/** The order record sets are judged in: NS first (they define cuts; shallower, then older first), then the rest by age. */
 function judgingOrder(a: { rs: DNSRecordSet; fqdn: Name }, b: { rs: DNSRecordSet; fqdn: Name }): number {
   const aNs = a.rs.spec.type === 'NS' ? 0 : 1;
   const bNs = b.rs.spec.type === 'NS' ? 0 : 1;
@@ -165,15 +116,12 @@ function judgingOrder(a: { rs: DNSRecordSet; fqdn: Name }, b: { rs: DNSRecordSet
  * record set that parses, is not at the apex and is not itself at or below an earlier cut (in
  * `judgingOrder`). Only the NS record sets at `fqdn` or its ancestors can be the cut it lies under,
  * and only those are looked at. `children`: the cuts of managed child zones, which come first.
- * `evicts`: whether an NS record set is refused for what its cut would hide (`wouldEvict`), which
- * the names below it decide (the caller's zone model knows them); without it, none is.
  */
 export function cutsAbove(
   fqdn: Name,
   origin: Name,
   records: Iterable<{ recordSet: DNSRecordSet; fqdn: Name }>,
   children: readonly Cut[] = [],
-  evicts?: (ns: { recordSet: DNSRecordSet; fqdn: Name; hosts: Name[] }) => boolean,
 ): Cut[] {
   const candidates: { rs: DNSRecordSet; fqdn: Name; hosts: Name[] }[] = [];
   for (const { recordSet: rs, fqdn: at } of records) {
@@ -185,7 +133,7 @@ export function cutsAbove(
   candidates.sort(judgingOrder);
   const cuts = [...children];
   for (const c of candidates)
-    if (!cutRefusal(c.fqdn, 'NS', cuts) && !evicts?.({ recordSet: c.rs, fqdn: c.fqdn, hosts: c.hosts }))
+    if (!cutRefusal(c.fqdn, 'NS', cuts))
       cuts.push({ owner: c.fqdn, hosts: c.hosts, by: `DNSRecordSet ${resourceKey(c.rs.metadata)}` });
   return cuts;
 }
@@ -286,34 +234,6 @@ export function assembleZone(input: AssemblyInput): AssembledZone {
     }
   }
   parsed.sort(judgingOrder);
-  const childCuts = [...cuts];
-  // The record sets that could be hidden, in canonical order (a subtree is a contiguous range), made
-  // when an NS record set below the apex is first judged.
-  let canonical: typeof parsed | undefined;
-  const evicted = (ns: (typeof parsed)[number], cut: Cut): Refusal | undefined => {
-    canonical ??= [...parsed].sort((a, b) => compareCanonical(a.fqdn, b.fqdn));
-    let lo = 0;
-    let hi = canonical.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (compareCanonical(canonical[mid]!.fqdn, ns.fqdn) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    const namespace = ns.rs.metadata.namespace ?? '';
-    let oldest: (typeof parsed)[number] | undefined;
-    let count = 0;
-    for (let i = lo; i < canonical.length && isInDomain(canonical[i]!.fqdn, ns.fqdn); i++) {
-      const r = canonical[i]!;
-      if (compareByAge(r.rs, ns.rs) >= 0) continue;
-      if (!wouldEvict(cut, namespace, r.key, r.fqdn, r.rs.spec.type, childCuts)) continue;
-      count++;
-      if (oldest === undefined || compareByAge(r.rs, oldest.rs) < 0) oldest = r;
-    }
-    return (
-      oldest &&
-      evictionRefusal(ns.fqdn, { key: oldest.key, fqdn: oldest.fqdn, type: oldest.rs.spec.type }, count - 1)
-    );
-  };
 
   let acceptedCount = 0;
   for (const { rs, key, fqdn, rdata } of parsed) {
@@ -332,14 +252,6 @@ export function assembleZone(input: AssemblyInput): AssembledZone {
       continue;
     }
     const by = `DNSRecordSet ${key}`;
-    const cut: Cut | undefined =
-      type === 'NS' ? { owner: fqdn, hosts: rdata.map((r) => (r as { host: Name }).host), by } : undefined;
-    // An NS below the apex takes nothing from an older owner of another namespace (`wouldEvict`).
-    const eviction = cut && evicted({ rs, key, fqdn, rdata }, cut);
-    if (eviction) {
-      reject('Conflict', eviction.text());
-      continue;
-    }
     const steering = steeringOf(rs, fqdn, rdata, zoneClass.spec.topology, zoneClass.spec.geoip);
     publish(
       {
@@ -352,7 +264,7 @@ export function assembleZone(input: AssemblyInput): AssembledZone {
       },
       by,
     );
-    if (cut) cuts.push(cut);
+    if (type === 'NS') cuts.push({ owner: fqdn, hosts: rdata.map((r) => (r as { host: Name }).host), by });
     verdicts.set(key, { accepted: true, fqdn });
     acceptedCount++;
   }

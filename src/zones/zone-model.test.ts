@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { prng } from '../../test/support/prng.ts';
-import { recordSet, stamp, zone, zoneClass } from '../../test/support/resources.ts';
+import { recordSet, zone, zoneClass } from '../../test/support/resources.ts';
 import type { DNSRecordSet } from '../api/index.ts';
 import { compareNameKeys, type Name, nameKey, parseName, stripFirstLabel } from '../dns/name.ts';
 import { printRdata } from '../dns/rdata.ts';
 import type { RecordTypeName } from '../dns/rrtype.ts';
 import { assembleZone, type ChildDelegation } from './assemble.ts';
-import { resourceKey } from './resource-key.ts';
 import type { RRset } from './rrset.ts';
 import { DigestSlots, HASH_ORDER_MIN_NAMES, rrsetId, sortNameKeys, ZoneModel } from './zone-model.ts';
 
@@ -50,25 +49,16 @@ function pick<T>(r: () => number, list: readonly T[]): T {
   return list[Math.floor(r() * list.length)]!;
 }
 
-/** Record sets of several namespaces, the same one for an id: a delegation over another's names. */
-const NAMESPACES = ['dns', 'team', 'other'];
-
-function randomRecordSet(
-  r: () => number,
-  id: number,
-  namespace = 'dns',
-  names: readonly string[] = NAMES,
-  nsShare = 0,
-): DNSRecordSet {
-  const type = r() < nsShare ? 'NS' : pick(r, TYPES);
+function randomRecordSet(r: () => number, id: number): DNSRecordSet {
+  const type = pick(r, TYPES);
   const values = VALUES[type]!;
   const records = r() < 0.1 ? ['not valid at all'] : values.slice(0, 1 + Math.floor(r() * values.length));
   return recordSet(
-    namespace,
+    'dns',
     `rs${id}`,
     {
       zoneRef: { name: 'z' },
-      name: pick(r, names),
+      name: pick(r, NAMES),
       type,
       records: type === 'CNAME' || type === 'ALIAS' ? records.slice(0, 1) : records,
       ...(r() < 0.2 ? { ttl: 60 } : {}),
@@ -145,130 +135,97 @@ function checkByName(model: ZoneModel, context: string): void {
   }
 }
 
-/**
- * `steps` random changes (record sets added, removed, replaced; a child zone placed and taken away)
- * to a model, which after each stays what `assembleZone` makes of the same input: RRsets, verdicts
- * and their messages, hash; its deltas add up to what it publishes.
- */
-function randomChanges(
-  seed: number,
-  steps: number,
-  make: (r: () => number, id: number) => DNSRecordSet,
-): { evictions: number; hiddenBelow: number } {
-  const seen = { evictions: 0, hiddenBelow: 0 };
-  const r = prng(seed);
-  const model = new ZoneModel(theZone, theClass, ORIGIN);
-  const current = new Map<string, DNSRecordSet>();
-  let children: ChildDelegation[] = [];
-  // What the reported changes add up to, kept beside the model: it must stay what the model
-  // publishes, and each change's 'previous' must be what it held before.
-  const shadow = new Map<string, RRset>();
-  for (const rrset of model.rrsets()) shadow.set(rrsetId(nameKey(rrset.owner), rrset.type), rrset);
-  for (let step = 0; step < steps; step++) {
-    const changed: string[] = [];
-    const op = r();
-    if (op < 0.5 || current.size === 0) {
-      const rs = make(r, Math.floor(r() * 40));
-      current.set(resourceKey(rs.metadata), rs);
-      changed.push(resourceKey(rs.metadata));
-    } else if (op < 0.8) {
-      const key = pick(r, [...current.keys()]);
-      current.delete(key);
-      changed.push(key);
-    } else if (op < 0.95) {
-      const key = pick(r, [...current.keys()]);
-      const before = current.get(key)!;
-      const next = make(r, 0);
-      current.set(key, { ...next, metadata: before.metadata });
-      changed.push(key);
-    } else {
-      children = children.length === 0 ? [child] : [];
-    }
-    const at = (key: string) => {
-      const rs = current.get(key);
-      return rs ? { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) } : undefined;
-    };
-    const delta = model.update(
-      changed.map((key) => ({ key, current: at(key) })),
-      children,
-    );
-    const context = `seed ${seed} step ${step}`;
-    for (const [id, before] of delta.previous) {
-      assert.deepEqual(
-        describeRRsets(before ? [before] : []),
-        describeRRsets(shadow.has(id) ? [shadow.get(id)!] : []),
-        `${context}: previous ${id}`,
-      );
-    }
-    for (const d of delta.deletes) shadow.delete(rrsetId(nameKey(d.owner), d.type));
-    for (const u of delta.upserts) shadow.set(rrsetId(nameKey(u.owner), u.type), u);
-    assert.deepEqual(
-      describeRRsets(inOrder(shadow.values())),
-      describeRRsets(inOrder(model.rrsets())),
-      `${context}: deltas`,
-    );
-    const records = [...current.values()].map((rs) => ({
-      recordSet: rs,
-      fqdn: parseName(rs.spec.name, ORIGIN) as Name,
-    }));
-    const expected = assembleZone({
-      zone: theZone,
-      zoneClass: theClass,
-      origin: ORIGIN,
-      records,
-      children,
-    });
-    assert.deepEqual(describeRRsets(model.rrsets()), describeRRsets(expected.rrsets), context);
-    // Whole RRsets too (origin, steering): the model makes them from its entries when asked.
-    assert.deepEqual(inOrder(model.rrsets()), inOrder(expected.rrsets), context);
-    for (const [key, verdict] of expected.verdicts) {
-      const got = model.verdicts.get(key);
-      assert.ok(got, `${context}: no verdict for ${key}`);
-      assert.equal(
-        got.accepted,
-        verdict.accepted,
-        `${context}: ${key} ${JSON.stringify(verdict)} vs ${JSON.stringify(got)}`,
-      );
-      if (!got.accepted && !verdict.accepted) {
-        assert.equal(got.reason, verdict.reason, `${context}: ${key}`);
-        assert.equal(got.message, verdict.message, `${context}: ${key}`);
-        if (/would make a delegation hiding/.test(verdict.message)) seen.evictions++;
-        if (/is below the delegation/.test(verdict.message)) seen.hiddenBelow++;
-      }
-    }
-    assert.equal(model.verdicts.size, expected.verdicts.size, context);
-    const each: [string, boolean][] = [];
-    model.eachVerdict((key, accepted) => each.push([key, accepted]));
-    assert.deepEqual(
-      each,
-      [...model.verdicts].map(([key, v]) => [key, v.accepted]),
-      `${context}: eachVerdict is verdicts, in order`,
-    );
-    assert.equal(model.acceptedCount, expected.acceptedCount, context);
-    assert.equal(model.assembled().hash, expected.hash, context);
-    checkByName(model, context);
-  }
-  return seen;
-}
-
 describe('ZoneModel', () => {
   test('stays equal to assembleZone through 3,000 random changes (5 seeds)', () => {
-    for (const seed of [1, 2, 3, 4, 5])
-      randomChanges(seed, 600, (r, id) => randomRecordSet(r, id, NAMESPACES[id % 3]));
-  });
-
-  test('stays equal to assembleZone where NS cuts fall over record sets of several namespaces and ages (5 seeds)', () => {
-    // Names at and below two delegation points, NS often: a cut over older record sets of another
-    // namespace is refused, over its own or younger ones it hides them, and it is judged again as
-    // they come and go.
-    const names = ['deleg', 'ns.deleg', 'c.deleg', 'y.c.deleg', 'ns.c.deleg', 'kid', 'ns1.kid', 'www'];
-    for (const seed of [11, 12, 13, 14, 15]) {
-      const seen = randomChanges(seed, 600, (r, id) =>
-        randomRecordSet(r, id, NAMESPACES[id % 3], names, 0.3),
-      );
-      // Both outcomes met: NS refused over older record sets of others, names hidden below an NS.
-      assert.ok(seen.evictions > 50, `seed ${seed}: NS refused for what they would hide: ${seen.evictions}`);
-      assert.ok(seen.hiddenBelow > 50, `seed ${seed}: record sets hidden below a cut: ${seen.hiddenBelow}`);
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const r = prng(seed);
+      const model = new ZoneModel(theZone, theClass, ORIGIN);
+      const current = new Map<string, DNSRecordSet>();
+      let children: ChildDelegation[] = [];
+      // What the reported changes add up to, kept beside the model: it must stay what the model
+      // publishes, and each change's 'previous' must be what it held before.
+      const shadow = new Map<string, RRset>();
+      for (const rrset of model.rrsets()) shadow.set(rrsetId(nameKey(rrset.owner), rrset.type), rrset);
+      for (let step = 0; step < 600; step++) {
+        const changed: string[] = [];
+        const op = r();
+        if (op < 0.5 || current.size === 0) {
+          const rs = randomRecordSet(r, Math.floor(r() * 40));
+          current.set(`dns/${rs.metadata.name}`, rs);
+          changed.push(`dns/${rs.metadata.name}`);
+        } else if (op < 0.8) {
+          const key = pick(r, [...current.keys()]);
+          current.delete(key);
+          changed.push(key);
+        } else if (op < 0.95) {
+          const key = pick(r, [...current.keys()]);
+          const before = current.get(key)!;
+          const next = randomRecordSet(r, 0);
+          current.set(key, { ...next, metadata: before.metadata });
+          changed.push(key);
+        } else {
+          children = children.length === 0 ? [child] : [];
+        }
+        const at = (key: string) => {
+          const rs = current.get(key);
+          return rs ? { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) } : undefined;
+        };
+        const delta = model.update(
+          changed.map((key) => ({ key, current: at(key) })),
+          children,
+        );
+        const context = `seed ${seed} step ${step}`;
+        for (const [id, before] of delta.previous) {
+          assert.deepEqual(
+            describeRRsets(before ? [before] : []),
+            describeRRsets(shadow.has(id) ? [shadow.get(id)!] : []),
+            `${context}: previous ${id}`,
+          );
+        }
+        for (const d of delta.deletes) shadow.delete(rrsetId(nameKey(d.owner), d.type));
+        for (const u of delta.upserts) shadow.set(rrsetId(nameKey(u.owner), u.type), u);
+        assert.deepEqual(
+          describeRRsets(inOrder(shadow.values())),
+          describeRRsets(inOrder(model.rrsets())),
+          `${context}: deltas`,
+        );
+        const records = [...current.values()].map((rs) => ({
+          recordSet: rs,
+          fqdn: parseName(rs.spec.name, ORIGIN) as Name,
+        }));
+        const expected = assembleZone({
+          zone: theZone,
+          zoneClass: theClass,
+          origin: ORIGIN,
+          records,
+          children,
+        });
+        assert.deepEqual(describeRRsets(model.rrsets()), describeRRsets(expected.rrsets), context);
+        // Whole RRsets too (origin, steering): the model makes them from its entries when asked.
+        assert.deepEqual(inOrder(model.rrsets()), inOrder(expected.rrsets), context);
+        for (const [key, verdict] of expected.verdicts) {
+          const got = model.verdicts.get(key);
+          assert.ok(got, `${context}: no verdict for ${key}`);
+          assert.equal(
+            got.accepted,
+            verdict.accepted,
+            `${context}: ${key} ${JSON.stringify(verdict)} vs ${JSON.stringify(got)}`,
+          );
+          if (!got.accepted && !verdict.accepted)
+            assert.equal(got.reason, verdict.reason, `${context}: ${key}`);
+        }
+        assert.equal(model.verdicts.size, expected.verdicts.size, context);
+        const each: [string, boolean][] = [];
+        model.eachVerdict((key, accepted) => each.push([key, accepted]));
+        assert.deepEqual(
+          each,
+          [...model.verdicts].map(([key, v]) => [key, v.accepted]),
+          `${context}: eachVerdict is verdicts, in order`,
+        );
+        assert.equal(model.acceptedCount, expected.acceptedCount, context);
+        assert.equal(model.assembled().hash, expected.hash, context);
+        checkByName(model, context);
+      }
     }
   });
 
@@ -522,103 +479,6 @@ describe('ZoneModel', () => {
     assert.deepEqual(added.deletes, [{ owner: 'www.deleg.example.com.', type: 'A' }]);
     model.update([{ key: 'dns/ns', current: undefined }], []);
     assert.ok(model.verdicts.get('dns/below')?.accepted);
-  });
-});
-
-describe('ZoneModel: an NS takes nothing from an older owner of another namespace', () => {
-  const rsAt = (
-    namespace: string,
-    name: string,
-    at: string,
-    type: RecordTypeName,
-    records: string[],
-    age: number,
-  ) => recordSet(namespace, name, { zoneRef: { name: 'z' }, name: at, type, records }, age);
-  const tenantNs = rsAt('tenant', 'deleg', 'x.apps', 'NS', ['ns.elsewhere.net.'], 2);
-  const change = (
-    rs: DNSRecordSet | undefined,
-    key = rs && `${rs.metadata.namespace}/${rs.metadata.name}`,
-  ) => ({
-    key: key!,
-    current: rs && { recordSet: rs, fqdn: parseName(rs.spec.name, ORIGIN) },
-  });
-  const published = (model: ZoneModel) =>
-    describeRRsets(model.rrsets()).map((r) => r.split(' ').slice(0, 2).join(' '));
-
-  test('refused over an older victim, which keeps serving; published once the victim is deleted; refused again when an older one moves below', () => {
-    const model = new ZoneModel(theZone, theClass, ORIGIN);
-    const victim = rsAt('victim', 'web', 'y.x.apps', 'A', ['192.0.2.7'], 1);
-    model.update([change(victim), change(tenantNs)], []);
-    const ns = model.verdicts.get('tenant/deleg');
-    assert.equal(ns?.accepted, false);
-    assert.match(
-      !ns?.accepted ? ns!.message : '',
-      /^x\.apps\.example\.com\. NS would make a delegation hiding y\.x\.apps\.example\.com\. A of DNSRecordSet victim\/web, which is older/,
-    );
-    assert.equal(model.verdicts.get('victim/web')?.accepted, true);
-    assert.deepEqual(published(model), ['example.com. NS', 'y.x.apps.example.com. A']);
-
-    // Level-triggered: the change is at y.x.apps only, and the NS above it is judged again.
-    const gone = model.update([change(undefined, 'victim/web')], []);
-    assert.equal(model.verdicts.get('tenant/deleg')?.accepted, true);
-    assert.deepEqual([...gone.verdicts].sort(), ['tenant/deleg', 'victim/web']);
-    assert.deepEqual(published(model), ['example.com. NS', 'x.apps.example.com. NS']);
-
-    // A younger record set of another namespace below it stays refused.
-    const younger = rsAt('victim', 'later', 'y.x.apps', 'A', ['192.0.2.8'], 3);
-    model.update([change(younger)], []);
-    assert.equal(model.verdicts.get('tenant/deleg')?.accepted, true);
-    assert.equal(model.verdicts.get('victim/later')?.accepted, false);
-
-    // An older record set renamed to below the NS (it keeps its age) takes the delegation away.
-    const older = rsAt('victim', 'old', 'elsewhere', 'TXT', ['x'], 0);
-    model.update([change(older)], []);
-    assert.equal(model.verdicts.get('tenant/deleg')?.accepted, true);
-    model.update([change({ ...older, spec: { ...older.spec, name: 'deep.y.x.apps' } })], []);
-    assert.equal(model.verdicts.get('tenant/deleg')?.accepted, false);
-    assert.equal(model.verdicts.get('victim/old')?.accepted, true);
-    assert.equal(model.verdicts.get('victim/later')?.accepted, true, 'no cut: the younger one serves too');
-    assert.deepEqual(
-      model.assembled().hash,
-      assembleZone({
-        zone: theZone,
-        zoneClass: theClass,
-        origin: ORIGIN,
-        records: [tenantNs, younger, { ...older, spec: { ...older.spec, name: 'deep.y.x.apps' } }].map(
-          (rs) => ({
-            recordSet: rs,
-            fqdn: parseName(rs.spec.name, ORIGIN),
-          }),
-        ),
-        children: [],
-      }).hash,
-    );
-  });
-
-  test('older record sets of its own namespace stay hidden below it, as before', () => {
-    const model = new ZoneModel(theZone, theClass, ORIGIN);
-    const own = rsAt('tenant', 'web', 'y.x.apps', 'A', ['192.0.2.7'], 1);
-    model.update([change(own), change(tenantNs)], []);
-    assert.equal(model.verdicts.get('tenant/deleg')?.accepted, true);
-    assert.equal(model.verdicts.get('tenant/web')?.accepted, false);
-    assert.deepEqual(published(model), ['example.com. NS', 'x.apps.example.com. NS']);
-  });
-
-  test('nsEviction judges an NS write as the zone would: refused over an older record set of another namespace, with a text for the caller', () => {
-    const model = new ZoneModel(theZone, theClass, ORIGIN);
-    model.update([change(rsAt('victim', 'web', 'y.x.apps', 'A', ['192.0.2.7'], 1))], []);
-    const refusal = model.nsEviction('tenant/new', 'x.apps.example.com.', ['ns.elsewhere.net.']);
-    assert.ok(refusal);
-    assert.match(refusal.text(), /DNSRecordSet victim\/web/);
-    const forCaller = refusal.text({ namespace: 'tenant' });
-    assert.doesNotMatch(forCaller, /victim/);
-    assert.match(forCaller, /hiding y\.x\.apps\.example\.com\. A of a DNSRecordSet of another namespace/);
-    assert.equal(model.nsEviction('victim/new', 'x.apps.example.com.', ['ns.elsewhere.net.']), undefined);
-    assert.equal(
-      model.nsEviction('tenant/new', 'x.apps.example.com.', ['ns.elsewhere.net.'], stamp(0)),
-      undefined,
-      'an NS older than the record set',
-    );
   });
 });
 

@@ -1,7 +1,6 @@
 import type { DNSRecordSet, DNSZone, DNSZoneClass } from '../api/index.ts';
 import { type GeoIp, steeredTtl, type Topology } from '../api/steering.ts';
 import {
-  compareCanonical,
   compareNameKeys,
   isInDomain,
   type Name,
@@ -13,17 +12,10 @@ import {
 import type { Rdata } from '../dns/rdata.ts';
 import { type RecordTypeName, RRType } from '../dns/rrtype.ts';
 import { shortSort } from '../util/short-sort.ts';
-import {
-  type AssembledZone,
-  type ChildDelegation,
-  evictionRefusal,
-  type RecordVerdict,
-  wouldEvict,
-} from './assemble.ts';
+import type { AssembledZone, ChildDelegation, RecordVerdict } from './assemble.ts';
 import { type HashedRRset, ownerDigest, rrsetDigest, zoneDigestOfBytes } from './content-hash.ts';
 import { ownerConflict } from './exclusivity.ts';
 import { keptRecords, steeringOf } from './record-parse.ts';
-import type { Refusal } from './refusal.ts';
 import { type ResourceKey, refOf } from './resource-key.ts';
 import type { PublishedByName, RRset, RRsetDelta, RRsetKey } from './rrset.ts';
 import { type SoaFields, soaFor, zoneDefaultTtl } from './soa.ts';
@@ -451,8 +443,6 @@ export class DigestSlots {
  * - invalid record sets (unparsable, SOA, apex NS/CNAME/DS) are rejected on their own;
  * - below a delegation point only glue (A/AAAA of the delegation's nameservers) is kept;
  * - at a delegation point only NS and DS exist (RFC 1034 §4.2.1);
- * - an NS below the apex whose cut would hide an older record set of another namespace is refused
- *   (`wouldEvict`): a change at a name makes the NS record sets above it decided again;
  * - one writer per name and type, oldest first; CNAME and ALIAS exclusivity (RFC 1034 §3.6.2).
  * NS record sets are decided before the other types at a name, so a delegation always wins there.
  */
@@ -494,13 +484,6 @@ export class ZoneModel implements PublishedByName {
    */
   private ownersInOrder = false;
   private readonly cuts = new Map<string, Cut>();
-  /** The cuts of managed child zones, in canonical order of their names (as `assembleZone` has them). */
-  private childCuts: Cut[] = [];
-  /**
-   * Names holding an NS record set below the apex, with how many: a change at or below one makes it
-   * decided again (what its cut would hide decides whether it is published, `eviction`).
-   */
-  private readonly nsNames = new Map<string, number>();
   /** The owners' content digests (`Owner.digest` is a slot here). */
   readonly digests = new DigestSlots();
   /**
@@ -701,11 +684,6 @@ export class ZoneModel implements PublishedByName {
         }
     }
     if (this.setChildren(children, dirty)) emptied = true;
-    if (dirty !== undefined && this.nsNames.size > 0)
-      // A change at a name may change what an NS above it would hide: that NS is decided again.
-      for (const key of [...dirty])
-        for (let k = stripFirstLabel(key); k !== this.originKey && k !== '.'; k = stripFirstLabel(k))
-          if (this.nsNames.has(k)) dirty.add(k);
     this.mergeNewKeys();
     // Deciding a name nothing touched is harmless (it decides what it published), so a first build
     // decides the apex and any name a child zone placed before again, reading the sorted names
@@ -1206,7 +1184,6 @@ export class ZoneModel implements PublishedByName {
       entry.rdata = 'a DS record belongs in the parent zone, at the delegation point (RFC 4035 §2.4)';
     else entry.rdata = parsed;
     this.entries.set(key, entry);
-    if (type === 'NS' && !atApex) this.nsNames.set(ownerKey, (this.nsNames.get(ownerKey) ?? 0) + 1);
     return entry;
   }
 
@@ -1250,11 +1227,6 @@ export class ZoneModel implements PublishedByName {
     this.entries.delete(entry.key);
     if (entry.verdict !== undefined) this.verdictView.count--;
     const ownerKey = nameKey(entry.fqdn);
-    if (typeOf(entry) === 'NS') {
-      const n = this.nsNames.get(ownerKey);
-      if (n === 1) this.nsNames.delete(ownerKey);
-      else if (n !== undefined) this.nsNames.set(ownerKey, n - 1);
-    }
     const owner = this.ownerAt(ownerKey);
     if (owner) {
       const held = owner.entries;
@@ -1296,9 +1268,6 @@ export class ZoneModel implements PublishedByName {
     );
     if (signature === this.childSignature) return false;
     this.childSignature = signature;
-    this.childCuts = [...children]
-      .sort((a, b) => compareCanonical(a.origin, b.origin))
-      .map((c) => ({ owner: c.origin, hosts: c.nameServers, by: `DNSZone ${c.zone}` }));
     let cleared = false;
     for (const [key, owner] of this.owners) {
       if (key === this.originKey || !isOwner(owner) || owner.fixed.length === 0) continue;
@@ -1533,51 +1502,6 @@ export class ZoneModel implements PublishedByName {
     return ownerConflict(fqdn, type, byType);
   }
 
-  /**
-   * Why the NS record set `ns` (its key, creation time and name; `hosts`: its nameservers) is not
-   * published: the cut it would make hides an older record set of another namespace (`wouldEvict`,
-   * as `assembleZone` judges it), or undefined. Reads the record sets at and below its name, not
-   * their verdicts.
-   */
-  private eviction(ns: Pick<Entry, 'key' | 'created' | 'fqdn'>, hosts: Name[]): Refusal | undefined {
-    const key = nameKey(ns.fqdn);
-    const cut: Cut = { owner: ns.fqdn, hosts, by: `DNSRecordSet ${ns.key}` };
-    const slash = ns.key.indexOf('/');
-    const namespace = slash < 0 ? '' : ns.key.slice(0, slash);
-    const byAge = ns as Entry;
-    let oldest: Entry | undefined;
-    let count = 0;
-    const look = (held: Held | undefined) => {
-      if (held === undefined) return;
-      const entries = isOwner(held) ? held.entries : held;
-      if (entries === undefined) return;
-      for (const e of Array.isArray(entries) ? entries : [entries]) {
-        if (typeof e.rdata === 'string' || olderFirst(e, byAge) >= 0) continue;
-        if (!wouldEvict(cut, namespace, e.key, e.fqdn, typeOf(e), this.childCuts)) continue;
-        count++;
-        if (oldest === undefined || olderFirst(e, oldest) < 0) oldest = e;
-      }
-    };
-    look(this.owners.get(key));
-    for (const below of this.below(key)) look(this.owners.get(below));
-    return (
-      oldest &&
-      evictionRefusal(ns.fqdn, { key: oldest.key, fqdn: oldest.fqdn, type: typeOf(oldest) }, count - 1)
-    );
-  }
-
-  /**
-   * For the record writer's gate: why an NS record set `key` at `fqdn` naming `hosts` would not be
-   * published for what its cut would hide (`eviction`), or undefined. `created`: its creation time
-   * when the model does not hold it (undefined for one not written yet, judged the newest); one the
-   * model holds keeps its own.
-   */
-  nsEviction(key: ResourceKey, fqdn: Name, hosts: Name[], created?: string): Refusal | undefined {
-    if (nameKey(fqdn) === this.originKey) return undefined;
-    const held = this.entries.get(key);
-    return this.eviction({ key, fqdn, created: held ? held.created : (created ?? '\uffff') }, hosts);
-  }
-
   private judge(
     entry: Entry,
     above: Cut | undefined,
@@ -1608,10 +1532,6 @@ export class ZoneModel implements PublishedByName {
     }
     const conflict = ownerConflict(fqdn, type, byType);
     if (conflict) return { accepted: false, reason: 'Conflict', message: conflict.message, fqdn };
-    if (type === 'NS' && this.nsNames.size > 0) {
-      const eviction = this.eviction(entry, hostsOf(rdataOf(entry)));
-      if (eviction) return { accepted: false, reason: 'Conflict', message: eviction.text(), fqdn };
-    }
     // Accepted: the entry keeps `true` (see `Entry.verdict`), so no verdict object is made.
     return true;
   }
@@ -1723,10 +1643,8 @@ function hostsOf(rdata: readonly Rdata[]): Name[] {
 
 function sameCut(a: Cut | undefined, b: Cut | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
-  // The publisher too: the verdicts below a cut name it.
   return (
     nameKey(a.owner) === nameKey(b.owner) &&
-    a.by === b.by &&
     a.hosts.length === b.hosts.length &&
     a.hosts.every((h, i) => nameEquals(h, b.hosts[i]!))
   );

@@ -146,11 +146,8 @@ export async function startExternalDnsWebhook(
           admitted?.ok ? admitted.origin : name,
         );
         if (!checked.ok) return { code: 'INVALID_CHANGE', message: `${fqdn} ${type}: ${checked.message}` };
-        // An older CNAME or ALIAS at the name (or older data, for a CNAME): never served (RFC 1034 §3.6.2);
-        // nor an NS whose delegation would hide older record sets of other namespaces (§4.2.1).
-        const clash = admitted?.ok
-          ? gate?.exclusivity?.(namespace, name, t, key, new Map(), checked.resource.spec.records)
-          : undefined;
+        // An older CNAME or ALIAS at the name (or older data, for a CNAME): never served (RFC 1034 §3.6.2).
+        const clash = admitted?.ok ? gate?.exclusivity?.(namespace, name, t, key, new Map()) : undefined;
         if (clash) return { code: 'NAME_CONFLICT', message: `${fqdn} ${type}: ${clash.message}` };
       }
       return undefined;

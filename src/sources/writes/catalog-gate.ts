@@ -6,9 +6,8 @@ import type { PendingAtName, WriteGate } from '../../writes/record-writer.ts';
 import { WRITTEN_BY_LABEL } from '../../writes/write-request.ts';
 import { cutRefusal, cutsAbove } from '../../zones/assemble.ts';
 import type { Catalog } from '../../zones/catalog.ts';
-import { parseRecordSetRecords } from '../../zones/record-parse.ts';
 import { object, type Part, Refusal } from '../../zones/refusal.ts';
-import { type ResourceKey, resourceKey } from '../../zones/resource-key.ts';
+import type { ResourceKey } from '../../zones/resource-key.ts';
 import type { ZoneModel } from '../../zones/zone-model.ts';
 
 /**
@@ -16,8 +15,7 @@ import type { ZoneModel } from '../../zones/zone-model.ts';
  * DNSRecordSet of the credential's namespace with that absolute name and type would be adopted, by the
  * same code (`Catalog.resolve`: delegations, the DS at a cut, no NS or CNAME above a child zone), and
  * published: not below a cut (`cutRefusal`), not losing to an older CNAME or ALIAS at its name (the
- * zone's model of `models`, `ZoneModel.writeConflict`; a zone not modelled yet publishes nothing),
- * and, for an NS, not hiding older record sets of other namespaces (`ZoneModel.nsEviction`).
+ * zone's model of `models`, `ZoneModel.writeConflict`; a zone not modelled yet publishes nothing).
  */
 export function catalogGate(
   catalog: Catalog,
@@ -42,22 +40,10 @@ export function catalogGate(
       // At or below a cut inside the zone, only what assembleZone serves there (cutRefusal): a write
       // it would judge occluded is refused now rather than stored and never served. An NS write at
       // `fqdn` is the cut itself, or a second one beside it (the owners' rules decide that).
-      // An NS whose cut would hide older record sets of other namespaces makes none (the zone's
-      // model judges it, `ZoneModel.nsEviction`).
-      const model = models?.(resolution.zone);
       const cuts = cutsAbove(
         fqdn,
         verdict.origin,
         catalog.nsAtOrAbove(resolution.zone, verdict.origin, fqdn),
-        [],
-        model &&
-          ((ns) =>
-            model.nsEviction(
-              resourceKey(ns.recordSet.metadata),
-              ns.fqdn,
-              ns.hosts,
-              ns.recordSet.metadata.creationTimestamp,
-            ) !== undefined),
       ).filter((c) => type !== 'NS' || !nameEquals(c.owner, fqdn));
       const refused = cutRefusal(fqdn, type, cuts);
       if (refused)
@@ -98,28 +84,10 @@ export function catalogGate(
       type: RecordTypeName,
       key: ResourceKey,
       pending: PendingAtName,
-      records?: readonly string[],
     ) {
       const resolution = resolveAs(namespace, fqdn, type);
       if (!resolution.resolved) return undefined;
-      const model = models?.(resolution.zone);
-      if (type === 'NS' && model && records) {
-        // RFC 1034 §4.2.1: below the cut only the delegated zone's data is served; an NS that would
-        // hide older record sets of other namespaces is refused in the zone, so here too.
-        const parsed = parseRecordSetRecords(
-          {
-            apiVersion: API_VERSION,
-            kind: 'DNSRecordSet',
-            metadata: { name: 'write-probe', namespace },
-            spec: { name: fqdn, type, records: [...records] },
-          },
-          model.origin,
-        );
-        const hosts = parsed.ok ? parsed.rdata.map((r) => (r as { host: Name }).host) : [];
-        const refusal = model.nsEviction(key, fqdn, hosts, pending.get(key)?.created);
-        if (refusal) return { message: refusal.text({ namespace }), detail: refusal.text() };
-      }
-      const conflict = model?.writeConflict(key, fqdn, type, pending);
+      const conflict = models?.(resolution.zone)?.writeConflict(key, fqdn, type, pending);
       // One writer per name and type stays as it is: stored, served once the older one goes.
       if (conflict?.rule !== 'exclusive') return undefined;
       const refusal = new Refusal('NAME_CONFLICT', [
