@@ -5,14 +5,19 @@
  */
 import type { DNSRecordSet, DNSZone } from '../../api/index.ts';
 import type { ResourceStore } from '../../control/resource-store.ts';
-import { parseName } from '../../dns/name.ts';
-import type { RecordTypeName } from '../../dns/rrtype.ts';
+import { nameKey, parseName } from '../../dns/name.ts';
+import { isRecordTypeName, type RecordTypeName } from '../../dns/rrtype.ts';
 import type { HttpConnectionLimits } from '../../util/http-limits.ts';
 import type { WriteAccessConfig } from '../../writes/credentials.ts';
-import { checkUpsertContent, type WriteGate, writtenObjectName } from '../../writes/record-writer.ts';
+import {
+  checkUpsertContent,
+  type PendingAtName,
+  type WriteGate,
+  writtenObjectName,
+} from '../../writes/record-writer.ts';
 import { WRITTEN_BY_LABEL } from '../../writes/write-request.ts';
 import { delegationNamesNamespace } from '../../zones/delegation.ts';
-import { resourceKey } from '../../zones/resource-key.ts';
+import { type ResourceKey, resourceKey } from '../../zones/resource-key.ts';
 import {
   EXTERNALDNS_CREDENTIAL,
   ExternalDnsWebhook,
@@ -92,6 +97,29 @@ export function writableDomains(zones: readonly DNSZone[], namespace: string): s
   return all.filter((d) => !all.some((o) => o !== d && d.endsWith(`.${o}`))).sort();
 }
 
+/**
+ * This provider's RRsets at `name` that a plan deletes (`going`: the webhook's `rrsetKey`s), by
+ * the keys of the record sets holding them, as gone (the record writer's `PendingAtName`).
+ */
+function goingAt(name: string, namespace: string, going: ReadonlySet<string> | undefined): PendingAtName {
+  const out = new Map<ResourceKey, null>();
+  if (going === undefined || going.size === 0) return out;
+  const wanted = nameKey(name);
+  for (const k of going) {
+    const space = k.lastIndexOf(' ');
+    const type = k.slice(space + 1);
+    if (!isRecordTypeName(type)) continue;
+    let at: string;
+    try {
+      at = nameKey(parseName(k.slice(0, space)));
+    } catch {
+      continue; // not a name: nothing of it was written
+    }
+    if (at === wanted) out.set(resourceKey({ name: writtenObjectName(name, type), namespace }), null);
+  }
+  return out;
+}
+
 export async function startExternalDnsWebhook(
   options: StartExternalDnsWebhookOptions,
 ): Promise<ExternalDnsWebhook> {
@@ -108,7 +136,7 @@ export async function startExternalDnsWebhook(
       ),
     domains: () =>
       options.loaded() ? writableDomains(options.store.list('DNSZone') as DNSZone[], namespace) : undefined,
-    precheck: (fqdn, type, upsert) => {
+    precheck: (fqdn, type, upsert, going) => {
       let name: string;
       try {
         name = parseName(fqdn);
@@ -147,7 +175,9 @@ export async function startExternalDnsWebhook(
         );
         if (!checked.ok) return { code: 'INVALID_CHANGE', message: `${fqdn} ${type}: ${checked.message}` };
         // An older CNAME or ALIAS at the name (or older data, for a CNAME): never served (RFC 1034 §3.6.2).
-        const clash = admitted?.ok ? gate?.exclusivity?.(namespace, name, t, key, new Map()) : undefined;
+        const clash = admitted?.ok
+          ? gate?.exclusivity?.(namespace, name, t, key, goingAt(name, namespace, going))
+          : undefined;
         if (clash) return { code: 'NAME_CONFLICT', message: `${fqdn} ${type}: ${clash.message}` };
       }
       return undefined;

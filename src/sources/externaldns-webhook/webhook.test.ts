@@ -108,7 +108,7 @@ describe('the ExternalDNS webhook provider over HTTP', () => {
       delete: [{ dnsName: 'gone.example.com', recordType: 'A', targets: ['192.0.2.3'] }],
     });
     assert.equal(res.status, 204);
-    assert.deepEqual(applied, [['good.example.com.', 'gone.example.com.']]);
+    assert.deepEqual(applied, [['gone.example.com.', 'good.example.com.']], 'deletes first, then upserts');
   });
 
   test('over the namespace quota: the creates are dropped and reported, deletes and updates still applied', async () => {
@@ -420,5 +420,40 @@ describe('the ExternalDNS webhook provider refuses an endpoint the zone would ne
       .list('DNSRecordSet')
       .map((r) => `${(r as DNSRecordSet).spec.name} ${(r as DNSRecordSet).spec.type}`);
     assert.deepEqual(written, ['web.apps.example.com. A']);
+  });
+
+  test('its own endpoint changing type (CNAME to A and back, as a load balancer gets an address) is not refused for the RRset it replaces', async () => {
+    // Regression: the provider judged the new RRset beside its own old one, which the plan deletes:
+    // /adjustendpoints filtered the A out, and a plan deleting the CNAME and creating the A deleted
+    // the CNAME and refused the A, so the name was not served until a later sync.
+    const names = async () =>
+      (await setup).store
+        .list('DNSRecordSet')
+        .map((r) => `${(r as DNSRecordSet).spec.name} ${(r as DNSRecordSet).spec.type}`)
+        .filter((n) => n.startsWith('lb.'));
+    const cname = { dnsName: 'lb.apps.example.com', recordType: 'CNAME', targets: ['edge.example.net'] };
+    const a = { dnsName: 'lb.apps.example.com', recordType: 'A', targets: ['192.0.2.7'] };
+    assert.equal((await post('/records', { create: [cname] })).status, 204);
+    assert.deepEqual(await names(), ['lb.apps.example.com. CNAME']);
+    for (const [from, to] of [
+      [cname, a],
+      [a, cname],
+    ] as const) {
+      refused.length = 0;
+      const adjusted = await post('/adjustendpoints', [to]);
+      assert.deepEqual(await adjusted.json(), [to], `${from.recordType} to ${to.recordType}: ${refused}`);
+      const res = await post('/records', { create: [to], delete: [from] });
+      assert.equal(res.status, 204);
+      assert.deepEqual(refused, []);
+      assert.deepEqual(await names(), [`lb.apps.example.com. ${to.recordType}`]);
+    }
+    // Another's CNAME is still in the way, whatever the plan deletes of its own.
+    refused.length = 0;
+    const res = await post('/records', {
+      create: [{ dnsName: 'cdn.apps.example.com', recordType: 'A', targets: ['192.0.2.9'] }],
+      delete: [{ dnsName: 'cdn.apps.example.com', recordType: 'CNAME', targets: ['edge.example.net'] }],
+    });
+    assert.equal(res.status, 204);
+    assert.match(refused.join('\n'), /cdn\.apps\.example\.com A NAME_CONFLICT/);
   });
 });

@@ -125,6 +125,12 @@ export interface ExternalDnsWebhookOptions {
     type: Endpoint['recordType'],
     /** The upsert the endpoint makes, when it has records: its TTL and records are judged too. */
     upsert?: Extract<RecordChange, { op: 'upsert' }>,
+    /**
+     * RRsets this provider wrote that the plan deletes (or the desired endpoints leave out): the
+     * upsert is judged as if they were gone, so a name's change of type (CNAME to A) is not refused
+     * for the record it replaces.
+     */
+    going?: ReadonlySet<string>,
   ) => { code: WriteErrorCode; message: string } | undefined;
   onRefused?: (refusal: Refusal) => void;
   maxBodyBytes?: number;
@@ -436,13 +442,11 @@ export class ExternalDnsWebhook {
   private async adjust(body: unknown): Promise<unknown[]> {
     if (!Array.isArray(body) && body !== null)
       throw new HttpFailure(400, 'the body is a JSON list of endpoints');
-    const out: unknown[] = [];
-    const taken = new Map<string, Endpoint>();
+    const desired: { e: Endpoint; raw: unknown }[] = [];
     for (const [i, raw] of (body ?? []).entries()) {
       await this.turn(i);
-      let e: Endpoint;
       try {
-        e = parseEndpoint(raw, `endpoints[${i}]`);
+        desired.push({ e: parseEndpoint(raw, `endpoints[${i}]`), raw });
       } catch (err) {
         const r = raw as Partial<Endpoint> | null;
         this.refuse(
@@ -454,9 +458,20 @@ export class ExternalDnsWebhook {
           (err as Error).message,
           'adjustendpoints',
         );
-        continue;
       }
-      const why = this.whyRefused(e, taken);
+    }
+    // What this provider holds and the desired endpoints leave out: the plan will delete it.
+    const wanted = new Set(desired.map(({ e }) => rrsetKey(e)));
+    const going = new Set(
+      this.list()
+        .map((e) => rrsetKey(e))
+        .filter((k) => !wanted.has(k)),
+    );
+    const out: unknown[] = [];
+    const taken = new Map<string, Endpoint>();
+    for (const [i, { e, raw }] of desired.entries()) {
+      await this.turn(i);
+      const why = this.whyRefused(e, taken, going);
       if (why) {
         this.refuse(e, why.code, why.message, 'adjustendpoints');
         continue;
@@ -471,6 +486,7 @@ export class ExternalDnsWebhook {
   private whyRefused(
     e: Endpoint,
     taken: Map<string, Endpoint>,
+    going: ReadonlySet<string>,
   ): { code: WriteErrorCode; message: string } | undefined {
     let type: string;
     let upsert: Extract<RecordChange, { op: 'upsert' }> | undefined;
@@ -487,7 +503,7 @@ export class ExternalDnsWebhook {
         code: 'DUPLICATE_CHANGE',
         message: `${e.dnsName} ${type}: the endpoint with set identifier ${JSON.stringify(other.setIdentifier ?? '')} already defines this RRset; here one RRset is one endpoint (weighted or routed sets are not supported)`,
       };
-    return this.options.precheck?.(endpointFqdn(e), type, upsert);
+    return this.options.precheck?.(endpointFqdn(e), type, upsert, going);
   }
 
   private refuse(
@@ -572,6 +588,9 @@ export class ExternalDnsWebhook {
     const upserts = [...list('create'), ...list('updateNew')];
     const deletes = list('delete');
     list('updateOld'); // checked, not needed: each upsert states the whole RRset.
+    const upserting = new Set(upserts.map((e) => rrsetKey(e)));
+    // RRsets the plan deletes and does not state again: gone before its upserts are judged.
+    const going = new Set(deletes.map((e) => rrsetKey(e)).filter((k) => !upserting.has(k)));
     const pending: { change: RecordChange; endpoint: Endpoint; create: boolean }[] = [];
     const upserted = new Map<string, Endpoint>();
     const held = new Set(this.list().map((e) => rrsetKey(e)));
@@ -596,7 +615,7 @@ export class ExternalDnsWebhook {
       }
       // Judged here, every one, before any write: what the writer would refuse (TTL, records,
       // delegation, ownership) is refused in this answer, never one write request at a time.
-      const why = this.options.precheck?.(change.name, change.type, change);
+      const why = this.options.precheck?.(change.name, change.type, change, going);
       if (why) {
         this.refuse(e, why.code, why.message, 'records');
         continue;
@@ -604,6 +623,9 @@ export class ExternalDnsWebhook {
       pending.push({ change: { ...change, exclusive: true }, endpoint: e, create: !held.has(rrsetKey(e)) });
       upserted.set(rrsetKey(e), e);
     }
+    // The deletes go first: a name whose type changes (CNAME to A) has its old RRset deleted in the
+    // same writer request as the new one is written, or in an earlier one (the writer remembers).
+    const removals: typeof pending = [];
     for (const e of deletes) {
       // Replaced in the same plan (a set identifier changed): the upsert states the RRset.
       if (upserted.has(rrsetKey(e))) continue;
@@ -614,9 +636,9 @@ export class ExternalDnsWebhook {
         continue; // never written here: nothing to delete
       }
       upserted.set(rrsetKey(e), e);
-      pending.push({ change: { op: 'delete', name: endpointFqdn(e), type }, endpoint: e, create: false });
+      removals.push({ change: { op: 'delete', name: endpointFqdn(e), type }, endpoint: e, create: false });
     }
-    for (const chunk of chunks(pending)) await this.applyChunk(chunk);
+    for (const chunk of chunks([...removals, ...pending])) await this.applyChunk(chunk);
     return { status: 204 };
   }
 
