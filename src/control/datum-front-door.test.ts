@@ -18,7 +18,7 @@ import {
   type DatumZoneStatus,
 } from '../api/frontdoors/datum/index.ts';
 import { type ForeignObject, FrontDoors, validateAny } from '../api/frontdoors/index.ts';
-import type { Condition, DNSRecordSet } from '../api/index.ts';
+import type { Condition, DNSRecordSet, DNSZone } from '../api/index.ts';
 import { BuiltinBackend } from '../backends/builtin/builtin-backend.ts';
 import { printRdata } from '../dns/rdata.ts';
 import { typeName } from '../dns/rrtype.ts';
@@ -160,6 +160,11 @@ describe("Datum's DNS API through the translating store", () => {
     const replica = new FrontDoorStore({ base: store, doors, now, readOnly: true });
     const seen = replica.list('DNSZone')[0]?.status as { serial?: number } | undefined;
     assert.equal(seen?.serial, status.serial);
+    // And that it was served: an older object claiming its domain after a restart does not take it.
+    const accepted = (replica.list('DNSZone')[0]?.status as DNSZone['status'])?.conditions?.find(
+      (c) => c.type === 'Accepted',
+    );
+    assert.equal(accepted?.status, 'True');
   });
 
   test('the default TTL is used for records without one, and follows the class; the class deleted', async () => {

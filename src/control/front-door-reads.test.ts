@@ -135,6 +135,62 @@ describe('front doors whose translation reads other objects (kubizone)', () => {
     assert.equal(ready(store, ZONE, 'dns/example-org')?.status, 'True');
   });
 
+  test('hostile tenant: an older Zone renamed onto a served domain does not take it, before or after a restart', async () => {
+    // Regression: a translated zone's standing as the served one lived only in the operator's memory,
+    // so after a restart (or in a new server replica) the older object, renamed onto the domain,
+    // was judged first and took the zone.
+    const { store, table, controller } = setup();
+    controller.start();
+    store.applyForeign(ZONE, kzZone('evil', 'early', 'placeholder.example.net.', []), stamp(1));
+    store.applyForeign(
+      ZONE,
+      kzZone('team-a', 'victim', 'victim.example.org.', [{ records: [{ pattern: '*' }] }]),
+      stamp(2),
+    );
+    store.applyForeign(RECORD, kzRecord('team-a', 'www', 'www.victim.example.org.', '192.0.2.1'), stamp(3));
+    await controller.idle();
+    assert.deepEqual(served(table, 'victim.example.org.', 'www.victim.example.org.'), ['192.0.2.1']);
+    store.applyForeign(ZONE, kzZone('evil', 'early', 'victim.example.org.', []), stamp(1));
+    await controller.idle();
+    assert.equal(ready(store, ZONE, 'team-a/victim')?.status, 'True');
+    assert.notEqual(ready(store, ZONE, 'evil/early')?.status, 'True');
+    // Its Records stay with the served Zone (they went to the older one, and were refused there).
+    assert.deepEqual(served(table, 'victim.example.org.', 'www.victim.example.org.'), ['192.0.2.1']);
+    // A younger Zone for the domain in a namespace named to sort first takes nothing either.
+    store.applyForeign(ZONE, kzZone('aaa', 'aaa', 'victim.example.org.', []), stamp(9));
+    await controller.idle();
+    assert.deepEqual(served(table, 'victim.example.org.', 'www.victim.example.org.'), ['192.0.2.1']);
+    assert.notEqual(ready(store, ZONE, 'aaa/aaa')?.status, 'True');
+    controller.stop();
+
+    // A restart: a new translating store and controller over the same objects and statuses.
+    const table2 = new ZoneTable();
+    const translated2 = new FrontDoorStore({ base: store, doors, now });
+    const restarted = new Controller({
+      store: translated2,
+      backend: new BuiltinBackend(table2),
+      serials: new MemorySerialStore(),
+      now,
+    });
+    restarted.start();
+    await restarted.idle();
+    assert.deepEqual(served(table2, 'victim.example.org.', 'www.victim.example.org.'), ['192.0.2.1']);
+    assert.equal(ready(store, ZONE, 'team-a/victim')?.status, 'True');
+    assert.notEqual(ready(store, ZONE, 'evil/early')?.status, 'True');
+    // A read-only replica's first look sees the same.
+    const replica = new FrontDoorStore({ base: store, doors, now, readOnly: true });
+    const zones = replica.list('DNSZone') as DNSZone[];
+    const victim = zones.find((z) => z.metadata.namespace === 'team-a');
+    const evil = zones.find((z) => z.metadata.namespace === 'evil');
+    assert.equal(victim?.status?.conditions?.find((c) => c.type === 'Accepted')?.status, 'True');
+    assert.equal(
+      evil?.status?.conditions?.find((c) => c.type === 'Accepted'),
+      undefined,
+    );
+    replica.close();
+    restarted.stop();
+  });
+
   test('a read-only replica learns the serial and hash of a translated zone from the Zone status', async () => {
     const { store, controller } = setup();
     controller.start();

@@ -727,8 +727,10 @@ export class FrontDoorStore implements ResourceStore {
       for (const g of t.history.keys()) if (g <= t.generation - HISTORY) t.history.delete(g);
     }
     // A read-only replica never gets a status written: a zone's comes from its object's own status.
+    // Any process's first look at a zone takes it from there too: an operator after a restart learns
+    // which translated zones were served, so that an older object does not take a served domain.
     const inherited =
-      this.options.readOnly && t.kind === 'DNSZone'
+      t.kind === 'DNSZone' && (this.options.readOnly || previous === undefined)
         ? t.door.nativeStatus?.(live[0]!.object, live[0]!.output.key)
         : undefined;
     const status =

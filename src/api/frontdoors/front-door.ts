@@ -8,6 +8,7 @@
  * delegations, conflicts, serials — sees ordinary DNSZone and DNSRecordSet objects.
  */
 
+import { nameKey, parseName } from '../../dns/name.ts';
 import type { DNSRecordSetSpec, DNSRecordSetStatus } from '../dnsrecordset.ts';
 import type { DNSZoneSpec, DNSZoneStatus } from '../dnszone.ts';
 import type { DNSZoneClass } from '../dnszoneclass.ts';
@@ -146,6 +147,10 @@ export interface FrontDoor<Spec = Record<string, unknown>, Status = Record<strin
    * For a door whose objects map to DNSZones: the native status (`serial`, `hash`) that the object's
    * own status carries, recorded there by the operator. `zonekeeper server` replicas only read, so
    * this is how they learn the serial to serve for a translated zone. Absent: they never learn it.
+   * With an `Accepted=True` condition (`servedCondition`) when the object's status says its zone was
+   * served for the domain it asks for now: read by every process on its first look at the object (an
+   * operator after a restart too), it keeps the zone the incumbent of its domain, as a DNSZone's own
+   * status does (the older object does not take a served domain).
    */
   nativeStatus?(object: ForeignObject<Spec, Status>, key: string): DNSZoneStatus | undefined;
   /**
@@ -277,3 +282,32 @@ export class FrontDoors {
 }
 
 export const NO_FRONT_DOORS = new FrontDoors();
+
+/**
+ * The `Accepted=True` condition of a translated zone's native status (`FrontDoor.nativeStatus`) when
+ * its object's own status says the zone was served (`served`: the object's condition saying so, True)
+ * for `servedDomain`, and its object asks for that domain still (`domain`); undefined otherwise. A
+ * zone whose object changed its domain since (an old object renamed onto a served domain) claims it
+ * anew: it is not the incumbent there.
+ */
+export function servedCondition(
+  served: Condition | undefined,
+  servedDomain: string | undefined,
+  domain: string | undefined,
+): Condition | undefined {
+  if (served?.status !== 'True' || servedDomain === undefined || domain === undefined) return undefined;
+  try {
+    // Both are fully qualified (Datum writes them without the final dot).
+    const key = (n: string) => nameKey(parseName(n.endsWith('.') ? n : `${n}.`));
+    if (key(servedDomain) !== key(domain)) return undefined;
+  } catch {
+    return undefined;
+  }
+  return {
+    type: 'Accepted',
+    status: 'True',
+    reason: 'Accepted',
+    message: "served before this process started (from the object's status)",
+    lastTransitionTime: served.lastTransitionTime,
+  };
+}

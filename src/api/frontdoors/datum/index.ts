@@ -29,6 +29,7 @@ import {
   type FrontDoor,
   keepTransitionTimes,
   type OutputStatus,
+  servedCondition,
   type TranslateContext,
 } from '../front-door.ts';
 import { isInside, originOf, qualifyOwner, qualifyTarget } from './names.ts';
@@ -520,9 +521,18 @@ export const datumZoneFrontDoor: FrontDoor<DatumZoneSpec, DatumZoneStatus> = {
     return [{ kind: 'DNSZone', key: '', spec }];
   },
   nativeStatus(object) {
-    const { serial, hash } = object.status ?? {};
-    if (serial === undefined) return undefined;
-    return { serial, ...(hash ? { hash } : {}) };
+    const { serial, hash, conditions } = object.status ?? {};
+    // Datum's spec.domainName cannot change: the Accepted condition is for the domain it names.
+    const accepted = servedCondition(
+      conditions?.find((c) => c.type === 'Accepted'),
+      object.spec.domainName,
+      object.spec.domainName,
+    );
+    if (serial === undefined && !accepted) return undefined;
+    return {
+      ...(serial !== undefined ? { serial, ...(hash ? { hash } : {}) } : {}),
+      ...(accepted ? { conditions: [accepted] } : {}),
+    };
   },
   project({ object, outputs, problems, now, context }): DatumZoneStatus {
     const generation = object.metadata.generation;

@@ -105,7 +105,7 @@ function absolute(name: string): string {
 export interface ZoneIndex {
   /** `namespace/name` → the live Zone. */
   byKey: Map<string, ZoneObject>;
-  /** fqdn → the live Zones with it, ordered by `namespace/name`. */
+  /** fqdn → the live Zones with it, the served one first, then by age (`claimOrder`). */
   byFqdn: Map<string, ZoneObject[]>;
   /** The fqdn of each live Zone that has one. */
   fqdnOf: Map<ZoneObject, string>;
@@ -129,10 +129,34 @@ export function zoneIndex(zones: readonly ZoneObject[]): ZoneIndex {
     list.push(z);
     byFqdn.set(fqdn, list);
   }
-  for (const list of byFqdn.values()) list.sort((a, b) => (key(a) < key(b) ? -1 : 1));
+  for (const [fqdn, list] of byFqdn) list.sort((a, b) => claimOrder(a, b, fqdn));
   const index = { byKey, byFqdn, fqdnOf };
   indexes.set(zones, index);
   return index;
+}
+
+/**
+ * Of several Zones with one fqdn, the one that takes its Records first: the one whose status says it is
+ * served there (`Ready=True`, `Served`, its `status.fqdn` that fqdn), then the oldest, then by
+ * namespace/name. Another namespace's Zone renamed onto a served domain, or named to sort first, does
+ * not take the Records of the Zone that serves it (the catalog keeps the served zone too).
+ */
+function claimOrder(a: ZoneObject, b: ZoneObject, fqdn: string): number {
+  const served = (z: ZoneObject) => {
+    const status = z.status as
+      | { fqdn?: unknown; conditions?: { type?: unknown; status?: unknown; reason?: unknown }[] }
+      | undefined;
+    const ready = status?.conditions?.find?.((c) => c.type === 'Ready');
+    return ready?.status === 'True' &&
+      ready.reason === 'Served' &&
+      typeof status?.fqdn === 'string' &&
+      absolute(status.fqdn) === fqdn
+      ? 0
+      : 1;
+  };
+  const ta = a.metadata.creationTimestamp ?? '';
+  const tb = b.metadata.creationTimestamp ?? '';
+  return served(a) - served(b) || (ta < tb ? -1 : ta > tb ? 1 : 0) || (key(a) < key(b) ? -1 : 1);
 }
 
 function findZone(
@@ -220,7 +244,7 @@ export function adoptRecord(record: RecordObject, zones: readonly ZoneObject[]):
     zone = findZone(index, record.spec.zoneRef, namespace);
     origin = zone ? index.fqdnOf.get(zone) : undefined;
   } else {
-    // The longest fqdn the name is at or below; of several Zones with it, the first by namespace/name.
+    // The longest fqdn the name is at or below; of several Zones with it, the first in `claimOrder`.
     const found = longestAbove(index, fqdn, false);
     zone = found?.zones[0];
     origin = found?.origin;

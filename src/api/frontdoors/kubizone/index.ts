@@ -22,6 +22,7 @@ import {
   keepTransitionTimes,
   type OutputStatus,
   type RelatedChange,
+  servedCondition,
   type TranslateContext,
 } from '../front-door.ts';
 import {
@@ -693,9 +694,20 @@ export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
     return { [PARENT_ZONE_LABEL]: placed.ok && placed.parent ? parentLabel(placed.parent.zone) : undefined };
   },
   nativeStatus(object) {
-    const { serial, hash } = object.status ?? {};
-    if (serial === undefined) return undefined;
-    return { serial, ...(hash ? { hash } : {}) };
+    const { serial, hash, fqdn, conditions } = object.status ?? {};
+    // Served (Ready=True, Served) for the domain it names itself: a sub-zone's (spec.zoneRef) domain
+    // depends on its parent, so it is not taken as the incumbent's.
+    const domain = object.spec.zoneRef ? undefined : object.spec.domainName;
+    const accepted = servedCondition(
+      conditions?.find((c) => c.type === 'Ready' && c.reason === 'Served'),
+      fqdn,
+      domain,
+    );
+    if (serial === undefined && !accepted) return undefined;
+    return {
+      ...(serial !== undefined ? { serial, ...(hash ? { hash } : {}) } : {}),
+      ...(accepted ? { conditions: [accepted] } : {}),
+    };
   },
   event: (before, after) => readyEvent('Zone', before, after),
   project({ object, outputs, problems, now, context }): ZoneStatus {
