@@ -432,3 +432,77 @@ describe('homelab controller against the Python provider', () => {
     assert.equal(srv?.ttl, 60);
   });
 });
+
+describe('homelab controller: an older DNSRecord renamed onto a pushed record (hostile tenant)', () => {
+  let p: PythonProvider;
+  before(async () => {
+    p = await startPythonProvider({ secret: 'secret-p' });
+  });
+  after(async () => {
+    await p.stop();
+  });
+
+  test('the record stays with the DNSRecord that holds it, while running and after a restart', async () => {
+    // Regression: the owner of a provider record was the oldest DNSRecord naming it, and names can
+    // change: an old DNSRecord renamed onto another namespace's record made the victim's controller
+    // delete it, and the intruder's value was written.
+    const store = new MemoryStore();
+    const start = () => {
+      const c = new HomelabController({
+        store,
+        providers: createHomelabClient,
+        secrets: fileAndEnvSecrets({}),
+        settings: FAST,
+      });
+      c.start();
+      return c;
+    };
+    let controller = start();
+    const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
+    store.applyForeign(CLASS_DOOR, dnsClass('lab', p.url, 'secret-p'), at(0));
+    const spec = (subdomain: string, value: string) => ({
+      type: 'A',
+      domain: 'example.org',
+      subdomain,
+      dnsClassRef: { name: 'lab' },
+      values: [value],
+    });
+    store.applyForeign(
+      RECORD_DOOR,
+      dnsRecord('early', spec('placeholder', '198.51.100.6'), 'team-evil'),
+      at(1),
+    );
+    store.applyForeign(RECORD_DOOR, dnsRecord('www', spec('www', '192.0.2.1'), 'team-a'), at(2));
+    const www = async () => (await p.records()).find((r) => r.fqdn === 'www.example.org')?.values;
+    await until(async () => (await www())?.[0] === '192.0.2.1', 'the victim pushed');
+    await until(() => ready(store, RECORD_DOOR, 'team-evil/early').status === 'True', 'the intruder pushed');
+    store.applyForeign(RECORD_DOOR, dnsRecord('early', spec('www', '198.51.100.6'), 'team-evil'), at(1));
+    await until(
+      () => ready(store, RECORD_DOOR, 'team-evil/early').reason === 'InvalidConfiguration',
+      'refused',
+    );
+    assert.match(
+      ready(store, RECORD_DOOR, 'team-evil/early').message ?? '',
+      /belongs to DNSRecord team-a\/www/,
+    );
+    assert.deepEqual(await www(), ['192.0.2.1'], 'not overwritten');
+    assert.equal(ready(store, RECORD_DOOR, 'team-a/www').status, 'True');
+    // A restart: nothing in memory says who pushed what; the statuses do.
+    controller.stop();
+    controller = start();
+    try {
+      await until(
+        () =>
+          ready(store, RECORD_DOOR, 'team-a/www').status === 'True' &&
+          ready(store, RECORD_DOOR, 'team-evil/early').reason === 'InvalidConfiguration',
+        'judged again',
+      );
+      // Another round of reconciles (a drift check) after the restart changes nothing.
+      await new Promise((r) => setTimeout(r, 4 * FAST.driftCheckIntervalMs));
+      assert.deepEqual(await www(), ['192.0.2.1'], 'not overwritten after a restart');
+      assert.equal(ready(store, RECORD_DOOR, 'team-a/www').status, 'True');
+    } finally {
+      controller.stop();
+    }
+  });
+});

@@ -344,8 +344,8 @@ export class HomelabController {
       return this.failed(key, obj, st, version, e, true);
     }
     const want = desiredRecord(obj.spec, cls.spec);
-    // Hostile tenant: a record another (older) DNSRecord already owns at this provider is not taken
-    // over, neither by upserting nor, later, by deleting it.
+    // Hostile tenant: a record another DNSRecord holds (or, none holding it, an older one owns) at
+    // this provider is not taken over, neither by upserting nor, later, by deleting it.
     const owner = this.ownerAt(target.config.server, want);
     if (owner !== undefined && owner !== key) {
       if (st.pushed) {
@@ -480,15 +480,35 @@ export class HomelabController {
   private ownerAt(server: string, record: HomelabRecord): string | undefined {
     const id = recordIdentity(record);
     let best: RecordObject | undefined;
+    let holder: RecordObject | undefined;
     for (const r of this.options.store.listForeign(RECORD_DOOR) as RecordObject[]) {
       if (r.metadata.deletionTimestamp || recordIdentity(r.spec) !== id) continue;
       const cls = this.options.store.getForeign(CLASS_DOOR, r.spec.dnsClassRef.name) as
         | ClassObject
         | undefined;
       if (!cls || providerIdentity(cls.spec.server) !== server) continue;
+      if (this.holds(r, id, server) && (!holder || olderThan(r, holder))) holder = r;
       if (!best || olderThan(r, best)) best = r;
     }
-    return best ? keyOf(best) : undefined;
+    const owner = holder ?? best;
+    return owner ? keyOf(owner) : undefined;
+  }
+
+  /**
+   * Whether `r` holds the provider record `id` at `server` now: this process pushed it for `r`, or
+   * (before this process pushed anything for it: after a restart) its status says the record as it
+   * is now was pushed (Ready=True for its current generation). The holder keeps the record against
+   * older DNSRecords: an old one renamed onto it claims it afresh, and takes nothing.
+   */
+  private holds(r: RecordObject, id: string, server: string): boolean {
+    const pushed = this.records.get(keyOf(r))?.pushed;
+    if (pushed) return recordIdentity(pushed.record) === id && pushed.target.config.server === server;
+    const status = r.status;
+    return (
+      status?.observedGeneration !== undefined &&
+      status.observedGeneration === r.metadata.generation &&
+      status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true
+    );
   }
 
   /** Deletes what was pushed before (another name or provider); a failure result, or undefined when done. */
