@@ -25,7 +25,7 @@ import type { ResourceStore, StoreEvent } from './resource-store.ts';
 import { fileAndEnvSecrets } from './secrets.ts';
 import { SerialAssigner } from './serial-assigner.ts';
 import type { SerialStore } from './serial-store.ts';
-import { type RecordTargets, StatusWriter } from './status-writer.ts';
+import { type RecordTargets, StatusWriter, type TargetsWriteLimits } from './status-writer.ts';
 import { TransferSettings } from './transfer-settings.ts';
 import { type ZoneFailure, type ZoneHold, ZoneReconciler } from './zone-reconciler.ts';
 
@@ -53,6 +53,8 @@ export interface ControllerOptions {
    * is a round trip to the API server.
    */
   writeConcurrency?: number;
+  /** How often `status.targets` is written (per record set, and in all); DEFAULT_TARGETS_WRITE_LIMITS. */
+  targetsWriteLimits?: TargetsWriteLimits;
   /**
    * Zone reconciles in flight at once (default 8). While one waits (its serial's durable write, a
    * backend's answer, its statuses) another computes. Each backend is still sent at most its
@@ -129,7 +131,14 @@ export class Controller {
     // Zones waiting for a verified Domain never keep a domain from zones that may be served.
     catalog.waiting = (zone, zoneClass) =>
       zoneClass !== undefined && domainGate(zone, zoneClass, store.list('Domain') as Domain[]) !== undefined;
-    const status = new StatusWriter(store, now, writeConcurrency, options.recordTargets, catalog.table);
+    const status = new StatusWriter(
+      store,
+      now,
+      writeConcurrency,
+      options.recordTargets,
+      catalog.table,
+      options.targetsWriteLimits,
+    );
     this.status = status;
     const programmed = new ProgrammedZones(catalog);
     this.serials = new SerialAssigner({

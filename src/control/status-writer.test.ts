@@ -405,3 +405,48 @@ test('StatusWriter: record sets of one zone with different generations or earlie
   assert.notEqual(status('c').conditions, status('d').conditions);
   assert.equal(status('c').fqdn, 'c.example.');
 });
+
+test('StatusWriter: health that flaps is written at most once per interval per record set and at the overall rate, the last state always', async () => {
+  // Regression: every flap of a target (one a tenant controls, shared by many record sets) was a
+  // status write per record set: hundreds a second to the API server.
+  const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
+  let state: 'Up' | 'Down' = 'Up';
+  const writer = new StatusWriter(
+    store,
+    () => new Date('2026-01-01T00:00:00Z'),
+    4,
+    () => [{ address: '192.0.2.1', state }],
+    new RecordTable(),
+    { minIntervalMs: 300, perSecond: 40 },
+  );
+  const names = Array.from({ length: 20 }, (_, i) => `r${i}`);
+  const verdicts = new Map<string, RecordVerdict>(
+    names.map((n) => [`team/${n}`, { accepted: true, fqdn: `${n}.example.` }]),
+  );
+  for (const n of names) store.apply(recordSet(n, '192.0.2.1'));
+  await writer.zoneRecords('team/zone', verdicts, [...verdicts.keys()], served);
+  let writes = 0;
+  const update = store.updateStatusWith.bind(store);
+  store.updateStatusWith = async (...args: Parameters<typeof store.updateStatusWith>) => {
+    const written = await update(...args);
+    if (written !== undefined) writes++;
+    return written;
+  };
+  const started = performance.now();
+  const pending: Promise<void>[] = [];
+  // 10 flaps of every record set's target within about 100 ms.
+  for (let flap = 0; flap < 10; flap++) {
+    state = state === 'Up' ? 'Down' : 'Up';
+    for (const n of names) pending.push(writer.targetsChanged(`team/${n}`));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  await Promise.all(pending);
+  const seconds = (performance.now() - started) / 1000;
+  // Each record set: its first change at once, then one write with the state it ended in.
+  assert.ok(writes <= 2 * names.length, `${writes} writes for ${names.length} record sets flapping 10 times`);
+  assert.ok(writes <= 40 * seconds + 2, `${writes} writes in ${seconds.toFixed(2)} s at 40 a second`);
+  for (const n of names) {
+    const rs = store.get('DNSRecordSet', `team/${n}`) as DNSRecordSet;
+    assert.equal(rs.status?.targets?.[0]?.state, state, `${n} shows the last state`);
+  }
+});

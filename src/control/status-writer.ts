@@ -23,6 +23,20 @@ import { FINALIZER, type ResourceStore } from './resource-store.ts';
 
 export type ZoneStatusFields = Omit<DNSZoneStatus, 'conditions' | 'observedGeneration'>;
 
+/**
+ * How often `status.targets` is written: at most once per `minIntervalMs` per record set, and at most
+ * `perSecond` such writes in all. Health that flaps (a target a tenant controls, up and down every
+ * second, shared by hundreds of record sets) would otherwise cost the API server a status write per
+ * record set per flap. Changes meanwhile are coalesced: the write that goes out carries the health as
+ * it is then.
+ */
+export interface TargetsWriteLimits {
+  minIntervalMs: number;
+  perSecond: number;
+}
+
+export const DEFAULT_TARGETS_WRITE_LIMITS: TargetsWriteLimits = { minIntervalMs: 2_000, perSecond: 50 };
+
 /** `DNSRecordSet.status.targets`: the health of each record of a health-checked record set. */
 export type RecordTargets = NonNullable<DNSRecordSetStatus['targets']>;
 
@@ -70,6 +84,13 @@ export class StatusWriter {
 
   /** The health of a steered record set's records (`status.targets`), when it has health checks. */
   private readonly targetsOf: ((key: ResourceKey) => RecordTargets | undefined) | undefined;
+  private readonly targetsLimits: TargetsWriteLimits;
+  /** When each record set's targets were last written (`performance.now()`). */
+  private readonly targetsWritten = new Map<ResourceKey, number>();
+  /** The targets write waiting for its turn, per record set (later changes join it). */
+  private readonly targetsWaiting = new Map<ResourceKey, Promise<void>>();
+  /** The earliest time the next targets write may go out (`perSecond`). */
+  private targetsNextSlot = 0;
 
   constructor(
     store: ResourceStore,
@@ -78,7 +99,9 @@ export class StatusWriter {
     targetsOf?: (key: ResourceKey) => RecordTargets | undefined,
     /** The record table to keep the memo in (the catalog's); a table of its own when not given. */
     table: RecordTable = new RecordTable(),
+    targetsLimits: TargetsWriteLimits = DEFAULT_TARGETS_WRITE_LIMITS,
   ) {
+    this.targetsLimits = targetsLimits;
     this.store = store;
     this.now = now;
     this.writeConcurrency = writeConcurrency;
@@ -111,7 +134,33 @@ export class StatusWriter {
    * shown now, this write would land after it and put the old conditions back, so it is planned by
    * the store on the newest object, after the writes to it queued before (`updateStatusWith`).
    */
-  async targetsChanged(key: ResourceKey, attempt = 0): Promise<void> {
+  targetsChanged(key: ResourceKey, attempt = 0): Promise<void> {
+    const waiting = this.targetsWaiting.get(key);
+    if (waiting) return waiting;
+    const now = performance.now();
+    const { minIntervalMs, perSecond } = this.targetsLimits;
+    const due = Math.max(
+      now,
+      (this.targetsWritten.get(key) ?? Number.NEGATIVE_INFINITY) + minIntervalMs,
+      this.targetsNextSlot,
+    );
+    this.targetsNextSlot = due + 1000 / Math.max(perSecond, 0.001);
+    if (due <= now) {
+      this.targetsWritten.set(key, now);
+      return this.writeTargets(key, attempt);
+    }
+    const later = new Promise<void>((resolve, reject) => {
+      setTimeout(() => {
+        this.targetsWaiting.delete(key);
+        this.targetsWritten.set(key, performance.now());
+        this.writeTargets(key, attempt).then(resolve, reject);
+      }, due - now).unref();
+    });
+    this.targetsWaiting.set(key, later);
+    return later;
+  }
+
+  private async writeTargets(key: ResourceKey, attempt: number): Promise<void> {
     const rs = this.store.get('DNSRecordSet', key) as DNSRecordSet | undefined;
     if (!rs || rs.metadata.deletionTimestamp) return;
     // Look again shortly (idempotent: writes only a difference): a write that failed leaves a retry.
@@ -144,6 +193,7 @@ export class StatusWriter {
 
   /** A record set is gone: forget what was written for it. */
   forgetRecord(key: ResourceKey): void {
+    this.targetsWritten.delete(key);
     const slot = this.table.slotOf(key);
     if (slot < 0) return;
     this.table.release(slot, Holder.status);
