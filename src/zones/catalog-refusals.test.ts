@@ -87,6 +87,18 @@ describe("record set refusals, as a hostile tenant's caller reads them", () => {
     assert.deepEqual([...met].sort(), [...RECORD_REFUSALS].sort());
   });
 
+  test("the tenant's own status does not carry another namespace's zone's reasons (its class, its domain)", () => {
+    // Regression: a zoneRef to another namespace's refused zone copied that zone's own message (its
+    // unpublished domain, its class, other namespaces' objects) into the tenant's status and Events.
+    const c = victimWorld();
+    for (const name of ['secret-noclass-zz', 'secret-bad-zz']) {
+      const r = c.resolve(recordSet(TENANT, 'probe', { ...ref(name), name: 'www', ...a }));
+      assert.ok(!r.resolved);
+      assert.doesNotMatch(r.message, /secret-class-zz|secret-bad-zz\.\.test/, r.message);
+      assert.match(r.message, /is refused.*; its owners see why in its status$/);
+    }
+  });
+
   test("the victim's objects are named to their owner; the tenant reads what to do", () => {
     const c = victimWorld();
     const texts = new Map<string, { owner: string; caller: string }>();
@@ -130,7 +142,13 @@ describe("record set refusals, as a hostile tenant's caller reads them", () => {
       of('ZONE_REF_REFUSED').caller,
       'DNSZone tenant-zz/mine-dup (spec.zoneRef) is refused (Conflict)',
     );
-    assert.equal(of('ZONE_REF_INVALID').caller, 'a DNSZone of another namespace (spec.zoneRef) is refused');
+    assert.equal(
+      of('ZONE_REF_INVALID').caller,
+      'a DNSZone of another namespace (spec.zoneRef) is refused; its owners see why in its status',
+    );
+    // The tenant's own record set's status does not carry another namespace's zone's reasons (its
+    // domain, what its validation said) either.
+    assert.match(of('ZONE_REF_INVALID').owner, /is refused; its owners see why in its status$/);
   });
 
   test('each namespace reads its own objects and namespace, and no other', () => {

@@ -988,8 +988,11 @@ export class Catalog {
           : unresolved('ZoneNotFound', 'ZONE_REF_INVALID', [
               object('DNSZone', zoneKey),
               ' (spec.zoneRef) is refused',
-              // What its manifest's validation said: about that zone's object.
-              scoped(namespaceOfKey(zoneKey), `: ${why}`, ''),
+              // What its manifest's validation said: about that zone's object, read in its status by
+              // its own namespace (a record set of another one reads only that it is refused).
+              namespaceOfKey(zoneKey) === namespace
+                ? scoped(namespaceOfKey(zoneKey), `: ${why}`, '')
+                : '; its owners see why in its status',
             ]);
       }
       if (!verdict.accepted) {
@@ -999,8 +1002,11 @@ export class Catalog {
           [
             object('DNSZone', zoneKey),
             ` (spec.zoneRef) is refused (${verdict.reason})`,
-            // The zone's own message may name the zones of any namespace.
-            ownerOnly(`: ${verdict.message}`),
+            // The zone's own message may name the zones of any namespace, and its domain: only a
+            // record set of the zone's own namespace reads it (in its status too).
+            namespaceOfKey(zoneKey) === namespace
+              ? ownerOnly(`: ${verdict.message}`)
+              : '; its owners see why in its status',
           ],
           { zone: zoneKey },
         );
