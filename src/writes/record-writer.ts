@@ -680,17 +680,19 @@ export class WriteCoordinator implements RecordWriter {
         outcomes.push({ name: fqdn, type: change.type, object: key, outcome: mine ? 'deleted' : 'absent' });
         continue;
       }
-      const admitted = this.options.gate.admit(namespace, fqdn, change.type);
-      if (!admitted.ok) {
-        if (admitted.detail !== undefined && admitted.detail !== admitted.message)
-          this.options.log?.('info', 'API write refused (NOT_DELEGATED)', {
+      /** A refusal of the gate: the caller reads `message`; the whole reason (`detail`) goes to the log. */
+      const refuse = (code: 'NOT_DELEGATED' | 'NAME_CONFLICT', why: { message: string; detail?: string }) => {
+        if (why.detail !== undefined && why.detail !== why.message)
+          this.options.log?.('info', `API write refused (${code})`, {
             credential,
             name: fqdn,
             type: change.type,
-            reason: admitted.detail,
+            reason: why.detail,
           });
-        throw fail('NOT_DELEGATED', admitted.message);
-      }
+        return fail(code, why.message);
+      };
+      const admitted = this.options.gate.admit(namespace, fqdn, change.type);
+      if (!admitted.ok) throw refuse('NOT_DELEGATED', admitted);
       const checked = checkUpsertContent(change, fqdn, namespace, credential, admitted.origin);
       if (!checked.ok) throw fail('INVALID_CHANGE', checked.message);
       // RFC 1034 §3.6.2: an RRset that the name's older CNAME or ALIAS (or, for a CNAME, older data)
@@ -702,16 +704,7 @@ export class WriteCoordinator implements RecordWriter {
         key,
         this.pendingAt(fqdn, namespace, inRequest),
       );
-      if (clash) {
-        if (clash.detail !== clash.message)
-          this.options.log?.('info', 'API write refused (NAME_CONFLICT)', {
-            credential,
-            name: fqdn,
-            type: change.type,
-            reason: clash.detail,
-          });
-        throw fail('NAME_CONFLICT', clash.message);
-      }
+      if (clash) throw refuse('NAME_CONFLICT', clash);
       const resource = checked.resource;
       let outcome: ChangeOutcome;
       if (!mine) {
