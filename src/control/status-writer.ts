@@ -89,8 +89,9 @@ export class StatusWriter {
   private readonly targetsWritten = new Map<ResourceKey, number>();
   /** The targets write waiting for its turn, per record set (later changes join it). */
   private readonly targetsWaiting = new Map<ResourceKey, Promise<void>>();
-  /** The earliest time the next targets write may go out (`perSecond`). */
-  private targetsNextSlot = 0;
+  /** Targets writes that may go out now (`perSecond`, up to a second's worth), and when it was counted. */
+  private targetsCredit: number;
+  private targetsRefilled = performance.now();
 
   constructor(
     store: ResourceStore,
@@ -102,6 +103,7 @@ export class StatusWriter {
     targetsLimits: TargetsWriteLimits = DEFAULT_TARGETS_WRITE_LIMITS,
   ) {
     this.targetsLimits = targetsLimits;
+    this.targetsCredit = targetsLimits.perSecond;
     this.store = store;
     this.now = now;
     this.writeConcurrency = writeConcurrency;
@@ -138,26 +140,40 @@ export class StatusWriter {
     const waiting = this.targetsWaiting.get(key);
     if (waiting) return waiting;
     const now = performance.now();
-    const { minIntervalMs, perSecond } = this.targetsLimits;
-    const due = Math.max(
-      now,
-      (this.targetsWritten.get(key) ?? Number.NEGATIVE_INFINITY) + minIntervalMs,
-      this.targetsNextSlot,
-    );
-    this.targetsNextSlot = due + 1000 / Math.max(perSecond, 0.001);
-    if (due <= now) {
+    const due = (this.targetsWritten.get(key) ?? Number.NEGATIVE_INFINITY) + this.targetsLimits.minIntervalMs;
+    if (due <= now && this.takeTargetsWrite(now)) {
       this.targetsWritten.set(key, now);
       return this.writeTargets(key, attempt);
     }
     const later = new Promise<void>((resolve, reject) => {
-      setTimeout(() => {
+      const fire = () => {
+        const at = performance.now();
+        // Over the overall rate: its turn comes at the next write's share of a second.
+        if (!this.takeTargetsWrite(at)) {
+          setTimeout(fire, 1000 / Math.max(this.targetsLimits.perSecond, 0.001)).unref();
+          return;
+        }
         this.targetsWaiting.delete(key);
-        this.targetsWritten.set(key, performance.now());
+        this.targetsWritten.set(key, at);
         this.writeTargets(key, attempt).then(resolve, reject);
-      }, due - now).unref();
+      };
+      setTimeout(fire, Math.max(0, due - now)).unref();
     });
     this.targetsWaiting.set(key, later);
     return later;
+  }
+
+  /** Takes one targets write from the overall rate (a bucket of one second's writes), if there is one. */
+  private takeTargetsWrite(now: number): boolean {
+    const { perSecond } = this.targetsLimits;
+    this.targetsCredit = Math.min(
+      perSecond,
+      this.targetsCredit + ((now - this.targetsRefilled) * perSecond) / 1000,
+    );
+    this.targetsRefilled = now;
+    if (this.targetsCredit < 1) return false;
+    this.targetsCredit--;
+    return true;
   }
 
   private async writeTargets(key: ResourceKey, attempt: number): Promise<void> {
