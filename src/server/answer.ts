@@ -49,8 +49,11 @@ export interface Answer {
   answer: ServedRRset[];
   authority: ServedRRset[];
   additional: ServedRRset[];
-  /** For Outcome.Alias: the owner to answer for, the ALIAS target and its TTL cap. */
-  alias?: { owner: Name; target: Name; ttl: number };
+  /**
+   * For Outcome.Alias: the owner to answer for, the ALIAS target and its TTL cap; `source`, the
+   * wildcard's owner when the ALIAS was synthesised from one (RFC 4592).
+   */
+  alias?: { owner: Name; target: Name; ttl: number; source?: Name };
   /**
    * DO was set and the answer came (at least in part) from a signed zone: the sections carry RRSIGs
    * and denial proofs (RFC 4035 §3.1). A subset a selection policy chooses is signed where it is chosen.
@@ -125,7 +128,10 @@ export function answerQuery(table: ZoneLookup, qname: Name, qtype: number, dnsse
     }
     if (step.kind === 'alias') {
       result.outcome = Outcome.Alias;
-      result.alias = { owner: name, target: step.target, ttl: step.ttl };
+      result.alias =
+        step.source === undefined
+          ? { owner: name, target: step.target, ttl: step.ttl }
+          : { owner: name, target: step.target, ttl: step.ttl, source: step.source };
       if (sec(zone)) result.aliasZone = zone;
       return result;
     }
@@ -191,7 +197,7 @@ type Step =
   | { kind: 'referral'; ns: ServedRRset; cut: ZoneNode }
   | { kind: 'nodata'; proof: DenialProof }
   | { kind: 'nxdomain'; proof: DenialProof }
-  | { kind: 'alias'; target: Name; ttl: number };
+  | { kind: 'alias'; target: Name; ttl: number; source?: Name };
 
 /** One pass of RFC 1034 §4.3.2 step 3 inside one zone. */
 function lookup(zone: ZoneView, qname: Name, key: string, qtype: number): Step {
@@ -252,7 +258,9 @@ function fromNode(
     const alias = node.rrsets.get(RRType.ALIAS);
     if (alias) {
       const target = (alias.rdata[0] as Extract<Rdata, { type: 'ALIAS' }>).target;
-      return { kind: 'alias', target, ttl: alias.ttl };
+      return encloser === undefined
+        ? { kind: 'alias', target, ttl: alias.ttl }
+        : { kind: 'alias', target, ttl: alias.ttl, source: alias.owner };
     }
   }
   return nodataStep(key, encloser);

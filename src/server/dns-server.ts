@@ -207,8 +207,9 @@ export class DnsServer {
     }
     if (response === null) return;
     if (response instanceof Promise) {
+      const wildcard = handler.lastWildcard;
       response.then(
-        (bytes) => bytes && this.sendUdp(bytes, address, port, performance.now()),
+        (bytes) => bytes && this.sendUdp(bytes, address, port, performance.now(), wildcard),
         () => this.options.metrics?.drop('internal_error'),
       );
       return;

@@ -155,6 +155,8 @@ export class QueryHandler {
     const query = parsed.query;
     const parts = this.respond(query, client);
     if (parts instanceof Promise) {
+      // Known now, before the lookup upstream: the server reads it when this returns (rate limiting).
+      this.lastWildcard = this.wildcardOf(this.lastAnswer);
       return parts.then((p) => this.finish(new WireWriter(1024), query, p, transport, started));
     }
     const bytes = this.finish(this.writer, query, parts, transport, started);
@@ -210,14 +212,16 @@ export class QueryHandler {
 
   /**
    * The rate limiter's tag for the wildcard an answer was synthesised from (its first RRset that was,
-   * RFC 4592 §3.3.1: a CNAME from a wildcard too), 0 when none or when there is no limiter.
+   * RFC 4592 §3.3.1: a CNAME from a wildcard too; or the ALIAS it completes), 0 when none or when
+   * there is no limiter.
    */
   private wildcardOf(answer: Answer | undefined): number {
     const limiter = this.rateLimiter;
     if (limiter === undefined || answer === undefined) return 0;
     for (const rrset of answer.answer)
       if (rrset.source !== undefined) return limiter.wildcardTag(nameKey(rrset.source.owner));
-    return 0;
+    const alias = answer.alias?.source;
+    return alias === undefined ? 0 : limiter.wildcardTag(nameKey(alias));
   }
 
   /** Whether a zone's apex has this key (a zone of its own: not a child without data). */

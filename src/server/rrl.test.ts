@@ -286,6 +286,52 @@ describe('response rate limiting', () => {
     }
   });
 
+  test('random names below one wildcard ALIAS share its bucket: the tag is known before the lookup upstream', async () => {
+    // Regression: an ALIAS answer is completed after a lookup upstream, and went out without the
+    // wildcard it came from: each random name below a wildcard ALIAS had a bucket of its own.
+    const alias = new ZoneTable();
+    alias.set(
+      ZoneSnapshot.build('al.test.', { ...SOA, mname: 'ns1.al.test.', rname: 'h.al.test.' }, 1, [
+        { owner: 'al.test.', type: 'NS', ttl: 300, rdata: [{ type: 'NS', host: 'ns1.al.test.' }] },
+        { owner: 'ns1.al.test.', type: 'A', ttl: 300, rdata: [{ type: 'A', address: '192.0.2.53' }] },
+        {
+          owner: '*.lb.al.test.',
+          type: 'ALIAS',
+          ttl: 300,
+          rdata: [{ type: 'ALIAS', target: 'big.example.org.' }],
+        },
+        {
+          owner: 'own.lb.al.test.',
+          type: 'ALIAS',
+          ttl: 300,
+          rdata: [{ type: 'ALIAS', target: 'big.example.org.' }],
+        },
+      ]),
+    );
+    const many = Array.from({ length: 20 }, (_, i) => ({ type: 'A' as const, address: `192.0.2.${i + 1}` }));
+    const h = new QueryHandler({
+      table: alias,
+      aliasResolver: { resolve: async () => ({ kind: 'ok' as const, rdata: many, ttl: 300 }) } as never,
+      rrl: { exempt: [], rate: 2, slip: 0 },
+    });
+    const rrl = h.rateLimiter!;
+    const sent = async (name: string): Promise<number> => {
+      const q = encodeMessage(queryMessage(name, RRType.A, { id: 9, rd: true }));
+      const res = h.handle(q, 'udp', 1000, '203.0.113.8');
+      assert.ok(res instanceof Promise, 'the ALIAS path waits for its lookup');
+      // As DnsServer does: the tag read when handle returns, the response sent when it resolves.
+      const tag = h.lastWildcard;
+      const bytes = (await res)!;
+      assert.equal(decodeMessage(bytes).answers.length, 20);
+      return rrl.filter(bytes, '203.0.113.8', 1000, tag) === bytes ? 1 : 0;
+    };
+    let count = 0;
+    for (let i = 0; i < 20; i++) count += await sent(`r${i}.lb.al.test.`);
+    assert.equal(count, 2);
+    // An ALIAS of its own name is counted by its question.
+    assert.equal((await sent('own.lb.al.test.')) + (await sent('own.lb.al.test.')), 2);
+  });
+
   test('exempt networks are never limited; loopback is exempt by default', () => {
     const www = response('www.example.com.');
     const custom = limiter({ rate: 1, exempt: ['192.0.2.0/25', '2001:db8::/32'] }).rrl;

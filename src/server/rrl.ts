@@ -291,8 +291,8 @@ export class ResponseRateLimiter {
       h = Math.imul(h ^ r[end]!, FNV_PRIME);
       h = Math.imul(h ^ r[end + 1]!, FNV_PRIME);
       // A wildcard expansion: the wildcard it came from, so that random names below one wildcard share
-      // a bucket (NSD's rule). The answer path says which (`wildcardHint`); where it could not (an
-      // ALIAS answer), a signed expansion still tells by its RRSIG's Labels (RFC 4035 §5.3.4).
+      // a bucket (NSD's rule). The answer path says which (`wildcardHint`, ALIAS answers included);
+      // a signed expansion without it still tells by its RRSIG's Labels (RFC 4035 §5.3.4).
       const wildcard = wildcardHint !== 0 ? wildcardHint : wildcardSource(r, end + 4, this.seed);
       return wildcard === 0 ? h : Math.imul(wildcard ^ r[end + 1]!, FNV_PRIME) ^ 0x2c1b3c6d;
     }
