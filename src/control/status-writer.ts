@@ -88,7 +88,13 @@ export class StatusWriter {
   /** When each record set's targets were last written (`performance.now()`). */
   private readonly targetsWritten = new Map<ResourceKey, number>();
   /** The targets write waiting for its turn, per record set (later changes join it). */
-  private readonly targetsWaiting = new Map<ResourceKey, Promise<void>>();
+  private readonly targetsWaiting = new Map<
+    ResourceKey,
+    { promise: Promise<void>; attempt: number; resolve: () => void; reject: (e: unknown) => void }
+  >();
+  /** Record sets whose interval is over, waiting for the overall rate, in order. */
+  private targetsQueue: ResourceKey[] = [];
+  private targetsTimer: NodeJS.Timeout | undefined;
   /** Targets writes that may go out now (`perSecond`, up to a second's worth), and when it was counted. */
   private targetsCredit: number;
   private targetsRefilled = performance.now();
@@ -138,29 +144,49 @@ export class StatusWriter {
    */
   targetsChanged(key: ResourceKey, attempt = 0): Promise<void> {
     const waiting = this.targetsWaiting.get(key);
-    if (waiting) return waiting;
+    if (waiting) return waiting.promise;
     const now = performance.now();
     const due = (this.targetsWritten.get(key) ?? Number.NEGATIVE_INFINITY) + this.targetsLimits.minIntervalMs;
-    if (due <= now && this.takeTargetsWrite(now)) {
+    if (due <= now && this.targetsQueue.length === 0 && this.takeTargetsWrite(now)) {
       this.targetsWritten.set(key, now);
       return this.writeTargets(key, attempt);
     }
-    const later = new Promise<void>((resolve, reject) => {
-      const fire = () => {
-        const at = performance.now();
-        // Over the overall rate: its turn comes at the next write's share of a second.
-        if (!this.takeTargetsWrite(at)) {
-          setTimeout(fire, 1000 / Math.max(this.targetsLimits.perSecond, 0.001)).unref();
-          return;
-        }
-        this.targetsWaiting.delete(key);
-        this.targetsWritten.set(key, at);
-        this.writeTargets(key, attempt).then(resolve, reject);
-      };
-      setTimeout(fire, Math.max(0, due - now)).unref();
+    let settle: { resolve: () => void; reject: (e: unknown) => void } | undefined;
+    const promise = new Promise<void>((resolve, reject) => {
+      settle = { resolve, reject };
     });
-    this.targetsWaiting.set(key, later);
-    return later;
+    this.targetsWaiting.set(key, { promise, attempt, ...settle! });
+    // Its interval over, it joins the queue for the overall rate.
+    setTimeout(
+      () => {
+        this.targetsQueue.push(key);
+        this.drainTargets();
+      },
+      Math.max(0, due - now),
+    ).unref();
+    return promise;
+  }
+
+  /** Writes the queued record sets' targets as the overall rate allows; one timer while it does not. */
+  private drainTargets(): void {
+    while (this.targetsQueue.length > 0) {
+      const at = performance.now();
+      if (!this.takeTargetsWrite(at)) {
+        if (this.targetsTimer === undefined) {
+          this.targetsTimer = setTimeout(() => {
+            this.targetsTimer = undefined;
+            this.drainTargets();
+          }, 1000 / Math.max(this.targetsLimits.perSecond, 0.001));
+          this.targetsTimer.unref();
+        }
+        return;
+      }
+      const key = this.targetsQueue.shift()!;
+      const waiting = this.targetsWaiting.get(key);
+      this.targetsWaiting.delete(key);
+      this.targetsWritten.set(key, at);
+      if (waiting) this.writeTargets(key, waiting.attempt).then(waiting.resolve, waiting.reject);
+    }
   }
 
   /** Takes one targets write from the overall rate (a bucket of one second's writes), if there is one. */
