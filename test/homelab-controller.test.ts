@@ -487,10 +487,13 @@ describe('homelab controller: an older DNSRecord renamed onto a pushed record (h
     );
     assert.deepEqual(await www(), ['192.0.2.1'], 'not overwritten');
     assert.equal(ready(store, RECORD_DOOR, 'team-a/www').status, 'True');
-    // A restart: nothing in memory says who pushed what; the statuses do.
+    // A restart: nothing in memory says who pushed what; the statuses do. The victim edits its
+    // values while Zonekeeper is down (a new generation): it still holds the name it had.
     controller.stop();
+    store.applyForeign(RECORD_DOOR, dnsRecord('www', spec('www', '192.0.2.2'), 'team-a'), at(2));
     controller = start();
     try {
+      await until(async () => (await www())?.[0] === '192.0.2.2', 'the edit pushed after the restart');
       await until(
         () =>
           ready(store, RECORD_DOOR, 'team-a/www').status === 'True' &&
@@ -499,7 +502,7 @@ describe('homelab controller: an older DNSRecord renamed onto a pushed record (h
       );
       // Another round of reconciles (a drift check) after the restart changes nothing.
       await new Promise((r) => setTimeout(r, 4 * FAST.driftCheckIntervalMs));
-      assert.deepEqual(await www(), ['192.0.2.1'], 'not overwritten after a restart');
+      assert.deepEqual(await www(), ['192.0.2.2'], 'not overwritten after a restart');
       assert.equal(ready(store, RECORD_DOOR, 'team-a/www').status, 'True');
     } finally {
       controller.stop();

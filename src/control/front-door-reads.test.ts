@@ -177,6 +177,29 @@ describe('front doors whose translation reads other objects (kubizone)', () => {
     assert.deepEqual(served(table2, 'victim.example.org.', 'www.victim.example.org.'), ['192.0.2.1']);
     assert.equal(ready(store, ZONE, 'team-a/victim')?.status, 'True');
     assert.notEqual(ready(store, ZONE, 'evil/early')?.status, 'True');
+    // The victim's content held (Ready=False, ChangeHeld: a tenant with records in it can cause
+    // that) when the operator restarts again: it was accepted, and keeps its domain.
+    restarted.stop();
+    const held = store.getForeign(ZONE, 'team-a/victim')!.status as { conditions: Condition[] };
+    assert.equal(held.conditions.find((c) => c.type === 'Accepted')?.status, 'True');
+    await store.updateForeignStatus(ZONE, 'team-a/victim', {
+      ...held,
+      conditions: held.conditions.map((c) =>
+        c.type === 'Ready' ? { ...c, status: 'False', reason: 'ChangeHeld', message: 'held' } : c,
+      ),
+    });
+    const table3 = new ZoneTable();
+    const again = new Controller({
+      store: new FrontDoorStore({ base: store, doors, now }),
+      backend: new BuiltinBackend(table3),
+      serials: new MemorySerialStore(),
+      now,
+    });
+    again.start();
+    await again.idle();
+    assert.deepEqual(served(table3, 'victim.example.org.', 'www.victim.example.org.'), ['192.0.2.1']);
+    assert.notEqual(ready(store, ZONE, 'evil/early')?.status, 'True');
+    again.stop();
     // A read-only replica's first look sees the same.
     const replica = new FrontDoorStore({ base: store, doors, now, readOnly: true });
     const zones = replica.list('DNSZone') as DNSZone[];
@@ -188,7 +211,6 @@ describe('front doors whose translation reads other objects (kubizone)', () => {
       undefined,
     );
     replica.close();
-    restarted.stop();
   });
 
   test('a read-only replica learns the serial and hash of a translated zone from the Zone status', async () => {

@@ -731,7 +731,11 @@ export class FrontDoorStore implements ResourceStore {
     // which translated zones were served, so that an older object does not take a served domain.
     const inherited =
       t.kind === 'DNSZone' && (this.options.readOnly || previous === undefined)
-        ? t.door.nativeStatus?.(live[0]!.object, live[0]!.output.key)
+        ? t.door.nativeStatus?.(
+            live[0]!.object,
+            live[0]!.output.key,
+            (checked.resource.spec as { domainName: string }).domainName,
+          )
         : undefined;
     const status =
       inherited ?? (previous?.status && !previous.metadata.deletionTimestamp ? previous.status : undefined);

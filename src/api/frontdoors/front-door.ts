@@ -152,7 +152,12 @@ export interface FrontDoor<Spec = Record<string, unknown>, Status = Record<strin
    * operator after a restart too), it keeps the zone the incumbent of its domain, as a DNSZone's own
    * status does (the older object does not take a served domain).
    */
-  nativeStatus?(object: ForeignObject<Spec, Status>, key: string): DNSZoneStatus | undefined;
+  nativeStatus?(
+    object: ForeignObject<Spec, Status>,
+    key: string,
+    /** The domain the object's zone has now (its translation's `spec.domainName`). */
+    domain: string,
+  ): DNSZoneStatus | undefined;
   /**
    * Labels the API keeps on its objects (e.g. the parent an object was adopted by), from the same
    * input as `project`: `undefined` removes one. Written, one merge patch each, only when they differ.

@@ -496,8 +496,9 @@ export class HomelabController {
 
   /**
    * Whether `r` holds the provider record `id` at `server` now: this process pushed it for `r`, or
-   * (before this process pushed anything for it: after a restart) its status says the record as it
-   * is now was pushed (Ready=True for its current generation). The holder keeps the record against
+   * (before this process pushed anything for it: after a restart) its status says a record at the
+   * name it has now was pushed (Ready=True, `status.fqdn` that name: an edit of its values while
+   * Zonekeeper was down keeps it the holder; a rename does not). The holder keeps the record against
    * older DNSRecords: an old one renamed onto it claims it afresh, and takes nothing.
    */
   private holds(r: RecordObject, id: string, server: string): boolean {
@@ -505,8 +506,8 @@ export class HomelabController {
     if (pushed) return recordIdentity(pushed.record) === id && pushed.target.config.server === server;
     const status = r.status;
     return (
-      status?.observedGeneration !== undefined &&
-      status.observedGeneration === r.metadata.generation &&
+      status?.fqdn !== undefined &&
+      status.fqdn.toLowerCase() === recordFqdn(r.spec.domain, r.spec.subdomain).toLowerCase() &&
       status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true
     );
   }

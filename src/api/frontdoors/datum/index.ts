@@ -520,13 +520,13 @@ export const datumZoneFrontDoor: FrontDoor<DatumZoneSpec, DatumZoneStatus> = {
     };
     return [{ kind: 'DNSZone', key: '', spec }];
   },
-  nativeStatus(object) {
+  nativeStatus(object, _key, domain) {
     const { serial, hash, conditions } = object.status ?? {};
     // Datum's spec.domainName cannot change: the Accepted condition is for the domain it names.
     const accepted = servedCondition(
       conditions?.find((c) => c.type === 'Accepted'),
       object.spec.domainName,
-      object.spec.domainName,
+      domain,
     );
     if (serial === undefined && !accepted) return undefined;
     return {

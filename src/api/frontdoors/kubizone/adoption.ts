@@ -137,7 +137,8 @@ export function zoneIndex(zones: readonly ZoneObject[]): ZoneIndex {
 
 /**
  * Of several Zones with one fqdn, the one that takes its Records first: the one whose status says it is
- * served there (`Ready=True`, `Served`, its `status.fqdn` that fqdn), then the oldest, then by
+ * taken there (`Accepted=True`, or before that condition `Ready=True` `Served`; its `status.fqdn` that
+ * fqdn), then the oldest, then by
  * namespace/name. Another namespace's Zone renamed onto a served domain, or named to sort first, does
  * not take the Records of the Zone that serves it (the catalog keeps the served zone too).
  */
@@ -146,11 +147,12 @@ function claimOrder(a: ZoneObject, b: ZoneObject, fqdn: string): number {
     const status = z.status as
       | { fqdn?: unknown; conditions?: { type?: unknown; status?: unknown; reason?: unknown }[] }
       | undefined;
-    const ready = status?.conditions?.find?.((c) => c.type === 'Ready');
-    return ready?.status === 'True' &&
-      ready.reason === 'Served' &&
-      typeof status?.fqdn === 'string' &&
-      absolute(status.fqdn) === fqdn
+    // As `nativeStatus` reads it: Accepted (which a held change leaves True), else Ready (Served).
+    const conditions = status?.conditions;
+    const taken =
+      conditions?.find?.((c) => c.type === 'Accepted') ??
+      conditions?.find?.((c) => c.type === 'Ready' && c.reason === 'Served');
+    return taken?.status === 'True' && typeof status?.fqdn === 'string' && absolute(status.fqdn) === fqdn
       ? 0
       : 1;
   };

@@ -693,13 +693,14 @@ export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
     const placed = placementOf(object, zonesOf(context));
     return { [PARENT_ZONE_LABEL]: placed.ok && placed.parent ? parentLabel(placed.parent.zone) : undefined };
   },
-  nativeStatus(object) {
+  nativeStatus(object, _key, domain) {
     const { serial, hash, fqdn, conditions } = object.status ?? {};
-    // Served (Ready=True, Served) for the domain it names itself: a sub-zone's (spec.zoneRef) domain
-    // depends on its parent, so it is not taken as the incumbent's.
-    const domain = object.spec.zoneRef ? undefined : object.spec.domainName;
+    // Accepted for the domain it has now (a sub-zone's from its parent's): `Accepted`, which a hold of
+    // its content (ChangeHeld) or a failed step leaves True; before that condition was written,
+    // `Ready=True` (`Served`).
     const accepted = servedCondition(
-      conditions?.find((c) => c.type === 'Ready' && c.reason === 'Served'),
+      conditions?.find((c) => c.type === 'Accepted') ??
+        conditions?.find((c) => c.type === 'Ready' && c.reason === 'Served'),
       fqdn,
       domain,
     );
@@ -742,12 +743,32 @@ export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
         ...condition,
         message: `${condition.message ?? ''}; status.entries lists the first ${entries.length} of ${all.length} entries: the whole list would not fit in one object of the API server`,
       };
+    // Whether Zonekeeper took the zone for its domain (the DNSZone's Accepted), apart from whether
+    // its content is served now: read back after a restart (`nativeStatus`), it keeps the zone the
+    // incumbent of its domain through a held change or a failed step.
+    const nativeAccepted = native?.conditions?.find((c) => c.type === 'Accepted');
+    const accepted: Condition | undefined =
+      output && nativeAccepted
+        ? {
+            type: 'Accepted',
+            status: nativeAccepted.status,
+            reason: nativeAccepted.reason,
+            message: nativeAccepted.message,
+            ...(object.metadata.generation !== undefined
+              ? { observedGeneration: object.metadata.generation }
+              : {}),
+            lastTransitionTime: now,
+          }
+        : undefined;
     return {
       ...(fqdn ? { fqdn } : {}),
       ...(native?.hash ? { hash: native.hash } : {}),
       ...(native?.serial !== undefined ? { serial: native.serial } : {}),
       ...(entries ? { entries } : {}),
-      conditions: keepTransitionTimes(object.status?.conditions as Condition[] | undefined, [condition]),
+      conditions: keepTransitionTimes(
+        object.status?.conditions as Condition[] | undefined,
+        accepted ? [condition, accepted] : [condition],
+      ),
     };
   },
 };
