@@ -483,7 +483,7 @@ describe('homelab controller: an older DNSRecord renamed onto a pushed record (h
     );
     assert.match(
       ready(store, RECORD_DOOR, 'team-evil/early').message ?? '',
-      /belongs to DNSRecord team-a\/www/,
+      /belongs to DNSRecord team-a\/www, which holds it there/,
     );
     assert.deepEqual(await www(), ['192.0.2.1'], 'not overwritten');
     assert.equal(ready(store, RECORD_DOOR, 'team-a/www').status, 'True');

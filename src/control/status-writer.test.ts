@@ -406,25 +406,31 @@ test('StatusWriter: record sets of one zone with different generations or earlie
   assert.equal(status('c').fqdn, 'c.example.');
 });
 
-test('StatusWriter: health that flaps is written at most once per interval per record set and at the overall rate, the last state always', async () => {
-  // Regression: every flap of a target (one a tenant controls, shared by many record sets) was a
-  // status write per record set: hundreds a second to the API server.
+/** Record sets `names` of one zone, written once, whose one target's health is `health.state`. */
+async function healthChecked(names: string[], limits: { minIntervalMs: number; perSecond: number }) {
   const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
-  let state: 'Up' | 'Down' = 'Up';
+  const health: { state: 'Up' | 'Down' } = { state: 'Up' };
   const writer = new StatusWriter(
     store,
     () => new Date('2026-01-01T00:00:00Z'),
     4,
-    () => [{ address: '192.0.2.1', state }],
+    () => [{ address: '192.0.2.1', state: health.state }],
     new RecordTable(),
-    { minIntervalMs: 300, perSecond: 40 },
+    limits,
   );
-  const names = Array.from({ length: 20 }, (_, i) => `r${i}`);
   const verdicts = new Map<string, RecordVerdict>(
     names.map((n) => [`team/${n}`, { accepted: true, fqdn: `${n}.example.` }]),
   );
   for (const n of names) store.apply(recordSet(n, '192.0.2.1'));
   await writer.zoneRecords('team/zone', verdicts, [...verdicts.keys()], served);
+  return { store, writer, health };
+}
+
+test('StatusWriter: health that flaps is written at most once per interval per record set and at the overall rate, the last state always', async () => {
+  // Regression: every flap of a target (one a tenant controls, shared by many record sets) was a
+  // status write per record set: hundreds a second to the API server.
+  const names = Array.from({ length: 20 }, (_, i) => `r${i}`);
+  const { store, writer, health } = await healthChecked(names, { minIntervalMs: 300, perSecond: 40 });
   let writes = 0;
   const update = store.updateStatusWith.bind(store);
   store.updateStatusWith = async (...args: Parameters<typeof store.updateStatusWith>) => {
@@ -436,7 +442,7 @@ test('StatusWriter: health that flaps is written at most once per interval per r
   const pending: Promise<void>[] = [];
   // 10 flaps of every record set's target within about 100 ms.
   for (let flap = 0; flap < 10; flap++) {
-    state = state === 'Up' ? 'Down' : 'Up';
+    health.state = health.state === 'Up' ? 'Down' : 'Up';
     for (const n of names) pending.push(writer.targetsChanged(`team/${n}`));
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
@@ -448,34 +454,20 @@ test('StatusWriter: health that flaps is written at most once per interval per r
   assert.ok(writes <= 40 * (seconds + 1), `${writes} writes in ${seconds.toFixed(2)} s at 40 a second`);
   for (const n of names) {
     const rs = store.get('DNSRecordSet', `team/${n}`) as DNSRecordSet;
-    assert.equal(rs.status?.targets?.[0]?.state, state, `${n} shows the last state`);
+    assert.equal(rs.status?.targets?.[0]?.state, health.state, `${n} shows the last state`);
   }
 });
 
 test("StatusWriter: one record set waiting out its interval does not hold up another's targets write; over the overall rate they queue", async () => {
-  const store = new MemoryStore(() => new Date('2026-01-01T00:00:00Z'));
-  let state: 'Up' | 'Down' = 'Up';
-  const writer = new StatusWriter(
-    store,
-    () => new Date('2026-01-01T00:00:00Z'),
-    4,
-    () => [{ address: '192.0.2.1', state }],
-    new RecordTable(),
-    { minIntervalMs: 60_000, perSecond: 5 },
-  );
   const names = Array.from({ length: 8 }, (_, i) => `q${i}`);
-  const verdicts = new Map<string, RecordVerdict>(
-    names.map((n) => [`team/${n}`, { accepted: true, fqdn: `${n}.example.` }]),
-  );
-  for (const n of names) store.apply(recordSet(n, '192.0.2.1'));
-  await writer.zoneRecords('team/zone', verdicts, [...verdicts.keys()], served);
+  const { store, writer, health } = await healthChecked(names, { minIntervalMs: 60_000, perSecond: 5 });
   const shows = (n: string) =>
     (store.get('DNSRecordSet', `team/${n}`) as DNSRecordSet).status?.targets?.[0]?.state;
-  state = 'Down';
+  health.state = 'Down';
   await writer.targetsChanged('team/q0');
   assert.equal(shows('q0'), 'Down');
   // q0 again: it waits out its minute. q1 meanwhile is written at once.
-  state = 'Up';
+  health.state = 'Up';
   void writer.targetsChanged('team/q0');
   await writer.targetsChanged('team/q1');
   assert.equal(shows('q1'), 'Up');

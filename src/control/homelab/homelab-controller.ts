@@ -346,7 +346,7 @@ export class HomelabController {
     const want = desiredRecord(obj.spec, cls.spec);
     // Hostile tenant: a record another DNSRecord holds (or, none holding it, an older one owns) at
     // this provider is not taken over, neither by upserting nor, later, by deleting it.
-    const owner = this.ownerAt(target.config.server, want);
+    const { owner, holds } = this.ownerAt(target.config.server, want) ?? {};
     if (owner !== undefined && owner !== key) {
       if (st.pushed) {
         const removed = await this.removePushed(key, obj, st, version);
@@ -360,7 +360,7 @@ export class HomelabController {
         new ConfigError(
           'InvalidConfiguration',
           'RECORD_CONFLICT',
-          `${want.type} ${recordFqdn(want.domain, want.subdomain)} at ${target.config.server} belongs to DNSRecord ${owner}, which is older; delete one of them or change its name`,
+          `${want.type} ${recordFqdn(want.domain, want.subdomain)} at ${target.config.server} belongs to DNSRecord ${owner}, ${holds ? 'which holds it there' : 'which is older'}; delete one of them or change its name`,
         ),
         false,
       );
@@ -477,7 +477,7 @@ export class HomelabController {
    * Which DNSRecord owns a record (type, domain, subdomain) at a provider: the oldest live one naming it
    * through a class with that server (creation time, then namespace/name).
    */
-  private ownerAt(server: string, record: HomelabRecord): string | undefined {
+  private ownerAt(server: string, record: HomelabRecord): { owner: string; holds: boolean } | undefined {
     const id = recordIdentity(record);
     let best: RecordObject | undefined;
     let holder: RecordObject | undefined;
@@ -490,8 +490,8 @@ export class HomelabController {
       if (this.holds(r, id, server) && (!holder || olderThan(r, holder))) holder = r;
       if (!best || olderThan(r, best)) best = r;
     }
-    const owner = holder ?? best;
-    return owner ? keyOf(owner) : undefined;
+    if (holder) return { owner: keyOf(holder), holds: true };
+    return best ? { owner: keyOf(best), holds: false } : undefined;
   }
 
   /**
@@ -560,7 +560,7 @@ export class HomelabController {
           st.pushed &&
           recordIdentity(st.pushed.record) === recordIdentity(want) &&
           st.pushed.target.config.server === target.config.server;
-        const owner = this.ownerAt(target.config.server, want);
+        const owner = this.ownerAt(target.config.server, want)?.owner;
         if (!samePlace && (owner === undefined || owner === key))
           targets.push({ record: want, provider: this.options.providers(target.config) });
       } catch (e) {
