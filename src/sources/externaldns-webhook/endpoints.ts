@@ -149,8 +149,16 @@ export function endpointKey(e: Endpoint): string {
 
 /** Name and type: one RRset, whatever the set identifier. */
 export function rrsetKey(e: Endpoint): string {
-  return `${endpointFqdn(e).toLowerCase()} ${e.recordType.toUpperCase()}`;
+  return rrsetKeyOf(endpointFqdn(e), e.recordType);
 }
+
+/** `rrsetKey` of the RRset of `type` at `fqdn` (an endpoint's name with its final dot, `endpointFqdn`). */
+export function rrsetKeyOf(fqdn: string, type: string): string {
+  return `${fqdn.toLowerCase()} ${type.toUpperCase()}`;
+}
+
+/** The record types this provider writes. */
+export const ENDPOINT_TYPES: ReadonlySet<RecordTypeName> = TYPES;
 
 /** The upsert of the endpoint's RRset, with its extras in the annotation. */
 export function endpointUpsert(e: Endpoint): RecordChange {

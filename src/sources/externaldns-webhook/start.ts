@@ -5,8 +5,8 @@
  */
 import type { DNSRecordSet, DNSZone } from '../../api/index.ts';
 import type { ResourceStore } from '../../control/resource-store.ts';
-import { nameKey, parseName } from '../../dns/name.ts';
-import { isRecordTypeName, type RecordTypeName } from '../../dns/rrtype.ts';
+import { parseName } from '../../dns/name.ts';
+import type { RecordTypeName } from '../../dns/rrtype.ts';
 import type { HttpConnectionLimits } from '../../util/http-limits.ts';
 import type { WriteAccessConfig } from '../../writes/credentials.ts';
 import {
@@ -18,6 +18,7 @@ import {
 import { WRITTEN_BY_LABEL } from '../../writes/write-request.ts';
 import { delegationNamesNamespace } from '../../zones/delegation.ts';
 import { type ResourceKey, resourceKey } from '../../zones/resource-key.ts';
+import { ENDPOINT_TYPES, rrsetKeyOf } from './endpoints.ts';
 import {
   EXTERNALDNS_CREDENTIAL,
   ExternalDnsWebhook,
@@ -98,25 +99,21 @@ export function writableDomains(zones: readonly DNSZone[], namespace: string): s
 }
 
 /**
- * This provider's RRsets at `name` that a plan deletes (`going`: the webhook's `rrsetKey`s), by
- * the keys of the record sets holding them, as gone (the record writer's `PendingAtName`).
+ * This provider's RRsets at `fqdn` (as the endpoint names it, `endpointFqdn`; `name` parsed) that a
+ * plan deletes (`going`: the webhook's `rrsetKey`s), by the keys of the record sets holding them, as
+ * gone (the record writer's `PendingAtName`). Looked up per type: nothing is parsed per key.
  */
-function goingAt(name: string, namespace: string, going: ReadonlySet<string> | undefined): PendingAtName {
+function goingAt(
+  fqdn: string,
+  name: string,
+  namespace: string,
+  going: ReadonlySet<string> | undefined,
+): PendingAtName {
   const out = new Map<ResourceKey, null>();
   if (going === undefined || going.size === 0) return out;
-  const wanted = nameKey(name);
-  for (const k of going) {
-    const space = k.lastIndexOf(' ');
-    const type = k.slice(space + 1);
-    if (!isRecordTypeName(type)) continue;
-    let at: string;
-    try {
-      at = nameKey(parseName(k.slice(0, space)));
-    } catch {
-      continue; // not a name: nothing of it was written
-    }
-    if (at === wanted) out.set(resourceKey({ name: writtenObjectName(name, type), namespace }), null);
-  }
+  for (const type of ENDPOINT_TYPES)
+    if (going.has(rrsetKeyOf(fqdn, type)))
+      out.set(resourceKey({ name: writtenObjectName(name, type), namespace }), null);
   return out;
 }
 
@@ -176,7 +173,7 @@ export async function startExternalDnsWebhook(
         if (!checked.ok) return { code: 'INVALID_CHANGE', message: `${fqdn} ${type}: ${checked.message}` };
         // An older CNAME or ALIAS at the name (or older data, for a CNAME): never served (RFC 1034 §3.6.2).
         const clash = admitted?.ok
-          ? gate?.exclusivity?.(namespace, name, t, key, goingAt(name, namespace, going))
+          ? gate?.exclusivity?.(namespace, name, t, key, goingAt(fqdn, name, namespace, going))
           : undefined;
         if (clash) return { code: 'NAME_CONFLICT', message: `${fqdn} ${type}: ${clash.message}` };
       }
