@@ -144,21 +144,31 @@ export function zoneIndex(zones: readonly ZoneObject[]): ZoneIndex {
  */
 function claimOrder(a: ZoneObject, b: ZoneObject, fqdn: string): number {
   const served = (z: ZoneObject) => {
-    const status = z.status as
-      | { fqdn?: unknown; conditions?: { type?: unknown; status?: unknown; reason?: unknown }[] }
-      | undefined;
-    // As `nativeStatus` reads it: Accepted (which a held change leaves True), else Ready (Served).
-    const conditions = status?.conditions;
-    const taken =
-      conditions?.find?.((c) => c.type === 'Accepted') ??
-      conditions?.find?.((c) => c.type === 'Ready' && c.reason === 'Served');
-    return taken?.status === 'True' && typeof status?.fqdn === 'string' && absolute(status.fqdn) === fqdn
+    const status = z.status as { fqdn?: unknown; conditions?: unknown } | undefined;
+    return takenCondition(status?.conditions)?.status === 'True' &&
+      typeof status?.fqdn === 'string' &&
+      absolute(status.fqdn) === fqdn
       ? 0
       : 1;
   };
   const ta = a.metadata.creationTimestamp ?? '';
   const tb = b.metadata.creationTimestamp ?? '';
   return served(a) - served(b) || (ta < tb ? -1 : ta > tb ? 1 : 0) || (key(a) < key(b) ? -1 : 1);
+}
+
+/**
+ * The condition of a Zone's status that says whether Zonekeeper took it for its `status.fqdn`:
+ * `Accepted` (which a held change leaves True), or, in a status written before that condition,
+ * `Ready` with reason `Served`. Read by `claimOrder` and by the door's `nativeStatus` alike.
+ */
+export function takenCondition<C extends { type?: unknown; status?: unknown; reason?: unknown }>(
+  conditions: readonly C[] | unknown,
+): C | undefined {
+  if (!Array.isArray(conditions)) return undefined;
+  const list = conditions as readonly C[];
+  return (
+    list.find((c) => c.type === 'Accepted') ?? list.find((c) => c.type === 'Ready' && c.reason === 'Served')
+  );
 }
 
 function findZone(

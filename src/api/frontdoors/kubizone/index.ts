@@ -33,6 +33,7 @@ import {
   type RecordObject,
   recordFqdn,
   relativeTo,
+  takenCondition,
   type ZoneObject,
   type ZonePlacement,
   zoneFqdn,
@@ -698,12 +699,7 @@ export const zoneFrontDoor: FrontDoor<ZoneSpec, ZoneStatus> = {
     // Accepted for the domain it has now (a sub-zone's from its parent's): `Accepted`, which a hold of
     // its content (ChangeHeld) or a failed step leaves True; before that condition was written,
     // `Ready=True` (`Served`).
-    const accepted = servedCondition(
-      conditions?.find((c) => c.type === 'Accepted') ??
-        conditions?.find((c) => c.type === 'Ready' && c.reason === 'Served'),
-      fqdn,
-      domain,
-    );
+    const accepted = servedCondition(takenCondition(conditions), fqdn, domain);
     if (serial === undefined && !accepted) return undefined;
     return {
       ...(serial !== undefined ? { serial, ...(hash ? { hash } : {}) } : {}),
