@@ -39,8 +39,8 @@ function kzRecord(namespace: string, name: string, domainName: string, rdata: st
   };
 }
 
-function setup(withClass = true) {
-  const store = new MemoryStore(now);
+/** A translating store and a controller serving into a table of their own, over `store`'s objects. */
+function controllerOver(store: MemoryStore) {
   const table = new ZoneTable();
   const translated = new FrontDoorStore({ base: store, doors, now });
   const controller = new Controller({
@@ -49,8 +49,14 @@ function setup(withClass = true) {
     serials: new MemorySerialStore(),
     now,
   });
+  return { table, translated, controller };
+}
+
+function setup(withClass = true) {
+  const store = new MemoryStore(now);
+  const over = controllerOver(store);
   if (withClass) store.apply(zoneClass());
-  return { store, table, translated, controller };
+  return { store, ...over };
 }
 
 function served(table: ZoneTable, origin: string, owner: string): string[] | undefined {
@@ -164,14 +170,7 @@ describe('front doors whose translation reads other objects (kubizone)', () => {
     controller.stop();
 
     // A restart: a new translating store and controller over the same objects and statuses.
-    const table2 = new ZoneTable();
-    const translated2 = new FrontDoorStore({ base: store, doors, now });
-    const restarted = new Controller({
-      store: translated2,
-      backend: new BuiltinBackend(table2),
-      serials: new MemorySerialStore(),
-      now,
-    });
+    const { table: table2, controller: restarted } = controllerOver(store);
     restarted.start();
     await restarted.idle();
     assert.deepEqual(served(table2, 'victim.example.org.', 'www.victim.example.org.'), ['192.0.2.1']);
@@ -188,13 +187,7 @@ describe('front doors whose translation reads other objects (kubizone)', () => {
         c.type === 'Ready' ? { ...c, status: 'False', reason: 'ChangeHeld', message: 'held' } : c,
       ),
     });
-    const table3 = new ZoneTable();
-    const again = new Controller({
-      store: new FrontDoorStore({ base: store, doors, now }),
-      backend: new BuiltinBackend(table3),
-      serials: new MemorySerialStore(),
-      now,
-    });
+    const { table: table3, controller: again } = controllerOver(store);
     again.start();
     await again.idle();
     assert.deepEqual(served(table3, 'victim.example.org.', 'www.victim.example.org.'), ['192.0.2.1']);
